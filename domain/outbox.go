@@ -1,0 +1,76 @@
+package domain
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// OutboxStatus is where an outbox event is in its delivery.
+type OutboxStatus string
+
+const (
+	OutboxPending     OutboxStatus = "pending"
+	OutboxDispatching OutboxStatus = "dispatching"
+	OutboxDispatched  OutboxStatus = "dispatched"
+	OutboxDeadLetter  OutboxStatus = "dead_letter"
+)
+
+// OutboxEvent is a job recorded in the same transaction as the business rows
+// that asked for it. Its payload holds ids, versions and immutable snapshots
+// only: never credentials or signed URLs (see CheckPayloadSafe).
+type OutboxEvent struct {
+	ID            uuid.UUID
+	WorkspaceID   uuid.UUID
+	Type          string
+	AggregateType string
+	AggregateID   uuid.UUID
+	Payload       json.RawMessage
+	Status        OutboxStatus
+	AttemptCount  int
+	NextAttemptAt time.Time
+	LockedBy      string
+	LockedUntil   time.Time
+	// LastError is a sanitized, bounded description of the last failure.
+	LastError    string
+	Traceparent  string
+	CreatedAt    time.Time
+	DispatchedAt time.Time
+}
+
+// Event types.
+const (
+	EventStoreCredentialsVerify = "store.credentials.verify"
+)
+
+// NewOutboxEvent builds a pending event, refusing payloads that could carry a
+// secret. payload is marshalled with encoding/json; pass a typed struct.
+func NewOutboxEvent(id, workspace uuid.UUID, eventType, aggregateType string, aggregateID uuid.UUID, payload any, now time.Time) (OutboxEvent, error) {
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return OutboxEvent{}, Wrap(CodeInternal, err, "outbox payload cannot be encoded")
+	}
+	if err := CheckPayloadSafe(raw); err != nil {
+		return OutboxEvent{}, err
+	}
+	return OutboxEvent{
+		ID:            id,
+		WorkspaceID:   workspace,
+		Type:          eventType,
+		AggregateType: aggregateType,
+		AggregateID:   aggregateID,
+		Payload:       raw,
+		Status:        OutboxPending,
+		NextAttemptAt: now,
+		CreatedAt:     now,
+	}, nil
+}
+
+// StoreCredentialsVerify is the payload of EventStoreCredentialsVerify: which
+// store, which credential version, and the operation to move forward.
+type StoreCredentialsVerify struct {
+	StoreID           uuid.UUID `json:"store_id"`
+	CredentialVersion int       `json:"credential_version"`
+	OperationID       uuid.UUID `json:"operation_id"`
+}

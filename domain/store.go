@@ -1,0 +1,59 @@
+package domain
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// StoreStatus is where a store's authorization stands.
+type StoreStatus string
+
+const (
+	StorePendingVerification StoreStatus = "pending_verification"
+	StoreVerified            StoreStatus = "verified"
+	StoreVerificationFailed  StoreStatus = "verification_failed"
+)
+
+// Store is a marketplace shop a workspace has connected. Its credentials are
+// only ever held sealed (AES-GCM); the plaintext exists in memory while a
+// request is sealing them or a worker is using them, and is never returned.
+type Store struct {
+	ID          uuid.UUID
+	WorkspaceID uuid.UUID
+	Platform    string
+	Name        string
+	// ExternalShopID is the shop's id on the platform; one store per
+	// (workspace, platform, shop).
+	ExternalShopID string
+	Status         StoreStatus
+	// CredentialVersion grows by one each time the authorization is replaced,
+	// so a verification job can tell it is looking at the version it was
+	// created for.
+	CredentialVersion int
+	// SealedCredentials is the AES-GCM ciphertext of StoreCredentials.
+	SealedCredentials []byte
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+// StoreCredentials is the plaintext authorization for a platform. It has no
+// JSON tags on purpose: it must never be serialized into a response, an event
+// or a log.
+type StoreCredentials struct {
+	APIKey    string
+	APISecret string
+}
+
+// Platforms we can connect. The gateway port decides what each one means.
+var Platforms = []string{"shopify", "amazon", "tiktok", "shopee", "lazada"}
+
+// ValidPlatform reports whether p is one of Platforms.
+func ValidPlatform(p string) bool {
+	for _, q := range Platforms {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,45 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+)
+
+// IdempotencyStore keeps request outcomes, bound to one transaction of the
+// workspace of the scope.
+type IdempotencyStore interface {
+	// Claim reserves rec.Scope for the calling transaction, without waiting
+	// on any lock. rec carries the fingerprint and the expiry.
+	//
+	//   - nil, nil: claimed. The record is written as in_progress inside this
+	//     transaction; the caller runs the business work and calls Complete in
+	//     the same transaction. If the transaction rolls back, the claim and
+	//     the record vanish with it.
+	//   - existing, nil: a completed, unexpired record for the scope exists.
+	//     The caller compares fingerprints; Claim does not judge them. An
+	//     expired record is treated as absent (and replaced).
+	//   - error with domain.CodeIdempotencyInProgress: another transaction holds
+	//     the scope right now. Returned at once.
+	Claim(ctx context.Context, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error)
+
+	// Complete marks the record claimed by this transaction completed with
+	// the response summary. domain.CodeNotFound if this transaction holds no
+	// claim for scope.
+	Complete(ctx context.Context, scope domain.IdempotencyScope, resp domain.SavedResponse, at time.Time) error
+
+	// DeleteExpired deletes up to limit records of this workspace that
+	// expired before now, and returns how many it deleted.
+	DeleteExpired(ctx context.Context, now time.Time, limit int) (int, error)
+}
+
+// IdempotencyDiscovery finds workspaces that have expired idempotency
+// records. It sees workspace ids only, never rows, and works without any
+// workspace context, so the cleaner can then work workspace by workspace
+// under row-level security.
+type IdempotencyDiscovery interface {
+	WorkspacesWithExpiredIdempotency(ctx context.Context, now time.Time, limit int) ([]uuid.UUID, error)
+}

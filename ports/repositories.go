@@ -1,0 +1,51 @@
+package ports
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+)
+
+// WorkspaceRepository stores workspaces. Bound to a transaction whose
+// workspace context is the workspace being read or created.
+type WorkspaceRepository interface {
+	// Create writes w; domain.CodeConflict if its id exists.
+	Create(ctx context.Context, w domain.Workspace) error
+	// Get returns the workspace; domain.CodeNotFound otherwise.
+	Get(ctx context.Context, id uuid.UUID) (domain.Workspace, error)
+}
+
+// MemberRepository stores workspace memberships.
+type MemberRepository interface {
+	// Add writes m; domain.CodeConflict if the user is already a member.
+	Add(ctx context.Context, m domain.Member) error
+	// Get returns the membership of user in the transaction's workspace;
+	// domain.CodeNotFound if there is none.
+	Get(ctx context.Context, user uuid.UUID) (domain.Member, error)
+}
+
+// StoreRepository stores connected marketplace stores.
+type StoreRepository interface {
+	// Create writes s; domain.CodeStoreExists if the workspace already has a
+	// store for the same platform and external shop id, domain.CodeConflict
+	// if the id exists.
+	Create(ctx context.Context, s domain.Store) error
+	// Get returns the store; domain.CodeNotFound otherwise.
+	Get(ctx context.Context, id uuid.UUID) (domain.Store, error)
+	// Update replaces the mutable fields (name, status, credential version,
+	// sealed credentials, updated_at); domain.CodeNotFound if absent.
+	Update(ctx context.Context, s domain.Store) error
+}
+
+// OperationRepository stores user-visible operations.
+type OperationRepository interface {
+	// Create writes op; domain.CodeConflict if its id exists.
+	Create(ctx context.Context, op domain.Operation) error
+	// Get returns the operation; domain.CodeNotFound otherwise.
+	Get(ctx context.Context, id uuid.UUID) (domain.Operation, error)
+	// Update replaces status, error and updated_at; domain.CodeNotFound if
+	// absent.
+	Update(ctx context.Context, op domain.Operation) error
+}

@@ -1,0 +1,30 @@
+package ports
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+)
+
+// UnitOfWork runs a function in one transaction scoped to one workspace.
+type UnitOfWork interface {
+	// Transact runs fn in a single transaction for workspace. The row-level
+	// security context (app.workspace_id) is set before fn sees the
+	// transaction, so fn can only read and write that workspace's rows. If fn
+	// returns an error or panics, everything it wrote is rolled back and the
+	// error is returned unchanged; otherwise the transaction commits and a
+	// commit failure is returned as a domain error (CodeUnavailable).
+	//
+	// The tx-bound repositories must not be used after fn returns.
+	Transact(ctx context.Context, workspace uuid.UUID, fn func(ctx context.Context, tx Tx) error) error
+}
+
+// Tx hands a use case the repositories bound to one transaction.
+type Tx interface {
+	Workspaces() WorkspaceRepository
+	Members() MemberRepository
+	Idempotency() IdempotencyStore
+	Outbox() Outbox
+	Operations() OperationRepository
+	Stores() StoreRepository
+}
