@@ -1,0 +1,82 @@
+package postgres_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/internal/pgtest"
+	schema "github.com/oncehq/once/sql"
+)
+
+func TestBootstrapAndMigrateAreIdempotentAndConcurrencySafe(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t) // bootstrapped and migrated once already
+	ctx := context.Background()
+	cfg := postgres.BootstrapConfig{Database: db.Name, OwnerRole: db.OwnerRole, AppRole: db.AppRole}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 4 {
+		wg.Go(func() { errs <- postgres.Bootstrap(ctx, pgtest.SuperuserDSN(), cfg) })
+		wg.Go(func() { errs <- postgres.Migrate(ctx, db.Owner, schema.FS) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var versions int
+	if err := db.Owner.NewRaw(`SELECT count(*) FROM schema_migrations`).Scan(ctx, &versions); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := schema.FS.ReadDir(".")
+	sqlFiles := 0
+	for _, e := range entries {
+		if len(e.Name()) > 4 && e.Name()[len(e.Name())-4:] == ".sql" {
+			sqlFiles++
+		}
+	}
+	if versions != sqlFiles {
+		t.Fatalf("schema_migrations has %d versions, want %d", versions, sqlFiles)
+	}
+
+	// The app role's session settings (DESIGN §8).
+	for setting, want := range map[string]string{
+		"statement_timeout":                   "30s",
+		"idle_in_transaction_session_timeout": "1min",
+		"plan_cache_mode":                     "force_custom_plan",
+	} {
+		var got string
+		if err := db.App.NewRaw(`SELECT current_setting(?)`, setting).Scan(ctx, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("app role %s = %q, want %q", setting, got, want)
+		}
+	}
+
+	// The group roles are what the bootstrap comment says they are.
+	for role, wantBypass := range map[string]bool{postgres.AppGroupRole: false, postgres.DiscoveryGroupRole: true} {
+		var login, bypass bool
+		if err := db.Owner.NewRaw(`SELECT rolcanlogin, rolbypassrls FROM pg_roles WHERE rolname = ?`, role).Scan(ctx, &login, &bypass); err != nil {
+			t.Fatal(err)
+		}
+		if login || bypass != wantBypass {
+			t.Errorf("%s: login=%v bypassrls=%v", role, login, bypass)
+		}
+	}
+}
+
+func TestBootstrapRefusesOddNames(t *testing.T) {
+	err := postgres.Bootstrap(context.Background(), pgtest.SuperuserDSN(), postgres.BootstrapConfig{
+		Database: `x"; DROP DATABASE postgres; --`, OwnerRole: "o", AppRole: "a",
+	})
+	if err == nil {
+		t.Fatal("want an error")
+	}
+}

@@ -1,0 +1,22 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/oncehq/once/adapters/contract"
+	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/internal/pgtest"
+)
+
+// The shared suite of the persistence ports, against PostgreSQL as the
+// application role: one fresh database per harness.
+func TestContract(t *testing.T) {
+	t.Parallel()
+	contract.Run(t, func(t *testing.T) contract.Harness {
+		db := pgtest.New(t)
+		return contract.Harness{
+			UoW:       postgres.NewUnitOfWork(db.App),
+			Discovery: postgres.NewDiscovery(db.App),
+		}
+	})
+}

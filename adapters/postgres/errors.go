@@ -1,0 +1,140 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/oncehq/once/domain"
+)
+
+// storeUniqueConstraint is the name sql/001_foundation.sql gives the
+// "one store per (workspace, platform, shop)" rule.
+const storeUniqueConstraint = "stores_workspace_platform_shop_key"
+
+// dbError is the cause kept inside a domain error: the SQLSTATE, the
+// constraint and the server's one-line message, never the DETAIL (which
+// quotes row values) or the query text (which bun interpolates arguments
+// into).
+type dbError struct {
+	Code       string
+	Constraint string
+	Message    string
+}
+
+func (e *dbError) Error() string {
+	if e.Constraint != "" {
+		return fmt.Sprintf("postgres %s (%s): %s", e.Code, e.Constraint, e.Message)
+	}
+	return fmt.Sprintf("postgres %s: %s", e.Code, e.Message)
+}
+
+// mapError turns a database failure into a domain error. what names the
+// operation in the client-safe message ("store", "outbox event"). Domain
+// errors pass through unchanged.
+func mapError(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	var de *domain.Error
+	if errors.As(err, &de) {
+		return err
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.Errorf(domain.CodeNotFound, "%s not found", what)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		cause := &dbError{Code: pgErr.Code, Constraint: pgErr.ConstraintName, Message: pgErr.Message}
+		switch {
+		case pgErr.Code == "23505" && pgErr.ConstraintName == storeUniqueConstraint:
+			return domain.Wrap(domain.CodeStoreExists, cause, "a store for this platform and shop already exists in the workspace")
+		case pgErr.Code == "23505":
+			return domain.Wrap(domain.CodeConflict, cause, what+" already exists")
+		case pgErr.Code == "23503":
+			return domain.Wrap(domain.CodeConflict, cause, what+" refers to a missing row")
+		case pgErr.Code == "23502", pgErr.Code == "23514", strings.HasPrefix(pgErr.Code, "22"):
+			return domain.Wrap(domain.CodeValidation, cause, what+" is invalid")
+		case pgErr.Code == "42501":
+			// insufficient_privilege, which is also what "new row violates
+			// row-level security policy" raises.
+			return domain.Wrap(domain.CodeForbidden, cause, what+" is outside the workspace")
+		case pgErr.Code == "40001", pgErr.Code == "40P01", pgErr.Code == "55P03", pgErr.Code == "57014",
+			strings.HasPrefix(pgErr.Code, "08"), strings.HasPrefix(pgErr.Code, "53"),
+			strings.HasPrefix(pgErr.Code, "57P"), pgErr.Code == "25P03":
+			// serialization failure, deadlock, lock not available, statement
+			// timeout, connection, resources, shutdown, idle-in-tx timeout:
+			// nothing was committed, trying again can work.
+			return domain.Wrap(domain.CodeUnavailable, cause, "database unavailable, try again")
+		}
+		return domain.Wrap(domain.CodeInternal, cause, "database error")
+	}
+	// Network, context and driver errors carry no row values; keep them.
+	if unavailable(err) {
+		return domain.Wrap(domain.CodeUnavailable, err, "database unavailable, try again")
+	}
+	return domain.Wrap(domain.CodeInternal, err, "database error")
+}
+
+// unavailableError maps a begin or commit failure: whatever the cause, the
+// transaction did not commit (or the outcome is unknown), and the caller may
+// retry with the same idempotency key.
+func unavailableError(err error) error {
+	var de *domain.Error
+	if errors.As(err, &de) {
+		return err
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return domain.Wrap(domain.CodeUnavailable,
+			&dbError{Code: pgErr.Code, Constraint: pgErr.ConstraintName, Message: pgErr.Message},
+			"database unavailable, try again")
+	}
+	return domain.Wrap(domain.CodeUnavailable, err, "database unavailable, try again")
+}
+
+func unavailable(err error) bool {
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, sql.ErrTxDone) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) {
+		return true
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		return true
+	}
+	return pgconn.Timeout(err) || pgconn.SafeToRetry(err)
+}
+
+// affectedOne maps the result of an UPDATE of one row by id: no row means
+// domain.CodeNotFound (absent, or in another workspace, which row-level
+// security makes the same thing).
+func affectedOne(res sql.Result, err error, what string) error {
+	if err != nil {
+		return mapError(err, what)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return mapError(err, what)
+	}
+	if n == 0 {
+		return domain.Errorf(domain.CodeNotFound, "%s not found", what)
+	}
+	return nil
+}
+
+// isLockNotAvailable reports lock_not_available, what FOR UPDATE NOWAIT
+// raises when another transaction holds the row.
+func isLockNotAvailable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
+}

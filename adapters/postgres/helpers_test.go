@@ -1,0 +1,93 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/ports"
+)
+
+// tenantTables are the tables with row-level security, as created by
+// sql/001_foundation.sql.
+var tenantTables = []string{
+	"workspaces", "workspace_members", "idempotency_requests", "operations", "stores", "outbox_events",
+}
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func newID(t testing.TB) uuid.UUID {
+	t.Helper()
+	id, err := uuid.NewV7()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func transact(t testing.TB, uow ports.UnitOfWork, ws uuid.UUID, fn func(ctx context.Context, tx ports.Tx) error) {
+	t.Helper()
+	if err := uow.Transact(context.Background(), ws, fn); err != nil {
+		t.Fatalf("transact: %v", err)
+	}
+}
+
+func scopeFor(ws uuid.UUID) domain.IdempotencyScope {
+	return domain.IdempotencyScope{
+		WorkspaceID: ws, UserID: uuid.New(), Method: "POST", Path: "/v1/stores", Key: uuid.New(),
+	}
+}
+
+// seedWorkspace writes one row into every tenant table for a new workspace
+// and returns its id. The idempotency record expires at expires.
+func seedWorkspace(t testing.TB, uow ports.UnitOfWork, expires time.Time) uuid.UUID {
+	t.Helper()
+	ws := newID(t)
+	transact(t, uow, ws, func(ctx context.Context, tx ports.Tx) error {
+		if err := tx.Workspaces().Create(ctx, domain.Workspace{ID: ws, Name: "ws", CreatedAt: t0}); err != nil {
+			return err
+		}
+		user := newID(t)
+		if err := tx.Members().Add(ctx, domain.Member{WorkspaceID: ws, UserID: user, Role: domain.RoleAdmin, CreatedAt: t0}); err != nil {
+			return err
+		}
+		store := domain.Store{
+			ID: newID(t), WorkspaceID: ws, Platform: "shopify", Name: "s", ExternalShopID: "shop-1",
+			Status: domain.StorePendingVerification, CredentialVersion: 1, SealedCredentials: []byte("sealed"),
+			CreatedAt: t0, UpdatedAt: t0,
+		}
+		if err := tx.Stores().Create(ctx, store); err != nil {
+			return err
+		}
+		op := domain.Operation{
+			ID: newID(t), WorkspaceID: ws, Kind: domain.OperationStoreVerify, Status: domain.OperationPending,
+			ResourceType: "store", ResourceID: store.ID, CreatedBy: user, CreatedAt: t0, UpdatedAt: t0,
+		}
+		if err := tx.Operations().Create(ctx, op); err != nil {
+			return err
+		}
+		ev, err := domain.NewOutboxEvent(newID(t), ws, domain.EventStoreCredentialsVerify, "store", store.ID,
+			domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: 1, OperationID: op.ID}, t0)
+		if err != nil {
+			return err
+		}
+		if err := tx.Outbox().Append(ctx, ev); err != nil {
+			return err
+		}
+		sc := scopeFor(ws)
+		sc.UserID = user
+		rec := domain.IdempotencyRecord{Scope: sc, FingerprintKeyID: "k1", Fingerprint: []byte{1, 2, 3}, CreatedAt: t0, ExpiresAt: expires}
+		if existing, err := tx.Idempotency().Claim(ctx, rec); err != nil || existing != nil {
+			t.Fatalf("claim: %v %v", existing, err)
+		}
+		return tx.Idempotency().Complete(ctx, sc, domain.SavedResponse{Status: 202, Body: []byte(`{}`)}, t0)
+	})
+	return ws
+}
+
+func newUoW(db *pgtest.DB) *postgres.UnitOfWork { return postgres.NewUnitOfWork(db.App) }

@@ -1,0 +1,183 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// IdempotencyStore implements ports.IdempotencyStore for one transaction.
+// The statements and why they are shaped so are in idempotency_sql.go.
+type IdempotencyStore struct {
+	db        bun.IDB
+	workspace uuid.UUID
+	// claimed holds the scopes this transaction claimed, so Complete can
+	// refuse a scope it does not hold.
+	claimed map[domain.IdempotencyScope]bool
+}
+
+var _ ports.IdempotencyStore = (*IdempotencyStore)(nil)
+
+// retryInProgress is how long a client should wait before retrying a
+// request whose twin is still executing.
+const retryInProgress = time.Second
+
+func inProgress() error {
+	return &domain.Error{
+		Code:       domain.CodeIdempotencyInProgress,
+		Message:    "a request with this idempotency key is still being processed",
+		RetryAfter: retryInProgress,
+	}
+}
+
+// scopeLockKey is the text hashed into the advisory lock key. The method is
+// length-prefixed and the key is fixed-length, so distinct scopes give
+// distinct strings.
+func scopeLockKey(s domain.IdempotencyScope) string {
+	return fmt.Sprintf("once.idempotency:%s:%s:%d:%s:%s:%s", s.WorkspaceID, s.UserID, len(s.Method), s.Method, s.Path, s.Key)
+}
+
+type idempotencyRow struct {
+	Status           string     `bun:"status"`
+	FingerprintKeyID string     `bun:"fingerprint_key_id"`
+	Fingerprint      []byte     `bun:"request_fingerprint"`
+	ResponseStatus   *int       `bun:"response_status"`
+	ResponseHeaders  []byte     `bun:"response_headers"`
+	ResponseBody     []byte     `bun:"response_body"`
+	CreatedAt        *time.Time `bun:"created_at"`
+	CompletedAt      *time.Time `bun:"completed_at"`
+	ExpiresAt        *time.Time `bun:"expires_at"`
+	Expired          bool       `bun:"expired"`
+}
+
+// Claim implements ports.IdempotencyStore.
+func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error) {
+	sc := rec.Scope
+	if sc.WorkspaceID != s.workspace {
+		return nil, domain.Errorf(domain.CodeForbidden, "idempotency scope is outside the transaction's workspace")
+	}
+	now := timePtr(rec.CreatedAt)
+
+	var locked bool
+	if err := s.db.NewRaw(claimIdempotencyScope, scopeLockKey(sc)).Scan(ctx, &locked); err != nil {
+		return nil, mapError(err, "idempotency record")
+	}
+	if !locked {
+		return nil, inProgress()
+	}
+
+	var row idempotencyRow
+	err := s.db.NewRaw(selectIdempotency, now, sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key).Scan(ctx, &row)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		// absent: claim it below
+	case err != nil:
+		return nil, mapError(err, "idempotency record")
+	case row.Expired:
+		_, err := s.db.ExecContext(ctx, deleteExpiredIdempotencyRow,
+			sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key, now)
+		if isLockNotAvailable(err) {
+			return nil, inProgress() // the cleaner is deleting it right now
+		}
+		if err != nil {
+			return nil, mapError(err, "idempotency record")
+		}
+	case row.Status == string(domain.IdempotencyCompleted):
+		return row.record(sc)
+	default:
+		// in_progress and visible to us while we hold the scope's lock: this
+		// transaction claimed it already, or a transaction committed without
+		// completing it. Either way it must not run again.
+		return nil, inProgress()
+	}
+
+	fingerprint := rec.Fingerprint
+	if fingerprint == nil {
+		fingerprint = []byte{}
+	}
+	_, err = s.db.ExecContext(ctx, insertIdempotency,
+		sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key,
+		rec.FingerprintKeyID, fingerprint, now, timePtr(rec.ExpiresAt))
+	if err != nil {
+		if domain.IsCode(mapError(err, ""), domain.CodeConflict) {
+			return nil, inProgress()
+		}
+		return nil, mapError(err, "idempotency record")
+	}
+	s.claimed[sc] = true
+	return nil, nil
+}
+
+func (r *idempotencyRow) record(sc domain.IdempotencyScope) (*domain.IdempotencyRecord, error) {
+	rec := &domain.IdempotencyRecord{
+		Scope:            sc,
+		FingerprintKeyID: r.FingerprintKeyID,
+		Fingerprint:      r.Fingerprint,
+		Status:           domain.IdempotencyStatus(r.Status),
+		Response:         domain.SavedResponse{Body: r.ResponseBody},
+		CreatedAt:        timeVal(r.CreatedAt),
+		CompletedAt:      timeVal(r.CompletedAt),
+		ExpiresAt:        timeVal(r.ExpiresAt),
+	}
+	if r.ResponseStatus != nil {
+		rec.Response.Status = *r.ResponseStatus
+	}
+	if r.ResponseHeaders != nil {
+		if err := json.Unmarshal(r.ResponseHeaders, &rec.Response.Headers); err != nil {
+			return nil, domain.Wrap(domain.CodeInternal, err, "stored response headers are unreadable")
+		}
+	}
+	return rec, nil
+}
+
+// Complete implements ports.IdempotencyStore.
+func (s *IdempotencyStore) Complete(ctx context.Context, sc domain.IdempotencyScope, resp domain.SavedResponse, at time.Time) error {
+	if !s.claimed[sc] {
+		return domain.Errorf(domain.CodeNotFound, "this transaction holds no claim for the idempotency scope")
+	}
+	var headers *string
+	if resp.Headers != nil {
+		b, err := json.Marshal(resp.Headers)
+		if err != nil {
+			return domain.Wrap(domain.CodeInternal, err, "response headers cannot be encoded")
+		}
+		h := string(b)
+		headers = &h
+	}
+	res, err := s.db.ExecContext(ctx, completeIdempotency,
+		resp.Status, headers, resp.Body, timePtr(at),
+		sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key)
+	if err := affectedOne(res, err, "idempotency claim"); err != nil {
+		return err
+	}
+	delete(s.claimed, sc)
+	return nil
+}
+
+// DeleteExpired implements ports.IdempotencyStore.
+func (s *IdempotencyStore) DeleteExpired(ctx context.Context, now time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	res, err := s.db.ExecContext(ctx, deleteExpiredIdempotency, s.workspace, now, limit)
+	if err != nil {
+		return 0, mapError(err, "idempotency record")
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, mapError(err, "idempotency record")
+	}
+	return int(n), nil
+}

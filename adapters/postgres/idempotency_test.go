@@ -1,0 +1,181 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/ports"
+)
+
+// holdClaim claims rec in a transaction that stays open until release is
+// closed, then commits (commit true) or rolls back.
+func holdClaim(t *testing.T, uow ports.UnitOfWork, rec domain.IdempotencyRecord, commit bool) (claimed <-chan error, done <-chan error, release chan<- struct{}) {
+	claimedc, donec, releasec := make(chan error, 1), make(chan error, 1), make(chan struct{})
+	go func() {
+		donec <- uow.Transact(context.Background(), rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+			existing, err := tx.Idempotency().Claim(ctx, rec)
+			if err == nil && existing != nil {
+				err = errors.New("scope unexpectedly completed")
+			}
+			claimedc <- err
+			if err != nil {
+				return err
+			}
+			<-releasec
+			if !commit {
+				return errRollback
+			}
+			return tx.Idempotency().Complete(ctx, rec.Scope, domain.SavedResponse{Status: 201, Body: []byte(`{"ok":true}`)}, t0)
+		})
+	}()
+	return claimedc, donec, releasec
+}
+
+func claimOnce(uow ports.UnitOfWork, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error) {
+	var existing *domain.IdempotencyRecord
+	err := uow.Transact(context.Background(), rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		existing, err = tx.Idempotency().Claim(ctx, rec)
+		if err != nil {
+			return err
+		}
+		return errRollback
+	})
+	if errors.Is(err, errRollback) {
+		err = nil
+	}
+	return existing, err
+}
+
+func TestClaimNeverWaitsForAConcurrentClaim(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	uow := postgres.NewUnitOfWork(db.App)
+	ws := newID(t)
+
+	for _, commit := range []bool{true, false} {
+		rec := domain.IdempotencyRecord{
+			Scope: scopeFor(ws), FingerprintKeyID: "k1", Fingerprint: []byte("fp"),
+			CreatedAt: time.Now(), ExpiresAt: time.Now().Add(48 * time.Hour),
+		}
+		claimed, done, release := holdClaim(t, uow, rec, commit)
+		if err := <-claimed; err != nil {
+			t.Fatalf("A: claim: %v", err)
+		}
+
+		// B runs while A holds the scope: in progress, at once. The bound
+		// is generous; waiting on A would hang until release.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		started := time.Now()
+		var bErr error
+		_ = uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+			_, bErr = tx.Idempotency().Claim(ctx, rec)
+			return bErr
+		})
+		cancel()
+		elapsed := time.Since(started)
+		if !domain.IsCode(bErr, domain.CodeIdempotencyInProgress) {
+			t.Fatalf("B: want %s, got %v (after %s)", domain.CodeIdempotencyInProgress, bErr, elapsed)
+		}
+		var de *domain.Error
+		if !errors.As(bErr, &de) || de.RetryAfter != time.Second {
+			t.Fatalf("B: want RetryAfter 1s, got %+v", de)
+		}
+		if elapsed > time.Second {
+			t.Errorf("B waited %s", elapsed)
+		}
+
+		close(release)
+		if err := <-done; err != nil && (commit || !errors.Is(err, errRollback)) {
+			t.Fatalf("A: %v", err)
+		}
+
+		existing, err := claimOnce(uow, rec)
+		if err != nil {
+			t.Fatalf("C (A commit=%v): %v", commit, err)
+		}
+		if commit {
+			if existing == nil || existing.Status != domain.IdempotencyCompleted || existing.Response.Status != 201 ||
+				string(existing.Response.Body) != `{"ok":true}` || string(existing.Fingerprint) != "fp" {
+				t.Fatalf("C after commit: want the completed record, got %+v", existing)
+			}
+		} else if existing != nil {
+			t.Fatalf("C after rollback: want to claim, got %+v", existing)
+		}
+	}
+}
+
+func TestCompleteWithoutClaimIsNotFound(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ws := newID(t)
+	err := postgres.NewUnitOfWork(db.App).Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Idempotency().Complete(ctx, scopeFor(ws), domain.SavedResponse{Status: 200}, t0)
+	})
+	if !domain.IsCode(err, domain.CodeNotFound) {
+		t.Fatalf("want NOT_FOUND, got %v", err)
+	}
+}
+
+func TestDiscoveryReturnsWorkspaceIdsOnly(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	uow := postgres.NewUnitOfWork(db.App)
+	ctx := context.Background()
+	now := t0.Add(100 * time.Hour)
+	expiredA := seedWorkspace(t, uow, now.Add(-time.Hour))
+	expiredB := seedWorkspace(t, uow, now.Add(-time.Minute))
+	live := seedWorkspace(t, uow, now.Add(time.Hour))
+
+	// No workspace context at all: the plain pool.
+	ids, err := postgres.NewDiscovery(db.App).WorkspacesWithExpiredIdempotency(ctx, now, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, id := range ids {
+		got[id.String()] = true
+	}
+	if len(ids) != 2 || !got[expiredA.String()] || !got[expiredB.String()] || got[live.String()] {
+		t.Fatalf("got %v, want exactly %s and %s", ids, expiredA, expiredB)
+	}
+	ids, err = postgres.NewDiscovery(db.App).WorkspacesWithExpiredIdempotency(ctx, now, 1)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("limit 1: %v, %v", ids, err)
+	}
+
+	// Discovery did not open the table to the app role.
+	var n int
+	if err := db.App.NewRaw(`SELECT count(*) FROM idempotency_requests`).Scan(ctx, &n); err != nil || n != 0 {
+		t.Fatalf("app role without workspace reads %d idempotency rows (%v)", n, err)
+	}
+	// Nor can anyone without the grant call it.
+	var canExecute bool
+	if err := db.Owner.NewRaw(`SELECT has_function_privilege('public', 'once_idempotency_expired_workspaces(timestamptz, int)', 'EXECUTE')`).
+		Scan(ctx, &canExecute); err != nil {
+		t.Fatal(err)
+	}
+	if canExecute {
+		t.Error("PUBLIC may execute the discovery function")
+	}
+
+	// The cleaner then works workspace by workspace.
+	var deleted int
+	transact(t, uow, expiredA, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		deleted, err = tx.Idempotency().DeleteExpired(ctx, now, 10)
+		return err
+	})
+	if deleted != 1 {
+		t.Fatalf("deleted %d, want 1", deleted)
+	}
+	ids, err = postgres.NewDiscovery(db.App).WorkspacesWithExpiredIdempotency(ctx, now, 10)
+	if err != nil || len(ids) != 1 || ids[0] != expiredB {
+		t.Fatalf("after cleaning A: %v, %v", ids, err)
+	}
+}

@@ -1,0 +1,77 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/uptrace/bun"
+)
+
+// migrationLockKey is the advisory lock that serializes migrators of one
+// database: a second migrator waits, then finds the version applied.
+const migrationLockKey = 0x6f6e63655f6d6967 // "once_mig"
+
+const (
+	createMigrationsTable = `
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    text        PRIMARY KEY,
+    applied_at timestamptz NOT NULL DEFAULT now()
+)`
+	migrationApplied = `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`
+	recordMigration  = `INSERT INTO schema_migrations (version) VALUES ($1)`
+)
+
+// Migrate applies the *.sql files at the root of fsys in lexical order, each
+// in its own transaction, and records each in schema_migrations. Applied
+// versions are skipped. Concurrent migrators are safe: every transaction
+// first takes pg_advisory_xact_lock. Run it as the schema owner role.
+func Migrate(ctx context.Context, db *bun.DB, fsys fs.FS) error {
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		body, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return fmt.Errorf("postgres: migrate: %w", err)
+		}
+		version := strings.TrimSuffix(name, ".sql")
+		if err := applyMigration(ctx, db, version, string(body)); err != nil {
+			return fmt.Errorf("postgres: migrate %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func applyMigration(ctx context.Context, db *bun.DB, version, body string) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error {
+		// The *sql.Tx directly: bun would read '?' in the DDL as placeholders,
+		// and without arguments pgx sends the file as one simple-protocol
+		// query, several statements at once.
+		tx := btx.Tx
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLockKey)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, createMigrationsTable); err != nil {
+			return err
+		}
+		var applied bool
+		if err := tx.QueryRowContext(ctx, migrationApplied, version).Scan(&applied); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if applied {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, body); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, recordMigration, version)
+		return err
+	})
+}

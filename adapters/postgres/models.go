@@ -1,0 +1,205 @@
+package postgres
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/oncehq/once/domain"
+)
+
+// Row types: one per table, columns as in sql/001_foundation.sql. Optional
+// columns are pointers so that a zero domain value is stored as NULL (and
+// an insert of a nil pointer uses the column DEFAULT).
+
+type workspaceRow struct {
+	bun.BaseModel `bun:"table:workspaces"`
+
+	ID        uuid.UUID  `bun:"id,pk,type:uuid"`
+	Name      string     `bun:"name,notnull"`
+	CreatedAt *time.Time `bun:"created_at"`
+}
+
+func toWorkspaceRow(w domain.Workspace) *workspaceRow {
+	return &workspaceRow{ID: w.ID, Name: w.Name, CreatedAt: timePtr(w.CreatedAt)}
+}
+
+func (r *workspaceRow) domain() domain.Workspace {
+	return domain.Workspace{ID: r.ID, Name: r.Name, CreatedAt: timeVal(r.CreatedAt)}
+}
+
+type memberRow struct {
+	bun.BaseModel `bun:"table:workspace_members"`
+
+	WorkspaceID uuid.UUID  `bun:"workspace_id,pk,type:uuid"`
+	UserID      uuid.UUID  `bun:"user_id,pk,type:uuid"`
+	Role        string     `bun:"role,notnull"`
+	CreatedAt   *time.Time `bun:"created_at"`
+}
+
+func toMemberRow(m domain.Member) *memberRow {
+	return &memberRow{WorkspaceID: m.WorkspaceID, UserID: m.UserID, Role: string(m.Role), CreatedAt: timePtr(m.CreatedAt)}
+}
+
+func (r *memberRow) domain() domain.Member {
+	return domain.Member{WorkspaceID: r.WorkspaceID, UserID: r.UserID, Role: domain.Role(r.Role), CreatedAt: timeVal(r.CreatedAt)}
+}
+
+type operationRow struct {
+	bun.BaseModel `bun:"table:operations"`
+
+	ID           uuid.UUID  `bun:"id,pk,type:uuid"`
+	WorkspaceID  uuid.UUID  `bun:"workspace_id,type:uuid"`
+	Kind         string     `bun:"kind,notnull"`
+	Status       string     `bun:"status,notnull"`
+	ResourceType string     `bun:"resource_type,notnull"`
+	ResourceID   *uuid.UUID `bun:"resource_id,type:uuid"`
+	Error        *string    `bun:"error"`
+	CreatedBy    uuid.UUID  `bun:"created_by,type:uuid"`
+	CreatedAt    *time.Time `bun:"created_at"`
+	UpdatedAt    *time.Time `bun:"updated_at"`
+}
+
+func toOperationRow(op domain.Operation) *operationRow {
+	return &operationRow{
+		ID: op.ID, WorkspaceID: op.WorkspaceID, Kind: op.Kind, Status: string(op.Status),
+		ResourceType: op.ResourceType, ResourceID: uuidPtr(op.ResourceID), Error: strPtr(op.Error),
+		CreatedBy: op.CreatedBy, CreatedAt: timePtr(op.CreatedAt), UpdatedAt: timePtr(op.UpdatedAt),
+	}
+}
+
+func (r *operationRow) domain() domain.Operation {
+	return domain.Operation{
+		ID: r.ID, WorkspaceID: r.WorkspaceID, Kind: r.Kind, Status: domain.OperationStatus(r.Status),
+		ResourceType: r.ResourceType, ResourceID: uuidVal(r.ResourceID), Error: strVal(r.Error),
+		CreatedBy: r.CreatedBy, CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
+	}
+}
+
+type storeRow struct {
+	bun.BaseModel `bun:"table:stores"`
+
+	ID                uuid.UUID  `bun:"id,pk,type:uuid"`
+	WorkspaceID       uuid.UUID  `bun:"workspace_id,type:uuid"`
+	Platform          string     `bun:"platform,notnull"`
+	Name              string     `bun:"name,notnull"`
+	ExternalShopID    string     `bun:"external_shop_id,notnull"`
+	Status            string     `bun:"status,notnull"`
+	CredentialVersion int        `bun:"credential_version,notnull"`
+	SealedCredentials []byte     `bun:"sealed_credentials,notnull"`
+	CreatedAt         *time.Time `bun:"created_at"`
+	UpdatedAt         *time.Time `bun:"updated_at"`
+}
+
+func toStoreRow(s domain.Store) *storeRow {
+	sealed := s.SealedCredentials
+	if sealed == nil {
+		sealed = []byte{}
+	}
+	return &storeRow{
+		ID: s.ID, WorkspaceID: s.WorkspaceID, Platform: s.Platform, Name: s.Name,
+		ExternalShopID: s.ExternalShopID, Status: string(s.Status), CredentialVersion: s.CredentialVersion,
+		SealedCredentials: sealed, CreatedAt: timePtr(s.CreatedAt), UpdatedAt: timePtr(s.UpdatedAt),
+	}
+}
+
+func (r *storeRow) domain() domain.Store {
+	return domain.Store{
+		ID: r.ID, WorkspaceID: r.WorkspaceID, Platform: r.Platform, Name: r.Name,
+		ExternalShopID: r.ExternalShopID, Status: domain.StoreStatus(r.Status), CredentialVersion: r.CredentialVersion,
+		SealedCredentials: r.SealedCredentials, CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
+	}
+}
+
+type outboxRow struct {
+	bun.BaseModel `bun:"table:outbox_events"`
+
+	ID            uuid.UUID       `bun:"id,pk,type:uuid"`
+	WorkspaceID   uuid.UUID       `bun:"workspace_id,type:uuid"`
+	EventType     string          `bun:"event_type,notnull"`
+	AggregateType string          `bun:"aggregate_type,notnull"`
+	AggregateID   uuid.UUID       `bun:"aggregate_id,type:uuid"`
+	EventPayload  json.RawMessage `bun:"event_payload,type:jsonb"`
+	Status        string          `bun:"status,notnull"`
+	AttemptCount  int             `bun:"attempt_count,notnull"`
+	NextAttemptAt *time.Time      `bun:"next_attempt_at"`
+	LockedBy      *string         `bun:"locked_by"`
+	LockedUntil   *time.Time      `bun:"locked_until"`
+	LastError     *string         `bun:"last_error"`
+	Traceparent   *string         `bun:"traceparent"`
+	CreatedAt     *time.Time      `bun:"created_at"`
+	DispatchedAt  *time.Time      `bun:"dispatched_at"`
+}
+
+func toOutboxRow(e domain.OutboxEvent) *outboxRow {
+	status := e.Status
+	if status == "" {
+		status = domain.OutboxPending
+	}
+	payload := e.Payload
+	if len(payload) == 0 {
+		payload = json.RawMessage(`{}`)
+	}
+	return &outboxRow{
+		ID: e.ID, WorkspaceID: e.WorkspaceID, EventType: e.Type, AggregateType: e.AggregateType,
+		AggregateID: e.AggregateID, EventPayload: payload, Status: string(status), AttemptCount: e.AttemptCount,
+		NextAttemptAt: timePtr(e.NextAttemptAt), LockedBy: strPtr(e.LockedBy), LockedUntil: timePtr(e.LockedUntil),
+		LastError: strPtr(e.LastError), Traceparent: strPtr(e.Traceparent), CreatedAt: timePtr(e.CreatedAt),
+		DispatchedAt: timePtr(e.DispatchedAt),
+	}
+}
+
+func (r *outboxRow) domain() domain.OutboxEvent {
+	return domain.OutboxEvent{
+		ID: r.ID, WorkspaceID: r.WorkspaceID, Type: r.EventType, AggregateType: r.AggregateType,
+		AggregateID: r.AggregateID, Payload: r.EventPayload, Status: domain.OutboxStatus(r.Status),
+		AttemptCount: r.AttemptCount, NextAttemptAt: timeVal(r.NextAttemptAt), LockedBy: strVal(r.LockedBy),
+		LockedUntil: timeVal(r.LockedUntil), LastError: strVal(r.LastError), Traceparent: strVal(r.Traceparent),
+		CreatedAt: timeVal(r.CreatedAt), DispatchedAt: timeVal(r.DispatchedAt),
+	}
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func timeVal(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	// pgx hands timestamptz back in time.Local; the domain speaks UTC.
+	return t.UTC()
+}
+
+func uuidPtr(id uuid.UUID) *uuid.UUID {
+	if id == uuid.Nil {
+		return nil
+	}
+	return &id
+}
+
+func uuidVal(id *uuid.UUID) uuid.UUID {
+	if id == nil {
+		return uuid.Nil
+	}
+	return *id
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func strVal(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

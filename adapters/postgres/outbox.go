@@ -1,0 +1,71 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// Outbox implements ports.Outbox for one transaction: events are written in
+// the business transaction, so they commit or vanish with the business rows.
+type Outbox struct {
+	db        bun.IDB
+	workspace uuid.UUID
+}
+
+var _ ports.Outbox = (*Outbox)(nil)
+
+// Append implements ports.Outbox. Every event is checked before anything is
+// written, so a refused batch writes nothing.
+func (o *Outbox) Append(ctx context.Context, events ...domain.OutboxEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	rows := make([]*outboxRow, 0, len(events))
+	for _, e := range events {
+		if e.WorkspaceID != o.workspace {
+			return domain.Errorf(domain.CodeForbidden, "outbox event %s belongs to another workspace", e.ID)
+		}
+		if err := domain.CheckPayloadSafe(e.Payload); err != nil {
+			return err
+		}
+		rows = append(rows, toOutboxRow(e))
+	}
+	_, err := o.db.NewInsert().Model(&rows).Exec(ctx)
+	return mapError(err, "outbox event")
+}
+
+// Get implements ports.Outbox.
+func (o *Outbox) Get(ctx context.Context, id uuid.UUID) (domain.OutboxEvent, error) {
+	var row outboxRow
+	err := o.db.NewSelect().Model(&row).Where("workspace_id = ?", o.workspace).Where("id = ?", id).Scan(ctx)
+	if err != nil {
+		return domain.OutboxEvent{}, mapError(err, "outbox event")
+	}
+	return row.domain(), nil
+}
+
+// List implements ports.Outbox: oldest first (created_at, then id, which is
+// time-ordered), at most limit events; limit <= 0 returns none.
+func (o *Outbox) List(ctx context.Context, status domain.OutboxStatus, limit int) ([]domain.OutboxEvent, error) {
+	if limit <= 0 {
+		return []domain.OutboxEvent{}, nil
+	}
+	var rows []outboxRow
+	q := o.db.NewSelect().Model(&rows).Where("workspace_id = ?", o.workspace)
+	if status != "" {
+		q = q.Where("status = ?", string(status))
+	}
+	if err := q.OrderExpr("created_at, id").Limit(int64(limit)).Scan(ctx); err != nil {
+		return nil, mapError(err, "outbox event")
+	}
+	out := make([]domain.OutboxEvent, len(rows))
+	for i := range rows {
+		out[i] = rows[i].domain()
+	}
+	return out, nil
+}
