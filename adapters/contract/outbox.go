@@ -1,0 +1,162 @@
+package contract
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// newEvent returns a pending store.credentials.verify event of workspace
+// created at at.
+func newEvent(t *testing.T, workspace uuid.UUID, at time.Time) domain.OutboxEvent {
+	t.Helper()
+	store := uuid.New()
+	e, err := domain.NewOutboxEvent(uuid.New(), workspace, domain.EventStoreCredentialsVerify, "store", store,
+		domain.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, OperationID: uuid.New()}, at)
+	require.NoError(t, err)
+	e.Traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	return e
+}
+
+// requireSameEvent compares every field; the payload as JSON, since a
+// database may store it reformatted.
+func requireSameEvent(t *testing.T, want, got domain.OutboxEvent) {
+	t.Helper()
+	require.JSONEq(t, string(want.Payload), string(got.Payload))
+	norm := func(e domain.OutboxEvent) domain.OutboxEvent {
+		e.Payload = nil
+		e.NextAttemptAt = dbTime(e.NextAttemptAt)
+		e.LockedUntil = dbTime(e.LockedUntil)
+		e.CreatedAt = dbTime(e.CreatedAt)
+		e.DispatchedAt = dbTime(e.DispatchedAt)
+		return e
+	}
+	require.Equal(t, norm(want), norm(got))
+}
+
+func appendEvents(t *testing.T, h Harness, workspace uuid.UUID, events ...domain.OutboxEvent) {
+	t.Helper()
+	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Outbox().Append(ctx, events...)
+	})
+}
+
+func getEvent(t *testing.T, h Harness, workspace, id uuid.UUID) (domain.OutboxEvent, error) {
+	t.Helper()
+	var e domain.OutboxEvent
+	err := transact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		e, err = tx.Outbox().Get(ctx, id)
+		return err
+	})
+	return e, err
+}
+
+func listEvents(t *testing.T, h Harness, workspace uuid.UUID, status domain.OutboxStatus, limit int) []domain.OutboxEvent {
+	t.Helper()
+	var events []domain.OutboxEvent
+	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		events, err = tx.Outbox().List(ctx, status, limit)
+		return err
+	})
+	return events
+}
+
+func eventIDs(events []domain.OutboxEvent) []uuid.UUID {
+	ids := make([]uuid.UUID, 0, len(events))
+	for _, e := range events {
+		ids = append(ids, e.ID)
+	}
+	return ids
+}
+
+func testOutbox(t *testing.T, h Harness) {
+	t.Run("append then get keeps every field", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		e := newEvent(t, ws, now())
+		appendEvents(t, h, ws, e)
+		got, err := getEvent(t, h, ws, e.ID)
+		require.NoError(t, err)
+		requireSameEvent(t, e, got)
+		require.Equal(t, domain.OutboxPending, got.Status)
+	})
+
+	t.Run("list is oldest first, filtered by status, limited", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		t0 := now()
+		e1 := newEvent(t, ws, t0.Add(2*time.Second))
+		e2 := newEvent(t, ws, t0)
+		e3 := newEvent(t, ws, t0.Add(time.Second))
+		appendEvents(t, h, ws, e1, e2)
+		appendEvents(t, h, ws, e3)
+
+		all := listEvents(t, h, ws, "", 10)
+		require.Equal(t, []uuid.UUID{e2.ID, e3.ID, e1.ID}, eventIDs(all))
+		requireSameEvent(t, e2, all[0])
+		require.Equal(t, []uuid.UUID{e2.ID, e3.ID}, eventIDs(listEvents(t, h, ws, "", 2)))
+		require.Equal(t, []uuid.UUID{e2.ID, e3.ID, e1.ID}, eventIDs(listEvents(t, h, ws, domain.OutboxPending, 10)))
+		require.Empty(t, listEvents(t, h, ws, domain.OutboxDispatched, 10))
+		require.Empty(t, listEvents(t, h, ws, domain.OutboxDeadLetter, 10))
+	})
+
+	t.Run("an unsafe payload is refused", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		e := newEvent(t, ws, now())
+		e.Payload = json.RawMessage(`{"store_id":"x","api_key":"sk_live_123"}`)
+		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Outbox().Append(ctx, e)
+		})
+		requireCode(t, err, domain.CodeUnsafePayload)
+		_, err = getEvent(t, h, ws, e.ID)
+		requireCode(t, err, domain.CodeNotFound)
+	})
+
+	t.Run("an existing id is a conflict", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		e := newEvent(t, ws, now())
+		appendEvents(t, h, ws, e)
+		again := newEvent(t, ws, now())
+		again.ID = e.ID
+		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Outbox().Append(ctx, again)
+		})
+		requireCode(t, err, domain.CodeConflict)
+	})
+
+	t.Run("an event of another workspace is refused", func(t *testing.T) {
+		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
+		e := newEvent(t, wsB, now())
+		err := transact(t, h, wsA, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Outbox().Append(ctx, e)
+		})
+		require.Error(t, err)
+		_, err = getEvent(t, h, wsA, e.ID)
+		requireCode(t, err, domain.CodeNotFound)
+		_, err = getEvent(t, h, wsB, e.ID)
+		requireCode(t, err, domain.CodeNotFound)
+	})
+
+	t.Run("missing is not found", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		_, err := getEvent(t, h, ws, uuid.New())
+		requireCode(t, err, domain.CodeNotFound)
+	})
+
+	t.Run("events of another workspace are invisible", func(t *testing.T) {
+		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
+		e := newEvent(t, wsA, now())
+		appendEvents(t, h, wsA, e)
+		_, err := getEvent(t, h, wsB, e.ID)
+		requireCode(t, err, domain.CodeNotFound)
+		require.Empty(t, listEvents(t, h, wsB, "", 10))
+		require.Equal(t, []uuid.UUID{e.ID}, eventIDs(listEvents(t, h, wsA, "", 10)))
+	})
+}

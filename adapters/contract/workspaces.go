@@ -1,0 +1,108 @@
+package contract
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+func testWorkspaces(t *testing.T, h Harness) {
+	t.Run("create then get", func(t *testing.T) {
+		w := domain.Workspace{ID: uuid.New(), Name: "Acme 工作区", CreatedAt: now()}
+		mustTransact(t, h, w.ID, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Workspaces().Create(ctx, w)
+		})
+		var got domain.Workspace
+		mustTransact(t, h, w.ID, func(ctx context.Context, tx ports.Tx) error {
+			var err error
+			got, err = tx.Workspaces().Get(ctx, w.ID)
+			return err
+		})
+		got.CreatedAt = dbTime(got.CreatedAt)
+		require.Equal(t, w, got)
+	})
+
+	t.Run("duplicate id is a conflict", func(t *testing.T) {
+		id := newWorkspace(t, h)
+		err := transact(t, h, id, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Workspaces().Create(ctx, domain.Workspace{ID: id, Name: "again", CreatedAt: now()})
+		})
+		requireCode(t, err, domain.CodeConflict)
+	})
+
+	t.Run("missing is not found", func(t *testing.T) {
+		id := uuid.New()
+		err := transact(t, h, id, func(ctx context.Context, tx ports.Tx) error {
+			_, err := tx.Workspaces().Get(ctx, id)
+			return err
+		})
+		requireCode(t, err, domain.CodeNotFound)
+	})
+}
+
+func testMembers(t *testing.T, h Harness) {
+	t.Run("add then get", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		m := domain.Member{WorkspaceID: ws, UserID: uuid.New(), Role: domain.RoleMember, CreatedAt: now()}
+		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Members().Add(ctx, m)
+		})
+		var got domain.Member
+		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			var err error
+			got, err = tx.Members().Get(ctx, m.UserID)
+			return err
+		})
+		got.CreatedAt = dbTime(got.CreatedAt)
+		require.Equal(t, m, got)
+	})
+
+	t.Run("adding a member twice is a conflict", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		user := newMember(t, h, ws)
+		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Members().Add(ctx, domain.Member{WorkspaceID: ws, UserID: user, Role: domain.RoleMember, CreatedAt: now()})
+		})
+		requireCode(t, err, domain.CodeConflict)
+	})
+
+	t.Run("a non-member is not found", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			_, err := tx.Members().Get(ctx, uuid.New())
+			return err
+		})
+		requireCode(t, err, domain.CodeNotFound)
+	})
+
+	t.Run("a member of another workspace is not found", func(t *testing.T) {
+		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
+		user := newMember(t, h, wsA)
+		err := transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
+			_, err := tx.Members().Get(ctx, user)
+			return err
+		})
+		requireCode(t, err, domain.CodeNotFound)
+	})
+
+	t.Run("the same user may join two workspaces", func(t *testing.T) {
+		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
+		user := newMember(t, h, wsA)
+		mustTransact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Members().Add(ctx, domain.Member{WorkspaceID: wsB, UserID: user, Role: domain.RoleMember, CreatedAt: now()})
+		})
+		var got domain.Member
+		mustTransact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
+			var err error
+			got, err = tx.Members().Get(ctx, user)
+			return err
+		})
+		require.Equal(t, wsB, got.WorkspaceID)
+		require.Equal(t, domain.RoleMember, got.Role)
+	})
+}

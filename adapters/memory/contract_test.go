@@ -1,0 +1,15 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/oncehq/once/adapters/contract"
+	"github.com/oncehq/once/adapters/memory"
+)
+
+func TestContract(t *testing.T) {
+	contract.Run(t, func(t *testing.T) contract.Harness {
+		db := memory.NewDB()
+		return contract.Harness{UoW: memory.NewUnitOfWork(db), Discovery: memory.NewDiscovery(db)}
+	})
+}

@@ -1,0 +1,105 @@
+// Package memory implements the persistence ports in process memory, with the
+// semantics of the PostgreSQL adapter: real transactions (writes are staged
+// and become visible to others only on commit), workspace isolation as
+// row-level security would enforce it, unique keys that hold under
+// concurrency, and idempotency claims that never wait.
+//
+// It backs unit tests and the embedded default. Data lives as long as the DB
+// value does.
+package memory
+
+import (
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+)
+
+// DB is the committed state shared by every transaction. One short mutex
+// guards it: repositories take it for a single read or write, and commit
+// takes it to publish a transaction's writes at once. No lock is held while
+// a transaction's function runs, so transactions really run concurrently.
+type DB struct {
+	mu sync.Mutex
+
+	workspaces map[uuid.UUID]domain.Workspace
+	members    map[memberKey]domain.Member
+	stores     map[uuid.UUID]domain.Store
+	operations map[uuid.UUID]domain.Operation
+	events     map[uuid.UUID]eventRow
+	idem       map[domain.IdempotencyScope]idemRow
+
+	// taken holds the unique keys of committed rows; reserved the unique keys
+	// that open transactions have written and not yet committed. A key in
+	// either is a duplicate for everybody else.
+	taken    map[uniqueKey]bool
+	reserved map[uniqueKey]*tx
+	// claims are the idempotency scopes open transactions hold.
+	claims map[domain.IdempotencyScope]*tx
+
+	// seq orders rows written at the same instant (outbox "oldest first")
+	// and versions idempotency records.
+	seq int64
+}
+
+// NewDB returns an empty database. Build the UnitOfWork and the Discovery
+// from the same DB so they see the same rows.
+func NewDB() *DB {
+	return &DB{
+		workspaces: map[uuid.UUID]domain.Workspace{},
+		members:    map[memberKey]domain.Member{},
+		stores:     map[uuid.UUID]domain.Store{},
+		operations: map[uuid.UUID]domain.Operation{},
+		events:     map[uuid.UUID]eventRow{},
+		idem:       map[domain.IdempotencyScope]idemRow{},
+		taken:      map[uniqueKey]bool{},
+		reserved:   map[uniqueKey]*tx{},
+		claims:     map[domain.IdempotencyScope]*tx{},
+	}
+}
+
+type memberKey struct {
+	workspace uuid.UUID
+	user      uuid.UUID
+}
+
+// uniqueKey is one value of one unique constraint, for example
+// {"stores_pkey", id} or {"stores_shop_key", workspace+platform+shop}.
+type uniqueKey struct {
+	constraint string
+	value      string
+}
+
+// nextSeqLocked returns a new sequence number. Call with mu held.
+func (db *DB) nextSeqLocked() int64 {
+	db.seq++
+	return db.seq
+}
+
+// reserveLocked takes keys for t, all or none. It reports false if any key
+// is already committed or written by an open transaction (t included: a
+// second insert of the same key in one transaction is a duplicate too).
+// Call with mu held.
+func (db *DB) reserveLocked(t *tx, keys ...uniqueKey) bool {
+	for i, k := range keys {
+		if db.taken[k] || db.reserved[k] != nil {
+			return false
+		}
+		for _, earlier := range keys[:i] {
+			if earlier == k {
+				return false
+			}
+		}
+	}
+	for _, k := range keys {
+		db.reserved[k] = t
+		t.reserved = append(t.reserved, k)
+	}
+	return true
+}
+
+// keyTakenLocked reports whether k is committed or reserved by anyone.
+func (db *DB) keyTakenLocked(k uniqueKey) bool {
+	return db.taken[k] || db.reserved[k] != nil
+}

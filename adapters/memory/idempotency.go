@@ -1,0 +1,124 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+type idempotencyRepo struct{ t *tx }
+
+var _ ports.IdempotencyStore = idempotencyRepo{}
+
+// idemRow is a committed record and its version, so a delete staged by one
+// transaction cannot remove the record another one put in its place.
+type idemRow struct {
+	record  domain.IdempotencyRecord
+	version int64
+}
+
+// Claim never waits: a scope another open transaction holds is
+// CodeIdempotencyInProgress at once. A record expires at its ExpiresAt,
+// judged at rec.CreatedAt (the request's time from the application clock),
+// or the wall clock when unset, as the PostgreSQL adapter does.
+func (r idempotencyRepo) Claim(_ context.Context, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return nil, err
+	}
+	defer t.db.mu.Unlock()
+	if err := t.ownWorkspace("idempotency record", rec.Scope.WorkspaceID); err != nil {
+		return nil, err
+	}
+	scope := rec.Scope
+	now := rec.CreatedAt
+	if now.IsZero() {
+		now = time.Now()
+	}
+
+	if own, ok := t.claims[scope]; ok {
+		if own.Status == domain.IdempotencyCompleted {
+			return ptr(copyRecord(own)), nil
+		}
+		return nil, inProgress()
+	}
+	if holder := t.db.claims[scope]; holder != nil {
+		return nil, inProgress()
+	}
+	if row, ok := t.db.idem[scope]; ok && !r.deletedLocked(scope, row) && row.record.ExpiresAt.After(now) {
+		if row.record.Status != domain.IdempotencyCompleted {
+			// Committed but never completed: a use case broke the rule that
+			// a committed record is completed. Keep the scope closed.
+			return nil, inProgress()
+		}
+		return ptr(copyRecord(row.record)), nil
+	}
+
+	rec.Status = domain.IdempotencyInProgress
+	rec.Response = domain.SavedResponse{}
+	rec.CompletedAt = time.Time{}
+	t.claims[scope] = copyRecord(rec)
+	t.db.claims[scope] = t
+	return nil, nil
+}
+
+func (r idempotencyRepo) Complete(_ context.Context, scope domain.IdempotencyScope, resp domain.SavedResponse, at time.Time) error {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.db.mu.Unlock()
+	rec, ok := t.claims[scope]
+	if !ok || rec.Status != domain.IdempotencyInProgress {
+		// No claim, or one this transaction already completed.
+		return domain.Errorf(domain.CodeNotFound, "this transaction holds no idempotency claim for the scope")
+	}
+	rec.Status = domain.IdempotencyCompleted
+	rec.Response = resp
+	rec.CompletedAt = at
+	t.claims[scope] = copyRecord(rec)
+	return nil
+}
+
+// DeleteExpired removes the committed records of this workspace that expired
+// before now, those that expired first first.
+func (r idempotencyRepo) DeleteExpired(_ context.Context, now time.Time, limit int) (int, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return 0, err
+	}
+	defer t.db.mu.Unlock()
+	if now.IsZero() {
+		now = time.Now()
+	}
+	var expired []idemRow
+	for scope, row := range t.db.idem {
+		if scope.WorkspaceID == t.workspace && row.record.ExpiresAt.Before(now) && !r.deletedLocked(scope, row) {
+			expired = append(expired, row)
+		}
+	}
+	slices.SortFunc(expired, func(a, b idemRow) int {
+		return cmp.Or(a.record.ExpiresAt.Compare(b.record.ExpiresAt), cmp.Compare(a.version, b.version))
+	})
+	expired = expired[:min(len(expired), max(limit, 0))]
+	for _, row := range expired {
+		t.deletes[row.record.Scope] = row.version
+	}
+	return len(expired), nil
+}
+
+// deletedLocked reports whether this tx already deleted row.
+func (r idempotencyRepo) deletedLocked(scope domain.IdempotencyScope, row idemRow) bool {
+	version, ok := r.t.deletes[scope]
+	return ok && version == row.version
+}
+
+func inProgress() error {
+	return domain.Errorf(domain.CodeIdempotencyInProgress, "another transaction is executing this request")
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,79 @@
+package memory
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+type operationRepo struct{ t *tx }
+
+var _ ports.OperationRepository = operationRepo{}
+
+func operationKey(id uuid.UUID) uniqueKey { return uniqueKey{"operations_pkey", id.String()} }
+
+func (r operationRepo) Create(_ context.Context, op domain.Operation) error {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.db.mu.Unlock()
+	if err := t.ownWorkspace("operation", op.WorkspaceID); err != nil {
+		return err
+	}
+	if !t.db.reserveLocked(t, operationKey(op.ID)) {
+		return domain.Errorf(domain.CodeConflict, "operation %s already exists", op.ID)
+	}
+	t.operations[op.ID] = copyOperation(op)
+	return nil
+}
+
+func (r operationRepo) Get(_ context.Context, id uuid.UUID) (domain.Operation, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return domain.Operation{}, err
+	}
+	defer t.db.mu.Unlock()
+	op, ok := r.visibleLocked(id)
+	if !ok {
+		return domain.Operation{}, operationNotFound(id)
+	}
+	return copyOperation(op), nil
+}
+
+func (r operationRepo) Update(_ context.Context, op domain.Operation) error {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.db.mu.Unlock()
+	cur, ok := r.visibleLocked(op.ID)
+	if !ok {
+		return operationNotFound(op.ID)
+	}
+	cur.Status = op.Status
+	cur.Error = op.Error
+	cur.UpdatedAt = op.UpdatedAt
+	t.operations[op.ID] = copyOperation(cur)
+	return nil
+}
+
+// visibleLocked returns the operation as this tx sees it: its own write,
+// else the committed row, and only if it belongs to the tx's workspace.
+func (r operationRepo) visibleLocked(id uuid.UUID) (domain.Operation, bool) {
+	op, ok := r.t.operations[id]
+	if !ok {
+		op, ok = r.t.db.operations[id]
+	}
+	if !ok || op.WorkspaceID != r.t.workspace {
+		return domain.Operation{}, false
+	}
+	return op, true
+}
+
+func operationNotFound(id uuid.UUID) error {
+	return domain.Errorf(domain.CodeNotFound, "operation %s not found", id)
+}

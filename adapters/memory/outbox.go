@@ -1,0 +1,99 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+type outboxRepo struct{ t *tx }
+
+var _ ports.Outbox = outboxRepo{}
+
+// eventRow is a stored event with the order it was written in, which breaks
+// ties between events created at the same instant.
+type eventRow struct {
+	event domain.OutboxEvent
+	seq   int64
+}
+
+func eventKey(id uuid.UUID) uniqueKey { return uniqueKey{"outbox_events_pkey", id.String()} }
+
+// Append stages events as pending. The batch is written whole or not at all.
+func (r outboxRepo) Append(_ context.Context, events ...domain.OutboxEvent) error {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.db.mu.Unlock()
+	keys := make([]uniqueKey, 0, len(events))
+	for _, e := range events {
+		if err := t.ownWorkspace("outbox event", e.WorkspaceID); err != nil {
+			return err
+		}
+		if err := domain.CheckPayloadSafe(e.Payload); err != nil {
+			return err
+		}
+		keys = append(keys, eventKey(e.ID))
+	}
+	if !t.db.reserveLocked(t, keys...) {
+		return domain.Errorf(domain.CodeConflict, "an outbox event with one of these ids already exists")
+	}
+	for _, e := range events {
+		e = copyEvent(e)
+		e.Status = domain.OutboxPending
+		t.events[e.ID] = eventRow{event: e, seq: t.db.nextSeqLocked()}
+	}
+	return nil
+}
+
+func (r outboxRepo) Get(_ context.Context, id uuid.UUID) (domain.OutboxEvent, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return domain.OutboxEvent{}, err
+	}
+	defer t.db.mu.Unlock()
+	row, ok := t.events[id]
+	if !ok {
+		row, ok = t.db.events[id]
+	}
+	if !ok || row.event.WorkspaceID != t.workspace {
+		return domain.OutboxEvent{}, domain.Errorf(domain.CodeNotFound, "outbox event %s not found", id)
+	}
+	return copyEvent(row.event), nil
+}
+
+func (r outboxRepo) List(_ context.Context, status domain.OutboxStatus, limit int) ([]domain.OutboxEvent, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return nil, err
+	}
+	defer t.db.mu.Unlock()
+	var rows []eventRow
+	add := func(row eventRow) {
+		if row.event.WorkspaceID == t.workspace && (status == "" || row.event.Status == status) {
+			rows = append(rows, row)
+		}
+	}
+	for id, row := range t.db.events {
+		if _, staged := t.events[id]; !staged {
+			add(row)
+		}
+	}
+	for _, row := range t.events {
+		add(row)
+	}
+	slices.SortFunc(rows, func(a, b eventRow) int {
+		return cmp.Or(a.event.CreatedAt.Compare(b.event.CreatedAt), cmp.Compare(a.seq, b.seq))
+	})
+	events := make([]domain.OutboxEvent, 0, min(len(rows), max(limit, 0)))
+	for _, row := range rows[:min(len(rows), max(limit, 0))] {
+		events = append(events, copyEvent(row.event))
+	}
+	return events, nil
+}

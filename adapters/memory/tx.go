@@ -1,0 +1,133 @@
+package memory
+
+import (
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// tx is one open transaction: the writes it staged, the unique keys and
+// idempotency scopes it reserved. Its fields are guarded by db.mu, which
+// every repository method takes, so a tx is safe even if a caller shares it
+// between goroutines.
+type tx struct {
+	db        *DB
+	workspace uuid.UUID
+	done      bool
+
+	reserved []uniqueKey
+
+	workspaces map[uuid.UUID]domain.Workspace
+	members    map[memberKey]domain.Member
+	stores     map[uuid.UUID]domain.Store
+	operations map[uuid.UUID]domain.Operation
+	events     map[uuid.UUID]eventRow
+	// claims are the idempotency records this tx claimed (and maybe
+	// completed); deletes the committed records DeleteExpired removed, by
+	// the version it saw.
+	claims  map[domain.IdempotencyScope]domain.IdempotencyRecord
+	deletes map[domain.IdempotencyScope]int64
+}
+
+var _ ports.Tx = (*tx)(nil)
+
+func newTx(db *DB, workspace uuid.UUID) *tx {
+	return &tx{
+		db:         db,
+		workspace:  workspace,
+		workspaces: map[uuid.UUID]domain.Workspace{},
+		members:    map[memberKey]domain.Member{},
+		stores:     map[uuid.UUID]domain.Store{},
+		operations: map[uuid.UUID]domain.Operation{},
+		events:     map[uuid.UUID]eventRow{},
+		claims:     map[domain.IdempotencyScope]domain.IdempotencyRecord{},
+		deletes:    map[domain.IdempotencyScope]int64{},
+	}
+}
+
+func (t *tx) Workspaces() ports.WorkspaceRepository { return workspaceRepo{t} }
+func (t *tx) Members() ports.MemberRepository       { return memberRepo{t} }
+func (t *tx) Stores() ports.StoreRepository         { return storeRepo{t} }
+func (t *tx) Operations() ports.OperationRepository { return operationRepo{t} }
+func (t *tx) Outbox() ports.Outbox                  { return outboxRepo{t} }
+func (t *tx) Idempotency() ports.IdempotencyStore   { return idempotencyRepo{t} }
+
+// lock takes the database mutex for one repository call and refuses a
+// transaction that has already ended. Use as: if err := t.lock(); err != nil
+// { return err }; defer t.db.mu.Unlock().
+func (t *tx) lock() error {
+	t.db.mu.Lock()
+	if t.done {
+		t.db.mu.Unlock()
+		return domain.Errorf(domain.CodeInternal, "transaction already ended: repositories must not be used after fn returns")
+	}
+	return nil
+}
+
+// ownWorkspace refuses a row of another workspace, as the WITH CHECK of a
+// row-level security policy would.
+func (t *tx) ownWorkspace(what string, workspace uuid.UUID) error {
+	if workspace != t.workspace {
+		return domain.Errorf(domain.CodeForbidden, "%s belongs to another workspace than the transaction's", what)
+	}
+	return nil
+}
+
+// commit publishes every staged write at once and releases what t held.
+func (t *tx) commit() {
+	db := t.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+
+	// Deletes first, so a record this tx deleted and then claimed again is
+	// replaced, not lost. A record is deleted only if it is still the version
+	// DeleteExpired saw (another tx may have replaced it since).
+	for scope, version := range t.deletes {
+		if row, ok := db.idem[scope]; ok && row.version == version {
+			delete(db.idem, scope)
+		}
+	}
+	for scope, rec := range t.claims {
+		db.idem[scope] = idemRow{record: rec, version: db.nextSeqLocked()}
+		delete(db.claims, scope)
+	}
+	for id, w := range t.workspaces {
+		db.workspaces[id] = w
+	}
+	for k, m := range t.members {
+		db.members[k] = m
+	}
+	for id, s := range t.stores {
+		db.stores[id] = s
+	}
+	for id, op := range t.operations {
+		db.operations[id] = op
+	}
+	for id, e := range t.events {
+		db.events[id] = e
+	}
+	for _, k := range t.reserved {
+		delete(db.reserved, k)
+		db.taken[k] = true
+	}
+	t.done = true
+}
+
+// rollback discards the staged writes and releases what t held.
+func (t *tx) rollback() {
+	db := t.db
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	for scope := range t.claims {
+		if db.claims[scope] == t {
+			delete(db.claims, scope)
+		}
+	}
+	for _, k := range t.reserved {
+		if db.reserved[k] == t {
+			delete(db.reserved, k)
+		}
+	}
+	t.done = true
+}
