@@ -1,0 +1,200 @@
+// Package aesgcm seals credentials at rest with AES-256-GCM under a keyring,
+// implementing ports.CredentialSealer.
+package aesgcm
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+var _ ports.CredentialSealer = (*Sealer)(nil)
+
+// KeyLen is the length of an AES-256 key in bytes.
+const KeyLen = 32
+
+// maxKeyIDLen keeps the id short: it is written into every ciphertext.
+const maxKeyIDLen = 64
+
+// formatV1 is the first byte of every ciphertext:
+//
+//	formatV1 | len(keyID) (1 byte) | keyID | nonce (12 bytes) | GCM ciphertext and tag
+//
+// The header (format, id length, id) is authenticated as part of the
+// additional data, ahead of the caller's aad; it is length-prefixed, so the
+// concatenation is unambiguous.
+const formatV1 byte = 1
+
+// Key is one AES-256 key of the keyring, named so that ciphertexts can say
+// which key sealed them.
+type Key struct {
+	ID  string
+	Key []byte
+}
+
+// Sealer encrypts with the first key of its keyring and decrypts with any of
+// them, so keys rotate by putting a new key first and keeping the old ones
+// until every row has been re-sealed.
+type Sealer struct {
+	currentID string
+	aeads     map[string]cipher.AEAD
+}
+
+// NewSealer builds a Sealer. The first key seals; all keys open. It refuses an
+// empty keyring, empty, over-long or duplicate ids, ids with characters other
+// than letters, digits, '-', '.', '_' and '~', and keys that are not exactly
+// 32 bytes.
+func NewSealer(keys []Key) (*Sealer, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("aesgcm: at least one key is required")
+	}
+	s := &Sealer{currentID: keys[0].ID, aeads: make(map[string]cipher.AEAD, len(keys))}
+	for i, k := range keys {
+		if err := checkKeyID(k.ID); err != nil {
+			return nil, fmt.Errorf("aesgcm: key %d: %w", i, err)
+		}
+		if _, dup := s.aeads[k.ID]; dup {
+			return nil, fmt.Errorf("aesgcm: key id %q appears twice", k.ID)
+		}
+		if len(k.Key) != KeyLen {
+			return nil, fmt.Errorf("aesgcm: key %q is %d bytes; AES-256 needs %d", k.ID, len(k.Key), KeyLen)
+		}
+		block, err := aes.NewCipher(k.Key)
+		if err != nil {
+			return nil, fmt.Errorf("aesgcm: key %q: %w", k.ID, err)
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, fmt.Errorf("aesgcm: key %q: %w", k.ID, err)
+		}
+		s.aeads[k.ID] = aead
+	}
+	return s, nil
+}
+
+// ParseKeys reads a keyring written as "id1:base64key,id2:base64key" (the
+// sealing key first). Keys may use standard or URL-safe base64, padded or not,
+// and must decode to 32 bytes. Errors never contain key material.
+func ParseKeys(spec string) ([]Key, error) {
+	if strings.TrimSpace(spec) == "" {
+		return nil, errors.New("aesgcm: the key list is empty")
+	}
+	var keys []Key
+	for i, entry := range strings.Split(spec, ",") {
+		id, encoded, ok := strings.Cut(strings.TrimSpace(entry), ":")
+		if !ok {
+			return nil, fmt.Errorf("aesgcm: key entry %d is not id:base64key", i)
+		}
+		if err := checkKeyID(id); err != nil {
+			return nil, fmt.Errorf("aesgcm: key entry %d: %w", i, err)
+		}
+		key, err := decodeBase64(encoded)
+		if err != nil {
+			return nil, fmt.Errorf("aesgcm: key %q is not valid base64", id)
+		}
+		if len(key) != KeyLen {
+			return nil, fmt.Errorf("aesgcm: key %q is %d bytes; AES-256 needs %d", id, len(key), KeyLen)
+		}
+		keys = append(keys, Key{ID: id, Key: key})
+	}
+	return keys, nil
+}
+
+// CurrentKeyID names the key that Seal uses.
+func (s *Sealer) CurrentKeyID() string { return s.currentID }
+
+// Seal encrypts plaintext under the current key with a fresh random nonce,
+// binding it to aad.
+func (s *Sealer) Seal(plaintext, aad []byte) ([]byte, error) {
+	aead := s.aeads[s.currentID]
+	header := make([]byte, 0, 2+len(s.currentID))
+	header = append(header, formatV1, byte(len(s.currentID)))
+	header = append(header, s.currentID...)
+
+	out := make([]byte, len(header), len(header)+aead.NonceSize()+len(plaintext)+aead.Overhead())
+	copy(out, header)
+	nonce := out[len(header) : len(header)+aead.NonceSize()]
+	out = out[:len(header)+aead.NonceSize()]
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, domain.Wrap(domain.CodeInternal, err, "cannot draw a nonce")
+	}
+	return aead.Seal(out, nonce, plaintext, additionalData(header, aad)), nil
+}
+
+// Open decrypts a ciphertext made by Seal under any key of the keyring. It
+// fails with domain.CodeInternal when the ciphertext is malformed or was
+// tampered with, its key is not in the keyring, or aad differs.
+func (s *Sealer) Open(ciphertext, aad []byte) ([]byte, error) {
+	if len(ciphertext) < 2 || ciphertext[0] != formatV1 {
+		return nil, openError("unknown ciphertext format")
+	}
+	idLen := int(ciphertext[1])
+	if len(ciphertext) < 2+idLen {
+		return nil, openError("truncated ciphertext")
+	}
+	header, rest := ciphertext[:2+idLen], ciphertext[2+idLen:]
+	aead, ok := s.aeads[string(header[2:])]
+	if !ok {
+		return nil, openError("sealed with a key that is not in the keyring")
+	}
+	if len(rest) < aead.NonceSize()+aead.Overhead() {
+		return nil, openError("truncated ciphertext")
+	}
+	nonce, sealed := rest[:aead.NonceSize()], rest[aead.NonceSize():]
+	plaintext, err := aead.Open(nil, nonce, sealed, additionalData(header, aad))
+	if err != nil {
+		return nil, openError("authentication failed (wrong key, aad or tampered ciphertext)")
+	}
+	return plaintext, nil
+}
+
+func additionalData(header, aad []byte) []byte {
+	out := make([]byte, 0, len(header)+len(aad))
+	return append(append(out, header...), aad...)
+}
+
+func openError(reason string) error {
+	return domain.Wrap(domain.CodeInternal, errors.New("aesgcm: "+reason), "a sealed credential cannot be opened")
+}
+
+func checkKeyID(id string) error {
+	if id == "" {
+		return errors.New("the key id is empty")
+	}
+	if len(id) > maxKeyIDLen {
+		return fmt.Errorf("the key id is longer than %d characters", maxKeyIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~'
+		if !ok {
+			return errors.New("the key id may hold only letters, digits, '-', '.', '_' and '~'")
+		}
+	}
+	return nil
+}
+
+// decodeBase64 accepts standard or URL-safe base64, padded or not.
+func decodeBase64(s string) ([]byte, error) {
+	var firstErr error
+	for _, enc := range []*base64.Encoding{
+		base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding,
+	} {
+		b, err := enc.DecodeString(s)
+		if err == nil {
+			return b, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, firstErr
+}
