@@ -20,14 +20,16 @@ type IdempotencyStore interface {
 	//     the same transaction. If the transaction rolls back, the claim and
 	//     the record vanish with it.
 	//   - existing, nil: a completed, unexpired record for the scope exists.
-	//     The caller compares fingerprints; Claim does not judge them. An
-	//     expired record is treated as absent (and replaced).
+	//     The caller compares fingerprints; Claim does not judge them. A
+	//     record that expired before rec.CreatedAt is treated as absent (and
+	//     replaced).
 	//   - error with domain.CodeIdempotencyInProgress: another transaction holds
 	//     the scope right now. Returned at once.
 	Claim(ctx context.Context, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error)
 
 	// Complete marks the record claimed by this transaction completed with
-	// the response summary. domain.CodeNotFound if this transaction holds no
+	// the response summary, stored as given: making it safe (allow-listed
+	// headers, domain.CheckPayloadSafe) is the caller's rule. domain.CodeNotFound if this transaction holds no
 	// claim for scope.
 	Complete(ctx context.Context, scope domain.IdempotencyScope, resp domain.SavedResponse, at time.Time) error
 

@@ -12,7 +12,8 @@ import (
 // transaction of one workspace.
 type Outbox interface {
 	// Append writes events as pending in this transaction. Each event must
-	// belong to the transaction's workspace; an event whose payload fails
+	// belong to the transaction's workspace (domain.CodeForbidden otherwise);
+	// an event whose payload fails
 	// domain.CheckPayloadSafe is refused with domain.CodeUnsafePayload. An id
 	// that already exists is domain.CodeConflict.
 	Append(ctx context.Context, events ...domain.OutboxEvent) error
@@ -21,6 +22,7 @@ type Outbox interface {
 	Get(ctx context.Context, id uuid.UUID) (domain.OutboxEvent, error)
 
 	// List returns this workspace's events, oldest first, optionally only
-	// those with status (empty: all), at most limit of them.
+	// those with status (empty: all), at most limit of them (limit <= 0
+	// returns none).
 	List(ctx context.Context, status domain.OutboxStatus, limit int) ([]domain.OutboxEvent, error)
 }

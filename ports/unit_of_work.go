@@ -11,11 +11,13 @@ type UnitOfWork interface {
 	// Transact runs fn in a single transaction for workspace. The row-level
 	// security context (app.workspace_id) is set before fn sees the
 	// transaction, so fn can only read and write that workspace's rows. If fn
-	// returns an error or panics, everything it wrote is rolled back and the
-	// error is returned unchanged; otherwise the transaction commits and a
+	// returns an error, everything it wrote is rolled back and the error is
+	// returned unchanged; if fn panics, the transaction is rolled back and the
+	// panic propagates; otherwise the transaction commits and a
 	// commit failure is returned as a domain error (CodeUnavailable).
 	//
-	// The tx-bound repositories must not be used after fn returns.
+	// The tx-bound repositories must not be used after fn returns. A nil
+	// workspace is refused with domain.CodeValidation before anything runs.
 	Transact(ctx context.Context, workspace uuid.UUID, fn func(ctx context.Context, tx Tx) error) error
 }
 

@@ -1,0 +1,29 @@
+// Package operations holds the use cases of user-visible operations.
+package operations
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// Service reads operations.
+type Service struct {
+	uow ports.UnitOfWork
+}
+
+func NewService(uow ports.UnitOfWork) *Service { return &Service{uow: uow} }
+
+// Get reads one operation of the caller's workspace; CodeNotFound otherwise.
+func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Operation, error) {
+	var op domain.Operation
+	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		op, err = tx.Operations().Get(ctx, id)
+		return err
+	})
+	return op, err
+}

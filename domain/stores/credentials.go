@@ -1,0 +1,49 @@
+package stores
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// sealedCredentials is the plaintext layout inside the ciphertext. It exists
+// only here, between sealing and opening.
+type sealedCredentials struct {
+	APIKey    string `json:"k"`
+	APISecret string `json:"s"`
+}
+
+// credentialAAD binds a ciphertext to its store, workspace and version, so a
+// sealed blob copied to another row or replayed from an older version does
+// not open.
+func credentialAAD(s domain.Store) []byte {
+	return []byte(fmt.Sprintf("store:%s/workspace:%s/v%d", s.ID, s.WorkspaceID, s.CredentialVersion))
+}
+
+// SealCredentials encrypts creds for store (id, workspace and version set).
+func SealCredentials(sealer ports.CredentialSealer, store domain.Store, creds domain.StoreCredentials) ([]byte, error) {
+	plain, err := json.Marshal(sealedCredentials{APIKey: creds.APIKey, APISecret: creds.APISecret})
+	if err != nil {
+		return nil, domain.Wrap(domain.CodeInternal, err, "credentials cannot be encoded")
+	}
+	sealed, err := sealer.Seal(plain, credentialAAD(store))
+	if err != nil {
+		return nil, domain.Wrap(domain.CodeInternal, err, "credentials cannot be sealed")
+	}
+	return sealed, nil
+}
+
+// OpenCredentials decrypts store's credentials for a worker about to use them.
+func OpenCredentials(sealer ports.CredentialSealer, store domain.Store) (domain.StoreCredentials, error) {
+	plain, err := sealer.Open(store.SealedCredentials, credentialAAD(store))
+	if err != nil {
+		return domain.StoreCredentials{}, domain.Wrap(domain.CodeInternal, err, "credentials cannot be opened")
+	}
+	var c sealedCredentials
+	if err := json.Unmarshal(plain, &c); err != nil {
+		return domain.StoreCredentials{}, domain.Wrap(domain.CodeInternal, err, "credentials cannot be decoded")
+	}
+	return domain.StoreCredentials{APIKey: c.APIKey, APISecret: c.APISecret}, nil
+}

@@ -1,0 +1,120 @@
+// Package stores holds the use cases of connected marketplace stores.
+package stores
+
+import (
+	"context"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// Service creates and reads stores.
+type Service struct {
+	uow    ports.UnitOfWork
+	sealer ports.CredentialSealer
+	clock  ports.Clock
+	ids    ports.IDGenerator
+}
+
+func NewService(uow ports.UnitOfWork, sealer ports.CredentialSealer, clock ports.Clock, ids ports.IDGenerator) *Service {
+	return &Service{uow: uow, sealer: sealer, clock: clock, ids: ids}
+}
+
+// CreateCommand asks to connect a store.
+type CreateCommand struct {
+	Platform       string
+	Name           string
+	ExternalShopID string
+	Credentials    domain.StoreCredentials
+}
+
+// Created is the store and the operation that verifies its credentials.
+type Created struct {
+	Store     domain.Store
+	Operation domain.Operation
+}
+
+// Create writes, in tx, the store with its credentials sealed, the operation
+// that tracks verification, and the store.credentials.verify event. It runs
+// inside the caller's transaction so the idempotency record commits with it.
+//
+// Errors: CodeValidation for bad input, CodeStoreExists if the workspace
+// already connected this shop.
+func (s *Service) Create(ctx context.Context, tx ports.Tx, p domain.Principal, cmd CreateCommand) (Created, error) {
+	if err := cmd.validate(); err != nil {
+		return Created{}, err
+	}
+	now := s.clock.Now()
+	store := domain.Store{
+		ID:                s.ids.NewID(),
+		WorkspaceID:       p.WorkspaceID,
+		Platform:          cmd.Platform,
+		Name:              strings.TrimSpace(cmd.Name),
+		ExternalShopID:    strings.TrimSpace(cmd.ExternalShopID),
+		Status:            domain.StorePendingVerification,
+		CredentialVersion: 1,
+		CreatedAt:         now,
+		UpdatedAt:         now,
+	}
+	sealed, err := SealCredentials(s.sealer, store, cmd.Credentials)
+	if err != nil {
+		return Created{}, err
+	}
+	store.SealedCredentials = sealed
+
+	op := domain.Operation{
+		ID:           s.ids.NewID(),
+		WorkspaceID:  p.WorkspaceID,
+		Kind:         domain.OperationStoreVerify,
+		Status:       domain.OperationPending,
+		ResourceType: "store",
+		ResourceID:   store.ID,
+		CreatedBy:    p.UserID,
+		CreatedAt:    now,
+		UpdatedAt:    now,
+	}
+	event, err := domain.NewOutboxEvent(s.ids.NewID(), p.WorkspaceID, domain.EventStoreCredentialsVerify, "store", store.ID,
+		domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: store.CredentialVersion, OperationID: op.ID}, now)
+	if err != nil {
+		return Created{}, err
+	}
+
+	if err := tx.Stores().Create(ctx, store); err != nil {
+		return Created{}, err
+	}
+	if err := tx.Operations().Create(ctx, op); err != nil {
+		return Created{}, err
+	}
+	if err := tx.Outbox().Append(ctx, event); err != nil {
+		return Created{}, err
+	}
+	return Created{Store: store, Operation: op}, nil
+}
+
+// Get reads one store of the caller's workspace.
+func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Store, error) {
+	var store domain.Store
+	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		store, err = tx.Stores().Get(ctx, id)
+		return err
+	})
+	return store, err
+}
+
+func (c CreateCommand) validate() error {
+	switch {
+	case !domain.ValidPlatform(c.Platform):
+		return domain.Errorf(domain.CodeValidation, "platform must be one of %s", strings.Join(domain.Platforms, ", "))
+	case strings.TrimSpace(c.Name) == "":
+		return domain.Errorf(domain.CodeValidation, "name must not be empty")
+	case strings.TrimSpace(c.ExternalShopID) == "":
+		return domain.Errorf(domain.CodeValidation, "external_shop_id must not be empty")
+	case c.Credentials.APIKey == "" || c.Credentials.APISecret == "":
+		return domain.Errorf(domain.CodeValidation, "credentials.api_key and credentials.api_secret are required")
+	}
+	return nil
+}
