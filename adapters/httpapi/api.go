@@ -1,0 +1,105 @@
+// Package httpapi is the HTTP adapter: huma operations over the use cases,
+// problem+json errors with stable codes, bearer authentication and the
+// idempotency-key handling that feeds the domain's idempotency service.
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/operations"
+	"github.com/oncehq/once/domain/stores"
+)
+
+// Version is the API version in the spec.
+const Version = "0.1.0"
+
+// DefaultMaxBodyBytes caps request bodies; larger ones get 413 before
+// anything is read further or stored.
+const DefaultMaxBodyBytes = 256 << 10
+
+// Deps are what the handlers call. Registration never touches them, so the
+// spec can be generated with zero Deps.
+type Deps struct {
+	Authenticate Authenticator
+	Idempotency  *idempotency.Service
+	Stores       *stores.Service
+	Operations   *operations.Service
+	MaxBodyBytes int64
+}
+
+// Config returns the huma configuration shared by the server and the spec
+// generator.
+func Config() huma.Config {
+	cfg := huma.DefaultConfig("once", Version)
+	cfg.Info.Description = "Idempotent writes and a transactional outbox for a multi-tenant listing platform. " +
+		"Every write that starts background work takes an Idempotency-Key and executes once however often it is retried."
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		bearerScheme: {Type: "http", Scheme: "bearer", BearerFormat: "JWT"},
+	}
+	// No $schema links in bodies: clients and SDKs do not need them, and they
+	// would make replayed bodies depend on the host.
+	cfg.CreateHooks = nil
+	cfg.DocsPath = "/docs"
+	return cfg
+}
+
+// NewAPI builds the huma API on mux and registers every operation.
+func NewAPI(mux *http.ServeMux, deps Deps) huma.API {
+	api := humago.New(mux, Config())
+	Register(api, deps)
+	return api
+}
+
+// Register registers every operation on api. It is the single source of the
+// routes for both the server and `once openapi`.
+func Register(api huma.API, deps Deps) {
+	if deps.MaxBodyBytes <= 0 {
+		deps.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if deps.Authenticate != nil {
+		api.UseMiddleware(authMiddleware(api, deps.Authenticate))
+	}
+	h := &handlers{deps: deps}
+	h.registerStores(api)
+	h.registerOperations(api)
+}
+
+// Handler wraps the mux with the access log and a health check.
+func Handler(mux *http.ServeMux, log *slog.Logger) http.Handler {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	return accessLog(log, mux)
+}
+
+type handlers struct {
+	deps Deps
+}
+
+var bearer = []map[string][]string{{bearerScheme: {}}}
+
+// toProblem turns any error into the problem the client sees, logging the
+// cause of internal errors (which the client does not see).
+func toProblem(ctx context.Context, err error) *Problem {
+	var p *Problem
+	if errors.As(err, &p) {
+		return p
+	}
+	var de *domain.Error
+	if !errors.As(err, &de) {
+		de = domain.Wrap(domain.CodeInternal, err, "internal error")
+	}
+	if s := statusByCode[de.Code]; s == 0 || s >= 500 {
+		logger(ctx).ErrorContext(ctx, "request failed", slog.String("code", string(de.Code)), slog.String("error", err.Error()))
+	}
+	return problemFromDomain(de)
+}

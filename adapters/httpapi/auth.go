@@ -1,0 +1,55 @@
+package httpapi
+
+import (
+	"context"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/oncehq/once/domain"
+)
+
+// Authenticator turns a bearer token into a principal: the token is verified
+// and the user's membership of the token's workspace is checked. Errors are
+// CodeUnauthenticated (bad token) or CodeForbidden (not a member).
+type Authenticator func(ctx context.Context, bearerToken string) (domain.Principal, error)
+
+const bearerScheme = "bearer"
+
+// authMiddleware authenticates every operation that declares security.
+func authMiddleware(api huma.API, authenticate Authenticator) func(huma.Context, func(huma.Context)) {
+	return func(ctx huma.Context, next func(huma.Context)) {
+		op := ctx.Operation()
+		if op == nil || len(op.Security) == 0 {
+			next(ctx)
+			return
+		}
+		header := ctx.Header("Authorization")
+		scheme, token, ok := strings.Cut(header, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+			ctx.SetHeader("WWW-Authenticate", `Bearer realm="once"`)
+			writeDomainError(api, ctx, domain.Errorf(domain.CodeUnauthenticated, "an Authorization: Bearer <token> header is required"))
+			return
+		}
+		p, err := authenticate(ctx.Context(), strings.TrimSpace(token))
+		if err != nil {
+			if domain.IsCode(err, domain.CodeUnauthenticated) {
+				ctx.SetHeader("WWW-Authenticate", `Bearer realm="once", error="invalid_token"`)
+			}
+			writeDomainError(api, ctx, err)
+			return
+		}
+		next(huma.WithValue(ctx, principalKey{}, p))
+	}
+}
+
+// writeDomainError writes err as a problem from a middleware.
+func writeDomainError(api huma.API, ctx huma.Context, err error) {
+	p := toProblem(ctx.Context(), err)
+	for k, vs := range p.GetHeaders() {
+		for _, v := range vs {
+			ctx.SetHeader(k, v)
+		}
+	}
+	_ = huma.WriteErr(api, ctx, p.Status, p.Detail, err)
+}

@@ -1,0 +1,170 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/ports"
+)
+
+const idempotencyKeyHeader = "Idempotency-Key"
+
+// IdempotencyKeyHeader is embedded in the input of every idempotent
+// operation so the header reaches the spec. The middleware below parses it
+// before the body is read; the field is only documentation.
+type IdempotencyKeyHeader struct {
+	IdempotencyKey string `header:"Idempotency-Key" doc:"A UUID the client generates once per logical operation and sends again on every retry of it. Accepted bare or as a quoted string (\"...\"). A retry with the same key and request gets the original response with Idempotent-Replayed: true." example:"8f421c70-5a4c-4d8e-9f4e-0c2b1a7d9e11"`
+}
+
+// IdempotentOutput is the response of an idempotent operation, fresh or
+// replayed.
+type IdempotentOutput[B any] struct {
+	Status   int
+	Location string `header:"Location" doc:"Where the created resource lives"`
+	Replayed string `header:"Idempotent-Replayed" doc:"\"true\" when this response is the saved response of an earlier execution with the same Idempotency-Key" enum:"true"`
+	Body     B
+}
+
+// requireIdempotencyKey parses the Idempotency-Key before the body is read,
+// so a missing or malformed key costs nothing, and records the request facts
+// the fingerprint needs.
+func requireIdempotencyKey(api huma.API) func(huma.Context, func(huma.Context)) {
+	return func(ctx huma.Context, next func(huma.Context)) {
+		key, err := idempotency.ParseKey(ctx.Header(idempotencyKeyHeader))
+		if err != nil {
+			writeDomainError(api, ctx, err)
+			return
+		}
+		u := ctx.URL()
+		next(huma.WithValue(ctx, requestFactsKey{}, requestFacts{
+			Key:         key,
+			Method:      ctx.Method(),
+			EscapedPath: u.EscapedPath(),
+			RawQuery:    u.RawQuery,
+			ContentType: ctx.Header("Content-Type"),
+			IfMatch:     ctx.Header("If-Match"),
+		}))
+	}
+}
+
+// markIdempotencyKeyRequired makes the spec say what the middleware enforces.
+// The struct field itself is optional so that huma's generic validation does
+// not answer 422 before our 400 IDEMPOTENCY_KEY_MISSING.
+func markIdempotencyKeyRequired(api huma.API, method, path string) {
+	item := api.OpenAPI().Paths[path]
+	if item == nil {
+		return
+	}
+	var op *huma.Operation
+	switch method {
+	case "POST":
+		op = item.Post
+	case "PUT":
+		op = item.Put
+	case "PATCH":
+		op = item.Patch
+	case "DELETE":
+		op = item.Delete
+	}
+	if op == nil {
+		return
+	}
+	// RawBody (kept for the fingerprint) makes huma advertise a binary body
+	// too; the operation takes JSON only.
+	if op.RequestBody != nil {
+		delete(op.RequestBody.Content, "application/octet-stream")
+	}
+	for _, p := range op.Parameters {
+		if p.In == "header" && p.Name == idempotencyKeyHeader {
+			// No format: uuid on the schema: huma would then validate it and
+			// refuse the quoted form the IETF draft allows.
+			p.Required = true
+		}
+	}
+}
+
+// registerIdempotent registers an idempotent operation: the key middleware,
+// the body cap, and the spec marking the key as required.
+func registerIdempotent[I, O any](api huma.API, op huma.Operation, maxBody int64, handler func(context.Context, *I) (*O, error)) {
+	op.Middlewares = append(op.Middlewares, requireIdempotencyKey(api))
+	op.MaxBodyBytes = maxBody
+	huma.Register(api, op, handler)
+	markIdempotencyKeyRequired(api, op.Method, op.Path)
+}
+
+// runIdempotent runs work at most once for the request's key and renders the
+// result, fresh or replayed, as an IdempotentOutput. work returns the status,
+// the Location (may be empty) and the body of a fresh execution.
+func runIdempotent[B any](ctx context.Context, svc *idempotency.Service, rawBody []byte,
+	work func(ctx context.Context, tx ports.Tx, p domain.Principal) (status int, location string, body B, err error),
+) (*IdempotentOutput[B], error) {
+	p, err := principalFrom(ctx)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	facts, err := factsFrom(ctx)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	path, err := idempotency.NormalizePath(facts.EscapedPath)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	req := idempotency.Request{
+		Scope: domain.IdempotencyScope{
+			WorkspaceID: p.WorkspaceID,
+			UserID:      p.UserID,
+			Method:      strings.ToUpper(facts.Method),
+			Path:        path,
+			Key:         facts.Key,
+		},
+		Shape: idempotency.RequestShape{
+			Method:      facts.Method,
+			Path:        path,
+			Query:       facts.RawQuery,
+			ContentType: facts.ContentType,
+			IfMatch:     facts.IfMatch,
+			Body:        rawBody,
+		},
+	}
+
+	var fresh *IdempotentOutput[B]
+	result, err := svc.Run(ctx, req, func(ctx context.Context, tx ports.Tx) (domain.SavedResponse, error) {
+		status, location, body, err := work(ctx, tx, p)
+		if err != nil {
+			return domain.SavedResponse{}, err
+		}
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return domain.SavedResponse{}, domain.Wrap(domain.CodeInternal, err, "response cannot be encoded")
+		}
+		fresh = &IdempotentOutput[B]{Status: status, Location: location, Body: body}
+		headers := map[string]string{}
+		if location != "" {
+			headers["Location"] = location
+		}
+		return domain.SavedResponse{Status: status, Headers: headers, Body: raw}, nil
+	})
+	logger(ctx).LogAttrs(ctx, levelFor(err), "idempotent request",
+		logAttrs(req, result.Replayed, err)...)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	if !result.Replayed {
+		return fresh, nil
+	}
+	out := &IdempotentOutput[B]{
+		Status:   result.Response.Status,
+		Location: result.Response.Headers["Location"],
+		Replayed: "true",
+	}
+	if err := json.Unmarshal(result.Response.Body, &out.Body); err != nil {
+		return nil, toProblem(ctx, domain.Wrap(domain.CodeInternal, err, "saved response cannot be decoded"))
+	}
+	return out, nil
+}

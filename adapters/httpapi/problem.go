@@ -1,0 +1,148 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/oncehq/once/domain"
+)
+
+// statusByCode is the one place domain error codes become HTTP statuses.
+var statusByCode = map[domain.Code]int{
+	domain.CodeValidation:            http.StatusUnprocessableEntity,
+	domain.CodeUnauthenticated:       http.StatusUnauthorized,
+	domain.CodeForbidden:             http.StatusForbidden,
+	domain.CodeNotFound:              http.StatusNotFound,
+	domain.CodeConflict:              http.StatusConflict,
+	domain.CodeStoreExists:           http.StatusConflict,
+	domain.CodeBodyTooLarge:          http.StatusRequestEntityTooLarge,
+	domain.CodeIdempotencyKeyMissing: http.StatusBadRequest,
+	domain.CodeIdempotencyKeyInvalid: http.StatusBadRequest,
+	domain.CodeIdempotencyKeyReused:  http.StatusConflict,
+	domain.CodeIdempotencyInProgress: http.StatusConflict,
+	domain.CodeUnsafePayload:         http.StatusInternalServerError,
+	domain.CodeUnavailable:           http.StatusServiceUnavailable,
+	domain.CodeInternal:              http.StatusInternalServerError,
+}
+
+// codeByStatus names the errors huma raises itself (parsing, validation,
+// body size) so that every problem document carries a code.
+var codeByStatus = map[int]domain.Code{
+	http.StatusBadRequest:            domain.CodeValidation,
+	http.StatusUnprocessableEntity:   domain.CodeValidation,
+	http.StatusRequestEntityTooLarge: domain.CodeBodyTooLarge,
+	http.StatusUnauthorized:          domain.CodeUnauthenticated,
+	http.StatusForbidden:             domain.CodeForbidden,
+	http.StatusNotFound:              domain.CodeNotFound,
+	http.StatusConflict:              domain.CodeConflict,
+	http.StatusServiceUnavailable:    domain.CodeUnavailable,
+}
+
+// Problem is an RFC 9457 problem document with a stable code.
+type Problem struct {
+	Type     string `json:"type,omitempty" format:"uri" doc:"A URI reference identifying the problem type" default:"about:blank"`
+	Title    string `json:"title" doc:"A short, human-readable summary of the problem type"`
+	Status   int    `json:"status" doc:"The HTTP status code"`
+	Detail   string `json:"detail,omitempty" doc:"A human-readable explanation of this occurrence"`
+	Instance string `json:"instance,omitempty" format:"uri" doc:"A URI reference identifying this occurrence"`
+	Code     string `json:"code" doc:"Stable machine-readable error code; branch on this, not on the text" example:"IDEMPOTENCY_KEY_REUSED"`
+	// RetrySameKey tells an idempotent client whether sending the same
+	// request again with the same Idempotency-Key can succeed.
+	RetrySameKey bool                `json:"retry_same_key" doc:"Whether retrying the same request with the same Idempotency-Key can succeed"`
+	Errors       []*huma.ErrorDetail `json:"errors,omitempty" doc:"Details of invalid input"`
+
+	retryAfter time.Duration
+}
+
+func (p *Problem) Error() string  { return p.Code + ": " + p.Detail }
+func (p *Problem) GetStatus() int { return p.Status }
+
+// ContentType makes JSON problems application/problem+json.
+func (p *Problem) ContentType(ct string) string {
+	if ct == "application/json" {
+		return "application/problem+json"
+	}
+	return ct
+}
+
+// GetHeaders adds Retry-After when the client should come back later.
+func (p *Problem) GetHeaders() http.Header {
+	h := http.Header{}
+	if p.retryAfter > 0 {
+		secs := int(p.retryAfter.Round(time.Second) / time.Second)
+		if secs < 1 {
+			secs = 1
+		}
+		h.Set("Retry-After", strconv.Itoa(secs))
+	}
+	return h
+}
+
+func init() {
+	// Every error huma writes, its own included, becomes a Problem.
+	huma.NewError = newProblem
+}
+
+// newProblem replaces huma.NewError. A domain error among errs decides the
+// code and status; otherwise the status decides the code.
+func newProblem(status int, msg string, errs ...error) huma.StatusError {
+	for _, err := range errs {
+		var de *domain.Error
+		if errors.As(err, &de) {
+			return problemFromDomain(de)
+		}
+	}
+	code, ok := codeByStatus[status]
+	if !ok {
+		code = domain.CodeInternal
+	}
+	var details []*huma.ErrorDetail
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if d, ok := err.(huma.ErrorDetailer); ok {
+			detail := *d.ErrorDetail()
+			// The offending value is never echoed: it may be a credential.
+			detail.Value = nil
+			details = append(details, &detail)
+		} else if status < 500 {
+			details = append(details, &huma.ErrorDetail{Message: err.Error()})
+		}
+	}
+	if status >= 500 {
+		msg = "internal error"
+	}
+	return &Problem{
+		Title:        http.StatusText(status),
+		Status:       status,
+		Detail:       msg,
+		Code:         string(code),
+		RetrySameKey: code.RetrySameKey(),
+		Errors:       details,
+	}
+}
+
+func problemFromDomain(de *domain.Error) *Problem {
+	status, ok := statusByCode[de.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	detail := de.Message
+	if status >= 500 && de.Code != domain.CodeUnavailable {
+		// The message of an internal error may describe our internals.
+		detail = "internal error"
+	}
+	return &Problem{
+		Title:        http.StatusText(status),
+		Status:       status,
+		Detail:       detail,
+		Code:         string(de.Code),
+		RetrySameKey: de.Code.RetrySameKey(),
+		retryAfter:   de.RetryAfter,
+	}
+}

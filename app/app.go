@@ -1,0 +1,49 @@
+package app
+
+import (
+	"log/slog"
+	"os"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+)
+
+// Storage modules by configuration: a plain switch, so the choice is
+// readable in one place.
+func storageModule(cfg Config) fx.Option {
+	switch {
+	case cfg.Embedded():
+		return MemoryModule
+	default:
+		return PostgresModule
+	}
+}
+
+// Base is everything but the servers: configuration, logging, storage and
+// the use cases. Commands that only need the use cases (once workspace) use
+// it alone.
+func Base(cfg Config, log *slog.Logger) fx.Option {
+	return fx.Options(
+		fx.Supply(cfg, log),
+		fx.WithLogger(func() fxevent.Logger {
+			if cfg.LogLevel == "debug" {
+				return &fxevent.SlogLogger{Logger: log}
+			}
+			return fxevent.NopLogger
+		}),
+		CoreModule,
+		storageModule(cfg),
+	)
+}
+
+// Serve is the whole service: the API and the maintenance jobs.
+func Serve(cfg Config, log *slog.Logger) fx.Option {
+	opts := []fx.Option{Base(cfg, log), HTTPModule, MaintenanceModule}
+	if cfg.Embedded() && cfg.Demo {
+		opts = append(opts, DemoModule)
+	}
+	return fx.Options(opts...)
+}
+
+// DefaultLogger is the logger for cfg on standard error.
+func DefaultLogger(cfg Config) *slog.Logger { return NewLogger(cfg, os.Stderr) }

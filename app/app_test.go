@@ -1,0 +1,38 @@
+package app_test
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+
+	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/internal/apitest"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// Every configuration combination must wire: ValidateApp checks the graph
+// without running constructors, so no database is needed.
+func TestValidateApp(t *testing.T) {
+	configs := map[string]app.Config{
+		"memory":   apitest.Config(""),
+		"postgres": apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable"),
+	}
+	for name, cfg := range configs {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, fx.ValidateApp(app.Serve(cfg, quiet)))
+			require.NoError(t, fx.ValidateApp(app.Base(cfg, quiet)))
+		})
+	}
+}
+
+// The embedded default really starts and stops, demo seed included.
+func TestServeStartsOnMemory(t *testing.T) {
+	cfg := apitest.Config("")
+	cfg.Demo = true
+	fxtest.New(t, app.Serve(cfg, quiet)).RequireStart().RequireStop()
+}

@@ -1,0 +1,141 @@
+// Package app assembles once with fx: configuration, the adapter modules
+// chosen from it, and the lifecycle of the servers and background jobs.
+package app
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+
+	"github.com/oncehq/once/adapters/aesgcm"
+
+	"github.com/oncehq/once/domain/idempotency"
+)
+
+// Dev secrets make the embedded default run with no setup. They are public
+// (they are in this file), so they are refused with PostgreSQL.
+const (
+	DevJWTSecret          = "once-dev-jwt-secret-do-not-use-in-production-0001"
+	DevIdempotencySecrets = "dev:b25jZS1kZXYtaWRlbXBvdGVuY3ktc2VjcmV0LWtleS0wMDAx"
+	DevCredentialKeys     = "dev:b25jZS1kZXYtY3JlZGVudGlhbHMta2V5LTMyYnl0ZXM="
+)
+
+// Config is read from the environment. Every field is documented in the
+// README's configuration table.
+type Config struct {
+	HTTPAddr string `env:"ONCE_HTTP_ADDR" envDefault:"127.0.0.1:8080"`
+	// DatabaseURL selects PostgreSQL; empty means the embedded memory store.
+	DatabaseURL string `env:"DATABASE_URL"`
+	// MigrateDatabaseURL is the owner role `once migrate` connects as.
+	MigrateDatabaseURL string `env:"ONCE_MIGRATE_DATABASE_URL"`
+
+	JWTSecret string        `env:"ONCE_JWT_SECRET"`
+	JWTIssuer string        `env:"ONCE_JWT_ISSUER" envDefault:"once"`
+	TokenTTL  time.Duration `env:"ONCE_TOKEN_TTL" envDefault:"24h"`
+
+	IdempotencySecrets   string        `env:"ONCE_IDEMPOTENCY_SECRETS"`
+	IdempotencyRetention time.Duration `env:"ONCE_IDEMPOTENCY_RETENTION" envDefault:"48h"`
+	CredentialKeys       string        `env:"ONCE_CREDENTIAL_KEYS"`
+	MaxBodyBytes         int64         `env:"ONCE_MAX_BODY_BYTES" envDefault:"262144"`
+
+	CleanupInterval time.Duration `env:"ONCE_CLEANUP_INTERVAL" envDefault:"1m"`
+	CleanupBatch    int           `env:"ONCE_CLEANUP_BATCH" envDefault:"500"`
+
+	LogLevel  string `env:"ONCE_LOG_LEVEL" envDefault:"info"`
+	LogFormat string `env:"ONCE_LOG_FORMAT" envDefault:"text"`
+
+	// Demo seeds a demo workspace and member on the embedded store so that
+	// `make run` has something to call.
+	Demo bool `env:"ONCE_DEMO" envDefault:"true"`
+}
+
+// Demo identities seeded on the embedded store.
+const (
+	DemoWorkspaceID = "00000000-0000-4000-8000-000000000001"
+	DemoUserID      = "00000000-0000-4000-8000-0000000000aa"
+)
+
+// Embedded reports whether the service runs on the memory adapters.
+func (c Config) Embedded() bool { return c.DatabaseURL == "" }
+
+// LoadConfig reads the environment, fills the dev defaults on the embedded
+// store, and validates.
+func LoadConfig() (Config, error) {
+	c, err := env.ParseAs[Config]()
+	if err != nil {
+		return Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	c.applyDevDefaults()
+	return c, c.Validate()
+}
+
+func (c *Config) applyDevDefaults() {
+	if !c.Embedded() {
+		return
+	}
+	if c.JWTSecret == "" {
+		c.JWTSecret = DevJWTSecret
+	}
+	if c.IdempotencySecrets == "" {
+		c.IdempotencySecrets = DevIdempotencySecrets
+	}
+	if c.CredentialKeys == "" {
+		c.CredentialKeys = DevCredentialKeys
+	}
+}
+
+// Validate says everything that is wrong at once, naming the variables.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.IdempotencyRetention < idempotency.MinRetention {
+		bad("ONCE_IDEMPOTENCY_RETENTION=%s is below the minimum of %s: clients may retry for a day", c.IdempotencyRetention, idempotency.MinRetention)
+	}
+	if len(c.JWTSecret) < 32 {
+		bad("ONCE_JWT_SECRET must be at least 32 bytes")
+	}
+	if c.IdempotencySecrets == "" {
+		bad("ONCE_IDEMPOTENCY_SECRETS is required with DATABASE_URL (format id:base64key[,id:base64key...])")
+	} else if _, err := idempotency.ParseSecrets(c.IdempotencySecrets); err != nil {
+		bad("ONCE_IDEMPOTENCY_SECRETS: %v", err)
+	}
+	if c.CredentialKeys == "" {
+		bad("ONCE_CREDENTIAL_KEYS is required with DATABASE_URL (format id:base64-32-bytes[,...])")
+	} else if _, err := aesgcm.ParseKeys(c.CredentialKeys); err != nil {
+		bad("ONCE_CREDENTIAL_KEYS: %v", err)
+	}
+	if !c.Embedded() {
+		if c.JWTSecret == DevJWTSecret || c.IdempotencySecrets == DevIdempotencySecrets || c.CredentialKeys == DevCredentialKeys {
+			bad("the public dev secrets cannot be used with DATABASE_URL; set ONCE_JWT_SECRET, ONCE_IDEMPOTENCY_SECRETS and ONCE_CREDENTIAL_KEYS")
+		}
+	}
+	if c.MaxBodyBytes < 1024 {
+		bad("ONCE_MAX_BODY_BYTES=%d is too small (minimum 1024)", c.MaxBodyBytes)
+	}
+	if c.CleanupInterval <= 0 {
+		bad("ONCE_CLEANUP_INTERVAL must be positive")
+	}
+	if c.CleanupBatch <= 0 || c.CleanupBatch > 100000 {
+		bad("ONCE_CLEANUP_BATCH must be between 1 and 100000")
+	}
+	if c.TokenTTL <= 0 {
+		bad("ONCE_TOKEN_TTL must be positive")
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		bad("ONCE_LOG_LEVEL: %v", err)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		bad("ONCE_LOG_FORMAT must be text or json")
+	}
+	return errors.Join(errs...)
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	err := l.UnmarshalText([]byte(strings.ToUpper(s)))
+	return l, err
+}

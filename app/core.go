@@ -1,0 +1,78 @@
+package app
+
+import (
+	"context"
+
+	"go.uber.org/fx"
+
+	"github.com/oncehq/once/adapters/aesgcm"
+	"github.com/oncehq/once/adapters/httpapi"
+	"github.com/oncehq/once/adapters/jwtauth"
+	"github.com/oncehq/once/adapters/system"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/operations"
+	"github.com/oncehq/once/domain/stores"
+	"github.com/oncehq/once/domain/workspaces"
+	"github.com/oncehq/once/ports"
+)
+
+// CoreModule provides what does not depend on the storage choice: clock, ids,
+// secrets, the use cases and the HTTP handlers' dependencies.
+var CoreModule = fx.Module("core",
+	fx.Provide(
+		fx.Annotate(system.NewClock, fx.As(new(ports.Clock))),
+		fx.Annotate(system.NewIDs, fx.As(new(ports.IDGenerator))),
+		fx.Annotate(newSealer, fx.As(new(ports.CredentialSealer))),
+		newFingerprinter,
+		newIssuer,
+		newVerifier,
+		func(uow ports.UnitOfWork, fp *idempotency.Fingerprinter, clock ports.Clock, cfg Config) (*idempotency.Service, error) {
+			return idempotency.NewService(uow, fp, clock, cfg.IdempotencyRetention)
+		},
+		stores.NewService,
+		operations.NewService,
+		workspaces.NewService,
+		newAuthenticator,
+		newHTTPDeps,
+	),
+)
+
+func newSealer(cfg Config) (*aesgcm.Sealer, error) {
+	keys, err := aesgcm.ParseKeys(cfg.CredentialKeys)
+	if err != nil {
+		return nil, err
+	}
+	return aesgcm.NewSealer(keys)
+}
+
+func newFingerprinter(cfg Config) (*idempotency.Fingerprinter, error) {
+	secrets, err := idempotency.ParseSecrets(cfg.IdempotencySecrets)
+	if err != nil {
+		return nil, err
+	}
+	return idempotency.NewFingerprinter(secrets)
+}
+
+func newIssuer(cfg Config) (*jwtauth.Issuer, error) {
+	return jwtauth.NewIssuer([]byte(cfg.JWTSecret), cfg.JWTIssuer, cfg.TokenTTL)
+}
+
+func newVerifier(cfg Config) (*jwtauth.Verifier, error) {
+	return jwtauth.NewVerifier([]byte(cfg.JWTSecret), cfg.JWTIssuer)
+}
+
+// newAuthenticator checks the token, then the membership it claims.
+func newAuthenticator(v *jwtauth.Verifier, ws *workspaces.Service) httpapi.Authenticator {
+	return func(ctx context.Context, token string) (domain.Principal, error) {
+		claims, err := v.Verify(token)
+		if err != nil {
+			return domain.Principal{}, err
+		}
+		return ws.Authorize(ctx, claims.WorkspaceID, claims.UserID)
+	}
+}
+
+func newHTTPDeps(cfg Config, auth httpapi.Authenticator, idem *idempotency.Service, st *stores.Service, ops *operations.Service) httpapi.Deps {
+	return httpapi.Deps{Authenticate: auth, Idempotency: idem, Stores: st, Operations: ops, MaxBodyBytes: cfg.MaxBodyBytes}
+}

@@ -1,0 +1,54 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"go.uber.org/fx"
+
+	"github.com/oncehq/once/adapters/httpapi"
+)
+
+// HTTPModule serves the API.
+var HTTPModule = fx.Module("http",
+	fx.Provide(newHTTPServer),
+	fx.Invoke(func(*http.Server) {}),
+)
+
+func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, log *slog.Logger) *http.Server {
+	mux := http.NewServeMux()
+	httpapi.NewAPI(mux, deps)
+	srv := &http.Server{
+		Addr:              cfg.HTTPAddr,
+		Handler:           httpapi.Handler(mux, log),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			// Listen synchronously so a taken port fails start-up; serve in
+			// the background so the hook does not block.
+			ln, err := net.Listen("tcp", cfg.HTTPAddr)
+			if err != nil {
+				return err
+			}
+			log.Info("http server listening", slog.String("addr", ln.Addr().String()))
+			go func() {
+				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+					log.Error("http server stopped", slog.String("error", err.Error()))
+				}
+			}()
+			return nil
+		},
+		OnStop: func(ctx context.Context) error {
+			return srv.Shutdown(ctx)
+		},
+	})
+	return srv
+}

@@ -1,0 +1,48 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/google/uuid"
+	"go.uber.org/fx"
+
+	"github.com/oncehq/once/adapters/jwtauth"
+	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/workspaces"
+	"github.com/oncehq/once/ports"
+)
+
+// MemoryModule is the embedded default: every stateful port in memory.
+// Nothing survives a restart.
+var MemoryModule = fx.Module("memory",
+	fx.Provide(
+		memory.NewDB,
+		fx.Annotate(memory.NewUnitOfWork, fx.As(new(ports.UnitOfWork))),
+		fx.Annotate(memory.NewDiscovery, fx.As(new(ports.IdempotencyDiscovery))),
+	),
+	fx.Invoke(func(log *slog.Logger) {
+		log.Warn("running on the embedded in-memory store: nothing is persisted; set DATABASE_URL to use PostgreSQL")
+	}),
+)
+
+// DemoModule seeds a demo workspace on the embedded store and prints a token
+// and a request to try.
+var DemoModule = fx.Module("demo",
+	fx.Invoke(func(lc fx.Lifecycle, ws *workspaces.Service, issuer *jwtauth.Issuer, cfg Config, log *slog.Logger) {
+		lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
+			wsID, user := uuid.MustParse(DemoWorkspaceID), uuid.MustParse(DemoUserID)
+			if _, err := ws.Create(ctx, wsID, "Demo workspace", user); err != nil && !domain.IsCode(err, domain.CodeConflict) {
+				return err
+			}
+			token, err := issuer.Issue(wsID, user)
+			if err != nil {
+				return err
+			}
+			log.Info("demo workspace ready", slog.String("workspace_id", DemoWorkspaceID), slog.String("user_id", DemoUserID))
+			printDemo(cfg.HTTPAddr, token)
+			return nil
+		}})
+	}),
+)

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oncehq/once/adapters/postgres"
+	schema "github.com/oncehq/once/sql"
+)
+
+func migrateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply sql/*.sql as the owner role (ONCE_MIGRATE_DATABASE_URL)",
+		Long: "Applies the embedded migrations in order, each once, recorded in schema_migrations.\n" +
+			"Run it as the owner role, not as the application role the service uses.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dsn := os.Getenv("ONCE_MIGRATE_DATABASE_URL")
+			if dsn == "" {
+				return errors.New("ONCE_MIGRATE_DATABASE_URL (the owner role's connection) is required")
+			}
+			db, err := postgres.Open(cmd.Context(), dsn)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if err := postgres.Migrate(cmd.Context(), db, schema.FS); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "migrations applied")
+			return nil
+		},
+	}
+}
+
+func bootstrapCmd() *cobra.Command {
+	var cfg postgres.BootstrapConfig
+	var superuser string
+	cmd := &cobra.Command{
+		Use:   "bootstrap",
+		Short: "Create the database and its roles (run once, as a PostgreSQL superuser)",
+		Long: "Creates the group roles once_app and once_discovery, the owner login role that runs\n" +
+			"migrations, the application login role the service connects as (no BYPASSRLS, owns\n" +
+			"nothing), and the database. Safe to run again.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := postgres.Bootstrap(cmd.Context(), superuser, cfg); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "database %s ready: migrate as %s, serve as %s\n", cfg.Database, cfg.OwnerRole, cfg.AppRole)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&superuser, "superuser-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "superuser connection")
+	cmd.Flags().StringVar(&cfg.Database, "database", "once", "database to create")
+	cmd.Flags().StringVar(&cfg.OwnerRole, "owner", "once_owner", "owner login role (runs migrations)")
+	cmd.Flags().StringVar(&cfg.AppRole, "app", "once_service", "application login role (the service)")
+	return cmd
+}

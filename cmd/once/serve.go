@@ -1,0 +1,24 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+	"go.uber.org/fx"
+
+	"github.com/oncehq/once/app"
+)
+
+func serveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Run the API server (embedded in-memory store unless DATABASE_URL is set)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := app.LoadConfig()
+			if err != nil {
+				return err
+			}
+			fx.New(app.Serve(cfg, app.DefaultLogger(cfg))).Run()
+			return nil
+		},
+	}
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/oncehq/once/adapters/jwtauth"
+	"github.com/oncehq/once/app"
+)
+
+func tokenCmd() *cobra.Command {
+	var workspace, user string
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Print a bearer token for local use, signed with ONCE_JWT_SECRET",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := app.LoadConfig()
+			if err != nil {
+				return err
+			}
+			ws, err := uuid.Parse(workspace)
+			if err != nil {
+				return fmt.Errorf("--workspace: %w", err)
+			}
+			u, err := uuid.Parse(user)
+			if err != nil {
+				return fmt.Errorf("--user: %w", err)
+			}
+			issuer, err := jwtauth.NewIssuer([]byte(cfg.JWTSecret), cfg.JWTIssuer, cfg.TokenTTL)
+			if err != nil {
+				return err
+			}
+			token, err := issuer.Issue(ws, u)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), token)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&workspace, "workspace", app.DemoWorkspaceID, "workspace id")
+	cmd.Flags().StringVar(&user, "user", app.DemoUserID, "user id")
+	return cmd
+}

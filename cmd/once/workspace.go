@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"go.uber.org/fx"
+
+	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/domain/workspaces"
+)
+
+func workspaceCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "workspace", Short: "Manage workspaces"}
+	var name, admin, id string
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create a workspace with its first admin",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			adminID, err := uuid.Parse(admin)
+			if err != nil {
+				return fmt.Errorf("--admin: %w", err)
+			}
+			wsID := uuid.Nil
+			if id != "" {
+				if wsID, err = uuid.Parse(id); err != nil {
+					return fmt.Errorf("--id: %w", err)
+				}
+			}
+			return withUseCases(cmd.Context(), func(ws *workspaces.Service) error {
+				w, err := ws.Create(cmd.Context(), wsID, name, adminID)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), w.ID)
+				return nil
+			})
+		},
+	}
+	create.Flags().StringVar(&name, "name", "", "workspace name")
+	create.Flags().StringVar(&admin, "admin", "", "user id of the first admin")
+	create.Flags().StringVar(&id, "id", "", "workspace id (default: a new one)")
+	_ = create.MarkFlagRequired("name")
+	_ = create.MarkFlagRequired("admin")
+	cmd.AddCommand(create)
+	return cmd
+}
+
+// withUseCases starts the storage and use cases without the servers.
+func withUseCases(ctx context.Context, fn func(*workspaces.Service) error) error {
+	cfg, err := app.LoadConfig()
+	if err != nil {
+		return err
+	}
+	var ws *workspaces.Service
+	a := fx.New(app.Base(cfg, app.DefaultLogger(cfg)), fx.Populate(&ws))
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	defer a.Stop(context.Background())
+	return fn(ws)
+}

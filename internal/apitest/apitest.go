@@ -1,0 +1,211 @@
+// Package apitest starts the whole service (the fx graph the binary runs,
+// minus the listener) behind an httptest server, on the memory store or on a
+// fresh PostgreSQL database, with a workspace, a member and a token ready.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/fx"
+
+	"github.com/oncehq/once/adapters/httpapi"
+	"github.com/oncehq/once/adapters/jwtauth"
+	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/domain/workspaces"
+	"github.com/oncehq/once/internal/pgtest"
+)
+
+// Test secrets: long enough, and not the public dev ones (PostgreSQL
+// refuses those).
+const (
+	testJWTSecret          = "apitest-jwt-secret-0123456789abcdef0123456789"
+	testIdempotencySecrets = "t1:YXBpdGVzdC1pZGVtcG90ZW5jeS1zZWNyZXQtMDEyMzQ1Njc4OQ=="
+	testCredentialKeys     = "t1:YXBpdGVzdC1jcmVkZW50aWFscy1rZXktMzItYnl0ZXM="
+)
+
+// Server is a running service with one workspace and its admin.
+type Server struct {
+	URL       string
+	Workspace uuid.UUID
+	User      uuid.UUID
+	Token     string
+	// PG is the database when the server runs on PostgreSQL, nil on memory.
+	PG     *pgtest.DB
+	Logs   *SyncBuffer
+	Issuer *jwtauth.Issuer
+	WS     *workspaces.Service
+}
+
+// Memory starts the service on the memory adapters.
+func Memory(t testing.TB, opts ...fx.Option) *Server {
+	return start(t, Config(""), nil, opts...)
+}
+
+// Postgres starts the service on a fresh database, as the application role.
+func Postgres(t testing.TB, opts ...fx.Option) *Server {
+	db := pgtest.New(t)
+	return start(t, Config(db.AppDSN), db, opts...)
+}
+
+// Config is the service configuration the tests use.
+func Config(databaseURL string) app.Config {
+	return app.Config{
+		HTTPAddr:             "127.0.0.1:0",
+		DatabaseURL:          databaseURL,
+		JWTSecret:            testJWTSecret,
+		JWTIssuer:            "once",
+		TokenTTL:             time.Hour,
+		IdempotencySecrets:   testIdempotencySecrets,
+		IdempotencyRetention: 48 * time.Hour,
+		CredentialKeys:       testCredentialKeys,
+		MaxBodyBytes:         httpapi.DefaultMaxBodyBytes,
+		CleanupInterval:      time.Hour,
+		CleanupBatch:         100,
+		LogLevel:             "debug",
+		LogFormat:            "json",
+	}
+}
+
+func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Server {
+	t.Helper()
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("test configuration: %v", err)
+	}
+	logs := &SyncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := &Server{PG: db, Logs: logs, Workspace: uuid.New(), User: uuid.New()}
+	var deps httpapi.Deps
+	fxApp := fx.New(append([]fx.Option{app.Base(cfg, log), fx.Populate(&deps, &s.Issuer, &s.WS)}, opts...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := fxApp.Start(ctx); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { _ = fxApp.Stop(context.Background()) })
+
+	mux := http.NewServeMux()
+	httpapi.NewAPI(mux, deps)
+	ts := httptest.NewServer(httpapi.Handler(mux, log))
+	t.Cleanup(ts.Close)
+	s.URL = ts.URL
+
+	if _, err := s.WS.Create(ctx, s.Workspace, "test workspace", s.User); err != nil {
+		t.Fatalf("create workspace: %v", err)
+	}
+	s.Token = s.TokenFor(t, s.Workspace, s.User)
+	return s
+}
+
+// TokenFor signs a token for any workspace and user.
+func (s *Server) TokenFor(t testing.TB, ws, user uuid.UUID) string {
+	t.Helper()
+	token, err := s.Issuer.Issue(ws, user)
+	if err != nil {
+		t.Fatalf("issue token: %v", err)
+	}
+	return token
+}
+
+// Response is a finished HTTP exchange.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v.
+func (r Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Problem is the problem+json body of an error.
+type Problem struct {
+	Status       int    `json:"status"`
+	Code         string `json:"code"`
+	Detail       string `json:"detail"`
+	RetrySameKey bool   `json:"retry_same_key"`
+}
+
+// Problem decodes the body as a problem document.
+func (r Response) Problem(t testing.TB) Problem {
+	t.Helper()
+	var p Problem
+	r.JSON(t, &p)
+	return p
+}
+
+// Do sends a request with the server's token; headers may add or override
+// (an empty value removes one).
+func (s *Server) Do(t testing.TB, method, path string, body any, headers map[string]string) Response {
+	t.Helper()
+	var reader io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		reader = bytes.NewReader(b)
+	case string:
+		reader = bytes.NewReader([]byte(b))
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reader = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, s.URL+path, reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.Token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Response{Status: res.StatusCode, Header: res.Header, Body: raw}
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers (the logger).
+type SyncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *SyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *SyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
