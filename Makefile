@@ -1,0 +1,49 @@
+# The two commands a new user needs: `make run` and `make test`.
+GO        ?= go
+PKGS      ?= ./...
+TEST_FLAGS ?= -race -count=1 -timeout 15m
+
+.PHONY: run test services build openapi openapi-check mocks fuzz vet lint
+
+## run: the service on the embedded in-memory store; prints a token and a request to try
+run:
+	$(GO) run ./cmd/once serve
+
+## test: every test, with PostgreSQL, Redis and RabbitMQ started (installed if missing)
+test: services
+	$(GO) vet $(PKGS)
+	$(GO) test $(TEST_FLAGS) $(PKGS)
+
+services:
+	bash scripts/services.sh
+
+build:
+	$(GO) build -o bin/once ./cmd/once
+
+## openapi: regenerate the committed OpenAPI documents from the code
+openapi:
+	$(GO) run ./cmd/once openapi -o openapi/openapi.yaml
+	$(GO) run ./cmd/once openapi --spec-version 3.0 -o openapi/openapi-3.0.yaml
+
+## openapi-check: fail if the committed documents differ from the code
+openapi-check:
+	@tmp=$$(mktemp -d) && \
+	$(GO) run ./cmd/once openapi -o $$tmp/openapi.yaml && \
+	$(GO) run ./cmd/once openapi --spec-version 3.0 -o $$tmp/openapi-3.0.yaml && \
+	diff -u openapi/openapi.yaml $$tmp/openapi.yaml && \
+	diff -u openapi/openapi-3.0.yaml $$tmp/openapi-3.0.yaml && \
+	echo "openapi: committed documents match the code" || \
+	{ echo "openapi: drift; run 'make openapi' and commit openapi/" >&2; exit 1; }
+
+## mocks: regenerate the mockery mocks of the ports
+mocks:
+	$(GO) tool mockery
+
+## fuzz: run each fuzz target for a while (make test runs their seed corpus)
+fuzz:
+	$(GO) test -run=NONE -fuzz=FuzzCanonicalJSON -fuzztime=30s ./domain/idempotency/
+	$(GO) test -run=NONE -fuzz=FuzzParseKey -fuzztime=30s ./domain/idempotency/
+	$(GO) test -run=NONE -fuzz=FuzzNormalizePath -fuzztime=30s ./domain/idempotency/
+
+vet:
+	$(GO) vet $(PKGS)

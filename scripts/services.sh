@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Makes sure the services the tests talk to are installed and running:
+# PostgreSQL, Redis and RabbitMQ. Installs them with apt-get where missing
+# (a fresh machine), starts them where down, and waits until each answers.
+# Idempotent: on a machine where all three run it only checks.
+set -euo pipefail
+
+log() { printf 'services: %s\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_updated=
+install() {
+  if [ -z "$apt_updated" ]; then
+    log "apt-get update"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+    apt_updated=1
+  fi
+  log "installing $*"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+}
+
+wait_for() { # name, tries, command...
+  local name=$1 tries=$2; shift 2
+  for _ in $(seq "$tries"); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 1
+  done
+  log "$name did not become ready"; return 1
+}
+
+pg_ready() { psql "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable" -Atqc 'select 1' >/dev/null; }
+
+postgres() {
+  command -v pg_ctlcluster >/dev/null || install postgresql postgresql-client
+  if ! pg_ready 2>/dev/null; then
+    local ver; ver=$(ls /etc/postgresql | sort -V | tail -n1)
+    if ! pg_lsclusters -h | grep -q online; then
+      log "starting PostgreSQL $ver"
+      as_root pg_ctlcluster --skip-systemctl-redirect "$ver" main start || true
+    fi
+    if ! wait_for "PostgreSQL" 10 pg_ready; then
+      # A fresh install asks for passwords over TCP; the tests connect as the
+      # superuser with trust, as on the development machines.
+      log "allowing trust auth on loopback for the test superuser"
+      local hba="/etc/postgresql/$ver/main/pg_hba.conf"
+      as_root sed -i -E 's/^(host\s+all\s+all\s+(127\.0\.0\.1\/32|::1\/128)\s+)\S+/\1trust/' "$hba"
+      as_root pg_ctlcluster --skip-systemctl-redirect "$ver" main reload || true
+      wait_for "PostgreSQL" 30 pg_ready
+    fi
+  fi
+  log "PostgreSQL ready"
+}
+
+redis() {
+  command -v redis-server >/dev/null || install redis-server
+  if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+    log "starting Redis"
+    redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no >&2
+    wait_for "Redis" 30 redis-cli -h 127.0.0.1 -p 6379 ping
+  fi
+  log "Redis ready"
+}
+
+rabbitmq() {
+  command -v rabbitmq-server >/dev/null || install rabbitmq-server
+  if ! (exec 3<>/dev/tcp/127.0.0.1/5672) 2>/dev/null; then
+    log "starting RabbitMQ"
+    as_root rabbitmq-server -detached >&2 || true
+    wait_for "RabbitMQ" 90 bash -c 'exec 3<>/dev/tcp/127.0.0.1/5672'
+  fi
+  log "RabbitMQ ready"
+}
+
+postgres
+redis
+rabbitmq
