@@ -37,7 +37,7 @@ openapi-check:
 
 ## mocks: regenerate the mockery mocks of the ports
 mocks:
-	$(GO) tool mockery
+	$(GO) run github.com/vektra/mockery/v3@v3.9.1
 
 ## fuzz: run each fuzz target for a while (make test runs their seed corpus)
 fuzz:

@@ -1,0 +1,113 @@
+package idempotency_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/mocks"
+	"github.com/oncehq/once/ports"
+)
+
+type fixedClock struct{ t time.Time }
+
+func (c fixedClock) Now() time.Time { return c.t }
+
+// harness wires the service to mocks: the unit of work runs fn at once with a
+// Tx whose idempotency store is the mock under test.
+func harness(t *testing.T) (*idempotency.Service, *mocks.IdempotencyStore, *idempotency.Fingerprinter) {
+	store := mocks.NewIdempotencyStore(t)
+	tx := mocks.NewTx(t)
+	tx.EXPECT().Idempotency().Return(store).Maybe()
+	uow := mocks.NewUnitOfWork(t)
+	uow.EXPECT().Transact(mock.Anything, mock.Anything, mock.Anything).RunAndReturn(
+		func(ctx context.Context, _ uuid.UUID, fn func(context.Context, ports.Tx) error) error { return fn(ctx, tx) })
+	fp, err := idempotency.NewFingerprinter([]idempotency.Secret{{ID: "k1", Key: []byte("0123456789abcdef0123456789abcdef")}})
+	require.NoError(t, err)
+	svc, err := idempotency.NewService(uow, fp, fixedClock{time.Unix(1_800_000_000, 0).UTC()}, idempotency.DefaultRetention)
+	require.NoError(t, err)
+	return svc, store, fp
+}
+
+func request(body string) idempotency.Request {
+	return idempotency.Request{
+		Scope: domain.IdempotencyScope{WorkspaceID: uuid.New(), UserID: uuid.New(), Method: "POST", Path: "/v1/stores", Key: uuid.New()},
+		Shape: idempotency.RequestShape{Method: "POST", Path: "/v1/stores", ContentType: "application/json", Body: []byte(body)},
+	}
+}
+
+func TestReusedKeyNeverRunsWorkNorCompletes(t *testing.T) {
+	svc, store, fp := harness(t)
+	keyID, sum, err := fp.Fingerprint(request(`{"a":1}`).Shape)
+	require.NoError(t, err)
+	store.EXPECT().Claim(mock.Anything, mock.Anything).Return(&domain.IdempotencyRecord{
+		FingerprintKeyID: keyID, Fingerprint: sum, Status: domain.IdempotencyCompleted,
+		Response: domain.SavedResponse{Status: 201, Body: []byte(`{}`)},
+	}, nil).Once()
+	// No Complete expectation: the mock fails the test if it is called.
+
+	_, err = svc.Run(context.Background(), request(`{"a":2}`), func(context.Context, ports.Tx) (domain.SavedResponse, error) {
+		t.Fatal("work ran for a reused key")
+		return domain.SavedResponse{}, nil
+	})
+	assert.Equal(t, domain.CodeIdempotencyKeyReused, domain.ErrorCode(err))
+}
+
+func TestFreshRequestCompletesOnceWithAllowListedHeaders(t *testing.T) {
+	svc, store, _ := harness(t)
+	req := request(`{"a":1}`)
+	store.EXPECT().Claim(mock.Anything, mock.MatchedBy(func(rec domain.IdempotencyRecord) bool {
+		return rec.Scope == req.Scope && rec.FingerprintKeyID == "k1" && rec.Status == domain.IdempotencyInProgress &&
+			rec.ExpiresAt.Sub(rec.CreatedAt) == idempotency.DefaultRetention
+	})).Return(nil, nil).Once()
+	store.EXPECT().Complete(mock.Anything, req.Scope, domain.SavedResponse{
+		Status:  201,
+		Headers: map[string]string{"Location": "/v1/stores/1"},
+		Body:    []byte(`{"id":"1"}`),
+	}, mock.Anything).Return(nil).Once()
+
+	ran := 0
+	res, err := svc.Run(context.Background(), req, func(context.Context, ports.Tx) (domain.SavedResponse, error) {
+		ran++
+		return domain.SavedResponse{Status: 201, Body: []byte(`{"id":"1"}`),
+			Headers: map[string]string{"location": "/v1/stores/1", "Set-Cookie": "session=abc"}}, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 1, ran)
+	assert.False(t, res.Replayed)
+	assert.NotContains(t, res.Response.Headers, "Set-Cookie")
+}
+
+func TestResponseThatWouldLeakASecretIsNeitherStoredNorSent(t *testing.T) {
+	svc, store, _ := harness(t)
+	store.EXPECT().Claim(mock.Anything, mock.Anything).Return(nil, nil).Once()
+	_, err := svc.Run(context.Background(), request(`{}`), func(context.Context, ports.Tx) (domain.SavedResponse, error) {
+		return domain.SavedResponse{Status: 201, Body: []byte(`{"api_secret":"s"}`)}, nil
+	})
+	assert.Equal(t, domain.CodeInternal, domain.ErrorCode(err))
+}
+
+func TestInProgressTellsTheClientWhenToComeBack(t *testing.T) {
+	svc, store, _ := harness(t)
+	store.EXPECT().Claim(mock.Anything, mock.Anything).Return(nil, domain.Errorf(domain.CodeIdempotencyInProgress, "busy")).Once()
+	_, err := svc.Run(context.Background(), request(`{}`), func(context.Context, ports.Tx) (domain.SavedResponse, error) {
+		t.Fatal("work ran while another request holds the key")
+		return domain.SavedResponse{}, nil
+	})
+	var de *domain.Error
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, domain.CodeIdempotencyInProgress, de.Code)
+	assert.Equal(t, idempotency.InProgressRetryAfter, de.RetryAfter)
+}
+
+func TestRetentionBelowADayIsRefused(t *testing.T) {
+	_, err := idempotency.NewService(nil, nil, nil, 23*time.Hour)
+	assert.Equal(t, domain.CodeValidation, domain.ErrorCode(err))
+}

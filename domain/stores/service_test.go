@@ -1,0 +1,88 @@
+package stores_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/adapters/aesgcm"
+	"github.com/oncehq/once/adapters/system"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/stores"
+	"github.com/oncehq/once/mocks"
+)
+
+func sealer(t *testing.T) *aesgcm.Sealer {
+	keys, err := aesgcm.ParseKeys("k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	require.NoError(t, err)
+	s, err := aesgcm.NewSealer(keys)
+	require.NoError(t, err)
+	return s
+}
+
+// Creating a store appends exactly one verify event, for this store and
+// credential version, and nothing of the credentials reaches it or the row.
+func TestCreateAppendsOneVerifyEventWithoutCredentials(t *testing.T) {
+	const secret = "sk_live_never_in_an_event"
+	sl := sealer(t)
+	var stored domain.Store
+	storeRepo := mocks.NewStoreRepository(t)
+	storeRepo.EXPECT().Create(mock.Anything, mock.Anything).RunAndReturn(func(_ context.Context, s domain.Store) error {
+		stored = s
+		return nil
+	}).Once()
+	opRepo := mocks.NewOperationRepository(t)
+	opRepo.EXPECT().Create(mock.Anything, mock.Anything).Return(nil).Once()
+	outbox := mocks.NewOutbox(t)
+	var events []domain.OutboxEvent
+	outbox.EXPECT().Append(mock.Anything, mock.Anything).RunAndReturn(func(_ context.Context, evs ...domain.OutboxEvent) error {
+		events = append(events, evs...)
+		return nil
+	}).Once()
+	tx := mocks.NewTx(t)
+	tx.EXPECT().Stores().Return(storeRepo)
+	tx.EXPECT().Operations().Return(opRepo)
+	tx.EXPECT().Outbox().Return(outbox)
+
+	svc := stores.NewService(mocks.NewUnitOfWork(t), sl, system.NewClock(), system.NewIDs())
+	p := domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: domain.RoleAdmin}
+	created, err := svc.Create(context.Background(), tx, p, stores.CreateCommand{
+		Platform: "shopify", Name: "Shop", ExternalShopID: "s-1",
+		Credentials: domain.StoreCredentials{APIKey: "ak", APISecret: secret},
+	})
+	require.NoError(t, err)
+
+	require.Len(t, events, 1)
+	ev := events[0]
+	assert.Equal(t, domain.EventStoreCredentialsVerify, ev.Type)
+	assert.Equal(t, p.WorkspaceID, ev.WorkspaceID)
+	var payload domain.StoreCredentialsVerify
+	require.NoError(t, json.Unmarshal(ev.Payload, &payload))
+	assert.Equal(t, domain.StoreCredentialsVerify{StoreID: created.Store.ID, CredentialVersion: 1, OperationID: created.Operation.ID}, payload)
+	assert.NotContains(t, string(ev.Payload), secret)
+
+	assert.NotContains(t, string(stored.SealedCredentials), secret, "credentials are sealed at rest")
+	opened, err := stores.OpenCredentials(sl, stored)
+	require.NoError(t, err)
+	assert.Equal(t, secret, opened.APISecret)
+
+	// A ciphertext moved to another store does not open.
+	moved := stored
+	moved.ID = uuid.New()
+	_, err = stores.OpenCredentials(sl, moved)
+	assert.Error(t, err)
+}
+
+func TestCreateRefusesBadInputBeforeWriting(t *testing.T) {
+	svc := stores.NewService(mocks.NewUnitOfWork(t), sealer(t), system.NewClock(), system.NewIDs())
+	tx := mocks.NewTx(t) // no expectations: any write fails the test
+	_, err := svc.Create(context.Background(), tx, domain.Principal{WorkspaceID: uuid.New()}, stores.CreateCommand{
+		Platform: "myspace", Name: "x", ExternalShopID: "y", Credentials: domain.StoreCredentials{APIKey: "a", APISecret: "b"},
+	})
+	assert.Equal(t, domain.CodeValidation, domain.ErrorCode(err))
+}
