@@ -28,7 +28,9 @@ func harness(t *testing.T) (*idempotency.Service, *mocks.IdempotencyStore, *idem
 	tx.EXPECT().Idempotency().Return(store).Maybe()
 	uow := mocks.NewUnitOfWork(t)
 	uow.EXPECT().Transact(mock.Anything, mock.Anything, mock.Anything).RunAndReturn(
-		func(ctx context.Context, _ uuid.UUID, fn func(context.Context, ports.Tx) error) error { return fn(ctx, tx) })
+		func(ctx context.Context, _ uuid.UUID, fn func(context.Context, ports.Tx) error) error {
+			return fn(ctx, tx)
+		})
 	fp, err := idempotency.NewFingerprinter([]idempotency.Secret{{ID: "k1", Key: []byte("0123456789abcdef0123456789abcdef")}})
 	require.NoError(t, err)
 	svc, err := idempotency.NewService(uow, fp, fixedClock{time.Unix(1_800_000_000, 0).UTC()}, idempotency.DefaultRetention)
