@@ -27,6 +27,7 @@ type Tx interface {
 	Members() MemberRepository
 	Idempotency() IdempotencyStore
 	Outbox() Outbox
+	OutboxDispatch() OutboxDispatch
 	Operations() OperationRepository
 	Stores() StoreRepository
 }

@@ -1,0 +1,83 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+)
+
+// OutboxDispatch is the Dispatcher's side of the outbox, bound to one
+// transaction of one workspace (row-level security applies: without a
+// workspace nothing is seen or claimed). Every change after a claim is
+// fenced by owner: a call from an instance whose lease was taken over by
+// another changes nothing and reports so.
+type OutboxDispatch interface {
+	// ClaimDue claims up to limit due events, oldest due first, skipping rows
+	// other transactions have locked (FOR UPDATE SKIP LOCKED): pending events
+	// whose next_attempt_at <= now, and dispatching events whose lease
+	// expired (locked_until <= now). Claimed events become dispatching with
+	// locked_by = owner and locked_until = now + lease; the returned events
+	// show that state.
+	ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.OutboxEvent, error)
+
+	// MarkDispatched marks the events dispatched at `at`, but only those
+	// still dispatching and locked by owner. Returns how many changed.
+	MarkDispatched(ctx context.Context, owner string, ids []uuid.UUID, at time.Time) (int, error)
+
+	// Release returns a failed event to pending: attempt_count + 1,
+	// next_attempt_at, last_error (already sanitized), lock cleared. Fenced
+	// by owner; false if the event was not ours any more.
+	Release(ctx context.Context, owner string, id uuid.UUID, nextAttemptAt time.Time, lastError string) (bool, error)
+
+	// DeadLetter parks an event that failed too often: attempt_count + 1,
+	// status dead_letter, last_error kept for operators. Fenced by owner.
+	DeadLetter(ctx context.Context, owner string, id uuid.UUID, lastError string) (bool, error)
+
+	// Redrive moves dead-lettered events back to pending with attempt_count
+	// 0 and next_attempt_at = now; ids nil means all of this workspace's.
+	// Events that are not dead-lettered are left alone. Returns how many
+	// moved.
+	Redrive(ctx context.Context, ids []uuid.UUID, now time.Time) (int, error)
+
+	// DeleteDispatchedBefore deletes up to limit events dispatched before
+	// `before` and returns how many.
+	DeleteDispatchedBefore(ctx context.Context, before time.Time, limit int) (int, error)
+}
+
+// OutboxDiscovery tells, without any workspace context and without reading
+// rows, which workspaces have outbox work. It is the narrow cross-workspace
+// means of DESIGN §5 (PostgreSQL: SECURITY DEFINER functions returning ids
+// or counts only).
+type OutboxDiscovery interface {
+	// WorkspacesWithDueEvents returns up to limit workspaces with events due
+	// at now (pending and due, or dispatching with an expired lease).
+	WorkspacesWithDueEvents(ctx context.Context, now time.Time, limit int) ([]uuid.UUID, error)
+	// WorkspacesWithDispatchedBefore returns up to limit workspaces holding
+	// events dispatched before `before` (for the retention cleanup).
+	WorkspacesWithDispatchedBefore(ctx context.Context, before time.Time, limit int) ([]uuid.UUID, error)
+	// Stats counts events per status over all workspaces, and the age at now
+	// of the oldest due event (0 when none is due). Counts only.
+	Stats(ctx context.Context, now time.Time) (OutboxStats, error)
+}
+
+// OutboxStats are the numbers operators watch.
+type OutboxStats struct {
+	ByStatus        map[domain.OutboxStatus]int64
+	OldestDueAge    time.Duration
+	DeadLetterCount int64
+}
+
+// DispatchSignal wakes Dispatchers soon after events are committed, so they
+// do not wait for their next poll.
+type DispatchSignal interface {
+	// Committed is called after a transaction that appended events has
+	// committed (never inside it: a NOTIFY in the business transaction would
+	// serialize every producer's commit). It never blocks; calls coalesce.
+	Committed()
+	// Wake yields soon after Committed was called, in this process or, with
+	// PostgreSQL, in any process. Spurious wake-ups are allowed.
+	Wake() <-chan struct{}
+}
