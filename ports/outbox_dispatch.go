@@ -52,9 +52,12 @@ type OutboxDispatch interface {
 // means of DESIGN §5 (PostgreSQL: SECURITY DEFINER functions returning ids
 // or counts only).
 type OutboxDiscovery interface {
-	// WorkspacesWithDueEvents returns up to limit workspaces with events due
-	// at now (pending and due, or dispatching with an expired lease).
-	WorkspacesWithDueEvents(ctx context.Context, now time.Time, limit int) ([]uuid.UUID, error)
+	// WorkspacesWithDueEvents returns, in id order, up to limit workspaces
+	// whose id is greater than after (uuid.Nil: from the start) with events
+	// due at now (pending and due, or dispatching with an expired lease).
+	// after is the caller's cursor, so every due workspace gets its turn
+	// however many there are.
+	WorkspacesWithDueEvents(ctx context.Context, now time.Time, after uuid.UUID, limit int) ([]uuid.UUID, error)
 	// WorkspacesWithDispatchedBefore returns up to limit workspaces holding
 	// events dispatched before `before` (for the retention cleanup).
 	WorkspacesWithDispatchedBefore(ctx context.Context, before time.Time, limit int) ([]uuid.UUID, error)
@@ -65,9 +68,8 @@ type OutboxDiscovery interface {
 
 // OutboxStats are the numbers operators watch.
 type OutboxStats struct {
-	ByStatus        map[domain.OutboxStatus]int64
-	OldestDueAge    time.Duration
-	DeadLetterCount int64
+	ByStatus     map[domain.OutboxStatus]int64
+	OldestDueAge time.Duration
 }
 
 // DispatchSignal wakes Dispatchers soon after events are committed, so they

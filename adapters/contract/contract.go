@@ -27,10 +27,11 @@ import (
 )
 
 // Harness is what the suite tests: a unit of work and the cross-workspace
-// discovery, built over one shared state.
+// discoveries, built over one shared state.
 type Harness struct {
-	UoW       ports.UnitOfWork
-	Discovery ports.IdempotencyDiscovery
+	UoW             ports.UnitOfWork
+	Discovery       ports.IdempotencyDiscovery
+	OutboxDiscovery ports.OutboxDiscovery
 }
 
 // Run runs the whole suite. newHarness is called once per group of tests;
@@ -45,6 +46,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Stores", testStores},
 		{"Operations", testOperations},
 		{"Outbox", testOutbox},
+		{"OutboxDispatch", testOutboxDispatch},
 		{"Transactions", testTransactions},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyCleanup", testIdempotencyCleanup},

@@ -10,6 +10,10 @@ import (
 func TestContract(t *testing.T) {
 	contract.Run(t, func(t *testing.T) contract.Harness {
 		db := memory.NewDB()
-		return contract.Harness{UoW: memory.NewUnitOfWork(db), Discovery: memory.NewDiscovery(db)}
+		return contract.Harness{
+			UoW:             memory.NewUnitOfWork(db),
+			Discovery:       memory.NewDiscovery(db),
+			OutboxDiscovery: memory.NewOutboxDiscovery(db),
+		}
 	})
 }

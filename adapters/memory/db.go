@@ -37,6 +37,10 @@ type DB struct {
 	reserved map[uniqueKey]*tx
 	// claims are the idempotency scopes open transactions hold.
 	claims map[domain.IdempotencyScope]*tx
+	// eventLocks are the outbox events open transactions claimed, changed
+	// or deleted: the row locks of PostgreSQL. Other transactions skip
+	// them (FOR UPDATE SKIP LOCKED) until the holder ends.
+	eventLocks map[uuid.UUID]*tx
 
 	// seq orders rows written at the same instant (outbox "oldest first")
 	// and versions idempotency records.
@@ -56,6 +60,7 @@ func NewDB() *DB {
 		taken:      map[uniqueKey]bool{},
 		reserved:   map[uniqueKey]*tx{},
 		claims:     map[domain.IdempotencyScope]*tx{},
+		eventLocks: map[uuid.UUID]*tx{},
 	}
 }
 

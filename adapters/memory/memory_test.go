@@ -52,3 +52,20 @@ func TestTransactWithoutWorkspaceIsRefused(t *testing.T) {
 	require.Equal(t, domain.CodeValidation, domain.ErrorCode(err))
 	require.False(t, called)
 }
+
+func TestSignalCoalescesAndNeverBlocks(t *testing.T) {
+	s := memory.NewSignal()
+	for range 100 {
+		s.Committed()
+	}
+	select {
+	case <-s.Wake():
+	default:
+		t.Fatal("Committed did not wake")
+	}
+	select {
+	case <-s.Wake():
+		t.Fatal("100 commits should coalesce into one wake-up")
+	default:
+	}
+}

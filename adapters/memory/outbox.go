@@ -58,11 +58,8 @@ func (r outboxRepo) Get(_ context.Context, id uuid.UUID) (domain.OutboxEvent, er
 		return domain.OutboxEvent{}, err
 	}
 	defer t.db.mu.Unlock()
-	row, ok := t.events[id]
+	row, ok := t.visibleEventLocked(id)
 	if !ok {
-		row, ok = t.db.events[id]
-	}
-	if !ok || row.event.WorkspaceID != t.workspace {
 		return domain.OutboxEvent{}, domain.Errorf(domain.CodeNotFound, "outbox event %s not found", id)
 	}
 	return copyEvent(row.event), nil
@@ -80,12 +77,7 @@ func (r outboxRepo) List(_ context.Context, status domain.OutboxStatus, limit in
 			rows = append(rows, row)
 		}
 	}
-	for id, row := range t.db.events {
-		if _, staged := t.events[id]; !staged {
-			add(row)
-		}
-	}
-	for _, row := range t.events {
+	for _, row := range t.visibleEventsLocked() {
 		add(row)
 	}
 	slices.SortFunc(rows, func(a, b eventRow) int {
@@ -96,4 +88,38 @@ func (r outboxRepo) List(_ context.Context, status domain.OutboxStatus, limit in
 		events = append(events, copyEvent(row.event))
 	}
 	return events, nil
+}
+
+// visibleEventLocked returns event id as t sees it: its own write, else the
+// committed row, unless t deleted it, and only in t's workspace. Call with
+// db.mu held.
+func (t *tx) visibleEventLocked(id uuid.UUID) (eventRow, bool) {
+	if t.eventDeletes[id] {
+		return eventRow{}, false
+	}
+	row, ok := t.events[id]
+	if !ok {
+		row, ok = t.db.events[id]
+	}
+	if !ok || row.event.WorkspaceID != t.workspace {
+		return eventRow{}, false
+	}
+	return row, true
+}
+
+// visibleEventsLocked returns every event of t's workspace as t sees it, in
+// no particular order. Call with db.mu held.
+func (t *tx) visibleEventsLocked() []eventRow {
+	var rows []eventRow
+	for id, row := range t.db.events {
+		if _, staged := t.events[id]; !staged && !t.eventDeletes[id] && row.event.WorkspaceID == t.workspace {
+			rows = append(rows, row)
+		}
+	}
+	for id, row := range t.events {
+		if !t.eventDeletes[id] && row.event.WorkspaceID == t.workspace {
+			rows = append(rows, row)
+		}
+	}
+	return rows
 }

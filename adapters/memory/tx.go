@@ -23,6 +23,10 @@ type tx struct {
 	stores     map[uuid.UUID]domain.Store
 	operations map[uuid.UUID]domain.Operation
 	events     map[uuid.UUID]eventRow
+	// eventDeletes are committed events this tx deleted; lockedEvents the
+	// events it holds in db.eventLocks.
+	eventDeletes map[uuid.UUID]bool
+	lockedEvents []uuid.UUID
 	// claims are the idempotency records this tx claimed (and maybe
 	// completed); deletes the committed records DeleteExpired removed, by
 	// the version it saw.
@@ -34,15 +38,16 @@ var _ ports.Tx = (*tx)(nil)
 
 func newTx(db *DB, workspace uuid.UUID) *tx {
 	return &tx{
-		db:         db,
-		workspace:  workspace,
-		workspaces: map[uuid.UUID]domain.Workspace{},
-		members:    map[memberKey]domain.Member{},
-		stores:     map[uuid.UUID]domain.Store{},
-		operations: map[uuid.UUID]domain.Operation{},
-		events:     map[uuid.UUID]eventRow{},
-		claims:     map[domain.IdempotencyScope]domain.IdempotencyRecord{},
-		deletes:    map[domain.IdempotencyScope]int64{},
+		db:           db,
+		workspace:    workspace,
+		workspaces:   map[uuid.UUID]domain.Workspace{},
+		members:      map[memberKey]domain.Member{},
+		stores:       map[uuid.UUID]domain.Store{},
+		operations:   map[uuid.UUID]domain.Operation{},
+		events:       map[uuid.UUID]eventRow{},
+		eventDeletes: map[uuid.UUID]bool{},
+		claims:       map[domain.IdempotencyScope]domain.IdempotencyRecord{},
+		deletes:      map[domain.IdempotencyScope]int64{},
 	}
 }
 
@@ -51,6 +56,7 @@ func (t *tx) Members() ports.MemberRepository       { return memberRepo{t} }
 func (t *tx) Stores() ports.StoreRepository         { return storeRepo{t} }
 func (t *tx) Operations() ports.OperationRepository { return operationRepo{t} }
 func (t *tx) Outbox() ports.Outbox                  { return outboxRepo{t} }
+func (t *tx) OutboxDispatch() ports.OutboxDispatch  { return dispatchRepo{t} }
 func (t *tx) Idempotency() ports.IdempotencyStore   { return idempotencyRepo{t} }
 
 // lock takes the database mutex for one repository call and refuses a
@@ -107,6 +113,12 @@ func (t *tx) commit() {
 	for id, e := range t.events {
 		db.events[id] = e
 	}
+	for id := range t.eventDeletes {
+		delete(db.events, id)
+		// The id is free again, as after a DELETE in PostgreSQL.
+		delete(db.taken, eventKey(id))
+	}
+	t.releaseEventLocksLocked()
 	for _, k := range t.reserved {
 		delete(db.reserved, k)
 		db.taken[k] = true
@@ -129,5 +141,17 @@ func (t *tx) rollback() {
 			delete(db.reserved, k)
 		}
 	}
+	t.releaseEventLocksLocked()
 	t.done = true
+}
+
+// releaseEventLocksLocked frees the outbox events t locked. Call with mu
+// held.
+func (t *tx) releaseEventLocksLocked() {
+	for _, id := range t.lockedEvents {
+		if t.db.eventLocks[id] == t {
+			delete(t.db.eventLocks, id)
+		}
+	}
+	t.lockedEvents = nil
 }

@@ -25,6 +25,10 @@ import (
 //	    -- owns only the SECURITY DEFINER discovery functions (which return
 //	    -- workspace ids, never rows) and has SELECT on the tables they read.
 //	    -- NOLOGIN: its BYPASSRLS is reachable only through those functions.
+//	CREATE ROLE once_dispatcher NOLOGIN NOBYPASSRLS;
+//	    -- may EXECUTE the outbox discovery functions (which workspaces have
+//	    -- due or old events, counts per status). Nothing else: the Dispatcher
+//	    -- claims and marks events as once_app, under row-level security.
 //
 //	-- Per database:
 //	CREATE ROLE <owner> LOGIN;            -- runs migrations, owns the schema
@@ -32,6 +36,9 @@ import (
 //	                                      -- ALTER FUNCTION ... OWNER TO once_discovery
 //	CREATE ROLE <app> LOGIN;              -- the service's connections
 //	GRANT once_app TO <app>;
+//	GRANT once_dispatcher TO <app>;       -- unless cfg.AppNotDispatcher:
+//	                                      -- `once serve` can run the
+//	                                      -- Dispatcher in-process
 //	ALTER ROLE <app> SET statement_timeout = '30s';
 //	ALTER ROLE <app> SET idle_in_transaction_session_timeout = '60s';
 //	    -- one long-open snapshot makes queue claims 20x slower (DESIGN §8)
@@ -48,8 +55,9 @@ import (
 // Group role names. They are cluster-wide and shared by every database of
 // once on the server.
 const (
-	AppGroupRole       = "once_app"
-	DiscoveryGroupRole = "once_discovery"
+	AppGroupRole        = "once_app"
+	DiscoveryGroupRole  = "once_discovery"
+	DispatcherGroupRole = "once_dispatcher"
 )
 
 // BootstrapConfig names the database and the login roles Bootstrap creates.
@@ -59,6 +67,11 @@ type BootstrapConfig struct {
 	Database  string
 	OwnerRole string
 	AppRole   string
+	// AppNotDispatcher keeps once_dispatcher from the app role (and revokes
+	// it if an earlier bootstrap granted it), for deployments that run the
+	// Dispatcher under a login role of its own; grant once_app and
+	// once_dispatcher to that role outside Bootstrap.
+	AppNotDispatcher bool
 }
 
 var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -106,6 +119,9 @@ func Bootstrap(ctx context.Context, superuserDSN string, cfg BootstrapConfig) er
 			return b.role(ctx, DiscoveryGroupRole, roleAttrs{login: false, bypassRLS: true})
 		},
 		func(ctx context.Context) error {
+			return b.role(ctx, DispatcherGroupRole, roleAttrs{login: false, bypassRLS: false})
+		},
+		func(ctx context.Context) error {
 			return b.role(ctx, cfg.OwnerRole, roleAttrs{login: true, bypassRLS: false})
 		},
 		func(ctx context.Context) error { return b.grantRole(ctx, DiscoveryGroupRole, cfg.OwnerRole) },
@@ -113,6 +129,12 @@ func Bootstrap(ctx context.Context, superuserDSN string, cfg BootstrapConfig) er
 			return b.role(ctx, cfg.AppRole, roleAttrs{login: true, bypassRLS: false})
 		},
 		func(ctx context.Context) error { return b.grantRole(ctx, AppGroupRole, cfg.AppRole) },
+		func(ctx context.Context) error {
+			if cfg.AppNotDispatcher {
+				return b.revokeRole(ctx, DispatcherGroupRole, cfg.AppRole)
+			}
+			return b.grantRole(ctx, DispatcherGroupRole, cfg.AppRole)
+		},
 		func(ctx context.Context) error {
 			app := quoteIdent(cfg.AppRole)
 			for _, s := range []string{
@@ -189,6 +211,14 @@ func (b bootstrapper) grantRole(ctx context.Context, group, member string) error
 	// Granting a membership that exists only raises a NOTICE.
 	if err := b.exec(ctx, `GRANT `+quoteIdent(group)+` TO `+quoteIdent(member)); err != nil && !alreadyExists(err) {
 		return fmt.Errorf("grant %s to %s: %w", group, member, err)
+	}
+	return nil
+}
+
+func (b bootstrapper) revokeRole(ctx context.Context, group, member string) error {
+	// Revoking a membership that does not exist only raises a WARNING.
+	if err := b.exec(ctx, `REVOKE `+quoteIdent(group)+` FROM `+quoteIdent(member)); err != nil {
+		return fmt.Errorf("revoke %s from %s: %w", group, member, err)
 	}
 	return nil
 }

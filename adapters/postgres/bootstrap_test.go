@@ -61,7 +61,9 @@ func TestBootstrapAndMigrateAreIdempotentAndConcurrencySafe(t *testing.T) {
 	}
 
 	// The group roles are what the bootstrap comment says they are.
-	for role, wantBypass := range map[string]bool{postgres.AppGroupRole: false, postgres.DiscoveryGroupRole: true} {
+	for role, wantBypass := range map[string]bool{
+		postgres.AppGroupRole: false, postgres.DiscoveryGroupRole: true, postgres.DispatcherGroupRole: false,
+	} {
 		var login, bypass bool
 		if err := db.Owner.NewRaw(`SELECT rolcanlogin, rolbypassrls FROM pg_roles WHERE rolname = ?`, role).Scan(ctx, &login, &bypass); err != nil {
 			t.Fatal(err)
@@ -69,6 +71,15 @@ func TestBootstrapAndMigrateAreIdempotentAndConcurrencySafe(t *testing.T) {
 		if login || bypass != wantBypass {
 			t.Errorf("%s: login=%v bypassrls=%v", role, login, bypass)
 		}
+	}
+
+	// The app role may run the Dispatcher (once_dispatcher) by default.
+	var member bool
+	if err := db.App.NewRaw(`SELECT pg_has_role(current_user, ?, 'USAGE')`, postgres.DispatcherGroupRole).Scan(ctx, &member); err != nil {
+		t.Fatal(err)
+	}
+	if !member {
+		t.Errorf("app role is not a member of %s", postgres.DispatcherGroupRole)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/internal/pgtest"
 )
 
@@ -105,5 +106,46 @@ SELECT count(*) FROM pg_catalog.pg_class c
 	}
 	if truncatable != 0 {
 		t.Errorf("app role may TRUNCATE or REFERENCES %d tables", truncatable)
+	}
+
+	// Every SECURITY DEFINER function runs with a fixed search_path (so a
+	// caller cannot shadow a table or an operator with objects of its own),
+	// is not executable by PUBLIC, and is owned by the narrow discovery role.
+	rows, err = db.Owner.QueryContext(ctx, `
+SELECT p.oid::regprocedure::text,
+       coalesce(array_to_string(p.proconfig, ','), ''),
+       has_function_privilege('public', p.oid, 'EXECUTE'),
+       pg_catalog.pg_get_userbyid(p.proowner)
+  FROM pg_catalog.pg_proc p
+  JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = 'public' AND p.prosecdef
+ ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	definers := 0
+	for rows.Next() {
+		var fn, config, owner string
+		var publicExec bool
+		if err := rows.Scan(&fn, &config, &publicExec, &owner); err != nil {
+			t.Fatal(err)
+		}
+		definers++
+		if config != "search_path=pg_catalog, public" {
+			t.Errorf("%s: SECURITY DEFINER with proconfig %q, want a fixed search_path=pg_catalog, public", fn, config)
+		}
+		if publicExec {
+			t.Errorf("%s: SECURITY DEFINER and executable by PUBLIC", fn)
+		}
+		if owner != postgres.DiscoveryGroupRole {
+			t.Errorf("%s: SECURITY DEFINER owned by %s, want %s", fn, owner, postgres.DiscoveryGroupRole)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if definers < 4 {
+		t.Errorf("found %d SECURITY DEFINER functions, want at least the 4 discovery functions", definers)
 	}
 }

@@ -15,8 +15,9 @@ func TestContract(t *testing.T) {
 	contract.Run(t, func(t *testing.T) contract.Harness {
 		db := pgtest.New(t)
 		return contract.Harness{
-			UoW:       postgres.NewUnitOfWork(db.App),
-			Discovery: postgres.NewDiscovery(db.App),
+			UoW:             postgres.NewUnitOfWork(db.App),
+			Discovery:       postgres.NewDiscovery(db.App),
+			OutboxDiscovery: postgres.NewOutboxDiscovery(db.App),
 		}
 	})
 }

@@ -63,6 +63,7 @@ type Tx struct {
 	members     *MemberRepository
 	idempotency *IdempotencyStore
 	outbox      *Outbox
+	dispatch    *OutboxDispatch
 	operations  *OperationRepository
 	stores      *StoreRepository
 }
@@ -75,6 +76,7 @@ func newTx(db bun.IDB, workspace uuid.UUID) *Tx {
 		members:     &MemberRepository{db: db, workspace: workspace},
 		idempotency: &IdempotencyStore{db: db, workspace: workspace, claimed: map[domain.IdempotencyScope]bool{}},
 		outbox:      &Outbox{db: db, workspace: workspace},
+		dispatch:    &OutboxDispatch{db: db, workspace: workspace},
 		operations:  &OperationRepository{db: db, workspace: workspace},
 		stores:      &StoreRepository{db: db, workspace: workspace},
 	}
@@ -84,5 +86,6 @@ func (t *Tx) Workspaces() ports.WorkspaceRepository { return t.workspaces }
 func (t *Tx) Members() ports.MemberRepository       { return t.members }
 func (t *Tx) Idempotency() ports.IdempotencyStore   { return t.idempotency }
 func (t *Tx) Outbox() ports.Outbox                  { return t.outbox }
+func (t *Tx) OutboxDispatch() ports.OutboxDispatch  { return t.dispatch }
 func (t *Tx) Operations() ports.OperationRepository { return t.operations }
 func (t *Tx) Stores() ports.StoreRepository         { return t.stores }

@@ -1,0 +1,576 @@
+package contract
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// The Dispatcher's side of the outbox (ports.OutboxDispatch) and the
+// cross-workspace discovery (ports.OutboxDiscovery).
+//
+// Time is passed in, never waited for: a lease "expires" by claiming with a
+// now after it. Discovery and Stats look across every workspace, so these
+// tests pick instants no other test uses (decades ago) or compare
+// differences, and assume no other test writes to the harness's state at
+// the same time (Run's groups run one after another).
+
+const lease = time.Minute
+
+// eventDueAt returns a pending event of workspace due at due.
+func eventDueAt(t *testing.T, workspace uuid.UUID, due time.Time) domain.OutboxEvent {
+	t.Helper()
+	e := newEvent(t, workspace, due)
+	e.NextAttemptAt = due
+	return e
+}
+
+// claimDue runs ClaimDue in its own transaction of workspace.
+func claimDue(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time, limit int) []domain.OutboxEvent {
+	t.Helper()
+	var events []domain.OutboxEvent
+	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		events, err = tx.OutboxDispatch().ClaimDue(ctx, owner, at, lease, limit)
+		return err
+	})
+	return events
+}
+
+// dispatch runs fn with the workspace's OutboxDispatch in its own
+// transaction.
+func dispatch(t *testing.T, h Harness, workspace uuid.UUID, fn func(ctx context.Context, d ports.OutboxDispatch) error) {
+	t.Helper()
+	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
+		return fn(ctx, tx.OutboxDispatch())
+	})
+}
+
+func markDispatched(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time, ids ...uuid.UUID) int {
+	t.Helper()
+	var n int
+	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
+		var err error
+		n, err = d.MarkDispatched(ctx, owner, ids, at)
+		return err
+	})
+	return n
+}
+
+func release(t *testing.T, h Harness, workspace uuid.UUID, owner string, id uuid.UUID, next time.Time, lastError string) bool {
+	t.Helper()
+	var ok bool
+	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
+		var err error
+		ok, err = d.Release(ctx, owner, id, next, lastError)
+		return err
+	})
+	return ok
+}
+
+func deadLetter(t *testing.T, h Harness, workspace uuid.UUID, owner string, id uuid.UUID, lastError string) bool {
+	t.Helper()
+	var ok bool
+	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
+		var err error
+		ok, err = d.DeadLetter(ctx, owner, id, lastError)
+		return err
+	})
+	return ok
+}
+
+func redrive(t *testing.T, h Harness, workspace uuid.UUID, ids []uuid.UUID, at time.Time) int {
+	t.Helper()
+	var n int
+	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
+		var err error
+		n, err = d.Redrive(ctx, ids, at)
+		return err
+	})
+	return n
+}
+
+func deleteDispatched(t *testing.T, h Harness, workspace uuid.UUID, before time.Time, limit int) int {
+	t.Helper()
+	var n int
+	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
+		var err error
+		n, err = d.DeleteDispatchedBefore(ctx, before, limit)
+		return err
+	})
+	return n
+}
+
+func mustGetEvent(t *testing.T, h Harness, workspace, id uuid.UUID) domain.OutboxEvent {
+	t.Helper()
+	e, err := getEvent(t, h, workspace, id)
+	require.NoError(t, err)
+	return e
+}
+
+func requireSameTime(t *testing.T, want, got time.Time, what string) {
+	t.Helper()
+	require.Equal(t, dbTime(want), dbTime(got), what)
+}
+
+// requireClaimed asserts e shows the state a claim by owner at `at` gives.
+func requireClaimed(t *testing.T, e domain.OutboxEvent, owner string, at time.Time) {
+	t.Helper()
+	require.Equal(t, domain.OutboxDispatching, e.Status)
+	require.Equal(t, owner, e.LockedBy)
+	requireSameTime(t, at.Add(lease), e.LockedUntil, "locked_until")
+}
+
+// dispatchedEvent appends an event to workspace, claims it and marks it
+// dispatched at `at`; it returns the event's id.
+func dispatchedEvent(t *testing.T, h Harness, workspace uuid.UUID, at time.Time) uuid.UUID {
+	t.Helper()
+	e := eventDueAt(t, workspace, at)
+	appendEvents(t, h, workspace, e)
+	claimed := claimDue(t, h, workspace, "cleaner-setup", at, 1)
+	require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimed))
+	require.Equal(t, 1, markDispatched(t, h, workspace, "cleaner-setup", at, e.ID))
+	return e.ID
+}
+
+// deadLetterEvent appends an event to workspace, claims it and parks it.
+func deadLetterEvent(t *testing.T, h Harness, workspace uuid.UUID, at time.Time) uuid.UUID {
+	t.Helper()
+	e := eventDueAt(t, workspace, at)
+	appendEvents(t, h, workspace, e)
+	require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimDue(t, h, workspace, "dlq-setup", at, 1)))
+	require.True(t, deadLetter(t, h, workspace, "dlq-setup", e.ID, "boom"))
+	return e.ID
+}
+
+func testOutboxDispatch(t *testing.T, h Harness) {
+	t.Run("claim takes due events only, oldest first, up to limit", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		at := now()
+		e3 := eventDueAt(t, ws, at.Add(-1*time.Second))
+		e1 := eventDueAt(t, ws, at.Add(-3*time.Second))
+		e2 := eventDueAt(t, ws, at.Add(-2*time.Second))
+		future := eventDueAt(t, ws, at.Add(lease/2))
+		appendEvents(t, h, ws, e3, e1)
+		appendEvents(t, h, ws, future, e2)
+		appendEvents(t, h, other, eventDueAt(t, other, at.Add(-time.Hour)))
+
+		first := claimDue(t, h, ws, "d1", at, 2)
+		require.Equal(t, []uuid.UUID{e1.ID, e2.ID}, eventIDs(first))
+		for _, e := range first {
+			requireClaimed(t, e, "d1", at)
+			require.Equal(t, ws, e.WorkspaceID)
+		}
+		want := e1
+		want.Status, want.LockedBy, want.LockedUntil = domain.OutboxDispatching, "d1", at.Add(lease)
+		requireSameEvent(t, want, first[0])
+		requireSameEvent(t, want, mustGetEvent(t, h, ws, e1.ID))
+
+		second := claimDue(t, h, ws, "d2", at, 10)
+		require.Equal(t, []uuid.UUID{e3.ID}, eventIDs(second))
+		requireClaimed(t, second[0], "d2", at)
+
+		// Nothing else is due: the future event waits, the others are leased.
+		require.Empty(t, claimDue(t, h, ws, "d3", at, 10))
+		require.Equal(t, domain.OutboxPending, mustGetEvent(t, h, ws, future.ID).Status)
+
+		// The future event once its time has come (leases still running).
+		require.Equal(t, []uuid.UUID{future.ID}, eventIDs(claimDue(t, h, ws, "d3", at.Add(lease/2), 10)))
+
+		require.Empty(t, claimDue(t, h, ws, "d1", at, 0), "limit 0 claims nothing")
+	})
+
+	t.Run("a claimed event is skipped by others until its lease expires", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		at := now()
+		e := eventDueAt(t, ws, at.Add(-time.Second))
+		appendEvents(t, h, ws, e)
+
+		// While the claiming transaction is open, a concurrent claim skips the
+		// event at once (no waiting on the claimer), whatever its `now`.
+		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			claimed, err := tx.OutboxDispatch().ClaimDue(ctx, "d1", at, lease, 10)
+			require.NoError(t, err)
+			require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimed))
+			err = within(t, 10*time.Second, "a concurrent claim", func() error {
+				for _, when := range []time.Time{at, at.Add(2 * lease)} {
+					if got := claimDue(t, h, ws, "d2", when, 10); len(got) != 0 {
+						t.Errorf("concurrent claim at %s got %v", when, eventIDs(got))
+					}
+				}
+				return nil
+			})
+			return err
+		})
+
+		// Committed: not claimable while the lease runs, claimable after.
+		require.Empty(t, claimDue(t, h, ws, "d2", at.Add(lease-time.Second), 10))
+		later := at.Add(lease + time.Second)
+		taken := claimDue(t, h, ws, "d2", later, 10)
+		require.Equal(t, []uuid.UUID{e.ID}, eventIDs(taken))
+		requireClaimed(t, taken[0], "d2", later)
+
+		// The first owner is fenced out now; the new one is not.
+		require.Equal(t, 0, markDispatched(t, h, ws, "d1", later, e.ID))
+		require.False(t, release(t, h, ws, "d1", e.ID, later, "stale"))
+		require.False(t, deadLetter(t, h, ws, "d1", e.ID, "stale"))
+		requireClaimed(t, mustGetEvent(t, h, ws, e.ID), "d2", later)
+		require.Equal(t, 1, markDispatched(t, h, ws, "d2", later, e.ID))
+	})
+
+	t.Run("a rolled-back claim leaves the event claimable", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		at := now()
+		e := eventDueAt(t, ws, at)
+		appendEvents(t, h, ws, e)
+		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			claimed, err := tx.OutboxDispatch().ClaimDue(ctx, "d1", at, lease, 10)
+			require.NoError(t, err)
+			require.Len(t, claimed, 1)
+			return errRollback
+		})
+		require.ErrorIs(t, err, errRollback)
+		require.Equal(t, domain.OutboxPending, mustGetEvent(t, h, ws, e.ID).Status)
+		require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimDue(t, h, ws, "d2", at, 10)))
+	})
+
+	t.Run("mark dispatched is fenced by owner", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		at := now()
+		e1, e2, pending := eventDueAt(t, ws, at), eventDueAt(t, ws, at.Add(time.Microsecond)), eventDueAt(t, ws, at.Add(time.Hour))
+		appendEvents(t, h, ws, e1, e2, pending)
+		require.Len(t, claimDue(t, h, ws, "d1", at.Add(time.Second), 10), 2)
+
+		require.Equal(t, 0, markDispatched(t, h, ws, "someone-else", at, e1.ID, e2.ID))
+		requireClaimed(t, mustGetEvent(t, h, ws, e1.ID), "d1", at.Add(time.Second))
+
+		sentAt := at.Add(2 * time.Second)
+		require.Equal(t, 2, markDispatched(t, h, ws, "d1", sentAt, e1.ID, e2.ID, pending.ID, uuid.New()))
+		for _, id := range []uuid.UUID{e1.ID, e2.ID} {
+			got := mustGetEvent(t, h, ws, id)
+			require.Equal(t, domain.OutboxDispatched, got.Status)
+			requireSameTime(t, sentAt, got.DispatchedAt, "dispatched_at")
+			require.Equal(t, 0, got.AttemptCount)
+		}
+		require.Equal(t, domain.OutboxPending, mustGetEvent(t, h, ws, pending.ID).Status)
+		// Marking again changes nothing, and a dispatched event is never due.
+		require.Equal(t, 0, markDispatched(t, h, ws, "d1", sentAt, e1.ID))
+		require.Equal(t, []uuid.UUID{pending.ID}, eventIDs(claimDue(t, h, ws, "d2", at.Add(2*time.Hour), 10)))
+		require.Equal(t, 0, markDispatched(t, h, ws, "d1", sentAt))
+	})
+
+	t.Run("release counts the attempt and backs off", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		at := now()
+		e := eventDueAt(t, ws, at)
+		appendEvents(t, h, ws, e)
+		require.Len(t, claimDue(t, h, ws, "d1", at, 1), 1)
+
+		next := at.Add(30 * time.Second)
+		require.False(t, release(t, h, ws, "d2", e.ID, next, "not mine"))
+		require.True(t, release(t, h, ws, "d1", e.ID, next, "queue unavailable"))
+		got := mustGetEvent(t, h, ws, e.ID)
+		require.Equal(t, domain.OutboxPending, got.Status)
+		require.Equal(t, 1, got.AttemptCount)
+		requireSameTime(t, next, got.NextAttemptAt, "next_attempt_at")
+		require.Equal(t, "queue unavailable", got.LastError)
+		require.Empty(t, got.LockedBy)
+		require.True(t, got.LockedUntil.IsZero(), "locked_until = %s", got.LockedUntil)
+		// Released once: a second release by the same owner is fenced.
+		require.False(t, release(t, h, ws, "d1", e.ID, next, "again"))
+
+		require.Empty(t, claimDue(t, h, ws, "d1", next.Add(-time.Second), 10))
+		again := claimDue(t, h, ws, "d1", next, 10)
+		require.Equal(t, []uuid.UUID{e.ID}, eventIDs(again))
+		require.Equal(t, 1, again[0].AttemptCount)
+		require.True(t, release(t, h, ws, "d1", e.ID, next.Add(time.Minute), "still unavailable"))
+		require.Equal(t, 2, mustGetEvent(t, h, ws, e.ID).AttemptCount)
+	})
+
+	t.Run("dead letter parks the event", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		at := now()
+		e := eventDueAt(t, ws, at)
+		appendEvents(t, h, ws, e)
+		require.Len(t, claimDue(t, h, ws, "d1", at, 1), 1)
+		require.False(t, deadLetter(t, h, ws, "d2", e.ID, "not mine"))
+		require.True(t, deadLetter(t, h, ws, "d1", e.ID, "payload rejected by the queue"))
+		got := mustGetEvent(t, h, ws, e.ID)
+		require.Equal(t, domain.OutboxDeadLetter, got.Status)
+		require.Equal(t, 1, got.AttemptCount)
+		require.Equal(t, "payload rejected by the queue", got.LastError)
+		require.False(t, deadLetter(t, h, ws, "d1", e.ID, "again"))
+		require.Empty(t, claimDue(t, h, ws, "d1", at.AddDate(1, 0, 0), 10), "a dead letter is never due")
+		require.Equal(t, []uuid.UUID{e.ID}, eventIDs(listEvents(t, h, ws, domain.OutboxDeadLetter, 10)))
+	})
+
+	t.Run("redrive moves dead letters back, and nothing else", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		at := now()
+		d1, d2 := deadLetterEvent(t, h, ws, at), deadLetterEvent(t, h, ws, at)
+		sent := dispatchedEvent(t, h, ws, at)
+		pending := eventDueAt(t, ws, at.Add(time.Hour))
+		appendEvents(t, h, ws, pending)
+		otherDead := deadLetterEvent(t, h, other, at)
+
+		redriveAt := at.Add(time.Minute)
+		require.Equal(t, 1, redrive(t, h, ws, []uuid.UUID{d1, sent, pending.ID, otherDead, uuid.New()}, redriveAt))
+		got := mustGetEvent(t, h, ws, d1)
+		require.Equal(t, domain.OutboxPending, got.Status)
+		require.Equal(t, 0, got.AttemptCount)
+		requireSameTime(t, redriveAt, got.NextAttemptAt, "next_attempt_at")
+		require.Equal(t, domain.OutboxDeadLetter, mustGetEvent(t, h, ws, d2).Status)
+		require.Equal(t, domain.OutboxDispatched, mustGetEvent(t, h, ws, sent).Status)
+		requireSameEvent(t, pending, mustGetEvent(t, h, ws, pending.ID))
+		require.Equal(t, domain.OutboxDeadLetter, mustGetEvent(t, h, other, otherDead).Status)
+
+		require.Equal(t, 0, redrive(t, h, ws, []uuid.UUID{}, redriveAt), "empty ids redrive none")
+		require.Equal(t, 1, redrive(t, h, ws, nil, redriveAt), "nil ids redrive all of the workspace's")
+		require.Equal(t, domain.OutboxPending, mustGetEvent(t, h, ws, d2).Status)
+		require.Equal(t, domain.OutboxDeadLetter, mustGetEvent(t, h, other, otherDead).Status)
+		require.Equal(t, 0, redrive(t, h, ws, nil, redriveAt))
+
+		require.Equal(t, sortedIDs([]uuid.UUID{d1, d2}), sortedIDs(eventIDs(claimDue(t, h, ws, "d1", redriveAt, 10))))
+	})
+
+	t.Run("delete dispatched removes old dispatched events in bounded batches", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		at := now()
+		old1 := dispatchedEvent(t, h, ws, at.Add(-3*time.Hour))
+		old2 := dispatchedEvent(t, h, ws, at.Add(-2*time.Hour))
+		old3 := dispatchedEvent(t, h, ws, at.Add(-1*time.Hour))
+		recent := dispatchedEvent(t, h, ws, at.Add(time.Hour))
+		pending := eventDueAt(t, ws, at.Add(-4*time.Hour))
+		appendEvents(t, h, ws, pending)
+		otherOld := dispatchedEvent(t, h, other, at.Add(-3*time.Hour))
+
+		// A rolled-back delete deletes nothing.
+		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			n, err := tx.OutboxDispatch().DeleteDispatchedBefore(ctx, at, 10)
+			require.NoError(t, err)
+			require.Equal(t, 3, n)
+			return errRollback
+		})
+		require.ErrorIs(t, err, errRollback)
+
+		require.Equal(t, 2, deleteDispatched(t, h, ws, at, 2))
+		for _, id := range []uuid.UUID{old1, old2} {
+			_, err := getEvent(t, h, ws, id)
+			requireCode(t, err, domain.CodeNotFound)
+		}
+		mustGetEvent(t, h, ws, old3)
+		require.Equal(t, 1, deleteDispatched(t, h, ws, at, 2))
+		require.Equal(t, 0, deleteDispatched(t, h, ws, at, 2))
+		require.Equal(t, 0, deleteDispatched(t, h, ws, at.Add(2*time.Hour), 0), "limit 0 deletes nothing")
+		mustGetEvent(t, h, ws, recent)
+		mustGetEvent(t, h, ws, pending.ID)
+		mustGetEvent(t, h, other, otherOld)
+	})
+
+	// Decades ago, so no other test's events are as old; each test cleans up
+	// after itself by dispatching and deleting what it left due.
+	t.Run("discovery finds workspaces with due events and expired leases", func(t *testing.T) {
+		asOf := now().AddDate(-20, 0, 0)
+		due, leased, notYet, empty := newWorkspace(t, h), newWorkspace(t, h), newWorkspace(t, h), newWorkspace(t, h)
+		appendEvents(t, h, due, eventDueAt(t, due, asOf.Add(-time.Minute)), eventDueAt(t, due, asOf.Add(-2*time.Minute)))
+		appendEvents(t, h, notYet, eventDueAt(t, notYet, asOf.Add(time.Minute)))
+		// leased: claimed so that its lease ran out just before asOf.
+		appendEvents(t, h, leased, eventDueAt(t, leased, asOf.Add(-lease-2*time.Minute)))
+		require.Len(t, claimDue(t, h, leased, "d1", asOf.Add(-lease-time.Minute), 1), 1)
+		t.Cleanup(func() {
+			for _, ws := range []uuid.UUID{due, leased, notYet} {
+				drain(t, h, ws)
+			}
+		})
+
+		ids, err := h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, uuid.Nil, 10000)
+		require.NoError(t, err)
+		require.Contains(t, ids, due)
+		require.Contains(t, ids, leased)
+		require.NotContains(t, ids, notYet)
+		require.NotContains(t, ids, empty)
+		requireDistinct(t, ids)
+
+		ids, err = h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, uuid.Nil, 1)
+		require.NoError(t, err)
+		require.Len(t, ids, 1)
+
+		// The cursor: only ids after it, in id order.
+		first, second := due, leased
+		if slices.Compare(second[:], first[:]) < 0 {
+			first, second = second, first
+		}
+		ids, err = h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, first, 10000)
+		require.NoError(t, err)
+		require.NotContains(t, ids, first)
+		require.Contains(t, ids, second)
+		require.True(t, slices.IsSortedFunc(ids, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) }), "id order")
+		ids, err = h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, second, 10000)
+		require.NoError(t, err)
+		require.NotContains(t, ids, first)
+		require.NotContains(t, ids, second)
+		ids, err = h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, uuid.Nil, 0)
+		require.NoError(t, err)
+		require.Empty(t, ids)
+
+		// Claimed (lease running): no longer due. Its time come: due.
+		require.Len(t, claimDue(t, h, due, "d1", asOf, 10), 2)
+		ids, err = h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, uuid.Nil, 10000)
+		require.NoError(t, err)
+		require.NotContains(t, ids, due)
+		ids, err = h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf.Add(time.Minute), uuid.Nil, 10000)
+		require.NoError(t, err)
+		require.Contains(t, ids, notYet)
+	})
+
+	t.Run("discovery finds workspaces with old dispatched events", func(t *testing.T) {
+		asOf := now().AddDate(-20, 0, 0)
+		old, recent := newWorkspace(t, h), newWorkspace(t, h)
+		dispatchedEvent(t, h, old, asOf.Add(-time.Minute))
+		dispatchedEvent(t, h, recent, asOf.Add(time.Minute))
+		t.Cleanup(func() {
+			for _, ws := range []uuid.UUID{old, recent} {
+				drain(t, h, ws)
+			}
+		})
+
+		ids, err := h.OutboxDiscovery.WorkspacesWithDispatchedBefore(t.Context(), asOf, 10000)
+		require.NoError(t, err)
+		require.Contains(t, ids, old)
+		require.NotContains(t, ids, recent)
+		requireDistinct(t, ids)
+		ids, err = h.OutboxDiscovery.WorkspacesWithDispatchedBefore(t.Context(), asOf.Add(2*time.Minute), 1)
+		require.NoError(t, err)
+		require.Len(t, ids, 1)
+
+		require.Equal(t, 1, deleteDispatched(t, h, old, asOf, 10))
+		ids, err = h.OutboxDiscovery.WorkspacesWithDispatchedBefore(t.Context(), asOf, 10000)
+		require.NoError(t, err)
+		require.NotContains(t, ids, old)
+	})
+
+	t.Run("stats count events per status", func(t *testing.T) {
+		at := now()
+		before, err := h.OutboxDiscovery.Stats(t.Context(), at)
+		require.NoError(t, err)
+
+		ws := newWorkspace(t, h)
+		deadLetterEvent(t, h, ws, at.Add(-3*time.Hour))
+		dispatchedEvent(t, h, ws, at.Add(-3*time.Hour))
+		appendEvents(t, h, ws, eventDueAt(t, ws, at.Add(-3*time.Hour)))
+		require.Len(t, claimDue(t, h, ws, "d1", at, 1), 1) // dispatching, lease running
+		appendEvents(t, h, ws, eventDueAt(t, ws, at.Add(-time.Hour)), eventDueAt(t, ws, at.Add(time.Hour)))
+		t.Cleanup(func() { drain(t, h, ws) })
+
+		after, err := h.OutboxDiscovery.Stats(t.Context(), at)
+		require.NoError(t, err)
+		for status, want := range map[domain.OutboxStatus]int64{
+			domain.OutboxPending: 2, domain.OutboxDispatching: 1, domain.OutboxDispatched: 1, domain.OutboxDeadLetter: 1,
+		} {
+			require.Equal(t, want, after.ByStatus[status]-before.ByStatus[status], "%s events added", status)
+		}
+		// The pending event due an hour ago is the oldest due one of this
+		// workspace (the dispatching one's lease runs); older ones elsewhere
+		// can only make the age larger.
+		require.GreaterOrEqual(t, after.OldestDueAge, time.Hour)
+	})
+
+	// Several Dispatchers claiming one workspace's backlog at once, each in
+	// its own transactions: every event is claimed exactly once.
+	t.Run("concurrent claims never share an event", func(t *testing.T) {
+		const events, workers, batch = 120, 4, 7
+		ws := newWorkspace(t, h)
+		at := now()
+		all := make([]domain.OutboxEvent, events)
+		for i := range all {
+			all[i] = eventDueAt(t, ws, at.Add(-time.Duration(events-i)*time.Millisecond))
+		}
+		appendEvents(t, h, ws, all...)
+
+		var mu sync.Mutex
+		claimedBy := map[uuid.UUID]string{}
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range workers {
+			owner := "worker-" + string(rune('a'+w))
+			wg.Go(func() {
+				<-start
+				for {
+					var got []domain.OutboxEvent
+					err := h.UoW.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
+						var err error
+						got, err = tx.OutboxDispatch().ClaimDue(ctx, owner, at, lease, batch)
+						time.Sleep(time.Millisecond) // hold the claim while others try
+						return err
+					})
+					if err != nil {
+						t.Errorf("%s: %v", owner, err)
+						return
+					}
+					if len(got) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, e := range got {
+						if prev, dup := claimedBy[e.ID]; dup {
+							t.Errorf("event %s claimed by %s and %s", e.ID, prev, owner)
+						}
+						claimedBy[e.ID] = owner
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		require.Len(t, claimedBy, events)
+		for _, e := range listEvents(t, h, ws, "", events+1) {
+			require.Equal(t, domain.OutboxDispatching, e.Status)
+			require.Equal(t, claimedBy[e.ID], e.LockedBy)
+		}
+	})
+}
+
+// drain dispatches and deletes every event of workspace, so events with odd
+// times do not linger in a shared database. It runs as a cleanup, when
+// t.Context() is already cancelled.
+func drain(t *testing.T, h Harness, workspace uuid.UUID) {
+	t.Helper()
+	end := time.Now().AddDate(100, 0, 0)
+	err := h.UoW.Transact(context.Background(), workspace, func(ctx context.Context, tx ports.Tx) error {
+		d := tx.OutboxDispatch()
+		claimed, err := d.ClaimDue(ctx, "drain", end, lease, 10000)
+		if err != nil {
+			return err
+		}
+		if _, err := d.MarkDispatched(ctx, "drain", eventIDs(claimed), time.Now()); err != nil {
+			return err
+		}
+		_, err = d.DeleteDispatchedBefore(ctx, end, 10000)
+		return err
+	})
+	require.NoError(t, err)
+}
+
+func requireDistinct(t *testing.T, ids []uuid.UUID) {
+	t.Helper()
+	seen := map[uuid.UUID]bool{}
+	for _, id := range ids {
+		require.False(t, seen[id], "workspace %s listed twice", id)
+		seen[id] = true
+	}
+}
+
+func sortedIDs(ids []uuid.UUID) []uuid.UUID {
+	ids = slices.Clone(ids)
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
+	return ids
+}

@@ -1,0 +1,350 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// dispatchRepo is the Dispatcher's side of the outbox in one transaction.
+//
+// Row locks, as PostgreSQL takes them: an event this transaction claims,
+// changes or deletes is locked until it ends (db.eventLocks). Another
+// transaction's claim skips a locked event (FOR UPDATE SKIP LOCKED), so two
+// concurrent claims never get the same event. Where PostgreSQL would make a
+// fenced update wait for the lock and then re-check it, the memory adapter
+// does not wait: it treats a locked event as not the caller's (0 / false).
+// The only difference is a stale owner whose competitor then rolls back,
+// which PostgreSQL would let through and memory does not; both are allowed
+// by the port (the caller is stale either way).
+type dispatchRepo struct{ t *tx }
+
+var _ ports.OutboxDispatch = dispatchRepo{}
+
+// dueAt tells whether e is due at now and since when: a pending event from
+// next_attempt_at, a dispatching one from the end of its lease.
+func dueAt(e domain.OutboxEvent, now time.Time) (time.Time, bool) {
+	switch e.Status {
+	case domain.OutboxPending:
+		return e.NextAttemptAt, !e.NextAttemptAt.After(now)
+	case domain.OutboxDispatching:
+		return e.LockedUntil, !e.LockedUntil.After(now)
+	}
+	return time.Time{}, false
+}
+
+// lockedByOtherLocked reports whether another open transaction holds id.
+func (r dispatchRepo) lockedByOtherLocked(id uuid.UUID) bool {
+	holder := r.t.db.eventLocks[id]
+	return holder != nil && holder != r.t
+}
+
+// stageLocked writes row as t's version of the event and locks it.
+func (r dispatchRepo) stageLocked(row eventRow) {
+	t := r.t
+	t.events[row.event.ID] = row
+	if t.db.eventLocks[row.event.ID] == nil {
+		t.db.eventLocks[row.event.ID] = t
+		t.lockedEvents = append(t.lockedEvents, row.event.ID)
+	}
+}
+
+func (r dispatchRepo) ClaimDue(_ context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.OutboxEvent, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return nil, err
+	}
+	defer t.db.mu.Unlock()
+	if limit <= 0 {
+		return []domain.OutboxEvent{}, nil
+	}
+	if owner == "" {
+		return nil, domain.Errorf(domain.CodeValidation, "a claim needs an owner")
+	}
+	if lease <= 0 {
+		return nil, domain.Errorf(domain.CodeValidation, "a claim needs a positive lease")
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	type candidate struct {
+		row eventRow
+		due time.Time
+	}
+	var due []candidate
+	for _, row := range t.visibleEventsLocked() {
+		if r.lockedByOtherLocked(row.event.ID) {
+			continue
+		}
+		if at, ok := dueAt(row.event, now); ok {
+			due = append(due, candidate{row, at})
+		}
+	}
+	slices.SortFunc(due, func(a, b candidate) int {
+		return cmp.Or(a.due.Compare(b.due), cmp.Compare(a.row.seq, b.row.seq))
+	})
+	due = due[:min(len(due), limit)]
+	events := make([]domain.OutboxEvent, 0, len(due))
+	for _, c := range due {
+		e := c.row.event
+		e.Status = domain.OutboxDispatching
+		e.LockedBy = owner
+		e.LockedUntil = now.Add(lease)
+		e = copyEvent(e)
+		r.stageLocked(eventRow{event: e, seq: c.row.seq})
+		events = append(events, copyEvent(e))
+	}
+	return events, nil
+}
+
+// ownedLocked returns event id if t may change it as owner: visible, not
+// locked by another transaction, dispatching and locked by owner.
+func (r dispatchRepo) ownedLocked(owner string, id uuid.UUID) (eventRow, bool) {
+	row, ok := r.t.visibleEventLocked(id)
+	if !ok || r.lockedByOtherLocked(id) {
+		return eventRow{}, false
+	}
+	if row.event.Status != domain.OutboxDispatching || row.event.LockedBy != owner {
+		return eventRow{}, false
+	}
+	return row, true
+}
+
+func (r dispatchRepo) MarkDispatched(_ context.Context, owner string, ids []uuid.UUID, at time.Time) (int, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return 0, err
+	}
+	defer t.db.mu.Unlock()
+	if at.IsZero() {
+		at = time.Now()
+	}
+	n := 0
+	for _, id := range ids {
+		row, ok := r.ownedLocked(owner, id)
+		if !ok {
+			continue
+		}
+		row.event.Status = domain.OutboxDispatched
+		row.event.DispatchedAt = at
+		row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
+		row.event = copyEvent(row.event)
+		r.stageLocked(row)
+		n++
+	}
+	return n, nil
+}
+
+func (r dispatchRepo) Release(_ context.Context, owner string, id uuid.UUID, nextAttemptAt time.Time, lastError string) (bool, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return false, err
+	}
+	defer t.db.mu.Unlock()
+	row, ok := r.ownedLocked(owner, id)
+	if !ok {
+		return false, nil
+	}
+	if nextAttemptAt.IsZero() {
+		nextAttemptAt = time.Now()
+	}
+	row.event.Status = domain.OutboxPending
+	row.event.AttemptCount++
+	row.event.NextAttemptAt = nextAttemptAt
+	row.event.LastError = lastError
+	row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
+	row.event = copyEvent(row.event)
+	r.stageLocked(row)
+	return true, nil
+}
+
+func (r dispatchRepo) DeadLetter(_ context.Context, owner string, id uuid.UUID, lastError string) (bool, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return false, err
+	}
+	defer t.db.mu.Unlock()
+	row, ok := r.ownedLocked(owner, id)
+	if !ok {
+		return false, nil
+	}
+	row.event.Status = domain.OutboxDeadLetter
+	row.event.AttemptCount++
+	row.event.LastError = lastError
+	row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
+	row.event = copyEvent(row.event)
+	r.stageLocked(row)
+	return true, nil
+}
+
+// Redrive moves dead letters back to pending. A nil ids means all of the
+// workspace's; an empty, non-nil ids none. last_error is kept.
+func (r dispatchRepo) Redrive(_ context.Context, ids []uuid.UUID, now time.Time) (int, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return 0, err
+	}
+	defer t.db.mu.Unlock()
+	if now.IsZero() {
+		now = time.Now()
+	}
+	var rows []eventRow
+	if ids == nil {
+		rows = t.visibleEventsLocked()
+	} else {
+		for _, id := range ids {
+			if row, ok := t.visibleEventLocked(id); ok {
+				rows = append(rows, row)
+			}
+		}
+	}
+	n := 0
+	seen := map[uuid.UUID]bool{}
+	for _, row := range rows {
+		if seen[row.event.ID] || row.event.Status != domain.OutboxDeadLetter || r.lockedByOtherLocked(row.event.ID) {
+			continue
+		}
+		seen[row.event.ID] = true
+		row.event.Status = domain.OutboxPending
+		row.event.AttemptCount = 0
+		row.event.NextAttemptAt = now
+		row.event = copyEvent(row.event)
+		r.stageLocked(row)
+		n++
+	}
+	return n, nil
+}
+
+// DeleteDispatchedBefore deletes up to limit events of the workspace
+// dispatched before `before`, those dispatched first first, skipping events
+// other transactions hold.
+func (r dispatchRepo) DeleteDispatchedBefore(_ context.Context, before time.Time, limit int) (int, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return 0, err
+	}
+	defer t.db.mu.Unlock()
+	var old []eventRow
+	for _, row := range t.visibleEventsLocked() {
+		if row.event.Status == domain.OutboxDispatched && row.event.DispatchedAt.Before(before) &&
+			!r.lockedByOtherLocked(row.event.ID) {
+			old = append(old, row)
+		}
+	}
+	slices.SortFunc(old, func(a, b eventRow) int {
+		return cmp.Or(a.event.DispatchedAt.Compare(b.event.DispatchedAt), cmp.Compare(a.seq, b.seq))
+	})
+	old = old[:min(len(old), max(limit, 0))]
+	for _, row := range old {
+		id := row.event.ID
+		delete(t.events, id)
+		t.eventDeletes[id] = true
+		if t.db.eventLocks[id] == nil {
+			t.db.eventLocks[id] = t
+			t.lockedEvents = append(t.lockedEvents, id)
+		}
+	}
+	return len(old), nil
+}
+
+// OutboxDiscovery finds outbox work across the whole DB: workspace ids and
+// counts only, like the SECURITY DEFINER functions of the PostgreSQL
+// adapter. It sees committed events only.
+type OutboxDiscovery struct {
+	db *DB
+}
+
+var _ ports.OutboxDiscovery = (*OutboxDiscovery)(nil)
+
+// NewOutboxDiscovery returns an OutboxDiscovery over db.
+func NewOutboxDiscovery(db *DB) *OutboxDiscovery { return &OutboxDiscovery{db: db} }
+
+// WorkspacesWithDueEvents returns up to limit workspaces after the cursor
+// with due events, in id order.
+func (d *OutboxDiscovery) WorkspacesWithDueEvents(_ context.Context, now time.Time, after uuid.UUID, limit int) ([]uuid.UUID, error) {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return d.workspaces(limit, func(e domain.OutboxEvent) bool {
+		if slices.Compare(e.WorkspaceID[:], after[:]) <= 0 {
+			return false
+		}
+		_, ok := dueAt(e, now)
+		return ok
+	}), nil
+}
+
+// WorkspacesWithDispatchedBefore returns up to limit workspaces with events
+// dispatched before `before`, in id order.
+func (d *OutboxDiscovery) WorkspacesWithDispatchedBefore(_ context.Context, before time.Time, limit int) ([]uuid.UUID, error) {
+	return d.workspaces(limit, func(e domain.OutboxEvent) bool {
+		return e.Status == domain.OutboxDispatched && e.DispatchedAt.Before(before)
+	}), nil
+}
+
+func (d *OutboxDiscovery) workspaces(limit int, match func(domain.OutboxEvent) bool) []uuid.UUID {
+	d.db.mu.Lock()
+	defer d.db.mu.Unlock()
+	seen := map[uuid.UUID]bool{}
+	var ids []uuid.UUID
+	for _, row := range d.db.events {
+		if ws := row.event.WorkspaceID; !seen[ws] && match(row.event) {
+			seen[ws] = true
+			ids = append(ids, ws)
+		}
+	}
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return slices.Compare(a[:], b[:]) })
+	return ids[:min(len(ids), max(limit, 0))]
+}
+
+// Stats counts committed events per status (every status present, zeros
+// included) and the age of the oldest due event.
+func (d *OutboxDiscovery) Stats(_ context.Context, now time.Time) (ports.OutboxStats, error) {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	d.db.mu.Lock()
+	defer d.db.mu.Unlock()
+	stats := ports.OutboxStats{ByStatus: map[domain.OutboxStatus]int64{
+		domain.OutboxPending: 0, domain.OutboxDispatching: 0, domain.OutboxDispatched: 0, domain.OutboxDeadLetter: 0,
+	}}
+	var oldest time.Time
+	for _, row := range d.db.events {
+		stats.ByStatus[row.event.Status]++
+		if at, ok := dueAt(row.event, now); ok && (oldest.IsZero() || at.Before(oldest)) {
+			oldest = at
+		}
+	}
+	if !oldest.IsZero() {
+		stats.OldestDueAge = max(now.Sub(oldest), 0)
+	}
+	return stats, nil
+}
+
+// Signal is the in-process ports.DispatchSignal: Committed wakes Wake at
+// once. The channel holds one wake-up, so calls coalesce and never block.
+type Signal struct {
+	wake chan struct{}
+}
+
+var _ ports.DispatchSignal = (*Signal)(nil)
+
+// NewSignal returns a Signal.
+func NewSignal() *Signal { return &Signal{wake: make(chan struct{}, 1)} }
+
+// Committed implements ports.DispatchSignal.
+func (s *Signal) Committed() {
+	select {
+	case s.wake <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+}
+
+// Wake implements ports.DispatchSignal.
+func (s *Signal) Wake() <-chan struct{} { return s.wake }

@@ -1,0 +1,13 @@
+package postgres
+
+import (
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// NewOutboxDispatchOn binds an OutboxDispatch to db for workspace without
+// setting app.workspace_id, so tests can show that row-level security, not
+// the adapter's own workspace predicate, is what keeps workspaces apart.
+func NewOutboxDispatchOn(db bun.IDB, workspace uuid.UUID) *OutboxDispatch {
+	return &OutboxDispatch{db: db, workspace: workspace}
+}

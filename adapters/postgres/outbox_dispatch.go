@@ -1,0 +1,191 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// OutboxDispatch implements ports.OutboxDispatch for one transaction of one
+// workspace. The statements, and why they are shaped so, are in
+// outbox_dispatch_sql.go.
+type OutboxDispatch struct {
+	db        bun.IDB
+	workspace uuid.UUID
+}
+
+var _ ports.OutboxDispatch = (*OutboxDispatch)(nil)
+
+// claimedRow is an outbox row as the claim returns it, with the time it
+// became due (next_attempt_at, or the expired locked_until).
+type claimedRow struct {
+	outboxRow
+	DueAt time.Time `bun:"due_at"`
+}
+
+// ClaimDue implements ports.OutboxDispatch.
+func (d *OutboxDispatch) ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.OutboxEvent, error) {
+	if limit <= 0 {
+		return []domain.OutboxEvent{}, nil
+	}
+	if owner == "" {
+		return nil, domain.Errorf(domain.CodeValidation, "a claim needs an owner")
+	}
+	if lease <= 0 {
+		return nil, domain.Errorf(domain.CodeValidation, "a claim needs a positive lease")
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	var rows []claimedRow
+	err := d.db.NewRaw(claimDueEvents, d.workspace, now, limit, owner, now.Add(lease)).Scan(ctx, &rows)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, mapError(err, "outbox event")
+	}
+	slices.SortFunc(rows, func(a, b claimedRow) int {
+		return cmp.Or(a.DueAt.Compare(b.DueAt), slices.Compare(a.ID[:], b.ID[:]))
+	})
+	events := make([]domain.OutboxEvent, len(rows))
+	for i := range rows {
+		events[i] = rows[i].domain()
+	}
+	return events, nil
+}
+
+// MarkDispatched implements ports.OutboxDispatch.
+func (d *OutboxDispatch) MarkDispatched(ctx context.Context, owner string, ids []uuid.UUID, at time.Time) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	if at.IsZero() {
+		at = time.Now()
+	}
+	res, err := d.db.ExecContext(ctx, markDispatched, at, d.workspace, bun.In(ids), owner)
+	return rowsAffected(res, err)
+}
+
+// Release implements ports.OutboxDispatch.
+func (d *OutboxDispatch) Release(ctx context.Context, owner string, id uuid.UUID, nextAttemptAt time.Time, lastError string) (bool, error) {
+	if nextAttemptAt.IsZero() {
+		nextAttemptAt = time.Now()
+	}
+	res, err := d.db.ExecContext(ctx, releaseEvent, nextAttemptAt, strPtr(lastError), d.workspace, id, owner)
+	n, err := rowsAffected(res, err)
+	return n == 1, err
+}
+
+// DeadLetter implements ports.OutboxDispatch.
+func (d *OutboxDispatch) DeadLetter(ctx context.Context, owner string, id uuid.UUID, lastError string) (bool, error) {
+	res, err := d.db.ExecContext(ctx, deadLetterEvent, strPtr(lastError), d.workspace, id, owner)
+	n, err := rowsAffected(res, err)
+	return n == 1, err
+}
+
+// Redrive implements ports.OutboxDispatch. A nil ids redrives every dead
+// letter of the workspace; an empty, non-nil ids redrives none.
+func (d *OutboxDispatch) Redrive(ctx context.Context, ids []uuid.UUID, now time.Time) (int, error) {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if ids == nil {
+		return rowsAffected(d.db.ExecContext(ctx, redriveAllEvents, now, d.workspace))
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	return rowsAffected(d.db.ExecContext(ctx, redriveEvents, now, d.workspace, bun.In(ids)))
+}
+
+// DeleteDispatchedBefore implements ports.OutboxDispatch.
+func (d *OutboxDispatch) DeleteDispatchedBefore(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	return rowsAffected(d.db.ExecContext(ctx, deleteDispatchedBefore, d.workspace, before, limit))
+}
+
+func rowsAffected(res sql.Result, err error) (int, error) {
+	if err != nil {
+		return 0, mapError(err, "outbox event")
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, mapError(err, "outbox event")
+	}
+	return int(n), nil
+}
+
+// OutboxDiscovery implements ports.OutboxDiscovery through the SECURITY
+// DEFINER functions of sql/002_outbox_dispatch.sql: without any workspace
+// context, and without a privileged pool, the Dispatcher learns which
+// workspaces to visit and how many events there are, never the events.
+// db must be connected as a role with once_dispatcher (Bootstrap grants it
+// to the application role by default).
+type OutboxDiscovery struct {
+	db bun.IDB
+}
+
+var _ ports.OutboxDiscovery = (*OutboxDiscovery)(nil)
+
+// NewOutboxDiscovery returns an OutboxDiscovery on db.
+func NewOutboxDiscovery(db bun.IDB) *OutboxDiscovery { return &OutboxDiscovery{db: db} }
+
+// WorkspacesWithDueEvents implements ports.OutboxDiscovery.
+func (d *OutboxDiscovery) WorkspacesWithDueEvents(ctx context.Context, now time.Time, after uuid.UUID, limit int) ([]uuid.UUID, error) {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	return d.workspaces(ctx, selectDueWorkspaces, limit, now, after, limit)
+}
+
+// WorkspacesWithDispatchedBefore implements ports.OutboxDiscovery.
+func (d *OutboxDiscovery) WorkspacesWithDispatchedBefore(ctx context.Context, before time.Time, limit int) ([]uuid.UUID, error) {
+	return d.workspaces(ctx, selectDispatchedWorkspaces, limit, before, limit)
+}
+
+func (d *OutboxDiscovery) workspaces(ctx context.Context, query string, limit int, args ...any) ([]uuid.UUID, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var ids []uuid.UUID
+	if err := d.db.NewRaw(query, args...).Scan(ctx, &ids); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, mapError(err, "workspace")
+	}
+	return ids, nil
+}
+
+// Stats implements ports.OutboxDiscovery.
+func (d *OutboxDiscovery) Stats(ctx context.Context, now time.Time) (ports.OutboxStats, error) {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	var rows []struct {
+		Status      string     `bun:"status"`
+		Events      int64      `bun:"events"`
+		OldestDueAt *time.Time `bun:"oldest_due_at"`
+	}
+	if err := d.db.NewRaw(selectOutboxStats, now).Scan(ctx, &rows); err != nil {
+		return ports.OutboxStats{}, mapError(err, "outbox stats")
+	}
+	stats := ports.OutboxStats{ByStatus: make(map[domain.OutboxStatus]int64, len(rows))}
+	var oldest time.Time
+	for _, r := range rows {
+		stats.ByStatus[domain.OutboxStatus(r.Status)] = r.Events
+		if r.OldestDueAt != nil && (oldest.IsZero() || r.OldestDueAt.Before(oldest)) {
+			oldest = *r.OldestDueAt
+		}
+	}
+	if !oldest.IsZero() {
+		stats.OldestDueAge = max(now.Sub(oldest), 0)
+	}
+	return stats, nil
+}

@@ -1,0 +1,62 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/internal/pgtest"
+)
+
+func waitWake(t *testing.T, s *postgres.Signal, d time.Duration, what string) {
+	t.Helper()
+	select {
+	case <-s.Wake():
+	case <-time.After(d):
+		t.Fatalf("%s: no wake-up within %s", what, d)
+	}
+}
+
+// Committed in one process wakes the Dispatchers of another: two Signals,
+// each with its own pool and LISTEN connection, as two processes would.
+func TestSignalWakesAcrossConnections(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	other, err := postgres.Open(ctx, db.AppDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+
+	sender := postgres.NewSignal(ctx, db.App, db.AppDSN, nil)
+	t.Cleanup(func() { _ = sender.Close() })
+	receiver := postgres.NewSignal(ctx, other, db.AppDSN, nil)
+	t.Cleanup(func() { _ = receiver.Close() })
+
+	// Each Signal wakes once when its LISTEN is in place (anything sent
+	// before was unheard); after that, the receiver is listening.
+	waitWake(t, receiver, 10*time.Second, "receiver listening")
+	waitWake(t, sender, 10*time.Second, "sender listening")
+
+	// Committed wakes the sender's own process at once, and the receiver
+	// through NOTIFY.
+	sender.Committed()
+	waitWake(t, sender, time.Second, "in-process wake")
+	waitWake(t, receiver, 5*time.Second, "wake through NOTIFY")
+
+	// A burst coalesces: it never blocks, and wakes the receiver again.
+	for range 1000 {
+		sender.Committed()
+	}
+	waitWake(t, receiver, 5*time.Second, "wake after a burst")
+
+	// Close stops both loops and is idempotent.
+	if err := receiver.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := receiver.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
