@@ -1,0 +1,11 @@
+// Package queue is the watermill glue shared by the queue adapters: it maps
+// ports.Message to watermill messages, publishes outbox events
+// (ports.Publisher) and runs the worker that hands delivered messages to
+// ports.MessageHandler implementations.
+//
+// The brokers live in sub-packages named after the technology: gochannel
+// (in process), redisstream and amqp. Each one only builds watermill
+// publishers and subscribers; everything that must behave the same on every
+// broker (ids, metadata, retries, the poison topic) is here, and
+// queuetest checks it against each of them.
+package queue

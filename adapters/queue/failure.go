@@ -1,0 +1,71 @@
+package queue
+
+import (
+	"errors"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/oncehq/once/domain"
+)
+
+// Retryable says whether a handler error is worth another attempt. It
+// follows domain.Code.RetrySameKey: CodeUnavailable and
+// CodeIdempotencyInProgress are transient, and so is CodeInternal, which is
+// also what errors without a domain code (driver errors, recovered panics)
+// map to: an unclassified failure gets the bounded retries, and one that is
+// deterministic still ends in the poison topic after them. Every other code
+// (validation, not found, conflict, forbidden, unsafe payload, …) means the
+// message itself is wrong: retrying cannot help, so it is poisoned at once.
+func Retryable(err error) bool {
+	return domain.ErrorCode(err).RetrySameKey()
+}
+
+// handlerFailure is a handler error on its way out of the worker: its text
+// is sanitized, because the poison middleware copies it into the parked
+// message's metadata (reason_poisoned), which operators read.
+type handlerFailure struct {
+	text  string
+	cause error
+}
+
+func (f *handlerFailure) Error() string { return f.text }
+func (f *handlerFailure) Unwrap() error { return f.cause }
+
+// interrupted marks a failure that happened because the worker is shutting
+// down (the message's context ended). Such a message is not poisoned: it
+// is left unacknowledged so the broker delivers it again.
+type interrupted struct{ handlerFailure }
+
+// sanitizeFailures wraps the handler, inside the retries, so that neither
+// the retry log nor the poison metadata ever carries the raw error text.
+func sanitizeFailures(h message.HandlerFunc) message.HandlerFunc {
+	return func(msg *message.Message) ([]*message.Message, error) {
+		out, err := h(msg)
+		if err == nil {
+			return out, nil
+		}
+		var f *handlerFailure
+		if errors.As(err, &f) {
+			return out, err
+		}
+		return out, &handlerFailure{text: domain.SanitizeError(err), cause: err}
+	}
+}
+
+// markInterrupted sits between the poison queue and the retries and tells
+// a shutdown apart from a failure.
+func markInterrupted(h message.HandlerFunc) message.HandlerFunc {
+	return func(msg *message.Message) ([]*message.Message, error) {
+		out, err := h(msg)
+		if err != nil && msg.Context().Err() != nil {
+			return out, &interrupted{handlerFailure{text: domain.SanitizeError(err), cause: err}}
+		}
+		return out, err
+	}
+}
+
+// shouldPoison is the poison queue's filter: everything but a shutdown.
+func shouldPoison(err error) bool {
+	var i *interrupted
+	return !errors.As(err, &i)
+}

@@ -1,0 +1,29 @@
+package gochannel_test
+
+import (
+	"testing"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/oncehq/once/adapters/queue"
+	"github.com/oncehq/once/adapters/queue/gochannel"
+	"github.com/oncehq/once/adapters/queue/queuetest"
+	"github.com/oncehq/once/ports"
+)
+
+func newRawPair(t *testing.T, _ string) (message.Publisher, message.Subscriber) {
+	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	t.Cleanup(func() { _ = pub.Close() })
+	return pub, sub
+}
+
+func TestPublisherContract(t *testing.T) {
+	queuetest.RunPublisherContract(t, func(t *testing.T, prefix string) (ports.Publisher, message.Subscriber) {
+		pub, sub := newRawPair(t, prefix)
+		return queue.NewPublisher(pub, prefix), sub
+	})
+}
+
+func TestWorkerContract(t *testing.T) {
+	queuetest.RunWorkerContract(t, newRawPair)
+}

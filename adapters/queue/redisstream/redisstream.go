@@ -1,0 +1,148 @@
+// Package redisstream is the queue on Redis Streams (watermill-redisstream).
+//
+// A topic is a stream. Publishing is XADD: Publish returns once Redis
+// answered with the entry id, and the stream exists from the first XADD, so
+// messages published while no worker runs wait in it. Workers read through
+// a consumer group (default "once-workers") created at the start of the
+// stream ("0"): a group created after messages were published still
+// delivers them, and the workers of the group share the messages. Each
+// process is one consumer of the group. A message delivered to a consumer
+// that died before acknowledging stays pending; any live consumer claims
+// it once it has been idle for MaxIdleTime, checking every ClaimInterval.
+package redisstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	wmredis "github.com/ThreeDotsLabs/watermill-redisstream/pkg/redisstream"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/oncehq/once/adapters/queue"
+	"github.com/oncehq/once/domain"
+)
+
+// DefaultConsumerGroup is the consumer group of the workers.
+const DefaultConsumerGroup = "once-workers"
+
+// Config configures Redis Streams publishers and subscribers.
+type Config struct {
+	// URL is a redis:// or rediss:// URL (redis.ParseURL). A
+	// dial_timeout in the URL wins over DialTimeout.
+	URL string
+	// DialTimeout bounds connecting (default 5s), so an unreachable Redis
+	// fails publishes promptly.
+	DialTimeout time.Duration
+
+	// MaxLen, when positive, caps each stream at about that many entries
+	// (XADD MAXLEN ~). Trimming does not look at consumer groups: entries
+	// not yet delivered are trimmed too, so keep it far above any backlog a
+	// worker outage can build. Zero (default) keeps every entry.
+	MaxLen int64
+
+	// ConsumerGroup is the workers' consumer group (default
+	// DefaultConsumerGroup).
+	ConsumerGroup string
+	// Consumer names this process in the group (default
+	// "<hostname>-<pid>-<random>", unique per subscriber).
+	Consumer string
+	// ClaimInterval is how often pending messages of other consumers are
+	// checked (default 5s); MaxIdleTime is how long a message must have
+	// been pending before it is taken over (default 60s). MaxIdleTime must
+	// exceed the longest handling time, retries included, or a slow message
+	// is delivered twice.
+	ClaimInterval time.Duration
+	MaxIdleTime   time.Duration
+	// BlockTime is how long one read waits for new entries (default
+	// 100ms); it also bounds how long closing a subscription takes.
+	BlockTime time.Duration
+}
+
+func (c Config) client() (*redis.Client, error) {
+	opts, err := redis.ParseURL(c.URL)
+	if err != nil {
+		// The URL may hold a password: never echo it.
+		return nil, domain.Errorf(domain.CodeValidation, "redisstream: invalid redis URL")
+	}
+	if opts.DialTimeout == 0 {
+		opts.DialTimeout = c.DialTimeout
+		if opts.DialTimeout == 0 {
+			opts.DialTimeout = 5 * time.Second
+		}
+	}
+	return redis.NewClient(opts), nil
+}
+
+// NewPublisher returns a publisher with its own Redis client, closed by
+// Close. It does not connect until the first publish.
+func NewPublisher(cfg Config, logger *slog.Logger) (message.Publisher, error) {
+	client, err := cfg.client()
+	if err != nil {
+		return nil, err
+	}
+	pub, err := wmredis.NewPublisher(wmredis.PublisherConfig{
+		Client:        client,
+		DefaultMaxlen: cfg.MaxLen,
+	}, queue.NewLogger(logger))
+	if err != nil {
+		_ = client.Close()
+		return nil, fmt.Errorf("redisstream: new publisher: %w", err)
+	}
+	return pub, nil
+}
+
+// NewSubscriber returns a consumer-group subscriber with its own Redis
+// client, closed by Close.
+func NewSubscriber(cfg Config, logger *slog.Logger) (message.Subscriber, error) {
+	client, err := cfg.client()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.ConsumerGroup == "" {
+		cfg.ConsumerGroup = DefaultConsumerGroup
+	}
+	if cfg.Consumer == "" {
+		cfg.Consumer = consumerName()
+	}
+	if cfg.BlockTime == 0 {
+		cfg.BlockTime = 100 * time.Millisecond
+	}
+	sub, err := wmredis.NewSubscriber(wmredis.SubscriberConfig{
+		Client:        client,
+		ConsumerGroup: cfg.ConsumerGroup,
+		Consumer:      cfg.Consumer,
+		ClaimInterval: cfg.ClaimInterval, // 0: the library's 5s
+		MaxIdleTime:   cfg.MaxIdleTime,   // 0: the library's 60s
+		BlockTime:     cfg.BlockTime,
+		OldestId:      "0",
+		// Without it the first read blocks forever on an empty stream and
+		// closing the subscription waits for it.
+		DisableIndefiniteInitialBlock: true,
+		// A read fails with the context when its subscription ends: stop
+		// at once instead of the library's sleep-log-retry loop.
+		ShouldStopOnReadErrors: func(err error) bool {
+			return errors.Is(err, context.Canceled) || errors.Is(err, redis.ErrClosed)
+		},
+	}, queue.NewLogger(logger))
+	if err != nil {
+		_ = client.Close()
+		return nil, fmt.Errorf("redisstream: new subscriber: %w", err)
+	}
+	return sub, nil
+}
+
+// consumerName is unique per subscriber and says which host and process
+// holds a pending message.
+func consumerName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "worker"
+	}
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), watermill.NewShortUUID()[:8])
+}

@@ -1,0 +1,206 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+
+	"github.com/oncehq/once/ports"
+)
+
+// WorkerConfig tunes the worker. Zero values take the defaults below.
+type WorkerConfig struct {
+	// Namespace prefixes every topic, the poison topic included (e.g.
+	// "once."). It must match the Publisher's.
+	Namespace string
+	// MaxRetries is how many times a retryable failure is retried in
+	// process before the message is poisoned (default 5; the first attempt
+	// is not a retry).
+	MaxRetries int
+	// InitialInterval is the first wait between attempts (default 1s); it
+	// grows by Multiplier (default 2) up to MaxInterval (default 30s), each
+	// wait randomized by ±RandomizationFactor (default 0.5).
+	InitialInterval     time.Duration
+	MaxInterval         time.Duration
+	Multiplier          float64
+	RandomizationFactor float64
+	// CloseTimeout bounds how long Close waits for running handlers
+	// (default 30s).
+	CloseTimeout time.Duration
+}
+
+func (c WorkerConfig) withDefaults() WorkerConfig {
+	if c.MaxRetries == 0 {
+		c.MaxRetries = 5
+	}
+	if c.InitialInterval == 0 {
+		c.InitialInterval = time.Second
+	}
+	if c.MaxInterval == 0 {
+		c.MaxInterval = 30 * time.Second
+	}
+	if c.Multiplier == 0 {
+		c.Multiplier = 2
+	}
+	if c.RandomizationFactor == 0 {
+		c.RandomizationFactor = 0.5
+	}
+	if c.CloseTimeout == 0 {
+		c.CloseTimeout = 30 * time.Second
+	}
+	return c
+}
+
+// Worker consumes one topic per event type and hands each message to its
+// ports.MessageHandler.
+//
+// Around every handler, from the outside in: the poison queue, shutdown
+// detection, retries, error sanitizing, panic recovery. A failure is
+// retried in process with exponential backoff and jitter while Retryable
+// says so; once the
+// retries are spent, or at once for a non-retryable error, the message is
+// published unchanged (same id, payload and metadata, plus watermill's
+// reason_poisoned, topic_poisoned, handler_poisoned keys) to
+// Namespace+"poison" and acknowledged, so it is parked, not lost, and does
+// not block the messages behind it. If parking fails, the message is
+// nacked and the broker delivers it again.
+//
+// The Worker borrows the subscriber and the poison publisher: Close stops
+// consuming but closes neither, their owner does after Close.
+type Worker struct {
+	router  *message.Router
+	once    sync.Once     // starts the router, or marks a worker closed unstarted
+	stopped chan struct{} // closed when the router stopped
+	runErr  error         // what router.Run returned, set before stopped closes
+}
+
+// NewWorker builds a worker for handlers, keyed by event type.
+func NewWorker(sub message.Subscriber, poison message.Publisher, handlers map[string]ports.MessageHandler, cfg WorkerConfig, logger *slog.Logger) (*Worker, error) {
+	if len(handlers) == 0 {
+		return nil, errors.New("queue: worker without handlers")
+	}
+	cfg = cfg.withDefaults()
+	log := NewLogger(logger)
+	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: cfg.CloseTimeout}, log)
+	if err != nil {
+		return nil, fmt.Errorf("queue: new router: %w", err)
+	}
+	poisonMW, err := middleware.PoisonQueueWithFilter(poison, Topic(cfg.Namespace, PoisonTopic), shouldPoison)
+	if err != nil {
+		return nil, fmt.Errorf("queue: poison queue: %w", err)
+	}
+	router.AddMiddleware(
+		poisonMW,
+		markInterrupted,
+		middleware.Retry{
+			MaxRetries:          cfg.MaxRetries,
+			InitialInterval:     cfg.InitialInterval,
+			MaxInterval:         cfg.MaxInterval,
+			Multiplier:          cfg.Multiplier,
+			RandomizationFactor: cfg.RandomizationFactor,
+			ShouldRetry:         func(p middleware.RetryParams) bool { return Retryable(p.Err) },
+			Logger:              log,
+		}.Middleware,
+		sanitizeFailures,
+		middleware.Recoverer,
+	)
+
+	borrowed := borrowedSubscriber{sub}
+	types := make([]string, 0, len(handlers))
+	for t := range handlers {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	for _, eventType := range types {
+		if eventType == "" || handlers[eventType] == nil {
+			return nil, fmt.Errorf("queue: worker handler for event type %q is missing", eventType)
+		}
+		router.AddConsumerHandler(eventType, Topic(cfg.Namespace, eventType), borrowed, handle(eventType, handlers[eventType]))
+	}
+	return &Worker{router: router, stopped: make(chan struct{})}, nil
+}
+
+// handle adapts a ports.MessageHandler to watermill.
+func handle(eventType string, h ports.MessageHandler) message.NoPublishHandlerFunc {
+	return func(msg *message.Message) error {
+		m, err := FromMessage(msg)
+		if err != nil {
+			return err
+		}
+		if m.Type == "" {
+			m.Type = eventType
+		}
+		return h.Handle(msg.Context(), m)
+	}
+}
+
+// Run starts consuming and returns once every subscription is running, or
+// with the error that prevented it (an unreachable broker). ctx bounds the
+// start only: the worker runs until Close, so an fx OnStart context can be
+// passed as is. A worker runs once.
+func (w *Worker) Run(ctx context.Context) error {
+	first := false
+	w.once.Do(func() {
+		first = true
+		go func() {
+			w.runErr = w.router.Run(context.WithoutCancel(ctx))
+			close(w.stopped)
+		}()
+	})
+	if !first {
+		return errors.New("queue: worker already started or closed")
+	}
+	select {
+	case <-w.router.Running():
+		return nil
+	case <-w.stopped:
+		err := w.runErr
+		if err == nil {
+			err = errors.New("stopped before running")
+		}
+		return fmt.Errorf("queue: worker: %w", err)
+	case <-ctx.Done():
+		_ = w.Close()
+		return fmt.Errorf("queue: worker start: %w", context.Cause(ctx))
+	}
+}
+
+// Close stops consuming and waits, up to CloseTimeout, for the handlers
+// that are running. Their messages' contexts end; a message interrupted so
+// is not poisoned but left for the broker to deliver again. Close is
+// idempotent.
+func (w *Worker) Close() error {
+	ran := true
+	w.once.Do(func() { ran = false; close(w.stopped) })
+	if !ran {
+		return nil
+	}
+	select {
+	case <-w.stopped:
+		// Run failed, or the router stopped by itself; either way its
+		// subscriptions ended with Run's context. Closing the router now
+		// would wait CloseTimeout for handlers that never started.
+		return nil
+	default:
+	}
+	err := w.router.Close()
+	<-w.stopped
+	if err != nil {
+		return fmt.Errorf("queue: close worker: %w", err)
+	}
+	return nil
+}
+
+// borrowedSubscriber keeps the router from closing a subscriber it does not
+// own (the router closes its subscribers on Close). Subscriptions still end:
+// the router cancels their contexts.
+type borrowedSubscriber struct{ message.Subscriber }
+
+func (borrowedSubscriber) Close() error { return nil }

@@ -1,0 +1,97 @@
+package queue_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/oncehq/once/adapters/queue"
+	"github.com/oncehq/once/adapters/queue/gochannel"
+	"github.com/oncehq/once/adapters/queue/queuetest"
+	"github.com/oncehq/once/ports"
+)
+
+var nop = ports.MessageHandlerFunc(func(context.Context, ports.Message) error { return nil })
+
+func newWorker(t *testing.T) (*queue.Worker, func() error) {
+	t.Helper()
+	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	w, err := queue.NewWorker(sub, pub, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, pub.Close
+}
+
+func TestWorkerLifecycle(t *testing.T) {
+	w, closeBroker := newWorker(t)
+	defer closeBroker()
+	if err := w.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(context.Background()); err == nil {
+		t.Error("second Run succeeded")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+func TestWorkerRunKeepsRunningAfterStartContextEnds(t *testing.T) {
+	w, closeBroker := newWorker(t)
+	defer closeBroker()
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // fx cancels its OnStart context once started
+	time.Sleep(50 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- w.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close hung")
+	}
+}
+
+func TestWorkerCloseWithoutRun(t *testing.T) {
+	w, closeBroker := newWorker(t)
+	defer closeBroker()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(context.Background()); err == nil {
+		t.Error("Run after Close succeeded")
+	}
+}
+
+func TestWorkerRunFailsWhenSubscribeFails(t *testing.T) {
+	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	_ = pub.Close() // Subscribe on a closed GoChannel fails
+	w, err := queue.NewWorker(sub, pub, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(context.Background()); err == nil {
+		t.Fatal("Run succeeded on a closed subscriber")
+	}
+	_ = w.Close()
+}
+
+func TestNewWorkerRejectsMissingHandlers(t *testing.T) {
+	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	defer pub.Close()
+	if _, err := queue.NewWorker(sub, pub, nil, queue.WorkerConfig{}, nil); err == nil {
+		t.Error("no handlers accepted")
+	}
+	if _, err := queue.NewWorker(sub, pub, map[string]ports.MessageHandler{"a": nil}, queue.WorkerConfig{}, nil); err == nil {
+		t.Error("nil handler accepted")
+	}
+}
