@@ -229,6 +229,52 @@ func (_c *Tx_Outbox_Call) RunAndReturn(run func() ports.Outbox) *Tx_Outbox_Call 
 	return _c
 }
 
+// OutboxDispatch provides a mock function for the type Tx
+func (_mock *Tx) OutboxDispatch() ports.OutboxDispatch {
+	ret := _mock.Called()
+
+	if len(ret) == 0 {
+		panic("no return value specified for OutboxDispatch")
+	}
+
+	var r0 ports.OutboxDispatch
+	if returnFunc, ok := ret.Get(0).(func() ports.OutboxDispatch); ok {
+		r0 = returnFunc()
+	} else {
+		if ret.Get(0) != nil {
+			r0 = ret.Get(0).(ports.OutboxDispatch)
+		}
+	}
+	return r0
+}
+
+// Tx_OutboxDispatch_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'OutboxDispatch'
+type Tx_OutboxDispatch_Call struct {
+	*mock.Call
+}
+
+// OutboxDispatch is a helper method to define mock.On call
+func (_e *Tx_Expecter) OutboxDispatch() *Tx_OutboxDispatch_Call {
+	return &Tx_OutboxDispatch_Call{Call: _e.mock.On("OutboxDispatch")}
+}
+
+func (_c *Tx_OutboxDispatch_Call) Run(run func()) *Tx_OutboxDispatch_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		run()
+	})
+	return _c
+}
+
+func (_c *Tx_OutboxDispatch_Call) Return(outboxDispatch ports.OutboxDispatch) *Tx_OutboxDispatch_Call {
+	_c.Call.Return(outboxDispatch)
+	return _c
+}
+
+func (_c *Tx_OutboxDispatch_Call) RunAndReturn(run func() ports.OutboxDispatch) *Tx_OutboxDispatch_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
 // Stores provides a mock function for the type Tx
 func (_mock *Tx) Stores() ports.StoreRepository {
 	ret := _mock.Called()

@@ -1,0 +1,61 @@
+package dispatch
+
+import (
+	"context"
+	"time"
+
+	"github.com/oncehq/once/domain"
+)
+
+// Error backoff of the Run loop: short, growing, bounded.
+const (
+	errorBackoffBase = 100 * time.Millisecond
+	errorBackoffMax  = 10 * time.Second
+)
+
+// Run dispatches until ctx is done. After a round that published a full
+// batch for some workspace it goes again at once; otherwise it waits for a
+// wake-up from the DispatchSignal or the jittered poll interval. A failed
+// round is logged and retried after a short, growing backoff; Run never
+// returns early on an error.
+func (d *Dispatcher) Run(ctx context.Context) {
+	var wake <-chan struct{}
+	if d.signal != nil {
+		wake = d.signal.Wake()
+	}
+	failures := 0
+	for ctx.Err() == nil {
+		_, more, err := d.round(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			failures++
+			d.log.Error("dispatch round failed", "consecutive_failures", failures, "error", domain.SanitizeError(err))
+			// Wake-ups do not cut the wait short: the failure is probably
+			// the database or broker, not a lack of work.
+			sleep(ctx, jitter(backoff(failures, errorBackoffBase, errorBackoffMax)+errorBackoffBase, 0.2))
+			continue
+		}
+		failures = 0
+		if more {
+			continue
+		}
+		timer := time.NewTimer(jitter(d.cfg.PollInterval, 0.2))
+		select {
+		case <-ctx.Done():
+		case <-wake:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+}

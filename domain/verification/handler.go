@@ -1,0 +1,253 @@
+package verification
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/stores"
+	"github.com/oncehq/once/ports"
+)
+
+// Reasons recorded on an operation that did not succeed. They are shown to
+// users, so they say what happened without any detail of the credentials.
+const (
+	ReasonSuperseded    = "superseded by a newer authorization"
+	ReasonStoreNotFound = "the store no longer exists"
+	ReasonRejected      = "the platform rejected the credentials"
+	reasonPlatformError = "the platform could not verify the credentials"
+)
+
+// Handler verifies a store's credentials for one store.credentials.verify
+// message. It is re-entrant: the operation's state says whether the work is
+// done, and the operation id is the platform request token, so a
+// redelivered message never verifies twice on the platform, even when the
+// first delivery died after the platform had acted.
+//
+// The steps, each its own transaction so nothing is held open while the
+// platform is called:
+//
+//  1. read the operation and the store; an operation already succeeded or
+//     failed means a duplicate delivery: done. A store whose credential
+//     version is not the one the event was written for means the
+//     authorization was replaced since: the operation fails with
+//     ReasonSuperseded (the newer version has its own operation and event)
+//     and the store is left alone. Otherwise the operation becomes running.
+//  2. call the platform, outside any transaction.
+//  3. check again that the operation is unfinished and the version
+//     unchanged, then record the verdict: store verified or
+//     verification_failed, operation succeeded or failed with the
+//     platform's (sanitized) reason.
+//
+// Errors: a transport failure (CodeUnavailable), a cancelled context or a
+// credential that cannot be opened are returned as they are, so the message
+// is delivered again; the operation stays running. A message that can never
+// succeed (not this event type, a payload that does not decode, an
+// operation that does not exist or does not belong to the store) is
+// CodeValidation or CodeNotFound, which the queue may poison at once. A
+// permanent platform error ends the operation failed and returns nil.
+type Handler struct {
+	uow     ports.UnitOfWork
+	gateway ports.PlatformGateway
+	sealer  ports.CredentialSealer
+	clock   ports.Clock
+	log     *slog.Logger
+}
+
+var _ ports.MessageHandler = (*Handler)(nil)
+
+// NewHandler builds the handler; log may be nil.
+func NewHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer ports.CredentialSealer, clock ports.Clock, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{uow: uow, gateway: gateway, sealer: sealer, clock: clock, log: log.With("handler", domain.EventStoreCredentialsVerify)}
+}
+
+// Handle processes one delivery; see Handler.
+func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
+	job, err := decode(msg)
+	if err != nil {
+		return err
+	}
+	log := h.log.With("message", msg.ID, "workspace", msg.WorkspaceID, "operation", job.OperationID, "store", job.StoreID)
+
+	store, proceed, err := h.start(ctx, msg.WorkspaceID, job, log)
+	if err != nil || !proceed {
+		return err
+	}
+
+	creds, err := stores.OpenCredentials(h.sealer, store)
+	if err != nil {
+		// A keyring problem for operators to fix, not the user's: keep the
+		// operation running and let the message be retried.
+		log.Error("store credentials cannot be opened", "error", domain.SanitizeError(err))
+		return err
+	}
+	result, err := h.gateway.VerifyCredentials(ctx, ports.VerifyCredentialsRequest{
+		RequestToken:   job.OperationID.String(),
+		Platform:       store.Platform,
+		ExternalShopID: store.ExternalShopID,
+		Credentials:    creds,
+	})
+	if err != nil {
+		if retryable(ctx, err) {
+			log.Warn("platform unavailable, verification will be retried", "error", domain.SanitizeError(err))
+			return err
+		}
+		log.Error("platform refused the verification", "error", domain.SanitizeError(err))
+		result = ports.VerifyCredentialsResult{Valid: false, Reason: platformErrorReason(err)}
+	}
+	return h.finish(ctx, msg.WorkspaceID, job, result, log)
+}
+
+// decode reads and checks the payload.
+func decode(msg ports.Message) (domain.StoreCredentialsVerify, error) {
+	var job domain.StoreCredentialsVerify
+	if msg.Type != domain.EventStoreCredentialsVerify {
+		return job, domain.Errorf(domain.CodeValidation, "message type %q is not %s", msg.Type, domain.EventStoreCredentialsVerify)
+	}
+	if msg.WorkspaceID == uuid.Nil {
+		return job, domain.Errorf(domain.CodeValidation, "message %s has no workspace", msg.ID)
+	}
+	dec := json.NewDecoder(bytes.NewReader(msg.Payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&job); err != nil {
+		return job, domain.Wrap(domain.CodeValidation, err, "store.credentials.verify payload cannot be decoded")
+	}
+	if job.StoreID == uuid.Nil || job.OperationID == uuid.Nil || job.CredentialVersion <= 0 {
+		return job, domain.Errorf(domain.CodeValidation, "store.credentials.verify payload lacks store, operation or credential version")
+	}
+	return job, nil
+}
+
+// start is step 1. proceed is false when there is nothing (more) to do.
+func (h *Handler) start(ctx context.Context, ws uuid.UUID, job domain.StoreCredentialsVerify, log *slog.Logger) (store domain.Store, proceed bool, err error) {
+	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+		proceed = false
+		op, err := h.operation(ctx, tx, job)
+		if err != nil {
+			return err
+		}
+		if finished(op) {
+			log.Info("operation already finished: duplicate delivery", "status", op.Status)
+			return nil
+		}
+		store, err = tx.Stores().Get(ctx, job.StoreID)
+		if domain.IsCode(err, domain.CodeNotFound) {
+			log.Warn("store not found, operation failed")
+			return h.fail(ctx, tx, op, ReasonStoreNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if store.CredentialVersion != job.CredentialVersion {
+			log.Info("credentials replaced since the job was written, operation superseded",
+				"job_version", job.CredentialVersion, "store_version", store.CredentialVersion)
+			return h.fail(ctx, tx, op, ReasonSuperseded)
+		}
+		proceed = true
+		if op.Status == domain.OperationRunning {
+			return nil // a redelivery after a failed attempt
+		}
+		op.Status = domain.OperationRunning
+		op.UpdatedAt = h.clock.Now()
+		return tx.Operations().Update(ctx, op)
+	})
+	if err != nil {
+		return domain.Store{}, false, err
+	}
+	return store, proceed, nil
+}
+
+// finish is step 3.
+func (h *Handler) finish(ctx context.Context, ws uuid.UUID, job domain.StoreCredentialsVerify, result ports.VerifyCredentialsResult, log *slog.Logger) error {
+	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+		op, err := h.operation(ctx, tx, job)
+		if err != nil {
+			return err
+		}
+		if finished(op) {
+			log.Info("operation finished by a concurrent delivery", "status", op.Status)
+			return nil
+		}
+		store, err := tx.Stores().Get(ctx, job.StoreID)
+		if domain.IsCode(err, domain.CodeNotFound) {
+			return h.fail(ctx, tx, op, ReasonStoreNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if store.CredentialVersion != job.CredentialVersion {
+			log.Info("credentials replaced during verification, verdict discarded")
+			return h.fail(ctx, tx, op, ReasonSuperseded)
+		}
+		now := h.clock.Now()
+		store.UpdatedAt = now
+		if result.Valid {
+			store.Status = domain.StoreVerified
+		} else {
+			store.Status = domain.StoreVerificationFailed
+		}
+		if err := tx.Stores().Update(ctx, store); err != nil {
+			return err
+		}
+		if result.Valid {
+			op.Status, op.Error, op.UpdatedAt = domain.OperationSucceeded, "", now
+			log.Info("store verified")
+			return tx.Operations().Update(ctx, op)
+		}
+		reason := domain.SanitizeText(result.Reason)
+		if reason == "" {
+			reason = ReasonRejected
+		}
+		log.Info("store verification failed", "reason", reason)
+		return h.fail(ctx, tx, op, reason)
+	})
+}
+
+// operation reads the job's operation and checks it is the verification of
+// the job's store: anything else is a message that can never succeed.
+func (h *Handler) operation(ctx context.Context, tx ports.Tx, job domain.StoreCredentialsVerify) (domain.Operation, error) {
+	op, err := tx.Operations().Get(ctx, job.OperationID)
+	if err != nil {
+		return op, err
+	}
+	if op.Kind != domain.OperationStoreVerify || op.ResourceID != job.StoreID {
+		return op, domain.Errorf(domain.CodeValidation, "operation %s is not the verification of store %s", op.ID, job.StoreID)
+	}
+	return op, nil
+}
+
+func (h *Handler) fail(ctx context.Context, tx ports.Tx, op domain.Operation, reason string) error {
+	op.Status, op.Error, op.UpdatedAt = domain.OperationFailed, reason, h.clock.Now()
+	return tx.Operations().Update(ctx, op)
+}
+
+func finished(op domain.Operation) bool {
+	return op.Status == domain.OperationSucceeded || op.Status == domain.OperationFailed
+}
+
+// retryable tells transport failures (and our own cancellation, which says
+// nothing about the credentials) from the platform's permanent refusals.
+func retryable(ctx context.Context, err error) bool {
+	return ctx.Err() != nil ||
+		domain.IsCode(err, domain.CodeUnavailable) ||
+		errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, context.Canceled)
+}
+
+// platformErrorReason is the user-facing reason for a permanent platform
+// error: the client-safe message of a domain error, never its cause.
+func platformErrorReason(err error) string {
+	var de *domain.Error
+	if errors.As(err, &de) && de.Message != "" {
+		return domain.SanitizeText(reasonPlatformError + ": " + de.Message)
+	}
+	return reasonPlatformError
+}
