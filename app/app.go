@@ -36,11 +36,28 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 	)
 }
 
-// Serve is the whole service: the API and the maintenance jobs.
+// Serve is the whole service: the API and, as configured, the background
+// parts.
 func Serve(cfg Config, log *slog.Logger) fx.Option {
-	opts := []fx.Option{Base(cfg, log), HTTPModule, MaintenanceModule}
+	opts := []fx.Option{Base(cfg, log), HTTPModule, Background(cfg)}
 	if cfg.Embedded() && cfg.Demo {
 		opts = append(opts, DemoModule)
+	}
+	return fx.Options(opts...)
+}
+
+// Background is what runs besides the API: the cleanups and, as configured,
+// the Dispatcher and the workers with the queue they need.
+func Background(cfg Config) fx.Option {
+	opts := []fx.Option{MaintenanceModule}
+	if cfg.Dispatcher || cfg.Worker {
+		opts = append(opts, queueModule(cfg))
+	}
+	if cfg.Dispatcher {
+		opts = append(opts, DispatchModule)
+	}
+	if cfg.Worker {
+		opts = append(opts, WorkerModule)
 	}
 	return fx.Options(opts...)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -45,12 +46,49 @@ type Config struct {
 	CleanupInterval time.Duration `env:"ONCE_CLEANUP_INTERVAL" envDefault:"1m"`
 	CleanupBatch    int           `env:"ONCE_CLEANUP_BATCH" envDefault:"500"`
 
+	// Queue selects the broker: memory (in-process, the embedded default),
+	// redis (Redis Streams) or amqp (RabbitMQ).
+	Queue       string `env:"ONCE_QUEUE" envDefault:"memory"`
+	RedisURL    string `env:"ONCE_REDIS_URL" envDefault:"redis://127.0.0.1:6379/0"`
+	AMQPURL     string `env:"ONCE_AMQP_URL" envDefault:"amqp://guest:guest@127.0.0.1:5672/"`
+	QueuePrefix string `env:"ONCE_QUEUE_PREFIX" envDefault:"once."`
+
+	// Dispatcher and Worker say whether `once serve` also runs them.
+	Dispatcher bool   `env:"ONCE_DISPATCHER" envDefault:"true"`
+	Worker     bool   `env:"ONCE_WORKER" envDefault:"true"`
+	InstanceID string `env:"ONCE_INSTANCE_ID"`
+
+	DispatchBatch        int           `env:"ONCE_DISPATCH_BATCH" envDefault:"100"`
+	DispatchLease        time.Duration `env:"ONCE_DISPATCH_LEASE" envDefault:"30s"`
+	DispatchMaxAttempts  int           `env:"ONCE_DISPATCH_MAX_ATTEMPTS" envDefault:"10"`
+	DispatchPollInterval time.Duration `env:"ONCE_DISPATCH_POLL_INTERVAL" envDefault:"1s"`
+	DispatchBackoffBase  time.Duration `env:"ONCE_DISPATCH_BACKOFF_BASE" envDefault:"1s"`
+	DispatchBackoffMax   time.Duration `env:"ONCE_DISPATCH_BACKOFF_MAX" envDefault:"10m"`
+	OutboxRetention      time.Duration `env:"ONCE_OUTBOX_RETENTION" envDefault:"168h"`
+	WorkerMaxRetries     int           `env:"ONCE_WORKER_MAX_RETRIES" envDefault:"5"`
+
 	LogLevel  string `env:"ONCE_LOG_LEVEL" envDefault:"info"`
 	LogFormat string `env:"ONCE_LOG_FORMAT" envDefault:"text"`
 
 	// Demo seeds a demo workspace and member on the embedded store so that
 	// `make run` has something to call.
 	Demo bool `env:"ONCE_DEMO" envDefault:"true"`
+}
+
+// Queues.
+const (
+	QueueMemory = "memory"
+	QueueRedis  = "redis"
+	QueueAMQP   = "amqp"
+)
+
+// Owner names this process in outbox leases (locked_by).
+func (c Config) Owner() string {
+	if c.InstanceID != "" {
+		return c.InstanceID
+	}
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
 }
 
 // Demo identities seeded on the embedded store.
@@ -86,6 +124,16 @@ func (c *Config) applyDevDefaults() {
 	if c.CredentialKeys == "" {
 		c.CredentialKeys = DevCredentialKeys
 	}
+}
+
+// DefaultConfig is the configuration of an empty environment, before the dev
+// defaults: what tests start from.
+func DefaultConfig() Config {
+	c, err := env.ParseAsWithOptions[Config](env.Options{Environment: map[string]string{}})
+	if err != nil {
+		panic(err) // the defaults in the struct tags are wrong: a bug
+	}
+	return c
 }
 
 // Validate says everything that is wrong at once, naming the variables.
@@ -124,6 +172,29 @@ func (c Config) Validate() error {
 	}
 	if c.TokenTTL <= 0 {
 		bad("ONCE_TOKEN_TTL must be positive")
+	}
+	switch c.Queue {
+	case QueueMemory, QueueRedis, QueueAMQP:
+	default:
+		bad("ONCE_QUEUE=%q must be memory, redis or amqp", c.Queue)
+	}
+	if c.DispatchBatch < 1 || c.DispatchBatch > 10000 {
+		bad("ONCE_DISPATCH_BATCH must be between 1 and 10000")
+	}
+	if c.DispatchLease < time.Second {
+		bad("ONCE_DISPATCH_LEASE must be at least 1s: a lease shorter than a publish re-delivers everything")
+	}
+	if c.DispatchMaxAttempts < 1 {
+		bad("ONCE_DISPATCH_MAX_ATTEMPTS must be at least 1")
+	}
+	if c.DispatchPollInterval <= 0 || c.DispatchBackoffBase <= 0 || c.DispatchBackoffMax < c.DispatchBackoffBase {
+		bad("ONCE_DISPATCH_POLL_INTERVAL and ONCE_DISPATCH_BACKOFF_BASE must be positive, ONCE_DISPATCH_BACKOFF_MAX at least the base")
+	}
+	if c.OutboxRetention < time.Hour {
+		bad("ONCE_OUTBOX_RETENTION must be at least 1h: dispatched events are kept for troubleshooting")
+	}
+	if c.WorkerMaxRetries < 0 {
+		bad("ONCE_WORKER_MAX_RETRIES must not be negative")
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		bad("ONCE_LOG_LEVEL: %v", err)

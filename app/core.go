@@ -2,14 +2,17 @@ package app
 
 import (
 	"context"
+	"log/slog"
 
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/adapters/aesgcm"
 	"github.com/oncehq/once/adapters/httpapi"
 	"github.com/oncehq/once/adapters/jwtauth"
+	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/idempotency"
 	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/domain/stores"
@@ -34,6 +37,10 @@ var CoreModule = fx.Module("core",
 		operations.NewService,
 		workspaces.NewService,
 		newAuthenticator,
+		dispatch.NewAdmin,
+		func(d ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *prometheus.Metrics {
+			return prometheus.New(d, clock, log)
+		},
 		newHTTPDeps,
 	),
 )
@@ -73,6 +80,11 @@ func newAuthenticator(v *jwtauth.Verifier, ws *workspaces.Service) httpapi.Authe
 	}
 }
 
-func newHTTPDeps(cfg Config, auth httpapi.Authenticator, idem *idempotency.Service, st *stores.Service, ops *operations.Service) httpapi.Deps {
-	return httpapi.Deps{Authenticate: auth, Idempotency: idem, Stores: st, Operations: ops, MaxBodyBytes: cfg.MaxBodyBytes}
+func newHTTPDeps(cfg Config, auth httpapi.Authenticator, idem *idempotency.Service, st *stores.Service, ops *operations.Service,
+	admin *dispatch.Admin, metrics *prometheus.Metrics,
+) httpapi.Deps {
+	return httpapi.Deps{
+		Authenticate: auth, Idempotency: idem, Stores: st, Operations: ops,
+		DeadLetters: deadLetters{admin}, Metrics: metrics.Handler(), MaxBodyBytes: cfg.MaxBodyBytes,
+	}
 }

@@ -24,7 +24,7 @@ func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, log *slog.Log
 	httpapi.NewAPI(mux, deps)
 	srv := &http.Server{
 		Addr:              cfg.HTTPAddr,
-		Handler:           httpapi.Handler(mux, log),
+		Handler:           httpapi.Handler(mux, log, deps.Metrics),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,

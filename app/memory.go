@@ -10,6 +10,7 @@ import (
 	"github.com/oncehq/once/adapters/jwtauth"
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/ports"
 )
@@ -19,8 +20,12 @@ import (
 var MemoryModule = fx.Module("memory",
 	fx.Provide(
 		memory.NewDB,
-		fx.Annotate(memory.NewUnitOfWork, fx.As(new(ports.UnitOfWork))),
+		fx.Annotate(memory.NewSignal, fx.As(new(ports.DispatchSignal))),
+		func(db *memory.DB, signal ports.DispatchSignal) ports.UnitOfWork {
+			return dispatch.NotifyOnCommit(memory.NewUnitOfWork(db), signal)
+		},
 		fx.Annotate(memory.NewDiscovery, fx.As(new(ports.IdempotencyDiscovery))),
+		fx.Annotate(memory.NewOutboxDiscovery, fx.As(new(ports.OutboxDiscovery))),
 	),
 	fx.Invoke(func(log *slog.Logger) {
 		log.Warn("running on the embedded in-memory store: nothing is persisted; set DATABASE_URL to use PostgreSQL")

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/ports"
 )
 
@@ -16,8 +17,12 @@ import (
 var PostgresModule = fx.Module("postgres",
 	fx.Provide(
 		newPostgresDB,
-		fx.Annotate(postgres.NewUnitOfWork, fx.As(new(ports.UnitOfWork))),
+		newPostgresSignal,
+		func(db *bun.DB, signal ports.DispatchSignal) ports.UnitOfWork {
+			return dispatch.NotifyOnCommit(postgres.NewUnitOfWork(db), signal)
+		},
 		fx.Annotate(func(db *bun.DB) *postgres.Discovery { return postgres.NewDiscovery(db) }, fx.As(new(ports.IdempotencyDiscovery))),
+		fx.Annotate(func(db *bun.DB) *postgres.OutboxDiscovery { return postgres.NewOutboxDiscovery(db) }, fx.As(new(ports.OutboxDiscovery))),
 	),
 )
 
@@ -29,4 +34,16 @@ func newPostgresDB(lc fx.Lifecycle, cfg Config, log *slog.Logger) (*bun.DB, erro
 	log.Info("using PostgreSQL")
 	lc.Append(fx.Hook{OnStop: func(context.Context) error { return db.Close() }})
 	return db, nil
+}
+
+// newPostgresSignal wakes dispatchers in every process: an in-process wake
+// plus one coalesced NOTIFY after commit, and a LISTEN connection.
+func newPostgresSignal(lc fx.Lifecycle, db *bun.DB, cfg Config, log *slog.Logger) ports.DispatchSignal {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := postgres.NewSignal(ctx, db, cfg.DatabaseURL, log)
+	lc.Append(fx.Hook{OnStop: func(context.Context) error {
+		cancel()
+		return s.Close()
+	}})
+	return s
 }

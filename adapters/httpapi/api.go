@@ -32,6 +32,9 @@ type Deps struct {
 	Idempotency  *idempotency.Service
 	Stores       *stores.Service
 	Operations   *operations.Service
+	DeadLetters  DeadLetters
+	// Metrics serves /metrics when set.
+	Metrics      http.Handler
 	MaxBodyBytes int64
 }
 
@@ -70,10 +73,15 @@ func Register(api huma.API, deps Deps) {
 	h := &handlers{deps: deps}
 	h.registerStores(api)
 	h.registerOperations(api)
+	h.registerDeadLetters(api)
 }
 
-// Handler wraps the mux with the access log and a health check.
-func Handler(mux *http.ServeMux, log *slog.Logger) http.Handler {
+// Handler wraps the mux with the access log, a health check and, when
+// metrics is not nil, /metrics.
+func Handler(mux *http.ServeMux, log *slog.Logger, metrics http.Handler) http.Handler {
+	if metrics != nil {
+		mux.Handle("GET /metrics", metrics)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))

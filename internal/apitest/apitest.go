@@ -57,23 +57,32 @@ func Postgres(t testing.TB, opts ...fx.Option) *Server {
 	return start(t, Config(db.AppDSN), db, opts...)
 }
 
+// Start starts the service with cfg (Config gives the test defaults). On
+// PostgreSQL pass the database too.
+func Start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Server {
+	return start(t, cfg, db, opts...)
+}
+
 // Config is the service configuration the tests use.
 func Config(databaseURL string) app.Config {
-	return app.Config{
-		HTTPAddr:             "127.0.0.1:0",
-		DatabaseURL:          databaseURL,
-		JWTSecret:            testJWTSecret,
-		JWTIssuer:            "once",
-		TokenTTL:             time.Hour,
-		IdempotencySecrets:   testIdempotencySecrets,
-		IdempotencyRetention: 48 * time.Hour,
-		CredentialKeys:       testCredentialKeys,
-		MaxBodyBytes:         httpapi.DefaultMaxBodyBytes,
-		CleanupInterval:      time.Hour,
-		CleanupBatch:         100,
-		LogLevel:             "debug",
-		LogFormat:            "json",
-	}
+	cfg := app.DefaultConfig()
+	cfg.HTTPAddr = "127.0.0.1:0"
+	cfg.DatabaseURL = databaseURL
+	cfg.JWTSecret = testJWTSecret
+	cfg.TokenTTL = time.Hour
+	cfg.IdempotencySecrets = testIdempotencySecrets
+	cfg.CredentialKeys = testCredentialKeys
+	cfg.CleanupInterval = time.Hour
+	cfg.CleanupBatch = 100
+	cfg.LogLevel = "debug"
+	cfg.LogFormat = "json"
+	cfg.Demo = false
+	// The background parts are off unless a test asks for them.
+	cfg.Dispatcher = false
+	cfg.Worker = false
+	cfg.CleanupInterval = time.Hour
+	cfg.QueuePrefix = "once-test-" + uuid.NewString()[:8] + "."
+	return cfg
 }
 
 func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Server {
@@ -85,7 +94,7 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := &Server{PG: db, Logs: logs, Workspace: uuid.New(), User: uuid.New()}
 	var deps httpapi.Deps
-	fxApp := fx.New(append([]fx.Option{app.Base(cfg, log), fx.Populate(&deps, &s.Issuer, &s.WS)}, opts...)...)
+	fxApp := fx.New(append([]fx.Option{app.Base(cfg, log), app.Background(cfg), fx.Populate(&deps, &s.Issuer, &s.WS)}, opts...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := fxApp.Start(ctx); err != nil {
@@ -95,7 +104,7 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 
 	mux := http.NewServeMux()
 	httpapi.NewAPI(mux, deps)
-	ts := httptest.NewServer(httpapi.Handler(mux, log))
+	ts := httptest.NewServer(httpapi.Handler(mux, log, deps.Metrics))
 	t.Cleanup(ts.Close)
 	s.URL = ts.URL
 

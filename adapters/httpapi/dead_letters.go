@@ -1,0 +1,144 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+)
+
+// DeadLetters is what operators do with events that failed too often.
+type DeadLetters interface {
+	// List returns up to limit dead-lettered events of the workspace.
+	List(ctx context.Context, workspace uuid.UUID, limit int) ([]domain.OutboxEvent, error)
+	// Redrive returns the events (nil: all) to pending and says how many.
+	Redrive(ctx context.Context, workspace uuid.UUID, ids []uuid.UUID) (int, error)
+}
+
+// DeadLetter is a parked event as operators see it. The payload is left out:
+// it holds ids only, and operators act on the event id.
+type DeadLetter struct {
+	ID            uuid.UUID `json:"id" format:"uuid"`
+	EventType     string    `json:"event_type" example:"store.credentials.verify"`
+	AggregateType string    `json:"aggregate_type" example:"store"`
+	AggregateID   uuid.UUID `json:"aggregate_id" format:"uuid"`
+	AttemptCount  int       `json:"attempt_count"`
+	LastError     string    `json:"last_error" doc:"The last delivery failure, sanitized and bounded"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+type DeadLetterList struct {
+	Items []DeadLetter `json:"items"`
+}
+
+type ListDeadLettersInput struct {
+	Limit int `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"At most this many"`
+}
+
+type ListDeadLettersOutput struct {
+	Body DeadLetterList
+}
+
+type RedriveOneInput struct {
+	ID uuid.UUID `path:"id" format:"uuid" doc:"The dead-lettered event"`
+}
+
+type Redriven struct {
+	Redriven int `json:"redriven" doc:"How many events went back to pending"`
+}
+
+type RedriveOutput struct {
+	Body Redriven
+}
+
+func (h *handlers) registerDeadLetters(api huma.API) {
+	errs := []int{401, 403, 500, 503}
+	huma.Register(api, huma.Operation{
+		OperationID: "listDeadLetters",
+		Method:      http.MethodGet,
+		Path:        "/v1/outbox/dead-letters",
+		Summary:     "List dead-lettered outbox events",
+		Description: "Events whose delivery failed too often, with the sanitized last error. Workspace admins only.",
+		Tags:        []string{"outbox"},
+		Security:    bearer,
+		Errors:      append([]int{422}, errs...),
+	}, h.listDeadLetters)
+	huma.Register(api, huma.Operation{
+		OperationID: "redriveDeadLetter",
+		Method:      http.MethodPost,
+		Path:        "/v1/outbox/dead-letters/{id}/redrive",
+		Summary:     "Re-drive one dead-lettered event",
+		Description: "Returns the event to pending with its attempts reset; the Dispatcher delivers it again. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.",
+		Tags:        []string{"outbox"},
+		Security:    bearer,
+		Errors:      append([]int{404, 422}, errs...),
+	}, h.redriveOne)
+	huma.Register(api, huma.Operation{
+		OperationID: "redriveAllDeadLetters",
+		Method:      http.MethodPost,
+		Path:        "/v1/outbox/dead-letters/redrive",
+		Summary:     "Re-drive every dead-lettered event of the workspace",
+		Description: "Safe to repeat. Workspace admins only.",
+		Tags:        []string{"outbox"},
+		Security:    bearer,
+		Errors:      errs,
+	}, h.redriveAll)
+}
+
+func admin(ctx context.Context) (domain.Principal, error) {
+	p, err := principalFrom(ctx)
+	if err != nil {
+		return p, err
+	}
+	if p.Role != domain.RoleAdmin {
+		return p, domain.Errorf(domain.CodeForbidden, "workspace admins only")
+	}
+	return p, nil
+}
+
+func (h *handlers) listDeadLetters(ctx context.Context, in *ListDeadLettersInput) (*ListDeadLettersOutput, error) {
+	p, err := admin(ctx)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	events, err := h.deps.DeadLetters.List(ctx, p.WorkspaceID, in.Limit)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	out := &ListDeadLettersOutput{Body: DeadLetterList{Items: make([]DeadLetter, 0, len(events))}}
+	for _, e := range events {
+		out.Body.Items = append(out.Body.Items, DeadLetter{
+			ID: e.ID, EventType: e.Type, AggregateType: e.AggregateType, AggregateID: e.AggregateID,
+			AttemptCount: e.AttemptCount, LastError: e.LastError, CreatedAt: e.CreatedAt,
+		})
+	}
+	return out, nil
+}
+
+func (h *handlers) redriveOne(ctx context.Context, in *RedriveOneInput) (*RedriveOutput, error) {
+	p, err := admin(ctx)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	n, err := h.deps.DeadLetters.Redrive(ctx, p.WorkspaceID, []uuid.UUID{in.ID})
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	return &RedriveOutput{Body: Redriven{Redriven: n}}, nil
+}
+
+func (h *handlers) redriveAll(ctx context.Context, _ *struct{}) (*RedriveOutput, error) {
+	p, err := admin(ctx)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	n, err := h.deps.DeadLetters.Redrive(ctx, p.WorkspaceID, nil)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	return &RedriveOutput{Body: Redriven{Redriven: n}}, nil
+}

@@ -1,0 +1,137 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/fx"
+
+	"github.com/oncehq/once/adapters/platformsim"
+	"github.com/oncehq/once/adapters/prometheus"
+	"github.com/oncehq/once/adapters/queue"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/verification"
+	"github.com/oncehq/once/ports"
+)
+
+// DispatchModule runs the Dispatcher and the retention cleanup of
+// dispatched events.
+var DispatchModule = fx.Module("dispatch",
+	fx.Provide(newDispatcher),
+	fx.Invoke(func(lc fx.Lifecycle, d *dispatch.Dispatcher) {
+		runInBackground(lc, d.Run)
+	}),
+	fx.Invoke(func(lc fx.Lifecycle, d ports.OutboxDiscovery, uow ports.UnitOfWork, clock ports.Clock, cfg Config, log *slog.Logger) {
+		c := dispatch.NewRetentionCleaner(d, uow, clock, cfg.OutboxRetention, cfg.CleanupBatch)
+		runEvery(lc, cfg.CleanupInterval, log, "outbox retention cleanup", c.RunOnce)
+	}),
+)
+
+// WorkerModule consumes the queue: one handler per event type.
+var WorkerModule = fx.Module("worker",
+	fx.Provide(
+		// The simulated platform is the shipped adapter; a real integration
+		// replaces this provider.
+		func() *platformsim.Sim { return platformsim.New() },
+		func(s *platformsim.Sim) ports.PlatformGateway { return s },
+		verification.NewHandler,
+		newWorker,
+	),
+	fx.Invoke(func(lc fx.Lifecycle, w *queue.Worker) {
+		lc.Append(fx.Hook{
+			OnStart: func(context.Context) error { return w.Run(context.Background()) },
+			OnStop:  func(context.Context) error { return w.Close() },
+		})
+	}),
+)
+
+func newDispatcher(cfg Config, uow ports.UnitOfWork, disc ports.OutboxDiscovery, pub ports.Publisher,
+	signal ports.DispatchSignal, clock ports.Clock, log *slog.Logger, metrics *prometheus.Metrics,
+) (*dispatch.Dispatcher, error) {
+	return dispatch.New(dispatch.Config{
+		Owner:        cfg.Owner(),
+		Batch:        cfg.DispatchBatch,
+		Lease:        cfg.DispatchLease,
+		MaxAttempts:  cfg.DispatchMaxAttempts,
+		BackoffBase:  cfg.DispatchBackoffBase,
+		BackoffMax:   cfg.DispatchBackoffMax,
+		PollInterval: cfg.DispatchPollInterval,
+	}, dispatch.Deps{
+		UnitOfWork: uow, Discovery: disc, Publisher: pub, Signal: signal,
+		Clock: clock, Logger: log.With("component", "dispatcher"), Observer: metrics,
+	})
+}
+
+func newWorker(cfg Config, broker *Broker, verify *verification.Handler, log *slog.Logger) (*queue.Worker, error) {
+	sub, err := broker.NewSubscriber()
+	if err != nil {
+		return nil, err
+	}
+	return queue.NewWorker(sub, broker.Publisher, map[string]ports.MessageHandler{
+		domain.EventStoreCredentialsVerify: verify,
+	}, queue.WorkerConfig{Namespace: cfg.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries}, log.With("component", "worker"))
+}
+
+// deadLetters adapts the dispatch admin use case to the HTTP port.
+type deadLetters struct{ admin *dispatch.Admin }
+
+func (d deadLetters) List(ctx context.Context, ws uuid.UUID, limit int) ([]domain.OutboxEvent, error) {
+	return d.admin.ListDeadLetters(ctx, ws, limit)
+}
+
+func (d deadLetters) Redrive(ctx context.Context, ws uuid.UUID, ids []uuid.UUID) (int, error) {
+	return d.admin.Redrive(ctx, ws, ids)
+}
+
+// runInBackground runs fn from start to stop without blocking the hooks.
+func runInBackground(lc fx.Lifecycle, fn func(context.Context)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fn(ctx)
+			}()
+			return nil
+		},
+		OnStop: func(stop context.Context) error {
+			cancel()
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+				return nil
+			case <-stop.Done():
+				return stop.Err()
+			}
+		},
+	})
+}
+
+// runEvery runs job at a jittered interval (so instances do not clean in
+// step) between start and stop, logging what it did.
+func runEvery(lc fx.Lifecycle, interval time.Duration, log *slog.Logger, name string, job func(context.Context) (int, error)) {
+	runInBackground(lc, func(ctx context.Context) {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(interval/2 + rand.N(interval)):
+			}
+			n, err := job(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				log.Error(name+" failed", slog.String("error", domain.SanitizeError(err)), slog.Int("deleted", n))
+			case n > 0:
+				log.Info(name, slog.Int("deleted", n))
+			}
+		}
+	})
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/fx"
+
+	"github.com/oncehq/once/app"
+)
+
+// standalone checks that a dispatcher or worker process can reach the others:
+// the embedded store and the in-process queue live and die with one process.
+func standalone(cfg app.Config, what string) error {
+	if cfg.Embedded() {
+		return errors.New(what + " needs DATABASE_URL: the embedded store lives inside `once serve`")
+	}
+	if cfg.Queue == app.QueueMemory {
+		return errors.New(what + " needs ONCE_QUEUE=redis or amqp: the memory queue lives inside `once serve`")
+	}
+	return nil
+}
+
+func dispatchCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "dispatch",
+		Short: "Run a Dispatcher: deliver committed outbox events to the queue",
+		Long: "Runs the Dispatcher and the outbox and idempotency cleanups, without the API.\n" +
+			"Any number may run at once; they share the work through leases.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := app.LoadConfig()
+			if err != nil {
+				return err
+			}
+			if err := standalone(cfg, "once dispatch"); err != nil {
+				return err
+			}
+			cfg.Dispatcher, cfg.Worker = true, false
+			fx.New(app.Base(cfg, app.DefaultLogger(cfg)), app.Background(cfg)).Run()
+			return nil
+		},
+	}
+}
+
+func workCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "work",
+		Short: "Run workers: consume the queue, one handler per event type",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := app.LoadConfig()
+			if err != nil {
+				return err
+			}
+			if err := standalone(cfg, "once work"); err != nil {
+				return err
+			}
+			cfg.Dispatcher, cfg.Worker = false, true
+			fx.New(app.Base(cfg, app.DefaultLogger(cfg)), app.Background(cfg)).Run()
+			return nil
+		},
+	}
+}

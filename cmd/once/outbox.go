@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"go.uber.org/fx"
+
+	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/domain/dispatch"
+)
+
+func outboxCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "outbox", Short: "Operate the outbox: dead letters and re-drive"}
+	var workspace string
+	var limit int
+	list := &cobra.Command{
+		Use:   "dead-letters",
+		Short: "List a workspace's dead-lettered events (JSON lines)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ws, err := uuid.Parse(workspace)
+			if err != nil {
+				return fmt.Errorf("--workspace: %w", err)
+			}
+			return withAdmin(cmd.Context(), func(a *dispatch.Admin) error {
+				events, err := a.ListDeadLetters(cmd.Context(), ws, limit)
+				if err != nil {
+					return err
+				}
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				for _, e := range events {
+					if err := enc.Encode(map[string]any{
+						"id": e.ID, "event_type": e.Type, "aggregate_type": e.AggregateType, "aggregate_id": e.AggregateID,
+						"attempt_count": e.AttemptCount, "last_error": e.LastError, "created_at": e.CreatedAt,
+					}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
+	}
+	list.Flags().StringVar(&workspace, "workspace", "", "workspace id")
+	list.Flags().IntVar(&limit, "limit", 100, "at most this many")
+	_ = list.MarkFlagRequired("workspace")
+
+	var ids []string
+	var all bool
+	redrive := &cobra.Command{
+		Use:   "redrive",
+		Short: "Return dead-lettered events to pending (--id, repeatable, or --all)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ws, err := uuid.Parse(workspace)
+			if err != nil {
+				return fmt.Errorf("--workspace: %w", err)
+			}
+			if all == (len(ids) > 0) {
+				return fmt.Errorf("give either --id (one or more) or --all")
+			}
+			var parsed []uuid.UUID
+			for _, s := range ids {
+				id, err := uuid.Parse(s)
+				if err != nil {
+					return fmt.Errorf("--id %q: %w", s, err)
+				}
+				parsed = append(parsed, id)
+			}
+			return withAdmin(cmd.Context(), func(a *dispatch.Admin) error {
+				n, err := a.Redrive(cmd.Context(), ws, parsed)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "redriven: %d\n", n)
+				return nil
+			})
+		},
+	}
+	redrive.Flags().StringVar(&workspace, "workspace", "", "workspace id")
+	redrive.Flags().StringSliceVar(&ids, "id", nil, "event id (repeatable)")
+	redrive.Flags().BoolVar(&all, "all", false, "every dead-lettered event of the workspace")
+	_ = redrive.MarkFlagRequired("workspace")
+	cmd.AddCommand(list, redrive)
+	return cmd
+}
+
+// withAdmin starts the storage without servers and hands over the outbox
+// admin use case.
+func withAdmin(ctx context.Context, fn func(*dispatch.Admin) error) error {
+	cfg, err := app.LoadConfig()
+	if err != nil {
+		return err
+	}
+	if cfg.Embedded() {
+		return fmt.Errorf("set DATABASE_URL: the embedded store of a running `once serve` is not reachable from another process")
+	}
+	var admin *dispatch.Admin
+	a := fx.New(app.Base(cfg, app.DefaultLogger(cfg)), fx.Populate(&admin))
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	defer a.Stop(context.Background())
+	return fn(admin)
+}

@@ -1,0 +1,124 @@
+// Package faultproxy is a TCP proxy on loopback that tests take down and
+// bring back, so a broker outage is a real network outage for the client
+// (refused connections, cut streams) while the broker itself keeps running
+// for every other test.
+package faultproxy
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+)
+
+// Proxy forwards 127.0.0.1:<port> to a target address.
+type Proxy struct {
+	target string
+	addr   string
+
+	mu    sync.Mutex
+	ln    net.Listener
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+// Start listens on a free loopback port and forwards to target. It is closed
+// when the test ends.
+func Start(t testing.TB, target string) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{target: target, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
+	p.serve(ln)
+	t.Cleanup(p.Down)
+	return p
+}
+
+// Addr is host:port of the proxy.
+func (p *Proxy) Addr() string { return p.addr }
+
+// Down refuses new connections and cuts the open ones.
+func (p *Proxy) Down() {
+	p.mu.Lock()
+	if p.ln != nil {
+		_ = p.ln.Close()
+		p.ln = nil
+	}
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = map[net.Conn]struct{}{}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// Up listens again on the same port.
+func (p *Proxy) Up(t testing.TB) {
+	t.Helper()
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		t.Fatalf("proxy up on %s: %v", p.addr, err)
+	}
+	p.serve(ln)
+}
+
+func (p *Proxy) serve(ln net.Listener) {
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			p.wg.Add(1)
+			go func() {
+				defer p.wg.Done()
+				p.pipe(c)
+			}()
+		}
+	}()
+}
+
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln == nil {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) pipe(client net.Conn) {
+	server, err := net.Dial("tcp", p.target)
+	if err != nil {
+		_ = client.Close()
+		return
+	}
+	if !p.track(client) || !p.track(server) {
+		_ = client.Close()
+		_ = server.Close()
+		return
+	}
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		_, err := io.Copy(dst, src)
+		if err != nil && !errors.Is(err, net.ErrClosed) {
+			_ = err
+		}
+		_ = dst.Close()
+		_ = src.Close()
+		done <- struct{}{}
+	}
+	go cp(server, client)
+	go cp(client, server)
+	<-done
+	<-done
+}
