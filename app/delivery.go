@@ -40,6 +40,7 @@ var WorkerModule = fx.Module("worker",
 		func() *platformsim.Sim { return platformsim.New() },
 		func(s *platformsim.Sim) ports.PlatformGateway { return s },
 		verification.NewHandler,
+		newHandlers,
 		newWorker,
 	),
 	fx.Invoke(func(lc fx.Lifecycle, w *queue.Worker) {
@@ -67,14 +68,20 @@ func newDispatcher(cfg Config, uow ports.UnitOfWork, disc ports.OutboxDiscovery,
 	})
 }
 
-func newWorker(cfg Config, broker *Broker, verify *verification.Handler, log *slog.Logger) (*queue.Worker, error) {
+// Handlers maps each event type to its worker handler.
+type Handlers map[string]ports.MessageHandler
+
+func newHandlers(verify *verification.Handler) Handlers {
+	return Handlers{domain.EventStoreCredentialsVerify: verify}
+}
+
+func newWorker(cfg Config, broker *Broker, handlers Handlers, log *slog.Logger) (*queue.Worker, error) {
 	sub, err := broker.NewSubscriber()
 	if err != nil {
 		return nil, err
 	}
-	return queue.NewWorker(sub, broker.Publisher, map[string]ports.MessageHandler{
-		domain.EventStoreCredentialsVerify: verify,
-	}, queue.WorkerConfig{Namespace: cfg.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries}, log.With("component", "worker"))
+	return queue.NewWorker(sub, broker.Publisher, handlers,
+		queue.WorkerConfig{Namespace: cfg.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries}, log.With("component", "worker"))
 }
 
 // deadLetters adapts the dispatch admin use case to the HTTP port.

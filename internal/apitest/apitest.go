@@ -20,9 +20,11 @@ import (
 
 	"github.com/oncehq/once/adapters/httpapi"
 	"github.com/oncehq/once/adapters/jwtauth"
+	"github.com/oncehq/once/adapters/platformsim"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/ports"
 )
 
 // Test secrets: long enough, and not the public dev ones (PostgreSQL
@@ -44,7 +46,16 @@ type Server struct {
 	Logs   *SyncBuffer
 	Issuer *jwtauth.Issuer
 	WS     *workspaces.Service
+	UoW    ports.UnitOfWork
+	// Sim is the simulated platform the workers call; nil without workers.
+	Sim *platformsim.Sim
+
+	stop func()
 }
+
+// Stop stops the service as if its process exited: the API, the Dispatcher
+// and the workers stop; the database keeps what was committed.
+func (s *Server) Stop() { s.stop() }
 
 // Memory starts the service on the memory adapters.
 func Memory(t testing.TB, opts ...fx.Option) *Server {
@@ -94,18 +105,30 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := &Server{PG: db, Logs: logs, Workspace: uuid.New(), User: uuid.New()}
 	var deps httpapi.Deps
-	fxApp := fx.New(append([]fx.Option{app.Base(cfg, log), app.Background(cfg), fx.Populate(&deps, &s.Issuer, &s.WS)}, opts...)...)
+	optional := func(in struct {
+		fx.In
+		Sim *platformsim.Sim `optional:"true"`
+	}) {
+		s.Sim = in.Sim
+	}
+	fxApp := fx.New(append([]fx.Option{app.Base(cfg, log), app.Background(cfg),
+		fx.Populate(&deps, &s.Issuer, &s.WS, &s.UoW), fx.Invoke(optional)}, opts...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := fxApp.Start(ctx); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	t.Cleanup(func() { _ = fxApp.Stop(context.Background()) })
-
 	mux := http.NewServeMux()
 	httpapi.NewAPI(mux, deps)
 	ts := httptest.NewServer(httpapi.Handler(mux, log, deps.Metrics))
-	t.Cleanup(ts.Close)
+	var once sync.Once
+	s.stop = func() {
+		once.Do(func() {
+			ts.Close()
+			_ = fxApp.Stop(context.Background())
+		})
+	}
+	t.Cleanup(s.Stop)
 	s.URL = ts.URL
 
 	if _, err := s.WS.Create(ctx, s.Workspace, "test workspace", s.User); err != nil {

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/uptrace/bun"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
 )
 
 // CountRows counts the rows of table in the server's workspace, reading as
@@ -25,4 +28,19 @@ func (s *Server) CountRows(t testing.TB, table string) int {
 		t.Fatalf("count %s: %v", table, err)
 	}
 	return n
+}
+
+// Events lists the server workspace's outbox events, oldest first.
+func (s *Server) Events(t testing.TB) []domain.OutboxEvent {
+	t.Helper()
+	var events []domain.OutboxEvent
+	err := s.UoW.Transact(context.Background(), s.Workspace, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		events, err = tx.Outbox().List(ctx, "", 100000)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("list events: %v", err)
+	}
+	return events
 }
