@@ -47,3 +47,4 @@ fuzz:
 
 vet:
 	$(GO) vet $(PKGS)
+bench-dispatch: services ; $(GO) run ./cmd/once bench dispatch

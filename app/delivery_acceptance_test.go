@@ -393,10 +393,27 @@ func TestPostgresThreeDispatchersDrainTenThousandEventsFairly(t *testing.T) {
 func TestMemoryWholeFlow(t *testing.T) {
 	cfg := apitest.Config("")
 	cfg.Dispatcher, cfg.Worker = true, true
-	s := apitest.Start(t, cfg, nil)
-	ok := createStore(t, s, "memory-ok")
+	delivered := make(chan ports.Message, 10)
+	s := apitest.Start(t, cfg, nil, fx.Decorate(func(h app.Handlers) app.Handlers {
+		next := h[domain.EventStoreCredentialsVerify]
+		h[domain.EventStoreCredentialsVerify] = ports.MessageHandlerFunc(func(ctx context.Context, msg ports.Message) error {
+			delivered <- msg
+			return next.Handle(ctx, msg)
+		})
+		return h
+	}))
+	const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	r0 := s.Do(t, "POST", "/v1/stores", storeBody("memory-ok"), map[string]string{"Idempotency-Key": key(), "traceparent": traceparent})
+	require.Equal(t, http.StatusCreated, r0.Status, string(r0.Body))
+	var ok storeCreated
+	r0.JSON(t, &ok)
 	op := s.WaitOperation(t, ok.Operation.ID, 10*time.Second)
 	assert.Equal(t, "succeeded", op.Status, op.Error)
+	msg := <-delivered
+	assert.Equal(t, s.Workspace, msg.WorkspaceID)
+	assert.Equal(t, domain.EventStoreCredentialsVerify, msg.Type)
+	assert.Equal(t, traceparent, msg.Traceparent, "the request's trace context reaches the worker")
+	assert.Equal(t, s.Events(t)[0].ID, msg.ID, "the event id is the message id")
 	store := s.Do(t, "GET", "/v1/stores/"+ok.Store.ID.String(), nil, nil)
 	assert.Contains(t, string(store.Body), `"status":"verified"`)
 

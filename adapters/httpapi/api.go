@@ -86,7 +86,7 @@ func Handler(mux *http.ServeMux, log *slog.Logger, metrics http.Handler) http.Ha
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	return accessLog(log, mux)
+	return accessLog(log, traceContext(mux))
 }
 
 type handlers struct {

@@ -81,6 +81,7 @@ func (s *Service) Create(ctx context.Context, tx ports.Tx, p domain.Principal, c
 	if err != nil {
 		return Created{}, err
 	}
+	event.Traceparent = domain.TraceparentFrom(ctx)
 
 	if err := tx.Stores().Create(ctx, store); err != nil {
 		return Created{}, err

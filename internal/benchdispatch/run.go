@@ -54,6 +54,8 @@ func runOne(ctx context.Context, cfg Config, kind string, k int, progress io.Wri
 	// when cut-short rounds would log errors that mean nothing.
 	var level slog.LevelVar
 	level.Set(slog.LevelWarn)
+	quiet := func() { level.Set(slog.LevelError + 4) }
+	defer context.AfterFunc(ctx, quiet)()
 	log := slog.New(slog.NewTextHandler(progress, &slog.HandlerOptions{Level: &level}))
 	clock := system.NewClock()
 
@@ -95,7 +97,7 @@ func runOne(ctx context.Context, cfg Config, kind string, k int, progress io.Wri
 	var bg sync.WaitGroup
 	processes := make([]*dispatcherProcess, 0, k)
 	cleanups = append(cleanups, func(context.Context) error {
-		level.Set(slog.LevelError + 4)
+		quiet()
 		stop()
 		bg.Wait()
 		for _, p := range processes {
