@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: run test services build openapi openapi-check mocks fuzz vet lint
+.PHONY: run test services build openapi openapi-check mocks fuzz vet bench-dispatch
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -47,4 +47,6 @@ fuzz:
 
 vet:
 	$(GO) vet $(PKGS)
-bench-dispatch: services ; $(GO) run ./cmd/once bench dispatch
+## bench-dispatch: events/s and commit-to-publish latency per queue, 1 and 3 Dispatchers (prints a table)
+bench-dispatch: services
+	$(GO) run ./cmd/once bench dispatch

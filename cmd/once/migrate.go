@@ -59,5 +59,7 @@ func bootstrapCmd() *cobra.Command {
 	cmd.Flags().StringVar(&cfg.Database, "database", "once", "database to create")
 	cmd.Flags().StringVar(&cfg.OwnerRole, "owner", "once_owner", "owner login role (runs migrations)")
 	cmd.Flags().StringVar(&cfg.AppRole, "app", "once_service", "application login role (the service)")
+	cmd.Flags().BoolVar(&cfg.AppNotDispatcher, "app-not-dispatcher", false,
+		"do not let the application role discover due outbox work (run Dispatchers under another role)")
 	return cmd
 }
