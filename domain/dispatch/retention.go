@@ -4,6 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain/sweep"
 	"github.com/oncehq/once/ports"
 )
 
@@ -40,40 +43,13 @@ func NewRetentionCleaner(discovery ports.OutboxDiscovery, uow ports.UnitOfWork, 
 // how many.
 func (c *RetentionCleaner) RunOnce(ctx context.Context) (int, error) {
 	before := c.clock.Now().Add(-c.retention)
-	total := 0
-	for {
-		workspaces, err := c.discovery.WorkspacesWithDispatchedBefore(ctx, before, 100)
-		if err != nil {
-			return total, err
-		}
-		if len(workspaces) == 0 {
-			return total, nil
-		}
-		deletedThisRound := 0
-		for _, ws := range workspaces {
-			for {
-				var n int
-				err := c.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-					var err error
-					n, err = tx.OutboxDispatch().DeleteDispatchedBefore(ctx, before, c.batch)
-					return err
-				})
-				if err != nil {
-					return total, err
-				}
-				total += n
-				deletedThisRound += n
-				if n < c.batch {
-					break
-				}
-				if err := ctx.Err(); err != nil {
-					return total, err
-				}
-			}
-		}
-		if deletedThisRound == 0 {
-			// Discovery and deletion disagree; stop rather than spin.
-			return total, nil
-		}
-	}
+	return sweep.Run(ctx, c.uow, sweep.Job{
+		Discover: func(ctx context.Context, limit int) ([]uuid.UUID, error) {
+			return c.discovery.WorkspacesWithDispatchedBefore(ctx, before, limit)
+		},
+		Delete: func(ctx context.Context, tx ports.Tx, limit int) (int, error) {
+			return tx.OutboxDispatch().DeleteDispatchedBefore(ctx, before, limit)
+		},
+		Batch: c.batch,
+	})
 }

@@ -3,6 +3,9 @@ package idempotency
 import (
 	"context"
 
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain/sweep"
 	"github.com/oncehq/once/ports"
 )
 
@@ -27,41 +30,13 @@ func NewCleaner(discovery ports.IdempotencyDiscovery, uow ports.UnitOfWork, cloc
 // RunOnce deletes every record expired as of now and returns how many.
 func (c *Cleaner) RunOnce(ctx context.Context) (int, error) {
 	now := c.clock.Now()
-	total := 0
-	for {
-		workspaces, err := c.discovery.WorkspacesWithExpiredIdempotency(ctx, now, 100)
-		if err != nil {
-			return total, err
-		}
-		if len(workspaces) == 0 {
-			return total, nil
-		}
-		deletedThisRound := 0
-		for _, ws := range workspaces {
-			for {
-				var n int
-				err := c.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-					var err error
-					n, err = tx.Idempotency().DeleteExpired(ctx, now, c.batch)
-					return err
-				})
-				if err != nil {
-					return total, err
-				}
-				total += n
-				deletedThisRound += n
-				if n < c.batch {
-					break
-				}
-				if err := ctx.Err(); err != nil {
-					return total, err
-				}
-			}
-		}
-		if deletedThisRound == 0 {
-			// Discovery and deletion disagree (clock skew between them, say);
-			// stop rather than spin.
-			return total, nil
-		}
-	}
+	return sweep.Run(ctx, c.uow, sweep.Job{
+		Discover: func(ctx context.Context, limit int) ([]uuid.UUID, error) {
+			return c.discovery.WorkspacesWithExpiredIdempotency(ctx, now, limit)
+		},
+		Delete: func(ctx context.Context, tx ports.Tx, limit int) (int, error) {
+			return tx.Idempotency().DeleteExpired(ctx, now, limit)
+		},
+		Batch: c.batch,
+	})
 }
