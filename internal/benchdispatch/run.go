@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/internal/pgsandbox"
 )
 
 // cleanupTimeout bounds dropping a run's database and broker topics, which
@@ -49,7 +51,6 @@ func (p *dispatcherProcess) close() {
 // and broker prefix of its own that it removes before returning.
 func runOne(ctx context.Context, cfg Config, kind string, k int, progress io.Writer) (res Result, err error) {
 	label := fmt.Sprintf("%s × %d", kind, k)
-	suffix := randomSuffix()
 	// Dispatcher and Signal logs go to stderr; silenced while shutting down,
 	// when cut-short rounds would log errors that mean nothing.
 	var level slog.LevelVar
@@ -72,11 +73,12 @@ func runOne(ctx context.Context, cfg Config, kind string, k int, progress io.Wri
 		}
 	}()
 
-	db, err := createDatabase(ctx, cfg.SuperuserURL, suffix)
-	cleanups = append(cleanups, func(ctx context.Context) error { return db.drop(ctx) })
+	db, err := pgsandbox.Create(ctx, cfg.SuperuserURL, "once_bench")
+	cleanups = append(cleanups, db.Drop)
 	if err != nil {
-		return res, fmt.Errorf("bootstrap database %s: %w", db.Name, err)
+		return res, fmt.Errorf("database %s: %w", db.Name, err)
 	}
+	suffix := strings.TrimPrefix(db.Name, "once_bench_")
 	brk := newBroker(kind, "once-bench-"+suffix+".", cfg, log)
 	cleanups = append(cleanups, brk.cleanup)
 
