@@ -6,12 +6,11 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/keyring"
 	"github.com/oncehq/once/ports"
 )
 
@@ -57,7 +56,7 @@ func NewSealer(keys []Key) (*Sealer, error) {
 	}
 	s := &Sealer{currentID: keys[0].ID, aeads: make(map[string]cipher.AEAD, len(keys))}
 	for i, k := range keys {
-		if err := checkKeyID(k.ID); err != nil {
+		if err := keyring.CheckID(k.ID); err != nil {
 			return nil, fmt.Errorf("aesgcm: key %d: %w", i, err)
 		}
 		if _, dup := s.aeads[k.ID]; dup {
@@ -83,26 +82,16 @@ func NewSealer(keys []Key) (*Sealer, error) {
 // sealing key first). Keys may use standard or URL-safe base64, padded or not,
 // and must decode to 32 bytes. Errors never contain key material.
 func ParseKeys(spec string) ([]Key, error) {
-	if strings.TrimSpace(spec) == "" {
-		return nil, errors.New("aesgcm: the key list is empty")
+	parsed, err := keyring.Parse(spec, "aesgcm key")
+	if err != nil {
+		return nil, err
 	}
-	var keys []Key
-	for i, entry := range strings.Split(spec, ",") {
-		id, encoded, ok := strings.Cut(strings.TrimSpace(entry), ":")
-		if !ok {
-			return nil, fmt.Errorf("aesgcm: key entry %d is not id:base64key", i)
+	keys := make([]Key, 0, len(parsed))
+	for _, k := range parsed {
+		if len(k.Bytes) != KeyLen {
+			return nil, fmt.Errorf("aesgcm: key %q is %d bytes; AES-256 needs %d", k.ID, len(k.Bytes), KeyLen)
 		}
-		if err := checkKeyID(id); err != nil {
-			return nil, fmt.Errorf("aesgcm: key entry %d: %w", i, err)
-		}
-		key, err := decodeBase64(encoded)
-		if err != nil {
-			return nil, fmt.Errorf("aesgcm: key %q is not valid base64", id)
-		}
-		if len(key) != KeyLen {
-			return nil, fmt.Errorf("aesgcm: key %q is %d bytes; AES-256 needs %d", id, len(key), KeyLen)
-		}
-		keys = append(keys, Key{ID: id, Key: key})
+		keys = append(keys, Key{ID: k.ID, Key: k.Bytes})
 	}
 	return keys, nil
 }
@@ -162,39 +151,4 @@ func additionalData(header, aad []byte) []byte {
 
 func openError(reason string) error {
 	return domain.Wrap(domain.CodeInternal, errors.New("aesgcm: "+reason), "a sealed credential cannot be opened")
-}
-
-func checkKeyID(id string) error {
-	if id == "" {
-		return errors.New("the key id is empty")
-	}
-	if len(id) > maxKeyIDLen {
-		return fmt.Errorf("the key id is longer than %d characters", maxKeyIDLen)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		ok := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-			c == '-' || c == '.' || c == '_' || c == '~'
-		if !ok {
-			return errors.New("the key id may hold only letters, digits, '-', '.', '_' and '~'")
-		}
-	}
-	return nil
-}
-
-// decodeBase64 accepts standard or URL-safe base64, padded or not.
-func decodeBase64(s string) ([]byte, error) {
-	var firstErr error
-	for _, enc := range []*base64.Encoding{
-		base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding,
-	} {
-		b, err := enc.DecodeString(s)
-		if err == nil {
-			return b, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	return nil, firstErr
 }

@@ -3,7 +3,6 @@ package idempotency
 import (
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/keyring"
 )
 
 // MinSecretLen is the shortest fingerprint secret accepted, in bytes: a
@@ -61,7 +61,7 @@ func NewFingerprinter(secrets []Secret) (*Fingerprinter, error) {
 	}
 	f := &Fingerprinter{byID: make(map[string][]byte, len(secrets))}
 	for i, s := range secrets {
-		if err := checkSecretID(s.ID); err != nil {
+		if err := keyring.CheckID(s.ID); err != nil {
 			return nil, fmt.Errorf("idempotency: fingerprint secret %d: %w", i, err)
 		}
 		if _, dup := f.byID[s.ID]; dup {
@@ -85,23 +85,13 @@ func NewFingerprinter(secrets []Secret) (*Fingerprinter, error) {
 // Whitespace around entries is ignored. Lengths are checked by
 // NewFingerprinter. Errors never contain key material.
 func ParseSecrets(spec string) ([]Secret, error) {
-	if strings.TrimSpace(spec) == "" {
-		return nil, errors.New("idempotency: the fingerprint secret list is empty")
+	keys, err := keyring.Parse(spec, "fingerprint secret")
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: %w", err)
 	}
-	var secrets []Secret
-	for i, entry := range strings.Split(spec, ",") {
-		id, encoded, ok := strings.Cut(strings.TrimSpace(entry), ":")
-		if !ok {
-			return nil, fmt.Errorf("idempotency: fingerprint secret entry %d is not id:base64key", i)
-		}
-		if err := checkSecretID(id); err != nil {
-			return nil, fmt.Errorf("idempotency: fingerprint secret entry %d: %w", i, err)
-		}
-		key, err := decodeBase64(encoded)
-		if err != nil {
-			return nil, fmt.Errorf("idempotency: fingerprint secret %q is not valid base64", id)
-		}
-		secrets = append(secrets, Secret{ID: id, Key: key})
+	secrets := make([]Secret, 0, len(keys))
+	for _, k := range keys {
+		secrets = append(secrets, Secret{ID: k.ID, Key: k.Bytes})
 	}
 	return secrets, nil
 }
@@ -200,38 +190,4 @@ func normalizeContentType(ct string) (string, bool, error) {
 	}
 	isJSON := mediaType == "application/json" || strings.HasSuffix(mediaType, "+json")
 	return normalized, isJSON, nil
-}
-
-// checkSecretID keeps ids short and free of the list syntax, so that every
-// keyring can be written as a ParseSecrets spec and stored in a column.
-func checkSecretID(id string) error {
-	if id == "" {
-		return errors.New("the secret id is empty")
-	}
-	if len(id) > 64 {
-		return errors.New("the secret id is longer than 64 characters")
-	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !isUnreserved(c) {
-			return errors.New("the secret id may hold only letters, digits, '-', '.', '_' and '~'")
-		}
-	}
-	return nil
-}
-
-// decodeBase64 accepts standard or URL-safe base64, padded or not.
-func decodeBase64(s string) ([]byte, error) {
-	var firstErr error
-	for _, enc := range []*base64.Encoding{
-		base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding,
-	} {
-		b, err := enc.DecodeString(s)
-		if err == nil {
-			return b, nil
-		}
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-	return nil, firstErr
 }
