@@ -18,6 +18,11 @@ const (
 	CodeNotFound              Code = "NOT_FOUND"
 	CodeConflict              Code = "CONFLICT"
 	CodeStoreExists           Code = "STORE_ALREADY_EXISTS"
+	CodeSyncAlreadyActive     Code = "SYNC_ALREADY_ACTIVE"
+	CodeAlreadyPublished      Code = "ALREADY_PUBLISHED"
+	CodePreconditionFailed    Code = "PRECONDITION_FAILED"
+	CodePreconditionRequired  Code = "PRECONDITION_REQUIRED"
+	CodeInvalidState          Code = "INVALID_STATE"
 	CodeBodyTooLarge          Code = "REQUEST_BODY_TOO_LARGE"
 	CodeIdempotencyKeyMissing Code = "IDEMPOTENCY_KEY_MISSING"
 	CodeIdempotencyKeyInvalid Code = "IDEMPOTENCY_KEY_INVALID"
@@ -50,6 +55,9 @@ type Error struct {
 	RetryAfter time.Duration
 	// Err is the underlying cause. It is logged, never shown to clients.
 	Err error
+	// ResourceID names the resource a conflict is about (the active sync, the
+	// existing publication), when there is one; clients may act on it.
+	ResourceID string
 }
 
 func (e *Error) Error() string {

@@ -16,6 +16,11 @@ type PlatformGateway interface {
 	// an error; errors are transport failures worth retrying
 	// (domain.CodeUnavailable) or permanent ones (other codes).
 	VerifyCredentials(ctx context.Context, req VerifyCredentialsRequest) (VerifyCredentialsResult, error)
+	// CreateListing creates a listing once per request token: a repeated
+	// token returns the first listing and creates nothing.
+	CreateListing(ctx context.Context, req CreateListingRequest) (CreateListingResult, error)
+	// FetchCatalog returns every listing of the shop.
+	FetchCatalog(ctx context.Context, req FetchCatalogRequest) ([]CatalogListing, error)
 }
 
 // VerifyCredentialsRequest is one verification call.

@@ -48,4 +48,17 @@ type OperationRepository interface {
 	// Update replaces status, error and updated_at; domain.CodeNotFound if
 	// absent.
 	Update(ctx context.Context, op domain.Operation) error
+	// List returns this workspace's operations matching filter, newest
+	// first (by id: ids are time-ordered).
+	List(ctx context.Context, filter OperationFilter) ([]domain.Operation, error)
+}
+
+// OperationFilter selects operations. Zero fields do not filter.
+type OperationFilter struct {
+	Status domain.OperationStatus
+	Kind   string
+	// Before is a cursor: only operations with a smaller id.
+	Before uuid.UUID
+	// Limit bounds the result; <= 0 returns none.
+	Limit int
 }

@@ -30,4 +30,10 @@ type Tx interface {
 	OutboxDispatch() OutboxDispatch
 	Operations() OperationRepository
 	Stores() StoreRepository
+	Products() ProductRepository
+	Media() MediaRepository
+	MaterialTransfers() MaterialTransferRepository
+	Publications() PublicationRepository
+	Syncs() SyncRepository
+	AITasks() AITaskRepository
 }

@@ -1,0 +1,95 @@
+package ports
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+)
+
+// ProductRepository stores product drafts with optimistic concurrency.
+type ProductRepository interface {
+	// Create writes p (its Revision as given, normally 1);
+	// domain.CodeConflict if the id exists.
+	Create(ctx context.Context, p domain.Product) error
+	// Get returns the product; domain.CodeNotFound otherwise.
+	Get(ctx context.Context, id uuid.UUID) (domain.Product, error)
+	// Update saves title, description, price, currency, media ids and
+	// updated_at of p only if the stored revision equals expectedRevision,
+	// and sets the revision to expectedRevision+1 (p.Revision is ignored).
+	// Returns the saved product. domain.CodePreconditionFailed if the stored
+	// revision differs (nothing changes), domain.CodeNotFound if absent.
+	Update(ctx context.Context, p domain.Product, expectedRevision int) (domain.Product, error)
+}
+
+// MediaRepository stores uploaded files' records.
+type MediaRepository interface {
+	// Create writes m; domain.CodeConflict if the id exists.
+	Create(ctx context.Context, m domain.Media) error
+	// Get returns the media with its variants; domain.CodeNotFound otherwise.
+	Get(ctx context.Context, id uuid.UUID) (domain.Media, error)
+	// Update replaces status, variants, reason and updated_at.
+	Update(ctx context.Context, m domain.Media) error
+}
+
+// MaterialTransferRepository stores transfers and their items.
+type MaterialTransferRepository interface {
+	// Create writes t with its items; domain.CodeConflict if the id exists.
+	Create(ctx context.Context, t domain.MaterialTransfer) error
+	// Get returns the transfer with its items ordered by index;
+	// domain.CodeNotFound otherwise.
+	Get(ctx context.Context, id uuid.UUID) (domain.MaterialTransfer, error)
+	// UpdateStatus replaces status, reason and updated_at.
+	UpdateStatus(ctx context.Context, t domain.MaterialTransfer) error
+	// MarkItemDone records that item index of transfer id is stored under
+	// objectKey; domain.CodeNotFound if there is no such item. Marking a done
+	// item again changes nothing.
+	MarkItemDone(ctx context.Context, id uuid.UUID, index int, objectKey string, size int64) error
+}
+
+// PublicationRepository stores first-publish tasks.
+type PublicationRepository interface {
+	// Create writes p. A product has at most one publication per store that
+	// is not failed: otherwise domain.CodeAlreadyPublished with ResourceID =
+	// the existing publication's id. Enforced by the database.
+	Create(ctx context.Context, p domain.Publication) error
+	// Get returns the publication; domain.CodeNotFound otherwise.
+	Get(ctx context.Context, id uuid.UUID) (domain.Publication, error)
+	// Update replaces status, external listing id, reason and updated_at.
+	Update(ctx context.Context, p domain.Publication) error
+}
+
+// SyncRepository stores catalog syncs and the catalogue they fill.
+type SyncRepository interface {
+	// Create writes s. A store has at most one pending or running sync:
+	// otherwise domain.CodeSyncAlreadyActive with ResourceID = the active
+	// sync's id. Enforced by the database (a partial unique index), so
+	// concurrent requests cannot both win.
+	Create(ctx context.Context, s domain.CatalogSync) error
+	// Get returns the sync; domain.CodeNotFound otherwise.
+	Get(ctx context.Context, id uuid.UUID) (domain.CatalogSync, error)
+	// Update replaces status, items synced, reason and updated_at.
+	Update(ctx context.Context, s domain.CatalogSync) error
+	// UpsertItems stores listings keyed by (store, external id), replacing
+	// what an earlier sync stored; re-running a sync changes nothing more.
+	UpsertItems(ctx context.Context, items []domain.CatalogItem) error
+	// CountItems counts the store's catalogue.
+	CountItems(ctx context.Context, storeID uuid.UUID) (int, error)
+}
+
+// AITaskRepository stores AI tasks and what they cost.
+type AITaskRepository interface {
+	// Create writes t; domain.CodeConflict if the id exists.
+	Create(ctx context.Context, t domain.AITask) error
+	// Get returns the task; domain.CodeNotFound otherwise.
+	Get(ctx context.Context, id uuid.UUID) (domain.AITask, error)
+	// Update replaces status, result, reason and updated_at.
+	Update(ctx context.Context, t domain.AITask) error
+	// Bill writes the billing record of r.TaskID once: true if written,
+	// false if the task was already billed (nothing changes). Enforced by
+	// the database (unique per task).
+	Bill(ctx context.Context, r domain.BillingRecord) (bool, error)
+	// BillingRecords returns the records of one task (at most one).
+	BillingRecords(ctx context.Context, taskID uuid.UUID) ([]domain.BillingRecord, error)
+}
