@@ -51,6 +51,13 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Idempotency", testIdempotency},
 		{"IdempotencyCleanup", testIdempotencyCleanup},
 		{"Concurrency", testConcurrency},
+		{"OperationList", testOperationList},
+		{"Products", testProducts},
+		{"Media", testMedia},
+		{"MaterialTransfers", testMaterialTransfers},
+		{"Publications", testPublications},
+		{"Syncs", testSyncs},
+		{"AITasks", testAITasks},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.run(t, newHarness(t)) })

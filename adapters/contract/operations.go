@@ -131,3 +131,95 @@ func testOperations(t *testing.T, h Harness) {
 		require.Equal(t, domain.OperationPending, got.Status)
 	})
 }
+
+func listOperations(t *testing.T, h Harness, ws uuid.UUID, f ports.OperationFilter) []domain.Operation {
+	t.Helper()
+	var ops []domain.Operation
+	mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		ops, err = tx.Operations().List(ctx, f)
+		return err
+	})
+	return ops
+}
+
+func operationIDs(ops []domain.Operation) []uuid.UUID {
+	ids := make([]uuid.UUID, 0, len(ops))
+	for _, op := range ops {
+		ids = append(ids, op.ID)
+	}
+	return ids
+}
+
+func testOperationList(t *testing.T, h Harness) {
+	ws, other := newWorkspace(t, h), newWorkspace(t, h)
+	// Six operations, ids time-ordered (UUIDv7), over two kinds and two
+	// statuses; all[0] is the oldest.
+	var all []domain.Operation
+	for i := range 6 {
+		op := newOperation(ws)
+		op.ID = uuid.Must(uuid.NewV7())
+		op.Kind = []string{domain.OperationCatalogSync, domain.OperationListingPublish}[i%2]
+		op.Status = []domain.OperationStatus{domain.OperationPending, domain.OperationSucceeded, domain.OperationSucceeded}[i%3]
+		createOperation(t, h, op)
+		all = append(all, normOperation(op))
+	}
+	createOperation(t, h, newOperation(other))
+	newestFirst := func(pick func(domain.Operation) bool) []uuid.UUID {
+		var ids []uuid.UUID
+		for i := len(all) - 1; i >= 0; i-- {
+			if pick(all[i]) {
+				ids = append(ids, all[i].ID)
+			}
+		}
+		return ids
+	}
+	every := func(domain.Operation) bool { return true }
+
+	t.Run("newest first, every field", func(t *testing.T) {
+		got := listOperations(t, h, ws, ports.OperationFilter{Limit: 100})
+		require.Equal(t, newestFirst(every), operationIDs(got))
+		require.Equal(t, all[5], got[0])
+	})
+
+	t.Run("a limit of zero or less returns none", func(t *testing.T) {
+		require.Empty(t, listOperations(t, h, ws, ports.OperationFilter{}))
+		require.Empty(t, listOperations(t, h, ws, ports.OperationFilter{Limit: -1}))
+	})
+
+	t.Run("filters by status and kind", func(t *testing.T) {
+		got := listOperations(t, h, ws, ports.OperationFilter{Status: domain.OperationSucceeded, Limit: 100})
+		require.Equal(t, newestFirst(func(op domain.Operation) bool { return op.Status == domain.OperationSucceeded }), operationIDs(got))
+		got = listOperations(t, h, ws, ports.OperationFilter{Kind: domain.OperationCatalogSync, Limit: 100})
+		require.Equal(t, newestFirst(func(op domain.Operation) bool { return op.Kind == domain.OperationCatalogSync }), operationIDs(got))
+		got = listOperations(t, h, ws, ports.OperationFilter{Kind: domain.OperationCatalogSync, Status: domain.OperationPending, Limit: 100})
+		require.Equal(t, newestFirst(func(op domain.Operation) bool {
+			return op.Kind == domain.OperationCatalogSync && op.Status == domain.OperationPending
+		}), operationIDs(got))
+		require.Empty(t, listOperations(t, h, ws, ports.OperationFilter{Kind: "no.such.kind", Limit: 100}))
+	})
+
+	t.Run("pages with the before cursor", func(t *testing.T) {
+		var paged []uuid.UUID
+		f := ports.OperationFilter{Limit: 4}
+		for {
+			page := listOperations(t, h, ws, f)
+			if len(page) == 0 {
+				break
+			}
+			require.LessOrEqual(t, len(page), 4)
+			paged = append(paged, operationIDs(page)...)
+			f.Before = page[len(page)-1].ID
+		}
+		require.Equal(t, newestFirst(every), paged)
+
+		f = ports.OperationFilter{Before: all[3].ID, Status: domain.OperationSucceeded, Limit: 1}
+		require.Equal(t, []uuid.UUID{all[2].ID}, operationIDs(listOperations(t, h, ws, f)))
+	})
+
+	t.Run("another workspace's operations are not listed", func(t *testing.T) {
+		got := listOperations(t, h, other, ports.OperationFilter{Limit: 100})
+		require.Len(t, got, 1)
+		require.Equal(t, other, got[0].WorkspaceID)
+	})
+}

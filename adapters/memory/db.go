@@ -30,6 +30,16 @@ type DB struct {
 	events     map[uuid.UUID]eventRow
 	idem       map[domain.IdempotencyScope]idemRow
 
+	products      map[uuid.UUID]domain.Product
+	media         map[uuid.UUID]domain.Media
+	transfers     map[uuid.UUID]domain.MaterialTransfer // without items
+	transferItems map[transferItemKey]domain.MaterialItem
+	publications  map[uuid.UUID]domain.Publication
+	syncs         map[uuid.UUID]domain.CatalogSync
+	catalogItems  map[catalogItemKey]domain.CatalogItem
+	aiTasks       map[uuid.UUID]domain.AITask
+	billing       map[uuid.UUID]domain.BillingRecord // by task id
+
 	// taken holds the unique keys of committed rows; reserved the unique keys
 	// that open transactions have written and not yet committed. A key in
 	// either is a duplicate for everybody else.
@@ -57,10 +67,20 @@ func NewDB() *DB {
 		operations: map[uuid.UUID]domain.Operation{},
 		events:     map[uuid.UUID]eventRow{},
 		idem:       map[domain.IdempotencyScope]idemRow{},
-		taken:      map[uniqueKey]bool{},
-		reserved:   map[uniqueKey]*tx{},
-		claims:     map[domain.IdempotencyScope]*tx{},
-		eventLocks: map[uuid.UUID]*tx{},
+
+		products:      map[uuid.UUID]domain.Product{},
+		media:         map[uuid.UUID]domain.Media{},
+		transfers:     map[uuid.UUID]domain.MaterialTransfer{},
+		transferItems: map[transferItemKey]domain.MaterialItem{},
+		publications:  map[uuid.UUID]domain.Publication{},
+		syncs:         map[uuid.UUID]domain.CatalogSync{},
+		catalogItems:  map[catalogItemKey]domain.CatalogItem{},
+		aiTasks:       map[uuid.UUID]domain.AITask{},
+		billing:       map[uuid.UUID]domain.BillingRecord{},
+		taken:         map[uniqueKey]bool{},
+		reserved:      map[uniqueKey]*tx{},
+		claims:        map[domain.IdempotencyScope]*tx{},
+		eventLocks:    map[uuid.UUID]*tx{},
 	}
 }
 
@@ -84,11 +104,12 @@ func (db *DB) nextSeqLocked() int64 {
 
 // reserveLocked takes keys for t, all or none. It reports false if any key
 // is already committed or written by an open transaction (t included: a
-// second insert of the same key in one transaction is a duplicate too).
+// second insert of the same key in one transaction is a duplicate too). A
+// committed key t released earlier (releaseLocked) is t's to take again.
 // Call with mu held.
 func (db *DB) reserveLocked(t *tx, keys ...uniqueKey) bool {
 	for i, k := range keys {
-		if db.taken[k] || db.reserved[k] != nil {
+		if (db.taken[k] && !t.released[k]) || db.reserved[k] != nil {
 			return false
 		}
 		for _, earlier := range keys[:i] {
@@ -98,13 +119,49 @@ func (db *DB) reserveLocked(t *tx, keys ...uniqueKey) bool {
 		}
 	}
 	for _, k := range keys {
+		if t.released[k] {
+			// Still taken in db: the new row of t holds it now.
+			delete(t.released, k)
+			continue
+		}
 		db.reserved[k] = t
 		t.reserved = append(t.reserved, k)
 	}
 	return true
 }
 
+// releaseLocked gives up k for t: a row of t left a partial unique index
+// (a publication failed, a sync finished). A key t reserved is free at once;
+// a committed key is free for t at once and for everybody when t commits,
+// as an UPDATE that moves a row out of a partial index is. Call with mu held.
+func (db *DB) releaseLocked(t *tx, k uniqueKey) {
+	if db.reserved[k] == t {
+		delete(db.reserved, k)
+		for i, r := range t.reserved {
+			if r == k {
+				t.reserved = append(t.reserved[:i], t.reserved[i+1:]...)
+				break
+			}
+		}
+		return
+	}
+	if db.taken[k] {
+		t.released[k] = true
+	}
+}
+
 // keyTakenLocked reports whether k is committed or reserved by anyone.
 func (db *DB) keyTakenLocked(k uniqueKey) bool {
 	return db.taken[k] || db.reserved[k] != nil
+}
+
+// keyHolderLocked returns the open transaction that reserved k, or nil.
+func (db *DB) keyHolderLocked(k uniqueKey) *tx {
+	return db.reserved[k]
+}
+
+// keyTakenForLocked reports whether k is a duplicate for t: committed and
+// not released by t, or reserved by any open transaction (t included).
+func (db *DB) keyTakenForLocked(t *tx, k uniqueKey) bool {
+	return (db.taken[k] && !t.released[k]) || db.reserved[k] != nil
 }

@@ -1,7 +1,9 @@
 package memory
 
 import (
+	"bytes"
 	"context"
+	"sort"
 
 	"github.com/google/uuid"
 
@@ -59,6 +61,42 @@ func (r operationRepo) Update(_ context.Context, op domain.Operation) error {
 	cur.UpdatedAt = op.UpdatedAt
 	t.operations[op.ID] = copyOperation(cur)
 	return nil
+}
+
+func (r operationRepo) List(_ context.Context, f ports.OperationFilter) ([]domain.Operation, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return nil, err
+	}
+	defer t.db.mu.Unlock()
+	if f.Limit <= 0 {
+		return nil, nil
+	}
+	var out []domain.Operation
+	add := func(op domain.Operation) {
+		switch {
+		case op.WorkspaceID != t.workspace,
+			f.Status != "" && op.Status != f.Status,
+			f.Kind != "" && op.Kind != f.Kind,
+			f.Before != uuid.Nil && bytes.Compare(op.ID[:], f.Before[:]) >= 0:
+			return
+		}
+		out = append(out, copyOperation(op))
+	}
+	for id, op := range t.db.operations {
+		if _, mine := t.operations[id]; !mine {
+			add(op)
+		}
+	}
+	for _, op := range t.operations {
+		add(op)
+	}
+	// Newest first by id, as PostgreSQL orders uuids: byte by byte.
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].ID[:], out[j].ID[:]) > 0 })
+	if len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out, nil
 }
 
 // visibleLocked returns the operation as this tx sees it: its own write,

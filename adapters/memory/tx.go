@@ -17,6 +17,9 @@ type tx struct {
 	done      bool
 
 	reserved []uniqueKey
+	// released are committed unique keys t gave up (releaseLocked), freed
+	// for everybody at commit.
+	released map[uniqueKey]bool
 
 	workspaces map[uuid.UUID]domain.Workspace
 	members    map[memberKey]domain.Member
@@ -32,6 +35,16 @@ type tx struct {
 	// the version it saw.
 	claims  map[domain.IdempotencyScope]domain.IdempotencyRecord
 	deletes map[domain.IdempotencyScope]int64
+
+	products      map[uuid.UUID]domain.Product
+	media         map[uuid.UUID]domain.Media
+	transfers     map[uuid.UUID]domain.MaterialTransfer
+	transferItems map[transferItemKey]domain.MaterialItem
+	publications  map[uuid.UUID]domain.Publication
+	syncs         map[uuid.UUID]domain.CatalogSync
+	catalogItems  map[catalogItemKey]domain.CatalogItem
+	aiTasks       map[uuid.UUID]domain.AITask
+	billing       map[uuid.UUID]domain.BillingRecord
 }
 
 var _ ports.Tx = (*tx)(nil)
@@ -48,6 +61,17 @@ func newTx(db *DB, workspace uuid.UUID) *tx {
 		eventDeletes: map[uuid.UUID]bool{},
 		claims:       map[domain.IdempotencyScope]domain.IdempotencyRecord{},
 		deletes:      map[domain.IdempotencyScope]int64{},
+		released:     map[uniqueKey]bool{},
+
+		products:      map[uuid.UUID]domain.Product{},
+		media:         map[uuid.UUID]domain.Media{},
+		transfers:     map[uuid.UUID]domain.MaterialTransfer{},
+		transferItems: map[transferItemKey]domain.MaterialItem{},
+		publications:  map[uuid.UUID]domain.Publication{},
+		syncs:         map[uuid.UUID]domain.CatalogSync{},
+		catalogItems:  map[catalogItemKey]domain.CatalogItem{},
+		aiTasks:       map[uuid.UUID]domain.AITask{},
+		billing:       map[uuid.UUID]domain.BillingRecord{},
 	}
 }
 
@@ -58,6 +82,14 @@ func (t *tx) Operations() ports.OperationRepository { return operationRepo{t} }
 func (t *tx) Outbox() ports.Outbox                  { return outboxRepo{t} }
 func (t *tx) OutboxDispatch() ports.OutboxDispatch  { return dispatchRepo{t} }
 func (t *tx) Idempotency() ports.IdempotencyStore   { return idempotencyRepo{t} }
+func (t *tx) Products() ports.ProductRepository     { return productRepo{t} }
+func (t *tx) Media() ports.MediaRepository          { return mediaRepo{t} }
+func (t *tx) MaterialTransfers() ports.MaterialTransferRepository {
+	return transferRepo{t}
+}
+func (t *tx) Publications() ports.PublicationRepository { return publicationRepo{t} }
+func (t *tx) Syncs() ports.SyncRepository               { return syncRepo{t} }
+func (t *tx) AITasks() ports.AITaskRepository           { return aiTaskRepo{t} }
 
 // lock takes the database mutex for one repository call and refuses a
 // transaction that has already ended. Use as: if err := t.lock(); err != nil
@@ -118,10 +150,42 @@ func (t *tx) commit() {
 		// The id is free again, as after a DELETE in PostgreSQL.
 		delete(db.taken, eventKey(id))
 	}
+	for id, p := range t.products {
+		db.products[id] = p
+	}
+	for id, m := range t.media {
+		db.media[id] = m
+	}
+	for id, tr := range t.transfers {
+		db.transfers[id] = tr
+	}
+	for k, it := range t.transferItems {
+		db.transferItems[k] = it
+	}
+	for id, p := range t.publications {
+		db.publications[id] = p
+	}
+	for id, s := range t.syncs {
+		db.syncs[id] = s
+	}
+	for k, it := range t.catalogItems {
+		db.catalogItems[k] = it
+	}
+	for id, a := range t.aiTasks {
+		db.aiTasks[id] = a
+	}
+	for id, b := range t.billing {
+		db.billing[id] = b
+	}
 	t.releaseEventLocksLocked()
 	for _, k := range t.reserved {
 		delete(db.reserved, k)
 		db.taken[k] = true
+	}
+	// After the reservations: a key t released is free now, unless t took
+	// it again (then reserveLocked removed it from released).
+	for k := range t.released {
+		delete(db.taken, k)
 	}
 	t.done = true
 }

@@ -64,3 +64,62 @@ func copyRecord(r domain.IdempotencyRecord) domain.IdempotencyRecord {
 	r.ExpiresAt = dbTime(r.ExpiresAt)
 	return r
 }
+
+func copyProduct(p domain.Product) domain.Product {
+	p.MediaIDs = cloneOrNil(p.MediaIDs)
+	p.CreatedAt = dbTime(p.CreatedAt)
+	p.UpdatedAt = dbTime(p.UpdatedAt)
+	return p
+}
+
+func copyMedia(m domain.Media) domain.Media {
+	m.Variants = cloneOrNil(m.Variants)
+	m.CreatedAt = dbTime(m.CreatedAt)
+	m.UpdatedAt = dbTime(m.UpdatedAt)
+	return m
+}
+
+// copyTransfer copies the transfer row; items are stored and copied apart.
+func copyTransfer(t domain.MaterialTransfer) domain.MaterialTransfer {
+	t.Items = nil
+	t.CreatedAt = dbTime(t.CreatedAt)
+	t.UpdatedAt = dbTime(t.UpdatedAt)
+	return t
+}
+
+func copyPublication(p domain.Publication) domain.Publication {
+	p.CreatedAt = dbTime(p.CreatedAt)
+	p.UpdatedAt = dbTime(p.UpdatedAt)
+	return p
+}
+
+func copySync(s domain.CatalogSync) domain.CatalogSync {
+	s.CreatedAt = dbTime(s.CreatedAt)
+	s.UpdatedAt = dbTime(s.UpdatedAt)
+	return s
+}
+
+func copyCatalogItem(it domain.CatalogItem) domain.CatalogItem {
+	it.SyncedAt = dbTime(it.SyncedAt)
+	return it
+}
+
+func copyAITask(a domain.AITask) domain.AITask {
+	a.CreatedAt = dbTime(a.CreatedAt)
+	a.UpdatedAt = dbTime(a.UpdatedAt)
+	return a
+}
+
+func copyBilling(b domain.BillingRecord) domain.BillingRecord {
+	b.CreatedAt = dbTime(b.CreatedAt)
+	return b
+}
+
+// cloneOrNil copies s; an empty list reads back as nil, as an empty SQL
+// array or JSON array does from the PostgreSQL adapter.
+func cloneOrNil[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return append([]T(nil), s...)
+}

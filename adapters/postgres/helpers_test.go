@@ -14,9 +14,11 @@ import (
 )
 
 // tenantTables are the tables with row-level security, as created by
-// sql/001_foundation.sql.
+// sql/001_foundation.sql and sql/003_scenarios.sql.
 var tenantTables = []string{
 	"workspaces", "workspace_members", "idempotency_requests", "operations", "stores", "outbox_events",
+	"products", "media", "material_transfers", "material_transfer_items", "publications",
+	"catalog_syncs", "catalog_items", "ai_tasks", "ai_billing_records",
 }
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -79,6 +81,9 @@ func seedWorkspace(t testing.TB, uow ports.UnitOfWork, expires time.Time) uuid.U
 		if err := tx.Outbox().Append(ctx, ev); err != nil {
 			return err
 		}
+		if err := seedScenarios(ctx, tx, ws, store.ID, op.ID); err != nil {
+			return err
+		}
 		sc := scopeFor(ws)
 		sc.UserID = user
 		rec := domain.IdempotencyRecord{Scope: sc, FingerprintKeyID: "k1", Fingerprint: []byte{1, 2, 3}, CreatedAt: t0, ExpiresAt: expires}
@@ -91,3 +96,50 @@ func seedWorkspace(t testing.TB, uow ports.UnitOfWork, expires time.Time) uuid.U
 }
 
 func newUoW(db *pgtest.DB) *postgres.UnitOfWork { return postgres.NewUnitOfWork(db.App) }
+
+// seedScenarios writes one row into every table of sql/003_scenarios.sql.
+func seedScenarios(ctx context.Context, tx ports.Tx, ws, store, op uuid.UUID) error {
+	product := domain.Product{
+		ID: uuid.New(), WorkspaceID: ws, Title: "p", Currency: "EUR", Revision: 1, CreatedAt: t0, UpdatedAt: t0,
+	}
+	if err := tx.Products().Create(ctx, product); err != nil {
+		return err
+	}
+	if err := tx.Media().Create(ctx, domain.Media{
+		ID: uuid.New(), WorkspaceID: ws, Filename: "a.png", ContentType: "image/png", SizeBytes: 1,
+		ObjectKey: "k", Status: domain.MediaAwaitingUpload, CreatedAt: t0, UpdatedAt: t0,
+	}); err != nil {
+		return err
+	}
+	if err := tx.MaterialTransfers().Create(ctx, domain.MaterialTransfer{
+		ID: uuid.New(), WorkspaceID: ws, OperationID: op, Status: domain.TaskPending,
+		Items: []domain.MaterialItem{{Index: 0, SourceURL: "https://example.com/a.png"}}, CreatedAt: t0, UpdatedAt: t0,
+	}); err != nil {
+		return err
+	}
+	if err := tx.Publications().Create(ctx, domain.Publication{
+		ID: uuid.New(), WorkspaceID: ws, ProductID: product.ID, StoreID: store, OperationID: op,
+		ProductRevision: 1, Status: domain.TaskPending, CreatedAt: t0, UpdatedAt: t0,
+	}); err != nil {
+		return err
+	}
+	if err := tx.Syncs().Create(ctx, domain.CatalogSync{
+		ID: uuid.New(), WorkspaceID: ws, StoreID: store, OperationID: op, Status: domain.TaskPending, CreatedAt: t0, UpdatedAt: t0,
+	}); err != nil {
+		return err
+	}
+	if err := tx.Syncs().UpsertItems(ctx, []domain.CatalogItem{{
+		WorkspaceID: ws, StoreID: store, ExternalID: "x1", Title: "t", Currency: "EUR", SyncedAt: t0,
+	}}); err != nil {
+		return err
+	}
+	task := domain.AITask{
+		ID: uuid.New(), WorkspaceID: ws, ProductID: product.ID, OperationID: op, Kind: domain.AIText,
+		Status: domain.TaskPending, CreatedAt: t0, UpdatedAt: t0,
+	}
+	if err := tx.AITasks().Create(ctx, task); err != nil {
+		return err
+	}
+	_, err := tx.AITasks().Bill(ctx, domain.BillingRecord{WorkspaceID: ws, TaskID: task.ID, Units: 1, CreatedAt: t0})
+	return err
+}

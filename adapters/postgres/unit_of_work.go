@@ -59,26 +59,38 @@ func (u *UnitOfWork) Transact(ctx context.Context, workspace uuid.UUID, fn func(
 
 // Tx is one transaction of one workspace and the repositories bound to it.
 type Tx struct {
-	workspaces  *WorkspaceRepository
-	members     *MemberRepository
-	idempotency *IdempotencyStore
-	outbox      *Outbox
-	dispatch    *OutboxDispatch
-	operations  *OperationRepository
-	stores      *StoreRepository
+	workspaces   *WorkspaceRepository
+	members      *MemberRepository
+	idempotency  *IdempotencyStore
+	outbox       *Outbox
+	dispatch     *OutboxDispatch
+	operations   *OperationRepository
+	stores       *StoreRepository
+	products     *ProductRepository
+	media        *MediaRepository
+	transfers    *MaterialTransferRepository
+	publications *PublicationRepository
+	syncs        *SyncRepository
+	aiTasks      *AITaskRepository
 }
 
 var _ ports.Tx = (*Tx)(nil)
 
 func newTx(db bun.IDB, workspace uuid.UUID) *Tx {
 	return &Tx{
-		workspaces:  &WorkspaceRepository{db: db, workspace: workspace},
-		members:     &MemberRepository{db: db, workspace: workspace},
-		idempotency: &IdempotencyStore{db: db, workspace: workspace, claimed: map[domain.IdempotencyScope]bool{}},
-		outbox:      &Outbox{db: db, workspace: workspace},
-		dispatch:    &OutboxDispatch{db: db, workspace: workspace},
-		operations:  &OperationRepository{db: db, workspace: workspace},
-		stores:      &StoreRepository{db: db, workspace: workspace},
+		workspaces:   &WorkspaceRepository{db: db, workspace: workspace},
+		members:      &MemberRepository{db: db, workspace: workspace},
+		idempotency:  &IdempotencyStore{db: db, workspace: workspace, claimed: map[domain.IdempotencyScope]bool{}},
+		outbox:       &Outbox{db: db, workspace: workspace},
+		dispatch:     &OutboxDispatch{db: db, workspace: workspace},
+		operations:   &OperationRepository{db: db, workspace: workspace},
+		stores:       &StoreRepository{db: db, workspace: workspace},
+		products:     &ProductRepository{db: db, workspace: workspace},
+		media:        &MediaRepository{db: db, workspace: workspace},
+		transfers:    &MaterialTransferRepository{db: db, workspace: workspace},
+		publications: &PublicationRepository{db: db, workspace: workspace},
+		syncs:        &SyncRepository{db: db, workspace: workspace},
+		aiTasks:      &AITaskRepository{db: db, workspace: workspace},
 	}
 }
 
@@ -89,3 +101,11 @@ func (t *Tx) Outbox() ports.Outbox                  { return t.outbox }
 func (t *Tx) OutboxDispatch() ports.OutboxDispatch  { return t.dispatch }
 func (t *Tx) Operations() ports.OperationRepository { return t.operations }
 func (t *Tx) Stores() ports.StoreRepository         { return t.stores }
+func (t *Tx) Products() ports.ProductRepository     { return t.products }
+func (t *Tx) Media() ports.MediaRepository          { return t.media }
+func (t *Tx) MaterialTransfers() ports.MaterialTransferRepository {
+	return t.transfers
+}
+func (t *Tx) Publications() ports.PublicationRepository { return t.publications }
+func (t *Tx) Syncs() ports.SyncRepository               { return t.syncs }
+func (t *Tx) AITasks() ports.AITaskRepository           { return t.aiTasks }

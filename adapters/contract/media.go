@@ -1,0 +1,131 @@
+package contract
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+func newMedia(ws uuid.UUID) domain.Media {
+	at := writeTime()
+	id := uuid.New()
+	return domain.Media{
+		ID:          id,
+		WorkspaceID: ws,
+		Filename:    "photo été.png",
+		ContentType: "image/png",
+		SizeBytes:   123456,
+		ObjectKey:   "media/" + id.String(),
+		Status:      domain.MediaAwaitingUpload,
+		CreatedAt:   at,
+		UpdatedAt:   at,
+	}
+}
+
+func normMedia(m domain.Media) domain.Media {
+	m.CreatedAt = dbTime(m.CreatedAt)
+	m.UpdatedAt = dbTime(m.UpdatedAt)
+	return m
+}
+
+func getMedia(t *testing.T, h Harness, ws, id uuid.UUID) (domain.Media, error) {
+	t.Helper()
+	var m domain.Media
+	err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		m, err = tx.Media().Get(ctx, id)
+		return err
+	})
+	return m, err
+}
+
+func testMedia(t *testing.T, h Harness) {
+	t.Run("create then get keeps every field", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		m := newMedia(ws)
+		m.Status = domain.MediaReady
+		m.Variants = []domain.MediaVariant{{Name: "thumbnail", ObjectKey: "t/1", SizeBytes: 10}, {Name: "medium", ObjectKey: "m/1", SizeBytes: 100}}
+		m.Reason = "a reason"
+		want := normMedia(m)
+		want.Variants = append([]domain.MediaVariant(nil), m.Variants...)
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Create(ctx, m) })
+		m.Variants[0].Name = "changed"
+
+		got, err := getMedia(t, h, ws, m.ID)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	})
+
+	t.Run("update replaces status, variants, reason and updated_at only", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		m := newMedia(ws)
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Create(ctx, m) })
+		got, err := getMedia(t, h, ws, m.ID)
+		require.NoError(t, err)
+		require.Nil(t, got.Variants, "no variants read back as nil")
+
+		changed := m
+		changed.Status = domain.MediaReady
+		changed.Variants = []domain.MediaVariant{{Name: "thumbnail", ObjectKey: "t/2", SizeBytes: 7}}
+		changed.Reason = "ok"
+		changed.UpdatedAt = m.UpdatedAt.Add(time.Minute)
+		changed.Filename = "other.png"
+		changed.ContentType = "image/jpeg"
+		changed.SizeBytes = 1
+		changed.ObjectKey = "other"
+		changed.CreatedAt = m.CreatedAt.Add(-time.Hour)
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Update(ctx, changed) })
+
+		want := normMedia(m)
+		want.Status, want.Variants, want.Reason, want.UpdatedAt = changed.Status, changed.Variants, changed.Reason, dbTime(changed.UpdatedAt)
+		got, err = getMedia(t, h, ws, m.ID)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+
+		// Back to no variants and no reason.
+		changed.Status = domain.MediaRejected
+		changed.Variants = nil
+		changed.Reason = ""
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Update(ctx, changed) })
+		got, err = getMedia(t, h, ws, m.ID)
+		require.NoError(t, err)
+		require.Nil(t, got.Variants)
+		require.Empty(t, got.Reason)
+	})
+
+	t.Run("missing is not found, an existing id is a conflict", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		_, err := getMedia(t, h, ws, uuid.New())
+		requireCode(t, err, domain.CodeNotFound)
+		err = transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Update(ctx, newMedia(ws)) })
+		requireCode(t, err, domain.CodeNotFound)
+
+		m := newMedia(ws)
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Create(ctx, m) })
+		again := newMedia(ws)
+		again.ID = m.ID
+		err = transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Create(ctx, again) })
+		requireCode(t, err, domain.CodeConflict)
+	})
+
+	t.Run("media of another workspace is invisible", func(t *testing.T) {
+		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
+		m := newMedia(wsA)
+		inTx(t, h, wsA, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Create(ctx, m) })
+		_, err := getMedia(t, h, wsB, m.ID)
+		requireCode(t, err, domain.CodeNotFound)
+		hijack := m
+		hijack.Status = domain.MediaRejected
+		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Update(ctx, hijack) })
+		requireCode(t, err, domain.CodeNotFound)
+		got, err := getMedia(t, h, wsA, m.ID)
+		require.NoError(t, err)
+		require.Equal(t, domain.MediaAwaitingUpload, got.Status)
+	})
+}

@@ -1,0 +1,143 @@
+package memory
+
+import (
+	"context"
+	"sort"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+type transferRepo struct{ t *tx }
+
+var _ ports.MaterialTransferRepository = transferRepo{}
+
+// transferItemKey is the primary key of an item, (transfer, index). Items
+// are rows of their own, as in PostgreSQL, so marking one item done does not
+// rewrite the transfer or the other items.
+type transferItemKey struct {
+	transfer uuid.UUID
+	index    int
+}
+
+func transferKey(id uuid.UUID) uniqueKey { return uniqueKey{"material_transfers_pkey", id.String()} }
+
+func (r transferRepo) Create(_ context.Context, tr domain.MaterialTransfer) error {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.db.mu.Unlock()
+	if err := t.ownWorkspace("material transfer", tr.WorkspaceID); err != nil {
+		return err
+	}
+	seen := map[int]bool{}
+	for _, it := range tr.Items {
+		if seen[it.Index] {
+			return domain.Errorf(domain.CodeConflict, "material transfer item %d already exists", it.Index)
+		}
+		seen[it.Index] = true
+	}
+	if !t.db.reserveLocked(t, transferKey(tr.ID)) {
+		return domain.Errorf(domain.CodeConflict, "material transfer %s already exists", tr.ID)
+	}
+	t.transfers[tr.ID] = copyTransfer(tr)
+	for _, it := range tr.Items {
+		t.transferItems[transferItemKey{tr.ID, it.Index}] = it
+	}
+	return nil
+}
+
+func (r transferRepo) Get(_ context.Context, id uuid.UUID) (domain.MaterialTransfer, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return domain.MaterialTransfer{}, err
+	}
+	defer t.db.mu.Unlock()
+	tr, ok := r.visibleLocked(id)
+	if !ok {
+		return domain.MaterialTransfer{}, transferNotFound(id)
+	}
+	tr = copyTransfer(tr)
+	items := map[int]domain.MaterialItem{}
+	for k, it := range t.db.transferItems {
+		if k.transfer == id {
+			items[k.index] = it
+		}
+	}
+	for k, it := range t.transferItems {
+		if k.transfer == id {
+			items[k.index] = it
+		}
+	}
+	for _, it := range items {
+		tr.Items = append(tr.Items, it)
+	}
+	sort.Slice(tr.Items, func(i, j int) bool { return tr.Items[i].Index < tr.Items[j].Index })
+	return tr, nil
+}
+
+func (r transferRepo) UpdateStatus(_ context.Context, tr domain.MaterialTransfer) error {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.db.mu.Unlock()
+	cur, ok := r.visibleLocked(tr.ID)
+	if !ok {
+		return transferNotFound(tr.ID)
+	}
+	cur.Status = tr.Status
+	cur.Reason = tr.Reason
+	cur.UpdatedAt = tr.UpdatedAt
+	t.transfers[tr.ID] = copyTransfer(cur)
+	return nil
+}
+
+func (r transferRepo) MarkItemDone(_ context.Context, id uuid.UUID, index int, objectKey string, size int64) error {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.db.mu.Unlock()
+	if _, ok := r.visibleLocked(id); !ok {
+		return itemNotFound(id, index)
+	}
+	k := transferItemKey{id, index}
+	it, ok := t.transferItems[k]
+	if !ok {
+		it, ok = t.db.transferItems[k]
+	}
+	if !ok {
+		return itemNotFound(id, index)
+	}
+	if it.Done {
+		return nil
+	}
+	it.Done = true
+	it.ObjectKey = objectKey
+	it.SizeBytes = size
+	t.transferItems[k] = it
+	return nil
+}
+
+func (r transferRepo) visibleLocked(id uuid.UUID) (domain.MaterialTransfer, bool) {
+	tr, ok := r.t.transfers[id]
+	if !ok {
+		tr, ok = r.t.db.transfers[id]
+	}
+	if !ok || tr.WorkspaceID != r.t.workspace {
+		return domain.MaterialTransfer{}, false
+	}
+	return tr, true
+}
+
+func transferNotFound(id uuid.UUID) error {
+	return domain.Errorf(domain.CodeNotFound, "material transfer %s not found", id)
+}
+
+func itemNotFound(id uuid.UUID, index int) error {
+	return domain.Errorf(domain.CodeNotFound, "material transfer %s has no item %d", id, index)
+}

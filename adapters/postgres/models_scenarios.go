@@ -1,0 +1,278 @@
+package postgres
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/oncehq/once/domain"
+)
+
+// Row types of sql/003_scenarios.sql.
+
+type productRow struct {
+	bun.BaseModel `bun:"table:products"`
+
+	ID          uuid.UUID  `bun:"id,pk,type:uuid"`
+	WorkspaceID uuid.UUID  `bun:"workspace_id,type:uuid"`
+	Title       string     `bun:"title,notnull"`
+	Description string     `bun:"description,notnull"`
+	PriceMinor  int64      `bun:"price_minor,notnull"`
+	Currency    string     `bun:"currency,notnull"`
+	MediaIDs    []string   `bun:"media_ids,array,type:uuid[]"`
+	Revision    int        `bun:"revision,notnull"`
+	CreatedAt   *time.Time `bun:"created_at"`
+	UpdatedAt   *time.Time `bun:"updated_at"`
+}
+
+func toProductRow(p domain.Product) *productRow {
+	return &productRow{
+		ID: p.ID, WorkspaceID: p.WorkspaceID, Title: p.Title, Description: p.Description,
+		PriceMinor: p.PriceMinor, Currency: p.Currency, MediaIDs: uuidStrings(p.MediaIDs), Revision: p.Revision,
+		CreatedAt: timePtr(p.CreatedAt), UpdatedAt: timePtr(p.UpdatedAt),
+	}
+}
+
+func (r *productRow) domain() (domain.Product, error) {
+	ids, err := parseUUIDs(r.MediaIDs)
+	if err != nil {
+		return domain.Product{}, err
+	}
+	return domain.Product{
+		ID: r.ID, WorkspaceID: r.WorkspaceID, Title: r.Title, Description: r.Description,
+		PriceMinor: r.PriceMinor, Currency: r.Currency, MediaIDs: ids, Revision: r.Revision,
+		CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
+	}, nil
+}
+
+// mediaVariantJSON is one element of media.variants. Its field names are
+// the stored format: never rename them without a migration.
+type mediaVariantJSON struct {
+	Name      string `json:"name"`
+	ObjectKey string `json:"object_key"`
+	SizeBytes int64  `json:"size_bytes"`
+}
+
+type mediaRow struct {
+	bun.BaseModel `bun:"table:media"`
+
+	ID          uuid.UUID          `bun:"id,pk,type:uuid"`
+	WorkspaceID uuid.UUID          `bun:"workspace_id,type:uuid"`
+	Filename    string             `bun:"filename,notnull"`
+	ContentType string             `bun:"content_type,notnull"`
+	SizeBytes   int64              `bun:"size_bytes,notnull"`
+	ObjectKey   string             `bun:"object_key,notnull"`
+	Status      string             `bun:"status,notnull"`
+	Variants    []mediaVariantJSON `bun:"variants,type:jsonb,notnull"`
+	Reason      *string            `bun:"reason"`
+	CreatedAt   *time.Time         `bun:"created_at"`
+	UpdatedAt   *time.Time         `bun:"updated_at"`
+}
+
+func toMediaVariants(vs []domain.MediaVariant) []mediaVariantJSON {
+	out := make([]mediaVariantJSON, 0, len(vs)) // never nil: JSON [] not null
+	for _, v := range vs {
+		out = append(out, mediaVariantJSON(v))
+	}
+	return out
+}
+
+func toMediaRow(m domain.Media) *mediaRow {
+	return &mediaRow{
+		ID: m.ID, WorkspaceID: m.WorkspaceID, Filename: m.Filename, ContentType: m.ContentType,
+		SizeBytes: m.SizeBytes, ObjectKey: m.ObjectKey, Status: string(m.Status), Variants: toMediaVariants(m.Variants),
+		Reason: strPtr(m.Reason), CreatedAt: timePtr(m.CreatedAt), UpdatedAt: timePtr(m.UpdatedAt),
+	}
+}
+
+func (r *mediaRow) domain() domain.Media {
+	var vs []domain.MediaVariant
+	for _, v := range r.Variants {
+		vs = append(vs, domain.MediaVariant(v))
+	}
+	return domain.Media{
+		ID: r.ID, WorkspaceID: r.WorkspaceID, Filename: r.Filename, ContentType: r.ContentType,
+		SizeBytes: r.SizeBytes, ObjectKey: r.ObjectKey, Status: domain.MediaStatus(r.Status), Variants: vs,
+		Reason: strVal(r.Reason), CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
+	}
+}
+
+type transferRow struct {
+	bun.BaseModel `bun:"table:material_transfers"`
+
+	ID          uuid.UUID  `bun:"id,pk,type:uuid"`
+	WorkspaceID uuid.UUID  `bun:"workspace_id,type:uuid"`
+	OperationID uuid.UUID  `bun:"operation_id,type:uuid"`
+	Status      string     `bun:"status,notnull"`
+	Reason      *string    `bun:"reason"`
+	CreatedAt   *time.Time `bun:"created_at"`
+	UpdatedAt   *time.Time `bun:"updated_at"`
+}
+
+func toTransferRow(t domain.MaterialTransfer) *transferRow {
+	return &transferRow{
+		ID: t.ID, WorkspaceID: t.WorkspaceID, OperationID: t.OperationID, Status: string(t.Status),
+		Reason: strPtr(t.Reason), CreatedAt: timePtr(t.CreatedAt), UpdatedAt: timePtr(t.UpdatedAt),
+	}
+}
+
+func (r *transferRow) domain() domain.MaterialTransfer {
+	return domain.MaterialTransfer{
+		ID: r.ID, WorkspaceID: r.WorkspaceID, OperationID: r.OperationID, Status: domain.TaskStatus(r.Status),
+		Reason: strVal(r.Reason), CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
+	}
+}
+
+type transferItemRow struct {
+	bun.BaseModel `bun:"table:material_transfer_items"`
+
+	TransferID  uuid.UUID `bun:"transfer_id,pk,type:uuid"`
+	Index       int       `bun:"idx,pk"`
+	WorkspaceID uuid.UUID `bun:"workspace_id,type:uuid"`
+	SourceURL   string    `bun:"source_url,notnull"`
+	ObjectKey   string    `bun:"object_key,notnull"`
+	SizeBytes   int64     `bun:"size_bytes,notnull"`
+	Done        bool      `bun:"done,notnull"`
+}
+
+func (r *transferItemRow) domain() domain.MaterialItem {
+	return domain.MaterialItem{Index: r.Index, SourceURL: r.SourceURL, ObjectKey: r.ObjectKey, SizeBytes: r.SizeBytes, Done: r.Done}
+}
+
+type publicationRow struct {
+	bun.BaseModel `bun:"table:publications"`
+
+	ID                uuid.UUID  `bun:"id,pk,type:uuid"`
+	WorkspaceID       uuid.UUID  `bun:"workspace_id,type:uuid"`
+	ProductID         uuid.UUID  `bun:"product_id,type:uuid"`
+	StoreID           uuid.UUID  `bun:"store_id,type:uuid"`
+	OperationID       uuid.UUID  `bun:"operation_id,type:uuid"`
+	ProductRevision   int        `bun:"product_revision,notnull"`
+	Status            string     `bun:"status,notnull"`
+	ExternalListingID *string    `bun:"external_listing_id"`
+	Reason            *string    `bun:"reason"`
+	CreatedAt         *time.Time `bun:"created_at"`
+	UpdatedAt         *time.Time `bun:"updated_at"`
+}
+
+func (r *publicationRow) domain() domain.Publication {
+	return domain.Publication{
+		ID: r.ID, WorkspaceID: r.WorkspaceID, ProductID: r.ProductID, StoreID: r.StoreID, OperationID: r.OperationID,
+		ProductRevision: r.ProductRevision, Status: domain.TaskStatus(r.Status),
+		ExternalListingID: strVal(r.ExternalListingID), Reason: strVal(r.Reason),
+		CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
+	}
+}
+
+type syncRow struct {
+	bun.BaseModel `bun:"table:catalog_syncs"`
+
+	ID          uuid.UUID  `bun:"id,pk,type:uuid"`
+	WorkspaceID uuid.UUID  `bun:"workspace_id,type:uuid"`
+	StoreID     uuid.UUID  `bun:"store_id,type:uuid"`
+	OperationID uuid.UUID  `bun:"operation_id,type:uuid"`
+	Status      string     `bun:"status,notnull"`
+	ItemsSynced int        `bun:"items_synced,notnull"`
+	Reason      *string    `bun:"reason"`
+	CreatedAt   *time.Time `bun:"created_at"`
+	UpdatedAt   *time.Time `bun:"updated_at"`
+}
+
+func (r *syncRow) domain() domain.CatalogSync {
+	return domain.CatalogSync{
+		ID: r.ID, WorkspaceID: r.WorkspaceID, StoreID: r.StoreID, OperationID: r.OperationID,
+		Status: domain.TaskStatus(r.Status), ItemsSynced: r.ItemsSynced, Reason: strVal(r.Reason),
+		CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
+	}
+}
+
+type catalogItemRow struct {
+	bun.BaseModel `bun:"table:catalog_items"`
+
+	WorkspaceID uuid.UUID  `bun:"workspace_id,pk,type:uuid"`
+	StoreID     uuid.UUID  `bun:"store_id,pk,type:uuid"`
+	ExternalID  string     `bun:"external_id,pk"`
+	Title       string     `bun:"title,notnull"`
+	PriceMinor  int64      `bun:"price_minor,notnull"`
+	Currency    string     `bun:"currency,notnull"`
+	SyncedAt    *time.Time `bun:"synced_at"`
+}
+
+func toCatalogItemRow(it domain.CatalogItem) catalogItemRow {
+	return catalogItemRow{
+		WorkspaceID: it.WorkspaceID, StoreID: it.StoreID, ExternalID: it.ExternalID, Title: it.Title,
+		PriceMinor: it.PriceMinor, Currency: it.Currency, SyncedAt: timePtr(it.SyncedAt),
+	}
+}
+
+type aiTaskRow struct {
+	bun.BaseModel `bun:"table:ai_tasks"`
+
+	ID           uuid.UUID  `bun:"id,pk,type:uuid"`
+	WorkspaceID  uuid.UUID  `bun:"workspace_id,type:uuid"`
+	ProductID    uuid.UUID  `bun:"product_id,type:uuid"`
+	OperationID  uuid.UUID  `bun:"operation_id,type:uuid"`
+	Kind         string     `bun:"kind,notnull"`
+	Instructions string     `bun:"instructions,notnull"`
+	Status       string     `bun:"status,notnull"`
+	Result       *string    `bun:"result"`
+	Reason       *string    `bun:"reason"`
+	CreatedAt    *time.Time `bun:"created_at"`
+	UpdatedAt    *time.Time `bun:"updated_at"`
+}
+
+func toAITaskRow(a domain.AITask) *aiTaskRow {
+	return &aiTaskRow{
+		ID: a.ID, WorkspaceID: a.WorkspaceID, ProductID: a.ProductID, OperationID: a.OperationID,
+		Kind: string(a.Kind), Instructions: a.Instructions, Status: string(a.Status),
+		Result: strPtr(a.Result), Reason: strPtr(a.Reason), CreatedAt: timePtr(a.CreatedAt), UpdatedAt: timePtr(a.UpdatedAt),
+	}
+}
+
+func (r *aiTaskRow) domain() domain.AITask {
+	return domain.AITask{
+		ID: r.ID, WorkspaceID: r.WorkspaceID, ProductID: r.ProductID, OperationID: r.OperationID,
+		Kind: domain.AIKind(r.Kind), Instructions: r.Instructions, Status: domain.TaskStatus(r.Status),
+		Result: strVal(r.Result), Reason: strVal(r.Reason), CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
+	}
+}
+
+type billingRow struct {
+	bun.BaseModel `bun:"table:ai_billing_records"`
+
+	WorkspaceID uuid.UUID  `bun:"workspace_id,pk,type:uuid"`
+	TaskID      uuid.UUID  `bun:"task_id,pk,type:uuid"`
+	Units       int64      `bun:"units,notnull"`
+	CreatedAt   *time.Time `bun:"created_at"`
+}
+
+func (r *billingRow) domain() domain.BillingRecord {
+	return domain.BillingRecord{WorkspaceID: r.WorkspaceID, TaskID: r.TaskID, Units: r.Units, CreatedAt: timeVal(r.CreatedAt)}
+}
+
+// uuidStrings renders ids for a uuid[] column; never nil, so an empty list
+// is stored as '{}' (the column is NOT NULL).
+func uuidStrings(ids []uuid.UUID) []string {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, id.String())
+	}
+	return out
+}
+
+// parseUUIDs reads a uuid[] column; an empty array reads as nil.
+func parseUUIDs(ss []string) ([]uuid.UUID, error) {
+	if len(ss) == 0 {
+		return nil, nil
+	}
+	out := make([]uuid.UUID, 0, len(ss))
+	for _, s := range ss {
+		id, err := uuid.Parse(s)
+		if err != nil {
+			return nil, domain.Wrap(domain.CodeInternal, err, "stored media id is not a uuid")
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}

@@ -1,0 +1,423 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"sort"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// The scenario repositories of one transaction (sql/003_scenarios.sql, the
+// statements that matter in scenarios_sql.go). As in repositories.go, every
+// query names the transaction's workspace besides row-level security.
+
+// conflictRetries bounds the "insert or find the winner" loop: the winner
+// found by the INSERT may finish (leave the partial index) before the
+// SELECT looks for it; then the INSERT is tried again.
+const conflictRetries = 3
+
+// ProductRepository implements ports.ProductRepository.
+type ProductRepository struct {
+	db        bun.IDB
+	workspace uuid.UUID
+}
+
+var _ ports.ProductRepository = (*ProductRepository)(nil)
+
+func (r *ProductRepository) Create(ctx context.Context, p domain.Product) error {
+	_, err := r.db.NewInsert().Model(toProductRow(p)).Exec(ctx)
+	return mapError(err, "product")
+}
+
+func (r *ProductRepository) Get(ctx context.Context, id uuid.UUID) (domain.Product, error) {
+	var row productRow
+	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
+	if err != nil {
+		return domain.Product{}, mapError(err, "product")
+	}
+	return row.domain()
+}
+
+func (r *ProductRepository) Update(ctx context.Context, p domain.Product, expectedRevision int) (domain.Product, error) {
+	var row productRow
+	err := r.db.NewRaw(updateProduct,
+		p.Title, p.Description, p.PriceMinor, p.Currency, pgdialect.Array(uuidStrings(p.MediaIDs)),
+		timePtr(p.UpdatedAt), r.workspace, p.ID, expectedRevision).Scan(ctx, &row)
+	if err == nil {
+		return row.domain()
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return domain.Product{}, mapError(err, "product")
+	}
+	var current int
+	err = r.db.NewRaw(selectProductRevision, r.workspace, p.ID).Scan(ctx, &current)
+	if err != nil {
+		return domain.Product{}, mapError(err, "product")
+	}
+	return domain.Product{}, domain.Errorf(domain.CodePreconditionFailed,
+		"product %s changed since revision %d", p.ID, expectedRevision)
+}
+
+// MediaRepository implements ports.MediaRepository.
+type MediaRepository struct {
+	db        bun.IDB
+	workspace uuid.UUID
+}
+
+var _ ports.MediaRepository = (*MediaRepository)(nil)
+
+func (r *MediaRepository) Create(ctx context.Context, m domain.Media) error {
+	_, err := r.db.NewInsert().Model(toMediaRow(m)).Exec(ctx)
+	return mapError(err, "media")
+}
+
+func (r *MediaRepository) Get(ctx context.Context, id uuid.UUID) (domain.Media, error) {
+	var row mediaRow
+	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
+	if err != nil {
+		return domain.Media{}, mapError(err, "media")
+	}
+	return row.domain(), nil
+}
+
+const updateMedia = `
+UPDATE media
+   SET status = ?, variants = ?::jsonb, reason = ?, updated_at = coalesce(?::timestamptz, now())
+ WHERE workspace_id = ? AND id = ?`
+
+func (r *MediaRepository) Update(ctx context.Context, m domain.Media) error {
+	variants, err := json.Marshal(toMediaVariants(m.Variants))
+	if err != nil {
+		return domain.Wrap(domain.CodeInternal, err, "media variants")
+	}
+	res, err := r.db.ExecContext(ctx, updateMedia,
+		string(m.Status), string(variants), strPtr(m.Reason), timePtr(m.UpdatedAt), r.workspace, m.ID)
+	return affectedOne(res, err, "media")
+}
+
+// MaterialTransferRepository implements ports.MaterialTransferRepository.
+type MaterialTransferRepository struct {
+	db        bun.IDB
+	workspace uuid.UUID
+}
+
+var _ ports.MaterialTransferRepository = (*MaterialTransferRepository)(nil)
+
+func (r *MaterialTransferRepository) Create(ctx context.Context, t domain.MaterialTransfer) error {
+	if _, err := r.db.NewInsert().Model(toTransferRow(t)).Exec(ctx); err != nil {
+		return mapError(err, "material transfer")
+	}
+	if len(t.Items) == 0 {
+		return nil
+	}
+	items := make([]transferItemRow, 0, len(t.Items))
+	for _, it := range t.Items {
+		items = append(items, transferItemRow{
+			TransferID: t.ID, Index: it.Index, WorkspaceID: t.WorkspaceID, SourceURL: it.SourceURL,
+			ObjectKey: it.ObjectKey, SizeBytes: it.SizeBytes, Done: it.Done,
+		})
+	}
+	_, err := r.db.NewInsert().Model(&items).Exec(ctx)
+	return mapError(err, "material transfer item")
+}
+
+func (r *MaterialTransferRepository) Get(ctx context.Context, id uuid.UUID) (domain.MaterialTransfer, error) {
+	var row transferRow
+	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
+	if err != nil {
+		return domain.MaterialTransfer{}, mapError(err, "material transfer")
+	}
+	var items []transferItemRow
+	err = r.db.NewSelect().Model(&items).
+		Where("workspace_id = ?", r.workspace).Where("transfer_id = ?", id).OrderExpr("idx").Scan(ctx)
+	if err != nil {
+		return domain.MaterialTransfer{}, mapError(err, "material transfer item")
+	}
+	t := row.domain()
+	for i := range items {
+		t.Items = append(t.Items, items[i].domain())
+	}
+	return t, nil
+}
+
+const updateTransferStatus = `
+UPDATE material_transfers
+   SET status = ?, reason = ?, updated_at = coalesce(?::timestamptz, now())
+ WHERE workspace_id = ? AND id = ?`
+
+func (r *MaterialTransferRepository) UpdateStatus(ctx context.Context, t domain.MaterialTransfer) error {
+	res, err := r.db.ExecContext(ctx, updateTransferStatus,
+		string(t.Status), strPtr(t.Reason), timePtr(t.UpdatedAt), r.workspace, t.ID)
+	return affectedOne(res, err, "material transfer")
+}
+
+func (r *MaterialTransferRepository) MarkItemDone(ctx context.Context, id uuid.UUID, index int, objectKey string, size int64) error {
+	res, err := r.db.ExecContext(ctx, markItemDone, objectKey, size, r.workspace, id, index)
+	if err != nil {
+		return mapError(err, "material transfer item")
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return mapError(err, "material transfer item")
+	}
+	var exists bool
+	if err := r.db.NewRaw(itemExists, r.workspace, id, index).Scan(ctx, &exists); err != nil {
+		return mapError(err, "material transfer item")
+	}
+	if !exists {
+		return domain.Errorf(domain.CodeNotFound, "material transfer %s has no item %d", id, index)
+	}
+	return nil // already done: nothing changes
+}
+
+// PublicationRepository implements ports.PublicationRepository.
+type PublicationRepository struct {
+	db        bun.IDB
+	workspace uuid.UUID
+}
+
+var _ ports.PublicationRepository = (*PublicationRepository)(nil)
+
+func (r *PublicationRepository) Create(ctx context.Context, p domain.Publication) error {
+	for range conflictRetries {
+		res, err := r.db.ExecContext(ctx, insertPublication,
+			p.ID, p.WorkspaceID, p.ProductID, p.StoreID, p.OperationID, p.ProductRevision, string(p.Status),
+			strPtr(p.ExternalListingID), strPtr(p.Reason), timePtr(p.CreatedAt), timePtr(p.UpdatedAt))
+		if err != nil {
+			return mapError(err, "publication")
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return mapError(err, "publication")
+		}
+		var existing uuid.UUID
+		err = r.db.NewRaw(selectActivePublication, r.workspace, p.ProductID, p.StoreID).Scan(ctx, &existing)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // the winner failed in between: try again
+		}
+		if err != nil {
+			return mapError(err, "publication")
+		}
+		e := domain.Errorf(domain.CodeAlreadyPublished, "product %s is already published to store %s", p.ProductID, p.StoreID)
+		e.ResourceID = existing.String()
+		return e
+	}
+	return domain.Errorf(domain.CodeUnavailable, "publication: concurrent changes, try again")
+}
+
+func (r *PublicationRepository) Get(ctx context.Context, id uuid.UUID) (domain.Publication, error) {
+	var row publicationRow
+	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
+	if err != nil {
+		return domain.Publication{}, mapError(err, "publication")
+	}
+	return row.domain(), nil
+}
+
+const updatePublication = `
+UPDATE publications
+   SET status = ?, external_listing_id = ?, reason = ?, updated_at = coalesce(?::timestamptz, now())
+ WHERE workspace_id = ? AND id = ?`
+
+// Update can move a failed publication back into the partial unique index;
+// if another one holds the product and store by then, that is a unique
+// violation (publications_active_key), mapped to CodeAlreadyPublished.
+func (r *PublicationRepository) Update(ctx context.Context, p domain.Publication) error {
+	res, err := r.db.ExecContext(ctx, updatePublication,
+		string(p.Status), strPtr(p.ExternalListingID), strPtr(p.Reason), timePtr(p.UpdatedAt), r.workspace, p.ID)
+	return affectedOne(res, err, "publication")
+}
+
+// SyncRepository implements ports.SyncRepository.
+type SyncRepository struct {
+	db        bun.IDB
+	workspace uuid.UUID
+}
+
+var _ ports.SyncRepository = (*SyncRepository)(nil)
+
+func (r *SyncRepository) Create(ctx context.Context, s domain.CatalogSync) error {
+	for range conflictRetries {
+		res, err := r.db.ExecContext(ctx, insertSync,
+			s.ID, s.WorkspaceID, s.StoreID, s.OperationID, string(s.Status), s.ItemsSynced, strPtr(s.Reason),
+			timePtr(s.CreatedAt), timePtr(s.UpdatedAt))
+		if err != nil {
+			return mapError(err, "catalog sync")
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return mapError(err, "catalog sync")
+		}
+		var active uuid.UUID
+		err = r.db.NewRaw(selectActiveSync, r.workspace, s.StoreID).Scan(ctx, &active)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // the active sync finished in between: try again
+		}
+		if err != nil {
+			return mapError(err, "catalog sync")
+		}
+		e := domain.Errorf(domain.CodeSyncAlreadyActive, "store %s already has an active catalog sync", s.StoreID)
+		e.ResourceID = active.String()
+		return e
+	}
+	return domain.Errorf(domain.CodeUnavailable, "catalog sync: concurrent changes, try again")
+}
+
+func (r *SyncRepository) Get(ctx context.Context, id uuid.UUID) (domain.CatalogSync, error) {
+	var row syncRow
+	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
+	if err != nil {
+		return domain.CatalogSync{}, mapError(err, "catalog sync")
+	}
+	return row.domain(), nil
+}
+
+const updateSync = `
+UPDATE catalog_syncs
+   SET status = ?, items_synced = ?, reason = ?, updated_at = coalesce(?::timestamptz, now())
+ WHERE workspace_id = ? AND id = ?`
+
+// Update can move a finished sync back to active; if the store has another
+// active one by then, that is a unique violation (catalog_syncs_active_key),
+// mapped to CodeSyncAlreadyActive.
+func (r *SyncRepository) Update(ctx context.Context, s domain.CatalogSync) error {
+	res, err := r.db.ExecContext(ctx, updateSync,
+		string(s.Status), s.ItemsSynced, strPtr(s.Reason), timePtr(s.UpdatedAt), r.workspace, s.ID)
+	return affectedOne(res, err, "catalog sync")
+}
+
+// UpsertItems writes the listings in one statement. Duplicate keys in one
+// call keep the last (one INSERT ... ON CONFLICT DO UPDATE cannot touch a
+// row twice), and rows go in key order so concurrent upserts of one store
+// lock rows in the same order instead of deadlocking.
+func (r *SyncRepository) UpsertItems(ctx context.Context, items []domain.CatalogItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	type key struct {
+		ws, store uuid.UUID
+		ext       string
+	}
+	byKey := make(map[key]catalogItemRow, len(items))
+	for _, it := range items {
+		byKey[key{it.WorkspaceID, it.StoreID, it.ExternalID}] = toCatalogItemRow(it)
+	}
+	rows := make([]catalogItemRow, 0, len(byKey))
+	for _, row := range byKey {
+		rows = append(rows, row)
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
+		if a.WorkspaceID != b.WorkspaceID {
+			return a.WorkspaceID.String() < b.WorkspaceID.String()
+		}
+		if a.StoreID != b.StoreID {
+			return a.StoreID.String() < b.StoreID.String()
+		}
+		return a.ExternalID < b.ExternalID
+	})
+	_, err := r.db.NewInsert().Model(&rows).
+		On("CONFLICT (workspace_id, store_id, external_id) DO UPDATE").
+		Set("title = EXCLUDED.title").
+		Set("price_minor = EXCLUDED.price_minor").
+		Set("currency = EXCLUDED.currency").
+		Set("synced_at = EXCLUDED.synced_at").
+		Exec(ctx)
+	return mapError(err, "catalog item")
+}
+
+func (r *SyncRepository) CountItems(ctx context.Context, storeID uuid.UUID) (int, error) {
+	n, err := r.db.NewSelect().Model((*catalogItemRow)(nil)).
+		Where("workspace_id = ?", r.workspace).Where("store_id = ?", storeID).Count(ctx)
+	return int(n), mapError(err, "catalog item")
+}
+
+// AITaskRepository implements ports.AITaskRepository.
+type AITaskRepository struct {
+	db        bun.IDB
+	workspace uuid.UUID
+}
+
+var _ ports.AITaskRepository = (*AITaskRepository)(nil)
+
+func (r *AITaskRepository) Create(ctx context.Context, t domain.AITask) error {
+	_, err := r.db.NewInsert().Model(toAITaskRow(t)).Exec(ctx)
+	return mapError(err, "AI task")
+}
+
+func (r *AITaskRepository) Get(ctx context.Context, id uuid.UUID) (domain.AITask, error) {
+	var row aiTaskRow
+	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
+	if err != nil {
+		return domain.AITask{}, mapError(err, "AI task")
+	}
+	return row.domain(), nil
+}
+
+const updateAITask = `
+UPDATE ai_tasks
+   SET status = ?, result = ?, reason = ?, updated_at = coalesce(?::timestamptz, now())
+ WHERE workspace_id = ? AND id = ?`
+
+func (r *AITaskRepository) Update(ctx context.Context, t domain.AITask) error {
+	res, err := r.db.ExecContext(ctx, updateAITask,
+		string(t.Status), strPtr(t.Result), strPtr(t.Reason), timePtr(t.UpdatedAt), r.workspace, t.ID)
+	return affectedOne(res, err, "AI task")
+}
+
+func (r *AITaskRepository) Bill(ctx context.Context, b domain.BillingRecord) (bool, error) {
+	res, err := r.db.ExecContext(ctx, insertBilling, b.WorkspaceID, b.TaskID, b.Units, timePtr(b.CreatedAt))
+	if err != nil {
+		return false, mapError(err, "billing record")
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, mapError(err, "billing record")
+	}
+	return n == 1, nil
+}
+
+func (r *AITaskRepository) BillingRecords(ctx context.Context, taskID uuid.UUID) ([]domain.BillingRecord, error) {
+	var rows []billingRow
+	err := r.db.NewSelect().Model(&rows).Where("workspace_id = ?", r.workspace).Where("task_id = ?", taskID).Scan(ctx)
+	if err != nil {
+		return nil, mapError(err, "billing record")
+	}
+	var out []domain.BillingRecord
+	for i := range rows {
+		out = append(out, rows[i].domain())
+	}
+	return out, nil
+}
+
+// List implements ports.OperationRepository: newest first by id (UUIDv7,
+// time-ordered), through operations_workspace_id_idx.
+func (r *OperationRepository) List(ctx context.Context, f ports.OperationFilter) ([]domain.Operation, error) {
+	if f.Limit <= 0 {
+		return nil, nil
+	}
+	var rows []operationRow
+	q := r.db.NewSelect().Model(&rows).Where("workspace_id = ?", r.workspace)
+	if f.Status != "" {
+		q = q.Where("status = ?", string(f.Status))
+	}
+	if f.Kind != "" {
+		q = q.Where("kind = ?", f.Kind)
+	}
+	if f.Before != uuid.Nil {
+		q = q.Where("id < ?", f.Before)
+	}
+	if err := q.OrderExpr("id DESC").Limit(int64(f.Limit)).Scan(ctx); err != nil {
+		return nil, mapError(err, "operation")
+	}
+	out := make([]domain.Operation, 0, len(rows))
+	for i := range rows {
+		out = append(out, rows[i].domain())
+	}
+	return out, nil
+}
