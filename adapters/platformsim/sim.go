@@ -2,7 +2,8 @@
 // ports.PlatformGateway faithfully enough to test re-entrant workers: it
 // honours request tokens as a real platform does (a token is executed once,
 // a repeat gets the first outcome), counts the side effects it actually
-// performed, and fails on demand, before acting or after.
+// performed (verifications, listings created), holds each shop's catalog,
+// and fails on demand, before acting or after.
 package platformsim
 
 import (
@@ -41,6 +42,8 @@ func DefaultRule(_, _ string, creds domain.StoreCredentials) ports.VerifyCredent
 // Call is one call the Sim received. It holds no credentials: only a hash
 // of the API key (KeyHash), so tests can tell which key was sent.
 type Call struct {
+	// Kind is the port method called.
+	Kind           CallKind
 	Token          string
 	Platform       string
 	ExternalShopID string
@@ -54,9 +57,23 @@ type Call struct {
 	// Result is what the platform decided (also when the answer was then
 	// lost to an injected timeout).
 	Result ports.VerifyCredentialsResult
+	// ListingID is the listing CreateListing created or replayed.
+	ListingID string
+	// Items is how many listings FetchCatalog returned (also when the answer
+	// was then lost).
+	Items int
 	// Err is the error returned, nil on success.
 	Err error
 }
+
+// CallKind names the port method a Call went to.
+type CallKind string
+
+const (
+	CallVerifyCredentials CallKind = "verify_credentials"
+	CallCreateListing     CallKind = "create_listing"
+	CallFetchCatalog      CallKind = "fetch_catalog"
+)
 
 // Option configures a Sim.
 type Option func(*Sim)
@@ -74,11 +91,18 @@ type Sim struct {
 
 	mu    sync.Mutex
 	calls []Call
-	// done holds the first outcome of each executed token, with what was
-	// asked, so a token reused for another request is refused.
+	// done holds the first outcome of each executed verification token,
+	// with what was asked, so a token reused for another request is refused.
 	done    map[string]outcome
 	effects map[string]int
 	total   int
+
+	// listings are the listings created, in order; listingTokens maps each
+	// executed CreateListing token to its listing and what was asked.
+	listings      []Listing
+	listingTokens map[string]listingOutcome
+	// catalogs are the shops' listings set by SetCatalog.
+	catalogs map[string][]ports.CatalogListing
 
 	failNext        int
 	failNextErr     error
@@ -92,15 +116,21 @@ type outcome struct {
 
 // New returns a Sim that answers with DefaultRule and no latency.
 func New(opts ...Option) *Sim {
-	s := &Sim{rule: DefaultRule, done: map[string]outcome{}, effects: map[string]int{}}
+	s := &Sim{
+		rule:          DefaultRule,
+		done:          map[string]outcome{},
+		effects:       map[string]int{},
+		listingTokens: map[string]listingOutcome{},
+		catalogs:      map[string][]ports.CatalogListing{},
+	}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
 }
 
-// FailNext makes the next n calls fail before the platform acts, with err
-// (a CodeUnavailable outage if err is nil).
+// FailNext makes the next n calls (of any method) fail before the platform
+// acts, with err (a CodeUnavailable outage if err is nil).
 func (s *Sim) FailNext(n int, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -110,11 +140,11 @@ func (s *Sim) FailNext(n int, err error) {
 	s.failNext, s.failNextErr = n, err
 }
 
-// FailAfterEffect makes the next n calls that get past FailNext answer with
-// a timeout (CodeUnavailable) after the platform acted: a new token is
-// executed and its effect counted, a repeated token's first outcome looked
-// up, and then the answer is lost, as when a connection dies or the caller
-// times out after the platform did the work.
+// FailAfterEffect makes the next n calls (of any method) that get past
+// FailNext answer with a timeout (CodeUnavailable) after the platform acted:
+// a new token is executed and its effect counted, a repeated token's first
+// outcome looked up, a catalog read, and then the answer is lost, as when a
+// connection dies or the caller times out after the platform did the work.
 func (s *Sim) FailAfterEffect(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -127,29 +157,20 @@ func (s *Sim) FailAfterEffect(n int) {
 // CodeConflict for a token reused for a different request, CodeUnavailable
 // for injected outages, timeouts and a context that ended while waiting.
 func (s *Sim) VerifyCredentials(ctx context.Context, req ports.VerifyCredentialsRequest) (ports.VerifyCredentialsResult, error) {
-	if s.latency > 0 {
-		t := time.NewTimer(s.latency)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			err := domain.Wrap(domain.CodeUnavailable, ctx.Err(), "platform call abandoned")
-			s.record(req, Call{Err: err})
-			return ports.VerifyCredentialsResult{}, err
-		case <-t.C:
-		}
+	call := newCall(CallVerifyCredentials, req.RequestToken, req.Platform, req.ExternalShopID, req.Credentials.APIKey)
+	if err := s.wait(ctx, call); err != nil {
+		return ports.VerifyCredentialsResult{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	call := s.newCallLocked(req)
 	fail := func(err error) (ports.VerifyCredentialsResult, error) {
 		call.Err = err
 		s.calls = append(s.calls, call)
 		return ports.VerifyCredentialsResult{}, err
 	}
 
-	if s.failNext > 0 {
-		s.failNext--
-		return fail(s.failNextErr)
+	if err := s.failBeforeLocked(); err != nil {
+		return fail(err)
 	}
 	switch {
 	case req.RequestToken == "":
@@ -172,36 +193,80 @@ func (s *Sim) VerifyCredentials(ctx context.Context, req ports.VerifyCredentials
 		s.total++
 	}
 
-	if s.failAfterEffect > 0 {
-		s.failAfterEffect--
+	if err := s.failAfterLocked(); err != nil {
 		// call.Result keeps what the platform decided; the caller never
 		// hears it.
-		return fail(domain.Errorf(domain.CodeUnavailable, "platform call timed out"))
+		return fail(err)
 	}
 	s.calls = append(s.calls, call)
 	return call.Result, nil
 }
 
-func (s *Sim) newCallLocked(req ports.VerifyCredentialsRequest) Call {
+// newCall starts the record of a call. It keeps a hash of the API key,
+// never the key.
+func newCall(kind CallKind, token, platform, shopID, apiKey string) Call {
 	return Call{
-		Token:          req.RequestToken,
-		Platform:       req.Platform,
-		ExternalShopID: req.ExternalShopID,
-		KeyHash:        KeyHash(req.Credentials.APIKey),
+		Kind:           kind,
+		Token:          token,
+		Platform:       platform,
+		ExternalShopID: shopID,
+		KeyHash:        KeyHash(apiKey),
 		At:             time.Now(),
 	}
 }
 
-// record appends a call that failed before reaching the platform.
-func (s *Sim) record(req ports.VerifyCredentialsRequest, c Call) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	call := s.newCallLocked(req)
-	call.Err = c.Err
-	s.calls = append(s.calls, call)
+// wait applies the configured latency. A context that ends first abandons
+// the call before the platform acts: it is recorded and answered with
+// CodeUnavailable.
+func (s *Sim) wait(ctx context.Context, call Call) error {
+	if s.latency <= 0 {
+		return nil
+	}
+	t := time.NewTimer(s.latency)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		call.Err = domain.Wrap(domain.CodeUnavailable, ctx.Err(), "platform call abandoned")
+		s.mu.Lock()
+		s.calls = append(s.calls, call)
+		s.mu.Unlock()
+		return call.Err
+	case <-t.C:
+		return nil
+	}
 }
 
-// Calls returns every call received so far, in order.
+// failBeforeLocked consumes one injected FailNext failure, if any. Call
+// with mu held.
+func (s *Sim) failBeforeLocked() error {
+	if s.failNext > 0 {
+		s.failNext--
+		return s.failNextErr
+	}
+	return nil
+}
+
+// failAfterLocked consumes one injected FailAfterEffect timeout, if any.
+// Call with mu held, after the platform acted.
+func (s *Sim) failAfterLocked() error {
+	if s.failAfterEffect > 0 {
+		s.failAfterEffect--
+		return domain.Errorf(domain.CodeUnavailable, "platform call timed out")
+	}
+	return nil
+}
+
+// authorizeLocked refuses credentials the platform's rule would reject, as
+// a real platform refuses a call it cannot authenticate. The error never
+// repeats the credentials.
+func (s *Sim) authorizeLocked(platform, shopID string, creds domain.StoreCredentials) error {
+	if !s.rule(platform, shopID, creds).Valid {
+		return domain.Errorf(domain.CodeForbidden, "the platform refused the credentials")
+	}
+	return nil
+}
+
+// Calls returns every call received so far, of every method, in order.
 func (s *Sim) Calls() []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -216,7 +281,8 @@ func (s *Sim) Effects(token string) int {
 	return s.effects[token]
 }
 
-// EffectCount returns the side effects performed over all tokens.
+// EffectCount returns the side effects performed over all tokens: the
+// verifications and the listings created.
 func (s *Sim) EffectCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,136 @@
+package platformsim
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// Listing is a listing the Sim created. It holds no credentials.
+type Listing struct {
+	ID             string
+	Token          string
+	Platform       string
+	ExternalShopID string
+	Title          string
+	Description    string
+	PriceMinor     int64
+	Currency       string
+	CreatedAt      time.Time
+}
+
+type listingOutcome struct {
+	request string
+	index   int
+}
+
+// CreateListing creates one listing per request token. A repeated token
+// with the same request returns the first listing's id and creates
+// nothing, whoever's credentials it comes with (the token is the platform's
+// idempotency key, and credentials may be rotated between attempts).
+// Injected failures apply: FailNext before anything happens,
+// FailAfterEffect after the listing was created (or looked up).
+//
+// Errors: CodeValidation for a missing token, shop or title, a negative
+// price or an unknown platform; CodeForbidden for credentials the rule
+// rejects; CodeConflict, with ResourceID the first listing's id, for a
+// token reused with another platform, shop, title, description, price or
+// currency; CodeUnavailable for injected outages, timeouts and a context
+// that ended while waiting. No error repeats the credentials.
+func (s *Sim) CreateListing(ctx context.Context, req ports.CreateListingRequest) (ports.CreateListingResult, error) {
+	call := newCall(CallCreateListing, req.RequestToken, req.Platform, req.ExternalShopID, req.Credentials.APIKey)
+	if err := s.wait(ctx, call); err != nil {
+		return ports.CreateListingResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fail := func(err error) (ports.CreateListingResult, error) {
+		call.Err = err
+		s.calls = append(s.calls, call)
+		return ports.CreateListingResult{}, err
+	}
+
+	if err := s.failBeforeLocked(); err != nil {
+		return fail(err)
+	}
+	if err := validateListing(req); err != nil {
+		return fail(err)
+	}
+	if err := s.authorizeLocked(req.Platform, req.ExternalShopID, req.Credentials); err != nil {
+		return fail(err)
+	}
+
+	request := strings.Join([]string{req.Platform, req.ExternalShopID, req.Title, req.Description,
+		strconv.FormatInt(req.PriceMinor, 10), req.Currency}, "\x00")
+	if first, ok := s.listingTokens[req.RequestToken]; ok {
+		id := s.listings[first.index].ID
+		if first.request != request {
+			return fail(&domain.Error{
+				Code:       domain.CodeConflict,
+				Message:    "request token reused for a different listing",
+				ResourceID: id,
+			})
+		}
+		call.Replayed, call.ListingID = true, id
+	} else {
+		l := Listing{
+			ID:             fmt.Sprintf("lst_%06d", len(s.listings)+1),
+			Token:          req.RequestToken,
+			Platform:       req.Platform,
+			ExternalShopID: req.ExternalShopID,
+			Title:          req.Title,
+			Description:    req.Description,
+			PriceMinor:     req.PriceMinor,
+			Currency:       req.Currency,
+			CreatedAt:      call.At,
+		}
+		s.listingTokens[req.RequestToken] = listingOutcome{request: request, index: len(s.listings)}
+		s.listings = append(s.listings, l)
+		s.effects[req.RequestToken]++
+		s.total++
+		call.Effect, call.ListingID = true, l.ID
+	}
+
+	if err := s.failAfterLocked(); err != nil {
+		return fail(err) // the listing exists; the caller never hears of it
+	}
+	s.calls = append(s.calls, call)
+	return ports.CreateListingResult{ExternalListingID: call.ListingID}, nil
+}
+
+func validateListing(req ports.CreateListingRequest) error {
+	switch {
+	case req.RequestToken == "":
+		return domain.Errorf(domain.CodeValidation, "a request token is required")
+	case !domain.ValidPlatform(req.Platform):
+		return domain.Errorf(domain.CodeValidation, "unknown platform %q", req.Platform)
+	case req.ExternalShopID == "":
+		return domain.Errorf(domain.CodeValidation, "a shop is required")
+	case strings.TrimSpace(req.Title) == "":
+		return domain.Errorf(domain.CodeValidation, "a listing needs a title")
+	case req.PriceMinor < 0:
+		return domain.Errorf(domain.CodeValidation, "a listing price cannot be negative")
+	}
+	return nil
+}
+
+// Listings returns every listing created so far, in order.
+func (s *Sim) Listings() []Listing {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.listings)
+}
+
+// ListingCount returns how many listings were created: the number of
+// products on the platform, whatever the number of calls.
+func (s *Sim) ListingCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.listings)
+}
