@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
 
@@ -167,6 +168,74 @@ func (_c *OperationRepository_Get_Call) Return(operation domain.Operation, err e
 }
 
 func (_c *OperationRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.Operation, error)) *OperationRepository_Get_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
+// List provides a mock function for the type OperationRepository
+func (_mock *OperationRepository) List(ctx context.Context, filter ports.OperationFilter) ([]domain.Operation, error) {
+	ret := _mock.Called(ctx, filter)
+
+	if len(ret) == 0 {
+		panic("no return value specified for List")
+	}
+
+	var r0 []domain.Operation
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.OperationFilter) ([]domain.Operation, error)); ok {
+		return returnFunc(ctx, filter)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.OperationFilter) []domain.Operation); ok {
+		r0 = returnFunc(ctx, filter)
+	} else {
+		if ret.Get(0) != nil {
+			r0 = ret.Get(0).([]domain.Operation)
+		}
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.OperationFilter) error); ok {
+		r1 = returnFunc(ctx, filter)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// OperationRepository_List_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'List'
+type OperationRepository_List_Call struct {
+	*mock.Call
+}
+
+// List is a helper method to define mock.On call
+//   - ctx context.Context
+//   - filter ports.OperationFilter
+func (_e *OperationRepository_Expecter) List(ctx any, filter any) *OperationRepository_List_Call {
+	return &OperationRepository_List_Call{Call: _e.mock.On("List", ctx, filter)}
+}
+
+func (_c *OperationRepository_List_Call) Run(run func(ctx context.Context, filter ports.OperationFilter)) *OperationRepository_List_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 ports.OperationFilter
+		if args[1] != nil {
+			arg1 = args[1].(ports.OperationFilter)
+		}
+		run(
+			arg0,
+			arg1,
+		)
+	})
+	return _c
+}
+
+func (_c *OperationRepository_List_Call) Return(operations []domain.Operation, err error) *OperationRepository_List_Call {
+	_c.Call.Return(operations, err)
+	return _c
+}
+
+func (_c *OperationRepository_List_Call) RunAndReturn(run func(ctx context.Context, filter ports.OperationFilter) ([]domain.Operation, error)) *OperationRepository_List_Call {
 	_c.Call.Return(run)
 	return _c
 }

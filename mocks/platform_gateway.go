@@ -47,6 +47,140 @@ func (_m *PlatformGateway) EXPECT() *PlatformGateway_Expecter {
 	return &PlatformGateway_Expecter{mock: &_m.Mock}
 }
 
+// CreateListing provides a mock function for the type PlatformGateway
+func (_mock *PlatformGateway) CreateListing(ctx context.Context, req ports.CreateListingRequest) (ports.CreateListingResult, error) {
+	ret := _mock.Called(ctx, req)
+
+	if len(ret) == 0 {
+		panic("no return value specified for CreateListing")
+	}
+
+	var r0 ports.CreateListingResult
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.CreateListingRequest) (ports.CreateListingResult, error)); ok {
+		return returnFunc(ctx, req)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.CreateListingRequest) ports.CreateListingResult); ok {
+		r0 = returnFunc(ctx, req)
+	} else {
+		r0 = ret.Get(0).(ports.CreateListingResult)
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.CreateListingRequest) error); ok {
+		r1 = returnFunc(ctx, req)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// PlatformGateway_CreateListing_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'CreateListing'
+type PlatformGateway_CreateListing_Call struct {
+	*mock.Call
+}
+
+// CreateListing is a helper method to define mock.On call
+//   - ctx context.Context
+//   - req ports.CreateListingRequest
+func (_e *PlatformGateway_Expecter) CreateListing(ctx any, req any) *PlatformGateway_CreateListing_Call {
+	return &PlatformGateway_CreateListing_Call{Call: _e.mock.On("CreateListing", ctx, req)}
+}
+
+func (_c *PlatformGateway_CreateListing_Call) Run(run func(ctx context.Context, req ports.CreateListingRequest)) *PlatformGateway_CreateListing_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 ports.CreateListingRequest
+		if args[1] != nil {
+			arg1 = args[1].(ports.CreateListingRequest)
+		}
+		run(
+			arg0,
+			arg1,
+		)
+	})
+	return _c
+}
+
+func (_c *PlatformGateway_CreateListing_Call) Return(createListingResult ports.CreateListingResult, err error) *PlatformGateway_CreateListing_Call {
+	_c.Call.Return(createListingResult, err)
+	return _c
+}
+
+func (_c *PlatformGateway_CreateListing_Call) RunAndReturn(run func(ctx context.Context, req ports.CreateListingRequest) (ports.CreateListingResult, error)) *PlatformGateway_CreateListing_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
+// FetchCatalog provides a mock function for the type PlatformGateway
+func (_mock *PlatformGateway) FetchCatalog(ctx context.Context, req ports.FetchCatalogRequest) ([]ports.CatalogListing, error) {
+	ret := _mock.Called(ctx, req)
+
+	if len(ret) == 0 {
+		panic("no return value specified for FetchCatalog")
+	}
+
+	var r0 []ports.CatalogListing
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.FetchCatalogRequest) ([]ports.CatalogListing, error)); ok {
+		return returnFunc(ctx, req)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.FetchCatalogRequest) []ports.CatalogListing); ok {
+		r0 = returnFunc(ctx, req)
+	} else {
+		if ret.Get(0) != nil {
+			r0 = ret.Get(0).([]ports.CatalogListing)
+		}
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.FetchCatalogRequest) error); ok {
+		r1 = returnFunc(ctx, req)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// PlatformGateway_FetchCatalog_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'FetchCatalog'
+type PlatformGateway_FetchCatalog_Call struct {
+	*mock.Call
+}
+
+// FetchCatalog is a helper method to define mock.On call
+//   - ctx context.Context
+//   - req ports.FetchCatalogRequest
+func (_e *PlatformGateway_Expecter) FetchCatalog(ctx any, req any) *PlatformGateway_FetchCatalog_Call {
+	return &PlatformGateway_FetchCatalog_Call{Call: _e.mock.On("FetchCatalog", ctx, req)}
+}
+
+func (_c *PlatformGateway_FetchCatalog_Call) Run(run func(ctx context.Context, req ports.FetchCatalogRequest)) *PlatformGateway_FetchCatalog_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 ports.FetchCatalogRequest
+		if args[1] != nil {
+			arg1 = args[1].(ports.FetchCatalogRequest)
+		}
+		run(
+			arg0,
+			arg1,
+		)
+	})
+	return _c
+}
+
+func (_c *PlatformGateway_FetchCatalog_Call) Return(catalogListings []ports.CatalogListing, err error) *PlatformGateway_FetchCatalog_Call {
+	_c.Call.Return(catalogListings, err)
+	return _c
+}
+
+func (_c *PlatformGateway_FetchCatalog_Call) RunAndReturn(run func(ctx context.Context, req ports.FetchCatalogRequest) ([]ports.CatalogListing, error)) *PlatformGateway_FetchCatalog_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
 // VerifyCredentials provides a mock function for the type PlatformGateway
 func (_mock *PlatformGateway) VerifyCredentials(ctx context.Context, req ports.VerifyCredentialsRequest) (ports.VerifyCredentialsResult, error) {
 	ret := _mock.Called(ctx, req)

@@ -65,31 +65,15 @@ func (s *Service) Create(ctx context.Context, tx ports.Tx, p domain.Principal, c
 	}
 	store.SealedCredentials = sealed
 
-	op := domain.Operation{
-		ID:           s.ids.NewID(),
-		WorkspaceID:  p.WorkspaceID,
-		Kind:         domain.OperationStoreVerify,
-		Status:       domain.OperationPending,
-		ResourceType: "store",
-		ResourceID:   store.ID,
-		CreatedBy:    p.UserID,
-		CreatedAt:    now,
-		UpdatedAt:    now,
-	}
-	event, err := domain.NewOutboxEvent(s.ids.NewID(), p.WorkspaceID, domain.EventStoreCredentialsVerify, "store", store.ID,
-		domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: store.CredentialVersion, OperationID: op.ID}, now)
+	op, event, err := s.verifyJob(ctx, p, store, now)
 	if err != nil {
 		return Created{}, err
 	}
-	event.Traceparent = domain.TraceparentFrom(ctx)
 
 	if err := tx.Stores().Create(ctx, store); err != nil {
 		return Created{}, err
 	}
-	if err := tx.Operations().Create(ctx, op); err != nil {
-		return Created{}, err
-	}
-	if err := tx.Outbox().Append(ctx, event); err != nil {
+	if err := writeVerifyJob(ctx, tx, op, event); err != nil {
 		return Created{}, err
 	}
 	return Created{Store: store, Operation: op}, nil
@@ -114,7 +98,14 @@ func (c CreateCommand) validate() error {
 		return domain.Errorf(domain.CodeValidation, "name must not be empty")
 	case strings.TrimSpace(c.ExternalShopID) == "":
 		return domain.Errorf(domain.CodeValidation, "external_shop_id must not be empty")
-	case c.Credentials.APIKey == "" || c.Credentials.APISecret == "":
+	}
+	return validateCredentials(c.Credentials)
+}
+
+// validateCredentials refuses an incomplete authorization. The message names
+// the fields, never their values.
+func validateCredentials(c domain.StoreCredentials) error {
+	if c.APIKey == "" || c.APISecret == "" {
 		return domain.Errorf(domain.CodeValidation, "credentials.api_key and credentials.api_secret are required")
 	}
 	return nil

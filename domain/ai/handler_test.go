@@ -1,0 +1,343 @@
+package ai_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/adapters/aisim"
+	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/adapters/objectstore/memstore"
+	"github.com/oncehq/once/adapters/system"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/ai"
+	"github.com/oncehq/once/ports"
+)
+
+type harness struct {
+	uow      ports.UnitOfWork
+	crash    *crashingUoW
+	svc      *ai.Service
+	provider *aisim.Sim
+	store    *memstore.Store
+	handler  *ai.TaskHandler
+	ws       uuid.UUID
+	product  domain.Product
+}
+
+func newHarness(t *testing.T, opts ...aisim.Option) *harness {
+	t.Helper()
+	uow := memory.NewUnitOfWork(memory.NewDB())
+	h := &harness{
+		uow:      uow,
+		crash:    &crashingUoW{inner: uow},
+		svc:      ai.NewService(uow, system.NewClock(), system.NewIDs()),
+		provider: aisim.New(opts...),
+		store:    memstore.New(),
+		ws:       uuid.New(),
+	}
+	h.handler = ai.NewTaskHandler(h.crash, h.provider, h.store, system.NewClock(), system.NewIDs(), slog.New(slog.DiscardHandler))
+	h.product = h.createProduct(t, h.ws, "Cast iron pan")
+	return h
+}
+
+func (h *harness) createProduct(t *testing.T, ws uuid.UUID, title string) domain.Product {
+	t.Helper()
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	p := domain.Product{
+		ID: uuid.New(), WorkspaceID: ws, Title: title, Description: "28 cm, pre-seasoned",
+		PriceMinor: 3999, Currency: "EUR", Revision: 1, CreatedAt: now, UpdatedAt: now,
+	}
+	require.NoError(t, h.uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Products().Create(ctx, p)
+	}))
+	return p
+}
+
+// start accepts a task as the API does and returns it, its operation and
+// the message the Dispatcher would publish.
+func (h *harness) start(t *testing.T, ctx context.Context, kind domain.AIKind, instructions string) (domain.AITask, domain.Operation, ports.Message) {
+	t.Helper()
+	p := domain.Principal{WorkspaceID: h.ws, UserID: uuid.New(), Role: domain.RoleMember}
+	var task domain.AITask
+	var op domain.Operation
+	var events []domain.OutboxEvent
+	require.NoError(t, h.uow.Transact(ctx, h.ws, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		task, op, err = h.svc.Start(ctx, tx, p, ai.StartCommand{ProductID: h.product.ID, Kind: kind, Instructions: instructions})
+		if err != nil {
+			return err
+		}
+		events, err = tx.Outbox().List(ctx, domain.OutboxPending, 100)
+		return err
+	}))
+	var ev domain.OutboxEvent
+	for _, e := range events {
+		if e.AggregateID == task.ID {
+			ev = e
+		}
+	}
+	require.Equal(t, domain.EventAITask, ev.Type)
+	return task, op, ports.Message{ID: ev.ID, Type: ev.Type, WorkspaceID: ev.WorkspaceID, Payload: ev.Payload, Traceparent: ev.Traceparent}
+}
+
+type state struct {
+	task    domain.AITask
+	op      domain.Operation
+	billing []domain.BillingRecord
+	media   *domain.Media
+}
+
+func (h *harness) state(t *testing.T, task domain.AITask) state {
+	t.Helper()
+	var s state
+	require.NoError(t, h.uow.Transact(context.Background(), h.ws, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		if s.task, err = tx.AITasks().Get(ctx, task.ID); err != nil {
+			return err
+		}
+		if s.op, err = tx.Operations().Get(ctx, task.OperationID); err != nil {
+			return err
+		}
+		if s.billing, err = tx.AITasks().BillingRecords(ctx, task.ID); err != nil {
+			return err
+		}
+		m, err := tx.Media().Get(ctx, ai.ImageMediaID(task.ID))
+		if err == nil {
+			s.media = &m
+		} else if !domain.IsCode(err, domain.CodeNotFound) {
+			return err
+		}
+		return nil
+	}))
+	return s
+}
+
+// assertDoneOnce checks the task succeeded with one charge, one billing
+// record and, for an image, one object and one media row.
+func (h *harness) assertDoneOnce(t *testing.T, task domain.AITask) {
+	t.Helper()
+	s := h.state(t, task)
+	assert.Equal(t, domain.TaskSucceeded, s.task.Status)
+	assert.Equal(t, domain.OperationSucceeded, s.op.Status)
+	assert.Empty(t, s.op.Error)
+	assert.Equal(t, 1, h.provider.ChargesFor(task.ID.String()), "the task id is the request token")
+	assert.Equal(t, 1, h.provider.Charges())
+	require.Len(t, s.billing, 1)
+	assert.Equal(t, aisim.Units(task.Kind), s.billing[0].Units)
+	assert.Equal(t, h.ws, s.billing[0].WorkspaceID)
+
+	want := aisim.Result(ports.AIRequest{Kind: task.Kind, Title: h.product.Title, Description: h.product.Description, Instructions: task.Instructions})
+	switch task.Kind {
+	case domain.AIText:
+		assert.Equal(t, want.Text, s.task.Result)
+		assert.Nil(t, s.media)
+	case domain.AICategory:
+		assert.Equal(t, want.Category, s.task.Result)
+		assert.Nil(t, s.media)
+	case domain.AIImage:
+		key := ai.ImageObjectKey(h.ws, task.ID)
+		assert.Equal(t, ai.ImageMediaID(task.ID).String(), s.task.Result)
+		assert.Equal(t, 1, h.store.Writes(key))
+		assert.Equal(t, []string{key}, h.store.Keys())
+		data, info, err := h.store.Get(context.Background(), key)
+		require.NoError(t, err)
+		assert.Equal(t, want.Image, data)
+		require.NotNil(t, s.media)
+		assert.Equal(t, domain.MediaReady, s.media.Status)
+		assert.Empty(t, s.media.Variants)
+		assert.Equal(t, "ai-"+task.ID.String()+".png", s.media.Filename)
+		assert.Equal(t, key, s.media.ObjectKey)
+		assert.Equal(t, info.Size, s.media.SizeBytes)
+		assert.Equal(t, aisim.ImageContentType, s.media.ContentType)
+		assert.Equal(t, h.ws, s.media.WorkspaceID)
+	}
+}
+
+var kinds = []domain.AIKind{domain.AIText, domain.AICategory, domain.AIImage}
+
+// The same message delivered twice calls and bills once.
+func TestDuplicateDeliveryChargesAndBillsOnce(t *testing.T) {
+	for _, kind := range kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			h := newHarness(t)
+			task, _, msg := h.start(t, context.Background(), kind, "friendly tone")
+			require.NoError(t, h.handler.Handle(context.Background(), msg))
+			require.NoError(t, h.handler.Handle(context.Background(), msg))
+			assert.Equal(t, 1, h.provider.Calls(), "a finished task is not sent again")
+			h.assertDoneOnce(t, task)
+		})
+	}
+}
+
+// The provider charged but the answer was lost: the redelivery gets the
+// first result without a second charge and bills once.
+func TestAnswerLostAfterTheChargeIsRecoveredWithoutASecondCharge(t *testing.T) {
+	for _, kind := range kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			h := newHarness(t)
+			task, _, msg := h.start(t, context.Background(), kind, "")
+			h.provider.FailAfterCharge(1)
+
+			err := h.handler.Handle(context.Background(), msg)
+			require.True(t, domain.IsCode(err, domain.CodeUnavailable), "redeliver: %v", err)
+			s := h.state(t, task)
+			assert.Equal(t, domain.TaskRunning, s.task.Status)
+			assert.Equal(t, domain.OperationRunning, s.op.Status)
+			assert.Empty(t, s.billing)
+
+			require.NoError(t, h.handler.Handle(context.Background(), msg))
+			assert.Equal(t, 2, h.provider.Calls())
+			h.assertDoneOnce(t, task)
+		})
+	}
+}
+
+// The worker died after the provider answered and the image was stored,
+// before the recording transaction committed: the redelivery is not
+// charged again, writes no second object and bills once.
+func TestCrashBeforeRecordingIsRecoveredWithoutSecondEffects(t *testing.T) {
+	for _, kind := range kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			h := newHarness(t)
+			task, _, msg := h.start(t, context.Background(), kind, "")
+			h.crash.crashOnCall(2) // 1 start, 2 record
+
+			require.Error(t, h.handler.Handle(context.Background(), msg))
+			s := h.state(t, task)
+			assert.Equal(t, domain.TaskRunning, s.task.Status)
+			assert.Empty(t, s.billing, "rolled back")
+			assert.Nil(t, s.media, "rolled back")
+
+			require.NoError(t, h.handler.Handle(context.Background(), msg))
+			h.assertDoneOnce(t, task)
+		})
+	}
+}
+
+// Concurrent duplicates (two workers got the same message) still charge,
+// bill and store once.
+func TestConcurrentDuplicatesHaveOneEffect(t *testing.T) {
+	for _, kind := range kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			h := newHarness(t, aisim.WithLatency(2*time.Millisecond))
+			task, _, msg := h.start(t, context.Background(), kind, "")
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Go(func() {
+					// A delivery that loses the race while the winner is
+					// still recording asks to be retried; none fails for
+					// good.
+					if err := h.handler.Handle(context.Background(), msg); err != nil {
+						assert.True(t, domain.IsCode(err, domain.CodeUnavailable), "%v", err)
+					}
+				})
+			}
+			wg.Wait()
+			require.NoError(t, h.handler.Handle(context.Background(), msg), "the retry")
+			h.assertDoneOnce(t, task)
+		})
+	}
+}
+
+func TestOutageBeforeTheProviderActedIsRetried(t *testing.T) {
+	h := newHarness(t)
+	task, _, msg := h.start(t, context.Background(), domain.AIText, "")
+	h.provider.FailNext(1, nil)
+	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), msg), domain.CodeUnavailable))
+	assert.Zero(t, h.provider.Charges())
+	require.NoError(t, h.handler.Handle(context.Background(), msg))
+	h.assertDoneOnce(t, task)
+}
+
+func TestObjectStoreOutageIsRetriedWithoutASecondCharge(t *testing.T) {
+	h := newHarness(t)
+	task, _, msg := h.start(t, context.Background(), domain.AIImage, "")
+	h.store.FailWith(func(memstore.Op, string) error {
+		return domain.Errorf(domain.CodeUnavailable, "simulated storage outage")
+	})
+	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), msg), domain.CodeUnavailable))
+	h.store.FailWith(nil)
+	require.NoError(t, h.handler.Handle(context.Background(), msg))
+	h.assertDoneOnce(t, task)
+}
+
+// A content-policy refusal is permanent: the task fails, nothing is billed
+// and a redelivery does not call again.
+func TestPermanentProviderErrorFailsTheTask(t *testing.T) {
+	h := newHarness(t)
+	task, _, msg := h.start(t, context.Background(), domain.AIText, "something forbidden")
+	require.NoError(t, h.handler.Handle(context.Background(), msg))
+	s := h.state(t, task)
+	assert.Equal(t, domain.TaskFailed, s.task.Status)
+	assert.Equal(t, domain.OperationFailed, s.op.Status)
+	assert.Contains(t, s.op.Error, "content policy")
+	assert.Equal(t, s.op.Error, s.task.Reason)
+	assert.Empty(t, s.task.Result)
+	assert.Empty(t, s.billing)
+
+	require.NoError(t, h.handler.Handle(context.Background(), msg))
+	assert.Equal(t, 1, h.provider.Calls())
+	assert.Zero(t, h.provider.Charges())
+}
+
+// A provider reason that echoes a secret is redacted.
+func TestAProviderReasonThatEchoesASecretIsSanitized(t *testing.T) {
+	h := newHarness(t)
+	task, _, msg := h.start(t, context.Background(), domain.AIText, "")
+	h.provider.FailNext(1, domain.Errorf(domain.CodeForbidden, "quota exceeded for api_key=sk-live-123456"))
+	require.NoError(t, h.handler.Handle(context.Background(), msg))
+	s := h.state(t, task)
+	assert.Equal(t, domain.OperationFailed, s.op.Status)
+	assert.Contains(t, s.op.Error, "quota exceeded")
+	assert.NotContains(t, s.op.Error, "sk-live-123456")
+}
+
+func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
+	h := newHarness(t)
+	_, _, msg := h.start(t, context.Background(), domain.AIText, "")
+
+	bad := msg
+	bad.Payload = []byte(`{"task_id":`)
+	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation))
+
+	bad = msg
+	bad.Type = domain.EventMaterialTransfer
+	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation))
+
+	bad = msg
+	bad.Payload, _ = json.Marshal(domain.AITaskRun{TaskID: uuid.New(), OperationID: uuid.New()})
+	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
+
+	bad = msg
+	bad.WorkspaceID = uuid.New() // another workspace sees no row
+	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
+
+	assert.Zero(t, h.provider.Calls())
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent log writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

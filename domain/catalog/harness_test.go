@@ -1,0 +1,185 @@
+package catalog_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/adapters/aesgcm"
+	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/adapters/platformsim"
+	"github.com/oncehq/once/adapters/system"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/catalog"
+	"github.com/oncehq/once/domain/stores"
+	"github.com/oncehq/once/ports"
+)
+
+const secret = "sk_live_never_logged"
+
+type harness struct {
+	uow     *flakyUoW
+	sealer  *aesgcm.Sealer
+	sim     *platformsim.Sim
+	svc     *catalog.Service
+	handler *catalog.SyncHandler
+	logs    *syncBuffer
+	p       domain.Principal
+}
+
+func newHarness(t *testing.T, opts ...platformsim.Option) *harness {
+	t.Helper()
+	keys, err := aesgcm.ParseKeys("k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	require.NoError(t, err)
+	sealer, err := aesgcm.NewSealer(keys)
+	require.NoError(t, err)
+	h := &harness{
+		uow:    &flakyUoW{UnitOfWork: memory.NewUnitOfWork(memory.NewDB())},
+		sealer: sealer,
+		sim:    platformsim.New(opts...),
+		logs:   &syncBuffer{},
+		p:      domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: domain.RoleAdmin},
+	}
+	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h.svc = catalog.NewService(h.uow, system.NewClock(), system.NewIDs())
+	h.handler = catalog.NewSyncHandler(h.uow, h.sim, sealer, system.NewClock(), log)
+	t.Cleanup(func() {
+		assert.NotContains(t, h.logs.String(), secret, "credentials must never be logged")
+	})
+	return h
+}
+
+func (h *harness) tx(t *testing.T, fn func(ctx context.Context, tx ports.Tx) error) {
+	t.Helper()
+	require.NoError(t, h.uow.Transact(context.Background(), h.p.WorkspaceID, fn))
+}
+
+// store connects a store; verified says whether its credentials were
+// verified since.
+func (h *harness) store(t *testing.T, verified bool) domain.Store {
+	t.Helper()
+	svc := stores.NewService(h.uow, h.sealer, system.NewClock(), system.NewIDs())
+	var s domain.Store
+	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
+		created, err := svc.Create(ctx, tx, h.p, stores.CreateCommand{
+			Platform: "shopify", Name: "Shop", ExternalShopID: "shop-" + uuid.NewString(),
+			Credentials: domain.StoreCredentials{APIKey: "ak_good", APISecret: secret},
+		})
+		if err != nil {
+			return err
+		}
+		s = created.Store
+		if verified {
+			s.Status = domain.StoreVerified
+			return tx.Stores().Update(ctx, s)
+		}
+		return nil
+	})
+	return s
+}
+
+// start runs StartSync as the API does and returns the message the
+// Dispatcher would publish.
+func (h *harness) start(t *testing.T, storeID uuid.UUID) (domain.CatalogSync, domain.Operation, ports.Message) {
+	t.Helper()
+	cs, op, err := h.tryStart(storeID)
+	require.NoError(t, err)
+	var msg ports.Message
+	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
+		evs, err := tx.Outbox().List(ctx, domain.OutboxPending, 100)
+		for _, e := range evs {
+			if e.AggregateID == cs.ID {
+				msg = ports.Message{ID: e.ID, Type: e.Type, WorkspaceID: e.WorkspaceID, Payload: e.Payload}
+			}
+		}
+		return err
+	})
+	require.Equal(t, domain.EventCatalogSync, msg.Type)
+	return cs, op, msg
+}
+
+func (h *harness) tryStart(storeID uuid.UUID) (domain.CatalogSync, domain.Operation, error) {
+	var cs domain.CatalogSync
+	var op domain.Operation
+	err := h.uow.Transact(context.Background(), h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		cs, op, err = h.svc.StartSync(ctx, tx, h.p, storeID)
+		return err
+	})
+	return cs, op, err
+}
+
+func (h *harness) state(t *testing.T, syncID, opID uuid.UUID) (domain.CatalogSync, domain.Operation) {
+	t.Helper()
+	var cs domain.CatalogSync
+	var op domain.Operation
+	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		if cs, err = tx.Syncs().Get(ctx, syncID); err != nil {
+			return err
+		}
+		op, err = tx.Operations().Get(ctx, opID)
+		return err
+	})
+	return cs, op
+}
+
+func (h *harness) count(t *testing.T, storeID uuid.UUID) int {
+	t.Helper()
+	var n int
+	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		n, err = tx.Syncs().CountItems(ctx, storeID)
+		return err
+	})
+	return n
+}
+
+// flakyUoW fails chosen transactions after their function ran, so their
+// writes roll back: a crash or a lost commit at that point.
+type flakyUoW struct {
+	ports.UnitOfWork
+	calls  atomic.Int64
+	failAt atomic.Int64 // the call number to fail, 0 for none
+}
+
+// failTransaction makes the n-th transaction from now fail.
+func (u *flakyUoW) failTransaction(n int) { u.failAt.Store(u.calls.Load() + int64(n)) }
+
+func (u *flakyUoW) Transact(ctx context.Context, ws uuid.UUID, fn func(ctx context.Context, tx ports.Tx) error) error {
+	n := u.calls.Add(1)
+	return u.UnitOfWork.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		if u.failAt.CompareAndSwap(n, 0) {
+			return domain.Errorf(domain.CodeUnavailable, "simulated lost commit")
+		}
+		return nil
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent log writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

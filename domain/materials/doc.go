@@ -1,0 +1,5 @@
+// Package materials holds the transfer of collected material (supplier
+// images the collector found) into our own object store: the use case that
+// accepts a transfer over HTTP, and the worker that copies it item by item,
+// resumably.
+package materials

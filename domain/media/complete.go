@@ -1,0 +1,71 @@
+package media
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// Complete says the upload of media id is finished: in tx, the media
+// becomes processing, an operation of kind domain.OperationMediaProcess
+// tracks the validation and derivation, and the domain.EventMediaProcess
+// event (ids only, never the object key) asks the worker for it. It runs
+// inside the caller's transaction so the idempotency record commits with
+// it; a replayed request gets the saved answer, and a new request for media
+// already completed is refused.
+//
+// Errors: domain.CodeNotFound if there is no such media,
+// domain.CodeInvalidState if it is not awaiting its upload (completed
+// already, ready or rejected) or if no content was uploaded,
+// domain.CodeUnavailable (or the store's other errors) when the object store
+// cannot be asked; the repositories' errors.
+func (s *Service) Complete(ctx context.Context, tx ports.Tx, p domain.Principal, id uuid.UUID) (domain.Media, domain.Operation, error) {
+	m, err := tx.Media().Get(ctx, id)
+	if err != nil {
+		return domain.Media{}, domain.Operation{}, err
+	}
+	if m.Status != domain.MediaAwaitingUpload {
+		return domain.Media{}, domain.Operation{}, domain.Errorf(domain.CodeInvalidState, "media is %s, not awaiting its upload", m.Status)
+	}
+	if _, err := s.store.Stat(ctx, m.ObjectKey); err != nil {
+		if domain.IsCode(err, domain.CodeNotFound) {
+			return domain.Media{}, domain.Operation{}, domain.Errorf(domain.CodeInvalidState, "no content was uploaded: upload the content first")
+		}
+		return domain.Media{}, domain.Operation{}, err
+	}
+
+	now := s.clock.Now()
+	m.Status = domain.MediaProcessing
+	m.UpdatedAt = now
+	op := domain.Operation{
+		ID:           s.ids.NewID(),
+		WorkspaceID:  p.WorkspaceID,
+		Kind:         domain.OperationMediaProcess,
+		Status:       domain.OperationPending,
+		ResourceType: "media",
+		ResourceID:   m.ID,
+		CreatedBy:    p.UserID,
+		CreatedAt:    now,
+		UpdatedAt:    now,
+	}
+	event, err := domain.NewOutboxEvent(s.ids.NewID(), p.WorkspaceID, domain.EventMediaProcess, "media", m.ID,
+		domain.MediaProcess{MediaID: m.ID, OperationID: op.ID}, now)
+	if err != nil {
+		return domain.Media{}, domain.Operation{}, err
+	}
+	event.Traceparent = domain.TraceparentFrom(ctx)
+
+	if err := tx.Media().Update(ctx, m); err != nil {
+		return domain.Media{}, domain.Operation{}, err
+	}
+	if err := tx.Operations().Create(ctx, op); err != nil {
+		return domain.Media{}, domain.Operation{}, err
+	}
+	if err := tx.Outbox().Append(ctx, event); err != nil {
+		return domain.Media{}, domain.Operation{}, err
+	}
+	return m, op, nil
+}

@@ -1,0 +1,203 @@
+package media_test
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/adapters/objectstore/memstore"
+	"github.com/oncehq/once/adapters/system"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/ports"
+)
+
+type harness struct {
+	uow   ports.UnitOfWork
+	store *memstore.Store
+	svc   *media.Service
+	p     domain.Principal
+	logs  *syncBuffer
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	uow := memory.NewUnitOfWork(memory.NewDB())
+	store := memstore.New()
+	return &harness{
+		uow:   uow,
+		store: store,
+		svc:   media.NewService(uow, store, system.NewClock(), system.NewIDs()),
+		p:     domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: domain.RoleAdmin},
+		logs:  &syncBuffer{},
+	}
+}
+
+// handler builds a worker on uow (h.uow when nil), logging into h.logs.
+func (h *harness) handler(uow ports.UnitOfWork) *media.ProcessHandler {
+	if uow == nil {
+		uow = h.uow
+	}
+	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return media.NewProcessHandler(uow, h.store, system.NewClock(), log)
+}
+
+// uploaded registers and uploads data as contentType, ready to complete.
+func (h *harness) uploaded(t *testing.T, contentType string, data []byte) domain.Media {
+	t.Helper()
+	ctx := context.Background()
+	m, err := h.register(ctx, media.Registration{Filename: "photo", ContentType: contentType, SizeBytes: int64(len(data))})
+	require.NoError(t, err)
+	_, err = h.svc.Upload(ctx, h.p, m.ID, contentType, data)
+	require.NoError(t, err)
+	return m
+}
+
+// complete runs Complete in its own transaction, as the HTTP adapter does
+// inside its idempotent one, and returns the event it appended.
+func (h *harness) complete(t *testing.T, ctx context.Context, id uuid.UUID) (domain.Media, domain.Operation, domain.OutboxEvent, error) {
+	t.Helper()
+	var (
+		m   domain.Media
+		op  domain.Operation
+		evs []domain.OutboxEvent
+	)
+	err := h.uow.Transact(ctx, h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		if m, op, err = h.svc.Complete(ctx, tx, h.p, id); err != nil {
+			return err
+		}
+		evs, err = tx.Outbox().List(ctx, domain.OutboxPending, 100)
+		return err
+	})
+	var ev domain.OutboxEvent
+	for _, e := range evs {
+		if e.AggregateID == id {
+			ev = e
+		}
+	}
+	return m, op, ev, err
+}
+
+// completed uploads data, completes it, and returns the media and the
+// message the Dispatcher would publish.
+func (h *harness) completed(t *testing.T, contentType string, data []byte) (domain.Media, domain.Operation, ports.Message) {
+	t.Helper()
+	m := h.uploaded(t, contentType, data)
+	m, op, ev, err := h.complete(t, context.Background(), m.ID)
+	require.NoError(t, err)
+	require.Equal(t, domain.EventMediaProcess, ev.Type)
+	return m, op, ports.Message{ID: ev.ID, Type: ev.Type, WorkspaceID: ev.WorkspaceID, Payload: ev.Payload, Traceparent: ev.Traceparent}
+}
+
+func (h *harness) state(t *testing.T, mediaID, opID uuid.UUID) (domain.Media, domain.Operation) {
+	t.Helper()
+	var m domain.Media
+	var op domain.Operation
+	require.NoError(t, h.uow.Transact(context.Background(), h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		if m, err = tx.Media().Get(ctx, mediaID); err != nil {
+			return err
+		}
+		op, err = tx.Operations().Get(ctx, opID)
+		return err
+	}))
+	return m, op
+}
+
+func (h *harness) events(t *testing.T) []domain.OutboxEvent {
+	t.Helper()
+	var evs []domain.OutboxEvent
+	require.NoError(t, h.uow.Transact(context.Background(), h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		evs, err = tx.Outbox().List(ctx, "", 100)
+		return err
+	}))
+	return evs
+}
+
+// crashBeforeCommit fails the nth transaction once: fn runs, then the
+// transaction rolls back as if the process died before commit.
+type crashBeforeCommit struct {
+	ports.UnitOfWork
+	nth   int32
+	calls atomic.Int32
+}
+
+func (u *crashBeforeCommit) Transact(ctx context.Context, ws uuid.UUID, fn func(ctx context.Context, tx ports.Tx) error) error {
+	if u.calls.Add(1) != u.nth {
+		return u.UnitOfWork.Transact(ctx, ws, fn)
+	}
+	return u.UnitOfWork.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		return domain.Errorf(domain.CodeUnavailable, "connection lost before commit")
+	})
+}
+
+// testImage is a w x h gradient with some alpha, so scaling has work to do.
+func testImage(w, h int) image.Image {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.SetNRGBA(x, y, color.NRGBA{R: uint8(x * 255 / w), G: uint8(y * 255 / h), B: 128, A: 255 - uint8(x%2)})
+		}
+	}
+	return img
+}
+
+func pngBytes(t *testing.T, w, h int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, png.Encode(&buf, testImage(w, h)))
+	return buf.Bytes()
+}
+
+func jpegBytes(t *testing.T, w, h int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, jpeg.Encode(&buf, testImage(w, h), &jpeg.Options{Quality: 90}))
+	return buf.Bytes()
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent handlers' logs.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// register runs Register in its own transaction, as the idempotent endpoint
+// runs it in the request's.
+func (h *harness) register(ctx context.Context, r media.Registration) (domain.Media, error) {
+	var m domain.Media
+	err := h.uow.Transact(ctx, h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		m, err = h.svc.Register(ctx, tx, h.p, r)
+		return err
+	})
+	return m, err
+}

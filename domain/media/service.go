@@ -1,0 +1,104 @@
+// Package media holds the use cases of uploaded files: register an upload,
+// receive its content, complete it (which starts validation and derivation
+// as an idempotent, evented write), and the worker that validates the
+// content and derives the variants.
+package media
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// Service registers, receives, completes and reads media.
+type Service struct {
+	uow   ports.UnitOfWork
+	store ports.ObjectStore
+	clock ports.Clock
+	ids   ports.IDGenerator
+}
+
+// NewService builds the service.
+func NewService(uow ports.UnitOfWork, store ports.ObjectStore, clock ports.Clock, ids ports.IDGenerator) *Service {
+	return &Service{uow: uow, store: store, clock: clock, ids: ids}
+}
+
+// Register records, in the caller's transaction (the endpoint is
+// idempotent), an upload the client is about to make, awaiting its content
+// under ObjectKey.
+//
+// Errors: domain.CodeValidation for a bad registration (a file name of
+// 1-255 characters, content type image/png or image/jpeg, size 1 byte to
+// 20 MiB); the repository's errors.
+func (s *Service) Register(ctx context.Context, tx ports.Tx, p domain.Principal, r Registration) (domain.Media, error) {
+	r = r.normalize()
+	if err := r.validate(); err != nil {
+		return domain.Media{}, err
+	}
+	now := s.clock.Now()
+	id := s.ids.NewID()
+	m := domain.Media{
+		ID:          id,
+		WorkspaceID: p.WorkspaceID,
+		Filename:    r.Filename,
+		ContentType: r.ContentType,
+		SizeBytes:   r.SizeBytes,
+		ObjectKey:   ObjectKey(p.WorkspaceID, id),
+		Status:      domain.MediaAwaitingUpload,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	if err := tx.Media().Create(ctx, m); err != nil {
+		return domain.Media{}, err
+	}
+	return m, nil
+}
+
+// Upload stores the content of registered media, replacing an earlier
+// upload (a client may retry with other bytes until it completes). The
+// content must be exactly the registered size and type; whether it really
+// is an image is the worker's check.
+//
+// Errors: domain.CodeNotFound if there is no such media,
+// domain.CodeInvalidState once it is no longer awaiting its upload,
+// domain.CodeValidation if the size or content type is not the registered
+// one, domain.CodeUnavailable (or the store's other errors) when the
+// content cannot be stored.
+func (s *Service) Upload(ctx context.Context, p domain.Principal, id uuid.UUID, contentType string, data []byte) (domain.Media, error) {
+	m, err := s.Get(ctx, p, id)
+	if err != nil {
+		return domain.Media{}, err
+	}
+	if m.Status != domain.MediaAwaitingUpload {
+		return domain.Media{}, domain.Errorf(domain.CodeInvalidState, "media is %s: its content can no longer be uploaded", m.Status)
+	}
+	if int64(len(data)) != m.SizeBytes {
+		return domain.Media{}, domain.Errorf(domain.CodeValidation, "the content is %d bytes, %d were registered", len(data), m.SizeBytes)
+	}
+	if normalizeContentType(contentType) != m.ContentType {
+		return domain.Media{}, domain.Errorf(domain.CodeValidation, "the content type is not the registered %s", m.ContentType)
+	}
+	// Stored outside any transaction: nothing is held open during the
+	// transfer. Complete checks that the object exists.
+	if err := s.store.Put(ctx, m.ObjectKey, data, m.ContentType); err != nil {
+		return domain.Media{}, err
+	}
+	return m, nil
+}
+
+// Get reads one media of the caller's workspace.
+//
+// Errors: domain.CodeNotFound if there is none (media of other workspaces
+// included).
+func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Media, error) {
+	var m domain.Media
+	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		m, err = tx.Media().Get(ctx, id)
+		return err
+	})
+	return m, err
+}

@@ -1,0 +1,108 @@
+// Package products holds the use cases of product drafts. Saving a draft
+// starts no asynchronous work, so it is neither idempotent nor evented
+// (DESIGN §6): concurrent editors are kept apart by the product's revision,
+// which every save must name (HTTP If-Match) and bumps.
+package products
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// Service creates, reads and saves product drafts.
+type Service struct {
+	uow   ports.UnitOfWork
+	clock ports.Clock
+	ids   ports.IDGenerator
+}
+
+// NewService builds the service.
+func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) *Service {
+	return &Service{uow: uow, clock: clock, ids: ids}
+}
+
+// Create writes a new product at revision 1 in the caller's workspace.
+//
+// Errors: domain.CodeValidation for a bad draft (title 1-200 characters,
+// description at most 10,000, price >= 0, currency three upper-case
+// letters, at most 20 distinct media ids); the unit of work's errors.
+func (s *Service) Create(ctx context.Context, p domain.Principal, d Draft) (domain.Product, error) {
+	d = d.normalize()
+	if err := d.validate(); err != nil {
+		return domain.Product{}, err
+	}
+	now := s.clock.Now()
+	product := domain.Product{
+		ID:          s.ids.NewID(),
+		WorkspaceID: p.WorkspaceID,
+		Title:       d.Title,
+		Description: d.Description,
+		PriceMinor:  d.PriceMinor,
+		Currency:    d.Currency,
+		MediaIDs:    d.MediaIDs,
+		Revision:    1,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Products().Create(ctx, product)
+	})
+	if err != nil {
+		return domain.Product{}, err
+	}
+	return product, nil
+}
+
+// Get reads one product of the caller's workspace.
+//
+// Errors: domain.CodeNotFound if there is none (products of other
+// workspaces included).
+func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Product, error) {
+	var product domain.Product
+	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		product, err = tx.Products().Get(ctx, id)
+		return err
+	})
+	return product, err
+}
+
+// Update saves d over the product if its stored revision is still
+// expectedRevision (the revision the editor started from), and returns the
+// product at the next revision. The check and the write are one statement
+// of the repository, so of two saves from the same revision exactly one
+// wins.
+//
+// Errors: domain.CodeValidation for a bad draft (as Create),
+// domain.CodeNotFound if there is no such product, and
+// domain.CodePreconditionFailed if the product was saved since
+// expectedRevision; in both cases nothing changes.
+func (s *Service) Update(ctx context.Context, p domain.Principal, id uuid.UUID, expectedRevision int, d Draft) (domain.Product, error) {
+	d = d.normalize()
+	if err := d.validate(); err != nil {
+		return domain.Product{}, err
+	}
+	var saved domain.Product
+	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		saved, err = tx.Products().Update(ctx, domain.Product{
+			ID:          id,
+			WorkspaceID: p.WorkspaceID,
+			Title:       d.Title,
+			Description: d.Description,
+			PriceMinor:  d.PriceMinor,
+			Currency:    d.Currency,
+			MediaIDs:    d.MediaIDs,
+			UpdatedAt:   s.clock.Now(),
+		}, expectedRevision)
+		return err
+	})
+	if err != nil {
+		return domain.Product{}, err
+	}
+	return saved, nil
+}

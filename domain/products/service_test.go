@@ -1,0 +1,198 @@
+package products_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/adapters/system"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/products"
+)
+
+func newService() (*products.Service, domain.Principal) {
+	svc := products.NewService(memory.NewUnitOfWork(memory.NewDB()), system.NewClock(), system.NewIDs())
+	return svc, domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: domain.RoleAdmin}
+}
+
+func draft() products.Draft {
+	return products.Draft{Title: "Mug", Description: "A mug.", PriceMinor: 1299, Currency: "EUR", MediaIDs: []uuid.UUID{uuid.New()}}
+}
+
+func TestCreateStartsAtRevisionOne(t *testing.T) {
+	svc, p := newService()
+	ctx := context.Background()
+	d := draft()
+	d.Title = "  Mug  "
+	created, err := svc.Create(ctx, p, d)
+	require.NoError(t, err)
+	assert.Equal(t, 1, created.Revision)
+	assert.Equal(t, "Mug", created.Title, "the title is trimmed")
+	assert.Equal(t, p.WorkspaceID, created.WorkspaceID)
+	assert.Equal(t, d.MediaIDs, created.MediaIDs)
+
+	d.MediaIDs[0] = uuid.New() // the caller's slice is not shared
+	got, err := svc.Get(ctx, p, created.ID)
+	require.NoError(t, err)
+	assert.Equal(t, created, got)
+
+	other := domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New()}
+	_, err = svc.Get(ctx, other, created.ID)
+	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "another workspace does not see it")
+}
+
+func TestCreateWithoutMedia(t *testing.T) {
+	svc, p := newService()
+	d := draft()
+	d.MediaIDs = nil
+	created, err := svc.Create(context.Background(), p, d)
+	require.NoError(t, err)
+	assert.Empty(t, created.MediaIDs)
+}
+
+func TestDraftValidation(t *testing.T) {
+	dup := uuid.New()
+	tooMany := make([]uuid.UUID, products.MaxMediaIDs+1)
+	for i := range tooMany {
+		tooMany[i] = uuid.New()
+	}
+	bad := map[string]func(d *products.Draft){
+		"empty title":       func(d *products.Draft) { d.Title = "" },
+		"blank title":       func(d *products.Draft) { d.Title = "   " },
+		"long title":        func(d *products.Draft) { d.Title = strings.Repeat("é", products.MaxTitleLength+1) },
+		"long description":  func(d *products.Draft) { d.Description = strings.Repeat("x", products.MaxDescriptionLength+1) },
+		"negative price":    func(d *products.Draft) { d.PriceMinor = -1 },
+		"lower currency":    func(d *products.Draft) { d.Currency = "eur" },
+		"short currency":    func(d *products.Draft) { d.Currency = "EU" },
+		"long currency":     func(d *products.Draft) { d.Currency = "EURO" },
+		"non-ASCII":         func(d *products.Draft) { d.Currency = "ÉUR" },
+		"too many media":    func(d *products.Draft) { d.MediaIDs = tooMany },
+		"nil media id":      func(d *products.Draft) { d.MediaIDs = []uuid.UUID{uuid.Nil} },
+		"repeated media id": func(d *products.Draft) { d.MediaIDs = []uuid.UUID{dup, dup} },
+	}
+	svc, p := newService()
+	ctx := context.Background()
+	existing, err := svc.Create(ctx, p, draft())
+	require.NoError(t, err)
+	for name, change := range bad {
+		t.Run(name, func(t *testing.T) {
+			d := draft()
+			change(&d)
+			_, err := svc.Create(ctx, p, d)
+			assert.Equal(t, domain.CodeValidation, domain.ErrorCode(err), "Create: %v", err)
+			_, err = svc.Update(ctx, p, existing.ID, existing.Revision, d)
+			assert.Equal(t, domain.CodeValidation, domain.ErrorCode(err), "Update: %v", err)
+		})
+	}
+	got, err := svc.Get(ctx, p, existing.ID)
+	require.NoError(t, err)
+	assert.Equal(t, existing, got, "refused saves change nothing")
+
+	ok := draft()
+	ok.Title = strings.Repeat("é", products.MaxTitleLength)
+	ok.PriceMinor = 0
+	ok.MediaIDs = tooMany[:products.MaxMediaIDs]
+	_, err = svc.Create(ctx, p, ok)
+	assert.NoError(t, err, "the limits themselves are allowed")
+}
+
+func TestUpdateBumpsTheRevision(t *testing.T) {
+	svc, p := newService()
+	ctx := context.Background()
+	created, err := svc.Create(ctx, p, draft())
+	require.NoError(t, err)
+
+	d := products.Draft{Title: "Big mug", Description: "Bigger.", PriceMinor: 1599, Currency: "USD"}
+	saved, err := svc.Update(ctx, p, created.ID, 1, d)
+	require.NoError(t, err)
+	assert.Equal(t, 2, saved.Revision)
+	assert.Equal(t, "Big mug", saved.Title)
+	assert.Equal(t, "Bigger.", saved.Description)
+	assert.Equal(t, int64(1599), saved.PriceMinor)
+	assert.Equal(t, "USD", saved.Currency)
+	assert.Empty(t, saved.MediaIDs)
+	assert.Equal(t, created.CreatedAt, saved.CreatedAt)
+	assert.False(t, saved.UpdatedAt.Before(created.UpdatedAt))
+
+	got, err := svc.Get(ctx, p, created.ID)
+	require.NoError(t, err)
+	assert.Equal(t, saved, got)
+}
+
+func TestUpdateFromAStaleRevisionChangesNothing(t *testing.T) {
+	svc, p := newService()
+	ctx := context.Background()
+	created, err := svc.Create(ctx, p, draft())
+	require.NoError(t, err)
+	first := draft()
+	first.Title = "First editor"
+	saved, err := svc.Update(ctx, p, created.ID, 1, first)
+	require.NoError(t, err)
+
+	second := draft()
+	second.Title = "Second editor"
+	for _, rev := range []int{1, 3, 0} {
+		_, err = svc.Update(ctx, p, created.ID, rev, second)
+		assert.Equal(t, domain.CodePreconditionFailed, domain.ErrorCode(err), "revision %d: %v", rev, err)
+	}
+	got, err := svc.Get(ctx, p, created.ID)
+	require.NoError(t, err)
+	assert.Equal(t, saved, got)
+}
+
+func TestUpdateOfAMissingProduct(t *testing.T) {
+	svc, p := newService()
+	_, err := svc.Update(context.Background(), p, uuid.New(), 1, draft())
+	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err))
+
+	created, err := svc.Create(context.Background(), p, draft())
+	require.NoError(t, err)
+	other := domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New()}
+	_, err = svc.Update(context.Background(), other, created.ID, 1, draft())
+	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "another workspace cannot save it")
+}
+
+// Editors saving from the same revision at once: one wins, the others get
+// 412 and must reload.
+func TestConcurrentSavesFromOneRevision(t *testing.T) {
+	svc, p := newService()
+	ctx := context.Background()
+	created, err := svc.Create(ctx, p, draft())
+	require.NoError(t, err)
+	const editors = 8
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		wins   int
+		stales int
+	)
+	for i := range editors {
+		wg.Go(func() {
+			d := draft()
+			d.Title = strings.Repeat("t", i+1)
+			_, err := svc.Update(ctx, p, created.ID, 1, d)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				wins++
+			case domain.IsCode(err, domain.CodePreconditionFailed):
+				stales++
+			default:
+				t.Errorf("unexpected error: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 1, wins)
+	assert.Equal(t, editors-1, stales)
+	got, err := svc.Get(ctx, p, created.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 2, got.Revision)
+}

@@ -1,0 +1,273 @@
+package publishing
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/platformerr"
+	"github.com/oncehq/once/domain/stores"
+	"github.com/oncehq/once/ports"
+)
+
+// Reasons recorded on a publication (and its operation) that failed. They
+// are shown to users and carry nothing of the credentials.
+const (
+	ReasonStoreNotFound   = "the store no longer exists"
+	ReasonProductNotFound = "the product no longer exists"
+	ReasonPlatformRefused = "the platform refused the listing"
+)
+
+// PublishHandler creates the listing for one listing.publish message. It
+// is re-entrant: the publication's state says whether the work is done, and
+// the publication id is the platform request token, so a redelivered
+// message (or one whose first delivery died after the platform acted, or
+// whose recording transaction failed) never creates a second listing.
+//
+// The steps, each its own transaction so nothing is held open while the
+// platform is called:
+//
+//  1. read the operation and the publication; either finished means a
+//     duplicate delivery: done. Read the store and the product; if either
+//     is gone the publication fails. Otherwise publication and operation
+//     become running.
+//  2. open the store's credentials and call CreateListing, outside any
+//     transaction.
+//  3. check again that the publication is unfinished, then record the
+//     listing id: publication and operation succeeded.
+//
+// Which draft is published: the product as it is when the worker reads it.
+// Publication.ProductRevision stays the revision the user asked to publish
+// (what the API answered); if the draft moved on since, the newer draft is
+// sent, as the user's latest intent, and the log records both revisions.
+// Should the draft change between two attempts after the platform already
+// created the listing, the platform refuses the token with CodeConflict
+// naming the listing it created; the worker records that listing, so the
+// product is still listed once (with the content of the attempt that
+// created it). The store's status is not checked again here: Publish
+// required it verified, and the platform judges the credentials it is sent.
+//
+// Errors: a transport failure (CodeUnavailable), a cancelled context, a
+// credential that cannot be opened, or a failure to record the outcome are
+// returned as they are, so the message is delivered again; the task stays
+// running. A message that can never succeed (not this event type, a
+// payload that does not decode, an operation or publication that does not
+// exist or does not match) is CodeValidation or CodeNotFound. A permanent
+// platform error ends the publication failed, with a sanitized reason, and
+// returns nil.
+type PublishHandler struct {
+	uow     ports.UnitOfWork
+	gateway ports.PlatformGateway
+	sealer  ports.CredentialSealer
+	clock   ports.Clock
+	log     *slog.Logger
+}
+
+var _ ports.MessageHandler = (*PublishHandler)(nil)
+
+// NewPublishHandler builds the handler; log may be nil.
+func NewPublishHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer ports.CredentialSealer, clock ports.Clock, log *slog.Logger) *PublishHandler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &PublishHandler{uow: uow, gateway: gateway, sealer: sealer, clock: clock, log: log.With("handler", domain.EventListingPublish)}
+}
+
+// work is what step 1 hands step 2.
+type work struct {
+	pub     domain.Publication
+	store   domain.Store
+	product domain.Product
+}
+
+// Handle processes one delivery; see PublishHandler.
+func (h *PublishHandler) Handle(ctx context.Context, msg ports.Message) error {
+	job, err := decode(msg)
+	if err != nil {
+		return err
+	}
+	log := h.log.With("message", msg.ID, "workspace", msg.WorkspaceID, "operation", job.OperationID, "publication", job.PublicationID)
+
+	w, proceed, err := h.start(ctx, msg.WorkspaceID, job, log)
+	if err != nil || !proceed {
+		return err
+	}
+	log = log.With("store", w.store.ID, "product", w.product.ID)
+
+	creds, err := stores.OpenCredentials(h.sealer, w.store)
+	if err != nil {
+		log.Error("store credentials cannot be opened", "error", domain.SanitizeError(err))
+		return err
+	}
+	res, err := h.gateway.CreateListing(ctx, ports.CreateListingRequest{
+		RequestToken:   w.pub.ID.String(),
+		Platform:       w.store.Platform,
+		ExternalShopID: w.store.ExternalShopID,
+		Credentials:    creds,
+		Title:          w.product.Title,
+		Description:    w.product.Description,
+		PriceMinor:     w.product.PriceMinor,
+		Currency:       w.product.Currency,
+	})
+	if id, ok := listedBefore(err); ok {
+		log.Warn("the draft changed between attempts; the platform kept the listing an earlier attempt created", "listing", id)
+		res, err = ports.CreateListingResult{ExternalListingID: id}, nil
+	}
+	if err != nil {
+		if platformerr.Retryable(ctx, err) {
+			log.Warn("platform unavailable, publication will be retried", "error", domain.SanitizeError(err))
+			return err
+		}
+		log.Error("platform refused the listing", "error", domain.SanitizeError(err))
+		return h.finish(ctx, msg.WorkspaceID, job, "", platformerr.Reason(ReasonPlatformRefused, err), log)
+	}
+	return h.finish(ctx, msg.WorkspaceID, job, res.ExternalListingID, "", log)
+}
+
+// decode reads and checks the payload.
+func decode(msg ports.Message) (domain.ListingPublish, error) {
+	var job domain.ListingPublish
+	if msg.Type != domain.EventListingPublish {
+		return job, domain.Errorf(domain.CodeValidation, "message type %q is not %s", msg.Type, domain.EventListingPublish)
+	}
+	if msg.WorkspaceID == uuid.Nil {
+		return job, domain.Errorf(domain.CodeValidation, "message %s has no workspace", msg.ID)
+	}
+	dec := json.NewDecoder(bytes.NewReader(msg.Payload))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&job); err != nil {
+		return job, domain.Wrap(domain.CodeValidation, err, "listing.publish payload cannot be decoded")
+	}
+	if job.PublicationID == uuid.Nil || job.OperationID == uuid.Nil || job.ProductRevision <= 0 {
+		return job, domain.Errorf(domain.CodeValidation, "listing.publish payload lacks publication, operation or product revision")
+	}
+	return job, nil
+}
+
+// start is step 1. proceed is false when there is nothing (more) to do.
+func (h *PublishHandler) start(ctx context.Context, ws uuid.UUID, job domain.ListingPublish, log *slog.Logger) (w work, proceed bool, err error) {
+	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+		proceed = false
+		op, pub, err := h.task(ctx, tx, job)
+		if err != nil {
+			return err
+		}
+		if finished(op, pub) {
+			log.Info("publication already finished: duplicate delivery", "status", pub.Status)
+			return nil
+		}
+		store, err := tx.Stores().Get(ctx, pub.StoreID)
+		if domain.IsCode(err, domain.CodeNotFound) {
+			log.Warn("store not found, publication failed")
+			return h.fail(ctx, tx, op, pub, ReasonStoreNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		product, err := tx.Products().Get(ctx, pub.ProductID)
+		if domain.IsCode(err, domain.CodeNotFound) {
+			log.Warn("product not found, publication failed")
+			return h.fail(ctx, tx, op, pub, ReasonProductNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if product.Revision != pub.ProductRevision {
+			log.Info("the draft moved on since publish was requested; publishing the current draft",
+				"requested_revision", pub.ProductRevision, "current_revision", product.Revision)
+		}
+		w, proceed = work{pub: pub, store: store, product: product}, true
+		if pub.Status == domain.TaskRunning && op.Status == domain.OperationRunning {
+			return nil // a redelivery after a failed attempt
+		}
+		now := h.clock.Now()
+		pub.Status, pub.UpdatedAt = domain.TaskRunning, now
+		op.Status, op.UpdatedAt = domain.OperationRunning, now
+		if err := tx.Publications().Update(ctx, pub); err != nil {
+			return err
+		}
+		return tx.Operations().Update(ctx, op)
+	})
+	if err != nil {
+		return work{}, false, err
+	}
+	return w, proceed, nil
+}
+
+// finish is step 3: listingID on success, reason on a permanent failure.
+func (h *PublishHandler) finish(ctx context.Context, ws uuid.UUID, job domain.ListingPublish, listingID, reason string, log *slog.Logger) error {
+	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+		op, pub, err := h.task(ctx, tx, job)
+		if err != nil {
+			return err
+		}
+		if finished(op, pub) {
+			log.Info("publication finished by a concurrent delivery", "status", pub.Status)
+			return nil
+		}
+		if reason != "" {
+			log.Info("publication failed", "reason", reason)
+			return h.fail(ctx, tx, op, pub, reason)
+		}
+		now := h.clock.Now()
+		pub.Status, pub.ExternalListingID, pub.Reason, pub.UpdatedAt = domain.TaskSucceeded, listingID, "", now
+		op.Status, op.Error, op.UpdatedAt = domain.OperationSucceeded, "", now
+		if err := tx.Publications().Update(ctx, pub); err != nil {
+			return err
+		}
+		log.Info("listing created", "listing", listingID)
+		return tx.Operations().Update(ctx, op)
+	})
+}
+
+// task reads the job's operation and publication and checks they belong
+// together: anything else is a message that can never succeed.
+func (h *PublishHandler) task(ctx context.Context, tx ports.Tx, job domain.ListingPublish) (domain.Operation, domain.Publication, error) {
+	op, err := tx.Operations().Get(ctx, job.OperationID)
+	if err != nil {
+		return op, domain.Publication{}, err
+	}
+	if op.Kind != domain.OperationListingPublish || op.ResourceID != job.PublicationID {
+		return op, domain.Publication{}, domain.Errorf(domain.CodeValidation, "operation %s is not the publish of publication %s", op.ID, job.PublicationID)
+	}
+	pub, err := tx.Publications().Get(ctx, job.PublicationID)
+	if err != nil {
+		return op, pub, err
+	}
+	if pub.OperationID != op.ID {
+		return op, pub, domain.Errorf(domain.CodeValidation, "publication %s is tracked by another operation than %s", pub.ID, op.ID)
+	}
+	return op, pub, nil
+}
+
+func (h *PublishHandler) fail(ctx context.Context, tx ports.Tx, op domain.Operation, pub domain.Publication, reason string) error {
+	now := h.clock.Now()
+	pub.Status, pub.Reason, pub.UpdatedAt = domain.TaskFailed, reason, now
+	op.Status, op.Error, op.UpdatedAt = domain.OperationFailed, reason, now
+	if err := tx.Publications().Update(ctx, pub); err != nil {
+		return err
+	}
+	return tx.Operations().Update(ctx, op)
+}
+
+// finished reports whether the task ended; publication and operation are
+// updated together, so either one ending is enough.
+func finished(op domain.Operation, pub domain.Publication) bool {
+	return pub.Status.Finished() || op.Status == domain.OperationSucceeded || op.Status == domain.OperationFailed
+}
+
+// listedBefore recognises the platform refusing our token because an
+// earlier attempt of this publication created a listing with other
+// content: the token is the publication's own, so that listing is ours.
+func listedBefore(err error) (string, bool) {
+	var de *domain.Error
+	if errors.As(err, &de) && de.Code == domain.CodeConflict && de.ResourceID != "" {
+		return de.ResourceID, true
+	}
+	return "", false
+}

@@ -1,0 +1,104 @@
+// Package publishing holds the first publish of a product to a store: the
+// use case that records the publication task with its operation and
+// listing.publish event, and the worker that creates the listing on the
+// platform with the publication id as the request token, so the platform
+// never holds two listings for one publication.
+package publishing
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/stores"
+	"github.com/oncehq/once/ports"
+)
+
+// Service starts and reads publications.
+type Service struct {
+	uow   ports.UnitOfWork
+	clock ports.Clock
+	ids   ports.IDGenerator
+}
+
+// NewService builds the service.
+func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) *Service {
+	return &Service{uow: uow, clock: clock, ids: ids}
+}
+
+// Publish writes, in tx, a pending publication of the product's current
+// revision to the store, the listing.publish operation that tracks it and
+// the listing.publish event that starts the worker. It runs inside the
+// caller's transaction so the idempotency record commits with it.
+//
+// Errors: CodeNotFound if the workspace has no such product or store,
+// CodeInvalidState if the store's credentials are not verified ("verify the
+// store first"), CodeAlreadyPublished with ResourceID = the existing
+// publication if the product already has a publication to this store that
+// did not fail (enforced by the database, so concurrent requests cannot
+// both win).
+func (s *Service) Publish(ctx context.Context, tx ports.Tx, p domain.Principal, productID, storeID uuid.UUID) (domain.Publication, domain.Operation, error) {
+	product, err := tx.Products().Get(ctx, productID)
+	if err != nil {
+		return domain.Publication{}, domain.Operation{}, err
+	}
+	if _, err := stores.RequireVerified(ctx, tx, storeID); err != nil {
+		return domain.Publication{}, domain.Operation{}, err
+	}
+	now := s.clock.Now()
+	pub := domain.Publication{
+		ID:              s.ids.NewID(),
+		WorkspaceID:     p.WorkspaceID,
+		ProductID:       product.ID,
+		StoreID:         storeID,
+		OperationID:     s.ids.NewID(),
+		ProductRevision: product.Revision,
+		Status:          domain.TaskPending,
+		CreatedAt:       now,
+		UpdatedAt:       now,
+	}
+	op := domain.Operation{
+		ID:           pub.OperationID,
+		WorkspaceID:  p.WorkspaceID,
+		Kind:         domain.OperationListingPublish,
+		Status:       domain.OperationPending,
+		ResourceType: "publication",
+		ResourceID:   pub.ID,
+		CreatedBy:    p.UserID,
+		CreatedAt:    now,
+		UpdatedAt:    now,
+	}
+	event, err := domain.NewOutboxEvent(s.ids.NewID(), p.WorkspaceID, domain.EventListingPublish, "publication", pub.ID,
+		domain.ListingPublish{PublicationID: pub.ID, ProductRevision: pub.ProductRevision, OperationID: op.ID}, now)
+	if err != nil {
+		return domain.Publication{}, domain.Operation{}, err
+	}
+	event.Traceparent = domain.TraceparentFrom(ctx)
+
+	// The publication first: a duplicate fails before anything else is
+	// written (the caller rolls back either way).
+	if err := tx.Publications().Create(ctx, pub); err != nil {
+		return domain.Publication{}, domain.Operation{}, err
+	}
+	if err := tx.Operations().Create(ctx, op); err != nil {
+		return domain.Publication{}, domain.Operation{}, err
+	}
+	if err := tx.Outbox().Append(ctx, event); err != nil {
+		return domain.Publication{}, domain.Operation{}, err
+	}
+	return pub, op, nil
+}
+
+// Get reads one publication of the caller's workspace.
+//
+// Errors: CodeNotFound if the workspace has no such publication.
+func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Publication, error) {
+	var pub domain.Publication
+	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		pub, err = tx.Publications().Get(ctx, id)
+		return err
+	})
+	return pub, err
+}

@@ -1,0 +1,141 @@
+package publishing_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// Publish records a pending publication of the current revision, its
+// operation and one event that names them, in the caller's transaction.
+func TestPublishWritesPublicationOperationAndEvent(t *testing.T) {
+	h := newHarness(t)
+	store := h.store(t, true)
+	product := h.product(t, "Mug")
+	product = h.editProduct(t, product.ID, "Mug, blue")
+
+	pub, op, msg := h.publish(t, product.ID, store.ID)
+	assert.Equal(t, domain.TaskPending, pub.Status)
+	assert.Equal(t, product.ID, pub.ProductID)
+	assert.Equal(t, store.ID, pub.StoreID)
+	assert.Equal(t, 2, pub.ProductRevision, "the product's current revision")
+	assert.Equal(t, op.ID, pub.OperationID)
+	assert.Equal(t, h.p.WorkspaceID, pub.WorkspaceID)
+
+	assert.Equal(t, domain.OperationListingPublish, op.Kind)
+	assert.Equal(t, domain.OperationPending, op.Status)
+	assert.Equal(t, "publication", op.ResourceType)
+	assert.Equal(t, pub.ID, op.ResourceID)
+	assert.Equal(t, h.p.UserID, op.CreatedBy)
+
+	var payload domain.ListingPublish
+	require.NoError(t, json.Unmarshal(msg.Payload, &payload))
+	assert.Equal(t, domain.ListingPublish{PublicationID: pub.ID, ProductRevision: 2, OperationID: op.ID}, payload)
+	assert.NotContains(t, string(msg.Payload), secret)
+
+	got, err := h.svc.Get(context.Background(), h.p, pub.ID)
+	require.NoError(t, err)
+	assert.Equal(t, pub.ID, got.ID)
+	assert.Equal(t, domain.TaskPending, got.Status)
+	_, err = h.svc.Get(context.Background(), h.p, uuid.New())
+	assert.True(t, domain.IsCode(err, domain.CodeNotFound), "got %v", err)
+}
+
+func TestPublishBeforeVerificationIsInvalidState(t *testing.T) {
+	h := newHarness(t)
+	store := h.store(t, false)
+	product := h.product(t, "Mug")
+	_, _, err := h.tryPublish(product.ID, store.ID)
+	assert.True(t, domain.IsCode(err, domain.CodeInvalidState), "got %v", err)
+	assert.Contains(t, err.Error(), "verify the store first")
+	assert.Empty(t, h.pendingEvents(t, domain.EventListingPublish), "nothing was written")
+}
+
+func TestPublishOfAMissingProductOrStoreIsNotFound(t *testing.T) {
+	h := newHarness(t)
+	store := h.store(t, true)
+	product := h.product(t, "Mug")
+	_, _, err := h.tryPublish(uuid.New(), store.ID)
+	assert.True(t, domain.IsCode(err, domain.CodeNotFound), "got %v", err)
+	_, _, err = h.tryPublish(product.ID, uuid.New())
+	assert.True(t, domain.IsCode(err, domain.CodeNotFound), "got %v", err)
+}
+
+// A second publish of the product to the same store is refused, naming the
+// first publication; another store is another publication.
+func TestSecondPublishIsAlreadyPublishedWithTheFirstID(t *testing.T) {
+	h := newHarness(t)
+	store := h.store(t, true)
+	product := h.product(t, "Mug")
+	first, _, _ := h.publish(t, product.ID, store.ID)
+
+	_, _, err := h.tryPublish(product.ID, store.ID)
+	assert.True(t, domain.IsCode(err, domain.CodeAlreadyPublished), "got %v", err)
+	var de *domain.Error
+	require.True(t, errors.As(err, &de))
+	assert.Equal(t, first.ID.String(), de.ResourceID)
+	assert.Len(t, h.pendingEvents(t, domain.EventListingPublish), 1, "the refused publish wrote no event")
+
+	// Still refused once the first one succeeded.
+	require.NoError(t, h.handler.Handle(context.Background(), h.message(t, first.ID)))
+	_, _, err = h.tryPublish(product.ID, store.ID)
+	assert.True(t, domain.IsCode(err, domain.CodeAlreadyPublished), "got %v", err)
+
+	other := h.store(t, true)
+	_, _, err = h.tryPublish(product.ID, other.ID)
+	assert.NoError(t, err)
+}
+
+// A failed publication does not block publishing again.
+func TestPublishAgainAfterAFailure(t *testing.T) {
+	h := newHarness(t)
+	store := h.store(t, true)
+	product := h.product(t, "Mug")
+	first, _, msg := h.publish(t, product.ID, store.ID)
+	h.sim.FailNext(1, domain.Errorf(domain.CodeForbidden, "listing quota exceeded"))
+	require.NoError(t, h.handler.Handle(context.Background(), msg))
+	pub, _ := h.state(t, first.ID, first.OperationID)
+	require.Equal(t, domain.TaskFailed, pub.Status)
+
+	second, _, msg := h.publish(t, product.ID, store.ID)
+	assert.NotEqual(t, first.ID, second.ID)
+	require.NoError(t, h.handler.Handle(context.Background(), msg))
+	pub, _ = h.state(t, second.ID, second.OperationID)
+	assert.Equal(t, domain.TaskSucceeded, pub.Status)
+	assert.Equal(t, 1, h.sim.ListingCount())
+}
+
+func (h *harness) pendingEvents(t *testing.T, eventType string) []domain.OutboxEvent {
+	t.Helper()
+	var out []domain.OutboxEvent
+	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
+		evs, err := tx.Outbox().List(ctx, domain.OutboxPending, 100)
+		for _, e := range evs {
+			if e.Type == eventType {
+				out = append(out, e)
+			}
+		}
+		return err
+	})
+	return out
+}
+
+// message returns the message of publication id's event.
+func (h *harness) message(t *testing.T, id uuid.UUID) ports.Message {
+	t.Helper()
+	for _, e := range h.pendingEvents(t, domain.EventListingPublish) {
+		if e.AggregateID == id {
+			return ports.Message{ID: e.ID, Type: e.Type, WorkspaceID: e.WorkspaceID, Payload: e.Payload}
+		}
+	}
+	t.Fatalf("no event for publication %s", id)
+	return ports.Message{}
+}

@@ -1,0 +1,59 @@
+package stores
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// ReplaceAuthorization writes, in tx, new credentials for a connected store
+// and starts their verification: the credential version goes up by one, the
+// credentials are sealed anew under that version (the AAD binds it, so the
+// old ciphertext can no longer stand in for the new one), the store is
+// pending_verification again, and a new store.verify operation and
+// store.credentials.verify event are written for the new version. A
+// verification job still queued for an older version finds the version
+// moved on and fails its operation as superseded without calling the
+// platform (see verification.Handler), so only the new credentials are
+// ever verified. It runs inside the caller's transaction so the
+// idempotency record commits with it.
+//
+// Two replaces of the same store that race are both based on the version
+// they read; the later commit wins the row, and each wrote a job for the
+// same new version, so the surviving credentials are verified (possibly
+// twice). The idempotency layer makes a retried request a replay, not a
+// second replace.
+//
+// Errors: CodeValidation for an incomplete authorization, CodeNotFound if
+// the workspace has no such store. The credentials appear in no error,
+// event or operation.
+func (s *Service) ReplaceAuthorization(ctx context.Context, tx ports.Tx, p domain.Principal, storeID uuid.UUID, creds domain.StoreCredentials) (Created, error) {
+	if err := validateCredentials(creds); err != nil {
+		return Created{}, err
+	}
+	store, err := tx.Stores().Get(ctx, storeID)
+	if err != nil {
+		return Created{}, err
+	}
+	now := s.clock.Now()
+	store.CredentialVersion++
+	store.Status = domain.StorePendingVerification
+	store.UpdatedAt = now
+	if store.SealedCredentials, err = SealCredentials(s.sealer, store, creds); err != nil {
+		return Created{}, err
+	}
+	op, event, err := s.verifyJob(ctx, p, store, now)
+	if err != nil {
+		return Created{}, err
+	}
+	if err := tx.Stores().Update(ctx, store); err != nil {
+		return Created{}, err
+	}
+	if err := writeVerifyJob(ctx, tx, op, event); err != nil {
+		return Created{}, err
+	}
+	return Created{Store: store, Operation: op}, nil
+}

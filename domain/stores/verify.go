@@ -1,0 +1,34 @@
+package stores
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// Verify writes, in tx, a new store.verify operation and a
+// store.credentials.verify event for the store's current credential
+// version: a user asking to check the credentials again (say after
+// installing the app on the shop). The store's status is left as it is
+// until the worker records the verdict, so a verified store stays usable
+// while it is checked again. The new operation is its own platform request
+// token, so it is a new verification, not a replay of an earlier one.
+//
+// Errors: CodeNotFound if the workspace has no such store.
+func (s *Service) Verify(ctx context.Context, tx ports.Tx, p domain.Principal, storeID uuid.UUID) (domain.Operation, error) {
+	store, err := tx.Stores().Get(ctx, storeID)
+	if err != nil {
+		return domain.Operation{}, err
+	}
+	op, event, err := s.verifyJob(ctx, p, store, s.clock.Now())
+	if err != nil {
+		return domain.Operation{}, err
+	}
+	if err := writeVerifyJob(ctx, tx, op, event); err != nil {
+		return domain.Operation{}, err
+	}
+	return op, nil
+}
