@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: run test services build openapi openapi-check mocks fuzz vet bench-dispatch
+.PHONY: run test services build openapi openapi-check sdk mocks fuzz vet bench-dispatch
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -25,15 +25,24 @@ openapi:
 	$(GO) run ./cmd/once openapi -o openapi/openapi.yaml
 	$(GO) run ./cmd/once openapi --spec-version 3.0 -o openapi/openapi-3.0.yaml
 
-## openapi-check: fail if the committed documents differ from the code
+OAPI_CODEGEN = $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
+
+## sdk: regenerate the test client from the committed spec (internal/sdktest)
+sdk:
+	$(OAPI_CODEGEN) -config internal/sdktest/oapi-codegen.yaml openapi/openapi-3.0.yaml
+
+## openapi-check: fail if the committed documents or the generated client differ from the code
 openapi-check:
 	@tmp=$$(mktemp -d) && \
 	$(GO) run ./cmd/once openapi -o $$tmp/openapi.yaml && \
 	$(GO) run ./cmd/once openapi --spec-version 3.0 -o $$tmp/openapi-3.0.yaml && \
 	diff -u openapi/openapi.yaml $$tmp/openapi.yaml && \
 	diff -u openapi/openapi-3.0.yaml $$tmp/openapi-3.0.yaml && \
-	echo "openapi: committed documents match the code" || \
-	{ echo "openapi: drift; run 'make openapi' and commit openapi/" >&2; exit 1; }
+	sed 's|^output: .*|output: '$$tmp'/client.gen.go|' internal/sdktest/oapi-codegen.yaml > $$tmp/codegen.yaml && \
+	$(OAPI_CODEGEN) -config $$tmp/codegen.yaml openapi/openapi-3.0.yaml && \
+	diff -u internal/sdktest/client.gen.go $$tmp/client.gen.go && \
+	echo "openapi: committed documents and client match the code" || \
+	{ echo "openapi: drift; run 'make openapi sdk' and commit openapi/ and internal/sdktest/" >&2; exit 1; }
 
 ## mocks: regenerate the mockery mocks of the ports
 mocks:

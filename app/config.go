@@ -43,6 +43,11 @@ type Config struct {
 	CredentialKeys       string        `env:"ONCE_CREDENTIAL_KEYS"`
 	MaxBodyBytes         int64         `env:"ONCE_MAX_BODY_BYTES" envDefault:"262144"`
 
+	// ObjectStore is memory or local; empty picks memory on the embedded
+	// store and local with PostgreSQL.
+	ObjectStore    string `env:"ONCE_OBJECT_STORE"`
+	ObjectStoreDir string `env:"ONCE_OBJECT_STORE_DIR" envDefault:"var/objects"`
+
 	CleanupInterval time.Duration `env:"ONCE_CLEANUP_INTERVAL" envDefault:"1m"`
 	CleanupBatch    int           `env:"ONCE_CLEANUP_BATCH" envDefault:"500"`
 
@@ -81,6 +86,22 @@ const (
 	QueueRedis  = "redis"
 	QueueAMQP   = "amqp"
 )
+
+// Object stores.
+const (
+	ObjectStoreMemory = "memory"
+	ObjectStoreLocal  = "local"
+)
+
+func (c Config) objectStore() string {
+	if c.ObjectStore != "" {
+		return c.ObjectStore
+	}
+	if c.Embedded() {
+		return ObjectStoreMemory
+	}
+	return ObjectStoreLocal
+}
 
 // Owner names this process in outbox leases (locked_by).
 func (c Config) Owner() string {
@@ -172,6 +193,14 @@ func (c Config) Validate() error {
 	}
 	if c.TokenTTL <= 0 {
 		bad("ONCE_TOKEN_TTL must be positive")
+	}
+	switch c.objectStore() {
+	case ObjectStoreMemory, ObjectStoreLocal:
+	default:
+		bad("ONCE_OBJECT_STORE=%q must be memory or local", c.ObjectStore)
+	}
+	if c.objectStore() == ObjectStoreLocal && c.ObjectStoreDir == "" {
+		bad("ONCE_OBJECT_STORE_DIR is required with ONCE_OBJECT_STORE=local")
 	}
 	switch c.Queue {
 	case QueueMemory, QueueRedis, QueueAMQP:

@@ -12,9 +12,15 @@ import (
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/ai"
+	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/materials"
+	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/operations"
+	"github.com/oncehq/once/domain/products"
+	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/ports"
@@ -80,11 +86,29 @@ func newAuthenticator(v *jwtauth.Verifier, ws *workspaces.Service) httpapi.Authe
 	}
 }
 
-func newHTTPDeps(cfg Config, auth httpapi.Authenticator, idem *idempotency.Service, st *stores.Service, ops *operations.Service,
-	admin *dispatch.Admin, metrics *prometheus.Metrics,
-) httpapi.Deps {
+// httpDepsIn gathers what the handlers call.
+type httpDepsIn struct {
+	fx.In
+	Config      Config
+	Auth        httpapi.Authenticator
+	Idempotency *idempotency.Service
+	Stores      *stores.Service
+	Operations  *operations.Service
+	Products    *products.Service
+	Media       *media.Service
+	Materials   *materials.Service
+	Publishing  *publishing.Service
+	Catalog     *catalog.Service
+	AI          *ai.Service
+	Admin       *dispatch.Admin
+	Metrics     *prometheus.Metrics
+}
+
+func newHTTPDeps(in httpDepsIn) httpapi.Deps {
 	return httpapi.Deps{
-		Authenticate: auth, Idempotency: idem, Stores: st, Operations: ops,
-		DeadLetters: deadLetters{admin}, Metrics: metrics.Handler(), MaxBodyBytes: cfg.MaxBodyBytes,
+		Authenticate: in.Auth, Idempotency: in.Idempotency, Stores: in.Stores, Operations: in.Operations,
+		Products: in.Products, Media: in.Media, Materials: in.Materials, Publishing: in.Publishing,
+		Catalog: in.Catalog, AI: in.AI,
+		DeadLetters: deadLetters{in.Admin}, Metrics: in.Metrics.Handler(), MaxBodyBytes: in.Config.MaxBodyBytes,
 	}
 }

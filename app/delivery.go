@@ -14,7 +14,12 @@ import (
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/ai"
+	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/materials"
+	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/domain/verification"
 	"github.com/oncehq/once/ports"
 )
@@ -40,9 +45,15 @@ var WorkerModule = fx.Module("worker",
 		func() *platformsim.Sim { return platformsim.New() },
 		func(s *platformsim.Sim) ports.PlatformGateway { return s },
 		verification.NewHandler,
+		media.NewProcessHandler,
+		materials.NewTransferHandler,
+		publishing.NewPublishHandler,
+		catalog.NewSyncHandler,
+		ai.NewTaskHandler,
 		newHandlers,
 		newWorker,
 	),
+	externalSystems,
 	fx.Invoke(func(lc fx.Lifecycle, w *queue.Worker) {
 		lc.Append(fx.Hook{
 			OnStart: func(context.Context) error { return w.Run(context.Background()) },
@@ -71,8 +82,26 @@ func newDispatcher(cfg Config, uow ports.UnitOfWork, disc ports.OutboxDiscovery,
 // Handlers maps each event type to its worker handler.
 type Handlers map[string]ports.MessageHandler
 
-func newHandlers(verify *verification.Handler) Handlers {
-	return Handlers{domain.EventStoreCredentialsVerify: verify}
+// handlersIn are the worker handlers, one per event type.
+type handlersIn struct {
+	fx.In
+	Verify   *verification.Handler
+	Media    *media.ProcessHandler
+	Transfer *materials.TransferHandler
+	Publish  *publishing.PublishHandler
+	Sync     *catalog.SyncHandler
+	AI       *ai.TaskHandler
+}
+
+func newHandlers(in handlersIn) Handlers {
+	return Handlers{
+		domain.EventStoreCredentialsVerify: in.Verify,
+		domain.EventMediaProcess:           in.Media,
+		domain.EventMaterialTransfer:       in.Transfer,
+		domain.EventListingPublish:         in.Publish,
+		domain.EventCatalogSync:            in.Sync,
+		domain.EventAITask:                 in.AI,
+	}
 }
 
 func newWorker(cfg Config, broker *Broker, handlers Handlers, log *slog.Logger) (*queue.Worker, error) {

@@ -23,14 +23,16 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-const testAPISecret = "sk_live_acceptance_secret_value_9f8e7d"
+// The test credentials carry apitest.SecretMarker: every test server checks
+// at its end that they appear in no log line and no database row.
+var testAPIKey, testAPISecret = apitest.TestCredentials()
 
 func storeBody(shop string) map[string]any {
 	return map[string]any{
 		"platform":         "shopify",
 		"name":             "Acceptance shop",
 		"external_shop_id": shop,
-		"credentials":      map[string]any{"api_key": "ak_acceptance_key", "api_secret": testAPISecret},
+		"credentials":      map[string]any{"api_key": testAPIKey, "api_secret": testAPISecret},
 	}
 }
 
@@ -95,7 +97,7 @@ func TestPostgresSameKeyOtherRequestIsRefused(t *testing.T) {
 	assert.Equal(t, "IDEMPOTENCY_KEY_REUSED", ifMatch.Problem(t).Code)
 
 	// Key order and whitespace do not make another request.
-	reordered := `{ "credentials": {"api_secret":"` + testAPISecret + `", "api_key":"ak_acceptance_key"},
+	reordered := `{ "credentials": {"api_secret":"` + testAPISecret + `", "api_key":"` + testAPIKey + `"},
 		"external_shop_id":"shop-a", "name":"Acceptance shop", "platform":"shopify" }`
 	again := s.Do(t, "POST", "/v1/stores", reordered, map[string]string{"Idempotency-Key": k})
 	assert.Equal(t, http.StatusCreated, again.Status, string(again.Body))

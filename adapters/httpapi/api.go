@@ -13,8 +13,14 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/ai"
+	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/materials"
+	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/operations"
+	"github.com/oncehq/once/domain/products"
+	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/domain/stores"
 )
 
@@ -32,6 +38,12 @@ type Deps struct {
 	Idempotency  *idempotency.Service
 	Stores       *stores.Service
 	Operations   *operations.Service
+	Products     *products.Service
+	Media        *media.Service
+	Materials    *materials.Service
+	Publishing   *publishing.Service
+	Catalog      *catalog.Service
+	AI           *ai.Service
 	DeadLetters  DeadLetters
 	// Metrics serves /metrics when set.
 	Metrics      http.Handler
@@ -72,6 +84,13 @@ func Register(api huma.API, deps Deps) {
 	}
 	h := &handlers{deps: deps}
 	h.registerStores(api)
+	h.registerStoreAuthorization(api)
+	h.registerSyncs(api)
+	h.registerProducts(api)
+	h.registerPublications(api)
+	h.registerMedia(api)
+	h.registerMaterialTransfers(api)
+	h.registerAITasks(api)
 	h.registerOperations(api)
 	h.registerDeadLetters(api)
 }

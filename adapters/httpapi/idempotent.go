@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -52,37 +53,18 @@ func requireIdempotencyKey(api huma.API) func(huma.Context, func(huma.Context)) 
 	}
 }
 
-// markIdempotencyKeyRequired makes the spec say what the middleware enforces.
-// The struct field itself is optional so that huma's generic validation does
-// not answer 422 before our 400 IDEMPOTENCY_KEY_MISSING.
-func markIdempotencyKeyRequired(api huma.API, method, path string) {
-	item := api.OpenAPI().Paths[path]
-	if item == nil {
-		return
-	}
-	var op *huma.Operation
-	switch method {
-	case "POST":
-		op = item.Post
-	case "PUT":
-		op = item.Put
-	case "PATCH":
-		op = item.Patch
-	case "DELETE":
-		op = item.Delete
-	}
+// markHeaderRequired makes the spec say what our code enforces. The struct
+// field itself stays optional so that huma's generic validation does not
+// answer 422 before our own answer (400 IDEMPOTENCY_KEY_MISSING, 428).
+func markHeaderRequired(api huma.API, method, path, header string) {
+	op := registered(api, method, path)
 	if op == nil {
 		return
 	}
-	// RawBody (kept for the fingerprint) makes huma advertise a binary body
-	// too; the operation takes JSON only.
-	if op.RequestBody != nil {
-		delete(op.RequestBody.Content, "application/octet-stream")
-	}
 	for _, p := range op.Parameters {
-		if p.In == "header" && p.Name == idempotencyKeyHeader {
-			// No format: uuid on the schema: huma would then validate it and
-			// refuse the quoted form the IETF draft allows.
+		if p.In == "header" && p.Name == header {
+			// No format: uuid on the key's schema: huma would then validate
+			// it and refuse the quoted form the IETF draft allows.
 			p.Required = true
 		}
 	}
@@ -94,7 +76,12 @@ func registerIdempotent[I, O any](api huma.API, op huma.Operation, maxBody int64
 	op.Middlewares = append(op.Middlewares, requireIdempotencyKey(api))
 	op.MaxBodyBytes = maxBody
 	huma.Register(api, op, handler)
-	markIdempotencyKeyRequired(api, op.Method, op.Path)
+	markHeaderRequired(api, op.Method, op.Path, idempotencyKeyHeader)
+	// RawBody (kept for the fingerprint) makes huma advertise a binary body
+	// too; the operation takes JSON only.
+	if op := registered(api, op.Method, op.Path); op != nil && op.RequestBody != nil {
+		delete(op.RequestBody.Content, "application/octet-stream")
+	}
 }
 
 // runIdempotent runs work at most once for the request's key and renders the
@@ -167,4 +154,25 @@ func runIdempotent[B any](ctx context.Context, svc *idempotency.Service, rawBody
 		return nil, toProblem(ctx, domain.Wrap(domain.CodeInternal, err, "saved response cannot be decoded"))
 	}
 	return out, nil
+}
+
+// registered finds an operation in the spec after registration.
+func registered(api huma.API, method, path string) *huma.Operation {
+	item := api.OpenAPI().Paths[path]
+	if item == nil {
+		return nil
+	}
+	switch method {
+	case http.MethodGet:
+		return item.Get
+	case http.MethodPost:
+		return item.Post
+	case http.MethodPut:
+		return item.Put
+	case http.MethodPatch:
+		return item.Patch
+	case http.MethodDelete:
+		return item.Delete
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
 )
 
 // Operation is asynchronous work as clients see it.
@@ -31,6 +32,23 @@ type OperationOutput struct {
 	Body Operation
 }
 
+type ListOperationsInput struct {
+	Status string    `query:"status" enum:"pending,running,succeeded,failed" doc:"Only operations in this state"`
+	Kind   string    `query:"kind" maxLength:"100" doc:"Only operations of this kind" example:"listing.publish"`
+	Before uuid.UUID `query:"before" format:"uuid" doc:"Cursor: only operations older than this one (next_before of the previous page)"`
+	Limit  int       `query:"limit" minimum:"1" maximum:"200" default:"50"`
+}
+
+type OperationList struct {
+	Items []Operation `json:"items"`
+	// NextBefore is empty on the last page.
+	NextBefore string `json:"next_before,omitempty" doc:"Pass as before to get the next page; absent on the last page"`
+}
+
+type ListOperationsOutput struct {
+	Body OperationList
+}
+
 func toOperation(op domain.Operation) Operation {
 	return Operation{
 		ID: op.ID, Kind: op.Kind, Status: string(op.Status), ResourceType: op.ResourceType,
@@ -49,6 +67,37 @@ func (h *handlers) registerOperations(api huma.API) {
 		Security:    bearer,
 		Errors:      []int{401, 403, 404, 500, 503},
 	}, h.getOperation)
+	huma.Register(api, huma.Operation{
+		OperationID: "listOperations",
+		Method:      http.MethodGet,
+		Path:        "/v1/operations",
+		Summary:     "List operations",
+		Description: "Newest first, filtered by status and kind, paged with before.",
+		Tags:        []string{"operations"},
+		Security:    bearer,
+		Errors:      []int{401, 403, 422, 500, 503},
+	}, h.listOperations)
+}
+
+func (h *handlers) listOperations(ctx context.Context, in *ListOperationsInput) (*ListOperationsOutput, error) {
+	p, err := principalFrom(ctx)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	ops, err := h.deps.Operations.List(ctx, p, ports.OperationFilter{
+		Status: domain.OperationStatus(in.Status), Kind: in.Kind, Before: in.Before, Limit: in.Limit,
+	})
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	out := &ListOperationsOutput{Body: OperationList{Items: make([]Operation, 0, len(ops))}}
+	for _, op := range ops {
+		out.Body.Items = append(out.Body.Items, toOperation(op))
+	}
+	if len(ops) == in.Limit && len(ops) > 0 {
+		out.Body.NextBefore = ops[len(ops)-1].ID.String()
+	}
+	return out, nil
 }
 
 func (h *handlers) getOperation(ctx context.Context, in *GetOperationInput) (*OperationOutput, error) {

@@ -19,6 +19,11 @@ var statusByCode = map[domain.Code]int{
 	domain.CodeNotFound:              http.StatusNotFound,
 	domain.CodeConflict:              http.StatusConflict,
 	domain.CodeStoreExists:           http.StatusConflict,
+	domain.CodeSyncAlreadyActive:     http.StatusConflict,
+	domain.CodeAlreadyPublished:      http.StatusConflict,
+	domain.CodeInvalidState:          http.StatusConflict,
+	domain.CodePreconditionFailed:    http.StatusPreconditionFailed,
+	domain.CodePreconditionRequired:  http.StatusPreconditionRequired,
 	domain.CodeBodyTooLarge:          http.StatusRequestEntityTooLarge,
 	domain.CodeIdempotencyKeyMissing: http.StatusBadRequest,
 	domain.CodeIdempotencyKeyInvalid: http.StatusBadRequest,
@@ -40,6 +45,8 @@ var codeByStatus = map[int]domain.Code{
 	http.StatusNotFound:              domain.CodeNotFound,
 	http.StatusConflict:              domain.CodeConflict,
 	http.StatusServiceUnavailable:    domain.CodeUnavailable,
+	http.StatusPreconditionFailed:    domain.CodePreconditionFailed,
+	http.StatusPreconditionRequired:  domain.CodePreconditionRequired,
 }
 
 // Problem is an RFC 9457 problem document with a stable code.
@@ -52,8 +59,10 @@ type Problem struct {
 	Code     string `json:"code" doc:"Stable machine-readable error code; branch on this, not on the text" example:"IDEMPOTENCY_KEY_REUSED"`
 	// RetrySameKey tells an idempotent client whether sending the same
 	// request again with the same Idempotency-Key can succeed.
-	RetrySameKey bool                `json:"retry_same_key" doc:"Whether retrying the same request with the same Idempotency-Key can succeed"`
-	Errors       []*huma.ErrorDetail `json:"errors,omitempty" doc:"Details of invalid input"`
+	RetrySameKey bool `json:"retry_same_key" doc:"Whether retrying the same request with the same Idempotency-Key can succeed"`
+	// ResourceID names the resource a conflict is about.
+	ResourceID string              `json:"resource_id,omitempty" doc:"The resource the conflict is about: the active sync for SYNC_ALREADY_ACTIVE, the existing publication for ALREADY_PUBLISHED"`
+	Errors     []*huma.ErrorDetail `json:"errors,omitempty" doc:"Details of invalid input"`
 
 	retryAfter time.Duration
 }
@@ -143,6 +152,7 @@ func problemFromDomain(de *domain.Error) *Problem {
 		Detail:       detail,
 		Code:         string(de.Code),
 		RetrySameKey: de.Code.RetrySameKey(),
+		ResourceID:   de.ResourceID,
 		retryAfter:   de.RetryAfter,
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the secret scan
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/adapters/httpapi"
@@ -88,6 +89,7 @@ func Config(databaseURL string) app.Config {
 	cfg.LogLevel = "debug"
 	cfg.LogFormat = "json"
 	cfg.Demo = false
+	cfg.ObjectStore = app.ObjectStoreMemory
 	// The background parts are off unless a test asks for them.
 	cfg.Dispatcher = false
 	cfg.Worker = false
@@ -129,6 +131,9 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 		})
 	}
 	t.Cleanup(s.Stop)
+	// Runs before Stop (cleanups run last first), on everything the test
+	// made this server do.
+	t.Cleanup(func() { s.checkNoSecrets(t) })
 	s.URL = ts.URL
 
 	if _, err := s.WS.Create(ctx, s.Workspace, "test workspace", s.User); err != nil {

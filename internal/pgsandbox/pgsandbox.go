@@ -99,6 +99,18 @@ func (s *Sandbox) Drop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// SuperuserDSN connects to the sandbox database as the superuser it was made
+// with, for test checks that must see every workspace's rows (row-level
+// security does not bind a superuser). Never for the code under test.
+func (s *Sandbox) SuperuserDSN() string {
+	u, err := url.Parse(s.superDSN)
+	if err != nil {
+		return s.superDSN
+	}
+	u.Path = "/" + s.Name
+	return u.String()
+}
+
 // Ping checks that the server answers at dsn.
 func Ping(ctx context.Context, dsn string) error {
 	db, err := sql.Open("pgx", dsn)

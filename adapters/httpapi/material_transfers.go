@@ -1,0 +1,110 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+type StartMaterialTransferRequest struct {
+	SourceURLs []string `json:"source_urls" minItems:"1" maxItems:"50" doc:"Where the collector found the files (http or https)"`
+}
+
+type StartMaterialTransferInput struct {
+	IdempotencyKeyHeader
+	RawBody []byte
+	Body    StartMaterialTransferRequest
+}
+
+// MaterialItem is one file of a transfer. Source URLs are not echoed back:
+// they may carry signatures.
+type MaterialItem struct {
+	Index     int   `json:"index"`
+	Done      bool  `json:"done"`
+	SizeBytes int64 `json:"size_bytes,omitempty"`
+}
+
+type MaterialTransfer struct {
+	ID          uuid.UUID      `json:"id" format:"uuid"`
+	OperationID uuid.UUID      `json:"operation_id" format:"uuid"`
+	Status      string         `json:"status" enum:"pending,running,succeeded,failed"`
+	Items       []MaterialItem `json:"items"`
+	Reason      string         `json:"reason,omitempty"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+}
+
+type MaterialTransferAccepted struct {
+	Transfer  MaterialTransfer `json:"transfer"`
+	Operation Operation        `json:"operation"`
+}
+
+type MaterialTransferIDInput struct {
+	ID uuid.UUID `path:"id" format:"uuid"`
+}
+
+type MaterialTransferOutput struct {
+	Body MaterialTransfer
+}
+
+func toMaterialTransfer(t domain.MaterialTransfer) MaterialTransfer {
+	items := make([]MaterialItem, 0, len(t.Items))
+	for _, it := range t.Items {
+		items = append(items, MaterialItem{Index: it.Index, Done: it.Done, SizeBytes: it.SizeBytes})
+	}
+	return MaterialTransfer{ID: t.ID, OperationID: t.OperationID, Status: string(t.Status), Items: items,
+		Reason: t.Reason, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+}
+
+func (h *handlers) registerMaterialTransfers(api huma.API) {
+	registerIdempotent(api, huma.Operation{
+		OperationID:   "startMaterialTransfer",
+		Method:        http.MethodPost,
+		Path:          "/v1/material-transfers",
+		Summary:       "Transfer collected material into our storage",
+		Description:   "Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.",
+		Tags:          []string{"materials"},
+		DefaultStatus: http.StatusAccepted,
+		Security:      bearer,
+		Errors:        []int{400, 401, 403, 409, 413, 422, 500, 503},
+	}, h.deps.MaxBodyBytes, h.startMaterialTransfer)
+	huma.Register(api, huma.Operation{
+		OperationID: "getMaterialTransfer",
+		Method:      http.MethodGet,
+		Path:        "/v1/material-transfers/{id}",
+		Summary:     "Read a material transfer",
+		Tags:        []string{"materials"},
+		Security:    bearer,
+		Errors:      []int{401, 403, 404, 422, 500, 503},
+	}, h.getMaterialTransfer)
+}
+
+func (h *handlers) startMaterialTransfer(ctx context.Context, in *StartMaterialTransferInput) (*IdempotentOutput[MaterialTransferAccepted], error) {
+	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
+		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, MaterialTransferAccepted, error) {
+			t, op, err := h.deps.Materials.Start(ctx, tx, p, in.Body.SourceURLs)
+			if err != nil {
+				return 0, "", MaterialTransferAccepted{}, err
+			}
+			return http.StatusAccepted, "/v1/material-transfers/" + t.ID.String(),
+				MaterialTransferAccepted{Transfer: toMaterialTransfer(t), Operation: toOperation(op)}, nil
+		})
+}
+
+func (h *handlers) getMaterialTransfer(ctx context.Context, in *MaterialTransferIDInput) (*MaterialTransferOutput, error) {
+	p, err := principalFrom(ctx)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	t, err := h.deps.Materials.Get(ctx, p, in.ID)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	return &MaterialTransferOutput{Body: toMaterialTransfer(t)}, nil
+}

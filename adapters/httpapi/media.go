@@ -1,0 +1,196 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/ports"
+)
+
+// MaxMediaBytes caps an uploaded file.
+const MaxMediaBytes = 20 << 20
+
+type RegisterMediaRequest struct {
+	Filename    string `json:"filename" minLength:"1" maxLength:"255"`
+	ContentType string `json:"content_type" enum:"image/png,image/jpeg"`
+	SizeBytes   int64  `json:"size_bytes" minimum:"1" maximum:"20971520" doc:"The exact size of the file to upload"`
+}
+
+type RegisterMediaInput struct {
+	IdempotencyKeyHeader
+	RawBody []byte
+	Body    RegisterMediaRequest
+}
+
+// UploadTarget says where to send the bytes.
+type UploadTarget struct {
+	Method string `json:"method" example:"PUT"`
+	URL    string `json:"url" example:"/v1/media/0b7c.../content"`
+}
+
+// MediaVariant is a derived file as clients see it (its storage key stays
+// internal).
+type MediaVariant struct {
+	Name      string `json:"name" example:"thumbnail"`
+	SizeBytes int64  `json:"size_bytes"`
+}
+
+// Media is an uploaded file as clients see it.
+type Media struct {
+	ID          uuid.UUID      `json:"id" format:"uuid"`
+	Filename    string         `json:"filename"`
+	ContentType string         `json:"content_type"`
+	SizeBytes   int64          `json:"size_bytes"`
+	Status      string         `json:"status" enum:"awaiting_upload,processing,ready,rejected"`
+	Variants    []MediaVariant `json:"variants"`
+	Reason      string         `json:"reason,omitempty" doc:"Why the file was rejected"`
+	CreatedAt   time.Time      `json:"created_at"`
+	UpdatedAt   time.Time      `json:"updated_at"`
+}
+
+type MediaRegistered struct {
+	Media  Media        `json:"media"`
+	Upload UploadTarget `json:"upload"`
+}
+
+type MediaCompleted struct {
+	Media     Media     `json:"media"`
+	Operation Operation `json:"operation"`
+}
+
+type MediaIDInput struct {
+	ID uuid.UUID `path:"id" format:"uuid"`
+}
+
+type CompleteMediaInput struct {
+	IdempotencyKeyHeader
+	ID      uuid.UUID `path:"id" format:"uuid"`
+	RawBody []byte
+}
+
+type UploadMediaInput struct {
+	ID          uuid.UUID `path:"id" format:"uuid"`
+	ContentType string    `header:"Content-Type"`
+	RawBody     []byte    `contentType:"image/png"`
+}
+
+type MediaOutput struct {
+	Body Media
+}
+
+func toMedia(m domain.Media) Media {
+	variants := make([]MediaVariant, 0, len(m.Variants))
+	for _, v := range m.Variants {
+		variants = append(variants, MediaVariant{Name: v.Name, SizeBytes: v.SizeBytes})
+	}
+	return Media{ID: m.ID, Filename: m.Filename, ContentType: m.ContentType, SizeBytes: m.SizeBytes,
+		Status: string(m.Status), Variants: variants, Reason: m.Reason, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
+}
+
+func (h *handlers) registerMedia(api huma.API) {
+	registerIdempotent(api, huma.Operation{
+		OperationID:   "registerMedia",
+		Method:        http.MethodPost,
+		Path:          "/v1/media",
+		Summary:       "Register an upload",
+		Description:   "Creates the media record; upload the bytes to the returned target, then complete. Idempotent.",
+		Tags:          []string{"media"},
+		DefaultStatus: http.StatusCreated,
+		Security:      bearer,
+		Errors:        []int{400, 401, 403, 409, 413, 422, 500, 503},
+	}, h.deps.MaxBodyBytes, h.registerMediaUpload)
+	huma.Register(api, huma.Operation{
+		OperationID:  "uploadMediaContent",
+		Method:       http.MethodPut,
+		Path:         "/v1/media/{id}/content",
+		Summary:      "Upload the bytes of a registered file",
+		Description:  "Allowed until the upload is completed; a repeated upload replaces the bytes. The size and content type must match the registration.",
+		Tags:         []string{"media"},
+		Security:     bearer,
+		MaxBodyBytes: MaxMediaBytes + 1,
+		Errors:       []int{401, 403, 404, 409, 413, 422, 500, 503},
+	}, h.uploadMedia)
+	if op := registered(api, http.MethodPut, "/v1/media/{id}/content"); op != nil && op.RequestBody != nil {
+		if png, ok := op.RequestBody.Content["image/png"]; ok {
+			op.RequestBody.Content["image/jpeg"] = png
+		}
+	}
+	registerIdempotent(api, huma.Operation{
+		OperationID:   "completeMediaUpload",
+		Method:        http.MethodPost,
+		Path:          "/v1/media/{id}/complete",
+		Summary:       "Complete an upload",
+		Description:   "Starts validating the file and deriving its variants, once however often it is asked. Idempotent.",
+		Tags:          []string{"media"},
+		DefaultStatus: http.StatusAccepted,
+		Security:      bearer,
+		Errors:        []int{400, 401, 403, 404, 409, 413, 500, 503},
+	}, h.deps.MaxBodyBytes, h.completeMedia)
+	huma.Register(api, huma.Operation{
+		OperationID: "getMedia",
+		Method:      http.MethodGet,
+		Path:        "/v1/media/{id}",
+		Summary:     "Read a media record",
+		Tags:        []string{"media"},
+		Security:    bearer,
+		Errors:      []int{401, 403, 404, 422, 500, 503},
+	}, h.getMedia)
+}
+
+func (h *handlers) registerMediaUpload(ctx context.Context, in *RegisterMediaInput) (*IdempotentOutput[MediaRegistered], error) {
+	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
+		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, MediaRegistered, error) {
+			m, err := h.deps.Media.Register(ctx, tx, p, media.Registration{
+				Filename: in.Body.Filename, ContentType: in.Body.ContentType, SizeBytes: in.Body.SizeBytes,
+			})
+			if err != nil {
+				return 0, "", MediaRegistered{}, err
+			}
+			loc := "/v1/media/" + m.ID.String()
+			return http.StatusCreated, loc, MediaRegistered{
+				Media:  toMedia(m),
+				Upload: UploadTarget{Method: http.MethodPut, URL: loc + "/content"},
+			}, nil
+		})
+}
+
+func (h *handlers) uploadMedia(ctx context.Context, in *UploadMediaInput) (*MediaOutput, error) {
+	p, err := principalFrom(ctx)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	m, err := h.deps.Media.Upload(ctx, p, in.ID, in.ContentType, in.RawBody)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	return &MediaOutput{Body: toMedia(m)}, nil
+}
+
+func (h *handlers) completeMedia(ctx context.Context, in *CompleteMediaInput) (*IdempotentOutput[MediaCompleted], error) {
+	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
+		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, MediaCompleted, error) {
+			m, op, err := h.deps.Media.Complete(ctx, tx, p, in.ID)
+			if err != nil {
+				return 0, "", MediaCompleted{}, err
+			}
+			return http.StatusAccepted, operationLocation(op.ID), MediaCompleted{Media: toMedia(m), Operation: toOperation(op)}, nil
+		})
+}
+
+func (h *handlers) getMedia(ctx context.Context, in *MediaIDInput) (*MediaOutput, error) {
+	p, err := principalFrom(ctx)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	m, err := h.deps.Media.Get(ctx, p, in.ID)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	return &MediaOutput{Body: toMedia(m)}, nil
+}

@@ -1,0 +1,53 @@
+package app
+
+import (
+	"go.uber.org/fx"
+
+	"github.com/oncehq/once/adapters/aisim"
+	"github.com/oncehq/once/adapters/materialsim"
+	"github.com/oncehq/once/adapters/objectstore/localfs"
+	"github.com/oncehq/once/adapters/objectstore/memstore"
+	"github.com/oncehq/once/domain/ai"
+	"github.com/oncehq/once/domain/catalog"
+	"github.com/oncehq/once/domain/materials"
+	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/domain/products"
+	"github.com/oncehq/once/domain/publishing"
+	"github.com/oncehq/once/ports"
+)
+
+// ScenariosModule provides the use cases of the first-batch scenarios and
+// the object store they write to.
+var ScenariosModule = fx.Module("scenarios",
+	fx.Provide(
+		newObjectStore,
+		products.NewService,
+		media.NewService,
+		materials.NewService,
+		publishing.NewService,
+		catalog.NewService,
+		ai.NewService,
+	),
+)
+
+// newObjectStore picks the object store: memory on the embedded default
+// (objects live as long as the embedded database), a local directory
+// otherwise.
+func newObjectStore(cfg Config) (ports.ObjectStore, error) {
+	switch cfg.objectStore() {
+	case ObjectStoreMemory:
+		return memstore.New(), nil
+	default:
+		return localfs.New(cfg.ObjectStoreDir)
+	}
+}
+
+// externalSystems are the shipped adapters of the systems the workers call:
+// simulators that behave like the real thing (request tokens, a record of
+// every effect). A real integration replaces one of these providers.
+var externalSystems = fx.Provide(
+	func() *materialsim.Sim { return materialsim.New() },
+	func(s *materialsim.Sim) ports.MaterialSource { return s },
+	func() *aisim.Sim { return aisim.New() },
+	func(s *aisim.Sim) ports.AIProvider { return s },
+)

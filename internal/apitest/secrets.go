@@ -1,0 +1,81 @@
+package apitest
+
+import (
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/oncehq/once/domain"
+)
+
+// SecretMarker is part of every credential the tests send. When a test
+// server ends, the marker must appear nowhere: not in a log line, and not in
+// any column of any table (outbox payloads, saved responses, operation
+// errors, task reasons; the sealed credentials too, which must be
+// encrypted).
+const SecretMarker = "s3cr3t-marker"
+
+// TestCredentials returns an API key and secret carrying the marker.
+func TestCredentials() (apiKey, apiSecret string) {
+	return "ak_" + SecretMarker + "_key", "sk_live_" + SecretMarker + "_9f8e7d"
+}
+
+// checkNoSecrets runs when every test server ends.
+func (s *Server) checkNoSecrets(t testing.TB) {
+	t.Helper()
+	for i, line := range strings.Split(s.Logs.String(), "\n") {
+		if strings.Contains(line, SecretMarker) {
+			t.Errorf("secret scan: log line %d carries a credential: %.300s", i+1, line)
+		}
+	}
+	if s.PG == nil {
+		return
+	}
+	db, err := sql.Open("pgx", s.PG.SuperuserDSN())
+	if err != nil {
+		t.Errorf("secret scan: %v", err)
+		return
+	}
+	defer db.Close()
+	for _, table := range queryStrings(t, db, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`) {
+		for _, row := range queryStrings(t, db, fmt.Sprintf(`SELECT t::text FROM public.%q t`, table)) {
+			if strings.Contains(row, SecretMarker) {
+				t.Errorf("secret scan: a row of %s carries a credential: %.300s", table, row)
+			}
+		}
+	}
+	for _, q := range []string{
+		`SELECT event_payload::text FROM outbox_events`,
+		`SELECT convert_from(response_body, 'UTF8') FROM idempotency_requests WHERE response_body IS NOT NULL`,
+	} {
+		for _, doc := range queryStrings(t, db, q) {
+			if err := domain.CheckPayloadSafe([]byte(doc)); err != nil {
+				t.Errorf("secret scan: %v in %.300s", err, doc)
+			}
+		}
+	}
+}
+
+func queryStrings(t testing.TB, db *sql.DB, q string) []string {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Errorf("secret scan: %s: %v", q, err)
+		return nil
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s sql.NullString
+		if err := rows.Scan(&s); err != nil {
+			t.Errorf("secret scan: %v", err)
+			return out
+		}
+		out = append(out, s.String)
+	}
+	if err := rows.Err(); err != nil {
+		t.Errorf("secret scan: %v", err)
+	}
+	return out
+}
