@@ -85,8 +85,9 @@ func registerIdempotent[I, O any](api huma.API, op huma.Operation, maxBody int64
 }
 
 // runIdempotent runs work at most once for the request's key and renders the
-// result, fresh or replayed, as an IdempotentOutput. work returns the status,
-// the Location (may be empty) and the body of a fresh execution.
+// result, fresh or replayed, as an IdempotentOutput. rawBody is the request
+// body as received (nil for operations without one). work returns the
+// status, the Location (may be empty) and the body of a fresh execution.
 func runIdempotent[B any](ctx context.Context, svc *idempotency.Service, rawBody []byte,
 	work func(ctx context.Context, tx ports.Tx, p domain.Principal) (status int, location string, body B, err error),
 ) (*IdempotentOutput[B], error) {

@@ -70,8 +70,7 @@ type MediaIDInput struct {
 
 type CompleteMediaInput struct {
 	IdempotencyKeyHeader
-	ID      uuid.UUID `path:"id" format:"uuid"`
-	RawBody []byte
+	ID uuid.UUID `path:"id" format:"uuid"`
 }
 
 type UploadMediaInput struct {
@@ -173,7 +172,7 @@ func (h *handlers) uploadMedia(ctx context.Context, in *UploadMediaInput) (*Medi
 }
 
 func (h *handlers) completeMedia(ctx context.Context, in *CompleteMediaInput) (*IdempotentOutput[MediaCompleted], error) {
-	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
+	return runIdempotent(ctx, h.deps.Idempotency, nil,
 		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, MediaCompleted, error) {
 			m, op, err := h.deps.Media.Complete(ctx, tx, p, in.ID)
 			if err != nil {

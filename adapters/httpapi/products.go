@@ -19,7 +19,7 @@ import (
 // If-Match.
 type ProductDraft struct {
 	Title       string      `json:"title" minLength:"1" maxLength:"200"`
-	Description string      `json:"description" maxLength:"20000"`
+	Description string      `json:"description,omitempty" maxLength:"10000"`
 	PriceMinor  int64       `json:"price_minor" minimum:"0" doc:"Price in the currency's minor unit (cents)"`
 	Currency    string      `json:"currency" pattern:"^[A-Z]{3}$" example:"USD"`
 	MediaIDs    []uuid.UUID `json:"media_ids,omitempty" maxItems:"20" doc:"Images, in order"`

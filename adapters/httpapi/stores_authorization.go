@@ -24,8 +24,7 @@ type ReplaceAuthorizationInput struct {
 
 type VerifyStoreInput struct {
 	IdempotencyKeyHeader
-	ID      uuid.UUID `path:"id" format:"uuid" doc:"The store id"`
-	RawBody []byte
+	ID uuid.UUID `path:"id" format:"uuid" doc:"The store id"`
 }
 
 // OperationAccepted is the answer to a request whose work runs in the
@@ -73,7 +72,7 @@ func (h *handlers) replaceAuthorization(ctx context.Context, in *ReplaceAuthoriz
 }
 
 func (h *handlers) verifyStore(ctx context.Context, in *VerifyStoreInput) (*IdempotentOutput[OperationAccepted], error) {
-	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
+	return runIdempotent(ctx, h.deps.Idempotency, nil,
 		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, OperationAccepted, error) {
 			op, err := h.deps.Stores.Verify(ctx, tx, p, in.ID)
 			if err != nil {

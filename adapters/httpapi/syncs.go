@@ -15,7 +15,6 @@ import (
 type StartSyncInput struct {
 	IdempotencyKeyHeader
 	StoreID uuid.UUID `path:"id" format:"uuid" doc:"The store"`
-	RawBody []byte
 }
 
 type CatalogSync struct {
@@ -71,7 +70,7 @@ func (h *handlers) registerSyncs(api huma.API) {
 }
 
 func (h *handlers) startSync(ctx context.Context, in *StartSyncInput) (*IdempotentOutput[CatalogSyncAccepted], error) {
-	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
+	return runIdempotent(ctx, h.deps.Idempotency, nil,
 		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, CatalogSyncAccepted, error) {
 			s, op, err := h.deps.Catalog.StartSync(ctx, tx, p, in.StoreID)
 			if err != nil {
