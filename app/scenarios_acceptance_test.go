@@ -317,4 +317,3 @@ func TestPostgresDraftsNeedTheCurrentRevision(t *testing.T) {
 	assert.Equal(t, `"2"`, got.Header.Get("ETag"))
 	assert.Contains(t, string(got.Body), "Mug, large", "the stale save changed nothing")
 }
-
