@@ -50,6 +50,12 @@ type Deps struct {
 	MaxBodyBytes int64
 }
 
+func init() {
+	// Arrays are always sent, empty rather than null, so generated clients
+	// get plain slices rather than pointers to them.
+	huma.DefaultArrayNullable = false
+}
+
 // Config returns the huma configuration shared by the server and the spec
 // generator.
 func Config() huma.Config {

@@ -79,8 +79,22 @@ func registerIdempotent[I, O any](api huma.API, op huma.Operation, maxBody int64
 	markHeaderRequired(api, op.Method, op.Path, idempotencyKeyHeader)
 	// RawBody (kept for the fingerprint) makes huma advertise a binary body
 	// too; the operation takes JSON only.
-	if op := registered(api, op.Method, op.Path); op != nil && op.RequestBody != nil {
-		delete(op.RequestBody.Content, "application/octet-stream")
+	spec := registered(api, op.Method, op.Path)
+	if spec == nil {
+		return
+	}
+	if spec.RequestBody != nil {
+		delete(spec.RequestBody.Content, "application/octet-stream")
+	}
+	// A duplicate still executing is told when to come back.
+	if conflict := spec.Responses["409"]; conflict != nil {
+		if conflict.Headers == nil {
+			conflict.Headers = map[string]*huma.Param{}
+		}
+		conflict.Headers["Retry-After"] = &huma.Param{
+			Description: "Seconds to wait before retrying with the same Idempotency-Key; sent with IDEMPOTENCY_REQUEST_IN_PROGRESS.",
+			Schema:      &huma.Schema{Type: huma.TypeInteger},
+		}
 	}
 }
 

@@ -74,9 +74,17 @@ type CompleteMediaInput struct {
 }
 
 type UploadMediaInput struct {
-	ID          uuid.UUID `path:"id" format:"uuid"`
-	ContentType string    `header:"Content-Type"`
-	RawBody     []byte    `contentType:"image/png"`
+	ID      uuid.UUID `path:"id" format:"uuid"`
+	RawBody []byte    `contentType:"image/png"`
+}
+
+type contentTypeKey struct{}
+
+// captureContentType hands the request's Content-Type to the handler. It is
+// the media type of the body, which OpenAPI describes in the request body,
+// not as a header parameter.
+func captureContentType(ctx huma.Context, next func(huma.Context)) {
+	next(huma.WithValue(ctx, contentTypeKey{}, ctx.Header("Content-Type")))
 }
 
 type MediaOutput struct {
@@ -113,12 +121,12 @@ func (h *handlers) registerMedia(api huma.API) {
 		Tags:         []string{"media"},
 		Security:     bearer,
 		MaxBodyBytes: MaxMediaBytes + 1,
+		Middlewares:  huma.Middlewares{captureContentType},
 		Errors:       []int{401, 403, 404, 409, 413, 422, 500, 503},
 	}, h.uploadMedia)
 	if op := registered(api, http.MethodPut, "/v1/media/{id}/content"); op != nil && op.RequestBody != nil {
-		if png, ok := op.RequestBody.Content["image/png"]; ok {
-			op.RequestBody.Content["image/jpeg"] = png
-		}
+		binary := &huma.MediaType{Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}}
+		op.RequestBody.Content = map[string]*huma.MediaType{"image/png": binary, "image/jpeg": binary}
 	}
 	registerIdempotent(api, huma.Operation{
 		OperationID:   "completeMediaUpload",
@@ -164,7 +172,8 @@ func (h *handlers) uploadMedia(ctx context.Context, in *UploadMediaInput) (*Medi
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
-	m, err := h.deps.Media.Upload(ctx, p, in.ID, in.ContentType, in.RawBody)
+	contentType, _ := ctx.Value(contentTypeKey{}).(string)
+	m, err := h.deps.Media.Upload(ctx, p, in.ID, contentType, in.RawBody)
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}

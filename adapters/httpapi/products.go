@@ -22,7 +22,7 @@ type ProductDraft struct {
 	Description string      `json:"description,omitempty" maxLength:"10000"`
 	PriceMinor  int64       `json:"price_minor" minimum:"0" doc:"Price in the currency's minor unit (cents)"`
 	Currency    string      `json:"currency" pattern:"^[A-Z]{3}$" example:"USD"`
-	MediaIDs    []uuid.UUID `json:"media_ids,omitempty" maxItems:"20" doc:"Images, in order"`
+	MediaIDs    []uuid.UUID `json:"media_ids,omitempty" format:"uuid" maxItems:"20" doc:"Images, in order"`
 }
 
 // Product is a draft as clients see it.
@@ -32,8 +32,8 @@ type Product struct {
 	Description string      `json:"description"`
 	PriceMinor  int64       `json:"price_minor"`
 	Currency    string      `json:"currency"`
-	MediaIDs    []uuid.UUID `json:"media_ids"`
-	Revision    int         `json:"revision" doc:"Grows by one with every save; send it back as If-Match"`
+	MediaIDs    []uuid.UUID `json:"media_ids" format:"uuid"`
+	Revision    int         `json:"revision" doc:"Grows by one with every save. The ETag header carries it quoted (\"3\"); send that ETag back as If-Match to save."`
 	CreatedAt   time.Time   `json:"created_at"`
 	UpdatedAt   time.Time   `json:"updated_at"`
 }

@@ -89,25 +89,25 @@ func (e CatalogSyncStatus) Valid() bool {
 
 // Defines values for CreateStoreRequestPlatform.
 const (
-	Amazon  CreateStoreRequestPlatform = "amazon"
-	Lazada  CreateStoreRequestPlatform = "lazada"
-	Shopee  CreateStoreRequestPlatform = "shopee"
-	Shopify CreateStoreRequestPlatform = "shopify"
-	Tiktok  CreateStoreRequestPlatform = "tiktok"
+	CreateStoreRequestPlatformAmazon  CreateStoreRequestPlatform = "amazon"
+	CreateStoreRequestPlatformLazada  CreateStoreRequestPlatform = "lazada"
+	CreateStoreRequestPlatformShopee  CreateStoreRequestPlatform = "shopee"
+	CreateStoreRequestPlatformShopify CreateStoreRequestPlatform = "shopify"
+	CreateStoreRequestPlatformTiktok  CreateStoreRequestPlatform = "tiktok"
 )
 
 // Valid indicates whether the value is a known member of the CreateStoreRequestPlatform enum.
 func (e CreateStoreRequestPlatform) Valid() bool {
 	switch e {
-	case Amazon:
+	case CreateStoreRequestPlatformAmazon:
 		return true
-	case Lazada:
+	case CreateStoreRequestPlatformLazada:
 		return true
-	case Shopee:
+	case CreateStoreRequestPlatformShopee:
 		return true
-	case Shopify:
+	case CreateStoreRequestPlatformShopify:
 		return true
-	case Tiktok:
+	case CreateStoreRequestPlatformTiktok:
 		return true
 	default:
 		return false
@@ -140,22 +140,22 @@ func (e MaterialTransferStatus) Valid() bool {
 
 // Defines values for MediaStatus.
 const (
-	AwaitingUpload MediaStatus = "awaiting_upload"
-	Processing     MediaStatus = "processing"
-	Ready          MediaStatus = "ready"
-	Rejected       MediaStatus = "rejected"
+	MediaStatusAwaitingUpload MediaStatus = "awaiting_upload"
+	MediaStatusProcessing     MediaStatus = "processing"
+	MediaStatusReady          MediaStatus = "ready"
+	MediaStatusRejected       MediaStatus = "rejected"
 )
 
 // Valid indicates whether the value is a known member of the MediaStatus enum.
 func (e MediaStatus) Valid() bool {
 	switch e {
-	case AwaitingUpload:
+	case MediaStatusAwaitingUpload:
 		return true
-	case Processing:
+	case MediaStatusProcessing:
 		return true
-	case Ready:
+	case MediaStatusReady:
 		return true
-	case Rejected:
+	case MediaStatusRejected:
 		return true
 	default:
 		return false
@@ -212,16 +212,16 @@ func (e PublicationStatus) Valid() bool {
 
 // Defines values for RegisterMediaRequestContentType.
 const (
-	Imagejpeg RegisterMediaRequestContentType = "image/jpeg"
-	Imagepng  RegisterMediaRequestContentType = "image/png"
+	RegisterMediaRequestContentTypeImagejpeg RegisterMediaRequestContentType = "image/jpeg"
+	RegisterMediaRequestContentTypeImagepng  RegisterMediaRequestContentType = "image/png"
 )
 
 // Valid indicates whether the value is a known member of the RegisterMediaRequestContentType enum.
 func (e RegisterMediaRequestContentType) Valid() bool {
 	switch e {
-	case Imagejpeg:
+	case RegisterMediaRequestContentTypeImagejpeg:
 		return true
-	case Imagepng:
+	case RegisterMediaRequestContentTypeImagepng:
 		return true
 	default:
 		return false
@@ -251,19 +251,19 @@ func (e StartAITaskRequestKind) Valid() bool {
 
 // Defines values for StoreStatus.
 const (
-	PendingVerification StoreStatus = "pending_verification"
-	VerificationFailed  StoreStatus = "verification_failed"
-	Verified            StoreStatus = "verified"
+	StoreStatusPendingVerification StoreStatus = "pending_verification"
+	StoreStatusVerificationFailed  StoreStatus = "verification_failed"
+	StoreStatusVerified            StoreStatus = "verified"
 )
 
 // Valid indicates whether the value is a known member of the StoreStatus enum.
 func (e StoreStatus) Valid() bool {
 	switch e {
-	case PendingVerification:
+	case StoreStatusPendingVerification:
 		return true
-	case VerificationFailed:
+	case StoreStatusVerificationFailed:
 		return true
-	case Verified:
+	case StoreStatusVerified:
 		return true
 	default:
 		return false
@@ -378,7 +378,7 @@ type DeadLetter struct {
 
 // DeadLetterList defines model for DeadLetterList.
 type DeadLetterList struct {
-	Items *[]DeadLetter `json:"items"`
+	Items []DeadLetter `json:"items"`
 }
 
 // ErrorDetail defines model for ErrorDetail.
@@ -404,7 +404,7 @@ type MaterialItem struct {
 type MaterialTransfer struct {
 	CreatedAt   time.Time              `json:"created_at"`
 	Id          openapi_types.UUID     `json:"id"`
-	Items       *[]MaterialItem        `json:"items"`
+	Items       []MaterialItem         `json:"items"`
 	OperationId openapi_types.UUID     `json:"operation_id"`
 	Reason      *string                `json:"reason,omitempty"`
 	Status      MaterialTransferStatus `json:"status"`
@@ -428,11 +428,11 @@ type Media struct {
 	Id          openapi_types.UUID `json:"id"`
 
 	// Reason Why the file was rejected
-	Reason    *string         `json:"reason,omitempty"`
-	SizeBytes int64           `json:"size_bytes"`
-	Status    MediaStatus     `json:"status"`
-	UpdatedAt time.Time       `json:"updated_at"`
-	Variants  *[]MediaVariant `json:"variants"`
+	Reason    *string        `json:"reason,omitempty"`
+	SizeBytes int64          `json:"size_bytes"`
+	Status    MediaStatus    `json:"status"`
+	UpdatedAt time.Time      `json:"updated_at"`
+	Variants  []MediaVariant `json:"variants"`
 }
 
 // MediaStatus defines model for Media.Status.
@@ -485,7 +485,7 @@ type OperationAccepted struct {
 
 // OperationList defines model for OperationList.
 type OperationList struct {
-	Items *[]Operation `json:"items"`
+	Items []Operation `json:"items"`
 
 	// NextBefore Pass as before to get the next page; absent on the last page
 	NextBefore *string `json:"next_before,omitempty"`
@@ -525,14 +525,14 @@ type Problem struct {
 
 // Product defines model for Product.
 type Product struct {
-	CreatedAt   time.Time          `json:"created_at"`
-	Currency    string             `json:"currency"`
-	Description string             `json:"description"`
-	Id          openapi_types.UUID `json:"id"`
-	MediaIds    *[]string          `json:"media_ids"`
-	PriceMinor  int64              `json:"price_minor"`
+	CreatedAt   time.Time            `json:"created_at"`
+	Currency    string               `json:"currency"`
+	Description string               `json:"description"`
+	Id          openapi_types.UUID   `json:"id"`
+	MediaIds    []openapi_types.UUID `json:"media_ids"`
+	PriceMinor  int64                `json:"price_minor"`
 
-	// Revision Grows by one with every save; send it back as If-Match
+	// Revision Grows by one with every save. The ETag header carries it quoted ("3"); send that ETag back as If-Match to save.
 	Revision  int64     `json:"revision"`
 	Title     string    `json:"title"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -545,7 +545,7 @@ type ProductDraft struct {
 	Description *string `json:"description,omitempty"`
 
 	// MediaIds Images, in order
-	MediaIds *[]string `json:"media_ids,omitempty"`
+	MediaIds *[]openapi_types.UUID `json:"media_ids,omitempty"`
 
 	// PriceMinor Price in the currency's minor unit (cents)
 	PriceMinor int64  `json:"price_minor"`
@@ -626,7 +626,7 @@ type StartAITaskRequestKind string
 // StartMaterialTransferRequest defines model for StartMaterialTransferRequest.
 type StartMaterialTransferRequest struct {
 	// SourceUrls Where the collector found the files (http or https)
-	SourceUrls *[]string `json:"source_urls"`
+	SourceUrls []string `json:"source_urls"`
 }
 
 // Store defines model for Store.
@@ -692,11 +692,6 @@ type RegisterMediaParams struct {
 type CompleteMediaUploadParams struct {
 	// IdempotencyKey A UUID the client generates once per logical operation and sends again on every retry of it. Accepted bare or as a quoted string ("..."). A retry with the same key and request gets the original response with Idempotent-Replayed: true.
 	IdempotencyKey string `json:"Idempotency-Key"`
-}
-
-// UploadMediaContentParams defines parameters for UploadMediaContent.
-type UploadMediaContentParams struct {
-	ContentType *string `json:"Content-Type,omitempty"`
 }
 
 // ListOperationsParams defines parameters for ListOperations.
@@ -938,7 +933,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v1/media/{id}/content (the `UploadMediaContent` operationId).
-	UploadMediaContentWithBody(ctx context.Context, id openapi_types.UUID, params *UploadMediaContentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	UploadMediaContentWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListOperations List operations
 	//
@@ -1277,8 +1272,8 @@ func (c *Client) CompleteMediaUpload(ctx context.Context, id openapi_types.UUID,
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v1/media/{id}/content (the `UploadMediaContent` operationId).
-func (c *Client) UploadMediaContentWithBody(ctx context.Context, id openapi_types.UUID, params *UploadMediaContentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUploadMediaContentRequestWithBody(c.Server, id, params, contentType, body)
+func (c *Client) UploadMediaContentWithBody(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUploadMediaContentRequestWithBody(c.Server, id, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1961,7 +1956,7 @@ func NewCompleteMediaUploadRequest(server string, id openapi_types.UUID, params 
 }
 
 // NewUploadMediaContentRequestWithBody constructs an http.Request for the UploadMediaContent method, with any body, and a specified content type
-func NewUploadMediaContentRequestWithBody(server string, id openapi_types.UUID, params *UploadMediaContentParams, contentType string, body io.Reader) (*http.Request, error) {
+func NewUploadMediaContentRequestWithBody(server string, id openapi_types.UUID, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1992,21 +1987,6 @@ func NewUploadMediaContentRequestWithBody(server string, id openapi_types.UUID, 
 	}
 
 	req.Header.Add("Content-Type", contentType)
-
-	if params != nil {
-
-		if params.ContentType != nil {
-			var headerParam0 string
-
-			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Content-Type", *params.ContentType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
-			if err != nil {
-				return nil, err
-			}
-
-			req.Header.Set("Content-Type", headerParam0)
-		}
-
-	}
 
 	return req, nil
 }
@@ -2888,7 +2868,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/media/{id}/content (the `UploadMediaContent` operationId).
-	UploadMediaContentWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *UploadMediaContentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadMediaContentResponse, error)
+	UploadMediaContentWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadMediaContentResponse, error)
 
 	// ListOperationsWithResponse List operations
 	//
@@ -3072,6 +3052,11 @@ type StartAITaskResponse202Headers struct {
 	Location           *string
 }
 
+// StartAITaskResponse409Headers the declared response headers of an HTTP 409 response for StartAITask
+type StartAITaskResponse409Headers struct {
+	RetryAfter *int
+}
+
 type StartAITaskResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3097,6 +3082,8 @@ type StartAITaskResponse struct {
 	ApplicationproblemJSON503 *Problem
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *StartAITaskResponse202Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *StartAITaskResponse409Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -3267,6 +3254,11 @@ type StartMaterialTransferResponse202Headers struct {
 	Location           *string
 }
 
+// StartMaterialTransferResponse409Headers the declared response headers of an HTTP 409 response for StartMaterialTransfer
+type StartMaterialTransferResponse409Headers struct {
+	RetryAfter *int
+}
+
 type StartMaterialTransferResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3290,6 +3282,8 @@ type StartMaterialTransferResponse struct {
 	ApplicationproblemJSON503 *Problem
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *StartMaterialTransferResponse202Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *StartMaterialTransferResponse409Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -3455,6 +3449,11 @@ type RegisterMediaResponse201Headers struct {
 	Location           *string
 }
 
+// RegisterMediaResponse409Headers the declared response headers of an HTTP 409 response for RegisterMedia
+type RegisterMediaResponse409Headers struct {
+	RetryAfter *int
+}
+
 type RegisterMediaResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3478,6 +3477,8 @@ type RegisterMediaResponse struct {
 	ApplicationproblemJSON503 *Problem
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *RegisterMediaResponse201Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *RegisterMediaResponse409Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -3643,6 +3644,11 @@ type CompleteMediaUploadResponse202Headers struct {
 	Location           *string
 }
 
+// CompleteMediaUploadResponse409Headers the declared response headers of an HTTP 409 response for CompleteMediaUpload
+type CompleteMediaUploadResponse409Headers struct {
+	RetryAfter *int
+}
+
 type CompleteMediaUploadResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3668,6 +3674,8 @@ type CompleteMediaUploadResponse struct {
 	ApplicationproblemJSON503 *Problem
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *CompleteMediaUploadResponse202Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CompleteMediaUploadResponse409Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -4533,6 +4541,11 @@ type PublishProductResponse202Headers struct {
 	Location           *string
 }
 
+// PublishProductResponse409Headers the declared response headers of an HTTP 409 response for PublishProduct
+type PublishProductResponse409Headers struct {
+	RetryAfter *int
+}
+
 type PublishProductResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4558,6 +4571,8 @@ type PublishProductResponse struct {
 	ApplicationproblemJSON503 *Problem
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *PublishProductResponse202Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *PublishProductResponse409Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -4728,6 +4743,11 @@ type CreateStoreResponse201Headers struct {
 	Location           *string
 }
 
+// CreateStoreResponse409Headers the declared response headers of an HTTP 409 response for CreateStore
+type CreateStoreResponse409Headers struct {
+	RetryAfter *int
+}
+
 type CreateStoreResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4751,6 +4771,8 @@ type CreateStoreResponse struct {
 	ApplicationproblemJSON503 *Problem
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreateStoreResponse201Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateStoreResponse409Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -4916,6 +4938,11 @@ type ReplaceStoreAuthorizationResponse202Headers struct {
 	Location           *string
 }
 
+// ReplaceStoreAuthorizationResponse409Headers the declared response headers of an HTTP 409 response for ReplaceStoreAuthorization
+type ReplaceStoreAuthorizationResponse409Headers struct {
+	RetryAfter *int
+}
+
 type ReplaceStoreAuthorizationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4941,6 +4968,8 @@ type ReplaceStoreAuthorizationResponse struct {
 	ApplicationproblemJSON503 *Problem
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *ReplaceStoreAuthorizationResponse202Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *ReplaceStoreAuthorizationResponse409Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -5028,6 +5057,11 @@ type StartCatalogSyncResponse202Headers struct {
 	Location           *string
 }
 
+// StartCatalogSyncResponse409Headers the declared response headers of an HTTP 409 response for StartCatalogSync
+type StartCatalogSyncResponse409Headers struct {
+	RetryAfter *int
+}
+
 type StartCatalogSyncResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5053,6 +5087,8 @@ type StartCatalogSyncResponse struct {
 	ApplicationproblemJSON503 *Problem
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *StartCatalogSyncResponse202Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *StartCatalogSyncResponse409Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -5140,6 +5176,11 @@ type VerifyStoreResponse202Headers struct {
 	Location           *string
 }
 
+// VerifyStoreResponse409Headers the declared response headers of an HTTP 409 response for VerifyStore
+type VerifyStoreResponse409Headers struct {
+	RetryAfter *int
+}
+
 type VerifyStoreResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5165,6 +5206,8 @@ type VerifyStoreResponse struct {
 	ApplicationproblemJSON503 *Problem
 	// Headers202 the parsed response headers for an HTTP 202 response
 	Headers202 *VerifyStoreResponse202Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *VerifyStoreResponse409Headers
 }
 
 // GetJSON202 returns the response for an HTTP 202 `application/json` response
@@ -5480,8 +5523,8 @@ func (c *ClientWithResponses) CompleteMediaUploadWithResponse(ctx context.Contex
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/media/{id}/content (the `UploadMediaContent` operationId).
-func (c *ClientWithResponses) UploadMediaContentWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *UploadMediaContentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadMediaContentResponse, error) {
-	rsp, err := c.UploadMediaContentWithBody(ctx, id, params, contentType, body, reqEditors...)
+func (c *ClientWithResponses) UploadMediaContentWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadMediaContentResponse, error) {
+	rsp, err := c.UploadMediaContentWithBody(ctx, id, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5893,6 +5936,16 @@ func ParseStartAITaskResponse(rsp *http.Response) (*StartAITaskResponse, error) 
 			headers.Location = &value
 		}
 		response.Headers202 = &headers
+	case rsp.StatusCode == 409:
+		var headers StartAITaskResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	}
 
 	return response, nil
@@ -6063,6 +6116,16 @@ func ParseStartMaterialTransferResponse(rsp *http.Response) (*StartMaterialTrans
 			headers.Location = &value
 		}
 		response.Headers202 = &headers
+	case rsp.StatusCode == 409:
+		var headers StartMaterialTransferResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	}
 
 	return response, nil
@@ -6233,6 +6296,16 @@ func ParseRegisterMediaResponse(rsp *http.Response) (*RegisterMediaResponse, err
 			headers.Location = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 409:
+		var headers RegisterMediaResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	}
 
 	return response, nil
@@ -6410,6 +6483,16 @@ func ParseCompleteMediaUploadResponse(rsp *http.Response) (*CompleteMediaUploadR
 			headers.Location = &value
 		}
 		response.Headers202 = &headers
+	case rsp.StatusCode == 409:
+		var headers CompleteMediaUploadResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	}
 
 	return response, nil
@@ -7198,6 +7281,16 @@ func ParsePublishProductResponse(rsp *http.Response) (*PublishProductResponse, e
 			headers.Location = &value
 		}
 		response.Headers202 = &headers
+	case rsp.StatusCode == 409:
+		var headers PublishProductResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	}
 
 	return response, nil
@@ -7368,6 +7461,16 @@ func ParseCreateStoreResponse(rsp *http.Response) (*CreateStoreResponse, error) 
 			headers.Location = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateStoreResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	}
 
 	return response, nil
@@ -7545,6 +7648,16 @@ func ParseReplaceStoreAuthorizationResponse(rsp *http.Response) (*ReplaceStoreAu
 			headers.Location = &value
 		}
 		response.Headers202 = &headers
+	case rsp.StatusCode == 409:
+		var headers ReplaceStoreAuthorizationResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	}
 
 	return response, nil
@@ -7654,6 +7767,16 @@ func ParseStartCatalogSyncResponse(rsp *http.Response) (*StartCatalogSyncRespons
 			headers.Location = &value
 		}
 		response.Headers202 = &headers
+	case rsp.StatusCode == 409:
+		var headers StartCatalogSyncResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	}
 
 	return response, nil
@@ -7763,6 +7886,16 @@ func ParseVerifyStoreResponse(rsp *http.Response) (*VerifyStoreResponse, error) 
 			headers.Location = &value
 		}
 		response.Headers202 = &headers
+	case rsp.StatusCode == 409:
+		var headers VerifyStoreResponse409Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers409 = &headers
 	}
 
 	return response, nil

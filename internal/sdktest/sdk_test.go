@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 	"image"
 	"image/color"
 	"image/png"
@@ -43,7 +44,7 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 	// 1. Connect a store and wait for its verification.
 	apiKey, apiSecret := apitest.TestCredentials()
 	storeRes, err := c.CreateStoreWithResponse(ctx, &CreateStoreParams{IdempotencyKey: uuid.NewString()}, CreateStoreRequest{
-		Platform:       Shopify,
+		Platform:       CreateStoreRequestPlatformShopify,
 		Name:           "SDK shop",
 		ExternalShopId: "sdk-shop-1",
 		Credentials:    StoreCredentialsBody{ApiKey: &apiKey, ApiSecret: &apiSecret},
@@ -58,24 +59,24 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 	gotStore, err := c.GetStoreWithResponse(ctx, store.Id)
 	require.NoError(t, err)
 	require.NotNil(t, gotStore.JSON200, "getStore: %d %s", gotStore.StatusCode(), gotStore.Body)
-	assert.Equal(t, Verified, gotStore.JSON200.Status)
+	assert.Equal(t, StoreStatusVerified, gotStore.JSON200.Status)
 
 	// 2. Media: register, upload the bytes, complete, wait for the variants.
 	img := testPNG(t)
 	regRes, err := c.RegisterMediaWithResponse(ctx, &RegisterMediaParams{IdempotencyKey: uuid.NewString()}, RegisterMediaRequest{
 		Filename:    "product.png",
-		ContentType: Imagepng,
+		ContentType: RegisterMediaRequestContentTypeImagepng,
 		SizeBytes:   int64(len(img)),
 	})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, regRes.StatusCode(), "registerMedia: %s", regRes.Body)
 	require.NotNil(t, regRes.JSON201)
 	mediaID := regRes.JSON201.Media.Id
-	assert.Equal(t, AwaitingUpload, regRes.JSON201.Media.Status)
+	assert.Equal(t, MediaStatusAwaitingUpload, regRes.JSON201.Media.Status)
 	assert.Equal(t, http.MethodPut, regRes.JSON201.Upload.Method)
 	assert.Equal(t, "/v1/media/"+mediaID.String()+"/content", regRes.JSON201.Upload.Url)
 
-	upRes, err := c.UploadMediaContentWithBodyWithResponse(ctx, mediaID, nil, "image/png", bytes.NewReader(img))
+	upRes, err := c.UploadMediaContentWithBodyWithResponse(ctx, mediaID, "image/png", bytes.NewReader(img))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, upRes.StatusCode(), "uploadMediaContent: %s", upRes.Body)
 
@@ -92,19 +93,18 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, r.JSON200, "getMedia: %d %s", r.StatusCode(), r.Body)
 		media = *r.JSON200
-		if media.Status == Rejected {
+		if media.Status == MediaStatusRejected {
 			t.Fatalf("media rejected: %s", deref(media.Reason))
 		}
-		return media.Status == Ready, string(media.Status)
+		return media.Status == MediaStatusReady, string(media.Status)
 	})
-	require.NotNil(t, media.Variants)
-	require.Len(t, *media.Variants, 2, "variants: %+v", *media.Variants)
-	for _, v := range *media.Variants {
+	require.Len(t, media.Variants, 2, "variants: %+v", media.Variants)
+	for _, v := range media.Variants {
 		assert.Positive(t, v.SizeBytes, "variant %s", v.Name)
 	}
 
 	// 3. A product draft with the image, saved with If-Match.
-	mediaIDs := []string{mediaID.String()}
+	mediaIDs := []openapi_types.UUID{mediaID}
 	description := "A mug."
 	draft := ProductDraft{Title: "Mug", Description: &description, PriceMinor: 1299, Currency: "USD", MediaIds: &mediaIDs}
 	createRes, err := c.CreateProductWithResponse(ctx, draft)
@@ -116,8 +116,7 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 	product := createRes.JSON201
 	firstETag := *createRes.Headers201.ETag
 	assert.Equal(t, `"1"`, firstETag)
-	require.NotNil(t, product.MediaIds)
-	assert.Equal(t, mediaIDs, *product.MediaIds)
+	assert.Equal(t, mediaIDs, product.MediaIds)
 
 	draft.Title, draft.PriceMinor = "Blue mug", 1499
 	updRes, err := c.UpdateProductWithResponse(ctx, product.Id, &UpdateProductParams{IfMatch: firstETag}, draft)
@@ -233,16 +232,15 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 	listRes, err := c.ListOperationsWithResponse(ctx, &ListOperationsParams{Status: &status, Limit: &limit})
 	require.NoError(t, err)
 	require.NotNil(t, listRes.JSON200, "listOperations: %d %s", listRes.StatusCode(), listRes.Body)
-	require.NotNil(t, listRes.JSON200.Items)
 	listed := map[uuid.UUID]int{}
-	for _, op := range *listRes.JSON200.Items {
+	for _, op := range listRes.JSON200.Items {
 		assert.Equal(t, OperationStatusSucceeded, op.Status, "operation %s (%s) in a status=succeeded list", op.Id, op.Kind)
 		listed[op.Id]++
 	}
 	for _, id := range started {
 		assert.Equal(t, 1, listed[id], "operation %s listed once as succeeded", id)
 	}
-	assert.Len(t, *listRes.JSON200.Items, len(started), "no other operation: %s", listRes.Body)
+	assert.Len(t, listRes.JSON200.Items, len(started), "no other operation: %s", listRes.Body)
 	assert.Nil(t, listRes.JSON200.NextBefore, "one page")
 }
 
