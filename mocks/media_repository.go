@@ -6,6 +6,7 @@ package mocks
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/oncehq/once/domain"
@@ -167,6 +168,81 @@ func (_c *MediaRepository_Get_Call) Return(media domain.Media, err error) *Media
 }
 
 func (_c *MediaRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.Media, error)) *MediaRepository_Get_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
+// Transition provides a mock function for the type MediaRepository
+func (_mock *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from domain.MediaStatus, to domain.MediaStatus, at time.Time) error {
+	ret := _mock.Called(ctx, id, from, to, at)
+
+	if len(ret) == 0 {
+		panic("no return value specified for Transition")
+	}
+
+	var r0 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, domain.MediaStatus, domain.MediaStatus, time.Time) error); ok {
+		r0 = returnFunc(ctx, id, from, to, at)
+	} else {
+		r0 = ret.Error(0)
+	}
+	return r0
+}
+
+// MediaRepository_Transition_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'Transition'
+type MediaRepository_Transition_Call struct {
+	*mock.Call
+}
+
+// Transition is a helper method to define mock.On call
+//   - ctx context.Context
+//   - id uuid.UUID
+//   - from domain.MediaStatus
+//   - to domain.MediaStatus
+//   - at time.Time
+func (_e *MediaRepository_Expecter) Transition(ctx any, id any, from any, to any, at any) *MediaRepository_Transition_Call {
+	return &MediaRepository_Transition_Call{Call: _e.mock.On("Transition", ctx, id, from, to, at)}
+}
+
+func (_c *MediaRepository_Transition_Call) Run(run func(ctx context.Context, id uuid.UUID, from domain.MediaStatus, to domain.MediaStatus, at time.Time)) *MediaRepository_Transition_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 uuid.UUID
+		if args[1] != nil {
+			arg1 = args[1].(uuid.UUID)
+		}
+		var arg2 domain.MediaStatus
+		if args[2] != nil {
+			arg2 = args[2].(domain.MediaStatus)
+		}
+		var arg3 domain.MediaStatus
+		if args[3] != nil {
+			arg3 = args[3].(domain.MediaStatus)
+		}
+		var arg4 time.Time
+		if args[4] != nil {
+			arg4 = args[4].(time.Time)
+		}
+		run(
+			arg0,
+			arg1,
+			arg2,
+			arg3,
+			arg4,
+		)
+	})
+	return _c
+}
+
+func (_c *MediaRepository_Transition_Call) Return(err error) *MediaRepository_Transition_Call {
+	_c.Call.Return(err)
+	return _c
+}
+
+func (_c *MediaRepository_Transition_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID, from domain.MediaStatus, to domain.MediaStatus, at time.Time) error) *MediaRepository_Transition_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -29,8 +30,18 @@ type MediaRepository interface {
 	Create(ctx context.Context, m domain.Media) error
 	// Get returns the media with its variants; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (domain.Media, error)
-	// Update replaces status, variants, reason and updated_at.
+	// Update replaces status, variants, reason and updated_at,
+	// unconditionally; domain.CodeNotFound if absent. A change of status
+	// that must happen once (one of several concurrent requests) is a
+	// Transition instead.
 	Update(ctx context.Context, m domain.Media) error
+	// Transition sets status to and updated_at at of media id only if the
+	// stored status is from: a compare-and-set, so of two concurrent
+	// transactions moving the same media out of from exactly one succeeds
+	// (the other waits for it where the database locks the row, then sees
+	// the new status). domain.CodeInvalidState if the media has another
+	// status (nothing changes), domain.CodeNotFound if absent.
+	Transition(ctx context.Context, id uuid.UUID, from, to domain.MediaStatus, at time.Time) error
 }
 
 // MaterialTransferRepository stores transfers and their items.
@@ -40,7 +51,8 @@ type MaterialTransferRepository interface {
 	// Get returns the transfer with its items ordered by index;
 	// domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (domain.MaterialTransfer, error)
-	// UpdateStatus replaces status, reason and updated_at.
+	// UpdateStatus replaces status, reason and updated_at;
+	// domain.CodeNotFound if absent.
 	UpdateStatus(ctx context.Context, t domain.MaterialTransfer) error
 	// MarkItemDone records that item index of transfer id is stored under
 	// objectKey; domain.CodeNotFound if there is no such item. Marking a done
@@ -53,10 +65,15 @@ type PublicationRepository interface {
 	// Create writes p. A product has at most one publication per store that
 	// is not failed: otherwise domain.CodeAlreadyPublished with ResourceID =
 	// the existing publication's id. Enforced by the database.
+	// domain.CodeConflict if the id exists, or if the product or the store
+	// is missing or in another workspace.
 	Create(ctx context.Context, p domain.Publication) error
 	// Get returns the publication; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (domain.Publication, error)
-	// Update replaces status, external listing id, reason and updated_at.
+	// Update replaces status, external listing id, reason and updated_at;
+	// domain.CodeNotFound if absent. Moving a failed publication out of
+	// failed while the product has another publication to the store that
+	// is not failed is domain.CodeAlreadyPublished (nothing changes).
 	Update(ctx context.Context, p domain.Publication) error
 }
 
@@ -65,14 +82,19 @@ type SyncRepository interface {
 	// Create writes s. A store has at most one pending or running sync:
 	// otherwise domain.CodeSyncAlreadyActive with ResourceID = the active
 	// sync's id. Enforced by the database (a partial unique index), so
-	// concurrent requests cannot both win.
+	// concurrent requests cannot both win. domain.CodeConflict if the id
+	// exists, or if the store is missing or in another workspace.
 	Create(ctx context.Context, s domain.CatalogSync) error
 	// Get returns the sync; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (domain.CatalogSync, error)
-	// Update replaces status, items synced, reason and updated_at.
+	// Update replaces status, items synced, reason and updated_at;
+	// domain.CodeNotFound if absent. Moving a finished sync back to pending
+	// or running while the store has another active sync is
+	// domain.CodeSyncAlreadyActive (nothing changes).
 	Update(ctx context.Context, s domain.CatalogSync) error
 	// UpsertItems stores listings keyed by (store, external id), replacing
 	// what an earlier sync stored; re-running a sync changes nothing more.
+	// domain.CodeConflict if a store is missing or in another workspace.
 	UpsertItems(ctx context.Context, items []domain.CatalogItem) error
 	// CountItems counts the store's catalogue.
 	CountItems(ctx context.Context, storeID uuid.UUID) (int, error)
@@ -80,15 +102,18 @@ type SyncRepository interface {
 
 // AITaskRepository stores AI tasks and what they cost.
 type AITaskRepository interface {
-	// Create writes t; domain.CodeConflict if the id exists.
+	// Create writes t; domain.CodeConflict if the id exists, or if the
+	// product is missing or in another workspace.
 	Create(ctx context.Context, t domain.AITask) error
 	// Get returns the task; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (domain.AITask, error)
-	// Update replaces status, result, reason and updated_at.
+	// Update replaces status, result, reason and updated_at;
+	// domain.CodeNotFound if absent.
 	Update(ctx context.Context, t domain.AITask) error
 	// Bill writes the billing record of r.TaskID once: true if written,
 	// false if the task was already billed (nothing changes). Enforced by
-	// the database (unique per task).
+	// the database (unique per task). domain.CodeConflict if the task is
+	// missing or in another workspace.
 	Bill(ctx context.Context, r domain.BillingRecord) (bool, error)
 	// BillingRecords returns the records of one task (at most one).
 	BillingRecords(ctx context.Context, taskID uuid.UUID) ([]domain.BillingRecord, error)

@@ -128,4 +128,82 @@ func testMedia(t *testing.T, h Harness) {
 		require.NoError(t, err)
 		require.Equal(t, domain.MediaAwaitingUpload, got.Status)
 	})
+
+	t.Run("transition moves status and updated_at only from the given status", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		m := newMedia(ws)
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Create(ctx, m) })
+		at := m.UpdatedAt.Add(time.Minute)
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Media().Transition(ctx, m.ID, domain.MediaAwaitingUpload, domain.MediaProcessing, at)
+		})
+		want := normMedia(m)
+		want.Status, want.UpdatedAt = domain.MediaProcessing, dbTime(at)
+		got, err := getMedia(t, h, ws, m.ID)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+
+		// From a status the media is not in: refused, nothing changes.
+		err = transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Media().Transition(ctx, m.ID, domain.MediaAwaitingUpload, domain.MediaProcessing, at.Add(time.Minute))
+		})
+		requireCode(t, err, domain.CodeInvalidState)
+		got, err = getMedia(t, h, ws, m.ID)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+
+		// A status the media comes back to can be left again: nothing of
+		// the first transition outlives its transaction.
+		back := m
+		back.Status = domain.MediaAwaitingUpload
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Update(ctx, back) })
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Media().Transition(ctx, m.ID, domain.MediaAwaitingUpload, domain.MediaRejected, at)
+		})
+		got, err = getMedia(t, h, ws, m.ID)
+		require.NoError(t, err)
+		require.Equal(t, domain.MediaRejected, got.Status)
+	})
+
+	t.Run("transition of missing media or of another workspace's is not found", func(t *testing.T) {
+		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
+		err := transact(t, h, wsA, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Media().Transition(ctx, uuid.New(), domain.MediaAwaitingUpload, domain.MediaProcessing, writeTime())
+		})
+		requireCode(t, err, domain.CodeNotFound)
+
+		m := newMedia(wsA)
+		inTx(t, h, wsA, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Create(ctx, m) })
+		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Media().Transition(ctx, m.ID, domain.MediaAwaitingUpload, domain.MediaProcessing, writeTime())
+		})
+		requireCode(t, err, domain.CodeNotFound)
+		got, err := getMedia(t, h, wsA, m.ID)
+		require.NoError(t, err)
+		require.Equal(t, domain.MediaAwaitingUpload, got.Status)
+	})
+
+	// Two requests completing one upload: both transactions are open, both
+	// read awaiting_upload, both transition. In PostgreSQL the second UPDATE
+	// waits for the first transaction, then finds the new status.
+	t.Run("of two concurrent transitions from one status exactly one wins", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		m := newMedia(ws)
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Create(ctx, m) })
+		var attempts [2]func(ctx context.Context, tx ports.Tx) error
+		for i := range attempts {
+			attempts[i] = func(ctx context.Context, tx ports.Tx) error {
+				// The plain read a use case does first: it locks nothing.
+				if _, err := tx.Media().Get(ctx, m.ID); err != nil {
+					return err
+				}
+				return tx.Media().Transition(ctx, m.ID, domain.MediaAwaitingUpload, domain.MediaProcessing, writeTime())
+			}
+		}
+		_, loserErr := oneWins(t, raceTwo(t, h, ws, attempts))
+		requireCode(t, loserErr, domain.CodeInvalidState)
+		got, err := getMedia(t, h, ws, m.ID)
+		require.NoError(t, err)
+		require.Equal(t, domain.MediaProcessing, got.Status)
+	})
 }

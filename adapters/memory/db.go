@@ -51,6 +51,10 @@ type DB struct {
 	// or deleted: the row locks of PostgreSQL. Other transactions skip
 	// them (FOR UPDATE SKIP LOCKED) until the holder ends.
 	eventLocks map[uuid.UUID]*tx
+	// rowLocks are the rows open transactions changed by a compare-and-set
+	// (a media Transition): PostgreSQL's row lock, held until the holder
+	// ends and not kept after commit as a unique key is.
+	rowLocks map[uniqueKey]*tx
 
 	// seq orders rows written at the same instant (outbox "oldest first")
 	// and versions idempotency records.
@@ -81,6 +85,7 @@ func NewDB() *DB {
 		reserved:      map[uniqueKey]*tx{},
 		claims:        map[domain.IdempotencyScope]*tx{},
 		eventLocks:    map[uuid.UUID]*tx{},
+		rowLocks:      map[uniqueKey]*tx{},
 	}
 }
 
@@ -164,4 +169,21 @@ func (db *DB) keyHolderLocked(k uniqueKey) *tx {
 // not released by t, or reserved by any open transaction (t included).
 func (db *DB) keyTakenForLocked(t *tx, k uniqueKey) bool {
 	return (db.taken[k] && !t.released[k]) || db.reserved[k] != nil
+}
+
+// lockRowLocked takes the row lock k for t until t ends. It reports false if
+// another open transaction holds it: where PostgreSQL would make t wait for
+// that transaction and then re-check its condition on the new row version,
+// memory refuses at once (so t also loses if the holder rolls back). Taking a
+// lock t holds already succeeds. Call with mu held.
+func (db *DB) lockRowLocked(t *tx, k uniqueKey) bool {
+	switch db.rowLocks[k] {
+	case t:
+		return true
+	case nil:
+		db.rowLocks[k] = t
+		t.rowLocks = append(t.rowLocks, k)
+		return true
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -62,6 +63,34 @@ func (r mediaRepo) Update(_ context.Context, m domain.Media) error {
 	return nil
 }
 
+// Transition is a compare-and-set on the status. It takes the media's row
+// lock, so of two open transactions moving the same media only the first
+// gets past it; the second sees CodeInvalidState, as it would in PostgreSQL
+// after waiting for the first to commit and finding the new status.
+func (r mediaRepo) Transition(_ context.Context, id uuid.UUID, from, to domain.MediaStatus, at time.Time) error {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.db.mu.Unlock()
+	cur, ok := r.visibleLocked(id)
+	if !ok {
+		return mediaNotFound(id)
+	}
+	if cur.Status != from {
+		return mediaNotIn(id, from, cur.Status)
+	}
+	if !t.db.lockRowLocked(t, mediaRowLock(id)) {
+		return domain.Errorf(domain.CodeInvalidState, "media %s is being changed by a concurrent request", id)
+	}
+	cur.Status = to
+	cur.UpdatedAt = at
+	t.media[id] = copyMedia(cur)
+	return nil
+}
+
+func mediaRowLock(id uuid.UUID) uniqueKey { return uniqueKey{"media_row", id.String()} }
+
 func (r mediaRepo) visibleLocked(id uuid.UUID) (domain.Media, bool) {
 	m, ok := r.t.media[id]
 	if !ok {
@@ -71,6 +100,10 @@ func (r mediaRepo) visibleLocked(id uuid.UUID) (domain.Media, bool) {
 		return domain.Media{}, false
 	}
 	return m, true
+}
+
+func mediaNotIn(id uuid.UUID, want, got domain.MediaStatus) error {
+	return domain.Errorf(domain.CodeInvalidState, "media %s is %s, not %s", id, got, want)
 }
 
 func mediaNotFound(id uuid.UUID) error {

@@ -30,6 +30,8 @@ type tx struct {
 	// events it holds in db.eventLocks.
 	eventDeletes map[uuid.UUID]bool
 	lockedEvents []uuid.UUID
+	// rowLocks are the row locks t holds in db.rowLocks.
+	rowLocks []uniqueKey
 	// claims are the idempotency records this tx claimed (and maybe
 	// completed); deletes the committed records DeleteExpired removed, by
 	// the version it saw.
@@ -178,6 +180,7 @@ func (t *tx) commit() {
 		db.billing[id] = b
 	}
 	t.releaseEventLocksLocked()
+	t.releaseRowLocksLocked()
 	for _, k := range t.reserved {
 		delete(db.reserved, k)
 		db.taken[k] = true
@@ -206,6 +209,7 @@ func (t *tx) rollback() {
 		}
 	}
 	t.releaseEventLocksLocked()
+	t.releaseRowLocksLocked()
 	t.done = true
 }
 
@@ -218,4 +222,15 @@ func (t *tx) releaseEventLocksLocked() {
 		}
 	}
 	t.lockedEvents = nil
+}
+
+// releaseRowLocksLocked frees the row locks t took (lockRowLocked). Call
+// with mu held.
+func (t *tx) releaseRowLocksLocked() {
+	for _, k := range t.rowLocks {
+		if t.db.rowLocks[k] == t {
+			delete(t.db.rowLocks, k)
+		}
+	}
+	t.rowLocks = nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -101,6 +102,21 @@ func (r *MediaRepository) Update(ctx context.Context, m domain.Media) error {
 	res, err := r.db.ExecContext(ctx, updateMedia,
 		string(m.Status), string(variants), strPtr(m.Reason), timePtr(m.UpdatedAt), r.workspace, m.ID)
 	return affectedOne(res, err, "media")
+}
+
+func (r *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from, to domain.MediaStatus, at time.Time) error {
+	res, err := r.db.ExecContext(ctx, transitionMedia, string(to), timePtr(at), r.workspace, id, string(from))
+	if err != nil {
+		return mapError(err, "media")
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return mapError(err, "media")
+	}
+	var current string
+	if err := r.db.NewRaw(selectMediaStatus, r.workspace, id).Scan(ctx, &current); err != nil {
+		return mapError(err, "media")
+	}
+	return domain.Errorf(domain.CodeInvalidState, "media %s is %s, not %s", id, current, from)
 }
 
 // MaterialTransferRepository implements ports.MaterialTransferRepository.

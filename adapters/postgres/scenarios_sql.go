@@ -1,9 +1,9 @@
 package postgres
 
 // The statements of the scenario repositories whose correctness depends on
-// the exact SQL: optimistic concurrency, the partial unique rules and
-// billing once. Tables and indexes: sql/003_scenarios.sql. Placeholders are
-// bun's '?'.
+// the exact SQL: optimistic concurrency, compare-and-set on a status, the
+// partial unique rules and billing once. Tables and indexes:
+// sql/003_scenarios.sql. Placeholders are bun's '?'.
 //
 // Why ON CONFLICT DO NOTHING and not "INSERT, catch 23505": in PostgreSQL a
 // failed statement aborts the whole transaction, so after a unique
@@ -30,6 +30,20 @@ UPDATE products
 RETURNING id, workspace_id, title, description, price_minor, currency, media_ids, revision, created_at, updated_at`
 
 const selectProductRevision = `SELECT revision FROM products WHERE workspace_id = ? AND id = ?`
+
+// transitionMedia moves a media to a new status only from the status the
+// caller saw, in one statement: a plain read (Get) takes no lock, so two
+// requests could both see the old status. Under READ COMMITTED a concurrent
+// transition of the same row makes this one wait for it and then re-check
+// "status = ?" on the new row version, so of two transitions out of one
+// status exactly one matches. No row: absent or in another status, which
+// selectMediaStatus tells apart.
+const transitionMedia = `
+UPDATE media
+   SET status = ?, updated_at = coalesce(?::timestamptz, now())
+ WHERE workspace_id = ? AND id = ? AND status = ?`
+
+const selectMediaStatus = `SELECT status FROM media WHERE workspace_id = ? AND id = ?`
 
 // insertPublication writes a publication unless the product already has
 // one for the store that is not failed (publications_active_key).

@@ -15,13 +15,15 @@ import (
 // event (ids only, never the object key) asks the worker for it. It runs
 // inside the caller's transaction so the idempotency record commits with
 // it; a replayed request gets the saved answer, and a new request for media
-// already completed is refused.
+// already completed is refused. Of concurrent new requests for one media
+// exactly one succeeds: the media moves by compare-and-set
+// (ports.MediaRepository.Transition), so the others write nothing.
 //
 // Errors: domain.CodeNotFound if there is no such media,
 // domain.CodeInvalidState if it is not awaiting its upload (completed
-// already, ready or rejected) or if no content was uploaded,
-// domain.CodeUnavailable (or the store's other errors) when the object store
-// cannot be asked; the repositories' errors.
+// already, by this or a concurrent request, ready or rejected) or if no
+// content was uploaded, domain.CodeUnavailable (or the store's other
+// errors) when the object store cannot be asked; the repositories' errors.
 func (s *Service) Complete(ctx context.Context, tx ports.Tx, p domain.Principal, id uuid.UUID) (domain.Media, domain.Operation, error) {
 	m, err := tx.Media().Get(ctx, id)
 	if err != nil {
@@ -58,7 +60,10 @@ func (s *Service) Complete(ctx context.Context, tx ports.Tx, p domain.Principal,
 	}
 	event.Traceparent = domain.TraceparentFrom(ctx)
 
-	if err := tx.Media().Update(ctx, m); err != nil {
+	// Get took no lock: a concurrent Complete (another idempotency key) may
+	// have read awaiting_upload too. The compare-and-set lets one of them
+	// through; the other gets CodeInvalidState before writing anything.
+	if err := tx.Media().Transition(ctx, m.ID, domain.MediaAwaitingUpload, domain.MediaProcessing, now); err != nil {
 		return domain.Media{}, domain.Operation{}, err
 	}
 	if err := tx.Operations().Create(ctx, op); err != nil {

@@ -3,7 +3,9 @@ package media_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/ports"
 )
 
 const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -91,6 +94,60 @@ func TestCompleteTwice(t *testing.T) {
 	_, _, _, err = h.complete(t, context.Background(), m.ID)
 	assert.Equal(t, domain.CodeInvalidState, domain.ErrorCode(err), "%v", err)
 	assert.Len(t, h.events(t), 1, "one operation, one event")
+}
+
+// Two new requests (different idempotency keys) complete one upload at the
+// same moment: both transactions are open and both read awaiting_upload
+// before either commits. Exactly one wins; the other is refused and writes
+// no operation and no event.
+func TestCompleteConcurrently(t *testing.T) {
+	h := newHarness(t)
+	m := h.uploaded(t, "image/png", pngBytes(t, 8, 8))
+
+	var (
+		read, attempted sync.WaitGroup
+		done            sync.WaitGroup
+		errs            [2]error
+	)
+	read.Add(2)
+	attempted.Add(2)
+	for i := range errs {
+		done.Go(func() {
+			errs[i] = h.uow.Transact(context.Background(), h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+				seen, err := tx.Media().Get(ctx, m.ID)
+				read.Done()
+				read.Wait() // both have seen the media before either goes on
+				if err == nil && seen.Status != domain.MediaAwaitingUpload {
+					err = fmt.Errorf("transaction %d saw %s", i, seen.Status)
+				}
+				if err == nil {
+					_, _, err = h.svc.Complete(ctx, tx, h.p, m.ID)
+				}
+				attempted.Done()
+				attempted.Wait() // neither commits before both completed
+				return err
+			})
+		})
+	}
+	done.Wait()
+
+	require.True(t, (errs[0] == nil) != (errs[1] == nil), "exactly one wins: %v, %v", errs[0], errs[1])
+	for _, err := range errs {
+		if err != nil {
+			assert.Equal(t, domain.CodeInvalidState, domain.ErrorCode(err), "%v", err)
+		}
+	}
+	assert.Len(t, h.events(t), 1, "one event")
+	var ops []domain.Operation
+	require.NoError(t, h.uow.Transact(context.Background(), h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		ops, err = tx.Operations().List(ctx, ports.OperationFilter{Kind: domain.OperationMediaProcess, Limit: 10})
+		return err
+	}))
+	assert.Len(t, ops, 1, "one operation")
+	got, err := h.svc.Get(context.Background(), h.p, m.ID)
+	require.NoError(t, err)
+	assert.Equal(t, domain.MediaProcessing, got.Status)
 }
 
 func TestCompleteBeforeUpload(t *testing.T) {
