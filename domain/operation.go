@@ -32,6 +32,28 @@ type Operation struct {
 	UpdatedAt time.Time
 }
 
+// Start marks the operation running: a worker has taken it up.
+func (op *Operation) Start(now time.Time) {
+	op.Status, op.UpdatedAt = OperationRunning, now
+}
+
+// Succeed ends the operation succeeded.
+func (op *Operation) Succeed(now time.Time) {
+	op.Status, op.Error, op.UpdatedAt = OperationSucceeded, "", now
+}
+
+// Fail ends the operation failed with reason, which the caller has made
+// client-safe (see SanitizeText): it is shown to users as it is.
+func (op *Operation) Fail(reason string, now time.Time) {
+	op.Status, op.Error, op.UpdatedAt = OperationFailed, reason, now
+}
+
+// Finished reports whether the operation ended, succeeded or failed, so
+// nothing more is to be done for it.
+func (op *Operation) Finished() bool {
+	return op.Status == OperationSucceeded || op.Status == OperationFailed
+}
+
 // Operation kinds.
 const (
 	OperationStoreVerify = "store.verify"

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
 
@@ -109,11 +109,11 @@ func (h *TaskHandler) Handle(ctx context.Context, msg ports.Message) error {
 		Instructions: task.Instructions,
 	})
 	if err != nil {
-		if retryable(ctx, err) {
+		if platformerr.Retryable(ctx, err) {
 			log.Warn("provider unavailable, task will be retried", "error", domain.SanitizeError(err))
 			return err
 		}
-		reason := providerReason(err)
+		reason := platformerr.Reason(reasonProviderError, err)
 		log.Info("provider refused the task", "reason", reason)
 		return h.fail(ctx, ws, job, reason)
 	}
@@ -234,7 +234,7 @@ func (h *TaskHandler) start(ctx context.Context, ws uuid.UUID, job domain.AITask
 			}
 		}
 		if op.Status != domain.OperationRunning {
-			op.Status, op.UpdatedAt = domain.OperationRunning, now
+			op.Start(now)
 			return tx.Operations().Update(ctx, op)
 		}
 		return nil
@@ -298,7 +298,7 @@ func (h *TaskHandler) record(ctx context.Context, ws uuid.UUID, job domain.AITas
 		if err := tx.AITasks().Update(ctx, task); err != nil {
 			return err
 		}
-		op.Status, op.Error, op.UpdatedAt = domain.OperationSucceeded, "", now
+		op.Succeed(now)
 		log.Info("task succeeded", "units", out.result.Units)
 		return tx.Operations().Update(ctx, op)
 	})
@@ -354,7 +354,7 @@ func (h *TaskHandler) failIn(ctx context.Context, tx ports.Tx, op domain.Operati
 	if err := tx.AITasks().Update(ctx, task); err != nil {
 		return err
 	}
-	op.Status, op.Error, op.UpdatedAt = domain.OperationFailed, reason, now
+	op.Fail(reason, now)
 	return tx.Operations().Update(ctx, op)
 }
 
@@ -369,23 +369,4 @@ func operation(ctx context.Context, tx ports.Tx, job domain.AITaskRun) (domain.O
 		return op, domain.Errorf(domain.CodeValidation, "operation %s does not track AI task %s", op.ID, job.TaskID)
 	}
 	return op, nil
-}
-
-// retryable tells transport failures (and our own cancellation) from the
-// provider's permanent refusals.
-func retryable(ctx context.Context, err error) bool {
-	return ctx.Err() != nil ||
-		domain.IsCode(err, domain.CodeUnavailable) ||
-		errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, context.Canceled)
-}
-
-// providerReason is the user-facing reason for a permanent provider error:
-// the client-safe message of a domain error, never its cause.
-func providerReason(err error) string {
-	var de *domain.Error
-	if errors.As(err, &de) && de.Message != "" {
-		return domain.SanitizeText(reasonProviderError + ": " + de.Message)
-	}
-	return reasonProviderError
 }

@@ -60,24 +60,19 @@ func (s *Service) Start(ctx context.Context, tx ports.Tx, p domain.Principal, cm
 		CreatedAt:    now,
 		UpdatedAt:    now,
 	}
-	op := domain.Operation{
-		ID:           s.ids.NewID(),
-		WorkspaceID:  p.WorkspaceID,
-		Kind:         domain.OperationAITask,
-		Status:       domain.OperationPending,
-		ResourceType: ResourceType,
-		ResourceID:   task.ID,
-		CreatedBy:    p.UserID,
-		CreatedAt:    now,
-		UpdatedAt:    now,
-	}
-	task.OperationID = op.ID
-	event, err := domain.NewOutboxEvent(s.ids.NewID(), p.WorkspaceID, domain.EventAITask, ResourceType, task.ID,
-		domain.AITaskRun{TaskID: task.ID, OperationID: op.ID}, now)
+	op, event, err := domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
+		OperationKind: domain.OperationAITask,
+		ResourceType:  ResourceType,
+		ResourceID:    task.ID,
+		EventType:     domain.EventAITask,
+		Payload: func(opID uuid.UUID) any {
+			return domain.AITaskRun{TaskID: task.ID, OperationID: opID}
+		},
+	})
 	if err != nil {
 		return domain.AITask{}, domain.Operation{}, err
 	}
-	event.Traceparent = domain.TraceparentFrom(ctx)
+	task.OperationID = op.ID
 
 	if err := tx.AITasks().Create(ctx, task); err != nil {
 		return domain.AITask{}, domain.Operation{}, err

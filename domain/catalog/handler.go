@@ -150,7 +150,7 @@ func (h *SyncHandler) start(ctx context.Context, ws uuid.UUID, job domain.Catalo
 		}
 		now := h.clock.Now()
 		cs.Status, cs.UpdatedAt = domain.TaskRunning, now
-		op.Status, op.UpdatedAt = domain.OperationRunning, now
+		op.Start(now)
 		if err := tx.Syncs().Update(ctx, cs); err != nil {
 			return err
 		}
@@ -184,7 +184,7 @@ func (h *SyncHandler) finish(ctx context.Context, ws uuid.UUID, job domain.Catal
 		}
 		now := h.clock.Now()
 		cs.Status, cs.ItemsSynced, cs.Reason, cs.UpdatedAt = domain.TaskSucceeded, len(items), "", now
-		op.Status, op.Error, op.UpdatedAt = domain.OperationSucceeded, "", now
+		op.Succeed(now)
 		if err := tx.Syncs().Update(ctx, cs); err != nil {
 			return err
 		}
@@ -216,7 +216,7 @@ func (h *SyncHandler) task(ctx context.Context, tx ports.Tx, job domain.CatalogS
 func (h *SyncHandler) fail(ctx context.Context, tx ports.Tx, op domain.Operation, cs domain.CatalogSync, reason string) error {
 	now := h.clock.Now()
 	cs.Status, cs.Reason, cs.UpdatedAt = domain.TaskFailed, reason, now
-	op.Status, op.Error, op.UpdatedAt = domain.OperationFailed, reason, now
+	op.Fail(reason, now)
 	if err := tx.Syncs().Update(ctx, cs); err != nil {
 		return err
 	}
@@ -226,7 +226,7 @@ func (h *SyncHandler) fail(ctx context.Context, tx ports.Tx, op domain.Operation
 // finished reports whether the task ended; sync and operation are updated
 // together, so either one ending is enough.
 func finished(op domain.Operation, cs domain.CatalogSync) bool {
-	return cs.Status.Finished() || op.Status == domain.OperationSucceeded || op.Status == domain.OperationFailed
+	return cs.Status.Finished() || op.Finished()
 }
 
 // items turns the platform's listings into catalogue rows. A listing the

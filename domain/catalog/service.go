@@ -45,28 +45,23 @@ func (s *Service) StartSync(ctx context.Context, tx ports.Tx, p domain.Principal
 		ID:          s.ids.NewID(),
 		WorkspaceID: p.WorkspaceID,
 		StoreID:     storeID,
-		OperationID: s.ids.NewID(),
 		Status:      domain.TaskPending,
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	}
-	op := domain.Operation{
-		ID:           cs.OperationID,
-		WorkspaceID:  p.WorkspaceID,
-		Kind:         domain.OperationCatalogSync,
-		Status:       domain.OperationPending,
-		ResourceType: "catalog_sync",
-		ResourceID:   cs.ID,
-		CreatedBy:    p.UserID,
-		CreatedAt:    now,
-		UpdatedAt:    now,
-	}
-	event, err := domain.NewOutboxEvent(s.ids.NewID(), p.WorkspaceID, domain.EventCatalogSync, "catalog_sync", cs.ID,
-		domain.CatalogSyncRun{SyncID: cs.ID, OperationID: op.ID}, now)
+	op, event, err := domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
+		OperationKind: domain.OperationCatalogSync,
+		ResourceType:  "catalog_sync",
+		ResourceID:    cs.ID,
+		EventType:     domain.EventCatalogSync,
+		Payload: func(opID uuid.UUID) any {
+			return domain.CatalogSyncRun{SyncID: cs.ID, OperationID: opID}
+		},
+	})
 	if err != nil {
 		return domain.CatalogSync{}, domain.Operation{}, err
 	}
-	event.Traceparent = domain.TraceparentFrom(ctx)
+	cs.OperationID = op.ID
 
 	// The sync first: a second active sync fails before anything else is
 	// written (the caller rolls back either way).

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
 
@@ -100,11 +100,12 @@ func (h *TransferHandler) copyItem(ctx context.Context, ws uuid.UUID, job domain
 	log = log.With("item", item.Index)
 	data, contentType, err := h.source.Fetch(ctx, item.SourceURL)
 	if err != nil {
-		if retryable(ctx, err) {
+		if platformerr.Retryable(ctx, err) {
 			log.Warn("source unavailable, transfer will resume", "error", domain.SanitizeError(err))
 			return true, err
 		}
-		reason := itemReason(item.Index, err)
+		// Sanitized, so a source that quotes the URL loses its query.
+		reason := platformerr.Reason(fmt.Sprintf(reasonItemFailed, item.Index), err)
 		log.Info("item cannot be fetched, transfer failed", "reason", reason)
 		return true, h.fail(ctx, ws, job, reason)
 	}
@@ -191,7 +192,7 @@ func (h *TransferHandler) start(ctx context.Context, ws uuid.UUID, job domain.Ma
 			}
 		}
 		if op.Status != domain.OperationRunning {
-			op.Status, op.UpdatedAt = domain.OperationRunning, now
+			op.Start(now)
 			return tx.Operations().Update(ctx, op)
 		}
 		return nil
@@ -227,7 +228,7 @@ func (h *TransferHandler) finish(ctx context.Context, ws uuid.UUID, job domain.M
 		if err := tx.MaterialTransfers().UpdateStatus(ctx, t); err != nil {
 			return err
 		}
-		op.Status, op.Error, op.UpdatedAt = domain.OperationSucceeded, "", now
+		op.Succeed(now)
 		log.Info("transfer succeeded", "items", len(t.Items))
 		return tx.Operations().Update(ctx, op)
 	})
@@ -253,7 +254,7 @@ func (h *TransferHandler) fail(ctx context.Context, ws uuid.UUID, job domain.Mat
 		if err := tx.MaterialTransfers().UpdateStatus(ctx, t); err != nil {
 			return err
 		}
-		op.Status, op.Error, op.UpdatedAt = domain.OperationFailed, reason, now
+		op.Fail(reason, now)
 		return tx.Operations().Update(ctx, op)
 	})
 }
@@ -269,25 +270,4 @@ func operation(ctx context.Context, tx ports.Tx, job domain.MaterialTransferRun)
 		return op, domain.Errorf(domain.CodeValidation, "operation %s does not track transfer %s", op.ID, job.TransferID)
 	}
 	return op, nil
-}
-
-// retryable tells transient failures (and our own cancellation, which says
-// nothing about the item) from the source's permanent refusals.
-func retryable(ctx context.Context, err error) bool {
-	return ctx.Err() != nil ||
-		domain.IsCode(err, domain.CodeUnavailable) ||
-		errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, context.Canceled)
-}
-
-// itemReason is the user-facing reason for a permanent fetch error: the
-// item's index and the client-safe message of a domain error, never its
-// cause, sanitized (a source that quotes the URL loses its query).
-func itemReason(index int, err error) string {
-	reason := fmt.Sprintf(reasonItemFailed, index)
-	var de *domain.Error
-	if errors.As(err, &de) && de.Message != "" {
-		reason += ": " + de.Message
-	}
-	return domain.SanitizeText(reason)
 }

@@ -52,24 +52,19 @@ func (s *Service) Start(ctx context.Context, tx ports.Tx, p domain.Principal, so
 	for i, u := range sourceURLs {
 		transfer.Items[i] = domain.MaterialItem{Index: i, SourceURL: u}
 	}
-	op := domain.Operation{
-		ID:           s.ids.NewID(),
-		WorkspaceID:  p.WorkspaceID,
-		Kind:         domain.OperationMaterialTransfer,
-		Status:       domain.OperationPending,
-		ResourceType: ResourceType,
-		ResourceID:   transfer.ID,
-		CreatedBy:    p.UserID,
-		CreatedAt:    now,
-		UpdatedAt:    now,
-	}
-	transfer.OperationID = op.ID
-	event, err := domain.NewOutboxEvent(s.ids.NewID(), p.WorkspaceID, domain.EventMaterialTransfer, ResourceType, transfer.ID,
-		domain.MaterialTransferRun{TransferID: transfer.ID, OperationID: op.ID}, now)
+	op, event, err := domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
+		OperationKind: domain.OperationMaterialTransfer,
+		ResourceType:  ResourceType,
+		ResourceID:    transfer.ID,
+		EventType:     domain.EventMaterialTransfer,
+		Payload: func(opID uuid.UUID) any {
+			return domain.MaterialTransferRun{TransferID: transfer.ID, OperationID: opID}
+		},
+	})
 	if err != nil {
 		return domain.MaterialTransfer{}, domain.Operation{}, err
 	}
-	event.Traceparent = domain.TraceparentFrom(ctx)
+	transfer.OperationID = op.ID
 
 	if err := tx.MaterialTransfers().Create(ctx, transfer); err != nil {
 		return domain.MaterialTransfer{}, domain.Operation{}, err

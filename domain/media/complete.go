@@ -42,23 +42,18 @@ func (s *Service) Complete(ctx context.Context, tx ports.Tx, p domain.Principal,
 	now := s.clock.Now()
 	m.Status = domain.MediaProcessing
 	m.UpdatedAt = now
-	op := domain.Operation{
-		ID:           s.ids.NewID(),
-		WorkspaceID:  p.WorkspaceID,
-		Kind:         domain.OperationMediaProcess,
-		Status:       domain.OperationPending,
-		ResourceType: "media",
-		ResourceID:   m.ID,
-		CreatedBy:    p.UserID,
-		CreatedAt:    now,
-		UpdatedAt:    now,
-	}
-	event, err := domain.NewOutboxEvent(s.ids.NewID(), p.WorkspaceID, domain.EventMediaProcess, "media", m.ID,
-		domain.MediaProcess{MediaID: m.ID, OperationID: op.ID}, now)
+	op, event, err := domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
+		OperationKind: domain.OperationMediaProcess,
+		ResourceType:  "media",
+		ResourceID:    m.ID,
+		EventType:     domain.EventMediaProcess,
+		Payload: func(opID uuid.UUID) any {
+			return domain.MediaProcess{MediaID: m.ID, OperationID: opID}
+		},
+	})
 	if err != nil {
 		return domain.Media{}, domain.Operation{}, err
 	}
-	event.Traceparent = domain.TraceparentFrom(ctx)
 
 	// Get took no lock: a concurrent Complete (another idempotency key) may
 	// have read awaiting_upload too. The compare-and-set lets one of them

@@ -144,7 +144,7 @@ func (h *ProcessHandler) start(ctx context.Context, ws uuid.UUID, job domain.Med
 		if op.Status == domain.OperationRunning {
 			return nil // a redelivery after a failed attempt
 		}
-		op.Status, op.UpdatedAt = domain.OperationRunning, h.clock.Now()
+		op.Start(h.clock.Now())
 		return tx.Operations().Update(ctx, op)
 	})
 	if err != nil {
@@ -165,7 +165,7 @@ func (h *ProcessHandler) succeed(ctx context.Context, ws uuid.UUID, job domain.M
 		if err := tx.Media().Update(ctx, m); err != nil {
 			return err
 		}
-		op.Status, op.Error, op.UpdatedAt = domain.OperationSucceeded, "", now
+		op.Succeed(now)
 		log.Info("media ready", "variants", len(variants))
 		return tx.Operations().Update(ctx, op)
 	})
@@ -207,7 +207,7 @@ func (h *ProcessHandler) load(ctx context.Context, tx ports.Tx, job domain.Media
 	if op.Kind != domain.OperationMediaProcess || op.ResourceID != job.MediaID {
 		return op, m, false, domain.Errorf(domain.CodeValidation, "operation %s is not the processing of media %s", op.ID, job.MediaID)
 	}
-	if op.Status == domain.OperationSucceeded || op.Status == domain.OperationFailed {
+	if op.Finished() {
 		log.Info("operation already finished: duplicate delivery", "status", op.Status)
 		return op, m, true, nil
 	}
@@ -224,7 +224,7 @@ func (h *ProcessHandler) load(ctx context.Context, tx ports.Tx, job domain.Media
 		return op, m, false, nil
 	case domain.MediaReady:
 		log.Info("media already ready: processed by another operation")
-		op.Status, op.Error, op.UpdatedAt = domain.OperationSucceeded, "", h.clock.Now()
+		op.Succeed(h.clock.Now())
 		return op, m, true, tx.Operations().Update(ctx, op)
 	case domain.MediaRejected:
 		log.Info("media already rejected by another operation")
@@ -259,6 +259,6 @@ func (h *ProcessHandler) writeVariant(ctx context.Context, m domain.Media, img i
 }
 
 func (h *ProcessHandler) fail(ctx context.Context, tx ports.Tx, op domain.Operation, reason string) error {
-	op.Status, op.Error, op.UpdatedAt = domain.OperationFailed, domain.SanitizeText(reason), h.clock.Now()
+	op.Fail(domain.SanitizeText(reason), h.clock.Now())
 	return tx.Operations().Update(ctx, op)
 }

@@ -1,6 +1,7 @@
-// Package platformerr sorts the errors a platform call returns for the
-// workers that make such calls: whether the message should be delivered
-// again, and what a permanent failure tells the user.
+// Package platformerr sorts the errors an outside call returns (a shop
+// platform, the AI provider, a material source) for the workers that make
+// such calls: whether the message should be delivered again, and what a
+// permanent failure tells the user.
 package platformerr
 
 import (
@@ -13,7 +14,7 @@ import (
 // Retryable reports whether err says nothing about the request itself: a
 // transport failure or timeout (CodeUnavailable), or our own context ending.
 // The worker returns such an error so the message is delivered again; any
-// other error is the platform's permanent answer.
+// other error is the callee's permanent answer.
 func Retryable(ctx context.Context, err error) bool {
 	return ctx.Err() != nil ||
 		domain.IsCode(err, domain.CodeUnavailable) ||

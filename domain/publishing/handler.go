@@ -187,7 +187,7 @@ func (h *PublishHandler) start(ctx context.Context, ws uuid.UUID, job domain.Lis
 		}
 		now := h.clock.Now()
 		pub.Status, pub.UpdatedAt = domain.TaskRunning, now
-		op.Status, op.UpdatedAt = domain.OperationRunning, now
+		op.Start(now)
 		if err := tx.Publications().Update(ctx, pub); err != nil {
 			return err
 		}
@@ -216,7 +216,7 @@ func (h *PublishHandler) finish(ctx context.Context, ws uuid.UUID, job domain.Li
 		}
 		now := h.clock.Now()
 		pub.Status, pub.ExternalListingID, pub.Reason, pub.UpdatedAt = domain.TaskSucceeded, listingID, "", now
-		op.Status, op.Error, op.UpdatedAt = domain.OperationSucceeded, "", now
+		op.Succeed(now)
 		if err := tx.Publications().Update(ctx, pub); err != nil {
 			return err
 		}
@@ -248,7 +248,7 @@ func (h *PublishHandler) task(ctx context.Context, tx ports.Tx, job domain.Listi
 func (h *PublishHandler) fail(ctx context.Context, tx ports.Tx, op domain.Operation, pub domain.Publication, reason string) error {
 	now := h.clock.Now()
 	pub.Status, pub.Reason, pub.UpdatedAt = domain.TaskFailed, reason, now
-	op.Status, op.Error, op.UpdatedAt = domain.OperationFailed, reason, now
+	op.Fail(reason, now)
 	if err := tx.Publications().Update(ctx, pub); err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (h *PublishHandler) fail(ctx context.Context, tx ports.Tx, op domain.Operat
 // finished reports whether the task ended; publication and operation are
 // updated together, so either one ending is enough.
 func finished(op domain.Operation, pub domain.Publication) bool {
-	return pub.Status.Finished() || op.Status == domain.OperationSucceeded || op.Status == domain.OperationFailed
+	return pub.Status.Finished() || op.Finished()
 }
 
 // listedBefore recognises the platform refusing our token because an

@@ -52,29 +52,24 @@ func (s *Service) Publish(ctx context.Context, tx ports.Tx, p domain.Principal, 
 		WorkspaceID:     p.WorkspaceID,
 		ProductID:       product.ID,
 		StoreID:         storeID,
-		OperationID:     s.ids.NewID(),
 		ProductRevision: product.Revision,
 		Status:          domain.TaskPending,
 		CreatedAt:       now,
 		UpdatedAt:       now,
 	}
-	op := domain.Operation{
-		ID:           pub.OperationID,
-		WorkspaceID:  p.WorkspaceID,
-		Kind:         domain.OperationListingPublish,
-		Status:       domain.OperationPending,
-		ResourceType: "publication",
-		ResourceID:   pub.ID,
-		CreatedBy:    p.UserID,
-		CreatedAt:    now,
-		UpdatedAt:    now,
-	}
-	event, err := domain.NewOutboxEvent(s.ids.NewID(), p.WorkspaceID, domain.EventListingPublish, "publication", pub.ID,
-		domain.ListingPublish{PublicationID: pub.ID, ProductRevision: pub.ProductRevision, OperationID: op.ID}, now)
+	op, event, err := domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
+		OperationKind: domain.OperationListingPublish,
+		ResourceType:  "publication",
+		ResourceID:    pub.ID,
+		EventType:     domain.EventListingPublish,
+		Payload: func(opID uuid.UUID) any {
+			return domain.ListingPublish{PublicationID: pub.ID, ProductRevision: pub.ProductRevision, OperationID: opID}
+		},
+	})
 	if err != nil {
 		return domain.Publication{}, domain.Operation{}, err
 	}
-	event.Traceparent = domain.TraceparentFrom(ctx)
+	pub.OperationID = op.ID
 
 	// The publication first: a duplicate fails before anything else is
 	// written (the caller rolls back either way).

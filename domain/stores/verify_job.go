@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )
@@ -13,24 +15,15 @@ import (
 // starts it. The event names the store, the version and the operation:
 // nothing of the credentials, which the worker reads sealed from the row.
 func (s *Service) verifyJob(ctx context.Context, p domain.Principal, store domain.Store, now time.Time) (domain.Operation, domain.OutboxEvent, error) {
-	op := domain.Operation{
-		ID:           s.ids.NewID(),
-		WorkspaceID:  p.WorkspaceID,
-		Kind:         domain.OperationStoreVerify,
-		Status:       domain.OperationPending,
-		ResourceType: "store",
-		ResourceID:   store.ID,
-		CreatedBy:    p.UserID,
-		CreatedAt:    now,
-		UpdatedAt:    now,
-	}
-	event, err := domain.NewOutboxEvent(s.ids.NewID(), p.WorkspaceID, domain.EventStoreCredentialsVerify, "store", store.ID,
-		domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: store.CredentialVersion, OperationID: op.ID}, now)
-	if err != nil {
-		return domain.Operation{}, domain.OutboxEvent{}, err
-	}
-	event.Traceparent = domain.TraceparentFrom(ctx)
-	return op, event, nil
+	return domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
+		OperationKind: domain.OperationStoreVerify,
+		ResourceType:  "store",
+		ResourceID:    store.ID,
+		EventType:     domain.EventStoreCredentialsVerify,
+		Payload: func(opID uuid.UUID) any {
+			return domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: store.CredentialVersion, OperationID: opID}
+		},
+	})
 }
 
 // writeVerifyJob writes the operation and appends the event in tx.

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
@@ -96,12 +96,12 @@ func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
 		Credentials:    creds,
 	})
 	if err != nil {
-		if retryable(ctx, err) {
+		if platformerr.Retryable(ctx, err) {
 			log.Warn("platform unavailable, verification will be retried", "error", domain.SanitizeError(err))
 			return err
 		}
 		log.Error("platform refused the verification", "error", domain.SanitizeError(err))
-		result = ports.VerifyCredentialsResult{Valid: false, Reason: platformErrorReason(err)}
+		result = ports.VerifyCredentialsResult{Valid: false, Reason: platformerr.Reason(reasonPlatformError, err)}
 	}
 	return h.finish(ctx, msg.WorkspaceID, job, result, log)
 }
@@ -134,7 +134,7 @@ func (h *Handler) start(ctx context.Context, ws uuid.UUID, job domain.StoreCrede
 		if err != nil {
 			return err
 		}
-		if finished(op) {
+		if op.Finished() {
 			log.Info("operation already finished: duplicate delivery", "status", op.Status)
 			return nil
 		}
@@ -155,8 +155,7 @@ func (h *Handler) start(ctx context.Context, ws uuid.UUID, job domain.StoreCrede
 		if op.Status == domain.OperationRunning {
 			return nil // a redelivery after a failed attempt
 		}
-		op.Status = domain.OperationRunning
-		op.UpdatedAt = h.clock.Now()
+		op.Start(h.clock.Now())
 		return tx.Operations().Update(ctx, op)
 	})
 	if err != nil {
@@ -172,7 +171,7 @@ func (h *Handler) finish(ctx context.Context, ws uuid.UUID, job domain.StoreCred
 		if err != nil {
 			return err
 		}
-		if finished(op) {
+		if op.Finished() {
 			log.Info("operation finished by a concurrent delivery", "status", op.Status)
 			return nil
 		}
@@ -198,7 +197,7 @@ func (h *Handler) finish(ctx context.Context, ws uuid.UUID, job domain.StoreCred
 			return err
 		}
 		if result.Valid {
-			op.Status, op.Error, op.UpdatedAt = domain.OperationSucceeded, "", now
+			op.Succeed(now)
 			log.Info("store verified")
 			return tx.Operations().Update(ctx, op)
 		}
@@ -225,29 +224,6 @@ func (h *Handler) operation(ctx context.Context, tx ports.Tx, job domain.StoreCr
 }
 
 func (h *Handler) fail(ctx context.Context, tx ports.Tx, op domain.Operation, reason string) error {
-	op.Status, op.Error, op.UpdatedAt = domain.OperationFailed, reason, h.clock.Now()
+	op.Fail(reason, h.clock.Now())
 	return tx.Operations().Update(ctx, op)
-}
-
-func finished(op domain.Operation) bool {
-	return op.Status == domain.OperationSucceeded || op.Status == domain.OperationFailed
-}
-
-// retryable tells transport failures (and our own cancellation, which says
-// nothing about the credentials) from the platform's permanent refusals.
-func retryable(ctx context.Context, err error) bool {
-	return ctx.Err() != nil ||
-		domain.IsCode(err, domain.CodeUnavailable) ||
-		errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, context.Canceled)
-}
-
-// platformErrorReason is the user-facing reason for a permanent platform
-// error: the client-safe message of a domain error, never its cause.
-func platformErrorReason(err error) string {
-	var de *domain.Error
-	if errors.As(err, &de) && de.Message != "" {
-		return domain.SanitizeText(reasonPlatformError + ": " + de.Message)
-	}
-	return reasonPlatformError
 }

@@ -1,0 +1,57 @@
+package domain
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// IDSource makes new ids. It is ports.IDGenerator seen from domain, which
+// imports nothing of ours.
+type IDSource interface {
+	NewID() uuid.UUID
+}
+
+// JobSpec says what background work a use case starts: the kind of the
+// operation that tracks it, the resource it works on (which is also the
+// event's aggregate) and the event that asks a worker for it.
+type JobSpec struct {
+	OperationKind string
+	ResourceType  string
+	ResourceID    uuid.UUID
+	EventType     string
+	// Payload builds the event's payload from the id of the new operation,
+	// which every payload names so the worker can move it forward. It must
+	// pass CheckPayloadSafe: ids, versions and snapshots, never secrets.
+	Payload func(operationID uuid.UUID) any
+}
+
+// NewJob builds the pending operation that tracks spec's work and the
+// outbox event that starts it, carrying the traceparent of ctx to the
+// worker. It takes two ids from ids: the operation's, then the event's.
+// Writing them is the caller's, in its own order and transaction (some use
+// cases write their task row first so a duplicate fails before anything
+// else is written).
+//
+// Errors: what NewOutboxEvent returns for the payload.
+func NewJob(ctx context.Context, ids IDSource, p Principal, now time.Time, spec JobSpec) (Operation, OutboxEvent, error) {
+	op := Operation{
+		ID:           ids.NewID(),
+		WorkspaceID:  p.WorkspaceID,
+		Kind:         spec.OperationKind,
+		Status:       OperationPending,
+		ResourceType: spec.ResourceType,
+		ResourceID:   spec.ResourceID,
+		CreatedBy:    p.UserID,
+		CreatedAt:    now,
+		UpdatedAt:    now,
+	}
+	event, err := NewOutboxEvent(ids.NewID(), p.WorkspaceID, spec.EventType, spec.ResourceType, spec.ResourceID,
+		spec.Payload(op.ID), now)
+	if err != nil {
+		return Operation{}, OutboxEvent{}, err
+	}
+	event.Traceparent = TraceparentFrom(ctx)
+	return op, event, nil
+}
