@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
@@ -205,7 +206,7 @@ func decode(msg ports.Message) (domain.AITaskRun, error) {
 func (h *TaskHandler) start(ctx context.Context, ws uuid.UUID, job domain.AITaskRun, log *slog.Logger) (task domain.AITask, product domain.Product, proceed bool, err error) {
 	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
 		proceed = false
-		op, err := operation(ctx, tx, job)
+		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationAITask, job.TaskID)
 		if err != nil {
 			return err
 		}
@@ -248,7 +249,7 @@ func (h *TaskHandler) start(ctx context.Context, ws uuid.UUID, job domain.AITask
 // record is step 4.
 func (h *TaskHandler) record(ctx context.Context, ws uuid.UUID, job domain.AITaskRun, out generated, log *slog.Logger) error {
 	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		op, err := operation(ctx, tx, job)
+		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationAITask, job.TaskID)
 		if err != nil {
 			return err
 		}
@@ -333,7 +334,7 @@ func (h *TaskHandler) registerImage(ctx context.Context, tx ports.Tx, task domai
 // delivery finished them first.
 func (h *TaskHandler) fail(ctx context.Context, ws uuid.UUID, job domain.AITaskRun, reason string) error {
 	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		op, err := operation(ctx, tx, job)
+		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationAITask, job.TaskID)
 		if err != nil {
 			return err
 		}
@@ -356,17 +357,4 @@ func (h *TaskHandler) failIn(ctx context.Context, tx ports.Tx, op domain.Operati
 	}
 	op.Fail(reason, now)
 	return tx.Operations().Update(ctx, op)
-}
-
-// operation reads the job's operation and checks it tracks the job's task:
-// anything else is a message that can never succeed.
-func operation(ctx context.Context, tx ports.Tx, job domain.AITaskRun) (domain.Operation, error) {
-	op, err := tx.Operations().Get(ctx, job.OperationID)
-	if err != nil {
-		return op, err
-	}
-	if op.Kind != domain.OperationAITask || op.ResourceID != job.TaskID {
-		return op, domain.Errorf(domain.CodeValidation, "operation %s does not track AI task %s", op.ID, job.TaskID)
-	}
-	return op, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
@@ -196,12 +197,9 @@ func (h *SyncHandler) finish(ctx context.Context, ws uuid.UUID, job domain.Catal
 // task reads the job's operation and sync and checks they belong together:
 // anything else is a message that can never succeed.
 func (h *SyncHandler) task(ctx context.Context, tx ports.Tx, job domain.CatalogSyncRun) (domain.Operation, domain.CatalogSync, error) {
-	op, err := tx.Operations().Get(ctx, job.OperationID)
+	op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationCatalogSync, job.SyncID)
 	if err != nil {
 		return op, domain.CatalogSync{}, err
-	}
-	if op.Kind != domain.OperationCatalogSync || op.ResourceID != job.SyncID {
-		return op, domain.CatalogSync{}, domain.Errorf(domain.CodeValidation, "operation %s is not the run of sync %s", op.ID, job.SyncID)
 	}
 	cs, err := tx.Syncs().Get(ctx, job.SyncID)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
@@ -171,7 +172,7 @@ func decode(msg ports.Message) (domain.MaterialTransferRun, error) {
 func (h *TransferHandler) start(ctx context.Context, ws uuid.UUID, job domain.MaterialTransferRun, log *slog.Logger) (transfer domain.MaterialTransfer, proceed bool, err error) {
 	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
 		proceed = false
-		op, err := operation(ctx, tx, job)
+		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationMaterialTransfer, job.TransferID)
 		if err != nil {
 			return err
 		}
@@ -206,7 +207,7 @@ func (h *TransferHandler) start(ctx context.Context, ws uuid.UUID, job domain.Ma
 // finish is step 3: it checks again that every item is recorded done.
 func (h *TransferHandler) finish(ctx context.Context, ws uuid.UUID, job domain.MaterialTransferRun, log *slog.Logger) error {
 	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		op, err := operation(ctx, tx, job)
+		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationMaterialTransfer, job.TransferID)
 		if err != nil {
 			return err
 		}
@@ -238,7 +239,7 @@ func (h *TransferHandler) finish(ctx context.Context, ws uuid.UUID, job domain.M
 // concurrent delivery finished them first.
 func (h *TransferHandler) fail(ctx context.Context, ws uuid.UUID, job domain.MaterialTransferRun, reason string) error {
 	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		op, err := operation(ctx, tx, job)
+		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationMaterialTransfer, job.TransferID)
 		if err != nil {
 			return err
 		}
@@ -257,17 +258,4 @@ func (h *TransferHandler) fail(ctx context.Context, ws uuid.UUID, job domain.Mat
 		op.Fail(reason, now)
 		return tx.Operations().Update(ctx, op)
 	})
-}
-
-// operation reads the job's operation and checks it tracks the job's
-// transfer: anything else is a message that can never succeed.
-func operation(ctx context.Context, tx ports.Tx, job domain.MaterialTransferRun) (domain.Operation, error) {
-	op, err := tx.Operations().Get(ctx, job.OperationID)
-	if err != nil {
-		return op, err
-	}
-	if op.Kind != domain.OperationMaterialTransfer || op.ResourceID != job.TransferID {
-		return op, domain.Errorf(domain.CodeValidation, "operation %s does not track transfer %s", op.ID, job.TransferID)
-	}
-	return op, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/ports"
 )
 
@@ -200,12 +201,9 @@ func (h *ProcessHandler) reject(ctx context.Context, ws uuid.UUID, job domain.Me
 // outcome on the operation. Otherwise the media is processing and op is
 // unfinished.
 func (h *ProcessHandler) load(ctx context.Context, tx ports.Tx, job domain.MediaProcess, log *slog.Logger) (op domain.Operation, m domain.Media, done bool, err error) {
-	op, err = tx.Operations().Get(ctx, job.OperationID)
+	op, err = jobs.Operation(ctx, tx, job.OperationID, domain.OperationMediaProcess, job.MediaID)
 	if err != nil {
 		return op, m, false, err
-	}
-	if op.Kind != domain.OperationMediaProcess || op.ResourceID != job.MediaID {
-		return op, m, false, domain.Errorf(domain.CodeValidation, "operation %s is not the processing of media %s", op.ID, job.MediaID)
 	}
 	if op.Finished() {
 		log.Info("operation already finished: duplicate delivery", "status", op.Status)

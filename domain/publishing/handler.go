@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
@@ -228,12 +229,9 @@ func (h *PublishHandler) finish(ctx context.Context, ws uuid.UUID, job domain.Li
 // task reads the job's operation and publication and checks they belong
 // together: anything else is a message that can never succeed.
 func (h *PublishHandler) task(ctx context.Context, tx ports.Tx, job domain.ListingPublish) (domain.Operation, domain.Publication, error) {
-	op, err := tx.Operations().Get(ctx, job.OperationID)
+	op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationListingPublish, job.PublicationID)
 	if err != nil {
 		return op, domain.Publication{}, err
-	}
-	if op.Kind != domain.OperationListingPublish || op.ResourceID != job.PublicationID {
-		return op, domain.Publication{}, domain.Errorf(domain.CodeValidation, "operation %s is not the publish of publication %s", op.ID, job.PublicationID)
 	}
 	pub, err := tx.Publications().Get(ctx, job.PublicationID)
 	if err != nil {

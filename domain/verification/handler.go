@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
@@ -130,7 +131,7 @@ func decode(msg ports.Message) (domain.StoreCredentialsVerify, error) {
 func (h *Handler) start(ctx context.Context, ws uuid.UUID, job domain.StoreCredentialsVerify, log *slog.Logger) (store domain.Store, proceed bool, err error) {
 	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
 		proceed = false
-		op, err := h.operation(ctx, tx, job)
+		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationStoreVerify, job.StoreID)
 		if err != nil {
 			return err
 		}
@@ -167,7 +168,7 @@ func (h *Handler) start(ctx context.Context, ws uuid.UUID, job domain.StoreCrede
 // finish is step 3.
 func (h *Handler) finish(ctx context.Context, ws uuid.UUID, job domain.StoreCredentialsVerify, result ports.VerifyCredentialsResult, log *slog.Logger) error {
 	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		op, err := h.operation(ctx, tx, job)
+		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationStoreVerify, job.StoreID)
 		if err != nil {
 			return err
 		}
@@ -208,19 +209,6 @@ func (h *Handler) finish(ctx context.Context, ws uuid.UUID, job domain.StoreCred
 		log.Info("store verification failed", "reason", reason)
 		return h.fail(ctx, tx, op, reason)
 	})
-}
-
-// operation reads the job's operation and checks it is the verification of
-// the job's store: anything else is a message that can never succeed.
-func (h *Handler) operation(ctx context.Context, tx ports.Tx, job domain.StoreCredentialsVerify) (domain.Operation, error) {
-	op, err := tx.Operations().Get(ctx, job.OperationID)
-	if err != nil {
-		return op, err
-	}
-	if op.Kind != domain.OperationStoreVerify || op.ResourceID != job.StoreID {
-		return op, domain.Errorf(domain.CodeValidation, "operation %s is not the verification of store %s", op.ID, job.StoreID)
-	}
-	return op, nil
 }
 
 func (h *Handler) fail(ctx context.Context, tx ports.Tx, op domain.Operation, reason string) error {
