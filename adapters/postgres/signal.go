@@ -46,7 +46,9 @@ const (
 //     of commits costs one notification, not one per commit.
 //   - A second goroutine holds a dedicated pgx connection (outside the pool:
 //     LISTEN is per session) that LISTENs and turns every notification into
-//     a wake-up. If the connection breaks it reconnects with exponential
+//     a wake-up. It starts with the first call to Wake, so a process that
+//     only produces events (an API without a Dispatcher, a CLI command)
+//     holds no LISTEN connection. If the connection breaks it reconnects with exponential
 //     backoff, logging at warn, and wakes once after reconnecting, since
 //     notifications sent meanwhile were lost.
 //
@@ -58,16 +60,19 @@ type Signal struct {
 	log    *slog.Logger
 	wake   chan struct{}
 	notify chan struct{}
+	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	once   sync.Once
+	// listening starts the LISTEN loop once, on the first Wake.
+	listening sync.Once
 }
 
 var _ ports.DispatchSignal = (*Signal)(nil)
 
-// NewSignal starts a Signal: NOTIFYs go through db, and a connection of its
-// own to dsn LISTENs. It runs until ctx ends or Close is called. log may be
-// nil.
+// NewSignal starts a Signal: NOTIFYs go through db, and once someone waits
+// (Wake), a connection of its own to dsn LISTENs. It runs until ctx ends or
+// Close is called. log may be nil.
 func NewSignal(ctx context.Context, db *bun.DB, dsn string, log *slog.Logger) *Signal {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -79,11 +84,11 @@ func NewSignal(ctx context.Context, db *bun.DB, dsn string, log *slog.Logger) *S
 		log:    log.With("component", "outbox_signal"),
 		wake:   make(chan struct{}, 1),
 		notify: make(chan struct{}, 1),
+		ctx:    ctx,
 		cancel: cancel,
 	}
-	s.wg.Add(2)
+	s.wg.Add(1)
 	go s.notifyLoop(ctx)
-	go s.listenLoop(ctx)
 	return s
 }
 
@@ -96,14 +101,26 @@ func (s *Signal) Committed() {
 	}
 }
 
-// Wake implements ports.DispatchSignal.
-func (s *Signal) Wake() <-chan struct{} { return s.wake }
+// Wake implements ports.DispatchSignal. The first call starts listening.
+func (s *Signal) Wake() <-chan struct{} {
+	s.listening.Do(func() {
+		if s.ctx.Err() != nil {
+			return // closed
+		}
+		s.wg.Add(1)
+		go s.listenLoop(s.ctx)
+	})
+	return s.wake
+}
 
 // Close stops the goroutines and closes the LISTEN connection. It does not
 // close db. Safe to call more than once.
 func (s *Signal) Close() error {
 	s.once.Do(func() {
 		s.cancel()
+		// Claim the listener's once: a Wake racing with Close either
+		// started it already (and Wait sees it) or never will.
+		s.listening.Do(func() {})
 		s.wg.Wait()
 	})
 	return nil

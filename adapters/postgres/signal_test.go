@@ -60,3 +60,36 @@ func TestSignalWakesAcrossConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A process that only produces events (an API without a Dispatcher, a CLI
+// command) holds no LISTEN connection; the first Wake opens one.
+func TestSignalListensOnlyOnceSomeoneWaits(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	listeners := func() int {
+		var n int
+		// The app role sees its own sessions' last statements.
+		err := db.App.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE usename = current_user AND query ILIKE 'listen%'`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	s := postgres.NewSignal(ctx, db.App, db.AppDSN, nil)
+	t.Cleanup(func() { _ = s.Close() })
+	s.Committed() // producing is fine without listening
+	time.Sleep(300 * time.Millisecond)
+	if n := listeners(); n != 0 {
+		t.Fatalf("%d LISTEN sessions before anyone waited", n)
+	}
+	waitWake(t, s, 10*time.Second, "listening after the first Wake")
+	deadline := time.Now().Add(10 * time.Second)
+	for listeners() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("no LISTEN session after Wake")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
