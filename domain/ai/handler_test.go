@@ -1,7 +1,6 @@
 package ai_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -19,12 +18,13 @@ import (
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/ai"
+	"github.com/oncehq/once/internal/testkit"
 	"github.com/oncehq/once/ports"
 )
 
 type harness struct {
 	uow      ports.UnitOfWork
-	crash    *crashingUoW
+	crash    *testkit.CrashingUoW
 	svc      *ai.Service
 	provider *aisim.Sim
 	store    *memstore.Store
@@ -38,7 +38,7 @@ func newHarness(t *testing.T, opts ...aisim.Option) *harness {
 	uow := memory.NewUnitOfWork(memory.NewDB())
 	h := &harness{
 		uow:      uow,
-		crash:    &crashingUoW{inner: uow},
+		crash:    testkit.NewCrashingUoW(uow),
 		svc:      ai.NewService(uow, system.NewClock(), system.NewIDs()),
 		provider: aisim.New(opts...),
 		store:    memstore.New(),
@@ -209,7 +209,7 @@ func TestCrashBeforeRecordingIsRecoveredWithoutSecondEffects(t *testing.T) {
 		t.Run(string(kind), func(t *testing.T) {
 			h := newHarness(t)
 			task, _, msg := h.start(t, context.Background(), kind, "")
-			h.crash.crashOnCall(2) // 1 start, 2 record
+			h.crash.CrashNext(2) // 1 start, 2 record
 
 			require.Error(t, h.handler.Handle(context.Background(), msg))
 			s := h.state(t, task)
@@ -322,22 +322,4 @@ func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
 
 	assert.Zero(t, h.provider.Calls())
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent log writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -103,7 +103,7 @@ func TestCrashWhileRecordingIsHarmless(t *testing.T) {
 	h := newHarness(t)
 	store := h.store(t, true)
 	cs, op, msg := h.start(t, store.ID)
-	h.uow.failTransaction(2) // start, then the recording transaction
+	h.uow.CrashNext(2) // start, then the recording transaction
 
 	require.Error(t, h.handler.Handle(context.Background(), msg))
 	got, _ := h.state(t, cs.ID, op.ID)

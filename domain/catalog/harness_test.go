@@ -1,11 +1,8 @@
 package catalog_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -19,18 +16,19 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/stores"
+	"github.com/oncehq/once/internal/testkit"
 	"github.com/oncehq/once/ports"
 )
 
 const secret = "sk_live_never_logged"
 
 type harness struct {
-	uow     *flakyUoW
+	uow     *testkit.CrashingUoW
 	sealer  *aesgcm.Sealer
 	sim     *platformsim.Sim
 	svc     *catalog.Service
 	handler *catalog.SyncHandler
-	logs    *syncBuffer
+	logs    *testkit.LogBuffer
 	p       domain.Principal
 }
 
@@ -41,10 +39,10 @@ func newHarness(t *testing.T, opts ...platformsim.Option) *harness {
 	sealer, err := aesgcm.NewSealer(keys)
 	require.NoError(t, err)
 	h := &harness{
-		uow:    &flakyUoW{UnitOfWork: memory.NewUnitOfWork(memory.NewDB())},
+		uow:    testkit.NewCrashingUoW(memory.NewUnitOfWork(memory.NewDB())),
 		sealer: sealer,
 		sim:    platformsim.New(opts...),
-		logs:   &syncBuffer{},
+		logs:   &testkit.LogBuffer{},
 		p:      domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: domain.RoleAdmin},
 	}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -140,46 +138,4 @@ func (h *harness) count(t *testing.T, storeID uuid.UUID) int {
 		return err
 	})
 	return n
-}
-
-// flakyUoW fails chosen transactions after their function ran, so their
-// writes roll back: a crash or a lost commit at that point.
-type flakyUoW struct {
-	ports.UnitOfWork
-	calls  atomic.Int64
-	failAt atomic.Int64 // the call number to fail, 0 for none
-}
-
-// failTransaction makes the n-th transaction from now fail.
-func (u *flakyUoW) failTransaction(n int) { u.failAt.Store(u.calls.Load() + int64(n)) }
-
-func (u *flakyUoW) Transact(ctx context.Context, ws uuid.UUID, fn func(ctx context.Context, tx ports.Tx) error) error {
-	n := u.calls.Add(1)
-	return u.UnitOfWork.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		if err := fn(ctx, tx); err != nil {
-			return err
-		}
-		if u.failAt.CompareAndSwap(n, 0) {
-			return domain.Errorf(domain.CodeUnavailable, "simulated lost commit")
-		}
-		return nil
-	})
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent log writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,7 +1,6 @@
 package dispatch_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/internal/testkit"
 	"github.com/oncehq/once/ports"
 )
 
@@ -94,13 +94,13 @@ type env struct {
 	uow   ports.UnitOfWork
 	disc  ports.OutboxDiscovery
 	clock *clock
-	logs  *syncBuffer
+	logs  *testkit.LogBuffer
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	db := memory.NewDB()
-	return &env{db: db, uow: memory.NewUnitOfWork(db), disc: memory.NewOutboxDiscovery(db), clock: newClock(), logs: &syncBuffer{}}
+	return &env{db: db, uow: memory.NewUnitOfWork(db), disc: memory.NewOutboxDiscovery(db), clock: newClock(), logs: &testkit.LogBuffer{}}
 }
 
 func (e *env) logger() *slog.Logger {
@@ -152,22 +152,4 @@ func (e *env) event(t *testing.T, ws, id uuid.UUID) domain.OutboxEvent {
 		return err
 	}))
 	return ev
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent log writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

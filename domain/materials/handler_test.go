@@ -1,7 +1,6 @@
 package materials_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/materials"
+	"github.com/oncehq/once/internal/testkit"
 	"github.com/oncehq/once/ports"
 )
 
@@ -27,12 +27,12 @@ const signature = "X-Amz-Signature=c0ffee"
 
 type harness struct {
 	uow     ports.UnitOfWork
-	crash   *crashingUoW
+	crash   *testkit.CrashingUoW
 	svc     *materials.Service
 	source  *materialsim.Sim
 	store   *memstore.Store
 	handler *materials.TransferHandler
-	logs    *syncBuffer
+	logs    *testkit.LogBuffer
 	ws      uuid.UUID
 }
 
@@ -41,11 +41,11 @@ func newHarness(t *testing.T, opts ...materialsim.Option) *harness {
 	uow := memory.NewUnitOfWork(memory.NewDB())
 	h := &harness{
 		uow:    uow,
-		crash:  &crashingUoW{inner: uow},
+		crash:  testkit.NewCrashingUoW(uow),
 		svc:    materials.NewService(uow, system.NewClock(), system.NewIDs()),
 		source: materialsim.New(opts...),
 		store:  memstore.New(),
-		logs:   &syncBuffer{},
+		logs:   &testkit.LogBuffer{},
 		ws:     uuid.New(),
 	}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -174,7 +174,7 @@ func TestCrashBetweenStoringAndRecordingMakesNoSecondObject(t *testing.T) {
 	sources := urls(3)
 	tr, _, msg := h.start(t, context.Background(), sources)
 	// Transactions: 1 start, 2 item 0 done, 3 item 1 done.
-	h.crash.crashOnCall(3)
+	h.crash.CrashNext(3)
 
 	require.Error(t, h.handler.Handle(context.Background(), msg))
 	got, _ := h.state(t, tr)
@@ -194,7 +194,7 @@ func TestCrashBeforeFinishingFetchesNothingAgain(t *testing.T) {
 	h := newHarness(t)
 	sources := urls(2)
 	tr, _, msg := h.start(t, context.Background(), sources)
-	h.crash.crashOnCall(4) // 1 start, 2-3 items, 4 finish
+	h.crash.CrashNext(4) // 1 start, 2-3 items, 4 finish
 
 	require.Error(t, h.handler.Handle(context.Background(), msg))
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
@@ -298,22 +298,4 @@ func doneFlags(t domain.MaterialTransfer) []bool {
 		out[i] = it.Done
 	}
 	return out
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent log writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

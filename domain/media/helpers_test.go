@@ -8,8 +8,6 @@ import (
 	"image/jpeg"
 	"image/png"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
@@ -20,6 +18,7 @@ import (
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/internal/testkit"
 	"github.com/oncehq/once/ports"
 )
 
@@ -28,7 +27,7 @@ type harness struct {
 	store *memstore.Store
 	svc   *media.Service
 	p     domain.Principal
-	logs  *syncBuffer
+	logs  *testkit.LogBuffer
 }
 
 func newHarness(t *testing.T) *harness {
@@ -40,7 +39,7 @@ func newHarness(t *testing.T) *harness {
 		store: store,
 		svc:   media.NewService(uow, store, system.NewClock(), system.NewIDs()),
 		p:     domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: domain.RoleAdmin},
-		logs:  &syncBuffer{},
+		logs:  &testkit.LogBuffer{},
 	}
 }
 
@@ -127,26 +126,6 @@ func (h *harness) events(t *testing.T) []domain.OutboxEvent {
 	return evs
 }
 
-// crashBeforeCommit fails the nth transaction once: fn runs, then the
-// transaction rolls back as if the process died before commit.
-type crashBeforeCommit struct {
-	ports.UnitOfWork
-	nth   int32
-	calls atomic.Int32
-}
-
-func (u *crashBeforeCommit) Transact(ctx context.Context, ws uuid.UUID, fn func(ctx context.Context, tx ports.Tx) error) error {
-	if u.calls.Add(1) != u.nth {
-		return u.UnitOfWork.Transact(ctx, ws, fn)
-	}
-	return u.UnitOfWork.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		if err := fn(ctx, tx); err != nil {
-			return err
-		}
-		return domain.Errorf(domain.CodeUnavailable, "connection lost before commit")
-	})
-}
-
 // testImage is a w x h gradient with some alpha, so scaling has work to do.
 func testImage(w, h int) image.Image {
 	img := image.NewNRGBA(image.Rect(0, 0, w, h))
@@ -170,24 +149,6 @@ func jpegBytes(t *testing.T, w, h int) []byte {
 	var buf bytes.Buffer
 	require.NoError(t, jpeg.Encode(&buf, testImage(w, h), &jpeg.Options{Quality: 90}))
 	return buf.Bytes()
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent handlers' logs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // register runs Register in its own transaction, as the idempotent endpoint

@@ -15,6 +15,7 @@ import (
 	"github.com/oncehq/once/adapters/objectstore/memstore"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/internal/testkit"
 	"github.com/oncehq/once/ports"
 )
 
@@ -112,7 +113,8 @@ func TestCrashAfterWritingVariants(t *testing.T) {
 	h := newHarness(t)
 	m, op, msg := h.completed(t, "image/png", pngBytes(t, 640, 480))
 	// Transaction 1 marks the operation running; 2 records the outcome.
-	crashing := &crashBeforeCommit{UnitOfWork: h.uow, nth: 2}
+	crashing := testkit.NewCrashingUoW(h.uow)
+	crashing.CrashNext(2)
 	handler := h.handler(crashing)
 
 	err := handler.Handle(context.Background(), msg)

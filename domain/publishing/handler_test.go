@@ -91,7 +91,7 @@ func TestCrashBeforeRecordingTheListingEndsWithOneListing(t *testing.T) {
 	store := h.store(t, true)
 	product := h.product(t, "Mug")
 	pub, op, msg := h.publish(t, product.ID, store.ID)
-	h.uow.failTransaction(2) // start, then the recording transaction
+	h.uow.CrashNext(2) // start, then the recording transaction
 
 	err := h.handler.Handle(context.Background(), msg)
 	require.Error(t, err)

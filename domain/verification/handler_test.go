@@ -1,7 +1,6 @@
 package verification_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/domain/verification"
+	"github.com/oncehq/once/internal/testkit"
 	"github.com/oncehq/once/ports"
 )
 
@@ -29,7 +29,7 @@ type harness struct {
 	sealer  *aesgcm.Sealer
 	sim     *platformsim.Sim
 	handler *verification.Handler
-	logs    *syncBuffer
+	logs    *testkit.LogBuffer
 	ws      uuid.UUID
 }
 
@@ -43,7 +43,7 @@ func newHarness(t *testing.T, opts ...platformsim.Option) *harness {
 		uow:    memory.NewUnitOfWork(memory.NewDB()),
 		sealer: sealer,
 		sim:    platformsim.New(opts...),
-		logs:   &syncBuffer{},
+		logs:   &testkit.LogBuffer{},
 		ws:     uuid.New(),
 	}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -256,22 +256,4 @@ func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
 
 	assert.Empty(t, h.sim.Calls())
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent log writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

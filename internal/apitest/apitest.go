@@ -25,6 +25,7 @@ import (
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/internal/testkit"
 	"github.com/oncehq/once/ports"
 )
 
@@ -44,7 +45,7 @@ type Server struct {
 	Token     string
 	// PG is the database when the server runs on PostgreSQL, nil on memory.
 	PG     *pgtest.DB
-	Logs   *SyncBuffer
+	Logs   *testkit.LogBuffer
 	Issuer *jwtauth.Issuer
 	WS     *workspaces.Service
 	UoW    ports.UnitOfWork
@@ -103,7 +104,7 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("test configuration: %v", err)
 	}
-	logs := &SyncBuffer{}
+	logs := &testkit.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := &Server{PG: db, Logs: logs, Workspace: uuid.New(), User: uuid.New()}
 	var deps httpapi.Deps
@@ -227,22 +228,4 @@ func (s *Server) Do(t testing.TB, method, path string, body any, headers map[str
 		t.Fatal(err)
 	}
 	return Response{Status: res.StatusCode, Header: res.Header, Body: raw}
-}
-
-// SyncBuffer is a bytes.Buffer safe for concurrent writers (the logger).
-type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *SyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *SyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,0 +1,4 @@
+// Package testkit holds small test doubles shared by the domain and
+// acceptance tests: a unit of work that crashes before a chosen commit, and
+// a log buffer safe for concurrent writers.
+package testkit
