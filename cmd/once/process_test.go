@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -16,17 +18,38 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// runMainEnv makes the test binary run the once command line instead of
-// the tests: the subprocesses the tests start are the real binary's
-// main(), which they can kill -9.
-const runMainEnv = "ONCE_TEST_RUN_MAIN"
+// The subprocesses the tests start are the binary itself, built once per
+// test run without the race detector (it would slow the workers under
+// test tenfold), so that they can be killed -9 like the real thing.
+var binary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
 
 func TestMain(m *testing.M) {
-	if os.Getenv(runMainEnv) == "1" {
-		main()
-		os.Exit(0)
+	code := m.Run()
+	if binary.dir != "" {
+		_ = os.RemoveAll(binary.dir)
 	}
-	os.Exit(m.Run())
+	os.Exit(code)
+}
+
+// onceBinary builds `once` (the package under test) on first use.
+func onceBinary(t *testing.T) string {
+	t.Helper()
+	binary.once.Do(func() {
+		if binary.dir, binary.err = os.MkdirTemp("", "once-bin-"); binary.err != nil {
+			return
+		}
+		binary.path = filepath.Join(binary.dir, "once")
+		if out, err := exec.Command("go", "build", "-o", binary.path, ".").CombinedOutput(); err != nil {
+			binary.err = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	require.NoError(t, binary.err)
+	return binary.path
 }
 
 // process is `once` running as a subprocess.
@@ -39,8 +62,8 @@ type process struct {
 // startOnce runs `once args...` with env added to the test's environment.
 func startOnce(t *testing.T, env []string, args ...string) *process {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(append(os.Environ(), runMainEnv+"=1"), env...)
+	cmd := exec.Command(onceBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
@@ -104,8 +127,8 @@ func waitHealthy(t *testing.T, p *process, url string) {
 // runOnce runs `once args...` to completion and returns its output.
 func runOnce(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(append(os.Environ(), runMainEnv+"=1"), env...)
+	cmd := exec.Command(onceBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "once %v: %s", args, out)
 	return string(out)
