@@ -1,7 +1,6 @@
 package simhttp_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/simhttp"
+	"github.com/oncehq/once/internal/testkit"
 )
 
 // sim is a running simulator server on a ledger file.
@@ -22,7 +22,7 @@ type sim struct {
 	server *simhttp.Server
 	http   *httptest.Server
 	admin  *simhttp.Admin
-	logs   *syncBuffer
+	logs   *testkit.LogBuffer
 	stop   func()
 }
 
@@ -35,7 +35,7 @@ func startSim(t *testing.T, path string) *sim {
 	}
 	ledger, err := simhttp.OpenLedger(path)
 	require.NoError(t, err)
-	logs := &syncBuffer{}
+	logs := &testkit.LogBuffer{}
 	server, err := simhttp.NewServer(ledger, simhttp.ServerOptions{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	require.NoError(t, err)
 	ts := httptest.NewServer(server)
@@ -84,21 +84,4 @@ func (s *sim) waitHeld(t *testing.T, n int) []simhttp.HeldCall {
 		return len(held) == n
 	}, 10*time.Second, 5*time.Millisecond, "%d held calls", n)
 	return held
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

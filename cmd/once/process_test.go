@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/internal/testkit"
 )
 
 // The subprocesses the tests start are the binary itself, built once per
@@ -55,7 +56,7 @@ func onceBinary(t *testing.T) string {
 // process is `once` running as a subprocess.
 type process struct {
 	cmd    *exec.Cmd
-	output *lockedBuffer
+	output *testkit.LogBuffer
 	done   chan struct{}
 }
 
@@ -64,7 +65,7 @@ func startOnce(t *testing.T, env []string, args ...string) *process {
 	t.Helper()
 	cmd := exec.Command(onceBinary(t), args...)
 	cmd.Env = append(os.Environ(), env...)
-	out := &lockedBuffer{}
+	out := &testkit.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	p := &process{cmd: cmd, output: out, done: make(chan struct{})}
@@ -139,21 +140,4 @@ func atoi(t *testing.T, s string) int {
 	n, err := strconv.Atoi(s)
 	require.NoError(t, err, "%q", s)
 	return n
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
