@@ -13,6 +13,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/oncehq/once/adapters/aesgcm"
+	"github.com/oncehq/once/adapters/simhttp"
 
 	"github.com/oncehq/once/domain/idempotency"
 )
@@ -71,6 +72,13 @@ type Config struct {
 	DispatchBackoffMax   time.Duration `env:"ONCE_DISPATCH_BACKOFF_MAX" envDefault:"10m"`
 	OutboxRetention      time.Duration `env:"ONCE_OUTBOX_RETENTION" envDefault:"168h"`
 	WorkerMaxRetries     int           `env:"ONCE_WORKER_MAX_RETRIES" envDefault:"5"`
+
+	// External systems over HTTP (issue 8): the URL of `once sim` (or
+	// anything speaking its API) the workers call for the platform, the AI
+	// provider and the material source; empty means the in-process
+	// simulators. SimTimeout bounds each call.
+	SimURL     string        `env:"ONCE_SIM_URL"`
+	SimTimeout time.Duration `env:"ONCE_SIM_TIMEOUT" envDefault:"10s"`
 
 	LogLevel  string `env:"ONCE_LOG_LEVEL" envDefault:"info"`
 	LogFormat string `env:"ONCE_LOG_FORMAT" envDefault:"text"`
@@ -224,6 +232,13 @@ func (c Config) Validate() error {
 	}
 	if c.WorkerMaxRetries < 0 {
 		bad("ONCE_WORKER_MAX_RETRIES must not be negative")
+	}
+	if c.SimTimeout <= 0 {
+		bad("ONCE_SIM_TIMEOUT must be positive")
+	} else if c.SimURL != "" {
+		if _, err := simhttp.NewClient(simhttp.ClientConfig{URL: c.SimURL, Timeout: c.SimTimeout}); err != nil {
+			bad("ONCE_SIM_URL: %v", err)
+		}
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		bad("ONCE_LOG_LEVEL: %v", err)

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/fx"
 
-	"github.com/oncehq/once/adapters/platformsim"
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain"
@@ -37,13 +36,10 @@ var DispatchModule = fx.Module("dispatch",
 	}),
 )
 
-// WorkerModule consumes the queue: one handler per event type.
+// WorkerModule consumes the queue: one handler per event type. The
+// external systems the handlers call come from externalSystemsModule.
 var WorkerModule = fx.Module("worker",
 	fx.Provide(
-		// The simulated platform is the shipped adapter; a real integration
-		// replaces this provider.
-		func() *platformsim.Sim { return platformsim.New() },
-		func(s *platformsim.Sim) ports.PlatformGateway { return s },
 		verification.NewHandler,
 		media.NewProcessHandler,
 		materials.NewTransferHandler,
@@ -53,7 +49,6 @@ var WorkerModule = fx.Module("worker",
 		newHandlers,
 		newWorker,
 	),
-	externalSystems,
 	fx.Invoke(func(lc fx.Lifecycle, w *queue.Worker) {
 		lc.Append(fx.Hook{
 			OnStart: func(context.Context) error { return w.Run(context.Background()) },

@@ -3,8 +3,6 @@ package app
 import (
 	"go.uber.org/fx"
 
-	"github.com/oncehq/once/adapters/aisim"
-	"github.com/oncehq/once/adapters/materialsim"
 	"github.com/oncehq/once/adapters/objectstore/localfs"
 	"github.com/oncehq/once/adapters/objectstore/memstore"
 	"github.com/oncehq/once/domain/ai"
@@ -41,13 +39,3 @@ func newObjectStore(cfg Config) (ports.ObjectStore, error) {
 		return localfs.New(cfg.ObjectStoreDir)
 	}
 }
-
-// externalSystems are the shipped adapters of the systems the workers call:
-// simulators that behave like the real thing (request tokens, a record of
-// every effect). A real integration replaces one of these providers.
-var externalSystems = fx.Provide(
-	func() *materialsim.Sim { return materialsim.New() },
-	func(s *materialsim.Sim) ports.MaterialSource { return s },
-	func() *aisim.Sim { return aisim.New() },
-	func(s *aisim.Sim) ports.AIProvider { return s },
-)

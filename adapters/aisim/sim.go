@@ -30,6 +30,7 @@ func WithLatency(d time.Duration) Option { return func(s *Sim) { s.latency = d }
 // Sim is a simulated AI provider. It is safe for concurrent use.
 type Sim struct {
 	latency time.Duration
+	journal Journal
 
 	mu    sync.Mutex
 	calls int
@@ -129,9 +130,9 @@ func (s *Sim) Generate(ctx context.Context, req ports.AIRequest) (ports.AIResult
 	}
 	if !ok {
 		first = outcome{kind: req.Kind, result: Result(req)}
-		s.done[req.RequestToken] = first
-		s.charges[req.RequestToken]++
-		s.total++
+		if err := s.performLocked(Charge{Token: req.RequestToken, Kind: req.Kind, Result: first.result}); err != nil {
+			return ports.AIResult{}, err
+		}
 	}
 	if s.failAfterCharge > 0 {
 		s.failAfterCharge--

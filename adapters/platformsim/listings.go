@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,15 +13,15 @@ import (
 
 // Listing is a listing the Sim created. It holds no credentials.
 type Listing struct {
-	ID             string
-	Token          string
-	Platform       string
-	ExternalShopID string
-	Title          string
-	Description    string
-	PriceMinor     int64
-	Currency       string
-	CreatedAt      time.Time
+	ID             string    `json:"id"`
+	Token          string    `json:"token"`
+	Platform       string    `json:"platform"`
+	ExternalShopID string    `json:"external_shop_id"`
+	Title          string    `json:"title"`
+	Description    string    `json:"description"`
+	PriceMinor     int64     `json:"price_minor"`
+	Currency       string    `json:"currency"`
+	CreatedAt      time.Time `json:"created_at"`
 }
 
 type listingOutcome struct {
@@ -66,11 +65,22 @@ func (s *Sim) CreateListing(ctx context.Context, req ports.CreateListingRequest)
 		return fail(err)
 	}
 
-	request := strings.Join([]string{req.Platform, req.ExternalShopID, req.Title, req.Description,
-		strconv.FormatInt(req.PriceMinor, 10), req.Currency}, "\x00")
+	// l is the listing this call asks for: created if the token is new,
+	// compared with the first request of the token otherwise.
+	l := Listing{
+		ID:             fmt.Sprintf("lst_%06d", len(s.listings)+1),
+		Token:          req.RequestToken,
+		Platform:       req.Platform,
+		ExternalShopID: req.ExternalShopID,
+		Title:          req.Title,
+		Description:    req.Description,
+		PriceMinor:     req.PriceMinor,
+		Currency:       req.Currency,
+		CreatedAt:      call.At,
+	}
 	if first, ok := s.listingTokens[req.RequestToken]; ok {
 		id := s.listings[first.index].ID
-		if first.request != request {
+		if first.request != listingRequest(l) {
 			return fail(&domain.Error{
 				Code:       domain.CodeConflict,
 				Message:    "request token reused for a different listing",
@@ -79,21 +89,9 @@ func (s *Sim) CreateListing(ctx context.Context, req ports.CreateListingRequest)
 		}
 		call.Replayed, call.ListingID = true, id
 	} else {
-		l := Listing{
-			ID:             fmt.Sprintf("lst_%06d", len(s.listings)+1),
-			Token:          req.RequestToken,
-			Platform:       req.Platform,
-			ExternalShopID: req.ExternalShopID,
-			Title:          req.Title,
-			Description:    req.Description,
-			PriceMinor:     req.PriceMinor,
-			Currency:       req.Currency,
-			CreatedAt:      call.At,
+		if err := s.performLocked(Effect{Kind: CallCreateListing, Token: req.RequestToken, Listing: &l}); err != nil {
+			return fail(err)
 		}
-		s.listingTokens[req.RequestToken] = listingOutcome{request: request, index: len(s.listings)}
-		s.listings = append(s.listings, l)
-		s.effects[req.RequestToken]++
-		s.total++
 		call.Effect, call.ListingID = true, l.ID
 	}
 

@@ -88,6 +88,7 @@ func WithRule(r Rule) Option { return func(s *Sim) { s.rule = r } }
 type Sim struct {
 	latency time.Duration
 	rule    Rule
+	journal Journal
 
 	mu    sync.Mutex
 	calls []Call
@@ -179,18 +180,20 @@ func (s *Sim) VerifyCredentials(ctx context.Context, req ports.VerifyCredentials
 		return fail(domain.Errorf(domain.CodeValidation, "unknown platform %q", req.Platform))
 	}
 
-	request := req.Platform + "\x00" + req.ExternalShopID + "\x00" + call.KeyHash
 	if first, ok := s.done[req.RequestToken]; ok {
-		if first.request != request {
+		if first.request != verifyRequest(req.Platform, req.ExternalShopID, call.KeyHash) {
 			return fail(domain.Errorf(domain.CodeConflict, "request token reused for a different request"))
 		}
 		call.Replayed, call.Result = true, first.result
 	} else {
-		call.Effect = true
-		call.Result = s.rule(req.Platform, req.ExternalShopID, req.Credentials)
-		s.done[req.RequestToken] = outcome{request: request, result: call.Result}
-		s.effects[req.RequestToken]++
-		s.total++
+		result := s.rule(req.Platform, req.ExternalShopID, req.Credentials)
+		if err := s.performLocked(Effect{
+			Kind: CallVerifyCredentials, Token: req.RequestToken, Platform: req.Platform,
+			ExternalShopID: req.ExternalShopID, KeyHash: call.KeyHash, Valid: result.Valid, Reason: result.Reason,
+		}); err != nil {
+			return fail(err)
+		}
+		call.Effect, call.Result = true, result
 	}
 
 	if err := s.failAfterLocked(); err != nil {

@@ -1,0 +1,139 @@
+package simhttp
+
+import (
+	"net/http"
+
+	"github.com/oncehq/once/domain"
+)
+
+// Kind names a call the simulated systems answer; ledger entries and
+// faults are sorted by it.
+type Kind string
+
+const (
+	// KindVerify is a credential verification (a side effect per token).
+	KindVerify Kind = "platform.verify"
+	// KindListing is a listing created (a side effect per token).
+	KindListing Kind = "platform.listing"
+	// KindCatalog is a catalog read (no token; recorded as a read).
+	KindCatalog Kind = "platform.catalog"
+	// KindGenerate is an AI generation, charged once per token.
+	KindGenerate Kind = "ai.generate"
+	// KindFetch is a material file fetched (no token; recorded as a read).
+	KindFetch Kind = "material.fetch"
+)
+
+// Kinds are every Kind, in the order the systems are listed.
+var Kinds = []Kind{KindVerify, KindListing, KindCatalog, KindGenerate, KindFetch}
+
+// Routes of the simulated systems, and of their administration.
+const (
+	PathVerify   = "/platform/verifications"
+	PathListings = "/platform/listings"
+	PathCatalog  = "/platform/catalog"
+	PathGenerate = "/ai/generations"
+	PathFetch    = "/material/fetches"
+
+	PathLedger  = "/ledger"
+	PathFaults  = "/admin/faults"
+	PathHeld    = "/admin/held"
+	PathRelease = "/admin/release"
+	PathHealth  = "/healthz"
+)
+
+// Headers. The request token travels as the idempotency key real platforms
+// take; the shop's credentials travel in headers, never in a body.
+const (
+	HeaderIdempotencyKey = "Idempotency-Key"
+	HeaderAPIKey         = "X-Platform-Api-Key"
+	HeaderAPISecret      = "X-Platform-Api-Secret"
+)
+
+type verifyBody struct {
+	Platform       string `json:"platform"`
+	ExternalShopID string `json:"external_shop_id"`
+}
+
+type verifyAnswer struct {
+	Valid  bool   `json:"valid"`
+	Reason string `json:"reason,omitempty"`
+}
+
+type listingBody struct {
+	Platform       string `json:"platform"`
+	ExternalShopID string `json:"external_shop_id"`
+	Title          string `json:"title"`
+	Description    string `json:"description"`
+	PriceMinor     int64  `json:"price_minor"`
+	Currency       string `json:"currency"`
+}
+
+type listingAnswer struct {
+	ExternalListingID string `json:"external_listing_id"`
+}
+
+type catalogBody struct {
+	Platform       string `json:"platform"`
+	ExternalShopID string `json:"external_shop_id"`
+}
+
+type catalogListing struct {
+	ExternalID string `json:"external_id"`
+	Title      string `json:"title"`
+	PriceMinor int64  `json:"price_minor"`
+	Currency   string `json:"currency"`
+}
+
+type catalogAnswer struct {
+	Listings []catalogListing `json:"listings"`
+}
+
+type generateBody struct {
+	Kind         domain.AIKind `json:"kind"`
+	Title        string        `json:"title"`
+	Description  string        `json:"description"`
+	Instructions string        `json:"instructions"`
+}
+
+type generateAnswer struct {
+	Text             string `json:"text,omitempty"`
+	Category         string `json:"category,omitempty"`
+	Image            []byte `json:"image,omitempty"`
+	ImageContentType string `json:"image_content_type,omitempty"`
+	Units            int64  `json:"units"`
+}
+
+type fetchBody struct {
+	URL string `json:"url"`
+}
+
+type fetchAnswer struct {
+	ContentType string `json:"content_type"`
+	Data        []byte `json:"data"`
+}
+
+// problem is an error answer. Message is safe to show users: the
+// simulators never repeat credentials or URL queries in it.
+type problem struct {
+	Code       domain.Code `json:"code"`
+	Message    string      `json:"message"`
+	ResourceID string      `json:"resource_id,omitempty"`
+}
+
+// statusOf is the HTTP status of an error code, as a real API would answer.
+func statusOf(code domain.Code) int {
+	switch code {
+	case domain.CodeValidation:
+		return http.StatusUnprocessableEntity
+	case domain.CodeForbidden:
+		return http.StatusForbidden
+	case domain.CodeNotFound:
+		return http.StatusNotFound
+	case domain.CodeConflict:
+		return http.StatusConflict
+	case domain.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusInternalServerError
+	}
+}
