@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
@@ -62,16 +61,4 @@ func Client(t testing.TB, redisURL string) *redis.Client {
 	c := redis.NewClient(opts)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
-}
-
-// Eventually polls cond until it holds, failing t after timeout.
-func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

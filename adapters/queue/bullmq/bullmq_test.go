@@ -173,7 +173,7 @@ func TestBullMQRetentionBoundsFinishedJobs(t *testing.T) {
 	failing := message1(q, 0)
 	e.publish(t, failing)
 	w := e.worker(t, bullmqtest.Options{Queues: []string{q}, FailFirst: true})
-	bullmqtest.Eventually(t, wait, "the job failed for good", func() bool { return len(w.Failed()) == 1 })
+	require.Eventually(t, func() bool { return len(w.Failed()) == 1 }, wait, poll, "the job failed for good")
 	assert.Equal(t, []string{failing.ID.String()}, e.redis.ZRange(ctx, e.key(q, "failed"), 0, -1).Val())
 	assert.NotEmpty(t, e.redis.HGet(ctx, e.key(q, failing.ID.String()), "failedReason").Val(), "kept for the operators")
 
@@ -185,9 +185,8 @@ func TestBullMQRetentionBoundsFinishedJobs(t *testing.T) {
 	}
 	w2 := e2.worker(t, bullmqtest.Options{Queues: []string{q}})
 	w2.WaitProcessed(t, wait, ids(batch)...)
-	bullmqtest.Eventually(t, wait, "completed jobs trimmed to the count", func() bool {
-		return e2.redis.ZCard(ctx, e2.key(q, "completed")).Val() == 2
-	})
+	require.Eventually(t, func() bool { return e2.redis.ZCard(ctx, e2.key(q, "completed")).Val() == 2 },
+		wait, poll, "completed jobs trimmed to the count")
 	kept := 0
 	for _, m := range batch {
 		kept += int(e2.redis.Exists(ctx, e2.key(q, m.ID.String())).Val())

@@ -20,8 +20,12 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-// wait bounds what the tests wait for from the Node.js worker.
-const wait = 60 * time.Second
+// wait bounds what the tests wait for from the Node.js worker; poll is how
+// often they look.
+const (
+	wait = 60 * time.Second
+	poll = 20 * time.Millisecond
+)
 
 // env is one test's BullMQ world: Redis, a key prefix of its own, and a
 // publisher on it.
