@@ -126,12 +126,18 @@ func bullmqModule(cfg Config) fx.Option {
 	)
 }
 
+// bullmqCheckTimeout bounds the start-up check, well inside fx's start
+// timeout: an unreachable Redis must not fail the start.
+const bullmqCheckTimeout = 5 * time.Second
+
 // checkBullMQLayout refuses to start when a queue once publishes to was set
 // up by an unverified BullMQ version, saying so in one line. A Redis that
 // does not answer yet only delays the check to the first job (the add
 // script checks every job): an outage must not stop the service.
 func checkBullMQLayout(ctx context.Context, pub *bullmq.Publisher, bc bullmq.Config, log *slog.Logger) error {
 	queues := bc.Routes.QueuesOf(eventTypes...)
+	ctx, cancel := context.WithTimeout(ctx, bullmqCheckTimeout)
+	defer cancel()
 	err := pub.Verify(ctx, queues...)
 	var layout *bullmq.LayoutError
 	switch {

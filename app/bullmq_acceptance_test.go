@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/internal/apitest"
 	"github.com/oncehq/once/internal/bullmqtest"
 	"github.com/oncehq/once/internal/pgtest"
@@ -158,42 +156,14 @@ func TestPostgresBullMQRepublishAfterACrashIsDeduplicated(t *testing.T) {
 		RedisURL: cfg.RedisURL, Prefix: cfg.BullMQPrefix, Queues: []string{domain.EventStoreCredentialsVerify},
 	})
 
-	published := make(chan struct{})
-	dying := publisherFunc(func(ctx context.Context, msgs ...ports.Message) error {
-		if err := pub.Publish(ctx, msgs...); err != nil {
-			return err
-		}
-		close(published)
-		<-ctx.Done() // the process dies here: no mark, no release
-		return ctx.Err()
-	})
-	const lease = 2 * time.Second
-	a, err := dispatch.New(dispatch.Config{Owner: "dispatcher-a", Lease: lease},
-		dispatch.Deps{UnitOfWork: s.UoW, Discovery: disc, Publisher: dying, Clock: system.NewClock()})
-	require.NoError(t, err)
-	ctxA, killA := context.WithCancel(context.Background())
-	go func() { _, _ = a.RunOnce(ctxA) }()
-	<-published
-	killA()
+	publishAndDie(t, s, disc, pub)
 	w.WaitProcessed(t, time.Minute, eventIDs...)
 	for _, e := range s.Events(t) {
 		require.Equal(t, domain.OutboxDispatching, e.Status, "never marked")
 		require.Equal(t, "dispatcher-a", e.LockedBy)
 	}
 
-	var republished atomic.Int32
-	counting := publisherFunc(func(ctx context.Context, msgs ...ports.Message) error {
-		republished.Add(int32(len(msgs)))
-		return pub.Publish(ctx, msgs...)
-	})
-	b, err := dispatch.New(dispatch.Config{Owner: "dispatcher-b", Lease: 30 * time.Second},
-		dispatch.Deps{UnitOfWork: s.UoW, Discovery: disc, Publisher: counting, Clock: system.NewClock()})
-	require.NoError(t, err)
-	apitest.Eventually(t, lease+10*time.Second, "re-publication after the lease", func() bool {
-		_, err := b.RunOnce(context.Background())
-		require.NoError(t, err)
-		return republished.Load() == n
-	})
+	republishAfterLease(t, s, disc, pub, n)
 	for _, e := range s.Events(t) {
 		assert.Equal(t, domain.OutboxDispatched, e.Status)
 	}
@@ -302,11 +272,29 @@ func TestBullMQServeRefusesAQueueOfAnUnverifiedVersion(t *testing.T) {
 	assert.Contains(t, lines[0], "verified with bullmq "+bullmq.VerifiedWith)
 }
 
+// An outage must not stop the service: with Redis down at start-up the
+// check is deferred to the first job, and the service starts.
+func TestBullMQServeStartsWhileRedisIsDown(t *testing.T) {
+	cfg := apitest.Config("")
+	cfg.Queue, cfg.Dispatcher, cfg.LogLevel = app.QueueBullMQ, true, "info"
+	cfg.RedisURL = "redis://127.0.0.1:1/0"
+	logs := &testkit.LogBuffer{}
+	fxApp := fx.New(app.Serve(cfg, slog.New(slog.NewJSONHandler(logs, nil))))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, fxApp.Start(ctx))
+	require.NoError(t, fxApp.Stop(ctx))
+	assert.Contains(t, logs.String(), "cannot check the BullMQ queues at start-up")
+}
+
 func TestBullMQConfig(t *testing.T) {
 	ok := apitest.Config("")
 	ok.Queue = app.QueueBullMQ
 	require.NoError(t, ok.Validate(), "the defaults are valid")
 	require.NoError(t, fx.ValidateApp(app.Serve(ok, quiet)))
+	onPostgres := ok
+	onPostgres.DatabaseURL = "postgres://once_service@127.0.0.1:5432/once?sslmode=disable"
+	require.NoError(t, fx.ValidateApp(app.Serve(onPostgres, quiet)))
 
 	for name, mutate := range map[string]func(*app.Config){
 		"ONCE_BULLMQ_PREFIX":               func(c *app.Config) { c.BullMQPrefix = "" },

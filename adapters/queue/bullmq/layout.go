@@ -59,7 +59,8 @@ var keyTypes = []struct{ suffix, typ string }{
 }
 
 // Verify checks the layout of queues in one round trip: each queue's meta
-// version, and the type of each key once touches. It returns a
+// version, and the type of each key once touches; it also loads the add
+// script, so the first batch needs no second round trip. It returns a
 // *LayoutError (domain.CodeUnavailable, errors.Is ErrUnverifiedLayout) for
 // the first queue that is not in the verified layout, or a
 // domain.CodeUnavailable error when Redis does not answer.
@@ -71,6 +72,7 @@ func (p *Publisher) Verify(ctx context.Context, queues ...string) error {
 	}
 	var checks []check
 	_, err := p.client.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		addJob.Load(ctx, pipe)
 		for _, q := range queues {
 			meta := p.cfg.Prefix + ":" + q + ":meta"
 			checks = append(checks, check{queue: q, version: pipe.HGet(ctx, meta, "version")})
