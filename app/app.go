@@ -51,14 +51,19 @@ func Serve(cfg Config, log *slog.Logger) fx.Option {
 // the Dispatcher and the workers with the queue they need.
 func Background(cfg Config) fx.Option {
 	opts := []fx.Option{MaintenanceModule}
-	if cfg.Dispatcher || cfg.Worker {
+	// Node.js workers consume BullMQ: no worker of ours runs on it.
+	worker := cfg.Worker && cfg.Queue != QueueBullMQ
+	if cfg.Dispatcher || worker {
 		opts = append(opts, queueModule(cfg))
 	}
 	if cfg.Dispatcher {
 		opts = append(opts, DispatchModule)
 	}
-	if cfg.Worker {
+	switch {
+	case worker:
 		opts = append(opts, WorkerModule, externalSystemsModule(cfg))
+	case cfg.Worker:
+		opts = append(opts, noWorkerOnBullMQ)
 	}
 	return fx.Options(opts...)
 }

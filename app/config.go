@@ -53,11 +53,28 @@ type Config struct {
 	CleanupBatch    int           `env:"ONCE_CLEANUP_BATCH" envDefault:"500"`
 
 	// Queue selects the broker: memory (in-process, the embedded default),
-	// redis (Redis Streams) or amqp (RabbitMQ).
+	// redis (Redis Streams), amqp (RabbitMQ) or bullmq (BullMQ jobs in
+	// Redis, for Node.js workers).
 	Queue       string `env:"ONCE_QUEUE" envDefault:"memory"`
 	RedisURL    string `env:"ONCE_REDIS_URL" envDefault:"redis://127.0.0.1:6379/0"`
 	AMQPURL     string `env:"ONCE_AMQP_URL" envDefault:"amqp://guest:guest@127.0.0.1:5672/"`
 	QueuePrefix string `env:"ONCE_QUEUE_PREFIX" envDefault:"once."`
+
+	// BullMQ (ONCE_QUEUE=bullmq): jobs in the Redis at ONCE_REDIS_URL for
+	// Node.js BullMQ workers. Queues is the event type -> queue mapping
+	// ("type=queue,...,*=queue"; by default a queue per event type, named
+	// like it), Priorities "type=1..2097151,...". Attempts and Backoff
+	// (exponential) are the Node.js side's retries; the Keep settings bound
+	// the finished jobs kept in Redis (removeOnComplete / removeOnFail).
+	BullMQPrefix             string        `env:"ONCE_BULLMQ_PREFIX" envDefault:"bull"`
+	BullMQQueues             string        `env:"ONCE_BULLMQ_QUEUES"`
+	BullMQPriorities         string        `env:"ONCE_BULLMQ_PRIORITIES"`
+	BullMQAttempts           int           `env:"ONCE_BULLMQ_ATTEMPTS" envDefault:"6"`
+	BullMQBackoff            time.Duration `env:"ONCE_BULLMQ_BACKOFF" envDefault:"1s"`
+	BullMQKeepCompletedAge   time.Duration `env:"ONCE_BULLMQ_KEEP_COMPLETED_AGE" envDefault:"1h"`
+	BullMQKeepCompletedCount int           `env:"ONCE_BULLMQ_KEEP_COMPLETED_COUNT" envDefault:"10000"`
+	BullMQKeepFailedAge      time.Duration `env:"ONCE_BULLMQ_KEEP_FAILED_AGE" envDefault:"168h"`
+	BullMQKeepFailedCount    int           `env:"ONCE_BULLMQ_KEEP_FAILED_COUNT" envDefault:"10000"`
 
 	// Dispatcher and Worker say whether `once serve` also runs them.
 	Dispatcher bool   `env:"ONCE_DISPATCHER" envDefault:"true"`
@@ -93,6 +110,7 @@ const (
 	QueueMemory = "memory"
 	QueueRedis  = "redis"
 	QueueAMQP   = "amqp"
+	QueueBullMQ = "bullmq"
 )
 
 // Object stores.
@@ -212,8 +230,10 @@ func (c Config) Validate() error {
 	}
 	switch c.Queue {
 	case QueueMemory, QueueRedis, QueueAMQP:
+	case QueueBullMQ:
+		errs = append(errs, c.validateBullMQ()...)
 	default:
-		bad("ONCE_QUEUE=%q must be memory, redis or amqp", c.Queue)
+		bad("ONCE_QUEUE=%q must be memory, redis, amqp or bullmq", c.Queue)
 	}
 	if c.DispatchBatch < 1 || c.DispatchBatch > 10000 {
 		bad("ONCE_DISPATCH_BATCH must be between 1 and 10000")

@@ -110,23 +110,7 @@ func TestPostgresPublishedButUnmarkedEventIsRedeliveredWithoutASecondEffect(t *t
 	created := createStore(t, s, "died-before-mark")
 	eventID := s.Events(t)[0].ID
 
-	published := make(chan struct{})
-	dying := publisherFunc(func(ctx context.Context, msgs ...ports.Message) error {
-		if err := pub.Publish(ctx, msgs...); err != nil {
-			return err
-		}
-		close(published)
-		<-ctx.Done() // the process dies here: no mark, no release
-		return ctx.Err()
-	})
-	const lease = 2 * time.Second
-	a, err := dispatch.New(dispatch.Config{Owner: "dispatcher-a", Lease: lease},
-		dispatch.Deps{UnitOfWork: s.UoW, Discovery: disc, Publisher: dying, Clock: system.NewClock()})
-	require.NoError(t, err)
-	ctxA, killA := context.WithCancel(context.Background())
-	go func() { _, _ = a.RunOnce(ctxA) }()
-	<-published
-	killA()
+	publishAndDie(t, s, disc, pub)
 
 	op := s.WaitOperation(t, created.Operation.ID, 30*time.Second)
 	require.Equal(t, "succeeded", op.Status, op.Error)
@@ -134,23 +118,7 @@ func TestPostgresPublishedButUnmarkedEventIsRedeliveredWithoutASecondEffect(t *t
 	require.Equal(t, domain.OutboxDispatching, ev.Status, "never marked")
 	require.Equal(t, "dispatcher-a", ev.LockedBy)
 
-	var republished atomic.Int32
-	counting := publisherFunc(func(ctx context.Context, msgs ...ports.Message) error {
-		republished.Add(int32(len(msgs)))
-		return pub.Publish(ctx, msgs...)
-	})
-	b, err := dispatch.New(dispatch.Config{Owner: "dispatcher-b", Lease: 30 * time.Second},
-		dispatch.Deps{UnitOfWork: s.UoW, Discovery: disc, Publisher: counting, Clock: system.NewClock()})
-	require.NoError(t, err)
-	res, err := b.RunOnce(context.Background())
-	require.NoError(t, err)
-	assert.Zero(t, res.Published, "the lease of the dead dispatcher still holds")
-
-	apitest.Eventually(t, lease+10*time.Second, "re-publication after the lease", func() bool {
-		_, err := b.RunOnce(context.Background())
-		require.NoError(t, err)
-		return republished.Load() == 1
-	})
+	republishAfterLease(t, s, disc, pub, 1)
 	assert.Equal(t, domain.OutboxDispatched, s.Events(t)[0].Status)
 	apitest.Eventually(t, 30*time.Second, "the duplicate delivery", func() bool { return deliveries(&counts, eventID) == 2 })
 	assert.Equal(t, 1, s.Sim.EffectCount(), "the duplicate caused no second platform effect")

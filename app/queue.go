@@ -25,7 +25,11 @@ type Broker struct {
 }
 
 // queueModule picks the broker from configuration with a plain switch.
+// BullMQ has a module of its own: it is a publisher only.
 func queueModule(cfg Config) fx.Option {
+	if cfg.Queue == QueueBullMQ {
+		return bullmqModule(cfg)
+	}
 	return fx.Module("queue",
 		fx.Provide(
 			func(lc fx.Lifecycle, log *slog.Logger) (*Broker, error) {

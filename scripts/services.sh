@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the services the tests talk to are installed and running:
-# PostgreSQL, Redis and RabbitMQ. Installs them with apt-get where missing
-# (a fresh machine), starts them where down, and waits until each answers.
+# PostgreSQL, Redis and RabbitMQ, and Node.js for the BullMQ worker. Installs
+# them with apt-get where missing (a fresh machine), starts them where down,
+# and waits until each answers.
 # Idempotent: on a machine where all three run it only checks.
 set -euo pipefail
 
@@ -71,6 +72,14 @@ rabbitmq() {
   log "RabbitMQ ready"
 }
 
+# Node.js runs the stock BullMQ worker the BullMQ tests are judged by; the
+# tests install its pinned packages themselves (internal/bullmqtest).
+nodejs() {
+  command -v node >/dev/null && command -v npm >/dev/null || install nodejs npm
+  log "Node.js $(node --version) ready"
+}
+
 postgres
 redis
 rabbitmq
+nodejs

@@ -8,4 +8,8 @@
 // publishers and subscribers; everything that must behave the same on every
 // broker (ids, metadata, retries, the poison topic) is here, and
 // queuetest checks it against each of them.
+//
+// bullmq is the exception: it writes BullMQ jobs for Node.js workers, is a
+// ports.Publisher of its own with no watermill and no worker side, and
+// passes queuetest's publisher contract judged by a real BullMQ worker.
 package queue

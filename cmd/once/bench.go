@@ -47,7 +47,7 @@ func benchDispatchCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&cfg.Events, "events", benchdispatch.DefaultEvents, "events committed per run")
 	f.IntVar(&cfg.Workspaces, "workspaces", benchdispatch.DefaultWorkspaces, "workspaces the events are spread over")
-	f.StringVar(&publishers, "publishers", benchdispatch.DefaultPublishers, "publishers to measure (memory, redis, amqp), comma-separated")
+	f.StringVar(&publishers, "publishers", benchdispatch.DefaultPublishers, "publishers to measure (memory, redis, amqp, bullmq), comma-separated")
 	f.StringVar(&instances, "instances", benchdispatch.DefaultInstances, "dispatcher counts to measure, comma-separated")
 	f.IntVar(&cfg.Batch, "batch", benchdispatch.DefaultBatch, "dispatcher batch size")
 	f.IntVar(&cfg.Producers, "producers", benchdispatch.DefaultProducers, "concurrent producers")

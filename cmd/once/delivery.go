@@ -11,12 +11,12 @@ import (
 
 // standalone checks that a dispatcher or worker process can reach the others:
 // the embedded store and the in-process queue live and die with one process.
-func standalone(cfg app.Config, what string) error {
+func standalone(cfg app.Config, what, queues string) error {
 	if cfg.Embedded() {
 		return errors.New(what + " needs DATABASE_URL: the embedded store lives inside `once serve`")
 	}
 	if cfg.Queue == app.QueueMemory {
-		return errors.New(what + " needs ONCE_QUEUE=redis or amqp: the memory queue lives inside `once serve`")
+		return errors.New(what + " needs ONCE_QUEUE=" + queues + ": the memory queue lives inside `once serve`")
 	}
 	return nil
 }
@@ -33,7 +33,7 @@ func dispatchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := standalone(cfg, "once dispatch"); err != nil {
+			if err := standalone(cfg, "once dispatch", "redis, amqp or bullmq"); err != nil {
 				return err
 			}
 			cfg.Dispatcher, cfg.Worker = true, false
@@ -53,7 +53,10 @@ func workCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := standalone(cfg, "once work"); err != nil {
+			if cfg.Queue == app.QueueBullMQ {
+				return app.ErrNoWorkerOnBullMQ
+			}
+			if err := standalone(cfg, "once work", "redis or amqp"); err != nil {
 				return err
 			}
 			cfg.Dispatcher, cfg.Worker = false, true

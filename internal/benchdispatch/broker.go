@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -13,8 +15,11 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/amqp"
+	"github.com/oncehq/once/adapters/queue/bullmq"
 	"github.com/oncehq/once/adapters/queue/gochannel"
 	"github.com/oncehq/once/adapters/queue/redisstream"
+	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/ports"
 )
 
 // broker makes the publishers of one run, built as the app builds them
@@ -35,12 +40,29 @@ func newBroker(kind, prefix string, cfg Config, log *slog.Logger) *broker {
 // the run publishes to.
 func (b *broker) topics() []string { return []string{queue.Topic(b.prefix, EventType)} }
 
+// publisher is a Dispatcher instance's publisher and its connection.
+type publisher interface {
+	ports.Publisher
+	io.Closer
+}
+
 // newPublisher returns one Dispatcher instance's publisher, with its own
 // broker connection as a separate process would have. Close closes it.
-func (b *broker) newPublisher() (*queue.Publisher, error) {
+func (b *broker) newPublisher() (publisher, error) {
 	var pub message.Publisher
 	var err error
 	switch b.kind {
+	case PublisherBullMQ:
+		// once's default job options; the jobs go to one BullMQ queue named
+		// like the event type, under a key prefix of the run's own. No
+		// Node.js worker takes them.
+		ac := app.DefaultConfig()
+		ac.RedisURL, ac.BullMQPrefix = b.cfg.RedisURL, b.bullmqPrefix()
+		bc, err := ac.BullMQConfig()
+		if err != nil {
+			return nil, err
+		}
+		return bullmq.New(bc)
 	case PublisherMemory:
 		// No subscriber: the persistent GoChannel just keeps the messages.
 		pub, _ = gochannel.New(gochannel.Config{}, b.log)
@@ -57,19 +79,25 @@ func (b *broker) newPublisher() (*queue.Publisher, error) {
 	return queue.NewPublisher(pub, b.prefix), nil
 }
 
-// cleanup deletes the run's Redis streams, or AMQP queues and exchanges.
-// What does not exist is not an error.
+// bullmqPrefix is the run's BullMQ key prefix: its topic prefix without
+// the trailing dot.
+func (b *broker) bullmqPrefix() string { return strings.TrimSuffix(b.prefix, ".") }
+
+// cleanup deletes the run's Redis streams or BullMQ keys, or AMQP queues
+// and exchanges. What does not exist is not an error.
 func (b *broker) cleanup(ctx context.Context) error {
 	switch b.kind {
 	case PublisherRedis:
-		return b.cleanupRedis(ctx)
+		return b.cleanupRedis(ctx, b.prefix+"*")
+	case PublisherBullMQ:
+		return b.cleanupRedis(ctx, b.bullmqPrefix()+":*")
 	case PublisherAMQP:
 		return b.cleanupAMQP()
 	}
 	return nil
 }
 
-func (b *broker) cleanupRedis(ctx context.Context) error {
+func (b *broker) cleanupRedis(ctx context.Context, pattern string) error {
 	opts, err := redis.ParseURL(b.cfg.RedisURL)
 	if err != nil {
 		return errors.New("invalid redis URL")
@@ -79,18 +107,22 @@ func (b *broker) cleanupRedis(ctx context.Context) error {
 	// Every key under the prefix, not just the known topics: nothing of the
 	// run stays behind.
 	var keys []string
-	iter := client.Scan(ctx, 0, b.prefix+"*", 1000).Iterator()
+	iter := client.Scan(ctx, 0, pattern, 1000).Iterator()
 	for iter.Next(ctx) {
 		keys = append(keys, iter.Val())
 	}
 	if err := iter.Err(); err != nil {
-		return fmt.Errorf("redis: scan %s*: %w", b.prefix, err)
+		return fmt.Errorf("redis: scan %s: %w", pattern, err)
 	}
 	if len(keys) == 0 {
 		return nil
 	}
-	if err := client.Del(ctx, keys...).Err(); err != nil {
-		return fmt.Errorf("redis: delete %d stream(s) under %s: %w", len(keys), b.prefix, err)
+	for len(keys) > 0 {
+		n := min(len(keys), 1000)
+		if err := client.Del(ctx, keys[:n]...).Err(); err != nil {
+			return fmt.Errorf("redis: delete %d key(s) matching %s: %w", len(keys), pattern, err)
+		}
+		keys = keys[n:]
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ const (
 	PublisherMemory = "memory"
 	PublisherRedis  = "redis"
 	PublisherAMQP   = "amqp"
+	PublisherBullMQ = "bullmq"
 )
 
 // Config is what one `once bench dispatch` measures.
@@ -41,7 +42,7 @@ type Config struct {
 const (
 	DefaultEvents       = 20000
 	DefaultWorkspaces   = 20
-	DefaultPublishers   = "memory,redis,amqp"
+	DefaultPublishers   = "memory,redis,amqp,bullmq"
 	DefaultInstances    = "1,3"
 	DefaultBatch        = 100
 	DefaultProducers    = 4
@@ -60,8 +61,8 @@ func ParsePublishers(s string) ([]string, error) {
 		if p == "" {
 			continue
 		}
-		if !slices.Contains([]string{PublisherMemory, PublisherRedis, PublisherAMQP}, p) {
-			return nil, fmt.Errorf("unknown publisher %q (want memory, redis or amqp)", p)
+		if !slices.Contains([]string{PublisherMemory, PublisherRedis, PublisherAMQP, PublisherBullMQ}, p) {
+			return nil, fmt.Errorf("unknown publisher %q (want memory, redis, amqp or bullmq)", p)
 		}
 		out = append(out, p)
 	}

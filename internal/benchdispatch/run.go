@@ -13,7 +13,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/adapters/postgres"
-	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/internal/pgsandbox"
@@ -32,7 +31,7 @@ const progressEvery = 2 * time.Second
 type dispatcherProcess struct {
 	pool   *bun.DB
 	signal *postgres.Signal
-	pub    *queue.Publisher
+	pub    publisher
 }
 
 func (p *dispatcherProcess) close() {
