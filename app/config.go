@@ -14,6 +14,7 @@ import (
 
 	"github.com/oncehq/once/adapters/aesgcm"
 
+	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/idempotency"
 )
 
@@ -78,6 +79,12 @@ type Config struct {
 	// Demo seeds a demo workspace and member on the embedded store so that
 	// `make run` has something to call.
 	Demo bool `env:"ONCE_DEMO" envDefault:"true"`
+
+	// Hostile input: the allow-lists of the fetch policy
+	// (domain/fetchpolicy) that open private ranges and hosts to material
+	// transfers, for tests and private deployments.
+	FetchAllowCIDRs string `env:"ONCE_FETCH_ALLOW_CIDRS"`
+	FetchAllowHosts string `env:"ONCE_FETCH_ALLOW_HOSTS"`
 }
 
 // Queues.
@@ -231,7 +238,14 @@ func (c Config) Validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("ONCE_LOG_FORMAT must be text or json")
 	}
+	if _, err := c.fetchPolicy(); err != nil {
+		bad("ONCE_FETCH_ALLOW_CIDRS / ONCE_FETCH_ALLOW_HOSTS: %v", err)
+	}
 	return errors.Join(errs...)
+}
+
+func (c Config) fetchPolicy() (fetchpolicy.Policy, error) {
+	return fetchpolicy.Parse(c.FetchAllowCIDRs, c.FetchAllowHosts)
 }
 
 func parseLevel(s string) (slog.Level, error) {

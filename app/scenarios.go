@@ -5,6 +5,7 @@ import (
 
 	"github.com/oncehq/once/adapters/aisim"
 	"github.com/oncehq/once/adapters/materialsim"
+	"github.com/oncehq/once/adapters/netguard"
 	"github.com/oncehq/once/adapters/objectstore/localfs"
 	"github.com/oncehq/once/adapters/objectstore/memstore"
 	"github.com/oncehq/once/domain/ai"
@@ -21,6 +22,8 @@ import (
 var ScenariosModule = fx.Module("scenarios",
 	fx.Provide(
 		newObjectStore,
+		Config.fetchPolicy,
+		fx.Annotate(netguard.NewResolver, fx.As(new(ports.HostResolver))),
 		products.NewService,
 		media.NewService,
 		materials.NewService,
