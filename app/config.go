@@ -80,11 +80,13 @@ type Config struct {
 	// `make run` has something to call.
 	Demo bool `env:"ONCE_DEMO" envDefault:"true"`
 
-	// Hostile input: the allow-lists of the fetch policy
-	// (domain/fetchpolicy) that open private ranges and hosts to material
-	// transfers, for tests and private deployments.
-	FetchAllowCIDRs string `env:"ONCE_FETCH_ALLOW_CIDRS"`
-	FetchAllowHosts string `env:"ONCE_FETCH_ALLOW_HOSTS"`
+	// Hostile input: the header cap (larger request headers get 431), and
+	// the allow-lists of the fetch policy (domain/fetchpolicy) that open
+	// private ranges and hosts to material transfers, for tests and private
+	// deployments.
+	HTTPMaxHeaderBytes int    `env:"ONCE_HTTP_MAX_HEADER_BYTES" envDefault:"32768"`
+	FetchAllowCIDRs    string `env:"ONCE_FETCH_ALLOW_CIDRS"`
+	FetchAllowHosts    string `env:"ONCE_FETCH_ALLOW_HOSTS"`
 }
 
 // Queues.
@@ -237,6 +239,9 @@ func (c Config) Validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("ONCE_LOG_FORMAT must be text or json")
+	}
+	if c.HTTPMaxHeaderBytes < 4096 || c.HTTPMaxHeaderBytes > 1<<20 {
+		bad("ONCE_HTTP_MAX_HEADER_BYTES=%d must be between 4096 and 1048576", c.HTTPMaxHeaderBytes)
 	}
 	if _, err := c.fetchPolicy(); err != nil {
 		bad("ONCE_FETCH_ALLOW_CIDRS / ONCE_FETCH_ALLOW_HOSTS: %v", err)
