@@ -15,6 +15,7 @@ import (
 	"github.com/oncehq/once/adapters/aesgcm"
 	"github.com/oncehq/once/adapters/simhttp"
 
+	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/idempotency"
 )
 
@@ -103,6 +104,14 @@ type Config struct {
 	// Demo seeds a demo workspace and member on the embedded store so that
 	// `make run` has something to call.
 	Demo bool `env:"ONCE_DEMO" envDefault:"true"`
+
+	// Hostile input: the header cap (larger request headers get 431), and
+	// the allow-lists of the fetch policy (domain/fetchpolicy) that open
+	// private ranges and hosts to material transfers, for tests and private
+	// deployments.
+	HTTPMaxHeaderBytes int    `env:"ONCE_HTTP_MAX_HEADER_BYTES" envDefault:"32768"`
+	FetchAllowCIDRs    string `env:"ONCE_FETCH_ALLOW_CIDRS"`
+	FetchAllowHosts    string `env:"ONCE_FETCH_ALLOW_HOSTS"`
 }
 
 // Queues.
@@ -266,7 +275,17 @@ func (c Config) Validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("ONCE_LOG_FORMAT must be text or json")
 	}
+	if c.HTTPMaxHeaderBytes < 4096 || c.HTTPMaxHeaderBytes > 1<<20 {
+		bad("ONCE_HTTP_MAX_HEADER_BYTES=%d must be between 4096 and 1048576", c.HTTPMaxHeaderBytes)
+	}
+	if _, err := c.fetchPolicy(); err != nil {
+		bad("ONCE_FETCH_ALLOW_CIDRS / ONCE_FETCH_ALLOW_HOSTS: %v", err)
+	}
 	return errors.Join(errs...)
+}
+
+func (c Config) fetchPolicy() (fetchpolicy.Policy, error) {
+	return fetchpolicy.Parse(c.FetchAllowCIDRs, c.FetchAllowHosts)
 }
 
 func parseLevel(s string) (slog.Level, error) {

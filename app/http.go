@@ -29,6 +29,10 @@ func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, log *slog.Log
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
+
+		// Larger request headers get 431 from net/http itself (it allows
+		// 4096 bytes of slack above the cap).
+		MaxHeaderBytes: cfg.HTTPMaxHeaderBytes,
 	}
 	lc.Append(fx.Hook{
 		OnStart: func(ctx context.Context) error {

@@ -3,6 +3,7 @@ package app
 import (
 	"go.uber.org/fx"
 
+	"github.com/oncehq/once/adapters/netguard"
 	"github.com/oncehq/once/adapters/objectstore/localfs"
 	"github.com/oncehq/once/adapters/objectstore/memstore"
 	"github.com/oncehq/once/domain/ai"
@@ -19,6 +20,8 @@ import (
 var ScenariosModule = fx.Module("scenarios",
 	fx.Provide(
 		newObjectStore,
+		Config.fetchPolicy,
+		fx.Annotate(netguard.NewResolver, fx.As(new(ports.HostResolver))),
 		products.NewService,
 		media.NewService,
 		materials.NewService,

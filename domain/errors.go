@@ -24,6 +24,8 @@ const (
 	CodePreconditionRequired  Code = "PRECONDITION_REQUIRED"
 	CodeInvalidState          Code = "INVALID_STATE"
 	CodeBodyTooLarge          Code = "REQUEST_BODY_TOO_LARGE"
+	CodeUnsupportedMediaType  Code = "UNSUPPORTED_MEDIA_TYPE"
+	CodeRequestTimeout        Code = "REQUEST_TIMEOUT"
 	CodeIdempotencyKeyMissing Code = "IDEMPOTENCY_KEY_MISSING"
 	CodeIdempotencyKeyInvalid Code = "IDEMPOTENCY_KEY_INVALID"
 	CodeIdempotencyKeyReused  Code = "IDEMPOTENCY_KEY_REUSED"
@@ -36,10 +38,11 @@ const (
 // RetrySameKey says whether sending the same request again with the same
 // Idempotency-Key can succeed. It is false where the request itself must
 // change (bad input, a key reused for another request) and true where the
-// failure was transient and nothing was committed.
+// failure was transient and nothing was committed: a twin still running, a
+// body that did not arrive in time, a dependency that is down.
 func (c Code) RetrySameKey() bool {
 	switch c {
-	case CodeIdempotencyInProgress, CodeUnavailable, CodeInternal:
+	case CodeIdempotencyInProgress, CodeRequestTimeout, CodeUnavailable, CodeInternal:
 		return true
 	default:
 		return false
@@ -58,6 +61,9 @@ type Error struct {
 	// ResourceID names the resource a conflict is about (the active sync, the
 	// existing publication), when there is one; clients may act on it.
 	ResourceID string
+	// Field names the input a validation error is about, in the terms of the
+	// request body ("source_urls[1]"), when it is one field.
+	Field string
 }
 
 func (e *Error) Error() string {

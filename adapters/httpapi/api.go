@@ -88,6 +88,7 @@ func Register(api huma.API, deps Deps) {
 	if deps.Authenticate != nil {
 		api.UseMiddleware(authMiddleware(api, deps.Authenticate))
 	}
+	api.UseMiddleware(refuseUnstorableText(api))
 	h := &handlers{deps: deps}
 	h.registerStores(api)
 	h.registerStoreAuthorization(api)
@@ -99,6 +100,23 @@ func Register(api huma.API, deps Deps) {
 	h.registerAITasks(api)
 	h.registerOperations(api)
 	h.registerDeadLetters(api)
+	documentUnsupportedMediaType(api)
+}
+
+// documentUnsupportedMediaType lists 415 UNSUPPORTED_MEDIA_TYPE on every
+// operation that takes a JSON body, which is what huma answers when the
+// Content-Type is another one.
+func documentUnsupportedMediaType(api huma.API) {
+	for _, item := range api.OpenAPI().Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op == nil || !takesJSON(op) || op.Responses["422"] == nil {
+				continue
+			}
+			unsupported := *op.Responses["422"]
+			unsupported.Description = http.StatusText(http.StatusUnsupportedMediaType)
+			op.Responses["415"] = &unsupported
+		}
+	}
 }
 
 // Handler wraps the mux with the access log, a health check and, when

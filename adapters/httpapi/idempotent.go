@@ -31,12 +31,18 @@ type IdempotentOutput[B any] struct {
 	Body     B
 }
 
-// requireIdempotencyKey parses the Idempotency-Key before the body is read,
-// so a missing or malformed key costs nothing, and records the request facts
-// the fingerprint needs.
+// requireIdempotencyKey parses the Idempotency-Key (every value sent: one is
+// required) before the body is read, so a missing or malformed key costs
+// nothing, and records the request facts the fingerprint needs.
 func requireIdempotencyKey(api huma.API) func(huma.Context, func(huma.Context)) {
 	return func(ctx huma.Context, next func(huma.Context)) {
-		key, err := idempotency.ParseKey(ctx.Header(idempotencyKeyHeader))
+		var values []string
+		ctx.EachHeader(func(name, value string) {
+			if strings.EqualFold(name, idempotencyKeyHeader) {
+				values = append(values, value)
+			}
+		})
+		key, err := idempotency.ParseKeyHeader(values)
 		if err != nil {
 			writeDomainError(api, ctx, err)
 			return

@@ -13,7 +13,7 @@ import (
 )
 
 type StartMaterialTransferRequest struct {
-	SourceURLs []string `json:"source_urls" minItems:"1" maxItems:"50" doc:"Where the collector found the files (http or https)"`
+	SourceURLs []string `json:"source_urls" minItems:"1" maxItems:"50" doc:"Where the collector found the files: http or https URLs without user information, on public addresses only (loopback, private, link-local and other special ranges are refused, also when a host name resolves to one)"`
 }
 
 type StartMaterialTransferInput struct {
@@ -86,6 +86,11 @@ func (h *handlers) registerMaterialTransfers(api huma.API) {
 }
 
 func (h *handlers) startMaterialTransfer(ctx context.Context, in *StartMaterialTransferInput) (*IdempotentOutput[MaterialTransferAccepted], error) {
+	// Resolving the sources' hosts waits on DNS: done before the
+	// idempotency claim opens a transaction, never inside it.
+	if err := h.deps.Materials.CheckSources(ctx, in.Body.SourceURLs); err != nil {
+		return nil, toProblem(ctx, err)
+	}
 	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
 		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, MaterialTransferAccepted, error) {
 			t, op, err := h.deps.Materials.Start(ctx, tx, p, in.Body.SourceURLs)

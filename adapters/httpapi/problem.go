@@ -25,6 +25,8 @@ var statusByCode = map[domain.Code]int{
 	domain.CodePreconditionFailed:    http.StatusPreconditionFailed,
 	domain.CodePreconditionRequired:  http.StatusPreconditionRequired,
 	domain.CodeBodyTooLarge:          http.StatusRequestEntityTooLarge,
+	domain.CodeUnsupportedMediaType:  http.StatusUnsupportedMediaType,
+	domain.CodeRequestTimeout:        http.StatusRequestTimeout,
 	domain.CodeIdempotencyKeyMissing: http.StatusBadRequest,
 	domain.CodeIdempotencyKeyInvalid: http.StatusBadRequest,
 	domain.CodeIdempotencyKeyReused:  http.StatusConflict,
@@ -35,11 +37,15 @@ var statusByCode = map[domain.Code]int{
 }
 
 // codeByStatus names the errors huma raises itself (parsing, validation,
-// body size) so that every problem document carries a code.
+// body size, content type, a body that did not arrive in time) so that every
+// problem document carries a code. Any other 4xx is VALIDATION_FAILED (the
+// request must change), any other status INTERNAL; see codeForStatus.
 var codeByStatus = map[int]domain.Code{
 	http.StatusBadRequest:            domain.CodeValidation,
 	http.StatusUnprocessableEntity:   domain.CodeValidation,
 	http.StatusRequestEntityTooLarge: domain.CodeBodyTooLarge,
+	http.StatusUnsupportedMediaType:  domain.CodeUnsupportedMediaType,
+	http.StatusRequestTimeout:        domain.CodeRequestTimeout,
 	http.StatusUnauthorized:          domain.CodeUnauthenticated,
 	http.StatusForbidden:             domain.CodeForbidden,
 	http.StatusNotFound:              domain.CodeNotFound,
@@ -62,7 +68,7 @@ type Problem struct {
 	RetrySameKey bool `json:"retry_same_key" doc:"Whether retrying the same request with the same Idempotency-Key can succeed"`
 	// ResourceID names the resource a conflict is about.
 	ResourceID string              `json:"resource_id,omitempty" doc:"The resource the conflict is about: the active sync for SYNC_ALREADY_ACTIVE, the existing publication for ALREADY_PUBLISHED"`
-	Errors     []*huma.ErrorDetail `json:"errors,omitempty" doc:"Details of invalid input"`
+	Errors     []*huma.ErrorDetail `json:"errors,omitempty" doc:"Details of invalid input; location names the field (body.name, body.source_urls[1], query.kind)"`
 
 	retryAfter time.Duration
 }
@@ -105,10 +111,7 @@ func newProblem(status int, msg string, errs ...error) huma.StatusError {
 			return problemFromDomain(de)
 		}
 	}
-	code, ok := codeByStatus[status]
-	if !ok {
-		code = domain.CodeInternal
-	}
+	code := codeForStatus(status)
 	var details []*huma.ErrorDetail
 	for _, err := range errs {
 		if err == nil {
@@ -136,6 +139,17 @@ func newProblem(status int, msg string, errs ...error) huma.StatusError {
 	}
 }
 
+// codeForStatus is the code of a problem huma raised with status.
+func codeForStatus(status int) domain.Code {
+	if code, ok := codeByStatus[status]; ok {
+		return code
+	}
+	if status >= 400 && status < 500 {
+		return domain.CodeValidation
+	}
+	return domain.CodeInternal
+}
+
 func problemFromDomain(de *domain.Error) *Problem {
 	status, ok := statusByCode[de.Code]
 	if !ok {
@@ -146,6 +160,10 @@ func problemFromDomain(de *domain.Error) *Problem {
 		// The message of an internal error may describe our internals.
 		detail = "internal error"
 	}
+	var details []*huma.ErrorDetail
+	if de.Field != "" && status < 500 {
+		details = []*huma.ErrorDetail{{Location: "body." + de.Field, Message: de.Message}}
+	}
 	return &Problem{
 		Title:        http.StatusText(status),
 		Status:       status,
@@ -153,6 +171,7 @@ func problemFromDomain(de *domain.Error) *Problem {
 		Code:         string(de.Code),
 		RetrySameKey: de.Code.RetrySameKey(),
 		ResourceID:   de.ResourceID,
+		Errors:       details,
 		retryAfter:   de.RetryAfter,
 	}
 }

@@ -23,8 +23,13 @@ const uuidTextLen = 36
 // one key has one spelling. The result is the uuid value, whose String() is
 // the canonical lower-case form.
 //
+// The nil UUID (all zeros) and the max UUID (all ones) are refused: they are
+// sentinels, never generated, and a client sending one sends it for every
+// request, so every request after the first would be a replay of it.
+//
 // Errors: domain.CodeIdempotencyKeyMissing when the header is empty,
-// domain.CodeIdempotencyKeyInvalid otherwise. Messages never echo the header.
+// domain.CodeIdempotencyKeyInvalid otherwise. Messages say why, and never
+// echo the header.
 func ParseKey(header string) (uuid.UUID, error) {
 	if len(header) > maxKeyHeaderLen {
 		return uuid.Nil, invalidKey()
@@ -49,7 +54,30 @@ func ParseKey(header string) (uuid.UUID, error) {
 	if err != nil {
 		return uuid.Nil, invalidKey()
 	}
+	if key == uuid.Nil || key == uuid.Max {
+		return uuid.Nil, domain.Errorf(domain.CodeIdempotencyKeyInvalid,
+			"the Idempotency-Key must not be the nil or max UUID (all zeros or all ones); generate a random UUID once per logical operation")
+	}
 	return key, nil
+}
+
+// ParseKeyHeader reads the Idempotency-Key from every value the request
+// carries for it. The header must be sent once: two values (even equal
+// ones) are refused rather than one picked, since a proxy or client that
+// doubles the header may have merged two operations.
+//
+// Errors: as ParseKey; CodeIdempotencyKeyInvalid when there is more than
+// one value.
+func ParseKeyHeader(values []string) (uuid.UUID, error) {
+	switch len(values) {
+	case 0:
+		return ParseKey("")
+	case 1:
+		return ParseKey(values[0])
+	default:
+		return uuid.Nil, domain.Errorf(domain.CodeIdempotencyKeyInvalid,
+			"the Idempotency-Key header was sent %d times; send it once", len(values))
+	}
 }
 
 func invalidKey() error {

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
 )
@@ -23,7 +25,9 @@ func TestParseKey(t *testing.T) {
 		{"quoted upper", `"` + strings.ToUpper(canon) + `"`, canon, ""},
 		{"padded bare", " \t" + canon + " ", canon, ""},
 		{"padded quoted", `  "` + canon + `"  `, canon, ""},
-		{"nil uuid", "00000000-0000-0000-0000-000000000000", "00000000-0000-0000-0000-000000000000", ""},
+		{"nil uuid", "00000000-0000-0000-0000-000000000000", "", domain.CodeIdempotencyKeyInvalid},
+		{"quoted nil uuid", `"00000000-0000-0000-0000-000000000000"`, "", domain.CodeIdempotencyKeyInvalid},
+		{"max uuid", "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF", "", domain.CodeIdempotencyKeyInvalid},
 		{"empty", "", "", domain.CodeIdempotencyKeyMissing},
 		{"blank", "   \t ", "", domain.CodeIdempotencyKeyMissing},
 		{"not a uuid", "hello", "", domain.CodeIdempotencyKeyInvalid},
@@ -64,6 +68,36 @@ func TestParseKey(t *testing.T) {
 			if key.String() != c.want {
 				t.Fatalf("ParseKey(%q) = %s, want %s", c.header, key, c.want)
 			}
+		})
+	}
+}
+
+func TestParseKeyRefusesTheNilUUIDSayingWhy(t *testing.T) {
+	_, err := ParseKey(uuid.Nil.String())
+	require.True(t, domain.IsCode(err, domain.CodeIdempotencyKeyInvalid), "%v", err)
+	assert.Contains(t, err.Error(), "nil")
+}
+
+func TestParseKeyHeader(t *testing.T) {
+	const canon = "8f42b1a6-3c1e-4e7b-9d2a-5f0e6c7d8b9a"
+	key, err := ParseKeyHeader([]string{canon})
+	require.NoError(t, err)
+	assert.Equal(t, canon, key.String())
+
+	_, err = ParseKeyHeader(nil)
+	assert.True(t, domain.IsCode(err, domain.CodeIdempotencyKeyMissing), "%v", err)
+
+	for name, values := range map[string][]string{
+		"two different":  {canon, "0b8e6a52-0d7c-4b7e-8f6e-2a1d3c4b5a69"},
+		"twice the same": {canon, canon},
+		"one empty":      {canon, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			key, err := ParseKeyHeader(values)
+			require.True(t, domain.IsCode(err, domain.CodeIdempotencyKeyInvalid), "%v", err)
+			assert.Equal(t, uuid.Nil, key)
+			assert.Contains(t, err.Error(), "sent 2 times; send it once")
+			assert.NotContains(t, err.Error(), canon)
 		})
 	}
 }

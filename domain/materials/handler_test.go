@@ -18,6 +18,7 @@ import (
 	"github.com/oncehq/once/adapters/objectstore/memstore"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/materials"
 	"github.com/oncehq/once/internal/testkit"
 	"github.com/oncehq/once/ports"
@@ -26,27 +27,30 @@ import (
 const signature = "X-Amz-Signature=c0ffee"
 
 type harness struct {
-	uow     ports.UnitOfWork
-	crash   *testkit.CrashingUoW
-	svc     *materials.Service
-	source  *materialsim.Sim
-	store   *memstore.Store
-	handler *materials.TransferHandler
-	logs    *testkit.LogBuffer
-	ws      uuid.UUID
+	uow      ports.UnitOfWork
+	crash    *testkit.CrashingUoW
+	svc      *materials.Service
+	source   *materialsim.Sim
+	store    *memstore.Store
+	handler  *materials.TransferHandler
+	logs     *testkit.LogBuffer
+	resolver *testkit.Resolver
+	ws       uuid.UUID
 }
 
 func newHarness(t *testing.T, opts ...materialsim.Option) *harness {
 	t.Helper()
 	uow := memory.NewUnitOfWork(memory.NewDB())
+	resolver := testkit.NewResolver()
 	h := &harness{
-		uow:    uow,
-		crash:  testkit.NewCrashingUoW(uow),
-		svc:    materials.NewService(uow, system.NewClock(), system.NewIDs()),
-		source: materialsim.New(opts...),
-		store:  memstore.New(),
-		logs:   &testkit.LogBuffer{},
-		ws:     uuid.New(),
+		uow:      uow,
+		resolver: resolver,
+		crash:    testkit.NewCrashingUoW(uow),
+		svc:      materials.NewService(uow, system.NewClock(), system.NewIDs(), fetchpolicy.Policy{}, resolver),
+		source:   materialsim.New(opts...),
+		store:    memstore.New(),
+		logs:     &testkit.LogBuffer{},
+		ws:       uuid.New(),
 	}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.handler = materials.NewTransferHandler(h.crash, h.source, h.store, system.NewClock(), log)

@@ -2,11 +2,14 @@ package materials
 
 import (
 	"context"
-	"net/url"
+	"errors"
+	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/ports"
 )
 
@@ -18,13 +21,17 @@ const (
 
 // Service starts and reads material transfers.
 type Service struct {
-	uow   ports.UnitOfWork
-	clock ports.Clock
-	ids   ports.IDGenerator
+	uow      ports.UnitOfWork
+	clock    ports.Clock
+	ids      ports.IDGenerator
+	policy   fetchpolicy.Policy
+	resolver ports.HostResolver
 }
 
-func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) *Service {
-	return &Service{uow: uow, clock: clock, ids: ids}
+// NewService builds the service. policy says which source URLs may be
+// fetched; resolver resolves their hosts when a request is checked.
+func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator, policy fetchpolicy.Policy, resolver ports.HostResolver) *Service {
+	return &Service{uow: uow, clock: clock, ids: ids, policy: policy, resolver: resolver}
 }
 
 // Start writes, in tx, a pending transfer of sourceURLs (one item each, in
@@ -33,11 +40,14 @@ func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) 
 // with it. The URLs stay in the transfer's rows: the event carries ids only,
 // since a URL may be signed.
 //
-// Errors: CodeValidation unless there are 1 to MaxItems URLs, each an
-// absolute http(s) URL with a host of at most MaxURLLength bytes (the
-// message names the index, never the URL); what the repositories return.
+// Start checks the URLs' form (see CheckSources) but resolves nothing: it
+// runs inside the business transaction, which must not wait on DNS. Callers
+// run CheckSources first.
+//
+// Errors: CodeValidation as CheckSources's form checks; what the
+// repositories return.
 func (s *Service) Start(ctx context.Context, tx ports.Tx, p domain.Principal, sourceURLs []string) (domain.MaterialTransfer, domain.Operation, error) {
-	if err := validateURLs(sourceURLs); err != nil {
+	if _, err := s.checkForms(sourceURLs); err != nil {
 		return domain.MaterialTransfer{}, domain.Operation{}, err
 	}
 	now := s.clock.Now()
@@ -94,18 +104,73 @@ func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (do
 	return t, err
 }
 
-func validateURLs(urls []string) error {
-	if len(urls) == 0 || len(urls) > MaxItems {
-		return domain.Errorf(domain.CodeValidation, "source_urls must hold 1 to %d URLs", MaxItems)
+// resolveBudget bounds the DNS lookups of one request: a request naming
+// slow hosts gets 503 rather than holding its connection.
+const resolveBudget = 3 * time.Second
+
+// CheckSources says whether sourceURLs may be accepted for a transfer:
+// 1 to MaxItems URLs of at most MaxURLLength bytes, each an absolute http or
+// https URL without user information whose host is a public address, or a
+// name that resolves to public addresses only (fetchpolicy; the operator's
+// allow-lists open ranges and hosts). A name that does not resolve passes:
+// there is nothing to reach, and the fetcher checks the address it dials
+// anyway, which is what stops a name that changes its answer later.
+//
+// Errors: CodeValidation naming the first refused item by its index
+// (Error.Field "source_urls[i]"), never repeating the URL, which may be
+// signed; CodeUnavailable when a host cannot be resolved now.
+func (s *Service) CheckSources(ctx context.Context, sourceURLs []string) error {
+	targets, err := s.checkForms(sourceURLs)
+	if err != nil {
+		return err
 	}
-	for i, raw := range urls {
-		if len(raw) > MaxURLLength {
-			return domain.Errorf(domain.CodeValidation, "source_urls[%d] is longer than %d characters", i, MaxURLLength)
+	ctx, cancel := context.WithTimeout(ctx, resolveBudget)
+	defer cancel()
+	resolved := map[string]bool{}
+	for i, t := range targets {
+		if !t.NeedsLookup() || resolved[t.Host] {
+			continue
 		}
-		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.Opaque != "" {
-			return domain.Errorf(domain.CodeValidation, "source_urls[%d] must be an absolute http or https URL", i)
+		resolved[t.Host] = true
+		addrs, err := s.resolver.LookupHost(ctx, t.Host)
+		if err != nil {
+			return &domain.Error{Code: domain.CodeUnavailable, Err: err,
+				Message: fmt.Sprintf("the host of source_urls[%d] cannot be resolved now; retry later", i)}
+		}
+		for _, addr := range addrs {
+			var refusal *fetchpolicy.AddrRefusal
+			if errors.As(s.policy.CheckAddr(addr), &refusal) {
+				return invalidItem(i, "has a host that resolves to "+refusal.Range+", which may not be fetched; only public addresses may")
+			}
 		}
 	}
 	return nil
+}
+
+// checkForms checks what needs no network: the count, the lengths, and
+// each URL against the fetch policy.
+func (s *Service) checkForms(urls []string) ([]fetchpolicy.Target, error) {
+	if len(urls) == 0 || len(urls) > MaxItems {
+		return nil, &domain.Error{Code: domain.CodeValidation, Field: "source_urls",
+			Message: fmt.Sprintf("source_urls must hold 1 to %d URLs", MaxItems)}
+	}
+	targets := make([]fetchpolicy.Target, len(urls))
+	for i, raw := range urls {
+		if len(raw) > MaxURLLength {
+			return nil, invalidItem(i, fmt.Sprintf("is longer than %d characters", MaxURLLength))
+		}
+		t, err := s.policy.CheckURL(raw)
+		if err != nil {
+			return nil, invalidItem(i, err.Error())
+		}
+		targets[i] = t
+	}
+	return targets, nil
+}
+
+// invalidItem names item i and says what is wrong with it; the URL itself
+// is never repeated.
+func invalidItem(i int, reason string) error {
+	field := fmt.Sprintf("source_urls[%d]", i)
+	return &domain.Error{Code: domain.CodeValidation, Field: field, Message: field + " " + reason}
 }

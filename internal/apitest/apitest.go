@@ -51,6 +51,9 @@ type Server struct {
 	UoW    ports.UnitOfWork
 	// Sim is the simulated platform the workers call; nil without workers.
 	Sim *platformsim.Sim
+	// Resolver answers the service's host lookups (material source URLs)
+	// instead of DNS: a name not set on it does not exist.
+	Resolver *testkit.Resolver
 
 	stop func()
 }
@@ -106,7 +109,7 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	}
 	logs := &testkit.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s := &Server{PG: db, Logs: logs, Workspace: uuid.New(), User: uuid.New()}
+	s := &Server{PG: db, Logs: logs, Workspace: uuid.New(), User: uuid.New(), Resolver: testkit.NewResolver()}
 	var deps httpapi.Deps
 	optional := func(in struct {
 		fx.In
@@ -115,6 +118,7 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 		s.Sim = in.Sim
 	}
 	fxApp := fx.New(append([]fx.Option{app.Base(cfg, log), app.Background(cfg),
+		fx.Decorate(func(ports.HostResolver) ports.HostResolver { return s.Resolver }),
 		fx.Populate(&deps, &s.Issuer, &s.WS, &s.UoW), fx.Invoke(optional)}, opts...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -175,6 +179,19 @@ type Problem struct {
 	Code         string `json:"code"`
 	Detail       string `json:"detail"`
 	RetrySameKey bool   `json:"retry_same_key"`
+	Errors       []struct {
+		Location string `json:"location"`
+		Message  string `json:"message"`
+	} `json:"errors"`
+}
+
+// Locations lists where the problem's details point (body.name, ...).
+func (p Problem) Locations() []string {
+	var out []string
+	for _, e := range p.Errors {
+		out = append(out, e.Location)
+	}
+	return out
 }
 
 // Problem decodes the body as a problem document.
@@ -218,9 +235,24 @@ func (s *Server) Do(t testing.TB, method, path string, body any, headers map[str
 			req.Header.Set(k, v)
 		}
 	}
+	return send(t, req)
+}
+
+// Send sends req with the server's token unless it carries an Authorization
+// header: for requests Do cannot make (a header sent twice).
+func (s *Server) Send(t testing.TB, req *http.Request) Response {
+	t.Helper()
+	if _, ok := req.Header["Authorization"]; !ok {
+		req.Header.Set("Authorization", "Bearer "+s.Token)
+	}
+	return send(t, req)
+}
+
+func send(t testing.TB, req *http.Request) Response {
+	t.Helper()
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(res.Body)

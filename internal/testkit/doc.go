@@ -1,4 +1,5 @@
 // Package testkit holds small test doubles shared by the domain and
 // acceptance tests: a unit of work that crashes before a chosen commit, and
-// a log buffer safe for concurrent writers.
+// a log buffer safe for concurrent writers, a host resolver answering from
+// a table.
 package testkit
