@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 	"sync/atomic"
 
 	"github.com/google/uuid"
+
+	"github.com/oncehq/once/app"
 )
 
 // replayResult is one run of the replays: K completed keys, each replayed
@@ -38,7 +39,7 @@ func (r replayResult) SavedShare() float64 {
 // concurrency identical requests released together.
 func runReplays(ctx context.Context, r *runner, d *deployment, keys, concurrency int, progress io.Writer) (replayResult, error) {
 	res := replayResult{Keys: keys, Concurrency: concurrency}
-	if err := d.startServe(ctx, concurrency, "ONCE_QUEUE", "memory"); err != nil {
+	if err := d.startServe(ctx, concurrency, "ONCE_QUEUE", app.QueueMemory); err != nil {
 		return res, err
 	}
 	prefix := "replay-" + uuid.NewString() + "-"
@@ -62,20 +63,12 @@ func runReplays(ctx context.Context, r *runner, d *deployment, keys, concurrency
 	var saved atomic.Int64
 	s := sampleConnections(r.super, d.db.AppRole)
 	for _, o := range originals {
-		release := make(chan struct{})
-		var wg sync.WaitGroup
-		for range concurrency {
-			wg.Go(func() {
-				<-release
-				a := d.api.post(ctx, mediaPath, o.key, o.body)
-				answers.add(a)
-				if a.status == 201 && a.replayed && mediaID(a.body) == o.mediaID {
-					saved.Add(1)
-				}
-			})
-		}
-		close(release)
-		wg.Wait()
+		burst(concurrency, func() answer { return d.api.post(ctx, mediaPath, o.key, o.body) }, func(a answer) {
+			answers.add(a)
+			if a.status == 201 && a.replayed && mediaID(a.body) == o.mediaID {
+				saved.Add(1)
+			}
+		})
 		if ctx.Err() != nil {
 			break
 		}

@@ -107,14 +107,13 @@ func replayRow(runs []replayResult) row {
 }
 
 func outageRow(o outageResult) row {
-	fails := afterLoadFailures(o.afterLoad)
 	details := fmt.Sprintf("%d of %d requests accepted; %s; broker back → drained: %s",
-		o.Accepted, o.Requests, eventsCell(o.Backlog), drainCell(o.afterLoad))
-	return loadRow(fmt.Sprintf("outage: broker cut for %s", o.Outage), o.producerFigures, o.afterLoad, o.Conns, details, fails)
+		o.Accepted, o.Requests, eventsCell(o.Backlog), drainCell(o.loadRun))
+	return loadRow(fmt.Sprintf("outage: broker cut for %s", o.Outage), o.loadRun, details, loadFailures(o.loadRun))
 }
 
 func restartRow(s restartResult) row {
-	fails := afterLoadFailures(s.afterLoad)
+	fails := loadFailures(s.loadRun)
 	fails = appendIf(fails, !s.Recovered, "no request accepted after the restart")
 	fails = appendIf(fails, s.GaveUp() > 0 || s.Refused > 0, "requests not accepted")
 	recovery := "never"
@@ -122,11 +121,11 @@ func restartRow(s restartResult) row {
 		recovery = s.Recovery.Round(time.Millisecond).String()
 	}
 	details := fmt.Sprintf("PostgreSQL down %s; first request accepted %s after it was back; %d of %d requests accepted; %s; back → drained: %s",
-		s.Down.Round(time.Millisecond), recovery, s.Accepted, s.Requests, eventsCell(s.Backlog), drainCell(s.afterLoad))
-	return loadRow("restart: PostgreSQL stopped and started under load", s.producerFigures, s.afterLoad, s.Conns, details, fails)
+		s.Down.Round(time.Millisecond), recovery, s.Accepted, s.Requests, eventsCell(s.Backlog), drainCell(s.loadRun))
+	return loadRow("restart: PostgreSQL stopped and started under load", s.loadRun, details, fails)
 }
 
-func afterLoadFailures(a afterLoad) []string {
+func loadFailures(a loadRun) []string {
 	var fails []string
 	fails = appendIf(fails, a.Backlog.DeadLetters > 0, "dead letters")
 	fails = appendIf(fails, a.Backlog.Lost() != 0, "lost")
@@ -137,17 +136,17 @@ func afterLoadFailures(a afterLoad) []string {
 	return fails
 }
 
-func loadRow(scenario string, p producerFigures, a afterLoad, conns connPeak, details string, fails []string) row {
+func loadRow(scenario string, a loadRun, details string, fails []string) row {
 	one := func(v int) spread { return spreadOf([]float64{float64(v)}) }
 	return row{
 		scenario:   scenario,
 		runs:       "1 (once)",
 		executions: fmt.Sprint(a.Executions),
-		answers:    formatAnswers([]map[int]int{p.Answers}),
-		p50:        duration(p.Latency.P50.Seconds()),
-		p99:        duration(p.Latency.P99.Seconds()),
-		max:        duration(p.Latency.Max.Seconds()),
-		conns:      connsCell(one(conns.Pool), one(conns.Listen)) + " (3 processes)",
+		answers:    formatAnswers([]map[int]int{a.Answers}),
+		p50:        ms(a.Latency.P50),
+		p99:        ms(a.Latency.P99),
+		max:        ms(a.Latency.Max),
+		conns:      connsCell(one(a.Conns.Pool), one(a.Conns.Listen)) + " (3 processes)",
 		lost:       fmt.Sprint(a.Backlog.Lost()),
 		dead:       fmt.Sprint(a.Backlog.DeadLetters),
 		details:    details,
@@ -159,7 +158,7 @@ func eventsCell(b backlog) string {
 	return fmt.Sprintf("%d events: %d delivered, %d waiting; max attempt_count %d", b.Events, b.Delivered, b.Waiting, b.MaxAttempts)
 }
 
-func drainCell(a afterLoad) string {
+func drainCell(a loadRun) string {
 	if a.Drained {
 		return a.Drain.Round(100 * time.Millisecond).String()
 	}

@@ -16,58 +16,45 @@ type restartResult struct {
 	// how long after the server was back that took.
 	Recovered bool
 	Recovery  time.Duration
-	producerFigures
-	afterLoad
-	Conns connPeak
+	loadRun
 }
 
-// runRestart runs the API, a Dispatcher and a worker as separate processes
-// on the private cluster and Redis. Producers create stores at cfg.Rate;
-// after cfg.Around the cluster is stopped (fast: every session ends), kept
-// down cfg.PostgresDown, and started again; the producers go on for
-// cfg.Around, then the bench waits for the backlog to drain. No process is
-// restarted or helped by the bench.
+// runRestart runs the split service on the private cluster and Redis, and
+// under load stops the cluster (fast: every session ends), keeps it down
+// cfg.PostgresDown, and starts it again. No process is restarted or helped
+// by the bench.
 func runRestart(ctx context.Context, r *runner, d *deployment, progress io.Writer) (restartResult, error) {
 	cfg := r.cfg
 	var res restartResult
 	if err := startSplit(ctx, d, cfg.RedisURL); err != nil {
 		return res, err
 	}
-
-	s := sampleConnections(r.super, d.db.AppRole)
-	defer s.finish()
-	p := startProducers(d.api, cfg.Rate)
-	defer p.finish(0)
-	if err := sleep(ctx, cfg.Around); err != nil {
+	var stopped, up time.Time
+	run, p, err := underLoad(ctx, r, d, progress, func() (time.Time, error) {
+		stopped = time.Now()
+		fmt.Fprintf(progress, "[%s] stopping PostgreSQL for %s\n", d.label, cfg.PostgresDown)
+		if err := r.cluster.stop(ctx); err != nil {
+			return time.Time{}, err
+		}
+		if err := sleep(ctx, cfg.PostgresDown); err != nil {
+			return time.Time{}, err
+		}
+		if err := r.cluster.start(ctx); err != nil {
+			return time.Time{}, err
+		}
+		up = time.Now()
+		fmt.Fprintf(progress, "[%s] PostgreSQL back after %s\n", d.label, up.Sub(stopped).Round(time.Millisecond))
+		return up, nil
+	})
+	res.loadRun = run
+	if err != nil {
 		return res, err
 	}
-	stopped := time.Now()
-	fmt.Fprintf(progress, "[%s] stopping PostgreSQL for %s\n", d.label, cfg.PostgresDown)
-	if err := r.cluster.stop(ctx); err != nil {
-		return res, err
-	}
-	if err := sleep(ctx, cfg.PostgresDown); err != nil {
-		return res, err
-	}
-	if err := r.cluster.start(ctx); err != nil {
-		return res, err
-	}
-	up := time.Now()
 	res.Down = up.Sub(stopped)
-	fmt.Fprintf(progress, "[%s] PostgreSQL back after %s\n", d.label, res.Down.Round(time.Millisecond))
-	if err := sleep(ctx, cfg.Around); err != nil {
-		return res, err
-	}
-	p.finish(retryGrace)
-	res.producerFigures = p.figures()
 	if at, ok := p.firstAcceptedAfter(stopped); ok {
 		res.Recovered, res.Recovery = true, max(0, at.Sub(up))
 	}
-
-	fmt.Fprintf(progress, "[%s] first request accepted %s after PostgreSQL was back (recovered: %t); %d of %d requests accepted\n",
-		d.label, res.Recovery.Round(time.Millisecond), res.Recovered, res.Accepted, res.Requests)
-	var err error
-	res.afterLoad, err = waitAfterLoad(ctx, d, up, cfg.DrainTimeout, progress)
-	res.Conns = s.finish()
-	return res, err
+	fmt.Fprintf(progress, "[%s] first request accepted %s after PostgreSQL was back (recovered: %t)\n",
+		d.label, res.Recovery.Round(time.Millisecond), res.Recovered)
+	return res, nil
 }

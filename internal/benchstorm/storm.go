@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 	"sync/atomic"
 
 	"github.com/google/uuid"
+
+	"github.com/oncehq/once/app"
 )
 
 // stormResult is one run of the storm: N requests with one key and one
@@ -30,7 +31,7 @@ type stormResult struct {
 // role.
 func runStorm(ctx context.Context, r *runner, d *deployment, n int, progress io.Writer) (stormResult, error) {
 	res := stormResult{Requests: n, PoolLimit: poolLimit(d.config, r.cfg.PoolSetting)}
-	if err := d.startServe(ctx, n, "ONCE_QUEUE", "memory"); err != nil {
+	if err := d.startServe(ctx, n, "ONCE_QUEUE", app.QueueMemory); err != nil {
 		return res, err
 	}
 	filename := "storm-" + uuid.NewString()
@@ -38,21 +39,13 @@ func runStorm(ctx context.Context, r *runner, d *deployment, n int, progress io.
 
 	var answers tally
 	var fresh atomic.Int64
-	release := make(chan struct{})
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			<-release
-			a := d.api.post(ctx, mediaPath, key, body)
-			answers.add(a)
-			if a.status == 201 && !a.replayed {
-				fresh.Add(1)
-			}
-		})
-	}
 	s := sampleConnections(r.super, d.db.AppRole)
-	close(release)
-	wg.Wait()
+	burst(n, func() answer { return d.api.post(ctx, mediaPath, key, body) }, func(a answer) {
+		answers.add(a)
+		if a.status == 201 && !a.replayed {
+			fresh.Add(1)
+		}
+	})
 	res.Conns = s.finish()
 	if ctx.Err() != nil {
 		return res, ctx.Err()
