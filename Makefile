@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: run test services build openapi openapi-check sdk mocks fuzz vet bench-dispatch
+.PHONY: run test services build openapi openapi-check sdk mocks fuzz vet bench-dispatch bench-storm
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -59,3 +59,8 @@ vet:
 ## bench-dispatch: events/s and commit-to-publish latency per queue, 1 and 3 Dispatchers (prints a table)
 bench-dispatch: services
 	$(GO) run ./cmd/once bench dispatch
+
+## bench-storm: retry storm, completed-key replays, broker outage, PostgreSQL restart against issue 7's targets (prints a table)
+##   a quick run: make bench-storm STORM_ARGS='--outage 30s'
+bench-storm: services build
+	bin/once bench storm $(STORM_ARGS)

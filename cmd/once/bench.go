@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oncehq/once/internal/benchdispatch"
+	"github.com/oncehq/once/internal/benchstorm"
 )
 
 func benchCmd() *cobra.Command {
@@ -15,7 +16,7 @@ func benchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure the service on this machine",
 	}
-	cmd.AddCommand(benchDispatchCmd())
+	cmd.AddCommand(benchDispatchCmd(), benchStormCmd())
 	return cmd
 }
 
@@ -56,5 +57,54 @@ func benchDispatchCmd() *cobra.Command {
 	f.StringVar(&cfg.SuperuserURL, "superuser-url", benchdispatch.DefaultSuperuserURL, "PostgreSQL superuser URL (creates and drops the bench databases and roles)")
 	f.StringVar(&cfg.RedisURL, "redis-url", benchdispatch.DefaultRedisURL, "Redis URL")
 	f.StringVar(&cfg.AMQPURL, "amqp-url", benchdispatch.DefaultAMQPURL, "RabbitMQ URL")
+	return cmd
+}
+
+func benchStormCmd() *cobra.Command {
+	cfg := benchstorm.Config{}
+	var scenarios string
+	cmd := &cobra.Command{
+		Use:   "storm",
+		Short: "Measure retry storms, completed-key replays, a broker outage and a PostgreSQL restart",
+		Long: "Starts a private PostgreSQL cluster (initdb into a temporary directory, its own port;\n" +
+			"as the postgres OS user when run as root), and runs this binary's serve, dispatch and\n" +
+			"work as subprocesses on fresh databases of it, with this environment (so pool and\n" +
+			"dispatch settings apply) plus the bench's database, secrets and broker prefix.\n" +
+			"storm and replays run --repetitions times, interleaved; outage and restart once.\n" +
+			"Prints a Markdown table with a pass/fail column against issue 7's targets on stdout,\n" +
+			"progress on stderr. The cluster, databases and Redis keys it makes are removed.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Scenarios, err = benchstorm.ParseScenarios(scenarios); err != nil {
+				return err
+			}
+			if cfg.Binary == "" {
+				if cfg.Binary, err = os.Executable(); err != nil {
+					return err
+				}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			_, err = benchstorm.Run(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&scenarios, "scenarios", benchstorm.DefaultScenarios, "scenarios to run (storm, replays, outage, restart), comma-separated")
+	f.IntVar(&cfg.Repetitions, "repetitions", benchstorm.DefaultRepetitions, "runs of storm and replays, interleaved")
+	f.IntVar(&cfg.StormRequests, "requests", benchstorm.DefaultStormRequests, "identical requests of the storm, sent at once")
+	f.IntVar(&cfg.ReplayKeys, "replay-keys", benchstorm.DefaultReplayKeys, "completed keys replayed")
+	f.IntVar(&cfg.ReplayConcurrency, "replay-concurrency", benchstorm.DefaultReplayConcurrency, "replays of each key sent at once")
+	f.DurationVar(&cfg.Outage, "outage", benchstorm.DefaultOutage, "how long the broker is cut")
+	f.IntVar(&cfg.Rate, "rate", benchstorm.DefaultRate, "requests per second of the producers during the outage and the restart")
+	f.DurationVar(&cfg.Around, "around", benchstorm.DefaultAround, "how long the producers run before a fault and after it ends")
+	f.DurationVar(&cfg.DrainTimeout, "drain-timeout", benchstorm.DefaultDrainTimeout, "how long to wait for the backlog to drain after the load")
+	f.DurationVar(&cfg.PostgresDown, "pg-down", benchstorm.DefaultPostgresDown, "how long PostgreSQL stays stopped in the restart")
+	f.IntVar(&cfg.MaxConnections, "pg-max-connections", benchstorm.DefaultMaxConnections, "max_connections of the private cluster")
+	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb and pg_ctl (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
+	f.StringVar(&cfg.RedisURL, "redis-url", benchstorm.DefaultRedisURL, "Redis of the outage and restart (the bench uses a key prefix of its own)")
+	f.StringVar(&cfg.PoolSetting, "pool-setting", benchstorm.DefaultPoolSetting, "environment variable that bounds a process's database pool, read through app.Config")
+	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: this one)")
 	return cmd
 }

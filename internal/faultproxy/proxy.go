@@ -1,11 +1,12 @@
-// Package faultproxy is a TCP proxy on loopback that tests take down and
-// bring back, so a broker outage is a real network outage for the client
-// (refused connections, cut streams) while the broker itself keeps running
-// for every other test.
+// Package faultproxy is a TCP proxy on loopback that tests (and the storm
+// bench) take down and bring back, so a broker outage is a real network
+// outage for the client (refused connections, cut streams) while the broker
+// itself keeps running for every other test.
 package faultproxy
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -27,14 +28,24 @@ type Proxy struct {
 // when the test ends.
 func Start(t testing.TB, target string) *Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := Listen(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Proxy{target: target, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
-	p.serve(ln)
 	t.Cleanup(p.Down)
 	return p
+}
+
+// Listen is Start for a caller that is not a test (the storm bench cuts its
+// broker with it); that caller takes the proxy down with Down when done.
+func Listen(target string) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{target: target, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
+	p.serve(ln)
+	return p, nil
 }
 
 // Addr is host:port of the proxy.
@@ -58,11 +69,19 @@ func (p *Proxy) Down() {
 // Up listens again on the same port.
 func (p *Proxy) Up(t testing.TB) {
 	t.Helper()
+	if err := p.Restore(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Restore is Up for a caller that is not a test.
+func (p *Proxy) Restore() error {
 	ln, err := net.Listen("tcp", p.addr)
 	if err != nil {
-		t.Fatalf("proxy up on %s: %v", p.addr, err)
+		return fmt.Errorf("proxy up on %s: %w", p.addr, err)
 	}
 	p.serve(ln)
+	return nil
 }
 
 func (p *Proxy) serve(ln net.Listener) {
