@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -100,9 +102,38 @@ type StoreRepository struct {
 
 var _ ports.StoreRepository = (*StoreRepository)(nil)
 
+// selectStoreByShop finds the store that holds a (platform, shop) pair, so
+// STORE_ALREADY_EXISTS can name it.
+const selectStoreByShop = `
+SELECT id FROM stores
+ WHERE workspace_id = ? AND platform = ? AND external_shop_id = ?`
+
+// Create inserts the store; a shop the workspace already connected is not
+// an error that aborts the transaction (ON CONFLICT DO NOTHING) so that the
+// holder can be read and named in CodeStoreExists.
 func (r *StoreRepository) Create(ctx context.Context, s domain.Store) error {
-	_, err := r.db.NewInsert().Model(toStoreRow(s)).Exec(ctx)
-	return mapError(err, "store")
+	for range conflictRetries {
+		res, err := r.db.NewInsert().Model(toStoreRow(s)).
+			On("CONFLICT ON CONSTRAINT " + storeUniqueConstraint + " DO NOTHING").Exec(ctx)
+		if err != nil {
+			return mapError(err, "store")
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return mapError(err, "store")
+		}
+		var existing uuid.UUID
+		err = r.db.NewRaw(selectStoreByShop, r.workspace, s.Platform, s.ExternalShopID).Scan(ctx, &existing)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // the holder rolled back in between: try again
+		}
+		if err != nil {
+			return mapError(err, "store")
+		}
+		e := domain.Errorf(domain.CodeStoreExists, "this workspace already connected %s shop %q", s.Platform, s.ExternalShopID)
+		e.ResourceID = existing.String()
+		return e
+	}
+	return domain.Errorf(domain.CodeUnavailable, "store: concurrent changes, try again")
 }
 
 func (r *StoreRepository) Get(ctx context.Context, id uuid.UUID) (domain.Store, error) {
