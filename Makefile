@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: run test services build openapi openapi-check sdk mocks fuzz vet bench-dispatch
+.PHONY: run test services build openapi openapi-check openapi-lint sdk mocks fuzz vet bench-dispatch
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -43,6 +43,12 @@ openapi-check:
 	diff -u internal/sdktest/client.gen.go $$tmp/client.gen.go && \
 	echo "openapi: committed documents and client match the code" || \
 	{ echo "openapi: drift; run 'make openapi sdk' and commit openapi/ and internal/sdktest/" >&2; exit 1; }
+	$(MAKE) openapi-lint
+
+## openapi-lint: @redocly/cli (pinned in tools/openapi) on both documents; any warning fails
+openapi-lint:
+	cd tools/openapi && npm ci --no-audit --no-fund --silent && \
+	./node_modules/.bin/redocly lint --config redocly.yaml ../../openapi/openapi.yaml ../../openapi/openapi-3.0.yaml
 
 ## mocks: regenerate the mockery mocks of the ports
 mocks:

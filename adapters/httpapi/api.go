@@ -68,7 +68,10 @@ func Config() huma.Config {
 	// No $schema links in bodies: clients and SDKs do not need them, and they
 	// would make replayed bodies depend on the host.
 	cfg.CreateHooks = nil
-	cfg.DocsPath = "/docs"
+	// The reference is served by registerDocs from embedded assets; huma's
+	// own page loads its UI from a CDN.
+	cfg.DocsPath = ""
+	describeSpec(cfg.OpenAPI)
 	return cfg
 }
 
@@ -99,6 +102,7 @@ func Register(api huma.API, deps Deps) {
 	h.registerAITasks(api)
 	h.registerOperations(api)
 	h.registerDeadLetters(api)
+	addExamples(api.OpenAPI())
 }
 
 // Handler wraps the mux with the access log, a health check and, when
@@ -111,7 +115,8 @@ func Handler(mux *http.ServeMux, log *slog.Logger, metrics http.Handler) http.Ha
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	return accessLog(log, traceContext(mux))
+	registerDocs(mux)
+	return accessLog(log, traceContext(routerProblems(mux)))
 }
 
 type handlers struct {

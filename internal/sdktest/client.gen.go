@@ -296,23 +296,40 @@ func (e ListOperationsParamsStatus) Valid() bool {
 
 // AITask defines model for AITask.
 type AITask struct {
-	CreatedAt   time.Time          `json:"created_at"`
-	Id          openapi_types.UUID `json:"id"`
-	Kind        AITaskKind         `json:"kind"`
+	// CreatedAt Example: 2026-03-14T09:26:53Z
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id Example: 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+	Id openapi_types.UUID `json:"id"`
+
+	// Kind Example: text
+	Kind AITaskKind `json:"kind"`
+
+	// OperationId Example: 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
 	OperationId openapi_types.UUID `json:"operation_id"`
-	ProductId   openapi_types.UUID `json:"product_id"`
-	Reason      *string            `json:"reason,omitempty"`
+
+	// ProductId Example: 2c9a4b1e-7d3f-4e8a-b6c5-1f0e9d8c7b6a
+	ProductId openapi_types.UUID `json:"product_id"`
+
+	// Reason Example: the platform rejected the credentials
+	Reason *string `json:"reason,omitempty"`
 
 	// Result The text or category; for images, the id of the generated media
-	Result    *string      `json:"result,omitempty"`
-	Status    AITaskStatus `json:"status"`
-	UpdatedAt time.Time    `json:"updated_at"`
+	//
+	// Example: A relaxed linen shirt that breathes on hot days. Soft, light and easy to wear.
+	Result *string `json:"result,omitempty"`
+
+	// Status Example: succeeded
+	Status AITaskStatus `json:"status"`
+
+	// UpdatedAt Example: 2026-03-14T09:26:55Z
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// AITaskKind defines model for AITask.Kind.
+// AITaskKind Example: text
 type AITaskKind string
 
-// AITaskStatus defines model for AITask.Status.
+// AITaskStatus Example: succeeded
 type AITaskStatus string
 
 // AITaskAccepted defines model for AITaskAccepted.
@@ -323,17 +340,32 @@ type AITaskAccepted struct {
 
 // CatalogSync defines model for CatalogSync.
 type CatalogSync struct {
-	CreatedAt   time.Time          `json:"created_at"`
-	Id          openapi_types.UUID `json:"id"`
-	ItemsSynced int64              `json:"items_synced"`
+	// CreatedAt Example: 2026-03-14T09:26:53Z
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id Example: 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+	Id openapi_types.UUID `json:"id"`
+
+	// ItemsSynced Example: 120
+	ItemsSynced int64 `json:"items_synced"`
+
+	// OperationId Example: 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
 	OperationId openapi_types.UUID `json:"operation_id"`
-	Reason      *string            `json:"reason,omitempty"`
-	Status      CatalogSyncStatus  `json:"status"`
-	StoreId     openapi_types.UUID `json:"store_id"`
-	UpdatedAt   time.Time          `json:"updated_at"`
+
+	// Reason Example: the platform rejected the credentials
+	Reason *string `json:"reason,omitempty"`
+
+	// Status Example: succeeded
+	Status CatalogSyncStatus `json:"status"`
+
+	// StoreId Example: 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4
+	StoreId openapi_types.UUID `json:"store_id"`
+
+	// UpdatedAt Example: 2026-03-14T09:26:55Z
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// CatalogSyncStatus defines model for CatalogSync.Status.
+// CatalogSyncStatus Example: succeeded
 type CatalogSyncStatus string
 
 // CatalogSyncAccepted defines model for CatalogSyncAccepted.
@@ -347,32 +379,49 @@ type CreateStoreRequest struct {
 	Credentials StoreCredentialsBody `json:"credentials"`
 
 	// ExternalShopId The shop's id on the platform; one store per platform and shop in a workspace
+	//
+	// Example: acme-eu-4411
 	ExternalShopId string `json:"external_shop_id"`
 
 	// Name A display name
+	//
+	// Example: Acme EU
 	Name string `json:"name"`
 
 	// Platform The marketplace
+	//
+	// Example: shopify
 	Platform CreateStoreRequestPlatform `json:"platform"`
 }
 
 // CreateStoreRequestPlatform The marketplace
+//
+// Example: shopify
 type CreateStoreRequestPlatform string
 
 // DeadLetter defines model for DeadLetter.
 type DeadLetter struct {
+	// AggregateId Example: 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4
 	AggregateId openapi_types.UUID `json:"aggregate_id"`
 
 	// AggregateType Example: store
-	AggregateType string    `json:"aggregate_type"`
-	AttemptCount  int64     `json:"attempt_count"`
-	CreatedAt     time.Time `json:"created_at"`
+	AggregateType string `json:"aggregate_type"`
+
+	// AttemptCount Example: 10
+	AttemptCount int64 `json:"attempt_count"`
+
+	// CreatedAt Example: 2026-03-14T09:26:53Z
+	CreatedAt time.Time `json:"created_at"`
 
 	// EventType Example: store.credentials.verify
-	EventType string             `json:"event_type"`
-	Id        openapi_types.UUID `json:"id"`
+	EventType string `json:"event_type"`
+
+	// Id Example: 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+	Id openapi_types.UUID `json:"id"`
 
 	// LastError The last delivery failure, sanitized and bounded
+	//
+	// Example: publish: broker unavailable
 	LastError string `json:"last_error"`
 }
 
@@ -384,9 +433,13 @@ type DeadLetterList struct {
 // ErrorDetail defines model for ErrorDetail.
 type ErrorDetail struct {
 	// Location Where the error occurred, e.g. 'body.items[3].tags' or 'path.thing-id'
+	//
+	// Example: body.name
 	Location *string `json:"location,omitempty"`
 
 	// Message Error message text
+	//
+	// Example: expected length >= 1
 	Message *string `json:"message,omitempty"`
 
 	// Value The value at the given location
@@ -395,23 +448,39 @@ type ErrorDetail struct {
 
 // MaterialItem defines model for MaterialItem.
 type MaterialItem struct {
-	Done      bool   `json:"done"`
-	Index     int64  `json:"index"`
+	// Done Example: true
+	Done bool `json:"done"`
+
+	// Index Example: 0
+	Index int64 `json:"index"`
+
+	// SizeBytes Example: 482113
 	SizeBytes *int64 `json:"size_bytes,omitempty"`
 }
 
 // MaterialTransfer defines model for MaterialTransfer.
 type MaterialTransfer struct {
-	CreatedAt   time.Time              `json:"created_at"`
-	Id          openapi_types.UUID     `json:"id"`
-	Items       []MaterialItem         `json:"items"`
-	OperationId openapi_types.UUID     `json:"operation_id"`
-	Reason      *string                `json:"reason,omitempty"`
-	Status      MaterialTransferStatus `json:"status"`
-	UpdatedAt   time.Time              `json:"updated_at"`
+	// CreatedAt Example: 2026-03-14T09:26:53Z
+	CreatedAt time.Time `json:"created_at"`
+
+	// Id Example: 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+	Id    openapi_types.UUID `json:"id"`
+	Items []MaterialItem     `json:"items"`
+
+	// OperationId Example: 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+	OperationId openapi_types.UUID `json:"operation_id"`
+
+	// Reason Example: the platform rejected the credentials
+	Reason *string `json:"reason,omitempty"`
+
+	// Status Example: running
+	Status MaterialTransferStatus `json:"status"`
+
+	// UpdatedAt Example: 2026-03-14T09:26:55Z
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// MaterialTransferStatus defines model for MaterialTransfer.Status.
+// MaterialTransferStatus Example: running
 type MaterialTransferStatus string
 
 // MaterialTransferAccepted defines model for MaterialTransferAccepted.
@@ -422,20 +491,35 @@ type MaterialTransferAccepted struct {
 
 // Media defines model for Media.
 type Media struct {
-	ContentType string             `json:"content_type"`
-	CreatedAt   time.Time          `json:"created_at"`
-	Filename    string             `json:"filename"`
-	Id          openapi_types.UUID `json:"id"`
+	// ContentType Example: image/png
+	ContentType string `json:"content_type"`
+
+	// CreatedAt Example: 2026-03-14T09:26:53Z
+	CreatedAt time.Time `json:"created_at"`
+
+	// Filename Example: linen-shirt-front.png
+	Filename string `json:"filename"`
+
+	// Id Example: 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+	Id openapi_types.UUID `json:"id"`
 
 	// Reason Why the file was rejected
-	Reason    *string        `json:"reason,omitempty"`
-	SizeBytes int64          `json:"size_bytes"`
-	Status    MediaStatus    `json:"status"`
+	//
+	// Example: the platform rejected the credentials
+	Reason *string `json:"reason,omitempty"`
+
+	// SizeBytes Example: 482113
+	SizeBytes int64 `json:"size_bytes"`
+
+	// Status Example: ready
+	Status MediaStatus `json:"status"`
+
+	// UpdatedAt Example: 2026-03-14T09:26:55Z
 	UpdatedAt time.Time      `json:"updated_at"`
 	Variants  []MediaVariant `json:"variants"`
 }
 
-// MediaStatus defines model for Media.Status.
+// MediaStatus Example: ready
 type MediaStatus string
 
 // MediaCompleted defines model for MediaCompleted.
@@ -453,29 +537,42 @@ type MediaRegistered struct {
 // MediaVariant defines model for MediaVariant.
 type MediaVariant struct {
 	// Name Example: thumbnail
-	Name      string `json:"name"`
-	SizeBytes int64  `json:"size_bytes"`
+	Name string `json:"name"`
+
+	// SizeBytes Example: 9120
+	SizeBytes int64 `json:"size_bytes"`
 }
 
 // Operation defines model for Operation.
 type Operation struct {
+	// CreatedAt Example: 2026-03-14T09:26:53Z
 	CreatedAt time.Time `json:"created_at"`
 
 	// Error Why the operation failed; sanitized
-	Error *string            `json:"error,omitempty"`
-	Id    openapi_types.UUID `json:"id"`
+	//
+	// Example: the platform rejected the credentials
+	Error *string `json:"error,omitempty"`
+
+	// Id Example: 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+	Id openapi_types.UUID `json:"id"`
 
 	// Kind Example: store.verify
-	Kind       string             `json:"kind"`
+	Kind string `json:"kind"`
+
+	// ResourceId Example: 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4
 	ResourceId openapi_types.UUID `json:"resource_id"`
 
 	// ResourceType Example: store
-	ResourceType string          `json:"resource_type"`
-	Status       OperationStatus `json:"status"`
-	UpdatedAt    time.Time       `json:"updated_at"`
+	ResourceType string `json:"resource_type"`
+
+	// Status Example: succeeded
+	Status OperationStatus `json:"status"`
+
+	// UpdatedAt Example: 2026-03-14T09:26:55Z
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// OperationStatus defines model for Operation.Status.
+// OperationStatus Example: succeeded
 type OperationStatus string
 
 // OperationAccepted defines model for OperationAccepted.
@@ -488,6 +585,8 @@ type OperationList struct {
 	Items []Operation `json:"items"`
 
 	// NextBefore Pass as before to get the next page; absent on the last page
+	//
+	// Example: 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
 	NextBefore *string `json:"next_before,omitempty"`
 }
 
@@ -499,78 +598,136 @@ type Problem struct {
 	Code string `json:"code"`
 
 	// Detail A human-readable explanation of this occurrence
+	//
+	// Example: this Idempotency-Key was used with a different request
 	Detail *string `json:"detail,omitempty"`
 
 	// Errors Details of invalid input
 	Errors *[]ErrorDetail `json:"errors,omitempty"`
 
 	// Instance A URI reference identifying this occurrence
+	//
+	// Example: /v1/stores
 	Instance *string `json:"instance,omitempty"`
 
-	// ResourceId The resource the conflict is about: the active sync for SYNC_ALREADY_ACTIVE, the existing publication for ALREADY_PUBLISHED
-	ResourceId *string `json:"resource_id,omitempty"`
+	// ResourceId The resource the conflict is about: the active sync for SYNC_ALREADY_ACTIVE, the existing publication for ALREADY_PUBLISHED, the existing store for STORE_ALREADY_EXISTS
+	//
+	// Example: 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4
+	ResourceId *openapi_types.UUID `json:"resource_id,omitempty"`
 
 	// RetrySameKey Whether retrying the same request with the same Idempotency-Key can succeed
+	//
+	// Example: false
 	RetrySameKey bool `json:"retry_same_key"`
 
 	// Status The HTTP status code
+	//
+	// Example: 409
 	Status int64 `json:"status"`
 
 	// Title A short, human-readable summary of the problem type
+	//
+	// Example: Conflict
 	Title string `json:"title"`
 
 	// Type A URI reference identifying the problem type
+	//
+	// Example: https://github.com/oncehq/once/blob/main/README.md#problem-idempotency_key_reused
 	Type *string `json:"type,omitempty"`
 }
 
 // Product defines model for Product.
 type Product struct {
-	CreatedAt   time.Time            `json:"created_at"`
-	Currency    string               `json:"currency"`
-	Description string               `json:"description"`
-	Id          openapi_types.UUID   `json:"id"`
-	MediaIds    []openapi_types.UUID `json:"media_ids"`
-	PriceMinor  int64                `json:"price_minor"`
+	// CreatedAt Example: 2026-03-14T09:26:53Z
+	CreatedAt time.Time `json:"created_at"`
+
+	// Currency Example: EUR
+	Currency string `json:"currency"`
+
+	// Description Example: Breathable linen shirt with a relaxed fit.
+	Description string `json:"description"`
+
+	// Id Example: 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+	Id openapi_types.UUID `json:"id"`
+
+	// MediaIds Example: ["9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"]
+	MediaIds []openapi_types.UUID `json:"media_ids"`
+
+	// PriceMinor Example: 4900
+	PriceMinor int64 `json:"price_minor"`
 
 	// Revision Grows by one with every save. The ETag header carries it quoted ("3"); send that ETag back as If-Match to save.
-	Revision  int64     `json:"revision"`
-	Title     string    `json:"title"`
+	//
+	// Example: 3
+	Revision int64 `json:"revision"`
+
+	// Title Example: Linen shirt, sand
+	Title string `json:"title"`
+
+	// UpdatedAt Example: 2026-03-14T09:26:55Z
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // ProductDraft defines model for ProductDraft.
 type ProductDraft struct {
 	// Currency Example: USD
-	Currency    string  `json:"currency"`
+	Currency string `json:"currency"`
+
+	// Description Example: Breathable linen shirt with a relaxed fit.
 	Description *string `json:"description,omitempty"`
 
 	// MediaIds Images, in order
+	//
+	// Example: ["9f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"]
 	MediaIds *[]openapi_types.UUID `json:"media_ids,omitempty"`
 
 	// PriceMinor Price in the currency's minor unit (cents)
-	PriceMinor int64  `json:"price_minor"`
-	Title      string `json:"title"`
+	//
+	// Example: 4900
+	PriceMinor int64 `json:"price_minor"`
+
+	// Title Example: Linen shirt, sand
+	Title string `json:"title"`
 }
 
 // Publication defines model for Publication.
 type Publication struct {
+	// CreatedAt Example: 2026-03-14T09:26:53Z
 	CreatedAt time.Time `json:"created_at"`
 
 	// ExternalListingId The listing on the platform, once created
-	ExternalListingId *string            `json:"external_listing_id,omitempty"`
-	Id                openapi_types.UUID `json:"id"`
-	OperationId       openapi_types.UUID `json:"operation_id"`
-	ProductId         openapi_types.UUID `json:"product_id"`
+	//
+	// Example: gid://shopify/Product/8123456789
+	ExternalListingId *string `json:"external_listing_id,omitempty"`
+
+	// Id Example: 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+	Id openapi_types.UUID `json:"id"`
+
+	// OperationId Example: 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+	OperationId openapi_types.UUID `json:"operation_id"`
+
+	// ProductId Example: 2c9a4b1e-7d3f-4e8a-b6c5-1f0e9d8c7b6a
+	ProductId openapi_types.UUID `json:"product_id"`
 
 	// ProductRevision The draft revision being published
-	ProductRevision int64              `json:"product_revision"`
-	Reason          *string            `json:"reason,omitempty"`
-	Status          PublicationStatus  `json:"status"`
-	StoreId         openapi_types.UUID `json:"store_id"`
-	UpdatedAt       time.Time          `json:"updated_at"`
+	//
+	// Example: 3
+	ProductRevision int64 `json:"product_revision"`
+
+	// Reason Example: the platform rejected the credentials
+	Reason *string `json:"reason,omitempty"`
+
+	// Status Example: succeeded
+	Status PublicationStatus `json:"status"`
+
+	// StoreId Example: 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4
+	StoreId openapi_types.UUID `json:"store_id"`
+
+	// UpdatedAt Example: 2026-03-14T09:26:55Z
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// PublicationStatus defines model for Publication.Status.
+// PublicationStatus Example: succeeded
 type PublicationStatus string
 
 // PublicationAccepted defines model for PublicationAccepted.
@@ -582,25 +739,34 @@ type PublicationAccepted struct {
 // PublishProductRequest defines model for PublishProductRequest.
 type PublishProductRequest struct {
 	// StoreId The verified store to publish to
+	//
+	// Example: 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4
 	StoreId openapi_types.UUID `json:"store_id"`
 }
 
 // Redriven defines model for Redriven.
 type Redriven struct {
 	// Redriven How many events went back to pending
+	//
+	// Example: 3
 	Redriven int64 `json:"redriven"`
 }
 
 // RegisterMediaRequest defines model for RegisterMediaRequest.
 type RegisterMediaRequest struct {
+	// ContentType Example: image/png
 	ContentType RegisterMediaRequestContentType `json:"content_type"`
-	Filename    string                          `json:"filename"`
+
+	// Filename Example: linen-shirt-front.png
+	Filename string `json:"filename"`
 
 	// SizeBytes The exact size of the file to upload
+	//
+	// Example: 482113
 	SizeBytes int64 `json:"size_bytes"`
 }
 
-// RegisterMediaRequestContentType defines model for RegisterMediaRequest.ContentType.
+// RegisterMediaRequestContentType Example: image/png
 type RegisterMediaRequestContentType string
 
 // ReplaceAuthorizationRequest defines model for ReplaceAuthorizationRequest.
@@ -611,39 +777,64 @@ type ReplaceAuthorizationRequest struct {
 // StartAITaskRequest defines model for StartAITaskRequest.
 type StartAITaskRequest struct {
 	// Instructions Extra instructions for the model
+	//
+	// Example: Two sentences, friendly tone, mention the fabric.
 	Instructions *string `json:"instructions,omitempty"`
 
 	// Kind text: a description; category: a category suggestion; image: a product image
+	//
+	// Example: text
 	Kind StartAITaskRequestKind `json:"kind"`
 
 	// ProductId The product the task works on
+	//
+	// Example: 2c9a4b1e-7d3f-4e8a-b6c5-1f0e9d8c7b6a
 	ProductId openapi_types.UUID `json:"product_id"`
 }
 
 // StartAITaskRequestKind text: a description; category: a category suggestion; image: a product image
+//
+// Example: text
 type StartAITaskRequestKind string
 
 // StartMaterialTransferRequest defines model for StartMaterialTransferRequest.
 type StartMaterialTransferRequest struct {
 	// SourceUrls Where the collector found the files (http or https)
+	//
+	// Example: ["https://supplier.example/a.png","https://supplier.example/b.png"]
 	SourceUrls []string `json:"source_urls"`
 }
 
 // Store defines model for Store.
 type Store struct {
+	// CreatedAt Example: 2026-03-14T09:26:53Z
 	CreatedAt time.Time `json:"created_at"`
 
 	// CredentialVersion Grows by one each time the authorization is replaced
-	CredentialVersion int64              `json:"credential_version"`
-	ExternalShopId    string             `json:"external_shop_id"`
-	Id                openapi_types.UUID `json:"id"`
-	Name              string             `json:"name"`
-	Platform          string             `json:"platform"`
-	Status            StoreStatus        `json:"status"`
-	UpdatedAt         time.Time          `json:"updated_at"`
+	//
+	// Example: 1
+	CredentialVersion int64 `json:"credential_version"`
+
+	// ExternalShopId Example: acme-eu-4411
+	ExternalShopId string `json:"external_shop_id"`
+
+	// Id Example: 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+	Id openapi_types.UUID `json:"id"`
+
+	// Name Example: Acme EU
+	Name string `json:"name"`
+
+	// Platform Example: shopify
+	Platform string `json:"platform"`
+
+	// Status Example: verified
+	Status StoreStatus `json:"status"`
+
+	// UpdatedAt Example: 2026-03-14T09:26:55Z
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// StoreStatus defines model for Store.Status.
+// StoreStatus Example: verified
 type StoreStatus string
 
 // StoreCreated defines model for StoreCreated.
@@ -655,9 +846,13 @@ type StoreCreated struct {
 // StoreCredentialsBody defines model for StoreCredentialsBody.
 type StoreCredentialsBody struct {
 	// ApiKey The platform API key; stored encrypted, never returned
+	//
+	// Example: shpka_3f9c2e71b0d84a56
 	ApiKey *string `json:"api_key,omitempty"`
 
 	// ApiSecret The platform API secret; stored encrypted, never returned
+	//
+	// Example: shpss_8a1d0c7e95b24f36
 	ApiSecret *string `json:"api_secret,omitempty"`
 }
 
@@ -854,6 +1049,8 @@ type ClientInterface interface {
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/ai-tasks (the `StartAITask` operationId).
@@ -862,6 +1059,8 @@ type ClientInterface interface {
 	// StartAITask Start an AI task (text, category or image)
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -877,6 +1076,8 @@ type ClientInterface interface {
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/material-transfers (the `StartMaterialTransfer` operationId).
@@ -885,6 +1086,8 @@ type ClientInterface interface {
 	// StartMaterialTransfer Transfer collected material into our storage
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -900,6 +1103,8 @@ type ClientInterface interface {
 	//
 	// Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/media (the `RegisterMedia` operationId).
@@ -908,6 +1113,8 @@ type ClientInterface interface {
 	// RegisterMedia Register an upload
 	//
 	// Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -922,6 +1129,8 @@ type ClientInterface interface {
 	// CompleteMediaUpload Complete an upload
 	//
 	// Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Corresponds with POST /v1/media/{id}/complete (the `CompleteMediaUpload` operationId).
 	CompleteMediaUpload(ctx context.Context, id openapi_types.UUID, params *CompleteMediaUploadParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1011,6 +1220,8 @@ type ClientInterface interface {
 	//
 	// Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/products/{id}/publications (the `PublishProduct` operationId).
@@ -1019,6 +1230,8 @@ type ClientInterface interface {
 	// PublishProduct Publish a product to a store for the first time
 	//
 	// Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1034,6 +1247,8 @@ type ClientInterface interface {
 	//
 	// Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/stores (the `CreateStore` operationId).
@@ -1042,6 +1257,8 @@ type ClientInterface interface {
 	// CreateStore Connect a store
 	//
 	// Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1057,6 +1274,8 @@ type ClientInterface interface {
 	//
 	// Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v1/stores/{id}/authorization (the `ReplaceStoreAuthorization` operationId).
@@ -1065,6 +1284,8 @@ type ClientInterface interface {
 	// ReplaceStoreAuthorization Replace a store's credentials
 	//
 	// Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1075,10 +1296,16 @@ type ClientInterface interface {
 	//
 	// At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Corresponds with POST /v1/stores/{id}/syncs (the `StartCatalogSync` operationId).
 	StartCatalogSync(ctx context.Context, id openapi_types.UUID, params *StartCatalogSyncParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// VerifyStore Verify a store's credentials again
+	//
+	//
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Corresponds with POST /v1/stores/{id}/verifications (the `VerifyStore` operationId).
 	VerifyStore(ctx context.Context, id openapi_types.UUID, params *VerifyStoreParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1092,6 +1319,8 @@ type ClientInterface interface {
 // StartAITaskWithBody Start an AI task (text, category or image)
 //
 // One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1111,6 +1340,8 @@ func (c *Client) StartAITaskWithBody(ctx context.Context, params *StartAITaskPar
 // StartAITask Start an AI task (text, category or image)
 //
 // One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1146,6 +1377,8 @@ func (c *Client) GetAITask(ctx context.Context, id openapi_types.UUID, reqEditor
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
 //
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/material-transfers (the `StartMaterialTransfer` operationId).
@@ -1164,6 +1397,8 @@ func (c *Client) StartMaterialTransferWithBody(ctx context.Context, params *Star
 // StartMaterialTransfer Transfer collected material into our storage
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1199,6 +1434,8 @@ func (c *Client) GetMaterialTransfer(ctx context.Context, id openapi_types.UUID,
 //
 // Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
 //
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/media (the `RegisterMedia` operationId).
@@ -1217,6 +1454,8 @@ func (c *Client) RegisterMediaWithBody(ctx context.Context, params *RegisterMedi
 // RegisterMedia Register an upload
 //
 // Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1251,6 +1490,8 @@ func (c *Client) GetMedia(ctx context.Context, id openapi_types.UUID, reqEditors
 // CompleteMediaUpload Complete an upload
 //
 // Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Corresponds with POST /v1/media/{id}/complete (the `CompleteMediaUpload` operationId).
 func (c *Client) CompleteMediaUpload(ctx context.Context, id openapi_types.UUID, params *CompleteMediaUploadParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1460,6 +1701,8 @@ func (c *Client) UpdateProduct(ctx context.Context, id openapi_types.UUID, param
 //
 // Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
 //
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/products/{id}/publications (the `PublishProduct` operationId).
@@ -1478,6 +1721,8 @@ func (c *Client) PublishProductWithBody(ctx context.Context, id openapi_types.UU
 // PublishProduct Publish a product to a store for the first time
 //
 // Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1513,6 +1758,8 @@ func (c *Client) GetPublication(ctx context.Context, id openapi_types.UUID, reqE
 //
 // Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
 //
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/stores (the `CreateStore` operationId).
@@ -1531,6 +1778,8 @@ func (c *Client) CreateStoreWithBody(ctx context.Context, params *CreateStorePar
 // CreateStore Connect a store
 //
 // Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1566,6 +1815,8 @@ func (c *Client) GetStore(ctx context.Context, id openapi_types.UUID, reqEditors
 //
 // Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
 //
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v1/stores/{id}/authorization (the `ReplaceStoreAuthorization` operationId).
@@ -1584,6 +1835,8 @@ func (c *Client) ReplaceStoreAuthorizationWithBody(ctx context.Context, id opena
 // ReplaceStoreAuthorization Replace a store's credentials
 //
 // Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1604,6 +1857,8 @@ func (c *Client) ReplaceStoreAuthorization(ctx context.Context, id openapi_types
 //
 // At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
 //
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+//
 // Corresponds with POST /v1/stores/{id}/syncs (the `StartCatalogSync` operationId).
 func (c *Client) StartCatalogSync(ctx context.Context, id openapi_types.UUID, params *StartCatalogSyncParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStartCatalogSyncRequest(c.Server, id, params)
@@ -1618,6 +1873,8 @@ func (c *Client) StartCatalogSync(ctx context.Context, id openapi_types.UUID, pa
 }
 
 // VerifyStore Verify a store's credentials again
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Corresponds with POST /v1/stores/{id}/verifications (the `VerifyStore` operationId).
 func (c *Client) VerifyStore(ctx context.Context, id openapi_types.UUID, params *VerifyStoreParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2781,6 +3038,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/ai-tasks (the `StartAITask` operationId).
@@ -2789,6 +3048,8 @@ type ClientWithResponsesInterface interface {
 	// StartAITaskWithResponse Start an AI task (text, category or image)
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2806,6 +3067,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/material-transfers (the `StartMaterialTransfer` operationId).
@@ -2814,6 +3077,8 @@ type ClientWithResponsesInterface interface {
 	// StartMaterialTransferWithResponse Transfer collected material into our storage
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2831,6 +3096,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/media (the `RegisterMedia` operationId).
@@ -2839,6 +3106,8 @@ type ClientWithResponsesInterface interface {
 	// RegisterMediaWithResponse Register an upload
 	//
 	// Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2855,6 +3124,8 @@ type ClientWithResponsesInterface interface {
 	// CompleteMediaUploadWithResponse Complete an upload
 	//
 	// Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2958,6 +3229,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/products/{id}/publications (the `PublishProduct` operationId).
@@ -2966,6 +3239,8 @@ type ClientWithResponsesInterface interface {
 	// PublishProductWithResponse Publish a product to a store for the first time
 	//
 	// Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2983,6 +3258,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/stores (the `CreateStore` operationId).
@@ -2991,6 +3268,8 @@ type ClientWithResponsesInterface interface {
 	// CreateStoreWithResponse Connect a store
 	//
 	// Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3008,6 +3287,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/stores/{id}/authorization (the `ReplaceStoreAuthorization` operationId).
@@ -3016,6 +3297,8 @@ type ClientWithResponsesInterface interface {
 	// ReplaceStoreAuthorizationWithResponse Replace a store's credentials
 	//
 	// Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3026,12 +3309,18 @@ type ClientWithResponsesInterface interface {
 	//
 	// At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
 	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/stores/{id}/syncs (the `StartCatalogSync` operationId).
 	StartCatalogSyncWithResponse(ctx context.Context, id openapi_types.UUID, params *StartCatalogSyncParams, reqEditors ...RequestEditorFn) (*StartCatalogSyncResponse, error)
 
 	// VerifyStoreWithResponse Verify a store's credentials again
+	//
+	//
+	//
+	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5376,6 +5665,8 @@ func (r GetCatalogSyncResponse) ContentType() string {
 //
 // One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
 //
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/ai-tasks (the `StartAITask` operationId).
@@ -5390,6 +5681,8 @@ func (c *ClientWithResponses) StartAITaskWithBodyWithResponse(ctx context.Contex
 // StartAITaskWithResponse Start an AI task (text, category or image)
 //
 // One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5419,6 +5712,8 @@ func (c *ClientWithResponses) GetAITaskWithResponse(ctx context.Context, id open
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
 //
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/material-transfers (the `StartMaterialTransfer` operationId).
@@ -5433,6 +5728,8 @@ func (c *ClientWithResponses) StartMaterialTransferWithBodyWithResponse(ctx cont
 // StartMaterialTransferWithResponse Transfer collected material into our storage
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5462,6 +5759,8 @@ func (c *ClientWithResponses) GetMaterialTransferWithResponse(ctx context.Contex
 //
 // Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
 //
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/media (the `RegisterMedia` operationId).
@@ -5476,6 +5775,8 @@ func (c *ClientWithResponses) RegisterMediaWithBodyWithResponse(ctx context.Cont
 // RegisterMediaWithResponse Register an upload
 //
 // Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5504,6 +5805,8 @@ func (c *ClientWithResponses) GetMediaWithResponse(ctx context.Context, id opena
 // CompleteMediaUploadWithResponse Complete an upload
 //
 // Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -5679,6 +5982,8 @@ func (c *ClientWithResponses) UpdateProductWithResponse(ctx context.Context, id 
 //
 // Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
 //
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/products/{id}/publications (the `PublishProduct` operationId).
@@ -5693,6 +5998,8 @@ func (c *ClientWithResponses) PublishProductWithBodyWithResponse(ctx context.Con
 // PublishProductWithResponse Publish a product to a store for the first time
 //
 // Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5722,6 +6029,8 @@ func (c *ClientWithResponses) GetPublicationWithResponse(ctx context.Context, id
 //
 // Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
 //
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/stores (the `CreateStore` operationId).
@@ -5736,6 +6045,8 @@ func (c *ClientWithResponses) CreateStoreWithBodyWithResponse(ctx context.Contex
 // CreateStoreWithResponse Connect a store
 //
 // Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5765,6 +6076,8 @@ func (c *ClientWithResponses) GetStoreWithResponse(ctx context.Context, id opena
 //
 // Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
 //
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/stores/{id}/authorization (the `ReplaceStoreAuthorization` operationId).
@@ -5779,6 +6092,8 @@ func (c *ClientWithResponses) ReplaceStoreAuthorizationWithBodyWithResponse(ctx 
 // ReplaceStoreAuthorizationWithResponse Replace a store's credentials
 //
 // Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -5795,6 +6110,8 @@ func (c *ClientWithResponses) ReplaceStoreAuthorizationWithResponse(ctx context.
 //
 // At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
 //
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/stores/{id}/syncs (the `StartCatalogSync` operationId).
@@ -5807,6 +6124,8 @@ func (c *ClientWithResponses) StartCatalogSyncWithResponse(ctx context.Context, 
 }
 
 // VerifyStoreWithResponse Verify a store's credentials again
+//
+// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Returns a wrapper object for the known response body format(s).
 //
