@@ -27,9 +27,9 @@ openapi:
 
 OAPI_CODEGEN = $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 
-## sdk: regenerate the test client from the committed spec (internal/sdktest)
+## sdk: regenerate the Go SDK client from the committed spec (sdk/go)
 sdk:
-	$(OAPI_CODEGEN) -config internal/sdktest/oapi-codegen.yaml openapi/openapi-3.0.yaml
+	$(OAPI_CODEGEN) -config sdk/go/oapi-codegen.yaml openapi/openapi-3.0.yaml
 
 ## openapi-check: fail if the committed documents or the generated client differ from the code
 openapi-check:
@@ -38,11 +38,11 @@ openapi-check:
 	$(GO) run ./cmd/once openapi --spec-version 3.0 -o $$tmp/openapi-3.0.yaml && \
 	diff -u openapi/openapi.yaml $$tmp/openapi.yaml && \
 	diff -u openapi/openapi-3.0.yaml $$tmp/openapi-3.0.yaml && \
-	sed 's|^output: .*|output: '$$tmp'/client.gen.go|' internal/sdktest/oapi-codegen.yaml > $$tmp/codegen.yaml && \
+	sed 's|^output: .*|output: '$$tmp'/client.gen.go|' sdk/go/oapi-codegen.yaml > $$tmp/codegen.yaml && \
 	$(OAPI_CODEGEN) -config $$tmp/codegen.yaml openapi/openapi-3.0.yaml && \
-	diff -u internal/sdktest/client.gen.go $$tmp/client.gen.go && \
+	diff -u sdk/go/client.gen.go $$tmp/client.gen.go && \
 	echo "openapi: committed documents and client match the code" || \
-	{ echo "openapi: drift; run 'make openapi sdk' and commit openapi/ and internal/sdktest/" >&2; exit 1; }
+	{ echo "openapi: drift; run 'make openapi sdk' and commit openapi/ and sdk/go/" >&2; exit 1; }
 	$(MAKE) openapi-lint
 
 ## openapi-lint: @redocly/cli (pinned in tools/openapi) on both documents; any warning fails
