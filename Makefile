@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: run test services build openapi openapi-check openapi-lint sdk mocks fuzz vet bench-dispatch
+.PHONY: run test services build openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet bench-dispatch
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -27,12 +27,16 @@ openapi:
 
 OAPI_CODEGEN = $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 
-## sdk: regenerate the Go SDK client from the committed spec (sdk/go)
-sdk:
+## sdk: regenerate both SDKs from the committed spec (sdk/go, sdk/typescript)
+sdk: sdk-ts-deps
 	$(OAPI_CODEGEN) -config sdk/go/oapi-codegen.yaml openapi/openapi-3.0.yaml
+	cd sdk/typescript && ./node_modules/.bin/openapi-typescript ../../openapi/openapi.yaml -o src/schema.ts
 
-## openapi-check: fail if the committed documents or the generated client differ from the code
-openapi-check:
+sdk-ts-deps:
+	cd sdk/typescript && npm ci --no-audit --no-fund --silent
+
+## openapi-check: fail if the committed documents or either SDK differ from the code, or the documents do not lint clean
+openapi-check: sdk-ts-deps
 	@tmp=$$(mktemp -d) && \
 	$(GO) run ./cmd/once openapi -o $$tmp/openapi.yaml && \
 	$(GO) run ./cmd/once openapi --spec-version 3.0 -o $$tmp/openapi-3.0.yaml && \
@@ -41,8 +45,10 @@ openapi-check:
 	sed 's|^output: .*|output: '$$tmp'/client.gen.go|' sdk/go/oapi-codegen.yaml > $$tmp/codegen.yaml && \
 	$(OAPI_CODEGEN) -config $$tmp/codegen.yaml openapi/openapi-3.0.yaml && \
 	diff -u sdk/go/client.gen.go $$tmp/client.gen.go && \
+	(cd sdk/typescript && ./node_modules/.bin/openapi-typescript ../../openapi/openapi.yaml -o $$tmp/schema.ts >/dev/null) && \
+	diff -u sdk/typescript/src/schema.ts $$tmp/schema.ts && \
 	echo "openapi: committed documents and client match the code" || \
-	{ echo "openapi: drift; run 'make openapi sdk' and commit openapi/ and sdk/go/" >&2; exit 1; }
+	{ echo "openapi: drift; run 'make openapi sdk' and commit openapi/ and sdk/" >&2; exit 1; }
 	$(MAKE) openapi-lint
 
 ## openapi-lint: @redocly/cli (pinned in tools/openapi) on both documents; any warning fails
