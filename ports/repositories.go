@@ -34,6 +34,9 @@ type StoreRepository interface {
 	Create(ctx context.Context, s domain.Store) error
 	// Get returns the store; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (domain.Store, error)
+	// List returns a page of the workspace's rows matching q, newest
+	// first (see ListQuery).
+	List(ctx context.Context, q ListQuery) ([]domain.Store, error)
 	// Update replaces the mutable fields (name, status, credential version,
 	// sealed credentials, updated_at); domain.CodeNotFound if absent.
 	Update(ctx context.Context, s domain.Store) error
