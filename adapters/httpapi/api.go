@@ -16,6 +16,7 @@ import (
 	"github.com/oncehq/once/domain/ai"
 	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/listing"
 	"github.com/oncehq/once/domain/materials"
 	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/operations"
@@ -45,6 +46,8 @@ type Deps struct {
 	Catalog      *catalog.Service
 	AI           *ai.Service
 	DeadLetters  DeadLetters
+	// Lists serves every list endpoint (lists.go).
+	Lists *listing.Service
 	// Metrics serves /metrics when set.
 	Metrics      http.Handler
 	MaxBodyBytes int64
@@ -102,6 +105,7 @@ func Register(api huma.API, deps Deps) {
 	h.registerAITasks(api)
 	h.registerOperations(api)
 	h.registerDeadLetters(api)
+	h.registerLists(api)
 	addExamples(api.OpenAPI())
 }
 

@@ -124,9 +124,9 @@ func addExamples(o *huma.OpenAPI) {
 				continue
 			}
 			if ex, ok := propertyExamples[name+"."+prop]; ok {
-				ps.Examples = []any{ex}
+				ps.Examples = []any{fitEnum(ps, ex)}
 			} else if ex, ok := propertyExamples[prop]; ok {
-				ps.Examples = []any{ex}
+				ps.Examples = []any{fitEnum(ps, ex)}
 			}
 		}
 	}
@@ -140,9 +140,23 @@ func addExamples(o *huma.OpenAPI) {
 					continue
 				}
 				if ex, ok := parameterExamples[p.Name]; ok {
-					p.Example = ex
+					p.Example = fitEnum(p.Schema, ex)
 				}
 			}
 		}
 	}
+}
+
+// fitEnum keeps ex if the schema allows it, else takes the schema's first
+// allowed value: one example name ("status") serves several enums.
+func fitEnum(s *huma.Schema, ex any) any {
+	if s == nil || len(s.Enum) == 0 {
+		return ex
+	}
+	for _, v := range s.Enum {
+		if v == ex {
+			return ex
+		}
+	}
+	return s.Enum[0]
 }

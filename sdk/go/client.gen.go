@@ -270,6 +270,99 @@ func (e StoreStatus) Valid() bool {
 	}
 }
 
+// Defines values for ListAITasksParamsStatus.
+const (
+	ListAITasksParamsStatusFailed    ListAITasksParamsStatus = "failed"
+	ListAITasksParamsStatusPending   ListAITasksParamsStatus = "pending"
+	ListAITasksParamsStatusRunning   ListAITasksParamsStatus = "running"
+	ListAITasksParamsStatusSucceeded ListAITasksParamsStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ListAITasksParamsStatus enum.
+func (e ListAITasksParamsStatus) Valid() bool {
+	switch e {
+	case ListAITasksParamsStatusFailed:
+		return true
+	case ListAITasksParamsStatusPending:
+		return true
+	case ListAITasksParamsStatusRunning:
+		return true
+	case ListAITasksParamsStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListAITasksParamsKind.
+const (
+	ListAITasksParamsKindCategory ListAITasksParamsKind = "category"
+	ListAITasksParamsKindImage    ListAITasksParamsKind = "image"
+	ListAITasksParamsKindText     ListAITasksParamsKind = "text"
+)
+
+// Valid indicates whether the value is a known member of the ListAITasksParamsKind enum.
+func (e ListAITasksParamsKind) Valid() bool {
+	switch e {
+	case ListAITasksParamsKindCategory:
+		return true
+	case ListAITasksParamsKindImage:
+		return true
+	case ListAITasksParamsKindText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMaterialTransfersParamsStatus.
+const (
+	ListMaterialTransfersParamsStatusFailed    ListMaterialTransfersParamsStatus = "failed"
+	ListMaterialTransfersParamsStatusPending   ListMaterialTransfersParamsStatus = "pending"
+	ListMaterialTransfersParamsStatusRunning   ListMaterialTransfersParamsStatus = "running"
+	ListMaterialTransfersParamsStatusSucceeded ListMaterialTransfersParamsStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ListMaterialTransfersParamsStatus enum.
+func (e ListMaterialTransfersParamsStatus) Valid() bool {
+	switch e {
+	case ListMaterialTransfersParamsStatusFailed:
+		return true
+	case ListMaterialTransfersParamsStatusPending:
+		return true
+	case ListMaterialTransfersParamsStatusRunning:
+		return true
+	case ListMaterialTransfersParamsStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMediaParamsStatus.
+const (
+	ListMediaParamsStatusAwaitingUpload ListMediaParamsStatus = "awaiting_upload"
+	ListMediaParamsStatusProcessing     ListMediaParamsStatus = "processing"
+	ListMediaParamsStatusReady          ListMediaParamsStatus = "ready"
+	ListMediaParamsStatusRejected       ListMediaParamsStatus = "rejected"
+)
+
+// Valid indicates whether the value is a known member of the ListMediaParamsStatus enum.
+func (e ListMediaParamsStatus) Valid() bool {
+	switch e {
+	case ListMediaParamsStatusAwaitingUpload:
+		return true
+	case ListMediaParamsStatusProcessing:
+		return true
+	case ListMediaParamsStatusReady:
+		return true
+	case ListMediaParamsStatusRejected:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListOperationsParamsStatus.
 const (
 	ListOperationsParamsStatusFailed    ListOperationsParamsStatus = "failed"
@@ -288,6 +381,102 @@ func (e ListOperationsParamsStatus) Valid() bool {
 	case ListOperationsParamsStatusRunning:
 		return true
 	case ListOperationsParamsStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListPublicationsParamsStatus.
+const (
+	ListPublicationsParamsStatusFailed    ListPublicationsParamsStatus = "failed"
+	ListPublicationsParamsStatusPending   ListPublicationsParamsStatus = "pending"
+	ListPublicationsParamsStatusRunning   ListPublicationsParamsStatus = "running"
+	ListPublicationsParamsStatusSucceeded ListPublicationsParamsStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ListPublicationsParamsStatus enum.
+func (e ListPublicationsParamsStatus) Valid() bool {
+	switch e {
+	case ListPublicationsParamsStatusFailed:
+		return true
+	case ListPublicationsParamsStatusPending:
+		return true
+	case ListPublicationsParamsStatusRunning:
+		return true
+	case ListPublicationsParamsStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListStoresParamsStatus.
+const (
+	ListStoresParamsStatusPendingVerification ListStoresParamsStatus = "pending_verification"
+	ListStoresParamsStatusVerificationFailed  ListStoresParamsStatus = "verification_failed"
+	ListStoresParamsStatusVerified            ListStoresParamsStatus = "verified"
+)
+
+// Valid indicates whether the value is a known member of the ListStoresParamsStatus enum.
+func (e ListStoresParamsStatus) Valid() bool {
+	switch e {
+	case ListStoresParamsStatusPendingVerification:
+		return true
+	case ListStoresParamsStatusVerificationFailed:
+		return true
+	case ListStoresParamsStatusVerified:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListStoresParamsPlatform.
+const (
+	ListStoresParamsPlatformAmazon  ListStoresParamsPlatform = "amazon"
+	ListStoresParamsPlatformLazada  ListStoresParamsPlatform = "lazada"
+	ListStoresParamsPlatformShopee  ListStoresParamsPlatform = "shopee"
+	ListStoresParamsPlatformShopify ListStoresParamsPlatform = "shopify"
+	ListStoresParamsPlatformTiktok  ListStoresParamsPlatform = "tiktok"
+)
+
+// Valid indicates whether the value is a known member of the ListStoresParamsPlatform enum.
+func (e ListStoresParamsPlatform) Valid() bool {
+	switch e {
+	case ListStoresParamsPlatformAmazon:
+		return true
+	case ListStoresParamsPlatformLazada:
+		return true
+	case ListStoresParamsPlatformShopee:
+		return true
+	case ListStoresParamsPlatformShopify:
+		return true
+	case ListStoresParamsPlatformTiktok:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListCatalogSyncsParamsStatus.
+const (
+	ListCatalogSyncsParamsStatusFailed    ListCatalogSyncsParamsStatus = "failed"
+	ListCatalogSyncsParamsStatusPending   ListCatalogSyncsParamsStatus = "pending"
+	ListCatalogSyncsParamsStatusRunning   ListCatalogSyncsParamsStatus = "running"
+	ListCatalogSyncsParamsStatusSucceeded ListCatalogSyncsParamsStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ListCatalogSyncsParamsStatus enum.
+func (e ListCatalogSyncsParamsStatus) Valid() bool {
+	switch e {
+	case ListCatalogSyncsParamsStatusFailed:
+		return true
+	case ListCatalogSyncsParamsStatusPending:
+		return true
+	case ListCatalogSyncsParamsStatusRunning:
+		return true
+	case ListCatalogSyncsParamsStatusSucceeded:
 		return true
 	default:
 		return false
@@ -444,6 +633,69 @@ type ErrorDetail struct {
 
 	// Value The value at the given location
 	Value interface{} `json:"value,omitempty"`
+}
+
+// ListOfAITask defines model for ListOfAITask.
+type ListOfAITask struct {
+	// HasMore Older items exist: ask again with starting_after = the id of the last item
+	//
+	// Example: false
+	HasMore bool     `json:"has_more"`
+	Items   []AITask `json:"items"`
+}
+
+// ListOfCatalogSync defines model for ListOfCatalogSync.
+type ListOfCatalogSync struct {
+	// HasMore Older items exist: ask again with starting_after = the id of the last item
+	//
+	// Example: false
+	HasMore bool          `json:"has_more"`
+	Items   []CatalogSync `json:"items"`
+}
+
+// ListOfMaterialTransfer defines model for ListOfMaterialTransfer.
+type ListOfMaterialTransfer struct {
+	// HasMore Older items exist: ask again with starting_after = the id of the last item
+	//
+	// Example: false
+	HasMore bool               `json:"has_more"`
+	Items   []MaterialTransfer `json:"items"`
+}
+
+// ListOfMedia defines model for ListOfMedia.
+type ListOfMedia struct {
+	// HasMore Older items exist: ask again with starting_after = the id of the last item
+	//
+	// Example: false
+	HasMore bool    `json:"has_more"`
+	Items   []Media `json:"items"`
+}
+
+// ListOfProduct defines model for ListOfProduct.
+type ListOfProduct struct {
+	// HasMore Older items exist: ask again with starting_after = the id of the last item
+	//
+	// Example: false
+	HasMore bool      `json:"has_more"`
+	Items   []Product `json:"items"`
+}
+
+// ListOfPublication defines model for ListOfPublication.
+type ListOfPublication struct {
+	// HasMore Older items exist: ask again with starting_after = the id of the last item
+	//
+	// Example: false
+	HasMore bool          `json:"has_more"`
+	Items   []Publication `json:"items"`
+}
+
+// ListOfStore defines model for ListOfStore.
+type ListOfStore struct {
+	// HasMore Older items exist: ask again with starting_after = the id of the last item
+	//
+	// Example: false
+	HasMore bool    `json:"has_more"`
+	Items   []Store `json:"items"`
 }
 
 // MaterialItem defines model for MaterialItem.
@@ -865,17 +1117,71 @@ type UploadTarget struct {
 	Url string `json:"url"`
 }
 
+// ListAITasksParams defines parameters for ListAITasks.
+type ListAITasksParams struct {
+	// Limit Page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor: the id of the last item of the previous page; the page holds older items
+	StartingAfter *openapi_types.UUID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// Status Only tasks in this state
+	Status *ListAITasksParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// ProductId Only tasks on this product
+	ProductId *openapi_types.UUID `form:"product_id,omitempty" json:"product_id,omitempty"`
+
+	// Kind Only tasks of this kind
+	Kind *ListAITasksParamsKind `form:"kind,omitempty" json:"kind,omitempty"`
+}
+
+// ListAITasksParamsStatus defines parameters for ListAITasks.
+type ListAITasksParamsStatus string
+
+// ListAITasksParamsKind defines parameters for ListAITasks.
+type ListAITasksParamsKind string
+
 // StartAITaskParams defines parameters for StartAITask.
 type StartAITaskParams struct {
 	// IdempotencyKey A UUID the client generates once per logical operation and sends again on every retry of it. Accepted bare or as a quoted string ("..."). A retry with the same key and request gets the original response with Idempotent-Replayed: true.
 	IdempotencyKey string `json:"Idempotency-Key"`
 }
 
+// ListMaterialTransfersParams defines parameters for ListMaterialTransfers.
+type ListMaterialTransfersParams struct {
+	// Limit Page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor: the id of the last item of the previous page; the page holds older items
+	StartingAfter *openapi_types.UUID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// Status Only tasks in this state
+	Status *ListMaterialTransfersParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+}
+
+// ListMaterialTransfersParamsStatus defines parameters for ListMaterialTransfers.
+type ListMaterialTransfersParamsStatus string
+
 // StartMaterialTransferParams defines parameters for StartMaterialTransfer.
 type StartMaterialTransferParams struct {
 	// IdempotencyKey A UUID the client generates once per logical operation and sends again on every retry of it. Accepted bare or as a quoted string ("..."). A retry with the same key and request gets the original response with Idempotent-Replayed: true.
 	IdempotencyKey string `json:"Idempotency-Key"`
 }
+
+// ListMediaParams defines parameters for ListMedia.
+type ListMediaParams struct {
+	// Limit Page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor: the id of the last item of the previous page; the page holds older items
+	StartingAfter *openapi_types.UUID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// Status Only media in this state
+	Status *ListMediaParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+}
+
+// ListMediaParamsStatus defines parameters for ListMedia.
+type ListMediaParamsStatus string
 
 // RegisterMediaParams defines parameters for RegisterMedia.
 type RegisterMediaParams struct {
@@ -911,6 +1217,15 @@ type ListDeadLettersParams struct {
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
+// ListProductsParams defines parameters for ListProducts.
+type ListProductsParams struct {
+	// Limit Page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor: the id of the last item of the previous page; the page holds older items
+	StartingAfter *openapi_types.UUID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+}
+
 // UpdateProductParams defines parameters for UpdateProduct.
 type UpdateProductParams struct {
 	// IfMatch The ETag of the revision this edit is based on. A stale one gets 412 and changes nothing; none gets 428.
@@ -922,6 +1237,48 @@ type PublishProductParams struct {
 	// IdempotencyKey A UUID the client generates once per logical operation and sends again on every retry of it. Accepted bare or as a quoted string ("..."). A retry with the same key and request gets the original response with Idempotent-Replayed: true.
 	IdempotencyKey string `json:"Idempotency-Key"`
 }
+
+// ListPublicationsParams defines parameters for ListPublications.
+type ListPublicationsParams struct {
+	// Limit Page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor: the id of the last item of the previous page; the page holds older items
+	StartingAfter *openapi_types.UUID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// Status Only tasks in this state
+	Status *ListPublicationsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// StoreId Only publications to this store
+	StoreId *openapi_types.UUID `form:"store_id,omitempty" json:"store_id,omitempty"`
+
+	// ProductId Only publications of this product
+	ProductId *openapi_types.UUID `form:"product_id,omitempty" json:"product_id,omitempty"`
+}
+
+// ListPublicationsParamsStatus defines parameters for ListPublications.
+type ListPublicationsParamsStatus string
+
+// ListStoresParams defines parameters for ListStores.
+type ListStoresParams struct {
+	// Limit Page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor: the id of the last item of the previous page; the page holds older items
+	StartingAfter *openapi_types.UUID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// Status Only stores in this state
+	Status *ListStoresParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Platform Only stores on this marketplace
+	Platform *ListStoresParamsPlatform `form:"platform,omitempty" json:"platform,omitempty"`
+}
+
+// ListStoresParamsStatus defines parameters for ListStores.
+type ListStoresParamsStatus string
+
+// ListStoresParamsPlatform defines parameters for ListStores.
+type ListStoresParamsPlatform string
 
 // CreateStoreParams defines parameters for CreateStore.
 type CreateStoreParams struct {
@@ -946,6 +1303,24 @@ type VerifyStoreParams struct {
 	// IdempotencyKey A UUID the client generates once per logical operation and sends again on every retry of it. Accepted bare or as a quoted string ("..."). A retry with the same key and request gets the original response with Idempotent-Replayed: true.
 	IdempotencyKey string `json:"Idempotency-Key"`
 }
+
+// ListCatalogSyncsParams defines parameters for ListCatalogSyncs.
+type ListCatalogSyncsParams struct {
+	// Limit Page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor: the id of the last item of the previous page; the page holds older items
+	StartingAfter *openapi_types.UUID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+
+	// Status Only tasks in this state
+	Status *ListCatalogSyncsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// StoreId Only syncs of this store
+	StoreId *openapi_types.UUID `form:"store_id,omitempty" json:"store_id,omitempty"`
+}
+
+// ListCatalogSyncsParamsStatus defines parameters for ListCatalogSyncs.
+type ListCatalogSyncsParamsStatus string
 
 // StartAITaskJSONRequestBody defines body for StartAITask for application/json ContentType.
 type StartAITaskJSONRequestBody = StartAITaskRequest
@@ -1045,6 +1420,13 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ListAITasks List AI tasks
+	//
+	// The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Corresponds with GET /v1/ai-tasks (the `ListAITasks` operationId).
+	ListAITasks(ctx context.Context, params *ListAITasksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StartAITaskWithBody Start an AI task (text, category or image)
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
@@ -1072,6 +1454,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/ai-tasks/{id} (the `GetAITask` operationId).
 	GetAITask(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListMaterialTransfers List material transfers
+	//
+	// The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Corresponds with GET /v1/material-transfers (the `ListMaterialTransfers` operationId).
+	ListMaterialTransfers(ctx context.Context, params *ListMaterialTransfersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StartMaterialTransferWithBody Transfer collected material into our storage
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
@@ -1098,6 +1487,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/material-transfers/{id} (the `GetMaterialTransfer` operationId).
 	GetMaterialTransfer(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMedia List media
+	//
+	// The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Corresponds with GET /v1/media (the `ListMedia` operationId).
+	ListMedia(ctx context.Context, params *ListMediaParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RegisterMediaWithBody Register an upload
 	//
@@ -1179,6 +1575,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/outbox/dead-letters/{id}/redrive (the `RedriveDeadLetter` operationId).
 	RedriveDeadLetter(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListProducts List products
+	//
+	// The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Corresponds with GET /v1/products (the `ListProducts` operationId).
+	ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateProductWithBody Create a product draft
 	//
 	// Takes any type of body and a specified content type.
@@ -1238,10 +1641,24 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/products/{id}/publications (the `PublishProduct` operationId).
 	PublishProduct(ctx context.Context, id openapi_types.UUID, params *PublishProductParams, body PublishProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListPublications List publications
+	//
+	// The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Corresponds with GET /v1/publications (the `ListPublications` operationId).
+	ListPublications(ctx context.Context, params *ListPublicationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetPublication Read a publication
 	//
 	// Corresponds with GET /v1/publications/{id} (the `GetPublication` operationId).
 	GetPublication(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListStores List stores
+	//
+	// The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Corresponds with GET /v1/stores (the `ListStores` operationId).
+	ListStores(ctx context.Context, params *ListStoresParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateStoreWithBody Connect a store
 	//
@@ -1310,10 +1727,34 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/stores/{id}/verifications (the `VerifyStore` operationId).
 	VerifyStore(ctx context.Context, id openapi_types.UUID, params *VerifyStoreParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListCatalogSyncs List catalog syncs
+	//
+	// The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Corresponds with GET /v1/syncs (the `ListCatalogSyncs` operationId).
+	ListCatalogSyncs(ctx context.Context, params *ListCatalogSyncsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetCatalogSync Read a catalog sync
 	//
 	// Corresponds with GET /v1/syncs/{id} (the `GetCatalogSync` operationId).
 	GetCatalogSync(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ListAITasks List AI tasks
+//
+// The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Corresponds with GET /v1/ai-tasks (the `ListAITasks` operationId).
+func (c *Client) ListAITasks(ctx context.Context, params *ListAITasksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAITasksRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // StartAITaskWithBody Start an AI task (text, category or image)
@@ -1373,6 +1814,23 @@ func (c *Client) GetAITask(ctx context.Context, id openapi_types.UUID, reqEditor
 	return c.Client.Do(req)
 }
 
+// ListMaterialTransfers List material transfers
+//
+// The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Corresponds with GET /v1/material-transfers (the `ListMaterialTransfers` operationId).
+func (c *Client) ListMaterialTransfers(ctx context.Context, params *ListMaterialTransfersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMaterialTransfersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // StartMaterialTransferWithBody Transfer collected material into our storage
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
@@ -1420,6 +1878,23 @@ func (c *Client) StartMaterialTransfer(ctx context.Context, params *StartMateria
 // Corresponds with GET /v1/material-transfers/{id} (the `GetMaterialTransfer` operationId).
 func (c *Client) GetMaterialTransfer(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMaterialTransferRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMedia List media
+//
+// The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Corresponds with GET /v1/media (the `ListMedia` operationId).
+func (c *Client) ListMedia(ctx context.Context, params *ListMediaParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMediaRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1610,6 +2085,23 @@ func (c *Client) RedriveDeadLetter(ctx context.Context, id openapi_types.UUID, r
 	return c.Client.Do(req)
 }
 
+// ListProducts List products
+//
+// The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Corresponds with GET /v1/products (the `ListProducts` operationId).
+func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListProductsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreateProductWithBody Create a product draft
 //
 // Takes any type of body and a specified content type.
@@ -1739,11 +2231,45 @@ func (c *Client) PublishProduct(ctx context.Context, id openapi_types.UUID, para
 	return c.Client.Do(req)
 }
 
+// ListPublications List publications
+//
+// The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Corresponds with GET /v1/publications (the `ListPublications` operationId).
+func (c *Client) ListPublications(ctx context.Context, params *ListPublicationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPublicationsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetPublication Read a publication
 //
 // Corresponds with GET /v1/publications/{id} (the `GetPublication` operationId).
 func (c *Client) GetPublication(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPublicationRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListStores List stores
+//
+// The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Corresponds with GET /v1/stores (the `ListStores` operationId).
+func (c *Client) ListStores(ctx context.Context, params *ListStoresParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListStoresRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1889,6 +2415,23 @@ func (c *Client) VerifyStore(ctx context.Context, id openapi_types.UUID, params 
 	return c.Client.Do(req)
 }
 
+// ListCatalogSyncs List catalog syncs
+//
+// The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Corresponds with GET /v1/syncs (the `ListCatalogSyncs` operationId).
+func (c *Client) ListCatalogSyncs(ctx context.Context, params *ListCatalogSyncsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCatalogSyncsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetCatalogSync Read a catalog sync
 //
 // Corresponds with GET /v1/syncs/{id} (the `GetCatalogSync` operationId).
@@ -1902,6 +2445,108 @@ func (c *Client) GetCatalogSync(ctx context.Context, id openapi_types.UUID, reqE
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewListAITasksRequest constructs an http.Request for the ListAITasks method
+func NewListAITasksRequest(server string, params *ListAITasksParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ai-tasks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ProductId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "product_id", *params.ProductId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Kind != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "kind", *params.Kind, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewStartAITaskRequest calls the generic StartAITask builder with application/json body
@@ -1991,6 +2636,84 @@ func NewGetAITaskRequest(server string, id openapi_types.UUID) (*http.Request, e
 	return req, nil
 }
 
+// NewListMaterialTransfersRequest constructs an http.Request for the ListMaterialTransfers method
+func NewListMaterialTransfersRequest(server string, params *ListMaterialTransfersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/material-transfers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewStartMaterialTransferRequest calls the generic StartMaterialTransfer builder with application/json body
 func NewStartMaterialTransferRequest(server string, params *StartMaterialTransferParams, body StartMaterialTransferJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -2068,6 +2791,84 @@ func NewGetMaterialTransferRequest(server string, id openapi_types.UUID) (*http.
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMediaRequest constructs an http.Request for the ListMedia method
+func NewListMediaRequest(server string, params *ListMediaParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/media")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -2487,6 +3288,72 @@ func NewRedriveDeadLetterRequest(server string, id openapi_types.UUID) (*http.Re
 	return req, nil
 }
 
+// NewListProductsRequest constructs an http.Request for the ListProducts method
+func NewListProductsRequest(server string, params *ListProductsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCreateProductRequest calls the generic CreateProduct builder with application/json body
 func NewCreateProductRequest(server string, body CreateProductJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -2681,6 +3548,108 @@ func NewPublishProductRequestWithBody(server string, id openapi_types.UUID, para
 	return req, nil
 }
 
+// NewListPublicationsRequest constructs an http.Request for the ListPublications method
+func NewListPublicationsRequest(server string, params *ListPublicationsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/publications")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StoreId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "store_id", *params.StoreId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ProductId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "product_id", *params.ProductId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetPublicationRequest constructs an http.Request for the GetPublication method
 func NewGetPublicationRequest(server string, id openapi_types.UUID) (*http.Request, error) {
 	var err error
@@ -2705,6 +3674,96 @@ func NewGetPublicationRequest(server string, id openapi_types.UUID) (*http.Reque
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListStoresRequest constructs an http.Request for the ListStores method
+func NewListStoresRequest(server string, params *ListStoresParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/stores")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Platform != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "platform", *params.Platform, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -2956,6 +4015,96 @@ func NewVerifyStoreRequest(server string, id openapi_types.UUID, params *VerifyS
 	return req, nil
 }
 
+// NewListCatalogSyncsRequest constructs an http.Request for the ListCatalogSyncs method
+func NewListCatalogSyncsRequest(server string, params *ListCatalogSyncsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/syncs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StoreId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "store_id", *params.StoreId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetCatalogSyncRequest constructs an http.Request for the GetCatalogSync method
 func NewGetCatalogSyncRequest(server string, id openapi_types.UUID) (*http.Request, error) {
 	var err error
@@ -3034,6 +4183,15 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ListAITasksWithResponse List AI tasks
+	//
+	// The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/ai-tasks (the `ListAITasks` operationId).
+	ListAITasksWithResponse(ctx context.Context, params *ListAITasksParams, reqEditors ...RequestEditorFn) (*ListAITasksResponse, error)
+
 	// StartAITaskWithBodyWithResponse Start an AI task (text, category or image)
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
@@ -3063,6 +4221,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/ai-tasks/{id} (the `GetAITask` operationId).
 	GetAITaskWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetAITaskResponse, error)
 
+	// ListMaterialTransfersWithResponse List material transfers
+	//
+	// The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/material-transfers (the `ListMaterialTransfers` operationId).
+	ListMaterialTransfersWithResponse(ctx context.Context, params *ListMaterialTransfersParams, reqEditors ...RequestEditorFn) (*ListMaterialTransfersResponse, error)
+
 	// StartMaterialTransferWithBodyWithResponse Transfer collected material into our storage
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
@@ -3091,6 +4258,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/material-transfers/{id} (the `GetMaterialTransfer` operationId).
 	GetMaterialTransferWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetMaterialTransferResponse, error)
+
+	// ListMediaWithResponse List media
+	//
+	// The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/media (the `ListMedia` operationId).
+	ListMediaWithResponse(ctx context.Context, params *ListMediaParams, reqEditors ...RequestEditorFn) (*ListMediaResponse, error)
 
 	// RegisterMediaWithBodyWithResponse Register an upload
 	//
@@ -3186,6 +4362,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/outbox/dead-letters/{id}/redrive (the `RedriveDeadLetter` operationId).
 	RedriveDeadLetterWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*RedriveDeadLetterResponse, error)
 
+	// ListProductsWithResponse List products
+	//
+	// The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/products (the `ListProducts` operationId).
+	ListProductsWithResponse(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*ListProductsResponse, error)
+
 	// CreateProductWithBodyWithResponse Create a product draft
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -3247,12 +4432,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/products/{id}/publications (the `PublishProduct` operationId).
 	PublishProductWithResponse(ctx context.Context, id openapi_types.UUID, params *PublishProductParams, body PublishProductJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishProductResponse, error)
 
+	// ListPublicationsWithResponse List publications
+	//
+	// The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/publications (the `ListPublications` operationId).
+	ListPublicationsWithResponse(ctx context.Context, params *ListPublicationsParams, reqEditors ...RequestEditorFn) (*ListPublicationsResponse, error)
+
 	// GetPublicationWithResponse Read a publication
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/publications/{id} (the `GetPublication` operationId).
 	GetPublicationWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetPublicationResponse, error)
+
+	// ListStoresWithResponse List stores
+	//
+	// The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/stores (the `ListStores` operationId).
+	ListStoresWithResponse(ctx context.Context, params *ListStoresParams, reqEditors ...RequestEditorFn) (*ListStoresResponse, error)
 
 	// CreateStoreWithBodyWithResponse Connect a store
 	//
@@ -3327,12 +4530,97 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/stores/{id}/verifications (the `VerifyStore` operationId).
 	VerifyStoreWithResponse(ctx context.Context, id openapi_types.UUID, params *VerifyStoreParams, reqEditors ...RequestEditorFn) (*VerifyStoreResponse, error)
 
+	// ListCatalogSyncsWithResponse List catalog syncs
+	//
+	// The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/syncs (the `ListCatalogSyncs` operationId).
+	ListCatalogSyncsWithResponse(ctx context.Context, params *ListCatalogSyncsParams, reqEditors ...RequestEditorFn) (*ListCatalogSyncsResponse, error)
+
 	// GetCatalogSyncWithResponse Read a catalog sync
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/syncs/{id} (the `GetCatalogSync` operationId).
 	GetCatalogSyncWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCatalogSyncResponse, error)
+}
+
+type ListAITasksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListOfAITask
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAITasksResponse) GetJSON200() *ListOfAITask {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListAITasksResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListAITasksResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListAITasksResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListAITasksResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListAITasksResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAITasksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAITasksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAITasksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAITasksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // StartAITaskResponse202Headers the declared response headers of an HTTP 202 response for StartAITask
@@ -3537,6 +4825,82 @@ func (r GetAITaskResponse) ContentType() string {
 	return ""
 }
 
+type ListMaterialTransfersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListOfMaterialTransfer
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMaterialTransfersResponse) GetJSON200() *ListOfMaterialTransfer {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListMaterialTransfersResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListMaterialTransfersResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListMaterialTransfersResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListMaterialTransfersResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListMaterialTransfersResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMaterialTransfersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMaterialTransfersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMaterialTransfersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMaterialTransfersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // StartMaterialTransferResponse202Headers the declared response headers of an HTTP 202 response for StartMaterialTransfer
 type StartMaterialTransferResponse202Headers struct {
 	IdempotentReplayed *string
@@ -3726,6 +5090,82 @@ func (r GetMaterialTransferResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetMaterialTransferResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListMediaResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListOfMedia
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMediaResponse) GetJSON200() *ListOfMedia {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListMediaResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListMediaResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListMediaResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListMediaResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListMediaResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMediaResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMediaResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMediaResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMediaResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4530,6 +5970,82 @@ func (r RedriveDeadLetterResponse) ContentType() string {
 	return ""
 }
 
+type ListProductsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListOfProduct
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListProductsResponse) GetJSON200() *ListOfProduct {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListProductsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListProductsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListProductsResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListProductsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListProductsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListProductsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListProductsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListProductsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListProductsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateProductResponse201Headers the declared response headers of an HTTP 201 response for CreateProduct
 type CreateProductResponse201Headers struct {
 	ETag     *string
@@ -4943,6 +6459,82 @@ func (r PublishProductResponse) ContentType() string {
 	return ""
 }
 
+type ListPublicationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListOfPublication
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPublicationsResponse) GetJSON200() *ListOfPublication {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListPublicationsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListPublicationsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListPublicationsResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListPublicationsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListPublicationsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPublicationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPublicationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPublicationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPublicationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetPublicationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5020,6 +6612,82 @@ func (r GetPublicationResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetPublicationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListStoresResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListOfStore
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListStoresResponse) GetJSON200() *ListOfStore {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListStoresResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListStoresResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListStoresResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListStoresResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListStoresResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListStoresResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListStoresResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListStoresResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListStoresResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5578,6 +7246,82 @@ func (r VerifyStoreResponse) ContentType() string {
 	return ""
 }
 
+type ListCatalogSyncsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListOfCatalogSync
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCatalogSyncsResponse) GetJSON200() *ListOfCatalogSync {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListCatalogSyncsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListCatalogSyncsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListCatalogSyncsResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListCatalogSyncsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListCatalogSyncsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCatalogSyncsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCatalogSyncsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCatalogSyncsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCatalogSyncsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetCatalogSyncResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5661,6 +7405,21 @@ func (r GetCatalogSyncResponse) ContentType() string {
 	return ""
 }
 
+// ListAITasksWithResponse List AI tasks
+//
+// The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/ai-tasks (the `ListAITasks` operationId).
+func (c *ClientWithResponses) ListAITasksWithResponse(ctx context.Context, params *ListAITasksParams, reqEditors ...RequestEditorFn) (*ListAITasksResponse, error) {
+	rsp, err := c.ListAITasks(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAITasksResponse(rsp)
+}
+
 // StartAITaskWithBodyWithResponse Start an AI task (text, category or image)
 //
 // One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
@@ -5708,6 +7467,21 @@ func (c *ClientWithResponses) GetAITaskWithResponse(ctx context.Context, id open
 	return ParseGetAITaskResponse(rsp)
 }
 
+// ListMaterialTransfersWithResponse List material transfers
+//
+// The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/material-transfers (the `ListMaterialTransfers` operationId).
+func (c *ClientWithResponses) ListMaterialTransfersWithResponse(ctx context.Context, params *ListMaterialTransfersParams, reqEditors ...RequestEditorFn) (*ListMaterialTransfersResponse, error) {
+	rsp, err := c.ListMaterialTransfers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMaterialTransfersResponse(rsp)
+}
+
 // StartMaterialTransferWithBodyWithResponse Transfer collected material into our storage
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
@@ -5753,6 +7527,21 @@ func (c *ClientWithResponses) GetMaterialTransferWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseGetMaterialTransferResponse(rsp)
+}
+
+// ListMediaWithResponse List media
+//
+// The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/media (the `ListMedia` operationId).
+func (c *ClientWithResponses) ListMediaWithResponse(ctx context.Context, params *ListMediaParams, reqEditors ...RequestEditorFn) (*ListMediaResponse, error) {
+	rsp, err := c.ListMedia(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMediaResponse(rsp)
 }
 
 // RegisterMediaWithBodyWithResponse Register an upload
@@ -5909,6 +7698,21 @@ func (c *ClientWithResponses) RedriveDeadLetterWithResponse(ctx context.Context,
 	return ParseRedriveDeadLetterResponse(rsp)
 }
 
+// ListProductsWithResponse List products
+//
+// The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/products (the `ListProducts` operationId).
+func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*ListProductsResponse, error) {
+	rsp, err := c.ListProducts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListProductsResponse(rsp)
+}
+
 // CreateProductWithBodyWithResponse Create a product draft
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -6012,6 +7816,21 @@ func (c *ClientWithResponses) PublishProductWithResponse(ctx context.Context, id
 	return ParsePublishProductResponse(rsp)
 }
 
+// ListPublicationsWithResponse List publications
+//
+// The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/publications (the `ListPublications` operationId).
+func (c *ClientWithResponses) ListPublicationsWithResponse(ctx context.Context, params *ListPublicationsParams, reqEditors ...RequestEditorFn) (*ListPublicationsResponse, error) {
+	rsp, err := c.ListPublications(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPublicationsResponse(rsp)
+}
+
 // GetPublicationWithResponse Read a publication
 //
 // Returns a wrapper object for the known response body format(s).
@@ -6023,6 +7842,21 @@ func (c *ClientWithResponses) GetPublicationWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseGetPublicationResponse(rsp)
+}
+
+// ListStoresWithResponse List stores
+//
+// The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/stores (the `ListStores` operationId).
+func (c *ClientWithResponses) ListStoresWithResponse(ctx context.Context, params *ListStoresParams, reqEditors ...RequestEditorFn) (*ListStoresResponse, error) {
+	rsp, err := c.ListStores(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListStoresResponse(rsp)
 }
 
 // CreateStoreWithBodyWithResponse Connect a store
@@ -6138,6 +7972,21 @@ func (c *ClientWithResponses) VerifyStoreWithResponse(ctx context.Context, id op
 	return ParseVerifyStoreResponse(rsp)
 }
 
+// ListCatalogSyncsWithResponse List catalog syncs
+//
+// The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/syncs (the `ListCatalogSyncs` operationId).
+func (c *ClientWithResponses) ListCatalogSyncsWithResponse(ctx context.Context, params *ListCatalogSyncsParams, reqEditors ...RequestEditorFn) (*ListCatalogSyncsResponse, error) {
+	rsp, err := c.ListCatalogSyncs(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCatalogSyncsResponse(rsp)
+}
+
 // GetCatalogSyncWithResponse Read a catalog sync
 //
 // Returns a wrapper object for the known response body format(s).
@@ -6149,6 +7998,67 @@ func (c *ClientWithResponses) GetCatalogSyncWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseGetCatalogSyncResponse(rsp)
+}
+
+// ParseListAITasksResponse parses an HTTP response from a ListAITasksWithResponse call
+func ParseListAITasksResponse(rsp *http.Response) (*ListAITasksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAITasksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListOfAITask
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseStartAITaskResponse parses an HTTP response from a StartAITaskWithResponse call
@@ -6338,6 +8248,67 @@ func ParseGetAITaskResponse(rsp *http.Response) (*GetAITaskResponse, error) {
 	return response, nil
 }
 
+// ParseListMaterialTransfersResponse parses an HTTP response from a ListMaterialTransfersWithResponse call
+func ParseListMaterialTransfersResponse(rsp *http.Response) (*ListMaterialTransfersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMaterialTransfersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListOfMaterialTransfer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseStartMaterialTransferResponse parses an HTTP response from a StartMaterialTransferWithResponse call
 func ParseStartMaterialTransferResponse(rsp *http.Response) (*StartMaterialTransferResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -6491,6 +8462,67 @@ func ParseGetMaterialTransferResponse(rsp *http.Response) (*GetMaterialTransferR
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListMediaResponse parses an HTTP response from a ListMediaWithResponse call
+func ParseListMediaResponse(rsp *http.Response) (*ListMediaResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMediaResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListOfMedia
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
@@ -7211,6 +9243,67 @@ func ParseRedriveDeadLetterResponse(rsp *http.Response) (*RedriveDeadLetterRespo
 	return response, nil
 }
 
+// ParseListProductsResponse parses an HTTP response from a ListProductsWithResponse call
+func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListProductsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListOfProduct
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseCreateProductResponse parses an HTTP response from a CreateProductWithResponse call
 func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -7615,6 +9708,67 @@ func ParsePublishProductResponse(rsp *http.Response) (*PublishProductResponse, e
 	return response, nil
 }
 
+// ParseListPublicationsResponse parses an HTTP response from a ListPublicationsWithResponse call
+func ParseListPublicationsResponse(rsp *http.Response) (*ListPublicationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPublicationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListOfPublication
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetPublicationResponse parses an HTTP response from a GetPublicationWithResponse call
 func ParseGetPublicationResponse(rsp *http.Response) (*GetPublicationResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -7656,6 +9810,67 @@ func ParseGetPublicationResponse(rsp *http.Response) (*GetPublicationResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListStoresResponse parses an HTTP response from a ListStoresWithResponse call
+func ParseListStoresResponse(rsp *http.Response) (*ListStoresResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListStoresResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListOfStore
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem
@@ -8215,6 +10430,67 @@ func ParseVerifyStoreResponse(rsp *http.Response) (*VerifyStoreResponse, error) 
 			headers.RetryAfter = &value
 		}
 		response.Headers409 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCatalogSyncsResponse parses an HTTP response from a ListCatalogSyncsWithResponse call
+func ParseListCatalogSyncsResponse(rsp *http.Response) (*ListCatalogSyncsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCatalogSyncsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListOfCatalogSync
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	}
 
 	return response, nil

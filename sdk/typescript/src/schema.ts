@@ -11,7 +11,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List AI tasks
+         * @description The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         */
+        get: operations["listAITasks"];
         put?: never;
         /**
          * Start an AI task (text, category or image)
@@ -50,7 +54,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List material transfers
+         * @description The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         */
+        get: operations["listMaterialTransfers"];
         put?: never;
         /**
          * Transfer collected material into our storage
@@ -89,7 +97,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List media
+         * @description The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         */
+        get: operations["listMedia"];
         put?: never;
         /**
          * Register an upload
@@ -270,7 +282,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List products
+         * @description The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         */
+        get: operations["listProducts"];
         put?: never;
         /** Create a product draft */
         post: operations["createProduct"];
@@ -323,6 +339,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/publications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List publications
+         * @description The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         */
+        get: operations["listPublications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/publications/{id}": {
         parameters: {
             query?: never;
@@ -347,7 +383,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List stores
+         * @description The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         */
+        get: operations["listStores"];
         put?: never;
         /**
          * Connect a store
@@ -437,6 +477,26 @@ export interface paths {
          * @description **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
         post: operations["verifyStore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/syncs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List catalog syncs
+         * @description The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         */
+        get: operations["listCatalogSyncs"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -621,6 +681,62 @@ export interface components {
             message?: string;
             /** @description The value at the given location */
             value?: unknown;
+        };
+        ListOfAITask: {
+            /**
+             * @description Older items exist: ask again with starting_after = the id of the last item
+             * @example false
+             */
+            has_more: boolean;
+            items: components["schemas"]["AITask"][];
+        };
+        ListOfCatalogSync: {
+            /**
+             * @description Older items exist: ask again with starting_after = the id of the last item
+             * @example false
+             */
+            has_more: boolean;
+            items: components["schemas"]["CatalogSync"][];
+        };
+        ListOfMaterialTransfer: {
+            /**
+             * @description Older items exist: ask again with starting_after = the id of the last item
+             * @example false
+             */
+            has_more: boolean;
+            items: components["schemas"]["MaterialTransfer"][];
+        };
+        ListOfMedia: {
+            /**
+             * @description Older items exist: ask again with starting_after = the id of the last item
+             * @example false
+             */
+            has_more: boolean;
+            items: components["schemas"]["Media"][];
+        };
+        ListOfProduct: {
+            /**
+             * @description Older items exist: ask again with starting_after = the id of the last item
+             * @example false
+             */
+            has_more: boolean;
+            items: components["schemas"]["Product"][];
+        };
+        ListOfPublication: {
+            /**
+             * @description Older items exist: ask again with starting_after = the id of the last item
+             * @example false
+             */
+            has_more: boolean;
+            items: components["schemas"]["Publication"][];
+        };
+        ListOfStore: {
+            /**
+             * @description Older items exist: ask again with starting_after = the id of the last item
+             * @example false
+             */
+            has_more: boolean;
+            items: components["schemas"]["Store"][];
         };
         MaterialItem: {
             /** @example true */
@@ -1063,6 +1179,97 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listAITasks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Cursor: the id of the last item of the previous page; the page holds older items
+                 * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+                 */
+                starting_after?: string;
+                /**
+                 * @description Only tasks in this state
+                 * @example succeeded
+                 */
+                status?: "pending" | "running" | "succeeded" | "failed";
+                /**
+                 * @description Only tasks on this product
+                 * @example 2c9a4b1e-7d3f-4e8a-b6c5-1f0e9d8c7b6a
+                 */
+                product_id?: string;
+                /**
+                 * @description Only tasks of this kind
+                 * @example text
+                 */
+                kind?: "text" | "category" | "image";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListOfAITask"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     startAITask: {
         parameters: {
             query?: never;
@@ -1252,6 +1459,87 @@ export interface operations {
             };
         };
     };
+    listMaterialTransfers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Cursor: the id of the last item of the previous page; the page holds older items
+                 * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+                 */
+                starting_after?: string;
+                /**
+                 * @description Only tasks in this state
+                 * @example succeeded
+                 */
+                status?: "pending" | "running" | "succeeded" | "failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListOfMaterialTransfer"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     startMaterialTransfer: {
         parameters: {
             query?: never;
@@ -1396,6 +1684,87 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listMedia: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Cursor: the id of the last item of the previous page; the page holds older items
+                 * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+                 */
+                starting_after?: string;
+                /**
+                 * @description Only media in this state
+                 * @example awaiting_upload
+                 */
+                status?: "awaiting_upload" | "processing" | "ready" | "rejected";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListOfMedia"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2190,6 +2559,82 @@ export interface operations {
             };
         };
     };
+    listProducts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Cursor: the id of the last item of the previous page; the page holds older items
+                 * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+                 */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListOfProduct"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     createProduct: {
         parameters: {
             query?: never;
@@ -2583,6 +3028,97 @@ export interface operations {
             };
         };
     };
+    listPublications: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Cursor: the id of the last item of the previous page; the page holds older items
+                 * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+                 */
+                starting_after?: string;
+                /**
+                 * @description Only tasks in this state
+                 * @example succeeded
+                 */
+                status?: "pending" | "running" | "succeeded" | "failed";
+                /**
+                 * @description Only publications to this store
+                 * @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4
+                 */
+                store_id?: string;
+                /**
+                 * @description Only publications of this product
+                 * @example 2c9a4b1e-7d3f-4e8a-b6c5-1f0e9d8c7b6a
+                 */
+                product_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListOfPublication"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getPublication: {
         parameters: {
             query?: never;
@@ -2624,6 +3160,92 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listStores: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Cursor: the id of the last item of the previous page; the page holds older items
+                 * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+                 */
+                starting_after?: string;
+                /**
+                 * @description Only stores in this state
+                 * @example pending_verification
+                 */
+                status?: "pending_verification" | "verified" | "verification_failed";
+                /**
+                 * @description Only stores on this marketplace
+                 * @example shopify
+                 */
+                platform?: "shopify" | "amazon" | "tiktok" | "shopee" | "lazada";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListOfStore"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3153,6 +3775,92 @@ export interface operations {
             };
             /** @description Request Entity Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCatalogSyncs: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Cursor: the id of the last item of the previous page; the page holds older items
+                 * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+                 */
+                starting_after?: string;
+                /**
+                 * @description Only tasks in this state
+                 * @example succeeded
+                 */
+                status?: "pending" | "running" | "succeeded" | "failed";
+                /**
+                 * @description Only syncs of this store
+                 * @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4
+                 */
+                store_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListOfCatalogSync"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
