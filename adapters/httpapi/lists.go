@@ -141,15 +141,21 @@ func (h *handlers) registerLists(api huma.API) {
 	registerList[ListStoresInput](api, h, huma.Operation{
 		OperationID: "listStores", Path: "/v1/stores", Summary: "List stores", Tags: []string{"stores"},
 		Description: "The workspace's stores.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Store, error) { return tx.Stores().List }, toStore)
+	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Store, error) {
+		return tx.Stores().List
+	}, toStore)
 	registerList[ListProductsInput](api, h, huma.Operation{
 		OperationID: "listProducts", Path: "/v1/products", Summary: "List products", Tags: []string{"products"},
 		Description: "The workspace's product drafts.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Product, error) { return tx.Products().List }, toProduct)
+	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Product, error) {
+		return tx.Products().List
+	}, toProduct)
 	registerList[ListMediaInput](api, h, huma.Operation{
 		OperationID: "listMedia", Path: "/v1/media", Summary: "List media", Tags: []string{"media"},
 		Description: "The workspace's media.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Media, error) { return tx.Media().List }, toMedia)
+	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Media, error) {
+		return tx.Media().List
+	}, toMedia)
 	registerList[ListPublicationsInput](api, h, huma.Operation{
 		OperationID: "listPublications", Path: "/v1/publications", Summary: "List publications", Tags: []string{"publishing"},
 		Description: "The workspace's publications.",
@@ -159,7 +165,9 @@ func (h *handlers) registerLists(api huma.API) {
 	registerList[ListSyncsInput](api, h, huma.Operation{
 		OperationID: "listCatalogSyncs", Path: "/v1/syncs", Summary: "List catalog syncs", Tags: []string{"stores"},
 		Description: "The workspace's catalog syncs.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.CatalogSync, error) { return tx.Syncs().List }, toCatalogSync)
+	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.CatalogSync, error) {
+		return tx.Syncs().List
+	}, toCatalogSync)
 	registerList[ListTasksInput](api, h, huma.Operation{
 		OperationID: "listMaterialTransfers", Path: "/v1/material-transfers", Summary: "List material transfers", Tags: []string{"materials"},
 		Description: "The workspace's material transfers, without their items (GET one transfer for them).",
@@ -169,5 +177,7 @@ func (h *handlers) registerLists(api huma.API) {
 	registerList[ListAITasksInput](api, h, huma.Operation{
 		OperationID: "listAITasks", Path: "/v1/ai-tasks", Summary: "List AI tasks", Tags: []string{"ai"},
 		Description: "The workspace's AI tasks.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.AITask, error) { return tx.AITasks().List }, toAITask)
+	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.AITask, error) {
+		return tx.AITasks().List
+	}, toAITask)
 }
