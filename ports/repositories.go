@@ -24,6 +24,11 @@ type MemberRepository interface {
 	// Get returns the membership of user in the transaction's workspace;
 	// domain.CodeNotFound if there is none.
 	Get(ctx context.Context, user uuid.UUID) (domain.Member, error)
+	// List returns the workspace's members, oldest first.
+	List(ctx context.Context) ([]domain.Member, error)
+	// Remove deletes the membership of user; domain.CodeNotFound if there is
+	// none.
+	Remove(ctx context.Context, user uuid.UUID) error
 }
 
 // StoreRepository stores connected marketplace stores.

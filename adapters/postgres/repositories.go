@@ -52,6 +52,25 @@ func (r *MemberRepository) Add(ctx context.Context, m domain.Member) error {
 	return mapError(err, "member")
 }
 
+func (r *MemberRepository) List(ctx context.Context) ([]domain.Member, error) {
+	var rows []memberRow
+	err := r.db.NewSelect().Model(&rows).Where("workspace_id = ?", r.workspace).OrderExpr("created_at, user_id").Scan(ctx)
+	if err != nil {
+		return nil, mapError(err, "member")
+	}
+	out := make([]domain.Member, 0, len(rows))
+	for i := range rows {
+		out = append(out, rows[i].domain())
+	}
+	return out, nil
+}
+
+func (r *MemberRepository) Remove(ctx context.Context, user uuid.UUID) error {
+	res, err := r.db.NewDelete().Model((*memberRow)(nil)).
+		Where("workspace_id = ?", r.workspace).Where("user_id = ?", user).Exec(ctx)
+	return affectedOne(res, err, "member")
+}
+
 func (r *MemberRepository) Get(ctx context.Context, user uuid.UUID) (domain.Member, error) {
 	var row memberRow
 	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("user_id = ?", user).Scan(ctx)
