@@ -23,6 +23,7 @@ import (
 	"github.com/oncehq/once/domain/products"
 	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/domain/stores"
+	"github.com/oncehq/once/domain/workspaces"
 )
 
 // Version is the API version in the spec.
@@ -48,6 +49,8 @@ type Deps struct {
 	DeadLetters  DeadLetters
 	// Lists serves every list endpoint (lists.go).
 	Lists *listing.Service
+	// Workspaces manages members (members.go).
+	Workspaces *workspaces.Service
 	// Metrics serves /metrics when set.
 	Metrics      http.Handler
 	MaxBodyBytes int64
@@ -106,6 +109,7 @@ func Register(api huma.API, deps Deps) {
 	h.registerOperations(api)
 	h.registerDeadLetters(api)
 	h.registerLists(api)
+	h.registerMembers(api)
 	addExamples(api.OpenAPI())
 }
 
