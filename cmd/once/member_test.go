@@ -6,16 +6,16 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/internal/pgtest"
 )
 
-// runOnce runs the workspace command with args and returns its output.
-func runWorkspace(t *testing.T, args ...string) (string, error) {
+// runCommand runs cmd with args and returns what it printed.
+func runCommand(t *testing.T, cmd *cobra.Command, args ...string) (string, error) {
 	t.Helper()
-	cmd := workspaceCmd()
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
@@ -23,6 +23,11 @@ func runWorkspace(t *testing.T, args ...string) (string, error) {
 	cmd.SilenceUsage = true
 	err := cmd.ExecuteContext(t.Context())
 	return out.String(), err
+}
+
+func runWorkspace(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	return runCommand(t, workspaceCmd(), args...)
 }
 
 // TestMemberCommands: on PostgreSQL, the operator adds, lists and removes

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -12,13 +11,7 @@ import (
 
 func runToken(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := tokenCmd()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(t.Context())
-	return out.String(), err
+	return runCommand(t, tokenCmd(), args...)
 }
 
 // TestTokenRefusesDemoDefaultsOnPostgres: with DATABASE_URL set, a token
