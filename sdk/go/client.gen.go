@@ -916,7 +916,7 @@ type OperationList struct {
 	// NextBefore Pass as before to get the next page; absent on the last page
 	//
 	// Example: 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
-	NextBefore *string `json:"next_before,omitempty"`
+	NextBefore *openapi_types.UUID `json:"next_before,omitempty"`
 }
 
 // Problem defines model for Problem.

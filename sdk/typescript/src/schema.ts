@@ -962,6 +962,7 @@ export interface components {
         OperationList: {
             items: components["schemas"]["Operation"][];
             /**
+             * Format: uuid
              * @description Pass as before to get the next page; absent on the last page
              * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
              */
