@@ -27,7 +27,9 @@ type MemberRepository interface {
 	// List returns the workspace's members, oldest first.
 	List(ctx context.Context) ([]domain.Member, error)
 	// Remove deletes the membership of user; domain.CodeNotFound if there is
-	// none.
+	// none, domain.CodeInvalidState if user is the workspace's last admin.
+	// The check holds against concurrent removals: of two transactions
+	// removing the last two admins, one fails.
 	Remove(ctx context.Context, user uuid.UUID) error
 }
 

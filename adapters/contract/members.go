@@ -61,8 +61,29 @@ func testMemberAdmin(t *testing.T, h Harness) {
 		require.Contains(t, listMembers(t, h, other), stranger)
 	})
 
+	t.Run("the last admin stays", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		admin := newMember(t, h, ws)
+		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, admin) })
+		requireCode(t, err, domain.CodeInvalidState)
+		require.Contains(t, listMembers(t, h, ws), admin)
+	})
+
+	t.Run("two concurrent removals of the last two admins leave one", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		admins := [2]uuid.UUID{newMember(t, h, ws), newMember(t, h, ws)}
+		errs := raceTwo(t, h, ws, [2]func(ctx context.Context, tx ports.Tx) error{
+			func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, admins[0]) },
+			func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, admins[1]) },
+		})
+		winner, loserErr := oneWins(t, errs)
+		requireCode(t, loserErr, domain.CodeInvalidState)
+		require.Equal(t, []uuid.UUID{admins[1-winner]}, listMembers(t, h, ws))
+	})
+
 	t.Run("a removal rolled back leaves the member", func(t *testing.T) {
 		ws := newWorkspace(t, h)
+		newMember(t, h, ws)
 		user := newMember(t, h, ws)
 		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 			if err := tx.Members().Remove(ctx, user); err != nil {

@@ -87,6 +87,15 @@ func (r memberRepo) Remove(_ context.Context, user uuid.UUID) error {
 	k := memberKey{t.workspace, user}
 	_, own := t.members[k]
 	_, committed := t.db.members[k]
+	if current, ok := r.visibleLocked(k); ok && current.Role == domain.RoleAdmin {
+		// Like the admin rows PostgreSQL locks: one admin removal at a time.
+		if !t.db.lockRowLocked(t, uniqueKey{"workspace_admins", t.workspace.String()}) {
+			return domain.Errorf(domain.CodeInvalidState, "the workspace's admins are being changed by a concurrent request")
+		}
+		if r.adminsLocked() <= 1 {
+			return domain.Errorf(domain.CodeInvalidState, "the last admin of a workspace cannot be removed")
+		}
+	}
 	switch {
 	case own:
 		delete(t.members, k)
@@ -100,4 +109,33 @@ func (r memberRepo) Remove(_ context.Context, user uuid.UUID) error {
 	}
 	t.db.releaseLocked(t, memberUniqueKey(k))
 	return nil
+}
+
+// visibleLocked is the membership t sees for k.
+func (r memberRepo) visibleLocked(k memberKey) (domain.Member, bool) {
+	t := r.t
+	if m, ok := t.members[k]; ok {
+		return m, true
+	}
+	m, ok := t.db.members[k]
+	return m, ok && !t.memberDeletes[k]
+}
+
+// adminsLocked counts the admins of t's workspace that t sees.
+func (r memberRepo) adminsLocked() int {
+	t := r.t
+	n := 0
+	for k := range t.db.members {
+		if _, own := t.members[k]; !own && k.workspace == t.workspace {
+			if m, ok := r.visibleLocked(k); ok && m.Role == domain.RoleAdmin {
+				n++
+			}
+		}
+	}
+	for k, m := range t.members {
+		if k.workspace == t.workspace && m.Role == domain.RoleAdmin {
+			n++
+		}
+	}
+	return n
 }

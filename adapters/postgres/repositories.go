@@ -65,10 +65,30 @@ func (r *MemberRepository) List(ctx context.Context) ([]domain.Member, error) {
 	return out, nil
 }
 
+// removeMember deletes a membership unless it is the workspace's last
+// admin. Removing an admin first locks every admin row of the workspace
+// (FOR UPDATE), so a concurrent removal of another admin waits, then counts
+// again without the row deleted meanwhile: two removals cannot leave the
+// workspace without an admin (write skew under READ COMMITTED otherwise).
+const removeMember = `
+WITH admins AS (
+    SELECT user_id FROM workspace_members
+     WHERE workspace_id = ? AND role = 'admin'
+       FOR UPDATE
+)
+DELETE FROM workspace_members m
+ WHERE m.workspace_id = ? AND m.user_id = ?
+   AND (m.role <> 'admin' OR (SELECT count(*) FROM admins) > 1)`
+
 func (r *MemberRepository) Remove(ctx context.Context, user uuid.UUID) error {
-	res, err := r.db.NewDelete().Model((*memberRow)(nil)).
-		Where("workspace_id = ?", r.workspace).Where("user_id = ?", user).Exec(ctx)
-	return affectedOne(res, err, "member")
+	res, err := r.db.ExecContext(ctx, removeMember, r.workspace, r.workspace, user)
+	if err := affectedOne(res, err, "member"); !domain.IsCode(err, domain.CodeNotFound) {
+		return err
+	}
+	if _, err := r.Get(ctx, user); err != nil {
+		return err
+	}
+	return domain.Errorf(domain.CodeInvalidState, "the last admin of a workspace cannot be removed")
 }
 
 func (r *MemberRepository) Get(ctx context.Context, user uuid.UUID) (domain.Member, error) {

@@ -65,25 +65,6 @@ func (s *Service) RemoveMember(ctx context.Context, p domain.Principal, user uui
 		return err
 	}
 	return s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		m, err := tx.Members().Get(ctx, user)
-		if err != nil {
-			return err
-		}
-		if m.Role == domain.RoleAdmin {
-			ms, err := tx.Members().List(ctx)
-			if err != nil {
-				return err
-			}
-			admins := 0
-			for _, other := range ms {
-				if other.Role == domain.RoleAdmin {
-					admins++
-				}
-			}
-			if admins <= 1 {
-				return domain.Errorf(domain.CodeInvalidState, "the last admin of a workspace cannot be removed")
-			}
-		}
-		return tx.Members().Remove(ctx, user)
+		return tx.Members().Remove(ctx, user) // refuses the last admin, race-free
 	})
 }
