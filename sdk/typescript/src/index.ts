@@ -60,32 +60,33 @@ export async function idempotent<R extends Result>(
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     let result: R | undefined;
-    let reason: string;
-    let retryAfterMs: number | undefined;
+    let failure: unknown;
     try {
       result = await call(idempotencyKey);
-      const decision = retryReason(result);
-      if (decision === undefined) {
-        return result;
-      }
-      reason = decision;
-      retryAfterMs = parseRetryAfter(result.response.headers.get("Retry-After"));
     } catch (err) {
       if (policy.signal?.aborted) {
         throw err;
       }
-      reason = `network: ${String(err)}`;
-      const wait = retryAfterMs ?? jitter(initial, maxInterval, attempt);
-      if (Date.now() - started + wait > maxElapsed) {
-        throw err;
+      failure = err; // the network: the request may or may not have arrived
+    }
+    let reason: string;
+    let retryAfterMs: number | undefined;
+    if (result !== undefined) {
+      const why = retryReason(result);
+      if (why === undefined) {
+        return result;
       }
-      policy.onRetry?.(reason, wait);
-      await sleep(wait, policy.signal);
-      continue;
+      reason = why;
+      retryAfterMs = parseRetryAfter(result.response.headers.get("Retry-After"));
+    } else {
+      reason = `network: ${String(failure)}`;
     }
     const wait = retryAfterMs ?? jitter(initial, maxInterval, attempt);
     if (Date.now() - started + wait > maxElapsed) {
-      return result;
+      if (result !== undefined) {
+        return result;
+      }
+      throw failure;
     }
     policy.onRetry?.(reason, wait);
     await sleep(wait, policy.signal);
