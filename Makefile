@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: run test services build openapi openapi-check sdk mocks fuzz vet bench-dispatch bench-storm
+.PHONY: run test services build openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet bench-dispatch bench-storm
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -27,22 +27,34 @@ openapi:
 
 OAPI_CODEGEN = $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 
-## sdk: regenerate the test client from the committed spec (internal/sdktest)
-sdk:
-	$(OAPI_CODEGEN) -config internal/sdktest/oapi-codegen.yaml openapi/openapi-3.0.yaml
+## sdk: regenerate both SDKs from the committed spec (sdk/go, sdk/typescript)
+sdk: sdk-ts-deps
+	$(OAPI_CODEGEN) -config sdk/go/oapi-codegen.yaml openapi/openapi-3.0.yaml
+	cd sdk/typescript && ./node_modules/.bin/openapi-typescript ../../openapi/openapi.yaml -o src/schema.ts
 
-## openapi-check: fail if the committed documents or the generated client differ from the code
-openapi-check:
+sdk-ts-deps:
+	cd sdk/typescript && npm ci --no-audit --no-fund --silent
+
+## openapi-check: fail if the committed documents or either SDK differ from the code, or the documents do not lint clean
+openapi-check: sdk-ts-deps
 	@tmp=$$(mktemp -d) && \
 	$(GO) run ./cmd/once openapi -o $$tmp/openapi.yaml && \
 	$(GO) run ./cmd/once openapi --spec-version 3.0 -o $$tmp/openapi-3.0.yaml && \
 	diff -u openapi/openapi.yaml $$tmp/openapi.yaml && \
 	diff -u openapi/openapi-3.0.yaml $$tmp/openapi-3.0.yaml && \
-	sed 's|^output: .*|output: '$$tmp'/client.gen.go|' internal/sdktest/oapi-codegen.yaml > $$tmp/codegen.yaml && \
+	sed 's|^output: .*|output: '$$tmp'/client.gen.go|' sdk/go/oapi-codegen.yaml > $$tmp/codegen.yaml && \
 	$(OAPI_CODEGEN) -config $$tmp/codegen.yaml openapi/openapi-3.0.yaml && \
-	diff -u internal/sdktest/client.gen.go $$tmp/client.gen.go && \
+	diff -u sdk/go/client.gen.go $$tmp/client.gen.go && \
+	(cd sdk/typescript && ./node_modules/.bin/openapi-typescript ../../openapi/openapi.yaml -o $$tmp/schema.ts >/dev/null) && \
+	diff -u sdk/typescript/src/schema.ts $$tmp/schema.ts && \
 	echo "openapi: committed documents and client match the code" || \
-	{ echo "openapi: drift; run 'make openapi sdk' and commit openapi/ and internal/sdktest/" >&2; exit 1; }
+	{ echo "openapi: drift; run 'make openapi sdk' and commit openapi/ and sdk/" >&2; exit 1; }
+	$(MAKE) openapi-lint
+
+## openapi-lint: @redocly/cli (pinned in tools/openapi) on both documents; any warning fails
+openapi-lint:
+	cd tools/openapi && npm ci --no-audit --no-fund --silent && \
+	./node_modules/.bin/redocly lint --config redocly.yaml ../../openapi/openapi.yaml ../../openapi/openapi-3.0.yaml
 
 ## mocks: regenerate the mockery mocks of the ports
 mocks:

@@ -161,7 +161,7 @@ func (c Config) Embedded() bool { return c.DatabaseURL == "" }
 func LoadConfig() (Config, error) {
 	c, err := env.ParseAs[Config]()
 	if err != nil {
-		return Config{}, fmt.Errorf("configuration: %w", err)
+		return Config{}, fmt.Errorf("configuration: %w", explainEnvError(err))
 	}
 	c.applyDevDefaults()
 	return c, c.Validate()

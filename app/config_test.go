@@ -42,3 +42,22 @@ func TestConfigRefusesDevSecretsWithPostgres(t *testing.T) {
 		t.Fatalf("want the dev secrets refused, got %v", err)
 	}
 }
+
+// TestConfigParseErrorsNameTheVariable: a value that does not parse is
+// reported by its environment variable, not by the Go field.
+func TestConfigParseErrorsNameTheVariable(t *testing.T) {
+	t.Setenv("ONCE_DISPATCH_BATCH", "many")
+	t.Setenv("ONCE_DISPATCH_LEASE", "soon")
+	_, err := LoadConfig()
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, want := range []string{"ONCE_DISPATCH_BATCH", "ONCE_DISPATCH_LEASE"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not name %s", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "DispatchBatch") {
+		t.Errorf("%q names the Go field", err)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/listing"
 	"github.com/oncehq/once/domain/materials"
 	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/operations"
@@ -41,6 +42,7 @@ var CoreModule = fx.Module("core",
 		},
 		stores.NewService,
 		operations.NewService,
+		listing.NewService,
 		workspaces.NewService,
 		newAuthenticator,
 		dispatch.NewAdmin,
@@ -101,6 +103,8 @@ type httpDepsIn struct {
 	Catalog     *catalog.Service
 	AI          *ai.Service
 	Admin       *dispatch.Admin
+	Lists       *listing.Service
+	Workspaces  *workspaces.Service
 	Metrics     *prometheus.Metrics
 }
 
@@ -109,6 +113,6 @@ func newHTTPDeps(in httpDepsIn) httpapi.Deps {
 		Authenticate: in.Auth, Idempotency: in.Idempotency, Stores: in.Stores, Operations: in.Operations,
 		Products: in.Products, Media: in.Media, Materials: in.Materials, Publishing: in.Publishing,
 		Catalog: in.Catalog, AI: in.AI,
-		DeadLetters: deadLetters{in.Admin}, Metrics: in.Metrics.Handler(), MaxBodyBytes: in.Config.MaxBodyBytes,
+		DeadLetters: deadLetters{in.Admin}, Lists: in.Lists, Workspaces: in.Workspaces, Metrics: in.Metrics.Handler(), MaxBodyBytes: in.Config.MaxBodyBytes,
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
 
@@ -301,6 +302,74 @@ func (_c *AITaskRepository_Get_Call) Return(aITask domain.AITask, err error) *AI
 }
 
 func (_c *AITaskRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.AITask, error)) *AITaskRepository_Get_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
+// List provides a mock function for the type AITaskRepository
+func (_mock *AITaskRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.AITask, error) {
+	ret := _mock.Called(ctx, q)
+
+	if len(ret) == 0 {
+		panic("no return value specified for List")
+	}
+
+	var r0 []domain.AITask
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]domain.AITask, error)); ok {
+		return returnFunc(ctx, q)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []domain.AITask); ok {
+		r0 = returnFunc(ctx, q)
+	} else {
+		if ret.Get(0) != nil {
+			r0 = ret.Get(0).([]domain.AITask)
+		}
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.ListQuery) error); ok {
+		r1 = returnFunc(ctx, q)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// AITaskRepository_List_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'List'
+type AITaskRepository_List_Call struct {
+	*mock.Call
+}
+
+// List is a helper method to define mock.On call
+//   - ctx context.Context
+//   - q ports.ListQuery
+func (_e *AITaskRepository_Expecter) List(ctx any, q any) *AITaskRepository_List_Call {
+	return &AITaskRepository_List_Call{Call: _e.mock.On("List", ctx, q)}
+}
+
+func (_c *AITaskRepository_List_Call) Run(run func(ctx context.Context, q ports.ListQuery)) *AITaskRepository_List_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 ports.ListQuery
+		if args[1] != nil {
+			arg1 = args[1].(ports.ListQuery)
+		}
+		run(
+			arg0,
+			arg1,
+		)
+	})
+	return _c
+}
+
+func (_c *AITaskRepository_List_Call) Return(aITasks []domain.AITask, err error) *AITaskRepository_List_Call {
+	_c.Call.Return(aITasks, err)
+	return _c
+}
+
+func (_c *AITaskRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]domain.AITask, error)) *AITaskRepository_List_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -170,3 +170,122 @@ func (_c *MemberRepository_Get_Call) RunAndReturn(run func(ctx context.Context, 
 	_c.Call.Return(run)
 	return _c
 }
+
+// List provides a mock function for the type MemberRepository
+func (_mock *MemberRepository) List(ctx context.Context) ([]domain.Member, error) {
+	ret := _mock.Called(ctx)
+
+	if len(ret) == 0 {
+		panic("no return value specified for List")
+	}
+
+	var r0 []domain.Member
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context) ([]domain.Member, error)); ok {
+		return returnFunc(ctx)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context) []domain.Member); ok {
+		r0 = returnFunc(ctx)
+	} else {
+		if ret.Get(0) != nil {
+			r0 = ret.Get(0).([]domain.Member)
+		}
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context) error); ok {
+		r1 = returnFunc(ctx)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// MemberRepository_List_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'List'
+type MemberRepository_List_Call struct {
+	*mock.Call
+}
+
+// List is a helper method to define mock.On call
+//   - ctx context.Context
+func (_e *MemberRepository_Expecter) List(ctx any) *MemberRepository_List_Call {
+	return &MemberRepository_List_Call{Call: _e.mock.On("List", ctx)}
+}
+
+func (_c *MemberRepository_List_Call) Run(run func(ctx context.Context)) *MemberRepository_List_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		run(
+			arg0,
+		)
+	})
+	return _c
+}
+
+func (_c *MemberRepository_List_Call) Return(members []domain.Member, err error) *MemberRepository_List_Call {
+	_c.Call.Return(members, err)
+	return _c
+}
+
+func (_c *MemberRepository_List_Call) RunAndReturn(run func(ctx context.Context) ([]domain.Member, error)) *MemberRepository_List_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
+// Remove provides a mock function for the type MemberRepository
+func (_mock *MemberRepository) Remove(ctx context.Context, user uuid.UUID) error {
+	ret := _mock.Called(ctx, user)
+
+	if len(ret) == 0 {
+		panic("no return value specified for Remove")
+	}
+
+	var r0 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) error); ok {
+		r0 = returnFunc(ctx, user)
+	} else {
+		r0 = ret.Error(0)
+	}
+	return r0
+}
+
+// MemberRepository_Remove_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'Remove'
+type MemberRepository_Remove_Call struct {
+	*mock.Call
+}
+
+// Remove is a helper method to define mock.On call
+//   - ctx context.Context
+//   - user uuid.UUID
+func (_e *MemberRepository_Expecter) Remove(ctx any, user any) *MemberRepository_Remove_Call {
+	return &MemberRepository_Remove_Call{Call: _e.mock.On("Remove", ctx, user)}
+}
+
+func (_c *MemberRepository_Remove_Call) Run(run func(ctx context.Context, user uuid.UUID)) *MemberRepository_Remove_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 uuid.UUID
+		if args[1] != nil {
+			arg1 = args[1].(uuid.UUID)
+		}
+		run(
+			arg0,
+			arg1,
+		)
+	})
+	return _c
+}
+
+func (_c *MemberRepository_Remove_Call) Return(err error) *MemberRepository_Remove_Call {
+	_c.Call.Return(err)
+	return _c
+}
+
+func (_c *MemberRepository_Remove_Call) RunAndReturn(run func(ctx context.Context, user uuid.UUID) error) *MemberRepository_Remove_Call {
+	_c.Call.Return(run)
+	return _c
+}

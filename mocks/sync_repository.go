@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
 
@@ -233,6 +234,74 @@ func (_c *SyncRepository_Get_Call) Return(catalogSync domain.CatalogSync, err er
 }
 
 func (_c *SyncRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.CatalogSync, error)) *SyncRepository_Get_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
+// List provides a mock function for the type SyncRepository
+func (_mock *SyncRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.CatalogSync, error) {
+	ret := _mock.Called(ctx, q)
+
+	if len(ret) == 0 {
+		panic("no return value specified for List")
+	}
+
+	var r0 []domain.CatalogSync
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]domain.CatalogSync, error)); ok {
+		return returnFunc(ctx, q)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []domain.CatalogSync); ok {
+		r0 = returnFunc(ctx, q)
+	} else {
+		if ret.Get(0) != nil {
+			r0 = ret.Get(0).([]domain.CatalogSync)
+		}
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.ListQuery) error); ok {
+		r1 = returnFunc(ctx, q)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// SyncRepository_List_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'List'
+type SyncRepository_List_Call struct {
+	*mock.Call
+}
+
+// List is a helper method to define mock.On call
+//   - ctx context.Context
+//   - q ports.ListQuery
+func (_e *SyncRepository_Expecter) List(ctx any, q any) *SyncRepository_List_Call {
+	return &SyncRepository_List_Call{Call: _e.mock.On("List", ctx, q)}
+}
+
+func (_c *SyncRepository_List_Call) Run(run func(ctx context.Context, q ports.ListQuery)) *SyncRepository_List_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 ports.ListQuery
+		if args[1] != nil {
+			arg1 = args[1].(ports.ListQuery)
+		}
+		run(
+			arg0,
+			arg1,
+		)
+	})
+	return _c
+}
+
+func (_c *SyncRepository_List_Call) Return(catalogSyncs []domain.CatalogSync, err error) *SyncRepository_List_Call {
+	_c.Call.Return(catalogSyncs, err)
+	return _c
+}
+
+func (_c *SyncRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]domain.CatalogSync, error)) *SyncRepository_List_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -24,6 +24,13 @@ type MemberRepository interface {
 	// Get returns the membership of user in the transaction's workspace;
 	// domain.CodeNotFound if there is none.
 	Get(ctx context.Context, user uuid.UUID) (domain.Member, error)
+	// List returns the workspace's members, oldest first.
+	List(ctx context.Context) ([]domain.Member, error)
+	// Remove deletes the membership of user; domain.CodeNotFound if there is
+	// none, domain.CodeInvalidState if user is the workspace's last admin.
+	// The check holds against concurrent removals: of two transactions
+	// removing the last two admins, one fails.
+	Remove(ctx context.Context, user uuid.UUID) error
 }
 
 // StoreRepository stores connected marketplace stores.
@@ -34,6 +41,9 @@ type StoreRepository interface {
 	Create(ctx context.Context, s domain.Store) error
 	// Get returns the store; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (domain.Store, error)
+	// List returns a page of the workspace's rows matching q, newest
+	// first (see ListQuery).
+	List(ctx context.Context, q ListQuery) ([]domain.Store, error)
 	// Update replaces the mutable fields (name, status, credential version,
 	// sealed credentials, updated_at); domain.CodeNotFound if absent.
 	Update(ctx context.Context, s domain.Store) error

@@ -16,6 +16,9 @@ type ProductRepository interface {
 	Create(ctx context.Context, p domain.Product) error
 	// Get returns the product; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (domain.Product, error)
+	// List returns a page of the workspace's rows matching q, newest
+	// first (see ListQuery).
+	List(ctx context.Context, q ListQuery) ([]domain.Product, error)
 	// Update saves title, description, price, currency, media ids and
 	// updated_at of p only if the stored revision equals expectedRevision,
 	// and sets the revision to expectedRevision+1 (p.Revision is ignored).
@@ -30,6 +33,9 @@ type MediaRepository interface {
 	Create(ctx context.Context, m domain.Media) error
 	// Get returns the media with its variants; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (domain.Media, error)
+	// List returns a page of the workspace's rows matching q, newest
+	// first (see ListQuery).
+	List(ctx context.Context, q ListQuery) ([]domain.Media, error)
 	// Update replaces status, variants, reason and updated_at,
 	// unconditionally; domain.CodeNotFound if absent. A change of status
 	// that must happen once (one of several concurrent requests) is a
@@ -51,6 +57,9 @@ type MaterialTransferRepository interface {
 	// Get returns the transfer with its items ordered by index;
 	// domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (domain.MaterialTransfer, error)
+	// List returns a page of the workspace's rows matching q, newest
+	// first (see ListQuery). Items are not loaded.
+	List(ctx context.Context, q ListQuery) ([]domain.MaterialTransfer, error)
 	// UpdateStatus replaces status, reason and updated_at;
 	// domain.CodeNotFound if absent.
 	UpdateStatus(ctx context.Context, t domain.MaterialTransfer) error
@@ -70,6 +79,9 @@ type PublicationRepository interface {
 	Create(ctx context.Context, p domain.Publication) error
 	// Get returns the publication; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (domain.Publication, error)
+	// List returns a page of the workspace's rows matching q, newest
+	// first (see ListQuery).
+	List(ctx context.Context, q ListQuery) ([]domain.Publication, error)
 	// Update replaces status, external listing id, reason and updated_at;
 	// domain.CodeNotFound if absent. Moving a failed publication out of
 	// failed while the product has another publication to the store that
@@ -87,6 +99,9 @@ type SyncRepository interface {
 	Create(ctx context.Context, s domain.CatalogSync) error
 	// Get returns the sync; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (domain.CatalogSync, error)
+	// List returns a page of the workspace's rows matching q, newest
+	// first (see ListQuery).
+	List(ctx context.Context, q ListQuery) ([]domain.CatalogSync, error)
 	// Update replaces status, items synced, reason and updated_at;
 	// domain.CodeNotFound if absent. Moving a finished sync back to pending
 	// or running while the store has another active sync is
@@ -107,6 +122,9 @@ type AITaskRepository interface {
 	Create(ctx context.Context, t domain.AITask) error
 	// Get returns the task; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (domain.AITask, error)
+	// List returns a page of the workspace's rows matching q, newest
+	// first (see ListQuery).
+	List(ctx context.Context, q ListQuery) ([]domain.AITask, error)
 	// Update replaces status, result, reason and updated_at;
 	// domain.CodeNotFound if absent.
 	Update(ctx context.Context, t domain.AITask) error

@@ -58,6 +58,8 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Publications", testPublications},
 		{"Syncs", testSyncs},
 		{"AITasks", testAITasks},
+		{"Lists", testLists},
+		{"MemberAdmin", testMemberAdmin},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.run(t, newHarness(t)) })

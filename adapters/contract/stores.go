@@ -130,6 +130,9 @@ func testStores(t *testing.T, h Harness) {
 			return tx.Stores().Create(ctx, second)
 		})
 		requireCode(t, err, domain.CodeStoreExists)
+		var de *domain.Error
+		require.ErrorAs(t, err, &de)
+		require.Equal(t, first.ID.String(), de.ResourceID, "the conflict names the store that holds the shop")
 		_, err = getStore(t, h, ws, second.ID)
 		requireCode(t, err, domain.CodeNotFound)
 	})
@@ -142,7 +145,11 @@ func testStores(t *testing.T, h Harness) {
 			if err := tx.Stores().Create(ctx, first); err != nil {
 				return err
 			}
-			return tx.Stores().Create(ctx, second)
+			err := tx.Stores().Create(ctx, second)
+			var de *domain.Error
+			require.ErrorAs(t, err, &de)
+			require.Equal(t, first.ID.String(), de.ResourceID, "the conflict names the store that holds the shop")
+			return err
 		})
 		requireCode(t, err, domain.CodeStoreExists)
 		_, err = getStore(t, h, ws, first.ID)

@@ -16,12 +16,14 @@ import (
 	"github.com/oncehq/once/domain/ai"
 	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/listing"
 	"github.com/oncehq/once/domain/materials"
 	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/domain/products"
 	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/domain/stores"
+	"github.com/oncehq/once/domain/workspaces"
 )
 
 // Version is the API version in the spec.
@@ -45,6 +47,10 @@ type Deps struct {
 	Catalog      *catalog.Service
 	AI           *ai.Service
 	DeadLetters  DeadLetters
+	// Lists serves every list endpoint (lists.go).
+	Lists *listing.Service
+	// Workspaces manages members (members.go).
+	Workspaces *workspaces.Service
 	// Metrics serves /metrics when set.
 	Metrics      http.Handler
 	MaxBodyBytes int64
@@ -68,7 +74,10 @@ func Config() huma.Config {
 	// No $schema links in bodies: clients and SDKs do not need them, and they
 	// would make replayed bodies depend on the host.
 	cfg.CreateHooks = nil
-	cfg.DocsPath = "/docs"
+	// The reference is served by registerDocs from embedded assets; huma's
+	// own page loads its UI from a CDN.
+	cfg.DocsPath = ""
+	describeSpec(cfg.OpenAPI)
 	return cfg
 }
 
@@ -100,6 +109,9 @@ func Register(api huma.API, deps Deps) {
 	h.registerAITasks(api)
 	h.registerOperations(api)
 	h.registerDeadLetters(api)
+	h.registerLists(api)
+	h.registerMembers(api)
+	addExamples(api.OpenAPI())
 	documentUnsupportedMediaType(api)
 }
 
@@ -129,7 +141,8 @@ func Handler(mux *http.ServeMux, log *slog.Logger, metrics http.Handler) http.Ha
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	return accessLog(log, traceContext(mux))
+	registerDocs(mux)
+	return accessLog(log, traceContext(routerProblems(mux)))
 }
 
 type handlers struct {

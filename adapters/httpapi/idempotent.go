@@ -81,6 +81,7 @@ func markHeaderRequired(api huma.API, method, path, header string) {
 func registerIdempotent[I, O any](api huma.API, op huma.Operation, maxBody int64, handler func(context.Context, *I) (*O, error)) {
 	op.Middlewares = append(op.Middlewares, requireIdempotencyKey(api))
 	op.MaxBodyBytes = maxBody
+	op.Description += idempotencyRules
 	huma.Register(api, op, handler)
 	markHeaderRequired(api, op.Method, op.Path, idempotencyKeyHeader)
 	// RawBody (kept for the fingerprint) makes huma advertise a binary body

@@ -42,7 +42,7 @@ type ListOperationsInput struct {
 type OperationList struct {
 	Items []Operation `json:"items"`
 	// NextBefore is empty on the last page.
-	NextBefore string `json:"next_before,omitempty" doc:"Pass as before to get the next page; absent on the last page"`
+	NextBefore string `json:"next_before,omitempty" format:"uuid" doc:"Pass as before to get the next page; absent on the last page"`
 }
 
 type ListOperationsOutput struct {

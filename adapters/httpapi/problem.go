@@ -17,6 +17,7 @@ var statusByCode = map[domain.Code]int{
 	domain.CodeUnauthenticated:       http.StatusUnauthorized,
 	domain.CodeForbidden:             http.StatusForbidden,
 	domain.CodeNotFound:              http.StatusNotFound,
+	domain.CodeMethodNotAllowed:      http.StatusMethodNotAllowed,
 	domain.CodeConflict:              http.StatusConflict,
 	domain.CodeStoreExists:           http.StatusConflict,
 	domain.CodeSyncAlreadyActive:     http.StatusConflict,
@@ -49,6 +50,7 @@ var codeByStatus = map[int]domain.Code{
 	http.StatusUnauthorized:          domain.CodeUnauthenticated,
 	http.StatusForbidden:             domain.CodeForbidden,
 	http.StatusNotFound:              domain.CodeNotFound,
+	http.StatusMethodNotAllowed:      domain.CodeMethodNotAllowed,
 	http.StatusConflict:              domain.CodeConflict,
 	http.StatusServiceUnavailable:    domain.CodeUnavailable,
 	http.StatusPreconditionFailed:    domain.CodePreconditionFailed,
@@ -57,17 +59,17 @@ var codeByStatus = map[int]domain.Code{
 
 // Problem is an RFC 9457 problem document with a stable code.
 type Problem struct {
-	Type     string `json:"type,omitempty" format:"uri" doc:"A URI reference identifying the problem type" default:"about:blank"`
+	Type     string `json:"type,omitempty" format:"uri" doc:"A URI reference identifying the problem type" example:"https://github.com/oncehq/once/blob/main/README.md#problem-idempotency_key_reused"`
 	Title    string `json:"title" doc:"A short, human-readable summary of the problem type"`
 	Status   int    `json:"status" doc:"The HTTP status code"`
 	Detail   string `json:"detail,omitempty" doc:"A human-readable explanation of this occurrence"`
-	Instance string `json:"instance,omitempty" format:"uri" doc:"A URI reference identifying this occurrence"`
+	Instance string `json:"instance,omitempty" format:"uri-reference" doc:"A URI reference identifying this occurrence"`
 	Code     string `json:"code" doc:"Stable machine-readable error code; branch on this, not on the text" example:"IDEMPOTENCY_KEY_REUSED"`
 	// RetrySameKey tells an idempotent client whether sending the same
 	// request again with the same Idempotency-Key can succeed.
 	RetrySameKey bool `json:"retry_same_key" doc:"Whether retrying the same request with the same Idempotency-Key can succeed"`
 	// ResourceID names the resource a conflict is about.
-	ResourceID string              `json:"resource_id,omitempty" doc:"The resource the conflict is about: the active sync for SYNC_ALREADY_ACTIVE, the existing publication for ALREADY_PUBLISHED"`
+	ResourceID string              `json:"resource_id,omitempty" format:"uuid" doc:"The resource the conflict is about: the active sync for SYNC_ALREADY_ACTIVE, the existing publication for ALREADY_PUBLISHED, the existing store for STORE_ALREADY_EXISTS"`
 	Errors     []*huma.ErrorDetail `json:"errors,omitempty" doc:"Details of invalid input; location names the field (body.name, body.source_urls[1], query.kind)"`
 
 	retryAfter time.Duration
@@ -130,6 +132,7 @@ func newProblem(status int, msg string, errs ...error) huma.StatusError {
 		msg = "internal error"
 	}
 	return &Problem{
+		Type:         ProblemType(code),
 		Title:        http.StatusText(status),
 		Status:       status,
 		Detail:       msg,
@@ -165,6 +168,7 @@ func problemFromDomain(de *domain.Error) *Problem {
 		details = []*huma.ErrorDetail{{Location: "body." + de.Field, Message: de.Message}}
 	}
 	return &Problem{
+		Type:         ProblemType(de.Code),
 		Title:        http.StatusText(status),
 		Status:       status,
 		Detail:       detail,

@@ -1,7 +1,9 @@
 package memory
 
 import (
+	"bytes"
 	"context"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -44,8 +46,96 @@ func (r memberRepo) Get(_ context.Context, user uuid.UUID) (domain.Member, error
 	if m, ok := t.members[k]; ok {
 		return copyMember(m), nil
 	}
-	if m, ok := t.db.members[k]; ok {
+	if m, ok := t.db.members[k]; ok && !t.memberDeletes[k] {
 		return copyMember(m), nil
 	}
 	return domain.Member{}, domain.Errorf(domain.CodeNotFound, "user %s is not a member of this workspace", user)
+}
+
+func (r memberRepo) List(_ context.Context) ([]domain.Member, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return nil, err
+	}
+	defer t.db.mu.Unlock()
+	var out []domain.Member
+	for k, m := range t.db.members {
+		if _, own := t.members[k]; !own && k.workspace == t.workspace && !t.memberDeletes[k] {
+			out = append(out, copyMember(m))
+		}
+	}
+	for k, m := range t.members {
+		if k.workspace == t.workspace {
+			out = append(out, copyMember(m))
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Member) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.UserID[:], b.UserID[:])
+	})
+	return out, nil
+}
+
+func (r memberRepo) Remove(_ context.Context, user uuid.UUID) error {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.db.mu.Unlock()
+	k := memberKey{t.workspace, user}
+	_, own := t.members[k]
+	_, committed := t.db.members[k]
+	if current, ok := r.visibleLocked(k); ok && current.Role == domain.RoleAdmin {
+		// Like the admin rows PostgreSQL locks: one admin removal at a time.
+		if !t.db.lockRowLocked(t, uniqueKey{"workspace_admins", t.workspace.String()}) {
+			return domain.Errorf(domain.CodeInvalidState, "the workspace's admins are being changed by a concurrent request")
+		}
+		if r.adminsLocked() <= 1 {
+			return domain.Errorf(domain.CodeInvalidState, "the last admin of a workspace cannot be removed")
+		}
+	}
+	switch {
+	case own:
+		delete(t.members, k)
+		if committed {
+			t.memberDeletes[k] = true
+		}
+	case committed && !t.memberDeletes[k]:
+		t.memberDeletes[k] = true
+	default:
+		return domain.Errorf(domain.CodeNotFound, "user %s is not a member of this workspace", user)
+	}
+	t.db.releaseLocked(t, memberUniqueKey(k))
+	return nil
+}
+
+// visibleLocked is the membership t sees for k.
+func (r memberRepo) visibleLocked(k memberKey) (domain.Member, bool) {
+	t := r.t
+	if m, ok := t.members[k]; ok {
+		return m, true
+	}
+	m, ok := t.db.members[k]
+	return m, ok && !t.memberDeletes[k]
+}
+
+// adminsLocked counts the admins of t's workspace that t sees.
+func (r memberRepo) adminsLocked() int {
+	t := r.t
+	n := 0
+	for k := range t.db.members {
+		if _, own := t.members[k]; !own && k.workspace == t.workspace {
+			if m, ok := r.visibleLocked(k); ok && m.Role == domain.RoleAdmin {
+				n++
+			}
+		}
+	}
+	for k, m := range t.members {
+		if k.workspace == t.workspace && m.Role == domain.RoleAdmin {
+			n++
+		}
+	}
+	return n
 }

@@ -30,7 +30,11 @@ func (r storeRepo) Create(_ context.Context, s domain.Store) error {
 		return err
 	}
 	if t.db.keyTakenLocked(storeShopKey(s)) {
-		return domain.Errorf(domain.CodeStoreExists, "this workspace already connected %s shop %q", s.Platform, s.ExternalShopID)
+		e := domain.Errorf(domain.CodeStoreExists, "this workspace already connected %s shop %q", s.Platform, s.ExternalShopID)
+		if id, ok := t.db.storeHoldingLocked(storeShopKey(s)); ok {
+			e.ResourceID = id.String()
+		}
+		return e
 	}
 	if !t.db.reserveLocked(t, storeKey(s.ID), storeShopKey(s)) {
 		return domain.Errorf(domain.CodeConflict, "store %s already exists", s.ID)
@@ -86,4 +90,19 @@ func (r storeRepo) visibleLocked(id uuid.UUID) (domain.Store, bool) {
 
 func storeNotFound(id uuid.UUID) error {
 	return domain.Errorf(domain.CodeNotFound, "store %s not found", id)
+}
+
+// storeHoldingLocked finds the store, committed or in an open transaction,
+// that holds the shop key k.
+func (db *DB) storeHoldingLocked(k uniqueKey) (uuid.UUID, bool) {
+	stores := db.stores
+	if holder := db.keyHolderLocked(k); holder != nil {
+		stores = holder.stores
+	}
+	for id, s := range stores {
+		if storeShopKey(s) == k {
+			return id, true
+		}
+	}
+	return uuid.Nil, false
 }

@@ -23,9 +23,11 @@ type tx struct {
 
 	workspaces map[uuid.UUID]domain.Workspace
 	members    map[memberKey]domain.Member
-	stores     map[uuid.UUID]domain.Store
-	operations map[uuid.UUID]domain.Operation
-	events     map[uuid.UUID]eventRow
+	// memberDeletes are committed memberships this tx removed.
+	memberDeletes map[memberKey]bool
+	stores        map[uuid.UUID]domain.Store
+	operations    map[uuid.UUID]domain.Operation
+	events        map[uuid.UUID]eventRow
 	// eventDeletes are committed events this tx deleted; lockedEvents the
 	// events it holds in db.eventLocks.
 	eventDeletes map[uuid.UUID]bool
@@ -53,17 +55,18 @@ var _ ports.Tx = (*tx)(nil)
 
 func newTx(db *DB, workspace uuid.UUID) *tx {
 	return &tx{
-		db:           db,
-		workspace:    workspace,
-		workspaces:   map[uuid.UUID]domain.Workspace{},
-		members:      map[memberKey]domain.Member{},
-		stores:       map[uuid.UUID]domain.Store{},
-		operations:   map[uuid.UUID]domain.Operation{},
-		events:       map[uuid.UUID]eventRow{},
-		eventDeletes: map[uuid.UUID]bool{},
-		claims:       map[domain.IdempotencyScope]domain.IdempotencyRecord{},
-		deletes:      map[domain.IdempotencyScope]int64{},
-		released:     map[uniqueKey]bool{},
+		db:            db,
+		workspace:     workspace,
+		workspaces:    map[uuid.UUID]domain.Workspace{},
+		members:       map[memberKey]domain.Member{},
+		memberDeletes: map[memberKey]bool{},
+		stores:        map[uuid.UUID]domain.Store{},
+		operations:    map[uuid.UUID]domain.Operation{},
+		events:        map[uuid.UUID]eventRow{},
+		eventDeletes:  map[uuid.UUID]bool{},
+		claims:        map[domain.IdempotencyScope]domain.IdempotencyRecord{},
+		deletes:       map[domain.IdempotencyScope]int64{},
+		released:      map[uniqueKey]bool{},
 
 		products:      map[uuid.UUID]domain.Product{},
 		media:         map[uuid.UUID]domain.Media{},
@@ -134,6 +137,9 @@ func (t *tx) commit() {
 	}
 	for id, w := range t.workspaces {
 		db.workspaces[id] = w
+	}
+	for k := range t.memberDeletes {
+		delete(db.members, k)
 	}
 	for k, m := range t.members {
 		db.members[k] = m

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -48,6 +50,45 @@ var _ ports.MemberRepository = (*MemberRepository)(nil)
 func (r *MemberRepository) Add(ctx context.Context, m domain.Member) error {
 	_, err := r.db.NewInsert().Model(toMemberRow(m)).Exec(ctx)
 	return mapError(err, "member")
+}
+
+func (r *MemberRepository) List(ctx context.Context) ([]domain.Member, error) {
+	var rows []memberRow
+	err := r.db.NewSelect().Model(&rows).Where("workspace_id = ?", r.workspace).OrderExpr("created_at, user_id").Scan(ctx)
+	if err != nil {
+		return nil, mapError(err, "member")
+	}
+	out := make([]domain.Member, 0, len(rows))
+	for i := range rows {
+		out = append(out, rows[i].domain())
+	}
+	return out, nil
+}
+
+// removeMember deletes a membership unless it is the workspace's last
+// admin. Removing an admin first locks every admin row of the workspace
+// (FOR UPDATE), so a concurrent removal of another admin waits, then counts
+// again without the row deleted meanwhile: two removals cannot leave the
+// workspace without an admin (write skew under READ COMMITTED otherwise).
+const removeMember = `
+WITH admins AS (
+    SELECT user_id FROM workspace_members
+     WHERE workspace_id = ? AND role = 'admin'
+       FOR UPDATE
+)
+DELETE FROM workspace_members m
+ WHERE m.workspace_id = ? AND m.user_id = ?
+   AND (m.role <> 'admin' OR (SELECT count(*) FROM admins) > 1)`
+
+func (r *MemberRepository) Remove(ctx context.Context, user uuid.UUID) error {
+	res, err := r.db.ExecContext(ctx, removeMember, r.workspace, r.workspace, user)
+	if err := affectedOne(res, err, "member"); !domain.IsCode(err, domain.CodeNotFound) {
+		return err
+	}
+	if _, err := r.Get(ctx, user); err != nil {
+		return err
+	}
+	return domain.Errorf(domain.CodeInvalidState, "the last admin of a workspace cannot be removed")
 }
 
 func (r *MemberRepository) Get(ctx context.Context, user uuid.UUID) (domain.Member, error) {
@@ -100,9 +141,38 @@ type StoreRepository struct {
 
 var _ ports.StoreRepository = (*StoreRepository)(nil)
 
+// selectStoreByShop finds the store that holds a (platform, shop) pair, so
+// STORE_ALREADY_EXISTS can name it.
+const selectStoreByShop = `
+SELECT id FROM stores
+ WHERE workspace_id = ? AND platform = ? AND external_shop_id = ?`
+
+// Create inserts the store; a shop the workspace already connected is not
+// an error that aborts the transaction (ON CONFLICT DO NOTHING) so that the
+// holder can be read and named in CodeStoreExists.
 func (r *StoreRepository) Create(ctx context.Context, s domain.Store) error {
-	_, err := r.db.NewInsert().Model(toStoreRow(s)).Exec(ctx)
-	return mapError(err, "store")
+	for range conflictRetries {
+		res, err := r.db.NewInsert().Model(toStoreRow(s)).
+			On("CONFLICT ON CONSTRAINT " + storeUniqueConstraint + " DO NOTHING").Exec(ctx)
+		if err != nil {
+			return mapError(err, "store")
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return mapError(err, "store")
+		}
+		var existing uuid.UUID
+		err = r.db.NewRaw(selectStoreByShop, r.workspace, s.Platform, s.ExternalShopID).Scan(ctx, &existing)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // the holder rolled back in between: try again
+		}
+		if err != nil {
+			return mapError(err, "store")
+		}
+		e := domain.Errorf(domain.CodeStoreExists, "this workspace already connected %s shop %q", s.Platform, s.ExternalShopID)
+		e.ResourceID = existing.String()
+		return e
+	}
+	return domain.Errorf(domain.CodeUnavailable, "store: concurrent changes, try again")
 }
 
 func (r *StoreRepository) Get(ctx context.Context, id uuid.UUID) (domain.Store, error) {

@@ -16,7 +16,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCmd(), dispatchCmd(), workCmd(), outboxCmd(), migrateCmd(), bootstrapCmd(), tokenCmd(), openapiCmd(), workspaceCmd(), benchCmd(), simCmd())
+	root.AddCommand(serveCmd(), dispatchCmd(), workCmd(), outboxCmd(), migrateCmd(), bootstrapCmd(), tokenCmd(), openapiCmd(), errorsCmd(), workspaceCmd(), benchCmd(), simCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "once:", err)
 		os.Exit(1)

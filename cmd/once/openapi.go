@@ -27,7 +27,7 @@ func openapiCmd() *cobra.Command {
 				doc, err = api.OpenAPI().YAML()
 			case "3.0":
 				// For generators that do not read 3.1 yet (oapi-codegen).
-				doc, err = api.OpenAPI().DowngradeYAML()
+				doc, err = httpapi.Spec30YAML(api)
 			default:
 				return fmt.Errorf("--spec-version must be 3.1 or 3.0")
 			}

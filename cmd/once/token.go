@@ -21,6 +21,10 @@ func tokenCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if !cfg.Embedded() && (!cmd.Flags().Changed("workspace") || !cmd.Flags().Changed("user")) {
+				// The demo workspace exists only on the embedded store.
+				return fmt.Errorf("with DATABASE_URL set, pass --workspace and --user (a member of it): the demo workspace exists only on the embedded store")
+			}
 			ws, err := uuid.Parse(workspace)
 			if err != nil {
 				return fmt.Errorf("--workspace: %w", err)

@@ -45,7 +45,7 @@ func workspaceCmd() *cobra.Command {
 	create.Flags().StringVar(&id, "id", "", "workspace id (default: a new one)")
 	_ = create.MarkFlagRequired("name")
 	_ = create.MarkFlagRequired("admin")
-	cmd.AddCommand(create)
+	cmd.AddCommand(create, memberCmd())
 	return cmd
 }
 

@@ -22,6 +22,8 @@ type Proxy struct {
 	ln    net.Listener
 	conns map[net.Conn]struct{}
 	wg    sync.WaitGroup
+	// cuts is how many of the next connections lose their answer.
+	cuts int
 }
 
 // Start listens on a free loopback port and forwards to target. It is closed
@@ -137,7 +139,39 @@ func (p *Proxy) pipe(client net.Conn) {
 		done <- struct{}{}
 	}
 	go cp(server, client)
-	go cp(client, server)
+	if p.takeCut() {
+		go func() {
+			// The whole request went through; the first byte of the answer
+			// means the target did the work. The client gets nothing.
+			var first [1]byte
+			_, _ = io.ReadFull(server, first[:])
+			_ = client.Close()
+			_ = server.Close()
+			done <- struct{}{}
+		}()
+	} else {
+		go cp(client, server)
+	}
 	<-done
 	<-done
+}
+
+// CutNextResponses makes the next n connections lose their answer: the
+// request reaches the target, and the connection is cut as the answer
+// starts to come back, so the client sees a network error after the target
+// did the work.
+func (p *Proxy) CutNextResponses(n int) {
+	p.mu.Lock()
+	p.cuts += n
+	p.mu.Unlock()
+}
+
+func (p *Proxy) takeCut() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cuts == 0 {
+		return false
+	}
+	p.cuts--
+	return true
 }

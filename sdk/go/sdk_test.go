@@ -1,4 +1,4 @@
-package sdktest
+package once
 
 import (
 	"bytes"

@@ -1,0 +1,97 @@
+package contract
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+func listMembers(t *testing.T, h Harness, ws uuid.UUID) []uuid.UUID {
+	t.Helper()
+	var users []uuid.UUID
+	mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+		ms, err := tx.Members().List(ctx)
+		for _, m := range ms {
+			require.Equal(t, ws, m.WorkspaceID)
+			users = append(users, m.UserID)
+		}
+		return err
+	})
+	return users
+}
+
+// testMemberAdmin: members are listed oldest first, removed once, and a
+// removed user may be added again; nothing crosses workspaces.
+func testMemberAdmin(t *testing.T, h Harness) {
+	t.Run("list, remove, add again", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		first := newMember(t, h, ws)
+		second := newMember(t, h, ws)
+		newMember(t, h, other)
+		require.Subset(t, listMembers(t, h, ws), []uuid.UUID{first, second})
+		before := len(listMembers(t, h, ws))
+
+		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, first) })
+		require.NotContains(t, listMembers(t, h, ws), first)
+		require.Len(t, listMembers(t, h, ws), before-1)
+		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			_, err := tx.Members().Get(ctx, first)
+			return err
+		})
+		requireCode(t, err, domain.CodeNotFound)
+		err = transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, first) })
+		requireCode(t, err, domain.CodeNotFound)
+
+		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Members().Add(ctx, domain.Member{WorkspaceID: ws, UserID: first, Role: domain.RoleAdmin, CreatedAt: now()})
+		})
+		require.Contains(t, listMembers(t, h, ws), first)
+	})
+
+	t.Run("another workspace's member cannot be removed", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		stranger := newMember(t, h, other)
+		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, stranger) })
+		requireCode(t, err, domain.CodeNotFound)
+		require.Contains(t, listMembers(t, h, other), stranger)
+	})
+
+	t.Run("the last admin stays", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		admin := newMember(t, h, ws)
+		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, admin) })
+		requireCode(t, err, domain.CodeInvalidState)
+		require.Contains(t, listMembers(t, h, ws), admin)
+	})
+
+	t.Run("two concurrent removals of the last two admins leave one", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		admins := [2]uuid.UUID{newMember(t, h, ws), newMember(t, h, ws)}
+		errs := raceTwo(t, h, ws, [2]func(ctx context.Context, tx ports.Tx) error{
+			func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, admins[0]) },
+			func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, admins[1]) },
+		})
+		winner, loserErr := oneWins(t, errs)
+		requireCode(t, loserErr, domain.CodeInvalidState)
+		require.Equal(t, []uuid.UUID{admins[1-winner]}, listMembers(t, h, ws))
+	})
+
+	t.Run("a removal rolled back leaves the member", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		newMember(t, h, ws)
+		user := newMember(t, h, ws)
+		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			if err := tx.Members().Remove(ctx, user); err != nil {
+				return err
+			}
+			return errRollback
+		})
+		require.ErrorIs(t, err, errRollback)
+		require.Contains(t, listMembers(t, h, ws), user)
+	})
+}

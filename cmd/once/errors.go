@@ -1,0 +1,29 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oncehq/once/adapters/httpapi"
+)
+
+// errorsCmd prints the error codes the API answers, from the same table the
+// server maps them with; the README's error table is this output.
+func errorsCmd() *cobra.Command {
+	var markdown bool
+	cmd := &cobra.Command{
+		Use:   "errors",
+		Short: "Print every error code with its status and meaning",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !markdown {
+				return fmt.Errorf("only --markdown output exists")
+			}
+			_, err := fmt.Fprint(cmd.OutOrStdout(), httpapi.ErrorTableMarkdown())
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&markdown, "markdown", true, "a Markdown table (the README's)")
+	return cmd
+}

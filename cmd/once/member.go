@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/workspaces"
+)
+
+// memberCmd manages members as the operator: the same use cases the API's
+// admins call, acting as an admin of --workspace.
+func memberCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "member", Short: "Add, list and remove workspace members"}
+	var workspace, user, role string
+	// run parses the flags and runs fn with the use cases, as an admin of
+	// the workspace; user is uuid.Nil for commands without --user.
+	run := func(fn func(cmd *cobra.Command, ws *workspaces.Service, p domain.Principal, user uuid.UUID) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
+			wsID, err := uuid.Parse(workspace)
+			if err != nil {
+				return fmt.Errorf("--workspace: %w", err)
+			}
+			userID := uuid.Nil
+			if cmd.Flags().Lookup("user") != nil {
+				if userID, err = uuid.Parse(user); err != nil {
+					return fmt.Errorf("--user: %w", err)
+				}
+			}
+			p := domain.Principal{WorkspaceID: wsID, Role: domain.RoleAdmin}
+			return withUseCases(cmd.Context(), func(ws *workspaces.Service) error { return fn(cmd, ws, p, userID) })
+		}
+	}
+	add := &cobra.Command{
+		Use: "add", Short: "Add a user to a workspace", Args: cobra.NoArgs,
+		RunE: run(func(cmd *cobra.Command, ws *workspaces.Service, p domain.Principal, user uuid.UUID) error {
+			m, err := ws.AddMember(cmd.Context(), p, user, domain.Role(role))
+			if err == nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", m.UserID, m.Role)
+			}
+			return err
+		}),
+	}
+	add.Flags().StringVar(&role, "role", string(domain.RoleMember), "admin or member")
+	list := &cobra.Command{
+		Use: "list", Short: "List a workspace's members (user id, role)", Args: cobra.NoArgs,
+		RunE: run(func(cmd *cobra.Command, ws *workspaces.Service, p domain.Principal, _ uuid.UUID) error {
+			ms, err := ws.ListMembers(cmd.Context(), p)
+			for _, m := range ms {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", m.UserID, m.Role)
+			}
+			return err
+		}),
+	}
+	remove := &cobra.Command{
+		Use: "remove", Short: "Remove a user from a workspace (never its last admin)", Args: cobra.NoArgs,
+		RunE: run(func(cmd *cobra.Command, ws *workspaces.Service, p domain.Principal, user uuid.UUID) error {
+			return ws.RemoveMember(cmd.Context(), p, user)
+		}),
+	}
+	for _, c := range []*cobra.Command{add, remove} {
+		c.Flags().StringVar(&user, "user", "", "the user's id")
+		_ = c.MarkFlagRequired("user")
+	}
+	cmd.PersistentFlags().StringVar(&workspace, "workspace", "", "workspace id")
+	_ = cmd.MarkPersistentFlagRequired("workspace")
+	cmd.AddCommand(add, list, remove)
+	return cmd
+}

@@ -1,0 +1,70 @@
+package workspaces
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// requireAdmin refuses a caller who is not an admin of the workspace.
+func requireAdmin(p domain.Principal) error {
+	if p.Role != domain.RoleAdmin {
+		return domain.Errorf(domain.CodeForbidden, "only a workspace admin may manage members")
+	}
+	return nil
+}
+
+// AddMember makes user a member of p's workspace with role. Admins only.
+// Errors: CodeValidation for a nil user or an unknown role, CodeConflict
+// with ResourceID = the user if already a member.
+func (s *Service) AddMember(ctx context.Context, p domain.Principal, user uuid.UUID, role domain.Role) (domain.Member, error) {
+	if err := requireAdmin(p); err != nil {
+		return domain.Member{}, err
+	}
+	switch {
+	case user == uuid.Nil:
+		return domain.Member{}, domain.Errorf(domain.CodeValidation, "user_id must be a non-nil UUID")
+	case !role.Valid():
+		return domain.Member{}, domain.Errorf(domain.CodeValidation, "role must be admin or member")
+	}
+	m := domain.Member{WorkspaceID: p.WorkspaceID, UserID: user, Role: role, CreatedAt: s.clock.Now()}
+	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		if _, err := tx.Members().Get(ctx, user); err == nil {
+			e := domain.Errorf(domain.CodeConflict, "user %s is already a member of this workspace", user)
+			e.ResourceID = user.String()
+			return e
+		} else if !domain.IsCode(err, domain.CodeNotFound) {
+			return err
+		}
+		return tx.Members().Add(ctx, m)
+	})
+	return m, err
+}
+
+// ListMembers returns the members of p's workspace. Admins only.
+func (s *Service) ListMembers(ctx context.Context, p domain.Principal) ([]domain.Member, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	var ms []domain.Member
+	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		ms, err = tx.Members().List(ctx)
+		return err
+	})
+	return ms, err
+}
+
+// RemoveMember removes user from p's workspace. Admins only; the last admin
+// cannot be removed (CodeInvalidState), so a workspace always has one.
+func (s *Service) RemoveMember(ctx context.Context, p domain.Principal, user uuid.UUID) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	return s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Members().Remove(ctx, user) // refuses the last admin, race-free
+	})
+}

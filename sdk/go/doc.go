@@ -1,0 +1,11 @@
+// Package once is the Go client of the once API: client.gen.go is generated
+// from openapi/openapi-3.0.yaml by oapi-codegen (`make sdk`; `make
+// openapi-check` fails if it is stale), and idempotent.go is the one thing
+// written by hand, safe retries of idempotent calls.
+//
+//	c, _ := once.NewClient(baseURL, once.WithRequestEditorFn(bearer(token)))
+//	res, err := once.Idempotent(ctx, once.RetryPolicy{},
+//		func(ctx context.Context, key string) (*http.Response, error) {
+//			return c.CreateStore(ctx, &once.CreateStoreParams{IdempotencyKey: key}, body)
+//		}, once.ParseCreateStoreResponse)
+package once
