@@ -58,7 +58,7 @@ func Background(cfg Config) fx.Option {
 		opts = append(opts, DispatchModule)
 	}
 	if cfg.Worker {
-		opts = append(opts, WorkerModule)
+		opts = append(opts, WorkerModule, redisTrimModule(cfg))
 	}
 	return fx.Options(opts...)
 }
