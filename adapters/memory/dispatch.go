@@ -145,99 +145,72 @@ func (r dispatchRepo) ownedLocked(owner string, id uuid.UUID) (eventRow, bool) {
 	return row, true
 }
 
-func (r dispatchRepo) MarkDispatched(_ context.Context, owner string, ids []uuid.UUID, at time.Time) (int, error) {
+// settleOwned applies change to each of ids that owner still holds,
+// clears its lease and stages it; it returns how many changed.
+func (r dispatchRepo) settleOwned(owner string, ids []uuid.UUID, change func(*domain.OutboxEvent)) (int, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
 		return 0, err
 	}
 	defer t.db.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		row, ok := r.ownedLocked(owner, id)
+		if !ok {
+			continue
+		}
+		change(&row.event)
+		row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
+		row.event = copyEvent(row.event)
+		r.stageLocked(row)
+		n++
+	}
+	return n, nil
+}
+
+func (r dispatchRepo) MarkDispatched(_ context.Context, owner string, ids []uuid.UUID, at time.Time) (int, error) {
 	if at.IsZero() {
 		at = time.Now()
 	}
-	n := 0
-	for _, id := range ids {
-		row, ok := r.ownedLocked(owner, id)
-		if !ok {
-			continue
-		}
-		row.event.Status = domain.OutboxDispatched
-		row.event.DispatchedAt = at
-		row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
-		row.event = copyEvent(row.event)
-		r.stageLocked(row)
-		n++
-	}
-	return n, nil
+	return r.settleOwned(owner, ids, func(e *domain.OutboxEvent) {
+		e.Status = domain.OutboxDispatched
+		e.DispatchedAt = at
+	})
 }
 
 func (r dispatchRepo) Release(_ context.Context, owner string, id uuid.UUID, nextAttemptAt time.Time, lastError string) (bool, error) {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return false, err
-	}
-	defer t.db.mu.Unlock()
-	row, ok := r.ownedLocked(owner, id)
-	if !ok {
-		return false, nil
-	}
 	if nextAttemptAt.IsZero() {
 		nextAttemptAt = time.Now()
 	}
-	row.event.Status = domain.OutboxPending
-	row.event.AttemptCount++
-	row.event.NextAttemptAt = nextAttemptAt
-	row.event.LastError = lastError
-	row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
-	row.event = copyEvent(row.event)
-	r.stageLocked(row)
-	return true, nil
+	n, err := r.settleOwned(owner, []uuid.UUID{id}, func(e *domain.OutboxEvent) {
+		e.Status = domain.OutboxPending
+		e.AttemptCount++
+		e.NextAttemptAt = nextAttemptAt
+		e.LastError = lastError
+	})
+	return n == 1, err
 }
 
 func (r dispatchRepo) Postpone(_ context.Context, owner string, ids []uuid.UUID, nextAttemptAt time.Time, lastError string) (int, error) {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return 0, err
-	}
-	defer t.db.mu.Unlock()
 	if nextAttemptAt.IsZero() {
 		nextAttemptAt = time.Now()
 	}
-	n := 0
-	for _, id := range ids {
-		row, ok := r.ownedLocked(owner, id)
-		if !ok {
-			continue
-		}
-		row.event.Status = domain.OutboxPending
-		row.event.NextAttemptAt = nextAttemptAt
+	return r.settleOwned(owner, ids, func(e *domain.OutboxEvent) {
+		e.Status = domain.OutboxPending
+		e.NextAttemptAt = nextAttemptAt
 		if lastError != "" {
-			row.event.LastError = lastError
+			e.LastError = lastError
 		}
-		row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
-		row.event = copyEvent(row.event)
-		r.stageLocked(row)
-		n++
-	}
-	return n, nil
+	})
 }
 
 func (r dispatchRepo) DeadLetter(_ context.Context, owner string, id uuid.UUID, lastError string) (bool, error) {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return false, err
-	}
-	defer t.db.mu.Unlock()
-	row, ok := r.ownedLocked(owner, id)
-	if !ok {
-		return false, nil
-	}
-	row.event.Status = domain.OutboxDeadLetter
-	row.event.AttemptCount++
-	row.event.LastError = lastError
-	row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
-	row.event = copyEvent(row.event)
-	r.stageLocked(row)
-	return true, nil
+	n, err := r.settleOwned(owner, []uuid.UUID{id}, func(e *domain.OutboxEvent) {
+		e.Status = domain.OutboxDeadLetter
+		e.AttemptCount++
+		e.LastError = lastError
+	})
+	return n == 1, err
 }
 
 // Redrive moves dead letters back to pending. A nil ids means all of the

@@ -309,6 +309,30 @@ func (d *Dispatcher) postpone(ctx context.Context, ws uuid.UUID, events []domain
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), postponeTimeout)
 		defer cancel()
 	}
+	n, err := d.settleClaimed(ctx, ws, events, "postponing", func(ctx context.Context, od ports.OutboxDispatch, ids []uuid.UUID) (int, error) {
+		return od.Postpone(ctx, d.cfg.Owner, ids, d.clock.Now(), lastError)
+	})
+	// On error the events stay dispatching: after the lease they are
+	// taken over.
+	return Result{Postponed: n}, err
+}
+
+// markDispatched records the delivery. On error the events stay
+// dispatching; after the lease they are delivered again.
+func (d *Dispatcher) markDispatched(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent) error {
+	_, err := d.settleClaimed(ctx, ws, events, "marking: some events will be delivered again", func(ctx context.Context, od ports.OutboxDispatch, ids []uuid.UUID) (int, error) {
+		return od.MarkDispatched(ctx, d.cfg.Owner, ids, d.clock.Now())
+	})
+	return err
+}
+
+// settleClaimed changes the claimed events in one transaction of ws.
+// Fewer rows changed than claimed means the lease ran out and another
+// instance took those events over: they are its now (delivered again, if
+// need be, which at-least-once allows); a warning says so.
+func (d *Dispatcher) settleClaimed(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent, doing string,
+	change func(ctx context.Context, od ports.OutboxDispatch, ids []uuid.UUID) (int, error),
+) (int, error) {
 	ids := make([]uuid.UUID, len(events))
 	for i, e := range events {
 		ids[i] = e.ID
@@ -316,43 +340,16 @@ func (d *Dispatcher) postpone(ctx context.Context, ws uuid.UUID, events []domain
 	var n int
 	err := d.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		n, err = tx.OutboxDispatch().Postpone(ctx, d.cfg.Owner, ids, d.clock.Now(), lastError)
+		n, err = change(ctx, tx.OutboxDispatch(), ids)
 		return err
 	})
 	if err != nil {
-		// The events stay dispatching: after the lease they are taken over.
-		return Result{}, err
+		return 0, err
 	}
 	if n < len(ids) {
-		d.log.Warn("lease taken over before postponing", "workspace", ws, "claimed", len(ids), "postponed", n)
+		d.log.Warn("lease taken over before "+doing, "workspace", ws, "claimed", len(ids), "changed", n)
 	}
-	return Result{Postponed: n}, nil
-}
-
-// markDispatched records the delivery. Fewer rows changed than claimed means
-// the lease ran out and another instance took those events over: they will
-// be (or were) delivered again, which at-least-once allows.
-func (d *Dispatcher) markDispatched(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent) error {
-	ids := make([]uuid.UUID, len(events))
-	for i, e := range events {
-		ids[i] = e.ID
-	}
-	var changed int
-	err := d.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		changed, err = tx.OutboxDispatch().MarkDispatched(ctx, d.cfg.Owner, ids, d.clock.Now())
-		return err
-	})
-	if err != nil {
-		// The events stay dispatching; after the lease they are delivered
-		// again.
-		return err
-	}
-	if changed < len(ids) {
-		d.log.Warn("lease taken over before marking: some events will be delivered again",
-			"workspace", ws, "claimed", len(ids), "marked", changed)
-	}
-	return nil
+	return n, nil
 }
 
 // settleFailure returns each event to pending with a backoff, or parks it

@@ -40,11 +40,14 @@ type Publisher struct {
 	log  *slog.Logger
 	turn chan struct{} // held by the Publish in progress
 
-	mu       sync.Mutex // guards the fields below; Close takes it to cut a Publish short
-	conn     *amqp091.Connection
-	ch       *amqp091.Channel
-	declared map[string]bool // topics whose exchange and queue exist, on conn
-	closed   bool
+	// declared holds the topics whose exchange and queue exist, on conn;
+	// only the Publish holding the turn uses it.
+	declared map[string]bool
+
+	mu     sync.Mutex // guards the fields below; Close takes it to cut a Publish short
+	conn   *amqp091.Connection
+	ch     *amqp091.Channel
+	closed bool
 }
 
 var _ message.Publisher = (*Publisher)(nil)
@@ -147,11 +150,11 @@ func (p *Publisher) openChannel(conn *amqp091.Connection) (*amqp091.Channel, err
 // publish declares the topic's exchange and queue once per connection,
 // sends every message, then waits for their confirms.
 func (p *Publisher) publish(ctx context.Context, conn *amqp091.Connection, ch *amqp091.Channel, topic string, msgs []*message.Message) error {
-	if !p.isDeclared(topic) {
+	if !p.declared[topic] {
 		if err := declare(ch, topic, p.cfg.watermillConfig()); err != nil {
 			return p.failure(conn, err)
 		}
-		p.setDeclared(topic)
+		p.declared[topic] = true
 	}
 	confirms := make([]*amqp091.DeferredConfirmation, len(msgs))
 	for i, m := range msgs {
@@ -186,18 +189,6 @@ func (p *Publisher) failure(conn *amqp091.Connection, err error) error {
 		return fmt.Errorf("%w: connection lost: %w", ports.ErrBrokerUnreachable, err)
 	}
 	return err
-}
-
-func (p *Publisher) isDeclared(topic string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.declared[topic]
-}
-
-func (p *Publisher) setDeclared(topic string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.declared[topic] = true
 }
 
 // forget drops, after a failed publish, what the failure closed: the
