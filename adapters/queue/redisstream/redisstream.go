@@ -56,7 +56,8 @@ type Config struct {
 	// MaxLen, when positive, caps each stream at about that many entries
 	// (XADD MAXLEN ~). Trimming does not look at consumer groups: entries
 	// not yet delivered are trimmed too, so keep it far above any backlog a
-	// worker outage can build. Zero (default) keeps every entry.
+	// worker outage can build. Zero (default) keeps every entry; the
+	// Trimmer bounds the streams without dropping what a group needs.
 	MaxLen int64
 
 	// ConsumerGroup is the workers' consumer group (default
