@@ -61,7 +61,7 @@ func Background(cfg Config) fx.Option {
 	}
 	switch {
 	case worker:
-		opts = append(opts, WorkerModule, externalSystemsModule(cfg))
+		opts = append(opts, WorkerModule, externalSystemsModule(cfg), redisTrimModule(cfg))
 	case cfg.Worker:
 		opts = append(opts, noWorkerOnBullMQ)
 	}

@@ -18,9 +18,12 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // Every configuration combination must wire: ValidateApp checks the graph
 // without running constructors, so no database is needed.
 func TestValidateApp(t *testing.T) {
+	redis := apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable")
+	redis.Queue, redis.Dispatcher, redis.Worker = app.QueueRedis, true, true
 	configs := map[string]app.Config{
-		"memory":   apitest.Config(""),
-		"postgres": apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable"),
+		"memory":         apitest.Config(""),
+		"postgres":       apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable"),
+		"postgres+redis": redis,
 	}
 	for name, cfg := range configs {
 		t.Run(name, func(t *testing.T) {

@@ -98,6 +98,16 @@ type Config struct {
 	SimURL     string        `env:"ONCE_SIM_URL"`
 	SimTimeout time.Duration `env:"ONCE_SIM_TIMEOUT" envDefault:"10s"`
 
+	// Broker outages and storage: the Dispatcher's circuit breaker (how
+	// many publishes in a row must find the broker unreachable before it
+	// stops publishing as a whole, and how long it then waits between
+	// probes); how long a Redis message stays pending with a dead consumer
+	// before another claims it; how often Redis streams are trimmed.
+	DispatchBreakerFailures int           `env:"ONCE_DISPATCH_BREAKER_FAILURES" envDefault:"3"`
+	DispatchBreakerOpen     time.Duration `env:"ONCE_DISPATCH_BREAKER_OPEN" envDefault:"5s"`
+	RedisClaimIdle          time.Duration `env:"ONCE_REDIS_CLAIM_IDLE" envDefault:"60s"`
+	RedisTrimInterval       time.Duration `env:"ONCE_REDIS_TRIM_INTERVAL" envDefault:"1m"`
+
 	LogLevel  string `env:"ONCE_LOG_LEVEL" envDefault:"info"`
 	LogFormat string `env:"ONCE_LOG_FORMAT" envDefault:"text"`
 
@@ -268,6 +278,18 @@ func (c Config) Validate() error {
 		if _, err := simhttp.NewClient(simhttp.ClientConfig{URL: c.SimURL, Timeout: c.SimTimeout}); err != nil {
 			bad("ONCE_SIM_URL: %v", err)
 		}
+	}
+	if c.DispatchBreakerFailures < 1 {
+		bad("ONCE_DISPATCH_BREAKER_FAILURES must be at least 1")
+	}
+	if c.DispatchBreakerOpen < 10*time.Millisecond || c.DispatchBreakerOpen > 10*time.Minute {
+		bad("ONCE_DISPATCH_BREAKER_OPEN must be between 10ms and 10m: events wait that long after the broker is back")
+	}
+	if c.RedisClaimIdle < time.Second {
+		bad("ONCE_REDIS_CLAIM_IDLE must be at least 1s, and longer than the slowest job, retries included (or it runs twice)")
+	}
+	if c.RedisTrimInterval < time.Second {
+		bad("ONCE_REDIS_TRIM_INTERVAL must be at least 1s")
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		bad("ONCE_LOG_LEVEL: %v", err)

@@ -61,3 +61,25 @@ func TestConfigParseErrorsNameTheVariable(t *testing.T) {
 		t.Errorf("%q names the Go field", err)
 	}
 }
+
+func TestConfigChecksBrokerOutageAndStorageSettings(t *testing.T) {
+	cfg := DefaultConfig()
+	if cfg.DispatchBreakerFailures != 3 || cfg.DispatchBreakerOpen != 5*time.Second ||
+		cfg.RedisClaimIdle != time.Minute || cfg.RedisTrimInterval != time.Minute {
+		t.Fatalf("unexpected defaults: %+v", cfg)
+	}
+	for name, value := range map[string]string{
+		"ONCE_DISPATCH_BREAKER_FAILURES": "0",
+		"ONCE_DISPATCH_BREAKER_OPEN":     "1h",
+		"ONCE_REDIS_CLAIM_IDLE":          "10ms",
+		"ONCE_REDIS_TRIM_INTERVAL":       "0s",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, value)
+			_, err := LoadConfig()
+			if err == nil || !strings.Contains(err.Error(), name) {
+				t.Fatalf("%s=%s: want an error naming the variable, got %v", name, value, err)
+			}
+		})
+	}
+}

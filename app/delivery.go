@@ -68,6 +68,9 @@ func newDispatcher(cfg Config, uow ports.UnitOfWork, disc ports.OutboxDiscovery,
 		BackoffBase:  cfg.DispatchBackoffBase,
 		BackoffMax:   cfg.DispatchBackoffMax,
 		PollInterval: cfg.DispatchPollInterval,
+
+		BreakerFailures: cfg.DispatchBreakerFailures,
+		BreakerOpen:     cfg.DispatchBreakerOpen,
 	}, dispatch.Deps{
 		UnitOfWork: uow, Discovery: disc, Publisher: pub, Signal: signal,
 		Clock: clock, Logger: log.With("component", "dispatcher"), Observer: metrics,

@@ -126,15 +126,16 @@ func TestPostgresPublishedButUnmarkedEventIsRedeliveredWithoutASecondEffect(t *t
 }
 
 // Redis goes away for a while (a real outage: the connection is cut and
-// refused). Events back off, stay pending, and are all delivered once it is
-// back.
+// refused). With the default attempts and backoff, the events wait without
+// spending any (the Dispatcher's breaker opens: once_dispatch_broker_up
+// reads 0), and are all delivered once it is back.
 func TestPostgresBrokerOutageBacksOffAndLosesNothing(t *testing.T) {
 	db := pgtest.New(t)
 	proxy := faultproxy.Start(t, "127.0.0.1:6379")
 	cfg := apitest.Config(db.AppDSN)
 	cfg.Queue, cfg.Dispatcher = app.QueueRedis, true
 	cfg.RedisURL = "redis://" + proxy.Addr() + "/0"
-	cfg.DispatchBackoffBase, cfg.DispatchBackoffMax, cfg.DispatchMaxAttempts = 50*time.Millisecond, 300*time.Millisecond, 1000
+	cfg.DispatchBreakerOpen = 200 * time.Millisecond // probe often: the test waits for the recovery
 	cfg.DispatchPollInterval = 100 * time.Millisecond
 	api := apitest.Start(t, cfg, db)
 
@@ -147,14 +148,18 @@ func TestPostgresBrokerOutageBacksOffAndLosesNothing(t *testing.T) {
 	for i := range 5 {
 		ops = append(ops, createStore(t, api, fmt.Sprintf("outage-%d", i)).Operation.ID)
 	}
-	apitest.Eventually(t, 20*time.Second, "every event failing and backing off", func() bool {
+	apitest.Eventually(t, 20*time.Second, "every event tried, waiting, no attempt spent, the broker reported down", func() bool {
 		for _, e := range api.Events(t) {
-			if e.Status != domain.OutboxPending || e.AttemptCount < 2 || e.LastError == "" {
+			if e.Status != domain.OutboxPending || e.LastError == "" {
 				return false
 			}
 		}
-		return true
+		return strings.Contains(string(api.Do(t, "GET", "/metrics", nil, nil).Body), "once_dispatch_broker_up 0")
 	})
+	for _, e := range api.Events(t) {
+		assert.Zero(t, e.AttemptCount, "event %s: %s", e.ID, e.LastError)
+		assert.Contains(t, e.LastError, "unreachable")
+	}
 	proxy.Up(t)
 
 	for _, id := range ops {
@@ -169,6 +174,10 @@ func TestPostgresBrokerOutageBacksOffAndLosesNothing(t *testing.T) {
 		}
 		return true
 	})
+	for _, e := range api.Events(t) {
+		assert.Zero(t, e.AttemptCount, "event %s", e.ID)
+	}
+	assert.Contains(t, string(api.Do(t, "GET", "/metrics", nil, nil).Body), "once_dispatch_broker_up 1")
 	assert.Equal(t, 5, worker.Sim.EffectCount())
 }
 

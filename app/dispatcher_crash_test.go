@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,22 +25,24 @@ const crashLease = 2 * time.Second
 // once the batch was accepted and the Dispatcher killed.
 func publishAndDie(t *testing.T, s *apitest.Server, disc ports.OutboxDiscovery, pub ports.Publisher) {
 	t.Helper()
-	published := make(chan struct{})
+	published, dead := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(dead) })
 	dying := publisherFunc(func(ctx context.Context, msgs ...ports.Message) error {
 		if err := pub.Publish(ctx, msgs...); err != nil {
 			return err
 		}
 		close(published)
-		<-ctx.Done() // the process dies here: no mark, no release
-		return ctx.Err()
+		// The process dies here (kill -9): nothing after the publish runs,
+		// no mark, no release. (A stop, a canceled context, would hand the
+		// event back without counting an attempt.)
+		<-dead
+		return errors.New("dead")
 	})
 	a, err := dispatch.New(dispatch.Config{Owner: "dispatcher-a", Lease: crashLease},
 		dispatch.Deps{UnitOfWork: s.UoW, Discovery: disc, Publisher: dying, Clock: system.NewClock()})
 	require.NoError(t, err)
-	ctxA, killA := context.WithCancel(context.Background())
-	go func() { _, _ = a.RunOnce(ctxA) }()
+	go func() { _, _ = a.RunOnce(context.Background()) }()
 	<-published
-	killA()
 }
 
 // republishAfterLease runs Dispatcher "dispatcher-b" until it published n

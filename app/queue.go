@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -52,7 +53,7 @@ func newBroker(cfg Config, log *slog.Logger) (*Broker, error) {
 		pub, sub := gochannel.New(gochannel.Config{}, log)
 		return &Broker{Publisher: pub, NewSubscriber: func() (message.Subscriber, error) { return sub, nil }}, nil
 	case QueueRedis:
-		rc := redisstream.Config{URL: cfg.RedisURL, ConsumerGroup: "once-workers", Consumer: cfg.Owner()}
+		rc := redisConfig(cfg)
 		pub, err := redisstream.NewPublisher(rc, log)
 		if err != nil {
 			return nil, err
@@ -68,4 +69,33 @@ func newBroker(cfg Config, log *slog.Logger) (*Broker, error) {
 	default:
 		return nil, fmt.Errorf("unknown queue %q", cfg.Queue)
 	}
+}
+
+// redisConfig is the Redis Streams configuration of publishers,
+// subscribers and the trimmer.
+func redisConfig(cfg Config) redisstream.Config {
+	return redisstream.Config{URL: cfg.RedisURL, ConsumerGroup: redisstream.DefaultConsumerGroup, Consumer: cfg.Owner(), MaxIdleTime: cfg.RedisClaimIdle}
+}
+
+// redisTrimModule trims the workers' streams, periodically, down to what
+// their consumer group still needs (redisstream.Trimmer), when the queue
+// is Redis.
+func redisTrimModule(cfg Config) fx.Option {
+	if cfg.Queue != QueueRedis {
+		return fx.Options()
+	}
+	return fx.Invoke(func(lc fx.Lifecycle, handlers Handlers, log *slog.Logger) error {
+		streams := make([]string, 0, len(handlers))
+		for eventType := range handlers {
+			streams = append(streams, queue.Topic(cfg.QueuePrefix, eventType))
+		}
+		slices.Sort(streams)
+		t, err := redisstream.NewTrimmer(redisConfig(cfg), streams)
+		if err != nil {
+			return err
+		}
+		lc.Append(fx.Hook{OnStop: func(context.Context) error { return t.Close() }})
+		runEvery(lc, cfg.RedisTrimInterval, log.With("component", "worker"), "redis stream trim", t.RunOnce)
+		return nil
+	})
 }

@@ -2,6 +2,8 @@ package domain
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,6 +39,18 @@ type OutboxEvent struct {
 	Traceparent  string
 	CreatedAt    time.Time
 	DispatchedAt time.Time
+}
+
+// LeaseExpiredErrorFormat is the last_error of an event taken over after its
+// lease expired: the Dispatcher that held it crashed or hung, perhaps
+// because of this very event, so the takeover counts as an attempt and a
+// poison event still ends in dead_letter. %s is the attempt it counted (the
+// form PostgreSQL's format() and LeaseExpiredError both fill in).
+const LeaseExpiredErrorFormat = "lease expired on attempt %s: the dispatcher holding it crashed or hung"
+
+// LeaseExpiredError is LeaseExpiredErrorFormat for attempt.
+func LeaseExpiredError(attempt int) string {
+	return strings.Replace(LeaseExpiredErrorFormat, "%s", strconv.Itoa(attempt), 1)
 }
 
 // Event types.

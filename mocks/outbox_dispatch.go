@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
 
@@ -50,27 +50,25 @@ func (_m *OutboxDispatch) EXPECT() *OutboxDispatch_Expecter {
 }
 
 // ClaimDue provides a mock function for the type OutboxDispatch
-func (_mock *OutboxDispatch) ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.OutboxEvent, error) {
-	ret := _mock.Called(ctx, owner, now, lease, limit)
+func (_mock *OutboxDispatch) ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, maxAttempts int) (ports.Claim, error) {
+	ret := _mock.Called(ctx, owner, now, lease, limit, maxAttempts)
 
 	if len(ret) == 0 {
 		panic("no return value specified for ClaimDue")
 	}
 
-	var r0 []domain.OutboxEvent
+	var r0 ports.Claim
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time, time.Duration, int) ([]domain.OutboxEvent, error)); ok {
-		return returnFunc(ctx, owner, now, lease, limit)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time, time.Duration, int, int) (ports.Claim, error)); ok {
+		return returnFunc(ctx, owner, now, lease, limit, maxAttempts)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time, time.Duration, int) []domain.OutboxEvent); ok {
-		r0 = returnFunc(ctx, owner, now, lease, limit)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time, time.Duration, int, int) ports.Claim); ok {
+		r0 = returnFunc(ctx, owner, now, lease, limit, maxAttempts)
 	} else {
-		if ret.Get(0) != nil {
-			r0 = ret.Get(0).([]domain.OutboxEvent)
-		}
+		r0 = ret.Get(0).(ports.Claim)
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, string, time.Time, time.Duration, int) error); ok {
-		r1 = returnFunc(ctx, owner, now, lease, limit)
+	if returnFunc, ok := ret.Get(1).(func(context.Context, string, time.Time, time.Duration, int, int) error); ok {
+		r1 = returnFunc(ctx, owner, now, lease, limit, maxAttempts)
 	} else {
 		r1 = ret.Error(1)
 	}
@@ -88,11 +86,12 @@ type OutboxDispatch_ClaimDue_Call struct {
 //   - now time.Time
 //   - lease time.Duration
 //   - limit int
-func (_e *OutboxDispatch_Expecter) ClaimDue(ctx any, owner any, now any, lease any, limit any) *OutboxDispatch_ClaimDue_Call {
-	return &OutboxDispatch_ClaimDue_Call{Call: _e.mock.On("ClaimDue", ctx, owner, now, lease, limit)}
+//   - maxAttempts int
+func (_e *OutboxDispatch_Expecter) ClaimDue(ctx any, owner any, now any, lease any, limit any, maxAttempts any) *OutboxDispatch_ClaimDue_Call {
+	return &OutboxDispatch_ClaimDue_Call{Call: _e.mock.On("ClaimDue", ctx, owner, now, lease, limit, maxAttempts)}
 }
 
-func (_c *OutboxDispatch_ClaimDue_Call) Run(run func(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int)) *OutboxDispatch_ClaimDue_Call {
+func (_c *OutboxDispatch_ClaimDue_Call) Run(run func(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, maxAttempts int)) *OutboxDispatch_ClaimDue_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -114,23 +113,28 @@ func (_c *OutboxDispatch_ClaimDue_Call) Run(run func(ctx context.Context, owner 
 		if args[4] != nil {
 			arg4 = args[4].(int)
 		}
+		var arg5 int
+		if args[5] != nil {
+			arg5 = args[5].(int)
+		}
 		run(
 			arg0,
 			arg1,
 			arg2,
 			arg3,
 			arg4,
+			arg5,
 		)
 	})
 	return _c
 }
 
-func (_c *OutboxDispatch_ClaimDue_Call) Return(outboxEvents []domain.OutboxEvent, err error) *OutboxDispatch_ClaimDue_Call {
-	_c.Call.Return(outboxEvents, err)
+func (_c *OutboxDispatch_ClaimDue_Call) Return(claim ports.Claim, err error) *OutboxDispatch_ClaimDue_Call {
+	_c.Call.Return(claim, err)
 	return _c
 }
 
-func (_c *OutboxDispatch_ClaimDue_Call) RunAndReturn(run func(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.OutboxEvent, error)) *OutboxDispatch_ClaimDue_Call {
+func (_c *OutboxDispatch_ClaimDue_Call) RunAndReturn(run func(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int, maxAttempts int) (ports.Claim, error)) *OutboxDispatch_ClaimDue_Call {
 	_c.Call.Return(run)
 	return _c
 }
@@ -359,6 +363,90 @@ func (_c *OutboxDispatch_MarkDispatched_Call) Return(n int, err error) *OutboxDi
 }
 
 func (_c *OutboxDispatch_MarkDispatched_Call) RunAndReturn(run func(ctx context.Context, owner string, ids []uuid.UUID, at time.Time) (int, error)) *OutboxDispatch_MarkDispatched_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
+// Postpone provides a mock function for the type OutboxDispatch
+func (_mock *OutboxDispatch) Postpone(ctx context.Context, owner string, ids []uuid.UUID, nextAttemptAt time.Time, lastError string) (int, error) {
+	ret := _mock.Called(ctx, owner, ids, nextAttemptAt, lastError)
+
+	if len(ret) == 0 {
+		panic("no return value specified for Postpone")
+	}
+
+	var r0 int
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, []uuid.UUID, time.Time, string) (int, error)); ok {
+		return returnFunc(ctx, owner, ids, nextAttemptAt, lastError)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, []uuid.UUID, time.Time, string) int); ok {
+		r0 = returnFunc(ctx, owner, ids, nextAttemptAt, lastError)
+	} else {
+		r0 = ret.Get(0).(int)
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, string, []uuid.UUID, time.Time, string) error); ok {
+		r1 = returnFunc(ctx, owner, ids, nextAttemptAt, lastError)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// OutboxDispatch_Postpone_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'Postpone'
+type OutboxDispatch_Postpone_Call struct {
+	*mock.Call
+}
+
+// Postpone is a helper method to define mock.On call
+//   - ctx context.Context
+//   - owner string
+//   - ids []uuid.UUID
+//   - nextAttemptAt time.Time
+//   - lastError string
+func (_e *OutboxDispatch_Expecter) Postpone(ctx any, owner any, ids any, nextAttemptAt any, lastError any) *OutboxDispatch_Postpone_Call {
+	return &OutboxDispatch_Postpone_Call{Call: _e.mock.On("Postpone", ctx, owner, ids, nextAttemptAt, lastError)}
+}
+
+func (_c *OutboxDispatch_Postpone_Call) Run(run func(ctx context.Context, owner string, ids []uuid.UUID, nextAttemptAt time.Time, lastError string)) *OutboxDispatch_Postpone_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 string
+		if args[1] != nil {
+			arg1 = args[1].(string)
+		}
+		var arg2 []uuid.UUID
+		if args[2] != nil {
+			arg2 = args[2].([]uuid.UUID)
+		}
+		var arg3 time.Time
+		if args[3] != nil {
+			arg3 = args[3].(time.Time)
+		}
+		var arg4 string
+		if args[4] != nil {
+			arg4 = args[4].(string)
+		}
+		run(
+			arg0,
+			arg1,
+			arg2,
+			arg3,
+			arg4,
+		)
+	})
+	return _c
+}
+
+func (_c *OutboxDispatch_Postpone_Call) Return(n int, err error) *OutboxDispatch_Postpone_Call {
+	_c.Call.Return(n, err)
+	return _c
+}
+
+func (_c *OutboxDispatch_Postpone_Call) RunAndReturn(run func(ctx context.Context, owner string, ids []uuid.UUID, nextAttemptAt time.Time, lastError string) (int, error)) *OutboxDispatch_Postpone_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -15,13 +15,29 @@ import (
 // fenced by owner: a call from an instance whose lease was taken over by
 // another changes nothing and reports so.
 type OutboxDispatch interface {
-	// ClaimDue claims up to limit due events, oldest due first, skipping rows
-	// other transactions have locked (FOR UPDATE SKIP LOCKED): pending events
-	// whose next_attempt_at <= now, and dispatching events whose lease
-	// expired (locked_until <= now). Claimed events become dispatching with
-	// locked_by = owner and locked_until = now + lease; the returned events
-	// show that state.
-	ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.OutboxEvent, error)
+	// ClaimDue claims due events, skipping rows other transactions have
+	// locked (FOR UPDATE SKIP LOCKED): up to limit pending events whose
+	// next_attempt_at <= now, oldest due first, and at most one dispatching
+	// event whose lease expired (locked_until <= now), the oldest lease
+	// first. Claimed events become dispatching with locked_by = owner and
+	// locked_until = now + lease; the returned events show that state.
+	//
+	// Taking over an expired lease counts an attempt (attempt_count + 1,
+	// last_error = domain.LeaseExpiredError): the Dispatcher that held it
+	// crashed or hung, maybe because of this event. An event whose
+	// attempts reach maxAttempts that way is dead-lettered instead of
+	// claimed. One takeover per claim keeps a poison event apart from the
+	// events that were claimed with it: they are taken over one by one,
+	// each with its own publish, and the poison one cannot take them down
+	// with it again.
+	ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (Claim, error)
+
+	// Postpone returns claimed events to pending at nextAttemptAt without
+	// counting an attempt: their publish failed for a reason that was not
+	// theirs (the broker was unreachable, or this Dispatcher is shutting
+	// down). lastError (already sanitized) replaces last_error unless it
+	// is empty. Fenced by owner; returns how many changed.
+	Postpone(ctx context.Context, owner string, ids []uuid.UUID, nextAttemptAt time.Time, lastError string) (int, error)
 
 	// MarkDispatched marks the events dispatched at `at`, but only those
 	// still dispatching and locked by owner. Returns how many changed.
@@ -45,6 +61,19 @@ type OutboxDispatch interface {
 	// DeleteDispatchedBefore deletes up to limit events dispatched before
 	// `before` and returns how many.
 	DeleteDispatchedBefore(ctx context.Context, before time.Time, limit int) (int, error)
+}
+
+// Claim is what one ClaimDue took.
+type Claim struct {
+	// Events are pending events, now dispatching under the caller's lease,
+	// oldest due first.
+	Events []domain.OutboxEvent
+	// TakenOver holds at most one event whose previous lease expired, now
+	// dispatching under the caller's lease with the takeover counted.
+	TakenOver []domain.OutboxEvent
+	// DeadLettered are the events whose lease had expired once too often:
+	// now dead_letter, not claimed.
+	DeadLettered []uuid.UUID
 }
 
 // OutboxDiscovery tells, without any workspace context and without reading

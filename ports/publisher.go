@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"errors"
 
 	"github.com/google/uuid"
 )
@@ -22,6 +23,16 @@ type Message struct {
 type Publisher interface {
 	// Publish returns nil only once the broker has accepted every message
 	// (for AMQP: confirmed). On error some messages may have been accepted:
-	// delivery is at-least-once and consumers deduplicate by ID.
+	// delivery is at-least-once and consumers deduplicate by ID. An error
+	// that wraps ErrBrokerUnreachable says nothing about the messages; any
+	// other error may be theirs. Publish returns by the end of ctx and
+	// leaves no broker call running behind it.
 	Publish(ctx context.Context, msgs ...Message) error
 }
+
+// ErrBrokerUnreachable is wrapped by Publish errors that are about the
+// broker, not the messages: it could not be reached, dropped the
+// connection, did not answer in time, or cannot accept anything right now.
+// Every publish fails that way until it is back, so the Dispatcher backs
+// off as a whole and counts no attempt against the events.
+var ErrBrokerUnreachable = errors.New("broker unreachable")

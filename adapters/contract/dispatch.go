@@ -2,6 +2,7 @@ package contract
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -23,7 +24,10 @@ import (
 // differences, and assume no other test writes to the harness's state at
 // the same time (Run's groups run one after another).
 
-const lease = time.Minute
+const (
+	lease       = time.Minute
+	maxAttempts = 10
+)
 
 // eventDueAt returns a pending event of workspace due at due.
 func eventDueAt(t *testing.T, workspace uuid.UUID, due time.Time) domain.OutboxEvent {
@@ -33,16 +37,37 @@ func eventDueAt(t *testing.T, workspace uuid.UUID, due time.Time) domain.OutboxE
 	return e
 }
 
-// claimDue runs ClaimDue in its own transaction of workspace.
-func claimDue(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time, limit int) []domain.OutboxEvent {
+// claimEvents runs ClaimDue in its own transaction of workspace.
+func claimEvents(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time, limit, maxAttempts int) ports.Claim {
 	t.Helper()
-	var events []domain.OutboxEvent
+	var c ports.Claim
 	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		events, err = tx.OutboxDispatch().ClaimDue(ctx, owner, at, lease, limit)
+		c, err = tx.OutboxDispatch().ClaimDue(ctx, owner, at, lease, limit, maxAttempts)
 		return err
 	})
-	return events
+	return c
+}
+
+// claimDue claims and returns every event claimed, pending ones first.
+func claimDue(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time, limit int) []domain.OutboxEvent {
+	t.Helper()
+	return claimed(claimEvents(t, h, workspace, owner, at, limit, maxAttempts))
+}
+
+func claimed(c ports.Claim) []domain.OutboxEvent {
+	return append(slices.Clone(c.Events), c.TakenOver...)
+}
+
+func postpone(t *testing.T, h Harness, workspace uuid.UUID, owner string, next time.Time, lastError string, ids ...uuid.UUID) int {
+	t.Helper()
+	var n int
+	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
+		var err error
+		n, err = d.Postpone(ctx, owner, ids, next, lastError)
+		return err
+	})
+	return n
 }
 
 // dispatch runs fn with the workspace's OutboxDispatch in its own
@@ -197,9 +222,9 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		// While the claiming transaction is open, a concurrent claim skips the
 		// event at once (no waiting on the claimer), whatever its `now`.
 		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			claimed, err := tx.OutboxDispatch().ClaimDue(ctx, "d1", at, lease, 10)
+			c, err := tx.OutboxDispatch().ClaimDue(ctx, "d1", at, lease, 10, maxAttempts)
 			require.NoError(t, err)
-			require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimed))
+			require.Equal(t, []uuid.UUID{e.ID}, eventIDs(c.Events))
 			err = within(t, 10*time.Second, "a concurrent claim", func() error {
 				for _, when := range []time.Time{at, at.Add(2 * lease)} {
 					if got := claimDue(t, h, ws, "d2", when, 10); len(got) != 0 {
@@ -214,9 +239,11 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		// Committed: not claimable while the lease runs, claimable after.
 		require.Empty(t, claimDue(t, h, ws, "d2", at.Add(lease-time.Second), 10))
 		later := at.Add(lease + time.Second)
-		taken := claimDue(t, h, ws, "d2", later, 10)
-		require.Equal(t, []uuid.UUID{e.ID}, eventIDs(taken))
-		requireClaimed(t, taken[0], "d2", later)
+		taken := claimEvents(t, h, ws, "d2", later, 10, maxAttempts)
+		require.Empty(t, taken.Events)
+		require.Equal(t, []uuid.UUID{e.ID}, eventIDs(taken.TakenOver))
+		requireClaimed(t, taken.TakenOver[0], "d2", later)
+		require.Equal(t, 1, taken.TakenOver[0].AttemptCount, "a takeover counts an attempt")
 
 		// The first owner is fenced out now; the new one is not.
 		require.Equal(t, 0, markDispatched(t, h, ws, "d1", later, e.ID))
@@ -232,9 +259,9 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		e := eventDueAt(t, ws, at)
 		appendEvents(t, h, ws, e)
 		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			claimed, err := tx.OutboxDispatch().ClaimDue(ctx, "d1", at, lease, 10)
+			c, err := tx.OutboxDispatch().ClaimDue(ctx, "d1", at, lease, 10, maxAttempts)
 			require.NoError(t, err)
-			require.Len(t, claimed, 1)
+			require.Len(t, c.Events, 1)
 			return errRollback
 		})
 		require.ErrorIs(t, err, errRollback)
@@ -293,6 +320,113 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		require.Equal(t, 1, again[0].AttemptCount)
 		require.True(t, release(t, h, ws, "d1", e.ID, next.Add(time.Minute), "still unavailable"))
 		require.Equal(t, 2, mustGetEvent(t, h, ws, e.ID).AttemptCount)
+	})
+
+	t.Run("a takeover counts an attempt, one expired lease per claim, oldest first", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		at := now()
+		// Three events claimed by d1 a second apart (three leases), and a
+		// pending one due when the leases have run out.
+		var held []domain.OutboxEvent
+		for i := range 3 {
+			e := eventDueAt(t, ws, at.Add(time.Duration(i)*time.Second))
+			appendEvents(t, h, ws, e)
+			require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimDue(t, h, ws, "d1", at.Add(time.Duration(i)*time.Second), 1)))
+			held = append(held, e)
+		}
+		later := at.Add(2*time.Second + lease + time.Second)
+		pending := eventDueAt(t, ws, later.Add(-time.Millisecond))
+		appendEvents(t, h, ws, pending)
+
+		first := claimEvents(t, h, ws, "d2", later, 10, maxAttempts)
+		require.Equal(t, []uuid.UUID{pending.ID}, eventIDs(first.Events))
+		require.Equal(t, 0, first.Events[0].AttemptCount)
+		require.Equal(t, []uuid.UUID{held[0].ID}, eventIDs(first.TakenOver), "the oldest lease, and only one")
+		require.Empty(t, first.DeadLettered)
+		got := mustGetEvent(t, h, ws, held[0].ID)
+		requireClaimed(t, got, "d2", later)
+		require.Equal(t, 1, got.AttemptCount)
+		require.Equal(t, domain.LeaseExpiredError(1), got.LastError)
+		require.Equal(t, "lease expired on attempt 1: the dispatcher holding it crashed or hung", got.LastError)
+		for _, e := range held[1:] {
+			require.Equal(t, "d1", mustGetEvent(t, h, ws, e.ID).LockedBy, "the other expired leases wait for the next claims")
+		}
+
+		for _, e := range held[1:] {
+			c := claimEvents(t, h, ws, "d2", later, 10, maxAttempts)
+			require.Empty(t, c.Events)
+			require.Equal(t, []uuid.UUID{e.ID}, eventIDs(c.TakenOver))
+			require.Equal(t, 1, c.TakenOver[0].AttemptCount)
+		}
+		require.Equal(t, ports.Claim{}, claimEvents(t, h, ws, "d2", later, 10, maxAttempts))
+
+		// The attempt stays counted when the new owner delivers it.
+		require.Equal(t, 1, markDispatched(t, h, ws, "d2", later, held[0].ID))
+		require.Equal(t, 1, mustGetEvent(t, h, ws, held[0].ID).AttemptCount)
+	})
+
+	t.Run("an event whose lease expires once too often is dead-lettered, not claimed", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		at := now()
+		poison, other := eventDueAt(t, ws, at), eventDueAt(t, ws, at.Add(time.Millisecond))
+		appendEvents(t, h, ws, poison)
+		const max = 3
+		require.Len(t, claimEvents(t, h, ws, "d0", at, 1, max).Events, 1)
+		// Each Dispatcher that takes it over dies with it; the lease runs out.
+		when := at
+		for attempt := 1; attempt < max; attempt++ {
+			when = when.Add(lease + time.Second)
+			c := claimEvents(t, h, ws, fmt.Sprintf("d%d", attempt), when, 10, max)
+			require.Equal(t, []uuid.UUID{poison.ID}, eventIDs(c.TakenOver))
+			require.Equal(t, attempt, c.TakenOver[0].AttemptCount)
+		}
+		appendEvents(t, h, ws, other)
+		when = when.Add(lease + time.Second)
+		last := claimEvents(t, h, ws, "d-last", when, 10, max)
+		require.Equal(t, []uuid.UUID{poison.ID}, last.DeadLettered)
+		require.Empty(t, last.TakenOver)
+		require.Equal(t, []uuid.UUID{other.ID}, eventIDs(last.Events), "the other events are claimed as usual")
+
+		got := mustGetEvent(t, h, ws, poison.ID)
+		require.Equal(t, domain.OutboxDeadLetter, got.Status)
+		require.Equal(t, max, got.AttemptCount)
+		require.Equal(t, domain.LeaseExpiredError(max), got.LastError)
+		require.Empty(t, got.LockedBy)
+		require.True(t, got.LockedUntil.IsZero(), "locked_until = %s", got.LockedUntil)
+		require.Equal(t, []uuid.UUID{poison.ID}, eventIDs(listEvents(t, h, ws, domain.OutboxDeadLetter, 10)))
+		require.Equal(t, 1, markDispatched(t, h, ws, "d-last", when, other.ID))
+		require.Equal(t, ports.Claim{}, claimEvents(t, h, ws, "d-after", when.AddDate(1, 0, 0), 10, max), "a dead letter is never due")
+
+		require.Equal(t, 1, redrive(t, h, ws, []uuid.UUID{poison.ID}, when))
+		require.Equal(t, 0, mustGetEvent(t, h, ws, poison.ID).AttemptCount)
+	})
+
+	t.Run("postpone returns events without counting an attempt", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		at := now()
+		e1, e2 := eventDueAt(t, ws, at), eventDueAt(t, ws, at.Add(-time.Microsecond))
+		appendEvents(t, h, ws, e1, e2)
+		require.Len(t, claimDue(t, h, ws, "d1", at, 10), 2)
+
+		next := at.Add(time.Second)
+		require.Equal(t, 0, postpone(t, h, ws, "d2", next, "not mine", e1.ID, e2.ID))
+		require.Equal(t, 2, postpone(t, h, ws, "d1", next, "broker unreachable", e1.ID, e2.ID, uuid.New()))
+		for _, id := range []uuid.UUID{e1.ID, e2.ID} {
+			got := mustGetEvent(t, h, ws, id)
+			require.Equal(t, domain.OutboxPending, got.Status)
+			require.Equal(t, 0, got.AttemptCount)
+			requireSameTime(t, next, got.NextAttemptAt, "next_attempt_at")
+			require.Equal(t, "broker unreachable", got.LastError)
+			require.Empty(t, got.LockedBy)
+			require.True(t, got.LockedUntil.IsZero(), "locked_until = %s", got.LockedUntil)
+		}
+		require.Equal(t, 0, postpone(t, h, ws, "d1", next, "again", e1.ID), "postponed once: fenced")
+		require.Equal(t, 0, postpone(t, h, ws, "d1", next, "none"))
+
+		require.Empty(t, claimDue(t, h, ws, "d1", next.Add(-time.Millisecond), 10))
+		require.Len(t, claimDue(t, h, ws, "d1", next, 10), 2)
+		require.Equal(t, 1, postpone(t, h, ws, "d1", next, "", e1.ID))
+		require.Equal(t, "broker unreachable", mustGetEvent(t, h, ws, e1.ID).LastError, "an empty error keeps the last one")
 	})
 
 	t.Run("dead letter parks the event", func(t *testing.T) {
@@ -506,8 +640,8 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 				for {
 					var got []domain.OutboxEvent
 					err := h.UoW.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
-						var err error
-						got, err = tx.OutboxDispatch().ClaimDue(ctx, owner, at, lease, batch)
+						c, err := tx.OutboxDispatch().ClaimDue(ctx, owner, at, lease, batch, maxAttempts)
+						got = claimed(c)
 						time.Sleep(time.Millisecond) // hold the claim while others try
 						return err
 					})
@@ -545,19 +679,23 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 func drain(t *testing.T, h Harness, workspace uuid.UUID) {
 	t.Helper()
 	end := time.Now().AddDate(100, 0, 0)
-	err := h.UoW.Transact(context.Background(), workspace, func(ctx context.Context, tx ports.Tx) error {
-		d := tx.OutboxDispatch()
-		claimed, err := d.ClaimDue(ctx, "drain", end, lease, 10000)
-		if err != nil {
+	for more := true; more; {
+		err := h.UoW.Transact(context.Background(), workspace, func(ctx context.Context, tx ports.Tx) error {
+			d := tx.OutboxDispatch()
+			c, err := d.ClaimDue(ctx, "drain", end, lease, 10000, maxAttempts)
+			if err != nil {
+				return err
+			}
+			// One expired lease per claim: go again while there are any.
+			more = len(c.TakenOver)+len(c.DeadLettered) > 0
+			if _, err := d.MarkDispatched(ctx, "drain", eventIDs(claimed(c)), time.Now()); err != nil {
+				return err
+			}
+			_, err = d.DeleteDispatchedBefore(ctx, end, 10000)
 			return err
-		}
-		if _, err := d.MarkDispatched(ctx, "drain", eventIDs(claimed), time.Now()); err != nil {
-			return err
-		}
-		_, err = d.DeleteDispatchedBefore(ctx, end, 10000)
-		return err
-	})
-	require.NoError(t, err)
+		})
+		require.NoError(t, err)
+	}
 }
 
 func requireDistinct(t *testing.T, ids []uuid.UUID) {

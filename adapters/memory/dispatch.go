@@ -55,20 +55,24 @@ func (r dispatchRepo) stageLocked(row eventRow) {
 	}
 }
 
-func (r dispatchRepo) ClaimDue(_ context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.OutboxEvent, error) {
+// ClaimDue claims as PostgreSQL's claimDueEvents does: up to limit due
+// pending events and at most one expired lease (the oldest), oldest due
+// first; a takeover counts an attempt, and dead-letters the event once its
+// attempts reach maxAttempts.
+func (r dispatchRepo) ClaimDue(_ context.Context, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (ports.Claim, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
-		return nil, err
+		return ports.Claim{}, err
 	}
 	defer t.db.mu.Unlock()
 	if limit <= 0 {
-		return []domain.OutboxEvent{}, nil
+		return ports.Claim{}, nil
 	}
 	if owner == "" {
-		return nil, domain.Errorf(domain.CodeValidation, "a claim needs an owner")
+		return ports.Claim{}, domain.Errorf(domain.CodeValidation, "a claim needs an owner")
 	}
-	if lease <= 0 {
-		return nil, domain.Errorf(domain.CodeValidation, "a claim needs a positive lease")
+	if lease <= 0 || maxAttempts <= 0 {
+		return ports.Claim{}, domain.Errorf(domain.CodeValidation, "a claim needs a positive lease and maximum of attempts")
 	}
 	if now.IsZero() {
 		now = time.Now()
@@ -77,30 +81,55 @@ func (r dispatchRepo) ClaimDue(_ context.Context, owner string, now time.Time, l
 		row eventRow
 		due time.Time
 	}
-	var due []candidate
+	byDue := func(a, b candidate) int {
+		return cmp.Or(a.due.Compare(b.due), cmp.Compare(a.row.seq, b.row.seq))
+	}
+	var pending, expired []candidate
 	for _, row := range t.visibleEventsLocked() {
 		if r.lockedByOtherLocked(row.event.ID) {
 			continue
 		}
 		if at, ok := dueAt(row.event, now); ok {
-			due = append(due, candidate{row, at})
+			if row.event.Status == domain.OutboxDispatching {
+				expired = append(expired, candidate{row, at})
+			} else {
+				pending = append(pending, candidate{row, at})
+			}
 		}
 	}
-	slices.SortFunc(due, func(a, b candidate) int {
-		return cmp.Or(a.due.Compare(b.due), cmp.Compare(a.row.seq, b.row.seq))
-	})
+	slices.SortFunc(pending, byDue)
+	slices.SortFunc(expired, byDue)
+	due := append(pending[:min(len(pending), limit)], expired[:min(len(expired), 1)]...)
+	slices.SortFunc(due, byDue)
 	due = due[:min(len(due), limit)]
-	events := make([]domain.OutboxEvent, 0, len(due))
+	var claim ports.Claim
 	for _, c := range due {
 		e := c.row.event
-		e.Status = domain.OutboxDispatching
-		e.LockedBy = owner
-		e.LockedUntil = now.Add(lease)
+		takenOver := e.Status == domain.OutboxDispatching
+		if takenOver {
+			e.AttemptCount++
+			e.LastError = domain.LeaseExpiredError(e.AttemptCount)
+		}
+		if takenOver && e.AttemptCount >= maxAttempts {
+			e.Status = domain.OutboxDeadLetter
+			e.LockedBy, e.LockedUntil = "", time.Time{}
+		} else {
+			e.Status = domain.OutboxDispatching
+			e.LockedBy = owner
+			e.LockedUntil = now.Add(lease)
+		}
 		e = copyEvent(e)
 		r.stageLocked(eventRow{event: e, seq: c.row.seq})
-		events = append(events, copyEvent(e))
+		switch {
+		case e.Status == domain.OutboxDeadLetter:
+			claim.DeadLettered = append(claim.DeadLettered, e.ID)
+		case takenOver:
+			claim.TakenOver = append(claim.TakenOver, copyEvent(e))
+		default:
+			claim.Events = append(claim.Events, copyEvent(e))
+		}
 	}
-	return events, nil
+	return claim, nil
 }
 
 // ownedLocked returns event id if t may change it as owner: visible, not
@@ -116,23 +145,21 @@ func (r dispatchRepo) ownedLocked(owner string, id uuid.UUID) (eventRow, bool) {
 	return row, true
 }
 
-func (r dispatchRepo) MarkDispatched(_ context.Context, owner string, ids []uuid.UUID, at time.Time) (int, error) {
+// settleOwned applies change to each of ids that owner still holds,
+// clears its lease and stages it; it returns how many changed.
+func (r dispatchRepo) settleOwned(owner string, ids []uuid.UUID, change func(*domain.OutboxEvent)) (int, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
 		return 0, err
 	}
 	defer t.db.mu.Unlock()
-	if at.IsZero() {
-		at = time.Now()
-	}
 	n := 0
 	for _, id := range ids {
 		row, ok := r.ownedLocked(owner, id)
 		if !ok {
 			continue
 		}
-		row.event.Status = domain.OutboxDispatched
-		row.event.DispatchedAt = at
+		change(&row.event)
 		row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
 		row.event = copyEvent(row.event)
 		r.stageLocked(row)
@@ -141,46 +168,49 @@ func (r dispatchRepo) MarkDispatched(_ context.Context, owner string, ids []uuid
 	return n, nil
 }
 
+func (r dispatchRepo) MarkDispatched(_ context.Context, owner string, ids []uuid.UUID, at time.Time) (int, error) {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return r.settleOwned(owner, ids, func(e *domain.OutboxEvent) {
+		e.Status = domain.OutboxDispatched
+		e.DispatchedAt = at
+	})
+}
+
 func (r dispatchRepo) Release(_ context.Context, owner string, id uuid.UUID, nextAttemptAt time.Time, lastError string) (bool, error) {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return false, err
-	}
-	defer t.db.mu.Unlock()
-	row, ok := r.ownedLocked(owner, id)
-	if !ok {
-		return false, nil
-	}
 	if nextAttemptAt.IsZero() {
 		nextAttemptAt = time.Now()
 	}
-	row.event.Status = domain.OutboxPending
-	row.event.AttemptCount++
-	row.event.NextAttemptAt = nextAttemptAt
-	row.event.LastError = lastError
-	row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
-	row.event = copyEvent(row.event)
-	r.stageLocked(row)
-	return true, nil
+	n, err := r.settleOwned(owner, []uuid.UUID{id}, func(e *domain.OutboxEvent) {
+		e.Status = domain.OutboxPending
+		e.AttemptCount++
+		e.NextAttemptAt = nextAttemptAt
+		e.LastError = lastError
+	})
+	return n == 1, err
+}
+
+func (r dispatchRepo) Postpone(_ context.Context, owner string, ids []uuid.UUID, nextAttemptAt time.Time, lastError string) (int, error) {
+	if nextAttemptAt.IsZero() {
+		nextAttemptAt = time.Now()
+	}
+	return r.settleOwned(owner, ids, func(e *domain.OutboxEvent) {
+		e.Status = domain.OutboxPending
+		e.NextAttemptAt = nextAttemptAt
+		if lastError != "" {
+			e.LastError = lastError
+		}
+	})
 }
 
 func (r dispatchRepo) DeadLetter(_ context.Context, owner string, id uuid.UUID, lastError string) (bool, error) {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return false, err
-	}
-	defer t.db.mu.Unlock()
-	row, ok := r.ownedLocked(owner, id)
-	if !ok {
-		return false, nil
-	}
-	row.event.Status = domain.OutboxDeadLetter
-	row.event.AttemptCount++
-	row.event.LastError = lastError
-	row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
-	row.event = copyEvent(row.event)
-	r.stageLocked(row)
-	return true, nil
+	n, err := r.settleOwned(owner, []uuid.UUID{id}, func(e *domain.OutboxEvent) {
+		e.Status = domain.OutboxDeadLetter
+		e.AttemptCount++
+		e.LastError = lastError
+	})
+	return n == 1, err
 }
 
 // Redrive moves dead letters back to pending. A nil ids means all of the

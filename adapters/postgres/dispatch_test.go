@@ -52,12 +52,12 @@ func TestDispatchWithoutWorkspaceSeesAndClaimsNothing(t *testing.T) {
 	noWorkspace("adapter", func(ctx context.Context, tx bun.Tx) error {
 		for _, ws := range workspaces {
 			d := postgres.NewOutboxDispatchOn(tx, ws)
-			claimed, err := d.ClaimDue(ctx, "intruder", t0.AddDate(10, 0, 0), time.Minute, 100)
+			claimed, err := d.ClaimDue(ctx, "intruder", t0.AddDate(10, 0, 0), time.Minute, 100, 10)
 			if err != nil {
 				return err
 			}
-			if len(claimed) != 0 {
-				t.Errorf("workspace %s: claimed %d events without a workspace context", ws, len(claimed))
+			if len(claimed.Events)+len(claimed.TakenOver)+len(claimed.DeadLettered) != 0 {
+				t.Errorf("workspace %s: claimed %+v without a workspace context", ws, claimed)
 			}
 			n, err := d.DeleteDispatchedBefore(ctx, t0.AddDate(10, 0, 0), 100)
 			if err != nil || n != 0 {
@@ -103,12 +103,12 @@ UPDATE outbox_events SET status = 'dispatching', locked_by = 'intruder', locked_
 		if _, err := tx.ExecContext(ctx, `SELECT set_config('app.workspace_id', ?, true)`, workspaces[0].String()); err != nil {
 			return err
 		}
-		claimed, err := postgres.NewOutboxDispatchOn(tx, workspaces[1]).ClaimDue(ctx, "intruder", t0.AddDate(10, 0, 0), time.Minute, 100)
+		claimed, err := postgres.NewOutboxDispatchOn(tx, workspaces[1]).ClaimDue(ctx, "intruder", t0.AddDate(10, 0, 0), time.Minute, 100, 10)
 		if err != nil {
 			return err
 		}
-		if len(claimed) != 0 {
-			t.Errorf("claimed %d events of another workspace", len(claimed))
+		if len(claimed.Events)+len(claimed.TakenOver)+len(claimed.DeadLettered) != 0 {
+			t.Errorf("claimed %+v of another workspace", claimed)
 		}
 		return errRollback
 	})

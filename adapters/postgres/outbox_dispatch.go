@@ -26,39 +26,49 @@ type OutboxDispatch struct {
 var _ ports.OutboxDispatch = (*OutboxDispatch)(nil)
 
 // claimedRow is an outbox row as the claim returns it, with the time it
-// became due (next_attempt_at, or the expired locked_until).
+// became due (next_attempt_at, or the expired locked_until) and whether it
+// was taken over from an expired lease.
 type claimedRow struct {
 	outboxRow
-	DueAt time.Time `bun:"due_at"`
+	DueAt     time.Time `bun:"due_at"`
+	TakenOver bool      `bun:"taken_over"`
 }
 
 // ClaimDue implements ports.OutboxDispatch.
-func (d *OutboxDispatch) ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]domain.OutboxEvent, error) {
+func (d *OutboxDispatch) ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (ports.Claim, error) {
 	if limit <= 0 {
-		return []domain.OutboxEvent{}, nil
+		return ports.Claim{}, nil
 	}
 	if owner == "" {
-		return nil, domain.Errorf(domain.CodeValidation, "a claim needs an owner")
+		return ports.Claim{}, domain.Errorf(domain.CodeValidation, "a claim needs an owner")
 	}
-	if lease <= 0 {
-		return nil, domain.Errorf(domain.CodeValidation, "a claim needs a positive lease")
+	if lease <= 0 || maxAttempts <= 0 {
+		return ports.Claim{}, domain.Errorf(domain.CodeValidation, "a claim needs a positive lease and maximum of attempts")
 	}
 	if now.IsZero() {
 		now = time.Now()
 	}
 	var rows []claimedRow
-	err := d.db.NewRaw(claimDueEvents, d.workspace, now, limit, owner, now.Add(lease)).Scan(ctx, &rows)
+	err := d.db.NewRaw(claimDueEvents, d.workspace, now, limit, owner, now.Add(lease), maxAttempts, domain.LeaseExpiredErrorFormat).Scan(ctx, &rows)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, mapError(err, "outbox event")
+		return ports.Claim{}, mapError(err, "outbox event")
 	}
 	slices.SortFunc(rows, func(a, b claimedRow) int {
 		return cmp.Or(a.DueAt.Compare(b.DueAt), slices.Compare(a.ID[:], b.ID[:]))
 	})
-	events := make([]domain.OutboxEvent, len(rows))
+	var claim ports.Claim
 	for i := range rows {
-		events[i] = rows[i].domain()
+		e := rows[i].domain()
+		switch {
+		case e.Status == domain.OutboxDeadLetter:
+			claim.DeadLettered = append(claim.DeadLettered, e.ID)
+		case rows[i].TakenOver:
+			claim.TakenOver = append(claim.TakenOver, e)
+		default:
+			claim.Events = append(claim.Events, e)
+		}
 	}
-	return events, nil
+	return claim, nil
 }
 
 // MarkDispatched implements ports.OutboxDispatch.
@@ -81,6 +91,17 @@ func (d *OutboxDispatch) Release(ctx context.Context, owner string, id uuid.UUID
 	res, err := d.db.ExecContext(ctx, releaseEvent, nextAttemptAt, strPtr(lastError), d.workspace, id, owner)
 	n, err := rowsAffected(res, err)
 	return n == 1, err
+}
+
+// Postpone implements ports.OutboxDispatch.
+func (d *OutboxDispatch) Postpone(ctx context.Context, owner string, ids []uuid.UUID, nextAttemptAt time.Time, lastError string) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	if nextAttemptAt.IsZero() {
+		nextAttemptAt = time.Now()
+	}
+	return rowsAffected(d.db.ExecContext(ctx, postponeEvents, nextAttemptAt, strPtr(lastError), d.workspace, bun.In(ids), owner))
 }
 
 // DeadLetter implements ports.OutboxDispatch.

@@ -15,9 +15,11 @@ package postgres
 // Placeholders are bun's: '?' in order, '?N' by position.
 
 // claimDueEvents claims up to ?2 due events: pending ones whose
-// next_attempt_at has come, and dispatching ones whose lease expired (their
-// Dispatcher died or stalled between publish and mark). They become
-// dispatching, locked by the caller until ?4.
+// next_attempt_at has come, and at most one dispatching event whose lease
+// expired (its Dispatcher died or hung between claim and mark). They become
+// dispatching, locked by the caller until ?4. A takeover counts an attempt
+// and says why in last_error (?6, formatted with the attempt); one whose
+// attempt reaches ?5 (the maximum) is dead-lettered instead of claimed.
 //
 // Why this shape:
 //   - Two CTEs, one per status, each an ordered, limited scan of its own
@@ -32,13 +34,22 @@ package postgres
 //     re-check of the WHERE on the newest row version, so an event another
 //     transaction claimed and committed since our snapshot (now dispatching
 //     with a future lease) drops out.
-//   - LIMIT in each branch, then again over the union ordered by due time:
-//     at most ?2 events, oldest due first. A branch may lock a few rows the
-//     final LIMIT drops; the claim's transaction is short and those rows
-//     become claimable again at its end.
+//   - LIMIT 1 on expired leases: a Dispatcher that crashed or hung held a
+//     whole batch, and maybe one event of it is why. Taken over one at a
+//     time, the oldest lease first, each is published on its own: the
+//     innocent ones get through (each with the one attempt the crash cost
+//     it), and the poison one, whose lease is renewed each time it kills a
+//     Dispatcher, comes back after them until its attempts run out.
+//   - LIMIT ?2 on pending, then again over the union ordered by due time: at
+//     most ?2 events, oldest due first. A branch may lock a row the final
+//     LIMIT drops; the claim's transaction is short and that row becomes
+//     claimable again at its end.
 //   - UPDATE ... FROM claimed: the update hits the locked rows by primary
-//     key, and RETURNING hands back their new state plus due_at, which
-//     ClaimDue sorts by (RETURNING has no order).
+//     key, and RETURNING hands back their new state plus due_at and
+//     taken_over, which ClaimDue sorts and splits by (RETURNING has no
+//     order). SET reads the row as locked (its newest version), so the
+//     attempt is counted and compared on what is really there; every SET
+//     expression sees the old values, so each repeats the same test.
 const claimDueEvents = `
 WITH pending AS (
     SELECT id, next_attempt_at AS due_at
@@ -52,22 +63,26 @@ WITH pending AS (
       FROM outbox_events
      WHERE workspace_id = ?0 AND status = 'dispatching' AND locked_until <= ?1
      ORDER BY locked_until
-     LIMIT ?2
+     LIMIT 1
        FOR UPDATE SKIP LOCKED
 ), claimed AS (
-    SELECT id, due_at FROM pending
+    SELECT id, due_at, false AS taken_over FROM pending
     UNION ALL
-    SELECT id, due_at FROM expired
+    SELECT id, due_at, true FROM expired
     ORDER BY due_at
     LIMIT ?2
 )
 UPDATE outbox_events e
-   SET status = 'dispatching', locked_by = ?3, locked_until = ?4
+   SET status        = CASE WHEN c.taken_over AND e.attempt_count + 1 >= ?5 THEN 'dead_letter' ELSE 'dispatching' END,
+       locked_by     = CASE WHEN c.taken_over AND e.attempt_count + 1 >= ?5 THEN NULL ELSE ?3 END,
+       locked_until  = CASE WHEN c.taken_over AND e.attempt_count + 1 >= ?5 THEN NULL ELSE ?4::timestamptz END,
+       last_error    = CASE WHEN c.taken_over THEN format(?6, e.attempt_count + 1) ELSE e.last_error END,
+       attempt_count = e.attempt_count + c.taken_over::int
   FROM claimed c
  WHERE e.workspace_id = ?0 AND e.id = c.id
 RETURNING e.id, e.workspace_id, e.event_type, e.aggregate_type, e.aggregate_id, e.event_payload,
           e.status, e.attempt_count, e.next_attempt_at, e.locked_by, e.locked_until,
-          e.last_error, e.traceparent, e.created_at, e.dispatched_at, c.due_at`
+          e.last_error, e.traceparent, e.created_at, e.dispatched_at, c.due_at, c.taken_over`
 
 // markDispatched records that the publisher accepted the events. Fenced:
 // only rows still dispatching and locked by the caller change. If our lease
@@ -89,6 +104,16 @@ UPDATE outbox_events
    SET status = 'pending', attempt_count = attempt_count + 1, next_attempt_at = ?,
        last_error = ?, locked_by = NULL, locked_until = NULL
  WHERE workspace_id = ? AND id = ? AND status = 'dispatching' AND locked_by = ?`
+
+// postponeEvents returns claimed events to pending without counting an
+// attempt: the broker was unreachable or this Dispatcher is stopping, which
+// says nothing about the events. A NULL error keeps the last one. Fenced
+// like markDispatched.
+const postponeEvents = `
+UPDATE outbox_events
+   SET status = 'pending', next_attempt_at = ?, last_error = coalesce(?, last_error),
+       locked_by = NULL, locked_until = NULL
+ WHERE workspace_id = ? AND id IN (?) AND status = 'dispatching' AND locked_by = ?`
 
 // deadLetterEvent parks an event that failed too often, keeping the
 // (sanitized) error for operators. Fenced like markDispatched.

@@ -1,7 +1,8 @@
 // Package prometheus exposes the outbox's health as Prometheus metrics: what
 // is waiting (per status, oldest due age, read from the database at scrape
 // time) and what the dispatchers did (published, failed, dead-lettered, and
-// how long events waited between commit and publish).
+// how long events waited between commit and publish, and whether the broker
+// is reachable).
 package prometheus
 
 import (
@@ -25,6 +26,7 @@ type Metrics struct {
 	failures     prometheus.Counter
 	deadLetters  prometheus.Counter
 	dispatchWait prometheus.Histogram
+	brokerUp     prometheus.Gauge
 }
 
 // New registers the metrics. stats may be nil (then no backlog gauges).
@@ -45,8 +47,13 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 			Help:    "Time from the business commit to the queue accepting the event.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
 		}),
+		brokerUp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "once_dispatch_broker_up",
+			Help: "1 while the Dispatcher publishes, 0 while it holds back because the broker is unreachable (its circuit breaker is open).",
+		}),
 	}
-	m.registry.MustRegister(m.published, m.failures, m.deadLetters, m.dispatchWait,
+	m.brokerUp.Set(1)
+	m.registry.MustRegister(m.published, m.failures, m.deadLetters, m.dispatchWait, m.brokerUp,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if stats != nil {
 		m.registry.MustRegister(&backlog{stats: stats, clock: clock, log: log})
@@ -67,6 +74,15 @@ func (m *Metrics) PublishFailed(n int) { m.failures.Add(float64(n)) }
 
 // DeadLettered records n events parked in dead_letter.
 func (m *Metrics) DeadLettered(n int) { m.deadLetters.Add(float64(n)) }
+
+// BrokerUp records whether the Dispatcher is publishing or holding back.
+func (m *Metrics) BrokerUp(up bool) {
+	if up {
+		m.brokerUp.Set(1)
+	} else {
+		m.brokerUp.Set(0)
+	}
+}
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {

@@ -1,12 +1,50 @@
 package queue
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net"
+	"syscall"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
 )
+
+// BrokerUnreachable reports whether a publish failed because of the
+// broker rather than the messages: the broker sub-packages said so
+// (ports.ErrBrokerUnreachable: their own broker-wide errors, such as Redis
+// OOM or LOADING, or an AMQP connection that died), or the network did: a
+// refused, reset, aborted or closed connection, an unreachable host, a
+// name that does not resolve, an I/O timeout, an EOF in the middle of a
+// reply, or a context deadline (the broker did not answer in time). Any
+// other error (a nack, a rejected command, a closed channel, a bad message)
+// may be about the messages. A canceled context is neither: the caller
+// gave up.
+func BrokerUnreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ports.ErrBrokerUnreachable) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var netErr net.Error // *net.OpError (dial, read, write), *net.DNSError, timeouts
+	if errors.As(err, &netErr) {
+		return true
+	}
+	for _, target := range []error{
+		io.EOF, io.ErrUnexpectedEOF, net.ErrClosed,
+		syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
+		syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.ETIMEDOUT,
+	} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}
 
 // Retryable says whether a handler error is worth another attempt. It
 // follows domain.Code.RetrySameKey: CodeUnavailable and

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -17,8 +18,14 @@ import (
 // Publish call, in the order of first appearance. Publish returns once the
 // watermill publisher returned for every group, which the broker
 // sub-packages configure to mean "accepted" (Redis: XADD answered; AMQP:
-// publisher confirm received). It also returns when ctx ends: the broker
-// call is then abandoned, not undone, which at-least-once delivery allows.
+// publisher confirm received).
+//
+// The broker call runs on the caller's goroutine, bounded by ctx, which
+// every message carries: the broker sub-packages end their calls with it
+// (Redis: go-redis with ContextTimeoutEnabled sets the socket deadlines
+// from it; AMQP: the connection is cut when it ends; GoChannel never
+// blocks). So a publish that times out leaves no goroutine and no
+// connection behind, however long the broker hangs.
 type Publisher struct {
 	pub       message.Publisher
 	namespace string
@@ -35,7 +42,9 @@ func NewPublisher(pub message.Publisher, namespace string) *Publisher {
 // Publish implements ports.Publisher. Errors are domain.CodeValidation for
 // a message that cannot be published (no id, no type: nothing is sent) and
 // domain.CodeUnavailable, with a sanitized message, when the broker did not
-// accept; some earlier groups may have been accepted by then.
+// accept; some earlier groups may have been accepted by then. The latter
+// wrap ports.ErrBrokerUnreachable when BrokerUnreachable says the failure
+// was the broker's.
 func (p *Publisher) Publish(ctx context.Context, msgs ...ports.Message) error {
 	if len(msgs) == 0 {
 		return nil
@@ -56,27 +65,22 @@ func (p *Publisher) Publish(ctx context.Context, msgs ...ports.Message) error {
 	}
 	for _, topic := range topics {
 		if err := p.publish(ctx, topic, groups[topic]); err != nil {
+			if BrokerUnreachable(err) && !errors.Is(err, ports.ErrBrokerUnreachable) {
+				err = fmt.Errorf("%w: %w", ports.ErrBrokerUnreachable, err)
+			}
 			return unavailable(fmt.Sprintf("queue: publish %d message(s) to %s", len(groups[topic]), topic), err)
 		}
 	}
 	return nil
 }
 
-// publish runs one broker call, bounded by ctx: a broker that neither
-// answers nor fails (an AMQP confirm that never comes) does not hang the
-// dispatcher, which then retries the event later.
+// publish runs one broker call, bounded by ctx through the messages (see
+// Publisher).
 func (p *Publisher) publish(ctx context.Context, topic string, msgs []*message.Message) error {
 	if err := ctx.Err(); err != nil {
-		return err
-	}
-	done := make(chan error, 1)
-	go func() { done <- p.pub.Publish(topic, msgs...) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
+	return p.pub.Publish(topic, msgs...)
 }
 
 // Close closes the underlying watermill publisher.

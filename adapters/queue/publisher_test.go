@@ -76,19 +76,43 @@ func TestPublisherWrapsBrokerErrorsSanitized(t *testing.T) {
 	}
 }
 
-// blocking never answers, like a broker whose confirm never comes.
-type blocking struct{ release chan struct{} }
+// hanging never answers, like a broker whose confirm never comes; like the
+// broker sub-packages, it ends its call when the messages' context ends.
+type hanging struct{ returned chan struct{} }
 
-func (b blocking) Publish(string, ...*message.Message) error { <-b.release; return nil }
-func (b blocking) Close() error                              { return nil }
+func (h hanging) Publish(_ string, msgs ...*message.Message) error {
+	defer close(h.returned)
+	<-msgs[0].Context().Done()
+	return context.Cause(msgs[0].Context())
+}
+func (h hanging) Close() error { return nil }
 
+// The context reaches the broker call, which runs on the caller's
+// goroutine: Publish returns with the deadline and nothing of the call is
+// left running.
 func TestPublisherHonoursContext(t *testing.T) {
-	b := blocking{release: make(chan struct{})}
-	defer close(b.release)
+	h := hanging{returned: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	err := queue.NewPublisher(b, "").Publish(ctx, msg("a"))
+	err := queue.NewPublisher(h, "").Publish(ctx, msg("a"))
 	if !domain.IsCode(err, domain.CodeUnavailable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want %s wrapping the deadline", err, domain.CodeUnavailable)
+	}
+	if !errors.Is(err, ports.ErrBrokerUnreachable) {
+		t.Errorf("err = %v: a broker that does not answer in time is unreachable", err)
+	}
+	select {
+	case <-h.returned:
+	default:
+		t.Fatal("Publish returned while the broker call was still running")
+	}
+}
+
+// A rejection of the messages is not an outage.
+func TestPublisherTellsRejectionsFromOutages(t *testing.T) {
+	rec := &recorder{fail: map[string]error{"once.a": errors.New("delivery not confirmed for message [x]")}}
+	err := queue.NewPublisher(rec, "once.").Publish(context.Background(), msg("a"))
+	if !domain.IsCode(err, domain.CodeUnavailable) || errors.Is(err, ports.ErrBrokerUnreachable) {
+		t.Fatalf("err = %v, want %s, not unreachable", err, domain.CodeUnavailable)
 	}
 }

@@ -17,8 +17,11 @@ type Config struct {
 	// Lease is how long a claim holds before another instance may take the
 	// events over. Default 30s.
 	Lease time.Duration
-	// MaxAttempts is the number of failed publishes after which an event is
-	// dead-lettered. Default 10.
+	// MaxAttempts is the number of attempts after which an event is
+	// dead-lettered. An attempt is a publish the broker refused or that
+	// failed for a reason of the event's own, or a takeover of its expired
+	// lease (the Dispatcher holding it crashed or hung); a broker that
+	// cannot be reached costs no attempt. Default 10.
 	MaxAttempts int
 	// BackoffBase and BackoffMax bound the retry delay: attempt n waits a
 	// random time in [0, min(BackoffMax, BackoffBase·2^(n-1))] (full
@@ -31,6 +34,14 @@ type Config struct {
 	// WorkspacesPerRound is the most workspaces one round looks at.
 	// Default 100.
 	WorkspacesPerRound int
+	// BreakerFailures is how many publishes in a row must find the broker
+	// unreachable before the Dispatcher stops publishing as a whole (its
+	// circuit breaker opens). Default 3.
+	BreakerFailures int
+	// BreakerOpen is how long the breaker then stays open before one probe
+	// publish (half-open): success resumes publishing at once, failure
+	// opens it again. Default 5s.
+	BreakerOpen time.Duration
 }
 
 // Defaults.
@@ -42,6 +53,8 @@ const (
 	DefaultBackoffMax         = 10 * time.Minute
 	DefaultPollInterval       = time.Second
 	DefaultWorkspacesPerRound = 100
+	DefaultBreakerFailures    = 3
+	DefaultBreakerOpen        = 5 * time.Second
 )
 
 // withDefaults fills zero fields and refuses values that cannot work.
@@ -62,14 +75,16 @@ func (c Config) withDefaults() (Config, error) {
 	setInt(&c.Batch, DefaultBatch)
 	setInt(&c.MaxAttempts, DefaultMaxAttempts)
 	setInt(&c.WorkspacesPerRound, DefaultWorkspacesPerRound)
+	setInt(&c.BreakerFailures, DefaultBreakerFailures)
 	setDur(&c.Lease, DefaultLease)
 	setDur(&c.BackoffBase, DefaultBackoffBase)
 	setDur(&c.BackoffMax, DefaultBackoffMax)
 	setDur(&c.PollInterval, DefaultPollInterval)
+	setDur(&c.BreakerOpen, DefaultBreakerOpen)
 	switch {
-	case c.Batch < 0 || c.MaxAttempts < 0 || c.WorkspacesPerRound < 0:
-		return c, domain.Errorf(domain.CodeValidation, "dispatcher batch, max attempts and workspaces per round must be positive")
-	case c.Lease < 0 || c.BackoffBase < 0 || c.BackoffMax < 0 || c.PollInterval < 0:
+	case c.Batch < 0 || c.MaxAttempts < 0 || c.WorkspacesPerRound < 0 || c.BreakerFailures < 0:
+		return c, domain.Errorf(domain.CodeValidation, "dispatcher batch, max attempts, workspaces per round and breaker failures must be positive")
+	case c.Lease < 0 || c.BackoffBase < 0 || c.BackoffMax < 0 || c.PollInterval < 0 || c.BreakerOpen < 0:
 		return c, domain.Errorf(domain.CodeValidation, "dispatcher durations must be positive")
 	case c.BackoffMax < c.BackoffBase:
 		return c, domain.Errorf(domain.CodeValidation, "dispatcher backoff max %s is below backoff base %s", c.BackoffMax, c.BackoffBase)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -38,6 +39,7 @@ type Dispatcher struct {
 	clock    ports.Clock
 	log      *slog.Logger
 	observer Observer
+	breaker  *brokerBreaker
 
 	mu sync.Mutex
 	// cursor is where the next round's discovery starts (see dueWorkspaces),
@@ -47,17 +49,21 @@ type Dispatcher struct {
 
 // Result counts what one round did. Published are events the broker
 // accepted; Failed those whose publish failed and were released for a later
-// attempt; DeadLettered those parked after their last attempt.
+// attempt; DeadLettered those parked after their last attempt; Postponed
+// those handed back without an attempt counted, because the broker was
+// unreachable or the Dispatcher is stopping.
 type Result struct {
 	Published    int
 	Failed       int
 	DeadLettered int
+	Postponed    int
 }
 
 func (r *Result) add(o Result) {
 	r.Published += o.Published
 	r.Failed += o.Failed
 	r.DeadLettered += o.DeadLettered
+	r.Postponed += o.Postponed
 }
 
 // New builds a Dispatcher; CodeValidation if cfg cannot work or a required
@@ -81,43 +87,64 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 	if d.observer == nil {
 		d.observer = NopObserver{}
 	}
+	d.breaker = newBrokerBreaker(cfg, d.log, d.observer, d.clock)
 	return d, nil
 }
+
+// BrokerUp reports whether the Dispatcher is publishing: false while its
+// breaker is open or probing after the broker was found unreachable.
+func (d *Dispatcher) BrokerUp() bool { return d.breaker.up.Load() }
 
 // RunOnce runs one round: it asks which workspaces have due events and
 // serves each of them in turn, at most Batch events per workspace, so one
 // busy workspace cannot starve the others. A failure in one workspace is
 // logged and the round goes on with the next; the failures are returned
-// together at the end.
+// together at the end. While the broker is unreachable (the breaker is
+// open) a round does nothing; once it may probe, the round stops at the
+// first publish that finds the broker still unreachable.
 func (d *Dispatcher) RunOnce(ctx context.Context) (Result, error) {
 	res, _, err := d.round(ctx)
 	return res, err
 }
 
-// round is RunOnce that also tells whether some workspace gave a full
-// batch, published successfully: then more is probably due right away.
-func (d *Dispatcher) round(ctx context.Context) (Result, bool, error) {
+// next is what a round tells the Run loop.
+type next int
+
+const (
+	idle   next = iota // wait for a wake-up or the poll
+	more               // more is probably due right away: go again
+	paused             // the broker is unreachable: wait, ignoring wake-ups
+)
+
+func (d *Dispatcher) round(ctx context.Context) (Result, next, error) {
 	var res Result
+	if d.breaker.open() {
+		return res, paused, nil
+	}
 	workspaces, err := d.dueWorkspaces(ctx)
 	if err != nil {
-		return res, false, err
+		return res, idle, err
 	}
 	var errs []error
-	more := false
+	after := idle
 	for _, ws := range workspaces {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, err)
 			break
 		}
-		r, full, err := d.dispatchWorkspace(ctx, ws)
+		r, n, err := d.dispatchWorkspace(ctx, ws)
 		res.add(r)
-		more = more || full
 		if err != nil {
 			d.log.Error("dispatching a workspace failed", "workspace", ws, "error", domain.SanitizeError(err))
 			errs = append(errs, err)
 		}
+		if n == paused {
+			after = paused
+			break
+		}
+		after = max(after, n)
 	}
-	return res, more, errors.Join(errs...)
+	return res, after, errors.Join(errs...)
 }
 
 // dueWorkspaces asks for the next WorkspacesPerRound due workspaces after
@@ -163,31 +190,86 @@ func (d *Dispatcher) dueWorkspaces(ctx context.Context) ([]uuid.UUID, error) {
 // dispatchWorkspace claims, publishes and settles one batch of one
 // workspace. The claim commits on its own so it is visible (and its locks
 // released) before the broker is called; the broker is never called inside
-// a transaction. full reports a full batch published successfully.
-func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID) (res Result, full bool, err error) {
-	var claimed []domain.OutboxEvent
+// a transaction. The pending events go in one publish, then the taken-over
+// one (if any) on its own, so an event that crashed or hung a Dispatcher
+// cannot take the others down with it again.
+func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID) (res Result, after next, err error) {
+	var claim ports.Claim
 	err = d.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		claimed, err = tx.OutboxDispatch().ClaimDue(ctx, d.cfg.Owner, d.clock.Now(), d.cfg.Lease, d.cfg.Batch)
+		claim, err = tx.OutboxDispatch().ClaimDue(ctx, d.cfg.Owner, d.clock.Now(), d.cfg.Lease, d.cfg.Batch, d.cfg.MaxAttempts)
 		return err
 	})
-	if err != nil || len(claimed) == 0 {
-		return res, false, err
+	if err != nil {
+		return res, idle, err
 	}
+	if n := len(claim.DeadLettered); n > 0 {
+		res.DeadLettered = n
+		d.observer.DeadLettered(n)
+		d.log.Error("events dead-lettered: their lease expired once too often (the dispatcher holding them crashed or hung)",
+			"workspace", ws, "events", n)
+	}
+	batches := make([][]domain.OutboxEvent, 0, 1+len(claim.TakenOver))
+	if len(claim.Events) > 0 {
+		batches = append(batches, claim.Events)
+	}
+	for _, e := range claim.TakenOver {
+		batches = append(batches, []domain.OutboxEvent{e})
+	}
+	for i, events := range batches {
+		r, down, err := d.publishBatch(ctx, ws, events)
+		res.add(r)
+		if err != nil || down {
+			// Hand back, uncounted, what this round will not publish.
+			var rest []domain.OutboxEvent
+			for _, b := range batches[i+1:] {
+				rest = append(rest, b...)
+			}
+			r, perr := d.postpone(ctx, ws, rest, "")
+			res.add(r)
+			if down {
+				return res, paused, errors.Join(err, perr)
+			}
+			return res, idle, errors.Join(err, perr)
+		}
+	}
+	if len(claim.Events)+len(claim.TakenOver)+len(claim.DeadLettered) >= d.cfg.Batch ||
+		len(claim.TakenOver)+len(claim.DeadLettered) > 0 {
+		// A full batch, or an expired lease (more may be waiting: they
+		// are taken over one per claim).
+		return res, more, nil
+	}
+	return res, idle, nil
+}
 
-	pubErr := d.publish(ctx, claimed)
-	if pubErr == nil {
-		res.Published = len(claimed)
-		d.observer.Published(claimed, d.clock.Now())
-		return res, len(claimed) >= d.cfg.Batch, d.markDispatched(ctx, ws, claimed)
+// publishBatch publishes events in one call, through the breaker, and
+// settles them: marked dispatched; released with an attempt counted (the
+// failure may be theirs); or postponed uncounted when the broker is
+// unreachable or this Dispatcher is stopping. down reports that the broker
+// is to be left alone for now (the breaker is open).
+func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent) (res Result, down bool, err error) {
+	pubErr := d.breaker.publish(func() error { return d.publish(ctx, events) })
+	switch {
+	case pubErr == nil:
+		res.Published = len(events)
+		d.observer.Published(events, d.clock.Now())
+		return res, false, d.markDispatched(ctx, ws, events)
+	case ctx.Err() != nil:
+		// Shutting down: the publish was cut short, not refused. Hand the
+		// events back now: left to their lease, they would cost an attempt
+		// when taken over.
+		res, err = d.postpone(ctx, ws, events, "")
+		return res, false, errors.Join(pubErr, err)
+	case brokerUnreachable(pubErr) || refused(pubErr):
+		lastError := ""
+		if !refused(pubErr) {
+			lastError = domain.SanitizeError(pubErr)
+		}
+		res, err = d.postpone(ctx, ws, events, lastError)
+		return res, !d.breaker.closed(), err
 	}
-	if ctx.Err() != nil {
-		// Shutting down: the publish was cut short, not refused. Leave the
-		// claim to expire rather than count an attempt against the events.
-		return res, false, pubErr
-	}
-	d.log.Warn("publish failed", "workspace", ws, "events", len(claimed), "error", domain.SanitizeError(pubErr))
-	res, err = d.settleFailure(ctx, ws, claimed, pubErr)
+	d.log.Warn("publish failed", "workspace", ws, "events", len(events), "error", domain.SanitizeError(pubErr))
+	res, err = d.settleFailure(ctx, ws, events, pubErr)
 	return res, false, err
 }
 
@@ -210,35 +292,69 @@ func (d *Dispatcher) publish(ctx context.Context, events []domain.OutboxEvent) e
 	return d.pub.Publish(ctx, msgs...)
 }
 
-// markDispatched records the delivery. Fewer rows changed than claimed means
-// the lease ran out and another instance took those events over: they will
-// be (or were) delivered again, which at-least-once allows.
+// postponeTimeout bounds handing events back while shutting down, when the
+// round's context is already done.
+const postponeTimeout = 5 * time.Second
+
+// postpone returns claimed events to pending, due now, without counting an
+// attempt: the broker is unreachable (the breaker paces the retries, not a
+// backoff per event, so they go as soon as it is back) or this Dispatcher
+// is stopping. lastError, if not empty, replaces the events' last error.
+func (d *Dispatcher) postpone(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent, lastError string) (Result, error) {
+	if len(events) == 0 {
+		return Result{}, nil
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), postponeTimeout)
+		defer cancel()
+	}
+	n, err := d.settleClaimed(ctx, ws, events, "postponing", func(ctx context.Context, od ports.OutboxDispatch, ids []uuid.UUID) (int, error) {
+		return od.Postpone(ctx, d.cfg.Owner, ids, d.clock.Now(), lastError)
+	})
+	// On error the events stay dispatching: after the lease they are
+	// taken over.
+	return Result{Postponed: n}, err
+}
+
+// markDispatched records the delivery. On error the events stay
+// dispatching; after the lease they are delivered again.
 func (d *Dispatcher) markDispatched(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent) error {
+	_, err := d.settleClaimed(ctx, ws, events, "marking: some events will be delivered again", func(ctx context.Context, od ports.OutboxDispatch, ids []uuid.UUID) (int, error) {
+		return od.MarkDispatched(ctx, d.cfg.Owner, ids, d.clock.Now())
+	})
+	return err
+}
+
+// settleClaimed changes the claimed events in one transaction of ws.
+// Fewer rows changed than claimed means the lease ran out and another
+// instance took those events over: they are its now (delivered again, if
+// need be, which at-least-once allows); a warning says so.
+func (d *Dispatcher) settleClaimed(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent, doing string,
+	change func(ctx context.Context, od ports.OutboxDispatch, ids []uuid.UUID) (int, error),
+) (int, error) {
 	ids := make([]uuid.UUID, len(events))
 	for i, e := range events {
 		ids[i] = e.ID
 	}
-	var changed int
+	var n int
 	err := d.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		changed, err = tx.OutboxDispatch().MarkDispatched(ctx, d.cfg.Owner, ids, d.clock.Now())
+		n, err = change(ctx, tx.OutboxDispatch(), ids)
 		return err
 	})
 	if err != nil {
-		// The events stay dispatching; after the lease they are delivered
-		// again.
-		return err
+		return 0, err
 	}
-	if changed < len(ids) {
-		d.log.Warn("lease taken over before marking: some events will be delivered again",
-			"workspace", ws, "claimed", len(ids), "marked", changed)
+	if n < len(ids) {
+		d.log.Warn("lease taken over before "+doing, "workspace", ws, "claimed", len(ids), "changed", n)
 	}
-	return nil
+	return n, nil
 }
 
 // settleFailure returns each event to pending with a backoff, or parks it
-// as a dead letter once it has failed MaxAttempts times. The stored error is
-// sanitized: broker errors can carry URLs and credentials.
+// as a dead letter once this failure is its MaxAttempts-th attempt. The
+// stored error is sanitized: broker errors can carry URLs and credentials.
 func (d *Dispatcher) settleFailure(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent, pubErr error) (Result, error) {
 	var res Result
 	lastError := domain.SanitizeError(pubErr)

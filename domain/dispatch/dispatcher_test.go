@@ -248,7 +248,7 @@ func TestAStaleReleaseChangesNothing(t *testing.T) {
 	ev := e.event(t, ws, id)
 	assert.Equal(t, domain.OutboxDispatching, ev.Status)
 	assert.Equal(t, "b", ev.LockedBy)
-	assert.Equal(t, 0, ev.AttemptCount)
+	assert.Equal(t, 1, ev.AttemptCount, "b's takeover counts; a's stale release does not")
 }
 
 // takeover is a Publisher that, while publishing for one instance, lets the
@@ -264,8 +264,8 @@ type takeover struct {
 func (p *takeover) Publish(ctx context.Context, msgs ...ports.Message) error {
 	err := p.recorder.Publish(ctx, msgs...)
 	claimErr := p.e.uow.Transact(context.Background(), p.ws, func(ctx context.Context, tx ports.Tx) error {
-		claimed, err := tx.OutboxDispatch().ClaimDue(ctx, "b", p.e.clock.Now(), p.lease, 100)
-		if err == nil && len(claimed) != len(msgs) {
+		claimed, err := tx.OutboxDispatch().ClaimDue(ctx, "b", p.e.clock.Now(), p.lease, 100, 10)
+		if err == nil && len(claimed.Events)+len(claimed.TakenOver) != len(msgs) {
 			err = errors.New("b did not take the events over")
 		}
 		return err

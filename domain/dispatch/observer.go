@@ -17,6 +17,11 @@ type Observer interface {
 	PublishFailed(n int)
 	// DeadLettered reports n events parked after their last attempt.
 	DeadLettered(n int)
+	// BrokerUp reports the Dispatcher's view of the broker when it
+	// changes: false when publishing stopped because the broker is
+	// unreachable (the breaker opened), true when it resumed. A Dispatcher
+	// starts up.
+	BrokerUp(up bool)
 }
 
 // NopObserver observes nothing.
@@ -27,3 +32,4 @@ var _ Observer = NopObserver{}
 func (NopObserver) Published([]domain.OutboxEvent, time.Time) {}
 func (NopObserver) PublishFailed(int)                         {}
 func (NopObserver) DeadLettered(int)                          {}
+func (NopObserver) BrokerUp(bool)                             {}

@@ -21,6 +21,7 @@ type countingObserver struct {
 	published                   []uuid.UUID
 	publishedAt                 time.Time
 	publishFailed, deadLettered int
+	brokerUp                    []bool
 }
 
 func (o *countingObserver) Published(events []domain.OutboxEvent, at time.Time) {
@@ -34,6 +35,11 @@ func (o *countingObserver) Published(events []domain.OutboxEvent, at time.Time) 
 
 func (o *countingObserver) PublishFailed(n int) { o.mu.Lock(); o.publishFailed += n; o.mu.Unlock() }
 func (o *countingObserver) DeadLettered(n int)  { o.mu.Lock(); o.deadLettered += n; o.mu.Unlock() }
+func (o *countingObserver) BrokerUp(up bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.brokerUp = append(o.brokerUp, up)
+}
 
 func TestObserverHearsWhatHappened(t *testing.T) {
 	e := newEnv(t)

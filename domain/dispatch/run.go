@@ -14,10 +14,12 @@ const (
 )
 
 // Run dispatches until ctx is done. After a round that published a full
-// batch for some workspace it goes again at once; otherwise it waits for a
-// wake-up from the DispatchSignal or the jittered poll interval. A failed
-// round is logged and retried after a short, growing backoff; Run never
-// returns early on an error.
+// batch for some workspace (or took over an expired lease) it goes again at
+// once; otherwise it waits for a wake-up from the DispatchSignal or the
+// jittered poll interval. While the broker is unreachable it checks the
+// breaker every poll interval (at most BreakerOpen), ignoring wake-ups:
+// new events wait with the others. A failed round is logged and retried
+// after a short, growing backoff; Run never returns early on an error.
 func (d *Dispatcher) Run(ctx context.Context) {
 	var wake <-chan struct{}
 	if d.signal != nil {
@@ -25,9 +27,13 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 	failures := 0
 	for ctx.Err() == nil {
-		_, more, err := d.round(ctx)
+		_, after, err := d.round(ctx)
 		if ctx.Err() != nil {
 			return
+		}
+		if after == paused {
+			sleep(ctx, jitter(min(d.cfg.PollInterval, d.cfg.BreakerOpen), 0.2))
+			continue
 		}
 		if err != nil {
 			failures++
@@ -38,7 +44,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			continue
 		}
 		failures = 0
-		if more {
+		if after == more {
 			continue
 		}
 		timer := time.NewTimer(jitter(d.cfg.PollInterval, 0.2))

@@ -1,15 +1,15 @@
 // Package faultproxy is a TCP proxy on loopback that tests (and the storm
-// bench) take down and bring back, so a broker outage is a real network
-// outage for the client (refused connections, cut streams) while the broker
-// itself keeps running for every other test.
+// bench) take down and bring back, or stall, so a broker outage is a real network outage for the
+// client (refused connections, cut streams, a peer that stops answering)
+// while the broker itself keeps running for every other test.
 package faultproxy
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -18,10 +18,13 @@ type Proxy struct {
 	target string
 	addr   string
 
-	mu    sync.Mutex
-	ln    net.Listener
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
+	stalled atomic.Bool
+
+	mu      sync.Mutex
+	ln      net.Listener
+	conns   map[net.Conn]struct{} // both sides of every open pipe
+	clients int                   // client connections open
+	wg      sync.WaitGroup
 	// cuts is how many of the next connections lose their answer.
 	cuts int
 }
@@ -86,6 +89,24 @@ func (p *Proxy) Restore() error {
 	return nil
 }
 
+// Stall makes the proxy a peer that stops answering: open connections
+// stay open but nothing is forwarded any more, either way, and new ones
+// are accepted but never reach the target. What clients send is read and
+// dropped, so a client that gives up and closes its connection is noticed
+// (Conns goes down).
+func (p *Proxy) Stall() { p.stalled.Store(true) }
+
+// Resume forwards again. A connection that was open while stalled has
+// lost bytes both ways; clients drop those when their calls time out.
+func (p *Proxy) Resume() { p.stalled.Store(false) }
+
+// Conns is the number of client connections open through the proxy.
+func (p *Proxy) Conns() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.clients
+}
+
 func (p *Proxy) serve(ln net.Listener) {
 	p.mu.Lock()
 	p.ln = ln
@@ -107,38 +128,52 @@ func (p *Proxy) serve(ln net.Listener) {
 	}()
 }
 
-func (p *Proxy) track(c net.Conn) bool {
+// track registers open connections; false once the proxy is down.
+func (p *Proxy) track(cs ...net.Conn) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ln == nil {
 		return false
 	}
-	p.conns[c] = struct{}{}
+	for _, c := range cs {
+		p.conns[c] = struct{}{}
+	}
+	p.clients++
 	return true
 }
 
+func (p *Proxy) untrack(cs ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range cs {
+		delete(p.conns, c)
+	}
+	p.clients--
+}
+
 func (p *Proxy) pipe(client net.Conn) {
+	if p.stalled.Load() {
+		if !p.track(client) {
+			_ = client.Close()
+			return
+		}
+		defer p.untrack(client)
+		p.copy(nil, client)
+		return
+	}
 	server, err := net.Dial("tcp", p.target)
 	if err != nil {
 		_ = client.Close()
 		return
 	}
-	if !p.track(client) || !p.track(server) {
+	if !p.track(client, server) {
 		_ = client.Close()
 		_ = server.Close()
 		return
 	}
+	defer p.untrack(client, server)
 	done := make(chan struct{}, 2)
-	cp := func(dst, src net.Conn) {
-		_, err := io.Copy(dst, src)
-		if err != nil && !errors.Is(err, net.ErrClosed) {
-			_ = err
-		}
-		_ = dst.Close()
-		_ = src.Close()
-		done <- struct{}{}
-	}
-	go cp(server, client)
+	go func() { p.copy(server, client); done <- struct{}{} }()
 	if p.takeCut() {
 		go func() {
 			// The whole request went through; the first byte of the answer
@@ -150,10 +185,31 @@ func (p *Proxy) pipe(client net.Conn) {
 			done <- struct{}{}
 		}()
 	} else {
-		go cp(client, server)
+		go func() { p.copy(client, server); done <- struct{}{} }()
 	}
 	<-done
 	<-done
+}
+
+// copy forwards src to dst (nil: nowhere) until either fails, dropping
+// what it reads while the proxy is stalled, then closes both.
+func (p *Proxy) copy(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && dst != nil && !p.stalled.Load() {
+			if _, err := dst.Write(buf[:n]); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	_ = src.Close()
+	if dst != nil {
+		_ = dst.Close()
+	}
 }
 
 // CutNextResponses makes the next n connections lose their answer: the

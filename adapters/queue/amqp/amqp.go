@@ -1,4 +1,6 @@
-// Package amqp is the queue on RabbitMQ (watermill-amqp/v3, AMQP 0.9.1).
+// Package amqp is the queue on RabbitMQ (AMQP 0.9.1): workers consume
+// through watermill-amqp/v3, the publisher is written on amqp091 directly
+// (publisher.go).
 //
 // A topic is a durable fanout exchange and a durable queue of the same
 // name bound to it; the workers of all processes consume that queue, so
@@ -32,27 +34,39 @@ type Config struct {
 	// Prefetch is how many unacknowledged messages the broker hands one
 	// subscription (default 1: fair sharing between workers).
 	Prefetch int
-	// ChannelPoolSize keeps that many publishing channels open; 0 opens
-	// one per Publish call.
-	ChannelPoolSize int
 }
 
-// watermillConfig is the one place the broker behaviour is chosen.
-func (c Config) watermillConfig() wmamqp.Config {
+func (c Config) withDefaults() Config {
 	if c.DialTimeout == 0 {
 		c.DialTimeout = 5 * time.Second
 	}
 	if c.Prefetch == 0 {
 		c.Prefetch = 1
 	}
+	return c
+}
+
+// amqpConfig is the connection's configuration, publisher and subscriber
+// alike.
+func (c Config) amqpConfig() amqp091.Config {
+	c = c.withDefaults()
+	return amqp091.Config{
+		Locale:    "en_US",
+		Heartbeat: 10 * time.Second,
+		Dial:      amqp091.DefaultDial(c.DialTimeout),
+	}
+}
+
+// watermillConfig is the one place the broker behaviour is chosen: the
+// subscriber's whole configuration, and the topology the publisher
+// declares.
+func (c Config) watermillConfig() wmamqp.Config {
+	c = c.withDefaults()
+	amqpConfig := c.amqpConfig()
 	return wmamqp.Config{
 		Connection: wmamqp.ConnectionConfig{
-			AmqpURI: c.URL,
-			AmqpConfig: &amqp091.Config{
-				Locale:    "en_US",
-				Heartbeat: 10 * time.Second,
-				Dial:      amqp091.DefaultDial(c.DialTimeout),
-			},
+			AmqpURI:    c.URL,
+			AmqpConfig: &amqpConfig,
 		},
 		Marshaler: Marshaler{},
 		Exchange: wmamqp.ExchangeConfig{
@@ -67,30 +81,17 @@ func (c Config) watermillConfig() wmamqp.Config {
 		QueueBind: wmamqp.QueueBindConfig{
 			GenerateRoutingKey: func(string) string { return "" },
 		},
+		// For a watermill publisher made from this configuration (tests
+		// compare with one); the adapter's own Publisher confirms too.
 		Publish: wmamqp.PublishConfig{
 			GenerateRoutingKey: func(string) string { return "" },
-			// Publish waits, message by message, for the broker's ack and
-			// fails on a nack (watermill-amqp publisher.go publishMessage:
-			// channel.Delivered()).
-			ConfirmDelivery: true,
-			ChannelPoolSize: c.ChannelPoolSize,
+			ConfirmDelivery:    true,
 		},
 		Consume: wmamqp.ConsumeConfig{
 			Qos: wmamqp.QosConfig{PrefetchCount: c.Prefetch},
 		},
 		TopologyBuilder: topology{},
 	}
-}
-
-// NewPublisher connects and returns a publisher owning its connection.
-// An unreachable broker is a domain.CodeUnavailable error here, within
-// DialTimeout.
-func NewPublisher(cfg Config, logger *slog.Logger) (message.Publisher, error) {
-	pub, err := wmamqp.NewPublisher(cfg.watermillConfig(), queue.NewLogger(logger))
-	if err != nil {
-		return nil, connectError("publisher", err)
-	}
-	return pub, nil
 }
 
 // NewSubscriber connects and returns a subscriber owning its connection.

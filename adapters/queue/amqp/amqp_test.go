@@ -105,6 +105,46 @@ func TestWorkerContract(t *testing.T) {
 	queuetest.RunWorkerContract(t, newRawPair)
 }
 
+func amqpAddr(t *testing.T) string {
+	u, err := url.Parse(amqpURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}
+
+func newPublisherAt(t *testing.T, addr, prefix string) ports.Publisher {
+	u, err := url.Parse(amqpURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = addr
+	raw, err := NewPublisher(Config{URL: u.String()}, queuetest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanupTopics(t, amqpURL(t), queuetest.Topics(prefix)...)
+	t.Cleanup(func() { _ = raw.Close() })
+	return queue.NewPublisher(raw, prefix)
+}
+
+// Against a RabbitMQ that stops answering, every publish ends with its
+// context; the heartbeat (30 s to notice) plays no part.
+func TestPublishTimeoutsLeaveNothingBehind(t *testing.T) {
+	queuetest.RunHangingBrokerContract(t, amqpAddr(t), newPublisherAt)
+}
+
+func TestOutageSpendsNoAttempts(t *testing.T) {
+	queuetest.RunOutageContract(t, amqpAddr(t), newPublisherAt, func(t *testing.T) message.Subscriber {
+		sub, err := NewSubscriber(Config{URL: amqpURL(t)}, queuetest.Logger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = sub.Close() })
+		return sub
+	})
+}
+
 func TestUnreachable(t *testing.T) {
 	queuetest.RunUnreachableContract(t, func(t *testing.T) (ports.Publisher, error) {
 		pub, err := NewPublisher(Config{URL: "amqp://guest:guest@127.0.0.1:1/", DialTimeout: time.Second}, queuetest.Logger(t))

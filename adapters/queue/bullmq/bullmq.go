@@ -29,6 +29,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/oncehq/once/adapters/queue"
+	"github.com/oncehq/once/adapters/queue/redisstream"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )
@@ -117,7 +119,10 @@ func (p *Publisher) Publish(ctx context.Context, msgs ...ports.Message) error {
 	if err != nil {
 		var layout *LayoutError
 		if errors.As(err, &layout) {
-			return domain.Wrap(domain.CodeUnavailable, err, "bullmq: a queue's layout is unverified")
+			// Every job of that queue would fail the same way until an
+			// operator fixes it: the broker's fault, not the event's, so it
+			// spends no attempts (the Dispatcher's breaker backs off).
+			return domain.Wrap(domain.CodeUnavailable, fmt.Errorf("%w: %w", ports.ErrBrokerUnreachable, err), "bullmq: a queue's layout is unverified")
 		}
 		return unavailable(fmt.Sprintf("bullmq: add %d job(s)", len(jobs)), err)
 	}
@@ -156,8 +161,15 @@ func (p *Publisher) Close() error { return p.client.Close() }
 
 // unavailable wraps a Redis failure: the message is sanitized because
 // callers store it (outbox last_error) and show it to operators.
+// A failure of Redis as a whole (down, unreachable, loading, out of
+// memory, …) wraps ports.ErrBrokerUnreachable, so that an outage spends no
+// delivery attempts.
 func unavailable(what string, err error) error {
-	return domain.Wrap(domain.CodeUnavailable, err, what+": "+domain.SanitizeError(err))
+	msg := what + ": " + domain.SanitizeError(err)
+	if queue.BrokerUnreachable(err) || redisstream.Unavailable(err) {
+		err = fmt.Errorf("%w: %w", ports.ErrBrokerUnreachable, err)
+	}
+	return domain.Wrap(domain.CodeUnavailable, err, msg)
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -123,6 +123,11 @@ func RunUnreachableContract(t *testing.T, newUnreachable func(t *testing.T) (por
 	if !domain.IsCode(err, domain.CodeUnavailable) {
 		t.Fatalf("Publish to an unreachable broker = %v, want %s", err, domain.CodeUnavailable)
 	}
+	if !errors.Is(err, ports.ErrBrokerUnreachable) {
+		// Else the Dispatcher takes the outage for this event's fault and
+		// spends its attempts.
+		t.Fatalf("Publish to an unreachable broker = %v, want it to wrap ports.ErrBrokerUnreachable", err)
+	}
 	if domain.SanitizeError(err) != err.Error() {
 		t.Logf("note: error text is sanitized when stored: %q", domain.SanitizeError(err))
 	}

@@ -9,6 +9,18 @@
 // process is one consumer of the group. A message delivered to a consumer
 // that died before acknowledging stays pending; any live consumer claims
 // it once it has been idle for MaxIdleTime, checking every ClaimInterval.
+//
+// Publishing is bounded by the messages' context: the publisher's client
+// sets its socket deadlines from it (go-redis ContextTimeoutEnabled), so a
+// Redis that hangs ends the call at the deadline, and the connection that
+// timed out is discarded rather than left with a reply in flight. Errors
+// that are about Redis rather than the messages (it is loading, out of
+// memory, read-only, a replica without master, out of connections) wrap
+// ports.ErrBrokerUnreachable, like the network errors the queue package
+// recognizes.
+//
+// Streams are trimmed by a Trimmer (trim.go), never below what a consumer
+// group still needs.
 package redisstream
 
 import (
@@ -26,6 +38,7 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
 )
 
 // DefaultConsumerGroup is the consumer group of the workers.
@@ -43,7 +56,8 @@ type Config struct {
 	// MaxLen, when positive, caps each stream at about that many entries
 	// (XADD MAXLEN ~). Trimming does not look at consumer groups: entries
 	// not yet delivered are trimmed too, so keep it far above any backlog a
-	// worker outage can build. Zero (default) keeps every entry.
+	// worker outage can build. Zero (default) keeps every entry; the
+	// Trimmer bounds the streams without dropping what a group needs.
 	MaxLen int64
 
 	// ConsumerGroup is the workers' consumer group (default
@@ -65,6 +79,14 @@ type Config struct {
 }
 
 func (c Config) client() (*redis.Client, error) {
+	opts, err := c.options()
+	if err != nil {
+		return nil, err
+	}
+	return redis.NewClient(opts), nil
+}
+
+func (c Config) options() (*redis.Options, error) {
 	opts, err := redis.ParseURL(c.URL)
 	if err != nil {
 		// The URL may hold a password: never echo it.
@@ -76,16 +98,19 @@ func (c Config) client() (*redis.Client, error) {
 			opts.DialTimeout = 5 * time.Second
 		}
 	}
-	return redis.NewClient(opts), nil
+	return opts, nil
 }
 
 // NewPublisher returns a publisher with its own Redis client, closed by
 // Close. It does not connect until the first publish.
 func NewPublisher(cfg Config, logger *slog.Logger) (message.Publisher, error) {
-	client, err := cfg.client()
+	opts, err := cfg.options()
 	if err != nil {
 		return nil, err
 	}
+	// Each call ends with its context: the socket deadlines come from it.
+	opts.ContextTimeoutEnabled = true
+	client := redis.NewClient(opts)
 	pub, err := wmredis.NewPublisher(wmredis.PublisherConfig{
 		Client:        client,
 		DefaultMaxlen: cfg.MaxLen,
@@ -94,7 +119,27 @@ func NewPublisher(cfg Config, logger *slog.Logger) (message.Publisher, error) {
 		_ = client.Close()
 		return nil, fmt.Errorf("redisstream: new publisher: %w", err)
 	}
-	return pub, nil
+	return publisher{pub}, nil
+}
+
+// publisher marks Redis's broker-wide errors as such.
+type publisher struct{ message.Publisher }
+
+func (p publisher) Publish(topic string, msgs ...*message.Message) error {
+	err := p.Publisher.Publish(topic, msgs...)
+	if Unavailable(err) {
+		return fmt.Errorf("%w: %w", ports.ErrBrokerUnreachable, err)
+	}
+	return err
+}
+
+// Unavailable tells the errors by which Redis refuses every write for a
+// while, whatever it is: none of them is the message's fault. The BullMQ
+// publisher, on Redis too, tells them the same way.
+func Unavailable(err error) bool {
+	return err != nil && (redis.IsLoadingError(err) || redis.IsOOMError(err) || redis.IsReadOnlyError(err) ||
+		redis.IsMasterDownError(err) || redis.IsClusterDownError(err) || redis.IsTryAgainError(err) ||
+		redis.IsMaxClientsError(err) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed))
 }
 
 // NewSubscriber returns a consumer-group subscriber with its own Redis

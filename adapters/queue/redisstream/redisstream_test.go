@@ -2,6 +2,7 @@ package redisstream_test
 
 import (
 	"context"
+	neturl "net/url"
 	"os"
 	"testing"
 	"time"
@@ -71,6 +72,55 @@ func TestPublisherContract(t *testing.T) {
 
 func TestWorkerContract(t *testing.T) {
 	queuetest.RunWorkerContract(t, newRawPair)
+}
+
+// behind returns the URL of the test's Redis with addr (a fault proxy) in
+// place of its address, and read and write timeouts far beyond any test:
+// only the publish's context can end a call that gets no answer.
+func behind(t *testing.T, addr string) string {
+	u, err := neturl.Parse(redisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = addr
+	q := u.Query()
+	q.Set("read_timeout", "5m")
+	q.Set("write_timeout", "5m")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func redisAddr(t *testing.T) string {
+	opts, err := redis.ParseURL(redisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opts.Addr
+}
+
+func newPublisherAt(t *testing.T, addr, prefix string) ports.Publisher {
+	raw, err := redisstream.NewPublisher(redisstream.Config{URL: behind(t, addr)}, queuetest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanupStreams(t, redisURL(t), queuetest.Topics(prefix)...)
+	t.Cleanup(func() { _ = raw.Close() })
+	return queue.NewPublisher(raw, prefix)
+}
+
+func TestPublishTimeoutsLeaveNothingBehind(t *testing.T) {
+	queuetest.RunHangingBrokerContract(t, redisAddr(t), newPublisherAt)
+}
+
+func TestOutageSpendsNoAttempts(t *testing.T) {
+	queuetest.RunOutageContract(t, redisAddr(t), newPublisherAt, func(t *testing.T) message.Subscriber {
+		sub, err := redisstream.NewSubscriber(redisstream.Config{URL: redisURL(t), ConsumerGroup: "once-workers-test"}, queuetest.Logger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = sub.Close() })
+		return sub
+	})
 }
 
 func TestUnreachable(t *testing.T) {

@@ -1,0 +1,260 @@
+package amqp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	amqp091 "github.com/rabbitmq/amqp091-go"
+
+	"github.com/oncehq/once/ports"
+)
+
+// closeTimeout bounds the polite close of the connection (connection.close
+// and its answer) when the publisher is closed.
+const closeTimeout = 2 * time.Second
+
+// Publisher publishes to RabbitMQ with publisher confirms, on a connection
+// and a confirm-mode channel of its own, written on amqp091 directly:
+// watermill-amqp's publisher waits for each confirm in turn and without an
+// end, so a broker that stops answering held the call (and, once the caller
+// gave up, a goroutine) until the heartbeat noticed, after 30 s.
+//
+// Publish sends every message of the call, then waits for their confirms
+// together, and is bounded by the messages' context: when it ends first,
+// the connection is cut, which ends every call on it at once, and the next
+// Publish connects again. Nothing of a timed-out publish is left running.
+// Publishes take turns: one connection, one channel, one call at a time.
+//
+// Errors wrap ports.ErrBrokerUnreachable when the connection could not be
+// made or died (the broker is down, restarting, or cut us off); a nack, or
+// a channel the broker closed over a message or a declaration, is an error
+// of the messages.
+type Publisher struct {
+	cfg  Config
+	log  *slog.Logger
+	turn chan struct{} // held by the Publish in progress
+
+	// declared holds the topics whose exchange and queue exist, on conn;
+	// only the Publish holding the turn uses it.
+	declared map[string]bool
+
+	mu     sync.Mutex // guards the fields below; Close takes it to cut a Publish short
+	conn   *amqp091.Connection
+	ch     *amqp091.Channel
+	closed bool
+}
+
+var _ message.Publisher = (*Publisher)(nil)
+
+// NewPublisher connects and returns a publisher owning its connection.
+// An unreachable broker is a domain.CodeUnavailable error here, within
+// DialTimeout.
+func NewPublisher(cfg Config, logger *slog.Logger) (message.Publisher, error) {
+	cfg = cfg.withDefaults()
+	p := &Publisher{cfg: cfg, log: logger, turn: make(chan struct{}, 1)}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
+	defer cancel()
+	conn, err := p.dial(ctx)
+	if err != nil {
+		return nil, connectError("publisher", err)
+	}
+	p.conn, p.declared = conn, map[string]bool{}
+	return p, nil
+}
+
+// Publish implements message.Publisher. It returns once the broker
+// confirmed every message, or with the first failure, or when the context
+// of the first message ends.
+func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	ctx := msgs[0].Context()
+	select {
+	case p.turn <- struct{}{}:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	defer func() { <-p.turn }()
+
+	conn, ch, err := p.session(ctx)
+	if err != nil {
+		return err
+	}
+	// A broker that stops answering must not hold this call past its
+	// context: cutting the connection makes every call on it return.
+	cut := context.AfterFunc(ctx, func() { _ = conn.CloseDeadline(time.Now()) })
+	err = p.publish(ctx, conn, ch, topic, msgs)
+	if !cut() {
+		p.drop(conn) // cut, or being cut: start afresh next time
+	} else if err != nil {
+		p.forget(conn, ch)
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("amqp: publish to %s: %w (%w)", topic, context.Cause(ctx), err)
+	}
+	return err
+}
+
+// session returns the connection and the confirm-mode channel, connecting
+// and opening them first if needed.
+func (p *Publisher) session(ctx context.Context) (*amqp091.Connection, *amqp091.Channel, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, nil, fmt.Errorf("amqp: publisher closed: %w", ports.ErrBrokerUnreachable)
+	}
+	if p.conn == nil || p.conn.IsClosed() {
+		conn, err := p.dial(ctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("amqp: connect: %w: %w", ports.ErrBrokerUnreachable, err)
+		}
+		p.conn, p.ch, p.declared = conn, nil, map[string]bool{}
+	}
+	if p.ch == nil || p.ch.IsClosed() {
+		conn := p.conn
+		cut := context.AfterFunc(ctx, func() { _ = conn.CloseDeadline(time.Now()) })
+		ch, err := p.openChannel(conn)
+		if !cut() || err != nil {
+			// A connection that cannot open a channel is of no use.
+			p.dropLocked(conn)
+			if err == nil {
+				_ = ch.Close()
+				err = context.Cause(ctx)
+			}
+			return nil, nil, fmt.Errorf("amqp: open channel: %w: %w", ports.ErrBrokerUnreachable, err)
+		}
+		p.ch = ch
+	}
+	return p.conn, p.ch, nil
+}
+
+func (p *Publisher) openChannel(conn *amqp091.Connection) (*amqp091.Channel, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, err
+	}
+	if err := ch.Confirm(false); err != nil {
+		_ = ch.Close()
+		return nil, err
+	}
+	return ch, nil
+}
+
+// publish declares the topic's exchange and queue once per connection,
+// sends every message, then waits for their confirms.
+func (p *Publisher) publish(ctx context.Context, conn *amqp091.Connection, ch *amqp091.Channel, topic string, msgs []*message.Message) error {
+	if !p.declared[topic] {
+		if err := declare(ch, topic, p.cfg.watermillConfig()); err != nil {
+			return p.failure(conn, err)
+		}
+		p.declared[topic] = true
+	}
+	confirms := make([]*amqp091.DeferredConfirmation, len(msgs))
+	for i, m := range msgs {
+		pub, err := Marshaler{}.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("amqp: marshal message %s: %w", m.UUID, err)
+		}
+		confirms[i], err = ch.PublishWithDeferredConfirm(topic, "", false, false, pub)
+		if err != nil {
+			return p.failure(conn, fmt.Errorf("amqp: publish message %s: %w", m.UUID, err))
+		}
+	}
+	for i, c := range confirms {
+		acked, err := c.WaitContext(ctx)
+		switch {
+		case err != nil:
+			return fmt.Errorf("amqp: waiting for the confirm of message %s: %w", msgs[i].UUID, err)
+		case acked:
+			continue
+		case ch.IsClosed():
+			return p.failure(conn, fmt.Errorf("amqp: channel closed before the confirm of message %s", msgs[i].UUID))
+		default:
+			return fmt.Errorf("amqp: the broker refused message %s (nack)", msgs[i].UUID)
+		}
+	}
+	return nil
+}
+
+// failure marks err as the broker's when the connection is gone.
+func (p *Publisher) failure(conn *amqp091.Connection, err error) error {
+	if conn.IsClosed() {
+		return fmt.Errorf("%w: connection lost: %w", ports.ErrBrokerUnreachable, err)
+	}
+	return err
+}
+
+// forget drops, after a failed publish, what the failure closed: the
+// connection, or only the channel (the broker closes a channel over an
+// error of a message or a declaration), so the next Publish opens it again.
+func (p *Publisher) forget(conn *amqp091.Connection, ch *amqp091.Channel) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if conn.IsClosed() {
+		p.dropLocked(conn)
+	} else if ch.IsClosed() && p.ch == ch {
+		p.ch = nil
+	}
+}
+
+// drop closes conn at once, if not yet, and forgets it.
+func (p *Publisher) drop(conn *amqp091.Connection) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dropLocked(conn)
+}
+
+func (p *Publisher) dropLocked(conn *amqp091.Connection) {
+	_ = conn.CloseDeadline(time.Now()) // no goodbye: the broker did not answer in time
+	if p.conn == conn {
+		p.conn, p.ch = nil, nil
+	}
+}
+
+// dial connects within DialTimeout and ctx: TCP, TLS and the AMQP
+// handshake all end by the earlier deadline.
+func (p *Publisher) dial(ctx context.Context) (*amqp091.Connection, error) {
+	deadline := time.Now().Add(p.cfg.DialTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	cfg := p.cfg.amqpConfig()
+	cfg.Dial = func(network, addr string) (net.Conn, error) {
+		d := net.Dialer{Deadline: deadline}
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		// amqp091 clears it once the handshake is done.
+		if err := conn.SetDeadline(deadline); err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+		return conn, nil
+	}
+	return amqp091.DialConfig(p.cfg.URL, cfg)
+}
+
+// Close closes the connection, cutting short a Publish in progress.
+func (p *Publisher) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	p.closed = true
+	if p.conn == nil || p.conn.IsClosed() {
+		return nil
+	}
+	if err := p.conn.CloseDeadline(time.Now().Add(closeTimeout)); err != nil && !errors.Is(err, amqp091.ErrClosed) {
+		return fmt.Errorf("amqp: close publisher: %w", err)
+	}
+	return nil
+}
