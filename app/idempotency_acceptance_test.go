@@ -173,7 +173,9 @@ func TestPostgresConcurrentDuplicatesExecuteOnce(t *testing.T) {
 	// The retries the 409s asked for, all at once: each gets the saved
 	// response.
 	for i := range n {
-		wg.Go(func() { responses[i] = s.Do(t, "POST", "/v1/stores", storeBody("shop-concurrent"), map[string]string{"Idempotency-Key": k}) })
+		wg.Go(func() {
+			responses[i] = s.Do(t, "POST", "/v1/stores", storeBody("shop-concurrent"), map[string]string{"Idempotency-Key": k})
+		})
 	}
 	wg.Wait()
 	for _, r := range responses {
