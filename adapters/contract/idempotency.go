@@ -170,11 +170,7 @@ func testIdempotency(t *testing.T, h Harness) {
 	})
 
 	t.Run("an expired record is treated as absent", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		scope := newScope(ws, newMember(t, h, ws))
-		old := expiredRecord(scope, now().Add(-time.Hour))
-		claimAndComplete(t, h, old, savedResponse(), old.CreatedAt.Add(time.Second))
-
+		scope := scopeWithExpiredRecord(t, h)
 		fresh := newRecord(scope)
 		resp := savedResponse()
 		at := now()

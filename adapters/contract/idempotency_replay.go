@@ -28,11 +28,7 @@ const replayers = 8
 // never blocked or refused by anything another transaction holds.
 func testIdempotencyReplays(t *testing.T, h Harness) {
 	t.Run("a completed record is replayed while another replay is still open", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		rec := newRecord(newScope(ws, newMember(t, h, ws)))
-		resp := savedResponse()
-		at := now()
-		claimAndComplete(t, h, rec, resp, at)
+		rec, resp, at := completedRecord(t, h)
 
 		replayed, release, done := holdReplay(t, h, rec)
 		defer release()
@@ -51,11 +47,8 @@ func testIdempotencyReplays(t *testing.T, h Harness) {
 	})
 
 	t.Run("many replays at once all get the saved response", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		rec := newRecord(newScope(ws, newMember(t, h, ws)))
-		resp := savedResponse()
-		at := now()
-		claimAndComplete(t, h, rec, resp, at)
+		rec, resp, at := completedRecord(t, h)
+		ws := rec.Scope.WorkspaceID
 
 		// Every replay keeps its transaction open until all have claimed,
 		// so they overlap whatever the scheduling.
@@ -96,11 +89,8 @@ func testIdempotencyReplays(t *testing.T, h Harness) {
 	})
 
 	t.Run("an expired record being replaced is in progress, not replayed", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		scope := newScope(ws, newMember(t, h, ws))
-		old := expiredRecord(scope, now().Add(-time.Hour))
-		claimAndComplete(t, h, old, savedResponse(), old.CreatedAt.Add(time.Second))
-
+		scope := scopeWithExpiredRecord(t, h)
+		ws := scope.WorkspaceID
 		fresh := newRecord(scope)
 		claimed := make(chan error, 1)
 		release := make(chan struct{})
@@ -129,6 +119,29 @@ func testIdempotencyReplays(t *testing.T, h Harness) {
 		open()
 		require.NoError(t, <-done)
 	})
+}
+
+// completedRecord is a record claimed and completed in a fresh workspace,
+// with the response and the time it was completed with.
+func completedRecord(t *testing.T, h Harness) (domain.IdempotencyRecord, domain.SavedResponse, time.Time) {
+	t.Helper()
+	ws := newWorkspace(t, h)
+	rec := newRecord(newScope(ws, newMember(t, h, ws)))
+	resp := savedResponse()
+	at := now()
+	claimAndComplete(t, h, rec, resp, at)
+	return rec, resp, at
+}
+
+// scopeWithExpiredRecord is a scope in a fresh workspace whose completed
+// record expired an hour ago.
+func scopeWithExpiredRecord(t *testing.T, h Harness) domain.IdempotencyScope {
+	t.Helper()
+	ws := newWorkspace(t, h)
+	scope := newScope(ws, newMember(t, h, ws))
+	old := expiredRecord(scope, now().Add(-time.Hour))
+	claimAndComplete(t, h, old, savedResponse(), old.CreatedAt.Add(time.Second))
+	return scope
 }
 
 // holdReplay replays rec in a transaction that stays open until release is

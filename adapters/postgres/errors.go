@@ -122,23 +122,17 @@ const retryUnavailable = time.Second
 // could not do it now (down, restarting, out of connections, busy), nothing
 // was committed, and the same request with the same key may succeed later.
 func unavailableBecause(cause error) error {
-	return &domain.Error{
-		Code:       domain.CodeUnavailable,
-		Message:    "database unavailable, try again",
-		RetryAfter: retryUnavailable,
-		Err:        cause,
-	}
+	return unavailableSaying("database unavailable, try again", cause)
 }
 
 // poolExhausted is what a transaction gets when no connection of the pool
 // became free within the acquire timeout.
 func poolExhausted(cause error) error {
-	return &domain.Error{
-		Code:       domain.CodeUnavailable,
-		Message:    "the database is busy, try again",
-		RetryAfter: retryUnavailable,
-		Err:        cause,
-	}
+	return unavailableSaying("the database is busy, try again", cause)
+}
+
+func unavailableSaying(message string, cause error) error {
+	return &domain.Error{Code: domain.CodeUnavailable, Message: message, RetryAfter: retryUnavailable, Err: cause}
 }
 
 // connectionLost reports an error of the first statement on a pooled
