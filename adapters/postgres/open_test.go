@@ -14,6 +14,8 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/ports"
 )
 
 // Failures that say "the database cannot do it now" (out of connection
@@ -73,5 +75,33 @@ func TestOpenNamesTheUnreachableAddressWithoutThePassword(t *testing.T) {
 	}
 	if strings.Contains(msg, "\n") {
 		t.Errorf("message is more than one line: %q", msg)
+	}
+}
+
+// A panic inside a transaction rolls it back and gives its connection back
+// to the pool: with a pool of one, the next transaction gets it.
+func TestTransactGivesTheConnectionBackAfterAPanic(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	one, err := postgres.OpenPool(ctx, db.AppDSN, postgres.Pool{MaxConns: 1, MaxIdle: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	// A leaked connection would make the second transaction wait; the
+	// acquire timeout turns that into UNAVAILABLE instead of a hang.
+	uow := postgres.NewUnitOfWork(one, postgres.WithAcquireTimeout(10*time.Second))
+	ws := newID(t)
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the panic did not propagate")
+			}
+		}()
+		_ = uow.Transact(ctx, ws, func(context.Context, ports.Tx) error { panic("in the use case") })
+	}()
+	if err := uow.Transact(ctx, ws, func(context.Context, ports.Tx) error { return nil }); err != nil {
+		t.Fatalf("the next transaction: %v", err)
 	}
 }

@@ -70,12 +70,7 @@ func (u *UnitOfWork) Transact(ctx context.Context, workspace uuid.UUID, fn func(
 	}
 	attempts := u.db.Stats().MaxOpenConnections + 1
 	for attempt := 1; ; attempt++ {
-		conn, err := u.acquire(ctx)
-		if err != nil {
-			return err
-		}
-		deadConn, err := u.transactOn(ctx, conn, workspace, fn)
-		_ = conn.Close() // back to the pool, or discarded if it broke
+		deadConn, err := u.transactOnce(ctx, workspace, fn)
 		if !deadConn || attempt >= attempts || ctx.Err() != nil {
 			return err
 		}
@@ -96,12 +91,19 @@ func (u *UnitOfWork) acquire(ctx context.Context) (bun.Conn, error) {
 	return bun.Conn{}, unavailableError(err)
 }
 
-// transactOn runs fn in one transaction on conn. deadConn says that the
-// transaction failed before fn started because conn is dead: nothing of the
-// caller's ran, and another connection may do.
-func (u *UnitOfWork) transactOn(ctx context.Context, conn bun.Conn, workspace uuid.UUID,
+// transactOnce runs fn in one transaction on a connection of its own.
+// deadConn says that the transaction failed before fn started because the
+// connection is dead: nothing of the caller's ran, and another connection
+// may do.
+func (u *UnitOfWork) transactOnce(ctx context.Context, workspace uuid.UUID,
 	fn func(ctx context.Context, tx ports.Tx) error,
 ) (deadConn bool, err error) {
+	conn, err := u.acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	// Back to the pool, or dropped if it broke; a panic in fn included.
+	defer conn.Close()
 	var fnErr error
 	fnCalled := false
 	err = conn.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error {
