@@ -50,6 +50,15 @@ type Config struct {
 	ObjectStore    string `env:"ONCE_OBJECT_STORE"`
 	ObjectStoreDir string `env:"ONCE_OBJECT_STORE_DIR" envDefault:"var/objects"`
 
+	// Database pool, in every process (serve, dispatch, work and the CLI
+	// commands): at most DBMaxConns pooled connections, plus one LISTEN
+	// connection in a process that runs a Dispatcher. A transaction waits
+	// at most DBAcquireTimeout for a free one, then gets 503 UNAVAILABLE
+	// with Retry-After.
+	DBMaxConns       int           `env:"ONCE_DB_MAX_CONNS" envDefault:"10"`
+	DBMaxIdle        int           `env:"ONCE_DB_MAX_IDLE" envDefault:"10"`
+	DBAcquireTimeout time.Duration `env:"ONCE_DB_ACQUIRE_TIMEOUT" envDefault:"1s"`
+
 	CleanupInterval time.Duration `env:"ONCE_CLEANUP_INTERVAL" envDefault:"1m"`
 	CleanupBatch    int           `env:"ONCE_CLEANUP_BATCH" envDefault:"500"`
 
@@ -229,6 +238,15 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes < 1024 {
 		bad("ONCE_MAX_BODY_BYTES=%d is too small (minimum 1024)", c.MaxBodyBytes)
+	}
+	if c.DBMaxConns < 1 || c.DBMaxConns > 1000 {
+		bad("ONCE_DB_MAX_CONNS=%d must be between 1 and 1000 (and fit, with every other process, in PostgreSQL's max_connections)", c.DBMaxConns)
+	}
+	if c.DBMaxIdle < 0 || c.DBMaxIdle > c.DBMaxConns {
+		bad("ONCE_DB_MAX_IDLE=%d must be between 0 and ONCE_DB_MAX_CONNS (%d)", c.DBMaxIdle, c.DBMaxConns)
+	}
+	if c.DBAcquireTimeout <= 0 || c.DBAcquireTimeout > time.Minute {
+		bad("ONCE_DB_ACQUIRE_TIMEOUT=%s must be positive and at most 1m: a request waits that long for a connection", c.DBAcquireTimeout)
 	}
 	if c.CleanupInterval <= 0 {
 		bad("ONCE_CLEANUP_INTERVAL must be positive")

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/oncehq/once/adapters/postgres"
 )
 
 func TestConfigRefusesShortRetention(t *testing.T) {
@@ -79,6 +81,30 @@ func TestConfigChecksBrokerOutageAndStorageSettings(t *testing.T) {
 			_, err := LoadConfig()
 			if err == nil || !strings.Contains(err.Error(), name) {
 				t.Fatalf("%s=%s: want an error naming the variable, got %v", name, value, err)
+			}
+		})
+	}
+}
+
+func TestConfigPoolDefaultsAndLimits(t *testing.T) {
+	cfg, err := LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cfg.DBPool(), postgres.DefaultPool(); got != want {
+		t.Fatalf("the pool defaults of the configuration %+v differ from the adapter's %+v", got, want)
+	}
+	for name, env := range map[string]map[string]string{
+		"ONCE_DB_MAX_CONNS":       {"ONCE_DB_MAX_CONNS": "0"},
+		"ONCE_DB_MAX_IDLE":        {"ONCE_DB_MAX_CONNS": "4", "ONCE_DB_MAX_IDLE": "5"},
+		"ONCE_DB_ACQUIRE_TIMEOUT": {"ONCE_DB_ACQUIRE_TIMEOUT": "0s"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for k, v := range env {
+				t.Setenv(k, v)
+			}
+			if _, err := LoadConfig(); err == nil || !strings.Contains(err.Error(), name) {
+				t.Fatalf("want an error naming %s, got %v", name, err)
 			}
 		})
 	}

@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"go.uber.org/fx"
@@ -40,7 +42,7 @@ func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, log *slog.Log
 			// the background so the hook does not block.
 			ln, err := net.Listen("tcp", cfg.HTTPAddr)
 			if err != nil {
-				return err
+				return listenError(cfg.HTTPAddr, err)
 			}
 			log.Info("http server listening", slog.String("addr", ln.Addr().String()))
 			go func() {
@@ -55,4 +57,19 @@ func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, log *slog.Log
 		},
 	})
 	return srv
+}
+
+// listenError names the address a server cannot listen on and why, in one
+// line ("cannot listen on 127.0.0.1:8080 (ONCE_HTTP_ADDR): address already
+// in use").
+func listenError(addr string, err error) error {
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		err = opErr.Err
+	}
+	var sysErr *os.SyscallError
+	if errors.As(err, &sysErr) {
+		err = sysErr.Err
+	}
+	return fmt.Errorf("cannot listen on %s (ONCE_HTTP_ADDR): %w", addr, err)
 }

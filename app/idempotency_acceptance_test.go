@@ -107,39 +107,54 @@ func TestPostgresSameKeyOtherRequestIsRefused(t *testing.T) {
 	assert.Equal(t, 1, s.CountRows(t, "outbox_events"))
 }
 
-// Fifty identical requests at once: one execution; every other answer is a
-// replay or an immediate in-progress.
+// Fifty identical requests at once: one execution; every other answer is
+// an immediate in-progress. The request that executes is held inside its
+// transaction until all the others have answered, so they were answered
+// while it was held: none waited on it (no clock involved), and none can
+// be a replay. Then every retry gets the saved response.
 func TestPostgresConcurrentDuplicatesExecuteOnce(t *testing.T) {
-	s := apitest.Postgres(t)
-	k := key()
 	const n = 50
+	othersAnswered := make(chan struct{})
+	var answered atomic.Int32
+	var held atomic.Bool
+	s := apitest.Postgres(t, apitest.WithBeforeAppend(func(ctx context.Context, _ []domain.OutboxEvent) error {
+		if held.Swap(true) {
+			return errors.New("a second execution")
+		}
+		select {
+		case <-othersAnswered:
+			return nil
+		case <-time.After(time.Minute): // only a failing run gets here
+			return errors.New("the duplicates were not all answered while the first request was held")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}))
+	k := key()
 	var wg sync.WaitGroup
 	responses := make([]apitest.Response, n)
-	durations := make([]time.Duration, n)
 	start := make(chan struct{})
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			<-start
-			t0 := time.Now()
 			responses[i] = s.Do(t, "POST", "/v1/stores", storeBody("shop-concurrent"), map[string]string{"Idempotency-Key": k})
-			durations[i] = time.Since(t0)
-		}()
+			if responses[i].Status != http.StatusCreated && answered.Add(1) == n-1 {
+				close(othersAnswered)
+			}
+		})
 	}
 	close(start)
 	wg.Wait()
 
-	fresh, replays, inProgress := 0, 0, 0
-	var slowest time.Duration
-	for i, r := range responses {
-		slowest = max(slowest, durations[i])
-		switch {
-		case r.Status == http.StatusCreated && r.Header.Get("Idempotent-Replayed") == "":
+	fresh, inProgress := 0, 0
+	var original apitest.Response
+	for _, r := range responses {
+		switch r.Status {
+		case http.StatusCreated:
+			require.Empty(t, r.Header.Get("Idempotent-Replayed"), "a replay of a request that had not committed")
+			original = r
 			fresh++
-		case r.Status == http.StatusCreated:
-			replays++
-		case r.Status == http.StatusConflict:
+		case http.StatusConflict:
 			p := r.Problem(t)
 			require.Equal(t, "IDEMPOTENCY_REQUEST_IN_PROGRESS", p.Code)
 			assert.True(t, p.RetrySameKey)
@@ -149,13 +164,69 @@ func TestPostgresConcurrentDuplicatesExecuteOnce(t *testing.T) {
 			t.Fatalf("unexpected answer %d: %s", r.Status, r.Body)
 		}
 	}
-	t.Logf("fresh=%d replays=%d in_progress=%d slowest=%s", fresh, replays, inProgress, slowest)
 	assert.Equal(t, 1, fresh)
-	assert.Equal(t, n-1, replays+inProgress)
-	assert.Less(t, slowest, time.Second, "no duplicate may sit waiting")
+	assert.Equal(t, n-1, inProgress)
 	assert.Equal(t, 1, s.CountRows(t, "stores"))
 	assert.Equal(t, 1, s.CountRows(t, "operations"))
 	assert.Equal(t, 1, s.CountRows(t, "outbox_events"))
+
+	// The retries the 409s asked for, all at once: each gets the saved
+	// response.
+	for i := range n {
+		wg.Go(func() {
+			responses[i] = s.Do(t, "POST", "/v1/stores", storeBody("shop-concurrent"), map[string]string{"Idempotency-Key": k})
+		})
+	}
+	wg.Wait()
+	for _, r := range responses {
+		require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
+		assert.Equal(t, "true", r.Header.Get("Idempotent-Replayed"))
+		assert.JSONEq(t, string(original.Body), string(r.Body))
+	}
+	assert.Equal(t, 1, s.CountRows(t, "stores"))
+}
+
+// Retries of finished requests always get the saved response, however many
+// arrive at once: 200 completed keys, each replayed by 16 clients together.
+// (When the replay took the scope's lock, 75-81 % of these answers were a
+// false 409 IN_PROGRESS.)
+func TestPostgresCompletedKeysReplayedAtConcurrency16(t *testing.T) {
+	const keys, clients = 200, 16
+	s := apitest.Postgres(t)
+	type completed struct {
+		key  string
+		body map[string]any
+		resp apitest.Response
+	}
+	done := make([]completed, keys)
+	for i := range done {
+		c := completed{key: key(), body: storeBody(fmt.Sprintf("shop-replay-%d", i))}
+		c.resp = s.Do(t, "POST", "/v1/stores", c.body, map[string]string{"Idempotency-Key": c.key})
+		require.Equal(t, http.StatusCreated, c.resp.Status, string(c.resp.Body))
+		done[i] = c
+	}
+
+	var wrong atomic.Int32
+	for _, c := range done {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range clients {
+			wg.Go(func() {
+				<-start
+				r := s.Do(t, "POST", "/v1/stores", c.body, map[string]string{"Idempotency-Key": c.key})
+				if r.Status != http.StatusCreated || r.Header.Get("Idempotent-Replayed") != "true" || string(r.Body) != string(c.resp.Body) {
+					if wrong.Add(1) <= 5 {
+						t.Errorf("key %s: %d %s", c.key, r.Status, r.Body)
+					}
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+	}
+	assert.Zero(t, wrong.Load(), "answers other than the saved response, of %d", keys*clients)
+	assert.Equal(t, keys, s.CountRows(t, "stores"))
+	assert.Equal(t, keys, s.CountRows(t, "outbox_events"))
 }
 
 // The proof that a duplicate does not wait on the first request's lock: the

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/uptrace/bun"
 	"go.uber.org/fx"
@@ -18,20 +19,33 @@ var PostgresModule = fx.Module("postgres",
 	fx.Provide(
 		newPostgresDB,
 		newPostgresSignal,
-		func(db *bun.DB, signal ports.DispatchSignal) ports.UnitOfWork {
-			return dispatch.NotifyOnCommit(postgres.NewUnitOfWork(db), signal)
+		func(db *bun.DB, signal ports.DispatchSignal, cfg Config) ports.UnitOfWork {
+			uow := postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout))
+			return dispatch.NotifyOnCommit(uow, signal)
 		},
 		fx.Annotate(func(db *bun.DB) *postgres.Discovery { return postgres.NewDiscovery(db) }, fx.As(new(ports.IdempotencyDiscovery))),
 		fx.Annotate(func(db *bun.DB) *postgres.OutboxDiscovery { return postgres.NewOutboxDiscovery(db) }, fx.As(new(ports.OutboxDiscovery))),
 	),
 )
 
+// startupConnectTimeout bounds the first connection: a server that does not
+// answer (a firewall dropping packets) fails start-up with a message
+// instead of hanging it.
+const startupConnectTimeout = 10 * time.Second
+
+// DBPool is the pool configuration of cfg.
+func (c Config) DBPool() postgres.Pool {
+	return postgres.Pool{MaxConns: c.DBMaxConns, MaxIdle: c.DBMaxIdle, AcquireTimeout: c.DBAcquireTimeout}
+}
+
 func newPostgresDB(lc fx.Lifecycle, cfg Config, log *slog.Logger) (*bun.DB, error) {
-	db, err := postgres.Open(context.Background(), cfg.DatabaseURL)
+	ctx, cancel := context.WithTimeout(context.Background(), startupConnectTimeout)
+	defer cancel()
+	db, err := postgres.OpenPool(ctx, cfg.DatabaseURL, cfg.DBPool())
 	if err != nil {
 		return nil, err
 	}
-	log.Info("using PostgreSQL")
+	log.Info("using PostgreSQL", slog.Int("max_conns", cfg.DBMaxConns), slog.Duration("acquire_timeout", cfg.DBAcquireTimeout))
 	lc.Append(fx.Hook{OnStop: func(context.Context) error { return db.Close() }})
 	return db, nil
 }

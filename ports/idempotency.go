@@ -20,9 +20,11 @@ type IdempotencyStore interface {
 	//     the same transaction. If the transaction rolls back, the claim and
 	//     the record vanish with it.
 	//   - existing, nil: a completed, unexpired record for the scope exists.
-	//     The caller compares fingerprints; Claim does not judge them. A
-	//     record that expired before rec.CreatedAt is treated as absent (and
-	//     replaced).
+	//     The caller compares fingerprints; Claim does not judge them. It is
+	//     returned whatever other transactions hold or do (replays take no
+	//     lock), so retries of a finished request always get it, however
+	//     many run at once. A record that expired before rec.CreatedAt is
+	//     treated as absent (and replaced).
 	//   - error with domain.CodeIdempotencyInProgress: another transaction holds
 	//     the scope right now. Returned at once.
 	Claim(ctx context.Context, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error)

@@ -49,6 +49,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"OutboxDispatch", testOutboxDispatch},
 		{"Transactions", testTransactions},
 		{"Idempotency", testIdempotency},
+		{"IdempotencyReplays", testIdempotencyReplays},
 		{"IdempotencyCleanup", testIdempotencyCleanup},
 		{"Concurrency", testConcurrency},
 		{"OperationList", testOperationList},

@@ -158,20 +158,10 @@ func testIdempotency(t *testing.T, h Harness) {
 			t.Fatal("holder did not claim within 10s")
 		}
 
-		// The second claim must not wait for the holder.
-		second := make(chan error, 1)
-		go func() {
-			_, err := claim(t, h, newRecord(rec.Scope))
-			second <- err
-		}()
-		select {
-		case err := <-second:
-			requireCode(t, err, domain.CodeIdempotencyInProgress)
-		case <-time.After(time.Second):
-			t.Error("a claim on a held scope blocked instead of answering in progress at once")
-			releaseOnce.Do(func() { close(release) })
-			<-second
-		}
+		// The second claim must not wait for the holder, which stays open
+		// until it has answered.
+		_, err := claimWithin(t, h, newRecord(rec.Scope))
+		requireCode(t, err, domain.CodeIdempotencyInProgress)
 
 		releaseOnce.Do(func() { close(release) })
 		require.ErrorIs(t, <-holder, errRollback)
@@ -180,11 +170,7 @@ func testIdempotency(t *testing.T, h Harness) {
 	})
 
 	t.Run("an expired record is treated as absent", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		scope := newScope(ws, newMember(t, h, ws))
-		old := expiredRecord(scope, now().Add(-time.Hour))
-		claimAndComplete(t, h, old, savedResponse(), old.CreatedAt.Add(time.Second))
-
+		scope := scopeWithExpiredRecord(t, h)
 		fresh := newRecord(scope)
 		resp := savedResponse()
 		at := now()

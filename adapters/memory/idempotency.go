@@ -46,9 +46,9 @@ func (r idempotencyRepo) Claim(_ context.Context, rec domain.IdempotencyRecord) 
 		}
 		return nil, inProgress()
 	}
-	if holder := t.db.claims[scope]; holder != nil {
-		return nil, inProgress()
-	}
+	// As in PostgreSQL, a live committed record decides first: a completed
+	// one is replayed whatever other transactions do (replays hold
+	// nothing). Only a scope without one can have a holder.
 	if row, ok := t.db.idem[scope]; ok && !r.deletedLocked(scope, row) && row.record.ExpiresAt.After(now) {
 		if row.record.Status != domain.IdempotencyCompleted {
 			// Committed but never completed: a use case broke the rule that
@@ -56,6 +56,9 @@ func (r idempotencyRepo) Claim(_ context.Context, rec domain.IdempotencyRecord) 
 			return nil, inProgress()
 		}
 		return ptr(copyRecord(row.record)), nil
+	}
+	if holder := t.db.claims[scope]; holder != nil {
+		return nil, inProgress()
 	}
 
 	rec.Status = domain.IdempotencyInProgress

@@ -21,10 +21,13 @@ import (
 //	    -- what the service may do: SELECT/INSERT/UPDATE/DELETE on tenant
 //	    -- tables and EXECUTE on discovery functions (granted by migrations).
 //	    -- Owns nothing, so FORCE'd row-level security always applies.
-//	CREATE ROLE once_discovery NOLOGIN BYPASSRLS;
+//	CREATE ROLE once_discovery NOLOGIN NOBYPASSRLS;
 //	    -- owns only the SECURITY DEFINER discovery functions (which return
-//	    -- workspace ids, never rows) and has SELECT on the tables they read.
-//	    -- NOLOGIN: its BYPASSRLS is reachable only through those functions.
+//	    -- workspace ids or counts, never rows). It reads across workspaces
+//	    -- through a policy of its own and column grants on the workspace
+//	    -- id, status and due times of the two tables they read (migration
+//	    -- 004), never through BYPASSRLS: no role of once has BYPASSRLS.
+//	    -- (Before 004 it had BYPASSRLS; Bootstrap takes it away.)
 //	CREATE ROLE once_dispatcher NOLOGIN NOBYPASSRLS;
 //	    -- may EXECUTE the outbox discovery functions (which workspaces have
 //	    -- due or old events, counts per status). Nothing else: the Dispatcher
@@ -48,9 +51,9 @@ import (
 //	REVOKE ALL ON DATABASE <db> FROM PUBLIC;
 //	GRANT CONNECT ON DATABASE <db> TO once_app;
 //
-// Role attributes (BYPASSRLS, LOGIN) are not inherited through membership:
-// the owner being a member of once_discovery does not give it BYPASSRLS, and
-// a SECURITY DEFINER function owned by once_discovery runs with it.
+// Role attributes (LOGIN, BYPASSRLS) are not inherited through membership;
+// privileges and policies are, which is why the application role is never
+// a member of once_discovery.
 
 // Group role names. They are cluster-wide and shared by every database of
 // once on the server.
@@ -116,7 +119,7 @@ func Bootstrap(ctx context.Context, superuserDSN string, cfg BootstrapConfig) er
 			return b.role(ctx, AppGroupRole, roleAttrs{login: false, bypassRLS: false})
 		},
 		func(ctx context.Context) error {
-			return b.role(ctx, DiscoveryGroupRole, roleAttrs{login: false, bypassRLS: true})
+			return b.role(ctx, DiscoveryGroupRole, roleAttrs{login: false, bypassRLS: false})
 		},
 		func(ctx context.Context) error {
 			return b.role(ctx, DispatcherGroupRole, roleAttrs{login: false, bypassRLS: false})

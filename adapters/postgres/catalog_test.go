@@ -2,7 +2,14 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/internal/pgtest"
@@ -54,13 +61,19 @@ SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
 		}
 	}
 
-	// The policies cast the setting, never the column, and fail closed.
+	// The policies cast the setting, never the column, and fail closed;
+	// the one exception is the discovery role's read of the scheduling
+	// columns (sql/004), exactly as reviewed: SELECT only, for that role
+	// only, on the two tables discovery reads.
 	var badPolicies int
 	if err := db.Owner.NewRaw(`
 SELECT count(*) FROM pg_catalog.pg_policies
  WHERE schemaname = 'public'
+   AND NOT (policyname = 'discovery_schedule' AND tablename IN ('outbox_events', 'idempotency_requests')
+            AND permissive = 'PERMISSIVE' AND cmd = 'SELECT' AND roles = ARRAY[?]::name[]
+            AND qual = 'true' AND with_check IS NULL)
    AND (qual !~ '^\((workspace_id|id) = \( SELECT \(NULLIF\(current_setting\(''app.workspace_id''::text, true\), ''''::text\)\)::uuid AS "nullif"\)\)$'
-        OR with_check IS NULL OR with_check <> qual)`).Scan(ctx, &badPolicies); err != nil {
+        OR with_check IS NULL OR with_check <> qual OR roles <> '{public}')`, postgres.DiscoveryGroupRole).Scan(ctx, &badPolicies); err != nil {
 		t.Fatal(err)
 	}
 	if badPolicies != 0 {
@@ -147,5 +160,134 @@ SELECT p.oid::regprocedure::text,
 	}
 	if definers < 4 {
 		t.Errorf("found %d SECURITY DEFINER functions, want at least the 4 discovery functions", definers)
+	}
+}
+
+// No role of ours has BYPASSRLS (or is a superuser): not the login roles,
+// not the group roles Bootstrap makes, not any role they are members of,
+// and not any role that owns or is granted anything in the schema. Read
+// from the catalogs, so a role added later cannot be forgotten.
+func TestCatalogNoRoleOfOursBypassesRLS(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	rows, err := db.Owner.QueryContext(ctx, `
+WITH RECURSIVE seeds(oid) AS (
+    SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname IN (?)
+    UNION SELECT c.relowner FROM pg_catalog.pg_class c
+           JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public'
+    UNION SELECT p.proowner FROM pg_catalog.pg_proc p
+           JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public'
+    UNION SELECT a.grantee FROM pg_catalog.pg_class c
+           JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,
+           LATERAL aclexplode(c.relacl) a WHERE n.nspname = 'public'
+    UNION SELECT a.grantee FROM pg_catalog.pg_attribute att
+           JOIN pg_catalog.pg_class c ON c.oid = att.attrelid
+           JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace,
+           LATERAL aclexplode(att.attacl) a WHERE n.nspname = 'public'
+    UNION SELECT a.grantee FROM pg_catalog.pg_proc p
+           JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace,
+           LATERAL aclexplode(p.proacl) a WHERE n.nspname = 'public'
+    UNION SELECT a.grantee FROM pg_catalog.pg_namespace n,
+           LATERAL aclexplode(n.nspacl) a WHERE n.nspname = 'public'
+), ours(oid) AS (
+    SELECT oid FROM seeds WHERE oid <> 0 -- 0 is PUBLIC
+    UNION SELECT m.roleid FROM pg_catalog.pg_auth_members m JOIN ours o ON m.member = o.oid
+)
+SELECT r.rolname, r.rolbypassrls, r.rolsuper
+  FROM ours JOIN pg_catalog.pg_roles r ON r.oid = ours.oid
+ ORDER BY 1`, bun.In([]string{postgres.AppGroupRole, postgres.DiscoveryGroupRole, postgres.DispatcherGroupRole, db.AppRole, db.OwnerRole}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var checked []string
+	for rows.Next() {
+		var name string
+		var bypass, super bool
+		if err := rows.Scan(&name, &bypass, &super); err != nil {
+			t.Fatal(err)
+		}
+		checked = append(checked, name)
+		if bypass || super {
+			t.Errorf("role %s: bypassrls=%v superuser=%v", name, bypass, super)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(checked, postgres.DiscoveryGroupRole) || !slices.Contains(checked, db.AppRole) || !slices.Contains(checked, db.OwnerRole) {
+		t.Errorf("checked %v: the roles of once are missing", checked)
+	}
+}
+
+// The discovery role sees the workspace ids, statuses and due times of
+// every workspace, and nothing else: not a payload, not a saved response,
+// no other table, and it writes nothing.
+func TestCatalogDiscoveryRoleSeesSchedulingColumnsOnly(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	super, err := sql.Open("pgx", db.SuperuserDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer super.Close()
+	conn, err := super.Conn(ctx) // SET ROLE is per session
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	wsA, wsB := newID(t).String(), newID(t).String()
+	for _, ws := range []string{wsA, wsB} {
+		for _, table := range []string{"outbox_events", "idempotency_requests", "stores"} {
+			if _, err := conn.ExecContext(ctx, insertFor(table, ws)); err != nil {
+				t.Fatalf("seed %s: %v", table, err)
+			}
+		}
+	}
+	if _, err := conn.ExecContext(ctx, `SET ROLE `+postgres.DiscoveryGroupRole); err != nil {
+		t.Fatal(err)
+	}
+
+	var workspaces int
+	if err := conn.QueryRowContext(ctx, `SELECT count(DISTINCT workspace_id) FROM (
+		SELECT workspace_id, status, next_attempt_at, locked_until, dispatched_at FROM outbox_events) e`).Scan(&workspaces); err != nil {
+		t.Fatalf("the scheduling columns of outbox_events: %v", err)
+	}
+	if workspaces != 2 {
+		t.Errorf("outbox_events: the discovery role sees %d workspaces, want both", workspaces)
+	}
+	if err := conn.QueryRowContext(ctx, `SELECT count(DISTINCT workspace_id) FROM (
+		SELECT workspace_id, expires_at FROM idempotency_requests) r`).Scan(&workspaces); err != nil {
+		t.Fatalf("the scheduling columns of idempotency_requests: %v", err)
+	}
+	if workspaces != 2 {
+		t.Errorf("idempotency_requests: the discovery role sees %d workspaces, want both", workspaces)
+	}
+
+	for _, stmt := range []string{
+		`SELECT event_payload FROM outbox_events`,
+		`SELECT last_error FROM outbox_events`,
+		`SELECT traceparent FROM outbox_events`,
+		`SELECT * FROM outbox_events`,
+		`SELECT response_body FROM idempotency_requests`,
+		`SELECT request_fingerprint FROM idempotency_requests`,
+		`SELECT status FROM idempotency_requests`,
+		`SELECT * FROM idempotency_requests`,
+		`SELECT id FROM stores`,
+		`SELECT id FROM operations`,
+		`SELECT id FROM workspaces`,
+		`UPDATE outbox_events SET status = status`,
+		`DELETE FROM outbox_events`,
+		`DELETE FROM idempotency_requests`,
+		`INSERT INTO outbox_events (id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload)
+			VALUES (gen_random_uuid(), '` + wsA + `', 't', 'store', gen_random_uuid(), '{}')`,
+	} {
+		_, err := conn.ExecContext(ctx, stmt)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+			t.Errorf("%s: want permission denied (42501), got %v", strings.Join(strings.Fields(stmt), " "), err)
+		}
 	}
 }

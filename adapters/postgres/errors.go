@@ -6,8 +6,10 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -82,15 +84,16 @@ func mapError(err error, what string) error {
 			strings.HasPrefix(pgErr.Code, "08"), strings.HasPrefix(pgErr.Code, "53"),
 			strings.HasPrefix(pgErr.Code, "57P"), pgErr.Code == "25P03":
 			// serialization failure, deadlock, lock not available, statement
-			// timeout, connection, resources, shutdown, idle-in-tx timeout:
-			// nothing was committed, trying again can work.
-			return domain.Wrap(domain.CodeUnavailable, cause, "database unavailable, try again")
+			// timeout, connection, resources (53300: too many connections),
+			// shutdown (57P01: a restart), idle-in-tx timeout: nothing was
+			// committed, trying again can work.
+			return unavailableBecause(cause)
 		}
 		return domain.Wrap(domain.CodeInternal, cause, "database error")
 	}
 	// Network, context and driver errors carry no row values; keep them.
 	if unavailable(err) {
-		return domain.Wrap(domain.CodeUnavailable, err, "database unavailable, try again")
+		return unavailableBecause(err)
 	}
 	return domain.Wrap(domain.CodeInternal, err, "database error")
 }
@@ -105,11 +108,47 @@ func unavailableError(err error) error {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return domain.Wrap(domain.CodeUnavailable,
-			&dbError{Code: pgErr.Code, Constraint: pgErr.ConstraintName, Message: pgErr.Message},
-			"database unavailable, try again")
+		return unavailableBecause(&dbError{Code: pgErr.Code, Constraint: pgErr.ConstraintName, Message: pgErr.Message})
 	}
-	return domain.Wrap(domain.CodeUnavailable, err, "database unavailable, try again")
+	return unavailableBecause(err)
+}
+
+// retryUnavailable is the Retry-After of every CodeUnavailable this adapter
+// returns: long enough for a busy pool to turn over, short enough that a
+// client does not notice a restart.
+const retryUnavailable = time.Second
+
+// unavailableBecause is CodeUnavailable with a Retry-After: the database
+// could not do it now (down, restarting, out of connections, busy), nothing
+// was committed, and the same request with the same key may succeed later.
+func unavailableBecause(cause error) error {
+	return unavailableSaying("database unavailable, try again", cause)
+}
+
+// poolExhausted is what a transaction gets when no connection of the pool
+// became free within the acquire timeout.
+func poolExhausted(cause error) error {
+	return unavailableSaying("the database is busy, try again", cause)
+}
+
+func unavailableSaying(message string, cause error) error {
+	return &domain.Error{Code: domain.CodeUnavailable, Message: message, RetryAfter: retryUnavailable, Err: cause}
+}
+
+// connectionLost reports an error of the first statement on a pooled
+// connection that says the connection itself is gone (the server
+// restarted, or an administrator ended the session), so nothing ran and
+// another connection may succeed.
+func connectionLost(err error) bool {
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || pgconn.SafeToRetry(err)
 }
 
 func unavailable(err error) bool {

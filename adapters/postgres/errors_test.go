@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -64,8 +65,9 @@ func TestTransactReportsUnavailableWhenTheDatabaseIsGone(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err = postgres.NewUnitOfWork(app).Transact(ctx, newID(t), func(ctx context.Context, tx ports.Tx) error { return nil })
-	if !domain.IsCode(err, domain.CodeUnavailable) {
-		t.Fatalf("want UNAVAILABLE, got %v", err)
+	var de *domain.Error
+	if !errors.As(err, &de) || de.Code != domain.CodeUnavailable || de.RetryAfter <= 0 {
+		t.Fatalf("want UNAVAILABLE with a Retry-After, got %v", err)
 	}
 }
 

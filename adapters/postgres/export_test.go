@@ -11,3 +11,6 @@ import (
 func NewOutboxDispatchOn(db bun.IDB, workspace uuid.UUID) *OutboxDispatch {
 	return &OutboxDispatch{db: db, workspace: workspace}
 }
+
+// MapError is mapError, for the table of database failures.
+var MapError = mapError

@@ -59,13 +59,28 @@ type idempotencyRow struct {
 	Expired          bool       `bun:"expired"`
 }
 
-// Claim implements ports.IdempotencyStore.
+// Claim implements ports.IdempotencyStore. The order of its statements,
+// and why, is in idempotency_sql.go: read first without any lock, lock only
+// a scope that has no completed record.
 func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error) {
 	sc := rec.Scope
 	if sc.WorkspaceID != s.workspace {
 		return nil, domain.Errorf(domain.CodeForbidden, "idempotency scope is outside the transaction's workspace")
 	}
 	now := timePtr(rec.CreatedAt)
+
+	row, found, err := s.read(ctx, sc, now)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case found && !row.Expired && row.Status == string(domain.IdempotencyCompleted):
+		return row.record(sc) // a replay: no lock taken
+	case found && !row.Expired:
+		// in_progress and committed, or claimed by this very transaction:
+		// either way it must not run again.
+		return nil, inProgress()
+	}
 
 	var locked bool
 	if err := s.db.NewRaw(claimIdempotencyScope, scopeLockKey(sc)).Scan(ctx, &locked); err != nil {
@@ -74,15 +89,7 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 	if !locked {
 		return nil, inProgress()
 	}
-
-	var row idempotencyRow
-	err := s.db.NewRaw(selectIdempotency, now, sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key).Scan(ctx, &row)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		// absent: claim it below
-	case err != nil:
-		return nil, mapError(err, "idempotency record")
-	case row.Expired:
+	if found { // expired: replace it
 		_, err := s.db.ExecContext(ctx, deleteExpiredIdempotencyRow,
 			sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key, now)
 		if isLockNotAvailable(err) {
@@ -91,30 +98,45 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 		if err != nil {
 			return nil, mapError(err, "idempotency record")
 		}
-	case row.Status == string(domain.IdempotencyCompleted):
-		return row.record(sc)
-	default:
-		// in_progress and visible to us while we hold the scope's lock: this
-		// transaction claimed it already, or a transaction committed without
-		// completing it. Either way it must not run again.
-		return nil, inProgress()
 	}
 
 	fingerprint := rec.Fingerprint
 	if fingerprint == nil {
 		fingerprint = []byte{}
 	}
-	_, err = s.db.ExecContext(ctx, insertIdempotency,
+	res, err := s.db.ExecContext(ctx, insertIdempotency,
 		sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key,
 		rec.FingerprintKeyID, fingerprint, now, timePtr(rec.ExpiresAt))
 	if err != nil {
-		if domain.IsCode(mapError(err, ""), domain.CodeConflict) {
-			return nil, inProgress()
-		}
 		return nil, mapError(err, "idempotency record")
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return nil, mapError(err, "idempotency record")
+	} else if n == 0 {
+		// A twin completed and committed between our read and our lock.
+		row, found, err := s.read(ctx, sc, now)
+		if err != nil {
+			return nil, err
+		}
+		if found && !row.Expired && row.Status == string(domain.IdempotencyCompleted) {
+			return row.record(sc)
+		}
+		return nil, inProgress()
 	}
 	s.claimed[sc] = true
 	return nil, nil
+}
+
+// read is the plain, lock-free read of the scope's row.
+func (s *IdempotencyStore) read(ctx context.Context, sc domain.IdempotencyScope, now *time.Time) (row idempotencyRow, found bool, err error) {
+	err = s.db.NewRaw(selectIdempotency, now, sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key).Scan(ctx, &row)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return row, false, nil
+	case err != nil:
+		return row, false, mapError(err, "idempotency record")
+	}
+	return row, true, nil
 }
 
 func (r *idempotencyRow) record(sc domain.IdempotencyScope) (*domain.IdempotencyRecord, error) {

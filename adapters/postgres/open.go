@@ -10,25 +10,143 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
-// Open connects to dsn with the pgx driver and checks the connection. The
-// caller closes the returned *bun.DB.
+// Pool bounds the connections one process keeps to PostgreSQL. It is
+// database/sql's pool (bun runs on database/sql): MaxConns is a hard limit,
+// so a storm of requests against one process queues inside the process
+// instead of opening connection after connection until the cluster's
+// max_connections is gone for everybody.
+//
+// Why database/sql's pool and not pgxpool under it: bun needs a *sql.DB,
+// and stdlib.OpenDBFromPool still puts database/sql's own pool on top, so
+// there would be two pools to size and neither has an acquire timeout of its
+// own (both wait on the context). One pool, and the wait bounded where a
+// transaction takes its connection (UnitOfWork, AcquireTimeout), is simpler.
+type Pool struct {
+	// MaxConns is the most connections open at once, in use or idle.
+	MaxConns int
+	// MaxIdle is the most connections kept open while unused (at most
+	// MaxConns). Keeping them avoids a reconnect, the costliest thing a
+	// request can do, at every burst.
+	MaxIdle int
+	// AcquireTimeout is how long a transaction waits for a free connection
+	// before it gives up with domain.CodeUnavailable and a Retry-After
+	// (UnitOfWork). It is not passed to Open: database/sql waits on
+	// contexts only, so the unit of work applies it.
+	AcquireTimeout time.Duration
+}
+
+// The default pool, sized for a small (2-core) PostgreSQL: a database that
+// size does its best work with a handful of busy connections, and ten per
+// process leave room for several processes under the default
+// max_connections of 100. See the README's sizing notes.
+const (
+	DefaultMaxConns       = 10
+	DefaultMaxIdle        = 10
+	DefaultAcquireTimeout = time.Second
+)
+
+const (
+	// connMaxIdleTime closes connections nobody used for a while, so a
+	// process shrinks back after a burst.
+	connMaxIdleTime = 5 * time.Minute
+	// connMaxLifetime renews connections now and then, so a process
+	// follows a failover or a changed role setting without a restart.
+	connMaxLifetime = 30 * time.Minute
+)
+
+// DefaultPool is the pool Open uses.
+func DefaultPool() Pool {
+	return Pool{MaxConns: DefaultMaxConns, MaxIdle: DefaultMaxIdle, AcquireTimeout: DefaultAcquireTimeout}
+}
+
+// Open connects to dsn with the pgx driver and the default pool, and checks
+// the connection. The caller closes the returned *bun.DB.
 func Open(ctx context.Context, dsn string) (*bun.DB, error) {
-	sqldb, err := sql.Open("pgx", dsn)
+	return OpenPool(ctx, dsn, DefaultPool())
+}
+
+// OpenPool connects to dsn with the pgx driver, bounded by pool, and checks
+// the connection. A server that cannot be reached is a *ConnectError that
+// names its address and never the password.
+func OpenPool(ctx context.Context, dsn string, pool Pool) (*bun.DB, error) {
+	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", err)
+		// pgconn's parse errors quote the DSN with the password masked.
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	sqldb := stdlib.OpenDB(*cfg)
+	maxConns := pool.MaxConns
+	if maxConns <= 0 {
+		maxConns = DefaultMaxConns
+	}
+	sqldb.SetMaxOpenConns(maxConns)
+	sqldb.SetMaxIdleConns(min(max(pool.MaxIdle, 0), maxConns))
+	sqldb.SetConnMaxIdleTime(connMaxIdleTime)
+	sqldb.SetConnMaxLifetime(connMaxLifetime)
 	db := bun.NewDB(sqldb, pgdialect.New())
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("postgres: connect: %w", err)
+		return nil, &ConnectError{Addr: address(cfg.Config), Database: cfg.Database, User: cfg.User, Err: err}
 	}
 	return db, nil
+}
+
+// ConnectError says that PostgreSQL could not be reached or refused the
+// connection, in one line an operator can act on: the address, the
+// database and the role, never the password.
+type ConnectError struct {
+	Addr     string
+	Database string
+	User     string
+	Err      error
+}
+
+func (e *ConnectError) Error() string {
+	return fmt.Sprintf("database unreachable at %s (database %q, user %q): %s", e.Addr, e.Database, e.User, connectCause(e.Err))
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// address is host:port of the first server of cfg, or the socket directory.
+func address(cfg pgconn.Config) string {
+	if strings.HasPrefix(cfg.Host, "/") {
+		return cfg.Host
+	}
+	return net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+}
+
+// connectCause is the innermost useful reason of a failed connect, on one
+// line: pgx joins the errors of every attempt (each host, with and without
+// TLS) into several lines that all say the same.
+func connectCause(err error) string {
+	var pgErr *pgconn.PgError
+	var dnsErr *net.DNSError
+	var sysErr *os.SyscallError
+	switch {
+	case errors.As(err, &pgErr):
+		return pgErr.Message + " (SQLSTATE " + pgErr.Code + ")"
+	case errors.As(err, &dnsErr):
+		return dnsErr.Error()
+	case errors.As(err, &sysErr):
+		return sysErr.Err.Error()
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out"
+	}
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return strings.TrimSuffix(strings.TrimSpace(line), ":")
 }

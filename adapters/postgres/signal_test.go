@@ -43,14 +43,14 @@ func TestSignalWakesAcrossConnections(t *testing.T) {
 	// Committed wakes the sender's own process at once, and the receiver
 	// through NOTIFY.
 	sender.Committed()
-	waitWake(t, sender, time.Second, "in-process wake")
-	waitWake(t, receiver, 5*time.Second, "wake through NOTIFY")
+	waitWake(t, sender, 10*time.Second, "in-process wake")
+	waitWake(t, receiver, 10*time.Second, "wake through NOTIFY")
 
 	// A burst coalesces: it never blocks, and wakes the receiver again.
 	for range 1000 {
 		sender.Committed()
 	}
-	waitWake(t, receiver, 5*time.Second, "wake after a burst")
+	waitWake(t, receiver, 10*time.Second, "wake after a burst")
 
 	// Close stops both loops and is idempotent.
 	if err := receiver.Close(); err != nil {

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -20,25 +22,93 @@ const setWorkspace = `SELECT set_config('app.workspace_id', ?, true)`
 // UnitOfWork runs use cases in one transaction of one workspace, as the
 // application role, under row-level security.
 type UnitOfWork struct {
-	db *bun.DB
+	db             *bun.DB
+	acquireTimeout time.Duration
 }
 
 var _ ports.UnitOfWork = (*UnitOfWork)(nil)
 
+// UnitOfWorkOption configures a UnitOfWork.
+type UnitOfWorkOption func(*UnitOfWork)
+
+// WithAcquireTimeout bounds how long a transaction waits for a free
+// connection of the pool (Pool.AcquireTimeout); d <= 0 keeps the default,
+// DefaultAcquireTimeout.
+func WithAcquireTimeout(d time.Duration) UnitOfWorkOption {
+	return func(u *UnitOfWork) {
+		if d > 0 {
+			u.acquireTimeout = d
+		}
+	}
+}
+
 // NewUnitOfWork returns a UnitOfWork on db, which must be connected as the
 // application role.
-func NewUnitOfWork(db *bun.DB) *UnitOfWork { return &UnitOfWork{db: db} }
+func NewUnitOfWork(db *bun.DB, opts ...UnitOfWorkOption) *UnitOfWork {
+	u := &UnitOfWork{db: db, acquireTimeout: DefaultAcquireTimeout}
+	for _, opt := range opts {
+		opt(u)
+	}
+	return u
+}
 
 // Transact implements ports.UnitOfWork.
+//
+// It takes a connection from the pool first, waiting at most the acquire
+// timeout: a saturated pool answers CodeUnavailable with a Retry-After
+// instead of queueing the request for as long as the client waits. The
+// transaction itself then runs on that connection with ctx.
+//
+// A pooled connection can be dead without knowing it (PostgreSQL restarted,
+// an administrator ended the session): its first statement fails. Nothing
+// ran, so Transact drops it and takes another, at most once per connection
+// the pool can hold; the pool recovers from a restart without a client
+// seeing it. A failure after fn started is never retried here.
 func (u *UnitOfWork) Transact(ctx context.Context, workspace uuid.UUID, fn func(ctx context.Context, tx ports.Tx) error) error {
 	if workspace == uuid.Nil {
 		return domain.Errorf(domain.CodeValidation, "a transaction needs a workspace")
 	}
+	attempts := u.db.Stats().MaxOpenConnections + 1
+	for attempt := 1; ; attempt++ {
+		deadConn, err := u.transactOnce(ctx, workspace, fn)
+		if !deadConn || attempt >= attempts || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// acquire takes a connection of the pool, waiting at most acquireTimeout.
+func (u *UnitOfWork) acquire(ctx context.Context) (bun.Conn, error) {
+	actx, cancel := context.WithTimeout(ctx, u.acquireTimeout)
+	defer cancel()
+	conn, err := u.db.Conn(actx)
+	if err == nil {
+		return conn, nil
+	}
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return bun.Conn{}, poolExhausted(err)
+	}
+	return bun.Conn{}, unavailableError(err)
+}
+
+// transactOnce runs fn in one transaction on a connection of its own.
+// deadConn says that the transaction failed before fn started because the
+// connection is dead: nothing of the caller's ran, and another connection
+// may do.
+func (u *UnitOfWork) transactOnce(ctx context.Context, workspace uuid.UUID,
+	fn func(ctx context.Context, tx ports.Tx) error,
+) (deadConn bool, err error) {
+	conn, err := u.acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	// Back to the pool, or dropped if it broke; a panic in fn included.
+	defer conn.Close()
 	var fnErr error
 	fnCalled := false
-	err := u.db.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error {
+	err = conn.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error {
 		if _, err := btx.ExecContext(ctx, setWorkspace, workspace.String()); err != nil {
-			return unavailableError(err)
+			return err
 		}
 		fnCalled = true
 		// A panic in fn propagates; RunInTx's deferred rollback undoes the
@@ -47,14 +117,14 @@ func (u *UnitOfWork) Transact(ctx context.Context, workspace uuid.UUID, fn func(
 		return fnErr
 	})
 	if fnCalled && fnErr != nil {
-		return fnErr // unchanged, as the port promises
+		return false, fnErr // unchanged, as the port promises
 	}
 	if err != nil {
 		// begin, set_config or commit failed: nothing was committed (or the
 		// outcome is unknown); a retry with the same key is safe.
-		return unavailableError(err)
+		return !fnCalled && connectionLost(err), unavailableError(err)
 	}
-	return nil
+	return false, nil
 }
 
 // Tx is one transaction of one workspace and the repositories bound to it.

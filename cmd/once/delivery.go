@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/fx"
 
 	"github.com/oncehq/once/app"
 )
@@ -37,8 +36,7 @@ func dispatchCmd() *cobra.Command {
 				return err
 			}
 			cfg.Dispatcher, cfg.Worker = true, false
-			fx.New(app.Base(cfg, app.DefaultLogger(cfg)), app.Background(cfg)).Run()
-			return nil
+			return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg)), app.Background(cfg))
 		},
 	}
 }
@@ -60,8 +58,7 @@ func workCmd() *cobra.Command {
 				return err
 			}
 			cfg.Dispatcher, cfg.Worker = false, true
-			fx.New(app.Base(cfg, app.DefaultLogger(cfg)), app.Background(cfg)).Run()
-			return nil
+			return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg)), app.Background(cfg))
 		},
 	}
 }

@@ -23,7 +23,8 @@ func migrateCmd() *cobra.Command {
 			if dsn == "" {
 				return errors.New("ONCE_MIGRATE_DATABASE_URL (the owner role's connection) is required")
 			}
-			db, err := postgres.Open(cmd.Context(), dsn)
+			// Migrations run one transaction at a time: one connection.
+			db, err := postgres.OpenPool(cmd.Context(), dsn, postgres.Pool{MaxConns: 1, MaxIdle: 1})
 			if err != nil {
 				return err
 			}

@@ -99,10 +99,10 @@ func withAdmin(ctx context.Context, fn func(*dispatch.Admin) error) error {
 		return fmt.Errorf("set DATABASE_URL: the embedded store of a running `once serve` is not reachable from another process")
 	}
 	var admin *dispatch.Admin
-	a := fx.New(app.Base(cfg, app.DefaultLogger(cfg)), fx.Populate(&admin))
-	if err := a.Start(ctx); err != nil {
+	stop, err := startApp(ctx, app.Base(cfg, app.DefaultLogger(cfg)), fx.Populate(&admin))
+	if err != nil {
 		return err
 	}
-	defer a.Stop(context.Background())
+	defer stop()
 	return fn(admin)
 }

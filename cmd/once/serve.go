@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-	"go.uber.org/fx"
 
 	"github.com/oncehq/once/app"
 )
@@ -17,8 +16,7 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fx.New(app.Serve(cfg, app.DefaultLogger(cfg))).Run()
-			return nil
+			return runApp(cfg, app.Serve(cfg, app.DefaultLogger(cfg)))
 		},
 	}
 }

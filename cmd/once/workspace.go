@@ -56,10 +56,10 @@ func withUseCases(ctx context.Context, fn func(*workspaces.Service) error) error
 		return err
 	}
 	var ws *workspaces.Service
-	a := fx.New(app.Base(cfg, app.DefaultLogger(cfg)), fx.Populate(&ws))
-	if err := a.Start(ctx); err != nil {
+	stop, err := startApp(ctx, app.Base(cfg, app.DefaultLogger(cfg)), fx.Populate(&ws))
+	if err != nil {
 		return err
 	}
-	defer a.Stop(context.Background())
+	defer stop()
 	return fn(ws)
 }

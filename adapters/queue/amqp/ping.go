@@ -1,0 +1,28 @@
+package amqp
+
+import (
+	"net"
+	"strconv"
+
+	amqp091 "github.com/rabbitmq/amqp091-go"
+
+	"github.com/oncehq/once/adapters/queue"
+	"github.com/oncehq/once/domain"
+)
+
+// Ping checks that the broker at cfg.URL accepts a connection (TCP, TLS
+// and the AMQP handshake with its credentials); the dial timeout bounds
+// all of it. A broker that does not is a *queue.UnreachableError naming its
+// address.
+func Ping(cfg Config) error {
+	uri, err := amqp091.ParseURI(cfg.URL)
+	if err != nil {
+		// The URL may hold a password: never echo it.
+		return domain.Errorf(domain.CodeValidation, "amqp: invalid AMQP URL")
+	}
+	conn, err := amqp091.DialConfig(cfg.URL, *cfg.watermillConfig().Connection.AmqpConfig)
+	if err != nil {
+		return &queue.UnreachableError{Broker: "amqp", Addr: net.JoinHostPort(uri.Host, strconv.Itoa(uri.Port)), Err: err}
+	}
+	return conn.Close()
+}

@@ -1,0 +1,33 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/oncehq/once/adapters/queue/amqp"
+	"github.com/oncehq/once/adapters/queue/redisstream"
+)
+
+// brokerCheckTimeout bounds the start-up check of the broker.
+const brokerCheckTimeout = 10 * time.Second
+
+// CheckBroker is a start-up check for the commands that run a Dispatcher or
+// workers on Redis (Streams or BullMQ) or RabbitMQ: the broker must answer now, or start-up
+// fails with one line naming it and its address (never the credentials).
+// At run time a broker outage only delays delivery; at start-up a broker
+// that does not answer is far more often a wrong address or a forgotten
+// service, better reported than waited out.
+func CheckBroker(ctx context.Context, cfg Config) error {
+	if !cfg.Dispatcher && !cfg.Worker {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, brokerCheckTimeout)
+	defer cancel()
+	switch cfg.Queue {
+	case QueueRedis, QueueBullMQ:
+		return redisstream.Ping(ctx, redisstream.Config{URL: cfg.RedisURL})
+	case QueueAMQP:
+		return amqp.Ping(amqp.Config{URL: cfg.AMQPURL})
+	}
+	return nil
+}

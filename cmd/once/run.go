@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"go.uber.org/dig"
+	"go.uber.org/fx"
+
+	"github.com/oncehq/once/app"
+)
+
+// runApp runs a long-lived process (serve, dispatch, work) until SIGINT or
+// SIGTERM. The broker is checked first, when the process needs one; a
+// failure to build or start the application is returned as startupError.
+func runApp(cfg app.Config, opts ...fx.Option) error {
+	if err := app.CheckBroker(context.Background(), cfg); err != nil {
+		return startupError(err)
+	}
+	a := fx.New(opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), a.StartTimeout())
+	defer cancel()
+	if err := a.Start(ctx); err != nil { // also reports what fx.New failed to build
+		return startupError(err)
+	}
+	<-a.Wait()
+	stopCtx, stopCancel := context.WithTimeout(context.Background(), a.StopTimeout())
+	defer stopCancel()
+	return a.Stop(stopCtx)
+}
+
+// startApp starts an application for a one-shot command (workspace create,
+// outbox redrive); the caller calls stop when done.
+func startApp(ctx context.Context, opts ...fx.Option) (stop func(), err error) {
+	a := fx.New(opts...)
+	if err := a.Start(ctx); err != nil {
+		return nil, startupError(err)
+	}
+	return func() { _ = a.Stop(context.Background()) }, nil
+}
+
+// startupError is what an operator reads when a process cannot start: the
+// root cause on one line (an address in use, a database or a broker that
+// cannot be reached, each naming its address and never a password), not
+// fx's chain of the constructors that needed it.
+func startupError(err error) error {
+	return errors.New("cannot start: " + strings.Join(strings.Fields(dig.RootCause(err).Error()), " "))
+}
