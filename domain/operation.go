@@ -58,3 +58,9 @@ func (op *Operation) Finished() bool {
 const (
 	OperationStoreVerify = "store.verify"
 )
+
+// Reopen puts a failed operation back to pending: an operator re-drove
+// the job that had given up, and a worker will take it up again.
+func (op *Operation) Reopen(now time.Time) {
+	op.Status, op.Error, op.UpdatedAt = OperationPending, "", now
+}

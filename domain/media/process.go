@@ -50,7 +50,7 @@ const (
 // again; the operation stays running. A message that can never succeed (not
 // this event type, a payload that does not decode, an operation that does
 // not exist or is not the processing of the message's media) is
-// CodeValidation or CodeNotFound, which the queue may poison at once.
+// CodeValidation or CodeNotFound, which the worker gives up on at once.
 // Rejected content is a result, not an error: it is recorded and nil is
 // returned.
 type ProcessHandler struct {

@@ -50,7 +50,7 @@ const (
 // is delivered again; the operation stays running. A message that can never
 // succeed (not this event type, a payload that does not decode, an
 // operation that does not exist or does not belong to the store) is
-// CodeValidation or CodeNotFound, which the queue may poison at once. A
+// CodeValidation or CodeNotFound, which the worker gives up on at once. A
 // permanent platform error ends the operation failed and returns nil.
 type Handler struct {
 	uow     ports.UnitOfWork
