@@ -2,7 +2,9 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -141,14 +143,29 @@ func deadLetterOf(t *testing.T, s *apitest.Server, op started) (id uuid.UUID, la
 		Items []struct {
 			ID          uuid.UUID `json:"id"`
 			AggregateID uuid.UUID `json:"aggregate_id"`
+			OperationID uuid.UUID `json:"operation_id"`
+			Stage       string    `json:"stage"`
 			LastError   string    `json:"last_error"`
 		} `json:"items"`
+		Groups []struct {
+			LastError string      `json:"last_error"`
+			Count     int         `json:"count"`
+			EventIDs  []uuid.UUID `json:"event_ids"`
+		} `json:"groups"`
 	}
 	r.JSON(t, &list)
 	for _, item := range list.Items {
-		if item.AggregateID == op.Operation.ResourceID {
-			return item.ID, item.LastError, true
+		if item.AggregateID != op.Operation.ResourceID {
+			continue
 		}
+		assert.Equal(t, op.Operation.ID, item.OperationID)
+		assert.Equal(t, "job", item.Stage, "delivered, then given up on by the worker")
+		grouped := false
+		for _, g := range list.Groups {
+			grouped = grouped || (g.LastError == item.LastError && g.Count == len(g.EventIDs) && slices.Contains(g.EventIDs, item.ID))
+		}
+		assert.True(t, grouped, "the dead letter is in the group of its error")
+		return item.ID, item.LastError, true
 	}
 	return uuid.Nil, "", false
 }
@@ -194,6 +211,10 @@ func TestPostgresEveryJobThatGivesUpEndsFailedAndIsRedriven(t *testing.T) {
 			require.True(t, found, "the job is in the operators' dead letters")
 			assert.Contains(t, lastError, "injected")
 			assert.Equal(t, cfg.WorkerMaxRetries+1, deliveries(&f.counts, event), "the first attempt and the retries")
+			v := operationDelivery(t, s, transient.Operation.ID)
+			require.NotNil(t, v.Delivery)
+			assert.Equal(t, "dead_letter", v.Delivery.Status, "the user sees the job waits for an operator")
+			assert.Equal(t, lastError, v.Delivery.LastError)
 
 			// The fault is fixed; the operator re-drives the job.
 			f.clear(c.eventType)
@@ -210,4 +231,73 @@ func TestPostgresEveryJobThatGivesUpEndsFailedAndIsRedriven(t *testing.T) {
 			assert.False(t, found, "no longer a dead letter")
 		})
 	}
+}
+
+// deliveryView is an operation as GET /v1/operations/{id} shows its
+// delivery.
+type deliveryView struct {
+	OperationStatus string `json:"status"`
+	Delivery        *struct {
+		Status        string     `json:"status"`
+		Attempts      int        `json:"attempts"`
+		NextAttemptAt *time.Time `json:"next_attempt_at"`
+		LastError     string     `json:"last_error"`
+	} `json:"delivery"`
+}
+
+func operationDelivery(t *testing.T, s *apitest.Server, id uuid.UUID) deliveryView {
+	t.Helper()
+	r := s.Do(t, "GET", "/v1/operations/"+id.String(), nil, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var v deliveryView
+	r.JSON(t, &v)
+	return v
+}
+
+// While the broker refuses an event, its operation says so: pending, with
+// the failed attempts, when the next one is due and the sanitized reason,
+// in the operation and in the list.
+func TestPostgresDeliveryBackingOffShowsOnTheOperation(t *testing.T) {
+	db := pgtest.New(t)
+	cfg := apitest.Config(db.AppDSN)
+	cfg.Dispatcher = true
+	// One failure, then a wait long enough to look at.
+	cfg.DispatchMaxAttempts, cfg.DispatchBackoffBase, cfg.DispatchBackoffMax = 5, time.Hour, time.Hour
+	cfg.DispatchPollInterval = 50 * time.Millisecond
+	s := apitest.Start(t, cfg, db, fx.Decorate(func(p ports.Publisher) ports.Publisher {
+		return publisherFunc(func(ctx context.Context, msgs ...ports.Message) error {
+			return errors.New("broker refused the event: password=hunter2")
+		})
+	}))
+	created := createStore(t, s, "backing-off")
+	failedAt := time.Now()
+
+	var v deliveryView
+	apitest.Eventually(t, 20*time.Second, "a failed attempt on the operation", func() bool {
+		v = operationDelivery(t, s, created.Operation.ID)
+		return v.Delivery != nil && v.Delivery.Attempts >= 1
+	})
+	assert.Equal(t, "pending", v.OperationStatus)
+	assert.Equal(t, "pending", v.Delivery.Status)
+	assert.Contains(t, v.Delivery.LastError, "broker refused the event")
+	assert.NotContains(t, v.Delivery.LastError, "hunter2")
+	require.NotNil(t, v.Delivery.NextAttemptAt, "when the next attempt is due")
+	assert.True(t, v.Delivery.NextAttemptAt.After(failedAt.Add(-time.Second)), "the next attempt is after the failure")
+
+	r := s.Do(t, "GET", "/v1/operations", nil, nil)
+	require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+	var list struct {
+		Items []struct {
+			ID       uuid.UUID `json:"id"`
+			Delivery *struct {
+				Status   string `json:"status"`
+				Attempts int    `json:"attempts"`
+			} `json:"delivery"`
+		} `json:"items"`
+	}
+	r.JSON(t, &list)
+	require.Len(t, list.Items, 1)
+	require.NotNil(t, list.Items[0].Delivery)
+	assert.Equal(t, "pending", list.Items[0].Delivery.Status)
+	assert.GreaterOrEqual(t, list.Items[0].Delivery.Attempts, 1)
 }

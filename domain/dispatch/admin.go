@@ -1,7 +1,9 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -152,4 +154,41 @@ func (a *Admin) redrive(ctx context.Context, workspace, id uuid.UUID) (bool, err
 		return err
 	})
 	return moved == 1, err
+}
+
+// DeadLetterGroup is the dead letters that failed for the same reason.
+type DeadLetterGroup struct {
+	LastError string
+	EventIDs  []uuid.UUID
+}
+
+// GroupByError groups events by their last error, the largest group first
+// (then by error text), events in their given order within a group: what
+// an operator fixes once and re-drives together.
+func GroupByError(events []domain.OutboxEvent) []DeadLetterGroup {
+	index := map[string]int{}
+	var groups []DeadLetterGroup
+	for _, e := range events {
+		i, ok := index[e.LastError]
+		if !ok {
+			i = len(groups)
+			index[e.LastError] = i
+			groups = append(groups, DeadLetterGroup{LastError: e.LastError})
+		}
+		groups[i].EventIDs = append(groups[i].EventIDs, e.ID)
+	}
+	slices.SortStableFunc(groups, func(a, b DeadLetterGroup) int {
+		return cmp.Or(cmp.Compare(len(b.EventIDs), len(a.EventIDs)), cmp.Compare(a.LastError, b.LastError))
+	})
+	return groups
+}
+
+// Stage says where a dead letter gave up: "delivery" (the Dispatcher could
+// not publish it) or "job" (it was delivered and the worker gave up on
+// its job).
+func Stage(e domain.OutboxEvent) string {
+	if e.DispatchedAt.IsZero() {
+		return "delivery"
+	}
+	return "job"
 }
