@@ -146,7 +146,7 @@ func (h *TaskHandler) Handle(ctx context.Context, msg ports.Message) error {
 // conflict code would not be.
 func (h *TaskHandler) settleRace(ctx context.Context, ws uuid.UUID, job domain.AITaskRun, cause error, log *slog.Logger) error {
 	var status domain.TaskStatus
-	err := h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err := jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		task, err := tx.AITasks().Get(ctx, job.TaskID)
 		status = task.Status
 		return err
@@ -204,7 +204,7 @@ func decode(msg ports.Message) (domain.AITaskRun, error) {
 
 // start is step 1. proceed is false when there is nothing (more) to do.
 func (h *TaskHandler) start(ctx context.Context, ws uuid.UUID, job domain.AITaskRun, log *slog.Logger) (task domain.AITask, product domain.Product, proceed bool, err error) {
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		proceed = false
 		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationAITask, job.TaskID)
 		if err != nil {
@@ -248,7 +248,7 @@ func (h *TaskHandler) start(ctx context.Context, ws uuid.UUID, job domain.AITask
 
 // record is step 4.
 func (h *TaskHandler) record(ctx context.Context, ws uuid.UUID, job domain.AITaskRun, out generated, log *slog.Logger) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationAITask, job.TaskID)
 		if err != nil {
 			return err

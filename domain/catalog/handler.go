@@ -127,7 +127,7 @@ func decode(msg ports.Message) (domain.CatalogSyncRun, error) {
 
 // start is step 1. proceed is false when there is nothing (more) to do.
 func (h *SyncHandler) start(ctx context.Context, ws uuid.UUID, job domain.CatalogSyncRun, log *slog.Logger) (store domain.Store, proceed bool, err error) {
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		proceed = false
 		op, cs, err := h.task(ctx, tx, job)
 		if err != nil {
@@ -165,7 +165,7 @@ func (h *SyncHandler) start(ctx context.Context, ws uuid.UUID, job domain.Catalo
 
 // finish is step 3: the items on success, reason on a permanent failure.
 func (h *SyncHandler) finish(ctx context.Context, ws uuid.UUID, job domain.CatalogSyncRun, items []domain.CatalogItem, reason string, log *slog.Logger) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		op, cs, err := h.task(ctx, tx, job)
 		if err != nil {
 			return err

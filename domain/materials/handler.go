@@ -129,7 +129,7 @@ func (h *TransferHandler) copyItem(ctx context.Context, ws uuid.UUID, job domain
 		log.Info("item already stored by an earlier delivery")
 	}
 
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		stop = false
 		t, err := tx.MaterialTransfers().Get(ctx, job.TransferID)
 		if err != nil {
@@ -170,7 +170,7 @@ func decode(msg ports.Message) (domain.MaterialTransferRun, error) {
 
 // start is step 1. proceed is false when there is nothing (more) to do.
 func (h *TransferHandler) start(ctx context.Context, ws uuid.UUID, job domain.MaterialTransferRun, log *slog.Logger) (transfer domain.MaterialTransfer, proceed bool, err error) {
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		proceed = false
 		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationMaterialTransfer, job.TransferID)
 		if err != nil {
@@ -206,7 +206,7 @@ func (h *TransferHandler) start(ctx context.Context, ws uuid.UUID, job domain.Ma
 
 // finish is step 3: it checks again that every item is recorded done.
 func (h *TransferHandler) finish(ctx context.Context, ws uuid.UUID, job domain.MaterialTransferRun, log *slog.Logger) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationMaterialTransfer, job.TransferID)
 		if err != nil {
 			return err

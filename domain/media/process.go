@@ -135,7 +135,7 @@ func decodeMessage(msg ports.Message) (domain.MediaProcess, error) {
 
 // start is step 1. proceed is false when there is nothing (more) to do.
 func (h *ProcessHandler) start(ctx context.Context, ws uuid.UUID, job domain.MediaProcess, log *slog.Logger) (m domain.Media, proceed bool, err error) {
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		proceed = false
 		op, current, done, err := h.load(ctx, tx, job, log)
 		if err != nil || done {
@@ -156,7 +156,7 @@ func (h *ProcessHandler) start(ctx context.Context, ws uuid.UUID, job domain.Med
 
 // succeed is step 4 for valid content.
 func (h *ProcessHandler) succeed(ctx context.Context, ws uuid.UUID, job domain.MediaProcess, variants []domain.MediaVariant, log *slog.Logger) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		op, m, done, err := h.load(ctx, tx, job, log)
 		if err != nil || done {
 			return err
@@ -179,7 +179,7 @@ func (h *ProcessHandler) reject(ctx context.Context, ws uuid.UUID, job domain.Me
 	if errors.As(verdict, &r) && r.reason != "" {
 		reason = r.reason
 	}
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		op, m, done, err := h.load(ctx, tx, job, log)
 		if err != nil || done {
 			return err

@@ -152,7 +152,7 @@ func decode(msg ports.Message) (domain.ListingPublish, error) {
 
 // start is step 1. proceed is false when there is nothing (more) to do.
 func (h *PublishHandler) start(ctx context.Context, ws uuid.UUID, job domain.ListingPublish, log *slog.Logger) (w work, proceed bool, err error) {
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		proceed = false
 		op, pub, err := h.task(ctx, tx, job)
 		if err != nil {
@@ -202,7 +202,7 @@ func (h *PublishHandler) start(ctx context.Context, ws uuid.UUID, job domain.Lis
 
 // finish is step 3: listingID on success, reason on a permanent failure.
 func (h *PublishHandler) finish(ctx context.Context, ws uuid.UUID, job domain.ListingPublish, listingID, reason string, log *slog.Logger) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		op, pub, err := h.task(ctx, tx, job)
 		if err != nil {
 			return err

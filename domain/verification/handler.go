@@ -129,7 +129,7 @@ func decode(msg ports.Message) (domain.StoreCredentialsVerify, error) {
 
 // start is step 1. proceed is false when there is nothing (more) to do.
 func (h *Handler) start(ctx context.Context, ws uuid.UUID, job domain.StoreCredentialsVerify, log *slog.Logger) (store domain.Store, proceed bool, err error) {
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		proceed = false
 		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationStoreVerify, job.StoreID)
 		if err != nil {
@@ -167,7 +167,7 @@ func (h *Handler) start(ctx context.Context, ws uuid.UUID, job domain.StoreCrede
 
 // finish is step 3.
 func (h *Handler) finish(ctx context.Context, ws uuid.UUID, job domain.StoreCredentialsVerify, result ports.VerifyCredentialsResult, log *slog.Logger) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationStoreVerify, job.StoreID)
 		if err != nil {
 			return err
