@@ -12,7 +12,7 @@ import (
 )
 
 // Task is a catalog sync as the steps every job shares see it.
-var Task jobs.Task = jobs.TaskTable(domain.OperationCatalogSync,
+var Task = jobs.TaskTable(domain.OperationCatalogSync,
 	func(ctx context.Context, tx ports.Tx, id uuid.UUID) (domain.CatalogSync, error) {
 		return tx.Syncs().Get(ctx, id)
 	},
@@ -21,4 +21,5 @@ var Task jobs.Task = jobs.TaskTable(domain.OperationCatalogSync,
 	},
 	func(row *domain.CatalogSync) (*domain.TaskStatus, *string, *time.Time) {
 		return &row.Status, &row.Reason, &row.UpdatedAt
-	})
+	},
+	func(row domain.CatalogSync) uuid.UUID { return row.OperationID })

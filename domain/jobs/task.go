@@ -37,8 +37,12 @@ type TaskRow[T any, S ~string] struct {
 	Save     func(ctx context.Context, tx ports.Tx, row T) error
 	State    func(row *T) (status *S, reason *string, updatedAt *time.Time)
 	Active   func(S) bool // a worker still has work to do
+	Running  S            // where Start puts a row ("": rows without one)
 	Failed   S            // where Fail leaves an active row
 	Reopened S            // where Reopen puts a failed row back
+	// OperationOf is the operation a row names as its tracker, nil for
+	// rows that name none (a store or a media has one operation per job).
+	OperationOf func(row T) uuid.UUID
 }
 
 // TaskTable is the TaskRow of a table whose rows have a domain.TaskStatus
@@ -47,9 +51,79 @@ func TaskTable[T any](kind string,
 	get func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error),
 	save func(ctx context.Context, tx ports.Tx, row T) error,
 	state func(row *T) (*domain.TaskStatus, *string, *time.Time),
+	operationOf func(row T) uuid.UUID,
 ) TaskRow[T, domain.TaskStatus] {
-	return TaskRow[T, domain.TaskStatus]{Kind: kind, Get: get, Save: save, State: state,
-		Active: domain.TaskStatus.Active, Failed: domain.TaskFailed, Reopened: domain.TaskPending}
+	return TaskRow[T, domain.TaskStatus]{Kind: kind, Get: get, Save: save, State: state, OperationOf: operationOf,
+		Active: domain.TaskStatus.Active, Running: domain.TaskRunning, Failed: domain.TaskFailed, Reopened: domain.TaskPending}
+}
+
+// Load reads, in tx, the operation a job names and its task row, and
+// checks they belong together: anything else is a message that can never
+// succeed (CodeValidation); a missing operation or row is CodeNotFound.
+func (r TaskRow[T, S]) Load(ctx context.Context, tx ports.Tx, operationID, taskID uuid.UUID) (domain.Operation, T, error) {
+	var row T
+	op, err := Operation(ctx, tx, operationID, r.Kind, taskID)
+	if err != nil {
+		return op, row, err
+	}
+	if row, err = r.Get(ctx, tx, taskID); err != nil {
+		return op, row, err
+	}
+	if r.OperationOf != nil && r.OperationOf(row) != op.ID {
+		return op, row, domain.Errorf(domain.CodeValidation, "%s task %s is tracked by another operation than %s", r.Kind, taskID, op.ID)
+	}
+	return op, row, nil
+}
+
+// Finished reports whether the job ended; row and operation are updated
+// together, so either one ending is enough.
+func (r TaskRow[T, S]) Finished(op domain.Operation, row T) bool {
+	status, _, _ := r.State(&row)
+	return !r.Active(*status) || op.Finished()
+}
+
+// Start marks row and its operation running, in tx, where they are not
+// yet (a redelivery after a failed attempt finds them running).
+func (r TaskRow[T, S]) Start(ctx context.Context, tx ports.Tx, op domain.Operation, row T, now time.Time) error {
+	status, _, updatedAt := r.State(&row)
+	if r.Running != "" && *status != r.Running {
+		*status, *updatedAt = r.Running, now
+		if err := r.Save(ctx, tx, row); err != nil {
+			return err
+		}
+	}
+	if op.Status == domain.OperationRunning {
+		return nil
+	}
+	op.Start(now)
+	return tx.Operations().Update(ctx, op)
+}
+
+// End ends row and its operation failed with reason, in tx.
+func (r TaskRow[T, S]) End(ctx context.Context, tx ports.Tx, op domain.Operation, row T, reason string, now time.Time) error {
+	status, rowReason, updatedAt := r.State(&row)
+	*status, *updatedAt = r.Failed, now
+	if rowReason != nil {
+		*rowReason = reason
+	}
+	if err := r.Save(ctx, tx, row); err != nil {
+		return err
+	}
+	op.Fail(reason, now)
+	return tx.Operations().Update(ctx, op)
+}
+
+// EndJob ends a job's task and operation failed with reason in a
+// transaction of its own, unless a concurrent delivery finished them
+// first.
+func (r TaskRow[T, S]) EndJob(ctx context.Context, uow ports.UnitOfWork, workspace, operationID, taskID uuid.UUID, reason string, clock ports.Clock) error {
+	return uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
+		op, row, err := r.Load(ctx, tx, operationID, taskID)
+		if err != nil || r.Finished(op, row) {
+			return err
+		}
+		return r.End(ctx, tx, op, row, reason, clock.Now())
+	})
 }
 
 func (r TaskRow[T, S]) OperationKind() string { return r.Kind }

@@ -12,7 +12,7 @@ import (
 )
 
 // Task is a material transfer as the steps every job shares see it.
-var Task jobs.Task = jobs.TaskTable(domain.OperationMaterialTransfer,
+var Task = jobs.TaskTable(domain.OperationMaterialTransfer,
 	func(ctx context.Context, tx ports.Tx, id uuid.UUID) (domain.MaterialTransfer, error) {
 		return tx.MaterialTransfers().Get(ctx, id)
 	},
@@ -21,4 +21,5 @@ var Task jobs.Task = jobs.TaskTable(domain.OperationMaterialTransfer,
 	},
 	func(row *domain.MaterialTransfer) (*domain.TaskStatus, *string, *time.Time) {
 		return &row.Status, &row.Reason, &row.UpdatedAt
-	})
+	},
+	func(row domain.MaterialTransfer) uuid.UUID { return row.OperationID })

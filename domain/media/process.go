@@ -1,9 +1,7 @@
 package media
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"image"
 	"log/slog"
@@ -115,22 +113,9 @@ func (h *ProcessHandler) Handle(ctx context.Context, msg ports.Message) error {
 
 // decodeMessage reads and checks the payload.
 func decodeMessage(msg ports.Message) (domain.MediaProcess, error) {
-	var job domain.MediaProcess
-	if msg.Type != domain.EventMediaProcess {
-		return job, domain.Errorf(domain.CodeValidation, "message type %q is not %s", msg.Type, domain.EventMediaProcess)
-	}
-	if msg.WorkspaceID == uuid.Nil {
-		return job, domain.Errorf(domain.CodeValidation, "message %s has no workspace", msg.ID)
-	}
-	dec := json.NewDecoder(bytes.NewReader(msg.Payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&job); err != nil {
-		return job, domain.Wrap(domain.CodeValidation, err, "media.process payload cannot be decoded")
-	}
-	if job.MediaID == uuid.Nil || job.OperationID == uuid.Nil {
-		return job, domain.Errorf(domain.CodeValidation, "media.process payload lacks media or operation")
-	}
-	return job, nil
+	return jobs.Decode(msg, domain.EventMediaProcess, func(j domain.MediaProcess) bool {
+		return j.MediaID != uuid.Nil && j.OperationID != uuid.Nil
+	})
 }
 
 // start is step 1. proceed is false when there is nothing (more) to do.

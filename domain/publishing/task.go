@@ -12,7 +12,7 @@ import (
 )
 
 // Task is a first publication as the steps every job shares see it.
-var Task jobs.Task = jobs.TaskTable(domain.OperationListingPublish,
+var Task = jobs.TaskTable(domain.OperationListingPublish,
 	func(ctx context.Context, tx ports.Tx, id uuid.UUID) (domain.Publication, error) {
 		return tx.Publications().Get(ctx, id)
 	},
@@ -21,4 +21,5 @@ var Task jobs.Task = jobs.TaskTable(domain.OperationListingPublish,
 	},
 	func(row *domain.Publication) (*domain.TaskStatus, *string, *time.Time) {
 		return &row.Status, &row.Reason, &row.UpdatedAt
-	})
+	},
+	func(row domain.Publication) uuid.UUID { return row.OperationID })

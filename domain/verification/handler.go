@@ -1,9 +1,7 @@
 package verification
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 
 	"github.com/google/uuid"
@@ -109,22 +107,9 @@ func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
 
 // decode reads and checks the payload.
 func decode(msg ports.Message) (domain.StoreCredentialsVerify, error) {
-	var job domain.StoreCredentialsVerify
-	if msg.Type != domain.EventStoreCredentialsVerify {
-		return job, domain.Errorf(domain.CodeValidation, "message type %q is not %s", msg.Type, domain.EventStoreCredentialsVerify)
-	}
-	if msg.WorkspaceID == uuid.Nil {
-		return job, domain.Errorf(domain.CodeValidation, "message %s has no workspace", msg.ID)
-	}
-	dec := json.NewDecoder(bytes.NewReader(msg.Payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&job); err != nil {
-		return job, domain.Wrap(domain.CodeValidation, err, "store.credentials.verify payload cannot be decoded")
-	}
-	if job.StoreID == uuid.Nil || job.OperationID == uuid.Nil || job.CredentialVersion <= 0 {
-		return job, domain.Errorf(domain.CodeValidation, "store.credentials.verify payload lacks store, operation or credential version")
-	}
-	return job, nil
+	return jobs.Decode(msg, domain.EventStoreCredentialsVerify, func(j domain.StoreCredentialsVerify) bool {
+		return j.StoreID != uuid.Nil && j.OperationID != uuid.Nil && j.CredentialVersion > 0
+	})
 }
 
 // start is step 1. proceed is false when there is nothing (more) to do.
