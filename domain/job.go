@@ -57,6 +57,12 @@ func NewJob(ctx context.Context, ids IDSource, p Principal, now time.Time, spec 
 	return op, event, nil
 }
 
+// JobFailurePrefix starts the last error of an event whose job a worker
+// gave up on, telling it from an event the Dispatcher could not deliver
+// (whose last error the Dispatcher writes, and overwrites on its next
+// failure).
+const JobFailurePrefix = "job failed: "
+
 // JobOperationID reads the operation a job's payload names: every job
 // payload carries it as "operation_id" (see JobSpec.Payload). False when
 // the payload is not a job's.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -185,10 +186,10 @@ func GroupByError(events []domain.OutboxEvent) []DeadLetterGroup {
 
 // Stage says where a dead letter gave up: "delivery" (the Dispatcher could
 // not publish it) or "job" (it was delivered and the worker gave up on
-// its job).
+// its job: its last error starts with domain.JobFailurePrefix).
 func Stage(e domain.OutboxEvent) string {
-	if e.DispatchedAt.IsZero() {
-		return "delivery"
+	if strings.HasPrefix(e.LastError, domain.JobFailurePrefix) {
+		return "job"
 	}
-	return "job"
+	return "delivery"
 }
