@@ -156,3 +156,44 @@ func (r TaskRow[T, S]) move(ctx context.Context, tx ports.Tx, op domain.Operatio
 	}
 	return r.Save(ctx, tx, row)
 }
+
+// Begin writes, in tx, a new task row and the job that runs it: the row
+// first (a duplicate the database refuses fails before anything else is
+// written; the caller rolls back either way), then its pending operation
+// and the outbox event that asks a worker for it. The row's operation id
+// is set through operationID before it is written; payload builds the
+// event's payload from the operation id (see domain.JobSpec).
+func (r TaskRow[T, S]) Begin(ctx context.Context, tx ports.Tx, ids domain.IDSource, p domain.Principal, now time.Time,
+	row *T, taskID uuid.UUID, operationID *uuid.UUID, resourceType, eventType string,
+	payload func(operationID uuid.UUID) any, create func(context.Context, T) error,
+) (domain.Operation, error) {
+	op, event, err := domain.NewJob(ctx, ids, p, now, domain.JobSpec{
+		OperationKind: r.Kind, ResourceType: resourceType, ResourceID: taskID, EventType: eventType, Payload: payload,
+	})
+	if err != nil {
+		return domain.Operation{}, err
+	}
+	*operationID = op.ID
+	if err := create(ctx, *row); err != nil {
+		return domain.Operation{}, err
+	}
+	if err := tx.Operations().Create(ctx, op); err != nil {
+		return domain.Operation{}, err
+	}
+	if err := tx.Outbox().Append(ctx, event); err != nil {
+		return domain.Operation{}, err
+	}
+	return op, nil
+}
+
+// Read reads one task of the caller's workspace; CodeNotFound if it has
+// none with that id.
+func (r TaskRow[T, S]) Read(ctx context.Context, uow ports.UnitOfWork, p domain.Principal, id uuid.UUID) (T, error) {
+	var row T
+	err := uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		row, err = r.Get(ctx, tx, id)
+		return err
+	})
+	return row, err
+}
