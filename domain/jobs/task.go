@@ -46,15 +46,53 @@ type TaskRow[T any, S ~string] struct {
 }
 
 // TaskTable is the TaskRow of a table whose rows have a domain.TaskStatus
-// (transfers, publications, syncs, AI tasks).
-func TaskTable[T any](kind string,
-	get func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error),
-	save func(ctx context.Context, tx ports.Tx, row T) error,
-	state func(row *T) (*domain.TaskStatus, *string, *time.Time),
-	operationOf func(row T) uuid.UUID,
-) TaskRow[T, domain.TaskStatus] {
-	return TaskRow[T, domain.TaskStatus]{Kind: kind, Get: get, Save: save, State: state, OperationOf: operationOf,
-		Active: domain.TaskStatus.Active, Running: domain.TaskRunning, Failed: domain.TaskFailed, Reopened: domain.TaskPending}
+// (transfers, publications, syncs, AI tasks): a task type names its kind
+// and its repository in the transaction (e.g. ports.Tx.AITasks); the row
+// says where it keeps its state (TaskFields).
+func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](kind string, repo func(ports.Tx) R) TaskRow[T, domain.TaskStatus] {
+	return TaskRow[T, domain.TaskStatus]{
+		Kind: kind,
+		Get:  func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
+		Save: func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
+		State: func(row *T) (*domain.TaskStatus, *string, *time.Time) {
+			status, reason, updatedAt, _ := P(row).TaskFields()
+			return status, reason, updatedAt
+		},
+		OperationOf: func(row T) uuid.UUID {
+			_, _, _, operationID := P(&row).TaskFields()
+			return operationID
+		},
+		Active: domain.TaskStatus.Active, Running: domain.TaskRunning, Failed: domain.TaskFailed, Reopened: domain.TaskPending,
+	}
+}
+
+// StatusTable is the TaskRow of a table whose rows have a status of their
+// own (a store's verification, a media's processing): the one status in
+// which a worker has work to do (where a re-drive puts the row back) and
+// the one a job given up leaves.
+func StatusTable[T any, S ~string, R TaskRepository[T]](kind string, repo func(ports.Tx) R,
+	state func(row *T) (status *S, reason *string, updatedAt *time.Time), active, failed S,
+) TaskRow[T, S] {
+	return TaskRow[T, S]{
+		Kind:   kind,
+		Get:    func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
+		Save:   func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
+		State:  state,
+		Active: func(s S) bool { return s == active }, Failed: failed, Reopened: active,
+	}
+}
+
+// taskRecord is a task row that tells where it keeps its state.
+type taskRecord[T any] interface {
+	*T
+	TaskFields() (status *domain.TaskStatus, reason *string, updatedAt *time.Time, operationID uuid.UUID)
+}
+
+// TaskRepository is the part of a task table's repository the lifecycle
+// uses.
+type TaskRepository[T any] interface {
+	Get(ctx context.Context, id uuid.UUID) (T, error)
+	Update(ctx context.Context, row T) error
 }
 
 // Load reads, in tx, the operation a job names and its task row, and

@@ -2,9 +2,6 @@ package materials
 
 import (
 	"context"
-	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
@@ -12,14 +9,15 @@ import (
 )
 
 // Task is a material transfer as the steps every job shares see it.
-var Task = jobs.TaskTable(domain.OperationMaterialTransfer,
-	func(ctx context.Context, tx ports.Tx, id uuid.UUID) (domain.MaterialTransfer, error) {
-		return tx.MaterialTransfers().Get(ctx, id)
-	},
-	func(ctx context.Context, tx ports.Tx, row domain.MaterialTransfer) error {
-		return tx.MaterialTransfers().UpdateStatus(ctx, row)
-	},
-	func(row *domain.MaterialTransfer) (*domain.TaskStatus, *string, *time.Time) {
-		return &row.Status, &row.Reason, &row.UpdatedAt
-	},
-	func(row domain.MaterialTransfer) uuid.UUID { return row.OperationID })
+var Task = jobs.TaskTable[domain.MaterialTransfer](domain.OperationMaterialTransfer,
+	func(tx ports.Tx) transfers { return transfers{tx.MaterialTransfers()} })
+
+// transfers saves a transfer's status, reason and updated_at (its items
+// are recorded one by one, by MarkItemDone).
+type transfers struct {
+	ports.MaterialTransferRepository
+}
+
+func (r transfers) Update(ctx context.Context, t domain.MaterialTransfer) error {
+	return r.UpdateStatus(ctx, t)
+}

@@ -1,10 +1,7 @@
 package verification
 
 import (
-	"context"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
@@ -14,16 +11,6 @@ import (
 // Task is a store's verification as the steps every job shares see it: a
 // job given up leaves the store verification_failed, a re-drive puts it
 // back to pending_verification.
-var Task jobs.Task = jobs.TaskRow[domain.Store, domain.StoreStatus]{
-	Kind: domain.OperationStoreVerify,
-	Get: func(ctx context.Context, tx ports.Tx, id uuid.UUID) (domain.Store, error) {
-		return tx.Stores().Get(ctx, id)
-	},
-	Save: func(ctx context.Context, tx ports.Tx, s domain.Store) error { return tx.Stores().Update(ctx, s) },
-	State: func(s *domain.Store) (*domain.StoreStatus, *string, *time.Time) {
-		return &s.Status, nil, &s.UpdatedAt
-	},
-	Active:   func(s domain.StoreStatus) bool { return s == domain.StorePendingVerification },
-	Failed:   domain.StoreVerificationFailed,
-	Reopened: domain.StorePendingVerification,
-}
+var Task = jobs.StatusTable(domain.OperationStoreVerify, ports.Tx.Stores,
+	func(s *domain.Store) (*domain.StoreStatus, *string, *time.Time) { return &s.Status, nil, &s.UpdatedAt },
+	domain.StorePendingVerification, domain.StoreVerificationFailed)
