@@ -16,6 +16,7 @@ import (
 	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/listing"
 	"github.com/oncehq/once/domain/materials"
 	"github.com/oncehq/once/domain/media"
@@ -23,6 +24,7 @@ import (
 	"github.com/oncehq/once/domain/products"
 	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/domain/stores"
+	"github.com/oncehq/once/domain/verification"
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/ports"
 )
@@ -46,12 +48,22 @@ var CoreModule = fx.Module("core",
 		workspaces.NewService,
 		newAuthenticator,
 		dispatch.NewAdmin,
+		newJobFailures,
+		func(f *jobs.Failures) dispatch.JobReopener { return f },
+		func(f *jobs.Failures) ports.JobFailures { return f },
 		func(d ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *prometheus.Metrics {
 			return prometheus.New(d, clock, log)
 		},
 		newHTTPDeps,
 	),
 )
+
+// newJobFailures ends the jobs workers give up on and reopens them on
+// re-drive, for every task type: a new task type adds its Task here.
+func newJobFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger) *jobs.Failures {
+	return jobs.NewFailures(uow, clock, log.With("component", "jobs"),
+		verification.Task, media.Task, materials.Task, publishing.Task, catalog.Task, ai.Task)
+}
 
 func newSealer(cfg Config) (*aesgcm.Sealer, error) {
 	keys, err := aesgcm.ParseKeys(cfg.CredentialKeys)

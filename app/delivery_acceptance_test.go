@@ -210,6 +210,15 @@ func TestPostgresAlwaysFailingEventIsDeadLetteredAndRedriven(t *testing.T) {
 		assert.NotContains(t, ev.LastError, secret)
 	}
 
+	// The user sees why the operation stays pending.
+	d := operationDelivery(t, s, created.Operation.ID)
+	assert.Equal(t, "pending", d.OperationStatus)
+	require.NotNil(t, d.Delivery)
+	assert.Equal(t, "dead_letter", d.Delivery.Status)
+	assert.Equal(t, 3, d.Delivery.Attempts)
+	assert.Equal(t, ev.LastError, d.Delivery.LastError)
+	assert.Nil(t, d.Delivery.NextAttemptAt, "no attempt is due for a dead letter")
+
 	list := s.Do(t, "GET", "/v1/outbox/dead-letters", nil, nil)
 	require.Equal(t, http.StatusOK, list.Status, string(list.Body))
 	var dl struct {

@@ -42,7 +42,7 @@ func simServer(t *testing.T) (url, ledgerPath string) {
 
 // startTask sends an idempotent request that starts a background task and
 // returns the task's id and its operation's id.
-func startTask(t *testing.T, s *apitest.Server, path string, body any) (task, operation uuid.UUID) {
+func startTaskAndOperation(t *testing.T, s *apitest.Server, path string, body any) (task, operation uuid.UUID) {
 	t.Helper()
 	r := s.Do(t, "POST", path, body, map[string]string{"Idempotency-Key": key()})
 	require.Contains(t, []int{http.StatusAccepted, http.StatusCreated}, r.Status, string(r.Body))
@@ -77,19 +77,19 @@ func TestSimEveryJobTypeOverHTTPOnPostgres(t *testing.T) {
 	}
 
 	shop := "sim-" + uuid.NewString()[:8]
-	store, verifyOp := startTask(t, s, "/v1/stores", storeBody(shop))
+	store, verifyOp := startTaskAndOperation(t, s, "/v1/stores", storeBody(shop))
 	wait(verifyOp)
 	product := createProduct(t, s)
-	publication, op := startTask(t, s, "/v1/products/"+product.String()+"/publications", map[string]any{"store_id": store})
+	publication, op := startTaskAndOperation(t, s, "/v1/products/"+product.String()+"/publications", map[string]any{"store_id": store})
 	wait(op)
-	_, op = startTask(t, s, "/v1/stores/"+store.String()+"/syncs", nil)
+	_, op = startTaskAndOperation(t, s, "/v1/stores/"+store.String()+"/syncs", nil)
 	wait(op)
-	aiTask, op := startTask(t, s, "/v1/ai-tasks", map[string]any{"product_id": product, "kind": "text"})
+	aiTask, op := startTaskAndOperation(t, s, "/v1/ai-tasks", map[string]any{"product_id": product, "kind": "text"})
 	wait(op)
 	const source = "https://supplier.example/sim/a.png"
-	_, op = startTask(t, s, "/v1/material-transfers", map[string]any{"source_urls": []string{source}})
+	_, op = startTaskAndOperation(t, s, "/v1/material-transfers", map[string]any{"source_urls": []string{source}})
 	wait(op)
-	_, op = startTask(t, s, "/v1/media/"+uploadedMedia(t, s).String()+"/complete", nil)
+	_, op = startTaskAndOperation(t, s, "/v1/media/"+uploadedMedia(t, s).String()+"/complete", nil)
 	wait(op) // media processing calls no external system
 
 	ledger, err := simhttp.ReadLedger(ledgerPath)

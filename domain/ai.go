@@ -52,3 +52,8 @@ type AITaskRun struct {
 	TaskID      uuid.UUID `json:"task_id"`
 	OperationID uuid.UUID `json:"operation_id"`
 }
+
+// TaskFields says where the AITask keeps its task state (domain/jobs).
+func (t *AITask) TaskFields() (*TaskStatus, *string, *time.Time, uuid.UUID) {
+	return &t.Status, &t.Reason, &t.UpdatedAt, t.OperationID
+}

@@ -2,6 +2,7 @@ package domain
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -54,4 +55,23 @@ func NewJob(ctx context.Context, ids IDSource, p Principal, now time.Time, spec 
 	}
 	event.Traceparent = TraceparentFrom(ctx)
 	return op, event, nil
+}
+
+// JobFailurePrefix starts the last error of an event whose job a worker
+// gave up on, telling it from an event the Dispatcher could not deliver
+// (whose last error the Dispatcher writes, and overwrites on its next
+// failure).
+const JobFailurePrefix = "job failed: "
+
+// JobOperationID reads the operation a job's payload names: every job
+// payload carries it as "operation_id" (see JobSpec.Payload). False when
+// the payload is not a job's.
+func JobOperationID(payload json.RawMessage) (uuid.UUID, bool) {
+	var p struct {
+		OperationID uuid.UUID `json:"operation_id"`
+	}
+	if json.Unmarshal(payload, &p) != nil || p.OperationID == uuid.Nil {
+		return uuid.Nil, false
+	}
+	return p.OperationID, true
 }

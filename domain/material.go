@@ -56,3 +56,8 @@ type MaterialTransferRun struct {
 	TransferID  uuid.UUID `json:"transfer_id"`
 	OperationID uuid.UUID `json:"operation_id"`
 }
+
+// TaskFields says where the MaterialTransfer keeps its task state (domain/jobs).
+func (t *MaterialTransfer) TaskFields() (*TaskStatus, *string, *time.Time, uuid.UUID) {
+	return &t.Status, &t.Reason, &t.UpdatedAt, t.OperationID
+}

@@ -30,6 +30,31 @@ type Operation struct {
 	CreatedBy uuid.UUID
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Delivery is how the event that carries the operation's job is
+	// getting on, when it is still kept. It is read from the outbox, not
+	// stored with the operation: repositories ignore it.
+	Delivery *Delivery
+}
+
+// Delivery is what a user may know of the delivery of an operation's job:
+// whether it waits (and until when, after how many failed attempts), was
+// handed to the workers, or is parked for an operator (dead_letter), with
+// the last failure, sanitized. It explains an operation that stays pending.
+type Delivery struct {
+	Status   OutboxStatus
+	Attempts int
+	// NextAttemptAt is when the next attempt is due; zero unless pending.
+	NextAttemptAt time.Time
+	LastError     string
+}
+
+// DeliveryOf describes e's delivery.
+func DeliveryOf(e OutboxEvent) *Delivery {
+	d := &Delivery{Status: e.Status, Attempts: e.AttemptCount, LastError: e.LastError}
+	if e.Status == OutboxPending {
+		d.NextAttemptAt = e.NextAttemptAt
+	}
+	return d
 }
 
 // Start marks the operation running: a worker has taken it up.
@@ -58,3 +83,9 @@ func (op *Operation) Finished() bool {
 const (
 	OperationStoreVerify = "store.verify"
 )
+
+// Reopen puts a failed operation back to pending: an operator re-drove
+// the job that had given up, and a worker will take it up again.
+func (op *Operation) Reopen(now time.Time) {
+	op.Status, op.Error, op.UpdatedAt = OperationPending, "", now
+}

@@ -63,3 +63,13 @@ type CatalogSyncRun struct {
 	SyncID      uuid.UUID `json:"sync_id"`
 	OperationID uuid.UUID `json:"operation_id"`
 }
+
+// TaskFields says where the Publication keeps its task state (domain/jobs).
+func (p *Publication) TaskFields() (*TaskStatus, *string, *time.Time, uuid.UUID) {
+	return &p.Status, &p.Reason, &p.UpdatedAt, p.OperationID
+}
+
+// TaskFields says where the CatalogSync keeps its task state (domain/jobs).
+func (s *CatalogSync) TaskFields() (*TaskStatus, *string, *time.Time, uuid.UUID) {
+	return &s.Status, &s.Reason, &s.UpdatedAt, s.OperationID
+}

@@ -114,6 +114,146 @@ func (_c *Outbox_Append_Call) RunAndReturn(run func(ctx context.Context, events 
 	return _c
 }
 
+// DeadLetterJob provides a mock function for the type Outbox
+func (_mock *Outbox) DeadLetterJob(ctx context.Context, id uuid.UUID, reason string) (bool, error) {
+	ret := _mock.Called(ctx, id, reason)
+
+	if len(ret) == 0 {
+		panic("no return value specified for DeadLetterJob")
+	}
+
+	var r0 bool
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, string) (bool, error)); ok {
+		return returnFunc(ctx, id, reason)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, string) bool); ok {
+		r0 = returnFunc(ctx, id, reason)
+	} else {
+		r0 = ret.Get(0).(bool)
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID, string) error); ok {
+		r1 = returnFunc(ctx, id, reason)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// Outbox_DeadLetterJob_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'DeadLetterJob'
+type Outbox_DeadLetterJob_Call struct {
+	*mock.Call
+}
+
+// DeadLetterJob is a helper method to define mock.On call
+//   - ctx context.Context
+//   - id uuid.UUID
+//   - reason string
+func (_e *Outbox_Expecter) DeadLetterJob(ctx any, id any, reason any) *Outbox_DeadLetterJob_Call {
+	return &Outbox_DeadLetterJob_Call{Call: _e.mock.On("DeadLetterJob", ctx, id, reason)}
+}
+
+func (_c *Outbox_DeadLetterJob_Call) Run(run func(ctx context.Context, id uuid.UUID, reason string)) *Outbox_DeadLetterJob_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 uuid.UUID
+		if args[1] != nil {
+			arg1 = args[1].(uuid.UUID)
+		}
+		var arg2 string
+		if args[2] != nil {
+			arg2 = args[2].(string)
+		}
+		run(
+			arg0,
+			arg1,
+			arg2,
+		)
+	})
+	return _c
+}
+
+func (_c *Outbox_DeadLetterJob_Call) Return(b bool, err error) *Outbox_DeadLetterJob_Call {
+	_c.Call.Return(b, err)
+	return _c
+}
+
+func (_c *Outbox_DeadLetterJob_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID, reason string) (bool, error)) *Outbox_DeadLetterJob_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
+// ForOperations provides a mock function for the type Outbox
+func (_mock *Outbox) ForOperations(ctx context.Context, ops []domain.Operation) (map[uuid.UUID]domain.OutboxEvent, error) {
+	ret := _mock.Called(ctx, ops)
+
+	if len(ret) == 0 {
+		panic("no return value specified for ForOperations")
+	}
+
+	var r0 map[uuid.UUID]domain.OutboxEvent
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, []domain.Operation) (map[uuid.UUID]domain.OutboxEvent, error)); ok {
+		return returnFunc(ctx, ops)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, []domain.Operation) map[uuid.UUID]domain.OutboxEvent); ok {
+		r0 = returnFunc(ctx, ops)
+	} else {
+		if ret.Get(0) != nil {
+			r0 = ret.Get(0).(map[uuid.UUID]domain.OutboxEvent)
+		}
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, []domain.Operation) error); ok {
+		r1 = returnFunc(ctx, ops)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// Outbox_ForOperations_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'ForOperations'
+type Outbox_ForOperations_Call struct {
+	*mock.Call
+}
+
+// ForOperations is a helper method to define mock.On call
+//   - ctx context.Context
+//   - ops []domain.Operation
+func (_e *Outbox_Expecter) ForOperations(ctx any, ops any) *Outbox_ForOperations_Call {
+	return &Outbox_ForOperations_Call{Call: _e.mock.On("ForOperations", ctx, ops)}
+}
+
+func (_c *Outbox_ForOperations_Call) Run(run func(ctx context.Context, ops []domain.Operation)) *Outbox_ForOperations_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 []domain.Operation
+		if args[1] != nil {
+			arg1 = args[1].([]domain.Operation)
+		}
+		run(
+			arg0,
+			arg1,
+		)
+	})
+	return _c
+}
+
+func (_c *Outbox_ForOperations_Call) Return(uUIDToOutboxEvent map[uuid.UUID]domain.OutboxEvent, err error) *Outbox_ForOperations_Call {
+	_c.Call.Return(uUIDToOutboxEvent, err)
+	return _c
+}
+
+func (_c *Outbox_ForOperations_Call) RunAndReturn(run func(ctx context.Context, ops []domain.Operation) (map[uuid.UUID]domain.OutboxEvent, error)) *Outbox_ForOperations_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
 // Get provides a mock function for the type Outbox
 func (_mock *Outbox) Get(ctx context.Context, id uuid.UUID) (domain.OutboxEvent, error) {
 	ret := _mock.Called(ctx, id)

@@ -40,9 +40,9 @@ type VerifyCredentialsResult struct {
 
 // MessageHandler processes one delivered message. Delivery is at-least-once:
 // a handler must be re-entrant, so a duplicate has no second effect. An
-// error means "not done": the message is delivered again, or poisoned after
-// the retries; domain.CodeValidation and other permanent codes may be
-// poisoned at once.
+// error means "not done": the message is delivered again, and after the
+// retries the worker gives up on the job (JobFailures); domain.CodeValidation
+// and other permanent codes may be given up on at once.
 type MessageHandler interface {
 	Handle(ctx context.Context, msg Message) error
 }

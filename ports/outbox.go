@@ -25,4 +25,18 @@ type Outbox interface {
 	// those with status (empty: all), at most limit of them (limit <= 0
 	// returns none).
 	List(ctx context.Context, status domain.OutboxStatus, limit int) ([]domain.OutboxEvent, error)
+
+	// DeadLetterJob parks an event whose job a worker gave up on (retries
+	// spent, or a failure it cannot classify), whatever its delivery status:
+	// status dead_letter, last_error = reason (already sanitized), lock
+	// cleared, attempt_count kept. Operators then see it beside the events
+	// the Dispatcher could not deliver, and a re-drive runs the job again.
+	// False if the event does not exist (e.g. already deleted).
+	DeadLetterJob(ctx context.Context, id uuid.UUID, reason string) (bool, error)
+
+	// ForOperations returns, by operation id, the event that delivers each
+	// of ops' jobs (the event whose payload names the operation and whose
+	// aggregate is the operation's resource). Operations without an event
+	// (none was written, or retention deleted it) are absent.
+	ForOperations(ctx context.Context, ops []domain.Operation) (map[uuid.UUID]domain.OutboxEvent, error)
 }

@@ -47,6 +47,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Operations", testOperations},
 		{"Outbox", testOutbox},
 		{"OutboxDispatch", testOutboxDispatch},
+		{"OutboxJobs", testOutboxJobs},
 		{"Transactions", testTransactions},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyReplays", testIdempotencyReplays},

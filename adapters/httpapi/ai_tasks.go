@@ -42,14 +42,6 @@ type AITaskAccepted struct {
 	Operation Operation `json:"operation"`
 }
 
-type AITaskIDInput struct {
-	ID uuid.UUID `path:"id" format:"uuid"`
-}
-
-type AITaskOutput struct {
-	Body AITask
-}
-
 func toAITask(t domain.AITask) AITask {
 	return AITask{ID: t.ID, ProductID: t.ProductID, OperationID: t.OperationID, Kind: string(t.Kind),
 		Status: string(t.Status), Result: t.Result, Reason: t.Reason, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
@@ -67,15 +59,7 @@ func (h *handlers) registerAITasks(api huma.API) {
 		Security:      bearer,
 		Errors:        []int{400, 401, 403, 404, 409, 413, 422, 500, 503},
 	}, h.deps.MaxBodyBytes, h.startAITask)
-	huma.Register(api, huma.Operation{
-		OperationID: "getAITask",
-		Method:      http.MethodGet,
-		Path:        "/v1/ai-tasks/{id}",
-		Summary:     "Read an AI task",
-		Tags:        []string{"ai"},
-		Security:    bearer,
-		Errors:      []int{401, 403, 404, 422, 500, 503},
-	}, h.getAITask)
+	registerRead(api, "getAITask", "/v1/ai-tasks/{id}", "Read an AI task", "ai", h.deps.AI.Get, toAITask)
 }
 
 func (h *handlers) startAITask(ctx context.Context, in *StartAITaskInput) (*IdempotentOutput[AITaskAccepted], error) {
@@ -90,16 +74,4 @@ func (h *handlers) startAITask(ctx context.Context, in *StartAITaskInput) (*Idem
 			return http.StatusAccepted, "/v1/ai-tasks/" + t.ID.String(),
 				AITaskAccepted{Task: toAITask(t), Operation: toOperation(op)}, nil
 		})
-}
-
-func (h *handlers) getAITask(ctx context.Context, in *AITaskIDInput) (*AITaskOutput, error) {
-	p, err := principalFrom(ctx)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	t, err := h.deps.AI.Get(ctx, p, in.ID)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	return &AITaskOutput{Body: toAITask(t)}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/dispatch"
 )
 
 // DeadLetters is what operators do with events that failed too often.
@@ -26,13 +27,23 @@ type DeadLetter struct {
 	EventType     string    `json:"event_type" example:"store.credentials.verify"`
 	AggregateType string    `json:"aggregate_type" example:"store"`
 	AggregateID   uuid.UUID `json:"aggregate_id" format:"uuid"`
-	AttemptCount  int       `json:"attempt_count"`
-	LastError     string    `json:"last_error" doc:"The last delivery failure, sanitized and bounded"`
+	OperationID   uuid.UUID `json:"operation_id,omitempty" format:"uuid" doc:"The operation whose job the event carries"`
+	Stage         string    `json:"stage" enum:"delivery,job" doc:"delivery: the Dispatcher could not publish it; job: it was delivered and the worker gave up on its job (task and operation failed)"`
+	AttemptCount  int       `json:"attempt_count" doc:"Delivery attempts"`
+	LastError     string    `json:"last_error" doc:"The last failure, sanitized and bounded"`
 	CreatedAt     time.Time `json:"created_at"`
 }
 
+// DeadLetterGroup is the listed dead letters that failed for one reason.
+type DeadLetterGroup struct {
+	LastError string      `json:"last_error"`
+	Count     int         `json:"count"`
+	EventIDs  []uuid.UUID `json:"event_ids"`
+}
+
 type DeadLetterList struct {
-	Items []DeadLetter `json:"items"`
+	Items  []DeadLetter      `json:"items"`
+	Groups []DeadLetterGroup `json:"groups" doc:"The listed items grouped by last error, the largest group first"`
 }
 
 type ListDeadLettersInput struct {
@@ -62,7 +73,7 @@ func (h *handlers) registerDeadLetters(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        "/v1/outbox/dead-letters",
 		Summary:     "List dead-lettered outbox events",
-		Description: "Events whose delivery failed too often, with the sanitized last error. Workspace admins only.",
+		Description: "Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Workspace admins only.",
 		Tags:        []string{"outbox"},
 		Security:    bearer,
 		Errors:      append([]int{422}, errs...),
@@ -72,7 +83,7 @@ func (h *handlers) registerDeadLetters(api huma.API) {
 		Method:      http.MethodPost,
 		Path:        "/v1/outbox/dead-letters/{id}/redrive",
 		Summary:     "Re-drive one dead-lettered event",
-		Description: "Returns the event to pending with its attempts reset; the Dispatcher delivers it again. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.",
+		Description: "Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.",
 		Tags:        []string{"outbox"},
 		Security:    bearer,
 		Errors:      append([]int{404, 422}, errs...),
@@ -109,12 +120,19 @@ func (h *handlers) listDeadLetters(ctx context.Context, in *ListDeadLettersInput
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
-	out := &ListDeadLettersOutput{Body: DeadLetterList{Items: make([]DeadLetter, 0, len(events))}}
+	out := &ListDeadLettersOutput{Body: DeadLetterList{
+		Items: make([]DeadLetter, 0, len(events)), Groups: []DeadLetterGroup{},
+	}}
 	for _, e := range events {
+		opID, _ := domain.JobOperationID(e.Payload)
 		out.Body.Items = append(out.Body.Items, DeadLetter{
 			ID: e.ID, EventType: e.Type, AggregateType: e.AggregateType, AggregateID: e.AggregateID,
+			OperationID: opID, Stage: dispatch.Stage(e),
 			AttemptCount: e.AttemptCount, LastError: e.LastError, CreatedAt: e.CreatedAt,
 		})
+	}
+	for _, g := range dispatch.GroupByError(events) {
+		out.Body.Groups = append(out.Body.Groups, DeadLetterGroup{LastError: g.LastError, Count: len(g.EventIDs), EventIDs: g.EventIDs})
 	}
 	return out, nil
 }

@@ -45,14 +45,6 @@ type MaterialTransferAccepted struct {
 	Operation Operation        `json:"operation"`
 }
 
-type MaterialTransferIDInput struct {
-	ID uuid.UUID `path:"id" format:"uuid"`
-}
-
-type MaterialTransferOutput struct {
-	Body MaterialTransfer
-}
-
 func toMaterialTransfer(t domain.MaterialTransfer) MaterialTransfer {
 	items := make([]MaterialItem, 0, len(t.Items))
 	for _, it := range t.Items {
@@ -74,15 +66,7 @@ func (h *handlers) registerMaterialTransfers(api huma.API) {
 		Security:      bearer,
 		Errors:        []int{400, 401, 403, 409, 413, 422, 500, 503},
 	}, h.deps.MaxBodyBytes, h.startMaterialTransfer)
-	huma.Register(api, huma.Operation{
-		OperationID: "getMaterialTransfer",
-		Method:      http.MethodGet,
-		Path:        "/v1/material-transfers/{id}",
-		Summary:     "Read a material transfer",
-		Tags:        []string{"materials"},
-		Security:    bearer,
-		Errors:      []int{401, 403, 404, 422, 500, 503},
-	}, h.getMaterialTransfer)
+	registerRead(api, "getMaterialTransfer", "/v1/material-transfers/{id}", "Read a material transfer", "materials", h.deps.Materials.Get, toMaterialTransfer)
 }
 
 func (h *handlers) startMaterialTransfer(ctx context.Context, in *StartMaterialTransferInput) (*IdempotentOutput[MaterialTransferAccepted], error) {
@@ -100,16 +84,4 @@ func (h *handlers) startMaterialTransfer(ctx context.Context, in *StartMaterialT
 			return http.StatusAccepted, "/v1/material-transfers/" + t.ID.String(),
 				MaterialTransferAccepted{Transfer: toMaterialTransfer(t), Operation: toOperation(op)}, nil
 		})
-}
-
-func (h *handlers) getMaterialTransfer(ctx context.Context, in *MaterialTransferIDInput) (*MaterialTransferOutput, error) {
-	p, err := principalFrom(ctx)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	t, err := h.deps.Materials.Get(ctx, p, in.ID)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	return &MaterialTransferOutput{Body: toMaterialTransfer(t)}, nil
 }

@@ -64,10 +64,6 @@ type MediaCompleted struct {
 	Operation Operation `json:"operation"`
 }
 
-type MediaIDInput struct {
-	ID uuid.UUID `path:"id" format:"uuid"`
-}
-
 type CompleteMediaInput struct {
 	IdempotencyKeyHeader
 	ID uuid.UUID `path:"id" format:"uuid"`
@@ -85,10 +81,6 @@ type contentTypeKey struct{}
 // not as a header parameter.
 func captureContentType(ctx huma.Context, next func(huma.Context)) {
 	next(huma.WithValue(ctx, contentTypeKey{}, ctx.Header("Content-Type")))
-}
-
-type MediaOutput struct {
-	Body Media
 }
 
 func toMedia(m domain.Media) Media {
@@ -139,15 +131,7 @@ func (h *handlers) registerMedia(api huma.API) {
 		Security:      bearer,
 		Errors:        []int{400, 401, 403, 404, 409, 413, 500, 503},
 	}, h.deps.MaxBodyBytes, h.completeMedia)
-	huma.Register(api, huma.Operation{
-		OperationID: "getMedia",
-		Method:      http.MethodGet,
-		Path:        "/v1/media/{id}",
-		Summary:     "Read a media record",
-		Tags:        []string{"media"},
-		Security:    bearer,
-		Errors:      []int{401, 403, 404, 422, 500, 503},
-	}, h.getMedia)
+	registerRead(api, "getMedia", "/v1/media/{id}", "Read a media record", "media", h.deps.Media.Get, toMedia)
 }
 
 func (h *handlers) registerMediaUpload(ctx context.Context, in *RegisterMediaInput) (*IdempotentOutput[MediaRegistered], error) {
@@ -167,7 +151,7 @@ func (h *handlers) registerMediaUpload(ctx context.Context, in *RegisterMediaInp
 		})
 }
 
-func (h *handlers) uploadMedia(ctx context.Context, in *UploadMediaInput) (*MediaOutput, error) {
+func (h *handlers) uploadMedia(ctx context.Context, in *UploadMediaInput) (*ReadOutput[Media], error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, toProblem(ctx, err)
@@ -177,7 +161,7 @@ func (h *handlers) uploadMedia(ctx context.Context, in *UploadMediaInput) (*Medi
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
-	return &MediaOutput{Body: toMedia(m)}, nil
+	return &ReadOutput[Media]{Body: toMedia(m)}, nil
 }
 
 func (h *handlers) completeMedia(ctx context.Context, in *CompleteMediaInput) (*IdempotentOutput[MediaCompleted], error) {
@@ -189,16 +173,4 @@ func (h *handlers) completeMedia(ctx context.Context, in *CompleteMediaInput) (*
 			}
 			return http.StatusAccepted, operationLocation(op.ID), MediaCompleted{Media: toMedia(m), Operation: toOperation(op)}, nil
 		})
-}
-
-func (h *handlers) getMedia(ctx context.Context, in *MediaIDInput) (*MediaOutput, error) {
-	p, err := principalFrom(ctx)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	m, err := h.deps.Media.Get(ctx, p, in.ID)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	return &MediaOutput{Body: toMedia(m)}, nil
 }

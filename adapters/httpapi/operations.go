@@ -22,6 +22,17 @@ type Operation struct {
 	Error        string    `json:"error,omitempty" doc:"Why the operation failed; sanitized"`
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
+	// Delivery is absent once the delivered event was cleaned up.
+	Delivery *OperationDelivery `json:"delivery,omitempty" doc:"How the delivery of the operation's job is going; absent once its event is cleaned up"`
+}
+
+// OperationDelivery tells a user why an operation may stay pending: its
+// job's event is waiting for another attempt, or parked for an operator.
+type OperationDelivery struct {
+	Status        string     `json:"status" enum:"pending,dispatching,dispatched,dead_letter" doc:"pending: waiting for (another) attempt; dispatching: being handed to the workers; dispatched: handed to the workers; dead_letter: parked for an operator, who can re-drive it"`
+	Attempts      int        `json:"attempts" doc:"Failed delivery attempts so far"`
+	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty" doc:"When the next attempt is due; only while pending"`
+	LastError     string     `json:"last_error,omitempty" doc:"The last failure, sanitized"`
 }
 
 type GetOperationInput struct {
@@ -50,10 +61,18 @@ type ListOperationsOutput struct {
 }
 
 func toOperation(op domain.Operation) Operation {
-	return Operation{
+	out := Operation{
 		ID: op.ID, Kind: op.Kind, Status: string(op.Status), ResourceType: op.ResourceType,
 		ResourceID: op.ResourceID, Error: op.Error, CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt,
 	}
+	if d := op.Delivery; d != nil {
+		out.Delivery = &OperationDelivery{Status: string(d.Status), Attempts: d.Attempts, LastError: d.LastError}
+		if !d.NextAttemptAt.IsZero() {
+			at := d.NextAttemptAt
+			out.Delivery.NextAttemptAt = &at
+		}
+	}
+	return out
 }
 
 func (h *handlers) registerOperations(api huma.API) {
@@ -62,7 +81,7 @@ func (h *handlers) registerOperations(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        "/v1/operations/{id}",
 		Summary:     "Read an operation",
-		Description: "Poll this to follow asynchronous work from pending to running to succeeded or failed.",
+		Description: "Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).",
 		Tags:        []string{"operations"},
 		Security:    bearer,
 		Errors:      []int{401, 403, 404, 500, 503},

@@ -41,14 +41,6 @@ type PublicationAccepted struct {
 	Operation   Operation   `json:"operation"`
 }
 
-type PublicationIDInput struct {
-	ID uuid.UUID `path:"id" format:"uuid"`
-}
-
-type PublicationOutput struct {
-	Body Publication
-}
-
 func toPublication(p domain.Publication) Publication {
 	return Publication{ID: p.ID, ProductID: p.ProductID, StoreID: p.StoreID, OperationID: p.OperationID,
 		ProductRevision: p.ProductRevision, Status: string(p.Status), ExternalListingID: p.ExternalListingID,
@@ -67,15 +59,7 @@ func (h *handlers) registerPublications(api huma.API) {
 		Security:      bearer,
 		Errors:        []int{400, 401, 403, 404, 409, 413, 422, 500, 503},
 	}, h.deps.MaxBodyBytes, h.publishProduct)
-	huma.Register(api, huma.Operation{
-		OperationID: "getPublication",
-		Method:      http.MethodGet,
-		Path:        "/v1/publications/{id}",
-		Summary:     "Read a publication",
-		Tags:        []string{"publishing"},
-		Security:    bearer,
-		Errors:      []int{401, 403, 404, 422, 500, 503},
-	}, h.getPublication)
+	registerRead(api, "getPublication", "/v1/publications/{id}", "Read a publication", "publishing", h.deps.Publishing.Get, toPublication)
 }
 
 func (h *handlers) publishProduct(ctx context.Context, in *PublishProductInput) (*IdempotentOutput[PublicationAccepted], error) {
@@ -88,16 +72,4 @@ func (h *handlers) publishProduct(ctx context.Context, in *PublishProductInput) 
 			return http.StatusAccepted, "/v1/publications/" + pub.ID.String(),
 				PublicationAccepted{Publication: toPublication(pub), Operation: toOperation(op)}, nil
 		})
-}
-
-func (h *handlers) getPublication(ctx context.Context, in *PublicationIDInput) (*PublicationOutput, error) {
-	p, err := principalFrom(ctx)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	pub, err := h.deps.Publishing.Get(ctx, p, in.ID)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	return &PublicationOutput{Body: toPublication(pub)}, nil
 }

@@ -33,14 +33,6 @@ type CatalogSyncAccepted struct {
 	Operation Operation   `json:"operation"`
 }
 
-type SyncIDInput struct {
-	ID uuid.UUID `path:"id" format:"uuid"`
-}
-
-type CatalogSyncOutput struct {
-	Body CatalogSync
-}
-
 func toCatalogSync(s domain.CatalogSync) CatalogSync {
 	return CatalogSync{ID: s.ID, StoreID: s.StoreID, OperationID: s.OperationID, Status: string(s.Status),
 		ItemsSynced: s.ItemsSynced, Reason: s.Reason, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
@@ -58,15 +50,7 @@ func (h *handlers) registerSyncs(api huma.API) {
 		Security:      bearer,
 		Errors:        []int{400, 401, 403, 404, 409, 413, 500, 503},
 	}, h.deps.MaxBodyBytes, h.startSync)
-	huma.Register(api, huma.Operation{
-		OperationID: "getCatalogSync",
-		Method:      http.MethodGet,
-		Path:        "/v1/syncs/{id}",
-		Summary:     "Read a catalog sync",
-		Tags:        []string{"stores"},
-		Security:    bearer,
-		Errors:      []int{401, 403, 404, 422, 500, 503},
-	}, h.getSync)
+	registerRead(api, "getCatalogSync", "/v1/syncs/{id}", "Read a catalog sync", "stores", h.deps.Catalog.Get, toCatalogSync)
 }
 
 func (h *handlers) startSync(ctx context.Context, in *StartSyncInput) (*IdempotentOutput[CatalogSyncAccepted], error) {
@@ -79,16 +63,4 @@ func (h *handlers) startSync(ctx context.Context, in *StartSyncInput) (*Idempote
 			return http.StatusAccepted, "/v1/syncs/" + s.ID.String(),
 				CatalogSyncAccepted{Sync: toCatalogSync(s), Operation: toOperation(op)}, nil
 		})
-}
-
-func (h *handlers) getSync(ctx context.Context, in *SyncIDInput) (*CatalogSyncOutput, error) {
-	p, err := principalFrom(ctx)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	s, err := h.deps.Catalog.Get(ctx, p, in.ID)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	return &CatalogSyncOutput{Body: toCatalogSync(s)}, nil
 }

@@ -6,7 +6,7 @@
 // The brokers live in sub-packages named after the technology: gochannel
 // (in process), redisstream and amqp. Each one only builds watermill
 // publishers and subscribers; everything that must behave the same on every
-// broker (ids, metadata, retries, the poison topic) is here, and
+// broker (ids, metadata, retries, giving up on a job) is here, and
 // queuetest checks it against each of them.
 //
 // bullmq is the exception: it writes BullMQ jobs for Node.js workers, is a

@@ -51,16 +51,17 @@ func BrokerUnreachable(err error) bool {
 // CodeIdempotencyInProgress are transient, and so is CodeInternal, which is
 // also what errors without a domain code (driver errors, recovered panics)
 // map to: an unclassified failure gets the bounded retries, and one that is
-// deterministic still ends in the poison topic after them. Every other code
+// deterministic is still given up on after them. Every other code
 // (validation, not found, conflict, forbidden, unsafe payload, …) means the
-// message itself is wrong: retrying cannot help, so it is poisoned at once.
+// message itself is wrong: retrying cannot help, so it is given up on at
+// once.
 func Retryable(err error) bool {
 	return domain.ErrorCode(err).RetrySameKey()
 }
 
 // handlerFailure is a handler error on its way out of the worker: its text
-// is sanitized, because the poison middleware copies it into the parked
-// message's metadata (reason_poisoned), which operators read.
+// is sanitized, because it reaches logs and, through JobFailures, the dead
+// letter operators read.
 type handlerFailure struct {
 	text  string
 	cause error
@@ -70,12 +71,12 @@ func (f *handlerFailure) Error() string { return f.text }
 func (f *handlerFailure) Unwrap() error { return f.cause }
 
 // interrupted marks a failure that happened because the worker is shutting
-// down (the message's context ended). Such a message is not poisoned: it
+// down (the message's context ended). Such a message is not given up on: it
 // is left unacknowledged so the broker delivers it again.
 type interrupted struct{ handlerFailure }
 
 // sanitizeFailures wraps the handler, inside the retries, so that neither
-// the retry log nor the poison metadata ever carries the raw error text.
+// the retry log nor the dead letter ever carries the raw error text.
 func sanitizeFailures(h message.HandlerFunc) message.HandlerFunc {
 	return func(msg *message.Message) ([]*message.Message, error) {
 		out, err := h(msg)
@@ -90,8 +91,8 @@ func sanitizeFailures(h message.HandlerFunc) message.HandlerFunc {
 	}
 }
 
-// markInterrupted sits between the poison queue and the retries and tells
-// a shutdown apart from a failure.
+// markInterrupted sits between giving up and the retries and tells a
+// shutdown apart from a failure.
 func markInterrupted(h message.HandlerFunc) message.HandlerFunc {
 	return func(msg *message.Message) ([]*message.Message, error) {
 		out, err := h(msg)
@@ -102,8 +103,29 @@ func markInterrupted(h message.HandlerFunc) message.HandlerFunc {
 	}
 }
 
-// shouldPoison is the poison queue's filter: everything but a shutdown.
-func shouldPoison(err error) bool {
-	var i *interrupted
-	return !errors.As(err, &i)
+// giveUp is the outermost middleware: a failure that got through the
+// retries, other than a shutdown, ends the job through failures, then the
+// message is acknowledged. A message that is not an outbox event (its id
+// is not a UUID) is handed over with what can be read of it, so it is
+// logged and dropped rather than redelivered forever.
+func giveUp(failures ports.JobFailures) message.HandlerMiddleware {
+	return func(h message.HandlerFunc) message.HandlerFunc {
+		return func(msg *message.Message) ([]*message.Message, error) {
+			out, err := h(msg)
+			var i *interrupted
+			if err == nil || errors.As(err, &i) {
+				return out, err
+			}
+			m, decodeErr := FromMessage(msg)
+			if decodeErr != nil {
+				m = ports.Message{Type: msg.Metadata.Get(MetadataEventType), Payload: msg.Payload}
+			}
+			// The job's end is recorded even when the handler's context
+			// ended with its failure; the broker's ack follows.
+			if err := failures.GiveUp(context.WithoutCancel(msg.Context()), m, err); err != nil {
+				return nil, err
+			}
+			return nil, nil
+		}
+	}
 }

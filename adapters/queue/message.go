@@ -16,10 +16,6 @@ const (
 	MetadataTraceparent = "traceparent"
 )
 
-// PoisonTopic is the topic, after the namespace, where the worker parks
-// messages it gave up on.
-const PoisonTopic = "poison"
-
 // Topic is the broker topic of an event type: the namespace (e.g. "once.")
 // followed by the event type (e.g. "store.credentials.verify").
 func Topic(namespace, eventType string) string { return namespace + eventType }
@@ -39,7 +35,7 @@ func ToMessage(m ports.Message) *message.Message {
 
 // FromMessage maps a delivered watermill message back. A message whose id
 // or workspace id is not a UUID can never be handled: the error is
-// domain.CodeValidation, so the worker poisons it at once.
+// domain.CodeValidation, so the worker gives up on it at once.
 func FromMessage(msg *message.Message) (ports.Message, error) {
 	id, err := uuid.Parse(msg.UUID)
 	if err != nil {

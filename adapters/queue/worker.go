@@ -17,12 +17,12 @@ import (
 
 // WorkerConfig tunes the worker. Zero values take the defaults below.
 type WorkerConfig struct {
-	// Namespace prefixes every topic, the poison topic included (e.g.
-	// "once."). It must match the Publisher's.
+	// Namespace prefixes every topic (e.g. "once."). It must match the
+	// Publisher's.
 	Namespace string
 	// MaxRetries is how many times a retryable failure is retried in
-	// process before the message is poisoned (default 5; the first attempt
-	// is not a retry).
+	// process before the worker gives up on the job (default 5; the first
+	// attempt is not a retry).
 	MaxRetries int
 	// InitialInterval is the first wait between attempts (default 1s); it
 	// grows by Multiplier (default 2) up to MaxInterval (default 30s), each
@@ -61,19 +61,19 @@ func (c WorkerConfig) withDefaults() WorkerConfig {
 // Worker consumes one topic per event type and hands each message to its
 // ports.MessageHandler.
 //
-// Around every handler, from the outside in: the poison queue, shutdown
+// Around every handler, from the outside in: giving up, shutdown
 // detection, retries, error sanitizing, panic recovery. A failure is
 // retried in process with exponential backoff and jitter while Retryable
-// says so; once the
-// retries are spent, or at once for a non-retryable error, the message is
-// published unchanged (same id, payload and metadata, plus watermill's
-// reason_poisoned, topic_poisoned, handler_poisoned keys) to
-// Namespace+"poison" and acknowledged, so it is parked, not lost, and does
-// not block the messages behind it. If parking fails, the message is
-// nacked and the broker delivers it again.
+// says so; once the retries are spent, or at once for a non-retryable
+// error, the worker gives up on the job: ports.JobFailures records it in
+// the database (task and operation failed, the event a dead letter that
+// operators see and re-drive), and the message is acknowledged, so it does
+// not block the messages behind it and no topic keeps messages nobody
+// reads. If recording fails, the message is nacked and the broker delivers
+// it again.
 //
-// The Worker borrows the subscriber and the poison publisher: Close stops
-// consuming but closes neither, their owner does after Close.
+// The Worker borrows the subscriber: Close stops consuming but does not
+// close it, its owner does after Close.
 type Worker struct {
 	router  *message.Router
 	once    sync.Once     // starts the router, or marks a worker closed unstarted
@@ -82,9 +82,12 @@ type Worker struct {
 }
 
 // NewWorker builds a worker for handlers, keyed by event type.
-func NewWorker(sub message.Subscriber, poison message.Publisher, handlers map[string]ports.MessageHandler, cfg WorkerConfig, logger *slog.Logger) (*Worker, error) {
+func NewWorker(sub message.Subscriber, failures ports.JobFailures, handlers map[string]ports.MessageHandler, cfg WorkerConfig, logger *slog.Logger) (*Worker, error) {
 	if len(handlers) == 0 {
 		return nil, errors.New("queue: worker without handlers")
+	}
+	if failures == nil {
+		return nil, errors.New("queue: worker without a record of failed jobs")
 	}
 	cfg = cfg.withDefaults()
 	log := NewLogger(logger)
@@ -92,12 +95,8 @@ func NewWorker(sub message.Subscriber, poison message.Publisher, handlers map[st
 	if err != nil {
 		return nil, fmt.Errorf("queue: new router: %w", err)
 	}
-	poisonMW, err := middleware.PoisonQueueWithFilter(poison, Topic(cfg.Namespace, PoisonTopic), shouldPoison)
-	if err != nil {
-		return nil, fmt.Errorf("queue: poison queue: %w", err)
-	}
 	router.AddMiddleware(
-		poisonMW,
+		giveUp(failures),
 		markInterrupted,
 		middleware.Retry{
 			MaxRetries:          cfg.MaxRetries,
@@ -174,7 +173,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // Close stops consuming and waits, up to CloseTimeout, for the handlers
 // that are running. Their messages' contexts end; a message interrupted so
-// is not poisoned but left for the broker to deliver again. Close is
+// is not given up on but left for the broker to deliver again. Close is
 // idempotent.
 func (w *Worker) Close() error {
 	ran := true

@@ -13,10 +13,15 @@ import (
 
 var nop = ports.MessageHandlerFunc(func(context.Context, ports.Message) error { return nil })
 
+// dropFailures records no failed job.
+type dropFailures struct{}
+
+func (dropFailures) GiveUp(context.Context, ports.Message, error) error { return nil }
+
 func newWorker(t *testing.T) (*queue.Worker, func() error) {
 	t.Helper()
 	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
-	w, err := queue.NewWorker(sub, pub, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
+	w, err := queue.NewWorker(sub, dropFailures{}, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +80,7 @@ func TestWorkerCloseWithoutRun(t *testing.T) {
 func TestWorkerRunFailsWhenSubscribeFails(t *testing.T) {
 	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
 	_ = pub.Close() // Subscribe on a closed GoChannel fails
-	w, err := queue.NewWorker(sub, pub, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
+	w, err := queue.NewWorker(sub, dropFailures{}, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +93,10 @@ func TestWorkerRunFailsWhenSubscribeFails(t *testing.T) {
 func TestNewWorkerRejectsMissingHandlers(t *testing.T) {
 	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
 	defer pub.Close()
-	if _, err := queue.NewWorker(sub, pub, nil, queue.WorkerConfig{}, nil); err == nil {
+	if _, err := queue.NewWorker(sub, dropFailures{}, nil, queue.WorkerConfig{}, nil); err == nil {
 		t.Error("no handlers accepted")
 	}
-	if _, err := queue.NewWorker(sub, pub, map[string]ports.MessageHandler{"a": nil}, queue.WorkerConfig{}, nil); err == nil {
+	if _, err := queue.NewWorker(sub, dropFailures{}, map[string]ports.MessageHandler{"a": nil}, queue.WorkerConfig{}, nil); err == nil {
 		t.Error("nil handler accepted")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
 )
 
@@ -17,9 +18,10 @@ func outboxCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "outbox", Short: "Operate the outbox: dead letters and re-drive"}
 	var workspace string
 	var limit int
+	var grouped bool
 	list := &cobra.Command{
 		Use:   "dead-letters",
-		Short: "List a workspace's dead-lettered events (JSON lines)",
+		Short: "List a workspace's dead letters: undeliverable events and jobs given up on (JSON lines)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ws, err := uuid.Parse(workspace)
@@ -32,9 +34,19 @@ func outboxCmd() *cobra.Command {
 					return err
 				}
 				enc := json.NewEncoder(cmd.OutOrStdout())
+				if grouped {
+					for _, g := range dispatch.GroupByError(events) {
+						if err := enc.Encode(map[string]any{"last_error": g.LastError, "count": len(g.EventIDs), "event_ids": g.EventIDs}); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
 				for _, e := range events {
+					opID, _ := domain.JobOperationID(e.Payload)
 					if err := enc.Encode(map[string]any{
 						"id": e.ID, "event_type": e.Type, "aggregate_type": e.AggregateType, "aggregate_id": e.AggregateID,
+						"operation_id": opID, "stage": dispatch.Stage(e),
 						"attempt_count": e.AttemptCount, "last_error": e.LastError, "created_at": e.CreatedAt,
 					}); err != nil {
 						return err
@@ -46,13 +58,14 @@ func outboxCmd() *cobra.Command {
 	}
 	list.Flags().StringVar(&workspace, "workspace", "", "workspace id")
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many")
+	list.Flags().BoolVar(&grouped, "group", false, "one line per last error: count and event ids")
 	_ = list.MarkFlagRequired("workspace")
 
 	var ids []string
 	var all bool
 	redrive := &cobra.Command{
 		Use:   "redrive",
-		Short: "Return dead-lettered events to pending (--id, repeatable, or --all)",
+		Short: "Return dead-lettered events to pending, reopening jobs given up on (--id, repeatable, or --all)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ws, err := uuid.Parse(workspace)

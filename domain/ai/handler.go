@@ -1,9 +1,7 @@
 package ai
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -116,14 +114,14 @@ func (h *TaskHandler) Handle(ctx context.Context, msg ports.Message) error {
 		}
 		reason := platformerr.Reason(reasonProviderError, err)
 		log.Info("provider refused the task", "reason", reason)
-		return h.fail(ctx, ws, job, reason)
+		return Task.EndJob(ctx, h.uow, ws, job.OperationID, job.TaskID, reason, h.clock)
 	}
 
 	out := generated{result: result}
 	if task.Kind == domain.AIImage {
 		if len(result.Image) == 0 {
 			log.Error("provider returned no image")
-			return h.fail(ctx, ws, job, ReasonNoImage)
+			return Task.EndJob(ctx, h.uow, ws, job.OperationID, job.TaskID, ReasonNoImage, h.clock)
 		}
 		info, err := h.storeImage(ctx, ws, task, result)
 		if err != nil {
@@ -146,7 +144,7 @@ func (h *TaskHandler) Handle(ctx context.Context, msg ports.Message) error {
 // conflict code would not be.
 func (h *TaskHandler) settleRace(ctx context.Context, ws uuid.UUID, job domain.AITaskRun, cause error, log *slog.Logger) error {
 	var status domain.TaskStatus
-	err := h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err := jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		task, err := tx.AITasks().Get(ctx, job.TaskID)
 		status = task.Status
 		return err
@@ -184,33 +182,17 @@ func (h *TaskHandler) storeImage(ctx context.Context, ws uuid.UUID, task domain.
 
 // decode reads and checks the payload.
 func decode(msg ports.Message) (domain.AITaskRun, error) {
-	var job domain.AITaskRun
-	if msg.Type != domain.EventAITask {
-		return job, domain.Errorf(domain.CodeValidation, "message type %q is not %s", msg.Type, domain.EventAITask)
-	}
-	if msg.WorkspaceID == uuid.Nil {
-		return job, domain.Errorf(domain.CodeValidation, "message %s has no workspace", msg.ID)
-	}
-	dec := json.NewDecoder(bytes.NewReader(msg.Payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&job); err != nil {
-		return job, domain.Wrap(domain.CodeValidation, err, "ai.task payload cannot be decoded")
-	}
-	if job.TaskID == uuid.Nil || job.OperationID == uuid.Nil {
-		return job, domain.Errorf(domain.CodeValidation, "ai.task payload lacks task or operation")
-	}
-	return job, nil
+	return jobs.Decode(msg, domain.EventAITask, func(j domain.AITaskRun) bool {
+		return j.TaskID != uuid.Nil && j.OperationID != uuid.Nil
+	})
 }
 
 // start is step 1. proceed is false when there is nothing (more) to do.
 func (h *TaskHandler) start(ctx context.Context, ws uuid.UUID, job domain.AITaskRun, log *slog.Logger) (task domain.AITask, product domain.Product, proceed bool, err error) {
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		proceed = false
-		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationAITask, job.TaskID)
-		if err != nil {
-			return err
-		}
-		task, err = tx.AITasks().Get(ctx, job.TaskID)
+		var op domain.Operation
+		op, task, err = Task.Load(ctx, tx, job.OperationID, job.TaskID)
 		if err != nil {
 			return err
 		}
@@ -221,24 +203,13 @@ func (h *TaskHandler) start(ctx context.Context, ws uuid.UUID, job domain.AITask
 		product, err = tx.Products().Get(ctx, task.ProductID)
 		if domain.IsCode(err, domain.CodeNotFound) {
 			log.Warn("product not found, task failed")
-			return h.failIn(ctx, tx, op, task, ReasonProductNotFound)
+			return Task.End(ctx, tx, op, task, ReasonProductNotFound, h.clock.Now())
 		}
 		if err != nil {
 			return err
 		}
 		proceed = true
-		now := h.clock.Now()
-		if task.Status != domain.TaskRunning {
-			task.Status, task.UpdatedAt = domain.TaskRunning, now
-			if err := tx.AITasks().Update(ctx, task); err != nil {
-				return err
-			}
-		}
-		if op.Status != domain.OperationRunning {
-			op.Start(now)
-			return tx.Operations().Update(ctx, op)
-		}
-		return nil
+		return Task.Start(ctx, tx, op, task, h.clock.Now())
 	})
 	if err != nil {
 		return domain.AITask{}, domain.Product{}, false, err
@@ -248,12 +219,8 @@ func (h *TaskHandler) start(ctx context.Context, ws uuid.UUID, job domain.AITask
 
 // record is step 4.
 func (h *TaskHandler) record(ctx context.Context, ws uuid.UUID, job domain.AITaskRun, out generated, log *slog.Logger) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationAITask, job.TaskID)
-		if err != nil {
-			return err
-		}
-		task, err := tx.AITasks().Get(ctx, job.TaskID)
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
+		op, task, err := Task.Load(ctx, tx, job.OperationID, job.TaskID)
 		if err != nil {
 			return err
 		}
@@ -328,33 +295,4 @@ func (h *TaskHandler) registerImage(ctx context.Context, tx ports.Tx, task domai
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	})
-}
-
-// fail ends the task and its operation with reason, unless a concurrent
-// delivery finished them first.
-func (h *TaskHandler) fail(ctx context.Context, ws uuid.UUID, job domain.AITaskRun, reason string) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationAITask, job.TaskID)
-		if err != nil {
-			return err
-		}
-		task, err := tx.AITasks().Get(ctx, job.TaskID)
-		if err != nil {
-			return err
-		}
-		if task.Status.Finished() {
-			return nil
-		}
-		return h.failIn(ctx, tx, op, task, reason)
-	})
-}
-
-func (h *TaskHandler) failIn(ctx context.Context, tx ports.Tx, op domain.Operation, task domain.AITask, reason string) error {
-	now := h.clock.Now()
-	task.Status, task.Reason, task.UpdatedAt = domain.TaskFailed, reason, now
-	if err := tx.AITasks().Update(ctx, task); err != nil {
-		return err
-	}
-	op.Fail(reason, now)
-	return tx.Operations().Update(ctx, op)
 }

@@ -60,27 +60,9 @@ func (s *Service) Start(ctx context.Context, tx ports.Tx, p domain.Principal, cm
 		CreatedAt:    now,
 		UpdatedAt:    now,
 	}
-	op, event, err := domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
-		OperationKind: domain.OperationAITask,
-		ResourceType:  ResourceType,
-		ResourceID:    task.ID,
-		EventType:     domain.EventAITask,
-		Payload: func(opID uuid.UUID) any {
-			return domain.AITaskRun{TaskID: task.ID, OperationID: opID}
-		},
-	})
+	op, err := Task.Begin(ctx, tx, s.ids, p, now, &task, task.ID, &task.OperationID, ResourceType, domain.EventAITask,
+		func(opID uuid.UUID) any { return domain.AITaskRun{TaskID: task.ID, OperationID: opID} }, tx.AITasks().Create)
 	if err != nil {
-		return domain.AITask{}, domain.Operation{}, err
-	}
-	task.OperationID = op.ID
-
-	if err := tx.AITasks().Create(ctx, task); err != nil {
-		return domain.AITask{}, domain.Operation{}, err
-	}
-	if err := tx.Operations().Create(ctx, op); err != nil {
-		return domain.AITask{}, domain.Operation{}, err
-	}
-	if err := tx.Outbox().Append(ctx, event); err != nil {
 		return domain.AITask{}, domain.Operation{}, err
 	}
 	return task, op, nil
@@ -90,13 +72,7 @@ func (s *Service) Start(ctx context.Context, tx ports.Tx, p domain.Principal, cm
 //
 // Errors: CodeNotFound if the workspace has no such task.
 func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.AITask, error) {
-	var t domain.AITask
-	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		t, err = tx.AITasks().Get(ctx, id)
-		return err
-	})
-	return t, err
+	return Task.Read(ctx, s.uow, p, id)
 }
 
 func (c StartCommand) validate() error {

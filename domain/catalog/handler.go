@@ -1,9 +1,7 @@
 package catalog
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 
 	"github.com/google/uuid"
@@ -107,55 +105,33 @@ func (h *SyncHandler) Handle(ctx context.Context, msg ports.Message) error {
 
 // decode reads and checks the payload.
 func decode(msg ports.Message) (domain.CatalogSyncRun, error) {
-	var job domain.CatalogSyncRun
-	if msg.Type != domain.EventCatalogSync {
-		return job, domain.Errorf(domain.CodeValidation, "message type %q is not %s", msg.Type, domain.EventCatalogSync)
-	}
-	if msg.WorkspaceID == uuid.Nil {
-		return job, domain.Errorf(domain.CodeValidation, "message %s has no workspace", msg.ID)
-	}
-	dec := json.NewDecoder(bytes.NewReader(msg.Payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&job); err != nil {
-		return job, domain.Wrap(domain.CodeValidation, err, "catalog.sync payload cannot be decoded")
-	}
-	if job.SyncID == uuid.Nil || job.OperationID == uuid.Nil {
-		return job, domain.Errorf(domain.CodeValidation, "catalog.sync payload lacks sync or operation")
-	}
-	return job, nil
+	return jobs.Decode(msg, domain.EventCatalogSync, func(j domain.CatalogSyncRun) bool {
+		return j.SyncID != uuid.Nil && j.OperationID != uuid.Nil
+	})
 }
 
 // start is step 1. proceed is false when there is nothing (more) to do.
 func (h *SyncHandler) start(ctx context.Context, ws uuid.UUID, job domain.CatalogSyncRun, log *slog.Logger) (store domain.Store, proceed bool, err error) {
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		proceed = false
-		op, cs, err := h.task(ctx, tx, job)
+		op, cs, err := Task.Load(ctx, tx, job.OperationID, job.SyncID)
 		if err != nil {
 			return err
 		}
-		if finished(op, cs) {
+		if Task.Finished(op, cs) {
 			log.Info("sync already finished: duplicate delivery", "status", cs.Status)
 			return nil
 		}
 		store, err = tx.Stores().Get(ctx, cs.StoreID)
 		if domain.IsCode(err, domain.CodeNotFound) {
 			log.Warn("store not found, sync failed")
-			return h.fail(ctx, tx, op, cs, ReasonStoreNotFound)
+			return Task.End(ctx, tx, op, cs, ReasonStoreNotFound, h.clock.Now())
 		}
 		if err != nil {
 			return err
 		}
 		proceed = true
-		if cs.Status == domain.TaskRunning && op.Status == domain.OperationRunning {
-			return nil // a redelivery after a failed attempt
-		}
-		now := h.clock.Now()
-		cs.Status, cs.UpdatedAt = domain.TaskRunning, now
-		op.Start(now)
-		if err := tx.Syncs().Update(ctx, cs); err != nil {
-			return err
-		}
-		return tx.Operations().Update(ctx, op)
+		return Task.Start(ctx, tx, op, cs, h.clock.Now())
 	})
 	if err != nil {
 		return domain.Store{}, false, err
@@ -165,18 +141,18 @@ func (h *SyncHandler) start(ctx context.Context, ws uuid.UUID, job domain.Catalo
 
 // finish is step 3: the items on success, reason on a permanent failure.
 func (h *SyncHandler) finish(ctx context.Context, ws uuid.UUID, job domain.CatalogSyncRun, items []domain.CatalogItem, reason string, log *slog.Logger) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		op, cs, err := h.task(ctx, tx, job)
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
+		op, cs, err := Task.Load(ctx, tx, job.OperationID, job.SyncID)
 		if err != nil {
 			return err
 		}
-		if finished(op, cs) {
+		if Task.Finished(op, cs) {
 			log.Info("sync finished by a concurrent delivery", "status", cs.Status)
 			return nil
 		}
 		if reason != "" {
 			log.Info("sync failed", "reason", reason)
-			return h.fail(ctx, tx, op, cs, reason)
+			return Task.End(ctx, tx, op, cs, reason, h.clock.Now())
 		}
 		if len(items) > 0 {
 			if err := tx.Syncs().UpsertItems(ctx, items); err != nil {
@@ -192,39 +168,6 @@ func (h *SyncHandler) finish(ctx context.Context, ws uuid.UUID, job domain.Catal
 		log.Info("catalog synced", "items", len(items))
 		return tx.Operations().Update(ctx, op)
 	})
-}
-
-// task reads the job's operation and sync and checks they belong together:
-// anything else is a message that can never succeed.
-func (h *SyncHandler) task(ctx context.Context, tx ports.Tx, job domain.CatalogSyncRun) (domain.Operation, domain.CatalogSync, error) {
-	op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationCatalogSync, job.SyncID)
-	if err != nil {
-		return op, domain.CatalogSync{}, err
-	}
-	cs, err := tx.Syncs().Get(ctx, job.SyncID)
-	if err != nil {
-		return op, cs, err
-	}
-	if cs.OperationID != op.ID {
-		return op, cs, domain.Errorf(domain.CodeValidation, "sync %s is tracked by another operation than %s", cs.ID, op.ID)
-	}
-	return op, cs, nil
-}
-
-func (h *SyncHandler) fail(ctx context.Context, tx ports.Tx, op domain.Operation, cs domain.CatalogSync, reason string) error {
-	now := h.clock.Now()
-	cs.Status, cs.Reason, cs.UpdatedAt = domain.TaskFailed, reason, now
-	op.Fail(reason, now)
-	if err := tx.Syncs().Update(ctx, cs); err != nil {
-		return err
-	}
-	return tx.Operations().Update(ctx, op)
-}
-
-// finished reports whether the task ended; sync and operation are updated
-// together, so either one ending is enough.
-func finished(op domain.Operation, cs domain.CatalogSync) bool {
-	return cs.Status.Finished() || op.Finished()
 }
 
 // items turns the platform's listings into catalogue rows. A listing the

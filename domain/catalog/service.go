@@ -49,29 +49,9 @@ func (s *Service) StartSync(ctx context.Context, tx ports.Tx, p domain.Principal
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	}
-	op, event, err := domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
-		OperationKind: domain.OperationCatalogSync,
-		ResourceType:  "catalog_sync",
-		ResourceID:    cs.ID,
-		EventType:     domain.EventCatalogSync,
-		Payload: func(opID uuid.UUID) any {
-			return domain.CatalogSyncRun{SyncID: cs.ID, OperationID: opID}
-		},
-	})
+	op, err := Task.Begin(ctx, tx, s.ids, p, now, &cs, cs.ID, &cs.OperationID, "catalog_sync", domain.EventCatalogSync,
+		func(opID uuid.UUID) any { return domain.CatalogSyncRun{SyncID: cs.ID, OperationID: opID} }, tx.Syncs().Create)
 	if err != nil {
-		return domain.CatalogSync{}, domain.Operation{}, err
-	}
-	cs.OperationID = op.ID
-
-	// The sync first: a second active sync fails before anything else is
-	// written (the caller rolls back either way).
-	if err := tx.Syncs().Create(ctx, cs); err != nil {
-		return domain.CatalogSync{}, domain.Operation{}, err
-	}
-	if err := tx.Operations().Create(ctx, op); err != nil {
-		return domain.CatalogSync{}, domain.Operation{}, err
-	}
-	if err := tx.Outbox().Append(ctx, event); err != nil {
 		return domain.CatalogSync{}, domain.Operation{}, err
 	}
 	return cs, op, nil
@@ -81,11 +61,5 @@ func (s *Service) StartSync(ctx context.Context, tx ports.Tx, p domain.Principal
 //
 // Errors: CodeNotFound if the workspace has no such sync.
 func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.CatalogSync, error) {
-	var cs domain.CatalogSync
-	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		cs, err = tx.Syncs().Get(ctx, id)
-		return err
-	})
-	return cs, err
+	return Task.Read(ctx, s.uow, p, id)
 }

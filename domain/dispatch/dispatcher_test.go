@@ -112,7 +112,7 @@ func TestAlwaysFailingEventIsDeadLetteredWithASanitizedError(t *testing.T) {
 	assert.Contains(t, ev.LastError, "token=[redacted]")
 	assert.NotContains(t, e.logs.String(), "token=abc")
 
-	admin := dispatch.NewAdmin(e.uow, e.clock, nil)
+	admin := dispatch.NewAdmin(e.uow, e.clock, nil, nil)
 	dead, err := admin.ListDeadLetters(context.Background(), ws, 10)
 	require.NoError(t, err)
 	require.Len(t, dead, 1)

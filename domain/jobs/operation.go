@@ -1,5 +1,13 @@
-// Package jobs holds what every worker does with the job a message names,
-// whatever the job: it needs a transaction, so it cannot live in domain.
+// Package jobs is the lifecycle every background job follows, whatever its
+// task type: decode the message (Decode), load the task with its operation
+// (TaskRow.Load), mark both running (TaskRow.Start), record the outcome in
+// a transaction of its own whose log lines follow the commit (Transact),
+// end both failed (TaskRow.End), and, when the worker gives up, end the
+// job and dead-letter its event, reopening it on re-drive (Failures). A
+// task type declares its Task once (TaskTable, StatusTable). What builds a
+// job's operation and event (domain.NewJob) stays in domain: it needs no
+// transaction, and the use cases that write it import no ports of this
+// package.
 package jobs
 
 import (

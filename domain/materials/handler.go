@@ -1,9 +1,7 @@
 package materials
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 
@@ -108,7 +106,7 @@ func (h *TransferHandler) copyItem(ctx context.Context, ws uuid.UUID, job domain
 		// Sanitized, so a source that quotes the URL loses its query.
 		reason := platformerr.Reason(fmt.Sprintf(reasonItemFailed, item.Index), err)
 		log.Info("item cannot be fetched, transfer failed", "reason", reason)
-		return true, h.fail(ctx, ws, job, reason)
+		return true, Task.EndJob(ctx, h.uow, ws, job.OperationID, job.TransferID, reason, h.clock)
 	}
 
 	key := ObjectKey(ws, job.TransferID, item.Index)
@@ -129,7 +127,7 @@ func (h *TransferHandler) copyItem(ctx context.Context, ws uuid.UUID, job domain
 		log.Info("item already stored by an earlier delivery")
 	}
 
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		stop = false
 		t, err := tx.MaterialTransfers().Get(ctx, job.TransferID)
 		if err != nil {
@@ -150,33 +148,17 @@ func (h *TransferHandler) copyItem(ctx context.Context, ws uuid.UUID, job domain
 
 // decode reads and checks the payload.
 func decode(msg ports.Message) (domain.MaterialTransferRun, error) {
-	var job domain.MaterialTransferRun
-	if msg.Type != domain.EventMaterialTransfer {
-		return job, domain.Errorf(domain.CodeValidation, "message type %q is not %s", msg.Type, domain.EventMaterialTransfer)
-	}
-	if msg.WorkspaceID == uuid.Nil {
-		return job, domain.Errorf(domain.CodeValidation, "message %s has no workspace", msg.ID)
-	}
-	dec := json.NewDecoder(bytes.NewReader(msg.Payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&job); err != nil {
-		return job, domain.Wrap(domain.CodeValidation, err, "material.transfer payload cannot be decoded")
-	}
-	if job.TransferID == uuid.Nil || job.OperationID == uuid.Nil {
-		return job, domain.Errorf(domain.CodeValidation, "material.transfer payload lacks transfer or operation")
-	}
-	return job, nil
+	return jobs.Decode(msg, domain.EventMaterialTransfer, func(j domain.MaterialTransferRun) bool {
+		return j.TransferID != uuid.Nil && j.OperationID != uuid.Nil
+	})
 }
 
 // start is step 1. proceed is false when there is nothing (more) to do.
 func (h *TransferHandler) start(ctx context.Context, ws uuid.UUID, job domain.MaterialTransferRun, log *slog.Logger) (transfer domain.MaterialTransfer, proceed bool, err error) {
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		proceed = false
-		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationMaterialTransfer, job.TransferID)
-		if err != nil {
-			return err
-		}
-		transfer, err = tx.MaterialTransfers().Get(ctx, job.TransferID)
+		var op domain.Operation
+		op, transfer, err = Task.Load(ctx, tx, job.OperationID, job.TransferID)
 		if err != nil {
 			return err
 		}
@@ -185,18 +167,7 @@ func (h *TransferHandler) start(ctx context.Context, ws uuid.UUID, job domain.Ma
 			return nil
 		}
 		proceed = true
-		now := h.clock.Now()
-		if transfer.Status != domain.TaskRunning {
-			transfer.Status, transfer.UpdatedAt = domain.TaskRunning, now
-			if err := tx.MaterialTransfers().UpdateStatus(ctx, transfer); err != nil {
-				return err
-			}
-		}
-		if op.Status != domain.OperationRunning {
-			op.Start(now)
-			return tx.Operations().Update(ctx, op)
-		}
-		return nil
+		return Task.Start(ctx, tx, op, transfer, h.clock.Now())
 	})
 	if err != nil {
 		return domain.MaterialTransfer{}, false, err
@@ -206,12 +177,8 @@ func (h *TransferHandler) start(ctx context.Context, ws uuid.UUID, job domain.Ma
 
 // finish is step 3: it checks again that every item is recorded done.
 func (h *TransferHandler) finish(ctx context.Context, ws uuid.UUID, job domain.MaterialTransferRun, log *slog.Logger) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationMaterialTransfer, job.TransferID)
-		if err != nil {
-			return err
-		}
-		t, err := tx.MaterialTransfers().Get(ctx, job.TransferID)
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
+		op, t, err := Task.Load(ctx, tx, job.OperationID, job.TransferID)
 		if err != nil {
 			return err
 		}
@@ -231,31 +198,6 @@ func (h *TransferHandler) finish(ctx context.Context, ws uuid.UUID, job domain.M
 		}
 		op.Succeed(now)
 		log.Info("transfer succeeded", "items", len(t.Items))
-		return tx.Operations().Update(ctx, op)
-	})
-}
-
-// fail ends the transfer and its operation with reason, unless a
-// concurrent delivery finished them first.
-func (h *TransferHandler) fail(ctx context.Context, ws uuid.UUID, job domain.MaterialTransferRun, reason string) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationMaterialTransfer, job.TransferID)
-		if err != nil {
-			return err
-		}
-		t, err := tx.MaterialTransfers().Get(ctx, job.TransferID)
-		if err != nil {
-			return err
-		}
-		if t.Status.Finished() {
-			return nil
-		}
-		now := h.clock.Now()
-		t.Status, t.Reason, t.UpdatedAt = domain.TaskFailed, reason, now
-		if err := tx.MaterialTransfers().UpdateStatus(ctx, t); err != nil {
-			return err
-		}
-		op.Fail(reason, now)
 		return tx.Operations().Update(ctx, op)
 	})
 }

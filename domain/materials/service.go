@@ -62,27 +62,11 @@ func (s *Service) Start(ctx context.Context, tx ports.Tx, p domain.Principal, so
 	for i, u := range sourceURLs {
 		transfer.Items[i] = domain.MaterialItem{Index: i, SourceURL: u}
 	}
-	op, event, err := domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
-		OperationKind: domain.OperationMaterialTransfer,
-		ResourceType:  ResourceType,
-		ResourceID:    transfer.ID,
-		EventType:     domain.EventMaterialTransfer,
-		Payload: func(opID uuid.UUID) any {
+	op, err := Task.Begin(ctx, tx, s.ids, p, now, &transfer, transfer.ID, &transfer.OperationID, ResourceType, domain.EventMaterialTransfer,
+		func(opID uuid.UUID) any {
 			return domain.MaterialTransferRun{TransferID: transfer.ID, OperationID: opID}
-		},
-	})
+		}, tx.MaterialTransfers().Create)
 	if err != nil {
-		return domain.MaterialTransfer{}, domain.Operation{}, err
-	}
-	transfer.OperationID = op.ID
-
-	if err := tx.MaterialTransfers().Create(ctx, transfer); err != nil {
-		return domain.MaterialTransfer{}, domain.Operation{}, err
-	}
-	if err := tx.Operations().Create(ctx, op); err != nil {
-		return domain.MaterialTransfer{}, domain.Operation{}, err
-	}
-	if err := tx.Outbox().Append(ctx, event); err != nil {
 		return domain.MaterialTransfer{}, domain.Operation{}, err
 	}
 	return transfer, op, nil
@@ -95,13 +79,7 @@ const ResourceType = "material_transfer"
 //
 // Errors: CodeNotFound if the workspace has no such transfer.
 func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.MaterialTransfer, error) {
-	var t domain.MaterialTransfer
-	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		t, err = tx.MaterialTransfers().Get(ctx, id)
-		return err
-	})
-	return t, err
+	return Task.Read(ctx, s.uow, p, id)
 }
 
 // resolveBudget bounds the DNS lookups of one request: a request naming

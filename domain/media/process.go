@@ -1,9 +1,7 @@
 package media
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"image"
 	"log/slog"
@@ -50,7 +48,7 @@ const (
 // again; the operation stays running. A message that can never succeed (not
 // this event type, a payload that does not decode, an operation that does
 // not exist or is not the processing of the message's media) is
-// CodeValidation or CodeNotFound, which the queue may poison at once.
+// CodeValidation or CodeNotFound, which the worker gives up on at once.
 // Rejected content is a result, not an error: it is recorded and nil is
 // returned.
 type ProcessHandler struct {
@@ -115,27 +113,14 @@ func (h *ProcessHandler) Handle(ctx context.Context, msg ports.Message) error {
 
 // decodeMessage reads and checks the payload.
 func decodeMessage(msg ports.Message) (domain.MediaProcess, error) {
-	var job domain.MediaProcess
-	if msg.Type != domain.EventMediaProcess {
-		return job, domain.Errorf(domain.CodeValidation, "message type %q is not %s", msg.Type, domain.EventMediaProcess)
-	}
-	if msg.WorkspaceID == uuid.Nil {
-		return job, domain.Errorf(domain.CodeValidation, "message %s has no workspace", msg.ID)
-	}
-	dec := json.NewDecoder(bytes.NewReader(msg.Payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&job); err != nil {
-		return job, domain.Wrap(domain.CodeValidation, err, "media.process payload cannot be decoded")
-	}
-	if job.MediaID == uuid.Nil || job.OperationID == uuid.Nil {
-		return job, domain.Errorf(domain.CodeValidation, "media.process payload lacks media or operation")
-	}
-	return job, nil
+	return jobs.Decode(msg, domain.EventMediaProcess, func(j domain.MediaProcess) bool {
+		return j.MediaID != uuid.Nil && j.OperationID != uuid.Nil
+	})
 }
 
 // start is step 1. proceed is false when there is nothing (more) to do.
 func (h *ProcessHandler) start(ctx context.Context, ws uuid.UUID, job domain.MediaProcess, log *slog.Logger) (m domain.Media, proceed bool, err error) {
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		proceed = false
 		op, current, done, err := h.load(ctx, tx, job, log)
 		if err != nil || done {
@@ -156,7 +141,7 @@ func (h *ProcessHandler) start(ctx context.Context, ws uuid.UUID, job domain.Med
 
 // succeed is step 4 for valid content.
 func (h *ProcessHandler) succeed(ctx context.Context, ws uuid.UUID, job domain.MediaProcess, variants []domain.MediaVariant, log *slog.Logger) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		op, m, done, err := h.load(ctx, tx, job, log)
 		if err != nil || done {
 			return err
@@ -179,7 +164,7 @@ func (h *ProcessHandler) reject(ctx context.Context, ws uuid.UUID, job domain.Me
 	if errors.As(verdict, &r) && r.reason != "" {
 		reason = r.reason
 	}
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		op, m, done, err := h.load(ctx, tx, job, log)
 		if err != nil || done {
 			return err

@@ -14,7 +14,7 @@ const (
 )
 
 // List returns the caller's workspace's operations matching filter, newest
-// first. A zero Limit means DefaultListLimit; a Limit above MaxListLimit is
+// first, each with its delivery. A zero Limit means DefaultListLimit; a Limit above MaxListLimit is
 // lowered to it. Pass the id of the last operation of a page as Before to
 // read the next one.
 //
@@ -38,7 +38,10 @@ func (s *Service) List(ctx context.Context, p domain.Principal, filter ports.Ope
 	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		ops, err = tx.Operations().List(ctx, filter)
-		return err
+		if err != nil {
+			return err
+		}
+		return withDelivery(ctx, tx, ops)
 	})
 	if err != nil {
 		return nil, err

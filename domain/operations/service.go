@@ -17,13 +17,34 @@ type Service struct {
 
 func NewService(uow ports.UnitOfWork) *Service { return &Service{uow: uow} }
 
-// Get reads one operation of the caller's workspace; CodeNotFound otherwise.
+// Get reads one operation of the caller's workspace, with its delivery;
+// CodeNotFound otherwise.
 func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Operation, error) {
 	var op domain.Operation
 	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		op, err = tx.Operations().Get(ctx, id)
+		if err != nil {
+			return err
+		}
+		ops := []domain.Operation{op}
+		err = withDelivery(ctx, tx, ops)
+		op = ops[0]
 		return err
 	})
 	return op, err
+}
+
+// withDelivery sets the Delivery of each of ops whose event is still kept.
+func withDelivery(ctx context.Context, tx ports.Tx, ops []domain.Operation) error {
+	events, err := tx.Outbox().ForOperations(ctx, ops)
+	if err != nil {
+		return err
+	}
+	for i := range ops {
+		if e, ok := events[ops[i].ID]; ok {
+			ops[i].Delivery = domain.DeliveryOf(e)
+		}
+	}
+	return nil
 }

@@ -1,9 +1,7 @@
 package publishing
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 
@@ -132,40 +130,27 @@ func (h *PublishHandler) Handle(ctx context.Context, msg ports.Message) error {
 
 // decode reads and checks the payload.
 func decode(msg ports.Message) (domain.ListingPublish, error) {
-	var job domain.ListingPublish
-	if msg.Type != domain.EventListingPublish {
-		return job, domain.Errorf(domain.CodeValidation, "message type %q is not %s", msg.Type, domain.EventListingPublish)
-	}
-	if msg.WorkspaceID == uuid.Nil {
-		return job, domain.Errorf(domain.CodeValidation, "message %s has no workspace", msg.ID)
-	}
-	dec := json.NewDecoder(bytes.NewReader(msg.Payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&job); err != nil {
-		return job, domain.Wrap(domain.CodeValidation, err, "listing.publish payload cannot be decoded")
-	}
-	if job.PublicationID == uuid.Nil || job.OperationID == uuid.Nil || job.ProductRevision <= 0 {
-		return job, domain.Errorf(domain.CodeValidation, "listing.publish payload lacks publication, operation or product revision")
-	}
-	return job, nil
+	return jobs.Decode(msg, domain.EventListingPublish, func(j domain.ListingPublish) bool {
+		return j.PublicationID != uuid.Nil && j.OperationID != uuid.Nil && j.ProductRevision > 0
+	})
 }
 
 // start is step 1. proceed is false when there is nothing (more) to do.
 func (h *PublishHandler) start(ctx context.Context, ws uuid.UUID, job domain.ListingPublish, log *slog.Logger) (w work, proceed bool, err error) {
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		proceed = false
-		op, pub, err := h.task(ctx, tx, job)
+		op, pub, err := Task.Load(ctx, tx, job.OperationID, job.PublicationID)
 		if err != nil {
 			return err
 		}
-		if finished(op, pub) {
+		if Task.Finished(op, pub) {
 			log.Info("publication already finished: duplicate delivery", "status", pub.Status)
 			return nil
 		}
 		store, err := tx.Stores().Get(ctx, pub.StoreID)
 		if domain.IsCode(err, domain.CodeNotFound) {
 			log.Warn("store not found, publication failed")
-			return h.fail(ctx, tx, op, pub, ReasonStoreNotFound)
+			return Task.End(ctx, tx, op, pub, ReasonStoreNotFound, h.clock.Now())
 		}
 		if err != nil {
 			return err
@@ -173,7 +158,7 @@ func (h *PublishHandler) start(ctx context.Context, ws uuid.UUID, job domain.Lis
 		product, err := tx.Products().Get(ctx, pub.ProductID)
 		if domain.IsCode(err, domain.CodeNotFound) {
 			log.Warn("product not found, publication failed")
-			return h.fail(ctx, tx, op, pub, ReasonProductNotFound)
+			return Task.End(ctx, tx, op, pub, ReasonProductNotFound, h.clock.Now())
 		}
 		if err != nil {
 			return err
@@ -183,16 +168,7 @@ func (h *PublishHandler) start(ctx context.Context, ws uuid.UUID, job domain.Lis
 				"requested_revision", pub.ProductRevision, "current_revision", product.Revision)
 		}
 		w, proceed = work{pub: pub, store: store, product: product}, true
-		if pub.Status == domain.TaskRunning && op.Status == domain.OperationRunning {
-			return nil // a redelivery after a failed attempt
-		}
-		now := h.clock.Now()
-		pub.Status, pub.UpdatedAt = domain.TaskRunning, now
-		op.Start(now)
-		if err := tx.Publications().Update(ctx, pub); err != nil {
-			return err
-		}
-		return tx.Operations().Update(ctx, op)
+		return Task.Start(ctx, tx, op, pub, h.clock.Now())
 	})
 	if err != nil {
 		return work{}, false, err
@@ -202,18 +178,18 @@ func (h *PublishHandler) start(ctx context.Context, ws uuid.UUID, job domain.Lis
 
 // finish is step 3: listingID on success, reason on a permanent failure.
 func (h *PublishHandler) finish(ctx context.Context, ws uuid.UUID, job domain.ListingPublish, listingID, reason string, log *slog.Logger) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		op, pub, err := h.task(ctx, tx, job)
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
+		op, pub, err := Task.Load(ctx, tx, job.OperationID, job.PublicationID)
 		if err != nil {
 			return err
 		}
-		if finished(op, pub) {
+		if Task.Finished(op, pub) {
 			log.Info("publication finished by a concurrent delivery", "status", pub.Status)
 			return nil
 		}
 		if reason != "" {
 			log.Info("publication failed", "reason", reason)
-			return h.fail(ctx, tx, op, pub, reason)
+			return Task.End(ctx, tx, op, pub, reason, h.clock.Now())
 		}
 		now := h.clock.Now()
 		pub.Status, pub.ExternalListingID, pub.Reason, pub.UpdatedAt = domain.TaskSucceeded, listingID, "", now
@@ -224,39 +200,6 @@ func (h *PublishHandler) finish(ctx context.Context, ws uuid.UUID, job domain.Li
 		log.Info("listing created", "listing", listingID)
 		return tx.Operations().Update(ctx, op)
 	})
-}
-
-// task reads the job's operation and publication and checks they belong
-// together: anything else is a message that can never succeed.
-func (h *PublishHandler) task(ctx context.Context, tx ports.Tx, job domain.ListingPublish) (domain.Operation, domain.Publication, error) {
-	op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationListingPublish, job.PublicationID)
-	if err != nil {
-		return op, domain.Publication{}, err
-	}
-	pub, err := tx.Publications().Get(ctx, job.PublicationID)
-	if err != nil {
-		return op, pub, err
-	}
-	if pub.OperationID != op.ID {
-		return op, pub, domain.Errorf(domain.CodeValidation, "publication %s is tracked by another operation than %s", pub.ID, op.ID)
-	}
-	return op, pub, nil
-}
-
-func (h *PublishHandler) fail(ctx context.Context, tx ports.Tx, op domain.Operation, pub domain.Publication, reason string) error {
-	now := h.clock.Now()
-	pub.Status, pub.Reason, pub.UpdatedAt = domain.TaskFailed, reason, now
-	op.Fail(reason, now)
-	if err := tx.Publications().Update(ctx, pub); err != nil {
-		return err
-	}
-	return tx.Operations().Update(ctx, op)
-}
-
-// finished reports whether the task ended; publication and operation are
-// updated together, so either one ending is enough.
-func finished(op domain.Operation, pub domain.Publication) bool {
-	return pub.Status.Finished() || op.Finished()
 }
 
 // listedBefore recognises the platform refusing our token because an

@@ -57,29 +57,11 @@ func (s *Service) Publish(ctx context.Context, tx ports.Tx, p domain.Principal, 
 		CreatedAt:       now,
 		UpdatedAt:       now,
 	}
-	op, event, err := domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
-		OperationKind: domain.OperationListingPublish,
-		ResourceType:  "publication",
-		ResourceID:    pub.ID,
-		EventType:     domain.EventListingPublish,
-		Payload: func(opID uuid.UUID) any {
+	op, err := Task.Begin(ctx, tx, s.ids, p, now, &pub, pub.ID, &pub.OperationID, "publication", domain.EventListingPublish,
+		func(opID uuid.UUID) any {
 			return domain.ListingPublish{PublicationID: pub.ID, ProductRevision: pub.ProductRevision, OperationID: opID}
-		},
-	})
+		}, tx.Publications().Create)
 	if err != nil {
-		return domain.Publication{}, domain.Operation{}, err
-	}
-	pub.OperationID = op.ID
-
-	// The publication first: a duplicate fails before anything else is
-	// written (the caller rolls back either way).
-	if err := tx.Publications().Create(ctx, pub); err != nil {
-		return domain.Publication{}, domain.Operation{}, err
-	}
-	if err := tx.Operations().Create(ctx, op); err != nil {
-		return domain.Publication{}, domain.Operation{}, err
-	}
-	if err := tx.Outbox().Append(ctx, event); err != nil {
 		return domain.Publication{}, domain.Operation{}, err
 	}
 	return pub, op, nil
@@ -89,11 +71,5 @@ func (s *Service) Publish(ctx context.Context, tx ports.Tx, p domain.Principal, 
 //
 // Errors: CodeNotFound if the workspace has no such publication.
 func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Publication, error) {
-	var pub domain.Publication
-	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		pub, err = tx.Publications().Get(ctx, id)
-		return err
-	})
-	return pub, err
+	return Task.Read(ctx, s.uow, p, id)
 }

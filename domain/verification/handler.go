@@ -1,9 +1,7 @@
 package verification
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 
 	"github.com/google/uuid"
@@ -50,7 +48,7 @@ const (
 // is delivered again; the operation stays running. A message that can never
 // succeed (not this event type, a payload that does not decode, an
 // operation that does not exist or does not belong to the store) is
-// CodeValidation or CodeNotFound, which the queue may poison at once. A
+// CodeValidation or CodeNotFound, which the worker gives up on at once. A
 // permanent platform error ends the operation failed and returns nil.
 type Handler struct {
 	uow     ports.UnitOfWork
@@ -109,27 +107,14 @@ func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
 
 // decode reads and checks the payload.
 func decode(msg ports.Message) (domain.StoreCredentialsVerify, error) {
-	var job domain.StoreCredentialsVerify
-	if msg.Type != domain.EventStoreCredentialsVerify {
-		return job, domain.Errorf(domain.CodeValidation, "message type %q is not %s", msg.Type, domain.EventStoreCredentialsVerify)
-	}
-	if msg.WorkspaceID == uuid.Nil {
-		return job, domain.Errorf(domain.CodeValidation, "message %s has no workspace", msg.ID)
-	}
-	dec := json.NewDecoder(bytes.NewReader(msg.Payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&job); err != nil {
-		return job, domain.Wrap(domain.CodeValidation, err, "store.credentials.verify payload cannot be decoded")
-	}
-	if job.StoreID == uuid.Nil || job.OperationID == uuid.Nil || job.CredentialVersion <= 0 {
-		return job, domain.Errorf(domain.CodeValidation, "store.credentials.verify payload lacks store, operation or credential version")
-	}
-	return job, nil
+	return jobs.Decode(msg, domain.EventStoreCredentialsVerify, func(j domain.StoreCredentialsVerify) bool {
+		return j.StoreID != uuid.Nil && j.OperationID != uuid.Nil && j.CredentialVersion > 0
+	})
 }
 
 // start is step 1. proceed is false when there is nothing (more) to do.
 func (h *Handler) start(ctx context.Context, ws uuid.UUID, job domain.StoreCredentialsVerify, log *slog.Logger) (store domain.Store, proceed bool, err error) {
-	err = h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		proceed = false
 		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationStoreVerify, job.StoreID)
 		if err != nil {
@@ -167,7 +152,7 @@ func (h *Handler) start(ctx context.Context, ws uuid.UUID, job domain.StoreCrede
 
 // finish is step 3.
 func (h *Handler) finish(ctx context.Context, ws uuid.UUID, job domain.StoreCredentialsVerify, result ports.VerifyCredentialsResult, log *slog.Logger) error {
-	return h.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		op, err := jobs.Operation(ctx, tx, job.OperationID, domain.OperationStoreVerify, job.StoreID)
 		if err != nil {
 			return err

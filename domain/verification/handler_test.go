@@ -3,6 +3,7 @@ package verification_test
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -256,4 +257,23 @@ func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
 
 	assert.Empty(t, h.sim.Calls())
+}
+
+// A worker that dies after writing the verdict and before its commit has
+// logged nothing of it: "store verified" is written after the commit that
+// records it, so the log never claims what the database does not hold.
+func TestOutcomeIsLoggedOnlyAfterItsCommit(t *testing.T) {
+	h := newHarness(t)
+	_, _, msg := h.connect(t, "ak_good")
+	crashing := testkit.NewCrashingUoW(h.uow)
+	logs := &testkit.LogBuffer{}
+	handler := verification.NewHandler(crashing, h.sim, h.sealer, system.NewClock(), slog.New(slog.NewTextHandler(logs, nil)))
+
+	crashing.CrashNext(2) // the start commits, the verdict rolls back
+	require.Error(t, handler.Handle(context.Background(), msg))
+	assert.NotContains(t, logs.String(), "store verified")
+
+	require.NoError(t, handler.Handle(context.Background(), msg))
+	assert.Equal(t, 1, strings.Count(logs.String(), "store verified"), logs.String())
+	assert.Equal(t, 1, h.sim.EffectCount(), "the platform's own idempotency: one effect")
 }

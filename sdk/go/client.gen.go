@@ -132,6 +132,24 @@ func (e CreateStoreRequestPlatform) Valid() bool {
 	}
 }
 
+// Defines values for DeadLetterStage.
+const (
+	DeadLetterStageDelivery DeadLetterStage = "delivery"
+	DeadLetterStageJob      DeadLetterStage = "job"
+)
+
+// Valid indicates whether the value is a known member of the DeadLetterStage enum.
+func (e DeadLetterStage) Valid() bool {
+	switch e {
+	case DeadLetterStageDelivery:
+		return true
+	case DeadLetterStageJob:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MaterialTransferStatus.
 const (
 	MaterialTransferStatusFailed    MaterialTransferStatus = "failed"
@@ -216,6 +234,30 @@ func (e OperationStatus) Valid() bool {
 	case OperationStatusRunning:
 		return true
 	case OperationStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for OperationDeliveryStatus.
+const (
+	OperationDeliveryStatusDeadLetter  OperationDeliveryStatus = "dead_letter"
+	OperationDeliveryStatusDispatched  OperationDeliveryStatus = "dispatched"
+	OperationDeliveryStatusDispatching OperationDeliveryStatus = "dispatching"
+	OperationDeliveryStatusPending     OperationDeliveryStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the OperationDeliveryStatus enum.
+func (e OperationDeliveryStatus) Valid() bool {
+	switch e {
+	case OperationDeliveryStatusDeadLetter:
+		return true
+	case OperationDeliveryStatusDispatched:
+		return true
+	case OperationDeliveryStatusDispatching:
+		return true
+	case OperationDeliveryStatusPending:
 		return true
 	default:
 		return false
@@ -646,7 +688,9 @@ type DeadLetter struct {
 	// AggregateType Example: store
 	AggregateType string `json:"aggregate_type"`
 
-	// AttemptCount Example: 10
+	// AttemptCount Delivery attempts
+	//
+	// Example: 10
 	AttemptCount int64 `json:"attempt_count"`
 
 	// CreatedAt Example: 2026-03-14T09:26:53Z
@@ -658,15 +702,37 @@ type DeadLetter struct {
 	// Id Example: 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
 	Id openapi_types.UUID `json:"id"`
 
-	// LastError The last delivery failure, sanitized and bounded
+	// LastError The last failure, sanitized and bounded
 	//
 	// Example: publish: broker unavailable
+	LastError string `json:"last_error"`
+
+	// OperationId The operation whose job the event carries
+	//
+	// Example: 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+	OperationId *openapi_types.UUID `json:"operation_id,omitempty"`
+
+	// Stage delivery: the Dispatcher could not publish it; job: it was delivered and the worker gave up on its job (task and operation failed)
+	Stage DeadLetterStage `json:"stage"`
+}
+
+// DeadLetterStage delivery: the Dispatcher could not publish it; job: it was delivered and the worker gave up on its job (task and operation failed)
+type DeadLetterStage string
+
+// DeadLetterGroup defines model for DeadLetterGroup.
+type DeadLetterGroup struct {
+	Count    int64    `json:"count"`
+	EventIds []string `json:"event_ids"`
+
+	// LastError Example: publish: broker unavailable
 	LastError string `json:"last_error"`
 }
 
 // DeadLetterList defines model for DeadLetterList.
 type DeadLetterList struct {
-	Items []DeadLetter `json:"items"`
+	// Groups The listed items grouped by last error, the largest group first
+	Groups []DeadLetterGroup `json:"groups"`
+	Items  []DeadLetter      `json:"items"`
 }
 
 // ErrorDetail defines model for ErrorDetail.
@@ -875,7 +941,8 @@ type MemberList struct {
 // Operation defines model for Operation.
 type Operation struct {
 	// CreatedAt Example: 2026-03-14T09:26:53Z
-	CreatedAt time.Time `json:"created_at"`
+	CreatedAt time.Time          `json:"created_at"`
+	Delivery  *OperationDelivery `json:"delivery,omitempty"`
 
 	// Error Why the operation failed; sanitized
 	//
@@ -908,6 +975,26 @@ type OperationStatus string
 type OperationAccepted struct {
 	Operation Operation `json:"operation"`
 }
+
+// OperationDelivery defines model for OperationDelivery.
+type OperationDelivery struct {
+	// Attempts Failed delivery attempts so far
+	Attempts int64 `json:"attempts"`
+
+	// LastError The last failure, sanitized
+	//
+	// Example: publish: broker unavailable
+	LastError *string `json:"last_error,omitempty"`
+
+	// NextAttemptAt When the next attempt is due; only while pending
+	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+
+	// Status pending: waiting for (another) attempt; dispatching: being handed to the workers; dispatched: handed to the workers; dead_letter: parked for an operator, who can re-drive it
+	Status OperationDeliveryStatus `json:"status"`
+}
+
+// OperationDeliveryStatus pending: waiting for (another) attempt; dispatching: being handed to the workers; dispatched: handed to the workers; dead_letter: parked for an operator, who can re-drive it
+type OperationDeliveryStatus string
 
 // OperationList defines model for OperationList.
 type OperationList struct {
@@ -1661,14 +1748,14 @@ type ClientInterface interface {
 
 	// GetOperation Read an operation
 	//
-	// Poll this to follow asynchronous work from pending to running to succeeded or failed.
+	// Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 	//
 	// Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
 	GetOperation(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListDeadLetters List dead-lettered outbox events
 	//
-	// Events whose delivery failed too often, with the sanitized last error. Workspace admins only.
+	// Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Workspace admins only.
 	//
 	// Corresponds with GET /v1/outbox/dead-letters (the `ListDeadLetters` operationId).
 	ListDeadLetters(ctx context.Context, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1682,7 +1769,7 @@ type ClientInterface interface {
 
 	// RedriveDeadLetter Re-drive one dead-lettered event
 	//
-	// Returns the event to pending with its attempts reset; the Dispatcher delivers it again. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
+	// Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
 	//
 	// Corresponds with POST /v1/outbox/dead-letters/{id}/redrive (the `RedriveDeadLetter` operationId).
 	RedriveDeadLetter(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2203,7 +2290,7 @@ func (c *Client) ListOperations(ctx context.Context, params *ListOperationsParam
 
 // GetOperation Read an operation
 //
-// Poll this to follow asynchronous work from pending to running to succeeded or failed.
+// Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 //
 // Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
 func (c *Client) GetOperation(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2220,7 +2307,7 @@ func (c *Client) GetOperation(ctx context.Context, id openapi_types.UUID, reqEdi
 
 // ListDeadLetters List dead-lettered outbox events
 //
-// Events whose delivery failed too often, with the sanitized last error. Workspace admins only.
+// Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Workspace admins only.
 //
 // Corresponds with GET /v1/outbox/dead-letters (the `ListDeadLetters` operationId).
 func (c *Client) ListDeadLetters(ctx context.Context, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2254,7 +2341,7 @@ func (c *Client) RedriveAllDeadLetters(ctx context.Context, reqEditors ...Reques
 
 // RedriveDeadLetter Re-drive one dead-lettered event
 //
-// Returns the event to pending with its attempts reset; the Dispatcher delivers it again. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
+// Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
 //
 // Corresponds with POST /v1/outbox/dead-letters/{id}/redrive (the `RedriveDeadLetter` operationId).
 func (c *Client) RedriveDeadLetter(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4649,7 +4736,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetOperationWithResponse Read an operation
 	//
-	// Poll this to follow asynchronous work from pending to running to succeeded or failed.
+	// Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4658,7 +4745,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListDeadLettersWithResponse List dead-lettered outbox events
 	//
-	// Events whose delivery failed too often, with the sanitized last error. Workspace admins only.
+	// Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Workspace admins only.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4676,7 +4763,7 @@ type ClientWithResponsesInterface interface {
 
 	// RedriveDeadLetterWithResponse Re-drive one dead-lettered event
 	//
-	// Returns the event to pending with its attempts reset; the Dispatcher delivers it again. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
+	// Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8319,7 +8406,7 @@ func (c *ClientWithResponses) ListOperationsWithResponse(ctx context.Context, pa
 
 // GetOperationWithResponse Read an operation
 //
-// Poll this to follow asynchronous work from pending to running to succeeded or failed.
+// Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8334,7 +8421,7 @@ func (c *ClientWithResponses) GetOperationWithResponse(ctx context.Context, id o
 
 // ListDeadLettersWithResponse List dead-lettered outbox events
 //
-// Events whose delivery failed too often, with the sanitized last error. Workspace admins only.
+// Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Workspace admins only.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8364,7 +8451,7 @@ func (c *ClientWithResponses) RedriveAllDeadLettersWithResponse(ctx context.Cont
 
 // RedriveDeadLetterWithResponse Re-drive one dead-lettered event
 //
-// Returns the event to pending with its attempts reset; the Dispatcher delivers it again. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
+// Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
 //
 // Returns a wrapper object for the known response body format(s).
 //

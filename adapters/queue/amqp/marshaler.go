@@ -42,7 +42,7 @@ func (Marshaler) Marshal(msg *message.Message) (amqp091.Publishing, error) {
 // Unmarshal implements wmamqp.Marshaler. The id is the message-id
 // property, or the watermill header for messages published without it. It
 // never fails: an error here would nack and requeue the message forever,
-// while a message without a usable id reaches the worker, which poisons it.
+// while a message without a usable id reaches the worker, which gives up on it.
 func (Marshaler) Unmarshal(d amqp091.Delivery) (*message.Message, error) {
 	id := d.MessageId
 	if id == "" {

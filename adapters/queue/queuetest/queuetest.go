@@ -34,13 +34,12 @@ const wait = 15 * time.Second
 // Prefix returns a topic prefix no other test uses.
 func Prefix() string { return "test." + watermill.NewShortUUID() + "." }
 
-// Topics lists every topic the contract may use under prefix, the poison
-// topic included, for backends that clean up after a test.
+// Topics lists every topic the contract may use under prefix, for
+// backends that clean up after a test.
 func Topics(prefix string) []string {
 	return []string{
 		queue.Topic(prefix, TypeVerify),
 		queue.Topic(prefix, TypeSync),
-		queue.Topic(prefix, queue.PoisonTopic),
 	}
 }
 

@@ -2,13 +2,14 @@ package queuetest
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
-	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+	"github.com/google/uuid"
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain"
@@ -23,8 +24,9 @@ type NewRawPair func(t *testing.T, prefix string) (message.Publisher, message.Su
 // maxRetries is the worker's retry budget in the contract.
 const maxRetries = 2
 
-// RunWorkerContract checks queue.Worker on a broker: retries, the poison
-// topic, and that a parked message keeps its id.
+// RunWorkerContract checks queue.Worker on a broker: retries, giving up
+// on a job (recorded through ports.JobFailures, then acknowledged), and
+// that a job given up on keeps its id.
 func RunWorkerContract(t *testing.T, newPair NewRawPair) {
 	t.Run("retries a transient failure and succeeds once", func(t *testing.T) {
 		var calls, successes atomic.Int32
@@ -47,37 +49,54 @@ func RunWorkerContract(t *testing.T, newPair NewRawPair) {
 		case <-time.After(wait):
 			t.Fatalf("handler did not succeed within %s (%d calls)", wait, calls.Load())
 		}
-		env.poison.quiet(t, 500*time.Millisecond)
+		env.failures.quiet(t, 500*time.Millisecond)
 		if c, s := calls.Load(), successes.Load(); c != 3 || s != 1 {
 			t.Fatalf("calls = %d, successes = %d; want 3 and 1", c, s)
 		}
 	})
 
-	t.Run("parks a message that keeps failing in the poison topic", func(t *testing.T) {
+	t.Run("gives up on a job that keeps failing after the retries", func(t *testing.T) {
 		var calls atomic.Int32
 		h := ports.MessageHandlerFunc(func(ctx context.Context, m ports.Message) error {
 			calls.Add(1)
-			// The reason is copied into the parked message: it must come
-			// out sanitized.
-			return domain.Wrap(domain.CodeUnavailable, nil, "upstream refused password=hunter2")
+			// The cause reaches the dead letter: it must come out
+			// sanitized.
+			return domain.Wrap(domain.CodeUnavailable, errors.New("dial: password=hunter2"), "upstream refused")
 		})
 		env := startWorker(t, newPair, h)
 		want := newMessage(TypeVerify, 0)
 		env.publish(t, want)
 
-		parked := env.poisoned(t, want)
-		if got := calls.Load(); got != maxRetries+1 {
-			t.Errorf("calls = %d, want %d", got, maxRetries+1)
+		got := env.gaveUp(t, want)
+		if n := calls.Load(); n != maxRetries+1 {
+			t.Errorf("calls = %d, want %d", n, maxRetries+1)
 		}
-		if reason := parked.Metadata.Get(middleware.ReasonForPoisonedKey); reason == "" || strings.Contains(reason, "hunter2") {
-			t.Errorf("reason_poisoned = %q, want a sanitized reason", reason)
+		if text := got.cause.Error(); text == "" || strings.Contains(text, "hunter2") {
+			t.Errorf("cause = %q, want a sanitized text", text)
 		}
-		if topic := parked.Metadata.Get(middleware.PoisonedTopicKey); topic != queue.Topic(env.prefix, TypeVerify) {
-			t.Errorf("topic_poisoned = %q", topic)
+		if !domain.IsCode(got.cause, domain.CodeUnavailable) {
+			t.Errorf("cause code = %s, want the handler's", domain.ErrorCode(got.cause))
 		}
 	})
 
-	t.Run("parks a non-retryable failure without retrying", func(t *testing.T) {
+	t.Run("delivers the message again when the give-up cannot be recorded", func(t *testing.T) {
+		var calls atomic.Int32
+		h := ports.MessageHandlerFunc(func(ctx context.Context, m ports.Message) error {
+			calls.Add(1)
+			return domain.Errorf(domain.CodeValidation, "payload names no task")
+		})
+		env := startWorker(t, newPair, h)
+		env.failures.refuse.Store(1) // the database is down for the first give-up
+		want := newMessage(TypeVerify, 0)
+		env.publish(t, want)
+
+		env.gaveUp(t, want)
+		if n := calls.Load(); n != 2 {
+			t.Errorf("calls = %d, want 2 (the message came back after the failed record)", n)
+		}
+	})
+
+	t.Run("gives up on a non-retryable failure without retrying", func(t *testing.T) {
 		var calls atomic.Int32
 		h := ports.MessageHandlerFunc(func(ctx context.Context, m ports.Message) error {
 			calls.Add(1)
@@ -87,13 +106,13 @@ func RunWorkerContract(t *testing.T, newPair NewRawPair) {
 		want := newMessage(TypeVerify, 0)
 		env.publish(t, want)
 
-		env.poisoned(t, want)
+		env.gaveUp(t, want)
 		if got := calls.Load(); got != 1 {
 			t.Errorf("calls = %d, want 1", got)
 		}
 	})
 
-	t.Run("recovers a panicking handler and parks the message after the retries", func(t *testing.T) {
+	t.Run("recovers a panicking handler and gives up after the retries", func(t *testing.T) {
 		var calls atomic.Int32
 		h := ports.MessageHandlerFunc(func(ctx context.Context, m ports.Message) error {
 			calls.Add(1)
@@ -103,13 +122,13 @@ func RunWorkerContract(t *testing.T, newPair NewRawPair) {
 		want := newMessage(TypeVerify, 0)
 		env.publish(t, want)
 
-		env.poisoned(t, want)
+		env.gaveUp(t, want)
 		if got := calls.Load(); got != maxRetries+1 {
 			t.Errorf("calls = %d, want %d", got, maxRetries+1)
 		}
 	})
 
-	t.Run("Close interrupts a running handler without parking its message", func(t *testing.T) {
+	t.Run("Close interrupts a running handler without giving up on its job", func(t *testing.T) {
 		entered := make(chan struct{}, 1)
 		h := ports.MessageHandlerFunc(func(ctx context.Context, m ports.Message) error {
 			entered <- struct{}{}
@@ -130,10 +149,10 @@ func RunWorkerContract(t *testing.T, newPair NewRawPair) {
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("Close took %s", d)
 		}
-		env.poison.quiet(t, 500*time.Millisecond)
+		env.failures.quiet(t, 500*time.Millisecond)
 	})
 
-	t.Run("parks a message whose id is not an event id without calling the handler", func(t *testing.T) {
+	t.Run("gives up on a message whose id is not an event id without calling the handler", func(t *testing.T) {
 		var calls atomic.Int32
 		h := ports.MessageHandlerFunc(func(ctx context.Context, m ports.Message) error {
 			calls.Add(1)
@@ -145,9 +164,9 @@ func RunWorkerContract(t *testing.T, newPair NewRawPair) {
 		if err := env.pub.Publish(queue.Topic(env.prefix, TypeVerify), bad); err != nil {
 			t.Fatalf("publish: %v", err)
 		}
-		parked := env.poison.take(t, 1)[0]
-		if parked.UUID != "not-a-uuid" {
-			t.Errorf("parked id = %q", parked.UUID)
+		got := env.failures.take(t)
+		if got.msg.ID != uuid.Nil || got.msg.Type != TypeVerify || !domain.IsCode(got.cause, domain.CodeValidation) {
+			t.Errorf("given up on %+v (%v), want the unreadable message with CodeValidation", got.msg, got.cause)
 		}
 		if got := calls.Load(); got != 0 {
 			t.Errorf("calls = %d, want 0", got)
@@ -156,16 +175,58 @@ func RunWorkerContract(t *testing.T, newPair NewRawPair) {
 }
 
 type workerEnv struct {
-	worker *queue.Worker
-	prefix string
-	pub    message.Publisher
-	events *queue.Publisher
-	poison *subscription
+	worker   *queue.Worker
+	prefix   string
+	pub      message.Publisher
+	events   *queue.Publisher
+	failures *givenUp
+}
+
+// givenUp records the jobs the worker gives up on.
+type givenUp struct {
+	got chan gaveUp
+	// refuse is how many GiveUp calls fail (the database is down) before
+	// they succeed.
+	refuse atomic.Int32
+}
+
+type gaveUp struct {
+	msg   ports.Message
+	cause error
+}
+
+func (g *givenUp) GiveUp(_ context.Context, msg ports.Message, cause error) error {
+	if g.refuse.Add(-1) >= 0 {
+		return domain.Errorf(domain.CodeUnavailable, "database unreachable")
+	}
+	g.got <- gaveUp{msg, cause}
+	return nil
+}
+
+func (g *givenUp) take(t *testing.T) gaveUp {
+	t.Helper()
+	select {
+	case got := <-g.got:
+		return got
+	case <-time.After(wait):
+		t.Fatalf("the worker did not give up within %s", wait)
+		return gaveUp{}
+	}
+}
+
+// quiet checks that the worker gives up on nothing for d.
+func (g *givenUp) quiet(t *testing.T, d time.Duration) {
+	t.Helper()
+	select {
+	case got := <-g.got:
+		t.Errorf("unexpected give-up on %s: %v", got.msg.ID, got.cause)
+	case <-time.After(d):
+	}
 }
 
 // startWorker runs a worker with h for TypeVerify, a handler for TypeSync
-// that must never be called, fast retries, and a subscription to the
-// poison topic.
+// that must never be called, fast retries, and a record of the jobs it
+// gives up on.
 func startWorker(t *testing.T, newPair NewRawPair, h ports.MessageHandler) *workerEnv {
 	t.Helper()
 	prefix := Prefix()
@@ -177,7 +238,8 @@ func startWorker(t *testing.T, newPair NewRawPair, h ports.MessageHandler) *work
 			return nil
 		}),
 	}
-	w, err := queue.NewWorker(sub, pub, handlers, queue.WorkerConfig{
+	failures := &givenUp{got: make(chan gaveUp, 16)}
+	w, err := queue.NewWorker(sub, failures, handlers, queue.WorkerConfig{
 		Namespace:       prefix,
 		MaxRetries:      maxRetries,
 		InitialInterval: 10 * time.Millisecond,
@@ -200,11 +262,11 @@ func startWorker(t *testing.T, newPair NewRawPair, h ports.MessageHandler) *work
 	// The borrowed publisher is closed by newPair's cleanup, after the
 	// worker's.
 	return &workerEnv{
-		worker: w,
-		prefix: prefix,
-		pub:    pub,
-		events: queue.NewPublisher(pub, prefix),
-		poison: subscribe(t, sub, queue.Topic(prefix, queue.PoisonTopic)),
+		worker:   w,
+		prefix:   prefix,
+		pub:      pub,
+		events:   queue.NewPublisher(pub, prefix),
+		failures: failures,
 	}
 }
 
@@ -213,11 +275,12 @@ func (e *workerEnv) publish(t *testing.T, msgs ...ports.Message) {
 	publish(t, e.events, msgs...)
 }
 
-// poisoned waits for want in the poison topic and checks it is unchanged.
-func (e *workerEnv) poisoned(t *testing.T, want ports.Message) *message.Message {
+// gaveUp waits for the worker to give up on want, checks it was handed
+// over unchanged, and that it gives up on nothing more.
+func (e *workerEnv) gaveUp(t *testing.T, want ports.Message) gaveUp {
 	t.Helper()
-	parked := e.poison.take(t, 1)
-	checkDelivered(t, []ports.Message{want}, parked)
-	e.poison.quiet(t, 300*time.Millisecond)
-	return parked[0]
+	got := e.failures.take(t)
+	checkMessage(t, want, got.msg)
+	e.failures.quiet(t, 300*time.Millisecond)
+	return got
 }

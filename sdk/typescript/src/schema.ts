@@ -248,7 +248,7 @@ export interface paths {
         };
         /**
          * Read an operation
-         * @description Poll this to follow asynchronous work from pending to running to succeeded or failed.
+         * @description Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
          */
         get: operations["getOperation"];
         put?: never;
@@ -268,7 +268,7 @@ export interface paths {
         };
         /**
          * List dead-lettered outbox events
-         * @description Events whose delivery failed too often, with the sanitized last error. Workspace admins only.
+         * @description Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Workspace admins only.
          */
         get: operations["listDeadLetters"];
         put?: never;
@@ -310,7 +310,7 @@ export interface paths {
         put?: never;
         /**
          * Re-drive one dead-lettered event
-         * @description Returns the event to pending with its attempts reset; the Dispatcher delivers it again. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
+         * @description Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
          */
         post: operations["redriveDeadLetter"];
         delete?: never;
@@ -701,6 +701,7 @@ export interface components {
             aggregate_type: string;
             /**
              * Format: int64
+             * @description Delivery attempts
              * @example 10
              */
             attempt_count: number;
@@ -717,12 +718,32 @@ export interface components {
              */
             id: string;
             /**
-             * @description The last delivery failure, sanitized and bounded
+             * @description The last failure, sanitized and bounded
              * @example publish: broker unavailable
              */
             last_error: string;
+            /**
+             * Format: uuid
+             * @description The operation whose job the event carries
+             * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+             */
+            operation_id?: string;
+            /**
+             * @description delivery: the Dispatcher could not publish it; job: it was delivered and the worker gave up on its job (task and operation failed)
+             * @enum {string}
+             */
+            stage: "delivery" | "job";
+        };
+        DeadLetterGroup: {
+            /** Format: int64 */
+            count: number;
+            event_ids: string[];
+            /** @example publish: broker unavailable */
+            last_error: string;
         };
         DeadLetterList: {
+            /** @description The listed items grouped by last error, the largest group first */
+            groups: components["schemas"]["DeadLetterGroup"][];
             items: components["schemas"]["DeadLetter"][];
         };
         ErrorDetail: {
@@ -926,6 +947,8 @@ export interface components {
              * @example 2026-03-14T09:26:53Z
              */
             created_at: string;
+            /** @description How the delivery of the operation's job is going; absent once its event is cleaned up */
+            delivery?: components["schemas"]["OperationDelivery"];
             /**
              * @description Why the operation failed; sanitized
              * @example the platform rejected the credentials
@@ -958,6 +981,28 @@ export interface components {
         };
         OperationAccepted: {
             operation: components["schemas"]["Operation"];
+        };
+        OperationDelivery: {
+            /**
+             * Format: int64
+             * @description Failed delivery attempts so far
+             */
+            attempts: number;
+            /**
+             * @description The last failure, sanitized
+             * @example publish: broker unavailable
+             */
+            last_error?: string;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; only while pending
+             */
+            next_attempt_at?: string;
+            /**
+             * @description pending: waiting for (another) attempt; dispatching: being handed to the workers; dispatched: handed to the workers; dead_letter: parked for an operator, who can re-drive it
+             * @enum {string}
+             */
+            status: "pending" | "dispatching" | "dispatched" | "dead_letter";
         };
         OperationList: {
             items: components["schemas"]["Operation"][];

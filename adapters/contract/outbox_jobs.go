@@ -1,0 +1,82 @@
+package contract
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// testOutboxJobs covers the outbox calls made for jobs rather than for
+// delivery: parking the event of a job a worker gave up on, and finding
+// the event of an operation.
+func testOutboxJobs(t *testing.T, h Harness) {
+	ws, other := newWorkspace(t, h), newWorkspace(t, h)
+	at := now()
+
+	t.Run("DeadLetterJob parks the event whatever its status, keeping its attempts", func(t *testing.T) {
+		e := newEvent(t, ws, at)
+		appendEvents(t, h, ws, e)
+		var found bool
+		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			var err error
+			found, err = tx.Outbox().DeadLetterJob(ctx, e.ID, "the job failed: platform unavailable")
+			return err
+		})
+		require.True(t, found)
+		got, err := getEvent(t, h, ws, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, domain.OutboxDeadLetter, got.Status)
+		require.Equal(t, "the job failed: platform unavailable", got.LastError)
+		require.Equal(t, 0, got.AttemptCount)
+		require.Contains(t, eventIDs(listEvents(t, h, ws, domain.OutboxDeadLetter, 10)), e.ID)
+	})
+
+	t.Run("DeadLetterJob finds no event of another workspace, nor an unknown one", func(t *testing.T) {
+		e := newEvent(t, other, at)
+		appendEvents(t, h, other, e)
+		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			for _, id := range []uuid.UUID{e.ID, uuid.New()} {
+				found, err := tx.Outbox().DeadLetterJob(ctx, id, "x")
+				require.NoError(t, err)
+				require.False(t, found, "event %s", id)
+			}
+			return nil
+		})
+		got, err := getEvent(t, h, other, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, domain.OutboxPending, got.Status)
+	})
+
+	t.Run("ForOperations finds each operation's event by its payload and resource", func(t *testing.T) {
+		e1, e2, foreign := newEvent(t, ws, at), newEvent(t, ws, at), newEvent(t, other, at)
+		appendEvents(t, h, ws, e1, e2)
+		appendEvents(t, h, other, foreign)
+		op := func(e domain.OutboxEvent) domain.Operation {
+			id, ok := domain.JobOperationID(e.Payload)
+			require.True(t, ok)
+			return domain.Operation{ID: id, WorkspaceID: e.WorkspaceID, ResourceID: e.AggregateID}
+		}
+		wrongResource := op(e2)
+		wrongResource.ResourceID = uuid.New()
+		ops := []domain.Operation{op(e1), wrongResource, op(foreign), {ID: uuid.New(), ResourceID: uuid.New()}}
+		var got map[uuid.UUID]domain.OutboxEvent
+		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			var err error
+			got, err = tx.Outbox().ForOperations(ctx, ops)
+			return err
+		})
+		require.Len(t, got, 1, "only the operation whose event names it and its resource, in this workspace")
+		requireSameEvent(t, e1, got[ops[0].ID])
+
+		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			none, err := tx.Outbox().ForOperations(ctx, nil)
+			require.Empty(t, none)
+			return err
+		})
+	})
+}

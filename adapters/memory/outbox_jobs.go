@@ -1,0 +1,56 @@
+package memory
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+)
+
+// DeadLetterJob implements ports.Outbox. Where PostgreSQL would wait for a
+// Dispatcher that holds the row, memory answers CodeUnavailable: the
+// worker delivers the message again and gives up once more.
+func (r outboxRepo) DeadLetterJob(_ context.Context, id uuid.UUID, reason string) (bool, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return false, err
+	}
+	defer t.db.mu.Unlock()
+	d := dispatchRepo{t}
+	row, ok := t.visibleEventLocked(id)
+	if !ok {
+		return false, nil
+	}
+	if d.lockedByOtherLocked(id) {
+		return false, domain.Errorf(domain.CodeUnavailable, "outbox event %s is locked by another transaction", id)
+	}
+	row.event.Status = domain.OutboxDeadLetter
+	row.event.LastError = reason
+	row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
+	row.event = copyEvent(row.event)
+	d.stageLocked(row)
+	return true, nil
+}
+
+// ForOperations implements ports.Outbox.
+func (r outboxRepo) ForOperations(_ context.Context, ops []domain.Operation) (map[uuid.UUID]domain.OutboxEvent, error) {
+	t := r.t
+	if err := t.lock(); err != nil {
+		return nil, err
+	}
+	defer t.db.mu.Unlock()
+	resources := make(map[uuid.UUID]uuid.UUID, len(ops)) // operation -> resource
+	for _, op := range ops {
+		resources[op.ID] = op.ResourceID
+	}
+	out := map[uuid.UUID]domain.OutboxEvent{}
+	for _, row := range t.visibleEventsLocked() {
+		opID, ok := domain.JobOperationID(row.event.Payload)
+		if resource, wanted := resources[opID]; ok && wanted && resource == row.event.AggregateID {
+			out[opID] = copyEvent(row.event)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,43 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/oncehq/once/domain"
+)
+
+// DeadLetterJob implements ports.Outbox.
+func (o *Outbox) DeadLetterJob(ctx context.Context, id uuid.UUID, reason string) (bool, error) {
+	res, err := o.db.ExecContext(ctx, deadLetterJob, strPtr(reason), o.workspace, id)
+	n, err := rowsAffected(res, err)
+	return n == 1, err
+}
+
+// ForOperations implements ports.Outbox.
+func (o *Outbox) ForOperations(ctx context.Context, ops []domain.Operation) (map[uuid.UUID]domain.OutboxEvent, error) {
+	out := map[uuid.UUID]domain.OutboxEvent{}
+	if len(ops) == 0 {
+		return out, nil
+	}
+	resources := make(map[uuid.UUID]uuid.UUID, len(ops))
+	ids := make([]string, 0, len(ops))
+	for _, op := range ops {
+		resources[op.ID] = op.ResourceID
+		ids = append(ids, op.ID.String())
+	}
+	var rows []outboxRow
+	if err := o.db.NewRaw(selectEventsForOperations, o.workspace, bun.In(ids)).Scan(ctx, &rows); err != nil {
+		return nil, mapError(err, "outbox event")
+	}
+	for _, row := range rows {
+		e := row.domain()
+		opID, ok := domain.JobOperationID(e.Payload)
+		if resource, wanted := resources[opID]; ok && wanted && resource == e.AggregateID {
+			out[opID] = e
+		}
+	}
+	return out, nil
+}

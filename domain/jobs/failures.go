@@ -1,0 +1,147 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// ReasonGaveUp is what a user reads on an operation whose job failed in a
+// way the worker could not classify, when no safer reason is at hand.
+const ReasonGaveUp = "the job failed and was stopped; an operator can retry it"
+
+// Failures ends the jobs a worker gives up on, and reopens them when an
+// operator re-drives them. It is the one place where a job of any type
+// ends without its handler's say, so every task type behaves the same:
+// task and operation failed with a sanitized reason, the event in the
+// operators' dead letters; on re-drive, task and operation back to pending
+// and the event delivered again.
+type Failures struct {
+	uow   ports.UnitOfWork
+	clock ports.Clock
+	log   *slog.Logger
+	tasks map[string]Task // by operation kind
+}
+
+var _ ports.JobFailures = (*Failures)(nil)
+
+// NewFailures builds the use case for tasks, one per task type; log may be
+// nil.
+func NewFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger, tasks ...Task) *Failures {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	byKind := make(map[string]Task, len(tasks))
+	for _, t := range tasks {
+		byKind[t.OperationKind()] = t
+	}
+	return &Failures{uow: uow, clock: clock, log: log, tasks: byKind}
+}
+
+// GiveUp implements ports.JobFailures. A message without a workspace
+// cannot come from the outbox and has no row to record on: it is logged
+// and dropped. A job whose operation already ended (a duplicate that
+// failed after the first delivery finished) is left as it is.
+func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error) error {
+	reason, lastError := UserReason(cause), domain.SanitizeError(cause)
+	if lastError == "" {
+		lastError = reason
+	}
+	lastError = domain.SanitizeText(domain.JobFailurePrefix + lastError)
+	log := f.log.With("message", msg.ID, "event_type", msg.Type, "workspace", msg.WorkspaceID)
+	if msg.WorkspaceID == uuid.Nil {
+		log.Error("job given up, message has no workspace: dropped", "error", lastError)
+		return nil
+	}
+	var ended domain.Operation
+	err := f.uow.Transact(ctx, msg.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		ended = domain.Operation{}
+		opID, ok := domain.JobOperationID(msg.Payload)
+		if ok {
+			op, err := tx.Operations().Get(ctx, opID)
+			if err != nil && !domain.IsCode(err, domain.CodeNotFound) {
+				return err
+			}
+			if err == nil && op.Finished() {
+				return nil
+			}
+			if err == nil {
+				if err := f.fail(ctx, tx, op, reason); err != nil {
+					return err
+				}
+				ended = op
+			}
+		}
+		_, err := tx.Outbox().DeadLetterJob(ctx, msg.ID, lastError)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if ended.ID != uuid.Nil {
+		log.Warn("job given up: task and operation failed, event dead-lettered", "operation", ended.ID, "error", lastError)
+	} else {
+		log.Warn("job given up, event dead-lettered", "error", lastError)
+	}
+	return nil
+}
+
+// UserReason is what a user reads on an operation whose job was given up
+// because of cause: the client-safe message of a domain error (sanitized
+// all the same), else ReasonGaveUp. Driver errors and the like say nothing
+// a user can act on and may name internal hosts, so they are not shown.
+func UserReason(cause error) string {
+	var de *domain.Error
+	if errors.As(cause, &de) {
+		if m := domain.SanitizeText(de.Message); m != "" {
+			return m
+		}
+	}
+	return ReasonGaveUp
+}
+
+// fail ends op and its task failed with reason.
+func (f *Failures) fail(ctx context.Context, tx ports.Tx, op domain.Operation, reason string) error {
+	now := f.clock.Now()
+	if task := f.tasks[op.Kind]; task != nil {
+		if err := task.Fail(ctx, tx, op, reason, now); err != nil {
+			return err
+		}
+	}
+	op.Fail(reason, now)
+	return tx.Operations().Update(ctx, op)
+}
+
+// Reopen prepares, in tx, the re-drive of a dead-lettered event: if its
+// operation failed (its worker gave up), the job's task and operation go
+// back to pending so the next delivery runs it. Other events (never
+// delivered, or whose operation is gone) need nothing. A task that cannot
+// be reopened (a newer one took its place) is the repository's domain
+// error, e.g. CodeAlreadyPublished; the caller re-drives the event in the
+// same transaction, so then it stays a dead letter.
+func (f *Failures) Reopen(ctx context.Context, tx ports.Tx, event domain.OutboxEvent) error {
+	opID, ok := domain.JobOperationID(event.Payload)
+	if !ok {
+		return nil
+	}
+	op, err := tx.Operations().Get(ctx, opID)
+	if domain.IsCode(err, domain.CodeNotFound) {
+		return nil
+	}
+	if err != nil || op.Status != domain.OperationFailed {
+		return err
+	}
+	now := f.clock.Now()
+	if task := f.tasks[op.Kind]; task != nil {
+		if err := task.Reopen(ctx, tx, op, now); err != nil {
+			return err
+		}
+	}
+	op.Reopen(now)
+	return tx.Operations().Update(ctx, op)
+}

@@ -1,0 +1,237 @@
+package jobs
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// Task is what one task type tells the steps every job shares about its
+// task row (a store's verification, a media's processing, a transfer, a
+// publication, a sync, an AI task). The row is the resource of the
+// operation that tracks the job.
+type Task interface {
+	// OperationKind is the kind of the operations that track this type's
+	// jobs.
+	OperationKind() string
+	// Fail ends the task of op failed with reason (already sanitized),
+	// unless it is final already or gone.
+	Fail(ctx context.Context, tx ports.Tx, op domain.Operation, reason string, now time.Time) error
+	// Reopen puts the task of op, failed because its job gave up, back
+	// where a worker takes it up again. A task that cannot be reopened (a
+	// newer one took its place) is a domain error with its code, e.g.
+	// CodeAlreadyPublished or CodeSyncAlreadyActive.
+	Reopen(ctx context.Context, tx ports.Tx, op domain.Operation, now time.Time) error
+}
+
+// TaskRow is a Task over a table of task rows: a task type names its
+// repository, where its row keeps status, reason (nil if it has none) and
+// updated_at, and which statuses mean active, failed and reopened.
+type TaskRow[T any, S ~string] struct {
+	Kind     string
+	Get      func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error)
+	Save     func(ctx context.Context, tx ports.Tx, row T) error
+	State    func(row *T) (status *S, reason *string, updatedAt *time.Time)
+	Active   func(S) bool // a worker still has work to do
+	Running  S            // where Start puts a row ("": rows without one)
+	Failed   S            // where Fail leaves an active row
+	Reopened S            // where Reopen puts a failed row back
+	// OperationOf is the operation a row names as its tracker, nil for
+	// rows that name none (a store or a media has one operation per job).
+	OperationOf func(row T) uuid.UUID
+}
+
+// TaskTable is the TaskRow of a table whose rows have a domain.TaskStatus
+// (transfers, publications, syncs, AI tasks): a task type names its kind
+// and its repository in the transaction (e.g. ports.Tx.AITasks); the row
+// says where it keeps its state (TaskFields).
+func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](kind string, repo func(ports.Tx) R) TaskRow[T, domain.TaskStatus] {
+	return TaskRow[T, domain.TaskStatus]{
+		Kind: kind,
+		Get:  func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
+		Save: func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
+		State: func(row *T) (*domain.TaskStatus, *string, *time.Time) {
+			status, reason, updatedAt, _ := P(row).TaskFields()
+			return status, reason, updatedAt
+		},
+		OperationOf: func(row T) uuid.UUID {
+			_, _, _, operationID := P(&row).TaskFields()
+			return operationID
+		},
+		Active: domain.TaskStatus.Active, Running: domain.TaskRunning, Failed: domain.TaskFailed, Reopened: domain.TaskPending,
+	}
+}
+
+// StatusTable is the TaskRow of a table whose rows have a status of their
+// own (a store's verification, a media's processing): the one status in
+// which a worker has work to do (where a re-drive puts the row back) and
+// the one a job given up leaves.
+func StatusTable[T any, S ~string, R TaskRepository[T]](kind string, repo func(ports.Tx) R,
+	state func(row *T) (status *S, reason *string, updatedAt *time.Time), active, failed S,
+) TaskRow[T, S] {
+	return TaskRow[T, S]{
+		Kind:   kind,
+		Get:    func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
+		Save:   func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
+		State:  state,
+		Active: func(s S) bool { return s == active }, Failed: failed, Reopened: active,
+	}
+}
+
+// taskRecord is a task row that tells where it keeps its state.
+type taskRecord[T any] interface {
+	*T
+	TaskFields() (status *domain.TaskStatus, reason *string, updatedAt *time.Time, operationID uuid.UUID)
+}
+
+// TaskRepository is the part of a task table's repository the lifecycle
+// uses.
+type TaskRepository[T any] interface {
+	Get(ctx context.Context, id uuid.UUID) (T, error)
+	Update(ctx context.Context, row T) error
+}
+
+// Load reads, in tx, the operation a job names and its task row, and
+// checks they belong together: anything else is a message that can never
+// succeed (CodeValidation); a missing operation or row is CodeNotFound.
+func (r TaskRow[T, S]) Load(ctx context.Context, tx ports.Tx, operationID, taskID uuid.UUID) (domain.Operation, T, error) {
+	var row T
+	op, err := Operation(ctx, tx, operationID, r.Kind, taskID)
+	if err != nil {
+		return op, row, err
+	}
+	if row, err = r.Get(ctx, tx, taskID); err != nil {
+		return op, row, err
+	}
+	if r.OperationOf != nil && r.OperationOf(row) != op.ID {
+		return op, row, domain.Errorf(domain.CodeValidation, "%s task %s is tracked by another operation than %s", r.Kind, taskID, op.ID)
+	}
+	return op, row, nil
+}
+
+// Finished reports whether the job ended; row and operation are updated
+// together, so either one ending is enough.
+func (r TaskRow[T, S]) Finished(op domain.Operation, row T) bool {
+	status, _, _ := r.State(&row)
+	return !r.Active(*status) || op.Finished()
+}
+
+// Start marks row and its operation running, in tx, where they are not
+// yet (a redelivery after a failed attempt finds them running).
+func (r TaskRow[T, S]) Start(ctx context.Context, tx ports.Tx, op domain.Operation, row T, now time.Time) error {
+	status, _, updatedAt := r.State(&row)
+	if r.Running != "" && *status != r.Running {
+		*status, *updatedAt = r.Running, now
+		if err := r.Save(ctx, tx, row); err != nil {
+			return err
+		}
+	}
+	if op.Status == domain.OperationRunning {
+		return nil
+	}
+	op.Start(now)
+	return tx.Operations().Update(ctx, op)
+}
+
+// End ends row and its operation failed with reason, in tx.
+func (r TaskRow[T, S]) End(ctx context.Context, tx ports.Tx, op domain.Operation, row T, reason string, now time.Time) error {
+	status, rowReason, updatedAt := r.State(&row)
+	*status, *updatedAt = r.Failed, now
+	if rowReason != nil {
+		*rowReason = reason
+	}
+	if err := r.Save(ctx, tx, row); err != nil {
+		return err
+	}
+	op.Fail(reason, now)
+	return tx.Operations().Update(ctx, op)
+}
+
+// EndJob ends a job's task and operation failed with reason in a
+// transaction of its own, unless a concurrent delivery finished them
+// first.
+func (r TaskRow[T, S]) EndJob(ctx context.Context, uow ports.UnitOfWork, workspace, operationID, taskID uuid.UUID, reason string, clock ports.Clock) error {
+	return uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
+		op, row, err := r.Load(ctx, tx, operationID, taskID)
+		if err != nil || r.Finished(op, row) {
+			return err
+		}
+		return r.End(ctx, tx, op, row, reason, clock.Now())
+	})
+}
+
+func (r TaskRow[T, S]) OperationKind() string { return r.Kind }
+
+// Fail implements Task.
+func (r TaskRow[T, S]) Fail(ctx context.Context, tx ports.Tx, op domain.Operation, reason string, now time.Time) error {
+	return r.move(ctx, tx, op, r.Active, r.Failed, reason, now)
+}
+
+// Reopen implements Task.
+func (r TaskRow[T, S]) Reopen(ctx context.Context, tx ports.Tx, op domain.Operation, now time.Time) error {
+	return r.move(ctx, tx, op, func(s S) bool { return s == r.Failed }, r.Reopened, "", now)
+}
+
+func (r TaskRow[T, S]) move(ctx context.Context, tx ports.Tx, op domain.Operation, from func(S) bool, to S, reason string, now time.Time) error {
+	row, err := r.Get(ctx, tx, op.ResourceID)
+	if domain.IsCode(err, domain.CodeNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	status, rowReason, updatedAt := r.State(&row)
+	if !from(*status) {
+		return nil
+	}
+	*status, *updatedAt = to, now
+	if rowReason != nil {
+		*rowReason = reason
+	}
+	return r.Save(ctx, tx, row)
+}
+
+// Begin writes, in tx, a new task row and the job that runs it: the row
+// first (a duplicate the database refuses fails before anything else is
+// written; the caller rolls back either way), then its pending operation
+// and the outbox event that asks a worker for it. The row's operation id
+// is set through operationID before it is written; payload builds the
+// event's payload from the operation id (see domain.JobSpec).
+func (r TaskRow[T, S]) Begin(ctx context.Context, tx ports.Tx, ids domain.IDSource, p domain.Principal, now time.Time,
+	row *T, taskID uuid.UUID, operationID *uuid.UUID, resourceType, eventType string,
+	payload func(operationID uuid.UUID) any, create func(context.Context, T) error,
+) (domain.Operation, error) {
+	op, event, err := domain.NewJob(ctx, ids, p, now, domain.JobSpec{
+		OperationKind: r.Kind, ResourceType: resourceType, ResourceID: taskID, EventType: eventType, Payload: payload,
+	})
+	if err != nil {
+		return domain.Operation{}, err
+	}
+	*operationID = op.ID
+	if err := create(ctx, *row); err != nil {
+		return domain.Operation{}, err
+	}
+	if err := tx.Operations().Create(ctx, op); err != nil {
+		return domain.Operation{}, err
+	}
+	if err := tx.Outbox().Append(ctx, event); err != nil {
+		return domain.Operation{}, err
+	}
+	return op, nil
+}
+
+// Read reads one task of the caller's workspace; CodeNotFound if it has
+// none with that id.
+func (r TaskRow[T, S]) Read(ctx context.Context, uow ports.UnitOfWork, p domain.Principal, id uuid.UUID) (T, error) {
+	var row T
+	err := uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		row, err = r.Get(ctx, tx, id)
+		return err
+	})
+	return row, err
+}

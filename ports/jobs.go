@@ -1,0 +1,16 @@
+package ports
+
+import "context"
+
+// JobFailures records that a worker gave up on a job, so the job ends and
+// operators see it. The queue adapter calls it once per message it stops
+// retrying, then acknowledges the message.
+type JobFailures interface {
+	// GiveUp ends, in one transaction, the job msg carries: its task and
+	// operation failed with a reason fit for the user (the client-safe
+	// message of a domain error, else a generic one), its outbox event
+	// dead-lettered with cause, sanitized, so operators can list and
+	// re-drive it. A job already finished is left as it is. An error means
+	// nothing was recorded: the message must be delivered again.
+	GiveUp(ctx context.Context, msg Message, cause error) error
+}
