@@ -80,6 +80,13 @@ var propertyExamples = map[string]any{
 	"last_error":       "publish: broker unavailable",
 	"redriven":         3,
 
+	"OperationDelivery.status":          "pending",
+	"OperationDelivery.attempts":        2,
+	"OperationDelivery.next_attempt_at": "2026-03-14T09:27:05Z",
+	"DeadLetter.stage":                  "job",
+	"DeadLetterGroup.count":             2,
+	"DeadLetterGroup.event_ids":         []any{"6a5b4c3d-2e1f-4a09-8b7c-6d5e4f3a2b1c", "1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b"},
+
 	// Members.
 	"user_id": "3a4b5c6d-7e8f-4091-a2b3-c4d5e6f70819",
 	"role":    "member",

@@ -30,7 +30,7 @@ func (r storeRepo) Create(_ context.Context, s domain.Store) error {
 		return err
 	}
 	if t.db.keyTakenLocked(storeShopKey(s)) {
-		e := domain.Errorf(domain.CodeStoreExists, "this workspace already connected %s shop %q", s.Platform, s.ExternalShopID)
+		e := domain.Errorf(domain.CodeStoreExists, "this workspace already connected this %s shop; resource_id names its store", s.Platform)
 		if id, ok := t.db.storeHoldingLocked(storeShopKey(s)); ok {
 			e.ResourceID = id.String()
 		}

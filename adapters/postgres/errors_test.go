@@ -30,6 +30,8 @@ func TestErrorsCarryNoRowValues(t *testing.T) {
 
 	dup := s
 	dup.ID = newID(t)
+	sameID := s // the same id, another shop: only the primary key conflicts
+	sameID.ExternalShopID = "other-" + secret
 	bad := s
 	bad.ID = newID(t)
 	bad.ExternalShopID = "other"
@@ -39,7 +41,7 @@ func TestErrorsCarryNoRowValues(t *testing.T) {
 		code  domain.Code
 	}{
 		"duplicate shop": {dup, domain.CodeStoreExists},
-		"duplicate id":   {s, domain.CodeConflict},
+		"duplicate id":   {sameID, domain.CodeConflict},
 		"check":          {bad, domain.CodeValidation},
 	} {
 		err := uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {

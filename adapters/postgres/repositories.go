@@ -168,7 +168,7 @@ func (r *StoreRepository) Create(ctx context.Context, s domain.Store) error {
 		if err != nil {
 			return mapError(err, "store")
 		}
-		e := domain.Errorf(domain.CodeStoreExists, "this workspace already connected %s shop %q", s.Platform, s.ExternalShopID)
+		e := domain.Errorf(domain.CodeStoreExists, "this workspace already connected this %s shop; resource_id names its store", s.Platform)
 		e.ResourceID = existing.String()
 		return e
 	}
