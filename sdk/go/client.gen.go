@@ -713,15 +713,22 @@ type DeadLetter struct {
 	OperationId *openapi_types.UUID `json:"operation_id,omitempty"`
 
 	// Stage delivery: the Dispatcher could not publish it; job: it was delivered and the worker gave up on its job (task and operation failed)
+	//
+	// Example: job
 	Stage DeadLetterStage `json:"stage"`
 }
 
 // DeadLetterStage delivery: the Dispatcher could not publish it; job: it was delivered and the worker gave up on its job (task and operation failed)
+//
+// Example: job
 type DeadLetterStage string
 
 // DeadLetterGroup defines model for DeadLetterGroup.
 type DeadLetterGroup struct {
-	Count    int64    `json:"count"`
+	// Count Example: 2
+	Count int64 `json:"count"`
+
+	// EventIds Example: ["6a5b4c3d-2e1f-4a09-8b7c-6d5e4f3a2b1c","1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b"]
 	EventIds []string `json:"event_ids"`
 
 	// LastError Example: publish: broker unavailable
@@ -979,6 +986,8 @@ type OperationAccepted struct {
 // OperationDelivery defines model for OperationDelivery.
 type OperationDelivery struct {
 	// Attempts Failed delivery attempts so far
+	//
+	// Example: 2
 	Attempts int64 `json:"attempts"`
 
 	// LastError The last failure, sanitized
@@ -987,13 +996,19 @@ type OperationDelivery struct {
 	LastError *string `json:"last_error,omitempty"`
 
 	// NextAttemptAt When the next attempt is due; only while pending
+	//
+	// Example: 2026-03-14T09:27:05Z
 	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
 
 	// Status pending: waiting for (another) attempt; dispatching: being handed to the workers; dispatched: handed to the workers; dead_letter: parked for an operator, who can re-drive it
+	//
+	// Example: pending
 	Status OperationDeliveryStatus `json:"status"`
 }
 
 // OperationDeliveryStatus pending: waiting for (another) attempt; dispatching: being handed to the workers; dispatched: handed to the workers; dead_letter: parked for an operator, who can re-drive it
+//
+// Example: pending
 type OperationDeliveryStatus string
 
 // OperationList defines model for OperationList.

@@ -730,13 +730,23 @@ export interface components {
             operation_id?: string;
             /**
              * @description delivery: the Dispatcher could not publish it; job: it was delivered and the worker gave up on its job (task and operation failed)
+             * @example job
              * @enum {string}
              */
             stage: "delivery" | "job";
         };
         DeadLetterGroup: {
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 2
+             */
             count: number;
+            /**
+             * @example [
+             *       "6a5b4c3d-2e1f-4a09-8b7c-6d5e4f3a2b1c",
+             *       "1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b"
+             *     ]
+             */
             event_ids: string[];
             /** @example publish: broker unavailable */
             last_error: string;
@@ -986,6 +996,7 @@ export interface components {
             /**
              * Format: int64
              * @description Failed delivery attempts so far
+             * @example 2
              */
             attempts: number;
             /**
@@ -996,10 +1007,12 @@ export interface components {
             /**
              * Format: date-time
              * @description When the next attempt is due; only while pending
+             * @example 2026-03-14T09:27:05Z
              */
             next_attempt_at?: string;
             /**
              * @description pending: waiting for (another) attempt; dispatching: being handed to the workers; dispatched: handed to the workers; dead_letter: parked for an operator, who can re-drive it
+             * @example pending
              * @enum {string}
              */
             status: "pending" | "dispatching" | "dispatched" | "dead_letter";
