@@ -155,11 +155,27 @@ func TestPostgresSaturatedPoolAnswers503(t *testing.T) {
 	held := make(chan apitest.Response, 2)
 	for i := range 2 {
 		go func() {
-			held <- s.Do(t, "POST", "/v1/stores", storeBody(fmt.Sprintf("shop-held-%d", i)), map[string]string{"Idempotency-Key": key()})
+			// The background loops of the server use the pool too: a held
+			// request that found it busy got 503 and is sent again (the
+			// same key), until it holds a connection of its own.
+			k := key()
+			for {
+				r := s.Do(t, "POST", "/v1/stores", storeBody(fmt.Sprintf("shop-held-%d", i)), map[string]string{"Idempotency-Key": k})
+				if r.Status != http.StatusServiceUnavailable {
+					held <- r
+					return
+				}
+			}
 		}()
 	}
-	<-entered
-	<-entered // both connections are inside a transaction now
+	for range 2 {
+		select {
+		case <-entered:
+		case r := <-held:
+			t.Fatalf("a held request finished before it held its connection: %d %s", r.Status, r.Body)
+		}
+	}
+	// both connections are inside a transaction now
 
 	// The held requests are released only after these answered, so a pool
 	// that waited for a connection would not answer before the deadline,
