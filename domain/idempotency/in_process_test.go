@@ -105,16 +105,7 @@ func TestReplayOfACompletedScopeIsAnsweredFromTheCache(t *testing.T) {
 }
 
 func TestRecordReadFromTheStoreFillsTheCache(t *testing.T) {
-	db := memory.NewDB()
-	fp, err := idempotency.NewFingerprinter([]idempotency.Secret{{ID: "k1", Key: []byte("0123456789abcdef0123456789abcdef")}})
-	require.NoError(t, err)
-	clock := fixedClock{time.Unix(1_800_000_000, 0).UTC()}
-	// Another process (no cache) executed the request.
-	elsewhere, err := idempotency.NewService(memory.NewUnitOfWork(db), fp, clock, idempotency.DefaultRetention)
-	require.NoError(t, err)
-	req := request(`{"a":1}`)
-	_, err = elsewhere.Run(context.Background(), req, created)
-	require.NoError(t, err)
+	db, fp, clock, req := completedElsewhere(t)
 
 	uow := &countingUoW{UnitOfWork: memory.NewUnitOfWork(db)}
 	here, err := idempotency.NewService(uow, fp, clock, idempotency.DefaultRetention, idempotency.WithCompletedCache(10, time.Hour))
@@ -128,15 +119,7 @@ func TestRecordReadFromTheStoreFillsTheCache(t *testing.T) {
 }
 
 func TestConcurrentReplaysShareOneRead(t *testing.T) {
-	db := memory.NewDB()
-	fp, err := idempotency.NewFingerprinter([]idempotency.Secret{{ID: "k1", Key: []byte("0123456789abcdef0123456789abcdef")}})
-	require.NoError(t, err)
-	clock := fixedClock{time.Unix(1_800_000_000, 0).UTC()}
-	elsewhere, err := idempotency.NewService(memory.NewUnitOfWork(db), fp, clock, idempotency.DefaultRetention)
-	require.NoError(t, err)
-	req := request(`{"a":1}`)
-	_, err = elsewhere.Run(context.Background(), req, created)
-	require.NoError(t, err)
+	db, fp, clock, req := completedElsewhere(t)
 
 	// The leader's transaction is held open until every twin has joined, so
 	// all of them arrive while the read is in flight.
@@ -217,6 +200,22 @@ func TestCompletedCacheIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, res.Replayed)
 	assert.Equal(t, before+1, uow.transactions.Load())
+}
+
+// completedElsewhere is a store where another process (no cache) executed
+// req, with the fingerprinter and clock to build this process's service.
+func completedElsewhere(t *testing.T) (*memory.DB, *idempotency.Fingerprinter, fixedClock, idempotency.Request) {
+	t.Helper()
+	db := memory.NewDB()
+	fp, err := idempotency.NewFingerprinter([]idempotency.Secret{{ID: "k1", Key: []byte("0123456789abcdef0123456789abcdef")}})
+	require.NoError(t, err)
+	clock := fixedClock{time.Unix(1_800_000_000, 0).UTC()}
+	elsewhere, err := idempotency.NewService(memory.NewUnitOfWork(db), fp, clock, idempotency.DefaultRetention)
+	require.NoError(t, err)
+	req := request(`{"a":1}`)
+	_, err = elsewhere.Run(context.Background(), req, created)
+	require.NoError(t, err)
+	return db, fp, clock, req
 }
 
 // request2 is req's scope with another body.
