@@ -17,6 +17,7 @@ import (
 
 	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/workspaces"
 )
 
 // Dev secrets make the embedded default run with no setup. They are public
@@ -131,6 +132,15 @@ type Config struct {
 	HTTPMaxHeaderBytes int    `env:"ONCE_HTTP_MAX_HEADER_BYTES" envDefault:"32768"`
 	FetchAllowCIDRs    string `env:"ONCE_FETCH_ALLOW_CIDRS"`
 	FetchAllowHosts    string `env:"ONCE_FETCH_ALLOW_HOSTS"`
+	// Retry storms (issue 7, item 2): completed idempotent responses kept
+	// in memory (entries, age; 0 disables) so retries of a finished request
+	// cost no database work, and the membership check of authentication
+	// remembered for AuthCacheTTL (another process sees a removal within
+	// it; this one at once).
+	IdempotencyCacheSize int           `env:"ONCE_IDEMPOTENCY_CACHE_SIZE" envDefault:"10000"`
+	IdempotencyCacheTTL  time.Duration `env:"ONCE_IDEMPOTENCY_CACHE_TTL" envDefault:"5m"`
+	AuthCacheSize        int           `env:"ONCE_AUTH_CACHE_SIZE" envDefault:"10000"`
+	AuthCacheTTL         time.Duration `env:"ONCE_AUTH_CACHE_TTL" envDefault:"5s"`
 }
 
 // Queues.
@@ -314,6 +324,18 @@ func (c Config) Validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("ONCE_LOG_FORMAT must be text or json")
+	}
+	if c.IdempotencyCacheSize < 0 || c.IdempotencyCacheSize > 1_000_000 {
+		bad("ONCE_IDEMPOTENCY_CACHE_SIZE=%d must be between 0 (off) and 1000000", c.IdempotencyCacheSize)
+	}
+	if c.IdempotencyCacheTTL < 0 || c.IdempotencyCacheTTL > idempotency.MaxCacheTTL {
+		bad("ONCE_IDEMPOTENCY_CACHE_TTL=%s must be between 0 (off) and %s", c.IdempotencyCacheTTL, idempotency.MaxCacheTTL)
+	}
+	if c.AuthCacheSize < 0 || c.AuthCacheSize > 1_000_000 {
+		bad("ONCE_AUTH_CACHE_SIZE=%d must be between 0 (off) and 1000000", c.AuthCacheSize)
+	}
+	if c.AuthCacheTTL < 0 || c.AuthCacheTTL > workspaces.MaxMembershipCacheTTL {
+		bad("ONCE_AUTH_CACHE_TTL=%s must be between 0 (off) and %s: a member removed through another process keeps access that long", c.AuthCacheTTL, workspaces.MaxMembershipCacheTTL)
 	}
 	if c.HTTPMaxHeaderBytes < 4096 || c.HTTPMaxHeaderBytes > 1<<20 {
 		bad("ONCE_HTTP_MAX_HEADER_BYTES=%d must be between 4096 and 1048576", c.HTTPMaxHeaderBytes)

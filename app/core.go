@@ -40,12 +40,15 @@ var CoreModule = fx.Module("core",
 		newIssuer,
 		newVerifier,
 		func(uow ports.UnitOfWork, fp *idempotency.Fingerprinter, clock ports.Clock, cfg Config) (*idempotency.Service, error) {
-			return idempotency.NewService(uow, fp, clock, cfg.IdempotencyRetention)
+			return idempotency.NewService(uow, fp, clock, cfg.IdempotencyRetention,
+				idempotency.WithCompletedCache(cfg.IdempotencyCacheSize, cfg.IdempotencyCacheTTL))
 		},
 		stores.NewService,
 		operations.NewService,
 		listing.NewService,
-		workspaces.NewService,
+		func(uow ports.UnitOfWork, clock ports.Clock, cfg Config) *workspaces.Service {
+			return workspaces.NewService(uow, clock).WithMembershipCache(cfg.AuthCacheSize, cfg.AuthCacheTTL)
+		},
 		newAuthenticator,
 		dispatch.NewAdmin,
 		newJobFailures,

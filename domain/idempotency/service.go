@@ -48,14 +48,30 @@ type Service struct {
 	fp        *Fingerprinter
 	clock     ports.Clock
 	retention time.Duration
+	inFlight  *inFlight
+	completed *completedCache
+}
+
+// Option tunes a Service.
+type Option func(*Service)
+
+// WithCompletedCache keeps up to size completed responses in memory for at
+// most ttl, so retries of a finished request are answered with no database
+// work. Zero size or ttl disables it (the default).
+func WithCompletedCache(size int, ttl time.Duration) Option {
+	return func(s *Service) { s.completed = newCompletedCache(size, ttl) }
 }
 
 // NewService refuses a retention shorter than MinRetention.
-func NewService(uow ports.UnitOfWork, fp *Fingerprinter, clock ports.Clock, retention time.Duration) (*Service, error) {
+func NewService(uow ports.UnitOfWork, fp *Fingerprinter, clock ports.Clock, retention time.Duration, opts ...Option) (*Service, error) {
 	if retention < MinRetention {
 		return nil, domain.Errorf(domain.CodeValidation, "idempotency retention %s is below the minimum of %s", retention, MinRetention)
 	}
-	return &Service{uow: uow, fp: fp, clock: clock, retention: retention}, nil
+	s := &Service{uow: uow, fp: fp, clock: clock, retention: retention, inFlight: newInFlight()}
+	for _, opt := range opts {
+		opt(s)
+	}
+	return s, nil
 }
 
 // Run executes work once for req's scope, in one transaction with the record:
@@ -65,12 +81,29 @@ func NewService(uow ports.UnitOfWork, fp *Fingerprinter, clock ports.Clock, rete
 //   - same key, another request: CodeIdempotencyKeyReused;
 //   - same key, still executing elsewhere: CodeIdempotencyInProgress at once;
 //   - work fails: everything rolls back, the key stays free for a retry.
+//
+// Within this process a completed response may come from the cache, and an
+// identical request arriving while the scope runs here does no database work
+// (see inFlight).
 func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, error) {
 	keyID, sum, err := s.fp.Fingerprint(req.Shape)
 	if err != nil {
 		return Result{}, err
 	}
-	var result Result
+	if rec, ok := s.completed.get(req.Scope, s.clock.Now()); ok {
+		return s.replay(req, rec)
+	}
+	f, leader := s.inFlight.join(req.Scope)
+	if !leader {
+		return s.follow(ctx, req, f)
+	}
+	defer s.inFlight.release(req.Scope, f, inProgress(nil))
+
+	var (
+		result   Result
+		read     *domain.IdempotencyRecord // committed by an earlier request
+		executed *domain.IdempotencyRecord // ours, committed only if err is nil
+	)
 	err = s.uow.Transact(ctx, req.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		now := s.clock.Now()
 		existing, err := tx.Idempotency().Claim(ctx, domain.IdempotencyRecord{
@@ -82,20 +115,17 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 			ExpiresAt:        now.Add(s.retention),
 		})
 		if err != nil {
+			f.decide(func() { f.err = err })
 			return err
 		}
 		if existing != nil {
-			same, err := s.fp.Matches(req.Shape, existing.FingerprintKeyID, existing.Fingerprint)
-			if err != nil {
-				return err
-			}
-			if !same {
-				return domain.Errorf(domain.CodeIdempotencyKeyReused,
-					"this Idempotency-Key was already used for a different request; use a new key for a new request")
-			}
-			result = Result{Response: existing.Response, Replayed: true}
-			return nil
+			// A completed record is committed data: twins may use it now.
+			f.decide(func() { f.record = existing })
+			read = existing
+			result, err = s.replay(req, *existing)
+			return err
 		}
+		f.decide(func() { f.executing = true })
 
 		resp, err := work(ctx, tx)
 		if err != nil {
@@ -107,12 +137,25 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 			// refuse to store (and to send) it.
 			return domain.Wrap(domain.CodeInternal, err, "response refused by the secret guard")
 		}
-		if err := tx.Idempotency().Complete(ctx, req.Scope, resp, s.clock.Now()); err != nil {
+		completedAt := s.clock.Now()
+		if err := tx.Idempotency().Complete(ctx, req.Scope, resp, completedAt); err != nil {
 			return err
+		}
+		executed = &domain.IdempotencyRecord{
+			Scope: req.Scope, FingerprintKeyID: keyID, Fingerprint: sum,
+			Status: domain.IdempotencyCompleted, Response: resp,
+			CreatedAt: now, CompletedAt: completedAt, ExpiresAt: now.Add(s.retention),
 		}
 		result = Result{Response: resp}
 		return nil
 	})
+	// The cache only ever holds committed records: what we read, or what we
+	// wrote once the commit succeeded.
+	if read != nil {
+		s.completed.put(*read)
+	} else if executed != nil && err == nil {
+		s.completed.put(*executed)
+	}
 	if err != nil {
 		if domain.IsCode(err, domain.CodeIdempotencyInProgress) {
 			return Result{}, inProgress(err)
@@ -120,6 +163,39 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 		return Result{}, err
 	}
 	return result, nil
+}
+
+// follow answers a twin of a request this process is running: it waits (no
+// database work, no lock) until the leader's claim decides, then replays the
+// record the leader read, or says the request is in progress.
+func (s *Service) follow(ctx context.Context, req Request, f *flight) (Result, error) {
+	select {
+	case <-f.decided:
+	case <-ctx.Done():
+		return Result{}, inProgress(ctx.Err())
+	}
+	switch {
+	case f.record != nil:
+		return s.replay(req, *f.record)
+	case f.err != nil && domain.IsCode(f.err, domain.CodeUnavailable):
+		return Result{}, f.err
+	default:
+		return Result{}, inProgress(f.err)
+	}
+}
+
+// replay answers req with a completed record of its scope, or
+// CodeIdempotencyKeyReused when req is another request under the same key.
+func (s *Service) replay(req Request, rec domain.IdempotencyRecord) (Result, error) {
+	same, err := s.fp.Matches(req.Shape, rec.FingerprintKeyID, rec.Fingerprint)
+	if err != nil {
+		return Result{}, err
+	}
+	if !same {
+		return Result{}, domain.Errorf(domain.CodeIdempotencyKeyReused,
+			"this Idempotency-Key was already used for a different request; use a new key for a new request")
+	}
+	return Result{Response: rec.Response, Replayed: true}, nil
 }
 
 // inProgress makes sure the client is told when to come back.

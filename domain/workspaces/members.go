@@ -64,7 +64,11 @@ func (s *Service) RemoveMember(ctx context.Context, p domain.Principal, user uui
 	if err := requireAdmin(p); err != nil {
 		return err
 	}
-	return s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		return tx.Members().Remove(ctx, user) // refuses the last admin, race-free
 	})
+	// After the commit (or a failure that may have committed): this
+	// process sees the removal at once.
+	s.members.forget(p.WorkspaceID, user)
+	return err
 }

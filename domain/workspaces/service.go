@@ -5,6 +5,7 @@ package workspaces
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -14,12 +15,21 @@ import (
 
 // Service creates workspaces and authorizes callers.
 type Service struct {
-	uow   ports.UnitOfWork
-	clock ports.Clock
+	uow     ports.UnitOfWork
+	clock   ports.Clock
+	members *membershipCache
 }
 
 func NewService(uow ports.UnitOfWork, clock ports.Clock) *Service {
 	return &Service{uow: uow, clock: clock}
+}
+
+// WithMembershipCache makes Authorize remember a membership for up to ttl
+// (at most size of them). A change made through this Service is seen at
+// once; one made through another process within ttl. Zero disables it.
+func (s *Service) WithMembershipCache(size int, ttl time.Duration) *Service {
+	s.members = newMembershipCache(size, ttl)
+	return s
 }
 
 // Create makes a workspace with admin as its first member. id may be
@@ -59,6 +69,10 @@ func (s *Service) EnsureMember(ctx context.Context, workspace, user uuid.UUID, r
 // when the user is not a member of the workspace. A workspace that does not
 // exist looks the same as one the user is not in.
 func (s *Service) Authorize(ctx context.Context, workspace, user uuid.UUID) (domain.Principal, error) {
+	if role, ok := s.members.get(workspace, user); ok {
+		return domain.Principal{WorkspaceID: workspace, UserID: user, Role: role}, nil
+	}
+	gen := s.members.snapshot()
 	var m domain.Member
 	err := s.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
@@ -71,5 +85,6 @@ func (s *Service) Authorize(ctx context.Context, workspace, user uuid.UUID) (dom
 	if err != nil {
 		return domain.Principal{}, err
 	}
+	s.members.put(gen, workspace, user, m.Role)
 	return domain.Principal{WorkspaceID: workspace, UserID: user, Role: m.Role}, nil
 }

@@ -1,0 +1,84 @@
+package workspaces
+
+import (
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
+	"github.com/oncehq/once/domain"
+)
+
+// Membership cache defaults: every authenticated request checks membership,
+// so a burst from one member costs one read per TTL instead of one per
+// request. Another process sees a removal within the TTL; this one at once.
+const (
+	DefaultMembershipCacheSize = 10000
+	DefaultMembershipCacheTTL  = 5 * time.Second
+	// MaxMembershipCacheTTL bounds how long a removed member may keep
+	// access through another process.
+	MaxMembershipCacheTTL = time.Minute
+)
+
+type membership struct{ workspace, user uuid.UUID }
+
+// membershipCache remembers the role of members recently found, bounded in
+// entries and age. Only memberships are cached, never their absence, so a
+// member added anywhere gets in at once.
+type membershipCache struct {
+	lru *expirable.LRU[membership, domain.Role]
+	// mu orders put against forget: a read that started before a removal
+	// must not put the removed member back (generation changed meanwhile).
+	mu         sync.Mutex
+	generation uint64
+}
+
+// newMembershipCache returns nil (no cache) when size or ttl is zero.
+func newMembershipCache(size int, ttl time.Duration) *membershipCache {
+	if size <= 0 || ttl <= 0 {
+		return nil
+	}
+	return &membershipCache{lru: expirable.NewLRU[membership, domain.Role](size, nil, ttl)}
+}
+
+func (c *membershipCache) get(workspace, user uuid.UUID) (domain.Role, bool) {
+	if c == nil {
+		return "", false
+	}
+	return c.lru.Get(membership{workspace, user})
+}
+
+// snapshot is taken before the database read whose result put stores.
+func (c *membershipCache) snapshot() uint64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.generation
+}
+
+// put stores a role read from the database, unless a membership changed in
+// this process since snapshot returned gen.
+func (c *membershipCache) put(gen uint64, workspace, user uuid.UUID, role domain.Role) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.generation == gen {
+		c.lru.Add(membership{workspace, user}, role)
+	}
+}
+
+// forget drops a membership that changed (after the change committed).
+func (c *membershipCache) forget(workspace, user uuid.UUID) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.generation++
+	c.lru.Remove(membership{workspace, user})
+}
