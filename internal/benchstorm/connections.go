@@ -25,6 +25,8 @@ type connPeak struct{ Pool, Listen int }
 // reserved connection slots stay free when the role has taken every other
 // one).
 type sampler struct {
+	super  *sql.DB
+	role   string
 	cancel context.CancelFunc
 	done   chan struct{}
 	peak   connPeak
@@ -32,18 +34,13 @@ type sampler struct {
 
 func sampleConnections(super *sql.DB, role string) *sampler {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &sampler{cancel: cancel, done: make(chan struct{})}
+	s := &sampler{super: super, role: role, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		tick := time.NewTicker(sampleEvery)
 		defer tick.Stop()
 		for {
-			var pool, listen int
-			// While PostgreSQL restarts the read fails; the peak is of the
-			// samples that answered.
-			if err := super.QueryRowContext(ctx, connectionsOfRole, role).Scan(&pool, &listen); err == nil {
-				s.peak.Pool, s.peak.Listen = max(s.peak.Pool, pool), max(s.peak.Listen, listen)
-			}
+			s.sample(ctx)
 			select {
 			case <-ctx.Done():
 				return
@@ -54,9 +51,25 @@ func sampleConnections(super *sql.DB, role string) *sampler {
 	return s
 }
 
-// finish stops sampling and returns the peak; it may be called again.
+// sample reads the role's sessions once and keeps the peak. While
+// PostgreSQL restarts the read fails; the peak is of the samples that
+// answered.
+func (s *sampler) sample(ctx context.Context) {
+	var pool, listen int
+	if err := s.super.QueryRowContext(ctx, connectionsOfRole, s.role).Scan(&pool, &listen); err == nil {
+		s.peak.Pool, s.peak.Listen = max(s.peak.Pool, pool), max(s.peak.Listen, listen)
+	}
+}
+
+// finish stops sampling and returns the peak; it may be called again. It
+// samples once more after the scenario: on a loaded machine a short
+// scenario can end before the loop's first read answers, and the sessions
+// the pool keeps idle are still there to be counted.
 func (s *sampler) finish() connPeak {
 	s.cancel()
 	<-s.done
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.sample(ctx)
 	return s.peak
 }
