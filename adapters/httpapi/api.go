@@ -120,7 +120,7 @@ func Register(api huma.API, deps Deps) {
 // Content-Type is another one.
 func documentUnsupportedMediaType(api huma.API) {
 	for _, item := range api.OpenAPI().Paths {
-		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+		for _, op := range operationsOf(item) {
 			if op == nil || !takesJSON(op) || op.Responses["422"] == nil {
 				continue
 			}

@@ -90,3 +90,9 @@ func strip30(v any) any {
 	}
 	return v
 }
+
+// operationsOf lists a path's operations of the methods we serve; absent
+// ones are nil.
+func operationsOf(item *huma.PathItem) []*huma.Operation {
+	return []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete}
+}

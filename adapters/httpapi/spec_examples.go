@@ -138,7 +138,7 @@ func addExamples(o *huma.OpenAPI) {
 		}
 	}
 	for _, item := range o.Paths {
-		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+		for _, op := range operationsOf(item) {
 			if op == nil {
 				continue
 			}

@@ -26,7 +26,7 @@ func TestSpecDescribesEveryOperation(t *testing.T) {
 	assert.NotEmpty(t, o.Servers)
 	assert.NotNil(t, o.Info.License)
 	for path, item := range o.Paths {
-		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+		for _, op := range operationsOf(item) {
 			if op == nil {
 				continue
 			}
