@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/ports"
 )
 
@@ -83,6 +84,10 @@ func (m *Metrics) BrokerUp(up bool) {
 		m.brokerUp.Set(0)
 	}
 }
+
+// Round records one dispatch round. (Histograms for batch size, claim and
+// publish latency hang here.)
+func (m *Metrics) Round(dispatch.RoundStats) {}
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {

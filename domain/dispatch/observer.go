@@ -22,6 +22,20 @@ type Observer interface {
 	// unreachable (the breaker opened), true when it resumed. A Dispatcher
 	// starts up.
 	BrokerUp(up bool)
+	// Round reports one claim–publish–mark round of one workspace batch.
+	Round(r RoundStats)
+}
+
+// RoundStats describes one claimed batch's trip through the Dispatcher.
+type RoundStats struct {
+	// Claimed is the number of events the claim returned (the batch size).
+	Claimed int
+	// Claim is how long the claim statement took.
+	Claim time.Duration
+	// Publish is how long the broker took to accept the batch.
+	Publish time.Duration
+	// Total is the whole round, claim to mark.
+	Total time.Duration
 }
 
 // NopObserver observes nothing.
@@ -33,3 +47,4 @@ func (NopObserver) Published([]domain.OutboxEvent, time.Time) {}
 func (NopObserver) PublishFailed(int)                         {}
 func (NopObserver) DeadLettered(int)                          {}
 func (NopObserver) BrokerUp(bool)                             {}
+func (NopObserver) Round(RoundStats)                          {}

@@ -35,6 +35,7 @@ func (o *countingObserver) Published(events []domain.OutboxEvent, at time.Time) 
 
 func (o *countingObserver) PublishFailed(n int) { o.mu.Lock(); o.publishFailed += n; o.mu.Unlock() }
 func (o *countingObserver) DeadLettered(n int)  { o.mu.Lock(); o.deadLettered += n; o.mu.Unlock() }
+func (o *countingObserver) Round(dispatch.RoundStats) {}
 func (o *countingObserver) BrokerUp(up bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
