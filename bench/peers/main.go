@@ -73,6 +73,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&onceArgs, "once-args", "", "extra arguments for `once bench drain`, space-separated")
 	fs.IntVar(&cfg.River.Workers, "river-workers", 200, "River MaxWorkers of the queue")
 	fs.DurationVar(&cfg.River.FetchCooldown, "river-fetch-cooldown", 10*time.Millisecond, "River FetchCooldown")
+	var riverConns int
+	fs.IntVar(&riverConns, "river-max-conns", 0, "River's pgx pool size (0: pgxpool's default, max(4, cores))")
 	fs.IntVar(&cfg.Water.Batch, "watermill-batch", 100, "watermill-sql SubscribeBatchSize")
 	fs.StringVar(&cfg.SuperuserURL, "superuser-url", envOr("ONCE_TEST_PG_SUPERUSER_DSN", defaultSuperuserURL), "PostgreSQL superuser URL (creates and drops a database per repetition)")
 	fs.StringVar(&cfg.RedisURL, "redis-url", envOr("ONCE_REDIS_URL", defaultRedisURL), "Redis the peers publish to (a stream of their own each repetition, deleted after)")
@@ -95,6 +97,7 @@ func parseFlags(args []string) (config, error) {
 		cfg.Variants = append(cfg.Variants, v)
 	}
 	cfg.Once.Args = strings.Fields(onceArgs)
+	cfg.River.MaxConns = int32(riverConns)
 	cfg.River.RedisURL = cfg.RedisURL
 	cfg.Water.RedisURL = cfg.RedisURL
 	switch {
@@ -102,8 +105,8 @@ func parseFlags(args []string) (config, error) {
 		return config{}, errors.New("no variant given")
 	case cfg.Events < 1 || cfg.Workspaces < 1 || cfg.Reps < 1:
 		return config{}, errors.New("events, workspaces and reps must be positive")
-	case cfg.River.Workers < 1 || cfg.River.FetchCooldown <= 0 || cfg.Water.Batch < 1:
-		return config{}, errors.New("river workers, fetch cooldown and watermill batch must be positive")
+	case cfg.River.Workers < 1 || cfg.River.FetchCooldown <= 0 || cfg.Water.Batch < 1 || riverConns < 0:
+		return config{}, errors.New("river workers, fetch cooldown and watermill batch must be positive, river max conns not negative")
 	case cfg.Timeout <= 0 || cfg.Poll <= 0:
 		return config{}, errors.New("timeout and poll must be positive")
 	}

@@ -22,7 +22,9 @@ import (
 type riverPeer struct {
 	Workers       int
 	FetchCooldown time.Duration
-	RedisURL      string
+	// MaxConns bounds the client's pgx pool; 0 keeps pgxpool's default.
+	MaxConns int32
+	RedisURL string
 }
 
 // drainArgs is the job: the event as its args.
@@ -90,7 +92,14 @@ func (r riverPeer) Load(ctx context.Context, dbURL, _ string, events []event) er
 }
 
 func (r riverPeer) Start(ctx context.Context, dbURL, stream string) (func(context.Context) error, error) {
-	pool, err := pgxpool.New(ctx, dbURL)
+	poolCfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return nil, err
+	}
+	if r.MaxConns > 0 {
+		poolCfg.MaxConns = r.MaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
 		return nil, err
 	}
