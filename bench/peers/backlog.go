@@ -120,6 +120,15 @@ func randomSuffix() string {
 	return hex.EncodeToString(b)
 }
 
+// newRedis connects to the Redis at url (a redis:// URL).
+func newRedis(url string) (*redis.Client, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis url: %w", err)
+	}
+	return redis.NewClient(opts), nil
+}
+
 // waitForStream polls XLEN until the stream holds want entries and returns
 // when that was seen. Every variant is timed by this same poll, so the
 // figures are counted alike: the clock stops at the first poll that sees

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // params are what every variant drains, and where.
@@ -61,11 +59,10 @@ func drainPeer(ctx context.Context, prm params, p peer, events []event) (result,
 		_ = db.Drop(dropCtx)
 	}()
 
-	opts, err := redis.ParseURL(prm.RedisURL)
+	rdb, err := newRedis(prm.RedisURL)
 	if err != nil {
-		return result{}, fmt.Errorf("redis url: %w", err)
+		return result{}, err
 	}
-	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	stream := "peers:" + p.Name() + ":" + randomSuffix()
 	defer rdb.Del(context.Background(), stream)

@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
 )
 
 const (
@@ -171,11 +170,10 @@ func describeMachine(ctx context.Context, cfg config) (machine, error) {
 	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&m.Postgres); err != nil {
 		return m, err
 	}
-	opts, err := redis.ParseURL(cfg.RedisURL)
+	rdb, err := newRedis(cfg.RedisURL)
 	if err != nil {
-		return m, fmt.Errorf("redis url: %w", err)
+		return m, err
 	}
-	rdb := redis.NewClient(opts)
 	defer rdb.Close()
 	info, err := rdb.InfoMap(ctx, "server").Result()
 	if err != nil {
@@ -187,7 +185,7 @@ func describeMachine(ctx context.Context, cfg config) (machine, error) {
 			m.LoadAvg = strings.Join(f[:3], " ")
 		}
 	}
-	m.Parameters = fmt.Sprintf("%d events over %d workspaces, ~%d-byte payloads, %d interleaved repetitions (%s), a fresh database each; events/s = events ÷ (start of draining → XLEN reaches the backlog)",
+	m.Parameters = fmt.Sprintf("%d events over %d workspaces, ~%d-byte payloads, %d interleaved repetitions (%s), a fresh database each; a peer's events/s = events ÷ (its start → XLEN shows the whole backlog), once's as its drain bench reports it",
 		cfg.Events, cfg.Workspaces, len(events0(cfg)), cfg.Reps, strings.Join(cfg.Variants, ", "))
 	return m, nil
 }

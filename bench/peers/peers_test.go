@@ -172,11 +172,10 @@ func (p duplicatingPeer) Load(_ context.Context, _, stream string, events []even
 }
 
 func (p duplicatingPeer) Start(ctx context.Context, _, _ string) (func(context.Context) error, error) {
-	opts, err := redis.ParseURL(p.redisURL)
+	rdb, err := newRedis(p.redisURL)
 	if err != nil {
 		return nil, err
 	}
-	rdb := redis.NewClient(opts)
 	events := *p.events
 	pipe := rdb.Pipeline()
 	for _, e := range append([]event{events[0]}, events[:len(events)-1]...) {

@@ -103,12 +103,11 @@ func (r riverPeer) Start(ctx context.Context, dbURL, stream string) (func(contex
 	if err != nil {
 		return nil, err
 	}
-	opts, err := redis.ParseURL(r.RedisURL)
+	rdb, err := newRedis(r.RedisURL)
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	rdb := redis.NewClient(opts)
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &drainWorker{rdb: rdb, stream: stream})
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{

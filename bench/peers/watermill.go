@@ -13,7 +13,6 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/redis/go-redis/v9"
 )
 
 // watermillPeer is watermill's outbox: messages published through the
@@ -103,12 +102,11 @@ func (w watermillPeer) Start(ctx context.Context, dbURL, _ string) (func(context
 	if err != nil {
 		return nil, err
 	}
-	opts, err := redis.ParseURL(w.RedisURL)
+	rdb, err := newRedis(w.RedisURL)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	rdb := redis.NewClient(opts)
 	closeAll := func() { rdb.Close(); db.Close() }
 	sub, err := w.subscriber(db)
 	if err != nil {
