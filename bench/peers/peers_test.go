@@ -192,3 +192,27 @@ func TestDrainPeerCatchesADuplicateStandingInForALostEvent(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "49 distinct events of 50")
 }
+
+func TestParseFlagsDefaultsAreIssue9s(t *testing.T) {
+	cfg, err := parseFlags([]string{"--once", "/bin/once", "--once-args", "--batch 50"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"once", "river", "watermill"}, cfg.Variants)
+	assert.Equal(t, 100000, cfg.Events)
+	assert.Equal(t, 8, cfg.Workspaces)
+	assert.Equal(t, 3, cfg.Reps)
+	assert.Equal(t, 200, cfg.River.Workers)
+	assert.Equal(t, 10*time.Millisecond, cfg.River.FetchCooldown)
+	assert.Equal(t, 100, cfg.Water.Batch)
+	assert.Equal(t, onceBinary{Path: "/bin/once", Args: []string{"--batch", "50"}}, cfg.Once)
+
+	for _, bad := range [][]string{
+		{"--variants", "once,sidekiq"},
+		{"--variants", ""},
+		{"--reps", "0"},
+		{"--river-workers", "0"},
+		{"extra"},
+	} {
+		_, err := parseFlags(bad)
+		assert.Error(t, err, "%v", bad)
+	}
+}
