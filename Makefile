@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: run test services build openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet bench-dispatch bench-storm
+.PHONY: run test services build openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet bench-dispatch bench-storm bench-peers
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -71,6 +71,11 @@ vet:
 ## bench-dispatch: events/s and commit-to-publish latency per queue, 1 and 3 Dispatchers (prints a table)
 bench-dispatch: services
 	$(GO) run ./cmd/once bench dispatch
+
+## bench-peers: once (one Dispatcher), River and the watermill-sql Forwarder drain the same backlog to Redis Streams, interleaved; prints the ratios
+##   bench/peers is a module of its own, so the product does not depend on the peers; a quick run: make bench-peers PEERS_ARGS='--events 20000'
+bench-peers: services build
+	cd bench/peers && $(GO) run . --once ../../bin/once $(PEERS_ARGS)
 
 ## bench-storm: retry storm, completed-key replays, broker outage, PostgreSQL restart against issue 7's targets (prints a table)
 ##   a quick run: make bench-storm STORM_ARGS='--outage 30s'
