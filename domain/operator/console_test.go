@@ -1,7 +1,6 @@
 package operator_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/operator"
+	"github.com/oncehq/once/internal/testkit"
 	"github.com/oncehq/once/ports"
 )
 
@@ -34,37 +34,12 @@ func newHarness() harness {
 	return harness{uow: uow, console: operator.NewConsole(memory.NewOutboxDiscovery(db), admin, uow, clock), now: clock.t}
 }
 
-// deadLetter appends an event to workspace and parks it with lastError,
-// as the Dispatcher would after its last attempt.
 func (h harness) deadLetter(t *testing.T, workspace uuid.UUID, lastError string) domain.OutboxEvent {
-	t.Helper()
-	e := h.pending(t, workspace)
-	err := h.uow.Transact(t.Context(), workspace, func(ctx context.Context, tx ports.Tx) error {
-		c, err := tx.OutboxDispatch().ClaimDue(ctx, "d1", h.now, time.Minute, 1, 10)
-		if err != nil {
-			return err
-		}
-		require.Len(t, c.Events, 1)
-		ok, err := tx.OutboxDispatch().DeadLetter(ctx, "d1", e.ID, lastError)
-		require.True(t, ok)
-		return err
-	})
-	require.NoError(t, err)
-	e.Status, e.LastError = domain.OutboxDeadLetter, lastError
-	return e
+	return testkit.DeadLetter(t, h.uow, workspace, h.now, lastError)
 }
 
-// pending appends an event of workspace due an hour ago.
 func (h harness) pending(t *testing.T, workspace uuid.UUID) domain.OutboxEvent {
-	t.Helper()
-	store := uuid.New()
-	e, err := domain.NewOutboxEvent(uuid.New(), workspace, domain.EventStoreCredentialsVerify, "store", store,
-		domain.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, OperationID: uuid.New()}, h.now.Add(-time.Hour))
-	require.NoError(t, err)
-	require.NoError(t, h.uow.Transact(t.Context(), workspace, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Outbox().Append(ctx, e)
-	}))
-	return e
+	return testkit.PendingEvent(t, h.uow, workspace, h.now.Add(-time.Hour))
 }
 
 func TestConsoleGroupsDeadLettersAcrossWorkspacesAndRedrivesAGroup(t *testing.T) {
