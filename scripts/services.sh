@@ -79,7 +79,16 @@ nodejs() {
   log "Node.js $(node --version) ready"
 }
 
+# Chromium runs the operator console's browser test (chromedp drives it
+# headless from Go; app/console_browser_test.go).
+# (Named browser: a function named chromium would answer `command -v`.)
+browser() {
+  command -v chromium >/dev/null || install chromium
+  log "Chromium ready"
+}
+
 postgres
 redis
 rabbitmq
 nodejs
+browser
