@@ -11,14 +11,15 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/fx"
 
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/internal/apitest"
 	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/internal/testkit"
 )
 
 const consoleToken = "console-test-operator-token-0123456789abcdef"
@@ -108,9 +109,10 @@ func refreshUntil(t *testing.T, ctx context.Context, what, condition string) {
 }
 
 // An operator logs in to the console in a real browser, against
-// PostgreSQL with a Dispatcher and a worker running: sees the backlog, sees
-// the dead letter of a job the worker gave up on appear, looks at it,
-// re-drives it, and sees it gone; the job then succeeds.
+// PostgreSQL with a Dispatcher and a worker running: sees the backlog and
+// the dead letters of other workspaces, sees the dead letter of a job the
+// worker gave up on appear, looks at it, re-drives it, and sees it gone;
+// the job then succeeds.
 func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	ctx := browser(t)
 	db := pgtest.New(t)
@@ -119,13 +121,22 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	cfg.OperatorToken = consoleToken
 	var f faults
 	var routes []app.OpsRoute
-	s := apitest.Start(t, cfg, db, f.inject(), fx.Invoke(func(in struct {
-		fx.In
-		Routes []app.OpsRoute `group:"ops_routes"`
-	}) {
-		routes = in.Routes
-	}))
+	s := apitest.Start(t, cfg, db, f.inject(), opsRoutes(&routes))
 	console := opsServer(t, routes) + "/console/"
+
+	// Two other workspaces whose events the Dispatcher gave up on, for the
+	// same cause, and one with events not due yet (due in an hour, so the
+	// running Dispatcher leaves them be).
+	later := time.Now().Add(time.Hour)
+	others := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	for _, ws := range others {
+		_, err := s.WS.Create(t.Context(), ws, "console "+ws.String()[:8], s.User)
+		require.NoError(t, err)
+	}
+	testkit.DeadLetter(t, s.UoW, others[0], later, "cannot publish: broker unreachable after 10 attempts")
+	testkit.DeadLetter(t, s.UoW, others[1], later, "cannot publish: broker unreachable after 7 attempts")
+	testkit.PendingEvent(t, s.UoW, others[2], later)
+	testkit.PendingEvent(t, s.UoW, others[2], later)
 
 	step(t, ctx, "log in",
 		chromedp.Navigate(console),
@@ -134,8 +145,12 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("token"), consoleToken),
 		chromedp.Click(chromedp.ID("login-submit")),
 		chromedp.WaitVisible(chromedp.ID("refresh")),
-		chromedp.WaitVisible(chromedp.ID("dead-letters-empty")),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-workspace="`+others[2].String()+`"]`)),
 	)
+	groups, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll("[data-key]")].map(g => g.querySelector(".cause").textContent + " × " + g.querySelectorAll("tr.dead-letter").length)`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cannot publish: broker unreachable after <n> attempts × 2"}, groups, "one cause, two workspaces")
 
 	// A store verification the worker gives up on: its event is a dead
 	// letter of stage "job".
@@ -147,12 +162,10 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	row := `tr[data-event-id="` + event.String() + `"]`
 
 	refreshUntil(t, ctx, "the dead letter appears", `document.querySelector('`+row+`') !== null`)
-	cause, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-key] .cause`)))
+	group, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`(g => [g.querySelector(".stage").textContent, g.querySelector(".cause").textContent])(document.querySelector('`+row+`').closest("[data-key]"))`))
 	require.NoError(t, err)
-	assert.Equal(t, lastError, cause, "its group's cause (no ids in this one)")
-	stage, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`[data-key] .stage`)))
-	require.NoError(t, err)
-	assert.Equal(t, "failed job", stage)
+	assert.Equal(t, []string{"failed job", lastError}, group, "a group of its own, its cause the last error (no ids in this one)")
 	screenshot(t, ctx)
 
 	// Looked at: the sanitized view, then re-driven from it with the fault
@@ -171,7 +184,7 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 		chromedp.Click(chromedp.ID("detail-redrive")),
 		chromedp.WaitNotVisible(chromedp.ID("detail")),
 	)
-	refreshUntil(t, ctx, "the dead letter is gone", `document.querySelector('`+row+`') === null && !document.getElementById("dead-letters-empty").hidden`)
+	refreshUntil(t, ctx, "the dead letter is gone", `document.querySelector('`+row+`') === null`)
 	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("status")))
 	require.NoError(t, err)
 	assert.Equal(t, "Re-drove 1 event.", status)

@@ -12,7 +12,7 @@ import (
 )
 
 // PendingEvent appends a store verification event to workspace, due at
-// `at`, through uow.
+// `at`, through uow. An event due later was created now.
 func PendingEvent(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at time.Time) domain.OutboxEvent {
 	t.Helper()
 	store := uuid.New()
@@ -20,6 +20,9 @@ func PendingEvent(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at ti
 		domain.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, OperationID: uuid.New()}, at)
 	if err != nil {
 		t.Fatalf("new event: %v", err)
+	}
+	if now := time.Now(); at.After(now) {
+		e.CreatedAt = now
 	}
 	if err := uow.Transact(context.Background(), workspace, func(ctx context.Context, tx ports.Tx) error {
 		return tx.Outbox().Append(ctx, e)
