@@ -27,6 +27,11 @@ import (
 // stops there says so (Truncated).
 const MaxWorkspaces = 1000
 
+// MaxDeadLetters bounds how many dead letters one view reads, over all
+// workspaces; a view that stops there says so (Truncated), and a group
+// re-drive moves what the view holds (run it again for the rest).
+const MaxDeadLetters = 10 * dispatch.MaxAdminBatch
+
 // backlogPage is how many workspaces one discovery call returns.
 const backlogPage = 200
 
@@ -107,7 +112,8 @@ type DeadLetters struct {
 	// Total is how many dead letters the groups hold.
 	Total int
 	// Truncated says some dead letters are not shown: more workspaces than
-	// MaxWorkspaces, or a workspace with more than dispatch.MaxAdminBatch.
+	// MaxWorkspaces, a workspace with more than dispatch.MaxAdminBatch, or
+	// more than MaxDeadLetters in all.
 	Truncated bool
 }
 
@@ -128,11 +134,16 @@ func (c *Console) DeadLetters(ctx context.Context) (DeadLetters, error) {
 		if w.DeadLetter == 0 {
 			continue
 		}
-		events, err := c.admin.ListDeadLetters(ctx, w.Workspace, dispatch.MaxAdminBatch)
+		room := min(dispatch.MaxAdminBatch, MaxDeadLetters-out.Total)
+		if room == 0 {
+			out.Truncated = true
+			break
+		}
+		events, err := c.admin.ListDeadLetters(ctx, w.Workspace, room)
 		if err != nil {
 			return DeadLetters{}, err
 		}
-		out.Truncated = out.Truncated || len(events) == dispatch.MaxAdminBatch && w.DeadLetter > int64(len(events))
+		out.Truncated = out.Truncated || int64(len(events)) < w.DeadLetter && len(events) == room
 		for _, e := range events {
 			stage := dispatch.Stage(e)
 			cause := Cause(e.LastError)

@@ -4,6 +4,8 @@
 // Everything the server sends is put in the page as text, never as HTML.
 
 const api = "/console/api/";
+// A group shows its first rows; re-driving the group moves all of them.
+const rowsPerGroup = 50;
 const $ = (id) => document.getElementById(id);
 
 function el(tag, text, cls) {
@@ -97,7 +99,7 @@ function renderGroups(d) {
     node.querySelector(".meta").textContent = g.workspaces + (g.workspaces === 1 ? " workspace · " : " workspaces · ") + g.event_types.join(", ");
     node.querySelector(".redrive-group").addEventListener("click", () => redriveGroup(g));
     const tbody = node.querySelector("tbody");
-    for (const e of g.events) {
+    for (const e of g.events.slice(0, rowsPerGroup)) {
       const tr = el("tr", null, "dead-letter");
       tr.dataset.eventId = e.id;
       const view = el("button", "View", "quiet view");
@@ -115,9 +117,17 @@ function renderGroups(d) {
       tr.append(ws, id, el("td", e.event_type), el("td", e.attempt_count, "n"), el("td", when(e.created_at)), actions);
       tbody.append(tr);
     }
+    if (g.events.length > rowsPerGroup) {
+      const more = el("td", "… and " + (g.events.length - rowsPerGroup) + " more", "muted");
+      more.colSpan = 6;
+      const tr = el("tr");
+      tr.append(more);
+      tbody.append(tr);
+    }
     groups.append(node);
   }
   $("dead-letters-empty").hidden = d.groups.length > 0;
+  $("dead-letters-truncated").hidden = !d.truncated;
 }
 
 async function refresh() {
