@@ -156,8 +156,8 @@ func (h *handler) sessionOperator(r *http.Request) (string, bool) {
 	return h.cred.operator(c.Value, h.clock.Now())
 }
 
-// apiFunc is one console API call by operator; it returns the JSON answer
-// and the audit line's attributes, or an error.
+// apiFunc is one console API call: it returns the JSON answer and the
+// attributes of its audit line (with or without an error).
 type apiFunc func(r *http.Request) (answer any, audit []any, err error)
 
 // api authenticates a call (bearer token, or the page's session with the
@@ -174,11 +174,11 @@ func (h *handler) api(call apiFunc) http.HandlerFunc {
 		answer, audit, err := call(r)
 		attrs := append([]any{"operator", name}, audit...)
 		if err != nil {
-			level := slog.LevelWarn
-			if status := domain.ErrorCode(err); status == domain.CodeInternal || status == domain.CodeUnavailable {
+			code, level := domain.ErrorCode(err), slog.LevelWarn
+			if code == domain.CodeInternal || code == domain.CodeUnavailable {
 				level = slog.LevelError
 			}
-			attrs = append(attrs, "outcome", "failed", "code", string(domain.ErrorCode(err)), "error", domain.SanitizeError(err))
+			attrs = append(attrs, "outcome", "failed", "code", string(code), "error", domain.SanitizeError(err))
 			h.log.Log(r.Context(), level, "operator action", attrs...)
 			httpapi.WriteProblem(w, err)
 			return
