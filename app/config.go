@@ -41,6 +41,10 @@ type Config struct {
 	JWTIssuer string        `env:"ONCE_JWT_ISSUER" envDefault:"once"`
 	TokenTTL  time.Duration `env:"ONCE_TOKEN_TTL" envDefault:"24h"`
 
+	// OperatorToken is the operator console's credential (not a tenant
+	// token); empty turns the console off.
+	OperatorToken string `env:"ONCE_OPERATOR_TOKEN"`
+
 	IdempotencySecrets   string        `env:"ONCE_IDEMPOTENCY_SECRETS"`
 	IdempotencyRetention time.Duration `env:"ONCE_IDEMPOTENCY_RETENTION" envDefault:"48h"`
 	CredentialKeys       string        `env:"ONCE_CREDENTIAL_KEYS"`
@@ -266,6 +270,9 @@ func (c Config) Validate() error {
 	}
 	if c.TokenTTL <= 0 {
 		bad("ONCE_TOKEN_TTL must be positive")
+	}
+	if c.OperatorToken != "" && (len(c.OperatorToken) < 32 || c.OperatorToken == c.JWTSecret) {
+		bad("ONCE_OPERATOR_TOKEN must be at least 32 bytes and differ from ONCE_JWT_SECRET (or be empty: no operator console)")
 	}
 	switch c.objectStore() {
 	case ObjectStoreMemory, ObjectStoreLocal:

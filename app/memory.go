@@ -25,7 +25,7 @@ var MemoryModule = fx.Module("memory",
 			return dispatch.NotifyOnCommit(memory.NewUnitOfWork(db), signal)
 		},
 		fx.Annotate(memory.NewDiscovery, fx.As(new(ports.IdempotencyDiscovery))),
-		fx.Annotate(memory.NewOutboxDiscovery, fx.As(new(ports.OutboxDiscovery))),
+		fx.Annotate(memory.NewOutboxDiscovery, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
 	),
 	fx.Invoke(func(log *slog.Logger) {
 		log.Warn("running on the embedded in-memory store: nothing is persisted; set DATABASE_URL to use PostgreSQL")

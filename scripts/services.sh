@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure the services the tests talk to are installed and running:
-# PostgreSQL, Redis and RabbitMQ, and Node.js for the BullMQ worker. Installs
-# them with apt-get where missing (a fresh machine), starts them where down,
-# and waits until each answers.
+# PostgreSQL, Redis and RabbitMQ, Node.js for the BullMQ worker, and Chromium
+# for the operator console's browser test. Installs them with apt-get where
+# missing (a fresh machine), starts them where down, and waits until each
+# answers.
 # Idempotent: on a machine where all three run it only checks.
 set -euo pipefail
 
@@ -79,7 +80,16 @@ nodejs() {
   log "Node.js $(node --version) ready"
 }
 
+# Chromium runs the operator console's browser test (chromedp drives it
+# headless from Go; app/console_browser_test.go).
+# (Named browser: a function named chromium would answer `command -v`.)
+browser() {
+  command -v chromium >/dev/null || install chromium
+  log "Chromium ready"
+}
+
 postgres
 redis
 rabbitmq
 nodejs
+browser

@@ -32,6 +32,7 @@ type Harness struct {
 	UoW             ports.UnitOfWork
 	Discovery       ports.IdempotencyDiscovery
 	OutboxDiscovery ports.OutboxDiscovery
+	OutboxBacklog   ports.OutboxBacklog
 }
 
 // Run runs the whole suite. newHarness is called once per group of tests;
@@ -47,6 +48,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Operations", testOperations},
 		{"Outbox", testOutbox},
 		{"OutboxDispatch", testOutboxDispatch},
+		{"OutboxBacklog", testOutboxBacklog},
 		{"OutboxJobs", testOutboxJobs},
 		{"Transactions", testTransactions},
 		{"Idempotency", testIdempotency},

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/oncehq/once/domain"
@@ -25,15 +24,11 @@ func routerProblems(mux *http.ServeMux) http.Handler {
 			w.WriteHeader(capture.status)
 			return
 		}
-		var p *Problem
 		if capture.status == http.StatusNotFound {
-			p = problemFromDomain(domain.Errorf(domain.CodeNotFound, "no route for %s", r.URL.Path))
+			WriteProblem(w, domain.Errorf(domain.CodeNotFound, "no route for %s", r.URL.Path))
 		} else {
-			p = problemFromDomain(domain.Errorf(domain.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
+			WriteProblem(w, domain.Errorf(domain.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
 		}
-		w.Header().Set("Content-Type", "application/problem+json")
-		w.WriteHeader(p.Status)
-		_ = json.NewEncoder(w).Encode(p)
 	})
 }
 

@@ -14,6 +14,7 @@ func TestContract(t *testing.T) {
 			UoW:             memory.NewUnitOfWork(db),
 			Discovery:       memory.NewDiscovery(db),
 			OutboxDiscovery: memory.NewOutboxDiscovery(db),
+			OutboxBacklog:   memory.NewOutboxDiscovery(db),
 		}
 	})
 }

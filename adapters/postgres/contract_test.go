@@ -18,6 +18,7 @@ func TestContract(t *testing.T) {
 			UoW:             postgres.NewUnitOfWork(db.App),
 			Discovery:       postgres.NewDiscovery(db.App),
 			OutboxDiscovery: postgres.NewOutboxDiscovery(db.App),
+			OutboxBacklog:   postgres.NewOutboxDiscovery(db.App),
 		}
 	})
 }

@@ -137,6 +137,7 @@ var outboxFunctions = []string{
 	"once_outbox_due_workspaces(timestamptz, uuid, int)",
 	"once_outbox_dispatched_workspaces(timestamptz, int)",
 	"once_outbox_stats(timestamptz)",
+	"once_outbox_backlog(timestamptz, uuid, int)",
 }
 
 // The discovery functions are the one door across workspaces: only members
@@ -164,6 +165,7 @@ func TestOutboxDiscoveryNeedsDispatcherRole(t *testing.T) {
 		`SELECT once_outbox_due_workspaces(now(), '00000000-0000-0000-0000-000000000000', 10)`,
 		`SELECT once_outbox_dispatched_workspaces(now(), 10)`,
 		`SELECT * FROM once_outbox_stats(now())`,
+		`SELECT * FROM once_outbox_backlog(now(), '00000000-0000-0000-0000-000000000000', 10)`,
 	}
 	// The app role holds once_dispatcher by default (Bootstrap): allowed.
 	for _, call := range calls {

@@ -1,0 +1,27 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/oncehq/once/domain"
+)
+
+// WriteProblem answers err as problem+json, mapped like every error of the
+// API (statusByCode): for handlers outside huma, such as the router's own
+// refusals and the operator console. An error that is not a domain error is
+// INTERNAL, its text not shown.
+func WriteProblem(w http.ResponseWriter, err error) {
+	var de *domain.Error
+	if !errors.As(err, &de) {
+		de = domain.Wrap(domain.CodeInternal, err, "internal error")
+	}
+	p := problemFromDomain(de)
+	for k, v := range p.GetHeaders() {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}

@@ -1,0 +1,194 @@
+"use strict";
+// The operator console: reads the backlog and the dead letters from
+// /console/api/ with the session cookie, and re-drives with JSON POSTs.
+// Everything the server sends is put in the page as text, never as HTML.
+
+const api = "/console/api/";
+// A group shows its first rows; re-driving the group moves all of them.
+const rowsPerGroup = 50;
+const $ = (id) => document.getElementById(id);
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+}
+
+function short(id) {
+  return String(id).slice(0, 8);
+}
+
+function age(seconds) {
+  if (!seconds) return "–";
+  const s = Math.round(seconds);
+  if (s < 60) return s + " s";
+  if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
+  if (s < 86400) return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+  return Math.floor(s / 86400) + " d " + Math.floor((s % 86400) / 3600) + " h";
+}
+
+function when(t) {
+  return new Date(t).toISOString().replace("T", " ").slice(0, 19) + " UTC";
+}
+
+async function call(method, path, body) {
+  const opts = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
+  if (body !== undefined) {
+    opts.headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  const res = await fetch(api + path, opts);
+  if (res.status === 401) {
+    location.assign("/console/");
+    throw new Error("logged out");
+  }
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error((data.code || res.status) + ": " + (data.detail || res.statusText));
+  return data;
+}
+
+function say(text, isError) {
+  const s = $("status");
+  s.textContent = text;
+  s.className = isError ? "status error" : "status";
+}
+
+function renderBacklog(b) {
+  const tbody = $("backlog").querySelector("tbody");
+  tbody.replaceChildren();
+  for (const w of b.workspaces) {
+    const tr = el("tr");
+    tr.dataset.workspace = w.workspace_id;
+    tr.append(el("td", w.workspace_id, "id"), el("td", w.pending, "n"), el("td", w.dispatching, "n"),
+      el("td", w.dead_letter, w.dead_letter ? "n bad" : "n"), el("td", age(w.oldest_due_age_seconds), "n"));
+    tbody.append(tr);
+  }
+  $("backlog-empty").hidden = b.workspaces.length > 0;
+  $("backlog").hidden = b.workspaces.length === 0;
+  const t = b.totals;
+  const totals = $("totals");
+  totals.replaceChildren();
+  for (const [label, value, cls] of [
+    ["workspaces", b.workspaces.length + (b.truncated ? "+" : "")],
+    ["pending", t.pending],
+    ["dispatching", t.dispatching],
+    ["dead letters", t.dead_letter, t.dead_letter ? "bad" : ""],
+    ["oldest due", age(t.oldest_due_age_seconds)],
+  ]) {
+    const card = el("div", null, "card " + (cls || ""));
+    card.append(el("strong", value), el("span", label));
+    totals.append(card);
+  }
+  totals.lastChild.id = "oldest-due";
+  $("as-of").textContent = "as of " + when(b.as_of);
+}
+
+function renderGroups(d) {
+  const groups = $("groups");
+  groups.replaceChildren();
+  const template = $("group-template");
+  for (const g of d.groups) {
+    const node = template.content.firstElementChild.cloneNode(true);
+    node.dataset.key = g.key;
+    node.querySelector(".stage").textContent = g.stage === "job" ? "failed job" : "delivery";
+    node.querySelector(".stage").classList.add(g.stage);
+    node.querySelector(".count").textContent = g.count + (g.count === 1 ? " event" : " events");
+    node.querySelector(".cause").textContent = g.cause;
+    node.querySelector(".cause").title = g.example;
+    node.querySelector(".meta").textContent = g.workspaces + (g.workspaces === 1 ? " workspace · " : " workspaces · ") + g.event_types.join(", ");
+    node.querySelector(".redrive-group").addEventListener("click", () => redriveGroup(g));
+    const tbody = node.querySelector("tbody");
+    for (const e of g.events.slice(0, rowsPerGroup)) {
+      const tr = el("tr", null, "dead-letter");
+      tr.dataset.eventId = e.id;
+      const view = el("button", "View", "quiet view");
+      view.type = "button";
+      view.addEventListener("click", () => show(e.workspace_id, e.id));
+      const redrive = el("button", "Re-drive", "redrive");
+      redrive.type = "button";
+      redrive.addEventListener("click", () => redriveOne(e.workspace_id, e.id));
+      const actions = el("td", null, "row-actions");
+      actions.append(view, redrive);
+      const ws = el("td", short(e.workspace_id), "id");
+      ws.title = e.workspace_id;
+      const id = el("td", short(e.id), "id");
+      id.title = e.id;
+      tr.append(ws, id, el("td", e.event_type), el("td", e.attempt_count, "n"), el("td", when(e.created_at)), actions);
+      tbody.append(tr);
+    }
+    if (g.events.length > rowsPerGroup) {
+      const more = el("td", "… and " + (g.events.length - rowsPerGroup) + " more", "muted");
+      more.colSpan = 6;
+      const tr = el("tr");
+      tr.append(more);
+      tbody.append(tr);
+    }
+    groups.append(node);
+  }
+  $("dead-letters-empty").hidden = d.groups.length > 0;
+  $("dead-letters-truncated").hidden = !d.truncated;
+}
+
+async function refresh() {
+  try {
+    const [b, d] = await Promise.all([call("GET", "backlog"), call("GET", "dead-letters")]);
+    renderBacklog(b);
+    renderGroups(d);
+    document.body.dataset.loaded = String(Date.now());
+  } catch (err) {
+    say("Could not load: " + err.message, true);
+  }
+}
+
+async function show(workspace, id) {
+  try {
+    const e = await call("GET", "dead-letters/" + workspace + "/" + id);
+    const dl = $("detail-fields");
+    dl.replaceChildren();
+    for (const [label, value] of [
+      ["Event", e.id], ["Workspace", e.workspace_id], ["Type", e.event_type],
+      ["Aggregate", e.aggregate_type + " " + e.aggregate_id], ["Operation", e.operation_id || "–"],
+      ["Stage", e.stage], ["Attempts", e.attempt_count], ["Created", when(e.created_at)], ["Last error", e.last_error],
+    ]) {
+      dl.append(el("dt", label), el("dd", value));
+    }
+    $("detail-payload").textContent = e.payload_withheld
+      ? "(withheld: a field looks like a secret)"
+      : JSON.stringify(e.payload ?? null, null, 2);
+    $("detail-redrive").onclick = async () => { $("detail").close(); await redriveOne(workspace, id); };
+    $("detail").showModal();
+  } catch (err) {
+    say("Could not show " + id + ": " + err.message, true);
+  }
+}
+
+async function redriveOne(workspace, id) {
+  try {
+    const r = await call("POST", "dead-letters/" + workspace + "/" + id + "/redrive", {});
+    say("Re-drove " + r.redriven + " event" + (r.redriven === 1 ? "" : "s") + ".");
+  } catch (err) {
+    say("Could not re-drive " + id + ": " + err.message, true);
+  }
+  await refresh();
+}
+
+async function redriveGroup(g) {
+  if (!confirm("Re-drive " + g.count + " dead letters in " + g.workspaces + " workspace(s)?\n\n" + g.cause)) return;
+  try {
+    const r = await call("POST", "groups/redrive", { key: g.key });
+    say("Re-drove " + r.redriven + " event" + (r.redriven === 1 ? "" : "s") + " of the group.");
+  } catch (err) {
+    say("Could not re-drive the group: " + err.message, true);
+  }
+  await refresh();
+}
+
+let timer = null;
+$("live").addEventListener("change", (ev) => {
+  clearInterval(timer);
+  timer = ev.target.checked ? setInterval(() => { if (!document.hidden) refresh(); }, 5000) : null;
+});
+$("refresh").addEventListener("click", refresh);
+$("detail-close").addEventListener("click", () => $("detail").close());
+refresh();

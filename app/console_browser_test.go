@@ -1,0 +1,213 @@
+package app_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/internal/apitest"
+	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/internal/testkit"
+)
+
+const consoleToken = "console-test-operator-token-0123456789abcdef"
+
+// chromium finds the system's Chromium (Debian's chromium package, which
+// scripts/services.sh installs where missing). Without it the test is
+// skipped on a developer machine and fails under CI.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed (run scripts/services.sh, or apt-get install chromium)")
+	}
+	t.Skip("chromium is not installed; scripts/services.sh installs it")
+	return ""
+}
+
+// opsServer serves the ops routes the app provides (here the console), as
+// the ops listener does.
+func opsServer(t *testing.T, routes []app.OpsRoute) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	for _, r := range routes {
+		mux.Handle(r.Pattern, r.Handler)
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// browser starts a headless Chromium for the test and returns its context.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 860),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses to run as root with its sandbox
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first action starts the browser; it lives as long as ctx.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate("about:blank")), "start chromium")
+	return ctx
+}
+
+// step runs actions with a deadline generous enough for a loaded machine.
+func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	stepCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	if err := chromedp.Do(stepCtx, actions...); err != nil {
+		t.Fatalf("%s: %v; the page then: %s", what, err, pageState(ctx))
+	}
+}
+
+// pageState describes the page for a failure message.
+func pageState(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText`))
+	if err != nil {
+		return "unreadable: " + err.Error()
+	}
+	return state
+}
+
+// refreshUntil clicks the console's Refresh button until the JavaScript
+// condition holds: the page shows what the database holds now.
+func refreshUntil(t *testing.T, ctx context.Context, what, condition string) {
+	t.Helper()
+	pollCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(pollCtx, chromedp.Poll[bool](`(document.getElementById("refresh").click(), `+condition+`)`,
+		chromedp.WithPollingInterval(500*time.Millisecond), chromedp.WithPollingTimeout(80*time.Second)))
+	if err != nil {
+		t.Fatalf("%s: %v; the page then: %s", what, err, pageState(ctx))
+	}
+}
+
+// An operator logs in to the console in a real browser, against
+// PostgreSQL with a Dispatcher and a worker running: sees the backlog and
+// the dead letters of other workspaces, sees the dead letter of a job the
+// worker gave up on appear, looks at it, re-drives it, and sees it gone;
+// the job then succeeds.
+func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
+	ctx := browser(t)
+	db := pgtest.New(t)
+	cfg := apitest.Config(db.AppDSN)
+	cfg.Queue, cfg.Dispatcher, cfg.Worker = app.QueueMemory, true, true
+	cfg.OperatorToken = consoleToken
+	var f faults
+	var routes []app.OpsRoute
+	s := apitest.Start(t, cfg, db, f.inject(), opsRoutes(&routes))
+	console := opsServer(t, routes) + "/console/"
+
+	// Two other workspaces whose events the Dispatcher gave up on, for the
+	// same cause, and one with events not due yet (due in an hour, so the
+	// running Dispatcher leaves them be).
+	later := time.Now().Add(time.Hour)
+	others := []uuid.UUID{uuid.New(), uuid.New(), uuid.New()}
+	for _, ws := range others {
+		_, err := s.WS.Create(t.Context(), ws, "console "+ws.String()[:8], s.User)
+		require.NoError(t, err)
+	}
+	testkit.DeadLetter(t, s.UoW, others[0], later, "cannot publish: broker unreachable after 10 attempts")
+	testkit.DeadLetter(t, s.UoW, others[1], later, "cannot publish: broker unreachable after 7 attempts")
+	testkit.PendingEvent(t, s.UoW, others[2], later)
+	testkit.PendingEvent(t, s.UoW, others[2], later)
+
+	step(t, ctx, "log in",
+		chromedp.Navigate(console),
+		chromedp.WaitVisible(chromedp.ID("operator")),
+		chromedp.SendKeys(chromedp.ID("operator"), "browser-test"),
+		chromedp.SendKeys(chromedp.ID("token"), consoleToken),
+		chromedp.Click(chromedp.ID("login-submit")),
+		chromedp.WaitVisible(chromedp.ID("refresh")),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-workspace="`+others[2].String()+`"]`)),
+	)
+	groups, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll("[data-key]")].map(g => g.querySelector(".cause").textContent + " × " + g.querySelectorAll("tr.dead-letter").length)`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cannot publish: broker unreachable after <n> attempts × 2"}, groups, "one cause, two workspaces")
+
+	// A store verification the worker gives up on: its event is a dead
+	// letter of stage "job".
+	f.set(domain.EventStoreCredentialsVerify, domain.CodeValidation)
+	op := startTask(t, s, "/v1/stores", storeBody("console-"+time.Now().Format("150405.000")))
+	require.Equal(t, "failed", s.WaitOperation(t, op.Operation.ID, 60*time.Second).Status)
+	event, lastError, found := deadLetterOf(t, s, op)
+	require.True(t, found)
+	row := `tr[data-event-id="` + event.String() + `"]`
+
+	refreshUntil(t, ctx, "the dead letter appears", `document.querySelector('`+row+`') !== null`)
+	group, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`(g => [g.querySelector(".stage").textContent, g.querySelector(".cause").textContent])(document.querySelector('`+row+`').closest("[data-key]"))`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"failed job", lastError}, group, "a group of its own, its cause the last error (no ids in this one)")
+	screenshot(t, ctx)
+
+	// Looked at: the sanitized view, then re-driven from it with the fault
+	// gone.
+	step(t, ctx, "look at it",
+		chromedp.Click(chromedp.CSS(row+` button.view`)),
+		chromedp.WaitVisible(chromedp.ID("detail")),
+	)
+	detail, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("detail-fields")))
+	require.NoError(t, err)
+	assert.Contains(t, detail, event.String())
+	assert.Contains(t, detail, lastError)
+	assert.NotContains(t, detail, testAPIKey, "no credential is shown")
+	f.clear(domain.EventStoreCredentialsVerify)
+	step(t, ctx, "re-drive it",
+		chromedp.Click(chromedp.ID("detail-redrive")),
+		chromedp.WaitNotVisible(chromedp.ID("detail")),
+	)
+	refreshUntil(t, ctx, "the dead letter is gone", `document.querySelector('`+row+`') === null`)
+	status, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("status")))
+	require.NoError(t, err)
+	assert.Equal(t, "Re-drove 1 event.", status)
+
+	// The job runs again and succeeds; each action left its audit line.
+	require.Equal(t, "succeeded", s.WaitOperation(t, op.Operation.ID, 60*time.Second).Status, "the re-driven verification")
+	logs := s.Logs.String()
+	for _, action := range []string{`"action":"login"`, `"action":"view"`, `"action":"redrive"`} {
+		assert.Contains(t, logs, action)
+	}
+	assert.Contains(t, logs, `"operator":"browser-test"`)
+}
+
+// screenshot writes the page as it is now under the test's temp dir, and
+// to $ONCE_CONSOLE_SCREENSHOT when set (how docs/console.png is made).
+func screenshot(t *testing.T, ctx context.Context) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "console.png")
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("screenshot: %s", path)
+	if extra := os.Getenv("ONCE_CONSOLE_SCREENSHOT"); extra != "" {
+		require.NoError(t, os.WriteFile(extra, png, 0o644))
+	}
+}

@@ -1,0 +1,74 @@
+package app_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+
+	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/internal/apitest"
+	"github.com/oncehq/once/internal/testkit"
+)
+
+// opsRoutes collects the routes provided for the ops listener.
+func opsRoutes(routes *[]app.OpsRoute) fx.Option {
+	return fx.Invoke(func(in struct {
+		fx.In
+		Routes []app.OpsRoute `group:"ops_routes"`
+	}) {
+		*routes = in.Routes
+	})
+}
+
+// The console's route wires on either storage, in every process (Base).
+func TestConsoleRouteWiresOnEveryStorage(t *testing.T) {
+	for name, cfg := range map[string]app.Config{
+		"memory":   apitest.Config(""),
+		"postgres": apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg.OperatorToken = consoleToken
+			var routes []app.OpsRoute
+			require.NoError(t, fx.ValidateApp(app.Base(cfg, quiet), opsRoutes(&routes)))
+		})
+	}
+}
+
+// With no operator token the console's route says it is off, and start-up
+// says so in one line.
+func TestConsoleIsOffWithoutAnOperatorToken(t *testing.T) {
+	cfg := apitest.Config("")
+	logs := &testkit.LogBuffer{}
+	var routes []app.OpsRoute
+	fxtest.New(t, app.Base(cfg, slog.New(slog.NewTextHandler(logs, nil))), opsRoutes(&routes)).RequireStart().RequireStop()
+	require.Len(t, routes, 1)
+	assert.Equal(t, "/console/", routes[0].Pattern)
+	server := opsServer(t, routes)
+	res, err := http.Get(server + "/console/")
+	require.NoError(t, err)
+	defer func() { _ = res.Body.Close() }()
+	body, _ := io.ReadAll(res.Body)
+	assert.Equal(t, http.StatusNotFound, res.StatusCode)
+	assert.Contains(t, string(body), "ONCE_OPERATOR_TOKEN")
+	assert.Equal(t, 1, strings.Count(logs.String(), "operator console off"), logs.String())
+}
+
+func TestConfigChecksTheOperatorToken(t *testing.T) {
+	cfg := apitest.Config("")
+	require.NoError(t, cfg.Validate(), "no token: the console is off")
+	for name, token := range map[string]string{"short": "too-short", "the JWT secret": cfg.JWTSecret} {
+		cfg.OperatorToken = token
+		err := cfg.Validate()
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "ONCE_OPERATOR_TOKEN", name)
+	}
+	cfg.OperatorToken = consoleToken
+	require.NoError(t, cfg.Validate())
+}

@@ -1,0 +1,57 @@
+package testkit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// PendingEvent appends a store verification event to workspace, due at
+// `at`, through uow. An event due later was created now.
+func PendingEvent(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at time.Time) domain.OutboxEvent {
+	t.Helper()
+	store := uuid.New()
+	e, err := domain.NewOutboxEvent(uuid.New(), workspace, domain.EventStoreCredentialsVerify, "store", store,
+		domain.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, OperationID: uuid.New()}, at)
+	if err != nil {
+		t.Fatalf("new event: %v", err)
+	}
+	if now := time.Now(); at.After(now) {
+		e.CreatedAt = now
+	}
+	if err := uow.Transact(context.Background(), workspace, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Outbox().Append(ctx, e)
+	}); err != nil {
+		t.Fatalf("append event: %v", err)
+	}
+	return e
+}
+
+// DeadLetter appends an event to workspace and parks it with lastError, as
+// a Dispatcher does after the last attempt. The workspace must have no
+// other due event at `at`.
+func DeadLetter(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at time.Time, lastError string) domain.OutboxEvent {
+	t.Helper()
+	e := PendingEvent(t, uow, workspace, at)
+	err := uow.Transact(context.Background(), workspace, func(ctx context.Context, tx ports.Tx) error {
+		c, err := tx.OutboxDispatch().ClaimDue(ctx, "testkit", at, time.Minute, 1, 10)
+		if err != nil {
+			return err
+		}
+		if len(c.Events) != 1 || c.Events[0].ID != e.ID {
+			t.Fatalf("claimed %d events, want the new one only", len(c.Events))
+		}
+		_, err = tx.OutboxDispatch().DeadLetter(ctx, "testkit", e.ID, lastError)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("dead-letter event: %v", err)
+	}
+	e.Status, e.LastError, e.AttemptCount = domain.OutboxDeadLetter, lastError, 1
+	return e
+}
