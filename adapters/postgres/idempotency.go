@@ -59,6 +59,14 @@ type idempotencyRow struct {
 	Expired          bool       `bun:"expired"`
 }
 
+// claimRow is a row of readOrClaimIdempotency: the record's columns (all
+// NULL, so zero, when there is no record) and whether the scope's lock
+// was taken (NULL when it was not tried).
+type claimRow struct {
+	idempotencyRow
+	Locked *bool `bun:"locked"`
+}
+
 // Claim implements ports.IdempotencyStore. The order of its statements,
 // and why, is in idempotency_sql.go: read first without any lock, lock only
 // a scope that has no completed record.
@@ -69,10 +77,13 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 	}
 	now := timePtr(rec.CreatedAt)
 
-	row, found, err := s.read(ctx, sc, now)
+	var row claimRow
+	err := s.db.NewRaw(readOrClaimIdempotency, scopeLockKey(sc),
+		now, sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key).Scan(ctx, &row)
 	if err != nil {
-		return nil, err
+		return nil, mapError(err, "idempotency record")
 	}
+	found := row.Status != ""
 	switch {
 	case found && !row.Expired && row.Status == string(domain.IdempotencyCompleted):
 		return row.record(sc) // a replay: no lock taken
@@ -80,13 +91,7 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 		// in_progress and committed, or claimed by this very transaction:
 		// either way it must not run again.
 		return nil, inProgress()
-	}
-
-	var locked bool
-	if err := s.db.NewRaw(claimIdempotencyScope, scopeLockKey(sc)).Scan(ctx, &locked); err != nil {
-		return nil, mapError(err, "idempotency record")
-	}
-	if !locked {
+	case row.Locked == nil || !*row.Locked:
 		return nil, inProgress()
 	}
 	if found { // expired: replace it

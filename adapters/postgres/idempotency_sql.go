@@ -58,7 +58,8 @@ package postgres
 //
 // Cost per request: a replay is one SELECT; a duplicate of a request in
 // flight is a SELECT and a failed try-lock; a new request is a SELECT, the
-// lock and the INSERT. No path waits on another transaction.
+// lock and the INSERT. No path waits on another transaction. The read and
+// the lock go to PostgreSQL as one statement (readOrClaimIdempotency).
 //
 // "now" for expiry is the claim's time from the caller's clock
 // (IdempotencyRecord.CreatedAt), falling back to the database clock.
@@ -74,6 +75,24 @@ SELECT status, fingerprint_key_id, request_fingerprint,
  WHERE workspace_id = ? AND user_id = ? AND method = ? AND path = ? AND idempotency_key = ?`
 
 const claimIdempotencyScope = `SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))`
+
+// readOrClaimIdempotency is selectIdempotency and, only where the scope has
+// no live row, claimIdempotencyScope, in one statement and so one round
+// trip: a new request's read and lock used to be two. It always returns
+// one row: the record's columns are NULL when there is none. CASE
+// evaluates the try-lock only in its branch (the function is volatile, so
+// it is never folded at planning), so a replay or an in-progress twin still
+// takes no lock. The race the two statements left open (a twin committing
+// between the read's snapshot and the lock) is the same here, the read's
+// snapshot being taken when the statement starts; the INSERT's ON CONFLICT
+// still covers it. Arguments: the lock key, then selectIdempotency's.
+const readOrClaimIdempotency = `
+SELECT found.*,
+       CASE WHEN found.status IS NULL OR found.expired
+            THEN pg_try_advisory_xact_lock(hashtextextended(?, 0))
+       END AS locked
+  FROM (SELECT 1) AS one
+  LEFT JOIN LATERAL (` + selectIdempotency + `) AS found ON true`
 
 const deleteExpiredIdempotencyRow = `
 DELETE FROM idempotency_requests
