@@ -143,6 +143,7 @@ func benchHTTPCmd() *cobra.Command {
 	f.DurationVar(&cfg.Duration, "duration", benchstorm.DefaultHTTPDuration, "how long each variant runs at each connection count")
 	f.DurationVar(&cfg.Warmup, "warmup", benchstorm.DefaultHTTPWarmup, "uncounted warm-up before each variant")
 	f.IntVar(&cfg.MaxConnections, "pg-max-connections", benchstorm.DefaultMaxConnections, "max_connections of the private cluster")
+	f.StringVar(&cfg.SynchronousCommit, "pg-synchronous-commit", benchstorm.DefaultSynchronousCommit, "synchronous_commit of the private cluster (off: commits do not wait for a shared disk)")
 	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb, pg_ctl and pgbench (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
 	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: this one)")
 	return cmd

@@ -68,10 +68,11 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) (rep Report, 
 	return rep, err
 }
 
-// openRunner reads the processes' settings and starts the private cluster.
+// openRunner reads the processes' settings and starts the private cluster
+// with pgSettings ("name=value" each) beside the bench's own.
 // The returned runner must be closed (runner.close) even when err is not
 // nil.
-func openRunner(ctx context.Context, cfg Config, progress io.Writer) (*runner, app.Config, error) {
+func openRunner(ctx context.Context, cfg Config, progress io.Writer, pgSettings ...string) (*runner, app.Config, error) {
 	r := &runner{cfg: cfg, env: callerEnvironment(), progress: progress}
 	settings, err := r.env.config()
 	if err != nil {
@@ -81,7 +82,7 @@ func openRunner(ctx context.Context, cfg Config, progress io.Writer) (*runner, a
 		return r, settings, err
 	}
 	fmt.Fprintf(progress, "== private PostgreSQL cluster (max_connections %d)\n", cfg.MaxConnections)
-	r.cluster, err = startCluster(ctx, cfg.PostgresBin, cfg.MaxConnections)
+	r.cluster, err = startCluster(ctx, cfg.PostgresBin, cfg.MaxConnections, pgSettings...)
 	if err != nil {
 		return r, settings, fmt.Errorf("private PostgreSQL cluster: %w", err)
 	}

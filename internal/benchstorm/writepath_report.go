@@ -108,9 +108,9 @@ func describeHTTP(cfg HTTPConfig, c app.Config, pgVersion string) string {
 	for i, n := range cfg.Conns {
 		conns[i] = fmt.Sprint(n)
 	}
-	return fmt.Sprintf("Machine: %d cores (runtime.NumCPU), %s, PostgreSQL %s (a private cluster, max_connections %d). "+
+	return fmt.Sprintf("Machine: %d cores (runtime.NumCPU), %s, PostgreSQL %s (a private cluster, max_connections %d, synchronous_commit %s). "+
 		"%d repetitions on a fresh database each; connections %s; each variant %s after a %s warm-up. "+
 		"`once serve` with ONCE_DB_MAX_CONNS = the most connections, ONCE_QUEUE=memory, ONCE_AUTH_CACHE_TTL=%s, ONCE_LOG_LEVEL=%s.",
-		runtime.NumCPU(), runtime.Version(), pgVersion, cfg.MaxConnections, cfg.Repetitions, strings.Join(conns, ", "),
+		runtime.NumCPU(), runtime.Version(), pgVersion, cfg.MaxConnections, cfg.SynchronousCommit, cfg.Repetitions, strings.Join(conns, ", "),
 		cfg.Duration, cfg.Warmup, c.AuthCacheTTL, c.LogLevel)
 }
