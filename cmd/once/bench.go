@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/signal"
 	"syscall"
@@ -79,15 +80,10 @@ func benchStormCmd() *cobra.Command {
 			if cfg.Scenarios, err = benchstorm.ParseScenarios(scenarios); err != nil {
 				return err
 			}
-			if cfg.Binary == "" {
-				if cfg.Binary, err = os.Executable(); err != nil {
-					return err
-				}
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			_, err = benchstorm.Run(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			return err
+			return runSubprocessBench(cmd, &cfg.Binary, func(ctx context.Context) error {
+				_, err := benchstorm.Run(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return err
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -127,14 +123,9 @@ func benchHTTPCmd() *cobra.Command {
 			if cfg.Conns, err = benchstorm.ParseConns(conns); err != nil {
 				return err
 			}
-			if cfg.Binary == "" {
-				if cfg.Binary, err = os.Executable(); err != nil {
-					return err
-				}
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return benchstorm.RunHTTP(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runSubprocessBench(cmd, &cfg.Binary, func(ctx context.Context) error {
+				return benchstorm.RunHTTP(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -147,4 +138,18 @@ func benchHTTPCmd() *cobra.Command {
 	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb, pg_ctl and pgbench (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
 	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: this one)")
 	return cmd
+}
+
+// runSubprocessBench runs a bench whose processes are this binary (or
+// --binary), until it ends or the bench is interrupted.
+func runSubprocessBench(cmd *cobra.Command, binary *string, run func(ctx context.Context) error) error {
+	if *binary == "" {
+		var err error
+		if *binary, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx)
 }

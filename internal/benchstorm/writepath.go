@@ -59,23 +59,13 @@ const (
 
 // ParseConns reads a comma-separated list of connection counts.
 func ParseConns(s string) ([]int, error) {
-	var out []int
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
+	return parseList(s, "connection count", func(p string) (int, error) {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 256 {
-			return nil, fmt.Errorf("connection count %q must be a number between 1 and 256", p)
+			return 0, fmt.Errorf("connection count %q must be a number between 1 and 256", p)
 		}
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no connection count given")
-	}
-	return out, nil
+		return n, nil
+	})
 }
 
 func (c HTTPConfig) validate() error {

@@ -104,13 +104,10 @@ const httpLegend = "Columns: requests/s are answers with the expected status (20
 // describeHTTP is the line that says where and with which settings the
 // figures were measured.
 func describeHTTP(cfg HTTPConfig, c app.Config, pgVersion string) string {
-	conns := make([]string, len(cfg.Conns))
-	for i, n := range cfg.Conns {
-		conns[i] = fmt.Sprint(n)
-	}
+	conns := strings.Join(strings.Fields(strings.Trim(fmt.Sprint(cfg.Conns), "[]")), ", ")
 	return fmt.Sprintf("Machine: %d cores (runtime.NumCPU), %s, PostgreSQL %s (a private cluster, max_connections %d, synchronous_commit %s). "+
 		"%d repetitions on a fresh database each; connections %s; each variant %s after a %s warm-up. "+
 		"`once serve` with ONCE_DB_MAX_CONNS = the most connections, ONCE_QUEUE=memory, ONCE_AUTH_CACHE_TTL=%s, ONCE_LOG_LEVEL=%s.",
-		runtime.NumCPU(), runtime.Version(), pgVersion, cfg.MaxConnections, cfg.SynchronousCommit, cfg.Repetitions, strings.Join(conns, ", "),
+		runtime.NumCPU(), runtime.Version(), pgVersion, cfg.MaxConnections, cfg.SynchronousCommit, cfg.Repetitions, conns,
 		cfg.Duration, cfg.Warmup, c.AuthCacheTTL, c.LogLevel)
 }
