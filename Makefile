@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: run test services build openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet bench-dispatch bench-storm bench-peers
+.PHONY: run test services build openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet bench-dispatch bench-storm bench-peers bench-http
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -81,3 +81,8 @@ bench-peers: services build
 ##   a quick run: make bench-storm STORM_ARGS='--outage 30s'
 bench-storm: services build
 	bin/once bench storm $(STORM_ARGS)
+
+## bench-http: plain vs idempotent creates and replays over HTTP beside pgbench, at 1, 4 and 16 connections (prints a table)
+##   a quick run: make bench-http HTTP_ARGS='--repetitions 1 --duration 2s'
+bench-http: build
+	bin/once bench http $(HTTP_ARGS)

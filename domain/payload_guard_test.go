@@ -1,6 +1,9 @@
 package domain
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCheckPayloadSafe(t *testing.T) {
 	cases := []struct {
@@ -39,5 +42,30 @@ func TestCheckPayloadSafe(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The filter in front of the value regexp lets through every value the
+// regexp refuses, whatever the case, spacing or script.
+func TestSecretValueFilterKeepsEveryMatch(t *testing.T) {
+	for _, v := range []string{
+		"Bearer abc", "  bearer\tabc", "BASIC dXNlcjpwYXNz", "baſic x", "\u00a0Bearer x",
+		"eyJhbGciOi.eyJzdWIi.sig", "EYJa.b.", "-----BEGIN RSA PRIVATE KEY-----",
+		"https://b.example/o?X-Amz-Signature=abc", "https://x/y?sig=1", "https://x/y?a=1&signature=2",
+	} {
+		if !secretValue.MatchString(strings.TrimSpace(v)) {
+			continue // not a secret for the regexp either
+		}
+		if !mayMatchSecretValue(v) {
+			t.Errorf("the filter drops %q, which the regexp refuses", v)
+		}
+		if _, ok := findSecret(map[string]any{"x": v}, "$"); !ok {
+			t.Errorf("findSecret misses %q", v)
+		}
+	}
+	for _, v := range []string{"0b7c3c1e-9f7a-4b53-8d3e-6b2f0e7d1a11", "2026-12-01T03:33:33Z", "image/png", "bench-1"} {
+		if mayMatchSecretValue(v) {
+			t.Errorf("the filter lets %q through to the regexp", v)
+		}
 	}
 }

@@ -83,6 +83,10 @@ type Verifier struct {
 	secret []byte
 	issuer string
 	now    func() time.Time
+	// verified remembers tokens that passed (verified.go): a client sends
+	// the same token with every request, and checking it again was a tenth
+	// of the service's CPU per write.
+	verified *verifiedTokens
 }
 
 // NewVerifier builds a Verifier for tokens signed with secret (at least
@@ -91,14 +95,20 @@ func NewVerifier(secret []byte, issuer string) (*Verifier, error) {
 	if err := checkConfig(secret, issuer); err != nil {
 		return nil, err
 	}
-	return &Verifier{secret: clone(secret), issuer: issuer, now: time.Now}, nil
+	return &Verifier{secret: clone(secret), issuer: issuer, now: time.Now, verified: newVerifiedTokens(verifiedTokensSize)}, nil
 }
 
 // Verify checks token's HS256 signature, its issuer, that it carries an
 // expiry that has not passed, and that sub and wsp are UUIDs, and returns
 // its claims. Any other algorithm, "none" included, is refused. Every failure
 // is domain.CodeUnauthenticated; the message never echoes the token.
+//
+// A token that passed is remembered until its expiry (verified.go), so a
+// repeated token costs a map lookup and a clock read.
 func (v *Verifier) Verify(token string) (Claims, error) {
+	if c, ok := v.verified.get(token, v.now()); ok {
+		return c, nil
+	}
 	if token == "" {
 		return Claims{}, domain.Errorf(domain.CodeUnauthenticated, "an access token is required")
 	}
@@ -129,7 +139,9 @@ func (v *Verifier) Verify(token string) (Claims, error) {
 	if err != nil || workspace == uuid.Nil {
 		return Claims{}, domain.Errorf(domain.CodeUnauthenticated, "the access token names no valid workspace")
 	}
-	return Claims{WorkspaceID: workspace, UserID: user}, nil
+	c := Claims{WorkspaceID: workspace, UserID: user}
+	v.verified.put(token, c, claims.ExpiresAt.Time)
+	return c, nil
 }
 
 func checkConfig(secret []byte, issuer string) error {

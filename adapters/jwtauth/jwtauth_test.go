@@ -241,3 +241,34 @@ func TestSecretIsCopied(t *testing.T) {
 		t.Fatalf("changing the caller's slice changed the key: %v", err)
 	}
 }
+
+// A remembered token is still refused once it expires, and a token that
+// failed is not remembered.
+func TestVerifiedTokenExpiresFromMemory(t *testing.T) {
+	iss, ver := newPair(t)
+	now := time.Now()
+	iss.now = func() time.Time { return now }
+	ver.now = func() time.Time { return now }
+	token, err := iss.Issue(workspace, user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second answer comes from memory
+		c, err := ver.Verify(token)
+		if err != nil || c.WorkspaceID != workspace || c.UserID != user {
+			t.Fatalf("Verify = %+v, %v; want the token's claims", c, err)
+		}
+	}
+	ver.now = func() time.Time { return now.Add(15 * time.Minute) }
+	if _, err := ver.Verify(token); !domain.IsCode(err, domain.CodeUnauthenticated) {
+		t.Fatalf("err = %v at the expiry, want %s", err, domain.CodeUnauthenticated)
+	}
+
+	tampered := token[:len(token)-2] + "xx"
+	ver.now = func() time.Time { return now }
+	for range 2 {
+		if _, err := ver.Verify(tampered); !domain.IsCode(err, domain.CodeUnauthenticated) {
+			t.Fatalf("err = %v for a tampered token, want %s", err, domain.CodeUnauthenticated)
+		}
+	}
+}

@@ -14,3 +14,6 @@ func NewOutboxDispatchOn(db bun.IDB, workspace uuid.UUID) *OutboxDispatch {
 
 // MapError is mapError, for the table of database failures.
 var MapError = mapError
+
+// TxDB is the transaction a Tx of Transact runs its statements on.
+func TxDB(tx *Tx) bun.IDB { return tx.products.db }

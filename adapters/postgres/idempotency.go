@@ -59,6 +59,15 @@ type idempotencyRow struct {
 	Expired          bool       `bun:"expired"`
 }
 
+// claimRow is a row of readOrClaimIdempotency: the record's columns (all
+// NULL, so zero, when there is no record), whether the scope's lock was
+// taken (NULL when it was not tried) and whether our row was inserted.
+type claimRow struct {
+	idempotencyRow
+	Locked   *bool `bun:"locked"`
+	Inserted *bool `bun:"inserted"`
+}
+
 // Claim implements ports.IdempotencyStore. The order of its statements,
 // and why, is in idempotency_sql.go: read first without any lock, lock only
 // a scope that has no completed record.
@@ -69,10 +78,19 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 	}
 	now := timePtr(rec.CreatedAt)
 
-	row, found, err := s.read(ctx, sc, now)
-	if err != nil {
-		return nil, err
+	fingerprint := rec.Fingerprint
+	if fingerprint == nil {
+		fingerprint = []byte{}
 	}
+	insertArgs := []any{sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key,
+		rec.FingerprintKeyID, fingerprint, now, timePtr(rec.ExpiresAt)}
+
+	var row claimRow
+	args := append([]any{now, sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key, scopeLockKey(sc)}, insertArgs...)
+	if err := s.db.NewRaw(readOrClaimIdempotency, args...).Scan(ctx, &row); err != nil {
+		return nil, mapError(err, "idempotency record")
+	}
+	found := row.Status != ""
 	switch {
 	case found && !row.Expired && row.Status == string(domain.IdempotencyCompleted):
 		return row.record(sc) // a replay: no lock taken
@@ -80,15 +98,11 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 		// in_progress and committed, or claimed by this very transaction:
 		// either way it must not run again.
 		return nil, inProgress()
-	}
-
-	var locked bool
-	if err := s.db.NewRaw(claimIdempotencyScope, scopeLockKey(sc)).Scan(ctx, &locked); err != nil {
-		return nil, mapError(err, "idempotency record")
-	}
-	if !locked {
+	case row.Locked == nil || !*row.Locked:
 		return nil, inProgress()
 	}
+
+	inserted := row.Inserted != nil && *row.Inserted
 	if found { // expired: replace it
 		_, err := s.db.ExecContext(ctx, deleteExpiredIdempotencyRow,
 			sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key, now)
@@ -98,21 +112,17 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 		if err != nil {
 			return nil, mapError(err, "idempotency record")
 		}
+		res, err := s.db.ExecContext(ctx, insertIdempotency, insertArgs...)
+		if err != nil {
+			return nil, mapError(err, "idempotency record")
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return nil, mapError(err, "idempotency record")
+		}
+		inserted = n == 1
 	}
-
-	fingerprint := rec.Fingerprint
-	if fingerprint == nil {
-		fingerprint = []byte{}
-	}
-	res, err := s.db.ExecContext(ctx, insertIdempotency,
-		sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key,
-		rec.FingerprintKeyID, fingerprint, now, timePtr(rec.ExpiresAt))
-	if err != nil {
-		return nil, mapError(err, "idempotency record")
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return nil, mapError(err, "idempotency record")
-	} else if n == 0 {
+	if !inserted {
 		// A twin completed and committed between our read and our lock.
 		row, found, err := s.read(ctx, sc, now)
 		if err != nil {

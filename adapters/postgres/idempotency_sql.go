@@ -58,7 +58,9 @@ package postgres
 //
 // Cost per request: a replay is one SELECT; a duplicate of a request in
 // flight is a SELECT and a failed try-lock; a new request is a SELECT, the
-// lock and the INSERT. No path waits on another transaction.
+// lock and the INSERT. No path waits on another transaction. The read, the
+// lock and the INSERT go to PostgreSQL as one statement
+// (readOrClaimIdempotency).
 //
 // "now" for expiry is the claim's time from the caller's clock
 // (IdempotencyRecord.CreatedAt), falling back to the database clock.
@@ -74,6 +76,50 @@ SELECT status, fingerprint_key_id, request_fingerprint,
  WHERE workspace_id = ? AND user_id = ? AND method = ? AND path = ? AND idempotency_key = ?`
 
 const claimIdempotencyScope = `SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))`
+
+// readOrClaimIdempotency is, in one statement and so one round trip, what
+// a new request used to send as three: selectIdempotency; then, only where
+// the scope has no row, claimIdempotencyScope; then, only if that took the
+// lock, insertIdempotency. It always returns one row: the record's columns
+// (NULL when there is none), locked (NULL when the lock was not tried) and
+// inserted (NULL unless our row was inserted).
+//
+//   - The try-lock is in a CTE that uses a volatile function, so it is
+//     materialized and runs once, and CASE runs it only in its branch: a
+//     replay or an in-progress twin still takes no lock.
+//   - The INSERT reads the lock's CTE, so it runs after the lock is held,
+//     and only when it was taken and there was no row. An expired row is
+//     replaced as before, by deleteExpiredIdempotencyRow and
+//     insertIdempotency after this statement (found, expired, locked).
+//   - The race the separate statements left open is the same here: every
+//     part of one statement reads the snapshot taken at its start, so a
+//     twin committing between that snapshot and our lock is unseen by the
+//     read; the INSERT's ON CONFLICT DO NOTHING still meets its row, and
+//     inserted stays NULL, so Claim reads again, as before.
+//
+// Arguments: selectIdempotency's (now and the scope), the lock key, then
+// insertIdempotency's.
+const readOrClaimIdempotency = `
+WITH found AS (` + selectIdempotency + `),
+claim AS (
+  SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM found) OR (SELECT expired FROM found)
+              THEN pg_try_advisory_xact_lock(hashtextextended(?, 0))
+         END AS locked
+),
+inserted AS (
+  INSERT INTO idempotency_requests (
+         workspace_id, user_id, method, path, idempotency_key,
+         fingerprint_key_id, request_fingerprint, status, created_at, expires_at)
+  SELECT ?, ?, ?, ?, ?, ?, ?, 'in_progress',
+         coalesce(?::timestamptz, now()),
+         coalesce(?::timestamptz, now() + interval '48 hours')
+    FROM claim
+   WHERE claim.locked AND NOT EXISTS (SELECT 1 FROM found)
+  ON CONFLICT (workspace_id, user_id, method, path, idempotency_key) DO NOTHING
+  RETURNING true AS inserted
+)
+SELECT found.*, claim.locked, (SELECT inserted FROM inserted) AS inserted
+  FROM claim LEFT JOIN found ON true`
 
 const deleteExpiredIdempotencyRow = `
 DELETE FROM idempotency_requests

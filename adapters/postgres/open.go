@@ -10,6 +10,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -89,7 +90,9 @@ func OpenPool(ctx context.Context, dsn string, pool Pool) (*bun.DB, error) {
 		// pgconn's parse errors quote the DSN with the password masked.
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	sqldb := stdlib.OpenDB(*cfg)
+	// pgx's stdlib connections, wrapped to save round trips
+	// (pipelined_conn.go).
+	sqldb := sql.OpenDB(pipelinedConnector{Connector: stdlib.GetConnector(*cfg)})
 	maxConns := pool.MaxConns
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConns

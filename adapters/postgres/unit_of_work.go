@@ -106,9 +106,16 @@ func (u *UnitOfWork) transactOnce(ctx context.Context, workspace uuid.UUID,
 	defer conn.Close()
 	var fnErr error
 	fnCalled := false
-	err = conn.RunInTx(ctx, nil, func(ctx context.Context, btx bun.Tx) error {
-		if _, err := btx.ExecContext(ctx, setWorkspace, workspace.String()); err != nil {
-			return err
+	// On a pool of OpenPool, BEGIN carries the workspace's set_config in
+	// the same round trip (pipelined_conn.go); on any other pool it is the
+	// first statement, as before. fn gets ctx without the request, so a
+	// transaction fn might begin itself is not given this workspace.
+	w := &txWorkspace{id: workspace}
+	err = conn.RunInTx(withTxWorkspace(ctx, w), nil, func(_ context.Context, btx bun.Tx) error {
+		if !w.applied {
+			if _, err := btx.ExecContext(ctx, setWorkspace, workspace.String()); err != nil {
+				return err
+			}
 		}
 		fnCalled = true
 		// A panic in fn propagates; RunInTx's deferred rollback undoes the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,7 +17,7 @@ func benchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure the service on this machine",
 	}
-	cmd.AddCommand(benchDispatchCmd(), benchStormCmd())
+	cmd.AddCommand(benchDispatchCmd(), benchStormCmd(), benchHTTPCmd())
 	return cmd
 }
 
@@ -79,15 +80,10 @@ func benchStormCmd() *cobra.Command {
 			if cfg.Scenarios, err = benchstorm.ParseScenarios(scenarios); err != nil {
 				return err
 			}
-			if cfg.Binary == "" {
-				if cfg.Binary, err = os.Executable(); err != nil {
-					return err
-				}
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			_, err = benchstorm.Run(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			return err
+			return runSubprocessBench(cmd, &cfg.Binary, func(ctx context.Context) error {
+				_, err := benchstorm.Run(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return err
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -107,4 +103,53 @@ func benchStormCmd() *cobra.Command {
 	f.StringVar(&cfg.PoolSetting, "pool-setting", benchstorm.DefaultPoolSetting, "environment variable that bounds a process's database pool, read through app.Config")
 	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: this one)")
 	return cmd
+}
+
+func benchHTTPCmd() *cobra.Command {
+	cfg := benchstorm.HTTPConfig{}
+	var conns string
+	cmd := &cobra.Command{
+		Use:   "http",
+		Short: "Measure the write path over HTTP beside pgbench running the same statements",
+		Long: "Starts a private PostgreSQL cluster and, for each repetition, a fresh database and this\n" +
+			"binary's serve on it. At each connection count it runs, one after another: plain draft\n" +
+			"creates, idempotent creates with fresh keys, completed-key replays, and pgbench running\n" +
+			"the plain create's statements as the application role. Prints requests/s, the service's\n" +
+			"CPU per request and the ratios (median of the repetitions, least–most) as a Markdown\n" +
+			"table on stdout, progress on stderr. The cluster and its databases are removed.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Conns, err = benchstorm.ParseConns(conns); err != nil {
+				return err
+			}
+			return runSubprocessBench(cmd, &cfg.Binary, func(ctx context.Context) error {
+				return benchstorm.RunHTTP(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Repetitions, "repetitions", benchstorm.DefaultHTTPRepetitions, "repetitions, interleaved, each on a fresh database")
+	f.StringVar(&conns, "conns", benchstorm.DefaultHTTPConns, "connection counts (and pgbench clients), comma-separated")
+	f.DurationVar(&cfg.Duration, "duration", benchstorm.DefaultHTTPDuration, "how long each variant runs at each connection count")
+	f.DurationVar(&cfg.Warmup, "warmup", benchstorm.DefaultHTTPWarmup, "uncounted warm-up before each variant")
+	f.IntVar(&cfg.MaxConnections, "pg-max-connections", benchstorm.DefaultMaxConnections, "max_connections of the private cluster")
+	f.StringVar(&cfg.SynchronousCommit, "pg-synchronous-commit", benchstorm.DefaultSynchronousCommit, "synchronous_commit of the private cluster (off: commits do not wait for a shared disk)")
+	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb, pg_ctl and pgbench (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
+	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: this one)")
+	return cmd
+}
+
+// runSubprocessBench runs a bench whose processes are this binary (or
+// --binary), until it ends or the bench is interrupted.
+func runSubprocessBench(cmd *cobra.Command, binary *string, run func(ctx context.Context) error) error {
+	if *binary == "" {
+		var err error
+		if *binary, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx)
 }

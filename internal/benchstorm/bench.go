@@ -44,39 +44,13 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) (rep Report, 
 	if err := cfg.validate(); err != nil {
 		return rep, err
 	}
-	r := &runner{cfg: cfg, env: callerEnvironment(), progress: progress}
-	settings, err := r.env.config()
+	r, settings, err := openRunner(ctx, cfg, progress)
+	defer func() { err = r.close(err) }()
 	if err != nil {
 		return rep, err
 	}
-	if r.dir, err = os.MkdirTemp("", "once-storm-"); err != nil {
-		return rep, err
-	}
-	defer func() {
-		if err == nil {
-			_ = os.RemoveAll(r.dir)
-		}
-	}()
-
-	fmt.Fprintf(progress, "== private PostgreSQL cluster (max_connections %d)\n", cfg.MaxConnections)
-	r.cluster, err = startCluster(ctx, cfg.PostgresBin, cfg.MaxConnections)
-	defer func() {
-		if r.super != nil {
-			_ = r.super.Close()
-		}
-		if cerr := r.cluster.remove(); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("remove the private cluster: %w", cerr))
-		}
-	}()
+	version, err := r.serverVersion(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("private PostgreSQL cluster: %w", err)
-	}
-	if r.super, err = sql.Open("pgx", r.cluster.SuperuserDSN()); err != nil {
-		return rep, err
-	}
-	r.super.SetMaxOpenConns(1)
-	var version string
-	if err := r.super.QueryRowContext(ctx, `SHOW server_version`).Scan(&version); err != nil {
 		return rep, err
 	}
 
@@ -92,6 +66,54 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) (rep Report, 
 		fmt.Fprintln(out, describe(cfg, settings, version, pool))
 	}
 	return rep, err
+}
+
+// openRunner reads the processes' settings and starts the private cluster
+// with pgSettings ("name=value" each) beside the bench's own.
+// The returned runner must be closed (runner.close) even when err is not
+// nil.
+func openRunner(ctx context.Context, cfg Config, progress io.Writer, pgSettings ...string) (*runner, app.Config, error) {
+	r := &runner{cfg: cfg, env: callerEnvironment(), progress: progress}
+	settings, err := r.env.config()
+	if err != nil {
+		return r, settings, err
+	}
+	if r.dir, err = os.MkdirTemp("", "once-storm-"); err != nil {
+		return r, settings, err
+	}
+	fmt.Fprintf(progress, "== private PostgreSQL cluster (max_connections %d)\n", cfg.MaxConnections)
+	r.cluster, err = startCluster(ctx, cfg.PostgresBin, cfg.MaxConnections, pgSettings...)
+	if err != nil {
+		return r, settings, fmt.Errorf("private PostgreSQL cluster: %w", err)
+	}
+	if r.super, err = sql.Open("pgx", r.cluster.SuperuserDSN()); err != nil {
+		return r, settings, err
+	}
+	r.super.SetMaxOpenConns(1)
+	return r, settings, nil
+}
+
+// serverVersion is the private cluster's PostgreSQL version.
+func (r *runner) serverVersion(ctx context.Context) (string, error) {
+	var version string
+	err := r.super.QueryRowContext(ctx, `SHOW server_version`).Scan(&version)
+	return version, err
+}
+
+// close removes the private cluster, and the working directory unless err
+// says the bench failed (the failed deployment's logs are in it). It
+// returns err with what failed on the way.
+func (r *runner) close(err error) error {
+	if r.super != nil {
+		_ = r.super.Close()
+	}
+	if cerr := r.cluster.remove(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("remove the private cluster: %w", cerr))
+	}
+	if err == nil && r.dir != "" {
+		_ = os.RemoveAll(r.dir)
+	}
+	return err
 }
 
 // scenarios runs the storm and the replays interleaved, cfg.Repetitions

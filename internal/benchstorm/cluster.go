@@ -23,13 +23,16 @@ type cluster struct {
 	dir      string
 	port     int
 	maxConns int
+	// settings are more server settings, "name=value" each.
+	settings []string
 	// runAs is the OS user the server runs as; empty: the bench's own.
 	runAs string
 }
 
-// startCluster makes and starts a cluster. The returned cluster must be
-// removed even when err is not nil.
-func startCluster(ctx context.Context, bin string, maxConns int) (*cluster, error) {
+// startCluster makes and starts a cluster with more server settings
+// ("name=value" each). The returned cluster must be removed even when err
+// is not nil.
+func startCluster(ctx context.Context, bin string, maxConns int, settings ...string) (*cluster, error) {
 	if bin == "" {
 		var err error
 		if bin, err = findPostgresBin(); err != nil {
@@ -40,7 +43,7 @@ func startCluster(ctx context.Context, bin string, maxConns int) (*cluster, erro
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{bin: bin, dir: dir, maxConns: maxConns}
+	c := &cluster{bin: bin, dir: dir, maxConns: maxConns, settings: settings}
 	if os.Geteuid() == 0 {
 		c.runAs = "postgres"
 		if err := chownTo(dir, c.runAs); err != nil {
@@ -68,6 +71,9 @@ func (c *cluster) SuperuserDSN() string {
 func (c *cluster) start(ctx context.Context) error {
 	opts := fmt.Sprintf("-c port=%d -c listen_addresses=127.0.0.1 -c unix_socket_directories=%s -c max_connections=%d",
 		c.port, c.dir, c.maxConns)
+	for _, s := range c.settings {
+		opts += " -c " + s
+	}
 	return c.run(ctx, "pg_ctl", "start", "--pgdata", c.dataDir(), "--log", filepath.Join(c.dir, "postgres.log"),
 		"--wait", "--timeout", "120", "-o", opts)
 }

@@ -78,21 +78,32 @@ const (
 
 // ParseScenarios reads a comma-separated list of scenario names.
 func ParseScenarios(s string) ([]string, error) {
-	var out []string
+	return parseList(s, "scenario", func(p string) (string, error) {
+		if !slices.Contains(allScenarios, p) {
+			return "", fmt.Errorf("unknown scenario %q (want %s)", p, strings.Join(allScenarios, ", "))
+		}
+		return p, nil
+	})
+}
+
+// parseList reads a comma-separated list of what, each read by parse,
+// without repeats and not empty.
+func parseList[T comparable](s, what string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
 	for _, p := range strings.Split(s, ",") {
-		p = strings.TrimSpace(p)
-		if p == "" {
+		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
-		if !slices.Contains(allScenarios, p) {
-			return nil, fmt.Errorf("unknown scenario %q (want %s)", p, strings.Join(allScenarios, ", "))
+		v, err := parse(p)
+		if err != nil {
+			return nil, err
 		}
-		if !slices.Contains(out, p) {
-			out = append(out, p)
+		if !slices.Contains(out, v) {
+			out = append(out, v)
 		}
 	}
 	if len(out) == 0 {
-		return nil, errors.New("no scenario given")
+		return nil, fmt.Errorf("no %s given", what)
 	}
 	return out, nil
 }

@@ -40,6 +40,8 @@ type deployment struct {
 	broker   bool // the deployment used the broker: clean its prefix
 	api      *client
 	procs    []*process
+	// workspace is the id of the deployment's one workspace.
+	workspace string
 }
 
 // newDeployment makes the database, the workspace and the token. The
@@ -89,6 +91,7 @@ func newDeployment(ctx context.Context, r *runner, label string) (*deployment, e
 	if err != nil {
 		return d, err
 	}
+	d.workspace = ws
 	d.api = &client{token: token} // the address comes with startServe
 	return d, nil
 }
