@@ -48,16 +48,16 @@ func (_m *JobFailures) EXPECT() *JobFailures_Expecter {
 }
 
 // GiveUp provides a mock function for the type JobFailures
-func (_mock *JobFailures) GiveUp(ctx context.Context, msg ports.Message, reason string) error {
-	ret := _mock.Called(ctx, msg, reason)
+func (_mock *JobFailures) GiveUp(ctx context.Context, msg ports.Message, cause error) error {
+	ret := _mock.Called(ctx, msg, cause)
 
 	if len(ret) == 0 {
 		panic("no return value specified for GiveUp")
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.Message, string) error); ok {
-		r0 = returnFunc(ctx, msg, reason)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.Message, error) error); ok {
+		r0 = returnFunc(ctx, msg, cause)
 	} else {
 		r0 = ret.Error(0)
 	}
@@ -72,12 +72,12 @@ type JobFailures_GiveUp_Call struct {
 // GiveUp is a helper method to define mock.On call
 //   - ctx context.Context
 //   - msg ports.Message
-//   - reason string
-func (_e *JobFailures_Expecter) GiveUp(ctx any, msg any, reason any) *JobFailures_GiveUp_Call {
-	return &JobFailures_GiveUp_Call{Call: _e.mock.On("GiveUp", ctx, msg, reason)}
+//   - cause error
+func (_e *JobFailures_Expecter) GiveUp(ctx any, msg any, cause any) *JobFailures_GiveUp_Call {
+	return &JobFailures_GiveUp_Call{Call: _e.mock.On("GiveUp", ctx, msg, cause)}
 }
 
-func (_c *JobFailures_GiveUp_Call) Run(run func(ctx context.Context, msg ports.Message, reason string)) *JobFailures_GiveUp_Call {
+func (_c *JobFailures_GiveUp_Call) Run(run func(ctx context.Context, msg ports.Message, cause error)) *JobFailures_GiveUp_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -87,9 +87,9 @@ func (_c *JobFailures_GiveUp_Call) Run(run func(ctx context.Context, msg ports.M
 		if args[1] != nil {
 			arg1 = args[1].(ports.Message)
 		}
-		var arg2 string
+		var arg2 error
 		if args[2] != nil {
-			arg2 = args[2].(string)
+			arg2 = args[2].(error)
 		}
 		run(
 			arg0,
@@ -105,7 +105,7 @@ func (_c *JobFailures_GiveUp_Call) Return(err error) *JobFailures_GiveUp_Call {
 	return _c
 }
 
-func (_c *JobFailures_GiveUp_Call) RunAndReturn(run func(ctx context.Context, msg ports.Message, reason string) error) *JobFailures_GiveUp_Call {
+func (_c *JobFailures_GiveUp_Call) RunAndReturn(run func(ctx context.Context, msg ports.Message, cause error) error) *JobFailures_GiveUp_Call {
 	_c.Call.Return(run)
 	return _c
 }
