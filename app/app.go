@@ -32,6 +32,7 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 			return fxevent.NopLogger
 		}),
 		CoreModule,
+		tracingModule,
 		ScenariosModule,
 		storageModule(cfg),
 	)

@@ -31,6 +31,7 @@ func routerProblems(mux *http.ServeMux) http.Handler {
 		} else {
 			p = problemFromDomain(domain.Errorf(domain.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
 		}
+		p.Instance = instanceOf(r.Context())
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(p.Status)
 		_ = json.NewEncoder(w).Encode(p)

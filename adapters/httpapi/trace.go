@@ -3,17 +3,52 @@ package httpapi
 import (
 	"net/http"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/oncehq/once/domain"
 )
 
 // traceContext carries the W3C traceparent of the request into the context,
 // from where the use cases copy it onto the outbox events they write, so the
-// worker's span can join the request's trace.
+// worker's span can join the request's trace. With tracing on it is the
+// server span's; otherwise the client's header, passed on as it came.
 func traceContext(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tp := r.Header.Get("traceparent"); tp != "" {
+		tp := r.Header.Get("traceparent")
+		if sc := trace.SpanContextFromContext(r.Context()); sc.IsValid() {
+			carrier := propagation.MapCarrier{}
+			propagation.TraceContext{}.Inject(r.Context(), carrier)
+			tp = carrier.Get("traceparent")
+		}
+		if tp != "" {
 			r = r.WithContext(domain.WithTraceparent(r.Context(), tp))
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// serverSpans makes a server span per request, named by its route pattern
+// ("POST /v1/stores"), child of the client's traceparent when it sent one.
+// Without a tracer provider it is not installed at all: tracing off costs
+// nothing.
+func serverSpans(mux *http.ServeMux, tp trace.TracerProvider, next http.Handler) http.Handler {
+	if tp == nil {
+		return next
+	}
+	return otelhttp.NewHandler(next, "http",
+		otelhttp.WithTracerProvider(tp),
+		otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+			if r.Pattern != "" {
+				return r.Pattern
+			}
+			if _, pattern := mux.Handler(r); pattern != "" {
+				return pattern
+			}
+			// No route: the method alone, so unknown paths do not each
+			// make a span name of their own.
+			return r.Method
+		}))
 }
