@@ -68,7 +68,8 @@ func init() {
 func Config() huma.Config {
 	cfg := huma.DefaultConfig("once", Version)
 	cfg.Info.Description = "Idempotent writes and a transactional outbox for a multi-tenant listing platform. " +
-		"Every write that starts background work takes an Idempotency-Key and executes once however often it is retried."
+		"Every write that starts background work takes an Idempotency-Key and executes once however often it is retried. " +
+		"Every response carries an X-Request-Id (the client's own when it sends a sane one); quote it when reporting a problem."
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		bearerScheme: {Type: "http", Scheme: "bearer", BearerFormat: "JWT"},
 	}

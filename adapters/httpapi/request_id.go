@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"regexp"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
@@ -79,25 +80,37 @@ func instanceOf(ctx context.Context) string {
 	return ""
 }
 
-// documentRequestID declares the X-Request-Id header on every response of
-// every operation.
+// documentRequestID declares the X-Request-Id header once, in the
+// components, and refers to it from the success responses of every
+// operation. Every response carries it, but a problem already names it in
+// `instance`: declaring it on each error status too would only add a typed
+// header struct per status to the generated clients.
 func documentRequestID(api huma.API) {
-	for _, item := range api.OpenAPI().Paths {
+	o := api.OpenAPI()
+	if o.Components.Headers == nil {
+		o.Components.Headers = map[string]*huma.Header{}
+	}
+	o.Components.Headers[RequestIDHeader] = &huma.Header{
+		Description: "The request's id: the client's X-Request-Id when it sent a sane one " +
+			"(1 to 128 of A-Z a-z 0-9 . _ ~ : @ + = / -), otherwise a new one. " +
+			"Every response carries it, problems also as `instance`; the request's log lines as request_id.",
+		Schema:  &huma.Schema{Type: huma.TypeString},
+		Example: "0193a4b2-7c1d-7e3f-9a8b-1c2d3e4f5a6b",
+	}
+	ref := &huma.Param{Ref: "#/components/headers/" + RequestIDHeader}
+	for _, item := range o.Paths {
 		for _, op := range operationsOf(item) {
 			if op == nil {
 				continue
 			}
-			for _, resp := range op.Responses {
+			for status, resp := range op.Responses {
+				if !strings.HasPrefix(status, "2") {
+					continue
+				}
 				if resp.Headers == nil {
 					resp.Headers = map[string]*huma.Param{}
 				}
-				resp.Headers[RequestIDHeader] = &huma.Param{
-					Description: "The request's id: the client's X-Request-Id when it sent a sane one " +
-						"(1 to 128 of A-Z a-z 0-9 . _ ~ : @ + = / -), otherwise a new one. " +
-						"Log lines of the request carry it as request_id, problems as `instance`.",
-					Schema:  &huma.Schema{Type: huma.TypeString},
-					Example: "0193a4b2-7c1d-7e3f-9a8b-1c2d3e4f5a6b",
-				}
+				resp.Headers[RequestIDHeader] = ref
 			}
 		}
 	}
