@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -45,7 +46,8 @@ func Enabled(getenv func(string) string) bool {
 func NewProvider(ctx context.Context, instance string, log *slog.Logger) (*sdktrace.TracerProvider, error) {
 	exporter, err := autoexport.NewSpanExporter(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("tracing: OTEL_TRACES_EXPORTER: %w", err)
+		return nil, fmt.Errorf("tracing: OTEL_TRACES_EXPORTER=%q (otlp, console or none), OTEL_EXPORTER_OTLP_PROTOCOL=%q (grpc or http/protobuf): %w",
+			os.Getenv("OTEL_TRACES_EXPORTER"), os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), err)
 	}
 	res, err := resource.New(ctx,
 		resource.WithAttributes(semconv.ServiceName(ServiceName), semconv.ServiceInstanceID(instance)),
