@@ -105,6 +105,7 @@ func TestPostgresOneTraceFromRequestToJob(t *testing.T) {
 	assert.Equal(t, server.SpanContext.SpanID(), producer.Parent.SpanID(), "the publish is the request's child")
 	assert.Equal(t, producer.SpanContext.SpanID(), consumer.Parent.SpanID(), "the job is the publish's child")
 	assert.Contains(t, server.Attributes, attribute.String("once.request_id", requestID))
+	assert.Contains(t, server.Attributes, attribute.String("http.route", "/v1/stores"))
 	assert.Equal(t, lines[0]["span_id"], server.SpanContext.SpanID().String(), "log lines name the server span")
 }
 

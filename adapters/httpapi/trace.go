@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/oncehq/once/domain"
@@ -30,25 +32,32 @@ func traceContext(next http.Handler) http.Handler {
 }
 
 // serverSpans makes a server span per request, named by its route pattern
-// ("POST /v1/stores"), child of the client's traceparent when it sent one.
-// Without a tracer provider it is not installed at all: tracing off costs
-// nothing.
+// ("POST /v1/stores") with the route as http.route, child of the client's
+// traceparent when it sent one. Without a tracer provider it is not
+// installed at all: tracing off costs nothing.
 func serverSpans(mux *http.ServeMux, tp trace.TracerProvider, next http.Handler) http.Handler {
 	if tp == nil {
 		return next
 	}
-	return otelhttp.NewHandler(next, "http",
+	routed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// No route keeps the method alone as the name, so unknown paths
+		// do not each make a span name of their own.
+		if _, pattern := mux.Handler(r); pattern != "" {
+			span := trace.SpanFromContext(r.Context())
+			span.SetName(pattern)
+			if _, route, ok := strings.Cut(pattern, " "); ok {
+				span.SetAttributes(semconv.HTTPRoute(route))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+	return otelhttp.NewHandler(routed, "http",
 		otelhttp.WithTracerProvider(tp),
 		otelhttp.WithPropagators(propagation.TraceContext{}),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 			if r.Pattern != "" {
 				return r.Pattern
 			}
-			if _, pattern := mux.Handler(r); pattern != "" {
-				return pattern
-			}
-			// No route: the method alone, so unknown paths do not each
-			// make a span name of their own.
 			return r.Method
 		}))
 }

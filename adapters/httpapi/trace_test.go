@@ -1,0 +1,42 @@
+package httpapi_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/oncehq/once/adapters/httpapi"
+)
+
+// A server span per request, named by the route pattern; a path without a
+// route is named by its method alone, so names stay few.
+func TestServerSpansAreNamedByRoute(t *testing.T) {
+	exporter := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	mux := http.NewServeMux()
+	httpapi.NewAPI(mux, httpapi.Deps{})
+	ts := httptest.NewServer(httpapi.Handler(mux, slog.New(slog.DiscardHandler), nil, httpapi.WithTracerProvider(tp)))
+	defer ts.Close()
+
+	for _, path := range []string{"/v1/operations", "/v1/no-such-thing-1", "/v1/no-such-thing-2"} {
+		res, err := http.Get(ts.URL + path)
+		require.NoError(t, err)
+		res.Body.Close()
+	}
+	ts.Close()
+	var names []string
+	for _, s := range exporter.GetSpans() {
+		assert.Equal(t, trace.SpanKindServer, s.SpanKind)
+		names = append(names, s.Name)
+	}
+	assert.Equal(t, []string{"GET /v1/operations", "GET", "GET"}, names)
+}
