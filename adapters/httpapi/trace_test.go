@@ -40,3 +40,30 @@ func TestServerSpansAreNamedByRoute(t *testing.T) {
 	}
 	assert.Equal(t, []string{"GET /v1/operations", "GET", "GET"}, names)
 }
+
+// BenchmarkHandlerTracing compares one request through the whole handler
+// chain with tracing off (the default: request id and log context only),
+// on with nothing sampled, and on with every span recorded.
+func BenchmarkHandlerTracing(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		opts []httpapi.HandlerOption
+	}{
+		{"off", nil},
+		{"on-never-sampled", []httpapi.HandlerOption{httpapi.WithTracerProvider(
+			sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample())))}},
+		{"on-recorded", []httpapi.HandlerOption{httpapi.WithTracerProvider(
+			sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter())))}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			mux := http.NewServeMux()
+			httpapi.NewAPI(mux, httpapi.Deps{})
+			h := httpapi.Handler(mux, slog.New(slog.DiscardHandler), nil, bc.opts...)
+			req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				h.ServeHTTP(httptest.NewRecorder(), req)
+			}
+		})
+	}
+}
