@@ -33,6 +33,7 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 		}),
 		CoreModule,
 		ConsoleModule,
+		tracingModule,
 		ScenariosModule,
 		storageModule(cfg),
 	)

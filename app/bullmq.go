@@ -107,7 +107,7 @@ func (c Config) BullMQConfig() (bullmq.Config, error) {
 // Node.js workers consume the jobs.
 func bullmqModule(cfg Config) fx.Option {
 	return fx.Module("bullmq",
-		fx.Provide(fx.Annotate(func(lc fx.Lifecycle, log *slog.Logger) (*bullmq.Publisher, error) {
+		fx.Provide(func(lc fx.Lifecycle, log *slog.Logger, t Tracing) (ports.Publisher, error) {
 			bc, err := cfg.BullMQConfig()
 			if err != nil {
 				return nil, err
@@ -121,8 +121,8 @@ func bullmqModule(cfg Config) fx.Option {
 				OnStart: func(ctx context.Context) error { return checkBullMQLayout(ctx, pub, bc, log) },
 				OnStop:  func(context.Context) error { return pub.Close() },
 			})
-			return pub, nil
-		}, fx.As(new(ports.Publisher)))),
+			return t.publisher(pub), nil
+		}),
 	)
 }
 

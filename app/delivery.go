@@ -102,12 +102,12 @@ func newHandlers(in handlersIn) Handlers {
 	}
 }
 
-func newWorker(cfg Config, broker *Broker, handlers Handlers, failures ports.JobFailures, log *slog.Logger) (*queue.Worker, error) {
+func newWorker(cfg Config, broker *Broker, handlers Handlers, failures ports.JobFailures, t Tracing, log *slog.Logger) (*queue.Worker, error) {
 	sub, err := broker.NewSubscriber()
 	if err != nil {
 		return nil, err
 	}
-	return queue.NewWorker(sub, failures, handlers,
+	return queue.NewWorker(sub, failures, t.handlers(handlers),
 		queue.WorkerConfig{Namespace: cfg.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries}, log.With("component", "worker"))
 }
 

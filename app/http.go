@@ -21,12 +21,12 @@ var HTTPModule = fx.Module("http",
 	fx.Invoke(func(*http.Server) {}),
 )
 
-func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, log *slog.Logger) *http.Server {
+func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, t Tracing, log *slog.Logger) *http.Server {
 	mux := http.NewServeMux()
 	httpapi.NewAPI(mux, deps)
 	srv := &http.Server{
 		Addr:              cfg.HTTPAddr,
-		Handler:           httpapi.Handler(mux, log, deps.Metrics),
+		Handler:           httpapi.Handler(mux, log, deps.Metrics, httpapi.WithTracerProvider(t.Provider)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,

@@ -21,7 +21,7 @@ import (
 // address.
 func serveOnLoopback(t *testing.T, cfg Config) string {
 	t.Helper()
-	srv := newHTTPServer(fxtest.NewLifecycle(t), cfg, httpapi.Deps{}, slog.New(slog.DiscardHandler))
+	srv := newHTTPServer(fxtest.NewLifecycle(t), cfg, httpapi.Deps{}, Tracing{}, slog.New(slog.DiscardHandler))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

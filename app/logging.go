@@ -10,7 +10,7 @@ func NewLogger(cfg Config, w io.Writer) *slog.Logger {
 	level, _ := parseLevel(cfg.LogLevel)
 	opts := &slog.HandlerOptions{Level: level}
 	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(WithRequestContext(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(WithRequestContext(slog.NewTextHandler(w, opts)))
 }

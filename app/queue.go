@@ -41,8 +41,9 @@ func queueModule(cfg Config) fx.Option {
 				lc.Append(fx.Hook{OnStop: func(context.Context) error { return b.Publisher.Close() }})
 				return b, nil
 			},
-			fx.Annotate(func(b *Broker) *queue.Publisher { return queue.NewPublisher(b.Publisher, cfg.QueuePrefix) },
-				fx.As(new(ports.Publisher))),
+			func(b *Broker, t Tracing) ports.Publisher {
+				return t.publisher(queue.NewPublisher(b.Publisher, cfg.QueuePrefix))
+			},
 		),
 	)
 }

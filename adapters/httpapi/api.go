@@ -11,6 +11,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/ai"
@@ -67,7 +68,8 @@ func init() {
 func Config() huma.Config {
 	cfg := huma.DefaultConfig("once", Version)
 	cfg.Info.Description = "Idempotent writes and a transactional outbox for a multi-tenant listing platform. " +
-		"Every write that starts background work takes an Idempotency-Key and executes once however often it is retried."
+		"Every write that starts background work takes an Idempotency-Key and executes once however often it is retried. " +
+		"Every response carries an X-Request-Id (the client's own when it sends a sane one); quote it when reporting a problem."
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		bearerScheme: {Type: "http", Scheme: "bearer", BearerFormat: "JWT"},
 	}
@@ -77,6 +79,7 @@ func Config() huma.Config {
 	// The reference is served by registerDocs from embedded assets; huma's
 	// own page loads its UI from a CDN.
 	cfg.DocsPath = ""
+	cfg.Transformers = append(cfg.Transformers, problemInstance)
 	describeSpec(cfg.OpenAPI)
 	return cfg
 }
@@ -113,6 +116,7 @@ func Register(api huma.API, deps Deps) {
 	h.registerMembers(api)
 	addExamples(api.OpenAPI())
 	documentUnsupportedMediaType(api)
+	documentRequestID(api)
 }
 
 // documentUnsupportedMediaType lists 415 UNSUPPORTED_MEDIA_TYPE on every
@@ -131,9 +135,26 @@ func documentUnsupportedMediaType(api huma.API) {
 	}
 }
 
-// Handler wraps the mux with the access log, a health check and, when
-// metrics is not nil, /metrics.
-func Handler(mux *http.ServeMux, log *slog.Logger, metrics http.Handler) http.Handler {
+// HandlerOption adds to what Handler wraps the mux with.
+type HandlerOption func(*handlerOptions)
+
+type handlerOptions struct {
+	tracerProvider trace.TracerProvider
+}
+
+// WithTracerProvider makes a server span per request (serverSpans); nil
+// leaves tracing off.
+func WithTracerProvider(tp trace.TracerProvider) HandlerOption {
+	return func(o *handlerOptions) { o.tracerProvider = tp }
+}
+
+// Handler wraps the mux with request ids, the access log, a health check
+// and, when metrics is not nil, /metrics.
+func Handler(mux *http.ServeMux, log *slog.Logger, metrics http.Handler, opts ...HandlerOption) http.Handler {
+	var o handlerOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if metrics != nil {
 		mux.Handle("GET /metrics", metrics)
 	}
@@ -142,7 +163,7 @@ func Handler(mux *http.ServeMux, log *slog.Logger, metrics http.Handler) http.Ha
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	registerDocs(mux)
-	return accessLog(log, traceContext(routerProblems(mux)))
+	return serverSpans(mux, o.tracerProvider, requestID(traceContext(accessLog(log, routerProblems(mux)))))
 }
 
 type handlers struct {

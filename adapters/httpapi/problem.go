@@ -63,7 +63,7 @@ type Problem struct {
 	Title    string `json:"title" doc:"A short, human-readable summary of the problem type"`
 	Status   int    `json:"status" doc:"The HTTP status code"`
 	Detail   string `json:"detail,omitempty" doc:"A human-readable explanation of this occurrence"`
-	Instance string `json:"instance,omitempty" format:"uri-reference" doc:"A URI reference identifying this occurrence"`
+	Instance string `json:"instance,omitempty" format:"uri-reference" doc:"This occurrence: urn:once:request: followed by the request's X-Request-Id, which operators find in the logs as request_id"`
 	Code     string `json:"code" doc:"Stable machine-readable error code; branch on this, not on the text" example:"IDEMPOTENCY_KEY_REUSED"`
 	// RetrySameKey tells an idempotent client whether sending the same
 	// request again with the same Idempotency-Key can succeed.

@@ -12,12 +12,14 @@ import (
 // API (statusByCode): for handlers outside huma, such as the router's own
 // refusals and the operator console. An error that is not a domain error is
 // INTERNAL, its text not shown.
-func WriteProblem(w http.ResponseWriter, err error) {
+// The problem's instance names the request's id when it has one.
+func WriteProblem(w http.ResponseWriter, r *http.Request, err error) {
 	var de *domain.Error
 	if !errors.As(err, &de) {
 		de = domain.Wrap(domain.CodeInternal, err, "internal error")
 	}
 	p := problemFromDomain(de)
+	p.Instance = instanceOf(r.Context())
 	for k, v := range p.GetHeaders() {
 		w.Header()[k] = v
 	}

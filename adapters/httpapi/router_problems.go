@@ -25,9 +25,9 @@ func routerProblems(mux *http.ServeMux) http.Handler {
 			return
 		}
 		if capture.status == http.StatusNotFound {
-			WriteProblem(w, domain.Errorf(domain.CodeNotFound, "no route for %s", r.URL.Path))
+			WriteProblem(w, r, domain.Errorf(domain.CodeNotFound, "no route for %s", r.URL.Path))
 		} else {
-			WriteProblem(w, domain.Errorf(domain.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
+			WriteProblem(w, r, domain.Errorf(domain.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
 		}
 	})
 }

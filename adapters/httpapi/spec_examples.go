@@ -95,7 +95,7 @@ var propertyExamples = map[string]any{
 	"Problem.title":       "Conflict",
 	"Problem.status":      409,
 	"detail":              "this Idempotency-Key was used with a different request",
-	"instance":            "/v1/stores",
+	"instance":            "urn:once:request:0193a4b2-7c1d-7e3f-9a8b-1c2d3e4f5a6b",
 	"retry_same_key":      false,
 	"location":            "body.name",
 	"message":             "expected length >= 1",

@@ -72,7 +72,7 @@ func New(console Console, token string, clock ports.Clock, log *slog.Logger) htt
 	mux.HandleFunc("POST /console/api/dead-letters/{workspace}/{id}/redrive", h.api(h.redriveOne))
 	mux.HandleFunc("POST /console/api/groups/redrive", h.api(h.redriveGroup))
 	mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
-		httpapi.WriteProblem(w, domain.Errorf(domain.CodeNotFound, "no such console page"))
+		httpapi.WriteProblem(w, r, domain.Errorf(domain.CodeNotFound, "no such console page"))
 	})
 	return secureHeaders(mux)
 }
@@ -80,7 +80,7 @@ func New(console Console, token string, clock ports.Clock, log *slog.Logger) htt
 // Disabled answers every console request while no operator token is set.
 func Disabled() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httpapi.WriteProblem(w, domain.Errorf(domain.CodeNotFound, "the operator console is off: set ONCE_OPERATOR_TOKEN to turn it on"))
+		httpapi.WriteProblem(w, r, domain.Errorf(domain.CodeNotFound, "the operator console is off: set ONCE_OPERATOR_TOKEN to turn it on"))
 	})
 }
 
@@ -109,7 +109,7 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := web.ReadFile(name)
 	if err != nil {
-		httpapi.WriteProblem(w, err)
+		httpapi.WriteProblem(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -119,7 +119,7 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	if !sameOrigin(r) {
-		httpapi.WriteProblem(w, domain.Errorf(domain.CodeForbidden, "cross-origin login refused"))
+		httpapi.WriteProblem(w, r, domain.Errorf(domain.CodeForbidden, "cross-origin login refused"))
 		return
 	}
 	name := operatorName(r.PostFormValue("operator"))
@@ -139,7 +139,7 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) logout(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r) {
-		httpapi.WriteProblem(w, domain.Errorf(domain.CodeForbidden, "cross-origin logout refused"))
+		httpapi.WriteProblem(w, r, domain.Errorf(domain.CodeForbidden, "cross-origin logout refused"))
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: Prefix, MaxAge: -1,
@@ -167,7 +167,7 @@ func (h *handler) api(call apiFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name, err := h.authenticate(r)
 		if err != nil {
-			httpapi.WriteProblem(w, err)
+			httpapi.WriteProblem(w, r, err)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
@@ -180,7 +180,7 @@ func (h *handler) api(call apiFunc) http.HandlerFunc {
 			}
 			attrs = append(attrs, "outcome", "failed", "code", string(code), "error", domain.SanitizeError(err))
 			h.log.Log(r.Context(), level, "operator action", attrs...)
-			httpapi.WriteProblem(w, err)
+			httpapi.WriteProblem(w, r, err)
 			return
 		}
 		h.log.InfoContext(r.Context(), "operator action", append(attrs, "outcome", "ok")...)

@@ -112,9 +112,10 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 		t.Fatalf("test configuration: %v", err)
 	}
 	logs := &testkit.LogBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(app.WithRequestContext(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	s := &Server{PG: db, Logs: logs, Workspace: uuid.New(), User: uuid.New(), Resolver: testkit.NewResolver()}
 	var deps httpapi.Deps
+	var tracing app.Tracing
 	optional := func(in struct {
 		fx.In
 		Sim *platformsim.Sim `optional:"true"`
@@ -123,7 +124,7 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	}
 	fxApp := fx.New(append([]fx.Option{app.Base(cfg, log), app.Background(cfg),
 		fx.Decorate(func(ports.HostResolver) ports.HostResolver { return s.Resolver }),
-		fx.Populate(&deps, &s.Issuer, &s.WS, &s.UoW), fx.Invoke(optional)}, opts...)...)
+		fx.Populate(&deps, &tracing, &s.Issuer, &s.WS, &s.UoW), fx.Invoke(optional)}, opts...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := fxApp.Start(ctx); err != nil {
@@ -131,7 +132,7 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	}
 	mux := http.NewServeMux()
 	httpapi.NewAPI(mux, deps)
-	ts := httptest.NewServer(httpapi.Handler(mux, log, deps.Metrics))
+	ts := httptest.NewServer(httpapi.Handler(mux, log, deps.Metrics, httpapi.WithTracerProvider(tracing.Provider)))
 	var once sync.Once
 	s.stop = func() {
 		once.Do(func() {

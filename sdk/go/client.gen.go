@@ -1036,9 +1036,9 @@ type Problem struct {
 	// Errors Details of invalid input; location names the field (body.name, body.source_urls[1], query.kind)
 	Errors *[]ErrorDetail `json:"errors,omitempty"`
 
-	// Instance A URI reference identifying this occurrence
+	// Instance This occurrence: urn:once:request: followed by the request's X-Request-Id, which operators find in the logs as request_id
 	//
-	// Example: /v1/stores
+	// Example: urn:once:request:0193a4b2-7c1d-7e3f-9a8b-1c2d3e4f5a6b
 	Instance *string `json:"instance,omitempty"`
 
 	// ResourceId The resource the conflict is about: the active sync for SYNC_ALREADY_ACTIVE, the existing publication for ALREADY_PUBLISHED, the existing store for STORE_ALREADY_EXISTS
@@ -4970,6 +4970,11 @@ type ClientWithResponsesInterface interface {
 	GetCatalogSyncWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCatalogSyncResponse, error)
 }
 
+// ListAITasksResponse200Headers the declared response headers of an HTTP 200 response for ListAITasks
+type ListAITasksResponse200Headers struct {
+	XRequestId *string
+}
+
 type ListAITasksResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4985,6 +4990,8 @@ type ListAITasksResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAITasksResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5050,6 +5057,7 @@ func (r ListAITasksResponse) ContentType() string {
 type StartAITaskResponse202Headers struct {
 	IdempotentReplayed *string
 	Location           *string
+	XRequestId         *string
 }
 
 // StartAITaskResponse409Headers the declared response headers of an HTTP 409 response for StartAITask
@@ -5172,6 +5180,11 @@ func (r StartAITaskResponse) ContentType() string {
 	return ""
 }
 
+// GetAITaskResponse200Headers the declared response headers of an HTTP 200 response for GetAITask
+type GetAITaskResponse200Headers struct {
+	XRequestId *string
+}
+
 type GetAITaskResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5189,6 +5202,8 @@ type GetAITaskResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAITaskResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5255,6 +5270,11 @@ func (r GetAITaskResponse) ContentType() string {
 	return ""
 }
 
+// ListMaterialTransfersResponse200Headers the declared response headers of an HTTP 200 response for ListMaterialTransfers
+type ListMaterialTransfersResponse200Headers struct {
+	XRequestId *string
+}
+
 type ListMaterialTransfersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5270,6 +5290,8 @@ type ListMaterialTransfersResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListMaterialTransfersResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5335,6 +5357,7 @@ func (r ListMaterialTransfersResponse) ContentType() string {
 type StartMaterialTransferResponse202Headers struct {
 	IdempotentReplayed *string
 	Location           *string
+	XRequestId         *string
 }
 
 // StartMaterialTransferResponse409Headers the declared response headers of an HTTP 409 response for StartMaterialTransfer
@@ -5450,6 +5473,11 @@ func (r StartMaterialTransferResponse) ContentType() string {
 	return ""
 }
 
+// GetMaterialTransferResponse200Headers the declared response headers of an HTTP 200 response for GetMaterialTransfer
+type GetMaterialTransferResponse200Headers struct {
+	XRequestId *string
+}
+
 type GetMaterialTransferResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5467,6 +5495,8 @@ type GetMaterialTransferResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMaterialTransferResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5533,6 +5563,11 @@ func (r GetMaterialTransferResponse) ContentType() string {
 	return ""
 }
 
+// ListMediaResponse200Headers the declared response headers of an HTTP 200 response for ListMedia
+type ListMediaResponse200Headers struct {
+	XRequestId *string
+}
+
 type ListMediaResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5548,6 +5583,8 @@ type ListMediaResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListMediaResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5613,6 +5650,7 @@ func (r ListMediaResponse) ContentType() string {
 type RegisterMediaResponse201Headers struct {
 	IdempotentReplayed *string
 	Location           *string
+	XRequestId         *string
 }
 
 // RegisterMediaResponse409Headers the declared response headers of an HTTP 409 response for RegisterMedia
@@ -5728,6 +5766,11 @@ func (r RegisterMediaResponse) ContentType() string {
 	return ""
 }
 
+// GetMediaResponse200Headers the declared response headers of an HTTP 200 response for GetMedia
+type GetMediaResponse200Headers struct {
+	XRequestId *string
+}
+
 type GetMediaResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5745,6 +5788,8 @@ type GetMediaResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMediaResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5815,6 +5860,7 @@ func (r GetMediaResponse) ContentType() string {
 type CompleteMediaUploadResponse202Headers struct {
 	IdempotentReplayed *string
 	Location           *string
+	XRequestId         *string
 }
 
 // CompleteMediaUploadResponse409Headers the declared response headers of an HTTP 409 response for CompleteMediaUpload
@@ -5930,6 +5976,11 @@ func (r CompleteMediaUploadResponse) ContentType() string {
 	return ""
 }
 
+// UploadMediaContentResponse200Headers the declared response headers of an HTTP 200 response for UploadMediaContent
+type UploadMediaContentResponse200Headers struct {
+	XRequestId *string
+}
+
 type UploadMediaContentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5951,6 +6002,8 @@ type UploadMediaContentResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UploadMediaContentResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6027,6 +6080,11 @@ func (r UploadMediaContentResponse) ContentType() string {
 	return ""
 }
 
+// ListMembersResponse200Headers the declared response headers of an HTTP 200 response for ListMembers
+type ListMembersResponse200Headers struct {
+	XRequestId *string
+}
+
 type ListMembersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6040,6 +6098,8 @@ type ListMembersResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListMembersResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6096,6 +6156,11 @@ func (r ListMembersResponse) ContentType() string {
 	return ""
 }
 
+// AddMemberResponse201Headers the declared response headers of an HTTP 201 response for AddMember
+type AddMemberResponse201Headers struct {
+	XRequestId *string
+}
+
 type AddMemberResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6115,6 +6180,8 @@ type AddMemberResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *AddMemberResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -6186,6 +6253,11 @@ func (r AddMemberResponse) ContentType() string {
 	return ""
 }
 
+// RemoveMemberResponse204Headers the declared response headers of an HTTP 204 response for RemoveMember
+type RemoveMemberResponse204Headers struct {
+	XRequestId *string
+}
+
 type RemoveMemberResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6203,6 +6275,8 @@ type RemoveMemberResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *RemoveMemberResponse204Headers
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -6269,6 +6343,11 @@ func (r RemoveMemberResponse) ContentType() string {
 	return ""
 }
 
+// ListOperationsResponse200Headers the declared response headers of an HTTP 200 response for ListOperations
+type ListOperationsResponse200Headers struct {
+	XRequestId *string
+}
+
 type ListOperationsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6284,6 +6363,8 @@ type ListOperationsResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListOperationsResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6345,6 +6426,11 @@ func (r ListOperationsResponse) ContentType() string {
 	return ""
 }
 
+// GetOperationResponse200Headers the declared response headers of an HTTP 200 response for GetOperation
+type GetOperationResponse200Headers struct {
+	XRequestId *string
+}
+
 type GetOperationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6362,6 +6448,8 @@ type GetOperationResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetOperationResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6428,6 +6516,11 @@ func (r GetOperationResponse) ContentType() string {
 	return ""
 }
 
+// ListDeadLettersResponse200Headers the declared response headers of an HTTP 200 response for ListDeadLetters
+type ListDeadLettersResponse200Headers struct {
+	XRequestId *string
+}
+
 type ListDeadLettersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6443,6 +6536,8 @@ type ListDeadLettersResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListDeadLettersResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6504,6 +6599,11 @@ func (r ListDeadLettersResponse) ContentType() string {
 	return ""
 }
 
+// RedriveAllDeadLettersResponse200Headers the declared response headers of an HTTP 200 response for RedriveAllDeadLetters
+type RedriveAllDeadLettersResponse200Headers struct {
+	XRequestId *string
+}
+
 type RedriveAllDeadLettersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6517,6 +6617,8 @@ type RedriveAllDeadLettersResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RedriveAllDeadLettersResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6573,6 +6675,11 @@ func (r RedriveAllDeadLettersResponse) ContentType() string {
 	return ""
 }
 
+// RedriveDeadLetterResponse200Headers the declared response headers of an HTTP 200 response for RedriveDeadLetter
+type RedriveDeadLetterResponse200Headers struct {
+	XRequestId *string
+}
+
 type RedriveDeadLetterResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6590,6 +6697,8 @@ type RedriveDeadLetterResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RedriveDeadLetterResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6656,6 +6765,11 @@ func (r RedriveDeadLetterResponse) ContentType() string {
 	return ""
 }
 
+// ListProductsResponse200Headers the declared response headers of an HTTP 200 response for ListProducts
+type ListProductsResponse200Headers struct {
+	XRequestId *string
+}
+
 type ListProductsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6671,6 +6785,8 @@ type ListProductsResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListProductsResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6734,8 +6850,9 @@ func (r ListProductsResponse) ContentType() string {
 
 // CreateProductResponse201Headers the declared response headers of an HTTP 201 response for CreateProduct
 type CreateProductResponse201Headers struct {
-	ETag     *string
-	Location *string
+	ETag       *string
+	Location   *string
+	XRequestId *string
 }
 
 type CreateProductResponse struct {
@@ -6832,8 +6949,9 @@ func (r CreateProductResponse) ContentType() string {
 
 // GetProductResponse200Headers the declared response headers of an HTTP 200 response for GetProduct
 type GetProductResponse200Headers struct {
-	ETag     *string
-	Location *string
+	ETag       *string
+	Location   *string
+	XRequestId *string
 }
 
 type GetProductResponse struct {
@@ -6923,8 +7041,9 @@ func (r GetProductResponse) ContentType() string {
 
 // UpdateProductResponse200Headers the declared response headers of an HTTP 200 response for UpdateProduct
 type UpdateProductResponse200Headers struct {
-	ETag     *string
-	Location *string
+	ETag       *string
+	Location   *string
+	XRequestId *string
 }
 
 type UpdateProductResponse struct {
@@ -7044,6 +7163,7 @@ func (r UpdateProductResponse) ContentType() string {
 type PublishProductResponse202Headers struct {
 	IdempotentReplayed *string
 	Location           *string
+	XRequestId         *string
 }
 
 // PublishProductResponse409Headers the declared response headers of an HTTP 409 response for PublishProduct
@@ -7166,6 +7286,11 @@ func (r PublishProductResponse) ContentType() string {
 	return ""
 }
 
+// ListPublicationsResponse200Headers the declared response headers of an HTTP 200 response for ListPublications
+type ListPublicationsResponse200Headers struct {
+	XRequestId *string
+}
+
 type ListPublicationsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7181,6 +7306,8 @@ type ListPublicationsResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPublicationsResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7242,6 +7369,11 @@ func (r ListPublicationsResponse) ContentType() string {
 	return ""
 }
 
+// GetPublicationResponse200Headers the declared response headers of an HTTP 200 response for GetPublication
+type GetPublicationResponse200Headers struct {
+	XRequestId *string
+}
+
 type GetPublicationResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7259,6 +7391,8 @@ type GetPublicationResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPublicationResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7325,6 +7459,11 @@ func (r GetPublicationResponse) ContentType() string {
 	return ""
 }
 
+// ListStoresResponse200Headers the declared response headers of an HTTP 200 response for ListStores
+type ListStoresResponse200Headers struct {
+	XRequestId *string
+}
+
 type ListStoresResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7340,6 +7479,8 @@ type ListStoresResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListStoresResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7405,6 +7546,7 @@ func (r ListStoresResponse) ContentType() string {
 type CreateStoreResponse201Headers struct {
 	IdempotentReplayed *string
 	Location           *string
+	XRequestId         *string
 }
 
 // CreateStoreResponse409Headers the declared response headers of an HTTP 409 response for CreateStore
@@ -7520,6 +7662,11 @@ func (r CreateStoreResponse) ContentType() string {
 	return ""
 }
 
+// GetStoreResponse200Headers the declared response headers of an HTTP 200 response for GetStore
+type GetStoreResponse200Headers struct {
+	XRequestId *string
+}
+
 type GetStoreResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7537,6 +7684,8 @@ type GetStoreResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetStoreResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7607,6 +7756,7 @@ func (r GetStoreResponse) ContentType() string {
 type ReplaceStoreAuthorizationResponse202Headers struct {
 	IdempotentReplayed *string
 	Location           *string
+	XRequestId         *string
 }
 
 // ReplaceStoreAuthorizationResponse409Headers the declared response headers of an HTTP 409 response for ReplaceStoreAuthorization
@@ -7733,6 +7883,7 @@ func (r ReplaceStoreAuthorizationResponse) ContentType() string {
 type StartCatalogSyncResponse202Headers struct {
 	IdempotentReplayed *string
 	Location           *string
+	XRequestId         *string
 }
 
 // StartCatalogSyncResponse409Headers the declared response headers of an HTTP 409 response for StartCatalogSync
@@ -7852,6 +8003,7 @@ func (r StartCatalogSyncResponse) ContentType() string {
 type VerifyStoreResponse202Headers struct {
 	IdempotentReplayed *string
 	Location           *string
+	XRequestId         *string
 }
 
 // VerifyStoreResponse409Headers the declared response headers of an HTTP 409 response for VerifyStore
@@ -7967,6 +8119,11 @@ func (r VerifyStoreResponse) ContentType() string {
 	return ""
 }
 
+// ListCatalogSyncsResponse200Headers the declared response headers of an HTTP 200 response for ListCatalogSyncs
+type ListCatalogSyncsResponse200Headers struct {
+	XRequestId *string
+}
+
 type ListCatalogSyncsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7982,6 +8139,8 @@ type ListCatalogSyncsResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCatalogSyncsResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8043,6 +8202,11 @@ func (r ListCatalogSyncsResponse) ContentType() string {
 	return ""
 }
 
+// GetCatalogSyncResponse200Headers the declared response headers of an HTTP 200 response for GetCatalogSync
+type GetCatalogSyncResponse200Headers struct {
+	XRequestId *string
+}
+
 type GetCatalogSyncResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8060,6 +8224,8 @@ type GetCatalogSyncResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCatalogSyncResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8839,6 +9005,19 @@ func ParseListAITasksResponse(rsp *http.Response) (*ListAITasksResponse, error) 
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAITasksResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -8952,6 +9131,13 @@ func ParseStartAITaskResponse(rsp *http.Response) (*StartAITaskResponse, error) 
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers202 = &headers
 	case rsp.StatusCode == 409:
 		var headers StartAITaskResponse409Headers
@@ -9033,6 +9219,19 @@ func ParseGetAITaskResponse(rsp *http.Response) (*GetAITaskResponse, error) {
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAITaskResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -9092,6 +9291,19 @@ func ParseListMaterialTransfersResponse(rsp *http.Response) (*ListMaterialTransf
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListMaterialTransfersResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -9200,6 +9412,13 @@ func ParseStartMaterialTransferResponse(rsp *http.Response) (*StartMaterialTrans
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers202 = &headers
 	case rsp.StatusCode == 409:
 		var headers StartMaterialTransferResponse409Headers
@@ -9281,6 +9500,19 @@ func ParseGetMaterialTransferResponse(rsp *http.Response) (*GetMaterialTransferR
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMaterialTransferResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -9340,6 +9572,19 @@ func ParseListMediaResponse(rsp *http.Response) (*ListMediaResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListMediaResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -9448,6 +9693,13 @@ func ParseRegisterMediaResponse(rsp *http.Response) (*RegisterMediaResponse, err
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 409:
 		var headers RegisterMediaResponse409Headers
@@ -9527,6 +9779,19 @@ func ParseGetMediaResponse(rsp *http.Response) (*GetMediaResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMediaResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -9635,6 +9900,13 @@ func ParseCompleteMediaUploadResponse(rsp *http.Response) (*CompleteMediaUploadR
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers202 = &headers
 	case rsp.StatusCode == 409:
 		var headers CompleteMediaUploadResponse409Headers
@@ -9730,6 +10002,19 @@ func ParseUploadMediaContentResponse(rsp *http.Response) (*UploadMediaContentRes
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UploadMediaContentResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -9782,6 +10067,19 @@ func ParseListMembersResponse(rsp *http.Response) (*ListMembersResponse, error) 
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListMembersResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -9859,6 +10157,19 @@ func ParseAddMemberResponse(rsp *http.Response) (*AddMemberResponse, error) {
 
 	}
 
+	switch {
+	case rsp.StatusCode == 201:
+		var headers AddMemberResponse201Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	}
+
 	return response, nil
 }
 
@@ -9930,6 +10241,19 @@ func ParseRemoveMemberResponse(rsp *http.Response) (*RemoveMemberResponse, error
 
 	}
 
+	switch {
+	case rsp.StatusCode == 204:
+		var headers RemoveMemberResponse204Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers204 = &headers
+	}
+
 	return response, nil
 }
 
@@ -9989,6 +10313,19 @@ func ParseListOperationsResponse(rsp *http.Response) (*ListOperationsResponse, e
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListOperationsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -10059,6 +10396,19 @@ func ParseGetOperationResponse(rsp *http.Response) (*GetOperationResponse, error
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetOperationResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -10120,6 +10470,19 @@ func ParseListDeadLettersResponse(rsp *http.Response) (*ListDeadLettersResponse,
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListDeadLettersResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -10172,6 +10535,19 @@ func ParseRedriveAllDeadLettersResponse(rsp *http.Response) (*RedriveAllDeadLett
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RedriveAllDeadLettersResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -10242,6 +10618,19 @@ func ParseRedriveDeadLetterResponse(rsp *http.Response) (*RedriveDeadLetterRespo
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RedriveDeadLetterResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -10301,6 +10690,19 @@ func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListProductsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -10395,6 +10797,13 @@ func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, err
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers201 = &headers
 	}
 
@@ -10482,6 +10891,13 @@ func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
 				return nil, err
 			}
 			headers.Location = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers200 = &headers
 	}
@@ -10599,6 +11015,13 @@ func ParseUpdateProductResponse(rsp *http.Response) (*UpdateProductResponse, err
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers200 = &headers
 	}
 
@@ -10715,6 +11138,13 @@ func ParsePublishProductResponse(rsp *http.Response) (*PublishProductResponse, e
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers202 = &headers
 	case rsp.StatusCode == 409:
 		var headers PublishProductResponse409Headers
@@ -10789,6 +11219,19 @@ func ParseListPublicationsResponse(rsp *http.Response) (*ListPublicationsRespons
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPublicationsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -10857,6 +11300,19 @@ func ParseGetPublicationResponse(rsp *http.Response) (*GetPublicationResponse, e
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPublicationResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -10916,6 +11372,19 @@ func ParseListStoresResponse(rsp *http.Response) (*ListStoresResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListStoresResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -11024,6 +11493,13 @@ func ParseCreateStoreResponse(rsp *http.Response) (*CreateStoreResponse, error) 
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreateStoreResponse409Headers
@@ -11103,6 +11579,19 @@ func ParseGetStoreResponse(rsp *http.Response) (*GetStoreResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetStoreResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -11217,6 +11706,13 @@ func ParseReplaceStoreAuthorizationResponse(rsp *http.Response) (*ReplaceStoreAu
 				return nil, err
 			}
 			headers.Location = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
 		}
 		response.Headers202 = &headers
 	case rsp.StatusCode == 409:
@@ -11337,6 +11833,13 @@ func ParseStartCatalogSyncResponse(rsp *http.Response) (*StartCatalogSyncRespons
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers202 = &headers
 	case rsp.StatusCode == 409:
 		var headers StartCatalogSyncResponse409Headers
@@ -11456,6 +11959,13 @@ func ParseVerifyStoreResponse(rsp *http.Response) (*VerifyStoreResponse, error) 
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
 		response.Headers202 = &headers
 	case rsp.StatusCode == 409:
 		var headers VerifyStoreResponse409Headers
@@ -11530,6 +12040,19 @@ func ParseListCatalogSyncsResponse(rsp *http.Response) (*ListCatalogSyncsRespons
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCatalogSyncsResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	}
+
 	return response, nil
 }
 
@@ -11596,6 +12119,19 @@ func ParseGetCatalogSyncResponse(rsp *http.Response) (*GetCatalogSyncResponse, e
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCatalogSyncResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
