@@ -32,6 +32,7 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 			return fxevent.NopLogger
 		}),
 		CoreModule,
+		OpsRoutesModule,
 		ScenariosModule,
 		storageModule(cfg),
 	)
@@ -40,7 +41,7 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 // Serve is the whole service: the API and, as configured, the background
 // parts.
 func Serve(cfg Config, log *slog.Logger) fx.Option {
-	opts := []fx.Option{Base(cfg, log), HTTPModule, Background(cfg)}
+	opts := []fx.Option{Base(cfg, log), HTTPModule, Ops(cfg), Background(cfg)}
 	if cfg.Embedded() && cfg.Demo {
 		opts = append(opts, DemoModule)
 	}

@@ -60,6 +60,7 @@ var WorkerModule = fx.Module("worker",
 func newDispatcher(cfg Config, uow ports.UnitOfWork, disc ports.OutboxDiscovery, pub ports.Publisher,
 	signal ports.DispatchSignal, clock ports.Clock, log *slog.Logger, metrics *prometheus.Metrics,
 ) (*dispatch.Dispatcher, error) {
+	metrics.DispatcherRunning()
 	return dispatch.New(dispatch.Config{
 		Owner:        cfg.Owner(),
 		Batch:        cfg.DispatchBatch,
@@ -73,7 +74,8 @@ func newDispatcher(cfg Config, uow ports.UnitOfWork, disc ports.OutboxDiscovery,
 		BreakerOpen:     cfg.DispatchBreakerOpen,
 	}, dispatch.Deps{
 		UnitOfWork: uow, Discovery: disc, Publisher: pub, Signal: signal,
-		Clock: clock, Logger: log.With("component", "dispatcher"), Observer: metrics,
+		// The Dispatcher names its component itself.
+		Clock: clock, Logger: log, Observer: metrics,
 	})
 }
 
@@ -102,13 +104,13 @@ func newHandlers(in handlersIn) Handlers {
 	}
 }
 
-func newWorker(cfg Config, broker *Broker, handlers Handlers, failures ports.JobFailures, log *slog.Logger) (*queue.Worker, error) {
+func newWorker(cfg Config, broker *Broker, handlers Handlers, failures ports.JobFailures, metrics *prometheus.Metrics, log *slog.Logger) (*queue.Worker, error) {
 	sub, err := broker.NewSubscriber()
 	if err != nil {
 		return nil, err
 	}
 	return queue.NewWorker(sub, failures, handlers,
-		queue.WorkerConfig{Namespace: cfg.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries}, log.With("component", "worker"))
+		queue.WorkerConfig{Namespace: cfg.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries, Observer: metrics}, log.With("component", "worker"))
 }
 
 // deadLetters adapts the dispatch admin use case to the HTTP port.

@@ -50,9 +50,7 @@ type Deps struct {
 	// Lists serves every list endpoint (lists.go).
 	Lists *listing.Service
 	// Workspaces manages members (members.go).
-	Workspaces *workspaces.Service
-	// Metrics serves /metrics when set.
-	Metrics      http.Handler
+	Workspaces   *workspaces.Service
 	MaxBodyBytes int64
 }
 
@@ -131,18 +129,16 @@ func documentUnsupportedMediaType(api huma.API) {
 	}
 }
 
-// Handler wraps the mux with the access log, a health check and, when
-// metrics is not nil, /metrics.
-func Handler(mux *http.ServeMux, log *slog.Logger, metrics http.Handler) http.Handler {
-	if metrics != nil {
-		mux.Handle("GET /metrics", metrics)
-	}
+// Handler wraps the mux with the access log, the request metrics (when obs
+// is not nil) and a health check. Metrics are served on the ops listener,
+// never here.
+func Handler(mux *http.ServeMux, log *slog.Logger, obs RequestObserver) http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	registerDocs(mux)
-	return accessLog(log, traceContext(routerProblems(mux)))
+	return accessLog(log, observeRequests(obs, mux, traceContext(routerProblems(mux))))
 }
 
 type handlers struct {
