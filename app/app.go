@@ -31,6 +31,7 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 			}
 			return fxevent.NopLogger
 		}),
+		fx.Invoke(routeLibraryLogs),
 		CoreModule,
 		OpsRoutesModule,
 		ScenariosModule,

@@ -45,6 +45,12 @@ var DemoModule = fx.Module("demo",
 			if err != nil {
 				return err
 			}
+			if cfg.LogFormat == "json" {
+				// Logs read by a machine: the banner is a line like the others.
+				log.Info("demo workspace ready", slog.String("workspace_id", DemoWorkspaceID), slog.String("user_id", DemoUserID),
+					slog.String("url", "http://"+cfg.HTTPAddr), slog.String("docs", "http://"+cfg.HTTPAddr+"/docs"), slog.String("demo_token", token))
+				return nil
+			}
 			log.Info("demo workspace ready", slog.String("workspace_id", DemoWorkspaceID), slog.String("user_id", DemoUserID))
 			printDemo(cfg.HTTPAddr, token)
 			return nil
