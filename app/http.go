@@ -23,6 +23,7 @@ var HTTPModule = fx.Module("http",
 )
 
 func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, metrics *prometheus.Metrics, log *slog.Logger) *http.Server {
+	log = log.With("component", "http")
 	mux := http.NewServeMux()
 	httpapi.NewAPI(mux, deps)
 	srv := &http.Server{

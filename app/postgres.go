@@ -47,7 +47,7 @@ func newPostgresDB(lc fx.Lifecycle, cfg Config, log *slog.Logger) (*bun.DB, erro
 	if err != nil {
 		return nil, err
 	}
-	log.Info("using PostgreSQL", slog.Int("max_conns", cfg.DBMaxConns), slog.Duration("acquire_timeout", cfg.DBAcquireTimeout))
+	log.Info("using PostgreSQL", slog.String("component", "postgres"), slog.Int("max_conns", cfg.DBMaxConns), slog.Duration("acquire_timeout", cfg.DBAcquireTimeout))
 	lc.Append(fx.Hook{OnStop: func(context.Context) error { return db.Close() }})
 	return db, nil
 }

@@ -34,7 +34,7 @@ func queueModule(cfg Config) fx.Option {
 	return fx.Module("queue",
 		fx.Provide(
 			func(lc fx.Lifecycle, log *slog.Logger) (*Broker, error) {
-				b, err := newBroker(cfg, log)
+				b, err := newBroker(cfg, log.With("component", "queue"))
 				if err != nil {
 					return nil, err
 				}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -281,5 +282,8 @@ func TestEveryLogLineIsJSONThroughABrokerOutage(t *testing.T) {
 		require.NoError(t, sc.Err())
 		assert.Positive(t, lines, "%s logged", command)
 		t.Logf("%s: %d JSON lines", command, lines)
+		if os.Getenv("OPS_DUMP") != "" {
+			t.Log(out)
+		}
 	}
 }
