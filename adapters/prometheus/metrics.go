@@ -62,18 +62,22 @@ func counter(name, help string) prometheus.Counter {
 	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 }
 
+func histogramVec(name, help string, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: latencyBuckets}, labels)
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
 // New registers the metrics. stats may be nil (then no backlog gauges).
 func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
-		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "once_http_requests_total",
-			Help: "API requests answered, by route pattern and status code.",
-		}, []string{"route", "code"}),
-		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "once_http_request_duration_seconds", Help: "Time to answer an API request, by route pattern.",
-			Buckets: latencyBuckets,
-		}, []string{"route"}),
+		httpRequests: counterVec("once_http_requests_total",
+			"API requests answered, by route pattern and status code.", "route", "code"),
+		httpDuration: histogramVec("once_http_request_duration_seconds",
+			"Time to answer an API request, by route pattern.", "route"),
 
 		published: counter("once_dispatch_published_total",
 			"Outbox events this process's Dispatcher published (the broker accepted them)."),
@@ -98,20 +102,14 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 		publishDuration: histogram("once_dispatch_publish_duration_seconds",
 			"Time the broker took to accept a batch.", latencyBuckets),
 
-		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "once_worker_jobs_total",
-			Help: "Jobs this process's workers finished, by event type and outcome: succeeded, failed (given up on: the task failed, the event is a dead letter) or interrupted (shutdown; the broker delivers it again).",
-		}, []string{"type", "outcome"}),
-		jobRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "once_worker_job_retries_total", Help: "Attempts of a job after its first, by event type.",
-		}, []string{"type"}),
+		jobs: counterVec("once_worker_jobs_total",
+			"Jobs this process's workers finished, by event type and outcome: succeeded, failed (given up on: the task failed, the event is a dead letter) or interrupted (shutdown; the broker delivers it again).",
+			"type", "outcome"),
+		jobRetries: counterVec("once_worker_job_retries_total", "Attempts of a job after its first, by event type.", "type"),
 		jobsRunning: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "once_worker_jobs_in_flight", Help: "Jobs being handled now, by event type.",
 		}, []string{"type"}),
-		jobDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "once_worker_job_duration_seconds", Help: "Time a job took, retries included, by event type.",
-			Buckets: latencyBuckets,
-		}, []string{"type"}),
+		jobDuration: histogramVec("once_worker_job_duration_seconds", "Time a job took, retries included, by event type.", "type"),
 	}
 	m.brokerUp.Set(1)
 	m.registry.MustRegister(buildInfo(),
