@@ -35,7 +35,7 @@ type opsWorld struct {
 	ops   map[string]string   // each command's ops listener, http://host:port
 }
 
-func newOpsWorld(t *testing.T, redisAddr string, extra ...string) *opsWorld {
+func newOpsWorld(t *testing.T, queue, brokerAddr string, extra ...string) *opsWorld {
 	db := pgtest.New(t)
 	cfg := apitest.Config(db.AppDSN)
 	env := append([]string{
@@ -43,8 +43,9 @@ func newOpsWorld(t *testing.T, redisAddr string, extra ...string) *opsWorld {
 		"ONCE_JWT_SECRET=" + cfg.JWTSecret,
 		"ONCE_IDEMPOTENCY_SECRETS=" + cfg.IdempotencySecrets,
 		"ONCE_CREDENTIAL_KEYS=" + cfg.CredentialKeys,
-		"ONCE_QUEUE=" + app.QueueRedis,
-		"ONCE_REDIS_URL=redis://" + redisAddr + "/0",
+		"ONCE_QUEUE=" + queue,
+		"ONCE_REDIS_URL=redis://" + brokerAddr + "/0",
+		"ONCE_AMQP_URL=amqp://guest:guest@" + brokerAddr + "/",
 		"ONCE_QUEUE_PREFIX=" + cfg.QueuePrefix,
 		"ONCE_DISPATCH_POLL_INTERVAL=100ms",
 		"ONCE_LOG_FORMAT=json",
@@ -180,7 +181,7 @@ func TestOpsListenersOfServeDispatchAndWork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	w := newOpsWorld(t, "127.0.0.1:6379")
+	w := newOpsWorld(t, app.QueueRedis, "127.0.0.1:6379")
 	for command, checks := range map[string][]string{
 		"serve":    {"database", "migrations"},
 		"dispatch": {"database", "migrations", "broker"},
@@ -228,16 +229,23 @@ func TestOpsListenersOfServeDispatchAndWork(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status, "no metrics on the public API")
 }
 
-// The delivery flow, split in processes logging JSON, through a Redis
-// outage: every line any of them writes is a JSON object with a level and
-// a message, at most one component, and no stack trace; while Redis is
-// away the Dispatcher's /readyz says so, sanitized.
+// The delivery flow, split in processes logging JSON, through a broker
+// outage (Redis, RabbitMQ): every line any of them writes is a JSON object
+// with a level and a message, at most one component, no stack trace and
+// no broker address; while the broker is away the Dispatcher's /readyz
+// says so, sanitized.
 func TestEveryLogLineIsJSONThroughABrokerOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	proxy := faultproxy.Start(t, "127.0.0.1:6379")
-	w := newOpsWorld(t, proxy.Addr(), "ONCE_DISPATCH_BREAKER_OPEN=200ms")
+	for queue, broker := range map[string]string{app.QueueRedis: "127.0.0.1:6379", app.QueueAMQP: "127.0.0.1:5672"} {
+		t.Run(queue, func(t *testing.T) { logsThroughAnOutage(t, queue, broker) })
+	}
+}
+
+func logsThroughAnOutage(t *testing.T, queue, broker string) {
+	proxy := faultproxy.Start(t, broker)
+	w := newOpsWorld(t, queue, proxy.Addr(), "ONCE_DISPATCH_BREAKER_OPEN=200ms")
 	ops := []string{w.connectStore("before-1")}
 	w.waitSucceeded(ops, time.Minute)
 
@@ -278,6 +286,7 @@ func TestEveryLogLineIsJSONThroughABrokerOutage(t *testing.T) {
 			assert.LessOrEqual(t, strings.Count(line, `"component":`), 1, "%s: one component: %s", command, line)
 			assert.NotContains(t, line, ".go:", "%s: no source positions or stack traces: %s", command, line)
 			assert.NotContains(t, line, proxy.Addr(), "%s: no broker address: %s", command, line)
+			assert.NotContains(t, line, "guest:guest", "%s: no credentials: %s", command, line)
 		}
 		require.NoError(t, sc.Err())
 		assert.Positive(t, lines, "%s logged", command)
