@@ -39,6 +39,8 @@ var DispatchModule = fx.Module("dispatch",
 // WorkerModule consumes the queue: one handler per event type. The
 // external systems the handlers call come from externalSystemsModule.
 var WorkerModule = fx.Module("worker",
+	// Every line of the workers and their handlers names its component.
+	fx.Decorate(func(log *slog.Logger) *slog.Logger { return log.With("component", "worker") }),
 	fx.Provide(
 		verification.NewHandler,
 		media.NewProcessHandler,
@@ -110,7 +112,7 @@ func newWorker(cfg Config, broker *Broker, handlers Handlers, failures ports.Job
 		return nil, err
 	}
 	return queue.NewWorker(sub, failures, handlers,
-		queue.WorkerConfig{Namespace: cfg.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries, Observer: metrics}, log.With("component", "worker"))
+		queue.WorkerConfig{Namespace: cfg.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries, Observer: metrics}, log)
 }
 
 // deadLetters adapts the dispatch admin use case to the HTTP port.
