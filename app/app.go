@@ -27,7 +27,7 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 		fx.Supply(cfg, log),
 		fx.WithLogger(func() fxevent.Logger {
 			if cfg.LogLevel == "debug" {
-				return &fxevent.SlogLogger{Logger: log}
+				return &fxevent.SlogLogger{Logger: log.With("component", "fx")}
 			}
 			return fxevent.NopLogger
 		}),

@@ -156,6 +156,7 @@ func runInBackground(lc fx.Lifecycle, fn func(context.Context)) {
 // runEvery runs job at a jittered interval (so instances do not clean in
 // step) between start and stop, logging what it did.
 func runEvery(lc fx.Lifecycle, interval time.Duration, log *slog.Logger, name string, job func(context.Context) (int, error)) {
+	log = log.With("component", "maintenance")
 	runInBackground(lc, func(ctx context.Context) {
 		for {
 			select {

@@ -95,7 +95,7 @@ func redisTrimModule(cfg Config) fx.Option {
 			return err
 		}
 		lc.Append(fx.Hook{OnStop: func(context.Context) error { return t.Close() }})
-		runEvery(lc, cfg.RedisTrimInterval, log.With("component", "worker"), "redis stream trim", t.RunOnce)
+		runEvery(lc, cfg.RedisTrimInterval, log, "redis stream trim", t.RunOnce)
 		return nil
 	})
 }
