@@ -77,7 +77,7 @@ func applyMigration(ctx context.Context, db *bun.DB, version, body string) error
 }
 
 // selectAppliedMigrations lists what Migrate recorded. The application role
-// may read it (006_schema_migrations_readable.sql) so that a process can
+// may read it (007_schema_migrations_readable.sql) so that a process can
 // tell whether its schema is current without the owner's credentials.
 const selectAppliedMigrations = `SELECT version FROM schema_migrations`
 
