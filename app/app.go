@@ -31,11 +31,11 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 			}
 			return fxevent.NopLogger
 		}),
-		fx.Invoke(routeLibraryLogs),
 		CoreModule,
-		OpsRoutesModule,
 		ScenariosModule,
 		storageModule(cfg),
+		OpsRoutesModule,
+		fx.Invoke(routeLibraryLogs),
 	)
 }
 
