@@ -27,7 +27,7 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 		fx.Supply(cfg, log),
 		fx.WithLogger(func() fxevent.Logger {
 			if cfg.LogLevel == "debug" {
-				return &fxevent.SlogLogger{Logger: log}
+				return &fxevent.SlogLogger{Logger: log.With("component", "fx")}
 			}
 			return fxevent.NopLogger
 		}),
@@ -36,13 +36,15 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 		tracingModule,
 		ScenariosModule,
 		storageModule(cfg),
+		OpsRoutesModule,
+		fx.Invoke(routeLibraryLogs),
 	)
 }
 
 // Serve is the whole service: the API and, as configured, the background
 // parts.
 func Serve(cfg Config, log *slog.Logger) fx.Option {
-	opts := []fx.Option{Base(cfg, log), HTTPModule, Background(cfg)}
+	opts := []fx.Option{Base(cfg, log), HTTPModule, Ops(cfg), Background(cfg)}
 	if cfg.Embedded() && cfg.Demo {
 		opts = append(opts, DemoModule)
 	}

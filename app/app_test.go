@@ -28,14 +28,18 @@ func TestValidateApp(t *testing.T) {
 	for name, cfg := range configs {
 		t.Run(name, func(t *testing.T) {
 			require.NoError(t, fx.ValidateApp(app.Serve(cfg, quiet)))
+			withOps := cfg.WithOpsAddr(app.OpsAddrServe)
+			require.NoError(t, fx.ValidateApp(app.Serve(withOps, quiet)), "with the ops listener")
+			require.NoError(t, fx.ValidateApp(app.Base(withOps, quiet), app.Ops(withOps), app.Background(withOps)), "dispatch and work")
 			require.NoError(t, fx.ValidateApp(app.Base(cfg, quiet)))
 		})
 	}
 }
 
-// The embedded default really starts and stops, demo seed included.
+// The embedded default really starts and stops, demo seed and ops listener
+// included.
 func TestServeStartsOnMemory(t *testing.T) {
 	cfg := apitest.Config("")
-	cfg.Demo = true
+	cfg.Demo, cfg.OpsAddr = true, "127.0.0.1:0"
 	fxtest.New(t, app.Serve(cfg, quiet)).RequireStart().RequireStop()
 }

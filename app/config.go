@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -32,6 +33,10 @@ const (
 // README's configuration table.
 type Config struct {
 	HTTPAddr string `env:"ONCE_HTTP_ADDR" envDefault:"127.0.0.1:8080"`
+	// OpsAddr is the ops listener (metrics, health, console), never the
+	// public API. Empty takes the command's default (DefaultOpsAddr), one
+	// port per command so that serve, dispatch and work share a host.
+	OpsAddr string `env:"ONCE_OPS_ADDR"`
 	// DatabaseURL selects PostgreSQL; empty means the embedded memory store.
 	DatabaseURL string `env:"DATABASE_URL"`
 	// MigrateDatabaseURL is the owner role `once migrate` connects as.
@@ -328,6 +333,11 @@ func (c Config) Validate() error {
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		bad("ONCE_LOG_LEVEL: %v", err)
+	}
+	if c.OpsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.OpsAddr); err != nil {
+			bad("ONCE_OPS_ADDR=%q must be host:port (such as 127.0.0.1:9180)", c.OpsAddr)
+		}
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("ONCE_LOG_FORMAT must be text or json")

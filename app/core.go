@@ -120,7 +120,6 @@ type httpDepsIn struct {
 	Admin       *dispatch.Admin
 	Lists       *listing.Service
 	Workspaces  *workspaces.Service
-	Metrics     *prometheus.Metrics
 }
 
 func newHTTPDeps(in httpDepsIn) httpapi.Deps {
@@ -128,6 +127,6 @@ func newHTTPDeps(in httpDepsIn) httpapi.Deps {
 		Authenticate: in.Auth, Idempotency: in.Idempotency, Stores: in.Stores, Operations: in.Operations,
 		Products: in.Products, Media: in.Media, Materials: in.Materials, Publishing: in.Publishing,
 		Catalog: in.Catalog, AI: in.AI,
-		DeadLetters: deadLetters{in.Admin}, Lists: in.Lists, Workspaces: in.Workspaces, Metrics: in.Metrics.Handler(), MaxBodyBytes: in.Config.MaxBodyBytes,
+		DeadLetters: deadLetters{in.Admin}, Lists: in.Lists, Workspaces: in.Workspaces, MaxBodyBytes: in.Config.MaxBodyBytes,
 	}
 }

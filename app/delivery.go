@@ -39,6 +39,8 @@ var DispatchModule = fx.Module("dispatch",
 // WorkerModule consumes the queue: one handler per event type. The
 // external systems the handlers call come from externalSystemsModule.
 var WorkerModule = fx.Module("worker",
+	// Every line of the workers and their handlers names its component.
+	fx.Decorate(func(log *slog.Logger) *slog.Logger { return log.With("component", "worker") }),
 	fx.Provide(
 		verification.NewHandler,
 		media.NewProcessHandler,
@@ -60,6 +62,7 @@ var WorkerModule = fx.Module("worker",
 func newDispatcher(cfg Config, uow ports.UnitOfWork, disc ports.OutboxDiscovery, pub ports.Publisher,
 	signal ports.DispatchSignal, clock ports.Clock, log *slog.Logger, metrics *prometheus.Metrics,
 ) (*dispatch.Dispatcher, error) {
+	metrics.DispatcherRunning()
 	return dispatch.New(dispatch.Config{
 		Owner:        cfg.Owner(),
 		Batch:        cfg.DispatchBatch,
@@ -73,7 +76,8 @@ func newDispatcher(cfg Config, uow ports.UnitOfWork, disc ports.OutboxDiscovery,
 		BreakerOpen:     cfg.DispatchBreakerOpen,
 	}, dispatch.Deps{
 		UnitOfWork: uow, Discovery: disc, Publisher: pub, Signal: signal,
-		Clock: clock, Logger: log.With("component", "dispatcher"), Observer: metrics,
+		// The Dispatcher names its component itself.
+		Clock: clock, Logger: log, Observer: metrics,
 	})
 }
 
@@ -102,13 +106,13 @@ func newHandlers(in handlersIn) Handlers {
 	}
 }
 
-func newWorker(cfg Config, broker *Broker, handlers Handlers, failures ports.JobFailures, t Tracing, log *slog.Logger) (*queue.Worker, error) {
+func newWorker(cfg Config, broker *Broker, handlers Handlers, failures ports.JobFailures, t Tracing, metrics *prometheus.Metrics, log *slog.Logger) (*queue.Worker, error) {
 	sub, err := broker.NewSubscriber()
 	if err != nil {
 		return nil, err
 	}
 	return queue.NewWorker(sub, failures, t.handlers(handlers),
-		queue.WorkerConfig{Namespace: cfg.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries}, log.With("component", "worker"))
+		queue.WorkerConfig{Namespace: cfg.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries, Observer: metrics}, log)
 }
 
 // deadLetters adapts the dispatch admin use case to the HTTP port.
@@ -152,6 +156,7 @@ func runInBackground(lc fx.Lifecycle, fn func(context.Context)) {
 // runEvery runs job at a jittered interval (so instances do not clean in
 // step) between start and stop, logging what it did.
 func runEvery(lc fx.Lifecycle, interval time.Duration, log *slog.Logger, name string, job func(context.Context) (int, error)) {
+	log = log.With("component", "maintenance")
 	runInBackground(lc, func(ctx context.Context) {
 		for {
 			select {

@@ -154,7 +154,7 @@ func TestPostgresBrokerOutageBacksOffAndLosesNothing(t *testing.T) {
 				return false
 			}
 		}
-		return strings.Contains(string(api.Do(t, "GET", "/metrics", nil, nil).Body), "once_dispatch_broker_up 0")
+		return strings.Contains(api.Metrics(t), "once_dispatch_broker_up 0")
 	})
 	for _, e := range api.Events(t) {
 		assert.Zero(t, e.AttemptCount, "event %s: %s", e.ID, e.LastError)
@@ -177,7 +177,7 @@ func TestPostgresBrokerOutageBacksOffAndLosesNothing(t *testing.T) {
 	for _, e := range api.Events(t) {
 		assert.Zero(t, e.AttemptCount, "event %s", e.ID)
 	}
-	assert.Contains(t, string(api.Do(t, "GET", "/metrics", nil, nil).Body), "once_dispatch_broker_up 1")
+	assert.Contains(t, api.Metrics(t), "once_dispatch_broker_up 1")
 	assert.Equal(t, 5, worker.Sim.EffectCount())
 }
 
@@ -237,9 +237,10 @@ func TestPostgresAlwaysFailingEventIsDeadLetteredAndRedriven(t *testing.T) {
 	notAdmin := s.Do(t, "POST", "/v1/outbox/dead-letters/redrive", nil, map[string]string{"Authorization": "Bearer " + s.TokenFor(t, s.Workspace, member)})
 	require.Equal(t, http.StatusForbidden, notAdmin.Status)
 
-	metrics := s.Do(t, "GET", "/metrics", nil, nil)
-	assert.Contains(t, string(metrics.Body), `once_outbox_events{status="dead_letter"} 1`)
-	assert.Contains(t, string(metrics.Body), "once_outbox_dead_letters_total 1")
+	metrics := s.Metrics(t)
+	assert.Contains(t, metrics, `once_outbox_events{status="dead_letter"} 1`)
+	assert.Contains(t, metrics, "once_dispatch_dead_lettered_total 1")
+	assert.Equal(t, http.StatusNotFound, s.Do(t, "GET", "/metrics", nil, nil).Status, "metrics are on the ops listener only")
 
 	broken.Store(false)
 	redrive := s.Do(t, "POST", "/v1/outbox/dead-letters/"+ev.ID.String()+"/redrive", nil, nil)

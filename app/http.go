@@ -13,6 +13,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/adapters/httpapi"
+	"github.com/oncehq/once/adapters/prometheus"
 )
 
 // HTTPModule serves the API.
@@ -21,12 +22,13 @@ var HTTPModule = fx.Module("http",
 	fx.Invoke(func(*http.Server) {}),
 )
 
-func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, t Tracing, log *slog.Logger) *http.Server {
+func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, t Tracing, metrics *prometheus.Metrics, log *slog.Logger) *http.Server {
+	log = log.With("component", "http")
 	mux := http.NewServeMux()
 	httpapi.NewAPI(mux, deps)
 	srv := &http.Server{
 		Addr:              cfg.HTTPAddr,
-		Handler:           httpapi.Handler(mux, log, deps.Metrics, httpapi.WithTracerProvider(t.Provider)),
+		Handler:           httpapi.Handler(mux, log, metrics, httpapi.WithTracerProvider(t.Provider)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -36,18 +38,24 @@ func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, t Tracing, lo
 		// 4096 bytes of slack above the cap).
 		MaxHeaderBytes: cfg.HTTPMaxHeaderBytes,
 	}
+	serveInBackground(lc, srv, cfg.HTTPAddr, "ONCE_HTTP_ADDR", log, "http server")
+	return srv
+}
+
+// serveInBackground listens on addr when the application starts, so that a
+// taken port fails start-up, and serves in the background, so that the
+// hook does not block; the server shuts down with the application.
+func serveInBackground(lc fx.Lifecycle, srv *http.Server, addr, variable string, log *slog.Logger, what string) {
 	lc.Append(fx.Hook{
 		OnStart: func(ctx context.Context) error {
-			// Listen synchronously so a taken port fails start-up; serve in
-			// the background so the hook does not block.
-			ln, err := net.Listen("tcp", cfg.HTTPAddr)
+			ln, err := net.Listen("tcp", addr)
 			if err != nil {
-				return listenError(cfg.HTTPAddr, err)
+				return listenError(addr, variable, err)
 			}
-			log.Info("http server listening", slog.String("addr", ln.Addr().String()))
+			log.Info(what+" listening", slog.String("addr", ln.Addr().String()))
 			go func() {
 				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-					log.Error("http server stopped", slog.String("error", err.Error()))
+					log.Error(what+" stopped", slog.String("error", err.Error()))
 				}
 			}()
 			return nil
@@ -56,13 +64,12 @@ func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, t Tracing, lo
 			return srv.Shutdown(ctx)
 		},
 	})
-	return srv
 }
 
-// listenError names the address a server cannot listen on and why, in one
-// line ("cannot listen on 127.0.0.1:8080 (ONCE_HTTP_ADDR): address already
-// in use").
-func listenError(addr string, err error) error {
+// listenError names the address a server cannot listen on, the variable
+// that set it, and why, in one line ("cannot listen on 127.0.0.1:8080
+// (ONCE_HTTP_ADDR): address already in use").
+func listenError(addr, variable string, err error) error {
 	var opErr *net.OpError
 	if errors.As(err, &opErr) {
 		err = opErr.Err
@@ -71,5 +78,5 @@ func listenError(addr string, err error) error {
 	if errors.As(err, &sysErr) {
 		err = sysErr.Err
 	}
-	return fmt.Errorf("cannot listen on %s (ONCE_HTTP_ADDR): %w", addr, err)
+	return fmt.Errorf("cannot listen on %s (%s): %w", addr, variable, err)
 }

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/oncehq/once/adapters/httpapi"
+	"github.com/oncehq/once/adapters/prometheus"
 )
 
 // serveOnLoopback serves the server the app builds from cfg on a real
@@ -21,7 +22,8 @@ import (
 // address.
 func serveOnLoopback(t *testing.T, cfg Config) string {
 	t.Helper()
-	srv := newHTTPServer(fxtest.NewLifecycle(t), cfg, httpapi.Deps{}, Tracing{}, slog.New(slog.DiscardHandler))
+	log := slog.New(slog.DiscardHandler)
+	srv := newHTTPServer(fxtest.NewLifecycle(t), cfg, httpapi.Deps{}, Tracing{}, prometheus.New(nil, nil, log), log)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ var MemoryModule = fx.Module("memory",
 		fx.Annotate(memory.NewOutboxDiscovery, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
 	),
 	fx.Invoke(func(log *slog.Logger) {
-		log.Warn("running on the embedded in-memory store: nothing is persisted; set DATABASE_URL to use PostgreSQL")
+		log.Warn("running on the embedded in-memory store: nothing is persisted; set DATABASE_URL to use PostgreSQL", "component", "memory")
 	}),
 )
 
@@ -45,7 +45,13 @@ var DemoModule = fx.Module("demo",
 			if err != nil {
 				return err
 			}
-			log.Info("demo workspace ready", slog.String("workspace_id", DemoWorkspaceID), slog.String("user_id", DemoUserID))
+			if cfg.LogFormat == "json" {
+				// Logs read by a machine: the banner is a line like the others.
+				log.Info("demo workspace ready", slog.String("component", "demo"), slog.String("workspace_id", DemoWorkspaceID), slog.String("user_id", DemoUserID),
+					slog.String("url", "http://"+cfg.HTTPAddr), slog.String("docs", "http://"+cfg.HTTPAddr+"/docs"), slog.String("demo_token", token))
+				return nil
+			}
+			log.Info("demo workspace ready", slog.String("component", "demo"), slog.String("workspace_id", DemoWorkspaceID), slog.String("user_id", DemoUserID))
 			printDemo(cfg.HTTPAddr, token)
 			return nil
 		}})

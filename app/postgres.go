@@ -9,6 +9,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/ports"
 )
@@ -26,6 +27,7 @@ var PostgresModule = fx.Module("postgres",
 		fx.Annotate(func(db *bun.DB) *postgres.Discovery { return postgres.NewDiscovery(db) }, fx.As(new(ports.IdempotencyDiscovery))),
 		fx.Annotate(func(db *bun.DB) *postgres.OutboxDiscovery { return postgres.NewOutboxDiscovery(db) }, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
 	),
+	fx.Invoke(func(m *prometheus.Metrics, db *bun.DB) { m.WatchDB(db.DB, "once") }),
 )
 
 // startupConnectTimeout bounds the first connection: a server that does not
@@ -45,7 +47,7 @@ func newPostgresDB(lc fx.Lifecycle, cfg Config, log *slog.Logger) (*bun.DB, erro
 	if err != nil {
 		return nil, err
 	}
-	log.Info("using PostgreSQL", slog.Int("max_conns", cfg.DBMaxConns), slog.Duration("acquire_timeout", cfg.DBAcquireTimeout))
+	log.Info("using PostgreSQL", slog.String("component", "postgres"), slog.Int("max_conns", cfg.DBMaxConns), slog.Duration("acquire_timeout", cfg.DBAcquireTimeout))
 	lc.Append(fx.Hook{OnStop: func(context.Context) error { return db.Close() }})
 	return db, nil
 }

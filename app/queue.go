@@ -34,7 +34,7 @@ func queueModule(cfg Config) fx.Option {
 	return fx.Module("queue",
 		fx.Provide(
 			func(lc fx.Lifecycle, log *slog.Logger) (*Broker, error) {
-				b, err := newBroker(cfg, log)
+				b, err := newBroker(cfg, log.With("component", "queue"))
 				if err != nil {
 					return nil, err
 				}
@@ -96,7 +96,7 @@ func redisTrimModule(cfg Config) fx.Option {
 			return err
 		}
 		lc.Append(fx.Hook{OnStop: func(context.Context) error { return t.Close() }})
-		runEvery(lc, cfg.RedisTrimInterval, log.With("component", "worker"), "redis stream trim", t.RunOnce)
+		runEvery(lc, cfg.RedisTrimInterval, log, "redis stream trim", t.RunOnce)
 		return nil
 	})
 }

@@ -35,3 +35,19 @@ func TestSanitizeError(t *testing.T) {
 		t.Errorf("not bounded: %d bytes", len(long))
 	}
 }
+
+// Operators read last_error and logs; where the brokers and databases live
+// is not theirs to read there (nor any client's).
+func TestSanitizeErrorRedactsInternalAddresses(t *testing.T) {
+	for in, want := range map[string]string{
+		"cannot xadd message 1: dial tcp 10.1.2.3:6379: connect: connection refused": "cannot xadd message 1: dial tcp [address]: connect: connection refused",
+		"dial tcp: lookup redis.internal on 127.0.0.11:53: no such host":             "dial tcp: lookup [address] on [address]: no such host",
+		"broker unreachable at mq.internal:5672 (amqp): EOF":                         "broker unreachable at [address] (amqp): EOF",
+		"dial tcp [fd00::1]:5432: i/o timeout":                                       "dial tcp [address]: i/o timeout",
+		"queue: publish 2 message(s) to once.media.process: nack":                    "queue: publish 2 message(s) to once.media.process: nack",
+	} {
+		if got := SanitizeText(in); got != want {
+			t.Errorf("SanitizeText(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+}

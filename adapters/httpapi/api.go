@@ -51,9 +51,7 @@ type Deps struct {
 	// Lists serves every list endpoint (lists.go).
 	Lists *listing.Service
 	// Workspaces manages members (members.go).
-	Workspaces *workspaces.Service
-	// Metrics serves /metrics when set.
-	Metrics      http.Handler
+	Workspaces   *workspaces.Service
 	MaxBodyBytes int64
 }
 
@@ -148,22 +146,20 @@ func WithTracerProvider(tp trace.TracerProvider) HandlerOption {
 	return func(o *handlerOptions) { o.tracerProvider = tp }
 }
 
-// Handler wraps the mux with request ids, the access log, a health check
-// and, when metrics is not nil, /metrics.
-func Handler(mux *http.ServeMux, log *slog.Logger, metrics http.Handler, opts ...HandlerOption) http.Handler {
+// Handler wraps the mux with request ids, server spans, the access log, the
+// request metrics (when obs is not nil) and a health check. Metrics are
+// served on the ops listener, never here.
+func Handler(mux *http.ServeMux, log *slog.Logger, obs RequestObserver, opts ...HandlerOption) http.Handler {
 	var o handlerOptions
 	for _, opt := range opts {
 		opt(&o)
-	}
-	if metrics != nil {
-		mux.Handle("GET /metrics", metrics)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	registerDocs(mux)
-	return serverSpans(mux, o.tracerProvider, requestID(traceContext(accessLog(log, routerProblems(mux)))))
+	return serverSpans(mux, o.tracerProvider, requestID(traceContext(accessLog(log, observeRequests(obs, mux, routerProblems(mux))))))
 }
 
 type handlers struct {

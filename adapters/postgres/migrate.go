@@ -75,3 +75,42 @@ func applyMigration(ctx context.Context, db *bun.DB, version, body string) error
 		return err
 	})
 }
+
+// selectAppliedMigrations lists what Migrate recorded. The application role
+// may read it (007_schema_migrations_readable.sql) so that a process can
+// tell whether its schema is current without the owner's credentials.
+const selectAppliedMigrations = `SELECT version FROM schema_migrations`
+
+// PendingMigrations returns the versions of fsys (as Migrate names them)
+// that the database has not recorded, in order: none means the schema is
+// current for this binary.
+func PendingMigrations(ctx context.Context, db bun.IDB, fsys fs.FS) ([]string, error) {
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("postgres: migrations: %w", err)
+	}
+	rows, err := db.QueryContext(ctx, selectAppliedMigrations)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read schema_migrations: %w", err)
+	}
+	defer rows.Close()
+	applied := map[string]bool{}
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("postgres: read schema_migrations: %w", err)
+		}
+		applied[v] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: read schema_migrations: %w", err)
+	}
+	sort.Strings(names)
+	var pending []string
+	for _, name := range names {
+		if v := strings.TrimSuffix(name, ".sql"); !applied[v] {
+			pending = append(pending, v)
+		}
+	}
+	return pending, nil
+}

@@ -1,14 +1,19 @@
-// Package prometheus exposes the outbox's health as Prometheus metrics: what
-// is waiting (per status, oldest due age, read from the database at scrape
-// time) and what the dispatchers did (published, failed, dead-lettered, and
-// how long events waited between commit and publish, and whether the broker
-// is reachable).
+// Package prometheus exposes what a process does as Prometheus metrics,
+// served on its ops listener: the HTTP requests it answered, what its
+// Dispatcher published, what its workers handled, its database pool, and
+// the outbox backlog (read from the database at scrape time). Counters
+// count the work of the process that serves them: scrape every process.
 package prometheus
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"net/http"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,41 +25,98 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-// Metrics records dispatcher activity and serves /metrics.
+// Metrics records what the process does and serves /metrics.
 type Metrics struct {
-	registry     *prometheus.Registry
-	published    prometheus.Counter
-	failures     prometheus.Counter
-	deadLetters  prometheus.Counter
-	dispatchWait prometheus.Histogram
-	brokerUp     prometheus.Gauge
+	registry *prometheus.Registry
+
+	httpRequests *prometheus.CounterVec
+	httpDuration *prometheus.HistogramVec
+
+	published       prometheus.Counter
+	failures        prometheus.Counter
+	deadLettered    prometheus.Counter
+	deliveryLatency prometheus.Histogram
+	brokerUp        prometheus.Gauge
+	brokerUpOnce    sync.Once
+	batchSize       prometheus.Histogram
+	roundDuration   prometheus.Histogram
+	claimDuration   prometheus.Histogram
+	publishDuration prometheus.Histogram
+
+	jobs        *prometheus.CounterVec
+	jobRetries  *prometheus.CounterVec
+	jobsRunning *prometheus.GaugeVec
+	jobDuration *prometheus.HistogramVec
+}
+
+var _ dispatch.Observer = (*Metrics)(nil)
+
+// latencyBuckets span a fast local call to a slow external one.
+var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}
+
+func histogram(name, help string, buckets []float64) prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
+}
+
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+func histogramVec(name, help string, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: latencyBuckets}, labels)
+}
+
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
 // New registers the metrics. stats may be nil (then no backlog gauges).
 func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
-		published: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "once_outbox_published_total", Help: "Outbox events accepted by the queue.",
-		}),
-		failures: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "once_outbox_publish_failures_total", Help: "Outbox events whose publish failed (each attempt counts).",
-		}),
-		deadLetters: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "once_outbox_dead_letters_total", Help: "Outbox events moved to dead_letter after too many failures.",
-		}),
-		dispatchWait: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "once_outbox_dispatch_latency_seconds",
-			Help:    "Time from the business commit to the queue accepting the event.",
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300},
-		}),
+		httpRequests: counterVec("once_http_requests_total",
+			"API requests answered, by route pattern and status code.", "route", "code"),
+		httpDuration: histogramVec("once_http_request_duration_seconds",
+			"Time to answer an API request, by route pattern.", "route"),
+
+		published: counter("once_dispatch_published_total",
+			"Outbox events this process's Dispatcher published (the broker accepted them)."),
+		failures: counter("once_dispatch_publish_failures_total",
+			"Outbox events whose publish by this process's Dispatcher failed (each attempt counts)."),
+		deadLettered: counter("once_dispatch_dead_lettered_total",
+			"Outbox events this process's Dispatcher moved to dead_letter after their last attempt. "+
+				"Jobs workers give up on are once_worker_jobs_total{outcome=\"failed\"}; "+
+				"the dead letters waiting now are once_outbox_events{status=\"dead_letter\"}."),
+		deliveryLatency: histogram("once_dispatch_delivery_latency_seconds",
+			"Time from the business commit to the broker accepting the event.", latencyBuckets),
 		brokerUp: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "once_dispatch_broker_up",
-			Help: "1 while the Dispatcher publishes, 0 while it holds back because the broker is unreachable (its circuit breaker is open).",
+			Help: "1 while the Dispatcher publishes, 0 while it holds back because the broker is unreachable (its circuit breaker is open). Only in processes that run a Dispatcher.",
 		}),
+		batchSize: histogram("once_dispatch_batch_size", "Events claimed per Dispatcher round.",
+			[]float64{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000}),
+		roundDuration: histogram("once_dispatch_round_duration_seconds",
+			"One Dispatcher round of one workspace batch: claim, publish and mark.", latencyBuckets),
+		claimDuration: histogram("once_dispatch_claim_duration_seconds",
+			"Time the claim of a batch took in the database.", latencyBuckets),
+		publishDuration: histogram("once_dispatch_publish_duration_seconds",
+			"Time the broker took to accept a batch.", latencyBuckets),
+
+		jobs: counterVec("once_worker_jobs_total",
+			"Jobs this process's workers finished, by event type and outcome: succeeded, failed (given up on: the task failed, the event is a dead letter) or interrupted (shutdown; the broker delivers it again).",
+			"type", "outcome"),
+		jobRetries: counterVec("once_worker_job_retries_total", "Attempts of a job after its first, by event type.", "type"),
+		jobsRunning: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "once_worker_jobs_in_flight", Help: "Jobs being handled now, by event type.",
+		}, []string{"type"}),
+		jobDuration: histogramVec("once_worker_job_duration_seconds", "Time a job took, retries included, by event type.", "type"),
 	}
 	m.brokerUp.Set(1)
-	m.registry.MustRegister(m.published, m.failures, m.deadLetters, m.dispatchWait, m.brokerUp,
+	m.registry.MustRegister(buildInfo(),
+		m.httpRequests, m.httpDuration,
+		m.published, m.failures, m.deadLettered, m.deliveryLatency,
+		m.batchSize, m.roundDuration, m.claimDuration, m.publishDuration,
+		m.jobs, m.jobRetries, m.jobsRunning, m.jobDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if stats != nil {
 		m.registry.MustRegister(&backlog{stats: stats, clock: clock, log: log})
@@ -62,11 +124,44 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 	return m
 }
 
+// buildInfo is once_build_info: always 1, its labels say what runs.
+func buildInfo() prometheus.Collector {
+	version, revision := "(devel)", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			version = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				revision = s.Value
+			}
+		}
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "once_build_info", Help: "Always 1; the labels say which build of once runs.",
+		ConstLabels: prometheus.Labels{"version": version, "go_version": runtime.Version(), "revision": revision},
+	})
+	g.Set(1)
+	return g
+}
+
+// WatchDB adds the database pool's gauges and counters (go_sql_*: in use,
+// idle, waits and wait time, per db_name).
+func (m *Metrics) WatchDB(db *sql.DB, name string) {
+	m.registry.MustRegister(collectors.NewDBStatsCollector(db, name))
+}
+
+// ObserveRequest records one answered API request.
+func (m *Metrics) ObserveRequest(route string, status int, elapsed time.Duration) {
+	m.httpRequests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.httpDuration.WithLabelValues(route).Observe(elapsed.Seconds())
+}
+
 // Published records events the queue accepted at `at`.
 func (m *Metrics) Published(events []domain.OutboxEvent, at time.Time) {
 	m.published.Add(float64(len(events)))
 	for _, e := range events {
-		m.dispatchWait.Observe(at.Sub(e.CreatedAt).Seconds())
+		m.deliveryLatency.Observe(at.Sub(e.CreatedAt).Seconds())
 	}
 }
 
@@ -74,10 +169,17 @@ func (m *Metrics) Published(events []domain.OutboxEvent, at time.Time) {
 func (m *Metrics) PublishFailed(n int) { m.failures.Add(float64(n)) }
 
 // DeadLettered records n events parked in dead_letter.
-func (m *Metrics) DeadLettered(n int) { m.deadLetters.Add(float64(n)) }
+func (m *Metrics) DeadLettered(n int) { m.deadLettered.Add(float64(n)) }
+
+// DispatcherRunning adds once_dispatch_broker_up: only a process that runs a
+// Dispatcher knows whether it can publish.
+func (m *Metrics) DispatcherRunning() {
+	m.brokerUpOnce.Do(func() { m.registry.MustRegister(m.brokerUp) })
+}
 
 // BrokerUp records whether the Dispatcher is publishing or holding back.
 func (m *Metrics) BrokerUp(up bool) {
+	m.DispatcherRunning()
 	if up {
 		m.brokerUp.Set(1)
 	} else {
@@ -85,9 +187,27 @@ func (m *Metrics) BrokerUp(up bool) {
 	}
 }
 
-// Round records one dispatch round. (Histograms for batch size, claim and
-// publish latency hang here.)
-func (m *Metrics) Round(dispatch.RoundStats) {}
+// Round records one dispatch round.
+func (m *Metrics) Round(r dispatch.RoundStats) {
+	m.batchSize.Observe(float64(r.Claimed))
+	m.roundDuration.Observe(r.Total.Seconds())
+	m.claimDuration.Observe(r.Claim.Seconds())
+	m.publishDuration.Observe(r.Publish.Seconds())
+}
+
+// JobStarted records a job a worker took up.
+func (m *Metrics) JobStarted(eventType string) { m.jobsRunning.WithLabelValues(eventType).Inc() }
+
+// JobRetried records one more attempt of a job.
+func (m *Metrics) JobRetried(eventType string) { m.jobRetries.WithLabelValues(eventType).Inc() }
+
+// JobEnded records how a job ended ("succeeded", "failed", "interrupted")
+// and how long it took.
+func (m *Metrics) JobEnded(eventType, outcome string, elapsed time.Duration) {
+	m.jobsRunning.WithLabelValues(eventType).Dec()
+	m.jobs.WithLabelValues(eventType, outcome).Inc()
+	m.jobDuration.WithLabelValues(eventType).Observe(elapsed.Seconds())
+}
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
@@ -95,7 +215,8 @@ func (m *Metrics) Handler() http.Handler {
 }
 
 // backlog reads counts at scrape time, through the discovery port: counts
-// only, never rows, and without any workspace context.
+// only, never rows, and without any workspace context. Every process reads
+// the same database: aggregate with max, not sum.
 type backlog struct {
 	stats ports.OutboxDiscovery
 	clock ports.Clock
@@ -103,7 +224,7 @@ type backlog struct {
 }
 
 var (
-	eventsDesc = prometheus.NewDesc("once_outbox_events", "Outbox events per status.", []string{"status"}, nil)
+	eventsDesc = prometheus.NewDesc("once_outbox_events", "Outbox events per status, in the database now.", []string{"status"}, nil)
 	oldestDesc = prometheus.NewDesc("once_outbox_oldest_due_age_seconds", "Age of the oldest event due for dispatch (0 when none is due).", nil, nil)
 )
 
@@ -117,7 +238,7 @@ func (b *backlog) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	s, err := b.stats.Stats(ctx, b.clock.Now())
 	if err != nil {
-		b.log.Warn("outbox stats unavailable", slog.String("error", domain.SanitizeError(err)))
+		b.log.Warn("outbox stats unavailable", slog.String("component", "metrics"), slog.String("error", domain.SanitizeError(err)))
 		return
 	}
 	for _, st := range []domain.OutboxStatus{domain.OutboxPending, domain.OutboxDispatching, domain.OutboxDispatched, domain.OutboxDeadLetter} {

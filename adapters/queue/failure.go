@@ -59,21 +59,32 @@ func Retryable(err error) bool {
 	return domain.ErrorCode(err).RetrySameKey()
 }
 
-// handlerFailure is a handler error on its way out of the worker: its text
-// is sanitized, because it reaches logs and, through JobFailures, the dead
-// letter operators read.
-type handlerFailure struct {
+// sanitizedError is an error on its way to logs, to operators or to
+// last_error: its text is sanitized once (domain.SanitizeError), and its
+// cause is still there for errors.Is and errors.As. A handler error leaving
+// the worker is one (it reaches, through JobFailures, the dead letter
+// operators read), and so is the cause of a publish failure.
+type sanitizedError struct {
 	text  string
 	cause error
 }
 
-func (f *handlerFailure) Error() string { return f.text }
-func (f *handlerFailure) Unwrap() error { return f.cause }
+func (f *sanitizedError) Error() string { return f.text }
+func (f *sanitizedError) Unwrap() error { return f.cause }
+
+// Sanitized wraps err so that its text is sanitized (see sanitizedError).
+func Sanitized(err error) error {
+	var f *sanitizedError
+	if err == nil || errors.As(err, &f) {
+		return err
+	}
+	return &sanitizedError{text: domain.SanitizeError(err), cause: err}
+}
 
 // interrupted marks a failure that happened because the worker is shutting
 // down (the message's context ended). Such a message is not given up on: it
 // is left unacknowledged so the broker delivers it again.
-type interrupted struct{ handlerFailure }
+type interrupted struct{ sanitizedError }
 
 // sanitizeFailures wraps the handler, inside the retries, so that neither
 // the retry log nor the dead letter ever carries the raw error text.
@@ -83,11 +94,7 @@ func sanitizeFailures(h message.HandlerFunc) message.HandlerFunc {
 		if err == nil {
 			return out, nil
 		}
-		var f *handlerFailure
-		if errors.As(err, &f) {
-			return out, err
-		}
-		return out, &handlerFailure{text: domain.SanitizeError(err), cause: err}
+		return out, Sanitized(err)
 	}
 }
 
@@ -97,7 +104,7 @@ func markInterrupted(h message.HandlerFunc) message.HandlerFunc {
 	return func(msg *message.Message) ([]*message.Message, error) {
 		out, err := h(msg)
 		if err != nil && msg.Context().Err() != nil {
-			return out, &interrupted{handlerFailure{text: domain.SanitizeError(err), cause: err}}
+			return out, &interrupted{sanitizedError{text: domain.SanitizeError(err), cause: err}}
 		}
 		return out, err
 	}

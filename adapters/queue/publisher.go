@@ -86,8 +86,8 @@ func (p *Publisher) publish(ctx context.Context, topic string, msgs []*message.M
 // Close closes the underlying watermill publisher.
 func (p *Publisher) Close() error { return p.pub.Close() }
 
-// unavailable wraps a broker failure: the message is sanitized because
-// callers store it (outbox last_error) and show it to operators.
+// unavailable wraps a broker failure: its cause is sanitized, and said once,
+// because callers store it (outbox last_error) and show it to operators.
 func unavailable(what string, err error) error {
-	return domain.Wrap(domain.CodeUnavailable, err, what+": "+domain.SanitizeError(err))
+	return domain.Wrap(domain.CodeUnavailable, Sanitized(err), what)
 }

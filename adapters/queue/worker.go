@@ -34,6 +34,9 @@ type WorkerConfig struct {
 	// CloseTimeout bounds how long Close waits for running handlers
 	// (default 30s).
 	CloseTimeout time.Duration
+	// Observer hears each job's start, retries and end, for metrics
+	// (optional).
+	Observer JobObserver
 }
 
 func (c WorkerConfig) withDefaults() WorkerConfig {
@@ -95,8 +98,13 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, handlers map[
 	if err != nil {
 		return nil, fmt.Errorf("queue: new router: %w", err)
 	}
+	obs := cfg.Observer
+	if obs == nil {
+		obs = nopObserver{}
+	}
 	router.AddMiddleware(
 		giveUp(failures),
+		observeOutcome(obs),
 		markInterrupted,
 		middleware.Retry{
 			MaxRetries:          cfg.MaxRetries,
@@ -107,6 +115,7 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, handlers map[
 			ShouldRetry:         func(p middleware.RetryParams) bool { return Retryable(p.Err) },
 			Logger:              log,
 		}.Middleware,
+		countAttempts,
 		sanitizeFailures,
 		middleware.Recoverer,
 	)

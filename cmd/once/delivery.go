@@ -36,7 +36,8 @@ func dispatchCmd() *cobra.Command {
 				return err
 			}
 			cfg.Dispatcher, cfg.Worker = true, false
-			return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg)), app.Background(cfg))
+			cfg = cfg.WithOpsAddr(app.OpsAddrDispatch)
+			return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg)), app.Ops(cfg), app.Background(cfg))
 		},
 	}
 }
@@ -58,7 +59,8 @@ func workCmd() *cobra.Command {
 				return err
 			}
 			cfg.Dispatcher, cfg.Worker = false, true
-			return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg)), app.Background(cfg))
+			cfg = cfg.WithOpsAddr(app.OpsAddrWork)
+			return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg)), app.Ops(cfg), app.Background(cfg))
 		},
 	}
 }

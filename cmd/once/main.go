@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -18,7 +19,12 @@ func main() {
 	}
 	root.AddCommand(serveCmd(), dispatchCmd(), workCmd(), outboxCmd(), migrateCmd(), bootstrapCmd(), tokenCmd(), openapiCmd(), errorsCmd(), workspaceCmd(), benchCmd(), simCmd())
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "once:", err)
+		if os.Getenv("ONCE_LOG_FORMAT") == "json" {
+			// Logs read by a machine: the last line is JSON too.
+			slog.New(slog.NewJSONHandler(os.Stderr, nil)).Error("once: " + err.Error())
+		} else {
+			fmt.Fprintln(os.Stderr, "once:", err)
+		}
 		os.Exit(1)
 	}
 }

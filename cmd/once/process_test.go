@@ -61,10 +61,12 @@ type process struct {
 }
 
 // startOnce runs `once args...` with env added to the test's environment.
+// Its ops listener takes any free port unless env sets ONCE_OPS_ADDR: the
+// defaults are fixed ports, and tests run side by side.
 func startOnce(t *testing.T, env []string, args ...string) *process {
 	t.Helper()
 	cmd := exec.Command(onceBinary(t), args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), "ONCE_OPS_ADDR=127.0.0.1:0"), env...)
 	out := &testkit.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())

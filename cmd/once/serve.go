@@ -16,6 +16,7 @@ func serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			cfg = cfg.WithOpsAddr(app.OpsAddrServe)
 			return runApp(cfg, app.Serve(cfg, app.DefaultLogger(cfg)))
 		},
 	}

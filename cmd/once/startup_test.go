@@ -55,6 +55,9 @@ func TestStartupFailuresAreOneLine(t *testing.T) {
 		{"serve, address in use", []string{"serve"},
 			[]string{"ONCE_HTTP_ADDR=" + taken.Addr().String()},
 			[]string{taken.Addr().String(), "address already in use"}},
+		{"serve, ops address in use", []string{"serve"},
+			[]string{"ONCE_HTTP_ADDR=127.0.0.1:0", "ONCE_OPS_ADDR=" + taken.Addr().String()},
+			[]string{taken.Addr().String(), "ONCE_OPS_ADDR", "address already in use"}},
 		{"serve, database down", []string{"serve"},
 			append([]string{"DATABASE_URL=" + postgresDown}, secrets...),
 			[]string{"database unreachable", closed, "connection refused"}},
@@ -76,7 +79,7 @@ func TestStartupFailuresAreOneLine(t *testing.T) {
 				t.Skip("no Redis answers (REDIS_URL): the broker check would fail first")
 			}
 			cmd := exec.Command(bin, c.args...)
-			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "ONCE_LOG_LEVEL=error"}, c.env...)
+			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "ONCE_LOG_LEVEL=error", "ONCE_OPS_ADDR=127.0.0.1:0"}, c.env...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			done := make(chan error, 1)

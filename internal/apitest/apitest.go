@@ -22,6 +22,7 @@ import (
 	"github.com/oncehq/once/adapters/httpapi"
 	"github.com/oncehq/once/adapters/jwtauth"
 	"github.com/oncehq/once/adapters/platformsim"
+	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/internal/pgtest"
@@ -39,7 +40,10 @@ const (
 
 // Server is a running service with one workspace and its admin.
 type Server struct {
-	URL       string
+	URL string
+	// OpsURL serves the ops routes (/metrics, /healthz, /readyz, and any
+	// other of the "ops_routes" group), as ONCE_OPS_ADDR does.
+	OpsURL    string
 	Workspace uuid.UUID
 	User      uuid.UUID
 	Token     string
@@ -116,6 +120,8 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	s := &Server{PG: db, Logs: logs, Workspace: uuid.New(), User: uuid.New(), Resolver: testkit.NewResolver()}
 	var deps httpapi.Deps
 	var tracing app.Tracing
+	var metrics *prometheus.Metrics
+	var ops *app.OpsMux
 	optional := func(in struct {
 		fx.In
 		Sim *platformsim.Sim `optional:"true"`
@@ -124,7 +130,7 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	}
 	fxApp := fx.New(append([]fx.Option{app.Base(cfg, log), app.Background(cfg),
 		fx.Decorate(func(ports.HostResolver) ports.HostResolver { return s.Resolver }),
-		fx.Populate(&deps, &tracing, &s.Issuer, &s.WS, &s.UoW), fx.Invoke(optional)}, opts...)...)
+		fx.Populate(&deps, &tracing, &metrics, &ops, &s.Issuer, &s.WS, &s.UoW), fx.Invoke(optional)}, opts...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := fxApp.Start(ctx); err != nil {
@@ -132,11 +138,13 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	}
 	mux := http.NewServeMux()
 	httpapi.NewAPI(mux, deps)
-	ts := httptest.NewServer(httpapi.Handler(mux, log, deps.Metrics, httpapi.WithTracerProvider(tracing.Provider)))
+	ts := httptest.NewServer(httpapi.Handler(mux, log, metrics, httpapi.WithTracerProvider(tracing.Provider)))
+	opsServer := httptest.NewServer(ops)
 	var once sync.Once
 	s.stop = func() {
 		once.Do(func() {
 			ts.Close()
+			opsServer.Close()
 			_ = fxApp.Stop(context.Background())
 		})
 	}
@@ -144,13 +152,28 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	// Runs before Stop (cleanups run last first), on everything the test
 	// made this server do.
 	t.Cleanup(func() { s.checkNoSecrets(t) })
-	s.URL = ts.URL
+	s.URL, s.OpsURL = ts.URL, opsServer.URL
 
 	if _, err := s.WS.Create(ctx, s.Workspace, "test workspace", s.User); err != nil {
 		t.Fatalf("create workspace: %v", err)
 	}
 	s.Token = s.TokenFor(t, s.Workspace, s.User)
 	return s
+}
+
+// Metrics scrapes the ops listener's /metrics.
+func (s *Server) Metrics(t testing.TB) string {
+	t.Helper()
+	res, err := http.Get(s.OpsURL + "/metrics")
+	if err != nil {
+		t.Fatalf("scrape metrics: %v", err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("scrape metrics: %d %v", res.StatusCode, err)
+	}
+	return string(body)
 }
 
 // TokenFor signs a token for any workspace and user.

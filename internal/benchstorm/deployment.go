@@ -100,7 +100,9 @@ func newDeployment(ctx context.Context, r *runner, label string) (*deployment, e
 // overrides (key, value pairs).
 func (d *deployment) start(command string, overrides ...string) (*process, error) {
 	name := command
-	env := d.env.with(overrides...).with("ONCE_INSTANCE_ID", fmt.Sprintf("storm-%s-%s", d.label, name))
+	// Any free port for the ops listener: its defaults are fixed ports, and
+	// a bench runs several of each command.
+	env := d.env.with("ONCE_OPS_ADDR", "127.0.0.1:0").with(overrides...).with("ONCE_INSTANCE_ID", fmt.Sprintf("storm-%s-%s", d.label, name))
 	if env["ONCE_QUEUE"] != app.QueueMemory && env["ONCE_QUEUE"] != "" {
 		d.broker = true
 	}

@@ -13,7 +13,6 @@
 package amqp
 
 import (
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -104,5 +103,5 @@ func NewSubscriber(cfg Config, logger *slog.Logger) (message.Subscriber, error) 
 }
 
 func connectError(what string, err error) error {
-	return domain.Wrap(domain.CodeUnavailable, err, fmt.Sprintf("amqp: connect %s: %s", what, domain.SanitizeError(err)))
+	return domain.Wrap(domain.CodeUnavailable, queue.Sanitized(err), "amqp: connect "+what)
 }

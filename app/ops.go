@@ -1,0 +1,172 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+	"go.uber.org/fx"
+
+	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/adapters/prometheus"
+	"github.com/oncehq/once/domain"
+	schema "github.com/oncehq/once/sql"
+)
+
+// The ops listener's default address per command, when ONCE_OPS_ADDR is
+// unset: one port each, so that serve, dispatch and work run side by side
+// on one host without a setting.
+const (
+	OpsAddrServe    = "127.0.0.1:9180"
+	OpsAddrDispatch = "127.0.0.1:9181"
+	OpsAddrWork     = "127.0.0.1:9182"
+)
+
+// WithOpsAddr fills in the command's default ops address when
+// ONCE_OPS_ADDR is unset.
+func (c Config) WithOpsAddr(def string) Config {
+	if c.OpsAddr == "" {
+		c.OpsAddr = def
+	}
+	return c
+}
+
+// OpsRoutesModule provides the routes every process serves on its ops
+// listener: /metrics, /healthz and /readyz, and the mux of every route in
+// the "ops_routes" group.
+var OpsRoutesModule = fx.Module("ops_routes",
+	fx.Provide(
+		fx.Annotate(metricsRoute, fx.ResultTags(`group:"ops_routes"`)),
+		fx.Annotate(healthRoute, fx.ResultTags(`group:"ops_routes"`)),
+		fx.Annotate(newReadiness, fx.ResultTags(`group:"ops_routes"`)),
+		fx.Annotate(NewOpsMux, fx.ParamTags(`group:"ops_routes"`)),
+	),
+)
+
+// OpsMux serves the ops routes.
+type OpsMux struct{ *http.ServeMux }
+
+// NewOpsMux routes each OpsRoute.
+func NewOpsMux(routes []OpsRoute) *OpsMux {
+	mux := http.NewServeMux()
+	for _, r := range routes {
+		mux.Handle(r.Pattern, r.Handler)
+	}
+	return &OpsMux{mux}
+}
+
+// Ops is the ops listener on cfg.OpsAddr; nothing when it is empty (an
+// application embedded in a test, which serves the OpsMux itself).
+func Ops(cfg Config) fx.Option {
+	if cfg.OpsAddr == "" {
+		return fx.Options()
+	}
+	return fx.Module("ops",
+		fx.Invoke(func(lc fx.Lifecycle, mux *OpsMux, log *slog.Logger) {
+			srv := &http.Server{
+				Handler:           mux,
+				ReadHeaderTimeout: 10 * time.Second,
+				ReadTimeout:       30 * time.Second,
+				WriteTimeout:      30 * time.Second,
+				IdleTimeout:       2 * time.Minute,
+			}
+			serveInBackground(lc, srv, cfg.OpsAddr, "ONCE_OPS_ADDR", log.With("component", "ops"), "ops server")
+		}),
+	)
+}
+
+func metricsRoute(m *prometheus.Metrics) OpsRoute {
+	return OpsRoute{Pattern: "GET /metrics", Handler: m.Handler()}
+}
+
+// healthRoute says the process is alive: it answers at all.
+func healthRoute() OpsRoute {
+	return OpsRoute{Pattern: "GET /healthz", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("ok\n"))
+	})}
+}
+
+// readinessTimeout bounds each check of /readyz.
+const readinessTimeout = 3 * time.Second
+
+// check is one thing /readyz asks.
+type check struct {
+	name string
+	run  func(context.Context) error
+}
+
+type readinessIn struct {
+	fx.In
+	Config Config
+	DB     *bun.DB `optional:"true"`
+}
+
+// newReadiness answers /readyz: 200 when the database answers, every
+// migration this binary embeds is applied and the broker (for a process
+// that runs a Dispatcher or workers) answers; otherwise 503. The body names
+// every check and, for a failed one, why, sanitized: it is for operators'
+// probes and dashboards, not for the secrets in a connection string.
+func newReadiness(in readinessIn) OpsRoute {
+	var checks []check
+	if in.DB != nil {
+		db := in.DB
+		checks = append(checks,
+			check{"database", db.PingContext},
+			check{"migrations", func(ctx context.Context) error {
+				pending, err := postgres.PendingMigrations(ctx, db, schema.FS)
+				if err != nil {
+					return err
+				}
+				if len(pending) > 0 {
+					return domain.Errorf(domain.CodeUnavailable, "not applied: %s (run once migrate)", strings.Join(pending, ", "))
+				}
+				return nil
+			}})
+	}
+	if in.Config.Dispatcher || in.Config.Worker {
+		cfg := in.Config
+		checks = append(checks, check{"broker", func(ctx context.Context) error { return CheckBroker(ctx, cfg) }})
+	}
+	return OpsRoute{Pattern: "GET /readyz", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		results := runChecks(r.Context(), checks)
+		status, code := "ready", http.StatusOK
+		for _, v := range results {
+			if v != "ok" {
+				status, code = "not ready", http.StatusServiceUnavailable
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(map[string]any{"status": status, "checks": results})
+	})}
+}
+
+// runChecks runs the checks side by side, each within readinessTimeout,
+// and says "ok" or why not for each.
+func runChecks(ctx context.Context, checks []check) map[string]string {
+	results := make(map[string]string, len(checks))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, c := range checks {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, readinessTimeout)
+			defer cancel()
+			res := "ok"
+			if err := c.run(ctx); err != nil {
+				res = domain.SanitizeError(err)
+			}
+			mu.Lock()
+			results[c.name] = res
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return results
+}
