@@ -2,8 +2,6 @@ package app_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,19 +37,6 @@ func chromium(t *testing.T) string {
 	}
 	t.Skip("chromium is not installed; scripts/services.sh installs it")
 	return ""
-}
-
-// opsServer serves the ops routes the app provides (here the console), as
-// the ops listener does.
-func opsServer(t *testing.T, routes []app.OpsRoute) string {
-	t.Helper()
-	mux := http.NewServeMux()
-	for _, r := range routes {
-		mux.Handle(r.Pattern, r.Handler)
-	}
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv.URL
 }
 
 // browser starts a headless Chromium for the test and returns its context.
@@ -120,9 +105,8 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	cfg.Queue, cfg.Dispatcher, cfg.Worker = app.QueueMemory, true, true
 	cfg.OperatorToken = consoleToken
 	var f faults
-	var routes []app.OpsRoute
-	s := apitest.Start(t, cfg, db, f.inject(), opsRoutes(&routes))
-	console := opsServer(t, routes) + "/console/"
+	s := apitest.Start(t, cfg, db, f.inject())
+	console := s.OpsURL + "/console/"
 
 	// Two other workspaces whose events the Dispatcher gave up on, for the
 	// same cause, and one with events not due yet (due in an hour, so the

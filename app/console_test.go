@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -46,12 +47,11 @@ func TestConsoleRouteWiresOnEveryStorage(t *testing.T) {
 func TestConsoleIsOffWithoutAnOperatorToken(t *testing.T) {
 	cfg := apitest.Config("")
 	logs := &testkit.LogBuffer{}
-	var routes []app.OpsRoute
-	fxtest.New(t, app.Base(cfg, slog.New(slog.NewTextHandler(logs, nil))), opsRoutes(&routes)).RequireStart().RequireStop()
-	require.Len(t, routes, 1)
-	assert.Equal(t, "/console/", routes[0].Pattern)
-	server := opsServer(t, routes)
-	res, err := http.Get(server + "/console/")
+	var ops *app.OpsMux
+	fxtest.New(t, app.Base(cfg, slog.New(slog.NewTextHandler(logs, nil))), fx.Populate(&ops)).RequireStart().RequireStop()
+	server := httptest.NewServer(ops)
+	t.Cleanup(server.Close)
+	res, err := http.Get(server.URL + "/console/")
 	require.NoError(t, err)
 	defer func() { _ = res.Body.Close() }()
 	body, _ := io.ReadAll(res.Body)
