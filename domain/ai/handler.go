@@ -56,7 +56,6 @@ func NewTaskHandler(uow ports.UnitOfWork, provider ports.AIProvider, store ports
 	}
 	return jobs.NewHandler(jobs.Job[domain.AITaskRun, work, generated]{
 		Event: domain.EventAITask, Noun: "task", External: "provider", Refused: reasonProviderError,
-		IDs:   func(j domain.AITaskRun) (uuid.UUID, uuid.UUID) { return j.OperationID, j.TaskID },
 		Begin: row.Begin, Call: h.call, End: row.End, Settle: h.settleRace,
 	}, uow, clock, log)
 }

@@ -55,7 +55,6 @@ func NewSyncHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer 
 	}
 	return jobs.NewHandler(jobs.Job[domain.CatalogSyncRun, domain.Store, []domain.CatalogItem]{
 		Event: domain.EventCatalogSync, Noun: "sync", External: "platform", Refused: ReasonPlatformRefused,
-		IDs:   func(j domain.CatalogSyncRun) (uuid.UUID, uuid.UUID) { return j.OperationID, j.SyncID },
 		Begin: row.Begin, Call: call, End: row.End,
 	}, uow, clock, log)
 }

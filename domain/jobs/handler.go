@@ -40,7 +40,7 @@ import (
 // A message that can never succeed (another event type, a payload that
 // does not decode or lacks an id) is CodeValidation, which the worker
 // gives up on at once.
-type Job[J, W, R any] struct {
+type Job[J Payload, W, R any] struct {
 	// Event is the event type the handler runs.
 	Event string
 	// Noun is what the logs call the task ("sync"); its id is logged
@@ -51,9 +51,7 @@ type Job[J, W, R any] struct {
 	// Refused is the reason a permanent error of the external system
 	// starts with.
 	Refused string
-	// IDs are the operation and the task a payload names; Valid, if set,
-	// checks the payload's other fields.
-	IDs   func(J) (operationID, taskID uuid.UUID)
+	// Valid, if set, checks the payload's fields beyond its ids.
 	Valid func(J) bool
 
 	Begin func(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], now time.Time) (w W, proceed bool, err error)
@@ -63,6 +61,12 @@ type Job[J, W, R any] struct {
 	// (a concurrent delivery recording the same task); without it the
 	// conflict is returned.
 	Settle func(ctx context.Context, log *slog.Logger, run Run[J], conflict error) error
+}
+
+// Payload is a job's payload: it names the operation that tracks the job
+// and the task it runs.
+type Payload interface {
+	JobIDs() (operationID, taskID uuid.UUID)
 }
 
 // Run is one delivery of a job: its payload, the ids it names and its
@@ -76,17 +80,17 @@ type Run[J any] struct {
 }
 
 // Handler runs a Job for each delivery of its event type.
-type Handler[J, W, R any] struct {
+type Handler[J Payload, W, R any] struct {
 	job   Job[J, W, R]
 	uow   ports.UnitOfWork
 	clock ports.Clock
 	log   *slog.Logger
 }
 
-var _ ports.MessageHandler = (*Handler[any, any, any])(nil)
+var _ ports.MessageHandler = (*Handler[Payload, any, any])(nil)
 
 // NewHandler builds the handler of job; log may be nil.
-func NewHandler[J, W, R any](job Job[J, W, R], uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger) *Handler[J, W, R] {
+func NewHandler[J Payload, W, R any](job Job[J, W, R], uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger) *Handler[J, W, R] {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -97,14 +101,14 @@ func NewHandler[J, W, R any](job Job[J, W, R], uow ports.UnitOfWork, clock ports
 func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error {
 	j := h.job
 	payload, err := Decode(msg, j.Event, func(p J) bool {
-		op, task := j.IDs(p)
+		op, task := p.JobIDs()
 		return op != uuid.Nil && task != uuid.Nil && (j.Valid == nil || j.Valid(p))
 	})
 	if err != nil {
 		return err
 	}
 	run := Run[J]{Job: payload, Workspace: msg.WorkspaceID, Noun: j.Noun}
-	run.OperationID, run.TaskID = j.IDs(payload)
+	run.OperationID, run.TaskID = payload.JobIDs()
 	log := h.log.With("message", msg.ID, "workspace", run.Workspace, "operation", run.OperationID, j.Noun, run.TaskID)
 
 	var w W

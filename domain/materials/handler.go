@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/platformerr"
@@ -52,7 +50,6 @@ func NewTransferHandler(uow ports.UnitOfWork, source ports.MaterialSource, store
 	}
 	return jobs.NewHandler(jobs.Job[domain.MaterialTransferRun, domain.MaterialTransfer, struct{}]{
 		Event: domain.EventMaterialTransfer, Noun: "transfer", External: "source",
-		IDs:   func(j domain.MaterialTransferRun) (uuid.UUID, uuid.UUID) { return j.OperationID, j.TransferID },
 		Begin: row.Begin, Call: h.copyAll, End: row.End,
 	}, uow, clock, log)
 }

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/ports"
@@ -63,7 +61,6 @@ func NewProcessHandler(uow ports.UnitOfWork, store ports.ObjectStore, clock port
 	}
 	return jobs.NewHandler(jobs.Job[domain.MediaProcess, domain.Media, []domain.MediaVariant]{
 		Event: domain.EventMediaProcess, Noun: "media", External: "object store", Refused: ReasonNotAnImage,
-		IDs:   func(j domain.MediaProcess) (uuid.UUID, uuid.UUID) { return j.OperationID, j.MediaID },
 		Begin: op.Begin, Call: p.process, End: op.End,
 	}, uow, clock, log)
 }

@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/stores"
@@ -68,7 +66,6 @@ func NewPublishHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, seal
 	}
 	return jobs.NewHandler(jobs.Job[domain.ListingPublish, work, string]{
 		Event: domain.EventListingPublish, Noun: "publication", External: "platform", Refused: ReasonPlatformRefused,
-		IDs:   func(j domain.ListingPublish) (uuid.UUID, uuid.UUID) { return j.OperationID, j.PublicationID },
 		Valid: func(j domain.ListingPublish) bool { return j.ProductRevision > 0 },
 		Begin: row.Begin, Call: call, End: row.End,
 	}, uow, clock, log)

@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/stores"
@@ -65,7 +63,6 @@ func NewHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer port
 	}
 	return jobs.NewHandler(jobs.Job[domain.StoreCredentialsVerify, domain.Store, struct{}]{
 		Event: domain.EventStoreCredentialsVerify, Noun: "store", External: "platform", Refused: reasonPlatformError,
-		IDs:   func(j domain.StoreCredentialsVerify) (uuid.UUID, uuid.UUID) { return j.OperationID, j.StoreID },
 		Valid: func(j domain.StoreCredentialsVerify) bool { return j.CredentialVersion > 0 },
 		Begin: op.Begin, Call: call, End: op.End,
 	}, uow, clock, log)
