@@ -176,12 +176,7 @@ func (r *StoreRepository) Create(ctx context.Context, s domain.Store) error {
 }
 
 func (r *StoreRepository) Get(ctx context.Context, id uuid.UUID) (domain.Store, error) {
-	var row storeRow
-	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
-	if err != nil {
-		return domain.Store{}, mapError(err, "store")
-	}
-	return row.domain(), nil
+	return getRow[domain.Store, storeRow](ctx, r.db, r.workspace, id, "store")
 }
 
 const updateStore = `

@@ -81,12 +81,7 @@ func (r *MediaRepository) Create(ctx context.Context, m domain.Media) error {
 }
 
 func (r *MediaRepository) Get(ctx context.Context, id uuid.UUID) (domain.Media, error) {
-	var row mediaRow
-	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
-	if err != nil {
-		return domain.Media{}, mapError(err, "media")
-	}
-	return row.domain(), nil
+	return getRow[domain.Media, mediaRow](ctx, r.db, r.workspace, id, "media")
 }
 
 const updateMedia = `
@@ -99,9 +94,8 @@ func (r *MediaRepository) Update(ctx context.Context, m domain.Media) error {
 	if err != nil {
 		return domain.Wrap(domain.CodeInternal, err, "media variants")
 	}
-	res, err := r.db.ExecContext(ctx, updateMedia,
+	return execOne(ctx, r.db, "media", updateMedia,
 		string(m.Status), string(variants), strPtr(m.Reason), timePtr(m.UpdatedAt), r.workspace, m.ID)
-	return affectedOne(res, err, "media")
 }
 
 func (r *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from, to domain.MediaStatus, at time.Time) error {
@@ -170,9 +164,8 @@ UPDATE material_transfers
  WHERE workspace_id = ? AND id = ?`
 
 func (r *MaterialTransferRepository) UpdateStatus(ctx context.Context, t domain.MaterialTransfer) error {
-	res, err := r.db.ExecContext(ctx, updateTransferStatus,
+	return execOne(ctx, r.db, "material transfer", updateTransferStatus,
 		string(t.Status), strPtr(t.Reason), timePtr(t.UpdatedAt), r.workspace, t.ID)
-	return affectedOne(res, err, "material transfer")
 }
 
 func (r *MaterialTransferRepository) MarkItemDone(ctx context.Context, id uuid.UUID, index int, objectKey string, size int64) error {
@@ -202,38 +195,17 @@ type PublicationRepository struct {
 var _ ports.PublicationRepository = (*PublicationRepository)(nil)
 
 func (r *PublicationRepository) Create(ctx context.Context, p domain.Publication) error {
-	for range conflictRetries {
-		res, err := r.db.ExecContext(ctx, insertPublication,
+	return insertUnlessLive(ctx, r.db, "publication", func() (sql.Result, error) {
+		return r.db.ExecContext(ctx, insertPublication,
 			p.ID, p.WorkspaceID, p.ProductID, p.StoreID, p.OperationID, p.ProductRevision, string(p.Status),
 			strPtr(p.ExternalListingID), strPtr(p.Reason), timePtr(p.CreatedAt), timePtr(p.UpdatedAt))
-		if err != nil {
-			return mapError(err, "publication")
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			return mapError(err, "publication")
-		}
-		var existing uuid.UUID
-		err = r.db.NewRaw(selectActivePublication, r.workspace, p.ProductID, p.StoreID).Scan(ctx, &existing)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // the winner failed in between: try again
-		}
-		if err != nil {
-			return mapError(err, "publication")
-		}
-		e := domain.Errorf(domain.CodeAlreadyPublished, "product %s is already published to store %s", p.ProductID, p.StoreID)
-		e.ResourceID = existing.String()
-		return e
-	}
-	return domain.Errorf(domain.CodeUnavailable, "publication: concurrent changes, try again")
+	}, r.db.NewRaw(selectActivePublication, r.workspace, p.ProductID, p.StoreID), func(uuid.UUID) *domain.Error {
+		return domain.Errorf(domain.CodeAlreadyPublished, "product %s is already published to store %s", p.ProductID, p.StoreID)
+	})
 }
 
 func (r *PublicationRepository) Get(ctx context.Context, id uuid.UUID) (domain.Publication, error) {
-	var row publicationRow
-	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
-	if err != nil {
-		return domain.Publication{}, mapError(err, "publication")
-	}
-	return row.domain(), nil
+	return getRow[domain.Publication, publicationRow](ctx, r.db, r.workspace, id, "publication")
 }
 
 const updatePublication = `
@@ -245,9 +217,8 @@ UPDATE publications
 // if another one holds the product and store by then, that is a unique
 // violation (publications_active_key), mapped to CodeAlreadyPublished.
 func (r *PublicationRepository) Update(ctx context.Context, p domain.Publication) error {
-	res, err := r.db.ExecContext(ctx, updatePublication,
+	return execOne(ctx, r.db, "publication", updatePublication,
 		string(p.Status), strPtr(p.ExternalListingID), strPtr(p.Reason), timePtr(p.UpdatedAt), r.workspace, p.ID)
-	return affectedOne(res, err, "publication")
 }
 
 // SyncRepository implements ports.SyncRepository.
@@ -259,38 +230,17 @@ type SyncRepository struct {
 var _ ports.SyncRepository = (*SyncRepository)(nil)
 
 func (r *SyncRepository) Create(ctx context.Context, s domain.CatalogSync) error {
-	for range conflictRetries {
-		res, err := r.db.ExecContext(ctx, insertSync,
+	return insertUnlessLive(ctx, r.db, "catalog sync", func() (sql.Result, error) {
+		return r.db.ExecContext(ctx, insertSync,
 			s.ID, s.WorkspaceID, s.StoreID, s.OperationID, string(s.Status), s.ItemsSynced, strPtr(s.Reason),
 			timePtr(s.CreatedAt), timePtr(s.UpdatedAt))
-		if err != nil {
-			return mapError(err, "catalog sync")
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			return mapError(err, "catalog sync")
-		}
-		var active uuid.UUID
-		err = r.db.NewRaw(selectActiveSync, r.workspace, s.StoreID).Scan(ctx, &active)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // the active sync finished in between: try again
-		}
-		if err != nil {
-			return mapError(err, "catalog sync")
-		}
-		e := domain.Errorf(domain.CodeSyncAlreadyActive, "store %s already has an active catalog sync", s.StoreID)
-		e.ResourceID = active.String()
-		return e
-	}
-	return domain.Errorf(domain.CodeUnavailable, "catalog sync: concurrent changes, try again")
+	}, r.db.NewRaw(selectActiveSync, r.workspace, s.StoreID), func(uuid.UUID) *domain.Error {
+		return domain.Errorf(domain.CodeSyncAlreadyActive, "store %s already has an active catalog sync", s.StoreID)
+	})
 }
 
 func (r *SyncRepository) Get(ctx context.Context, id uuid.UUID) (domain.CatalogSync, error) {
-	var row syncRow
-	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
-	if err != nil {
-		return domain.CatalogSync{}, mapError(err, "catalog sync")
-	}
-	return row.domain(), nil
+	return getRow[domain.CatalogSync, syncRow](ctx, r.db, r.workspace, id, "catalog sync")
 }
 
 const updateSync = `
@@ -302,9 +252,8 @@ UPDATE catalog_syncs
 // active one by then, that is a unique violation (catalog_syncs_active_key),
 // mapped to CodeSyncAlreadyActive.
 func (r *SyncRepository) Update(ctx context.Context, s domain.CatalogSync) error {
-	res, err := r.db.ExecContext(ctx, updateSync,
+	return execOne(ctx, r.db, "catalog sync", updateSync,
 		string(s.Status), s.ItemsSynced, strPtr(s.Reason), timePtr(s.UpdatedAt), r.workspace, s.ID)
-	return affectedOne(res, err, "catalog sync")
 }
 
 // UpsertItems writes the listings in one statement. Duplicate keys in one
@@ -367,12 +316,7 @@ func (r *AITaskRepository) Create(ctx context.Context, t domain.AITask) error {
 }
 
 func (r *AITaskRepository) Get(ctx context.Context, id uuid.UUID) (domain.AITask, error) {
-	var row aiTaskRow
-	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
-	if err != nil {
-		return domain.AITask{}, mapError(err, "AI task")
-	}
-	return row.domain(), nil
+	return getRow[domain.AITask, aiTaskRow](ctx, r.db, r.workspace, id, "AI task")
 }
 
 const updateAITask = `
@@ -381,9 +325,8 @@ UPDATE ai_tasks
  WHERE workspace_id = ? AND id = ?`
 
 func (r *AITaskRepository) Update(ctx context.Context, t domain.AITask) error {
-	res, err := r.db.ExecContext(ctx, updateAITask,
+	return execOne(ctx, r.db, "AI task", updateAITask,
 		string(t.Status), strPtr(t.Result), strPtr(t.Reason), timePtr(t.UpdatedAt), r.workspace, t.ID)
-	return affectedOne(res, err, "AI task")
 }
 
 func (r *AITaskRepository) Bill(ctx context.Context, b domain.BillingRecord) (bool, error) {
