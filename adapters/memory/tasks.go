@@ -1,0 +1,158 @@
+package memory
+
+import (
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+)
+
+// table is one task table of the memory database (stores, media,
+// transfers, publications, syncs, AI tasks) as its repository sees it: the
+// repositories share its reads and writes, with the same locking,
+// visibility and unique keys PostgreSQL gives them, and add only their own
+// columns and references.
+type table[T any] struct {
+	// noun names a row in errors ("catalog sync"); pkey is the name of
+	// its primary key.
+	noun, pkey string
+	// rows are where a transaction keeps its own rows and where the
+	// database keeps the committed ones.
+	rows func(t *tx) (mine, committed map[uuid.UUID]T)
+	// ids are a row's id and workspace; copy copies a row deeply.
+	ids  func(T) (id, workspace uuid.UUID)
+	copy func(T) T
+	// live is the partial unique index of live rows, if the table has one.
+	live *liveIndex[T]
+}
+
+// liveIndex is a partial unique index of PostgreSQL over a table's live
+// rows (one live publication per product and store, one active sync per
+// store). A row holds its key while live; the key is reserved when the
+// row is written, so of two concurrent transactions only one can write a
+// live row for it.
+type liveIndex[T any] struct {
+	key   func(T) uniqueKey
+	holds func(T) bool // the row is live
+	// taken is the error for a row whose key another live row holds.
+	taken func(T) *domain.Error
+}
+
+// visibleLocked is the row with id that t sees in its workspace.
+func (tb table[T]) visibleLocked(t *tx, id uuid.UUID) (T, bool) {
+	mine, committed := tb.rows(t)
+	row, ok := mine[id]
+	if !ok {
+		row, ok = committed[id]
+	}
+	if _, ws := tb.ids(row); !ok || ws != t.workspace {
+		var none T
+		return none, false
+	}
+	return row, true
+}
+
+func (tb table[T]) notFound(id uuid.UUID) error {
+	return domain.Errorf(domain.CodeNotFound, "%s %s not found", tb.noun, id)
+}
+
+// get reads the row with id; CodeNotFound if t does not see it.
+func (tb table[T]) get(t *tx, id uuid.UUID) (T, error) {
+	if err := t.lock(); err != nil {
+		var none T
+		return none, err
+	}
+	defer t.db.mu.Unlock()
+	row, ok := tb.visibleLocked(t, id)
+	if !ok {
+		return row, tb.notFound(id)
+	}
+	return tb.copy(row), nil
+}
+
+// create writes a new row of t's workspace after refs checked, under the
+// lock, the rows it references.
+func (tb table[T]) create(t *tx, row T, refs func(t *tx) error) error {
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.db.mu.Unlock()
+	id, ws := tb.ids(row)
+	if err := t.ownWorkspace(tb.noun, ws); err != nil {
+		return err
+	}
+	if refs != nil {
+		if err := refs(t); err != nil {
+			return err
+		}
+	}
+	keys := []uniqueKey{{tb.pkey, id.String()}}
+	if tb.live != nil && tb.live.holds(row) {
+		key := tb.live.key(row)
+		if t.db.keyTakenForLocked(t, key) {
+			return tb.takenLocked(t, row)
+		}
+		keys = append(keys, key)
+	}
+	if !t.db.reserveLocked(t, keys...) {
+		return domain.Errorf(domain.CodeConflict, "%s %s already exists", tb.noun, id)
+	}
+	mine, _ := tb.rows(t)
+	mine[id] = tb.copy(row)
+	return nil
+}
+
+// update changes the row with id as apply says; a row that becomes live
+// or stops being live takes or releases its live key.
+func (tb table[T]) update(t *tx, id uuid.UUID, apply func(row *T)) error {
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.db.mu.Unlock()
+	cur, ok := tb.visibleLocked(t, id)
+	if !ok {
+		return tb.notFound(id)
+	}
+	next := tb.copy(cur)
+	apply(&next)
+	if l := tb.live; l != nil {
+		switch key := l.key(cur); {
+		case l.holds(cur) && !l.holds(next):
+			t.db.releaseLocked(t, key)
+		case !l.holds(cur) && l.holds(next):
+			if !t.db.reserveLocked(t, key) {
+				return tb.takenLocked(t, next)
+			}
+		}
+	}
+	mine, _ := tb.rows(t)
+	mine[id] = tb.copy(next)
+	return nil
+}
+
+// takenLocked is the live index's error for row, naming the row that
+// holds its key (committed, ours, or another open transaction's).
+func (tb table[T]) takenLocked(t *tx, row T) error {
+	l := tb.live
+	key := l.key(row)
+	rowID, _ := tb.ids(row)
+	holder := uuid.Nil
+	find := func(rows map[uuid.UUID]T, skip map[uuid.UUID]T) {
+		for id, q := range rows {
+			if _, mine := skip[id]; holder == uuid.Nil && !mine && id != rowID && l.holds(q) && l.key(q) == key {
+				holder = id
+			}
+		}
+	}
+	mine, committed := tb.rows(t)
+	if other := t.db.keyHolderLocked(key); other != nil {
+		theirs, _ := tb.rows(other)
+		find(theirs, nil)
+	}
+	find(mine, nil)
+	find(committed, mine)
+	e := l.taken(row)
+	if holder != uuid.Nil {
+		e.ResourceID = holder.String()
+	}
+	return e
+}
