@@ -18,15 +18,15 @@ func billingKey(workspace, task uuid.UUID) uniqueKey {
 	return uniqueKey{"ai_billing_records_task_key", workspace.String() + "\x00" + task.String()}
 }
 
-// aiTasks is the ai_tasks table.
-var aiTasks = table[domain.AITask]{
+// aiTaskTable is the ai_tasks table.
+var aiTaskTable = table[domain.AITask]{
 	noun: "AI task", pkey: "ai_tasks_pkey", copy: copyAITask,
 	rows: func(t *tx) (map[uuid.UUID]domain.AITask, map[uuid.UUID]domain.AITask) { return t.aiTasks, t.db.aiTasks },
 	ids:  func(a domain.AITask) (uuid.UUID, uuid.UUID) { return a.ID, a.WorkspaceID },
 }
 
 func (r aiTaskRepo) Create(_ context.Context, a domain.AITask) error {
-	return aiTasks.create(r.t, a, func(t *tx) error {
+	return aiTaskTable.create(r.t, a, func(t *tx) error {
 		if _, ok := t.productLocked(a.ProductID); !ok {
 			return missingReference("AI task", "product", a.ProductID)
 		}
@@ -35,11 +35,11 @@ func (r aiTaskRepo) Create(_ context.Context, a domain.AITask) error {
 }
 
 func (r aiTaskRepo) Get(_ context.Context, id uuid.UUID) (domain.AITask, error) {
-	return aiTasks.get(r.t, id)
+	return aiTaskTable.get(r.t, id)
 }
 
 func (r aiTaskRepo) Update(_ context.Context, a domain.AITask) error {
-	return aiTasks.update(r.t, a.ID, func(cur *domain.AITask) {
+	return aiTaskTable.update(r.t, a.ID, func(cur *domain.AITask) {
 		cur.Status, cur.Result, cur.Reason, cur.UpdatedAt = a.Status, a.Result, a.Reason, a.UpdatedAt
 	})
 }
@@ -57,7 +57,7 @@ func (r aiTaskRepo) Bill(_ context.Context, b domain.BillingRecord) (bool, error
 	if err := t.ownWorkspace("billing record", b.WorkspaceID); err != nil {
 		return false, err
 	}
-	if _, ok := aiTasks.visibleLocked(t, b.TaskID); !ok {
+	if _, ok := aiTaskTable.visibleLocked(t, b.TaskID); !ok {
 		return false, missingReference("billing record", "AI task", b.TaskID)
 	}
 	if !t.db.reserveLocked(t, billingKey(b.WorkspaceID, b.TaskID)) {

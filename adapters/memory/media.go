@@ -14,53 +14,25 @@ type mediaRepo struct{ t *tx }
 
 var _ ports.MediaRepository = mediaRepo{}
 
-func mediaKey(id uuid.UUID) uniqueKey { return uniqueKey{"media_pkey", id.String()} }
+// mediaTable is the media table.
+var mediaTable = table[domain.Media]{
+	noun: "media", pkey: "media_pkey", copy: copyMedia,
+	rows: func(t *tx) (map[uuid.UUID]domain.Media, map[uuid.UUID]domain.Media) { return t.media, t.db.media },
+	ids:  func(m domain.Media) (uuid.UUID, uuid.UUID) { return m.ID, m.WorkspaceID },
+}
 
 func (r mediaRepo) Create(_ context.Context, m domain.Media) error {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	if err := t.ownWorkspace("media", m.WorkspaceID); err != nil {
-		return err
-	}
-	if !t.db.reserveLocked(t, mediaKey(m.ID)) {
-		return domain.Errorf(domain.CodeConflict, "media %s already exists", m.ID)
-	}
-	t.media[m.ID] = copyMedia(m)
-	return nil
+	return mediaTable.create(r.t, m, nil)
 }
 
 func (r mediaRepo) Get(_ context.Context, id uuid.UUID) (domain.Media, error) {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return domain.Media{}, err
-	}
-	defer t.db.mu.Unlock()
-	m, ok := r.visibleLocked(id)
-	if !ok {
-		return domain.Media{}, mediaNotFound(id)
-	}
-	return copyMedia(m), nil
+	return mediaTable.get(r.t, id)
 }
 
 func (r mediaRepo) Update(_ context.Context, m domain.Media) error {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	cur, ok := r.visibleLocked(m.ID)
-	if !ok {
-		return mediaNotFound(m.ID)
-	}
-	cur.Status = m.Status
-	cur.Variants = m.Variants
-	cur.Reason = m.Reason
-	cur.UpdatedAt = m.UpdatedAt
-	t.media[m.ID] = copyMedia(cur)
-	return nil
+	return mediaTable.update(r.t, m.ID, func(cur *domain.Media) {
+		cur.Status, cur.Variants, cur.Reason, cur.UpdatedAt = m.Status, m.Variants, m.Reason, m.UpdatedAt
+	})
 }
 
 // Transition is a compare-and-set on the status. It takes the media's row
@@ -73,9 +45,9 @@ func (r mediaRepo) Transition(_ context.Context, id uuid.UUID, from, to domain.M
 		return err
 	}
 	defer t.db.mu.Unlock()
-	cur, ok := r.visibleLocked(id)
+	cur, ok := mediaTable.visibleLocked(t, id)
 	if !ok {
-		return mediaNotFound(id)
+		return mediaTable.notFound(id)
 	}
 	if cur.Status != from {
 		return mediaNotIn(id, from, cur.Status)
@@ -91,21 +63,6 @@ func (r mediaRepo) Transition(_ context.Context, id uuid.UUID, from, to domain.M
 
 func mediaRowLock(id uuid.UUID) uniqueKey { return uniqueKey{"media_row", id.String()} }
 
-func (r mediaRepo) visibleLocked(id uuid.UUID) (domain.Media, bool) {
-	m, ok := r.t.media[id]
-	if !ok {
-		m, ok = r.t.db.media[id]
-	}
-	if !ok || m.WorkspaceID != r.t.workspace {
-		return domain.Media{}, false
-	}
-	return m, true
-}
-
 func mediaNotIn(id uuid.UUID, want, got domain.MediaStatus) error {
 	return domain.Errorf(domain.CodeInvalidState, "media %s is %s, not %s", id, got, want)
-}
-
-func mediaNotFound(id uuid.UUID) error {
-	return domain.Errorf(domain.CodeNotFound, "media %s not found", id)
 }

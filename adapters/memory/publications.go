@@ -13,10 +13,10 @@ type publicationRepo struct{ t *tx }
 
 var _ ports.PublicationRepository = publicationRepo{}
 
-// publications is the publications table. Its live index is the partial
+// publicationTable is the publications table. Its live index is the partial
 // unique index of PostgreSQL: one publication per (workspace, product,
 // store) that is not failed.
-var publications = table[domain.Publication]{
+var publicationTable = table[domain.Publication]{
 	noun: "publication", pkey: "publications_pkey", copy: copyPublication,
 	rows: func(t *tx) (map[uuid.UUID]domain.Publication, map[uuid.UUID]domain.Publication) {
 		return t.publications, t.db.publications
@@ -35,7 +35,7 @@ var publications = table[domain.Publication]{
 }
 
 func (r publicationRepo) Create(_ context.Context, p domain.Publication) error {
-	return publications.create(r.t, p, func(t *tx) error {
+	return publicationTable.create(r.t, p, func(t *tx) error {
 		if _, ok := t.productLocked(p.ProductID); !ok {
 			return missingReference("publication", "product", p.ProductID)
 		}
@@ -47,11 +47,11 @@ func (r publicationRepo) Create(_ context.Context, p domain.Publication) error {
 }
 
 func (r publicationRepo) Get(_ context.Context, id uuid.UUID) (domain.Publication, error) {
-	return publications.get(r.t, id)
+	return publicationTable.get(r.t, id)
 }
 
 func (r publicationRepo) Update(_ context.Context, p domain.Publication) error {
-	return publications.update(r.t, p.ID, func(cur *domain.Publication) {
+	return publicationTable.update(r.t, p.ID, func(cur *domain.Publication) {
 		cur.Status, cur.ExternalListingID, cur.Reason, cur.UpdatedAt = p.Status, p.ExternalListingID, p.Reason, p.UpdatedAt
 	})
 }

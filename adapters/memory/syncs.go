@@ -21,9 +21,9 @@ type catalogItemKey struct {
 	externalID string
 }
 
-// syncs is the catalog_syncs table. Its live index is the partial unique
+// syncTable is the catalog_syncs table. Its live index is the partial unique
 // index of PostgreSQL: one pending or running sync per (workspace, store).
-var syncs = table[domain.CatalogSync]{
+var syncTable = table[domain.CatalogSync]{
 	noun: "catalog sync", pkey: "catalog_syncs_pkey", copy: copySync,
 	rows: func(t *tx) (map[uuid.UUID]domain.CatalogSync, map[uuid.UUID]domain.CatalogSync) {
 		return t.syncs, t.db.syncs
@@ -41,7 +41,7 @@ var syncs = table[domain.CatalogSync]{
 }
 
 func (r syncRepo) Create(_ context.Context, s domain.CatalogSync) error {
-	return syncs.create(r.t, s, func(t *tx) error {
+	return syncTable.create(r.t, s, func(t *tx) error {
 		if _, ok := (storeRepo{t}).visibleLocked(s.StoreID); !ok {
 			return missingReference("catalog sync", "store", s.StoreID)
 		}
@@ -50,11 +50,11 @@ func (r syncRepo) Create(_ context.Context, s domain.CatalogSync) error {
 }
 
 func (r syncRepo) Get(_ context.Context, id uuid.UUID) (domain.CatalogSync, error) {
-	return syncs.get(r.t, id)
+	return syncTable.get(r.t, id)
 }
 
 func (r syncRepo) Update(_ context.Context, s domain.CatalogSync) error {
-	return syncs.update(r.t, s.ID, func(cur *domain.CatalogSync) {
+	return syncTable.update(r.t, s.ID, func(cur *domain.CatalogSync) {
 		cur.Status, cur.ItemsSynced, cur.Reason, cur.UpdatedAt = s.Status, s.ItemsSynced, s.Reason, s.UpdatedAt
 	})
 }
