@@ -40,25 +40,16 @@ func (r mediaRepo) Update(_ context.Context, m domain.Media) error {
 // gets past it; the second sees CodeInvalidState, as it would in PostgreSQL
 // after waiting for the first to commit and finding the new status.
 func (r mediaRepo) Transition(_ context.Context, id uuid.UUID, from, to domain.MediaStatus, at time.Time) error {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	cur, ok := mediaTable.visibleLocked(t, id)
-	if !ok {
-		return mediaTable.notFound(id)
-	}
-	if cur.Status != from {
-		return mediaNotIn(id, from, cur.Status)
-	}
-	if !t.db.lockRowLocked(t, mediaRowLock(id)) {
-		return domain.Errorf(domain.CodeInvalidState, "media %s is being changed by a concurrent request", id)
-	}
-	cur.Status = to
-	cur.UpdatedAt = at
-	t.media[id] = copyMedia(cur)
-	return nil
+	return mediaTable.change(r.t, id, func(cur *domain.Media) error {
+		if cur.Status != from {
+			return mediaNotIn(id, from, cur.Status)
+		}
+		if !r.t.db.lockRowLocked(r.t, mediaRowLock(id)) {
+			return domain.Errorf(domain.CodeInvalidState, "media %s is being changed by a concurrent request", id)
+		}
+		cur.Status, cur.UpdatedAt = to, at
+		return nil
+	})
 }
 
 func mediaRowLock(id uuid.UUID) uniqueKey { return uniqueKey{"media_row", id.String()} }

@@ -104,6 +104,11 @@ func (tb table[T]) create(t *tx, row T, refs func(t *tx) error) error {
 // update changes the row with id as apply says; a row that becomes live
 // or stops being live takes or releases its live key.
 func (tb table[T]) update(t *tx, id uuid.UUID, apply func(row *T)) error {
+	return tb.change(t, id, func(row *T) error { apply(row); return nil })
+}
+
+// change is update with an apply that may refuse the change.
+func (tb table[T]) change(t *tx, id uuid.UUID, apply func(row *T) error) error {
 	if err := t.lock(); err != nil {
 		return err
 	}
@@ -113,7 +118,9 @@ func (tb table[T]) update(t *tx, id uuid.UUID, apply func(row *T)) error {
 		return tb.notFound(id)
 	}
 	next := tb.copy(cur)
-	apply(&next)
+	if err := apply(&next); err != nil {
+		return err
+	}
 	if l := tb.live; l != nil {
 		switch key := l.key(cur); {
 		case l.holds(cur) && !l.holds(next):
