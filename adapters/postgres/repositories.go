@@ -135,8 +135,7 @@ func (r *OperationRepository) Update(ctx context.Context, op domain.Operation) e
 
 // StoreRepository implements ports.StoreRepository.
 type StoreRepository struct {
-	db        bun.IDB
-	workspace uuid.UUID
+	taskRepo[domain.Store, storeRow, *storeRow]
 }
 
 var _ ports.StoreRepository = (*StoreRepository)(nil)
@@ -173,10 +172,6 @@ func (r *StoreRepository) Create(ctx context.Context, s domain.Store) error {
 		return e
 	}
 	return domain.Errorf(domain.CodeUnavailable, "store: concurrent changes, try again")
-}
-
-func (r *StoreRepository) Get(ctx context.Context, id uuid.UUID) (domain.Store, error) {
-	return getRow[domain.Store, storeRow](ctx, r.db, r.workspace, id, "store")
 }
 
 const updateStore = `

@@ -69,19 +69,13 @@ func (r *ProductRepository) Update(ctx context.Context, p domain.Product, expect
 
 // MediaRepository implements ports.MediaRepository.
 type MediaRepository struct {
-	db        bun.IDB
-	workspace uuid.UUID
+	taskRepo[domain.Media, mediaRow, *mediaRow]
 }
 
 var _ ports.MediaRepository = (*MediaRepository)(nil)
 
 func (r *MediaRepository) Create(ctx context.Context, m domain.Media) error {
-	_, err := r.db.NewInsert().Model(toMediaRow(m)).Exec(ctx)
-	return mapError(err, "media")
-}
-
-func (r *MediaRepository) Get(ctx context.Context, id uuid.UUID) (domain.Media, error) {
-	return getRow[domain.Media, mediaRow](ctx, r.db, r.workspace, id, "media")
+	return r.insert(ctx, toMediaRow(m))
 }
 
 const updateMedia = `
@@ -115,8 +109,7 @@ func (r *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from, to
 
 // MaterialTransferRepository implements ports.MaterialTransferRepository.
 type MaterialTransferRepository struct {
-	db        bun.IDB
-	workspace uuid.UUID
+	taskRepo[domain.MaterialTransfer, transferRow, *transferRow]
 }
 
 var _ ports.MaterialTransferRepository = (*MaterialTransferRepository)(nil)
@@ -188,8 +181,7 @@ func (r *MaterialTransferRepository) MarkItemDone(ctx context.Context, id uuid.U
 
 // PublicationRepository implements ports.PublicationRepository.
 type PublicationRepository struct {
-	db        bun.IDB
-	workspace uuid.UUID
+	taskRepo[domain.Publication, publicationRow, *publicationRow]
 }
 
 var _ ports.PublicationRepository = (*PublicationRepository)(nil)
@@ -202,10 +194,6 @@ func (r *PublicationRepository) Create(ctx context.Context, p domain.Publication
 	}, r.db.NewRaw(selectActivePublication, r.workspace, p.ProductID, p.StoreID), func(uuid.UUID) *domain.Error {
 		return domain.Errorf(domain.CodeAlreadyPublished, "product %s is already published to store %s", p.ProductID, p.StoreID)
 	})
-}
-
-func (r *PublicationRepository) Get(ctx context.Context, id uuid.UUID) (domain.Publication, error) {
-	return getRow[domain.Publication, publicationRow](ctx, r.db, r.workspace, id, "publication")
 }
 
 const updatePublication = `
@@ -223,8 +211,7 @@ func (r *PublicationRepository) Update(ctx context.Context, p domain.Publication
 
 // SyncRepository implements ports.SyncRepository.
 type SyncRepository struct {
-	db        bun.IDB
-	workspace uuid.UUID
+	taskRepo[domain.CatalogSync, syncRow, *syncRow]
 }
 
 var _ ports.SyncRepository = (*SyncRepository)(nil)
@@ -237,10 +224,6 @@ func (r *SyncRepository) Create(ctx context.Context, s domain.CatalogSync) error
 	}, r.db.NewRaw(selectActiveSync, r.workspace, s.StoreID), func(uuid.UUID) *domain.Error {
 		return domain.Errorf(domain.CodeSyncAlreadyActive, "store %s already has an active catalog sync", s.StoreID)
 	})
-}
-
-func (r *SyncRepository) Get(ctx context.Context, id uuid.UUID) (domain.CatalogSync, error) {
-	return getRow[domain.CatalogSync, syncRow](ctx, r.db, r.workspace, id, "catalog sync")
 }
 
 const updateSync = `
@@ -304,19 +287,13 @@ func (r *SyncRepository) CountItems(ctx context.Context, storeID uuid.UUID) (int
 
 // AITaskRepository implements ports.AITaskRepository.
 type AITaskRepository struct {
-	db        bun.IDB
-	workspace uuid.UUID
+	taskRepo[domain.AITask, aiTaskRow, *aiTaskRow]
 }
 
 var _ ports.AITaskRepository = (*AITaskRepository)(nil)
 
 func (r *AITaskRepository) Create(ctx context.Context, t domain.AITask) error {
-	_, err := r.db.NewInsert().Model(toAITaskRow(t)).Exec(ctx)
-	return mapError(err, "AI task")
-}
-
-func (r *AITaskRepository) Get(ctx context.Context, id uuid.UUID) (domain.AITask, error) {
-	return getRow[domain.AITask, aiTaskRow](ctx, r.db, r.workspace, id, "AI task")
+	return r.insert(ctx, toAITaskRow(t))
 }
 
 const updateAITask = `

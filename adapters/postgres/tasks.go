@@ -16,6 +16,26 @@ import (
 // a statement that must change exactly one row, and a create that a
 // partial unique index may refuse in favour of a live row.
 
+// taskRepo is what every task repository holds and does alike: the
+// transaction and its workspace, the noun its errors use, Get, and the
+// insert of a new row from its model.
+type taskRepo[D, R any, P taskRow[R, D]] struct {
+	db        bun.IDB
+	workspace uuid.UUID
+	noun      string
+}
+
+// Get reads the row with id of the transaction's workspace; CodeNotFound
+// if there is none.
+func (r taskRepo[D, R, P]) Get(ctx context.Context, id uuid.UUID) (D, error) {
+	return getRow[D, R, P](ctx, r.db, r.workspace, id, r.noun)
+}
+
+func (r taskRepo[D, R, P]) insert(ctx context.Context, row P) error {
+	_, err := r.db.NewInsert().Model(row).Exec(ctx)
+	return mapError(err, r.noun)
+}
+
 // taskRow is a row model (e.g. *syncRow) that turns into its domain value.
 type taskRow[R, D any] interface {
 	*R
