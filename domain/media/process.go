@@ -19,38 +19,19 @@ const (
 	reasonNotCompleted  = "the media upload was not completed"
 )
 
-// ProcessHandler (the lifecycle is jobs.Job over the operation,
-// jobs.OnOperation) validates the content of completed media and derives its
-// variants, for one media.process message. It is re-entrant: the
-// operation's state says whether the work is done, and every variant is
-// written with PutIfAbsent under a key that depends only on the media and
-// the variant, so a redelivered message never makes a second object, even
-// when the first delivery died after writing the variants and before
-// recording them.
-//
-// The steps, each transaction short so nothing is held open during I/O:
-//
-//  1. read the operation and the media; an operation already succeeded or
-//     failed means a duplicate delivery: done. Otherwise the operation
-//     becomes running.
-//  2. read the original from the object store and check it: the registered
-//     size and content type, and bytes that really decode as that format
-//     (PNG or JPEG), within MaxPixels.
-//  3. derive every variant of domain.MediaVariantNames by scaling the image
-//     to fit its box, encoded in the original's format, and write each with
-//     PutIfAbsent (an existing object from an earlier attempt is kept).
-//  4. in one transaction: the variants recorded, media ready, operation
-//     succeeded. Content that fails step 2 or 3 ends instead with the media
-//     rejected and the operation failed, both with a reason safe to show.
-//
-// Errors: a storage failure (CodeUnavailable or the store's other codes)
-// or a cancelled context is returned as it is, so the message is delivered
-// again; the operation stays running. A message that can never succeed (not
-// this event type, a payload that does not decode, an operation that does
-// not exist or is not the processing of the message's media) is
-// CodeValidation or CodeNotFound, which the worker gives up on at once.
-// Rejected content is a result, not an error: it is recorded and nil is
-// returned.
+// ProcessHandler validates the content of completed media and derives
+// its variants, for one media.process message; the lifecycle is jobs.Job
+// over the operation (jobs.OnOperation). Every variant is written with
+// PutIfAbsent under a key that depends only on the media and the variant,
+// so a redelivered message never makes a second object, even when the
+// first delivery died after writing the variants and before recording
+// them. The call reads the original and checks it (the registered size and
+// content type, bytes that really decode as that format, PNG or JPEG,
+// within MaxPixels), then derives every variant of
+// domain.MediaVariantNames, scaled to fit its box in the original's
+// format. Content that fails is a result, not an error: the media is
+// rejected and the operation failed, both with a reason safe to show. A
+// storage failure is retried.
 type ProcessHandler = jobs.Handler[domain.MediaProcess, domain.Media, []domain.MediaVariant]
 
 // NewProcessHandler builds the handler; log may be nil.
