@@ -6,12 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/ports"
 )
-
-type aiTaskRepo struct{ t *tx }
-
-var _ ports.AITaskRepository = aiTaskRepo{}
 
 // billingKey is the one-record-per-task rule, (workspace, task).
 func billingKey(workspace, task uuid.UUID) uniqueKey {
@@ -32,10 +27,6 @@ func (r aiTaskRepo) Create(_ context.Context, a domain.AITask) error {
 		}
 		return nil
 	})
-}
-
-func (r aiTaskRepo) Get(_ context.Context, id uuid.UUID) (domain.AITask, error) {
-	return aiTaskTable.get(r.t, id)
 }
 
 func (r aiTaskRepo) Update(_ context.Context, a domain.AITask) error {

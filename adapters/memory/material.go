@@ -7,12 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/ports"
 )
-
-type transferRepo struct{ t *tx }
-
-var _ ports.MaterialTransferRepository = transferRepo{}
 
 // transferItemKey is the primary key of an item, (transfer, index). Items
 // are rows of their own, as in PostgreSQL, so marking one item done does not

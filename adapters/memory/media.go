@@ -7,12 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/ports"
 )
-
-type mediaRepo struct{ t *tx }
-
-var _ ports.MediaRepository = mediaRepo{}
 
 // mediaTable is the media table.
 var mediaTable = table[domain.Media]{
@@ -23,10 +18,6 @@ var mediaTable = table[domain.Media]{
 
 func (r mediaRepo) Create(_ context.Context, m domain.Media) error {
 	return mediaTable.create(r.t, m, nil)
-}
-
-func (r mediaRepo) Get(_ context.Context, id uuid.UUID) (domain.Media, error) {
-	return mediaTable.get(r.t, id)
 }
 
 func (r mediaRepo) Update(_ context.Context, m domain.Media) error {

@@ -6,12 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/ports"
 )
-
-type publicationRepo struct{ t *tx }
-
-var _ ports.PublicationRepository = publicationRepo{}
 
 // publicationTable is the publications table. Its live index is the partial
 // unique index of PostgreSQL: one publication per (workspace, product,
@@ -39,15 +34,11 @@ func (r publicationRepo) Create(_ context.Context, p domain.Publication) error {
 		if _, ok := t.productLocked(p.ProductID); !ok {
 			return missingReference("publication", "product", p.ProductID)
 		}
-		if _, ok := (storeRepo{t}).visibleLocked(p.StoreID); !ok {
+		if _, ok := storeTable.visibleLocked(t, p.StoreID); !ok {
 			return missingReference("publication", "store", p.StoreID)
 		}
 		return nil
 	})
-}
-
-func (r publicationRepo) Get(_ context.Context, id uuid.UUID) (domain.Publication, error) {
-	return publicationTable.get(r.t, id)
 }
 
 func (r publicationRepo) Update(_ context.Context, p domain.Publication) error {

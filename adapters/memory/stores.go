@@ -6,12 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/ports"
 )
-
-type storeRepo struct{ t *tx }
-
-var _ ports.StoreRepository = storeRepo{}
 
 func storeKey(id uuid.UUID) uniqueKey { return uniqueKey{"stores_pkey", id.String()} }
 
@@ -49,10 +44,6 @@ var storeTable = table[domain.Store]{
 	noun: "store", pkey: "stores_pkey", copy: copyStore,
 	rows: func(t *tx) (map[uuid.UUID]domain.Store, map[uuid.UUID]domain.Store) { return t.stores, t.db.stores },
 	ids:  func(s domain.Store) (uuid.UUID, uuid.UUID) { return s.ID, s.WorkspaceID },
-}
-
-func (r storeRepo) Get(_ context.Context, id uuid.UUID) (domain.Store, error) {
-	return storeTable.get(r.t, id)
 }
 
 func (r storeRepo) Update(_ context.Context, s domain.Store) error {

@@ -6,12 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/ports"
 )
-
-type syncRepo struct{ t *tx }
-
-var _ ports.SyncRepository = syncRepo{}
 
 // catalogItemKey is the primary key of the catalogue: (workspace, store,
 // external id).
@@ -42,15 +37,11 @@ var syncTable = table[domain.CatalogSync]{
 
 func (r syncRepo) Create(_ context.Context, s domain.CatalogSync) error {
 	return syncTable.create(r.t, s, func(t *tx) error {
-		if _, ok := (storeRepo{t}).visibleLocked(s.StoreID); !ok {
+		if _, ok := storeTable.visibleLocked(t, s.StoreID); !ok {
 			return missingReference("catalog sync", "store", s.StoreID)
 		}
 		return nil
 	})
-}
-
-func (r syncRepo) Get(_ context.Context, id uuid.UUID) (domain.CatalogSync, error) {
-	return syncTable.get(r.t, id)
 }
 
 func (r syncRepo) Update(_ context.Context, s domain.CatalogSync) error {
@@ -69,7 +60,7 @@ func (r syncRepo) UpsertItems(_ context.Context, items []domain.CatalogItem) err
 		if err := t.ownWorkspace("catalog item", it.WorkspaceID); err != nil {
 			return err
 		}
-		if _, ok := (storeRepo{t}).visibleLocked(it.StoreID); !ok {
+		if _, ok := storeTable.visibleLocked(t, it.StoreID); !ok {
 			return missingReference("catalog item", "store", it.StoreID)
 		}
 	}

@@ -1,9 +1,12 @@
 package memory
 
 import (
+	"context"
+
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
 )
 
 // table is one task table of the memory database (stores, media,
@@ -24,6 +27,36 @@ type table[T any] struct {
 	// live is the partial unique index of live rows, if the table has one.
 	live *liveIndex[T]
 }
+
+// The repositories of the task tables in one transaction.
+type (
+	storeRepo    struct{ tableRepo[domain.Store] }
+	mediaRepo    struct{ tableRepo[domain.Media] }
+	transferRepo struct {
+		tableRepo[domain.MaterialTransfer]
+	}
+	publicationRepo struct{ tableRepo[domain.Publication] }
+	syncRepo        struct{ tableRepo[domain.CatalogSync] }
+	aiTaskRepo      struct{ tableRepo[domain.AITask] }
+)
+
+var (
+	_ ports.StoreRepository            = storeRepo{}
+	_ ports.MediaRepository            = mediaRepo{}
+	_ ports.MaterialTransferRepository = transferRepo{}
+	_ ports.PublicationRepository      = publicationRepo{}
+	_ ports.SyncRepository             = syncRepo{}
+	_ ports.AITaskRepository           = aiTaskRepo{}
+)
+
+// tableRepo is what the repository of a task table in one transaction
+// holds and does alike: its Get.
+type tableRepo[T any] struct {
+	t  *tx
+	tb *table[T]
+}
+
+func (r tableRepo[T]) Get(_ context.Context, id uuid.UUID) (T, error) { return r.tb.get(r.t, id) }
 
 // liveIndex is a partial unique index of PostgreSQL over a table's live
 // rows (one live publication per product and store, one active sync per

@@ -82,19 +82,27 @@ func newTx(db *DB, workspace uuid.UUID) *tx {
 
 func (t *tx) Workspaces() ports.WorkspaceRepository { return workspaceRepo{t} }
 func (t *tx) Members() ports.MemberRepository       { return memberRepo{t} }
-func (t *tx) Stores() ports.StoreRepository         { return storeRepo{t} }
+func (t *tx) Stores() ports.StoreRepository {
+	return storeRepo{tableRepo[domain.Store]{t, &storeTable}}
+}
 func (t *tx) Operations() ports.OperationRepository { return operationRepo{t} }
 func (t *tx) Outbox() ports.Outbox                  { return outboxRepo{t} }
 func (t *tx) OutboxDispatch() ports.OutboxDispatch  { return dispatchRepo{t} }
 func (t *tx) Idempotency() ports.IdempotencyStore   { return idempotencyRepo{t} }
 func (t *tx) Products() ports.ProductRepository     { return productRepo{t} }
-func (t *tx) Media() ports.MediaRepository          { return mediaRepo{t} }
+func (t *tx) Media() ports.MediaRepository          { return mediaRepo{tableRepo[domain.Media]{t, &mediaTable}} }
 func (t *tx) MaterialTransfers() ports.MaterialTransferRepository {
-	return transferRepo{t}
+	return transferRepo{tableRepo[domain.MaterialTransfer]{t, &transferTable}}
 }
-func (t *tx) Publications() ports.PublicationRepository { return publicationRepo{t} }
-func (t *tx) Syncs() ports.SyncRepository               { return syncRepo{t} }
-func (t *tx) AITasks() ports.AITaskRepository           { return aiTaskRepo{t} }
+func (t *tx) Publications() ports.PublicationRepository {
+	return publicationRepo{tableRepo[domain.Publication]{t, &publicationTable}}
+}
+func (t *tx) Syncs() ports.SyncRepository {
+	return syncRepo{tableRepo[domain.CatalogSync]{t, &syncTable}}
+}
+func (t *tx) AITasks() ports.AITaskRepository {
+	return aiTaskRepo{tableRepo[domain.AITask]{t, &aiTaskTable}}
+}
 
 // lock takes the database mutex for one repository call and refuses a
 // transaction that has already ended. Use as: if err := t.lock(); err != nil

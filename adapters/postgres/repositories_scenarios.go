@@ -78,17 +78,14 @@ func (r *MediaRepository) Create(ctx context.Context, m domain.Media) error {
 	return r.insert(ctx, toMediaRow(m))
 }
 
-const updateMedia = `
-UPDATE media
-   SET status = ?, variants = ?::jsonb, reason = ?, updated_at = coalesce(?::timestamptz, now())
- WHERE workspace_id = ? AND id = ?`
+var updateMedia = updateTaskRow("media", "status = ?", "variants = ?::jsonb", "reason = ?")
 
 func (r *MediaRepository) Update(ctx context.Context, m domain.Media) error {
 	variants, err := json.Marshal(toMediaVariants(m.Variants))
 	if err != nil {
 		return domain.Wrap(domain.CodeInternal, err, "media variants")
 	}
-	return execOne(ctx, r.db, "media", updateMedia,
+	return r.update(ctx, updateMedia,
 		string(m.Status), string(variants), strPtr(m.Reason), timePtr(m.UpdatedAt), r.workspace, m.ID)
 }
 
@@ -151,13 +148,10 @@ func (r *MaterialTransferRepository) Get(ctx context.Context, id uuid.UUID) (dom
 	return t, nil
 }
 
-const updateTransferStatus = `
-UPDATE material_transfers
-   SET status = ?, reason = ?, updated_at = coalesce(?::timestamptz, now())
- WHERE workspace_id = ? AND id = ?`
+var updateTransferStatus = updateTaskRow("material_transfers", "status = ?", "reason = ?")
 
 func (r *MaterialTransferRepository) UpdateStatus(ctx context.Context, t domain.MaterialTransfer) error {
-	return execOne(ctx, r.db, "material transfer", updateTransferStatus,
+	return r.update(ctx, updateTransferStatus,
 		string(t.Status), strPtr(t.Reason), timePtr(t.UpdatedAt), r.workspace, t.ID)
 }
 
@@ -196,16 +190,13 @@ func (r *PublicationRepository) Create(ctx context.Context, p domain.Publication
 	})
 }
 
-const updatePublication = `
-UPDATE publications
-   SET status = ?, external_listing_id = ?, reason = ?, updated_at = coalesce(?::timestamptz, now())
- WHERE workspace_id = ? AND id = ?`
+var updatePublication = updateTaskRow("publications", "status = ?", "external_listing_id = ?", "reason = ?")
 
 // Update can move a failed publication back into the partial unique index;
 // if another one holds the product and store by then, that is a unique
 // violation (publications_active_key), mapped to CodeAlreadyPublished.
 func (r *PublicationRepository) Update(ctx context.Context, p domain.Publication) error {
-	return execOne(ctx, r.db, "publication", updatePublication,
+	return r.update(ctx, updatePublication,
 		string(p.Status), strPtr(p.ExternalListingID), strPtr(p.Reason), timePtr(p.UpdatedAt), r.workspace, p.ID)
 }
 
@@ -226,16 +217,13 @@ func (r *SyncRepository) Create(ctx context.Context, s domain.CatalogSync) error
 	})
 }
 
-const updateSync = `
-UPDATE catalog_syncs
-   SET status = ?, items_synced = ?, reason = ?, updated_at = coalesce(?::timestamptz, now())
- WHERE workspace_id = ? AND id = ?`
+var updateSync = updateTaskRow("catalog_syncs", "status = ?", "items_synced = ?", "reason = ?")
 
 // Update can move a finished sync back to active; if the store has another
 // active one by then, that is a unique violation (catalog_syncs_active_key),
 // mapped to CodeSyncAlreadyActive.
 func (r *SyncRepository) Update(ctx context.Context, s domain.CatalogSync) error {
-	return execOne(ctx, r.db, "catalog sync", updateSync,
+	return r.update(ctx, updateSync,
 		string(s.Status), s.ItemsSynced, strPtr(s.Reason), timePtr(s.UpdatedAt), r.workspace, s.ID)
 }
 
@@ -296,13 +284,10 @@ func (r *AITaskRepository) Create(ctx context.Context, t domain.AITask) error {
 	return r.insert(ctx, toAITaskRow(t))
 }
 
-const updateAITask = `
-UPDATE ai_tasks
-   SET status = ?, result = ?, reason = ?, updated_at = coalesce(?::timestamptz, now())
- WHERE workspace_id = ? AND id = ?`
+var updateAITask = updateTaskRow("ai_tasks", "status = ?", "result = ?", "reason = ?")
 
 func (r *AITaskRepository) Update(ctx context.Context, t domain.AITask) error {
-	return execOne(ctx, r.db, "AI task", updateAITask,
+	return r.update(ctx, updateAITask,
 		string(t.Status), strPtr(t.Result), strPtr(t.Reason), timePtr(t.UpdatedAt), r.workspace, t.ID)
 }
 

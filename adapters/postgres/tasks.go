@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -34,6 +35,20 @@ func (r taskRepo[D, R, P]) Get(ctx context.Context, id uuid.UUID) (D, error) {
 func (r taskRepo[D, R, P]) insert(ctx context.Context, row P) error {
 	_, err := r.db.NewInsert().Model(row).Exec(ctx)
 	return mapError(err, r.noun)
+}
+
+// update runs query, which changes exactly one row (execOne).
+func (r taskRepo[D, R, P]) update(ctx context.Context, query string, args ...any) error {
+	return execOne(ctx, r.db, r.noun, query, args...)
+}
+
+// updateTaskRow is the statement that changes a task row's own columns
+// (each "column = ?") and its updated_at, in one workspace. Its arguments
+// are the columns' values, updated_at (nil: now()), the workspace and the
+// id.
+func updateTaskRow(table string, columns ...string) string {
+	return "UPDATE " + table + " SET " + strings.Join(columns, ", ") +
+		", updated_at = coalesce(?::timestamptz, now()) WHERE workspace_id = ? AND id = ?"
 }
 
 // taskRow is a row model (e.g. *syncRow) that turns into its domain value.
