@@ -133,13 +133,6 @@ func (r *OperationRepository) Update(ctx context.Context, op domain.Operation) e
 	return affectedOne(res, err, "operation")
 }
 
-// StoreRepository implements ports.StoreRepository.
-type StoreRepository struct {
-	taskRepo[domain.Store, storeRow, *storeRow]
-}
-
-var _ ports.StoreRepository = (*StoreRepository)(nil)
-
 // selectStoreByShop finds the store that holds a (platform, shop) pair, so
 // STORE_ALREADY_EXISTS can name it.
 const selectStoreByShop = `

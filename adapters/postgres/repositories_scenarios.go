@@ -67,13 +67,6 @@ func (r *ProductRepository) Update(ctx context.Context, p domain.Product, expect
 		"product %s changed since revision %d", p.ID, expectedRevision)
 }
 
-// MediaRepository implements ports.MediaRepository.
-type MediaRepository struct {
-	taskRepo[domain.Media, mediaRow, *mediaRow]
-}
-
-var _ ports.MediaRepository = (*MediaRepository)(nil)
-
 func (r *MediaRepository) Create(ctx context.Context, m domain.Media) error {
 	return r.insert(ctx, toMediaRow(m))
 }
@@ -103,13 +96,6 @@ func (r *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from, to
 	}
 	return domain.Errorf(domain.CodeInvalidState, "media %s is %s, not %s", id, current, from)
 }
-
-// MaterialTransferRepository implements ports.MaterialTransferRepository.
-type MaterialTransferRepository struct {
-	taskRepo[domain.MaterialTransfer, transferRow, *transferRow]
-}
-
-var _ ports.MaterialTransferRepository = (*MaterialTransferRepository)(nil)
 
 func (r *MaterialTransferRepository) Create(ctx context.Context, t domain.MaterialTransfer) error {
 	if _, err := r.db.NewInsert().Model(toTransferRow(t)).Exec(ctx); err != nil {
@@ -173,13 +159,6 @@ func (r *MaterialTransferRepository) MarkItemDone(ctx context.Context, id uuid.U
 	return nil // already done: nothing changes
 }
 
-// PublicationRepository implements ports.PublicationRepository.
-type PublicationRepository struct {
-	taskRepo[domain.Publication, publicationRow, *publicationRow]
-}
-
-var _ ports.PublicationRepository = (*PublicationRepository)(nil)
-
 func (r *PublicationRepository) Create(ctx context.Context, p domain.Publication) error {
 	return insertUnlessLive(ctx, r.db, "publication", func() (sql.Result, error) {
 		return r.db.ExecContext(ctx, insertPublication,
@@ -199,13 +178,6 @@ func (r *PublicationRepository) Update(ctx context.Context, p domain.Publication
 	return r.update(ctx, updatePublication,
 		string(p.Status), strPtr(p.ExternalListingID), strPtr(p.Reason), timePtr(p.UpdatedAt), r.workspace, p.ID)
 }
-
-// SyncRepository implements ports.SyncRepository.
-type SyncRepository struct {
-	taskRepo[domain.CatalogSync, syncRow, *syncRow]
-}
-
-var _ ports.SyncRepository = (*SyncRepository)(nil)
 
 func (r *SyncRepository) Create(ctx context.Context, s domain.CatalogSync) error {
 	return insertUnlessLive(ctx, r.db, "catalog sync", func() (sql.Result, error) {
@@ -272,13 +244,6 @@ func (r *SyncRepository) CountItems(ctx context.Context, storeID uuid.UUID) (int
 		Where("workspace_id = ?", r.workspace).Where("store_id = ?", storeID).Count(ctx)
 	return int(n), mapError(err, "catalog item")
 }
-
-// AITaskRepository implements ports.AITaskRepository.
-type AITaskRepository struct {
-	taskRepo[domain.AITask, aiTaskRow, *aiTaskRow]
-}
-
-var _ ports.AITaskRepository = (*AITaskRepository)(nil)
 
 func (r *AITaskRepository) Create(ctx context.Context, t domain.AITask) error {
 	return r.insert(ctx, toAITaskRow(t))

@@ -17,6 +17,29 @@ import (
 // a statement that must change exactly one row, and a create that a
 // partial unique index may refuse in favour of a live row.
 
+// The task repositories, each implementing its port of the same name
+// (Tx hands them out as those ports, so the compiler checks it).
+type (
+	StoreRepository struct {
+		taskRepo[domain.Store, storeRow, *storeRow]
+	}
+	MediaRepository struct {
+		taskRepo[domain.Media, mediaRow, *mediaRow]
+	}
+	MaterialTransferRepository struct {
+		taskRepo[domain.MaterialTransfer, transferRow, *transferRow]
+	}
+	PublicationRepository struct {
+		taskRepo[domain.Publication, publicationRow, *publicationRow]
+	}
+	SyncRepository struct {
+		taskRepo[domain.CatalogSync, syncRow, *syncRow]
+	}
+	AITaskRepository struct {
+		taskRepo[domain.AITask, aiTaskRow, *aiTaskRow]
+	}
+)
+
 // taskRepo is what every task repository holds and does alike: the
 // transaction and its workspace, the noun its errors use, Get, and the
 // insert of a new row from its model.
