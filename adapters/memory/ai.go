@@ -21,12 +21,7 @@ var aiTaskTable = table[domain.AITask]{
 }
 
 func (r aiTaskRepo) Create(_ context.Context, a domain.AITask) error {
-	return aiTaskTable.create(r.t, a, func(t *tx) error {
-		if _, ok := t.productLocked(a.ProductID); !ok {
-			return missingReference("AI task", "product", a.ProductID)
-		}
-		return nil
-	})
+	return aiTaskTable.create(r.t, a, productRef(a.ProductID))
 }
 
 func (r aiTaskRepo) Update(_ context.Context, a domain.AITask) error {

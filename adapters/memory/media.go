@@ -17,7 +17,7 @@ var mediaTable = table[domain.Media]{
 }
 
 func (r mediaRepo) Create(_ context.Context, m domain.Media) error {
-	return mediaTable.create(r.t, m, nil)
+	return mediaTable.create(r.t, m)
 }
 
 func (r mediaRepo) Update(_ context.Context, m domain.Media) error {

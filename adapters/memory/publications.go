@@ -30,15 +30,7 @@ var publicationTable = table[domain.Publication]{
 }
 
 func (r publicationRepo) Create(_ context.Context, p domain.Publication) error {
-	return publicationTable.create(r.t, p, func(t *tx) error {
-		if _, ok := t.productLocked(p.ProductID); !ok {
-			return missingReference("publication", "product", p.ProductID)
-		}
-		if _, ok := storeTable.visibleLocked(t, p.StoreID); !ok {
-			return missingReference("publication", "store", p.StoreID)
-		}
-		return nil
-	})
+	return publicationTable.create(r.t, p, productRef(p.ProductID), storeRef(p.StoreID))
 }
 
 func (r publicationRepo) Update(_ context.Context, p domain.Publication) error {

@@ -36,12 +36,7 @@ var syncTable = table[domain.CatalogSync]{
 }
 
 func (r syncRepo) Create(_ context.Context, s domain.CatalogSync) error {
-	return syncTable.create(r.t, s, func(t *tx) error {
-		if _, ok := storeTable.visibleLocked(t, s.StoreID); !ok {
-			return missingReference("catalog sync", "store", s.StoreID)
-		}
-		return nil
-	})
+	return syncTable.create(r.t, s, storeRef(s.StoreID))
 }
 
 func (r syncRepo) Update(_ context.Context, s domain.CatalogSync) error {

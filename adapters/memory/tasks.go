@@ -102,9 +102,26 @@ func (tb table[T]) get(t *tx, id uuid.UUID) (T, error) {
 	return tb.copy(row), nil
 }
 
-// create writes a new row of t's workspace after refs checked, under the
-// lock, the rows it references.
-func (tb table[T]) create(t *tx, row T, refs func(t *tx) error) error {
+// ref is a row a new row references, by its name in errors and its id;
+// exists says, under the lock, whether t sees it.
+type ref struct {
+	name   string
+	id     uuid.UUID
+	exists func(t *tx, id uuid.UUID) bool
+}
+
+func storeRef(id uuid.UUID) ref {
+	return ref{"store", id, func(t *tx, id uuid.UUID) bool { _, ok := storeTable.visibleLocked(t, id); return ok }}
+}
+
+func productRef(id uuid.UUID) ref {
+	return ref{"product", id, func(t *tx, id uuid.UUID) bool { _, ok := t.productLocked(id); return ok }}
+}
+
+// create writes a new row of t's workspace after checking, under the
+// lock, that t sees the rows it references (as PostgreSQL's foreign keys
+// with row-level security would).
+func (tb table[T]) create(t *tx, row T, refs ...ref) error {
 	if err := t.lock(); err != nil {
 		return err
 	}
@@ -113,9 +130,9 @@ func (tb table[T]) create(t *tx, row T, refs func(t *tx) error) error {
 	if err := t.ownWorkspace(tb.noun, ws); err != nil {
 		return err
 	}
-	if refs != nil {
-		if err := refs(t); err != nil {
-			return err
+	for _, r := range refs {
+		if !r.exists(t, r.id) {
+			return missingReference(tb.noun, r.name, r.id)
 		}
 	}
 	keys := []uniqueKey{{tb.pkey, id.String()}}
