@@ -16,7 +16,7 @@ func billingKey(workspace, task uuid.UUID) uniqueKey {
 // aiTaskTable is the ai_tasks table.
 var aiTaskTable = table[domain.AITask]{
 	noun: "AI task", pkey: "ai_tasks_pkey", copy: copyAITask,
-	rows: func(t *tx) (map[uuid.UUID]domain.AITask, map[uuid.UUID]domain.AITask) { return t.aiTasks, t.db.aiTasks },
+	rows: func(r *taskRows) map[uuid.UUID]domain.AITask { return r.aiTasks },
 	ids:  func(a domain.AITask) (uuid.UUID, uuid.UUID) { return a.ID, a.WorkspaceID },
 }
 

@@ -21,10 +21,8 @@ type transferItemKey struct {
 // their own (transferItems).
 var transferTable = table[domain.MaterialTransfer]{
 	noun: "material transfer", pkey: "material_transfers_pkey", copy: copyTransfer,
-	rows: func(t *tx) (map[uuid.UUID]domain.MaterialTransfer, map[uuid.UUID]domain.MaterialTransfer) {
-		return t.transfers, t.db.transfers
-	},
-	ids: func(tr domain.MaterialTransfer) (uuid.UUID, uuid.UUID) { return tr.ID, tr.WorkspaceID },
+	rows: func(r *taskRows) map[uuid.UUID]domain.MaterialTransfer { return r.transfers },
+	ids:  func(tr domain.MaterialTransfer) (uuid.UUID, uuid.UUID) { return tr.ID, tr.WorkspaceID },
 }
 
 func (r transferRepo) Create(_ context.Context, tr domain.MaterialTransfer) error {

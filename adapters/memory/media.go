@@ -12,7 +12,7 @@ import (
 // mediaTable is the media table.
 var mediaTable = table[domain.Media]{
 	noun: "media", pkey: "media_pkey", copy: copyMedia,
-	rows: func(t *tx) (map[uuid.UUID]domain.Media, map[uuid.UUID]domain.Media) { return t.media, t.db.media },
+	rows: func(r *taskRows) map[uuid.UUID]domain.Media { return r.media },
 	ids:  func(m domain.Media) (uuid.UUID, uuid.UUID) { return m.ID, m.WorkspaceID },
 }
 

@@ -13,10 +13,8 @@ import (
 // store) that is not failed.
 var publicationTable = table[domain.Publication]{
 	noun: "publication", pkey: "publications_pkey", copy: copyPublication,
-	rows: func(t *tx) (map[uuid.UUID]domain.Publication, map[uuid.UUID]domain.Publication) {
-		return t.publications, t.db.publications
-	},
-	ids: func(p domain.Publication) (uuid.UUID, uuid.UUID) { return p.ID, p.WorkspaceID },
+	rows: func(r *taskRows) map[uuid.UUID]domain.Publication { return r.publications },
+	ids:  func(p domain.Publication) (uuid.UUID, uuid.UUID) { return p.ID, p.WorkspaceID },
 	live: &liveIndex[domain.Publication]{
 		holds: func(p domain.Publication) bool { return p.Status != domain.TaskFailed },
 		key: func(p domain.Publication) uniqueKey {

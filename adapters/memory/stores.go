@@ -42,7 +42,7 @@ func (r storeRepo) Create(_ context.Context, s domain.Store) error {
 // store holds it for good), so Create checks it itself.
 var storeTable = table[domain.Store]{
 	noun: "store", pkey: "stores_pkey", copy: copyStore,
-	rows: func(t *tx) (map[uuid.UUID]domain.Store, map[uuid.UUID]domain.Store) { return t.stores, t.db.stores },
+	rows: func(r *taskRows) map[uuid.UUID]domain.Store { return r.stores },
 	ids:  func(s domain.Store) (uuid.UUID, uuid.UUID) { return s.ID, s.WorkspaceID },
 }
 

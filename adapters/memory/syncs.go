@@ -20,10 +20,8 @@ type catalogItemKey struct {
 // index of PostgreSQL: one pending or running sync per (workspace, store).
 var syncTable = table[domain.CatalogSync]{
 	noun: "catalog sync", pkey: "catalog_syncs_pkey", copy: copySync,
-	rows: func(t *tx) (map[uuid.UUID]domain.CatalogSync, map[uuid.UUID]domain.CatalogSync) {
-		return t.syncs, t.db.syncs
-	},
-	ids: func(s domain.CatalogSync) (uuid.UUID, uuid.UUID) { return s.ID, s.WorkspaceID },
+	rows: func(r *taskRows) map[uuid.UUID]domain.CatalogSync { return r.syncs },
+	ids:  func(s domain.CatalogSync) (uuid.UUID, uuid.UUID) { return s.ID, s.WorkspaceID },
 	live: &liveIndex[domain.CatalogSync]{
 		holds: func(s domain.CatalogSync) bool { return s.Status.Active() },
 		key: func(s domain.CatalogSync) uniqueKey {

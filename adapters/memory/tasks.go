@@ -2,12 +2,43 @@ package memory
 
 import (
 	"context"
+	"maps"
 
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )
+
+// taskRows are the rows of the task tables: a transaction's own writes,
+// or the database's committed rows. Transfers are kept without their items
+// (transferItems).
+type taskRows struct {
+	stores       map[uuid.UUID]domain.Store
+	media        map[uuid.UUID]domain.Media
+	transfers    map[uuid.UUID]domain.MaterialTransfer
+	publications map[uuid.UUID]domain.Publication
+	syncs        map[uuid.UUID]domain.CatalogSync
+	aiTasks      map[uuid.UUID]domain.AITask
+}
+
+func newTaskRows() taskRows {
+	return taskRows{
+		stores: map[uuid.UUID]domain.Store{}, media: map[uuid.UUID]domain.Media{},
+		transfers: map[uuid.UUID]domain.MaterialTransfer{}, publications: map[uuid.UUID]domain.Publication{},
+		syncs: map[uuid.UUID]domain.CatalogSync{}, aiTasks: map[uuid.UUID]domain.AITask{},
+	}
+}
+
+// commitTo publishes a transaction's rows into the committed ones.
+func (r taskRows) commitTo(committed taskRows) {
+	maps.Copy(committed.stores, r.stores)
+	maps.Copy(committed.media, r.media)
+	maps.Copy(committed.transfers, r.transfers)
+	maps.Copy(committed.publications, r.publications)
+	maps.Copy(committed.syncs, r.syncs)
+	maps.Copy(committed.aiTasks, r.aiTasks)
+}
 
 // table is one task table of the memory database (stores, media,
 // transfers, publications, syncs, AI tasks) as its repository sees it: the
@@ -18,9 +49,8 @@ type table[T any] struct {
 	// noun names a row in errors ("catalog sync"); pkey is the name of
 	// its primary key.
 	noun, pkey string
-	// rows are where a transaction keeps its own rows and where the
-	// database keeps the committed ones.
-	rows func(t *tx) (mine, committed map[uuid.UUID]T)
+	// rows is the table's map in taskRows.
+	rows func(*taskRows) map[uuid.UUID]T
 	// ids are a row's id and workspace; copy copies a row deeply.
 	ids  func(T) (id, workspace uuid.UUID)
 	copy func(T) T
@@ -72,7 +102,7 @@ type liveIndex[T any] struct {
 
 // visibleLocked is the row with id that t sees in its workspace.
 func (tb table[T]) visibleLocked(t *tx, id uuid.UUID) (T, bool) {
-	mine, committed := tb.rows(t)
+	mine, committed := tb.rows(&t.taskRows), tb.rows(&t.db.taskRows)
 	row, ok := mine[id]
 	if !ok {
 		row, ok = committed[id]
@@ -146,7 +176,7 @@ func (tb table[T]) create(t *tx, row T, refs ...ref) error {
 	if !t.db.reserveLocked(t, keys...) {
 		return domain.Errorf(domain.CodeConflict, "%s %s already exists", tb.noun, id)
 	}
-	mine, _ := tb.rows(t)
+	mine := tb.rows(&t.taskRows)
 	mine[id] = tb.copy(row)
 	return nil
 }
@@ -181,7 +211,7 @@ func (tb table[T]) change(t *tx, id uuid.UUID, apply func(row *T) error) error {
 			}
 		}
 	}
-	mine, _ := tb.rows(t)
+	mine := tb.rows(&t.taskRows)
 	mine[id] = tb.copy(next)
 	return nil
 }
@@ -200,10 +230,9 @@ func (tb table[T]) takenLocked(t *tx, row T) error {
 			}
 		}
 	}
-	mine, committed := tb.rows(t)
+	mine, committed := tb.rows(&t.taskRows), tb.rows(&t.db.taskRows)
 	if other := t.db.keyHolderLocked(key); other != nil {
-		theirs, _ := tb.rows(other)
-		find(theirs, nil)
+		find(tb.rows(&other.taskRows), nil)
 	}
 	find(mine, nil)
 	find(committed, mine)
