@@ -99,16 +99,14 @@ func (r *mediaRow) domain() domain.Media {
 type transferRow struct {
 	bun.BaseModel `bun:"table:material_transfers"`
 
-	ID          uuid.UUID `bun:"id,pk,type:uuid"`
-	WorkspaceID uuid.UUID `bun:"workspace_id,type:uuid"`
-	OperationID uuid.UUID `bun:"operation_id,type:uuid"`
-	Status      string    `bun:"status,notnull"`
+	taskKeys
+	Status string `bun:"status,notnull"`
 	taskTimes
 }
 
 func toTransferRow(t domain.MaterialTransfer) *transferRow {
 	return &transferRow{
-		ID: t.ID, WorkspaceID: t.WorkspaceID, OperationID: t.OperationID, Status: string(t.Status),
+		taskKeys: taskKeys{t.ID, t.WorkspaceID, t.OperationID}, Status: string(t.Status),
 		taskTimes: toTaskTimes(t.Reason, t.CreatedAt, t.UpdatedAt),
 	}
 }
@@ -139,11 +137,9 @@ func (r *transferItemRow) domain() domain.MaterialItem {
 type publicationRow struct {
 	bun.BaseModel `bun:"table:publications"`
 
-	ID                uuid.UUID `bun:"id,pk,type:uuid"`
-	WorkspaceID       uuid.UUID `bun:"workspace_id,type:uuid"`
+	taskKeys
 	ProductID         uuid.UUID `bun:"product_id,type:uuid"`
 	StoreID           uuid.UUID `bun:"store_id,type:uuid"`
-	OperationID       uuid.UUID `bun:"operation_id,type:uuid"`
 	ProductRevision   int       `bun:"product_revision,notnull"`
 	Status            string    `bun:"status,notnull"`
 	ExternalListingID *string   `bun:"external_listing_id"`
@@ -162,10 +158,8 @@ func (r *publicationRow) domain() domain.Publication {
 type syncRow struct {
 	bun.BaseModel `bun:"table:catalog_syncs"`
 
-	ID          uuid.UUID `bun:"id,pk,type:uuid"`
-	WorkspaceID uuid.UUID `bun:"workspace_id,type:uuid"`
+	taskKeys
 	StoreID     uuid.UUID `bun:"store_id,type:uuid"`
-	OperationID uuid.UUID `bun:"operation_id,type:uuid"`
 	Status      string    `bun:"status,notnull"`
 	ItemsSynced int       `bun:"items_synced,notnull"`
 	taskTimes
@@ -201,10 +195,8 @@ func toCatalogItemRow(it domain.CatalogItem) catalogItemRow {
 type aiTaskRow struct {
 	bun.BaseModel `bun:"table:ai_tasks"`
 
-	ID           uuid.UUID `bun:"id,pk,type:uuid"`
-	WorkspaceID  uuid.UUID `bun:"workspace_id,type:uuid"`
+	taskKeys
 	ProductID    uuid.UUID `bun:"product_id,type:uuid"`
-	OperationID  uuid.UUID `bun:"operation_id,type:uuid"`
 	Kind         string    `bun:"kind,notnull"`
 	Instructions string    `bun:"instructions,notnull"`
 	Status       string    `bun:"status,notnull"`
@@ -214,7 +206,7 @@ type aiTaskRow struct {
 
 func toAITaskRow(a domain.AITask) *aiTaskRow {
 	return &aiTaskRow{
-		ID: a.ID, WorkspaceID: a.WorkspaceID, ProductID: a.ProductID, OperationID: a.OperationID,
+		taskKeys: taskKeys{a.ID, a.WorkspaceID, a.OperationID}, ProductID: a.ProductID,
 		Kind: string(a.Kind), Instructions: a.Instructions, Status: string(a.Status),
 		Result: strPtr(a.Result), taskTimes: toTaskTimes(a.Reason, a.CreatedAt, a.UpdatedAt),
 	}
@@ -265,6 +257,14 @@ func parseUUIDs(ss []string) ([]uuid.UUID, error) {
 		out = append(out, id)
 	}
 	return out, nil
+}
+
+// taskKeys are the columns that name a task row: its id, its workspace
+// and the operation that tracks it.
+type taskKeys struct {
+	ID          uuid.UUID `bun:"id,pk,type:uuid"`
+	WorkspaceID uuid.UUID `bun:"workspace_id,type:uuid"`
+	OperationID uuid.UUID `bun:"operation_id,type:uuid"`
 }
 
 // taskTimes are the columns every task table has alike: why the task
