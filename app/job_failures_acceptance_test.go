@@ -15,8 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
 
-	"github.com/oncehq/once/adapters/aisim"
-	"github.com/oncehq/once/adapters/materialsim"
+	"github.com/oncehq/once/adapters/simhttp"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/internal/apitest"
@@ -70,47 +69,56 @@ type jobCase struct {
 	// give-up and after success.
 	taskPath     string
 	failed, done string
-	// effects counts the external side effects of the task, nil where the
-	// task has none an external system records (media is processed in our
-	// own object store; a catalog sync only reads).
+	// effects counts the external calls of the task in the HTTP
+	// simulator's ledger (the side effect under its request token, or the
+	// file a transfer copies), nil where the task has none (media is
+	// processed in our own object store; a catalog sync only reads).
 	effects func(op started) int
 }
 
-func jobCases(sims *sims, s *apitest.Server) []jobCase {
+func jobCases(ledgerPath string) []jobCase {
+	// effects counts the ledger entries f selects, for a token or a
+	// subject of the task under test.
+	effects := func(f func(op started) simhttp.Filter) func(op started) int {
+		return func(op started) int {
+			ledger, err := simhttp.ReadLedger(ledgerPath)
+			if err != nil {
+				return -1
+			}
+			return len(simhttp.Select(ledger, f(op)))
+		}
+	}
+	var sourceURL string // of the transfer under test
 	return []jobCase{
 		{"verification", domain.EventStoreCredentialsVerify, func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/stores", storeBody("gives-up-" + uuid.NewString()[:8])
-		}, "/v1/stores/", "verification_failed", "verified", func(op started) int { return s.Sim.Effects(op.Operation.ID.String()) }},
+		}, "/v1/stores/", "verification_failed", "verified", effects(func(op started) simhttp.Filter {
+			return simhttp.Filter{Kind: simhttp.KindVerify, Token: op.Operation.ID.String(), EffectsOnly: true}
+		})},
 		{"media", domain.EventMediaProcess, func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/media/" + uploadedMedia(t, s).String() + "/complete", nil
 		}, "/v1/media/", "rejected", "ready", nil},
 		{"material transfer", domain.EventMaterialTransfer, func(t *testing.T, s *apitest.Server) (string, any) {
-			url := "https://supplier.example/" + uuid.NewString() + ".png"
-			sims.urls.Store(url, true)
-			return "/v1/material-transfers", map[string]any{"source_urls": []string{url}}
-		}, "/v1/material-transfers/", "failed", "succeeded", func(started) int {
-			n := 0
-			sims.urls.Range(func(url, _ any) bool { n += sims.material.Fetches(url.(string)); return true })
-			sims.urls.Clear()
-			return n
-		}},
+			sourceURL = "https://supplier.example/" + uuid.NewString() + ".png"
+			return "/v1/material-transfers", map[string]any{"source_urls": []string{sourceURL}}
+		}, "/v1/material-transfers/", "failed", "succeeded", effects(func(started) simhttp.Filter {
+			return simhttp.Filter{Kind: simhttp.KindFetch, Subject: sourceURL}
+		})},
 		{"publication", domain.EventListingPublish, func(t *testing.T, s *apitest.Server) (string, any) {
 			store, product := verifiedStore(t, s), createProduct(t, s)
 			return "/v1/products/" + product.String() + "/publications", map[string]any{"store_id": store}
-		}, "/v1/publications/", "failed", "succeeded", func(op started) int { return s.Sim.Effects(op.Operation.ResourceID.String()) }},
+		}, "/v1/publications/", "failed", "succeeded", effects(func(op started) simhttp.Filter {
+			return simhttp.Filter{Kind: simhttp.KindListing, Token: op.Operation.ResourceID.String(), EffectsOnly: true}
+		})},
 		{"catalog sync", domain.EventCatalogSync, func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/stores/" + verifiedStore(t, s).String() + "/syncs", nil
 		}, "/v1/syncs/", "failed", "succeeded", nil},
 		{"AI task", domain.EventAITask, func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/ai-tasks", map[string]any{"product_id": createProduct(t, s), "kind": "text"}
-		}, "/v1/ai-tasks/", "failed", "succeeded", func(op started) int { return sims.ai.ChargesFor(op.Operation.ResourceID.String()) }},
+		}, "/v1/ai-tasks/", "failed", "succeeded", effects(func(op started) simhttp.Filter {
+			return simhttp.Filter{Kind: simhttp.KindGenerate, Token: op.Operation.ResourceID.String(), EffectsOnly: true}
+		})},
 	}
-}
-
-type sims struct {
-	ai       *aisim.Sim
-	material *materialsim.Sim
-	urls     sync.Map // the source URLs of the transfer under test
 }
 
 func startTask(t *testing.T, s *apitest.Server, path string, body any) started {
@@ -174,17 +182,19 @@ func deadLetterOf(t *testing.T, s *apitest.Server, op started) (id uuid.UUID, la
 // that fails permanently ends its task and operation failed at its first
 // delivery; one that keeps failing transiently ends failed after the
 // configured retries and is in the operators' dead letters; re-driven
-// once the fault is gone, its operation succeeds with one side effect.
+// once the fault is gone, its operation succeeds with exactly one side
+// effect in the ledger of the simulator served over HTTP.
 func TestPostgresEveryJobThatGivesUpEndsFailedAndIsRedriven(t *testing.T) {
 	db := pgtest.New(t)
 	cfg := apitest.Config(db.AppDSN)
 	cfg.Queue, cfg.Dispatcher, cfg.Worker = app.QueueRedis, true, true
 	cfg.WorkerMaxRetries = 1
+	simURL, ledgerPath := simServer(t)
+	cfg.SimURL, cfg.SimTimeout = simURL, 5*time.Second
 	var f faults
-	var sm sims
-	s := apitest.Start(t, cfg, db, f.inject(), fx.Populate(&sm.ai, &sm.material))
+	s := apitest.Start(t, cfg, db, f.inject())
 
-	for _, c := range jobCases(&sm, s) {
+	for _, c := range jobCases(ledgerPath) {
 		t.Run(c.name, func(t *testing.T) {
 			// A permanent failure: no retry, task and operation failed.
 			path, body := c.prepare(t, s)
@@ -211,6 +221,9 @@ func TestPostgresEveryJobThatGivesUpEndsFailedAndIsRedriven(t *testing.T) {
 			require.True(t, found, "the job is in the operators' dead letters")
 			assert.Contains(t, lastError, "injected")
 			assert.Equal(t, cfg.WorkerMaxRetries+1, deliveries(&f.counts, event), "the first attempt and the retries")
+			if c.effects != nil {
+				assert.Zero(t, c.effects(transient), "the failing handler reached no external system")
+			}
 			v := operationDelivery(t, s, transient.Operation.ID)
 			require.NotNil(t, v.Delivery)
 			assert.Equal(t, "dead_letter", v.Delivery.Status, "the user sees the job waits for an operator")

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncehq/once/adapters/simhttp"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/internal/apitest"
 	"github.com/oncehq/once/internal/pgtest"
@@ -37,29 +38,51 @@ func readmeWalkthrough(t *testing.T) (script string, want []string) {
 }
 
 // TestREADMEWalkthrough runs the README's walkthrough verbatim with bash
-// against the service on the memory configuration (memory store and queue,
-// with the Dispatcher and the workers, as `make run`) and checks that it
-// prints exactly what its comments say. It runs twice on the same server:
-// the walkthrough is self-contained and can be run again.
+// against the service and checks that it prints exactly what its comments
+// say: on the memory configuration (memory store and queue, with the
+// Dispatcher and the workers, as `make run`) and on PostgreSQL and Redis,
+// each with the in-process simulators and with `once sim` served over
+// HTTP (cfg.SimURL). It runs twice on the same server: the walkthrough is
+// self-contained and can be run again.
 func TestREADMEWalkthrough(t *testing.T) {
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed", tool)
 		}
 	}
-	t.Run("memory", func(t *testing.T) {
-		cfg := apitest.Config("")
-		cfg.Dispatcher, cfg.Worker = true, true
-		runWalkthrough(t, apitest.Start(t, cfg, nil))
-	})
-	t.Run("postgres and redis", func(t *testing.T) {
-		db := pgtest.New(t)
-		cfg := apitest.Config(db.AppDSN)
-		cfg.Dispatcher, cfg.Worker = true, true
-		cfg.Queue = app.QueueRedis
-		cfg.QueuePrefix = "walkthrough." + uuid.NewString() + "."
-		runWalkthrough(t, apitest.Start(t, cfg, db))
-	})
+	for _, tc := range []struct {
+		name     string
+		postgres bool
+		simHTTP  bool
+	}{
+		{name: "memory"},
+		{name: "memory, simulator over HTTP", simHTTP: true},
+		{name: "postgres and redis", postgres: true},
+		{name: "postgres and redis, simulator over HTTP", postgres: true, simHTTP: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var db *pgtest.DB
+			cfg := apitest.Config("")
+			if tc.postgres {
+				db = pgtest.New(t)
+				cfg = apitest.Config(db.AppDSN)
+				cfg.Queue = app.QueueRedis
+				cfg.QueuePrefix = "walkthrough." + uuid.NewString() + "."
+			}
+			var ledgerPath string
+			if tc.simHTTP {
+				cfg.SimURL, ledgerPath = simServer(t)
+			}
+			cfg.Dispatcher, cfg.Worker = true, true
+			runWalkthrough(t, apitest.Start(t, cfg, db))
+			if tc.simHTTP {
+				ledger, err := simhttp.ReadLedger(ledgerPath)
+				require.NoError(t, err)
+				assert.NotEmpty(t, simhttp.Select(ledger, simhttp.Filter{Kind: simhttp.KindVerify, EffectsOnly: true}),
+					"the stores were verified by the simulator over HTTP")
+			}
+		})
+	}
 }
 
 func runWalkthrough(t *testing.T, s *apitest.Server) {

@@ -53,6 +53,9 @@ type AITaskRun struct {
 	OperationID uuid.UUID `json:"operation_id"`
 }
 
+// JobIDs names the operation and the task of the job (domain/jobs).
+func (j AITaskRun) JobIDs() (operationID, taskID uuid.UUID) { return j.OperationID, j.TaskID }
+
 // TaskFields says where the AITask keeps its task state (domain/jobs).
 func (t *AITask) TaskFields() (*TaskStatus, *string, *time.Time, uuid.UUID) {
 	return &t.Status, &t.Reason, &t.UpdatedAt, t.OperationID

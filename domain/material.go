@@ -57,6 +57,11 @@ type MaterialTransferRun struct {
 	OperationID uuid.UUID `json:"operation_id"`
 }
 
+// JobIDs names the operation and the task of the job (domain/jobs).
+func (j MaterialTransferRun) JobIDs() (operationID, taskID uuid.UUID) {
+	return j.OperationID, j.TransferID
+}
+
 // TaskFields says where the MaterialTransfer keeps its task state (domain/jobs).
 func (t *MaterialTransfer) TaskFields() (*TaskStatus, *string, *time.Time, uuid.UUID) {
 	return &t.Status, &t.Reason, &t.UpdatedAt, t.OperationID

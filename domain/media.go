@@ -54,3 +54,6 @@ type MediaProcess struct {
 	MediaID     uuid.UUID `json:"media_id"`
 	OperationID uuid.UUID `json:"operation_id"`
 }
+
+// JobIDs names the operation and the task of the job (domain/jobs).
+func (j MediaProcess) JobIDs() (operationID, taskID uuid.UUID) { return j.OperationID, j.MediaID }

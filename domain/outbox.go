@@ -88,3 +88,8 @@ type StoreCredentialsVerify struct {
 	CredentialVersion int       `json:"credential_version"`
 	OperationID       uuid.UUID `json:"operation_id"`
 }
+
+// JobIDs names the operation and the task of the job (domain/jobs).
+func (j StoreCredentialsVerify) JobIDs() (operationID, taskID uuid.UUID) {
+	return j.OperationID, j.StoreID
+}

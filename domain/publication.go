@@ -32,6 +32,11 @@ type ListingPublish struct {
 	OperationID     uuid.UUID `json:"operation_id"`
 }
 
+// JobIDs names the operation and the task of the job (domain/jobs).
+func (j ListingPublish) JobIDs() (operationID, taskID uuid.UUID) {
+	return j.OperationID, j.PublicationID
+}
+
 // CatalogSync is a full catalog sync of one store: the worker reads every
 // listing of the store from the platform into our catalogue. At most one is
 // active per store, which the database enforces.
@@ -63,6 +68,9 @@ type CatalogSyncRun struct {
 	SyncID      uuid.UUID `json:"sync_id"`
 	OperationID uuid.UUID `json:"operation_id"`
 }
+
+// JobIDs names the operation and the task of the job (domain/jobs).
+func (j CatalogSyncRun) JobIDs() (operationID, taskID uuid.UUID) { return j.OperationID, j.SyncID }
 
 // TaskFields says where the Publication keeps its task state (domain/jobs).
 func (p *Publication) TaskFields() (*TaskStatus, *string, *time.Time, uuid.UUID) {

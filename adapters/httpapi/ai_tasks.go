@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"net/http"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
@@ -32,46 +30,28 @@ type AITask struct {
 	Kind        string    `json:"kind" enum:"text,category,image"`
 	Status      string    `json:"status" enum:"pending,running,succeeded,failed"`
 	Result      string    `json:"result,omitempty" doc:"The text or category; for images, the id of the generated media"`
-	Reason      string    `json:"reason,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	TaskTimes
 }
 
 type AITaskAccepted struct {
-	Task      AITask    `json:"task"`
-	Operation Operation `json:"operation"`
+	Task AITask `json:"task"`
+	OperationAccepted
 }
 
 func toAITask(t domain.AITask) AITask {
 	return AITask{ID: t.ID, ProductID: t.ProductID, OperationID: t.OperationID, Kind: string(t.Kind),
-		Status: string(t.Status), Result: t.Result, Reason: t.Reason, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+		Status: string(t.Status), Result: t.Result, TaskTimes: taskTimes(t.Reason, t.CreatedAt, t.UpdatedAt)}
 }
 
 func (h *handlers) registerAITasks(api huma.API) {
-	registerIdempotent(api, huma.Operation{
-		OperationID:   "startAITask",
-		Method:        http.MethodPost,
-		Path:          "/v1/ai-tasks",
-		Summary:       "Start an AI task (text, category or image)",
-		Description:   "One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.",
-		Tags:          []string{"ai"},
-		DefaultStatus: http.StatusAccepted,
-		Security:      bearer,
-		Errors:        []int{400, 401, 403, 404, 409, 413, 422, 500, 503},
-	}, h.deps.MaxBodyBytes, h.startAITask)
-	registerRead(api, "getAITask", "/v1/ai-tasks/{id}", "Read an AI task", "ai", h.deps.AI.Get, toAITask)
-}
-
-func (h *handlers) startAITask(ctx context.Context, in *StartAITaskInput) (*IdempotentOutput[AITaskAccepted], error) {
-	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
-		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, AITaskAccepted, error) {
+	registerTask(h, api, post("startAITask", "/v1/ai-tasks", "ai", "Start an AI task (text, category or image)",
+		"One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.",
+		400, 401, 403, 404, 409, 413, 422, 500, 503), taskAt("/v1/ai-tasks/"),
+		func(ctx context.Context, tx ports.Tx, p domain.Principal, in *StartAITaskInput) (AITaskAccepted, domain.Operation, error) {
 			t, op, err := h.deps.AI.Start(ctx, tx, p, ai.StartCommand{
 				ProductID: in.Body.ProductID, Kind: domain.AIKind(in.Body.Kind), Instructions: in.Body.Instructions,
 			})
-			if err != nil {
-				return 0, "", AITaskAccepted{}, err
-			}
-			return http.StatusAccepted, "/v1/ai-tasks/" + t.ID.String(),
-				AITaskAccepted{Task: toAITask(t), Operation: toOperation(op)}, nil
+			return AITaskAccepted{Task: toAITask(t), OperationAccepted: OperationAccepted{toOperation(op)}}, op, err
 		})
+	registerRead(api, "getAITask", "/v1/ai-tasks/{id}", "Read an AI task", "ai", h.deps.AI.Get, toAITask)
 }

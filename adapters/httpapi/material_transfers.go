@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"net/http"
-	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
@@ -35,14 +33,12 @@ type MaterialTransfer struct {
 	OperationID uuid.UUID      `json:"operation_id" format:"uuid"`
 	Status      string         `json:"status" enum:"pending,running,succeeded,failed"`
 	Items       []MaterialItem `json:"items"`
-	Reason      string         `json:"reason,omitempty"`
-	CreatedAt   time.Time      `json:"created_at"`
-	UpdatedAt   time.Time      `json:"updated_at"`
+	TaskTimes
 }
 
 type MaterialTransferAccepted struct {
-	Transfer  MaterialTransfer `json:"transfer"`
-	Operation Operation        `json:"operation"`
+	Transfer MaterialTransfer `json:"transfer"`
+	OperationAccepted
 }
 
 func toMaterialTransfer(t domain.MaterialTransfer) MaterialTransfer {
@@ -51,37 +47,21 @@ func toMaterialTransfer(t domain.MaterialTransfer) MaterialTransfer {
 		items = append(items, MaterialItem{Index: it.Index, Done: it.Done, SizeBytes: it.SizeBytes})
 	}
 	return MaterialTransfer{ID: t.ID, OperationID: t.OperationID, Status: string(t.Status), Items: items,
-		Reason: t.Reason, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+		TaskTimes: taskTimes(t.Reason, t.CreatedAt, t.UpdatedAt)}
 }
 
 func (h *handlers) registerMaterialTransfers(api huma.API) {
-	registerIdempotent(api, huma.Operation{
-		OperationID:   "startMaterialTransfer",
-		Method:        http.MethodPost,
-		Path:          "/v1/material-transfers",
-		Summary:       "Transfer collected material into our storage",
-		Description:   "Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.",
-		Tags:          []string{"materials"},
-		DefaultStatus: http.StatusAccepted,
-		Security:      bearer,
-		Errors:        []int{400, 401, 403, 409, 413, 422, 500, 503},
-	}, h.deps.MaxBodyBytes, h.startMaterialTransfer)
+	registerTask(h, api, post("startMaterialTransfer", "/v1/material-transfers", "materials", "Transfer collected material into our storage",
+		"Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.",
+		400, 401, 403, 409, 413, 422, 500, 503), taskAt("/v1/material-transfers/"),
+		func(ctx context.Context, tx ports.Tx, p domain.Principal, in *StartMaterialTransferInput) (MaterialTransferAccepted, domain.Operation, error) {
+			t, op, err := h.deps.Materials.Start(ctx, tx, p, in.Body.SourceURLs)
+			return MaterialTransferAccepted{Transfer: toMaterialTransfer(t), OperationAccepted: OperationAccepted{toOperation(op)}}, op, err
+		})
 	registerRead(api, "getMaterialTransfer", "/v1/material-transfers/{id}", "Read a material transfer", "materials", h.deps.Materials.Get, toMaterialTransfer)
 }
 
-func (h *handlers) startMaterialTransfer(ctx context.Context, in *StartMaterialTransferInput) (*IdempotentOutput[MaterialTransferAccepted], error) {
-	// Resolving the sources' hosts waits on DNS: done before the
-	// idempotency claim opens a transaction, never inside it.
-	if err := h.deps.Materials.CheckSources(ctx, in.Body.SourceURLs); err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
-		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, MaterialTransferAccepted, error) {
-			t, op, err := h.deps.Materials.Start(ctx, tx, p, in.Body.SourceURLs)
-			if err != nil {
-				return 0, "", MaterialTransferAccepted{}, err
-			}
-			return http.StatusAccepted, "/v1/material-transfers/" + t.ID.String(),
-				MaterialTransferAccepted{Transfer: toMaterialTransfer(t), Operation: toOperation(op)}, nil
-		})
+// check resolves the sources' hosts, which waits on DNS.
+func (in *StartMaterialTransferInput) check(ctx context.Context, h *handlers) error {
+	return h.deps.Materials.CheckSources(ctx, in.Body.SourceURLs)
 }

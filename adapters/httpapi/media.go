@@ -120,17 +120,13 @@ func (h *handlers) registerMedia(api huma.API) {
 		binary := &huma.MediaType{Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}}
 		op.RequestBody.Content = map[string]*huma.MediaType{"image/png": binary, "image/jpeg": binary}
 	}
-	registerIdempotent(api, huma.Operation{
-		OperationID:   "completeMediaUpload",
-		Method:        http.MethodPost,
-		Path:          "/v1/media/{id}/complete",
-		Summary:       "Complete an upload",
-		Description:   "Starts validating the file and deriving its variants, once however often it is asked. Idempotent.",
-		Tags:          []string{"media"},
-		DefaultStatus: http.StatusAccepted,
-		Security:      bearer,
-		Errors:        []int{400, 401, 403, 404, 409, 413, 500, 503},
-	}, h.deps.MaxBodyBytes, h.completeMedia)
+	registerTask(h, api, post("completeMediaUpload", "/v1/media/{id}/complete", "media", "Complete an upload",
+		"Starts validating the file and deriving its variants, once however often it is asked. Idempotent.",
+		400, 401, 403, 404, 409, 413, 500, 503), atOperation,
+		func(ctx context.Context, tx ports.Tx, p domain.Principal, in *CompleteMediaInput) (MediaCompleted, domain.Operation, error) {
+			m, op, err := h.deps.Media.Complete(ctx, tx, p, in.ID)
+			return MediaCompleted{Media: toMedia(m), Operation: toOperation(op)}, op, err
+		})
 	registerRead(api, "getMedia", "/v1/media/{id}", "Read a media record", "media", h.deps.Media.Get, toMedia)
 }
 
@@ -162,15 +158,4 @@ func (h *handlers) uploadMedia(ctx context.Context, in *UploadMediaInput) (*Read
 		return nil, toProblem(ctx, err)
 	}
 	return &ReadOutput[Media]{Body: toMedia(m)}, nil
-}
-
-func (h *handlers) completeMedia(ctx context.Context, in *CompleteMediaInput) (*IdempotentOutput[MediaCompleted], error) {
-	return runIdempotent(ctx, h.deps.Idempotency, nil,
-		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, MediaCompleted, error) {
-			m, op, err := h.deps.Media.Complete(ctx, tx, p, in.ID)
-			if err != nil {
-				return 0, "", MediaCompleted{}, err
-			}
-			return http.StatusAccepted, operationLocation(op.ID), MediaCompleted{Media: toMedia(m), Operation: toOperation(op)}, nil
-		})
 }

@@ -67,17 +67,18 @@ func toStore(s domain.Store) Store {
 }
 
 func (h *handlers) registerStores(api huma.API) {
-	registerIdempotent(api, huma.Operation{
-		OperationID:   "createStore",
-		Method:        http.MethodPost,
-		Path:          "/v1/stores",
-		Summary:       "Connect a store",
-		Description:   "Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.",
-		Tags:          []string{"stores"},
-		DefaultStatus: http.StatusCreated,
-		Security:      bearer,
-		Errors:        []int{400, 401, 403, 409, 413, 422, 500, 503},
-	}, h.deps.MaxBodyBytes, h.createStore)
+	create := post("createStore", "/v1/stores", "stores", "Connect a store",
+		"Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.",
+		400, 401, 403, 409, 413, 422, 500, 503)
+	create.DefaultStatus = http.StatusCreated
+	registerTask(h, api, create, taskAt("/v1/stores/"),
+		func(ctx context.Context, tx ports.Tx, p domain.Principal, in *CreateStoreInput) (StoreCreated, domain.Operation, error) {
+			c, err := h.deps.Stores.Create(ctx, tx, p, stores.CreateCommand{
+				Platform: in.Body.Platform, Name: in.Body.Name, ExternalShopID: in.Body.ExternalShopID,
+				Credentials: domain.StoreCredentials{APIKey: in.Body.Credentials.APIKey, APISecret: in.Body.Credentials.APISecret},
+			})
+			return StoreCreated{Store: toStore(c.Store), Operation: toOperation(c.Operation)}, c.Operation, err
+		})
 
 	huma.Register(api, huma.Operation{
 		OperationID: "getStore",
@@ -88,23 +89,6 @@ func (h *handlers) registerStores(api huma.API) {
 		Security:    bearer,
 		Errors:      []int{401, 403, 404, 500, 503},
 	}, h.getStore)
-}
-
-func (h *handlers) createStore(ctx context.Context, in *CreateStoreInput) (*IdempotentOutput[StoreCreated], error) {
-	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
-		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, StoreCreated, error) {
-			created, err := h.deps.Stores.Create(ctx, tx, p, stores.CreateCommand{
-				Platform:       in.Body.Platform,
-				Name:           in.Body.Name,
-				ExternalShopID: in.Body.ExternalShopID,
-				Credentials:    domain.StoreCredentials{APIKey: in.Body.Credentials.APIKey, APISecret: in.Body.Credentials.APISecret},
-			})
-			if err != nil {
-				return 0, "", StoreCreated{}, err
-			}
-			return http.StatusCreated, "/v1/stores/" + created.Store.ID.String(),
-				StoreCreated{Store: toStore(created.Store), Operation: toOperation(created.Operation)}, nil
-		})
 }
 
 func (h *handlers) getStore(ctx context.Context, in *GetStoreInput) (*StoreOutput, error) {

@@ -23,21 +23,17 @@ import (
 type DB struct {
 	mu sync.Mutex
 
+	taskRows // committed
+
 	workspaces map[uuid.UUID]domain.Workspace
 	members    map[memberKey]domain.Member
-	stores     map[uuid.UUID]domain.Store
 	operations map[uuid.UUID]domain.Operation
 	events     map[uuid.UUID]eventRow
 	idem       map[domain.IdempotencyScope]idemRow
 
 	products      map[uuid.UUID]domain.Product
-	media         map[uuid.UUID]domain.Media
-	transfers     map[uuid.UUID]domain.MaterialTransfer // without items
 	transferItems map[transferItemKey]domain.MaterialItem
-	publications  map[uuid.UUID]domain.Publication
-	syncs         map[uuid.UUID]domain.CatalogSync
 	catalogItems  map[catalogItemKey]domain.CatalogItem
-	aiTasks       map[uuid.UUID]domain.AITask
 	billing       map[uuid.UUID]domain.BillingRecord // by task id
 
 	// taken holds the unique keys of committed rows; reserved the unique keys
@@ -65,21 +61,16 @@ type DB struct {
 // from the same DB so they see the same rows.
 func NewDB() *DB {
 	return &DB{
+		taskRows:   newTaskRows(),
 		workspaces: map[uuid.UUID]domain.Workspace{},
 		members:    map[memberKey]domain.Member{},
-		stores:     map[uuid.UUID]domain.Store{},
 		operations: map[uuid.UUID]domain.Operation{},
 		events:     map[uuid.UUID]eventRow{},
 		idem:       map[domain.IdempotencyScope]idemRow{},
 
 		products:      map[uuid.UUID]domain.Product{},
-		media:         map[uuid.UUID]domain.Media{},
-		transfers:     map[uuid.UUID]domain.MaterialTransfer{},
 		transferItems: map[transferItemKey]domain.MaterialItem{},
-		publications:  map[uuid.UUID]domain.Publication{},
-		syncs:         map[uuid.UUID]domain.CatalogSync{},
 		catalogItems:  map[catalogItemKey]domain.CatalogItem{},
-		aiTasks:       map[uuid.UUID]domain.AITask{},
 		billing:       map[uuid.UUID]domain.BillingRecord{},
 		taken:         map[uniqueKey]bool{},
 		reserved:      map[uniqueKey]*tx{},

@@ -7,12 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/ports"
 )
-
-type transferRepo struct{ t *tx }
-
-var _ ports.MaterialTransferRepository = transferRepo{}
 
 // transferItemKey is the primary key of an item, (transfer, index). Items
 // are rows of their own, as in PostgreSQL, so marking one item done does not
@@ -22,7 +17,13 @@ type transferItemKey struct {
 	index    int
 }
 
-func transferKey(id uuid.UUID) uniqueKey { return uniqueKey{"material_transfers_pkey", id.String()} }
+// transferTable is the material_transfers table; its items are rows of
+// their own (transferItems).
+var transferTable = table[domain.MaterialTransfer]{
+	noun: "material transfer", pkey: "material_transfers_pkey", copy: copyTransfer,
+	rows: func(r *taskRows) map[uuid.UUID]domain.MaterialTransfer { return r.transfers },
+	ids:  func(tr domain.MaterialTransfer) (uuid.UUID, uuid.UUID) { return tr.ID, tr.WorkspaceID },
+}
 
 func (r transferRepo) Create(_ context.Context, tr domain.MaterialTransfer) error {
 	t := r.t
@@ -40,7 +41,7 @@ func (r transferRepo) Create(_ context.Context, tr domain.MaterialTransfer) erro
 		}
 		seen[it.Index] = true
 	}
-	if !t.db.reserveLocked(t, transferKey(tr.ID)) {
+	if !t.db.reserveLocked(t, uniqueKey{transferTable.pkey, tr.ID.String()}) {
 		return domain.Errorf(domain.CodeConflict, "material transfer %s already exists", tr.ID)
 	}
 	t.transfers[tr.ID] = copyTransfer(tr)
@@ -56,9 +57,9 @@ func (r transferRepo) Get(_ context.Context, id uuid.UUID) (domain.MaterialTrans
 		return domain.MaterialTransfer{}, err
 	}
 	defer t.db.mu.Unlock()
-	tr, ok := r.visibleLocked(id)
+	tr, ok := transferTable.visibleLocked(t, id)
 	if !ok {
-		return domain.MaterialTransfer{}, transferNotFound(id)
+		return domain.MaterialTransfer{}, transferTable.notFound(id)
 	}
 	tr = copyTransfer(tr)
 	items := map[int]domain.MaterialItem{}
@@ -80,20 +81,9 @@ func (r transferRepo) Get(_ context.Context, id uuid.UUID) (domain.MaterialTrans
 }
 
 func (r transferRepo) UpdateStatus(_ context.Context, tr domain.MaterialTransfer) error {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	cur, ok := r.visibleLocked(tr.ID)
-	if !ok {
-		return transferNotFound(tr.ID)
-	}
-	cur.Status = tr.Status
-	cur.Reason = tr.Reason
-	cur.UpdatedAt = tr.UpdatedAt
-	t.transfers[tr.ID] = copyTransfer(cur)
-	return nil
+	return transferTable.update(r.t, tr.ID, func(cur *domain.MaterialTransfer) {
+		cur.Status, cur.Reason, cur.UpdatedAt = tr.Status, tr.Reason, tr.UpdatedAt
+	})
 }
 
 func (r transferRepo) MarkItemDone(_ context.Context, id uuid.UUID, index int, objectKey string, size int64) error {
@@ -102,7 +92,7 @@ func (r transferRepo) MarkItemDone(_ context.Context, id uuid.UUID, index int, o
 		return err
 	}
 	defer t.db.mu.Unlock()
-	if _, ok := r.visibleLocked(id); !ok {
+	if _, ok := transferTable.visibleLocked(t, id); !ok {
 		return itemNotFound(id, index)
 	}
 	k := transferItemKey{id, index}
@@ -121,21 +111,6 @@ func (r transferRepo) MarkItemDone(_ context.Context, id uuid.UUID, index int, o
 	it.SizeBytes = size
 	t.transferItems[k] = it
 	return nil
-}
-
-func (r transferRepo) visibleLocked(id uuid.UUID) (domain.MaterialTransfer, bool) {
-	tr, ok := r.t.transfers[id]
-	if !ok {
-		tr, ok = r.t.db.transfers[id]
-	}
-	if !ok || tr.WorkspaceID != r.t.workspace {
-		return domain.MaterialTransfer{}, false
-	}
-	return tr, true
-}
-
-func transferNotFound(id uuid.UUID) error {
-	return domain.Errorf(domain.CodeNotFound, "material transfer %s not found", id)
 }
 
 func itemNotFound(id uuid.UUID, index int) error {

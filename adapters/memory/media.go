@@ -7,60 +7,23 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/ports"
 )
 
-type mediaRepo struct{ t *tx }
-
-var _ ports.MediaRepository = mediaRepo{}
-
-func mediaKey(id uuid.UUID) uniqueKey { return uniqueKey{"media_pkey", id.String()} }
-
-func (r mediaRepo) Create(_ context.Context, m domain.Media) error {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	if err := t.ownWorkspace("media", m.WorkspaceID); err != nil {
-		return err
-	}
-	if !t.db.reserveLocked(t, mediaKey(m.ID)) {
-		return domain.Errorf(domain.CodeConflict, "media %s already exists", m.ID)
-	}
-	t.media[m.ID] = copyMedia(m)
-	return nil
+// mediaTable is the media table.
+var mediaTable = table[domain.Media]{
+	noun: "media", pkey: "media_pkey", copy: copyMedia,
+	rows: func(r *taskRows) map[uuid.UUID]domain.Media { return r.media },
+	ids:  func(m domain.Media) (uuid.UUID, uuid.UUID) { return m.ID, m.WorkspaceID },
 }
 
-func (r mediaRepo) Get(_ context.Context, id uuid.UUID) (domain.Media, error) {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return domain.Media{}, err
-	}
-	defer t.db.mu.Unlock()
-	m, ok := r.visibleLocked(id)
-	if !ok {
-		return domain.Media{}, mediaNotFound(id)
-	}
-	return copyMedia(m), nil
+func (r mediaRepo) Create(_ context.Context, m domain.Media) error {
+	return mediaTable.create(r.t, m)
 }
 
 func (r mediaRepo) Update(_ context.Context, m domain.Media) error {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	cur, ok := r.visibleLocked(m.ID)
-	if !ok {
-		return mediaNotFound(m.ID)
-	}
-	cur.Status = m.Status
-	cur.Variants = m.Variants
-	cur.Reason = m.Reason
-	cur.UpdatedAt = m.UpdatedAt
-	t.media[m.ID] = copyMedia(cur)
-	return nil
+	return mediaTable.update(r.t, m.ID, func(cur *domain.Media) {
+		cur.Status, cur.Variants, cur.Reason, cur.UpdatedAt = m.Status, m.Variants, m.Reason, m.UpdatedAt
+	})
 }
 
 // Transition is a compare-and-set on the status. It takes the media's row
@@ -68,44 +31,20 @@ func (r mediaRepo) Update(_ context.Context, m domain.Media) error {
 // gets past it; the second sees CodeInvalidState, as it would in PostgreSQL
 // after waiting for the first to commit and finding the new status.
 func (r mediaRepo) Transition(_ context.Context, id uuid.UUID, from, to domain.MediaStatus, at time.Time) error {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	cur, ok := r.visibleLocked(id)
-	if !ok {
-		return mediaNotFound(id)
-	}
-	if cur.Status != from {
-		return mediaNotIn(id, from, cur.Status)
-	}
-	if !t.db.lockRowLocked(t, mediaRowLock(id)) {
-		return domain.Errorf(domain.CodeInvalidState, "media %s is being changed by a concurrent request", id)
-	}
-	cur.Status = to
-	cur.UpdatedAt = at
-	t.media[id] = copyMedia(cur)
-	return nil
+	return mediaTable.change(r.t, id, func(cur *domain.Media) error {
+		if cur.Status != from {
+			return mediaNotIn(id, from, cur.Status)
+		}
+		if !r.t.db.lockRowLocked(r.t, mediaRowLock(id)) {
+			return domain.Errorf(domain.CodeInvalidState, "media %s is being changed by a concurrent request", id)
+		}
+		cur.Status, cur.UpdatedAt = to, at
+		return nil
+	})
 }
 
 func mediaRowLock(id uuid.UUID) uniqueKey { return uniqueKey{"media_row", id.String()} }
 
-func (r mediaRepo) visibleLocked(id uuid.UUID) (domain.Media, bool) {
-	m, ok := r.t.media[id]
-	if !ok {
-		m, ok = r.t.db.media[id]
-	}
-	if !ok || m.WorkspaceID != r.t.workspace {
-		return domain.Media{}, false
-	}
-	return m, true
-}
-
 func mediaNotIn(id uuid.UUID, want, got domain.MediaStatus) error {
 	return domain.Errorf(domain.CodeInvalidState, "media %s is %s, not %s", id, got, want)
-}
-
-func mediaNotFound(id uuid.UUID) error {
-	return domain.Errorf(domain.CodeNotFound, "media %s not found", id)
 }

@@ -6,12 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/ports"
 )
-
-type storeRepo struct{ t *tx }
-
-var _ ports.StoreRepository = storeRepo{}
 
 func storeKey(id uuid.UUID) uniqueKey { return uniqueKey{"stores_pkey", id.String()} }
 
@@ -43,53 +38,25 @@ func (r storeRepo) Create(_ context.Context, s domain.Store) error {
 	return nil
 }
 
-func (r storeRepo) Get(_ context.Context, id uuid.UUID) (domain.Store, error) {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return domain.Store{}, err
-	}
-	defer t.db.mu.Unlock()
-	s, ok := r.visibleLocked(id)
-	if !ok {
-		return domain.Store{}, storeNotFound(id)
-	}
-	return copyStore(s), nil
+// storeTable is the stores table; its shop key is not a live index (a
+// store holds it for good), so Create checks it itself.
+var storeTable = table[domain.Store]{
+	noun: "store", pkey: "stores_pkey", copy: copyStore,
+	rows: func(r *taskRows) map[uuid.UUID]domain.Store { return r.stores },
+	ids:  func(s domain.Store) (uuid.UUID, uuid.UUID) { return s.ID, s.WorkspaceID },
 }
 
 func (r storeRepo) Update(_ context.Context, s domain.Store) error {
-	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	cur, ok := r.visibleLocked(s.ID)
-	if !ok {
-		return storeNotFound(s.ID)
-	}
-	cur.Name = s.Name
-	cur.Status = s.Status
-	cur.CredentialVersion = s.CredentialVersion
-	cur.SealedCredentials = s.SealedCredentials
-	cur.UpdatedAt = s.UpdatedAt
-	t.stores[s.ID] = copyStore(cur)
-	return nil
+	return storeTable.update(r.t, s.ID, func(cur *domain.Store) {
+		cur.Name, cur.Status, cur.CredentialVersion = s.Name, s.Status, s.CredentialVersion
+		cur.SealedCredentials, cur.UpdatedAt = s.SealedCredentials, s.UpdatedAt
+	})
 }
 
 // visibleLocked returns the store as this tx sees it: its own write, else
 // the committed row, and only if it belongs to the tx's workspace.
 func (r storeRepo) visibleLocked(id uuid.UUID) (domain.Store, bool) {
-	s, ok := r.t.stores[id]
-	if !ok {
-		s, ok = r.t.db.stores[id]
-	}
-	if !ok || s.WorkspaceID != r.t.workspace {
-		return domain.Store{}, false
-	}
-	return s, true
-}
-
-func storeNotFound(id uuid.UUID) error {
-	return domain.Errorf(domain.CodeNotFound, "store %s not found", id)
+	return storeTable.visibleLocked(r.t, id)
 }
 
 // storeHoldingLocked finds the store, committed or in an open transaction,

@@ -16,6 +16,8 @@ type tx struct {
 	workspace uuid.UUID
 	done      bool
 
+	taskRows // written by t, not yet committed
+
 	reserved []uniqueKey
 	// released are committed unique keys t gave up (releaseLocked), freed
 	// for everybody at commit.
@@ -25,7 +27,6 @@ type tx struct {
 	members    map[memberKey]domain.Member
 	// memberDeletes are committed memberships this tx removed.
 	memberDeletes map[memberKey]bool
-	stores        map[uuid.UUID]domain.Store
 	operations    map[uuid.UUID]domain.Operation
 	events        map[uuid.UUID]eventRow
 	// eventDeletes are committed events this tx deleted; lockedEvents the
@@ -41,13 +42,8 @@ type tx struct {
 	deletes map[domain.IdempotencyScope]int64
 
 	products      map[uuid.UUID]domain.Product
-	media         map[uuid.UUID]domain.Media
-	transfers     map[uuid.UUID]domain.MaterialTransfer
 	transferItems map[transferItemKey]domain.MaterialItem
-	publications  map[uuid.UUID]domain.Publication
-	syncs         map[uuid.UUID]domain.CatalogSync
 	catalogItems  map[catalogItemKey]domain.CatalogItem
-	aiTasks       map[uuid.UUID]domain.AITask
 	billing       map[uuid.UUID]domain.BillingRecord
 }
 
@@ -55,12 +51,12 @@ var _ ports.Tx = (*tx)(nil)
 
 func newTx(db *DB, workspace uuid.UUID) *tx {
 	return &tx{
+		taskRows:      newTaskRows(),
 		db:            db,
 		workspace:     workspace,
 		workspaces:    map[uuid.UUID]domain.Workspace{},
 		members:       map[memberKey]domain.Member{},
 		memberDeletes: map[memberKey]bool{},
-		stores:        map[uuid.UUID]domain.Store{},
 		operations:    map[uuid.UUID]domain.Operation{},
 		events:        map[uuid.UUID]eventRow{},
 		eventDeletes:  map[uuid.UUID]bool{},
@@ -69,32 +65,35 @@ func newTx(db *DB, workspace uuid.UUID) *tx {
 		released:      map[uniqueKey]bool{},
 
 		products:      map[uuid.UUID]domain.Product{},
-		media:         map[uuid.UUID]domain.Media{},
-		transfers:     map[uuid.UUID]domain.MaterialTransfer{},
 		transferItems: map[transferItemKey]domain.MaterialItem{},
-		publications:  map[uuid.UUID]domain.Publication{},
-		syncs:         map[uuid.UUID]domain.CatalogSync{},
 		catalogItems:  map[catalogItemKey]domain.CatalogItem{},
-		aiTasks:       map[uuid.UUID]domain.AITask{},
 		billing:       map[uuid.UUID]domain.BillingRecord{},
 	}
 }
 
 func (t *tx) Workspaces() ports.WorkspaceRepository { return workspaceRepo{t} }
 func (t *tx) Members() ports.MemberRepository       { return memberRepo{t} }
-func (t *tx) Stores() ports.StoreRepository         { return storeRepo{t} }
+func (t *tx) Stores() ports.StoreRepository {
+	return storeRepo{tableRepo[domain.Store]{t, &storeTable}}
+}
 func (t *tx) Operations() ports.OperationRepository { return operationRepo{t} }
 func (t *tx) Outbox() ports.Outbox                  { return outboxRepo{t} }
 func (t *tx) OutboxDispatch() ports.OutboxDispatch  { return dispatchRepo{t} }
 func (t *tx) Idempotency() ports.IdempotencyStore   { return idempotencyRepo{t} }
 func (t *tx) Products() ports.ProductRepository     { return productRepo{t} }
-func (t *tx) Media() ports.MediaRepository          { return mediaRepo{t} }
+func (t *tx) Media() ports.MediaRepository          { return mediaRepo{tableRepo[domain.Media]{t, &mediaTable}} }
 func (t *tx) MaterialTransfers() ports.MaterialTransferRepository {
-	return transferRepo{t}
+	return transferRepo{tableRepo[domain.MaterialTransfer]{t, &transferTable}}
 }
-func (t *tx) Publications() ports.PublicationRepository { return publicationRepo{t} }
-func (t *tx) Syncs() ports.SyncRepository               { return syncRepo{t} }
-func (t *tx) AITasks() ports.AITaskRepository           { return aiTaskRepo{t} }
+func (t *tx) Publications() ports.PublicationRepository {
+	return publicationRepo{tableRepo[domain.Publication]{t, &publicationTable}}
+}
+func (t *tx) Syncs() ports.SyncRepository {
+	return syncRepo{tableRepo[domain.CatalogSync]{t, &syncTable}}
+}
+func (t *tx) AITasks() ports.AITaskRepository {
+	return aiTaskRepo{tableRepo[domain.AITask]{t, &aiTaskTable}}
+}
 
 // lock takes the database mutex for one repository call and refuses a
 // transaction that has already ended. Use as: if err := t.lock(); err != nil
@@ -144,9 +143,6 @@ func (t *tx) commit() {
 	for k, m := range t.members {
 		db.members[k] = m
 	}
-	for id, s := range t.stores {
-		db.stores[id] = s
-	}
 	for id, op := range t.operations {
 		db.operations[id] = op
 	}
@@ -161,30 +157,16 @@ func (t *tx) commit() {
 	for id, p := range t.products {
 		db.products[id] = p
 	}
-	for id, m := range t.media {
-		db.media[id] = m
-	}
-	for id, tr := range t.transfers {
-		db.transfers[id] = tr
-	}
 	for k, it := range t.transferItems {
 		db.transferItems[k] = it
-	}
-	for id, p := range t.publications {
-		db.publications[id] = p
-	}
-	for id, s := range t.syncs {
-		db.syncs[id] = s
 	}
 	for k, it := range t.catalogItems {
 		db.catalogItems[k] = it
 	}
-	for id, a := range t.aiTasks {
-		db.aiTasks[id] = a
-	}
 	for id, b := range t.billing {
 		db.billing[id] = b
 	}
+	t.taskRows.commitTo(db.taskRows)
 	t.releaseEventLocksLocked()
 	t.releaseRowLocksLocked()
 	for _, k := range t.reserved {

@@ -65,9 +65,7 @@ type mediaRow struct {
 	ObjectKey   string             `bun:"object_key,notnull"`
 	Status      string             `bun:"status,notnull"`
 	Variants    []mediaVariantJSON `bun:"variants,type:jsonb,notnull"`
-	Reason      *string            `bun:"reason"`
-	CreatedAt   *time.Time         `bun:"created_at"`
-	UpdatedAt   *time.Time         `bun:"updated_at"`
+	taskTimes
 }
 
 func toMediaVariants(vs []domain.MediaVariant) []mediaVariantJSON {
@@ -82,7 +80,7 @@ func toMediaRow(m domain.Media) *mediaRow {
 	return &mediaRow{
 		ID: m.ID, WorkspaceID: m.WorkspaceID, Filename: m.Filename, ContentType: m.ContentType,
 		SizeBytes: m.SizeBytes, ObjectKey: m.ObjectKey, Status: string(m.Status), Variants: toMediaVariants(m.Variants),
-		Reason: strPtr(m.Reason), CreatedAt: timePtr(m.CreatedAt), UpdatedAt: timePtr(m.UpdatedAt),
+		taskTimes: toTaskTimes(m.Reason, m.CreatedAt, m.UpdatedAt),
 	}
 }
 
@@ -101,19 +99,15 @@ func (r *mediaRow) domain() domain.Media {
 type transferRow struct {
 	bun.BaseModel `bun:"table:material_transfers"`
 
-	ID          uuid.UUID  `bun:"id,pk,type:uuid"`
-	WorkspaceID uuid.UUID  `bun:"workspace_id,type:uuid"`
-	OperationID uuid.UUID  `bun:"operation_id,type:uuid"`
-	Status      string     `bun:"status,notnull"`
-	Reason      *string    `bun:"reason"`
-	CreatedAt   *time.Time `bun:"created_at"`
-	UpdatedAt   *time.Time `bun:"updated_at"`
+	taskKeys
+	Status string `bun:"status,notnull"`
+	taskTimes
 }
 
 func toTransferRow(t domain.MaterialTransfer) *transferRow {
 	return &transferRow{
-		ID: t.ID, WorkspaceID: t.WorkspaceID, OperationID: t.OperationID, Status: string(t.Status),
-		Reason: strPtr(t.Reason), CreatedAt: timePtr(t.CreatedAt), UpdatedAt: timePtr(t.UpdatedAt),
+		taskKeys: taskKeys{t.ID, t.WorkspaceID, t.OperationID}, Status: string(t.Status),
+		taskTimes: toTaskTimes(t.Reason, t.CreatedAt, t.UpdatedAt),
 	}
 }
 
@@ -143,17 +137,13 @@ func (r *transferItemRow) domain() domain.MaterialItem {
 type publicationRow struct {
 	bun.BaseModel `bun:"table:publications"`
 
-	ID                uuid.UUID  `bun:"id,pk,type:uuid"`
-	WorkspaceID       uuid.UUID  `bun:"workspace_id,type:uuid"`
-	ProductID         uuid.UUID  `bun:"product_id,type:uuid"`
-	StoreID           uuid.UUID  `bun:"store_id,type:uuid"`
-	OperationID       uuid.UUID  `bun:"operation_id,type:uuid"`
-	ProductRevision   int        `bun:"product_revision,notnull"`
-	Status            string     `bun:"status,notnull"`
-	ExternalListingID *string    `bun:"external_listing_id"`
-	Reason            *string    `bun:"reason"`
-	CreatedAt         *time.Time `bun:"created_at"`
-	UpdatedAt         *time.Time `bun:"updated_at"`
+	taskKeys
+	ProductID         uuid.UUID `bun:"product_id,type:uuid"`
+	StoreID           uuid.UUID `bun:"store_id,type:uuid"`
+	ProductRevision   int       `bun:"product_revision,notnull"`
+	Status            string    `bun:"status,notnull"`
+	ExternalListingID *string   `bun:"external_listing_id"`
+	taskTimes
 }
 
 func (r *publicationRow) domain() domain.Publication {
@@ -168,15 +158,11 @@ func (r *publicationRow) domain() domain.Publication {
 type syncRow struct {
 	bun.BaseModel `bun:"table:catalog_syncs"`
 
-	ID          uuid.UUID  `bun:"id,pk,type:uuid"`
-	WorkspaceID uuid.UUID  `bun:"workspace_id,type:uuid"`
-	StoreID     uuid.UUID  `bun:"store_id,type:uuid"`
-	OperationID uuid.UUID  `bun:"operation_id,type:uuid"`
-	Status      string     `bun:"status,notnull"`
-	ItemsSynced int        `bun:"items_synced,notnull"`
-	Reason      *string    `bun:"reason"`
-	CreatedAt   *time.Time `bun:"created_at"`
-	UpdatedAt   *time.Time `bun:"updated_at"`
+	taskKeys
+	StoreID     uuid.UUID `bun:"store_id,type:uuid"`
+	Status      string    `bun:"status,notnull"`
+	ItemsSynced int       `bun:"items_synced,notnull"`
+	taskTimes
 }
 
 func (r *syncRow) domain() domain.CatalogSync {
@@ -209,24 +195,20 @@ func toCatalogItemRow(it domain.CatalogItem) catalogItemRow {
 type aiTaskRow struct {
 	bun.BaseModel `bun:"table:ai_tasks"`
 
-	ID           uuid.UUID  `bun:"id,pk,type:uuid"`
-	WorkspaceID  uuid.UUID  `bun:"workspace_id,type:uuid"`
-	ProductID    uuid.UUID  `bun:"product_id,type:uuid"`
-	OperationID  uuid.UUID  `bun:"operation_id,type:uuid"`
-	Kind         string     `bun:"kind,notnull"`
-	Instructions string     `bun:"instructions,notnull"`
-	Status       string     `bun:"status,notnull"`
-	Result       *string    `bun:"result"`
-	Reason       *string    `bun:"reason"`
-	CreatedAt    *time.Time `bun:"created_at"`
-	UpdatedAt    *time.Time `bun:"updated_at"`
+	taskKeys
+	ProductID    uuid.UUID `bun:"product_id,type:uuid"`
+	Kind         string    `bun:"kind,notnull"`
+	Instructions string    `bun:"instructions,notnull"`
+	Status       string    `bun:"status,notnull"`
+	Result       *string   `bun:"result"`
+	taskTimes
 }
 
 func toAITaskRow(a domain.AITask) *aiTaskRow {
 	return &aiTaskRow{
-		ID: a.ID, WorkspaceID: a.WorkspaceID, ProductID: a.ProductID, OperationID: a.OperationID,
+		taskKeys: taskKeys{a.ID, a.WorkspaceID, a.OperationID}, ProductID: a.ProductID,
 		Kind: string(a.Kind), Instructions: a.Instructions, Status: string(a.Status),
-		Result: strPtr(a.Result), Reason: strPtr(a.Reason), CreatedAt: timePtr(a.CreatedAt), UpdatedAt: timePtr(a.UpdatedAt),
+		Result: strPtr(a.Result), taskTimes: toTaskTimes(a.Reason, a.CreatedAt, a.UpdatedAt),
 	}
 }
 
@@ -275,4 +257,24 @@ func parseUUIDs(ss []string) ([]uuid.UUID, error) {
 		out = append(out, id)
 	}
 	return out, nil
+}
+
+// taskKeys are the columns that name a task row: its id, its workspace
+// and the operation that tracks it.
+type taskKeys struct {
+	ID          uuid.UUID `bun:"id,pk,type:uuid"`
+	WorkspaceID uuid.UUID `bun:"workspace_id,type:uuid"`
+	OperationID uuid.UUID `bun:"operation_id,type:uuid"`
+}
+
+// taskTimes are the columns every task table has alike: why the task
+// failed, if it did, and when it was created and last changed.
+type taskTimes struct {
+	Reason    *string    `bun:"reason"`
+	CreatedAt *time.Time `bun:"created_at"`
+	UpdatedAt *time.Time `bun:"updated_at"`
+}
+
+func toTaskTimes(reason string, created, updated time.Time) taskTimes {
+	return taskTimes{Reason: strPtr(reason), CreatedAt: timePtr(created), UpdatedAt: timePtr(updated)}
 }

@@ -133,14 +133,6 @@ func (r *OperationRepository) Update(ctx context.Context, op domain.Operation) e
 	return affectedOne(res, err, "operation")
 }
 
-// StoreRepository implements ports.StoreRepository.
-type StoreRepository struct {
-	db        bun.IDB
-	workspace uuid.UUID
-}
-
-var _ ports.StoreRepository = (*StoreRepository)(nil)
-
 // selectStoreByShop finds the store that holds a (platform, shop) pair, so
 // STORE_ALREADY_EXISTS can name it.
 const selectStoreByShop = `
@@ -173,15 +165,6 @@ func (r *StoreRepository) Create(ctx context.Context, s domain.Store) error {
 		return e
 	}
 	return domain.Errorf(domain.CodeUnavailable, "store: concurrent changes, try again")
-}
-
-func (r *StoreRepository) Get(ctx context.Context, id uuid.UUID) (domain.Store, error) {
-	var row storeRow
-	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
-	if err != nil {
-		return domain.Store{}, mapError(err, "store")
-	}
-	return row.domain(), nil
 }
 
 const updateStore = `

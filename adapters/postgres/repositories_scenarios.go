@@ -67,41 +67,19 @@ func (r *ProductRepository) Update(ctx context.Context, p domain.Product, expect
 		"product %s changed since revision %d", p.ID, expectedRevision)
 }
 
-// MediaRepository implements ports.MediaRepository.
-type MediaRepository struct {
-	db        bun.IDB
-	workspace uuid.UUID
-}
-
-var _ ports.MediaRepository = (*MediaRepository)(nil)
-
 func (r *MediaRepository) Create(ctx context.Context, m domain.Media) error {
-	_, err := r.db.NewInsert().Model(toMediaRow(m)).Exec(ctx)
-	return mapError(err, "media")
+	return r.insert(ctx, toMediaRow(m))
 }
 
-func (r *MediaRepository) Get(ctx context.Context, id uuid.UUID) (domain.Media, error) {
-	var row mediaRow
-	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
-	if err != nil {
-		return domain.Media{}, mapError(err, "media")
-	}
-	return row.domain(), nil
-}
-
-const updateMedia = `
-UPDATE media
-   SET status = ?, variants = ?::jsonb, reason = ?, updated_at = coalesce(?::timestamptz, now())
- WHERE workspace_id = ? AND id = ?`
+var updateMedia = updateTaskRow("media", "status = ?", "variants = ?::jsonb", "reason = ?")
 
 func (r *MediaRepository) Update(ctx context.Context, m domain.Media) error {
 	variants, err := json.Marshal(toMediaVariants(m.Variants))
 	if err != nil {
 		return domain.Wrap(domain.CodeInternal, err, "media variants")
 	}
-	res, err := r.db.ExecContext(ctx, updateMedia,
+	return r.update(ctx, updateMedia,
 		string(m.Status), string(variants), strPtr(m.Reason), timePtr(m.UpdatedAt), r.workspace, m.ID)
-	return affectedOne(res, err, "media")
 }
 
 func (r *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from, to domain.MediaStatus, at time.Time) error {
@@ -118,14 +96,6 @@ func (r *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from, to
 	}
 	return domain.Errorf(domain.CodeInvalidState, "media %s is %s, not %s", id, current, from)
 }
-
-// MaterialTransferRepository implements ports.MaterialTransferRepository.
-type MaterialTransferRepository struct {
-	db        bun.IDB
-	workspace uuid.UUID
-}
-
-var _ ports.MaterialTransferRepository = (*MaterialTransferRepository)(nil)
 
 func (r *MaterialTransferRepository) Create(ctx context.Context, t domain.MaterialTransfer) error {
 	if _, err := r.db.NewInsert().Model(toTransferRow(t)).Exec(ctx); err != nil {
@@ -164,15 +134,11 @@ func (r *MaterialTransferRepository) Get(ctx context.Context, id uuid.UUID) (dom
 	return t, nil
 }
 
-const updateTransferStatus = `
-UPDATE material_transfers
-   SET status = ?, reason = ?, updated_at = coalesce(?::timestamptz, now())
- WHERE workspace_id = ? AND id = ?`
+var updateTransferStatus = updateTaskRow("material_transfers", "status = ?", "reason = ?")
 
 func (r *MaterialTransferRepository) UpdateStatus(ctx context.Context, t domain.MaterialTransfer) error {
-	res, err := r.db.ExecContext(ctx, updateTransferStatus,
+	return r.update(ctx, updateTransferStatus,
 		string(t.Status), strPtr(t.Reason), timePtr(t.UpdatedAt), r.workspace, t.ID)
-	return affectedOne(res, err, "material transfer")
 }
 
 func (r *MaterialTransferRepository) MarkItemDone(ctx context.Context, id uuid.UUID, index int, objectKey string, size int64) error {
@@ -193,118 +159,44 @@ func (r *MaterialTransferRepository) MarkItemDone(ctx context.Context, id uuid.U
 	return nil // already done: nothing changes
 }
 
-// PublicationRepository implements ports.PublicationRepository.
-type PublicationRepository struct {
-	db        bun.IDB
-	workspace uuid.UUID
-}
-
-var _ ports.PublicationRepository = (*PublicationRepository)(nil)
-
 func (r *PublicationRepository) Create(ctx context.Context, p domain.Publication) error {
-	for range conflictRetries {
-		res, err := r.db.ExecContext(ctx, insertPublication,
+	return insertUnlessLive(ctx, r.db, "publication", func() (sql.Result, error) {
+		return r.db.ExecContext(ctx, insertPublication,
 			p.ID, p.WorkspaceID, p.ProductID, p.StoreID, p.OperationID, p.ProductRevision, string(p.Status),
 			strPtr(p.ExternalListingID), strPtr(p.Reason), timePtr(p.CreatedAt), timePtr(p.UpdatedAt))
-		if err != nil {
-			return mapError(err, "publication")
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			return mapError(err, "publication")
-		}
-		var existing uuid.UUID
-		err = r.db.NewRaw(selectActivePublication, r.workspace, p.ProductID, p.StoreID).Scan(ctx, &existing)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // the winner failed in between: try again
-		}
-		if err != nil {
-			return mapError(err, "publication")
-		}
-		e := domain.Errorf(domain.CodeAlreadyPublished, "product %s is already published to store %s", p.ProductID, p.StoreID)
-		e.ResourceID = existing.String()
-		return e
-	}
-	return domain.Errorf(domain.CodeUnavailable, "publication: concurrent changes, try again")
+	}, r.db.NewRaw(selectActivePublication, r.workspace, p.ProductID, p.StoreID), func(uuid.UUID) *domain.Error {
+		return domain.Errorf(domain.CodeAlreadyPublished, "product %s is already published to store %s", p.ProductID, p.StoreID)
+	})
 }
 
-func (r *PublicationRepository) Get(ctx context.Context, id uuid.UUID) (domain.Publication, error) {
-	var row publicationRow
-	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
-	if err != nil {
-		return domain.Publication{}, mapError(err, "publication")
-	}
-	return row.domain(), nil
-}
-
-const updatePublication = `
-UPDATE publications
-   SET status = ?, external_listing_id = ?, reason = ?, updated_at = coalesce(?::timestamptz, now())
- WHERE workspace_id = ? AND id = ?`
+var updatePublication = updateTaskRow("publications", "status = ?", "external_listing_id = ?", "reason = ?")
 
 // Update can move a failed publication back into the partial unique index;
 // if another one holds the product and store by then, that is a unique
 // violation (publications_active_key), mapped to CodeAlreadyPublished.
 func (r *PublicationRepository) Update(ctx context.Context, p domain.Publication) error {
-	res, err := r.db.ExecContext(ctx, updatePublication,
+	return r.update(ctx, updatePublication,
 		string(p.Status), strPtr(p.ExternalListingID), strPtr(p.Reason), timePtr(p.UpdatedAt), r.workspace, p.ID)
-	return affectedOne(res, err, "publication")
 }
-
-// SyncRepository implements ports.SyncRepository.
-type SyncRepository struct {
-	db        bun.IDB
-	workspace uuid.UUID
-}
-
-var _ ports.SyncRepository = (*SyncRepository)(nil)
 
 func (r *SyncRepository) Create(ctx context.Context, s domain.CatalogSync) error {
-	for range conflictRetries {
-		res, err := r.db.ExecContext(ctx, insertSync,
+	return insertUnlessLive(ctx, r.db, "catalog sync", func() (sql.Result, error) {
+		return r.db.ExecContext(ctx, insertSync,
 			s.ID, s.WorkspaceID, s.StoreID, s.OperationID, string(s.Status), s.ItemsSynced, strPtr(s.Reason),
 			timePtr(s.CreatedAt), timePtr(s.UpdatedAt))
-		if err != nil {
-			return mapError(err, "catalog sync")
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			return mapError(err, "catalog sync")
-		}
-		var active uuid.UUID
-		err = r.db.NewRaw(selectActiveSync, r.workspace, s.StoreID).Scan(ctx, &active)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // the active sync finished in between: try again
-		}
-		if err != nil {
-			return mapError(err, "catalog sync")
-		}
-		e := domain.Errorf(domain.CodeSyncAlreadyActive, "store %s already has an active catalog sync", s.StoreID)
-		e.ResourceID = active.String()
-		return e
-	}
-	return domain.Errorf(domain.CodeUnavailable, "catalog sync: concurrent changes, try again")
+	}, r.db.NewRaw(selectActiveSync, r.workspace, s.StoreID), func(uuid.UUID) *domain.Error {
+		return domain.Errorf(domain.CodeSyncAlreadyActive, "store %s already has an active catalog sync", s.StoreID)
+	})
 }
 
-func (r *SyncRepository) Get(ctx context.Context, id uuid.UUID) (domain.CatalogSync, error) {
-	var row syncRow
-	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
-	if err != nil {
-		return domain.CatalogSync{}, mapError(err, "catalog sync")
-	}
-	return row.domain(), nil
-}
-
-const updateSync = `
-UPDATE catalog_syncs
-   SET status = ?, items_synced = ?, reason = ?, updated_at = coalesce(?::timestamptz, now())
- WHERE workspace_id = ? AND id = ?`
+var updateSync = updateTaskRow("catalog_syncs", "status = ?", "items_synced = ?", "reason = ?")
 
 // Update can move a finished sync back to active; if the store has another
 // active one by then, that is a unique violation (catalog_syncs_active_key),
 // mapped to CodeSyncAlreadyActive.
 func (r *SyncRepository) Update(ctx context.Context, s domain.CatalogSync) error {
-	res, err := r.db.ExecContext(ctx, updateSync,
+	return r.update(ctx, updateSync,
 		string(s.Status), s.ItemsSynced, strPtr(s.Reason), timePtr(s.UpdatedAt), r.workspace, s.ID)
-	return affectedOne(res, err, "catalog sync")
 }
 
 // UpsertItems writes the listings in one statement. Duplicate keys in one
@@ -353,37 +245,15 @@ func (r *SyncRepository) CountItems(ctx context.Context, storeID uuid.UUID) (int
 	return int(n), mapError(err, "catalog item")
 }
 
-// AITaskRepository implements ports.AITaskRepository.
-type AITaskRepository struct {
-	db        bun.IDB
-	workspace uuid.UUID
-}
-
-var _ ports.AITaskRepository = (*AITaskRepository)(nil)
-
 func (r *AITaskRepository) Create(ctx context.Context, t domain.AITask) error {
-	_, err := r.db.NewInsert().Model(toAITaskRow(t)).Exec(ctx)
-	return mapError(err, "AI task")
+	return r.insert(ctx, toAITaskRow(t))
 }
 
-func (r *AITaskRepository) Get(ctx context.Context, id uuid.UUID) (domain.AITask, error) {
-	var row aiTaskRow
-	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
-	if err != nil {
-		return domain.AITask{}, mapError(err, "AI task")
-	}
-	return row.domain(), nil
-}
-
-const updateAITask = `
-UPDATE ai_tasks
-   SET status = ?, result = ?, reason = ?, updated_at = coalesce(?::timestamptz, now())
- WHERE workspace_id = ? AND id = ?`
+var updateAITask = updateTaskRow("ai_tasks", "status = ?", "result = ?", "reason = ?")
 
 func (r *AITaskRepository) Update(ctx context.Context, t domain.AITask) error {
-	res, err := r.db.ExecContext(ctx, updateAITask,
+	return r.update(ctx, updateAITask,
 		string(t.Status), strPtr(t.Result), strPtr(t.Reason), timePtr(t.UpdatedAt), r.workspace, t.ID)
-	return affectedOne(res, err, "AI task")
 }
 
 func (r *AITaskRepository) Bill(ctx context.Context, b domain.BillingRecord) (bool, error) {

@@ -161,13 +161,13 @@ func newTx(db bun.IDB, workspace uuid.UUID) *Tx {
 		outbox:       &Outbox{db: db, workspace: workspace},
 		dispatch:     &OutboxDispatch{db: db, workspace: workspace},
 		operations:   &OperationRepository{db: db, workspace: workspace},
-		stores:       &StoreRepository{db: db, workspace: workspace},
+		stores:       &StoreRepository{taskRepo[domain.Store, storeRow, *storeRow]{db, workspace, "store"}},
 		products:     &ProductRepository{db: db, workspace: workspace},
-		media:        &MediaRepository{db: db, workspace: workspace},
-		transfers:    &MaterialTransferRepository{db: db, workspace: workspace},
-		publications: &PublicationRepository{db: db, workspace: workspace},
-		syncs:        &SyncRepository{db: db, workspace: workspace},
-		aiTasks:      &AITaskRepository{db: db, workspace: workspace},
+		media:        &MediaRepository{taskRepo[domain.Media, mediaRow, *mediaRow]{db, workspace, "media"}},
+		transfers:    &MaterialTransferRepository{taskRepo[domain.MaterialTransfer, transferRow, *transferRow]{db, workspace, "material transfer"}},
+		publications: &PublicationRepository{taskRepo[domain.Publication, publicationRow, *publicationRow]{db, workspace, "publication"}},
+		syncs:        &SyncRepository{taskRepo[domain.CatalogSync, syncRow, *syncRow]{db, workspace, "catalog sync"}},
+		aiTasks:      &AITaskRepository{taskRepo[domain.AITask, aiTaskRow, *aiTaskRow]{db, workspace, "AI task"}},
 	}
 }
 

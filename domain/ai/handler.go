@@ -9,7 +9,6 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
-	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
 
@@ -23,118 +22,96 @@ const (
 // DefaultImageContentType is assumed when the provider does not say.
 const DefaultImageContentType = "image/png"
 
-// TaskHandler runs one AI task for one ai.task message. It is re-entrant:
-// the task's state says whether the work is done, the task id is the
-// provider's request token (the provider charges a token once and answers a
-// repeat with the first result), the billing record is unique per task, and
-// a generated image goes under a key and a media id derived from the task.
-// So a redelivered message never pays or bills twice and never makes a
-// second image, even when the first delivery died after the provider had
-// acted or after the image was stored.
+// TaskHandler runs one AI task for one ai.task message (the lifecycle is
+// jobs.Job). The task id is the provider's request token (the provider
+// charges a token once and answers a repeat with the first result), the
+// billing record is unique per task, and a generated image goes under a
+// key and a media id derived from the task. So a redelivered message never
+// pays or bills twice and never makes a second image, even when the first
+// delivery died after the provider had acted or after the image was
+// stored.
 //
-// The steps, none holding a transaction open while the provider or the
-// object store is called:
-//
-//  1. read the operation, the task and its product; a finished task means a
-//     duplicate delivery: done. A product that no longer exists fails the
-//     task. Otherwise the task and the operation become running.
+//  1. a task whose product no longer exists fails.
 //  2. call the provider with the product's title and description and the
-//     task's instructions.
-//  3. for an image: PutIfAbsent it under ImageObjectKey.
-//  4. in one transaction: bill the task (once: an existing record is kept),
-//     for an image register its media row (ImageMediaID, ready, no
-//     variants) unless it exists, store the result (text, category, or the
-//     media id) and mark the task and the operation succeeded.
+//     task's instructions; for an image, PutIfAbsent it under
+//     ImageObjectKey (an object store failure is retried; no image is
+//     ReasonNoImage).
+//  3. bill the task (once: an existing record is kept), for an image
+//     register its media row (ImageMediaID, ready, no variants) unless it
+//     exists, store the result (text, category, or the media id) and mark
+//     the task succeeded.
 //
-// Errors: a transient provider failure (CodeUnavailable), a cancelled
-// context and any object store or database failure are returned as they
-// are, so the message is delivered again; the task stays running. A
-// concurrent delivery of the same message that is recording the task at the
-// same moment makes this one return CodeUnavailable (retry), or nil once
-// that delivery has finished the task. A
-// permanent provider error (content policy, bad request) ends the task and
-// the operation failed with a sanitized reason and returns nil. A message
-// that can never succeed (not this event type, a payload that does not
-// decode, an operation that does not exist or does not track the task) is
-// CodeValidation or CodeNotFound.
-type TaskHandler struct {
-	uow      ports.UnitOfWork
-	provider ports.AIProvider
-	store    ports.ObjectStore
-	clock    ports.Clock
-	ids      ports.IDGenerator
-	log      *slog.Logger
-}
-
-var _ ports.MessageHandler = (*TaskHandler)(nil)
+// A concurrent delivery of the same message that is recording the task at
+// the same moment makes this one return CodeUnavailable (retry), or nil
+// once that delivery has finished the task (settleRace).
+type TaskHandler = jobs.Handler[domain.AITaskRun, work, generated]
 
 // NewTaskHandler builds the handler; log may be nil. ids is kept for ids
 // that need not be stable across deliveries; the ones that must (the media
 // id of an image) are derived from the task.
 func NewTaskHandler(uow ports.UnitOfWork, provider ports.AIProvider, store ports.ObjectStore, clock ports.Clock, ids ports.IDGenerator, log *slog.Logger) *TaskHandler {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	h := &steps{uow: uow, provider: provider, store: store}
+	row := jobs.OnRow[domain.AITaskRun, domain.AITask, domain.TaskStatus, work, generated]{
+		Task: Task, Prepare: prepare, Record: record,
 	}
-	return &TaskHandler{uow: uow, provider: provider, store: store, clock: clock, ids: ids, log: log.With("handler", domain.EventAITask)}
+	return jobs.NewHandler(jobs.Job[domain.AITaskRun, work, generated]{
+		Event: domain.EventAITask, Noun: "task", External: "provider", Refused: reasonProviderError,
+		Begin: row.Begin, Call: h.call, End: row.End, Settle: h.settleRace,
+	}, uow, clock, log)
 }
 
-// generated is what steps 2 and 3 produced, for step 4.
+// steps holds what the AI task's own steps call.
+type steps struct {
+	uow      ports.UnitOfWork
+	provider ports.AIProvider
+	store    ports.ObjectStore
+}
+
+// work is what step 1 hands step 2.
+type work struct {
+	task    domain.AITask
+	product domain.Product
+}
+
+// generated is what step 2 produced, for step 3.
 type generated struct {
 	result ports.AIResult
 	// image is set for image tasks: the stored object.
 	image *ports.ObjectInfo
 }
 
-// Handle processes one delivery; see TaskHandler.
-func (h *TaskHandler) Handle(ctx context.Context, msg ports.Message) error {
-	job, err := decode(msg)
-	if err != nil {
-		return err
+// prepare is step 1: the task's product.
+func prepare(ctx context.Context, tx ports.Tx, _ *slog.Logger, task domain.AITask) (work, string, error) {
+	product, err := tx.Products().Get(ctx, task.ProductID)
+	if domain.IsCode(err, domain.CodeNotFound) {
+		return work{}, ReasonProductNotFound, nil
 	}
-	ws := msg.WorkspaceID
-	log := h.log.With("message", msg.ID, "workspace", ws, "operation", job.OperationID, "task", job.TaskID)
+	return work{task: task, product: product}, "", err
+}
 
-	task, product, proceed, err := h.start(ctx, ws, job, log)
-	if err != nil || !proceed {
-		return err
-	}
+// call is step 2.
+func (h *steps) call(ctx context.Context, log *slog.Logger, run jobs.Run[domain.AITaskRun], w work) (generated, error) {
+	task := w.task
 	log = log.With("kind", task.Kind)
-
 	result, err := h.provider.Generate(ctx, ports.AIRequest{
-		RequestToken: task.ID.String(),
-		Kind:         task.Kind,
-		Title:        product.Title,
-		Description:  product.Description,
-		Instructions: task.Instructions,
+		RequestToken: task.ID.String(), Kind: task.Kind,
+		Title: w.product.Title, Description: w.product.Description, Instructions: task.Instructions,
 	})
-	if err != nil {
-		if platformerr.Retryable(ctx, err) {
-			log.Warn("provider unavailable, task will be retried", "error", domain.SanitizeError(err))
-			return err
-		}
-		reason := platformerr.Reason(reasonProviderError, err)
-		log.Info("provider refused the task", "reason", reason)
-		return Task.EndJob(ctx, h.uow, ws, job.OperationID, job.TaskID, reason, h.clock)
-	}
-
 	out := generated{result: result}
-	if task.Kind == domain.AIImage {
-		if len(result.Image) == 0 {
-			log.Error("provider returned no image")
-			return Task.EndJob(ctx, h.uow, ws, job.OperationID, job.TaskID, ReasonNoImage, h.clock)
-		}
-		info, err := h.storeImage(ctx, ws, task, result)
-		if err != nil {
-			log.Warn("object store unavailable, task will be retried", "error", domain.SanitizeError(err))
-			return err
-		}
-		out.image = &info
+	if err != nil || task.Kind != domain.AIImage {
+		return out, err
 	}
-	err = h.record(ctx, ws, job, out, log)
-	if domain.IsCode(err, domain.CodeConflict) {
-		return h.settleRace(ctx, ws, job, err, log)
+	if len(result.Image) == 0 {
+		log.Error("provider returned no image")
+		return out, jobs.Fail(ReasonNoImage)
 	}
-	return err
+	info, err := h.storeImage(ctx, run.Workspace, task, result)
+	if err != nil {
+		log.Warn("object store unavailable, task will be retried", "error", domain.SanitizeError(err))
+		return out, jobs.Retry(err)
+	}
+	out.image = &info
+	return out, nil
 }
 
 // settleRace handles a recording transaction that lost a race with a
@@ -142,10 +119,10 @@ func (h *TaskHandler) Handle(ctx context.Context, msg ports.Message) error {
 // media row): if the other delivery finished the task, this one is done;
 // if not yet (it may still roll back), the message is retried, which a
 // conflict code would not be.
-func (h *TaskHandler) settleRace(ctx context.Context, ws uuid.UUID, job domain.AITaskRun, cause error, log *slog.Logger) error {
+func (h *steps) settleRace(ctx context.Context, log *slog.Logger, run jobs.Run[domain.AITaskRun], cause error) error {
 	var status domain.TaskStatus
-	err := jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
-		task, err := tx.AITasks().Get(ctx, job.TaskID)
+	err := h.uow.Transact(ctx, run.Workspace, func(ctx context.Context, tx ports.Tx) error {
+		task, err := tx.AITasks().Get(ctx, run.TaskID)
 		status = task.Status
 		return err
 	})
@@ -160,10 +137,10 @@ func (h *TaskHandler) settleRace(ctx context.Context, ws uuid.UUID, job domain.A
 	return domain.Wrap(domain.CodeUnavailable, cause, "a concurrent delivery is recording this AI task")
 }
 
-// storeImage is step 3. The object is written before the transaction that
-// registers it, never inside: if that transaction fails, the redelivery
-// finds the object and does not write another.
-func (h *TaskHandler) storeImage(ctx context.Context, ws uuid.UUID, task domain.AITask, result ports.AIResult) (ports.ObjectInfo, error) {
+// storeImage writes the generated image. The object is written before the
+// transaction that registers it, never inside: if that transaction fails,
+// the redelivery finds the object and does not write another.
+func (h *steps) storeImage(ctx context.Context, ws uuid.UUID, task domain.AITask, result ports.AIResult) (ports.ObjectInfo, error) {
 	key := ImageObjectKey(ws, task.ID)
 	contentType := result.ImageContentType
 	if contentType == "" {
@@ -180,101 +157,49 @@ func (h *TaskHandler) storeImage(ctx context.Context, ws uuid.UUID, task domain.
 	return h.store.Stat(ctx, key)
 }
 
-// decode reads and checks the payload.
-func decode(msg ports.Message) (domain.AITaskRun, error) {
-	return jobs.Decode(msg, domain.EventAITask, func(j domain.AITaskRun) bool {
-		return j.TaskID != uuid.Nil && j.OperationID != uuid.Nil
-	})
-}
-
-// start is step 1. proceed is false when there is nothing (more) to do.
-func (h *TaskHandler) start(ctx context.Context, ws uuid.UUID, job domain.AITaskRun, log *slog.Logger) (task domain.AITask, product domain.Product, proceed bool, err error) {
-	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
-		proceed = false
-		var op domain.Operation
-		op, task, err = Task.Load(ctx, tx, job.OperationID, job.TaskID)
-		if err != nil {
-			return err
-		}
-		if task.Status.Finished() {
-			log.Info("task already finished: duplicate delivery", "status", task.Status)
-			return nil
-		}
-		product, err = tx.Products().Get(ctx, task.ProductID)
-		if domain.IsCode(err, domain.CodeNotFound) {
-			log.Warn("product not found, task failed")
-			return Task.End(ctx, tx, op, task, ReasonProductNotFound, h.clock.Now())
-		}
-		if err != nil {
-			return err
-		}
-		proceed = true
-		return Task.Start(ctx, tx, op, task, h.clock.Now())
+// record is step 3 on success.
+func record(ctx context.Context, tx ports.Tx, log *slog.Logger, task domain.AITask, out generated, now time.Time) error {
+	billed, err := tx.AITasks().Bill(ctx, domain.BillingRecord{
+		WorkspaceID: task.WorkspaceID, TaskID: task.ID, Units: out.result.Units, CreatedAt: now,
 	})
 	if err != nil {
-		return domain.AITask{}, domain.Product{}, false, err
+		return err
 	}
-	return task, product, proceed, nil
-}
-
-// record is step 4.
-func (h *TaskHandler) record(ctx context.Context, ws uuid.UUID, job domain.AITaskRun, out generated, log *slog.Logger) error {
-	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
-		op, task, err := Task.Load(ctx, tx, job.OperationID, job.TaskID)
+	if !billed {
+		// Billed by a committed delivery (which also finished the task,
+		// in the same transaction, so a concurrent one) or by one still
+		// open, which may roll back: recording the result without a
+		// visible bill could leave the task unbilled, so wait for it.
+		records, err := tx.AITasks().BillingRecords(ctx, task.ID)
 		if err != nil {
 			return err
 		}
-		if task.Status.Finished() {
-			log.Info("task finished by a concurrent delivery", "status", task.Status)
-			return nil
+		if len(records) == 0 {
+			return domain.Errorf(domain.CodeConflict, "AI task %s is being billed by a concurrent delivery", task.ID)
 		}
-		now := h.clock.Now()
-		billed, err := tx.AITasks().Bill(ctx, domain.BillingRecord{
-			WorkspaceID: ws, TaskID: task.ID, Units: out.result.Units, CreatedAt: now,
-		})
+		log.Info("task already billed")
+	}
+
+	switch task.Kind {
+	case domain.AIText:
+		task.Result = out.result.Text
+	case domain.AICategory:
+		task.Result = out.result.Category
+	case domain.AIImage:
+		id, err := registerImage(ctx, tx, task, *out.image, now)
 		if err != nil {
 			return err
 		}
-		if !billed {
-			// Billed by a committed delivery (which also finished the task,
-			// in the same transaction, so a concurrent one) or by one still
-			// open, which may roll back: recording the result without a
-			// visible bill could leave the task unbilled, so wait for it.
-			records, err := tx.AITasks().BillingRecords(ctx, task.ID)
-			if err != nil {
-				return err
-			}
-			if len(records) == 0 {
-				return domain.Errorf(domain.CodeConflict, "AI task %s is being billed by a concurrent delivery", task.ID)
-			}
-			log.Info("task already billed")
-		}
-
-		switch task.Kind {
-		case domain.AIText:
-			task.Result = out.result.Text
-		case domain.AICategory:
-			task.Result = out.result.Category
-		case domain.AIImage:
-			id, err := h.registerImage(ctx, tx, task, *out.image, now)
-			if err != nil {
-				return err
-			}
-			task.Result = id.String()
-		}
-		task.Status, task.Reason, task.UpdatedAt = domain.TaskSucceeded, "", now
-		if err := tx.AITasks().Update(ctx, task); err != nil {
-			return err
-		}
-		op.Succeed(now)
-		log.Info("task succeeded", "units", out.result.Units)
-		return tx.Operations().Update(ctx, op)
-	})
+		task.Result = id.String()
+	}
+	task.Status, task.Reason, task.UpdatedAt = domain.TaskSucceeded, "", now
+	log.Info("task succeeded", "units", out.result.Units)
+	return tx.AITasks().Update(ctx, task)
 }
 
 // registerImage creates the media row of a generated image unless an
 // earlier attempt did, and returns its id.
-func (h *TaskHandler) registerImage(ctx context.Context, tx ports.Tx, task domain.AITask, obj ports.ObjectInfo, now time.Time) (uuid.UUID, error) {
+func registerImage(ctx context.Context, tx ports.Tx, task domain.AITask, obj ports.ObjectInfo, now time.Time) (uuid.UUID, error) {
 	id := ImageMediaID(task.ID)
 	_, err := tx.Media().Get(ctx, id)
 	if err == nil {

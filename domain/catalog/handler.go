@@ -3,12 +3,12 @@ package catalog
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
-	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
@@ -20,154 +20,64 @@ const (
 	ReasonPlatformRefused = "the platform refused the catalog read"
 )
 
-// SyncHandler runs one catalog.sync message: it reads the store's listings
-// from the platform and stores them in our catalogue. Reading has no side
-// effect on the platform and the catalogue is written by upsert keyed on
-// (store, external id), so running a sync again, wholly or in part, leaves
-// the catalogue as one run would; the sync's state stops a duplicate
-// delivery from running it at all.
+// SyncHandler runs one catalog.sync message (the lifecycle is jobs.Job):
+// it reads the store's listings from the platform and stores them in our
+// catalogue. Reading has no side effect on the platform and the catalogue
+// is written by upsert keyed on (store, external id), so running a sync
+// again, wholly or in part, leaves the catalogue as one run would; the
+// sync's state stops a duplicate delivery from running it at all.
 //
-// The steps, each its own transaction so nothing is held open while the
-// platform is called:
-//
-//  1. read the operation and the sync; either finished means a duplicate
-//     delivery: done. Read the store; if it is gone the sync fails.
-//     Otherwise sync and operation become running.
-//  2. open the store's credentials and call FetchCatalog, outside any
-//     transaction.
-//  3. in one transaction, check again that the sync is unfinished, upsert
-//     the listings, record how many were synced and end sync and operation
-//     succeeded.
+//  1. a sync whose store is gone fails (ReasonStoreNotFound).
+//  2. open the store's credentials (a failure is retried: the keyring is
+//     for operators to fix) and call FetchCatalog.
+//  3. upsert the listings, record how many were synced, end the sync
+//     succeeded; a permanent platform error ends it failed with
+//     ReasonPlatformRefused and the platform's sanitized message.
 //
 // Listings the shop no longer has stay in the catalogue: the port has no
 // delete, and a sync only adds and refreshes.
-//
-// Errors: a transport failure (CodeUnavailable), a cancelled context, a
-// credential that cannot be opened or a failure to record the outcome are
-// returned as they are, so the message is delivered again; the sync stays
-// running (and keeps the store's one active slot). A message that can
-// never succeed (not this event type, a payload that does not decode, an
-// operation or sync that does not exist or does not match) is
-// CodeValidation or CodeNotFound. A permanent platform error ends the sync
-// failed, with a sanitized reason, and returns nil.
-type SyncHandler struct {
-	uow     ports.UnitOfWork
-	gateway ports.PlatformGateway
-	sealer  ports.CredentialSealer
-	clock   ports.Clock
-	log     *slog.Logger
-}
-
-var _ ports.MessageHandler = (*SyncHandler)(nil)
+type SyncHandler = jobs.Handler[domain.CatalogSyncRun, domain.Store, []domain.CatalogItem]
 
 // NewSyncHandler builds the handler; log may be nil.
 func NewSyncHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer ports.CredentialSealer, clock ports.Clock, log *slog.Logger) *SyncHandler {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	row := jobs.OnRow[domain.CatalogSyncRun, domain.CatalogSync, domain.TaskStatus, domain.Store, []domain.CatalogItem]{
+		Task: Task, Prepare: prepare, Record: record,
 	}
-	return &SyncHandler{uow: uow, gateway: gateway, sealer: sealer, clock: clock, log: log.With("handler", domain.EventCatalogSync)}
-}
-
-// Handle processes one delivery; see SyncHandler.
-func (h *SyncHandler) Handle(ctx context.Context, msg ports.Message) error {
-	job, err := decode(msg)
-	if err != nil {
-		return err
-	}
-	log := h.log.With("message", msg.ID, "workspace", msg.WorkspaceID, "operation", job.OperationID, "sync", job.SyncID)
-
-	store, proceed, err := h.start(ctx, msg.WorkspaceID, job, log)
-	if err != nil || !proceed {
-		return err
-	}
-	log = log.With("store", store.ID)
-
-	creds, err := stores.OpenCredentials(h.sealer, store)
-	if err != nil {
-		log.Error("store credentials cannot be opened", "error", domain.SanitizeError(err))
-		return err
-	}
-	listings, err := h.gateway.FetchCatalog(ctx, ports.FetchCatalogRequest{
-		Platform:       store.Platform,
-		ExternalShopID: store.ExternalShopID,
-		Credentials:    creds,
-	})
-	if err != nil {
-		if platformerr.Retryable(ctx, err) {
-			log.Warn("platform unavailable, sync will be retried", "error", domain.SanitizeError(err))
-			return err
-		}
-		log.Error("platform refused the catalog read", "error", domain.SanitizeError(err))
-		return h.finish(ctx, msg.WorkspaceID, job, nil, platformerr.Reason(ReasonPlatformRefused, err), log)
-	}
-	return h.finish(ctx, msg.WorkspaceID, job, items(msg.WorkspaceID, store.ID, listings, h.clock), "", log)
-}
-
-// decode reads and checks the payload.
-func decode(msg ports.Message) (domain.CatalogSyncRun, error) {
-	return jobs.Decode(msg, domain.EventCatalogSync, func(j domain.CatalogSyncRun) bool {
-		return j.SyncID != uuid.Nil && j.OperationID != uuid.Nil
-	})
-}
-
-// start is step 1. proceed is false when there is nothing (more) to do.
-func (h *SyncHandler) start(ctx context.Context, ws uuid.UUID, job domain.CatalogSyncRun, log *slog.Logger) (store domain.Store, proceed bool, err error) {
-	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
-		proceed = false
-		op, cs, err := Task.Load(ctx, tx, job.OperationID, job.SyncID)
+	call := func(ctx context.Context, log *slog.Logger, run jobs.Run[domain.CatalogSyncRun], store domain.Store) ([]domain.CatalogItem, error) {
+		creds, err := stores.Credentials(sealer, store, log)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if Task.Finished(op, cs) {
-			log.Info("sync already finished: duplicate delivery", "status", cs.Status)
-			return nil
-		}
-		store, err = tx.Stores().Get(ctx, cs.StoreID)
-		if domain.IsCode(err, domain.CodeNotFound) {
-			log.Warn("store not found, sync failed")
-			return Task.End(ctx, tx, op, cs, ReasonStoreNotFound, h.clock.Now())
-		}
-		if err != nil {
-			return err
-		}
-		proceed = true
-		return Task.Start(ctx, tx, op, cs, h.clock.Now())
-	})
-	if err != nil {
-		return domain.Store{}, false, err
+		listings, err := gateway.FetchCatalog(ctx, ports.FetchCatalogRequest{
+			Platform: store.Platform, ExternalShopID: store.ExternalShopID, Credentials: creds,
+		})
+		return items(run.Workspace, store.ID, listings, clock), err
 	}
-	return store, proceed, nil
+	return jobs.NewHandler(jobs.Job[domain.CatalogSyncRun, domain.Store, []domain.CatalogItem]{
+		Event: domain.EventCatalogSync, Noun: "sync", External: "platform", Refused: ReasonPlatformRefused,
+		Begin: row.Begin, Call: call, End: row.End,
+	}, uow, clock, log)
 }
 
-// finish is step 3: the items on success, reason on a permanent failure.
-func (h *SyncHandler) finish(ctx context.Context, ws uuid.UUID, job domain.CatalogSyncRun, items []domain.CatalogItem, reason string, log *slog.Logger) error {
-	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
-		op, cs, err := Task.Load(ctx, tx, job.OperationID, job.SyncID)
-		if err != nil {
+// prepare is step 1: the sync's store.
+func prepare(ctx context.Context, tx ports.Tx, _ *slog.Logger, cs domain.CatalogSync) (domain.Store, string, error) {
+	store, err := tx.Stores().Get(ctx, cs.StoreID)
+	if domain.IsCode(err, domain.CodeNotFound) {
+		return store, ReasonStoreNotFound, nil
+	}
+	return store, "", err
+}
+
+// record is step 3 on success.
+func record(ctx context.Context, tx ports.Tx, log *slog.Logger, cs domain.CatalogSync, items []domain.CatalogItem, now time.Time) error {
+	if len(items) > 0 {
+		if err := tx.Syncs().UpsertItems(ctx, items); err != nil {
 			return err
 		}
-		if Task.Finished(op, cs) {
-			log.Info("sync finished by a concurrent delivery", "status", cs.Status)
-			return nil
-		}
-		if reason != "" {
-			log.Info("sync failed", "reason", reason)
-			return Task.End(ctx, tx, op, cs, reason, h.clock.Now())
-		}
-		if len(items) > 0 {
-			if err := tx.Syncs().UpsertItems(ctx, items); err != nil {
-				return err
-			}
-		}
-		now := h.clock.Now()
-		cs.Status, cs.ItemsSynced, cs.Reason, cs.UpdatedAt = domain.TaskSucceeded, len(items), "", now
-		op.Succeed(now)
-		if err := tx.Syncs().Update(ctx, cs); err != nil {
-			return err
-		}
-		log.Info("catalog synced", "items", len(items))
-		return tx.Operations().Update(ctx, op)
-	})
+	}
+	cs.Status, cs.ItemsSynced, cs.Reason, cs.UpdatedAt = domain.TaskSucceeded, len(items), "", now
+	log.Info("catalog synced", "items", len(items))
+	return tx.Syncs().Update(ctx, cs)
 }
 
 // items turns the platform's listings into catalogue rows. A listing the

@@ -1,13 +1,16 @@
 // Package jobs is the lifecycle every background job follows, whatever its
-// task type: decode the message (Decode), load the task with its operation
-// (TaskRow.Load), mark both running (TaskRow.Start), record the outcome in
-// a transaction of its own whose log lines follow the commit (Transact),
-// end both failed (TaskRow.End), and, when the worker gives up, end the
-// job and dead-letter its event, reopening it on re-drive (Failures). A
-// task type declares its Task once (TaskTable, StatusTable). What builds a
-// job's operation and event (domain.NewJob) stays in domain: it needs no
-// transaction, and the use cases that write it import no ports of this
-// package.
+// task type, written once: Job and Handler (decode the message, load the
+// task with its operation, a finished one is a duplicate, mark both
+// running, call the external system outside any transaction, record the
+// outcome in a transaction of its own whose log lines follow the commit,
+// retry transient errors, end permanent ones failed with a sanitized
+// reason); OnRow and OnOperation, the steps over a task table (TaskRow) or
+// over an operation on a longer-lived row; and, when the worker gives up,
+// Failures, which ends the job and dead-letters its event, reopening it on
+// re-drive. A task type declares its Task once (TaskTable, StatusTable)
+// and its Job in its handler. What builds a job's operation and event
+// (domain.NewJob) stays in domain: it needs no transaction, and the use
+// cases that write it import no ports of this package.
 package jobs
 
 import (

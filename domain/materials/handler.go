@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-
-	"github.com/google/uuid"
+	"time"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
@@ -20,9 +19,10 @@ const (
 )
 
 // TransferHandler copies a transfer's items into the object store for one
-// material.transfer message. It is re-entrant and resumable: each item is
-// recorded done in its own transaction once its object is stored, under a
-// key fixed by the transfer and the item's index, so
+// material.transfer message (the lifecycle is jobs.Job). It is re-entrant
+// and resumable: each item is recorded done in its own transaction once
+// its object is stored, under a key fixed by the transfer and the item's
+// index, so
 //
 //   - a finished transfer makes a duplicate delivery a no-op;
 //   - a delivery after a crash starts at the first item not recorded done,
@@ -31,89 +31,71 @@ const (
 //     the two) is fetched again but not stored again: PutIfAbsent keeps the
 //     first object and the record takes that object's size.
 //
-// The steps, each its own transaction so nothing is held open while the
-// source or the store is called:
-//
-//  1. read the operation and the transfer; finished: done. Otherwise both
-//     become running.
-//  2. for each item not done, in order: fetch it, PutIfAbsent it under
-//     ObjectKey, then record it done (a transfer finished meanwhile by a
-//     concurrent delivery stops this one).
-//  3. every item done: the transfer and the operation succeed.
-//
-// Errors: a transient source failure (CodeUnavailable), a cancelled
-// context and any object store or database failure are returned as they
-// are, so the message is delivered again and resumes; the transfer stays
-// running. A permanent source error on an item (CodeNotFound,
-// CodeValidation, ...) ends the transfer and the operation failed with a
-// sanitized reason naming the item's index, and returns nil. A message that
-// can never succeed (not this event type, a payload that does not decode,
-// an operation that does not exist or does not track the transfer) is
-// CodeValidation or CodeNotFound.
-type TransferHandler struct {
-	uow    ports.UnitOfWork
-	source ports.MaterialSource
-	store  ports.ObjectStore
-	clock  ports.Clock
-	log    *slog.Logger
-}
-
-var _ ports.MessageHandler = (*TransferHandler)(nil)
+// Step 2 is, for each item not done, in order: fetch it, PutIfAbsent it
+// under ObjectKey, then record it done (a transfer finished meanwhile by a
+// concurrent delivery stops this one). Step 3 checks every item is done and
+// ends the transfer succeeded. A transient source failure and any object
+// store failure are retried and resume; a permanent source error on an
+// item ends the transfer failed with a reason naming the item's index.
+type TransferHandler = jobs.Handler[domain.MaterialTransferRun, domain.MaterialTransfer, struct{}]
 
 // NewTransferHandler builds the handler; log may be nil.
 func NewTransferHandler(uow ports.UnitOfWork, source ports.MaterialSource, store ports.ObjectStore, clock ports.Clock, log *slog.Logger) *TransferHandler {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	h := &copier{uow: uow, source: source, store: store}
+	row := jobs.OnRow[domain.MaterialTransferRun, domain.MaterialTransfer, domain.TaskStatus, domain.MaterialTransfer, struct{}]{
+		Task: Task, Record: record,
+		Prepare: func(_ context.Context, _ ports.Tx, _ *slog.Logger, t domain.MaterialTransfer) (domain.MaterialTransfer, string, error) {
+			return t, "", nil
+		},
 	}
-	return &TransferHandler{uow: uow, source: source, store: store, clock: clock, log: log.With("handler", domain.EventMaterialTransfer)}
+	return jobs.NewHandler(jobs.Job[domain.MaterialTransferRun, domain.MaterialTransfer, struct{}]{
+		Event: domain.EventMaterialTransfer, Noun: "transfer", External: "source",
+		Begin: row.Begin, Call: h.copyAll, End: row.End,
+	}, uow, clock, log)
 }
 
-// Handle processes one delivery; see TransferHandler.
-func (h *TransferHandler) Handle(ctx context.Context, msg ports.Message) error {
-	job, err := decode(msg)
-	if err != nil {
-		return err
-	}
-	ws := msg.WorkspaceID
-	log := h.log.With("message", msg.ID, "workspace", ws, "operation", job.OperationID, "transfer", job.TransferID)
+// copier holds what step 2 calls.
+type copier struct {
+	uow    ports.UnitOfWork
+	source ports.MaterialSource
+	store  ports.ObjectStore
+}
 
-	transfer, proceed, err := h.start(ctx, ws, job, log)
-	if err != nil || !proceed {
-		return err
-	}
+// copyAll is step 2: every item not done yet, in order.
+func (h *copier) copyAll(ctx context.Context, log *slog.Logger, run jobs.Run[domain.MaterialTransferRun], transfer domain.MaterialTransfer) (struct{}, error) {
 	for _, item := range transfer.Items {
 		if item.Done {
 			continue
 		}
-		stop, err := h.copyItem(ctx, ws, job, item, log)
+		stop, err := h.copyItem(ctx, run, item, log)
 		if err != nil || stop {
-			return err
+			return struct{}{}, err
 		}
 	}
-	return h.finish(ctx, ws, job, log)
+	return struct{}{}, nil
 }
 
-// copyItem fetches, stores and records one item. stop is true when the
-// transfer ended (failed here, or finished by a concurrent delivery).
-func (h *TransferHandler) copyItem(ctx context.Context, ws uuid.UUID, job domain.MaterialTransferRun, item domain.MaterialItem, log *slog.Logger) (stop bool, err error) {
+// copyItem fetches, stores and records one item. stop is true when a
+// concurrent delivery finished the transfer (step 3 sees it finished).
+func (h *copier) copyItem(ctx context.Context, run jobs.Run[domain.MaterialTransferRun], item domain.MaterialItem, log *slog.Logger) (stop bool, err error) {
 	log = log.With("item", item.Index)
 	data, contentType, err := h.source.Fetch(ctx, item.SourceURL)
 	if err != nil {
 		if platformerr.Retryable(ctx, err) {
 			log.Warn("source unavailable, transfer will resume", "error", domain.SanitizeError(err))
-			return true, err
+			return true, jobs.Retry(err)
 		}
 		// Sanitized, so a source that quotes the URL loses its query.
 		reason := platformerr.Reason(fmt.Sprintf(reasonItemFailed, item.Index), err)
 		log.Info("item cannot be fetched, transfer failed", "reason", reason)
-		return true, Task.EndJob(ctx, h.uow, ws, job.OperationID, job.TransferID, reason, h.clock)
+		return true, jobs.Fail(reason)
 	}
 
-	key := ObjectKey(ws, job.TransferID, item.Index)
+	key := ObjectKey(run.Workspace, run.TaskID, item.Index)
 	created, err := h.store.PutIfAbsent(ctx, key, data, contentType)
 	if err != nil {
 		log.Warn("object store unavailable, transfer will resume", "error", domain.SanitizeError(err))
-		return true, err
+		return true, jobs.Retry(err)
 	}
 	size := int64(len(data))
 	if !created {
@@ -121,83 +103,39 @@ func (h *TransferHandler) copyItem(ctx context.Context, ws uuid.UUID, job domain
 		// record describes the object that is there, not the bytes we hold.
 		info, err := h.store.Stat(ctx, key)
 		if err != nil {
-			return true, err
+			return true, jobs.Retry(err)
 		}
 		size = info.Size
 		log.Info("item already stored by an earlier delivery")
 	}
 
-	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
+	err = jobs.Transact(ctx, h.uow, run.Workspace, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		stop = false
-		t, err := tx.MaterialTransfers().Get(ctx, job.TransferID)
+		t, err := tx.MaterialTransfers().Get(ctx, run.TaskID)
 		if err != nil {
 			return err
 		}
 		if t.Status.Finished() {
-			log.Info("transfer finished by a concurrent delivery", "status", t.Status)
 			stop = true
 			return nil
 		}
-		return tx.MaterialTransfers().MarkItemDone(ctx, job.TransferID, item.Index, key, size)
+		return tx.MaterialTransfers().MarkItemDone(ctx, run.TaskID, item.Index, key, size)
 	})
 	if err != nil {
-		return true, err
+		return true, jobs.Retry(err)
 	}
 	return stop, nil
 }
 
-// decode reads and checks the payload.
-func decode(msg ports.Message) (domain.MaterialTransferRun, error) {
-	return jobs.Decode(msg, domain.EventMaterialTransfer, func(j domain.MaterialTransferRun) bool {
-		return j.TransferID != uuid.Nil && j.OperationID != uuid.Nil
-	})
-}
-
-// start is step 1. proceed is false when there is nothing (more) to do.
-func (h *TransferHandler) start(ctx context.Context, ws uuid.UUID, job domain.MaterialTransferRun, log *slog.Logger) (transfer domain.MaterialTransfer, proceed bool, err error) {
-	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
-		proceed = false
-		var op domain.Operation
-		op, transfer, err = Task.Load(ctx, tx, job.OperationID, job.TransferID)
-		if err != nil {
-			return err
+// record is step 3 on success: it checks again that every item is
+// recorded done.
+func record(ctx context.Context, tx ports.Tx, log *slog.Logger, t domain.MaterialTransfer, _ struct{}, now time.Time) error {
+	for _, item := range t.Items {
+		if !item.Done {
+			return domain.Errorf(domain.CodeInternal, "item %d of transfer %s is not recorded done", item.Index, t.ID)
 		}
-		if transfer.Status.Finished() {
-			log.Info("transfer already finished: duplicate delivery", "status", transfer.Status)
-			return nil
-		}
-		proceed = true
-		return Task.Start(ctx, tx, op, transfer, h.clock.Now())
-	})
-	if err != nil {
-		return domain.MaterialTransfer{}, false, err
 	}
-	return transfer, proceed, nil
-}
-
-// finish is step 3: it checks again that every item is recorded done.
-func (h *TransferHandler) finish(ctx context.Context, ws uuid.UUID, job domain.MaterialTransferRun, log *slog.Logger) error {
-	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
-		op, t, err := Task.Load(ctx, tx, job.OperationID, job.TransferID)
-		if err != nil {
-			return err
-		}
-		if t.Status.Finished() {
-			log.Info("transfer finished by a concurrent delivery", "status", t.Status)
-			return nil
-		}
-		for _, item := range t.Items {
-			if !item.Done {
-				return domain.Errorf(domain.CodeInternal, "item %d of transfer %s is not recorded done", item.Index, t.ID)
-			}
-		}
-		now := h.clock.Now()
-		t.Status, t.Reason, t.UpdatedAt = domain.TaskSucceeded, "", now
-		if err := tx.MaterialTransfers().UpdateStatus(ctx, t); err != nil {
-			return err
-		}
-		op.Succeed(now)
-		log.Info("transfer succeeded", "items", len(t.Items))
-		return tx.Operations().Update(ctx, op)
-	})
+	t.Status, t.Reason, t.UpdatedAt = domain.TaskSucceeded, "", now
+	log.Info("transfer succeeded", "items", len(t.Items))
+	return tx.MaterialTransfers().UpdateStatus(ctx, t)
 }

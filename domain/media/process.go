@@ -5,8 +5,7 @@ import (
 	"errors"
 	"image"
 	"log/slog"
-
-	"github.com/google/uuid"
+	"time"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
@@ -20,79 +19,52 @@ const (
 	reasonNotCompleted  = "the media upload was not completed"
 )
 
-// ProcessHandler validates the content of completed media and derives its
-// variants, for one media.process message. It is re-entrant: the
-// operation's state says whether the work is done, and every variant is
-// written with PutIfAbsent under a key that depends only on the media and
-// the variant, so a redelivered message never makes a second object, even
-// when the first delivery died after writing the variants and before
-// recording them.
-//
-// The steps, each transaction short so nothing is held open during I/O:
-//
-//  1. read the operation and the media; an operation already succeeded or
-//     failed means a duplicate delivery: done. Otherwise the operation
-//     becomes running.
-//  2. read the original from the object store and check it: the registered
-//     size and content type, and bytes that really decode as that format
-//     (PNG or JPEG), within MaxPixels.
-//  3. derive every variant of domain.MediaVariantNames by scaling the image
-//     to fit its box, encoded in the original's format, and write each with
-//     PutIfAbsent (an existing object from an earlier attempt is kept).
-//  4. in one transaction: the variants recorded, media ready, operation
-//     succeeded. Content that fails step 2 or 3 ends instead with the media
-//     rejected and the operation failed, both with a reason safe to show.
-//
-// Errors: a storage failure (CodeUnavailable or the store's other codes)
-// or a cancelled context is returned as it is, so the message is delivered
-// again; the operation stays running. A message that can never succeed (not
-// this event type, a payload that does not decode, an operation that does
-// not exist or is not the processing of the message's media) is
-// CodeValidation or CodeNotFound, which the worker gives up on at once.
-// Rejected content is a result, not an error: it is recorded and nil is
-// returned.
-type ProcessHandler struct {
-	uow   ports.UnitOfWork
-	store ports.ObjectStore
-	clock ports.Clock
-	log   *slog.Logger
-}
-
-var _ ports.MessageHandler = (*ProcessHandler)(nil)
+// ProcessHandler validates the content of completed media and derives
+// its variants, for one media.process message; the lifecycle is jobs.Job
+// over the operation (jobs.OnOperation). Every variant is written with
+// PutIfAbsent under a key that depends only on the media and the variant,
+// so a redelivered message never makes a second object, even when the
+// first delivery died after writing the variants and before recording
+// them. The call reads the original and checks it (the registered size and
+// content type, bytes that really decode as that format, PNG or JPEG,
+// within MaxPixels), then derives every variant of
+// domain.MediaVariantNames, scaled to fit its box in the original's
+// format. Content that fails is a result, not an error: the media is
+// rejected and the operation failed, both with a reason safe to show. A
+// storage failure is retried.
+type ProcessHandler = jobs.Handler[domain.MediaProcess, domain.Media, []domain.MediaVariant]
 
 // NewProcessHandler builds the handler; log may be nil.
 func NewProcessHandler(uow ports.UnitOfWork, store ports.ObjectStore, clock ports.Clock, log *slog.Logger) *ProcessHandler {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	p := &processor{store: store}
+	op := jobs.OnOperation[domain.MediaProcess, domain.Media, []domain.MediaVariant]{
+		Kind: domain.OperationMediaProcess, Check: check, Record: record,
 	}
-	return &ProcessHandler{uow: uow, store: store, clock: clock, log: log.With("handler", domain.EventMediaProcess)}
+	return jobs.NewHandler(jobs.Job[domain.MediaProcess, domain.Media, []domain.MediaVariant]{
+		Event: domain.EventMediaProcess, Noun: "media", External: "object store", Refused: ReasonNotAnImage,
+		Begin: op.Begin, Call: p.process, End: op.End,
+	}, uow, clock, log)
 }
 
-// Handle processes one delivery; see ProcessHandler.
-func (h *ProcessHandler) Handle(ctx context.Context, msg ports.Message) error {
-	job, err := decodeMessage(msg)
-	if err != nil {
-		return err
-	}
-	ws := msg.WorkspaceID
-	log := h.log.With("message", msg.ID, "workspace", ws, "operation", job.OperationID, "media", job.MediaID)
+// processor holds what steps 2 and 3 call.
+type processor struct {
+	store ports.ObjectStore
+}
 
-	m, proceed, err := h.start(ctx, ws, job, log)
-	if err != nil || !proceed {
-		return err
-	}
-
+// process is steps 2 and 3: the variants, or jobs.Fail with the reason
+// the content is rejected.
+func (h *processor) process(ctx context.Context, log *slog.Logger, _ jobs.Run[domain.MediaProcess], m domain.Media) ([]domain.MediaVariant, error) {
 	data, _, err := h.store.Get(ctx, m.ObjectKey)
 	if domain.IsCode(err, domain.CodeNotFound) {
-		return h.reject(ctx, ws, job, reject(ReasonContentMissing), log)
+		return nil, jobs.Fail(ReasonContentMissing)
 	}
 	if err != nil {
 		log.Warn("original cannot be read, processing will be retried", "error", domain.SanitizeError(err))
-		return err
+		return nil, jobs.Retry(err)
 	}
 	img, err := decode(m, data)
 	if err != nil {
-		return h.reject(ctx, ws, job, err, log)
+		return nil, rejected(err)
 	}
 	format := ContentTypes[m.ContentType]
 	variants := make([]domain.MediaVariant, 0, len(domain.MediaVariantNames))
@@ -101,126 +73,71 @@ func (h *ProcessHandler) Handle(ctx context.Context, msg ports.Message) error {
 		if err != nil {
 			var r *rejection
 			if errors.As(err, &r) {
-				return h.reject(ctx, ws, job, r, log)
+				return nil, rejected(r)
 			}
 			log.Warn("variant cannot be stored, processing will be retried", "variant", name, "error", domain.SanitizeError(err))
-			return err
+			return nil, jobs.Retry(err)
 		}
 		variants = append(variants, v)
 	}
-	return h.succeed(ctx, ws, job, variants, log)
+	return variants, nil
 }
 
-// decodeMessage reads and checks the payload.
-func decodeMessage(msg ports.Message) (domain.MediaProcess, error) {
-	return jobs.Decode(msg, domain.EventMediaProcess, func(j domain.MediaProcess) bool {
-		return j.MediaID != uuid.Nil && j.OperationID != uuid.Nil
-	})
-}
-
-// start is step 1. proceed is false when there is nothing (more) to do.
-func (h *ProcessHandler) start(ctx context.Context, ws uuid.UUID, job domain.MediaProcess, log *slog.Logger) (m domain.Media, proceed bool, err error) {
-	err = jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
-		proceed = false
-		op, current, done, err := h.load(ctx, tx, job, log)
-		if err != nil || done {
-			return err
-		}
-		m, proceed = current, true
-		if op.Status == domain.OperationRunning {
-			return nil // a redelivery after a failed attempt
-		}
-		op.Start(h.clock.Now())
-		return tx.Operations().Update(ctx, op)
-	})
-	if err != nil {
-		return domain.Media{}, false, err
-	}
-	return m, proceed, nil
-}
-
-// succeed is step 4 for valid content.
-func (h *ProcessHandler) succeed(ctx context.Context, ws uuid.UUID, job domain.MediaProcess, variants []domain.MediaVariant, log *slog.Logger) error {
-	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
-		op, m, done, err := h.load(ctx, tx, job, log)
-		if err != nil || done {
-			return err
-		}
-		now := h.clock.Now()
-		m.Status, m.Variants, m.Reason, m.UpdatedAt = domain.MediaReady, variants, "", now
-		if err := tx.Media().Update(ctx, m); err != nil {
-			return err
-		}
-		op.Succeed(now)
-		log.Info("media ready", "variants", len(variants))
-		return tx.Operations().Update(ctx, op)
-	})
-}
-
-// reject is step 4 for content that failed validation or derivation.
-func (h *ProcessHandler) reject(ctx context.Context, ws uuid.UUID, job domain.MediaProcess, verdict error, log *slog.Logger) error {
-	reason := ReasonNotAnImage
+// rejected is the verdict on content that failed validation or
+// derivation: the media is rejected with its reason.
+func rejected(verdict error) error {
 	var r *rejection
 	if errors.As(verdict, &r) && r.reason != "" {
-		reason = r.reason
+		return jobs.Fail(r.reason)
 	}
-	return jobs.Transact(ctx, h.uow, ws, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
-		op, m, done, err := h.load(ctx, tx, job, log)
-		if err != nil || done {
-			return err
-		}
-		now := h.clock.Now()
-		m.Status, m.Reason, m.UpdatedAt = domain.MediaRejected, reason, now
-		if err := tx.Media().Update(ctx, m); err != nil {
-			return err
-		}
-		log.Info("media rejected", "reason", reason)
-		return h.fail(ctx, tx, op, reason)
-	})
+	return jobs.Fail(ReasonNotAnImage)
 }
 
-// load reads the job's operation and media in tx. done is true when the
-// operation needs nothing more: it was finished already (a duplicate or
-// concurrent delivery), or the media's state settled it here (gone, or
-// ready or rejected by another operation), in which case load records the
-// outcome on the operation. Otherwise the media is processing and op is
-// unfinished.
-func (h *ProcessHandler) load(ctx context.Context, tx ports.Tx, job domain.MediaProcess, log *slog.Logger) (op domain.Operation, m domain.Media, done bool, err error) {
-	op, err = jobs.Operation(ctx, tx, job.OperationID, domain.OperationMediaProcess, job.MediaID)
-	if err != nil {
-		return op, m, false, err
+// record is step 4: the variants recorded and the media ready, or the
+// media rejected with reason.
+func record(ctx context.Context, tx ports.Tx, log *slog.Logger, m domain.Media, variants []domain.MediaVariant, reason string, now time.Time) error {
+	if reason == "" {
+		m.Status, m.Variants, m.Reason, m.UpdatedAt = domain.MediaReady, variants, "", now
+		log.Info("media ready", "variants", len(variants))
+	} else {
+		m.Status, m.Reason, m.UpdatedAt = domain.MediaRejected, reason, now
+		log.Info("media rejected", "reason", reason)
 	}
-	if op.Finished() {
-		log.Info("operation already finished: duplicate delivery", "status", op.Status)
-		return op, m, true, nil
-	}
-	m, err = tx.Media().Get(ctx, job.MediaID)
+	return tx.Media().Update(ctx, m)
+}
+
+// check reads the media of an unfinished operation. done is true when the
+// media's state settled the operation here (gone, or ready or rejected by
+// another operation), in which case check records the outcome on the
+// operation. Otherwise the media is processing.
+func check(ctx context.Context, tx ports.Tx, log *slog.Logger, run jobs.Run[domain.MediaProcess], op domain.Operation, now time.Time) (m domain.Media, done bool, err error) {
+	m, err = tx.Media().Get(ctx, run.TaskID)
 	if domain.IsCode(err, domain.CodeNotFound) {
 		log.Warn("media not found, operation failed")
-		return op, m, true, h.fail(ctx, tx, op, ReasonMediaNotFound)
+		return m, true, jobs.EndOperation(ctx, tx, op, ReasonMediaNotFound, now)
 	}
 	if err != nil {
-		return op, m, false, err
+		return m, false, err
 	}
 	switch m.Status {
 	case domain.MediaProcessing:
-		return op, m, false, nil
+		return m, false, nil
 	case domain.MediaReady:
 		log.Info("media already ready: processed by another operation")
-		op.Succeed(h.clock.Now())
-		return op, m, true, tx.Operations().Update(ctx, op)
+		op.Succeed(now)
+		return m, true, tx.Operations().Update(ctx, op)
 	case domain.MediaRejected:
 		log.Info("media already rejected by another operation")
-		return op, m, true, h.fail(ctx, tx, op, m.Reason)
+		return m, true, jobs.EndOperation(ctx, tx, op, m.Reason, now)
 	default:
 		log.Warn("media is not completed, operation failed", "media_status", m.Status)
-		return op, m, true, h.fail(ctx, tx, op, reasonNotCompleted)
+		return m, true, jobs.EndOperation(ctx, tx, op, reasonNotCompleted, now)
 	}
 }
 
 // writeVariant derives one variant and writes it once. If an earlier
 // attempt already stored it, that object is kept and described.
-func (h *ProcessHandler) writeVariant(ctx context.Context, m domain.Media, img image.Image, name, format string) (domain.MediaVariant, error) {
+func (h *processor) writeVariant(ctx context.Context, m domain.Media, img image.Image, name, format string) (domain.MediaVariant, error) {
 	data, err := derive(img, name, format)
 	if err != nil {
 		return domain.MediaVariant{}, err
@@ -239,9 +156,4 @@ func (h *ProcessHandler) writeVariant(ctx context.Context, m domain.Media, img i
 		size = info.Size
 	}
 	return domain.MediaVariant{Name: name, ObjectKey: key, SizeBytes: size}, nil
-}
-
-func (h *ProcessHandler) fail(ctx context.Context, tx ports.Tx, op domain.Operation, reason string) error {
-	op.Fail(domain.SanitizeText(reason), h.clock.Now())
-	return tx.Operations().Update(ctx, op)
 }

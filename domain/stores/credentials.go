@@ -3,8 +3,10 @@ package stores
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/ports"
 )
 
@@ -46,4 +48,17 @@ func OpenCredentials(sealer ports.CredentialSealer, store domain.Store) (domain.
 		return domain.StoreCredentials{}, domain.Wrap(domain.CodeInternal, err, "credentials cannot be decoded")
 	}
 	return domain.StoreCredentials{APIKey: c.APIKey, APISecret: c.APISecret}, nil
+}
+
+// Credentials opens store's credentials for a job about to call the
+// platform. A failure is a keyring problem for operators to fix, not the
+// user's: it is logged and marked for the job to be retried (jobs.Retry),
+// so the task stays running.
+func Credentials(sealer ports.CredentialSealer, store domain.Store, log *slog.Logger) (domain.StoreCredentials, error) {
+	creds, err := OpenCredentials(sealer, store)
+	if err != nil {
+		log.Error("store credentials cannot be opened", "error", domain.SanitizeError(err))
+		return creds, jobs.Retry(err)
+	}
+	return creds, nil
 }

@@ -1,0 +1,90 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// post describes a POST operation that starts a background task: its
+// id, path, tag, summary, description and error statuses. It answers 202
+// Accepted unless the caller sets another DefaultStatus.
+func post(operationID, path, tag, summary, description string, errors ...int) huma.Operation {
+	return huma.Operation{
+		OperationID: operationID, Method: http.MethodPost, Path: path, Tags: []string{tag},
+		Summary: summary, Description: description, Errors: errors,
+		DefaultStatus: http.StatusAccepted, Security: bearer,
+	}
+}
+
+// registerTask registers the idempotent route that starts a background
+// task (op, see post): start runs the use case in the request's
+// transaction and builds the answer (the task and its operation); the
+// response's Location is where locate says the task (or its operation)
+// is read. The key check, the replay, the fingerprint over the raw body
+// and the spec come from registerIdempotent and runIdempotent, so a task
+// type's route is this one call and its read route (registerRead).
+func registerTask[I, A any](h *handlers, api huma.API, op huma.Operation, locate func(domain.Operation) string,
+	start func(ctx context.Context, tx ports.Tx, p domain.Principal, in *I) (A, domain.Operation, error),
+) {
+	registerIdempotent(api, op, h.deps.MaxBodyBytes, func(ctx context.Context, in *I) (*IdempotentOutput[A], error) {
+		if c, ok := any(in).(checkedInput); ok {
+			// Checks that wait on the network (DNS): before the
+			// idempotency claim opens a transaction, never inside it.
+			if err := c.check(ctx, h); err != nil {
+				return nil, toProblem(ctx, err)
+			}
+		}
+		return runIdempotent(ctx, h.deps.Idempotency, rawBody(in),
+			func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, A, error) {
+				answer, operation, err := start(ctx, tx, p, in)
+				if err != nil {
+					return 0, "", answer, err
+				}
+				return op.DefaultStatus, locate(operation), answer, nil
+			})
+	})
+}
+
+// checkedInput is the input of a route that checks it before the
+// idempotency claim.
+type checkedInput interface {
+	check(ctx context.Context, h *handlers) error
+}
+
+// taskAt locates a task under prefix by the id its operation tracks.
+func taskAt(prefix string) func(domain.Operation) string {
+	return func(op domain.Operation) string { return prefix + op.ResourceID.String() }
+}
+
+// atOperation locates the operation itself.
+func atOperation(op domain.Operation) string { return operationLocation(op.ID) }
+
+// rawBody is the request body as huma received it in the input's RawBody
+// field, for the fingerprint; nil for an input without a body.
+func rawBody(in any) []byte {
+	f := reflect.ValueOf(in).Elem().FieldByName("RawBody")
+	if !f.IsValid() {
+		return nil
+	}
+	b, _ := f.Interface().([]byte)
+	return b
+}
+
+// TaskTimes is the part every background task shows alike: why it failed,
+// if it did, and when it was created and last changed.
+type TaskTimes struct {
+	Reason    string    `json:"reason,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func taskTimes(reason string, created, updated time.Time) TaskTimes {
+	return TaskTimes{Reason: reason, CreatedAt: created, UpdatedAt: updated}
+}

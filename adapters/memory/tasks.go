@@ -1,0 +1,244 @@
+package memory
+
+import (
+	"context"
+	"maps"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// taskRows are the rows of the task tables: a transaction's own writes,
+// or the database's committed rows. Transfers are kept without their items
+// (transferItems).
+type taskRows struct {
+	stores       map[uuid.UUID]domain.Store
+	media        map[uuid.UUID]domain.Media
+	transfers    map[uuid.UUID]domain.MaterialTransfer
+	publications map[uuid.UUID]domain.Publication
+	syncs        map[uuid.UUID]domain.CatalogSync
+	aiTasks      map[uuid.UUID]domain.AITask
+}
+
+func newTaskRows() taskRows {
+	return taskRows{
+		stores: map[uuid.UUID]domain.Store{}, media: map[uuid.UUID]domain.Media{},
+		transfers: map[uuid.UUID]domain.MaterialTransfer{}, publications: map[uuid.UUID]domain.Publication{},
+		syncs: map[uuid.UUID]domain.CatalogSync{}, aiTasks: map[uuid.UUID]domain.AITask{},
+	}
+}
+
+// commitTo publishes a transaction's rows into the committed ones.
+func (r taskRows) commitTo(committed taskRows) {
+	maps.Copy(committed.stores, r.stores)
+	maps.Copy(committed.media, r.media)
+	maps.Copy(committed.transfers, r.transfers)
+	maps.Copy(committed.publications, r.publications)
+	maps.Copy(committed.syncs, r.syncs)
+	maps.Copy(committed.aiTasks, r.aiTasks)
+}
+
+// table is one task table of the memory database (stores, media,
+// transfers, publications, syncs, AI tasks) as its repository sees it: the
+// repositories share its reads and writes, with the same locking,
+// visibility and unique keys PostgreSQL gives them, and add only their own
+// columns and references.
+type table[T any] struct {
+	// noun names a row in errors ("catalog sync"); pkey is the name of
+	// its primary key.
+	noun, pkey string
+	// rows is the table's map in taskRows.
+	rows func(*taskRows) map[uuid.UUID]T
+	// ids are a row's id and workspace; copy copies a row deeply.
+	ids  func(T) (id, workspace uuid.UUID)
+	copy func(T) T
+	// live is the partial unique index of live rows, if the table has one.
+	live *liveIndex[T]
+}
+
+// The repositories of the task tables in one transaction.
+type (
+	storeRepo    struct{ tableRepo[domain.Store] }
+	mediaRepo    struct{ tableRepo[domain.Media] }
+	transferRepo struct {
+		tableRepo[domain.MaterialTransfer]
+	}
+	publicationRepo struct{ tableRepo[domain.Publication] }
+	syncRepo        struct{ tableRepo[domain.CatalogSync] }
+	aiTaskRepo      struct{ tableRepo[domain.AITask] }
+)
+
+var (
+	_ ports.StoreRepository            = storeRepo{}
+	_ ports.MediaRepository            = mediaRepo{}
+	_ ports.MaterialTransferRepository = transferRepo{}
+	_ ports.PublicationRepository      = publicationRepo{}
+	_ ports.SyncRepository             = syncRepo{}
+	_ ports.AITaskRepository           = aiTaskRepo{}
+)
+
+// tableRepo is what the repository of a task table in one transaction
+// holds and does alike: its Get.
+type tableRepo[T any] struct {
+	t  *tx
+	tb *table[T]
+}
+
+func (r tableRepo[T]) Get(_ context.Context, id uuid.UUID) (T, error) { return r.tb.get(r.t, id) }
+
+// liveIndex is a partial unique index of PostgreSQL over a table's live
+// rows (one live publication per product and store, one active sync per
+// store). A row holds its key while live; the key is reserved when the
+// row is written, so of two concurrent transactions only one can write a
+// live row for it.
+type liveIndex[T any] struct {
+	key   func(T) uniqueKey
+	holds func(T) bool // the row is live
+	// taken is the error for a row whose key another live row holds.
+	taken func(T) *domain.Error
+}
+
+// visibleLocked is the row with id that t sees in its workspace.
+func (tb table[T]) visibleLocked(t *tx, id uuid.UUID) (T, bool) {
+	mine, committed := tb.rows(&t.taskRows), tb.rows(&t.db.taskRows)
+	row, ok := mine[id]
+	if !ok {
+		row, ok = committed[id]
+	}
+	if _, ws := tb.ids(row); !ok || ws != t.workspace {
+		var none T
+		return none, false
+	}
+	return row, true
+}
+
+func (tb table[T]) notFound(id uuid.UUID) error {
+	return domain.Errorf(domain.CodeNotFound, "%s %s not found", tb.noun, id)
+}
+
+// get reads the row with id; CodeNotFound if t does not see it.
+func (tb table[T]) get(t *tx, id uuid.UUID) (T, error) {
+	if err := t.lock(); err != nil {
+		var none T
+		return none, err
+	}
+	defer t.db.mu.Unlock()
+	row, ok := tb.visibleLocked(t, id)
+	if !ok {
+		return row, tb.notFound(id)
+	}
+	return tb.copy(row), nil
+}
+
+// ref is a row a new row references, by its name in errors and its id;
+// exists says, under the lock, whether t sees it.
+type ref struct {
+	name   string
+	id     uuid.UUID
+	exists func(t *tx, id uuid.UUID) bool
+}
+
+func storeRef(id uuid.UUID) ref {
+	return ref{"store", id, func(t *tx, id uuid.UUID) bool { _, ok := storeTable.visibleLocked(t, id); return ok }}
+}
+
+func productRef(id uuid.UUID) ref {
+	return ref{"product", id, func(t *tx, id uuid.UUID) bool { _, ok := t.productLocked(id); return ok }}
+}
+
+// create writes a new row of t's workspace after checking, under the
+// lock, that t sees the rows it references (as PostgreSQL's foreign keys
+// with row-level security would).
+func (tb table[T]) create(t *tx, row T, refs ...ref) error {
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.db.mu.Unlock()
+	id, ws := tb.ids(row)
+	if err := t.ownWorkspace(tb.noun, ws); err != nil {
+		return err
+	}
+	for _, r := range refs {
+		if !r.exists(t, r.id) {
+			return missingReference(tb.noun, r.name, r.id)
+		}
+	}
+	keys := []uniqueKey{{tb.pkey, id.String()}}
+	if tb.live != nil && tb.live.holds(row) {
+		key := tb.live.key(row)
+		if t.db.keyTakenForLocked(t, key) {
+			return tb.takenLocked(t, row)
+		}
+		keys = append(keys, key)
+	}
+	if !t.db.reserveLocked(t, keys...) {
+		return domain.Errorf(domain.CodeConflict, "%s %s already exists", tb.noun, id)
+	}
+	mine := tb.rows(&t.taskRows)
+	mine[id] = tb.copy(row)
+	return nil
+}
+
+// update changes the row with id as apply says; a row that becomes live
+// or stops being live takes or releases its live key.
+func (tb table[T]) update(t *tx, id uuid.UUID, apply func(row *T)) error {
+	return tb.change(t, id, func(row *T) error { apply(row); return nil })
+}
+
+// change is update with an apply that may refuse the change.
+func (tb table[T]) change(t *tx, id uuid.UUID, apply func(row *T) error) error {
+	if err := t.lock(); err != nil {
+		return err
+	}
+	defer t.db.mu.Unlock()
+	cur, ok := tb.visibleLocked(t, id)
+	if !ok {
+		return tb.notFound(id)
+	}
+	next := tb.copy(cur)
+	if err := apply(&next); err != nil {
+		return err
+	}
+	if l := tb.live; l != nil {
+		switch key := l.key(cur); {
+		case l.holds(cur) && !l.holds(next):
+			t.db.releaseLocked(t, key)
+		case !l.holds(cur) && l.holds(next):
+			if !t.db.reserveLocked(t, key) {
+				return tb.takenLocked(t, next)
+			}
+		}
+	}
+	mine := tb.rows(&t.taskRows)
+	mine[id] = tb.copy(next)
+	return nil
+}
+
+// takenLocked is the live index's error for row, naming the row that
+// holds its key (committed, ours, or another open transaction's).
+func (tb table[T]) takenLocked(t *tx, row T) error {
+	l := tb.live
+	key := l.key(row)
+	rowID, _ := tb.ids(row)
+	holder := uuid.Nil
+	find := func(rows map[uuid.UUID]T, skip map[uuid.UUID]T) {
+		for id, q := range rows {
+			if _, mine := skip[id]; holder == uuid.Nil && !mine && id != rowID && l.holds(q) && l.key(q) == key {
+				holder = id
+			}
+		}
+	}
+	mine, committed := tb.rows(&t.taskRows), tb.rows(&t.db.taskRows)
+	if other := t.db.keyHolderLocked(key); other != nil {
+		find(tb.rows(&other.taskRows), nil)
+	}
+	find(mine, nil)
+	find(committed, mine)
+	e := l.taken(row)
+	if holder != uuid.Nil {
+		e.ResourceID = holder.String()
+	}
+	return e
+}

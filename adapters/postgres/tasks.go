@@ -1,0 +1,131 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/oncehq/once/domain"
+)
+
+// What the task repositories (stores, media, transfers, publications,
+// syncs, AI tasks) share: a row of the transaction's workspace read by id,
+// a statement that must change exactly one row, and a create that a
+// partial unique index may refuse in favour of a live row.
+
+// The task repositories, each implementing its port of the same name
+// (Tx hands them out as those ports, so the compiler checks it).
+type (
+	StoreRepository struct {
+		taskRepo[domain.Store, storeRow, *storeRow]
+	}
+	MediaRepository struct {
+		taskRepo[domain.Media, mediaRow, *mediaRow]
+	}
+	MaterialTransferRepository struct {
+		taskRepo[domain.MaterialTransfer, transferRow, *transferRow]
+	}
+	PublicationRepository struct {
+		taskRepo[domain.Publication, publicationRow, *publicationRow]
+	}
+	SyncRepository struct {
+		taskRepo[domain.CatalogSync, syncRow, *syncRow]
+	}
+	AITaskRepository struct {
+		taskRepo[domain.AITask, aiTaskRow, *aiTaskRow]
+	}
+)
+
+// taskRepo is what every task repository holds and does alike: the
+// transaction and its workspace, the noun its errors use, Get, and the
+// insert of a new row from its model.
+type taskRepo[D, R any, P taskRow[R, D]] struct {
+	db        bun.IDB
+	workspace uuid.UUID
+	noun      string
+}
+
+// Get reads the row with id of the transaction's workspace; CodeNotFound
+// if there is none.
+func (r taskRepo[D, R, P]) Get(ctx context.Context, id uuid.UUID) (D, error) {
+	return getRow[D, R, P](ctx, r.db, r.workspace, id, r.noun)
+}
+
+func (r taskRepo[D, R, P]) insert(ctx context.Context, row P) error {
+	_, err := r.db.NewInsert().Model(row).Exec(ctx)
+	return mapError(err, r.noun)
+}
+
+// update runs query, which changes exactly one row (execOne).
+func (r taskRepo[D, R, P]) update(ctx context.Context, query string, args ...any) error {
+	return execOne(ctx, r.db, r.noun, query, args...)
+}
+
+// updateTaskRow is the statement that changes a task row's own columns
+// (each "column = ?") and its updated_at, in one workspace. Its arguments
+// are the columns' values, updated_at (nil: now()), the workspace and the
+// id.
+func updateTaskRow(table string, columns ...string) string {
+	return "UPDATE " + table + " SET " + strings.Join(columns, ", ") +
+		", updated_at = coalesce(?::timestamptz, now()) WHERE workspace_id = ? AND id = ?"
+}
+
+// taskRow is a row model (e.g. *syncRow) that turns into its domain value.
+type taskRow[R, D any] interface {
+	*R
+	domain() D
+}
+
+// getRow reads the row of workspace with id; CodeNotFound (naming noun)
+// if there is none.
+func getRow[D, R any, P taskRow[R, D]](ctx context.Context, db bun.IDB, workspace, id uuid.UUID, noun string) (D, error) {
+	var row R
+	if err := db.NewSelect().Model(P(&row)).Where("workspace_id = ?", workspace).Where("id = ?", id).Scan(ctx); err != nil {
+		var none D
+		return none, mapError(err, noun)
+	}
+	return P(&row).domain(), nil
+}
+
+// execOne runs a statement that changes exactly one row; none is
+// CodeNotFound (naming noun).
+func execOne(ctx context.Context, db bun.IDB, noun, query string, args ...any) error {
+	res, err := db.ExecContext(ctx, query, args...)
+	return affectedOne(res, err, noun)
+}
+
+// insertUnlessLive runs insert, an INSERT ... ON CONFLICT DO NOTHING on a
+// partial unique index of live rows (one live publication per product and
+// store, one active sync per store). When it inserts nothing, live finds
+// the row that holds the index and taken names it in the error. The loop
+// is bounded (conflictRetries): the holder may finish (leave the index)
+// before live looks for it; then the insert is tried again.
+func insertUnlessLive(ctx context.Context, db bun.IDB, noun string, insert func() (sql.Result, error),
+	live *bun.RawQuery, taken func(holder uuid.UUID) *domain.Error,
+) error {
+	for range conflictRetries {
+		res, err := insert()
+		if err != nil {
+			return mapError(err, noun)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			return mapError(err, noun)
+		}
+		var holder uuid.UUID
+		err = live.Scan(ctx, &holder)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // the holder finished in between: try again
+		}
+		if err != nil {
+			return mapError(err, noun)
+		}
+		e := taken(holder)
+		e.ResourceID = holder.String()
+		return e
+	}
+	return domain.Errorf(domain.CodeUnavailable, "%s: concurrent changes, try again", noun)
+}

@@ -1,0 +1,305 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/platformerr"
+	"github.com/oncehq/once/ports"
+)
+
+// Job is what one task type adds to the lifecycle every background job
+// follows; Handler runs that lifecycle. J is the job's payload, W what
+// step 1 reads for the external call, R what the call gives step 3.
+//
+// The steps, each its own transaction so nothing is held open while an
+// external system is called:
+//
+//  1. Begin: read the operation and the task; a finished one means a
+//     duplicate delivery (proceed false, done). A task that cannot run
+//     (its store or product is gone) is ended here. Otherwise task and
+//     operation become running and Begin hands Call what it needs.
+//  2. Call: the external call, outside any transaction, with the task id
+//     (or the operation id, for tasks that are one per operation) as the
+//     request token. Its error decides what happens next: Retry(err) is
+//     returned as it is (the message is delivered again); Fail(reason)
+//     ends the task failed with reason; any other error is the external
+//     system's: a transient one (platformerr.Retryable) is returned so the
+//     message is delivered again with backoff, a permanent one ends the
+//     task failed with platformerr.Reason(Refused, err).
+//  3. End: check again that the task is unfinished (a concurrent delivery
+//     may have ended it), then record the outcome: out on success, reason
+//     (non-empty, safe to show) on a permanent failure. Log lines written
+//     here follow the commit (Transact).
+//
+// A message that can never succeed (another event type, a payload that
+// does not decode or lacks an id) is CodeValidation, which the worker
+// gives up on at once.
+type Job[J Payload, W, R any] struct {
+	// Event is the event type the handler runs.
+	Event string
+	// Noun is what the logs call the task ("sync"); its id is logged
+	// under it.
+	Noun string
+	// External names the system Call calls, for the logs ("platform").
+	External string
+	// Refused is the reason a permanent error of the external system
+	// starts with.
+	Refused string
+	// Valid, if set, checks the payload's fields beyond its ids.
+	Valid func(J) bool
+
+	Begin func(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], now time.Time) (w W, proceed bool, err error)
+	Call  func(ctx context.Context, log *slog.Logger, run Run[J], w W) (R, error)
+	End   func(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], out R, reason string, now time.Time) error
+	// Settle, if set, decides what a conflict in End's transaction means
+	// (a concurrent delivery recording the same task); without it the
+	// conflict is returned.
+	Settle func(ctx context.Context, log *slog.Logger, run Run[J], conflict error) error
+}
+
+// Payload is a job's payload: it names the operation that tracks the job
+// and the task it runs.
+type Payload interface {
+	JobIDs() (operationID, taskID uuid.UUID)
+}
+
+// Run is one delivery of a job: its payload, the ids it names and its
+// workspace.
+type Run[J any] struct {
+	Job         J
+	Workspace   uuid.UUID
+	OperationID uuid.UUID
+	TaskID      uuid.UUID
+	Noun        string
+}
+
+// Handler runs a Job for each delivery of its event type.
+type Handler[J Payload, W, R any] struct {
+	job   Job[J, W, R]
+	uow   ports.UnitOfWork
+	clock ports.Clock
+	log   *slog.Logger
+}
+
+var _ ports.MessageHandler = (*Handler[Payload, any, any])(nil)
+
+// NewHandler builds the handler of job; log may be nil.
+func NewHandler[J Payload, W, R any](job Job[J, W, R], uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger) *Handler[J, W, R] {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler[J, W, R]{job: job, uow: uow, clock: clock, log: log.With("handler", job.Event)}
+}
+
+// Handle processes one delivery; see Job.
+func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error {
+	j := h.job
+	payload, err := Decode(msg, j.Event, func(p J) bool {
+		op, task := p.JobIDs()
+		return op != uuid.Nil && task != uuid.Nil && (j.Valid == nil || j.Valid(p))
+	})
+	if err != nil {
+		return err
+	}
+	run := Run[J]{Job: payload, Workspace: msg.WorkspaceID, Noun: j.Noun}
+	run.OperationID, run.TaskID = payload.JobIDs()
+	log := h.log.With("message", msg.ID, "workspace", run.Workspace, "operation", run.OperationID, j.Noun, run.TaskID)
+
+	var w W
+	proceed := false
+	err = Transact(ctx, h.uow, run.Workspace, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
+		var err error
+		w, proceed, err = j.Begin(ctx, tx, log, run, h.clock.Now())
+		return err
+	})
+	if err != nil || !proceed {
+		return err
+	}
+
+	out, err := j.Call(ctx, log, run, w)
+	reason := ""
+	if err != nil {
+		if reason, err = h.verdict(ctx, log, err); err != nil {
+			return err
+		}
+	}
+	err = Transact(ctx, h.uow, run.Workspace, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
+		return j.End(ctx, tx, log, run, out, reason, h.clock.Now())
+	})
+	if j.Settle != nil && domain.IsCode(err, domain.CodeConflict) {
+		return j.Settle(ctx, log, run, err)
+	}
+	return err
+}
+
+// verdict sorts an error of Call: the reason the task fails with, or the
+// error to return so the message is delivered again.
+func (h *Handler[J, W, R]) verdict(ctx context.Context, log *slog.Logger, err error) (string, error) {
+	var retry retryError
+	var fail *failure
+	switch {
+	case errors.As(err, &retry):
+		return "", retry.err
+	case errors.As(err, &fail):
+		return fail.reason, nil
+	case platformerr.Retryable(ctx, err):
+		log.Warn(h.job.External+" unavailable, "+h.job.Noun+" will be retried", "error", domain.SanitizeError(err))
+		return "", err
+	}
+	log.Error(h.job.External+" refused the "+h.job.Noun, "error", domain.SanitizeError(err))
+	return platformerr.Reason(h.job.Refused, err), nil
+}
+
+// Retry marks an error of Call that is returned as it is, whatever its
+// code, so the message is delivered again: a keyring or object store
+// failure that is ours to fix, not the user's. Call logs it.
+func Retry(err error) error { return retryError{err: err} }
+
+type retryError struct{ err error }
+
+func (e retryError) Error() string { return e.err.Error() }
+func (e retryError) Unwrap() error { return e.err }
+
+// Fail is what Call returns to end the task failed with reason, which is
+// shown to users and so must be safe (sanitized, no credentials).
+func Fail(reason string) error { return &failure{reason: reason} }
+
+type failure struct{ reason string }
+
+func (f *failure) Error() string { return f.reason }
+
+// OnRow is Begin and End for a task type whose row keeps the task's state
+// (TaskRow): Prepare reads, in step 1, what the call needs (a reason ends
+// the task failed instead); Record stores a success in step 3 (the task's
+// own fields, saved; the operation is ended succeeded here).
+type OnRow[J, T any, S ~string, W, R any] struct {
+	Task    TaskRow[T, S]
+	Prepare func(ctx context.Context, tx ports.Tx, log *slog.Logger, row T) (w W, reason string, err error)
+	Record  func(ctx context.Context, tx ports.Tx, log *slog.Logger, row T, out R, now time.Time) error
+}
+
+// Begin is step 1 of Job over a task row.
+func (o OnRow[J, T, S, W, R]) Begin(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], now time.Time) (w W, proceed bool, err error) {
+	op, row, err := o.Task.Load(ctx, tx, run.OperationID, run.TaskID)
+	if err != nil {
+		return w, false, err
+	}
+	if o.Task.Finished(op, row) {
+		log.Info(run.Noun+" already finished: duplicate delivery", "status", o.status(row))
+		return w, false, nil
+	}
+	if o.Prepare != nil {
+		var reason string
+		if w, reason, err = o.Prepare(ctx, tx, log, row); err != nil {
+			return w, false, err
+		}
+		if reason != "" {
+			log.Warn(run.Noun+" cannot run, failed", "reason", reason)
+			return w, false, o.Task.End(ctx, tx, op, row, reason, now)
+		}
+	}
+	return w, true, o.Task.Start(ctx, tx, op, row, now)
+}
+
+// End is step 3 of Job over a task row.
+func (o OnRow[J, T, S, W, R]) End(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], out R, reason string, now time.Time) error {
+	op, row, err := o.Task.Load(ctx, tx, run.OperationID, run.TaskID)
+	if err != nil {
+		return err
+	}
+	if o.Task.Finished(op, row) {
+		log.Info(run.Noun+" finished by a concurrent delivery", "status", o.status(row))
+		return nil
+	}
+	if reason != "" {
+		log.Info(run.Noun+" failed", "reason", reason)
+		return o.Task.End(ctx, tx, op, row, reason, now)
+	}
+	if err := o.Record(ctx, tx, log, row, out, now); err != nil {
+		return err
+	}
+	op.Succeed(now)
+	return tx.Operations().Update(ctx, op)
+}
+
+func (o OnRow[J, T, S, W, R]) status(row T) S {
+	status, _, _ := o.Task.State(&row)
+	return *status
+}
+
+// OnOperation is Begin and End for a task type that is one operation on a
+// longer-lived row (a store's verification, a media's processing): the
+// operation alone says whether the job is done, and the row may have moved
+// on without it (gone, replaced, settled by another operation). The row is
+// what Call works on.
+type OnOperation[J, T, R any] struct {
+	// Kind is the kind of the operations that track the jobs.
+	Kind string
+	// Check reads the row for an unfinished operation, in step 1 and again
+	// in step 3. done means Check ended op itself (EndOperation) and there
+	// is nothing more to do.
+	Check func(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], op domain.Operation, now time.Time) (row T, done bool, err error)
+	// Record saves the outcome on the row in step 3: out on success, reason
+	// on a failure; the operation is ended with it here.
+	Record func(ctx context.Context, tx ports.Tx, log *slog.Logger, row T, out R, reason string, now time.Time) error
+}
+
+// Begin is step 1 of Job over an operation.
+func (o OnOperation[J, T, R]) Begin(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], now time.Time) (row T, proceed bool, err error) {
+	op, done, err := o.load(ctx, tx, log, run, "operation already finished: duplicate delivery")
+	if err != nil || done {
+		return row, false, err
+	}
+	if row, done, err = o.Check(ctx, tx, log, run, op, now); err != nil || done {
+		return row, false, err
+	}
+	if op.Status == domain.OperationRunning {
+		return row, true, nil // a redelivery after a failed attempt
+	}
+	op.Start(now)
+	return row, true, tx.Operations().Update(ctx, op)
+}
+
+// End is step 3 of Job over an operation.
+func (o OnOperation[J, T, R]) End(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], out R, reason string, now time.Time) error {
+	op, done, err := o.load(ctx, tx, log, run, "operation finished by a concurrent delivery")
+	if err != nil || done {
+		return err
+	}
+	row, done, err := o.Check(ctx, tx, log, run, op, now)
+	if err != nil || done {
+		return err
+	}
+	if err := o.Record(ctx, tx, log, row, out, reason, now); err != nil {
+		return err
+	}
+	if reason != "" {
+		return EndOperation(ctx, tx, op, reason, now)
+	}
+	op.Succeed(now)
+	return tx.Operations().Update(ctx, op)
+}
+
+func (o OnOperation[J, T, R]) load(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], finished string) (domain.Operation, bool, error) {
+	op, err := Operation(ctx, tx, run.OperationID, o.Kind, run.TaskID)
+	if err != nil {
+		return op, false, err
+	}
+	if op.Finished() {
+		log.Info(finished, "status", op.Status)
+		return op, true, nil
+	}
+	return op, false, nil
+}
+
+// EndOperation ends op failed with reason (sanitized here), in tx.
+func EndOperation(ctx context.Context, tx ports.Tx, op domain.Operation, reason string, now time.Time) error {
+	op.Fail(domain.SanitizeText(reason), now)
+	return tx.Operations().Update(ctx, op)
+}

@@ -1,0 +1,101 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/adapters/system"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/ports"
+)
+
+type testPayload struct {
+	OperationID uuid.UUID `json:"operation_id"`
+	TaskID      uuid.UUID `json:"task_id"`
+}
+
+func (p testPayload) JobIDs() (uuid.UUID, uuid.UUID) { return p.OperationID, p.TaskID }
+
+// outcome is what the lifecycle did with one delivery: whether it called
+// out, and what End recorded.
+type outcome struct {
+	called bool
+	ended  bool
+	reason string
+}
+
+// runJob delivers one message to a handler whose Call fails with callErr
+// (nil: succeeds) and reports what Handle returned and what End saw.
+func runJob(t *testing.T, proceed bool, callErr error) (outcome, error) {
+	t.Helper()
+	var got outcome
+	h := jobs.NewHandler(jobs.Job[testPayload, string, string]{
+		Event: "test.job", Noun: "test", External: "system", Refused: "the system refused",
+		Begin: func(context.Context, ports.Tx, *slog.Logger, jobs.Run[testPayload], time.Time) (string, bool, error) {
+			return "work", proceed, nil
+		},
+		Call: func(_ context.Context, _ *slog.Logger, _ jobs.Run[testPayload], w string) (string, error) {
+			got.called = true
+			return w + " done", callErr
+		},
+		End: func(_ context.Context, _ ports.Tx, _ *slog.Logger, _ jobs.Run[testPayload], out, reason string, _ time.Time) error {
+			got.ended, got.reason = true, reason
+			if reason == "" {
+				assert.Equal(t, "work done", out)
+			}
+			return nil
+		},
+	}, memory.NewUnitOfWork(memory.NewDB()), system.NewClock(), nil)
+	payload, err := json.Marshal(testPayload{OperationID: uuid.New(), TaskID: uuid.New()})
+	require.NoError(t, err)
+	err = h.Handle(context.Background(), ports.Message{ID: uuid.New(), Type: "test.job", WorkspaceID: uuid.New(), Payload: payload})
+	return got, err
+}
+
+// The lifecycle sorts what the external call answered: success and
+// permanent failures are recorded (the latter with a reason users may
+// read), transient failures and Retry are returned for redelivery, and a
+// duplicate never calls out.
+func TestJobSortsTheCallsOutcome(t *testing.T) {
+	got, err := runJob(t, true, nil)
+	require.NoError(t, err)
+	assert.Equal(t, outcome{called: true, ended: true}, got)
+
+	got, err = runJob(t, false, nil)
+	require.NoError(t, err)
+	assert.Equal(t, outcome{}, got, "a finished task is a duplicate: no call, nothing recorded")
+
+	got, err = runJob(t, true, domain.Errorf(domain.CodeValidation, "listing title too long"))
+	require.NoError(t, err)
+	assert.Equal(t, outcome{called: true, ended: true, reason: "the system refused: listing title too long"}, got)
+
+	got, err = runJob(t, true, jobs.Fail("no image"))
+	require.NoError(t, err)
+	assert.Equal(t, outcome{called: true, ended: true, reason: "no image"}, got)
+
+	transient := domain.Errorf(domain.CodeUnavailable, "timeout")
+	got, err = runJob(t, true, transient)
+	assert.Same(t, transient, err, "a transient failure is retried")
+	assert.Equal(t, outcome{called: true}, got)
+
+	keyring := domain.Errorf(domain.CodeInternal, "credentials cannot be opened")
+	got, err = runJob(t, true, jobs.Retry(keyring))
+	assert.Same(t, keyring, err, "Retry returns the error as it is, whatever its code")
+	assert.Equal(t, outcome{called: true}, got)
+}
+
+func TestJobRefusesAPayloadWithoutItsIDs(t *testing.T) {
+	h := jobs.NewHandler(jobs.Job[testPayload, string, string]{Event: "test.job"},
+		memory.NewUnitOfWork(memory.NewDB()), system.NewClock(), nil)
+	err := h.Handle(context.Background(), ports.Message{ID: uuid.New(), Type: "test.job", WorkspaceID: uuid.New(), Payload: []byte(`{}`)})
+	assert.True(t, domain.IsCode(err, domain.CodeValidation), "%v", err)
+}
