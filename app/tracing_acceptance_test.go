@@ -107,6 +107,18 @@ func TestPostgresOneTraceFromRequestToJob(t *testing.T) {
 	assert.Contains(t, server.Attributes, attribute.String("once.request_id", requestID))
 	assert.Contains(t, server.Attributes, attribute.String("http.route", "/v1/stores"))
 	assert.Equal(t, lines[0]["span_id"], server.SpanContext.SpanID().String(), "log lines name the server span")
+
+	// The job's own lines, in the delivery process, are in the trace too.
+	jobLines := 0
+	for _, l := range jsonLines(t, delivery.Logs.String()) {
+		if l["operation"] != created.Operation.ID.String() || l["handler"] == nil {
+			continue
+		}
+		jobLines++
+		assert.Equal(t, clientTrace, l["trace_id"], "job line %v", l)
+		assert.Equal(t, consumer.SpanContext.SpanID().String(), l["span_id"], "job line %v", l)
+	}
+	assert.Positive(t, jobLines, "the job logged its outcome")
 }
 
 func jsonLines(t *testing.T, logs string) []map[string]any {

@@ -53,7 +53,7 @@ func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error) e
 		lastError = reason
 	}
 	lastError = domain.SanitizeText(domain.JobFailurePrefix + lastError)
-	log := f.log.With("message", msg.ID, "event_type", msg.Type, "workspace", msg.WorkspaceID)
+	log := domain.LogWithin(ctx, f.log.With("message", msg.ID, "event_type", msg.Type, "workspace", msg.WorkspaceID))
 	if msg.WorkspaceID == uuid.Nil {
 		log.Error("job given up, message has no workspace: dropped", "error", lastError)
 		return nil

@@ -109,7 +109,7 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 	}
 	run := Run[J]{Job: payload, Workspace: msg.WorkspaceID, Noun: j.Noun}
 	run.OperationID, run.TaskID = payload.JobIDs()
-	log := h.log.With("message", msg.ID, "workspace", run.Workspace, "operation", run.OperationID, j.Noun, run.TaskID)
+	log := domain.LogWithin(ctx, h.log.With("message", msg.ID, "workspace", run.Workspace, "operation", run.OperationID, j.Noun, run.TaskID))
 
 	var w W
 	proceed := false
