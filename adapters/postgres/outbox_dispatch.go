@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
@@ -53,6 +54,12 @@ func (d *OutboxDispatch) ClaimDue(ctx context.Context, owner string, now time.Ti
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return ports.Claim{}, mapError(err, "outbox event")
 	}
+	return splitClaim(rows), nil
+}
+
+// splitClaim orders claimed rows by due time (RETURNING has no order) and
+// splits them into pending events, the taken-over one and dead letters.
+func splitClaim(rows []claimedRow) ports.Claim {
 	slices.SortFunc(rows, func(a, b claimedRow) int {
 		return cmp.Or(a.DueAt.Compare(b.DueAt), slices.Compare(a.ID[:], b.ID[:]))
 	})
@@ -68,7 +75,7 @@ func (d *OutboxDispatch) ClaimDue(ctx context.Context, owner string, now time.Ti
 			claim.Events = append(claim.Events, e)
 		}
 	}
-	return claim, nil
+	return claim
 }
 
 // MarkDispatched implements ports.OutboxDispatch.
@@ -79,7 +86,7 @@ func (d *OutboxDispatch) MarkDispatched(ctx context.Context, owner string, ids [
 	if at.IsZero() {
 		at = time.Now()
 	}
-	res, err := d.db.ExecContext(ctx, markDispatched, at, d.workspace, bun.In(ids), owner)
+	res, err := d.db.ExecContext(ctx, markDispatched, at, d.workspace, pgdialect.Array(uuidStrings(ids)), owner)
 	return rowsAffected(res, err)
 }
 
