@@ -57,9 +57,21 @@ var WorkerModule = fx.Module("worker",
 	}),
 )
 
-func newDispatcher(cfg Config, uow ports.UnitOfWork, disc ports.OutboxDiscovery, pub ports.Publisher,
-	signal ports.DispatchSignal, clock ports.Clock, log *slog.Logger, metrics *prometheus.Metrics,
-) (*dispatch.Dispatcher, error) {
+// dispatcherIn are the Dispatcher's dependencies; Claims only with
+// PostgreSQL (the memory store claims through the unit of work).
+type dispatcherIn struct {
+	fx.In
+	UnitOfWork ports.UnitOfWork
+	Claims     ports.OutboxClaims `optional:"true"`
+	Discovery  ports.OutboxDiscovery
+	Publisher  ports.Publisher
+	Signal     ports.DispatchSignal
+	Clock      ports.Clock
+	Log        *slog.Logger
+	Metrics    *prometheus.Metrics
+}
+
+func newDispatcher(cfg Config, in dispatcherIn) (*dispatch.Dispatcher, error) {
 	return dispatch.New(dispatch.Config{
 		Owner:        cfg.Owner(),
 		Batch:        cfg.DispatchBatch,
@@ -69,11 +81,13 @@ func newDispatcher(cfg Config, uow ports.UnitOfWork, disc ports.OutboxDiscovery,
 		BackoffMax:   cfg.DispatchBackoffMax,
 		PollInterval: cfg.DispatchPollInterval,
 
+		Concurrency:  cfg.DispatchConcurrency,
+
 		BreakerFailures: cfg.DispatchBreakerFailures,
 		BreakerOpen:     cfg.DispatchBreakerOpen,
 	}, dispatch.Deps{
-		UnitOfWork: uow, Discovery: disc, Publisher: pub, Signal: signal,
-		Clock: clock, Logger: log.With("component", "dispatcher"), Observer: metrics,
+		UnitOfWork: in.UnitOfWork, Claims: in.Claims, Discovery: in.Discovery, Publisher: in.Publisher, Signal: in.Signal,
+		Clock: in.Clock, Logger: in.Log.With("component", "dispatcher"), Observer: in.Metrics,
 	})
 }
 
