@@ -81,7 +81,7 @@ func newDispatcher(cfg Config, in dispatcherIn) (*dispatch.Dispatcher, error) {
 		BackoffMax:   cfg.DispatchBackoffMax,
 		PollInterval: cfg.DispatchPollInterval,
 
-		Concurrency:  cfg.DispatchConcurrency,
+		Concurrency: cfg.DispatchConcurrency,
 
 		BreakerFailures: cfg.DispatchBreakerFailures,
 		BreakerOpen:     cfg.DispatchBreakerOpen,

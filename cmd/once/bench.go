@@ -72,6 +72,7 @@ func benchDrainCmd() *cobra.Command {
 	f.IntVar(&cfg.Events, "events", benchdispatch.DefaultEvents, "events preloaded per measurement")
 	f.StringVar(&queues, "queues", benchdispatch.DefaultQueues, "queues to measure (redis, amqp, bullmq, memory), comma-separated")
 	f.StringVar(&clients, "clients", benchdispatch.DefaultClients, "raw claim+mark client counts, comma-separated")
+	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of every Dispatcher process into this directory")
 	return cmd
 }
 
@@ -127,6 +128,7 @@ func benchDispatcherChildCmd() *cobra.Command {
 	f.IntVar(&cfg.Concurrency, "concurrency", 0, "")
 	f.StringVar(&cfg.RedisURL, "redis-url", "", "")
 	f.StringVar(&cfg.AMQPURL, "amqp-url", "", "")
+	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "")
 	return cmd
 }
 

@@ -7,9 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/adapters/system"
@@ -25,6 +28,7 @@ type ChildConfig struct {
 	Owner       string
 	Batch       int
 	Concurrency int
+	CPUProfile  string // where to write a CPU profile of the dispatching, if set
 }
 
 // RunDispatcherChild is the Dispatcher process of a measurement (the hidden
@@ -66,6 +70,18 @@ func RunDispatcherChild(ctx context.Context, cfg ChildConfig, stdin io.Reader, s
 	if !in.Scan() || in.Text() != "go" {
 		return nil
 	}
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	cpu0 := cpuTime()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -76,7 +92,17 @@ func RunDispatcherChild(ctx context.Context, cfg ChildConfig, stdin io.Reader, s
 	stop()
 	<-done
 	out.line("rss " + strconv.Itoa(peakRSS()))
+	out.stats(cpuTime() - cpu0)
 	return nil
+}
+
+// cpuTime is the CPU time (user and system) this process used so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // reporter is the child's Observer: it writes what the parent counts.
@@ -85,15 +111,34 @@ type reporter struct {
 	mu      sync.Mutex
 	w       *bufio.Writer
 	settled int
+	rounds  int
+	sum     dispatch.RoundStats // durations summed over the rounds
 }
 
 func (r *reporter) Round(s dispatch.RoundStats) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.settled += s.Claimed
+	r.rounds++
+	r.sum.Claim += s.Claim
+	r.sum.Publish += s.Publish
+	r.sum.Total += s.Total
 	fmt.Fprintf(r.w, "settled %d\n", r.settled)
 	_ = r.w.Flush()
 }
+
+// stats reports the mean claim, publish and whole-batch times of the
+// batches (the wall-clock profile of a batch) and the CPU time used.
+func (r *reporter) stats(cpu time.Duration) {
+	r.mu.Lock()
+	n := max(r.rounds, 1)
+	line := fmt.Sprintf("stats batches=%d claim=%.2fms publish=%.2fms batch=%.2fms cpu=%.2fs",
+		r.rounds, ms(r.sum.Claim/time.Duration(n)), ms(r.sum.Publish/time.Duration(n)), ms(r.sum.Total/time.Duration(n)), cpu.Seconds())
+	r.mu.Unlock()
+	r.line(line)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func (r *reporter) line(s string) {
 	r.mu.Lock()

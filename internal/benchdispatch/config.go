@@ -46,6 +46,9 @@ type DrainConfig struct {
 	Events  int
 	Queues  []string
 	Clients []int // raw claim+mark clients
+	// ProfileDir, if set, receives a CPU profile of every Dispatcher
+	// process.
+	ProfileDir string
 }
 
 // SteadyConfig is what `once bench steady` measures.

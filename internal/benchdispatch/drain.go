@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -227,7 +228,7 @@ func drainOne(ctx context.Context, cfg DrainConfig, v variant, rep int, progress
 		took, err = drainRaw(ctx, cfg, s, v.workers)
 	} else {
 		m.Variant, m.Queue, m.Dispatchers = "once", v.queue, v.workers
-		took, m.PeakRSSKB, err = drainOnce(ctx, cfg, s, v, progress)
+		took, m.PeakRSSKB, err = drainOnce(ctx, cfg, s, v, rep, progress)
 	}
 	if err != nil {
 		return m, err
@@ -297,12 +298,16 @@ func drainRaw(ctx context.Context, cfg DrainConfig, s *sandbox, k int) (time.Dur
 
 // drainOnce starts k Dispatcher processes, lets them connect, starts them
 // together and times until they settled the whole backlog.
-func drainOnce(ctx context.Context, cfg DrainConfig, s *sandbox, v variant, progress io.Writer) (time.Duration, int64, error) {
+func drainOnce(ctx context.Context, cfg DrainConfig, s *sandbox, v variant, rep int, progress io.Writer) (time.Duration, int64, error) {
 	prefix := "once-bench-" + s.suffix + "."
 	brk := newBroker(v.queue, prefix, cfg.Brokers, nil)
 	s.cleanups = append(s.cleanups, brk.cleanup)
 	changed := make(chan struct{}, 1)
-	children, err := startChildren(ctx, cfg.Common, s, v.queue, prefix, v.workers, changed)
+	var profile string
+	if cfg.ProfileDir != "" {
+		profile = filepath.Join(cfg.ProfileDir, fmt.Sprintf("dispatcher-%s-%d-rep%d", v.queue, v.workers, rep))
+	}
+	children, err := startChildren(ctx, cfg.Common, s, v.queue, prefix, v.workers, changed, profile)
 	defer stopChildren(children)
 	if err != nil {
 		return 0, 0, err
@@ -337,23 +342,32 @@ func drainOnce(ctx context.Context, cfg DrainConfig, s *sandbox, v variant, prog
 	}
 	took := time.Since(start)
 	var rss int64
-	for _, c := range children {
+	for i, c := range children {
 		if err := c.stop(); err != nil {
 			return 0, 0, fmt.Errorf("dispatcher process: %w", err)
 		}
 		rss = max(rss, c.rss.Load())
+		if st := c.stats.Load(); st != nil {
+			fmt.Fprintf(progress, "   dispatcher %d: %s\n", i+1, *st)
+		}
 	}
 	return took, rss, nil
 }
 
 // startChildren starts k Dispatcher processes on s and waits until each is
 // connected; changed hears every progress report.
-func startChildren(ctx context.Context, cfg Common, s *sandbox, queue, prefix string, k int, changed chan struct{}) ([]*child, error) {
+// profile, if set, is the path prefix of each process's CPU profile.
+func startChildren(ctx context.Context, cfg Common, s *sandbox, queue, prefix string, k int, changed chan struct{}, profile string) ([]*child, error) {
 	var children []*child
 	for i := range k {
+		var cpuProfile string
+		if profile != "" {
+			cpuProfile = fmt.Sprintf("%s-%d.pprof", profile, i+1)
+		}
 		c, err := startChild(ctx, cfg.Binary, ChildConfig{
 			Brokers: cfg.Brokers, AppDSN: s.db.AppDSN, Queue: queue, Prefix: prefix,
 			Owner: fmt.Sprintf("bench-%s-%d", s.suffix, i+1), Batch: cfg.Batch, Concurrency: cfg.Concurrency,
+			CPUProfile: cpuProfile,
 		}, changed)
 		if err != nil {
 			return children, err

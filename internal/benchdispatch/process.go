@@ -21,6 +21,7 @@ type child struct {
 	settled atomic.Int64
 	changed chan struct{} // a settled count came in (coalesced, shared by the children)
 	rss     atomic.Int64
+	stats   atomic.Pointer[string] // the child's "stats" line
 	exited  chan struct{}
 	err     error
 }
@@ -29,7 +30,7 @@ func startChild(ctx context.Context, binary string, cfg ChildConfig, changed cha
 	args := []string{"bench", "dispatcher-child",
 		"--app-dsn", cfg.AppDSN, "--queue", cfg.Queue, "--prefix", cfg.Prefix, "--owner", cfg.Owner,
 		"--batch", strconv.Itoa(cfg.Batch), "--concurrency", strconv.Itoa(cfg.Concurrency),
-		"--redis-url", cfg.RedisURL, "--amqp-url", cfg.AMQPURL}
+		"--redis-url", cfg.RedisURL, "--amqp-url", cfg.AMQPURL, "--cpuprofile", cfg.CPUProfile}
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -59,6 +60,9 @@ func startChild(ctx context.Context, binary string, cfg ChildConfig, changed cha
 				case c.changed <- struct{}{}:
 				default:
 				}
+			case strings.HasPrefix(line, "stats "):
+				st := strings.TrimPrefix(line, "stats ")
+				c.stats.Store(&st)
 			case strings.HasPrefix(line, "rss "):
 				n, _ := strconv.ParseInt(strings.TrimPrefix(line, "rss "), 10, 64)
 				c.rss.Store(n)

@@ -100,7 +100,7 @@ func steadyOne(ctx context.Context, cfg SteadyConfig, k, rep int, progress io.Wr
 	brk := newBroker(PublisherRedis, prefix, cfg.Brokers, nil)
 	s.cleanups = append(s.cleanups, brk.cleanup)
 
-	children, err := startChildren(ctx, cfg.Common, s, PublisherRedis, prefix, k, make(chan struct{}, 1))
+	children, err := startChildren(ctx, cfg.Common, s, PublisherRedis, prefix, k, make(chan struct{}, 1), "")
 	defer stopChildren(children)
 	if err != nil {
 		return m, err
