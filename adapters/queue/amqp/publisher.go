@@ -29,11 +29,7 @@ const closeTimeout = 2 * time.Second
 // together, and is bounded by the messages' context: when it ends first,
 // the connection is cut, which ends every call on it at once, and the next
 // Publish connects again. Nothing of a timed-out publish is left running.
-// Up to publishChannels Publish calls run at once, each on a confirm-mode
-// channel of its own on the one connection, so the confirms of several
-// batches are awaited together (the broker syncs its disk for all of them
-// at once) and a channel the broker closes over one call's message fails
-// that call only.
+// Publishes take turns: one connection, one channel, one call at a time.
 //
 // Errors wrap ports.ErrBrokerUnreachable when the connection could not be
 // made or died (the broker is down, restarting, or cut us off); a nack, or
@@ -42,19 +38,17 @@ const closeTimeout = 2 * time.Second
 type Publisher struct {
 	cfg  Config
 	log  *slog.Logger
-	turn chan struct{} // a slot per Publish in progress
+	turn chan struct{} // held by the Publish in progress
 
-	mu sync.Mutex // guards the fields below; Close takes it to cut a Publish short
-	// declared holds the topics whose exchange and queue exist, on conn.
+	// declared holds the topics whose exchange and queue exist, on conn;
+	// only the Publish holding the turn uses it.
 	declared map[string]bool
-	conn     *amqp091.Connection
-	idle     []*amqp091.Channel // confirm-mode channels of conn no Publish holds
-	closed   bool
-}
 
-// publishChannels is how many Publish calls may run at once (a Dispatcher
-// has a few batches in flight).
-const publishChannels = 4
+	mu     sync.Mutex // guards the fields below; Close takes it to cut a Publish short
+	conn   *amqp091.Connection
+	ch     *amqp091.Channel
+	closed bool
+}
 
 var _ message.Publisher = (*Publisher)(nil)
 
@@ -63,7 +57,7 @@ var _ message.Publisher = (*Publisher)(nil)
 // DialTimeout.
 func NewPublisher(cfg Config, logger *slog.Logger) (message.Publisher, error) {
 	cfg = cfg.withDefaults()
-	p := &Publisher{cfg: cfg, log: logger, turn: make(chan struct{}, publishChannels)}
+	p := &Publisher{cfg: cfg, log: logger, turn: make(chan struct{}, 1)}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
 	defer cancel()
 	conn, err := p.dial(ctx)
@@ -99,8 +93,8 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	err = p.publish(ctx, conn, ch, topic, msgs)
 	if !cut() {
 		p.drop(conn) // cut, or being cut: start afresh next time
-	} else {
-		p.put(conn, ch)
+	} else if err != nil {
+		p.forget(conn, ch)
 	}
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("amqp: publish to %s: %w (%w)", topic, context.Cause(ctx), err)
@@ -108,8 +102,8 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	return err
 }
 
-// session returns the connection and a confirm-mode channel for one
-// Publish, connecting and opening the channel first if needed.
+// session returns the connection and the confirm-mode channel, connecting
+// and opening them first if needed.
 func (p *Publisher) session(ctx context.Context) (*amqp091.Connection, *amqp091.Channel, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -121,28 +115,24 @@ func (p *Publisher) session(ctx context.Context) (*amqp091.Connection, *amqp091.
 		if err != nil {
 			return nil, nil, fmt.Errorf("amqp: connect: %w: %w", ports.ErrBrokerUnreachable, err)
 		}
-		p.conn, p.idle, p.declared = conn, nil, map[string]bool{}
+		p.conn, p.ch, p.declared = conn, nil, map[string]bool{}
 	}
-	for len(p.idle) > 0 {
-		ch := p.idle[len(p.idle)-1]
-		p.idle = p.idle[:len(p.idle)-1]
-		if !ch.IsClosed() {
-			return p.conn, ch, nil
+	if p.ch == nil || p.ch.IsClosed() {
+		conn := p.conn
+		cut := context.AfterFunc(ctx, func() { _ = conn.CloseDeadline(time.Now()) })
+		ch, err := p.openChannel(conn)
+		if !cut() || err != nil {
+			// A connection that cannot open a channel is of no use.
+			p.dropLocked(conn)
+			if err == nil {
+				_ = ch.Close()
+				err = context.Cause(ctx)
+			}
+			return nil, nil, fmt.Errorf("amqp: open channel: %w: %w", ports.ErrBrokerUnreachable, err)
 		}
+		p.ch = ch
 	}
-	conn := p.conn
-	cut := context.AfterFunc(ctx, func() { _ = conn.CloseDeadline(time.Now()) })
-	ch, err := p.openChannel(conn)
-	if !cut() || err != nil {
-		// A connection that cannot open a channel is of no use.
-		p.dropLocked(conn)
-		if err == nil {
-			_ = ch.Close()
-			err = context.Cause(ctx)
-		}
-		return nil, nil, fmt.Errorf("amqp: open channel: %w: %w", ports.ErrBrokerUnreachable, err)
-	}
-	return p.conn, ch, nil
+	return p.conn, p.ch, nil
 }
 
 func (p *Publisher) openChannel(conn *amqp091.Connection) (*amqp091.Channel, error) {
@@ -160,12 +150,11 @@ func (p *Publisher) openChannel(conn *amqp091.Connection) (*amqp091.Channel, err
 // publish declares the topic's exchange and queue once per connection,
 // sends every message, then waits for their confirms.
 func (p *Publisher) publish(ctx context.Context, conn *amqp091.Connection, ch *amqp091.Channel, topic string, msgs []*message.Message) error {
-	if !p.isDeclared(conn, topic) {
-		// Two calls may both declare a new topic: declaring is idempotent.
+	if !p.declared[topic] {
 		if err := declare(ch, topic, p.cfg.watermillConfig()); err != nil {
 			return p.failure(conn, err)
 		}
-		p.setDeclared(conn, topic)
+		p.declared[topic] = true
 	}
 	confirms := make([]*amqp091.DeferredConfirmation, len(msgs))
 	for i, m := range msgs {
@@ -202,34 +191,16 @@ func (p *Publisher) failure(conn *amqp091.Connection, err error) error {
 	return err
 }
 
-func (p *Publisher) isDeclared(conn *amqp091.Connection, topic string) bool {
+// forget drops, after a failed publish, what the failure closed: the
+// connection, or only the channel (the broker closes a channel over an
+// error of a message or a declaration), so the next Publish opens it again.
+func (p *Publisher) forget(conn *amqp091.Connection, ch *amqp091.Channel) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.conn == conn && p.declared[topic]
-}
-
-func (p *Publisher) setDeclared(conn *amqp091.Connection, topic string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.conn == conn {
-		p.declared[topic] = true
-	}
-}
-
-// put hands ch back after a Publish for the next one, unless the call's
-// failure closed it (the broker closes a channel over an error of a message
-// or a declaration) or closed the connection (then the connection goes,
-// and the next Publish connects again).
-func (p *Publisher) put(conn *amqp091.Connection, ch *amqp091.Channel) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch {
-	case conn.IsClosed():
+	if conn.IsClosed() {
 		p.dropLocked(conn)
-	case p.conn == conn && !ch.IsClosed() && !p.closed:
-		p.idle = append(p.idle, ch)
-	default:
-		_ = ch.Close()
+	} else if ch.IsClosed() && p.ch == ch {
+		p.ch = nil
 	}
 }
 
@@ -243,7 +214,7 @@ func (p *Publisher) drop(conn *amqp091.Connection) {
 func (p *Publisher) dropLocked(conn *amqp091.Connection) {
 	_ = conn.CloseDeadline(time.Now()) // no goodbye: the broker did not answer in time
 	if p.conn == conn {
-		p.conn, p.idle = nil, nil
+		p.conn, p.ch = nil, nil
 	}
 }
 
