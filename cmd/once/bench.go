@@ -56,8 +56,10 @@ func benchDrainCmd() *cobra.Command {
 			if cfg.Queues, err = benchdispatch.ParseQueues(queues); err != nil {
 				return err
 			}
-			if cfg.Clients, err = benchdispatch.ParseCounts("clients", clients); err != nil {
-				return err
+			if clients != "" { // "": no raw measurement
+				if cfg.Clients, err = benchdispatch.ParseCounts("clients", clients); err != nil {
+					return err
+				}
 			}
 			if cfg.Binary, err = os.Executable(); err != nil {
 				return err
@@ -71,7 +73,7 @@ func benchDrainCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&cfg.Events, "events", benchdispatch.DefaultEvents, "events preloaded per measurement")
 	f.StringVar(&queues, "queues", benchdispatch.DefaultQueues, "queues to measure (redis, amqp, bullmq, memory), comma-separated")
-	f.StringVar(&clients, "clients", benchdispatch.DefaultClients, "raw claim+mark client counts, comma-separated")
+	f.StringVar(&clients, "clients", benchdispatch.DefaultClients, "raw claim+mark client counts, comma-separated (empty: none)")
 	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of every Dispatcher process into this directory")
 	return cmd
 }
@@ -105,6 +107,7 @@ func benchSteadyCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&cfg.Rate, "rate", benchdispatch.DefaultRate, "events committed per second")
 	f.DurationVar(&cfg.Duration, "duration", benchdispatch.DefaultDuration, "how long the producer commits per measurement")
+	f.IntVar(&cfg.ProducerConns, "producer-conns", benchdispatch.DefaultProducerConns, "connections the producer commits from")
 	return cmd
 }
 
@@ -153,6 +156,7 @@ func benchProducerChildCmd() *cobra.Command {
 	f.StringVar(&workspaces, "workspaces", "", "")
 	f.IntVar(&cfg.Rate, "rate", benchdispatch.DefaultRate, "")
 	f.DurationVar(&cfg.Duration, "duration", benchdispatch.DefaultDuration, "")
+	f.IntVar(&cfg.Conns, "conns", benchdispatch.DefaultProducerConns, "")
 	return cmd
 }
 

@@ -56,25 +56,28 @@ type SteadyConfig struct {
 	Common
 	Rate     int           // events per second the producer commits
 	Duration time.Duration // how long it produces per measurement
+	// ProducerConns is how many connections (and transactions at once) the
+	// producer commits from.
+	ProducerConns int
 }
 
 // Defaults.
 const (
-	DefaultEvents       = 100000
-	DefaultWorkspaces   = 8
-	DefaultDispatchers  = "1,3"
-	DefaultQueues       = "redis,amqp"
-	DefaultClients      = "1,3"
-	DefaultReps         = 3
-	DefaultBatch        = 100
-	DefaultTimeout      = 5 * time.Minute
-	DefaultRate         = 2000
-	DefaultDuration     = 10 * time.Second
-	DefaultDatabaseURL  = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	DefaultRedisURL     = "redis://127.0.0.1:6379/0"
-	DefaultAMQPURL      = "amqp://guest:guest@127.0.0.1:5672/"
-	payloadPad          = 56 // {"n": 12345, "pad": "xxx…"}: about 80 bytes
-	steadyProducerConns = 8
+	DefaultEvents        = 100000
+	DefaultWorkspaces    = 8
+	DefaultDispatchers   = "1,3"
+	DefaultQueues        = "redis,amqp"
+	DefaultClients       = "1,3"
+	DefaultReps          = 3
+	DefaultBatch         = 100
+	DefaultTimeout       = 5 * time.Minute
+	DefaultRate          = 2000
+	DefaultDuration      = 10 * time.Second
+	DefaultDatabaseURL   = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	DefaultRedisURL      = "redis://127.0.0.1:6379/0"
+	DefaultAMQPURL       = "amqp://guest:guest@127.0.0.1:5672/"
+	payloadPad           = 56 // {"n": 12345, "pad": "xxx…"}: about 80 bytes
+	DefaultProducerConns = 16
 )
 
 // ParseQueues reads a comma-separated list of publisher kinds.

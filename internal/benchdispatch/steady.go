@@ -33,8 +33,8 @@ func RunSteady(ctx context.Context, cfg SteadyConfig, out, progress io.Writer) e
 	if err := cfg.validate(); err != nil {
 		return err
 	}
-	if cfg.Rate < 1 || cfg.Duration <= 0 {
-		return errors.New("rate and duration must be positive")
+	if cfg.Rate < 1 || cfg.Duration <= 0 || cfg.ProducerConns < 1 {
+		return errors.New("rate, duration and producer connections must be positive")
 	}
 	version, err := serverVersion(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -77,11 +77,11 @@ reps:
 		}
 		fmt.Fprintln(out)
 		fmt.Fprintln(out, machineLine(version, fmt.Sprintf(
-			"A producer process commits one event per transaction at %d events/s for %s over %d workspaces (fresh database per measurement), "+
+			"A producer process commits one event per transaction, from %d connections, at %d events/s for %s over %d workspaces (fresh database per measurement), "+
 				"waking the Dispatchers by LISTEN/NOTIFY as `once serve` does; Dispatchers are processes of their own, batch %d, concurrency %d; "+
 				"latency is the time a consumer in the bench (XREAD on the stream) first saw the event minus the commit time the producer recorded after COMMIT returned; "+
 				"%d repetitions interleaved",
-			cfg.Rate, cfg.Duration, cfg.Workspaces, cfg.Batch, concurrencyOf(cfg.Common), cfg.Reps)))
+			cfg.ProducerConns, cfg.Rate, cfg.Duration, cfg.Workspaces, cfg.Batch, concurrencyOf(cfg.Common), cfg.Reps)))
 	}
 	return runErr
 }
@@ -212,7 +212,8 @@ func runProducer(ctx context.Context, cfg SteadyConfig, s *sandbox) (map[uuid.UU
 		ws[i] = id.String()
 	}
 	cmd := exec.CommandContext(ctx, cfg.Binary, "bench", "producer-child", "--app-dsn", s.db.AppDSN,
-		"--workspaces", strings.Join(ws, ","), "--rate", strconv.Itoa(cfg.Rate), "--duration", cfg.Duration.String())
+		"--workspaces", strings.Join(ws, ","), "--rate", strconv.Itoa(cfg.Rate), "--duration", cfg.Duration.String(),
+		"--conns", strconv.Itoa(max(cfg.ProducerConns, 1)))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -245,6 +246,7 @@ type ProducerConfig struct {
 	Workspaces []uuid.UUID
 	Rate       int
 	Duration   time.Duration
+	Conns      int
 }
 
 // ParseUUIDs reads a comma-separated list of ids.
@@ -263,13 +265,13 @@ func ParseUUIDs(s string) ([]uuid.UUID, error) {
 // RunProducerChild commits one event per transaction, at cfg.Rate per
 // second for cfg.Duration, through the real unit of work with the
 // Dispatchers' wake-up (one coalesced NOTIFY after commit), from a few
-// connections. Slot i is due at start + i/rate; a late slot goes as soon
+// connections (cfg.Conns). Slot i is due at start + i/rate; a late slot goes as soon
 // as a connection is free. Afterwards it prints "c <id> <commit unix ns>"
 // per event (the time COMMIT returned) and "rate <achieved>".
 func RunProducerChild(ctx context.Context, cfg ProducerConfig, _ io.Reader, stdout io.Writer) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	pool, err := postgres.OpenPool(ctx, cfg.AppDSN, postgres.Pool{
-		MaxConns: steadyProducerConns, MaxIdle: steadyProducerConns, AcquireTimeout: time.Minute,
+		MaxConns: cfg.Conns, MaxIdle: cfg.Conns, AcquireTimeout: time.Minute,
 	})
 	if err != nil {
 		return err
@@ -289,8 +291,8 @@ func RunProducerChild(ctx context.Context, cfg ProducerConfig, _ io.Reader, stdo
 	commits := make([]commit, total)
 	slots := make(chan int, cfg.Rate)
 	var wg sync.WaitGroup
-	errs := make([]error, steadyProducerConns)
-	for w := range steadyProducerConns {
+	errs := make([]error, cfg.Conns)
+	for w := range cfg.Conns {
 		wg.Go(func() {
 			for i := range slots {
 				if errs[w] != nil {
