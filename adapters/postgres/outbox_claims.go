@@ -55,20 +55,12 @@ func pgxPlaceholders(query string) string {
 
 // ClaimDue implements ports.OutboxClaims.
 func (c *OutboxClaims) ClaimDue(ctx context.Context, workspace uuid.UUID, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (ports.Claim, error) {
-	if limit <= 0 {
-		return ports.Claim{}, nil
-	}
-	if owner == "" {
-		return ports.Claim{}, domain.Errorf(domain.CodeValidation, "a claim needs an owner")
-	}
-	if lease <= 0 || maxAttempts <= 0 {
-		return ports.Claim{}, domain.Errorf(domain.CodeValidation, "a claim needs a positive lease and maximum of attempts")
-	}
-	if now.IsZero() {
-		now = time.Now()
+	now, ok, err := checkClaim(owner, now, lease, limit, maxAttempts)
+	if !ok {
+		return ports.Claim{}, err
 	}
 	var rows []claimedRow
-	err := c.send(ctx, workspace, func(br pgx.BatchResults) error {
+	err = c.send(ctx, workspace, func(br pgx.BatchResults) error {
 		r, err := br.Query()
 		if err != nil {
 			return err
