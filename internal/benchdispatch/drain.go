@@ -308,7 +308,7 @@ func drainOnce(ctx context.Context, cfg DrainConfig, s *sandbox, v variant, rep 
 		profile = filepath.Join(cfg.ProfileDir, fmt.Sprintf("dispatcher-%s-%d-rep%d", v.queue, v.workers, rep))
 	}
 	children, err := startChildren(ctx, cfg.Common, s, v.queue, prefix, v.workers, changed, profile)
-	defer stopChildren(children)
+	defer stopChildren(children, nil)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -341,17 +341,8 @@ func drainOnce(ctx context.Context, cfg DrainConfig, s *sandbox, v variant, rep 
 		}
 	}
 	took := time.Since(start)
-	var rss int64
-	for i, c := range children {
-		if err := c.stop(); err != nil {
-			return 0, 0, fmt.Errorf("dispatcher process: %w", err)
-		}
-		rss = max(rss, c.rss.Load())
-		if st := c.stats.Load(); st != nil {
-			fmt.Fprintf(progress, "   dispatcher %d: %s\n", i+1, *st)
-		}
-	}
-	return took, rss, nil
+	rss, err := stopChildren(children, progress)
+	return took, rss, err
 }
 
 // startChildren starts k Dispatcher processes on s and waits until each is
@@ -386,8 +377,20 @@ func startChildren(ctx context.Context, cfg Common, s *sandbox, queue, prefix st
 	return children, nil
 }
 
-func stopChildren(children []*child) {
-	for _, c := range children {
-		_ = c.stop()
+// stopChildren stops the Dispatcher processes (again: no-op), prints their
+// batch statistics to progress (if not nil) and returns their largest peak
+// RSS.
+func stopChildren(children []*child, progress io.Writer) (int64, error) {
+	var rss int64
+	var errs []error
+	for i, c := range children {
+		if err := c.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("dispatcher process: %w", err))
+		}
+		rss = max(rss, c.rss.Load())
+		if st := c.stats.Load(); st != nil && progress != nil {
+			fmt.Fprintf(progress, "   dispatcher %d: %s\n", i+1, *st)
+		}
 	}
+	return rss, errors.Join(errs...)
 }

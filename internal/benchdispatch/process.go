@@ -79,7 +79,8 @@ func (c *child) start() error {
 	return err
 }
 
-// stop ends the process's stdin and waits for it.
+// stop ends the process's stdin and waits for it; again, it only says
+// how it ended.
 func (c *child) stop() error {
 	_ = c.stdin.Close()
 	<-c.exited

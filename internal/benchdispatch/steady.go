@@ -101,7 +101,7 @@ func steadyOne(ctx context.Context, cfg SteadyConfig, k, rep int, progress io.Wr
 	s.cleanups = append(s.cleanups, brk.cleanup)
 
 	children, err := startChildren(ctx, cfg.Common, s, PublisherRedis, prefix, k, make(chan struct{}, 1), "")
-	defer stopChildren(children)
+	defer stopChildren(children, nil)
 	if err != nil {
 		return m, err
 	}
@@ -155,6 +155,9 @@ func steadyOne(ctx context.Context, cfg SteadyConfig, k, rep int, progress io.Wr
 			return m, ctx.Err()
 		}
 	}
+	if _, err := stopChildren(children, progress); err != nil {
+		return m, err
+	}
 	lat := make([]float64, 0, len(commits))
 	mu.Lock()
 	for id, at := range commits {
@@ -163,7 +166,6 @@ func steadyOne(ctx context.Context, cfg SteadyConfig, k, rep int, progress io.Wr
 	mu.Unlock()
 	slices.Sort(lat)
 	pct := func(p float64) float64 { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
-	_ = progress
 	return Measurement{
 		Bench: "steady", Variant: "once", Queue: PublisherRedis, Dispatchers: k, Rep: rep, Events: len(commits),
 		Seconds: cfg.Duration.Seconds(), EventsPerSec: rate, Rate: rate,
