@@ -172,10 +172,15 @@ func (d *Dispatcher) round(ctx context.Context, f *flight) (next, error) {
 			defer f.release()
 			defer order.done()
 			defer f.recover()
-			res, err := d.dispatchWorkspace(ctx, ws, order, func(n next) {
-				nexts[i] = n
-				claims.Done()
-			})
+			var once sync.Once
+			claimed := func(n next) {
+				once.Do(func() {
+					nexts[i] = n
+					claims.Done()
+				})
+			}
+			defer claimed(idle) // a claim that panicked must not hold the round
+			res, err := d.dispatchWorkspace(ctx, ws, order, claimed)
 			f.add(res, err)
 			if err != nil {
 				d.log.Error("dispatching a workspace failed", "workspace", ws, "error", domain.SanitizeError(err))
