@@ -29,7 +29,10 @@ type OutboxClaims struct {
 	uow *UnitOfWork
 }
 
-var _ ports.OutboxClaims = (*OutboxClaims)(nil)
+var (
+	_ ports.OutboxClaims            = (*OutboxClaims)(nil)
+	_ interface{ Conn() *pgx.Conn } = (*stdlib.Conn)(nil)
+)
 
 // NewOutboxClaims returns the claims on the connections of uow (the
 // application role).
@@ -114,7 +117,9 @@ func (c *OutboxClaims) send(ctx context.Context, workspace uuid.UUID, read func(
 	}
 	defer conn.Close()
 	err = conn.Raw(func(driverConn any) error {
-		sc, ok := driverConn.(*stdlib.Conn)
+		// pgx's stdlib connection, or any wrapper of it that keeps its
+		// Conn method (OpenPool's may wrap it).
+		sc, ok := driverConn.(interface{ Conn() *pgx.Conn })
 		if !ok {
 			return fmt.Errorf("postgres: outbox claims need the pgx driver, not %T", driverConn)
 		}
