@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"time"
@@ -117,16 +118,14 @@ func (c *OutboxClaims) send(ctx context.Context, workspace uuid.UUID, read func(
 	}
 	defer conn.Close()
 	err = conn.Raw(func(driverConn any) error {
-		// pgx's stdlib connection, or any wrapper of it that keeps its
-		// Conn method (OpenPool's may wrap it).
-		sc, ok := driverConn.(interface{ Conn() *pgx.Conn })
+		pc, ok := pgxConnOf(driverConn)
 		if !ok {
 			return fmt.Errorf("postgres: outbox claims need the pgx driver, not %T", driverConn)
 		}
 		b := &pgx.Batch{}
 		b.Queue(setWorkspacePgx, workspace.String())
 		b.Queue(query, args...)
-		br := sc.Conn().SendBatch(ctx, b)
+		br := pc.SendBatch(ctx, b)
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
 			return err
@@ -141,4 +140,26 @@ func (c *OutboxClaims) send(ctx context.Context, workspace uuid.UUID, read func(
 		return mapError(err, "outbox event")
 	}
 	return nil
+}
+
+// pgxConnOf finds the pgx connection under a database/sql driver
+// connection: pgx's stdlib connection itself, or a struct wrapping it in a
+// field (a wrapper that embeds *stdlib.Conn hides its Conn method behind
+// the field of the same name).
+func pgxConnOf(driverConn any) (*pgx.Conn, bool) {
+	if sc, ok := driverConn.(*stdlib.Conn); ok {
+		return sc.Conn(), true
+	}
+	v := reflect.ValueOf(driverConn)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	for i := range v.Elem().NumField() {
+		if f := v.Elem().Field(i); f.CanInterface() {
+			if sc, ok := f.Interface().(*stdlib.Conn); ok && sc != nil {
+				return sc.Conn(), true
+			}
+		}
+	}
+	return nil, false
 }
