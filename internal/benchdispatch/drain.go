@@ -84,28 +84,19 @@ func RunDrain(ctx context.Context, cfg DrainConfig, out, progress io.Writer) err
 	if err != nil {
 		return err
 	}
-	var all []Measurement
-	var runErr error
-reps:
-	for rep := 1; rep <= cfg.Reps; rep++ {
-		for _, v := range variants {
-			fmt.Fprintf(progress, "== rep %d/%d: %s\n", rep, cfg.Reps, v)
-			m, err := drainOne(ctx, cfg, v, rep, progress)
-			if err != nil {
-				runErr = fmt.Errorf("rep %d, %s: %w", rep, v, err)
-				break reps
-			}
-			fmt.Fprintf(progress, "   %d events in %.2fs: %.0f events/s", m.Events, m.Seconds, m.EventsPerSec)
-			if m.PeakRSSKB > 0 {
-				fmt.Fprintf(progress, ", peak RSS %.1f MB", float64(m.PeakRSSKB)/1024)
-			}
-			fmt.Fprintln(progress)
-			all = append(all, m)
-			if cfg.JSON {
-				writeJSON(out, m)
-			}
+	all, runErr := repeat(cfg.Common, out, variants, func(rep int, v variant) (Measurement, error) {
+		fmt.Fprintf(progress, "== rep %d/%d: %s\n", rep, cfg.Reps, v)
+		m, err := drainOne(ctx, cfg, v, rep, progress)
+		if err != nil {
+			return m, fmt.Errorf("rep %d, %s: %w", rep, v, err)
 		}
-	}
+		fmt.Fprintf(progress, "   %d events in %.2fs: %.0f events/s", m.Events, m.Seconds, m.EventsPerSec)
+		if m.PeakRSSKB > 0 {
+			fmt.Fprintf(progress, ", peak RSS %.1f MB", float64(m.PeakRSSKB)/1024)
+		}
+		fmt.Fprintln(progress)
+		return m, nil
+	})
 	if !cfg.JSON && len(all) > 0 {
 		writeDrainTable(out, cfg, all)
 		fmt.Fprintln(out)
@@ -116,6 +107,26 @@ reps:
 			cfg.Events, cfg.Workspaces, cfg.Batch, concurrencyOf(cfg.Common), cfg.Reps)))
 	}
 	return runErr
+}
+
+// repeat measures every item once per repetition, interleaved (rep 1 of
+// each, then rep 2, ...), printing each measurement as a JSON line when
+// asked; it stops at the first error and returns what it measured.
+func repeat[T any](cfg Common, out io.Writer, items []T, measure func(rep int, item T) (Measurement, error)) ([]Measurement, error) {
+	var all []Measurement
+	for rep := 1; rep <= cfg.Reps; rep++ {
+		for _, item := range items {
+			m, err := measure(rep, item)
+			if err != nil {
+				return all, err
+			}
+			all = append(all, m)
+			if cfg.JSON {
+				writeJSON(out, m)
+			}
+		}
+	}
+	return all, nil
 }
 
 func concurrencyOf(c Common) int {

@@ -40,24 +40,15 @@ func RunSteady(ctx context.Context, cfg SteadyConfig, out, progress io.Writer) e
 	if err != nil {
 		return err
 	}
-	var all []Measurement
-	var runErr error
-reps:
-	for rep := 1; rep <= cfg.Reps; rep++ {
-		for _, k := range cfg.Dispatchers {
-			fmt.Fprintf(progress, "== rep %d/%d: %d events/s for %s, %d Dispatcher(s) → redis\n", rep, cfg.Reps, cfg.Rate, cfg.Duration, k)
-			m, err := steadyOne(ctx, cfg, k, rep, progress)
-			if err != nil {
-				runErr = fmt.Errorf("rep %d, %d dispatcher(s): %w", rep, k, err)
-				break reps
-			}
-			fmt.Fprintf(progress, "   %d events at %.0f/s: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", m.Events, m.Rate, m.P50Ms, m.P99Ms, m.MaxMs)
-			all = append(all, m)
-			if cfg.JSON {
-				writeJSON(out, m)
-			}
+	all, runErr := repeat(cfg.Common, out, cfg.Dispatchers, func(rep, k int) (Measurement, error) {
+		fmt.Fprintf(progress, "== rep %d/%d: %d events/s for %s, %d Dispatcher(s) → redis\n", rep, cfg.Reps, cfg.Rate, cfg.Duration, k)
+		m, err := steadyOne(ctx, cfg, k, rep, progress)
+		if err != nil {
+			return m, fmt.Errorf("rep %d, %d dispatcher(s): %w", rep, k, err)
 		}
-	}
+		fmt.Fprintf(progress, "   %d events at %.0f/s: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", m.Events, m.Rate, m.P50Ms, m.P99Ms, m.MaxMs)
+		return m, nil
+	})
 	if !cfg.JSON && len(all) > 0 {
 		fmt.Fprintln(out, "| Dispatchers | achieved commit rate | p50 | p99 | max |")
 		fmt.Fprintln(out, "|---|---|---|---|---|")
