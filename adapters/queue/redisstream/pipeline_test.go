@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/ThreeDotsLabs/watermill/message"
 	wmredis "github.com/ThreeDotsLabs/watermill-redisstream/pkg/redisstream"
+	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
