@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: run test services build openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet bench-dispatch bench-storm bench-peers bench-http
+.PHONY: run test services build openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet bench-drain bench-steady bench-storm bench-peers bench-http
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -68,9 +68,14 @@ fuzz:
 
 vet:
 	$(GO) vet $(PKGS)
-## bench-dispatch: events/s and commit-to-publish latency per queue, 1 and 3 Dispatchers (prints a table)
-bench-dispatch: services
-	$(GO) run ./cmd/once bench dispatch
+## bench-drain: a preloaded backlog drained by 1 and 3 Dispatcher processes to Redis and AMQP, beside the raw claim+mark limit (prints a table)
+##   e.g. make bench-drain DRAIN_ARGS='--events 1000000 --queues redis --dispatchers 1 --clients ""'
+bench-drain: services build
+	bin/once bench drain $(DRAIN_ARGS)
+
+## bench-steady: commit-to-publish p50/p99/max at 2,000 events/s, producers in a process of their own, 1 and 3 Dispatchers (prints a table)
+bench-steady: services build
+	bin/once bench steady $(STEADY_ARGS)
 
 ## bench-peers: once (one Dispatcher), River and the watermill-sql Forwarder drain the same backlog to Redis Streams, interleaved; prints the ratios
 ##   bench/peers is a module of its own, so the product does not depend on the peers; a quick run: make bench-peers PEERS_ARGS='--events 20000'

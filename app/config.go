@@ -107,8 +107,11 @@ type Config struct {
 	DispatchPollInterval time.Duration `env:"ONCE_DISPATCH_POLL_INTERVAL" envDefault:"1s"`
 	DispatchBackoffBase  time.Duration `env:"ONCE_DISPATCH_BACKOFF_BASE" envDefault:"1s"`
 	DispatchBackoffMax   time.Duration `env:"ONCE_DISPATCH_BACKOFF_MAX" envDefault:"10m"`
-	OutboxRetention      time.Duration `env:"ONCE_OUTBOX_RETENTION" envDefault:"168h"`
-	WorkerMaxRetries     int           `env:"ONCE_WORKER_MAX_RETRIES" envDefault:"5"`
+	// DispatchConcurrency is how many batches a Dispatcher has in flight
+	// at once (claim, publish and mark of different batches overlap).
+	DispatchConcurrency int           `env:"ONCE_DISPATCH_CONCURRENCY" envDefault:"4"`
+	OutboxRetention     time.Duration `env:"ONCE_OUTBOX_RETENTION" envDefault:"168h"`
+	WorkerMaxRetries    int           `env:"ONCE_WORKER_MAX_RETRIES" envDefault:"5"`
 
 	// External systems over HTTP (issue 8): the URL of `once sim` (or
 	// anything speaking its API) the workers call for the platform, the AI
@@ -296,6 +299,9 @@ func (c Config) Validate() error {
 	}
 	if c.DispatchBatch < 1 || c.DispatchBatch > 10000 {
 		bad("ONCE_DISPATCH_BATCH must be between 1 and 10000")
+	}
+	if c.DispatchConcurrency < 1 || c.DispatchConcurrency > 64 {
+		bad("ONCE_DISPATCH_CONCURRENCY must be between 1 and 64")
 	}
 	if c.DispatchLease < time.Second {
 		bad("ONCE_DISPATCH_LEASE must be at least 1s: a lease shorter than a publish re-delivers everything")

@@ -59,10 +59,22 @@ var WorkerModule = fx.Module("worker",
 	}),
 )
 
-func newDispatcher(cfg Config, uow ports.UnitOfWork, disc ports.OutboxDiscovery, pub ports.Publisher,
-	signal ports.DispatchSignal, clock ports.Clock, log *slog.Logger, metrics *prometheus.Metrics,
-) (*dispatch.Dispatcher, error) {
-	metrics.DispatcherRunning()
+// dispatcherIn are the Dispatcher's dependencies; Claims only with
+// PostgreSQL (the memory store claims through the unit of work).
+type dispatcherIn struct {
+	fx.In
+	UnitOfWork ports.UnitOfWork
+	Claims     ports.OutboxClaims `optional:"true"`
+	Discovery  ports.OutboxDiscovery
+	Publisher  ports.Publisher
+	Signal     ports.DispatchSignal
+	Clock      ports.Clock
+	Log        *slog.Logger
+	Metrics    *prometheus.Metrics
+}
+
+func newDispatcher(cfg Config, in dispatcherIn) (*dispatch.Dispatcher, error) {
+	in.Metrics.DispatcherRunning()
 	return dispatch.New(dispatch.Config{
 		Owner:        cfg.Owner(),
 		Batch:        cfg.DispatchBatch,
@@ -72,12 +84,14 @@ func newDispatcher(cfg Config, uow ports.UnitOfWork, disc ports.OutboxDiscovery,
 		BackoffMax:   cfg.DispatchBackoffMax,
 		PollInterval: cfg.DispatchPollInterval,
 
+		Concurrency: cfg.DispatchConcurrency,
+
 		BreakerFailures: cfg.DispatchBreakerFailures,
 		BreakerOpen:     cfg.DispatchBreakerOpen,
 	}, dispatch.Deps{
-		UnitOfWork: uow, Discovery: disc, Publisher: pub, Signal: signal,
+		UnitOfWork: in.UnitOfWork, Claims: in.Claims, Discovery: in.Discovery, Publisher: in.Publisher, Signal: in.Signal,
 		// The Dispatcher names its component itself.
-		Clock: clock, Logger: log, Observer: metrics,
+		Clock: in.Clock, Logger: in.Log, Observer: in.Metrics,
 	})
 }
 

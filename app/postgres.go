@@ -26,6 +26,10 @@ var PostgresModule = fx.Module("postgres",
 		},
 		fx.Annotate(func(db *bun.DB) *postgres.Discovery { return postgres.NewDiscovery(db) }, fx.As(new(ports.IdempotencyDiscovery))),
 		fx.Annotate(func(db *bun.DB) *postgres.OutboxDiscovery { return postgres.NewOutboxDiscovery(db) }, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
+		// The Dispatcher's claim and mark, one round trip each.
+		func(db *bun.DB, cfg Config) ports.OutboxClaims {
+			return postgres.NewOutboxClaims(postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout)))
+		},
 	),
 	fx.Invoke(func(m *prometheus.Metrics, db *bun.DB) { m.WatchDB(db.DB, "once") }),
 )

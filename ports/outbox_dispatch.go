@@ -63,6 +63,20 @@ type OutboxDispatch interface {
 	DeleteDispatchedBefore(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
+// OutboxClaims is the Dispatcher's hot path: ClaimDue and MarkDispatched
+// of OutboxDispatch, with the same effects and fencing, each as a
+// transaction of its own in workspace (row-level security applies), sent
+// with the workspace context in one round trip instead of BEGIN,
+// set_config, the statement and COMMIT one after another. Optional: a
+// Dispatcher without one runs them through its UnitOfWork.
+type OutboxClaims interface {
+	// ClaimDue is OutboxDispatch.ClaimDue in a transaction of its own.
+	ClaimDue(ctx context.Context, workspace uuid.UUID, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (Claim, error)
+	// MarkDispatched is OutboxDispatch.MarkDispatched in a transaction of
+	// its own.
+	MarkDispatched(ctx context.Context, workspace uuid.UUID, owner string, ids []uuid.UUID, at time.Time) (int, error)
+}
+
 // Claim is what one ClaimDue took.
 type Claim struct {
 	// Events are pending events, now dispatching under the caller's lease,

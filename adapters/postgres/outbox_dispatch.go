@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
@@ -36,23 +37,37 @@ type claimedRow struct {
 
 // ClaimDue implements ports.OutboxDispatch.
 func (d *OutboxDispatch) ClaimDue(ctx context.Context, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (ports.Claim, error) {
-	if limit <= 0 {
-		return ports.Claim{}, nil
-	}
-	if owner == "" {
-		return ports.Claim{}, domain.Errorf(domain.CodeValidation, "a claim needs an owner")
-	}
-	if lease <= 0 || maxAttempts <= 0 {
-		return ports.Claim{}, domain.Errorf(domain.CodeValidation, "a claim needs a positive lease and maximum of attempts")
-	}
-	if now.IsZero() {
-		now = time.Now()
+	now, ok, err := checkClaim(owner, now, lease, limit, maxAttempts)
+	if !ok {
+		return ports.Claim{}, err
 	}
 	var rows []claimedRow
-	err := d.db.NewRaw(claimDueEvents, d.workspace, now, limit, owner, now.Add(lease), maxAttempts, domain.LeaseExpiredErrorFormat).Scan(ctx, &rows)
+	err = d.db.NewRaw(claimDueEvents, d.workspace, now, limit, owner, now.Add(lease), maxAttempts, domain.LeaseExpiredErrorFormat).Scan(ctx, &rows)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return ports.Claim{}, mapError(err, "outbox event")
 	}
+	return splitClaim(rows), nil
+}
+
+// checkClaim refuses a claim that cannot work and fills in now; ok is
+// false when there is nothing to claim or err says why not.
+func checkClaim(owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (time.Time, bool, error) {
+	switch {
+	case limit <= 0:
+		return now, false, nil
+	case owner == "":
+		return now, false, domain.Errorf(domain.CodeValidation, "a claim needs an owner")
+	case lease <= 0 || maxAttempts <= 0:
+		return now, false, domain.Errorf(domain.CodeValidation, "a claim needs a positive lease and maximum of attempts")
+	case now.IsZero():
+		now = time.Now()
+	}
+	return now, true, nil
+}
+
+// splitClaim orders claimed rows by due time (RETURNING has no order) and
+// splits them into pending events, the taken-over one and dead letters.
+func splitClaim(rows []claimedRow) ports.Claim {
 	slices.SortFunc(rows, func(a, b claimedRow) int {
 		return cmp.Or(a.DueAt.Compare(b.DueAt), slices.Compare(a.ID[:], b.ID[:]))
 	})
@@ -68,7 +83,7 @@ func (d *OutboxDispatch) ClaimDue(ctx context.Context, owner string, now time.Ti
 			claim.Events = append(claim.Events, e)
 		}
 	}
-	return claim, nil
+	return claim
 }
 
 // MarkDispatched implements ports.OutboxDispatch.
@@ -79,7 +94,7 @@ func (d *OutboxDispatch) MarkDispatched(ctx context.Context, owner string, ids [
 	if at.IsZero() {
 		at = time.Now()
 	}
-	res, err := d.db.ExecContext(ctx, markDispatched, at, d.workspace, bun.In(ids), owner)
+	res, err := d.db.ExecContext(ctx, markDispatched, at, d.workspace, pgdialect.Array(uuidStrings(ids)), owner)
 	return rowsAffected(res, err)
 }
 

@@ -90,10 +90,13 @@ RETURNING e.id, e.workspace_id, e.event_type, e.aggregate_type, e.aggregate_id, 
 // and the row is left to them (it has been, or will be, published again:
 // at-least-once, consumers deduplicate by event id). The lock columns are
 // cleared: they mean something only while dispatching.
+//
+// The ids come as one array parameter (= ANY), so the statement text is the
+// same for every batch size and OutboxClaims can keep it prepared.
 const markDispatched = `
 UPDATE outbox_events
-   SET status = 'dispatched', dispatched_at = ?, locked_by = NULL, locked_until = NULL
- WHERE workspace_id = ? AND id IN (?) AND status = 'dispatching' AND locked_by = ?`
+   SET status = 'dispatched', dispatched_at = ?0, locked_by = NULL, locked_until = NULL
+ WHERE workspace_id = ?1 AND id = ANY (?2::uuid[]) AND status = 'dispatching' AND locked_by = ?3`
 
 // releaseEvent returns a failed event to pending for a later attempt: the
 // caller computed next_attempt_at (backoff with jitter) and sanitized the

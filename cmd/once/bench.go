@@ -17,47 +17,147 @@ func benchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure the service on this machine",
 	}
-	cmd.AddCommand(benchDispatchCmd(), benchStormCmd(), benchHTTPCmd())
+	cmd.AddCommand(benchDrainCmd(), benchSteadyCmd(), benchDispatcherChildCmd(), benchProducerChildCmd(), benchStormCmd(), benchHTTPCmd())
 	return cmd
 }
 
-func benchDispatchCmd() *cobra.Command {
-	cfg := benchdispatch.Config{}
-	var publishers, instances string
+// commonFlags are the flags drain and steady share.
+func commonFlags(cmd *cobra.Command, c *benchdispatch.Common, dispatchers *string) {
+	f := cmd.Flags()
+	f.StringVar(&c.DatabaseURL, "database-url", benchdispatch.DefaultDatabaseURL, "PostgreSQL superuser URL (creates and drops the bench databases and roles)")
+	f.StringVar(&c.RedisURL, "redis-url", benchdispatch.DefaultRedisURL, "Redis URL")
+	f.StringVar(&c.AMQPURL, "amqp-url", benchdispatch.DefaultAMQPURL, "RabbitMQ URL")
+	f.IntVar(&c.Workspaces, "workspaces", benchdispatch.DefaultWorkspaces, "workspaces the events are spread over")
+	f.StringVar(dispatchers, "dispatchers", benchdispatch.DefaultDispatchers, "Dispatcher process counts, comma-separated")
+	f.IntVar(&c.Reps, "reps", benchdispatch.DefaultReps, "repetitions, interleaved")
+	f.IntVar(&c.Batch, "batch", benchdispatch.DefaultBatch, "Dispatcher batch (and raw claim size)")
+	f.IntVar(&c.Concurrency, "concurrency", 0, "Dispatcher batches in flight (0: the default)")
+	f.BoolVar(&c.JSON, "json", false, "print one JSON object per measurement instead of the table")
+	f.DurationVar(&c.Timeout, "timeout", benchdispatch.DefaultTimeout, "abort a measurement that takes longer")
+}
+
+func benchDrainCmd() *cobra.Command {
+	cfg := benchdispatch.DrainConfig{}
+	var dispatchers, queues, clients string
 	cmd := &cobra.Command{
-		Use:   "dispatch",
-		Short: "Measure commit-to-publish throughput and latency of the Dispatcher",
-		Long: "For each publisher and each dispatcher count, bootstraps a fresh PostgreSQL database,\n" +
-			"starts the Dispatchers against the real broker, commits --events outbox events from\n" +
-			"--producers concurrent producers, and measures until the broker accepted every event.\n" +
-			"Prints a Markdown table on stdout, progress on stderr. Databases, roles, streams and\n" +
-			"queues it creates are removed afterwards.",
+		Use:   "drain",
+		Short: "Drain a preloaded backlog with K Dispatcher processes, beside the raw claim+mark limit",
+		Long: "Per repetition and variant: a fresh PostgreSQL database with --events pending events over\n" +
+			"--workspaces workspaces (about 80-byte payloads), drained either by K Dispatchers (each a\n" +
+			"process of this binary) to a real broker, or by the Dispatcher's claim and mark statements\n" +
+			"issued straight from Go by --clients clients (no publish). Prints events/s, the ratios to\n" +
+			"the raw one-client limit of the same repetition and to Redis, and the peak RSS of a\n" +
+			"Dispatcher process; median (min–max) of --reps interleaved repetitions. Progress on stderr.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if cfg.Publishers, err = benchdispatch.ParsePublishers(publishers); err != nil {
+			if cfg.Dispatchers, err = benchdispatch.ParseCounts("dispatchers", dispatchers); err != nil {
 				return err
 			}
-			if cfg.Instances, err = benchdispatch.ParseInstances(instances); err != nil {
+			if cfg.Queues, err = benchdispatch.ParseQueues(queues); err != nil {
+				return err
+			}
+			if clients != "" { // "": no raw measurement
+				if cfg.Clients, err = benchdispatch.ParseCounts("clients", clients); err != nil {
+					return err
+				}
+			}
+			if cfg.Binary, err = os.Executable(); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return benchdispatch.Run(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return benchdispatch.RunDrain(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	commonFlags(cmd, &cfg.Common, &dispatchers)
+	f := cmd.Flags()
+	f.IntVar(&cfg.Events, "events", benchdispatch.DefaultEvents, "events preloaded per measurement")
+	f.StringVar(&queues, "queues", benchdispatch.DefaultQueues, "queues to measure (redis, amqp, bullmq, memory), comma-separated")
+	f.StringVar(&clients, "clients", benchdispatch.DefaultClients, "raw claim+mark client counts, comma-separated (empty: none)")
+	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of every Dispatcher process into this directory")
+	return cmd
+}
+
+func benchSteadyCmd() *cobra.Command {
+	cfg := benchdispatch.SteadyConfig{}
+	var dispatchers string
+	cmd := &cobra.Command{
+		Use:   "steady",
+		Short: "Commit→publish latency at a steady rate, producers in a process of their own",
+		Long: "Per repetition and Dispatcher count: a fresh PostgreSQL database, K Dispatcher processes\n" +
+			"publishing to Redis Streams, and a producer process (this binary) committing one event per\n" +
+			"transaction at --rate events/s for --duration, recording each commit time. A consumer in the\n" +
+			"bench reads the stream and records when each event appears: latency is that minus the\n" +
+			"commit time. Prints p50/p99/max; median (min–max) of --reps interleaved repetitions.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Dispatchers, err = benchdispatch.ParseCounts("dispatchers", dispatchers); err != nil {
+				return err
+			}
+			if cfg.Binary, err = os.Executable(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return benchdispatch.RunSteady(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	commonFlags(cmd, &cfg.Common, &dispatchers)
+	f := cmd.Flags()
+	f.IntVar(&cfg.Rate, "rate", benchdispatch.DefaultRate, "events committed per second")
+	f.DurationVar(&cfg.Duration, "duration", benchdispatch.DefaultDuration, "how long the producer commits per measurement")
+	f.IntVar(&cfg.ProducerConns, "producer-conns", benchdispatch.DefaultProducerConns, "connections the producer commits from")
+	return cmd
+}
+
+// benchDispatcherChildCmd is a Dispatcher process of drain and steady.
+func benchDispatcherChildCmd() *cobra.Command {
+	cfg := benchdispatch.ChildConfig{}
+	cmd := &cobra.Command{
+		Use:    "dispatcher-child",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return benchdispatch.RunDispatcherChild(cmd.Context(), cfg, cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&cfg.Events, "events", benchdispatch.DefaultEvents, "events committed per run")
-	f.IntVar(&cfg.Workspaces, "workspaces", benchdispatch.DefaultWorkspaces, "workspaces the events are spread over")
-	f.StringVar(&publishers, "publishers", benchdispatch.DefaultPublishers, "publishers to measure (memory, redis, amqp, bullmq), comma-separated")
-	f.StringVar(&instances, "instances", benchdispatch.DefaultInstances, "dispatcher counts to measure, comma-separated")
-	f.IntVar(&cfg.Batch, "batch", benchdispatch.DefaultBatch, "dispatcher batch size")
-	f.IntVar(&cfg.Producers, "producers", benchdispatch.DefaultProducers, "concurrent producers")
-	f.IntVar(&cfg.EventsPerTx, "events-per-tx", benchdispatch.DefaultEventsPerTx, "events per producer transaction")
-	f.DurationVar(&cfg.Timeout, "timeout", benchdispatch.DefaultTimeout, "abort a run if not every event was published by then")
-	f.StringVar(&cfg.SuperuserURL, "superuser-url", benchdispatch.DefaultSuperuserURL, "PostgreSQL superuser URL (creates and drops the bench databases and roles)")
-	f.StringVar(&cfg.RedisURL, "redis-url", benchdispatch.DefaultRedisURL, "Redis URL")
-	f.StringVar(&cfg.AMQPURL, "amqp-url", benchdispatch.DefaultAMQPURL, "RabbitMQ URL")
+	f.StringVar(&cfg.AppDSN, "app-dsn", "", "")
+	f.StringVar(&cfg.Queue, "queue", "", "")
+	f.StringVar(&cfg.Prefix, "prefix", "", "")
+	f.StringVar(&cfg.Owner, "owner", "", "")
+	f.IntVar(&cfg.Batch, "batch", benchdispatch.DefaultBatch, "")
+	f.IntVar(&cfg.Concurrency, "concurrency", 0, "")
+	f.StringVar(&cfg.RedisURL, "redis-url", "", "")
+	f.StringVar(&cfg.AMQPURL, "amqp-url", "", "")
+	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "")
+	return cmd
+}
+
+// benchProducerChildCmd is the producer process of steady.
+func benchProducerChildCmd() *cobra.Command {
+	cfg := benchdispatch.ProducerConfig{}
+	var workspaces string
+	cmd := &cobra.Command{
+		Use:    "producer-child",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Workspaces, err = benchdispatch.ParseUUIDs(workspaces); err != nil {
+				return err
+			}
+			return benchdispatch.RunProducerChild(cmd.Context(), cfg, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.AppDSN, "app-dsn", "", "")
+	f.StringVar(&workspaces, "workspaces", "", "")
+	f.IntVar(&cfg.Rate, "rate", benchdispatch.DefaultRate, "")
+	f.DurationVar(&cfg.Duration, "duration", benchdispatch.DefaultDuration, "")
+	f.IntVar(&cfg.Conns, "conns", benchdispatch.DefaultProducerConns, "")
 	return cmd
 }
 

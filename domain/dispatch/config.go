@@ -34,6 +34,12 @@ type Config struct {
 	// WorkspacesPerRound is the most workspaces one round looks at.
 	// Default 100.
 	WorkspacesPerRound int
+	// Concurrency is the most batches in flight at once (claimed and not
+	// yet marked), over all workspaces: claims, publishes and marks of
+	// different batches overlap up to this bound. Each in flight holds a
+	// database connection only while it claims or marks. 1 is the
+	// unpipelined Dispatcher. Default 4.
+	Concurrency int
 	// BreakerFailures is how many publishes in a row must find the broker
 	// unreachable before the Dispatcher stops publishing as a whole (its
 	// circuit breaker opens). Default 3.
@@ -53,6 +59,7 @@ const (
 	DefaultBackoffMax         = 10 * time.Minute
 	DefaultPollInterval       = time.Second
 	DefaultWorkspacesPerRound = 100
+	DefaultConcurrency        = 4
 	DefaultBreakerFailures    = 3
 	DefaultBreakerOpen        = 5 * time.Second
 )
@@ -75,6 +82,7 @@ func (c Config) withDefaults() (Config, error) {
 	setInt(&c.Batch, DefaultBatch)
 	setInt(&c.MaxAttempts, DefaultMaxAttempts)
 	setInt(&c.WorkspacesPerRound, DefaultWorkspacesPerRound)
+	setInt(&c.Concurrency, DefaultConcurrency)
 	setInt(&c.BreakerFailures, DefaultBreakerFailures)
 	setDur(&c.Lease, DefaultLease)
 	setDur(&c.BackoffBase, DefaultBackoffBase)
@@ -82,8 +90,8 @@ func (c Config) withDefaults() (Config, error) {
 	setDur(&c.PollInterval, DefaultPollInterval)
 	setDur(&c.BreakerOpen, DefaultBreakerOpen)
 	switch {
-	case c.Batch < 0 || c.MaxAttempts < 0 || c.WorkspacesPerRound < 0 || c.BreakerFailures < 0:
-		return c, domain.Errorf(domain.CodeValidation, "dispatcher batch, max attempts, workspaces per round and breaker failures must be positive")
+	case c.Batch < 0 || c.MaxAttempts < 0 || c.WorkspacesPerRound < 0 || c.BreakerFailures < 0 || c.Concurrency < 0:
+		return c, domain.Errorf(domain.CodeValidation, "dispatcher batch, max attempts, workspaces per round, concurrency and breaker failures must be positive")
 	case c.Lease < 0 || c.BackoffBase < 0 || c.BackoffMax < 0 || c.PollInterval < 0 || c.BreakerOpen < 0:
 		return c, domain.Errorf(domain.CodeValidation, "dispatcher durations must be positive")
 	case c.BackoffMax < c.BackoffBase:

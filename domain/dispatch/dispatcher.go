@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,9 +16,12 @@ import (
 )
 
 // Deps are what a Dispatcher works with. Signal, Logger and Observer may be
-// nil: no wake-ups (polling only), no logs, no metrics.
+// nil: no wake-ups (polling only), no logs, no metrics. Claims may be nil:
+// the claim and the mark then run through UnitOfWork (memory); PostgreSQL
+// passes its one-round-trip claims.
 type Deps struct {
 	UnitOfWork ports.UnitOfWork
+	Claims     ports.OutboxClaims
 	Discovery  ports.OutboxDiscovery
 	Publisher  ports.Publisher
 	Signal     ports.DispatchSignal
@@ -33,6 +37,7 @@ type Deps struct {
 type Dispatcher struct {
 	cfg      Config
 	uow      ports.UnitOfWork
+	claims   ports.OutboxClaims
 	disc     ports.OutboxDiscovery
 	pub      ports.Publisher
 	signal   ports.DispatchSignal
@@ -40,6 +45,11 @@ type Dispatcher struct {
 	log      *slog.Logger
 	observer Observer
 	breaker  *brokerBreaker
+
+	// brokerOK says that the last publish got an answer from the broker
+	// (accepted or refused the events); false at start and after one that
+	// found it unreachable. Batches overlap only while it holds.
+	brokerOK atomic.Bool
 
 	mu sync.Mutex
 	// cursor is where the next round's discovery starts (see dueWorkspaces),
@@ -80,6 +90,10 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 		cfg: cfg, uow: deps.UnitOfWork, disc: deps.Discovery, pub: deps.Publisher,
 		signal: deps.Signal, clock: deps.Clock, log: deps.Logger, observer: deps.Observer,
 	}
+	d.claims = deps.Claims
+	if d.claims == nil {
+		d.claims = uowClaims{deps.UnitOfWork}
+	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -96,15 +110,20 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 func (d *Dispatcher) BrokerUp() bool { return d.breaker.up.Load() }
 
 // RunOnce runs one round: it asks which workspaces have due events and
-// serves each of them in turn, at most Batch events per workspace, so one
-// busy workspace cannot starve the others. A failure in one workspace is
-// logged and the round goes on with the next; the failures are returned
-// together at the end. While the broker is unreachable (the breaker is
-// open) a round does nothing; once it may probe, the round stops at the
-// first publish that finds the broker still unreachable.
+// serves each of them, at most Batch events per workspace, so one busy
+// workspace cannot starve the others; up to Concurrency batches are in
+// flight at once (see flight). A failure in one workspace is logged and the
+// round goes on with the others; the failures are returned together at the
+// end. While the broker is unreachable (the breaker is open) a round does
+// nothing; once it may probe, the round claims nothing more after a
+// publish that finds the broker still unreachable. RunOnce returns when
+// every batch of the round is settled.
 func (d *Dispatcher) RunOnce(ctx context.Context) (Result, error) {
-	res, _, err := d.round(ctx)
-	return res, err
+	f := d.newFlight()
+	_, err := d.round(ctx, f)
+	f.wait()
+	res, errs := f.take()
+	return res, errors.Join(err, errs)
 }
 
 // next is what a round tells the Run loop.
@@ -116,35 +135,67 @@ const (
 	paused             // the broker is unreachable: wait, ignoring wake-ups
 )
 
-func (d *Dispatcher) round(ctx context.Context) (Result, next, error) {
-	var res Result
+// round claims one batch of each due workspace, each on a goroutine of its
+// own holding one of f's slots, and returns once every claim of the round
+// has answered: the publishes and marks go on in the background while the
+// next round discovers and claims (f.wait waits for them). Its error is
+// the discovery's; the batches' are in f.
+func (d *Dispatcher) round(ctx context.Context, f *flight) (next, error) {
 	if d.breaker.open() {
-		return res, paused, nil
+		return paused, nil
 	}
 	workspaces, err := d.dueWorkspaces(ctx)
 	if err != nil {
-		return res, idle, err
+		return idle, err
 	}
-	var errs []error
+	var claims sync.WaitGroup
+	nexts := make([]next, len(workspaces))
+	for i, ws := range workspaces {
+		if !d.brokerOK.Load() {
+			// Until a publish got an answer, one batch at a time: the
+			// first that finds the broker unreachable stops the round
+			// before anything more is claimed, and a probe that fails
+			// leaves the broker alone for the rest of the round.
+			f.wait()
+			if i > 0 && !d.brokerOK.Load() && !d.breaker.closed() {
+				break
+			}
+		}
+		if d.breaker.open() || !f.acquire(ctx) {
+			break
+		}
+		order := f.order(ws)
+		claims.Add(1)
+		f.batches.Add(1)
+		go func() {
+			defer f.batches.Done()
+			defer f.release()
+			defer order.done()
+			defer f.recover()
+			var once sync.Once
+			claimed := func(n next) {
+				once.Do(func() {
+					nexts[i] = n
+					claims.Done()
+				})
+			}
+			defer claimed(idle) // a claim that panicked must not hold the round
+			res, err := d.dispatchWorkspace(ctx, ws, order, claimed)
+			f.add(res, err)
+			if err != nil {
+				d.log.Error("dispatching a workspace failed", "workspace", ws, "error", domain.SanitizeError(err))
+			}
+		}()
+	}
+	claims.Wait()
 	after := idle
-	for _, ws := range workspaces {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, err)
-			break
-		}
-		r, n, err := d.dispatchWorkspace(ctx, ws)
-		res.add(r)
-		if err != nil {
-			d.log.Error("dispatching a workspace failed", "workspace", ws, "error", domain.SanitizeError(err))
-			errs = append(errs, err)
-		}
-		if n == paused {
-			after = paused
-			break
-		}
+	for _, n := range nexts {
 		after = max(after, n)
 	}
-	return res, after, errors.Join(errs...)
+	if d.breaker.open() {
+		after = paused
+	}
+	return after, nil
 }
 
 // dueWorkspaces asks for the next WorkspacesPerRound due workspaces after
@@ -188,21 +239,37 @@ func (d *Dispatcher) dueWorkspaces(ctx context.Context) ([]uuid.UUID, error) {
 }
 
 // dispatchWorkspace claims, publishes and settles one batch of one
-// workspace. The claim commits on its own so it is visible (and its locks
-// released) before the broker is called; the broker is never called inside
-// a transaction. The pending events go in one publish, then the taken-over
-// one (if any) on its own, so an event that crashed or hung a Dispatcher
-// cannot take the others down with it again.
-func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID) (res Result, after next, err error) {
-	var claim ports.Claim
-	err = d.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		claim, err = tx.OutboxDispatch().ClaimDue(ctx, d.cfg.Owner, d.clock.Now(), d.cfg.Lease, d.cfg.Batch, d.cfg.MaxAttempts)
-		return err
-	})
+// workspace; claimed is called once the claim answered (or failed), with
+// whether more is probably due. The claim commits on its own so it is
+// visible (and its locks released) before the broker is called; the broker
+// is never called inside a transaction. The pending events go in one
+// publish, then the taken-over one (if any) on its own, so an event that
+// crashed or hung a Dispatcher cannot take the others down with it again.
+// order keeps the workspace's batches in claim order: each publishes after
+// the one claimed before it published, and marks after it marked.
+func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID, order *turn, claimed func(next)) (res Result, err error) {
+	start := time.Now()
+	claim, err := d.claims.ClaimDue(ctx, ws, d.cfg.Owner, d.clock.Now(), d.cfg.Lease, d.cfg.Batch, d.cfg.MaxAttempts)
+	claimTook := time.Since(start)
 	if err != nil {
-		return res, idle, err
+		claimed(idle)
+		return res, err
 	}
+	n := len(claim.Events) + len(claim.TakenOver) + len(claim.DeadLettered)
+	if n >= d.cfg.Batch || len(claim.TakenOver)+len(claim.DeadLettered) > 0 {
+		// A full batch, or an expired lease (more may be waiting: they
+		// are taken over one per claim).
+		claimed(more)
+	} else {
+		claimed(idle)
+	}
+	if n == 0 {
+		return res, nil
+	}
+	var publishTook time.Duration
+	defer func() {
+		d.observer.Round(RoundStats{Claimed: n, Claim: claimTook, Publish: publishTook, Total: time.Since(start)})
+	}()
 	if n := len(claim.DeadLettered); n > 0 {
 		res.DeadLettered = n
 		d.observer.DeadLettered(n)
@@ -217,7 +284,8 @@ func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID) (res R
 		batches = append(batches, []domain.OutboxEvent{e})
 	}
 	for i, events := range batches {
-		r, down, err := d.publishBatch(ctx, ws, events)
+		r, took, down, err := d.publishBatch(ctx, ws, events, order)
+		publishTook += took
 		res.add(r)
 		if err != nil || down {
 			// Hand back, uncounted, what this round will not publish.
@@ -227,50 +295,48 @@ func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID) (res R
 			}
 			r, perr := d.postpone(ctx, ws, rest, "")
 			res.add(r)
-			if down {
-				return res, paused, errors.Join(err, perr)
-			}
-			return res, idle, errors.Join(err, perr)
+			return res, errors.Join(err, perr)
 		}
 	}
-	if len(claim.Events)+len(claim.TakenOver)+len(claim.DeadLettered) >= d.cfg.Batch ||
-		len(claim.TakenOver)+len(claim.DeadLettered) > 0 {
-		// A full batch, or an expired lease (more may be waiting: they
-		// are taken over one per claim).
-		return res, more, nil
-	}
-	return res, idle, nil
+	return res, nil
 }
 
 // publishBatch publishes events in one call, through the breaker, and
 // settles them: marked dispatched; released with an attempt counted (the
 // failure may be theirs); or postponed uncounted when the broker is
-// unreachable or this Dispatcher is stopping. down reports that the broker
-// is to be left alone for now (the breaker is open).
-func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent) (res Result, down bool, err error) {
+// unreachable or this Dispatcher is stopping. took is the publish's time;
+// down reports that the broker is to be left alone for now (the breaker is
+// open).
+func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent, order *turn) (res Result, took time.Duration, down bool, err error) {
+	order.waitPublish(ctx)
+	start := time.Now()
 	pubErr := d.breaker.publish(func() error { return d.publish(ctx, events) })
+	took = time.Since(start)
+	d.brokerOK.Store(pubErr == nil || !(brokerUnreachable(pubErr) || refused(pubErr) || ctx.Err() != nil))
+	order.published()
+	order.waitSettle(ctx)
 	switch {
 	case pubErr == nil:
 		res.Published = len(events)
 		d.observer.Published(events, d.clock.Now())
-		return res, false, d.markDispatched(ctx, ws, events)
+		return res, took, false, d.markDispatched(ctx, ws, events)
 	case ctx.Err() != nil:
 		// Shutting down: the publish was cut short, not refused. Hand the
 		// events back now: left to their lease, they would cost an attempt
 		// when taken over.
 		res, err = d.postpone(ctx, ws, events, "")
-		return res, false, errors.Join(pubErr, err)
+		return res, took, false, errors.Join(pubErr, err)
 	case brokerUnreachable(pubErr) || refused(pubErr):
 		lastError := ""
 		if !refused(pubErr) {
 			lastError = domain.SanitizeError(pubErr)
 		}
 		res, err = d.postpone(ctx, ws, events, lastError)
-		return res, !d.breaker.closed(), err
+		return res, took, !d.breaker.closed(), err
 	}
 	d.log.Warn("publish failed", "workspace", ws, "events", len(events), "error", domain.SanitizeError(pubErr))
 	res, err = d.settleFailure(ctx, ws, events, pubErr)
-	return res, false, err
+	return res, took, false, err
 }
 
 // publish hands the events to the broker in one call, bounded so that it
@@ -320,23 +386,38 @@ func (d *Dispatcher) postpone(ctx context.Context, ws uuid.UUID, events []domain
 // markDispatched records the delivery. On error the events stay
 // dispatching; after the lease they are delivered again.
 func (d *Dispatcher) markDispatched(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent) error {
-	_, err := d.settleClaimed(ctx, ws, events, "marking: some events will be delivered again", func(ctx context.Context, od ports.OutboxDispatch, ids []uuid.UUID) (int, error) {
-		return od.MarkDispatched(ctx, d.cfg.Owner, ids, d.clock.Now())
-	})
-	return err
+	ids := eventIDs(events)
+	n, err := d.claims.MarkDispatched(ctx, ws, d.cfg.Owner, ids, d.clock.Now())
+	if err != nil {
+		return err
+	}
+	d.warnTakenOver(ws, "marking: some events will be delivered again", len(ids), n)
+	return nil
 }
 
-// settleClaimed changes the claimed events in one transaction of ws.
-// Fewer rows changed than claimed means the lease ran out and another
-// instance took those events over: they are its now (delivered again, if
-// need be, which at-least-once allows); a warning says so.
-func (d *Dispatcher) settleClaimed(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent, doing string,
-	change func(ctx context.Context, od ports.OutboxDispatch, ids []uuid.UUID) (int, error),
-) (int, error) {
+func eventIDs(events []domain.OutboxEvent) []uuid.UUID {
 	ids := make([]uuid.UUID, len(events))
 	for i, e := range events {
 		ids[i] = e.ID
 	}
+	return ids
+}
+
+// warnTakenOver says so when fewer rows changed than were claimed: the
+// lease ran out and another instance took those events over. They are its
+// now (delivered again, if need be, which at-least-once allows).
+func (d *Dispatcher) warnTakenOver(ws uuid.UUID, doing string, claimed, changed int) {
+	if changed < claimed {
+		d.log.Warn("lease taken over before "+doing, "workspace", ws, "claimed", claimed, "changed", changed)
+	}
+}
+
+// settleClaimed changes the claimed events in one transaction of ws (see
+// warnTakenOver).
+func (d *Dispatcher) settleClaimed(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent, doing string,
+	change func(ctx context.Context, od ports.OutboxDispatch, ids []uuid.UUID) (int, error),
+) (int, error) {
+	ids := eventIDs(events)
 	var n int
 	err := d.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
@@ -346,9 +427,7 @@ func (d *Dispatcher) settleClaimed(ctx context.Context, ws uuid.UUID, events []d
 	if err != nil {
 		return 0, err
 	}
-	if n < len(ids) {
-		d.log.Warn("lease taken over before "+doing, "workspace", ws, "claimed", len(ids), "changed", n)
-	}
+	d.warnTakenOver(ws, doing, len(ids), n)
 	return n, nil
 }
 

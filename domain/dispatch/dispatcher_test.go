@@ -283,7 +283,9 @@ func TestRoundsRotateTheFirstWorkspace(t *testing.T) {
 	e.appendEvents(t, a, 10)
 	e.appendEvents(t, b, 10)
 	pub := &recorder{}
-	d := e.dispatcher(t, dispatch.Config{Batch: 1}, pub)
+	// One batch at a time: with more, the workspaces of a round publish
+	// in any order.
+	d := e.dispatcher(t, dispatch.Config{Batch: 1, Concurrency: 1}, pub)
 	var firsts []uuid.UUID
 	for range 4 {
 		before := len(pub.accepted)

@@ -6,8 +6,9 @@ import (
 	"github.com/oncehq/once/domain"
 )
 
-// Observer hears what the Dispatcher did, for metrics. Calls are made on the
-// dispatching goroutine and must return quickly.
+// Observer hears what the Dispatcher did, for metrics. Calls come from the
+// goroutines of the batches in flight, several at once (Config.Concurrency),
+// and must return quickly.
 type Observer interface {
 	// Published reports events the broker accepted at `at` (at minus
 	// CreatedAt is the delivery latency).
@@ -22,7 +23,8 @@ type Observer interface {
 	// unreachable (the breaker opened), true when it resumed. A Dispatcher
 	// starts up.
 	BrokerUp(up bool)
-	// Round reports one claim–publish–mark round of one workspace batch.
+	// Round reports one claim–publish–mark round of one workspace batch,
+	// once it is settled; a claim that found nothing is not reported.
 	Round(r RoundStats)
 }
 

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/oncehq/once/domain"
@@ -13,21 +14,29 @@ const (
 	errorBackoffMax  = 10 * time.Second
 )
 
-// Run dispatches until ctx is done. After a round that published a full
+// Run dispatches until ctx is done. After a round that claimed a full
 // batch for some workspace (or took over an expired lease) it goes again at
-// once; otherwise it waits for a wake-up from the DispatchSignal or the
-// jittered poll interval. While the broker is unreachable it checks the
-// breaker every poll interval (at most BreakerOpen), ignoring wake-ups:
-// new events wait with the others. A failed round is logged and retried
-// after a short, growing backoff; Run never returns early on an error.
+// once, while that round's batches are still being published and marked
+// (up to Config.Concurrency batches in flight); otherwise it waits for a
+// wake-up from the DispatchSignal or the jittered poll interval. While the
+// broker is unreachable it checks the breaker every poll interval (at most
+// BreakerOpen), ignoring wake-ups: new events wait with the others. A
+// failed round or batch is logged and retried after a short, growing
+// backoff; Run never returns early on an error. It returns once every
+// batch in flight is settled (events a stopped publish could not deliver
+// are handed back).
 func (d *Dispatcher) Run(ctx context.Context) {
 	var wake <-chan struct{}
 	if d.signal != nil {
 		wake = d.signal.Wake()
 	}
+	f := d.newFlight()
+	defer f.wait()
 	failures := 0
 	for ctx.Err() == nil {
-		_, after, err := d.round(ctx)
+		after, err := d.round(ctx, f)
+		_, batchErr := f.take()
+		err = errors.Join(err, batchErr)
 		if ctx.Err() != nil {
 			return
 		}

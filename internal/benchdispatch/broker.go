@@ -28,11 +28,11 @@ import (
 type broker struct {
 	kind   string
 	prefix string
-	cfg    Config
+	cfg    Brokers
 	log    *slog.Logger
 }
 
-func newBroker(kind, prefix string, cfg Config, log *slog.Logger) *broker {
+func newBroker(kind, prefix string, cfg Brokers, log *slog.Logger) *broker {
 	return &broker{kind: kind, prefix: prefix, cfg: cfg, log: log}
 }
 

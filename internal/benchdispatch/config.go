@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Publisher kinds, as --publishers names them.
+// Publisher kinds, as --queues names them.
 const (
 	PublisherMemory = "memory"
 	PublisherRedis  = "redis"
@@ -16,45 +16,72 @@ const (
 	PublisherBullMQ = "bullmq"
 )
 
-// Config is what one `once bench dispatch` measures.
-type Config struct {
-	// Events committed per run, spread evenly over Workspaces.
-	Events     int
-	Workspaces int
-	// Publishers and Instances: one run for each pair.
-	Publishers []string
-	Instances  []int
-	// Batch is the Dispatcher's batch (events claimed and published at once).
-	Batch int
-	// Producers commit concurrently, EventsPerTx events per transaction.
-	Producers   int
-	EventsPerTx int
-	// Timeout bounds one run: if not every event was accepted by then, the
-	// bench aborts.
-	Timeout time.Duration
+// EventType is the type of the bench's events; with the run's prefix it is
+// the topic they go to.
+const EventType = "bench.dispatch"
 
-	SuperuserURL string
-	RedisURL     string
-	AMQPURL      string
+// Brokers are where the Dispatchers publish.
+type Brokers struct {
+	RedisURL string
+	AMQPURL  string
+}
+
+// Common is what drain and steady share.
+type Common struct {
+	Brokers
+	DatabaseURL string // superuser: creates and drops the bench databases
+	Workspaces  int
+	Dispatchers []int
+	Reps        int
+	Batch       int
+	Concurrency int // the Dispatchers' batches in flight (0: the default)
+	JSON        bool
+	Timeout     time.Duration // bounds one measurement
+	Binary      string        // this binary, re-executed for the Dispatcher and producer processes
+}
+
+// DrainConfig is what `once bench drain` measures.
+type DrainConfig struct {
+	Common
+	Events  int
+	Queues  []string
+	Clients []int // raw claim+mark clients
+	// ProfileDir, if set, receives a CPU profile of every Dispatcher
+	// process.
+	ProfileDir string
+}
+
+// SteadyConfig is what `once bench steady` measures.
+type SteadyConfig struct {
+	Common
+	Rate     int           // events per second the producer commits
+	Duration time.Duration // how long it produces per measurement
+	// ProducerConns is how many connections (and transactions at once) the
+	// producer commits from.
+	ProducerConns int
 }
 
 // Defaults.
 const (
-	DefaultEvents       = 20000
-	DefaultWorkspaces   = 20
-	DefaultPublishers   = "memory,redis,amqp,bullmq"
-	DefaultInstances    = "1,3"
-	DefaultBatch        = 100
-	DefaultProducers    = 4
-	DefaultEventsPerTx  = 10
-	DefaultTimeout      = 3 * time.Minute
-	DefaultSuperuserURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	DefaultRedisURL     = "redis://127.0.0.1:6379/0"
-	DefaultAMQPURL      = "amqp://guest:guest@127.0.0.1:5672/"
+	DefaultEvents        = 100000
+	DefaultWorkspaces    = 8
+	DefaultDispatchers   = "1,3"
+	DefaultQueues        = "redis,amqp"
+	DefaultClients       = "1,3"
+	DefaultReps          = 3
+	DefaultBatch         = 100
+	DefaultTimeout       = 5 * time.Minute
+	DefaultRate          = 2000
+	DefaultDuration      = 10 * time.Second
+	DefaultDatabaseURL   = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	DefaultRedisURL      = "redis://127.0.0.1:6379/0"
+	DefaultAMQPURL       = "amqp://guest:guest@127.0.0.1:5672/"
+	payloadPad           = 56 // {"n": 12345, "pad": "xxx…"}: about 80 bytes
+	DefaultProducerConns = 16
 )
 
-// ParsePublishers reads a comma-separated list of publisher kinds.
-func ParsePublishers(s string) ([]string, error) {
+// ParseQueues reads a comma-separated list of publisher kinds.
+func ParseQueues(s string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		p = strings.TrimSpace(p)
@@ -62,18 +89,18 @@ func ParsePublishers(s string) ([]string, error) {
 			continue
 		}
 		if !slices.Contains([]string{PublisherMemory, PublisherRedis, PublisherAMQP, PublisherBullMQ}, p) {
-			return nil, fmt.Errorf("unknown publisher %q (want memory, redis, amqp or bullmq)", p)
+			return nil, fmt.Errorf("unknown queue %q (want memory, redis, amqp or bullmq)", p)
 		}
 		out = append(out, p)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no publisher given")
+		return nil, fmt.Errorf("no queue given")
 	}
 	return out, nil
 }
 
-// ParseInstances reads a comma-separated list of dispatcher counts.
-func ParseInstances(s string) ([]int, error) {
+// ParseCounts reads a comma-separated list of positive numbers.
+func ParseCounts(what, s string) ([]int, error) {
 	var out []int
 	for _, p := range strings.Split(s, ",") {
 		p = strings.TrimSpace(p)
@@ -82,24 +109,24 @@ func ParseInstances(s string) ([]int, error) {
 		}
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("instances: %q is not a positive number", p)
+			return nil, fmt.Errorf("%s: %q is not a positive number", what, p)
 		}
 		out = append(out, n)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no instance count given")
+		return nil, fmt.Errorf("%s: none given", what)
 	}
 	return out, nil
 }
 
-func (c Config) validate() error {
+func (c Common) validate() error {
 	switch {
-	case c.Events < 1, c.Workspaces < 1, c.Batch < 1, c.Producers < 1, c.EventsPerTx < 1:
-		return fmt.Errorf("events, workspaces, batch, producers and events per transaction must be positive")
+	case c.Workspaces < 1, c.Reps < 1, c.Batch < 1, c.Concurrency < 0:
+		return fmt.Errorf("workspaces, reps and batch must be positive")
 	case c.Timeout <= 0:
 		return fmt.Errorf("timeout must be positive")
-	case len(c.Publishers) == 0 || len(c.Instances) == 0:
-		return fmt.Errorf("at least one publisher and one instance count are needed")
+	case len(c.Dispatchers) == 0:
+		return fmt.Errorf("at least one dispatcher count is needed")
 	}
 	return nil
 }

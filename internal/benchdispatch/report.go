@@ -1,69 +1,112 @@
 package benchdispatch
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
-	"math"
+	"runtime"
 	"slices"
-	"time"
+	"strings"
 )
 
-// Result is what one run measured.
-type Result struct {
-	Publisher   string
-	Dispatchers int
-	Events      int
-	// EventsPerSecond is Events / (last accept − first commit).
-	EventsPerSecond float64
-	// P50 and P99 of accept − commit, per event.
-	P50, P99 time.Duration
-	// Duplicates counts events the broker accepted more than once.
-	Duplicates int
+func writeJSON(out io.Writer, m Measurement) {
+	b, _ := json.Marshal(m)
+	fmt.Fprintln(out, string(b))
 }
 
-// summarize turns a complete recorder into a Result.
-func summarize(publisher string, dispatchers int, rec *recorder) Result {
-	n := len(rec.ids)
-	res := Result{Publisher: publisher, Dispatchers: dispatchers, Events: n}
-	latencies := make([]time.Duration, n)
-	firstCommit, lastAccept := int64(math.MaxInt64), int64(0)
-	for i := range n {
-		c, a := rec.commit[i].Load(), rec.accept[i].Load()
-		firstCommit, lastAccept = min(firstCommit, c), max(lastAccept, a)
-		// The commit time is taken after Transact returned, so a Dispatcher
-		// woken by the commit can, rarely, be faster: count that as 0.
-		latencies[i] = time.Duration(max(0, a-c))
-		if rec.publishes[i].Load() > 1 {
-			res.Duplicates++
+// spread is one figure over the repetitions: median (min–max).
+type spread struct{ median, min, max float64 }
+
+func spreadOf(values []float64) spread {
+	if len(values) == 0 {
+		return spread{}
+	}
+	s := slices.Clone(values)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return spread{median: m, min: s[0], max: s[len(s)-1]}
+}
+
+func (s spread) format(unit func(float64) string) string {
+	return fmt.Sprintf("%s (%s–%s)", unit(s.median), unit(s.min), unit(s.max))
+}
+
+func kilo(v float64) string  { return fmt.Sprintf("%.1fk", v/1000) }
+func ratio(v float64) string { return fmt.Sprintf("%.2f×", v) }
+func millis(v float64) string {
+	return fmt.Sprintf("%.0f ms", v)
+}
+
+// key names a variant in a table.
+func key(m Measurement) string {
+	if m.Variant == "raw" {
+		return fmt.Sprintf("raw claim+mark, %d client(s)", m.Clients)
+	}
+	return fmt.Sprintf("once → %s, %d Dispatcher(s)", m.Queue, m.Dispatchers)
+}
+
+// writeDrainTable prints events/s per variant and, per repetition, the
+// ratios the targets are about: each variant over the one-client raw
+// limit of the same repetition, and AMQP over Redis.
+func writeDrainTable(out io.Writer, cfg DrainConfig, all []Measurement) {
+	var order []string
+	perKey := map[string][]Measurement{}
+	for _, m := range all {
+		k := key(m)
+		if _, ok := perKey[k]; !ok {
+			order = append(order, k)
 		}
+		perKey[k] = append(perKey[k], m)
 	}
-	if span := time.Duration(lastAccept - firstCommit); span > 0 {
-		res.EventsPerSecond = float64(n) / span.Seconds()
+	byRep := func(pred func(Measurement) bool) map[int]float64 {
+		r := map[int]float64{}
+		for _, m := range all {
+			if pred(m) {
+				r[m.Rep] = m.EventsPerSec
+			}
+		}
+		return r
 	}
-	slices.Sort(latencies)
-	res.P50, res.P99 = percentile(latencies, 0.50), percentile(latencies, 0.99)
-	return res
+	raw1 := byRep(func(m Measurement) bool { return m.Variant == "raw" && m.Clients == 1 })
+	fmt.Fprintln(out, "| variant | events/s | ÷ raw, 1 client (same rep) | ÷ redis, same count (same rep) | peak RSS per Dispatcher |")
+	fmt.Fprintln(out, "|---|---|---|---|---|")
+	for _, k := range order {
+		ms := perKey[k]
+		var eps, vsRaw, vsRedis, rss []float64
+		for _, m := range ms {
+			eps = append(eps, m.EventsPerSec)
+			if r, ok := raw1[m.Rep]; ok && r > 0 {
+				vsRaw = append(vsRaw, m.EventsPerSec/r)
+			}
+			if m.Variant == "once" && m.Queue != PublisherRedis {
+				red := byRep(func(o Measurement) bool {
+					return o.Variant == "once" && o.Queue == PublisherRedis && o.Dispatchers == m.Dispatchers
+				})
+				if r, ok := red[m.Rep]; ok && r > 0 {
+					vsRedis = append(vsRedis, m.EventsPerSec/r)
+				}
+			}
+			if m.PeakRSSKB > 0 {
+				rss = append(rss, float64(m.PeakRSSKB)/1024)
+			}
+		}
+		cell := func(v []float64, unit func(float64) string) string {
+			if len(v) == 0 {
+				return "–"
+			}
+			return spreadOf(v).format(unit)
+		}
+		fmt.Fprintf(out, "| %s | %s | %s | %s | %s |\n", k, cell(eps, kilo), cell(vsRaw, ratio), cell(vsRedis, ratio),
+			cell(rss, func(v float64) string { return fmt.Sprintf("%.0f MB", v) }))
+	}
+	_ = cfg
 }
 
-// percentile is the nearest-rank percentile of sorted values.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(p*float64(len(sorted)))) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
-}
-
-// writeTable prints the results as a Markdown table.
-func writeTable(w io.Writer, results []Result) {
-	fmt.Fprintln(w, "| publisher | dispatchers | events | events/s | p50 commit→publish | p99 commit→publish | duplicates |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|")
-	for _, r := range results {
-		fmt.Fprintf(w, "| %s | %d | %d | %.0f | %s | %s | %d |\n",
-			r.Publisher, r.Dispatchers, r.Events, r.EventsPerSecond, ms(r.P50), ms(r.P99), r.Duplicates)
-	}
-}
-
-func ms(d time.Duration) string {
-	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+// machineLine says where and how the figures were measured.
+func machineLine(pgVersion, params string) string {
+	return fmt.Sprintf("Machine: %d cores (runtime.NumCPU), %s/%s, %s, PostgreSQL %s. %s. Figures: median (min–max) over the repetitions.",
+		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), pgVersion, strings.TrimSuffix(params, "."))
 }

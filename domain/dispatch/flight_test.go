@@ -1,0 +1,247 @@
+package dispatch_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/ports"
+)
+
+// gatedPublisher holds every publish until released, and counts the
+// publishes in progress.
+type gatedPublisher struct {
+	mu       sync.Mutex
+	gated    bool
+	inFlight int
+	maxSeen  int
+	order    []uuid.UUID
+	release  chan struct{}
+}
+
+func newGatedPublisher() *gatedPublisher { return &gatedPublisher{release: make(chan struct{})} }
+
+func (g *gatedPublisher) Publish(ctx context.Context, msgs ...ports.Message) error {
+	g.mu.Lock()
+	gated := g.gated
+	g.inFlight++
+	g.maxSeen = max(g.maxSeen, g.inFlight)
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.inFlight--
+		g.mu.Unlock()
+	}()
+	if gated {
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, m := range msgs {
+		g.order = append(g.order, m.ID)
+	}
+	return nil
+}
+
+func (g *gatedPublisher) setGated(b bool) { g.mu.Lock(); g.gated = b; g.mu.Unlock() }
+
+func (g *gatedPublisher) state() (inFlight, maxSeen, published int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.inFlight, g.maxSeen, len(g.order)
+}
+
+// warmUp publishes one event so the Dispatcher knows the broker answers:
+// until then it runs one batch at a time.
+func warmUp(t *testing.T, e *env, d *dispatch.Dispatcher) {
+	t.Helper()
+	e.appendEvents(t, uuid.New(), 1)
+	res, err := d.RunOnce(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Published)
+}
+
+// runUntilStopped runs d until stop is called (or the test ends); stop
+// returns once Run has.
+func runUntilStopped(t *testing.T, d *dispatch.Dispatcher) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Run(ctx)
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
+}
+
+// No more batches are in flight than Concurrency, however many workspaces
+// are due, and every one gets through as the broker answers.
+func TestBatchesInFlightStayWithinTheConcurrencyBound(t *testing.T) {
+	e := newEnv(t)
+	pub := newGatedPublisher()
+	d := e.dispatcher(t, dispatch.Config{Concurrency: 2}, pub)
+	warmUp(t, e, d)
+	pub.setGated(true)
+	for range 6 {
+		e.appendEvents(t, uuid.New(), 3)
+	}
+	runInBackground(t, d)
+
+	require.Eventually(t, func() bool { n, _, _ := pub.state(); return n == 2 }, 5*time.Second, time.Millisecond)
+	// Let the publishes through one by one until every event is out.
+	for {
+		if _, _, n := pub.state(); n == 1+6*3 {
+			break
+		}
+		select {
+		case pub.release <- struct{}{}:
+		case <-time.After(10 * time.Millisecond): // look again
+		}
+	}
+	_, maxSeen, _ := pub.state()
+	assert.Equal(t, 2, maxSeen, "publishes in progress at once")
+}
+
+// orderedClaims runs the claim and mark through the unit of work and
+// records, in order, the first event id of each claim and of each mark.
+type orderedClaims struct {
+	uow            ports.UnitOfWork
+	mu             sync.Mutex
+	claims, marks  []uuid.UUID
+	secondClaimed  chan struct{}
+	secondClaimOne sync.Once
+}
+
+func (c *orderedClaims) ClaimDue(ctx context.Context, ws uuid.UUID, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (ports.Claim, error) {
+	var claim ports.Claim
+	err := c.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		claim, err = tx.OutboxDispatch().ClaimDue(ctx, owner, now, lease, limit, maxAttempts)
+		return err
+	})
+	if len(claim.Events) > 0 {
+		c.mu.Lock()
+		c.claims = append(c.claims, claim.Events[0].ID)
+		if len(c.claims) == 3 { // the warm-up's, then two of the workspace
+			c.secondClaimOne.Do(func() { close(c.secondClaimed) })
+		}
+		c.mu.Unlock()
+	}
+	return claim, err
+}
+
+func (c *orderedClaims) MarkDispatched(ctx context.Context, ws uuid.UUID, owner string, ids []uuid.UUID, at time.Time) (int, error) {
+	var n int
+	err := c.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		n, err = tx.OutboxDispatch().MarkDispatched(ctx, owner, ids, at)
+		return err
+	})
+	c.mu.Lock()
+	c.marks = append(c.marks, ids[0])
+	c.mu.Unlock()
+	return n, err
+}
+
+// Batches of one workspace overlap (the next is claimed while the first is
+// with the broker), yet reach the broker, and are marked, in claim order:
+// the first publish is held until the second batch is claimed, and the
+// second must still wait for it.
+func TestAWorkspacesBatchesPublishAndMarkInClaimOrder(t *testing.T) {
+	e := newEnv(t)
+	claims := &orderedClaims{uow: e.uow, secondClaimed: make(chan struct{})}
+	var mu sync.Mutex
+	var order []uuid.UUID
+	first := true
+	pub := publisherFunc(func(ctx context.Context, msgs ...ports.Message) error {
+		mu.Lock()
+		hold := first && len(order) > 0 // the warm-up goes through
+		if hold {
+			first = false
+		}
+		mu.Unlock()
+		if hold {
+			select {
+			case <-claims.secondClaimed:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range msgs {
+			order = append(order, m.ID)
+		}
+		return nil
+	})
+	d, err := dispatch.New(dispatch.Config{Owner: "d", Batch: 10}, dispatch.Deps{
+		UnitOfWork: e.uow, Claims: claims, Discovery: e.disc, Publisher: pub, Clock: e.clock, Logger: e.logger(),
+	})
+	require.NoError(t, err)
+	warmUp(t, e, d)
+	ws := uuid.New()
+	ids := e.appendEvents(t, ws, 40)
+	runInBackground(t, d)
+
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(order) == 1+len(ids)
+	}, 5*time.Second, time.Millisecond)
+	mu.Lock()
+	assert.Equal(t, ids, order[1:], "published in claim order")
+	mu.Unlock()
+	require.Eventually(t, func() bool {
+		claims.mu.Lock()
+		defer claims.mu.Unlock()
+		return len(claims.marks) == 5 // the warm-up's and four batches of ten
+	}, 5*time.Second, time.Millisecond)
+	claims.mu.Lock()
+	assert.Equal(t, claims.claims, claims.marks, "marked in claim order")
+	claims.mu.Unlock()
+	for _, id := range ids {
+		assert.Equal(t, domain.OutboxDispatched, e.event(t, ws, id).Status)
+	}
+}
+
+// Stopping Run settles what is in flight before it returns: a batch held
+// by the broker is handed back, pending and uncounted, not left under a
+// lease.
+func TestRunReturnsOnlyOnceItsBatchesAreSettled(t *testing.T) {
+	e := newEnv(t)
+	pub := newGatedPublisher()
+	d := e.dispatcher(t, dispatch.Config{Concurrency: 3}, pub)
+	warmUp(t, e, d)
+	pub.setGated(true)
+	var all []uuid.UUID
+	var wss []uuid.UUID
+	for range 3 {
+		ws := uuid.New()
+		wss = append(wss, ws)
+		all = append(all, e.appendEvents(t, ws, 2)...)
+	}
+	stop := runUntilStopped(t, d)
+	require.Eventually(t, func() bool { n, _, _ := pub.state(); return n == 3 }, 5*time.Second, time.Millisecond)
+	stop()
+	for i, ws := range wss {
+		for _, id := range all[2*i : 2*i+2] {
+			ev := e.event(t, ws, id)
+			assert.Equal(t, domain.OutboxPending, ev.Status)
+			assert.Zero(t, ev.AttemptCount)
+		}
+	}
+}
