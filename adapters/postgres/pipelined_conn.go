@@ -24,7 +24,14 @@ import (
 //     (the extended protocol with a statement cache) saw a new text every
 //     time and spent a round trip describing a statement it would never run
 //     again, and then evicted another from its cache for it. Exec without
-//     arguments already did this in pgx; Query did not.
+//     arguments already did this in pgx; Query did not;
+//   - a statement whose outcome nothing waits for, marked by
+//     withCommitTail (the idempotency record's completing UPDATE), is held
+//     back and sent with the COMMIT as one simple-protocol query: one round
+//     trip instead of two. Any other statement sent before the COMMIT sends
+//     it first, so the order of the statements never changes; if it fails,
+//     the COMMIT does not run and Commit returns its error (the transaction
+//     is rolled back, as for any failed commit).
 
 // txWorkspace asks the next BeginTx on one of our connections to set the
 // workspace in the BEGIN's own round trip. Applied reports whether it did,
@@ -66,10 +73,25 @@ func (c pipelinedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	return &pipelinedConn{Conn: sc}, nil
 }
 
-// pipelinedConn is a pgx stdlib connection with the two savings above;
+// commitTail marks an Exec that may wait for the COMMIT (see above).
+// Deferred reports whether it did: it then ran as part of the COMMIT, and
+// its rows affected are not known when Exec returns. On a pool not opened
+// by OpenPool, or outside a transaction of ours, it runs at once.
+type commitTail struct{ deferred bool }
+
+type commitTailKey struct{}
+
+func withCommitTail(ctx context.Context, t *commitTail) context.Context {
+	return context.WithValue(ctx, commitTailKey{}, t)
+}
+
+// pipelinedConn is a pgx stdlib connection with the savings above;
 // everything else is stdlib's.
 type pipelinedConn struct {
 	*stdlib.Conn
+	// tx is the transaction begun by BeginTx in a workspace, until its
+	// Commit or Rollback.
+	tx *pgxTx
 }
 
 // BeginTx implements driver.ConnBeginTx.
@@ -87,11 +109,32 @@ func (c *pipelinedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (dri
 		return nil, err
 	}
 	w.applied = true
-	return pgxTx{ctx: ctx, tx: tx}, nil
+	c.tx = &pgxTx{ctx: ctx, tx: tx, conn: c}
+	return c.tx, nil
+}
+
+// ExecContext implements driver.ExecerContext.
+func (c *pipelinedConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if t, ok := ctx.Value(commitTailKey{}).(*commitTail); ok && len(args) == 0 && c.tx != nil && c.tx.tail == "" {
+		c.tx.tail = query
+		t.deferred = true
+		return driver.RowsAffected(0), nil
+	}
+	if c.tx != nil && c.tx.tail != "" && len(args) == 0 {
+		// One simple-protocol query, the held statement first; the result
+		// is the caller's statement's.
+		query = c.tx.takeTail() + ";\n" + query
+	} else if err := c.flushTail(ctx); err != nil {
+		return nil, err
+	}
+	return c.Conn.ExecContext(ctx, query, args)
 }
 
 // QueryContext implements driver.QueryerContext.
 func (c *pipelinedConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if err := c.flushTail(ctx); err != nil {
+		return nil, err
+	}
 	if len(args) == 0 {
 		// pgx reads a QueryExecMode among the leading arguments as an
 		// option, not as a parameter.
@@ -100,12 +143,59 @@ func (c *pipelinedConn) QueryContext(ctx context.Context, query string, args []d
 	return c.Conn.QueryContext(ctx, query, args)
 }
 
-// pgxTx is a pgx transaction as database/sql wants it (stdlib's own
-// wrapper is unexported).
-type pgxTx struct {
-	ctx context.Context
-	tx  pgx.Tx
+// flushTail sends a held statement on its own, before a statement it
+// cannot share a query with (one with arguments, or a query whose rows are
+// read: pgx reads only the first result of a simple-protocol query).
+func (c *pipelinedConn) flushTail(ctx context.Context) error {
+	if c.tx == nil || c.tx.tail == "" {
+		return nil
+	}
+	_, err := c.Conn.Conn().Exec(ctx, c.tx.takeTail())
+	return err
 }
 
-func (t pgxTx) Commit() error   { return t.tx.Commit(t.ctx) }
-func (t pgxTx) Rollback() error { return t.tx.Rollback(t.ctx) }
+// pgxTx is a pgx transaction as database/sql wants it (stdlib's own
+// wrapper is unexported), with the statement held for its COMMIT.
+type pgxTx struct {
+	ctx  context.Context
+	tx   pgx.Tx
+	conn *pipelinedConn
+	tail string
+}
+
+func (t *pgxTx) takeTail() string {
+	s := t.tail
+	t.tail = ""
+	return s
+}
+
+// Commit sends the held statement and COMMIT as one query, and otherwise
+// is pgx's own Commit.
+func (t *pgxTx) Commit() error {
+	t.conn.tx = nil
+	if t.tail == "" {
+		return t.tx.Commit(t.ctx)
+	}
+	conn := t.conn.Conn.Conn()
+	tag, err := conn.Exec(t.ctx, t.takeTail()+";\nCOMMIT")
+	if err != nil {
+		// As pgx does: a connection left inside the transaction (the held
+		// statement failed, so COMMIT never ran) is closed, which rolls it
+		// back, and the pool drops it.
+		if conn.PgConn().TxStatus() != 'I' {
+			_ = conn.Close(t.ctx)
+		}
+		return err
+	}
+	if tag.String() == "ROLLBACK" {
+		return pgx.ErrTxCommitRollback
+	}
+	return nil
+}
+
+// Rollback drops the held statement with the transaction.
+func (t *pgxTx) Rollback() error {
+	t.conn.tx = nil
+	t.tail = ""
+	return t.tx.Rollback(t.ctx)
+}

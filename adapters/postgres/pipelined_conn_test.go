@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
@@ -11,6 +12,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/internal/pgtest"
 	"github.com/oncehq/once/ports"
 )
@@ -68,4 +70,68 @@ func setting(t *testing.T, ctx context.Context, db bun.IDB) string {
 		t.Fatal(err)
 	}
 	return got.String
+}
+
+// The completing UPDATE of an idempotency record goes with the COMMIT on a
+// pool of OpenPool and on its own on any other; either way the record
+// commits completed, and a statement after it in the same transaction
+// already sees it.
+func TestCompleteCommitsTheRecordOnEveryPool(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	plain, err := sql.Open("pgx", db.AppDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := bun.NewDB(plain, pgdialect.New())
+	t.Cleanup(func() { _ = other.Close() })
+
+	for name, pool := range map[string]*bun.DB{"OpenPool": db.App, "sql.Open": other} {
+		t.Run(name, func(t *testing.T) {
+			uow := postgres.NewUnitOfWork(pool)
+			rec := domain.IdempotencyRecord{Scope: scopeFor(newID(t)), Fingerprint: []byte("f"), CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+			want := domain.SavedResponse{Status: 201, Body: []byte(`{"ok":true}`)}
+			transact(t, uow, rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+				if existing, err := tx.Idempotency().Claim(ctx, rec); err != nil || existing != nil {
+					t.Fatalf("claim: %v, %v", existing, err)
+				}
+				if err := tx.Idempotency().Complete(ctx, rec.Scope, want, t0); err != nil {
+					return err
+				}
+				got, err := tx.Idempotency().Claim(ctx, rec)
+				if err != nil || got == nil || got.Status != domain.IdempotencyCompleted {
+					t.Errorf("claim after complete in the same transaction = %+v, %v; want the completed record", got, err)
+				}
+				return nil
+			})
+			got, err := claimOnce(uow, rec)
+			if err != nil || got == nil || got.Response.Status != 201 || string(got.Response.Body) != string(want.Body) {
+				t.Fatalf("claim after commit = %+v, %v; want the completed response", got, err)
+			}
+		})
+	}
+}
+
+// A statement held for the COMMIT that fails takes the transaction with
+// it: nothing of it commits, Transact reports the failure, and the pool
+// goes on serving.
+func TestAHeldStatementThatFailsRollsBackTheTransaction(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	uow := postgres.NewUnitOfWork(db.App)
+	rec := domain.IdempotencyRecord{Scope: scopeFor(newID(t)), Fingerprint: []byte("f"), CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	err := uow.Transact(context.Background(), rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		if _, err := tx.Idempotency().Claim(ctx, rec); err != nil {
+			t.Fatalf("claim: %v", err)
+		}
+		_, err := postgres.TxDB(tx.(*postgres.Tx)).ExecContext(postgres.HoldForCommit(ctx), `SELECT 1/0`)
+		return err // nil: held for the COMMIT
+	})
+	if err == nil {
+		t.Fatal("Transact with a failing held statement succeeded")
+	}
+	// The claim was rolled back: the scope can be claimed afresh.
+	if got, err := claimOnce(uow, rec); err != nil || got != nil {
+		t.Fatalf("claim after the failed transaction = %+v, %v; want a fresh claim", got, err)
+	}
 }

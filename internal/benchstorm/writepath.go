@@ -41,6 +41,10 @@ type HTTPConfig struct {
 	MaxConnections int
 	// SynchronousCommit is the private cluster's synchronous_commit.
 	SynchronousCommit string
+	// ProfileDir, when set, receives a CPU profile (pprof) of `once serve`
+	// for each HTTP variant, connection count and repetition, taken over
+	// the measured run through the ops listener (ONCE_OPS_PPROF).
+	ProfileDir string
 }
 
 // Defaults of `once bench http`.
@@ -169,8 +173,17 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 	// The pool as large as the most clients, so that the service is not
 	// held back by a bound pgbench does not have; the memory queue, so no
 	// broker is part of the figure (these writes start no background work).
-	if err := d.startServe(ctx, maxConns, "ONCE_QUEUE", app.QueueMemory,
-		"ONCE_DB_MAX_CONNS", strconv.Itoa(maxConns), "ONCE_DB_MAX_IDLE", strconv.Itoa(maxConns)); err != nil {
+	env := []string{"ONCE_QUEUE", app.QueueMemory,
+		"ONCE_DB_MAX_CONNS", strconv.Itoa(maxConns), "ONCE_DB_MAX_IDLE", strconv.Itoa(maxConns)}
+	var profiler *serveProfiler
+	if cfg.ProfileDir != "" {
+		var err error
+		if profiler, err = newServeProfiler(cfg.ProfileDir, d.label); err != nil {
+			return nil, err
+		}
+		env = append(env, profiler.env()...)
+	}
+	if err := d.startServe(ctx, maxConns, env...); err != nil {
 		return nil, err
 	}
 	serve := d.procs[len(d.procs)-1]
@@ -189,7 +202,9 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 			} else {
 				load := newWriteLoad(variant, completed)
 				if _, err = load.run(ctx, d.api, conns, cfg.Warmup); err == nil {
+					stop := profiler.start(ctx, variant, conns, cfg.Duration)
 					cell, err = measureLoad(ctx, load, d.api, conns, cfg.Duration, serve.cmd.Process.Pid)
+					err = errors.Join(err, stop())
 				}
 				if variant == variantIdempotent {
 					completed = load.completed()
