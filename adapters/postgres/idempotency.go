@@ -185,11 +185,10 @@ func (s *IdempotencyStore) Complete(ctx context.Context, sc domain.IdempotencySc
 		h := string(b)
 		headers = &h
 	}
-	// Nothing after Complete reads what it writes, so on a pool of
-	// OpenPool the UPDATE goes with the COMMIT (pipelined_conn.go). It then
-	// cannot miss: the row was inserted in_progress by this transaction
+	// On a pool of OpenPool the UPDATE goes with the COMMIT, or before any
+	// statement that follows it (pipelined_conn.go). It then cannot miss: the row was inserted in_progress by this transaction
 	// (s.claimed), and no other transaction sees it before the commit.
-	tail := &commitTail{}
+	tail := &commitTail{what: "idempotency claim"}
 	res, err := s.db.ExecContext(withCommitTail(ctx, tail), completeIdempotency,
 		resp.Status, headers, resp.Body, timePtr(at),
 		sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key)

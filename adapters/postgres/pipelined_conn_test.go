@@ -135,3 +135,33 @@ func TestAHeldStatementThatFailsRollsBackTheTransaction(t *testing.T) {
 		t.Fatalf("claim after the failed transaction = %+v, %v; want a fresh claim", got, err)
 	}
 }
+
+// A task row's INSERT held for the COMMIT that a constraint refuses fails
+// the transaction with the error the INSERT would have had on its own.
+func TestAHeldInsertFailsWithItsOwnError(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	plain, err := sql.Open("pgx", db.AppDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := bun.NewDB(plain, pgdialect.New())
+	t.Cleanup(func() { _ = other.Close() })
+
+	for name, pool := range map[string]*bun.DB{"OpenPool": db.App, "sql.Open": other} {
+		t.Run(name, func(t *testing.T) {
+			ws := newID(t)
+			m := domain.Media{ID: uuid.New(), WorkspaceID: ws, Filename: "a.png", ContentType: "image/png", SizeBytes: 1,
+				ObjectKey: "k", Status: domain.MediaAwaitingUpload, CreatedAt: t0, UpdatedAt: t0}
+			err := postgres.NewUnitOfWork(pool).Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
+				if err := tx.Media().Create(ctx, m); err != nil {
+					return err
+				}
+				return tx.Media().Create(ctx, m)
+			})
+			if !domain.IsCode(err, domain.CodeConflict) {
+				t.Fatalf("a duplicate media row: %v, want %s", err, domain.CodeConflict)
+			}
+		})
+	}
+}

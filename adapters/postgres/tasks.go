@@ -55,8 +55,11 @@ func (r taskRepo[D, R, P]) Get(ctx context.Context, id uuid.UUID) (D, error) {
 	return getRow[D, R, P](ctx, r.db, r.workspace, id, r.noun)
 }
 
+// insert writes row. The INSERT returns nothing the caller reads, so on a
+// pool of OpenPool it goes with the COMMIT (pipelined_conn.go): a failure
+// (a constraint) is then the transaction's, mapped as it would be here.
 func (r taskRepo[D, R, P]) insert(ctx context.Context, row P) error {
-	_, err := r.db.NewInsert().Model(row).Exec(ctx)
+	_, err := r.db.NewInsert().Model(row).Exec(withCommitTail(ctx, &commitTail{what: r.noun}))
 	return mapError(err, r.noun)
 }
 
