@@ -59,7 +59,9 @@ func (r taskRepo[D, R, P]) Get(ctx context.Context, id uuid.UUID) (D, error) {
 // pool of OpenPool it goes with the COMMIT (pipelined_conn.go): a failure
 // (a constraint) is then the transaction's, mapped as it would be here.
 func (r taskRepo[D, R, P]) insert(ctx context.Context, row P) error {
-	_, err := r.db.NewInsert().Model(row).Exec(withCommitTail(ctx, &commitTail{what: r.noun}))
+	// Returning("NULL"): no RETURNING of defaults nobody reads, so that bun
+	// sends it as an Exec, which can be held.
+	_, err := r.db.NewInsert().Model(row).Returning("NULL").Exec(withCommitTail(ctx, &commitTail{what: r.noun}))
 	return mapError(err, r.noun)
 }
 
