@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
 )
 
 // Round trips are most of what a short write transaction costs here, in the
@@ -28,7 +29,7 @@ import (
 //     again, and then evicted another from its cache for it. Exec without
 //     arguments already did this in pgx; Query did not;
 //   - a statement whose outcome nothing waits for, marked by
-//     withCommitTail (a task row's INSERT, the idempotency record's
+//     withCommitTail (a product's or a task row's INSERT, the idempotency record's
 //     completing UPDATE), is held back and sent with the COMMIT as one
 //     simple-protocol query: an idempotent create then makes as many round
 //     trips as a plain one. Any other statement sent before the COMMIT
@@ -236,4 +237,14 @@ func (t *pgxTx) Rollback() error {
 	t.conn.tx = nil
 	t.tail.Reset()
 	return t.tx.Rollback(t.ctx)
+}
+
+// insertHeld inserts the row model, whose caller reads nothing back, so
+// that on a pool of OpenPool the INSERT goes with the COMMIT (above): a
+// failure (a constraint) is then the transaction's, mapped as it would be
+// here, naming what. Returning("NULL") keeps bun from asking for the
+// defaults with RETURNING, which would make it a query.
+func insertHeld(ctx context.Context, db bun.IDB, row any, what string) error {
+	_, err := db.NewInsert().Model(row).Returning("NULL").Exec(withCommitTail(ctx, &commitTail{what: what}))
+	return mapError(err, what)
 }

@@ -55,14 +55,9 @@ func (r taskRepo[D, R, P]) Get(ctx context.Context, id uuid.UUID) (D, error) {
 	return getRow[D, R, P](ctx, r.db, r.workspace, id, r.noun)
 }
 
-// insert writes row. The INSERT returns nothing the caller reads, so on a
-// pool of OpenPool it goes with the COMMIT (pipelined_conn.go): a failure
-// (a constraint) is then the transaction's, mapped as it would be here.
+// insert writes row (insertHeld).
 func (r taskRepo[D, R, P]) insert(ctx context.Context, row P) error {
-	// Returning("NULL"): no RETURNING of defaults nobody reads, so that bun
-	// sends it as an Exec, which can be held.
-	_, err := r.db.NewInsert().Model(row).Returning("NULL").Exec(withCommitTail(ctx, &commitTail{what: r.noun}))
-	return mapError(err, r.noun)
+	return insertHeld(ctx, r.db, row, r.noun)
 }
 
 // update runs query, which changes exactly one row (execOne).

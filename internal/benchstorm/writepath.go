@@ -394,12 +394,12 @@ func processCPU(pid int) (time.Duration, error) {
 // pgbenchScript is the plain create's database work as the service sends
 // it (adapters/postgres UnitOfWork, ProductRepository.Create): BEGIN and
 // the workspace setting in one round trip (pgbench sends commands joined
-// by \; as one query), the INSERT bun builds, COMMIT. The membership check
+// by \; as one query), then the INSERT bun builds and COMMIT in another
+// (the INSERT is held for the COMMIT, pipelined_conn.go). The membership check
 // is not part of it: the service answers it from its cache
 // (ONCE_AUTH_CACHE_TTL), one read per member and TTL.
 const pgbenchScript = `BEGIN \; SELECT set_config('app.workspace_id', '%[1]s', true);
-INSERT INTO "products" ("id", "workspace_id", "title", "description", "price_minor", "currency", "media_ids", "revision", "created_at", "updated_at") VALUES (gen_random_uuid(), '%[1]s', 'bench draft', '', 1999, 'USD', '{}', 1, now(), now());
-COMMIT;
+INSERT INTO "products" ("id", "workspace_id", "title", "description", "price_minor", "currency", "media_ids", "revision", "created_at", "updated_at") VALUES (gen_random_uuid(), '%[1]s', 'bench draft', '', 1999, 'USD', '{}', 1, now(), now()) \; COMMIT;
 `
 
 // pgbenchIdempotentScript is the idempotent create's database work as the
