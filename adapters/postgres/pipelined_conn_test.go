@@ -22,15 +22,7 @@ import (
 // other pool), and the setting ends with the transaction.
 func TestTransactSetsTheWorkspaceOnEveryPool(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	plain, err := sql.Open("pgx", db.AppDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := bun.NewDB(plain, pgdialect.New())
-	t.Cleanup(func() { _ = other.Close() })
-
-	for name, pool := range map[string]*bun.DB{"OpenPool": db.App, "sql.Open": other} {
+	for name, pool := range everyPool(t) {
 		t.Run(name, func(t *testing.T) {
 			ws := uuid.New()
 			transact(t, postgres.NewUnitOfWork(pool), ws, func(ctx context.Context, tx ports.Tx) error {
@@ -78,15 +70,7 @@ func setting(t *testing.T, ctx context.Context, db bun.IDB) string {
 // already sees it.
 func TestCompleteCommitsTheRecordOnEveryPool(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	plain, err := sql.Open("pgx", db.AppDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := bun.NewDB(plain, pgdialect.New())
-	t.Cleanup(func() { _ = other.Close() })
-
-	for name, pool := range map[string]*bun.DB{"OpenPool": db.App, "sql.Open": other} {
+	for name, pool := range everyPool(t) {
 		t.Run(name, func(t *testing.T) {
 			uow := postgres.NewUnitOfWork(pool)
 			rec := domain.IdempotencyRecord{Scope: scopeFor(newID(t)), Fingerprint: []byte("f"), CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
@@ -140,15 +124,7 @@ func TestAHeldStatementThatFailsRollsBackTheTransaction(t *testing.T) {
 // the transaction with the error the INSERT would have had on its own.
 func TestAHeldInsertFailsWithItsOwnError(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	plain, err := sql.Open("pgx", db.AppDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := bun.NewDB(plain, pgdialect.New())
-	t.Cleanup(func() { _ = other.Close() })
-
-	for name, pool := range map[string]*bun.DB{"OpenPool": db.App, "sql.Open": other} {
+	for name, pool := range everyPool(t) {
 		t.Run(name, func(t *testing.T) {
 			ws := newID(t)
 			m := domain.Media{ID: uuid.New(), WorkspaceID: ws, Filename: "a.png", ContentType: "image/png", SizeBytes: 1,
@@ -164,4 +140,19 @@ func TestAHeldInsertFailsWithItsOwnError(t *testing.T) {
 			}
 		})
 	}
+}
+
+// everyPool is a pool of OpenPool, whose connections hold statements for
+// the COMMIT and set the workspace with BEGIN, and one opened with
+// sql.Open on the same database, which does neither.
+func everyPool(t *testing.T) map[string]*bun.DB {
+	t.Helper()
+	db := pgtest.New(t)
+	plain, err := sql.Open("pgx", db.AppDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := bun.NewDB(plain, pgdialect.New())
+	t.Cleanup(func() { _ = other.Close() })
+	return map[string]*bun.DB{"OpenPool": db.App, "sql.Open": other}
 }
