@@ -186,8 +186,10 @@ func (s *IdempotencyStore) Complete(ctx context.Context, sc domain.IdempotencySc
 		headers = &h
 	}
 	// On a pool of OpenPool the UPDATE goes with the COMMIT, or before any
-	// statement that follows it (pipelined_conn.go). It then cannot miss: the row was inserted in_progress by this transaction
-	// (s.claimed), and no other transaction sees it before the commit.
+	// statement that follows it (pipelined_conn.go), and its rows affected
+	// are not known here. It cannot miss: the row was inserted in_progress
+	// by this transaction (s.claimed), and no other transaction sees it
+	// before the commit.
 	tail := &commitTail{what: "idempotency claim"}
 	res, err := s.db.ExecContext(withCommitTail(ctx, tail), completeIdempotency,
 		resp.Status, headers, resp.Body, timePtr(at),

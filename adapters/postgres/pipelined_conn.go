@@ -29,10 +29,10 @@ import (
 //     again, and then evicted another from its cache for it. Exec without
 //     arguments already did this in pgx; Query did not;
 //   - a statement whose outcome nothing waits for, marked by
-//     withCommitTail (a product's or a task row's INSERT, the idempotency record's
-//     completing UPDATE), is held back and sent with the COMMIT as one
-//     simple-protocol query: an idempotent create then makes as many round
-//     trips as a plain one. Any other statement sent before the COMMIT
+//     withCommitTail (a product's or a task row's INSERT, the idempotency
+//     record's completing UPDATE), is held back and sent with the COMMIT as
+//     one simple-protocol query: a plain create makes two round trips, an
+//     idempotent one three. Any other statement sent before the COMMIT
 //     sends the held ones first, so the order of the statements never
 //     changes; if one fails, the COMMIT does not run, the transaction is
 //     rolled back and Commit returns a heldStatementError, which Transact
@@ -232,7 +232,7 @@ func (t *pgxTx) Commit() error {
 	return nil
 }
 
-// Rollback drops the held statement with the transaction.
+// Rollback drops the held statements with the transaction.
 func (t *pgxTx) Rollback() error {
 	t.conn.tx = nil
 	t.tail.Reset()
