@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +45,7 @@ var OpsRoutesModule = fx.Module("ops_routes",
 		fx.Annotate(metricsRoute, fx.ResultTags(`group:"ops_routes"`)),
 		fx.Annotate(healthRoute, fx.ResultTags(`group:"ops_routes"`)),
 		fx.Annotate(newReadiness, fx.ResultTags(`group:"ops_routes"`)),
+		fx.Annotate(pprofRoute, fx.ResultTags(`group:"ops_routes"`)),
 		fx.Annotate(NewOpsMux, fx.ParamTags(`group:"ops_routes"`)),
 	),
 )
@@ -82,6 +84,22 @@ func Ops(cfg Config) fx.Option {
 
 func metricsRoute(m *prometheus.Metrics) OpsRoute {
 	return OpsRoute{Pattern: "GET /metrics", Handler: m.Handler()}
+}
+
+// pprofRoute serves the Go profiler under /debug/pprof/ when
+// ONCE_OPS_PPROF is on, and 404 when it is off: a CPU profile costs the
+// process while it runs, so it is never there by accident.
+func pprofRoute(cfg Config) OpsRoute {
+	if !cfg.OpsPprof {
+		return OpsRoute{Pattern: "/debug/pprof/", Handler: http.NotFoundHandler()}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return OpsRoute{Pattern: "/debug/pprof/", Handler: mux}
 }
 
 // healthRoute says the process is alive: it answers at all.

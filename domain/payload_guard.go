@@ -1,9 +1,12 @@
 package domain
 
 import (
-	"encoding/json"
+	"bytes"
+	"io"
 	"regexp"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // CheckPayloadSafe rejects JSON that looks like it carries a secret: a field
@@ -18,14 +21,32 @@ func CheckPayloadSafe(raw []byte) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return Wrap(CodeUnsafePayload, err, "payload is not JSON")
+	// One pass over the tokens: no value tree is built (decoding into
+	// map[string]any was most of the guard's cost on every stored
+	// response). Duplicate names and invalid UTF-8 pass the tokenizer, as
+	// they passed encoding/json, and are checked like any other text.
+	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return Wrap(CodeUnsafePayload, err, "payload is not JSON")
+		}
+		depth := dec.StackDepth()
+		if tok.Kind() == '"' {
+			kind, n := dec.StackIndex(depth)
+			isName := kind == '{' && n%2 == 1
+			if text := tok.String(); (isName && secretName(text)) || (!isName && secretString(text)) {
+				return Errorf(CodeUnsafePayload, "payload field %s looks like a secret", secretPath(dec))
+			}
+		}
+		if depth == 0 {
+			// One value and nothing after it, as encoding/json wants.
+			if _, err := dec.ReadToken(); err != io.EOF {
+				return Errorf(CodeUnsafePayload, "payload is not JSON: more than one value")
+			}
+			return nil
+		}
 	}
-	if path, ok := findSecret(v, "$"); ok {
-		return Errorf(CodeUnsafePayload, "payload field %s looks like a secret", path)
-	}
-	return nil
 }
 
 // secretNames are normalized field names (lower case, no '_' or '-') that
@@ -49,39 +70,27 @@ var secretValue = regexp.MustCompile(
 		`(x-amz-signature=)|(x-goog-signature=)|([?&]signature=)|([?&]sig=)|` +
 		`(^eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.)`)
 
-// findSecret walks a decoded JSON value. The path of what it found is
-// built on the way back, so a clean payload (every payload, normally)
-// costs no string building.
-func findSecret(v any, path string) (string, bool) {
-	if rest, ok := secretIn(v); ok {
-		return path + rest, true
-	}
-	return "", false
+// secretString reports a string value that looks like a secret.
+func secretString(s string) bool {
+	return mayMatchSecretValue(s) && secretValue.MatchString(strings.TrimSpace(s))
 }
 
-func secretIn(v any) (string, bool) {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, child := range t {
-			if secretName(k) {
-				return "." + k, true
-			}
-			if rest, ok := secretIn(child); ok {
-				return "." + k + rest, true
-			}
+// secretPath names where the decoder stands as $.name[].name (array
+// positions are not part of it), the name just read included.
+func secretPath(dec *jsontext.Decoder) string {
+	var b strings.Builder
+	b.WriteString("$")
+	ptr := dec.StackPointer()
+	level := 1
+	for tok := range ptr.Tokens() {
+		if kind, _ := dec.StackIndex(level); kind == '[' {
+			b.WriteString("[]")
+		} else {
+			b.WriteString("." + tok)
 		}
-	case []any:
-		for _, child := range t {
-			if rest, ok := secretIn(child); ok {
-				return "[]" + rest, true
-			}
-		}
-	case string:
-		if mayMatchSecretValue(t) && secretValue.MatchString(strings.TrimSpace(t)) {
-			return "", true
-		}
+		level++
 	}
-	return "", false
+	return b.String()
 }
 
 // mayMatchSecretValue is a cheap filter in front of secretValue, which

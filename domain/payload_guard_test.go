@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -26,6 +27,10 @@ func TestCheckPayloadSafe(t *testing.T) {
 		{"presigned url", `{"url":"https://b.s3.amazonaws.com/o?X-Amz-Signature=abc"}`, false},
 		{"pem", `{"note":"-----BEGIN RSA PRIVATE KEY-----\nMII"}`, false},
 		{"not json", `{`, false},
+		{"two values", `{} {"a":1}`, false},
+		{"duplicate names", `{"a":1,"a":2}`, true},
+		{"escaped name", `{"pass\u0077ord":"p"}`, false},
+		{"top-level secret string", `"Bearer abc"`, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -59,13 +64,29 @@ func TestSecretValueFilterKeepsEveryMatch(t *testing.T) {
 		if !mayMatchSecretValue(v) {
 			t.Errorf("the filter drops %q, which the regexp refuses", v)
 		}
-		if _, ok := findSecret(map[string]any{"x": v}, "$"); !ok {
-			t.Errorf("findSecret misses %q", v)
+		b, _ := json.Marshal(map[string]any{"x": v})
+		if CheckPayloadSafe(b) == nil {
+			t.Errorf("CheckPayloadSafe misses %q", v)
 		}
 	}
 	for _, v := range []string{"0b7c3c1e-9f7a-4b53-8d3e-6b2f0e7d1a11", "2026-12-01T03:33:33Z", "image/png", "bench-1"} {
 		if mayMatchSecretValue(v) {
 			t.Errorf("the filter lets %q through to the regexp", v)
+		}
+	}
+}
+
+// The error names the field as $.name[].name.
+func TestCheckPayloadSafeNamesTheField(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"users":[{"id":1},{"password":"p"}]}`: "$.users[].password",
+		`{"a":{"note":"Bearer x"}}`:             "$.a.note",
+		`{"a":[["ok","eyJa.eyJb.c"]]}`:          "$.a[][]",
+		`{"ok":1,"api_key":"k"}`:                "$.api_key",
+	} {
+		err := CheckPayloadSafe([]byte(raw))
+		if err == nil || !strings.Contains(err.Error(), "field "+want+" ") {
+			t.Errorf("%s: %v, want the field %s", raw, err, want)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"context"
+
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 )
@@ -17,3 +19,9 @@ var MapError = mapError
 
 // TxDB is the transaction a Tx of Transact runs its statements on.
 func TxDB(tx *Tx) bun.IDB { return tx.products.db }
+
+// HoldForCommit marks the next Exec on ctx as one that may go with the
+// COMMIT (pipelined_conn.go).
+func HoldForCommit(ctx context.Context) context.Context {
+	return withCommitTail(ctx, &commitTail{})
+}

@@ -185,11 +185,22 @@ func (s *IdempotencyStore) Complete(ctx context.Context, sc domain.IdempotencySc
 		h := string(b)
 		headers = &h
 	}
-	res, err := s.db.ExecContext(ctx, completeIdempotency,
+	// On a pool of OpenPool the UPDATE goes with the COMMIT, or before any
+	// statement that follows it (pipelined_conn.go), and its rows affected
+	// are not known here. It cannot miss: the row was inserted in_progress
+	// by this transaction (s.claimed), and no other transaction sees it
+	// before the commit.
+	tail := &commitTail{what: "idempotency claim"}
+	res, err := s.db.ExecContext(withCommitTail(ctx, tail), completeIdempotency,
 		resp.Status, headers, resp.Body, timePtr(at),
 		sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key)
-	if err := affectedOne(res, err, "idempotency claim"); err != nil {
-		return err
+	if err != nil {
+		return mapError(err, "idempotency claim")
+	}
+	if !tail.deferred {
+		if err := affectedOne(res, nil, "idempotency claim"); err != nil {
+			return err
+		}
 	}
 	delete(s.claimed, sc)
 	return nil

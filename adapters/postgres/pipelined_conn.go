@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
 )
 
 // Round trips are most of what a short write transaction costs here, in the
@@ -24,7 +27,16 @@ import (
 //     (the extended protocol with a statement cache) saw a new text every
 //     time and spent a round trip describing a statement it would never run
 //     again, and then evicted another from its cache for it. Exec without
-//     arguments already did this in pgx; Query did not.
+//     arguments already did this in pgx; Query did not;
+//   - a statement whose outcome nothing waits for, marked by
+//     withCommitTail (a product's or a task row's INSERT, the idempotency
+//     record's completing UPDATE), is held back and sent with the COMMIT as
+//     one simple-protocol query: a plain create makes two round trips, an
+//     idempotent one three. Any other statement sent before the COMMIT
+//     sends the held ones first, so the order of the statements never
+//     changes; if one fails, the COMMIT does not run, the transaction is
+//     rolled back and Commit returns a heldStatementError, which Transact
+//     maps like the statement's own error.
 
 // txWorkspace asks the next BeginTx on one of our connections to set the
 // workspace in the BEGIN's own round trip. Applied reports whether it did,
@@ -66,10 +78,42 @@ func (c pipelinedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	return &pipelinedConn{Conn: sc}, nil
 }
 
-// pipelinedConn is a pgx stdlib connection with the two savings above;
+// commitTail marks an Exec that may wait for the COMMIT (see above).
+// What names what it writes, for the error should it fail there. Deferred
+// reports whether it waited: its rows affected are then not known when
+// Exec returns, and its failure is Commit's. On a pool not opened by
+// OpenPool, or outside a transaction of ours, it runs at once.
+type commitTail struct {
+	what     string
+	deferred bool
+}
+
+type commitTailKey struct{}
+
+func withCommitTail(ctx context.Context, t *commitTail) context.Context {
+	return context.WithValue(ctx, commitTailKey{}, t)
+}
+
+// heldStatementError is the failure of a statement held for the COMMIT,
+// reported by PostgreSQL: the transaction was rolled back, so the outcome
+// is known (not that of a commit that may or may not have happened). What
+// names the first held statement: the held inserts are the ones data can
+// make fail; the completing UPDATE of an idempotency record cannot miss.
+type heldStatementError struct {
+	what string
+	err  error
+}
+
+func (e *heldStatementError) Error() string { return e.err.Error() }
+func (e *heldStatementError) Unwrap() error { return e.err }
+
+// pipelinedConn is a pgx stdlib connection with the savings above;
 // everything else is stdlib's.
 type pipelinedConn struct {
 	*stdlib.Conn
+	// tx is the transaction begun by BeginTx in a workspace, until its
+	// Commit or Rollback.
+	tx *pgxTx
 }
 
 // BeginTx implements driver.ConnBeginTx.
@@ -87,11 +131,33 @@ func (c *pipelinedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (dri
 		return nil, err
 	}
 	w.applied = true
-	return pgxTx{ctx: ctx, tx: tx}, nil
+	c.tx = &pgxTx{ctx: ctx, tx: tx, conn: c}
+	return c.tx, nil
+}
+
+// ExecContext implements driver.ExecerContext.
+func (c *pipelinedConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if t, ok := ctx.Value(commitTailKey{}).(*commitTail); ok && len(args) == 0 && c.tx != nil {
+		c.tx.hold(query, t.what)
+		t.deferred = true
+		return driver.RowsAffected(0), nil
+	}
+	if c.tx != nil && c.tx.tail.Len() > 0 && len(args) == 0 {
+		// One simple-protocol query, the held statements first; the result
+		// is the caller's statement's, and so is the error, whichever of
+		// them failed.
+		query = c.tx.takeTail() + query
+	} else if err := c.flushTail(ctx); err != nil {
+		return nil, err
+	}
+	return c.Conn.ExecContext(ctx, query, args)
 }
 
 // QueryContext implements driver.QueryerContext.
 func (c *pipelinedConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if err := c.flushTail(ctx); err != nil {
+		return nil, err
+	}
 	if len(args) == 0 {
 		// pgx reads a QueryExecMode among the leading arguments as an
 		// option, not as a parameter.
@@ -100,12 +166,85 @@ func (c *pipelinedConn) QueryContext(ctx context.Context, query string, args []d
 	return c.Conn.QueryContext(ctx, query, args)
 }
 
-// pgxTx is a pgx transaction as database/sql wants it (stdlib's own
-// wrapper is unexported).
-type pgxTx struct {
-	ctx context.Context
-	tx  pgx.Tx
+// flushTail sends the held statements on their own, before a statement it
+// cannot share a query with (one with arguments, or a query whose rows are
+// read: pgx reads only the first result of a simple-protocol query).
+func (c *pipelinedConn) flushTail(ctx context.Context) error {
+	if c.tx == nil || c.tx.tail.Len() == 0 {
+		return nil
+	}
+	_, err := c.Conn.Conn().Exec(ctx, c.tx.takeTail())
+	return err
 }
 
-func (t pgxTx) Commit() error   { return t.tx.Commit(t.ctx) }
-func (t pgxTx) Rollback() error { return t.tx.Rollback(t.ctx) }
+// pgxTx is a pgx transaction as database/sql wants it (stdlib's own
+// wrapper is unexported), with the statements held for its COMMIT.
+type pgxTx struct {
+	ctx  context.Context
+	tx   pgx.Tx
+	conn *pipelinedConn
+	// tail is the held statements, each followed by ";\n"; what names
+	// the first.
+	tail strings.Builder
+	what string
+}
+
+func (t *pgxTx) hold(query, what string) {
+	if t.tail.Len() == 0 {
+		t.what = what
+	}
+	t.tail.WriteString(query)
+	t.tail.WriteString(";\n")
+}
+
+func (t *pgxTx) takeTail() string {
+	s := t.tail.String()
+	t.tail.Reset()
+	return s
+}
+
+// Commit sends the held statements and COMMIT as one query, and otherwise
+// is pgx's own Commit.
+func (t *pgxTx) Commit() error {
+	t.conn.tx = nil
+	if t.tail.Len() == 0 {
+		return t.tx.Commit(t.ctx)
+	}
+	what := t.what
+	conn := t.conn.Conn.Conn()
+	tag, err := conn.Exec(t.ctx, t.takeTail()+"COMMIT")
+	if err != nil {
+		// As pgx does: a connection left inside the transaction (a held
+		// statement failed, so COMMIT never ran) is closed, which rolls it
+		// back, and the pool drops it.
+		if conn.PgConn().TxStatus() != 'I' {
+			_ = conn.Close(t.ctx)
+		}
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) {
+			return &heldStatementError{what: what, err: err}
+		}
+		return err
+	}
+	if tag.String() == "ROLLBACK" {
+		return pgx.ErrTxCommitRollback
+	}
+	return nil
+}
+
+// Rollback drops the held statements with the transaction.
+func (t *pgxTx) Rollback() error {
+	t.conn.tx = nil
+	t.tail.Reset()
+	return t.tx.Rollback(t.ctx)
+}
+
+// insertHeld inserts the row model, whose caller reads nothing back, so
+// that on a pool of OpenPool the INSERT goes with the COMMIT (above): a
+// failure (a constraint) is then the transaction's, mapped as it would be
+// here, naming what. Returning("NULL") keeps bun from asking for the
+// defaults with RETURNING, which would make it a query.
+func insertHeld(ctx context.Context, db bun.IDB, row any, what string) error {
+	_, err := db.NewInsert().Model(row).Returning("NULL").Exec(withCommitTail(ctx, &commitTail{what: what}))
+	return mapError(err, what)
+}

@@ -34,8 +34,7 @@ type ProductRepository struct {
 var _ ports.ProductRepository = (*ProductRepository)(nil)
 
 func (r *ProductRepository) Create(ctx context.Context, p domain.Product) error {
-	_, err := r.db.NewInsert().Model(toProductRow(p)).Exec(ctx)
-	return mapError(err, "product")
+	return insertHeld(ctx, r.db, toProductRow(p), "product")
 }
 
 func (r *ProductRepository) Get(ctx context.Context, id uuid.UUID) (domain.Product, error) {

@@ -55,9 +55,9 @@ func (r taskRepo[D, R, P]) Get(ctx context.Context, id uuid.UUID) (D, error) {
 	return getRow[D, R, P](ctx, r.db, r.workspace, id, r.noun)
 }
 
+// insert writes row (insertHeld).
 func (r taskRepo[D, R, P]) insert(ctx context.Context, row P) error {
-	_, err := r.db.NewInsert().Model(row).Exec(ctx)
-	return mapError(err, r.noun)
+	return insertHeld(ctx, r.db, row, r.noun)
 }
 
 // update runs query, which changes exactly one row (execOne).

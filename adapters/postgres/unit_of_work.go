@@ -126,6 +126,12 @@ func (u *UnitOfWork) transactOnce(ctx context.Context, workspace uuid.UUID,
 	if fnCalled && fnErr != nil {
 		return false, fnErr // unchanged, as the port promises
 	}
+	var held *heldStatementError
+	if errors.As(err, &held) {
+		// A statement held for the COMMIT failed there: rolled back, as
+		// if it had failed in fn.
+		return false, mapError(held.err, held.what)
+	}
 	if err != nil {
 		// begin, set_config or commit failed: nothing was committed (or the
 		// outcome is unknown); a retry with the same key is safe.

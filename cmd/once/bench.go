@@ -237,6 +237,7 @@ func benchHTTPCmd() *cobra.Command {
 	f.StringVar(&cfg.SynchronousCommit, "pg-synchronous-commit", benchstorm.DefaultSynchronousCommit, "synchronous_commit of the private cluster (off: commits do not wait for a shared disk)")
 	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb, pg_ctl and pgbench (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
 	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: this one)")
+	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of once serve per variant, connection count and repetition into this directory")
 	return cmd
 }
 

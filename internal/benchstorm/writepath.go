@@ -41,6 +41,10 @@ type HTTPConfig struct {
 	MaxConnections int
 	// SynchronousCommit is the private cluster's synchronous_commit.
 	SynchronousCommit string
+	// ProfileDir, when set, receives a CPU profile (pprof) of `once serve`
+	// for each HTTP variant, connection count and repetition, taken over
+	// the measured run through the ops listener (ONCE_OPS_PPROF).
+	ProfileDir string
 }
 
 // Defaults of `once bench http`.
@@ -105,9 +109,13 @@ const (
 	// variantPgbench is pgbench running the plain create's statements as
 	// the application role under row-level security.
 	variantPgbench = "pgbench, same statements"
+	// variantPgbenchIdempotent is pgbench running the idempotent create's
+	// statements the same way: the ceiling of the idempotent ÷ plain ratio
+	// that the database work alone sets.
+	variantPgbenchIdempotent = "pgbench, idempotent statements"
 )
 
-var httpVariants = []string{variantPlain, variantIdempotent, variantReplay, variantPgbench}
+var httpVariants = []string{variantPlain, variantIdempotent, variantReplay, variantPgbench, variantPgbenchIdempotent}
 
 // httpCell is one variant at one connection count in one repetition.
 type httpCell struct {
@@ -169,12 +177,25 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 	// The pool as large as the most clients, so that the service is not
 	// held back by a bound pgbench does not have; the memory queue, so no
 	// broker is part of the figure (these writes start no background work).
-	if err := d.startServe(ctx, maxConns, "ONCE_QUEUE", app.QueueMemory,
-		"ONCE_DB_MAX_CONNS", strconv.Itoa(maxConns), "ONCE_DB_MAX_IDLE", strconv.Itoa(maxConns)); err != nil {
+	env := []string{"ONCE_QUEUE", app.QueueMemory,
+		"ONCE_DB_MAX_CONNS", strconv.Itoa(maxConns), "ONCE_DB_MAX_IDLE", strconv.Itoa(maxConns)}
+	var profiler *serveProfiler
+	if cfg.ProfileDir != "" {
+		var err error
+		if profiler, err = newServeProfiler(cfg.ProfileDir, d.label); err != nil {
+			return nil, err
+		}
+		env = append(env, profiler.env()...)
+	}
+	if err := d.startServe(ctx, maxConns, env...); err != nil {
 		return nil, err
 	}
 	serve := d.procs[len(d.procs)-1]
-	script, err := writePgbenchScript(d)
+	script, err := writePgbenchScript(d, "create.sql", pgbenchScript)
+	if err != nil {
+		return nil, err
+	}
+	idempotentScript, err := writePgbenchScript(d, "idempotent-create.sql", pgbenchIdempotentScript)
 	if err != nil {
 		return nil, err
 	}
@@ -184,12 +205,17 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 		for _, variant := range httpVariants {
 			var cell httpCell
 			var err error
-			if variant == variantPgbench {
+			switch variant {
+			case variantPgbench:
 				cell, err = runPgbench(ctx, pgbench, script, d.db.AppDSN, conns, cfg.Duration)
-			} else {
+			case variantPgbenchIdempotent:
+				cell, err = runPgbench(ctx, pgbench, idempotentScript, d.db.AppDSN, conns, cfg.Duration)
+			default:
 				load := newWriteLoad(variant, completed)
 				if _, err = load.run(ctx, d.api, conns, cfg.Warmup); err == nil {
+					stop := profiler.start(ctx, variant, conns, cfg.Duration)
 					cell, err = measureLoad(ctx, load, d.api, conns, cfg.Duration, serve.cmd.Process.Pid)
+					err = errors.Join(err, stop())
 				}
 				if variant == variantIdempotent {
 					completed = load.completed()
@@ -368,20 +394,52 @@ func processCPU(pid int) (time.Duration, error) {
 // pgbenchScript is the plain create's database work as the service sends
 // it (adapters/postgres UnitOfWork, ProductRepository.Create): BEGIN and
 // the workspace setting in one round trip (pgbench sends commands joined
-// by \; as one query), the INSERT bun builds, COMMIT. The membership check
+// by \; as one query), then the INSERT bun builds and COMMIT in another
+// (the INSERT is held for the COMMIT, pipelined_conn.go). The membership check
 // is not part of it: the service answers it from its cache
 // (ONCE_AUTH_CACHE_TTL), one read per member and TTL.
 const pgbenchScript = `BEGIN \; SELECT set_config('app.workspace_id', '%[1]s', true);
-INSERT INTO "products" ("id", "workspace_id", "title", "description", "price_minor", "currency", "media_ids", "revision", "created_at", "updated_at") VALUES (gen_random_uuid(), '%[1]s', 'bench draft', '', 1999, 'USD', '{}', 1, now(), now());
-COMMIT;
+INSERT INTO "products" ("id", "workspace_id", "title", "description", "price_minor", "currency", "media_ids", "revision", "created_at", "updated_at") VALUES (gen_random_uuid(), '%[1]s', 'bench draft', '', 1999, 'USD', '{}', 1, now(), now()) \; COMMIT;
 `
 
-func writePgbenchScript(d *deployment) (string, error) {
+// pgbenchIdempotentScript is the idempotent create's database work as the
+// service now sends it (UnitOfWork, IdempotencyStore.Claim and Complete,
+// MediaRepository.Create; adapters/postgres/pipelined_conn.go): BEGIN and
+// the workspace setting; the read-or-claim statement of a fresh key (its
+// read, try-lock and in_progress INSERT); then the media INSERT, the
+// record's completing UPDATE and COMMIT as one query. The key is a random
+// one per transaction, the response body about the size of the real one.
+const pgbenchIdempotentScript = `\set k random(1, 9000000000000000000)
+BEGIN \; SELECT set_config('app.workspace_id', '%[1]s', true);
+WITH found AS (
+SELECT status, fingerprint_key_id, request_fingerprint, response_status, response_headers, response_body,
+       created_at, completed_at, expires_at, expires_at <= now() AS expired
+  FROM idempotency_requests
+ WHERE workspace_id = '%[1]s' AND user_id = '%[2]s' AND method = 'POST' AND path = '/v1/media' AND idempotency_key = md5(:k::text)::uuid),
+claim AS (
+  SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM found) OR (SELECT expired FROM found)
+              THEN pg_try_advisory_xact_lock(hashtextextended('once.idempotency.bench.' || :k::text, 0))
+         END AS locked
+),
+inserted AS (
+  INSERT INTO idempotency_requests (workspace_id, user_id, method, path, idempotency_key,
+         fingerprint_key_id, request_fingerprint, status, created_at, expires_at)
+  SELECT '%[1]s', '%[2]s', 'POST', '/v1/media', md5(:k::text)::uuid, 'k1', sha256(:k::text::bytea), 'in_progress', now(), now() + interval '48 hours'
+    FROM claim WHERE claim.locked AND NOT EXISTS (SELECT 1 FROM found)
+  ON CONFLICT (workspace_id, user_id, method, path, idempotency_key) DO NOTHING
+  RETURNING true AS inserted)
+SELECT found.*, claim.locked, (SELECT inserted FROM inserted) AS inserted FROM claim LEFT JOIN found ON true;
+INSERT INTO "media" ("id", "workspace_id", "filename", "content_type", "size_bytes", "object_key", "status", "variants", "created_at", "updated_at") VALUES (gen_random_uuid(), '%[1]s', 'bench.png', 'image/png', 1024, 'media/bench.png', 'awaiting_upload', '[]', now(), now()) \; UPDATE idempotency_requests SET status = 'completed', response_status = 201, response_headers = '{"Location":"/v1/media/bench"}'::jsonb, response_body = convert_to(repeat('x', 420), 'UTF8'), completed_at = now() WHERE workspace_id = '%[1]s' AND user_id = '%[2]s' AND method = 'POST' AND path = '/v1/media' AND idempotency_key = md5(:k::text)::uuid AND status = 'in_progress' \; COMMIT;
+`
+
+// writePgbenchScript writes a script of the deployment's workspace (and a
+// user id of its own) into the deployment's directory.
+func writePgbenchScript(d *deployment, name, script string) (string, error) {
 	if _, err := uuid.Parse(d.workspace); err != nil {
 		return "", fmt.Errorf("workspace id %q: %w", d.workspace, err)
 	}
-	path := filepath.Join(d.dir, "create.sql")
-	return path, os.WriteFile(path, fmt.Appendf(nil, pgbenchScript, d.workspace), 0o644)
+	path := filepath.Join(d.dir, name)
+	return path, os.WriteFile(path, fmt.Appendf(nil, script, d.workspace, uuid.NewString()), 0o644)
 }
 
 var pgbenchTPS = regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
