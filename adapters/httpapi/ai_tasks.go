@@ -24,12 +24,10 @@ type StartAITaskInput struct {
 }
 
 type AITask struct {
-	ID          uuid.UUID `json:"id" format:"uuid"`
-	ProductID   uuid.UUID `json:"product_id" format:"uuid"`
-	OperationID uuid.UUID `json:"operation_id" format:"uuid"`
-	Kind        string    `json:"kind" enum:"text,category,image"`
-	Status      string    `json:"status" enum:"pending,running,succeeded,failed"`
-	Result      string    `json:"result,omitempty" doc:"The text or category; for images, the id of the generated media"`
+	TaskHead
+	ProductID uuid.UUID `json:"product_id" format:"uuid"`
+	Kind      string    `json:"kind" enum:"text,category,image"`
+	Result    string    `json:"result,omitempty" doc:"The text or category; for images, the id of the generated media"`
 	TaskTimes
 }
 
@@ -39,8 +37,8 @@ type AITaskAccepted struct {
 }
 
 func toAITask(t domain.AITask) AITask {
-	return AITask{ID: t.ID, ProductID: t.ProductID, OperationID: t.OperationID, Kind: string(t.Kind),
-		Status: string(t.Status), Result: t.Result, TaskTimes: taskTimes(t.Reason, t.CreatedAt, t.UpdatedAt)}
+	return AITask{TaskHead: taskHead(t.ID, t.OperationID, t.Status), ProductID: t.ProductID, Kind: string(t.Kind),
+		Result: t.Result, TaskTimes: taskTimes(t.Reason, t.CreatedAt, t.UpdatedAt)}
 }
 
 func (h *handlers) registerAITasks(api huma.API) {

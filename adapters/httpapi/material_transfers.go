@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
@@ -29,10 +28,8 @@ type MaterialItem struct {
 }
 
 type MaterialTransfer struct {
-	ID          uuid.UUID      `json:"id" format:"uuid"`
-	OperationID uuid.UUID      `json:"operation_id" format:"uuid"`
-	Status      string         `json:"status" enum:"pending,running,succeeded,failed"`
-	Items       []MaterialItem `json:"items"`
+	TaskHead
+	Items []MaterialItem `json:"items"`
 	TaskTimes
 }
 
@@ -46,7 +43,7 @@ func toMaterialTransfer(t domain.MaterialTransfer) MaterialTransfer {
 	for _, it := range t.Items {
 		items = append(items, MaterialItem{Index: it.Index, Done: it.Done, SizeBytes: it.SizeBytes})
 	}
-	return MaterialTransfer{ID: t.ID, OperationID: t.OperationID, Status: string(t.Status), Items: items,
+	return MaterialTransfer{TaskHead: taskHead(t.ID, t.OperationID, t.Status), Items: items,
 		TaskTimes: taskTimes(t.Reason, t.CreatedAt, t.UpdatedAt)}
 }
 

@@ -22,12 +22,10 @@ type PublishProductInput struct {
 }
 
 type Publication struct {
-	ID                uuid.UUID `json:"id" format:"uuid"`
+	TaskHead
 	ProductID         uuid.UUID `json:"product_id" format:"uuid"`
 	StoreID           uuid.UUID `json:"store_id" format:"uuid"`
-	OperationID       uuid.UUID `json:"operation_id" format:"uuid"`
 	ProductRevision   int       `json:"product_revision" doc:"The draft revision being published"`
-	Status            string    `json:"status" enum:"pending,running,succeeded,failed"`
 	ExternalListingID string    `json:"external_listing_id,omitempty" doc:"The listing on the platform, once created"`
 	TaskTimes
 }
@@ -38,8 +36,8 @@ type PublicationAccepted struct {
 }
 
 func toPublication(p domain.Publication) Publication {
-	return Publication{ID: p.ID, ProductID: p.ProductID, StoreID: p.StoreID, OperationID: p.OperationID,
-		ProductRevision: p.ProductRevision, Status: string(p.Status), ExternalListingID: p.ExternalListingID,
+	return Publication{TaskHead: taskHead(p.ID, p.OperationID, p.Status), ProductID: p.ProductID, StoreID: p.StoreID,
+		ProductRevision: p.ProductRevision, ExternalListingID: p.ExternalListingID,
 		TaskTimes: taskTimes(p.Reason, p.CreatedAt, p.UpdatedAt)}
 }
 

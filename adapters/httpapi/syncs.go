@@ -16,10 +16,8 @@ type StartSyncInput struct {
 }
 
 type CatalogSync struct {
-	ID          uuid.UUID `json:"id" format:"uuid"`
+	TaskHead
 	StoreID     uuid.UUID `json:"store_id" format:"uuid"`
-	OperationID uuid.UUID `json:"operation_id" format:"uuid"`
-	Status      string    `json:"status" enum:"pending,running,succeeded,failed"`
 	ItemsSynced int       `json:"items_synced"`
 	TaskTimes
 }
@@ -30,7 +28,7 @@ type CatalogSyncAccepted struct {
 }
 
 func toCatalogSync(s domain.CatalogSync) CatalogSync {
-	return CatalogSync{ID: s.ID, StoreID: s.StoreID, OperationID: s.OperationID, Status: string(s.Status),
+	return CatalogSync{TaskHead: taskHead(s.ID, s.OperationID, s.Status), StoreID: s.StoreID,
 		ItemsSynced: s.ItemsSynced, TaskTimes: taskTimes(s.Reason, s.CreatedAt, s.UpdatedAt)}
 }
 

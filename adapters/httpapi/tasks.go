@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
@@ -79,6 +80,18 @@ func rawBody(in any) []byte {
 
 // TaskTimes is the part every background task shows alike: why it failed,
 // if it did, and when it was created and last changed.
+// TaskHead is what every task shows first: itself, the operation that
+// tracks it, and where it is.
+type TaskHead struct {
+	ID          uuid.UUID `json:"id" format:"uuid"`
+	OperationID uuid.UUID `json:"operation_id" format:"uuid"`
+	Status      string    `json:"status" enum:"pending,running,succeeded,failed"`
+}
+
+func taskHead(id, operation uuid.UUID, status domain.TaskStatus) TaskHead {
+	return TaskHead{ID: id, OperationID: operation, Status: string(status)}
+}
+
 type TaskTimes struct {
 	Reason    string    `json:"reason,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
