@@ -51,11 +51,6 @@ type Dispatcher struct {
 	// found it unreachable. Batches overlap only while it holds.
 	brokerOK atomic.Bool
 
-	// again is poked by a claim that found more due at once (a full
-	// batch, or an expired lease): the Run loop goes again without waiting
-	// for a wake-up.
-	again chan struct{}
-
 	mu sync.Mutex
 	// cursor is where the next round's discovery starts (see dueWorkspaces),
 	// so no workspace is always served first or never served.
@@ -94,7 +89,6 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 	d := &Dispatcher{
 		cfg: cfg, uow: deps.UnitOfWork, disc: deps.Discovery, pub: deps.Publisher,
 		signal: deps.Signal, clock: deps.Clock, log: deps.Logger, observer: deps.Observer,
-		again: make(chan struct{}, 1),
 	}
 	d.claims = deps.Claims
 	if d.claims == nil {
@@ -136,19 +130,16 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (Result, error) {
 type next int
 
 const (
-	idle   next = iota // wait for a wake-up, a claim that found more, or the poll
+	idle   next = iota // wait for a wake-up or the poll
+	more               // more is probably due right away: go again
 	paused             // the broker is unreachable: wait, ignoring wake-ups
 )
 
 // round claims one batch of each due workspace, each on a goroutine of its
 // own holding one of f's slots, and returns once every claim of the round
-// is launched: the claims, publishes and marks go on in the background
-// while the next round discovers (f.wait waits for them), so an event
-// committed during a round waits for the next claim of its workspace, not
-// for the round's slowest claim and then a discovery. A workspace's claims
-// still go one after another, in round order (turn.waitClaim), and a claim
-// that found more due at once pokes d.again. Its error is the discovery's;
-// the batches' are in f.
+// has answered: the publishes and marks go on in the background while the
+// next round discovers and claims (f.wait waits for them). Its error is
+// the discovery's; the batches' are in f.
 func (d *Dispatcher) round(ctx context.Context, f *flight) (next, error) {
 	if d.breaker.open() {
 		return paused, nil
@@ -157,6 +148,8 @@ func (d *Dispatcher) round(ctx context.Context, f *flight) (next, error) {
 	if err != nil {
 		return idle, err
 	}
+	var claims sync.WaitGroup
+	nexts := make([]next, len(workspaces))
 	for i, ws := range workspaces {
 		if !d.brokerOK.Load() {
 			// Until a publish got an answer, one batch at a time: the
@@ -172,21 +165,21 @@ func (d *Dispatcher) round(ctx context.Context, f *flight) (next, error) {
 			break
 		}
 		order := f.order(ws)
+		claims.Add(1)
 		f.batches.Add(1)
 		go func() {
 			defer f.batches.Done()
 			defer f.release()
 			defer order.done()
 			defer f.recover()
-			claimed := func(more bool) {
-				order.claimed()
-				if more {
-					select {
-					case d.again <- struct{}{}:
-					default:
-					}
-				}
+			var once sync.Once
+			claimed := func(n next) {
+				once.Do(func() {
+					nexts[i] = n
+					claims.Done()
+				})
 			}
+			defer claimed(idle) // a claim that panicked must not hold the round
 			res, err := d.dispatchWorkspace(ctx, ws, order, claimed)
 			f.add(res, err)
 			if err != nil {
@@ -194,10 +187,15 @@ func (d *Dispatcher) round(ctx context.Context, f *flight) (next, error) {
 			}
 		}()
 	}
-	if d.breaker.open() {
-		return paused, nil
+	claims.Wait()
+	after := idle
+	for _, n := range nexts {
+		after = max(after, n)
 	}
-	return idle, nil
+	if d.breaker.open() {
+		after = paused
+	}
+	return after, nil
 }
 
 // dueWorkspaces asks for the next WorkspacesPerRound due workspaces after
@@ -242,30 +240,28 @@ func (d *Dispatcher) dueWorkspaces(ctx context.Context) ([]uuid.UUID, error) {
 
 // dispatchWorkspace claims, publishes and settles one batch of one
 // workspace; claimed is called once the claim answered (or failed), with
-// whether more is probably due. It claims after the workspace's claim
-// before it answered. The claim commits on its own so it is
+// whether more is probably due. The claim commits on its own so it is
 // visible (and its locks released) before the broker is called; the broker
 // is never called inside a transaction. The pending events go in one
 // publish, then the taken-over one (if any) on its own, so an event that
 // crashed or hung a Dispatcher cannot take the others down with it again.
 // order keeps the workspace's batches in claim order: each publishes after
 // the one claimed before it published, and marks after it marked.
-func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID, order *turn, claimed func(more bool)) (res Result, err error) {
-	order.waitClaim(ctx)
+func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID, order *turn, claimed func(next)) (res Result, err error) {
 	start := time.Now()
 	claim, err := d.claims.ClaimDue(ctx, ws, d.cfg.Owner, d.clock.Now(), d.cfg.Lease, d.cfg.Batch, d.cfg.MaxAttempts)
 	claimTook := time.Since(start)
 	if err != nil {
-		claimed(false)
+		claimed(idle)
 		return res, err
 	}
 	n := len(claim.Events) + len(claim.TakenOver) + len(claim.DeadLettered)
 	if n >= d.cfg.Batch || len(claim.TakenOver)+len(claim.DeadLettered) > 0 {
 		// A full batch, or an expired lease (more may be waiting: they
 		// are taken over one per claim).
-		claimed(true)
+		claimed(more)
 	} else {
-		claimed(false)
+		claimed(idle)
 	}
 	if n == 0 {
 		return res, nil

@@ -93,41 +93,25 @@ func (f *flight) order(ws uuid.UUID) *turn {
 	defer f.mu.Unlock()
 	t := &turn{
 		f: f, ws: ws, prev: f.turns[ws],
-		claimDone: make(chan struct{}), publishDone: make(chan struct{}), settleDone: make(chan struct{}),
+		publishDone: make(chan struct{}), settleDone: make(chan struct{}),
 	}
 	f.turns[ws] = t
 	return t
 }
 
-// turn keeps one workspace's batches in order through the pipeline: a
-// batch claims after the batch launched before it was claimed (so a later
-// batch cannot take older events), publishes after that one published, and
+// turn keeps one workspace's batches in claim order through the pipeline:
+// a batch publishes after the batch claimed before it published, and
 // settles (marks) after that one settled. Without it, two batches of one
 // workspace in flight could reach the broker in either order.
 type turn struct {
 	f           *flight
 	ws          uuid.UUID
 	prev        *turn
-	claimOnce   sync.Once
-	claimDone   chan struct{}
 	publishOnce sync.Once
 	publishDone chan struct{}
 	settleOnce  sync.Once
 	settleDone  chan struct{}
 }
-
-// waitClaim waits for the previous batch's claim to answer (or ctx: the
-// claim then fails on its own).
-func (t *turn) waitClaim(ctx context.Context) {
-	if t.prev != nil {
-		select {
-		case <-t.prev.claimDone:
-		case <-ctx.Done():
-		}
-	}
-}
-
-func (t *turn) claimed() { t.claimOnce.Do(func() { close(t.claimDone) }) }
 
 // waitPublish waits for the previous batch's publish (or ctx: the publish
 // then fails on its own and the events are handed back).
@@ -155,7 +139,6 @@ func (t *turn) waitSettle(ctx context.Context) {
 // done ends the turn, whichever way the batch went, and forgets it if no
 // later batch of the workspace follows.
 func (t *turn) done() {
-	t.claimed()
 	t.published()
 	t.settleOnce.Do(func() { close(t.settleDone) })
 	t.f.mu.Lock()

@@ -14,14 +14,11 @@ const (
 	errorBackoffMax  = 10 * time.Second
 )
 
-// Run dispatches until ctx is done. A round launches its claims and
-// returns; the loop then waits for a wake-up from the DispatchSignal, a
-// claim of any round that found more due at once (a full batch, or an
-// expired lease), or the jittered poll interval, whichever comes first, and
-// starts the next round while the last one's batches are still being
-// claimed, published and marked (up to Config.Concurrency batches in
-// flight). Under a steady flow of commits the next discovery thus overlaps
-// the claims instead of following them. While the
+// Run dispatches until ctx is done. After a round that claimed a full
+// batch for some workspace (or took over an expired lease) it goes again at
+// once, while that round's batches are still being published and marked
+// (up to Config.Concurrency batches in flight); otherwise it waits for a
+// wake-up from the DispatchSignal or the jittered poll interval. While the
 // broker is unreachable it checks the breaker every poll interval (at most
 // BreakerOpen), ignoring wake-ups: new events wait with the others. A
 // failed round or batch is logged and retried after a short, growing
@@ -56,11 +53,13 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			continue
 		}
 		failures = 0
+		if after == more {
+			continue
+		}
 		timer := time.NewTimer(jitter(d.cfg.PollInterval, 0.2))
 		select {
 		case <-ctx.Done():
 		case <-wake:
-		case <-d.again:
 		case <-timer.C:
 		}
 		timer.Stop()
