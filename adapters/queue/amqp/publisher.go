@@ -29,33 +29,31 @@ const closeTimeout = 2 * time.Second
 // together, and is bounded by the messages' context: when it ends first,
 // the connection is cut, which ends every call on it at once, and the next
 // Publish connects again. Nothing of a timed-out publish is left running.
-// Publishes run at once, each on a confirm-mode channel of its own (kept
-// for the next call when it is done), over one connection: the broker
-// confirms persistent messages after writing them to disk, and batches
-// waiting side by side share those writes instead of queueing behind one
-// another. At most maxChannels calls publish at once; more wait their turn.
+// Publishes take turns to send, on one connection and one channel, but not
+// to await their confirms: the broker confirms persistent messages once
+// they are on disk, and the next call's batch is sent while the last one's
+// confirms are still out, so batches in flight share the broker's disk
+// writes instead of each waiting for its own. (A channel per call did
+// worse on a 2-core machine: more broker processes for the same writes.)
 //
 // Errors wrap ports.ErrBrokerUnreachable when the connection could not be
 // made or died (the broker is down, restarting, or cut us off); a nack, or
 // a channel the broker closed over a message or a declaration, is an error
 // of the messages.
 type Publisher struct {
-	cfg   Config
-	log   *slog.Logger
-	turns chan struct{} // one held by each Publish in progress
+	cfg  Config
+	log  *slog.Logger
+	turn chan struct{} // held by the Publish sending
 
-	mu sync.Mutex // guards the fields below; Close takes it to cut a Publish short
-	// declared holds the topics whose exchange and queue exist, on conn.
+	// declared holds the topics whose exchange and queue exist, on conn;
+	// only the Publish holding the turn uses it.
 	declared map[string]bool
-	conn     *amqp091.Connection
-	idle     []*amqp091.Channel // confirm-mode channels of conn no Publish holds
-	closed   bool
-}
 
-// maxChannels bounds the Publishes in progress, and so the channels of the
-// connection: the Dispatcher has at most its Concurrency batches in flight,
-// 4 by default.
-const maxChannels = 16
+	mu     sync.Mutex // guards the fields below; Close takes it to cut a Publish short
+	conn   *amqp091.Connection
+	ch     *amqp091.Channel
+	closed bool
+}
 
 var _ message.Publisher = (*Publisher)(nil)
 
@@ -64,7 +62,7 @@ var _ message.Publisher = (*Publisher)(nil)
 // DialTimeout.
 func NewPublisher(cfg Config, logger *slog.Logger) (message.Publisher, error) {
 	cfg = cfg.withDefaults()
-	p := &Publisher{cfg: cfg, log: logger, turns: make(chan struct{}, maxChannels)}
+	p := &Publisher{cfg: cfg, log: logger, turn: make(chan struct{}, 1)}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
 	defer cancel()
 	conn, err := p.dial(ctx)
@@ -84,27 +82,27 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	}
 	ctx := msgs[0].Context()
 	select {
-	case p.turns <- struct{}{}:
+	case p.turn <- struct{}{}:
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
-	defer func() { <-p.turns }()
-
 	conn, ch, err := p.session(ctx)
 	if err != nil {
+		<-p.turn
 		return err
 	}
 	// A broker that stops answering must not hold this call past its
 	// context: cutting the connection makes every call on it return.
 	cut := context.AfterFunc(ctx, func() { _ = conn.CloseDeadline(time.Now()) })
-	err = p.publish(ctx, conn, ch, topic, msgs)
-	switch {
-	case !cut():
+	confirms, err := p.send(conn, ch, topic, msgs)
+	<-p.turn // the next call sends while this one awaits its confirms
+	if err == nil {
+		err = p.await(ctx, conn, ch, msgs, confirms)
+	}
+	if !cut() {
 		p.drop(conn) // cut, or being cut: start afresh next time
-	case err != nil:
+	} else if err != nil {
 		p.forget(conn, ch)
-	default:
-		p.putBack(conn, ch)
 	}
 	if err != nil && ctx.Err() != nil {
 		return fmt.Errorf("amqp: publish to %s: %w (%w)", topic, context.Cause(ctx), err)
@@ -112,9 +110,8 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	return err
 }
 
-// session returns the connection and a confirm-mode channel for this call
-// alone, connecting first if needed, and opening the channel unless an idle
-// one is at hand.
+// session returns the connection and the confirm-mode channel, connecting
+// and opening them first if needed.
 func (p *Publisher) session(ctx context.Context) (*amqp091.Connection, *amqp091.Channel, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -126,57 +123,24 @@ func (p *Publisher) session(ctx context.Context) (*amqp091.Connection, *amqp091.
 		if err != nil {
 			return nil, nil, fmt.Errorf("amqp: connect: %w: %w", ports.ErrBrokerUnreachable, err)
 		}
-		p.conn, p.idle, p.declared = conn, nil, map[string]bool{}
+		p.conn, p.ch, p.declared = conn, nil, map[string]bool{}
 	}
-	for len(p.idle) > 0 {
-		ch := p.idle[len(p.idle)-1]
-		p.idle = p.idle[:len(p.idle)-1]
-		if !ch.IsClosed() {
-			return p.conn, ch, nil
+	if p.ch == nil || p.ch.IsClosed() {
+		conn := p.conn
+		cut := context.AfterFunc(ctx, func() { _ = conn.CloseDeadline(time.Now()) })
+		ch, err := p.openChannel(conn)
+		if !cut() || err != nil {
+			// A connection that cannot open a channel is of no use.
+			p.dropLocked(conn)
+			if err == nil {
+				_ = ch.Close()
+				err = context.Cause(ctx)
+			}
+			return nil, nil, fmt.Errorf("amqp: open channel: %w: %w", ports.ErrBrokerUnreachable, err)
 		}
+		p.ch = ch
 	}
-	conn := p.conn
-	cut := context.AfterFunc(ctx, func() { _ = conn.CloseDeadline(time.Now()) })
-	ch, err := p.openChannel(conn)
-	if !cut() || err != nil {
-		// A connection that cannot open a channel is of no use.
-		p.dropLocked(conn)
-		if err == nil {
-			_ = ch.Close()
-			err = context.Cause(ctx)
-		}
-		return nil, nil, fmt.Errorf("amqp: open channel: %w: %w", ports.ErrBrokerUnreachable, err)
-	}
-	return conn, ch, nil
-}
-
-// putBack keeps ch for the next Publish, if its connection is still the
-// one in use.
-func (p *Publisher) putBack(conn *amqp091.Connection, ch *amqp091.Channel) {
-	p.mu.Lock()
-	if p.conn == conn && !ch.IsClosed() {
-		p.idle = append(p.idle, ch)
-		p.mu.Unlock()
-		return
-	}
-	p.mu.Unlock()
-	_ = ch.Close()
-}
-
-// declaredTopic reports whether topic's exchange and queue were declared
-// on conn; markDeclared records that they were.
-func (p *Publisher) declaredTopic(conn *amqp091.Connection, topic string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.conn == conn && p.declared[topic]
-}
-
-func (p *Publisher) markDeclared(conn *amqp091.Connection, topic string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.conn == conn {
-		p.declared[topic] = true
-	}
+	return p.conn, p.ch, nil
 }
 
 func (p *Publisher) openChannel(conn *amqp091.Connection) (*amqp091.Channel, error) {
@@ -191,27 +155,31 @@ func (p *Publisher) openChannel(conn *amqp091.Connection) (*amqp091.Channel, err
 	return ch, nil
 }
 
-// publish declares the topic's exchange and queue once per connection,
-// sends every message, then waits for their confirms.
-func (p *Publisher) publish(ctx context.Context, conn *amqp091.Connection, ch *amqp091.Channel, topic string, msgs []*message.Message) error {
-	if !p.declaredTopic(conn, topic) {
-		// Calls at once may both declare: declaring is idempotent.
+// send declares the topic's exchange and queue once per connection and
+// sends every message; the caller holds the turn.
+func (p *Publisher) send(conn *amqp091.Connection, ch *amqp091.Channel, topic string, msgs []*message.Message) ([]*amqp091.DeferredConfirmation, error) {
+	if !p.declared[topic] {
 		if err := declare(ch, topic, p.cfg.watermillConfig()); err != nil {
-			return p.failure(conn, err)
+			return nil, p.failure(conn, err)
 		}
-		p.markDeclared(conn, topic)
+		p.declared[topic] = true
 	}
 	confirms := make([]*amqp091.DeferredConfirmation, len(msgs))
 	for i, m := range msgs {
 		pub, err := Marshaler{}.Marshal(m)
 		if err != nil {
-			return fmt.Errorf("amqp: marshal message %s: %w", m.UUID, err)
+			return nil, fmt.Errorf("amqp: marshal message %s: %w", m.UUID, err)
 		}
 		confirms[i], err = ch.PublishWithDeferredConfirm(topic, "", false, false, pub)
 		if err != nil {
-			return p.failure(conn, fmt.Errorf("amqp: publish message %s: %w", m.UUID, err))
+			return nil, p.failure(conn, fmt.Errorf("amqp: publish message %s: %w", m.UUID, err))
 		}
 	}
+	return confirms, nil
+}
+
+// await waits for the confirms of the messages send sent.
+func (p *Publisher) await(ctx context.Context, conn *amqp091.Connection, ch *amqp091.Channel, msgs []*message.Message, confirms []*amqp091.DeferredConfirmation) error {
 	for i, c := range confirms {
 		acked, err := c.WaitContext(ctx)
 		switch {
@@ -238,17 +206,15 @@ func (p *Publisher) failure(conn *amqp091.Connection, err error) error {
 
 // forget drops, after a failed publish, what the failure closed: the
 // connection, or only the channel (the broker closes a channel over an
-// error of a message or a declaration; one still open is closed too, as
-// its confirms may be out of step), so the next Publish opens another.
+// error of a message or a declaration), so the next Publish opens it again.
 func (p *Publisher) forget(conn *amqp091.Connection, ch *amqp091.Channel) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if conn.IsClosed() {
 		p.dropLocked(conn)
-		p.mu.Unlock()
-		return
+	} else if ch.IsClosed() && p.ch == ch {
+		p.ch = nil
 	}
-	p.mu.Unlock()
-	_ = ch.Close() // outside the lock: it waits for the broker's answer
 }
 
 // drop closes conn at once, if not yet, and forgets it.
@@ -261,7 +227,7 @@ func (p *Publisher) drop(conn *amqp091.Connection) {
 func (p *Publisher) dropLocked(conn *amqp091.Connection) {
 	_ = conn.CloseDeadline(time.Now()) // no goodbye: the broker did not answer in time
 	if p.conn == conn {
-		p.conn, p.idle = nil, nil
+		p.conn, p.ch = nil, nil
 	}
 }
 
