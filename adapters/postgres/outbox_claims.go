@@ -81,7 +81,7 @@ func (c *OutboxClaims) ClaimDue(ctx context.Context, workspace uuid.UUID, owner 
 			rows = append(rows, row)
 		}
 		return r.Err()
-	}, claimDueEventsPgx, workspace, now, limit, owner, now.Add(lease), maxAttempts, domain.LeaseExpiredErrorFormat)
+	}, claimDueEventsPgx, pgxUUID(workspace), now, limit, owner, now.Add(lease), maxAttempts, domain.LeaseExpiredErrorFormat)
 	if err != nil {
 		return ports.Claim{}, err
 	}
@@ -101,8 +101,24 @@ func (c *OutboxClaims) MarkDispatched(ctx context.Context, workspace uuid.UUID, 
 		tag, err := br.Exec()
 		n = int(tag.RowsAffected())
 		return err
-	}, markDispatchedPgx, at, workspace, uuidStrings(ids), owner)
+	}, markDispatchedPgx, at, pgxUUID(workspace), pgxUUIDs(ids), owner)
 	return n, err
+}
+
+// pgxUUID is id as pgx encodes a uuid parameter directly. Given a
+// uuid.UUID (a driver.Valuer), pgx first tries the binary format, fails
+// with an error it formats and throws away, then sends text: about a tenth
+// of a Dispatcher's CPU in a profile of `once bench steady` (small batches,
+// two such calls each); no difference in a drain of full batches.
+// pgxUUIDs does the same for a uuid[] parameter.
+func pgxUUID(id uuid.UUID) [16]byte { return id }
+
+func pgxUUIDs(ids []uuid.UUID) [][16]byte {
+	out := make([][16]byte, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
 }
 
 // send runs set_config and query as one batch on a connection of the

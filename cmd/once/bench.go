@@ -34,6 +34,7 @@ func commonFlags(cmd *cobra.Command, c *benchdispatch.Common, dispatchers *strin
 	f.IntVar(&c.Concurrency, "concurrency", 0, "Dispatcher batches in flight (0: the default)")
 	f.BoolVar(&c.JSON, "json", false, "print one JSON object per measurement instead of the table")
 	f.DurationVar(&c.Timeout, "timeout", benchdispatch.DefaultTimeout, "abort a measurement that takes longer")
+	f.StringVar(&c.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of every Dispatcher process into this directory")
 }
 
 func benchDrainCmd() *cobra.Command {
@@ -75,7 +76,6 @@ func benchDrainCmd() *cobra.Command {
 	f.IntVar(&cfg.Events, "events", benchdispatch.DefaultEvents, "events preloaded per measurement")
 	f.StringVar(&queues, "queues", benchdispatch.DefaultQueues, "queues to measure (redis, amqp, bullmq, memory), comma-separated")
 	f.StringVar(&clients, "clients", benchdispatch.DefaultClients, "raw claim+mark client counts, comma-separated (empty: none)")
-	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of every Dispatcher process into this directory")
 	return cmd
 }
 

@@ -38,6 +38,9 @@ type Common struct {
 	JSON        bool
 	Timeout     time.Duration // bounds one measurement
 	Binary      string        // this binary, re-executed for the Dispatcher and producer processes
+	// ProfileDir, if set, receives a CPU profile of every Dispatcher
+	// process (drain and steady).
+	ProfileDir string
 }
 
 // DrainConfig is what `once bench drain` measures.
@@ -46,9 +49,6 @@ type DrainConfig struct {
 	Events  int
 	Queues  []string
 	Clients []int // raw claim+mark clients
-	// ProfileDir, if set, receives a CPU profile of every Dispatcher
-	// process.
-	ProfileDir string
 }
 
 // SteadyConfig is what `once bench steady` measures.

@@ -30,7 +30,7 @@ const cleanupTimeout = 30 * time.Second
 // Measurement is one repetition of one variant, and one line of --json.
 type Measurement struct {
 	Bench        string  `json:"bench"`
-	Variant      string  `json:"variant"` // once (Dispatcher processes) or raw (claim+mark only)
+	Variant      string  `json:"variant"` // once (Dispatcher processes), raw (claim+mark only) or bare (amqp091 alone)
 	Queue        string  `json:"queue,omitempty"`
 	Dispatchers  int     `json:"dispatchers,omitempty"`
 	Clients      int     `json:"clients,omitempty"`
@@ -52,11 +52,15 @@ type Measurement struct {
 type variant struct {
 	queue   string // "" for raw
 	workers int    // Dispatchers or raw clients
+	bare    bool   // the broker alone, without once (AMQP; see drainBareAMQP)
 }
 
 func (v variant) String() string {
 	if v.queue == "" {
 		return fmt.Sprintf("raw claim+mark × %d client(s)", v.workers)
+	}
+	if v.bare {
+		return fmt.Sprintf("bare amqp091 publisher, %d channel(s)", v.workers)
 	}
 	return fmt.Sprintf("once → %s × %d dispatcher(s)", v.queue, v.workers)
 }
@@ -78,6 +82,11 @@ func RunDrain(ctx context.Context, cfg DrainConfig, out, progress io.Writer) err
 	for _, q := range cfg.Queues {
 		for _, k := range cfg.Dispatchers {
 			variants = append(variants, variant{queue: q, workers: k})
+		}
+		if q == PublisherAMQP {
+			// What the broker itself does with the same messages, as many
+			// batches in flight as one Dispatcher has.
+			variants = append(variants, variant{queue: q, workers: concurrencyOf(cfg.Common), bare: true})
 		}
 	}
 	version, err := serverVersion(ctx, cfg.DatabaseURL)
@@ -229,10 +238,19 @@ func drainOne(ctx context.Context, cfg DrainConfig, v variant, rep int, progress
 	if err != nil {
 		return m, err
 	}
+	m = Measurement{Bench: "drain", Rep: rep, Events: cfg.Events}
+	if v.bare {
+		prefix := "once-bench-" + s.suffix + "."
+		brk := newBroker(v.queue, prefix, cfg.Brokers, nil)
+		s.cleanups = append(s.cleanups, brk.cleanup)
+		m.Variant, m.Queue, m.Clients = "bare", v.queue, v.workers
+		took, err := drainBareAMQP(ctx, cfg, prefix, cfg.Events, v.workers)
+		m.Seconds, m.EventsPerSec = took.Seconds(), float64(cfg.Events)/took.Seconds()
+		return m, err
+	}
 	if err := s.preload(ctx, cfg.Events); err != nil {
 		return m, err
 	}
-	m = Measurement{Bench: "drain", Rep: rep, Events: cfg.Events}
 	var took time.Duration
 	if v.queue == "" {
 		m.Variant, m.Clients = "raw", v.workers

@@ -42,8 +42,11 @@ func millis(v float64) string {
 
 // key names a variant in a table.
 func key(m Measurement) string {
-	if m.Variant == "raw" {
+	switch m.Variant {
+	case "raw":
 		return fmt.Sprintf("raw claim+mark, %d client(s)", m.Clients)
+	case "bare":
+		return fmt.Sprintf("bare amqp091 publisher, no database, %d channels", m.Clients)
 	}
 	return fmt.Sprintf("once → %s, %d Dispatcher(s)", m.Queue, m.Dispatchers)
 }
@@ -81,9 +84,11 @@ func writeDrainTable(out io.Writer, cfg DrainConfig, all []Measurement) {
 			if r, ok := raw1[m.Rep]; ok && r > 0 {
 				vsRaw = append(vsRaw, m.EventsPerSec/r)
 			}
-			if m.Variant == "once" && m.Queue != PublisherRedis {
+			if m.Variant != "raw" && m.Queue != PublisherRedis {
+				// The bare publisher against one Dispatcher on Redis.
+				count := max(m.Dispatchers, 1)
 				red := byRep(func(o Measurement) bool {
-					return o.Variant == "once" && o.Queue == PublisherRedis && o.Dispatchers == m.Dispatchers
+					return o.Variant == "once" && o.Queue == PublisherRedis && o.Dispatchers == count
 				})
 				if r, ok := red[m.Rep]; ok && r > 0 {
 					vsRedis = append(vsRedis, m.EventsPerSec/r)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,7 +92,11 @@ func steadyOne(ctx context.Context, cfg SteadyConfig, k, rep int, progress io.Wr
 	brk := newBroker(PublisherRedis, prefix, cfg.Brokers, nil)
 	s.cleanups = append(s.cleanups, brk.cleanup)
 
-	children, err := startChildren(ctx, cfg.Common, s, PublisherRedis, prefix, k, make(chan struct{}, 1), "")
+	var profile string
+	if cfg.ProfileDir != "" {
+		profile = filepath.Join(cfg.ProfileDir, fmt.Sprintf("steady-dispatcher-%d-rep%d", k, rep))
+	}
+	children, err := startChildren(ctx, cfg.Common, s, PublisherRedis, prefix, k, make(chan struct{}, 1), profile)
 	defer stopChildren(children, nil)
 	if err != nil {
 		return m, err
