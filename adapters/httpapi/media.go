@@ -93,17 +93,9 @@ func toMedia(m domain.Media) Media {
 }
 
 func (h *handlers) registerMedia(api huma.API) {
-	registerIdempotent(api, huma.Operation{
-		OperationID:   "registerMedia",
-		Method:        http.MethodPost,
-		Path:          "/v1/media",
-		Summary:       "Register an upload",
-		Description:   "Creates the media record; upload the bytes to the returned target, then complete. Idempotent.",
-		Tags:          []string{"media"},
-		DefaultStatus: http.StatusCreated,
-		Security:      bearer,
-		Errors:        []int{400, 401, 403, 409, 413, 422, 500, 503},
-	}, h.deps.MaxBodyBytes, h.registerMediaUpload)
+	registerIdempotent(api, created(post("registerMedia", "/v1/media", "media", "Register an upload",
+		"Creates the media record; upload the bytes to the returned target, then complete. Idempotent.",
+		400, 401, 403, 409, 413, 422, 500, 503)), h.deps.MaxBodyBytes, h.registerMediaUpload)
 	huma.Register(api, huma.Operation{
 		OperationID:  "uploadMediaContent",
 		Method:       http.MethodPut,

@@ -45,16 +45,8 @@ func (h *handlers) registerStoreAuthorization(api huma.API) {
 		Security:      bearer,
 		Errors:        []int{400, 401, 403, 404, 409, 413, 422, 500, 503},
 	}, h.deps.MaxBodyBytes, h.replaceAuthorization)
-	registerIdempotent(api, huma.Operation{
-		OperationID:   "verifyStore",
-		Method:        http.MethodPost,
-		Path:          "/v1/stores/{id}/verifications",
-		Summary:       "Verify a store's credentials again",
-		Tags:          []string{"stores"},
-		DefaultStatus: http.StatusAccepted,
-		Security:      bearer,
-		Errors:        []int{400, 401, 403, 404, 409, 413, 500, 503},
-	}, h.deps.MaxBodyBytes, h.verifyStore)
+	registerIdempotent(api, post("verifyStore", "/v1/stores/{id}/verifications", "stores", "Verify a store's credentials again",
+		"", 400, 401, 403, 404, 409, 413, 500, 503), h.deps.MaxBodyBytes, h.verifyStore)
 }
 
 func (h *handlers) replaceAuthorization(ctx context.Context, in *ReplaceAuthorizationInput) (*IdempotentOutput[StoreCreated], error) {

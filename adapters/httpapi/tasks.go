@@ -24,6 +24,13 @@ func post(operationID, path, tag, summary, description string, errors ...int) hu
 	}
 }
 
+// created is op answering 201 Created: a POST that makes the resource it
+// names rather than starting work on one.
+func created(op huma.Operation) huma.Operation {
+	op.DefaultStatus = http.StatusCreated
+	return op
+}
+
 // registerTask registers the idempotent route that starts a background
 // task (op, see post): start runs the use case in the request's
 // transaction and builds the answer (the task and its operation); the
