@@ -33,8 +33,8 @@ func (o *countingObserver) Published(events []domain.OutboxEvent, at time.Time) 
 	o.publishedAt = at
 }
 
-func (o *countingObserver) PublishFailed(n int) { o.mu.Lock(); o.publishFailed += n; o.mu.Unlock() }
-func (o *countingObserver) DeadLettered(n int)  { o.mu.Lock(); o.deadLettered += n; o.mu.Unlock() }
+func (o *countingObserver) PublishFailed(n int)       { o.mu.Lock(); o.publishFailed += n; o.mu.Unlock() }
+func (o *countingObserver) DeadLettered(n int)        { o.mu.Lock(); o.deadLettered += n; o.mu.Unlock() }
 func (o *countingObserver) Round(dispatch.RoundStats) {}
 func (o *countingObserver) BrokerUp(up bool) {
 	o.mu.Lock()
