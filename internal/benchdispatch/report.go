@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
 	"strings"
+
+	"github.com/oncehq/once/internal/benchstat"
 )
 
 func writeJSON(out io.Writer, m Measurement) {
@@ -14,25 +15,10 @@ func writeJSON(out io.Writer, m Measurement) {
 	fmt.Fprintln(out, string(b))
 }
 
-// spread is one figure over the repetitions: median (min–max).
-type spread struct{ median, min, max float64 }
+// spread is one figure over the repetitions.
+type spread = benchstat.Spread
 
-func spreadOf(values []float64) spread {
-	if len(values) == 0 {
-		return spread{}
-	}
-	s := slices.Clone(values)
-	slices.Sort(s)
-	m := s[len(s)/2]
-	if len(s)%2 == 0 {
-		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return spread{median: m, min: s[0], max: s[len(s)-1]}
-}
-
-func (s spread) format(unit func(float64) string) string {
-	return fmt.Sprintf("%s (%s–%s)", unit(s.median), unit(s.min), unit(s.max))
-}
+var spreadOf = benchstat.Of
 
 func kilo(v float64) string  { return fmt.Sprintf("%.1fk", v/1000) }
 func ratio(v float64) string { return fmt.Sprintf("%.2f×", v) }
@@ -102,7 +88,7 @@ func writeDrainTable(out io.Writer, cfg DrainConfig, all []Measurement) {
 			if len(v) == 0 {
 				return "–"
 			}
-			return spreadOf(v).format(unit)
+			return spreadOf(v).Format(unit)
 		}
 		fmt.Fprintf(out, "| %s | %s | %s | %s | %s |\n", k, cell(eps, kilo), cell(vsRaw, ratio), cell(vsRedis, ratio),
 			cell(rss, func(v float64) string { return fmt.Sprintf("%.0f MB", v) }))

@@ -64,8 +64,8 @@ func RunSteady(ctx context.Context, cfg SteadyConfig, out, progress io.Writer) e
 				continue
 			}
 			fmt.Fprintf(out, "| %d | %s | %s | %s | %s |\n", k,
-				spreadOf(rate).format(func(v float64) string { return fmt.Sprintf("%.0f/s", v) }),
-				spreadOf(p50).format(millis), spreadOf(p99).format(millis), spreadOf(mx).format(millis))
+				spreadOf(rate).Format(func(v float64) string { return fmt.Sprintf("%.0f/s", v) }),
+				spreadOf(p50).Format(millis), spreadOf(p99).Format(millis), spreadOf(mx).Format(millis))
 		}
 		fmt.Fprintln(out)
 		fmt.Fprintln(out, machineLine(version, fmt.Sprintf(

@@ -73,6 +73,6 @@ func TestStormBenchCountsAreConsistent(t *testing.T) {
 	for i, prefix := range []string{"| scenario |", "|---|", "| storm: 20 identical", "| replays: 3 completed keys × 4", "| outage: broker cut for 1s", "| restart:"} {
 		assert.True(t, strings.HasPrefix(lines[i], prefix), "line %d %q", i, lines[i])
 	}
-	assert.Contains(t, lines[2], "| 2 | "+spreadOfInts(rep.Storms, func(s stormResult) int { return s.Executions }).format(count)+" | ")
+	assert.Contains(t, lines[2], "| 2 | "+spreadOfInts(rep.Storms, func(s stormResult) int { return s.Executions }).Format(count)+" | ")
 	assert.Contains(t, lines[4], "| "+count(float64(rep.Outage[0].Backlog.Lost()))+" | "+count(float64(rep.Outage[0].Backlog.DeadLetters))+" | ")
 }

@@ -70,7 +70,7 @@ func stormRow(runs []stormResult, pool string) row {
 	r := row{
 		scenario:   fmt.Sprintf("storm: %d identical requests at once", runs[0].Requests),
 		runs:       fmt.Sprint(len(runs)),
-		executions: spreadOfInts(runs, func(s stormResult) int { return s.Executions }).format(count),
+		executions: spreadOfInts(runs, func(s stormResult) int { return s.Executions }).Format(count),
 		answers:    formatAnswers(answers),
 		conns: connsCell(spreadOfInts(runs, func(s stormResult) int { return s.Conns.Pool }),
 			spreadOfInts(runs, func(s stormResult) int { return s.Conns.Listen })) + "; pool " + pool,
@@ -94,12 +94,12 @@ func replayRow(runs []replayResult) row {
 	r := row{
 		scenario:   fmt.Sprintf("replays: %d completed keys × %d at once", runs[0].Keys, runs[0].Concurrency),
 		runs:       fmt.Sprint(len(runs)),
-		executions: spreadOfInts(runs, func(s replayResult) int { return s.Executions }).format(count),
+		executions: spreadOfInts(runs, func(s replayResult) int { return s.Executions }).Format(count),
 		answers:    formatAnswers(answers),
 		conns: connsCell(spreadOfInts(runs, func(s replayResult) int { return s.Conns.Pool }),
 			spreadOfInts(runs, func(s replayResult) int { return s.Conns.Listen })),
 		lost: "–", dead: "–",
-		details: "saved response " + spreadOf(share).format(percent),
+		details: "saved response " + spreadOf(share).Format(percent),
 		result:  verdict(fails),
 	}
 	r.p50, r.p99, r.max = latencyCells(runs, func(s replayResult) latencies { return s.Latency })
@@ -166,13 +166,13 @@ func drainCell(a loadRun) string {
 }
 
 func connsCell(pool, listen spread) string {
-	return pool.format(count) + " +" + listen.format(count) + " LISTEN"
+	return pool.Format(count) + " +" + listen.Format(count) + " LISTEN"
 }
 
 func latencyCells[R any](runs []R, of func(R) latencies) (p50, p99, max string) {
-	p50 = spreadOfDurations(runs, func(r R) time.Duration { return of(r).P50 }).format(duration)
-	p99 = spreadOfDurations(runs, func(r R) time.Duration { return of(r).P99 }).format(duration)
-	max = spreadOfDurations(runs, func(r R) time.Duration { return of(r).Max }).format(duration)
+	p50 = spreadOfDurations(runs, func(r R) time.Duration { return of(r).P50 }).Format(duration)
+	p99 = spreadOfDurations(runs, func(r R) time.Duration { return of(r).P99 }).Format(duration)
+	max = spreadOfDurations(runs, func(r R) time.Duration { return of(r).Max }).Format(duration)
 	return p50, p99, max
 }
 

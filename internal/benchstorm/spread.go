@@ -7,38 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/oncehq/once/internal/benchstat"
 )
 
-// spread is one figure over the repetitions of a scenario: the median, and
-// the least and the most.
-type spread struct {
-	median, min, max float64
-	n                int
-}
+// spread is one figure over the repetitions of a scenario.
+type spread = benchstat.Spread
 
-func spreadOf(values []float64) spread {
-	if len(values) == 0 {
-		return spread{}
-	}
-	s := slices.Clone(values)
-	slices.Sort(s)
-	m := s[len(s)/2]
-	if len(s)%2 == 0 {
-		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return spread{median: m, min: s[0], max: s[len(s)-1], n: len(s)}
-}
-
-// format prints "median (min–max)", or the one value when all are equal.
-func (s spread) format(unit func(float64) string) string {
-	if s.n == 0 {
-		return "–"
-	}
-	if s.min == s.max {
-		return unit(s.median)
-	}
-	return fmt.Sprintf("%s (%s–%s)", unit(s.median), unit(s.min), unit(s.max))
-}
+var spreadOf = benchstat.Of
 
 // count prints a count; a median of an even number of runs may be a half.
 func count(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -84,7 +60,7 @@ func formatAnswers(runs []map[int]int) string {
 	var parts []string
 	for _, s := range slices.Sorted(maps.Keys(seen)) {
 		sp := spreadOfInts(runs, func(r map[int]int) int { return r[s] })
-		parts = append(parts, statusName(s)+":"+sp.format(count))
+		parts = append(parts, statusName(s)+":"+sp.Format(count))
 	}
 	if len(parts) == 0 {
 		return "–"

@@ -6,14 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestSpreadIsTheMedianWithItsRange(t *testing.T) {
-	assert.Equal(t, "409", spreadOf([]float64{409}).format(count))
-	assert.Equal(t, "409", spreadOf([]float64{409, 409, 409}).format(count))
-	assert.Equal(t, "412 (155–900)", spreadOf([]float64{900, 155, 412}).format(count))
-	assert.Equal(t, "283.5 (155–412)", spreadOf([]float64{412, 155}).format(count))
-	assert.Equal(t, "–", spreadOf(nil).format(count))
-}
-
 func TestAnswersOverRunsNameEveryStatusAnyRunGot(t *testing.T) {
 	runs := []map[int]int{{201: 1, 409: 800, 503: 199}, {201: 1, 409: 999}, {201: 1, 409: 700, 0: 3}}
 	assert.Equal(t, "none:0 (0–3) 201:1 409:800 (700–999) 503:0 (0–199)", formatAnswers(runs))

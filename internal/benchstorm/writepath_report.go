@@ -35,13 +35,13 @@ func writeHTTPTable(w io.Writer, cfg HTTPConfig, cells []httpCell) {
 			if len(runs) == 0 {
 				continue
 			}
-			rate := spreadOfFloats(runs, func(c httpCell) float64 { return c.PerSecond }).format(perSecond)
+			rate := spreadOfFloats(runs, func(c httpCell) float64 { return c.PerSecond }).Format(perSecond)
 			cpu, ratio, target := "–", "–", "–"
 			if variant != variantPgbench && variant != variantPgbenchIdempotent {
-				cpu = spreadOfDurations(runs, func(c httpCell) time.Duration { return c.CPUPerRequest }).format(microseconds)
+				cpu = spreadOfDurations(runs, func(c httpCell) time.Duration { return c.CPUPerRequest }).Format(microseconds)
 			}
 			if r, ok := httpRatios[variant]; ok {
-				ratio = ratioSpread(cells, variant, r.against, conns).format(times) + " " + r.against
+				ratio = ratioSpread(cells, variant, r.against, conns).Format(times) + " " + r.against
 				if r.target > 0 {
 					target = fmt.Sprintf("≥ %s", times(r.target))
 				}

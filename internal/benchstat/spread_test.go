@@ -1,0 +1,19 @@
+package benchstat_test
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/oncehq/once/internal/benchstat"
+)
+
+func TestSpreadIsTheMedianWithItsRange(t *testing.T) {
+	count := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	assert.Equal(t, "409", benchstat.Of([]float64{409}).Format(count))
+	assert.Equal(t, "409", benchstat.Of([]float64{409, 409, 409}).Format(count))
+	assert.Equal(t, "412 (155–900)", benchstat.Of([]float64{900, 155, 412}).Format(count))
+	assert.Equal(t, "283.5 (155–412)", benchstat.Of([]float64{412, 155}).Format(count))
+	assert.Equal(t, "–", benchstat.Of(nil).Format(count))
+}
