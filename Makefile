@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: run test services build openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet bench-drain bench-steady bench-storm bench-peers bench-http
+.PHONY: run test services build openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check bench-drain bench-steady bench-storm bench-peers bench-http
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -68,6 +68,11 @@ fuzz:
 
 vet:
 	$(GO) vet $(PKGS)
+
+## fmt-check: fail if gofmt would change a tracked Go file
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:" >&2; echo "$$out" >&2; exit 1; fi
 ## bench-drain: a preloaded backlog drained by 1 and 3 Dispatcher processes to Redis and AMQP, beside the raw claim+mark limit (prints a table)
 ##   e.g. make bench-drain DRAIN_ARGS='--events 1000000 --queues redis --dispatchers 1 --clients ""'
 bench-drain: services build
