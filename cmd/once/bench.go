@@ -238,6 +238,7 @@ func benchHTTPCmd() *cobra.Command {
 	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb, pg_ctl and pgbench (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
 	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: this one)")
 	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of once serve per variant, connection count and repetition into this directory")
+	f.BoolVar(&cfg.RecordDesigns, "record-designs", false, "also run pgbench on two other designs of the idempotency record (written once, with and without a read first)")
 	return cmd
 }
 

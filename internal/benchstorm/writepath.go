@@ -45,6 +45,11 @@ type HTTPConfig struct {
 	// for each HTTP variant, connection count and repetition, taken over
 	// the measured run through the ops listener (ONCE_OPS_PPROF).
 	ProfileDir string
+	// RecordDesigns adds pgbench running two other designs of the
+	// idempotency record (pgbenchRecordOnceScript,
+	// pgbenchReadThenRecordOnceScript): what the database work of a fresh
+	// key would cost if the record were written once.
+	RecordDesigns bool
 }
 
 // Defaults of `once bench http`.
@@ -113,9 +118,32 @@ const (
 	// statements the same way: the ceiling of the idempotent ÷ plain ratio
 	// that the database work alone sets.
 	variantPgbenchIdempotent = "pgbench, idempotent statements"
+	// variantPgbenchRecordOnce and variantPgbenchReadThenRecordOnce are
+	// pgbench running other designs of the record (HTTPConfig.RecordDesigns).
+	variantPgbenchRecordOnce         = "pgbench, record written once, no read"
+	variantPgbenchReadThenRecordOnce = "pgbench, read + lock, record written once"
 )
 
 var httpVariants = []string{variantPlain, variantIdempotent, variantReplay, variantPgbench, variantPgbenchIdempotent}
+
+// variantsOf are the variants cfg runs, in order.
+func variantsOf(cfg HTTPConfig) []string {
+	if !cfg.RecordDesigns {
+		return httpVariants
+	}
+	return append(slices.Clone(httpVariants), variantPgbenchRecordOnce, variantPgbenchReadThenRecordOnce)
+}
+
+// isPgbench says whether a variant is pgbench's (no service, no CPU of it).
+func isPgbench(variant string) bool { return pgbenchScripts[variant] != "" }
+
+// pgbenchScripts are the scripts of the pgbench variants.
+var pgbenchScripts = map[string]string{
+	variantPgbench:                   pgbenchScript,
+	variantPgbenchIdempotent:         pgbenchIdempotentScript,
+	variantPgbenchRecordOnce:         pgbenchRecordOnceScript,
+	variantPgbenchReadThenRecordOnce: pgbenchReadThenRecordOnceScript,
+}
 
 // httpCell is one variant at one connection count in one repetition.
 type httpCell struct {
@@ -191,25 +219,26 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 		return nil, err
 	}
 	serve := d.procs[len(d.procs)-1]
-	script, err := writePgbenchScript(d, "create.sql", pgbenchScript)
-	if err != nil {
-		return nil, err
-	}
-	idempotentScript, err := writePgbenchScript(d, "idempotent-create.sql", pgbenchIdempotentScript)
-	if err != nil {
-		return nil, err
+	scripts := map[string]string{}
+	for i, variant := range variantsOf(cfg) {
+		if !isPgbench(variant) {
+			continue
+		}
+		path, err := writePgbenchScript(d, fmt.Sprintf("pgbench-%d.sql", i), pgbenchScripts[variant])
+		if err != nil {
+			return nil, err
+		}
+		scripts[variant] = path
 	}
 	var cells []httpCell
 	for _, conns := range cfg.Conns {
 		var completed []completedKey
-		for _, variant := range httpVariants {
+		for _, variant := range variantsOf(cfg) {
 			var cell httpCell
 			var err error
-			switch variant {
-			case variantPgbench:
-				cell, err = runPgbench(ctx, pgbench, script, d.db.AppDSN, conns, cfg.Duration)
-			case variantPgbenchIdempotent:
-				cell, err = runPgbench(ctx, pgbench, idempotentScript, d.db.AppDSN, conns, cfg.Duration)
+			switch {
+			case isPgbench(variant):
+				cell, err = runPgbench(ctx, pgbench, scripts[variant], d.db.AppDSN, conns, cfg.Duration)
 			default:
 				load := newWriteLoad(variant, completed)
 				if _, err = load.run(ctx, d.api, conns, cfg.Warmup); err == nil {
@@ -415,10 +444,10 @@ WITH found AS (
 SELECT status, fingerprint_key_id, request_fingerprint, response_status, response_headers, response_body,
        created_at, completed_at, expires_at, expires_at <= now() AS expired
   FROM idempotency_requests
- WHERE workspace_id = '%[1]s' AND user_id = '%[2]s' AND method = 'POST' AND path = '/v1/media' AND idempotency_key = md5(:k::text)::uuid),
+ WHERE ` + pgbenchRecordScope + `),
 claim AS (
   SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM found) OR (SELECT expired FROM found)
-              THEN pg_try_advisory_xact_lock(hashtextextended('once.idempotency.bench.' || :k::text, 0))
+              THEN ` + pgbenchScopeLock + `
          END AS locked
 ),
 inserted AS (
@@ -429,8 +458,39 @@ inserted AS (
   ON CONFLICT (workspace_id, user_id, method, path, idempotency_key) DO NOTHING
   RETURNING true AS inserted)
 SELECT found.*, claim.locked, (SELECT inserted FROM inserted) AS inserted FROM claim LEFT JOIN found ON true;
-INSERT INTO "media" ("id", "workspace_id", "filename", "content_type", "size_bytes", "object_key", "status", "variants", "created_at", "updated_at") VALUES (gen_random_uuid(), '%[1]s', 'bench.png', 'image/png', 1024, 'media/bench.png', 'awaiting_upload', '[]', now(), now()) \; UPDATE idempotency_requests SET status = 'completed', response_status = 201, response_headers = '{"Location":"/v1/media/bench"}'::jsonb, response_body = convert_to(repeat('x', 420), 'UTF8'), completed_at = now() WHERE workspace_id = '%[1]s' AND user_id = '%[2]s' AND method = 'POST' AND path = '/v1/media' AND idempotency_key = md5(:k::text)::uuid AND status = 'in_progress' \; COMMIT;
+` + pgbenchMediaInsert + ` \; UPDATE idempotency_requests SET status = 'completed', response_status = 201, response_headers = '{"Location":"/v1/media/bench"}'::jsonb, response_body = convert_to(repeat('x', 420), 'UTF8'), completed_at = now() WHERE ` + pgbenchRecordScope + ` AND status = 'in_progress' \; COMMIT;
 `
+
+// pgbenchRecordOnceScript is a design the service does not use, for
+// comparison: the record written once, completed, in the business
+// transaction's last round trip, and nothing read before. It is the least
+// database work any record kept in PostgreSQL can cost, but it cannot
+// replay a completed key without running the business statements first,
+// nor tell a twin in flight "in progress".
+const pgbenchRecordOnceScript = `\set k random(1, 9000000000000000000)
+BEGIN \; SELECT set_config('app.workspace_id', '%[1]s', true);
+` + pgbenchMediaInsert + ` \; ` + pgbenchCompletedRecordInsert + ` \; COMMIT;
+`
+
+// pgbenchReadThenRecordOnceScript is the same with the least a fresh key
+// must do before the business statements to keep the port's promises
+// (replay a completed key, "in progress" for a twin, no waiting): one
+// primary-key read and the scope's try-lock, as one statement.
+const pgbenchReadThenRecordOnceScript = `\set k random(1, 9000000000000000000)
+BEGIN \; SELECT set_config('app.workspace_id', '%[1]s', true);
+SELECT ` + pgbenchScopeLock + `, (SELECT status FROM idempotency_requests WHERE ` + pgbenchRecordScope + `);
+` + pgbenchMediaInsert + ` \; ` + pgbenchCompletedRecordInsert + ` \; COMMIT;
+`
+
+// The pieces of the idempotency scripts: the key's scope (a random key per
+// transaction, :k), its try-lock, the media INSERT bun builds, and a
+// completed record with a response body about the size of the real one.
+const (
+	pgbenchRecordScope           = `workspace_id = '%[1]s' AND user_id = '%[2]s' AND method = 'POST' AND path = '/v1/media' AND idempotency_key = md5(:k::text)::uuid`
+	pgbenchScopeLock             = `pg_try_advisory_xact_lock(hashtextextended('once.idempotency.bench.' || :k::text, 0))`
+	pgbenchMediaInsert           = `INSERT INTO "media" ("id", "workspace_id", "filename", "content_type", "size_bytes", "object_key", "status", "variants", "created_at", "updated_at") VALUES (gen_random_uuid(), '%[1]s', 'bench.png', 'image/png', 1024, 'media/bench.png', 'awaiting_upload', '[]', now(), now())`
+	pgbenchCompletedRecordInsert = `INSERT INTO idempotency_requests (workspace_id, user_id, method, path, idempotency_key, fingerprint_key_id, request_fingerprint, status, response_status, response_headers, response_body, created_at, completed_at, expires_at) VALUES ('%[1]s', '%[2]s', 'POST', '/v1/media', md5(:k::text)::uuid, 'k1', sha256(:k::text::bytea), 'completed', 201, '{"Location":"/v1/media/bench"}'::jsonb, convert_to(repeat('x', 420), 'UTF8'), now(), now(), now() + interval '48 hours')`
+)
 
 // writePgbenchScript writes a script of the deployment's workspace (and a
 // user id of its own) into the deployment's directory.

@@ -21,7 +21,9 @@ var httpRatios = map[string]struct {
 	variantReplay:     {variantIdempotent, 2},
 	// No target: what the database work alone allows the idempotent ÷
 	// plain ratio to be.
-	variantPgbenchIdempotent: {variantPgbench, 0},
+	variantPgbenchIdempotent:         {variantPgbench, 0},
+	variantPgbenchRecordOnce:         {variantPgbench, 0},
+	variantPgbenchReadThenRecordOnce: {variantPgbench, 0},
 }
 
 // writeHTTPTable prints one row per connection count and variant: the
@@ -30,14 +32,14 @@ func writeHTTPTable(w io.Writer, cfg HTTPConfig, cells []httpCell) {
 	fmt.Fprintln(w, "| conns | variant | requests/s | service CPU per request | ratio (per repetition) | target |")
 	fmt.Fprintln(w, "|---:|---|---:|---:|---|---|")
 	for _, conns := range cfg.Conns {
-		for _, variant := range httpVariants {
+		for _, variant := range variantsOf(cfg) {
 			runs := cellsOf(cells, variant, conns)
 			if len(runs) == 0 {
 				continue
 			}
 			rate := spreadOfFloats(runs, func(c httpCell) float64 { return c.PerSecond }).Format(perSecond)
 			cpu, ratio, target := "–", "–", "–"
-			if variant != variantPgbench && variant != variantPgbenchIdempotent {
+			if !isPgbench(variant) {
 				cpu = spreadOfDurations(runs, func(c httpCell) time.Duration { return c.CPUPerRequest }).Format(microseconds)
 			}
 			if r, ok := httpRatios[variant]; ok {
