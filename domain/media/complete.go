@@ -47,8 +47,8 @@ func (s *Service) Complete(ctx context.Context, tx ports.Tx, p domain.Principal,
 		ResourceType:  "media",
 		ResourceID:    m.ID,
 		EventType:     domain.EventMediaProcess,
-		Payload: func(opID uuid.UUID) any {
-			return domain.MediaProcess{MediaID: m.ID, OperationID: opID}
+		Payload: func(op domain.JobOperation) any {
+			return domain.MediaProcess{MediaID: m.ID, JobOperation: op}
 		},
 	})
 	if err != nil {

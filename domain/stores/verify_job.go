@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )
@@ -20,8 +18,8 @@ func (s *Service) verifyJob(ctx context.Context, p domain.Principal, store domai
 		ResourceType:  "store",
 		ResourceID:    store.ID,
 		EventType:     domain.EventStoreCredentialsVerify,
-		Payload: func(opID uuid.UUID) any {
-			return domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: store.CredentialVersion, OperationID: opID}
+		Payload: func(op domain.JobOperation) any {
+			return domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: store.CredentialVersion, JobOperation: op}
 		},
 	})
 }
