@@ -39,10 +39,10 @@ func (s *Service) Complete(ctx context.Context, tx ports.Tx, p domain.Principal,
 		return domain.Media{}, domain.Operation{}, err
 	}
 
-	now := s.clock.Now()
+	now := s.Clock.Now()
 	m.Status = domain.MediaProcessing
 	m.UpdatedAt = now
-	op, event, err := domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
+	op, event, err := domain.NewJob(ctx, s.IDs, p, now, domain.JobSpec{
 		OperationKind: domain.OperationMediaProcess,
 		ResourceType:  "media",
 		ResourceID:    m.ID,

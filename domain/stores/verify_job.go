@@ -13,7 +13,7 @@ import (
 // starts it. The event names the store, the version and the operation:
 // nothing of the credentials, which the worker reads sealed from the row.
 func (s *Service) verifyJob(ctx context.Context, p domain.Principal, store domain.Store, now time.Time) (domain.Operation, domain.OutboxEvent, error) {
-	return domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
+	return domain.NewJob(ctx, s.IDs, p, now, domain.JobSpec{
 		OperationKind: domain.OperationStoreVerify,
 		ResourceType:  "store",
 		ResourceID:    store.ID,
