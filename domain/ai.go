@@ -46,6 +46,3 @@ type AITaskRun struct {
 	TaskID uuid.UUID `json:"task_id"`
 	JobOperation
 }
-
-// Task is the AI task the job works on (domain/jobs).
-func (j AITaskRun) Task() uuid.UUID { return j.TaskID }

@@ -39,6 +39,15 @@ type JobOperation struct {
 // Operation is the operation the job moves forward (domain/jobs).
 func (j JobOperation) Operation() uuid.UUID { return j.OperationID }
 
+// Task names the row each job works on (domain/jobs): the task row, or the
+// store or media whose longer-lived row the job moves forward.
+func (j StoreCredentialsVerify) Task() uuid.UUID { return j.StoreID }
+func (j MediaProcess) Task() uuid.UUID           { return j.MediaID }
+func (j MaterialTransferRun) Task() uuid.UUID    { return j.TransferID }
+func (j ListingPublish) Task() uuid.UUID         { return j.PublicationID }
+func (j CatalogSyncRun) Task() uuid.UUID         { return j.SyncID }
+func (j AITaskRun) Task() uuid.UUID              { return j.TaskID }
+
 // NewJob builds the pending operation that tracks spec's work and the
 // outbox event that starts it, carrying the traceparent of ctx to the
 // worker. It takes two ids from ids: the operation's, then the event's.

@@ -29,6 +29,3 @@ type MaterialTransferRun struct {
 	TransferID uuid.UUID `json:"transfer_id"`
 	JobOperation
 }
-
-// Task is the transfer the job works on (domain/jobs).
-func (j MaterialTransferRun) Task() uuid.UUID { return j.TransferID }

@@ -54,6 +54,3 @@ type MediaProcess struct {
 	MediaID uuid.UUID `json:"media_id"`
 	JobOperation
 }
-
-// Task is the media the job works on (domain/jobs).
-func (j MediaProcess) Task() uuid.UUID { return j.MediaID }

@@ -88,6 +88,3 @@ type StoreCredentialsVerify struct {
 	CredentialVersion int       `json:"credential_version"`
 	JobOperation
 }
-
-// Task is the store the job works on (domain/jobs).
-func (j StoreCredentialsVerify) Task() uuid.UUID { return j.StoreID }

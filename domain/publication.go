@@ -26,9 +26,6 @@ type ListingPublish struct {
 	JobOperation
 }
 
-// Task is the publication the job works on (domain/jobs).
-func (j ListingPublish) Task() uuid.UUID { return j.PublicationID }
-
 // CatalogSync is a full catalog sync of one store: the worker reads every
 // listing of the store from the platform into our catalogue. At most one is
 // active per store, which the database enforces.
@@ -54,6 +51,3 @@ type CatalogSyncRun struct {
 	SyncID uuid.UUID `json:"sync_id"`
 	JobOperation
 }
-
-// Task is the sync the job works on (domain/jobs).
-func (j CatalogSyncRun) Task() uuid.UUID { return j.SyncID }
