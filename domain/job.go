@@ -22,11 +22,31 @@ type JobSpec struct {
 	ResourceType  string
 	ResourceID    uuid.UUID
 	EventType     string
-	// Payload builds the event's payload from the id of the new operation,
-	// which every payload names so the worker can move it forward. It must
-	// pass CheckPayloadSafe: ids, versions and snapshots, never secrets.
-	Payload func(operationID uuid.UUID) any
+	// Payload builds the event's payload around the new operation, which
+	// every payload names (it embeds JobOperation) so the worker can move
+	// it forward. It must pass CheckPayloadSafe: ids, versions and
+	// snapshots, never secrets.
+	Payload func(JobOperation) any
 }
+
+// JobOperation is the part every job payload has alike: the operation the
+// worker moves forward. Payloads embed it, so the one field name
+// JobOperationID reads is written in one place.
+type JobOperation struct {
+	OperationID uuid.UUID `json:"operation_id"`
+}
+
+// Operation is the operation the job moves forward (domain/jobs).
+func (j JobOperation) Operation() uuid.UUID { return j.OperationID }
+
+// Task names the row each job works on (domain/jobs): the task row, or the
+// store or media whose longer-lived row the job moves forward.
+func (j StoreCredentialsVerify) Task() uuid.UUID { return j.StoreID }
+func (j MediaProcess) Task() uuid.UUID           { return j.MediaID }
+func (j MaterialTransferRun) Task() uuid.UUID    { return j.TransferID }
+func (j ListingPublish) Task() uuid.UUID         { return j.PublicationID }
+func (j CatalogSyncRun) Task() uuid.UUID         { return j.SyncID }
+func (j AITaskRun) Task() uuid.UUID              { return j.TaskID }
 
 // NewJob builds the pending operation that tracks spec's work and the
 // outbox event that starts it, carrying the traceparent of ctx to the
@@ -49,7 +69,7 @@ func NewJob(ctx context.Context, ids IDSource, p Principal, now time.Time, spec 
 		UpdatedAt:    now,
 	}
 	event, err := NewOutboxEvent(ids.NewID(), p.WorkspaceID, spec.EventType, spec.ResourceType, spec.ResourceID,
-		spec.Payload(op.ID), now)
+		spec.Payload(JobOperation{OperationID: op.ID}), now)
 	if err != nil {
 		return Operation{}, OutboxEvent{}, err
 	}
@@ -64,12 +84,10 @@ func NewJob(ctx context.Context, ids IDSource, p Principal, now time.Time, spec 
 const JobFailurePrefix = "job failed: "
 
 // JobOperationID reads the operation a job's payload names: every job
-// payload carries it as "operation_id" (see JobSpec.Payload). False when
-// the payload is not a job's.
+// payload embeds JobOperation (see JobSpec.Payload). False when the
+// payload is not a job's.
 func JobOperationID(payload json.RawMessage) (uuid.UUID, bool) {
-	var p struct {
-		OperationID uuid.UUID `json:"operation_id"`
-	}
+	var p JobOperation
 	if json.Unmarshal(payload, &p) != nil || p.OperationID == uuid.Nil {
 		return uuid.Nil, false
 	}

@@ -33,8 +33,8 @@ func TestNewJob(t *testing.T) {
 		ResourceType:  "store",
 		ResourceID:    resource,
 		EventType:     EventStoreCredentialsVerify,
-		Payload: func(id uuid.UUID) any {
-			return StoreCredentialsVerify{StoreID: resource, CredentialVersion: 3, OperationID: id}
+		Payload: func(op JobOperation) any {
+			return StoreCredentialsVerify{StoreID: resource, CredentialVersion: 3, JobOperation: op}
 		},
 	})
 	require.NoError(t, err)
@@ -55,14 +55,14 @@ func TestNewJob(t *testing.T) {
 	assert.Equal(t, tp, event.Traceparent)
 	var payload StoreCredentialsVerify
 	require.NoError(t, json.Unmarshal(event.Payload, &payload))
-	assert.Equal(t, StoreCredentialsVerify{StoreID: resource, CredentialVersion: 3, OperationID: opID}, payload)
+	assert.Equal(t, StoreCredentialsVerify{StoreID: resource, CredentialVersion: 3, JobOperation: JobOperation{OperationID: opID}}, payload)
 }
 
 func TestNewJobWithoutTraceparent(t *testing.T) {
 	ids := seqIDs{uuid.New(), uuid.New()}
 	_, event, err := NewJob(context.Background(), &ids, Principal{WorkspaceID: uuid.New()}, time.Now(), JobSpec{
 		EventType: "x", ResourceType: "x", ResourceID: uuid.New(),
-		Payload: func(id uuid.UUID) any { return map[string]uuid.UUID{"operation_id": id} },
+		Payload: func(op JobOperation) any { return op },
 	})
 	require.NoError(t, err)
 	assert.Empty(t, event.Traceparent)
@@ -72,7 +72,7 @@ func TestNewJobRefusesAnUnsafePayload(t *testing.T) {
 	ids := seqIDs{uuid.New(), uuid.New()}
 	_, _, err := NewJob(context.Background(), &ids, Principal{WorkspaceID: uuid.New()}, time.Now(), JobSpec{
 		EventType: "x", ResourceType: "x", ResourceID: uuid.New(),
-		Payload: func(uuid.UUID) any { return map[string]string{"password": "hunter2"} },
+		Payload: func(JobOperation) any { return map[string]string{"password": "hunter2"} },
 	})
 	assert.True(t, IsCode(err, CodeUnsafePayload), "got %v", err)
 }

@@ -51,9 +51,6 @@ var MediaVariantNames = []string{"thumbnail", "medium"}
 
 // MediaProcess is the payload of EventMediaProcess.
 type MediaProcess struct {
-	MediaID     uuid.UUID `json:"media_id"`
-	OperationID uuid.UUID `json:"operation_id"`
+	MediaID uuid.UUID `json:"media_id"`
+	JobOperation
 }
-
-// JobIDs names the operation and the task of the job (domain/jobs).
-func (j MediaProcess) JobIDs() (operationID, taskID uuid.UUID) { return j.OperationID, j.MediaID }

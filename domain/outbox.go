@@ -86,10 +86,5 @@ func NewOutboxEvent(id, workspace uuid.UUID, eventType, aggregateType string, ag
 type StoreCredentialsVerify struct {
 	StoreID           uuid.UUID `json:"store_id"`
 	CredentialVersion int       `json:"credential_version"`
-	OperationID       uuid.UUID `json:"operation_id"`
-}
-
-// JobIDs names the operation and the task of the job (domain/jobs).
-func (j StoreCredentialsVerify) JobIDs() (operationID, taskID uuid.UUID) {
-	return j.OperationID, j.StoreID
+	JobOperation
 }

@@ -15,15 +15,10 @@ import (
 func newAITask(ws, product uuid.UUID) domain.AITask {
 	at := writeTime()
 	return domain.AITask{
-		ID:           uuid.New(),
-		WorkspaceID:  ws,
+		TaskState:    newTaskState(ws, at),
 		ProductID:    product,
-		OperationID:  uuid.New(),
 		Kind:         domain.AICategory,
 		Instructions: "short, friendly; no emoji 🙂",
-		Status:       domain.TaskPending,
-		CreatedAt:    at,
-		UpdatedAt:    at,
 	}
 }
 

@@ -55,7 +55,7 @@ func testConcurrency(t *testing.T, h Harness) {
 						return err
 					}
 					event, err := domain.NewOutboxEvent(uuid.New(), ws, domain.EventStoreCredentialsVerify, "store", store.ID,
-						domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: 1, OperationID: uuid.New()}, now())
+						domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: 1, JobOperation: domain.JobOperation{OperationID: uuid.New()}}, now())
 					if err != nil {
 						return err
 					}

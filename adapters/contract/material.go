@@ -15,18 +15,13 @@ import (
 func newTransfer(ws uuid.UUID) domain.MaterialTransfer {
 	at := writeTime()
 	return domain.MaterialTransfer{
-		ID:          uuid.New(),
-		WorkspaceID: ws,
-		OperationID: uuid.New(),
-		Status:      domain.TaskPending,
+		TaskState: newTaskState(ws, at),
 		// Out of order on purpose: Get returns them by index.
 		Items: []domain.MaterialItem{
 			{Index: 2, SourceURL: "https://cdn.example.com/c.jpg?sig=abc&x=1"},
 			{Index: 0, SourceURL: "https://cdn.example.com/a.jpg"},
 			{Index: 1, SourceURL: "https://cdn.example.com/b.jpg", ObjectKey: "k/1", SizeBytes: 5, Done: true},
 		},
-		CreatedAt: at,
-		UpdatedAt: at,
 	}
 }
 

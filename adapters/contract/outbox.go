@@ -19,7 +19,7 @@ func newEvent(t *testing.T, workspace uuid.UUID, at time.Time) domain.OutboxEven
 	t.Helper()
 	store := uuid.New()
 	e, err := domain.NewOutboxEvent(uuid.New(), workspace, domain.EventStoreCredentialsVerify, "store", store,
-		domain.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, OperationID: uuid.New()}, at)
+		domain.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, JobOperation: domain.JobOperation{OperationID: uuid.New()}}, at)
 	require.NoError(t, err)
 	e.Traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	return e

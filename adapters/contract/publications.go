@@ -14,17 +14,7 @@ import (
 
 func newPublication(ws, product, store uuid.UUID) domain.Publication {
 	at := writeTime()
-	return domain.Publication{
-		ID:              uuid.New(),
-		WorkspaceID:     ws,
-		ProductID:       product,
-		StoreID:         store,
-		OperationID:     uuid.New(),
-		ProductRevision: 3,
-		Status:          domain.TaskPending,
-		CreatedAt:       at,
-		UpdatedAt:       at,
-	}
+	return domain.Publication{TaskState: newTaskState(ws, at), ProductID: product, StoreID: store, ProductRevision: 3}
 }
 
 func normPublication(p domain.Publication) domain.Publication {

@@ -22,6 +22,14 @@ var elsewhere = time.FixedZone("UTC+5:30", 5*3600+30*60)
 // writeTime is a time as a caller might pass it: not UTC, with nanoseconds.
 func writeTime() time.Time { return time.Now().In(elsewhere) }
 
+// newTaskState is the state of a new pending task of ws written at at,
+// tracked by an operation of its own.
+func newTaskState(ws uuid.UUID, at time.Time) domain.TaskState {
+	s := domain.NewTaskState(uuid.New(), ws, at)
+	s.OperationID = uuid.New()
+	return s
+}
+
 // inTx runs fn in a transaction of workspace that must commit.
 func inTx(t *testing.T, h Harness, ws uuid.UUID, fn func(ctx context.Context, tx ports.Tx) error) {
 	t.Helper()

@@ -15,15 +15,7 @@ import (
 
 func newSync(ws, store uuid.UUID) domain.CatalogSync {
 	at := writeTime()
-	return domain.CatalogSync{
-		ID:          uuid.New(),
-		WorkspaceID: ws,
-		StoreID:     store,
-		OperationID: uuid.New(),
-		Status:      domain.TaskPending,
-		CreatedAt:   at,
-		UpdatedAt:   at,
-	}
+	return domain.CatalogSync{TaskState: newTaskState(ws, at), StoreID: store}
 }
 
 func createSync(t *testing.T, h Harness, s domain.CatalogSync) error {

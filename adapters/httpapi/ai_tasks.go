@@ -31,14 +31,9 @@ type AITask struct {
 	TaskTimes
 }
 
-type AITaskAccepted struct {
-	Task AITask `json:"task"`
-	OperationAccepted
-}
-
 func toAITask(t domain.AITask) AITask {
-	return AITask{TaskHead: taskHead(t.ID, t.OperationID, t.Status), ProductID: t.ProductID, Kind: string(t.Kind),
-		Result: t.Result, TaskTimes: taskTimes(t.Reason, t.CreatedAt, t.UpdatedAt)}
+	return AITask{TaskHead: taskHead(t.TaskState), ProductID: t.ProductID, Kind: string(t.Kind), Result: t.Result,
+		TaskTimes: taskTimes(t.TaskState)}
 }
 
 func (h *handlers) registerAITasks(api huma.API) {
@@ -49,7 +44,7 @@ func (h *handlers) registerAITasks(api huma.API) {
 			t, op, err := h.deps.AI.Start(ctx, tx, p, ai.StartCommand{
 				ProductID: in.Body.ProductID, Kind: domain.AIKind(in.Body.Kind), Instructions: in.Body.Instructions,
 			})
-			return AITaskAccepted{Task: toAITask(t), OperationAccepted: OperationAccepted{toOperation(op)}}, op, err
+			return AITaskAccepted{Task: toAITask(t), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getAITask", "/v1/ai-tasks/{id}", "Read an AI task", "ai", h.deps.AI.Get, toAITask)
 }

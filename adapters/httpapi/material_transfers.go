@@ -33,18 +33,12 @@ type MaterialTransfer struct {
 	TaskTimes
 }
 
-type MaterialTransferAccepted struct {
-	Transfer MaterialTransfer `json:"transfer"`
-	OperationAccepted
-}
-
 func toMaterialTransfer(t domain.MaterialTransfer) MaterialTransfer {
 	items := make([]MaterialItem, 0, len(t.Items))
 	for _, it := range t.Items {
 		items = append(items, MaterialItem{Index: it.Index, Done: it.Done, SizeBytes: it.SizeBytes})
 	}
-	return MaterialTransfer{TaskHead: taskHead(t.ID, t.OperationID, t.Status), Items: items,
-		TaskTimes: taskTimes(t.Reason, t.CreatedAt, t.UpdatedAt)}
+	return MaterialTransfer{TaskHead: taskHead(t.TaskState), Items: items, TaskTimes: taskTimes(t.TaskState)}
 }
 
 func (h *handlers) registerMaterialTransfers(api huma.API) {
@@ -53,7 +47,7 @@ func (h *handlers) registerMaterialTransfers(api huma.API) {
 		400, 401, 403, 409, 413, 422, 500, 503), taskAt("/v1/material-transfers/"),
 		func(ctx context.Context, tx ports.Tx, p domain.Principal, in *StartMaterialTransferInput) (MaterialTransferAccepted, domain.Operation, error) {
 			t, op, err := h.deps.Materials.Start(ctx, tx, p, in.Body.SourceURLs)
-			return MaterialTransferAccepted{Transfer: toMaterialTransfer(t), OperationAccepted: OperationAccepted{toOperation(op)}}, op, err
+			return MaterialTransferAccepted{Transfer: toMaterialTransfer(t), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getMaterialTransfer", "/v1/material-transfers/{id}", "Read a material transfer", "materials", h.deps.Materials.Get, toMaterialTransfer)
 }

@@ -30,15 +30,9 @@ type Publication struct {
 	TaskTimes
 }
 
-type PublicationAccepted struct {
-	Publication Publication `json:"publication"`
-	OperationAccepted
-}
-
 func toPublication(p domain.Publication) Publication {
-	return Publication{TaskHead: taskHead(p.ID, p.OperationID, p.Status), ProductID: p.ProductID, StoreID: p.StoreID,
-		ProductRevision: p.ProductRevision, ExternalListingID: p.ExternalListingID,
-		TaskTimes: taskTimes(p.Reason, p.CreatedAt, p.UpdatedAt)}
+	return Publication{TaskHead: taskHead(p.TaskState), ProductID: p.ProductID, StoreID: p.StoreID,
+		ProductRevision: p.ProductRevision, ExternalListingID: p.ExternalListingID, TaskTimes: taskTimes(p.TaskState)}
 }
 
 func (h *handlers) registerPublications(api huma.API) {
@@ -47,7 +41,7 @@ func (h *handlers) registerPublications(api huma.API) {
 		400, 401, 403, 404, 409, 413, 422, 500, 503), taskAt("/v1/publications/"),
 		func(ctx context.Context, tx ports.Tx, p domain.Principal, in *PublishProductInput) (PublicationAccepted, domain.Operation, error) {
 			pub, op, err := h.deps.Publishing.Publish(ctx, tx, p, in.ProductID, in.Body.StoreID)
-			return PublicationAccepted{Publication: toPublication(pub), OperationAccepted: OperationAccepted{toOperation(op)}}, op, err
+			return PublicationAccepted{Publication: toPublication(pub), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getPublication", "/v1/publications/{id}", "Read a publication", "publishing", h.deps.Publishing.Get, toPublication)
 }

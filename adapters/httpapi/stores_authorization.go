@@ -27,12 +27,6 @@ type VerifyStoreInput struct {
 	ID uuid.UUID `path:"id" format:"uuid" doc:"The store id"`
 }
 
-// OperationAccepted is the answer to a request whose work runs in the
-// background: the operation to poll.
-type OperationAccepted struct {
-	Operation Operation `json:"operation"`
-}
-
 func (h *handlers) registerStoreAuthorization(api huma.API) {
 	registerIdempotent(api, huma.Operation{
 		OperationID:   "replaceStoreAuthorization",
@@ -70,7 +64,7 @@ func (h *handlers) verifyStore(ctx context.Context, in *VerifyStoreInput) (*Idem
 			if err != nil {
 				return 0, "", OperationAccepted{}, err
 			}
-			return http.StatusAccepted, operationLocation(op.ID), OperationAccepted{Operation: toOperation(op)}, nil
+			return http.StatusAccepted, operationLocation(op.ID), accepted(op), nil
 		})
 }
 

@@ -22,14 +22,9 @@ type CatalogSync struct {
 	TaskTimes
 }
 
-type CatalogSyncAccepted struct {
-	Sync CatalogSync `json:"sync"`
-	OperationAccepted
-}
-
 func toCatalogSync(s domain.CatalogSync) CatalogSync {
-	return CatalogSync{TaskHead: taskHead(s.ID, s.OperationID, s.Status), StoreID: s.StoreID,
-		ItemsSynced: s.ItemsSynced, TaskTimes: taskTimes(s.Reason, s.CreatedAt, s.UpdatedAt)}
+	return CatalogSync{TaskHead: taskHead(s.TaskState), StoreID: s.StoreID, ItemsSynced: s.ItemsSynced,
+		TaskTimes: taskTimes(s.TaskState)}
 }
 
 func (h *handlers) registerSyncs(api huma.API) {
@@ -38,7 +33,7 @@ func (h *handlers) registerSyncs(api huma.API) {
 		400, 401, 403, 404, 409, 413, 500, 503), taskAt("/v1/syncs/"),
 		func(ctx context.Context, tx ports.Tx, p domain.Principal, in *StartSyncInput) (CatalogSyncAccepted, domain.Operation, error) {
 			s, op, err := h.deps.Catalog.StartSync(ctx, tx, p, in.StoreID)
-			return CatalogSyncAccepted{Sync: toCatalogSync(s), OperationAccepted: OperationAccepted{toOperation(op)}}, op, err
+			return CatalogSyncAccepted{Sync: toCatalogSync(s), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getCatalogSync", "/v1/syncs/{id}", "Read a catalog sync", "stores", h.deps.Catalog.Get, toCatalogSync)
 }

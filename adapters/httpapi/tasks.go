@@ -85,18 +85,14 @@ func rawBody(in any) []byte {
 	return b
 }
 
-// TaskTimes is the part every background task shows alike: why it failed,
-// if it did, and when it was created and last changed.
-// TaskHead is what every task shows first: itself, the operation that
-// tracks it, and where it is.
+// A task as clients see it shows its domain.TaskState in two parts, so
+// its own fields stand between them in the JSON: TaskHead first (itself,
+// the operation that tracks it, where it is), TaskTimes last (why it
+// failed, if it did, and when it was created and last changed).
 type TaskHead struct {
 	ID          uuid.UUID `json:"id" format:"uuid"`
 	OperationID uuid.UUID `json:"operation_id" format:"uuid"`
 	Status      string    `json:"status" enum:"pending,running,succeeded,failed"`
-}
-
-func taskHead(id, operation uuid.UUID, status domain.TaskStatus) TaskHead {
-	return TaskHead{ID: id, OperationID: operation, Status: string(status)}
 }
 
 type TaskTimes struct {
@@ -105,6 +101,40 @@ type TaskTimes struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-func taskTimes(reason string, created, updated time.Time) TaskTimes {
-	return TaskTimes{Reason: reason, CreatedAt: created, UpdatedAt: updated}
+func taskHead(s domain.TaskState) TaskHead {
+	return TaskHead{ID: s.ID, OperationID: s.OperationID, Status: string(s.Status)}
 }
+
+func taskTimes(s domain.TaskState) TaskTimes {
+	return TaskTimes{Reason: s.Reason, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+}
+
+// OperationAccepted is the answer to a request whose work runs in the
+// background: the operation to poll.
+type OperationAccepted struct {
+	Operation Operation `json:"operation"`
+}
+
+// accepted is the answer for op, alone or beside the task it tracks.
+func accepted(op domain.Operation) OperationAccepted { return OperationAccepted{toOperation(op)} }
+
+// The answers to the requests that start a task (202 Accepted): the task
+// under its own name, and the operation to poll.
+type (
+	AITaskAccepted struct {
+		Task AITask `json:"task"`
+		OperationAccepted
+	}
+	PublicationAccepted struct {
+		Publication Publication `json:"publication"`
+		OperationAccepted
+	}
+	CatalogSyncAccepted struct {
+		Sync CatalogSync `json:"sync"`
+		OperationAccepted
+	}
+	MaterialTransferAccepted struct {
+		Transfer MaterialTransfer `json:"transfer"`
+		OperationAccepted
+	}
+)

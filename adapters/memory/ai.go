@@ -14,11 +14,8 @@ func billingKey(workspace, task uuid.UUID) uniqueKey {
 }
 
 // aiTaskTable is the ai_tasks table.
-var aiTaskTable = table[domain.AITask]{
-	noun: "AI task", pkey: "ai_tasks_pkey", copy: copyAITask,
-	rows: func(r *taskRows) map[uuid.UUID]domain.AITask { return r.aiTasks },
-	ids:  func(a domain.AITask) (uuid.UUID, uuid.UUID) { return a.ID, a.WorkspaceID },
-}
+var aiTaskTable = taskTable[domain.AITask]("AI task", "ai_tasks_pkey",
+	func(r *taskRows) map[uuid.UUID]domain.AITask { return r.aiTasks }, nil)
 
 func (r aiTaskRepo) Create(_ context.Context, a domain.AITask) error {
 	return aiTaskTable.create(r.t, a, productRef(a.ProductID))

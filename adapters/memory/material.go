@@ -18,12 +18,9 @@ type transferItemKey struct {
 }
 
 // transferTable is the material_transfers table; its items are rows of
-// their own (transferItems).
-var transferTable = table[domain.MaterialTransfer]{
-	noun: "material transfer", pkey: "material_transfers_pkey", copy: copyTransfer,
-	rows: func(r *taskRows) map[uuid.UUID]domain.MaterialTransfer { return r.transfers },
-	ids:  func(tr domain.MaterialTransfer) (uuid.UUID, uuid.UUID) { return tr.ID, tr.WorkspaceID },
-}
+// their own (transferItems), so its rows hold none.
+var transferTable = taskTable[domain.MaterialTransfer]("material transfer", "material_transfers_pkey",
+	func(r *taskRows) map[uuid.UUID]domain.MaterialTransfer { return r.transfers }, nil)
 
 func (r transferRepo) Create(_ context.Context, tr domain.MaterialTransfer) error {
 	t := r.t
@@ -44,7 +41,9 @@ func (r transferRepo) Create(_ context.Context, tr domain.MaterialTransfer) erro
 	if !t.db.reserveLocked(t, uniqueKey{transferTable.pkey, tr.ID.String()}) {
 		return domain.Errorf(domain.CodeConflict, "material transfer %s already exists", tr.ID)
 	}
-	t.transfers[tr.ID] = copyTransfer(tr)
+	row := transferTable.copy(tr)
+	row.Items = nil
+	t.transfers[tr.ID] = row
 	for _, it := range tr.Items {
 		t.transferItems[transferItemKey{tr.ID, it.Index}] = it
 	}
@@ -61,7 +60,7 @@ func (r transferRepo) Get(_ context.Context, id uuid.UUID) (domain.MaterialTrans
 	if !ok {
 		return domain.MaterialTransfer{}, transferTable.notFound(id)
 	}
-	tr = copyTransfer(tr)
+	tr = transferTable.copy(tr)
 	items := map[int]domain.MaterialItem{}
 	for k, it := range t.db.transferItems {
 		if k.transfer == id {

@@ -11,11 +11,9 @@ import (
 // publicationTable is the publications table. Its live index is the partial
 // unique index of PostgreSQL: one publication per (workspace, product,
 // store) that is not failed.
-var publicationTable = table[domain.Publication]{
-	noun: "publication", pkey: "publications_pkey", copy: copyPublication,
-	rows: func(r *taskRows) map[uuid.UUID]domain.Publication { return r.publications },
-	ids:  func(p domain.Publication) (uuid.UUID, uuid.UUID) { return p.ID, p.WorkspaceID },
-	live: &liveIndex[domain.Publication]{
+var publicationTable = taskTable[domain.Publication]("publication", "publications_pkey",
+	func(r *taskRows) map[uuid.UUID]domain.Publication { return r.publications },
+	&liveIndex[domain.Publication]{
 		holds: func(p domain.Publication) bool { return p.Status != domain.TaskFailed },
 		key: func(p domain.Publication) uniqueKey {
 			return uniqueKey{"publications_active_key",
@@ -24,8 +22,7 @@ var publicationTable = table[domain.Publication]{
 		taken: func(p domain.Publication) *domain.Error {
 			return domain.Errorf(domain.CodeAlreadyPublished, "product %s is already published to store %s", p.ProductID, p.StoreID)
 		},
-	},
-}
+	})
 
 func (r publicationRepo) Create(_ context.Context, p domain.Publication) error {
 	return publicationTable.create(r.t, p, productRef(p.ProductID), storeRef(p.StoreID))

@@ -18,11 +18,9 @@ type catalogItemKey struct {
 
 // syncTable is the catalog_syncs table. Its live index is the partial unique
 // index of PostgreSQL: one pending or running sync per (workspace, store).
-var syncTable = table[domain.CatalogSync]{
-	noun: "catalog sync", pkey: "catalog_syncs_pkey", copy: copySync,
-	rows: func(r *taskRows) map[uuid.UUID]domain.CatalogSync { return r.syncs },
-	ids:  func(s domain.CatalogSync) (uuid.UUID, uuid.UUID) { return s.ID, s.WorkspaceID },
-	live: &liveIndex[domain.CatalogSync]{
+var syncTable = taskTable[domain.CatalogSync]("catalog sync", "catalog_syncs_pkey",
+	func(r *taskRows) map[uuid.UUID]domain.CatalogSync { return r.syncs },
+	&liveIndex[domain.CatalogSync]{
 		holds: func(s domain.CatalogSync) bool { return s.Status.Active() },
 		key: func(s domain.CatalogSync) uniqueKey {
 			return uniqueKey{"catalog_syncs_active_key", s.WorkspaceID.String() + "\x00" + s.StoreID.String()}
@@ -30,8 +28,7 @@ var syncTable = table[domain.CatalogSync]{
 		taken: func(s domain.CatalogSync) *domain.Error {
 			return domain.Errorf(domain.CodeSyncAlreadyActive, "store %s already has an active catalog sync", s.StoreID)
 		},
-	},
-}
+	})
 
 func (r syncRepo) Create(_ context.Context, s domain.CatalogSync) error {
 	return syncTable.create(r.t, s, storeRef(s.StoreID))

@@ -58,6 +58,32 @@ type table[T any] struct {
 	live *liveIndex[T]
 }
 
+// taskTable is the table of a task type whose rows carry a
+// domain.TaskState (transfers, publications, syncs, AI tasks): their ids
+// and the copy of their times come from the state. live is the table's
+// partial unique index, nil if it has none.
+func taskTable[T any, P taskRecord[T]](noun, pkey string, rows func(*taskRows) map[uuid.UUID]T, live *liveIndex[T]) table[T] {
+	return table[T]{
+		noun: noun, pkey: pkey, rows: rows, live: live,
+		ids: func(row T) (uuid.UUID, uuid.UUID) {
+			s := P(&row).State()
+			return s.ID, s.WorkspaceID
+		},
+		copy: func(row T) T {
+			s := P(&row).State()
+			s.CreatedAt, s.UpdatedAt = dbTime(s.CreatedAt), dbTime(s.UpdatedAt)
+			return row
+		},
+	}
+}
+
+// taskRecord is a task row that embeds its domain.TaskState. Its other
+// columns are values, so a copy of the row copies them.
+type taskRecord[T any] interface {
+	*T
+	State() *domain.TaskState
+}
+
 // The repositories of the task tables in one transaction.
 type (
 	storeRepo    struct{ tableRepo[domain.Store] }

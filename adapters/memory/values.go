@@ -79,35 +79,9 @@ func copyMedia(m domain.Media) domain.Media {
 	return m
 }
 
-// copyTransfer copies the transfer row; items are stored and copied apart.
-func copyTransfer(t domain.MaterialTransfer) domain.MaterialTransfer {
-	t.Items = nil
-	t.CreatedAt = dbTime(t.CreatedAt)
-	t.UpdatedAt = dbTime(t.UpdatedAt)
-	return t
-}
-
-func copyPublication(p domain.Publication) domain.Publication {
-	p.CreatedAt = dbTime(p.CreatedAt)
-	p.UpdatedAt = dbTime(p.UpdatedAt)
-	return p
-}
-
-func copySync(s domain.CatalogSync) domain.CatalogSync {
-	s.CreatedAt = dbTime(s.CreatedAt)
-	s.UpdatedAt = dbTime(s.UpdatedAt)
-	return s
-}
-
 func copyCatalogItem(it domain.CatalogItem) domain.CatalogItem {
 	it.SyncedAt = dbTime(it.SyncedAt)
 	return it
-}
-
-func copyAITask(a domain.AITask) domain.AITask {
-	a.CreatedAt = dbTime(a.CreatedAt)
-	a.UpdatedAt = dbTime(a.UpdatedAt)
-	return a
 }
 
 func copyBilling(b domain.BillingRecord) domain.BillingRecord {

@@ -74,7 +74,7 @@ func seedWorkspace(t testing.TB, uow ports.UnitOfWork, expires time.Time) uuid.U
 			return err
 		}
 		ev, err := domain.NewOutboxEvent(newID(t), ws, domain.EventStoreCredentialsVerify, "store", store.ID,
-			domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: 1, OperationID: op.ID}, t0)
+			domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: 1, JobOperation: domain.JobOperation{OperationID: op.ID}}, t0)
 		if err != nil {
 			return err
 		}
@@ -105,6 +105,11 @@ func seedScenarios(ctx context.Context, tx ports.Tx, ws, store, op uuid.UUID) er
 	if err := tx.Products().Create(ctx, product); err != nil {
 		return err
 	}
+	task := func() domain.TaskState {
+		s := domain.NewTaskState(uuid.New(), ws, t0)
+		s.OperationID = op
+		return s
+	}
 	if err := tx.Media().Create(ctx, domain.Media{
 		ID: uuid.New(), WorkspaceID: ws, Filename: "a.png", ContentType: "image/png", SizeBytes: 1,
 		ObjectKey: "k", Status: domain.MediaAwaitingUpload, CreatedAt: t0, UpdatedAt: t0,
@@ -112,19 +117,17 @@ func seedScenarios(ctx context.Context, tx ports.Tx, ws, store, op uuid.UUID) er
 		return err
 	}
 	if err := tx.MaterialTransfers().Create(ctx, domain.MaterialTransfer{
-		ID: uuid.New(), WorkspaceID: ws, OperationID: op, Status: domain.TaskPending,
-		Items: []domain.MaterialItem{{Index: 0, SourceURL: "https://example.com/a.png"}}, CreatedAt: t0, UpdatedAt: t0,
+		TaskState: task(), Items: []domain.MaterialItem{{Index: 0, SourceURL: "https://example.com/a.png"}},
 	}); err != nil {
 		return err
 	}
 	if err := tx.Publications().Create(ctx, domain.Publication{
-		ID: uuid.New(), WorkspaceID: ws, ProductID: product.ID, StoreID: store, OperationID: op,
-		ProductRevision: 1, Status: domain.TaskPending, CreatedAt: t0, UpdatedAt: t0,
+		TaskState: task(), ProductID: product.ID, StoreID: store, ProductRevision: 1,
 	}); err != nil {
 		return err
 	}
 	if err := tx.Syncs().Create(ctx, domain.CatalogSync{
-		ID: uuid.New(), WorkspaceID: ws, StoreID: store, OperationID: op, Status: domain.TaskPending, CreatedAt: t0, UpdatedAt: t0,
+		TaskState: task(), StoreID: store,
 	}); err != nil {
 		return err
 	}
@@ -133,13 +136,10 @@ func seedScenarios(ctx context.Context, tx ports.Tx, ws, store, op uuid.UUID) er
 	}}); err != nil {
 		return err
 	}
-	task := domain.AITask{
-		ID: uuid.New(), WorkspaceID: ws, ProductID: product.ID, OperationID: op, Kind: domain.AIText,
-		Status: domain.TaskPending, CreatedAt: t0, UpdatedAt: t0,
-	}
-	if err := tx.AITasks().Create(ctx, task); err != nil {
+	aiTask := domain.AITask{TaskState: task(), ProductID: product.ID, Kind: domain.AIText}
+	if err := tx.AITasks().Create(ctx, aiTask); err != nil {
 		return err
 	}
-	_, err := tx.AITasks().Bill(ctx, domain.BillingRecord{WorkspaceID: ws, TaskID: task.ID, Units: 1, CreatedAt: t0})
+	_, err := tx.AITasks().Bill(ctx, domain.BillingRecord{WorkspaceID: ws, TaskID: aiTask.ID, Units: 1, CreatedAt: t0})
 	return err
 }

@@ -99,23 +99,15 @@ func (r *mediaRow) domain() domain.Media {
 type transferRow struct {
 	bun.BaseModel `bun:"table:material_transfers"`
 
-	taskKeys
-	Status string `bun:"status,notnull"`
-	taskTimes
+	taskState
 }
 
 func toTransferRow(t domain.MaterialTransfer) *transferRow {
-	return &transferRow{
-		taskKeys: taskKeys{t.ID, t.WorkspaceID, t.OperationID}, Status: string(t.Status),
-		taskTimes: toTaskTimes(t.Reason, t.CreatedAt, t.UpdatedAt),
-	}
+	return &transferRow{taskState: toTaskState(t.TaskState)}
 }
 
 func (r *transferRow) domain() domain.MaterialTransfer {
-	return domain.MaterialTransfer{
-		ID: r.ID, WorkspaceID: r.WorkspaceID, OperationID: r.OperationID, Status: domain.TaskStatus(r.Status),
-		Reason: strVal(r.Reason), CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
-	}
+	return domain.MaterialTransfer{TaskState: r.state()}
 }
 
 type transferItemRow struct {
@@ -137,40 +129,30 @@ func (r *transferItemRow) domain() domain.MaterialItem {
 type publicationRow struct {
 	bun.BaseModel `bun:"table:publications"`
 
-	taskKeys
+	taskState
 	ProductID         uuid.UUID `bun:"product_id,type:uuid"`
 	StoreID           uuid.UUID `bun:"store_id,type:uuid"`
 	ProductRevision   int       `bun:"product_revision,notnull"`
-	Status            string    `bun:"status,notnull"`
 	ExternalListingID *string   `bun:"external_listing_id"`
-	taskTimes
 }
 
 func (r *publicationRow) domain() domain.Publication {
 	return domain.Publication{
-		ID: r.ID, WorkspaceID: r.WorkspaceID, ProductID: r.ProductID, StoreID: r.StoreID, OperationID: r.OperationID,
-		ProductRevision: r.ProductRevision, Status: domain.TaskStatus(r.Status),
-		ExternalListingID: strVal(r.ExternalListingID), Reason: strVal(r.Reason),
-		CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
+		TaskState: r.state(), ProductID: r.ProductID, StoreID: r.StoreID,
+		ProductRevision: r.ProductRevision, ExternalListingID: strVal(r.ExternalListingID),
 	}
 }
 
 type syncRow struct {
 	bun.BaseModel `bun:"table:catalog_syncs"`
 
-	taskKeys
+	taskState
 	StoreID     uuid.UUID `bun:"store_id,type:uuid"`
-	Status      string    `bun:"status,notnull"`
 	ItemsSynced int       `bun:"items_synced,notnull"`
-	taskTimes
 }
 
 func (r *syncRow) domain() domain.CatalogSync {
-	return domain.CatalogSync{
-		ID: r.ID, WorkspaceID: r.WorkspaceID, StoreID: r.StoreID, OperationID: r.OperationID,
-		Status: domain.TaskStatus(r.Status), ItemsSynced: r.ItemsSynced, Reason: strVal(r.Reason),
-		CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
-	}
+	return domain.CatalogSync{TaskState: r.state(), StoreID: r.StoreID, ItemsSynced: r.ItemsSynced}
 }
 
 type catalogItemRow struct {
@@ -195,28 +177,24 @@ func toCatalogItemRow(it domain.CatalogItem) catalogItemRow {
 type aiTaskRow struct {
 	bun.BaseModel `bun:"table:ai_tasks"`
 
-	taskKeys
+	taskState
 	ProductID    uuid.UUID `bun:"product_id,type:uuid"`
 	Kind         string    `bun:"kind,notnull"`
 	Instructions string    `bun:"instructions,notnull"`
-	Status       string    `bun:"status,notnull"`
 	Result       *string   `bun:"result"`
-	taskTimes
 }
 
 func toAITaskRow(a domain.AITask) *aiTaskRow {
 	return &aiTaskRow{
-		taskKeys: taskKeys{a.ID, a.WorkspaceID, a.OperationID}, ProductID: a.ProductID,
-		Kind: string(a.Kind), Instructions: a.Instructions, Status: string(a.Status),
-		Result: strPtr(a.Result), taskTimes: toTaskTimes(a.Reason, a.CreatedAt, a.UpdatedAt),
+		taskState: toTaskState(a.TaskState), ProductID: a.ProductID,
+		Kind: string(a.Kind), Instructions: a.Instructions, Result: strPtr(a.Result),
 	}
 }
 
 func (r *aiTaskRow) domain() domain.AITask {
 	return domain.AITask{
-		ID: r.ID, WorkspaceID: r.WorkspaceID, ProductID: r.ProductID, OperationID: r.OperationID,
-		Kind: domain.AIKind(r.Kind), Instructions: r.Instructions, Status: domain.TaskStatus(r.Status),
-		Result: strVal(r.Result), Reason: strVal(r.Reason), CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
+		TaskState: r.state(), ProductID: r.ProductID,
+		Kind: domain.AIKind(r.Kind), Instructions: r.Instructions, Result: strVal(r.Result),
 	}
 }
 
@@ -259,16 +237,33 @@ func parseUUIDs(ss []string) ([]uuid.UUID, error) {
 	return out, nil
 }
 
-// taskKeys are the columns that name a task row: its id, its workspace
-// and the operation that tracks it.
-type taskKeys struct {
+// taskState are the columns of a domain.TaskState, which every task table
+// (transfers, publications, syncs, AI tasks) has alike.
+type taskState struct {
 	ID          uuid.UUID `bun:"id,pk,type:uuid"`
 	WorkspaceID uuid.UUID `bun:"workspace_id,type:uuid"`
 	OperationID uuid.UUID `bun:"operation_id,type:uuid"`
+	Status      string    `bun:"status,notnull"`
+	taskTimes
 }
 
-// taskTimes are the columns every task table has alike: why the task
-// failed, if it did, and when it was created and last changed.
+func toTaskState(s domain.TaskState) taskState {
+	return taskState{
+		ID: s.ID, WorkspaceID: s.WorkspaceID, OperationID: s.OperationID, Status: string(s.Status),
+		taskTimes: toTaskTimes(s.Reason, s.CreatedAt, s.UpdatedAt),
+	}
+}
+
+func (r taskState) state() domain.TaskState {
+	return domain.TaskState{
+		ID: r.ID, WorkspaceID: r.WorkspaceID, OperationID: r.OperationID, Status: domain.TaskStatus(r.Status),
+		Reason: strVal(r.Reason), CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
+	}
+}
+
+// taskTimes are the columns every task table has alike, media included:
+// why the task failed, if it did, and when it was created and last
+// changed.
 type taskTimes struct {
 	Reason    *string    `bun:"reason"`
 	CreatedAt *time.Time `bun:"created_at"`

@@ -17,27 +17,25 @@ import (
 // a statement that must change exactly one row, and a create that a
 // partial unique index may refuse in favour of a live row.
 
+// The shared part of each task repository: its domain type and row model.
+type (
+	storeTable       = taskRepo[domain.Store, storeRow, *storeRow]
+	mediaTable       = taskRepo[domain.Media, mediaRow, *mediaRow]
+	transferTable    = taskRepo[domain.MaterialTransfer, transferRow, *transferRow]
+	publicationTable = taskRepo[domain.Publication, publicationRow, *publicationRow]
+	syncTable        = taskRepo[domain.CatalogSync, syncRow, *syncRow]
+	aiTaskTable      = taskRepo[domain.AITask, aiTaskRow, *aiTaskRow]
+)
+
 // The task repositories, each implementing its port of the same name
 // (Tx hands them out as those ports, so the compiler checks it).
 type (
-	StoreRepository struct {
-		taskRepo[domain.Store, storeRow, *storeRow]
-	}
-	MediaRepository struct {
-		taskRepo[domain.Media, mediaRow, *mediaRow]
-	}
-	MaterialTransferRepository struct {
-		taskRepo[domain.MaterialTransfer, transferRow, *transferRow]
-	}
-	PublicationRepository struct {
-		taskRepo[domain.Publication, publicationRow, *publicationRow]
-	}
-	SyncRepository struct {
-		taskRepo[domain.CatalogSync, syncRow, *syncRow]
-	}
-	AITaskRepository struct {
-		taskRepo[domain.AITask, aiTaskRow, *aiTaskRow]
-	}
+	StoreRepository            struct{ storeTable }
+	MediaRepository            struct{ mediaTable }
+	MaterialTransferRepository struct{ transferTable }
+	PublicationRepository      struct{ publicationTable }
+	SyncRepository             struct{ syncTable }
+	AITaskRepository           struct{ aiTaskTable }
 )
 
 // taskRepo is what every task repository holds and does alike: the

@@ -167,13 +167,13 @@ func newTx(db bun.IDB, workspace uuid.UUID) *Tx {
 		outbox:       &Outbox{db: db, workspace: workspace},
 		dispatch:     &OutboxDispatch{db: db, workspace: workspace},
 		operations:   &OperationRepository{db: db, workspace: workspace},
-		stores:       &StoreRepository{taskRepo[domain.Store, storeRow, *storeRow]{db, workspace, "store"}},
+		stores:       &StoreRepository{storeTable{db, workspace, "store"}},
 		products:     &ProductRepository{db: db, workspace: workspace},
-		media:        &MediaRepository{taskRepo[domain.Media, mediaRow, *mediaRow]{db, workspace, "media"}},
-		transfers:    &MaterialTransferRepository{taskRepo[domain.MaterialTransfer, transferRow, *transferRow]{db, workspace, "material transfer"}},
-		publications: &PublicationRepository{taskRepo[domain.Publication, publicationRow, *publicationRow]{db, workspace, "publication"}},
-		syncs:        &SyncRepository{taskRepo[domain.CatalogSync, syncRow, *syncRow]{db, workspace, "catalog sync"}},
-		aiTasks:      &AITaskRepository{taskRepo[domain.AITask, aiTaskRow, *aiTaskRow]{db, workspace, "AI task"}},
+		media:        &MediaRepository{mediaTable{db, workspace, "media"}},
+		transfers:    &MaterialTransferRepository{transferTable{db, workspace, "material transfer"}},
+		publications: &PublicationRepository{publicationTable{db, workspace, "publication"}},
+		syncs:        &SyncRepository{syncTable{db, workspace, "catalog sync"}},
+		aiTasks:      &AITaskRepository{aiTaskTable{db, workspace, "AI task"}},
 	}
 }
 

@@ -52,7 +52,7 @@ type TaskHandler = jobs.Handler[domain.AITaskRun, work, generated]
 func NewTaskHandler(uow ports.UnitOfWork, provider ports.AIProvider, store ports.ObjectStore, clock ports.Clock, ids ports.IDGenerator, log *slog.Logger) *TaskHandler {
 	h := &steps{uow: uow, provider: provider, store: store}
 	row := jobs.OnRow[domain.AITaskRun, domain.AITask, domain.TaskStatus, work, generated]{
-		Task: Task, Prepare: prepare, Record: record,
+		Task: Task.TaskRow, Prepare: prepare, Record: record,
 	}
 	return jobs.NewHandler(jobs.Job[domain.AITaskRun, work, generated]{
 		Event: domain.EventAITask, Noun: "task", External: "provider", Refused: reasonProviderError,

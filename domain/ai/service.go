@@ -7,24 +7,18 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/ports"
 )
 
 // MaxInstructions bounds the user's prompt addition, in characters.
 const MaxInstructions = 2000
 
-// ResourceType names AI tasks in operations and outbox events.
-const ResourceType = "ai_task"
-
 // Service starts and reads AI tasks.
-type Service struct {
-	uow   ports.UnitOfWork
-	clock ports.Clock
-	ids   ports.IDGenerator
-}
+type Service struct{ jobs.Starter }
 
 func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) *Service {
-	return &Service{uow: uow, clock: clock, ids: ids}
+	return &Service{jobs.Starter{UOW: uow, Clock: clock, IDs: ids}}
 }
 
 // StartCommand asks for one generation for a product.
@@ -49,30 +43,16 @@ func (s *Service) Start(ctx context.Context, tx ports.Tx, p domain.Principal, cm
 	if _, err := tx.Products().Get(ctx, cmd.ProductID); err != nil {
 		return domain.AITask{}, domain.Operation{}, err
 	}
-	now := s.clock.Now()
-	task := domain.AITask{
-		ID:           s.ids.NewID(),
-		WorkspaceID:  p.WorkspaceID,
-		ProductID:    cmd.ProductID,
-		Kind:         cmd.Kind,
-		Instructions: cmd.Instructions,
-		Status:       domain.TaskPending,
-		CreatedAt:    now,
-		UpdatedAt:    now,
-	}
-	op, err := Task.Begin(ctx, tx, s.ids, p, now, &task, task.ID, &task.OperationID, ResourceType, domain.EventAITask,
-		func(opID uuid.UUID) any { return domain.AITaskRun{TaskID: task.ID, OperationID: opID} }, tx.AITasks().Create)
-	if err != nil {
-		return domain.AITask{}, domain.Operation{}, err
-	}
-	return task, op, nil
+	task := domain.AITask{TaskState: s.NewTask(p), ProductID: cmd.ProductID, Kind: cmd.Kind, Instructions: cmd.Instructions}
+	return Task.Begin(ctx, tx, s.IDs, p, task,
+		func(op domain.JobOperation) any { return domain.AITaskRun{TaskID: task.ID, JobOperation: op} })
 }
 
 // Get reads one AI task of the caller's workspace.
 //
 // Errors: CodeNotFound if the workspace has no such task.
 func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.AITask, error) {
-	return Task.Read(ctx, s.uow, p, id)
+	return Task.Read(ctx, s.UOW, p, id)
 }
 
 func (c StartCommand) validate() error {

@@ -26,7 +26,7 @@ func TestStartWritesAPendingTaskWithAnIdsOnlyEvent(t *testing.T) {
 	assert.Equal(t, h.product.ID, task.ProductID)
 	assert.Equal(t, op.ID, task.OperationID)
 	assert.Equal(t, domain.OperationAITask, op.Kind)
-	assert.Equal(t, ai.ResourceType, op.ResourceType)
+	assert.Equal(t, "ai_task", op.ResourceType)
 	assert.Equal(t, task.ID, op.ResourceID)
 	assert.Equal(t, domain.OperationPending, op.Status)
 	assert.Equal(t, traceparent, msg.Traceparent)
@@ -35,7 +35,7 @@ func TestStartWritesAPendingTaskWithAnIdsOnlyEvent(t *testing.T) {
 	assert.NotContains(t, string(msg.Payload), "kitchen")
 	var run domain.AITaskRun
 	require.NoError(t, json.Unmarshal(msg.Payload, &run))
-	assert.Equal(t, domain.AITaskRun{TaskID: task.ID, OperationID: op.ID}, run)
+	assert.Equal(t, domain.AITaskRun{TaskID: task.ID, JobOperation: domain.JobOperation{OperationID: op.ID}}, run)
 
 	got, err := h.svc.Get(context.Background(), domain.Principal{WorkspaceID: h.ws}, task.ID)
 	require.NoError(t, err)

@@ -7,4 +7,4 @@ import (
 )
 
 // Task is an AI task as the steps every job shares see it.
-var Task = jobs.TaskTable[domain.AITask](domain.OperationAITask, ports.Tx.AITasks)
+var Task = jobs.TaskTable[domain.AITask](domain.OperationAITask, "ai_task", domain.EventAITask, ports.Tx.AITasks)

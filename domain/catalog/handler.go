@@ -41,7 +41,7 @@ type SyncHandler = jobs.Handler[domain.CatalogSyncRun, domain.Store, []domain.Ca
 // NewSyncHandler builds the handler; log may be nil.
 func NewSyncHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer ports.CredentialSealer, clock ports.Clock, log *slog.Logger) *SyncHandler {
 	row := jobs.OnRow[domain.CatalogSyncRun, domain.CatalogSync, domain.TaskStatus, domain.Store, []domain.CatalogItem]{
-		Task: Task, Prepare: prepare, Record: record,
+		Task: Task.TaskRow, Prepare: prepare, Record: record,
 	}
 	call := func(ctx context.Context, log *slog.Logger, run jobs.Run[domain.CatalogSyncRun], store domain.Store) ([]domain.CatalogItem, error) {
 		creds, err := stores.Credentials(sealer, store, log)

@@ -10,20 +10,17 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
 
 // Service starts and reads catalog syncs.
-type Service struct {
-	uow   ports.UnitOfWork
-	clock ports.Clock
-	ids   ports.IDGenerator
-}
+type Service struct{ jobs.Starter }
 
 // NewService builds the service.
 func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) *Service {
-	return &Service{uow: uow, clock: clock, ids: ids}
+	return &Service{jobs.Starter{UOW: uow, Clock: clock, IDs: ids}}
 }
 
 // StartSync writes, in tx, a pending catalog sync of the store, the
@@ -40,26 +37,14 @@ func (s *Service) StartSync(ctx context.Context, tx ports.Tx, p domain.Principal
 	if _, err := stores.RequireVerified(ctx, tx, storeID); err != nil {
 		return domain.CatalogSync{}, domain.Operation{}, err
 	}
-	now := s.clock.Now()
-	cs := domain.CatalogSync{
-		ID:          s.ids.NewID(),
-		WorkspaceID: p.WorkspaceID,
-		StoreID:     storeID,
-		Status:      domain.TaskPending,
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
-	op, err := Task.Begin(ctx, tx, s.ids, p, now, &cs, cs.ID, &cs.OperationID, "catalog_sync", domain.EventCatalogSync,
-		func(opID uuid.UUID) any { return domain.CatalogSyncRun{SyncID: cs.ID, OperationID: opID} }, tx.Syncs().Create)
-	if err != nil {
-		return domain.CatalogSync{}, domain.Operation{}, err
-	}
-	return cs, op, nil
+	cs := domain.CatalogSync{TaskState: s.NewTask(p), StoreID: storeID}
+	return Task.Begin(ctx, tx, s.IDs, p, cs,
+		func(op domain.JobOperation) any { return domain.CatalogSyncRun{SyncID: cs.ID, JobOperation: op} })
 }
 
 // Get reads one catalog sync of the caller's workspace.
 //
 // Errors: CodeNotFound if the workspace has no such sync.
 func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.CatalogSync, error) {
-	return Task.Read(ctx, s.uow, p, id)
+	return Task.Read(ctx, s.UOW, p, id)
 }

@@ -30,7 +30,7 @@ func TestStartSyncWritesSyncOperationAndEvent(t *testing.T) {
 
 	var payload domain.CatalogSyncRun
 	require.NoError(t, json.Unmarshal(msg.Payload, &payload))
-	assert.Equal(t, domain.CatalogSyncRun{SyncID: cs.ID, OperationID: op.ID}, payload)
+	assert.Equal(t, domain.CatalogSyncRun{SyncID: cs.ID, JobOperation: domain.JobOperation{OperationID: op.ID}}, payload)
 
 	got, err := h.svc.Get(context.Background(), h.p, cs.ID)
 	require.NoError(t, err)

@@ -7,4 +7,4 @@ import (
 )
 
 // Task is a catalog sync as the steps every job shares see it.
-var Task = jobs.TaskTable[domain.CatalogSync](domain.OperationCatalogSync, ports.Tx.Syncs)
+var Task = jobs.TaskTable[domain.CatalogSync](domain.OperationCatalogSync, "catalog_sync", domain.EventCatalogSync, ports.Tx.Syncs)

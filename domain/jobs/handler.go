@@ -64,9 +64,11 @@ type Job[J Payload, W, R any] struct {
 }
 
 // Payload is a job's payload: it names the operation that tracks the job
-// and the task it runs.
+// (Operation, from the domain.JobOperation it embeds) and the task it runs
+// (Task: the task row, or the store or media of a longer-lived row).
 type Payload interface {
-	JobIDs() (operationID, taskID uuid.UUID)
+	Operation() uuid.UUID
+	Task() uuid.UUID
 }
 
 // Run is one delivery of a job: its payload, the ids it names and its
@@ -101,14 +103,13 @@ func NewHandler[J Payload, W, R any](job Job[J, W, R], uow ports.UnitOfWork, clo
 func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error {
 	j := h.job
 	payload, err := Decode(msg, j.Event, func(p J) bool {
-		op, task := p.JobIDs()
-		return op != uuid.Nil && task != uuid.Nil && (j.Valid == nil || j.Valid(p))
+		return p.Operation() != uuid.Nil && p.Task() != uuid.Nil && (j.Valid == nil || j.Valid(p))
 	})
 	if err != nil {
 		return err
 	}
 	run := Run[J]{Job: payload, Workspace: msg.WorkspaceID, Noun: j.Noun}
-	run.OperationID, run.TaskID = payload.JobIDs()
+	run.OperationID, run.TaskID = payload.Operation(), payload.Task()
 	log := domain.LogWithin(ctx, h.log.With("message", msg.ID, "workspace", run.Workspace, "operation", run.OperationID, j.Noun, run.TaskID))
 
 	var w W

@@ -23,7 +23,8 @@ type testPayload struct {
 	TaskID      uuid.UUID `json:"task_id"`
 }
 
-func (p testPayload) JobIDs() (uuid.UUID, uuid.UUID) { return p.OperationID, p.TaskID }
+func (p testPayload) Operation() uuid.UUID { return p.OperationID }
+func (p testPayload) Task() uuid.UUID      { return p.TaskID }
 
 // outcome is what the lifecycle did with one delivery: whether it called
 // out, and what End recorded.

@@ -45,24 +45,36 @@ type TaskRow[T any, S ~string] struct {
 	OperationOf func(row T) uuid.UUID
 }
 
-// TaskTable is the TaskRow of a table whose rows have a domain.TaskStatus
-// (transfers, publications, syncs, AI tasks): a task type names its kind
-// and its repository in the transaction (e.g. ports.Tx.AITasks); the row
-// says where it keeps its state (TaskFields).
-func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](kind string, repo func(ports.Tx) R) TaskRow[T, domain.TaskStatus] {
-	return TaskRow[T, domain.TaskStatus]{
-		Kind: kind,
-		Get:  func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
-		Save: func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
-		State: func(row *T) (*domain.TaskStatus, *string, *time.Time) {
-			status, reason, updatedAt, _ := P(row).TaskFields()
-			return status, reason, updatedAt
+// Table is the Task of a table whose rows carry a domain.TaskState
+// (transfers, publications, syncs, AI tasks), with what a use case needs
+// to start one (Begin) and read one (Read).
+type Table[T any, P taskRecord[T]] struct {
+	TaskRow[T, domain.TaskStatus]
+	// ResourceType names the rows in operations and outbox events;
+	// EventType is the event that asks a worker for one.
+	ResourceType, EventType string
+	create                  func(ctx context.Context, tx ports.Tx, row T) error
+}
+
+// TaskTable is the Table of a task type: the kind of its operations, the
+// resource and event types of its jobs, and its repository in the
+// transaction (e.g. ports.Tx.AITasks). The row keeps its state in its
+// domain.TaskState.
+func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](kind, resourceType, eventType string, repo func(ports.Tx) R) Table[T, P] {
+	return Table[T, P]{
+		TaskRow: TaskRow[T, domain.TaskStatus]{
+			Kind: kind,
+			Get:  func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
+			Save: func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
+			State: func(row *T) (*domain.TaskStatus, *string, *time.Time) {
+				s := P(row).State()
+				return &s.Status, &s.Reason, &s.UpdatedAt
+			},
+			OperationOf: func(row T) uuid.UUID { return P(&row).State().OperationID },
+			Active:      domain.TaskStatus.Active, Running: domain.TaskRunning, Failed: domain.TaskFailed, Reopened: domain.TaskPending,
 		},
-		OperationOf: func(row T) uuid.UUID {
-			_, _, _, operationID := P(&row).TaskFields()
-			return operationID
-		},
-		Active: domain.TaskStatus.Active, Running: domain.TaskRunning, Failed: domain.TaskFailed, Reopened: domain.TaskPending,
+		ResourceType: resourceType, EventType: eventType,
+		create: func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Create(ctx, row) },
 	}
 }
 
@@ -82,15 +94,16 @@ func StatusTable[T any, S ~string, R TaskRepository[T]](kind string, repo func(p
 	}
 }
 
-// taskRecord is a task row that tells where it keeps its state.
+// taskRecord is a task row that embeds its domain.TaskState.
 type taskRecord[T any] interface {
 	*T
-	TaskFields() (status *domain.TaskStatus, reason *string, updatedAt *time.Time, operationID uuid.UUID)
+	State() *domain.TaskState
 }
 
 // TaskRepository is the part of a task table's repository the lifecycle
-// uses.
+// uses (Create only where the table is a Table).
 type TaskRepository[T any] interface {
+	Create(ctx context.Context, row T) error
 	Get(ctx context.Context, id uuid.UUID) (T, error)
 	Update(ctx context.Context, row T) error
 }
@@ -195,33 +208,35 @@ func (r TaskRow[T, S]) move(ctx context.Context, tx ports.Tx, op domain.Operatio
 	return r.Save(ctx, tx, row)
 }
 
-// Begin writes, in tx, a new task row and the job that runs it: the row
-// first (a duplicate the database refuses fails before anything else is
-// written; the caller rolls back either way), then its pending operation
-// and the outbox event that asks a worker for it. The row's operation id
-// is set through operationID before it is written; payload builds the
-// event's payload from the operation id (see domain.JobSpec).
-func (r TaskRow[T, S]) Begin(ctx context.Context, tx ports.Tx, ids domain.IDSource, p domain.Principal, now time.Time,
-	row *T, taskID uuid.UUID, operationID *uuid.UUID, resourceType, eventType string,
-	payload func(operationID uuid.UUID) any, create func(context.Context, T) error,
-) (domain.Operation, error) {
-	op, event, err := domain.NewJob(ctx, ids, p, now, domain.JobSpec{
-		OperationKind: r.Kind, ResourceType: resourceType, ResourceID: taskID, EventType: eventType, Payload: payload,
+// Begin writes, in tx, row (a new task, see domain.NewTaskState) and the
+// job that runs it: the row first (a duplicate the database refuses fails
+// before anything else is written; the caller rolls back either way), then
+// its pending operation and the outbox event that asks a worker for it.
+// The operation and the event are made at the row's CreatedAt, and the
+// row is written naming the operation; payload builds the event's payload
+// (see domain.JobSpec). It returns the row as written and the operation.
+func (t Table[T, P]) Begin(ctx context.Context, tx ports.Tx, ids domain.IDSource, p domain.Principal, row T,
+	payload func(domain.JobOperation) any,
+) (T, domain.Operation, error) {
+	state := P(&row).State()
+	op, event, err := domain.NewJob(ctx, ids, p, state.CreatedAt, domain.JobSpec{
+		OperationKind: t.Kind, ResourceType: t.ResourceType, ResourceID: state.ID, EventType: t.EventType, Payload: payload,
 	})
+	var none T
 	if err != nil {
-		return domain.Operation{}, err
+		return none, domain.Operation{}, err
 	}
-	*operationID = op.ID
-	if err := create(ctx, *row); err != nil {
-		return domain.Operation{}, err
+	state.OperationID = op.ID
+	if err := t.create(ctx, tx, row); err != nil {
+		return none, domain.Operation{}, err
 	}
 	if err := tx.Operations().Create(ctx, op); err != nil {
-		return domain.Operation{}, err
+		return none, domain.Operation{}, err
 	}
 	if err := tx.Outbox().Append(ctx, event); err != nil {
-		return domain.Operation{}, err
+		return none, domain.Operation{}, err
 	}
-	return op, nil
+	return row, op, nil
 }
 
 // Read reads one task of the caller's workspace; CodeNotFound if it has

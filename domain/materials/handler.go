@@ -43,7 +43,7 @@ type TransferHandler = jobs.Handler[domain.MaterialTransferRun, domain.MaterialT
 func NewTransferHandler(uow ports.UnitOfWork, source ports.MaterialSource, store ports.ObjectStore, clock ports.Clock, log *slog.Logger) *TransferHandler {
 	h := &copier{uow: uow, source: source, store: store}
 	row := jobs.OnRow[domain.MaterialTransferRun, domain.MaterialTransfer, domain.TaskStatus, domain.MaterialTransfer, struct{}]{
-		Task: Task, Record: record,
+		Task: Task.TaskRow, Record: record,
 		Prepare: func(_ context.Context, _ ports.Tx, _ *slog.Logger, t domain.MaterialTransfer) (domain.MaterialTransfer, string, error) {
 			return t, "", nil
 		},

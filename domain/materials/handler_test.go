@@ -286,7 +286,7 @@ func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation))
 
 	bad = msg
-	bad.Payload, _ = json.Marshal(domain.MaterialTransferRun{TransferID: uuid.New(), OperationID: uuid.New()})
+	bad.Payload, _ = json.Marshal(domain.MaterialTransferRun{TransferID: uuid.New(), JobOperation: domain.JobOperation{OperationID: uuid.New()}})
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
 
 	bad = msg

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/fetchpolicy"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/ports"
 )
 
@@ -21,9 +22,7 @@ const (
 
 // Service starts and reads material transfers.
 type Service struct {
-	uow      ports.UnitOfWork
-	clock    ports.Clock
-	ids      ports.IDGenerator
+	jobs.Starter
 	policy   fetchpolicy.Policy
 	resolver ports.HostResolver
 }
@@ -31,7 +30,7 @@ type Service struct {
 // NewService builds the service. policy says which source URLs may be
 // fetched; resolver resolves their hosts when a request is checked.
 func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator, policy fetchpolicy.Policy, resolver ports.HostResolver) *Service {
-	return &Service{uow: uow, clock: clock, ids: ids, policy: policy, resolver: resolver}
+	return &Service{Starter: jobs.Starter{UOW: uow, Clock: clock, IDs: ids}, policy: policy, resolver: resolver}
 }
 
 // Start writes, in tx, a pending transfer of sourceURLs (one item each, in
@@ -50,36 +49,21 @@ func (s *Service) Start(ctx context.Context, tx ports.Tx, p domain.Principal, so
 	if _, err := s.checkForms(sourceURLs); err != nil {
 		return domain.MaterialTransfer{}, domain.Operation{}, err
 	}
-	now := s.clock.Now()
-	transfer := domain.MaterialTransfer{
-		ID:          s.ids.NewID(),
-		WorkspaceID: p.WorkspaceID,
-		Status:      domain.TaskPending,
-		Items:       make([]domain.MaterialItem, len(sourceURLs)),
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
+	transfer := domain.MaterialTransfer{TaskState: s.NewTask(p), Items: make([]domain.MaterialItem, len(sourceURLs))}
 	for i, u := range sourceURLs {
 		transfer.Items[i] = domain.MaterialItem{Index: i, SourceURL: u}
 	}
-	op, err := Task.Begin(ctx, tx, s.ids, p, now, &transfer, transfer.ID, &transfer.OperationID, ResourceType, domain.EventMaterialTransfer,
-		func(opID uuid.UUID) any {
-			return domain.MaterialTransferRun{TransferID: transfer.ID, OperationID: opID}
-		}, tx.MaterialTransfers().Create)
-	if err != nil {
-		return domain.MaterialTransfer{}, domain.Operation{}, err
-	}
-	return transfer, op, nil
+	return Task.Begin(ctx, tx, s.IDs, p, transfer,
+		func(op domain.JobOperation) any {
+			return domain.MaterialTransferRun{TransferID: transfer.ID, JobOperation: op}
+		})
 }
-
-// ResourceType names transfers in operations and outbox events.
-const ResourceType = "material_transfer"
 
 // Get reads one transfer of the caller's workspace with its items.
 //
 // Errors: CodeNotFound if the workspace has no such transfer.
 func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.MaterialTransfer, error) {
-	return Task.Read(ctx, s.uow, p, id)
+	return Task.Read(ctx, s.UOW, p, id)
 }
 
 // resolveBudget bounds the DNS lookups of one request: a request naming

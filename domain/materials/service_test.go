@@ -32,7 +32,7 @@ func TestStartWritesAPendingTransferWithAnIdsOnlyEvent(t *testing.T) {
 	assert.Equal(t, op.ID, tr.OperationID)
 	assert.Equal(t, domain.OperationMaterialTransfer, op.Kind)
 	assert.Equal(t, domain.OperationPending, op.Status)
-	assert.Equal(t, materials.ResourceType, op.ResourceType)
+	assert.Equal(t, "material_transfer", op.ResourceType)
 	assert.Equal(t, tr.ID, op.ResourceID)
 	assert.Equal(t, traceparent, msg.Traceparent)
 
@@ -44,7 +44,7 @@ func TestStartWritesAPendingTransferWithAnIdsOnlyEvent(t *testing.T) {
 	assert.NotContains(t, string(msg.Payload), signature)
 	var run domain.MaterialTransferRun
 	require.NoError(t, json.Unmarshal(msg.Payload, &run))
-	assert.Equal(t, domain.MaterialTransferRun{TransferID: tr.ID, OperationID: op.ID}, run)
+	assert.Equal(t, domain.MaterialTransferRun{TransferID: tr.ID, JobOperation: domain.JobOperation{OperationID: op.ID}}, run)
 
 	got, err := h.svc.Get(context.Background(), domain.Principal{WorkspaceID: h.ws}, tr.ID)
 	require.NoError(t, err)

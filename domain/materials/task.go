@@ -9,8 +9,8 @@ import (
 )
 
 // Task is a material transfer as the steps every job shares see it.
-var Task = jobs.TaskTable[domain.MaterialTransfer](domain.OperationMaterialTransfer,
-	func(tx ports.Tx) transfers { return transfers{tx.MaterialTransfers()} })
+var Task = jobs.TaskTable[domain.MaterialTransfer](domain.OperationMaterialTransfer, "material_transfer",
+	domain.EventMaterialTransfer, func(tx ports.Tx) transfers { return transfers{tx.MaterialTransfers()} })
 
 // transfers saves a transfer's status, reason and updated_at (its items
 // are recorded one by one, by MarkItemDone).

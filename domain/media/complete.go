@@ -39,16 +39,16 @@ func (s *Service) Complete(ctx context.Context, tx ports.Tx, p domain.Principal,
 		return domain.Media{}, domain.Operation{}, err
 	}
 
-	now := s.clock.Now()
+	now := s.Clock.Now()
 	m.Status = domain.MediaProcessing
 	m.UpdatedAt = now
-	op, event, err := domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
+	op, event, err := domain.NewJob(ctx, s.IDs, p, now, domain.JobSpec{
 		OperationKind: domain.OperationMediaProcess,
 		ResourceType:  "media",
 		ResourceID:    m.ID,
 		EventType:     domain.EventMediaProcess,
-		Payload: func(opID uuid.UUID) any {
-			return domain.MediaProcess{MediaID: m.ID, OperationID: opID}
+		Payload: func(op domain.JobOperation) any {
+			return domain.MediaProcess{MediaID: m.ID, JobOperation: op}
 		},
 	})
 	if err != nil {

@@ -10,20 +10,19 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/ports"
 )
 
 // Service registers, receives, completes and reads media.
 type Service struct {
-	uow   ports.UnitOfWork
+	jobs.Starter
 	store ports.ObjectStore
-	clock ports.Clock
-	ids   ports.IDGenerator
 }
 
 // NewService builds the service.
 func NewService(uow ports.UnitOfWork, store ports.ObjectStore, clock ports.Clock, ids ports.IDGenerator) *Service {
-	return &Service{uow: uow, store: store, clock: clock, ids: ids}
+	return &Service{Starter: jobs.Starter{UOW: uow, Clock: clock, IDs: ids}, store: store}
 }
 
 // Register records, in the caller's transaction (the endpoint is
@@ -38,8 +37,8 @@ func (s *Service) Register(ctx context.Context, tx ports.Tx, p domain.Principal,
 	if err := r.validate(); err != nil {
 		return domain.Media{}, err
 	}
-	now := s.clock.Now()
-	id := s.ids.NewID()
+	now := s.Clock.Now()
+	id := s.IDs.NewID()
 	m := domain.Media{
 		ID:          id,
 		WorkspaceID: p.WorkspaceID,
@@ -94,11 +93,5 @@ func (s *Service) Upload(ctx context.Context, p domain.Principal, id uuid.UUID, 
 // Errors: domain.CodeNotFound if there is none (media of other workspaces
 // included).
 func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Media, error) {
-	var m domain.Media
-	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		m, err = tx.Media().Get(ctx, id)
-		return err
-	})
-	return m, err
+	return Task.Read(ctx, s.UOW, p, id)
 }

@@ -57,7 +57,7 @@ func TestRegisterUploadComplete(t *testing.T) {
 	assert.Equal(t, traceparent, ev.Traceparent)
 	var payload domain.MediaProcess
 	require.NoError(t, json.Unmarshal(ev.Payload, &payload))
-	assert.Equal(t, domain.MediaProcess{MediaID: m.ID, OperationID: op.ID}, payload)
+	assert.Equal(t, domain.MediaProcess{MediaID: m.ID, JobOperation: domain.JobOperation{OperationID: op.ID}}, payload)
 
 	got, err = h.svc.Get(ctx, h.p, m.ID)
 	require.NoError(t, err)

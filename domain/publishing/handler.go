@@ -45,7 +45,7 @@ type PublishHandler = jobs.Handler[domain.ListingPublish, work, string]
 // NewPublishHandler builds the handler; log may be nil.
 func NewPublishHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer ports.CredentialSealer, clock ports.Clock, log *slog.Logger) *PublishHandler {
 	row := jobs.OnRow[domain.ListingPublish, domain.Publication, domain.TaskStatus, work, string]{
-		Task: Task, Prepare: prepare, Record: record,
+		Task: Task.TaskRow, Prepare: prepare, Record: record,
 	}
 	call := func(ctx context.Context, log *slog.Logger, _ jobs.Run[domain.ListingPublish], w work) (string, error) {
 		log = log.With("store", w.store.ID, "product", w.product.ID)

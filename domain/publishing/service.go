@@ -11,20 +11,17 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
 
 // Service starts and reads publications.
-type Service struct {
-	uow   ports.UnitOfWork
-	clock ports.Clock
-	ids   ports.IDGenerator
-}
+type Service struct{ jobs.Starter }
 
 // NewService builds the service.
 func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) *Service {
-	return &Service{uow: uow, clock: clock, ids: ids}
+	return &Service{jobs.Starter{UOW: uow, Clock: clock, IDs: ids}}
 }
 
 // Publish writes, in tx, a pending publication of the product's current
@@ -46,30 +43,15 @@ func (s *Service) Publish(ctx context.Context, tx ports.Tx, p domain.Principal, 
 	if _, err := stores.RequireVerified(ctx, tx, storeID); err != nil {
 		return domain.Publication{}, domain.Operation{}, err
 	}
-	now := s.clock.Now()
-	pub := domain.Publication{
-		ID:              s.ids.NewID(),
-		WorkspaceID:     p.WorkspaceID,
-		ProductID:       product.ID,
-		StoreID:         storeID,
-		ProductRevision: product.Revision,
-		Status:          domain.TaskPending,
-		CreatedAt:       now,
-		UpdatedAt:       now,
-	}
-	op, err := Task.Begin(ctx, tx, s.ids, p, now, &pub, pub.ID, &pub.OperationID, "publication", domain.EventListingPublish,
-		func(opID uuid.UUID) any {
-			return domain.ListingPublish{PublicationID: pub.ID, ProductRevision: pub.ProductRevision, OperationID: opID}
-		}, tx.Publications().Create)
-	if err != nil {
-		return domain.Publication{}, domain.Operation{}, err
-	}
-	return pub, op, nil
+	pub := domain.Publication{TaskState: s.NewTask(p), ProductID: product.ID, StoreID: storeID, ProductRevision: product.Revision}
+	return Task.Begin(ctx, tx, s.IDs, p, pub, func(op domain.JobOperation) any {
+		return domain.ListingPublish{PublicationID: pub.ID, ProductRevision: pub.ProductRevision, JobOperation: op}
+	})
 }
 
 // Get reads one publication of the caller's workspace.
 //
 // Errors: CodeNotFound if the workspace has no such publication.
 func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Publication, error) {
-	return Task.Read(ctx, s.uow, p, id)
+	return Task.Read(ctx, s.UOW, p, id)
 }

@@ -38,7 +38,7 @@ func TestPublishWritesPublicationOperationAndEvent(t *testing.T) {
 
 	var payload domain.ListingPublish
 	require.NoError(t, json.Unmarshal(msg.Payload, &payload))
-	assert.Equal(t, domain.ListingPublish{PublicationID: pub.ID, ProductRevision: 2, OperationID: op.ID}, payload)
+	assert.Equal(t, domain.ListingPublish{PublicationID: pub.ID, ProductRevision: 2, JobOperation: domain.JobOperation{OperationID: op.ID}}, payload)
 	assert.NotContains(t, string(msg.Payload), secret)
 
 	got, err := h.svc.Get(context.Background(), h.p, pub.ID)

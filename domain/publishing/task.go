@@ -7,4 +7,5 @@ import (
 )
 
 // Task is a first publication as the steps every job shares see it.
-var Task = jobs.TaskTable[domain.Publication](domain.OperationListingPublish, ports.Tx.Publications)
+var Task = jobs.TaskTable[domain.Publication](domain.OperationListingPublish, "publication", domain.EventListingPublish,
+	ports.Tx.Publications)

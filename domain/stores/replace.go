@@ -38,7 +38,7 @@ func (s *Service) ReplaceAuthorization(ctx context.Context, tx ports.Tx, p domai
 	if err != nil {
 		return Created{}, err
 	}
-	now := s.clock.Now()
+	now := s.Clock.Now()
 	store.CredentialVersion++
 	store.Status = domain.StorePendingVerification
 	store.UpdatedAt = now

@@ -124,7 +124,7 @@ func TestReplaceAuthorizationBumpsTheVersionAndStartsItsVerification(t *testing.
 	require.Len(t, evs, 2, "the create's event and the replace's")
 	var payload domain.StoreCredentialsVerify
 	require.NoError(t, json.Unmarshal(evs[1].Payload, &payload))
-	assert.Equal(t, domain.StoreCredentialsVerify{StoreID: f.store.ID, CredentialVersion: 2, OperationID: op.ID}, payload)
+	assert.Equal(t, domain.StoreCredentialsVerify{StoreID: f.store.ID, CredentialVersion: 2, JobOperation: domain.JobOperation{OperationID: op.ID}}, payload)
 	for _, e := range evs {
 		assert.NotContains(t, string(e.Payload), newSecret)
 		assert.NotContains(t, string(e.Payload), "ak_new")
@@ -172,7 +172,7 @@ func TestVerifyStartsAVerificationOfTheCurrentVersion(t *testing.T) {
 	require.Len(t, evs, 2)
 	var payload domain.StoreCredentialsVerify
 	require.NoError(t, json.Unmarshal(evs[1].Payload, &payload))
-	assert.Equal(t, domain.StoreCredentialsVerify{StoreID: f.store.ID, CredentialVersion: 1, OperationID: op.ID}, payload)
+	assert.Equal(t, domain.StoreCredentialsVerify{StoreID: f.store.ID, CredentialVersion: 1, JobOperation: domain.JobOperation{OperationID: op.ID}}, payload)
 
 	stored, err := f.svc.Get(context.Background(), f.p, f.store.ID)
 	require.NoError(t, err)

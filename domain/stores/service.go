@@ -8,19 +8,18 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/ports"
 )
 
 // Service creates and reads stores.
 type Service struct {
-	uow    ports.UnitOfWork
+	jobs.Starter
 	sealer ports.CredentialSealer
-	clock  ports.Clock
-	ids    ports.IDGenerator
 }
 
 func NewService(uow ports.UnitOfWork, sealer ports.CredentialSealer, clock ports.Clock, ids ports.IDGenerator) *Service {
-	return &Service{uow: uow, sealer: sealer, clock: clock, ids: ids}
+	return &Service{Starter: jobs.Starter{UOW: uow, Clock: clock, IDs: ids}, sealer: sealer}
 }
 
 // CreateCommand asks to connect a store.
@@ -47,9 +46,9 @@ func (s *Service) Create(ctx context.Context, tx ports.Tx, p domain.Principal, c
 	if err := cmd.validate(); err != nil {
 		return Created{}, err
 	}
-	now := s.clock.Now()
+	now := s.Clock.Now()
 	store := domain.Store{
-		ID:                s.ids.NewID(),
+		ID:                s.IDs.NewID(),
 		WorkspaceID:       p.WorkspaceID,
 		Platform:          cmd.Platform,
 		Name:              strings.TrimSpace(cmd.Name),
@@ -82,7 +81,7 @@ func (s *Service) Create(ctx context.Context, tx ports.Tx, p domain.Principal, c
 // Get reads one store of the caller's workspace.
 func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Store, error) {
 	var store domain.Store
-	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+	err := s.UOW.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		store, err = tx.Stores().Get(ctx, id)
 		return err

@@ -63,7 +63,7 @@ func TestCreateAppendsOneVerifyEventWithoutCredentials(t *testing.T) {
 	assert.Equal(t, p.WorkspaceID, ev.WorkspaceID)
 	var payload domain.StoreCredentialsVerify
 	require.NoError(t, json.Unmarshal(ev.Payload, &payload))
-	assert.Equal(t, domain.StoreCredentialsVerify{StoreID: created.Store.ID, CredentialVersion: 1, OperationID: created.Operation.ID}, payload)
+	assert.Equal(t, domain.StoreCredentialsVerify{StoreID: created.Store.ID, CredentialVersion: 1, JobOperation: domain.JobOperation{OperationID: created.Operation.ID}}, payload)
 	assert.NotContains(t, string(ev.Payload), secret)
 
 	assert.NotContains(t, string(stored.SealedCredentials), secret, "credentials are sealed at rest")

@@ -23,7 +23,7 @@ func (s *Service) Verify(ctx context.Context, tx ports.Tx, p domain.Principal, s
 	if err != nil {
 		return domain.Operation{}, err
 	}
-	op, event, err := s.verifyJob(ctx, p, store, s.clock.Now())
+	op, event, err := s.verifyJob(ctx, p, store, s.Clock.Now())
 	if err != nil {
 		return domain.Operation{}, err
 	}

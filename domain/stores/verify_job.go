@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )
@@ -15,13 +13,13 @@ import (
 // starts it. The event names the store, the version and the operation:
 // nothing of the credentials, which the worker reads sealed from the row.
 func (s *Service) verifyJob(ctx context.Context, p domain.Principal, store domain.Store, now time.Time) (domain.Operation, domain.OutboxEvent, error) {
-	return domain.NewJob(ctx, s.ids, p, now, domain.JobSpec{
+	return domain.NewJob(ctx, s.IDs, p, now, domain.JobSpec{
 		OperationKind: domain.OperationStoreVerify,
 		ResourceType:  "store",
 		ResourceID:    store.ID,
 		EventType:     domain.EventStoreCredentialsVerify,
-		Payload: func(opID uuid.UUID) any {
-			return domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: store.CredentialVersion, OperationID: opID}
+		Payload: func(op domain.JobOperation) any {
+			return domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: store.CredentialVersion, JobOperation: op}
 		},
 	})
 }

@@ -17,7 +17,7 @@ func PendingEvent(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at ti
 	t.Helper()
 	store := uuid.New()
 	e, err := domain.NewOutboxEvent(uuid.New(), workspace, domain.EventStoreCredentialsVerify, "store", store,
-		domain.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, OperationID: uuid.New()}, at)
+		domain.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, JobOperation: domain.JobOperation{OperationID: uuid.New()}}, at)
 	if err != nil {
 		t.Fatalf("new event: %v", err)
 	}
