@@ -184,8 +184,8 @@ func (_c *AITaskRepository_BillingRecords_Call) RunAndReturn(run func(ctx contex
 }
 
 // Create provides a mock function for the type AITaskRepository
-func (_mock *AITaskRepository) Create(ctx context.Context, t domain.AITask) error {
-	ret := _mock.Called(ctx, t)
+func (_mock *AITaskRepository) Create(ctx context.Context, row domain.AITask) error {
+	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Create")
@@ -193,7 +193,7 @@ func (_mock *AITaskRepository) Create(ctx context.Context, t domain.AITask) erro
 
 	var r0 error
 	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.AITask) error); ok {
-		r0 = returnFunc(ctx, t)
+		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
 	}
@@ -207,12 +207,12 @@ type AITaskRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - t domain.AITask
-func (_e *AITaskRepository_Expecter) Create(ctx any, t any) *AITaskRepository_Create_Call {
-	return &AITaskRepository_Create_Call{Call: _e.mock.On("Create", ctx, t)}
+//   - row domain.AITask
+func (_e *AITaskRepository_Expecter) Create(ctx any, row any) *AITaskRepository_Create_Call {
+	return &AITaskRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *AITaskRepository_Create_Call) Run(run func(ctx context.Context, t domain.AITask)) *AITaskRepository_Create_Call {
+func (_c *AITaskRepository_Create_Call) Run(run func(ctx context.Context, row domain.AITask)) *AITaskRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -235,7 +235,7 @@ func (_c *AITaskRepository_Create_Call) Return(err error) *AITaskRepository_Crea
 	return _c
 }
 
-func (_c *AITaskRepository_Create_Call) RunAndReturn(run func(ctx context.Context, t domain.AITask) error) *AITaskRepository_Create_Call {
+func (_c *AITaskRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.AITask) error) *AITaskRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -50,8 +50,8 @@ func (_m *MaterialTransferRepository) EXPECT() *MaterialTransferRepository_Expec
 }
 
 // Create provides a mock function for the type MaterialTransferRepository
-func (_mock *MaterialTransferRepository) Create(ctx context.Context, t domain.MaterialTransfer) error {
-	ret := _mock.Called(ctx, t)
+func (_mock *MaterialTransferRepository) Create(ctx context.Context, row domain.MaterialTransfer) error {
+	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Create")
@@ -59,7 +59,7 @@ func (_mock *MaterialTransferRepository) Create(ctx context.Context, t domain.Ma
 
 	var r0 error
 	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.MaterialTransfer) error); ok {
-		r0 = returnFunc(ctx, t)
+		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
 	}
@@ -73,12 +73,12 @@ type MaterialTransferRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - t domain.MaterialTransfer
-func (_e *MaterialTransferRepository_Expecter) Create(ctx any, t any) *MaterialTransferRepository_Create_Call {
-	return &MaterialTransferRepository_Create_Call{Call: _e.mock.On("Create", ctx, t)}
+//   - row domain.MaterialTransfer
+func (_e *MaterialTransferRepository_Expecter) Create(ctx any, row any) *MaterialTransferRepository_Create_Call {
+	return &MaterialTransferRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *MaterialTransferRepository_Create_Call) Run(run func(ctx context.Context, t domain.MaterialTransfer)) *MaterialTransferRepository_Create_Call {
+func (_c *MaterialTransferRepository_Create_Call) Run(run func(ctx context.Context, row domain.MaterialTransfer)) *MaterialTransferRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -101,7 +101,7 @@ func (_c *MaterialTransferRepository_Create_Call) Return(err error) *MaterialTra
 	return _c
 }
 
-func (_c *MaterialTransferRepository_Create_Call) RunAndReturn(run func(ctx context.Context, t domain.MaterialTransfer) error) *MaterialTransferRepository_Create_Call {
+func (_c *MaterialTransferRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.MaterialTransfer) error) *MaterialTransferRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }

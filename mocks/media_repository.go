@@ -51,8 +51,8 @@ func (_m *MediaRepository) EXPECT() *MediaRepository_Expecter {
 }
 
 // Create provides a mock function for the type MediaRepository
-func (_mock *MediaRepository) Create(ctx context.Context, m domain.Media) error {
-	ret := _mock.Called(ctx, m)
+func (_mock *MediaRepository) Create(ctx context.Context, row domain.Media) error {
+	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Create")
@@ -60,7 +60,7 @@ func (_mock *MediaRepository) Create(ctx context.Context, m domain.Media) error 
 
 	var r0 error
 	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Media) error); ok {
-		r0 = returnFunc(ctx, m)
+		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
 	}
@@ -74,12 +74,12 @@ type MediaRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - m domain.Media
-func (_e *MediaRepository_Expecter) Create(ctx any, m any) *MediaRepository_Create_Call {
-	return &MediaRepository_Create_Call{Call: _e.mock.On("Create", ctx, m)}
+//   - row domain.Media
+func (_e *MediaRepository_Expecter) Create(ctx any, row any) *MediaRepository_Create_Call {
+	return &MediaRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *MediaRepository_Create_Call) Run(run func(ctx context.Context, m domain.Media)) *MediaRepository_Create_Call {
+func (_c *MediaRepository_Create_Call) Run(run func(ctx context.Context, row domain.Media)) *MediaRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -102,7 +102,7 @@ func (_c *MediaRepository_Create_Call) Return(err error) *MediaRepository_Create
 	return _c
 }
 
-func (_c *MediaRepository_Create_Call) RunAndReturn(run func(ctx context.Context, m domain.Media) error) *MediaRepository_Create_Call {
+func (_c *MediaRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.Media) error) *MediaRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -50,8 +50,8 @@ func (_m *ProductRepository) EXPECT() *ProductRepository_Expecter {
 }
 
 // Create provides a mock function for the type ProductRepository
-func (_mock *ProductRepository) Create(ctx context.Context, p domain.Product) error {
-	ret := _mock.Called(ctx, p)
+func (_mock *ProductRepository) Create(ctx context.Context, row domain.Product) error {
+	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Create")
@@ -59,7 +59,7 @@ func (_mock *ProductRepository) Create(ctx context.Context, p domain.Product) er
 
 	var r0 error
 	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Product) error); ok {
-		r0 = returnFunc(ctx, p)
+		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
 	}
@@ -73,12 +73,12 @@ type ProductRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - p domain.Product
-func (_e *ProductRepository_Expecter) Create(ctx any, p any) *ProductRepository_Create_Call {
-	return &ProductRepository_Create_Call{Call: _e.mock.On("Create", ctx, p)}
+//   - row domain.Product
+func (_e *ProductRepository_Expecter) Create(ctx any, row any) *ProductRepository_Create_Call {
+	return &ProductRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *ProductRepository_Create_Call) Run(run func(ctx context.Context, p domain.Product)) *ProductRepository_Create_Call {
+func (_c *ProductRepository_Create_Call) Run(run func(ctx context.Context, row domain.Product)) *ProductRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -101,7 +101,7 @@ func (_c *ProductRepository_Create_Call) Return(err error) *ProductRepository_Cr
 	return _c
 }
 
-func (_c *ProductRepository_Create_Call) RunAndReturn(run func(ctx context.Context, p domain.Product) error) *ProductRepository_Create_Call {
+func (_c *ProductRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.Product) error) *ProductRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }

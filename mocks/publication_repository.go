@@ -50,8 +50,8 @@ func (_m *PublicationRepository) EXPECT() *PublicationRepository_Expecter {
 }
 
 // Create provides a mock function for the type PublicationRepository
-func (_mock *PublicationRepository) Create(ctx context.Context, p domain.Publication) error {
-	ret := _mock.Called(ctx, p)
+func (_mock *PublicationRepository) Create(ctx context.Context, row domain.Publication) error {
+	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Create")
@@ -59,7 +59,7 @@ func (_mock *PublicationRepository) Create(ctx context.Context, p domain.Publica
 
 	var r0 error
 	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Publication) error); ok {
-		r0 = returnFunc(ctx, p)
+		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
 	}
@@ -73,12 +73,12 @@ type PublicationRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - p domain.Publication
-func (_e *PublicationRepository_Expecter) Create(ctx any, p any) *PublicationRepository_Create_Call {
-	return &PublicationRepository_Create_Call{Call: _e.mock.On("Create", ctx, p)}
+//   - row domain.Publication
+func (_e *PublicationRepository_Expecter) Create(ctx any, row any) *PublicationRepository_Create_Call {
+	return &PublicationRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *PublicationRepository_Create_Call) Run(run func(ctx context.Context, p domain.Publication)) *PublicationRepository_Create_Call {
+func (_c *PublicationRepository_Create_Call) Run(run func(ctx context.Context, row domain.Publication)) *PublicationRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -101,7 +101,7 @@ func (_c *PublicationRepository_Create_Call) Return(err error) *PublicationRepos
 	return _c
 }
 
-func (_c *PublicationRepository_Create_Call) RunAndReturn(run func(ctx context.Context, p domain.Publication) error) *PublicationRepository_Create_Call {
+func (_c *PublicationRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.Publication) error) *PublicationRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -50,8 +50,8 @@ func (_m *StoreRepository) EXPECT() *StoreRepository_Expecter {
 }
 
 // Create provides a mock function for the type StoreRepository
-func (_mock *StoreRepository) Create(ctx context.Context, s domain.Store) error {
-	ret := _mock.Called(ctx, s)
+func (_mock *StoreRepository) Create(ctx context.Context, row domain.Store) error {
+	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Create")
@@ -59,7 +59,7 @@ func (_mock *StoreRepository) Create(ctx context.Context, s domain.Store) error 
 
 	var r0 error
 	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Store) error); ok {
-		r0 = returnFunc(ctx, s)
+		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
 	}
@@ -73,12 +73,12 @@ type StoreRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - s domain.Store
-func (_e *StoreRepository_Expecter) Create(ctx any, s any) *StoreRepository_Create_Call {
-	return &StoreRepository_Create_Call{Call: _e.mock.On("Create", ctx, s)}
+//   - row domain.Store
+func (_e *StoreRepository_Expecter) Create(ctx any, row any) *StoreRepository_Create_Call {
+	return &StoreRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *StoreRepository_Create_Call) Run(run func(ctx context.Context, s domain.Store)) *StoreRepository_Create_Call {
+func (_c *StoreRepository_Create_Call) Run(run func(ctx context.Context, row domain.Store)) *StoreRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -101,7 +101,7 @@ func (_c *StoreRepository_Create_Call) Return(err error) *StoreRepository_Create
 	return _c
 }
 
-func (_c *StoreRepository_Create_Call) RunAndReturn(run func(ctx context.Context, s domain.Store) error) *StoreRepository_Create_Call {
+func (_c *StoreRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.Store) error) *StoreRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -116,8 +116,8 @@ func (_c *SyncRepository_CountItems_Call) RunAndReturn(run func(ctx context.Cont
 }
 
 // Create provides a mock function for the type SyncRepository
-func (_mock *SyncRepository) Create(ctx context.Context, s domain.CatalogSync) error {
-	ret := _mock.Called(ctx, s)
+func (_mock *SyncRepository) Create(ctx context.Context, row domain.CatalogSync) error {
+	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Create")
@@ -125,7 +125,7 @@ func (_mock *SyncRepository) Create(ctx context.Context, s domain.CatalogSync) e
 
 	var r0 error
 	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.CatalogSync) error); ok {
-		r0 = returnFunc(ctx, s)
+		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
 	}
@@ -139,12 +139,12 @@ type SyncRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - s domain.CatalogSync
-func (_e *SyncRepository_Expecter) Create(ctx any, s any) *SyncRepository_Create_Call {
-	return &SyncRepository_Create_Call{Call: _e.mock.On("Create", ctx, s)}
+//   - row domain.CatalogSync
+func (_e *SyncRepository_Expecter) Create(ctx any, row any) *SyncRepository_Create_Call {
+	return &SyncRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *SyncRepository_Create_Call) Run(run func(ctx context.Context, s domain.CatalogSync)) *SyncRepository_Create_Call {
+func (_c *SyncRepository_Create_Call) Run(run func(ctx context.Context, row domain.CatalogSync)) *SyncRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -167,7 +167,7 @@ func (_c *SyncRepository_Create_Call) Return(err error) *SyncRepository_Create_C
 	return _c
 }
 
-func (_c *SyncRepository_Create_Call) RunAndReturn(run func(ctx context.Context, s domain.CatalogSync) error) *SyncRepository_Create_Call {
+func (_c *SyncRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.CatalogSync) error) *SyncRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -8,6 +8,18 @@ import (
 	"github.com/oncehq/once/domain"
 )
 
+// Resources is what every repository of a resource the API lists does
+// alike: Create writes a new row (domain.CodeConflict if its id exists;
+// each repository names the other refusals of its table), Get reads one by
+// id of the transaction's workspace (domain.CodeNotFound otherwise) and
+// List returns a page of the workspace's rows matching q, newest first
+// (see ListQuery).
+type Resources[T any] interface {
+	Create(ctx context.Context, row T) error
+	Get(ctx context.Context, id uuid.UUID) (T, error)
+	List(ctx context.Context, q ListQuery) ([]T, error)
+}
+
 // WorkspaceRepository stores workspaces. Bound to a transaction whose
 // workspace context is the workspace being read or created.
 type WorkspaceRepository interface {
@@ -33,17 +45,12 @@ type MemberRepository interface {
 	Remove(ctx context.Context, user uuid.UUID) error
 }
 
-// StoreRepository stores connected marketplace stores.
+// StoreRepository stores connected marketplace stores. Create
+// (Resources) is domain.CodeStoreExists if the workspace already has a
+// store for the same platform and external shop id, domain.CodeConflict
+// if the id exists.
 type StoreRepository interface {
-	// Create writes s; domain.CodeStoreExists if the workspace already has a
-	// store for the same platform and external shop id, domain.CodeConflict
-	// if the id exists.
-	Create(ctx context.Context, s domain.Store) error
-	// Get returns the store; domain.CodeNotFound otherwise.
-	Get(ctx context.Context, id uuid.UUID) (domain.Store, error)
-	// List returns a page of the workspace's rows matching q, newest
-	// first (see ListQuery).
-	List(ctx context.Context, q ListQuery) ([]domain.Store, error)
+	Resources[domain.Store]
 	// Update replaces the mutable fields (name, status, credential version,
 	// sealed credentials, updated_at); domain.CodeNotFound if absent.
 	Update(ctx context.Context, s domain.Store) error

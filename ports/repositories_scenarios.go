@@ -10,15 +10,9 @@ import (
 )
 
 // ProductRepository stores product drafts with optimistic concurrency.
+// Create (Resources) writes the Revision as given, normally 1.
 type ProductRepository interface {
-	// Create writes p (its Revision as given, normally 1);
-	// domain.CodeConflict if the id exists.
-	Create(ctx context.Context, p domain.Product) error
-	// Get returns the product; domain.CodeNotFound otherwise.
-	Get(ctx context.Context, id uuid.UUID) (domain.Product, error)
-	// List returns a page of the workspace's rows matching q, newest
-	// first (see ListQuery).
-	List(ctx context.Context, q ListQuery) ([]domain.Product, error)
+	Resources[domain.Product]
 	// Update saves title, description, price, currency, media ids and
 	// updated_at of p only if the stored revision equals expectedRevision,
 	// and sets the revision to expectedRevision+1 (p.Revision is ignored).
@@ -27,15 +21,10 @@ type ProductRepository interface {
 	Update(ctx context.Context, p domain.Product, expectedRevision int) (domain.Product, error)
 }
 
-// MediaRepository stores uploaded files' records.
+// MediaRepository stores uploaded files' records; Get (Resources) reads
+// the media with its variants.
 type MediaRepository interface {
-	// Create writes m; domain.CodeConflict if the id exists.
-	Create(ctx context.Context, m domain.Media) error
-	// Get returns the media with its variants; domain.CodeNotFound otherwise.
-	Get(ctx context.Context, id uuid.UUID) (domain.Media, error)
-	// List returns a page of the workspace's rows matching q, newest
-	// first (see ListQuery).
-	List(ctx context.Context, q ListQuery) ([]domain.Media, error)
+	Resources[domain.Media]
 	// Update replaces status, variants, reason and updated_at,
 	// unconditionally; domain.CodeNotFound if absent. A change of status
 	// that must happen once (one of several concurrent requests) is a
@@ -50,16 +39,11 @@ type MediaRepository interface {
 	Transition(ctx context.Context, id uuid.UUID, from, to domain.MediaStatus, at time.Time) error
 }
 
-// MaterialTransferRepository stores transfers and their items.
+// MaterialTransferRepository stores transfers and their items. Of
+// Resources, Create writes the transfer with its items, Get reads it with
+// its items ordered by index, and List loads no items.
 type MaterialTransferRepository interface {
-	// Create writes t with its items; domain.CodeConflict if the id exists.
-	Create(ctx context.Context, t domain.MaterialTransfer) error
-	// Get returns the transfer with its items ordered by index;
-	// domain.CodeNotFound otherwise.
-	Get(ctx context.Context, id uuid.UUID) (domain.MaterialTransfer, error)
-	// List returns a page of the workspace's rows matching q, newest
-	// first (see ListQuery). Items are not loaded.
-	List(ctx context.Context, q ListQuery) ([]domain.MaterialTransfer, error)
+	Resources[domain.MaterialTransfer]
 	// UpdateStatus replaces status, reason and updated_at;
 	// domain.CodeNotFound if absent.
 	UpdateStatus(ctx context.Context, t domain.MaterialTransfer) error
@@ -69,19 +53,14 @@ type MaterialTransferRepository interface {
 	MarkItemDone(ctx context.Context, id uuid.UUID, index int, objectKey string, size int64) error
 }
 
-// PublicationRepository stores first-publish tasks.
+// PublicationRepository stores first-publish tasks. Of Resources, Create
+// keeps a product at most one publication per store that is not failed:
+// otherwise domain.CodeAlreadyPublished with ResourceID = the existing
+// publication's id, enforced by the database; domain.CodeConflict if the
+// id exists, or if the product or the store is missing or in another
+// workspace.
 type PublicationRepository interface {
-	// Create writes p. A product has at most one publication per store that
-	// is not failed: otherwise domain.CodeAlreadyPublished with ResourceID =
-	// the existing publication's id. Enforced by the database.
-	// domain.CodeConflict if the id exists, or if the product or the store
-	// is missing or in another workspace.
-	Create(ctx context.Context, p domain.Publication) error
-	// Get returns the publication; domain.CodeNotFound otherwise.
-	Get(ctx context.Context, id uuid.UUID) (domain.Publication, error)
-	// List returns a page of the workspace's rows matching q, newest
-	// first (see ListQuery).
-	List(ctx context.Context, q ListQuery) ([]domain.Publication, error)
+	Resources[domain.Publication]
 	// Update replaces status, external listing id, reason and updated_at;
 	// domain.CodeNotFound if absent. Moving a failed publication out of
 	// failed while the product has another publication to the store that
@@ -89,19 +68,14 @@ type PublicationRepository interface {
 	Update(ctx context.Context, p domain.Publication) error
 }
 
-// SyncRepository stores catalog syncs and the catalogue they fill.
+// SyncRepository stores catalog syncs and the catalogue they fill. Of
+// Resources, Create keeps a store at most one pending or running sync:
+// otherwise domain.CodeSyncAlreadyActive with ResourceID = the active
+// sync's id, enforced by the database (a partial unique index), so
+// concurrent requests cannot both win; domain.CodeConflict if the id
+// exists, or if the store is missing or in another workspace.
 type SyncRepository interface {
-	// Create writes s. A store has at most one pending or running sync:
-	// otherwise domain.CodeSyncAlreadyActive with ResourceID = the active
-	// sync's id. Enforced by the database (a partial unique index), so
-	// concurrent requests cannot both win. domain.CodeConflict if the id
-	// exists, or if the store is missing or in another workspace.
-	Create(ctx context.Context, s domain.CatalogSync) error
-	// Get returns the sync; domain.CodeNotFound otherwise.
-	Get(ctx context.Context, id uuid.UUID) (domain.CatalogSync, error)
-	// List returns a page of the workspace's rows matching q, newest
-	// first (see ListQuery).
-	List(ctx context.Context, q ListQuery) ([]domain.CatalogSync, error)
+	Resources[domain.CatalogSync]
 	// Update replaces status, items synced, reason and updated_at;
 	// domain.CodeNotFound if absent. Moving a finished sync back to pending
 	// or running while the store has another active sync is
@@ -115,16 +89,11 @@ type SyncRepository interface {
 	CountItems(ctx context.Context, storeID uuid.UUID) (int, error)
 }
 
-// AITaskRepository stores AI tasks and what they cost.
+// AITaskRepository stores AI tasks and what they cost. Create
+// (Resources) is domain.CodeConflict if the id exists, or if the product
+// is missing or in another workspace.
 type AITaskRepository interface {
-	// Create writes t; domain.CodeConflict if the id exists, or if the
-	// product is missing or in another workspace.
-	Create(ctx context.Context, t domain.AITask) error
-	// Get returns the task; domain.CodeNotFound otherwise.
-	Get(ctx context.Context, id uuid.UUID) (domain.AITask, error)
-	// List returns a page of the workspace's rows matching q, newest
-	// first (see ListQuery).
-	List(ctx context.Context, q ListQuery) ([]domain.AITask, error)
+	Resources[domain.AITask]
 	// Update replaces status, result, reason and updated_at;
 	// domain.CodeNotFound if absent.
 	Update(ctx context.Context, t domain.AITask) error
