@@ -33,13 +33,10 @@ func (r aiTaskRepo) Update(_ context.Context, a domain.AITask) error {
 // memory answers "already billed" at once.)
 func (r aiTaskRepo) Bill(_ context.Context, b domain.BillingRecord) (bool, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
+	if err := t.lockOwn("billing record", b.WorkspaceID); err != nil {
 		return false, err
 	}
 	defer t.db.mu.Unlock()
-	if err := t.ownWorkspace("billing record", b.WorkspaceID); err != nil {
-		return false, err
-	}
 	if _, ok := aiTaskTable.visibleLocked(t, b.TaskID); !ok {
 		return false, missingReference("billing record", "AI task", b.TaskID)
 	}

@@ -27,13 +27,10 @@ type idemRow struct {
 // or the wall clock when unset, as the PostgreSQL adapter does.
 func (r idempotencyRepo) Claim(_ context.Context, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
+	if err := t.lockOwn("idempotency record", rec.Scope.WorkspaceID); err != nil {
 		return nil, err
 	}
 	defer t.db.mu.Unlock()
-	if err := t.ownWorkspace("idempotency record", rec.Scope.WorkspaceID); err != nil {
-		return nil, err
-	}
 	scope := rec.Scope
 	now := rec.CreatedAt
 	if now.IsZero() {

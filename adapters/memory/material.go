@@ -24,13 +24,10 @@ var transferTable = taskTable[domain.MaterialTransfer]("material transfer", "mat
 
 func (r transferRepo) Create(_ context.Context, tr domain.MaterialTransfer) error {
 	t := r.t
-	if err := t.lock(); err != nil {
+	if err := t.lockOwn("material transfer", tr.WorkspaceID); err != nil {
 		return err
 	}
 	defer t.db.mu.Unlock()
-	if err := t.ownWorkspace("material transfer", tr.WorkspaceID); err != nil {
-		return err
-	}
 	seen := map[int]bool{}
 	for _, it := range tr.Items {
 		if seen[it.Index] {

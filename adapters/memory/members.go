@@ -21,13 +21,10 @@ func memberUniqueKey(k memberKey) uniqueKey {
 
 func (r memberRepo) Add(_ context.Context, m domain.Member) error {
 	t := r.t
-	if err := t.lock(); err != nil {
+	if err := t.lockOwn("member", m.WorkspaceID); err != nil {
 		return err
 	}
 	defer t.db.mu.Unlock()
-	if err := t.ownWorkspace("member", m.WorkspaceID); err != nil {
-		return err
-	}
 	k := memberKey{m.WorkspaceID, m.UserID}
 	if !t.db.reserveLocked(t, memberUniqueKey(k)) {
 		return domain.Errorf(domain.CodeConflict, "user %s is already a member", m.UserID)

@@ -19,13 +19,10 @@ func operationKey(id uuid.UUID) uniqueKey { return uniqueKey{"operations_pkey", 
 
 func (r operationRepo) Create(_ context.Context, op domain.Operation) error {
 	t := r.t
-	if err := t.lock(); err != nil {
+	if err := t.lockOwn("operation", op.WorkspaceID); err != nil {
 		return err
 	}
 	defer t.db.mu.Unlock()
-	if err := t.ownWorkspace("operation", op.WorkspaceID); err != nil {
-		return err
-	}
 	if !t.db.reserveLocked(t, operationKey(op.ID)) {
 		return domain.Errorf(domain.CodeConflict, "operation %s already exists", op.ID)
 	}

@@ -27,13 +27,10 @@ func productRevisionKey(id uuid.UUID, rev int) uniqueKey {
 
 func (r productRepo) Create(_ context.Context, p domain.Product) error {
 	t := r.t
-	if err := t.lock(); err != nil {
+	if err := t.lockOwn("product", p.WorkspaceID); err != nil {
 		return err
 	}
 	defer t.db.mu.Unlock()
-	if err := t.ownWorkspace("product", p.WorkspaceID); err != nil {
-		return err
-	}
 	if !t.db.reserveLocked(t, productKey(p.ID)) {
 		return domain.Errorf(domain.CodeConflict, "product %s already exists", p.ID)
 	}

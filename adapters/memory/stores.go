@@ -17,13 +17,10 @@ func storeShopKey(s domain.Store) uniqueKey {
 
 func (r storeRepo) Create(_ context.Context, s domain.Store) error {
 	t := r.t
-	if err := t.lock(); err != nil {
+	if err := t.lockOwn("store", s.WorkspaceID); err != nil {
 		return err
 	}
 	defer t.db.mu.Unlock()
-	if err := t.ownWorkspace("store", s.WorkspaceID); err != nil {
-		return err
-	}
 	if t.db.keyTakenLocked(storeShopKey(s)) {
 		e := domain.Errorf(domain.CodeStoreExists, "this workspace already connected this %s shop; resource_id names its store", s.Platform)
 		if id, ok := t.db.storeHoldingLocked(storeShopKey(s)); ok {

@@ -178,14 +178,11 @@ func productRef(id uuid.UUID) ref {
 // lock, that t sees the rows it references (as PostgreSQL's foreign keys
 // with row-level security would).
 func (tb table[T]) create(t *tx, row T, refs ...ref) error {
-	if err := t.lock(); err != nil {
+	id, ws := tb.ids(row)
+	if err := t.lockOwn(tb.noun, ws); err != nil {
 		return err
 	}
 	defer t.db.mu.Unlock()
-	id, ws := tb.ids(row)
-	if err := t.ownWorkspace(tb.noun, ws); err != nil {
-		return err
-	}
 	for _, r := range refs {
 		if !r.exists(t, r.id) {
 			return missingReference(tb.noun, r.name, r.id)

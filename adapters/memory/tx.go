@@ -107,6 +107,20 @@ func (t *tx) lock() error {
 	return nil
 }
 
+// lockOwn locks the database for a write of a row of workspace (what
+// names it in errors), as lock does, and refuses a row of another
+// workspace (ownWorkspace) with the lock released again.
+func (t *tx) lockOwn(what string, workspace uuid.UUID) error {
+	if err := t.lock(); err != nil {
+		return err
+	}
+	if err := t.ownWorkspace(what, workspace); err != nil {
+		t.db.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
 // ownWorkspace refuses a row of another workspace, as the WITH CHECK of a
 // row-level security policy would.
 func (t *tx) ownWorkspace(what string, workspace uuid.UUID) error {

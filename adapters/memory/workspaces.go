@@ -17,13 +17,10 @@ func workspaceKey(id uuid.UUID) uniqueKey { return uniqueKey{"workspaces_pkey", 
 
 func (r workspaceRepo) Create(_ context.Context, w domain.Workspace) error {
 	t := r.t
-	if err := t.lock(); err != nil {
+	if err := t.lockOwn("workspace", w.ID); err != nil {
 		return err
 	}
 	defer t.db.mu.Unlock()
-	if err := t.ownWorkspace("workspace", w.ID); err != nil {
-		return err
-	}
 	if !t.db.reserveLocked(t, workspaceKey(w.ID)) {
 		return domain.Errorf(domain.CodeConflict, "workspace %s already exists", w.ID)
 	}
