@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"errors"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -114,12 +113,7 @@ func (r *OperationRepository) Create(ctx context.Context, op domain.Operation) e
 }
 
 func (r *OperationRepository) Get(ctx context.Context, id uuid.UUID) (domain.Operation, error) {
-	var row operationRow
-	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
-	if err != nil {
-		return domain.Operation{}, mapError(err, "operation")
-	}
-	return row.domain(), nil
+	return getRow[domain.Operation, operationRow](ctx, r.db, r.workspace, id, "operation")
 }
 
 const updateOperation = `
@@ -141,30 +135,18 @@ SELECT id FROM stores
 
 // Create inserts the store; a shop the workspace already connected is not
 // an error that aborts the transaction (ON CONFLICT DO NOTHING) so that the
-// holder can be read and named in CodeStoreExists.
+// holder can be read and named in CodeStoreExists (insertUnlessLive: the
+// holder may roll back before it is read).
 func (r *StoreRepository) Create(ctx context.Context, s domain.Store) error {
-	for range conflictRetries {
-		res, err := r.db.NewInsert().Model(toStoreRow(s)).
+	insert := func() (sql.Result, error) {
+		return r.db.NewInsert().Model(toStoreRow(s)).
 			On("CONFLICT ON CONSTRAINT " + storeUniqueConstraint + " DO NOTHING").Exec(ctx)
-		if err != nil {
-			return mapError(err, "store")
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			return mapError(err, "store")
-		}
-		var existing uuid.UUID
-		err = r.db.NewRaw(selectStoreByShop, r.workspace, s.Platform, s.ExternalShopID).Scan(ctx, &existing)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // the holder rolled back in between: try again
-		}
-		if err != nil {
-			return mapError(err, "store")
-		}
-		e := domain.Errorf(domain.CodeStoreExists, "this workspace already connected this %s shop; resource_id names its store", s.Platform)
-		e.ResourceID = existing.String()
-		return e
 	}
-	return domain.Errorf(domain.CodeUnavailable, "store: concurrent changes, try again")
+	return insertUnlessLive(ctx, r.db, r.noun, insert,
+		r.db.NewRaw(selectStoreByShop, r.workspace, s.Platform, s.ExternalShopID),
+		func(uuid.UUID) *domain.Error {
+			return domain.Errorf(domain.CodeStoreExists, "this workspace already connected this %s shop; resource_id names its store", s.Platform)
+		})
 }
 
 const updateStore = `
@@ -175,7 +157,6 @@ UPDATE stores
 
 func (r *StoreRepository) Update(ctx context.Context, s domain.Store) error {
 	row := toStoreRow(s)
-	res, err := r.db.ExecContext(ctx, updateStore,
+	return r.update(ctx, updateStore,
 		row.Name, row.Status, row.CredentialVersion, row.SealedCredentials, row.UpdatedAt, r.workspace, s.ID)
-	return affectedOne(res, err, "store")
 }

@@ -115,10 +115,9 @@ func (r *MaterialTransferRepository) Create(ctx context.Context, t domain.Materi
 }
 
 func (r *MaterialTransferRepository) Get(ctx context.Context, id uuid.UUID) (domain.MaterialTransfer, error) {
-	var row transferRow
-	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
+	t, err := r.transferTable.Get(ctx, id)
 	if err != nil {
-		return domain.MaterialTransfer{}, mapError(err, "material transfer")
+		return t, err
 	}
 	var items []transferItemRow
 	err = r.db.NewSelect().Model(&items).
@@ -126,7 +125,6 @@ func (r *MaterialTransferRepository) Get(ctx context.Context, id uuid.UUID) (dom
 	if err != nil {
 		return domain.MaterialTransfer{}, mapError(err, "material transfer item")
 	}
-	t := row.domain()
 	for i := range items {
 		t.Items = append(t.Items, items[i].domain())
 	}
