@@ -1,15 +1,12 @@
 package aisim
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
 	"strings"
 
+	"github.com/oncehq/once/adapters/simpng"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )
@@ -63,23 +60,7 @@ func Result(req ports.AIRequest) ports.AIResult {
 	case domain.AICategory:
 		r.Category = Categories[binary.BigEndian.Uint32(sum[:4])%uint32(len(Categories))]
 	case domain.AIImage:
-		r.Image, r.ImageContentType = image8(sum), ImageContentType
+		r.Image, r.ImageContentType = simpng.Swatch(sum), ImageContentType
 	}
 	return r
-}
-
-// image8 encodes an 8x8 PNG coloured from sum.
-func image8(sum [32]byte) []byte {
-	const side = 8
-	img := image.NewNRGBA(image.Rect(0, 0, side, side))
-	for y := range side {
-		for x := range side {
-			i := (y*side + x) % (len(sum) - 2)
-			img.SetNRGBA(x, y, color.NRGBA{R: sum[i], G: sum[i+1], B: sum[i+2], A: 0xff})
-		}
-	}
-	var buf bytes.Buffer
-	// Encoding an in-memory image into a buffer cannot fail.
-	_ = png.Encode(&buf, img)
-	return buf.Bytes()
 }
