@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      ?= ./...
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: run test services build openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check bench-drain bench-steady bench-storm bench-peers bench-http
+.PHONY: run test services build openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-storm bench-peers bench-http
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -68,6 +68,10 @@ fuzz:
 
 vet:
 	$(GO) vet $(PKGS)
+
+## dupscan: the duplicate-code scan of the product code (tests and generated code aside), with the rows that pair two task types
+dupscan:
+	bash scripts/dupscan.sh --most 200
 
 ## fmt-check: fail if gofmt would change a tracked Go file
 fmt-check:
