@@ -154,7 +154,11 @@ type httpCell struct {
 	// CPUPerRequest is the service's user+system CPU over the cell divided
 	// by the requests answered; 0 for pgbench.
 	CPUPerRequest time.Duration
-	Requests      int
+	// ClientCPUPerRequest is the load generator's (this process's) CPU
+	// over the cell divided by the requests answered: what the clients
+	// took of the cores the service and PostgreSQL share; 0 for pgbench.
+	ClientCPUPerRequest time.Duration
+	Requests            int
 }
 
 // RunHTTP measures the write path: for each repetition a fresh database on
@@ -255,8 +259,8 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 			}
 			cell.Variant, cell.Conns = variant, conns
 			cells = append(cells, cell)
-			fmt.Fprintf(progress, "[%s] %-26s %3d conns: %8.0f /s, %s CPU/request\n",
-				d.label, variant, conns, cell.PerSecond, micros(cell.CPUPerRequest))
+			fmt.Fprintf(progress, "[%s] %-26s %3d conns: %8.0f /s, %s CPU/request, clients %s\n",
+				d.label, variant, conns, cell.PerSecond, micros(cell.CPUPerRequest), micros(cell.ClientCPUPerRequest))
 		}
 	}
 	return cells, nil
@@ -327,9 +331,9 @@ type loadResult struct {
 	elapsed time.Duration
 }
 
-// run sends requests over conns connections, each client one after
-// another, for d. A wrong answer ends the run with an error: a figure of
-// failures is no figure.
+// run sends requests over conns connections (loadConn), each client one
+// after another, for d. A wrong answer or a failed connection ends the run
+// with an error: a figure of failures is no figure.
 func (l *writeLoad) run(ctx context.Context, c *client, conns int, d time.Duration) (loadResult, error) {
 	if d <= 0 {
 		return loadResult{}, nil
@@ -341,21 +345,37 @@ func (l *writeLoad) run(ctx context.Context, c *client, conns int, d time.Durati
 	var once sync.Once
 	var failure error
 	var wg sync.WaitGroup
+	fail := func(err error) {
+		once.Do(func() {
+			failure = err
+			cancel()
+		})
+	}
+	lcs := make([]*loadConn, conns)
+	for i := range lcs {
+		lc, err := dialLoad(ctx, c.base, c.token)
+		if err != nil {
+			return loadResult{}, err
+		}
+		defer lc.close()
+		lcs[i] = lc
+	}
 	start := time.Now()
-	for range conns {
+	for _, lc := range lcs {
 		wg.Go(func() {
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				i := seq.Add(1)
 				path, key, body := l.next(i)
-				a := c.post(ctx, path, key, body)
+				a, err := lc.post(path, key, body)
 				if ctx.Err() != nil {
 					return
 				}
+				if err != nil {
+					fail(err)
+					return
+				}
 				if !l.ok(a) {
-					once.Do(func() {
-						failure = fmt.Errorf("answered %s (replayed %t): %.300s", statusName(a.status), a.replayed, a.body)
-						cancel()
-					})
+					fail(fmt.Errorf("answered %s (replayed %t): %.300s", statusName(a.status), a.replayed, a.body))
 					return
 				}
 				if l.variant == variantIdempotent {
@@ -380,6 +400,10 @@ func measureLoad(ctx context.Context, l *writeLoad, c *client, conns int, d time
 	if err != nil {
 		return httpCell{}, err
 	}
+	clientBefore, err := processCPU(os.Getpid())
+	if err != nil {
+		return httpCell{}, err
+	}
 	res, err := l.run(ctx, c, conns, d)
 	if err != nil {
 		return httpCell{}, err
@@ -388,9 +412,14 @@ func measureLoad(ctx context.Context, l *writeLoad, c *client, conns int, d time
 	if err != nil {
 		return httpCell{}, err
 	}
+	clientAfter, err := processCPU(os.Getpid())
+	if err != nil {
+		return httpCell{}, err
+	}
 	cell := httpCell{Requests: int(res.ok), PerSecond: float64(res.ok) / res.elapsed.Seconds()}
 	if res.ok > 0 {
 		cell.CPUPerRequest = (after - before) / time.Duration(res.ok)
+		cell.ClientCPUPerRequest = (clientAfter - clientBefore) / time.Duration(res.ok)
 	}
 	return cell, nil
 }

@@ -29,8 +29,8 @@ var httpRatios = map[string]struct {
 // writeHTTPTable prints one row per connection count and variant: the
 // median of the repetitions with the least and the most.
 func writeHTTPTable(w io.Writer, cfg HTTPConfig, cells []httpCell) {
-	fmt.Fprintln(w, "| conns | variant | requests/s | service CPU per request | ratio (per repetition) | target |")
-	fmt.Fprintln(w, "|---:|---|---:|---:|---|---|")
+	fmt.Fprintln(w, "| conns | variant | requests/s | service CPU per request | clients' CPU per request | ratio (per repetition) | target |")
+	fmt.Fprintln(w, "|---:|---|---:|---:|---:|---|---|")
 	for _, conns := range cfg.Conns {
 		for _, variant := range variantsOf(cfg) {
 			runs := cellsOf(cells, variant, conns)
@@ -38,9 +38,10 @@ func writeHTTPTable(w io.Writer, cfg HTTPConfig, cells []httpCell) {
 				continue
 			}
 			rate := spreadOfFloats(runs, func(c httpCell) float64 { return c.PerSecond }).Format(perSecond)
-			cpu, ratio, target := "–", "–", "–"
+			cpu, clientCPU, ratio, target := "–", "–", "–", "–"
 			if !isPgbench(variant) {
 				cpu = spreadOfDurations(runs, func(c httpCell) time.Duration { return c.CPUPerRequest }).Format(microseconds)
+				clientCPU = spreadOfDurations(runs, func(c httpCell) time.Duration { return c.ClientCPUPerRequest }).Format(microseconds)
 			}
 			if r, ok := httpRatios[variant]; ok {
 				ratio = ratioSpread(cells, variant, r.against, conns).Format(times) + " " + r.against
@@ -51,7 +52,7 @@ func writeHTTPTable(w io.Writer, cfg HTTPConfig, cells []httpCell) {
 					target += ", ≤ 250 µs CPU"
 				}
 			}
-			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s |\n", conns, variant, rate, cpu, ratio, target)
+			fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %s |\n", conns, variant, rate, cpu, clientCPU, ratio, target)
 		}
 	}
 }
@@ -103,7 +104,9 @@ func micros(d time.Duration) string { return microseconds(d.Seconds()) }
 
 const httpLegend = "Columns: requests/s are answers with the expected status (201; the replays with Idempotent-Replayed) " +
 	"per second of clients sending one request after another over keep-alive connections; pgbench's row is its tps. " +
-	"Service CPU is `once serve`'s user+system time (/proc) over the run ÷ its requests; the clients are the bench's own process. " +
+	"Service CPU is `once serve`'s user+system time (/proc) over the run ÷ its requests; the clients are the bench's own process, " +
+	"one goroutine per connection writing prepared requests and reading the answers with no more parsing than the check needs " +
+	"(their CPU, measured the same way, is the share of the two cores they took from the service and PostgreSQL). " +
 	"The plain create is POST /v1/products (a draft: one row); the idempotent create is POST /v1/media with a fresh key " +
 	"(one row and its idempotency record); the replays repeat 256 completed keys of it. Ratios are taken within each " +
 	"repetition, then the median (least–most) is shown. The machine is shared with PostgreSQL and the clients: only ratios of one run mean anything."
