@@ -85,9 +85,8 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 	insertArgs := []any{sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key,
 		rec.FingerprintKeyID, fingerprint, now, timePtr(rec.ExpiresAt)}
 
-	var row claimRow
-	args := append([]any{now, sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key, scopeLockKey(sc)}, insertArgs...)
-	if err := s.db.NewRaw(readOrClaimIdempotency, args...).Scan(ctx, &row); err != nil {
+	row, err := s.readOrClaim(ctx, sc, now, rec.FingerprintKeyID, fingerprint, timePtr(rec.ExpiresAt))
+	if err != nil {
 		return nil, mapError(err, "idempotency record")
 	}
 	found := row.Status != ""
@@ -135,6 +134,36 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 	}
 	s.claimed[sc] = true
 	return nil, nil
+}
+
+// readOrClaim runs readOrClaimIdempotency. In a transaction of ours it
+// goes to pgx as readOrClaimPrepared, its arguments as parameters (the
+// uuids as [16]byte, which pgx encodes at once); anywhere else through
+// bun, its arguments written into the text.
+func (s *IdempotencyStore) readOrClaim(ctx context.Context, sc domain.IdempotencyScope, now *time.Time,
+	keyID string, fingerprint []byte, expires *time.Time,
+) (claimRow, error) {
+	var row claimRow
+	tx, ok := s.db.(bun.Tx)
+	if !ok {
+		args := []any{now, sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key, scopeLockKey(sc),
+			sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key, keyID, fingerprint, now, expires}
+		err := s.db.NewRaw(readOrClaimIdempotency, args...).Scan(ctx, &row)
+		return row, err
+	}
+	ws, user, key := [16]byte(sc.WorkspaceID), [16]byte(sc.UserID), [16]byte(sc.Key)
+	var status, storedKeyID *string
+	var expired *bool
+	err := tx.Tx.QueryRowContext(ctx, readOrClaimPrepared,
+		now, ws, user, sc.Method, sc.Path, key, scopeLockKey(sc),
+		ws, user, sc.Method, sc.Path, key, keyID, fingerprint, now, expires,
+	).Scan(&status, &storedKeyID, &row.Fingerprint, &row.ResponseStatus, &row.ResponseHeaders, &row.ResponseBody,
+		&row.CreatedAt, &row.CompletedAt, &row.ExpiresAt, &expired, &row.Locked, &row.Inserted)
+	// The columns of a record that is not there are NULL: zero values, as
+	// bun scans them.
+	row.Status, row.FingerprintKeyID = strVal(status), strVal(storedKeyID)
+	row.Expired = expired != nil && *expired
+	return row, err
 }
 
 // read is the plain, lock-free read of the scope's row.

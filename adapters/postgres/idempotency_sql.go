@@ -98,7 +98,9 @@ const claimIdempotencyScope = `SELECT pg_try_advisory_xact_lock(hashtextextended
 //     inserted stays NULL, so Claim reads again, as before.
 //
 // Arguments: selectIdempotency's (now and the scope), the lock key, then
-// insertIdempotency's.
+// insertIdempotency's. The casts in the INSERT's select list give those
+// arguments their types when they are sent as parameters
+// (readOrClaimPrepared); as bun's quoted literals they change nothing.
 const readOrClaimIdempotency = `
 WITH found AS (` + selectIdempotency + `),
 claim AS (
@@ -110,7 +112,7 @@ inserted AS (
   INSERT INTO idempotency_requests (
          workspace_id, user_id, method, path, idempotency_key,
          fingerprint_key_id, request_fingerprint, status, created_at, expires_at)
-  SELECT ?, ?, ?, ?, ?, ?, ?, 'in_progress',
+  SELECT ?::uuid, ?::uuid, ?::text, ?::text, ?::uuid, ?::text, ?::bytea, 'in_progress',
          coalesce(?::timestamptz, now()),
          coalesce(?::timestamptz, now() + interval '48 hours')
     FROM claim
@@ -164,3 +166,11 @@ DELETE FROM idempotency_requests
 // selectExpiredWorkspaces calls the SECURITY DEFINER discovery function
 // (sql/001_foundation.sql); it needs no workspace context and sees ids only.
 const selectExpiredWorkspaces = `SELECT once_idempotency_expired_workspaces(?::timestamptz, ?::int)`
+
+// readOrClaimPrepared is readOrClaimIdempotency with numbered parameters
+// ($1...), for pgx. Sent with its arguments apart from its text, the
+// statement is the same text on every request, so pgx's statement cache
+// prepares it once per connection and PostgreSQL stops planning its CTE
+// anew for each fresh key (EXPLAIN of one, on an idle database: 0.14 ms
+// of planning, 0.09 ms of execution).
+var readOrClaimPrepared = numberedPlaceholders(readOrClaimIdempotency)

@@ -176,3 +176,39 @@ func TestDiscoveryReturnsWorkspaceIdsOnly(t *testing.T) {
 		t.Fatalf("after cleaning A: %v, %v", ids, err)
 	}
 }
+
+// The claim of a fresh key goes to PostgreSQL as one prepared statement
+// (its arguments as parameters, the text the same for every key), so it is
+// planned once per connection rather than on every request: after claims
+// of three keys the connection holds it prepared, once.
+func TestClaimIsPreparedOncePerConnection(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	pool, err := postgres.OpenPool(ctx, db.AppDSN, postgres.Pool{MaxConns: 1, MaxIdle: 1, AcquireTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pool.Close() })
+	uow := postgres.NewUnitOfWork(pool)
+	ws := newID(t)
+	for range 3 {
+		rec := domain.IdempotencyRecord{
+			Scope: scopeFor(ws), FingerprintKeyID: "k1", Fingerprint: []byte("fp"),
+			CreatedAt: time.Now(), ExpiresAt: time.Now().Add(48 * time.Hour),
+		}
+		existing, err := claimOnce(uow, rec)
+		if err != nil || existing != nil {
+			t.Fatalf("claim of a fresh key: %+v, %v", existing, err)
+		}
+	}
+	var prepared int
+	if err := pool.QueryRowContext(ctx,
+		`SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%WITH found AS%pg_try_advisory_xact_lock%'`,
+	).Scan(&prepared); err != nil {
+		t.Fatal(err)
+	}
+	if prepared != 1 {
+		t.Fatalf("the connection holds %d prepared claim statements; want 1", prepared)
+	}
+}
