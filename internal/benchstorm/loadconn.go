@@ -23,12 +23,16 @@ import (
 // the service and PostgreSQL then lacked. One connection is used by one
 // goroutine.
 type loadConn struct {
+	ctx   context.Context
 	conn  net.Conn
 	r     *bufio.Reader
 	host  string
 	token string
 	req   []byte // reused for each request
 	body  []byte // the last answer's body, reused
+	// closing is set by an answer with Connection: close: the server
+	// closes after it, so the next request dials again.
+	closing bool
 }
 
 // dialLoad opens one connection to the service at base (http://host:port).
@@ -38,19 +42,35 @@ func dialLoad(ctx context.Context, base, token string) (*loadConn, error) {
 	if err != nil || u.Scheme != "http" || u.Host == "" {
 		return nil, fmt.Errorf("load connection: %q is not an http:// address", base)
 	}
+	c := &loadConn{ctx: ctx, host: u.Host, token: token}
+	return c, c.dial()
+}
+
+func (c *loadConn) dial() error {
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	conn, err := d.DialContext(c.ctx, "tcp", c.host)
 	if err != nil {
-		return nil, fmt.Errorf("load connection: %w", err)
+		return fmt.Errorf("load connection: %w", err)
 	}
-	c := &loadConn{conn: conn, r: bufio.NewReaderSize(conn, 16<<10), host: u.Host, token: token}
-	context.AfterFunc(ctx, func() { _ = conn.Close() })
-	return c, nil
+	c.conn, c.closing = conn, false
+	if c.r == nil {
+		c.r = bufio.NewReaderSize(conn, 16<<10)
+	} else {
+		c.r.Reset(conn)
+	}
+	context.AfterFunc(c.ctx, func() { _ = conn.Close() })
+	return nil
 }
 
 // post sends one JSON POST (with an Idempotency-Key unless key is empty)
 // and reads its answer. a.body is valid until the next call.
 func (c *loadConn) post(path, key string, body []byte) (answer, error) {
+	if c.closing {
+		_ = c.conn.Close()
+		if err := c.dial(); err != nil {
+			return answer{}, err
+		}
+	}
 	start := time.Now()
 	_ = c.conn.SetDeadline(start.Add(requestTimeout))
 	b := c.req[:0]
@@ -78,9 +98,10 @@ func (c *loadConn) post(path, key string, body []byte) (answer, error) {
 }
 
 var (
-	headerContentLength    = []byte("content-length:")
-	headerTransferEncoding = []byte("transfer-encoding:")
-	headerReplayed         = []byte("idempotent-replayed:")
+	headerContentLength    = []byte("Content-Length")
+	headerTransferEncoding = []byte("Transfer-Encoding")
+	headerReplayed         = []byte("Idempotent-Replayed")
+	headerConnection       = []byte("Connection")
 )
 
 // read reads one answer: the status line, the headers the bench looks at,
@@ -111,26 +132,34 @@ func (c *loadConn) read() (answer, error) {
 		if !ok {
 			continue
 		}
-		name = append(bytes.ToLower(name), ':')
 		value = bytes.TrimSpace(value)
 		switch {
-		case bytes.Equal(name, headerContentLength):
+		case bytes.EqualFold(name, headerContentLength):
 			if length, err = strconv.Atoi(string(value)); err != nil || length < 0 {
 				return answer{}, fmt.Errorf("load connection: Content-Length %q", value)
 			}
-		case bytes.Equal(name, headerTransferEncoding):
+		case bytes.EqualFold(name, headerTransferEncoding):
+			// Go's server sends chunked alone; anything else is refused
+			// below rather than misread.
 			chunked = bytes.EqualFold(value, []byte("chunked"))
-		case bytes.Equal(name, headerReplayed):
+		case bytes.EqualFold(name, headerReplayed):
 			a.replayed = string(value) == "true"
+		case bytes.EqualFold(name, headerConnection):
+			c.closing = bytes.EqualFold(value, []byte("close"))
 		}
 	}
 	switch {
+	case a.status == 204 || a.status == 304:
+		c.body = c.body[:0] // no body, whatever the headers say
 	case chunked:
 		c.body, err = io.ReadAll(httputil.NewChunkedReader(c.r))
-		if err == nil {
-			// The chunked reader stops at the last chunk; what follows is
-			// the (empty) trailer and its blank line.
-			_, err = c.r.Discard(2)
+		// The chunked reader stops after the last chunk; the trailer
+		// follows, up to a blank line.
+		for err == nil {
+			var line []byte
+			if line, err = c.r.ReadSlice('\n'); err == nil && len(bytes.TrimRight(line, "\r\n")) == 0 {
+				break
+			}
 		}
 	case length >= 0:
 		if cap(c.body) < length {

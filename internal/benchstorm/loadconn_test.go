@@ -28,9 +28,15 @@ func TestLoadConnSpeaksHTTPOnOneConnection(t *testing.T) {
 		switch r.URL.Path {
 		case "/chunked":
 			w.Header().Set("Idempotent-Replayed", "true")
+			w.Header().Set("Trailer", "X-Checked")
 			w.WriteHeader(http.StatusCreated)
 			w.(http.Flusher).Flush() // no length known: chunked
 			_, _ = w.Write([]byte("key=" + r.Header.Get("Idempotency-Key")))
+			w.Header().Set("X-Checked", "yes") // a trailer after the last chunk
+		case "/close":
+			w.Header().Set("Connection", "close")
+			w.WriteHeader(http.StatusConflict)
+			_, _ = w.Write([]byte("bye"))
 		default:
 			w.WriteHeader(http.StatusAccepted)
 			_, _ = w.Write(body)
@@ -65,6 +71,17 @@ func TestLoadConnSpeaksHTTPOnOneConnection(t *testing.T) {
 	}
 
 	assert.Equal(t, int32(1), conns.Load(), "every request on the one connection")
+
+	// An answer with Connection: close is read, and the next request goes
+	// on a new connection.
+	a, err := c.post("/close", "", []byte(`{}`))
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusConflict, a.status)
+	assert.Equal(t, "bye", string(a.body))
+	a, err = c.post("/echo", "", []byte(`{"again":true}`))
+	require.NoError(t, err)
+	assert.Equal(t, `{"again":true}`, string(a.body))
+	assert.Equal(t, int32(2), conns.Load(), "a second connection after the close")
 
 	// The server going away is an error, not an answer.
 	srv.CloseClientConnections()
