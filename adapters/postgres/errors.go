@@ -82,10 +82,13 @@ func mapError(err error, what string) error {
 			return domain.Wrap(domain.CodeForbidden, cause, what+" is outside the workspace")
 		case pgErr.Code == "40001", pgErr.Code == "40P01", pgErr.Code == "55P03", pgErr.Code == "57014",
 			strings.HasPrefix(pgErr.Code, "08"), strings.HasPrefix(pgErr.Code, "53"),
-			strings.HasPrefix(pgErr.Code, "57P"), pgErr.Code == "25P03":
+			strings.HasPrefix(pgErr.Code, "57P"), pgErr.Code == "25P03",
+			pgErr.Code == "0A000" && strings.Contains(pgErr.Message, "cached plan must not change result type"):
 			// serialization failure, deadlock, lock not available, statement
 			// timeout, connection, resources (53300: too many connections),
-			// shutdown (57P01: a restart), idle-in-tx timeout: nothing was
+			// shutdown (57P01: a restart), idle-in-tx timeout, a prepared
+			// statement whose result type a migration changed (pgx drops it
+			// on this error and prepares it again next time): nothing was
 			// committed, trying again can work.
 			return unavailableBecause(cause)
 		}

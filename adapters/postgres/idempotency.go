@@ -138,8 +138,8 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 
 // readOrClaim runs readOrClaimIdempotency. In a transaction of ours it
 // goes to pgx as readOrClaimPrepared, its arguments as parameters (the
-// uuids as [16]byte, which pgx encodes at once); anywhere else through
-// bun, its arguments written into the text.
+// uuids as pgxUUID); on any other IDB (newTx is only ever given a bun.Tx)
+// through bun, its arguments written into the text.
 func (s *IdempotencyStore) readOrClaim(ctx context.Context, sc domain.IdempotencyScope, now *time.Time,
 	keyID string, fingerprint []byte, expires *time.Time,
 ) (claimRow, error) {
@@ -151,7 +151,7 @@ func (s *IdempotencyStore) readOrClaim(ctx context.Context, sc domain.Idempotenc
 		err := s.db.NewRaw(readOrClaimIdempotency, args...).Scan(ctx, &row)
 		return row, err
 	}
-	ws, user, key := [16]byte(sc.WorkspaceID), [16]byte(sc.UserID), [16]byte(sc.Key)
+	ws, user, key := pgxUUID(sc.WorkspaceID), pgxUUID(sc.UserID), pgxUUID(sc.Key)
 	var status, storedKeyID *string
 	var expired *bool
 	err := tx.Tx.QueryRowContext(ctx, readOrClaimPrepared,

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/internal/pgtest"
@@ -210,5 +212,79 @@ func TestClaimIsPreparedOncePerConnection(t *testing.T) {
 	}
 	if prepared != 1 {
 		t.Fatalf("the connection holds %d prepared claim statements; want 1", prepared)
+	}
+}
+
+// A migration that changes the type of a column the prepared claim
+// returns makes PostgreSQL refuse the cached statement once per
+// connection ("cached plan must not change result type"): that claim is
+// UNAVAILABLE, so the client retries with its key, and the next one, on
+// the same connection, prepares the statement again and succeeds.
+func TestAClaimPreparedBeforeAMigrationIsRetriedNotAnInternalError(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	pool, err := postgres.OpenPool(ctx, db.AppDSN, postgres.Pool{MaxConns: 1, MaxIdle: 1, AcquireTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pool.Close() })
+	uow := postgres.NewUnitOfWork(pool)
+	ws := newID(t)
+	fresh := func() domain.IdempotencyRecord {
+		return domain.IdempotencyRecord{
+			Scope: scopeFor(ws), FingerprintKeyID: "k1", Fingerprint: []byte("fp"),
+			CreatedAt: time.Now(), ExpiresAt: time.Now().Add(48 * time.Hour),
+		}
+	}
+	if _, err := claimOnce(uow, fresh()); err != nil {
+		t.Fatalf("claim before the migration: %v", err)
+	}
+	if _, err := db.Owner.ExecContext(ctx, `ALTER TABLE idempotency_requests ALTER COLUMN response_status TYPE bigint`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = claimOnce(uow, fresh())
+	if err != nil && !domain.IsCode(err, domain.CodeUnavailable) {
+		t.Fatalf("claim on the stale statement: %v; want UNAVAILABLE (or success)", err)
+	}
+	if _, err := claimOnce(uow, fresh()); err != nil {
+		t.Fatalf("claim after the statement was prepared again: %v", err)
+	}
+}
+
+// The statements sent with parameters (the idempotency claim, the outbox
+// claim and mark) work in every exec mode pgx offers, including the two
+// that do not describe a statement first, as behind a transaction-pooling
+// PgBouncer (default_query_exec_mode=exec or simple_protocol).
+func TestParameterisedStatementsWorkInEveryExecMode(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	for _, mode := range []string{"cache_statement", "cache_describe", "describe_exec", "exec", "simple_protocol"} {
+		t.Run(mode, func(t *testing.T) {
+			pool, err := postgres.OpenPool(ctx, db.AppDSN+"&default_query_exec_mode="+mode,
+				postgres.Pool{MaxConns: 2, MaxIdle: 2, AcquireTimeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = pool.Close() })
+			uow := postgres.NewUnitOfWork(pool)
+			ws := seedWorkspace(t, uow, t0.Add(48*time.Hour))
+			rec := domain.IdempotencyRecord{
+				Scope: scopeFor(ws), FingerprintKeyID: "k1", Fingerprint: []byte("fp"),
+				CreatedAt: time.Now(), ExpiresAt: time.Now().Add(48 * time.Hour),
+			}
+			if existing, err := claimOnce(uow, rec); err != nil || existing != nil {
+				t.Fatalf("idempotency claim: %+v, %v", existing, err)
+			}
+			claims := postgres.NewOutboxClaims(uow)
+			claim, err := claims.ClaimDue(ctx, ws, "owner", t0.Add(time.Hour), time.Minute, 100, 10)
+			if err != nil || len(claim.Events) != 1 {
+				t.Fatalf("outbox claim: %+v, %v", claim, err)
+			}
+			if n, err := claims.MarkDispatched(ctx, ws, "owner", []uuid.UUID{claim.Events[0].ID}, t0.Add(time.Hour)); err != nil || n != 1 {
+				t.Fatalf("outbox mark: %d, %v", n, err)
+			}
+		})
 	}
 }
