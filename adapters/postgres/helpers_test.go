@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain"
@@ -142,4 +143,25 @@ func seedScenarios(ctx context.Context, tx ports.Tx, ws, store, op uuid.UUID) er
 	}
 	_, err := tx.AITasks().Bill(ctx, domain.BillingRecord{WorkspaceID: ws, TaskID: aiTask.ID, Units: 1, CreatedAt: t0})
 	return err
+}
+
+// openPool opens a pool of OpenPool (the pipelined connections) on dsn
+// with at most conns connections, closed when t ends; with one, whatever a
+// call leaves on the connection, the next one sees.
+func openPool(t *testing.T, dsn string, conns int) *bun.DB {
+	t.Helper()
+	pool, err := postgres.OpenPool(context.Background(), dsn, postgres.Pool{MaxConns: conns, MaxIdle: conns, AcquireTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pool.Close() })
+	return pool
+}
+
+// freshRecord is a new idempotency record of workspace ws, expiring in 48 h.
+func freshRecord(ws uuid.UUID) domain.IdempotencyRecord {
+	return domain.IdempotencyRecord{
+		Scope: scopeFor(ws), FingerprintKeyID: "k1", Fingerprint: []byte("fp"),
+		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(48 * time.Hour),
+	}
 }

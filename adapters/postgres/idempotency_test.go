@@ -187,19 +187,11 @@ func TestClaimIsPreparedOncePerConnection(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	ctx := context.Background()
-	pool, err := postgres.OpenPool(ctx, db.AppDSN, postgres.Pool{MaxConns: 1, MaxIdle: 1, AcquireTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pool.Close() })
+	pool := openPool(t, db.AppDSN, 1)
 	uow := postgres.NewUnitOfWork(pool)
 	ws := newID(t)
 	for range 3 {
-		rec := domain.IdempotencyRecord{
-			Scope: scopeFor(ws), FingerprintKeyID: "k1", Fingerprint: []byte("fp"),
-			CreatedAt: time.Now(), ExpiresAt: time.Now().Add(48 * time.Hour),
-		}
-		existing, err := claimOnce(uow, rec)
+		existing, err := claimOnce(uow, freshRecord(ws))
 		if err != nil || existing != nil {
 			t.Fatalf("claim of a fresh key: %+v, %v", existing, err)
 		}
@@ -224,30 +216,20 @@ func TestAClaimPreparedBeforeAMigrationIsRetriedNotAnInternalError(t *testing.T)
 	t.Parallel()
 	db := pgtest.New(t)
 	ctx := context.Background()
-	pool, err := postgres.OpenPool(ctx, db.AppDSN, postgres.Pool{MaxConns: 1, MaxIdle: 1, AcquireTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pool.Close() })
+	pool := openPool(t, db.AppDSN, 1)
 	uow := postgres.NewUnitOfWork(pool)
 	ws := newID(t)
-	fresh := func() domain.IdempotencyRecord {
-		return domain.IdempotencyRecord{
-			Scope: scopeFor(ws), FingerprintKeyID: "k1", Fingerprint: []byte("fp"),
-			CreatedAt: time.Now(), ExpiresAt: time.Now().Add(48 * time.Hour),
-		}
-	}
-	if _, err := claimOnce(uow, fresh()); err != nil {
+	if _, err := claimOnce(uow, freshRecord(ws)); err != nil {
 		t.Fatalf("claim before the migration: %v", err)
 	}
 	if _, err := db.Owner.ExecContext(ctx, `ALTER TABLE idempotency_requests ALTER COLUMN response_status TYPE bigint`); err != nil {
 		t.Fatal(err)
 	}
-	_, err = claimOnce(uow, fresh())
+	_, err := claimOnce(uow, freshRecord(ws))
 	if err != nil && !domain.IsCode(err, domain.CodeUnavailable) {
 		t.Fatalf("claim on the stale statement: %v; want UNAVAILABLE (or success)", err)
 	}
-	if _, err := claimOnce(uow, fresh()); err != nil {
+	if _, err := claimOnce(uow, freshRecord(ws)); err != nil {
 		t.Fatalf("claim after the statement was prepared again: %v", err)
 	}
 }
@@ -262,19 +244,9 @@ func TestParameterisedStatementsWorkInEveryExecMode(t *testing.T) {
 	ctx := context.Background()
 	for _, mode := range []string{"cache_statement", "cache_describe", "describe_exec", "exec", "simple_protocol"} {
 		t.Run(mode, func(t *testing.T) {
-			pool, err := postgres.OpenPool(ctx, db.AppDSN+"&default_query_exec_mode="+mode,
-				postgres.Pool{MaxConns: 2, MaxIdle: 2, AcquireTimeout: 10 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = pool.Close() })
-			uow := postgres.NewUnitOfWork(pool)
+			uow := postgres.NewUnitOfWork(openPool(t, db.AppDSN+"&default_query_exec_mode="+mode, 2))
 			ws := seedWorkspace(t, uow, t0.Add(48*time.Hour))
-			rec := domain.IdempotencyRecord{
-				Scope: scopeFor(ws), FingerprintKeyID: "k1", Fingerprint: []byte("fp"),
-				CreatedAt: time.Now(), ExpiresAt: time.Now().Add(48 * time.Hour),
-			}
-			if existing, err := claimOnce(uow, rec); err != nil || existing != nil {
+			if existing, err := claimOnce(uow, freshRecord(ws)); err != nil || existing != nil {
 				t.Fatalf("idempotency claim: %+v, %v", existing, err)
 			}
 			claims := postgres.NewOutboxClaims(uow)

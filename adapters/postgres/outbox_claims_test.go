@@ -22,11 +22,7 @@ func TestOutboxClaimsAreScopedToTheirWorkspaceAndLeaveNoContextBehind(t *testing
 	db := pgtest.New(t)
 	ctx := context.Background()
 	// One connection: whatever a call leaves on it, the next one sees.
-	pool, err := postgres.OpenPool(ctx, db.AppDSN, postgres.Pool{MaxConns: 1, MaxIdle: 1, AcquireTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pool.Close() })
+	pool := openPool(t, db.AppDSN, 1)
 	uow := postgres.NewUnitOfWork(pool)
 	claims := postgres.NewOutboxClaims(uow)
 
