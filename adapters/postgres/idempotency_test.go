@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -181,8 +182,11 @@ func TestDiscoveryReturnsWorkspaceIdsOnly(t *testing.T) {
 
 // The claim of a fresh key goes to PostgreSQL as one prepared statement
 // (its arguments as parameters, the text the same for every key), so it is
-// planned once per connection rather than on every request: after claims
-// of three keys the connection holds it prepared, once.
+// parsed once per connection rather than on every request: after 30 keys
+// claimed and completed the connection holds it prepared, once. It is
+// planned for each execution's arguments, never with a generic plan: made
+// on a small table, a generic plan reads the workspace through the expiry
+// index (the application role's plan_cache_mode, set by Bootstrap).
 func TestClaimIsPreparedOncePerConnection(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
@@ -190,20 +194,31 @@ func TestClaimIsPreparedOncePerConnection(t *testing.T) {
 	pool := openPool(t, db.AppDSN, 1)
 	uow := postgres.NewUnitOfWork(pool)
 	ws := newID(t)
-	for range 3 {
-		existing, err := claimOnce(uow, freshRecord(ws))
-		if err != nil || existing != nil {
-			t.Fatalf("claim of a fresh key: %+v, %v", existing, err)
+	const claims = 30
+	for range claims {
+		rec := freshRecord(ws)
+		err := uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+			if existing, err := tx.Idempotency().Claim(ctx, rec); err != nil || existing != nil {
+				return fmt.Errorf("claim of a fresh key: %+v, %w", existing, err)
+			}
+			return tx.Idempotency().Complete(ctx, rec.Scope, domain.SavedResponse{Status: 201, Body: []byte(`{}`)}, t0)
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
-	var prepared int
+	var prepared, generic, custom int
 	if err := pool.QueryRowContext(ctx,
-		`SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%WITH found AS%pg_try_advisory_xact_lock%'`,
-	).Scan(&prepared); err != nil {
+		`SELECT count(*), coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0)
+		   FROM pg_prepared_statements WHERE statement LIKE '%WITH found AS%pg_try_advisory_xact_lock%'`,
+	).Scan(&prepared, &generic, &custom); err != nil {
 		t.Fatal(err)
 	}
 	if prepared != 1 {
 		t.Fatalf("the connection holds %d prepared claim statements; want 1", prepared)
+	}
+	if generic != 0 || custom != claims {
+		t.Fatalf("the claim ran with %d generic and %d custom plans; want 0 and %d", generic, custom, claims)
 	}
 }
 
