@@ -18,7 +18,9 @@ import (
 // IdempotencyStore implements ports.IdempotencyStore for one transaction.
 // The statements and why they are shaped so are in idempotency_sql.go.
 type IdempotencyStore struct {
-	db        bun.IDB
+	// db is the transaction: the claim goes to its *sql.Tx with parameters
+	// (readOrClaim), everything else through bun.
+	db        bun.Tx
 	workspace uuid.UUID
 	// claimed holds the scopes this transaction claimed, so Complete can
 	// refuse a scope it does not hold.
@@ -64,8 +66,8 @@ type idempotencyRow struct {
 // taken (NULL when it was not tried) and whether our row was inserted.
 type claimRow struct {
 	idempotencyRow
-	Locked   *bool `bun:"locked"`
-	Inserted *bool `bun:"inserted"`
+	Locked   *bool
+	Inserted *bool
 }
 
 // Claim implements ports.IdempotencyStore. The order of its statements,
@@ -136,31 +138,22 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 	return nil, nil
 }
 
-// readOrClaim runs readOrClaimIdempotency. In a transaction of ours it
-// goes to pgx as readOrClaimPrepared, its arguments as parameters (the
-// uuids as pgxUUID); on any other IDB (newTx is only ever given a bun.Tx)
-// through bun, its arguments written into the text.
+// readOrClaim runs readOrClaimPrepared on the transaction's *sql.Tx, its
+// arguments as parameters (the uuids as pgxUUID), not through bun, which
+// would write them into the text.
 func (s *IdempotencyStore) readOrClaim(ctx context.Context, sc domain.IdempotencyScope, now *time.Time,
 	keyID string, fingerprint []byte, expires *time.Time,
 ) (claimRow, error) {
 	var row claimRow
-	tx, ok := s.db.(bun.Tx)
-	if !ok {
-		args := []any{now, sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key, scopeLockKey(sc),
-			sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key, keyID, fingerprint, now, expires}
-		err := s.db.NewRaw(readOrClaimIdempotency, args...).Scan(ctx, &row)
-		return row, err
-	}
 	ws, user, key := pgxUUID(sc.WorkspaceID), pgxUUID(sc.UserID), pgxUUID(sc.Key)
 	var status, storedKeyID *string
 	var expired *bool
-	err := tx.Tx.QueryRowContext(ctx, readOrClaimPrepared,
+	err := s.db.Tx.QueryRowContext(ctx, readOrClaimPrepared,
 		now, ws, user, sc.Method, sc.Path, key, scopeLockKey(sc),
 		ws, user, sc.Method, sc.Path, key, keyID, fingerprint, now, expires,
 	).Scan(&status, &storedKeyID, &row.Fingerprint, &row.ResponseStatus, &row.ResponseHeaders, &row.ResponseBody,
 		&row.CreatedAt, &row.CompletedAt, &row.ExpiresAt, &expired, &row.Locked, &row.Inserted)
-	// The columns of a record that is not there are NULL: zero values, as
-	// bun scans them.
+	// The columns of a record that is not there are NULL: zero values.
 	row.Status, row.FingerprintKeyID = strVal(status), strVal(storedKeyID)
 	row.Expired = expired != nil && *expired
 	return row, err

@@ -99,8 +99,8 @@ const claimIdempotencyScope = `SELECT pg_try_advisory_xact_lock(hashtextextended
 //
 // Arguments: selectIdempotency's (now and the scope), the lock key, then
 // insertIdempotency's. The casts in the INSERT's select list give those
-// arguments their types when they are sent as parameters
-// (readOrClaimPrepared); as bun's quoted literals they change nothing.
+// arguments their types: they are sent as parameters (readOrClaimPrepared),
+// and a parameter in a select list has none of its own.
 const readOrClaimIdempotency = `
 WITH found AS (` + selectIdempotency + `),
 claim AS (

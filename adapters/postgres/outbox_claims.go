@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,33 +45,6 @@ var (
 	markDispatchedPgx = pgxPlaceholders(markDispatched)
 	setWorkspacePgx   = `SELECT set_config('app.workspace_id', $1, true)`
 )
-
-var bunPositional = regexp.MustCompile(`\?(\d+)`)
-
-// numberedPlaceholders turns bun's ? placeholders, in order, into $1,
-// $2...: for a statement whose text has no other question mark (no jsonb
-// ? operator, none in a literal).
-func numberedPlaceholders(query string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r != '?' {
-			b.WriteRune(r)
-			continue
-		}
-		n++
-		b.WriteString("$" + strconv.Itoa(n))
-	}
-	return b.String()
-}
-
-// pgxPlaceholders turns bun's positional ?N (from 0) into $N+1.
-func pgxPlaceholders(query string) string {
-	return bunPositional.ReplaceAllStringFunc(query, func(m string) string {
-		n, _ := strconv.Atoi(m[1:])
-		return "$" + strconv.Itoa(n+1)
-	})
-}
 
 // ClaimDue implements ports.OutboxClaims.
 func (c *OutboxClaims) ClaimDue(ctx context.Context, workspace uuid.UUID, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (ports.Claim, error) {

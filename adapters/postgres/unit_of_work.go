@@ -159,7 +159,7 @@ type Tx struct {
 
 var _ ports.Tx = (*Tx)(nil)
 
-func newTx(db bun.IDB, workspace uuid.UUID) *Tx {
+func newTx(db bun.Tx, workspace uuid.UUID) *Tx {
 	return &Tx{
 		workspaces:   &WorkspaceRepository{db: db, workspace: workspace},
 		members:      &MemberRepository{db: db, workspace: workspace},
