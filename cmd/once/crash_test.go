@@ -74,10 +74,6 @@ func TestSimCrashWorkersAndSimulatorExactlyOnce(t *testing.T) {
 	r.waitFinal(tasks, 2*time.Minute)
 	w.kill()
 
-	// The jobs arrive while the workers crash.
-	started := make(chan []task, 1)
-	go func() { started <- r.startJobs(stores) }()
-
 	// Each worker is killed once it has reached the simulator: at a random
 	// moment after that, or while one of its calls of a kind with side
 	// effects is held, before or after the simulator acted.
@@ -87,13 +83,23 @@ func TestSimCrashWorkersAndSimulatorExactlyOnce(t *testing.T) {
 		{Kind: simhttp.KindVerify, Action: simhttp.ActionHold},
 		{Kind: simhttp.KindListing, Action: simhttp.ActionHoldAfter},
 	}
+	// The jobs arrive while the workers crash. One job of each held kind
+	// is kept back and started only once its hold is set, so the held call
+	// comes however fast the others were done.
+	starts := r.jobStarts(stores)
+	spares := make([]jobStart, len(holds))
+	for i, h := range holds {
+		spares[i] = takeStart(&starts, h.Kind)
+	}
+	started := make(chan []task, 1)
+	go func() { started <- runStarts(starts) }()
 	// Twice, the simulator is killed too, under the working worker, and
 	// started again on the same ledger.
 	const kills = 8
 	for i := range kills {
 		w := r.work()
 		if i%2 == 1 {
-			r.killDuringHold(w, holds[i/2])
+			tasks = append(tasks, r.killDuringHold(w, holds[i/2], spares[i/2]))
 			continue
 		}
 		r.waitCalls()
@@ -145,13 +151,15 @@ func newCrashRun(t *testing.T) *crashRun {
 
 func (r *crashRun) work() *process { return startOnce(r.t, r.env, "work") }
 
-// killDuringHold holds the next external call that fault names, kills
-// the worker that made it while it waits, then lets the simulator finish
-// the call for nobody.
-func (r *crashRun) killDuringHold(w *process, fault simhttp.Fault) {
+// killDuringHold holds the next external call that fault names, starts
+// spare (a job that makes such a call), kills the worker that made the
+// held call while it waits, then lets the simulator finish the call for
+// nobody. It returns spare's task.
+func (r *crashRun) killDuringHold(w *process, fault simhttp.Fault, spare jobStart) task {
 	t := r.t
 	ctx := context.Background()
 	require.NoError(t, r.admin.Inject(ctx, fault))
+	started := spare.start()
 	var held []simhttp.HeldCall
 	require.Eventually(t, func() bool {
 		var err error
@@ -163,6 +171,7 @@ func (r *crashRun) killDuringHold(w *process, fault simhttp.Fault) {
 	t.Logf("killed during %s of %s %s", fault.Action, held[0].Kind, held[0].Token)
 	_, err := r.admin.Release(ctx)
 	require.NoError(t, err)
+	return started
 }
 
 // waitCalls waits until the simulator's ledger grows: a worker is calling.
@@ -204,7 +213,7 @@ func (r *crashRun) start(path string, body any) (id, op uuid.UUID) {
 // startJobs starts 500 jobs: 100 store verifications, 100 publications,
 // 50 catalog syncs, 150 AI tasks and 100 material transfers, from four
 // clients at once.
-func (r *crashRun) startJobs(stores []uuid.UUID) []task {
+func (r *crashRun) jobStarts(stores []uuid.UUID) []jobStart {
 	t := r.t
 	products := make([]uuid.UUID, 100)
 	for i := range products {
@@ -216,42 +225,63 @@ func (r *crashRun) startJobs(stores []uuid.UUID) []task {
 		res.JSON(t, &p)
 		products[i] = p.ID
 	}
-	var starts []func() task
+	var starts []jobStart
 	for i := range 100 {
-		starts = append(starts, func() task {
+		starts = append(starts, jobStart{simhttp.KindVerify, func() task {
 			_, op := r.start("/v1/stores", r.storeBody(fmt.Sprintf("new-%d", i)))
 			return task{op: op, kind: simhttp.KindVerify, token: op.String()}
-		}, func() task {
+		}}, jobStart{simhttp.KindListing, func() task {
 			pub, op := r.start("/v1/products/"+products[i].String()+"/publications", map[string]any{"store_id": stores[i%len(stores)]})
 			return task{op: op, kind: simhttp.KindListing, token: pub.String()}
-		}, func() task {
+		}}, jobStart{simhttp.KindFetch, func() task {
 			source := fmt.Sprintf("https://supplier.example/crash/%d.png", i)
 			_, op := r.start("/v1/material-transfers", map[string]any{"source_urls": []string{source}})
 			return task{op: op, kind: simhttp.KindFetch, subject: source}
-		})
+		}})
 		for k := range 1 + i%2 { // 150 AI tasks: one or two per product
 			aiKind := []string{"text", "category", "image"}[(i+k)%3]
-			starts = append(starts, func() task {
+			starts = append(starts, jobStart{simhttp.KindGenerate, func() task {
 				id, op := r.start("/v1/ai-tasks", map[string]any{"product_id": products[i], "kind": aiKind})
 				return task{op: op, kind: simhttp.KindGenerate, token: id.String()}
-			})
+			}})
 		}
 	}
 	for i := range 50 {
-		starts = append(starts, func() task {
+		starts = append(starts, jobStart{simhttp.KindCatalog, func() task {
 			_, op := r.start("/v1/stores/"+stores[i].String()+"/syncs", nil)
 			return task{op: op, kind: simhttp.KindCatalog, subject: r.shopOf(stores[i])}
-		})
+		}})
 	}
 	rand.Shuffle(len(starts), func(i, j int) { starts[i], starts[j] = starts[j], starts[i] })
+	return starts
+}
 
+// jobStart starts one job whose external calls are of kind.
+type jobStart struct {
+	kind  simhttp.Kind
+	start func() task
+}
+
+// takeStart removes the first start of kind from starts and returns it.
+func takeStart(starts *[]jobStart, kind simhttp.Kind) jobStart {
+	for i, s := range *starts {
+		if s.kind == kind {
+			*starts = append((*starts)[:i], (*starts)[i+1:]...)
+			return s
+		}
+	}
+	panic("no job of kind " + string(kind))
+}
+
+// runStarts starts the jobs four at a time and returns their tasks.
+func runStarts(starts []jobStart) []task {
 	out := make([]task, len(starts))
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range 4 {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = starts[i]()
+				out[i] = starts[i].start()
 			}
 		})
 	}
