@@ -15,6 +15,7 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/adapters/prometheus"
+	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain"
 	schema "github.com/oncehq/once/sql"
 )
@@ -122,12 +123,15 @@ type check struct {
 type readinessIn struct {
 	fx.In
 	Config Config
-	DB     *bun.DB `optional:"true"`
+	DB     *bun.DB       `optional:"true"`
+	Worker *queue.Worker `optional:"true"`
 }
 
 // newReadiness answers /readyz: 200 when the database answers, every
-// migration this binary embeds is applied and the broker (for a process
-// that runs a Dispatcher or workers) answers; otherwise 503. The body names
+// migration this binary embeds is applied, the broker (for a process that
+// runs a Dispatcher or workers) answers and, in a process with workers,
+// every subscription is consuming (not while they are still being made at
+// start-up); otherwise 503. The body names
 // every check and, for a failed one, why, sanitized: it is for operators'
 // probes and dashboards, not for the secrets in a connection string.
 func newReadiness(in readinessIn) OpsRoute {
@@ -150,6 +154,14 @@ func newReadiness(in readinessIn) OpsRoute {
 	if in.Config.Dispatcher || in.Config.Worker {
 		cfg := in.Config
 		checks = append(checks, check{"broker", func(ctx context.Context) error { return CheckBroker(ctx, cfg) }})
+	}
+	if w := in.Worker; w != nil {
+		checks = append(checks, check{"subscriptions", func(context.Context) error {
+			if !w.Consuming() {
+				return domain.Errorf(domain.CodeUnavailable, "the workers are not consuming yet")
+			}
+			return nil
+		}})
 	}
 	return OpsRoute{Pattern: "GET /readyz", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		results := runChecks(r.Context(), checks)

@@ -180,6 +180,23 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
+// Consuming reports whether every subscription is running and the worker
+// has not stopped: false while Run is still subscribing, after a failed
+// start and after Close.
+func (w *Worker) Consuming() bool {
+	select {
+	case <-w.stopped:
+		return false
+	default:
+	}
+	select {
+	case <-w.router.Running():
+		return true
+	default:
+		return false
+	}
+}
+
 // Close stops consuming and waits, up to CloseTimeout, for the handlers
 // that are running. Their messages' contexts end; a message interrupted so
 // is not given up on but left for the broker to deliver again. Close is

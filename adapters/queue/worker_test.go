@@ -31,14 +31,23 @@ func newWorker(t *testing.T) (*queue.Worker, func() error) {
 func TestWorkerLifecycle(t *testing.T) {
 	w, closeBroker := newWorker(t)
 	defer closeBroker()
+	if w.Consuming() {
+		t.Error("consuming before Run")
+	}
 	if err := w.Run(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	if !w.Consuming() {
+		t.Error("not consuming once Run returned")
 	}
 	if err := w.Run(context.Background()); err == nil {
 		t.Error("second Run succeeded")
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if w.Consuming() {
+		t.Error("consuming after Close")
 	}
 	if err := w.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
@@ -86,6 +95,9 @@ func TestWorkerRunFailsWhenSubscribeFails(t *testing.T) {
 	}
 	if err := w.Run(context.Background()); err == nil {
 		t.Fatal("Run succeeded on a closed subscriber")
+	}
+	if w.Consuming() {
+		t.Error("consuming after a failed start")
 	}
 	_ = w.Close()
 }

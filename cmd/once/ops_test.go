@@ -71,6 +71,15 @@ func newOpsWorld(t *testing.T, queue, brokerAddr string, extra ...string) *opsWo
 		waitHealthy(t, w.procs[command], ops+"/healthz")
 	}
 	waitHealthy(t, w.procs["serve"], w.api+"/healthz")
+	// Healthy is listening; ready is started: the workers consume every
+	// topic (a worker answers its first job while it still subscribes the
+	// others, and a broker lost then is a failed start, which exits).
+	for command := range w.ops {
+		apitest.Eventually(t, 30*time.Second, command+" ready", func() bool {
+			status, _ := w.ready(command)
+			return status == http.StatusOK
+		})
+	}
 	return w
 }
 
@@ -185,7 +194,7 @@ func TestOpsListenersOfServeDispatchAndWork(t *testing.T) {
 	for command, checks := range map[string][]string{
 		"serve":    {"database", "migrations"},
 		"dispatch": {"database", "migrations", "broker"},
-		"work":     {"database", "migrations", "broker"},
+		"work":     {"database", "migrations", "broker", "subscriptions"},
 	} {
 		status, r := w.ready(command)
 		require.Equal(t, http.StatusOK, status, "%s: %+v", command, r)
