@@ -17,8 +17,10 @@ test: services
 services:
 	bash scripts/services.sh
 
+## build: the service (bin/once) and the benchmarks (bin/once-bench, which runs bin/once)
 build:
 	$(GO) build -o bin/once ./cmd/once
+	$(GO) build -o bin/once-bench ./bench
 
 ## openapi: regenerate the committed OpenAPI documents from the code
 openapi:
@@ -80,23 +82,23 @@ fmt-check:
 ## bench-drain: a preloaded backlog drained by 1 and 3 Dispatcher processes to Redis and AMQP, beside the raw claim+mark limit (prints a table)
 ##   e.g. make bench-drain DRAIN_ARGS='--events 1000000 --queues redis --dispatchers 1 --clients ""'
 bench-drain: services build
-	bin/once bench drain $(DRAIN_ARGS)
+	bin/once-bench drain $(DRAIN_ARGS)
 
 ## bench-steady: commit-to-publish p50/p99/max at 2,000 events/s, producers in a process of their own, 1 and 3 Dispatchers (prints a table)
 bench-steady: services build
-	bin/once bench steady $(STEADY_ARGS)
+	bin/once-bench steady $(STEADY_ARGS)
 
 ## bench-peers: once (one Dispatcher), River and the watermill-sql Forwarder drain the same backlog to Redis Streams, interleaved; prints the ratios
 ##   bench/peers is a module of its own, so the product does not depend on the peers; a quick run: make bench-peers PEERS_ARGS='--events 20000'
 bench-peers: services build
-	cd bench/peers && $(GO) run . --once ../../bin/once $(PEERS_ARGS)
+	cd bench/peers && $(GO) run . --once ../../bin/once-bench $(PEERS_ARGS)
 
 ## bench-storm: retry storm, completed-key replays, broker outage, PostgreSQL restart against issue 7's targets (prints a table)
 ##   a quick run: make bench-storm STORM_ARGS='--outage 30s'
 bench-storm: services build
-	bin/once bench storm $(STORM_ARGS)
+	bin/once-bench storm $(STORM_ARGS)
 
 ## bench-http: plain vs idempotent creates and replays over HTTP beside pgbench, at 1, 4 and 16 connections (prints a table)
 ##   a quick run: make bench-http HTTP_ARGS='--repetitions 1 --duration 2s'
 bench-http: build
-	bin/once bench http $(HTTP_ARGS)
+	bin/once-bench http $(HTTP_ARGS)

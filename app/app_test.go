@@ -10,7 +10,7 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/oncehq/once/app"
-	"github.com/oncehq/once/internal/apitest"
+	"github.com/oncehq/once/testsupport/apitest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

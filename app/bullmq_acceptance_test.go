@@ -19,10 +19,10 @@ import (
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/internal/apitest"
-	"github.com/oncehq/once/internal/bullmqtest"
-	"github.com/oncehq/once/internal/pgtest"
-	"github.com/oncehq/once/internal/testkit"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/bullmqtest"
+	"github.com/oncehq/once/testsupport/pgtest"
+	"github.com/oncehq/once/testsupport/testkit"
 	"github.com/oncehq/once/ports"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/oncehq/once/adapters/aesgcm"
-	"github.com/oncehq/once/adapters/simhttp"
+	"github.com/oncehq/once/adapters/simulator/simhttp"
 
 	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/idempotency"

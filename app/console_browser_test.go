@@ -15,9 +15,9 @@ import (
 
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/internal/apitest"
-	"github.com/oncehq/once/internal/pgtest"
-	"github.com/oncehq/once/internal/testkit"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/pgtest"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 const consoleToken = "console-test-operator-token-0123456789abcdef"

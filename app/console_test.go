@@ -14,8 +14,8 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/oncehq/once/app"
-	"github.com/oncehq/once/internal/apitest"
-	"github.com/oncehq/once/internal/testkit"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 // opsRoutes collects the routes provided for the ops listener.

@@ -22,9 +22,9 @@ import (
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
-	"github.com/oncehq/once/internal/apitest"
-	"github.com/oncehq/once/internal/faultproxy"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/faultproxy"
+	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/ports"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain/dispatch"
-	"github.com/oncehq/once/internal/apitest"
+	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/ports"
 )
 

@@ -3,10 +3,10 @@ package app
 import (
 	"go.uber.org/fx"
 
-	"github.com/oncehq/once/adapters/aisim"
-	"github.com/oncehq/once/adapters/materialsim"
-	"github.com/oncehq/once/adapters/platformsim"
-	"github.com/oncehq/once/adapters/simhttp"
+	"github.com/oncehq/once/adapters/simulator/aisim"
+	"github.com/oncehq/once/adapters/simulator/materialsim"
+	"github.com/oncehq/once/adapters/simulator/platformsim"
+	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/ports"
 )
 

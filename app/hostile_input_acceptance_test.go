@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/internal/apitest"
+	"github.com/oncehq/once/testsupport/apitest"
 )
 
 // hostileServer runs the memory configuration with the Dispatcher and the

@@ -19,7 +19,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/idempotency"
-	"github.com/oncehq/once/internal/apitest"
+	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/ports"
 )
 

@@ -15,11 +15,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
 
-	"github.com/oncehq/once/adapters/simhttp"
+	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/internal/apitest"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/ports"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/internal/testkit"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 // withStack prints a stack trace with %+v, as pkg/errors' errors do in the

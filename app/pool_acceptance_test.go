@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/internal/apitest"
-	"github.com/oncehq/once/internal/faultproxy"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/faultproxy"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // poolRole is a login role of its own for the service under test, so the

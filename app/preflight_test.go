@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/adapters/queue/queuetest"
+	"github.com/oncehq/once/testsupport/queuetest"
 )
 
 // The start-up check passes a broker that answers, and names the one that

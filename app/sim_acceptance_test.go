@@ -15,10 +15,10 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 
-	"github.com/oncehq/once/adapters/simhttp"
+	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/app"
-	"github.com/oncehq/once/internal/apitest"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/ports"
 )
 

@@ -18,8 +18,8 @@ import (
 
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/internal/apitest"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // One request that starts a job, with the service split as the README

@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/adapters/simhttp"
+	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/app"
-	"github.com/oncehq/once/internal/apitest"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // readmeWalkthrough returns the README's walkthrough script and what its

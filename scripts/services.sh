@@ -74,7 +74,7 @@ rabbitmq() {
 }
 
 # Node.js runs the stock BullMQ worker the BullMQ tests are judged by; the
-# tests install its pinned packages themselves (internal/bullmqtest).
+# tests install its pinned packages themselves (testsupport/bullmqtest).
 nodejs() {
   command -v node >/dev/null && command -v npm >/dev/null || install nodejs npm
   log "Node.js $(node --version) ready"

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/httpapi"
-	"github.com/oncehq/once/internal/apitest"
+	"github.com/oncehq/once/testsupport/apitest"
 )
 
 // TestAdminsManageMembers: an admin adds, lists and removes members; a

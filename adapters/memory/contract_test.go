@@ -3,7 +3,7 @@ package memory_test
 import (
 	"testing"
 
-	"github.com/oncehq/once/adapters/contract"
+	"github.com/oncehq/once/testsupport/contract"
 	"github.com/oncehq/once/adapters/memory"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/oncehq/once/adapters/postgres"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/pgtest"
 	schema "github.com/oncehq/once/sql"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/adapters/postgres"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // Every table that holds tenant rows must have row-level security enabled,

@@ -3,9 +3,9 @@ package postgres_test
 import (
 	"testing"
 
-	"github.com/oncehq/once/adapters/contract"
+	"github.com/oncehq/once/testsupport/contract"
 	"github.com/oncehq/once/adapters/postgres"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // The shared suite of the persistence ports, against PostgreSQL as the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/ports"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/postgres"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/pgtest"
 	schema "github.com/oncehq/once/sql"
 )
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/oncehq/once/adapters/postgres"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 func waitWake(t *testing.T, s *postgres.Signal, d time.Duration, what string) {

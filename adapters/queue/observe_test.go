@@ -12,7 +12,7 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/gochannel"
-	"github.com/oncehq/once/adapters/queue/queuetest"
+	"github.com/oncehq/once/testsupport/queuetest"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )

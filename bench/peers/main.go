@@ -3,9 +3,9 @@
 // and prints events/s per variant and the ratios of once to each peer as a
 // Markdown table. It is a module of its own so that the product does not
 // depend on River or watermill-sql; the Dispatcher is measured through the
-// once binary (`once bench drain --json`).
+// once binary (`once-bench drain --json`).
 //
-//	go run . --once ../../bin/once
+//	go run . --once ../../bin/once-bench
 package main
 
 import (
@@ -68,8 +68,8 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.Workspaces, "workspaces", 8, "workspaces the backlog is spread over")
 	fs.IntVar(&cfg.Reps, "reps", 3, "interleaved repetitions (once, river, watermill, once, ...)")
 	fs.StringVar(&variants, "variants", "once,river,watermill", "variants to run, in this order within a repetition")
-	fs.StringVar(&cfg.Once.Path, "once", "once", "the once binary (runs `once bench drain ... --json`)")
-	fs.StringVar(&onceArgs, "once-args", "", "extra arguments for `once bench drain`, space-separated")
+	fs.StringVar(&cfg.Once.Path, "once", "once-bench", "the once-bench binary (runs `once-bench drain ... --json`)")
+	fs.StringVar(&onceArgs, "once-args", "", "extra arguments for `once-bench drain`, space-separated")
 	fs.IntVar(&cfg.River.Workers, "river-workers", 200, "River MaxWorkers of the queue")
 	fs.DurationVar(&cfg.River.FetchCooldown, "river-fetch-cooldown", 10*time.Millisecond, "River FetchCooldown")
 	var riverConns int
@@ -115,7 +115,7 @@ func parseFlags(args []string) (config, error) {
 func (c config) label(variant string) string {
 	switch variant {
 	case "once":
-		return "once, one Dispatcher (`once bench drain`)"
+		return "once, one Dispatcher (`once-bench drain`)"
 	case "river":
 		return fmt.Sprintf("River %s, InsertManyTx'd jobs, worker XADDs, %d workers, FetchCooldown %s",
 			moduleVersion("github.com/riverqueue/river"), c.River.Workers, c.River.FetchCooldown)

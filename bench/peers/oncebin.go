@@ -13,7 +13,7 @@ import (
 	"strconv"
 )
 
-// onceLine is one line of `once bench drain --json`. Other variants (the
+// onceLine is one line of `once-bench drain --json`. Other variants (the
 // raw claim+mark limit, say) share the shape; only variant "once" is read.
 type onceLine struct {
 	Bench        string  `json:"bench"`
@@ -75,7 +75,7 @@ type onceBinary struct {
 }
 
 func (o onceBinary) args(prm params) []string {
-	return append([]string{"bench", "drain",
+	return append([]string{"drain",
 		"--events", strconv.Itoa(prm.Events),
 		"--workspaces", strconv.Itoa(prm.Workspaces),
 		"--dispatchers", "1",

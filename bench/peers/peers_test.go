@@ -79,12 +79,12 @@ func TestReportPrintsMediansAndRatios(t *testing.T) {
 	assert.Contains(t, out, "machine: 2 cores, go1.26, PostgreSQL 15, Redis 7")
 }
 
-// A stand-in for the once binary: checks the contract's arguments and
+// A stand-in for the once-bench binary: checks the contract's arguments and
 // prints progress plus the JSON line.
 func TestOnceBinaryRunsTheDrainBench(t *testing.T) {
-	script := filepath.Join(t.TempDir(), "once")
+	script := filepath.Join(t.TempDir(), "once-bench")
 	require.NoError(t, os.WriteFile(script, []byte(`#!/bin/sh
-[ "$*" = "bench drain --events 500 --workspaces 4 --dispatchers 1 --queues redis --reps 1 --json --batch 50" ] || { echo "args: $*" >&2; exit 3; }
+[ "$*" = "drain --events 500 --workspaces 4 --dispatchers 1 --queues redis --reps 1 --json --batch 50" ] || { echo "args: $*" >&2; exit 3; }
 echo "draining"
 echo '{"bench":"drain","variant":"once","queue":"redis","dispatchers":1,"rep":1,"events":500,"seconds":0.25,"events_per_sec":2000}'
 `), 0o755))
@@ -194,7 +194,7 @@ func TestDrainPeerCatchesADuplicateStandingInForALostEvent(t *testing.T) {
 }
 
 func TestParseFlagsDefaultsAreIssue9s(t *testing.T) {
-	cfg, err := parseFlags([]string{"--once", "/bin/once", "--once-args", "--batch 50"})
+	cfg, err := parseFlags([]string{"--once", "/bin/once-bench", "--once-args", "--batch 50"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"once", "river", "watermill"}, cfg.Variants)
 	assert.Equal(t, 100000, cfg.Events)
@@ -203,7 +203,7 @@ func TestParseFlagsDefaultsAreIssue9s(t *testing.T) {
 	assert.Equal(t, 200, cfg.River.Workers)
 	assert.Equal(t, 10*time.Millisecond, cfg.River.FetchCooldown)
 	assert.Equal(t, 100, cfg.Water.Batch)
-	assert.Equal(t, onceBinary{Path: "/bin/once", Args: []string{"--batch", "50"}}, cfg.Once)
+	assert.Equal(t, onceBinary{Path: "/bin/once-bench", Args: []string{"--batch", "50"}}, cfg.Once)
 
 	for _, bad := range [][]string{
 		{"--variants", "once,sidekiq"},

@@ -15,10 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
-	"github.com/oncehq/once/adapters/simhttp"
+	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/app"
-	"github.com/oncehq/once/internal/apitest"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // crashRun is the world of the crash test: the API and a Dispatcher in

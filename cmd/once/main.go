@@ -17,7 +17,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serveCmd(), dispatchCmd(), workCmd(), outboxCmd(), migrateCmd(), bootstrapCmd(), tokenCmd(), openapiCmd(), errorsCmd(), workspaceCmd(), benchCmd(), simCmd())
+	root.AddCommand(serveCmd(), dispatchCmd(), workCmd(), outboxCmd(), migrateCmd(), bootstrapCmd(), tokenCmd(), openapiCmd(), errorsCmd(), workspaceCmd(), simCmd())
 	if err := root.Execute(); err != nil {
 		if os.Getenv("ONCE_LOG_FORMAT") == "json" {
 			// Logs read by a machine: the last line is JSON too.

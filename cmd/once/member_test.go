@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // runCommand runs cmd with args and returns what it printed.

@@ -19,9 +19,9 @@ import (
 
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/internal/apitest"
-	"github.com/oncehq/once/internal/faultproxy"
-	"github.com/oncehq/once/internal/pgtest"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/faultproxy"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // opsWorld is the service split as the README recommends: `once serve`

@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/internal/testkit"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 // The subprocesses the tests start are the binary itself, built once per

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/adapters/platformsim"
+	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/ports"

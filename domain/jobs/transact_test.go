@@ -13,7 +13,7 @@ import (
 
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain/jobs"
-	"github.com/oncehq/once/internal/testkit"
+	"github.com/oncehq/once/testsupport/testkit"
 	"github.com/oncehq/once/ports"
 )
 

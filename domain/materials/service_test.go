@@ -16,7 +16,7 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/materials"
-	"github.com/oncehq/once/internal/testkit"
+	"github.com/oncehq/once/testsupport/testkit"
 	"github.com/oncehq/once/ports"
 )
 

@@ -18,7 +18,7 @@ import (
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/media"
-	"github.com/oncehq/once/internal/testkit"
+	"github.com/oncehq/once/testsupport/testkit"
 	"github.com/oncehq/once/ports"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/operator"
-	"github.com/oncehq/once/internal/testkit"
+	"github.com/oncehq/once/testsupport/testkit"
 	"github.com/oncehq/once/ports"
 )
 

@@ -11,12 +11,12 @@ import (
 
 	"github.com/oncehq/once/adapters/aesgcm"
 	"github.com/oncehq/once/adapters/memory"
-	"github.com/oncehq/once/adapters/platformsim"
+	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/domain/stores"
-	"github.com/oncehq/once/internal/testkit"
+	"github.com/oncehq/once/testsupport/testkit"
 	"github.com/oncehq/once/ports"
 )
 

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/internal/apitest"
-	"github.com/oncehq/once/internal/faultproxy"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/faultproxy"
 )
 
 // keyRecorder remembers the Idempotency-Key of every attempt that leaves

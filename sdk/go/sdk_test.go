@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/internal/apitest"
+	"github.com/oncehq/once/testsupport/apitest"
 )
 
 // pollTimeout bounds every wait for background work.

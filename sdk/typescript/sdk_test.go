@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oncehq/once/internal/apitest"
-	"github.com/oncehq/once/internal/faultproxy"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/faultproxy"
 )
 
 // TestTypeScriptSDK builds the SDK with tsc --strict and runs its tests

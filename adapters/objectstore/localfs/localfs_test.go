@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/objectstore/localfs"
-	"github.com/oncehq/once/adapters/objectstore/objectstoretest"
+	"github.com/oncehq/once/testsupport/objectstoretest"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )

@@ -7,7 +7,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/adapters/queue/queuetest"
+	"github.com/oncehq/once/testsupport/queuetest"
 )
 
 func wmNewPublisher(cfg wmamqp.Config, t *testing.T) (message.Publisher, error) {

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/queue/bullmq"
-	"github.com/oncehq/once/adapters/queue/queuetest"
+	"github.com/oncehq/once/testsupport/queuetest"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/internal/bullmqtest"
+	"github.com/oncehq/once/testsupport/bullmqtest"
 	"github.com/oncehq/once/ports"
 )
 

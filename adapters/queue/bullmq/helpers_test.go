@@ -15,8 +15,8 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/bullmq"
-	"github.com/oncehq/once/adapters/queue/queuetest"
-	"github.com/oncehq/once/internal/bullmqtest"
+	"github.com/oncehq/once/testsupport/queuetest"
+	"github.com/oncehq/once/testsupport/bullmqtest"
 	"github.com/oncehq/once/ports"
 )
 

@@ -16,7 +16,7 @@ import (
 // "bullmq:6.7.0"); once writes jobs only into queues whose recorded version
 // starts with VerifiedVersionPrefix, or that record none yet (a new queue,
 // or one only Workers have opened: they do not write the version).
-// VerifiedWith is the version the tests run (internal/bullmqtest/node).
+// VerifiedWith is the version the tests run (testsupport/bullmqtest/node).
 const (
 	VerifiedVersionPrefix = "bullmq:6."
 	VerifiedWith          = "6.7.0"

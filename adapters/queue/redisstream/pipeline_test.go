@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/oncehq/once/adapters/queue/queuetest"
+	"github.com/oncehq/once/testsupport/queuetest"
 	"github.com/oncehq/once/adapters/queue/redisstream"
 )
 

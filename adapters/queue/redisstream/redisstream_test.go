@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/adapters/queue/queuetest"
+	"github.com/oncehq/once/testsupport/queuetest"
 	"github.com/oncehq/once/adapters/queue/redisstream"
 	"github.com/oncehq/once/ports"
 )

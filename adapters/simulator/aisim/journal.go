@@ -1,0 +1,64 @@
+package aisim
+
+import (
+	"fmt"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// Charge is one request the Sim executed and billed: the token, the kind
+// it was for and the result it produced. A Journal keeps charges beyond
+// the process and Restore replays them, so a token charged before a
+// restart still gets its first result free.
+type Charge struct {
+	Token  string         `json:"token"`
+	Kind   domain.AIKind  `json:"kind"`
+	Result ports.AIResult `json:"result"`
+}
+
+// Journal keeps the Sim's charges beyond its process (adapters/simulator/simhttp
+// keeps them in a ledger file). Record is called with the Sim's lock held
+// and before the charge is visible to anyone: the Sim charges only once
+// Record returned nil, so an error leaves the token unexecuted and the
+// call fails with CodeUnavailable.
+type Journal interface {
+	Record(Charge) error
+}
+
+// WithJournal makes the Sim record every charge in j before it is made.
+func WithJournal(j Journal) Option { return func(s *Sim) { s.journal = j } }
+
+// Restore replays charges recorded by a Journal, in order, as if this Sim
+// had made them. It records nothing in the Journal. Call it before the
+// first call.
+func (s *Sim) Restore(charges []Charge) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, c := range charges {
+		if c.Token == "" || !c.Kind.Valid() {
+			return fmt.Errorf("charge %d: no token or an unknown kind %q", i, c.Kind)
+		}
+		s.applyLocked(c)
+	}
+	return nil
+}
+
+// performLocked makes c: recorded in the Journal first, then applied.
+// Call with mu held.
+func (s *Sim) performLocked(c Charge) error {
+	if s.journal != nil {
+		if err := s.journal.Record(c); err != nil {
+			return domain.Wrap(domain.CodeUnavailable, err, "the provider could not complete the call")
+		}
+	}
+	s.applyLocked(c)
+	return nil
+}
+
+// applyLocked records c as the token's first result. Call with mu held.
+func (s *Sim) applyLocked(c Charge) {
+	s.done[c.Token] = outcome{kind: c.Kind, result: cloneResult(c.Result)}
+	s.charges[c.Token]++
+	s.total++
+}

@@ -1,0 +1,326 @@
+package simhttp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/oncehq/once/adapters/simulator/aisim"
+	"github.com/oncehq/once/adapters/simulator/materialsim"
+	"github.com/oncehq/once/adapters/simulator/platformsim"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
+)
+
+// maxBody bounds the requests the server reads.
+const maxBody = 1 << 20
+
+// ServerOptions configure a Server.
+type ServerOptions struct {
+	// Latency is added to every call, before the system acts.
+	Latency time.Duration
+	// Logger gets one line per call (kind, token, status, fault); never a
+	// body or a credential. Nil discards.
+	Logger *slog.Logger
+}
+
+// Server serves the simulated platform, AI provider and material source
+// over HTTP, with every side effect kept in a Ledger first. Create it with
+// NewServer; it is an http.Handler.
+type Server struct {
+	ledger   *Ledger
+	platform *platformsim.Sim
+	ai       *aisim.Sim
+	material *materialsim.Sim
+	faults   *faults
+	latency  time.Duration
+	log      *slog.Logger
+	mux      *http.ServeMux
+}
+
+// NewServer builds the simulators on ledger, replaying the effects it
+// already holds: a token executed by an earlier server on the same file
+// answers with its first outcome, and listings keep their numbers.
+func NewServer(ledger *Ledger, opts ServerOptions) (*Server, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		ledger:   ledger,
+		platform: platformsim.New(platformsim.WithJournal(platformJournal{ledger})),
+		ai:       aisim.New(aisim.WithJournal(aiJournal{ledger})),
+		material: materialsim.New(),
+		faults:   newFaults(),
+		latency:  opts.Latency,
+		log:      log,
+		mux:      http.NewServeMux(),
+	}
+	if err := s.restore(ledger.Entries(Filter{EffectsOnly: true})); err != nil {
+		return nil, err
+	}
+	s.routes()
+	return s, nil
+}
+
+// Close ends every held or delayed call with a 503 without acting: the
+// server is going away. It does not close the ledger.
+func (s *Server) Close() { s.faults.close() }
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// restore replays the ledger's effects into the simulators.
+func (s *Server) restore(entries []Entry) error {
+	var effects []platformsim.Effect
+	var charges []aisim.Charge
+	for _, e := range entries {
+		var err error
+		switch e.Kind {
+		case KindVerify, KindListing:
+			var eff platformsim.Effect
+			err = json.Unmarshal(e.Data, &eff)
+			effects = append(effects, eff)
+		case KindGenerate:
+			var c aisim.Charge
+			err = json.Unmarshal(e.Data, &c)
+			charges = append(charges, c)
+		}
+		if err != nil {
+			return fmt.Errorf("ledger entry %d: %w", e.Seq, err)
+		}
+	}
+	if err := s.platform.Restore(effects); err != nil {
+		return fmt.Errorf("restore the platform: %w", err)
+	}
+	if err := s.ai.Restore(charges); err != nil {
+		return fmt.Errorf("restore the AI provider: %w", err)
+	}
+	return nil
+}
+
+func (s *Server) routes() {
+	s.mux.Handle("POST "+PathVerify, serveCall(s, KindVerify, func(ctx context.Context, c callInfo, b verifyBody) (verifyAnswer, error) {
+		r, err := s.platform.VerifyCredentials(ctx, ports.VerifyCredentialsRequest{
+			RequestToken: c.token, Platform: b.Platform, ExternalShopID: b.ExternalShopID, Credentials: c.creds,
+		})
+		return verifyAnswer{Valid: r.Valid, Reason: r.Reason}, err
+	}))
+	s.mux.Handle("POST "+PathListings, serveCall(s, KindListing, func(ctx context.Context, c callInfo, b listingBody) (listingAnswer, error) {
+		r, err := s.platform.CreateListing(ctx, ports.CreateListingRequest{
+			RequestToken: c.token, Platform: b.Platform, ExternalShopID: b.ExternalShopID, Credentials: c.creds,
+			Title: b.Title, Description: b.Description, PriceMinor: b.PriceMinor, Currency: b.Currency,
+		})
+		return listingAnswer{ExternalListingID: r.ExternalListingID}, err
+	}))
+	s.mux.Handle("POST "+PathCatalog, serveCall(s, KindCatalog, func(ctx context.Context, c callInfo, b catalogBody) (catalogAnswer, error) {
+		listings, err := s.platform.FetchCatalog(ctx, ports.FetchCatalogRequest{
+			Platform: b.Platform, ExternalShopID: b.ExternalShopID, Credentials: c.creds,
+		})
+		if err == nil {
+			err = s.recordRead(KindCatalog, b.ExternalShopID)
+		}
+		a := catalogAnswer{Listings: make([]catalogListing, 0, len(listings))}
+		for _, l := range listings {
+			a.Listings = append(a.Listings, catalogListing(l))
+		}
+		return a, err
+	}))
+	s.mux.Handle("POST "+PathGenerate, serveCall(s, KindGenerate, func(ctx context.Context, c callInfo, b generateBody) (generateAnswer, error) {
+		r, err := s.ai.Generate(ctx, ports.AIRequest{
+			RequestToken: c.token, Kind: b.Kind, Title: b.Title, Description: b.Description, Instructions: b.Instructions,
+		})
+		return generateAnswer(r), err
+	}))
+	s.mux.Handle("POST "+PathFetch, serveCall(s, KindFetch, func(ctx context.Context, _ callInfo, b fetchBody) (fetchAnswer, error) {
+		data, contentType, err := s.material.Fetch(ctx, b.URL)
+		if err == nil {
+			// The source served a valid URL: recorded without its secrets.
+			u, _ := url.Parse(b.URL)
+			err = s.recordRead(KindFetch, materialsim.Redact(u))
+		}
+		return fetchAnswer{ContentType: contentType, Data: data}, err
+	}))
+
+	s.mux.HandleFunc("GET "+PathLedger, s.serveLedger)
+	s.mux.HandleFunc("POST "+PathFaults, s.serveAddFault)
+	s.mux.HandleFunc("DELETE "+PathFaults, func(w http.ResponseWriter, _ *http.Request) {
+		s.faults.clear()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	s.mux.HandleFunc("GET "+PathHeld, func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, heldAnswer{Held: s.faults.heldCalls()})
+	})
+	s.mux.HandleFunc("POST "+PathRelease, func(w http.ResponseWriter, _ *http.Request) {
+		n := s.faults.release()
+		s.log.Info("held calls released", "released", n)
+		writeJSON(w, http.StatusOK, releaseAnswer{Released: n})
+	})
+	s.mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+}
+
+// callInfo is what a call carries besides its body.
+type callInfo struct {
+	token string
+	creds domain.StoreCredentials
+}
+
+// serveCall is the one shape every simulated call goes through: decode,
+// apply the injected fault and the latency, let the system act, answer.
+func serveCall[B, A any](s *Server, kind Kind, act func(context.Context, callInfo, B) (A, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c := callInfo{
+			token: r.Header.Get(HeaderIdempotencyKey),
+			creds: domain.StoreCredentials{APIKey: r.Header.Get(HeaderAPIKey), APISecret: r.Header.Get(HeaderAPISecret)},
+		}
+		var body B
+		var answer A
+		fault, err := Fault{}, decodeBody(w, r, &body)
+		if err == nil {
+			fault, err = s.run(kind, c.token, func(ctx context.Context) error {
+				var err error
+				answer, err = act(ctx, c, body)
+				return err
+			})
+		}
+		status := http.StatusOK
+		if err != nil {
+			status = writeProblem(w, err)
+		} else {
+			writeJSON(w, status, answer)
+		}
+		s.log.Info("call", "kind", kind, "token", c.token, "status", status, "fault", fault.Action)
+	}
+}
+
+// errClosing ends held and delayed calls when the server closes.
+var errClosing = domain.Errorf(domain.CodeUnavailable, "the simulator is shutting down")
+
+// run makes one call: the latency and the fault the call takes (if any)
+// around act. The system acts whatever happens to the caller meanwhile,
+// as a real one does once a request arrived: a caller that timed out or
+// died does not undo it.
+func (s *Server) run(kind Kind, token string, act func(context.Context) error) (Fault, error) {
+	fault, _ := s.faults.take(kind)
+	if s.latency > 0 && !s.faults.wait(s.latency) {
+		return fault, errClosing
+	}
+	switch fault.Action {
+	case ActionFail:
+		return fault, domain.Errorf(domain.CodeUnavailable, "simulated outage")
+	case ActionReject:
+		return fault, domain.Errorf(domain.CodeValidation, "simulated rejection")
+	case ActionDelay:
+		if !s.faults.wait(time.Duration(fault.DelayMS) * time.Millisecond) {
+			return fault, errClosing
+		}
+	case ActionHold:
+		if !s.faults.hold(kind, token, false) {
+			return fault, errClosing
+		}
+	}
+	if err := act(context.Background()); err != nil {
+		return fault, err
+	}
+	switch fault.Action {
+	case ActionFailAfter:
+		return fault, domain.Errorf(domain.CodeUnavailable, "simulated timeout after the call was executed")
+	case ActionHoldAfter:
+		if !s.faults.hold(kind, token, true) {
+			return fault, errClosing
+		}
+	}
+	return fault, nil
+}
+
+// recordRead keeps a read in the ledger (not an effect: nothing to replay).
+func (s *Server) recordRead(kind Kind, subject string) error {
+	if _, err := s.ledger.Append(Entry{Kind: kind, Subject: subject}); err != nil {
+		return domain.Wrap(domain.CodeUnavailable, err, "the simulator could not record the read")
+	}
+	return nil
+}
+
+func (s *Server) serveLedger(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	effects, _ := strconv.ParseBool(q.Get("effects"))
+	f := Filter{Kind: Kind(q.Get("kind")), Token: q.Get("token"), Subject: q.Get("subject"), EffectsOnly: effects}
+	writeJSON(w, http.StatusOK, ledgerAnswer{Entries: s.ledger.Entries(f)})
+}
+
+func (s *Server) serveAddFault(w http.ResponseWriter, r *http.Request) {
+	var f Fault
+	err := decodeBody(w, r, &f)
+	if err == nil {
+		if err = s.faults.add(f); err != nil {
+			err = domain.Errorf(domain.CodeValidation, "%v", err)
+		}
+	}
+	if err != nil {
+		writeProblem(w, err)
+		return
+	}
+	s.log.Info("fault added", "kind", f.Kind, "action", f.Action, "times", f.Times)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type ledgerAnswer struct {
+	Entries []Entry `json:"entries"`
+}
+
+type heldAnswer struct {
+	Held []HeldCall `json:"held"`
+}
+
+type releaseAnswer struct {
+	Released int `json:"released"`
+}
+
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody)).Decode(v); err != nil {
+		return domain.Errorf(domain.CodeValidation, "the request body is not the expected JSON")
+	}
+	return nil
+}
+
+// writeProblem answers err with its status and returns the status. Only
+// the client-safe message of a domain error is written, never its cause.
+func writeProblem(w http.ResponseWriter, err error) int {
+	p := problem{Code: domain.CodeInternal, Message: "internal error"}
+	var de *domain.Error
+	if errors.As(err, &de) {
+		p = problem{Code: de.Code, Message: de.Message, ResourceID: de.ResourceID}
+	}
+	status := statusOf(p.Code)
+	writeJSON(w, status, p)
+	return status
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v) // the caller may be gone; nothing to do
+}
+
+// platformJournal keeps the platform's effects in the ledger.
+type platformJournal struct{ ledger *Ledger }
+
+func (j platformJournal) Record(e platformsim.Effect) error {
+	kind := KindVerify
+	if e.Kind == platformsim.CallCreateListing {
+		kind = KindListing
+	}
+	return j.ledger.appendData(kind, e.Token, e)
+}
+
+// aiJournal keeps the AI provider's charges in the ledger.
+type aiJournal struct{ ledger *Ledger }
+
+func (j aiJournal) Record(c aisim.Charge) error { return j.ledger.appendData(KindGenerate, c.Token, c) }

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oncehq/once/bench/delivery"
+	"github.com/oncehq/once/bench/storm"
+)
+
+
+// commonFlags are the flags drain and steady share.
+func commonFlags(cmd *cobra.Command, c *delivery.Common, dispatchers *string) {
+	f := cmd.Flags()
+	f.StringVar(&c.DatabaseURL, "database-url", delivery.DefaultDatabaseURL, "PostgreSQL superuser URL (creates and drops the bench databases and roles)")
+	f.StringVar(&c.RedisURL, "redis-url", delivery.DefaultRedisURL, "Redis URL")
+	f.StringVar(&c.AMQPURL, "amqp-url", delivery.DefaultAMQPURL, "RabbitMQ URL")
+	f.IntVar(&c.Workspaces, "workspaces", delivery.DefaultWorkspaces, "workspaces the events are spread over")
+	f.StringVar(dispatchers, "dispatchers", delivery.DefaultDispatchers, "Dispatcher process counts, comma-separated")
+	f.IntVar(&c.Reps, "reps", delivery.DefaultReps, "repetitions, interleaved")
+	f.IntVar(&c.Batch, "batch", delivery.DefaultBatch, "Dispatcher batch (and raw claim size)")
+	f.IntVar(&c.Concurrency, "concurrency", 0, "Dispatcher batches in flight (0: the default)")
+	f.BoolVar(&c.JSON, "json", false, "print one JSON object per measurement instead of the table")
+	f.DurationVar(&c.Timeout, "timeout", delivery.DefaultTimeout, "abort a measurement that takes longer")
+	f.StringVar(&c.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of every Dispatcher process into this directory")
+}
+
+func benchDrainCmd() *cobra.Command {
+	cfg := delivery.DrainConfig{}
+	var dispatchers, queues, clients string
+	cmd := &cobra.Command{
+		Use:   "drain",
+		Short: "Drain a preloaded backlog with K Dispatcher processes, beside the raw claim+mark limit",
+		Long: "Per repetition and variant: a fresh PostgreSQL database with --events pending events over\n" +
+			"--workspaces workspaces (about 80-byte payloads), drained either by K Dispatchers (each a\n" +
+			"process of this binary) to a real broker, or by the Dispatcher's claim and mark statements\n" +
+			"issued straight from Go by --clients clients (no publish). Prints events/s, the ratios to\n" +
+			"the raw one-client limit of the same repetition and to Redis, and the peak RSS of a\n" +
+			"Dispatcher process; median (min–max) of --reps interleaved repetitions. Progress on stderr.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Dispatchers, err = delivery.ParseCounts("dispatchers", dispatchers); err != nil {
+				return err
+			}
+			if cfg.Queues, err = delivery.ParseQueues(queues); err != nil {
+				return err
+			}
+			if clients != "" { // "": no raw measurement
+				if cfg.Clients, err = delivery.ParseCounts("clients", clients); err != nil {
+					return err
+				}
+			}
+			if cfg.Binary, err = os.Executable(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return delivery.RunDrain(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	commonFlags(cmd, &cfg.Common, &dispatchers)
+	f := cmd.Flags()
+	f.IntVar(&cfg.Events, "events", delivery.DefaultEvents, "events preloaded per measurement")
+	f.StringVar(&queues, "queues", delivery.DefaultQueues, "queues to measure (redis, amqp, bullmq, memory), comma-separated")
+	f.StringVar(&clients, "clients", delivery.DefaultClients, "raw claim+mark client counts, comma-separated (empty: none)")
+	return cmd
+}
+
+func benchSteadyCmd() *cobra.Command {
+	cfg := delivery.SteadyConfig{}
+	var dispatchers string
+	cmd := &cobra.Command{
+		Use:   "steady",
+		Short: "Commit→publish latency at a steady rate, producers in a process of their own",
+		Long: "Per repetition and Dispatcher count: a fresh PostgreSQL database, K Dispatcher processes\n" +
+			"publishing to Redis Streams, and a producer process (this binary) committing one event per\n" +
+			"transaction at --rate events/s for --duration, recording each commit time. A consumer in the\n" +
+			"bench reads the stream and records when each event appears: latency is that minus the\n" +
+			"commit time. Prints p50/p99/max; median (min–max) of --reps interleaved repetitions.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Dispatchers, err = delivery.ParseCounts("dispatchers", dispatchers); err != nil {
+				return err
+			}
+			if cfg.Binary, err = os.Executable(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return delivery.RunSteady(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	commonFlags(cmd, &cfg.Common, &dispatchers)
+	f := cmd.Flags()
+	f.IntVar(&cfg.Rate, "rate", delivery.DefaultRate, "events committed per second")
+	f.DurationVar(&cfg.Duration, "duration", delivery.DefaultDuration, "how long the producer commits per measurement")
+	f.IntVar(&cfg.ProducerConns, "producer-conns", delivery.DefaultProducerConns, "connections the producer commits from")
+	return cmd
+}
+
+// benchDispatcherChildCmd is a Dispatcher process of drain and steady.
+func benchDispatcherChildCmd() *cobra.Command {
+	cfg := delivery.ChildConfig{}
+	cmd := &cobra.Command{
+		Use:    "dispatcher-child",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return delivery.RunDispatcherChild(cmd.Context(), cfg, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.AppDSN, "app-dsn", "", "")
+	f.StringVar(&cfg.Queue, "queue", "", "")
+	f.StringVar(&cfg.Prefix, "prefix", "", "")
+	f.StringVar(&cfg.Owner, "owner", "", "")
+	f.IntVar(&cfg.Batch, "batch", delivery.DefaultBatch, "")
+	f.IntVar(&cfg.Concurrency, "concurrency", 0, "")
+	f.StringVar(&cfg.RedisURL, "redis-url", "", "")
+	f.StringVar(&cfg.AMQPURL, "amqp-url", "", "")
+	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "")
+	return cmd
+}
+
+// benchProducerChildCmd is the producer process of steady.
+func benchProducerChildCmd() *cobra.Command {
+	cfg := delivery.ProducerConfig{}
+	var workspaces string
+	cmd := &cobra.Command{
+		Use:    "producer-child",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Workspaces, err = delivery.ParseUUIDs(workspaces); err != nil {
+				return err
+			}
+			return delivery.RunProducerChild(cmd.Context(), cfg, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.AppDSN, "app-dsn", "", "")
+	f.StringVar(&workspaces, "workspaces", "", "")
+	f.IntVar(&cfg.Rate, "rate", delivery.DefaultRate, "")
+	f.DurationVar(&cfg.Duration, "duration", delivery.DefaultDuration, "")
+	f.IntVar(&cfg.Conns, "conns", delivery.DefaultProducerConns, "")
+	return cmd
+}
+
+func benchStormCmd() *cobra.Command {
+	cfg := storm.Config{}
+	var scenarios string
+	cmd := &cobra.Command{
+		Use:   "storm",
+		Short: "Measure retry storms, completed-key replays, a broker outage and a PostgreSQL restart",
+		Long: "Starts a private PostgreSQL cluster (initdb into a temporary directory, its own port;\n" +
+			"as the postgres OS user when run as root), and runs the once binary's serve, dispatch and\n" +
+			"work as subprocesses on fresh databases of it, with this environment (so pool and\n" +
+			"dispatch settings apply) plus the bench's database, secrets and broker prefix.\n" +
+			"storm and replays run --repetitions times, interleaved; outage and restart once.\n" +
+			"Prints a Markdown table with a pass/fail column against issue 7's targets on stdout,\n" +
+			"progress on stderr. The cluster, databases and Redis keys it makes are removed.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Scenarios, err = storm.ParseScenarios(scenarios); err != nil {
+				return err
+			}
+			return runSubprocessBench(cmd, &cfg.Binary, func(ctx context.Context) error {
+				_, err := storm.Run(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return err
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&scenarios, "scenarios", storm.DefaultScenarios, "scenarios to run (storm, replays, outage, restart), comma-separated")
+	f.IntVar(&cfg.Repetitions, "repetitions", storm.DefaultRepetitions, "runs of storm and replays, interleaved")
+	f.IntVar(&cfg.StormRequests, "requests", storm.DefaultStormRequests, "identical requests of the storm, sent at once")
+	f.IntVar(&cfg.ReplayKeys, "replay-keys", storm.DefaultReplayKeys, "completed keys replayed")
+	f.IntVar(&cfg.ReplayConcurrency, "replay-concurrency", storm.DefaultReplayConcurrency, "replays of each key sent at once")
+	f.DurationVar(&cfg.Outage, "outage", storm.DefaultOutage, "how long the broker is cut")
+	f.IntVar(&cfg.Rate, "rate", storm.DefaultRate, "requests per second of the producers during the outage and the restart")
+	f.DurationVar(&cfg.Around, "around", storm.DefaultAround, "how long the producers run before a fault and after it ends")
+	f.DurationVar(&cfg.DrainTimeout, "drain-timeout", storm.DefaultDrainTimeout, "how long to wait for the backlog to drain after the load")
+	f.DurationVar(&cfg.PostgresDown, "pg-down", storm.DefaultPostgresDown, "how long PostgreSQL stays stopped in the restart")
+	f.IntVar(&cfg.MaxConnections, "pg-max-connections", storm.DefaultMaxConnections, "max_connections of the private cluster")
+	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb and pg_ctl (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
+	f.StringVar(&cfg.RedisURL, "redis-url", storm.DefaultRedisURL, "Redis of the outage and restart (the bench uses a key prefix of its own)")
+	f.StringVar(&cfg.PoolSetting, "pool-setting", storm.DefaultPoolSetting, "environment variable that bounds a process's database pool, read through app.Config")
+	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: once beside this executable)")
+	return cmd
+}
+
+func benchHTTPCmd() *cobra.Command {
+	cfg := storm.HTTPConfig{}
+	var conns string
+	cmd := &cobra.Command{
+		Use:   "http",
+		Short: "Measure the write path over HTTP beside pgbench running the same statements",
+		Long: "Starts a private PostgreSQL cluster and, for each repetition, a fresh database and this\n" +
+			"binary's serve on it. At each connection count it runs, one after another: plain draft\n" +
+			"creates, idempotent creates with fresh keys, completed-key replays, and pgbench running\n" +
+			"the plain create's statements as the application role. Prints requests/s, the service's\n" +
+			"CPU per request and the ratios (median of the repetitions, least–most) as a Markdown\n" +
+			"table on stdout, progress on stderr. The cluster and its databases are removed.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Conns, err = storm.ParseConns(conns); err != nil {
+				return err
+			}
+			return runSubprocessBench(cmd, &cfg.Binary, func(ctx context.Context) error {
+				return storm.RunHTTP(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Repetitions, "repetitions", storm.DefaultHTTPRepetitions, "repetitions, interleaved, each on a fresh database")
+	f.StringVar(&conns, "conns", storm.DefaultHTTPConns, "connection counts (and pgbench clients), comma-separated")
+	f.DurationVar(&cfg.Duration, "duration", storm.DefaultHTTPDuration, "how long each variant runs at each connection count")
+	f.DurationVar(&cfg.Warmup, "warmup", storm.DefaultHTTPWarmup, "uncounted warm-up before each variant")
+	f.IntVar(&cfg.MaxConnections, "pg-max-connections", storm.DefaultMaxConnections, "max_connections of the private cluster")
+	f.StringVar(&cfg.SynchronousCommit, "pg-synchronous-commit", storm.DefaultSynchronousCommit, "synchronous_commit of the private cluster (off: commits do not wait for a shared disk)")
+	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb, pg_ctl and pgbench (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
+	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: once beside this executable)")
+	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of once serve per variant, connection count and repetition into this directory")
+	f.BoolVar(&cfg.RecordDesigns, "record-designs", false, "also run pgbench on two other designs of the idempotency record (written once, with and without a read first)")
+	return cmd
+}
+
+// runSubprocessBench runs a bench whose processes are the once binary
+// (--binary, by default the once beside this executable, as `make build`
+// leaves them in bin/), until it ends or the bench is interrupted.
+func runSubprocessBench(cmd *cobra.Command, binary *string, run func(ctx context.Context) error) error {
+	if *binary == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		*binary = filepath.Join(filepath.Dir(self), "once")
+	}
+	if _, err := os.Stat(*binary); err != nil {
+		return fmt.Errorf("the once binary %s: %w (run `make build`, or pass --binary)", *binary, err)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx)
+}
