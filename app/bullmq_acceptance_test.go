@@ -19,11 +19,11 @@ import (
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/bullmqtest"
 	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/testsupport/testkit"
-	"github.com/oncehq/once/ports"
 )
 
 // bullmqConfig is the test configuration with ONCE_QUEUE=bullmq under a

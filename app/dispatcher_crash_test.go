@@ -12,8 +12,8 @@ import (
 
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain/dispatch"
-	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/apitest"
 )
 
 // crashLease is the lease of the Dispatcher that dies in the crash tests:

@@ -19,8 +19,8 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/idempotency"
-	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/apitest"
 )
 
 // The test credentials carry apitest.SecretMarker: every test server checks

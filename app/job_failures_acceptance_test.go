@@ -18,9 +18,9 @@ import (
 	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
-	"github.com/oncehq/once/ports"
 )
 
 // faults makes the worker's handlers of some event types fail with a code

@@ -17,9 +17,9 @@ import (
 
 	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
-	"github.com/oncehq/once/ports"
 )
 
 // simServer serves the simulated external systems over HTTP on a ledger

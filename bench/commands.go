@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -13,7 +13,6 @@ import (
 	"github.com/oncehq/once/bench/delivery"
 	"github.com/oncehq/once/bench/storm"
 )
-
 
 // commonFlags are the flags drain and steady share.
 func commonFlags(cmd *cobra.Command, c *delivery.Common, dispatchers *string) {

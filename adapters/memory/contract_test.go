@@ -3,8 +3,8 @@ package memory_test
 import (
 	"testing"
 
-	"github.com/oncehq/once/testsupport/contract"
 	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/testsupport/contract"
 )
 
 func TestContract(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/oncehq/once/adapters/postgres"
-	"github.com/oncehq/once/testsupport/pgtest"
 	schema "github.com/oncehq/once/sql"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 func TestBootstrapAndMigrateAreIdempotentAndConcurrencySafe(t *testing.T) {

@@ -3,8 +3,8 @@ package postgres_test
 import (
 	"testing"
 
-	"github.com/oncehq/once/testsupport/contract"
 	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/testsupport/contract"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 

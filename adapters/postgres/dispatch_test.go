@@ -12,8 +12,8 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // Acceptance (DESIGN §7.5): with no workspace RLS context, the application

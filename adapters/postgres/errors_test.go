@@ -10,8 +10,8 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // A constraint violation must not carry row values (the sealed credentials,

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/postgres"
-	"github.com/oncehq/once/testsupport/pgtest"
 	schema "github.com/oncehq/once/sql"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // /readyz asks, as the application role, whether every migration the

@@ -14,8 +14,8 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // Failures that say "the database cannot do it now" (out of connection

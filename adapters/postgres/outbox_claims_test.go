@@ -9,8 +9,8 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // OutboxClaims sends set_config and the statement as one batch: the claim

@@ -11,8 +11,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // insertFor returns an INSERT of a minimal row of table for workspace ws.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/gochannel"
-	"github.com/oncehq/once/testsupport/queuetest"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/queuetest"
 )
 
 // jobLog records what a JobObserver hears.

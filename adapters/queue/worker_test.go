@@ -7,8 +7,8 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/gochannel"
-	"github.com/oncehq/once/testsupport/queuetest"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/queuetest"
 )
 
 var nop = ports.MessageHandlerFunc(func(context.Context, ports.Message) error { return nil })

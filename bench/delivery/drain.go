@@ -19,8 +19,8 @@ import (
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
-	"github.com/oncehq/once/testsupport/pgsandbox"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/pgsandbox"
 )
 
 // cleanupTimeout bounds dropping a measurement's database and broker

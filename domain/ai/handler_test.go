@@ -12,14 +12,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/adapters/simulator/aisim"
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/objectstore/memstore"
+	"github.com/oncehq/once/adapters/simulator/aisim"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/ai"
-	"github.com/oncehq/once/testsupport/testkit"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 type harness struct {

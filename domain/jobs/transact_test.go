@@ -13,8 +13,8 @@ import (
 
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain/jobs"
-	"github.com/oncehq/once/testsupport/testkit"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 func TestTransactLogsOnlyAfterTheCommit(t *testing.T) {

@@ -13,15 +13,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/adapters/simulator/materialsim"
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/objectstore/memstore"
+	"github.com/oncehq/once/adapters/simulator/materialsim"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/materials"
-	"github.com/oncehq/once/testsupport/testkit"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 const signature = "X-Amz-Signature=c0ffee"

@@ -16,8 +16,8 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/materials"
-	"github.com/oncehq/once/testsupport/testkit"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"

@@ -15,8 +15,8 @@ import (
 	"github.com/oncehq/once/adapters/objectstore/memstore"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/media"
-	"github.com/oncehq/once/testsupport/testkit"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 // variantBoxes mirrors the sizes the worker promises.

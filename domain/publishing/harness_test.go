@@ -16,8 +16,8 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/domain/stores"
-	"github.com/oncehq/once/testsupport/testkit"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 const secret = "sk_live_never_logged"

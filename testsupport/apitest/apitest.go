@@ -21,13 +21,13 @@ import (
 
 	"github.com/oncehq/once/adapters/httpapi"
 	"github.com/oncehq/once/adapters/jwtauth"
-	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/adapters/prometheus"
+	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain/workspaces"
+	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/testsupport/testkit"
-	"github.com/oncehq/once/ports"
 )
 
 // Test secrets: long enough, and not the public dev ones (PostgreSQL

@@ -20,8 +20,8 @@ import (
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
-	"github.com/oncehq/once/testsupport/faultproxy"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/faultproxy"
 )
 
 // NewPublisherAt builds, for one test, the publisher under test against

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/testsupport/testkit"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 // recordingUoW commits when fn succeeds and rolls back when it fails.

@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/objectstore/memstore"
-	"github.com/oncehq/once/testsupport/objectstoretest"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/objectstoretest"
 )
 
 func TestContract(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	amqp091 "github.com/rabbitmq/amqp091-go"
 
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/testsupport/queuetest"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/queuetest"
 )
 
 // amqpURL is where the tests find RabbitMQ (AMQP_URL overrides).

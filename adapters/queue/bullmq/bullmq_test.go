@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/queue/bullmq"
-	"github.com/oncehq/once/testsupport/queuetest"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/testsupport/bullmqtest"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/bullmqtest"
+	"github.com/oncehq/once/testsupport/queuetest"
 )
 
 // The publisher contract, judged by a stock BullMQ worker: what it

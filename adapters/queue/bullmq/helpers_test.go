@@ -15,9 +15,9 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/bullmq"
-	"github.com/oncehq/once/testsupport/queuetest"
-	"github.com/oncehq/once/testsupport/bullmqtest"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/bullmqtest"
+	"github.com/oncehq/once/testsupport/queuetest"
 )
 
 // wait bounds what the tests wait for from the Node.js worker; poll is how

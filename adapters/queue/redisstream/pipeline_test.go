@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/oncehq/once/testsupport/queuetest"
 	"github.com/oncehq/once/adapters/queue/redisstream"
+	"github.com/oncehq/once/testsupport/queuetest"
 )
 
 // A publish of many messages is one pipeline of XADDs: every message is in

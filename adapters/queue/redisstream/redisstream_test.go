@@ -12,9 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/testsupport/queuetest"
 	"github.com/oncehq/once/adapters/queue/redisstream"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/queuetest"
 )
 
 // redisURL is where the tests find Redis (REDIS_URL overrides).

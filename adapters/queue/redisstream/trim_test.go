@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/testsupport/queuetest"
 	"github.com/oncehq/once/adapters/queue/redisstream"
+	"github.com/oncehq/once/testsupport/queuetest"
 )
 
 // groupReader reads a stream as one consumer of a group, acknowledging

@@ -5,10 +5,10 @@ import (
 	"time"
 
 	"github.com/oncehq/once/adapters/simulator/aisim"
-	"github.com/oncehq/once/testsupport/externaltest"
 	"github.com/oncehq/once/adapters/simulator/materialsim"
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/adapters/simulator/simhttp"
+	"github.com/oncehq/once/testsupport/externaltest"
 )
 
 // The in-process simulators, as the unit tests use them.
