@@ -34,7 +34,7 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 		CoreModule,
 		ConsoleModule,
 		tracingModule,
-		ScenariosModule,
+		TasksModule,
 		storageModule(cfg),
 		OpsRoutesModule,
 		fx.Invoke(routeLibraryLogs),

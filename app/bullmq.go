@@ -12,6 +12,7 @@ import (
 
 	"github.com/oncehq/once/adapters/queue/bullmq"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -22,12 +23,12 @@ var ErrNoWorkerOnBullMQ = errors.New("ONCE_QUEUE=bullmq: the jobs are consumed b
 // eventTypes are the event types the use cases write: their queues are
 // checked at start-up.
 var eventTypes = []string{
-	domain.EventStoreCredentialsVerify,
-	domain.EventMediaProcess,
-	domain.EventMaterialTransfer,
-	domain.EventListingPublish,
-	domain.EventCatalogSync,
-	domain.EventAITask,
+	model.EventStoreCredentialsVerify,
+	model.EventMediaProcess,
+	model.EventMaterialTransfer,
+	model.EventListingPublish,
+	model.EventCatalogSync,
+	model.EventAITask,
 }
 
 // Bounds of the BullMQ settings: retries the Node.js side can live with,

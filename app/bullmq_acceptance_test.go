@@ -18,7 +18,7 @@ import (
 	"github.com/oncehq/once/adapters/queue/bullmq"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/app"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/bullmqtest"
@@ -69,16 +69,16 @@ func TestPostgresBullMQThousandEventsProcessedOnceByNodeWorkers(t *testing.T) {
 	ctx := context.Background()
 	clock := system.NewClock()
 	const nWorkspaces, perWorkspace = 10, 100
-	want := map[string]domain.OutboxEvent{}
+	want := map[string]model.OutboxEvent{}
 	for i := range nWorkspaces {
 		ws := uuid.New()
 		_, err := s.WS.Create(ctx, ws, fmt.Sprintf("bullmq-%d", i), uuid.New())
 		require.NoError(t, err)
 		err = s.UoW.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-			var evs []domain.OutboxEvent
+			var evs []model.OutboxEvent
 			for j := range perWorkspace {
 				eventType := []string{typeA, typeB}[j%2]
-				ev, err := domain.NewOutboxEvent(uuid.Must(uuid.NewV7()), ws, eventType, "test", uuid.New(), map[string]int{"n": j}, clock.Now())
+				ev, err := model.NewOutboxEvent(uuid.Must(uuid.NewV7()), ws, eventType, "test", uuid.New(), map[string]int{"n": j}, clock.Now())
 				if err != nil {
 					return err
 				}
@@ -97,7 +97,7 @@ func TestPostgresBullMQThousandEventsProcessedOnceByNodeWorkers(t *testing.T) {
 	apitest.Eventually(t, 30*time.Second, "every event marked dispatched", func() bool {
 		st, err := disc.Stats(ctx, clock.Now())
 		require.NoError(t, err)
-		return st.ByStatus[domain.OutboxDispatched] == int64(len(want))
+		return st.ByStatus[model.OutboxDispatched] == int64(len(want))
 	})
 
 	processed := w.Processed()
@@ -153,22 +153,22 @@ func TestPostgresBullMQRepublishAfterACrashIsDeduplicated(t *testing.T) {
 	// One job at a time, oldest first: a job published after the
 	// republish is processed after anything the republish added.
 	w := bullmqtest.StartWorker(t, bullmqtest.Options{
-		RedisURL: cfg.RedisURL, Prefix: cfg.BullMQPrefix, Queues: []string{domain.EventStoreCredentialsVerify},
+		RedisURL: cfg.RedisURL, Prefix: cfg.BullMQPrefix, Queues: []string{model.EventStoreCredentialsVerify},
 	})
 
 	publishAndDie(t, s, disc, pub)
 	w.WaitProcessed(t, time.Minute, eventIDs...)
 	for _, e := range s.Events(t) {
-		require.Equal(t, domain.OutboxDispatching, e.Status, "never marked")
+		require.Equal(t, model.OutboxDispatching, e.Status, "never marked")
 		require.Equal(t, "dispatcher-a", e.LockedBy)
 	}
 
 	republishAfterLease(t, s, disc, pub, n)
 	for _, e := range s.Events(t) {
-		assert.Equal(t, domain.OutboxDispatched, e.Status)
+		assert.Equal(t, model.OutboxDispatched, e.Status)
 	}
 
-	sentinel := ports.Message{ID: uuid.New(), Type: domain.EventStoreCredentialsVerify, WorkspaceID: s.Workspace, Payload: []byte(`{}`)}
+	sentinel := ports.Message{ID: uuid.New(), Type: model.EventStoreCredentialsVerify, WorkspaceID: s.Workspace, Payload: []byte(`{}`)}
 	require.NoError(t, pub.Publish(context.Background(), sentinel))
 	w.WaitProcessed(t, time.Minute, sentinel.ID.String())
 	counts := w.Counts()
@@ -179,7 +179,7 @@ func TestPostgresBullMQRepublishAfterACrashIsDeduplicated(t *testing.T) {
 
 	rc := bullmqtest.Client(t, cfg.RedisURL)
 	duplicated := 0
-	stream := cfg.BullMQPrefix + ":" + domain.EventStoreCredentialsVerify + ":events"
+	stream := cfg.BullMQPrefix + ":" + model.EventStoreCredentialsVerify + ":events"
 	for _, x := range rc.XRange(context.Background(), stream, "-", "+").Val() {
 		if x.Values["event"] == "duplicated" {
 			duplicated++
@@ -201,13 +201,13 @@ func TestPostgresBullMQJobDataCarriesNoSecret(t *testing.T) {
 	}
 	apitest.Eventually(t, 30*time.Second, "every event dispatched", func() bool {
 		for _, e := range s.Events(t) {
-			if e.Status != domain.OutboxDispatched {
+			if e.Status != model.OutboxDispatched {
 				return false
 			}
 		}
 		return true
 	})
-	byID := map[string]domain.OutboxEvent{}
+	byID := map[string]model.OutboxEvent{}
 	for _, e := range s.Events(t) {
 		byID[e.ID.String()] = e
 	}
@@ -232,7 +232,7 @@ func TestPostgresBullMQJobDataCarriesNoSecret(t *testing.T) {
 			continue
 		}
 		jobs++
-		assert.NoError(t, domain.CheckPayloadSafe([]byte(data)), "the payload guard passes the whole job data of %s", key)
+		assert.NoError(t, model.CheckPayloadSafe([]byte(data)), "the payload guard passes the whole job data of %s", key)
 		var d bullmq.Data
 		require.NoError(t, json.Unmarshal([]byte(data), &d))
 		ev, ok := byID[d.EventID.String()]
@@ -251,7 +251,7 @@ func TestBullMQServeRefusesAQueueOfAnUnverifiedVersion(t *testing.T) {
 	cfg.Dispatcher = true
 	cfg.LogLevel = "info" // as in production: fx itself logs nothing
 	rc := bullmqtest.Client(t, cfg.RedisURL)
-	meta := cfg.BullMQPrefix + ":" + domain.EventMediaProcess + ":meta"
+	meta := cfg.BullMQPrefix + ":" + model.EventMediaProcess + ":meta"
 	require.NoError(t, rc.HSet(context.Background(), meta, "version", "bullmq:7.1.0").Err())
 
 	logs := &testkit.LogBuffer{}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/testsupport/testkit"
@@ -138,7 +139,7 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 
 	// A store verification the worker gives up on: its event is a dead
 	// letter of stage "job".
-	f.set(domain.EventStoreCredentialsVerify, domain.CodeValidation)
+	f.set(model.EventStoreCredentialsVerify, domain.CodeValidation)
 	op := startTask(t, s, "/v1/stores", storeBody("console-"+time.Now().Format("150405.000")))
 	require.Equal(t, "failed", s.WaitOperation(t, op.Operation.ID, 60*time.Second).Status)
 	event, lastError, found := deadLetterOf(t, s, op)
@@ -163,7 +164,7 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	assert.Contains(t, detail, event.String())
 	assert.Contains(t, detail, lastError)
 	assert.NotContains(t, detail, testAPIKey, "no credential is shown")
-	f.clear(domain.EventStoreCredentialsVerify)
+	f.clear(model.EventStoreCredentialsVerify)
 	step(t, ctx, "re-drive it",
 		chromedp.Click(chromedp.ID("detail-redrive")),
 		chromedp.WaitNotVisible(chromedp.ID("detail")),

@@ -11,20 +11,19 @@ import (
 	"github.com/oncehq/once/adapters/jwtauth"
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/system"
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/ai"
 	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/idempotency"
 	"github.com/oncehq/once/domain/jobs"
-	"github.com/oncehq/once/domain/listing"
 	"github.com/oncehq/once/domain/materials"
 	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operations"
+	"github.com/oncehq/once/domain/pagination"
 	"github.com/oncehq/once/domain/products"
 	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/domain/stores"
-	"github.com/oncehq/once/domain/verification"
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/ports"
 )
@@ -45,7 +44,7 @@ var CoreModule = fx.Module("core",
 		},
 		stores.NewService,
 		operations.NewService,
-		listing.NewService,
+		pagination.NewService,
 		func(uow ports.UnitOfWork, clock ports.Clock, cfg Config) *workspaces.Service {
 			return workspaces.NewService(uow, clock).WithMembershipCache(cfg.AuthCacheSize, cfg.AuthCacheTTL)
 		},
@@ -65,7 +64,7 @@ var CoreModule = fx.Module("core",
 // re-drive, for every task type: a new task type adds its Task here.
 func newJobFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger) *jobs.Failures {
 	return jobs.NewFailures(uow, clock, log.With("component", "jobs"),
-		verification.Task, media.Task, materials.Task, publishing.Task, catalog.Task, ai.Task)
+		stores.VerifyTask, media.Task, materials.Task, publishing.Task, catalog.Task, ai.Task)
 }
 
 func newSealer(cfg Config) (*aesgcm.Sealer, error) {
@@ -94,10 +93,10 @@ func newVerifier(cfg Config) (*jwtauth.Verifier, error) {
 
 // newAuthenticator checks the token, then the membership it claims.
 func newAuthenticator(v *jwtauth.Verifier, ws *workspaces.Service) httpapi.Authenticator {
-	return func(ctx context.Context, token string) (domain.Principal, error) {
+	return func(ctx context.Context, token string) (model.Principal, error) {
 		claims, err := v.Verify(token)
 		if err != nil {
-			return domain.Principal{}, err
+			return model.Principal{}, err
 		}
 		return ws.Authorize(ctx, claims.WorkspaceID, claims.UserID)
 	}
@@ -118,7 +117,7 @@ type httpDepsIn struct {
 	Catalog     *catalog.Service
 	AI          *ai.Service
 	Admin       *dispatch.Admin
-	Lists       *listing.Service
+	Lists       *pagination.Service
 	Workspaces  *workspaces.Service
 }
 

@@ -18,8 +18,9 @@ import (
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/materials"
 	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/publishing"
-	"github.com/oncehq/once/domain/verification"
+	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
 
@@ -42,7 +43,7 @@ var WorkerModule = fx.Module("worker",
 	// Every line of the workers and their handlers names its component.
 	fx.Decorate(func(log *slog.Logger) *slog.Logger { return log.With("component", "worker") }),
 	fx.Provide(
-		verification.NewHandler,
+		stores.NewVerifyHandler,
 		media.NewProcessHandler,
 		materials.NewTransferHandler,
 		publishing.NewPublishHandler,
@@ -101,7 +102,7 @@ type Handlers map[string]ports.MessageHandler
 // handlersIn are the worker handlers, one per event type.
 type handlersIn struct {
 	fx.In
-	Verify   *verification.Handler
+	Verify   *stores.VerifyHandler
 	Media    *media.ProcessHandler
 	Transfer *materials.TransferHandler
 	Publish  *publishing.PublishHandler
@@ -111,12 +112,12 @@ type handlersIn struct {
 
 func newHandlers(in handlersIn) Handlers {
 	return Handlers{
-		domain.EventStoreCredentialsVerify: in.Verify,
-		domain.EventMediaProcess:           in.Media,
-		domain.EventMaterialTransfer:       in.Transfer,
-		domain.EventListingPublish:         in.Publish,
-		domain.EventCatalogSync:            in.Sync,
-		domain.EventAITask:                 in.AI,
+		model.EventStoreCredentialsVerify: in.Verify,
+		model.EventMediaProcess:           in.Media,
+		model.EventMaterialTransfer:       in.Transfer,
+		model.EventListingPublish:         in.Publish,
+		model.EventCatalogSync:            in.Sync,
+		model.EventAITask:                 in.AI,
 	}
 }
 
@@ -132,7 +133,7 @@ func newWorker(cfg Config, broker *Broker, handlers Handlers, failures ports.Job
 // deadLetters adapts the dispatch admin use case to the HTTP port.
 type deadLetters struct{ admin *dispatch.Admin }
 
-func (d deadLetters) List(ctx context.Context, ws uuid.UUID, limit int) ([]domain.OutboxEvent, error) {
+func (d deadLetters) List(ctx context.Context, ws uuid.UUID, limit int) ([]model.OutboxEvent, error) {
 	return d.admin.ListDeadLetters(ctx, ws, limit)
 }
 

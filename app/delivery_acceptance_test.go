@@ -20,8 +20,8 @@ import (
 	"github.com/oncehq/once/adapters/queue/redisstream"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/app"
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/faultproxy"
@@ -81,7 +81,7 @@ func TestPostgresEventCommittedBeforeACrashIsDeliveredLater(t *testing.T) {
 	created := createStore(t, api, "crash-before-publish")
 	events := api.Events(t)
 	require.Len(t, events, 1)
-	require.Equal(t, domain.OutboxPending, events[0].Status)
+	require.Equal(t, model.OutboxPending, events[0].Status)
 	api.Stop()
 
 	cfg := apitest.Config(db.AppDSN)
@@ -92,7 +92,7 @@ func TestPostgresEventCommittedBeforeACrashIsDeliveredLater(t *testing.T) {
 	assert.Equal(t, "succeeded", op.Status, op.Error)
 	assert.Equal(t, 1, later.Sim.EffectCount())
 	apitest.Eventually(t, 10*time.Second, "the event marked dispatched", func() bool {
-		return later.Events(t)[0].Status == domain.OutboxDispatched
+		return later.Events(t)[0].Status == model.OutboxDispatched
 	})
 }
 
@@ -115,11 +115,11 @@ func TestPostgresPublishedButUnmarkedEventIsRedeliveredWithoutASecondEffect(t *t
 	op := s.WaitOperation(t, created.Operation.ID, 30*time.Second)
 	require.Equal(t, "succeeded", op.Status, op.Error)
 	ev := s.Events(t)[0]
-	require.Equal(t, domain.OutboxDispatching, ev.Status, "never marked")
+	require.Equal(t, model.OutboxDispatching, ev.Status, "never marked")
 	require.Equal(t, "dispatcher-a", ev.LockedBy)
 
 	republishAfterLease(t, s, disc, pub, 1)
-	assert.Equal(t, domain.OutboxDispatched, s.Events(t)[0].Status)
+	assert.Equal(t, model.OutboxDispatched, s.Events(t)[0].Status)
 	apitest.Eventually(t, 30*time.Second, "the duplicate delivery", func() bool { return deliveries(&counts, eventID) == 2 })
 	assert.Equal(t, 1, s.Sim.EffectCount(), "the duplicate caused no second platform effect")
 	assert.Equal(t, "succeeded", s.WaitOperation(t, created.Operation.ID, time.Second).Status)
@@ -150,7 +150,7 @@ func TestPostgresBrokerOutageBacksOffAndLosesNothing(t *testing.T) {
 	}
 	apitest.Eventually(t, 20*time.Second, "every event tried, waiting, no attempt spent, the broker reported down", func() bool {
 		for _, e := range api.Events(t) {
-			if e.Status != domain.OutboxPending || e.LastError == "" {
+			if e.Status != model.OutboxPending || e.LastError == "" {
 				return false
 			}
 		}
@@ -168,7 +168,7 @@ func TestPostgresBrokerOutageBacksOffAndLosesNothing(t *testing.T) {
 	}
 	apitest.Eventually(t, 10*time.Second, "all events dispatched", func() bool {
 		for _, e := range api.Events(t) {
-			if e.Status != domain.OutboxDispatched {
+			if e.Status != model.OutboxDispatched {
 				return false
 			}
 		}
@@ -201,7 +201,7 @@ func TestPostgresAlwaysFailingEventIsDeadLetteredAndRedriven(t *testing.T) {
 	}))
 	created := createStore(t, s, "dead-letter")
 	apitest.Eventually(t, 20*time.Second, "dead letter", func() bool {
-		return s.Events(t)[0].Status == domain.OutboxDeadLetter
+		return s.Events(t)[0].Status == model.OutboxDeadLetter
 	})
 	ev := s.Events(t)[0]
 	assert.Equal(t, 3, ev.AttemptCount)
@@ -233,7 +233,7 @@ func TestPostgresAlwaysFailingEventIsDeadLetteredAndRedriven(t *testing.T) {
 	assert.NotContains(t, string(list.Body), "hunter2")
 
 	member := uuid.New()
-	require.NoError(t, s.WS.EnsureMember(context.Background(), s.Workspace, member, domain.RoleMember))
+	require.NoError(t, s.WS.EnsureMember(context.Background(), s.Workspace, member, model.RoleMember))
 	notAdmin := s.Do(t, "POST", "/v1/outbox/dead-letters/redrive", nil, map[string]string{"Authorization": "Bearer " + s.TokenFor(t, s.Workspace, member)})
 	require.Equal(t, http.StatusForbidden, notAdmin.Status)
 
@@ -313,9 +313,9 @@ func TestPostgresThreeDispatchersDrainTenThousandEventsFairly(t *testing.T) {
 		}
 		for start := 0; start < n; start += 500 {
 			err := s.UoW.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-				var evs []domain.OutboxEvent
+				var evs []model.OutboxEvent
 				for j := start; j < min(start+500, n); j++ {
-					ev, err := domain.NewOutboxEvent(uuid.Must(uuid.NewV7()), ws, "test.noop", "test", uuid.New(), map[string]int{"n": j}, clock.Now())
+					ev, err := model.NewOutboxEvent(uuid.Must(uuid.NewV7()), ws, "test.noop", "test", uuid.New(), map[string]int{"n": j}, clock.Now())
 					if err != nil {
 						return err
 					}
@@ -341,7 +341,7 @@ func TestPostgresThreeDispatchersDrainTenThousandEventsFairly(t *testing.T) {
 	apitest.Eventually(t, 3*time.Minute, "every event dispatched", func() bool {
 		st, err := disc.Stats(ctx, clock.Now())
 		require.NoError(t, err)
-		return st.ByStatus[domain.OutboxDispatched] == int64(loaded)
+		return st.ByStatus[model.OutboxDispatched] == int64(loaded)
 	})
 	stop()
 	wg.Wait()
@@ -382,8 +382,8 @@ func TestMemoryWholeFlow(t *testing.T) {
 	cfg.Dispatcher, cfg.Worker = true, true
 	delivered := make(chan ports.Message, 10)
 	s := apitest.Start(t, cfg, nil, fx.Decorate(func(h app.Handlers) app.Handlers {
-		next := h[domain.EventStoreCredentialsVerify]
-		h[domain.EventStoreCredentialsVerify] = ports.MessageHandlerFunc(func(ctx context.Context, msg ports.Message) error {
+		next := h[model.EventStoreCredentialsVerify]
+		h[model.EventStoreCredentialsVerify] = ports.MessageHandlerFunc(func(ctx context.Context, msg ports.Message) error {
 			delivered <- msg
 			return next.Handle(ctx, msg)
 		})
@@ -398,7 +398,7 @@ func TestMemoryWholeFlow(t *testing.T) {
 	assert.Equal(t, "succeeded", op.Status, op.Error)
 	msg := <-delivered
 	assert.Equal(t, s.Workspace, msg.WorkspaceID)
-	assert.Equal(t, domain.EventStoreCredentialsVerify, msg.Type)
+	assert.Equal(t, model.EventStoreCredentialsVerify, msg.Type)
 	assert.Equal(t, traceparent, msg.Traceparent, "the request's trace context reaches the worker")
 	assert.Equal(t, s.Events(t)[0].ID, msg.ID, "the event id is the message id")
 	store := s.Do(t, "GET", "/v1/stores/"+ok.Store.ID.String(), nil, nil)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/apitest"
 )
@@ -117,7 +118,7 @@ func TestPostgresConcurrentDuplicatesExecuteOnce(t *testing.T) {
 	othersAnswered := make(chan struct{})
 	var answered atomic.Int32
 	var held atomic.Bool
-	s := apitest.Postgres(t, apitest.WithBeforeAppend(func(ctx context.Context, _ []domain.OutboxEvent) error {
+	s := apitest.Postgres(t, apitest.WithBeforeAppend(func(ctx context.Context, _ []model.OutboxEvent) error {
 		if held.Swap(true) {
 			return errors.New("a second execution")
 		}
@@ -235,7 +236,7 @@ func TestPostgresCompletedKeysReplayedAtConcurrency16(t *testing.T) {
 func TestPostgresInProgressIsAnsweredWithoutWaiting(t *testing.T) {
 	hold := make(chan struct{})
 	entered := make(chan struct{}, 1)
-	s := apitest.Postgres(t, apitest.WithBeforeAppend(func(ctx context.Context, _ []domain.OutboxEvent) error {
+	s := apitest.Postgres(t, apitest.WithBeforeAppend(func(ctx context.Context, _ []model.OutboxEvent) error {
 		select {
 		case entered <- struct{}{}:
 		default:
@@ -284,7 +285,7 @@ func TestPostgresInProgressIsAnsweredWithoutWaiting(t *testing.T) {
 func TestPostgresFailedTransactionLeavesNoRecordAndRetrySucceeds(t *testing.T) {
 	var fail atomic.Bool
 	fail.Store(true)
-	s := apitest.Postgres(t, apitest.WithBeforeAppend(func(context.Context, []domain.OutboxEvent) error {
+	s := apitest.Postgres(t, apitest.WithBeforeAppend(func(context.Context, []model.OutboxEvent) error {
 		if fail.Load() {
 			return domain.Wrap(domain.CodeUnavailable, errors.New("injected: connection lost"), "the database is unavailable")
 		}

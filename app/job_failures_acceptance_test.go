@@ -18,6 +18,7 @@ import (
 	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
@@ -90,30 +91,30 @@ func jobCases(ledgerPath string) []jobCase {
 	}
 	var sourceURL string // of the transfer under test
 	return []jobCase{
-		{"verification", domain.EventStoreCredentialsVerify, func(t *testing.T, s *apitest.Server) (string, any) {
+		{"verification", model.EventStoreCredentialsVerify, func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/stores", storeBody("gives-up-" + uuid.NewString()[:8])
 		}, "/v1/stores/", "verification_failed", "verified", effects(func(op started) simhttp.Filter {
 			return simhttp.Filter{Kind: simhttp.KindVerify, Token: op.Operation.ID.String(), EffectsOnly: true}
 		})},
-		{"media", domain.EventMediaProcess, func(t *testing.T, s *apitest.Server) (string, any) {
+		{"media", model.EventMediaProcess, func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/media/" + uploadedMedia(t, s).String() + "/complete", nil
 		}, "/v1/media/", "rejected", "ready", nil},
-		{"material transfer", domain.EventMaterialTransfer, func(t *testing.T, s *apitest.Server) (string, any) {
+		{"material transfer", model.EventMaterialTransfer, func(t *testing.T, s *apitest.Server) (string, any) {
 			sourceURL = "https://supplier.example/" + uuid.NewString() + ".png"
 			return "/v1/material-transfers", map[string]any{"source_urls": []string{sourceURL}}
 		}, "/v1/material-transfers/", "failed", "succeeded", effects(func(started) simhttp.Filter {
 			return simhttp.Filter{Kind: simhttp.KindFetch, Subject: sourceURL}
 		})},
-		{"publication", domain.EventListingPublish, func(t *testing.T, s *apitest.Server) (string, any) {
+		{"publication", model.EventListingPublish, func(t *testing.T, s *apitest.Server) (string, any) {
 			store, product := verifiedStore(t, s), createProduct(t, s)
 			return "/v1/products/" + product.String() + "/publications", map[string]any{"store_id": store}
 		}, "/v1/publications/", "failed", "succeeded", effects(func(op started) simhttp.Filter {
 			return simhttp.Filter{Kind: simhttp.KindListing, Token: op.Operation.ResourceID.String(), EffectsOnly: true}
 		})},
-		{"catalog sync", domain.EventCatalogSync, func(t *testing.T, s *apitest.Server) (string, any) {
+		{"catalog sync", model.EventCatalogSync, func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/stores/" + verifiedStore(t, s).String() + "/syncs", nil
 		}, "/v1/syncs/", "failed", "succeeded", nil},
-		{"AI task", domain.EventAITask, func(t *testing.T, s *apitest.Server) (string, any) {
+		{"AI task", model.EventAITask, func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/ai-tasks", map[string]any{"product_id": createProduct(t, s), "kind": "text"}
 		}, "/v1/ai-tasks/", "failed", "succeeded", effects(func(op started) simhttp.Filter {
 			return simhttp.Filter{Kind: simhttp.KindGenerate, Token: op.Operation.ResourceID.String(), EffectsOnly: true}

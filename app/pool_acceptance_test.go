@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/faultproxy"
 	"github.com/oncehq/once/testsupport/pgtest"
@@ -141,7 +141,7 @@ func TestPostgresSaturatedPoolAnswers503(t *testing.T) {
 	release := make(chan struct{})
 	var releaseOnce sync.Once
 	open := func() { releaseOnce.Do(func() { close(release) }) }
-	s := apitest.Start(t, cfg, db, apitest.WithBeforeAppend(func(ctx context.Context, _ []domain.OutboxEvent) error {
+	s := apitest.Start(t, cfg, db, apitest.WithBeforeAppend(func(ctx context.Context, _ []model.OutboxEvent) error {
 		entered <- struct{}{}
 		select {
 		case <-release:

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/app"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
@@ -87,14 +87,14 @@ func TestPostgresOneTraceFromRequestToJob(t *testing.T) {
 		}
 		return tracetest.SpanStub{}, false
 	}
-	consume := "process " + domain.EventStoreCredentialsVerify
+	consume := "process " + model.EventStoreCredentialsVerify
 	apitest.Eventually(t, 10*time.Second, "the consumer span ended", func() bool {
 		_, ok := find(trace.SpanKindConsumer, consume)
 		return ok
 	})
 	server, ok := find(trace.SpanKindServer, "POST /v1/stores")
 	require.True(t, ok, "server span among %v", spanNames(exporter))
-	producer, ok := find(trace.SpanKindProducer, "publish "+domain.EventStoreCredentialsVerify)
+	producer, ok := find(trace.SpanKindProducer, "publish "+model.EventStoreCredentialsVerify)
 	require.True(t, ok, "producer span among %v", spanNames(exporter))
 	consumer, _ := find(trace.SpanKindConsumer, consume)
 

@@ -8,7 +8,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
@@ -50,7 +50,7 @@ func (_m *AITaskRepository) EXPECT() *AITaskRepository_Expecter {
 }
 
 // Bill provides a mock function for the type AITaskRepository
-func (_mock *AITaskRepository) Bill(ctx context.Context, r domain.BillingRecord) (bool, error) {
+func (_mock *AITaskRepository) Bill(ctx context.Context, r model.BillingRecord) (bool, error) {
 	ret := _mock.Called(ctx, r)
 
 	if len(ret) == 0 {
@@ -59,15 +59,15 @@ func (_mock *AITaskRepository) Bill(ctx context.Context, r domain.BillingRecord)
 
 	var r0 bool
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.BillingRecord) (bool, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.BillingRecord) (bool, error)); ok {
 		return returnFunc(ctx, r)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.BillingRecord) bool); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.BillingRecord) bool); ok {
 		r0 = returnFunc(ctx, r)
 	} else {
 		r0 = ret.Get(0).(bool)
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, domain.BillingRecord) error); ok {
+	if returnFunc, ok := ret.Get(1).(func(context.Context, model.BillingRecord) error); ok {
 		r1 = returnFunc(ctx, r)
 	} else {
 		r1 = ret.Error(1)
@@ -82,20 +82,20 @@ type AITaskRepository_Bill_Call struct {
 
 // Bill is a helper method to define mock.On call
 //   - ctx context.Context
-//   - r domain.BillingRecord
+//   - r model.BillingRecord
 func (_e *AITaskRepository_Expecter) Bill(ctx any, r any) *AITaskRepository_Bill_Call {
 	return &AITaskRepository_Bill_Call{Call: _e.mock.On("Bill", ctx, r)}
 }
 
-func (_c *AITaskRepository_Bill_Call) Run(run func(ctx context.Context, r domain.BillingRecord)) *AITaskRepository_Bill_Call {
+func (_c *AITaskRepository_Bill_Call) Run(run func(ctx context.Context, r model.BillingRecord)) *AITaskRepository_Bill_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.BillingRecord
+		var arg1 model.BillingRecord
 		if args[1] != nil {
-			arg1 = args[1].(domain.BillingRecord)
+			arg1 = args[1].(model.BillingRecord)
 		}
 		run(
 			arg0,
@@ -110,29 +110,29 @@ func (_c *AITaskRepository_Bill_Call) Return(b bool, err error) *AITaskRepositor
 	return _c
 }
 
-func (_c *AITaskRepository_Bill_Call) RunAndReturn(run func(ctx context.Context, r domain.BillingRecord) (bool, error)) *AITaskRepository_Bill_Call {
+func (_c *AITaskRepository_Bill_Call) RunAndReturn(run func(ctx context.Context, r model.BillingRecord) (bool, error)) *AITaskRepository_Bill_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // BillingRecords provides a mock function for the type AITaskRepository
-func (_mock *AITaskRepository) BillingRecords(ctx context.Context, taskID uuid.UUID) ([]domain.BillingRecord, error) {
+func (_mock *AITaskRepository) BillingRecords(ctx context.Context, taskID uuid.UUID) ([]model.BillingRecord, error) {
 	ret := _mock.Called(ctx, taskID)
 
 	if len(ret) == 0 {
 		panic("no return value specified for BillingRecords")
 	}
 
-	var r0 []domain.BillingRecord
+	var r0 []model.BillingRecord
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) ([]domain.BillingRecord, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) ([]model.BillingRecord, error)); ok {
 		return returnFunc(ctx, taskID)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) []domain.BillingRecord); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) []model.BillingRecord); ok {
 		r0 = returnFunc(ctx, taskID)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).([]domain.BillingRecord)
+			r0 = ret.Get(0).([]model.BillingRecord)
 		}
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID) error); ok {
@@ -173,18 +173,18 @@ func (_c *AITaskRepository_BillingRecords_Call) Run(run func(ctx context.Context
 	return _c
 }
 
-func (_c *AITaskRepository_BillingRecords_Call) Return(billingRecords []domain.BillingRecord, err error) *AITaskRepository_BillingRecords_Call {
+func (_c *AITaskRepository_BillingRecords_Call) Return(billingRecords []model.BillingRecord, err error) *AITaskRepository_BillingRecords_Call {
 	_c.Call.Return(billingRecords, err)
 	return _c
 }
 
-func (_c *AITaskRepository_BillingRecords_Call) RunAndReturn(run func(ctx context.Context, taskID uuid.UUID) ([]domain.BillingRecord, error)) *AITaskRepository_BillingRecords_Call {
+func (_c *AITaskRepository_BillingRecords_Call) RunAndReturn(run func(ctx context.Context, taskID uuid.UUID) ([]model.BillingRecord, error)) *AITaskRepository_BillingRecords_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Create provides a mock function for the type AITaskRepository
-func (_mock *AITaskRepository) Create(ctx context.Context, row domain.AITask) error {
+func (_mock *AITaskRepository) Create(ctx context.Context, row model.AITask) error {
 	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
@@ -192,7 +192,7 @@ func (_mock *AITaskRepository) Create(ctx context.Context, row domain.AITask) er
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.AITask) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.AITask) error); ok {
 		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
@@ -207,20 +207,20 @@ type AITaskRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - row domain.AITask
+//   - row model.AITask
 func (_e *AITaskRepository_Expecter) Create(ctx any, row any) *AITaskRepository_Create_Call {
 	return &AITaskRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *AITaskRepository_Create_Call) Run(run func(ctx context.Context, row domain.AITask)) *AITaskRepository_Create_Call {
+func (_c *AITaskRepository_Create_Call) Run(run func(ctx context.Context, row model.AITask)) *AITaskRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.AITask
+		var arg1 model.AITask
 		if args[1] != nil {
-			arg1 = args[1].(domain.AITask)
+			arg1 = args[1].(model.AITask)
 		}
 		run(
 			arg0,
@@ -235,28 +235,28 @@ func (_c *AITaskRepository_Create_Call) Return(err error) *AITaskRepository_Crea
 	return _c
 }
 
-func (_c *AITaskRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.AITask) error) *AITaskRepository_Create_Call {
+func (_c *AITaskRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row model.AITask) error) *AITaskRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Get provides a mock function for the type AITaskRepository
-func (_mock *AITaskRepository) Get(ctx context.Context, id uuid.UUID) (domain.AITask, error) {
+func (_mock *AITaskRepository) Get(ctx context.Context, id uuid.UUID) (model.AITask, error) {
 	ret := _mock.Called(ctx, id)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Get")
 	}
 
-	var r0 domain.AITask
+	var r0 model.AITask
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (domain.AITask, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (model.AITask, error)); ok {
 		return returnFunc(ctx, id)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) domain.AITask); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) model.AITask); ok {
 		r0 = returnFunc(ctx, id)
 	} else {
-		r0 = ret.Get(0).(domain.AITask)
+		r0 = ret.Get(0).(model.AITask)
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID) error); ok {
 		r1 = returnFunc(ctx, id)
@@ -296,34 +296,34 @@ func (_c *AITaskRepository_Get_Call) Run(run func(ctx context.Context, id uuid.U
 	return _c
 }
 
-func (_c *AITaskRepository_Get_Call) Return(aITask domain.AITask, err error) *AITaskRepository_Get_Call {
+func (_c *AITaskRepository_Get_Call) Return(aITask model.AITask, err error) *AITaskRepository_Get_Call {
 	_c.Call.Return(aITask, err)
 	return _c
 }
 
-func (_c *AITaskRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.AITask, error)) *AITaskRepository_Get_Call {
+func (_c *AITaskRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (model.AITask, error)) *AITaskRepository_Get_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // List provides a mock function for the type AITaskRepository
-func (_mock *AITaskRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.AITask, error) {
+func (_mock *AITaskRepository) List(ctx context.Context, q ports.ListQuery) ([]model.AITask, error) {
 	ret := _mock.Called(ctx, q)
 
 	if len(ret) == 0 {
 		panic("no return value specified for List")
 	}
 
-	var r0 []domain.AITask
+	var r0 []model.AITask
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]domain.AITask, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]model.AITask, error)); ok {
 		return returnFunc(ctx, q)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []domain.AITask); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []model.AITask); ok {
 		r0 = returnFunc(ctx, q)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).([]domain.AITask)
+			r0 = ret.Get(0).([]model.AITask)
 		}
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.ListQuery) error); ok {
@@ -364,18 +364,18 @@ func (_c *AITaskRepository_List_Call) Run(run func(ctx context.Context, q ports.
 	return _c
 }
 
-func (_c *AITaskRepository_List_Call) Return(aITasks []domain.AITask, err error) *AITaskRepository_List_Call {
+func (_c *AITaskRepository_List_Call) Return(aITasks []model.AITask, err error) *AITaskRepository_List_Call {
 	_c.Call.Return(aITasks, err)
 	return _c
 }
 
-func (_c *AITaskRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]domain.AITask, error)) *AITaskRepository_List_Call {
+func (_c *AITaskRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]model.AITask, error)) *AITaskRepository_List_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Update provides a mock function for the type AITaskRepository
-func (_mock *AITaskRepository) Update(ctx context.Context, t domain.AITask) error {
+func (_mock *AITaskRepository) Update(ctx context.Context, t model.AITask) error {
 	ret := _mock.Called(ctx, t)
 
 	if len(ret) == 0 {
@@ -383,7 +383,7 @@ func (_mock *AITaskRepository) Update(ctx context.Context, t domain.AITask) erro
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.AITask) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.AITask) error); ok {
 		r0 = returnFunc(ctx, t)
 	} else {
 		r0 = ret.Error(0)
@@ -398,20 +398,20 @@ type AITaskRepository_Update_Call struct {
 
 // Update is a helper method to define mock.On call
 //   - ctx context.Context
-//   - t domain.AITask
+//   - t model.AITask
 func (_e *AITaskRepository_Expecter) Update(ctx any, t any) *AITaskRepository_Update_Call {
 	return &AITaskRepository_Update_Call{Call: _e.mock.On("Update", ctx, t)}
 }
 
-func (_c *AITaskRepository_Update_Call) Run(run func(ctx context.Context, t domain.AITask)) *AITaskRepository_Update_Call {
+func (_c *AITaskRepository_Update_Call) Run(run func(ctx context.Context, t model.AITask)) *AITaskRepository_Update_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.AITask
+		var arg1 model.AITask
 		if args[1] != nil {
-			arg1 = args[1].(domain.AITask)
+			arg1 = args[1].(model.AITask)
 		}
 		run(
 			arg0,
@@ -426,7 +426,7 @@ func (_c *AITaskRepository_Update_Call) Return(err error) *AITaskRepository_Upda
 	return _c
 }
 
-func (_c *AITaskRepository_Update_Call) RunAndReturn(run func(ctx context.Context, t domain.AITask) error) *AITaskRepository_Update_Call {
+func (_c *AITaskRepository_Update_Call) RunAndReturn(run func(ctx context.Context, t model.AITask) error) *AITaskRepository_Update_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -8,7 +8,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	mock "github.com/stretchr/testify/mock"
 )
 
@@ -49,26 +49,26 @@ func (_m *IdempotencyStore) EXPECT() *IdempotencyStore_Expecter {
 }
 
 // Claim provides a mock function for the type IdempotencyStore
-func (_mock *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error) {
+func (_mock *IdempotencyStore) Claim(ctx context.Context, rec model.IdempotencyRecord) (*model.IdempotencyRecord, error) {
 	ret := _mock.Called(ctx, rec)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Claim")
 	}
 
-	var r0 *domain.IdempotencyRecord
+	var r0 *model.IdempotencyRecord
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.IdempotencyRecord) (*domain.IdempotencyRecord, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.IdempotencyRecord) (*model.IdempotencyRecord, error)); ok {
 		return returnFunc(ctx, rec)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.IdempotencyRecord) *domain.IdempotencyRecord); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.IdempotencyRecord) *model.IdempotencyRecord); ok {
 		r0 = returnFunc(ctx, rec)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).(*domain.IdempotencyRecord)
+			r0 = ret.Get(0).(*model.IdempotencyRecord)
 		}
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, domain.IdempotencyRecord) error); ok {
+	if returnFunc, ok := ret.Get(1).(func(context.Context, model.IdempotencyRecord) error); ok {
 		r1 = returnFunc(ctx, rec)
 	} else {
 		r1 = ret.Error(1)
@@ -83,20 +83,20 @@ type IdempotencyStore_Claim_Call struct {
 
 // Claim is a helper method to define mock.On call
 //   - ctx context.Context
-//   - rec domain.IdempotencyRecord
+//   - rec model.IdempotencyRecord
 func (_e *IdempotencyStore_Expecter) Claim(ctx any, rec any) *IdempotencyStore_Claim_Call {
 	return &IdempotencyStore_Claim_Call{Call: _e.mock.On("Claim", ctx, rec)}
 }
 
-func (_c *IdempotencyStore_Claim_Call) Run(run func(ctx context.Context, rec domain.IdempotencyRecord)) *IdempotencyStore_Claim_Call {
+func (_c *IdempotencyStore_Claim_Call) Run(run func(ctx context.Context, rec model.IdempotencyRecord)) *IdempotencyStore_Claim_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.IdempotencyRecord
+		var arg1 model.IdempotencyRecord
 		if args[1] != nil {
-			arg1 = args[1].(domain.IdempotencyRecord)
+			arg1 = args[1].(model.IdempotencyRecord)
 		}
 		run(
 			arg0,
@@ -106,18 +106,18 @@ func (_c *IdempotencyStore_Claim_Call) Run(run func(ctx context.Context, rec dom
 	return _c
 }
 
-func (_c *IdempotencyStore_Claim_Call) Return(idempotencyRecord *domain.IdempotencyRecord, err error) *IdempotencyStore_Claim_Call {
+func (_c *IdempotencyStore_Claim_Call) Return(idempotencyRecord *model.IdempotencyRecord, err error) *IdempotencyStore_Claim_Call {
 	_c.Call.Return(idempotencyRecord, err)
 	return _c
 }
 
-func (_c *IdempotencyStore_Claim_Call) RunAndReturn(run func(ctx context.Context, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error)) *IdempotencyStore_Claim_Call {
+func (_c *IdempotencyStore_Claim_Call) RunAndReturn(run func(ctx context.Context, rec model.IdempotencyRecord) (*model.IdempotencyRecord, error)) *IdempotencyStore_Claim_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Complete provides a mock function for the type IdempotencyStore
-func (_mock *IdempotencyStore) Complete(ctx context.Context, scope domain.IdempotencyScope, resp domain.SavedResponse, at time.Time) error {
+func (_mock *IdempotencyStore) Complete(ctx context.Context, scope model.IdempotencyScope, resp model.SavedResponse, at time.Time) error {
 	ret := _mock.Called(ctx, scope, resp, at)
 
 	if len(ret) == 0 {
@@ -125,7 +125,7 @@ func (_mock *IdempotencyStore) Complete(ctx context.Context, scope domain.Idempo
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.IdempotencyScope, domain.SavedResponse, time.Time) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.IdempotencyScope, model.SavedResponse, time.Time) error); ok {
 		r0 = returnFunc(ctx, scope, resp, at)
 	} else {
 		r0 = ret.Error(0)
@@ -140,26 +140,26 @@ type IdempotencyStore_Complete_Call struct {
 
 // Complete is a helper method to define mock.On call
 //   - ctx context.Context
-//   - scope domain.IdempotencyScope
-//   - resp domain.SavedResponse
+//   - scope model.IdempotencyScope
+//   - resp model.SavedResponse
 //   - at time.Time
 func (_e *IdempotencyStore_Expecter) Complete(ctx any, scope any, resp any, at any) *IdempotencyStore_Complete_Call {
 	return &IdempotencyStore_Complete_Call{Call: _e.mock.On("Complete", ctx, scope, resp, at)}
 }
 
-func (_c *IdempotencyStore_Complete_Call) Run(run func(ctx context.Context, scope domain.IdempotencyScope, resp domain.SavedResponse, at time.Time)) *IdempotencyStore_Complete_Call {
+func (_c *IdempotencyStore_Complete_Call) Run(run func(ctx context.Context, scope model.IdempotencyScope, resp model.SavedResponse, at time.Time)) *IdempotencyStore_Complete_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.IdempotencyScope
+		var arg1 model.IdempotencyScope
 		if args[1] != nil {
-			arg1 = args[1].(domain.IdempotencyScope)
+			arg1 = args[1].(model.IdempotencyScope)
 		}
-		var arg2 domain.SavedResponse
+		var arg2 model.SavedResponse
 		if args[2] != nil {
-			arg2 = args[2].(domain.SavedResponse)
+			arg2 = args[2].(model.SavedResponse)
 		}
 		var arg3 time.Time
 		if args[3] != nil {
@@ -180,7 +180,7 @@ func (_c *IdempotencyStore_Complete_Call) Return(err error) *IdempotencyStore_Co
 	return _c
 }
 
-func (_c *IdempotencyStore_Complete_Call) RunAndReturn(run func(ctx context.Context, scope domain.IdempotencyScope, resp domain.SavedResponse, at time.Time) error) *IdempotencyStore_Complete_Call {
+func (_c *IdempotencyStore_Complete_Call) RunAndReturn(run func(ctx context.Context, scope model.IdempotencyScope, resp model.SavedResponse, at time.Time) error) *IdempotencyStore_Complete_Call {
 	_c.Call.Return(run)
 	return _c
 }

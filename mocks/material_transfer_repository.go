@@ -8,7 +8,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
@@ -50,7 +50,7 @@ func (_m *MaterialTransferRepository) EXPECT() *MaterialTransferRepository_Expec
 }
 
 // Create provides a mock function for the type MaterialTransferRepository
-func (_mock *MaterialTransferRepository) Create(ctx context.Context, row domain.MaterialTransfer) error {
+func (_mock *MaterialTransferRepository) Create(ctx context.Context, row model.MaterialTransfer) error {
 	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
@@ -58,7 +58,7 @@ func (_mock *MaterialTransferRepository) Create(ctx context.Context, row domain.
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.MaterialTransfer) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.MaterialTransfer) error); ok {
 		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
@@ -73,20 +73,20 @@ type MaterialTransferRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - row domain.MaterialTransfer
+//   - row model.MaterialTransfer
 func (_e *MaterialTransferRepository_Expecter) Create(ctx any, row any) *MaterialTransferRepository_Create_Call {
 	return &MaterialTransferRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *MaterialTransferRepository_Create_Call) Run(run func(ctx context.Context, row domain.MaterialTransfer)) *MaterialTransferRepository_Create_Call {
+func (_c *MaterialTransferRepository_Create_Call) Run(run func(ctx context.Context, row model.MaterialTransfer)) *MaterialTransferRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.MaterialTransfer
+		var arg1 model.MaterialTransfer
 		if args[1] != nil {
-			arg1 = args[1].(domain.MaterialTransfer)
+			arg1 = args[1].(model.MaterialTransfer)
 		}
 		run(
 			arg0,
@@ -101,28 +101,28 @@ func (_c *MaterialTransferRepository_Create_Call) Return(err error) *MaterialTra
 	return _c
 }
 
-func (_c *MaterialTransferRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.MaterialTransfer) error) *MaterialTransferRepository_Create_Call {
+func (_c *MaterialTransferRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row model.MaterialTransfer) error) *MaterialTransferRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Get provides a mock function for the type MaterialTransferRepository
-func (_mock *MaterialTransferRepository) Get(ctx context.Context, id uuid.UUID) (domain.MaterialTransfer, error) {
+func (_mock *MaterialTransferRepository) Get(ctx context.Context, id uuid.UUID) (model.MaterialTransfer, error) {
 	ret := _mock.Called(ctx, id)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Get")
 	}
 
-	var r0 domain.MaterialTransfer
+	var r0 model.MaterialTransfer
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (domain.MaterialTransfer, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (model.MaterialTransfer, error)); ok {
 		return returnFunc(ctx, id)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) domain.MaterialTransfer); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) model.MaterialTransfer); ok {
 		r0 = returnFunc(ctx, id)
 	} else {
-		r0 = ret.Get(0).(domain.MaterialTransfer)
+		r0 = ret.Get(0).(model.MaterialTransfer)
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID) error); ok {
 		r1 = returnFunc(ctx, id)
@@ -162,34 +162,34 @@ func (_c *MaterialTransferRepository_Get_Call) Run(run func(ctx context.Context,
 	return _c
 }
 
-func (_c *MaterialTransferRepository_Get_Call) Return(materialTransfer domain.MaterialTransfer, err error) *MaterialTransferRepository_Get_Call {
+func (_c *MaterialTransferRepository_Get_Call) Return(materialTransfer model.MaterialTransfer, err error) *MaterialTransferRepository_Get_Call {
 	_c.Call.Return(materialTransfer, err)
 	return _c
 }
 
-func (_c *MaterialTransferRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.MaterialTransfer, error)) *MaterialTransferRepository_Get_Call {
+func (_c *MaterialTransferRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (model.MaterialTransfer, error)) *MaterialTransferRepository_Get_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // List provides a mock function for the type MaterialTransferRepository
-func (_mock *MaterialTransferRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.MaterialTransfer, error) {
+func (_mock *MaterialTransferRepository) List(ctx context.Context, q ports.ListQuery) ([]model.MaterialTransfer, error) {
 	ret := _mock.Called(ctx, q)
 
 	if len(ret) == 0 {
 		panic("no return value specified for List")
 	}
 
-	var r0 []domain.MaterialTransfer
+	var r0 []model.MaterialTransfer
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]domain.MaterialTransfer, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]model.MaterialTransfer, error)); ok {
 		return returnFunc(ctx, q)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []domain.MaterialTransfer); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []model.MaterialTransfer); ok {
 		r0 = returnFunc(ctx, q)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).([]domain.MaterialTransfer)
+			r0 = ret.Get(0).([]model.MaterialTransfer)
 		}
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.ListQuery) error); ok {
@@ -230,12 +230,12 @@ func (_c *MaterialTransferRepository_List_Call) Run(run func(ctx context.Context
 	return _c
 }
 
-func (_c *MaterialTransferRepository_List_Call) Return(materialTransfers []domain.MaterialTransfer, err error) *MaterialTransferRepository_List_Call {
+func (_c *MaterialTransferRepository_List_Call) Return(materialTransfers []model.MaterialTransfer, err error) *MaterialTransferRepository_List_Call {
 	_c.Call.Return(materialTransfers, err)
 	return _c
 }
 
-func (_c *MaterialTransferRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]domain.MaterialTransfer, error)) *MaterialTransferRepository_List_Call {
+func (_c *MaterialTransferRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]model.MaterialTransfer, error)) *MaterialTransferRepository_List_Call {
 	_c.Call.Return(run)
 	return _c
 }
@@ -316,7 +316,7 @@ func (_c *MaterialTransferRepository_MarkItemDone_Call) RunAndReturn(run func(ct
 }
 
 // UpdateStatus provides a mock function for the type MaterialTransferRepository
-func (_mock *MaterialTransferRepository) UpdateStatus(ctx context.Context, t domain.MaterialTransfer) error {
+func (_mock *MaterialTransferRepository) UpdateStatus(ctx context.Context, t model.MaterialTransfer) error {
 	ret := _mock.Called(ctx, t)
 
 	if len(ret) == 0 {
@@ -324,7 +324,7 @@ func (_mock *MaterialTransferRepository) UpdateStatus(ctx context.Context, t dom
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.MaterialTransfer) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.MaterialTransfer) error); ok {
 		r0 = returnFunc(ctx, t)
 	} else {
 		r0 = ret.Error(0)
@@ -339,20 +339,20 @@ type MaterialTransferRepository_UpdateStatus_Call struct {
 
 // UpdateStatus is a helper method to define mock.On call
 //   - ctx context.Context
-//   - t domain.MaterialTransfer
+//   - t model.MaterialTransfer
 func (_e *MaterialTransferRepository_Expecter) UpdateStatus(ctx any, t any) *MaterialTransferRepository_UpdateStatus_Call {
 	return &MaterialTransferRepository_UpdateStatus_Call{Call: _e.mock.On("UpdateStatus", ctx, t)}
 }
 
-func (_c *MaterialTransferRepository_UpdateStatus_Call) Run(run func(ctx context.Context, t domain.MaterialTransfer)) *MaterialTransferRepository_UpdateStatus_Call {
+func (_c *MaterialTransferRepository_UpdateStatus_Call) Run(run func(ctx context.Context, t model.MaterialTransfer)) *MaterialTransferRepository_UpdateStatus_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.MaterialTransfer
+		var arg1 model.MaterialTransfer
 		if args[1] != nil {
-			arg1 = args[1].(domain.MaterialTransfer)
+			arg1 = args[1].(model.MaterialTransfer)
 		}
 		run(
 			arg0,
@@ -367,7 +367,7 @@ func (_c *MaterialTransferRepository_UpdateStatus_Call) Return(err error) *Mater
 	return _c
 }
 
-func (_c *MaterialTransferRepository_UpdateStatus_Call) RunAndReturn(run func(ctx context.Context, t domain.MaterialTransfer) error) *MaterialTransferRepository_UpdateStatus_Call {
+func (_c *MaterialTransferRepository_UpdateStatus_Call) RunAndReturn(run func(ctx context.Context, t model.MaterialTransfer) error) *MaterialTransferRepository_UpdateStatus_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
@@ -51,7 +51,7 @@ func (_m *MediaRepository) EXPECT() *MediaRepository_Expecter {
 }
 
 // Create provides a mock function for the type MediaRepository
-func (_mock *MediaRepository) Create(ctx context.Context, row domain.Media) error {
+func (_mock *MediaRepository) Create(ctx context.Context, row model.Media) error {
 	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
@@ -59,7 +59,7 @@ func (_mock *MediaRepository) Create(ctx context.Context, row domain.Media) erro
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Media) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.Media) error); ok {
 		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
@@ -74,20 +74,20 @@ type MediaRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - row domain.Media
+//   - row model.Media
 func (_e *MediaRepository_Expecter) Create(ctx any, row any) *MediaRepository_Create_Call {
 	return &MediaRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *MediaRepository_Create_Call) Run(run func(ctx context.Context, row domain.Media)) *MediaRepository_Create_Call {
+func (_c *MediaRepository_Create_Call) Run(run func(ctx context.Context, row model.Media)) *MediaRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.Media
+		var arg1 model.Media
 		if args[1] != nil {
-			arg1 = args[1].(domain.Media)
+			arg1 = args[1].(model.Media)
 		}
 		run(
 			arg0,
@@ -102,28 +102,28 @@ func (_c *MediaRepository_Create_Call) Return(err error) *MediaRepository_Create
 	return _c
 }
 
-func (_c *MediaRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.Media) error) *MediaRepository_Create_Call {
+func (_c *MediaRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row model.Media) error) *MediaRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Get provides a mock function for the type MediaRepository
-func (_mock *MediaRepository) Get(ctx context.Context, id uuid.UUID) (domain.Media, error) {
+func (_mock *MediaRepository) Get(ctx context.Context, id uuid.UUID) (model.Media, error) {
 	ret := _mock.Called(ctx, id)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Get")
 	}
 
-	var r0 domain.Media
+	var r0 model.Media
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (domain.Media, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (model.Media, error)); ok {
 		return returnFunc(ctx, id)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) domain.Media); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) model.Media); ok {
 		r0 = returnFunc(ctx, id)
 	} else {
-		r0 = ret.Get(0).(domain.Media)
+		r0 = ret.Get(0).(model.Media)
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID) error); ok {
 		r1 = returnFunc(ctx, id)
@@ -163,34 +163,34 @@ func (_c *MediaRepository_Get_Call) Run(run func(ctx context.Context, id uuid.UU
 	return _c
 }
 
-func (_c *MediaRepository_Get_Call) Return(media domain.Media, err error) *MediaRepository_Get_Call {
+func (_c *MediaRepository_Get_Call) Return(media model.Media, err error) *MediaRepository_Get_Call {
 	_c.Call.Return(media, err)
 	return _c
 }
 
-func (_c *MediaRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.Media, error)) *MediaRepository_Get_Call {
+func (_c *MediaRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (model.Media, error)) *MediaRepository_Get_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // List provides a mock function for the type MediaRepository
-func (_mock *MediaRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.Media, error) {
+func (_mock *MediaRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Media, error) {
 	ret := _mock.Called(ctx, q)
 
 	if len(ret) == 0 {
 		panic("no return value specified for List")
 	}
 
-	var r0 []domain.Media
+	var r0 []model.Media
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]domain.Media, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]model.Media, error)); ok {
 		return returnFunc(ctx, q)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []domain.Media); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []model.Media); ok {
 		r0 = returnFunc(ctx, q)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).([]domain.Media)
+			r0 = ret.Get(0).([]model.Media)
 		}
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.ListQuery) error); ok {
@@ -231,18 +231,18 @@ func (_c *MediaRepository_List_Call) Run(run func(ctx context.Context, q ports.L
 	return _c
 }
 
-func (_c *MediaRepository_List_Call) Return(medias []domain.Media, err error) *MediaRepository_List_Call {
+func (_c *MediaRepository_List_Call) Return(medias []model.Media, err error) *MediaRepository_List_Call {
 	_c.Call.Return(medias, err)
 	return _c
 }
 
-func (_c *MediaRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]domain.Media, error)) *MediaRepository_List_Call {
+func (_c *MediaRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]model.Media, error)) *MediaRepository_List_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Transition provides a mock function for the type MediaRepository
-func (_mock *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from domain.MediaStatus, to domain.MediaStatus, at time.Time) error {
+func (_mock *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from model.MediaStatus, to model.MediaStatus, at time.Time) error {
 	ret := _mock.Called(ctx, id, from, to, at)
 
 	if len(ret) == 0 {
@@ -250,7 +250,7 @@ func (_mock *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, domain.MediaStatus, domain.MediaStatus, time.Time) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, model.MediaStatus, model.MediaStatus, time.Time) error); ok {
 		r0 = returnFunc(ctx, id, from, to, at)
 	} else {
 		r0 = ret.Error(0)
@@ -266,14 +266,14 @@ type MediaRepository_Transition_Call struct {
 // Transition is a helper method to define mock.On call
 //   - ctx context.Context
 //   - id uuid.UUID
-//   - from domain.MediaStatus
-//   - to domain.MediaStatus
+//   - from model.MediaStatus
+//   - to model.MediaStatus
 //   - at time.Time
 func (_e *MediaRepository_Expecter) Transition(ctx any, id any, from any, to any, at any) *MediaRepository_Transition_Call {
 	return &MediaRepository_Transition_Call{Call: _e.mock.On("Transition", ctx, id, from, to, at)}
 }
 
-func (_c *MediaRepository_Transition_Call) Run(run func(ctx context.Context, id uuid.UUID, from domain.MediaStatus, to domain.MediaStatus, at time.Time)) *MediaRepository_Transition_Call {
+func (_c *MediaRepository_Transition_Call) Run(run func(ctx context.Context, id uuid.UUID, from model.MediaStatus, to model.MediaStatus, at time.Time)) *MediaRepository_Transition_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -283,13 +283,13 @@ func (_c *MediaRepository_Transition_Call) Run(run func(ctx context.Context, id 
 		if args[1] != nil {
 			arg1 = args[1].(uuid.UUID)
 		}
-		var arg2 domain.MediaStatus
+		var arg2 model.MediaStatus
 		if args[2] != nil {
-			arg2 = args[2].(domain.MediaStatus)
+			arg2 = args[2].(model.MediaStatus)
 		}
-		var arg3 domain.MediaStatus
+		var arg3 model.MediaStatus
 		if args[3] != nil {
-			arg3 = args[3].(domain.MediaStatus)
+			arg3 = args[3].(model.MediaStatus)
 		}
 		var arg4 time.Time
 		if args[4] != nil {
@@ -311,13 +311,13 @@ func (_c *MediaRepository_Transition_Call) Return(err error) *MediaRepository_Tr
 	return _c
 }
 
-func (_c *MediaRepository_Transition_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID, from domain.MediaStatus, to domain.MediaStatus, at time.Time) error) *MediaRepository_Transition_Call {
+func (_c *MediaRepository_Transition_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID, from model.MediaStatus, to model.MediaStatus, at time.Time) error) *MediaRepository_Transition_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Update provides a mock function for the type MediaRepository
-func (_mock *MediaRepository) Update(ctx context.Context, m domain.Media) error {
+func (_mock *MediaRepository) Update(ctx context.Context, m model.Media) error {
 	ret := _mock.Called(ctx, m)
 
 	if len(ret) == 0 {
@@ -325,7 +325,7 @@ func (_mock *MediaRepository) Update(ctx context.Context, m domain.Media) error 
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Media) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.Media) error); ok {
 		r0 = returnFunc(ctx, m)
 	} else {
 		r0 = ret.Error(0)
@@ -340,20 +340,20 @@ type MediaRepository_Update_Call struct {
 
 // Update is a helper method to define mock.On call
 //   - ctx context.Context
-//   - m domain.Media
+//   - m model.Media
 func (_e *MediaRepository_Expecter) Update(ctx any, m any) *MediaRepository_Update_Call {
 	return &MediaRepository_Update_Call{Call: _e.mock.On("Update", ctx, m)}
 }
 
-func (_c *MediaRepository_Update_Call) Run(run func(ctx context.Context, m domain.Media)) *MediaRepository_Update_Call {
+func (_c *MediaRepository_Update_Call) Run(run func(ctx context.Context, m model.Media)) *MediaRepository_Update_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.Media
+		var arg1 model.Media
 		if args[1] != nil {
-			arg1 = args[1].(domain.Media)
+			arg1 = args[1].(model.Media)
 		}
 		run(
 			arg0,
@@ -368,7 +368,7 @@ func (_c *MediaRepository_Update_Call) Return(err error) *MediaRepository_Update
 	return _c
 }
 
-func (_c *MediaRepository_Update_Call) RunAndReturn(run func(ctx context.Context, m domain.Media) error) *MediaRepository_Update_Call {
+func (_c *MediaRepository_Update_Call) RunAndReturn(run func(ctx context.Context, m model.Media) error) *MediaRepository_Update_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -8,7 +8,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	mock "github.com/stretchr/testify/mock"
 )
 
@@ -49,7 +49,7 @@ func (_m *MemberRepository) EXPECT() *MemberRepository_Expecter {
 }
 
 // Add provides a mock function for the type MemberRepository
-func (_mock *MemberRepository) Add(ctx context.Context, m domain.Member) error {
+func (_mock *MemberRepository) Add(ctx context.Context, m model.Member) error {
 	ret := _mock.Called(ctx, m)
 
 	if len(ret) == 0 {
@@ -57,7 +57,7 @@ func (_mock *MemberRepository) Add(ctx context.Context, m domain.Member) error {
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Member) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.Member) error); ok {
 		r0 = returnFunc(ctx, m)
 	} else {
 		r0 = ret.Error(0)
@@ -72,20 +72,20 @@ type MemberRepository_Add_Call struct {
 
 // Add is a helper method to define mock.On call
 //   - ctx context.Context
-//   - m domain.Member
+//   - m model.Member
 func (_e *MemberRepository_Expecter) Add(ctx any, m any) *MemberRepository_Add_Call {
 	return &MemberRepository_Add_Call{Call: _e.mock.On("Add", ctx, m)}
 }
 
-func (_c *MemberRepository_Add_Call) Run(run func(ctx context.Context, m domain.Member)) *MemberRepository_Add_Call {
+func (_c *MemberRepository_Add_Call) Run(run func(ctx context.Context, m model.Member)) *MemberRepository_Add_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.Member
+		var arg1 model.Member
 		if args[1] != nil {
-			arg1 = args[1].(domain.Member)
+			arg1 = args[1].(model.Member)
 		}
 		run(
 			arg0,
@@ -100,28 +100,28 @@ func (_c *MemberRepository_Add_Call) Return(err error) *MemberRepository_Add_Cal
 	return _c
 }
 
-func (_c *MemberRepository_Add_Call) RunAndReturn(run func(ctx context.Context, m domain.Member) error) *MemberRepository_Add_Call {
+func (_c *MemberRepository_Add_Call) RunAndReturn(run func(ctx context.Context, m model.Member) error) *MemberRepository_Add_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Get provides a mock function for the type MemberRepository
-func (_mock *MemberRepository) Get(ctx context.Context, user uuid.UUID) (domain.Member, error) {
+func (_mock *MemberRepository) Get(ctx context.Context, user uuid.UUID) (model.Member, error) {
 	ret := _mock.Called(ctx, user)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Get")
 	}
 
-	var r0 domain.Member
+	var r0 model.Member
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (domain.Member, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (model.Member, error)); ok {
 		return returnFunc(ctx, user)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) domain.Member); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) model.Member); ok {
 		r0 = returnFunc(ctx, user)
 	} else {
-		r0 = ret.Get(0).(domain.Member)
+		r0 = ret.Get(0).(model.Member)
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID) error); ok {
 		r1 = returnFunc(ctx, user)
@@ -161,34 +161,34 @@ func (_c *MemberRepository_Get_Call) Run(run func(ctx context.Context, user uuid
 	return _c
 }
 
-func (_c *MemberRepository_Get_Call) Return(member domain.Member, err error) *MemberRepository_Get_Call {
+func (_c *MemberRepository_Get_Call) Return(member model.Member, err error) *MemberRepository_Get_Call {
 	_c.Call.Return(member, err)
 	return _c
 }
 
-func (_c *MemberRepository_Get_Call) RunAndReturn(run func(ctx context.Context, user uuid.UUID) (domain.Member, error)) *MemberRepository_Get_Call {
+func (_c *MemberRepository_Get_Call) RunAndReturn(run func(ctx context.Context, user uuid.UUID) (model.Member, error)) *MemberRepository_Get_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // List provides a mock function for the type MemberRepository
-func (_mock *MemberRepository) List(ctx context.Context) ([]domain.Member, error) {
+func (_mock *MemberRepository) List(ctx context.Context) ([]model.Member, error) {
 	ret := _mock.Called(ctx)
 
 	if len(ret) == 0 {
 		panic("no return value specified for List")
 	}
 
-	var r0 []domain.Member
+	var r0 []model.Member
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context) ([]domain.Member, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context) ([]model.Member, error)); ok {
 		return returnFunc(ctx)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context) []domain.Member); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context) []model.Member); ok {
 		r0 = returnFunc(ctx)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).([]domain.Member)
+			r0 = ret.Get(0).([]model.Member)
 		}
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context) error); ok {
@@ -223,12 +223,12 @@ func (_c *MemberRepository_List_Call) Run(run func(ctx context.Context)) *Member
 	return _c
 }
 
-func (_c *MemberRepository_List_Call) Return(members []domain.Member, err error) *MemberRepository_List_Call {
+func (_c *MemberRepository_List_Call) Return(members []model.Member, err error) *MemberRepository_List_Call {
 	_c.Call.Return(members, err)
 	return _c
 }
 
-func (_c *MemberRepository_List_Call) RunAndReturn(run func(ctx context.Context) ([]domain.Member, error)) *MemberRepository_List_Call {
+func (_c *MemberRepository_List_Call) RunAndReturn(run func(ctx context.Context) ([]model.Member, error)) *MemberRepository_List_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -8,7 +8,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
@@ -50,7 +50,7 @@ func (_m *OperationRepository) EXPECT() *OperationRepository_Expecter {
 }
 
 // Create provides a mock function for the type OperationRepository
-func (_mock *OperationRepository) Create(ctx context.Context, op domain.Operation) error {
+func (_mock *OperationRepository) Create(ctx context.Context, op model.Operation) error {
 	ret := _mock.Called(ctx, op)
 
 	if len(ret) == 0 {
@@ -58,7 +58,7 @@ func (_mock *OperationRepository) Create(ctx context.Context, op domain.Operatio
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Operation) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.Operation) error); ok {
 		r0 = returnFunc(ctx, op)
 	} else {
 		r0 = ret.Error(0)
@@ -73,20 +73,20 @@ type OperationRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - op domain.Operation
+//   - op model.Operation
 func (_e *OperationRepository_Expecter) Create(ctx any, op any) *OperationRepository_Create_Call {
 	return &OperationRepository_Create_Call{Call: _e.mock.On("Create", ctx, op)}
 }
 
-func (_c *OperationRepository_Create_Call) Run(run func(ctx context.Context, op domain.Operation)) *OperationRepository_Create_Call {
+func (_c *OperationRepository_Create_Call) Run(run func(ctx context.Context, op model.Operation)) *OperationRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.Operation
+		var arg1 model.Operation
 		if args[1] != nil {
-			arg1 = args[1].(domain.Operation)
+			arg1 = args[1].(model.Operation)
 		}
 		run(
 			arg0,
@@ -101,28 +101,28 @@ func (_c *OperationRepository_Create_Call) Return(err error) *OperationRepositor
 	return _c
 }
 
-func (_c *OperationRepository_Create_Call) RunAndReturn(run func(ctx context.Context, op domain.Operation) error) *OperationRepository_Create_Call {
+func (_c *OperationRepository_Create_Call) RunAndReturn(run func(ctx context.Context, op model.Operation) error) *OperationRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Get provides a mock function for the type OperationRepository
-func (_mock *OperationRepository) Get(ctx context.Context, id uuid.UUID) (domain.Operation, error) {
+func (_mock *OperationRepository) Get(ctx context.Context, id uuid.UUID) (model.Operation, error) {
 	ret := _mock.Called(ctx, id)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Get")
 	}
 
-	var r0 domain.Operation
+	var r0 model.Operation
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (domain.Operation, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (model.Operation, error)); ok {
 		return returnFunc(ctx, id)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) domain.Operation); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) model.Operation); ok {
 		r0 = returnFunc(ctx, id)
 	} else {
-		r0 = ret.Get(0).(domain.Operation)
+		r0 = ret.Get(0).(model.Operation)
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID) error); ok {
 		r1 = returnFunc(ctx, id)
@@ -162,34 +162,34 @@ func (_c *OperationRepository_Get_Call) Run(run func(ctx context.Context, id uui
 	return _c
 }
 
-func (_c *OperationRepository_Get_Call) Return(operation domain.Operation, err error) *OperationRepository_Get_Call {
+func (_c *OperationRepository_Get_Call) Return(operation model.Operation, err error) *OperationRepository_Get_Call {
 	_c.Call.Return(operation, err)
 	return _c
 }
 
-func (_c *OperationRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.Operation, error)) *OperationRepository_Get_Call {
+func (_c *OperationRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (model.Operation, error)) *OperationRepository_Get_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // List provides a mock function for the type OperationRepository
-func (_mock *OperationRepository) List(ctx context.Context, filter ports.OperationFilter) ([]domain.Operation, error) {
+func (_mock *OperationRepository) List(ctx context.Context, filter ports.OperationFilter) ([]model.Operation, error) {
 	ret := _mock.Called(ctx, filter)
 
 	if len(ret) == 0 {
 		panic("no return value specified for List")
 	}
 
-	var r0 []domain.Operation
+	var r0 []model.Operation
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.OperationFilter) ([]domain.Operation, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.OperationFilter) ([]model.Operation, error)); ok {
 		return returnFunc(ctx, filter)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.OperationFilter) []domain.Operation); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.OperationFilter) []model.Operation); ok {
 		r0 = returnFunc(ctx, filter)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).([]domain.Operation)
+			r0 = ret.Get(0).([]model.Operation)
 		}
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.OperationFilter) error); ok {
@@ -230,18 +230,18 @@ func (_c *OperationRepository_List_Call) Run(run func(ctx context.Context, filte
 	return _c
 }
 
-func (_c *OperationRepository_List_Call) Return(operations []domain.Operation, err error) *OperationRepository_List_Call {
+func (_c *OperationRepository_List_Call) Return(operations []model.Operation, err error) *OperationRepository_List_Call {
 	_c.Call.Return(operations, err)
 	return _c
 }
 
-func (_c *OperationRepository_List_Call) RunAndReturn(run func(ctx context.Context, filter ports.OperationFilter) ([]domain.Operation, error)) *OperationRepository_List_Call {
+func (_c *OperationRepository_List_Call) RunAndReturn(run func(ctx context.Context, filter ports.OperationFilter) ([]model.Operation, error)) *OperationRepository_List_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Update provides a mock function for the type OperationRepository
-func (_mock *OperationRepository) Update(ctx context.Context, op domain.Operation) error {
+func (_mock *OperationRepository) Update(ctx context.Context, op model.Operation) error {
 	ret := _mock.Called(ctx, op)
 
 	if len(ret) == 0 {
@@ -249,7 +249,7 @@ func (_mock *OperationRepository) Update(ctx context.Context, op domain.Operatio
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Operation) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.Operation) error); ok {
 		r0 = returnFunc(ctx, op)
 	} else {
 		r0 = ret.Error(0)
@@ -264,20 +264,20 @@ type OperationRepository_Update_Call struct {
 
 // Update is a helper method to define mock.On call
 //   - ctx context.Context
-//   - op domain.Operation
+//   - op model.Operation
 func (_e *OperationRepository_Expecter) Update(ctx any, op any) *OperationRepository_Update_Call {
 	return &OperationRepository_Update_Call{Call: _e.mock.On("Update", ctx, op)}
 }
 
-func (_c *OperationRepository_Update_Call) Run(run func(ctx context.Context, op domain.Operation)) *OperationRepository_Update_Call {
+func (_c *OperationRepository_Update_Call) Run(run func(ctx context.Context, op model.Operation)) *OperationRepository_Update_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.Operation
+		var arg1 model.Operation
 		if args[1] != nil {
-			arg1 = args[1].(domain.Operation)
+			arg1 = args[1].(model.Operation)
 		}
 		run(
 			arg0,
@@ -292,7 +292,7 @@ func (_c *OperationRepository_Update_Call) Return(err error) *OperationRepositor
 	return _c
 }
 
-func (_c *OperationRepository_Update_Call) RunAndReturn(run func(ctx context.Context, op domain.Operation) error) *OperationRepository_Update_Call {
+func (_c *OperationRepository_Update_Call) RunAndReturn(run func(ctx context.Context, op model.Operation) error) *OperationRepository_Update_Call {
 	_c.Call.Return(run)
 	return _c
 }

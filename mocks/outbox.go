@@ -8,7 +8,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	mock "github.com/stretchr/testify/mock"
 )
 
@@ -49,7 +49,7 @@ func (_m *Outbox) EXPECT() *Outbox_Expecter {
 }
 
 // Append provides a mock function for the type Outbox
-func (_mock *Outbox) Append(ctx context.Context, events ...domain.OutboxEvent) error {
+func (_mock *Outbox) Append(ctx context.Context, events ...model.OutboxEvent) error {
 	var tmpRet mock.Arguments
 	if len(events) > 0 {
 		tmpRet = _mock.Called(ctx, events)
@@ -63,7 +63,7 @@ func (_mock *Outbox) Append(ctx context.Context, events ...domain.OutboxEvent) e
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ...domain.OutboxEvent) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ...model.OutboxEvent) error); ok {
 		r0 = returnFunc(ctx, events...)
 	} else {
 		r0 = ret.Error(0)
@@ -78,22 +78,22 @@ type Outbox_Append_Call struct {
 
 // Append is a helper method to define mock.On call
 //   - ctx context.Context
-//   - events ...domain.OutboxEvent
+//   - events ...model.OutboxEvent
 func (_e *Outbox_Expecter) Append(ctx any, events ...any) *Outbox_Append_Call {
 	return &Outbox_Append_Call{Call: _e.mock.On("Append",
 		append([]any{ctx}, events...)...)}
 }
 
-func (_c *Outbox_Append_Call) Run(run func(ctx context.Context, events ...domain.OutboxEvent)) *Outbox_Append_Call {
+func (_c *Outbox_Append_Call) Run(run func(ctx context.Context, events ...model.OutboxEvent)) *Outbox_Append_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 []domain.OutboxEvent
-		var variadicArgs []domain.OutboxEvent
+		var arg1 []model.OutboxEvent
+		var variadicArgs []model.OutboxEvent
 		if len(args) > 1 {
-			variadicArgs = args[1].([]domain.OutboxEvent)
+			variadicArgs = args[1].([]model.OutboxEvent)
 		}
 		arg1 = variadicArgs
 		run(
@@ -109,7 +109,7 @@ func (_c *Outbox_Append_Call) Return(err error) *Outbox_Append_Call {
 	return _c
 }
 
-func (_c *Outbox_Append_Call) RunAndReturn(run func(ctx context.Context, events ...domain.OutboxEvent) error) *Outbox_Append_Call {
+func (_c *Outbox_Append_Call) RunAndReturn(run func(ctx context.Context, events ...model.OutboxEvent) error) *Outbox_Append_Call {
 	_c.Call.Return(run)
 	return _c
 }
@@ -187,26 +187,26 @@ func (_c *Outbox_DeadLetterJob_Call) RunAndReturn(run func(ctx context.Context, 
 }
 
 // ForOperations provides a mock function for the type Outbox
-func (_mock *Outbox) ForOperations(ctx context.Context, ops []domain.Operation) (map[uuid.UUID]domain.OutboxEvent, error) {
+func (_mock *Outbox) ForOperations(ctx context.Context, ops []model.Operation) (map[uuid.UUID]model.OutboxEvent, error) {
 	ret := _mock.Called(ctx, ops)
 
 	if len(ret) == 0 {
 		panic("no return value specified for ForOperations")
 	}
 
-	var r0 map[uuid.UUID]domain.OutboxEvent
+	var r0 map[uuid.UUID]model.OutboxEvent
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, []domain.Operation) (map[uuid.UUID]domain.OutboxEvent, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, []model.Operation) (map[uuid.UUID]model.OutboxEvent, error)); ok {
 		return returnFunc(ctx, ops)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, []domain.Operation) map[uuid.UUID]domain.OutboxEvent); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, []model.Operation) map[uuid.UUID]model.OutboxEvent); ok {
 		r0 = returnFunc(ctx, ops)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).(map[uuid.UUID]domain.OutboxEvent)
+			r0 = ret.Get(0).(map[uuid.UUID]model.OutboxEvent)
 		}
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, []domain.Operation) error); ok {
+	if returnFunc, ok := ret.Get(1).(func(context.Context, []model.Operation) error); ok {
 		r1 = returnFunc(ctx, ops)
 	} else {
 		r1 = ret.Error(1)
@@ -221,20 +221,20 @@ type Outbox_ForOperations_Call struct {
 
 // ForOperations is a helper method to define mock.On call
 //   - ctx context.Context
-//   - ops []domain.Operation
+//   - ops []model.Operation
 func (_e *Outbox_Expecter) ForOperations(ctx any, ops any) *Outbox_ForOperations_Call {
 	return &Outbox_ForOperations_Call{Call: _e.mock.On("ForOperations", ctx, ops)}
 }
 
-func (_c *Outbox_ForOperations_Call) Run(run func(ctx context.Context, ops []domain.Operation)) *Outbox_ForOperations_Call {
+func (_c *Outbox_ForOperations_Call) Run(run func(ctx context.Context, ops []model.Operation)) *Outbox_ForOperations_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 []domain.Operation
+		var arg1 []model.Operation
 		if args[1] != nil {
-			arg1 = args[1].([]domain.Operation)
+			arg1 = args[1].([]model.Operation)
 		}
 		run(
 			arg0,
@@ -244,33 +244,33 @@ func (_c *Outbox_ForOperations_Call) Run(run func(ctx context.Context, ops []dom
 	return _c
 }
 
-func (_c *Outbox_ForOperations_Call) Return(uUIDToOutboxEvent map[uuid.UUID]domain.OutboxEvent, err error) *Outbox_ForOperations_Call {
+func (_c *Outbox_ForOperations_Call) Return(uUIDToOutboxEvent map[uuid.UUID]model.OutboxEvent, err error) *Outbox_ForOperations_Call {
 	_c.Call.Return(uUIDToOutboxEvent, err)
 	return _c
 }
 
-func (_c *Outbox_ForOperations_Call) RunAndReturn(run func(ctx context.Context, ops []domain.Operation) (map[uuid.UUID]domain.OutboxEvent, error)) *Outbox_ForOperations_Call {
+func (_c *Outbox_ForOperations_Call) RunAndReturn(run func(ctx context.Context, ops []model.Operation) (map[uuid.UUID]model.OutboxEvent, error)) *Outbox_ForOperations_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Get provides a mock function for the type Outbox
-func (_mock *Outbox) Get(ctx context.Context, id uuid.UUID) (domain.OutboxEvent, error) {
+func (_mock *Outbox) Get(ctx context.Context, id uuid.UUID) (model.OutboxEvent, error) {
 	ret := _mock.Called(ctx, id)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Get")
 	}
 
-	var r0 domain.OutboxEvent
+	var r0 model.OutboxEvent
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (domain.OutboxEvent, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (model.OutboxEvent, error)); ok {
 		return returnFunc(ctx, id)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) domain.OutboxEvent); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) model.OutboxEvent); ok {
 		r0 = returnFunc(ctx, id)
 	} else {
-		r0 = ret.Get(0).(domain.OutboxEvent)
+		r0 = ret.Get(0).(model.OutboxEvent)
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID) error); ok {
 		r1 = returnFunc(ctx, id)
@@ -310,37 +310,37 @@ func (_c *Outbox_Get_Call) Run(run func(ctx context.Context, id uuid.UUID)) *Out
 	return _c
 }
 
-func (_c *Outbox_Get_Call) Return(outboxEvent domain.OutboxEvent, err error) *Outbox_Get_Call {
+func (_c *Outbox_Get_Call) Return(outboxEvent model.OutboxEvent, err error) *Outbox_Get_Call {
 	_c.Call.Return(outboxEvent, err)
 	return _c
 }
 
-func (_c *Outbox_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.OutboxEvent, error)) *Outbox_Get_Call {
+func (_c *Outbox_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (model.OutboxEvent, error)) *Outbox_Get_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // List provides a mock function for the type Outbox
-func (_mock *Outbox) List(ctx context.Context, status domain.OutboxStatus, limit int) ([]domain.OutboxEvent, error) {
+func (_mock *Outbox) List(ctx context.Context, status model.OutboxStatus, limit int) ([]model.OutboxEvent, error) {
 	ret := _mock.Called(ctx, status, limit)
 
 	if len(ret) == 0 {
 		panic("no return value specified for List")
 	}
 
-	var r0 []domain.OutboxEvent
+	var r0 []model.OutboxEvent
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.OutboxStatus, int) ([]domain.OutboxEvent, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.OutboxStatus, int) ([]model.OutboxEvent, error)); ok {
 		return returnFunc(ctx, status, limit)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.OutboxStatus, int) []domain.OutboxEvent); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.OutboxStatus, int) []model.OutboxEvent); ok {
 		r0 = returnFunc(ctx, status, limit)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).([]domain.OutboxEvent)
+			r0 = ret.Get(0).([]model.OutboxEvent)
 		}
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, domain.OutboxStatus, int) error); ok {
+	if returnFunc, ok := ret.Get(1).(func(context.Context, model.OutboxStatus, int) error); ok {
 		r1 = returnFunc(ctx, status, limit)
 	} else {
 		r1 = ret.Error(1)
@@ -355,21 +355,21 @@ type Outbox_List_Call struct {
 
 // List is a helper method to define mock.On call
 //   - ctx context.Context
-//   - status domain.OutboxStatus
+//   - status model.OutboxStatus
 //   - limit int
 func (_e *Outbox_Expecter) List(ctx any, status any, limit any) *Outbox_List_Call {
 	return &Outbox_List_Call{Call: _e.mock.On("List", ctx, status, limit)}
 }
 
-func (_c *Outbox_List_Call) Run(run func(ctx context.Context, status domain.OutboxStatus, limit int)) *Outbox_List_Call {
+func (_c *Outbox_List_Call) Run(run func(ctx context.Context, status model.OutboxStatus, limit int)) *Outbox_List_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.OutboxStatus
+		var arg1 model.OutboxStatus
 		if args[1] != nil {
-			arg1 = args[1].(domain.OutboxStatus)
+			arg1 = args[1].(model.OutboxStatus)
 		}
 		var arg2 int
 		if args[2] != nil {
@@ -384,12 +384,12 @@ func (_c *Outbox_List_Call) Run(run func(ctx context.Context, status domain.Outb
 	return _c
 }
 
-func (_c *Outbox_List_Call) Return(outboxEvents []domain.OutboxEvent, err error) *Outbox_List_Call {
+func (_c *Outbox_List_Call) Return(outboxEvents []model.OutboxEvent, err error) *Outbox_List_Call {
 	_c.Call.Return(outboxEvents, err)
 	return _c
 }
 
-func (_c *Outbox_List_Call) RunAndReturn(run func(ctx context.Context, status domain.OutboxStatus, limit int) ([]domain.OutboxEvent, error)) *Outbox_List_Call {
+func (_c *Outbox_List_Call) RunAndReturn(run func(ctx context.Context, status model.OutboxStatus, limit int) ([]model.OutboxEvent, error)) *Outbox_List_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -8,7 +8,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
@@ -50,7 +50,7 @@ func (_m *ProductRepository) EXPECT() *ProductRepository_Expecter {
 }
 
 // Create provides a mock function for the type ProductRepository
-func (_mock *ProductRepository) Create(ctx context.Context, row domain.Product) error {
+func (_mock *ProductRepository) Create(ctx context.Context, row model.Product) error {
 	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
@@ -58,7 +58,7 @@ func (_mock *ProductRepository) Create(ctx context.Context, row domain.Product) 
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Product) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.Product) error); ok {
 		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
@@ -73,20 +73,20 @@ type ProductRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - row domain.Product
+//   - row model.Product
 func (_e *ProductRepository_Expecter) Create(ctx any, row any) *ProductRepository_Create_Call {
 	return &ProductRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *ProductRepository_Create_Call) Run(run func(ctx context.Context, row domain.Product)) *ProductRepository_Create_Call {
+func (_c *ProductRepository_Create_Call) Run(run func(ctx context.Context, row model.Product)) *ProductRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.Product
+		var arg1 model.Product
 		if args[1] != nil {
-			arg1 = args[1].(domain.Product)
+			arg1 = args[1].(model.Product)
 		}
 		run(
 			arg0,
@@ -101,28 +101,28 @@ func (_c *ProductRepository_Create_Call) Return(err error) *ProductRepository_Cr
 	return _c
 }
 
-func (_c *ProductRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.Product) error) *ProductRepository_Create_Call {
+func (_c *ProductRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row model.Product) error) *ProductRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Get provides a mock function for the type ProductRepository
-func (_mock *ProductRepository) Get(ctx context.Context, id uuid.UUID) (domain.Product, error) {
+func (_mock *ProductRepository) Get(ctx context.Context, id uuid.UUID) (model.Product, error) {
 	ret := _mock.Called(ctx, id)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Get")
 	}
 
-	var r0 domain.Product
+	var r0 model.Product
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (domain.Product, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (model.Product, error)); ok {
 		return returnFunc(ctx, id)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) domain.Product); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) model.Product); ok {
 		r0 = returnFunc(ctx, id)
 	} else {
-		r0 = ret.Get(0).(domain.Product)
+		r0 = ret.Get(0).(model.Product)
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID) error); ok {
 		r1 = returnFunc(ctx, id)
@@ -162,34 +162,34 @@ func (_c *ProductRepository_Get_Call) Run(run func(ctx context.Context, id uuid.
 	return _c
 }
 
-func (_c *ProductRepository_Get_Call) Return(product domain.Product, err error) *ProductRepository_Get_Call {
+func (_c *ProductRepository_Get_Call) Return(product model.Product, err error) *ProductRepository_Get_Call {
 	_c.Call.Return(product, err)
 	return _c
 }
 
-func (_c *ProductRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.Product, error)) *ProductRepository_Get_Call {
+func (_c *ProductRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (model.Product, error)) *ProductRepository_Get_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // List provides a mock function for the type ProductRepository
-func (_mock *ProductRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.Product, error) {
+func (_mock *ProductRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Product, error) {
 	ret := _mock.Called(ctx, q)
 
 	if len(ret) == 0 {
 		panic("no return value specified for List")
 	}
 
-	var r0 []domain.Product
+	var r0 []model.Product
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]domain.Product, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]model.Product, error)); ok {
 		return returnFunc(ctx, q)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []domain.Product); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []model.Product); ok {
 		r0 = returnFunc(ctx, q)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).([]domain.Product)
+			r0 = ret.Get(0).([]model.Product)
 		}
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.ListQuery) error); ok {
@@ -230,35 +230,35 @@ func (_c *ProductRepository_List_Call) Run(run func(ctx context.Context, q ports
 	return _c
 }
 
-func (_c *ProductRepository_List_Call) Return(products []domain.Product, err error) *ProductRepository_List_Call {
+func (_c *ProductRepository_List_Call) Return(products []model.Product, err error) *ProductRepository_List_Call {
 	_c.Call.Return(products, err)
 	return _c
 }
 
-func (_c *ProductRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]domain.Product, error)) *ProductRepository_List_Call {
+func (_c *ProductRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]model.Product, error)) *ProductRepository_List_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Update provides a mock function for the type ProductRepository
-func (_mock *ProductRepository) Update(ctx context.Context, p domain.Product, expectedRevision int) (domain.Product, error) {
+func (_mock *ProductRepository) Update(ctx context.Context, p model.Product, expectedRevision int) (model.Product, error) {
 	ret := _mock.Called(ctx, p, expectedRevision)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Update")
 	}
 
-	var r0 domain.Product
+	var r0 model.Product
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Product, int) (domain.Product, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.Product, int) (model.Product, error)); ok {
 		return returnFunc(ctx, p, expectedRevision)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Product, int) domain.Product); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.Product, int) model.Product); ok {
 		r0 = returnFunc(ctx, p, expectedRevision)
 	} else {
-		r0 = ret.Get(0).(domain.Product)
+		r0 = ret.Get(0).(model.Product)
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, domain.Product, int) error); ok {
+	if returnFunc, ok := ret.Get(1).(func(context.Context, model.Product, int) error); ok {
 		r1 = returnFunc(ctx, p, expectedRevision)
 	} else {
 		r1 = ret.Error(1)
@@ -273,21 +273,21 @@ type ProductRepository_Update_Call struct {
 
 // Update is a helper method to define mock.On call
 //   - ctx context.Context
-//   - p domain.Product
+//   - p model.Product
 //   - expectedRevision int
 func (_e *ProductRepository_Expecter) Update(ctx any, p any, expectedRevision any) *ProductRepository_Update_Call {
 	return &ProductRepository_Update_Call{Call: _e.mock.On("Update", ctx, p, expectedRevision)}
 }
 
-func (_c *ProductRepository_Update_Call) Run(run func(ctx context.Context, p domain.Product, expectedRevision int)) *ProductRepository_Update_Call {
+func (_c *ProductRepository_Update_Call) Run(run func(ctx context.Context, p model.Product, expectedRevision int)) *ProductRepository_Update_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.Product
+		var arg1 model.Product
 		if args[1] != nil {
-			arg1 = args[1].(domain.Product)
+			arg1 = args[1].(model.Product)
 		}
 		var arg2 int
 		if args[2] != nil {
@@ -302,12 +302,12 @@ func (_c *ProductRepository_Update_Call) Run(run func(ctx context.Context, p dom
 	return _c
 }
 
-func (_c *ProductRepository_Update_Call) Return(product domain.Product, err error) *ProductRepository_Update_Call {
+func (_c *ProductRepository_Update_Call) Return(product model.Product, err error) *ProductRepository_Update_Call {
 	_c.Call.Return(product, err)
 	return _c
 }
 
-func (_c *ProductRepository_Update_Call) RunAndReturn(run func(ctx context.Context, p domain.Product, expectedRevision int) (domain.Product, error)) *ProductRepository_Update_Call {
+func (_c *ProductRepository_Update_Call) RunAndReturn(run func(ctx context.Context, p model.Product, expectedRevision int) (model.Product, error)) *ProductRepository_Update_Call {
 	_c.Call.Return(run)
 	return _c
 }

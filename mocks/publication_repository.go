@@ -8,7 +8,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
@@ -50,7 +50,7 @@ func (_m *PublicationRepository) EXPECT() *PublicationRepository_Expecter {
 }
 
 // Create provides a mock function for the type PublicationRepository
-func (_mock *PublicationRepository) Create(ctx context.Context, row domain.Publication) error {
+func (_mock *PublicationRepository) Create(ctx context.Context, row model.Publication) error {
 	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
@@ -58,7 +58,7 @@ func (_mock *PublicationRepository) Create(ctx context.Context, row domain.Publi
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Publication) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.Publication) error); ok {
 		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
@@ -73,20 +73,20 @@ type PublicationRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - row domain.Publication
+//   - row model.Publication
 func (_e *PublicationRepository_Expecter) Create(ctx any, row any) *PublicationRepository_Create_Call {
 	return &PublicationRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *PublicationRepository_Create_Call) Run(run func(ctx context.Context, row domain.Publication)) *PublicationRepository_Create_Call {
+func (_c *PublicationRepository_Create_Call) Run(run func(ctx context.Context, row model.Publication)) *PublicationRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.Publication
+		var arg1 model.Publication
 		if args[1] != nil {
-			arg1 = args[1].(domain.Publication)
+			arg1 = args[1].(model.Publication)
 		}
 		run(
 			arg0,
@@ -101,28 +101,28 @@ func (_c *PublicationRepository_Create_Call) Return(err error) *PublicationRepos
 	return _c
 }
 
-func (_c *PublicationRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.Publication) error) *PublicationRepository_Create_Call {
+func (_c *PublicationRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row model.Publication) error) *PublicationRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Get provides a mock function for the type PublicationRepository
-func (_mock *PublicationRepository) Get(ctx context.Context, id uuid.UUID) (domain.Publication, error) {
+func (_mock *PublicationRepository) Get(ctx context.Context, id uuid.UUID) (model.Publication, error) {
 	ret := _mock.Called(ctx, id)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Get")
 	}
 
-	var r0 domain.Publication
+	var r0 model.Publication
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (domain.Publication, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (model.Publication, error)); ok {
 		return returnFunc(ctx, id)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) domain.Publication); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) model.Publication); ok {
 		r0 = returnFunc(ctx, id)
 	} else {
-		r0 = ret.Get(0).(domain.Publication)
+		r0 = ret.Get(0).(model.Publication)
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID) error); ok {
 		r1 = returnFunc(ctx, id)
@@ -162,34 +162,34 @@ func (_c *PublicationRepository_Get_Call) Run(run func(ctx context.Context, id u
 	return _c
 }
 
-func (_c *PublicationRepository_Get_Call) Return(publication domain.Publication, err error) *PublicationRepository_Get_Call {
+func (_c *PublicationRepository_Get_Call) Return(publication model.Publication, err error) *PublicationRepository_Get_Call {
 	_c.Call.Return(publication, err)
 	return _c
 }
 
-func (_c *PublicationRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.Publication, error)) *PublicationRepository_Get_Call {
+func (_c *PublicationRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (model.Publication, error)) *PublicationRepository_Get_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // List provides a mock function for the type PublicationRepository
-func (_mock *PublicationRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.Publication, error) {
+func (_mock *PublicationRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Publication, error) {
 	ret := _mock.Called(ctx, q)
 
 	if len(ret) == 0 {
 		panic("no return value specified for List")
 	}
 
-	var r0 []domain.Publication
+	var r0 []model.Publication
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]domain.Publication, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]model.Publication, error)); ok {
 		return returnFunc(ctx, q)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []domain.Publication); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []model.Publication); ok {
 		r0 = returnFunc(ctx, q)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).([]domain.Publication)
+			r0 = ret.Get(0).([]model.Publication)
 		}
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.ListQuery) error); ok {
@@ -230,18 +230,18 @@ func (_c *PublicationRepository_List_Call) Run(run func(ctx context.Context, q p
 	return _c
 }
 
-func (_c *PublicationRepository_List_Call) Return(publications []domain.Publication, err error) *PublicationRepository_List_Call {
+func (_c *PublicationRepository_List_Call) Return(publications []model.Publication, err error) *PublicationRepository_List_Call {
 	_c.Call.Return(publications, err)
 	return _c
 }
 
-func (_c *PublicationRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]domain.Publication, error)) *PublicationRepository_List_Call {
+func (_c *PublicationRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]model.Publication, error)) *PublicationRepository_List_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Update provides a mock function for the type PublicationRepository
-func (_mock *PublicationRepository) Update(ctx context.Context, p domain.Publication) error {
+func (_mock *PublicationRepository) Update(ctx context.Context, p model.Publication) error {
 	ret := _mock.Called(ctx, p)
 
 	if len(ret) == 0 {
@@ -249,7 +249,7 @@ func (_mock *PublicationRepository) Update(ctx context.Context, p domain.Publica
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Publication) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.Publication) error); ok {
 		r0 = returnFunc(ctx, p)
 	} else {
 		r0 = ret.Error(0)
@@ -264,20 +264,20 @@ type PublicationRepository_Update_Call struct {
 
 // Update is a helper method to define mock.On call
 //   - ctx context.Context
-//   - p domain.Publication
+//   - p model.Publication
 func (_e *PublicationRepository_Expecter) Update(ctx any, p any) *PublicationRepository_Update_Call {
 	return &PublicationRepository_Update_Call{Call: _e.mock.On("Update", ctx, p)}
 }
 
-func (_c *PublicationRepository_Update_Call) Run(run func(ctx context.Context, p domain.Publication)) *PublicationRepository_Update_Call {
+func (_c *PublicationRepository_Update_Call) Run(run func(ctx context.Context, p model.Publication)) *PublicationRepository_Update_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.Publication
+		var arg1 model.Publication
 		if args[1] != nil {
-			arg1 = args[1].(domain.Publication)
+			arg1 = args[1].(model.Publication)
 		}
 		run(
 			arg0,
@@ -292,7 +292,7 @@ func (_c *PublicationRepository_Update_Call) Return(err error) *PublicationRepos
 	return _c
 }
 
-func (_c *PublicationRepository_Update_Call) RunAndReturn(run func(ctx context.Context, p domain.Publication) error) *PublicationRepository_Update_Call {
+func (_c *PublicationRepository_Update_Call) RunAndReturn(run func(ctx context.Context, p model.Publication) error) *PublicationRepository_Update_Call {
 	_c.Call.Return(run)
 	return _c
 }

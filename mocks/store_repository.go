@@ -8,7 +8,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
@@ -50,7 +50,7 @@ func (_m *StoreRepository) EXPECT() *StoreRepository_Expecter {
 }
 
 // Create provides a mock function for the type StoreRepository
-func (_mock *StoreRepository) Create(ctx context.Context, row domain.Store) error {
+func (_mock *StoreRepository) Create(ctx context.Context, row model.Store) error {
 	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
@@ -58,7 +58,7 @@ func (_mock *StoreRepository) Create(ctx context.Context, row domain.Store) erro
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Store) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.Store) error); ok {
 		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
@@ -73,20 +73,20 @@ type StoreRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - row domain.Store
+//   - row model.Store
 func (_e *StoreRepository_Expecter) Create(ctx any, row any) *StoreRepository_Create_Call {
 	return &StoreRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *StoreRepository_Create_Call) Run(run func(ctx context.Context, row domain.Store)) *StoreRepository_Create_Call {
+func (_c *StoreRepository_Create_Call) Run(run func(ctx context.Context, row model.Store)) *StoreRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.Store
+		var arg1 model.Store
 		if args[1] != nil {
-			arg1 = args[1].(domain.Store)
+			arg1 = args[1].(model.Store)
 		}
 		run(
 			arg0,
@@ -101,28 +101,28 @@ func (_c *StoreRepository_Create_Call) Return(err error) *StoreRepository_Create
 	return _c
 }
 
-func (_c *StoreRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.Store) error) *StoreRepository_Create_Call {
+func (_c *StoreRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row model.Store) error) *StoreRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Get provides a mock function for the type StoreRepository
-func (_mock *StoreRepository) Get(ctx context.Context, id uuid.UUID) (domain.Store, error) {
+func (_mock *StoreRepository) Get(ctx context.Context, id uuid.UUID) (model.Store, error) {
 	ret := _mock.Called(ctx, id)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Get")
 	}
 
-	var r0 domain.Store
+	var r0 model.Store
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (domain.Store, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (model.Store, error)); ok {
 		return returnFunc(ctx, id)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) domain.Store); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) model.Store); ok {
 		r0 = returnFunc(ctx, id)
 	} else {
-		r0 = ret.Get(0).(domain.Store)
+		r0 = ret.Get(0).(model.Store)
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID) error); ok {
 		r1 = returnFunc(ctx, id)
@@ -162,34 +162,34 @@ func (_c *StoreRepository_Get_Call) Run(run func(ctx context.Context, id uuid.UU
 	return _c
 }
 
-func (_c *StoreRepository_Get_Call) Return(store domain.Store, err error) *StoreRepository_Get_Call {
+func (_c *StoreRepository_Get_Call) Return(store model.Store, err error) *StoreRepository_Get_Call {
 	_c.Call.Return(store, err)
 	return _c
 }
 
-func (_c *StoreRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.Store, error)) *StoreRepository_Get_Call {
+func (_c *StoreRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (model.Store, error)) *StoreRepository_Get_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // List provides a mock function for the type StoreRepository
-func (_mock *StoreRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.Store, error) {
+func (_mock *StoreRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Store, error) {
 	ret := _mock.Called(ctx, q)
 
 	if len(ret) == 0 {
 		panic("no return value specified for List")
 	}
 
-	var r0 []domain.Store
+	var r0 []model.Store
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]domain.Store, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]model.Store, error)); ok {
 		return returnFunc(ctx, q)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []domain.Store); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []model.Store); ok {
 		r0 = returnFunc(ctx, q)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).([]domain.Store)
+			r0 = ret.Get(0).([]model.Store)
 		}
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.ListQuery) error); ok {
@@ -230,18 +230,18 @@ func (_c *StoreRepository_List_Call) Run(run func(ctx context.Context, q ports.L
 	return _c
 }
 
-func (_c *StoreRepository_List_Call) Return(stores []domain.Store, err error) *StoreRepository_List_Call {
+func (_c *StoreRepository_List_Call) Return(stores []model.Store, err error) *StoreRepository_List_Call {
 	_c.Call.Return(stores, err)
 	return _c
 }
 
-func (_c *StoreRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]domain.Store, error)) *StoreRepository_List_Call {
+func (_c *StoreRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]model.Store, error)) *StoreRepository_List_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Update provides a mock function for the type StoreRepository
-func (_mock *StoreRepository) Update(ctx context.Context, s domain.Store) error {
+func (_mock *StoreRepository) Update(ctx context.Context, s model.Store) error {
 	ret := _mock.Called(ctx, s)
 
 	if len(ret) == 0 {
@@ -249,7 +249,7 @@ func (_mock *StoreRepository) Update(ctx context.Context, s domain.Store) error 
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Store) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.Store) error); ok {
 		r0 = returnFunc(ctx, s)
 	} else {
 		r0 = ret.Error(0)
@@ -264,20 +264,20 @@ type StoreRepository_Update_Call struct {
 
 // Update is a helper method to define mock.On call
 //   - ctx context.Context
-//   - s domain.Store
+//   - s model.Store
 func (_e *StoreRepository_Expecter) Update(ctx any, s any) *StoreRepository_Update_Call {
 	return &StoreRepository_Update_Call{Call: _e.mock.On("Update", ctx, s)}
 }
 
-func (_c *StoreRepository_Update_Call) Run(run func(ctx context.Context, s domain.Store)) *StoreRepository_Update_Call {
+func (_c *StoreRepository_Update_Call) Run(run func(ctx context.Context, s model.Store)) *StoreRepository_Update_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.Store
+		var arg1 model.Store
 		if args[1] != nil {
-			arg1 = args[1].(domain.Store)
+			arg1 = args[1].(model.Store)
 		}
 		run(
 			arg0,
@@ -292,7 +292,7 @@ func (_c *StoreRepository_Update_Call) Return(err error) *StoreRepository_Update
 	return _c
 }
 
-func (_c *StoreRepository_Update_Call) RunAndReturn(run func(ctx context.Context, s domain.Store) error) *StoreRepository_Update_Call {
+func (_c *StoreRepository_Update_Call) RunAndReturn(run func(ctx context.Context, s model.Store) error) *StoreRepository_Update_Call {
 	_c.Call.Return(run)
 	return _c
 }

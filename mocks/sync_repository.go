@@ -8,7 +8,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
@@ -116,7 +116,7 @@ func (_c *SyncRepository_CountItems_Call) RunAndReturn(run func(ctx context.Cont
 }
 
 // Create provides a mock function for the type SyncRepository
-func (_mock *SyncRepository) Create(ctx context.Context, row domain.CatalogSync) error {
+func (_mock *SyncRepository) Create(ctx context.Context, row model.CatalogSync) error {
 	ret := _mock.Called(ctx, row)
 
 	if len(ret) == 0 {
@@ -124,7 +124,7 @@ func (_mock *SyncRepository) Create(ctx context.Context, row domain.CatalogSync)
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.CatalogSync) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.CatalogSync) error); ok {
 		r0 = returnFunc(ctx, row)
 	} else {
 		r0 = ret.Error(0)
@@ -139,20 +139,20 @@ type SyncRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - row domain.CatalogSync
+//   - row model.CatalogSync
 func (_e *SyncRepository_Expecter) Create(ctx any, row any) *SyncRepository_Create_Call {
 	return &SyncRepository_Create_Call{Call: _e.mock.On("Create", ctx, row)}
 }
 
-func (_c *SyncRepository_Create_Call) Run(run func(ctx context.Context, row domain.CatalogSync)) *SyncRepository_Create_Call {
+func (_c *SyncRepository_Create_Call) Run(run func(ctx context.Context, row model.CatalogSync)) *SyncRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.CatalogSync
+		var arg1 model.CatalogSync
 		if args[1] != nil {
-			arg1 = args[1].(domain.CatalogSync)
+			arg1 = args[1].(model.CatalogSync)
 		}
 		run(
 			arg0,
@@ -167,28 +167,28 @@ func (_c *SyncRepository_Create_Call) Return(err error) *SyncRepository_Create_C
 	return _c
 }
 
-func (_c *SyncRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row domain.CatalogSync) error) *SyncRepository_Create_Call {
+func (_c *SyncRepository_Create_Call) RunAndReturn(run func(ctx context.Context, row model.CatalogSync) error) *SyncRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Get provides a mock function for the type SyncRepository
-func (_mock *SyncRepository) Get(ctx context.Context, id uuid.UUID) (domain.CatalogSync, error) {
+func (_mock *SyncRepository) Get(ctx context.Context, id uuid.UUID) (model.CatalogSync, error) {
 	ret := _mock.Called(ctx, id)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Get")
 	}
 
-	var r0 domain.CatalogSync
+	var r0 model.CatalogSync
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (domain.CatalogSync, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (model.CatalogSync, error)); ok {
 		return returnFunc(ctx, id)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) domain.CatalogSync); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) model.CatalogSync); ok {
 		r0 = returnFunc(ctx, id)
 	} else {
-		r0 = ret.Get(0).(domain.CatalogSync)
+		r0 = ret.Get(0).(model.CatalogSync)
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID) error); ok {
 		r1 = returnFunc(ctx, id)
@@ -228,34 +228,34 @@ func (_c *SyncRepository_Get_Call) Run(run func(ctx context.Context, id uuid.UUI
 	return _c
 }
 
-func (_c *SyncRepository_Get_Call) Return(catalogSync domain.CatalogSync, err error) *SyncRepository_Get_Call {
+func (_c *SyncRepository_Get_Call) Return(catalogSync model.CatalogSync, err error) *SyncRepository_Get_Call {
 	_c.Call.Return(catalogSync, err)
 	return _c
 }
 
-func (_c *SyncRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.CatalogSync, error)) *SyncRepository_Get_Call {
+func (_c *SyncRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (model.CatalogSync, error)) *SyncRepository_Get_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // List provides a mock function for the type SyncRepository
-func (_mock *SyncRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.CatalogSync, error) {
+func (_mock *SyncRepository) List(ctx context.Context, q ports.ListQuery) ([]model.CatalogSync, error) {
 	ret := _mock.Called(ctx, q)
 
 	if len(ret) == 0 {
 		panic("no return value specified for List")
 	}
 
-	var r0 []domain.CatalogSync
+	var r0 []model.CatalogSync
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]domain.CatalogSync, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]model.CatalogSync, error)); ok {
 		return returnFunc(ctx, q)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []domain.CatalogSync); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []model.CatalogSync); ok {
 		r0 = returnFunc(ctx, q)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).([]domain.CatalogSync)
+			r0 = ret.Get(0).([]model.CatalogSync)
 		}
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.ListQuery) error); ok {
@@ -296,18 +296,18 @@ func (_c *SyncRepository_List_Call) Run(run func(ctx context.Context, q ports.Li
 	return _c
 }
 
-func (_c *SyncRepository_List_Call) Return(catalogSyncs []domain.CatalogSync, err error) *SyncRepository_List_Call {
+func (_c *SyncRepository_List_Call) Return(catalogSyncs []model.CatalogSync, err error) *SyncRepository_List_Call {
 	_c.Call.Return(catalogSyncs, err)
 	return _c
 }
 
-func (_c *SyncRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]domain.CatalogSync, error)) *SyncRepository_List_Call {
+func (_c *SyncRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]model.CatalogSync, error)) *SyncRepository_List_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Update provides a mock function for the type SyncRepository
-func (_mock *SyncRepository) Update(ctx context.Context, s domain.CatalogSync) error {
+func (_mock *SyncRepository) Update(ctx context.Context, s model.CatalogSync) error {
 	ret := _mock.Called(ctx, s)
 
 	if len(ret) == 0 {
@@ -315,7 +315,7 @@ func (_mock *SyncRepository) Update(ctx context.Context, s domain.CatalogSync) e
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.CatalogSync) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.CatalogSync) error); ok {
 		r0 = returnFunc(ctx, s)
 	} else {
 		r0 = ret.Error(0)
@@ -330,20 +330,20 @@ type SyncRepository_Update_Call struct {
 
 // Update is a helper method to define mock.On call
 //   - ctx context.Context
-//   - s domain.CatalogSync
+//   - s model.CatalogSync
 func (_e *SyncRepository_Expecter) Update(ctx any, s any) *SyncRepository_Update_Call {
 	return &SyncRepository_Update_Call{Call: _e.mock.On("Update", ctx, s)}
 }
 
-func (_c *SyncRepository_Update_Call) Run(run func(ctx context.Context, s domain.CatalogSync)) *SyncRepository_Update_Call {
+func (_c *SyncRepository_Update_Call) Run(run func(ctx context.Context, s model.CatalogSync)) *SyncRepository_Update_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.CatalogSync
+		var arg1 model.CatalogSync
 		if args[1] != nil {
-			arg1 = args[1].(domain.CatalogSync)
+			arg1 = args[1].(model.CatalogSync)
 		}
 		run(
 			arg0,
@@ -358,13 +358,13 @@ func (_c *SyncRepository_Update_Call) Return(err error) *SyncRepository_Update_C
 	return _c
 }
 
-func (_c *SyncRepository_Update_Call) RunAndReturn(run func(ctx context.Context, s domain.CatalogSync) error) *SyncRepository_Update_Call {
+func (_c *SyncRepository_Update_Call) RunAndReturn(run func(ctx context.Context, s model.CatalogSync) error) *SyncRepository_Update_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // UpsertItems provides a mock function for the type SyncRepository
-func (_mock *SyncRepository) UpsertItems(ctx context.Context, items []domain.CatalogItem) error {
+func (_mock *SyncRepository) UpsertItems(ctx context.Context, items []model.CatalogItem) error {
 	ret := _mock.Called(ctx, items)
 
 	if len(ret) == 0 {
@@ -372,7 +372,7 @@ func (_mock *SyncRepository) UpsertItems(ctx context.Context, items []domain.Cat
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, []domain.CatalogItem) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, []model.CatalogItem) error); ok {
 		r0 = returnFunc(ctx, items)
 	} else {
 		r0 = ret.Error(0)
@@ -387,20 +387,20 @@ type SyncRepository_UpsertItems_Call struct {
 
 // UpsertItems is a helper method to define mock.On call
 //   - ctx context.Context
-//   - items []domain.CatalogItem
+//   - items []model.CatalogItem
 func (_e *SyncRepository_Expecter) UpsertItems(ctx any, items any) *SyncRepository_UpsertItems_Call {
 	return &SyncRepository_UpsertItems_Call{Call: _e.mock.On("UpsertItems", ctx, items)}
 }
 
-func (_c *SyncRepository_UpsertItems_Call) Run(run func(ctx context.Context, items []domain.CatalogItem)) *SyncRepository_UpsertItems_Call {
+func (_c *SyncRepository_UpsertItems_Call) Run(run func(ctx context.Context, items []model.CatalogItem)) *SyncRepository_UpsertItems_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 []domain.CatalogItem
+		var arg1 []model.CatalogItem
 		if args[1] != nil {
-			arg1 = args[1].([]domain.CatalogItem)
+			arg1 = args[1].([]model.CatalogItem)
 		}
 		run(
 			arg0,
@@ -415,7 +415,7 @@ func (_c *SyncRepository_UpsertItems_Call) Return(err error) *SyncRepository_Ups
 	return _c
 }
 
-func (_c *SyncRepository_UpsertItems_Call) RunAndReturn(run func(ctx context.Context, items []domain.CatalogItem) error) *SyncRepository_UpsertItems_Call {
+func (_c *SyncRepository_UpsertItems_Call) RunAndReturn(run func(ctx context.Context, items []model.CatalogItem) error) *SyncRepository_UpsertItems_Call {
 	_c.Call.Return(run)
 	return _c
 }

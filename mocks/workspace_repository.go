@@ -8,7 +8,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	mock "github.com/stretchr/testify/mock"
 )
 
@@ -49,7 +49,7 @@ func (_m *WorkspaceRepository) EXPECT() *WorkspaceRepository_Expecter {
 }
 
 // Create provides a mock function for the type WorkspaceRepository
-func (_mock *WorkspaceRepository) Create(ctx context.Context, w domain.Workspace) error {
+func (_mock *WorkspaceRepository) Create(ctx context.Context, w model.Workspace) error {
 	ret := _mock.Called(ctx, w)
 
 	if len(ret) == 0 {
@@ -57,7 +57,7 @@ func (_mock *WorkspaceRepository) Create(ctx context.Context, w domain.Workspace
 	}
 
 	var r0 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, domain.Workspace) error); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.Workspace) error); ok {
 		r0 = returnFunc(ctx, w)
 	} else {
 		r0 = ret.Error(0)
@@ -72,20 +72,20 @@ type WorkspaceRepository_Create_Call struct {
 
 // Create is a helper method to define mock.On call
 //   - ctx context.Context
-//   - w domain.Workspace
+//   - w model.Workspace
 func (_e *WorkspaceRepository_Expecter) Create(ctx any, w any) *WorkspaceRepository_Create_Call {
 	return &WorkspaceRepository_Create_Call{Call: _e.mock.On("Create", ctx, w)}
 }
 
-func (_c *WorkspaceRepository_Create_Call) Run(run func(ctx context.Context, w domain.Workspace)) *WorkspaceRepository_Create_Call {
+func (_c *WorkspaceRepository_Create_Call) Run(run func(ctx context.Context, w model.Workspace)) *WorkspaceRepository_Create_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 domain.Workspace
+		var arg1 model.Workspace
 		if args[1] != nil {
-			arg1 = args[1].(domain.Workspace)
+			arg1 = args[1].(model.Workspace)
 		}
 		run(
 			arg0,
@@ -100,28 +100,28 @@ func (_c *WorkspaceRepository_Create_Call) Return(err error) *WorkspaceRepositor
 	return _c
 }
 
-func (_c *WorkspaceRepository_Create_Call) RunAndReturn(run func(ctx context.Context, w domain.Workspace) error) *WorkspaceRepository_Create_Call {
+func (_c *WorkspaceRepository_Create_Call) RunAndReturn(run func(ctx context.Context, w model.Workspace) error) *WorkspaceRepository_Create_Call {
 	_c.Call.Return(run)
 	return _c
 }
 
 // Get provides a mock function for the type WorkspaceRepository
-func (_mock *WorkspaceRepository) Get(ctx context.Context, id uuid.UUID) (domain.Workspace, error) {
+func (_mock *WorkspaceRepository) Get(ctx context.Context, id uuid.UUID) (model.Workspace, error) {
 	ret := _mock.Called(ctx, id)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Get")
 	}
 
-	var r0 domain.Workspace
+	var r0 model.Workspace
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (domain.Workspace, error)); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) (model.Workspace, error)); ok {
 		return returnFunc(ctx, id)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) domain.Workspace); ok {
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID) model.Workspace); ok {
 		r0 = returnFunc(ctx, id)
 	} else {
-		r0 = ret.Get(0).(domain.Workspace)
+		r0 = ret.Get(0).(model.Workspace)
 	}
 	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID) error); ok {
 		r1 = returnFunc(ctx, id)
@@ -161,12 +161,12 @@ func (_c *WorkspaceRepository_Get_Call) Run(run func(ctx context.Context, id uui
 	return _c
 }
 
-func (_c *WorkspaceRepository_Get_Call) Return(workspace domain.Workspace, err error) *WorkspaceRepository_Get_Call {
+func (_c *WorkspaceRepository_Get_Call) Return(workspace model.Workspace, err error) *WorkspaceRepository_Get_Call {
 	_c.Call.Return(workspace, err)
 	return _c
 }
 
-func (_c *WorkspaceRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (domain.Workspace, error)) *WorkspaceRepository_Get_Call {
+func (_c *WorkspaceRepository_Get_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID) (model.Workspace, error)) *WorkspaceRepository_Get_Call {
 	_c.Call.Return(run)
 	return _c
 }

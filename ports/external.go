@@ -3,7 +3,7 @@ package ports
 import (
 	"context"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // PlatformGateway is the marketplace platforms (Shopify, Amazon, …). Every
@@ -28,7 +28,7 @@ type VerifyCredentialsRequest struct {
 	RequestToken   string
 	Platform       string
 	ExternalShopID string
-	Credentials    domain.StoreCredentials
+	Credentials    model.StoreCredentials
 }
 
 // VerifyCredentialsResult is the platform's verdict. Reason is safe to show
@@ -38,16 +38,99 @@ type VerifyCredentialsResult struct {
 	Reason string
 }
 
-// MessageHandler processes one delivered message. Delivery is at-least-once:
-// a handler must be re-entrant, so a duplicate has no second effect. An
-// error means "not done": the message is delivered again, and after the
-// retries the worker gives up on the job (JobFailures); domain.CodeValidation
-// and other permanent codes may be given up on at once.
-type MessageHandler interface {
-	Handle(ctx context.Context, msg Message) error
+// ObjectStore is our own object storage (S3-like). Keys are internal and
+// never leave the service.
+type ObjectStore interface {
+	// Put stores data under key, replacing what is there (client uploads,
+	// which may be retried with other bytes before completion).
+	Put(ctx context.Context, key string, data []byte, contentType string) error
+	// PutIfAbsent stores data under key unless an object is already there,
+	// and says whether it wrote. Workers write derived and transferred
+	// objects with it under deterministic keys, so a redelivered job never
+	// makes a second object.
+	PutIfAbsent(ctx context.Context, key string, data []byte, contentType string) (created bool, err error)
+	// Get returns the object; domain.CodeNotFound if there is none.
+	Get(ctx context.Context, key string) ([]byte, ObjectInfo, error)
+	// Stat describes the object; domain.CodeNotFound if there is none.
+	Stat(ctx context.Context, key string) (ObjectInfo, error)
 }
 
-// MessageHandlerFunc adapts a function to MessageHandler.
-type MessageHandlerFunc func(ctx context.Context, msg Message) error
+// ObjectInfo describes a stored object.
+type ObjectInfo struct {
+	Key         string
+	Size        int64
+	ContentType string
+	// SHA256 is the hex digest of the content.
+	SHA256 string
+}
 
-func (f MessageHandlerFunc) Handle(ctx context.Context, msg Message) error { return f(ctx, msg) }
+// MaterialSource fetches collected material from where the collector found
+// it (supplier sites, marketplaces).
+type MaterialSource interface {
+	// Fetch downloads the file at url. domain.CodeUnavailable for transient
+	// failures (retry), domain.CodeNotFound or CodeValidation for permanent
+	// ones. Errors never repeat the URL's query (it may be signed).
+	Fetch(ctx context.Context, url string) (data []byte, contentType string, err error)
+}
+
+// AIProvider generates product text, categories and images. Every call is
+// billed by the provider, so every call carries a request token: the
+// provider executes (and charges) a token once and answers a repeated token
+// with the first result.
+type AIProvider interface {
+	// Generate runs one request. domain.CodeUnavailable for transient
+	// failures; other codes are permanent.
+	Generate(ctx context.Context, req AIRequest) (AIResult, error)
+}
+
+// AIRequest is one generation.
+type AIRequest struct {
+	RequestToken string
+	Kind         model.AIKind
+	Title        string
+	Description  string
+	Instructions string
+}
+
+// AIResult is what the provider produced and what it charged.
+type AIResult struct {
+	Text             string
+	Category         string
+	Image            []byte
+	ImageContentType string
+	Units            int64
+}
+
+// CreateListingRequest creates a listing on a platform. RequestToken is the
+// publication id: the platform creates at most one listing per token.
+type CreateListingRequest struct {
+	RequestToken   string
+	Platform       string
+	ExternalShopID string
+	Credentials    model.StoreCredentials
+	Title          string
+	Description    string
+	PriceMinor     int64
+	Currency       string
+}
+
+// CreateListingResult names the listing on the platform.
+type CreateListingResult struct {
+	ExternalListingID string
+}
+
+// FetchCatalogRequest reads a shop's listings. Reading has no side effect,
+// so it needs no token.
+type FetchCatalogRequest struct {
+	Platform       string
+	ExternalShopID string
+	Credentials    model.StoreCredentials
+}
+
+// CatalogListing is one listing as the platform reports it.
+type CatalogListing struct {
+	ExternalID string
+	Title      string
+	PriceMinor int64
+	Currency   string
+}

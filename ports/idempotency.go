@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // IdempotencyStore keeps request outcomes, bound to one transaction of the
@@ -27,13 +27,13 @@ type IdempotencyStore interface {
 	//     treated as absent (and replaced).
 	//   - error with domain.CodeIdempotencyInProgress: another transaction holds
 	//     the scope right now. Returned at once.
-	Claim(ctx context.Context, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error)
+	Claim(ctx context.Context, rec model.IdempotencyRecord) (*model.IdempotencyRecord, error)
 
 	// Complete marks the record claimed by this transaction completed with
 	// the response summary, stored as given: making it safe (allow-listed
-	// headers, domain.CheckPayloadSafe) is the caller's rule. domain.CodeNotFound if this transaction holds no
+	// headers, model.CheckPayloadSafe) is the caller's rule. domain.CodeNotFound if this transaction holds no
 	// claim for scope.
-	Complete(ctx context.Context, scope domain.IdempotencyScope, resp domain.SavedResponse, at time.Time) error
+	Complete(ctx context.Context, scope model.IdempotencyScope, resp model.SavedResponse, at time.Time) error
 
 	// DeleteExpired deletes up to limit records of this workspace that
 	// expired before now, and returns how many it deleted.

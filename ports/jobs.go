@@ -14,3 +14,17 @@ type JobFailures interface {
 	// nothing was recorded: the message must be delivered again.
 	GiveUp(ctx context.Context, msg Message, cause error) error
 }
+
+// MessageHandler processes one delivered message. Delivery is at-least-once:
+// a handler must be re-entrant, so a duplicate has no second effect. An
+// error means "not done": the message is delivered again, and after the
+// retries the worker gives up on the job (JobFailures); domain.CodeValidation
+// and other permanent codes may be given up on at once.
+type MessageHandler interface {
+	Handle(ctx context.Context, msg Message) error
+}
+
+// MessageHandlerFunc adapts a function to MessageHandler.
+type MessageHandlerFunc func(ctx context.Context, msg Message) error
+
+func (f MessageHandlerFunc) Handle(ctx context.Context, msg Message) error { return f(ctx, msg) }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // Outbox records events in the business transaction, bound to one
@@ -14,17 +14,17 @@ type Outbox interface {
 	// Append writes events as pending in this transaction. Each event must
 	// belong to the transaction's workspace (domain.CodeForbidden otherwise);
 	// an event whose payload fails
-	// domain.CheckPayloadSafe is refused with domain.CodeUnsafePayload. An id
+	// model.CheckPayloadSafe is refused with domain.CodeUnsafePayload. An id
 	// that already exists is domain.CodeConflict.
-	Append(ctx context.Context, events ...domain.OutboxEvent) error
+	Append(ctx context.Context, events ...model.OutboxEvent) error
 
 	// Get returns one event of this workspace, domain.CodeNotFound otherwise.
-	Get(ctx context.Context, id uuid.UUID) (domain.OutboxEvent, error)
+	Get(ctx context.Context, id uuid.UUID) (model.OutboxEvent, error)
 
 	// List returns this workspace's events, oldest first, optionally only
 	// those with status (empty: all), at most limit of them (limit <= 0
 	// returns none).
-	List(ctx context.Context, status domain.OutboxStatus, limit int) ([]domain.OutboxEvent, error)
+	List(ctx context.Context, status model.OutboxStatus, limit int) ([]model.OutboxEvent, error)
 
 	// DeadLetterJob parks an event whose job a worker gave up on (retries
 	// spent, or a failure it cannot classify), whatever its delivery status:
@@ -38,5 +38,5 @@ type Outbox interface {
 	// of ops' jobs (the event whose payload names the operation and whose
 	// aggregate is the operation's resource). Operations without an event
 	// (none was written, or retention deleted it) are absent.
-	ForOperations(ctx context.Context, ops []domain.Operation) (map[uuid.UUID]domain.OutboxEvent, error)
+	ForOperations(ctx context.Context, ops []model.Operation) (map[uuid.UUID]model.OutboxEvent, error)
 }

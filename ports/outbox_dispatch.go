@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // OutboxDispatch is the Dispatcher's side of the outbox, bound to one
@@ -23,7 +23,7 @@ type OutboxDispatch interface {
 	// locked_until = now + lease; the returned events show that state.
 	//
 	// Taking over an expired lease counts an attempt (attempt_count + 1,
-	// last_error = domain.LeaseExpiredError): the Dispatcher that held it
+	// last_error = model.LeaseExpiredError): the Dispatcher that held it
 	// crashed or hung, maybe because of this event. An event whose
 	// attempts reach maxAttempts that way is dead-lettered instead of
 	// claimed. One takeover per claim keeps a poison event apart from the
@@ -81,10 +81,10 @@ type OutboxClaims interface {
 type Claim struct {
 	// Events are pending events, now dispatching under the caller's lease,
 	// oldest due first.
-	Events []domain.OutboxEvent
+	Events []model.OutboxEvent
 	// TakenOver holds at most one event whose previous lease expired, now
 	// dispatching under the caller's lease with the takeover counted.
-	TakenOver []domain.OutboxEvent
+	TakenOver []model.OutboxEvent
 	// DeadLettered are the events whose lease had expired once too often:
 	// now dead_letter, not claimed.
 	DeadLettered []uuid.UUID
@@ -111,7 +111,7 @@ type OutboxDiscovery interface {
 
 // OutboxStats are the numbers operators watch.
 type OutboxStats struct {
-	ByStatus     map[domain.OutboxStatus]int64
+	ByStatus     map[model.OutboxStatus]int64
 	OldestDueAge time.Duration
 }
 

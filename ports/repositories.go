@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // Resources is what every repository of a resource the API lists does
@@ -24,20 +24,20 @@ type Resources[T any] interface {
 // workspace context is the workspace being read or created.
 type WorkspaceRepository interface {
 	// Create writes w; domain.CodeConflict if its id exists.
-	Create(ctx context.Context, w domain.Workspace) error
+	Create(ctx context.Context, w model.Workspace) error
 	// Get returns the workspace; domain.CodeNotFound otherwise.
-	Get(ctx context.Context, id uuid.UUID) (domain.Workspace, error)
+	Get(ctx context.Context, id uuid.UUID) (model.Workspace, error)
 }
 
 // MemberRepository stores workspace memberships.
 type MemberRepository interface {
 	// Add writes m; domain.CodeConflict if the user is already a member.
-	Add(ctx context.Context, m domain.Member) error
+	Add(ctx context.Context, m model.Member) error
 	// Get returns the membership of user in the transaction's workspace;
 	// domain.CodeNotFound if there is none.
-	Get(ctx context.Context, user uuid.UUID) (domain.Member, error)
+	Get(ctx context.Context, user uuid.UUID) (model.Member, error)
 	// List returns the workspace's members, oldest first.
-	List(ctx context.Context) ([]domain.Member, error)
+	List(ctx context.Context) ([]model.Member, error)
 	// Remove deletes the membership of user; domain.CodeNotFound if there is
 	// none, domain.CodeInvalidState if user is the workspace's last admin.
 	// The check holds against concurrent removals: of two transactions
@@ -50,29 +50,29 @@ type MemberRepository interface {
 // store for the same platform and external shop id, domain.CodeConflict
 // if the id exists.
 type StoreRepository interface {
-	Resources[domain.Store]
+	Resources[model.Store]
 	// Update replaces the mutable fields (name, status, credential version,
 	// sealed credentials, updated_at); domain.CodeNotFound if absent.
-	Update(ctx context.Context, s domain.Store) error
+	Update(ctx context.Context, s model.Store) error
 }
 
 // OperationRepository stores user-visible operations.
 type OperationRepository interface {
 	// Create writes op; domain.CodeConflict if its id exists.
-	Create(ctx context.Context, op domain.Operation) error
+	Create(ctx context.Context, op model.Operation) error
 	// Get returns the operation; domain.CodeNotFound otherwise.
-	Get(ctx context.Context, id uuid.UUID) (domain.Operation, error)
+	Get(ctx context.Context, id uuid.UUID) (model.Operation, error)
 	// Update replaces status, error and updated_at; domain.CodeNotFound if
 	// absent.
-	Update(ctx context.Context, op domain.Operation) error
+	Update(ctx context.Context, op model.Operation) error
 	// List returns this workspace's operations matching filter, newest
 	// first (by id: ids are time-ordered).
-	List(ctx context.Context, filter OperationFilter) ([]domain.Operation, error)
+	List(ctx context.Context, filter OperationFilter) ([]model.Operation, error)
 }
 
 // OperationFilter selects operations. Zero fields do not filter.
 type OperationFilter struct {
-	Status domain.OperationStatus
+	Status model.OperationStatus
 	Kind   string
 	// Before is a cursor: only operations with a smaller id.
 	Before uuid.UUID

@@ -6,8 +6,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/ai"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -31,7 +31,7 @@ type AITask struct {
 	TaskTimes
 }
 
-func toAITask(t domain.AITask) AITask {
+func toAITask(t model.AITask) AITask {
 	return AITask{TaskHead: taskHead(t.TaskState), ProductID: t.ProductID, Kind: string(t.Kind), Result: t.Result,
 		TaskTimes: taskTimes(t.TaskState)}
 }
@@ -40,9 +40,9 @@ func (h *handlers) registerAITasks(api huma.API) {
 	registerTask(h, api, post("startAITask", "/v1/ai-tasks", "ai", "Start an AI task (text, category or image)",
 		"One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.",
 		400, 401, 403, 404, 409, 413, 422, 500, 503), taskAt("/v1/ai-tasks/"),
-		func(ctx context.Context, tx ports.Tx, p domain.Principal, in *StartAITaskInput) (AITaskAccepted, domain.Operation, error) {
+		func(ctx context.Context, tx ports.Tx, p model.Principal, in *StartAITaskInput) (AITaskAccepted, model.Operation, error) {
 			t, op, err := h.deps.AI.Start(ctx, tx, p, ai.StartCommand{
-				ProductID: in.Body.ProductID, Kind: domain.AIKind(in.Body.Kind), Instructions: in.Body.Instructions,
+				ProductID: in.Body.ProductID, Kind: model.AIKind(in.Body.Kind), Instructions: in.Body.Instructions,
 			})
 			return AITaskAccepted{Task: toAITask(t), OperationAccepted: accepted(op)}, op, err
 		})

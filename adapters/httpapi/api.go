@@ -17,10 +17,10 @@ import (
 	"github.com/oncehq/once/domain/ai"
 	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/idempotency"
-	"github.com/oncehq/once/domain/listing"
 	"github.com/oncehq/once/domain/materials"
 	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/operations"
+	"github.com/oncehq/once/domain/pagination"
 	"github.com/oncehq/once/domain/products"
 	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/domain/stores"
@@ -49,7 +49,7 @@ type Deps struct {
 	AI           *ai.Service
 	DeadLetters  DeadLetters
 	// Lists serves every list endpoint (lists.go).
-	Lists *listing.Service
+	Lists *pagination.Service
 	// Workspaces manages members (members.go).
 	Workspaces   *workspaces.Service
 	MaxBodyBytes int64

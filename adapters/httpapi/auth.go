@@ -7,12 +7,13 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // Authenticator turns a bearer token into a principal: the token is verified
 // and the user's membership of the token's workspace is checked. Errors are
 // CodeUnauthenticated (bad token) or CodeForbidden (not a member).
-type Authenticator func(ctx context.Context, bearerToken string) (domain.Principal, error)
+type Authenticator func(ctx context.Context, bearerToken string) (model.Principal, error)
 
 const bearerScheme = "bearer"
 

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 type principalKey struct{}
@@ -22,10 +23,10 @@ type requestFacts struct {
 	IfMatch     string
 }
 
-func principalFrom(ctx context.Context) (domain.Principal, error) {
-	p, ok := ctx.Value(principalKey{}).(domain.Principal)
+func principalFrom(ctx context.Context) (model.Principal, error) {
+	p, ok := ctx.Value(principalKey{}).(model.Principal)
 	if !ok {
-		return domain.Principal{}, domain.Errorf(domain.CodeUnauthenticated, "authentication required")
+		return model.Principal{}, domain.Errorf(domain.CodeUnauthenticated, "authentication required")
 	}
 	return p, nil
 }

@@ -10,12 +10,13 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 )
 
 // DeadLetters is what operators do with events that failed too often.
 type DeadLetters interface {
 	// List returns up to limit dead-lettered events of the workspace.
-	List(ctx context.Context, workspace uuid.UUID, limit int) ([]domain.OutboxEvent, error)
+	List(ctx context.Context, workspace uuid.UUID, limit int) ([]model.OutboxEvent, error)
 	// Redrive returns the events (nil: all) to pending and says how many.
 	Redrive(ctx context.Context, workspace uuid.UUID, ids []uuid.UUID) (int, error)
 }
@@ -100,12 +101,12 @@ func (h *handlers) registerDeadLetters(api huma.API) {
 	}, h.redriveAll)
 }
 
-func admin(ctx context.Context) (domain.Principal, error) {
+func admin(ctx context.Context) (model.Principal, error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
 		return p, err
 	}
-	if p.Role != domain.RoleAdmin {
+	if p.Role != model.RoleAdmin {
 		return p, domain.Errorf(domain.CodeForbidden, "workspace admins only")
 	}
 	return p, nil
@@ -124,7 +125,7 @@ func (h *handlers) listDeadLetters(ctx context.Context, in *ListDeadLettersInput
 		Items: make([]DeadLetter, 0, len(events)), Groups: []DeadLetterGroup{},
 	}}
 	for _, e := range events {
-		opID, _ := domain.JobOperationID(e.Payload)
+		opID, _ := model.JobOperationID(e.Payload)
 		out.Body.Items = append(out.Body.Items, DeadLetter{
 			ID: e.ID, EventType: e.Type, AggregateType: e.AggregateType, AggregateID: e.AggregateID,
 			OperationID: opID, Stage: dispatch.Stage(e),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -110,7 +111,7 @@ func registerIdempotent[I, O any](api huma.API, op huma.Operation, maxBody int64
 // body as received (nil for operations without one). work returns the
 // status, the Location (may be empty) and the body of a fresh execution.
 func runIdempotent[B any](ctx context.Context, svc *idempotency.Service, rawBody []byte,
-	work func(ctx context.Context, tx ports.Tx, p domain.Principal) (status int, location string, body B, err error),
+	work func(ctx context.Context, tx ports.Tx, p model.Principal) (status int, location string, body B, err error),
 ) (*IdempotentOutput[B], error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
@@ -125,7 +126,7 @@ func runIdempotent[B any](ctx context.Context, svc *idempotency.Service, rawBody
 		return nil, toProblem(ctx, err)
 	}
 	req := idempotency.Request{
-		Scope: domain.IdempotencyScope{
+		Scope: model.IdempotencyScope{
 			WorkspaceID: p.WorkspaceID,
 			UserID:      p.UserID,
 			Method:      strings.ToUpper(facts.Method),
@@ -143,21 +144,21 @@ func runIdempotent[B any](ctx context.Context, svc *idempotency.Service, rawBody
 	}
 
 	var fresh *IdempotentOutput[B]
-	result, err := svc.Run(ctx, req, func(ctx context.Context, tx ports.Tx) (domain.SavedResponse, error) {
+	result, err := svc.Run(ctx, req, func(ctx context.Context, tx ports.Tx) (model.SavedResponse, error) {
 		status, location, body, err := work(ctx, tx, p)
 		if err != nil {
-			return domain.SavedResponse{}, err
+			return model.SavedResponse{}, err
 		}
 		raw, err := json.Marshal(body)
 		if err != nil {
-			return domain.SavedResponse{}, domain.Wrap(domain.CodeInternal, err, "response cannot be encoded")
+			return model.SavedResponse{}, domain.Wrap(domain.CodeInternal, err, "response cannot be encoded")
 		}
 		fresh = &IdempotentOutput[B]{Status: status, Location: location, Body: body}
 		headers := map[string]string{}
 		if location != "" {
 			headers["Location"] = location
 		}
-		return domain.SavedResponse{Status: status, Headers: headers, Body: raw}, nil
+		return model.SavedResponse{Status: status, Headers: headers, Body: raw}, nil
 	})
 	logger(ctx).LogAttrs(ctx, levelFor(err), "idempotent request",
 		logAttrs(req, result.Replayed, err)...)

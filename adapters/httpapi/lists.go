@@ -7,8 +7,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/domain/listing"
+	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/pagination"
 	"github.com/oncehq/once/ports"
 )
 
@@ -39,7 +39,7 @@ type listInput interface {
 
 // registerList registers one list endpoint: GET path, newest first, paged
 // by limit and starting_after, filtered by what the input declares.
-func registerList[I listInput, T, W any](api huma.API, h *handlers, op huma.Operation, list listing.Lister[T], render func(T) W) {
+func registerList[I listInput, T, W any](api huma.API, h *handlers, op huma.Operation, list pagination.Lister[T], render func(T) W) {
 	op.Method = http.MethodGet
 	op.Security = bearer
 	op.Errors = []int{401, 403, 422, 500, 503}
@@ -49,7 +49,7 @@ func registerList[I listInput, T, W any](api huma.API, h *handlers, op huma.Oper
 		if err != nil {
 			return nil, toProblem(ctx, err)
 		}
-		page, err := listing.List(ctx, h.deps.Lists, p, (*in).listQuery(), list)
+		page, err := pagination.List(ctx, h.deps.Lists, p, (*in).listQuery(), list)
 		if err != nil {
 			return nil, toProblem(ctx, err)
 		}
@@ -141,43 +141,43 @@ func (h *handlers) registerLists(api huma.API) {
 	registerList[ListStoresInput](api, h, huma.Operation{
 		OperationID: "listStores", Path: "/v1/stores", Summary: "List stores", Tags: []string{"stores"},
 		Description: "The workspace's stores.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Store, error) {
+	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Store, error) {
 		return tx.Stores().List
 	}, toStore)
 	registerList[ListProductsInput](api, h, huma.Operation{
 		OperationID: "listProducts", Path: "/v1/products", Summary: "List products", Tags: []string{"products"},
 		Description: "The workspace's product drafts.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Product, error) {
+	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Product, error) {
 		return tx.Products().List
 	}, toProduct)
 	registerList[ListMediaInput](api, h, huma.Operation{
 		OperationID: "listMedia", Path: "/v1/media", Summary: "List media", Tags: []string{"media"},
 		Description: "The workspace's media.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Media, error) {
+	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Media, error) {
 		return tx.Media().List
 	}, toMedia)
 	registerList[ListPublicationsInput](api, h, huma.Operation{
 		OperationID: "listPublications", Path: "/v1/publications", Summary: "List publications", Tags: []string{"publishing"},
 		Description: "The workspace's publications.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Publication, error) {
+	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Publication, error) {
 		return tx.Publications().List
 	}, toPublication)
 	registerList[ListSyncsInput](api, h, huma.Operation{
 		OperationID: "listCatalogSyncs", Path: "/v1/syncs", Summary: "List catalog syncs", Tags: []string{"stores"},
 		Description: "The workspace's catalog syncs.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.CatalogSync, error) {
+	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.CatalogSync, error) {
 		return tx.Syncs().List
 	}, toCatalogSync)
 	registerList[ListTasksInput](api, h, huma.Operation{
 		OperationID: "listMaterialTransfers", Path: "/v1/material-transfers", Summary: "List material transfers", Tags: []string{"materials"},
 		Description: "The workspace's material transfers, without their items (GET one transfer for them).",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.MaterialTransfer, error) {
+	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.MaterialTransfer, error) {
 		return tx.MaterialTransfers().List
 	}, toMaterialTransfer)
 	registerList[ListAITasksInput](api, h, huma.Operation{
 		OperationID: "listAITasks", Path: "/v1/ai-tasks", Summary: "List AI tasks", Tags: []string{"ai"},
 		Description: "The workspace's AI tasks.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.AITask, error) {
+	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.AITask, error) {
 		return tx.AITasks().List
 	}, toAITask)
 }

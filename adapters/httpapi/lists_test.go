@@ -14,7 +14,7 @@ import (
 
 // TestListStoresPagesNewestFirst drives a list end to end: pages by limit
 // and starting_after with has_more, a filter, and a refused limit. Every
-// list shares the code (registerList, listing.List, the repositories'
+// list shares the code (registerList, pagination.List, the repositories'
 // listNewest, whose contract covers all seven).
 func TestListStoresPagesNewestFirst(t *testing.T) {
 	s := apitest.Memory(t)

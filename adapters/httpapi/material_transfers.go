@@ -5,7 +5,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -33,7 +33,7 @@ type MaterialTransfer struct {
 	TaskTimes
 }
 
-func toMaterialTransfer(t domain.MaterialTransfer) MaterialTransfer {
+func toMaterialTransfer(t model.MaterialTransfer) MaterialTransfer {
 	items := make([]MaterialItem, 0, len(t.Items))
 	for _, it := range t.Items {
 		items = append(items, MaterialItem{Index: it.Index, Done: it.Done, SizeBytes: it.SizeBytes})
@@ -45,7 +45,7 @@ func (h *handlers) registerMaterialTransfers(api huma.API) {
 	registerTask(h, api, post("startMaterialTransfer", "/v1/material-transfers", "materials", "Transfer collected material into our storage",
 		"Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.",
 		400, 401, 403, 409, 413, 422, 500, 503), taskAt("/v1/material-transfers/"),
-		func(ctx context.Context, tx ports.Tx, p domain.Principal, in *StartMaterialTransferInput) (MaterialTransferAccepted, domain.Operation, error) {
+		func(ctx context.Context, tx ports.Tx, p model.Principal, in *StartMaterialTransferInput) (MaterialTransferAccepted, model.Operation, error) {
 			t, op, err := h.deps.Materials.Start(ctx, tx, p, in.Body.SourceURLs)
 			return MaterialTransferAccepted{Transfer: toMaterialTransfer(t), OperationAccepted: accepted(op)}, op, err
 		})

@@ -8,8 +8,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -83,7 +83,7 @@ func captureContentType(ctx huma.Context, next func(huma.Context)) {
 	next(huma.WithValue(ctx, contentTypeKey{}, ctx.Header("Content-Type")))
 }
 
-func toMedia(m domain.Media) Media {
+func toMedia(m model.Media) Media {
 	variants := make([]MediaVariant, 0, len(m.Variants))
 	for _, v := range m.Variants {
 		variants = append(variants, MediaVariant{Name: v.Name, SizeBytes: v.SizeBytes})
@@ -115,7 +115,7 @@ func (h *handlers) registerMedia(api huma.API) {
 	registerTask(h, api, post("completeMediaUpload", "/v1/media/{id}/complete", "media", "Complete an upload",
 		"Starts validating the file and deriving its variants, once however often it is asked. Idempotent.",
 		400, 401, 403, 404, 409, 413, 500, 503), atOperation,
-		func(ctx context.Context, tx ports.Tx, p domain.Principal, in *CompleteMediaInput) (MediaCompleted, domain.Operation, error) {
+		func(ctx context.Context, tx ports.Tx, p model.Principal, in *CompleteMediaInput) (MediaCompleted, model.Operation, error) {
 			m, op, err := h.deps.Media.Complete(ctx, tx, p, in.ID)
 			return MediaCompleted{Media: toMedia(m), Operation: toOperation(op)}, op, err
 		})
@@ -124,7 +124,7 @@ func (h *handlers) registerMedia(api huma.API) {
 
 func (h *handlers) registerMediaUpload(ctx context.Context, in *RegisterMediaInput) (*IdempotentOutput[MediaRegistered], error) {
 	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
-		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, MediaRegistered, error) {
+		func(ctx context.Context, tx ports.Tx, p model.Principal) (int, string, MediaRegistered, error) {
 			m, err := h.deps.Media.Register(ctx, tx, p, media.Registration{
 				Filename: in.Body.Filename, ContentType: in.Body.ContentType, SizeBytes: in.Body.SizeBytes,
 			})

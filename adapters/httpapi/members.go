@@ -8,7 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // Member is a user's membership of the workspace.
@@ -45,7 +45,7 @@ type RemoveMemberInput struct {
 
 type NoContent struct{}
 
-func toMember(m domain.Member) Member {
+func toMember(m model.Member) Member {
 	return Member{UserID: m.UserID, Role: string(m.Role), CreatedAt: m.CreatedAt}
 }
 
@@ -90,7 +90,7 @@ func (h *handlers) addMember(ctx context.Context, in *AddMemberInput) (*MemberOu
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
-	m, err := h.deps.Workspaces.AddMember(ctx, p, in.Body.UserID, domain.Role(in.Body.Role))
+	m, err := h.deps.Workspaces.AddMember(ctx, p, in.Body.UserID, model.Role(in.Body.Role))
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -60,7 +60,7 @@ type ListOperationsOutput struct {
 	Body OperationList
 }
 
-func toOperation(op domain.Operation) Operation {
+func toOperation(op model.Operation) Operation {
 	out := Operation{
 		ID: op.ID, Kind: op.Kind, Status: string(op.Status), ResourceType: op.ResourceType,
 		ResourceID: op.ResourceID, Error: op.Error, CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt,
@@ -104,7 +104,7 @@ func (h *handlers) listOperations(ctx context.Context, in *ListOperationsInput) 
 		return nil, toProblem(ctx, err)
 	}
 	ops, err := h.deps.Operations.List(ctx, p, ports.OperationFilter{
-		Status: domain.OperationStatus(in.Status), Kind: in.Kind, Before: in.Before, Limit: in.Limit,
+		Status: model.OperationStatus(in.Status), Kind: in.Kind, Before: in.Before, Limit: in.Limit,
 	})
 	if err != nil {
 		return nil, toProblem(ctx, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/products"
 )
 
@@ -58,7 +59,7 @@ type UpdateProductInput struct {
 	Body    ProductDraft
 }
 
-func toProduct(p domain.Product) Product {
+func toProduct(p model.Product) Product {
 	media := p.MediaIDs
 	if media == nil {
 		media = []uuid.UUID{}
@@ -67,7 +68,7 @@ func toProduct(p domain.Product) Product {
 		MediaIDs: media, Revision: p.Revision, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 }
 
-func productOutput(p domain.Product) *ProductOutput {
+func productOutput(p model.Product) *ProductOutput {
 	return &ProductOutput{ETag: revisionETag(p.Revision), Body: toProduct(p)}
 }
 

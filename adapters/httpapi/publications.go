@@ -6,7 +6,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -30,7 +30,7 @@ type Publication struct {
 	TaskTimes
 }
 
-func toPublication(p domain.Publication) Publication {
+func toPublication(p model.Publication) Publication {
 	return Publication{TaskHead: taskHead(p.TaskState), ProductID: p.ProductID, StoreID: p.StoreID,
 		ProductRevision: p.ProductRevision, ExternalListingID: p.ExternalListingID, TaskTimes: taskTimes(p.TaskState)}
 }
@@ -39,7 +39,7 @@ func (h *handlers) registerPublications(api huma.API) {
 	registerTask(h, api, post("publishProduct", "/v1/products/{id}/publications", "publishing", "Publish a product to a store for the first time",
 		"Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.",
 		400, 401, 403, 404, 409, 413, 422, 500, 503), taskAt("/v1/publications/"),
-		func(ctx context.Context, tx ports.Tx, p domain.Principal, in *PublishProductInput) (PublicationAccepted, domain.Operation, error) {
+		func(ctx context.Context, tx ports.Tx, p model.Principal, in *PublishProductInput) (PublicationAccepted, model.Operation, error) {
 			pub, op, err := h.deps.Publishing.Publish(ctx, tx, p, in.ProductID, in.Body.StoreID)
 			return PublicationAccepted{Publication: toPublication(pub), OperationAccepted: accepted(op)}, op, err
 		})

@@ -7,7 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // IDInput names the resource a read route returns.
@@ -24,7 +24,7 @@ type ReadOutput[T any] struct {
 // caller's workspace (a task, a media): GET path, the use case's get,
 // and how the domain value is shown. A task type's read route is one call.
 func registerRead[D, T any](api huma.API, operationID, path, summary, tag string,
-	get func(context.Context, domain.Principal, uuid.UUID) (D, error), show func(D) T,
+	get func(context.Context, model.Principal, uuid.UUID) (D, error), show func(D) T,
 ) {
 	huma.Register(api, huma.Operation{
 		OperationID: operationID,

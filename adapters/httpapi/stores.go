@@ -8,7 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
@@ -58,7 +58,7 @@ type StoreOutput struct {
 	Body Store
 }
 
-func toStore(s domain.Store) Store {
+func toStore(s model.Store) Store {
 	return Store{
 		ID: s.ID, Platform: s.Platform, Name: s.Name, ExternalShopID: s.ExternalShopID,
 		Status: string(s.Status), CredentialVersion: s.CredentialVersion,
@@ -72,10 +72,10 @@ func (h *handlers) registerStores(api huma.API) {
 		400, 401, 403, 409, 413, 422, 500, 503)
 	create.DefaultStatus = http.StatusCreated
 	registerTask(h, api, create, taskAt("/v1/stores/"),
-		func(ctx context.Context, tx ports.Tx, p domain.Principal, in *CreateStoreInput) (StoreCreated, domain.Operation, error) {
+		func(ctx context.Context, tx ports.Tx, p model.Principal, in *CreateStoreInput) (StoreCreated, model.Operation, error) {
 			c, err := h.deps.Stores.Create(ctx, tx, p, stores.CreateCommand{
 				Platform: in.Body.Platform, Name: in.Body.Name, ExternalShopID: in.Body.ExternalShopID,
-				Credentials: domain.StoreCredentials{APIKey: in.Body.Credentials.APIKey, APISecret: in.Body.Credentials.APISecret},
+				Credentials: model.StoreCredentials{APIKey: in.Body.Credentials.APIKey, APISecret: in.Body.Credentials.APISecret},
 			})
 			return StoreCreated{Store: toStore(c.Store), Operation: toOperation(c.Operation)}, c.Operation, err
 		})

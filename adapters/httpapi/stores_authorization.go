@@ -7,7 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -45,8 +45,8 @@ func (h *handlers) registerStoreAuthorization(api huma.API) {
 
 func (h *handlers) replaceAuthorization(ctx context.Context, in *ReplaceAuthorizationInput) (*IdempotentOutput[StoreCreated], error) {
 	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
-		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, StoreCreated, error) {
-			replaced, err := h.deps.Stores.ReplaceAuthorization(ctx, tx, p, in.ID, domain.StoreCredentials{
+		func(ctx context.Context, tx ports.Tx, p model.Principal) (int, string, StoreCreated, error) {
+			replaced, err := h.deps.Stores.ReplaceAuthorization(ctx, tx, p, in.ID, model.StoreCredentials{
 				APIKey: in.Body.Credentials.APIKey, APISecret: in.Body.Credentials.APISecret,
 			})
 			if err != nil {
@@ -59,7 +59,7 @@ func (h *handlers) replaceAuthorization(ctx context.Context, in *ReplaceAuthoriz
 
 func (h *handlers) verifyStore(ctx context.Context, in *VerifyStoreInput) (*IdempotentOutput[OperationAccepted], error) {
 	return runIdempotent(ctx, h.deps.Idempotency, nil,
-		func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, OperationAccepted, error) {
+		func(ctx context.Context, tx ports.Tx, p model.Principal) (int, string, OperationAccepted, error) {
 			op, err := h.deps.Stores.Verify(ctx, tx, p, in.ID)
 			if err != nil {
 				return 0, "", OperationAccepted{}, err

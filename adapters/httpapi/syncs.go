@@ -6,7 +6,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -22,7 +22,7 @@ type CatalogSync struct {
 	TaskTimes
 }
 
-func toCatalogSync(s domain.CatalogSync) CatalogSync {
+func toCatalogSync(s model.CatalogSync) CatalogSync {
 	return CatalogSync{TaskHead: taskHead(s.TaskState), StoreID: s.StoreID, ItemsSynced: s.ItemsSynced,
 		TaskTimes: taskTimes(s.TaskState)}
 }
@@ -31,7 +31,7 @@ func (h *handlers) registerSyncs(api huma.API) {
 	registerTask(h, api, post("startCatalogSync", "/v1/stores/{id}/syncs", "stores", "Start a full catalog sync of a store",
 		"At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.",
 		400, 401, 403, 404, 409, 413, 500, 503), taskAt("/v1/syncs/"),
-		func(ctx context.Context, tx ports.Tx, p domain.Principal, in *StartSyncInput) (CatalogSyncAccepted, domain.Operation, error) {
+		func(ctx context.Context, tx ports.Tx, p model.Principal, in *StartSyncInput) (CatalogSyncAccepted, model.Operation, error) {
 			s, op, err := h.deps.Catalog.StartSync(ctx, tx, p, in.StoreID)
 			return CatalogSyncAccepted{Sync: toCatalogSync(s), OperationAccepted: accepted(op)}, op, err
 		})

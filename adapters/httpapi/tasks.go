@@ -9,7 +9,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -38,8 +38,8 @@ func created(op huma.Operation) huma.Operation {
 // is read. The key check, the replay, the fingerprint over the raw body
 // and the spec come from registerIdempotent and runIdempotent, so a task
 // type's route is this one call and its read route (registerRead).
-func registerTask[I, A any](h *handlers, api huma.API, op huma.Operation, locate func(domain.Operation) string,
-	start func(ctx context.Context, tx ports.Tx, p domain.Principal, in *I) (A, domain.Operation, error),
+func registerTask[I, A any](h *handlers, api huma.API, op huma.Operation, locate func(model.Operation) string,
+	start func(ctx context.Context, tx ports.Tx, p model.Principal, in *I) (A, model.Operation, error),
 ) {
 	registerIdempotent(api, op, h.deps.MaxBodyBytes, func(ctx context.Context, in *I) (*IdempotentOutput[A], error) {
 		if c, ok := any(in).(checkedInput); ok {
@@ -50,7 +50,7 @@ func registerTask[I, A any](h *handlers, api huma.API, op huma.Operation, locate
 			}
 		}
 		return runIdempotent(ctx, h.deps.Idempotency, rawBody(in),
-			func(ctx context.Context, tx ports.Tx, p domain.Principal) (int, string, A, error) {
+			func(ctx context.Context, tx ports.Tx, p model.Principal) (int, string, A, error) {
 				answer, operation, err := start(ctx, tx, p, in)
 				if err != nil {
 					return 0, "", answer, err
@@ -67,12 +67,12 @@ type checkedInput interface {
 }
 
 // taskAt locates a task under prefix by the id its operation tracks.
-func taskAt(prefix string) func(domain.Operation) string {
-	return func(op domain.Operation) string { return prefix + op.ResourceID.String() }
+func taskAt(prefix string) func(model.Operation) string {
+	return func(op model.Operation) string { return prefix + op.ResourceID.String() }
 }
 
 // atOperation locates the operation itself.
-func atOperation(op domain.Operation) string { return operationLocation(op.ID) }
+func atOperation(op model.Operation) string { return operationLocation(op.ID) }
 
 // rawBody is the request body as huma received it in the input's RawBody
 // field, for the fingerprint; nil for an input without a body.
@@ -85,7 +85,7 @@ func rawBody(in any) []byte {
 	return b
 }
 
-// A task as clients see it shows its domain.TaskState in two parts, so
+// A task as clients see it shows its model.TaskState in two parts, so
 // its own fields stand between them in the JSON: TaskHead first (itself,
 // the operation that tracks it, where it is), TaskTimes last (why it
 // failed, if it did, and when it was created and last changed).
@@ -101,11 +101,11 @@ type TaskTimes struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-func taskHead(s domain.TaskState) TaskHead {
+func taskHead(s model.TaskState) TaskHead {
 	return TaskHead{ID: s.ID, OperationID: s.OperationID, Status: string(s.Status)}
 }
 
-func taskTimes(s domain.TaskState) TaskTimes {
+func taskTimes(s model.TaskState) TaskTimes {
 	return TaskTimes{Reason: s.Reason, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
 }
 
@@ -116,7 +116,7 @@ type OperationAccepted struct {
 }
 
 // accepted is the answer for op, alone or beside the task it tracks.
-func accepted(op domain.Operation) OperationAccepted { return OperationAccepted{toOperation(op)} }
+func accepted(op model.Operation) OperationAccepted { return OperationAccepted{toOperation(op)} }
 
 // The answers to the requests that start a task (202 Accepted): the task
 // under its own name, and the operation to poll.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // billingKey is the one-record-per-task rule, (workspace, task).
@@ -14,15 +14,15 @@ func billingKey(workspace, task uuid.UUID) uniqueKey {
 }
 
 // aiTaskTable is the ai_tasks table.
-var aiTaskTable = taskTable[domain.AITask]("AI task", "ai_tasks_pkey",
-	func(r *taskRows) map[uuid.UUID]domain.AITask { return r.aiTasks }, nil)
+var aiTaskTable = taskTable[model.AITask]("AI task", "ai_tasks_pkey",
+	func(r *taskRows) map[uuid.UUID]model.AITask { return r.aiTasks }, nil)
 
-func (r aiTaskRepo) Create(_ context.Context, a domain.AITask) error {
+func (r aiTaskRepo) Create(_ context.Context, a model.AITask) error {
 	return aiTaskTable.create(r.t, a, productRef(a.ProductID))
 }
 
-func (r aiTaskRepo) Update(_ context.Context, a domain.AITask) error {
-	return aiTaskTable.update(r.t, a.ID, func(cur *domain.AITask) {
+func (r aiTaskRepo) Update(_ context.Context, a model.AITask) error {
+	return aiTaskTable.update(r.t, a.ID, func(cur *model.AITask) {
 		cur.Status, cur.Result, cur.Reason, cur.UpdatedAt = a.Status, a.Result, a.Reason, a.UpdatedAt
 	})
 }
@@ -31,7 +31,7 @@ func (r aiTaskRepo) Update(_ context.Context, a domain.AITask) error {
 // an open transaction. (PostgreSQL's INSERT ... ON CONFLICT DO NOTHING
 // would wait for that transaction and write the record if it rolled back;
 // memory answers "already billed" at once.)
-func (r aiTaskRepo) Bill(_ context.Context, b domain.BillingRecord) (bool, error) {
+func (r aiTaskRepo) Bill(_ context.Context, b model.BillingRecord) (bool, error) {
 	t := r.t
 	if err := t.lockOwn("billing record", b.WorkspaceID); err != nil {
 		return false, err
@@ -47,7 +47,7 @@ func (r aiTaskRepo) Bill(_ context.Context, b domain.BillingRecord) (bool, error
 	return true, nil
 }
 
-func (r aiTaskRepo) BillingRecords(_ context.Context, taskID uuid.UUID) ([]domain.BillingRecord, error) {
+func (r aiTaskRepo) BillingRecords(_ context.Context, taskID uuid.UUID) ([]model.BillingRecord, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
 		return nil, err
@@ -60,5 +60,5 @@ func (r aiTaskRepo) BillingRecords(_ context.Context, taskID uuid.UUID) ([]domai
 	if !ok || b.WorkspaceID != t.workspace {
 		return nil, nil
 	}
-	return []domain.BillingRecord{copyBilling(b)}, nil
+	return []model.BillingRecord{copyBilling(b)}, nil
 }

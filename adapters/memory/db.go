@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // DB is the committed state shared by every transaction. One short mutex
@@ -25,16 +25,16 @@ type DB struct {
 
 	taskRows // committed
 
-	workspaces map[uuid.UUID]domain.Workspace
-	members    map[memberKey]domain.Member
-	operations map[uuid.UUID]domain.Operation
+	workspaces map[uuid.UUID]model.Workspace
+	members    map[memberKey]model.Member
+	operations map[uuid.UUID]model.Operation
 	events     map[uuid.UUID]eventRow
-	idem       map[domain.IdempotencyScope]idemRow
+	idem       map[model.IdempotencyScope]idemRow
 
-	products      map[uuid.UUID]domain.Product
-	transferItems map[transferItemKey]domain.MaterialItem
-	catalogItems  map[catalogItemKey]domain.CatalogItem
-	billing       map[uuid.UUID]domain.BillingRecord // by task id
+	products      map[uuid.UUID]model.Product
+	transferItems map[transferItemKey]model.MaterialItem
+	catalogItems  map[catalogItemKey]model.CatalogItem
+	billing       map[uuid.UUID]model.BillingRecord // by task id
 
 	// taken holds the unique keys of committed rows; reserved the unique keys
 	// that open transactions have written and not yet committed. A key in
@@ -42,7 +42,7 @@ type DB struct {
 	taken    map[uniqueKey]bool
 	reserved map[uniqueKey]*tx
 	// claims are the idempotency scopes open transactions hold.
-	claims map[domain.IdempotencyScope]*tx
+	claims map[model.IdempotencyScope]*tx
 	// eventLocks are the outbox events open transactions claimed, changed
 	// or deleted: the row locks of PostgreSQL. Other transactions skip
 	// them (FOR UPDATE SKIP LOCKED) until the holder ends.
@@ -62,19 +62,19 @@ type DB struct {
 func NewDB() *DB {
 	return &DB{
 		taskRows:   newTaskRows(),
-		workspaces: map[uuid.UUID]domain.Workspace{},
-		members:    map[memberKey]domain.Member{},
-		operations: map[uuid.UUID]domain.Operation{},
+		workspaces: map[uuid.UUID]model.Workspace{},
+		members:    map[memberKey]model.Member{},
+		operations: map[uuid.UUID]model.Operation{},
 		events:     map[uuid.UUID]eventRow{},
-		idem:       map[domain.IdempotencyScope]idemRow{},
+		idem:       map[model.IdempotencyScope]idemRow{},
 
-		products:      map[uuid.UUID]domain.Product{},
-		transferItems: map[transferItemKey]domain.MaterialItem{},
-		catalogItems:  map[catalogItemKey]domain.CatalogItem{},
-		billing:       map[uuid.UUID]domain.BillingRecord{},
+		products:      map[uuid.UUID]model.Product{},
+		transferItems: map[transferItemKey]model.MaterialItem{},
+		catalogItems:  map[catalogItemKey]model.CatalogItem{},
+		billing:       map[uuid.UUID]model.BillingRecord{},
 		taken:         map[uniqueKey]bool{},
 		reserved:      map[uniqueKey]*tx{},
-		claims:        map[domain.IdempotencyScope]*tx{},
+		claims:        map[model.IdempotencyScope]*tx{},
 		eventLocks:    map[uuid.UUID]*tx{},
 		rowLocks:      map[uniqueKey]*tx{},
 	}

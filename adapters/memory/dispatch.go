@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -29,11 +30,11 @@ var _ ports.OutboxDispatch = dispatchRepo{}
 
 // dueAt tells whether e is due at now and since when: a pending event from
 // next_attempt_at, a dispatching one from the end of its lease.
-func dueAt(e domain.OutboxEvent, now time.Time) (time.Time, bool) {
+func dueAt(e model.OutboxEvent, now time.Time) (time.Time, bool) {
 	switch e.Status {
-	case domain.OutboxPending:
+	case model.OutboxPending:
 		return e.NextAttemptAt, !e.NextAttemptAt.After(now)
-	case domain.OutboxDispatching:
+	case model.OutboxDispatching:
 		return e.LockedUntil, !e.LockedUntil.After(now)
 	}
 	return time.Time{}, false
@@ -90,7 +91,7 @@ func (r dispatchRepo) ClaimDue(_ context.Context, owner string, now time.Time, l
 			continue
 		}
 		if at, ok := dueAt(row.event, now); ok {
-			if row.event.Status == domain.OutboxDispatching {
+			if row.event.Status == model.OutboxDispatching {
 				expired = append(expired, candidate{row, at})
 			} else {
 				pending = append(pending, candidate{row, at})
@@ -105,23 +106,23 @@ func (r dispatchRepo) ClaimDue(_ context.Context, owner string, now time.Time, l
 	var claim ports.Claim
 	for _, c := range due {
 		e := c.row.event
-		takenOver := e.Status == domain.OutboxDispatching
+		takenOver := e.Status == model.OutboxDispatching
 		if takenOver {
 			e.AttemptCount++
-			e.LastError = domain.LeaseExpiredError(e.AttemptCount)
+			e.LastError = model.LeaseExpiredError(e.AttemptCount)
 		}
 		if takenOver && e.AttemptCount >= maxAttempts {
-			e.Status = domain.OutboxDeadLetter
+			e.Status = model.OutboxDeadLetter
 			e.LockedBy, e.LockedUntil = "", time.Time{}
 		} else {
-			e.Status = domain.OutboxDispatching
+			e.Status = model.OutboxDispatching
 			e.LockedBy = owner
 			e.LockedUntil = now.Add(lease)
 		}
 		e = copyEvent(e)
 		r.stageLocked(eventRow{event: e, seq: c.row.seq})
 		switch {
-		case e.Status == domain.OutboxDeadLetter:
+		case e.Status == model.OutboxDeadLetter:
 			claim.DeadLettered = append(claim.DeadLettered, e.ID)
 		case takenOver:
 			claim.TakenOver = append(claim.TakenOver, copyEvent(e))
@@ -139,7 +140,7 @@ func (r dispatchRepo) ownedLocked(owner string, id uuid.UUID) (eventRow, bool) {
 	if !ok || r.lockedByOtherLocked(id) {
 		return eventRow{}, false
 	}
-	if row.event.Status != domain.OutboxDispatching || row.event.LockedBy != owner {
+	if row.event.Status != model.OutboxDispatching || row.event.LockedBy != owner {
 		return eventRow{}, false
 	}
 	return row, true
@@ -147,7 +148,7 @@ func (r dispatchRepo) ownedLocked(owner string, id uuid.UUID) (eventRow, bool) {
 
 // settleOwned applies change to each of ids that owner still holds,
 // clears its lease and stages it; it returns how many changed.
-func (r dispatchRepo) settleOwned(owner string, ids []uuid.UUID, change func(*domain.OutboxEvent)) (int, error) {
+func (r dispatchRepo) settleOwned(owner string, ids []uuid.UUID, change func(*model.OutboxEvent)) (int, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
 		return 0, err
@@ -172,8 +173,8 @@ func (r dispatchRepo) MarkDispatched(_ context.Context, owner string, ids []uuid
 	if at.IsZero() {
 		at = time.Now()
 	}
-	return r.settleOwned(owner, ids, func(e *domain.OutboxEvent) {
-		e.Status = domain.OutboxDispatched
+	return r.settleOwned(owner, ids, func(e *model.OutboxEvent) {
+		e.Status = model.OutboxDispatched
 		e.DispatchedAt = at
 	})
 }
@@ -182,8 +183,8 @@ func (r dispatchRepo) Release(_ context.Context, owner string, id uuid.UUID, nex
 	if nextAttemptAt.IsZero() {
 		nextAttemptAt = time.Now()
 	}
-	n, err := r.settleOwned(owner, []uuid.UUID{id}, func(e *domain.OutboxEvent) {
-		e.Status = domain.OutboxPending
+	n, err := r.settleOwned(owner, []uuid.UUID{id}, func(e *model.OutboxEvent) {
+		e.Status = model.OutboxPending
 		e.AttemptCount++
 		e.NextAttemptAt = nextAttemptAt
 		e.LastError = lastError
@@ -195,8 +196,8 @@ func (r dispatchRepo) Postpone(_ context.Context, owner string, ids []uuid.UUID,
 	if nextAttemptAt.IsZero() {
 		nextAttemptAt = time.Now()
 	}
-	return r.settleOwned(owner, ids, func(e *domain.OutboxEvent) {
-		e.Status = domain.OutboxPending
+	return r.settleOwned(owner, ids, func(e *model.OutboxEvent) {
+		e.Status = model.OutboxPending
 		e.NextAttemptAt = nextAttemptAt
 		if lastError != "" {
 			e.LastError = lastError
@@ -205,8 +206,8 @@ func (r dispatchRepo) Postpone(_ context.Context, owner string, ids []uuid.UUID,
 }
 
 func (r dispatchRepo) DeadLetter(_ context.Context, owner string, id uuid.UUID, lastError string) (bool, error) {
-	n, err := r.settleOwned(owner, []uuid.UUID{id}, func(e *domain.OutboxEvent) {
-		e.Status = domain.OutboxDeadLetter
+	n, err := r.settleOwned(owner, []uuid.UUID{id}, func(e *model.OutboxEvent) {
+		e.Status = model.OutboxDeadLetter
 		e.AttemptCount++
 		e.LastError = lastError
 	})
@@ -237,11 +238,11 @@ func (r dispatchRepo) Redrive(_ context.Context, ids []uuid.UUID, now time.Time)
 	n := 0
 	seen := map[uuid.UUID]bool{}
 	for _, row := range rows {
-		if seen[row.event.ID] || row.event.Status != domain.OutboxDeadLetter || r.lockedByOtherLocked(row.event.ID) {
+		if seen[row.event.ID] || row.event.Status != model.OutboxDeadLetter || r.lockedByOtherLocked(row.event.ID) {
 			continue
 		}
 		seen[row.event.ID] = true
-		row.event.Status = domain.OutboxPending
+		row.event.Status = model.OutboxPending
 		row.event.AttemptCount = 0
 		row.event.NextAttemptAt = now
 		row.event = copyEvent(row.event)
@@ -262,7 +263,7 @@ func (r dispatchRepo) DeleteDispatchedBefore(_ context.Context, before time.Time
 	defer t.db.mu.Unlock()
 	var old []eventRow
 	for _, row := range t.visibleEventsLocked() {
-		if row.event.Status == domain.OutboxDispatched && row.event.DispatchedAt.Before(before) &&
+		if row.event.Status == model.OutboxDispatched && row.event.DispatchedAt.Before(before) &&
 			!r.lockedByOtherLocked(row.event.ID) {
 			old = append(old, row)
 		}
@@ -301,7 +302,7 @@ func (d *OutboxDiscovery) WorkspacesWithDueEvents(_ context.Context, now time.Ti
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return d.workspaces(limit, func(e domain.OutboxEvent) bool {
+	return d.workspaces(limit, func(e model.OutboxEvent) bool {
 		if slices.Compare(e.WorkspaceID[:], after[:]) <= 0 {
 			return false
 		}
@@ -313,12 +314,12 @@ func (d *OutboxDiscovery) WorkspacesWithDueEvents(_ context.Context, now time.Ti
 // WorkspacesWithDispatchedBefore returns up to limit workspaces with events
 // dispatched before `before`, in id order.
 func (d *OutboxDiscovery) WorkspacesWithDispatchedBefore(_ context.Context, before time.Time, limit int) ([]uuid.UUID, error) {
-	return d.workspaces(limit, func(e domain.OutboxEvent) bool {
-		return e.Status == domain.OutboxDispatched && e.DispatchedAt.Before(before)
+	return d.workspaces(limit, func(e model.OutboxEvent) bool {
+		return e.Status == model.OutboxDispatched && e.DispatchedAt.Before(before)
 	}), nil
 }
 
-func (d *OutboxDiscovery) workspaces(limit int, match func(domain.OutboxEvent) bool) []uuid.UUID {
+func (d *OutboxDiscovery) workspaces(limit int, match func(model.OutboxEvent) bool) []uuid.UUID {
 	d.db.mu.Lock()
 	defer d.db.mu.Unlock()
 	seen := map[uuid.UUID]bool{}
@@ -341,8 +342,8 @@ func (d *OutboxDiscovery) Stats(_ context.Context, now time.Time) (ports.OutboxS
 	}
 	d.db.mu.Lock()
 	defer d.db.mu.Unlock()
-	stats := ports.OutboxStats{ByStatus: map[domain.OutboxStatus]int64{
-		domain.OutboxPending: 0, domain.OutboxDispatching: 0, domain.OutboxDispatched: 0, domain.OutboxDeadLetter: 0,
+	stats := ports.OutboxStats{ByStatus: map[model.OutboxStatus]int64{
+		model.OutboxPending: 0, model.OutboxDispatching: 0, model.OutboxDispatched: 0, model.OutboxDeadLetter: 0,
 	}}
 	var oldest time.Time
 	for _, row := range d.db.events {

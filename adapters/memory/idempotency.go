@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -17,7 +18,7 @@ var _ ports.IdempotencyStore = idempotencyRepo{}
 // idemRow is a committed record and its version, so a delete staged by one
 // transaction cannot remove the record another one put in its place.
 type idemRow struct {
-	record  domain.IdempotencyRecord
+	record  model.IdempotencyRecord
 	version int64
 }
 
@@ -25,7 +26,7 @@ type idemRow struct {
 // CodeIdempotencyInProgress at once. A record expires at its ExpiresAt,
 // judged at rec.CreatedAt (the request's time from the application clock),
 // or the wall clock when unset, as the PostgreSQL adapter does.
-func (r idempotencyRepo) Claim(_ context.Context, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error) {
+func (r idempotencyRepo) Claim(_ context.Context, rec model.IdempotencyRecord) (*model.IdempotencyRecord, error) {
 	t := r.t
 	if err := t.lockOwn("idempotency record", rec.Scope.WorkspaceID); err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ func (r idempotencyRepo) Claim(_ context.Context, rec domain.IdempotencyRecord) 
 	}
 
 	if own, ok := t.claims[scope]; ok {
-		if own.Status == domain.IdempotencyCompleted {
+		if own.Status == model.IdempotencyCompleted {
 			return ptr(copyRecord(own)), nil
 		}
 		return nil, inProgress()
@@ -47,7 +48,7 @@ func (r idempotencyRepo) Claim(_ context.Context, rec domain.IdempotencyRecord) 
 	// one is replayed whatever other transactions do (replays hold
 	// nothing). Only a scope without one can have a holder.
 	if row, ok := t.db.idem[scope]; ok && !r.deletedLocked(scope, row) && row.record.ExpiresAt.After(now) {
-		if row.record.Status != domain.IdempotencyCompleted {
+		if row.record.Status != model.IdempotencyCompleted {
 			// Committed but never completed: a use case broke the rule that
 			// a committed record is completed. Keep the scope closed.
 			return nil, inProgress()
@@ -58,26 +59,26 @@ func (r idempotencyRepo) Claim(_ context.Context, rec domain.IdempotencyRecord) 
 		return nil, inProgress()
 	}
 
-	rec.Status = domain.IdempotencyInProgress
-	rec.Response = domain.SavedResponse{}
+	rec.Status = model.IdempotencyInProgress
+	rec.Response = model.SavedResponse{}
 	rec.CompletedAt = time.Time{}
 	t.claims[scope] = copyRecord(rec)
 	t.db.claims[scope] = t
 	return nil, nil
 }
 
-func (r idempotencyRepo) Complete(_ context.Context, scope domain.IdempotencyScope, resp domain.SavedResponse, at time.Time) error {
+func (r idempotencyRepo) Complete(_ context.Context, scope model.IdempotencyScope, resp model.SavedResponse, at time.Time) error {
 	t := r.t
 	if err := t.lock(); err != nil {
 		return err
 	}
 	defer t.db.mu.Unlock()
 	rec, ok := t.claims[scope]
-	if !ok || rec.Status != domain.IdempotencyInProgress {
+	if !ok || rec.Status != model.IdempotencyInProgress {
 		// No claim, or one this transaction already completed.
 		return domain.Errorf(domain.CodeNotFound, "this transaction holds no idempotency claim for the scope")
 	}
-	rec.Status = domain.IdempotencyCompleted
+	rec.Status = model.IdempotencyCompleted
 	rec.Response = resp
 	rec.CompletedAt = at
 	t.claims[scope] = copyRecord(rec)
@@ -112,7 +113,7 @@ func (r idempotencyRepo) DeleteExpired(_ context.Context, now time.Time, limit i
 }
 
 // deletedLocked reports whether this tx already deleted row.
-func (r idempotencyRepo) deletedLocked(scope domain.IdempotencyScope, row idemRow) bool {
+func (r idempotencyRepo) deletedLocked(scope model.IdempotencyScope, row idemRow) bool {
 	version, ok := r.t.deletes[scope]
 	return ok && version == row.version
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -69,43 +69,43 @@ func (tb table[T]) list(t *tx, q ports.ListQuery, match func(T, ports.ListQuery)
 	return listNewest(t, tb.rows(&t.db.taskRows), tb.rows(&t.taskRows), q, listShape[T]{ids: tb.ids, match: match, copy: tb.copy})
 }
 
-func (r storeRepo) List(_ context.Context, q ports.ListQuery) ([]domain.Store, error) {
-	return storeTable.list(r.t, q, func(s domain.Store, q ports.ListQuery) bool {
+func (r storeRepo) List(_ context.Context, q ports.ListQuery) ([]model.Store, error) {
+	return storeTable.list(r.t, q, func(s model.Store, q ports.ListQuery) bool {
 		return is(q.Status, string(s.Status)) && is(q.Platform, s.Platform)
 	})
 }
 
-func (r productRepo) List(_ context.Context, q ports.ListQuery) ([]domain.Product, error) {
-	return listNewest(r.t, r.t.db.products, r.t.products, q, listShape[domain.Product]{
-		ids:   func(p domain.Product) (uuid.UUID, uuid.UUID) { return p.ID, p.WorkspaceID },
-		match: func(domain.Product, ports.ListQuery) bool { return true },
+func (r productRepo) List(_ context.Context, q ports.ListQuery) ([]model.Product, error) {
+	return listNewest(r.t, r.t.db.products, r.t.products, q, listShape[model.Product]{
+		ids:   func(p model.Product) (uuid.UUID, uuid.UUID) { return p.ID, p.WorkspaceID },
+		match: func(model.Product, ports.ListQuery) bool { return true },
 		copy:  copyProduct,
 	})
 }
 
-func (r mediaRepo) List(_ context.Context, q ports.ListQuery) ([]domain.Media, error) {
-	return mediaTable.list(r.t, q, func(m domain.Media, q ports.ListQuery) bool { return is(q.Status, string(m.Status)) })
+func (r mediaRepo) List(_ context.Context, q ports.ListQuery) ([]model.Media, error) {
+	return mediaTable.list(r.t, q, func(m model.Media, q ports.ListQuery) bool { return is(q.Status, string(m.Status)) })
 }
 
 // List reads transfers without their items (the rows never hold them).
-func (r transferRepo) List(_ context.Context, q ports.ListQuery) ([]domain.MaterialTransfer, error) {
-	return transferTable.list(r.t, q, func(m domain.MaterialTransfer, q ports.ListQuery) bool { return is(q.Status, string(m.Status)) })
+func (r transferRepo) List(_ context.Context, q ports.ListQuery) ([]model.MaterialTransfer, error) {
+	return transferTable.list(r.t, q, func(m model.MaterialTransfer, q ports.ListQuery) bool { return is(q.Status, string(m.Status)) })
 }
 
-func (r publicationRepo) List(_ context.Context, q ports.ListQuery) ([]domain.Publication, error) {
-	return publicationTable.list(r.t, q, func(p domain.Publication, q ports.ListQuery) bool {
+func (r publicationRepo) List(_ context.Context, q ports.ListQuery) ([]model.Publication, error) {
+	return publicationTable.list(r.t, q, func(p model.Publication, q ports.ListQuery) bool {
 		return is(q.Status, string(p.Status)) && is(q.StoreID, p.StoreID) && is(q.ProductID, p.ProductID)
 	})
 }
 
-func (r syncRepo) List(_ context.Context, q ports.ListQuery) ([]domain.CatalogSync, error) {
-	return syncTable.list(r.t, q, func(s domain.CatalogSync, q ports.ListQuery) bool {
+func (r syncRepo) List(_ context.Context, q ports.ListQuery) ([]model.CatalogSync, error) {
+	return syncTable.list(r.t, q, func(s model.CatalogSync, q ports.ListQuery) bool {
 		return is(q.Status, string(s.Status)) && is(q.StoreID, s.StoreID)
 	})
 }
 
-func (r aiTaskRepo) List(_ context.Context, q ports.ListQuery) ([]domain.AITask, error) {
-	return aiTaskTable.list(r.t, q, func(a domain.AITask, q ports.ListQuery) bool {
+func (r aiTaskRepo) List(_ context.Context, q ports.ListQuery) ([]model.AITask, error) {
+	return aiTaskTable.list(r.t, q, func(a model.AITask, q ports.ListQuery) bool {
 		return is(q.Status, string(a.Status)) && is(q.ProductID, a.ProductID) && is(q.Kind, string(a.Kind))
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // transferItemKey is the primary key of an item, (transfer, index). Items
@@ -19,10 +20,10 @@ type transferItemKey struct {
 
 // transferTable is the material_transfers table; its items are rows of
 // their own (transferItems), so its rows hold none.
-var transferTable = taskTable[domain.MaterialTransfer]("material transfer", "material_transfers_pkey",
-	func(r *taskRows) map[uuid.UUID]domain.MaterialTransfer { return r.transfers }, nil)
+var transferTable = taskTable[model.MaterialTransfer]("material transfer", "material_transfers_pkey",
+	func(r *taskRows) map[uuid.UUID]model.MaterialTransfer { return r.transfers }, nil)
 
-func (r transferRepo) Create(_ context.Context, tr domain.MaterialTransfer) error {
+func (r transferRepo) Create(_ context.Context, tr model.MaterialTransfer) error {
 	t := r.t
 	if err := t.lockOwn("material transfer", tr.WorkspaceID); err != nil {
 		return err
@@ -47,18 +48,18 @@ func (r transferRepo) Create(_ context.Context, tr domain.MaterialTransfer) erro
 	return nil
 }
 
-func (r transferRepo) Get(_ context.Context, id uuid.UUID) (domain.MaterialTransfer, error) {
+func (r transferRepo) Get(_ context.Context, id uuid.UUID) (model.MaterialTransfer, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
-		return domain.MaterialTransfer{}, err
+		return model.MaterialTransfer{}, err
 	}
 	defer t.db.mu.Unlock()
 	tr, ok := transferTable.visibleLocked(t, id)
 	if !ok {
-		return domain.MaterialTransfer{}, transferTable.notFound(id)
+		return model.MaterialTransfer{}, transferTable.notFound(id)
 	}
 	tr = transferTable.copy(tr)
-	items := map[int]domain.MaterialItem{}
+	items := map[int]model.MaterialItem{}
 	for k, it := range t.db.transferItems {
 		if k.transfer == id {
 			items[k.index] = it
@@ -76,8 +77,8 @@ func (r transferRepo) Get(_ context.Context, id uuid.UUID) (domain.MaterialTrans
 	return tr, nil
 }
 
-func (r transferRepo) UpdateStatus(_ context.Context, tr domain.MaterialTransfer) error {
-	return transferTable.update(r.t, tr.ID, func(cur *domain.MaterialTransfer) {
+func (r transferRepo) UpdateStatus(_ context.Context, tr model.MaterialTransfer) error {
+	return transferTable.update(r.t, tr.ID, func(cur *model.MaterialTransfer) {
 		cur.Status, cur.Reason, cur.UpdatedAt = tr.Status, tr.Reason, tr.UpdatedAt
 	})
 }

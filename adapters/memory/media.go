@@ -7,21 +7,22 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // mediaTable is the media table.
-var mediaTable = table[domain.Media]{
+var mediaTable = table[model.Media]{
 	noun: "media", pkey: "media_pkey", copy: copyMedia,
-	rows: func(r *taskRows) map[uuid.UUID]domain.Media { return r.media },
-	ids:  func(m domain.Media) (uuid.UUID, uuid.UUID) { return m.ID, m.WorkspaceID },
+	rows: func(r *taskRows) map[uuid.UUID]model.Media { return r.media },
+	ids:  func(m model.Media) (uuid.UUID, uuid.UUID) { return m.ID, m.WorkspaceID },
 }
 
-func (r mediaRepo) Create(_ context.Context, m domain.Media) error {
+func (r mediaRepo) Create(_ context.Context, m model.Media) error {
 	return mediaTable.create(r.t, m)
 }
 
-func (r mediaRepo) Update(_ context.Context, m domain.Media) error {
-	return mediaTable.update(r.t, m.ID, func(cur *domain.Media) {
+func (r mediaRepo) Update(_ context.Context, m model.Media) error {
+	return mediaTable.update(r.t, m.ID, func(cur *model.Media) {
 		cur.Status, cur.Variants, cur.Reason, cur.UpdatedAt = m.Status, m.Variants, m.Reason, m.UpdatedAt
 	})
 }
@@ -30,8 +31,8 @@ func (r mediaRepo) Update(_ context.Context, m domain.Media) error {
 // lock, so of two open transactions moving the same media only the first
 // gets past it; the second sees CodeInvalidState, as it would in PostgreSQL
 // after waiting for the first to commit and finding the new status.
-func (r mediaRepo) Transition(_ context.Context, id uuid.UUID, from, to domain.MediaStatus, at time.Time) error {
-	return mediaTable.change(r.t, id, func(cur *domain.Media) error {
+func (r mediaRepo) Transition(_ context.Context, id uuid.UUID, from, to model.MediaStatus, at time.Time) error {
+	return mediaTable.change(r.t, id, func(cur *model.Media) error {
 		if cur.Status != from {
 			return mediaNotIn(id, from, cur.Status)
 		}
@@ -45,6 +46,6 @@ func (r mediaRepo) Transition(_ context.Context, id uuid.UUID, from, to domain.M
 
 func mediaRowLock(id uuid.UUID) uniqueKey { return uniqueKey{"media_row", id.String()} }
 
-func mediaNotIn(id uuid.UUID, want, got domain.MediaStatus) error {
+func mediaNotIn(id uuid.UUID, want, got model.MediaStatus) error {
 	return domain.Errorf(domain.CodeInvalidState, "media %s is %s, not %s", id, got, want)
 }

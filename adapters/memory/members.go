@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -19,7 +20,7 @@ func memberUniqueKey(k memberKey) uniqueKey {
 	return uniqueKey{"members_pkey", k.workspace.String() + "/" + k.user.String()}
 }
 
-func (r memberRepo) Add(_ context.Context, m domain.Member) error {
+func (r memberRepo) Add(_ context.Context, m model.Member) error {
 	t := r.t
 	if err := t.lockOwn("member", m.WorkspaceID); err != nil {
 		return err
@@ -33,10 +34,10 @@ func (r memberRepo) Add(_ context.Context, m domain.Member) error {
 	return nil
 }
 
-func (r memberRepo) Get(_ context.Context, user uuid.UUID) (domain.Member, error) {
+func (r memberRepo) Get(_ context.Context, user uuid.UUID) (model.Member, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
-		return domain.Member{}, err
+		return model.Member{}, err
 	}
 	defer t.db.mu.Unlock()
 	k := memberKey{t.workspace, user}
@@ -46,16 +47,16 @@ func (r memberRepo) Get(_ context.Context, user uuid.UUID) (domain.Member, error
 	if m, ok := t.db.members[k]; ok && !t.memberDeletes[k] {
 		return copyMember(m), nil
 	}
-	return domain.Member{}, domain.Errorf(domain.CodeNotFound, "user %s is not a member of this workspace", user)
+	return model.Member{}, domain.Errorf(domain.CodeNotFound, "user %s is not a member of this workspace", user)
 }
 
-func (r memberRepo) List(_ context.Context) ([]domain.Member, error) {
+func (r memberRepo) List(_ context.Context) ([]model.Member, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
 		return nil, err
 	}
 	defer t.db.mu.Unlock()
-	var out []domain.Member
+	var out []model.Member
 	for k, m := range t.db.members {
 		if _, own := t.members[k]; !own && k.workspace == t.workspace && !t.memberDeletes[k] {
 			out = append(out, copyMember(m))
@@ -66,7 +67,7 @@ func (r memberRepo) List(_ context.Context) ([]domain.Member, error) {
 			out = append(out, copyMember(m))
 		}
 	}
-	slices.SortFunc(out, func(a, b domain.Member) int {
+	slices.SortFunc(out, func(a, b model.Member) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -84,7 +85,7 @@ func (r memberRepo) Remove(_ context.Context, user uuid.UUID) error {
 	k := memberKey{t.workspace, user}
 	_, own := t.members[k]
 	_, committed := t.db.members[k]
-	if current, ok := r.visibleLocked(k); ok && current.Role == domain.RoleAdmin {
+	if current, ok := r.visibleLocked(k); ok && current.Role == model.RoleAdmin {
 		// Like the admin rows PostgreSQL locks: one admin removal at a time.
 		if !t.db.lockRowLocked(t, uniqueKey{"workspace_admins", t.workspace.String()}) {
 			return domain.Errorf(domain.CodeInvalidState, "the workspace's admins are being changed by a concurrent request")
@@ -109,7 +110,7 @@ func (r memberRepo) Remove(_ context.Context, user uuid.UUID) error {
 }
 
 // visibleLocked is the membership t sees for k.
-func (r memberRepo) visibleLocked(k memberKey) (domain.Member, bool) {
+func (r memberRepo) visibleLocked(k memberKey) (model.Member, bool) {
 	t := r.t
 	if m, ok := t.members[k]; ok {
 		return m, true
@@ -124,13 +125,13 @@ func (r memberRepo) adminsLocked() int {
 	n := 0
 	for k := range t.db.members {
 		if _, own := t.members[k]; !own && k.workspace == t.workspace {
-			if m, ok := r.visibleLocked(k); ok && m.Role == domain.RoleAdmin {
+			if m, ok := r.visibleLocked(k); ok && m.Role == model.RoleAdmin {
 				n++
 			}
 		}
 	}
 	for k, m := range t.members {
-		if k.workspace == t.workspace && m.Role == domain.RoleAdmin {
+		if k.workspace == t.workspace && m.Role == model.RoleAdmin {
 			n++
 		}
 	}

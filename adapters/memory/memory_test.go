@@ -9,6 +9,7 @@ import (
 
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -31,7 +32,7 @@ func TestPanicIsRethrownAfterRollback(t *testing.T) {
 	ws := uuid.New()
 	require.PanicsWithValue(t, "boom", func() {
 		_ = uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
-			require.NoError(t, tx.Workspaces().Create(ctx, domain.Workspace{ID: ws, Name: "w"}))
+			require.NoError(t, tx.Workspaces().Create(ctx, model.Workspace{ID: ws, Name: "w"}))
 			panic("boom")
 		})
 	})

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -17,7 +18,7 @@ var _ ports.OperationRepository = operationRepo{}
 
 func operationKey(id uuid.UUID) uniqueKey { return uniqueKey{"operations_pkey", id.String()} }
 
-func (r operationRepo) Create(_ context.Context, op domain.Operation) error {
+func (r operationRepo) Create(_ context.Context, op model.Operation) error {
 	t := r.t
 	if err := t.lockOwn("operation", op.WorkspaceID); err != nil {
 		return err
@@ -30,20 +31,20 @@ func (r operationRepo) Create(_ context.Context, op domain.Operation) error {
 	return nil
 }
 
-func (r operationRepo) Get(_ context.Context, id uuid.UUID) (domain.Operation, error) {
+func (r operationRepo) Get(_ context.Context, id uuid.UUID) (model.Operation, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
-		return domain.Operation{}, err
+		return model.Operation{}, err
 	}
 	defer t.db.mu.Unlock()
 	op, ok := r.visibleLocked(id)
 	if !ok {
-		return domain.Operation{}, operationNotFound(id)
+		return model.Operation{}, operationNotFound(id)
 	}
 	return copyOperation(op), nil
 }
 
-func (r operationRepo) Update(_ context.Context, op domain.Operation) error {
+func (r operationRepo) Update(_ context.Context, op model.Operation) error {
 	t := r.t
 	if err := t.lock(); err != nil {
 		return err
@@ -60,7 +61,7 @@ func (r operationRepo) Update(_ context.Context, op domain.Operation) error {
 	return nil
 }
 
-func (r operationRepo) List(_ context.Context, f ports.OperationFilter) ([]domain.Operation, error) {
+func (r operationRepo) List(_ context.Context, f ports.OperationFilter) ([]model.Operation, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
 		return nil, err
@@ -69,8 +70,8 @@ func (r operationRepo) List(_ context.Context, f ports.OperationFilter) ([]domai
 	if f.Limit <= 0 {
 		return nil, nil
 	}
-	var out []domain.Operation
-	add := func(op domain.Operation) {
+	var out []model.Operation
+	add := func(op model.Operation) {
 		switch {
 		case op.WorkspaceID != t.workspace,
 			f.Status != "" && op.Status != f.Status,
@@ -98,13 +99,13 @@ func (r operationRepo) List(_ context.Context, f ports.OperationFilter) ([]domai
 
 // visibleLocked returns the operation as this tx sees it: its own write,
 // else the committed row, and only if it belongs to the tx's workspace.
-func (r operationRepo) visibleLocked(id uuid.UUID) (domain.Operation, bool) {
+func (r operationRepo) visibleLocked(id uuid.UUID) (model.Operation, bool) {
 	op, ok := r.t.operations[id]
 	if !ok {
 		op, ok = r.t.db.operations[id]
 	}
 	if !ok || op.WorkspaceID != r.t.workspace {
-		return domain.Operation{}, false
+		return model.Operation{}, false
 	}
 	return op, true
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -18,14 +19,14 @@ var _ ports.Outbox = outboxRepo{}
 // eventRow is a stored event with the order it was written in, which breaks
 // ties between events created at the same instant.
 type eventRow struct {
-	event domain.OutboxEvent
+	event model.OutboxEvent
 	seq   int64
 }
 
 func eventKey(id uuid.UUID) uniqueKey { return uniqueKey{"outbox_events_pkey", id.String()} }
 
 // Append stages events as pending. The batch is written whole or not at all.
-func (r outboxRepo) Append(_ context.Context, events ...domain.OutboxEvent) error {
+func (r outboxRepo) Append(_ context.Context, events ...model.OutboxEvent) error {
 	t := r.t
 	if err := t.lock(); err != nil {
 		return err
@@ -36,7 +37,7 @@ func (r outboxRepo) Append(_ context.Context, events ...domain.OutboxEvent) erro
 		if err := t.ownWorkspace("outbox event", e.WorkspaceID); err != nil {
 			return err
 		}
-		if err := domain.CheckPayloadSafe(e.Payload); err != nil {
+		if err := model.CheckPayloadSafe(e.Payload); err != nil {
 			return err
 		}
 		keys = append(keys, eventKey(e.ID))
@@ -46,26 +47,26 @@ func (r outboxRepo) Append(_ context.Context, events ...domain.OutboxEvent) erro
 	}
 	for _, e := range events {
 		e = copyEvent(e)
-		e.Status = domain.OutboxPending
+		e.Status = model.OutboxPending
 		t.events[e.ID] = eventRow{event: e, seq: t.db.nextSeqLocked()}
 	}
 	return nil
 }
 
-func (r outboxRepo) Get(_ context.Context, id uuid.UUID) (domain.OutboxEvent, error) {
+func (r outboxRepo) Get(_ context.Context, id uuid.UUID) (model.OutboxEvent, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
-		return domain.OutboxEvent{}, err
+		return model.OutboxEvent{}, err
 	}
 	defer t.db.mu.Unlock()
 	row, ok := t.visibleEventLocked(id)
 	if !ok {
-		return domain.OutboxEvent{}, domain.Errorf(domain.CodeNotFound, "outbox event %s not found", id)
+		return model.OutboxEvent{}, domain.Errorf(domain.CodeNotFound, "outbox event %s not found", id)
 	}
 	return copyEvent(row.event), nil
 }
 
-func (r outboxRepo) List(_ context.Context, status domain.OutboxStatus, limit int) ([]domain.OutboxEvent, error) {
+func (r outboxRepo) List(_ context.Context, status model.OutboxStatus, limit int) ([]model.OutboxEvent, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
 		return nil, err
@@ -83,7 +84,7 @@ func (r outboxRepo) List(_ context.Context, status domain.OutboxStatus, limit in
 	slices.SortFunc(rows, func(a, b eventRow) int {
 		return cmp.Or(a.event.CreatedAt.Compare(b.event.CreatedAt), cmp.Compare(a.seq, b.seq))
 	})
-	events := make([]domain.OutboxEvent, 0, min(len(rows), max(limit, 0)))
+	events := make([]model.OutboxEvent, 0, min(len(rows), max(limit, 0)))
 	for _, row := range rows[:min(len(rows), max(limit, 0))] {
 		events = append(events, copyEvent(row.event))
 	}

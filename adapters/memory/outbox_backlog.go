@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -25,7 +25,7 @@ func (d *OutboxDiscovery) Backlog(_ context.Context, now time.Time, after uuid.U
 	oldest := map[uuid.UUID]time.Time{}
 	for _, row := range d.db.events {
 		e := row.event
-		if e.Status == domain.OutboxDispatched || slices.Compare(e.WorkspaceID[:], after[:]) <= 0 {
+		if e.Status == model.OutboxDispatched || slices.Compare(e.WorkspaceID[:], after[:]) <= 0 {
 			continue
 		}
 		b := byWorkspace[e.WorkspaceID]
@@ -34,11 +34,11 @@ func (d *OutboxDiscovery) Backlog(_ context.Context, now time.Time, after uuid.U
 			byWorkspace[e.WorkspaceID] = b
 		}
 		switch e.Status {
-		case domain.OutboxPending:
+		case model.OutboxPending:
 			b.Pending++
-		case domain.OutboxDispatching:
+		case model.OutboxDispatching:
 			b.Dispatching++
-		case domain.OutboxDeadLetter:
+		case model.OutboxDeadLetter:
 			b.DeadLetter++
 		}
 		if at, ok := dueAt(e, now); ok && (oldest[e.WorkspaceID].IsZero() || at.Before(oldest[e.WorkspaceID])) {

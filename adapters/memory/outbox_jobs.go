@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // DeadLetterJob implements ports.Outbox. Where PostgreSQL would wait for a
@@ -26,7 +27,7 @@ func (r outboxRepo) DeadLetterJob(_ context.Context, id uuid.UUID, reason string
 	if d.lockedByOtherLocked(id) {
 		return false, domain.Errorf(domain.CodeUnavailable, "outbox event %s is locked by another transaction", id)
 	}
-	row.event.Status = domain.OutboxDeadLetter
+	row.event.Status = model.OutboxDeadLetter
 	row.event.LastError = reason
 	row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
 	row.event = copyEvent(row.event)
@@ -35,7 +36,7 @@ func (r outboxRepo) DeadLetterJob(_ context.Context, id uuid.UUID, reason string
 }
 
 // ForOperations implements ports.Outbox.
-func (r outboxRepo) ForOperations(_ context.Context, ops []domain.Operation) (map[uuid.UUID]domain.OutboxEvent, error) {
+func (r outboxRepo) ForOperations(_ context.Context, ops []model.Operation) (map[uuid.UUID]model.OutboxEvent, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
 		return nil, err
@@ -45,9 +46,9 @@ func (r outboxRepo) ForOperations(_ context.Context, ops []domain.Operation) (ma
 	for _, op := range ops {
 		resources[op.ID] = op.ResourceID
 	}
-	out := map[uuid.UUID]domain.OutboxEvent{}
+	out := map[uuid.UUID]model.OutboxEvent{}
 	for _, row := range t.visibleEventsLocked() {
-		opID, ok := domain.JobOperationID(row.event.Payload)
+		opID, ok := model.JobOperationID(row.event.Payload)
 		if resource, wanted := resources[opID]; ok && wanted && resource == row.event.AggregateID {
 			out[opID] = copyEvent(row.event)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -25,7 +26,7 @@ func productRevisionKey(id uuid.UUID, rev int) uniqueKey {
 	return uniqueKey{"products_revision", id.String() + "\x00" + strconv.Itoa(rev)}
 }
 
-func (r productRepo) Create(_ context.Context, p domain.Product) error {
+func (r productRepo) Create(_ context.Context, p model.Product) error {
 	t := r.t
 	if err := t.lockOwn("product", p.WorkspaceID); err != nil {
 		return err
@@ -38,31 +39,31 @@ func (r productRepo) Create(_ context.Context, p domain.Product) error {
 	return nil
 }
 
-func (r productRepo) Get(_ context.Context, id uuid.UUID) (domain.Product, error) {
+func (r productRepo) Get(_ context.Context, id uuid.UUID) (model.Product, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
-		return domain.Product{}, err
+		return model.Product{}, err
 	}
 	defer t.db.mu.Unlock()
 	p, ok := t.productLocked(id)
 	if !ok {
-		return domain.Product{}, productNotFound(id)
+		return model.Product{}, productNotFound(id)
 	}
 	return copyProduct(p), nil
 }
 
-func (r productRepo) Update(_ context.Context, p domain.Product, expectedRevision int) (domain.Product, error) {
+func (r productRepo) Update(_ context.Context, p model.Product, expectedRevision int) (model.Product, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
-		return domain.Product{}, err
+		return model.Product{}, err
 	}
 	defer t.db.mu.Unlock()
 	cur, ok := t.productLocked(p.ID)
 	if !ok {
-		return domain.Product{}, productNotFound(p.ID)
+		return model.Product{}, productNotFound(p.ID)
 	}
 	if cur.Revision != expectedRevision || !t.db.reserveLocked(t, productRevisionKey(p.ID, expectedRevision+1)) {
-		return domain.Product{}, domain.Errorf(domain.CodePreconditionFailed,
+		return model.Product{}, domain.Errorf(domain.CodePreconditionFailed,
 			"product %s changed since revision %d", p.ID, expectedRevision)
 	}
 	cur.Title = p.Title
@@ -79,13 +80,13 @@ func (r productRepo) Update(_ context.Context, p domain.Product, expectedRevisio
 
 // productLocked returns the product as t sees it: its own write, else the
 // committed row, and only if it belongs to t's workspace.
-func (t *tx) productLocked(id uuid.UUID) (domain.Product, bool) {
+func (t *tx) productLocked(id uuid.UUID) (model.Product, bool) {
 	p, ok := t.products[id]
 	if !ok {
 		p, ok = t.db.products[id]
 	}
 	if !ok || p.WorkspaceID != t.workspace {
-		return domain.Product{}, false
+		return model.Product{}, false
 	}
 	return p, true
 }

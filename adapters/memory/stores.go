@@ -6,16 +6,17 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 func storeKey(id uuid.UUID) uniqueKey { return uniqueKey{"stores_pkey", id.String()} }
 
 // storeShopKey is the one-store-per-shop rule: (workspace, platform, shop).
-func storeShopKey(s domain.Store) uniqueKey {
+func storeShopKey(s model.Store) uniqueKey {
 	return uniqueKey{"stores_shop_key", s.WorkspaceID.String() + "\x00" + s.Platform + "\x00" + s.ExternalShopID}
 }
 
-func (r storeRepo) Create(_ context.Context, s domain.Store) error {
+func (r storeRepo) Create(_ context.Context, s model.Store) error {
 	t := r.t
 	if err := t.lockOwn("store", s.WorkspaceID); err != nil {
 		return err
@@ -37,14 +38,14 @@ func (r storeRepo) Create(_ context.Context, s domain.Store) error {
 
 // storeTable is the stores table; its shop key is not a live index (a
 // store holds it for good), so Create checks it itself.
-var storeTable = table[domain.Store]{
+var storeTable = table[model.Store]{
 	noun: "store", pkey: "stores_pkey", copy: copyStore,
-	rows: func(r *taskRows) map[uuid.UUID]domain.Store { return r.stores },
-	ids:  func(s domain.Store) (uuid.UUID, uuid.UUID) { return s.ID, s.WorkspaceID },
+	rows: func(r *taskRows) map[uuid.UUID]model.Store { return r.stores },
+	ids:  func(s model.Store) (uuid.UUID, uuid.UUID) { return s.ID, s.WorkspaceID },
 }
 
-func (r storeRepo) Update(_ context.Context, s domain.Store) error {
-	return storeTable.update(r.t, s.ID, func(cur *domain.Store) {
+func (r storeRepo) Update(_ context.Context, s model.Store) error {
+	return storeTable.update(r.t, s.ID, func(cur *model.Store) {
 		cur.Name, cur.Status, cur.CredentialVersion = s.Name, s.Status, s.CredentialVersion
 		cur.SealedCredentials, cur.UpdatedAt = s.SealedCredentials, s.UpdatedAt
 	})
@@ -52,7 +53,7 @@ func (r storeRepo) Update(_ context.Context, s domain.Store) error {
 
 // visibleLocked returns the store as this tx sees it: its own write, else
 // the committed row, and only if it belongs to the tx's workspace.
-func (r storeRepo) visibleLocked(id uuid.UUID) (domain.Store, bool) {
+func (r storeRepo) visibleLocked(id uuid.UUID) (model.Store, bool) {
 	return storeTable.visibleLocked(r.t, id)
 }
 

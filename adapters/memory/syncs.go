@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // catalogItemKey is the primary key of the catalogue: (workspace, store,
@@ -18,29 +19,29 @@ type catalogItemKey struct {
 
 // syncTable is the catalog_syncs table. Its live index is the partial unique
 // index of PostgreSQL: one pending or running sync per (workspace, store).
-var syncTable = taskTable[domain.CatalogSync]("catalog sync", "catalog_syncs_pkey",
-	func(r *taskRows) map[uuid.UUID]domain.CatalogSync { return r.syncs },
-	&liveIndex[domain.CatalogSync]{
-		holds: func(s domain.CatalogSync) bool { return s.Status.Active() },
-		key: func(s domain.CatalogSync) uniqueKey {
+var syncTable = taskTable[model.CatalogSync]("catalog sync", "catalog_syncs_pkey",
+	func(r *taskRows) map[uuid.UUID]model.CatalogSync { return r.syncs },
+	&liveIndex[model.CatalogSync]{
+		holds: func(s model.CatalogSync) bool { return s.Status.Active() },
+		key: func(s model.CatalogSync) uniqueKey {
 			return uniqueKey{"catalog_syncs_active_key", s.WorkspaceID.String() + "\x00" + s.StoreID.String()}
 		},
-		taken: func(s domain.CatalogSync) *domain.Error {
+		taken: func(s model.CatalogSync) *domain.Error {
 			return domain.Errorf(domain.CodeSyncAlreadyActive, "store %s already has an active catalog sync", s.StoreID)
 		},
 	})
 
-func (r syncRepo) Create(_ context.Context, s domain.CatalogSync) error {
+func (r syncRepo) Create(_ context.Context, s model.CatalogSync) error {
 	return syncTable.create(r.t, s, storeRef(s.StoreID))
 }
 
-func (r syncRepo) Update(_ context.Context, s domain.CatalogSync) error {
-	return syncTable.update(r.t, s.ID, func(cur *domain.CatalogSync) {
+func (r syncRepo) Update(_ context.Context, s model.CatalogSync) error {
+	return syncTable.update(r.t, s.ID, func(cur *model.CatalogSync) {
 		cur.Status, cur.ItemsSynced, cur.Reason, cur.UpdatedAt = s.Status, s.ItemsSynced, s.Reason, s.UpdatedAt
 	})
 }
 
-func (r syncRepo) UpsertItems(_ context.Context, items []domain.CatalogItem) error {
+func (r syncRepo) UpsertItems(_ context.Context, items []model.CatalogItem) error {
 	t := r.t
 	if err := t.lock(); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -14,19 +15,19 @@ import (
 // or the database's committed rows. Transfers are kept without their items
 // (transferItems).
 type taskRows struct {
-	stores       map[uuid.UUID]domain.Store
-	media        map[uuid.UUID]domain.Media
-	transfers    map[uuid.UUID]domain.MaterialTransfer
-	publications map[uuid.UUID]domain.Publication
-	syncs        map[uuid.UUID]domain.CatalogSync
-	aiTasks      map[uuid.UUID]domain.AITask
+	stores       map[uuid.UUID]model.Store
+	media        map[uuid.UUID]model.Media
+	transfers    map[uuid.UUID]model.MaterialTransfer
+	publications map[uuid.UUID]model.Publication
+	syncs        map[uuid.UUID]model.CatalogSync
+	aiTasks      map[uuid.UUID]model.AITask
 }
 
 func newTaskRows() taskRows {
 	return taskRows{
-		stores: map[uuid.UUID]domain.Store{}, media: map[uuid.UUID]domain.Media{},
-		transfers: map[uuid.UUID]domain.MaterialTransfer{}, publications: map[uuid.UUID]domain.Publication{},
-		syncs: map[uuid.UUID]domain.CatalogSync{}, aiTasks: map[uuid.UUID]domain.AITask{},
+		stores: map[uuid.UUID]model.Store{}, media: map[uuid.UUID]model.Media{},
+		transfers: map[uuid.UUID]model.MaterialTransfer{}, publications: map[uuid.UUID]model.Publication{},
+		syncs: map[uuid.UUID]model.CatalogSync{}, aiTasks: map[uuid.UUID]model.AITask{},
 	}
 }
 
@@ -59,7 +60,7 @@ type table[T any] struct {
 }
 
 // taskTable is the table of a task type whose rows carry a
-// domain.TaskState (transfers, publications, syncs, AI tasks): their ids
+// model.TaskState (transfers, publications, syncs, AI tasks): their ids
 // and the copy of their times come from the state. live is the table's
 // partial unique index, nil if it has none.
 func taskTable[T any, P taskRecord[T]](noun, pkey string, rows func(*taskRows) map[uuid.UUID]T, live *liveIndex[T]) table[T] {
@@ -77,23 +78,23 @@ func taskTable[T any, P taskRecord[T]](noun, pkey string, rows func(*taskRows) m
 	}
 }
 
-// taskRecord is a task row that embeds its domain.TaskState. Its other
+// taskRecord is a task row that embeds its model.TaskState. Its other
 // columns are values, so a copy of the row copies them.
 type taskRecord[T any] interface {
 	*T
-	State() *domain.TaskState
+	State() *model.TaskState
 }
 
 // The repositories of the task tables in one transaction.
 type (
-	storeRepo    struct{ tableRepo[domain.Store] }
-	mediaRepo    struct{ tableRepo[domain.Media] }
+	storeRepo    struct{ tableRepo[model.Store] }
+	mediaRepo    struct{ tableRepo[model.Media] }
 	transferRepo struct {
-		tableRepo[domain.MaterialTransfer]
+		tableRepo[model.MaterialTransfer]
 	}
-	publicationRepo struct{ tableRepo[domain.Publication] }
-	syncRepo        struct{ tableRepo[domain.CatalogSync] }
-	aiTaskRepo      struct{ tableRepo[domain.AITask] }
+	publicationRepo struct{ tableRepo[model.Publication] }
+	syncRepo        struct{ tableRepo[model.CatalogSync] }
+	aiTaskRepo      struct{ tableRepo[model.AITask] }
 )
 
 var (

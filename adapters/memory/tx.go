@@ -4,6 +4,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -23,11 +24,11 @@ type tx struct {
 	// for everybody at commit.
 	released map[uniqueKey]bool
 
-	workspaces map[uuid.UUID]domain.Workspace
-	members    map[memberKey]domain.Member
+	workspaces map[uuid.UUID]model.Workspace
+	members    map[memberKey]model.Member
 	// memberDeletes are committed memberships this tx removed.
 	memberDeletes map[memberKey]bool
-	operations    map[uuid.UUID]domain.Operation
+	operations    map[uuid.UUID]model.Operation
 	events        map[uuid.UUID]eventRow
 	// eventDeletes are committed events this tx deleted; lockedEvents the
 	// events it holds in db.eventLocks.
@@ -38,13 +39,13 @@ type tx struct {
 	// claims are the idempotency records this tx claimed (and maybe
 	// completed); deletes the committed records DeleteExpired removed, by
 	// the version it saw.
-	claims  map[domain.IdempotencyScope]domain.IdempotencyRecord
-	deletes map[domain.IdempotencyScope]int64
+	claims  map[model.IdempotencyScope]model.IdempotencyRecord
+	deletes map[model.IdempotencyScope]int64
 
-	products      map[uuid.UUID]domain.Product
-	transferItems map[transferItemKey]domain.MaterialItem
-	catalogItems  map[catalogItemKey]domain.CatalogItem
-	billing       map[uuid.UUID]domain.BillingRecord
+	products      map[uuid.UUID]model.Product
+	transferItems map[transferItemKey]model.MaterialItem
+	catalogItems  map[catalogItemKey]model.CatalogItem
+	billing       map[uuid.UUID]model.BillingRecord
 }
 
 var _ ports.Tx = (*tx)(nil)
@@ -54,45 +55,45 @@ func newTx(db *DB, workspace uuid.UUID) *tx {
 		taskRows:      newTaskRows(),
 		db:            db,
 		workspace:     workspace,
-		workspaces:    map[uuid.UUID]domain.Workspace{},
-		members:       map[memberKey]domain.Member{},
+		workspaces:    map[uuid.UUID]model.Workspace{},
+		members:       map[memberKey]model.Member{},
 		memberDeletes: map[memberKey]bool{},
-		operations:    map[uuid.UUID]domain.Operation{},
+		operations:    map[uuid.UUID]model.Operation{},
 		events:        map[uuid.UUID]eventRow{},
 		eventDeletes:  map[uuid.UUID]bool{},
-		claims:        map[domain.IdempotencyScope]domain.IdempotencyRecord{},
-		deletes:       map[domain.IdempotencyScope]int64{},
+		claims:        map[model.IdempotencyScope]model.IdempotencyRecord{},
+		deletes:       map[model.IdempotencyScope]int64{},
 		released:      map[uniqueKey]bool{},
 
-		products:      map[uuid.UUID]domain.Product{},
-		transferItems: map[transferItemKey]domain.MaterialItem{},
-		catalogItems:  map[catalogItemKey]domain.CatalogItem{},
-		billing:       map[uuid.UUID]domain.BillingRecord{},
+		products:      map[uuid.UUID]model.Product{},
+		transferItems: map[transferItemKey]model.MaterialItem{},
+		catalogItems:  map[catalogItemKey]model.CatalogItem{},
+		billing:       map[uuid.UUID]model.BillingRecord{},
 	}
 }
 
 func (t *tx) Workspaces() ports.WorkspaceRepository { return workspaceRepo{t} }
 func (t *tx) Members() ports.MemberRepository       { return memberRepo{t} }
 func (t *tx) Stores() ports.StoreRepository {
-	return storeRepo{tableRepo[domain.Store]{t, &storeTable}}
+	return storeRepo{tableRepo[model.Store]{t, &storeTable}}
 }
 func (t *tx) Operations() ports.OperationRepository { return operationRepo{t} }
 func (t *tx) Outbox() ports.Outbox                  { return outboxRepo{t} }
 func (t *tx) OutboxDispatch() ports.OutboxDispatch  { return dispatchRepo{t} }
 func (t *tx) Idempotency() ports.IdempotencyStore   { return idempotencyRepo{t} }
 func (t *tx) Products() ports.ProductRepository     { return productRepo{t} }
-func (t *tx) Media() ports.MediaRepository          { return mediaRepo{tableRepo[domain.Media]{t, &mediaTable}} }
+func (t *tx) Media() ports.MediaRepository          { return mediaRepo{tableRepo[model.Media]{t, &mediaTable}} }
 func (t *tx) MaterialTransfers() ports.MaterialTransferRepository {
-	return transferRepo{tableRepo[domain.MaterialTransfer]{t, &transferTable}}
+	return transferRepo{tableRepo[model.MaterialTransfer]{t, &transferTable}}
 }
 func (t *tx) Publications() ports.PublicationRepository {
-	return publicationRepo{tableRepo[domain.Publication]{t, &publicationTable}}
+	return publicationRepo{tableRepo[model.Publication]{t, &publicationTable}}
 }
 func (t *tx) Syncs() ports.SyncRepository {
-	return syncRepo{tableRepo[domain.CatalogSync]{t, &syncTable}}
+	return syncRepo{tableRepo[model.CatalogSync]{t, &syncTable}}
 }
 func (t *tx) AITasks() ports.AITaskRepository {
-	return aiTaskRepo{tableRepo[domain.AITask]{t, &aiTaskTable}}
+	return aiTaskRepo{tableRepo[model.AITask]{t, &aiTaskTable}}
 }
 
 // lock takes the database mutex for one repository call and refuses a

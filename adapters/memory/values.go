@@ -6,7 +6,7 @@ import (
 	"maps"
 	"time"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // The helpers below make stored values behave like database rows: times are
@@ -18,30 +18,30 @@ func dbTime(t time.Time) time.Time {
 	return t.UTC().Truncate(time.Microsecond)
 }
 
-func copyWorkspace(w domain.Workspace) domain.Workspace {
+func copyWorkspace(w model.Workspace) model.Workspace {
 	w.CreatedAt = dbTime(w.CreatedAt)
 	return w
 }
 
-func copyMember(m domain.Member) domain.Member {
+func copyMember(m model.Member) model.Member {
 	m.CreatedAt = dbTime(m.CreatedAt)
 	return m
 }
 
-func copyStore(s domain.Store) domain.Store {
+func copyStore(s model.Store) model.Store {
 	s.SealedCredentials = bytes.Clone(s.SealedCredentials)
 	s.CreatedAt = dbTime(s.CreatedAt)
 	s.UpdatedAt = dbTime(s.UpdatedAt)
 	return s
 }
 
-func copyOperation(op domain.Operation) domain.Operation {
+func copyOperation(op model.Operation) model.Operation {
 	op.CreatedAt = dbTime(op.CreatedAt)
 	op.UpdatedAt = dbTime(op.UpdatedAt)
 	return op
 }
 
-func copyEvent(e domain.OutboxEvent) domain.OutboxEvent {
+func copyEvent(e model.OutboxEvent) model.OutboxEvent {
 	e.Payload = json.RawMessage(bytes.Clone(e.Payload))
 	e.NextAttemptAt = dbTime(e.NextAttemptAt)
 	e.LockedUntil = dbTime(e.LockedUntil)
@@ -50,13 +50,13 @@ func copyEvent(e domain.OutboxEvent) domain.OutboxEvent {
 	return e
 }
 
-func copyResponse(r domain.SavedResponse) domain.SavedResponse {
+func copyResponse(r model.SavedResponse) model.SavedResponse {
 	r.Headers = maps.Clone(r.Headers)
 	r.Body = bytes.Clone(r.Body)
 	return r
 }
 
-func copyRecord(r domain.IdempotencyRecord) domain.IdempotencyRecord {
+func copyRecord(r model.IdempotencyRecord) model.IdempotencyRecord {
 	r.Fingerprint = bytes.Clone(r.Fingerprint)
 	r.Response = copyResponse(r.Response)
 	r.CreatedAt = dbTime(r.CreatedAt)
@@ -65,26 +65,26 @@ func copyRecord(r domain.IdempotencyRecord) domain.IdempotencyRecord {
 	return r
 }
 
-func copyProduct(p domain.Product) domain.Product {
+func copyProduct(p model.Product) model.Product {
 	p.MediaIDs = cloneOrNil(p.MediaIDs)
 	p.CreatedAt = dbTime(p.CreatedAt)
 	p.UpdatedAt = dbTime(p.UpdatedAt)
 	return p
 }
 
-func copyMedia(m domain.Media) domain.Media {
+func copyMedia(m model.Media) model.Media {
 	m.Variants = cloneOrNil(m.Variants)
 	m.CreatedAt = dbTime(m.CreatedAt)
 	m.UpdatedAt = dbTime(m.UpdatedAt)
 	return m
 }
 
-func copyCatalogItem(it domain.CatalogItem) domain.CatalogItem {
+func copyCatalogItem(it model.CatalogItem) model.CatalogItem {
 	it.SyncedAt = dbTime(it.SyncedAt)
 	return it
 }
 
-func copyBilling(b domain.BillingRecord) domain.BillingRecord {
+func copyBilling(b model.BillingRecord) model.BillingRecord {
 	b.CreatedAt = dbTime(b.CreatedAt)
 	return b
 }

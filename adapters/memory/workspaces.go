@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -15,7 +16,7 @@ var _ ports.WorkspaceRepository = workspaceRepo{}
 
 func workspaceKey(id uuid.UUID) uniqueKey { return uniqueKey{"workspaces_pkey", id.String()} }
 
-func (r workspaceRepo) Create(_ context.Context, w domain.Workspace) error {
+func (r workspaceRepo) Create(_ context.Context, w model.Workspace) error {
 	t := r.t
 	if err := t.lockOwn("workspace", w.ID); err != nil {
 		return err
@@ -28,10 +29,10 @@ func (r workspaceRepo) Create(_ context.Context, w domain.Workspace) error {
 	return nil
 }
 
-func (r workspaceRepo) Get(_ context.Context, id uuid.UUID) (domain.Workspace, error) {
+func (r workspaceRepo) Get(_ context.Context, id uuid.UUID) (model.Workspace, error) {
 	t := r.t
 	if err := t.lock(); err != nil {
-		return domain.Workspace{}, err
+		return model.Workspace{}, err
 	}
 	defer t.db.mu.Unlock()
 	if id == t.workspace {
@@ -42,5 +43,5 @@ func (r workspaceRepo) Get(_ context.Context, id uuid.UUID) (domain.Workspace, e
 			return copyWorkspace(w), nil
 		}
 	}
-	return domain.Workspace{}, domain.Errorf(domain.CodeNotFound, "workspace %s not found", id)
+	return model.Workspace{}, domain.Errorf(domain.CodeNotFound, "workspace %s not found", id)
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/oncehq/once/adapters/httpapi"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operator"
 	"github.com/oncehq/once/ports"
 )
@@ -37,7 +38,7 @@ const maxBody = 16 << 10
 type Console interface {
 	Backlog(ctx context.Context) (operator.Backlog, error)
 	DeadLetters(ctx context.Context) (operator.DeadLetters, error)
-	DeadLetter(ctx context.Context, workspace, id uuid.UUID) (domain.OutboxEvent, error)
+	DeadLetter(ctx context.Context, workspace, id uuid.UUID) (model.OutboxEvent, error)
 	Redrive(ctx context.Context, workspace uuid.UUID, ids []uuid.UUID) (int, error)
 	RedriveGroup(ctx context.Context, key string) (operator.Redriven, error)
 }

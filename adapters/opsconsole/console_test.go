@@ -19,8 +19,8 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/opsconsole"
 	"github.com/oncehq/once/adapters/system"
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operator"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
@@ -180,13 +180,13 @@ func TestARedriveThroughThePageMustBeASameOriginJSONRequest(t *testing.T) {
 		"Cookie": cookie, "Origin": f.url, "Content-Type": "application/json"})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.JSONEq(t, `{"redriven":1}`, readBody(t, res))
-	var status domain.OutboxStatus
+	var status model.OutboxStatus
 	require.NoError(t, f.uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
 		got, err := tx.Outbox().Get(ctx, e.ID)
 		status = got.Status
 		return err
 	}))
-	assert.Equal(t, domain.OutboxPending, status)
+	assert.Equal(t, model.OutboxPending, status)
 
 	var audited []map[string]any
 	for _, l := range f.auditLines(t) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operator"
 )
 
@@ -72,7 +73,7 @@ type redrivenView struct {
 	Redriven int `json:"redriven"`
 }
 
-func summary(e domain.OutboxEvent) eventSummary {
+func summary(e model.OutboxEvent) eventSummary {
 	return eventSummary{ID: e.ID, Workspace: e.WorkspaceID, EventType: e.Type, AggregateType: e.AggregateType,
 		AggregateID: e.AggregateID, AttemptCount: e.AttemptCount, CreatedAt: e.CreatedAt}
 }
@@ -125,7 +126,7 @@ func (h *handler) deadLetter(r *http.Request) (any, []any, error) {
 	}
 	v := deadLetterView{eventSummary: summary(e), Stage: dispatch.Stage(e), LastError: e.LastError, Payload: operator.ShownPayload(e)}
 	v.PayloadWithheld = v.Payload == nil && len(e.Payload) > 0
-	if op, ok := domain.JobOperationID(e.Payload); ok {
+	if op, ok := model.JobOperationID(e.Payload); ok {
 		v.OperationID = &op
 	}
 	return v, append(audit, "count", 1), nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
@@ -124,7 +125,7 @@ UPDATE outbox_events SET status = 'dispatching', locked_by = 'intruder', locked_
 				return err
 			}
 			for _, e := range events {
-				if e.Status != domain.OutboxPending || e.LockedBy != "" {
+				if e.Status != model.OutboxPending || e.LockedBy != "" {
 					t.Errorf("event %s: status %s locked by %q", e.ID, e.Status, e.LockedBy)
 				}
 			}

@@ -20,7 +20,7 @@ import (
 // "one store per (workspace, platform, shop)" rule.
 const storeUniqueConstraint = "stores_workspace_platform_shop_key"
 
-// The partial unique indexes of sql/003_scenarios.sql. Creates never raise
+// The partial unique indexes of sql/003_task_tables.sql. Creates never raise
 // them (they insert with ON CONFLICT DO NOTHING and name the existing row);
 // an Update that moves a failed publication or a finished sync back into
 // the index can, and then the code is the same, without a ResourceID.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
@@ -22,9 +23,9 @@ func TestErrorsCarryNoRowValues(t *testing.T) {
 	uow := postgres.NewUnitOfWork(db.App)
 	ws := newID(t)
 	secret := "sealed-" + newID(t).String()
-	s := domain.Store{
+	s := model.Store{
 		ID: newID(t), WorkspaceID: ws, Platform: "shopify", Name: "n", ExternalShopID: "shop-" + secret,
-		Status: domain.StoreVerified, CredentialVersion: 1, SealedCredentials: []byte(secret), CreatedAt: t0, UpdatedAt: t0,
+		Status: model.StoreVerified, CredentialVersion: 1, SealedCredentials: []byte(secret), CreatedAt: t0, UpdatedAt: t0,
 	}
 	transact(t, uow, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Stores().Create(ctx, s) })
 
@@ -37,7 +38,7 @@ func TestErrorsCarryNoRowValues(t *testing.T) {
 	bad.ExternalShopID = "other"
 	bad.Status = "bogus"
 	for name, c := range map[string]struct {
-		store domain.Store
+		store model.Store
 		code  domain.Code
 	}{
 		"duplicate shop": {dup, domain.CodeStoreExists},

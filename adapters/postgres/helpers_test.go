@@ -9,13 +9,13 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/adapters/postgres"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // tenantTables are the tables with row-level security, as created by
-// sql/001_foundation.sql and sql/003_scenarios.sql.
+// sql/001_foundation.sql and sql/003_task_tables.sql.
 var tenantTables = []string{
 	"workspaces", "workspace_members", "idempotency_requests", "operations", "stores", "outbox_events",
 	"products", "media", "material_transfers", "material_transfer_items", "publications",
@@ -40,8 +40,8 @@ func transact(t testing.TB, uow ports.UnitOfWork, ws uuid.UUID, fn func(ctx cont
 	}
 }
 
-func scopeFor(ws uuid.UUID) domain.IdempotencyScope {
-	return domain.IdempotencyScope{
+func scopeFor(ws uuid.UUID) model.IdempotencyScope {
+	return model.IdempotencyScope{
 		WorkspaceID: ws, UserID: uuid.New(), Method: "POST", Path: "/v1/stores", Key: uuid.New(),
 	}
 }
@@ -52,96 +52,96 @@ func seedWorkspace(t testing.TB, uow ports.UnitOfWork, expires time.Time) uuid.U
 	t.Helper()
 	ws := newID(t)
 	transact(t, uow, ws, func(ctx context.Context, tx ports.Tx) error {
-		if err := tx.Workspaces().Create(ctx, domain.Workspace{ID: ws, Name: "ws", CreatedAt: t0}); err != nil {
+		if err := tx.Workspaces().Create(ctx, model.Workspace{ID: ws, Name: "ws", CreatedAt: t0}); err != nil {
 			return err
 		}
 		user := newID(t)
-		if err := tx.Members().Add(ctx, domain.Member{WorkspaceID: ws, UserID: user, Role: domain.RoleAdmin, CreatedAt: t0}); err != nil {
+		if err := tx.Members().Add(ctx, model.Member{WorkspaceID: ws, UserID: user, Role: model.RoleAdmin, CreatedAt: t0}); err != nil {
 			return err
 		}
-		store := domain.Store{
+		store := model.Store{
 			ID: newID(t), WorkspaceID: ws, Platform: "shopify", Name: "s", ExternalShopID: "shop-1",
-			Status: domain.StorePendingVerification, CredentialVersion: 1, SealedCredentials: []byte("sealed"),
+			Status: model.StorePendingVerification, CredentialVersion: 1, SealedCredentials: []byte("sealed"),
 			CreatedAt: t0, UpdatedAt: t0,
 		}
 		if err := tx.Stores().Create(ctx, store); err != nil {
 			return err
 		}
-		op := domain.Operation{
-			ID: newID(t), WorkspaceID: ws, Kind: domain.OperationStoreVerify, Status: domain.OperationPending,
+		op := model.Operation{
+			ID: newID(t), WorkspaceID: ws, Kind: model.OperationStoreVerify, Status: model.OperationPending,
 			ResourceType: "store", ResourceID: store.ID, CreatedBy: user, CreatedAt: t0, UpdatedAt: t0,
 		}
 		if err := tx.Operations().Create(ctx, op); err != nil {
 			return err
 		}
-		ev, err := domain.NewOutboxEvent(newID(t), ws, domain.EventStoreCredentialsVerify, "store", store.ID,
-			domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: 1, JobOperation: domain.JobOperation{OperationID: op.ID}}, t0)
+		ev, err := model.NewOutboxEvent(newID(t), ws, model.EventStoreCredentialsVerify, "store", store.ID,
+			model.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: 1, JobOperation: model.JobOperation{OperationID: op.ID}}, t0)
 		if err != nil {
 			return err
 		}
 		if err := tx.Outbox().Append(ctx, ev); err != nil {
 			return err
 		}
-		if err := seedScenarios(ctx, tx, ws, store.ID, op.ID); err != nil {
+		if err := seedTaskTables(ctx, tx, ws, store.ID, op.ID); err != nil {
 			return err
 		}
 		sc := scopeFor(ws)
 		sc.UserID = user
-		rec := domain.IdempotencyRecord{Scope: sc, FingerprintKeyID: "k1", Fingerprint: []byte{1, 2, 3}, CreatedAt: t0, ExpiresAt: expires}
+		rec := model.IdempotencyRecord{Scope: sc, FingerprintKeyID: "k1", Fingerprint: []byte{1, 2, 3}, CreatedAt: t0, ExpiresAt: expires}
 		if existing, err := tx.Idempotency().Claim(ctx, rec); err != nil || existing != nil {
 			t.Fatalf("claim: %v %v", existing, err)
 		}
-		return tx.Idempotency().Complete(ctx, sc, domain.SavedResponse{Status: 202, Body: []byte(`{}`)}, t0)
+		return tx.Idempotency().Complete(ctx, sc, model.SavedResponse{Status: 202, Body: []byte(`{}`)}, t0)
 	})
 	return ws
 }
 
 func newUoW(db *pgtest.DB) *postgres.UnitOfWork { return postgres.NewUnitOfWork(db.App) }
 
-// seedScenarios writes one row into every table of sql/003_scenarios.sql.
-func seedScenarios(ctx context.Context, tx ports.Tx, ws, store, op uuid.UUID) error {
-	product := domain.Product{
+// seedTaskTables writes one row into every table of sql/003_task_tables.sql.
+func seedTaskTables(ctx context.Context, tx ports.Tx, ws, store, op uuid.UUID) error {
+	product := model.Product{
 		ID: uuid.New(), WorkspaceID: ws, Title: "p", Currency: "EUR", Revision: 1, CreatedAt: t0, UpdatedAt: t0,
 	}
 	if err := tx.Products().Create(ctx, product); err != nil {
 		return err
 	}
-	task := func() domain.TaskState {
-		s := domain.NewTaskState(uuid.New(), ws, t0)
+	task := func() model.TaskState {
+		s := model.NewTaskState(uuid.New(), ws, t0)
 		s.OperationID = op
 		return s
 	}
-	if err := tx.Media().Create(ctx, domain.Media{
+	if err := tx.Media().Create(ctx, model.Media{
 		ID: uuid.New(), WorkspaceID: ws, Filename: "a.png", ContentType: "image/png", SizeBytes: 1,
-		ObjectKey: "k", Status: domain.MediaAwaitingUpload, CreatedAt: t0, UpdatedAt: t0,
+		ObjectKey: "k", Status: model.MediaAwaitingUpload, CreatedAt: t0, UpdatedAt: t0,
 	}); err != nil {
 		return err
 	}
-	if err := tx.MaterialTransfers().Create(ctx, domain.MaterialTransfer{
-		TaskState: task(), Items: []domain.MaterialItem{{Index: 0, SourceURL: "https://example.com/a.png"}},
+	if err := tx.MaterialTransfers().Create(ctx, model.MaterialTransfer{
+		TaskState: task(), Items: []model.MaterialItem{{Index: 0, SourceURL: "https://example.com/a.png"}},
 	}); err != nil {
 		return err
 	}
-	if err := tx.Publications().Create(ctx, domain.Publication{
+	if err := tx.Publications().Create(ctx, model.Publication{
 		TaskState: task(), ProductID: product.ID, StoreID: store, ProductRevision: 1,
 	}); err != nil {
 		return err
 	}
-	if err := tx.Syncs().Create(ctx, domain.CatalogSync{
+	if err := tx.Syncs().Create(ctx, model.CatalogSync{
 		TaskState: task(), StoreID: store,
 	}); err != nil {
 		return err
 	}
-	if err := tx.Syncs().UpsertItems(ctx, []domain.CatalogItem{{
+	if err := tx.Syncs().UpsertItems(ctx, []model.CatalogItem{{
 		WorkspaceID: ws, StoreID: store, ExternalID: "x1", Title: "t", Currency: "EUR", SyncedAt: t0,
 	}}); err != nil {
 		return err
 	}
-	aiTask := domain.AITask{TaskState: task(), ProductID: product.ID, Kind: domain.AIText}
+	aiTask := model.AITask{TaskState: task(), ProductID: product.ID, Kind: model.AIText}
 	if err := tx.AITasks().Create(ctx, aiTask); err != nil {
 		return err
 	}
-	_, err := tx.AITasks().Bill(ctx, domain.BillingRecord{WorkspaceID: ws, TaskID: aiTask.ID, Units: 1, CreatedAt: t0})
+	_, err := tx.AITasks().Bill(ctx, model.BillingRecord{WorkspaceID: ws, TaskID: aiTask.ID, Units: 1, CreatedAt: t0})
 	return err
 }
 
@@ -159,8 +159,8 @@ func openPool(t *testing.T, dsn string, conns int) *bun.DB {
 }
 
 // freshRecord is a new idempotency record of workspace ws, expiring in 48 h.
-func freshRecord(ws uuid.UUID) domain.IdempotencyRecord {
-	return domain.IdempotencyRecord{
+func freshRecord(ws uuid.UUID) model.IdempotencyRecord {
+	return model.IdempotencyRecord{
 		Scope: scopeFor(ws), FingerprintKeyID: "k1", Fingerprint: []byte("fp"),
 		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(48 * time.Hour),
 	}

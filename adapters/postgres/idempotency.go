@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -24,7 +25,7 @@ type IdempotencyStore struct {
 	workspace uuid.UUID
 	// claimed holds the scopes this transaction claimed, so Complete can
 	// refuse a scope it does not hold.
-	claimed map[domain.IdempotencyScope]bool
+	claimed map[model.IdempotencyScope]bool
 }
 
 var _ ports.IdempotencyStore = (*IdempotencyStore)(nil)
@@ -44,7 +45,7 @@ func inProgress() error {
 // scopeLockKey is the text hashed into the advisory lock key. The method is
 // length-prefixed and the key is fixed-length, so distinct scopes give
 // distinct strings.
-func scopeLockKey(s domain.IdempotencyScope) string {
+func scopeLockKey(s model.IdempotencyScope) string {
 	return fmt.Sprintf("once.idempotency:%s:%s:%d:%s:%s:%s", s.WorkspaceID, s.UserID, len(s.Method), s.Method, s.Path, s.Key)
 }
 
@@ -73,7 +74,7 @@ type claimRow struct {
 // Claim implements ports.IdempotencyStore. The order of its statements,
 // and why, is in idempotency_sql.go: read first without any lock, lock only
 // a scope that has no completed record.
-func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error) {
+func (s *IdempotencyStore) Claim(ctx context.Context, rec model.IdempotencyRecord) (*model.IdempotencyRecord, error) {
 	sc := rec.Scope
 	if sc.WorkspaceID != s.workspace {
 		return nil, domain.Errorf(domain.CodeForbidden, "idempotency scope is outside the transaction's workspace")
@@ -93,7 +94,7 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 	}
 	found := row.Status != ""
 	switch {
-	case found && !row.Expired && row.Status == string(domain.IdempotencyCompleted):
+	case found && !row.Expired && row.Status == string(model.IdempotencyCompleted):
 		return row.record(sc) // a replay: no lock taken
 	case found && !row.Expired:
 		// in_progress and committed, or claimed by this very transaction:
@@ -129,7 +130,7 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 		if err != nil {
 			return nil, err
 		}
-		if found && !row.Expired && row.Status == string(domain.IdempotencyCompleted) {
+		if found && !row.Expired && row.Status == string(model.IdempotencyCompleted) {
 			return row.record(sc)
 		}
 		return nil, inProgress()
@@ -141,7 +142,7 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec domain.IdempotencyReco
 // readOrClaim runs readOrClaimPrepared on the transaction's *sql.Tx, its
 // arguments as parameters (the uuids as pgxUUID), not through bun, which
 // would write them into the text.
-func (s *IdempotencyStore) readOrClaim(ctx context.Context, sc domain.IdempotencyScope, now *time.Time,
+func (s *IdempotencyStore) readOrClaim(ctx context.Context, sc model.IdempotencyScope, now *time.Time,
 	keyID string, fingerprint []byte, expires *time.Time,
 ) (claimRow, error) {
 	var row claimRow
@@ -160,7 +161,7 @@ func (s *IdempotencyStore) readOrClaim(ctx context.Context, sc domain.Idempotenc
 }
 
 // read is the plain, lock-free read of the scope's row.
-func (s *IdempotencyStore) read(ctx context.Context, sc domain.IdempotencyScope, now *time.Time) (row idempotencyRow, found bool, err error) {
+func (s *IdempotencyStore) read(ctx context.Context, sc model.IdempotencyScope, now *time.Time) (row idempotencyRow, found bool, err error) {
 	err = s.db.NewRaw(selectIdempotency, now, sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key).Scan(ctx, &row)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -171,13 +172,13 @@ func (s *IdempotencyStore) read(ctx context.Context, sc domain.IdempotencyScope,
 	return row, true, nil
 }
 
-func (r *idempotencyRow) record(sc domain.IdempotencyScope) (*domain.IdempotencyRecord, error) {
-	rec := &domain.IdempotencyRecord{
+func (r *idempotencyRow) record(sc model.IdempotencyScope) (*model.IdempotencyRecord, error) {
+	rec := &model.IdempotencyRecord{
 		Scope:            sc,
 		FingerprintKeyID: r.FingerprintKeyID,
 		Fingerprint:      r.Fingerprint,
-		Status:           domain.IdempotencyStatus(r.Status),
-		Response:         domain.SavedResponse{Body: r.ResponseBody},
+		Status:           model.IdempotencyStatus(r.Status),
+		Response:         model.SavedResponse{Body: r.ResponseBody},
 		CreatedAt:        timeVal(r.CreatedAt),
 		CompletedAt:      timeVal(r.CompletedAt),
 		ExpiresAt:        timeVal(r.ExpiresAt),
@@ -194,7 +195,7 @@ func (r *idempotencyRow) record(sc domain.IdempotencyScope) (*domain.Idempotency
 }
 
 // Complete implements ports.IdempotencyStore.
-func (s *IdempotencyStore) Complete(ctx context.Context, sc domain.IdempotencyScope, resp domain.SavedResponse, at time.Time) error {
+func (s *IdempotencyStore) Complete(ctx context.Context, sc model.IdempotencyScope, resp model.SavedResponse, at time.Time) error {
 	if !s.claimed[sc] {
 		return domain.Errorf(domain.CodeNotFound, "this transaction holds no claim for the idempotency scope")
 	}

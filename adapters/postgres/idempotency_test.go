@@ -11,13 +11,14 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // holdClaim claims rec in a transaction that stays open until release is
 // closed, then commits (commit true) or rolls back.
-func holdClaim(t *testing.T, uow ports.UnitOfWork, rec domain.IdempotencyRecord, commit bool) (claimed <-chan error, done <-chan error, release chan<- struct{}) {
+func holdClaim(t *testing.T, uow ports.UnitOfWork, rec model.IdempotencyRecord, commit bool) (claimed <-chan error, done <-chan error, release chan<- struct{}) {
 	claimedc, donec, releasec := make(chan error, 1), make(chan error, 1), make(chan struct{})
 	go func() {
 		donec <- uow.Transact(context.Background(), rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
@@ -33,14 +34,14 @@ func holdClaim(t *testing.T, uow ports.UnitOfWork, rec domain.IdempotencyRecord,
 			if !commit {
 				return errRollback
 			}
-			return tx.Idempotency().Complete(ctx, rec.Scope, domain.SavedResponse{Status: 201, Body: []byte(`{"ok":true}`)}, t0)
+			return tx.Idempotency().Complete(ctx, rec.Scope, model.SavedResponse{Status: 201, Body: []byte(`{"ok":true}`)}, t0)
 		})
 	}()
 	return claimedc, donec, releasec
 }
 
-func claimOnce(uow ports.UnitOfWork, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error) {
-	var existing *domain.IdempotencyRecord
+func claimOnce(uow ports.UnitOfWork, rec model.IdempotencyRecord) (*model.IdempotencyRecord, error) {
+	var existing *model.IdempotencyRecord
 	err := uow.Transact(context.Background(), rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		existing, err = tx.Idempotency().Claim(ctx, rec)
@@ -62,7 +63,7 @@ func TestClaimNeverWaitsForAConcurrentClaim(t *testing.T) {
 	ws := newID(t)
 
 	for _, commit := range []bool{true, false} {
-		rec := domain.IdempotencyRecord{
+		rec := model.IdempotencyRecord{
 			Scope: scopeFor(ws), FingerprintKeyID: "k1", Fingerprint: []byte("fp"),
 			CreatedAt: time.Now(), ExpiresAt: time.Now().Add(48 * time.Hour),
 		}
@@ -100,7 +101,7 @@ func TestClaimNeverWaitsForAConcurrentClaim(t *testing.T) {
 			t.Fatalf("C (A commit=%v): %v", commit, err)
 		}
 		if commit {
-			if existing == nil || existing.Status != domain.IdempotencyCompleted || existing.Response.Status != 201 ||
+			if existing == nil || existing.Status != model.IdempotencyCompleted || existing.Response.Status != 201 ||
 				string(existing.Response.Body) != `{"ok":true}` || string(existing.Fingerprint) != "fp" {
 				t.Fatalf("C after commit: want the completed record, got %+v", existing)
 			}
@@ -115,7 +116,7 @@ func TestCompleteWithoutClaimIsNotFound(t *testing.T) {
 	db := pgtest.New(t)
 	ws := newID(t)
 	err := postgres.NewUnitOfWork(db.App).Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Idempotency().Complete(ctx, scopeFor(ws), domain.SavedResponse{Status: 200}, t0)
+		return tx.Idempotency().Complete(ctx, scopeFor(ws), model.SavedResponse{Status: 200}, t0)
 	})
 	if !domain.IsCode(err, domain.CodeNotFound) {
 		t.Fatalf("want NOT_FOUND, got %v", err)
@@ -201,7 +202,7 @@ func TestClaimIsPreparedOncePerConnection(t *testing.T) {
 			if existing, err := tx.Idempotency().Claim(ctx, rec); err != nil || existing != nil {
 				return fmt.Errorf("claim of a fresh key: %+v, %w", existing, err)
 			}
-			return tx.Idempotency().Complete(ctx, rec.Scope, domain.SavedResponse{Status: 201, Body: []byte(`{}`)}, t0)
+			return tx.Idempotency().Complete(ctx, rec.Scope, model.SavedResponse{Status: 201, Body: []byte(`{}`)}, t0)
 		})
 		if err != nil {
 			t.Fatal(err)

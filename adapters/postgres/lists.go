@@ -6,7 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -65,34 +65,34 @@ func plain[Row any, D any](f func(*Row) D) func(*Row) (D, error) {
 	return func(r *Row) (D, error) { return f(r), nil }
 }
 
-func (r *StoreRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.Store, error) {
+func (r *StoreRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Store, error) {
 	return listNewest(ctx, r.db, r.workspace, q, "store", plain((*storeRow).domain),
 		eq("status", q.Status), eq("platform", q.Platform))
 }
 
-func (r *ProductRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.Product, error) {
+func (r *ProductRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Product, error) {
 	return listNewest(ctx, r.db, r.workspace, q, "product", (*productRow).domain)
 }
 
-func (r *MediaRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.Media, error) {
+func (r *MediaRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Media, error) {
 	return listNewest(ctx, r.db, r.workspace, q, "media", plain((*mediaRow).domain), eq("status", q.Status))
 }
 
-func (r *MaterialTransferRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.MaterialTransfer, error) {
+func (r *MaterialTransferRepository) List(ctx context.Context, q ports.ListQuery) ([]model.MaterialTransfer, error) {
 	return listNewest(ctx, r.db, r.workspace, q, "material transfer", plain((*transferRow).domain), eq("status", q.Status))
 }
 
-func (r *PublicationRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.Publication, error) {
+func (r *PublicationRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Publication, error) {
 	return listNewest(ctx, r.db, r.workspace, q, "publication", plain((*publicationRow).domain),
 		eq("status", q.Status), eq("store_id", q.StoreID), eq("product_id", q.ProductID))
 }
 
-func (r *SyncRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.CatalogSync, error) {
+func (r *SyncRepository) List(ctx context.Context, q ports.ListQuery) ([]model.CatalogSync, error) {
 	return listNewest(ctx, r.db, r.workspace, q, "catalog sync", plain((*syncRow).domain),
 		eq("status", q.Status), eq("store_id", q.StoreID))
 }
 
-func (r *AITaskRepository) List(ctx context.Context, q ports.ListQuery) ([]domain.AITask, error) {
+func (r *AITaskRepository) List(ctx context.Context, q ports.ListQuery) ([]model.AITask, error) {
 	return listNewest(ctx, r.db, r.workspace, q, "AI task", plain((*aiTaskRow).domain),
 		eq("status", q.Status), eq("product_id", q.ProductID), eq("kind", q.Kind))
 }

@@ -23,8 +23,18 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
     applied_at timestamptz NOT NULL DEFAULT now()
 )`
 	migrationApplied = `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`
+	renameMigration  = `UPDATE schema_migrations SET version = $1 WHERE version = $2`
 	recordMigration  = `INSERT INTO schema_migrations (version) VALUES ($1)`
 )
+
+// renamedMigrations maps the versions of migration files that were renamed
+// after databases had recorded them to their current versions. Migrate
+// rewrites an old version to the new one before it looks, so a renamed
+// file is never applied twice, and PendingMigrations counts the old name
+// as the new.
+var renamedMigrations = map[string]string{
+	"003_scenarios": "003_task_tables",
+}
 
 // Migrate applies the *.sql files at the root of fsys in lexical order, each
 // in its own transaction, and records each in schema_migrations. Applied
@@ -60,6 +70,14 @@ func applyMigration(ctx context.Context, db *bun.DB, version, body string) error
 		}
 		if _, err := tx.ExecContext(ctx, createMigrationsTable); err != nil {
 			return err
+		}
+		for old, renamed := range renamedMigrations {
+			if renamed != version {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, renameMigration, version, old); err != nil {
+				return err
+			}
 		}
 		var applied bool
 		if err := tx.QueryRowContext(ctx, migrationApplied, version).Scan(&applied); err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -101,6 +119,9 @@ func PendingMigrations(ctx context.Context, db bun.IDB, fsys fs.FS) ([]string, e
 			return nil, fmt.Errorf("postgres: read schema_migrations: %w", err)
 		}
 		applied[v] = true
+		if renamed, ok := renamedMigrations[v]; ok {
+			applied[renamed] = true
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: read schema_migrations: %w", err)

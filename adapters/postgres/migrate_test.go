@@ -30,3 +30,22 @@ func TestPendingMigrationsAsTheApplicationRole(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"900_next_feature"}, pending)
 }
+
+// A database migrated before 003 was renamed recorded it as 003_scenarios:
+// it counts as applied, and Migrate renames the record rather than
+// applying the file again (which would fail on its CREATE TABLEs).
+func TestARenamedMigrationIsNotAppliedTwice(t *testing.T) {
+	db := pgtest.New(t)
+	ctx := context.Background()
+	_, err := db.Owner.ExecContext(ctx, `UPDATE schema_migrations SET version = '003_scenarios' WHERE version = '003_task_tables'`)
+	require.NoError(t, err)
+
+	pending, err := postgres.PendingMigrations(ctx, db.App, schema.FS)
+	require.NoError(t, err)
+	require.Empty(t, pending, "the old name counts as the new one")
+
+	require.NoError(t, postgres.Migrate(ctx, db.Owner, schema.FS))
+	var versions []string
+	require.NoError(t, db.Owner.NewRaw(`SELECT version FROM schema_migrations WHERE version LIKE '003%'`).Scan(ctx, &versions))
+	require.Equal(t, []string{"003_task_tables"}, versions)
+}

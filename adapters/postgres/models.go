@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // Row types: one per table, columns as in sql/001_foundation.sql. Optional
@@ -22,12 +22,12 @@ type workspaceRow struct {
 	CreatedAt *time.Time `bun:"created_at"`
 }
 
-func toWorkspaceRow(w domain.Workspace) *workspaceRow {
+func toWorkspaceRow(w model.Workspace) *workspaceRow {
 	return &workspaceRow{ID: w.ID, Name: w.Name, CreatedAt: timePtr(w.CreatedAt)}
 }
 
-func (r *workspaceRow) domain() domain.Workspace {
-	return domain.Workspace{ID: r.ID, Name: r.Name, CreatedAt: timeVal(r.CreatedAt)}
+func (r *workspaceRow) domain() model.Workspace {
+	return model.Workspace{ID: r.ID, Name: r.Name, CreatedAt: timeVal(r.CreatedAt)}
 }
 
 type memberRow struct {
@@ -39,12 +39,12 @@ type memberRow struct {
 	CreatedAt   *time.Time `bun:"created_at"`
 }
 
-func toMemberRow(m domain.Member) *memberRow {
+func toMemberRow(m model.Member) *memberRow {
 	return &memberRow{WorkspaceID: m.WorkspaceID, UserID: m.UserID, Role: string(m.Role), CreatedAt: timePtr(m.CreatedAt)}
 }
 
-func (r *memberRow) domain() domain.Member {
-	return domain.Member{WorkspaceID: r.WorkspaceID, UserID: r.UserID, Role: domain.Role(r.Role), CreatedAt: timeVal(r.CreatedAt)}
+func (r *memberRow) domain() model.Member {
+	return model.Member{WorkspaceID: r.WorkspaceID, UserID: r.UserID, Role: model.Role(r.Role), CreatedAt: timeVal(r.CreatedAt)}
 }
 
 type operationRow struct {
@@ -62,7 +62,7 @@ type operationRow struct {
 	UpdatedAt    *time.Time `bun:"updated_at"`
 }
 
-func toOperationRow(op domain.Operation) *operationRow {
+func toOperationRow(op model.Operation) *operationRow {
 	return &operationRow{
 		ID: op.ID, WorkspaceID: op.WorkspaceID, Kind: op.Kind, Status: string(op.Status),
 		ResourceType: op.ResourceType, ResourceID: uuidPtr(op.ResourceID), Error: strPtr(op.Error),
@@ -70,9 +70,9 @@ func toOperationRow(op domain.Operation) *operationRow {
 	}
 }
 
-func (r *operationRow) domain() domain.Operation {
-	return domain.Operation{
-		ID: r.ID, WorkspaceID: r.WorkspaceID, Kind: r.Kind, Status: domain.OperationStatus(r.Status),
+func (r *operationRow) domain() model.Operation {
+	return model.Operation{
+		ID: r.ID, WorkspaceID: r.WorkspaceID, Kind: r.Kind, Status: model.OperationStatus(r.Status),
 		ResourceType: r.ResourceType, ResourceID: uuidVal(r.ResourceID), Error: strVal(r.Error),
 		CreatedBy: r.CreatedBy, CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
 	}
@@ -93,7 +93,7 @@ type storeRow struct {
 	UpdatedAt         *time.Time `bun:"updated_at"`
 }
 
-func toStoreRow(s domain.Store) *storeRow {
+func toStoreRow(s model.Store) *storeRow {
 	sealed := s.SealedCredentials
 	if sealed == nil {
 		sealed = []byte{}
@@ -105,10 +105,10 @@ func toStoreRow(s domain.Store) *storeRow {
 	}
 }
 
-func (r *storeRow) domain() domain.Store {
-	return domain.Store{
+func (r *storeRow) domain() model.Store {
+	return model.Store{
 		ID: r.ID, WorkspaceID: r.WorkspaceID, Platform: r.Platform, Name: r.Name,
-		ExternalShopID: r.ExternalShopID, Status: domain.StoreStatus(r.Status), CredentialVersion: r.CredentialVersion,
+		ExternalShopID: r.ExternalShopID, Status: model.StoreStatus(r.Status), CredentialVersion: r.CredentialVersion,
 		SealedCredentials: r.SealedCredentials, CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
 	}
 }
@@ -133,10 +133,10 @@ type outboxRow struct {
 	DispatchedAt  *time.Time      `bun:"dispatched_at"`
 }
 
-func toOutboxRow(e domain.OutboxEvent) *outboxRow {
+func toOutboxRow(e model.OutboxEvent) *outboxRow {
 	status := e.Status
 	if status == "" {
-		status = domain.OutboxPending
+		status = model.OutboxPending
 	}
 	payload := e.Payload
 	if len(payload) == 0 {
@@ -151,10 +151,10 @@ func toOutboxRow(e domain.OutboxEvent) *outboxRow {
 	}
 }
 
-func (r *outboxRow) domain() domain.OutboxEvent {
-	return domain.OutboxEvent{
+func (r *outboxRow) domain() model.OutboxEvent {
+	return model.OutboxEvent{
 		ID: r.ID, WorkspaceID: r.WorkspaceID, Type: r.EventType, AggregateType: r.AggregateType,
-		AggregateID: r.AggregateID, Payload: r.EventPayload, Status: domain.OutboxStatus(r.Status),
+		AggregateID: r.AggregateID, Payload: r.EventPayload, Status: model.OutboxStatus(r.Status),
 		AttemptCount: r.AttemptCount, NextAttemptAt: timeVal(r.NextAttemptAt), LockedBy: strVal(r.LockedBy),
 		LockedUntil: timeVal(r.LockedUntil), LastError: strVal(r.LastError), Traceparent: strVal(r.Traceparent),
 		CreatedAt: timeVal(r.CreatedAt), DispatchedAt: timeVal(r.DispatchedAt),

@@ -7,6 +7,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -21,7 +22,7 @@ var _ ports.Outbox = (*Outbox)(nil)
 
 // Append implements ports.Outbox. Every event is checked before anything is
 // written, so a refused batch writes nothing.
-func (o *Outbox) Append(ctx context.Context, events ...domain.OutboxEvent) error {
+func (o *Outbox) Append(ctx context.Context, events ...model.OutboxEvent) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -30,7 +31,7 @@ func (o *Outbox) Append(ctx context.Context, events ...domain.OutboxEvent) error
 		if e.WorkspaceID != o.workspace {
 			return domain.Errorf(domain.CodeForbidden, "outbox event %s belongs to another workspace", e.ID)
 		}
-		if err := domain.CheckPayloadSafe(e.Payload); err != nil {
+		if err := model.CheckPayloadSafe(e.Payload); err != nil {
 			return err
 		}
 		rows = append(rows, toOutboxRow(e))
@@ -40,20 +41,20 @@ func (o *Outbox) Append(ctx context.Context, events ...domain.OutboxEvent) error
 }
 
 // Get implements ports.Outbox.
-func (o *Outbox) Get(ctx context.Context, id uuid.UUID) (domain.OutboxEvent, error) {
+func (o *Outbox) Get(ctx context.Context, id uuid.UUID) (model.OutboxEvent, error) {
 	var row outboxRow
 	err := o.db.NewSelect().Model(&row).Where("workspace_id = ?", o.workspace).Where("id = ?", id).Scan(ctx)
 	if err != nil {
-		return domain.OutboxEvent{}, mapError(err, "outbox event")
+		return model.OutboxEvent{}, mapError(err, "outbox event")
 	}
 	return row.domain(), nil
 }
 
 // List implements ports.Outbox: oldest first (created_at, then id, which is
 // time-ordered), at most limit events; limit <= 0 returns none.
-func (o *Outbox) List(ctx context.Context, status domain.OutboxStatus, limit int) ([]domain.OutboxEvent, error) {
+func (o *Outbox) List(ctx context.Context, status model.OutboxStatus, limit int) ([]model.OutboxEvent, error) {
 	if limit <= 0 {
-		return []domain.OutboxEvent{}, nil
+		return []model.OutboxEvent{}, nil
 	}
 	var rows []outboxRow
 	q := o.db.NewSelect().Model(&rows).Where("workspace_id = ?", o.workspace)
@@ -63,7 +64,7 @@ func (o *Outbox) List(ctx context.Context, status domain.OutboxStatus, limit int
 	if err := q.OrderExpr("created_at, id").Limit(int64(limit)).Scan(ctx); err != nil {
 		return nil, mapError(err, "outbox event")
 	}
-	out := make([]domain.OutboxEvent, len(rows))
+	out := make([]model.OutboxEvent, len(rows))
 	for i := range rows {
 		out[i] = rows[i].domain()
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -70,7 +71,7 @@ func (c *OutboxClaims) ClaimDue(ctx context.Context, workspace uuid.UUID, owner 
 			rows = append(rows, row)
 		}
 		return r.Err()
-	}, claimDueEventsPgx, pgxUUID(workspace), now, limit, owner, now.Add(lease), maxAttempts, domain.LeaseExpiredErrorFormat)
+	}, claimDueEventsPgx, pgxUUID(workspace), now, limit, owner, now.Add(lease), maxAttempts, model.LeaseExpiredErrorFormat)
 	if err != nil {
 		return ports.Claim{}, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
@@ -31,7 +32,7 @@ func TestOutboxClaimsAreScopedToTheirWorkspaceAndLeaveNoContextBehind(t *testing
 	var more []uuid.UUID
 	transact(t, uow, a, func(ctx context.Context, tx ports.Tx) error {
 		for range 4 {
-			ev, err := domain.NewOutboxEvent(newID(t), a, "test.event", "thing", uuid.New(), map[string]int{"n": 1}, t0)
+			ev, err := model.NewOutboxEvent(newID(t), a, "test.event", "thing", uuid.New(), map[string]int{"n": 1}, t0)
 			if err != nil {
 				return err
 			}
@@ -54,7 +55,7 @@ func TestOutboxClaimsAreScopedToTheirWorkspaceAndLeaveNoContextBehind(t *testing
 	ids := make([]uuid.UUID, len(claim.Events))
 	for i, e := range claim.Events {
 		ids[i] = e.ID
-		if e.WorkspaceID != a || e.Status != domain.OutboxDispatching || e.LockedBy != "owner-a" {
+		if e.WorkspaceID != a || e.Status != model.OutboxDispatching || e.LockedBy != "owner-a" {
 			t.Errorf("claimed %+v", e)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -42,7 +43,7 @@ func (d *OutboxDispatch) ClaimDue(ctx context.Context, owner string, now time.Ti
 		return ports.Claim{}, err
 	}
 	var rows []claimedRow
-	err = d.db.NewRaw(claimDueEvents, d.workspace, now, limit, owner, now.Add(lease), maxAttempts, domain.LeaseExpiredErrorFormat).Scan(ctx, &rows)
+	err = d.db.NewRaw(claimDueEvents, d.workspace, now, limit, owner, now.Add(lease), maxAttempts, model.LeaseExpiredErrorFormat).Scan(ctx, &rows)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return ports.Claim{}, mapError(err, "outbox event")
 	}
@@ -75,7 +76,7 @@ func splitClaim(rows []claimedRow) ports.Claim {
 	for i := range rows {
 		e := rows[i].domain()
 		switch {
-		case e.Status == domain.OutboxDeadLetter:
+		case e.Status == model.OutboxDeadLetter:
 			claim.DeadLettered = append(claim.DeadLettered, e.ID)
 		case rows[i].TakenOver:
 			claim.TakenOver = append(claim.TakenOver, e)
@@ -212,10 +213,10 @@ func (d *OutboxDiscovery) Stats(ctx context.Context, now time.Time) (ports.Outbo
 	if err := d.db.NewRaw(selectOutboxStats, now).Scan(ctx, &rows); err != nil {
 		return ports.OutboxStats{}, mapError(err, "outbox stats")
 	}
-	stats := ports.OutboxStats{ByStatus: make(map[domain.OutboxStatus]int64, len(rows))}
+	stats := ports.OutboxStats{ByStatus: make(map[model.OutboxStatus]int64, len(rows))}
 	var oldest time.Time
 	for _, r := range rows {
-		stats.ByStatus[domain.OutboxStatus(r.Status)] = r.Events
+		stats.ByStatus[model.OutboxStatus(r.Status)] = r.Events
 		if r.OldestDueAt != nil && (oldest.IsZero() || r.OldestDueAt.Before(oldest)) {
 			oldest = *r.OldestDueAt
 		}

@@ -6,7 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // DeadLetterJob implements ports.Outbox.
@@ -17,8 +17,8 @@ func (o *Outbox) DeadLetterJob(ctx context.Context, id uuid.UUID, reason string)
 }
 
 // ForOperations implements ports.Outbox.
-func (o *Outbox) ForOperations(ctx context.Context, ops []domain.Operation) (map[uuid.UUID]domain.OutboxEvent, error) {
-	out := map[uuid.UUID]domain.OutboxEvent{}
+func (o *Outbox) ForOperations(ctx context.Context, ops []model.Operation) (map[uuid.UUID]model.OutboxEvent, error) {
+	out := map[uuid.UUID]model.OutboxEvent{}
 	if len(ops) == 0 {
 		return out, nil
 	}
@@ -34,7 +34,7 @@ func (o *Outbox) ForOperations(ctx context.Context, ops []domain.Operation) (map
 	}
 	for _, row := range rows {
 		e := row.domain()
-		opID, ok := domain.JobOperationID(e.Payload)
+		opID, ok := model.JobOperationID(e.Payload)
 		if resource, wanted := resources[opID]; ok && wanted && resource == e.AggregateID {
 			out[opID] = e
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
@@ -73,8 +74,8 @@ func TestCompleteCommitsTheRecordOnEveryPool(t *testing.T) {
 	for name, pool := range everyPool(t) {
 		t.Run(name, func(t *testing.T) {
 			uow := postgres.NewUnitOfWork(pool)
-			rec := domain.IdempotencyRecord{Scope: scopeFor(newID(t)), Fingerprint: []byte("f"), CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
-			want := domain.SavedResponse{Status: 201, Body: []byte(`{"ok":true}`)}
+			rec := model.IdempotencyRecord{Scope: scopeFor(newID(t)), Fingerprint: []byte("f"), CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+			want := model.SavedResponse{Status: 201, Body: []byte(`{"ok":true}`)}
 			transact(t, uow, rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 				if existing, err := tx.Idempotency().Claim(ctx, rec); err != nil || existing != nil {
 					t.Fatalf("claim: %v, %v", existing, err)
@@ -83,7 +84,7 @@ func TestCompleteCommitsTheRecordOnEveryPool(t *testing.T) {
 					return err
 				}
 				got, err := tx.Idempotency().Claim(ctx, rec)
-				if err != nil || got == nil || got.Status != domain.IdempotencyCompleted {
+				if err != nil || got == nil || got.Status != model.IdempotencyCompleted {
 					t.Errorf("claim after complete in the same transaction = %+v, %v; want the completed record", got, err)
 				}
 				return nil
@@ -103,7 +104,7 @@ func TestAHeldStatementThatFailsRollsBackTheTransaction(t *testing.T) {
 	t.Parallel()
 	db := pgtest.New(t)
 	uow := postgres.NewUnitOfWork(db.App)
-	rec := domain.IdempotencyRecord{Scope: scopeFor(newID(t)), Fingerprint: []byte("f"), CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
+	rec := model.IdempotencyRecord{Scope: scopeFor(newID(t)), Fingerprint: []byte("f"), CreatedAt: t0, ExpiresAt: t0.Add(time.Hour)}
 	err := uow.Transact(context.Background(), rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		if _, err := tx.Idempotency().Claim(ctx, rec); err != nil {
 			t.Fatalf("claim: %v", err)
@@ -127,8 +128,8 @@ func TestAHeldInsertFailsWithItsOwnError(t *testing.T) {
 	for name, pool := range everyPool(t) {
 		t.Run(name, func(t *testing.T) {
 			ws := newID(t)
-			m := domain.Media{ID: uuid.New(), WorkspaceID: ws, Filename: "a.png", ContentType: "image/png", SizeBytes: 1,
-				ObjectKey: "k", Status: domain.MediaAwaitingUpload, CreatedAt: t0, UpdatedAt: t0}
+			m := model.Media{ID: uuid.New(), WorkspaceID: ws, Filename: "a.png", ContentType: "image/png", SizeBytes: 1,
+				ObjectKey: "k", Status: model.MediaAwaitingUpload, CreatedAt: t0, UpdatedAt: t0}
 			err := postgres.NewUnitOfWork(pool).Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
 				if err := tx.Media().Create(ctx, m); err != nil {
 					return err

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -24,16 +25,16 @@ type WorkspaceRepository struct {
 
 var _ ports.WorkspaceRepository = (*WorkspaceRepository)(nil)
 
-func (r *WorkspaceRepository) Create(ctx context.Context, w domain.Workspace) error {
+func (r *WorkspaceRepository) Create(ctx context.Context, w model.Workspace) error {
 	_, err := r.db.NewInsert().Model(toWorkspaceRow(w)).Exec(ctx)
 	return mapError(err, "workspace")
 }
 
-func (r *WorkspaceRepository) Get(ctx context.Context, id uuid.UUID) (domain.Workspace, error) {
+func (r *WorkspaceRepository) Get(ctx context.Context, id uuid.UUID) (model.Workspace, error) {
 	var row workspaceRow
 	err := r.db.NewSelect().Model(&row).Where("id = ?", id).Where("id = ?", r.workspace).Scan(ctx)
 	if err != nil {
-		return domain.Workspace{}, mapError(err, "workspace")
+		return model.Workspace{}, mapError(err, "workspace")
 	}
 	return row.domain(), nil
 }
@@ -46,18 +47,18 @@ type MemberRepository struct {
 
 var _ ports.MemberRepository = (*MemberRepository)(nil)
 
-func (r *MemberRepository) Add(ctx context.Context, m domain.Member) error {
+func (r *MemberRepository) Add(ctx context.Context, m model.Member) error {
 	_, err := r.db.NewInsert().Model(toMemberRow(m)).Exec(ctx)
 	return mapError(err, "member")
 }
 
-func (r *MemberRepository) List(ctx context.Context) ([]domain.Member, error) {
+func (r *MemberRepository) List(ctx context.Context) ([]model.Member, error) {
 	var rows []memberRow
 	err := r.db.NewSelect().Model(&rows).Where("workspace_id = ?", r.workspace).OrderExpr("created_at, user_id").Scan(ctx)
 	if err != nil {
 		return nil, mapError(err, "member")
 	}
-	out := make([]domain.Member, 0, len(rows))
+	out := make([]model.Member, 0, len(rows))
 	for i := range rows {
 		out = append(out, rows[i].domain())
 	}
@@ -90,11 +91,11 @@ func (r *MemberRepository) Remove(ctx context.Context, user uuid.UUID) error {
 	return domain.Errorf(domain.CodeInvalidState, "the last admin of a workspace cannot be removed")
 }
 
-func (r *MemberRepository) Get(ctx context.Context, user uuid.UUID) (domain.Member, error) {
+func (r *MemberRepository) Get(ctx context.Context, user uuid.UUID) (model.Member, error) {
 	var row memberRow
 	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("user_id = ?", user).Scan(ctx)
 	if err != nil {
-		return domain.Member{}, mapError(err, "member")
+		return model.Member{}, mapError(err, "member")
 	}
 	return row.domain(), nil
 }
@@ -107,13 +108,13 @@ type OperationRepository struct {
 
 var _ ports.OperationRepository = (*OperationRepository)(nil)
 
-func (r *OperationRepository) Create(ctx context.Context, op domain.Operation) error {
+func (r *OperationRepository) Create(ctx context.Context, op model.Operation) error {
 	_, err := r.db.NewInsert().Model(toOperationRow(op)).Exec(ctx)
 	return mapError(err, "operation")
 }
 
-func (r *OperationRepository) Get(ctx context.Context, id uuid.UUID) (domain.Operation, error) {
-	return getRow[domain.Operation, operationRow](ctx, r.db, r.workspace, id, "operation")
+func (r *OperationRepository) Get(ctx context.Context, id uuid.UUID) (model.Operation, error) {
+	return getRow[model.Operation, operationRow](ctx, r.db, r.workspace, id, "operation")
 }
 
 const updateOperation = `
@@ -121,7 +122,7 @@ UPDATE operations
    SET status = ?, error = ?, updated_at = coalesce(?, now())
  WHERE workspace_id = ? AND id = ?`
 
-func (r *OperationRepository) Update(ctx context.Context, op domain.Operation) error {
+func (r *OperationRepository) Update(ctx context.Context, op model.Operation) error {
 	res, err := r.db.ExecContext(ctx, updateOperation,
 		string(op.Status), strPtr(op.Error), timePtr(op.UpdatedAt), r.workspace, op.ID)
 	return affectedOne(res, err, "operation")
@@ -137,7 +138,7 @@ SELECT id FROM stores
 // an error that aborts the transaction (ON CONFLICT DO NOTHING) so that the
 // holder can be read and named in CodeStoreExists (insertUnlessLive: the
 // holder may roll back before it is read).
-func (r *StoreRepository) Create(ctx context.Context, s domain.Store) error {
+func (r *StoreRepository) Create(ctx context.Context, s model.Store) error {
 	insert := func() (sql.Result, error) {
 		return r.db.NewInsert().Model(toStoreRow(s)).
 			On("CONFLICT ON CONSTRAINT " + storeUniqueConstraint + " DO NOTHING").Exec(ctx)
@@ -155,7 +156,7 @@ UPDATE stores
        updated_at = coalesce(?, now())
  WHERE workspace_id = ? AND id = ?`
 
-func (r *StoreRepository) Update(ctx context.Context, s domain.Store) error {
+func (r *StoreRepository) Update(ctx context.Context, s model.Store) error {
 	row := toStoreRow(s)
 	return r.update(ctx, updateStore,
 		row.Name, row.Status, row.CredentialVersion, row.SealedCredentials, row.UpdatedAt, r.workspace, s.ID)

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
@@ -181,8 +182,8 @@ func TestRLSKeepsWorkspacesApart(t *testing.T) {
 		if _, err := tx.Workspaces().Get(ctx, wsB); !domain.IsCode(err, domain.CodeNotFound) {
 			t.Errorf("get other workspace: want NOT_FOUND, got %v", err)
 		}
-		err := tx.Operations().Create(ctx, domain.Operation{
-			ID: newID(t), WorkspaceID: wsB, Kind: "k", Status: domain.OperationPending, ResourceType: "store", CreatedBy: newID(t),
+		err := tx.Operations().Create(ctx, model.Operation{
+			ID: newID(t), WorkspaceID: wsB, Kind: "k", Status: model.OperationPending, ResourceType: "store", CreatedBy: newID(t),
 		})
 		if !domain.IsCode(err, domain.CodeForbidden) {
 			t.Errorf("create operation in other workspace: want FORBIDDEN, got %v", err)

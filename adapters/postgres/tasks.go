@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // What the task repositories (stores, media, transfers, publications,
@@ -19,12 +20,12 @@ import (
 
 // The shared part of each task repository: its domain type and row model.
 type (
-	storeTable       = taskRepo[domain.Store, storeRow, *storeRow]
-	mediaTable       = taskRepo[domain.Media, mediaRow, *mediaRow]
-	transferTable    = taskRepo[domain.MaterialTransfer, transferRow, *transferRow]
-	publicationTable = taskRepo[domain.Publication, publicationRow, *publicationRow]
-	syncTable        = taskRepo[domain.CatalogSync, syncRow, *syncRow]
-	aiTaskTable      = taskRepo[domain.AITask, aiTaskRow, *aiTaskRow]
+	storeTable       = taskRepo[model.Store, storeRow, *storeRow]
+	mediaTable       = taskRepo[model.Media, mediaRow, *mediaRow]
+	transferTable    = taskRepo[model.MaterialTransfer, transferRow, *transferRow]
+	publicationTable = taskRepo[model.Publication, publicationRow, *publicationRow]
+	syncTable        = taskRepo[model.CatalogSync, syncRow, *syncRow]
+	aiTaskTable      = taskRepo[model.AITask, aiTaskRow, *aiTaskRow]
 )
 
 // The task repositories, each implementing its port of the same name

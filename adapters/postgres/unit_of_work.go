@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -163,7 +164,7 @@ func newTx(db bun.Tx, workspace uuid.UUID) *Tx {
 	return &Tx{
 		workspaces:   &WorkspaceRepository{db: db, workspace: workspace},
 		members:      &MemberRepository{db: db, workspace: workspace},
-		idempotency:  &IdempotencyStore{db: db, workspace: workspace, claimed: map[domain.IdempotencyScope]bool{}},
+		idempotency:  &IdempotencyStore{db: db, workspace: workspace, claimed: map[model.IdempotencyScope]bool{}},
 		outbox:       &Outbox{db: db, workspace: workspace},
 		dispatch:     &OutboxDispatch{db: db, workspace: workspace},
 		operations:   &OperationRepository{db: db, workspace: workspace},

@@ -22,6 +22,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -158,7 +159,7 @@ func (m *Metrics) ObserveRequest(route string, status int, elapsed time.Duration
 }
 
 // Published records events the queue accepted at `at`.
-func (m *Metrics) Published(events []domain.OutboxEvent, at time.Time) {
+func (m *Metrics) Published(events []model.OutboxEvent, at time.Time) {
 	m.published.Add(float64(len(events)))
 	for _, e := range events {
 		m.deliveryLatency.Observe(at.Sub(e.CreatedAt).Seconds())
@@ -241,7 +242,7 @@ func (b *backlog) Collect(ch chan<- prometheus.Metric) {
 		b.log.Warn("outbox stats unavailable", slog.String("component", "metrics"), slog.String("error", domain.SanitizeError(err)))
 		return
 	}
-	for _, st := range []domain.OutboxStatus{domain.OutboxPending, domain.OutboxDispatching, domain.OutboxDispatched, domain.OutboxDeadLetter} {
+	for _, st := range []model.OutboxStatus{model.OutboxPending, model.OutboxDispatching, model.OutboxDispatched, model.OutboxDeadLetter} {
 		ch <- prometheus.MustNewConstMetric(eventsDesc, prometheus.GaugeValue, float64(s.ByStatus[st]), string(st))
 	}
 	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, s.OldestDueAge.Seconds())

@@ -17,8 +17,8 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/adapters/system"
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgsandbox"
 )
@@ -173,7 +173,7 @@ func newSandbox(ctx context.Context, cfg Common) (*sandbox, error) {
 	clock := system.NewClock()
 	for i := range cfg.Workspaces {
 		id := uuid.Must(uuid.NewV7())
-		w := domain.Workspace{ID: id, Name: fmt.Sprintf("bench %d", i+1), CreatedAt: clock.Now()}
+		w := model.Workspace{ID: id, Name: fmt.Sprintf("bench %d", i+1), CreatedAt: clock.Now()}
 		if err := uow.Transact(ctx, id, func(ctx context.Context, tx ports.Tx) error {
 			return tx.Workspaces().Create(ctx, w)
 		}); err != nil {

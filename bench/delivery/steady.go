@@ -23,8 +23,8 @@ import (
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/system"
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -298,7 +298,7 @@ func RunProducerChild(ctx context.Context, cfg ProducerConfig, _ io.Reader, stdo
 				}
 				ws := cfg.Workspaces[i%len(cfg.Workspaces)]
 				id := uuid.Must(uuid.NewV7())
-				ev, err := domain.NewOutboxEvent(id, ws, EventType, "bench", uuid.New(),
+				ev, err := model.NewOutboxEvent(id, ws, EventType, "bench", uuid.New(),
 					map[string]any{"n": i, "pad": strings.Repeat("x", payloadPad)}, clock.Now())
 				if err == nil {
 					err = uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {

@@ -6,7 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/workspaces"
 )
 
@@ -17,7 +17,7 @@ func memberCmd() *cobra.Command {
 	var workspace, user, role string
 	// run parses the flags and runs fn with the use cases, as an admin of
 	// the workspace; user is uuid.Nil for commands without --user.
-	run := func(fn func(cmd *cobra.Command, ws *workspaces.Service, p domain.Principal, user uuid.UUID) error) func(*cobra.Command, []string) error {
+	run := func(fn func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, user uuid.UUID) error) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, _ []string) error {
 			wsID, err := uuid.Parse(workspace)
 			if err != nil {
@@ -29,24 +29,24 @@ func memberCmd() *cobra.Command {
 					return fmt.Errorf("--user: %w", err)
 				}
 			}
-			p := domain.Principal{WorkspaceID: wsID, Role: domain.RoleAdmin}
+			p := model.Principal{WorkspaceID: wsID, Role: model.RoleAdmin}
 			return withUseCases(cmd.Context(), func(ws *workspaces.Service) error { return fn(cmd, ws, p, userID) })
 		}
 	}
 	add := &cobra.Command{
 		Use: "add", Short: "Add a user to a workspace", Args: cobra.NoArgs,
-		RunE: run(func(cmd *cobra.Command, ws *workspaces.Service, p domain.Principal, user uuid.UUID) error {
-			m, err := ws.AddMember(cmd.Context(), p, user, domain.Role(role))
+		RunE: run(func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, user uuid.UUID) error {
+			m, err := ws.AddMember(cmd.Context(), p, user, model.Role(role))
 			if err == nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", m.UserID, m.Role)
 			}
 			return err
 		}),
 	}
-	add.Flags().StringVar(&role, "role", string(domain.RoleMember), "admin or member")
+	add.Flags().StringVar(&role, "role", string(model.RoleMember), "admin or member")
 	list := &cobra.Command{
 		Use: "list", Short: "List a workspace's members (user id, role)", Args: cobra.NoArgs,
-		RunE: run(func(cmd *cobra.Command, ws *workspaces.Service, p domain.Principal, _ uuid.UUID) error {
+		RunE: run(func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, _ uuid.UUID) error {
 			ms, err := ws.ListMembers(cmd.Context(), p)
 			for _, m := range ms {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", m.UserID, m.Role)
@@ -56,7 +56,7 @@ func memberCmd() *cobra.Command {
 	}
 	remove := &cobra.Command{
 		Use: "remove", Short: "Remove a user from a workspace (never its last admin)", Args: cobra.NoArgs,
-		RunE: run(func(cmd *cobra.Command, ws *workspaces.Service, p domain.Principal, user uuid.UUID) error {
+		RunE: run(func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, user uuid.UUID) error {
 			return ws.RemoveMember(cmd.Context(), p, user)
 		}),
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/app"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/faultproxy"
 	"github.com/oncehq/once/testsupport/pgtest"
@@ -216,7 +216,7 @@ func TestOpsListenersOfServeDispatchAndWork(t *testing.T) {
 		assert.Contains(t, body, `go_sql_in_use_connections{db_name="once"}`, command)
 		assert.Contains(t, body, `once_outbox_events{status="dispatched"} 1`, command)
 	}
-	verify := domain.EventStoreCredentialsVerify
+	verify := model.EventStoreCredentialsVerify
 	assert.Contains(t, metrics["serve"], `once_http_requests_total{code="201",route="POST /v1/stores"} 1`)
 	assert.Contains(t, metrics["serve"], `once_http_request_duration_seconds_count{route="GET /v1/operations/{id}"}`)
 	assert.Contains(t, metrics["serve"], "once_dispatch_published_total 0", "serve runs no Dispatcher")

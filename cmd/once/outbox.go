@@ -10,8 +10,8 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/app"
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 )
 
 func outboxCmd() *cobra.Command {
@@ -43,7 +43,7 @@ func outboxCmd() *cobra.Command {
 					return nil
 				}
 				for _, e := range events {
-					opID, _ := domain.JobOperationID(e.Payload)
+					opID, _ := model.JobOperationID(e.Payload)
 					if err := enc.Encode(map[string]any{
 						"id": e.ID, "event_type": e.Type, "aggregate_type": e.AggregateType, "aggregate_id": e.AggregateID,
 						"operation_id": opID, "stage": dispatch.Stage(e),

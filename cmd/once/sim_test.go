@@ -12,6 +12,7 @@ import (
 
 	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -34,7 +35,7 @@ func TestSimCommandSurvivesKill9(t *testing.T) {
 	c, err := simhttp.NewClient(simhttp.ClientConfig{URL: url, Timeout: time.Minute})
 	require.NoError(t, err)
 	admin := simhttp.NewAdmin(url)
-	creds := domain.StoreCredentials{APIKey: "ak_cmd", APISecret: "sk_cmd_secret"}
+	creds := model.StoreCredentials{APIKey: "ak_cmd", APISecret: "sk_cmd_secret"}
 	listing := func(token string) ports.CreateListingRequest {
 		return ports.CreateListingRequest{RequestToken: token, Platform: "shopify", ExternalShopID: "shop-k",
 			Credentials: creds, Title: "Mug", PriceMinor: 900, Currency: "EUR"}

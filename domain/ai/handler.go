@@ -9,6 +9,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -44,18 +45,18 @@ const DefaultImageContentType = "image/png"
 // A concurrent delivery of the same message that is recording the task at
 // the same moment makes this one return CodeUnavailable (retry), or nil
 // once that delivery has finished the task (settleRace).
-type TaskHandler = jobs.Handler[domain.AITaskRun, work, generated]
+type TaskHandler = jobs.Handler[model.AITaskRun, work, generated]
 
 // NewTaskHandler builds the handler; log may be nil. ids is kept for ids
 // that need not be stable across deliveries; the ones that must (the media
 // id of an image) are derived from the task.
 func NewTaskHandler(uow ports.UnitOfWork, provider ports.AIProvider, store ports.ObjectStore, clock ports.Clock, ids ports.IDGenerator, log *slog.Logger) *TaskHandler {
 	h := &steps{uow: uow, provider: provider, store: store}
-	row := jobs.OnRow[domain.AITaskRun, domain.AITask, domain.TaskStatus, work, generated]{
+	row := jobs.OnRow[model.AITaskRun, model.AITask, model.TaskStatus, work, generated]{
 		Task: Task.TaskRow, Prepare: prepare, Record: record,
 	}
-	return jobs.NewHandler(jobs.Job[domain.AITaskRun, work, generated]{
-		Event: domain.EventAITask, Noun: "task", External: "provider", Refused: reasonProviderError,
+	return jobs.NewHandler(jobs.Job[model.AITaskRun, work, generated]{
+		Event: model.EventAITask, Noun: "task", External: "provider", Refused: reasonProviderError,
 		Begin: row.Begin, Call: h.call, End: row.End, Settle: h.settleRace,
 	}, uow, clock, log)
 }
@@ -69,8 +70,8 @@ type steps struct {
 
 // work is what step 1 hands step 2.
 type work struct {
-	task    domain.AITask
-	product domain.Product
+	task    model.AITask
+	product model.Product
 }
 
 // generated is what step 2 produced, for step 3.
@@ -81,7 +82,7 @@ type generated struct {
 }
 
 // prepare is step 1: the task's product.
-func prepare(ctx context.Context, tx ports.Tx, _ *slog.Logger, task domain.AITask) (work, string, error) {
+func prepare(ctx context.Context, tx ports.Tx, _ *slog.Logger, task model.AITask) (work, string, error) {
 	product, err := tx.Products().Get(ctx, task.ProductID)
 	if domain.IsCode(err, domain.CodeNotFound) {
 		return work{}, ReasonProductNotFound, nil
@@ -90,7 +91,7 @@ func prepare(ctx context.Context, tx ports.Tx, _ *slog.Logger, task domain.AITas
 }
 
 // call is step 2.
-func (h *steps) call(ctx context.Context, log *slog.Logger, run jobs.Run[domain.AITaskRun], w work) (generated, error) {
+func (h *steps) call(ctx context.Context, log *slog.Logger, run jobs.Run[model.AITaskRun], w work) (generated, error) {
 	task := w.task
 	log = log.With("kind", task.Kind)
 	result, err := h.provider.Generate(ctx, ports.AIRequest{
@@ -98,7 +99,7 @@ func (h *steps) call(ctx context.Context, log *slog.Logger, run jobs.Run[domain.
 		Title: w.product.Title, Description: w.product.Description, Instructions: task.Instructions,
 	})
 	out := generated{result: result}
-	if err != nil || task.Kind != domain.AIImage {
+	if err != nil || task.Kind != model.AIImage {
 		return out, err
 	}
 	if len(result.Image) == 0 {
@@ -119,8 +120,8 @@ func (h *steps) call(ctx context.Context, log *slog.Logger, run jobs.Run[domain.
 // media row): if the other delivery finished the task, this one is done;
 // if not yet (it may still roll back), the message is retried, which a
 // conflict code would not be.
-func (h *steps) settleRace(ctx context.Context, log *slog.Logger, run jobs.Run[domain.AITaskRun], cause error) error {
-	var status domain.TaskStatus
+func (h *steps) settleRace(ctx context.Context, log *slog.Logger, run jobs.Run[model.AITaskRun], cause error) error {
+	var status model.TaskStatus
 	err := h.uow.Transact(ctx, run.Workspace, func(ctx context.Context, tx ports.Tx) error {
 		task, err := tx.AITasks().Get(ctx, run.TaskID)
 		status = task.Status
@@ -140,7 +141,7 @@ func (h *steps) settleRace(ctx context.Context, log *slog.Logger, run jobs.Run[d
 // storeImage writes the generated image. The object is written before the
 // transaction that registers it, never inside: if that transaction fails,
 // the redelivery finds the object and does not write another.
-func (h *steps) storeImage(ctx context.Context, ws uuid.UUID, task domain.AITask, result ports.AIResult) (ports.ObjectInfo, error) {
+func (h *steps) storeImage(ctx context.Context, ws uuid.UUID, task model.AITask, result ports.AIResult) (ports.ObjectInfo, error) {
 	key := ImageObjectKey(ws, task.ID)
 	contentType := result.ImageContentType
 	if contentType == "" {
@@ -158,8 +159,8 @@ func (h *steps) storeImage(ctx context.Context, ws uuid.UUID, task domain.AITask
 }
 
 // record is step 3 on success.
-func record(ctx context.Context, tx ports.Tx, log *slog.Logger, task domain.AITask, out generated, now time.Time) error {
-	billed, err := tx.AITasks().Bill(ctx, domain.BillingRecord{
+func record(ctx context.Context, tx ports.Tx, log *slog.Logger, task model.AITask, out generated, now time.Time) error {
+	billed, err := tx.AITasks().Bill(ctx, model.BillingRecord{
 		WorkspaceID: task.WorkspaceID, TaskID: task.ID, Units: out.result.Units, CreatedAt: now,
 	})
 	if err != nil {
@@ -181,25 +182,25 @@ func record(ctx context.Context, tx ports.Tx, log *slog.Logger, task domain.AITa
 	}
 
 	switch task.Kind {
-	case domain.AIText:
+	case model.AIText:
 		task.Result = out.result.Text
-	case domain.AICategory:
+	case model.AICategory:
 		task.Result = out.result.Category
-	case domain.AIImage:
+	case model.AIImage:
 		id, err := registerImage(ctx, tx, task, *out.image, now)
 		if err != nil {
 			return err
 		}
 		task.Result = id.String()
 	}
-	task.Status, task.Reason, task.UpdatedAt = domain.TaskSucceeded, "", now
+	task.Status, task.Reason, task.UpdatedAt = model.TaskSucceeded, "", now
 	log.Info("task succeeded", "units", out.result.Units)
 	return tx.AITasks().Update(ctx, task)
 }
 
 // registerImage creates the media row of a generated image unless an
 // earlier attempt did, and returns its id.
-func registerImage(ctx context.Context, tx ports.Tx, task domain.AITask, obj ports.ObjectInfo, now time.Time) (uuid.UUID, error) {
+func registerImage(ctx context.Context, tx ports.Tx, task model.AITask, obj ports.ObjectInfo, now time.Time) (uuid.UUID, error) {
 	id := ImageMediaID(task.ID)
 	_, err := tx.Media().Get(ctx, id)
 	if err == nil {
@@ -208,15 +209,15 @@ func registerImage(ctx context.Context, tx ports.Tx, task domain.AITask, obj por
 	if !domain.IsCode(err, domain.CodeNotFound) {
 		return uuid.Nil, err
 	}
-	return id, tx.Media().Create(ctx, domain.Media{
+	return id, tx.Media().Create(ctx, model.Media{
 		ID:          id,
 		WorkspaceID: task.WorkspaceID,
 		Filename:    ImageFilename(task.ID),
 		ContentType: obj.ContentType,
 		SizeBytes:   obj.Size,
 		ObjectKey:   obj.Key,
-		Status:      domain.MediaReady,
-		Variants:    []domain.MediaVariant{},
+		Status:      model.MediaReady,
+		Variants:    []model.MediaVariant{},
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/ai"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
 )
@@ -30,7 +31,7 @@ type harness struct {
 	store    *memstore.Store
 	handler  *ai.TaskHandler
 	ws       uuid.UUID
-	product  domain.Product
+	product  model.Product
 }
 
 func newHarness(t *testing.T, opts ...aisim.Option) *harness {
@@ -49,10 +50,10 @@ func newHarness(t *testing.T, opts ...aisim.Option) *harness {
 	return h
 }
 
-func (h *harness) createProduct(t *testing.T, ws uuid.UUID, title string) domain.Product {
+func (h *harness) createProduct(t *testing.T, ws uuid.UUID, title string) model.Product {
 	t.Helper()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	p := domain.Product{
+	p := model.Product{
 		ID: uuid.New(), WorkspaceID: ws, Title: title, Description: "28 cm, pre-seasoned",
 		PriceMinor: 3999, Currency: "EUR", Revision: 1, CreatedAt: now, UpdatedAt: now,
 	}
@@ -64,39 +65,39 @@ func (h *harness) createProduct(t *testing.T, ws uuid.UUID, title string) domain
 
 // start accepts a task as the API does and returns it, its operation and
 // the message the Dispatcher would publish.
-func (h *harness) start(t *testing.T, ctx context.Context, kind domain.AIKind, instructions string) (domain.AITask, domain.Operation, ports.Message) {
+func (h *harness) start(t *testing.T, ctx context.Context, kind model.AIKind, instructions string) (model.AITask, model.Operation, ports.Message) {
 	t.Helper()
-	p := domain.Principal{WorkspaceID: h.ws, UserID: uuid.New(), Role: domain.RoleMember}
-	var task domain.AITask
-	var op domain.Operation
-	var events []domain.OutboxEvent
+	p := model.Principal{WorkspaceID: h.ws, UserID: uuid.New(), Role: model.RoleMember}
+	var task model.AITask
+	var op model.Operation
+	var events []model.OutboxEvent
 	require.NoError(t, h.uow.Transact(ctx, h.ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		task, op, err = h.svc.Start(ctx, tx, p, ai.StartCommand{ProductID: h.product.ID, Kind: kind, Instructions: instructions})
 		if err != nil {
 			return err
 		}
-		events, err = tx.Outbox().List(ctx, domain.OutboxPending, 100)
+		events, err = tx.Outbox().List(ctx, model.OutboxPending, 100)
 		return err
 	}))
-	var ev domain.OutboxEvent
+	var ev model.OutboxEvent
 	for _, e := range events {
 		if e.AggregateID == task.ID {
 			ev = e
 		}
 	}
-	require.Equal(t, domain.EventAITask, ev.Type)
+	require.Equal(t, model.EventAITask, ev.Type)
 	return task, op, ports.Message{ID: ev.ID, Type: ev.Type, WorkspaceID: ev.WorkspaceID, Payload: ev.Payload, Traceparent: ev.Traceparent}
 }
 
 type state struct {
-	task    domain.AITask
-	op      domain.Operation
-	billing []domain.BillingRecord
-	media   *domain.Media
+	task    model.AITask
+	op      model.Operation
+	billing []model.BillingRecord
+	media   *model.Media
 }
 
-func (h *harness) state(t *testing.T, task domain.AITask) state {
+func (h *harness) state(t *testing.T, task model.AITask) state {
 	t.Helper()
 	var s state
 	require.NoError(t, h.uow.Transact(context.Background(), h.ws, func(ctx context.Context, tx ports.Tx) error {
@@ -123,11 +124,11 @@ func (h *harness) state(t *testing.T, task domain.AITask) state {
 
 // assertDoneOnce checks the task succeeded with one charge, one billing
 // record and, for an image, one object and one media row.
-func (h *harness) assertDoneOnce(t *testing.T, task domain.AITask) {
+func (h *harness) assertDoneOnce(t *testing.T, task model.AITask) {
 	t.Helper()
 	s := h.state(t, task)
-	assert.Equal(t, domain.TaskSucceeded, s.task.Status)
-	assert.Equal(t, domain.OperationSucceeded, s.op.Status)
+	assert.Equal(t, model.TaskSucceeded, s.task.Status)
+	assert.Equal(t, model.OperationSucceeded, s.op.Status)
 	assert.Empty(t, s.op.Error)
 	assert.Equal(t, 1, h.provider.ChargesFor(task.ID.String()), "the task id is the request token")
 	assert.Equal(t, 1, h.provider.Charges())
@@ -137,13 +138,13 @@ func (h *harness) assertDoneOnce(t *testing.T, task domain.AITask) {
 
 	want := aisim.Result(ports.AIRequest{Kind: task.Kind, Title: h.product.Title, Description: h.product.Description, Instructions: task.Instructions})
 	switch task.Kind {
-	case domain.AIText:
+	case model.AIText:
 		assert.Equal(t, want.Text, s.task.Result)
 		assert.Nil(t, s.media)
-	case domain.AICategory:
+	case model.AICategory:
 		assert.Equal(t, want.Category, s.task.Result)
 		assert.Nil(t, s.media)
-	case domain.AIImage:
+	case model.AIImage:
 		key := ai.ImageObjectKey(h.ws, task.ID)
 		assert.Equal(t, ai.ImageMediaID(task.ID).String(), s.task.Result)
 		assert.Equal(t, 1, h.store.Writes(key))
@@ -152,7 +153,7 @@ func (h *harness) assertDoneOnce(t *testing.T, task domain.AITask) {
 		require.NoError(t, err)
 		assert.Equal(t, want.Image, data)
 		require.NotNil(t, s.media)
-		assert.Equal(t, domain.MediaReady, s.media.Status)
+		assert.Equal(t, model.MediaReady, s.media.Status)
 		assert.Empty(t, s.media.Variants)
 		assert.Equal(t, "ai-"+task.ID.String()+".png", s.media.Filename)
 		assert.Equal(t, key, s.media.ObjectKey)
@@ -162,7 +163,7 @@ func (h *harness) assertDoneOnce(t *testing.T, task domain.AITask) {
 	}
 }
 
-var kinds = []domain.AIKind{domain.AIText, domain.AICategory, domain.AIImage}
+var kinds = []model.AIKind{model.AIText, model.AICategory, model.AIImage}
 
 // The same message delivered twice calls and bills once.
 func TestDuplicateDeliveryChargesAndBillsOnce(t *testing.T) {
@@ -190,8 +191,8 @@ func TestAnswerLostAfterTheChargeIsRecoveredWithoutASecondCharge(t *testing.T) {
 			err := h.handler.Handle(context.Background(), msg)
 			require.True(t, domain.IsCode(err, domain.CodeUnavailable), "redeliver: %v", err)
 			s := h.state(t, task)
-			assert.Equal(t, domain.TaskRunning, s.task.Status)
-			assert.Equal(t, domain.OperationRunning, s.op.Status)
+			assert.Equal(t, model.TaskRunning, s.task.Status)
+			assert.Equal(t, model.OperationRunning, s.op.Status)
 			assert.Empty(t, s.billing)
 
 			require.NoError(t, h.handler.Handle(context.Background(), msg))
@@ -213,7 +214,7 @@ func TestCrashBeforeRecordingIsRecoveredWithoutSecondEffects(t *testing.T) {
 
 			require.Error(t, h.handler.Handle(context.Background(), msg))
 			s := h.state(t, task)
-			assert.Equal(t, domain.TaskRunning, s.task.Status)
+			assert.Equal(t, model.TaskRunning, s.task.Status)
 			assert.Empty(t, s.billing, "rolled back")
 			assert.Nil(t, s.media, "rolled back")
 
@@ -250,7 +251,7 @@ func TestConcurrentDuplicatesHaveOneEffect(t *testing.T) {
 
 func TestOutageBeforeTheProviderActedIsRetried(t *testing.T) {
 	h := newHarness(t)
-	task, _, msg := h.start(t, context.Background(), domain.AIText, "")
+	task, _, msg := h.start(t, context.Background(), model.AIText, "")
 	h.provider.FailNext(1, nil)
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), msg), domain.CodeUnavailable))
 	assert.Zero(t, h.provider.Charges())
@@ -260,7 +261,7 @@ func TestOutageBeforeTheProviderActedIsRetried(t *testing.T) {
 
 func TestObjectStoreOutageIsRetriedWithoutASecondCharge(t *testing.T) {
 	h := newHarness(t)
-	task, _, msg := h.start(t, context.Background(), domain.AIImage, "")
+	task, _, msg := h.start(t, context.Background(), model.AIImage, "")
 	h.store.FailWith(func(memstore.Op, string) error {
 		return domain.Errorf(domain.CodeUnavailable, "simulated storage outage")
 	})
@@ -274,11 +275,11 @@ func TestObjectStoreOutageIsRetriedWithoutASecondCharge(t *testing.T) {
 // and a redelivery does not call again.
 func TestPermanentProviderErrorFailsTheTask(t *testing.T) {
 	h := newHarness(t)
-	task, _, msg := h.start(t, context.Background(), domain.AIText, "something forbidden")
+	task, _, msg := h.start(t, context.Background(), model.AIText, "something forbidden")
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	s := h.state(t, task)
-	assert.Equal(t, domain.TaskFailed, s.task.Status)
-	assert.Equal(t, domain.OperationFailed, s.op.Status)
+	assert.Equal(t, model.TaskFailed, s.task.Status)
+	assert.Equal(t, model.OperationFailed, s.op.Status)
 	assert.Contains(t, s.op.Error, "content policy")
 	assert.Equal(t, s.op.Error, s.task.Reason)
 	assert.Empty(t, s.task.Result)
@@ -292,29 +293,29 @@ func TestPermanentProviderErrorFailsTheTask(t *testing.T) {
 // A provider reason that echoes a secret is redacted.
 func TestAProviderReasonThatEchoesASecretIsSanitized(t *testing.T) {
 	h := newHarness(t)
-	task, _, msg := h.start(t, context.Background(), domain.AIText, "")
+	task, _, msg := h.start(t, context.Background(), model.AIText, "")
 	h.provider.FailNext(1, domain.Errorf(domain.CodeForbidden, "quota exceeded for api_key=sk-live-123456"))
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	s := h.state(t, task)
-	assert.Equal(t, domain.OperationFailed, s.op.Status)
+	assert.Equal(t, model.OperationFailed, s.op.Status)
 	assert.Contains(t, s.op.Error, "quota exceeded")
 	assert.NotContains(t, s.op.Error, "sk-live-123456")
 }
 
 func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
 	h := newHarness(t)
-	_, _, msg := h.start(t, context.Background(), domain.AIText, "")
+	_, _, msg := h.start(t, context.Background(), model.AIText, "")
 
 	bad := msg
 	bad.Payload = []byte(`{"task_id":`)
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation))
 
 	bad = msg
-	bad.Type = domain.EventMaterialTransfer
+	bad.Type = model.EventMaterialTransfer
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation))
 
 	bad = msg
-	bad.Payload, _ = json.Marshal(domain.AITaskRun{TaskID: uuid.New(), JobOperation: domain.JobOperation{OperationID: uuid.New()}})
+	bad.Payload, _ = json.Marshal(model.AITaskRun{TaskID: uuid.New(), JobOperation: model.JobOperation{OperationID: uuid.New()}})
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
 
 	bad = msg

@@ -8,6 +8,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -24,7 +25,7 @@ func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) 
 // StartCommand asks for one generation for a product.
 type StartCommand struct {
 	ProductID    uuid.UUID
-	Kind         domain.AIKind
+	Kind         model.AIKind
 	Instructions string
 }
 
@@ -36,22 +37,22 @@ type StartCommand struct {
 // instructions longer than MaxInstructions characters (or not UTF-8);
 // CodeNotFound if the workspace has no such product; what the repositories
 // return.
-func (s *Service) Start(ctx context.Context, tx ports.Tx, p domain.Principal, cmd StartCommand) (domain.AITask, domain.Operation, error) {
+func (s *Service) Start(ctx context.Context, tx ports.Tx, p model.Principal, cmd StartCommand) (model.AITask, model.Operation, error) {
 	if err := cmd.validate(); err != nil {
-		return domain.AITask{}, domain.Operation{}, err
+		return model.AITask{}, model.Operation{}, err
 	}
 	if _, err := tx.Products().Get(ctx, cmd.ProductID); err != nil {
-		return domain.AITask{}, domain.Operation{}, err
+		return model.AITask{}, model.Operation{}, err
 	}
-	task := domain.AITask{TaskState: s.NewTask(p), ProductID: cmd.ProductID, Kind: cmd.Kind, Instructions: cmd.Instructions}
+	task := model.AITask{TaskState: s.NewTask(p), ProductID: cmd.ProductID, Kind: cmd.Kind, Instructions: cmd.Instructions}
 	return Task.Begin(ctx, tx, s.IDs, p, task,
-		func(op domain.JobOperation) any { return domain.AITaskRun{TaskID: task.ID, JobOperation: op} })
+		func(op model.JobOperation) any { return model.AITaskRun{TaskID: task.ID, JobOperation: op} })
 }
 
 // Get reads one AI task of the caller's workspace.
 //
 // Errors: CodeNotFound if the workspace has no such task.
-func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.AITask, error) {
+func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (model.AITask, error) {
 	return Task.Read(ctx, s.UOW, p, id)
 }
 
@@ -60,7 +61,7 @@ func (c StartCommand) validate() error {
 	case c.ProductID == uuid.Nil:
 		return domain.Errorf(domain.CodeValidation, "product_id is required")
 	case !c.Kind.Valid():
-		return domain.Errorf(domain.CodeValidation, "kind must be one of %s, %s, %s", domain.AIText, domain.AICategory, domain.AIImage)
+		return domain.Errorf(domain.CodeValidation, "kind must be one of %s, %s, %s", model.AIText, model.AICategory, model.AIImage)
 	case !utf8.ValidString(c.Instructions):
 		return domain.Errorf(domain.CodeValidation, "instructions must be UTF-8 text")
 	case utf8.RuneCountInString(c.Instructions) > MaxInstructions:

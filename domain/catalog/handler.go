@@ -9,6 +9,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
@@ -36,14 +37,14 @@ const (
 //
 // Listings the shop no longer has stay in the catalogue: the port has no
 // delete, and a sync only adds and refreshes.
-type SyncHandler = jobs.Handler[domain.CatalogSyncRun, domain.Store, []domain.CatalogItem]
+type SyncHandler = jobs.Handler[model.CatalogSyncRun, model.Store, []model.CatalogItem]
 
 // NewSyncHandler builds the handler; log may be nil.
 func NewSyncHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer ports.CredentialSealer, clock ports.Clock, log *slog.Logger) *SyncHandler {
-	row := jobs.OnRow[domain.CatalogSyncRun, domain.CatalogSync, domain.TaskStatus, domain.Store, []domain.CatalogItem]{
+	row := jobs.OnRow[model.CatalogSyncRun, model.CatalogSync, model.TaskStatus, model.Store, []model.CatalogItem]{
 		Task: Task.TaskRow, Prepare: prepare, Record: record,
 	}
-	call := func(ctx context.Context, log *slog.Logger, run jobs.Run[domain.CatalogSyncRun], store domain.Store) ([]domain.CatalogItem, error) {
+	call := func(ctx context.Context, log *slog.Logger, run jobs.Run[model.CatalogSyncRun], store model.Store) ([]model.CatalogItem, error) {
 		creds, err := stores.Credentials(sealer, store, log)
 		if err != nil {
 			return nil, err
@@ -53,14 +54,14 @@ func NewSyncHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer 
 		})
 		return items(run.Workspace, store.ID, listings, clock), err
 	}
-	return jobs.NewHandler(jobs.Job[domain.CatalogSyncRun, domain.Store, []domain.CatalogItem]{
-		Event: domain.EventCatalogSync, Noun: "sync", External: "platform", Refused: ReasonPlatformRefused,
+	return jobs.NewHandler(jobs.Job[model.CatalogSyncRun, model.Store, []model.CatalogItem]{
+		Event: model.EventCatalogSync, Noun: "sync", External: "platform", Refused: ReasonPlatformRefused,
 		Begin: row.Begin, Call: call, End: row.End,
 	}, uow, clock, log)
 }
 
 // prepare is step 1: the sync's store.
-func prepare(ctx context.Context, tx ports.Tx, _ *slog.Logger, cs domain.CatalogSync) (domain.Store, string, error) {
+func prepare(ctx context.Context, tx ports.Tx, _ *slog.Logger, cs model.CatalogSync) (model.Store, string, error) {
 	store, err := tx.Stores().Get(ctx, cs.StoreID)
 	if domain.IsCode(err, domain.CodeNotFound) {
 		return store, ReasonStoreNotFound, nil
@@ -69,13 +70,13 @@ func prepare(ctx context.Context, tx ports.Tx, _ *slog.Logger, cs domain.Catalog
 }
 
 // record is step 3 on success.
-func record(ctx context.Context, tx ports.Tx, log *slog.Logger, cs domain.CatalogSync, items []domain.CatalogItem, now time.Time) error {
+func record(ctx context.Context, tx ports.Tx, log *slog.Logger, cs model.CatalogSync, items []model.CatalogItem, now time.Time) error {
 	if len(items) > 0 {
 		if err := tx.Syncs().UpsertItems(ctx, items); err != nil {
 			return err
 		}
 	}
-	cs.Status, cs.ItemsSynced, cs.Reason, cs.UpdatedAt = domain.TaskSucceeded, len(items), "", now
+	cs.Status, cs.ItemsSynced, cs.Reason, cs.UpdatedAt = model.TaskSucceeded, len(items), "", now
 	log.Info("catalog synced", "items", len(items))
 	return tx.Syncs().Update(ctx, cs)
 }
@@ -83,12 +84,12 @@ func record(ctx context.Context, tx ports.Tx, log *slog.Logger, cs domain.Catalo
 // items turns the platform's listings into catalogue rows. A listing the
 // platform reports twice is stored once (the last report wins), so
 // ItemsSynced counts distinct listings.
-func items(ws, storeID uuid.UUID, listings []ports.CatalogListing, clock ports.Clock) []domain.CatalogItem {
+func items(ws, storeID uuid.UUID, listings []ports.CatalogListing, clock ports.Clock) []model.CatalogItem {
 	now := clock.Now()
-	out := make([]domain.CatalogItem, 0, len(listings))
+	out := make([]model.CatalogItem, 0, len(listings))
 	at := make(map[string]int, len(listings))
 	for _, l := range listings {
-		item := domain.CatalogItem{
+		item := model.CatalogItem{
 			WorkspaceID: ws,
 			StoreID:     storeID,
 			ExternalID:  l.ExternalID,

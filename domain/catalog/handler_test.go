@@ -13,6 +13,7 @@ import (
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/catalog"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -34,9 +35,9 @@ func TestDuplicateDeliverySyncsOnce(t *testing.T) {
 	assert.Zero(t, h.sim.EffectCount())
 
 	got, o := h.state(t, cs.ID, op.ID)
-	assert.Equal(t, domain.TaskSucceeded, got.Status)
+	assert.Equal(t, model.TaskSucceeded, got.Status)
 	assert.Equal(t, platformsim.DefaultCatalogSize, got.ItemsSynced)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 	assert.Equal(t, platformsim.DefaultCatalogSize, h.count(t, store.ID))
 }
 
@@ -50,8 +51,8 @@ func TestConcurrentDuplicatesSyncOnce(t *testing.T) {
 	}
 	wg.Wait()
 	got, o := h.state(t, cs.ID, op.ID)
-	assert.Equal(t, domain.TaskSucceeded, got.Status)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.TaskSucceeded, got.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 	assert.Equal(t, platformsim.DefaultCatalogSize, h.count(t, store.ID))
 }
 
@@ -70,8 +71,8 @@ func TestSyncTwiceLeavesTheCountUnchanged(t *testing.T) {
 	second, op, msg := h.start(t, store.ID)
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	got, o := h.state(t, second.ID, op.ID)
-	assert.Equal(t, domain.TaskSucceeded, got.Status)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.TaskSucceeded, got.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 	assert.Equal(t, platformsim.DefaultCatalogSize, got.ItemsSynced)
 	assert.Equal(t, platformsim.DefaultCatalogSize, h.count(t, store.ID))
 }
@@ -86,14 +87,14 @@ func TestTimeoutAfterTheReadIsRetried(t *testing.T) {
 	err := h.handler.Handle(context.Background(), msg)
 	assert.True(t, domain.IsCode(err, domain.CodeUnavailable), "redeliver: %v", err)
 	got, o := h.state(t, cs.ID, op.ID)
-	assert.Equal(t, domain.TaskRunning, got.Status)
-	assert.Equal(t, domain.OperationRunning, o.Status)
+	assert.Equal(t, model.TaskRunning, got.Status)
+	assert.Equal(t, model.OperationRunning, o.Status)
 	assert.Zero(t, h.count(t, store.ID))
 
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	got, o = h.state(t, cs.ID, op.ID)
-	assert.Equal(t, domain.TaskSucceeded, got.Status)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.TaskSucceeded, got.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 	assert.Equal(t, platformsim.DefaultCatalogSize, h.count(t, store.ID))
 }
 
@@ -107,13 +108,13 @@ func TestCrashWhileRecordingIsHarmless(t *testing.T) {
 
 	require.Error(t, h.handler.Handle(context.Background(), msg))
 	got, _ := h.state(t, cs.ID, op.ID)
-	assert.Equal(t, domain.TaskRunning, got.Status)
+	assert.Equal(t, model.TaskRunning, got.Status)
 	assert.Zero(t, h.count(t, store.ID), "the upsert rolled back with the rest")
 
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	got, o := h.state(t, cs.ID, op.ID)
-	assert.Equal(t, domain.TaskSucceeded, got.Status)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.TaskSucceeded, got.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 	assert.Equal(t, platformsim.DefaultCatalogSize, got.ItemsSynced)
 	assert.Equal(t, platformsim.DefaultCatalogSize, h.count(t, store.ID))
 	assert.Len(t, h.sim.Calls(), 2)
@@ -142,8 +143,8 @@ func TestPermanentPlatformErrorFailsTheSync(t *testing.T) {
 	h.sim.FailNext(1, domain.Errorf(domain.CodeForbidden, "scope missing; token=abc123"))
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	got, o := h.state(t, cs.ID, op.ID)
-	assert.Equal(t, domain.TaskFailed, got.Status)
-	assert.Equal(t, domain.OperationFailed, o.Status)
+	assert.Equal(t, model.TaskFailed, got.Status)
+	assert.Equal(t, model.OperationFailed, o.Status)
 	assert.Contains(t, o.Error, catalog.ReasonPlatformRefused)
 	assert.Contains(t, o.Error, "scope missing")
 	assert.NotContains(t, o.Error, "abc123")
@@ -164,7 +165,7 @@ func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation))
 
 	bad = msg
-	bad.Type = domain.EventListingPublish
+	bad.Type = model.EventListingPublish
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation))
 
 	bad = msg

@@ -13,8 +13,8 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/adapters/system"
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/catalog"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
@@ -29,7 +29,7 @@ type harness struct {
 	svc     *catalog.Service
 	handler *catalog.SyncHandler
 	logs    *testkit.LogBuffer
-	p       domain.Principal
+	p       model.Principal
 }
 
 func newHarness(t *testing.T, opts ...platformsim.Option) *harness {
@@ -43,7 +43,7 @@ func newHarness(t *testing.T, opts ...platformsim.Option) *harness {
 		sealer: sealer,
 		sim:    platformsim.New(opts...),
 		logs:   &testkit.LogBuffer{},
-		p:      domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: domain.RoleAdmin},
+		p:      model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin},
 	}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.svc = catalog.NewService(h.uow, system.NewClock(), system.NewIDs())
@@ -61,21 +61,21 @@ func (h *harness) tx(t *testing.T, fn func(ctx context.Context, tx ports.Tx) err
 
 // store connects a store; verified says whether its credentials were
 // verified since.
-func (h *harness) store(t *testing.T, verified bool) domain.Store {
+func (h *harness) store(t *testing.T, verified bool) model.Store {
 	t.Helper()
 	svc := stores.NewService(h.uow, h.sealer, system.NewClock(), system.NewIDs())
-	var s domain.Store
+	var s model.Store
 	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
 		created, err := svc.Create(ctx, tx, h.p, stores.CreateCommand{
 			Platform: "shopify", Name: "Shop", ExternalShopID: "shop-" + uuid.NewString(),
-			Credentials: domain.StoreCredentials{APIKey: "ak_good", APISecret: secret},
+			Credentials: model.StoreCredentials{APIKey: "ak_good", APISecret: secret},
 		})
 		if err != nil {
 			return err
 		}
 		s = created.Store
 		if verified {
-			s.Status = domain.StoreVerified
+			s.Status = model.StoreVerified
 			return tx.Stores().Update(ctx, s)
 		}
 		return nil
@@ -85,13 +85,13 @@ func (h *harness) store(t *testing.T, verified bool) domain.Store {
 
 // start runs StartSync as the API does and returns the message the
 // Dispatcher would publish.
-func (h *harness) start(t *testing.T, storeID uuid.UUID) (domain.CatalogSync, domain.Operation, ports.Message) {
+func (h *harness) start(t *testing.T, storeID uuid.UUID) (model.CatalogSync, model.Operation, ports.Message) {
 	t.Helper()
 	cs, op, err := h.tryStart(storeID)
 	require.NoError(t, err)
 	var msg ports.Message
 	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
-		evs, err := tx.Outbox().List(ctx, domain.OutboxPending, 100)
+		evs, err := tx.Outbox().List(ctx, model.OutboxPending, 100)
 		for _, e := range evs {
 			if e.AggregateID == cs.ID {
 				msg = ports.Message{ID: e.ID, Type: e.Type, WorkspaceID: e.WorkspaceID, Payload: e.Payload}
@@ -99,13 +99,13 @@ func (h *harness) start(t *testing.T, storeID uuid.UUID) (domain.CatalogSync, do
 		}
 		return err
 	})
-	require.Equal(t, domain.EventCatalogSync, msg.Type)
+	require.Equal(t, model.EventCatalogSync, msg.Type)
 	return cs, op, msg
 }
 
-func (h *harness) tryStart(storeID uuid.UUID) (domain.CatalogSync, domain.Operation, error) {
-	var cs domain.CatalogSync
-	var op domain.Operation
+func (h *harness) tryStart(storeID uuid.UUID) (model.CatalogSync, model.Operation, error) {
+	var cs model.CatalogSync
+	var op model.Operation
 	err := h.uow.Transact(context.Background(), h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		cs, op, err = h.svc.StartSync(ctx, tx, h.p, storeID)
@@ -114,10 +114,10 @@ func (h *harness) tryStart(storeID uuid.UUID) (domain.CatalogSync, domain.Operat
 	return cs, op, err
 }
 
-func (h *harness) state(t *testing.T, syncID, opID uuid.UUID) (domain.CatalogSync, domain.Operation) {
+func (h *harness) state(t *testing.T, syncID, opID uuid.UUID) (model.CatalogSync, model.Operation) {
 	t.Helper()
-	var cs domain.CatalogSync
-	var op domain.Operation
+	var cs model.CatalogSync
+	var op model.Operation
 	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		if cs, err = tx.Syncs().Get(ctx, syncID); err != nil {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
@@ -33,18 +33,18 @@ func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) 
 // CodeSyncAlreadyActive with ResourceID = the active sync if the store has
 // a pending or running sync (enforced by the database, so concurrent
 // requests cannot both win).
-func (s *Service) StartSync(ctx context.Context, tx ports.Tx, p domain.Principal, storeID uuid.UUID) (domain.CatalogSync, domain.Operation, error) {
+func (s *Service) StartSync(ctx context.Context, tx ports.Tx, p model.Principal, storeID uuid.UUID) (model.CatalogSync, model.Operation, error) {
 	if _, err := stores.RequireVerified(ctx, tx, storeID); err != nil {
-		return domain.CatalogSync{}, domain.Operation{}, err
+		return model.CatalogSync{}, model.Operation{}, err
 	}
-	cs := domain.CatalogSync{TaskState: s.NewTask(p), StoreID: storeID}
+	cs := model.CatalogSync{TaskState: s.NewTask(p), StoreID: storeID}
 	return Task.Begin(ctx, tx, s.IDs, p, cs,
-		func(op domain.JobOperation) any { return domain.CatalogSyncRun{SyncID: cs.ID, JobOperation: op} })
+		func(op model.JobOperation) any { return model.CatalogSyncRun{SyncID: cs.ID, JobOperation: op} })
 }
 
 // Get reads one catalog sync of the caller's workspace.
 //
 // Errors: CodeNotFound if the workspace has no such sync.
-func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.CatalogSync, error) {
+func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (model.CatalogSync, error) {
 	return Task.Read(ctx, s.UOW, p, id)
 }

@@ -11,26 +11,27 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 func TestStartSyncWritesSyncOperationAndEvent(t *testing.T) {
 	h := newHarness(t)
 	store := h.store(t, true)
 	cs, op, msg := h.start(t, store.ID)
-	assert.Equal(t, domain.TaskPending, cs.Status)
+	assert.Equal(t, model.TaskPending, cs.Status)
 	assert.Equal(t, store.ID, cs.StoreID)
 	assert.Equal(t, op.ID, cs.OperationID)
 	assert.Equal(t, h.p.WorkspaceID, cs.WorkspaceID)
 
-	assert.Equal(t, domain.OperationCatalogSync, op.Kind)
-	assert.Equal(t, domain.OperationPending, op.Status)
+	assert.Equal(t, model.OperationCatalogSync, op.Kind)
+	assert.Equal(t, model.OperationPending, op.Status)
 	assert.Equal(t, "catalog_sync", op.ResourceType)
 	assert.Equal(t, cs.ID, op.ResourceID)
 	assert.Equal(t, h.p.UserID, op.CreatedBy)
 
-	var payload domain.CatalogSyncRun
+	var payload model.CatalogSyncRun
 	require.NoError(t, json.Unmarshal(msg.Payload, &payload))
-	assert.Equal(t, domain.CatalogSyncRun{SyncID: cs.ID, JobOperation: domain.JobOperation{OperationID: op.ID}}, payload)
+	assert.Equal(t, model.CatalogSyncRun{SyncID: cs.ID, JobOperation: model.JobOperation{OperationID: op.ID}}, payload)
 
 	got, err := h.svc.Get(context.Background(), h.p, cs.ID)
 	require.NoError(t, err)
@@ -84,7 +85,7 @@ func TestAFailedSyncAllowsANewOne(t *testing.T) {
 	h.sim.FailNext(1, domain.Errorf(domain.CodeForbidden, "scope read_products missing"))
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	cs, _ := h.state(t, first.ID, first.OperationID)
-	require.Equal(t, domain.TaskFailed, cs.Status)
+	require.Equal(t, model.TaskFailed, cs.Status)
 	_, _, err := h.tryStart(store.ID)
 	assert.NoError(t, err)
 }

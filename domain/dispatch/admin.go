@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -34,7 +35,7 @@ type Admin struct {
 // event's job to run again (jobs.Failures.Reopen). A domain error with a
 // non-transient code means this event cannot be re-driven now.
 type JobReopener interface {
-	Reopen(ctx context.Context, tx ports.Tx, event domain.OutboxEvent) error
+	Reopen(ctx context.Context, tx ports.Tx, event model.OutboxEvent) error
 }
 
 // NewAdmin builds the operator use cases. signal may be nil; when set,
@@ -46,15 +47,15 @@ func NewAdmin(uow ports.UnitOfWork, clock ports.Clock, signal ports.DispatchSign
 
 // ListDeadLetters returns up to limit (100 if <= 0, at most MaxAdminBatch)
 // dead-lettered events of workspace, oldest first.
-func (a *Admin) ListDeadLetters(ctx context.Context, workspace uuid.UUID, limit int) ([]domain.OutboxEvent, error) {
+func (a *Admin) ListDeadLetters(ctx context.Context, workspace uuid.UUID, limit int) ([]model.OutboxEvent, error) {
 	if limit <= 0 {
 		limit = 100
 	}
 	limit = min(limit, MaxAdminBatch)
-	var events []domain.OutboxEvent
+	var events []model.OutboxEvent
 	err := a.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		events, err = tx.Outbox().List(ctx, domain.OutboxDeadLetter, limit)
+		events, err = tx.Outbox().List(ctx, model.OutboxDeadLetter, limit)
 		return err
 	})
 	return events, err
@@ -110,13 +111,13 @@ func (a *Admin) Redrive(ctx context.Context, workspace uuid.UUID, ids []uuid.UUI
 
 // deadLetters reads the dead letters among ids (nil: the oldest
 // MaxAdminBatch of the workspace).
-func (a *Admin) deadLetters(ctx context.Context, workspace uuid.UUID, ids []uuid.UUID) ([]domain.OutboxEvent, error) {
-	var events []domain.OutboxEvent
+func (a *Admin) deadLetters(ctx context.Context, workspace uuid.UUID, ids []uuid.UUID) ([]model.OutboxEvent, error) {
+	var events []model.OutboxEvent
 	err := a.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
 		events = events[:0]
 		if ids == nil {
 			var err error
-			events, err = tx.Outbox().List(ctx, domain.OutboxDeadLetter, MaxAdminBatch)
+			events, err = tx.Outbox().List(ctx, model.OutboxDeadLetter, MaxAdminBatch)
 			return err
 		}
 		for _, id := range ids {
@@ -127,7 +128,7 @@ func (a *Admin) deadLetters(ctx context.Context, workspace uuid.UUID, ids []uuid
 			if err != nil {
 				return err
 			}
-			if e.Status == domain.OutboxDeadLetter {
+			if e.Status == model.OutboxDeadLetter {
 				events = append(events, e)
 			}
 		}
@@ -143,7 +144,7 @@ func (a *Admin) redrive(ctx context.Context, workspace, id uuid.UUID) (bool, err
 	err := a.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
 		moved = 0
 		e, err := tx.Outbox().Get(ctx, id)
-		if err != nil || e.Status != domain.OutboxDeadLetter {
+		if err != nil || e.Status != model.OutboxDeadLetter {
 			return err
 		}
 		if a.jobs != nil {
@@ -166,7 +167,7 @@ type DeadLetterGroup struct {
 // GroupByError groups events by their last error, the largest group first
 // (then by error text), events in their given order within a group: what
 // an operator fixes once and re-drives together.
-func GroupByError(events []domain.OutboxEvent) []DeadLetterGroup {
+func GroupByError(events []model.OutboxEvent) []DeadLetterGroup {
 	index := map[string]int{}
 	var groups []DeadLetterGroup
 	for _, e := range events {
@@ -186,9 +187,9 @@ func GroupByError(events []domain.OutboxEvent) []DeadLetterGroup {
 
 // Stage says where a dead letter gave up: "delivery" (the Dispatcher could
 // not publish it) or "job" (it was delivered and the worker gave up on
-// its job: its last error starts with domain.JobFailurePrefix).
-func Stage(e domain.OutboxEvent) string {
-	if strings.HasPrefix(e.LastError, domain.JobFailurePrefix) {
+// its job: its last error starts with model.JobFailurePrefix).
+func Stage(e model.OutboxEvent) string {
+	if strings.HasPrefix(e.LastError, model.JobFailurePrefix) {
 		return "job"
 	}
 	return "delivery"

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -48,9 +48,9 @@ func newOutageEnv(t *testing.T, cfg dispatch.Config, perWorkspace int) *outageEn
 	return o
 }
 
-func (o *outageEnv) events(t *testing.T) []domain.OutboxEvent {
+func (o *outageEnv) events(t *testing.T) []model.OutboxEvent {
 	t.Helper()
-	var all []domain.OutboxEvent
+	var all []model.OutboxEvent
 	for ws, ids := range o.ids {
 		for _, id := range ids {
 			all = append(all, o.event(t, ws, id))
@@ -86,7 +86,7 @@ func TestABrokerOutageSpendsNoAttemptsAndLosesNothing(t *testing.T) {
 	assert.LessOrEqual(t, o.pub.calls, dispatch.DefaultBreakerFailures+rounds-1, "at most one probe per round")
 	assert.Greater(t, o.pub.calls, rounds/2, "and a probe in (nearly) every round")
 	for _, e := range o.events(t) {
-		assert.Equal(t, domain.OutboxPending, e.Status)
+		assert.Equal(t, model.OutboxPending, e.Status)
 		assert.Zero(t, e.AttemptCount, "event %s", e.ID)
 		assert.Contains(t, e.LastError, "connection refused")
 		assert.False(t, e.NextAttemptAt.After(o.clock.Now()), "due as soon as the broker is back, not backed off")
@@ -103,7 +103,7 @@ func TestABrokerOutageSpendsNoAttemptsAndLosesNothing(t *testing.T) {
 	assert.True(t, o.d.BrokerUp())
 	counts := o.pub.countByID()
 	for _, e := range o.events(t) {
-		assert.Equal(t, domain.OutboxDispatched, e.Status)
+		assert.Equal(t, model.OutboxDispatched, e.Status)
 		assert.Zero(t, e.AttemptCount)
 		assert.Equal(t, 1, counts[e.ID], "event %s published once", e.ID)
 	}
@@ -134,7 +134,7 @@ func TestAnOpenBreakerLeavesTheOutboxAlone(t *testing.T) {
 	assert.Equal(t, 1, o.pub.calls)
 	untouched := 0
 	for _, e := range o.events(t) {
-		assert.Equal(t, domain.OutboxPending, e.Status)
+		assert.Equal(t, model.OutboxPending, e.Status)
 		assert.Zero(t, e.AttemptCount)
 		if e.LastError == "" {
 			untouched++ // never claimed
@@ -177,7 +177,7 @@ func TestAPublishTimeoutIsAnOutage(t *testing.T) {
 	assert.Equal(t, dispatch.Result{Postponed: 1}, res)
 	assert.False(t, d.BrokerUp())
 	ev := e.event(t, ws, id)
-	assert.Equal(t, domain.OutboxPending, ev.Status)
+	assert.Equal(t, model.OutboxPending, ev.Status)
 	assert.Zero(t, ev.AttemptCount)
 }
 
@@ -207,7 +207,7 @@ func TestStoppingDuringAPublishCountsNoAttempt(t *testing.T) {
 	assert.True(t, d.BrokerUp(), "stopping says nothing about the broker")
 	for _, id := range ids {
 		ev := e.event(t, ws, id)
-		assert.Equal(t, domain.OutboxPending, ev.Status)
+		assert.Equal(t, model.OutboxPending, ev.Status)
 		assert.Zero(t, ev.AttemptCount)
 		assert.Empty(t, ev.LockedBy)
 	}

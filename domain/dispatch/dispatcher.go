@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -276,12 +277,12 @@ func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID, order 
 		d.log.Error("events dead-lettered: their lease expired once too often (the dispatcher holding them crashed or hung)",
 			"workspace", ws, "events", n)
 	}
-	batches := make([][]domain.OutboxEvent, 0, 1+len(claim.TakenOver))
+	batches := make([][]model.OutboxEvent, 0, 1+len(claim.TakenOver))
 	if len(claim.Events) > 0 {
 		batches = append(batches, claim.Events)
 	}
 	for _, e := range claim.TakenOver {
-		batches = append(batches, []domain.OutboxEvent{e})
+		batches = append(batches, []model.OutboxEvent{e})
 	}
 	for i, events := range batches {
 		r, took, down, err := d.publishBatch(ctx, ws, events, order)
@@ -289,7 +290,7 @@ func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID, order 
 		res.add(r)
 		if err != nil || down {
 			// Hand back, uncounted, what this round will not publish.
-			var rest []domain.OutboxEvent
+			var rest []model.OutboxEvent
 			for _, b := range batches[i+1:] {
 				rest = append(rest, b...)
 			}
@@ -307,7 +308,7 @@ func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID, order 
 // unreachable or this Dispatcher is stopping. took is the publish's time;
 // down reports that the broker is to be left alone for now (the breaker is
 // open).
-func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent, order *turn) (res Result, took time.Duration, down bool, err error) {
+func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []model.OutboxEvent, order *turn) (res Result, took time.Duration, down bool, err error) {
 	order.waitPublish(ctx)
 	start := time.Now()
 	pubErr := d.breaker.publish(func() error { return d.publish(ctx, events) })
@@ -342,7 +343,7 @@ func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []do
 // publish hands the events to the broker in one call, bounded so that it
 // usually ends well inside the lease (a publish outliving the lease lets
 // another instance deliver the same events again).
-func (d *Dispatcher) publish(ctx context.Context, events []domain.OutboxEvent) error {
+func (d *Dispatcher) publish(ctx context.Context, events []model.OutboxEvent) error {
 	msgs := make([]ports.Message, len(events))
 	for i, e := range events {
 		msgs[i] = ports.Message{
@@ -366,7 +367,7 @@ const postponeTimeout = 5 * time.Second
 // attempt: the broker is unreachable (the breaker paces the retries, not a
 // backoff per event, so they go as soon as it is back) or this Dispatcher
 // is stopping. lastError, if not empty, replaces the events' last error.
-func (d *Dispatcher) postpone(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent, lastError string) (Result, error) {
+func (d *Dispatcher) postpone(ctx context.Context, ws uuid.UUID, events []model.OutboxEvent, lastError string) (Result, error) {
 	if len(events) == 0 {
 		return Result{}, nil
 	}
@@ -385,7 +386,7 @@ func (d *Dispatcher) postpone(ctx context.Context, ws uuid.UUID, events []domain
 
 // markDispatched records the delivery. On error the events stay
 // dispatching; after the lease they are delivered again.
-func (d *Dispatcher) markDispatched(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent) error {
+func (d *Dispatcher) markDispatched(ctx context.Context, ws uuid.UUID, events []model.OutboxEvent) error {
 	ids := eventIDs(events)
 	n, err := d.claims.MarkDispatched(ctx, ws, d.cfg.Owner, ids, d.clock.Now())
 	if err != nil {
@@ -395,7 +396,7 @@ func (d *Dispatcher) markDispatched(ctx context.Context, ws uuid.UUID, events []
 	return nil
 }
 
-func eventIDs(events []domain.OutboxEvent) []uuid.UUID {
+func eventIDs(events []model.OutboxEvent) []uuid.UUID {
 	ids := make([]uuid.UUID, len(events))
 	for i, e := range events {
 		ids[i] = e.ID
@@ -414,7 +415,7 @@ func (d *Dispatcher) warnTakenOver(ws uuid.UUID, doing string, claimed, changed 
 
 // settleClaimed changes the claimed events in one transaction of ws (see
 // warnTakenOver).
-func (d *Dispatcher) settleClaimed(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent, doing string,
+func (d *Dispatcher) settleClaimed(ctx context.Context, ws uuid.UUID, events []model.OutboxEvent, doing string,
 	change func(ctx context.Context, od ports.OutboxDispatch, ids []uuid.UUID) (int, error),
 ) (int, error) {
 	ids := eventIDs(events)
@@ -434,7 +435,7 @@ func (d *Dispatcher) settleClaimed(ctx context.Context, ws uuid.UUID, events []d
 // settleFailure returns each event to pending with a backoff, or parks it
 // as a dead letter once this failure is its MaxAttempts-th attempt. The
 // stored error is sanitized: broker errors can carry URLs and credentials.
-func (d *Dispatcher) settleFailure(ctx context.Context, ws uuid.UUID, events []domain.OutboxEvent, pubErr error) (Result, error) {
+func (d *Dispatcher) settleFailure(ctx context.Context, ws uuid.UUID, events []model.OutboxEvent, pubErr error) (Result, error) {
 	var res Result
 	lastError := domain.SanitizeError(pubErr)
 	err := d.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/mocks"
 	"github.com/oncehq/once/ports"
 )
@@ -46,7 +47,7 @@ func TestCommittedEventsArePublishedOnceWithTheEventIDAsMessageID(t *testing.T) 
 	assert.Equal(t, dispatch.Result{Published: 3}, res)
 	for _, id := range ids {
 		ev := e.event(t, ws, id)
-		assert.Equal(t, domain.OutboxDispatched, ev.Status)
+		assert.Equal(t, model.OutboxDispatched, ev.Status)
 		assert.Equal(t, e.clock.Now(), ev.DispatchedAt.UTC())
 	}
 
@@ -70,7 +71,7 @@ func TestPublishFailureIsReleasedWithBackoffThenSucceeds(t *testing.T) {
 	require.NoError(t, err, "a publish failure is handled, not a round error")
 	assert.Equal(t, dispatch.Result{Failed: 1}, res)
 	ev := e.event(t, ws, id)
-	assert.Equal(t, domain.OutboxPending, ev.Status)
+	assert.Equal(t, model.OutboxPending, ev.Status)
 	assert.Equal(t, 1, ev.AttemptCount)
 	assert.Equal(t, "broker unreachable", ev.LastError)
 	assert.False(t, ev.NextAttemptAt.Before(failedAt))
@@ -81,7 +82,7 @@ func TestPublishFailureIsReleasedWithBackoffThenSucceeds(t *testing.T) {
 	res, err = d.RunOnce(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, dispatch.Result{Published: 1}, res)
-	assert.Equal(t, domain.OutboxDispatched, e.event(t, ws, id).Status)
+	assert.Equal(t, model.OutboxDispatched, e.event(t, ws, id).Status)
 	assert.Equal(t, map[uuid.UUID]int{id: 1}, pub.countByID())
 }
 
@@ -106,7 +107,7 @@ func TestAlwaysFailingEventIsDeadLetteredWithASanitizedError(t *testing.T) {
 	}
 	assert.Equal(t, dispatch.Result{Failed: 2, DeadLettered: 1}, total)
 	ev := e.event(t, ws, id)
-	assert.Equal(t, domain.OutboxDeadLetter, ev.Status)
+	assert.Equal(t, model.OutboxDeadLetter, ev.Status)
 	assert.Equal(t, 3, ev.AttemptCount)
 	assert.NotContains(t, ev.LastError, "abc")
 	assert.Contains(t, ev.LastError, "token=[redacted]")
@@ -122,7 +123,7 @@ func TestAlwaysFailingEventIsDeadLetteredWithASanitizedError(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, moved)
 	ev = e.event(t, ws, id)
-	assert.Equal(t, domain.OutboxPending, ev.Status)
+	assert.Equal(t, model.OutboxPending, ev.Status)
 	assert.Equal(t, 0, ev.AttemptCount)
 
 	pub.setFail(nil)
@@ -148,7 +149,7 @@ func TestABusyWorkspaceDoesNotStarveTheOthers(t *testing.T) {
 	assert.Equal(t, 5, perWS[quiet])
 	assert.Equal(t, 100, perWS[busy])
 	for _, id := range quietIDs {
-		assert.Equal(t, domain.OutboxDispatched, e.event(t, quiet, id).Status)
+		assert.Equal(t, model.OutboxDispatched, e.event(t, quiet, id).Status)
 	}
 }
 
@@ -214,7 +215,7 @@ func TestAStaleMarkChangesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.Published)
 	ev := e.event(t, ws, id)
-	assert.Equal(t, domain.OutboxDispatching, ev.Status, "a's mark must not touch b's claim")
+	assert.Equal(t, model.OutboxDispatching, ev.Status, "a's mark must not touch b's claim")
 	assert.Equal(t, "b", ev.LockedBy)
 	assert.Contains(t, e.logs.String(), "lease taken over")
 
@@ -246,7 +247,7 @@ func TestAStaleReleaseChangesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, dispatch.Result{}, res)
 	ev := e.event(t, ws, id)
-	assert.Equal(t, domain.OutboxDispatching, ev.Status)
+	assert.Equal(t, model.OutboxDispatching, ev.Status)
 	assert.Equal(t, "b", ev.LockedBy)
 	assert.Equal(t, 1, ev.AttemptCount, "b's takeover counts; a's stale release does not")
 }

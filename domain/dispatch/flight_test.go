@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -214,7 +214,7 @@ func TestAWorkspacesBatchesPublishAndMarkInClaimOrder(t *testing.T) {
 	assert.Equal(t, claims.claims, claims.marks, "marked in claim order")
 	claims.mu.Unlock()
 	for _, id := range ids {
-		assert.Equal(t, domain.OutboxDispatched, e.event(t, ws, id).Status)
+		assert.Equal(t, model.OutboxDispatched, e.event(t, ws, id).Status)
 	}
 }
 
@@ -240,7 +240,7 @@ func TestRunReturnsOnlyOnceItsBatchesAreSettled(t *testing.T) {
 	for i, ws := range wss {
 		for _, id := range all[2*i : 2*i+2] {
 			ev := e.event(t, ws, id)
-			assert.Equal(t, domain.OutboxPending, ev.Status)
+			assert.Equal(t, model.OutboxPending, ev.Status)
 			assert.Zero(t, ev.AttemptCount)
 		}
 	}

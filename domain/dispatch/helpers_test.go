@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/memory"
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
 )
@@ -129,10 +129,10 @@ type payload struct {
 func (e *env) appendEvents(t *testing.T, ws uuid.UUID, n int) []uuid.UUID {
 	t.Helper()
 	ids := make([]uuid.UUID, n)
-	events := make([]domain.OutboxEvent, n)
+	events := make([]model.OutboxEvent, n)
 	for i := range n {
 		ids[i] = uuid.Must(uuid.NewV7())
-		ev, err := domain.NewOutboxEvent(ids[i], ws, "test.event", "thing", uuid.New(), payload{N: i}, e.clock.Now())
+		ev, err := model.NewOutboxEvent(ids[i], ws, "test.event", "thing", uuid.New(), payload{N: i}, e.clock.Now())
 		require.NoError(t, err)
 		ev.Traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 		events[i] = ev
@@ -143,9 +143,9 @@ func (e *env) appendEvents(t *testing.T, ws uuid.UUID, n int) []uuid.UUID {
 	return ids
 }
 
-func (e *env) event(t *testing.T, ws, id uuid.UUID) domain.OutboxEvent {
+func (e *env) event(t *testing.T, ws, id uuid.UUID) model.OutboxEvent {
 	t.Helper()
-	var ev domain.OutboxEvent
+	var ev model.OutboxEvent
 	require.NoError(t, e.uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		ev, err = tx.Outbox().Get(ctx, id)

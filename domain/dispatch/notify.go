@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -57,7 +57,7 @@ type notifyingOutbox struct {
 	appended *atomic.Bool
 }
 
-func (o notifyingOutbox) Append(ctx context.Context, events ...domain.OutboxEvent) error {
+func (o notifyingOutbox) Append(ctx context.Context, events ...model.OutboxEvent) error {
 	if err := o.Outbox.Append(ctx, events...); err != nil {
 		return err
 	}

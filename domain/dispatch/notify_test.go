@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -22,7 +22,7 @@ func (s *countingSignal) Committed()            { s.n.Add(1) }
 func (s *countingSignal) Wake() <-chan struct{} { return nil }
 
 func appendOne(ctx context.Context, tx ports.Tx, ws uuid.UUID) error {
-	ev, err := domain.NewOutboxEvent(uuid.New(), ws, "test.event", "thing", uuid.New(), payload{}, newClock().Now())
+	ev, err := model.NewOutboxEvent(uuid.New(), ws, "test.event", "thing", uuid.New(), payload{}, newClock().Now())
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func TestNotifyOnCommitSignalsOnlyAfterACommitThatAppended(t *testing.T) {
 	assert.EqualValues(t, 1, sig.n.Load(), "not when nothing was appended")
 
 	require.NoError(t, uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		unsafe := domain.OutboxEvent{ID: uuid.New(), WorkspaceID: ws, Type: "t", Payload: []byte(`{"api_key":"x"}`)}
+		unsafe := model.OutboxEvent{ID: uuid.New(), WorkspaceID: ws, Type: "t", Payload: []byte(`{"api_key":"x"}`)}
 		assert.Error(t, tx.Outbox().Append(ctx, unsafe))
 		return nil
 	}))

@@ -3,7 +3,7 @@ package dispatch
 import (
 	"time"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // Observer hears what the Dispatcher did, for metrics. Calls come from the
@@ -12,7 +12,7 @@ import (
 type Observer interface {
 	// Published reports events the broker accepted at `at` (at minus
 	// CreatedAt is the delivery latency).
-	Published(events []domain.OutboxEvent, at time.Time)
+	Published(events []model.OutboxEvent, at time.Time)
 	// PublishFailed reports n events whose publish failed and that were
 	// released for a later attempt.
 	PublishFailed(n int)
@@ -45,8 +45,8 @@ type NopObserver struct{}
 
 var _ Observer = NopObserver{}
 
-func (NopObserver) Published([]domain.OutboxEvent, time.Time) {}
-func (NopObserver) PublishFailed(int)                         {}
-func (NopObserver) DeadLettered(int)                          {}
-func (NopObserver) BrokerUp(bool)                             {}
-func (NopObserver) Round(RoundStats)                          {}
+func (NopObserver) Published([]model.OutboxEvent, time.Time) {}
+func (NopObserver) PublishFailed(int)                        {}
+func (NopObserver) DeadLettered(int)                         {}
+func (NopObserver) BrokerUp(bool)                            {}
+func (NopObserver) Round(RoundStats)                         {}

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -24,7 +24,7 @@ type countingObserver struct {
 	brokerUp                    []bool
 }
 
-func (o *countingObserver) Published(events []domain.OutboxEvent, at time.Time) {
+func (o *countingObserver) Published(events []model.OutboxEvent, at time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, e := range events {

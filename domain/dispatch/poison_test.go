@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -81,9 +81,9 @@ func TestAPoisonEventEndsInDeadLetterAfterTheMaximumAttempts(t *testing.T) {
 			}
 
 			ev := e.event(t, ws, poison)
-			require.Equal(t, domain.OutboxDeadLetter, ev.Status, "after %d Dispatcher lives", lives)
+			require.Equal(t, model.OutboxDeadLetter, ev.Status, "after %d Dispatcher lives", lives)
 			assert.Equal(t, maxAttempts, ev.AttemptCount)
-			assert.Equal(t, domain.LeaseExpiredError(maxAttempts), ev.LastError)
+			assert.Equal(t, model.LeaseExpiredError(maxAttempts), ev.LastError)
 			assert.Equal(t, 1, deadLettered, "the dead letter was observed")
 			assert.Equal(t, maxAttempts, lives, "one Dispatcher died per attempt")
 
@@ -91,13 +91,13 @@ func TestAPoisonEventEndsInDeadLetterAfterTheMaximumAttempts(t *testing.T) {
 			assert.Zero(t, counts[poison], "never accepted")
 			for _, id := range mates {
 				ev := e.event(t, ws, id)
-				assert.Equal(t, domain.OutboxDispatched, ev.Status, "event %s claimed with the poison", id)
+				assert.Equal(t, model.OutboxDispatched, ev.Status, "event %s claimed with the poison", id)
 				assert.Equal(t, 1, ev.AttemptCount, "the one crash it was in")
 				assert.Positive(t, counts[id])
 			}
 			for _, id := range others {
 				ev := e.event(t, other, id)
-				assert.Equal(t, domain.OutboxDispatched, ev.Status)
+				assert.Equal(t, model.OutboxDispatched, ev.Status)
 				assert.Positive(t, counts[id])
 			}
 		})

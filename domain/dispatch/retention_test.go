@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -36,13 +36,13 @@ func TestRetentionCleanerDeletesOnlyOldDispatchedEvents(t *testing.T) {
 	deadOld := e.appendEvents(t, wsB, 1)[0]
 	_, err := d.RunOnce(ctx)
 	require.NoError(t, err)
-	require.Equal(t, domain.OutboxDeadLetter, e.event(t, wsB, deadOld).Status)
+	require.Equal(t, model.OutboxDeadLetter, e.event(t, wsB, deadOld).Status)
 
 	e.clock.Advance(6 * day)
 	recent := e.appendEvents(t, wsA, 1)[0]
 	_, err = d.RunOnce(ctx)
 	require.NoError(t, err)
-	pendingOld, err := domain.NewOutboxEvent(uuid.New(), wsA, "test.event", "thing", uuid.New(), payload{}, e.clock.Now().Add(-30*day))
+	pendingOld, err := model.NewOutboxEvent(uuid.New(), wsA, "test.event", "thing", uuid.New(), payload{}, e.clock.Now().Add(-30*day))
 	require.NoError(t, err)
 	pendingOld.NextAttemptAt = e.clock.Now().Add(day)
 	require.NoError(t, e.uow.Transact(ctx, wsA, func(ctx context.Context, tx ports.Tx) error {
@@ -55,7 +55,7 @@ func TestRetentionCleanerDeletesOnlyOldDispatchedEvents(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, n)
 
-	var left []domain.OutboxEvent
+	var left []model.OutboxEvent
 	require.NoError(t, e.uow.Transact(ctx, wsA, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		left, err = tx.Outbox().List(ctx, "", 100)
@@ -69,7 +69,7 @@ func TestRetentionCleanerDeletesOnlyOldDispatchedEvents(t *testing.T) {
 	for _, id := range old {
 		assert.NotContains(t, leftIDs, id)
 	}
-	assert.Equal(t, domain.OutboxDeadLetter, e.event(t, wsB, deadOld).Status)
+	assert.Equal(t, model.OutboxDeadLetter, e.event(t, wsB, deadOld).Status)
 
 	n, err = cleaner.RunOnce(ctx)
 	require.NoError(t, err)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // Completed-response cache defaults: a storm of retries is answered from
@@ -22,7 +22,7 @@ const (
 // that are committed and completed enter it, so a hit is an answer the
 // database would give too; the fingerprint is compared per caller.
 type completedCache struct {
-	lru *expirable.LRU[domain.IdempotencyScope, domain.IdempotencyRecord]
+	lru *expirable.LRU[model.IdempotencyScope, model.IdempotencyRecord]
 }
 
 // newCompletedCache returns nil (no cache) when size or ttl is zero.
@@ -30,24 +30,24 @@ func newCompletedCache(size int, ttl time.Duration) *completedCache {
 	if size <= 0 || ttl <= 0 {
 		return nil
 	}
-	return &completedCache{lru: expirable.NewLRU[domain.IdempotencyScope, domain.IdempotencyRecord](size, nil, ttl)}
+	return &completedCache{lru: expirable.NewLRU[model.IdempotencyScope, model.IdempotencyRecord](size, nil, ttl)}
 }
 
 // get returns the live completed record of scope, if cached.
-func (c *completedCache) get(scope domain.IdempotencyScope, now time.Time) (domain.IdempotencyRecord, bool) {
+func (c *completedCache) get(scope model.IdempotencyScope, now time.Time) (model.IdempotencyRecord, bool) {
 	if c == nil {
-		return domain.IdempotencyRecord{}, false
+		return model.IdempotencyRecord{}, false
 	}
 	rec, ok := c.lru.Get(scope)
 	if !ok || !rec.ExpiresAt.After(now) {
-		return domain.IdempotencyRecord{}, false
+		return model.IdempotencyRecord{}, false
 	}
 	return rec, true
 }
 
 // put remembers a committed, completed record.
-func (c *completedCache) put(rec domain.IdempotencyRecord) {
-	if c == nil || rec.Status != domain.IdempotencyCompleted {
+func (c *completedCache) put(rec model.IdempotencyRecord) {
+	if c == nil || rec.Status != model.IdempotencyCompleted {
 		return
 	}
 	c.lru.Add(rec.Scope, rec)

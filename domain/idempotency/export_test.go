@@ -1,6 +1,6 @@
 package idempotency
 
-import "github.com/oncehq/once/domain"
+import "github.com/oncehq/once/domain/model"
 
 // TwinsOf is how many requests joined the running leader of scope in s.
-func TwinsOf(s *Service, scope domain.IdempotencyScope) int { return s.inFlight.twinsOf(scope) }
+func TwinsOf(s *Service, scope model.IdempotencyScope) int { return s.inFlight.twinsOf(scope) }

@@ -3,7 +3,7 @@ package idempotency
 import (
 	"sync"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // inFlight is this process's registry of the scopes it is running. The first
@@ -16,7 +16,7 @@ import (
 // spares the pool the twins that would have been refused there anyway.
 type inFlight struct {
 	mu     sync.Mutex
-	scopes map[domain.IdempotencyScope]*flight
+	scopes map[model.IdempotencyScope]*flight
 }
 
 // flight is one leader's run of a scope. decided is closed once record,
@@ -24,19 +24,19 @@ type inFlight struct {
 type flight struct {
 	decided   chan struct{}
 	once      sync.Once
-	record    *domain.IdempotencyRecord // a completed record the leader read
-	executing bool                      // the leader claimed the scope and runs the work
-	err       error                     // the leader failed before deciding
-	twins     int                       // requests that joined the leader (under inFlight.mu)
+	record    *model.IdempotencyRecord // a completed record the leader read
+	executing bool                     // the leader claimed the scope and runs the work
+	err       error                    // the leader failed before deciding
+	twins     int                      // requests that joined the leader (under inFlight.mu)
 }
 
 func newInFlight() *inFlight {
-	return &inFlight{scopes: map[domain.IdempotencyScope]*flight{}}
+	return &inFlight{scopes: map[model.IdempotencyScope]*flight{}}
 }
 
 // join returns the flight of scope and whether the caller leads it. A leader
 // must call release when its run ends, on every path.
-func (r *inFlight) join(scope domain.IdempotencyScope) (f *flight, leader bool) {
+func (r *inFlight) join(scope model.IdempotencyScope) (f *flight, leader bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if f, ok := r.scopes[scope]; ok {
@@ -50,7 +50,7 @@ func (r *inFlight) join(scope domain.IdempotencyScope) (f *flight, leader bool) 
 
 // release ends the leader's run: twins still waiting learn errLeaderGone
 // unless the leader decided, and the next request of scope leads anew.
-func (r *inFlight) release(scope domain.IdempotencyScope, f *flight, errLeaderGone error) {
+func (r *inFlight) release(scope model.IdempotencyScope, f *flight, errLeaderGone error) {
 	f.decide(func() { f.err = errLeaderGone })
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -61,7 +61,7 @@ func (r *inFlight) release(scope domain.IdempotencyScope, f *flight, errLeaderGo
 
 // twinsOf is how many requests joined the running leader of scope (for
 // tests: they synchronise on it).
-func (r *inFlight) twinsOf(scope domain.IdempotencyScope) int {
+func (r *inFlight) twinsOf(scope model.IdempotencyScope) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if f, ok := r.scopes[scope]; ok {

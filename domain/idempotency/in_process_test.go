@@ -15,6 +15,7 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -43,8 +44,8 @@ func inProcess(t *testing.T, cacheSize int) (*idempotency.Service, *countingUoW)
 	return svc, uow
 }
 
-func created(context.Context, ports.Tx) (domain.SavedResponse, error) {
-	return domain.SavedResponse{Status: 201, Body: []byte(`{"id":"1"}`)}, nil
+func created(context.Context, ports.Tx) (model.SavedResponse, error) {
+	return model.SavedResponse{Status: 201, Body: []byte(`{"id":"1"}`)}, nil
 }
 
 func TestTwinOfAnExecutingScopeGetsInProgressWithoutTouchingTheStore(t *testing.T) {
@@ -53,7 +54,7 @@ func TestTwinOfAnExecutingScopeGetsInProgressWithoutTouchingTheStore(t *testing.
 	entered, finish := make(chan struct{}), make(chan struct{})
 	leaderDone := make(chan error, 1)
 	go func() {
-		_, err := svc.Run(context.Background(), req, func(ctx context.Context, tx ports.Tx) (domain.SavedResponse, error) {
+		_, err := svc.Run(context.Background(), req, func(ctx context.Context, tx ports.Tx) (model.SavedResponse, error) {
 			close(entered)
 			<-finish
 			return created(ctx, tx)
@@ -63,9 +64,9 @@ func TestTwinOfAnExecutingScopeGetsInProgressWithoutTouchingTheStore(t *testing.
 	<-entered
 	before := uow.transactions.Load()
 
-	_, err := svc.Run(context.Background(), req, func(context.Context, ports.Tx) (domain.SavedResponse, error) {
+	_, err := svc.Run(context.Background(), req, func(context.Context, ports.Tx) (model.SavedResponse, error) {
 		t.Fatal("a twin ran the work")
-		return domain.SavedResponse{}, nil
+		return model.SavedResponse{}, nil
 	})
 	var de *domain.Error
 	require.ErrorAs(t, err, &de)
@@ -91,9 +92,9 @@ func TestReplayOfACompletedScopeIsAnsweredFromTheCache(t *testing.T) {
 	require.False(t, first.Replayed)
 	before := uow.transactions.Load()
 
-	again, err := svc.Run(context.Background(), request2(req, `{ "a" : 1 }`), func(context.Context, ports.Tx) (domain.SavedResponse, error) {
+	again, err := svc.Run(context.Background(), request2(req, `{ "a" : 1 }`), func(context.Context, ports.Tx) (model.SavedResponse, error) {
 		t.Fatal("work ran again")
-		return domain.SavedResponse{}, nil
+		return model.SavedResponse{}, nil
 	})
 	require.NoError(t, err)
 	assert.True(t, again.Replayed)
@@ -163,13 +164,13 @@ func TestRegistryIsReleasedAfterFailingOrPanickingWork(t *testing.T) {
 	svc, _ := inProcess(t, 100)
 	req := request(`{"a":1}`)
 
-	_, err := svc.Run(context.Background(), req, func(context.Context, ports.Tx) (domain.SavedResponse, error) {
-		return domain.SavedResponse{}, domain.Errorf(domain.CodeValidation, "no")
+	_, err := svc.Run(context.Background(), req, func(context.Context, ports.Tx) (model.SavedResponse, error) {
+		return model.SavedResponse{}, domain.Errorf(domain.CodeValidation, "no")
 	})
 	require.Equal(t, domain.CodeValidation, domain.ErrorCode(err))
 
 	require.Panics(t, func() {
-		_, _ = svc.Run(context.Background(), req, func(context.Context, ports.Tx) (domain.SavedResponse, error) {
+		_, _ = svc.Run(context.Background(), req, func(context.Context, ports.Tx) (model.SavedResponse, error) {
 			panic("boom")
 		})
 	})

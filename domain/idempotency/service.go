@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -26,21 +27,21 @@ var replayedHeaders = []string{"Location", "Content-Location", "ETag"}
 // Request is one idempotent request: who and where (the scope) and what (the
 // shape that is fingerprinted).
 type Request struct {
-	Scope domain.IdempotencyScope
+	Scope model.IdempotencyScope
 	Shape RequestShape
 }
 
 // Result is what the client gets: the response, and whether it is a replay of
 // an earlier execution.
 type Result struct {
-	Response domain.SavedResponse
+	Response model.SavedResponse
 	Replayed bool
 }
 
 // Work is the business part of an idempotent request. It runs inside the
 // transaction that also holds the idempotency claim, so everything it writes
 // commits or rolls back together with the record.
-type Work func(ctx context.Context, tx ports.Tx) (domain.SavedResponse, error)
+type Work func(ctx context.Context, tx ports.Tx) (model.SavedResponse, error)
 
 // Service runs Work at most once per idempotency scope.
 type Service struct {
@@ -101,16 +102,16 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 
 	var (
 		result   Result
-		read     *domain.IdempotencyRecord // committed by an earlier request
-		executed *domain.IdempotencyRecord // ours, committed only if err is nil
+		read     *model.IdempotencyRecord // committed by an earlier request
+		executed *model.IdempotencyRecord // ours, committed only if err is nil
 	)
 	err = s.uow.Transact(ctx, req.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		now := s.clock.Now()
-		existing, err := tx.Idempotency().Claim(ctx, domain.IdempotencyRecord{
+		existing, err := tx.Idempotency().Claim(ctx, model.IdempotencyRecord{
 			Scope:            req.Scope,
 			FingerprintKeyID: keyID,
 			Fingerprint:      sum,
-			Status:           domain.IdempotencyInProgress,
+			Status:           model.IdempotencyInProgress,
 			CreatedAt:        now,
 			ExpiresAt:        now.Add(s.retention),
 		})
@@ -132,7 +133,7 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 			return err
 		}
 		resp = safeResponse(resp)
-		if err := domain.CheckPayloadSafe(resp.Body); err != nil {
+		if err := model.CheckPayloadSafe(resp.Body); err != nil {
 			// A response that would leak a secret is a bug in the use case;
 			// refuse to store (and to send) it.
 			return domain.Wrap(domain.CodeInternal, err, "response refused by the secret guard")
@@ -141,9 +142,9 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 		if err := tx.Idempotency().Complete(ctx, req.Scope, resp, completedAt); err != nil {
 			return err
 		}
-		executed = &domain.IdempotencyRecord{
+		executed = &model.IdempotencyRecord{
 			Scope: req.Scope, FingerprintKeyID: keyID, Fingerprint: sum,
-			Status: domain.IdempotencyCompleted, Response: resp,
+			Status: model.IdempotencyCompleted, Response: resp,
 			CreatedAt: now, CompletedAt: completedAt, ExpiresAt: now.Add(s.retention),
 		}
 		result = Result{Response: resp}
@@ -186,7 +187,7 @@ func (s *Service) follow(ctx context.Context, req Request, f *flight) (Result, e
 
 // replay answers req with a completed record of its scope, or
 // CodeIdempotencyKeyReused when req is another request under the same key.
-func (s *Service) replay(req Request, rec domain.IdempotencyRecord) (Result, error) {
+func (s *Service) replay(req Request, rec model.IdempotencyRecord) (Result, error) {
 	same, err := s.fp.Matches(req.Shape, rec.FingerprintKeyID, rec.Fingerprint)
 	if err != nil {
 		return Result{}, err
@@ -209,7 +210,7 @@ func inProgress(err error) error {
 }
 
 // safeResponse keeps only the allow-listed headers.
-func safeResponse(resp domain.SavedResponse) domain.SavedResponse {
+func safeResponse(resp model.SavedResponse) model.SavedResponse {
 	kept := map[string]string{}
 	for name, value := range resp.Headers {
 		canonical := http.CanonicalHeaderKey(name)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/mocks"
 	"github.com/oncehq/once/ports"
 )
@@ -40,7 +41,7 @@ func harness(t *testing.T) (*idempotency.Service, *mocks.IdempotencyStore, *idem
 
 func request(body string) idempotency.Request {
 	return idempotency.Request{
-		Scope: domain.IdempotencyScope{WorkspaceID: uuid.New(), UserID: uuid.New(), Method: "POST", Path: "/v1/stores", Key: uuid.New()},
+		Scope: model.IdempotencyScope{WorkspaceID: uuid.New(), UserID: uuid.New(), Method: "POST", Path: "/v1/stores", Key: uuid.New()},
 		Shape: idempotency.RequestShape{Method: "POST", Path: "/v1/stores", ContentType: "application/json", Body: []byte(body)},
 	}
 }
@@ -49,15 +50,15 @@ func TestReusedKeyNeverRunsWorkNorCompletes(t *testing.T) {
 	svc, store, fp := harness(t)
 	keyID, sum, err := fp.Fingerprint(request(`{"a":1}`).Shape)
 	require.NoError(t, err)
-	store.EXPECT().Claim(mock.Anything, mock.Anything).Return(&domain.IdempotencyRecord{
-		FingerprintKeyID: keyID, Fingerprint: sum, Status: domain.IdempotencyCompleted,
-		Response: domain.SavedResponse{Status: 201, Body: []byte(`{}`)},
+	store.EXPECT().Claim(mock.Anything, mock.Anything).Return(&model.IdempotencyRecord{
+		FingerprintKeyID: keyID, Fingerprint: sum, Status: model.IdempotencyCompleted,
+		Response: model.SavedResponse{Status: 201, Body: []byte(`{}`)},
 	}, nil).Once()
 	// No Complete expectation: the mock fails the test if it is called.
 
-	_, err = svc.Run(context.Background(), request(`{"a":2}`), func(context.Context, ports.Tx) (domain.SavedResponse, error) {
+	_, err = svc.Run(context.Background(), request(`{"a":2}`), func(context.Context, ports.Tx) (model.SavedResponse, error) {
 		t.Fatal("work ran for a reused key")
-		return domain.SavedResponse{}, nil
+		return model.SavedResponse{}, nil
 	})
 	assert.Equal(t, domain.CodeIdempotencyKeyReused, domain.ErrorCode(err))
 }
@@ -65,20 +66,20 @@ func TestReusedKeyNeverRunsWorkNorCompletes(t *testing.T) {
 func TestFreshRequestCompletesOnceWithAllowListedHeaders(t *testing.T) {
 	svc, store, _ := harness(t)
 	req := request(`{"a":1}`)
-	store.EXPECT().Claim(mock.Anything, mock.MatchedBy(func(rec domain.IdempotencyRecord) bool {
-		return rec.Scope == req.Scope && rec.FingerprintKeyID == "k1" && rec.Status == domain.IdempotencyInProgress &&
+	store.EXPECT().Claim(mock.Anything, mock.MatchedBy(func(rec model.IdempotencyRecord) bool {
+		return rec.Scope == req.Scope && rec.FingerprintKeyID == "k1" && rec.Status == model.IdempotencyInProgress &&
 			rec.ExpiresAt.Sub(rec.CreatedAt) == idempotency.DefaultRetention
 	})).Return(nil, nil).Once()
-	store.EXPECT().Complete(mock.Anything, req.Scope, domain.SavedResponse{
+	store.EXPECT().Complete(mock.Anything, req.Scope, model.SavedResponse{
 		Status:  201,
 		Headers: map[string]string{"Location": "/v1/stores/1"},
 		Body:    []byte(`{"id":"1"}`),
 	}, mock.Anything).Return(nil).Once()
 
 	ran := 0
-	res, err := svc.Run(context.Background(), req, func(context.Context, ports.Tx) (domain.SavedResponse, error) {
+	res, err := svc.Run(context.Background(), req, func(context.Context, ports.Tx) (model.SavedResponse, error) {
 		ran++
-		return domain.SavedResponse{Status: 201, Body: []byte(`{"id":"1"}`),
+		return model.SavedResponse{Status: 201, Body: []byte(`{"id":"1"}`),
 			Headers: map[string]string{"location": "/v1/stores/1", "Set-Cookie": "session=abc"}}, nil
 	})
 	require.NoError(t, err)
@@ -90,8 +91,8 @@ func TestFreshRequestCompletesOnceWithAllowListedHeaders(t *testing.T) {
 func TestResponseThatWouldLeakASecretIsNeitherStoredNorSent(t *testing.T) {
 	svc, store, _ := harness(t)
 	store.EXPECT().Claim(mock.Anything, mock.Anything).Return(nil, nil).Once()
-	_, err := svc.Run(context.Background(), request(`{}`), func(context.Context, ports.Tx) (domain.SavedResponse, error) {
-		return domain.SavedResponse{Status: 201, Body: []byte(`{"api_secret":"s"}`)}, nil
+	_, err := svc.Run(context.Background(), request(`{}`), func(context.Context, ports.Tx) (model.SavedResponse, error) {
+		return model.SavedResponse{Status: 201, Body: []byte(`{"api_secret":"s"}`)}, nil
 	})
 	assert.Equal(t, domain.CodeInternal, domain.ErrorCode(err))
 }
@@ -99,9 +100,9 @@ func TestResponseThatWouldLeakASecretIsNeitherStoredNorSent(t *testing.T) {
 func TestInProgressTellsTheClientWhenToComeBack(t *testing.T) {
 	svc, store, _ := harness(t)
 	store.EXPECT().Claim(mock.Anything, mock.Anything).Return(nil, domain.Errorf(domain.CodeIdempotencyInProgress, "busy")).Once()
-	_, err := svc.Run(context.Background(), request(`{}`), func(context.Context, ports.Tx) (domain.SavedResponse, error) {
+	_, err := svc.Run(context.Background(), request(`{}`), func(context.Context, ports.Tx) (model.SavedResponse, error) {
 		t.Fatal("work ran while another request holds the key")
-		return domain.SavedResponse{}, nil
+		return model.SavedResponse{}, nil
 	})
 	var de *domain.Error
 	require.ErrorAs(t, err, &de)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -52,16 +53,16 @@ func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error) e
 	if lastError == "" {
 		lastError = reason
 	}
-	lastError = domain.SanitizeText(domain.JobFailurePrefix + lastError)
+	lastError = domain.SanitizeText(model.JobFailurePrefix + lastError)
 	log := domain.LogWithin(ctx, f.log.With("message", msg.ID, "event_type", msg.Type, "workspace", msg.WorkspaceID))
 	if msg.WorkspaceID == uuid.Nil {
 		log.Error("job given up, message has no workspace: dropped", "error", lastError)
 		return nil
 	}
-	var ended domain.Operation
+	var ended model.Operation
 	err := f.uow.Transact(ctx, msg.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		ended = domain.Operation{}
-		opID, ok := domain.JobOperationID(msg.Payload)
+		ended = model.Operation{}
+		opID, ok := model.JobOperationID(msg.Payload)
 		if ok {
 			op, err := tx.Operations().Get(ctx, opID)
 			if err != nil && !domain.IsCode(err, domain.CodeNotFound) {
@@ -106,7 +107,7 @@ func UserReason(cause error) string {
 }
 
 // fail ends op and its task failed with reason.
-func (f *Failures) fail(ctx context.Context, tx ports.Tx, op domain.Operation, reason string) error {
+func (f *Failures) fail(ctx context.Context, tx ports.Tx, op model.Operation, reason string) error {
 	now := f.clock.Now()
 	if task := f.tasks[op.Kind]; task != nil {
 		if err := task.Fail(ctx, tx, op, reason, now); err != nil {
@@ -124,8 +125,8 @@ func (f *Failures) fail(ctx context.Context, tx ports.Tx, op domain.Operation, r
 // be reopened (a newer one took its place) is the repository's domain
 // error, e.g. CodeAlreadyPublished; the caller re-drives the event in the
 // same transaction, so then it stays a dead letter.
-func (f *Failures) Reopen(ctx context.Context, tx ports.Tx, event domain.OutboxEvent) error {
-	opID, ok := domain.JobOperationID(event.Payload)
+func (f *Failures) Reopen(ctx context.Context, tx ports.Tx, event model.OutboxEvent) error {
+	opID, ok := model.JobOperationID(event.Payload)
 	if !ok {
 		return nil
 	}
@@ -133,7 +134,7 @@ func (f *Failures) Reopen(ctx context.Context, tx ports.Tx, event domain.OutboxE
 	if domain.IsCode(err, domain.CodeNotFound) {
 		return nil
 	}
-	if err != nil || op.Status != domain.OperationFailed {
+	if err != nil || op.Status != model.OperationFailed {
 		return err
 	}
 	now := f.clock.Now()

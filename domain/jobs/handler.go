@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
@@ -64,7 +65,7 @@ type Job[J Payload, W, R any] struct {
 }
 
 // Payload is a job's payload: it names the operation that tracks the job
-// (Operation, from the domain.JobOperation it embeds) and the task it runs
+// (Operation, from the model.JobOperation it embeds) and the task it runs
 // (Task: the task row, or the store or media of a longer-lived row).
 type Payload interface {
 	Operation() uuid.UUID
@@ -245,7 +246,7 @@ type OnOperation[J, T, R any] struct {
 	// Check reads the row for an unfinished operation, in step 1 and again
 	// in step 3. done means Check ended op itself (EndOperation) and there
 	// is nothing more to do.
-	Check func(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], op domain.Operation, now time.Time) (row T, done bool, err error)
+	Check func(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], op model.Operation, now time.Time) (row T, done bool, err error)
 	// Record saves the outcome on the row in step 3: out on success, reason
 	// on a failure; the operation is ended with it here.
 	Record func(ctx context.Context, tx ports.Tx, log *slog.Logger, row T, out R, reason string, now time.Time) error
@@ -260,7 +261,7 @@ func (o OnOperation[J, T, R]) Begin(ctx context.Context, tx ports.Tx, log *slog.
 	if row, done, err = o.Check(ctx, tx, log, run, op, now); err != nil || done {
 		return row, false, err
 	}
-	if op.Status == domain.OperationRunning {
+	if op.Status == model.OperationRunning {
 		return row, true, nil // a redelivery after a failed attempt
 	}
 	op.Start(now)
@@ -287,7 +288,7 @@ func (o OnOperation[J, T, R]) End(ctx context.Context, tx ports.Tx, log *slog.Lo
 	return tx.Operations().Update(ctx, op)
 }
 
-func (o OnOperation[J, T, R]) load(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], finished string) (domain.Operation, bool, error) {
+func (o OnOperation[J, T, R]) load(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], finished string) (model.Operation, bool, error) {
 	op, err := Operation(ctx, tx, run.OperationID, o.Kind, run.TaskID)
 	if err != nil {
 		return op, false, err
@@ -300,7 +301,7 @@ func (o OnOperation[J, T, R]) load(ctx context.Context, tx ports.Tx, log *slog.L
 }
 
 // EndOperation ends op failed with reason (sanitized here), in tx.
-func EndOperation(ctx context.Context, tx ports.Tx, op domain.Operation, reason string, now time.Time) error {
+func EndOperation(ctx context.Context, tx ports.Tx, op model.Operation, reason string, now time.Time) error {
 	op.Fail(domain.SanitizeText(reason), now)
 	return tx.Operations().Update(ctx, op)
 }

@@ -9,7 +9,7 @@
 // Failures, which ends the job and dead-letters its event, reopening it on
 // re-drive. A task type declares its Task once (TaskTable, StatusTable)
 // and its Job in its handler. What builds a job's operation and event
-// (domain.NewJob) stays in domain: it needs no transaction, and the use
+// (model.NewJob) stays in domain: it needs no transaction, and the use
 // cases that write it import no ports of this package.
 package jobs
 
@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -26,7 +27,7 @@ import (
 // it tracks resourceID as an operation of kind. A message that names
 // another operation can never succeed, so that is domain.CodeValidation
 // (the queue parks it at once); a missing operation is domain.CodeNotFound.
-func Operation(ctx context.Context, tx ports.Tx, operationID uuid.UUID, kind string, resourceID uuid.UUID) (domain.Operation, error) {
+func Operation(ctx context.Context, tx ports.Tx, operationID uuid.UUID, kind string, resourceID uuid.UUID) (model.Operation, error) {
 	op, err := tx.Operations().Get(ctx, operationID)
 	if err != nil {
 		return op, err

@@ -12,6 +12,7 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -19,8 +20,8 @@ func TestOperation(t *testing.T) {
 	uow := memory.NewUnitOfWork(memory.NewDB())
 	ws, resource := uuid.New(), uuid.New()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	op := domain.Operation{ID: uuid.Must(uuid.NewV7()), WorkspaceID: ws, Kind: domain.OperationCatalogSync,
-		Status: domain.OperationPending, ResourceType: "catalog_sync", ResourceID: resource, CreatedBy: uuid.New(), CreatedAt: now, UpdatedAt: now}
+	op := model.Operation{ID: uuid.Must(uuid.NewV7()), WorkspaceID: ws, Kind: model.OperationCatalogSync,
+		Status: model.OperationPending, ResourceType: "catalog_sync", ResourceID: resource, CreatedBy: uuid.New(), CreatedAt: now, UpdatedAt: now}
 	require.NoError(t, uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
 		return tx.Operations().Create(ctx, op)
 	}))
@@ -33,8 +34,8 @@ func TestOperation(t *testing.T) {
 			return err
 		})
 	}
-	assert.NoError(t, check(op.ID, domain.OperationCatalogSync, resource))
-	assert.Equal(t, domain.CodeValidation, domain.ErrorCode(check(op.ID, domain.OperationListingPublish, resource)), "another kind")
-	assert.Equal(t, domain.CodeValidation, domain.ErrorCode(check(op.ID, domain.OperationCatalogSync, uuid.New())), "another resource")
-	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(check(uuid.New(), domain.OperationCatalogSync, resource)))
+	assert.NoError(t, check(op.ID, model.OperationCatalogSync, resource))
+	assert.Equal(t, domain.CodeValidation, domain.ErrorCode(check(op.ID, model.OperationListingPublish, resource)), "another kind")
+	assert.Equal(t, domain.CodeValidation, domain.ErrorCode(check(op.ID, model.OperationCatalogSync, uuid.New())), "another resource")
+	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(check(uuid.New(), model.OperationCatalogSync, resource)))
 }

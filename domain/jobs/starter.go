@@ -1,7 +1,7 @@
 package jobs
 
 import (
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -17,6 +17,6 @@ type Starter struct {
 
 // NewTask is the state of a new task of p's workspace: a fresh id,
 // pending, created now (then written by Table.Begin).
-func (s Starter) NewTask(p domain.Principal) domain.TaskState {
-	return domain.NewTaskState(s.IDs.NewID(), p.WorkspaceID, s.Clock.Now())
+func (s Starter) NewTask(p model.Principal) model.TaskState {
+	return model.NewTaskState(s.IDs.NewID(), p.WorkspaceID, s.Clock.Now())
 }

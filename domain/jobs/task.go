@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -20,12 +21,12 @@ type Task interface {
 	OperationKind() string
 	// Fail ends the task of op failed with reason (already sanitized),
 	// unless it is final already or gone.
-	Fail(ctx context.Context, tx ports.Tx, op domain.Operation, reason string, now time.Time) error
+	Fail(ctx context.Context, tx ports.Tx, op model.Operation, reason string, now time.Time) error
 	// Reopen puts the task of op, failed because its job gave up, back
 	// where a worker takes it up again. A task that cannot be reopened (a
 	// newer one took its place) is a domain error with its code, e.g.
 	// CodeAlreadyPublished or CodeSyncAlreadyActive.
-	Reopen(ctx context.Context, tx ports.Tx, op domain.Operation, now time.Time) error
+	Reopen(ctx context.Context, tx ports.Tx, op model.Operation, now time.Time) error
 }
 
 // TaskRow is a Task over a table of task rows: a task type names its
@@ -45,11 +46,11 @@ type TaskRow[T any, S ~string] struct {
 	OperationOf func(row T) uuid.UUID
 }
 
-// Table is the Task of a table whose rows carry a domain.TaskState
+// Table is the Task of a table whose rows carry a model.TaskState
 // (transfers, publications, syncs, AI tasks), with what a use case needs
 // to start one (Begin) and read one (Read).
 type Table[T any, P taskRecord[T]] struct {
-	TaskRow[T, domain.TaskStatus]
+	TaskRow[T, model.TaskStatus]
 	// ResourceType names the rows in operations and outbox events;
 	// EventType is the event that asks a worker for one.
 	ResourceType, EventType string
@@ -59,19 +60,19 @@ type Table[T any, P taskRecord[T]] struct {
 // TaskTable is the Table of a task type: the kind of its operations, the
 // resource and event types of its jobs, and its repository in the
 // transaction (e.g. ports.Tx.AITasks). The row keeps its state in its
-// domain.TaskState.
+// model.TaskState.
 func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](kind, resourceType, eventType string, repo func(ports.Tx) R) Table[T, P] {
 	return Table[T, P]{
-		TaskRow: TaskRow[T, domain.TaskStatus]{
+		TaskRow: TaskRow[T, model.TaskStatus]{
 			Kind: kind,
 			Get:  func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
 			Save: func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
-			State: func(row *T) (*domain.TaskStatus, *string, *time.Time) {
+			State: func(row *T) (*model.TaskStatus, *string, *time.Time) {
 				s := P(row).State()
 				return &s.Status, &s.Reason, &s.UpdatedAt
 			},
 			OperationOf: func(row T) uuid.UUID { return P(&row).State().OperationID },
-			Active:      domain.TaskStatus.Active, Running: domain.TaskRunning, Failed: domain.TaskFailed, Reopened: domain.TaskPending,
+			Active:      model.TaskStatus.Active, Running: model.TaskRunning, Failed: model.TaskFailed, Reopened: model.TaskPending,
 		},
 		ResourceType: resourceType, EventType: eventType,
 		create: func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Create(ctx, row) },
@@ -94,10 +95,10 @@ func StatusTable[T any, S ~string, R TaskRepository[T]](kind string, repo func(p
 	}
 }
 
-// taskRecord is a task row that embeds its domain.TaskState.
+// taskRecord is a task row that embeds its model.TaskState.
 type taskRecord[T any] interface {
 	*T
-	State() *domain.TaskState
+	State() *model.TaskState
 }
 
 // TaskRepository is the part of a task table's repository the lifecycle
@@ -111,7 +112,7 @@ type TaskRepository[T any] interface {
 // Load reads, in tx, the operation a job names and its task row, and
 // checks they belong together: anything else is a message that can never
 // succeed (CodeValidation); a missing operation or row is CodeNotFound.
-func (r TaskRow[T, S]) Load(ctx context.Context, tx ports.Tx, operationID, taskID uuid.UUID) (domain.Operation, T, error) {
+func (r TaskRow[T, S]) Load(ctx context.Context, tx ports.Tx, operationID, taskID uuid.UUID) (model.Operation, T, error) {
 	var row T
 	op, err := Operation(ctx, tx, operationID, r.Kind, taskID)
 	if err != nil {
@@ -128,14 +129,14 @@ func (r TaskRow[T, S]) Load(ctx context.Context, tx ports.Tx, operationID, taskI
 
 // Finished reports whether the job ended; row and operation are updated
 // together, so either one ending is enough.
-func (r TaskRow[T, S]) Finished(op domain.Operation, row T) bool {
+func (r TaskRow[T, S]) Finished(op model.Operation, row T) bool {
 	status, _, _ := r.State(&row)
 	return !r.Active(*status) || op.Finished()
 }
 
 // Start marks row and its operation running, in tx, where they are not
 // yet (a redelivery after a failed attempt finds them running).
-func (r TaskRow[T, S]) Start(ctx context.Context, tx ports.Tx, op domain.Operation, row T, now time.Time) error {
+func (r TaskRow[T, S]) Start(ctx context.Context, tx ports.Tx, op model.Operation, row T, now time.Time) error {
 	status, _, updatedAt := r.State(&row)
 	if r.Running != "" && *status != r.Running {
 		*status, *updatedAt = r.Running, now
@@ -143,7 +144,7 @@ func (r TaskRow[T, S]) Start(ctx context.Context, tx ports.Tx, op domain.Operati
 			return err
 		}
 	}
-	if op.Status == domain.OperationRunning {
+	if op.Status == model.OperationRunning {
 		return nil
 	}
 	op.Start(now)
@@ -151,7 +152,7 @@ func (r TaskRow[T, S]) Start(ctx context.Context, tx ports.Tx, op domain.Operati
 }
 
 // End ends row and its operation failed with reason, in tx.
-func (r TaskRow[T, S]) End(ctx context.Context, tx ports.Tx, op domain.Operation, row T, reason string, now time.Time) error {
+func (r TaskRow[T, S]) End(ctx context.Context, tx ports.Tx, op model.Operation, row T, reason string, now time.Time) error {
 	status, rowReason, updatedAt := r.State(&row)
 	*status, *updatedAt = r.Failed, now
 	if rowReason != nil {
@@ -180,16 +181,16 @@ func (r TaskRow[T, S]) EndJob(ctx context.Context, uow ports.UnitOfWork, workspa
 func (r TaskRow[T, S]) OperationKind() string { return r.Kind }
 
 // Fail implements Task.
-func (r TaskRow[T, S]) Fail(ctx context.Context, tx ports.Tx, op domain.Operation, reason string, now time.Time) error {
+func (r TaskRow[T, S]) Fail(ctx context.Context, tx ports.Tx, op model.Operation, reason string, now time.Time) error {
 	return r.move(ctx, tx, op, r.Active, r.Failed, reason, now)
 }
 
 // Reopen implements Task.
-func (r TaskRow[T, S]) Reopen(ctx context.Context, tx ports.Tx, op domain.Operation, now time.Time) error {
+func (r TaskRow[T, S]) Reopen(ctx context.Context, tx ports.Tx, op model.Operation, now time.Time) error {
 	return r.move(ctx, tx, op, func(s S) bool { return s == r.Failed }, r.Reopened, "", now)
 }
 
-func (r TaskRow[T, S]) move(ctx context.Context, tx ports.Tx, op domain.Operation, from func(S) bool, to S, reason string, now time.Time) error {
+func (r TaskRow[T, S]) move(ctx context.Context, tx ports.Tx, op model.Operation, from func(S) bool, to S, reason string, now time.Time) error {
 	row, err := r.Get(ctx, tx, op.ResourceID)
 	if domain.IsCode(err, domain.CodeNotFound) {
 		return nil
@@ -208,40 +209,40 @@ func (r TaskRow[T, S]) move(ctx context.Context, tx ports.Tx, op domain.Operatio
 	return r.Save(ctx, tx, row)
 }
 
-// Begin writes, in tx, row (a new task, see domain.NewTaskState) and the
+// Begin writes, in tx, row (a new task, see model.NewTaskState) and the
 // job that runs it: the row first (a duplicate the database refuses fails
 // before anything else is written; the caller rolls back either way), then
 // its pending operation and the outbox event that asks a worker for it.
 // The operation and the event are made at the row's CreatedAt, and the
 // row is written naming the operation; payload builds the event's payload
-// (see domain.JobSpec). It returns the row as written and the operation.
-func (t Table[T, P]) Begin(ctx context.Context, tx ports.Tx, ids domain.IDSource, p domain.Principal, row T,
-	payload func(domain.JobOperation) any,
-) (T, domain.Operation, error) {
+// (see model.JobSpec). It returns the row as written and the operation.
+func (t Table[T, P]) Begin(ctx context.Context, tx ports.Tx, ids model.IDSource, p model.Principal, row T,
+	payload func(model.JobOperation) any,
+) (T, model.Operation, error) {
 	state := P(&row).State()
-	op, event, err := domain.NewJob(ctx, ids, p, state.CreatedAt, domain.JobSpec{
+	op, event, err := model.NewJob(ctx, ids, p, state.CreatedAt, model.JobSpec{
 		OperationKind: t.Kind, ResourceType: t.ResourceType, ResourceID: state.ID, EventType: t.EventType, Payload: payload,
 	})
 	var none T
 	if err != nil {
-		return none, domain.Operation{}, err
+		return none, model.Operation{}, err
 	}
 	state.OperationID = op.ID
 	if err := t.create(ctx, tx, row); err != nil {
-		return none, domain.Operation{}, err
+		return none, model.Operation{}, err
 	}
 	if err := tx.Operations().Create(ctx, op); err != nil {
-		return none, domain.Operation{}, err
+		return none, model.Operation{}, err
 	}
 	if err := tx.Outbox().Append(ctx, event); err != nil {
-		return none, domain.Operation{}, err
+		return none, model.Operation{}, err
 	}
 	return row, op, nil
 }
 
 // Read reads one task of the caller's workspace; CodeNotFound if it has
 // none with that id.
-func (r TaskRow[T, S]) Read(ctx context.Context, uow ports.UnitOfWork, p domain.Principal, id uuid.UUID) (T, error) {
+func (r TaskRow[T, S]) Read(ctx context.Context, uow ports.UnitOfWork, p model.Principal, id uuid.UUID) (T, error) {
 	var row T
 	err := uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error

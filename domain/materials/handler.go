@@ -8,6 +8,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
@@ -37,19 +38,19 @@ const (
 // ends the transfer succeeded. A transient source failure and any object
 // store failure are retried and resume; a permanent source error on an
 // item ends the transfer failed with a reason naming the item's index.
-type TransferHandler = jobs.Handler[domain.MaterialTransferRun, domain.MaterialTransfer, struct{}]
+type TransferHandler = jobs.Handler[model.MaterialTransferRun, model.MaterialTransfer, struct{}]
 
 // NewTransferHandler builds the handler; log may be nil.
 func NewTransferHandler(uow ports.UnitOfWork, source ports.MaterialSource, store ports.ObjectStore, clock ports.Clock, log *slog.Logger) *TransferHandler {
 	h := &copier{uow: uow, source: source, store: store}
-	row := jobs.OnRow[domain.MaterialTransferRun, domain.MaterialTransfer, domain.TaskStatus, domain.MaterialTransfer, struct{}]{
+	row := jobs.OnRow[model.MaterialTransferRun, model.MaterialTransfer, model.TaskStatus, model.MaterialTransfer, struct{}]{
 		Task: Task.TaskRow, Record: record,
-		Prepare: func(_ context.Context, _ ports.Tx, _ *slog.Logger, t domain.MaterialTransfer) (domain.MaterialTransfer, string, error) {
+		Prepare: func(_ context.Context, _ ports.Tx, _ *slog.Logger, t model.MaterialTransfer) (model.MaterialTransfer, string, error) {
 			return t, "", nil
 		},
 	}
-	return jobs.NewHandler(jobs.Job[domain.MaterialTransferRun, domain.MaterialTransfer, struct{}]{
-		Event: domain.EventMaterialTransfer, Noun: "transfer", External: "source",
+	return jobs.NewHandler(jobs.Job[model.MaterialTransferRun, model.MaterialTransfer, struct{}]{
+		Event: model.EventMaterialTransfer, Noun: "transfer", External: "source",
 		Begin: row.Begin, Call: h.copyAll, End: row.End,
 	}, uow, clock, log)
 }
@@ -62,7 +63,7 @@ type copier struct {
 }
 
 // copyAll is step 2: every item not done yet, in order.
-func (h *copier) copyAll(ctx context.Context, log *slog.Logger, run jobs.Run[domain.MaterialTransferRun], transfer domain.MaterialTransfer) (struct{}, error) {
+func (h *copier) copyAll(ctx context.Context, log *slog.Logger, run jobs.Run[model.MaterialTransferRun], transfer model.MaterialTransfer) (struct{}, error) {
 	for _, item := range transfer.Items {
 		if item.Done {
 			continue
@@ -77,7 +78,7 @@ func (h *copier) copyAll(ctx context.Context, log *slog.Logger, run jobs.Run[dom
 
 // copyItem fetches, stores and records one item. stop is true when a
 // concurrent delivery finished the transfer (step 3 sees it finished).
-func (h *copier) copyItem(ctx context.Context, run jobs.Run[domain.MaterialTransferRun], item domain.MaterialItem, log *slog.Logger) (stop bool, err error) {
+func (h *copier) copyItem(ctx context.Context, run jobs.Run[model.MaterialTransferRun], item model.MaterialItem, log *slog.Logger) (stop bool, err error) {
 	log = log.With("item", item.Index)
 	data, contentType, err := h.source.Fetch(ctx, item.SourceURL)
 	if err != nil {
@@ -129,13 +130,13 @@ func (h *copier) copyItem(ctx context.Context, run jobs.Run[domain.MaterialTrans
 
 // record is step 3 on success: it checks again that every item is
 // recorded done.
-func record(ctx context.Context, tx ports.Tx, log *slog.Logger, t domain.MaterialTransfer, _ struct{}, now time.Time) error {
+func record(ctx context.Context, tx ports.Tx, log *slog.Logger, t model.MaterialTransfer, _ struct{}, now time.Time) error {
 	for _, item := range t.Items {
 		if !item.Done {
 			return domain.Errorf(domain.CodeInternal, "item %d of transfer %s is not recorded done", item.Index, t.ID)
 		}
 	}
-	t.Status, t.Reason, t.UpdatedAt = domain.TaskSucceeded, "", now
+	t.Status, t.Reason, t.UpdatedAt = model.TaskSucceeded, "", now
 	log.Info("transfer succeeded", "items", len(t.Items))
 	return tx.MaterialTransfers().UpdateStatus(ctx, t)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/materials"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
 )
@@ -71,35 +72,35 @@ func urls(n int) []string {
 
 // start accepts a transfer as the API does and returns it, its operation,
 // and the message the Dispatcher would publish.
-func (h *harness) start(t *testing.T, ctx context.Context, sources []string) (domain.MaterialTransfer, domain.Operation, ports.Message) {
+func (h *harness) start(t *testing.T, ctx context.Context, sources []string) (model.MaterialTransfer, model.Operation, ports.Message) {
 	t.Helper()
-	p := domain.Principal{WorkspaceID: h.ws, UserID: uuid.New(), Role: domain.RoleMember}
-	var tr domain.MaterialTransfer
-	var op domain.Operation
-	var events []domain.OutboxEvent
+	p := model.Principal{WorkspaceID: h.ws, UserID: uuid.New(), Role: model.RoleMember}
+	var tr model.MaterialTransfer
+	var op model.Operation
+	var events []model.OutboxEvent
 	require.NoError(t, h.uow.Transact(ctx, h.ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		if tr, op, err = h.svc.Start(ctx, tx, p, sources); err != nil {
 			return err
 		}
-		events, err = tx.Outbox().List(ctx, domain.OutboxPending, 100)
+		events, err = tx.Outbox().List(ctx, model.OutboxPending, 100)
 		return err
 	}))
-	var ev domain.OutboxEvent
+	var ev model.OutboxEvent
 	for _, e := range events {
 		if e.AggregateID == tr.ID {
 			ev = e
 		}
 	}
-	require.Equal(t, domain.EventMaterialTransfer, ev.Type)
+	require.Equal(t, model.EventMaterialTransfer, ev.Type)
 	return tr, op, ports.Message{ID: ev.ID, Type: ev.Type, WorkspaceID: ev.WorkspaceID, Payload: ev.Payload, Traceparent: ev.Traceparent}
 }
 
-func (h *harness) state(t *testing.T, tr domain.MaterialTransfer) (domain.MaterialTransfer, domain.Operation) {
+func (h *harness) state(t *testing.T, tr model.MaterialTransfer) (model.MaterialTransfer, model.Operation) {
 	t.Helper()
-	got, err := h.svc.Get(context.Background(), domain.Principal{WorkspaceID: h.ws}, tr.ID)
+	got, err := h.svc.Get(context.Background(), model.Principal{WorkspaceID: h.ws}, tr.ID)
 	require.NoError(t, err)
-	var op domain.Operation
+	var op model.Operation
 	require.NoError(t, h.uow.Transact(context.Background(), h.ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		op, err = tx.Operations().Get(ctx, tr.OperationID)
@@ -110,11 +111,11 @@ func (h *harness) state(t *testing.T, tr domain.MaterialTransfer) (domain.Materi
 
 // assertCopied checks every item is done, stored once under its key, with
 // the source's bytes.
-func (h *harness) assertCopied(t *testing.T, tr domain.MaterialTransfer, sources []string) {
+func (h *harness) assertCopied(t *testing.T, tr model.MaterialTransfer, sources []string) {
 	t.Helper()
 	got, op := h.state(t, tr)
-	assert.Equal(t, domain.TaskSucceeded, got.Status)
-	assert.Equal(t, domain.OperationSucceeded, op.Status)
+	assert.Equal(t, model.TaskSucceeded, got.Status)
+	assert.Equal(t, model.OperationSucceeded, op.Status)
 	assert.Empty(t, op.Error)
 	require.Len(t, got.Items, len(sources))
 	for i, it := range got.Items {
@@ -157,8 +158,8 @@ func TestRedeliveryResumesAtTheFirstItemNotDone(t *testing.T) {
 	err := h.handler.Handle(context.Background(), msg)
 	require.True(t, domain.IsCode(err, domain.CodeUnavailable), "redeliver: %v", err)
 	got, op := h.state(t, tr)
-	assert.Equal(t, domain.TaskRunning, got.Status)
-	assert.Equal(t, domain.OperationRunning, op.Status)
+	assert.Equal(t, model.TaskRunning, got.Status)
+	assert.Equal(t, model.OperationRunning, op.Status)
 	assert.Equal(t, []bool{true, true, false, false, false}, doneFlags(got))
 	assert.Zero(t, h.source.Fetches(sources[3]), "nothing after the failed item")
 
@@ -216,8 +217,8 @@ func TestPermanentFetchErrorFailsTheTransfer(t *testing.T) {
 
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	got, op := h.state(t, tr)
-	assert.Equal(t, domain.TaskFailed, got.Status)
-	assert.Equal(t, domain.OperationFailed, op.Status)
+	assert.Equal(t, model.TaskFailed, got.Status)
+	assert.Equal(t, model.OperationFailed, op.Status)
 	assert.Equal(t, got.Reason, op.Error)
 	assert.Contains(t, op.Error, "item 1")
 	assert.NotContains(t, op.Error, signature)
@@ -237,7 +238,7 @@ func TestAReasonThatQuotesASignedURLIsSanitized(t *testing.T) {
 	tr, _, msg := h.start(t, context.Background(), sources)
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	_, op := h.state(t, tr)
-	assert.Equal(t, domain.OperationFailed, op.Status)
+	assert.Equal(t, model.OperationFailed, op.Status)
 	assert.NotContains(t, op.Error, "c0ffee")
 	assert.Contains(t, op.Error, "[redacted]")
 }
@@ -253,7 +254,7 @@ func TestObjectStoreOutageIsRetried(t *testing.T) {
 	})
 	require.True(t, domain.IsCode(h.handler.Handle(context.Background(), msg), domain.CodeUnavailable))
 	got, _ := h.state(t, tr)
-	assert.Equal(t, domain.TaskRunning, got.Status)
+	assert.Equal(t, model.TaskRunning, got.Status)
 	h.store.FailWith(nil)
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	h.assertCopied(t, tr, sources)
@@ -282,11 +283,11 @@ func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation))
 
 	bad = msg
-	bad.Type = domain.EventAITask
+	bad.Type = model.EventAITask
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation))
 
 	bad = msg
-	bad.Payload, _ = json.Marshal(domain.MaterialTransferRun{TransferID: uuid.New(), JobOperation: domain.JobOperation{OperationID: uuid.New()}})
+	bad.Payload, _ = json.Marshal(model.MaterialTransferRun{TransferID: uuid.New(), JobOperation: model.JobOperation{OperationID: uuid.New()}})
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
 
 	bad = msg
@@ -296,7 +297,7 @@ func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
 	assert.Zero(t, h.source.FetchCount())
 }
 
-func doneFlags(t domain.MaterialTransfer) []bool {
+func doneFlags(t model.MaterialTransfer) []bool {
 	out := make([]bool, len(t.Items))
 	for i, it := range t.Items {
 		out[i] = it.Done

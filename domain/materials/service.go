@@ -11,6 +11,7 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -45,24 +46,24 @@ func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator, 
 //
 // Errors: CodeValidation as CheckSources's form checks; what the
 // repositories return.
-func (s *Service) Start(ctx context.Context, tx ports.Tx, p domain.Principal, sourceURLs []string) (domain.MaterialTransfer, domain.Operation, error) {
+func (s *Service) Start(ctx context.Context, tx ports.Tx, p model.Principal, sourceURLs []string) (model.MaterialTransfer, model.Operation, error) {
 	if _, err := s.checkForms(sourceURLs); err != nil {
-		return domain.MaterialTransfer{}, domain.Operation{}, err
+		return model.MaterialTransfer{}, model.Operation{}, err
 	}
-	transfer := domain.MaterialTransfer{TaskState: s.NewTask(p), Items: make([]domain.MaterialItem, len(sourceURLs))}
+	transfer := model.MaterialTransfer{TaskState: s.NewTask(p), Items: make([]model.MaterialItem, len(sourceURLs))}
 	for i, u := range sourceURLs {
-		transfer.Items[i] = domain.MaterialItem{Index: i, SourceURL: u}
+		transfer.Items[i] = model.MaterialItem{Index: i, SourceURL: u}
 	}
 	return Task.Begin(ctx, tx, s.IDs, p, transfer,
-		func(op domain.JobOperation) any {
-			return domain.MaterialTransferRun{TransferID: transfer.ID, JobOperation: op}
+		func(op model.JobOperation) any {
+			return model.MaterialTransferRun{TransferID: transfer.ID, JobOperation: op}
 		})
 }
 
 // Get reads one transfer of the caller's workspace with its items.
 //
 // Errors: CodeNotFound if the workspace has no such transfer.
-func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.MaterialTransfer, error) {
+func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (model.MaterialTransfer, error) {
 	return Task.Read(ctx, s.UOW, p, id)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/materials"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
 )
@@ -28,25 +29,25 @@ func TestStartWritesAPendingTransferWithAnIdsOnlyEvent(t *testing.T) {
 	ctx := domain.WithTraceparent(context.Background(), traceparent)
 	tr, op, msg := h.start(t, ctx, sources)
 
-	assert.Equal(t, domain.TaskPending, tr.Status)
+	assert.Equal(t, model.TaskPending, tr.Status)
 	assert.Equal(t, op.ID, tr.OperationID)
-	assert.Equal(t, domain.OperationMaterialTransfer, op.Kind)
-	assert.Equal(t, domain.OperationPending, op.Status)
+	assert.Equal(t, model.OperationMaterialTransfer, op.Kind)
+	assert.Equal(t, model.OperationPending, op.Status)
 	assert.Equal(t, "material_transfer", op.ResourceType)
 	assert.Equal(t, tr.ID, op.ResourceID)
 	assert.Equal(t, traceparent, msg.Traceparent)
 
-	require.NoError(t, domain.CheckPayloadSafe(msg.Payload))
+	require.NoError(t, model.CheckPayloadSafe(msg.Payload))
 	for _, u := range sources {
 		assert.NotContains(t, string(msg.Payload), u)
 	}
 	assert.NotContains(t, string(msg.Payload), "cdn.example.com")
 	assert.NotContains(t, string(msg.Payload), signature)
-	var run domain.MaterialTransferRun
+	var run model.MaterialTransferRun
 	require.NoError(t, json.Unmarshal(msg.Payload, &run))
-	assert.Equal(t, domain.MaterialTransferRun{TransferID: tr.ID, JobOperation: domain.JobOperation{OperationID: op.ID}}, run)
+	assert.Equal(t, model.MaterialTransferRun{TransferID: tr.ID, JobOperation: model.JobOperation{OperationID: op.ID}}, run)
 
-	got, err := h.svc.Get(context.Background(), domain.Principal{WorkspaceID: h.ws}, tr.ID)
+	got, err := h.svc.Get(context.Background(), model.Principal{WorkspaceID: h.ws}, tr.ID)
 	require.NoError(t, err)
 	require.Len(t, got.Items, 3)
 	for i, it := range got.Items {
@@ -55,7 +56,7 @@ func TestStartWritesAPendingTransferWithAnIdsOnlyEvent(t *testing.T) {
 		assert.False(t, it.Done)
 	}
 
-	_, err = h.svc.Get(context.Background(), domain.Principal{WorkspaceID: uuid.New()}, tr.ID)
+	_, err = h.svc.Get(context.Background(), model.Principal{WorkspaceID: uuid.New()}, tr.ID)
 	assert.True(t, domain.IsCode(err, domain.CodeNotFound), "another workspace: %v", err)
 }
 
@@ -82,7 +83,7 @@ func TestStartRefusesBadSourcesWithoutEchoingThem(t *testing.T) {
 	for name, sources := range cases {
 		t.Run(name, func(t *testing.T) {
 			err := h.uow.Transact(context.Background(), h.ws, func(ctx context.Context, tx ports.Tx) error {
-				_, _, err := h.svc.Start(ctx, tx, domain.Principal{WorkspaceID: h.ws, UserID: uuid.New()}, sources)
+				_, _, err := h.svc.Start(ctx, tx, model.Principal{WorkspaceID: h.ws, UserID: uuid.New()}, sources)
 				return err
 			})
 			require.True(t, domain.IsCode(err, domain.CodeValidation), "%v", err)
@@ -94,7 +95,7 @@ func TestStartRefusesBadSourcesWithoutEchoingThem(t *testing.T) {
 	// Limits are inclusive.
 	exact := "https://cdn.example.com/" + strings.Repeat("a", materials.MaxURLLength-len("https://cdn.example.com/"))
 	require.NoError(t, h.uow.Transact(context.Background(), h.ws, func(ctx context.Context, tx ports.Tx) error {
-		_, _, err := h.svc.Start(ctx, tx, domain.Principal{WorkspaceID: h.ws}, append(urls(materials.MaxItems-1), exact))
+		_, _, err := h.svc.Start(ctx, tx, model.Principal{WorkspaceID: h.ws}, append(urls(materials.MaxItems-1), exact))
 		return err
 	}))
 }

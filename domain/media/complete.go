@@ -6,12 +6,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 // Complete says the upload of media id is finished: in tx, the media
-// becomes processing, an operation of kind domain.OperationMediaProcess
-// tracks the validation and derivation, and the domain.EventMediaProcess
+// becomes processing, an operation of kind model.OperationMediaProcess
+// tracks the validation and derivation, and the model.EventMediaProcess
 // event (ids only, never the object key) asks the worker for it. It runs
 // inside the caller's transaction so the idempotency record commits with
 // it; a replayed request gets the saved answer, and a new request for media
@@ -24,48 +25,48 @@ import (
 // already, by this or a concurrent request, ready or rejected) or if no
 // content was uploaded, domain.CodeUnavailable (or the store's other
 // errors) when the object store cannot be asked; the repositories' errors.
-func (s *Service) Complete(ctx context.Context, tx ports.Tx, p domain.Principal, id uuid.UUID) (domain.Media, domain.Operation, error) {
+func (s *Service) Complete(ctx context.Context, tx ports.Tx, p model.Principal, id uuid.UUID) (model.Media, model.Operation, error) {
 	m, err := tx.Media().Get(ctx, id)
 	if err != nil {
-		return domain.Media{}, domain.Operation{}, err
+		return model.Media{}, model.Operation{}, err
 	}
-	if m.Status != domain.MediaAwaitingUpload {
-		return domain.Media{}, domain.Operation{}, domain.Errorf(domain.CodeInvalidState, "media is %s, not awaiting its upload", m.Status)
+	if m.Status != model.MediaAwaitingUpload {
+		return model.Media{}, model.Operation{}, domain.Errorf(domain.CodeInvalidState, "media is %s, not awaiting its upload", m.Status)
 	}
 	if _, err := s.store.Stat(ctx, m.ObjectKey); err != nil {
 		if domain.IsCode(err, domain.CodeNotFound) {
-			return domain.Media{}, domain.Operation{}, domain.Errorf(domain.CodeInvalidState, "no content was uploaded: upload the content first")
+			return model.Media{}, model.Operation{}, domain.Errorf(domain.CodeInvalidState, "no content was uploaded: upload the content first")
 		}
-		return domain.Media{}, domain.Operation{}, err
+		return model.Media{}, model.Operation{}, err
 	}
 
 	now := s.Clock.Now()
-	m.Status = domain.MediaProcessing
+	m.Status = model.MediaProcessing
 	m.UpdatedAt = now
-	op, event, err := domain.NewJob(ctx, s.IDs, p, now, domain.JobSpec{
-		OperationKind: domain.OperationMediaProcess,
+	op, event, err := model.NewJob(ctx, s.IDs, p, now, model.JobSpec{
+		OperationKind: model.OperationMediaProcess,
 		ResourceType:  "media",
 		ResourceID:    m.ID,
-		EventType:     domain.EventMediaProcess,
-		Payload: func(op domain.JobOperation) any {
-			return domain.MediaProcess{MediaID: m.ID, JobOperation: op}
+		EventType:     model.EventMediaProcess,
+		Payload: func(op model.JobOperation) any {
+			return model.MediaProcess{MediaID: m.ID, JobOperation: op}
 		},
 	})
 	if err != nil {
-		return domain.Media{}, domain.Operation{}, err
+		return model.Media{}, model.Operation{}, err
 	}
 
 	// Get took no lock: a concurrent Complete (another idempotency key) may
 	// have read awaiting_upload too. The compare-and-set lets one of them
 	// through; the other gets CodeInvalidState before writing anything.
-	if err := tx.Media().Transition(ctx, m.ID, domain.MediaAwaitingUpload, domain.MediaProcessing, now); err != nil {
-		return domain.Media{}, domain.Operation{}, err
+	if err := tx.Media().Transition(ctx, m.ID, model.MediaAwaitingUpload, model.MediaProcessing, now); err != nil {
+		return model.Media{}, model.Operation{}, err
 	}
 	if err := tx.Operations().Create(ctx, op); err != nil {
-		return domain.Media{}, domain.Operation{}, err
+		return model.Media{}, model.Operation{}, err
 	}
 	if err := tx.Outbox().Append(ctx, event); err != nil {
-		return domain.Media{}, domain.Operation{}, err
+		return model.Media{}, model.Operation{}, err
 	}
 	return m, op, nil
 }

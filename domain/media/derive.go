@@ -10,13 +10,14 @@ import (
 	"golang.org/x/image/draw"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // MaxPixels bounds the images the worker decodes (width x height), so a
 // small, highly compressed file cannot make it allocate gigabytes.
 const MaxPixels = 40_000_000
 
-// variantBoxes is the square each variant of domain.MediaVariantNames fits
+// variantBoxes is the square each variant of model.MediaVariantNames fits
 // within, in pixels. Images already smaller keep their size: variants are
 // never enlarged.
 var variantBoxes = map[string]int{
@@ -49,7 +50,7 @@ func reject(reason string) *rejection { return &rejection{reason: domain.Sanitiz
 // decode checks that data is what m declared, really an image of that
 // format, and not too large to decode, and returns the image. A failure is
 // a *rejection.
-func decode(m domain.Media, data []byte) (image.Image, error) {
+func decode(m model.Media, data []byte) (image.Image, error) {
 	if int64(len(data)) != m.SizeBytes {
 		return nil, reject(ReasonSizeMismatch)
 	}

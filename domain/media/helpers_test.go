@@ -16,8 +16,8 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/objectstore/memstore"
 	"github.com/oncehq/once/adapters/system"
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
 )
@@ -26,7 +26,7 @@ type harness struct {
 	uow   ports.UnitOfWork
 	store *memstore.Store
 	svc   *media.Service
-	p     domain.Principal
+	p     model.Principal
 	logs  *testkit.LogBuffer
 }
 
@@ -38,7 +38,7 @@ func newHarness(t *testing.T) *harness {
 		uow:   uow,
 		store: store,
 		svc:   media.NewService(uow, store, system.NewClock(), system.NewIDs()),
-		p:     domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: domain.RoleAdmin},
+		p:     model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin},
 		logs:  &testkit.LogBuffer{},
 	}
 }
@@ -53,7 +53,7 @@ func (h *harness) handler(uow ports.UnitOfWork) *media.ProcessHandler {
 }
 
 // uploaded registers and uploads data as contentType, ready to complete.
-func (h *harness) uploaded(t *testing.T, contentType string, data []byte) domain.Media {
+func (h *harness) uploaded(t *testing.T, contentType string, data []byte) model.Media {
 	t.Helper()
 	ctx := context.Background()
 	m, err := h.register(ctx, media.Registration{Filename: "photo", ContentType: contentType, SizeBytes: int64(len(data))})
@@ -65,22 +65,22 @@ func (h *harness) uploaded(t *testing.T, contentType string, data []byte) domain
 
 // complete runs Complete in its own transaction, as the HTTP adapter does
 // inside its idempotent one, and returns the event it appended.
-func (h *harness) complete(t *testing.T, ctx context.Context, id uuid.UUID) (domain.Media, domain.Operation, domain.OutboxEvent, error) {
+func (h *harness) complete(t *testing.T, ctx context.Context, id uuid.UUID) (model.Media, model.Operation, model.OutboxEvent, error) {
 	t.Helper()
 	var (
-		m   domain.Media
-		op  domain.Operation
-		evs []domain.OutboxEvent
+		m   model.Media
+		op  model.Operation
+		evs []model.OutboxEvent
 	)
 	err := h.uow.Transact(ctx, h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		if m, op, err = h.svc.Complete(ctx, tx, h.p, id); err != nil {
 			return err
 		}
-		evs, err = tx.Outbox().List(ctx, domain.OutboxPending, 100)
+		evs, err = tx.Outbox().List(ctx, model.OutboxPending, 100)
 		return err
 	})
-	var ev domain.OutboxEvent
+	var ev model.OutboxEvent
 	for _, e := range evs {
 		if e.AggregateID == id {
 			ev = e
@@ -91,19 +91,19 @@ func (h *harness) complete(t *testing.T, ctx context.Context, id uuid.UUID) (dom
 
 // completed uploads data, completes it, and returns the media and the
 // message the Dispatcher would publish.
-func (h *harness) completed(t *testing.T, contentType string, data []byte) (domain.Media, domain.Operation, ports.Message) {
+func (h *harness) completed(t *testing.T, contentType string, data []byte) (model.Media, model.Operation, ports.Message) {
 	t.Helper()
 	m := h.uploaded(t, contentType, data)
 	m, op, ev, err := h.complete(t, context.Background(), m.ID)
 	require.NoError(t, err)
-	require.Equal(t, domain.EventMediaProcess, ev.Type)
+	require.Equal(t, model.EventMediaProcess, ev.Type)
 	return m, op, ports.Message{ID: ev.ID, Type: ev.Type, WorkspaceID: ev.WorkspaceID, Payload: ev.Payload, Traceparent: ev.Traceparent}
 }
 
-func (h *harness) state(t *testing.T, mediaID, opID uuid.UUID) (domain.Media, domain.Operation) {
+func (h *harness) state(t *testing.T, mediaID, opID uuid.UUID) (model.Media, model.Operation) {
 	t.Helper()
-	var m domain.Media
-	var op domain.Operation
+	var m model.Media
+	var op model.Operation
 	require.NoError(t, h.uow.Transact(context.Background(), h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		if m, err = tx.Media().Get(ctx, mediaID); err != nil {
@@ -115,9 +115,9 @@ func (h *harness) state(t *testing.T, mediaID, opID uuid.UUID) (domain.Media, do
 	return m, op
 }
 
-func (h *harness) events(t *testing.T) []domain.OutboxEvent {
+func (h *harness) events(t *testing.T) []model.OutboxEvent {
 	t.Helper()
-	var evs []domain.OutboxEvent
+	var evs []model.OutboxEvent
 	require.NoError(t, h.uow.Transact(context.Background(), h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		evs, err = tx.Outbox().List(ctx, "", 100)
@@ -153,8 +153,8 @@ func jpegBytes(t *testing.T, w, h int) []byte {
 
 // register runs Register in its own transaction, as the idempotent endpoint
 // runs it in the request's.
-func (h *harness) register(ctx context.Context, r media.Registration) (domain.Media, error) {
-	var m domain.Media
+func (h *harness) register(ctx context.Context, r media.Registration) (model.Media, error) {
+	var m model.Media
 	err := h.uow.Transact(ctx, h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		m, err = h.svc.Register(ctx, tx, h.p, r)

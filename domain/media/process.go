@@ -9,6 +9,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -28,20 +29,20 @@ const (
 // them. The call reads the original and checks it (the registered size and
 // content type, bytes that really decode as that format, PNG or JPEG,
 // within MaxPixels), then derives every variant of
-// domain.MediaVariantNames, scaled to fit its box in the original's
+// model.MediaVariantNames, scaled to fit its box in the original's
 // format. Content that fails is a result, not an error: the media is
 // rejected and the operation failed, both with a reason safe to show. A
 // storage failure is retried.
-type ProcessHandler = jobs.Handler[domain.MediaProcess, domain.Media, []domain.MediaVariant]
+type ProcessHandler = jobs.Handler[model.MediaProcess, model.Media, []model.MediaVariant]
 
 // NewProcessHandler builds the handler; log may be nil.
 func NewProcessHandler(uow ports.UnitOfWork, store ports.ObjectStore, clock ports.Clock, log *slog.Logger) *ProcessHandler {
 	p := &processor{store: store}
-	op := jobs.OnOperation[domain.MediaProcess, domain.Media, []domain.MediaVariant]{
-		Kind: domain.OperationMediaProcess, Check: check, Record: record,
+	op := jobs.OnOperation[model.MediaProcess, model.Media, []model.MediaVariant]{
+		Kind: model.OperationMediaProcess, Check: check, Record: record,
 	}
-	return jobs.NewHandler(jobs.Job[domain.MediaProcess, domain.Media, []domain.MediaVariant]{
-		Event: domain.EventMediaProcess, Noun: "media", External: "object store", Refused: ReasonNotAnImage,
+	return jobs.NewHandler(jobs.Job[model.MediaProcess, model.Media, []model.MediaVariant]{
+		Event: model.EventMediaProcess, Noun: "media", External: "object store", Refused: ReasonNotAnImage,
 		Begin: op.Begin, Call: p.process, End: op.End,
 	}, uow, clock, log)
 }
@@ -53,7 +54,7 @@ type processor struct {
 
 // process is steps 2 and 3: the variants, or jobs.Fail with the reason
 // the content is rejected.
-func (h *processor) process(ctx context.Context, log *slog.Logger, _ jobs.Run[domain.MediaProcess], m domain.Media) ([]domain.MediaVariant, error) {
+func (h *processor) process(ctx context.Context, log *slog.Logger, _ jobs.Run[model.MediaProcess], m model.Media) ([]model.MediaVariant, error) {
 	data, _, err := h.store.Get(ctx, m.ObjectKey)
 	if domain.IsCode(err, domain.CodeNotFound) {
 		return nil, jobs.Fail(ReasonContentMissing)
@@ -67,8 +68,8 @@ func (h *processor) process(ctx context.Context, log *slog.Logger, _ jobs.Run[do
 		return nil, rejected(err)
 	}
 	format := ContentTypes[m.ContentType]
-	variants := make([]domain.MediaVariant, 0, len(domain.MediaVariantNames))
-	for _, name := range domain.MediaVariantNames {
+	variants := make([]model.MediaVariant, 0, len(model.MediaVariantNames))
+	for _, name := range model.MediaVariantNames {
 		v, err := h.writeVariant(ctx, m, img, name, format)
 		if err != nil {
 			var r *rejection
@@ -95,12 +96,12 @@ func rejected(verdict error) error {
 
 // record is step 4: the variants recorded and the media ready, or the
 // media rejected with reason.
-func record(ctx context.Context, tx ports.Tx, log *slog.Logger, m domain.Media, variants []domain.MediaVariant, reason string, now time.Time) error {
+func record(ctx context.Context, tx ports.Tx, log *slog.Logger, m model.Media, variants []model.MediaVariant, reason string, now time.Time) error {
 	if reason == "" {
-		m.Status, m.Variants, m.Reason, m.UpdatedAt = domain.MediaReady, variants, "", now
+		m.Status, m.Variants, m.Reason, m.UpdatedAt = model.MediaReady, variants, "", now
 		log.Info("media ready", "variants", len(variants))
 	} else {
-		m.Status, m.Reason, m.UpdatedAt = domain.MediaRejected, reason, now
+		m.Status, m.Reason, m.UpdatedAt = model.MediaRejected, reason, now
 		log.Info("media rejected", "reason", reason)
 	}
 	return tx.Media().Update(ctx, m)
@@ -110,7 +111,7 @@ func record(ctx context.Context, tx ports.Tx, log *slog.Logger, m domain.Media, 
 // media's state settled the operation here (gone, or ready or rejected by
 // another operation), in which case check records the outcome on the
 // operation. Otherwise the media is processing.
-func check(ctx context.Context, tx ports.Tx, log *slog.Logger, run jobs.Run[domain.MediaProcess], op domain.Operation, now time.Time) (m domain.Media, done bool, err error) {
+func check(ctx context.Context, tx ports.Tx, log *slog.Logger, run jobs.Run[model.MediaProcess], op model.Operation, now time.Time) (m model.Media, done bool, err error) {
 	m, err = tx.Media().Get(ctx, run.TaskID)
 	if domain.IsCode(err, domain.CodeNotFound) {
 		log.Warn("media not found, operation failed")
@@ -120,13 +121,13 @@ func check(ctx context.Context, tx ports.Tx, log *slog.Logger, run jobs.Run[doma
 		return m, false, err
 	}
 	switch m.Status {
-	case domain.MediaProcessing:
+	case model.MediaProcessing:
 		return m, false, nil
-	case domain.MediaReady:
+	case model.MediaReady:
 		log.Info("media already ready: processed by another operation")
 		op.Succeed(now)
 		return m, true, tx.Operations().Update(ctx, op)
-	case domain.MediaRejected:
+	case model.MediaRejected:
 		log.Info("media already rejected by another operation")
 		return m, true, jobs.EndOperation(ctx, tx, op, m.Reason, now)
 	default:
@@ -137,23 +138,23 @@ func check(ctx context.Context, tx ports.Tx, log *slog.Logger, run jobs.Run[doma
 
 // writeVariant derives one variant and writes it once. If an earlier
 // attempt already stored it, that object is kept and described.
-func (h *processor) writeVariant(ctx context.Context, m domain.Media, img image.Image, name, format string) (domain.MediaVariant, error) {
+func (h *processor) writeVariant(ctx context.Context, m model.Media, img image.Image, name, format string) (model.MediaVariant, error) {
 	data, err := derive(img, name, format)
 	if err != nil {
-		return domain.MediaVariant{}, err
+		return model.MediaVariant{}, err
 	}
 	key := VariantKey(m.WorkspaceID, m.ID, name)
 	created, err := h.store.PutIfAbsent(ctx, key, data, m.ContentType)
 	if err != nil {
-		return domain.MediaVariant{}, err
+		return model.MediaVariant{}, err
 	}
 	size := int64(len(data))
 	if !created {
 		info, err := h.store.Stat(ctx, key)
 		if err != nil {
-			return domain.MediaVariant{}, err
+			return model.MediaVariant{}, err
 		}
 		size = info.Size
 	}
-	return domain.MediaVariant{Name: name, ObjectKey: key, SizeBytes: size}, nil
+	return model.MediaVariant{Name: name, ObjectKey: key, SizeBytes: size}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/oncehq/once/adapters/objectstore/memstore"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
 )
@@ -25,15 +26,15 @@ var variantBoxes = map[string]int{"thumbnail": 128, "medium": 512}
 // requireReady checks media is ready with one variant per name, each
 // stored once under its deterministic key, scaled to fit its box with the
 // original's aspect ratio, and encoded as format.
-func requireReady(t *testing.T, h *harness, m domain.Media, op domain.Operation, w, hgt int, format string) {
+func requireReady(t *testing.T, h *harness, m model.Media, op model.Operation, w, hgt int, format string) {
 	t.Helper()
 	got, o := h.state(t, m.ID, op.ID)
-	require.Equal(t, domain.MediaReady, got.Status, "reason: %s", got.Reason)
+	require.Equal(t, model.MediaReady, got.Status, "reason: %s", got.Reason)
 	assert.Empty(t, got.Reason)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 	assert.Empty(t, o.Error)
-	require.Len(t, got.Variants, len(domain.MediaVariantNames))
-	for i, name := range domain.MediaVariantNames {
+	require.Len(t, got.Variants, len(model.MediaVariantNames))
+	for i, name := range model.MediaVariantNames {
 		v := got.Variants[i]
 		assert.Equal(t, name, v.Name)
 		assert.Equal(t, media.VariantKey(h.p.WorkspaceID, m.ID, name), v.ObjectKey)
@@ -69,7 +70,7 @@ func TestDuplicateDeliveryDerivesOnce(t *testing.T) {
 	require.NoError(t, handler.Handle(context.Background(), msg))
 
 	requireReady(t, h, m, op, 600, 450, "png")
-	assert.Len(t, h.store.Keys(), 1+len(domain.MediaVariantNames), "the original and one object per variant")
+	assert.Len(t, h.store.Keys(), 1+len(model.MediaVariantNames), "the original and one object per variant")
 	assert.NotContains(t, h.logs.String(), m.ObjectKey, "object keys stay out of logs")
 }
 
@@ -121,10 +122,10 @@ func TestCrashAfterWritingVariants(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err), "the message is delivered again")
 	got, o := h.state(t, m.ID, op.ID)
-	assert.Equal(t, domain.MediaProcessing, got.Status)
+	assert.Equal(t, model.MediaProcessing, got.Status)
 	assert.Empty(t, got.Variants)
-	assert.Equal(t, domain.OperationRunning, o.Status)
-	for _, name := range domain.MediaVariantNames {
+	assert.Equal(t, model.OperationRunning, o.Status)
+	for _, name := range model.MediaVariantNames {
 		assert.Equal(t, 1, h.store.Writes(media.VariantKey(h.p.WorkspaceID, m.ID, name)), "written before the crash")
 	}
 
@@ -148,8 +149,8 @@ func TestUnavailableStorageIsRetried(t *testing.T) {
 			err := h.handler(nil).Handle(context.Background(), msg)
 			assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err))
 			got, state := h.state(t, m.ID, o.ID)
-			assert.Equal(t, domain.MediaProcessing, got.Status)
-			assert.Equal(t, domain.OperationRunning, state.Status)
+			assert.Equal(t, model.MediaProcessing, got.Status)
+			assert.Equal(t, model.OperationRunning, state.Status)
 
 			h.store.FailWith(nil)
 			require.NoError(t, h.handler(nil).Handle(context.Background(), msg))
@@ -180,10 +181,10 @@ func TestInvalidContentIsRejected(t *testing.T) {
 			require.NoError(t, handler.Handle(context.Background(), msg))
 
 			got, o := h.state(t, m.ID, op.ID)
-			assert.Equal(t, domain.MediaRejected, got.Status)
+			assert.Equal(t, model.MediaRejected, got.Status)
 			assert.True(t, strings.HasPrefix(got.Reason, c.reason), "reason %q", got.Reason)
 			assert.Empty(t, got.Variants)
-			assert.Equal(t, domain.OperationFailed, o.Status)
+			assert.Equal(t, model.OperationFailed, o.Status)
 			assert.Equal(t, got.Reason, o.Error)
 			assert.NotContains(t, o.Error, m.ObjectKey)
 			assert.Equal(t, []string{m.ObjectKey}, h.store.Keys(), "no variant written")
@@ -220,9 +221,9 @@ func TestContentRemovedFromStorageIsRejected(t *testing.T) {
 	})
 	require.NoError(t, h.handler(nil).Handle(context.Background(), msg))
 	got, o := h.state(t, m.ID, op.ID)
-	assert.Equal(t, domain.MediaRejected, got.Status)
+	assert.Equal(t, model.MediaRejected, got.Status)
 	assert.Equal(t, media.ReasonContentMissing, got.Reason)
-	assert.Equal(t, domain.OperationFailed, o.Status)
+	assert.Equal(t, model.OperationFailed, o.Status)
 }
 
 func TestMessagesThatCanNeverSucceed(t *testing.T) {
@@ -230,7 +231,7 @@ func TestMessagesThatCanNeverSucceed(t *testing.T) {
 	_, op, msg := h.completed(t, "image/png", pngBytes(t, 10, 10))
 	handler := h.handler(nil)
 	bad := map[string]ports.Message{
-		"other type":      {ID: msg.ID, Type: domain.EventStoreCredentialsVerify, WorkspaceID: msg.WorkspaceID, Payload: msg.Payload},
+		"other type":      {ID: msg.ID, Type: model.EventStoreCredentialsVerify, WorkspaceID: msg.WorkspaceID, Payload: msg.Payload},
 		"no workspace":    {ID: msg.ID, Type: msg.Type, Payload: msg.Payload},
 		"not JSON":        {ID: msg.ID, Type: msg.Type, WorkspaceID: msg.WorkspaceID, Payload: []byte("{")},
 		"unknown field":   {ID: msg.ID, Type: msg.Type, WorkspaceID: msg.WorkspaceID, Payload: []byte(`{"media_id":"` + uuid.NewString() + `","operation_id":"` + op.ID.String() + `","object_key":"x"}`)},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -32,26 +33,26 @@ func NewService(uow ports.UnitOfWork, store ports.ObjectStore, clock ports.Clock
 // Errors: domain.CodeValidation for a bad registration (a file name of
 // 1-255 characters, content type image/png or image/jpeg, size 1 byte to
 // 20 MiB); the repository's errors.
-func (s *Service) Register(ctx context.Context, tx ports.Tx, p domain.Principal, r Registration) (domain.Media, error) {
+func (s *Service) Register(ctx context.Context, tx ports.Tx, p model.Principal, r Registration) (model.Media, error) {
 	r = r.normalize()
 	if err := r.validate(); err != nil {
-		return domain.Media{}, err
+		return model.Media{}, err
 	}
 	now := s.Clock.Now()
 	id := s.IDs.NewID()
-	m := domain.Media{
+	m := model.Media{
 		ID:          id,
 		WorkspaceID: p.WorkspaceID,
 		Filename:    r.Filename,
 		ContentType: r.ContentType,
 		SizeBytes:   r.SizeBytes,
 		ObjectKey:   ObjectKey(p.WorkspaceID, id),
-		Status:      domain.MediaAwaitingUpload,
+		Status:      model.MediaAwaitingUpload,
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	}
 	if err := tx.Media().Create(ctx, m); err != nil {
-		return domain.Media{}, err
+		return model.Media{}, err
 	}
 	return m, nil
 }
@@ -66,24 +67,24 @@ func (s *Service) Register(ctx context.Context, tx ports.Tx, p domain.Principal,
 // domain.CodeValidation if the size or content type is not the registered
 // one, domain.CodeUnavailable (or the store's other errors) when the
 // content cannot be stored.
-func (s *Service) Upload(ctx context.Context, p domain.Principal, id uuid.UUID, contentType string, data []byte) (domain.Media, error) {
+func (s *Service) Upload(ctx context.Context, p model.Principal, id uuid.UUID, contentType string, data []byte) (model.Media, error) {
 	m, err := s.Get(ctx, p, id)
 	if err != nil {
-		return domain.Media{}, err
+		return model.Media{}, err
 	}
-	if m.Status != domain.MediaAwaitingUpload {
-		return domain.Media{}, domain.Errorf(domain.CodeInvalidState, "media is %s: its content can no longer be uploaded", m.Status)
+	if m.Status != model.MediaAwaitingUpload {
+		return model.Media{}, domain.Errorf(domain.CodeInvalidState, "media is %s: its content can no longer be uploaded", m.Status)
 	}
 	if int64(len(data)) != m.SizeBytes {
-		return domain.Media{}, domain.Errorf(domain.CodeValidation, "the content is %d bytes, %d were registered", len(data), m.SizeBytes)
+		return model.Media{}, domain.Errorf(domain.CodeValidation, "the content is %d bytes, %d were registered", len(data), m.SizeBytes)
 	}
 	if normalizeContentType(contentType) != m.ContentType {
-		return domain.Media{}, domain.Errorf(domain.CodeValidation, "the content type is not the registered %s", m.ContentType)
+		return model.Media{}, domain.Errorf(domain.CodeValidation, "the content type is not the registered %s", m.ContentType)
 	}
 	// Stored outside any transaction: nothing is held open during the
 	// transfer. Complete checks that the object exists.
 	if err := s.store.Put(ctx, m.ObjectKey, data, m.ContentType); err != nil {
-		return domain.Media{}, err
+		return model.Media{}, err
 	}
 	return m, nil
 }
@@ -92,6 +93,6 @@ func (s *Service) Upload(ctx context.Context, p domain.Principal, id uuid.UUID, 
 //
 // Errors: domain.CodeNotFound if there is none (media of other workspaces
 // included).
-func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Media, error) {
+func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (model.Media, error) {
 	return Task.Read(ctx, s.UOW, p, id)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -26,7 +27,7 @@ func TestRegisterUploadComplete(t *testing.T) {
 
 	m, err := h.register(ctx, media.Registration{Filename: " cat.png ", ContentType: "Image/PNG", SizeBytes: int64(len(data))})
 	require.NoError(t, err)
-	assert.Equal(t, domain.MediaAwaitingUpload, m.Status)
+	assert.Equal(t, model.MediaAwaitingUpload, m.Status)
 	assert.Equal(t, "cat.png", m.Filename)
 	assert.Equal(t, "image/png", m.ContentType)
 	assert.Equal(t, "media/"+h.p.WorkspaceID.String()+"/"+m.ID.String()+"/original", m.ObjectKey)
@@ -43,32 +44,32 @@ func TestRegisterUploadComplete(t *testing.T) {
 
 	completed, op, ev, err := h.complete(t, domain.WithTraceparent(ctx, traceparent), m.ID)
 	require.NoError(t, err)
-	assert.Equal(t, domain.MediaProcessing, completed.Status)
-	assert.Equal(t, domain.OperationMediaProcess, op.Kind)
-	assert.Equal(t, domain.OperationPending, op.Status)
+	assert.Equal(t, model.MediaProcessing, completed.Status)
+	assert.Equal(t, model.OperationMediaProcess, op.Kind)
+	assert.Equal(t, model.OperationPending, op.Status)
 	assert.Equal(t, "media", op.ResourceType)
 	assert.Equal(t, m.ID, op.ResourceID)
 	assert.Equal(t, h.p.UserID, op.CreatedBy)
 
-	assert.Equal(t, domain.EventMediaProcess, ev.Type)
+	assert.Equal(t, model.EventMediaProcess, ev.Type)
 	assert.Equal(t, "media", ev.AggregateType)
 	assert.Equal(t, m.ID, ev.AggregateID)
 	assert.Equal(t, h.p.WorkspaceID, ev.WorkspaceID)
 	assert.Equal(t, traceparent, ev.Traceparent)
-	var payload domain.MediaProcess
+	var payload model.MediaProcess
 	require.NoError(t, json.Unmarshal(ev.Payload, &payload))
-	assert.Equal(t, domain.MediaProcess{MediaID: m.ID, JobOperation: domain.JobOperation{OperationID: op.ID}}, payload)
+	assert.Equal(t, model.MediaProcess{MediaID: m.ID, JobOperation: model.JobOperation{OperationID: op.ID}}, payload)
 
 	got, err = h.svc.Get(ctx, h.p, m.ID)
 	require.NoError(t, err)
-	assert.Equal(t, domain.MediaProcessing, got.Status, "committed with the operation and the event")
+	assert.Equal(t, model.MediaProcessing, got.Status, "committed with the operation and the event")
 }
 
 // The event carries ids only: never the object key.
 func TestEventPayloadHasNoObjectKey(t *testing.T) {
 	h := newHarness(t)
 	m, _, msg := h.completed(t, "image/png", pngBytes(t, 8, 8))
-	assert.NoError(t, domain.CheckPayloadSafe(msg.Payload))
+	assert.NoError(t, model.CheckPayloadSafe(msg.Payload))
 	assert.NotContains(t, string(msg.Payload), m.ObjectKey)
 	assert.NotContains(t, string(msg.Payload), "media/")
 	var fields map[string]any
@@ -117,7 +118,7 @@ func TestCompleteConcurrently(t *testing.T) {
 				seen, err := tx.Media().Get(ctx, m.ID)
 				read.Done()
 				read.Wait() // both have seen the media before either goes on
-				if err == nil && seen.Status != domain.MediaAwaitingUpload {
+				if err == nil && seen.Status != model.MediaAwaitingUpload {
 					err = fmt.Errorf("transaction %d saw %s", i, seen.Status)
 				}
 				if err == nil {
@@ -138,16 +139,16 @@ func TestCompleteConcurrently(t *testing.T) {
 		}
 	}
 	assert.Len(t, h.events(t), 1, "one event")
-	var ops []domain.Operation
+	var ops []model.Operation
 	require.NoError(t, h.uow.Transact(context.Background(), h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		ops, err = tx.Operations().List(ctx, ports.OperationFilter{Kind: domain.OperationMediaProcess, Limit: 10})
+		ops, err = tx.Operations().List(ctx, ports.OperationFilter{Kind: model.OperationMediaProcess, Limit: 10})
 		return err
 	}))
 	assert.Len(t, ops, 1, "one operation")
 	got, err := h.svc.Get(context.Background(), h.p, m.ID)
 	require.NoError(t, err)
-	assert.Equal(t, domain.MediaProcessing, got.Status)
+	assert.Equal(t, model.MediaProcessing, got.Status)
 }
 
 func TestCompleteBeforeUpload(t *testing.T) {
@@ -160,7 +161,7 @@ func TestCompleteBeforeUpload(t *testing.T) {
 	assert.ErrorContains(t, err, "upload the content first")
 	got, err := h.svc.Get(ctx, h.p, m.ID)
 	require.NoError(t, err)
-	assert.Equal(t, domain.MediaAwaitingUpload, got.Status)
+	assert.Equal(t, model.MediaAwaitingUpload, got.Status)
 	assert.Empty(t, h.events(t))
 
 	_, _, _, err = h.complete(t, ctx, uuid.New())
@@ -201,7 +202,7 @@ func TestUploadChecks(t *testing.T) {
 	assert.Equal(t, domain.CodeValidation, domain.ErrorCode(err), "wrong type")
 	assert.Zero(t, h.store.Writes(m.ObjectKey), "refused uploads store nothing")
 
-	other := domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New()}
+	other := model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New()}
 	_, err = h.svc.Upload(ctx, other, m.ID, "image/png", data)
 	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "another workspace")
 	_, err = h.svc.Upload(ctx, h.p, uuid.New(), "image/png", data)

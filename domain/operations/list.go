@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -20,9 +21,9 @@ const (
 //
 // Errors: CodeValidation for a status that is not pending, running,
 // succeeded or failed, or a negative limit.
-func (s *Service) List(ctx context.Context, p domain.Principal, filter ports.OperationFilter) ([]domain.Operation, error) {
+func (s *Service) List(ctx context.Context, p model.Principal, filter ports.OperationFilter) ([]model.Operation, error) {
 	switch filter.Status {
-	case "", domain.OperationPending, domain.OperationRunning, domain.OperationSucceeded, domain.OperationFailed:
+	case "", model.OperationPending, model.OperationRunning, model.OperationSucceeded, model.OperationFailed:
 	default:
 		return nil, domain.Errorf(domain.CodeValidation, "status must be one of pending, running, succeeded, failed")
 	}
@@ -34,7 +35,7 @@ func (s *Service) List(ctx context.Context, p domain.Principal, filter ports.Ope
 	case filter.Limit > MaxListLimit:
 		filter.Limit = MaxListLimit
 	}
-	var ops []domain.Operation
+	var ops []model.Operation
 	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		ops, err = tx.Operations().List(ctx, filter)

@@ -11,24 +11,25 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/ports"
 )
 
 // seed writes n operations, alternating pending and succeeded, and returns
 // them oldest first.
-func seed(t *testing.T, uow ports.UnitOfWork, ws uuid.UUID, n int) []domain.Operation {
+func seed(t *testing.T, uow ports.UnitOfWork, ws uuid.UUID, n int) []model.Operation {
 	t.Helper()
 	ids, clock := system.NewIDs(), system.NewClock()
-	ops := make([]domain.Operation, n)
+	ops := make([]model.Operation, n)
 	require.NoError(t, uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
 		for i := range ops {
-			status := domain.OperationPending
+			status := model.OperationPending
 			if i%2 == 1 {
-				status = domain.OperationSucceeded
+				status = model.OperationSucceeded
 			}
-			ops[i] = domain.Operation{
-				ID: ids.NewID(), WorkspaceID: ws, Kind: domain.OperationStoreVerify, Status: status,
+			ops[i] = model.Operation{
+				ID: ids.NewID(), WorkspaceID: ws, Kind: model.OperationStoreVerify, Status: status,
 				ResourceType: "store", ResourceID: uuid.New(), CreatedAt: clock.Now(), UpdatedAt: clock.Now(),
 			}
 			if err := tx.Operations().Create(ctx, ops[i]); err != nil {
@@ -42,7 +43,7 @@ func seed(t *testing.T, uow ports.UnitOfWork, ws uuid.UUID, n int) []domain.Oper
 
 func TestListDefaultsCapsAndFilters(t *testing.T) {
 	uow := memory.NewUnitOfWork(memory.NewDB())
-	p := domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New()}
+	p := model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New()}
 	ops := seed(t, uow, p.WorkspaceID, operations.MaxListLimit+10)
 	seed(t, uow, uuid.New(), 3) // another workspace's
 	svc := operations.NewService(uow)
@@ -57,15 +58,15 @@ func TestListDefaultsCapsAndFilters(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, got, operations.MaxListLimit)
 
-	got, err = svc.List(ctx, p, ports.OperationFilter{Status: domain.OperationSucceeded, Limit: 5})
+	got, err = svc.List(ctx, p, ports.OperationFilter{Status: model.OperationSucceeded, Limit: 5})
 	require.NoError(t, err)
 	require.Len(t, got, 5)
 	for _, op := range got {
-		assert.Equal(t, domain.OperationSucceeded, op.Status)
+		assert.Equal(t, model.OperationSucceeded, op.Status)
 		assert.Equal(t, p.WorkspaceID, op.WorkspaceID)
 	}
 
-	next, err := svc.List(ctx, p, ports.OperationFilter{Before: got[4].ID, Limit: 5, Status: domain.OperationSucceeded})
+	next, err := svc.List(ctx, p, ports.OperationFilter{Before: got[4].ID, Limit: 5, Status: model.OperationSucceeded})
 	require.NoError(t, err)
 	require.Len(t, next, 5)
 	assert.Less(t, next[0].ID.String(), got[4].ID.String(), "the next page continues after the cursor")
@@ -77,7 +78,7 @@ func TestListDefaultsCapsAndFilters(t *testing.T) {
 
 func TestListRefusesBadFilters(t *testing.T) {
 	svc := operations.NewService(memory.NewUnitOfWork(memory.NewDB()))
-	p := domain.Principal{WorkspaceID: uuid.New()}
+	p := model.Principal{WorkspaceID: uuid.New()}
 	_, err := svc.List(context.Background(), p, ports.OperationFilter{Status: "done"})
 	assert.True(t, domain.IsCode(err, domain.CodeValidation), "got %v", err)
 	_, err = svc.List(context.Background(), p, ports.OperationFilter{Limit: -1})

@@ -20,6 +20,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -102,7 +103,7 @@ type Group struct {
 	Workspaces int
 	// Events are the group's dead letters, oldest first in each workspace,
 	// workspaces in id order.
-	Events []domain.OutboxEvent
+	Events []model.OutboxEvent
 }
 
 // DeadLetters is every workspace's dead letters, grouped by cause.
@@ -179,18 +180,18 @@ func (c *Console) DeadLetters(ctx context.Context) (DeadLetters, error) {
 // DeadLetter reads one dead letter of workspace, in a unit of work scoped
 // to it. CodeNotFound when there is no such event or it is not a dead
 // letter (any more).
-func (c *Console) DeadLetter(ctx context.Context, workspace, id uuid.UUID) (domain.OutboxEvent, error) {
-	var e domain.OutboxEvent
+func (c *Console) DeadLetter(ctx context.Context, workspace, id uuid.UUID) (model.OutboxEvent, error) {
+	var e model.OutboxEvent
 	err := c.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		e, err = tx.Outbox().Get(ctx, id)
 		return err
 	})
 	if err != nil {
-		return domain.OutboxEvent{}, err
+		return model.OutboxEvent{}, err
 	}
-	if e.Status != domain.OutboxDeadLetter {
-		return domain.OutboxEvent{}, domain.Errorf(domain.CodeNotFound, "event is not a dead letter")
+	if e.Status != model.OutboxDeadLetter {
+		return model.OutboxEvent{}, domain.Errorf(domain.CodeNotFound, "event is not a dead letter")
 	}
 	return e, nil
 }
@@ -198,8 +199,8 @@ func (c *Console) DeadLetter(ctx context.Context, workspace, id uuid.UUID) (doma
 // ShownPayload is the part of a dead letter's payload an operator may see:
 // the payload itself (ids and versions by construction) when it passes the
 // secret guard, nil otherwise.
-func ShownPayload(e domain.OutboxEvent) json.RawMessage {
-	if len(e.Payload) == 0 || domain.CheckPayloadSafe(e.Payload) != nil {
+func ShownPayload(e model.OutboxEvent) json.RawMessage {
+	if len(e.Payload) == 0 || model.CheckPayloadSafe(e.Payload) != nil {
 		return nil
 	}
 	return e.Payload

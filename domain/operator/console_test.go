@@ -11,6 +11,7 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operator"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
@@ -34,11 +35,11 @@ func newHarness() harness {
 	return harness{uow: uow, console: operator.NewConsole(memory.NewOutboxDiscovery(db), admin, uow, clock), now: clock.t}
 }
 
-func (h harness) deadLetter(t *testing.T, workspace uuid.UUID, lastError string) domain.OutboxEvent {
+func (h harness) deadLetter(t *testing.T, workspace uuid.UUID, lastError string) model.OutboxEvent {
 	return testkit.DeadLetter(t, h.uow, workspace, h.now, lastError)
 }
 
-func (h harness) pending(t *testing.T, workspace uuid.UUID) domain.OutboxEvent {
+func (h harness) pending(t *testing.T, workspace uuid.UUID) model.OutboxEvent {
 	return testkit.PendingEvent(t, h.uow, workspace, h.now.Add(-time.Hour))
 }
 
@@ -48,7 +49,7 @@ func TestConsoleGroupsDeadLettersAcrossWorkspacesAndRedrivesAGroup(t *testing.T)
 	refusedA1 := h.deadLetter(t, a, "cannot publish: connection refused after 3 attempts")
 	refusedA2 := h.deadLetter(t, a, "cannot publish: connection refused after 10 attempts")
 	refusedB := h.deadLetter(t, b, "cannot publish: connection refused after 3 attempts")
-	job := h.deadLetter(t, b, domain.JobFailurePrefix+"platform answered 503 for store "+uuid.NewString())
+	job := h.deadLetter(t, b, model.JobFailurePrefix+"platform answered 503 for store "+uuid.NewString())
 	h.pending(t, c)
 
 	backlog, err := h.console.Backlog(t.Context())
@@ -70,7 +71,7 @@ func TestConsoleGroupsDeadLettersAcrossWorkspacesAndRedrivesAGroup(t *testing.T)
 	assert.Equal(t, "delivery", refused.Stage)
 	assert.Equal(t, "cannot publish: connection refused after <n> attempts", refused.Cause)
 	assert.Equal(t, 2, refused.Workspaces)
-	assert.Equal(t, []string{domain.EventStoreCredentialsVerify}, refused.EventTypes)
+	assert.Equal(t, []string{model.EventStoreCredentialsVerify}, refused.EventTypes)
 	assert.ElementsMatch(t, []uuid.UUID{refusedA1.ID, refusedA2.ID, refusedB.ID}, ids(refused.Events))
 	failedJob := dl.Groups[1]
 	assert.Equal(t, "job", failedJob.Stage)
@@ -111,7 +112,7 @@ func TestConsoleGroupsDeadLettersAcrossWorkspacesAndRedrivesAGroup(t *testing.T)
 	assert.Empty(t, dl.Groups)
 }
 
-func ids(events []domain.OutboxEvent) []uuid.UUID {
+func ids(events []model.OutboxEvent) []uuid.UUID {
 	out := make([]uuid.UUID, len(events))
 	for i, e := range events {
 		out[i] = e.ID
@@ -131,8 +132,8 @@ func TestCauseDropsWhatDiffersPerEvent(t *testing.T) {
 }
 
 func TestShownPayloadWithholdsSecretLookingPayloads(t *testing.T) {
-	ok := domain.OutboxEvent{Payload: []byte(`{"store_id":"0b7a4c1e-6a52-4e43-9a43-1d1c1a4a6a10"}`)}
+	ok := model.OutboxEvent{Payload: []byte(`{"store_id":"0b7a4c1e-6a52-4e43-9a43-1d1c1a4a6a10"}`)}
 	assert.JSONEq(t, string(ok.Payload), string(operator.ShownPayload(ok)))
-	bad := domain.OutboxEvent{Payload: []byte(`{"api_key":"sk_live_abc"}`)}
+	bad := model.OutboxEvent{Payload: []byte(`{"api_key":"sk_live_abc"}`)}
 	assert.Nil(t, operator.ShownPayload(bad))
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -30,13 +30,13 @@ func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) 
 // Errors: domain.CodeValidation for a bad draft (title 1-200 characters,
 // description at most 10,000, price >= 0, currency three upper-case
 // letters, at most 20 distinct media ids); the unit of work's errors.
-func (s *Service) Create(ctx context.Context, p domain.Principal, d Draft) (domain.Product, error) {
+func (s *Service) Create(ctx context.Context, p model.Principal, d Draft) (model.Product, error) {
 	d = d.normalize()
 	if err := d.validate(); err != nil {
-		return domain.Product{}, err
+		return model.Product{}, err
 	}
 	now := s.clock.Now()
-	product := domain.Product{
+	product := model.Product{
 		ID:          s.ids.NewID(),
 		WorkspaceID: p.WorkspaceID,
 		Title:       d.Title,
@@ -52,7 +52,7 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, d Draft) (doma
 		return tx.Products().Create(ctx, product)
 	})
 	if err != nil {
-		return domain.Product{}, err
+		return model.Product{}, err
 	}
 	return product, nil
 }
@@ -61,8 +61,8 @@ func (s *Service) Create(ctx context.Context, p domain.Principal, d Draft) (doma
 //
 // Errors: domain.CodeNotFound if there is none (products of other
 // workspaces included).
-func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Product, error) {
-	var product domain.Product
+func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (model.Product, error) {
+	var product model.Product
 	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		product, err = tx.Products().Get(ctx, id)
@@ -81,15 +81,15 @@ func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (do
 // domain.CodeNotFound if there is no such product, and
 // domain.CodePreconditionFailed if the product was saved since
 // expectedRevision; in both cases nothing changes.
-func (s *Service) Update(ctx context.Context, p domain.Principal, id uuid.UUID, expectedRevision int, d Draft) (domain.Product, error) {
+func (s *Service) Update(ctx context.Context, p model.Principal, id uuid.UUID, expectedRevision int, d Draft) (model.Product, error) {
 	d = d.normalize()
 	if err := d.validate(); err != nil {
-		return domain.Product{}, err
+		return model.Product{}, err
 	}
-	var saved domain.Product
+	var saved model.Product
 	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		saved, err = tx.Products().Update(ctx, domain.Product{
+		saved, err = tx.Products().Update(ctx, model.Product{
 			ID:          id,
 			WorkspaceID: p.WorkspaceID,
 			Title:       d.Title,
@@ -102,7 +102,7 @@ func (s *Service) Update(ctx context.Context, p domain.Principal, id uuid.UUID, 
 		return err
 	})
 	if err != nil {
-		return domain.Product{}, err
+		return model.Product{}, err
 	}
 	return saved, nil
 }

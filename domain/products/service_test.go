@@ -13,12 +13,13 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/products"
 )
 
-func newService() (*products.Service, domain.Principal) {
+func newService() (*products.Service, model.Principal) {
 	svc := products.NewService(memory.NewUnitOfWork(memory.NewDB()), system.NewClock(), system.NewIDs())
-	return svc, domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: domain.RoleAdmin}
+	return svc, model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin}
 }
 
 func draft() products.Draft {
@@ -42,7 +43,7 @@ func TestCreateStartsAtRevisionOne(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, created, got)
 
-	other := domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New()}
+	other := model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New()}
 	_, err = svc.Get(ctx, other, created.ID)
 	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "another workspace does not see it")
 }
@@ -153,7 +154,7 @@ func TestUpdateOfAMissingProduct(t *testing.T) {
 
 	created, err := svc.Create(context.Background(), p, draft())
 	require.NoError(t, err)
-	other := domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New()}
+	other := model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New()}
 	_, err = svc.Update(context.Background(), other, created.ID, 1, draft())
 	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "another workspace cannot save it")
 }

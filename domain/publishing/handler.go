@@ -8,6 +8,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
@@ -40,14 +41,14 @@ const (
 // product is still listed once (with the content of the attempt that
 // created it). The store's status is not checked again here: Publish
 // required it verified, and the platform judges the credentials it is sent.
-type PublishHandler = jobs.Handler[domain.ListingPublish, work, string]
+type PublishHandler = jobs.Handler[model.ListingPublish, work, string]
 
 // NewPublishHandler builds the handler; log may be nil.
 func NewPublishHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer ports.CredentialSealer, clock ports.Clock, log *slog.Logger) *PublishHandler {
-	row := jobs.OnRow[domain.ListingPublish, domain.Publication, domain.TaskStatus, work, string]{
+	row := jobs.OnRow[model.ListingPublish, model.Publication, model.TaskStatus, work, string]{
 		Task: Task.TaskRow, Prepare: prepare, Record: record,
 	}
-	call := func(ctx context.Context, log *slog.Logger, _ jobs.Run[domain.ListingPublish], w work) (string, error) {
+	call := func(ctx context.Context, log *slog.Logger, _ jobs.Run[model.ListingPublish], w work) (string, error) {
 		log = log.With("store", w.store.ID, "product", w.product.ID)
 		creds, err := stores.Credentials(sealer, w.store, log)
 		if err != nil {
@@ -64,22 +65,22 @@ func NewPublishHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, seal
 		}
 		return res.ExternalListingID, err
 	}
-	return jobs.NewHandler(jobs.Job[domain.ListingPublish, work, string]{
-		Event: domain.EventListingPublish, Noun: "publication", External: "platform", Refused: ReasonPlatformRefused,
-		Valid: func(j domain.ListingPublish) bool { return j.ProductRevision > 0 },
+	return jobs.NewHandler(jobs.Job[model.ListingPublish, work, string]{
+		Event: model.EventListingPublish, Noun: "publication", External: "platform", Refused: ReasonPlatformRefused,
+		Valid: func(j model.ListingPublish) bool { return j.ProductRevision > 0 },
 		Begin: row.Begin, Call: call, End: row.End,
 	}, uow, clock, log)
 }
 
 // work is what step 1 hands step 2.
 type work struct {
-	pub     domain.Publication
-	store   domain.Store
-	product domain.Product
+	pub     model.Publication
+	store   model.Store
+	product model.Product
 }
 
 // prepare is step 1: the publication's store and product.
-func prepare(ctx context.Context, tx ports.Tx, log *slog.Logger, pub domain.Publication) (work, string, error) {
+func prepare(ctx context.Context, tx ports.Tx, log *slog.Logger, pub model.Publication) (work, string, error) {
 	w := work{pub: pub}
 	var err error
 	if w.store, err = tx.Stores().Get(ctx, pub.StoreID); domain.IsCode(err, domain.CodeNotFound) {
@@ -100,8 +101,8 @@ func prepare(ctx context.Context, tx ports.Tx, log *slog.Logger, pub domain.Publ
 }
 
 // record is step 3 on success: the listing's id.
-func record(ctx context.Context, tx ports.Tx, log *slog.Logger, pub domain.Publication, listingID string, now time.Time) error {
-	pub.Status, pub.ExternalListingID, pub.Reason, pub.UpdatedAt = domain.TaskSucceeded, listingID, "", now
+func record(ctx context.Context, tx ports.Tx, log *slog.Logger, pub model.Publication, listingID string, now time.Time) error {
+	pub.Status, pub.ExternalListingID, pub.Reason, pub.UpdatedAt = model.TaskSucceeded, listingID, "", now
 	log.Info("listing created", "listing", listingID)
 	return tx.Publications().Update(ctx, pub)
 }

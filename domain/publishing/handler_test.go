@@ -12,6 +12,7 @@ import (
 
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/publishing"
 )
 
@@ -35,10 +36,10 @@ func TestDuplicateDeliveryCreatesOneListing(t *testing.T) {
 	assert.Equal(t, platformsim.KeyHash("ak_good"), h.sim.Calls()[0].KeyHash, "the store's own credentials")
 
 	p, o := h.state(t, pub.ID, op.ID)
-	assert.Equal(t, domain.TaskSucceeded, p.Status)
+	assert.Equal(t, model.TaskSucceeded, p.Status)
 	assert.Equal(t, l.ID, p.ExternalListingID)
 	assert.Empty(t, p.Reason)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 	assert.Empty(t, o.Error)
 }
 
@@ -54,8 +55,8 @@ func TestConcurrentDuplicatesCreateOneListing(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, 1, h.sim.ListingCount())
 	p, o := h.state(t, pub.ID, op.ID)
-	assert.Equal(t, domain.TaskSucceeded, p.Status)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.TaskSucceeded, p.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 	assert.Equal(t, h.sim.Listings()[0].ID, p.ExternalListingID)
 }
 
@@ -71,17 +72,17 @@ func TestTimeoutAfterTheListingWasCreatedEndsWithOneListing(t *testing.T) {
 	err := h.handler.Handle(context.Background(), msg)
 	assert.True(t, domain.IsCode(err, domain.CodeUnavailable), "redeliver: %v", err)
 	p, o := h.state(t, pub.ID, op.ID)
-	assert.Equal(t, domain.TaskRunning, p.Status)
-	assert.Equal(t, domain.OperationRunning, o.Status)
+	assert.Equal(t, model.TaskRunning, p.Status)
+	assert.Equal(t, model.OperationRunning, o.Status)
 	assert.Equal(t, 1, h.sim.ListingCount())
 
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	assert.Equal(t, 1, h.sim.ListingCount())
 	assert.Equal(t, 1, h.sim.Effects(pub.ID.String()))
 	p, o = h.state(t, pub.ID, op.ID)
-	assert.Equal(t, domain.TaskSucceeded, p.Status)
+	assert.Equal(t, model.TaskSucceeded, p.Status)
 	assert.Equal(t, h.sim.Listings()[0].ID, p.ExternalListingID)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 }
 
 // The worker died between CreateListing and recording it (the recording
@@ -96,9 +97,9 @@ func TestCrashBeforeRecordingTheListingEndsWithOneListing(t *testing.T) {
 	err := h.handler.Handle(context.Background(), msg)
 	require.Error(t, err)
 	p, o := h.state(t, pub.ID, op.ID)
-	assert.Equal(t, domain.TaskRunning, p.Status)
+	assert.Equal(t, model.TaskRunning, p.Status)
 	assert.Empty(t, p.ExternalListingID)
-	assert.Equal(t, domain.OperationRunning, o.Status)
+	assert.Equal(t, model.OperationRunning, o.Status)
 	assert.Equal(t, 1, h.sim.ListingCount())
 
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
@@ -108,9 +109,9 @@ func TestCrashBeforeRecordingTheListingEndsWithOneListing(t *testing.T) {
 	assert.True(t, calls[0].Effect)
 	assert.True(t, calls[1].Replayed)
 	p, o = h.state(t, pub.ID, op.ID)
-	assert.Equal(t, domain.TaskSucceeded, p.Status)
+	assert.Equal(t, model.TaskSucceeded, p.Status)
 	assert.Equal(t, h.sim.Listings()[0].ID, p.ExternalListingID)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 }
 
 // An outage before the platform acted is retried.
@@ -124,8 +125,8 @@ func TestOutageBeforeThePlatformActedIsRetried(t *testing.T) {
 	assert.Zero(t, h.sim.ListingCount())
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	p, o := h.state(t, pub.ID, op.ID)
-	assert.Equal(t, domain.TaskSucceeded, p.Status)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.TaskSucceeded, p.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 	assert.Equal(t, 1, h.sim.ListingCount())
 }
 
@@ -142,7 +143,7 @@ func TestADraftThatMovedOnIsPublishedAsItIsNow(t *testing.T) {
 	require.Equal(t, 1, h.sim.ListingCount())
 	assert.Equal(t, "Mug, blue", h.sim.Listings()[0].Title)
 	p, _ := h.state(t, pub.ID, pub.OperationID)
-	assert.Equal(t, domain.TaskSucceeded, p.Status)
+	assert.Equal(t, model.TaskSucceeded, p.Status)
 	assert.Equal(t, 1, p.ProductRevision)
 }
 
@@ -162,10 +163,10 @@ func TestADraftChangedBetweenAttemptsStillEndsWithOneListing(t *testing.T) {
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	assert.Equal(t, 1, h.sim.ListingCount())
 	p, o := h.state(t, pub.ID, op.ID)
-	assert.Equal(t, domain.TaskSucceeded, p.Status)
+	assert.Equal(t, model.TaskSucceeded, p.Status)
 	assert.Equal(t, h.sim.Listings()[0].ID, p.ExternalListingID)
 	assert.Equal(t, "Mug", h.sim.Listings()[0].Title, "the listing the first attempt created")
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 }
 
 // A permanent refusal fails the publication with a sanitized reason and is
@@ -179,8 +180,8 @@ func TestPermanentPlatformErrorFailsThePublication(t *testing.T) {
 
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	p, o := h.state(t, pub.ID, op.ID)
-	assert.Equal(t, domain.TaskFailed, p.Status)
-	assert.Equal(t, domain.OperationFailed, o.Status)
+	assert.Equal(t, model.TaskFailed, p.Status)
+	assert.Equal(t, model.OperationFailed, o.Status)
 	assert.Contains(t, o.Error, publishing.ReasonPlatformRefused)
 	assert.Contains(t, o.Error, "category needs approval")
 	assert.NotContains(t, o.Error, "ak_good")
@@ -202,7 +203,7 @@ func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation))
 
 	bad = msg
-	bad.Type = domain.EventCatalogSync
+	bad.Type = model.EventCatalogSync
 	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation))
 
 	bad = msg

@@ -13,7 +13,7 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/adapters/system"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
@@ -29,7 +29,7 @@ type harness struct {
 	svc     *publishing.Service
 	handler *publishing.PublishHandler
 	logs    *testkit.LogBuffer
-	p       domain.Principal
+	p       model.Principal
 }
 
 func newHarness(t *testing.T, opts ...platformsim.Option) *harness {
@@ -43,7 +43,7 @@ func newHarness(t *testing.T, opts ...platformsim.Option) *harness {
 		sealer: sealer,
 		sim:    platformsim.New(opts...),
 		logs:   &testkit.LogBuffer{},
-		p:      domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: domain.RoleAdmin},
+		p:      model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin},
 	}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.svc = publishing.NewService(h.uow, system.NewClock(), system.NewIDs())
@@ -61,21 +61,21 @@ func (h *harness) tx(t *testing.T, fn func(ctx context.Context, tx ports.Tx) err
 
 // store connects a store; verified says whether its credentials were
 // verified since.
-func (h *harness) store(t *testing.T, verified bool) domain.Store {
+func (h *harness) store(t *testing.T, verified bool) model.Store {
 	t.Helper()
 	svc := stores.NewService(h.uow, h.sealer, system.NewClock(), system.NewIDs())
-	var s domain.Store
+	var s model.Store
 	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
 		created, err := svc.Create(ctx, tx, h.p, stores.CreateCommand{
 			Platform: "shopify", Name: "Shop", ExternalShopID: "shop-" + uuid.NewString(),
-			Credentials: domain.StoreCredentials{APIKey: "ak_good", APISecret: secret},
+			Credentials: model.StoreCredentials{APIKey: "ak_good", APISecret: secret},
 		})
 		if err != nil {
 			return err
 		}
 		s = created.Store
 		if verified {
-			s.Status = domain.StoreVerified
+			s.Status = model.StoreVerified
 			return tx.Stores().Update(ctx, s)
 		}
 		return nil
@@ -83,10 +83,10 @@ func (h *harness) store(t *testing.T, verified bool) domain.Store {
 	return s
 }
 
-func (h *harness) product(t *testing.T, title string) domain.Product {
+func (h *harness) product(t *testing.T, title string) model.Product {
 	t.Helper()
 	now := system.NewClock().Now()
-	p := domain.Product{
+	p := model.Product{
 		ID: uuid.New(), WorkspaceID: h.p.WorkspaceID, Title: title, Description: "a fine " + title,
 		PriceMinor: 1999, Currency: "EUR", Revision: 1, CreatedAt: now, UpdatedAt: now,
 	}
@@ -95,9 +95,9 @@ func (h *harness) product(t *testing.T, title string) domain.Product {
 }
 
 // editProduct saves a new revision of the draft.
-func (h *harness) editProduct(t *testing.T, id uuid.UUID, title string) domain.Product {
+func (h *harness) editProduct(t *testing.T, id uuid.UUID, title string) model.Product {
 	t.Helper()
-	var saved domain.Product
+	var saved model.Product
 	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
 		p, err := tx.Products().Get(ctx, id)
 		if err != nil {
@@ -112,13 +112,13 @@ func (h *harness) editProduct(t *testing.T, id uuid.UUID, title string) domain.P
 
 // publish runs Publish as the API does and returns the message the
 // Dispatcher would publish.
-func (h *harness) publish(t *testing.T, productID, storeID uuid.UUID) (domain.Publication, domain.Operation, ports.Message) {
+func (h *harness) publish(t *testing.T, productID, storeID uuid.UUID) (model.Publication, model.Operation, ports.Message) {
 	t.Helper()
 	pub, op, err := h.tryPublish(productID, storeID)
 	require.NoError(t, err)
 	var msg ports.Message
 	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
-		evs, err := tx.Outbox().List(ctx, domain.OutboxPending, 100)
+		evs, err := tx.Outbox().List(ctx, model.OutboxPending, 100)
 		for _, e := range evs {
 			if e.AggregateID == pub.ID {
 				msg = ports.Message{ID: e.ID, Type: e.Type, WorkspaceID: e.WorkspaceID, Payload: e.Payload}
@@ -126,13 +126,13 @@ func (h *harness) publish(t *testing.T, productID, storeID uuid.UUID) (domain.Pu
 		}
 		return err
 	})
-	require.Equal(t, domain.EventListingPublish, msg.Type)
+	require.Equal(t, model.EventListingPublish, msg.Type)
 	return pub, op, msg
 }
 
-func (h *harness) tryPublish(productID, storeID uuid.UUID) (domain.Publication, domain.Operation, error) {
-	var pub domain.Publication
-	var op domain.Operation
+func (h *harness) tryPublish(productID, storeID uuid.UUID) (model.Publication, model.Operation, error) {
+	var pub model.Publication
+	var op model.Operation
 	err := h.uow.Transact(context.Background(), h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		pub, op, err = h.svc.Publish(ctx, tx, h.p, productID, storeID)
@@ -141,10 +141,10 @@ func (h *harness) tryPublish(productID, storeID uuid.UUID) (domain.Publication, 
 	return pub, op, err
 }
 
-func (h *harness) state(t *testing.T, pubID, opID uuid.UUID) (domain.Publication, domain.Operation) {
+func (h *harness) state(t *testing.T, pubID, opID uuid.UUID) (model.Publication, model.Operation) {
 	t.Helper()
-	var pub domain.Publication
-	var op domain.Operation
+	var pub model.Publication
+	var op model.Operation
 	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		if pub, err = tx.Publications().Get(ctx, pubID); err != nil {

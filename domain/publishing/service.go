@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
@@ -35,23 +35,23 @@ func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) 
 // publication if the product already has a publication to this store that
 // did not fail (enforced by the database, so concurrent requests cannot
 // both win).
-func (s *Service) Publish(ctx context.Context, tx ports.Tx, p domain.Principal, productID, storeID uuid.UUID) (domain.Publication, domain.Operation, error) {
+func (s *Service) Publish(ctx context.Context, tx ports.Tx, p model.Principal, productID, storeID uuid.UUID) (model.Publication, model.Operation, error) {
 	product, err := tx.Products().Get(ctx, productID)
 	if err != nil {
-		return domain.Publication{}, domain.Operation{}, err
+		return model.Publication{}, model.Operation{}, err
 	}
 	if _, err := stores.RequireVerified(ctx, tx, storeID); err != nil {
-		return domain.Publication{}, domain.Operation{}, err
+		return model.Publication{}, model.Operation{}, err
 	}
-	pub := domain.Publication{TaskState: s.NewTask(p), ProductID: product.ID, StoreID: storeID, ProductRevision: product.Revision}
-	return Task.Begin(ctx, tx, s.IDs, p, pub, func(op domain.JobOperation) any {
-		return domain.ListingPublish{PublicationID: pub.ID, ProductRevision: pub.ProductRevision, JobOperation: op}
+	pub := model.Publication{TaskState: s.NewTask(p), ProductID: product.ID, StoreID: storeID, ProductRevision: product.Revision}
+	return Task.Begin(ctx, tx, s.IDs, p, pub, func(op model.JobOperation) any {
+		return model.ListingPublish{PublicationID: pub.ID, ProductRevision: pub.ProductRevision, JobOperation: op}
 	})
 }
 
 // Get reads one publication of the caller's workspace.
 //
 // Errors: CodeNotFound if the workspace has no such publication.
-func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Publication, error) {
+func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (model.Publication, error) {
 	return Task.Read(ctx, s.UOW, p, id)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -23,28 +24,28 @@ func TestPublishWritesPublicationOperationAndEvent(t *testing.T) {
 	product = h.editProduct(t, product.ID, "Mug, blue")
 
 	pub, op, msg := h.publish(t, product.ID, store.ID)
-	assert.Equal(t, domain.TaskPending, pub.Status)
+	assert.Equal(t, model.TaskPending, pub.Status)
 	assert.Equal(t, product.ID, pub.ProductID)
 	assert.Equal(t, store.ID, pub.StoreID)
 	assert.Equal(t, 2, pub.ProductRevision, "the product's current revision")
 	assert.Equal(t, op.ID, pub.OperationID)
 	assert.Equal(t, h.p.WorkspaceID, pub.WorkspaceID)
 
-	assert.Equal(t, domain.OperationListingPublish, op.Kind)
-	assert.Equal(t, domain.OperationPending, op.Status)
+	assert.Equal(t, model.OperationListingPublish, op.Kind)
+	assert.Equal(t, model.OperationPending, op.Status)
 	assert.Equal(t, "publication", op.ResourceType)
 	assert.Equal(t, pub.ID, op.ResourceID)
 	assert.Equal(t, h.p.UserID, op.CreatedBy)
 
-	var payload domain.ListingPublish
+	var payload model.ListingPublish
 	require.NoError(t, json.Unmarshal(msg.Payload, &payload))
-	assert.Equal(t, domain.ListingPublish{PublicationID: pub.ID, ProductRevision: 2, JobOperation: domain.JobOperation{OperationID: op.ID}}, payload)
+	assert.Equal(t, model.ListingPublish{PublicationID: pub.ID, ProductRevision: 2, JobOperation: model.JobOperation{OperationID: op.ID}}, payload)
 	assert.NotContains(t, string(msg.Payload), secret)
 
 	got, err := h.svc.Get(context.Background(), h.p, pub.ID)
 	require.NoError(t, err)
 	assert.Equal(t, pub.ID, got.ID)
-	assert.Equal(t, domain.TaskPending, got.Status)
+	assert.Equal(t, model.TaskPending, got.Status)
 	_, err = h.svc.Get(context.Background(), h.p, uuid.New())
 	assert.True(t, domain.IsCode(err, domain.CodeNotFound), "got %v", err)
 }
@@ -56,7 +57,7 @@ func TestPublishBeforeVerificationIsInvalidState(t *testing.T) {
 	_, _, err := h.tryPublish(product.ID, store.ID)
 	assert.True(t, domain.IsCode(err, domain.CodeInvalidState), "got %v", err)
 	assert.Contains(t, err.Error(), "verify the store first")
-	assert.Empty(t, h.pendingEvents(t, domain.EventListingPublish), "nothing was written")
+	assert.Empty(t, h.pendingEvents(t, model.EventListingPublish), "nothing was written")
 }
 
 func TestPublishOfAMissingProductOrStoreIsNotFound(t *testing.T) {
@@ -82,7 +83,7 @@ func TestSecondPublishIsAlreadyPublishedWithTheFirstID(t *testing.T) {
 	var de *domain.Error
 	require.True(t, errors.As(err, &de))
 	assert.Equal(t, first.ID.String(), de.ResourceID)
-	assert.Len(t, h.pendingEvents(t, domain.EventListingPublish), 1, "the refused publish wrote no event")
+	assert.Len(t, h.pendingEvents(t, model.EventListingPublish), 1, "the refused publish wrote no event")
 
 	// Still refused once the first one succeeded.
 	require.NoError(t, h.handler.Handle(context.Background(), h.message(t, first.ID)))
@@ -103,21 +104,21 @@ func TestPublishAgainAfterAFailure(t *testing.T) {
 	h.sim.FailNext(1, domain.Errorf(domain.CodeForbidden, "listing quota exceeded"))
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	pub, _ := h.state(t, first.ID, first.OperationID)
-	require.Equal(t, domain.TaskFailed, pub.Status)
+	require.Equal(t, model.TaskFailed, pub.Status)
 
 	second, _, msg := h.publish(t, product.ID, store.ID)
 	assert.NotEqual(t, first.ID, second.ID)
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	pub, _ = h.state(t, second.ID, second.OperationID)
-	assert.Equal(t, domain.TaskSucceeded, pub.Status)
+	assert.Equal(t, model.TaskSucceeded, pub.Status)
 	assert.Equal(t, 1, h.sim.ListingCount())
 }
 
-func (h *harness) pendingEvents(t *testing.T, eventType string) []domain.OutboxEvent {
+func (h *harness) pendingEvents(t *testing.T, eventType string) []model.OutboxEvent {
 	t.Helper()
-	var out []domain.OutboxEvent
+	var out []model.OutboxEvent
 	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
-		evs, err := tx.Outbox().List(ctx, domain.OutboxPending, 100)
+		evs, err := tx.Outbox().List(ctx, model.OutboxPending, 100)
 		for _, e := range evs {
 			if e.Type == eventType {
 				out = append(out, e)
@@ -131,7 +132,7 @@ func (h *harness) pendingEvents(t *testing.T, eventType string) []domain.OutboxE
 // message returns the message of publication id's event.
 func (h *harness) message(t *testing.T, id uuid.UUID) ports.Message {
 	t.Helper()
-	for _, e := range h.pendingEvents(t, domain.EventListingPublish) {
+	for _, e := range h.pendingEvents(t, model.EventListingPublish) {
 		if e.AggregateID == id {
 			return ports.Message{ID: e.ID, Type: e.Type, WorkspaceID: e.WorkspaceID, Payload: e.Payload}
 		}

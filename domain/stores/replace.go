@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -17,7 +17,7 @@ import (
 // store.credentials.verify event are written for the new version. A
 // verification job still queued for an older version finds the version
 // moved on and fails its operation as superseded without calling the
-// platform (see verification.Handler), so only the new credentials are
+// platform (see VerifyHandler), so only the new credentials are
 // ever verified. It runs inside the caller's transaction so the
 // idempotency record commits with it.
 //
@@ -30,7 +30,7 @@ import (
 // Errors: CodeValidation for an incomplete authorization, CodeNotFound if
 // the workspace has no such store. The credentials appear in no error,
 // event or operation.
-func (s *Service) ReplaceAuthorization(ctx context.Context, tx ports.Tx, p domain.Principal, storeID uuid.UUID, creds domain.StoreCredentials) (Created, error) {
+func (s *Service) ReplaceAuthorization(ctx context.Context, tx ports.Tx, p model.Principal, storeID uuid.UUID, creds model.StoreCredentials) (Created, error) {
 	if err := validateCredentials(creds); err != nil {
 		return Created{}, err
 	}
@@ -40,7 +40,7 @@ func (s *Service) ReplaceAuthorization(ctx context.Context, tx ports.Tx, p domai
 	}
 	now := s.Clock.Now()
 	store.CredentialVersion++
-	store.Status = domain.StorePendingVerification
+	store.Status = model.StorePendingVerification
 	store.UpdatedAt = now
 	if store.SealedCredentials, err = SealCredentials(s.sealer, store, creds); err != nil {
 		return Created{}, err

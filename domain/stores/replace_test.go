@@ -12,6 +12,7 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
@@ -21,9 +22,9 @@ const newSecret = "sk_live_the_replacement"
 type fixture struct {
 	uow   ports.UnitOfWork
 	svc   *stores.Service
-	p     domain.Principal
-	store domain.Store
-	first domain.Operation
+	p     model.Principal
+	store model.Store
+	first model.Operation
 }
 
 func newFixture(t *testing.T) fixture {
@@ -32,12 +33,12 @@ func newFixture(t *testing.T) fixture {
 	f := fixture{
 		uow: uow,
 		svc: stores.NewService(uow, sealer(t), system.NewClock(), system.NewIDs()),
-		p:   domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: domain.RoleAdmin},
+		p:   model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin},
 	}
 	require.NoError(t, uow.Transact(context.Background(), f.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		created, err := f.svc.Create(ctx, tx, f.p, stores.CreateCommand{
 			Platform: "shopify", Name: "Shop", ExternalShopID: "s-1",
-			Credentials: domain.StoreCredentials{APIKey: "ak_old", APISecret: "sk_old"},
+			Credentials: model.StoreCredentials{APIKey: "ak_old", APISecret: "sk_old"},
 		})
 		f.store, f.first = created.Store, created.Operation
 		return err
@@ -47,13 +48,13 @@ func newFixture(t *testing.T) fixture {
 
 // events returns the pending verify events of the fixture's store, oldest
 // first.
-func (f fixture) events(t *testing.T) []domain.OutboxEvent {
+func (f fixture) events(t *testing.T) []model.OutboxEvent {
 	t.Helper()
-	var out []domain.OutboxEvent
+	var out []model.OutboxEvent
 	require.NoError(t, f.uow.Transact(context.Background(), f.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		evs, err := tx.Outbox().List(ctx, domain.OutboxPending, 100)
+		evs, err := tx.Outbox().List(ctx, model.OutboxPending, 100)
 		for _, e := range evs {
-			if e.AggregateID == f.store.ID && e.Type == domain.EventStoreCredentialsVerify {
+			if e.AggregateID == f.store.ID && e.Type == model.EventStoreCredentialsVerify {
 				out = append(out, e)
 			}
 		}
@@ -62,7 +63,7 @@ func (f fixture) events(t *testing.T) []domain.OutboxEvent {
 	return out
 }
 
-func (f fixture) replace(t *testing.T, id uuid.UUID, creds domain.StoreCredentials) (stores.Created, error) {
+func (f fixture) replace(t *testing.T, id uuid.UUID, creds model.StoreCredentials) (stores.Created, error) {
 	t.Helper()
 	var created stores.Created
 	err := f.uow.Transact(context.Background(), f.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
@@ -84,22 +85,22 @@ func TestReplaceAuthorizationBumpsTheVersionAndStartsItsVerification(t *testing.
 		if err != nil {
 			return err
 		}
-		s.Status = domain.StoreVerified
+		s.Status = model.StoreVerified
 		return tx.Stores().Update(ctx, s)
 	}))
 
-	created, err := f.replace(t, f.store.ID, domain.StoreCredentials{APIKey: "ak_new", APISecret: newSecret})
+	created, err := f.replace(t, f.store.ID, model.StoreCredentials{APIKey: "ak_new", APISecret: newSecret})
 	require.NoError(t, err)
 
 	stored, err := f.svc.Get(context.Background(), f.p, f.store.ID)
 	require.NoError(t, err)
 	assert.Equal(t, 2, stored.CredentialVersion)
-	assert.Equal(t, domain.StorePendingVerification, stored.Status)
+	assert.Equal(t, model.StorePendingVerification, stored.Status)
 	assert.Equal(t, stored.CredentialVersion, created.Store.CredentialVersion)
 	assert.NotContains(t, string(stored.SealedCredentials), newSecret)
 	opened, err := stores.OpenCredentials(sl, stored)
 	require.NoError(t, err)
-	assert.Equal(t, domain.StoreCredentials{APIKey: "ak_new", APISecret: newSecret}, opened)
+	assert.Equal(t, model.StoreCredentials{APIKey: "ak_new", APISecret: newSecret}, opened)
 
 	// The AAD binds the version: the new blob does not open as version 1,
 	// and the old blob does not open as version 2.
@@ -114,17 +115,17 @@ func TestReplaceAuthorizationBumpsTheVersionAndStartsItsVerification(t *testing.
 
 	op := created.Operation
 	assert.NotEqual(t, f.first.ID, op.ID)
-	assert.Equal(t, domain.OperationStoreVerify, op.Kind)
-	assert.Equal(t, domain.OperationPending, op.Status)
+	assert.Equal(t, model.OperationStoreVerify, op.Kind)
+	assert.Equal(t, model.OperationPending, op.Status)
 	assert.Equal(t, f.store.ID, op.ResourceID)
 	assert.Equal(t, "store", op.ResourceType)
 	assert.Equal(t, f.p.UserID, op.CreatedBy)
 
 	evs := f.events(t)
 	require.Len(t, evs, 2, "the create's event and the replace's")
-	var payload domain.StoreCredentialsVerify
+	var payload model.StoreCredentialsVerify
 	require.NoError(t, json.Unmarshal(evs[1].Payload, &payload))
-	assert.Equal(t, domain.StoreCredentialsVerify{StoreID: f.store.ID, CredentialVersion: 2, JobOperation: domain.JobOperation{OperationID: op.ID}}, payload)
+	assert.Equal(t, model.StoreCredentialsVerify{StoreID: f.store.ID, CredentialVersion: 2, JobOperation: model.JobOperation{OperationID: op.ID}}, payload)
 	for _, e := range evs {
 		assert.NotContains(t, string(e.Payload), newSecret)
 		assert.NotContains(t, string(e.Payload), "ak_new")
@@ -133,18 +134,18 @@ func TestReplaceAuthorizationBumpsTheVersionAndStartsItsVerification(t *testing.
 
 func TestReplaceAuthorizationRefusesMissingStoreAndIncompleteCredentials(t *testing.T) {
 	f := newFixture(t)
-	_, err := f.replace(t, uuid.New(), domain.StoreCredentials{APIKey: "ak", APISecret: newSecret})
+	_, err := f.replace(t, uuid.New(), model.StoreCredentials{APIKey: "ak", APISecret: newSecret})
 	assert.True(t, domain.IsCode(err, domain.CodeNotFound), "got %v", err)
 	assert.NotContains(t, err.Error(), newSecret)
 
-	_, err = f.replace(t, f.store.ID, domain.StoreCredentials{APIKey: "ak_only"})
+	_, err = f.replace(t, f.store.ID, model.StoreCredentials{APIKey: "ak_only"})
 	assert.True(t, domain.IsCode(err, domain.CodeValidation), "got %v", err)
 	assert.NotContains(t, err.Error(), "ak_only")
 
 	// Another workspace cannot replace this store.
 	other := f
 	other.p.WorkspaceID = uuid.New()
-	_, err = other.replace(t, f.store.ID, domain.StoreCredentials{APIKey: "ak", APISecret: newSecret})
+	_, err = other.replace(t, f.store.ID, model.StoreCredentials{APIKey: "ak", APISecret: newSecret})
 	assert.True(t, domain.IsCode(err, domain.CodeNotFound), "got %v", err)
 
 	stored, err := f.svc.Get(context.Background(), f.p, f.store.ID)
@@ -157,22 +158,22 @@ func TestReplaceAuthorizationRefusesMissingStoreAndIncompleteCredentials(t *test
 // store as it is.
 func TestVerifyStartsAVerificationOfTheCurrentVersion(t *testing.T) {
 	f := newFixture(t)
-	var op domain.Operation
+	var op model.Operation
 	require.NoError(t, f.uow.Transact(context.Background(), f.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		op, err = f.svc.Verify(ctx, tx, f.p, f.store.ID)
 		return err
 	}))
 	assert.NotEqual(t, f.first.ID, op.ID)
-	assert.Equal(t, domain.OperationStoreVerify, op.Kind)
-	assert.Equal(t, domain.OperationPending, op.Status)
+	assert.Equal(t, model.OperationStoreVerify, op.Kind)
+	assert.Equal(t, model.OperationPending, op.Status)
 	assert.Equal(t, f.store.ID, op.ResourceID)
 
 	evs := f.events(t)
 	require.Len(t, evs, 2)
-	var payload domain.StoreCredentialsVerify
+	var payload model.StoreCredentialsVerify
 	require.NoError(t, json.Unmarshal(evs[1].Payload, &payload))
-	assert.Equal(t, domain.StoreCredentialsVerify{StoreID: f.store.ID, CredentialVersion: 1, JobOperation: domain.JobOperation{OperationID: op.ID}}, payload)
+	assert.Equal(t, model.StoreCredentialsVerify{StoreID: f.store.ID, CredentialVersion: 1, JobOperation: model.JobOperation{OperationID: op.ID}}, payload)
 
 	stored, err := f.svc.Get(context.Background(), f.p, f.store.ID)
 	require.NoError(t, err)
@@ -204,7 +205,7 @@ func TestRequireVerified(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		s.Status = domain.StoreVerified
+		s.Status = model.StoreVerified
 		return tx.Stores().Update(ctx, s)
 	}))
 	assert.NoError(t, check(f.store.ID))

@@ -1,4 +1,8 @@
-// Package stores holds the use cases of connected marketplace stores.
+// Package stores holds the use cases of connected marketplace stores:
+// creating one and replacing its authorization (each starting a
+// store.credentials.verify job), and the worker side of that job
+// (VerifyHandler), which asks the platform whether the credentials work and
+// records the verdict on the store and its operation.
 package stores
 
 import (
@@ -9,6 +13,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -27,13 +32,13 @@ type CreateCommand struct {
 	Platform       string
 	Name           string
 	ExternalShopID string
-	Credentials    domain.StoreCredentials
+	Credentials    model.StoreCredentials
 }
 
 // Created is the store and the operation that verifies its credentials.
 type Created struct {
-	Store     domain.Store
-	Operation domain.Operation
+	Store     model.Store
+	Operation model.Operation
 }
 
 // Create writes, in tx, the store with its credentials sealed, the operation
@@ -42,18 +47,18 @@ type Created struct {
 //
 // Errors: CodeValidation for bad input, CodeStoreExists if the workspace
 // already connected this shop.
-func (s *Service) Create(ctx context.Context, tx ports.Tx, p domain.Principal, cmd CreateCommand) (Created, error) {
+func (s *Service) Create(ctx context.Context, tx ports.Tx, p model.Principal, cmd CreateCommand) (Created, error) {
 	if err := cmd.validate(); err != nil {
 		return Created{}, err
 	}
 	now := s.Clock.Now()
-	store := domain.Store{
+	store := model.Store{
 		ID:                s.IDs.NewID(),
 		WorkspaceID:       p.WorkspaceID,
 		Platform:          cmd.Platform,
 		Name:              strings.TrimSpace(cmd.Name),
 		ExternalShopID:    strings.TrimSpace(cmd.ExternalShopID),
-		Status:            domain.StorePendingVerification,
+		Status:            model.StorePendingVerification,
 		CredentialVersion: 1,
 		CreatedAt:         now,
 		UpdatedAt:         now,
@@ -79,8 +84,8 @@ func (s *Service) Create(ctx context.Context, tx ports.Tx, p domain.Principal, c
 }
 
 // Get reads one store of the caller's workspace.
-func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (domain.Store, error) {
-	var store domain.Store
+func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (model.Store, error) {
+	var store model.Store
 	err := s.UOW.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		store, err = tx.Stores().Get(ctx, id)
@@ -91,8 +96,8 @@ func (s *Service) Get(ctx context.Context, p domain.Principal, id uuid.UUID) (do
 
 func (c CreateCommand) validate() error {
 	switch {
-	case !domain.ValidPlatform(c.Platform):
-		return domain.Errorf(domain.CodeValidation, "platform must be one of %s", strings.Join(domain.Platforms, ", "))
+	case !model.ValidPlatform(c.Platform):
+		return domain.Errorf(domain.CodeValidation, "platform must be one of %s", strings.Join(model.Platforms, ", "))
 	case strings.TrimSpace(c.Name) == "":
 		return domain.Errorf(domain.CodeValidation, "name must not be empty")
 	case strings.TrimSpace(c.ExternalShopID) == "":
@@ -103,7 +108,7 @@ func (c CreateCommand) validate() error {
 
 // validateCredentials refuses an incomplete authorization. The message names
 // the fields, never their values.
-func validateCredentials(c domain.StoreCredentials) error {
+func validateCredentials(c model.StoreCredentials) error {
 	if c.APIKey == "" || c.APISecret == "" {
 		return domain.Errorf(domain.CodeValidation, "credentials.api_key and credentials.api_secret are required")
 	}

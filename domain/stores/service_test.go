@@ -13,6 +13,7 @@ import (
 	"github.com/oncehq/once/adapters/aesgcm"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/mocks"
 )
@@ -30,17 +31,17 @@ func sealer(t *testing.T) *aesgcm.Sealer {
 func TestCreateAppendsOneVerifyEventWithoutCredentials(t *testing.T) {
 	const secret = "sk_live_never_in_an_event"
 	sl := sealer(t)
-	var stored domain.Store
+	var stored model.Store
 	storeRepo := mocks.NewStoreRepository(t)
-	storeRepo.EXPECT().Create(mock.Anything, mock.Anything).RunAndReturn(func(_ context.Context, s domain.Store) error {
+	storeRepo.EXPECT().Create(mock.Anything, mock.Anything).RunAndReturn(func(_ context.Context, s model.Store) error {
 		stored = s
 		return nil
 	}).Once()
 	opRepo := mocks.NewOperationRepository(t)
 	opRepo.EXPECT().Create(mock.Anything, mock.Anything).Return(nil).Once()
 	outbox := mocks.NewOutbox(t)
-	var events []domain.OutboxEvent
-	outbox.EXPECT().Append(mock.Anything, mock.Anything).RunAndReturn(func(_ context.Context, evs ...domain.OutboxEvent) error {
+	var events []model.OutboxEvent
+	outbox.EXPECT().Append(mock.Anything, mock.Anything).RunAndReturn(func(_ context.Context, evs ...model.OutboxEvent) error {
 		events = append(events, evs...)
 		return nil
 	}).Once()
@@ -50,20 +51,20 @@ func TestCreateAppendsOneVerifyEventWithoutCredentials(t *testing.T) {
 	tx.EXPECT().Outbox().Return(outbox)
 
 	svc := stores.NewService(mocks.NewUnitOfWork(t), sl, system.NewClock(), system.NewIDs())
-	p := domain.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: domain.RoleAdmin}
+	p := model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin}
 	created, err := svc.Create(context.Background(), tx, p, stores.CreateCommand{
 		Platform: "shopify", Name: "Shop", ExternalShopID: "s-1",
-		Credentials: domain.StoreCredentials{APIKey: "ak", APISecret: secret},
+		Credentials: model.StoreCredentials{APIKey: "ak", APISecret: secret},
 	})
 	require.NoError(t, err)
 
 	require.Len(t, events, 1)
 	ev := events[0]
-	assert.Equal(t, domain.EventStoreCredentialsVerify, ev.Type)
+	assert.Equal(t, model.EventStoreCredentialsVerify, ev.Type)
 	assert.Equal(t, p.WorkspaceID, ev.WorkspaceID)
-	var payload domain.StoreCredentialsVerify
+	var payload model.StoreCredentialsVerify
 	require.NoError(t, json.Unmarshal(ev.Payload, &payload))
-	assert.Equal(t, domain.StoreCredentialsVerify{StoreID: created.Store.ID, CredentialVersion: 1, JobOperation: domain.JobOperation{OperationID: created.Operation.ID}}, payload)
+	assert.Equal(t, model.StoreCredentialsVerify{StoreID: created.Store.ID, CredentialVersion: 1, JobOperation: model.JobOperation{OperationID: created.Operation.ID}}, payload)
 	assert.NotContains(t, string(ev.Payload), secret)
 
 	assert.NotContains(t, string(stored.SealedCredentials), secret, "credentials are sealed at rest")
@@ -81,8 +82,8 @@ func TestCreateAppendsOneVerifyEventWithoutCredentials(t *testing.T) {
 func TestCreateRefusesBadInputBeforeWriting(t *testing.T) {
 	svc := stores.NewService(mocks.NewUnitOfWork(t), sealer(t), system.NewClock(), system.NewIDs())
 	tx := mocks.NewTx(t) // no expectations: any write fails the test
-	_, err := svc.Create(context.Background(), tx, domain.Principal{WorkspaceID: uuid.New()}, stores.CreateCommand{
-		Platform: "myspace", Name: "x", ExternalShopID: "y", Credentials: domain.StoreCredentials{APIKey: "a", APISecret: "b"},
+	_, err := svc.Create(context.Background(), tx, model.Principal{WorkspaceID: uuid.New()}, stores.CreateCommand{
+		Platform: "myspace", Name: "x", ExternalShopID: "y", Credentials: model.StoreCredentials{APIKey: "a", APISecret: "b"},
 	})
 	assert.Equal(t, domain.CodeValidation, domain.ErrorCode(err))
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -16,13 +17,13 @@ import (
 //
 // Errors: CodeNotFound if the workspace has no such store,
 // CodeInvalidState if it is not verified (pending or failed).
-func RequireVerified(ctx context.Context, tx ports.Tx, storeID uuid.UUID) (domain.Store, error) {
+func RequireVerified(ctx context.Context, tx ports.Tx, storeID uuid.UUID) (model.Store, error) {
 	store, err := tx.Stores().Get(ctx, storeID)
 	if err != nil {
-		return domain.Store{}, err
+		return model.Store{}, err
 	}
-	if store.Status != domain.StoreVerified {
-		return domain.Store{}, &domain.Error{
+	if store.Status != model.StoreVerified {
+		return model.Store{}, &domain.Error{
 			Code:       domain.CodeInvalidState,
 			Message:    "verify the store first: its credentials are " + string(store.Status),
 			ResourceID: store.ID.String(),

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -18,17 +18,17 @@ import (
 // token, so it is a new verification, not a replay of an earlier one.
 //
 // Errors: CodeNotFound if the workspace has no such store.
-func (s *Service) Verify(ctx context.Context, tx ports.Tx, p domain.Principal, storeID uuid.UUID) (domain.Operation, error) {
+func (s *Service) Verify(ctx context.Context, tx ports.Tx, p model.Principal, storeID uuid.UUID) (model.Operation, error) {
 	store, err := tx.Stores().Get(ctx, storeID)
 	if err != nil {
-		return domain.Operation{}, err
+		return model.Operation{}, err
 	}
 	op, event, err := s.verifyJob(ctx, p, store, s.Clock.Now())
 	if err != nil {
-		return domain.Operation{}, err
+		return model.Operation{}, err
 	}
 	if err := writeVerifyJob(ctx, tx, op, event); err != nil {
-		return domain.Operation{}, err
+		return model.Operation{}, err
 	}
 	return op, nil
 }

@@ -6,12 +6,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 // requireAdmin refuses a caller who is not an admin of the workspace.
-func requireAdmin(p domain.Principal) error {
-	if p.Role != domain.RoleAdmin {
+func requireAdmin(p model.Principal) error {
+	if p.Role != model.RoleAdmin {
 		return domain.Errorf(domain.CodeForbidden, "only a workspace admin may manage members")
 	}
 	return nil
@@ -20,17 +21,17 @@ func requireAdmin(p domain.Principal) error {
 // AddMember makes user a member of p's workspace with role. Admins only.
 // Errors: CodeValidation for a nil user or an unknown role, CodeConflict
 // with ResourceID = the user if already a member.
-func (s *Service) AddMember(ctx context.Context, p domain.Principal, user uuid.UUID, role domain.Role) (domain.Member, error) {
+func (s *Service) AddMember(ctx context.Context, p model.Principal, user uuid.UUID, role model.Role) (model.Member, error) {
 	if err := requireAdmin(p); err != nil {
-		return domain.Member{}, err
+		return model.Member{}, err
 	}
 	switch {
 	case user == uuid.Nil:
-		return domain.Member{}, domain.Errorf(domain.CodeValidation, "user_id must be a non-nil UUID")
+		return model.Member{}, domain.Errorf(domain.CodeValidation, "user_id must be a non-nil UUID")
 	case !role.Valid():
-		return domain.Member{}, domain.Errorf(domain.CodeValidation, "role must be admin or member")
+		return model.Member{}, domain.Errorf(domain.CodeValidation, "role must be admin or member")
 	}
-	m := domain.Member{WorkspaceID: p.WorkspaceID, UserID: user, Role: role, CreatedAt: s.clock.Now()}
+	m := model.Member{WorkspaceID: p.WorkspaceID, UserID: user, Role: role, CreatedAt: s.clock.Now()}
 	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		if _, err := tx.Members().Get(ctx, user); err == nil {
 			e := domain.Errorf(domain.CodeConflict, "user %s is already a member of this workspace", user)
@@ -45,11 +46,11 @@ func (s *Service) AddMember(ctx context.Context, p domain.Principal, user uuid.U
 }
 
 // ListMembers returns the members of p's workspace. Admins only.
-func (s *Service) ListMembers(ctx context.Context, p domain.Principal) ([]domain.Member, error) {
+func (s *Service) ListMembers(ctx context.Context, p model.Principal) ([]model.Member, error) {
 	if err := requireAdmin(p); err != nil {
 		return nil, err
 	}
-	var ms []domain.Member
+	var ms []model.Member
 	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		ms, err = tx.Members().List(ctx)
@@ -60,7 +61,7 @@ func (s *Service) ListMembers(ctx context.Context, p domain.Principal) ([]domain
 
 // RemoveMember removes user from p's workspace. Admins only; the last admin
 // cannot be removed (CodeInvalidState), so a workspace always has one.
-func (s *Service) RemoveMember(ctx context.Context, p domain.Principal, user uuid.UUID) error {
+func (s *Service) RemoveMember(ctx context.Context, p model.Principal, user uuid.UUID) error {
 	if err := requireAdmin(p); err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hashicorp/golang-lru/v2/expirable"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // Membership cache defaults: every authenticated request checks membership,
@@ -27,7 +27,7 @@ type membership struct{ workspace, user uuid.UUID }
 // entries and age. Only memberships are cached, never their absence, so a
 // member added anywhere gets in at once.
 type membershipCache struct {
-	lru *expirable.LRU[membership, domain.Role]
+	lru *expirable.LRU[membership, model.Role]
 	// mu orders put against forget: a read that started before a removal
 	// must not put the removed member back (generation changed meanwhile).
 	mu         sync.Mutex
@@ -39,10 +39,10 @@ func newMembershipCache(size int, ttl time.Duration) *membershipCache {
 	if size <= 0 || ttl <= 0 {
 		return nil
 	}
-	return &membershipCache{lru: expirable.NewLRU[membership, domain.Role](size, nil, ttl)}
+	return &membershipCache{lru: expirable.NewLRU[membership, model.Role](size, nil, ttl)}
 }
 
-func (c *membershipCache) get(workspace, user uuid.UUID) (domain.Role, bool) {
+func (c *membershipCache) get(workspace, user uuid.UUID) (model.Role, bool) {
 	if c == nil {
 		return "", false
 	}
@@ -61,7 +61,7 @@ func (c *membershipCache) snapshot() uint64 {
 
 // put stores a role read from the database, unless a membership changed in
 // this process since snapshot returned gen.
-func (c *membershipCache) put(gen uint64, workspace, user uuid.UUID, role domain.Role) {
+func (c *membershipCache) put(gen uint64, workspace, user uuid.UUID, role model.Role) {
 	if c == nil {
 		return
 	}

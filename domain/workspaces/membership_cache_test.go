@@ -12,6 +12,7 @@ import (
 
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/ports"
 )
@@ -34,7 +35,7 @@ func (u *countingUoW) Transact(ctx context.Context, ws uuid.UUID, fn func(contex
 // workspace makes a workspace with an admin and a member, behind two
 // services on one store: "here" caches memberships, "elsewhere" stands for
 // another process.
-func workspace(t *testing.T) (here, elsewhere *workspaces.Service, uow *countingUoW, admin domain.Principal, member uuid.UUID) {
+func workspace(t *testing.T) (here, elsewhere *workspaces.Service, uow *countingUoW, admin model.Principal, member uuid.UUID) {
 	t.Helper()
 	db := memory.NewDB()
 	clock := fixedClock{time.Unix(1_800_000_000, 0).UTC()}
@@ -47,7 +48,7 @@ func workspace(t *testing.T) (here, elsewhere *workspaces.Service, uow *counting
 	require.NoError(t, err)
 	admin, err = here.Authorize(ctx, ws.ID, adminID)
 	require.NoError(t, err)
-	_, err = here.AddMember(ctx, admin, member, domain.RoleMember)
+	_, err = here.AddMember(ctx, admin, member, model.RoleMember)
 	require.NoError(t, err)
 	return here, elsewhere, uow, admin, member
 }
@@ -96,7 +97,7 @@ func TestNonMembersAreNotRemembered(t *testing.T) {
 	newcomer := uuid.New()
 	_, err := here.Authorize(ctx, admin.WorkspaceID, newcomer)
 	require.Equal(t, domain.CodeForbidden, domain.ErrorCode(err))
-	_, err = elsewhere.AddMember(ctx, admin, newcomer, domain.RoleMember)
+	_, err = elsewhere.AddMember(ctx, admin, newcomer, model.RoleMember)
 	require.NoError(t, err)
 	_, err = here.Authorize(ctx, admin.WorkspaceID, newcomer)
 	assert.NoError(t, err)

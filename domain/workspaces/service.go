@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -34,57 +35,57 @@ func (s *Service) WithMembershipCache(size int, ttl time.Duration) *Service {
 
 // Create makes a workspace with admin as its first member. id may be
 // uuid.Nil to let the service choose one.
-func (s *Service) Create(ctx context.Context, id uuid.UUID, name string, admin uuid.UUID) (domain.Workspace, error) {
+func (s *Service) Create(ctx context.Context, id uuid.UUID, name string, admin uuid.UUID) (model.Workspace, error) {
 	if strings.TrimSpace(name) == "" {
-		return domain.Workspace{}, domain.Errorf(domain.CodeValidation, "workspace name must not be empty")
+		return model.Workspace{}, domain.Errorf(domain.CodeValidation, "workspace name must not be empty")
 	}
 	if id == uuid.Nil {
 		id = uuid.New()
 	}
 	now := s.clock.Now()
-	ws := domain.Workspace{ID: id, Name: strings.TrimSpace(name), CreatedAt: now}
+	ws := model.Workspace{ID: id, Name: strings.TrimSpace(name), CreatedAt: now}
 	err := s.uow.Transact(ctx, id, func(ctx context.Context, tx ports.Tx) error {
 		if err := tx.Workspaces().Create(ctx, ws); err != nil {
 			return err
 		}
-		return tx.Members().Add(ctx, domain.Member{WorkspaceID: id, UserID: admin, Role: domain.RoleAdmin, CreatedAt: now})
+		return tx.Members().Add(ctx, model.Member{WorkspaceID: id, UserID: admin, Role: model.RoleAdmin, CreatedAt: now})
 	})
 	return ws, err
 }
 
 // EnsureMember adds user to the workspace unless already a member. Used to
 // seed the embedded demo and by operators.
-func (s *Service) EnsureMember(ctx context.Context, workspace, user uuid.UUID, role domain.Role) error {
+func (s *Service) EnsureMember(ctx context.Context, workspace, user uuid.UUID, role model.Role) error {
 	return s.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
 		if _, err := tx.Members().Get(ctx, user); err == nil {
 			return nil
 		} else if !domain.IsCode(err, domain.CodeNotFound) {
 			return err
 		}
-		return tx.Members().Add(ctx, domain.Member{WorkspaceID: workspace, UserID: user, Role: role, CreatedAt: s.clock.Now()})
+		return tx.Members().Add(ctx, model.Member{WorkspaceID: workspace, UserID: user, Role: role, CreatedAt: s.clock.Now()})
 	})
 }
 
 // Authorize turns verified token claims into a Principal, or CodeForbidden
 // when the user is not a member of the workspace. A workspace that does not
 // exist looks the same as one the user is not in.
-func (s *Service) Authorize(ctx context.Context, workspace, user uuid.UUID) (domain.Principal, error) {
+func (s *Service) Authorize(ctx context.Context, workspace, user uuid.UUID) (model.Principal, error) {
 	if role, ok := s.members.get(workspace, user); ok {
-		return domain.Principal{WorkspaceID: workspace, UserID: user, Role: role}, nil
+		return model.Principal{WorkspaceID: workspace, UserID: user, Role: role}, nil
 	}
 	gen := s.members.snapshot()
-	var m domain.Member
+	var m model.Member
 	err := s.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		m, err = tx.Members().Get(ctx, user)
 		return err
 	})
 	if domain.IsCode(err, domain.CodeNotFound) {
-		return domain.Principal{}, domain.Errorf(domain.CodeForbidden, "you are not a member of this workspace")
+		return model.Principal{}, domain.Errorf(domain.CodeForbidden, "you are not a member of this workspace")
 	}
 	if err != nil {
-		return domain.Principal{}, err
+		return model.Principal{}, err
 	}
 	s.members.put(gen, workspace, user, m.Role)
-	return domain.Principal{WorkspaceID: workspace, UserID: user, Role: m.Role}, nil
+	return model.Principal{WorkspaceID: workspace, UserID: user, Role: m.Role}, nil
 }

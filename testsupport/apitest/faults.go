@@ -6,14 +6,14 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/fx"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 // BeforeAppend runs inside the business transaction, right before the outbox
 // event is written (after the idempotency claim and the store). Returning an
 // error fails the transaction there.
-type BeforeAppend func(ctx context.Context, events []domain.OutboxEvent) error
+type BeforeAppend func(ctx context.Context, events []model.OutboxEvent) error
 
 // WithBeforeAppend decorates the unit of work so tests can block or fail a
 // transaction midway, the way a crash or a lost connection would.
@@ -46,7 +46,7 @@ type hookedOutbox struct {
 	hook BeforeAppend
 }
 
-func (o hookedOutbox) Append(ctx context.Context, events ...domain.OutboxEvent) error {
+func (o hookedOutbox) Append(ctx context.Context, events ...model.OutboxEvent) error {
 	if err := o.hook(ctx, events); err != nil {
 		return err
 	}

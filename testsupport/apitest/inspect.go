@@ -6,7 +6,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -31,9 +31,9 @@ func (s *Server) CountRows(t testing.TB, table string) int {
 }
 
 // Events lists the server workspace's outbox events, oldest first.
-func (s *Server) Events(t testing.TB) []domain.OutboxEvent {
+func (s *Server) Events(t testing.TB) []model.OutboxEvent {
 	t.Helper()
-	var events []domain.OutboxEvent
+	var events []model.OutboxEvent
 	err := s.UoW.Transact(context.Background(), s.Workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		events, err = tx.Outbox().List(ctx, "", 100000)

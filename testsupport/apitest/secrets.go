@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // SecretMarker is part of every credential the tests send. When a test
@@ -50,7 +50,7 @@ func (s *Server) checkNoSecrets(t testing.TB) {
 		`SELECT convert_from(response_body, 'UTF8') FROM idempotency_requests WHERE response_body IS NOT NULL`,
 	} {
 		for _, doc := range queryStrings(t, db, q) {
-			if err := domain.CheckPayloadSafe([]byte(doc)); err != nil {
+			if err := model.CheckPayloadSafe([]byte(doc)); err != nil {
 				t.Errorf("secret scan: %v in %.300s", err, doc)
 			}
 		}

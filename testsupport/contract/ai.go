@@ -9,27 +9,28 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
-func newAITask(ws, product uuid.UUID) domain.AITask {
+func newAITask(ws, product uuid.UUID) model.AITask {
 	at := writeTime()
-	return domain.AITask{
+	return model.AITask{
 		TaskState:    newTaskState(ws, at),
 		ProductID:    product,
-		Kind:         domain.AICategory,
+		Kind:         model.AICategory,
 		Instructions: "short, friendly; no emoji 🙂",
 	}
 }
 
-func createAITask(t *testing.T, h Harness, a domain.AITask) error {
+func createAITask(t *testing.T, h Harness, a model.AITask) error {
 	t.Helper()
 	return transact(t, h, a.WorkspaceID, func(ctx context.Context, tx ports.Tx) error { return tx.AITasks().Create(ctx, a) })
 }
 
-func getAITask(t *testing.T, h Harness, ws, id uuid.UUID) (domain.AITask, error) {
+func getAITask(t *testing.T, h Harness, ws, id uuid.UUID) (model.AITask, error) {
 	t.Helper()
-	var a domain.AITask
+	var a model.AITask
 	err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		a, err = tx.AITasks().Get(ctx, id)
@@ -38,7 +39,7 @@ func getAITask(t *testing.T, h Harness, ws, id uuid.UUID) (domain.AITask, error)
 	return a, err
 }
 
-func bill(t *testing.T, h Harness, r domain.BillingRecord) (bool, error) {
+func bill(t *testing.T, h Harness, r model.BillingRecord) (bool, error) {
 	t.Helper()
 	var written bool
 	err := transact(t, h, r.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
@@ -49,9 +50,9 @@ func bill(t *testing.T, h Harness, r domain.BillingRecord) (bool, error) {
 	return written, err
 }
 
-func billingRecords(t *testing.T, h Harness, ws, task uuid.UUID) []domain.BillingRecord {
+func billingRecords(t *testing.T, h Harness, ws, task uuid.UUID) []model.BillingRecord {
 	t.Helper()
-	var recs []domain.BillingRecord
+	var recs []model.BillingRecord
 	inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		recs, err = tx.AITasks().BillingRecords(ctx, task)
@@ -64,7 +65,7 @@ func testAITasks(t *testing.T, h Harness) {
 	t.Run("create then get keeps every field", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		a := newAITask(ws, newProductIn(t, h, ws).ID)
-		a.Status = domain.TaskSucceeded
+		a.Status = model.TaskSucceeded
 		a.Result = "Home > Kitchen > Mugs"
 		a.Reason = "r"
 		require.NoError(t, createAITask(t, h, a))
@@ -80,11 +81,11 @@ func testAITasks(t *testing.T, h Harness) {
 		a := newAITask(ws, newProductIn(t, h, ws).ID)
 		require.NoError(t, createAITask(t, h, a))
 		changed := a
-		changed.Status = domain.TaskSucceeded
+		changed.Status = model.TaskSucceeded
 		changed.Result = "A lovely mug."
 		changed.Reason = "ok"
 		changed.UpdatedAt = a.UpdatedAt.Add(time.Minute)
-		changed.Kind = domain.AIImage
+		changed.Kind = model.AIImage
 		changed.Instructions = "other"
 		changed.OperationID = uuid.New()
 		changed.CreatedAt = a.CreatedAt.Add(-time.Hour)
@@ -103,7 +104,7 @@ func testAITasks(t *testing.T, h Harness) {
 		require.NoError(t, createAITask(t, h, a))
 		require.Empty(t, billingRecords(t, h, ws, a.ID))
 
-		rec := domain.BillingRecord{WorkspaceID: ws, TaskID: a.ID, Units: 12, CreatedAt: writeTime()}
+		rec := model.BillingRecord{WorkspaceID: ws, TaskID: a.ID, Units: 12, CreatedAt: writeTime()}
 		written, err := bill(t, h, rec)
 		require.NoError(t, err)
 		require.True(t, written)
@@ -117,7 +118,7 @@ func testAITasks(t *testing.T, h Harness) {
 		other := newAITask(ws, a.ProductID)
 		require.NoError(t, createAITask(t, h, other))
 		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			r := domain.BillingRecord{WorkspaceID: ws, TaskID: other.ID, Units: 1, CreatedAt: writeTime()}
+			r := model.BillingRecord{WorkspaceID: ws, TaskID: other.ID, Units: 1, CreatedAt: writeTime()}
 			first, err := tx.AITasks().Bill(ctx, r)
 			require.NoError(t, err)
 			second, err := tx.AITasks().Bill(ctx, r)
@@ -128,14 +129,14 @@ func testAITasks(t *testing.T, h Harness) {
 
 		want := rec
 		want.CreatedAt = dbTime(rec.CreatedAt)
-		require.Equal(t, []domain.BillingRecord{want}, billingRecords(t, h, ws, a.ID))
+		require.Equal(t, []model.BillingRecord{want}, billingRecords(t, h, ws, a.ID))
 		require.Len(t, billingRecords(t, h, ws, other.ID), 1)
 	})
 
 	t.Run("a missing product or task is refused", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		requireCode(t, createAITask(t, h, newAITask(ws, uuid.New())), domain.CodeConflict)
-		_, err := bill(t, h, domain.BillingRecord{WorkspaceID: ws, TaskID: uuid.New(), Units: 1, CreatedAt: writeTime()})
+		_, err := bill(t, h, model.BillingRecord{WorkspaceID: ws, TaskID: uuid.New(), Units: 1, CreatedAt: writeTime()})
 		requireCode(t, err, domain.CodeConflict)
 	})
 
@@ -159,23 +160,23 @@ func testAITasks(t *testing.T, h Harness) {
 		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
 		a := newAITask(wsA, newProductIn(t, h, wsA).ID)
 		require.NoError(t, createAITask(t, h, a))
-		_, err := bill(t, h, domain.BillingRecord{WorkspaceID: wsA, TaskID: a.ID, Units: 1, CreatedAt: writeTime()})
+		_, err := bill(t, h, model.BillingRecord{WorkspaceID: wsA, TaskID: a.ID, Units: 1, CreatedAt: writeTime()})
 		require.NoError(t, err)
 
 		_, err = getAITask(t, h, wsB, a.ID)
 		requireCode(t, err, domain.CodeNotFound)
 		require.Empty(t, billingRecords(t, h, wsB, a.ID))
 		hijack := a
-		hijack.Status = domain.TaskFailed
+		hijack.Status = model.TaskFailed
 		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error { return tx.AITasks().Update(ctx, hijack) })
 		requireCode(t, err, domain.CodeNotFound)
 		// Billing another workspace's task: refused, and nothing written.
 		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
-			_, err := tx.AITasks().Bill(ctx, domain.BillingRecord{WorkspaceID: wsA, TaskID: a.ID, Units: 5, CreatedAt: writeTime()})
+			_, err := tx.AITasks().Bill(ctx, model.BillingRecord{WorkspaceID: wsA, TaskID: a.ID, Units: 5, CreatedAt: writeTime()})
 			return err
 		})
 		requireCode(t, err, domain.CodeForbidden)
-		_, err = bill(t, h, domain.BillingRecord{WorkspaceID: wsB, TaskID: a.ID, Units: 5, CreatedAt: writeTime()})
+		_, err = bill(t, h, model.BillingRecord{WorkspaceID: wsB, TaskID: a.ID, Units: 5, CreatedAt: writeTime()})
 		requireCode(t, err, domain.CodeConflict)
 		require.Len(t, billingRecords(t, h, wsA, a.ID), 1)
 	})

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -88,7 +88,7 @@ func testIdempotencyCleanup(t *testing.T, h Harness) {
 			}
 		})
 		userA := newMember(t, h, expiredA)
-		for _, scope := range []domain.IdempotencyScope{
+		for _, scope := range []model.IdempotencyScope{
 			newScope(expiredA, userA), newScope(expiredA, userA), newScope(expiredB, newMember(t, h, expiredB)),
 		} {
 			rec := expiredRecord(scope, asOf.Add(-time.Minute))

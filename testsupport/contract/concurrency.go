@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -27,7 +28,7 @@ func testConcurrency(t *testing.T, h Harness) {
 		type outcome struct {
 			store    uuid.UUID
 			executed bool
-			replayed *domain.IdempotencyRecord
+			replayed *model.IdempotencyRecord
 			err      error
 		}
 		outcomes := make([]outcome, n)
@@ -54,8 +55,8 @@ func testConcurrency(t *testing.T, h Harness) {
 					if err := tx.Stores().Create(ctx, store); err != nil {
 						return err
 					}
-					event, err := domain.NewOutboxEvent(uuid.New(), ws, domain.EventStoreCredentialsVerify, "store", store.ID,
-						domain.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: 1, JobOperation: domain.JobOperation{OperationID: uuid.New()}}, now())
+					event, err := model.NewOutboxEvent(uuid.New(), ws, model.EventStoreCredentialsVerify, "store", store.ID,
+						model.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: 1, JobOperation: model.JobOperation{OperationID: uuid.New()}}, now())
 					if err != nil {
 						return err
 					}
@@ -67,7 +68,7 @@ func testConcurrency(t *testing.T, h Harness) {
 					case <-time.After(answerDeadline):
 						return domain.Errorf(domain.CodeInternal, "contract: the duplicates did not all answer while the first request was open")
 					}
-					resp := domain.SavedResponse{Status: 201, Headers: map[string]string{}, Body: []byte(store.ID.String())}
+					resp := model.SavedResponse{Status: 201, Headers: map[string]string{}, Body: []byte(store.ID.String())}
 					if err := tx.Idempotency().Complete(ctx, scope, resp, now()); err != nil {
 						return err
 					}

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -104,7 +105,7 @@ func newWorkspace(t *testing.T, h Harness) uuid.UUID {
 	t.Helper()
 	id := uuid.New()
 	mustTransact(t, h, id, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Workspaces().Create(ctx, domain.Workspace{ID: id, Name: "contract " + id.String()[:8], CreatedAt: now()})
+		return tx.Workspaces().Create(ctx, model.Workspace{ID: id, Name: "contract " + id.String()[:8], CreatedAt: now()})
 	})
 	return id
 }
@@ -114,7 +115,7 @@ func newMember(t *testing.T, h Harness, workspace uuid.UUID) uuid.UUID {
 	t.Helper()
 	user := uuid.New()
 	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Members().Add(ctx, domain.Member{WorkspaceID: workspace, UserID: user, Role: domain.RoleAdmin, CreatedAt: now()})
+		return tx.Members().Add(ctx, model.Member{WorkspaceID: workspace, UserID: user, Role: model.RoleAdmin, CreatedAt: now()})
 	})
 	return user
 }

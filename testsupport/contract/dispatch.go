@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -30,7 +31,7 @@ const (
 )
 
 // eventDueAt returns a pending event of workspace due at due.
-func eventDueAt(t *testing.T, workspace uuid.UUID, due time.Time) domain.OutboxEvent {
+func eventDueAt(t *testing.T, workspace uuid.UUID, due time.Time) model.OutboxEvent {
 	t.Helper()
 	e := newEvent(t, workspace, due)
 	e.NextAttemptAt = due
@@ -50,12 +51,12 @@ func claimEvents(t *testing.T, h Harness, workspace uuid.UUID, owner string, at 
 }
 
 // claimDue claims and returns every event claimed, pending ones first.
-func claimDue(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time, limit int) []domain.OutboxEvent {
+func claimDue(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time, limit int) []model.OutboxEvent {
 	t.Helper()
 	return claimed(claimEvents(t, h, workspace, owner, at, limit, maxAttempts))
 }
 
-func claimed(c ports.Claim) []domain.OutboxEvent {
+func claimed(c ports.Claim) []model.OutboxEvent {
 	return append(slices.Clone(c.Events), c.TakenOver...)
 }
 
@@ -134,7 +135,7 @@ func deleteDispatched(t *testing.T, h Harness, workspace uuid.UUID, before time.
 	return n
 }
 
-func mustGetEvent(t *testing.T, h Harness, workspace, id uuid.UUID) domain.OutboxEvent {
+func mustGetEvent(t *testing.T, h Harness, workspace, id uuid.UUID) model.OutboxEvent {
 	t.Helper()
 	e, err := getEvent(t, h, workspace, id)
 	require.NoError(t, err)
@@ -147,9 +148,9 @@ func requireSameTime(t *testing.T, want, got time.Time, what string) {
 }
 
 // requireClaimed asserts e shows the state a claim by owner at `at` gives.
-func requireClaimed(t *testing.T, e domain.OutboxEvent, owner string, at time.Time) {
+func requireClaimed(t *testing.T, e model.OutboxEvent, owner string, at time.Time) {
 	t.Helper()
-	require.Equal(t, domain.OutboxDispatching, e.Status)
+	require.Equal(t, model.OutboxDispatching, e.Status)
 	require.Equal(t, owner, e.LockedBy)
 	requireSameTime(t, at.Add(lease), e.LockedUntil, "locked_until")
 }
@@ -195,7 +196,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 			require.Equal(t, ws, e.WorkspaceID)
 		}
 		want := e1
-		want.Status, want.LockedBy, want.LockedUntil = domain.OutboxDispatching, "d1", at.Add(lease)
+		want.Status, want.LockedBy, want.LockedUntil = model.OutboxDispatching, "d1", at.Add(lease)
 		requireSameEvent(t, want, first[0])
 		requireSameEvent(t, want, mustGetEvent(t, h, ws, e1.ID))
 
@@ -205,7 +206,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 
 		// Nothing else is due: the future event waits, the others are leased.
 		require.Empty(t, claimDue(t, h, ws, "d3", at, 10))
-		require.Equal(t, domain.OutboxPending, mustGetEvent(t, h, ws, future.ID).Status)
+		require.Equal(t, model.OutboxPending, mustGetEvent(t, h, ws, future.ID).Status)
 
 		// The future event once its time has come (leases still running).
 		require.Equal(t, []uuid.UUID{future.ID}, eventIDs(claimDue(t, h, ws, "d3", at.Add(lease/2), 10)))
@@ -265,7 +266,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 			return errRollback
 		})
 		require.ErrorIs(t, err, errRollback)
-		require.Equal(t, domain.OutboxPending, mustGetEvent(t, h, ws, e.ID).Status)
+		require.Equal(t, model.OutboxPending, mustGetEvent(t, h, ws, e.ID).Status)
 		require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimDue(t, h, ws, "d2", at, 10)))
 	})
 
@@ -283,11 +284,11 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		require.Equal(t, 2, markDispatched(t, h, ws, "d1", sentAt, e1.ID, e2.ID, pending.ID, uuid.New()))
 		for _, id := range []uuid.UUID{e1.ID, e2.ID} {
 			got := mustGetEvent(t, h, ws, id)
-			require.Equal(t, domain.OutboxDispatched, got.Status)
+			require.Equal(t, model.OutboxDispatched, got.Status)
 			requireSameTime(t, sentAt, got.DispatchedAt, "dispatched_at")
 			require.Equal(t, 0, got.AttemptCount)
 		}
-		require.Equal(t, domain.OutboxPending, mustGetEvent(t, h, ws, pending.ID).Status)
+		require.Equal(t, model.OutboxPending, mustGetEvent(t, h, ws, pending.ID).Status)
 		// Marking again changes nothing, and a dispatched event is never due.
 		require.Equal(t, 0, markDispatched(t, h, ws, "d1", sentAt, e1.ID))
 		require.Equal(t, []uuid.UUID{pending.ID}, eventIDs(claimDue(t, h, ws, "d2", at.Add(2*time.Hour), 10)))
@@ -305,7 +306,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		require.False(t, release(t, h, ws, "d2", e.ID, next, "not mine"))
 		require.True(t, release(t, h, ws, "d1", e.ID, next, "queue unavailable"))
 		got := mustGetEvent(t, h, ws, e.ID)
-		require.Equal(t, domain.OutboxPending, got.Status)
+		require.Equal(t, model.OutboxPending, got.Status)
 		require.Equal(t, 1, got.AttemptCount)
 		requireSameTime(t, next, got.NextAttemptAt, "next_attempt_at")
 		require.Equal(t, "queue unavailable", got.LastError)
@@ -327,7 +328,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		at := now()
 		// Three events claimed by d1 a second apart (three leases), and a
 		// pending one due when the leases have run out.
-		var held []domain.OutboxEvent
+		var held []model.OutboxEvent
 		for i := range 3 {
 			e := eventDueAt(t, ws, at.Add(time.Duration(i)*time.Second))
 			appendEvents(t, h, ws, e)
@@ -346,7 +347,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		got := mustGetEvent(t, h, ws, held[0].ID)
 		requireClaimed(t, got, "d2", later)
 		require.Equal(t, 1, got.AttemptCount)
-		require.Equal(t, domain.LeaseExpiredError(1), got.LastError)
+		require.Equal(t, model.LeaseExpiredError(1), got.LastError)
 		require.Equal(t, "lease expired on attempt 1: the dispatcher holding it crashed or hung", got.LastError)
 		for _, e := range held[1:] {
 			require.Equal(t, "d1", mustGetEvent(t, h, ws, e.ID).LockedBy, "the other expired leases wait for the next claims")
@@ -388,12 +389,12 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		require.Equal(t, []uuid.UUID{other.ID}, eventIDs(last.Events), "the other events are claimed as usual")
 
 		got := mustGetEvent(t, h, ws, poison.ID)
-		require.Equal(t, domain.OutboxDeadLetter, got.Status)
+		require.Equal(t, model.OutboxDeadLetter, got.Status)
 		require.Equal(t, max, got.AttemptCount)
-		require.Equal(t, domain.LeaseExpiredError(max), got.LastError)
+		require.Equal(t, model.LeaseExpiredError(max), got.LastError)
 		require.Empty(t, got.LockedBy)
 		require.True(t, got.LockedUntil.IsZero(), "locked_until = %s", got.LockedUntil)
-		require.Equal(t, []uuid.UUID{poison.ID}, eventIDs(listEvents(t, h, ws, domain.OutboxDeadLetter, 10)))
+		require.Equal(t, []uuid.UUID{poison.ID}, eventIDs(listEvents(t, h, ws, model.OutboxDeadLetter, 10)))
 		require.Equal(t, 1, markDispatched(t, h, ws, "d-last", when, other.ID))
 		require.Equal(t, ports.Claim{}, claimEvents(t, h, ws, "d-after", when.AddDate(1, 0, 0), 10, max), "a dead letter is never due")
 
@@ -413,7 +414,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		require.Equal(t, 2, postpone(t, h, ws, "d1", next, "broker unreachable", e1.ID, e2.ID, uuid.New()))
 		for _, id := range []uuid.UUID{e1.ID, e2.ID} {
 			got := mustGetEvent(t, h, ws, id)
-			require.Equal(t, domain.OutboxPending, got.Status)
+			require.Equal(t, model.OutboxPending, got.Status)
 			require.Equal(t, 0, got.AttemptCount)
 			requireSameTime(t, next, got.NextAttemptAt, "next_attempt_at")
 			require.Equal(t, "broker unreachable", got.LastError)
@@ -438,12 +439,12 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		require.False(t, deadLetter(t, h, ws, "d2", e.ID, "not mine"))
 		require.True(t, deadLetter(t, h, ws, "d1", e.ID, "payload rejected by the queue"))
 		got := mustGetEvent(t, h, ws, e.ID)
-		require.Equal(t, domain.OutboxDeadLetter, got.Status)
+		require.Equal(t, model.OutboxDeadLetter, got.Status)
 		require.Equal(t, 1, got.AttemptCount)
 		require.Equal(t, "payload rejected by the queue", got.LastError)
 		require.False(t, deadLetter(t, h, ws, "d1", e.ID, "again"))
 		require.Empty(t, claimDue(t, h, ws, "d1", at.AddDate(1, 0, 0), 10), "a dead letter is never due")
-		require.Equal(t, []uuid.UUID{e.ID}, eventIDs(listEvents(t, h, ws, domain.OutboxDeadLetter, 10)))
+		require.Equal(t, []uuid.UUID{e.ID}, eventIDs(listEvents(t, h, ws, model.OutboxDeadLetter, 10)))
 	})
 
 	t.Run("redrive moves dead letters back, and nothing else", func(t *testing.T) {
@@ -458,18 +459,18 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		redriveAt := at.Add(time.Minute)
 		require.Equal(t, 1, redrive(t, h, ws, []uuid.UUID{d1, sent, pending.ID, otherDead, uuid.New()}, redriveAt))
 		got := mustGetEvent(t, h, ws, d1)
-		require.Equal(t, domain.OutboxPending, got.Status)
+		require.Equal(t, model.OutboxPending, got.Status)
 		require.Equal(t, 0, got.AttemptCount)
 		requireSameTime(t, redriveAt, got.NextAttemptAt, "next_attempt_at")
-		require.Equal(t, domain.OutboxDeadLetter, mustGetEvent(t, h, ws, d2).Status)
-		require.Equal(t, domain.OutboxDispatched, mustGetEvent(t, h, ws, sent).Status)
+		require.Equal(t, model.OutboxDeadLetter, mustGetEvent(t, h, ws, d2).Status)
+		require.Equal(t, model.OutboxDispatched, mustGetEvent(t, h, ws, sent).Status)
 		requireSameEvent(t, pending, mustGetEvent(t, h, ws, pending.ID))
-		require.Equal(t, domain.OutboxDeadLetter, mustGetEvent(t, h, other, otherDead).Status)
+		require.Equal(t, model.OutboxDeadLetter, mustGetEvent(t, h, other, otherDead).Status)
 
 		require.Equal(t, 0, redrive(t, h, ws, []uuid.UUID{}, redriveAt), "empty ids redrive none")
 		require.Equal(t, 1, redrive(t, h, ws, nil, redriveAt), "nil ids redrive all of the workspace's")
-		require.Equal(t, domain.OutboxPending, mustGetEvent(t, h, ws, d2).Status)
-		require.Equal(t, domain.OutboxDeadLetter, mustGetEvent(t, h, other, otherDead).Status)
+		require.Equal(t, model.OutboxPending, mustGetEvent(t, h, ws, d2).Status)
+		require.Equal(t, model.OutboxDeadLetter, mustGetEvent(t, h, other, otherDead).Status)
 		require.Equal(t, 0, redrive(t, h, ws, nil, redriveAt))
 
 		require.Equal(t, sortedIDs([]uuid.UUID{d1, d2}), sortedIDs(eventIDs(claimDue(t, h, ws, "d1", redriveAt, 10))))
@@ -606,8 +607,8 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 
 		after, err := h.OutboxDiscovery.Stats(t.Context(), at)
 		require.NoError(t, err)
-		for status, want := range map[domain.OutboxStatus]int64{
-			domain.OutboxPending: 2, domain.OutboxDispatching: 1, domain.OutboxDispatched: 1, domain.OutboxDeadLetter: 1,
+		for status, want := range map[model.OutboxStatus]int64{
+			model.OutboxPending: 2, model.OutboxDispatching: 1, model.OutboxDispatched: 1, model.OutboxDeadLetter: 1,
 		} {
 			require.Equal(t, want, after.ByStatus[status]-before.ByStatus[status], "%s events added", status)
 		}
@@ -623,7 +624,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		const events, workers, batch = 120, 4, 7
 		ws := newWorkspace(t, h)
 		at := now()
-		all := make([]domain.OutboxEvent, events)
+		all := make([]model.OutboxEvent, events)
 		for i := range all {
 			all[i] = eventDueAt(t, ws, at.Add(-time.Duration(events-i)*time.Millisecond))
 		}
@@ -638,7 +639,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 			wg.Go(func() {
 				<-start
 				for {
-					var got []domain.OutboxEvent
+					var got []model.OutboxEvent
 					err := h.UoW.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
 						c, err := tx.OutboxDispatch().ClaimDue(ctx, owner, at, lease, batch, maxAttempts)
 						got = claimed(c)
@@ -667,7 +668,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		wg.Wait()
 		require.Len(t, claimedBy, events)
 		for _, e := range listEvents(t, h, ws, "", events+1) {
-			require.Equal(t, domain.OutboxDispatching, e.Status)
+			require.Equal(t, model.OutboxDispatching, e.Status)
 			require.Equal(t, claimedBy[e.ID], e.LockedBy)
 		}
 	})

@@ -12,13 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 const retention = 48 * time.Hour
 
-func newScope(workspace, user uuid.UUID) domain.IdempotencyScope {
-	return domain.IdempotencyScope{
+func newScope(workspace, user uuid.UUID) model.IdempotencyScope {
+	return model.IdempotencyScope{
 		WorkspaceID: workspace,
 		UserID:      user,
 		Method:      "POST",
@@ -29,13 +30,13 @@ func newScope(workspace, user uuid.UUID) domain.IdempotencyScope {
 
 // newRecord is what a use case claims with: a fresh fingerprint, created
 // now, expiring after the default retention.
-func newRecord(scope domain.IdempotencyScope) domain.IdempotencyRecord {
+func newRecord(scope model.IdempotencyScope) model.IdempotencyRecord {
 	at := now()
-	return domain.IdempotencyRecord{
+	return model.IdempotencyRecord{
 		Scope:            scope,
 		FingerprintKeyID: "k" + uuid.NewString()[:8],
 		Fingerprint:      randomBytes(32),
-		Status:           domain.IdempotencyInProgress,
+		Status:           model.IdempotencyInProgress,
 		CreatedAt:        at,
 		ExpiresAt:        at.Add(retention),
 	}
@@ -48,15 +49,15 @@ func randomBytes(n int) []byte {
 }
 
 // expiredRecord is a record whose retention ended at expiredAt.
-func expiredRecord(scope domain.IdempotencyScope, expiredAt time.Time) domain.IdempotencyRecord {
+func expiredRecord(scope model.IdempotencyScope, expiredAt time.Time) model.IdempotencyRecord {
 	rec := newRecord(scope)
 	rec.CreatedAt = expiredAt.Add(-retention)
 	rec.ExpiresAt = expiredAt
 	return rec
 }
 
-func savedResponse() domain.SavedResponse {
-	return domain.SavedResponse{
+func savedResponse() model.SavedResponse {
+	return model.SavedResponse{
 		Status:  201,
 		Headers: map[string]string{"Location": "/v1/stores/" + uuid.NewString(), "ETag": `"1"`},
 		Body:    append([]byte(`{"id":"`+uuid.NewString()+`","name":"商店"}`), 0xff, 0x00),
@@ -64,9 +65,9 @@ func savedResponse() domain.SavedResponse {
 }
 
 // claim runs Claim in its own transaction and rolls back unless it claimed.
-func claim(t *testing.T, h Harness, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error) {
+func claim(t *testing.T, h Harness, rec model.IdempotencyRecord) (*model.IdempotencyRecord, error) {
 	t.Helper()
-	var existing *domain.IdempotencyRecord
+	var existing *model.IdempotencyRecord
 	err := transact(t, h, rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		existing, err = tx.Idempotency().Claim(ctx, rec)
@@ -83,7 +84,7 @@ func claim(t *testing.T, h Harness, rec domain.IdempotencyRecord) (*domain.Idemp
 
 // claimAndComplete claims rec's scope, completes it with resp at at, and
 // commits.
-func claimAndComplete(t *testing.T, h Harness, rec domain.IdempotencyRecord, resp domain.SavedResponse, at time.Time) {
+func claimAndComplete(t *testing.T, h Harness, rec model.IdempotencyRecord, resp model.SavedResponse, at time.Time) {
 	t.Helper()
 	mustTransact(t, h, rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		existing, err := tx.Idempotency().Claim(ctx, rec)
@@ -96,13 +97,13 @@ func claimAndComplete(t *testing.T, h Harness, rec domain.IdempotencyRecord, res
 }
 
 // requireCompleted asserts existing is the record rec completed with resp at at.
-func requireCompleted(t *testing.T, rec domain.IdempotencyRecord, resp domain.SavedResponse, at time.Time, existing *domain.IdempotencyRecord) {
+func requireCompleted(t *testing.T, rec model.IdempotencyRecord, resp model.SavedResponse, at time.Time, existing *model.IdempotencyRecord) {
 	t.Helper()
 	require.NotNil(t, existing, "want the completed record")
 	require.Equal(t, rec.Scope, existing.Scope)
 	require.Equal(t, rec.FingerprintKeyID, existing.FingerprintKeyID)
 	require.Equal(t, rec.Fingerprint, existing.Fingerprint)
-	require.Equal(t, domain.IdempotencyCompleted, existing.Status)
+	require.Equal(t, model.IdempotencyCompleted, existing.Status)
 	require.Equal(t, resp, existing.Response)
 	require.Equal(t, dbTime(at), dbTime(existing.CompletedAt))
 	require.Equal(t, dbTime(rec.ExpiresAt), dbTime(existing.ExpiresAt))
@@ -196,7 +197,7 @@ func testIdempotency(t *testing.T, h Harness) {
 		otherKey.Key = uuid.New()
 		otherWorkspace := base
 		otherWorkspace.WorkspaceID = wsB
-		for name, scope := range map[string]domain.IdempotencyScope{
+		for name, scope := range map[string]model.IdempotencyScope{
 			"user": otherUser, "method": otherMethod, "path": otherPath, "key": otherKey, "workspace": otherWorkspace,
 		} {
 			t.Run(name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -53,7 +54,7 @@ func testIdempotencyReplays(t *testing.T, h Harness) {
 		// Every replay keeps its transaction open until all have claimed,
 		// so they overlap whatever the scheduling.
 		type result struct {
-			existing *domain.IdempotencyRecord
+			existing *model.IdempotencyRecord
 			err      error
 		}
 		results := make(chan result, replayers)
@@ -123,7 +124,7 @@ func testIdempotencyReplays(t *testing.T, h Harness) {
 
 // completedRecord is a record claimed and completed in a fresh workspace,
 // with the response and the time it was completed with.
-func completedRecord(t *testing.T, h Harness) (domain.IdempotencyRecord, domain.SavedResponse, time.Time) {
+func completedRecord(t *testing.T, h Harness) (model.IdempotencyRecord, model.SavedResponse, time.Time) {
 	t.Helper()
 	ws := newWorkspace(t, h)
 	rec := newRecord(newScope(ws, newMember(t, h, ws)))
@@ -135,7 +136,7 @@ func completedRecord(t *testing.T, h Harness) (domain.IdempotencyRecord, domain.
 
 // scopeWithExpiredRecord is a scope in a fresh workspace whose completed
 // record expired an hour ago.
-func scopeWithExpiredRecord(t *testing.T, h Harness) domain.IdempotencyScope {
+func scopeWithExpiredRecord(t *testing.T, h Harness) model.IdempotencyScope {
 	t.Helper()
 	ws := newWorkspace(t, h)
 	scope := newScope(ws, newMember(t, h, ws))
@@ -147,9 +148,9 @@ func scopeWithExpiredRecord(t *testing.T, h Harness) domain.IdempotencyScope {
 // holdReplay replays rec in a transaction that stays open until release is
 // called, then rolls back. replayed gets what Claim returned; done gets
 // Transact's error.
-func holdReplay(t *testing.T, h Harness, rec domain.IdempotencyRecord) (replayed <-chan *domain.IdempotencyRecord, release func(), done <-chan error) {
+func holdReplay(t *testing.T, h Harness, rec model.IdempotencyRecord) (replayed <-chan *model.IdempotencyRecord, release func(), done <-chan error) {
 	t.Helper()
-	replayedc, donec, releasec := make(chan *domain.IdempotencyRecord, 1), make(chan error, 1), make(chan struct{})
+	replayedc, donec, releasec := make(chan *model.IdempotencyRecord, 1), make(chan error, 1), make(chan struct{})
 	var once sync.Once
 	go func() {
 		donec <- h.UoW.Transact(t.Context(), rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
@@ -167,10 +168,10 @@ func holdReplay(t *testing.T, h Harness, rec domain.IdempotencyRecord) (replayed
 
 // claimWithin is claim, failing the test if it does not answer within
 // answerDeadline (callers hold what a waiting Claim would wait for).
-func claimWithin(t *testing.T, h Harness, rec domain.IdempotencyRecord) (*domain.IdempotencyRecord, error) {
+func claimWithin(t *testing.T, h Harness, rec model.IdempotencyRecord) (*model.IdempotencyRecord, error) {
 	t.Helper()
 	type result struct {
-		existing *domain.IdempotencyRecord
+		existing *model.IdempotencyRecord
 		err      error
 	}
 	answered := make(chan result, 1)

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -27,101 +27,101 @@ type listCase[T any] struct {
 // testLists runs the list contract for every listed resource.
 func testLists(t *testing.T, h Harness) {
 	t.Run("stores", func(t *testing.T) {
-		checkList(t, h, listCase[domain.Store]{
+		checkList(t, h, listCase[model.Store]{
 			make: func(t *testing.T, h Harness, ws uuid.UUID, i int) uuid.UUID {
 				s := newStore(ws)
-				s.Status = pick(i, domain.StoreVerified, domain.StorePendingVerification)
+				s.Status = pick(i, model.StoreVerified, model.StorePendingVerification)
 				createStore(t, h, s)
 				return s.ID
 			},
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Store, error) {
+			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Store, error) {
 				return tx.Stores().List
 			},
-			id:     func(s domain.Store) uuid.UUID { return s.ID },
-			filter: func(q *ports.ListQuery) { q.Status = string(domain.StoreVerified) },
+			id:     func(s model.Store) uuid.UUID { return s.ID },
+			filter: func(q *ports.ListQuery) { q.Status = string(model.StoreVerified) },
 		})
 	})
 	t.Run("products", func(t *testing.T) {
-		checkList(t, h, listCase[domain.Product]{
+		checkList(t, h, listCase[model.Product]{
 			make: func(t *testing.T, h Harness, ws uuid.UUID, _ int) uuid.UUID { return newProductIn(t, h, ws).ID },
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Product, error) {
+			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Product, error) {
 				return tx.Products().List
 			},
-			id: func(p domain.Product) uuid.UUID { return p.ID },
+			id: func(p model.Product) uuid.UUID { return p.ID },
 		})
 	})
 	t.Run("media", func(t *testing.T) {
-		checkList(t, h, listCase[domain.Media]{
+		checkList(t, h, listCase[model.Media]{
 			make: func(t *testing.T, h Harness, ws uuid.UUID, i int) uuid.UUID {
 				m := newMedia(ws)
-				m.Status = pick(i, domain.MediaReady, domain.MediaAwaitingUpload)
+				m.Status = pick(i, model.MediaReady, model.MediaAwaitingUpload)
 				inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Create(ctx, m) })
 				return m.ID
 			},
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Media, error) {
+			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Media, error) {
 				return tx.Media().List
 			},
-			id:     func(m domain.Media) uuid.UUID { return m.ID },
-			filter: func(q *ports.ListQuery) { q.Status = string(domain.MediaReady) },
+			id:     func(m model.Media) uuid.UUID { return m.ID },
+			filter: func(q *ports.ListQuery) { q.Status = string(model.MediaReady) },
 		})
 	})
 	t.Run("material transfers", func(t *testing.T) {
-		checkList(t, h, listCase[domain.MaterialTransfer]{
+		checkList(t, h, listCase[model.MaterialTransfer]{
 			make: func(t *testing.T, h Harness, ws uuid.UUID, i int) uuid.UUID {
 				tr := newTransfer(ws)
-				tr.Status = pick(i, domain.TaskSucceeded, domain.TaskPending)
+				tr.Status = pick(i, model.TaskSucceeded, model.TaskPending)
 				inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.MaterialTransfers().Create(ctx, tr) })
 				return tr.ID
 			},
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.MaterialTransfer, error) {
+			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.MaterialTransfer, error) {
 				return tx.MaterialTransfers().List
 			},
-			id:     func(m domain.MaterialTransfer) uuid.UUID { return m.ID },
-			filter: func(q *ports.ListQuery) { q.Status = string(domain.TaskSucceeded) },
+			id:     func(m model.MaterialTransfer) uuid.UUID { return m.ID },
+			filter: func(q *ports.ListQuery) { q.Status = string(model.TaskSucceeded) },
 		})
 	})
 	t.Run("publications", func(t *testing.T) {
 		var store uuid.UUID
-		checkList(t, h, listCase[domain.Publication]{
+		checkList(t, h, listCase[model.Publication]{
 			make: func(t *testing.T, h Harness, ws uuid.UUID, i int) uuid.UUID {
 				if i%2 == 0 || store == uuid.Nil {
 					store = newStoreIn(t, h, ws) // even rows each on a store of their own
 				}
 				p := newPublication(ws, newProductIn(t, h, ws).ID, store)
-				p.Status = pick(i, domain.TaskSucceeded, domain.TaskFailed)
+				p.Status = pick(i, model.TaskSucceeded, model.TaskFailed)
 				inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Publications().Create(ctx, p) })
 				return p.ID
 			},
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.Publication, error) {
+			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Publication, error) {
 				return tx.Publications().List
 			},
-			id:     func(p domain.Publication) uuid.UUID { return p.ID },
-			filter: func(q *ports.ListQuery) { q.Status = string(domain.TaskSucceeded) },
+			id:     func(p model.Publication) uuid.UUID { return p.ID },
+			filter: func(q *ports.ListQuery) { q.Status = string(model.TaskSucceeded) },
 		})
 	})
 	t.Run("catalog syncs", func(t *testing.T) {
 		stores := map[uuid.UUID]uuid.UUID{}
-		checkList(t, h, listCase[domain.CatalogSync]{
+		checkList(t, h, listCase[model.CatalogSync]{
 			make: func(t *testing.T, h Harness, ws uuid.UUID, i int) uuid.UUID {
 				if stores[ws] == uuid.Nil {
 					stores[ws] = newStoreIn(t, h, ws)
 				}
 				s := newSync(ws, stores[ws])
-				s.Status = pick(i, domain.TaskSucceeded, domain.TaskFailed)
+				s.Status = pick(i, model.TaskSucceeded, model.TaskFailed)
 				inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Syncs().Create(ctx, s) })
 				return s.ID
 			},
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.CatalogSync, error) {
+			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.CatalogSync, error) {
 				return tx.Syncs().List
 			},
-			id:     func(s domain.CatalogSync) uuid.UUID { return s.ID },
-			filter: func(q *ports.ListQuery) { q.Status = string(domain.TaskSucceeded) },
+			id:     func(s model.CatalogSync) uuid.UUID { return s.ID },
+			filter: func(q *ports.ListQuery) { q.Status = string(model.TaskSucceeded) },
 		})
 	})
 	t.Run("AI tasks", func(t *testing.T) {
 		products := map[uuid.UUID][2]uuid.UUID{}
 		var even uuid.UUID
-		checkList(t, h, listCase[domain.AITask]{
+		checkList(t, h, listCase[model.AITask]{
 			make: func(t *testing.T, h Harness, ws uuid.UUID, i int) uuid.UUID {
 				ps, ok := products[ws]
 				if !ok {
@@ -135,10 +135,10 @@ func testLists(t *testing.T, h Harness) {
 				inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.AITasks().Create(ctx, a) })
 				return a.ID
 			},
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]domain.AITask, error) {
+			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.AITask, error) {
 				return tx.AITasks().List
 			},
-			id:     func(a domain.AITask) uuid.UUID { return a.ID },
+			id:     func(a model.AITask) uuid.UUID { return a.ID },
 			filter: func(q *ports.ListQuery) { q.ProductID = even },
 		})
 	})

@@ -9,15 +9,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
-func newTransfer(ws uuid.UUID) domain.MaterialTransfer {
+func newTransfer(ws uuid.UUID) model.MaterialTransfer {
 	at := writeTime()
-	return domain.MaterialTransfer{
+	return model.MaterialTransfer{
 		TaskState: newTaskState(ws, at),
 		// Out of order on purpose: Get returns them by index.
-		Items: []domain.MaterialItem{
+		Items: []model.MaterialItem{
 			{Index: 2, SourceURL: "https://cdn.example.com/c.jpg?sig=abc&x=1"},
 			{Index: 0, SourceURL: "https://cdn.example.com/a.jpg"},
 			{Index: 1, SourceURL: "https://cdn.example.com/b.jpg", ObjectKey: "k/1", SizeBytes: 5, Done: true},
@@ -25,9 +26,9 @@ func newTransfer(ws uuid.UUID) domain.MaterialTransfer {
 	}
 }
 
-func getTransfer(t *testing.T, h Harness, ws, id uuid.UUID) (domain.MaterialTransfer, error) {
+func getTransfer(t *testing.T, h Harness, ws, id uuid.UUID) (model.MaterialTransfer, error) {
 	t.Helper()
-	var tr domain.MaterialTransfer
+	var tr model.MaterialTransfer
 	err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		tr, err = tx.MaterialTransfers().Get(ctx, id)
@@ -52,7 +53,7 @@ func testMaterialTransfers(t *testing.T, h Harness) {
 
 		want := tr
 		want.CreatedAt, want.UpdatedAt = dbTime(tr.CreatedAt), dbTime(tr.UpdatedAt)
-		want.Items = []domain.MaterialItem{tr.Items[1], tr.Items[2], tr.Items[0]}
+		want.Items = []model.MaterialItem{tr.Items[1], tr.Items[2], tr.Items[0]}
 		got, err := getTransfer(t, h, ws, tr.ID)
 		require.NoError(t, err)
 		require.Equal(t, want, got)
@@ -63,7 +64,7 @@ func testMaterialTransfers(t *testing.T, h Harness) {
 		tr := newTransfer(ws)
 		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.MaterialTransfers().Create(ctx, tr) })
 		changed := tr
-		changed.Status = domain.TaskFailed
+		changed.Status = model.TaskFailed
 		changed.Reason = "source unreachable"
 		changed.UpdatedAt = tr.UpdatedAt.Add(time.Minute)
 		changed.OperationID = uuid.New()
@@ -73,7 +74,7 @@ func testMaterialTransfers(t *testing.T, h Harness) {
 
 		got, err := getTransfer(t, h, ws, tr.ID)
 		require.NoError(t, err)
-		require.Equal(t, domain.TaskFailed, got.Status)
+		require.Equal(t, model.TaskFailed, got.Status)
 		require.Equal(t, "source unreachable", got.Reason)
 		require.Equal(t, dbTime(changed.UpdatedAt), got.UpdatedAt)
 		require.Equal(t, tr.OperationID, got.OperationID)
@@ -92,7 +93,7 @@ func testMaterialTransfers(t *testing.T, h Harness) {
 
 		got, err := getTransfer(t, h, ws, tr.ID)
 		require.NoError(t, err)
-		require.Equal(t, domain.MaterialItem{Index: 0, SourceURL: tr.Items[1].SourceURL, ObjectKey: "k/0", SizeBytes: 42, Done: true}, got.Items[0])
+		require.Equal(t, model.MaterialItem{Index: 0, SourceURL: tr.Items[1].SourceURL, ObjectKey: "k/0", SizeBytes: 42, Done: true}, got.Items[0])
 		require.Equal(t, tr.Items[2], got.Items[1])
 		require.False(t, got.Items[2].Done)
 	})
@@ -124,12 +125,12 @@ func testMaterialTransfers(t *testing.T, h Harness) {
 		requireCode(t, err, domain.CodeNotFound)
 		requireCode(t, markItemDone(t, h, wsB, tr.ID, 0, "k", 1), domain.CodeNotFound)
 		hijack := tr
-		hijack.Status = domain.TaskFailed
+		hijack.Status = model.TaskFailed
 		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error { return tx.MaterialTransfers().UpdateStatus(ctx, hijack) })
 		requireCode(t, err, domain.CodeNotFound)
 		got, err := getTransfer(t, h, wsA, tr.ID)
 		require.NoError(t, err)
-		require.Equal(t, domain.TaskPending, got.Status)
+		require.Equal(t, model.TaskPending, got.Status)
 		require.False(t, got.Items[0].Done)
 	})
 }

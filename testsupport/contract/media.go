@@ -9,34 +9,35 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
-func newMedia(ws uuid.UUID) domain.Media {
+func newMedia(ws uuid.UUID) model.Media {
 	at := writeTime()
 	id := uuid.New()
-	return domain.Media{
+	return model.Media{
 		ID:          id,
 		WorkspaceID: ws,
 		Filename:    "photo été.png",
 		ContentType: "image/png",
 		SizeBytes:   123456,
 		ObjectKey:   "media/" + id.String(),
-		Status:      domain.MediaAwaitingUpload,
+		Status:      model.MediaAwaitingUpload,
 		CreatedAt:   at,
 		UpdatedAt:   at,
 	}
 }
 
-func normMedia(m domain.Media) domain.Media {
+func normMedia(m model.Media) model.Media {
 	m.CreatedAt = dbTime(m.CreatedAt)
 	m.UpdatedAt = dbTime(m.UpdatedAt)
 	return m
 }
 
-func getMedia(t *testing.T, h Harness, ws, id uuid.UUID) (domain.Media, error) {
+func getMedia(t *testing.T, h Harness, ws, id uuid.UUID) (model.Media, error) {
 	t.Helper()
-	var m domain.Media
+	var m model.Media
 	err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		m, err = tx.Media().Get(ctx, id)
@@ -49,11 +50,11 @@ func testMedia(t *testing.T, h Harness) {
 	t.Run("create then get keeps every field", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		m := newMedia(ws)
-		m.Status = domain.MediaReady
-		m.Variants = []domain.MediaVariant{{Name: "thumbnail", ObjectKey: "t/1", SizeBytes: 10}, {Name: "medium", ObjectKey: "m/1", SizeBytes: 100}}
+		m.Status = model.MediaReady
+		m.Variants = []model.MediaVariant{{Name: "thumbnail", ObjectKey: "t/1", SizeBytes: 10}, {Name: "medium", ObjectKey: "m/1", SizeBytes: 100}}
 		m.Reason = "a reason"
 		want := normMedia(m)
-		want.Variants = append([]domain.MediaVariant(nil), m.Variants...)
+		want.Variants = append([]model.MediaVariant(nil), m.Variants...)
 		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Create(ctx, m) })
 		m.Variants[0].Name = "changed"
 
@@ -71,8 +72,8 @@ func testMedia(t *testing.T, h Harness) {
 		require.Nil(t, got.Variants, "no variants read back as nil")
 
 		changed := m
-		changed.Status = domain.MediaReady
-		changed.Variants = []domain.MediaVariant{{Name: "thumbnail", ObjectKey: "t/2", SizeBytes: 7}}
+		changed.Status = model.MediaReady
+		changed.Variants = []model.MediaVariant{{Name: "thumbnail", ObjectKey: "t/2", SizeBytes: 7}}
 		changed.Reason = "ok"
 		changed.UpdatedAt = m.UpdatedAt.Add(time.Minute)
 		changed.Filename = "other.png"
@@ -89,7 +90,7 @@ func testMedia(t *testing.T, h Harness) {
 		require.Equal(t, want, got)
 
 		// Back to no variants and no reason.
-		changed.Status = domain.MediaRejected
+		changed.Status = model.MediaRejected
 		changed.Variants = nil
 		changed.Reason = ""
 		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Update(ctx, changed) })
@@ -121,12 +122,12 @@ func testMedia(t *testing.T, h Harness) {
 		_, err := getMedia(t, h, wsB, m.ID)
 		requireCode(t, err, domain.CodeNotFound)
 		hijack := m
-		hijack.Status = domain.MediaRejected
+		hijack.Status = model.MediaRejected
 		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Update(ctx, hijack) })
 		requireCode(t, err, domain.CodeNotFound)
 		got, err := getMedia(t, h, wsA, m.ID)
 		require.NoError(t, err)
-		require.Equal(t, domain.MediaAwaitingUpload, got.Status)
+		require.Equal(t, model.MediaAwaitingUpload, got.Status)
 	})
 
 	t.Run("transition moves status and updated_at only from the given status", func(t *testing.T) {
@@ -135,17 +136,17 @@ func testMedia(t *testing.T, h Harness) {
 		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Create(ctx, m) })
 		at := m.UpdatedAt.Add(time.Minute)
 		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Media().Transition(ctx, m.ID, domain.MediaAwaitingUpload, domain.MediaProcessing, at)
+			return tx.Media().Transition(ctx, m.ID, model.MediaAwaitingUpload, model.MediaProcessing, at)
 		})
 		want := normMedia(m)
-		want.Status, want.UpdatedAt = domain.MediaProcessing, dbTime(at)
+		want.Status, want.UpdatedAt = model.MediaProcessing, dbTime(at)
 		got, err := getMedia(t, h, ws, m.ID)
 		require.NoError(t, err)
 		require.Equal(t, want, got)
 
 		// From a status the media is not in: refused, nothing changes.
 		err = transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Media().Transition(ctx, m.ID, domain.MediaAwaitingUpload, domain.MediaProcessing, at.Add(time.Minute))
+			return tx.Media().Transition(ctx, m.ID, model.MediaAwaitingUpload, model.MediaProcessing, at.Add(time.Minute))
 		})
 		requireCode(t, err, domain.CodeInvalidState)
 		got, err = getMedia(t, h, ws, m.ID)
@@ -155,32 +156,32 @@ func testMedia(t *testing.T, h Harness) {
 		// A status the media comes back to can be left again: nothing of
 		// the first transition outlives its transaction.
 		back := m
-		back.Status = domain.MediaAwaitingUpload
+		back.Status = model.MediaAwaitingUpload
 		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Update(ctx, back) })
 		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Media().Transition(ctx, m.ID, domain.MediaAwaitingUpload, domain.MediaRejected, at)
+			return tx.Media().Transition(ctx, m.ID, model.MediaAwaitingUpload, model.MediaRejected, at)
 		})
 		got, err = getMedia(t, h, ws, m.ID)
 		require.NoError(t, err)
-		require.Equal(t, domain.MediaRejected, got.Status)
+		require.Equal(t, model.MediaRejected, got.Status)
 	})
 
 	t.Run("transition of missing media or of another workspace's is not found", func(t *testing.T) {
 		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
 		err := transact(t, h, wsA, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Media().Transition(ctx, uuid.New(), domain.MediaAwaitingUpload, domain.MediaProcessing, writeTime())
+			return tx.Media().Transition(ctx, uuid.New(), model.MediaAwaitingUpload, model.MediaProcessing, writeTime())
 		})
 		requireCode(t, err, domain.CodeNotFound)
 
 		m := newMedia(wsA)
 		inTx(t, h, wsA, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Create(ctx, m) })
 		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Media().Transition(ctx, m.ID, domain.MediaAwaitingUpload, domain.MediaProcessing, writeTime())
+			return tx.Media().Transition(ctx, m.ID, model.MediaAwaitingUpload, model.MediaProcessing, writeTime())
 		})
 		requireCode(t, err, domain.CodeNotFound)
 		got, err := getMedia(t, h, wsA, m.ID)
 		require.NoError(t, err)
-		require.Equal(t, domain.MediaAwaitingUpload, got.Status)
+		require.Equal(t, model.MediaAwaitingUpload, got.Status)
 	})
 
 	// Two requests completing one upload: both transactions are open, both
@@ -197,13 +198,13 @@ func testMedia(t *testing.T, h Harness) {
 				if _, err := tx.Media().Get(ctx, m.ID); err != nil {
 					return err
 				}
-				return tx.Media().Transition(ctx, m.ID, domain.MediaAwaitingUpload, domain.MediaProcessing, writeTime())
+				return tx.Media().Transition(ctx, m.ID, model.MediaAwaitingUpload, model.MediaProcessing, writeTime())
 			}
 		}
 		_, loserErr := oneWins(t, raceTwo(t, h, ws, attempts))
 		requireCode(t, loserErr, domain.CodeInvalidState)
 		got, err := getMedia(t, h, ws, m.ID)
 		require.NoError(t, err)
-		require.Equal(t, domain.MediaProcessing, got.Status)
+		require.Equal(t, model.MediaProcessing, got.Status)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -48,7 +49,7 @@ func testMemberAdmin(t *testing.T, h Harness) {
 		requireCode(t, err, domain.CodeNotFound)
 
 		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Members().Add(ctx, domain.Member{WorkspaceID: ws, UserID: first, Role: domain.RoleAdmin, CreatedAt: now()})
+			return tx.Members().Add(ctx, model.Member{WorkspaceID: ws, UserID: first, Role: model.RoleAdmin, CreatedAt: now()})
 		})
 		require.Contains(t, listMembers(t, h, ws), first)
 	})

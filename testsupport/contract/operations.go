@@ -9,16 +9,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
-func newOperation(workspace uuid.UUID) domain.Operation {
+func newOperation(workspace uuid.UUID) model.Operation {
 	at := now()
-	return domain.Operation{
+	return model.Operation{
 		ID:           uuid.New(),
 		WorkspaceID:  workspace,
-		Kind:         domain.OperationStoreVerify,
-		Status:       domain.OperationPending,
+		Kind:         model.OperationStoreVerify,
+		Status:       model.OperationPending,
 		ResourceType: "store",
 		ResourceID:   uuid.New(),
 		CreatedBy:    uuid.New(),
@@ -27,15 +28,15 @@ func newOperation(workspace uuid.UUID) domain.Operation {
 	}
 }
 
-func normOperation(op domain.Operation) domain.Operation {
+func normOperation(op model.Operation) model.Operation {
 	op.CreatedAt = dbTime(op.CreatedAt)
 	op.UpdatedAt = dbTime(op.UpdatedAt)
 	return op
 }
 
-func getOperation(t *testing.T, h Harness, workspace, id uuid.UUID) (domain.Operation, error) {
+func getOperation(t *testing.T, h Harness, workspace, id uuid.UUID) (model.Operation, error) {
 	t.Helper()
-	var op domain.Operation
+	var op model.Operation
 	err := transact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		op, err = tx.Operations().Get(ctx, id)
@@ -44,7 +45,7 @@ func getOperation(t *testing.T, h Harness, workspace, id uuid.UUID) (domain.Oper
 	return op, err
 }
 
-func createOperation(t *testing.T, h Harness, op domain.Operation) {
+func createOperation(t *testing.T, h Harness, op model.Operation) {
 	t.Helper()
 	mustTransact(t, h, op.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		return tx.Operations().Create(ctx, op)
@@ -67,7 +68,7 @@ func testOperations(t *testing.T, h Harness) {
 		createOperation(t, h, op)
 
 		changed := op
-		changed.Status = domain.OperationFailed
+		changed.Status = model.OperationFailed
 		changed.Error = "the platform refused the credentials"
 		changed.UpdatedAt = op.UpdatedAt.Add(time.Minute)
 		// Not mutable: these must be left as they were.
@@ -120,7 +121,7 @@ func testOperations(t *testing.T, h Harness) {
 		requireCode(t, err, domain.CodeNotFound)
 
 		hijack := op
-		hijack.Status = domain.OperationSucceeded
+		hijack.Status = model.OperationSucceeded
 		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
 			return tx.Operations().Update(ctx, hijack)
 		})
@@ -128,13 +129,13 @@ func testOperations(t *testing.T, h Harness) {
 
 		got, err := getOperation(t, h, wsA, op.ID)
 		require.NoError(t, err)
-		require.Equal(t, domain.OperationPending, got.Status)
+		require.Equal(t, model.OperationPending, got.Status)
 	})
 }
 
-func listOperations(t *testing.T, h Harness, ws uuid.UUID, f ports.OperationFilter) []domain.Operation {
+func listOperations(t *testing.T, h Harness, ws uuid.UUID, f ports.OperationFilter) []model.Operation {
 	t.Helper()
-	var ops []domain.Operation
+	var ops []model.Operation
 	mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		ops, err = tx.Operations().List(ctx, f)
@@ -143,7 +144,7 @@ func listOperations(t *testing.T, h Harness, ws uuid.UUID, f ports.OperationFilt
 	return ops
 }
 
-func operationIDs(ops []domain.Operation) []uuid.UUID {
+func operationIDs(ops []model.Operation) []uuid.UUID {
 	ids := make([]uuid.UUID, 0, len(ops))
 	for _, op := range ops {
 		ids = append(ids, op.ID)
@@ -155,17 +156,17 @@ func testOperationList(t *testing.T, h Harness) {
 	ws, other := newWorkspace(t, h), newWorkspace(t, h)
 	// Six operations, ids time-ordered (UUIDv7), over two kinds and two
 	// statuses; all[0] is the oldest.
-	var all []domain.Operation
+	var all []model.Operation
 	for i := range 6 {
 		op := newOperation(ws)
 		op.ID = uuid.Must(uuid.NewV7())
-		op.Kind = []string{domain.OperationCatalogSync, domain.OperationListingPublish}[i%2]
-		op.Status = []domain.OperationStatus{domain.OperationPending, domain.OperationSucceeded, domain.OperationSucceeded}[i%3]
+		op.Kind = []string{model.OperationCatalogSync, model.OperationListingPublish}[i%2]
+		op.Status = []model.OperationStatus{model.OperationPending, model.OperationSucceeded, model.OperationSucceeded}[i%3]
 		createOperation(t, h, op)
 		all = append(all, normOperation(op))
 	}
 	createOperation(t, h, newOperation(other))
-	newestFirst := func(pick func(domain.Operation) bool) []uuid.UUID {
+	newestFirst := func(pick func(model.Operation) bool) []uuid.UUID {
 		var ids []uuid.UUID
 		for i := len(all) - 1; i >= 0; i-- {
 			if pick(all[i]) {
@@ -174,7 +175,7 @@ func testOperationList(t *testing.T, h Harness) {
 		}
 		return ids
 	}
-	every := func(domain.Operation) bool { return true }
+	every := func(model.Operation) bool { return true }
 
 	t.Run("newest first, every field", func(t *testing.T) {
 		got := listOperations(t, h, ws, ports.OperationFilter{Limit: 100})
@@ -188,13 +189,13 @@ func testOperationList(t *testing.T, h Harness) {
 	})
 
 	t.Run("filters by status and kind", func(t *testing.T) {
-		got := listOperations(t, h, ws, ports.OperationFilter{Status: domain.OperationSucceeded, Limit: 100})
-		require.Equal(t, newestFirst(func(op domain.Operation) bool { return op.Status == domain.OperationSucceeded }), operationIDs(got))
-		got = listOperations(t, h, ws, ports.OperationFilter{Kind: domain.OperationCatalogSync, Limit: 100})
-		require.Equal(t, newestFirst(func(op domain.Operation) bool { return op.Kind == domain.OperationCatalogSync }), operationIDs(got))
-		got = listOperations(t, h, ws, ports.OperationFilter{Kind: domain.OperationCatalogSync, Status: domain.OperationPending, Limit: 100})
-		require.Equal(t, newestFirst(func(op domain.Operation) bool {
-			return op.Kind == domain.OperationCatalogSync && op.Status == domain.OperationPending
+		got := listOperations(t, h, ws, ports.OperationFilter{Status: model.OperationSucceeded, Limit: 100})
+		require.Equal(t, newestFirst(func(op model.Operation) bool { return op.Status == model.OperationSucceeded }), operationIDs(got))
+		got = listOperations(t, h, ws, ports.OperationFilter{Kind: model.OperationCatalogSync, Limit: 100})
+		require.Equal(t, newestFirst(func(op model.Operation) bool { return op.Kind == model.OperationCatalogSync }), operationIDs(got))
+		got = listOperations(t, h, ws, ports.OperationFilter{Kind: model.OperationCatalogSync, Status: model.OperationPending, Limit: 100})
+		require.Equal(t, newestFirst(func(op model.Operation) bool {
+			return op.Kind == model.OperationCatalogSync && op.Status == model.OperationPending
 		}), operationIDs(got))
 		require.Empty(t, listOperations(t, h, ws, ports.OperationFilter{Kind: "no.such.kind", Limit: 100}))
 	})
@@ -213,7 +214,7 @@ func testOperationList(t *testing.T, h Harness) {
 		}
 		require.Equal(t, newestFirst(every), paged)
 
-		f = ports.OperationFilter{Before: all[3].ID, Status: domain.OperationSucceeded, Limit: 1}
+		f = ports.OperationFilter{Before: all[3].ID, Status: model.OperationSucceeded, Limit: 1}
 		require.Equal(t, []uuid.UUID{all[2].ID}, operationIDs(listOperations(t, h, ws, f)))
 	})
 

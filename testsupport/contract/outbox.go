@@ -10,16 +10,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 // newEvent returns a pending store.credentials.verify event of workspace
 // created at at.
-func newEvent(t *testing.T, workspace uuid.UUID, at time.Time) domain.OutboxEvent {
+func newEvent(t *testing.T, workspace uuid.UUID, at time.Time) model.OutboxEvent {
 	t.Helper()
 	store := uuid.New()
-	e, err := domain.NewOutboxEvent(uuid.New(), workspace, domain.EventStoreCredentialsVerify, "store", store,
-		domain.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, JobOperation: domain.JobOperation{OperationID: uuid.New()}}, at)
+	e, err := model.NewOutboxEvent(uuid.New(), workspace, model.EventStoreCredentialsVerify, "store", store,
+		model.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, JobOperation: model.JobOperation{OperationID: uuid.New()}}, at)
 	require.NoError(t, err)
 	e.Traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	return e
@@ -27,10 +28,10 @@ func newEvent(t *testing.T, workspace uuid.UUID, at time.Time) domain.OutboxEven
 
 // requireSameEvent compares every field; the payload as JSON, since a
 // database may store it reformatted.
-func requireSameEvent(t *testing.T, want, got domain.OutboxEvent) {
+func requireSameEvent(t *testing.T, want, got model.OutboxEvent) {
 	t.Helper()
 	require.JSONEq(t, string(want.Payload), string(got.Payload))
-	norm := func(e domain.OutboxEvent) domain.OutboxEvent {
+	norm := func(e model.OutboxEvent) model.OutboxEvent {
 		e.Payload = nil
 		e.NextAttemptAt = dbTime(e.NextAttemptAt)
 		e.LockedUntil = dbTime(e.LockedUntil)
@@ -41,16 +42,16 @@ func requireSameEvent(t *testing.T, want, got domain.OutboxEvent) {
 	require.Equal(t, norm(want), norm(got))
 }
 
-func appendEvents(t *testing.T, h Harness, workspace uuid.UUID, events ...domain.OutboxEvent) {
+func appendEvents(t *testing.T, h Harness, workspace uuid.UUID, events ...model.OutboxEvent) {
 	t.Helper()
 	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
 		return tx.Outbox().Append(ctx, events...)
 	})
 }
 
-func getEvent(t *testing.T, h Harness, workspace, id uuid.UUID) (domain.OutboxEvent, error) {
+func getEvent(t *testing.T, h Harness, workspace, id uuid.UUID) (model.OutboxEvent, error) {
 	t.Helper()
-	var e domain.OutboxEvent
+	var e model.OutboxEvent
 	err := transact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		e, err = tx.Outbox().Get(ctx, id)
@@ -59,9 +60,9 @@ func getEvent(t *testing.T, h Harness, workspace, id uuid.UUID) (domain.OutboxEv
 	return e, err
 }
 
-func listEvents(t *testing.T, h Harness, workspace uuid.UUID, status domain.OutboxStatus, limit int) []domain.OutboxEvent {
+func listEvents(t *testing.T, h Harness, workspace uuid.UUID, status model.OutboxStatus, limit int) []model.OutboxEvent {
 	t.Helper()
-	var events []domain.OutboxEvent
+	var events []model.OutboxEvent
 	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		events, err = tx.Outbox().List(ctx, status, limit)
@@ -70,7 +71,7 @@ func listEvents(t *testing.T, h Harness, workspace uuid.UUID, status domain.Outb
 	return events
 }
 
-func eventIDs(events []domain.OutboxEvent) []uuid.UUID {
+func eventIDs(events []model.OutboxEvent) []uuid.UUID {
 	ids := make([]uuid.UUID, 0, len(events))
 	for _, e := range events {
 		ids = append(ids, e.ID)
@@ -86,7 +87,7 @@ func testOutbox(t *testing.T, h Harness) {
 		got, err := getEvent(t, h, ws, e.ID)
 		require.NoError(t, err)
 		requireSameEvent(t, e, got)
-		require.Equal(t, domain.OutboxPending, got.Status)
+		require.Equal(t, model.OutboxPending, got.Status)
 	})
 
 	t.Run("list is oldest first, filtered by status, limited", func(t *testing.T) {
@@ -102,9 +103,9 @@ func testOutbox(t *testing.T, h Harness) {
 		require.Equal(t, []uuid.UUID{e2.ID, e3.ID, e1.ID}, eventIDs(all))
 		requireSameEvent(t, e2, all[0])
 		require.Equal(t, []uuid.UUID{e2.ID, e3.ID}, eventIDs(listEvents(t, h, ws, "", 2)))
-		require.Equal(t, []uuid.UUID{e2.ID, e3.ID, e1.ID}, eventIDs(listEvents(t, h, ws, domain.OutboxPending, 10)))
-		require.Empty(t, listEvents(t, h, ws, domain.OutboxDispatched, 10))
-		require.Empty(t, listEvents(t, h, ws, domain.OutboxDeadLetter, 10))
+		require.Equal(t, []uuid.UUID{e2.ID, e3.ID, e1.ID}, eventIDs(listEvents(t, h, ws, model.OutboxPending, 10)))
+		require.Empty(t, listEvents(t, h, ws, model.OutboxDispatched, 10))
+		require.Empty(t, listEvents(t, h, ws, model.OutboxDeadLetter, 10))
 	})
 
 	t.Run("an unsafe payload is refused", func(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -30,10 +30,10 @@ func testOutboxJobs(t *testing.T, h Harness) {
 		require.True(t, found)
 		got, err := getEvent(t, h, ws, e.ID)
 		require.NoError(t, err)
-		require.Equal(t, domain.OutboxDeadLetter, got.Status)
+		require.Equal(t, model.OutboxDeadLetter, got.Status)
 		require.Equal(t, "the job failed: platform unavailable", got.LastError)
 		require.Equal(t, 0, got.AttemptCount)
-		require.Contains(t, eventIDs(listEvents(t, h, ws, domain.OutboxDeadLetter, 10)), e.ID)
+		require.Contains(t, eventIDs(listEvents(t, h, ws, model.OutboxDeadLetter, 10)), e.ID)
 	})
 
 	t.Run("DeadLetterJob finds no event of another workspace, nor an unknown one", func(t *testing.T) {
@@ -49,22 +49,22 @@ func testOutboxJobs(t *testing.T, h Harness) {
 		})
 		got, err := getEvent(t, h, other, e.ID)
 		require.NoError(t, err)
-		require.Equal(t, domain.OutboxPending, got.Status)
+		require.Equal(t, model.OutboxPending, got.Status)
 	})
 
 	t.Run("ForOperations finds each operation's event by its payload and resource", func(t *testing.T) {
 		e1, e2, foreign := newEvent(t, ws, at), newEvent(t, ws, at), newEvent(t, other, at)
 		appendEvents(t, h, ws, e1, e2)
 		appendEvents(t, h, other, foreign)
-		op := func(e domain.OutboxEvent) domain.Operation {
-			id, ok := domain.JobOperationID(e.Payload)
+		op := func(e model.OutboxEvent) model.Operation {
+			id, ok := model.JobOperationID(e.Payload)
 			require.True(t, ok)
-			return domain.Operation{ID: id, WorkspaceID: e.WorkspaceID, ResourceID: e.AggregateID}
+			return model.Operation{ID: id, WorkspaceID: e.WorkspaceID, ResourceID: e.AggregateID}
 		}
 		wrongResource := op(e2)
 		wrongResource.ResourceID = uuid.New()
-		ops := []domain.Operation{op(e1), wrongResource, op(foreign), {ID: uuid.New(), ResourceID: uuid.New()}}
-		var got map[uuid.UUID]domain.OutboxEvent
+		ops := []model.Operation{op(e1), wrongResource, op(foreign), {ID: uuid.New(), ResourceID: uuid.New()}}
+		var got map[uuid.UUID]model.OutboxEvent
 		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 			var err error
 			got, err = tx.Outbox().ForOperations(ctx, ops)

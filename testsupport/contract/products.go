@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
-func newProduct(ws uuid.UUID) domain.Product {
+func newProduct(ws uuid.UUID) model.Product {
 	at := writeTime()
-	return domain.Product{
+	return model.Product{
 		ID:          uuid.New(),
 		WorkspaceID: ws,
 		Title:       "Mug « été » 日本",
@@ -28,15 +29,15 @@ func newProduct(ws uuid.UUID) domain.Product {
 	}
 }
 
-func normProduct(p domain.Product) domain.Product {
+func normProduct(p model.Product) model.Product {
 	p.CreatedAt = dbTime(p.CreatedAt)
 	p.UpdatedAt = dbTime(p.UpdatedAt)
 	return p
 }
 
-func getProduct(t *testing.T, h Harness, ws, id uuid.UUID) (domain.Product, error) {
+func getProduct(t *testing.T, h Harness, ws, id uuid.UUID) (model.Product, error) {
 	t.Helper()
-	var p domain.Product
+	var p model.Product
 	err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		p, err = tx.Products().Get(ctx, id)
@@ -45,9 +46,9 @@ func getProduct(t *testing.T, h Harness, ws, id uuid.UUID) (domain.Product, erro
 	return p, err
 }
 
-func updateProduct(t *testing.T, h Harness, ws uuid.UUID, p domain.Product, expected int) (domain.Product, error) {
+func updateProduct(t *testing.T, h Harness, ws uuid.UUID, p model.Product, expected int) (model.Product, error) {
 	t.Helper()
-	var saved domain.Product
+	var saved model.Product
 	err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		saved, err = tx.Products().Update(ctx, p, expected)

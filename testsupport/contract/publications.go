@@ -9,28 +9,29 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
-func newPublication(ws, product, store uuid.UUID) domain.Publication {
+func newPublication(ws, product, store uuid.UUID) model.Publication {
 	at := writeTime()
-	return domain.Publication{TaskState: newTaskState(ws, at), ProductID: product, StoreID: store, ProductRevision: 3}
+	return model.Publication{TaskState: newTaskState(ws, at), ProductID: product, StoreID: store, ProductRevision: 3}
 }
 
-func normPublication(p domain.Publication) domain.Publication {
+func normPublication(p model.Publication) model.Publication {
 	p.CreatedAt = dbTime(p.CreatedAt)
 	p.UpdatedAt = dbTime(p.UpdatedAt)
 	return p
 }
 
-func createPublication(t *testing.T, h Harness, p domain.Publication) error {
+func createPublication(t *testing.T, h Harness, p model.Publication) error {
 	t.Helper()
 	return transact(t, h, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error { return tx.Publications().Create(ctx, p) })
 }
 
-func getPublication(t *testing.T, h Harness, ws, id uuid.UUID) (domain.Publication, error) {
+func getPublication(t *testing.T, h Harness, ws, id uuid.UUID) (model.Publication, error) {
 	t.Helper()
-	var p domain.Publication
+	var p model.Publication
 	err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		p, err = tx.Publications().Get(ctx, id)
@@ -39,7 +40,7 @@ func getPublication(t *testing.T, h Harness, ws, id uuid.UUID) (domain.Publicati
 	return p, err
 }
 
-func updatePublication(t *testing.T, h Harness, p domain.Publication) error {
+func updatePublication(t *testing.T, h Harness, p model.Publication) error {
 	t.Helper()
 	return transact(t, h, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error { return tx.Publications().Update(ctx, p) })
 }
@@ -48,7 +49,7 @@ func testPublications(t *testing.T, h Harness) {
 	t.Run("create then get keeps every field", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		p := newPublication(ws, newProductIn(t, h, ws).ID, newStoreIn(t, h, ws))
-		p.Status = domain.TaskSucceeded
+		p.Status = model.TaskSucceeded
 		p.ExternalListingID = "listing-1"
 		p.Reason = "r"
 		require.NoError(t, createPublication(t, h, p))
@@ -62,7 +63,7 @@ func testPublications(t *testing.T, h Harness) {
 		p := newPublication(ws, newProductIn(t, h, ws).ID, newStoreIn(t, h, ws))
 		require.NoError(t, createPublication(t, h, p))
 		changed := p
-		changed.Status = domain.TaskSucceeded
+		changed.Status = model.TaskSucceeded
 		changed.ExternalListingID = "L-9"
 		changed.Reason = "done"
 		changed.UpdatedAt = p.UpdatedAt.Add(time.Minute)
@@ -100,7 +101,7 @@ func testPublications(t *testing.T, h Harness) {
 		requireCode(t, err, domain.CodeNotFound)
 
 		// Succeeded is not failed: still refused.
-		first.Status = domain.TaskSucceeded
+		first.Status = model.TaskSucceeded
 		require.NoError(t, updatePublication(t, h, first))
 		requireResource(t, createPublication(t, h, second), domain.CodeAlreadyPublished, first.ID)
 
@@ -114,7 +115,7 @@ func testPublications(t *testing.T, h Harness) {
 		product, store := newProductIn(t, h, ws).ID, newStoreIn(t, h, ws)
 		first := newPublication(ws, product, store)
 		require.NoError(t, createPublication(t, h, first))
-		first.Status = domain.TaskFailed
+		first.Status = model.TaskFailed
 		first.Reason = "platform refused"
 		require.NoError(t, updatePublication(t, h, first))
 
@@ -125,15 +126,15 @@ func testPublications(t *testing.T, h Harness) {
 
 		// A failed one may also be written directly.
 		failed := newPublication(ws, product, store)
-		failed.Status = domain.TaskFailed
+		failed.Status = model.TaskFailed
 		require.NoError(t, createPublication(t, h, failed))
 
 		// The first cannot come back while the second is active.
-		first.Status = domain.TaskPending
+		first.Status = model.TaskPending
 		requireCode(t, updatePublication(t, h, first), domain.CodeAlreadyPublished)
 		got, err := getPublication(t, h, ws, first.ID)
 		require.NoError(t, err)
-		require.Equal(t, domain.TaskFailed, got.Status)
+		require.Equal(t, model.TaskFailed, got.Status)
 	})
 
 	t.Run("fail and publish again in one transaction", func(t *testing.T) {
@@ -144,7 +145,7 @@ func testPublications(t *testing.T, h Harness) {
 		second := newPublication(ws, product, store)
 		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 			failed := first
-			failed.Status = domain.TaskFailed
+			failed.Status = model.TaskFailed
 			if err := tx.Publications().Update(ctx, failed); err != nil {
 				return err
 			}
@@ -156,7 +157,7 @@ func testPublications(t *testing.T, h Harness) {
 	t.Run("two concurrent publications of one product to one store: one wins", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		product, store := newProductIn(t, h, ws).ID, newStoreIn(t, h, ws)
-		pubs := [2]domain.Publication{newPublication(ws, product, store), newPublication(ws, product, store)}
+		pubs := [2]model.Publication{newPublication(ws, product, store), newPublication(ws, product, store)}
 		winner, loserErr := oneWins(t, raceTwo(t, h, ws, [2]func(ctx context.Context, tx ports.Tx) error{
 			func(ctx context.Context, tx ports.Tx) error { return tx.Publications().Create(ctx, pubs[0]) },
 			func(ctx context.Context, tx ports.Tx) error { return tx.Publications().Create(ctx, pubs[1]) },
@@ -198,10 +199,10 @@ func testPublications(t *testing.T, h Harness) {
 		requireCode(t, err, domain.CodeNotFound)
 		hijack := p
 		hijack.WorkspaceID = wsB
-		hijack.Status = domain.TaskFailed
+		hijack.Status = model.TaskFailed
 		requireCode(t, updatePublication(t, h, hijack), domain.CodeNotFound)
 		got, err := getPublication(t, h, wsA, p.ID)
 		require.NoError(t, err)
-		require.Equal(t, domain.TaskPending, got.Status)
+		require.Equal(t, model.TaskPending, got.Status)
 	})
 }

@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 // newStore returns an unsaved store of workspace with a fresh id and shop,
 // and sealed credentials that hold every byte value a driver might mangle.
-func newStore(workspace uuid.UUID) domain.Store {
+func newStore(workspace uuid.UUID) model.Store {
 	at := now()
 	sealed := make([]byte, 0, 256+16)
 	for b := range 256 {
@@ -22,13 +23,13 @@ func newStore(workspace uuid.UUID) domain.Store {
 	}
 	id := uuid.New()
 	sealed = append(sealed, id[:]...)
-	return domain.Store{
+	return model.Store{
 		ID:                id,
 		WorkspaceID:       workspace,
 		Platform:          "shopify",
 		Name:              "Store " + id.String()[:8],
 		ExternalShopID:    "shop-" + uuid.NewString(),
-		Status:            domain.StorePendingVerification,
+		Status:            model.StorePendingVerification,
 		CredentialVersion: 1,
 		SealedCredentials: sealed,
 		CreatedAt:         at,
@@ -36,22 +37,22 @@ func newStore(workspace uuid.UUID) domain.Store {
 	}
 }
 
-func normStore(s domain.Store) domain.Store {
+func normStore(s model.Store) model.Store {
 	s.CreatedAt = dbTime(s.CreatedAt)
 	s.UpdatedAt = dbTime(s.UpdatedAt)
 	return s
 }
 
-func createStore(t *testing.T, h Harness, s domain.Store) {
+func createStore(t *testing.T, h Harness, s model.Store) {
 	t.Helper()
 	mustTransact(t, h, s.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		return tx.Stores().Create(ctx, s)
 	})
 }
 
-func getStore(t *testing.T, h Harness, workspace, id uuid.UUID) (domain.Store, error) {
+func getStore(t *testing.T, h Harness, workspace, id uuid.UUID) (model.Store, error) {
 	t.Helper()
-	var s domain.Store
+	var s model.Store
 	err := transact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		s, err = tx.Stores().Get(ctx, id)
@@ -87,7 +88,7 @@ func testStores(t *testing.T, h Harness) {
 
 		changed := s
 		changed.Name = "Renamed"
-		changed.Status = domain.StoreVerified
+		changed.Status = model.StoreVerified
 		changed.CredentialVersion = 2
 		changed.SealedCredentials = []byte{0, 1, 2, 0xfe, 0xff}
 		changed.UpdatedAt = s.UpdatedAt.Add(90 * time.Minute)

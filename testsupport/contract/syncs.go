@@ -10,27 +10,28 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
-func newSync(ws, store uuid.UUID) domain.CatalogSync {
+func newSync(ws, store uuid.UUID) model.CatalogSync {
 	at := writeTime()
-	return domain.CatalogSync{TaskState: newTaskState(ws, at), StoreID: store}
+	return model.CatalogSync{TaskState: newTaskState(ws, at), StoreID: store}
 }
 
-func createSync(t *testing.T, h Harness, s domain.CatalogSync) error {
+func createSync(t *testing.T, h Harness, s model.CatalogSync) error {
 	t.Helper()
 	return transact(t, h, s.WorkspaceID, func(ctx context.Context, tx ports.Tx) error { return tx.Syncs().Create(ctx, s) })
 }
 
-func updateSync(t *testing.T, h Harness, s domain.CatalogSync) error {
+func updateSync(t *testing.T, h Harness, s model.CatalogSync) error {
 	t.Helper()
 	return transact(t, h, s.WorkspaceID, func(ctx context.Context, tx ports.Tx) error { return tx.Syncs().Update(ctx, s) })
 }
 
-func getSync(t *testing.T, h Harness, ws, id uuid.UUID) (domain.CatalogSync, error) {
+func getSync(t *testing.T, h Harness, ws, id uuid.UUID) (model.CatalogSync, error) {
 	t.Helper()
-	var s domain.CatalogSync
+	var s model.CatalogSync
 	err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		s, err = tx.Syncs().Get(ctx, id)
@@ -50,10 +51,10 @@ func countItems(t *testing.T, h Harness, ws, store uuid.UUID) int {
 	return n
 }
 
-func catalogItems(ws, store uuid.UUID, n int, title string) []domain.CatalogItem {
-	items := make([]domain.CatalogItem, n)
+func catalogItems(ws, store uuid.UUID, n int, title string) []model.CatalogItem {
+	items := make([]model.CatalogItem, n)
 	for i := range items {
-		items[i] = domain.CatalogItem{
+		items[i] = model.CatalogItem{
 			WorkspaceID: ws, StoreID: store, ExternalID: fmt.Sprintf("ext-%03d", i),
 			Title: title, PriceMinor: int64(100 + i), Currency: "EUR", SyncedAt: writeTime(),
 		}
@@ -65,7 +66,7 @@ func testSyncs(t *testing.T, h Harness) {
 	t.Run("create then get keeps every field", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		s := newSync(ws, newStoreIn(t, h, ws))
-		s.Status = domain.TaskRunning
+		s.Status = model.TaskRunning
 		s.ItemsSynced = 17
 		s.Reason = "r"
 		require.NoError(t, createSync(t, h, s))
@@ -81,7 +82,7 @@ func testSyncs(t *testing.T, h Harness) {
 		s := newSync(ws, newStoreIn(t, h, ws))
 		require.NoError(t, createSync(t, h, s))
 		changed := s
-		changed.Status = domain.TaskSucceeded
+		changed.Status = model.TaskSucceeded
 		changed.ItemsSynced = 250
 		changed.Reason = "done"
 		changed.UpdatedAt = s.UpdatedAt.Add(time.Minute)
@@ -109,7 +110,7 @@ func testSyncs(t *testing.T, h Harness) {
 			_, err := tx.Syncs().Get(ctx, first.ID)
 			return err
 		})
-		first.Status = domain.TaskRunning
+		first.Status = model.TaskRunning
 		require.NoError(t, updateSync(t, h, first))
 		requireResource(t, createSync(t, h, second), domain.CodeSyncAlreadyActive, first.ID)
 
@@ -118,26 +119,26 @@ func testSyncs(t *testing.T, h Harness) {
 
 		// After the first succeeded, a new one is allowed, and then it is
 		// the active one.
-		first.Status = domain.TaskSucceeded
+		first.Status = model.TaskSucceeded
 		require.NoError(t, updateSync(t, h, first))
 		require.NoError(t, createSync(t, h, second))
 		requireResource(t, createSync(t, h, newSync(ws, store)), domain.CodeSyncAlreadyActive, second.ID)
-		second.Status = domain.TaskFailed
+		second.Status = model.TaskFailed
 		require.NoError(t, updateSync(t, h, second))
 		require.NoError(t, createSync(t, h, newSync(ws, store)))
 
 		// A finished sync cannot become active again while another is.
-		first.Status = domain.TaskRunning
+		first.Status = model.TaskRunning
 		requireCode(t, updateSync(t, h, first), domain.CodeSyncAlreadyActive)
 		got, err := getSync(t, h, ws, first.ID)
 		require.NoError(t, err)
-		require.Equal(t, domain.TaskSucceeded, got.Status)
+		require.Equal(t, model.TaskSucceeded, got.Status)
 	})
 
 	t.Run("concurrent creations for one store: exactly one commits", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		store := newStoreIn(t, h, ws)
-		syncs := [2]domain.CatalogSync{newSync(ws, store), newSync(ws, store)}
+		syncs := [2]model.CatalogSync{newSync(ws, store), newSync(ws, store)}
 		winner, loserErr := oneWins(t, raceTwo(t, h, ws, [2]func(ctx context.Context, tx ports.Tx) error{
 			func(ctx context.Context, tx ports.Tx) error { return tx.Syncs().Create(ctx, syncs[0]) },
 			func(ctx context.Context, tx ports.Tx) error { return tx.Syncs().Create(ctx, syncs[1]) },
@@ -207,7 +208,7 @@ func testSyncs(t *testing.T, h Harness) {
 		requireCode(t, err, domain.CodeNotFound)
 		hijack := s
 		hijack.WorkspaceID = wsB
-		hijack.Status = domain.TaskFailed
+		hijack.Status = model.TaskFailed
 		requireCode(t, updateSync(t, h, hijack), domain.CodeNotFound)
 		require.Equal(t, 0, countItems(t, h, wsB, store))
 		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {

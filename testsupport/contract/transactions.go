@@ -10,16 +10,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 // writes is one of everything a business transaction writes.
 type writes struct {
 	workspace uuid.UUID
-	store     domain.Store
-	operation domain.Operation
-	event     domain.OutboxEvent
-	record    domain.IdempotencyRecord
+	store     model.Store
+	operation model.Operation
+	event     model.OutboxEvent
+	record    model.IdempotencyRecord
 }
 
 func newWrites(t *testing.T, h Harness) writes {
@@ -72,7 +73,7 @@ func (w writes) requireNothingWritten(t *testing.T, h Harness) {
 
 // requireClaimable asserts a new transaction can claim rec's scope; it
 // rolls that claim back.
-func requireClaimable(t *testing.T, h Harness, rec domain.IdempotencyRecord) {
+func requireClaimable(t *testing.T, h Harness, rec model.IdempotencyRecord) {
 	t.Helper()
 	err := transact(t, h, rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		existing, err := tx.Idempotency().Claim(ctx, rec)

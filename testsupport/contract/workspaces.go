@@ -8,16 +8,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 func testWorkspaces(t *testing.T, h Harness) {
 	t.Run("create then get", func(t *testing.T) {
-		w := domain.Workspace{ID: uuid.New(), Name: "Acme 工作区", CreatedAt: now()}
+		w := model.Workspace{ID: uuid.New(), Name: "Acme 工作区", CreatedAt: now()}
 		mustTransact(t, h, w.ID, func(ctx context.Context, tx ports.Tx) error {
 			return tx.Workspaces().Create(ctx, w)
 		})
-		var got domain.Workspace
+		var got model.Workspace
 		mustTransact(t, h, w.ID, func(ctx context.Context, tx ports.Tx) error {
 			var err error
 			got, err = tx.Workspaces().Get(ctx, w.ID)
@@ -30,7 +31,7 @@ func testWorkspaces(t *testing.T, h Harness) {
 	t.Run("duplicate id is a conflict", func(t *testing.T) {
 		id := newWorkspace(t, h)
 		err := transact(t, h, id, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Workspaces().Create(ctx, domain.Workspace{ID: id, Name: "again", CreatedAt: now()})
+			return tx.Workspaces().Create(ctx, model.Workspace{ID: id, Name: "again", CreatedAt: now()})
 		})
 		requireCode(t, err, domain.CodeConflict)
 	})
@@ -48,11 +49,11 @@ func testWorkspaces(t *testing.T, h Harness) {
 func testMembers(t *testing.T, h Harness) {
 	t.Run("add then get", func(t *testing.T) {
 		ws := newWorkspace(t, h)
-		m := domain.Member{WorkspaceID: ws, UserID: uuid.New(), Role: domain.RoleMember, CreatedAt: now()}
+		m := model.Member{WorkspaceID: ws, UserID: uuid.New(), Role: model.RoleMember, CreatedAt: now()}
 		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 			return tx.Members().Add(ctx, m)
 		})
-		var got domain.Member
+		var got model.Member
 		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 			var err error
 			got, err = tx.Members().Get(ctx, m.UserID)
@@ -66,7 +67,7 @@ func testMembers(t *testing.T, h Harness) {
 		ws := newWorkspace(t, h)
 		user := newMember(t, h, ws)
 		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Members().Add(ctx, domain.Member{WorkspaceID: ws, UserID: user, Role: domain.RoleMember, CreatedAt: now()})
+			return tx.Members().Add(ctx, model.Member{WorkspaceID: ws, UserID: user, Role: model.RoleMember, CreatedAt: now()})
 		})
 		requireCode(t, err, domain.CodeConflict)
 	})
@@ -94,15 +95,15 @@ func testMembers(t *testing.T, h Harness) {
 		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
 		user := newMember(t, h, wsA)
 		mustTransact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Members().Add(ctx, domain.Member{WorkspaceID: wsB, UserID: user, Role: domain.RoleMember, CreatedAt: now()})
+			return tx.Members().Add(ctx, model.Member{WorkspaceID: wsB, UserID: user, Role: model.RoleMember, CreatedAt: now()})
 		})
-		var got domain.Member
+		var got model.Member
 		mustTransact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
 			var err error
 			got, err = tx.Members().Get(ctx, user)
 			return err
 		})
 		require.Equal(t, wsB, got.WorkspaceID)
-		require.Equal(t, domain.RoleMember, got.Role)
+		require.Equal(t, model.RoleMember, got.Role)
 	})
 }

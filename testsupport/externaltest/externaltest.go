@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
@@ -60,7 +61,7 @@ const (
 	missingHost = "missing"
 )
 
-var creds = domain.StoreCredentials{APIKey: apiKey, APISecret: apiSecret}
+var creds = model.StoreCredentials{APIKey: apiKey, APISecret: apiSecret}
 
 // Run runs the suite; newSystems is called once per subtest.
 func Run(t *testing.T, newSystems func(t *testing.T) Systems) {
@@ -90,7 +91,7 @@ func listingReq(token, title string) ports.CreateListingRequest {
 	}
 }
 
-func aiReq(token string, kind domain.AIKind) ports.AIRequest {
+func aiReq(token string, kind model.AIKind) ports.AIRequest {
 	return ports.AIRequest{RequestToken: token, Kind: kind, Title: "Cast iron pan", Description: "28 cm", Instructions: "short"}
 }
 
@@ -135,7 +136,7 @@ func listingOncePerToken(t *testing.T, s Systems) {
 	require.NotEmpty(t, first.ExternalListingID)
 
 	rotated := listingReq("pub-1", "Linen shirt")
-	rotated.Credentials = domain.StoreCredentials{APIKey: "ak_rotated", APISecret: "sk_rotated"}
+	rotated.Credentials = model.StoreCredentials{APIKey: "ak_rotated", APISecret: "sk_rotated"}
 	again, err := s.Platform.CreateListing(ctx, rotated)
 	require.NoError(t, err)
 	assert.Equal(t, first, again, "a retry with rotated credentials is the same request")
@@ -172,26 +173,26 @@ func catalogReadsShopAndListings(t *testing.T, s Systems) {
 
 func generateChargedOncePerToken(t *testing.T, s Systems) {
 	ctx := context.Background()
-	first, err := s.AI.Generate(ctx, aiReq("ai-1", domain.AIText))
+	first, err := s.AI.Generate(ctx, aiReq("ai-1", model.AIText))
 	require.NoError(t, err)
 	assert.Contains(t, first.Text, "Cast iron pan")
 	assert.Positive(t, first.Units)
-	edited := aiReq("ai-1", domain.AIText)
+	edited := aiReq("ai-1", model.AIText)
 	edited.Title = "edited meanwhile"
 	again, err := s.AI.Generate(ctx, edited)
 	require.NoError(t, err)
 	assert.Equal(t, first, again, "a repeated token gets the first result")
 	assert.Equal(t, 1, s.Effects(t, "ai-1"), "and is charged once")
 
-	_, err = s.AI.Generate(ctx, aiReq("ai-1", domain.AIImage))
+	_, err = s.AI.Generate(ctx, aiReq("ai-1", model.AIImage))
 	assertCode(t, err, domain.CodeConflict)
 
-	img, err := s.AI.Generate(ctx, aiReq("ai-2", domain.AIImage))
+	img, err := s.AI.Generate(ctx, aiReq("ai-2", model.AIImage))
 	require.NoError(t, err)
 	assert.Equal(t, "image/png", img.ImageContentType)
 	_, err = png.Decode(bytes.NewReader(img.Image))
 	assert.NoError(t, err, "a real PNG")
-	cat, err := s.AI.Generate(ctx, aiReq("ai-3", domain.AICategory))
+	cat, err := s.AI.Generate(ctx, aiReq("ai-3", model.AICategory))
 	require.NoError(t, err)
 	assert.NotEmpty(t, cat.Category)
 }
@@ -230,11 +231,11 @@ func permanentErrorsWithoutSecrets(t *testing.T, s Systems) {
 	_, err = s.Platform.VerifyCredentials(ctx, unknown)
 	assertCode(t, err, domain.CodeValidation)
 	_, err = s.Platform.FetchCatalog(ctx, ports.FetchCatalogRequest{
-		Platform: "shopify", ExternalShopID: "shop-c", Credentials: domain.StoreCredentials{APIKey: rejectedKey, APISecret: apiSecret},
+		Platform: "shopify", ExternalShopID: "shop-c", Credentials: model.StoreCredentials{APIKey: rejectedKey, APISecret: apiSecret},
 	})
 	assertCode(t, err, domain.CodeForbidden)
 
-	refused := aiReq("ai-refused", domain.AIText)
+	refused := aiReq("ai-refused", model.AIText)
 	refused.Instructions = "make it sound " + forbiddenWord
 	_, err = s.AI.Generate(ctx, refused)
 	assertCode(t, err, domain.CodeValidation)
@@ -264,10 +265,10 @@ func transientBeforeActing(t *testing.T, s Systems) {
 	assert.Equal(t, 1, s.Effects(t, "pub-t"))
 
 	s.FailNext(t, AI, 1, "")
-	_, err = s.AI.Generate(ctx, aiReq("ai-t", domain.AIText))
+	_, err = s.AI.Generate(ctx, aiReq("ai-t", model.AIText))
 	assertCode(t, err, domain.CodeUnavailable)
 	assert.Zero(t, s.Effects(t, "ai-t"), "not charged")
-	_, err = s.AI.Generate(ctx, aiReq("ai-t", domain.AIText))
+	_, err = s.AI.Generate(ctx, aiReq("ai-t", model.AIText))
 	require.NoError(t, err)
 	assert.Equal(t, 1, s.Effects(t, "ai-t"))
 
@@ -295,10 +296,10 @@ func lostAnswerRetriedWithoutEffect(t *testing.T, s Systems) {
 	assert.Equal(t, 1, s.Effects(t, "pub-lost"), "the retry acted no more")
 
 	s.LoseNextAnswer(t, AI)
-	_, err = s.AI.Generate(ctx, aiReq("ai-lost", domain.AICategory))
+	_, err = s.AI.Generate(ctx, aiReq("ai-lost", model.AICategory))
 	assertCode(t, err, domain.CodeUnavailable)
 	assert.Equal(t, 1, s.Effects(t, "ai-lost"), "charged")
-	r, err := s.AI.Generate(ctx, aiReq("ai-lost", domain.AICategory))
+	r, err := s.AI.Generate(ctx, aiReq("ai-lost", model.AICategory))
 	require.NoError(t, err)
 	assert.NotEmpty(t, r.Category)
 	assert.Equal(t, 1, s.Effects(t, "ai-lost"), "the retry is free")

@@ -20,6 +20,7 @@ import (
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/faultproxy"
 )
@@ -124,7 +125,7 @@ func RunOutageContract(t *testing.T, brokerAddr string, newPublisher NewPublishe
 		t.Helper()
 		err := uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
 			for i := range n {
-				ev, err := domain.NewOutboxEvent(uuid.Must(uuid.NewV7()), ws, TypeVerify, "test", uuid.New(), map[string]int{"n": i}, clock.Now())
+				ev, err := model.NewOutboxEvent(uuid.Must(uuid.NewV7()), ws, TypeVerify, "test", uuid.New(), map[string]int{"n": i}, clock.Now())
 				if err != nil {
 					return err
 				}
@@ -147,8 +148,8 @@ func RunOutageContract(t *testing.T, brokerAddr string, newPublisher NewPublishe
 			}
 		}
 	}
-	all := func() []domain.OutboxEvent {
-		var out []domain.OutboxEvent
+	all := func() []model.OutboxEvent {
+		var out []model.OutboxEvent
 		for id, ws := range events {
 			err := uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
 				e, err := tx.Outbox().Get(ctx, id)
@@ -163,7 +164,7 @@ func RunOutageContract(t *testing.T, brokerAddr string, newPublisher NewPublishe
 	}
 	delivered := func() bool {
 		for _, e := range all() {
-			if e.Status != domain.OutboxDispatched {
+			if e.Status != model.OutboxDispatched {
 				return false
 			}
 		}
@@ -181,7 +182,7 @@ func RunOutageContract(t *testing.T, brokerAddr string, newPublisher NewPublishe
 		return !d.BrokerUp() && pub.failures.Load() >= int32(dispatch.DefaultBreakerFailures+3)
 	})
 	for _, e := range all() {
-		if e.Status == domain.OutboxDeadLetter || e.AttemptCount != 0 {
+		if e.Status == model.OutboxDeadLetter || e.AttemptCount != 0 {
 			t.Fatalf("event %s during the outage: %s after %d attempts (%s)", e.ID, e.Status, e.AttemptCount, e.LastError)
 		}
 	}

@@ -7,17 +7,17 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 // PendingEvent appends a store verification event to workspace, due at
 // `at`, through uow. An event due later was created now.
-func PendingEvent(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at time.Time) domain.OutboxEvent {
+func PendingEvent(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at time.Time) model.OutboxEvent {
 	t.Helper()
 	store := uuid.New()
-	e, err := domain.NewOutboxEvent(uuid.New(), workspace, domain.EventStoreCredentialsVerify, "store", store,
-		domain.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, JobOperation: domain.JobOperation{OperationID: uuid.New()}}, at)
+	e, err := model.NewOutboxEvent(uuid.New(), workspace, model.EventStoreCredentialsVerify, "store", store,
+		model.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, JobOperation: model.JobOperation{OperationID: uuid.New()}}, at)
 	if err != nil {
 		t.Fatalf("new event: %v", err)
 	}
@@ -35,7 +35,7 @@ func PendingEvent(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at ti
 // DeadLetter appends an event to workspace and parks it with lastError, as
 // a Dispatcher does after the last attempt. The workspace must have no
 // other due event at `at`.
-func DeadLetter(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at time.Time, lastError string) domain.OutboxEvent {
+func DeadLetter(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at time.Time, lastError string) model.OutboxEvent {
 	t.Helper()
 	e := PendingEvent(t, uow, workspace, at)
 	err := uow.Transact(context.Background(), workspace, func(ctx context.Context, tx ports.Tx) error {
@@ -52,6 +52,6 @@ func DeadLetter(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at time
 	if err != nil {
 		t.Fatalf("dead-letter event: %v", err)
 	}
-	e.Status, e.LastError, e.AttemptCount = domain.OutboxDeadLetter, lastError, 1
+	e.Status, e.LastError, e.AttemptCount = model.OutboxDeadLetter, lastError, 1
 	return e
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/oncehq/once/adapters/queue/bullmq"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/bullmqtest"
 	"github.com/oncehq/once/testsupport/queuetest"
@@ -48,11 +49,11 @@ func TestBullMQWritesTheJobLayoutTheWorkerReads(t *testing.T) {
 	require.NoError(t, err)
 	e := newEnv(t, bullmq.Config{Routes: routes})
 	ctx := context.Background()
-	verify, sync := message1(domain.EventStoreCredentialsVerify, 1), message1(domain.EventCatalogSync, 2)
+	verify, sync := message1(model.EventStoreCredentialsVerify, 1), message1(model.EventCatalogSync, 2)
 	e.publish(t, verify, sync)
 
 	job := e.redis.HGetAll(ctx, e.key("stores", verify.ID.String())).Val()
-	assert.Equal(t, domain.EventStoreCredentialsVerify, job["name"])
+	assert.Equal(t, model.EventStoreCredentialsVerify, job["name"])
 	assert.Equal(t, "3", job["priority"])
 	assert.Equal(t, "0", job["delay"])
 	ts, err := strconv.ParseInt(job["timestamp"], 10, 64)
@@ -97,7 +98,7 @@ func TestBullMQWritesTheJobLayoutTheWorkerReads(t *testing.T) {
 			assert.Equal(t, 3, j.Priority)
 		case sync.ID.String():
 			assert.Equal(t, "jobs", j.Queue)
-			assert.Equal(t, domain.EventCatalogSync, j.Name)
+			assert.Equal(t, model.EventCatalogSync, j.Name)
 			assert.Equal(t, 0, j.Priority)
 		}
 	}
@@ -111,7 +112,7 @@ func TestBullMQRepublishIsDeduplicatedByJobID(t *testing.T) {
 	require.NoError(t, err)
 	e := newEnv(t, bullmq.Config{Routes: routes})
 	ctx := context.Background()
-	q := domain.EventStoreCredentialsVerify
+	q := model.EventStoreCredentialsVerify
 	batch := []ports.Message{message1(q, 0), message1(q, 1), message1(q, 2)}
 	e.publish(t, batch...)
 	e.publish(t, batch...) // still waiting
@@ -148,7 +149,7 @@ func TestBullMQRetriesByTheJobOptions(t *testing.T) {
 	opts.Backoff = 10 * time.Millisecond
 	opts.Attempts = 2
 	e := newEnv(t, bullmq.Config{Routes: routes, Job: opts})
-	q := domain.EventMediaProcess
+	q := model.EventMediaProcess
 	m := message1(q, 0)
 	e.publish(t, m)
 
@@ -169,7 +170,7 @@ func TestBullMQRetentionBoundsFinishedJobs(t *testing.T) {
 	ctx := context.Background()
 
 	e := newEnv(t, bullmq.Config{Routes: routes, Job: opts})
-	q := domain.EventAITask
+	q := model.EventAITask
 	failing := message1(q, 0)
 	e.publish(t, failing)
 	w := e.worker(t, bullmqtest.Options{Queues: []string{q}, FailFirst: true})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -13,7 +14,7 @@ import (
 // restart still gets its first result free.
 type Charge struct {
 	Token  string         `json:"token"`
-	Kind   domain.AIKind  `json:"kind"`
+	Kind   model.AIKind   `json:"kind"`
 	Result ports.AIResult `json:"result"`
 }
 

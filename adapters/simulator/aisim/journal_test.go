@@ -10,6 +10,7 @@ import (
 
 	"github.com/oncehq/once/adapters/simulator/aisim"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 type journal struct {
@@ -28,19 +29,19 @@ func (j *journal) Record(c aisim.Charge) error {
 func TestSimJournalAndRestore(t *testing.T) {
 	j := &journal{}
 	first := aisim.New(aisim.WithJournal(j))
-	r, err := first.Generate(context.Background(), req("tok", domain.AIImage))
+	r, err := first.Generate(context.Background(), req("tok", model.AIImage))
 	require.NoError(t, err)
-	_, err = first.Generate(context.Background(), req("tok", domain.AIImage))
+	_, err = first.Generate(context.Background(), req("tok", model.AIImage))
 	require.NoError(t, err)
 	require.Len(t, j.charges, 1, "a replay journals nothing")
 
 	restored := aisim.New()
 	require.NoError(t, restored.Restore(j.charges))
-	again, err := restored.Generate(context.Background(), req("tok", domain.AIImage))
+	again, err := restored.Generate(context.Background(), req("tok", model.AIImage))
 	require.NoError(t, err)
 	assert.Equal(t, r, again)
 	assert.Equal(t, 1, restored.ChargesFor("tok"))
-	_, err = restored.Generate(context.Background(), req("tok", domain.AIText))
+	_, err = restored.Generate(context.Background(), req("tok", model.AIText))
 	assert.True(t, domain.IsCode(err, domain.CodeConflict), "%v", err)
 	assert.Error(t, aisim.New().Restore([]aisim.Charge{{Token: "t", Kind: "video"}}))
 }
@@ -48,7 +49,7 @@ func TestSimJournalAndRestore(t *testing.T) {
 func TestSimJournalFailureIsTransientAndChargesNot(t *testing.T) {
 	j := &journal{err: errors.New("disk full")}
 	s := aisim.New(aisim.WithJournal(j))
-	_, err := s.Generate(context.Background(), req("tok", domain.AIText))
+	_, err := s.Generate(context.Background(), req("tok", model.AIText))
 	assert.True(t, domain.IsCode(err, domain.CodeUnavailable), "%v", err)
 	assert.Zero(t, s.Charges())
 }

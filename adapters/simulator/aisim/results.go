@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/oncehq/once/adapters/simulator/simpng"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -31,13 +31,13 @@ var Categories = []string{
 }
 
 // Units returns what a generation of kind costs; 0 for an unknown kind.
-func Units(kind domain.AIKind) int64 {
+func Units(kind model.AIKind) int64 {
 	switch kind {
-	case domain.AIText:
+	case model.AIText:
 		return UnitsText
-	case domain.AICategory:
+	case model.AICategory:
 		return UnitsCategory
-	case domain.AIImage:
+	case model.AIImage:
 		return UnitsImage
 	}
 	return 0
@@ -52,14 +52,14 @@ func Result(req ports.AIRequest) ports.AIResult {
 	sum := sha256.Sum256([]byte(title + "\x00" + req.Instructions))
 	r := ports.AIResult{Units: Units(req.Kind)}
 	switch req.Kind {
-	case domain.AIText:
+	case model.AIText:
 		r.Text = fmt.Sprintf("%s: a well-made product, carefully described for your shop.", title)
 		if ins := strings.TrimSpace(req.Instructions); ins != "" {
 			r.Text += " Written as asked: " + ins + "."
 		}
-	case domain.AICategory:
+	case model.AICategory:
 		r.Category = Categories[binary.BigEndian.Uint32(sum[:4])%uint32(len(Categories))]
-	case domain.AIImage:
+	case model.AIImage:
 		r.Image, r.ImageContentType = simpng.Swatch(sum), ImageContentType
 	}
 	return r

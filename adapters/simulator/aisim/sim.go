@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -46,7 +47,7 @@ type Sim struct {
 }
 
 type outcome struct {
-	kind   domain.AIKind
+	kind   model.AIKind
 	result ports.AIResult
 }
 

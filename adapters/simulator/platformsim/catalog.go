@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -66,7 +67,7 @@ func (s *Sim) FetchCatalog(ctx context.Context, req ports.FetchCatalogRequest) (
 		return fail(err)
 	}
 	switch {
-	case !domain.ValidPlatform(req.Platform):
+	case !model.ValidPlatform(req.Platform):
 		return fail(domain.Errorf(domain.CodeValidation, "unknown platform %q", req.Platform))
 	case req.ExternalShopID == "":
 		return fail(domain.Errorf(domain.CodeValidation, "a shop is required"))

@@ -9,13 +9,14 @@ import (
 
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 func fetch(shop string) ports.FetchCatalogRequest {
 	return ports.FetchCatalogRequest{
 		Platform: "shopify", ExternalShopID: shop,
-		Credentials: domain.StoreCredentials{APIKey: "ak", APISecret: "sk_secret"},
+		Credentials: model.StoreCredentials{APIKey: "ak", APISecret: "sk_secret"},
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -33,7 +34,7 @@ func TestSimJournalAndRestore(t *testing.T) {
 	j := &journal{}
 	first := platformsim.New(platformsim.WithJournal(j))
 	verify := ports.VerifyCredentialsRequest{RequestToken: "op-1", Platform: "shopify", ExternalShopID: "shop-1",
-		Credentials: domain.StoreCredentials{APIKey: platformsim.InvalidAPIKey, APISecret: "sk_secret"}}
+		Credentials: model.StoreCredentials{APIKey: platformsim.InvalidAPIKey, APISecret: "sk_secret"}}
 	verdict, err := first.VerifyCredentials(context.Background(), verify)
 	require.NoError(t, err)
 	listed, err := first.CreateListing(context.Background(), listing("pub-1", "Mug"))

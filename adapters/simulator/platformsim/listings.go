@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -106,7 +107,7 @@ func validateListing(req ports.CreateListingRequest) error {
 	switch {
 	case req.RequestToken == "":
 		return domain.Errorf(domain.CodeValidation, "a request token is required")
-	case !domain.ValidPlatform(req.Platform):
+	case !model.ValidPlatform(req.Platform):
 		return domain.Errorf(domain.CodeValidation, "unknown platform %q", req.Platform)
 	case req.ExternalShopID == "":
 		return domain.Errorf(domain.CodeValidation, "a shop is required")

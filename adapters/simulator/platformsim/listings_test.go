@@ -11,13 +11,14 @@ import (
 
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 func listing(token, title string) ports.CreateListingRequest {
 	return ports.CreateListingRequest{
 		RequestToken: token, Platform: "shopify", ExternalShopID: "shop-1",
-		Credentials: domain.StoreCredentials{APIKey: "ak", APISecret: "sk_secret"},
+		Credentials: model.StoreCredentials{APIKey: "ak", APISecret: "sk_secret"},
 		Title:       title, Description: "d", PriceMinor: 1999, Currency: "EUR",
 	}
 }
@@ -82,7 +83,7 @@ func TestCreateListingTokenReusedForAnotherListingIsAConflict(t *testing.T) {
 
 	// Rotated credentials on a retry are the same request.
 	rotated := listing("pub-1", "Mug")
-	rotated.Credentials = domain.StoreCredentials{APIKey: "ak2", APISecret: "sk2"}
+	rotated.Credentials = model.StoreCredentials{APIKey: "ak2", APISecret: "sk2"}
 	again, err := sim.CreateListing(context.Background(), rotated)
 	require.NoError(t, err)
 	assert.Equal(t, res.ExternalListingID, again.ExternalListingID)

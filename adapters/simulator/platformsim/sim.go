@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -28,11 +29,11 @@ const InvalidAPIKey = "invalid"
 const RejectedReason = "the API key was rejected by the platform"
 
 // Rule decides a verification the platform performs.
-type Rule func(platform, shopID string, creds domain.StoreCredentials) ports.VerifyCredentialsResult
+type Rule func(platform, shopID string, creds model.StoreCredentials) ports.VerifyCredentialsResult
 
 // DefaultRule accepts any credentials except an empty key or secret or the
 // key InvalidAPIKey.
-func DefaultRule(_, _ string, creds domain.StoreCredentials) ports.VerifyCredentialsResult {
+func DefaultRule(_, _ string, creds model.StoreCredentials) ports.VerifyCredentialsResult {
 	if creds.APIKey == "" || creds.APISecret == "" || creds.APIKey == InvalidAPIKey {
 		return ports.VerifyCredentialsResult{Valid: false, Reason: RejectedReason}
 	}
@@ -176,7 +177,7 @@ func (s *Sim) VerifyCredentials(ctx context.Context, req ports.VerifyCredentials
 	switch {
 	case req.RequestToken == "":
 		return fail(domain.Errorf(domain.CodeValidation, "a request token is required"))
-	case !domain.ValidPlatform(req.Platform):
+	case !model.ValidPlatform(req.Platform):
 		return fail(domain.Errorf(domain.CodeValidation, "unknown platform %q", req.Platform))
 	}
 
@@ -262,7 +263,7 @@ func (s *Sim) failAfterLocked() error {
 // authorizeLocked refuses credentials the platform's rule would reject, as
 // a real platform refuses a call it cannot authenticate. The error never
 // repeats the credentials.
-func (s *Sim) authorizeLocked(platform, shopID string, creds domain.StoreCredentials) error {
+func (s *Sim) authorizeLocked(platform, shopID string, creds model.StoreCredentials) error {
 	if !s.rule(platform, shopID, creds).Valid {
 		return domain.Errorf(domain.CodeForbidden, "the platform refused the credentials")
 	}

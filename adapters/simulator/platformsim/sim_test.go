@@ -12,13 +12,14 @@ import (
 
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 func request(token, key string) ports.VerifyCredentialsRequest {
 	return ports.VerifyCredentialsRequest{
 		RequestToken: token, Platform: "shopify", ExternalShopID: "shop-1",
-		Credentials: domain.StoreCredentials{APIKey: key, APISecret: "sk_secret"},
+		Credentials: model.StoreCredentials{APIKey: key, APISecret: "sk_secret"},
 	}
 }
 
@@ -141,7 +142,7 @@ func TestLatencyRespectsTheCallersContext(t *testing.T) {
 }
 
 func TestWithRuleDecides(t *testing.T) {
-	sim := platformsim.New(platformsim.WithRule(func(_, shop string, _ domain.StoreCredentials) ports.VerifyCredentialsResult {
+	sim := platformsim.New(platformsim.WithRule(func(_, shop string, _ model.StoreCredentials) ports.VerifyCredentialsResult {
 		return ports.VerifyCredentialsResult{Valid: shop == "good"}
 	}))
 	req := request("t1", "ak")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -153,7 +154,7 @@ func (c *Client) call(ctx context.Context, system, path string, info callInfo, b
 	if info.token != "" {
 		req.Header.Set(HeaderIdempotencyKey, info.token)
 	}
-	if info.creds != (domain.StoreCredentials{}) {
+	if info.creds != (model.StoreCredentials{}) {
 		req.Header.Set(HeaderAPIKey, info.creds.APIKey)
 		req.Header.Set(HeaderAPISecret, info.creds.APISecret)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
@@ -138,7 +139,7 @@ func TestSimClientTimeoutThenRetryWithTheSameToken(t *testing.T) {
 	done := make(chan error, 1)
 	patient := s.client(t, time.Minute)
 	go func() {
-		_, err := patient.Generate(ctx, ports.AIRequest{RequestToken: "ai-1", Kind: domain.AIText, Title: "Mug"})
+		_, err := patient.Generate(ctx, ports.AIRequest{RequestToken: "ai-1", Kind: model.AIText, Title: "Mug"})
 		done <- err
 	}()
 	s.waitHeld(t, 1)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
@@ -28,14 +29,14 @@ func TestSimFaultsPerKindAndCount(t *testing.T) {
 	_, err := c.CreateListing(ctx, listing("pub-1", "Mug"))
 	require.NoError(t, err, "a platform call is not an AI call")
 	for range 2 {
-		_, err = c.Generate(ctx, ports.AIRequest{RequestToken: "ai-1", Kind: domain.AIText, Title: "Mug"})
+		_, err = c.Generate(ctx, ports.AIRequest{RequestToken: "ai-1", Kind: model.AIText, Title: "Mug"})
 		assert.True(t, domain.IsCode(err, domain.CodeValidation), "rejected: %v", err)
 		assert.False(t, platformerr.Retryable(ctx, err), "a rejection is permanent")
 	}
-	_, err = c.Generate(ctx, ports.AIRequest{RequestToken: "ai-1", Kind: domain.AIText, Title: "Mug"})
+	_, err = c.Generate(ctx, ports.AIRequest{RequestToken: "ai-1", Kind: model.AIText, Title: "Mug"})
 	assert.True(t, domain.IsCode(err, domain.CodeUnavailable), "then the outage: %v", err)
 	assert.Zero(t, s.effects(t, "ai-1"), "no fault before acting charges")
-	_, err = c.Generate(ctx, ports.AIRequest{RequestToken: "ai-1", Kind: domain.AIText, Title: "Mug"})
+	_, err = c.Generate(ctx, ports.AIRequest{RequestToken: "ai-1", Kind: model.AIText, Title: "Mug"})
 	require.NoError(t, err, "the faults are used up")
 	assert.Equal(t, 1, s.effects(t, "ai-1"))
 

@@ -11,11 +11,12 @@ import (
 
 	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 var (
-	shopCreds = domain.StoreCredentials{APIKey: "ak_restart_key", APISecret: "sk_restart_secret"}
+	shopCreds = model.StoreCredentials{APIKey: "ak_restart_key", APISecret: "sk_restart_secret"}
 	signedURL = "https://cdn.supplier.example/a.png?X-Amz-Signature=sig_restart_secret"
 )
 
@@ -39,7 +40,7 @@ func TestSimTokensSurviveARestart(t *testing.T) {
 	require.NoError(t, err)
 	listed, err := c.CreateListing(ctx, listing("pub-1", "Mug"))
 	require.NoError(t, err)
-	generated, err := c.Generate(ctx, ports.AIRequest{RequestToken: "ai-1", Kind: domain.AIText, Title: "Mug"})
+	generated, err := c.Generate(ctx, ports.AIRequest{RequestToken: "ai-1", Kind: model.AIText, Title: "Mug"})
 	require.NoError(t, err)
 	_, _, err = c.Fetch(ctx, signedURL)
 	require.NoError(t, err)
@@ -57,7 +58,7 @@ func TestSimTokensSurviveARestart(t *testing.T) {
 	assert.Equal(t, listed, relisted)
 	_, err = c.CreateListing(ctx, listing("pub-1", "Cup"))
 	assert.True(t, domain.IsCode(err, domain.CodeConflict), "the first request is remembered: %v", err)
-	regenerated, err := c.Generate(ctx, ports.AIRequest{RequestToken: "ai-1", Kind: domain.AIText, Title: "changed"})
+	regenerated, err := c.Generate(ctx, ports.AIRequest{RequestToken: "ai-1", Kind: model.AIText, Title: "changed"})
 	require.NoError(t, err)
 	assert.Equal(t, generated, regenerated)
 

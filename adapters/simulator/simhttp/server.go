@@ -15,6 +15,7 @@ import (
 	"github.com/oncehq/once/adapters/simulator/materialsim"
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -169,7 +170,7 @@ func (s *Server) routes() {
 // callInfo is what a call carries besides its body.
 type callInfo struct {
 	token string
-	creds domain.StoreCredentials
+	creds model.StoreCredentials
 }
 
 // serveCall is the one shape every simulated call goes through: decode,
@@ -178,7 +179,7 @@ func serveCall[B, A any](s *Server, kind Kind, act func(context.Context, callInf
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := callInfo{
 			token: r.Header.Get(HeaderIdempotencyKey),
-			creds: domain.StoreCredentials{APIKey: r.Header.Get(HeaderAPIKey), APISecret: r.Header.Get(HeaderAPISecret)},
+			creds: model.StoreCredentials{APIKey: r.Header.Get(HeaderAPIKey), APISecret: r.Header.Get(HeaderAPISecret)},
 		}
 		var body B
 		var answer A

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // Kind names a call the simulated systems answer; ledger entries and
@@ -89,10 +90,10 @@ type catalogAnswer struct {
 }
 
 type generateBody struct {
-	Kind         domain.AIKind `json:"kind"`
-	Title        string        `json:"title"`
-	Description  string        `json:"description"`
-	Instructions string        `json:"instructions"`
+	Kind         model.AIKind `json:"kind"`
+	Title        string       `json:"title"`
+	Description  string       `json:"description"`
+	Instructions string       `json:"instructions"`
 }
 
 type generateAnswer struct {

@@ -1,4 +1,4 @@
-package verification_test
+package stores_test
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/stores"
-	"github.com/oncehq/once/domain/verification"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
 )
@@ -29,7 +29,7 @@ type harness struct {
 	uow     ports.UnitOfWork
 	sealer  *aesgcm.Sealer
 	sim     *platformsim.Sim
-	handler *verification.Handler
+	handler *stores.VerifyHandler
 	logs    *testkit.LogBuffer
 	ws      uuid.UUID
 }
@@ -48,7 +48,7 @@ func newHarness(t *testing.T, opts ...platformsim.Option) *harness {
 		ws:     uuid.New(),
 	}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h.handler = verification.NewHandler(h.uow, h.sim, sealer, system.NewClock(), log)
+	h.handler = stores.NewVerifyHandler(h.uow, h.sim, sealer, system.NewClock(), log)
 	t.Cleanup(func() {
 		assert.NotContains(t, h.logs.String(), secret, "credentials must never be logged")
 	})
@@ -58,39 +58,39 @@ func newHarness(t *testing.T, opts ...platformsim.Option) *harness {
 // connect creates a store as the API does (store, operation and verify
 // event in one transaction) and returns the store, its operation and the
 // message the Dispatcher would publish.
-func (h *harness) connect(t *testing.T, apiKey string) (domain.Store, domain.Operation, ports.Message) {
+func (h *harness) connect(t *testing.T, apiKey string) (model.Store, model.Operation, ports.Message) {
 	t.Helper()
 	svc := stores.NewService(h.uow, h.sealer, system.NewClock(), system.NewIDs())
-	p := domain.Principal{WorkspaceID: h.ws, UserID: uuid.New(), Role: domain.RoleAdmin}
+	p := model.Principal{WorkspaceID: h.ws, UserID: uuid.New(), Role: model.RoleAdmin}
 	var created stores.Created
-	var events []domain.OutboxEvent
+	var events []model.OutboxEvent
 	require.NoError(t, h.uow.Transact(context.Background(), h.ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		created, err = svc.Create(ctx, tx, p, stores.CreateCommand{
 			Platform: "shopify", Name: "Shop", ExternalShopID: "shop-" + uuid.NewString(),
-			Credentials: domain.StoreCredentials{APIKey: apiKey, APISecret: secret},
+			Credentials: model.StoreCredentials{APIKey: apiKey, APISecret: secret},
 		})
 		if err != nil {
 			return err
 		}
-		events, err = tx.Outbox().List(ctx, domain.OutboxPending, 100)
+		events, err = tx.Outbox().List(ctx, model.OutboxPending, 100)
 		return err
 	}))
-	var ev domain.OutboxEvent
+	var ev model.OutboxEvent
 	for _, e := range events {
 		if e.AggregateID == created.Store.ID {
 			ev = e
 		}
 	}
-	require.Equal(t, domain.EventStoreCredentialsVerify, ev.Type)
+	require.Equal(t, model.EventStoreCredentialsVerify, ev.Type)
 	msg := ports.Message{ID: ev.ID, Type: ev.Type, WorkspaceID: ev.WorkspaceID, Payload: ev.Payload}
 	return created.Store, created.Operation, msg
 }
 
-func (h *harness) state(t *testing.T, storeID, opID uuid.UUID) (domain.Store, domain.Operation) {
+func (h *harness) state(t *testing.T, storeID, opID uuid.UUID) (model.Store, model.Operation) {
 	t.Helper()
-	var s domain.Store
-	var op domain.Operation
+	var s model.Store
+	var op model.Operation
 	require.NoError(t, h.uow.Transact(context.Background(), h.ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
 		if s, err = tx.Stores().Get(ctx, storeID); err != nil {
@@ -114,8 +114,8 @@ func TestDuplicateDeliveryHasOneEffect(t *testing.T) {
 	assert.Equal(t, 1, h.sim.Effects(op.ID.String()), "the operation id is the request token")
 	assert.Len(t, h.sim.Calls(), 1, "a finished operation is not sent to the platform again")
 	s, o := h.state(t, store.ID, op.ID)
-	assert.Equal(t, domain.StoreVerified, s.Status)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.StoreVerified, s.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 	assert.Empty(t, o.Error)
 	c := h.sim.Calls()[0]
 	assert.Equal(t, store.ExternalShopID, c.ExternalShopID)
@@ -133,8 +133,8 @@ func TestConcurrentDuplicatesHaveOneEffect(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, 1, h.sim.EffectCount())
 	s, o := h.state(t, store.ID, op.ID)
-	assert.Equal(t, domain.StoreVerified, s.Status)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.StoreVerified, s.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 }
 
 // The platform acted but its answer was lost: the handler asks for a
@@ -148,15 +148,15 @@ func TestTimeoutAfterThePlatformActedEndsWithOneEffect(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, domain.IsCode(err, domain.CodeUnavailable), "redeliver: %v", err)
 	s, o := h.state(t, store.ID, op.ID)
-	assert.Equal(t, domain.OperationRunning, o.Status)
-	assert.Equal(t, domain.StorePendingVerification, s.Status)
+	assert.Equal(t, model.OperationRunning, o.Status)
+	assert.Equal(t, model.StorePendingVerification, s.Status)
 
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	assert.Equal(t, 1, h.sim.Effects(op.ID.String()))
 	assert.Len(t, h.sim.Calls(), 2)
 	s, o = h.state(t, store.ID, op.ID)
-	assert.Equal(t, domain.StoreVerified, s.Status)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.StoreVerified, s.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 }
 
 func TestOutageBeforeThePlatformActedIsRetried(t *testing.T) {
@@ -167,8 +167,8 @@ func TestOutageBeforeThePlatformActedIsRetried(t *testing.T) {
 	assert.Zero(t, h.sim.EffectCount())
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	s, o := h.state(t, store.ID, op.ID)
-	assert.Equal(t, domain.StoreVerified, s.Status)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
+	assert.Equal(t, model.StoreVerified, s.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
 	assert.Equal(t, 1, h.sim.EffectCount())
 }
 
@@ -184,7 +184,7 @@ func TestStaleCredentialVersionMakesNoCall(t *testing.T) {
 			return err
 		}
 		s.CredentialVersion = 2
-		if s.SealedCredentials, err = stores.SealCredentials(h.sealer, s, domain.StoreCredentials{APIKey: "ak_new", APISecret: secret}); err != nil {
+		if s.SealedCredentials, err = stores.SealCredentials(h.sealer, s, model.StoreCredentials{APIKey: "ak_new", APISecret: secret}); err != nil {
 			return err
 		}
 		return tx.Stores().Update(ctx, s)
@@ -193,9 +193,9 @@ func TestStaleCredentialVersionMakesNoCall(t *testing.T) {
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	assert.Empty(t, h.sim.Calls())
 	s, o := h.state(t, store.ID, op.ID)
-	assert.Equal(t, domain.OperationFailed, o.Status)
-	assert.Equal(t, verification.ReasonSuperseded, o.Error)
-	assert.Equal(t, domain.StorePendingVerification, s.Status)
+	assert.Equal(t, model.OperationFailed, o.Status)
+	assert.Equal(t, stores.ReasonSuperseded, o.Error)
+	assert.Equal(t, model.StorePendingVerification, s.Status)
 	assert.Equal(t, 2, s.CredentialVersion)
 }
 
@@ -206,8 +206,8 @@ func TestInvalidCredentialsFailTheOperationWithoutEchoingTheKey(t *testing.T) {
 	store, op, msg := h.connect(t, platformsim.InvalidAPIKey)
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	s, o := h.state(t, store.ID, op.ID)
-	assert.Equal(t, domain.StoreVerificationFailed, s.Status)
-	assert.Equal(t, domain.OperationFailed, o.Status)
+	assert.Equal(t, model.StoreVerificationFailed, s.Status)
+	assert.Equal(t, model.OperationFailed, o.Status)
 	assert.Equal(t, platformsim.RejectedReason, o.Error)
 	assert.NotContains(t, o.Error, platformsim.InvalidAPIKey)
 	assert.NotContains(t, o.Error, secret)
@@ -215,13 +215,13 @@ func TestInvalidCredentialsFailTheOperationWithoutEchoingTheKey(t *testing.T) {
 
 // A platform that does echo a secret in its reason gets it redacted.
 func TestAReasonThatEchoesASecretIsSanitized(t *testing.T) {
-	h := newHarness(t, platformsim.WithRule(func(_, _ string, c domain.StoreCredentials) ports.VerifyCredentialsResult {
+	h := newHarness(t, platformsim.WithRule(func(_, _ string, c model.StoreCredentials) ports.VerifyCredentialsResult {
 		return ports.VerifyCredentialsResult{Valid: false, Reason: "bad credentials api_key=" + c.APIKey + " secret=" + c.APISecret}
 	}))
 	store, op, msg := h.connect(t, "ak_leaky")
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	_, o := h.state(t, store.ID, op.ID)
-	assert.Equal(t, domain.OperationFailed, o.Status)
+	assert.Equal(t, model.OperationFailed, o.Status)
 	assert.NotContains(t, o.Error, "ak_leaky")
 	assert.NotContains(t, o.Error, secret)
 	assert.Contains(t, o.Error, "[redacted]")
@@ -235,9 +235,9 @@ func TestPermanentPlatformErrorFailsTheOperation(t *testing.T) {
 	h.sim.FailNext(1, domain.Errorf(domain.CodeForbidden, "app not installed on this shop"))
 	require.NoError(t, h.handler.Handle(context.Background(), msg))
 	s, o := h.state(t, store.ID, op.ID)
-	assert.Equal(t, domain.OperationFailed, o.Status)
+	assert.Equal(t, model.OperationFailed, o.Status)
 	assert.Contains(t, o.Error, "app not installed")
-	assert.Equal(t, domain.StoreVerificationFailed, s.Status)
+	assert.Equal(t, model.StoreVerificationFailed, s.Status)
 }
 
 func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
@@ -267,7 +267,7 @@ func TestOutcomeIsLoggedOnlyAfterItsCommit(t *testing.T) {
 	_, _, msg := h.connect(t, "ak_good")
 	crashing := testkit.NewCrashingUoW(h.uow)
 	logs := &testkit.LogBuffer{}
-	handler := verification.NewHandler(crashing, h.sim, h.sealer, system.NewClock(), slog.New(slog.NewTextHandler(logs, nil)))
+	handler := stores.NewVerifyHandler(crashing, h.sim, h.sealer, system.NewClock(), slog.New(slog.NewTextHandler(logs, nil)))
 
 	crashing.CrashNext(2) // the start commits, the verdict rolls back
 	require.Error(t, handler.Handle(context.Background(), msg))

@@ -1,4 +1,4 @@
-package verification_test
+package stores_test
 
 import (
 	"context"
@@ -11,9 +11,8 @@ import (
 
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/adapters/system"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/stores"
-	"github.com/oncehq/once/domain/verification"
 	"github.com/oncehq/once/ports"
 )
 
@@ -22,19 +21,19 @@ import (
 func (h *harness) replace(t *testing.T, storeID uuid.UUID, apiKey string) (stores.Created, ports.Message) {
 	t.Helper()
 	svc := stores.NewService(h.uow, h.sealer, system.NewClock(), system.NewIDs())
-	p := domain.Principal{WorkspaceID: h.ws, UserID: uuid.New(), Role: domain.RoleAdmin}
+	p := model.Principal{WorkspaceID: h.ws, UserID: uuid.New(), Role: model.RoleAdmin}
 	var created stores.Created
-	var events []domain.OutboxEvent
+	var events []model.OutboxEvent
 	require.NoError(t, h.uow.Transact(context.Background(), h.ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		if created, err = svc.ReplaceAuthorization(ctx, tx, p, storeID, domain.StoreCredentials{APIKey: apiKey, APISecret: secret}); err != nil {
+		if created, err = svc.ReplaceAuthorization(ctx, tx, p, storeID, model.StoreCredentials{APIKey: apiKey, APISecret: secret}); err != nil {
 			return err
 		}
-		events, err = tx.Outbox().List(ctx, domain.OutboxPending, 100)
+		events, err = tx.Outbox().List(ctx, model.OutboxPending, 100)
 		return err
 	}))
 	for _, e := range events {
-		var job domain.StoreCredentialsVerify
+		var job model.StoreCredentialsVerify
 		require.NoError(t, json.Unmarshal(e.Payload, &job))
 		if job.OperationID == created.Operation.ID {
 			return created, ports.Message{ID: e.ID, Type: e.Type, WorkspaceID: e.WorkspaceID, Payload: e.Payload}
@@ -56,9 +55,9 @@ func TestReplaceSupersedesTheOldJobAndVerifiesTheNewVersion(t *testing.T) {
 	require.NoError(t, h.handler.Handle(context.Background(), oldMsg))
 	assert.Empty(t, h.sim.Calls(), "the old version is never sent to the platform")
 	s, o := h.state(t, store.ID, oldOp.ID)
-	assert.Equal(t, domain.OperationFailed, o.Status)
-	assert.Equal(t, verification.ReasonSuperseded, o.Error)
-	assert.Equal(t, domain.StorePendingVerification, s.Status)
+	assert.Equal(t, model.OperationFailed, o.Status)
+	assert.Equal(t, stores.ReasonSuperseded, o.Error)
+	assert.Equal(t, model.StorePendingVerification, s.Status)
 
 	require.NoError(t, h.handler.Handle(context.Background(), newMsg))
 	require.Len(t, h.sim.Calls(), 1)
@@ -66,8 +65,8 @@ func TestReplaceSupersedesTheOldJobAndVerifiesTheNewVersion(t *testing.T) {
 	assert.Equal(t, created.Operation.ID.String(), c.Token)
 	assert.Equal(t, platformsim.KeyHash("ak_new"), c.KeyHash, "the new credentials, opened under version 2")
 	s, o = h.state(t, store.ID, created.Operation.ID)
-	assert.Equal(t, domain.OperationSucceeded, o.Status)
-	assert.Equal(t, domain.StoreVerified, s.Status)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
+	assert.Equal(t, model.StoreVerified, s.Status)
 	assert.Equal(t, 2, s.CredentialVersion)
 
 	// A late redelivery of either job changes nothing.
@@ -89,12 +88,12 @@ func TestReplaceDuringAnOldVerificationDiscardsItsVerdict(t *testing.T) {
 	created, newMsg := h.replace(t, store.ID, platformsim.InvalidAPIKey)
 	require.NoError(t, h.handler.Handle(context.Background(), oldMsg))
 	_, o := h.state(t, store.ID, oldOp.ID)
-	assert.Equal(t, domain.OperationFailed, o.Status)
-	assert.Equal(t, verification.ReasonSuperseded, o.Error)
+	assert.Equal(t, model.OperationFailed, o.Status)
+	assert.Equal(t, stores.ReasonSuperseded, o.Error)
 
 	require.NoError(t, h.handler.Handle(context.Background(), newMsg))
 	s, o := h.state(t, store.ID, created.Operation.ID)
-	assert.Equal(t, domain.StoreVerificationFailed, s.Status, "the new, invalid key decides")
-	assert.Equal(t, domain.OperationFailed, o.Status)
+	assert.Equal(t, model.StoreVerificationFailed, s.Status, "the new, invalid key decides")
+	assert.Equal(t, model.OperationFailed, o.Status)
 	assert.Equal(t, platformsim.RejectedReason, o.Error)
 }

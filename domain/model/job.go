@@ -1,4 +1,4 @@
-package domain
+package model
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
 )
 
 // IDSource makes new ids. It is ports.IDGenerator seen from domain, which
@@ -73,7 +75,7 @@ func NewJob(ctx context.Context, ids IDSource, p Principal, now time.Time, spec 
 	if err != nil {
 		return Operation{}, OutboxEvent{}, err
 	}
-	event.Traceparent = TraceparentFrom(ctx)
+	event.Traceparent = domain.TraceparentFrom(ctx)
 	return op, event, nil
 }
 

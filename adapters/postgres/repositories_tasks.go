@@ -13,10 +13,11 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
-// The scenario repositories of one transaction (sql/003_scenarios.sql, the
+// The scenario repositories of one transaction (sql/003_task_tables.sql, the
 // statements that matter in scenarios_sql.go). As in repositories.go, every
 // query names the transaction's workspace besides row-level security.
 
@@ -33,20 +34,20 @@ type ProductRepository struct {
 
 var _ ports.ProductRepository = (*ProductRepository)(nil)
 
-func (r *ProductRepository) Create(ctx context.Context, p domain.Product) error {
+func (r *ProductRepository) Create(ctx context.Context, p model.Product) error {
 	return insertHeld(ctx, r.db, toProductRow(p), "product")
 }
 
-func (r *ProductRepository) Get(ctx context.Context, id uuid.UUID) (domain.Product, error) {
+func (r *ProductRepository) Get(ctx context.Context, id uuid.UUID) (model.Product, error) {
 	var row productRow
 	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("id = ?", id).Scan(ctx)
 	if err != nil {
-		return domain.Product{}, mapError(err, "product")
+		return model.Product{}, mapError(err, "product")
 	}
 	return row.domain()
 }
 
-func (r *ProductRepository) Update(ctx context.Context, p domain.Product, expectedRevision int) (domain.Product, error) {
+func (r *ProductRepository) Update(ctx context.Context, p model.Product, expectedRevision int) (model.Product, error) {
 	var row productRow
 	err := r.db.NewRaw(updateProduct,
 		p.Title, p.Description, p.PriceMinor, p.Currency, pgdialect.Array(uuidStrings(p.MediaIDs)),
@@ -55,24 +56,24 @@ func (r *ProductRepository) Update(ctx context.Context, p domain.Product, expect
 		return row.domain()
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return domain.Product{}, mapError(err, "product")
+		return model.Product{}, mapError(err, "product")
 	}
 	var current int
 	err = r.db.NewRaw(selectProductRevision, r.workspace, p.ID).Scan(ctx, &current)
 	if err != nil {
-		return domain.Product{}, mapError(err, "product")
+		return model.Product{}, mapError(err, "product")
 	}
-	return domain.Product{}, domain.Errorf(domain.CodePreconditionFailed,
+	return model.Product{}, domain.Errorf(domain.CodePreconditionFailed,
 		"product %s changed since revision %d", p.ID, expectedRevision)
 }
 
-func (r *MediaRepository) Create(ctx context.Context, m domain.Media) error {
+func (r *MediaRepository) Create(ctx context.Context, m model.Media) error {
 	return r.insert(ctx, toMediaRow(m))
 }
 
 var updateMedia = updateTaskRow("media", "status = ?", "variants = ?::jsonb", "reason = ?")
 
-func (r *MediaRepository) Update(ctx context.Context, m domain.Media) error {
+func (r *MediaRepository) Update(ctx context.Context, m model.Media) error {
 	variants, err := json.Marshal(toMediaVariants(m.Variants))
 	if err != nil {
 		return domain.Wrap(domain.CodeInternal, err, "media variants")
@@ -81,7 +82,7 @@ func (r *MediaRepository) Update(ctx context.Context, m domain.Media) error {
 		string(m.Status), string(variants), strPtr(m.Reason), timePtr(m.UpdatedAt), r.workspace, m.ID)
 }
 
-func (r *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from, to domain.MediaStatus, at time.Time) error {
+func (r *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from, to model.MediaStatus, at time.Time) error {
 	res, err := r.db.ExecContext(ctx, transitionMedia, string(to), timePtr(at), r.workspace, id, string(from))
 	if err != nil {
 		return mapError(err, "media")
@@ -96,7 +97,7 @@ func (r *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from, to
 	return domain.Errorf(domain.CodeInvalidState, "media %s is %s, not %s", id, current, from)
 }
 
-func (r *MaterialTransferRepository) Create(ctx context.Context, t domain.MaterialTransfer) error {
+func (r *MaterialTransferRepository) Create(ctx context.Context, t model.MaterialTransfer) error {
 	if _, err := r.db.NewInsert().Model(toTransferRow(t)).Exec(ctx); err != nil {
 		return mapError(err, "material transfer")
 	}
@@ -114,7 +115,7 @@ func (r *MaterialTransferRepository) Create(ctx context.Context, t domain.Materi
 	return mapError(err, "material transfer item")
 }
 
-func (r *MaterialTransferRepository) Get(ctx context.Context, id uuid.UUID) (domain.MaterialTransfer, error) {
+func (r *MaterialTransferRepository) Get(ctx context.Context, id uuid.UUID) (model.MaterialTransfer, error) {
 	t, err := r.transferTable.Get(ctx, id)
 	if err != nil {
 		return t, err
@@ -123,7 +124,7 @@ func (r *MaterialTransferRepository) Get(ctx context.Context, id uuid.UUID) (dom
 	err = r.db.NewSelect().Model(&items).
 		Where("workspace_id = ?", r.workspace).Where("transfer_id = ?", id).OrderExpr("idx").Scan(ctx)
 	if err != nil {
-		return domain.MaterialTransfer{}, mapError(err, "material transfer item")
+		return model.MaterialTransfer{}, mapError(err, "material transfer item")
 	}
 	for i := range items {
 		t.Items = append(t.Items, items[i].domain())
@@ -133,7 +134,7 @@ func (r *MaterialTransferRepository) Get(ctx context.Context, id uuid.UUID) (dom
 
 var updateTransferStatus = updateTaskRow("material_transfers", "status = ?", "reason = ?")
 
-func (r *MaterialTransferRepository) UpdateStatus(ctx context.Context, t domain.MaterialTransfer) error {
+func (r *MaterialTransferRepository) UpdateStatus(ctx context.Context, t model.MaterialTransfer) error {
 	return r.update(ctx, updateTransferStatus,
 		string(t.Status), strPtr(t.Reason), timePtr(t.UpdatedAt), r.workspace, t.ID)
 }
@@ -156,7 +157,7 @@ func (r *MaterialTransferRepository) MarkItemDone(ctx context.Context, id uuid.U
 	return nil // already done: nothing changes
 }
 
-func (r *PublicationRepository) Create(ctx context.Context, p domain.Publication) error {
+func (r *PublicationRepository) Create(ctx context.Context, p model.Publication) error {
 	return insertUnlessLive(ctx, r.db, "publication", func() (sql.Result, error) {
 		return r.db.ExecContext(ctx, insertPublication,
 			p.ID, p.WorkspaceID, p.ProductID, p.StoreID, p.OperationID, p.ProductRevision, string(p.Status),
@@ -171,12 +172,12 @@ var updatePublication = updateTaskRow("publications", "status = ?", "external_li
 // Update can move a failed publication back into the partial unique index;
 // if another one holds the product and store by then, that is a unique
 // violation (publications_active_key), mapped to CodeAlreadyPublished.
-func (r *PublicationRepository) Update(ctx context.Context, p domain.Publication) error {
+func (r *PublicationRepository) Update(ctx context.Context, p model.Publication) error {
 	return r.update(ctx, updatePublication,
 		string(p.Status), strPtr(p.ExternalListingID), strPtr(p.Reason), timePtr(p.UpdatedAt), r.workspace, p.ID)
 }
 
-func (r *SyncRepository) Create(ctx context.Context, s domain.CatalogSync) error {
+func (r *SyncRepository) Create(ctx context.Context, s model.CatalogSync) error {
 	return insertUnlessLive(ctx, r.db, "catalog sync", func() (sql.Result, error) {
 		return r.db.ExecContext(ctx, insertSync,
 			s.ID, s.WorkspaceID, s.StoreID, s.OperationID, string(s.Status), s.ItemsSynced, strPtr(s.Reason),
@@ -191,7 +192,7 @@ var updateSync = updateTaskRow("catalog_syncs", "status = ?", "items_synced = ?"
 // Update can move a finished sync back to active; if the store has another
 // active one by then, that is a unique violation (catalog_syncs_active_key),
 // mapped to CodeSyncAlreadyActive.
-func (r *SyncRepository) Update(ctx context.Context, s domain.CatalogSync) error {
+func (r *SyncRepository) Update(ctx context.Context, s model.CatalogSync) error {
 	return r.update(ctx, updateSync,
 		string(s.Status), s.ItemsSynced, strPtr(s.Reason), timePtr(s.UpdatedAt), r.workspace, s.ID)
 }
@@ -200,7 +201,7 @@ func (r *SyncRepository) Update(ctx context.Context, s domain.CatalogSync) error
 // call keep the last (one INSERT ... ON CONFLICT DO UPDATE cannot touch a
 // row twice), and rows go in key order so concurrent upserts of one store
 // lock rows in the same order instead of deadlocking.
-func (r *SyncRepository) UpsertItems(ctx context.Context, items []domain.CatalogItem) error {
+func (r *SyncRepository) UpsertItems(ctx context.Context, items []model.CatalogItem) error {
 	if len(items) == 0 {
 		return nil
 	}
@@ -242,18 +243,18 @@ func (r *SyncRepository) CountItems(ctx context.Context, storeID uuid.UUID) (int
 	return int(n), mapError(err, "catalog item")
 }
 
-func (r *AITaskRepository) Create(ctx context.Context, t domain.AITask) error {
+func (r *AITaskRepository) Create(ctx context.Context, t model.AITask) error {
 	return r.insert(ctx, toAITaskRow(t))
 }
 
 var updateAITask = updateTaskRow("ai_tasks", "status = ?", "result = ?", "reason = ?")
 
-func (r *AITaskRepository) Update(ctx context.Context, t domain.AITask) error {
+func (r *AITaskRepository) Update(ctx context.Context, t model.AITask) error {
 	return r.update(ctx, updateAITask,
 		string(t.Status), strPtr(t.Result), strPtr(t.Reason), timePtr(t.UpdatedAt), r.workspace, t.ID)
 }
 
-func (r *AITaskRepository) Bill(ctx context.Context, b domain.BillingRecord) (bool, error) {
+func (r *AITaskRepository) Bill(ctx context.Context, b model.BillingRecord) (bool, error) {
 	res, err := r.db.ExecContext(ctx, insertBilling, b.WorkspaceID, b.TaskID, b.Units, timePtr(b.CreatedAt))
 	if err != nil {
 		return false, mapError(err, "billing record")
@@ -265,13 +266,13 @@ func (r *AITaskRepository) Bill(ctx context.Context, b domain.BillingRecord) (bo
 	return n == 1, nil
 }
 
-func (r *AITaskRepository) BillingRecords(ctx context.Context, taskID uuid.UUID) ([]domain.BillingRecord, error) {
+func (r *AITaskRepository) BillingRecords(ctx context.Context, taskID uuid.UUID) ([]model.BillingRecord, error) {
 	var rows []billingRow
 	err := r.db.NewSelect().Model(&rows).Where("workspace_id = ?", r.workspace).Where("task_id = ?", taskID).Scan(ctx)
 	if err != nil {
 		return nil, mapError(err, "billing record")
 	}
-	var out []domain.BillingRecord
+	var out []model.BillingRecord
 	for i := range rows {
 		out = append(out, rows[i].domain())
 	}
@@ -280,7 +281,7 @@ func (r *AITaskRepository) BillingRecords(ctx context.Context, taskID uuid.UUID)
 
 // List implements ports.OperationRepository: newest first by id (UUIDv7,
 // time-ordered), through operations_workspace_id_idx.
-func (r *OperationRepository) List(ctx context.Context, f ports.OperationFilter) ([]domain.Operation, error) {
+func (r *OperationRepository) List(ctx context.Context, f ports.OperationFilter) ([]model.Operation, error) {
 	if f.Limit <= 0 {
 		return nil, nil
 	}
@@ -298,7 +299,7 @@ func (r *OperationRepository) List(ctx context.Context, f ports.OperationFilter)
 	if err := q.OrderExpr("id DESC").Limit(int64(f.Limit)).Scan(ctx); err != nil {
 		return nil, mapError(err, "operation")
 	}
-	out := make([]domain.Operation, 0, len(rows))
+	out := make([]model.Operation, 0, len(rows))
 	for i := range rows {
 		out = append(out, rows[i].domain())
 	}

@@ -1,4 +1,4 @@
-package domain
+package model
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
 )
 
 // OutboxStatus is where an outbox event is in its delivery.
@@ -63,7 +65,7 @@ const (
 func NewOutboxEvent(id, workspace uuid.UUID, eventType, aggregateType string, aggregateID uuid.UUID, payload any, now time.Time) (OutboxEvent, error) {
 	raw, err := json.Marshal(payload)
 	if err != nil {
-		return OutboxEvent{}, Wrap(CodeInternal, err, "outbox payload cannot be encoded")
+		return OutboxEvent{}, domain.Wrap(domain.CodeInternal, err, "outbox payload cannot be encoded")
 	}
 	if err := CheckPayloadSafe(raw); err != nil {
 		return OutboxEvent{}, err

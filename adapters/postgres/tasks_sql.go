@@ -3,7 +3,7 @@ package postgres
 // The statements of the scenario repositories whose correctness depends on
 // the exact SQL: optimistic concurrency, compare-and-set on a status, the
 // partial unique rules and billing once. Tables and indexes:
-// sql/003_scenarios.sql. Placeholders are bun's '?'.
+// sql/003_task_tables.sql. Placeholders are bun's '?'.
 //
 // Why ON CONFLICT DO NOTHING and not "INSERT, catch 23505": in PostgreSQL a
 // failed statement aborts the whole transaction, so after a unique

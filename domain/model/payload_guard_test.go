@@ -1,9 +1,11 @@
-package domain
+package model
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/oncehq/once/domain"
 )
 
 func TestCheckPayloadSafe(t *testing.T) {
@@ -42,8 +44,8 @@ func TestCheckPayloadSafe(t *testing.T) {
 				if err == nil {
 					t.Fatal("want rejected, got safe")
 				}
-				if ErrorCode(err) != CodeUnsafePayload {
-					t.Fatalf("want %s, got %s", CodeUnsafePayload, ErrorCode(err))
+				if domain.ErrorCode(err) != domain.CodeUnsafePayload {
+					t.Fatalf("want %s, got %s", domain.CodeUnsafePayload, domain.ErrorCode(err))
 				}
 			}
 		})

@@ -1,11 +1,12 @@
-// Package listing is the one use case behind every list endpoint: a page of
+// Package pagination is the one use case behind every list endpoint: a page of
 // a workspace's resources, newest first, with a cursor and has_more.
-package listing
+package pagination
 
 import (
 	"context"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -35,7 +36,7 @@ type Lister[T any] func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]T
 
 // List reads one page for p's workspace. It asks the repository for one
 // item more than the page to learn whether there are more.
-func List[T any](ctx context.Context, s *Service, p domain.Principal, q ports.ListQuery, list Lister[T]) (Page[T], error) {
+func List[T any](ctx context.Context, s *Service, p model.Principal, q ports.ListQuery, list Lister[T]) (Page[T], error) {
 	switch {
 	case q.Limit == 0:
 		q.Limit = DefaultLimit

@@ -1,4 +1,4 @@
-package domain
+package model
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/oncehq/once/domain"
 )
 
 // CheckPayloadSafe rejects JSON that looks like it carries a secret: a field
@@ -29,20 +31,20 @@ func CheckPayloadSafe(raw []byte) error {
 	for {
 		tok, err := dec.ReadToken()
 		if err != nil {
-			return Wrap(CodeUnsafePayload, err, "payload is not JSON")
+			return domain.Wrap(domain.CodeUnsafePayload, err, "payload is not JSON")
 		}
 		depth := dec.StackDepth()
 		if tok.Kind() == '"' {
 			kind, n := dec.StackIndex(depth)
 			isName := kind == '{' && n%2 == 1
 			if text := tok.String(); (isName && secretName(text)) || (!isName && secretString(text)) {
-				return Errorf(CodeUnsafePayload, "payload field %s looks like a secret", secretPath(dec))
+				return domain.Errorf(domain.CodeUnsafePayload, "payload field %s looks like a secret", secretPath(dec))
 			}
 		}
 		if depth == 0 {
 			// One value and nothing after it, as encoding/json wants.
 			if _, err := dec.ReadToken(); err != io.EOF {
-				return Errorf(CodeUnsafePayload, "payload is not JSON: more than one value")
+				return domain.Errorf(domain.CodeUnsafePayload, "payload is not JSON: more than one value")
 			}
 			return nil
 		}

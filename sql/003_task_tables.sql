@@ -1,4 +1,5 @@
--- 003_scenarios: the tables of the first scenarios (DESIGN §6): product
+-- 003_task_tables: the tables of the resources that start background work
+-- (DESIGN §6), recorded as 003_scenarios before it was renamed: product
 -- drafts, media, material transfers, publications, catalog syncs and the
 -- catalogue, AI tasks and their billing.
 --

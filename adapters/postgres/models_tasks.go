@@ -7,9 +7,10 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
-// Row types of sql/003_scenarios.sql.
+// Row types of sql/003_task_tables.sql.
 
 type productRow struct {
 	bun.BaseModel `bun:"table:products"`
@@ -26,7 +27,7 @@ type productRow struct {
 	UpdatedAt   *time.Time `bun:"updated_at"`
 }
 
-func toProductRow(p domain.Product) *productRow {
+func toProductRow(p model.Product) *productRow {
 	return &productRow{
 		ID: p.ID, WorkspaceID: p.WorkspaceID, Title: p.Title, Description: p.Description,
 		PriceMinor: p.PriceMinor, Currency: p.Currency, MediaIDs: uuidStrings(p.MediaIDs), Revision: p.Revision,
@@ -34,12 +35,12 @@ func toProductRow(p domain.Product) *productRow {
 	}
 }
 
-func (r *productRow) domain() (domain.Product, error) {
+func (r *productRow) domain() (model.Product, error) {
 	ids, err := parseUUIDs(r.MediaIDs)
 	if err != nil {
-		return domain.Product{}, err
+		return model.Product{}, err
 	}
-	return domain.Product{
+	return model.Product{
 		ID: r.ID, WorkspaceID: r.WorkspaceID, Title: r.Title, Description: r.Description,
 		PriceMinor: r.PriceMinor, Currency: r.Currency, MediaIDs: ids, Revision: r.Revision,
 		CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
@@ -68,7 +69,7 @@ type mediaRow struct {
 	taskTimes
 }
 
-func toMediaVariants(vs []domain.MediaVariant) []mediaVariantJSON {
+func toMediaVariants(vs []model.MediaVariant) []mediaVariantJSON {
 	out := make([]mediaVariantJSON, 0, len(vs)) // never nil: JSON [] not null
 	for _, v := range vs {
 		out = append(out, mediaVariantJSON(v))
@@ -76,7 +77,7 @@ func toMediaVariants(vs []domain.MediaVariant) []mediaVariantJSON {
 	return out
 }
 
-func toMediaRow(m domain.Media) *mediaRow {
+func toMediaRow(m model.Media) *mediaRow {
 	return &mediaRow{
 		ID: m.ID, WorkspaceID: m.WorkspaceID, Filename: m.Filename, ContentType: m.ContentType,
 		SizeBytes: m.SizeBytes, ObjectKey: m.ObjectKey, Status: string(m.Status), Variants: toMediaVariants(m.Variants),
@@ -84,14 +85,14 @@ func toMediaRow(m domain.Media) *mediaRow {
 	}
 }
 
-func (r *mediaRow) domain() domain.Media {
-	var vs []domain.MediaVariant
+func (r *mediaRow) domain() model.Media {
+	var vs []model.MediaVariant
 	for _, v := range r.Variants {
-		vs = append(vs, domain.MediaVariant(v))
+		vs = append(vs, model.MediaVariant(v))
 	}
-	return domain.Media{
+	return model.Media{
 		ID: r.ID, WorkspaceID: r.WorkspaceID, Filename: r.Filename, ContentType: r.ContentType,
-		SizeBytes: r.SizeBytes, ObjectKey: r.ObjectKey, Status: domain.MediaStatus(r.Status), Variants: vs,
+		SizeBytes: r.SizeBytes, ObjectKey: r.ObjectKey, Status: model.MediaStatus(r.Status), Variants: vs,
 		Reason: strVal(r.Reason), CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
 	}
 }
@@ -102,12 +103,12 @@ type transferRow struct {
 	taskState
 }
 
-func toTransferRow(t domain.MaterialTransfer) *transferRow {
+func toTransferRow(t model.MaterialTransfer) *transferRow {
 	return &transferRow{taskState: toTaskState(t.TaskState)}
 }
 
-func (r *transferRow) domain() domain.MaterialTransfer {
-	return domain.MaterialTransfer{TaskState: r.state()}
+func (r *transferRow) domain() model.MaterialTransfer {
+	return model.MaterialTransfer{TaskState: r.state()}
 }
 
 type transferItemRow struct {
@@ -122,8 +123,8 @@ type transferItemRow struct {
 	Done        bool      `bun:"done,notnull"`
 }
 
-func (r *transferItemRow) domain() domain.MaterialItem {
-	return domain.MaterialItem{Index: r.Index, SourceURL: r.SourceURL, ObjectKey: r.ObjectKey, SizeBytes: r.SizeBytes, Done: r.Done}
+func (r *transferItemRow) domain() model.MaterialItem {
+	return model.MaterialItem{Index: r.Index, SourceURL: r.SourceURL, ObjectKey: r.ObjectKey, SizeBytes: r.SizeBytes, Done: r.Done}
 }
 
 type publicationRow struct {
@@ -136,8 +137,8 @@ type publicationRow struct {
 	ExternalListingID *string   `bun:"external_listing_id"`
 }
 
-func (r *publicationRow) domain() domain.Publication {
-	return domain.Publication{
+func (r *publicationRow) domain() model.Publication {
+	return model.Publication{
 		TaskState: r.state(), ProductID: r.ProductID, StoreID: r.StoreID,
 		ProductRevision: r.ProductRevision, ExternalListingID: strVal(r.ExternalListingID),
 	}
@@ -151,8 +152,8 @@ type syncRow struct {
 	ItemsSynced int       `bun:"items_synced,notnull"`
 }
 
-func (r *syncRow) domain() domain.CatalogSync {
-	return domain.CatalogSync{TaskState: r.state(), StoreID: r.StoreID, ItemsSynced: r.ItemsSynced}
+func (r *syncRow) domain() model.CatalogSync {
+	return model.CatalogSync{TaskState: r.state(), StoreID: r.StoreID, ItemsSynced: r.ItemsSynced}
 }
 
 type catalogItemRow struct {
@@ -167,7 +168,7 @@ type catalogItemRow struct {
 	SyncedAt    *time.Time `bun:"synced_at"`
 }
 
-func toCatalogItemRow(it domain.CatalogItem) catalogItemRow {
+func toCatalogItemRow(it model.CatalogItem) catalogItemRow {
 	return catalogItemRow{
 		WorkspaceID: it.WorkspaceID, StoreID: it.StoreID, ExternalID: it.ExternalID, Title: it.Title,
 		PriceMinor: it.PriceMinor, Currency: it.Currency, SyncedAt: timePtr(it.SyncedAt),
@@ -184,17 +185,17 @@ type aiTaskRow struct {
 	Result       *string   `bun:"result"`
 }
 
-func toAITaskRow(a domain.AITask) *aiTaskRow {
+func toAITaskRow(a model.AITask) *aiTaskRow {
 	return &aiTaskRow{
 		taskState: toTaskState(a.TaskState), ProductID: a.ProductID,
 		Kind: string(a.Kind), Instructions: a.Instructions, Result: strPtr(a.Result),
 	}
 }
 
-func (r *aiTaskRow) domain() domain.AITask {
-	return domain.AITask{
+func (r *aiTaskRow) domain() model.AITask {
+	return model.AITask{
 		TaskState: r.state(), ProductID: r.ProductID,
-		Kind: domain.AIKind(r.Kind), Instructions: r.Instructions, Result: strVal(r.Result),
+		Kind: model.AIKind(r.Kind), Instructions: r.Instructions, Result: strVal(r.Result),
 	}
 }
 
@@ -207,8 +208,8 @@ type billingRow struct {
 	CreatedAt   *time.Time `bun:"created_at"`
 }
 
-func (r *billingRow) domain() domain.BillingRecord {
-	return domain.BillingRecord{WorkspaceID: r.WorkspaceID, TaskID: r.TaskID, Units: r.Units, CreatedAt: timeVal(r.CreatedAt)}
+func (r *billingRow) domain() model.BillingRecord {
+	return model.BillingRecord{WorkspaceID: r.WorkspaceID, TaskID: r.TaskID, Units: r.Units, CreatedAt: timeVal(r.CreatedAt)}
 }
 
 // uuidStrings renders ids for a uuid[] column; never nil, so an empty list
@@ -237,7 +238,7 @@ func parseUUIDs(ss []string) ([]uuid.UUID, error) {
 	return out, nil
 }
 
-// taskState are the columns of a domain.TaskState, which every task table
+// taskState are the columns of a model.TaskState, which every task table
 // (transfers, publications, syncs, AI tasks) has alike.
 type taskState struct {
 	ID          uuid.UUID `bun:"id,pk,type:uuid"`
@@ -247,16 +248,16 @@ type taskState struct {
 	taskTimes
 }
 
-func toTaskState(s domain.TaskState) taskState {
+func toTaskState(s model.TaskState) taskState {
 	return taskState{
 		ID: s.ID, WorkspaceID: s.WorkspaceID, OperationID: s.OperationID, Status: string(s.Status),
 		taskTimes: toTaskTimes(s.Reason, s.CreatedAt, s.UpdatedAt),
 	}
 }
 
-func (r taskState) state() domain.TaskState {
-	return domain.TaskState{
-		ID: r.ID, WorkspaceID: r.WorkspaceID, OperationID: r.OperationID, Status: domain.TaskStatus(r.Status),
+func (r taskState) state() model.TaskState {
+	return model.TaskState{
+		ID: r.ID, WorkspaceID: r.WorkspaceID, OperationID: r.OperationID, Status: model.TaskStatus(r.Status),
 		Reason: strVal(r.Reason), CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
 	}
 }

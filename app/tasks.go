@@ -15,9 +15,9 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-// ScenariosModule provides the use cases of the first-batch scenarios and
+// TasksModule provides the use cases that start background tasks and
 // the object store they write to.
-var ScenariosModule = fx.Module("scenarios",
+var TasksModule = fx.Module("tasks",
 	fx.Provide(
 		newObjectStore,
 		Config.fetchPolicy,

@@ -1,4 +1,4 @@
-package verification
+package stores
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
-	"github.com/oncehq/once/domain/stores"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -20,7 +20,7 @@ const (
 	reasonPlatformError = "the platform could not verify the credentials"
 )
 
-// Handler verifies a store's credentials for one store.credentials.verify
+// VerifyHandler verifies a store's credentials for one store.credentials.verify
 // message (the lifecycle is jobs.Job over the operation, jobs.OnOperation).
 // The operation's state says whether the work is done, and the operation
 // id is the platform request token, so a redelivered message never
@@ -36,15 +36,15 @@ const (
 // platform. Step 3 records the verdict: store verified or
 // verification_failed, operation succeeded or failed with the platform's
 // (sanitized) reason.
-type Handler = jobs.Handler[domain.StoreCredentialsVerify, domain.Store, struct{}]
+type VerifyHandler = jobs.Handler[model.StoreCredentialsVerify, model.Store, struct{}]
 
-// NewHandler builds the handler; log may be nil.
-func NewHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer ports.CredentialSealer, clock ports.Clock, log *slog.Logger) *Handler {
-	op := jobs.OnOperation[domain.StoreCredentialsVerify, domain.Store, struct{}]{
-		Kind: domain.OperationStoreVerify, Check: check, Record: record,
+// NewVerifyHandler builds the handler; log may be nil.
+func NewVerifyHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer ports.CredentialSealer, clock ports.Clock, log *slog.Logger) *VerifyHandler {
+	op := jobs.OnOperation[model.StoreCredentialsVerify, model.Store, struct{}]{
+		Kind: model.OperationStoreVerify, Check: checkVerification, Record: recordVerification,
 	}
-	call := func(ctx context.Context, log *slog.Logger, run jobs.Run[domain.StoreCredentialsVerify], store domain.Store) (struct{}, error) {
-		creds, err := stores.Credentials(sealer, store, log)
+	call := func(ctx context.Context, log *slog.Logger, run jobs.Run[model.StoreCredentialsVerify], store model.Store) (struct{}, error) {
+		creds, err := Credentials(sealer, store, log)
 		if err != nil {
 			return struct{}{}, err
 		}
@@ -61,16 +61,16 @@ func NewHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer port
 		}
 		return struct{}{}, err
 	}
-	return jobs.NewHandler(jobs.Job[domain.StoreCredentialsVerify, domain.Store, struct{}]{
-		Event: domain.EventStoreCredentialsVerify, Noun: "store", External: "platform", Refused: reasonPlatformError,
-		Valid: func(j domain.StoreCredentialsVerify) bool { return j.CredentialVersion > 0 },
+	return jobs.NewHandler(jobs.Job[model.StoreCredentialsVerify, model.Store, struct{}]{
+		Event: model.EventStoreCredentialsVerify, Noun: "store", External: "platform", Refused: reasonPlatformError,
+		Valid: func(j model.StoreCredentialsVerify) bool { return j.CredentialVersion > 0 },
 		Begin: op.Begin, Call: call, End: op.End,
 	}, uow, clock, log)
 }
 
 // check reads the store the job verifies; a store gone or whose
 // credentials were replaced ends the operation.
-func check(ctx context.Context, tx ports.Tx, log *slog.Logger, run jobs.Run[domain.StoreCredentialsVerify], op domain.Operation, now time.Time) (domain.Store, bool, error) {
+func checkVerification(ctx context.Context, tx ports.Tx, log *slog.Logger, run jobs.Run[model.StoreCredentialsVerify], op model.Operation, now time.Time) (model.Store, bool, error) {
 	store, err := tx.Stores().Get(ctx, run.TaskID)
 	if domain.IsCode(err, domain.CodeNotFound) {
 		log.Warn("store not found, operation failed")
@@ -87,14 +87,14 @@ func check(ctx context.Context, tx ports.Tx, log *slog.Logger, run jobs.Run[doma
 	return store, false, nil
 }
 
-// record is step 3: the verdict on the store.
-func record(ctx context.Context, tx ports.Tx, log *slog.Logger, store domain.Store, _ struct{}, reason string, now time.Time) error {
+// recordVerification is step 3: the verdict on the store.
+func recordVerification(ctx context.Context, tx ports.Tx, log *slog.Logger, store model.Store, _ struct{}, reason string, now time.Time) error {
 	store.UpdatedAt = now
 	if reason == "" {
-		store.Status = domain.StoreVerified
+		store.Status = model.StoreVerified
 		log.Info("store verified")
 	} else {
-		store.Status = domain.StoreVerificationFailed
+		store.Status = model.StoreVerificationFailed
 		log.Info("store verification failed", "reason", reason)
 	}
 	return tx.Stores().Update(ctx, store)

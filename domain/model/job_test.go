@@ -1,4 +1,4 @@
-package domain
+package model
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain"
 )
 
 // seqIDs hands out the ids it holds, in order.
@@ -26,7 +28,7 @@ func TestNewJob(t *testing.T) {
 	p := Principal{WorkspaceID: uuid.New(), UserID: uuid.New()}
 	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	ctx := WithTraceparent(context.Background(), tp)
+	ctx := domain.WithTraceparent(context.Background(), tp)
 
 	op, event, err := NewJob(ctx, &ids, p, now, JobSpec{
 		OperationKind: OperationStoreVerify,
@@ -74,7 +76,7 @@ func TestNewJobRefusesAnUnsafePayload(t *testing.T) {
 		EventType: "x", ResourceType: "x", ResourceID: uuid.New(),
 		Payload: func(JobOperation) any { return map[string]string{"password": "hunter2"} },
 	})
-	assert.True(t, IsCode(err, CodeUnsafePayload), "got %v", err)
+	assert.True(t, domain.IsCode(err, domain.CodeUnsafePayload), "got %v", err)
 }
 
 func TestOperationLifecycle(t *testing.T) {

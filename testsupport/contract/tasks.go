@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -24,8 +25,8 @@ func writeTime() time.Time { return time.Now().In(elsewhere) }
 
 // newTaskState is the state of a new pending task of ws written at at,
 // tracked by an operation of its own.
-func newTaskState(ws uuid.UUID, at time.Time) domain.TaskState {
-	s := domain.NewTaskState(uuid.New(), ws, at)
+func newTaskState(ws uuid.UUID, at time.Time) model.TaskState {
+	s := model.NewTaskState(uuid.New(), ws, at)
 	s.OperationID = uuid.New()
 	return s
 }
@@ -46,7 +47,7 @@ func requireResource(t *testing.T, err error, code domain.Code, resource uuid.UU
 }
 
 // newProductIn creates a product in ws and returns it as stored.
-func newProductIn(t *testing.T, h Harness, ws uuid.UUID) domain.Product {
+func newProductIn(t *testing.T, h Harness, ws uuid.UUID) model.Product {
 	t.Helper()
 	p := newProduct(ws)
 	inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Products().Create(ctx, p) })

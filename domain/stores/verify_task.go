@@ -1,0 +1,16 @@
+package stores
+
+import (
+	"time"
+
+	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
+)
+
+// VerifyTask is a store's verification as the steps every job shares see it: a
+// job given up leaves the store verification_failed, a re-drive puts it
+// back to pending_verification.
+var VerifyTask = jobs.StatusTable(model.OperationStoreVerify, ports.Tx.Stores,
+	func(s *model.Store) (*model.StoreStatus, *string, *time.Time) { return &s.Status, nil, &s.UpdatedAt },
+	model.StorePendingVerification, model.StoreVerificationFailed)
