@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The duplicate-code scan of issue 8's "Done means": the product code (the
-# files git tracks, and new ones it does not ignore; tests, generated code
-# and the test-support packages aside) scanned by the `duplicates` tool,
+# The duplicate-code scan of the product code: the files git tracks, and new
+# ones it does not ignore, tests (*_test.go), generated code (*.gen.go) and
+# sdk/, mocks/, openapi/ and docs/ aside (test support, benches and
+# simulators are code we keep, so they count), scanned by the `duplicates` tool,
 # then the rows that pair code of two different task types printed on
 # their own. Go import blocks are rewritten first as one `import "path"`
 # line each, the block's own two lines left blank so line numbers stay
@@ -16,8 +17,7 @@ tree=$(mktemp -d)
 trap 'rm -rf "$tree"' EXIT
 
 git ls-files -co --exclude-standard |
-	grep -v -E '_test\.go$|\.gen\.go$|^(sdk|mocks|openapi)/|(^|/)(contract|[a-z]*test)/' |
-	grep -v -E '^internal/(pgsandbox|faultproxy|testkit)/' |
+	grep -v -E '_test\.go$|\.gen\.go$|^(sdk|mocks|openapi|docs)/' |
 	while read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done |
 	tar -cf - -T - | tar -xf - -C "$tree"
 find "$tree" -name '*.go' | while read -r f; do
@@ -42,7 +42,7 @@ printf '%s\n' "$out" | awk '
 		if (f ~ /domain\/materials\/|httpapi\/material_transfers|memory\/material\.go|materialsim\//) return "material transfer"
 		if (f ~ /domain\/publishing\/|httpapi\/publications|memory\/publications/) return "publication"
 		if (f ~ /domain\/catalog\/|httpapi\/syncs|memory\/syncs/) return "catalog sync"
-		if (f ~ /domain\/(verification|stores)\/|httpapi\/stores|memory\/stores\.go/) return "verification"
+		if (f ~ /domain\/stores\/|httpapi\/stores|memory\/stores\.go/) return "verification"
 		return ""
 	}
 	/^D[0-9]+ / {
