@@ -18,7 +18,7 @@ import (
 
 // ErrNoWorkerOnBullMQ is why `once work` does not run with ONCE_QUEUE=bullmq.
 var ErrNoWorkerOnBullMQ = errors.New("ONCE_QUEUE=bullmq: the jobs are consumed by Node.js BullMQ workers, not by `once work` " +
-	"(see the README's BullMQ section); run `once dispatch` or `once serve` to publish them")
+	"(see docs/delivery.md, BullMQ); run `once dispatch` or `once serve` to publish them")
 
 // eventTypes are the event types the use cases write: their queues are
 // checked at start-up.

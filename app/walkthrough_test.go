@@ -16,14 +16,14 @@ import (
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
-// readmeWalkthrough returns the README's walkthrough script and what its
-// `# →` comments say it prints, in order.
-func readmeWalkthrough(t *testing.T) (script string, want []string) {
+// apiWalkthrough returns the walkthrough script of docs/api.md and what
+// its `# →` comments say it prints, in order.
+func apiWalkthrough(t *testing.T) (script string, want []string) {
 	t.Helper()
-	raw, err := os.ReadFile("../README.md")
+	raw, err := os.ReadFile("../docs/api.md")
 	require.NoError(t, err)
-	_, rest, ok := strings.Cut(string(raw), "### A walk through one scenario")
-	require.True(t, ok, "README.md has no walkthrough")
+	_, rest, ok := strings.Cut(string(raw), "\n## A walk through one scenario\n")
+	require.True(t, ok, "docs/api.md has no walkthrough")
 	_, rest, ok = strings.Cut(rest, "```sh\n")
 	require.True(t, ok)
 	script, _, ok = strings.Cut(rest, "```\n")
@@ -37,14 +37,14 @@ func readmeWalkthrough(t *testing.T) (script string, want []string) {
 	return script, want
 }
 
-// TestREADMEWalkthrough runs the README's walkthrough verbatim with bash
+// TestAPIWalkthrough runs the walkthrough of docs/api.md verbatim with bash
 // against the service and checks that it prints exactly what its comments
 // say: on the memory configuration (memory store and queue, with the
 // Dispatcher and the workers, as `make run`) and on PostgreSQL and Redis,
 // each with the in-process simulators and with `once sim` served over
 // HTTP (cfg.SimURL). It runs twice on the same server: the walkthrough is
 // self-contained and can be run again.
-func TestREADMEWalkthrough(t *testing.T) {
+func TestAPIWalkthrough(t *testing.T) {
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not installed", tool)
@@ -87,7 +87,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 
 func runWalkthrough(t *testing.T, s *apitest.Server) {
 	t.Helper()
-	script, want := readmeWalkthrough(t)
+	script, want := apiWalkthrough(t)
 
 	for run := range 2 {
 		cmd := exec.CommandContext(t.Context(), "bash", "-c", script)

@@ -59,7 +59,7 @@ var codeByStatus = map[int]domain.Code{
 
 // Problem is an RFC 9457 problem document with a stable code.
 type Problem struct {
-	Type     string `json:"type,omitempty" format:"uri" doc:"A URI reference identifying the problem type" example:"https://github.com/oncehq/once/blob/main/README.md#problem-idempotency_key_reused"`
+	Type     string `json:"type,omitempty" format:"uri" doc:"A URI reference identifying the problem type" example:"https://github.com/oncehq/once/blob/main/docs/api.md#problem-idempotency_key_reused"`
 	Title    string `json:"title" doc:"A short, human-readable summary of the problem type"`
 	Status   int    `json:"status" doc:"The HTTP status code"`
 	Detail   string `json:"detail,omitempty" doc:"A human-readable explanation of this occurrence"`

@@ -9,9 +9,10 @@ import (
 	"github.com/oncehq/once/domain"
 )
 
-// ProblemTypeBase prefixes the `type` URI of every problem: the README's
-// error table has an anchor per code, so the URI is also its documentation.
-const ProblemTypeBase = "https://github.com/oncehq/once/blob/main/README.md#problem-"
+// ProblemTypeBase prefixes the `type` URI of every problem: the error table
+// of docs/api.md has an anchor per code, so the URI is also its
+// documentation.
+const ProblemTypeBase = "https://github.com/oncehq/once/blob/main/docs/api.md#problem-"
 
 // ProblemType is the `type` URI naming code.
 func ProblemType(code domain.Code) string {
@@ -19,8 +20,8 @@ func ProblemType(code domain.Code) string {
 }
 
 // problemMeaning says, per code, what happened and what a client does about
-// it. Every code in statusByCode needs a line (a test checks); the README's
-// error table is generated from this (`once errors --markdown`).
+// it. Every code in statusByCode needs a line (a test checks); the error
+// table of docs/api.md is generated from this (`once errors --markdown`).
 var problemMeaning = map[domain.Code]string{
 	domain.CodeIdempotencyKeyMissing: "The operation needs an `Idempotency-Key` header. Generate a UUID once per logical operation.",
 	domain.CodeIdempotencyKeyInvalid: "The `Idempotency-Key` is not a UUID (bare or quoted), is the nil UUID, or was sent more than once.",
@@ -46,7 +47,7 @@ var problemMeaning = map[domain.Code]string{
 	domain.CodeUnavailable:           "A dependency is unavailable or saturated. Retry with the same key, after `Retry-After` when sent.",
 }
 
-// ErrorTableMarkdown renders the error table of the README from the code:
+// ErrorTableMarkdown renders the error table of docs/api.md from the code:
 // one row per code, ordered by status then code, each with its anchor.
 func ErrorTableMarkdown() string {
 	codes := make([]domain.Code, 0, len(statusByCode))

@@ -9,7 +9,7 @@ import (
 )
 
 // errorsCmd prints the error codes the API answers, from the same table the
-// server maps them with; the README's error table is this output.
+// server maps them with; the error table of docs/api.md is this output.
 func errorsCmd() *cobra.Command {
 	var markdown bool
 	cmd := &cobra.Command{
@@ -24,6 +24,6 @@ func errorsCmd() *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&markdown, "markdown", true, "a Markdown table (the README's)")
+	cmd.Flags().BoolVar(&markdown, "markdown", true, "a Markdown table (the one in docs/api.md)")
 	return cmd
 }

@@ -1063,7 +1063,7 @@ type Problem struct {
 
 	// Type A URI reference identifying the problem type
 	//
-	// Example: https://github.com/oncehq/once/blob/main/README.md#problem-idempotency_key_reused
+	// Example: https://github.com/oncehq/once/blob/main/docs/api.md#problem-idempotency_key_reused
 	Type *string `json:"type,omitempty"`
 }
 

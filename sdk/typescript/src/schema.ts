@@ -1070,7 +1070,7 @@ export interface components {
             /**
              * Format: uri
              * @description A URI reference identifying the problem type
-             * @example https://github.com/oncehq/once/blob/main/README.md#problem-idempotency_key_reused
+             * @example https://github.com/oncehq/once/blob/main/docs/api.md#problem-idempotency_key_reused
              */
             type?: string;
         };
