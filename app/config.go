@@ -30,7 +30,7 @@ const (
 )
 
 // Config is read from the environment. Every field is documented in the
-// README's configuration table.
+// table of docs/configuration.md.
 type Config struct {
 	HTTPAddr string `env:"ONCE_HTTP_ADDR" envDefault:"127.0.0.1:8080"`
 	// OpsAddr is the ops listener (metrics, health, console), never the

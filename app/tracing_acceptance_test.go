@@ -22,8 +22,8 @@ import (
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
-// One request that starts a job, with the service split as the README
-// recommends (the API in one process, the Dispatcher and the worker in
+// One request that starts a job, with the service split as
+// docs/configuration.md recommends (the API in one process, the Dispatcher and the worker in
 // another, both exporting to one in-memory exporter): the client's trace
 // holds the server span, the Dispatcher's producer span as its child and
 // the worker's consumer span as the producer's child. Every log line the

@@ -54,7 +54,7 @@ type Pool struct {
 // The default pool, sized for a small (2-core) PostgreSQL: a database that
 // size does its best work with a handful of busy connections, and ten per
 // process leave room for several processes under the default
-// max_connections of 100. See the README's sizing notes.
+// max_connections of 100. See docs/configuration.md, on sizing the pool.
 const (
 	DefaultMaxConns       = 10
 	DefaultMaxIdle        = 10

@@ -22,7 +22,7 @@ func scrape(t *testing.T, m *prometheus.Metrics) string {
 	return rec.Body.String()
 }
 
-// Each hook lands in the series the README documents.
+// Each hook lands in the series docs/operating.md documents.
 func TestMetricsRecordWhatTheProcessDid(t *testing.T) {
 	m := prometheus.New(nil, nil, slog.New(slog.DiscardHandler))
 	m.Round(dispatch.RoundStats{Claimed: 7, Claim: 2 * time.Millisecond, Publish: 30 * time.Millisecond, Total: 40 * time.Millisecond})

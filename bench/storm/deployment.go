@@ -22,9 +22,9 @@ import (
 const readyTimeout = time.Minute
 
 // deployment is the service of one scenario run: a fresh database on the
-// private cluster, bootstrapped and migrated as the README's PostgreSQL
-// walkthrough does it, a workspace with an admin and the admin's token, the
-// `once` processes started on it, and a superuser connection that counts
+// private cluster, bootstrapped and migrated as "Running on PostgreSQL" in
+// docs/configuration.md does it, a workspace with an admin and the admin's
+// token, the `once` processes started on it, and a superuser connection that counts
 // what happened (row-level security does not bind a superuser; the code
 // under test never uses it).
 type deployment struct {

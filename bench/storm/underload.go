@@ -13,9 +13,9 @@ import (
 // retrying once the load phase ends.
 const retryGrace = time.Minute
 
-// startSplit starts the service split as the README recommends for a real
-// broker: `once serve` with the API only, one `once dispatch` and one
-// `once work`, the latter two reaching Redis at brokerURL.
+// startSplit starts the service split as docs/configuration.md recommends
+// for a real broker: `once serve` with the API only, one `once dispatch`
+// and one `once work`, the latter two reaching Redis at brokerURL.
 func startSplit(ctx context.Context, d *deployment, brokerURL string) error {
 	if err := d.startServe(ctx, maxInFlight, "ONCE_QUEUE", app.QueueRedis, "ONCE_DISPATCHER", "false", "ONCE_WORKER", "false"); err != nil {
 		return err

@@ -24,7 +24,7 @@ import (
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
-// opsWorld is the service split as the README recommends: `once serve`
+// opsWorld is the service split as docs/configuration.md recommends: `once serve`
 // with the API only, `once dispatch` and `once work`, each a process with
 // its own ops listener, on PostgreSQL and Redis, logging JSON.
 type opsWorld struct {

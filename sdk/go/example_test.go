@@ -8,7 +8,8 @@ import (
 	once "github.com/oncehq/once/sdk/go"
 )
 
-// The README's example: it compiles, so it cannot drift from the SDK.
+// The front page's (README.md) example: it compiles, so it cannot drift
+// from the SDK.
 func ExampleIdempotent() {
 	ctx, token, apiKey, apiSecret := context.Background(), "a bearer token", "key", "secret"
 	c, _ := once.NewClient("http://127.0.0.1:8080", once.WithRequestEditorFn(
