@@ -38,7 +38,7 @@ type Config struct {
 	// port per command so that serve, dispatch and work share a host.
 	OpsAddr string `env:"ONCE_OPS_ADDR"`
 	// OpsPprof serves net/http/pprof under /debug/pprof/ on the ops
-	// listener (for `once bench http --profile-dir`); off by default.
+	// listener (for `once-bench http --profile-dir`); off by default.
 	OpsPprof bool `env:"ONCE_OPS_PPROF" envDefault:"false"`
 	// DatabaseURL selects PostgreSQL; empty means the embedded memory store.
 	DatabaseURL string `env:"DATABASE_URL"`

@@ -1,4 +1,7 @@
-// Package domain holds the entities, value types and the error contract of
-// once. It imports nothing of ours, so that ports and use cases can both speak
-// in its types without import cycles.
+// Package domain is the kernel every other package of the domain shares:
+// the error type with its stable codes, error and text sanitizing, and the
+// trace and log context carried from a request to its job. The entities and
+// value types are in domain/model; the use cases in the packages beside it
+// (domain/stores, domain/idempotency, domain/dispatch, ...). It imports
+// nothing of ours.
 package domain

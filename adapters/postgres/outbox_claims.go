@@ -98,7 +98,7 @@ func (c *OutboxClaims) MarkDispatched(ctx context.Context, workspace uuid.UUID, 
 // pgxUUID is id as pgx encodes a uuid parameter directly. Given a
 // uuid.UUID (a driver.Valuer), pgx first tries the binary format, fails
 // with an error it formats and throws away, then sends text: about a tenth
-// of a Dispatcher's CPU in a profile of `once bench steady` (small batches,
+// of a Dispatcher's CPU in a profile of `once-bench steady` (small batches,
 // two such calls each); no difference in a drain of full batches. A
 // pgtype.UUID, unlike a bare [16]byte, also encodes in the exec modes that
 // do not describe the statement first (default_query_exec_mode=exec or

@@ -32,7 +32,7 @@ type ChildConfig struct {
 }
 
 // RunDispatcherChild is the Dispatcher process of a measurement (the hidden
-// `once bench dispatcher-child`): its own pool, LISTEN connection and
+// `once-bench dispatcher-child`): its own pool, LISTEN connection and
 // broker connection, as `once dispatch` has. It says "ready" once
 // connected, starts dispatching at "go" on stdin, reports "settled N" (the
 // events it has claimed and settled so far) after each batch, and at the

@@ -43,7 +43,7 @@ type Common struct {
 	ProfileDir string
 }
 
-// DrainConfig is what `once bench drain` measures.
+// DrainConfig is what `once-bench drain` measures.
 type DrainConfig struct {
 	Common
 	Events  int
@@ -51,7 +51,7 @@ type DrainConfig struct {
 	Clients []int // raw claim+mark clients
 }
 
-// SteadyConfig is what `once bench steady` measures.
+// SteadyConfig is what `once-bench steady` measures.
 type SteadyConfig struct {
 	Common
 	Rate     int           // events per second the producer commits

@@ -1,6 +1,6 @@
 // Package delivery measures the outbox Dispatcher on the machine it
 // runs on, against real PostgreSQL and real brokers. It backs
-// `once bench drain` and `once bench steady`.
+// `once-bench drain` and `once-bench steady`.
 //
 //   - drain: a backlog preloaded into a fresh database is drained by K
 //     Dispatchers, each a process of its own (this binary, re-executed),

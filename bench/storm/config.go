@@ -18,7 +18,7 @@ const (
 
 var allScenarios = []string{ScenarioStorm, ScenarioReplays, ScenarioOutage, ScenarioRestart}
 
-// Config is what one `once bench storm` measures.
+// Config is what one `once-bench storm` measures.
 type Config struct {
 	// Binary is the once executable the processes run.
 	Binary string

@@ -22,7 +22,7 @@ import (
 	"github.com/oncehq/once/app"
 )
 
-// HTTPConfig is what one `once bench http` measures: the write path of
+// HTTPConfig is what one `once-bench http` measures: the write path of
 // `once serve` beside pgbench running the same statements.
 type HTTPConfig struct {
 	// Binary is the once executable `once serve` runs.
@@ -52,7 +52,7 @@ type HTTPConfig struct {
 	RecordDesigns bool
 }
 
-// Defaults of `once bench http`.
+// Defaults of `once-bench http`.
 const (
 	DefaultHTTPRepetitions = 3
 	DefaultHTTPConns       = "1,4,16"
