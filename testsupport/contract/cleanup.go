@@ -15,13 +15,9 @@ import (
 // deleteExpired runs DeleteExpired in its own transaction of workspace.
 func deleteExpired(t *testing.T, h Harness, workspace uuid.UUID, now time.Time, limit int) int {
 	t.Helper()
-	var n int
-	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		n, err = tx.Idempotency().DeleteExpired(ctx, now, limit)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.Idempotency().DeleteExpired(ctx, now, limit)
 	})
-	return n
 }
 
 func testIdempotencyCleanup(t *testing.T, h Harness) {

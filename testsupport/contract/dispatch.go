@@ -41,13 +41,9 @@ func eventDueAt(t *testing.T, workspace uuid.UUID, due time.Time) model.OutboxEv
 // claimEvents runs ClaimDue in its own transaction of workspace.
 func claimEvents(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time, limit, maxAttempts int) ports.Claim {
 	t.Helper()
-	var c ports.Claim
-	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		c, err = tx.OutboxDispatch().ClaimDue(ctx, owner, at, lease, limit, maxAttempts)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (ports.Claim, error) {
+		return tx.OutboxDispatch().ClaimDue(ctx, owner, at, lease, limit, maxAttempts)
 	})
-	return c
 }
 
 // claimDue claims and returns every event claimed, pending ones first.
@@ -62,77 +58,44 @@ func claimed(c ports.Claim) []model.OutboxEvent {
 
 func postpone(t *testing.T, h Harness, workspace uuid.UUID, owner string, next time.Time, lastError string, ids ...uuid.UUID) int {
 	t.Helper()
-	var n int
-	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
-		var err error
-		n, err = d.Postpone(ctx, owner, ids, next, lastError)
-		return err
-	})
-	return n
-}
-
-// dispatch runs fn with the workspace's OutboxDispatch in its own
-// transaction.
-func dispatch(t *testing.T, h Harness, workspace uuid.UUID, fn func(ctx context.Context, d ports.OutboxDispatch) error) {
-	t.Helper()
-	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
-		return fn(ctx, tx.OutboxDispatch())
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.OutboxDispatch().Postpone(ctx, owner, ids, next, lastError)
 	})
 }
 
 func markDispatched(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time, ids ...uuid.UUID) int {
 	t.Helper()
-	var n int
-	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
-		var err error
-		n, err = d.MarkDispatched(ctx, owner, ids, at)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.OutboxDispatch().MarkDispatched(ctx, owner, ids, at)
 	})
-	return n
 }
 
 func release(t *testing.T, h Harness, workspace uuid.UUID, owner string, id uuid.UUID, next time.Time, lastError string) bool {
 	t.Helper()
-	var ok bool
-	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
-		var err error
-		ok, err = d.Release(ctx, owner, id, next, lastError)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (bool, error) {
+		return tx.OutboxDispatch().Release(ctx, owner, id, next, lastError)
 	})
-	return ok
 }
 
 func deadLetter(t *testing.T, h Harness, workspace uuid.UUID, owner string, id uuid.UUID, lastError string) bool {
 	t.Helper()
-	var ok bool
-	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
-		var err error
-		ok, err = d.DeadLetter(ctx, owner, id, lastError)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (bool, error) {
+		return tx.OutboxDispatch().DeadLetter(ctx, owner, id, lastError)
 	})
-	return ok
 }
 
 func redrive(t *testing.T, h Harness, workspace uuid.UUID, ids []uuid.UUID, at time.Time) int {
 	t.Helper()
-	var n int
-	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
-		var err error
-		n, err = d.Redrive(ctx, ids, at)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.OutboxDispatch().Redrive(ctx, ids, at)
 	})
-	return n
 }
 
 func deleteDispatched(t *testing.T, h Harness, workspace uuid.UUID, before time.Time, limit int) int {
 	t.Helper()
-	var n int
-	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
-		var err error
-		n, err = d.DeleteDispatchedBefore(ctx, before, limit)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.OutboxDispatch().DeleteDispatchedBefore(ctx, before, limit)
 	})
-	return n
 }
 
 func mustGetEvent(t *testing.T, h Harness, workspace, id uuid.UUID) model.OutboxEvent {

@@ -51,7 +51,7 @@ func newProductIn(t *testing.T, h Harness, ws uuid.UUID) model.Product {
 	t.Helper()
 	p := newProduct(ws)
 	inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Products().Create(ctx, p) })
-	return normProduct(p)
+	return productTable.stored(p)
 }
 
 // newStoreIn creates a store in ws and returns its id.

@@ -61,9 +61,9 @@ func (w writes) write(ctx context.Context, tx ports.Tx) error {
 // and that its idempotency scope is free again.
 func (w writes) requireNothingWritten(t *testing.T, h Harness) {
 	t.Helper()
-	_, err := getStore(t, h, w.workspace, w.store.ID)
+	_, err := storeTable.get(t, h, w.workspace, w.store.ID)
 	requireCode(t, err, domain.CodeNotFound)
-	_, err = getOperation(t, h, w.workspace, w.operation.ID)
+	_, err = operationTable.get(t, h, w.workspace, w.operation.ID)
 	requireCode(t, err, domain.CodeNotFound)
 	_, err = getEvent(t, h, w.workspace, w.event.ID)
 	requireCode(t, err, domain.CodeNotFound)
@@ -95,9 +95,9 @@ func testTransactions(t *testing.T, h Harness) {
 	t.Run("commit makes every write visible", func(t *testing.T) {
 		w := newWrites(t, h)
 		mustTransact(t, h, w.workspace, w.write)
-		_, err := getStore(t, h, w.workspace, w.store.ID)
+		_, err := storeTable.get(t, h, w.workspace, w.store.ID)
 		require.NoError(t, err)
-		_, err = getOperation(t, h, w.workspace, w.operation.ID)
+		_, err = operationTable.get(t, h, w.workspace, w.operation.ID)
 		require.NoError(t, err)
 		_, err = getEvent(t, h, w.workspace, w.event.ID)
 		require.NoError(t, err)
@@ -208,7 +208,7 @@ func testTransactions(t *testing.T, h Harness) {
 
 		releaseOnce.Do(func() { close(release) })
 		require.NoError(t, <-done)
-		_, err = getStore(t, h, w.workspace, w.store.ID)
+		_, err = storeTable.get(t, h, w.workspace, w.store.ID)
 		require.NoError(t, err)
 	})
 }
