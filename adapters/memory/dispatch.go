@@ -218,13 +218,11 @@ func (r dispatchRepo) DeadLetter(_ context.Context, owner string, id uuid.UUID, 
 // workspace's; an empty, non-nil ids none. last_error is kept.
 func (r dispatchRepo) Redrive(_ context.Context, ids []uuid.UUID, now time.Time) (int, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
+	now, err := t.lockAt(now)
+	if err != nil {
 		return 0, err
 	}
 	defer t.db.mu.Unlock()
-	if now.IsZero() {
-		now = time.Now()
-	}
 	var rows []eventRow
 	if ids == nil {
 		rows = t.visibleEventsLocked()

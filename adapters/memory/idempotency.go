@@ -89,13 +89,11 @@ func (r idempotencyRepo) Complete(_ context.Context, scope model.IdempotencyScop
 // before now, those that expired first first.
 func (r idempotencyRepo) DeleteExpired(_ context.Context, now time.Time, limit int) (int, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
+	now, err := t.lockAt(now)
+	if err != nil {
 		return 0, err
 	}
 	defer t.db.mu.Unlock()
-	if now.IsZero() {
-		now = time.Now()
-	}
 	var expired []idemRow
 	for scope, row := range t.db.idem {
 		if scope.WorkspaceID == t.workspace && row.record.ExpiresAt.Before(now) && !r.deletedLocked(scope, row) {

@@ -76,11 +76,7 @@ func (r storeRepo) List(_ context.Context, q ports.ListQuery) ([]model.Store, er
 }
 
 func (r productRepo) List(_ context.Context, q ports.ListQuery) ([]model.Product, error) {
-	return listNewest(r.t, r.t.db.products, r.t.products, q, listShape[model.Product]{
-		ids:   func(p model.Product) (uuid.UUID, uuid.UUID) { return p.ID, p.WorkspaceID },
-		match: func(model.Product, ports.ListQuery) bool { return true },
-		copy:  copyProduct,
-	})
+	return productTable.list(r.t, q, func(model.Product, ports.ListQuery) bool { return true })
 }
 
 func (r mediaRepo) List(_ context.Context, q ports.ListQuery) ([]model.Media, error) {
