@@ -60,6 +60,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Products", testProducts},
 		{"Media", testMedia},
 		{"MaterialTransfers", testMaterialTransfers},
+		{"LiveKeys", testLiveKeys},
 		{"Publications", testPublications},
 		{"Syncs", testSyncs},
 		{"AITasks", testAITasks},

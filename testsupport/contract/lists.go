@@ -37,16 +37,13 @@ func testLists(t *testing.T, h Harness) {
 			model.MediaReady, model.MediaAwaitingUpload))
 	})
 	t.Run("material transfers", func(t *testing.T) {
-		checkList(t, h, byStatus(transferTable, func(tr *model.MaterialTransfer) *model.TaskStatus { return &tr.Status },
-			model.TaskSucceeded, model.TaskPending))
+		checkList(t, h, byStatus(transferTable, transferTable.status, model.TaskSucceeded, model.TaskPending))
 	})
 	t.Run("publications", func(t *testing.T) {
-		checkList(t, h, byStatus(publicationTable, func(p *model.Publication) *model.TaskStatus { return &p.Status },
-			model.TaskSucceeded, model.TaskFailed))
+		checkList(t, h, byStatus(publicationTable, publicationTable.status, model.TaskSucceeded, model.TaskFailed))
 	})
 	t.Run("catalog syncs", func(t *testing.T) {
-		checkList(t, h, byStatus(syncTable, func(s *model.CatalogSync) *model.TaskStatus { return &s.Status },
-			model.TaskSucceeded, model.TaskFailed))
+		checkList(t, h, byStatus(syncTable, syncTable.status, model.TaskSucceeded, model.TaskFailed))
 	})
 	t.Run("AI tasks", func(t *testing.T) {
 		// The even rows of a workspace are tasks of one product, the odd

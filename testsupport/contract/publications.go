@@ -1,7 +1,6 @@
 package contract
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/uuid"
@@ -30,93 +29,26 @@ func newPublication(ws, product, store uuid.UUID) model.Publication {
 	return model.Publication{TaskState: newTaskState(ws, at), ProductID: product, StoreID: store, ProductRevision: 3}
 }
 
+// publicationLive is the publications table to the live key contract
+// (live.go): one live publication of a product to a store, a succeeded one
+// included; only a failed one makes way.
+var publicationLive = liveKey[model.Publication]{
+	table: publicationTable,
+	twin: func(p model.Publication) model.Publication {
+		return newPublication(p.WorkspaceID, p.ProductID, p.StoreID)
+	},
+	taken:   domain.CodeAlreadyPublished,
+	holding: []model.TaskStatus{model.TaskPending, model.TaskRunning, model.TaskSucceeded},
+	freeing: []model.TaskStatus{model.TaskFailed},
+}
+
 func testPublications(t *testing.T, h Harness) {
-	t.Run("a second publication of a product to a store is refused, naming the first", func(t *testing.T) {
+	t.Run("the key is the product and the store: another store, or another product, is fine", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		product, store := newProductIn(t, h, ws).ID, newStoreIn(t, h, ws)
-		first := newPublication(ws, product, store)
-		require.NoError(t, publicationTable.create(t, h, first))
-
-		second := newPublication(ws, product, store)
-		// The refusal does not break the transaction: the use case can go on
-		// and read the existing publication.
-		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			err := tx.Publications().Create(ctx, second)
-			requireResource(t, err, domain.CodeAlreadyPublished, first.ID)
-			existing, err := tx.Publications().Get(ctx, first.ID)
-			require.NoError(t, err)
-			require.Equal(t, first.ID, existing.ID)
-			return nil
-		})
-		require.NoError(t, err)
-		_, err = publicationTable.get(t, h, ws, second.ID)
-		requireCode(t, err, domain.CodeNotFound)
-
-		// Succeeded is not failed: still refused.
-		first.Status = model.TaskSucceeded
-		require.NoError(t, publicationTable.update(t, h, first))
-		requireResource(t, publicationTable.create(t, h, second), domain.CodeAlreadyPublished, first.ID)
-
-		// Another store, or another product, is fine.
+		require.NoError(t, publicationTable.create(t, h, newPublication(ws, product, store)))
 		require.NoError(t, publicationTable.create(t, h, newPublication(ws, product, newStoreIn(t, h, ws))))
 		require.NoError(t, publicationTable.create(t, h, newPublication(ws, newProductIn(t, h, ws).ID, store)))
-	})
-
-	t.Run("after the first failed a new one is allowed", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		product, store := newProductIn(t, h, ws).ID, newStoreIn(t, h, ws)
-		first := newPublication(ws, product, store)
-		require.NoError(t, publicationTable.create(t, h, first))
-		first.Status = model.TaskFailed
-		first.Reason = "platform refused"
-		require.NoError(t, publicationTable.update(t, h, first))
-
-		second := newPublication(ws, product, store)
-		require.NoError(t, publicationTable.create(t, h, second))
-		third := newPublication(ws, product, store)
-		requireResource(t, publicationTable.create(t, h, third), domain.CodeAlreadyPublished, second.ID)
-
-		// A failed one may also be written directly.
-		failed := newPublication(ws, product, store)
-		failed.Status = model.TaskFailed
-		require.NoError(t, publicationTable.create(t, h, failed))
-
-		// The first cannot come back while the second is active.
-		first.Status = model.TaskPending
-		requireCode(t, publicationTable.update(t, h, first), domain.CodeAlreadyPublished)
-		got, err := publicationTable.get(t, h, ws, first.ID)
-		require.NoError(t, err)
-		require.Equal(t, model.TaskFailed, got.Status)
-	})
-
-	t.Run("fail and publish again in one transaction", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		product, store := newProductIn(t, h, ws).ID, newStoreIn(t, h, ws)
-		first := newPublication(ws, product, store)
-		require.NoError(t, publicationTable.create(t, h, first))
-		second := newPublication(ws, product, store)
-		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			failed := first
-			failed.Status = model.TaskFailed
-			if err := tx.Publications().Update(ctx, failed); err != nil {
-				return err
-			}
-			return tx.Publications().Create(ctx, second)
-		})
-		requireResource(t, publicationTable.create(t, h, newPublication(ws, product, store)), domain.CodeAlreadyPublished, second.ID)
-	})
-
-	t.Run("two concurrent publications of one product to one store: one wins", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		product, store := newProductIn(t, h, ws).ID, newStoreIn(t, h, ws)
-		pubs := [2]model.Publication{newPublication(ws, product, store), newPublication(ws, product, store)}
-		winner, loserErr := oneWins(t, raceTwo(t, h, ws, [2]func(ctx context.Context, tx ports.Tx) error{
-			func(ctx context.Context, tx ports.Tx) error { return tx.Publications().Create(ctx, pubs[0]) },
-			func(ctx context.Context, tx ports.Tx) error { return tx.Publications().Create(ctx, pubs[1]) },
-		}))
-		requireResource(t, loserErr, domain.CodeAlreadyPublished, pubs[winner].ID)
-		_, err := publicationTable.get(t, h, ws, pubs[1-winner].ID)
-		requireCode(t, err, domain.CodeNotFound)
 	})
 
 	t.Run("a missing product or store is refused", func(t *testing.T) {

@@ -23,8 +23,10 @@ import (
 type table[E any] struct {
 	// repo is the table's repository in tx.
 	repo func(tx ports.Tx) tableRepo[E]
-	// keys point at a row's id and workspace.
-	keys func(row *E) (id, workspace *uuid.UUID)
+	// keys point at a row's id and workspace; state at a task row's
+	// model.TaskState (nil for a table of other rows).
+	keys  func(row *E) (id, workspace *uuid.UUID)
+	state func(row *E) *model.TaskState
 	// row is a new, unsaved row of ws, the rows it references written.
 	row func(t *testing.T, h Harness, ws uuid.UUID) E
 	// full sets a row's optional fields, so a round trip covers them all;
@@ -162,6 +164,9 @@ func (c table[E]) change(row E) (changed, want E) {
 	return changed, c.stored(want)
 }
 
+// status points at a task row's status.
+func (c table[E]) status(row *E) *model.TaskStatus { return &c.state(row).Status }
+
 func (c table[E]) id(row E) uuid.UUID {
 	id, _ := c.keys(&row)
 	return *id
@@ -211,6 +216,7 @@ func taskTable[E any, P interface {
 	*E
 	State() *model.TaskState
 }](c table[E]) table[E] {
+	c.state = func(row *E) *model.TaskState { return P(row).State() }
 	c.keys = func(row *E) (*uuid.UUID, *uuid.UUID) {
 		s := P(row).State()
 		return &s.ID, &s.WorkspaceID
