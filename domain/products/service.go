@@ -35,19 +35,8 @@ func (s *Service) Create(ctx context.Context, p model.Principal, d Draft) (model
 	if err := d.validate(); err != nil {
 		return model.Product{}, err
 	}
-	now := s.clock.Now()
-	product := model.Product{
-		ID:          s.ids.NewID(),
-		WorkspaceID: p.WorkspaceID,
-		Title:       d.Title,
-		Description: d.Description,
-		PriceMinor:  d.PriceMinor,
-		Currency:    d.Currency,
-		MediaIDs:    d.MediaIDs,
-		Revision:    1,
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
+	product := d.product(s.ids.NewID(), p.WorkspaceID, s.clock.Now())
+	product.Revision, product.CreatedAt = 1, product.UpdatedAt
 	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		return tx.Products().Create(ctx, product)
 	})
@@ -89,16 +78,7 @@ func (s *Service) Update(ctx context.Context, p model.Principal, id uuid.UUID, e
 	var saved model.Product
 	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		saved, err = tx.Products().Update(ctx, model.Product{
-			ID:          id,
-			WorkspaceID: p.WorkspaceID,
-			Title:       d.Title,
-			Description: d.Description,
-			PriceMinor:  d.PriceMinor,
-			Currency:    d.Currency,
-			MediaIDs:    d.MediaIDs,
-			UpdatedAt:   s.clock.Now(),
-		}, expectedRevision)
+		saved, err = tx.Products().Update(ctx, d.product(id, p.WorkspaceID, s.clock.Now()), expectedRevision)
 		return err
 	})
 	if err != nil {
