@@ -20,6 +20,18 @@ func standalone(cfg app.Config, what, queues string) error {
 	return nil
 }
 
+// runBackground runs a Dispatcher (dispatcher) or a worker process of its
+// own, named what in errors, on a broker of queues, its ops listener at
+// opsAddr.
+func runBackground(cfg app.Config, what, queues string, dispatcher bool, opsAddr string) error {
+	if err := standalone(cfg, what, queues); err != nil {
+		return err
+	}
+	cfg.Dispatcher, cfg.Worker = dispatcher, !dispatcher
+	cfg = cfg.WithOpsAddr(opsAddr)
+	return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg)), app.Ops(cfg), app.Background(cfg))
+}
+
 func dispatchCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "dispatch",
@@ -32,12 +44,7 @@ func dispatchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := standalone(cfg, "once dispatch", "redis, amqp or bullmq"); err != nil {
-				return err
-			}
-			cfg.Dispatcher, cfg.Worker = true, false
-			cfg = cfg.WithOpsAddr(app.OpsAddrDispatch)
-			return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg)), app.Ops(cfg), app.Background(cfg))
+			return runBackground(cfg, "once dispatch", "redis, amqp or bullmq", true, app.OpsAddrDispatch)
 		},
 	}
 }
@@ -55,12 +62,7 @@ func workCmd() *cobra.Command {
 			if cfg.Queue == app.QueueBullMQ {
 				return app.ErrNoWorkerOnBullMQ
 			}
-			if err := standalone(cfg, "once work", "redis or amqp"); err != nil {
-				return err
-			}
-			cfg.Dispatcher, cfg.Worker = false, true
-			cfg = cfg.WithOpsAddr(app.OpsAddrWork)
-			return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg)), app.Ops(cfg), app.Background(cfg))
+			return runBackground(cfg, "once work", "redis or amqp", false, app.OpsAddrWork)
 		},
 	}
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
 	"go.uber.org/dig"
 	"go.uber.org/fx"
 
@@ -38,6 +40,37 @@ func startApp(ctx context.Context, opts ...fx.Option) (stop func(), err error) {
 		return nil, startupError(err)
 	}
 	return func() { _ = a.Stop(context.Background()) }, nil
+}
+
+// withUseCase starts the storage and use cases without the servers and
+// hands fn the use case T; check, if not nil, may refuse the
+// configuration first.
+func withUseCase[T any](ctx context.Context, check func(app.Config) error, fn func(T) error) error {
+	cfg, err := app.LoadConfig()
+	if err != nil {
+		return err
+	}
+	if check != nil {
+		if err := check(cfg); err != nil {
+			return err
+		}
+	}
+	var useCase T
+	stop, err := startApp(ctx, app.Base(cfg, app.DefaultLogger(cfg)), fx.Populate(&useCase))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return fn(useCase)
+}
+
+// parseID reads the uuid value of flag (its name in the error).
+func parseID(flag, value string) (uuid.UUID, error) {
+	id, err := uuid.Parse(value)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("--%s: %w", flag, err)
+	}
+	return id, nil
 }
 
 // startupError is what an operator reads when a process cannot start: the
