@@ -49,16 +49,14 @@ func (r aiTaskRepo) Bill(_ context.Context, b model.BillingRecord) (bool, error)
 
 func (r aiTaskRepo) BillingRecords(_ context.Context, taskID uuid.UUID) ([]model.BillingRecord, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return nil, err
-	}
-	defer t.db.mu.Unlock()
-	b, ok := t.billing[taskID]
-	if !ok {
-		b, ok = t.db.billing[taskID]
-	}
-	if !ok || b.WorkspaceID != t.workspace {
-		return nil, nil
-	}
-	return []model.BillingRecord{copyBilling(b)}, nil
+	return inLock(t, func() ([]model.BillingRecord, error) {
+		b, ok := t.billing[taskID]
+		if !ok {
+			b, ok = t.db.billing[taskID]
+		}
+		if !ok || b.WorkspaceID != t.workspace {
+			return nil, nil
+		}
+		return []model.BillingRecord{copyBilling(b)}, nil
+	})
 }

@@ -43,40 +43,36 @@ func (r syncRepo) Update(_ context.Context, s model.CatalogSync) error {
 
 func (r syncRepo) UpsertItems(_ context.Context, items []model.CatalogItem) error {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	for _, it := range items {
-		if err := t.ownWorkspace("catalog item", it.WorkspaceID); err != nil {
-			return err
+	return t.inLock(func() error {
+		for _, it := range items {
+			if err := t.ownWorkspace("catalog item", it.WorkspaceID); err != nil {
+				return err
+			}
+			if _, ok := storeTable.visibleLocked(t, it.StoreID); !ok {
+				return missingReference("catalog item", "store", it.StoreID)
+			}
 		}
-		if _, ok := storeTable.visibleLocked(t, it.StoreID); !ok {
-			return missingReference("catalog item", "store", it.StoreID)
+		for _, it := range items {
+			t.catalogItems[catalogItemKey{it.WorkspaceID, it.StoreID, it.ExternalID}] = copyCatalogItem(it)
 		}
-	}
-	for _, it := range items {
-		t.catalogItems[catalogItemKey{it.WorkspaceID, it.StoreID, it.ExternalID}] = copyCatalogItem(it)
-	}
-	return nil
+		return nil
+	})
 }
 
 func (r syncRepo) CountItems(_ context.Context, storeID uuid.UUID) (int, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return 0, err
-	}
-	defer t.db.mu.Unlock()
-	n := 0
-	for k := range t.db.catalogItems {
-		if _, mine := t.catalogItems[k]; !mine && k.workspace == t.workspace && k.store == storeID {
-			n++
+	return inLock(t, func() (int, error) {
+		n := 0
+		for k := range t.db.catalogItems {
+			if _, mine := t.catalogItems[k]; !mine && k.workspace == t.workspace && k.store == storeID {
+				n++
+			}
 		}
-	}
-	for k := range t.catalogItems {
-		if k.workspace == t.workspace && k.store == storeID {
-			n++
+		for k := range t.catalogItems {
+			if k.workspace == t.workspace && k.store == storeID {
+				n++
+			}
 		}
-	}
-	return n, nil
+		return n, nil
+	})
 }

@@ -167,16 +167,13 @@ func (tb table[T]) notFound(id uuid.UUID) error {
 
 // get reads the row with id; CodeNotFound if t does not see it.
 func (tb table[T]) get(t *tx, id uuid.UUID) (T, error) {
-	if err := t.lock(); err != nil {
-		var none T
-		return none, err
-	}
-	defer t.db.mu.Unlock()
-	row, ok := tb.visibleLocked(t, id)
-	if !ok {
-		return row, tb.notFound(id)
-	}
-	return tb.copy(row), nil
+	return inLock(t, func() (T, error) {
+		row, ok := tb.visibleLocked(t, id)
+		if !ok {
+			return row, tb.notFound(id)
+		}
+		return tb.copy(row), nil
+	})
 }
 
 // ref is a row a new row references, by its name in errors and its id;
@@ -233,31 +230,29 @@ func (tb table[T]) update(t *tx, id uuid.UUID, apply func(row *T)) error {
 
 // change is update with an apply that may refuse the change.
 func (tb table[T]) change(t *tx, id uuid.UUID, apply func(row *T) error) error {
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	cur, ok := tb.visibleLocked(t, id)
-	if !ok {
-		return tb.notFound(id)
-	}
-	next := tb.copy(cur)
-	if err := apply(&next); err != nil {
-		return err
-	}
-	if l := tb.live; l != nil {
-		switch key := l.key(cur); {
-		case l.holds(cur) && !l.holds(next):
-			t.db.releaseLocked(t, key)
-		case !l.holds(cur) && l.holds(next):
-			if !t.db.reserveLocked(t, key) {
-				return tb.takenLocked(t, next)
+	return t.inLock(func() error {
+		cur, ok := tb.visibleLocked(t, id)
+		if !ok {
+			return tb.notFound(id)
+		}
+		next := tb.copy(cur)
+		if err := apply(&next); err != nil {
+			return err
+		}
+		if l := tb.live; l != nil {
+			switch key := l.key(cur); {
+			case l.holds(cur) && !l.holds(next):
+				t.db.releaseLocked(t, key)
+			case !l.holds(cur) && l.holds(next):
+				if !t.db.reserveLocked(t, key) {
+					return tb.takenLocked(t, next)
+				}
 			}
 		}
-	}
-	mine := tb.rows(&t.taskRows)
-	mine[id] = tb.copy(next)
-	return nil
+		mine := tb.rows(&t.taskRows)
+		mine[id] = tb.copy(next)
+		return nil
+	})
 }
 
 // takenLocked is the live index's error for row, naming the row that

@@ -99,8 +99,8 @@ func (t *tx) AITasks() ports.AITaskRepository {
 }
 
 // lock takes the database mutex for one repository call and refuses a
-// transaction that has already ended. Use as: if err := t.lock(); err != nil
-// { return err }; defer t.db.mu.Unlock().
+// transaction that has already ended. Calls go through inLock (or
+// lockOwn), which release it again.
 func (t *tx) lock() error {
 	t.db.mu.Lock()
 	if t.done {
@@ -110,16 +110,29 @@ func (t *tx) lock() error {
 	return nil
 }
 
-// lockAt is lock for a call that works at now: a zero now is the time of
-// the call, as in the PostgreSQL adapter.
-func (t *tx) lockAt(now time.Time) (time.Time, error) {
+// inLock runs one repository call of t, fn, holding the database mutex.
+func inLock[R any](t *tx, fn func() (R, error)) (R, error) {
 	if err := t.lock(); err != nil {
-		return now, err
+		var none R
+		return none, err
 	}
+	defer t.db.mu.Unlock()
+	return fn()
+}
+
+// inLock is inLock for a call that returns only an error.
+func (t *tx) inLock(fn func() error) error {
+	_, err := inLock(t, func() (struct{}, error) { return struct{}{}, fn() })
+	return err
+}
+
+// orNow is now, or the time of the call if now is zero, as in the
+// PostgreSQL adapter.
+func orNow(now time.Time) time.Time {
 	if now.IsZero() {
-		now = time.Now()
+		return time.Now()
 	}
-	return now, nil
+	return now
 }
 
 // lockOwn locks the database for a write of a row of workspace (what
