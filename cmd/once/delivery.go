@@ -33,36 +33,19 @@ func runBackground(cfg app.Config, what, queues string, dispatcher bool, opsAddr
 }
 
 func dispatchCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "dispatch",
-		Short: "Run a Dispatcher: deliver committed outbox events to the queue",
-		Long: "Runs the Dispatcher and the outbox and idempotency cleanups, without the API.\n" +
+	return processCmd("dispatch", "Run a Dispatcher: deliver committed outbox events to the queue",
+		"Runs the Dispatcher and the outbox and idempotency cleanups, without the API.\n"+
 			"Any number may run at once; they share the work through leases.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := app.LoadConfig()
-			if err != nil {
-				return err
-			}
+		func(cfg app.Config) error {
 			return runBackground(cfg, "once dispatch", "redis, amqp or bullmq", true, app.OpsAddrDispatch)
-		},
-	}
+		})
 }
 
 func workCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "work",
-		Short: "Run workers: consume the queue, one handler per event type",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := app.LoadConfig()
-			if err != nil {
-				return err
-			}
-			if cfg.Queue == app.QueueBullMQ {
-				return app.ErrNoWorkerOnBullMQ
-			}
-			return runBackground(cfg, "once work", "redis or amqp", false, app.OpsAddrWork)
-		},
-	}
+	return processCmd("work", "Run workers: consume the queue, one handler per event type", "", func(cfg app.Config) error {
+		if cfg.Queue == app.QueueBullMQ {
+			return app.ErrNoWorkerOnBullMQ
+		}
+		return runBackground(cfg, "once work", "redis or amqp", false, app.OpsAddrWork)
+	})
 }

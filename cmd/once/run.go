@@ -7,11 +7,27 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/spf13/cobra"
 	"go.uber.org/dig"
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/app"
 )
+
+// processCmd is the command of a long-lived process (serve, dispatch,
+// work): it loads the configuration and runs run with it.
+func processCmd(use, short, long string, run func(cfg app.Config) error) *cobra.Command {
+	return &cobra.Command{
+		Use: use, Short: short, Long: long, Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			cfg, err := app.LoadConfig()
+			if err != nil {
+				return err
+			}
+			return run(cfg)
+		},
+	}
+}
 
 // runApp runs a long-lived process (serve, dispatch, work) until SIGINT or
 // SIGTERM. The broker is checked first, when the process needs one; a
