@@ -118,6 +118,46 @@ func raceTwo(t *testing.T, h Harness, ws uuid.UUID, attempt [2]func(ctx context.
 	return errs
 }
 
+// holdOpen runs begin in a transaction of ws that then stays open until
+// release is called, and ends with end's error (errRollback rolls it
+// back). It returns once begin has returned; an error of begin, or a
+// transaction that ends before, fails the test. release waits for the end
+// and returns Transact's error; the test's cleanup releases a transaction
+// the test did not.
+func holdOpen(t *testing.T, h Harness, ws uuid.UUID, begin, end func(ctx context.Context, tx ports.Tx) error) (release func() error) {
+	t.Helper()
+	begun, done, releasec := make(chan error, 1), make(chan error, 1), make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(releasec) }) }
+	t.Cleanup(open)
+	go func() {
+		done <- h.UoW.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
+			err := begin(ctx, tx)
+			begun <- err
+			if err != nil {
+				return err
+			}
+			<-releasec
+			return end(ctx, tx)
+		})
+	}()
+	select {
+	case err := <-begun:
+		require.NoError(t, err, "the first step of the transaction held open")
+	case err := <-done:
+		t.Fatalf("the transaction held open ended before its first step: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the transaction held open did not take its first step within 10s")
+	}
+	return func() error {
+		open()
+		return <-done
+	}
+}
+
+// rollBack ends a transaction held open by rolling it back.
+func rollBack(context.Context, ports.Tx) error { return errRollback }
+
 // oneWins asserts exactly one of errs is nil and returns the index of the
 // winner; the loser's error is returned for further checks.
 func oneWins(t *testing.T, errs [2]error) (winner int, loserErr error) {
