@@ -118,14 +118,21 @@ func requireClaimed(t *testing.T, e model.OutboxEvent, owner string, at time.Tim
 	requireSameTime(t, at.Add(lease), e.LockedUntil, "locked_until")
 }
 
+// claimedEvent appends an event due at `at` to workspace and claims it as
+// owner at `at`.
+func claimedEvent(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time) model.OutboxEvent {
+	t.Helper()
+	e := eventDueAt(t, workspace, at)
+	appendEvents(t, h, workspace, e)
+	require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimDue(t, h, workspace, owner, at, 1)))
+	return e
+}
+
 // dispatchedEvent appends an event to workspace, claims it and marks it
 // dispatched at `at`; it returns the event's id.
 func dispatchedEvent(t *testing.T, h Harness, workspace uuid.UUID, at time.Time) uuid.UUID {
 	t.Helper()
-	e := eventDueAt(t, workspace, at)
-	appendEvents(t, h, workspace, e)
-	claimed := claimDue(t, h, workspace, "cleaner-setup", at, 1)
-	require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimed))
+	e := claimedEvent(t, h, workspace, "cleaner-setup", at)
 	require.Equal(t, 1, markDispatched(t, h, workspace, "cleaner-setup", at, e.ID))
 	return e.ID
 }
@@ -133,9 +140,7 @@ func dispatchedEvent(t *testing.T, h Harness, workspace uuid.UUID, at time.Time)
 // deadLetterEvent appends an event to workspace, claims it and parks it.
 func deadLetterEvent(t *testing.T, h Harness, workspace uuid.UUID, at time.Time) uuid.UUID {
 	t.Helper()
-	e := eventDueAt(t, workspace, at)
-	appendEvents(t, h, workspace, e)
-	require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimDue(t, h, workspace, "dlq-setup", at, 1)))
+	e := claimedEvent(t, h, workspace, "dlq-setup", at)
 	require.True(t, deadLetter(t, h, workspace, "dlq-setup", e.ID, "boom"))
 	return e.ID
 }
@@ -259,11 +264,8 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 	})
 
 	t.Run("release counts the attempt and backs off", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		at := now()
-		e := eventDueAt(t, ws, at)
-		appendEvents(t, h, ws, e)
-		require.Len(t, claimDue(t, h, ws, "d1", at, 1), 1)
+		ws, at := newWorkspace(t, h), now()
+		e := claimedEvent(t, h, ws, "d1", at)
 
 		next := at.Add(30 * time.Second)
 		require.False(t, release(t, h, ws, "d2", e.ID, next, "not mine"))
@@ -394,11 +396,8 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 	})
 
 	t.Run("dead letter parks the event", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		at := now()
-		e := eventDueAt(t, ws, at)
-		appendEvents(t, h, ws, e)
-		require.Len(t, claimDue(t, h, ws, "d1", at, 1), 1)
+		ws, at := newWorkspace(t, h), now()
+		e := claimedEvent(t, h, ws, "d1", at)
 		require.False(t, deadLetter(t, h, ws, "d2", e.ID, "not mine"))
 		require.True(t, deadLetter(t, h, ws, "d1", e.ID, "payload rejected by the queue"))
 		got := mustGetEvent(t, h, ws, e.ID)
