@@ -85,13 +85,9 @@ func (s *Service) Create(ctx context.Context, tx ports.Tx, p model.Principal, cm
 
 // Get reads one store of the caller's workspace.
 func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (model.Store, error) {
-	var store model.Store
-	err := s.UOW.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		store, err = tx.Stores().Get(ctx, id)
-		return err
+	return ports.Query(ctx, s.UOW, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) (model.Store, error) {
+		return tx.Stores().Get(ctx, id)
 	})
-	return store, err
 }
 
 func (c CreateCommand) validate() error {
