@@ -91,13 +91,7 @@ func mustTransact(t *testing.T, h Harness, workspace uuid.UUID, fn func(ctx cont
 // and Transact's error.
 func query[T any](t *testing.T, h Harness, workspace uuid.UUID, read func(ctx context.Context, tx ports.Tx) (T, error)) (T, error) {
 	t.Helper()
-	var v T
-	err := transact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		v, err = read(ctx, tx)
-		return err
-	})
-	return v, err
+	return ports.Query(t.Context(), h.UoW, workspace, read)
 }
 
 // mustQuery is query in a transaction that must commit.
