@@ -109,9 +109,8 @@ func (c liveKey[E]) check(t *testing.T, h Harness) {
 		first := c.table.row(t, h, newWorkspace(t, h))
 		rows := [2]E{first, c.twin(first)}
 		ws := c.table.workspace(first)
-		winner, loserErr := oneWins(t, raceTwo(t, h, ws, [2]func(ctx context.Context, tx ports.Tx) error{
-			func(ctx context.Context, tx ports.Tx) error { return c.table.repo(tx).Create(ctx, rows[0]) },
-			func(ctx context.Context, tx ports.Tx) error { return c.table.repo(tx).Create(ctx, rows[1]) },
+		winner, loserErr := oneWins(t, raceTwo(t, h, ws, func(i int, ctx context.Context, tx ports.Tx) error {
+			return c.table.repo(tx).Create(ctx, rows[i])
 		}))
 		requireResource(t, loserErr, c.taken, c.table.id(rows[winner]))
 		_, err := c.table.get(t, h, ws, c.table.id(rows[winner]))

@@ -143,17 +143,13 @@ func testMedia(t *testing.T, h Harness) {
 	t.Run("of two concurrent transitions from one status exactly one wins", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		m := newMediaIn(t, h, ws)
-		var attempts [2]func(ctx context.Context, tx ports.Tx) error
-		for i := range attempts {
-			attempts[i] = func(ctx context.Context, tx ports.Tx) error {
-				// The plain read a use case does first: it locks nothing.
-				if _, err := tx.Media().Get(ctx, m.ID); err != nil {
-					return err
-				}
-				return tx.Media().Transition(ctx, m.ID, model.MediaAwaitingUpload, model.MediaProcessing, writeTime())
+		_, loserErr := oneWins(t, raceTwo(t, h, ws, func(_ int, ctx context.Context, tx ports.Tx) error {
+			// The plain read a use case does first: it locks nothing.
+			if _, err := tx.Media().Get(ctx, m.ID); err != nil {
+				return err
 			}
-		}
-		_, loserErr := oneWins(t, raceTwo(t, h, ws, attempts))
+			return tx.Media().Transition(ctx, m.ID, model.MediaAwaitingUpload, model.MediaProcessing, writeTime())
+		}))
 		requireCode(t, loserErr, domain.CodeInvalidState)
 		got, err := mediaTable.get(t, h, ws, m.ID)
 		require.NoError(t, err)

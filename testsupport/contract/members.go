@@ -73,11 +73,9 @@ func testMemberAdmin(t *testing.T, h Harness) {
 	t.Run("two concurrent removals of the last two admins leave one", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		admins := [2]uuid.UUID{newMember(t, h, ws), newMember(t, h, ws)}
-		errs := raceTwo(t, h, ws, [2]func(ctx context.Context, tx ports.Tx) error{
-			func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, admins[0]) },
-			func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, admins[1]) },
-		})
-		winner, loserErr := oneWins(t, errs)
+		winner, loserErr := oneWins(t, raceTwo(t, h, ws, func(i int, ctx context.Context, tx ports.Tx) error {
+			return tx.Members().Remove(ctx, admins[i])
+		}))
 		requireCode(t, loserErr, domain.CodeInvalidState)
 		require.Equal(t, []uuid.UUID{admins[1-winner]}, listMembers(t, h, ws))
 	})

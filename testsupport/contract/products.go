@@ -128,16 +128,12 @@ func testProducts(t *testing.T, h Harness) {
 	t.Run("two concurrent saves of one revision: one wins", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		p := newProductIn(t, h, ws)
-		var attempts [2]func(ctx context.Context, tx ports.Tx) error
-		for i := range attempts {
-			attempts[i] = func(ctx context.Context, tx ports.Tx) error {
-				q := p
-				q.Title = []string{"left", "right"}[i]
-				_, err := tx.Products().Update(ctx, q, 1)
-				return err
-			}
-		}
-		winner, loserErr := oneWins(t, raceTwo(t, h, ws, attempts))
+		winner, loserErr := oneWins(t, raceTwo(t, h, ws, func(i int, ctx context.Context, tx ports.Tx) error {
+			q := p
+			q.Title = []string{"left", "right"}[i]
+			_, err := tx.Products().Update(ctx, q, 1)
+			return err
+		}))
 		requireCode(t, loserErr, domain.CodePreconditionFailed)
 		got, err := getProduct(t, h, ws, p.ID)
 		require.NoError(t, err)

@@ -62,13 +62,13 @@ func newStoreIn(t *testing.T, h Harness, ws uuid.UUID) uuid.UUID {
 	return s.ID
 }
 
-// raceTwo runs attempt[0] and attempt[1] in two transactions of ws that are
+// raceTwo runs attempt(0) and attempt(1) in two transactions of ws that are
 // open at the same time: both begin, then both attempt, and neither commits
 // before both attempted or, where the database makes the second attempt
 // wait for the first transaction (PostgreSQL on a unique key or a row lock),
 // a short while has passed. Then both are let go to commit. It returns the
 // Transact errors.
-func raceTwo(t *testing.T, h Harness, ws uuid.UUID, attempt [2]func(ctx context.Context, tx ports.Tx) error) [2]error {
+func raceTwo(t *testing.T, h Harness, ws uuid.UUID, attempt func(i int, ctx context.Context, tx ports.Tx) error) [2]error {
 	t.Helper()
 	var (
 		errs      [2]error
@@ -89,7 +89,7 @@ func raceTwo(t *testing.T, h Harness, ws uuid.UUID, attempt [2]func(ctx context.
 			errs[i] = h.UoW.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
 				started <- struct{}{}
 				<-begin
-				err := attempt[i](ctx, tx)
+				err := attempt(i, ctx, tx)
 				attempted <- i
 				<-commit
 				return err
