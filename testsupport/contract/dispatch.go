@@ -118,6 +118,18 @@ func requireClaimed(t *testing.T, e model.OutboxEvent, owner string, at time.Tim
 	requireSameTime(t, at.Add(lease), e.LockedUntil, "locked_until")
 }
 
+// requireReturned asserts e is pending again, without a lease, after
+// attempts attempts, due at next, the last error lastError.
+func requireReturned(t *testing.T, e model.OutboxEvent, attempts int, next time.Time, lastError string) {
+	t.Helper()
+	require.Equal(t, model.OutboxPending, e.Status)
+	require.Equal(t, attempts, e.AttemptCount)
+	requireSameTime(t, next, e.NextAttemptAt, "next_attempt_at")
+	require.Equal(t, lastError, e.LastError)
+	require.Empty(t, e.LockedBy)
+	require.True(t, e.LockedUntil.IsZero(), "locked_until = %s", e.LockedUntil)
+}
+
 // claimedEvent appends an event due at `at` to workspace and claims it as
 // owner at `at`.
 func claimedEvent(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time) model.OutboxEvent {
@@ -271,12 +283,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		require.False(t, release(t, h, ws, "d2", e.ID, next, "not mine"))
 		require.True(t, release(t, h, ws, "d1", e.ID, next, "queue unavailable"))
 		got := mustGetEvent(t, h, ws, e.ID)
-		require.Equal(t, model.OutboxPending, got.Status)
-		require.Equal(t, 1, got.AttemptCount)
-		requireSameTime(t, next, got.NextAttemptAt, "next_attempt_at")
-		require.Equal(t, "queue unavailable", got.LastError)
-		require.Empty(t, got.LockedBy)
-		require.True(t, got.LockedUntil.IsZero(), "locked_until = %s", got.LockedUntil)
+		requireReturned(t, got, 1, next, "queue unavailable")
 		// Released once: a second release by the same owner is fenced.
 		require.False(t, release(t, h, ws, "d1", e.ID, next, "again"))
 
@@ -379,12 +386,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		require.Equal(t, 2, postpone(t, h, ws, "d1", next, "broker unreachable", e1.ID, e2.ID, uuid.New()))
 		for _, id := range []uuid.UUID{e1.ID, e2.ID} {
 			got := mustGetEvent(t, h, ws, id)
-			require.Equal(t, model.OutboxPending, got.Status)
-			require.Equal(t, 0, got.AttemptCount)
-			requireSameTime(t, next, got.NextAttemptAt, "next_attempt_at")
-			require.Equal(t, "broker unreachable", got.LastError)
-			require.Empty(t, got.LockedBy)
-			require.True(t, got.LockedUntil.IsZero(), "locked_until = %s", got.LockedUntil)
+			requireReturned(t, got, 0, next, "broker unreachable")
 		}
 		require.Equal(t, 0, postpone(t, h, ws, "d1", next, "again", e1.ID), "postponed once: fenced")
 		require.Equal(t, 0, postpone(t, h, ws, "d1", next, "none"))
