@@ -490,24 +490,16 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 			}
 		})
 
-		ids, err := h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, uuid.Nil, 10000)
-		require.NoError(t, err)
-		require.Contains(t, ids, due)
-		require.Contains(t, ids, leased)
-		require.NotContains(t, ids, notYet)
-		require.NotContains(t, ids, empty)
-		requireDistinct(t, ids)
-
-		ids, err = h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, uuid.Nil, 1)
-		require.NoError(t, err)
-		require.Len(t, ids, 1)
+		requireDiscovers(t, func(limit int) ([]uuid.UUID, error) {
+			return h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, uuid.Nil, limit)
+		}, []uuid.UUID{due, leased}, []uuid.UUID{notYet, empty})
 
 		// The cursor: only ids after it, in id order.
 		first, second := due, leased
 		if slices.Compare(second[:], first[:]) < 0 {
 			first, second = second, first
 		}
-		ids, err = h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, first, 10000)
+		ids, err := h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, first, 10000)
 		require.NoError(t, err)
 		require.NotContains(t, ids, first)
 		require.Contains(t, ids, second)
@@ -541,19 +533,16 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 			}
 		})
 
-		ids, err := h.OutboxDiscovery.WorkspacesWithDispatchedBefore(t.Context(), asOf, 10000)
-		require.NoError(t, err)
-		require.Contains(t, ids, old)
-		require.NotContains(t, ids, recent)
-		requireDistinct(t, ids)
-		ids, err = h.OutboxDiscovery.WorkspacesWithDispatchedBefore(t.Context(), asOf.Add(2*time.Minute), 1)
-		require.NoError(t, err)
-		require.Len(t, ids, 1)
+		dispatchedBefore := func(before time.Time) func(limit int) ([]uuid.UUID, error) {
+			return func(limit int) ([]uuid.UUID, error) {
+				return h.OutboxDiscovery.WorkspacesWithDispatchedBefore(t.Context(), before, limit)
+			}
+		}
+		requireDiscovers(t, dispatchedBefore(asOf), []uuid.UUID{old}, []uuid.UUID{recent})
+		requireDiscovers(t, dispatchedBefore(asOf.Add(2*time.Minute)), []uuid.UUID{old, recent}, nil)
 
 		require.Equal(t, 1, deleteDispatched(t, h, old, asOf, 10))
-		ids, err = h.OutboxDiscovery.WorkspacesWithDispatchedBefore(t.Context(), asOf, 10000)
-		require.NoError(t, err)
-		require.NotContains(t, ids, old)
+		requireDiscovers(t, dispatchedBefore(asOf), nil, []uuid.UUID{old})
 	})
 
 	t.Run("stats count events per status", func(t *testing.T) {
@@ -663,12 +652,27 @@ func drain(t *testing.T, h Harness, workspace uuid.UUID) {
 	}
 }
 
-func requireDistinct(t *testing.T, ids []uuid.UUID) {
+// requireDiscovers asserts what a discovery across workspaces lists:
+// every workspace of with and none of without, each once, and one when
+// asked for one (with names at least two, so the limit is what bounds
+// it).
+func requireDiscovers(t *testing.T, discover func(limit int) ([]uuid.UUID, error), with, without []uuid.UUID) {
 	t.Helper()
+	ids, err := discover(10000)
+	require.NoError(t, err)
+	require.Subset(t, ids, with)
+	for _, ws := range without {
+		require.NotContains(t, ids, ws)
+	}
 	seen := map[uuid.UUID]bool{}
 	for _, id := range ids {
 		require.False(t, seen[id], "workspace %s listed twice", id)
 		seen[id] = true
+	}
+	if len(with) > 1 {
+		ids, err = discover(1)
+		require.NoError(t, err)
+		require.Len(t, ids, 1)
 	}
 }
 
