@@ -13,10 +13,6 @@ func billingKey(workspace, task uuid.UUID) uniqueKey {
 	return uniqueKey{"ai_billing_records_task_key", workspace.String() + "\x00" + task.String()}
 }
 
-// aiTaskTable is the ai_tasks table.
-var aiTaskTable = taskTable[model.AITask]("AI task", "ai_tasks_pkey",
-	func(r *taskRows) map[uuid.UUID]model.AITask { return r.aiTasks }, nil)
-
 func (r aiTaskRepo) Create(_ context.Context, a model.AITask) error {
 	return aiTaskTable.create(r.t, a, productRef(a.ProductID))
 }

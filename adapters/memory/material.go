@@ -18,11 +18,6 @@ type transferItemKey struct {
 	index    int
 }
 
-// transferTable is the material_transfers table; its items are rows of
-// their own (transferItems), so its rows hold none.
-var transferTable = taskTable[model.MaterialTransfer]("material transfer", "material_transfers_pkey",
-	func(r *taskRows) map[uuid.UUID]model.MaterialTransfer { return r.transfers }, nil)
-
 func (r transferRepo) Create(_ context.Context, tr model.MaterialTransfer) error {
 	t := r.t
 	if err := t.lockOwn("material transfer", tr.WorkspaceID); err != nil {

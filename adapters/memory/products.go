@@ -10,13 +10,6 @@ import (
 	"github.com/oncehq/once/domain/model"
 )
 
-// productTable is the products table.
-var productTable = table[model.Product]{
-	noun: "product", pkey: "products_pkey", copy: copyProduct,
-	rows: func(r *taskRows) map[uuid.UUID]model.Product { return r.products },
-	ids:  func(p model.Product) (uuid.UUID, uuid.UUID) { return p.ID, p.WorkspaceID },
-}
-
 // productRevisionKey is the right to write revision rev of product id. An
 // Update reserves the revision it writes, so of two transactions updating
 // from the same revision only one gets it, as PostgreSQL's row lock and

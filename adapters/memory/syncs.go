@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 )
 
@@ -16,20 +15,6 @@ type catalogItemKey struct {
 	store      uuid.UUID
 	externalID string
 }
-
-// syncTable is the catalog_syncs table. Its live index is the partial unique
-// index of PostgreSQL: one pending or running sync per (workspace, store).
-var syncTable = taskTable[model.CatalogSync]("catalog sync", "catalog_syncs_pkey",
-	func(r *taskRows) map[uuid.UUID]model.CatalogSync { return r.syncs },
-	&liveIndex[model.CatalogSync]{
-		holds: func(s model.CatalogSync) bool { return s.Status.Active() },
-		key: func(s model.CatalogSync) uniqueKey {
-			return uniqueKey{"catalog_syncs_active_key", s.WorkspaceID.String() + "\x00" + s.StoreID.String()}
-		},
-		taken: func(s model.CatalogSync) *domain.Error {
-			return domain.Errorf(domain.CodeSyncAlreadyActive, "store %s already has an active catalog sync", s.StoreID)
-		},
-	})
 
 func (r syncRepo) Create(_ context.Context, s model.CatalogSync) error {
 	return syncTable.create(r.t, s, storeRef(s.StoreID))
