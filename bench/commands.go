@@ -45,9 +45,6 @@ func benchDrainCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if cfg.Dispatchers, err = delivery.ParseCounts("dispatchers", dispatchers); err != nil {
-				return err
-			}
 			if cfg.Queues, err = delivery.ParseQueues(queues); err != nil {
 				return err
 			}
@@ -56,12 +53,9 @@ func benchDrainCmd() *cobra.Command {
 					return err
 				}
 			}
-			if cfg.Binary, err = os.Executable(); err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return delivery.RunDrain(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runDeliveryBench(cmd, &cfg.Common, dispatchers, func(ctx context.Context) error {
+				return delivery.RunDrain(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
 		},
 	}
 	commonFlags(cmd, &cfg.Common, &dispatchers)
@@ -85,16 +79,9 @@ func benchSteadyCmd() *cobra.Command {
 			"commit time. Prints p50/p99/max; median (min–max) of --reps interleaved repetitions.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if cfg.Dispatchers, err = delivery.ParseCounts("dispatchers", dispatchers); err != nil {
-				return err
-			}
-			if cfg.Binary, err = os.Executable(); err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return delivery.RunSteady(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runDeliveryBench(cmd, &cfg.Common, dispatchers, func(ctx context.Context) error {
+				return delivery.RunSteady(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
 		},
 	}
 	commonFlags(cmd, &cfg.Common, &dispatchers)
@@ -249,6 +236,25 @@ func runSubprocessBench(cmd *cobra.Command, binary *string, run func(ctx context
 	if _, err := os.Stat(*binary); err != nil {
 		return fmt.Errorf("the once binary %s: %w (run `make build`, or pass --binary)", *binary, err)
 	}
+	return untilInterrupted(cmd, run)
+}
+
+// runDeliveryBench runs a bench of bench/delivery (drain, steady), whose
+// Dispatcher and producer processes are this binary run again, with the
+// Dispatcher counts of --dispatchers, until it ends or is interrupted.
+func runDeliveryBench(cmd *cobra.Command, c *delivery.Common, dispatchers string, run func(ctx context.Context) error) error {
+	var err error
+	if c.Dispatchers, err = delivery.ParseCounts("dispatchers", dispatchers); err != nil {
+		return err
+	}
+	if c.Binary, err = os.Executable(); err != nil {
+		return err
+	}
+	return untilInterrupted(cmd, run)
+}
+
+// untilInterrupted runs run with a context that ends on SIGINT or SIGTERM.
+func untilInterrupted(cmd *cobra.Command, run func(ctx context.Context) error) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return run(ctx)

@@ -13,10 +13,6 @@ func billingKey(workspace, task uuid.UUID) uniqueKey {
 	return uniqueKey{"ai_billing_records_task_key", workspace.String() + "\x00" + task.String()}
 }
 
-// aiTaskTable is the ai_tasks table.
-var aiTaskTable = taskTable[model.AITask]("AI task", "ai_tasks_pkey",
-	func(r *taskRows) map[uuid.UUID]model.AITask { return r.aiTasks }, nil)
-
 func (r aiTaskRepo) Create(_ context.Context, a model.AITask) error {
 	return aiTaskTable.create(r.t, a, productRef(a.ProductID))
 }
@@ -49,16 +45,14 @@ func (r aiTaskRepo) Bill(_ context.Context, b model.BillingRecord) (bool, error)
 
 func (r aiTaskRepo) BillingRecords(_ context.Context, taskID uuid.UUID) ([]model.BillingRecord, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return nil, err
-	}
-	defer t.db.mu.Unlock()
-	b, ok := t.billing[taskID]
-	if !ok {
-		b, ok = t.db.billing[taskID]
-	}
-	if !ok || b.WorkspaceID != t.workspace {
-		return nil, nil
-	}
-	return []model.BillingRecord{copyBilling(b)}, nil
+	return inLock(t, func() ([]model.BillingRecord, error) {
+		b, ok := t.billing[taskID]
+		if !ok {
+			b, ok = t.db.billing[taskID]
+		}
+		if !ok || b.WorkspaceID != t.workspace {
+			return nil, nil
+		}
+		return []model.BillingRecord{copyBilling(b)}, nil
+	})
 }

@@ -25,13 +25,10 @@ type DB struct {
 
 	taskRows // committed
 
-	workspaces map[uuid.UUID]model.Workspace
-	members    map[memberKey]model.Member
-	operations map[uuid.UUID]model.Operation
-	events     map[uuid.UUID]eventRow
-	idem       map[model.IdempotencyScope]idemRow
+	members map[memberKey]model.Member
+	events  map[uuid.UUID]eventRow
+	idem    map[model.IdempotencyScope]idemRow
 
-	products      map[uuid.UUID]model.Product
 	transferItems map[transferItemKey]model.MaterialItem
 	catalogItems  map[catalogItemKey]model.CatalogItem
 	billing       map[uuid.UUID]model.BillingRecord // by task id
@@ -61,14 +58,11 @@ type DB struct {
 // from the same DB so they see the same rows.
 func NewDB() *DB {
 	return &DB{
-		taskRows:   newTaskRows(),
-		workspaces: map[uuid.UUID]model.Workspace{},
-		members:    map[memberKey]model.Member{},
-		operations: map[uuid.UUID]model.Operation{},
-		events:     map[uuid.UUID]eventRow{},
-		idem:       map[model.IdempotencyScope]idemRow{},
+		taskRows: newTaskRows(),
+		members:  map[memberKey]model.Member{},
+		events:   map[uuid.UUID]eventRow{},
+		idem:     map[model.IdempotencyScope]idemRow{},
 
-		products:      map[uuid.UUID]model.Product{},
 		transferItems: map[transferItemKey]model.MaterialItem{},
 		catalogItems:  map[catalogItemKey]model.CatalogItem{},
 		billing:       map[uuid.UUID]model.BillingRecord{},

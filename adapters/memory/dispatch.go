@@ -62,75 +62,73 @@ func (r dispatchRepo) stageLocked(row eventRow) {
 // attempts reach maxAttempts.
 func (r dispatchRepo) ClaimDue(_ context.Context, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (ports.Claim, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return ports.Claim{}, err
-	}
-	defer t.db.mu.Unlock()
-	if limit <= 0 {
-		return ports.Claim{}, nil
-	}
-	if owner == "" {
-		return ports.Claim{}, domain.Errorf(domain.CodeValidation, "a claim needs an owner")
-	}
-	if lease <= 0 || maxAttempts <= 0 {
-		return ports.Claim{}, domain.Errorf(domain.CodeValidation, "a claim needs a positive lease and maximum of attempts")
-	}
-	if now.IsZero() {
-		now = time.Now()
-	}
-	type candidate struct {
-		row eventRow
-		due time.Time
-	}
-	byDue := func(a, b candidate) int {
-		return cmp.Or(a.due.Compare(b.due), cmp.Compare(a.row.seq, b.row.seq))
-	}
-	var pending, expired []candidate
-	for _, row := range t.visibleEventsLocked() {
-		if r.lockedByOtherLocked(row.event.ID) {
-			continue
+	return inLock(t, func() (ports.Claim, error) {
+		if limit <= 0 {
+			return ports.Claim{}, nil
 		}
-		if at, ok := dueAt(row.event, now); ok {
-			if row.event.Status == model.OutboxDispatching {
-				expired = append(expired, candidate{row, at})
-			} else {
-				pending = append(pending, candidate{row, at})
+		if owner == "" {
+			return ports.Claim{}, domain.Errorf(domain.CodeValidation, "a claim needs an owner")
+		}
+		if lease <= 0 || maxAttempts <= 0 {
+			return ports.Claim{}, domain.Errorf(domain.CodeValidation, "a claim needs a positive lease and maximum of attempts")
+		}
+		if now.IsZero() {
+			now = time.Now()
+		}
+		type candidate struct {
+			row eventRow
+			due time.Time
+		}
+		byDue := func(a, b candidate) int {
+			return cmp.Or(a.due.Compare(b.due), cmp.Compare(a.row.seq, b.row.seq))
+		}
+		var pending, expired []candidate
+		for _, row := range t.visibleEventsLocked() {
+			if r.lockedByOtherLocked(row.event.ID) {
+				continue
+			}
+			if at, ok := dueAt(row.event, now); ok {
+				if row.event.Status == model.OutboxDispatching {
+					expired = append(expired, candidate{row, at})
+				} else {
+					pending = append(pending, candidate{row, at})
+				}
 			}
 		}
-	}
-	slices.SortFunc(pending, byDue)
-	slices.SortFunc(expired, byDue)
-	due := append(pending[:min(len(pending), limit)], expired[:min(len(expired), 1)]...)
-	slices.SortFunc(due, byDue)
-	due = due[:min(len(due), limit)]
-	var claim ports.Claim
-	for _, c := range due {
-		e := c.row.event
-		takenOver := e.Status == model.OutboxDispatching
-		if takenOver {
-			e.AttemptCount++
-			e.LastError = model.LeaseExpiredError(e.AttemptCount)
+		slices.SortFunc(pending, byDue)
+		slices.SortFunc(expired, byDue)
+		due := append(pending[:min(len(pending), limit)], expired[:min(len(expired), 1)]...)
+		slices.SortFunc(due, byDue)
+		due = due[:min(len(due), limit)]
+		var claim ports.Claim
+		for _, c := range due {
+			e := c.row.event
+			takenOver := e.Status == model.OutboxDispatching
+			if takenOver {
+				e.AttemptCount++
+				e.LastError = model.LeaseExpiredError(e.AttemptCount)
+			}
+			if takenOver && e.AttemptCount >= maxAttempts {
+				e.Status = model.OutboxDeadLetter
+				e.LockedBy, e.LockedUntil = "", time.Time{}
+			} else {
+				e.Status = model.OutboxDispatching
+				e.LockedBy = owner
+				e.LockedUntil = now.Add(lease)
+			}
+			e = copyEvent(e)
+			r.stageLocked(eventRow{event: e, seq: c.row.seq})
+			switch {
+			case e.Status == model.OutboxDeadLetter:
+				claim.DeadLettered = append(claim.DeadLettered, e.ID)
+			case takenOver:
+				claim.TakenOver = append(claim.TakenOver, copyEvent(e))
+			default:
+				claim.Events = append(claim.Events, copyEvent(e))
+			}
 		}
-		if takenOver && e.AttemptCount >= maxAttempts {
-			e.Status = model.OutboxDeadLetter
-			e.LockedBy, e.LockedUntil = "", time.Time{}
-		} else {
-			e.Status = model.OutboxDispatching
-			e.LockedBy = owner
-			e.LockedUntil = now.Add(lease)
-		}
-		e = copyEvent(e)
-		r.stageLocked(eventRow{event: e, seq: c.row.seq})
-		switch {
-		case e.Status == model.OutboxDeadLetter:
-			claim.DeadLettered = append(claim.DeadLettered, e.ID)
-		case takenOver:
-			claim.TakenOver = append(claim.TakenOver, copyEvent(e))
-		default:
-			claim.Events = append(claim.Events, copyEvent(e))
-		}
-	}
-	return claim, nil
+		return claim, nil
+	})
 }
 
 // ownedLocked returns event id if t may change it as owner: visible, not
@@ -150,23 +148,21 @@ func (r dispatchRepo) ownedLocked(owner string, id uuid.UUID) (eventRow, bool) {
 // clears its lease and stages it; it returns how many changed.
 func (r dispatchRepo) settleOwned(owner string, ids []uuid.UUID, change func(*model.OutboxEvent)) (int, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return 0, err
-	}
-	defer t.db.mu.Unlock()
-	n := 0
-	for _, id := range ids {
-		row, ok := r.ownedLocked(owner, id)
-		if !ok {
-			continue
+	return inLock(t, func() (int, error) {
+		n := 0
+		for _, id := range ids {
+			row, ok := r.ownedLocked(owner, id)
+			if !ok {
+				continue
+			}
+			change(&row.event)
+			row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
+			row.event = copyEvent(row.event)
+			r.stageLocked(row)
+			n++
 		}
-		change(&row.event)
-		row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
-		row.event = copyEvent(row.event)
-		r.stageLocked(row)
-		n++
-	}
-	return n, nil
+		return n, nil
+	})
 }
 
 func (r dispatchRepo) MarkDispatched(_ context.Context, owner string, ids []uuid.UUID, at time.Time) (int, error) {
@@ -218,38 +214,34 @@ func (r dispatchRepo) DeadLetter(_ context.Context, owner string, id uuid.UUID, 
 // workspace's; an empty, non-nil ids none. last_error is kept.
 func (r dispatchRepo) Redrive(_ context.Context, ids []uuid.UUID, now time.Time) (int, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return 0, err
-	}
-	defer t.db.mu.Unlock()
-	if now.IsZero() {
-		now = time.Now()
-	}
-	var rows []eventRow
-	if ids == nil {
-		rows = t.visibleEventsLocked()
-	} else {
-		for _, id := range ids {
-			if row, ok := t.visibleEventLocked(id); ok {
-				rows = append(rows, row)
+	now = orNow(now)
+	return inLock(t, func() (int, error) {
+		var rows []eventRow
+		if ids == nil {
+			rows = t.visibleEventsLocked()
+		} else {
+			for _, id := range ids {
+				if row, ok := t.visibleEventLocked(id); ok {
+					rows = append(rows, row)
+				}
 			}
 		}
-	}
-	n := 0
-	seen := map[uuid.UUID]bool{}
-	for _, row := range rows {
-		if seen[row.event.ID] || row.event.Status != model.OutboxDeadLetter || r.lockedByOtherLocked(row.event.ID) {
-			continue
+		n := 0
+		seen := map[uuid.UUID]bool{}
+		for _, row := range rows {
+			if seen[row.event.ID] || row.event.Status != model.OutboxDeadLetter || r.lockedByOtherLocked(row.event.ID) {
+				continue
+			}
+			seen[row.event.ID] = true
+			row.event.Status = model.OutboxPending
+			row.event.AttemptCount = 0
+			row.event.NextAttemptAt = now
+			row.event = copyEvent(row.event)
+			r.stageLocked(row)
+			n++
 		}
-		seen[row.event.ID] = true
-		row.event.Status = model.OutboxPending
-		row.event.AttemptCount = 0
-		row.event.NextAttemptAt = now
-		row.event = copyEvent(row.event)
-		r.stageLocked(row)
-		n++
-	}
-	return n, nil
+		return n, nil
+	})
 }
 
 // DeleteDispatchedBefore deletes up to limit events of the workspace
@@ -257,31 +249,29 @@ func (r dispatchRepo) Redrive(_ context.Context, ids []uuid.UUID, now time.Time)
 // other transactions hold.
 func (r dispatchRepo) DeleteDispatchedBefore(_ context.Context, before time.Time, limit int) (int, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return 0, err
-	}
-	defer t.db.mu.Unlock()
-	var old []eventRow
-	for _, row := range t.visibleEventsLocked() {
-		if row.event.Status == model.OutboxDispatched && row.event.DispatchedAt.Before(before) &&
-			!r.lockedByOtherLocked(row.event.ID) {
-			old = append(old, row)
+	return inLock(t, func() (int, error) {
+		var old []eventRow
+		for _, row := range t.visibleEventsLocked() {
+			if row.event.Status == model.OutboxDispatched && row.event.DispatchedAt.Before(before) &&
+				!r.lockedByOtherLocked(row.event.ID) {
+				old = append(old, row)
+			}
 		}
-	}
-	slices.SortFunc(old, func(a, b eventRow) int {
-		return cmp.Or(a.event.DispatchedAt.Compare(b.event.DispatchedAt), cmp.Compare(a.seq, b.seq))
+		slices.SortFunc(old, func(a, b eventRow) int {
+			return cmp.Or(a.event.DispatchedAt.Compare(b.event.DispatchedAt), cmp.Compare(a.seq, b.seq))
+		})
+		old = old[:min(len(old), max(limit, 0))]
+		for _, row := range old {
+			id := row.event.ID
+			delete(t.events, id)
+			t.eventDeletes[id] = true
+			if t.db.eventLocks[id] == nil {
+				t.db.eventLocks[id] = t
+				t.lockedEvents = append(t.lockedEvents, id)
+			}
+		}
+		return len(old), nil
 	})
-	old = old[:min(len(old), max(limit, 0))]
-	for _, row := range old {
-		id := row.event.ID
-		delete(t.events, id)
-		t.eventDeletes[id] = true
-		if t.db.eventLocks[id] == nil {
-			t.db.eventLocks[id] = t
-			t.lockedEvents = append(t.lockedEvents, id)
-		}
-	}
-	return len(old), nil
 }
 
 // OutboxDiscovery finds outbox work across the whole DB: workspace ids and

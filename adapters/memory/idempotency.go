@@ -69,47 +69,41 @@ func (r idempotencyRepo) Claim(_ context.Context, rec model.IdempotencyRecord) (
 
 func (r idempotencyRepo) Complete(_ context.Context, scope model.IdempotencyScope, resp model.SavedResponse, at time.Time) error {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	rec, ok := t.claims[scope]
-	if !ok || rec.Status != model.IdempotencyInProgress {
-		// No claim, or one this transaction already completed.
-		return domain.Errorf(domain.CodeNotFound, "this transaction holds no idempotency claim for the scope")
-	}
-	rec.Status = model.IdempotencyCompleted
-	rec.Response = resp
-	rec.CompletedAt = at
-	t.claims[scope] = copyRecord(rec)
-	return nil
+	return t.inLock(func() error {
+		rec, ok := t.claims[scope]
+		if !ok || rec.Status != model.IdempotencyInProgress {
+			// No claim, or one this transaction already completed.
+			return domain.Errorf(domain.CodeNotFound, "this transaction holds no idempotency claim for the scope")
+		}
+		rec.Status = model.IdempotencyCompleted
+		rec.Response = resp
+		rec.CompletedAt = at
+		t.claims[scope] = copyRecord(rec)
+		return nil
+	})
 }
 
 // DeleteExpired removes the committed records of this workspace that expired
 // before now, those that expired first first.
 func (r idempotencyRepo) DeleteExpired(_ context.Context, now time.Time, limit int) (int, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return 0, err
-	}
-	defer t.db.mu.Unlock()
-	if now.IsZero() {
-		now = time.Now()
-	}
-	var expired []idemRow
-	for scope, row := range t.db.idem {
-		if scope.WorkspaceID == t.workspace && row.record.ExpiresAt.Before(now) && !r.deletedLocked(scope, row) {
-			expired = append(expired, row)
+	now = orNow(now)
+	return inLock(t, func() (int, error) {
+		var expired []idemRow
+		for scope, row := range t.db.idem {
+			if scope.WorkspaceID == t.workspace && row.record.ExpiresAt.Before(now) && !r.deletedLocked(scope, row) {
+				expired = append(expired, row)
+			}
 		}
-	}
-	slices.SortFunc(expired, func(a, b idemRow) int {
-		return cmp.Or(a.record.ExpiresAt.Compare(b.record.ExpiresAt), cmp.Compare(a.version, b.version))
+		slices.SortFunc(expired, func(a, b idemRow) int {
+			return cmp.Or(a.record.ExpiresAt.Compare(b.record.ExpiresAt), cmp.Compare(a.version, b.version))
+		})
+		expired = expired[:min(len(expired), max(limit, 0))]
+		for _, row := range expired {
+			t.deletes[row.record.Scope] = row.version
+		}
+		return len(expired), nil
 	})
-	expired = expired[:min(len(expired), max(limit, 0))]
-	for _, row := range expired {
-		t.deletes[row.record.Scope] = row.version
-	}
-	return len(expired), nil
 }
 
 // deletedLocked reports whether this tx already deleted row.

@@ -23,39 +23,37 @@ type listShape[T any] struct {
 // over the committed rows) in its workspace, newest first by id as
 // PostgreSQL orders uuids (byte by byte), older than the cursor.
 func listNewest[T any](t *tx, committed, mine map[uuid.UUID]T, q ports.ListQuery, s listShape[T]) ([]T, error) {
-	if err := t.lock(); err != nil {
-		return nil, err
-	}
-	defer t.db.mu.Unlock()
-	if q.Limit <= 0 {
-		return nil, nil
-	}
-	var out []T
-	add := func(v T) {
-		id, workspace := s.ids(v)
-		if workspace != t.workspace || !s.match(v, q) ||
-			(q.StartingAfter != uuid.Nil && bytes.Compare(id[:], q.StartingAfter[:]) >= 0) {
-			return
+	return inLock(t, func() ([]T, error) {
+		if q.Limit <= 0 {
+			return nil, nil
 		}
-		out = append(out, s.copy(v))
-	}
-	for id, v := range committed {
-		if _, own := mine[id]; !own {
+		var out []T
+		add := func(v T) {
+			id, workspace := s.ids(v)
+			if workspace != t.workspace || !s.match(v, q) ||
+				(q.StartingAfter != uuid.Nil && bytes.Compare(id[:], q.StartingAfter[:]) >= 0) {
+				return
+			}
+			out = append(out, s.copy(v))
+		}
+		for id, v := range committed {
+			if _, own := mine[id]; !own {
+				add(v)
+			}
+		}
+		for _, v := range mine {
 			add(v)
 		}
-	}
-	for _, v := range mine {
-		add(v)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, _ := s.ids(out[i])
-		b, _ := s.ids(out[j])
-		return bytes.Compare(a[:], b[:]) > 0
+		sort.Slice(out, func(i, j int) bool {
+			a, _ := s.ids(out[i])
+			b, _ := s.ids(out[j])
+			return bytes.Compare(a[:], b[:]) > 0
+		})
+		if len(out) > q.Limit {
+			out = out[:q.Limit]
+		}
+		return out, nil
 	})
-	if len(out) > q.Limit {
-		out = out[:q.Limit]
-	}
-	return out, nil
 }
 
 // is reports whether a filter value is unset or equal to the row's.
@@ -76,11 +74,7 @@ func (r storeRepo) List(_ context.Context, q ports.ListQuery) ([]model.Store, er
 }
 
 func (r productRepo) List(_ context.Context, q ports.ListQuery) ([]model.Product, error) {
-	return listNewest(r.t, r.t.db.products, r.t.products, q, listShape[model.Product]{
-		ids:   func(p model.Product) (uuid.UUID, uuid.UUID) { return p.ID, p.WorkspaceID },
-		match: func(model.Product, ports.ListQuery) bool { return true },
-		copy:  copyProduct,
-	})
+	return productTable.list(r.t, q, func(model.Product, ports.ListQuery) bool { return true })
 }
 
 func (r mediaRepo) List(_ context.Context, q ports.ListQuery) ([]model.Media, error) {

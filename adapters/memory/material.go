@@ -18,11 +18,6 @@ type transferItemKey struct {
 	index    int
 }
 
-// transferTable is the material_transfers table; its items are rows of
-// their own (transferItems), so its rows hold none.
-var transferTable = taskTable[model.MaterialTransfer]("material transfer", "material_transfers_pkey",
-	func(r *taskRows) map[uuid.UUID]model.MaterialTransfer { return r.transfers }, nil)
-
 func (r transferRepo) Create(_ context.Context, tr model.MaterialTransfer) error {
 	t := r.t
 	if err := t.lockOwn("material transfer", tr.WorkspaceID); err != nil {
@@ -50,31 +45,29 @@ func (r transferRepo) Create(_ context.Context, tr model.MaterialTransfer) error
 
 func (r transferRepo) Get(_ context.Context, id uuid.UUID) (model.MaterialTransfer, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return model.MaterialTransfer{}, err
-	}
-	defer t.db.mu.Unlock()
-	tr, ok := transferTable.visibleLocked(t, id)
-	if !ok {
-		return model.MaterialTransfer{}, transferTable.notFound(id)
-	}
-	tr = transferTable.copy(tr)
-	items := map[int]model.MaterialItem{}
-	for k, it := range t.db.transferItems {
-		if k.transfer == id {
-			items[k.index] = it
+	return inLock(t, func() (model.MaterialTransfer, error) {
+		tr, ok := transferTable.visibleLocked(t, id)
+		if !ok {
+			return model.MaterialTransfer{}, transferTable.notFound(id)
 		}
-	}
-	for k, it := range t.transferItems {
-		if k.transfer == id {
-			items[k.index] = it
+		tr = transferTable.copy(tr)
+		items := map[int]model.MaterialItem{}
+		for k, it := range t.db.transferItems {
+			if k.transfer == id {
+				items[k.index] = it
+			}
 		}
-	}
-	for _, it := range items {
-		tr.Items = append(tr.Items, it)
-	}
-	sort.Slice(tr.Items, func(i, j int) bool { return tr.Items[i].Index < tr.Items[j].Index })
-	return tr, nil
+		for k, it := range t.transferItems {
+			if k.transfer == id {
+				items[k.index] = it
+			}
+		}
+		for _, it := range items {
+			tr.Items = append(tr.Items, it)
+		}
+		sort.Slice(tr.Items, func(i, j int) bool { return tr.Items[i].Index < tr.Items[j].Index })
+		return tr, nil
+	})
 }
 
 func (r transferRepo) UpdateStatus(_ context.Context, tr model.MaterialTransfer) error {
@@ -85,29 +78,27 @@ func (r transferRepo) UpdateStatus(_ context.Context, tr model.MaterialTransfer)
 
 func (r transferRepo) MarkItemDone(_ context.Context, id uuid.UUID, index int, objectKey string, size int64) error {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	if _, ok := transferTable.visibleLocked(t, id); !ok {
-		return itemNotFound(id, index)
-	}
-	k := transferItemKey{id, index}
-	it, ok := t.transferItems[k]
-	if !ok {
-		it, ok = t.db.transferItems[k]
-	}
-	if !ok {
-		return itemNotFound(id, index)
-	}
-	if it.Done {
+	return t.inLock(func() error {
+		if _, ok := transferTable.visibleLocked(t, id); !ok {
+			return itemNotFound(id, index)
+		}
+		k := transferItemKey{id, index}
+		it, ok := t.transferItems[k]
+		if !ok {
+			it, ok = t.db.transferItems[k]
+		}
+		if !ok {
+			return itemNotFound(id, index)
+		}
+		if it.Done {
+			return nil
+		}
+		it.Done = true
+		it.ObjectKey = objectKey
+		it.SizeBytes = size
+		t.transferItems[k] = it
 		return nil
-	}
-	it.Done = true
-	it.ObjectKey = objectKey
-	it.SizeBytes = size
-	t.transferItems[k] = it
-	return nil
+	})
 }
 
 func itemNotFound(id uuid.UUID, index int) error {

@@ -10,17 +10,6 @@ import (
 	"github.com/oncehq/once/domain/model"
 )
 
-// mediaTable is the media table.
-var mediaTable = table[model.Media]{
-	noun: "media", pkey: "media_pkey", copy: copyMedia,
-	rows: func(r *taskRows) map[uuid.UUID]model.Media { return r.media },
-	ids:  func(m model.Media) (uuid.UUID, uuid.UUID) { return m.ID, m.WorkspaceID },
-}
-
-func (r mediaRepo) Create(_ context.Context, m model.Media) error {
-	return mediaTable.create(r.t, m)
-}
-
 func (r mediaRepo) Update(_ context.Context, m model.Media) error {
 	return mediaTable.update(r.t, m.ID, func(cur *model.Media) {
 		cur.Status, cur.Variants, cur.Reason, cur.UpdatedAt = m.Status, m.Variants, m.Reason, m.UpdatedAt

@@ -36,77 +36,71 @@ func (r memberRepo) Add(_ context.Context, m model.Member) error {
 
 func (r memberRepo) Get(_ context.Context, user uuid.UUID) (model.Member, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return model.Member{}, err
-	}
-	defer t.db.mu.Unlock()
-	k := memberKey{t.workspace, user}
-	if m, ok := t.members[k]; ok {
-		return copyMember(m), nil
-	}
-	if m, ok := t.db.members[k]; ok && !t.memberDeletes[k] {
-		return copyMember(m), nil
-	}
-	return model.Member{}, domain.Errorf(domain.CodeNotFound, "user %s is not a member of this workspace", user)
+	return inLock(t, func() (model.Member, error) {
+		k := memberKey{t.workspace, user}
+		if m, ok := t.members[k]; ok {
+			return copyMember(m), nil
+		}
+		if m, ok := t.db.members[k]; ok && !t.memberDeletes[k] {
+			return copyMember(m), nil
+		}
+		return model.Member{}, domain.Errorf(domain.CodeNotFound, "user %s is not a member of this workspace", user)
+	})
 }
 
 func (r memberRepo) List(_ context.Context) ([]model.Member, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return nil, err
-	}
-	defer t.db.mu.Unlock()
-	var out []model.Member
-	for k, m := range t.db.members {
-		if _, own := t.members[k]; !own && k.workspace == t.workspace && !t.memberDeletes[k] {
-			out = append(out, copyMember(m))
+	return inLock(t, func() ([]model.Member, error) {
+		var out []model.Member
+		for k, m := range t.db.members {
+			if _, own := t.members[k]; !own && k.workspace == t.workspace && !t.memberDeletes[k] {
+				out = append(out, copyMember(m))
+			}
 		}
-	}
-	for k, m := range t.members {
-		if k.workspace == t.workspace {
-			out = append(out, copyMember(m))
+		for k, m := range t.members {
+			if k.workspace == t.workspace {
+				out = append(out, copyMember(m))
+			}
 		}
-	}
-	slices.SortFunc(out, func(a, b model.Member) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.UserID[:], b.UserID[:])
+		slices.SortFunc(out, func(a, b model.Member) int {
+			if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+				return c
+			}
+			return bytes.Compare(a.UserID[:], b.UserID[:])
+		})
+		return out, nil
 	})
-	return out, nil
 }
 
 func (r memberRepo) Remove(_ context.Context, user uuid.UUID) error {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	k := memberKey{t.workspace, user}
-	_, own := t.members[k]
-	_, committed := t.db.members[k]
-	if current, ok := r.visibleLocked(k); ok && current.Role == model.RoleAdmin {
-		// Like the admin rows PostgreSQL locks: one admin removal at a time.
-		if !t.db.lockRowLocked(t, uniqueKey{"workspace_admins", t.workspace.String()}) {
-			return domain.Errorf(domain.CodeInvalidState, "the workspace's admins are being changed by a concurrent request")
+	return t.inLock(func() error {
+		k := memberKey{t.workspace, user}
+		_, own := t.members[k]
+		_, committed := t.db.members[k]
+		if current, ok := r.visibleLocked(k); ok && current.Role == model.RoleAdmin {
+			// Like the admin rows PostgreSQL locks: one admin removal at a time.
+			if !t.db.lockRowLocked(t, uniqueKey{"workspace_admins", t.workspace.String()}) {
+				return domain.Errorf(domain.CodeInvalidState, "the workspace's admins are being changed by a concurrent request")
+			}
+			if r.adminsLocked() <= 1 {
+				return domain.Errorf(domain.CodeInvalidState, "the last admin of a workspace cannot be removed")
+			}
 		}
-		if r.adminsLocked() <= 1 {
-			return domain.Errorf(domain.CodeInvalidState, "the last admin of a workspace cannot be removed")
-		}
-	}
-	switch {
-	case own:
-		delete(t.members, k)
-		if committed {
+		switch {
+		case own:
+			delete(t.members, k)
+			if committed {
+				t.memberDeletes[k] = true
+			}
+		case committed && !t.memberDeletes[k]:
 			t.memberDeletes[k] = true
+		default:
+			return domain.Errorf(domain.CodeNotFound, "user %s is not a member of this workspace", user)
 		}
-	case committed && !t.memberDeletes[k]:
-		t.memberDeletes[k] = true
-	default:
-		return domain.Errorf(domain.CodeNotFound, "user %s is not a member of this workspace", user)
-	}
-	t.db.releaseLocked(t, memberUniqueKey(k))
-	return nil
+		t.db.releaseLocked(t, memberUniqueKey(k))
+		return nil
+	})
 }
 
 // visibleLocked is the membership t sees for k.

@@ -28,67 +28,61 @@ func eventKey(id uuid.UUID) uniqueKey { return uniqueKey{"outbox_events_pkey", i
 // Append stages events as pending. The batch is written whole or not at all.
 func (r outboxRepo) Append(_ context.Context, events ...model.OutboxEvent) error {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	keys := make([]uniqueKey, 0, len(events))
-	for _, e := range events {
-		if err := t.ownWorkspace("outbox event", e.WorkspaceID); err != nil {
-			return err
+	return t.inLock(func() error {
+		keys := make([]uniqueKey, 0, len(events))
+		for _, e := range events {
+			if err := t.ownWorkspace("outbox event", e.WorkspaceID); err != nil {
+				return err
+			}
+			if err := model.CheckPayloadSafe(e.Payload); err != nil {
+				return err
+			}
+			keys = append(keys, eventKey(e.ID))
 		}
-		if err := model.CheckPayloadSafe(e.Payload); err != nil {
-			return err
+		if !t.db.reserveLocked(t, keys...) {
+			return domain.Errorf(domain.CodeConflict, "an outbox event with one of these ids already exists")
 		}
-		keys = append(keys, eventKey(e.ID))
-	}
-	if !t.db.reserveLocked(t, keys...) {
-		return domain.Errorf(domain.CodeConflict, "an outbox event with one of these ids already exists")
-	}
-	for _, e := range events {
-		e = copyEvent(e)
-		e.Status = model.OutboxPending
-		t.events[e.ID] = eventRow{event: e, seq: t.db.nextSeqLocked()}
-	}
-	return nil
+		for _, e := range events {
+			e = copyEvent(e)
+			e.Status = model.OutboxPending
+			t.events[e.ID] = eventRow{event: e, seq: t.db.nextSeqLocked()}
+		}
+		return nil
+	})
 }
 
 func (r outboxRepo) Get(_ context.Context, id uuid.UUID) (model.OutboxEvent, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return model.OutboxEvent{}, err
-	}
-	defer t.db.mu.Unlock()
-	row, ok := t.visibleEventLocked(id)
-	if !ok {
-		return model.OutboxEvent{}, domain.Errorf(domain.CodeNotFound, "outbox event %s not found", id)
-	}
-	return copyEvent(row.event), nil
+	return inLock(t, func() (model.OutboxEvent, error) {
+		row, ok := t.visibleEventLocked(id)
+		if !ok {
+			return model.OutboxEvent{}, domain.Errorf(domain.CodeNotFound, "outbox event %s not found", id)
+		}
+		return copyEvent(row.event), nil
+	})
 }
 
 func (r outboxRepo) List(_ context.Context, status model.OutboxStatus, limit int) ([]model.OutboxEvent, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return nil, err
-	}
-	defer t.db.mu.Unlock()
-	var rows []eventRow
-	add := func(row eventRow) {
-		if row.event.WorkspaceID == t.workspace && (status == "" || row.event.Status == status) {
-			rows = append(rows, row)
+	return inLock(t, func() ([]model.OutboxEvent, error) {
+		var rows []eventRow
+		add := func(row eventRow) {
+			if row.event.WorkspaceID == t.workspace && (status == "" || row.event.Status == status) {
+				rows = append(rows, row)
+			}
 		}
-	}
-	for _, row := range t.visibleEventsLocked() {
-		add(row)
-	}
-	slices.SortFunc(rows, func(a, b eventRow) int {
-		return cmp.Or(a.event.CreatedAt.Compare(b.event.CreatedAt), cmp.Compare(a.seq, b.seq))
+		for _, row := range t.visibleEventsLocked() {
+			add(row)
+		}
+		slices.SortFunc(rows, func(a, b eventRow) int {
+			return cmp.Or(a.event.CreatedAt.Compare(b.event.CreatedAt), cmp.Compare(a.seq, b.seq))
+		})
+		events := make([]model.OutboxEvent, 0, min(len(rows), max(limit, 0)))
+		for _, row := range rows[:min(len(rows), max(limit, 0))] {
+			events = append(events, copyEvent(row.event))
+		}
+		return events, nil
 	})
-	events := make([]model.OutboxEvent, 0, min(len(rows), max(limit, 0)))
-	for _, row := range rows[:min(len(rows), max(limit, 0))] {
-		events = append(events, copyEvent(row.event))
-	}
-	return events, nil
 }
 
 // visibleEventLocked returns event id as t sees it: its own write, else the

@@ -15,43 +15,39 @@ import (
 // worker delivers the message again and gives up once more.
 func (r outboxRepo) DeadLetterJob(_ context.Context, id uuid.UUID, reason string) (bool, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return false, err
-	}
-	defer t.db.mu.Unlock()
-	d := dispatchRepo{t}
-	row, ok := t.visibleEventLocked(id)
-	if !ok {
-		return false, nil
-	}
-	if d.lockedByOtherLocked(id) {
-		return false, domain.Errorf(domain.CodeUnavailable, "outbox event %s is locked by another transaction", id)
-	}
-	row.event.Status = model.OutboxDeadLetter
-	row.event.LastError = reason
-	row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
-	row.event = copyEvent(row.event)
-	d.stageLocked(row)
-	return true, nil
+	return inLock(t, func() (bool, error) {
+		d := dispatchRepo{t}
+		row, ok := t.visibleEventLocked(id)
+		if !ok {
+			return false, nil
+		}
+		if d.lockedByOtherLocked(id) {
+			return false, domain.Errorf(domain.CodeUnavailable, "outbox event %s is locked by another transaction", id)
+		}
+		row.event.Status = model.OutboxDeadLetter
+		row.event.LastError = reason
+		row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
+		row.event = copyEvent(row.event)
+		d.stageLocked(row)
+		return true, nil
+	})
 }
 
 // ForOperations implements ports.Outbox.
 func (r outboxRepo) ForOperations(_ context.Context, ops []model.Operation) (map[uuid.UUID]model.OutboxEvent, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return nil, err
-	}
-	defer t.db.mu.Unlock()
-	resources := make(map[uuid.UUID]uuid.UUID, len(ops)) // operation -> resource
-	for _, op := range ops {
-		resources[op.ID] = op.ResourceID
-	}
-	out := map[uuid.UUID]model.OutboxEvent{}
-	for _, row := range t.visibleEventsLocked() {
-		opID, ok := model.JobOperationID(row.event.Payload)
-		if resource, wanted := resources[opID]; ok && wanted && resource == row.event.AggregateID {
-			out[opID] = copyEvent(row.event)
+	return inLock(t, func() (map[uuid.UUID]model.OutboxEvent, error) {
+		resources := make(map[uuid.UUID]uuid.UUID, len(ops)) // operation -> resource
+		for _, op := range ops {
+			resources[op.ID] = op.ResourceID
 		}
-	}
-	return out, nil
+		out := map[uuid.UUID]model.OutboxEvent{}
+		for _, row := range t.visibleEventsLocked() {
+			opID, ok := model.JobOperationID(row.event.Payload)
+			if resource, wanted := resources[opID]; ok && wanted && resource == row.event.AggregateID {
+				out[opID] = copyEvent(row.event)
+			}
+		}
+		return out, nil
+	})
 }

@@ -3,27 +3,8 @@ package memory
 import (
 	"context"
 
-	"github.com/google/uuid"
-
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 )
-
-// publicationTable is the publications table. Its live index is the partial
-// unique index of PostgreSQL: one publication per (workspace, product,
-// store) that is not failed.
-var publicationTable = taskTable[model.Publication]("publication", "publications_pkey",
-	func(r *taskRows) map[uuid.UUID]model.Publication { return r.publications },
-	&liveIndex[model.Publication]{
-		holds: func(p model.Publication) bool { return p.Status != model.TaskFailed },
-		key: func(p model.Publication) uniqueKey {
-			return uniqueKey{"publications_active_key",
-				p.WorkspaceID.String() + "\x00" + p.ProductID.String() + "\x00" + p.StoreID.String()}
-		},
-		taken: func(p model.Publication) *domain.Error {
-			return domain.Errorf(domain.CodeAlreadyPublished, "product %s is already published to store %s", p.ProductID, p.StoreID)
-		},
-	})
 
 func (r publicationRepo) Create(_ context.Context, p model.Publication) error {
 	return publicationTable.create(r.t, p, productRef(p.ProductID), storeRef(p.StoreID))

@@ -36,14 +36,6 @@ func (r storeRepo) Create(_ context.Context, s model.Store) error {
 	return nil
 }
 
-// storeTable is the stores table; its shop key is not a live index (a
-// store holds it for good), so Create checks it itself.
-var storeTable = table[model.Store]{
-	noun: "store", pkey: "stores_pkey", copy: copyStore,
-	rows: func(r *taskRows) map[uuid.UUID]model.Store { return r.stores },
-	ids:  func(s model.Store) (uuid.UUID, uuid.UUID) { return s.ID, s.WorkspaceID },
-}
-
 func (r storeRepo) Update(_ context.Context, s model.Store) error {
 	return storeTable.update(r.t, s.ID, func(cur *model.Store) {
 		cur.Name, cur.Status, cur.CredentialVersion = s.Name, s.Status, s.CredentialVersion

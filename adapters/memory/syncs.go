@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 )
 
@@ -16,20 +15,6 @@ type catalogItemKey struct {
 	store      uuid.UUID
 	externalID string
 }
-
-// syncTable is the catalog_syncs table. Its live index is the partial unique
-// index of PostgreSQL: one pending or running sync per (workspace, store).
-var syncTable = taskTable[model.CatalogSync]("catalog sync", "catalog_syncs_pkey",
-	func(r *taskRows) map[uuid.UUID]model.CatalogSync { return r.syncs },
-	&liveIndex[model.CatalogSync]{
-		holds: func(s model.CatalogSync) bool { return s.Status.Active() },
-		key: func(s model.CatalogSync) uniqueKey {
-			return uniqueKey{"catalog_syncs_active_key", s.WorkspaceID.String() + "\x00" + s.StoreID.String()}
-		},
-		taken: func(s model.CatalogSync) *domain.Error {
-			return domain.Errorf(domain.CodeSyncAlreadyActive, "store %s already has an active catalog sync", s.StoreID)
-		},
-	})
 
 func (r syncRepo) Create(_ context.Context, s model.CatalogSync) error {
 	return syncTable.create(r.t, s, storeRef(s.StoreID))
@@ -43,40 +28,36 @@ func (r syncRepo) Update(_ context.Context, s model.CatalogSync) error {
 
 func (r syncRepo) UpsertItems(_ context.Context, items []model.CatalogItem) error {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	for _, it := range items {
-		if err := t.ownWorkspace("catalog item", it.WorkspaceID); err != nil {
-			return err
+	return t.inLock(func() error {
+		for _, it := range items {
+			if err := t.ownWorkspace("catalog item", it.WorkspaceID); err != nil {
+				return err
+			}
+			if _, ok := storeTable.visibleLocked(t, it.StoreID); !ok {
+				return missingReference("catalog item", "store", it.StoreID)
+			}
 		}
-		if _, ok := storeTable.visibleLocked(t, it.StoreID); !ok {
-			return missingReference("catalog item", "store", it.StoreID)
+		for _, it := range items {
+			t.catalogItems[catalogItemKey{it.WorkspaceID, it.StoreID, it.ExternalID}] = copyCatalogItem(it)
 		}
-	}
-	for _, it := range items {
-		t.catalogItems[catalogItemKey{it.WorkspaceID, it.StoreID, it.ExternalID}] = copyCatalogItem(it)
-	}
-	return nil
+		return nil
+	})
 }
 
 func (r syncRepo) CountItems(_ context.Context, storeID uuid.UUID) (int, error) {
 	t := r.t
-	if err := t.lock(); err != nil {
-		return 0, err
-	}
-	defer t.db.mu.Unlock()
-	n := 0
-	for k := range t.db.catalogItems {
-		if _, mine := t.catalogItems[k]; !mine && k.workspace == t.workspace && k.store == storeID {
-			n++
+	return inLock(t, func() (int, error) {
+		n := 0
+		for k := range t.db.catalogItems {
+			if _, mine := t.catalogItems[k]; !mine && k.workspace == t.workspace && k.store == storeID {
+				n++
+			}
 		}
-	}
-	for k := range t.catalogItems {
-		if k.workspace == t.workspace && k.store == storeID {
-			n++
+		for k := range t.catalogItems {
+			if k.workspace == t.workspace && k.store == storeID {
+				n++
+			}
 		}
-	}
-	return n, nil
+		return n, nil
+	})
 }

@@ -11,10 +11,14 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-// taskRows are the rows of the task tables: a transaction's own writes,
-// or the database's committed rows. Transfers are kept without their items
-// (transferItems).
+// taskRows are the rows of the tables of workspace rows keyed by id (the
+// task tables, and workspaces, operations, stores, products, media): a
+// transaction's own writes, or the database's committed rows. Transfers
+// are kept without their items (transferItems).
 type taskRows struct {
+	workspaces   map[uuid.UUID]model.Workspace
+	operations   map[uuid.UUID]model.Operation
+	products     map[uuid.UUID]model.Product
 	stores       map[uuid.UUID]model.Store
 	media        map[uuid.UUID]model.Media
 	transfers    map[uuid.UUID]model.MaterialTransfer
@@ -25,7 +29,9 @@ type taskRows struct {
 
 func newTaskRows() taskRows {
 	return taskRows{
-		stores: map[uuid.UUID]model.Store{}, media: map[uuid.UUID]model.Media{},
+		workspaces: map[uuid.UUID]model.Workspace{}, operations: map[uuid.UUID]model.Operation{},
+		products: map[uuid.UUID]model.Product{},
+		stores:   map[uuid.UUID]model.Store{}, media: map[uuid.UUID]model.Media{},
 		transfers: map[uuid.UUID]model.MaterialTransfer{}, publications: map[uuid.UUID]model.Publication{},
 		syncs: map[uuid.UUID]model.CatalogSync{}, aiTasks: map[uuid.UUID]model.AITask{},
 	}
@@ -33,6 +39,9 @@ func newTaskRows() taskRows {
 
 // commitTo publishes a transaction's rows into the committed ones.
 func (r taskRows) commitTo(committed taskRows) {
+	maps.Copy(committed.workspaces, r.workspaces)
+	maps.Copy(committed.operations, r.operations)
+	maps.Copy(committed.products, r.products)
 	maps.Copy(committed.stores, r.stores)
 	maps.Copy(committed.media, r.media)
 	maps.Copy(committed.transfers, r.transfers)
@@ -41,8 +50,9 @@ func (r taskRows) commitTo(committed taskRows) {
 	maps.Copy(committed.aiTasks, r.aiTasks)
 }
 
-// table is one task table of the memory database (stores, media,
-// transfers, publications, syncs, AI tasks) as its repository sees it: the
+// table is one table of taskRows (workspaces, operations, stores,
+// products, media, transfers, publications, syncs, AI tasks) as its
+// repository sees it: the
 // repositories share its reads and writes, with the same locking,
 // visibility and unique keys PostgreSQL gives them, and add only their own
 // columns and references.
@@ -72,7 +82,7 @@ func taskTable[T any, P taskRecord[T]](noun, pkey string, rows func(*taskRows) m
 		},
 		copy: func(row T) T {
 			s := P(&row).State()
-			s.CreatedAt, s.UpdatedAt = dbTime(s.CreatedAt), dbTime(s.UpdatedAt)
+			dbTimes(&s.CreatedAt, &s.UpdatedAt)
 			return row
 		},
 	}
@@ -85,11 +95,14 @@ type taskRecord[T any] interface {
 	State() *model.TaskState
 }
 
-// The repositories of the task tables in one transaction.
+// The repositories of the tables in one transaction.
 type (
-	storeRepo    struct{ tableRepo[model.Store] }
-	mediaRepo    struct{ tableRepo[model.Media] }
-	transferRepo struct {
+	workspaceRepo struct{ tableRepo[model.Workspace] }
+	operationRepo struct{ tableRepo[model.Operation] }
+	productRepo   struct{ tableRepo[model.Product] }
+	storeRepo     struct{ tableRepo[model.Store] }
+	mediaRepo     struct{ tableRepo[model.Media] }
+	transferRepo  struct {
 		tableRepo[model.MaterialTransfer]
 	}
 	publicationRepo struct{ tableRepo[model.Publication] }
@@ -98,6 +111,9 @@ type (
 )
 
 var (
+	_ ports.WorkspaceRepository        = workspaceRepo{}
+	_ ports.OperationRepository        = operationRepo{}
+	_ ports.ProductRepository          = productRepo{}
 	_ ports.StoreRepository            = storeRepo{}
 	_ ports.MediaRepository            = mediaRepo{}
 	_ ports.MaterialTransferRepository = transferRepo{}
@@ -106,14 +122,18 @@ var (
 	_ ports.AITaskRepository           = aiTaskRepo{}
 )
 
-// tableRepo is what the repository of a task table in one transaction
-// holds and does alike: its Get.
+// tableRepo is what the repository of a table in one transaction holds
+// and does alike: its Get, and a Create of a row that references nothing
+// (a repository whose rows do, or that has unique keys of its own,
+// declares its own).
 type tableRepo[T any] struct {
 	t  *tx
 	tb *table[T]
 }
 
 func (r tableRepo[T]) Get(_ context.Context, id uuid.UUID) (T, error) { return r.tb.get(r.t, id) }
+
+func (r tableRepo[T]) Create(_ context.Context, row T) error { return r.tb.create(r.t, row) }
 
 // liveIndex is a partial unique index of PostgreSQL over a table's live
 // rows (one live publication per product and store, one active sync per
@@ -147,16 +167,13 @@ func (tb table[T]) notFound(id uuid.UUID) error {
 
 // get reads the row with id; CodeNotFound if t does not see it.
 func (tb table[T]) get(t *tx, id uuid.UUID) (T, error) {
-	if err := t.lock(); err != nil {
-		var none T
-		return none, err
-	}
-	defer t.db.mu.Unlock()
-	row, ok := tb.visibleLocked(t, id)
-	if !ok {
-		return row, tb.notFound(id)
-	}
-	return tb.copy(row), nil
+	return inLock(t, func() (T, error) {
+		row, ok := tb.visibleLocked(t, id)
+		if !ok {
+			return row, tb.notFound(id)
+		}
+		return tb.copy(row), nil
+	})
 }
 
 // ref is a row a new row references, by its name in errors and its id;
@@ -172,7 +189,7 @@ func storeRef(id uuid.UUID) ref {
 }
 
 func productRef(id uuid.UUID) ref {
-	return ref{"product", id, func(t *tx, id uuid.UUID) bool { _, ok := t.productLocked(id); return ok }}
+	return ref{"product", id, func(t *tx, id uuid.UUID) bool { _, ok := productTable.visibleLocked(t, id); return ok }}
 }
 
 // create writes a new row of t's workspace after checking, under the
@@ -213,31 +230,29 @@ func (tb table[T]) update(t *tx, id uuid.UUID, apply func(row *T)) error {
 
 // change is update with an apply that may refuse the change.
 func (tb table[T]) change(t *tx, id uuid.UUID, apply func(row *T) error) error {
-	if err := t.lock(); err != nil {
-		return err
-	}
-	defer t.db.mu.Unlock()
-	cur, ok := tb.visibleLocked(t, id)
-	if !ok {
-		return tb.notFound(id)
-	}
-	next := tb.copy(cur)
-	if err := apply(&next); err != nil {
-		return err
-	}
-	if l := tb.live; l != nil {
-		switch key := l.key(cur); {
-		case l.holds(cur) && !l.holds(next):
-			t.db.releaseLocked(t, key)
-		case !l.holds(cur) && l.holds(next):
-			if !t.db.reserveLocked(t, key) {
-				return tb.takenLocked(t, next)
+	return t.inLock(func() error {
+		cur, ok := tb.visibleLocked(t, id)
+		if !ok {
+			return tb.notFound(id)
+		}
+		next := tb.copy(cur)
+		if err := apply(&next); err != nil {
+			return err
+		}
+		if l := tb.live; l != nil {
+			switch key := l.key(cur); {
+			case l.holds(cur) && !l.holds(next):
+				t.db.releaseLocked(t, key)
+			case !l.holds(cur) && l.holds(next):
+				if !t.db.reserveLocked(t, key) {
+					return tb.takenLocked(t, next)
+				}
 			}
 		}
-	}
-	mine := tb.rows(&t.taskRows)
-	mine[id] = tb.copy(next)
-	return nil
+		mine := tb.rows(&t.taskRows)
+		mine[id] = tb.copy(next)
+		return nil
+	})
 }
 
 // takenLocked is the live index's error for row, naming the row that

@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"time"
+
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
@@ -24,11 +26,9 @@ type tx struct {
 	// for everybody at commit.
 	released map[uniqueKey]bool
 
-	workspaces map[uuid.UUID]model.Workspace
-	members    map[memberKey]model.Member
+	members map[memberKey]model.Member
 	// memberDeletes are committed memberships this tx removed.
 	memberDeletes map[memberKey]bool
-	operations    map[uuid.UUID]model.Operation
 	events        map[uuid.UUID]eventRow
 	// eventDeletes are committed events this tx deleted; lockedEvents the
 	// events it holds in db.eventLocks.
@@ -42,7 +42,6 @@ type tx struct {
 	claims  map[model.IdempotencyScope]model.IdempotencyRecord
 	deletes map[model.IdempotencyScope]int64
 
-	products      map[uuid.UUID]model.Product
 	transferItems map[transferItemKey]model.MaterialItem
 	catalogItems  map[catalogItemKey]model.CatalogItem
 	billing       map[uuid.UUID]model.BillingRecord
@@ -55,34 +54,37 @@ func newTx(db *DB, workspace uuid.UUID) *tx {
 		taskRows:      newTaskRows(),
 		db:            db,
 		workspace:     workspace,
-		workspaces:    map[uuid.UUID]model.Workspace{},
 		members:       map[memberKey]model.Member{},
 		memberDeletes: map[memberKey]bool{},
-		operations:    map[uuid.UUID]model.Operation{},
 		events:        map[uuid.UUID]eventRow{},
 		eventDeletes:  map[uuid.UUID]bool{},
 		claims:        map[model.IdempotencyScope]model.IdempotencyRecord{},
 		deletes:       map[model.IdempotencyScope]int64{},
 		released:      map[uniqueKey]bool{},
 
-		products:      map[uuid.UUID]model.Product{},
 		transferItems: map[transferItemKey]model.MaterialItem{},
 		catalogItems:  map[catalogItemKey]model.CatalogItem{},
 		billing:       map[uuid.UUID]model.BillingRecord{},
 	}
 }
 
-func (t *tx) Workspaces() ports.WorkspaceRepository { return workspaceRepo{t} }
-func (t *tx) Members() ports.MemberRepository       { return memberRepo{t} }
+func (t *tx) Workspaces() ports.WorkspaceRepository {
+	return workspaceRepo{tableRepo[model.Workspace]{t, &workspaceTable}}
+}
+func (t *tx) Members() ports.MemberRepository { return memberRepo{t} }
 func (t *tx) Stores() ports.StoreRepository {
 	return storeRepo{tableRepo[model.Store]{t, &storeTable}}
 }
-func (t *tx) Operations() ports.OperationRepository { return operationRepo{t} }
-func (t *tx) Outbox() ports.Outbox                  { return outboxRepo{t} }
-func (t *tx) OutboxDispatch() ports.OutboxDispatch  { return dispatchRepo{t} }
-func (t *tx) Idempotency() ports.IdempotencyStore   { return idempotencyRepo{t} }
-func (t *tx) Products() ports.ProductRepository     { return productRepo{t} }
-func (t *tx) Media() ports.MediaRepository          { return mediaRepo{tableRepo[model.Media]{t, &mediaTable}} }
+func (t *tx) Operations() ports.OperationRepository {
+	return operationRepo{tableRepo[model.Operation]{t, &operationTable}}
+}
+func (t *tx) Outbox() ports.Outbox                 { return outboxRepo{t} }
+func (t *tx) OutboxDispatch() ports.OutboxDispatch { return dispatchRepo{t} }
+func (t *tx) Idempotency() ports.IdempotencyStore  { return idempotencyRepo{t} }
+func (t *tx) Products() ports.ProductRepository {
+	return productRepo{tableRepo[model.Product]{t, &productTable}}
+}
+func (t *tx) Media() ports.MediaRepository { return mediaRepo{tableRepo[model.Media]{t, &mediaTable}} }
 func (t *tx) MaterialTransfers() ports.MaterialTransferRepository {
 	return transferRepo{tableRepo[model.MaterialTransfer]{t, &transferTable}}
 }
@@ -97,8 +99,8 @@ func (t *tx) AITasks() ports.AITaskRepository {
 }
 
 // lock takes the database mutex for one repository call and refuses a
-// transaction that has already ended. Use as: if err := t.lock(); err != nil
-// { return err }; defer t.db.mu.Unlock().
+// transaction that has already ended. Calls go through inLock (or
+// lockOwn), which release it again.
 func (t *tx) lock() error {
 	t.db.mu.Lock()
 	if t.done {
@@ -106,6 +108,31 @@ func (t *tx) lock() error {
 		return domain.Errorf(domain.CodeInternal, "transaction already ended: repositories must not be used after fn returns")
 	}
 	return nil
+}
+
+// inLock runs one repository call of t, fn, holding the database mutex.
+func inLock[R any](t *tx, fn func() (R, error)) (R, error) {
+	if err := t.lock(); err != nil {
+		var none R
+		return none, err
+	}
+	defer t.db.mu.Unlock()
+	return fn()
+}
+
+// inLock is inLock for a call that returns only an error.
+func (t *tx) inLock(fn func() error) error {
+	_, err := inLock(t, func() (struct{}, error) { return struct{}{}, fn() })
+	return err
+}
+
+// orNow is now, or the time of the call if now is zero, as in the
+// PostgreSQL adapter.
+func orNow(now time.Time) time.Time {
+	if now.IsZero() {
+		return time.Now()
+	}
+	return now
 }
 
 // lockOwn locks the database for a write of a row of workspace (what
@@ -149,17 +176,11 @@ func (t *tx) commit() {
 		db.idem[scope] = idemRow{record: rec, version: db.nextSeqLocked()}
 		delete(db.claims, scope)
 	}
-	for id, w := range t.workspaces {
-		db.workspaces[id] = w
-	}
 	for k := range t.memberDeletes {
 		delete(db.members, k)
 	}
 	for k, m := range t.members {
 		db.members[k] = m
-	}
-	for id, op := range t.operations {
-		db.operations[id] = op
 	}
 	for id, e := range t.events {
 		db.events[id] = e
@@ -168,9 +189,6 @@ func (t *tx) commit() {
 		delete(db.events, id)
 		// The id is free again, as after a DELETE in PostgreSQL.
 		delete(db.taken, eventKey(id))
-	}
-	for id, p := range t.products {
-		db.products[id] = p
 	}
 	for k, it := range t.transferItems {
 		db.transferItems[k] = it

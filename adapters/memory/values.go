@@ -18,35 +18,37 @@ func dbTime(t time.Time) time.Time {
 	return t.UTC().Truncate(time.Microsecond)
 }
 
+// dbTimes keeps each of ts as dbTime does.
+func dbTimes(ts ...*time.Time) {
+	for _, t := range ts {
+		*t = dbTime(*t)
+	}
+}
+
 func copyWorkspace(w model.Workspace) model.Workspace {
-	w.CreatedAt = dbTime(w.CreatedAt)
+	dbTimes(&w.CreatedAt)
 	return w
 }
 
 func copyMember(m model.Member) model.Member {
-	m.CreatedAt = dbTime(m.CreatedAt)
+	dbTimes(&m.CreatedAt)
 	return m
 }
 
 func copyStore(s model.Store) model.Store {
 	s.SealedCredentials = bytes.Clone(s.SealedCredentials)
-	s.CreatedAt = dbTime(s.CreatedAt)
-	s.UpdatedAt = dbTime(s.UpdatedAt)
+	dbTimes(&s.CreatedAt, &s.UpdatedAt)
 	return s
 }
 
 func copyOperation(op model.Operation) model.Operation {
-	op.CreatedAt = dbTime(op.CreatedAt)
-	op.UpdatedAt = dbTime(op.UpdatedAt)
+	dbTimes(&op.CreatedAt, &op.UpdatedAt)
 	return op
 }
 
 func copyEvent(e model.OutboxEvent) model.OutboxEvent {
 	e.Payload = json.RawMessage(bytes.Clone(e.Payload))
-	e.NextAttemptAt = dbTime(e.NextAttemptAt)
-	e.LockedUntil = dbTime(e.LockedUntil)
-	e.CreatedAt = dbTime(e.CreatedAt)
-	e.DispatchedAt = dbTime(e.DispatchedAt)
+	dbTimes(&e.NextAttemptAt, &e.LockedUntil, &e.CreatedAt, &e.DispatchedAt)
 	return e
 }
 
@@ -59,33 +61,29 @@ func copyResponse(r model.SavedResponse) model.SavedResponse {
 func copyRecord(r model.IdempotencyRecord) model.IdempotencyRecord {
 	r.Fingerprint = bytes.Clone(r.Fingerprint)
 	r.Response = copyResponse(r.Response)
-	r.CreatedAt = dbTime(r.CreatedAt)
-	r.CompletedAt = dbTime(r.CompletedAt)
-	r.ExpiresAt = dbTime(r.ExpiresAt)
+	dbTimes(&r.CreatedAt, &r.CompletedAt, &r.ExpiresAt)
 	return r
 }
 
 func copyProduct(p model.Product) model.Product {
 	p.MediaIDs = cloneOrNil(p.MediaIDs)
-	p.CreatedAt = dbTime(p.CreatedAt)
-	p.UpdatedAt = dbTime(p.UpdatedAt)
+	dbTimes(&p.CreatedAt, &p.UpdatedAt)
 	return p
 }
 
 func copyMedia(m model.Media) model.Media {
 	m.Variants = cloneOrNil(m.Variants)
-	m.CreatedAt = dbTime(m.CreatedAt)
-	m.UpdatedAt = dbTime(m.UpdatedAt)
+	dbTimes(&m.CreatedAt, &m.UpdatedAt)
 	return m
 }
 
 func copyCatalogItem(it model.CatalogItem) model.CatalogItem {
-	it.SyncedAt = dbTime(it.SyncedAt)
+	dbTimes(&it.SyncedAt)
 	return it
 }
 
 func copyBilling(b model.BillingRecord) model.BillingRecord {
-	b.CreatedAt = dbTime(b.CreatedAt)
+	dbTimes(&b.CreatedAt)
 	return b
 }
 

@@ -238,12 +238,5 @@ func (s *IdempotencyStore) DeleteExpired(ctx context.Context, now time.Time, lim
 		now = time.Now()
 	}
 	res, err := s.db.ExecContext(ctx, deleteExpiredIdempotency, s.workspace, now, limit)
-	if err != nil {
-		return 0, mapError(err, "idempotency record")
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, mapError(err, "idempotency record")
-	}
-	return int(n), nil
+	return affected(res, err, "idempotency record")
 }

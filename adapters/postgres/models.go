@@ -50,23 +50,21 @@ func (r *memberRow) domain() model.Member {
 type operationRow struct {
 	bun.BaseModel `bun:"table:operations"`
 
-	ID           uuid.UUID  `bun:"id,pk,type:uuid"`
-	WorkspaceID  uuid.UUID  `bun:"workspace_id,type:uuid"`
+	rowKeys
 	Kind         string     `bun:"kind,notnull"`
 	Status       string     `bun:"status,notnull"`
 	ResourceType string     `bun:"resource_type,notnull"`
 	ResourceID   *uuid.UUID `bun:"resource_id,type:uuid"`
 	Error        *string    `bun:"error"`
 	CreatedBy    uuid.UUID  `bun:"created_by,type:uuid"`
-	CreatedAt    *time.Time `bun:"created_at"`
-	UpdatedAt    *time.Time `bun:"updated_at"`
+	rowTimes
 }
 
 func toOperationRow(op model.Operation) *operationRow {
 	return &operationRow{
-		ID: op.ID, WorkspaceID: op.WorkspaceID, Kind: op.Kind, Status: string(op.Status),
+		rowKeys: rowKeys{op.ID, op.WorkspaceID}, Kind: op.Kind, Status: string(op.Status),
 		ResourceType: op.ResourceType, ResourceID: uuidPtr(op.ResourceID), Error: strPtr(op.Error),
-		CreatedBy: op.CreatedBy, CreatedAt: timePtr(op.CreatedAt), UpdatedAt: timePtr(op.UpdatedAt),
+		CreatedBy: op.CreatedBy, rowTimes: toRowTimes(op.CreatedAt, op.UpdatedAt),
 	}
 }
 
@@ -81,16 +79,14 @@ func (r *operationRow) domain() model.Operation {
 type storeRow struct {
 	bun.BaseModel `bun:"table:stores"`
 
-	ID                uuid.UUID  `bun:"id,pk,type:uuid"`
-	WorkspaceID       uuid.UUID  `bun:"workspace_id,type:uuid"`
-	Platform          string     `bun:"platform,notnull"`
-	Name              string     `bun:"name,notnull"`
-	ExternalShopID    string     `bun:"external_shop_id,notnull"`
-	Status            string     `bun:"status,notnull"`
-	CredentialVersion int        `bun:"credential_version,notnull"`
-	SealedCredentials []byte     `bun:"sealed_credentials,notnull"`
-	CreatedAt         *time.Time `bun:"created_at"`
-	UpdatedAt         *time.Time `bun:"updated_at"`
+	rowKeys
+	Platform          string `bun:"platform,notnull"`
+	Name              string `bun:"name,notnull"`
+	ExternalShopID    string `bun:"external_shop_id,notnull"`
+	Status            string `bun:"status,notnull"`
+	CredentialVersion int    `bun:"credential_version,notnull"`
+	SealedCredentials []byte `bun:"sealed_credentials,notnull"`
+	rowTimes
 }
 
 func toStoreRow(s model.Store) *storeRow {
@@ -99,9 +95,9 @@ func toStoreRow(s model.Store) *storeRow {
 		sealed = []byte{}
 	}
 	return &storeRow{
-		ID: s.ID, WorkspaceID: s.WorkspaceID, Platform: s.Platform, Name: s.Name,
+		rowKeys: rowKeys{s.ID, s.WorkspaceID}, Platform: s.Platform, Name: s.Name,
 		ExternalShopID: s.ExternalShopID, Status: string(s.Status), CredentialVersion: s.CredentialVersion,
-		SealedCredentials: sealed, CreatedAt: timePtr(s.CreatedAt), UpdatedAt: timePtr(s.UpdatedAt),
+		SealedCredentials: sealed, rowTimes: toRowTimes(s.CreatedAt, s.UpdatedAt),
 	}
 }
 
@@ -116,8 +112,7 @@ func (r *storeRow) domain() model.Store {
 type outboxRow struct {
 	bun.BaseModel `bun:"table:outbox_events"`
 
-	ID            uuid.UUID       `bun:"id,pk,type:uuid"`
-	WorkspaceID   uuid.UUID       `bun:"workspace_id,type:uuid"`
+	rowKeys
 	EventType     string          `bun:"event_type,notnull"`
 	AggregateType string          `bun:"aggregate_type,notnull"`
 	AggregateID   uuid.UUID       `bun:"aggregate_id,type:uuid"`
@@ -143,7 +138,7 @@ func toOutboxRow(e model.OutboxEvent) *outboxRow {
 		payload = json.RawMessage(`{}`)
 	}
 	return &outboxRow{
-		ID: e.ID, WorkspaceID: e.WorkspaceID, EventType: e.Type, AggregateType: e.AggregateType,
+		rowKeys: rowKeys{e.ID, e.WorkspaceID}, EventType: e.Type, AggregateType: e.AggregateType,
 		AggregateID: e.AggregateID, EventPayload: payload, Status: string(status), AttemptCount: e.AttemptCount,
 		NextAttemptAt: timePtr(e.NextAttemptAt), LockedBy: strPtr(e.LockedBy), LockedUntil: timePtr(e.LockedUntil),
 		LastError: strPtr(e.LastError), Traceparent: strPtr(e.Traceparent), CreatedAt: timePtr(e.CreatedAt),
@@ -159,6 +154,23 @@ func (r *outboxRow) domain() model.OutboxEvent {
 		LockedUntil: timeVal(r.LockedUntil), LastError: strVal(r.LastError), Traceparent: strVal(r.Traceparent),
 		CreatedAt: timeVal(r.CreatedAt), DispatchedAt: timeVal(r.DispatchedAt),
 	}
+}
+
+// rowKeys are the key columns of a table of workspace rows: the row's id
+// and the workspace it belongs to (the column row-level security reads).
+type rowKeys struct {
+	ID          uuid.UUID `bun:"id,pk,type:uuid"`
+	WorkspaceID uuid.UUID `bun:"workspace_id,type:uuid"`
+}
+
+// rowTimes are when a row was created and last changed.
+type rowTimes struct {
+	CreatedAt *time.Time `bun:"created_at"`
+	UpdatedAt *time.Time `bun:"updated_at"`
+}
+
+func toRowTimes(created, updated time.Time) rowTimes {
+	return rowTimes{CreatedAt: timePtr(created), UpdatedAt: timePtr(updated)}
 }
 
 func timePtr(t time.Time) *time.Time {

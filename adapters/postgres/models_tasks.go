@@ -15,23 +15,21 @@ import (
 type productRow struct {
 	bun.BaseModel `bun:"table:products"`
 
-	ID          uuid.UUID  `bun:"id,pk,type:uuid"`
-	WorkspaceID uuid.UUID  `bun:"workspace_id,type:uuid"`
-	Title       string     `bun:"title,notnull"`
-	Description string     `bun:"description,notnull"`
-	PriceMinor  int64      `bun:"price_minor,notnull"`
-	Currency    string     `bun:"currency,notnull"`
-	MediaIDs    []string   `bun:"media_ids,array,type:uuid[]"`
-	Revision    int        `bun:"revision,notnull"`
-	CreatedAt   *time.Time `bun:"created_at"`
-	UpdatedAt   *time.Time `bun:"updated_at"`
+	rowKeys
+	Title       string   `bun:"title,notnull"`
+	Description string   `bun:"description,notnull"`
+	PriceMinor  int64    `bun:"price_minor,notnull"`
+	Currency    string   `bun:"currency,notnull"`
+	MediaIDs    []string `bun:"media_ids,array,type:uuid[]"`
+	Revision    int      `bun:"revision,notnull"`
+	rowTimes
 }
 
 func toProductRow(p model.Product) *productRow {
 	return &productRow{
-		ID: p.ID, WorkspaceID: p.WorkspaceID, Title: p.Title, Description: p.Description,
+		rowKeys: rowKeys{p.ID, p.WorkspaceID}, Title: p.Title, Description: p.Description,
 		PriceMinor: p.PriceMinor, Currency: p.Currency, MediaIDs: uuidStrings(p.MediaIDs), Revision: p.Revision,
-		CreatedAt: timePtr(p.CreatedAt), UpdatedAt: timePtr(p.UpdatedAt),
+		rowTimes: toRowTimes(p.CreatedAt, p.UpdatedAt),
 	}
 }
 
@@ -58,8 +56,7 @@ type mediaVariantJSON struct {
 type mediaRow struct {
 	bun.BaseModel `bun:"table:media"`
 
-	ID          uuid.UUID          `bun:"id,pk,type:uuid"`
-	WorkspaceID uuid.UUID          `bun:"workspace_id,type:uuid"`
+	rowKeys
 	Filename    string             `bun:"filename,notnull"`
 	ContentType string             `bun:"content_type,notnull"`
 	SizeBytes   int64              `bun:"size_bytes,notnull"`
@@ -79,7 +76,7 @@ func toMediaVariants(vs []model.MediaVariant) []mediaVariantJSON {
 
 func toMediaRow(m model.Media) *mediaRow {
 	return &mediaRow{
-		ID: m.ID, WorkspaceID: m.WorkspaceID, Filename: m.Filename, ContentType: m.ContentType,
+		rowKeys: rowKeys{m.ID, m.WorkspaceID}, Filename: m.Filename, ContentType: m.ContentType,
 		SizeBytes: m.SizeBytes, ObjectKey: m.ObjectKey, Status: string(m.Status), Variants: toMediaVariants(m.Variants),
 		taskTimes: toTaskTimes(m.Reason, m.CreatedAt, m.UpdatedAt),
 	}
@@ -241,8 +238,7 @@ func parseUUIDs(ss []string) ([]uuid.UUID, error) {
 // taskState are the columns of a model.TaskState, which every task table
 // (transfers, publications, syncs, AI tasks) has alike.
 type taskState struct {
-	ID          uuid.UUID `bun:"id,pk,type:uuid"`
-	WorkspaceID uuid.UUID `bun:"workspace_id,type:uuid"`
+	rowKeys
 	OperationID uuid.UUID `bun:"operation_id,type:uuid"`
 	Status      string    `bun:"status,notnull"`
 	taskTimes
@@ -250,7 +246,7 @@ type taskState struct {
 
 func toTaskState(s model.TaskState) taskState {
 	return taskState{
-		ID: s.ID, WorkspaceID: s.WorkspaceID, OperationID: s.OperationID, Status: string(s.Status),
+		rowKeys: rowKeys{s.ID, s.WorkspaceID}, OperationID: s.OperationID, Status: string(s.Status),
 		taskTimes: toTaskTimes(s.Reason, s.CreatedAt, s.UpdatedAt),
 	}
 }
@@ -266,11 +262,10 @@ func (r taskState) state() model.TaskState {
 // why the task failed, if it did, and when it was created and last
 // changed.
 type taskTimes struct {
-	Reason    *string    `bun:"reason"`
-	CreatedAt *time.Time `bun:"created_at"`
-	UpdatedAt *time.Time `bun:"updated_at"`
+	Reason *string `bun:"reason"`
+	rowTimes
 }
 
 func toTaskTimes(reason string, created, updated time.Time) taskTimes {
-	return taskTimes{Reason: strPtr(reason), CreatedAt: timePtr(created), UpdatedAt: timePtr(updated)}
+	return taskTimes{Reason: strPtr(reason), rowTimes: toRowTimes(created, updated)}
 }

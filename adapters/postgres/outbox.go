@@ -42,12 +42,7 @@ func (o *Outbox) Append(ctx context.Context, events ...model.OutboxEvent) error 
 
 // Get implements ports.Outbox.
 func (o *Outbox) Get(ctx context.Context, id uuid.UUID) (model.OutboxEvent, error) {
-	var row outboxRow
-	err := o.db.NewSelect().Model(&row).Where("workspace_id = ?", o.workspace).Where("id = ?", id).Scan(ctx)
-	if err != nil {
-		return model.OutboxEvent{}, mapError(err, "outbox event")
-	}
-	return row.domain(), nil
+	return getRow[model.OutboxEvent, outboxRow](ctx, o.db, o.workspace, id, "outbox event")
 }
 
 // List implements ports.Outbox: oldest first (created_at, then id, which is

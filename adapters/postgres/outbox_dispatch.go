@@ -150,13 +150,18 @@ func (d *OutboxDispatch) DeleteDispatchedBefore(ctx context.Context, before time
 	return rowsAffected(d.db.ExecContext(ctx, deleteDispatchedBefore, d.workspace, before, limit))
 }
 
-func rowsAffected(res sql.Result, err error) (int, error) {
+// rowsAffected is affected for a statement about outbox events.
+func rowsAffected(res sql.Result, err error) (int, error) { return affected(res, err, "outbox event") }
+
+// affected is how many rows (of what, named in errors) a statement that
+// returned res and err changed.
+func affected(res sql.Result, err error, what string) (int, error) {
 	if err != nil {
-		return 0, mapError(err, "outbox event")
+		return 0, mapError(err, what)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, mapError(err, "outbox event")
+		return 0, mapError(err, what)
 	}
 	return int(n), nil
 }

@@ -95,7 +95,9 @@ func RunDrain(ctx context.Context, cfg DrainConfig, out, progress io.Writer) err
 	}
 	all, runErr := repeat(cfg.Common, out, variants, func(rep int, v variant) (Measurement, error) {
 		fmt.Fprintf(progress, "== rep %d/%d: %s\n", rep, cfg.Reps, v)
-		m, err := drainOne(ctx, cfg, v, rep, progress)
+		m, err := inSandbox(ctx, cfg.Common, func(s *sandbox) (Measurement, error) {
+			return drainOne(ctx, s, cfg, v, rep, progress)
+		})
 		if err != nil {
 			return m, fmt.Errorf("rep %d, %s: %w", rep, v, err)
 		}
@@ -228,8 +230,10 @@ func (s *sandbox) dispatched(ctx context.Context) (int, error) {
 	return n, err
 }
 
-func drainOne(ctx context.Context, cfg DrainConfig, v variant, rep int, progress io.Writer) (m Measurement, err error) {
-	s, err := newSandbox(ctx, cfg.Common)
+// inSandbox runs measure on a fresh sandbox, then removes the sandbox; an
+// error of the removal joins measure's.
+func inSandbox(ctx context.Context, cfg Common, measure func(s *sandbox) (Measurement, error)) (m Measurement, err error) {
+	s, err := newSandbox(ctx, cfg)
 	defer func() {
 		if cerr := s.close(ctx); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
@@ -238,6 +242,10 @@ func drainOne(ctx context.Context, cfg DrainConfig, v variant, rep int, progress
 	if err != nil {
 		return m, err
 	}
+	return measure(s)
+}
+
+func drainOne(ctx context.Context, s *sandbox, cfg DrainConfig, v variant, rep int, progress io.Writer) (m Measurement, err error) {
 	m = Measurement{Bench: "drain", Rep: rep, Events: cfg.Events}
 	if v.bare {
 		prefix := "once-bench-" + s.suffix + "."

@@ -43,7 +43,9 @@ func RunSteady(ctx context.Context, cfg SteadyConfig, out, progress io.Writer) e
 	}
 	all, runErr := repeat(cfg.Common, out, cfg.Dispatchers, func(rep, k int) (Measurement, error) {
 		fmt.Fprintf(progress, "== rep %d/%d: %d events/s for %s, %d Dispatcher(s) → redis\n", rep, cfg.Reps, cfg.Rate, cfg.Duration, k)
-		m, err := steadyOne(ctx, cfg, k, rep, progress)
+		m, err := inSandbox(ctx, cfg.Common, func(s *sandbox) (Measurement, error) {
+			return steadyOne(ctx, s, cfg, k, rep, progress)
+		})
 		if err != nil {
 			return m, fmt.Errorf("rep %d, %d dispatcher(s): %w", rep, k, err)
 		}
@@ -78,16 +80,7 @@ func RunSteady(ctx context.Context, cfg SteadyConfig, out, progress io.Writer) e
 	return runErr
 }
 
-func steadyOne(ctx context.Context, cfg SteadyConfig, k, rep int, progress io.Writer) (m Measurement, err error) {
-	s, err := newSandbox(ctx, cfg.Common)
-	defer func() {
-		if cerr := s.close(ctx); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("cleanup: %w", cerr))
-		}
-	}()
-	if err != nil {
-		return m, err
-	}
+func steadyOne(ctx context.Context, s *sandbox, cfg SteadyConfig, k, rep int, progress io.Writer) (m Measurement, err error) {
 	prefix := "once-bench-" + s.suffix + "."
 	brk := newBroker(PublisherRedis, prefix, cfg.Brokers, nil)
 	s.cleanups = append(s.cleanups, brk.cleanup)

@@ -1,6 +1,7 @@
 package storm
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -31,3 +32,15 @@ func mediaID(body []byte) string {
 
 // mediaRowsNamed counts the media rows whose filename starts with a prefix.
 const mediaRowsNamed = `SELECT count(*) FROM media WHERE starts_with(filename, $1)`
+
+// executionsAfter stops sampling the connections (s) once a burst of
+// media requests ended, and counts the media rows whose filename starts
+// with name: how many times the service executed the requests.
+func (d *deployment) executionsAfter(ctx context.Context, s *sampler, name string) (connPeak, int, error) {
+	conns := s.finish()
+	if err := ctx.Err(); err != nil {
+		return conns, 0, err
+	}
+	n, err := d.count(ctx, mediaRowsNamed, name)
+	return conns, n, err
+}

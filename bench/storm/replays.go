@@ -73,12 +73,8 @@ func runReplays(ctx context.Context, r *runner, d *deployment, keys, concurrency
 			break
 		}
 	}
-	res.Conns = s.finish()
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
 	var err error
-	if res.Executions, err = d.count(ctx, mediaRowsNamed, prefix); err != nil {
+	if res.Conns, res.Executions, err = d.executionsAfter(ctx, s, prefix); err != nil {
 		return res, err
 	}
 	res.Answers, res.Latency = answers.counts(), answers.latency()

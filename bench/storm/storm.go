@@ -46,13 +46,8 @@ func runStorm(ctx context.Context, r *runner, d *deployment, n int, progress io.
 			fresh.Add(1)
 		}
 	})
-	res.Conns = s.finish()
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
-
 	var err error
-	if res.Executions, err = d.count(ctx, mediaRowsNamed, filename); err != nil {
+	if res.Conns, res.Executions, err = d.executionsAfter(ctx, s, filename); err != nil {
 		return res, err
 	}
 	res.Fresh = int(fresh.Load())

@@ -396,11 +396,7 @@ func (l *writeLoad) run(ctx context.Context, c *client, conns int, d time.Durati
 // it. The clients are this process; the service is another, so its CPU is
 // the service's own.
 func measureLoad(ctx context.Context, l *writeLoad, c *client, conns int, d time.Duration, pid int) (httpCell, error) {
-	before, err := processCPU(pid)
-	if err != nil {
-		return httpCell{}, err
-	}
-	clientBefore, err := processCPU(os.Getpid())
+	before, clientBefore, err := serviceAndClientCPU(pid)
 	if err != nil {
 		return httpCell{}, err
 	}
@@ -408,11 +404,7 @@ func measureLoad(ctx context.Context, l *writeLoad, c *client, conns int, d time
 	if err != nil {
 		return httpCell{}, err
 	}
-	after, err := processCPU(pid)
-	if err != nil {
-		return httpCell{}, err
-	}
-	clientAfter, err := processCPU(os.Getpid())
+	after, clientAfter, err := serviceAndClientCPU(pid)
 	if err != nil {
 		return httpCell{}, err
 	}
@@ -422,6 +414,16 @@ func measureLoad(ctx context.Context, l *writeLoad, c *client, conns int, d time
 		cell.ClientCPUPerRequest = (clientAfter - clientBefore) / time.Duration(res.ok)
 	}
 	return cell, nil
+}
+
+// serviceAndClientCPU reads the CPU time of the service (process pid) and
+// of the clients (this process).
+func serviceAndClientCPU(pid int) (service, client time.Duration, err error) {
+	if service, err = processCPU(pid); err != nil {
+		return 0, 0, err
+	}
+	client, err = processCPU(os.Getpid())
+	return service, client, err
 }
 
 // clockTicks is USER_HZ, the unit of the CPU times in /proc/<pid>/stat:

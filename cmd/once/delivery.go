@@ -20,47 +20,32 @@ func standalone(cfg app.Config, what, queues string) error {
 	return nil
 }
 
-func dispatchCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "dispatch",
-		Short: "Run a Dispatcher: deliver committed outbox events to the queue",
-		Long: "Runs the Dispatcher and the outbox and idempotency cleanups, without the API.\n" +
-			"Any number may run at once; they share the work through leases.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := app.LoadConfig()
-			if err != nil {
-				return err
-			}
-			if err := standalone(cfg, "once dispatch", "redis, amqp or bullmq"); err != nil {
-				return err
-			}
-			cfg.Dispatcher, cfg.Worker = true, false
-			cfg = cfg.WithOpsAddr(app.OpsAddrDispatch)
-			return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg)), app.Ops(cfg), app.Background(cfg))
-		},
+// runBackground runs a Dispatcher (dispatcher) or a worker process of its
+// own, named what in errors, on a broker of queues, its ops listener at
+// opsAddr.
+func runBackground(cfg app.Config, what, queues string, dispatcher bool, opsAddr string) error {
+	if err := standalone(cfg, what, queues); err != nil {
+		return err
 	}
+	cfg.Dispatcher, cfg.Worker = dispatcher, !dispatcher
+	cfg = cfg.WithOpsAddr(opsAddr)
+	return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg)), app.Ops(cfg), app.Background(cfg))
+}
+
+func dispatchCmd() *cobra.Command {
+	return processCmd("dispatch", "Run a Dispatcher: deliver committed outbox events to the queue",
+		"Runs the Dispatcher and the outbox and idempotency cleanups, without the API.\n"+
+			"Any number may run at once; they share the work through leases.",
+		func(cfg app.Config) error {
+			return runBackground(cfg, "once dispatch", "redis, amqp or bullmq", true, app.OpsAddrDispatch)
+		})
 }
 
 func workCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "work",
-		Short: "Run workers: consume the queue, one handler per event type",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := app.LoadConfig()
-			if err != nil {
-				return err
-			}
-			if cfg.Queue == app.QueueBullMQ {
-				return app.ErrNoWorkerOnBullMQ
-			}
-			if err := standalone(cfg, "once work", "redis or amqp"); err != nil {
-				return err
-			}
-			cfg.Dispatcher, cfg.Worker = false, true
-			cfg = cfg.WithOpsAddr(app.OpsAddrWork)
-			return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg)), app.Ops(cfg), app.Background(cfg))
-		},
-	}
+	return processCmd("work", "Run workers: consume the queue, one handler per event type", "", func(cfg app.Config) error {
+		if cfg.Queue == app.QueueBullMQ {
+			return app.ErrNoWorkerOnBullMQ
+		}
+		return runBackground(cfg, "once work", "redis or amqp", false, app.OpsAddrWork)
+	})
 }

@@ -19,14 +19,14 @@ func memberCmd() *cobra.Command {
 	// the workspace; user is uuid.Nil for commands without --user.
 	run := func(fn func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, user uuid.UUID) error) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, _ []string) error {
-			wsID, err := uuid.Parse(workspace)
+			wsID, err := parseID("workspace", workspace)
 			if err != nil {
-				return fmt.Errorf("--workspace: %w", err)
+				return err
 			}
 			userID := uuid.Nil
 			if cmd.Flags().Lookup("user") != nil {
-				if userID, err = uuid.Parse(user); err != nil {
-					return fmt.Errorf("--user: %w", err)
+				if userID, err = parseID("user", user); err != nil {
+					return err
 				}
 			}
 			p := model.Principal{WorkspaceID: wsID, Role: model.RoleAdmin}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
-	"go.uber.org/fx"
 
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain/dispatch"
@@ -24,9 +23,9 @@ func outboxCmd() *cobra.Command {
 		Short: "List a workspace's dead letters: undeliverable events and jobs given up on (JSON lines)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ws, err := uuid.Parse(workspace)
+			ws, err := parseID("workspace", workspace)
 			if err != nil {
-				return fmt.Errorf("--workspace: %w", err)
+				return err
 			}
 			return withAdmin(cmd.Context(), func(a *dispatch.Admin) error {
 				events, err := a.ListDeadLetters(cmd.Context(), ws, limit)
@@ -68,18 +67,18 @@ func outboxCmd() *cobra.Command {
 		Short: "Return dead-lettered events to pending, reopening jobs given up on (--id, repeatable, or --all)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ws, err := uuid.Parse(workspace)
+			ws, err := parseID("workspace", workspace)
 			if err != nil {
-				return fmt.Errorf("--workspace: %w", err)
+				return err
 			}
 			if all == (len(ids) > 0) {
 				return fmt.Errorf("give either --id (one or more) or --all")
 			}
 			var parsed []uuid.UUID
 			for _, s := range ids {
-				id, err := uuid.Parse(s)
+				id, err := parseID(fmt.Sprintf("id %q", s), s)
 				if err != nil {
-					return fmt.Errorf("--id %q: %w", s, err)
+					return err
 				}
 				parsed = append(parsed, id)
 			}
@@ -104,18 +103,10 @@ func outboxCmd() *cobra.Command {
 // withAdmin starts the storage without servers and hands over the outbox
 // admin use case.
 func withAdmin(ctx context.Context, fn func(*dispatch.Admin) error) error {
-	cfg, err := app.LoadConfig()
-	if err != nil {
-		return err
-	}
-	if cfg.Embedded() {
-		return fmt.Errorf("set DATABASE_URL: the embedded store of a running `once serve` is not reachable from another process")
-	}
-	var admin *dispatch.Admin
-	stop, err := startApp(ctx, app.Base(cfg, app.DefaultLogger(cfg)), fx.Populate(&admin))
-	if err != nil {
-		return err
-	}
-	defer stop()
-	return fn(admin)
+	return withUseCase(ctx, func(cfg app.Config) error {
+		if cfg.Embedded() {
+			return fmt.Errorf("set DATABASE_URL: the embedded store of a running `once serve` is not reachable from another process")
+		}
+		return nil
+	}, fn)
 }

@@ -3,13 +3,31 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
 	"go.uber.org/dig"
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/app"
 )
+
+// processCmd is the command of a long-lived process (serve, dispatch,
+// work): it loads the configuration and runs run with it.
+func processCmd(use, short, long string, run func(cfg app.Config) error) *cobra.Command {
+	return &cobra.Command{
+		Use: use, Short: short, Long: long, Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			cfg, err := app.LoadConfig()
+			if err != nil {
+				return err
+			}
+			return run(cfg)
+		},
+	}
+}
 
 // runApp runs a long-lived process (serve, dispatch, work) until SIGINT or
 // SIGTERM. The broker is checked first, when the process needs one; a
@@ -38,6 +56,37 @@ func startApp(ctx context.Context, opts ...fx.Option) (stop func(), err error) {
 		return nil, startupError(err)
 	}
 	return func() { _ = a.Stop(context.Background()) }, nil
+}
+
+// withUseCase starts the storage and use cases without the servers and
+// hands fn the use case T; check, if not nil, may refuse the
+// configuration first.
+func withUseCase[T any](ctx context.Context, check func(app.Config) error, fn func(T) error) error {
+	cfg, err := app.LoadConfig()
+	if err != nil {
+		return err
+	}
+	if check != nil {
+		if err := check(cfg); err != nil {
+			return err
+		}
+	}
+	var useCase T
+	stop, err := startApp(ctx, app.Base(cfg, app.DefaultLogger(cfg)), fx.Populate(&useCase))
+	if err != nil {
+		return err
+	}
+	defer stop()
+	return fn(useCase)
+}
+
+// parseID reads the uuid value of flag (its name in the error).
+func parseID(flag, value string) (uuid.UUID, error) {
+	id, err := uuid.Parse(value)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("--%s: %w", flag, err)
+	}
+	return id, nil
 }
 
 // startupError is what an operator reads when a process cannot start: the

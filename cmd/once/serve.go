@@ -7,17 +7,9 @@ import (
 )
 
 func serveCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "serve",
-		Short: "Run the API server (embedded in-memory store unless DATABASE_URL is set)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := app.LoadConfig()
-			if err != nil {
-				return err
-			}
+	return processCmd("serve", "Run the API server (embedded in-memory store unless DATABASE_URL is set)", "",
+		func(cfg app.Config) error {
 			cfg = cfg.WithOpsAddr(app.OpsAddrServe)
 			return runApp(cfg, app.Serve(cfg, app.DefaultLogger(cfg)))
-		},
-	}
+		})
 }

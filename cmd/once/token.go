@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/oncehq/once/adapters/jwtauth"
@@ -25,13 +24,13 @@ func tokenCmd() *cobra.Command {
 				// The demo workspace exists only on the embedded store.
 				return fmt.Errorf("with DATABASE_URL set, pass --workspace and --user (a member of it): the demo workspace exists only on the embedded store")
 			}
-			ws, err := uuid.Parse(workspace)
+			ws, err := parseID("workspace", workspace)
 			if err != nil {
-				return fmt.Errorf("--workspace: %w", err)
+				return err
 			}
-			u, err := uuid.Parse(user)
+			u, err := parseID("user", user)
 			if err != nil {
-				return fmt.Errorf("--user: %w", err)
+				return err
 			}
 			issuer, err := jwtauth.NewIssuer([]byte(cfg.JWTSecret), cfg.JWTIssuer, cfg.TokenTTL)
 			if err != nil {

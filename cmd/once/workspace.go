@@ -6,9 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
-	"go.uber.org/fx"
 
-	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain/workspaces"
 )
 
@@ -20,14 +18,14 @@ func workspaceCmd() *cobra.Command {
 		Short: "Create a workspace with its first admin",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			adminID, err := uuid.Parse(admin)
+			adminID, err := parseID("admin", admin)
 			if err != nil {
-				return fmt.Errorf("--admin: %w", err)
+				return err
 			}
 			wsID := uuid.Nil
 			if id != "" {
-				if wsID, err = uuid.Parse(id); err != nil {
-					return fmt.Errorf("--id: %w", err)
+				if wsID, err = parseID("id", id); err != nil {
+					return err
 				}
 			}
 			return withUseCases(cmd.Context(), func(ws *workspaces.Service) error {
@@ -49,17 +47,8 @@ func workspaceCmd() *cobra.Command {
 	return cmd
 }
 
-// withUseCases starts the storage and use cases without the servers.
+// withUseCases starts the storage and use cases without the servers and
+// hands over the workspaces use cases.
 func withUseCases(ctx context.Context, fn func(*workspaces.Service) error) error {
-	cfg, err := app.LoadConfig()
-	if err != nil {
-		return err
-	}
-	var ws *workspaces.Service
-	stop, err := startApp(ctx, app.Base(cfg, app.DefaultLogger(cfg)), fx.Populate(&ws))
-	if err != nil {
-		return err
-	}
-	defer stop()
-	return fn(ws)
+	return withUseCase(ctx, nil, fn)
 }

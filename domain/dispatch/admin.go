@@ -52,13 +52,9 @@ func (a *Admin) ListDeadLetters(ctx context.Context, workspace uuid.UUID, limit 
 		limit = 100
 	}
 	limit = min(limit, MaxAdminBatch)
-	var events []model.OutboxEvent
-	err := a.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		events, err = tx.Outbox().List(ctx, model.OutboxDeadLetter, limit)
-		return err
+	return ports.Query(ctx, a.uow, workspace, func(ctx context.Context, tx ports.Tx) ([]model.OutboxEvent, error) {
+		return tx.Outbox().List(ctx, model.OutboxDeadLetter, limit)
 	})
-	return events, err
 }
 
 // Redrive moves dead-lettered events of workspace back to pending with a

@@ -419,11 +419,8 @@ func (d *Dispatcher) settleClaimed(ctx context.Context, ws uuid.UUID, events []m
 	change func(ctx context.Context, od ports.OutboxDispatch, ids []uuid.UUID) (int, error),
 ) (int, error) {
 	ids := eventIDs(events)
-	var n int
-	err := d.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		n, err = change(ctx, tx.OutboxDispatch(), ids)
-		return err
+	n, err := ports.Query(ctx, d.uow, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return change(ctx, tx.OutboxDispatch(), ids)
 	})
 	if err != nil {
 		return 0, err

@@ -154,21 +154,13 @@ func (t *turn) done() {
 type uowClaims struct{ uow ports.UnitOfWork }
 
 func (c uowClaims) ClaimDue(ctx context.Context, ws uuid.UUID, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (ports.Claim, error) {
-	var claim ports.Claim
-	err := c.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		claim, err = tx.OutboxDispatch().ClaimDue(ctx, owner, now, lease, limit, maxAttempts)
-		return err
+	return ports.Query(ctx, c.uow, ws, func(ctx context.Context, tx ports.Tx) (ports.Claim, error) {
+		return tx.OutboxDispatch().ClaimDue(ctx, owner, now, lease, limit, maxAttempts)
 	})
-	return claim, err
 }
 
 func (c uowClaims) MarkDispatched(ctx context.Context, ws uuid.UUID, owner string, ids []uuid.UUID, at time.Time) (int, error) {
-	var n int
-	err := c.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		n, err = tx.OutboxDispatch().MarkDispatched(ctx, owner, ids, at)
-		return err
+	return ports.Query(ctx, c.uow, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.OutboxDispatch().MarkDispatched(ctx, owner, ids, at)
 	})
-	return n, err
 }

@@ -181,11 +181,8 @@ func (c *Console) DeadLetters(ctx context.Context) (DeadLetters, error) {
 // to it. CodeNotFound when there is no such event or it is not a dead
 // letter (any more).
 func (c *Console) DeadLetter(ctx context.Context, workspace, id uuid.UUID) (model.OutboxEvent, error) {
-	var e model.OutboxEvent
-	err := c.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		e, err = tx.Outbox().Get(ctx, id)
-		return err
+	e, err := ports.Query(ctx, c.uow, workspace, func(ctx context.Context, tx ports.Tx) (model.OutboxEvent, error) {
+		return tx.Outbox().Get(ctx, id)
 	})
 	if err != nil {
 		return model.OutboxEvent{}, err

@@ -45,11 +45,8 @@ func List[T any](ctx context.Context, s *Service, p model.Principal, q ports.Lis
 	}
 	limit := q.Limit
 	q.Limit++
-	var items []T
-	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		items, err = list(tx)(ctx, q)
-		return err
+	items, err := ports.Query(ctx, s.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) ([]T, error) {
+		return list(tx)(ctx, q)
 	})
 	if err != nil {
 		return Page[T]{}, err

@@ -2,11 +2,13 @@ package products
 
 import (
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // Limits of a draft.
@@ -38,6 +40,14 @@ func (d Draft) normalize() Draft {
 		d.MediaIDs = append([]uuid.UUID(nil), d.MediaIDs...)
 	}
 	return d
+}
+
+// product is the draft as product id of workspace, saved at now.
+func (d Draft) product(id, workspace uuid.UUID, now time.Time) model.Product {
+	return model.Product{
+		ID: id, WorkspaceID: workspace, UpdatedAt: now,
+		Title: d.Title, Description: d.Description, PriceMinor: d.PriceMinor, Currency: d.Currency, MediaIDs: d.MediaIDs,
+	}
 }
 
 // validate checks a normalized draft. Errors: domain.CodeValidation.

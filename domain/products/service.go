@@ -35,19 +35,8 @@ func (s *Service) Create(ctx context.Context, p model.Principal, d Draft) (model
 	if err := d.validate(); err != nil {
 		return model.Product{}, err
 	}
-	now := s.clock.Now()
-	product := model.Product{
-		ID:          s.ids.NewID(),
-		WorkspaceID: p.WorkspaceID,
-		Title:       d.Title,
-		Description: d.Description,
-		PriceMinor:  d.PriceMinor,
-		Currency:    d.Currency,
-		MediaIDs:    d.MediaIDs,
-		Revision:    1,
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
+	product := d.product(s.ids.NewID(), p.WorkspaceID, s.clock.Now())
+	product.Revision, product.CreatedAt = 1, product.UpdatedAt
 	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		return tx.Products().Create(ctx, product)
 	})
@@ -62,13 +51,9 @@ func (s *Service) Create(ctx context.Context, p model.Principal, d Draft) (model
 // Errors: domain.CodeNotFound if there is none (products of other
 // workspaces included).
 func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (model.Product, error) {
-	var product model.Product
-	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		product, err = tx.Products().Get(ctx, id)
-		return err
+	return ports.Query(ctx, s.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) (model.Product, error) {
+		return tx.Products().Get(ctx, id)
 	})
-	return product, err
 }
 
 // Update saves d over the product if its stored revision is still
@@ -86,20 +71,8 @@ func (s *Service) Update(ctx context.Context, p model.Principal, id uuid.UUID, e
 	if err := d.validate(); err != nil {
 		return model.Product{}, err
 	}
-	var saved model.Product
-	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		saved, err = tx.Products().Update(ctx, model.Product{
-			ID:          id,
-			WorkspaceID: p.WorkspaceID,
-			Title:       d.Title,
-			Description: d.Description,
-			PriceMinor:  d.PriceMinor,
-			Currency:    d.Currency,
-			MediaIDs:    d.MediaIDs,
-			UpdatedAt:   s.clock.Now(),
-		}, expectedRevision)
-		return err
+	saved, err := ports.Query(ctx, s.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) (model.Product, error) {
+		return tx.Products().Update(ctx, d.product(id, p.WorkspaceID, s.clock.Now()), expectedRevision)
 	})
 	if err != nil {
 		return model.Product{}, err

@@ -42,18 +42,5 @@ func (s *Service) ReplaceAuthorization(ctx context.Context, tx ports.Tx, p model
 	store.CredentialVersion++
 	store.Status = model.StorePendingVerification
 	store.UpdatedAt = now
-	if store.SealedCredentials, err = SealCredentials(s.sealer, store, creds); err != nil {
-		return Created{}, err
-	}
-	op, event, err := s.verifyJob(ctx, p, store, now)
-	if err != nil {
-		return Created{}, err
-	}
-	if err := tx.Stores().Update(ctx, store); err != nil {
-		return Created{}, err
-	}
-	if err := writeVerifyJob(ctx, tx, op, event); err != nil {
-		return Created{}, err
-	}
-	return Created{Store: store, Operation: op}, nil
+	return s.writeToVerify(ctx, tx, p, store, creds, now, tx.Stores().Update)
 }

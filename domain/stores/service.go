@@ -8,6 +8,7 @@ package stores
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -63,18 +64,24 @@ func (s *Service) Create(ctx context.Context, tx ports.Tx, p model.Principal, cm
 		CreatedAt:         now,
 		UpdatedAt:         now,
 	}
-	sealed, err := SealCredentials(s.sealer, store, cmd.Credentials)
-	if err != nil {
+	return s.writeToVerify(ctx, tx, p, store, cmd.Credentials, now, tx.Stores().Create)
+}
+
+// writeToVerify seals creds into store (under its credential version),
+// writes the store with write, and the operation and job that verify
+// those credentials.
+func (s *Service) writeToVerify(ctx context.Context, tx ports.Tx, p model.Principal, store model.Store, creds model.StoreCredentials,
+	now time.Time, write func(ctx context.Context, store model.Store) error,
+) (Created, error) {
+	var err error
+	if store.SealedCredentials, err = SealCredentials(s.sealer, store, creds); err != nil {
 		return Created{}, err
 	}
-	store.SealedCredentials = sealed
-
 	op, event, err := s.verifyJob(ctx, p, store, now)
 	if err != nil {
 		return Created{}, err
 	}
-
-	if err := tx.Stores().Create(ctx, store); err != nil {
+	if err := write(ctx, store); err != nil {
 		return Created{}, err
 	}
 	if err := writeVerifyJob(ctx, tx, op, event); err != nil {
@@ -85,13 +92,9 @@ func (s *Service) Create(ctx context.Context, tx ports.Tx, p model.Principal, cm
 
 // Get reads one store of the caller's workspace.
 func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (model.Store, error) {
-	var store model.Store
-	err := s.UOW.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		store, err = tx.Stores().Get(ctx, id)
-		return err
+	return ports.Query(ctx, s.UOW, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) (model.Store, error) {
+		return tx.Stores().Get(ctx, id)
 	})
-	return store, err
 }
 
 func (c CreateCommand) validate() error {

@@ -50,13 +50,9 @@ func (s *Service) ListMembers(ctx context.Context, p model.Principal) ([]model.M
 	if err := requireAdmin(p); err != nil {
 		return nil, err
 	}
-	var ms []model.Member
-	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		ms, err = tx.Members().List(ctx)
-		return err
+	return ports.Query(ctx, s.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) ([]model.Member, error) {
+		return tx.Members().List(ctx)
 	})
-	return ms, err
 }
 
 // RemoveMember removes user from p's workspace. Admins only; the last admin

@@ -74,11 +74,8 @@ func (s *Service) Authorize(ctx context.Context, workspace, user uuid.UUID) (mod
 		return model.Principal{WorkspaceID: workspace, UserID: user, Role: role}, nil
 	}
 	gen := s.members.snapshot()
-	var m model.Member
-	err := s.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		m, err = tx.Members().Get(ctx, user)
-		return err
+	m, err := ports.Query(ctx, s.uow, workspace, func(ctx context.Context, tx ports.Tx) (model.Member, error) {
+		return tx.Members().Get(ctx, user)
 	})
 	if domain.IsCode(err, domain.CodeNotFound) {
 		return model.Principal{}, domain.Errorf(domain.CodeForbidden, "you are not a member of this workspace")

@@ -102,7 +102,7 @@ func testConcurrency(t *testing.T, h Harness) {
 
 		stores := 0
 		for _, o := range outcomes {
-			_, err := getStore(t, h, ws, o.store)
+			_, err := storeTable.get(t, h, ws, o.store)
 			if err == nil {
 				stores++
 				continue

@@ -45,8 +45,8 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	}{
 		{"Workspaces", testWorkspaces},
 		{"Members", testMembers},
+		{"Tables", testTables},
 		{"Stores", testStores},
-		{"Operations", testOperations},
 		{"Outbox", testOutbox},
 		{"OutboxDispatch", testOutboxDispatch},
 		{"OutboxBacklog", testOutboxBacklog},
@@ -60,6 +60,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Products", testProducts},
 		{"Media", testMedia},
 		{"MaterialTransfers", testMaterialTransfers},
+		{"LiveKeys", testLiveKeys},
 		{"Publications", testPublications},
 		{"Syncs", testSyncs},
 		{"AITasks", testAITasks},
@@ -84,6 +85,30 @@ func transact(t *testing.T, h Harness, workspace uuid.UUID, fn func(ctx context.
 func mustTransact(t *testing.T, h Harness, workspace uuid.UUID, fn func(ctx context.Context, tx ports.Tx) error) {
 	t.Helper()
 	require.NoError(t, transact(t, h, workspace, fn))
+}
+
+// query runs read in a transaction of workspace and returns what it read
+// and Transact's error.
+func query[T any](t *testing.T, h Harness, workspace uuid.UUID, read func(ctx context.Context, tx ports.Tx) (T, error)) (T, error) {
+	t.Helper()
+	return ports.Query(t.Context(), h.UoW, workspace, read)
+}
+
+// mustQuery is query in a transaction that must commit.
+func mustQuery[T any](t *testing.T, h Harness, workspace uuid.UUID, read func(ctx context.Context, tx ports.Tx) (T, error)) T {
+	t.Helper()
+	v, err := query(t, h, workspace, read)
+	require.NoError(t, err)
+	return v
+}
+
+// ids are the ids of rows, in their order.
+func ids[E any](rows []E, id func(E) uuid.UUID) []uuid.UUID {
+	out := make([]uuid.UUID, 0, len(rows))
+	for _, row := range rows {
+		out = append(out, id(row))
+	}
+	return out
 }
 
 // requireCode asserts err is a domain error with code.

@@ -41,13 +41,9 @@ func eventDueAt(t *testing.T, workspace uuid.UUID, due time.Time) model.OutboxEv
 // claimEvents runs ClaimDue in its own transaction of workspace.
 func claimEvents(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time, limit, maxAttempts int) ports.Claim {
 	t.Helper()
-	var c ports.Claim
-	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		c, err = tx.OutboxDispatch().ClaimDue(ctx, owner, at, lease, limit, maxAttempts)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (ports.Claim, error) {
+		return tx.OutboxDispatch().ClaimDue(ctx, owner, at, lease, limit, maxAttempts)
 	})
-	return c
 }
 
 // claimDue claims and returns every event claimed, pending ones first.
@@ -62,77 +58,44 @@ func claimed(c ports.Claim) []model.OutboxEvent {
 
 func postpone(t *testing.T, h Harness, workspace uuid.UUID, owner string, next time.Time, lastError string, ids ...uuid.UUID) int {
 	t.Helper()
-	var n int
-	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
-		var err error
-		n, err = d.Postpone(ctx, owner, ids, next, lastError)
-		return err
-	})
-	return n
-}
-
-// dispatch runs fn with the workspace's OutboxDispatch in its own
-// transaction.
-func dispatch(t *testing.T, h Harness, workspace uuid.UUID, fn func(ctx context.Context, d ports.OutboxDispatch) error) {
-	t.Helper()
-	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
-		return fn(ctx, tx.OutboxDispatch())
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.OutboxDispatch().Postpone(ctx, owner, ids, next, lastError)
 	})
 }
 
 func markDispatched(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time, ids ...uuid.UUID) int {
 	t.Helper()
-	var n int
-	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
-		var err error
-		n, err = d.MarkDispatched(ctx, owner, ids, at)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.OutboxDispatch().MarkDispatched(ctx, owner, ids, at)
 	})
-	return n
 }
 
 func release(t *testing.T, h Harness, workspace uuid.UUID, owner string, id uuid.UUID, next time.Time, lastError string) bool {
 	t.Helper()
-	var ok bool
-	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
-		var err error
-		ok, err = d.Release(ctx, owner, id, next, lastError)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (bool, error) {
+		return tx.OutboxDispatch().Release(ctx, owner, id, next, lastError)
 	})
-	return ok
 }
 
 func deadLetter(t *testing.T, h Harness, workspace uuid.UUID, owner string, id uuid.UUID, lastError string) bool {
 	t.Helper()
-	var ok bool
-	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
-		var err error
-		ok, err = d.DeadLetter(ctx, owner, id, lastError)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (bool, error) {
+		return tx.OutboxDispatch().DeadLetter(ctx, owner, id, lastError)
 	})
-	return ok
 }
 
 func redrive(t *testing.T, h Harness, workspace uuid.UUID, ids []uuid.UUID, at time.Time) int {
 	t.Helper()
-	var n int
-	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
-		var err error
-		n, err = d.Redrive(ctx, ids, at)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.OutboxDispatch().Redrive(ctx, ids, at)
 	})
-	return n
 }
 
 func deleteDispatched(t *testing.T, h Harness, workspace uuid.UUID, before time.Time, limit int) int {
 	t.Helper()
-	var n int
-	dispatch(t, h, workspace, func(ctx context.Context, d ports.OutboxDispatch) error {
-		var err error
-		n, err = d.DeleteDispatchedBefore(ctx, before, limit)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.OutboxDispatch().DeleteDispatchedBefore(ctx, before, limit)
 	})
-	return n
 }
 
 func mustGetEvent(t *testing.T, h Harness, workspace, id uuid.UUID) model.OutboxEvent {
@@ -155,14 +118,33 @@ func requireClaimed(t *testing.T, e model.OutboxEvent, owner string, at time.Tim
 	requireSameTime(t, at.Add(lease), e.LockedUntil, "locked_until")
 }
 
+// requireReturned asserts e is pending again, without a lease, after
+// attempts attempts, due at next, the last error lastError.
+func requireReturned(t *testing.T, e model.OutboxEvent, attempts int, next time.Time, lastError string) {
+	t.Helper()
+	require.Equal(t, model.OutboxPending, e.Status)
+	require.Equal(t, attempts, e.AttemptCount)
+	requireSameTime(t, next, e.NextAttemptAt, "next_attempt_at")
+	require.Equal(t, lastError, e.LastError)
+	require.Empty(t, e.LockedBy)
+	require.True(t, e.LockedUntil.IsZero(), "locked_until = %s", e.LockedUntil)
+}
+
+// claimedEvent appends an event due at `at` to workspace and claims it as
+// owner at `at`.
+func claimedEvent(t *testing.T, h Harness, workspace uuid.UUID, owner string, at time.Time) model.OutboxEvent {
+	t.Helper()
+	e := eventDueAt(t, workspace, at)
+	appendEvents(t, h, workspace, e)
+	require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimDue(t, h, workspace, owner, at, 1)))
+	return e
+}
+
 // dispatchedEvent appends an event to workspace, claims it and marks it
 // dispatched at `at`; it returns the event's id.
 func dispatchedEvent(t *testing.T, h Harness, workspace uuid.UUID, at time.Time) uuid.UUID {
 	t.Helper()
-	e := eventDueAt(t, workspace, at)
-	appendEvents(t, h, workspace, e)
-	claimed := claimDue(t, h, workspace, "cleaner-setup", at, 1)
-	require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimed))
+	e := claimedEvent(t, h, workspace, "cleaner-setup", at)
 	require.Equal(t, 1, markDispatched(t, h, workspace, "cleaner-setup", at, e.ID))
 	return e.ID
 }
@@ -170,9 +152,7 @@ func dispatchedEvent(t *testing.T, h Harness, workspace uuid.UUID, at time.Time)
 // deadLetterEvent appends an event to workspace, claims it and parks it.
 func deadLetterEvent(t *testing.T, h Harness, workspace uuid.UUID, at time.Time) uuid.UUID {
 	t.Helper()
-	e := eventDueAt(t, workspace, at)
-	appendEvents(t, h, workspace, e)
-	require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimDue(t, h, workspace, "dlq-setup", at, 1)))
+	e := claimedEvent(t, h, workspace, "dlq-setup", at)
 	require.True(t, deadLetter(t, h, workspace, "dlq-setup", e.ID, "boom"))
 	return e.ID
 }
@@ -296,22 +276,14 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 	})
 
 	t.Run("release counts the attempt and backs off", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		at := now()
-		e := eventDueAt(t, ws, at)
-		appendEvents(t, h, ws, e)
-		require.Len(t, claimDue(t, h, ws, "d1", at, 1), 1)
+		ws, at := newWorkspace(t, h), now()
+		e := claimedEvent(t, h, ws, "d1", at)
 
 		next := at.Add(30 * time.Second)
 		require.False(t, release(t, h, ws, "d2", e.ID, next, "not mine"))
 		require.True(t, release(t, h, ws, "d1", e.ID, next, "queue unavailable"))
 		got := mustGetEvent(t, h, ws, e.ID)
-		require.Equal(t, model.OutboxPending, got.Status)
-		require.Equal(t, 1, got.AttemptCount)
-		requireSameTime(t, next, got.NextAttemptAt, "next_attempt_at")
-		require.Equal(t, "queue unavailable", got.LastError)
-		require.Empty(t, got.LockedBy)
-		require.True(t, got.LockedUntil.IsZero(), "locked_until = %s", got.LockedUntil)
+		requireReturned(t, got, 1, next, "queue unavailable")
 		// Released once: a second release by the same owner is fenced.
 		require.False(t, release(t, h, ws, "d1", e.ID, next, "again"))
 
@@ -414,12 +386,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		require.Equal(t, 2, postpone(t, h, ws, "d1", next, "broker unreachable", e1.ID, e2.ID, uuid.New()))
 		for _, id := range []uuid.UUID{e1.ID, e2.ID} {
 			got := mustGetEvent(t, h, ws, id)
-			require.Equal(t, model.OutboxPending, got.Status)
-			require.Equal(t, 0, got.AttemptCount)
-			requireSameTime(t, next, got.NextAttemptAt, "next_attempt_at")
-			require.Equal(t, "broker unreachable", got.LastError)
-			require.Empty(t, got.LockedBy)
-			require.True(t, got.LockedUntil.IsZero(), "locked_until = %s", got.LockedUntil)
+			requireReturned(t, got, 0, next, "broker unreachable")
 		}
 		require.Equal(t, 0, postpone(t, h, ws, "d1", next, "again", e1.ID), "postponed once: fenced")
 		require.Equal(t, 0, postpone(t, h, ws, "d1", next, "none"))
@@ -431,11 +398,8 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 	})
 
 	t.Run("dead letter parks the event", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		at := now()
-		e := eventDueAt(t, ws, at)
-		appendEvents(t, h, ws, e)
-		require.Len(t, claimDue(t, h, ws, "d1", at, 1), 1)
+		ws, at := newWorkspace(t, h), now()
+		e := claimedEvent(t, h, ws, "d1", at)
 		require.False(t, deadLetter(t, h, ws, "d2", e.ID, "not mine"))
 		require.True(t, deadLetter(t, h, ws, "d1", e.ID, "payload rejected by the queue"))
 		got := mustGetEvent(t, h, ws, e.ID)
@@ -526,24 +490,16 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 			}
 		})
 
-		ids, err := h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, uuid.Nil, 10000)
-		require.NoError(t, err)
-		require.Contains(t, ids, due)
-		require.Contains(t, ids, leased)
-		require.NotContains(t, ids, notYet)
-		require.NotContains(t, ids, empty)
-		requireDistinct(t, ids)
-
-		ids, err = h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, uuid.Nil, 1)
-		require.NoError(t, err)
-		require.Len(t, ids, 1)
+		requireDiscovers(t, func(limit int) ([]uuid.UUID, error) {
+			return h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, uuid.Nil, limit)
+		}, []uuid.UUID{due, leased}, []uuid.UUID{notYet, empty})
 
 		// The cursor: only ids after it, in id order.
 		first, second := due, leased
 		if slices.Compare(second[:], first[:]) < 0 {
 			first, second = second, first
 		}
-		ids, err = h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, first, 10000)
+		ids, err := h.OutboxDiscovery.WorkspacesWithDueEvents(t.Context(), asOf, first, 10000)
 		require.NoError(t, err)
 		require.NotContains(t, ids, first)
 		require.Contains(t, ids, second)
@@ -577,19 +533,16 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 			}
 		})
 
-		ids, err := h.OutboxDiscovery.WorkspacesWithDispatchedBefore(t.Context(), asOf, 10000)
-		require.NoError(t, err)
-		require.Contains(t, ids, old)
-		require.NotContains(t, ids, recent)
-		requireDistinct(t, ids)
-		ids, err = h.OutboxDiscovery.WorkspacesWithDispatchedBefore(t.Context(), asOf.Add(2*time.Minute), 1)
-		require.NoError(t, err)
-		require.Len(t, ids, 1)
+		dispatchedBefore := func(before time.Time) func(limit int) ([]uuid.UUID, error) {
+			return func(limit int) ([]uuid.UUID, error) {
+				return h.OutboxDiscovery.WorkspacesWithDispatchedBefore(t.Context(), before, limit)
+			}
+		}
+		requireDiscovers(t, dispatchedBefore(asOf), []uuid.UUID{old}, []uuid.UUID{recent})
+		requireDiscovers(t, dispatchedBefore(asOf.Add(2*time.Minute)), []uuid.UUID{old, recent}, nil)
 
 		require.Equal(t, 1, deleteDispatched(t, h, old, asOf, 10))
-		ids, err = h.OutboxDiscovery.WorkspacesWithDispatchedBefore(t.Context(), asOf, 10000)
-		require.NoError(t, err)
-		require.NotContains(t, ids, old)
+		requireDiscovers(t, dispatchedBefore(asOf), nil, []uuid.UUID{old})
 	})
 
 	t.Run("stats count events per status", func(t *testing.T) {
@@ -699,12 +652,27 @@ func drain(t *testing.T, h Harness, workspace uuid.UUID) {
 	}
 }
 
-func requireDistinct(t *testing.T, ids []uuid.UUID) {
+// requireDiscovers asserts what a discovery across workspaces lists:
+// every workspace of with and none of without, each once, and one when
+// asked for one (with names at least two, so the limit is what bounds
+// it).
+func requireDiscovers(t *testing.T, discover func(limit int) ([]uuid.UUID, error), with, without []uuid.UUID) {
 	t.Helper()
+	ids, err := discover(10000)
+	require.NoError(t, err)
+	require.Subset(t, ids, with)
+	for _, ws := range without {
+		require.NotContains(t, ids, ws)
+	}
 	seen := map[uuid.UUID]bool{}
 	for _, id := range ids {
 		require.False(t, seen[id], "workspace %s listed twice", id)
 		seen[id] = true
+	}
+	if len(with) > 1 {
+		ids, err = discover(1)
+		require.NoError(t, err)
+		require.Len(t, ids, 1)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -132,40 +131,20 @@ func testIdempotency(t *testing.T, h Harness) {
 		ws := newWorkspace(t, h)
 		rec := newRecord(newScope(ws, newMember(t, h, ws)))
 
-		claimed := make(chan struct{})
-		release := make(chan struct{})
-		var releaseOnce sync.Once
-		defer releaseOnce.Do(func() { close(release) })
-		holder := make(chan error, 1)
-		go func() {
-			holder <- h.UoW.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
-				existing, err := tx.Idempotency().Claim(ctx, rec)
-				if err != nil {
-					return err
-				}
-				if existing != nil {
-					return domain.Errorf(domain.CodeInternal, "contract: fresh scope already claimed")
-				}
-				close(claimed)
-				<-release
-				return errRollback
-			})
-		}()
-		select {
-		case <-claimed:
-		case err := <-holder:
-			t.Fatalf("holder ended before claiming: %v", err)
-		case <-time.After(10 * time.Second):
-			t.Fatal("holder did not claim within 10s")
-		}
+		release := holdOpen(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			existing, err := tx.Idempotency().Claim(ctx, rec)
+			if err == nil && existing != nil {
+				err = domain.Errorf(domain.CodeInternal, "contract: fresh scope already claimed")
+			}
+			return err
+		}, rollBack)
 
 		// The second claim must not wait for the holder, which stays open
 		// until it has answered.
 		_, err := claimWithin(t, h, newRecord(rec.Scope))
 		requireCode(t, err, domain.CodeIdempotencyInProgress)
 
-		releaseOnce.Do(func() { close(release) })
-		require.ErrorIs(t, <-holder, errRollback)
+		require.ErrorIs(t, release(), errRollback)
 		// The holder rolled back: its claim went with it.
 		requireClaimable(t, h, newRecord(rec.Scope))
 	})

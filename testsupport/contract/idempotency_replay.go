@@ -31,20 +31,18 @@ func testIdempotencyReplays(t *testing.T, h Harness) {
 	t.Run("a completed record is replayed while another replay is still open", func(t *testing.T) {
 		rec, resp, at := completedRecord(t, h)
 
-		replayed, release, done := holdReplay(t, h, rec)
-		defer release()
-		select {
-		case existing := <-replayed:
-			requireCompleted(t, rec, resp, at, existing)
-		case err := <-done:
-			t.Fatalf("the first replay ended early: %v", err)
-		}
+		var first *model.IdempotencyRecord
+		release := holdOpen(t, h, rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+			var err error
+			first, err = tx.Idempotency().Claim(ctx, newRecord(rec.Scope))
+			return err
+		}, rollBack)
+		requireCompleted(t, rec, resp, at, first)
 
 		existing, err := claimWithin(t, h, newRecord(rec.Scope))
 		require.NoError(t, err, "a replay beside an open replay")
 		requireCompleted(t, rec, resp, at, existing)
-		release()
-		require.ErrorIs(t, <-done, errRollback)
+		require.ErrorIs(t, release(), errRollback)
 	})
 
 	t.Run("many replays at once all get the saved response", func(t *testing.T) {
@@ -93,32 +91,19 @@ func testIdempotencyReplays(t *testing.T, h Harness) {
 		scope := scopeWithExpiredRecord(t, h)
 		ws := scope.WorkspaceID
 		fresh := newRecord(scope)
-		claimed := make(chan error, 1)
-		release := make(chan struct{})
-		var releaseOnce sync.Once
-		open := func() { releaseOnce.Do(func() { close(release) }) }
-		defer open()
-		done := make(chan error, 1)
-		go func() {
-			done <- h.UoW.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
-				existing, err := tx.Idempotency().Claim(ctx, fresh)
-				if err == nil && existing != nil {
-					err = domain.Errorf(domain.CodeInternal, "contract: an expired record was replayed")
-				}
-				claimed <- err
-				if err != nil {
-					return err
-				}
-				<-release
-				return tx.Idempotency().Complete(ctx, scope, savedResponse(), now())
-			})
-		}()
-		require.NoError(t, <-claimed)
+		release := holdOpen(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			existing, err := tx.Idempotency().Claim(ctx, fresh)
+			if err == nil && existing != nil {
+				err = domain.Errorf(domain.CodeInternal, "contract: an expired record was replayed")
+			}
+			return err
+		}, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Idempotency().Complete(ctx, scope, savedResponse(), now())
+		})
 
 		_, err := claimWithin(t, h, newRecord(scope))
 		requireCode(t, err, domain.CodeIdempotencyInProgress)
-		open()
-		require.NoError(t, <-done)
+		require.NoError(t, release())
 	})
 }
 
@@ -143,27 +128,6 @@ func scopeWithExpiredRecord(t *testing.T, h Harness) model.IdempotencyScope {
 	old := expiredRecord(scope, now().Add(-time.Hour))
 	claimAndComplete(t, h, old, savedResponse(), old.CreatedAt.Add(time.Second))
 	return scope
-}
-
-// holdReplay replays rec in a transaction that stays open until release is
-// called, then rolls back. replayed gets what Claim returned; done gets
-// Transact's error.
-func holdReplay(t *testing.T, h Harness, rec model.IdempotencyRecord) (replayed <-chan *model.IdempotencyRecord, release func(), done <-chan error) {
-	t.Helper()
-	replayedc, donec, releasec := make(chan *model.IdempotencyRecord, 1), make(chan error, 1), make(chan struct{})
-	var once sync.Once
-	go func() {
-		donec <- h.UoW.Transact(t.Context(), rec.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-			existing, err := tx.Idempotency().Claim(ctx, newRecord(rec.Scope))
-			if err != nil {
-				return err
-			}
-			replayedc <- existing
-			<-releasec
-			return errRollback
-		})
-	}()
-	return replayedc, func() { once.Do(func() { close(releasec) }) }, donec
 }
 
 // claimWithin is claim, failing the test if it does not answer within

@@ -13,135 +13,65 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-// listCase describes one resource's List to the shared list contract.
-type listCase[T any] struct {
-	// make writes row i in ws and returns its id; rows with an even i match
-	// filter, odd ones do not.
-	make func(t *testing.T, h Harness, ws uuid.UUID, i int) uuid.UUID
-	list func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]T, error)
-	id   func(T) uuid.UUID
-	// filter selects the even rows; nil if the resource has no filter.
-	filter func(q *ports.ListQuery)
+// listCase describes one table's List to the list contract.
+type listCase[E any] struct {
+	table table[E]
+	// mark makes row i of a workspace one that filter keeps if i is even,
+	// and one it drops if i is odd; filter narrows a query of ws to the
+	// even rows. Both nil if the table's List has no filter.
+	mark   func(row *E, i int)
+	filter func(q *ports.ListQuery, ws uuid.UUID)
 }
 
-// testLists runs the list contract for every listed resource.
+// testLists runs the list contract for every listed table.
 func testLists(t *testing.T, h Harness) {
 	t.Run("stores", func(t *testing.T) {
-		checkList(t, h, listCase[model.Store]{
-			make: func(t *testing.T, h Harness, ws uuid.UUID, i int) uuid.UUID {
-				s := newStore(ws)
-				s.Status = pick(i, model.StoreVerified, model.StorePendingVerification)
-				createStore(t, h, s)
-				return s.ID
-			},
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Store, error) {
-				return tx.Stores().List
-			},
-			id:     func(s model.Store) uuid.UUID { return s.ID },
-			filter: func(q *ports.ListQuery) { q.Status = string(model.StoreVerified) },
-		})
+		checkList(t, h, byStatus(storeTable, func(s *model.Store) *model.StoreStatus { return &s.Status },
+			model.StoreVerified, model.StorePendingVerification))
 	})
 	t.Run("products", func(t *testing.T) {
-		checkList(t, h, listCase[model.Product]{
-			make: func(t *testing.T, h Harness, ws uuid.UUID, _ int) uuid.UUID { return newProductIn(t, h, ws).ID },
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Product, error) {
-				return tx.Products().List
-			},
-			id: func(p model.Product) uuid.UUID { return p.ID },
-		})
+		checkList(t, h, listCase[model.Product]{table: productTable})
 	})
 	t.Run("media", func(t *testing.T) {
-		checkList(t, h, listCase[model.Media]{
-			make: func(t *testing.T, h Harness, ws uuid.UUID, i int) uuid.UUID {
-				m := newMedia(ws)
-				m.Status = pick(i, model.MediaReady, model.MediaAwaitingUpload)
-				inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Create(ctx, m) })
-				return m.ID
-			},
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Media, error) {
-				return tx.Media().List
-			},
-			id:     func(m model.Media) uuid.UUID { return m.ID },
-			filter: func(q *ports.ListQuery) { q.Status = string(model.MediaReady) },
-		})
+		checkList(t, h, byStatus(mediaTable, func(m *model.Media) *model.MediaStatus { return &m.Status },
+			model.MediaReady, model.MediaAwaitingUpload))
 	})
 	t.Run("material transfers", func(t *testing.T) {
-		checkList(t, h, listCase[model.MaterialTransfer]{
-			make: func(t *testing.T, h Harness, ws uuid.UUID, i int) uuid.UUID {
-				tr := newTransfer(ws)
-				tr.Status = pick(i, model.TaskSucceeded, model.TaskPending)
-				inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.MaterialTransfers().Create(ctx, tr) })
-				return tr.ID
-			},
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.MaterialTransfer, error) {
-				return tx.MaterialTransfers().List
-			},
-			id:     func(m model.MaterialTransfer) uuid.UUID { return m.ID },
-			filter: func(q *ports.ListQuery) { q.Status = string(model.TaskSucceeded) },
-		})
+		checkList(t, h, byStatus(transferTable, transferTable.status, model.TaskSucceeded, model.TaskPending))
 	})
 	t.Run("publications", func(t *testing.T) {
-		var store uuid.UUID
-		checkList(t, h, listCase[model.Publication]{
-			make: func(t *testing.T, h Harness, ws uuid.UUID, i int) uuid.UUID {
-				if i%2 == 0 || store == uuid.Nil {
-					store = newStoreIn(t, h, ws) // even rows each on a store of their own
-				}
-				p := newPublication(ws, newProductIn(t, h, ws).ID, store)
-				p.Status = pick(i, model.TaskSucceeded, model.TaskFailed)
-				inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Publications().Create(ctx, p) })
-				return p.ID
-			},
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Publication, error) {
-				return tx.Publications().List
-			},
-			id:     func(p model.Publication) uuid.UUID { return p.ID },
-			filter: func(q *ports.ListQuery) { q.Status = string(model.TaskSucceeded) },
-		})
+		checkList(t, h, byStatus(publicationTable, publicationTable.status, model.TaskSucceeded, model.TaskFailed))
 	})
 	t.Run("catalog syncs", func(t *testing.T) {
-		stores := map[uuid.UUID]uuid.UUID{}
-		checkList(t, h, listCase[model.CatalogSync]{
-			make: func(t *testing.T, h Harness, ws uuid.UUID, i int) uuid.UUID {
-				if stores[ws] == uuid.Nil {
-					stores[ws] = newStoreIn(t, h, ws)
-				}
-				s := newSync(ws, stores[ws])
-				s.Status = pick(i, model.TaskSucceeded, model.TaskFailed)
-				inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Syncs().Create(ctx, s) })
-				return s.ID
-			},
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.CatalogSync, error) {
-				return tx.Syncs().List
-			},
-			id:     func(s model.CatalogSync) uuid.UUID { return s.ID },
-			filter: func(q *ports.ListQuery) { q.Status = string(model.TaskSucceeded) },
-		})
+		checkList(t, h, byStatus(syncTable, syncTable.status, model.TaskSucceeded, model.TaskFailed))
 	})
 	t.Run("AI tasks", func(t *testing.T) {
-		products := map[uuid.UUID][2]uuid.UUID{}
-		var even uuid.UUID
+		// The even rows of a workspace are tasks of one product, the odd
+		// ones each of a product of its own.
+		even := map[uuid.UUID]uuid.UUID{}
 		checkList(t, h, listCase[model.AITask]{
-			make: func(t *testing.T, h Harness, ws uuid.UUID, i int) uuid.UUID {
-				ps, ok := products[ws]
-				if !ok {
-					ps = [2]uuid.UUID{newProductIn(t, h, ws).ID, newProductIn(t, h, ws).ID}
-					products[ws] = ps
-					if even == uuid.Nil {
-						even = ps[0]
+			table: aiTaskTable,
+			mark: func(a *model.AITask, i int) {
+				if i%2 == 0 {
+					if even[a.WorkspaceID] == uuid.Nil {
+						even[a.WorkspaceID] = a.ProductID
 					}
+					a.ProductID = even[a.WorkspaceID]
 				}
-				a := newAITask(ws, ps[i%2])
-				inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.AITasks().Create(ctx, a) })
-				return a.ID
 			},
-			list: func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.AITask, error) {
-				return tx.AITasks().List
-			},
-			id:     func(a model.AITask) uuid.UUID { return a.ID },
-			filter: func(q *ports.ListQuery) { q.ProductID = even },
+			filter: func(q *ports.ListQuery, ws uuid.UUID) { q.ProductID = even[ws] },
 		})
 	})
+}
+
+// byStatus is the list case of a table filtered by status: the even rows
+// have status in, the odd ones out.
+func byStatus[E any, S ~string](c table[E], status func(row *E) *S, in, out S) listCase[E] {
+	return listCase[E]{
+		table:  c,
+		mark:   func(row *E, i int) { *status(row) = pick(i, in, out) },
+		filter: func(q *ports.ListQuery, _ uuid.UUID) { q.Status = string(in) },
+	}
 }
 
 func pick[S any](i int, even, odd S) S {
@@ -154,59 +84,60 @@ func pick[S any](i int, even, odd S) S {
 // checkList: pages of two walk every row of the workspace exactly once,
 // newest (largest id) first, and nothing of another workspace; a filter
 // keeps exactly the rows it names.
-func checkList[T any](t *testing.T, h Harness, c listCase[T]) {
+func checkList[E any](t *testing.T, h Harness, c listCase[E]) {
 	t.Helper()
 	const rows = 5
 	ws, other := newWorkspace(t, h), newWorkspace(t, h)
 	var want, wantEven []uuid.UUID
+	write := func(ws uuid.UUID, i int) uuid.UUID {
+		row := c.table.row(t, h, ws)
+		if c.mark != nil {
+			c.mark(&row, i)
+		}
+		require.NoError(t, c.table.create(t, h, row))
+		return c.table.id(row)
+	}
 	for i := range rows {
-		id := c.make(t, h, ws, i)
+		id := write(ws, i)
 		want = append(want, id)
 		if i%2 == 0 {
 			wantEven = append(wantEven, id)
 		}
 	}
-	c.make(t, h, other, 0)
+	write(other, 0)
 	newestFirst := func(ids []uuid.UUID) []uuid.UUID {
 		ids = slices.Clone(ids)
 		slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(b[:], a[:]) })
 		return ids
 	}
 
+	// Every listed table's repository is a ports.Resources.
+	list := func(q ports.ListQuery) []E {
+		return mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) ([]E, error) {
+			return c.table.repo(tx).(ports.Resources[E]).List(ctx, q)
+		})
+	}
 	walk := func(q ports.ListQuery) []uuid.UUID {
 		var got []uuid.UUID
 		for range rows + 1 {
-			var page []T
-			mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-				var err error
-				page, err = c.list(tx)(ctx, q)
-				return err
-			})
+			page := list(q)
 			require.LessOrEqual(t, len(page), q.Limit)
-			for _, v := range page {
-				got = append(got, c.id(v))
-			}
+			got = append(got, ids(page, c.table.id)...)
 			if len(page) < q.Limit {
 				return got
 			}
-			q.StartingAfter = c.id(page[len(page)-1])
+			q.StartingAfter = c.table.id(page[len(page)-1])
 		}
 		t.Fatalf("the pages never ended: %v", got)
 		return nil
 	}
 	require.Equal(t, newestFirst(want), walk(ports.ListQuery{Limit: 2}), "every row once, newest first")
 
-	var none []T
-	mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		none, err = c.list(tx)(ctx, ports.ListQuery{})
-		return err
-	})
-	require.Empty(t, none, "a zero limit lists nothing")
+	require.Empty(t, list(ports.ListQuery{}), "a zero limit lists nothing")
 
 	if c.filter != nil {
 		q := ports.ListQuery{Limit: 2}
-		c.filter(&q)
+		c.filter(&q, ws)
 		require.Equal(t, newestFirst(wantEven), walk(q), "the filter keeps exactly its rows")
 	}
 }

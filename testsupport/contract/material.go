@@ -2,8 +2,8 @@ package contract
 
 import (
 	"context"
+	"slices"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -12,6 +12,21 @@ import (
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
+
+// transferTable is the material transfers table to the table contract
+// (tables.go).
+var transferTable = taskTable(table[model.MaterialTransfer]{
+	repo: func(tx ports.Tx) tableRepo[model.MaterialTransfer] { return statusTransfers{tx.MaterialTransfers()} },
+	row:  func(_ *testing.T, _ Harness, ws uuid.UUID) model.MaterialTransfer { return newTransfer(ws) },
+	stored: func(tr model.MaterialTransfer) model.MaterialTransfer {
+		tr.Items = slices.Clone(tr.Items)
+		slices.SortFunc(tr.Items, func(a, b model.MaterialItem) int { return a.Index - b.Index })
+		return tr
+	},
+	scramble:  func(tr *model.MaterialTransfer) { tr.Items[0].SourceURL = "https://elsewhere.example.com/" },
+	updates:   "status replaces status, reason and updated_at only",
+	immutable: func(tr *model.MaterialTransfer) { tr.Items = nil },
+})
 
 func newTransfer(ws uuid.UUID) model.MaterialTransfer {
 	at := writeTime()
@@ -26,15 +41,14 @@ func newTransfer(ws uuid.UUID) model.MaterialTransfer {
 	}
 }
 
-func getTransfer(t *testing.T, h Harness, ws, id uuid.UUID) (model.MaterialTransfer, error) {
-	t.Helper()
-	var tr model.MaterialTransfer
-	err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		tr, err = tx.MaterialTransfers().Get(ctx, id)
-		return err
-	})
-	return tr, err
+// statusTransfers is the material transfers repository to the table
+// contract: UpdateStatus is its Update.
+type statusTransfers struct {
+	ports.MaterialTransferRepository
+}
+
+func (r statusTransfers) Update(ctx context.Context, tr model.MaterialTransfer) error {
+	return r.UpdateStatus(ctx, tr)
 }
 
 func markItemDone(t *testing.T, h Harness, ws, id uuid.UUID, index int, key string, size int64) error {
@@ -45,92 +59,31 @@ func markItemDone(t *testing.T, h Harness, ws, id uuid.UUID, index int, key stri
 }
 
 func testMaterialTransfers(t *testing.T, h Harness) {
-	t.Run("create then get keeps every field, items by index", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		tr := newTransfer(ws)
-		tr.Reason = "r"
-		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.MaterialTransfers().Create(ctx, tr) })
-
-		want := tr
-		want.CreatedAt, want.UpdatedAt = dbTime(tr.CreatedAt), dbTime(tr.UpdatedAt)
-		want.Items = []model.MaterialItem{tr.Items[1], tr.Items[2], tr.Items[0]}
-		got, err := getTransfer(t, h, ws, tr.ID)
-		require.NoError(t, err)
-		require.Equal(t, want, got)
-	})
-
-	t.Run("update status replaces status, reason and updated_at only", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		tr := newTransfer(ws)
-		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.MaterialTransfers().Create(ctx, tr) })
-		changed := tr
-		changed.Status = model.TaskFailed
-		changed.Reason = "source unreachable"
-		changed.UpdatedAt = tr.UpdatedAt.Add(time.Minute)
-		changed.OperationID = uuid.New()
-		changed.CreatedAt = tr.CreatedAt.Add(-time.Hour)
-		changed.Items = nil
-		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.MaterialTransfers().UpdateStatus(ctx, changed) })
-
-		got, err := getTransfer(t, h, ws, tr.ID)
-		require.NoError(t, err)
-		require.Equal(t, model.TaskFailed, got.Status)
-		require.Equal(t, "source unreachable", got.Reason)
-		require.Equal(t, dbTime(changed.UpdatedAt), got.UpdatedAt)
-		require.Equal(t, tr.OperationID, got.OperationID)
-		require.Equal(t, dbTime(tr.CreatedAt), got.CreatedAt)
-		require.Len(t, got.Items, 3)
-	})
-
 	t.Run("mark item done records it once", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		tr := newTransfer(ws)
-		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.MaterialTransfers().Create(ctx, tr) })
+		require.NoError(t, transferTable.create(t, h, tr))
 
 		require.NoError(t, markItemDone(t, h, ws, tr.ID, 0, "k/0", 42))
 		require.NoError(t, markItemDone(t, h, ws, tr.ID, 0, "k/other", 7), "marking a done item again")
 		require.NoError(t, markItemDone(t, h, ws, tr.ID, 1, "k/other", 7), "an item created done")
 
-		got, err := getTransfer(t, h, ws, tr.ID)
+		got, err := transferTable.get(t, h, ws, tr.ID)
 		require.NoError(t, err)
 		require.Equal(t, model.MaterialItem{Index: 0, SourceURL: tr.Items[1].SourceURL, ObjectKey: "k/0", SizeBytes: 42, Done: true}, got.Items[0])
 		require.Equal(t, tr.Items[2], got.Items[1])
 		require.False(t, got.Items[2].Done)
 	})
 
-	t.Run("missing is not found, an existing id is a conflict", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		_, err := getTransfer(t, h, ws, uuid.New())
-		requireCode(t, err, domain.CodeNotFound)
-		err = transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.MaterialTransfers().UpdateStatus(ctx, newTransfer(ws))
-		})
-		requireCode(t, err, domain.CodeNotFound)
-		requireCode(t, markItemDone(t, h, ws, uuid.New(), 0, "k", 1), domain.CodeNotFound)
-
-		tr := newTransfer(ws)
-		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.MaterialTransfers().Create(ctx, tr) })
-		requireCode(t, markItemDone(t, h, ws, tr.ID, 3, "k", 1), domain.CodeNotFound)
-		again := newTransfer(ws)
-		again.ID = tr.ID
-		err = transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.MaterialTransfers().Create(ctx, again) })
-		requireCode(t, err, domain.CodeConflict)
-	})
-
-	t.Run("a transfer of another workspace is invisible", func(t *testing.T) {
+	t.Run("a missing item, or one of a missing or another workspace's transfer, is not found", func(t *testing.T) {
 		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
+		requireCode(t, markItemDone(t, h, wsA, uuid.New(), 0, "k", 1), domain.CodeNotFound)
 		tr := newTransfer(wsA)
-		inTx(t, h, wsA, func(ctx context.Context, tx ports.Tx) error { return tx.MaterialTransfers().Create(ctx, tr) })
-		_, err := getTransfer(t, h, wsB, tr.ID)
-		requireCode(t, err, domain.CodeNotFound)
+		require.NoError(t, transferTable.create(t, h, tr))
+		requireCode(t, markItemDone(t, h, wsA, tr.ID, 3, "k", 1), domain.CodeNotFound)
 		requireCode(t, markItemDone(t, h, wsB, tr.ID, 0, "k", 1), domain.CodeNotFound)
-		hijack := tr
-		hijack.Status = model.TaskFailed
-		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error { return tx.MaterialTransfers().UpdateStatus(ctx, hijack) })
-		requireCode(t, err, domain.CodeNotFound)
-		got, err := getTransfer(t, h, wsA, tr.ID)
+		got, err := transferTable.get(t, h, wsA, tr.ID)
 		require.NoError(t, err)
-		require.Equal(t, model.TaskPending, got.Status)
 		require.False(t, got.Items[0].Done)
 	})
 }

@@ -26,6 +26,12 @@ func listMembers(t *testing.T, h Harness, ws uuid.UUID) []uuid.UUID {
 	return users
 }
 
+// removeMember removes user from ws in a transaction of its own.
+func removeMember(t *testing.T, h Harness, ws, user uuid.UUID) error {
+	t.Helper()
+	return transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, user) })
+}
+
 // testMemberAdmin: members are listed oldest first, removed once, and a
 // removed user may be added again; nothing crosses workspaces.
 func testMemberAdmin(t *testing.T, h Harness) {
@@ -37,16 +43,12 @@ func testMemberAdmin(t *testing.T, h Harness) {
 		require.Subset(t, listMembers(t, h, ws), []uuid.UUID{first, second})
 		before := len(listMembers(t, h, ws))
 
-		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, first) })
+		require.NoError(t, removeMember(t, h, ws, first))
 		require.NotContains(t, listMembers(t, h, ws), first)
 		require.Len(t, listMembers(t, h, ws), before-1)
-		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			_, err := tx.Members().Get(ctx, first)
-			return err
-		})
+		_, err := getMember(t, h, ws, first)
 		requireCode(t, err, domain.CodeNotFound)
-		err = transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, first) })
-		requireCode(t, err, domain.CodeNotFound)
+		requireCode(t, removeMember(t, h, ws, first), domain.CodeNotFound)
 
 		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 			return tx.Members().Add(ctx, model.Member{WorkspaceID: ws, UserID: first, Role: model.RoleAdmin, CreatedAt: now()})
@@ -57,27 +59,23 @@ func testMemberAdmin(t *testing.T, h Harness) {
 	t.Run("another workspace's member cannot be removed", func(t *testing.T) {
 		ws, other := newWorkspace(t, h), newWorkspace(t, h)
 		stranger := newMember(t, h, other)
-		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, stranger) })
-		requireCode(t, err, domain.CodeNotFound)
+		requireCode(t, removeMember(t, h, ws, stranger), domain.CodeNotFound)
 		require.Contains(t, listMembers(t, h, other), stranger)
 	})
 
 	t.Run("the last admin stays", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		admin := newMember(t, h, ws)
-		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, admin) })
-		requireCode(t, err, domain.CodeInvalidState)
+		requireCode(t, removeMember(t, h, ws, admin), domain.CodeInvalidState)
 		require.Contains(t, listMembers(t, h, ws), admin)
 	})
 
 	t.Run("two concurrent removals of the last two admins leave one", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		admins := [2]uuid.UUID{newMember(t, h, ws), newMember(t, h, ws)}
-		errs := raceTwo(t, h, ws, [2]func(ctx context.Context, tx ports.Tx) error{
-			func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, admins[0]) },
-			func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, admins[1]) },
-		})
-		winner, loserErr := oneWins(t, errs)
+		winner, loserErr := oneWins(t, raceTwo(t, h, ws, func(i int, ctx context.Context, tx ports.Tx) error {
+			return tx.Members().Remove(ctx, admins[i])
+		}))
 		requireCode(t, loserErr, domain.CodeInvalidState)
 		require.Equal(t, []uuid.UUID{admins[1-winner]}, listMembers(t, h, ws))
 	})

@@ -8,10 +8,29 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
+
+// operationTable is the operations table to the table contract (tables.go).
+var operationTable = table[model.Operation]{
+	repo: func(tx ports.Tx) tableRepo[model.Operation] { return tx.Operations() },
+	keys: func(op *model.Operation) (*uuid.UUID, *uuid.UUID) { return &op.ID, &op.WorkspaceID },
+	row:  func(_ *testing.T, _ Harness, ws uuid.UUID) model.Operation { return newOperation(ws) },
+	stored: func(op model.Operation) model.Operation {
+		op.CreatedAt, op.UpdatedAt = dbTime(op.CreatedAt), dbTime(op.UpdatedAt)
+		return op
+	},
+	updates: "replaces status, error and updated_at only",
+	mutable: func(op *model.Operation) {
+		op.Status, op.Error = model.OperationFailed, "the platform refused the credentials"
+		op.UpdatedAt = op.UpdatedAt.Add(time.Minute)
+	},
+	immutable: func(op *model.Operation) {
+		op.Kind, op.ResourceType, op.ResourceID, op.CreatedBy = "other.kind", "other", uuid.New(), uuid.New()
+		op.CreatedAt = op.CreatedAt.Add(-time.Hour)
+	},
+}
 
 func newOperation(workspace uuid.UUID) model.Operation {
 	at := now()
@@ -28,128 +47,21 @@ func newOperation(workspace uuid.UUID) model.Operation {
 	}
 }
 
-func normOperation(op model.Operation) model.Operation {
-	op.CreatedAt = dbTime(op.CreatedAt)
-	op.UpdatedAt = dbTime(op.UpdatedAt)
-	return op
-}
-
-func getOperation(t *testing.T, h Harness, workspace, id uuid.UUID) (model.Operation, error) {
-	t.Helper()
-	var op model.Operation
-	err := transact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		op, err = tx.Operations().Get(ctx, id)
-		return err
-	})
-	return op, err
-}
-
+// createOperation writes op, which must succeed.
 func createOperation(t *testing.T, h Harness, op model.Operation) {
 	t.Helper()
-	mustTransact(t, h, op.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Operations().Create(ctx, op)
-	})
-}
-
-func testOperations(t *testing.T, h Harness) {
-	t.Run("create then get keeps every field", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		op := newOperation(ws)
-		createOperation(t, h, op)
-		got, err := getOperation(t, h, ws, op.ID)
-		require.NoError(t, err)
-		require.Equal(t, normOperation(op), normOperation(got))
-	})
-
-	t.Run("update replaces status, error and updated_at only", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		op := newOperation(ws)
-		createOperation(t, h, op)
-
-		changed := op
-		changed.Status = model.OperationFailed
-		changed.Error = "the platform refused the credentials"
-		changed.UpdatedAt = op.UpdatedAt.Add(time.Minute)
-		// Not mutable: these must be left as they were.
-		changed.Kind = "other.kind"
-		changed.ResourceType = "other"
-		changed.ResourceID = uuid.New()
-		changed.CreatedBy = uuid.New()
-		changed.CreatedAt = op.CreatedAt.Add(-time.Hour)
-		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Operations().Update(ctx, changed)
-		})
-
-		want := normOperation(op)
-		want.Status = changed.Status
-		want.Error = changed.Error
-		want.UpdatedAt = dbTime(changed.UpdatedAt)
-		got, err := getOperation(t, h, ws, op.ID)
-		require.NoError(t, err)
-		require.Equal(t, want, normOperation(got))
-	})
-
-	t.Run("missing is not found", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		_, err := getOperation(t, h, ws, uuid.New())
-		requireCode(t, err, domain.CodeNotFound)
-		err = transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Operations().Update(ctx, newOperation(ws))
-		})
-		requireCode(t, err, domain.CodeNotFound)
-	})
-
-	t.Run("an existing id is a conflict", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		op := newOperation(ws)
-		createOperation(t, h, op)
-		again := newOperation(ws)
-		again.ID = op.ID
-		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Operations().Create(ctx, again)
-		})
-		requireCode(t, err, domain.CodeConflict)
-	})
-
-	t.Run("an operation of another workspace is invisible", func(t *testing.T) {
-		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
-		op := newOperation(wsA)
-		createOperation(t, h, op)
-
-		_, err := getOperation(t, h, wsB, op.ID)
-		requireCode(t, err, domain.CodeNotFound)
-
-		hijack := op
-		hijack.Status = model.OperationSucceeded
-		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Operations().Update(ctx, hijack)
-		})
-		requireCode(t, err, domain.CodeNotFound)
-
-		got, err := getOperation(t, h, wsA, op.ID)
-		require.NoError(t, err)
-		require.Equal(t, model.OperationPending, got.Status)
-	})
+	require.NoError(t, operationTable.create(t, h, op))
 }
 
 func listOperations(t *testing.T, h Harness, ws uuid.UUID, f ports.OperationFilter) []model.Operation {
 	t.Helper()
-	var ops []model.Operation
-	mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		ops, err = tx.Operations().List(ctx, f)
-		return err
+	return mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) ([]model.Operation, error) {
+		return tx.Operations().List(ctx, f)
 	})
-	return ops
 }
 
 func operationIDs(ops []model.Operation) []uuid.UUID {
-	ids := make([]uuid.UUID, 0, len(ops))
-	for _, op := range ops {
-		ids = append(ids, op.ID)
-	}
-	return ids
+	return ids(ops, func(op model.Operation) uuid.UUID { return op.ID })
 }
 
 func testOperationList(t *testing.T, h Harness) {
@@ -163,7 +75,7 @@ func testOperationList(t *testing.T, h Harness) {
 		op.Kind = []string{model.OperationCatalogSync, model.OperationListingPublish}[i%2]
 		op.Status = []model.OperationStatus{model.OperationPending, model.OperationSucceeded, model.OperationSucceeded}[i%3]
 		createOperation(t, h, op)
-		all = append(all, normOperation(op))
+		all = append(all, operationTable.stored(op))
 	}
 	createOperation(t, h, newOperation(other))
 	newestFirst := func(pick func(model.Operation) bool) []uuid.UUID {

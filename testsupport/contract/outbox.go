@@ -51,32 +51,20 @@ func appendEvents(t *testing.T, h Harness, workspace uuid.UUID, events ...model.
 
 func getEvent(t *testing.T, h Harness, workspace, id uuid.UUID) (model.OutboxEvent, error) {
 	t.Helper()
-	var e model.OutboxEvent
-	err := transact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		e, err = tx.Outbox().Get(ctx, id)
-		return err
+	return query(t, h, workspace, func(ctx context.Context, tx ports.Tx) (model.OutboxEvent, error) {
+		return tx.Outbox().Get(ctx, id)
 	})
-	return e, err
 }
 
 func listEvents(t *testing.T, h Harness, workspace uuid.UUID, status model.OutboxStatus, limit int) []model.OutboxEvent {
 	t.Helper()
-	var events []model.OutboxEvent
-	mustTransact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		events, err = tx.Outbox().List(ctx, status, limit)
-		return err
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) ([]model.OutboxEvent, error) {
+		return tx.Outbox().List(ctx, status, limit)
 	})
-	return events
 }
 
 func eventIDs(events []model.OutboxEvent) []uuid.UUID {
-	ids := make([]uuid.UUID, 0, len(events))
-	for _, e := range events {
-		ids = append(ids, e.ID)
-	}
-	return ids
+	return ids(events, func(e model.OutboxEvent) uuid.UUID { return e.ID })
 }
 
 func testOutbox(t *testing.T, h Harness) {

@@ -21,11 +21,8 @@ func testOutboxJobs(t *testing.T, h Harness) {
 	t.Run("DeadLetterJob parks the event whatever its status, keeping its attempts", func(t *testing.T) {
 		e := newEvent(t, ws, at)
 		appendEvents(t, h, ws, e)
-		var found bool
-		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			var err error
-			found, err = tx.Outbox().DeadLetterJob(ctx, e.ID, "the job failed: platform unavailable")
-			return err
+		found := mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (bool, error) {
+			return tx.Outbox().DeadLetterJob(ctx, e.ID, "the job failed: platform unavailable")
 		})
 		require.True(t, found)
 		got, err := getEvent(t, h, ws, e.ID)
@@ -64,11 +61,8 @@ func testOutboxJobs(t *testing.T, h Harness) {
 		wrongResource := op(e2)
 		wrongResource.ResourceID = uuid.New()
 		ops := []model.Operation{op(e1), wrongResource, op(foreign), {ID: uuid.New(), ResourceID: uuid.New()}}
-		var got map[uuid.UUID]model.OutboxEvent
-		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			var err error
-			got, err = tx.Outbox().ForOperations(ctx, ops)
-			return err
+		got := mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (map[uuid.UUID]model.OutboxEvent, error) {
+			return tx.Outbox().ForOperations(ctx, ops)
 		})
 		require.Len(t, got, 1, "only the operation whose event names it and its resource, in this workspace")
 		requireSameEvent(t, e1, got[ops[0].ID])

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -12,6 +13,29 @@ import (
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
+
+// storeTable is the stores table to the table contract (tables.go).
+var storeTable = table[model.Store]{
+	repo: func(tx ports.Tx) tableRepo[model.Store] { return tx.Stores() },
+	keys: func(s *model.Store) (*uuid.UUID, *uuid.UUID) { return &s.ID, &s.WorkspaceID },
+	row:  func(_ *testing.T, _ Harness, ws uuid.UUID) model.Store { return newStore(ws) },
+	stored: func(s model.Store) model.Store {
+		s.SealedCredentials = bytes.Clone(s.SealedCredentials)
+		s.CreatedAt, s.UpdatedAt = dbTime(s.CreatedAt), dbTime(s.UpdatedAt)
+		return s
+	},
+	scramble: func(s *model.Store) { s.SealedCredentials[0] ^= 0xff },
+	updates:  "replaces the mutable fields only",
+	mutable: func(s *model.Store) {
+		s.Name, s.Status, s.CredentialVersion = "Renamed", model.StoreVerified, 2
+		s.SealedCredentials = []byte{0, 1, 2, 0xfe, 0xff}
+		s.UpdatedAt = s.UpdatedAt.Add(90 * time.Minute)
+	},
+	immutable: func(s *model.Store) {
+		s.Platform, s.ExternalShopID = "amazon", "other-"+uuid.NewString()
+		s.CreatedAt = s.CreatedAt.Add(-time.Hour)
+	},
+}
 
 // newStore returns an unsaved store of workspace with a fresh id and shop,
 // and sealed credentials that hold every byte value a driver might mangle.
@@ -37,104 +61,22 @@ func newStore(workspace uuid.UUID) model.Store {
 	}
 }
 
-func normStore(s model.Store) model.Store {
-	s.CreatedAt = dbTime(s.CreatedAt)
-	s.UpdatedAt = dbTime(s.UpdatedAt)
-	return s
-}
-
+// createStore writes s, which must succeed.
 func createStore(t *testing.T, h Harness, s model.Store) {
 	t.Helper()
-	mustTransact(t, h, s.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Stores().Create(ctx, s)
-	})
-}
-
-func getStore(t *testing.T, h Harness, workspace, id uuid.UUID) (model.Store, error) {
-	t.Helper()
-	var s model.Store
-	err := transact(t, h, workspace, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		s, err = tx.Stores().Get(ctx, id)
-		return err
-	})
-	return s, err
+	require.NoError(t, storeTable.create(t, h, s))
 }
 
 func testStores(t *testing.T, h Harness) {
-	t.Run("create then get keeps every field", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		s := newStore(ws)
-		want := normStore(s)
-		want.SealedCredentials = append([]byte(nil), s.SealedCredentials...)
-		createStore(t, h, s)
-		// The stored row must not share memory with the caller's value.
-		s.SealedCredentials[0] ^= 0xff
-
-		got, err := getStore(t, h, ws, want.ID)
-		require.NoError(t, err)
-		require.Equal(t, want, normStore(got))
-
-		got.SealedCredentials[1] ^= 0xff
-		again, err := getStore(t, h, ws, want.ID)
-		require.NoError(t, err)
-		require.Equal(t, want.SealedCredentials, again.SealedCredentials)
-	})
-
-	t.Run("update replaces the mutable fields only", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		s := newStore(ws)
-		createStore(t, h, s)
-
-		changed := s
-		changed.Name = "Renamed"
-		changed.Status = model.StoreVerified
-		changed.CredentialVersion = 2
-		changed.SealedCredentials = []byte{0, 1, 2, 0xfe, 0xff}
-		changed.UpdatedAt = s.UpdatedAt.Add(90 * time.Minute)
-		// Not mutable: these must be left as they were.
-		changed.Platform = "amazon"
-		changed.ExternalShopID = "other-" + uuid.NewString()
-		changed.CreatedAt = s.CreatedAt.Add(-time.Hour)
-		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Stores().Update(ctx, changed)
-		})
-
-		want := normStore(s)
-		want.Name = changed.Name
-		want.Status = changed.Status
-		want.CredentialVersion = changed.CredentialVersion
-		want.SealedCredentials = changed.SealedCredentials
-		want.UpdatedAt = dbTime(changed.UpdatedAt)
-		got, err := getStore(t, h, ws, s.ID)
-		require.NoError(t, err)
-		require.Equal(t, want, normStore(got))
-	})
-
-	t.Run("missing is not found", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		_, err := getStore(t, h, ws, uuid.New())
-		requireCode(t, err, domain.CodeNotFound)
-		err = transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Stores().Update(ctx, newStore(ws))
-		})
-		requireCode(t, err, domain.CodeNotFound)
-	})
-
 	t.Run("the same shop twice in a workspace is refused", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		first := newStore(ws)
 		createStore(t, h, first)
 		second := newStore(ws)
 		second.ExternalShopID = first.ExternalShopID
-		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Stores().Create(ctx, second)
-		})
-		requireCode(t, err, domain.CodeStoreExists)
-		var de *domain.Error
-		require.ErrorAs(t, err, &de)
-		require.Equal(t, first.ID.String(), de.ResourceID, "the conflict names the store that holds the shop")
-		_, err = getStore(t, h, ws, second.ID)
+		// The conflict names the store that holds the shop.
+		requireResource(t, storeTable.create(t, h, second), domain.CodeStoreExists, first.ID)
+		_, err := storeTable.get(t, h, ws, second.ID)
 		requireCode(t, err, domain.CodeNotFound)
 	})
 
@@ -147,26 +89,12 @@ func testStores(t *testing.T, h Harness) {
 				return err
 			}
 			err := tx.Stores().Create(ctx, second)
-			var de *domain.Error
-			require.ErrorAs(t, err, &de)
-			require.Equal(t, first.ID.String(), de.ResourceID, "the conflict names the store that holds the shop")
+			requireResource(t, err, domain.CodeStoreExists, first.ID)
 			return err
 		})
 		requireCode(t, err, domain.CodeStoreExists)
-		_, err = getStore(t, h, ws, first.ID)
+		_, err = storeTable.get(t, h, ws, first.ID)
 		requireCode(t, err, domain.CodeNotFound)
-	})
-
-	t.Run("an existing id is a conflict", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		first := newStore(ws)
-		createStore(t, h, first)
-		second := newStore(ws)
-		second.ID = first.ID
-		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Stores().Create(ctx, second)
-		})
-		requireCode(t, err, domain.CodeConflict)
 	})
 
 	t.Run("the same shop on another platform or in another workspace is fine", func(t *testing.T) {
@@ -183,28 +111,8 @@ func testStores(t *testing.T, h Harness) {
 		otherWorkspace.ExternalShopID = first.ExternalShopID
 		createStore(t, h, otherWorkspace)
 
-		got, err := getStore(t, h, wsB, otherWorkspace.ID)
+		got, err := storeTable.get(t, h, wsB, otherWorkspace.ID)
 		require.NoError(t, err)
 		require.Equal(t, first.ExternalShopID, got.ExternalShopID)
-	})
-
-	t.Run("a store of another workspace is invisible", func(t *testing.T) {
-		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
-		s := newStore(wsA)
-		createStore(t, h, s)
-
-		_, err := getStore(t, h, wsB, s.ID)
-		requireCode(t, err, domain.CodeNotFound)
-
-		hijack := s
-		hijack.Name = "hijacked"
-		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Stores().Update(ctx, hijack)
-		})
-		requireCode(t, err, domain.CodeNotFound)
-
-		got, err := getStore(t, h, wsA, s.ID)
-		require.NoError(t, err)
-		require.Equal(t, s.Name, got.Name)
 	})
 }

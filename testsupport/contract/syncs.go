@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -14,41 +13,27 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
+// syncTable is the catalog syncs table to the table contract (tables.go).
+var syncTable = taskTable(table[model.CatalogSync]{
+	repo: func(tx ports.Tx) tableRepo[model.CatalogSync] { return tx.Syncs() },
+	row: func(t *testing.T, h Harness, ws uuid.UUID) model.CatalogSync {
+		return newSync(ws, newStoreIn(t, h, ws))
+	},
+	full:    func(s *model.CatalogSync) { s.ItemsSynced = 17 },
+	updates: "replaces status, items synced, reason and updated_at only",
+	mutable: func(s *model.CatalogSync) { s.ItemsSynced = 250 },
+})
+
 func newSync(ws, store uuid.UUID) model.CatalogSync {
 	at := writeTime()
 	return model.CatalogSync{TaskState: newTaskState(ws, at), StoreID: store}
 }
 
-func createSync(t *testing.T, h Harness, s model.CatalogSync) error {
-	t.Helper()
-	return transact(t, h, s.WorkspaceID, func(ctx context.Context, tx ports.Tx) error { return tx.Syncs().Create(ctx, s) })
-}
-
-func updateSync(t *testing.T, h Harness, s model.CatalogSync) error {
-	t.Helper()
-	return transact(t, h, s.WorkspaceID, func(ctx context.Context, tx ports.Tx) error { return tx.Syncs().Update(ctx, s) })
-}
-
-func getSync(t *testing.T, h Harness, ws, id uuid.UUID) (model.CatalogSync, error) {
-	t.Helper()
-	var s model.CatalogSync
-	err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		s, err = tx.Syncs().Get(ctx, id)
-		return err
-	})
-	return s, err
-}
-
 func countItems(t *testing.T, h Harness, ws, store uuid.UUID) int {
 	t.Helper()
-	var n int
-	inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		n, err = tx.Syncs().CountItems(ctx, store)
-		return err
+	return mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.Syncs().CountItems(ctx, store)
 	})
-	return n
 }
 
 func catalogItems(ws, store uuid.UUID, n int, title string) []model.CatalogItem {
@@ -62,99 +47,29 @@ func catalogItems(ws, store uuid.UUID, n int, title string) []model.CatalogItem 
 	return items
 }
 
+// syncLive is the catalog syncs table to the live key contract (live.go):
+// one active sync of a store; a finished one, succeeded or failed, makes
+// way.
+var syncLive = liveKey[model.CatalogSync]{
+	table:   syncTable,
+	twin:    func(s model.CatalogSync) model.CatalogSync { return newSync(s.WorkspaceID, s.StoreID) },
+	taken:   domain.CodeSyncAlreadyActive,
+	holding: []model.TaskStatus{model.TaskPending, model.TaskRunning},
+	freeing: []model.TaskStatus{model.TaskSucceeded, model.TaskFailed},
+}
+
 func testSyncs(t *testing.T, h Harness) {
-	t.Run("create then get keeps every field", func(t *testing.T) {
+	t.Run("the key is the store: another store is fine", func(t *testing.T) {
 		ws := newWorkspace(t, h)
-		s := newSync(ws, newStoreIn(t, h, ws))
-		s.Status = model.TaskRunning
-		s.ItemsSynced = 17
-		s.Reason = "r"
-		require.NoError(t, createSync(t, h, s))
-		got, err := getSync(t, h, ws, s.ID)
-		require.NoError(t, err)
-		want := s
-		want.CreatedAt, want.UpdatedAt = dbTime(s.CreatedAt), dbTime(s.UpdatedAt)
-		require.Equal(t, want, got)
-	})
-
-	t.Run("update replaces status, items synced, reason and updated_at only", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		s := newSync(ws, newStoreIn(t, h, ws))
-		require.NoError(t, createSync(t, h, s))
-		changed := s
-		changed.Status = model.TaskSucceeded
-		changed.ItemsSynced = 250
-		changed.Reason = "done"
-		changed.UpdatedAt = s.UpdatedAt.Add(time.Minute)
-		changed.OperationID = uuid.New()
-		changed.CreatedAt = s.CreatedAt.Add(-time.Hour)
-		require.NoError(t, updateSync(t, h, changed))
-		want := s
-		want.Status, want.ItemsSynced, want.Reason = changed.Status, changed.ItemsSynced, changed.Reason
-		want.CreatedAt, want.UpdatedAt = dbTime(s.CreatedAt), dbTime(changed.UpdatedAt)
-		got, err := getSync(t, h, ws, s.ID)
-		require.NoError(t, err)
-		require.Equal(t, want, got)
-	})
-
-	t.Run("a second active sync of a store is refused, naming the first", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		store := newStoreIn(t, h, ws)
-		first := newSync(ws, store)
-		require.NoError(t, createSync(t, h, first))
-
-		second := newSync(ws, store)
-		// The refusal does not break the transaction.
-		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			requireResource(t, tx.Syncs().Create(ctx, second), domain.CodeSyncAlreadyActive, first.ID)
-			_, err := tx.Syncs().Get(ctx, first.ID)
-			return err
-		})
-		first.Status = model.TaskRunning
-		require.NoError(t, updateSync(t, h, first))
-		requireResource(t, createSync(t, h, second), domain.CodeSyncAlreadyActive, first.ID)
-
-		// Another store is fine.
-		require.NoError(t, createSync(t, h, newSync(ws, newStoreIn(t, h, ws))))
-
-		// After the first succeeded, a new one is allowed, and then it is
-		// the active one.
-		first.Status = model.TaskSucceeded
-		require.NoError(t, updateSync(t, h, first))
-		require.NoError(t, createSync(t, h, second))
-		requireResource(t, createSync(t, h, newSync(ws, store)), domain.CodeSyncAlreadyActive, second.ID)
-		second.Status = model.TaskFailed
-		require.NoError(t, updateSync(t, h, second))
-		require.NoError(t, createSync(t, h, newSync(ws, store)))
-
-		// A finished sync cannot become active again while another is.
-		first.Status = model.TaskRunning
-		requireCode(t, updateSync(t, h, first), domain.CodeSyncAlreadyActive)
-		got, err := getSync(t, h, ws, first.ID)
-		require.NoError(t, err)
-		require.Equal(t, model.TaskSucceeded, got.Status)
-	})
-
-	t.Run("concurrent creations for one store: exactly one commits", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		store := newStoreIn(t, h, ws)
-		syncs := [2]model.CatalogSync{newSync(ws, store), newSync(ws, store)}
-		winner, loserErr := oneWins(t, raceTwo(t, h, ws, [2]func(ctx context.Context, tx ports.Tx) error{
-			func(ctx context.Context, tx ports.Tx) error { return tx.Syncs().Create(ctx, syncs[0]) },
-			func(ctx context.Context, tx ports.Tx) error { return tx.Syncs().Create(ctx, syncs[1]) },
-		}))
-		requireResource(t, loserErr, domain.CodeSyncAlreadyActive, syncs[winner].ID)
-		_, err := getSync(t, h, ws, syncs[winner].ID)
-		require.NoError(t, err)
-		_, err = getSync(t, h, ws, syncs[1-winner].ID)
-		requireCode(t, err, domain.CodeNotFound)
+		require.NoError(t, syncTable.create(t, h, newSync(ws, newStoreIn(t, h, ws))))
+		require.NoError(t, syncTable.create(t, h, newSync(ws, newStoreIn(t, h, ws))))
 	})
 
 	t.Run("a missing store is refused", func(t *testing.T) {
 		ws := newWorkspace(t, h)
-		requireCode(t, createSync(t, h, newSync(ws, uuid.New())), domain.CodeConflict)
+		requireCode(t, syncTable.create(t, h, newSync(ws, uuid.New())), domain.CodeConflict)
 		other := newWorkspace(t, h)
-		requireCode(t, createSync(t, h, newSync(ws, newStoreIn(t, h, other))), domain.CodeConflict)
+		requireCode(t, syncTable.create(t, h, newSync(ws, newStoreIn(t, h, other))), domain.CodeConflict)
 	})
 
 	t.Run("upserting items twice keeps one row per listing", func(t *testing.T) {
@@ -184,34 +99,14 @@ func testSyncs(t *testing.T, h Harness) {
 		requireCode(t, err, domain.CodeConflict)
 	})
 
-	t.Run("missing is not found, an existing id is a conflict", func(t *testing.T) {
-		ws := newWorkspace(t, h)
-		_, err := getSync(t, h, ws, uuid.New())
-		requireCode(t, err, domain.CodeNotFound)
-		requireCode(t, updateSync(t, h, newSync(ws, uuid.New())), domain.CodeNotFound)
-		s := newSync(ws, newStoreIn(t, h, ws))
-		require.NoError(t, createSync(t, h, s))
-		again := newSync(ws, newStoreIn(t, h, ws))
-		again.ID = s.ID
-		requireCode(t, createSync(t, h, again), domain.CodeConflict)
-	})
-
-	t.Run("syncs and items of another workspace are invisible", func(t *testing.T) {
+	t.Run("items of another workspace are invisible", func(t *testing.T) {
 		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
 		store := newStoreIn(t, h, wsA)
-		s := newSync(wsA, store)
-		require.NoError(t, createSync(t, h, s))
 		inTx(t, h, wsA, func(ctx context.Context, tx ports.Tx) error {
 			return tx.Syncs().UpsertItems(ctx, catalogItems(wsA, store, 3, "a"))
 		})
-		_, err := getSync(t, h, wsB, s.ID)
-		requireCode(t, err, domain.CodeNotFound)
-		hijack := s
-		hijack.WorkspaceID = wsB
-		hijack.Status = model.TaskFailed
-		requireCode(t, updateSync(t, h, hijack), domain.CodeNotFound)
 		require.Equal(t, 0, countItems(t, h, wsB, store))
-		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
+		err := transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
 			return tx.Syncs().UpsertItems(ctx, catalogItems(wsA, store, 1, "b"))
 		})
 		requireCode(t, err, domain.CodeForbidden)

@@ -51,7 +51,7 @@ func newProductIn(t *testing.T, h Harness, ws uuid.UUID) model.Product {
 	t.Helper()
 	p := newProduct(ws)
 	inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Products().Create(ctx, p) })
-	return normProduct(p)
+	return productTable.stored(p)
 }
 
 // newStoreIn creates a store in ws and returns its id.
@@ -62,13 +62,13 @@ func newStoreIn(t *testing.T, h Harness, ws uuid.UUID) uuid.UUID {
 	return s.ID
 }
 
-// raceTwo runs attempt[0] and attempt[1] in two transactions of ws that are
+// raceTwo runs attempt(0) and attempt(1) in two transactions of ws that are
 // open at the same time: both begin, then both attempt, and neither commits
 // before both attempted or, where the database makes the second attempt
 // wait for the first transaction (PostgreSQL on a unique key or a row lock),
 // a short while has passed. Then both are let go to commit. It returns the
 // Transact errors.
-func raceTwo(t *testing.T, h Harness, ws uuid.UUID, attempt [2]func(ctx context.Context, tx ports.Tx) error) [2]error {
+func raceTwo(t *testing.T, h Harness, ws uuid.UUID, attempt func(i int, ctx context.Context, tx ports.Tx) error) [2]error {
 	t.Helper()
 	var (
 		errs      [2]error
@@ -89,7 +89,7 @@ func raceTwo(t *testing.T, h Harness, ws uuid.UUID, attempt [2]func(ctx context.
 			errs[i] = h.UoW.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
 				started <- struct{}{}
 				<-begin
-				err := attempt[i](ctx, tx)
+				err := attempt(i, ctx, tx)
 				attempted <- i
 				<-commit
 				return err
@@ -117,6 +117,46 @@ func raceTwo(t *testing.T, h Harness, ws uuid.UUID, attempt [2]func(ctx context.
 	wg.Wait()
 	return errs
 }
+
+// holdOpen runs begin in a transaction of ws that then stays open until
+// release is called, and ends with end's error (errRollback rolls it
+// back). It returns once begin has returned; an error of begin, or a
+// transaction that ends before, fails the test. release waits for the end
+// and returns Transact's error; the test's cleanup releases a transaction
+// the test did not.
+func holdOpen(t *testing.T, h Harness, ws uuid.UUID, begin, end func(ctx context.Context, tx ports.Tx) error) (release func() error) {
+	t.Helper()
+	begun, done, releasec := make(chan error, 1), make(chan error, 1), make(chan struct{})
+	var once sync.Once
+	open := func() { once.Do(func() { close(releasec) }) }
+	t.Cleanup(open)
+	go func() {
+		done <- h.UoW.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
+			err := begin(ctx, tx)
+			begun <- err
+			if err != nil {
+				return err
+			}
+			<-releasec
+			return end(ctx, tx)
+		})
+	}()
+	select {
+	case err := <-begun:
+		require.NoError(t, err, "the first step of the transaction held open")
+	case err := <-done:
+		t.Fatalf("the transaction held open ended before its first step: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the transaction held open did not take its first step within 10s")
+	}
+	return func() error {
+		open()
+		return <-done
+	}
+}
+
+// rollBack ends a transaction held open by rolling it back.
+func rollBack(context.Context, ports.Tx) error { return errRollback }
 
 // oneWins asserts exactly one of errs is nil and returns the index of the
 // winner; the loser's error is returned for further checks.

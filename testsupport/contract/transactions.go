@@ -2,7 +2,6 @@ package contract
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -61,9 +60,9 @@ func (w writes) write(ctx context.Context, tx ports.Tx) error {
 // and that its idempotency scope is free again.
 func (w writes) requireNothingWritten(t *testing.T, h Harness) {
 	t.Helper()
-	_, err := getStore(t, h, w.workspace, w.store.ID)
+	_, err := storeTable.get(t, h, w.workspace, w.store.ID)
 	requireCode(t, err, domain.CodeNotFound)
-	_, err = getOperation(t, h, w.workspace, w.operation.ID)
+	_, err = operationTable.get(t, h, w.workspace, w.operation.ID)
 	requireCode(t, err, domain.CodeNotFound)
 	_, err = getEvent(t, h, w.workspace, w.event.ID)
 	requireCode(t, err, domain.CodeNotFound)
@@ -95,9 +94,9 @@ func testTransactions(t *testing.T, h Harness) {
 	t.Run("commit makes every write visible", func(t *testing.T) {
 		w := newWrites(t, h)
 		mustTransact(t, h, w.workspace, w.write)
-		_, err := getStore(t, h, w.workspace, w.store.ID)
+		_, err := storeTable.get(t, h, w.workspace, w.store.ID)
 		require.NoError(t, err)
-		_, err = getOperation(t, h, w.workspace, w.operation.ID)
+		_, err = operationTable.get(t, h, w.workspace, w.operation.ID)
 		require.NoError(t, err)
 		_, err = getEvent(t, h, w.workspace, w.event.ID)
 		require.NoError(t, err)
@@ -163,28 +162,7 @@ func testTransactions(t *testing.T, h Harness) {
 
 	t.Run("uncommitted writes are invisible to other transactions", func(t *testing.T) {
 		w := newWrites(t, h)
-		written := make(chan struct{})
-		release := make(chan struct{})
-		var releaseOnce sync.Once
-		defer releaseOnce.Do(func() { close(release) })
-		done := make(chan error, 1)
-		go func() {
-			done <- h.UoW.Transact(t.Context(), w.workspace, func(ctx context.Context, tx ports.Tx) error {
-				if err := w.write(ctx, tx); err != nil {
-					return err
-				}
-				close(written)
-				<-release
-				return nil
-			})
-		}()
-		select {
-		case <-written:
-		case err := <-done:
-			t.Fatalf("writer ended early: %v", err)
-		case <-time.After(10 * time.Second):
-			t.Fatal("writer did not write within 10s")
-		}
+		release := holdOpen(t, h, w.workspace, w.write, func(context.Context, ports.Tx) error { return nil })
 
 		err := within(t, 5*time.Second, "a read beside an open writer", func() error {
 			return h.UoW.Transact(t.Context(), w.workspace, func(ctx context.Context, tx ports.Tx) error {
@@ -206,9 +184,8 @@ func testTransactions(t *testing.T, h Harness) {
 		})
 		require.NoError(t, err)
 
-		releaseOnce.Do(func() { close(release) })
-		require.NoError(t, <-done)
-		_, err = getStore(t, h, w.workspace, w.store.ID)
+		require.NoError(t, release())
+		_, err = storeTable.get(t, h, w.workspace, w.store.ID)
 		require.NoError(t, err)
 	})
 }

@@ -18,11 +18,8 @@ func testWorkspaces(t *testing.T, h Harness) {
 		mustTransact(t, h, w.ID, func(ctx context.Context, tx ports.Tx) error {
 			return tx.Workspaces().Create(ctx, w)
 		})
-		var got model.Workspace
-		mustTransact(t, h, w.ID, func(ctx context.Context, tx ports.Tx) error {
-			var err error
-			got, err = tx.Workspaces().Get(ctx, w.ID)
-			return err
+		got := mustQuery(t, h, w.ID, func(ctx context.Context, tx ports.Tx) (model.Workspace, error) {
+			return tx.Workspaces().Get(ctx, w.ID)
 		})
 		got.CreatedAt = dbTime(got.CreatedAt)
 		require.Equal(t, w, got)
@@ -46,6 +43,12 @@ func testWorkspaces(t *testing.T, h Harness) {
 	})
 }
 
+// getMember reads the membership of user in ws.
+func getMember(t *testing.T, h Harness, ws, user uuid.UUID) (model.Member, error) {
+	t.Helper()
+	return query(t, h, ws, func(ctx context.Context, tx ports.Tx) (model.Member, error) { return tx.Members().Get(ctx, user) })
+}
+
 func testMembers(t *testing.T, h Harness) {
 	t.Run("add then get", func(t *testing.T) {
 		ws := newWorkspace(t, h)
@@ -53,12 +56,8 @@ func testMembers(t *testing.T, h Harness) {
 		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 			return tx.Members().Add(ctx, m)
 		})
-		var got model.Member
-		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			var err error
-			got, err = tx.Members().Get(ctx, m.UserID)
-			return err
-		})
+		got, err := getMember(t, h, ws, m.UserID)
+		require.NoError(t, err)
 		got.CreatedAt = dbTime(got.CreatedAt)
 		require.Equal(t, m, got)
 	})
@@ -74,20 +73,14 @@ func testMembers(t *testing.T, h Harness) {
 
 	t.Run("a non-member is not found", func(t *testing.T) {
 		ws := newWorkspace(t, h)
-		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			_, err := tx.Members().Get(ctx, uuid.New())
-			return err
-		})
+		_, err := getMember(t, h, ws, uuid.New())
 		requireCode(t, err, domain.CodeNotFound)
 	})
 
 	t.Run("a member of another workspace is not found", func(t *testing.T) {
 		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
 		user := newMember(t, h, wsA)
-		err := transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
-			_, err := tx.Members().Get(ctx, user)
-			return err
-		})
+		_, err := getMember(t, h, wsB, user)
 		requireCode(t, err, domain.CodeNotFound)
 	})
 
@@ -97,12 +90,8 @@ func testMembers(t *testing.T, h Harness) {
 		mustTransact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
 			return tx.Members().Add(ctx, model.Member{WorkspaceID: wsB, UserID: user, Role: model.RoleMember, CreatedAt: now()})
 		})
-		var got model.Member
-		mustTransact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
-			var err error
-			got, err = tx.Members().Get(ctx, user)
-			return err
-		})
+		got, err := getMember(t, h, wsB, user)
+		require.NoError(t, err)
 		require.Equal(t, wsB, got.WorkspaceID)
 		require.Equal(t, model.RoleMember, got.Role)
 	})

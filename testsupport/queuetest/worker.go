@@ -56,21 +56,10 @@ func RunWorkerContract(t *testing.T, newPair NewRawPair) {
 	})
 
 	t.Run("gives up on a job that keeps failing after the retries", func(t *testing.T) {
-		var calls atomic.Int32
-		h := ports.MessageHandlerFunc(func(ctx context.Context, m ports.Message) error {
-			calls.Add(1)
-			// The cause reaches the dead letter: it must come out
-			// sanitized.
+		// The cause reaches the dead letter: it must come out sanitized.
+		got := givesUp(t, newPair, 0, maxRetries+1, func() error {
 			return domain.Wrap(domain.CodeUnavailable, errors.New("dial: password=hunter2"), "upstream refused")
 		})
-		env := startWorker(t, newPair, h)
-		want := newMessage(TypeVerify, 0)
-		env.publish(t, want)
-
-		got := env.gaveUp(t, want)
-		if n := calls.Load(); n != maxRetries+1 {
-			t.Errorf("calls = %d, want %d", n, maxRetries+1)
-		}
 		if text := got.cause.Error(); text == "" || strings.Contains(text, "hunter2") {
 			t.Errorf("cause = %q, want a sanitized text", text)
 		}
@@ -80,52 +69,17 @@ func RunWorkerContract(t *testing.T, newPair NewRawPair) {
 	})
 
 	t.Run("delivers the message again when the give-up cannot be recorded", func(t *testing.T) {
-		var calls atomic.Int32
-		h := ports.MessageHandlerFunc(func(ctx context.Context, m ports.Message) error {
-			calls.Add(1)
-			return domain.Errorf(domain.CodeValidation, "payload names no task")
-		})
-		env := startWorker(t, newPair, h)
-		env.failures.refuse.Store(1) // the database is down for the first give-up
-		want := newMessage(TypeVerify, 0)
-		env.publish(t, want)
-
-		env.gaveUp(t, want)
-		if n := calls.Load(); n != 2 {
-			t.Errorf("calls = %d, want 2 (the message came back after the failed record)", n)
-		}
+		// The database is down for the first give-up: the message comes
+		// back after the failed record.
+		givesUp(t, newPair, 1, 2, func() error { return domain.Errorf(domain.CodeValidation, "payload names no task") })
 	})
 
 	t.Run("gives up on a non-retryable failure without retrying", func(t *testing.T) {
-		var calls atomic.Int32
-		h := ports.MessageHandlerFunc(func(ctx context.Context, m ports.Message) error {
-			calls.Add(1)
-			return domain.Errorf(domain.CodeValidation, "payload names no task")
-		})
-		env := startWorker(t, newPair, h)
-		want := newMessage(TypeVerify, 0)
-		env.publish(t, want)
-
-		env.gaveUp(t, want)
-		if got := calls.Load(); got != 1 {
-			t.Errorf("calls = %d, want 1", got)
-		}
+		givesUp(t, newPair, 0, 1, func() error { return domain.Errorf(domain.CodeValidation, "payload names no task") })
 	})
 
 	t.Run("recovers a panicking handler and gives up after the retries", func(t *testing.T) {
-		var calls atomic.Int32
-		h := ports.MessageHandlerFunc(func(ctx context.Context, m ports.Message) error {
-			calls.Add(1)
-			panic("handler bug")
-		})
-		env := startWorker(t, newPair, h)
-		want := newMessage(TypeVerify, 0)
-		env.publish(t, want)
-
-		env.gaveUp(t, want)
-		if got := calls.Load(); got != maxRetries+1 {
-			t.Errorf("calls = %d, want %d", got, maxRetries+1)
-		}
+		givesUp(t, newPair, 0, maxRetries+1, func() error { panic("handler bug") })
 	})
 
 	t.Run("Close interrupts a running handler without giving up on its job", func(t *testing.T) {
@@ -277,6 +231,27 @@ func (e *workerEnv) publish(t *testing.T, msgs ...ports.Message) {
 
 // gaveUp waits for the worker to give up on want, checks it was handed
 // over unchanged, and that it gives up on nothing more.
+// givesUp starts a worker whose handler answers every call with answer,
+// its give-ups refused refuse times first, publishes one message, waits
+// until the worker gives up on it and checks the handler was called calls
+// times. It returns the give-up.
+func givesUp(t *testing.T, newPair NewRawPair, refuse int32, calls int32, answer func() error) gaveUp {
+	t.Helper()
+	var n atomic.Int32
+	env := startWorker(t, newPair, ports.MessageHandlerFunc(func(context.Context, ports.Message) error {
+		n.Add(1)
+		return answer()
+	}))
+	env.failures.refuse.Store(refuse)
+	want := newMessage(TypeVerify, 0)
+	env.publish(t, want)
+	got := env.gaveUp(t, want)
+	if got := n.Load(); got != calls {
+		t.Errorf("calls = %d, want %d", got, calls)
+	}
+	return got
+}
+
 func (e *workerEnv) gaveUp(t *testing.T, want ports.Message) gaveUp {
 	t.Helper()
 	got := e.failures.take(t)

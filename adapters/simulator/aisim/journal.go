@@ -3,7 +3,7 @@ package aisim
 import (
 	"fmt"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/adapters/simulator/simcore"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -18,14 +18,11 @@ type Charge struct {
 	Result ports.AIResult `json:"result"`
 }
 
-// Journal keeps the Sim's charges beyond its process (adapters/simulator/simhttp
-// keeps them in a ledger file). Record is called with the Sim's lock held
-// and before the charge is visible to anyone: the Sim charges only once
-// Record returned nil, so an error leaves the token unexecuted and the
-// call fails with CodeUnavailable.
-type Journal interface {
-	Record(Charge) error
-}
+// Journal keeps the Sim's charges beyond its process. Record is called
+// with the Sim's lock held and before the charge is visible to anyone: the
+// Sim charges only once Record returned nil, so an error leaves the token
+// unexecuted and the call fails with CodeUnavailable.
+type Journal = simcore.Journal[Charge]
 
 // WithJournal makes the Sim record every charge in j before it is made.
 func WithJournal(j Journal) Option { return func(s *Sim) { s.journal = j } }
@@ -36,30 +33,16 @@ func WithJournal(j Journal) Option { return func(s *Sim) { s.journal = j } }
 func (s *Sim) Restore(charges []Charge) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, c := range charges {
+	return simcore.Replay(charges, "charge", func(c Charge) error {
 		if c.Token == "" || !c.Kind.Valid() {
-			return fmt.Errorf("charge %d: no token or an unknown kind %q", i, c.Kind)
+			return fmt.Errorf("no token or an unknown kind %q", c.Kind)
 		}
-		s.applyLocked(c)
-	}
-	return nil
-}
-
-// performLocked makes c: recorded in the Journal first, then applied.
-// Call with mu held.
-func (s *Sim) performLocked(c Charge) error {
-	if s.journal != nil {
-		if err := s.journal.Record(c); err != nil {
-			return domain.Wrap(domain.CodeUnavailable, err, "the provider could not complete the call")
-		}
-	}
-	s.applyLocked(c)
-	return nil
+		return nil
+	}, s.applyLocked)
 }
 
 // applyLocked records c as the token's first result. Call with mu held.
 func (s *Sim) applyLocked(c Charge) {
 	s.done[c.Token] = outcome{kind: c.Kind, result: cloneResult(c.Result)}
-	s.charges[c.Token]++
-	s.total++
+	s.charges.Add(c.Token)
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oncehq/once/adapters/simulator/simcore"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
@@ -26,11 +27,11 @@ const ForbiddenWord = "forbidden"
 type Option func(*Sim)
 
 // WithLatency makes every call take d (or until its context ends).
-func WithLatency(d time.Duration) Option { return func(s *Sim) { s.latency = d } }
+func WithLatency(d time.Duration) Option { return func(s *Sim) { s.faults.SetLatency(d) } }
 
 // Sim is a simulated AI provider. It is safe for concurrent use.
 type Sim struct {
-	latency time.Duration
+	faults  *simcore.Faults
 	journal Journal
 
 	mu    sync.Mutex
@@ -38,12 +39,7 @@ type Sim struct {
 	// done holds the first result of each executed token and the kind it
 	// was for.
 	done    map[string]outcome
-	charges map[string]int
-	total   int
-
-	failNext        int
-	failNextErr     error
-	failAfterCharge int
+	charges simcore.Tally
 }
 
 type outcome struct {
@@ -53,7 +49,7 @@ type outcome struct {
 
 // New returns a Sim without latency or injected failures.
 func New(opts ...Option) *Sim {
-	s := &Sim{done: map[string]outcome{}, charges: map[string]int{}}
+	s := &Sim{faults: simcore.NewFaults("provider", "call"), done: map[string]outcome{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -62,25 +58,14 @@ func New(opts ...Option) *Sim {
 
 // FailNext makes the next n calls fail before the provider acts, with err
 // (a CodeUnavailable outage if err is nil).
-func (s *Sim) FailNext(n int, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err == nil {
-		err = domain.Errorf(domain.CodeUnavailable, "simulated provider outage")
-	}
-	s.failNext, s.failNextErr = n, err
-}
+func (s *Sim) FailNext(n int, err error) { s.faults.FailNext(n, err) }
 
 // FailAfterCharge makes the next n calls that get past FailNext answer with
 // a timeout (CodeUnavailable) after the provider acted: a new token is
 // executed and charged, a repeated token's first result looked up, and then
 // the answer is lost, as when the connection dies after the provider did
 // (and billed) the work.
-func (s *Sim) FailAfterCharge(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failAfterCharge = n
-}
+func (s *Sim) FailAfterCharge(n int) { s.faults.FailAfter(n) }
 
 // Generate executes a request once per request token: the first call with
 // a token generates (Result) and charges Units(kind); a repeated token gets
@@ -97,24 +82,17 @@ func (s *Sim) Generate(ctx context.Context, req ports.AIRequest) (ports.AIResult
 	s.mu.Lock()
 	s.calls++
 	s.mu.Unlock()
-	if s.latency > 0 {
-		t := time.NewTimer(s.latency)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ports.AIResult{}, domain.Wrap(domain.CodeUnavailable, ctx.Err(), "provider call abandoned")
-		case <-t.C:
-		}
+	if err := s.faults.Wait(ctx); err != nil {
+		return ports.AIResult{}, err
 	}
-	if err := ctx.Err(); err != nil {
-		return ports.AIResult{}, domain.Wrap(domain.CodeUnavailable, err, "provider call abandoned")
+	if err := s.faults.Abandoned(ctx); err != nil {
+		return ports.AIResult{}, err
 	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.failNext > 0 {
-		s.failNext--
-		return ports.AIResult{}, s.failNextErr
+	if err := s.faults.Before(); err != nil {
+		return ports.AIResult{}, err
 	}
 	switch {
 	case req.RequestToken == "":
@@ -131,13 +109,14 @@ func (s *Sim) Generate(ctx context.Context, req ports.AIRequest) (ports.AIResult
 	}
 	if !ok {
 		first = outcome{kind: req.Kind, result: Result(req)}
-		if err := s.performLocked(Charge{Token: req.RequestToken, Kind: req.Kind, Result: first.result}); err != nil {
+		// Recorded in the Journal first, then charged.
+		charge := Charge{Token: req.RequestToken, Kind: req.Kind, Result: first.result}
+		if err := simcore.Perform(s.journal, charge, "provider", s.applyLocked); err != nil {
 			return ports.AIResult{}, err
 		}
 	}
-	if s.failAfterCharge > 0 {
-		s.failAfterCharge--
-		return ports.AIResult{}, domain.Errorf(domain.CodeUnavailable, "provider call timed out")
+	if err := s.faults.After(); err != nil {
+		return ports.AIResult{}, err
 	}
 	return cloneResult(first.result), nil
 }
@@ -150,19 +129,11 @@ func (s *Sim) Calls() int {
 }
 
 // Charges returns how many requests were charged over all tokens.
-func (s *Sim) Charges() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.total
-}
+func (s *Sim) Charges() int { return s.charges.Total() }
 
 // ChargesFor returns how many times token was charged: 1 once executed, 0
 // before, whatever the number of calls.
-func (s *Sim) ChargesFor(token string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.charges[token]
-}
+func (s *Sim) ChargesFor(token string) int { return s.charges.Of(token) }
 
 func cloneResult(r ports.AIResult) ports.AIResult {
 	r.Image = append([]byte(nil), r.Image...)

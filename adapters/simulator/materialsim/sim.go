@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oncehq/once/adapters/simulator/simcore"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )
@@ -30,16 +31,16 @@ const ContentType = "image/png"
 type Option func(*Sim)
 
 // WithLatency makes every fetch take d (or until its context ends).
-func WithLatency(d time.Duration) Option { return func(s *Sim) { s.latency = d } }
+func WithLatency(d time.Duration) Option { return func(s *Sim) { s.faults.SetLatency(d) } }
 
 // Sim is a simulated material source. It is safe for concurrent use.
 type Sim struct {
-	latency time.Duration
+	// faults take the latency; failures are injected per URL (fail).
+	faults  *simcore.Faults
+	fetches simcore.Tally
 
-	mu      sync.Mutex
-	fetches map[string]int
-	total   int
-	fail    map[string]injected
+	mu   sync.Mutex
+	fail map[string]injected
 }
 
 type injected struct {
@@ -49,7 +50,7 @@ type injected struct {
 
 // New returns a Sim without latency or injected failures.
 func New(opts ...Option) *Sim {
-	s := &Sim{fetches: map[string]int{}, fail: map[string]injected{}}
+	s := &Sim{faults: simcore.NewFaults("source", "fetch"), fail: map[string]injected{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -76,18 +77,12 @@ func (s *Sim) FailNext(rawURL string, n int, err error) {
 // CodeUnavailable for a context that ended while waiting. No error repeats
 // the URL's query (it may be signed), nor its userinfo.
 func (s *Sim) Fetch(ctx context.Context, rawURL string) ([]byte, string, error) {
-	s.count(rawURL)
-	if s.latency > 0 {
-		t := time.NewTimer(s.latency)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, "", domain.Wrap(domain.CodeUnavailable, ctx.Err(), "source fetch abandoned")
-		case <-t.C:
-		}
+	s.fetches.Add(rawURL)
+	if err := s.faults.Wait(ctx); err != nil {
+		return nil, "", err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, "", domain.Wrap(domain.CodeUnavailable, err, "source fetch abandoned")
+	if err := s.faults.Abandoned(ctx); err != nil {
+		return nil, "", err
 	}
 	if err := s.injected(rawURL); err != nil {
 		return nil, "", err
@@ -103,13 +98,6 @@ func (s *Sim) Fetch(ctx context.Context, rawURL string) ([]byte, string, error) 
 	return Content(rawURL), ContentType, nil
 }
 
-func (s *Sim) count(rawURL string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fetches[rawURL]++
-	s.total++
-}
-
 func (s *Sim) injected(rawURL string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -123,18 +111,10 @@ func (s *Sim) injected(rawURL string) error {
 }
 
 // Fetches returns how many times rawURL was fetched, failures included.
-func (s *Sim) Fetches(rawURL string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.fetches[rawURL]
-}
+func (s *Sim) Fetches(rawURL string) int { return s.fetches.Of(rawURL) }
 
 // FetchCount returns the fetches of every URL.
-func (s *Sim) FetchCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.total
-}
+func (s *Sim) FetchCount() int { return s.fetches.Total() }
 
 // Redact returns u as scheme://host/path: without userinfo, query or
 // fragment, which may carry credentials or signatures.

@@ -52,48 +52,31 @@ func (s *Sim) SetCatalog(shopID string, listings []ports.CatalogListing) {
 // injected outages, timeouts and a context that ended while waiting.
 func (s *Sim) FetchCatalog(ctx context.Context, req ports.FetchCatalogRequest) ([]ports.CatalogListing, error) {
 	call := newCall(CallFetchCatalog, "", req.Platform, req.ExternalShopID, req.Credentials.APIKey)
-	if err := s.wait(ctx, call); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fail := func(err error) ([]ports.CatalogListing, error) {
-		call.Err = err
-		s.calls = append(s.calls, call)
-		return nil, err
-	}
-
-	if err := s.failBeforeLocked(); err != nil {
-		return fail(err)
-	}
-	switch {
-	case !model.ValidPlatform(req.Platform):
-		return fail(domain.Errorf(domain.CodeValidation, "unknown platform %q", req.Platform))
-	case req.ExternalShopID == "":
-		return fail(domain.Errorf(domain.CodeValidation, "a shop is required"))
-	}
-	if err := s.authorizeLocked(req.Platform, req.ExternalShopID, req.Credentials); err != nil {
-		return fail(err)
-	}
-
-	listings, ok := s.catalogs[req.ExternalShopID]
-	if ok {
-		listings = slices.Clone(listings)
-	} else {
-		listings = DefaultCatalog(req.ExternalShopID)
-	}
-	for _, l := range s.listings {
-		if l.Platform == req.Platform && l.ExternalShopID == req.ExternalShopID {
-			listings = append(listings, ports.CatalogListing{
-				ExternalID: l.ID, Title: l.Title, PriceMinor: l.PriceMinor, Currency: l.Currency,
-			})
+	return serve(ctx, s, call, func(call *Call) ([]ports.CatalogListing, error) {
+		switch {
+		case !model.ValidPlatform(req.Platform):
+			return nil, domain.Errorf(domain.CodeValidation, "unknown platform %q", req.Platform)
+		case req.ExternalShopID == "":
+			return nil, domain.Errorf(domain.CodeValidation, "a shop is required")
 		}
-	}
-	call.Items = len(listings)
+		if err := s.authorizeLocked(req.Platform, req.ExternalShopID, req.Credentials); err != nil {
+			return nil, err
+		}
 
-	if err := s.failAfterLocked(); err != nil {
-		return fail(err)
-	}
-	s.calls = append(s.calls, call)
-	return listings, nil
+		listings, ok := s.catalogs[req.ExternalShopID]
+		if ok {
+			listings = slices.Clone(listings)
+		} else {
+			listings = DefaultCatalog(req.ExternalShopID)
+		}
+		for _, l := range s.listings {
+			if l.Platform == req.Platform && l.ExternalShopID == req.ExternalShopID {
+				listings = append(listings, ports.CatalogListing{
+					ExternalID: l.ID, Title: l.Title, PriceMinor: l.PriceMinor, Currency: l.Currency,
+				})
+			}
+		}
+		call.Items = len(listings)
+		return listings, nil
+	})
 }

@@ -1,11 +1,12 @@
 package platformsim
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/adapters/simulator/simcore"
 	"github.com/oncehq/once/ports"
 )
 
@@ -26,14 +27,11 @@ type Effect struct {
 	Listing        *Listing `json:"listing,omitempty"`
 }
 
-// Journal keeps the Sim's effects beyond its process (adapters/simulator/simhttp
-// keeps them in a ledger file). Record is called with the Sim's lock held
-// and before the effect is visible to anyone: the Sim acts only once
-// Record returned nil, so an error leaves the token unexecuted and the
-// call fails with CodeUnavailable.
-type Journal interface {
-	Record(Effect) error
-}
+// Journal keeps the Sim's effects beyond its process. Record is called
+// with the Sim's lock held and before the effect is visible to anyone: the
+// Sim acts only once Record returned nil, so an error leaves the token
+// unexecuted and the call fails with CodeUnavailable.
+type Journal = simcore.Journal[Effect]
 
 // WithJournal makes the Sim record every effect in j before it acts.
 func WithJournal(j Journal) Option { return func(s *Sim) { s.journal = j } }
@@ -45,30 +43,23 @@ func WithJournal(j Journal) Option { return func(s *Sim) { s.journal = j } }
 func (s *Sim) Restore(effects []Effect) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, e := range effects {
+	return simcore.Replay(effects, "effect", func(e Effect) error {
 		switch {
 		case e.Token == "":
-			return fmt.Errorf("effect %d: no token", i)
+			return errors.New("no token")
 		case e.Kind == CallCreateListing && e.Listing == nil:
-			return fmt.Errorf("effect %d: a listing effect without its listing", i)
+			return errors.New("a listing effect without its listing")
 		case e.Kind != CallVerifyCredentials && e.Kind != CallCreateListing:
-			return fmt.Errorf("effect %d: unknown kind %q", i, e.Kind)
+			return fmt.Errorf("unknown kind %q", e.Kind)
 		}
-		s.applyLocked(e)
-	}
-	return nil
+		return nil
+	}, s.applyLocked)
 }
 
 // performLocked makes e happen: recorded in the Journal first, then
 // applied. Call with mu held.
 func (s *Sim) performLocked(e Effect) error {
-	if s.journal != nil {
-		if err := s.journal.Record(e); err != nil {
-			return domain.Wrap(domain.CodeUnavailable, err, "the platform could not complete the call")
-		}
-	}
-	s.applyLocked(e)
-	return nil
+	return simcore.Perform(s.journal, e, "platform", s.applyLocked)
 }
 
 // applyLocked changes the Sim's state as e says. Call with mu held.
@@ -84,8 +75,7 @@ func (s *Sim) applyLocked(e Effect) {
 		s.listingTokens[e.Token] = listingOutcome{request: listingRequest(l), index: len(s.listings)}
 		s.listings = append(s.listings, l)
 	}
-	s.effects[e.Token]++
-	s.total++
+	s.effects.Add(e.Token)
 }
 
 // verifyRequest is what a verification token stands for: a repeat must

@@ -45,62 +45,47 @@ type listingOutcome struct {
 // that ended while waiting. No error repeats the credentials.
 func (s *Sim) CreateListing(ctx context.Context, req ports.CreateListingRequest) (ports.CreateListingResult, error) {
 	call := newCall(CallCreateListing, req.RequestToken, req.Platform, req.ExternalShopID, req.Credentials.APIKey)
-	if err := s.wait(ctx, call); err != nil {
-		return ports.CreateListingResult{}, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fail := func(err error) (ports.CreateListingResult, error) {
-		call.Err = err
-		s.calls = append(s.calls, call)
-		return ports.CreateListingResult{}, err
-	}
-
-	if err := s.failBeforeLocked(); err != nil {
-		return fail(err)
-	}
-	if err := validateListing(req); err != nil {
-		return fail(err)
-	}
-	if err := s.authorizeLocked(req.Platform, req.ExternalShopID, req.Credentials); err != nil {
-		return fail(err)
-	}
-
-	// l is the listing this call asks for: created if the token is new,
-	// compared with the first request of the token otherwise.
-	l := Listing{
-		ID:             fmt.Sprintf("lst_%06d", len(s.listings)+1),
-		Token:          req.RequestToken,
-		Platform:       req.Platform,
-		ExternalShopID: req.ExternalShopID,
-		Title:          req.Title,
-		Description:    req.Description,
-		PriceMinor:     req.PriceMinor,
-		Currency:       req.Currency,
-		CreatedAt:      call.At,
-	}
-	if first, ok := s.listingTokens[req.RequestToken]; ok {
-		id := s.listings[first.index].ID
-		if first.request != listingRequest(l) {
-			return fail(&domain.Error{
-				Code:       domain.CodeConflict,
-				Message:    "request token reused for a different listing",
-				ResourceID: id,
-			})
+	// On an injected timeout the listing exists; the caller never hears of
+	// it.
+	return serve(ctx, s, call, func(call *Call) (ports.CreateListingResult, error) {
+		if err := validateListing(req); err != nil {
+			return ports.CreateListingResult{}, err
 		}
-		call.Replayed, call.ListingID = true, id
-	} else {
-		if err := s.performLocked(Effect{Kind: CallCreateListing, Token: req.RequestToken, Listing: &l}); err != nil {
-			return fail(err)
+		if err := s.authorizeLocked(req.Platform, req.ExternalShopID, req.Credentials); err != nil {
+			return ports.CreateListingResult{}, err
 		}
-		call.Effect, call.ListingID = true, l.ID
-	}
 
-	if err := s.failAfterLocked(); err != nil {
-		return fail(err) // the listing exists; the caller never hears of it
-	}
-	s.calls = append(s.calls, call)
-	return ports.CreateListingResult{ExternalListingID: call.ListingID}, nil
+		// l is the listing this call asks for: created if the token is new,
+		// compared with the first request of the token otherwise.
+		l := Listing{
+			ID:             fmt.Sprintf("lst_%06d", len(s.listings)+1),
+			Token:          req.RequestToken,
+			Platform:       req.Platform,
+			ExternalShopID: req.ExternalShopID,
+			Title:          req.Title,
+			Description:    req.Description,
+			PriceMinor:     req.PriceMinor,
+			Currency:       req.Currency,
+			CreatedAt:      call.At,
+		}
+		if first, ok := s.listingTokens[req.RequestToken]; ok {
+			id := s.listings[first.index].ID
+			if first.request != listingRequest(l) {
+				return ports.CreateListingResult{}, &domain.Error{
+					Code:       domain.CodeConflict,
+					Message:    "request token reused for a different listing",
+					ResourceID: id,
+				}
+			}
+			call.Replayed, call.ListingID = true, id
+		} else {
+			if err := s.performLocked(Effect{Kind: CallCreateListing, Token: req.RequestToken, Listing: &l}); err != nil {
+				return ports.CreateListingResult{}, err
+			}
+			call.Effect, call.ListingID = true, l.ID
+		}
+		return ports.CreateListingResult{ExternalListingID: call.ListingID}, nil
+	})
 }
 
 func validateListing(req ports.CreateListingRequest) error {

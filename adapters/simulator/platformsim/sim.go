@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oncehq/once/adapters/simulator/simcore"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
@@ -80,14 +81,14 @@ const (
 type Option func(*Sim)
 
 // WithLatency makes every call take d (or until its context ends).
-func WithLatency(d time.Duration) Option { return func(s *Sim) { s.latency = d } }
+func WithLatency(d time.Duration) Option { return func(s *Sim) { s.faults.SetLatency(d) } }
 
 // WithRule replaces DefaultRule.
 func WithRule(r Rule) Option { return func(s *Sim) { s.rule = r } }
 
 // Sim is a simulated platform. It is safe for concurrent use.
 type Sim struct {
-	latency time.Duration
+	faults  *simcore.Faults
 	rule    Rule
 	journal Journal
 
@@ -96,8 +97,7 @@ type Sim struct {
 	// done holds the first outcome of each executed verification token,
 	// with what was asked, so a token reused for another request is refused.
 	done    map[string]outcome
-	effects map[string]int
-	total   int
+	effects simcore.Tally
 
 	// listings are the listings created, in order; listingTokens maps each
 	// executed CreateListing token to its listing and what was asked.
@@ -105,10 +105,6 @@ type Sim struct {
 	listingTokens map[string]listingOutcome
 	// catalogs are the shops' listings set by SetCatalog.
 	catalogs map[string][]ports.CatalogListing
-
-	failNext        int
-	failNextErr     error
-	failAfterEffect int
 }
 
 type outcome struct {
@@ -119,9 +115,9 @@ type outcome struct {
 // New returns a Sim that answers with DefaultRule and no latency.
 func New(opts ...Option) *Sim {
 	s := &Sim{
+		faults:        simcore.NewFaults("platform", "call"),
 		rule:          DefaultRule,
 		done:          map[string]outcome{},
-		effects:       map[string]int{},
 		listingTokens: map[string]listingOutcome{},
 		catalogs:      map[string][]ports.CatalogListing{},
 	}
@@ -133,25 +129,14 @@ func New(opts ...Option) *Sim {
 
 // FailNext makes the next n calls (of any method) fail before the platform
 // acts, with err (a CodeUnavailable outage if err is nil).
-func (s *Sim) FailNext(n int, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err == nil {
-		err = domain.Errorf(domain.CodeUnavailable, "simulated platform outage")
-	}
-	s.failNext, s.failNextErr = n, err
-}
+func (s *Sim) FailNext(n int, err error) { s.faults.FailNext(n, err) }
 
 // FailAfterEffect makes the next n calls (of any method) that get past
 // FailNext answer with a timeout (CodeUnavailable) after the platform acted:
 // a new token is executed and its effect counted, a repeated token's first
 // outcome looked up, a catalog read, and then the answer is lost, as when a
 // connection dies or the caller times out after the platform did the work.
-func (s *Sim) FailAfterEffect(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failAfterEffect = n
-}
+func (s *Sim) FailAfterEffect(n int) { s.faults.FailAfter(n) }
 
 // VerifyCredentials executes a verification once per request token.
 //
@@ -160,50 +145,61 @@ func (s *Sim) FailAfterEffect(n int) {
 // for injected outages, timeouts and a context that ended while waiting.
 func (s *Sim) VerifyCredentials(ctx context.Context, req ports.VerifyCredentialsRequest) (ports.VerifyCredentialsResult, error) {
 	call := newCall(CallVerifyCredentials, req.RequestToken, req.Platform, req.ExternalShopID, req.Credentials.APIKey)
-	if err := s.wait(ctx, call); err != nil {
-		return ports.VerifyCredentialsResult{}, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fail := func(err error) (ports.VerifyCredentialsResult, error) {
-		call.Err = err
-		s.calls = append(s.calls, call)
-		return ports.VerifyCredentialsResult{}, err
-	}
-
-	if err := s.failBeforeLocked(); err != nil {
-		return fail(err)
-	}
-	switch {
-	case req.RequestToken == "":
-		return fail(domain.Errorf(domain.CodeValidation, "a request token is required"))
-	case !model.ValidPlatform(req.Platform):
-		return fail(domain.Errorf(domain.CodeValidation, "unknown platform %q", req.Platform))
-	}
-
-	if first, ok := s.done[req.RequestToken]; ok {
-		if first.request != verifyRequest(req.Platform, req.ExternalShopID, call.KeyHash) {
-			return fail(domain.Errorf(domain.CodeConflict, "request token reused for a different request"))
+	// On an injected timeout call.Result keeps what the platform decided;
+	// the caller never hears it.
+	return serve(ctx, s, call, func(call *Call) (ports.VerifyCredentialsResult, error) {
+		switch {
+		case req.RequestToken == "":
+			return ports.VerifyCredentialsResult{}, domain.Errorf(domain.CodeValidation, "a request token is required")
+		case !model.ValidPlatform(req.Platform):
+			return ports.VerifyCredentialsResult{}, domain.Errorf(domain.CodeValidation, "unknown platform %q", req.Platform)
 		}
-		call.Replayed, call.Result = true, first.result
-	} else {
+		if first, ok := s.done[req.RequestToken]; ok {
+			if first.request != verifyRequest(req.Platform, req.ExternalShopID, call.KeyHash) {
+				return ports.VerifyCredentialsResult{}, domain.Errorf(domain.CodeConflict, "request token reused for a different request")
+			}
+			call.Replayed, call.Result = true, first.result
+			return call.Result, nil
+		}
 		result := s.rule(req.Platform, req.ExternalShopID, req.Credentials)
 		if err := s.performLocked(Effect{
 			Kind: CallVerifyCredentials, Token: req.RequestToken, Platform: req.Platform,
 			ExternalShopID: req.ExternalShopID, KeyHash: call.KeyHash, Valid: result.Valid, Reason: result.Reason,
 		}); err != nil {
-			return fail(err)
+			return ports.VerifyCredentialsResult{}, err
 		}
 		call.Effect, call.Result = true, result
-	}
+		return call.Result, nil
+	})
+}
 
-	if err := s.failAfterLocked(); err != nil {
-		// call.Result keeps what the platform decided; the caller never
-		// hears it.
-		return fail(err)
+// serve answers one call of any method: the latency, an injected failure
+// before the platform acts, act (with mu held; it fills in call), an
+// injected loss of the answer after the platform acted. Every call is
+// recorded in Calls, with the error it was answered with.
+func serve[R any](ctx context.Context, s *Sim, call Call, act func(call *Call) (R, error)) (R, error) {
+	var none R
+	if err := s.wait(ctx, call); err != nil {
+		return none, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	result, err := func() (R, error) {
+		if err := s.faults.Before(); err != nil {
+			return none, err
+		}
+		result, err := act(&call)
+		if err != nil {
+			return none, err
+		}
+		return result, s.faults.After()
+	}()
+	if err != nil {
+		call.Err = err
+		result = none
 	}
 	s.calls = append(s.calls, call)
-	return call.Result, nil
+	return result, err
 }
 
 // newCall starts the record of a call. It keeps a hash of the API key,
@@ -223,39 +219,12 @@ func newCall(kind CallKind, token, platform, shopID, apiKey string) Call {
 // the call before the platform acts: it is recorded and answered with
 // CodeUnavailable.
 func (s *Sim) wait(ctx context.Context, call Call) error {
-	if s.latency <= 0 {
-		return nil
-	}
-	t := time.NewTimer(s.latency)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		call.Err = domain.Wrap(domain.CodeUnavailable, ctx.Err(), "platform call abandoned")
+	if err := s.faults.Wait(ctx); err != nil {
+		call.Err = err
 		s.mu.Lock()
 		s.calls = append(s.calls, call)
 		s.mu.Unlock()
-		return call.Err
-	case <-t.C:
-		return nil
-	}
-}
-
-// failBeforeLocked consumes one injected FailNext failure, if any. Call
-// with mu held.
-func (s *Sim) failBeforeLocked() error {
-	if s.failNext > 0 {
-		s.failNext--
-		return s.failNextErr
-	}
-	return nil
-}
-
-// failAfterLocked consumes one injected FailAfterEffect timeout, if any.
-// Call with mu held, after the platform acted.
-func (s *Sim) failAfterLocked() error {
-	if s.failAfterEffect > 0 {
-		s.failAfterEffect--
-		return domain.Errorf(domain.CodeUnavailable, "platform call timed out")
+		return err
 	}
 	return nil
 }
@@ -279,19 +248,11 @@ func (s *Sim) Calls() []Call {
 
 // Effects returns how many side effects were performed for token: 1 once
 // it has been executed, 0 before, whatever the number of calls.
-func (s *Sim) Effects(token string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.effects[token]
-}
+func (s *Sim) Effects(token string) int { return s.effects.Of(token) }
 
 // EffectCount returns the side effects performed over all tokens: the
 // verifications and the listings created.
-func (s *Sim) EffectCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.total
-}
+func (s *Sim) EffectCount() int { return s.effects.Total() }
 
 // KeyHash is the short hash Calls record instead of an API key.
 func KeyHash(apiKey string) string {
