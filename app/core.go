@@ -64,7 +64,7 @@ var CoreModule = fx.Module("core",
 // re-drive, for every task type: a new task type adds its Task here.
 func newJobFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger) *jobs.Failures {
 	return jobs.NewFailures(uow, clock, log.With("component", "jobs"),
-		stores.VerifyTask, media.Task, materials.Task, publishing.Task, catalog.Task, ai.Task)
+		stores.VerifyKind, media.Kind, materials.Kind, publishing.Kind, catalog.Kind, ai.Kind)
 }
 
 func newSealer(cfg Config) (*aesgcm.Sealer, error) {

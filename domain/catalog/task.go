@@ -7,4 +7,9 @@ import (
 )
 
 // Task is a catalog sync as the steps every job shares see it.
-var Task = jobs.TaskTable[model.CatalogSync](model.OperationCatalogSync, "catalog_sync", model.EventCatalogSync, ports.Tx.Syncs)
+var Task = jobs.TaskTable[model.CatalogSync](jobs.Names{
+	EventType: model.EventCatalogSync, OperationKind: model.OperationCatalogSync, ResourceType: "catalog_sync",
+}, ports.Tx.Syncs)
+
+// Kind is the catalog sync in the list of task kinds (app/kinds.go).
+var Kind = Task.Kind()

@@ -7,5 +7,9 @@ import (
 )
 
 // Task is a first publication as the steps every job shares see it.
-var Task = jobs.TaskTable[model.Publication](model.OperationListingPublish, "publication", model.EventListingPublish,
-	ports.Tx.Publications)
+var Task = jobs.TaskTable[model.Publication](jobs.Names{
+	EventType: model.EventListingPublish, OperationKind: model.OperationListingPublish, ResourceType: "publication",
+}, ports.Tx.Publications)
+
+// Kind is the first publication in the list of task kinds (app/kinds.go).
+var Kind = Task.Kind()
