@@ -7,7 +7,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/pagination"
 	"github.com/oncehq/once/ports"
 )
@@ -61,35 +60,6 @@ func registerList[I listInput, T, W any](api huma.API, h *handlers, op huma.Oper
 	})
 }
 
-type ListStoresInput struct {
-	ListParams
-	Status   string `query:"status" enum:"pending_verification,verified,verification_failed" doc:"Only stores in this state"`
-	Platform string `query:"platform" enum:"shopify,amazon,tiktok,shopee,lazada" doc:"Only stores on this marketplace"`
-}
-
-func (in ListStoresInput) listQuery() ports.ListQuery {
-	q := in.page()
-	q.Status, q.Platform = in.Status, in.Platform
-	return q
-}
-
-type ListProductsInput struct {
-	ListParams
-}
-
-func (in ListProductsInput) listQuery() ports.ListQuery { return in.page() }
-
-type ListMediaInput struct {
-	ListParams
-	Status string `query:"status" enum:"awaiting_upload,processing,ready,rejected" doc:"Only media in this state"`
-}
-
-func (in ListMediaInput) listQuery() ports.ListQuery {
-	q := in.page()
-	q.Status = in.Status
-	return q
-}
-
 // ListTasksInput filters a list of background tasks by state.
 type ListTasksInput struct {
 	ListParams
@@ -100,84 +70,4 @@ func (in ListTasksInput) listQuery() ports.ListQuery {
 	q := in.page()
 	q.Status = in.Status
 	return q
-}
-
-type ListPublicationsInput struct {
-	ListTasksInput
-	StoreID   uuid.UUID `query:"store_id" format:"uuid" doc:"Only publications to this store"`
-	ProductID uuid.UUID `query:"product_id" format:"uuid" doc:"Only publications of this product"`
-}
-
-func (in ListPublicationsInput) listQuery() ports.ListQuery {
-	q := in.ListTasksInput.listQuery()
-	q.StoreID, q.ProductID = in.StoreID, in.ProductID
-	return q
-}
-
-type ListSyncsInput struct {
-	ListTasksInput
-	StoreID uuid.UUID `query:"store_id" format:"uuid" doc:"Only syncs of this store"`
-}
-
-func (in ListSyncsInput) listQuery() ports.ListQuery {
-	q := in.ListTasksInput.listQuery()
-	q.StoreID = in.StoreID
-	return q
-}
-
-type ListAITasksInput struct {
-	ListTasksInput
-	ProductID uuid.UUID `query:"product_id" format:"uuid" doc:"Only tasks on this product"`
-	Kind      string    `query:"kind" enum:"text,category,image" doc:"Only tasks of this kind"`
-}
-
-func (in ListAITasksInput) listQuery() ports.ListQuery {
-	q := in.ListTasksInput.listQuery()
-	q.ProductID, q.Kind = in.ProductID, in.Kind
-	return q
-}
-
-func (h *handlers) registerLists(api huma.API) {
-	registerList[ListStoresInput](api, h, huma.Operation{
-		OperationID: "listStores", Path: "/v1/stores", Summary: "List stores", Tags: []string{"stores"},
-		Description: "The workspace's stores.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Store, error) {
-		return tx.Stores().List
-	}, toStore)
-	registerList[ListProductsInput](api, h, huma.Operation{
-		OperationID: "listProducts", Path: "/v1/products", Summary: "List products", Tags: []string{"products"},
-		Description: "The workspace's product drafts.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Product, error) {
-		return tx.Products().List
-	}, toProduct)
-	registerList[ListMediaInput](api, h, huma.Operation{
-		OperationID: "listMedia", Path: "/v1/media", Summary: "List media", Tags: []string{"media"},
-		Description: "The workspace's media.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Media, error) {
-		return tx.Media().List
-	}, toMedia)
-	registerList[ListPublicationsInput](api, h, huma.Operation{
-		OperationID: "listPublications", Path: "/v1/publications", Summary: "List publications", Tags: []string{"publishing"},
-		Description: "The workspace's publications.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Publication, error) {
-		return tx.Publications().List
-	}, toPublication)
-	registerList[ListSyncsInput](api, h, huma.Operation{
-		OperationID: "listCatalogSyncs", Path: "/v1/syncs", Summary: "List catalog syncs", Tags: []string{"stores"},
-		Description: "The workspace's catalog syncs.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.CatalogSync, error) {
-		return tx.Syncs().List
-	}, toCatalogSync)
-	registerList[ListTasksInput](api, h, huma.Operation{
-		OperationID: "listMaterialTransfers", Path: "/v1/material-transfers", Summary: "List material transfers", Tags: []string{"materials"},
-		Description: "The workspace's material transfers, without their items (GET one transfer for them).",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.MaterialTransfer, error) {
-		return tx.MaterialTransfers().List
-	}, toMaterialTransfer)
-	registerList[ListAITasksInput](api, h, huma.Operation{
-		OperationID: "listAITasks", Path: "/v1/ai-tasks", Summary: "List AI tasks", Tags: []string{"ai"},
-		Description: "The workspace's AI tasks.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.AITask, error) {
-		return tx.AITasks().List
-	}, toAITask)
 }

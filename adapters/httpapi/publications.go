@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/ports"
 )
 
@@ -35,8 +36,26 @@ func toPublication(p model.Publication) Publication {
 		ProductRevision: p.ProductRevision, ExternalListingID: p.ExternalListingID, TaskTimes: taskTimes(p.TaskState)}
 }
 
+// PublicationAccepted is the answer to the request that starts one (202 Accepted).
+type PublicationAccepted struct {
+	Publication Publication `json:"publication"`
+	OperationAccepted
+}
+
+type ListPublicationsInput struct {
+	ListTasksInput
+	StoreID   uuid.UUID `query:"store_id" format:"uuid" doc:"Only publications to this store"`
+	ProductID uuid.UUID `query:"product_id" format:"uuid" doc:"Only publications of this product"`
+}
+
+func (in ListPublicationsInput) listQuery() ports.ListQuery {
+	q := in.ListTasksInput.listQuery()
+	q.StoreID, q.ProductID = in.StoreID, in.ProductID
+	return q
+}
+
 func (h *handlers) registerPublications(api huma.API) {
-	registerTask(h, api, post("publishProduct", "/v1/products/{id}/publications", "publishing", "Publish a product to a store for the first time",
+	registerTask(h, api, publishing.Kind, post("publishProduct", "/v1/products/{id}/publications", "publishing", "Publish a product to a store for the first time",
 		"Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.",
 		400, 401, 403, 404, 409, 413, 422, 500, 503), taskAt("/v1/publications/"),
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *PublishProductInput) (PublicationAccepted, model.Operation, error) {
@@ -44,4 +63,10 @@ func (h *handlers) registerPublications(api huma.API) {
 			return PublicationAccepted{Publication: toPublication(pub), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getPublication", "/v1/publications/{id}", "Read a publication", "publishing", h.deps.Publishing.Get, toPublication)
+	registerList[ListPublicationsInput](api, h, huma.Operation{
+		OperationID: "listPublications", Path: "/v1/publications", Summary: "List publications", Tags: []string{"publishing"},
+		Description: "The workspace's publications.",
+	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Publication, error) {
+		return tx.Publications().List
+	}, toPublication)
 }
