@@ -11,18 +11,12 @@ import (
 	"github.com/oncehq/once/adapters/jwtauth"
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/system"
-	"github.com/oncehq/once/domain/ai"
-	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/idempotency"
 	"github.com/oncehq/once/domain/jobs"
-	"github.com/oncehq/once/domain/materials"
-	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/domain/pagination"
-	"github.com/oncehq/once/domain/publishing"
-	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/ports"
 )
@@ -42,7 +36,6 @@ var CoreModule = fx.Module("core",
 			return idempotency.NewService(uow, fp, clock, cfg.IdempotencyRetention,
 				idempotency.WithCompletedCache(cfg.IdempotencyCacheSize, cfg.IdempotencyCacheTTL))
 		},
-		stores.NewService,
 		operations.NewService,
 		pagination.NewService,
 		func(uow ports.UnitOfWork, clock ports.Clock, cfg Config) *workspaces.Service {
@@ -63,10 +56,9 @@ var CoreModule = fx.Module("core",
 )
 
 // newJobFailures ends the jobs workers give up on and reopens them on
-// re-drive, for every task type: a new task type adds its Task here.
+// re-drive, for every task kind (taskKinds).
 func newJobFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger) *jobs.Failures {
-	return jobs.NewFailures(uow, clock, log.With("component", "jobs"),
-		stores.VerifyKind, media.Kind, materials.Kind, publishing.Kind, catalog.Kind, ai.Kind)
+	return jobs.NewFailures(uow, clock, log.With("component", "jobs"), jobKinds(taskKinds)...)
 }
 
 func newSealer(cfg Config) (*aesgcm.Sealer, error) {
