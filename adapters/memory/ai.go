@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 )
 
 // billingKey is the one-record-per-task rule, (workspace, task).
@@ -13,9 +14,18 @@ func billingKey(workspace, task uuid.UUID) uniqueKey {
 	return uniqueKey{"ai_billing_records_task_key", workspace.String() + "\x00" + task.String()}
 }
 
+// billing is the ai_billing_records table, by task id.
+var billing = newRows[uuid.UUID, model.BillingRecord]()
+
 // aiTaskTable is the ai_tasks table.
-var aiTaskTable = taskTable[model.AITask]("AI task", "ai_tasks_pkey",
-	func(r *taskRows) map[uuid.UUID]model.AITask { return r.aiTasks }, nil)
+var aiTaskTable = taskTable[model.AITask]("AI task", "ai_tasks_pkey", nil)
+
+// aiTaskRepo is the ai_tasks table in one transaction.
+type aiTaskRepo struct{ tableRepo[model.AITask] }
+
+func (t *tx) AITasks() ports.AITaskRepository {
+	return aiTaskRepo{tableRepo[model.AITask]{t, &aiTaskTable}}
+}
 
 func (r aiTaskRepo) Create(_ context.Context, a model.AITask) error {
 	return aiTaskTable.create(r.t, a, productRef(a.ProductID))
@@ -43,7 +53,7 @@ func (r aiTaskRepo) Bill(_ context.Context, b model.BillingRecord) (bool, error)
 	if !t.db.reserveLocked(t, billingKey(b.WorkspaceID, b.TaskID)) {
 		return false, nil
 	}
-	t.billing[b.TaskID] = copyBilling(b)
+	billing.mine(t)[b.TaskID] = copyBilling(b)
 	return true, nil
 }
 
@@ -53,12 +63,23 @@ func (r aiTaskRepo) BillingRecords(_ context.Context, taskID uuid.UUID) ([]model
 		return nil, err
 	}
 	defer t.db.mu.Unlock()
-	b, ok := t.billing[taskID]
+	b, ok := billing.mine(t)[taskID]
 	if !ok {
-		b, ok = t.db.billing[taskID]
+		b, ok = billing.committed(t)[taskID]
 	}
 	if !ok || b.WorkspaceID != t.workspace {
 		return nil, nil
 	}
 	return []model.BillingRecord{copyBilling(b)}, nil
+}
+
+func (r aiTaskRepo) List(_ context.Context, q ports.ListQuery) ([]model.AITask, error) {
+	return aiTaskTable.list(r.t, q, func(a model.AITask, q ports.ListQuery) bool {
+		return is(q.Status, string(a.Status)) && is(q.ProductID, a.ProductID) && is(q.Kind, string(a.Kind))
+	})
+}
+
+func copyBilling(b model.BillingRecord) model.BillingRecord {
+	b.CreatedAt = dbTime(b.CreatedAt)
+	return b
 }

@@ -31,10 +31,7 @@ type DB struct {
 	events     map[uuid.UUID]eventRow
 	idem       map[model.IdempotencyScope]idemRow
 
-	products      map[uuid.UUID]model.Product
-	transferItems map[transferItemKey]model.MaterialItem
-	catalogItems  map[catalogItemKey]model.CatalogItem
-	billing       map[uuid.UUID]model.BillingRecord // by task id
+	products map[uuid.UUID]model.Product
 
 	// taken holds the unique keys of committed rows; reserved the unique keys
 	// that open transactions have written and not yet committed. A key in
@@ -68,15 +65,12 @@ func NewDB() *DB {
 		events:     map[uuid.UUID]eventRow{},
 		idem:       map[model.IdempotencyScope]idemRow{},
 
-		products:      map[uuid.UUID]model.Product{},
-		transferItems: map[transferItemKey]model.MaterialItem{},
-		catalogItems:  map[catalogItemKey]model.CatalogItem{},
-		billing:       map[uuid.UUID]model.BillingRecord{},
-		taken:         map[uniqueKey]bool{},
-		reserved:      map[uniqueKey]*tx{},
-		claims:        map[model.IdempotencyScope]*tx{},
-		eventLocks:    map[uuid.UUID]*tx{},
-		rowLocks:      map[uniqueKey]*tx{},
+		products:   map[uuid.UUID]model.Product{},
+		taken:      map[uniqueKey]bool{},
+		reserved:   map[uniqueKey]*tx{},
+		claims:     map[model.IdempotencyScope]*tx{},
+		eventLocks: map[uuid.UUID]*tx{},
+		rowLocks:   map[uniqueKey]*tx{},
 	}
 }
 

@@ -3,17 +3,15 @@ package memory
 import (
 	"context"
 
-	"github.com/google/uuid"
-
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 )
 
 // publicationTable is the publications table. Its live index is the partial
 // unique index of PostgreSQL: one publication per (workspace, product,
 // store) that is not failed.
 var publicationTable = taskTable[model.Publication]("publication", "publications_pkey",
-	func(r *taskRows) map[uuid.UUID]model.Publication { return r.publications },
 	&liveIndex[model.Publication]{
 		holds: func(p model.Publication) bool { return p.Status != model.TaskFailed },
 		key: func(p model.Publication) uniqueKey {
@@ -25,6 +23,13 @@ var publicationTable = taskTable[model.Publication]("publication", "publications
 		},
 	})
 
+// publicationRepo is the publications table in one transaction.
+type publicationRepo struct{ tableRepo[model.Publication] }
+
+func (t *tx) Publications() ports.PublicationRepository {
+	return publicationRepo{tableRepo[model.Publication]{t, &publicationTable}}
+}
+
 func (r publicationRepo) Create(_ context.Context, p model.Publication) error {
 	return publicationTable.create(r.t, p, productRef(p.ProductID), storeRef(p.StoreID))
 }
@@ -32,5 +37,11 @@ func (r publicationRepo) Create(_ context.Context, p model.Publication) error {
 func (r publicationRepo) Update(_ context.Context, p model.Publication) error {
 	return publicationTable.update(r.t, p.ID, func(cur *model.Publication) {
 		cur.Status, cur.ExternalListingID, cur.Reason, cur.UpdatedAt = p.Status, p.ExternalListingID, p.Reason, p.UpdatedAt
+	})
+}
+
+func (r publicationRepo) List(_ context.Context, q ports.ListQuery) ([]model.Publication, error) {
+	return publicationTable.list(r.t, q, func(p model.Publication, q ports.ListQuery) bool {
+		return is(q.Status, string(p.Status)) && is(q.StoreID, p.StoreID) && is(q.ProductID, p.ProductID)
 	})
 }

@@ -2,44 +2,12 @@ package memory
 
 import (
 	"context"
-	"maps"
 
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
-	"github.com/oncehq/once/ports"
 )
-
-// taskRows are the rows of the task tables: a transaction's own writes,
-// or the database's committed rows. Transfers are kept without their items
-// (transferItems).
-type taskRows struct {
-	stores       map[uuid.UUID]model.Store
-	media        map[uuid.UUID]model.Media
-	transfers    map[uuid.UUID]model.MaterialTransfer
-	publications map[uuid.UUID]model.Publication
-	syncs        map[uuid.UUID]model.CatalogSync
-	aiTasks      map[uuid.UUID]model.AITask
-}
-
-func newTaskRows() taskRows {
-	return taskRows{
-		stores: map[uuid.UUID]model.Store{}, media: map[uuid.UUID]model.Media{},
-		transfers: map[uuid.UUID]model.MaterialTransfer{}, publications: map[uuid.UUID]model.Publication{},
-		syncs: map[uuid.UUID]model.CatalogSync{}, aiTasks: map[uuid.UUID]model.AITask{},
-	}
-}
-
-// commitTo publishes a transaction's rows into the committed ones.
-func (r taskRows) commitTo(committed taskRows) {
-	maps.Copy(committed.stores, r.stores)
-	maps.Copy(committed.media, r.media)
-	maps.Copy(committed.transfers, r.transfers)
-	maps.Copy(committed.publications, r.publications)
-	maps.Copy(committed.syncs, r.syncs)
-	maps.Copy(committed.aiTasks, r.aiTasks)
-}
 
 // table is one task table of the memory database (stores, media,
 // transfers, publications, syncs, AI tasks) as its repository sees it: the
@@ -50,8 +18,8 @@ type table[T any] struct {
 	// noun names a row in errors ("catalog sync"); pkey is the name of
 	// its primary key.
 	noun, pkey string
-	// rows is the table's map in taskRows.
-	rows func(*taskRows) map[uuid.UUID]T
+	// rows are the table's rows (newRows).
+	rows rowsOf[uuid.UUID, T]
 	// ids are a row's id and workspace; copy copies a row deeply.
 	ids  func(T) (id, workspace uuid.UUID)
 	copy func(T) T
@@ -63,9 +31,9 @@ type table[T any] struct {
 // model.TaskState (transfers, publications, syncs, AI tasks): their ids
 // and the copy of their times come from the state. live is the table's
 // partial unique index, nil if it has none.
-func taskTable[T any, P taskRecord[T]](noun, pkey string, rows func(*taskRows) map[uuid.UUID]T, live *liveIndex[T]) table[T] {
+func taskTable[T any, P taskRecord[T]](noun, pkey string, live *liveIndex[T]) table[T] {
 	return table[T]{
-		noun: noun, pkey: pkey, rows: rows, live: live,
+		noun: noun, pkey: pkey, rows: newRows[uuid.UUID, T](), live: live,
 		ids: func(row T) (uuid.UUID, uuid.UUID) {
 			s := P(&row).State()
 			return s.ID, s.WorkspaceID
@@ -84,27 +52,6 @@ type taskRecord[T any] interface {
 	*T
 	State() *model.TaskState
 }
-
-// The repositories of the task tables in one transaction.
-type (
-	storeRepo    struct{ tableRepo[model.Store] }
-	mediaRepo    struct{ tableRepo[model.Media] }
-	transferRepo struct {
-		tableRepo[model.MaterialTransfer]
-	}
-	publicationRepo struct{ tableRepo[model.Publication] }
-	syncRepo        struct{ tableRepo[model.CatalogSync] }
-	aiTaskRepo      struct{ tableRepo[model.AITask] }
-)
-
-var (
-	_ ports.StoreRepository            = storeRepo{}
-	_ ports.MediaRepository            = mediaRepo{}
-	_ ports.MaterialTransferRepository = transferRepo{}
-	_ ports.PublicationRepository      = publicationRepo{}
-	_ ports.SyncRepository             = syncRepo{}
-	_ ports.AITaskRepository           = aiTaskRepo{}
-)
 
 // tableRepo is what the repository of a task table in one transaction
 // holds and does alike: its Get.
@@ -129,7 +76,7 @@ type liveIndex[T any] struct {
 
 // visibleLocked is the row with id that t sees in its workspace.
 func (tb table[T]) visibleLocked(t *tx, id uuid.UUID) (T, bool) {
-	mine, committed := tb.rows(&t.taskRows), tb.rows(&t.db.taskRows)
+	mine, committed := tb.rows.mine(t), tb.rows.committed(t)
 	row, ok := mine[id]
 	if !ok {
 		row, ok = committed[id]
@@ -200,7 +147,7 @@ func (tb table[T]) create(t *tx, row T, refs ...ref) error {
 	if !t.db.reserveLocked(t, keys...) {
 		return domain.Errorf(domain.CodeConflict, "%s %s already exists", tb.noun, id)
 	}
-	mine := tb.rows(&t.taskRows)
+	mine := tb.rows.mine(t)
 	mine[id] = tb.copy(row)
 	return nil
 }
@@ -235,7 +182,7 @@ func (tb table[T]) change(t *tx, id uuid.UUID, apply func(row *T) error) error {
 			}
 		}
 	}
-	mine := tb.rows(&t.taskRows)
+	mine := tb.rows.mine(t)
 	mine[id] = tb.copy(next)
 	return nil
 }
@@ -254,9 +201,9 @@ func (tb table[T]) takenLocked(t *tx, row T) error {
 			}
 		}
 	}
-	mine, committed := tb.rows(&t.taskRows), tb.rows(&t.db.taskRows)
+	mine, committed := tb.rows.mine(t), tb.rows.committed(t)
 	if other := t.db.keyHolderLocked(key); other != nil {
-		find(tb.rows(&other.taskRows), nil)
+		find(tb.rows.in(&other.taskRows), nil)
 	}
 	find(mine, nil)
 	find(committed, mine)

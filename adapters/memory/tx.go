@@ -42,10 +42,7 @@ type tx struct {
 	claims  map[model.IdempotencyScope]model.IdempotencyRecord
 	deletes map[model.IdempotencyScope]int64
 
-	products      map[uuid.UUID]model.Product
-	transferItems map[transferItemKey]model.MaterialItem
-	catalogItems  map[catalogItemKey]model.CatalogItem
-	billing       map[uuid.UUID]model.BillingRecord
+	products map[uuid.UUID]model.Product
 }
 
 var _ ports.Tx = (*tx)(nil)
@@ -65,36 +62,17 @@ func newTx(db *DB, workspace uuid.UUID) *tx {
 		deletes:       map[model.IdempotencyScope]int64{},
 		released:      map[uniqueKey]bool{},
 
-		products:      map[uuid.UUID]model.Product{},
-		transferItems: map[transferItemKey]model.MaterialItem{},
-		catalogItems:  map[catalogItemKey]model.CatalogItem{},
-		billing:       map[uuid.UUID]model.BillingRecord{},
+		products: map[uuid.UUID]model.Product{},
 	}
 }
 
 func (t *tx) Workspaces() ports.WorkspaceRepository { return workspaceRepo{t} }
 func (t *tx) Members() ports.MemberRepository       { return memberRepo{t} }
-func (t *tx) Stores() ports.StoreRepository {
-	return storeRepo{tableRepo[model.Store]{t, &storeTable}}
-}
 func (t *tx) Operations() ports.OperationRepository { return operationRepo{t} }
 func (t *tx) Outbox() ports.Outbox                  { return outboxRepo{t} }
 func (t *tx) OutboxDispatch() ports.OutboxDispatch  { return dispatchRepo{t} }
 func (t *tx) Idempotency() ports.IdempotencyStore   { return idempotencyRepo{t} }
 func (t *tx) Products() ports.ProductRepository     { return productRepo{t} }
-func (t *tx) Media() ports.MediaRepository          { return mediaRepo{tableRepo[model.Media]{t, &mediaTable}} }
-func (t *tx) MaterialTransfers() ports.MaterialTransferRepository {
-	return transferRepo{tableRepo[model.MaterialTransfer]{t, &transferTable}}
-}
-func (t *tx) Publications() ports.PublicationRepository {
-	return publicationRepo{tableRepo[model.Publication]{t, &publicationTable}}
-}
-func (t *tx) Syncs() ports.SyncRepository {
-	return syncRepo{tableRepo[model.CatalogSync]{t, &syncTable}}
-}
-func (t *tx) AITasks() ports.AITaskRepository {
-	return aiTaskRepo{tableRepo[model.AITask]{t, &aiTaskTable}}
-}
 
 // lock takes the database mutex for one repository call and refuses a
 // transaction that has already ended. Use as: if err := t.lock(); err != nil
@@ -171,15 +149,6 @@ func (t *tx) commit() {
 	}
 	for id, p := range t.products {
 		db.products[id] = p
-	}
-	for k, it := range t.transferItems {
-		db.transferItems[k] = it
-	}
-	for k, it := range t.catalogItems {
-		db.catalogItems[k] = it
-	}
-	for id, b := range t.billing {
-		db.billing[id] = b
 	}
 	t.taskRows.commitTo(db.taskRows)
 	t.releaseEventLocksLocked()
