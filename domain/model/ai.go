@@ -41,8 +41,19 @@ type BillingRecord struct {
 	CreatedAt   time.Time
 }
 
+// The jobs of AI tasks: the event type that asks a worker for one
+// (it names the job) and the kind of the operation that tracks it (what
+// users see).
+const (
+	EventAITask     = "ai.task"
+	OperationAITask = "ai.task"
+)
+
 // AITaskRun is the payload of EventAITask.
 type AITaskRun struct {
 	TaskID uuid.UUID `json:"task_id"`
 	JobOperation
 }
+
+// Task is the AI task the job works on (domain/jobs).
+func (j AITaskRun) Task() uuid.UUID { return j.TaskID }

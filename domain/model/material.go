@@ -24,8 +24,19 @@ type MaterialItem struct {
 	Done      bool
 }
 
+// The jobs of material transfers: the event type that asks a worker for one
+// (it names the job) and the kind of the operation that tracks it (what
+// users see).
+const (
+	EventMaterialTransfer     = "material.transfer"
+	OperationMaterialTransfer = "material.transfer"
+)
+
 // MaterialTransferRun is the payload of EventMaterialTransfer.
 type MaterialTransferRun struct {
 	TransferID uuid.UUID `json:"transfer_id"`
 	JobOperation
 }
+
+// Task is the transfer the job works on (domain/jobs).
+func (j MaterialTransferRun) Task() uuid.UUID { return j.TransferID }

@@ -49,8 +49,19 @@ type MediaVariant struct {
 // MediaVariantNames are the variants derived from every image.
 var MediaVariantNames = []string{"thumbnail", "medium"}
 
+// The jobs of a media's processing: the event type that asks a worker for one
+// (it names the job) and the kind of the operation that tracks it (what
+// users see).
+const (
+	EventMediaProcess     = "media.process"
+	OperationMediaProcess = "media.process"
+)
+
 // MediaProcess is the payload of EventMediaProcess.
 type MediaProcess struct {
 	MediaID uuid.UUID `json:"media_id"`
 	JobOperation
 }
+
+// Task is the media the job works on (domain/jobs).
+func (j MediaProcess) Task() uuid.UUID { return j.MediaID }
