@@ -48,12 +48,6 @@ type ListAITasksInput struct {
 	Kind      string    `query:"kind" enum:"text,category,image" doc:"Only tasks of this kind"`
 }
 
-func (in ListAITasksInput) listQuery() ports.ListQuery {
-	q := in.ListTasksInput.listQuery()
-	q.ProductID, q.Kind = in.ProductID, in.Kind
-	return q
-}
-
 func (h *handlers) registerAITasks(api huma.API) {
 	registerTask(h, api, ai.Kind, post("startAITask", "/v1/ai-tasks", "ai", "Start an AI task (text, category or image)",
 		"One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.",
@@ -65,10 +59,5 @@ func (h *handlers) registerAITasks(api huma.API) {
 			return AITaskAccepted{Task: toAITask(t), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getAITask", "/v1/ai-tasks/{id}", "Read an AI task", "ai", h.deps.AI.Get, toAITask)
-	registerList[ListAITasksInput](api, h, huma.Operation{
-		OperationID: "listAITasks", Path: "/v1/ai-tasks", Summary: "List AI tasks", Tags: []string{"ai"},
-		Description: "The workspace's AI tasks.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.AITask, error) {
-		return tx.AITasks().List
-	}, toAITask)
+	registerList[ListAITasksInput](api, h, "listAITasks", "/v1/ai-tasks", "List AI tasks", "ai", "The workspace's AI tasks.", ports.Tx.AITasks, toAITask)
 }

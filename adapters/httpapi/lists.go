@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
@@ -17,10 +19,6 @@ type ListParams struct {
 	StartingAfter uuid.UUID `query:"starting_after" format:"uuid" doc:"Cursor: the id of the last item of the previous page; the page holds older items"`
 }
 
-func (l ListParams) page() ports.ListQuery {
-	return ports.ListQuery{Limit: l.Limit, StartingAfter: l.StartingAfter}
-}
-
 // ListOf is one page of a list, newest first.
 type ListOf[T any] struct {
 	Items   []T  `json:"items"`
@@ -31,24 +29,64 @@ type ListOutput[T any] struct {
 	Body ListOf[T]
 }
 
-// listInput is the input of a list operation: paging plus its filters.
-type listInput interface {
-	listQuery() ports.ListQuery
+// The input of a list operation is ListParams and its filters, each named
+// like the ports.ListQuery field it fills (Status, StoreID...): listFilters
+// finds them once, at registration, and listQuery copies them.
+
+// listFilters are the query parameters of the list input I, which
+// ports.ListQuery has too, by name and type. A query parameter it has not
+// would be dropped silently, so registration panics on one (and every test
+// that builds the API fails).
+func listFilters[I any]() []string {
+	var names []string
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[I]()) {
+		if f.Tag.Get("query") == "" {
+			continue
+		}
+		if q, ok := reflect.TypeFor[ports.ListQuery]().FieldByName(f.Name); !ok || q.Type != f.Type {
+			panic(fmt.Sprintf("list input %T: query parameter %s has no ports.ListQuery field of its name and type", *new(I), f.Name))
+		}
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// listQuery is the ports.ListQuery of in, a list input whose filters are
+// named.
+func listQuery(in any, filters []string) ports.ListQuery {
+	var q ports.ListQuery
+	from, to := reflect.ValueOf(in).Elem(), reflect.ValueOf(&q).Elem()
+	for _, name := range filters {
+		to.FieldByName(name).Set(from.FieldByName(name))
+	}
+	return q
+}
+
+// lister is a repository that lists its rows (ports.Resources).
+type lister[T any] interface {
+	List(ctx context.Context, q ports.ListQuery) ([]T, error)
 }
 
 // registerList registers one list endpoint: GET path, newest first, paged
-// by limit and starting_after, filtered by what the input declares.
-func registerList[I listInput, T, W any](api huma.API, h *handlers, op huma.Operation, list pagination.Lister[T], render func(T) W) {
-	op.Method = http.MethodGet
-	op.Security = bearer
-	op.Errors = []int{401, 403, 422, 500, 503}
-	op.Description += " Newest first; pass the id of the last item as starting_after for the next page while has_more is true."
+// by limit and starting_after, filtered by what the input I declares, over
+// the List of the repository repo picks in the transaction (e.g.
+// ports.Tx.Syncs).
+func registerList[I, T, W any, R lister[T]](api huma.API, h *handlers, operationID, path, summary, tag, description string,
+	repo func(ports.Tx) R, render func(T) W,
+) {
+	op := huma.Operation{
+		OperationID: operationID, Method: http.MethodGet, Path: path, Summary: summary, Tags: []string{tag},
+		Description: description + " Newest first; pass the id of the last item as starting_after for the next page while has_more is true.",
+		Security:    bearer, Errors: []int{401, 403, 422, 500, 503},
+	}
+	list := func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]T, error) { return repo(tx).List }
+	filters := listFilters[I]()
 	huma.Register(api, op, func(ctx context.Context, in *I) (*ListOutput[W], error) {
 		p, err := principalFrom(ctx)
 		if err != nil {
 			return nil, toProblem(ctx, err)
 		}
-		page, err := pagination.List(ctx, h.deps.Lists, p, (*in).listQuery(), list)
+		page, err := pagination.List(ctx, h.deps.Lists, p, listQuery(in, filters), list)
 		if err != nil {
 			return nil, toProblem(ctx, err)
 		}
@@ -64,10 +102,4 @@ func registerList[I listInput, T, W any](api huma.API, h *handlers, op huma.Oper
 type ListTasksInput struct {
 	ListParams
 	Status string `query:"status" enum:"pending,running,succeeded,failed" doc:"Only tasks in this state"`
-}
-
-func (in ListTasksInput) listQuery() ports.ListQuery {
-	q := in.page()
-	q.Status = in.Status
-	return q
 }

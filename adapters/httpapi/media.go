@@ -97,12 +97,6 @@ type ListMediaInput struct {
 	Status string `query:"status" enum:"awaiting_upload,processing,ready,rejected" doc:"Only media in this state"`
 }
 
-func (in ListMediaInput) listQuery() ports.ListQuery {
-	q := in.page()
-	q.Status = in.Status
-	return q
-}
-
 func (h *handlers) registerMedia(api huma.API) {
 	registerIdempotent(api, created(post("registerMedia", "/v1/media", "media", "Register an upload",
 		"Creates the media record; upload the bytes to the returned target, then complete. Idempotent.",
@@ -131,12 +125,7 @@ func (h *handlers) registerMedia(api huma.API) {
 			return MediaCompleted{Media: toMedia(m), Operation: toOperation(op)}, op, err
 		})
 	registerRead(api, "getMedia", "/v1/media/{id}", "Read a media record", "media", h.deps.Media.Get, toMedia)
-	registerList[ListMediaInput](api, h, huma.Operation{
-		OperationID: "listMedia", Path: "/v1/media", Summary: "List media", Tags: []string{"media"},
-		Description: "The workspace's media.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Media, error) {
-		return tx.Media().List
-	}, toMedia)
+	registerList[ListMediaInput](api, h, "listMedia", "/v1/media", "List media", "media", "The workspace's media.", ports.Tx.Media, toMedia)
 }
 
 func (h *handlers) registerMediaUpload(ctx context.Context, in *RegisterMediaInput) (*IdempotentOutput[MediaRegistered], error) {

@@ -100,8 +100,6 @@ type ListProductsInput struct {
 	ListParams
 }
 
-func (in ListProductsInput) listQuery() ports.ListQuery { return in.page() }
-
 func (h *handlers) registerProducts(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID:   "createProduct",
@@ -135,12 +133,7 @@ func (h *handlers) registerProducts(api huma.API) {
 		Errors:       []int{401, 403, 404, 412, 413, 422, 428, 500, 503},
 	}, h.updateProduct)
 	markHeaderRequired(api, http.MethodPut, "/v1/products/{id}", "If-Match")
-	registerList[ListProductsInput](api, h, huma.Operation{
-		OperationID: "listProducts", Path: "/v1/products", Summary: "List products", Tags: []string{"products"},
-		Description: "The workspace's product drafts.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Product, error) {
-		return tx.Products().List
-	}, toProduct)
+	registerList[ListProductsInput](api, h, "listProducts", "/v1/products", "List products", "products", "The workspace's product drafts.", ports.Tx.Products, toProduct)
 }
 
 func (h *handlers) createProduct(ctx context.Context, in *CreateProductInput) (*ProductOutput, error) {

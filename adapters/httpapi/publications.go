@@ -48,12 +48,6 @@ type ListPublicationsInput struct {
 	ProductID uuid.UUID `query:"product_id" format:"uuid" doc:"Only publications of this product"`
 }
 
-func (in ListPublicationsInput) listQuery() ports.ListQuery {
-	q := in.ListTasksInput.listQuery()
-	q.StoreID, q.ProductID = in.StoreID, in.ProductID
-	return q
-}
-
 func (h *handlers) registerPublications(api huma.API) {
 	registerTask(h, api, publishing.Kind, post("publishProduct", "/v1/products/{id}/publications", "publishing", "Publish a product to a store for the first time",
 		"Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.",
@@ -63,10 +57,5 @@ func (h *handlers) registerPublications(api huma.API) {
 			return PublicationAccepted{Publication: toPublication(pub), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getPublication", "/v1/publications/{id}", "Read a publication", "publishing", h.deps.Publishing.Get, toPublication)
-	registerList[ListPublicationsInput](api, h, huma.Operation{
-		OperationID: "listPublications", Path: "/v1/publications", Summary: "List publications", Tags: []string{"publishing"},
-		Description: "The workspace's publications.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Publication, error) {
-		return tx.Publications().List
-	}, toPublication)
+	registerList[ListPublicationsInput](api, h, "listPublications", "/v1/publications", "List publications", "publishing", "The workspace's publications.", ports.Tx.Publications, toPublication)
 }

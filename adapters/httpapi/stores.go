@@ -72,12 +72,6 @@ type ListStoresInput struct {
 	Platform string `query:"platform" enum:"shopify,amazon,tiktok,shopee,lazada" doc:"Only stores on this marketplace"`
 }
 
-func (in ListStoresInput) listQuery() ports.ListQuery {
-	q := in.page()
-	q.Status, q.Platform = in.Status, in.Platform
-	return q
-}
-
 func (h *handlers) registerStores(api huma.API) {
 	create := post("createStore", "/v1/stores", "stores", "Connect a store",
 		"Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.",
@@ -101,12 +95,7 @@ func (h *handlers) registerStores(api huma.API) {
 		Security:    bearer,
 		Errors:      []int{401, 403, 404, 500, 503},
 	}, h.getStore)
-	registerList[ListStoresInput](api, h, huma.Operation{
-		OperationID: "listStores", Path: "/v1/stores", Summary: "List stores", Tags: []string{"stores"},
-		Description: "The workspace's stores.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Store, error) {
-		return tx.Stores().List
-	}, toStore)
+	registerList[ListStoresInput](api, h, "listStores", "/v1/stores", "List stores", "stores", "The workspace's stores.", ports.Tx.Stores, toStore)
 }
 
 func (h *handlers) getStore(ctx context.Context, in *GetStoreInput) (*StoreOutput, error) {

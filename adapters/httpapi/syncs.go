@@ -39,12 +39,6 @@ type ListSyncsInput struct {
 	StoreID uuid.UUID `query:"store_id" format:"uuid" doc:"Only syncs of this store"`
 }
 
-func (in ListSyncsInput) listQuery() ports.ListQuery {
-	q := in.ListTasksInput.listQuery()
-	q.StoreID = in.StoreID
-	return q
-}
-
 func (h *handlers) registerSyncs(api huma.API) {
 	registerTask(h, api, catalog.Kind, post("startCatalogSync", "/v1/stores/{id}/syncs", "stores", "Start a full catalog sync of a store",
 		"At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.",
@@ -54,10 +48,5 @@ func (h *handlers) registerSyncs(api huma.API) {
 			return CatalogSyncAccepted{Sync: toCatalogSync(s), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getCatalogSync", "/v1/syncs/{id}", "Read a catalog sync", "stores", h.deps.Catalog.Get, toCatalogSync)
-	registerList[ListSyncsInput](api, h, huma.Operation{
-		OperationID: "listCatalogSyncs", Path: "/v1/syncs", Summary: "List catalog syncs", Tags: []string{"stores"},
-		Description: "The workspace's catalog syncs.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.CatalogSync, error) {
-		return tx.Syncs().List
-	}, toCatalogSync)
+	registerList[ListSyncsInput](api, h, "listCatalogSyncs", "/v1/syncs", "List catalog syncs", "stores", "The workspace's catalog syncs.", ports.Tx.Syncs, toCatalogSync)
 }

@@ -10,8 +10,7 @@ import (
 	"github.com/oncehq/once/domain/model"
 )
 
-// Row types of sql/003_task_tables.sql: products and media; each task
-// kind's table has its rows in its own file (catalog_syncs.go).
+// Row types of sql/003_task_tables.sql.
 
 type productRow struct {
 	bun.BaseModel `bun:"table:products"`
@@ -96,6 +95,121 @@ func (r *mediaRow) domain() model.Media {
 		SizeBytes: r.SizeBytes, ObjectKey: r.ObjectKey, Status: model.MediaStatus(r.Status), Variants: vs,
 		Reason: strVal(r.Reason), CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
 	}
+}
+
+type transferRow struct {
+	bun.BaseModel `bun:"table:material_transfers"`
+
+	taskState
+}
+
+func toTransferRow(t model.MaterialTransfer) *transferRow {
+	return &transferRow{taskState: toTaskState(t.TaskState)}
+}
+
+func (r *transferRow) domain() model.MaterialTransfer {
+	return model.MaterialTransfer{TaskState: r.state()}
+}
+
+type transferItemRow struct {
+	bun.BaseModel `bun:"table:material_transfer_items"`
+
+	TransferID  uuid.UUID `bun:"transfer_id,pk,type:uuid"`
+	Index       int       `bun:"idx,pk"`
+	WorkspaceID uuid.UUID `bun:"workspace_id,type:uuid"`
+	SourceURL   string    `bun:"source_url,notnull"`
+	ObjectKey   string    `bun:"object_key,notnull"`
+	SizeBytes   int64     `bun:"size_bytes,notnull"`
+	Done        bool      `bun:"done,notnull"`
+}
+
+func (r *transferItemRow) domain() model.MaterialItem {
+	return model.MaterialItem{Index: r.Index, SourceURL: r.SourceURL, ObjectKey: r.ObjectKey, SizeBytes: r.SizeBytes, Done: r.Done}
+}
+
+type publicationRow struct {
+	bun.BaseModel `bun:"table:publications"`
+
+	taskState
+	ProductID         uuid.UUID `bun:"product_id,type:uuid"`
+	StoreID           uuid.UUID `bun:"store_id,type:uuid"`
+	ProductRevision   int       `bun:"product_revision,notnull"`
+	ExternalListingID *string   `bun:"external_listing_id"`
+}
+
+func (r *publicationRow) domain() model.Publication {
+	return model.Publication{
+		TaskState: r.state(), ProductID: r.ProductID, StoreID: r.StoreID,
+		ProductRevision: r.ProductRevision, ExternalListingID: strVal(r.ExternalListingID),
+	}
+}
+
+type syncRow struct {
+	bun.BaseModel `bun:"table:catalog_syncs"`
+
+	taskState
+	StoreID     uuid.UUID `bun:"store_id,type:uuid"`
+	ItemsSynced int       `bun:"items_synced,notnull"`
+}
+
+func (r *syncRow) domain() model.CatalogSync {
+	return model.CatalogSync{TaskState: r.state(), StoreID: r.StoreID, ItemsSynced: r.ItemsSynced}
+}
+
+type catalogItemRow struct {
+	bun.BaseModel `bun:"table:catalog_items"`
+
+	WorkspaceID uuid.UUID  `bun:"workspace_id,pk,type:uuid"`
+	StoreID     uuid.UUID  `bun:"store_id,pk,type:uuid"`
+	ExternalID  string     `bun:"external_id,pk"`
+	Title       string     `bun:"title,notnull"`
+	PriceMinor  int64      `bun:"price_minor,notnull"`
+	Currency    string     `bun:"currency,notnull"`
+	SyncedAt    *time.Time `bun:"synced_at"`
+}
+
+func toCatalogItemRow(it model.CatalogItem) catalogItemRow {
+	return catalogItemRow{
+		WorkspaceID: it.WorkspaceID, StoreID: it.StoreID, ExternalID: it.ExternalID, Title: it.Title,
+		PriceMinor: it.PriceMinor, Currency: it.Currency, SyncedAt: timePtr(it.SyncedAt),
+	}
+}
+
+type aiTaskRow struct {
+	bun.BaseModel `bun:"table:ai_tasks"`
+
+	taskState
+	ProductID    uuid.UUID `bun:"product_id,type:uuid"`
+	Kind         string    `bun:"kind,notnull"`
+	Instructions string    `bun:"instructions,notnull"`
+	Result       *string   `bun:"result"`
+}
+
+func toAITaskRow(a model.AITask) *aiTaskRow {
+	return &aiTaskRow{
+		taskState: toTaskState(a.TaskState), ProductID: a.ProductID,
+		Kind: string(a.Kind), Instructions: a.Instructions, Result: strPtr(a.Result),
+	}
+}
+
+func (r *aiTaskRow) domain() model.AITask {
+	return model.AITask{
+		TaskState: r.state(), ProductID: r.ProductID,
+		Kind: model.AIKind(r.Kind), Instructions: r.Instructions, Result: strVal(r.Result),
+	}
+}
+
+type billingRow struct {
+	bun.BaseModel `bun:"table:ai_billing_records"`
+
+	WorkspaceID uuid.UUID  `bun:"workspace_id,pk,type:uuid"`
+	TaskID      uuid.UUID  `bun:"task_id,pk,type:uuid"`
+	Units       int64      `bun:"units,notnull"`
+	CreatedAt   *time.Time `bun:"created_at"`
+}
+
+func (r *billingRow) domain() model.BillingRecord {
+	return model.BillingRecord{WorkspaceID: r.WorkspaceID, TaskID: r.TaskID, Units: r.Units, CreatedAt: timeVal(r.CreatedAt)}
 }
 
 // uuidStrings renders ids for a uuid[] column; never nil, so an empty list
