@@ -9,6 +9,11 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
+// aiTaskRepo is the ai_tasks table in one transaction.
+type aiTaskRepo struct{ tableRepo[model.AITask] }
+
+func (t *tx) AITasks() ports.AITaskRepository { return aiTaskRepo{aiTaskTable.in(t)} }
+
 // billingKey is the one-record-per-task rule, (workspace, task).
 func billingKey(workspace, task uuid.UUID) uniqueKey {
 	return uniqueKey{"ai_billing_records_task_key", workspace.String() + "\x00" + task.String()}
@@ -19,13 +24,6 @@ var billing = newRows[uuid.UUID, model.BillingRecord]()
 
 // aiTaskTable is the ai_tasks table.
 var aiTaskTable = taskTable[model.AITask]("AI task", "ai_tasks_pkey", nil)
-
-// aiTaskRepo is the ai_tasks table in one transaction.
-type aiTaskRepo struct{ tableRepo[model.AITask] }
-
-func (t *tx) AITasks() ports.AITaskRepository {
-	return aiTaskRepo{tableRepo[model.AITask]{t, &aiTaskTable}}
-}
 
 func (r aiTaskRepo) Create(_ context.Context, a model.AITask) error {
 	return aiTaskTable.create(r.t, a, productRef(a.ProductID))

@@ -11,6 +11,15 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
+// transferRepo is the material_transfers table in one transaction.
+type transferRepo struct {
+	tableRepo[model.MaterialTransfer]
+}
+
+func (t *tx) MaterialTransfers() ports.MaterialTransferRepository {
+	return transferRepo{transferTable.in(t)}
+}
+
 // transferItemKey is the primary key of an item, (transfer, index). Items
 // are rows of their own, as in PostgreSQL, so marking one item done does not
 // rewrite the transfer or the other items.
@@ -25,15 +34,6 @@ var transferItems = newRows[transferItemKey, model.MaterialItem]()
 // transferTable is the material_transfers table; its items are rows of
 // their own (transferItems), so its rows hold none.
 var transferTable = taskTable[model.MaterialTransfer]("material transfer", "material_transfers_pkey", nil)
-
-// transferRepo is the material_transfers table in one transaction.
-type transferRepo struct {
-	tableRepo[model.MaterialTransfer]
-}
-
-func (t *tx) MaterialTransfers() ports.MaterialTransferRepository {
-	return transferRepo{tableRepo[model.MaterialTransfer]{t, &transferTable}}
-}
 
 func (r transferRepo) Create(_ context.Context, tr model.MaterialTransfer) error {
 	t := r.t

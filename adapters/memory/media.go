@@ -11,17 +11,17 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
+// mediaRepo is the media table in one transaction.
+type mediaRepo struct{ tableRepo[model.Media] }
+
+func (t *tx) Media() ports.MediaRepository { return mediaRepo{mediaTable.in(t)} }
+
 // mediaTable is the media table.
 var mediaTable = table[model.Media]{
 	noun: "media", pkey: "media_pkey", copy: copyMedia,
 	rows: newRows[uuid.UUID, model.Media](),
 	ids:  func(m model.Media) (uuid.UUID, uuid.UUID) { return m.ID, m.WorkspaceID },
 }
-
-// mediaRepo is the media table in one transaction.
-type mediaRepo struct{ tableRepo[model.Media] }
-
-func (t *tx) Media() ports.MediaRepository { return mediaRepo{tableRepo[model.Media]{t, &mediaTable}} }
 
 func (r mediaRepo) Create(_ context.Context, m model.Media) error {
 	return mediaTable.create(r.t, m)

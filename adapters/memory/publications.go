@@ -8,6 +8,13 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
+// publicationRepo is the publications table in one transaction.
+type publicationRepo struct{ tableRepo[model.Publication] }
+
+func (t *tx) Publications() ports.PublicationRepository {
+	return publicationRepo{publicationTable.in(t)}
+}
+
 // publicationTable is the publications table. Its live index is the partial
 // unique index of PostgreSQL: one publication per (workspace, product,
 // store) that is not failed.
@@ -22,13 +29,6 @@ var publicationTable = taskTable[model.Publication]("publication", "publications
 			return domain.Errorf(domain.CodeAlreadyPublished, "product %s is already published to store %s", p.ProductID, p.StoreID)
 		},
 	})
-
-// publicationRepo is the publications table in one transaction.
-type publicationRepo struct{ tableRepo[model.Publication] }
-
-func (t *tx) Publications() ports.PublicationRepository {
-	return publicationRepo{tableRepo[model.Publication]{t, &publicationTable}}
-}
 
 func (r publicationRepo) Create(_ context.Context, p model.Publication) error {
 	return publicationTable.create(r.t, p, productRef(p.ProductID), storeRef(p.StoreID))

@@ -10,6 +10,11 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
+// storeRepo is the stores table in one transaction.
+type storeRepo struct{ tableRepo[model.Store] }
+
+func (t *tx) Stores() ports.StoreRepository { return storeRepo{storeTable.in(t)} }
+
 func storeKey(id uuid.UUID) uniqueKey { return uniqueKey{"stores_pkey", id.String()} }
 
 // storeShopKey is the one-store-per-shop rule: (workspace, platform, shop).
@@ -44,11 +49,6 @@ var storeTable = table[model.Store]{
 	rows: newRows[uuid.UUID, model.Store](),
 	ids:  func(s model.Store) (uuid.UUID, uuid.UUID) { return s.ID, s.WorkspaceID },
 }
-
-// storeRepo is the stores table in one transaction.
-type storeRepo struct{ tableRepo[model.Store] }
-
-func (t *tx) Stores() ports.StoreRepository { return storeRepo{tableRepo[model.Store]{t, &storeTable}} }
 
 func (r storeRepo) Update(_ context.Context, s model.Store) error {
 	return storeTable.update(r.t, s.ID, func(cur *model.Store) {

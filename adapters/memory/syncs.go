@@ -10,6 +10,11 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
+// syncRepo is the catalog_syncs table in one transaction.
+type syncRepo struct{ tableRepo[model.CatalogSync] }
+
+func (t *tx) Syncs() ports.SyncRepository { return syncRepo{syncTable.in(t)} }
+
 // catalogItemKey is the primary key of the catalogue: (workspace, store,
 // external id).
 type catalogItemKey struct {
@@ -33,13 +38,6 @@ var syncTable = taskTable[model.CatalogSync]("catalog sync", "catalog_syncs_pkey
 			return domain.Errorf(domain.CodeSyncAlreadyActive, "store %s already has an active catalog sync", s.StoreID)
 		},
 	})
-
-// syncRepo is the catalog_syncs table in one transaction.
-type syncRepo struct{ tableRepo[model.CatalogSync] }
-
-func (t *tx) Syncs() ports.SyncRepository {
-	return syncRepo{tableRepo[model.CatalogSync]{t, &syncTable}}
-}
 
 func (r syncRepo) Create(_ context.Context, s model.CatalogSync) error {
 	return syncTable.create(r.t, s, storeRef(s.StoreID))

@@ -60,6 +60,9 @@ type tableRepo[T any] struct {
 	tb *table[T]
 }
 
+// in is tb's repository in t.
+func (tb *table[T]) in(t *tx) tableRepo[T] { return tableRepo[T]{t, tb} }
+
 func (r tableRepo[T]) Get(_ context.Context, id uuid.UUID) (T, error) { return r.tb.get(r.t, id) }
 
 // liveIndex is a partial unique index of PostgreSQL over a table's live
