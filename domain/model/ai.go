@@ -6,6 +6,14 @@ import (
 	"github.com/google/uuid"
 )
 
+// The jobs of AI tasks: the event type that asks a worker for one
+// (it names the job) and the kind of the operation that tracks it (what
+// users see).
+const (
+	EventAITask     = "ai.task"
+	OperationAITask = "ai.task"
+)
+
 // AIKind is what an AI task produces.
 type AIKind string
 
@@ -40,14 +48,6 @@ type BillingRecord struct {
 	Units       int64
 	CreatedAt   time.Time
 }
-
-// The jobs of AI tasks: the event type that asks a worker for one
-// (it names the job) and the kind of the operation that tracks it (what
-// users see).
-const (
-	EventAITask     = "ai.task"
-	OperationAITask = "ai.task"
-)
 
 // AITaskRun is the payload of EventAITask.
 type AITaskRun struct {

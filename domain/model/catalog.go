@@ -6,6 +6,14 @@ import (
 	"github.com/google/uuid"
 )
 
+// The jobs of catalog syncs: the event type that asks a worker for one
+// (it names the job) and the kind of the operation that tracks it (what
+// users see).
+const (
+	EventCatalogSync     = "catalog.sync"
+	OperationCatalogSync = "catalog.sync"
+)
+
 // CatalogSync is a full catalog sync of one store: the worker reads every
 // listing of the store from the platform into our catalogue. At most one is
 // active per store, which the database enforces.
@@ -14,6 +22,15 @@ type CatalogSync struct {
 	StoreID     uuid.UUID
 	ItemsSynced int
 }
+
+// CatalogSyncRun is the payload of EventCatalogSync.
+type CatalogSyncRun struct {
+	SyncID uuid.UUID `json:"sync_id"`
+	JobOperation
+}
+
+// Task is the sync the job works on (domain/jobs).
+func (j CatalogSyncRun) Task() uuid.UUID { return j.SyncID }
 
 // CatalogItem is one listing of a store as last synced.
 type CatalogItem struct {
@@ -25,20 +42,3 @@ type CatalogItem struct {
 	Currency    string
 	SyncedAt    time.Time
 }
-
-// The jobs of catalog syncs: the event type that asks a worker for one
-// (it names the job) and the kind of the operation that tracks it (what
-// users see).
-const (
-	EventCatalogSync     = "catalog.sync"
-	OperationCatalogSync = "catalog.sync"
-)
-
-// CatalogSyncRun is the payload of EventCatalogSync.
-type CatalogSyncRun struct {
-	SyncID uuid.UUID `json:"sync_id"`
-	JobOperation
-}
-
-// Task is the sync the job works on (domain/jobs).
-func (j CatalogSyncRun) Task() uuid.UUID { return j.SyncID }

@@ -6,6 +6,14 @@ import (
 	"github.com/google/uuid"
 )
 
+// The jobs of a media's processing: the event type that asks a worker for one
+// (it names the job) and the kind of the operation that tracks it (what
+// users see).
+const (
+	EventMediaProcess     = "media.process"
+	OperationMediaProcess = "media.process"
+)
+
 // MediaStatus is where an uploaded file stands.
 type MediaStatus string
 
@@ -48,14 +56,6 @@ type MediaVariant struct {
 
 // MediaVariantNames are the variants derived from every image.
 var MediaVariantNames = []string{"thumbnail", "medium"}
-
-// The jobs of a media's processing: the event type that asks a worker for one
-// (it names the job) and the kind of the operation that tracks it (what
-// users see).
-const (
-	EventMediaProcess     = "media.process"
-	OperationMediaProcess = "media.process"
-)
 
 // MediaProcess is the payload of EventMediaProcess.
 type MediaProcess struct {

@@ -4,6 +4,14 @@ import (
 	"github.com/google/uuid"
 )
 
+// The jobs of first publications: the event type that asks a worker for one
+// (it names the job) and the kind of the operation that tracks it (what
+// users see).
+const (
+	EventListingPublish     = "listing.publish"
+	OperationListingPublish = "listing.publish"
+)
+
 // Publication is the first publish of a product to a store: a task whose
 // worker creates the listing on the platform with the task id as the
 // request token, so the platform never holds two listings for it.
@@ -16,14 +24,6 @@ type Publication struct {
 	ProductRevision   int
 	ExternalListingID string
 }
-
-// The jobs of first publications: the event type that asks a worker for one
-// (it names the job) and the kind of the operation that tracks it (what
-// users see).
-const (
-	EventListingPublish     = "listing.publish"
-	OperationListingPublish = "listing.publish"
-)
 
 // ListingPublish is the payload of EventListingPublish.
 type ListingPublish struct {
