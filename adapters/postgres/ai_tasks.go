@@ -2,54 +2,23 @@ package postgres
 
 import (
 	"context"
-	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 // The AI tasks of one transaction: the ai_tasks table of
-// sql/003_task_tables.sql and the billing record of each task.
+// sql/003_task_tables.sql and the billing record of each task. Their row
+// models are in models_tasks.go, with the other tables of that migration.
 
-type aiTaskRow struct {
-	bun.BaseModel `bun:"table:ai_tasks"`
-
-	taskState
-	ProductID    uuid.UUID `bun:"product_id,type:uuid"`
-	Kind         string    `bun:"kind,notnull"`
-	Instructions string    `bun:"instructions,notnull"`
-	Result       *string   `bun:"result"`
-}
-
-func toAITaskRow(a model.AITask) *aiTaskRow {
-	return &aiTaskRow{
-		taskState: toTaskState(a.TaskState), ProductID: a.ProductID,
-		Kind: string(a.Kind), Instructions: a.Instructions, Result: strPtr(a.Result),
-	}
-}
-
-func (r *aiTaskRow) domain() model.AITask {
-	return model.AITask{
-		TaskState: r.state(), ProductID: r.ProductID,
-		Kind: model.AIKind(r.Kind), Instructions: r.Instructions, Result: strVal(r.Result),
-	}
-}
-
-type billingRow struct {
-	bun.BaseModel `bun:"table:ai_billing_records"`
-
-	WorkspaceID uuid.UUID  `bun:"workspace_id,pk,type:uuid"`
-	TaskID      uuid.UUID  `bun:"task_id,pk,type:uuid"`
-	Units       int64      `bun:"units,notnull"`
-	CreatedAt   *time.Time `bun:"created_at"`
-}
-
-func (r *billingRow) domain() model.BillingRecord {
-	return model.BillingRecord{WorkspaceID: r.WorkspaceID, TaskID: r.TaskID, Units: r.Units, CreatedAt: timeVal(r.CreatedAt)}
-}
+// insertBilling writes the one billing record of a task; a second one
+// (a redelivered job) writes nothing and affects no row.
+const insertBilling = `
+INSERT INTO ai_billing_records (workspace_id, task_id, units, created_at)
+VALUES (?, ?, ?, coalesce(?::timestamptz, now()))
+ON CONFLICT (workspace_id, task_id) DO NOTHING`
 
 // AITaskRepository implements ports.AITaskRepository.
 type AITaskRepository struct{ aiTaskTable }
@@ -59,13 +28,6 @@ type aiTaskTable = taskRepo[model.AITask, aiTaskRow, *aiTaskRow]
 func (t *Tx) AITasks() ports.AITaskRepository {
 	return &AITaskRepository{aiTaskTable{t.db, t.workspace, "AI task"}}
 }
-
-// insertBilling writes the one billing record of a task; a second one
-// (a redelivered job) writes nothing and affects no row.
-const insertBilling = `
-INSERT INTO ai_billing_records (workspace_id, task_id, units, created_at)
-VALUES (?, ?, ?, coalesce(?::timestamptz, now()))
-ON CONFLICT (workspace_id, task_id) DO NOTHING`
 
 func (r *AITaskRepository) Create(ctx context.Context, t model.AITask) error {
 	return r.insert(ctx, toAITaskRow(t))

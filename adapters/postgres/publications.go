@@ -5,7 +5,6 @@ import (
 	"database/sql"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
@@ -14,33 +13,8 @@ import (
 
 // The first publications of one transaction: the publications table of
 // sql/003_task_tables.sql (at most one publication per product and store
-// that is not failed).
-
-type publicationRow struct {
-	bun.BaseModel `bun:"table:publications"`
-
-	taskState
-	ProductID         uuid.UUID `bun:"product_id,type:uuid"`
-	StoreID           uuid.UUID `bun:"store_id,type:uuid"`
-	ProductRevision   int       `bun:"product_revision,notnull"`
-	ExternalListingID *string   `bun:"external_listing_id"`
-}
-
-func (r *publicationRow) domain() model.Publication {
-	return model.Publication{
-		TaskState: r.state(), ProductID: r.ProductID, StoreID: r.StoreID,
-		ProductRevision: r.ProductRevision, ExternalListingID: strVal(r.ExternalListingID),
-	}
-}
-
-// PublicationRepository implements ports.PublicationRepository.
-type PublicationRepository struct{ publicationTable }
-
-type publicationTable = taskRepo[model.Publication, publicationRow, *publicationRow]
-
-func (t *Tx) Publications() ports.PublicationRepository {
-	return &PublicationRepository{publicationTable{t.db, t.workspace, "publication"}}
-}
+// that is not failed). Its row model is in models_tasks.go, with the other
+// tables of that migration.
 
 // publicationActiveIndex is the partial unique index of live
 // publications: one per product and store that is not failed.
@@ -60,6 +34,15 @@ ON CONFLICT (workspace_id, product_id, store_id) WHERE status <> 'failed' DO NOT
 const selectActivePublication = `
 SELECT id FROM publications
  WHERE workspace_id = ? AND product_id = ? AND store_id = ? AND status <> 'failed'`
+
+// PublicationRepository implements ports.PublicationRepository.
+type PublicationRepository struct{ publicationTable }
+
+type publicationTable = taskRepo[model.Publication, publicationRow, *publicationRow]
+
+func (t *Tx) Publications() ports.PublicationRepository {
+	return &PublicationRepository{publicationTable{t.db, t.workspace, "publication"}}
+}
 
 func (r *PublicationRepository) Create(ctx context.Context, p model.Publication) error {
 	return insertUnlessLive(ctx, r.db, "publication", func() (sql.Result, error) {
