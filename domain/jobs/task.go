@@ -53,14 +53,14 @@ type Table[T any, P taskRecord[T]] struct {
 	create func(ctx context.Context, tx ports.Tx, row T) error
 }
 
-// TaskTable is the Table of a task type: the names of its jobs (the kind
-// of their operations, their resource and event types) and its repository
-// in the transaction (e.g. ports.Tx.AITasks). The row keeps its state in
-// its model.TaskState.
-func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](names Names, repo func(ports.Tx) R) Table[T, P] {
+// TaskTable is the Table of a task type: the names of its jobs (their
+// event type, the kind of their operations, their resource type; see
+// Names) and its repository in the transaction (e.g. ports.Tx.AITasks).
+// The row keeps its state in its model.TaskState.
+func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](eventType, operationKind, resourceType string, repo func(ports.Tx) R) Table[T, P] {
 	return Table[T, P]{
 		TaskRow: TaskRow[T, model.TaskStatus]{
-			Names: names,
+			Names: Names{EventType: eventType, OperationKind: operationKind, ResourceType: resourceType},
 			Get:   func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
 			Save:  func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
 			State: func(row *T) (*model.TaskStatus, *string, *time.Time) {
@@ -78,11 +78,11 @@ func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](names Names, repo fu
 // own (a store's verification, a media's processing): the one status in
 // which a worker has work to do (where a re-drive puts the row back) and
 // the one a job given up leaves.
-func StatusTable[T any, S ~string, R TaskRepository[T]](names Names, repo func(ports.Tx) R,
+func StatusTable[T any, S ~string, R TaskRepository[T]](eventType, operationKind, resourceType string, repo func(ports.Tx) R,
 	state func(row *T) (status *S, reason *string, updatedAt *time.Time), active, failed S,
 ) TaskRow[T, S] {
 	return TaskRow[T, S]{
-		Names:  names,
+		Names:  Names{EventType: eventType, OperationKind: operationKind, ResourceType: resourceType},
 		Get:    func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
 		Save:   func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
 		State:  state,

@@ -4,9 +4,21 @@ import (
 	"context"
 	"time"
 
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
+
+// VerifyTask is a store's verification as the steps every job shares see it: a
+// job given up leaves the store verification_failed, a re-drive puts it
+// back to pending_verification.
+var VerifyTask = jobs.StatusTable(model.EventStoreCredentialsVerify, model.OperationStoreVerify, "store", ports.Tx.Stores,
+	func(s *model.Store) (*model.StoreStatus, *string, *time.Time) { return &s.Status, nil, &s.UpdatedAt },
+	model.StorePendingVerification, model.StoreVerificationFailed)
+
+// VerifyKind is the store verification in the list of task kinds
+// (app/kinds.go).
+var VerifyKind = VerifyTask.Kind()
 
 // verifyJob builds the operation that tracks one verification of store's
 // current credential version and the store.credentials.verify event that
