@@ -117,9 +117,10 @@ func jobKinds(kinds []taskKind) []jobs.Kind {
 }
 
 // checkKinds reports what each kind lacks to be wired: its names, its
-// failure hook, its worker handler (in handlers) and an HTTP route that
-// starts it (in starts, httpapi.TaskStarts); and a handler, or two kinds,
-// for one event type.
+// use case, its failure hook, its worker handler (in handlers) and an HTTP
+// route that starts it (in starts, httpapi.TaskStarts); a kind declared
+// twice; and a handler or a route for a kind that is not declared (left
+// out of taskKinds, its jobs would be written and never run).
 func checkKinds(kinds []taskKind, handlers Handlers, starts map[string][]string) error {
 	var errs []error
 	missing := func(k taskKind, what string) {
@@ -150,6 +151,11 @@ func checkKinds(kinds []taskKind, handlers Handlers, starts map[string][]string)
 	for event := range handlers {
 		if !events[event] {
 			errs = append(errs, fmt.Errorf("worker handler for %q, which is no declared task kind", event))
+		}
+	}
+	for event, routes := range starts {
+		if !events[event] {
+			errs = append(errs, fmt.Errorf("HTTP route %v starts %q, which is no declared task kind", routes, event))
 		}
 	}
 	return errors.Join(errs...)

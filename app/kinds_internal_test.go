@@ -95,10 +95,13 @@ func TestAKindNotFullyWiredIsReported(t *testing.T) {
 			kinds: append(slices.Clone(taskKinds), taskKinds[0]), handlers: handlers, starts: starts,
 			want: []string{`"` + taskKinds[0].EventType + `" is declared twice`},
 		},
-		"a handler of no declared kind": {
+		"a kind left out of the list": {
 			kinds:    slices.DeleteFunc(slices.Clone(taskKinds), func(k taskKind) bool { return k.EventType == sync }),
 			handlers: handlers, starts: starts,
-			want: []string{`worker handler for "` + sync + `", which is no declared task kind`},
+			want: []string{
+				`worker handler for "` + sync + `", which is no declared task kind`,
+				`HTTP route [startCatalogSync] starts "` + sync + `", which is no declared task kind`,
+			},
 		},
 	}
 	for name, c := range cases {
