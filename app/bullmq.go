@@ -12,24 +12,12 @@ import (
 
 	"github.com/oncehq/once/adapters/queue/bullmq"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 // ErrNoWorkerOnBullMQ is why `once work` does not run with ONCE_QUEUE=bullmq.
 var ErrNoWorkerOnBullMQ = errors.New("ONCE_QUEUE=bullmq: the jobs are consumed by Node.js BullMQ workers, not by `once work` " +
 	"(see docs/delivery.md, BullMQ); run `once dispatch` or `once serve` to publish them")
-
-// eventTypes are the event types the use cases write: their queues are
-// checked at start-up.
-var eventTypes = []string{
-	model.EventStoreCredentialsVerify,
-	model.EventMediaProcess,
-	model.EventMaterialTransfer,
-	model.EventListingPublish,
-	model.EventCatalogSync,
-	model.EventAITask,
-}
 
 // Bounds of the BullMQ settings: retries the Node.js side can live with,
 // and finished jobs kept long enough to deduplicate a republished event

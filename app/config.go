@@ -15,7 +15,6 @@ import (
 
 	"github.com/oncehq/once/adapters/aesgcm"
 	"github.com/oncehq/once/adapters/simulator/simhttp"
-
 	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/idempotency"
 	"github.com/oncehq/once/domain/workspaces"

@@ -11,25 +11,19 @@ import (
 	"github.com/oncehq/once/adapters/jwtauth"
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/system"
-	"github.com/oncehq/once/domain/ai"
-	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/idempotency"
 	"github.com/oncehq/once/domain/jobs"
-	"github.com/oncehq/once/domain/materials"
-	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/domain/pagination"
-	"github.com/oncehq/once/domain/products"
-	"github.com/oncehq/once/domain/publishing"
-	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/ports"
 )
 
 // CoreModule provides what does not depend on the storage choice: clock, ids,
-// secrets, the use cases and the HTTP handlers' dependencies.
+// secrets, the use cases and what the HTTP handlers take besides them
+// (httpapi.Deps gathers them itself).
 var CoreModule = fx.Module("core",
 	fx.Provide(
 		fx.Annotate(system.NewClock, fx.As(new(ports.Clock))),
@@ -42,7 +36,6 @@ var CoreModule = fx.Module("core",
 			return idempotency.NewService(uow, fp, clock, cfg.IdempotencyRetention,
 				idempotency.WithCompletedCache(cfg.IdempotencyCacheSize, cfg.IdempotencyCacheTTL))
 		},
-		stores.NewService,
 		operations.NewService,
 		pagination.NewService,
 		func(uow ports.UnitOfWork, clock ports.Clock, cfg Config) *workspaces.Service {
@@ -56,15 +49,16 @@ var CoreModule = fx.Module("core",
 		func(d ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *prometheus.Metrics {
 			return prometheus.New(d, clock, log)
 		},
-		newHTTPDeps,
+		// What httpapi.Deps takes besides the use cases.
+		func(a *dispatch.Admin) httpapi.DeadLetters { return deadLetters{a} },
+		fx.Annotate(func(cfg Config) int64 { return cfg.MaxBodyBytes }, fx.ResultTags(`name:"max_body_bytes"`)),
 	),
 )
 
 // newJobFailures ends the jobs workers give up on and reopens them on
-// re-drive, for every task type: a new task type adds its Task here.
+// re-drive, for every task kind (taskKinds).
 func newJobFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger) *jobs.Failures {
-	return jobs.NewFailures(uow, clock, log.With("component", "jobs"),
-		stores.VerifyTask, media.Task, materials.Task, publishing.Task, catalog.Task, ai.Task)
+	return jobs.NewFailures(uow, clock, log.With("component", "jobs"), jobKinds(taskKinds)...)
 }
 
 func newSealer(cfg Config) (*aesgcm.Sealer, error) {
@@ -99,33 +93,5 @@ func newAuthenticator(v *jwtauth.Verifier, ws *workspaces.Service) httpapi.Authe
 			return model.Principal{}, err
 		}
 		return ws.Authorize(ctx, claims.WorkspaceID, claims.UserID)
-	}
-}
-
-// httpDepsIn gathers what the handlers call.
-type httpDepsIn struct {
-	fx.In
-	Config      Config
-	Auth        httpapi.Authenticator
-	Idempotency *idempotency.Service
-	Stores      *stores.Service
-	Operations  *operations.Service
-	Products    *products.Service
-	Media       *media.Service
-	Materials   *materials.Service
-	Publishing  *publishing.Service
-	Catalog     *catalog.Service
-	AI          *ai.Service
-	Admin       *dispatch.Admin
-	Lists       *pagination.Service
-	Workspaces  *workspaces.Service
-}
-
-func newHTTPDeps(in httpDepsIn) httpapi.Deps {
-	return httpapi.Deps{
-		Authenticate: in.Auth, Idempotency: in.Idempotency, Stores: in.Stores, Operations: in.Operations,
-		Products: in.Products, Media: in.Media, Materials: in.Materials, Publishing: in.Publishing,
-		Catalog: in.Catalog, AI: in.AI,
-		DeadLetters: deadLetters{in.Admin}, Lists: in.Lists, Workspaces: in.Workspaces, MaxBodyBytes: in.Config.MaxBodyBytes,
 	}
 }

@@ -13,14 +13,8 @@ import (
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/domain/ai"
-	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/dispatch"
-	"github.com/oncehq/once/domain/materials"
-	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/model"
-	"github.com/oncehq/once/domain/publishing"
-	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
 
@@ -37,21 +31,13 @@ var DispatchModule = fx.Module("dispatch",
 	}),
 )
 
-// WorkerModule consumes the queue: one handler per event type. The
-// external systems the handlers call come from externalSystemsModule.
+// WorkerModule consumes the queue: one handler per task kind (taskKinds).
+// The external systems the handlers call come from externalSystemsModule.
 var WorkerModule = fx.Module("worker",
 	// Every line of the workers and their handlers names its component.
 	fx.Decorate(func(log *slog.Logger) *slog.Logger { return log.With("component", "worker") }),
-	fx.Provide(
-		stores.NewVerifyHandler,
-		media.NewProcessHandler,
-		materials.NewTransferHandler,
-		publishing.NewPublishHandler,
-		catalog.NewSyncHandler,
-		ai.NewTaskHandler,
-		newHandlers,
-		newWorker,
-	),
+	kindHandlers(taskKinds),
+	fx.Provide(newWorker),
 	fx.Invoke(func(lc fx.Lifecycle, w *queue.Worker) {
 		lc.Append(fx.Hook{
 			OnStart: func(context.Context) error { return w.Run(context.Background()) },
@@ -94,31 +80,6 @@ func newDispatcher(cfg Config, in dispatcherIn) (*dispatch.Dispatcher, error) {
 		// The Dispatcher names its component itself.
 		Clock: in.Clock, Logger: in.Log, Observer: in.Metrics,
 	})
-}
-
-// Handlers maps each event type to its worker handler.
-type Handlers map[string]ports.MessageHandler
-
-// handlersIn are the worker handlers, one per event type.
-type handlersIn struct {
-	fx.In
-	Verify   *stores.VerifyHandler
-	Media    *media.ProcessHandler
-	Transfer *materials.TransferHandler
-	Publish  *publishing.PublishHandler
-	Sync     *catalog.SyncHandler
-	AI       *ai.TaskHandler
-}
-
-func newHandlers(in handlersIn) Handlers {
-	return Handlers{
-		model.EventStoreCredentialsVerify: in.Verify,
-		model.EventMediaProcess:           in.Media,
-		model.EventMaterialTransfer:       in.Transfer,
-		model.EventListingPublish:         in.Publish,
-		model.EventCatalogSync:            in.Sync,
-		model.EventAITask:                 in.AI,
-	}
 }
 
 func newWorker(cfg Config, broker *Broker, handlers Handlers, failures ports.JobFailures, t Tracing, metrics *prometheus.Metrics, log *slog.Logger) (*queue.Worker, error) {

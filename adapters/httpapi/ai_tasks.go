@@ -36,8 +36,20 @@ func toAITask(t model.AITask) AITask {
 		TaskTimes: taskTimes(t.TaskState)}
 }
 
+// AITaskAccepted is the answer to the request that starts one (202 Accepted).
+type AITaskAccepted struct {
+	Task AITask `json:"task"`
+	OperationAccepted
+}
+
+type ListAITasksInput struct {
+	ListTasksInput
+	ProductID uuid.UUID `query:"product_id" format:"uuid" doc:"Only tasks on this product"`
+	Kind      string    `query:"kind" enum:"text,category,image" doc:"Only tasks of this kind"`
+}
+
 func (h *handlers) registerAITasks(api huma.API) {
-	registerTask(h, api, post("startAITask", "/v1/ai-tasks", "ai", "Start an AI task (text, category or image)",
+	registerTask(h, api, ai.Kind, post("startAITask", "/v1/ai-tasks", "ai", "Start an AI task (text, category or image)",
 		"One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.",
 		400, 401, 403, 404, 409, 413, 422, 500, 503), taskAt("/v1/ai-tasks/"),
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *StartAITaskInput) (AITaskAccepted, model.Operation, error) {
@@ -47,4 +59,5 @@ func (h *handlers) registerAITasks(api huma.API) {
 			return AITaskAccepted{Task: toAITask(t), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getAITask", "/v1/ai-tasks/{id}", "Read an AI task", "ai", h.deps.AI.Get, toAITask)
+	registerList[ListAITasksInput](api, h, "listAITasks", "/v1/ai-tasks", "List AI tasks", "ai", "The workspace's AI tasks.", ports.Tx.AITasks, toAITask)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/fx"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/ai"
@@ -35,8 +36,12 @@ const Version = "0.1.0"
 const DefaultMaxBodyBytes = 256 << 10
 
 // Deps are what the handlers call. Registration never touches them, so the
-// spec can be generated with zero Deps.
+// spec can be generated with zero Deps. It is an fx parameter struct, so
+// the application fills it field by field from what it provides and the
+// list of dependencies is written here only.
 type Deps struct {
+	fx.In
+
 	Authenticate Authenticator
 	Idempotency  *idempotency.Service
 	Stores       *stores.Service
@@ -51,8 +56,9 @@ type Deps struct {
 	// Lists serves every list endpoint (lists.go).
 	Lists *pagination.Service
 	// Workspaces manages members (members.go).
-	Workspaces   *workspaces.Service
-	MaxBodyBytes int64
+	Workspaces *workspaces.Service
+	// MaxBodyBytes caps request bodies (<= 0: DefaultMaxBodyBytes).
+	MaxBodyBytes int64 `name:"max_body_bytes"`
 }
 
 func init() {
@@ -110,7 +116,6 @@ func Register(api huma.API, deps Deps) {
 	h.registerAITasks(api)
 	h.registerOperations(api)
 	h.registerDeadLetters(api)
-	h.registerLists(api)
 	h.registerMembers(api)
 	addExamples(api.OpenAPI())
 	documentUnsupportedMediaType(api)

@@ -2,12 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/pagination"
 	"github.com/oncehq/once/ports"
 )
@@ -16,10 +17,6 @@ import (
 type ListParams struct {
 	Limit         int       `query:"limit" minimum:"1" maximum:"100" default:"20" doc:"Page size"`
 	StartingAfter uuid.UUID `query:"starting_after" format:"uuid" doc:"Cursor: the id of the last item of the previous page; the page holds older items"`
-}
-
-func (l ListParams) page() ports.ListQuery {
-	return ports.ListQuery{Limit: l.Limit, StartingAfter: l.StartingAfter}
 }
 
 // ListOf is one page of a list, newest first.
@@ -32,24 +29,64 @@ type ListOutput[T any] struct {
 	Body ListOf[T]
 }
 
-// listInput is the input of a list operation: paging plus its filters.
-type listInput interface {
-	listQuery() ports.ListQuery
+// The input of a list operation is ListParams and its filters, each named
+// like the ports.ListQuery field it fills (Status, StoreID...): listFilters
+// finds them once, at registration, and listQuery copies them.
+
+// listFilters are the query parameters of the list input I, which
+// ports.ListQuery has too, by name and type. A query parameter it has not
+// would be dropped silently, so registration panics on one (and every test
+// that builds the API fails).
+func listFilters[I any]() []string {
+	var names []string
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[I]()) {
+		if f.Tag.Get("query") == "" {
+			continue
+		}
+		if q, ok := reflect.TypeFor[ports.ListQuery]().FieldByName(f.Name); !ok || q.Type != f.Type {
+			panic(fmt.Sprintf("list input %T: query parameter %s has no ports.ListQuery field of its name and type", *new(I), f.Name))
+		}
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// listQuery is the ports.ListQuery of in, a list input whose filters are
+// named.
+func listQuery(in any, filters []string) ports.ListQuery {
+	var q ports.ListQuery
+	from, to := reflect.ValueOf(in).Elem(), reflect.ValueOf(&q).Elem()
+	for _, name := range filters {
+		to.FieldByName(name).Set(from.FieldByName(name))
+	}
+	return q
+}
+
+// lister is a repository that lists its rows (ports.Resources).
+type lister[T any] interface {
+	List(ctx context.Context, q ports.ListQuery) ([]T, error)
 }
 
 // registerList registers one list endpoint: GET path, newest first, paged
-// by limit and starting_after, filtered by what the input declares.
-func registerList[I listInput, T, W any](api huma.API, h *handlers, op huma.Operation, list pagination.Lister[T], render func(T) W) {
-	op.Method = http.MethodGet
-	op.Security = bearer
-	op.Errors = []int{401, 403, 422, 500, 503}
-	op.Description += " Newest first; pass the id of the last item as starting_after for the next page while has_more is true."
+// by limit and starting_after, filtered by what the input I declares, over
+// the List of the repository repo picks in the transaction (e.g.
+// ports.Tx.Syncs).
+func registerList[I, T, W any, R lister[T]](api huma.API, h *handlers, operationID, path, summary, tag, description string,
+	repo func(ports.Tx) R, render func(T) W,
+) {
+	op := huma.Operation{
+		OperationID: operationID, Method: http.MethodGet, Path: path, Summary: summary, Tags: []string{tag},
+		Description: description + " Newest first; pass the id of the last item as starting_after for the next page while has_more is true.",
+		Security:    bearer, Errors: []int{401, 403, 422, 500, 503},
+	}
+	list := func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]T, error) { return repo(tx).List }
+	filters := listFilters[I]()
 	huma.Register(api, op, func(ctx context.Context, in *I) (*ListOutput[W], error) {
 		p, err := principalFrom(ctx)
 		if err != nil {
 			return nil, toProblem(ctx, err)
 		}
-		page, err := pagination.List(ctx, h.deps.Lists, p, (*in).listQuery(), list)
+		page, err := pagination.List(ctx, h.deps.Lists, p, listQuery(in, filters), list)
 		if err != nil {
 			return nil, toProblem(ctx, err)
 		}
@@ -61,123 +98,8 @@ func registerList[I listInput, T, W any](api huma.API, h *handlers, op huma.Oper
 	})
 }
 
-type ListStoresInput struct {
-	ListParams
-	Status   string `query:"status" enum:"pending_verification,verified,verification_failed" doc:"Only stores in this state"`
-	Platform string `query:"platform" enum:"shopify,amazon,tiktok,shopee,lazada" doc:"Only stores on this marketplace"`
-}
-
-func (in ListStoresInput) listQuery() ports.ListQuery {
-	q := in.page()
-	q.Status, q.Platform = in.Status, in.Platform
-	return q
-}
-
-type ListProductsInput struct {
-	ListParams
-}
-
-func (in ListProductsInput) listQuery() ports.ListQuery { return in.page() }
-
-type ListMediaInput struct {
-	ListParams
-	Status string `query:"status" enum:"awaiting_upload,processing,ready,rejected" doc:"Only media in this state"`
-}
-
-func (in ListMediaInput) listQuery() ports.ListQuery {
-	q := in.page()
-	q.Status = in.Status
-	return q
-}
-
 // ListTasksInput filters a list of background tasks by state.
 type ListTasksInput struct {
 	ListParams
 	Status string `query:"status" enum:"pending,running,succeeded,failed" doc:"Only tasks in this state"`
-}
-
-func (in ListTasksInput) listQuery() ports.ListQuery {
-	q := in.page()
-	q.Status = in.Status
-	return q
-}
-
-type ListPublicationsInput struct {
-	ListTasksInput
-	StoreID   uuid.UUID `query:"store_id" format:"uuid" doc:"Only publications to this store"`
-	ProductID uuid.UUID `query:"product_id" format:"uuid" doc:"Only publications of this product"`
-}
-
-func (in ListPublicationsInput) listQuery() ports.ListQuery {
-	q := in.ListTasksInput.listQuery()
-	q.StoreID, q.ProductID = in.StoreID, in.ProductID
-	return q
-}
-
-type ListSyncsInput struct {
-	ListTasksInput
-	StoreID uuid.UUID `query:"store_id" format:"uuid" doc:"Only syncs of this store"`
-}
-
-func (in ListSyncsInput) listQuery() ports.ListQuery {
-	q := in.ListTasksInput.listQuery()
-	q.StoreID = in.StoreID
-	return q
-}
-
-type ListAITasksInput struct {
-	ListTasksInput
-	ProductID uuid.UUID `query:"product_id" format:"uuid" doc:"Only tasks on this product"`
-	Kind      string    `query:"kind" enum:"text,category,image" doc:"Only tasks of this kind"`
-}
-
-func (in ListAITasksInput) listQuery() ports.ListQuery {
-	q := in.ListTasksInput.listQuery()
-	q.ProductID, q.Kind = in.ProductID, in.Kind
-	return q
-}
-
-func (h *handlers) registerLists(api huma.API) {
-	registerList[ListStoresInput](api, h, huma.Operation{
-		OperationID: "listStores", Path: "/v1/stores", Summary: "List stores", Tags: []string{"stores"},
-		Description: "The workspace's stores.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Store, error) {
-		return tx.Stores().List
-	}, toStore)
-	registerList[ListProductsInput](api, h, huma.Operation{
-		OperationID: "listProducts", Path: "/v1/products", Summary: "List products", Tags: []string{"products"},
-		Description: "The workspace's product drafts.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Product, error) {
-		return tx.Products().List
-	}, toProduct)
-	registerList[ListMediaInput](api, h, huma.Operation{
-		OperationID: "listMedia", Path: "/v1/media", Summary: "List media", Tags: []string{"media"},
-		Description: "The workspace's media.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Media, error) {
-		return tx.Media().List
-	}, toMedia)
-	registerList[ListPublicationsInput](api, h, huma.Operation{
-		OperationID: "listPublications", Path: "/v1/publications", Summary: "List publications", Tags: []string{"publishing"},
-		Description: "The workspace's publications.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Publication, error) {
-		return tx.Publications().List
-	}, toPublication)
-	registerList[ListSyncsInput](api, h, huma.Operation{
-		OperationID: "listCatalogSyncs", Path: "/v1/syncs", Summary: "List catalog syncs", Tags: []string{"stores"},
-		Description: "The workspace's catalog syncs.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.CatalogSync, error) {
-		return tx.Syncs().List
-	}, toCatalogSync)
-	registerList[ListTasksInput](api, h, huma.Operation{
-		OperationID: "listMaterialTransfers", Path: "/v1/material-transfers", Summary: "List material transfers", Tags: []string{"materials"},
-		Description: "The workspace's material transfers, without their items (GET one transfer for them).",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.MaterialTransfer, error) {
-		return tx.MaterialTransfers().List
-	}, toMaterialTransfer)
-	registerList[ListAITasksInput](api, h, huma.Operation{
-		OperationID: "listAITasks", Path: "/v1/ai-tasks", Summary: "List AI tasks", Tags: []string{"ai"},
-		Description: "The workspace's AI tasks.",
-	}, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.AITask, error) {
-		return tx.AITasks().List
-	}, toAITask)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/oncehq/once/domain/materials"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -41,8 +42,14 @@ func toMaterialTransfer(t model.MaterialTransfer) MaterialTransfer {
 	return MaterialTransfer{TaskHead: taskHead(t.TaskState), Items: items, TaskTimes: taskTimes(t.TaskState)}
 }
 
+// MaterialTransferAccepted is the answer to the request that starts one (202 Accepted).
+type MaterialTransferAccepted struct {
+	Transfer MaterialTransfer `json:"transfer"`
+	OperationAccepted
+}
+
 func (h *handlers) registerMaterialTransfers(api huma.API) {
-	registerTask(h, api, post("startMaterialTransfer", "/v1/material-transfers", "materials", "Transfer collected material into our storage",
+	registerTask(h, api, materials.Kind, post("startMaterialTransfer", "/v1/material-transfers", "materials", "Transfer collected material into our storage",
 		"Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.",
 		400, 401, 403, 409, 413, 422, 500, 503), taskAt("/v1/material-transfers/"),
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *StartMaterialTransferInput) (MaterialTransferAccepted, model.Operation, error) {
@@ -50,6 +57,7 @@ func (h *handlers) registerMaterialTransfers(api huma.API) {
 			return MaterialTransferAccepted{Transfer: toMaterialTransfer(t), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getMaterialTransfer", "/v1/material-transfers/{id}", "Read a material transfer", "materials", h.deps.Materials.Get, toMaterialTransfer)
+	registerList[ListTasksInput](api, h, "listMaterialTransfers", "/v1/material-transfers", "List material transfers", "materials", "The workspace's material transfers, without their items (GET one transfer for them).", ports.Tx.MaterialTransfers, toMaterialTransfer)
 }
 
 // check resolves the sources' hosts, which waits on DNS.

@@ -92,6 +92,11 @@ func toMedia(m model.Media) Media {
 		Status: string(m.Status), Variants: variants, Reason: m.Reason, CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 }
 
+type ListMediaInput struct {
+	ListParams
+	Status string `query:"status" enum:"awaiting_upload,processing,ready,rejected" doc:"Only media in this state"`
+}
+
 func (h *handlers) registerMedia(api huma.API) {
 	registerIdempotent(api, created(post("registerMedia", "/v1/media", "media", "Register an upload",
 		"Creates the media record; upload the bytes to the returned target, then complete. Idempotent.",
@@ -112,7 +117,7 @@ func (h *handlers) registerMedia(api huma.API) {
 		binary := &huma.MediaType{Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}}
 		op.RequestBody.Content = map[string]*huma.MediaType{"image/png": binary, "image/jpeg": binary}
 	}
-	registerTask(h, api, post("completeMediaUpload", "/v1/media/{id}/complete", "media", "Complete an upload",
+	registerTask(h, api, media.Kind, post("completeMediaUpload", "/v1/media/{id}/complete", "media", "Complete an upload",
 		"Starts validating the file and deriving its variants, once however often it is asked. Idempotent.",
 		400, 401, 403, 404, 409, 413, 500, 503), atOperation,
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *CompleteMediaInput) (MediaCompleted, model.Operation, error) {
@@ -120,6 +125,7 @@ func (h *handlers) registerMedia(api huma.API) {
 			return MediaCompleted{Media: toMedia(m), Operation: toOperation(op)}, op, err
 		})
 	registerRead(api, "getMedia", "/v1/media/{id}", "Read a media record", "media", h.deps.Media.Get, toMedia)
+	registerList[ListMediaInput](api, h, "listMedia", "/v1/media", "List media", "media", "The workspace's media.", ports.Tx.Media, toMedia)
 }
 
 func (h *handlers) registerMediaUpload(ctx context.Context, in *RegisterMediaInput) (*IdempotentOutput[MediaRegistered], error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/products"
+	"github.com/oncehq/once/ports"
 )
 
 // ProductDraft is what a client writes. Drafts are neither idempotent nor
@@ -95,6 +96,10 @@ func parseIfMatch(header string) (int, error) {
 	return 0, domain.Errorf(domain.CodePreconditionFailed, "If-Match does not match the current revision")
 }
 
+type ListProductsInput struct {
+	ListParams
+}
+
 func (h *handlers) registerProducts(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID:   "createProduct",
@@ -128,6 +133,7 @@ func (h *handlers) registerProducts(api huma.API) {
 		Errors:       []int{401, 403, 404, 412, 413, 422, 428, 500, 503},
 	}, h.updateProduct)
 	markHeaderRequired(api, http.MethodPut, "/v1/products/{id}", "If-Match")
+	registerList[ListProductsInput](api, h, "listProducts", "/v1/products", "List products", "products", "The workspace's product drafts.", ports.Tx.Products, toProduct)
 }
 
 func (h *handlers) createProduct(ctx context.Context, in *CreateProductInput) (*ProductOutput, error) {

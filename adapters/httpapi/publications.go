@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/ports"
 )
 
@@ -35,8 +36,20 @@ func toPublication(p model.Publication) Publication {
 		ProductRevision: p.ProductRevision, ExternalListingID: p.ExternalListingID, TaskTimes: taskTimes(p.TaskState)}
 }
 
+// PublicationAccepted is the answer to the request that starts one (202 Accepted).
+type PublicationAccepted struct {
+	Publication Publication `json:"publication"`
+	OperationAccepted
+}
+
+type ListPublicationsInput struct {
+	ListTasksInput
+	StoreID   uuid.UUID `query:"store_id" format:"uuid" doc:"Only publications to this store"`
+	ProductID uuid.UUID `query:"product_id" format:"uuid" doc:"Only publications of this product"`
+}
+
 func (h *handlers) registerPublications(api huma.API) {
-	registerTask(h, api, post("publishProduct", "/v1/products/{id}/publications", "publishing", "Publish a product to a store for the first time",
+	registerTask(h, api, publishing.Kind, post("publishProduct", "/v1/products/{id}/publications", "publishing", "Publish a product to a store for the first time",
 		"Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.",
 		400, 401, 403, 404, 409, 413, 422, 500, 503), taskAt("/v1/publications/"),
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *PublishProductInput) (PublicationAccepted, model.Operation, error) {
@@ -44,4 +57,5 @@ func (h *handlers) registerPublications(api huma.API) {
 			return PublicationAccepted{Publication: toPublication(pub), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getPublication", "/v1/publications/{id}", "Read a publication", "publishing", h.deps.Publishing.Get, toPublication)
+	registerList[ListPublicationsInput](api, h, "listPublications", "/v1/publications", "List publications", "publishing", "The workspace's publications.", ports.Tx.Publications, toPublication)
 }

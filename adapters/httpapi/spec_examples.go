@@ -6,7 +6,8 @@ import (
 
 // Realistic values the spec shows for each property, so the docs' sample
 // requests and responses read like real traffic rather than "string". Keyed
-// by "Schema.property" first, then by property name alone.
+// by "Schema.property" first, then by property name alone. A property may
+// say its own instead, in its example tag (CatalogSync.items_synced).
 var propertyExamples = map[string]any{
 	// Identifiers and times.
 	"id":             "0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90",
@@ -30,8 +31,6 @@ var propertyExamples = map[string]any{
 	"api_key":                 "shpka_3f9c2e71b0d84a56",
 	"api_secret":              "shpss_8a1d0c7e95b24f36",
 	"Store.status":            "verified",
-	"items_synced":            120,
-	"CatalogSync.status":      "succeeded",
 
 	// Products and publishing.
 	"title":               "Linen shirt, sand",
@@ -67,6 +66,9 @@ var propertyExamples = map[string]any{
 	"instructions":            "Two sentences, friendly tone, mention the fabric.",
 	"result":                  "A relaxed linen shirt that breathes on hot days. Soft, light and easy to wear.",
 	"AITask.status":           "succeeded",
+
+	// A state without an example of its own (a new task type's).
+	"status": "succeeded",
 
 	// Operations and failures.
 	"Operation.kind":   "store.verify",

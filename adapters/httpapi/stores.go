@@ -66,12 +66,18 @@ func toStore(s model.Store) Store {
 	}
 }
 
+type ListStoresInput struct {
+	ListParams
+	Status   string `query:"status" enum:"pending_verification,verified,verification_failed" doc:"Only stores in this state"`
+	Platform string `query:"platform" enum:"shopify,amazon,tiktok,shopee,lazada" doc:"Only stores on this marketplace"`
+}
+
 func (h *handlers) registerStores(api huma.API) {
 	create := post("createStore", "/v1/stores", "stores", "Connect a store",
 		"Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.",
 		400, 401, 403, 409, 413, 422, 500, 503)
 	create.DefaultStatus = http.StatusCreated
-	registerTask(h, api, create, taskAt("/v1/stores/"),
+	registerTask(h, api, stores.VerifyKind, create, taskAt("/v1/stores/"),
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *CreateStoreInput) (StoreCreated, model.Operation, error) {
 			c, err := h.deps.Stores.Create(ctx, tx, p, stores.CreateCommand{
 				Platform: in.Body.Platform, Name: in.Body.Name, ExternalShopID: in.Body.ExternalShopID,
@@ -89,6 +95,7 @@ func (h *handlers) registerStores(api huma.API) {
 		Security:    bearer,
 		Errors:      []int{401, 403, 404, 500, 503},
 	}, h.getStore)
+	registerList[ListStoresInput](api, h, "listStores", "/v1/stores", "List stores", "stores", "The workspace's stores.", ports.Tx.Stores, toStore)
 }
 
 func (h *handlers) getStore(ctx context.Context, in *GetStoreInput) (*StoreOutput, error) {

@@ -6,6 +6,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
+	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -18,7 +19,7 @@ type StartSyncInput struct {
 type CatalogSync struct {
 	TaskHead
 	StoreID     uuid.UUID `json:"store_id" format:"uuid"`
-	ItemsSynced int       `json:"items_synced"`
+	ItemsSynced int       `json:"items_synced" example:"120"`
 	TaskTimes
 }
 
@@ -27,8 +28,19 @@ func toCatalogSync(s model.CatalogSync) CatalogSync {
 		TaskTimes: taskTimes(s.TaskState)}
 }
 
+// CatalogSyncAccepted is the answer to the request that starts one (202 Accepted).
+type CatalogSyncAccepted struct {
+	Sync CatalogSync `json:"sync"`
+	OperationAccepted
+}
+
+type ListSyncsInput struct {
+	ListTasksInput
+	StoreID uuid.UUID `query:"store_id" format:"uuid" doc:"Only syncs of this store"`
+}
+
 func (h *handlers) registerSyncs(api huma.API) {
-	registerTask(h, api, post("startCatalogSync", "/v1/stores/{id}/syncs", "stores", "Start a full catalog sync of a store",
+	registerTask(h, api, catalog.Kind, post("startCatalogSync", "/v1/stores/{id}/syncs", "stores", "Start a full catalog sync of a store",
 		"At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.",
 		400, 401, 403, 404, 409, 413, 500, 503), taskAt("/v1/syncs/"),
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *StartSyncInput) (CatalogSyncAccepted, model.Operation, error) {
@@ -36,4 +48,5 @@ func (h *handlers) registerSyncs(api huma.API) {
 			return CatalogSyncAccepted{Sync: toCatalogSync(s), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getCatalogSync", "/v1/syncs/{id}", "Read a catalog sync", "stores", h.deps.Catalog.Get, toCatalogSync)
+	registerList[ListSyncsInput](api, h, "listCatalogSyncs", "/v1/syncs", "List catalog syncs", "stores", "The workspace's catalog syncs.", ports.Tx.Syncs, toCatalogSync)
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"reflect"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -32,15 +34,16 @@ func created(op huma.Operation) huma.Operation {
 }
 
 // registerTask registers the idempotent route that starts a background
-// task (op, see post): start runs the use case in the request's
+// task of kind (op, see post): start runs the use case in the request's
 // transaction and builds the answer (the task and its operation); the
 // response's Location is where locate says the task (or its operation)
 // is read. The key check, the replay, the fingerprint over the raw body
 // and the spec come from registerIdempotent and runIdempotent, so a task
 // type's route is this one call and its read route (registerRead).
-func registerTask[I, A any](h *handlers, api huma.API, op huma.Operation, locate func(model.Operation) string,
+func registerTask[I, A any](h *handlers, api huma.API, kind jobs.Kind, op huma.Operation, locate func(model.Operation) string,
 	start func(ctx context.Context, tx ports.Tx, p model.Principal, in *I) (A, model.Operation, error),
 ) {
+	op = startsTask(op, kind)
 	registerIdempotent(api, op, h.deps.MaxBodyBytes, func(ctx context.Context, in *I) (*IdempotentOutput[A], error) {
 		if c, ok := any(in).(checkedInput); ok {
 			// Checks that wait on the network (DNS): before the
@@ -58,6 +61,39 @@ func registerTask[I, A any](h *handlers, api huma.API, op huma.Operation, locate
 				return op.DefaultStatus, locate(operation), answer, nil
 			})
 	})
+}
+
+// startsTaskKey is where an operation's metadata (never in the spec) names
+// the event type of the task kind it starts.
+const startsTaskKey = "once.starts_task"
+
+// startsTask marks op as a route that starts tasks of kind, for
+// TaskStarts.
+func startsTask(op huma.Operation, kind jobs.Kind) huma.Operation {
+	op.Metadata = maps.Clone(op.Metadata)
+	if op.Metadata == nil {
+		op.Metadata = map[string]any{}
+	}
+	op.Metadata[startsTaskKey] = kind.EventType
+	return op
+}
+
+// TaskStarts lists, by the event type of each task kind, the operation
+// ids of api's routes that start tasks of that kind, so a test can check
+// that every kind the application declares can be started over HTTP.
+func TaskStarts(api huma.API) map[string][]string {
+	starts := map[string][]string{}
+	for _, item := range api.OpenAPI().Paths {
+		for _, op := range operationsOf(item) {
+			if op == nil {
+				continue
+			}
+			if event, ok := op.Metadata[startsTaskKey].(string); ok {
+				starts[event] = append(starts[event], op.OperationID)
+			}
+		}
+	}
+	return starts
 }
 
 // checkedInput is the input of a route that checks it before the
@@ -110,31 +146,12 @@ func taskTimes(s model.TaskState) TaskTimes {
 }
 
 // OperationAccepted is the answer to a request whose work runs in the
-// background: the operation to poll.
+// background: the operation to poll. The answer of a request that starts
+// a task (202 Accepted, e.g. CatalogSyncAccepted, beside the task's type)
+// embeds it after the task under its own name.
 type OperationAccepted struct {
 	Operation Operation `json:"operation"`
 }
 
 // accepted is the answer for op, alone or beside the task it tracks.
 func accepted(op model.Operation) OperationAccepted { return OperationAccepted{toOperation(op)} }
-
-// The answers to the requests that start a task (202 Accepted): the task
-// under its own name, and the operation to poll.
-type (
-	AITaskAccepted struct {
-		Task AITask `json:"task"`
-		OperationAccepted
-	}
-	PublicationAccepted struct {
-		Publication Publication `json:"publication"`
-		OperationAccepted
-	}
-	CatalogSyncAccepted struct {
-		Sync CatalogSync `json:"sync"`
-		OperationAccepted
-	}
-	MaterialTransferAccepted struct {
-		Transfer MaterialTransfer `json:"transfer"`
-		OperationAccepted
-	}
-)

@@ -6,12 +6,24 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 )
+
+// aiTaskRepo is the ai_tasks table in one transaction.
+type aiTaskRepo struct{ tableRepo[model.AITask] }
+
+func (t *tx) AITasks() ports.AITaskRepository { return aiTaskRepo{aiTaskTable.in(t)} }
 
 // billingKey is the one-record-per-task rule, (workspace, task).
 func billingKey(workspace, task uuid.UUID) uniqueKey {
 	return uniqueKey{"ai_billing_records_task_key", workspace.String() + "\x00" + task.String()}
 }
+
+// billing is the ai_billing_records table, by task id.
+var billing = newRows[uuid.UUID, model.BillingRecord]()
+
+// aiTaskTable is the ai_tasks table.
+var aiTaskTable = taskTable[model.AITask]("AI task", "ai_tasks_pkey", nil)
 
 func (r aiTaskRepo) Create(_ context.Context, a model.AITask) error {
 	return aiTaskTable.create(r.t, a, productRef(a.ProductID))
@@ -39,20 +51,31 @@ func (r aiTaskRepo) Bill(_ context.Context, b model.BillingRecord) (bool, error)
 	if !t.db.reserveLocked(t, billingKey(b.WorkspaceID, b.TaskID)) {
 		return false, nil
 	}
-	t.billing[b.TaskID] = copyBilling(b)
+	billing.mine(t)[b.TaskID] = copyBilling(b)
 	return true, nil
 }
 
 func (r aiTaskRepo) BillingRecords(_ context.Context, taskID uuid.UUID) ([]model.BillingRecord, error) {
 	t := r.t
 	return inLock(t, func() ([]model.BillingRecord, error) {
-		b, ok := t.billing[taskID]
+		b, ok := billing.mine(t)[taskID]
 		if !ok {
-			b, ok = t.db.billing[taskID]
+			b, ok = billing.committed(t)[taskID]
 		}
 		if !ok || b.WorkspaceID != t.workspace {
 			return nil, nil
 		}
 		return []model.BillingRecord{copyBilling(b)}, nil
 	})
+}
+
+func (r aiTaskRepo) List(_ context.Context, q ports.ListQuery) ([]model.AITask, error) {
+	return aiTaskTable.list(r.t, q, func(a model.AITask, q ports.ListQuery) bool {
+		return is(q.Status, string(a.Status)) && is(q.ProductID, a.ProductID) && is(q.Kind, string(a.Kind))
+	})
+}
+
+func copyBilling(b model.BillingRecord) model.BillingRecord {
+	dbTimes(&b.CreatedAt)
+	return b
 }

@@ -29,10 +29,6 @@ type DB struct {
 	events  map[uuid.UUID]eventRow
 	idem    map[model.IdempotencyScope]idemRow
 
-	transferItems map[transferItemKey]model.MaterialItem
-	catalogItems  map[catalogItemKey]model.CatalogItem
-	billing       map[uuid.UUID]model.BillingRecord // by task id
-
 	// taken holds the unique keys of committed rows; reserved the unique keys
 	// that open transactions have written and not yet committed. A key in
 	// either is a duplicate for everybody else.
@@ -63,14 +59,11 @@ func NewDB() *DB {
 		events:   map[uuid.UUID]eventRow{},
 		idem:     map[model.IdempotencyScope]idemRow{},
 
-		transferItems: map[transferItemKey]model.MaterialItem{},
-		catalogItems:  map[catalogItemKey]model.CatalogItem{},
-		billing:       map[uuid.UUID]model.BillingRecord{},
-		taken:         map[uniqueKey]bool{},
-		reserved:      map[uniqueKey]*tx{},
-		claims:        map[model.IdempotencyScope]*tx{},
-		eventLocks:    map[uuid.UUID]*tx{},
-		rowLocks:      map[uniqueKey]*tx{},
+		taken:      map[uniqueKey]bool{},
+		reserved:   map[uniqueKey]*tx{},
+		claims:     map[model.IdempotencyScope]*tx{},
+		eventLocks: map[uuid.UUID]*tx{},
+		rowLocks:   map[uniqueKey]*tx{},
 	}
 }
 

@@ -64,42 +64,9 @@ func is[V comparable](filter, value V) bool {
 
 // list is listNewest over the rows of tb that pass match.
 func (tb table[T]) list(t *tx, q ports.ListQuery, match func(T, ports.ListQuery) bool) ([]T, error) {
-	return listNewest(t, tb.rows(&t.db.taskRows), tb.rows(&t.taskRows), q, listShape[T]{ids: tb.ids, match: match, copy: tb.copy})
-}
-
-func (r storeRepo) List(_ context.Context, q ports.ListQuery) ([]model.Store, error) {
-	return storeTable.list(r.t, q, func(s model.Store, q ports.ListQuery) bool {
-		return is(q.Status, string(s.Status)) && is(q.Platform, s.Platform)
-	})
+	return listNewest(t, tb.rows.committed(t), tb.rows.mine(t), q, listShape[T]{ids: tb.ids, match: match, copy: tb.copy})
 }
 
 func (r productRepo) List(_ context.Context, q ports.ListQuery) ([]model.Product, error) {
 	return productTable.list(r.t, q, func(model.Product, ports.ListQuery) bool { return true })
-}
-
-func (r mediaRepo) List(_ context.Context, q ports.ListQuery) ([]model.Media, error) {
-	return mediaTable.list(r.t, q, func(m model.Media, q ports.ListQuery) bool { return is(q.Status, string(m.Status)) })
-}
-
-// List reads transfers without their items (the rows never hold them).
-func (r transferRepo) List(_ context.Context, q ports.ListQuery) ([]model.MaterialTransfer, error) {
-	return transferTable.list(r.t, q, func(m model.MaterialTransfer, q ports.ListQuery) bool { return is(q.Status, string(m.Status)) })
-}
-
-func (r publicationRepo) List(_ context.Context, q ports.ListQuery) ([]model.Publication, error) {
-	return publicationTable.list(r.t, q, func(p model.Publication, q ports.ListQuery) bool {
-		return is(q.Status, string(p.Status)) && is(q.StoreID, p.StoreID) && is(q.ProductID, p.ProductID)
-	})
-}
-
-func (r syncRepo) List(_ context.Context, q ports.ListQuery) ([]model.CatalogSync, error) {
-	return syncTable.list(r.t, q, func(s model.CatalogSync, q ports.ListQuery) bool {
-		return is(q.Status, string(s.Status)) && is(q.StoreID, s.StoreID)
-	})
-}
-
-func (r aiTaskRepo) List(_ context.Context, q ports.ListQuery) ([]model.AITask, error) {
-	return aiTaskTable.list(r.t, q, func(a model.AITask, q ports.ListQuery) bool {
-		return is(q.Status, string(a.Status)) && is(q.ProductID, a.ProductID) && is(q.Kind, string(a.Kind))
-	})
 }

@@ -8,7 +8,17 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 )
+
+// transferRepo is the material_transfers table in one transaction.
+type transferRepo struct {
+	tableRepo[model.MaterialTransfer]
+}
+
+func (t *tx) MaterialTransfers() ports.MaterialTransferRepository {
+	return transferRepo{transferTable.in(t)}
+}
 
 // transferItemKey is the primary key of an item, (transfer, index). Items
 // are rows of their own, as in PostgreSQL, so marking one item done does not
@@ -17,6 +27,13 @@ type transferItemKey struct {
 	transfer uuid.UUID
 	index    int
 }
+
+// transferItems are the material_transfer_items table.
+var transferItems = newRows[transferItemKey, model.MaterialItem]()
+
+// transferTable is the material_transfers table; its items are rows of
+// their own (transferItems), so its rows hold none.
+var transferTable = taskTable[model.MaterialTransfer]("material transfer", "material_transfers_pkey", nil)
 
 func (r transferRepo) Create(_ context.Context, tr model.MaterialTransfer) error {
 	t := r.t
@@ -36,9 +53,9 @@ func (r transferRepo) Create(_ context.Context, tr model.MaterialTransfer) error
 	}
 	row := transferTable.copy(tr)
 	row.Items = nil
-	t.transfers[tr.ID] = row
+	transferTable.rows.mine(t)[tr.ID] = row
 	for _, it := range tr.Items {
-		t.transferItems[transferItemKey{tr.ID, it.Index}] = it
+		transferItems.mine(t)[transferItemKey{tr.ID, it.Index}] = it
 	}
 	return nil
 }
@@ -52,12 +69,12 @@ func (r transferRepo) Get(_ context.Context, id uuid.UUID) (model.MaterialTransf
 		}
 		tr = transferTable.copy(tr)
 		items := map[int]model.MaterialItem{}
-		for k, it := range t.db.transferItems {
+		for k, it := range transferItems.committed(t) {
 			if k.transfer == id {
 				items[k.index] = it
 			}
 		}
-		for k, it := range t.transferItems {
+		for k, it := range transferItems.mine(t) {
 			if k.transfer == id {
 				items[k.index] = it
 			}
@@ -83,9 +100,9 @@ func (r transferRepo) MarkItemDone(_ context.Context, id uuid.UUID, index int, o
 			return itemNotFound(id, index)
 		}
 		k := transferItemKey{id, index}
-		it, ok := t.transferItems[k]
+		it, ok := transferItems.mine(t)[k]
 		if !ok {
-			it, ok = t.db.transferItems[k]
+			it, ok = transferItems.committed(t)[k]
 		}
 		if !ok {
 			return itemNotFound(id, index)
@@ -96,11 +113,16 @@ func (r transferRepo) MarkItemDone(_ context.Context, id uuid.UUID, index int, o
 		it.Done = true
 		it.ObjectKey = objectKey
 		it.SizeBytes = size
-		t.transferItems[k] = it
+		transferItems.mine(t)[k] = it
 		return nil
 	})
 }
 
 func itemNotFound(id uuid.UUID, index int) error {
 	return domain.Errorf(domain.CodeNotFound, "material transfer %s has no item %d", id, index)
+}
+
+// List reads transfers without their items (the rows never hold them).
+func (r transferRepo) List(_ context.Context, q ports.ListQuery) ([]model.MaterialTransfer, error) {
+	return transferTable.list(r.t, q, func(m model.MaterialTransfer, q ports.ListQuery) bool { return is(q.Status, string(m.Status)) })
 }

@@ -8,7 +8,20 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 )
+
+// mediaTable is the media table.
+var mediaTable = table[model.Media]{
+	noun: "media", pkey: "media_pkey", copy: copyMedia,
+	rows: newRows[uuid.UUID, model.Media](),
+	ids:  func(m model.Media) (uuid.UUID, uuid.UUID) { return m.ID, m.WorkspaceID },
+}
+
+// mediaRepo is the media table in one transaction.
+type mediaRepo struct{ tableRepo[model.Media] }
+
+func (t *tx) Media() ports.MediaRepository { return mediaRepo{mediaTable.in(t)} }
 
 func (r mediaRepo) Update(_ context.Context, m model.Media) error {
 	return mediaTable.update(r.t, m.ID, func(cur *model.Media) {
@@ -37,4 +50,8 @@ func mediaRowLock(id uuid.UUID) uniqueKey { return uniqueKey{"media_row", id.Str
 
 func mediaNotIn(id uuid.UUID, want, got model.MediaStatus) error {
 	return domain.Errorf(domain.CodeInvalidState, "media %s is %s, not %s", id, got, want)
+}
+
+func (r mediaRepo) List(_ context.Context, q ports.ListQuery) ([]model.Media, error) {
+	return mediaTable.list(r.t, q, func(m model.Media, q ports.ListQuery) bool { return is(q.Status, string(m.Status)) })
 }

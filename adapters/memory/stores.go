@@ -7,7 +7,13 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 )
+
+// storeRepo is the stores table in one transaction.
+type storeRepo struct{ tableRepo[model.Store] }
+
+func (t *tx) Stores() ports.StoreRepository { return storeRepo{storeTable.in(t)} }
 
 func storeKey(id uuid.UUID) uniqueKey { return uniqueKey{"stores_pkey", id.String()} }
 
@@ -32,8 +38,16 @@ func (r storeRepo) Create(_ context.Context, s model.Store) error {
 	if !t.db.reserveLocked(t, storeKey(s.ID), storeShopKey(s)) {
 		return domain.Errorf(domain.CodeConflict, "store %s already exists", s.ID)
 	}
-	t.stores[s.ID] = copyStore(s)
+	storeTable.rows.mine(t)[s.ID] = copyStore(s)
 	return nil
+}
+
+// storeTable is the stores table; its shop key is not a live index (a
+// store holds it for good), so Create checks it itself.
+var storeTable = table[model.Store]{
+	noun: "store", pkey: "stores_pkey", copy: copyStore,
+	rows: newRows[uuid.UUID, model.Store](),
+	ids:  func(s model.Store) (uuid.UUID, uuid.UUID) { return s.ID, s.WorkspaceID },
 }
 
 func (r storeRepo) Update(_ context.Context, s model.Store) error {
@@ -52,9 +66,9 @@ func (r storeRepo) visibleLocked(id uuid.UUID) (model.Store, bool) {
 // storeHoldingLocked finds the store, committed or in an open transaction,
 // that holds the shop key k.
 func (db *DB) storeHoldingLocked(k uniqueKey) (uuid.UUID, bool) {
-	stores := db.stores
+	stores := storeTable.rows.in(&db.taskRows)
 	if holder := db.keyHolderLocked(k); holder != nil {
-		stores = holder.stores
+		stores = storeTable.rows.in(&holder.taskRows)
 	}
 	for id, s := range stores {
 		if storeShopKey(s) == k {
@@ -62,4 +76,10 @@ func (db *DB) storeHoldingLocked(k uniqueKey) (uuid.UUID, bool) {
 		}
 	}
 	return uuid.Nil, false
+}
+
+func (r storeRepo) List(_ context.Context, q ports.ListQuery) ([]model.Store, error) {
+	return storeTable.list(r.t, q, func(s model.Store, q ports.ListQuery) bool {
+		return is(q.Status, string(s.Status)) && is(q.Platform, s.Platform)
+	})
 }

@@ -5,8 +5,15 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 )
+
+// syncRepo is the catalog_syncs table in one transaction.
+type syncRepo struct{ tableRepo[model.CatalogSync] }
+
+func (t *tx) Syncs() ports.SyncRepository { return syncRepo{syncTable.in(t)} }
 
 // catalogItemKey is the primary key of the catalogue: (workspace, store,
 // external id).
@@ -15,6 +22,22 @@ type catalogItemKey struct {
 	store      uuid.UUID
 	externalID string
 }
+
+// catalogItems are the catalog_items table.
+var catalogItems = newRows[catalogItemKey, model.CatalogItem]()
+
+// syncTable is the catalog_syncs table. Its live index is the partial unique
+// index of PostgreSQL: one pending or running sync per (workspace, store).
+var syncTable = taskTable[model.CatalogSync]("catalog sync", "catalog_syncs_pkey",
+	&liveIndex[model.CatalogSync]{
+		holds: func(s model.CatalogSync) bool { return s.Status.Active() },
+		key: func(s model.CatalogSync) uniqueKey {
+			return uniqueKey{"catalog_syncs_active_key", s.WorkspaceID.String() + "\x00" + s.StoreID.String()}
+		},
+		taken: func(s model.CatalogSync) *domain.Error {
+			return domain.Errorf(domain.CodeSyncAlreadyActive, "store %s already has an active catalog sync", s.StoreID)
+		},
+	})
 
 func (r syncRepo) Create(_ context.Context, s model.CatalogSync) error {
 	return syncTable.create(r.t, s, storeRef(s.StoreID))
@@ -38,7 +61,7 @@ func (r syncRepo) UpsertItems(_ context.Context, items []model.CatalogItem) erro
 			}
 		}
 		for _, it := range items {
-			t.catalogItems[catalogItemKey{it.WorkspaceID, it.StoreID, it.ExternalID}] = copyCatalogItem(it)
+			catalogItems.mine(t)[catalogItemKey{it.WorkspaceID, it.StoreID, it.ExternalID}] = copyCatalogItem(it)
 		}
 		return nil
 	})
@@ -48,16 +71,27 @@ func (r syncRepo) CountItems(_ context.Context, storeID uuid.UUID) (int, error) 
 	t := r.t
 	return inLock(t, func() (int, error) {
 		n := 0
-		for k := range t.db.catalogItems {
-			if _, mine := t.catalogItems[k]; !mine && k.workspace == t.workspace && k.store == storeID {
+		for k := range catalogItems.committed(t) {
+			if _, mine := catalogItems.mine(t)[k]; !mine && k.workspace == t.workspace && k.store == storeID {
 				n++
 			}
 		}
-		for k := range t.catalogItems {
+		for k := range catalogItems.mine(t) {
 			if k.workspace == t.workspace && k.store == storeID {
 				n++
 			}
 		}
 		return n, nil
 	})
+}
+
+func (r syncRepo) List(_ context.Context, q ports.ListQuery) ([]model.CatalogSync, error) {
+	return syncTable.list(r.t, q, func(s model.CatalogSync, q ports.ListQuery) bool {
+		return is(q.Status, string(s.Status)) && is(q.StoreID, s.StoreID)
+	})
+}
+
+func copyCatalogItem(it model.CatalogItem) model.CatalogItem {
+	dbTimes(&it.SyncedAt)
+	return it
 }

@@ -2,57 +2,16 @@ package memory
 
 import (
 	"context"
-	"maps"
 
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
-	"github.com/oncehq/once/ports"
 )
 
-// taskRows are the rows of the tables of workspace rows keyed by id (the
-// task tables, and workspaces, operations, stores, products, media): a
-// transaction's own writes, or the database's committed rows. Transfers
-// are kept without their items (transferItems).
-type taskRows struct {
-	workspaces   map[uuid.UUID]model.Workspace
-	operations   map[uuid.UUID]model.Operation
-	products     map[uuid.UUID]model.Product
-	stores       map[uuid.UUID]model.Store
-	media        map[uuid.UUID]model.Media
-	transfers    map[uuid.UUID]model.MaterialTransfer
-	publications map[uuid.UUID]model.Publication
-	syncs        map[uuid.UUID]model.CatalogSync
-	aiTasks      map[uuid.UUID]model.AITask
-}
-
-func newTaskRows() taskRows {
-	return taskRows{
-		workspaces: map[uuid.UUID]model.Workspace{}, operations: map[uuid.UUID]model.Operation{},
-		products: map[uuid.UUID]model.Product{},
-		stores:   map[uuid.UUID]model.Store{}, media: map[uuid.UUID]model.Media{},
-		transfers: map[uuid.UUID]model.MaterialTransfer{}, publications: map[uuid.UUID]model.Publication{},
-		syncs: map[uuid.UUID]model.CatalogSync{}, aiTasks: map[uuid.UUID]model.AITask{},
-	}
-}
-
-// commitTo publishes a transaction's rows into the committed ones.
-func (r taskRows) commitTo(committed taskRows) {
-	maps.Copy(committed.workspaces, r.workspaces)
-	maps.Copy(committed.operations, r.operations)
-	maps.Copy(committed.products, r.products)
-	maps.Copy(committed.stores, r.stores)
-	maps.Copy(committed.media, r.media)
-	maps.Copy(committed.transfers, r.transfers)
-	maps.Copy(committed.publications, r.publications)
-	maps.Copy(committed.syncs, r.syncs)
-	maps.Copy(committed.aiTasks, r.aiTasks)
-}
-
-// table is one table of taskRows (workspaces, operations, stores,
-// products, media, transfers, publications, syncs, AI tasks) as its
-// repository sees it: the
+// table is one table of the memory database (workspaces, operations,
+// products, stores, media, transfers, publications, syncs, AI tasks) as
+// its repository sees it: the
 // repositories share its reads and writes, with the same locking,
 // visibility and unique keys PostgreSQL gives them, and add only their own
 // columns and references.
@@ -60,8 +19,8 @@ type table[T any] struct {
 	// noun names a row in errors ("catalog sync"); pkey is the name of
 	// its primary key.
 	noun, pkey string
-	// rows is the table's map in taskRows.
-	rows func(*taskRows) map[uuid.UUID]T
+	// rows are the table's rows (newRows).
+	rows rowsOf[uuid.UUID, T]
 	// ids are a row's id and workspace; copy copies a row deeply.
 	ids  func(T) (id, workspace uuid.UUID)
 	copy func(T) T
@@ -73,9 +32,9 @@ type table[T any] struct {
 // model.TaskState (transfers, publications, syncs, AI tasks): their ids
 // and the copy of their times come from the state. live is the table's
 // partial unique index, nil if it has none.
-func taskTable[T any, P taskRecord[T]](noun, pkey string, rows func(*taskRows) map[uuid.UUID]T, live *liveIndex[T]) table[T] {
+func taskTable[T any, P taskRecord[T]](noun, pkey string, live *liveIndex[T]) table[T] {
 	return table[T]{
-		noun: noun, pkey: pkey, rows: rows, live: live,
+		noun: noun, pkey: pkey, rows: newRows[uuid.UUID, T](), live: live,
 		ids: func(row T) (uuid.UUID, uuid.UUID) {
 			s := P(&row).State()
 			return s.ID, s.WorkspaceID
@@ -95,33 +54,6 @@ type taskRecord[T any] interface {
 	State() *model.TaskState
 }
 
-// The repositories of the tables in one transaction.
-type (
-	workspaceRepo struct{ tableRepo[model.Workspace] }
-	operationRepo struct{ tableRepo[model.Operation] }
-	productRepo   struct{ tableRepo[model.Product] }
-	storeRepo     struct{ tableRepo[model.Store] }
-	mediaRepo     struct{ tableRepo[model.Media] }
-	transferRepo  struct {
-		tableRepo[model.MaterialTransfer]
-	}
-	publicationRepo struct{ tableRepo[model.Publication] }
-	syncRepo        struct{ tableRepo[model.CatalogSync] }
-	aiTaskRepo      struct{ tableRepo[model.AITask] }
-)
-
-var (
-	_ ports.WorkspaceRepository        = workspaceRepo{}
-	_ ports.OperationRepository        = operationRepo{}
-	_ ports.ProductRepository          = productRepo{}
-	_ ports.StoreRepository            = storeRepo{}
-	_ ports.MediaRepository            = mediaRepo{}
-	_ ports.MaterialTransferRepository = transferRepo{}
-	_ ports.PublicationRepository      = publicationRepo{}
-	_ ports.SyncRepository             = syncRepo{}
-	_ ports.AITaskRepository           = aiTaskRepo{}
-)
-
 // tableRepo is what the repository of a table in one transaction holds
 // and does alike: its Get, and a Create of a row that references nothing
 // (a repository whose rows do, or that has unique keys of its own,
@@ -130,6 +62,9 @@ type tableRepo[T any] struct {
 	t  *tx
 	tb *table[T]
 }
+
+// in is tb's repository in t.
+func (tb *table[T]) in(t *tx) tableRepo[T] { return tableRepo[T]{t, tb} }
 
 func (r tableRepo[T]) Get(_ context.Context, id uuid.UUID) (T, error) { return r.tb.get(r.t, id) }
 
@@ -149,7 +84,7 @@ type liveIndex[T any] struct {
 
 // visibleLocked is the row with id that t sees in its workspace.
 func (tb table[T]) visibleLocked(t *tx, id uuid.UUID) (T, bool) {
-	mine, committed := tb.rows(&t.taskRows), tb.rows(&t.db.taskRows)
+	mine, committed := tb.rows.mine(t), tb.rows.committed(t)
 	row, ok := mine[id]
 	if !ok {
 		row, ok = committed[id]
@@ -217,7 +152,7 @@ func (tb table[T]) create(t *tx, row T, refs ...ref) error {
 	if !t.db.reserveLocked(t, keys...) {
 		return domain.Errorf(domain.CodeConflict, "%s %s already exists", tb.noun, id)
 	}
-	mine := tb.rows(&t.taskRows)
+	mine := tb.rows.mine(t)
 	mine[id] = tb.copy(row)
 	return nil
 }
@@ -249,7 +184,7 @@ func (tb table[T]) change(t *tx, id uuid.UUID, apply func(row *T) error) error {
 				}
 			}
 		}
-		mine := tb.rows(&t.taskRows)
+		mine := tb.rows.mine(t)
 		mine[id] = tb.copy(next)
 		return nil
 	})
@@ -269,9 +204,9 @@ func (tb table[T]) takenLocked(t *tx, row T) error {
 			}
 		}
 	}
-	mine, committed := tb.rows(&t.taskRows), tb.rows(&t.db.taskRows)
+	mine, committed := tb.rows.mine(t), tb.rows.committed(t)
 	if other := t.db.keyHolderLocked(key); other != nil {
-		find(tb.rows(&other.taskRows), nil)
+		find(tb.rows.in(&other.taskRows), nil)
 	}
 	find(mine, nil)
 	find(committed, mine)

@@ -41,10 +41,6 @@ type tx struct {
 	// the version it saw.
 	claims  map[model.IdempotencyScope]model.IdempotencyRecord
 	deletes map[model.IdempotencyScope]int64
-
-	transferItems map[transferItemKey]model.MaterialItem
-	catalogItems  map[catalogItemKey]model.CatalogItem
-	billing       map[uuid.UUID]model.BillingRecord
 }
 
 var _ ports.Tx = (*tx)(nil)
@@ -61,42 +57,13 @@ func newTx(db *DB, workspace uuid.UUID) *tx {
 		claims:        map[model.IdempotencyScope]model.IdempotencyRecord{},
 		deletes:       map[model.IdempotencyScope]int64{},
 		released:      map[uniqueKey]bool{},
-
-		transferItems: map[transferItemKey]model.MaterialItem{},
-		catalogItems:  map[catalogItemKey]model.CatalogItem{},
-		billing:       map[uuid.UUID]model.BillingRecord{},
 	}
 }
 
-func (t *tx) Workspaces() ports.WorkspaceRepository {
-	return workspaceRepo{tableRepo[model.Workspace]{t, &workspaceTable}}
-}
-func (t *tx) Members() ports.MemberRepository { return memberRepo{t} }
-func (t *tx) Stores() ports.StoreRepository {
-	return storeRepo{tableRepo[model.Store]{t, &storeTable}}
-}
-func (t *tx) Operations() ports.OperationRepository {
-	return operationRepo{tableRepo[model.Operation]{t, &operationTable}}
-}
+func (t *tx) Members() ports.MemberRepository      { return memberRepo{t} }
 func (t *tx) Outbox() ports.Outbox                 { return outboxRepo{t} }
 func (t *tx) OutboxDispatch() ports.OutboxDispatch { return dispatchRepo{t} }
 func (t *tx) Idempotency() ports.IdempotencyStore  { return idempotencyRepo{t} }
-func (t *tx) Products() ports.ProductRepository {
-	return productRepo{tableRepo[model.Product]{t, &productTable}}
-}
-func (t *tx) Media() ports.MediaRepository { return mediaRepo{tableRepo[model.Media]{t, &mediaTable}} }
-func (t *tx) MaterialTransfers() ports.MaterialTransferRepository {
-	return transferRepo{tableRepo[model.MaterialTransfer]{t, &transferTable}}
-}
-func (t *tx) Publications() ports.PublicationRepository {
-	return publicationRepo{tableRepo[model.Publication]{t, &publicationTable}}
-}
-func (t *tx) Syncs() ports.SyncRepository {
-	return syncRepo{tableRepo[model.CatalogSync]{t, &syncTable}}
-}
-func (t *tx) AITasks() ports.AITaskRepository {
-	return aiTaskRepo{tableRepo[model.AITask]{t, &aiTaskTable}}
-}
 
 // lock takes the database mutex for one repository call and refuses a
 // transaction that has already ended. Calls go through inLock (or
@@ -189,15 +156,6 @@ func (t *tx) commit() {
 		delete(db.events, id)
 		// The id is free again, as after a DELETE in PostgreSQL.
 		delete(db.taken, eventKey(id))
-	}
-	for k, it := range t.transferItems {
-		db.transferItems[k] = it
-	}
-	for k, it := range t.catalogItems {
-		db.catalogItems[k] = it
-	}
-	for id, b := range t.billing {
-		db.billing[id] = b
 	}
 	t.taskRows.commitTo(db.taskRows)
 	t.releaseEventLocksLocked()

@@ -77,16 +77,6 @@ func copyMedia(m model.Media) model.Media {
 	return m
 }
 
-func copyCatalogItem(it model.CatalogItem) model.CatalogItem {
-	dbTimes(&it.SyncedAt)
-	return it
-}
-
-func copyBilling(b model.BillingRecord) model.BillingRecord {
-	dbTimes(&b.CreatedAt)
-	return b
-}
-
 // cloneOrNil copies s; an empty list reads back as nil, as an empty SQL
 // array or JSON array does from the PostgreSQL adapter.
 func cloneOrNil[T any](s []T) []T {

@@ -20,15 +20,6 @@ import (
 // "one store per (workspace, platform, shop)" rule.
 const storeUniqueConstraint = "stores_workspace_platform_shop_key"
 
-// The partial unique indexes of sql/003_task_tables.sql. Creates never raise
-// them (they insert with ON CONFLICT DO NOTHING and name the existing row);
-// an Update that moves a failed publication or a finished sync back into
-// the index can, and then the code is the same, without a ResourceID.
-const (
-	publicationActiveIndex = "publications_active_key"
-	syncActiveIndex        = "catalog_syncs_active_key"
-)
-
 // dbError is the cause kept inside a domain error: the SQLSTATE, the
 // constraint and the server's one-line message, never the DETAIL (which
 // quotes row values) or the query text (which bun interpolates arguments
@@ -66,10 +57,6 @@ func mapError(err error, what string) error {
 		switch {
 		case pgErr.Code == "23505" && pgErr.ConstraintName == storeUniqueConstraint:
 			return domain.Wrap(domain.CodeStoreExists, cause, "a store for this platform and shop already exists in the workspace")
-		case pgErr.Code == "23505" && pgErr.ConstraintName == publicationActiveIndex:
-			return domain.Wrap(domain.CodeAlreadyPublished, cause, "the product already has a publication to this store that is not failed")
-		case pgErr.Code == "23505" && pgErr.ConstraintName == syncActiveIndex:
-			return domain.Wrap(domain.CodeSyncAlreadyActive, cause, "the store already has an active catalog sync")
 		case pgErr.Code == "23505":
 			return domain.Wrap(domain.CodeConflict, cause, what+" already exists")
 		case pgErr.Code == "23503":

@@ -77,22 +77,3 @@ func (r *ProductRepository) List(ctx context.Context, q ports.ListQuery) ([]mode
 func (r *MediaRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Media, error) {
 	return listNewest(ctx, r.db, r.workspace, q, "media", plain((*mediaRow).domain), eq("status", q.Status))
 }
-
-func (r *MaterialTransferRepository) List(ctx context.Context, q ports.ListQuery) ([]model.MaterialTransfer, error) {
-	return listNewest(ctx, r.db, r.workspace, q, "material transfer", plain((*transferRow).domain), eq("status", q.Status))
-}
-
-func (r *PublicationRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Publication, error) {
-	return listNewest(ctx, r.db, r.workspace, q, "publication", plain((*publicationRow).domain),
-		eq("status", q.Status), eq("store_id", q.StoreID), eq("product_id", q.ProductID))
-}
-
-func (r *SyncRepository) List(ctx context.Context, q ports.ListQuery) ([]model.CatalogSync, error) {
-	return listNewest(ctx, r.db, r.workspace, q, "catalog sync", plain((*syncRow).domain),
-		eq("status", q.Status), eq("store_id", q.StoreID))
-}
-
-func (r *AITaskRepository) List(ctx context.Context, q ports.ListQuery) ([]model.AITask, error) {
-	return listNewest(ctx, r.db, r.workspace, q, "AI task", plain((*aiTaskRow).domain),
-		eq("status", q.Status), eq("product_id", q.ProductID), eq("kind", q.Kind))
-}

@@ -15,28 +15,21 @@ import (
 
 // What the task repositories (stores, media, transfers, publications,
 // syncs, AI tasks) share: a row of the transaction's workspace read by id,
-// a statement that must change exactly one row, and a create that a
-// partial unique index may refuse in favour of a live row.
+// a statement that must change exactly one row, and a create or update
+// that a partial unique index may refuse in favour of a live row.
 
-// The shared part of each task repository: its domain type and row model.
+// The shared part of each task repository: its domain type and row model
+// (the task kinds' tables declare theirs in their own files).
 type (
-	storeTable       = taskRepo[model.Store, storeRow, *storeRow]
-	mediaTable       = taskRepo[model.Media, mediaRow, *mediaRow]
-	transferTable    = taskRepo[model.MaterialTransfer, transferRow, *transferRow]
-	publicationTable = taskRepo[model.Publication, publicationRow, *publicationRow]
-	syncTable        = taskRepo[model.CatalogSync, syncRow, *syncRow]
-	aiTaskTable      = taskRepo[model.AITask, aiTaskRow, *aiTaskRow]
+	storeTable = taskRepo[model.Store, storeRow, *storeRow]
+	mediaTable = taskRepo[model.Media, mediaRow, *mediaRow]
 )
 
 // The task repositories, each implementing its port of the same name
 // (Tx hands them out as those ports, so the compiler checks it).
 type (
-	StoreRepository            struct{ storeTable }
-	MediaRepository            struct{ mediaTable }
-	MaterialTransferRepository struct{ transferTable }
-	PublicationRepository      struct{ publicationTable }
-	SyncRepository             struct{ syncTable }
-	AITaskRepository           struct{ aiTaskTable }
+	StoreRepository struct{ storeTable }
+	MediaRepository struct{ mediaTable }
 )
 
 // taskRepo is what every task repository holds and does alike: the
@@ -97,12 +90,28 @@ func execOne(ctx context.Context, db bun.IDB, noun, query string, args ...any) e
 	return affectedOne(res, err, noun)
 }
 
+// conflictRetries bounds the "insert or find the winner" loop: the winner
+// found by the INSERT may finish (leave the partial index) before the
+// SELECT looks for it; then the INSERT is tried again.
+const conflictRetries = 3
+
 // insertUnlessLive runs insert, an INSERT ... ON CONFLICT DO NOTHING on a
 // partial unique index of live rows (one live publication per product and
 // store, one active sync per store). When it inserts nothing, live finds
 // the row that holds the index and taken names it in the error. The loop
 // is bounded (conflictRetries): the holder may finish (leave the index)
 // before live looks for it; then the insert is tried again.
+//
+// Why ON CONFLICT DO NOTHING and not "INSERT, catch 23505": in PostgreSQL a
+// failed statement aborts the whole transaction, so after a unique
+// violation the repository could not even look up the row it collided with,
+// and the use case could not go on (say, to complete an idempotency record
+// with the 409). ON CONFLICT names the partial index by its columns and
+// predicate (index inference); a conflicting row written by a transaction
+// still in progress makes the INSERT wait for it, then skip if it
+// committed, or insert if it rolled back. So two concurrent creations
+// cannot both win, and neither sees an error from the database. A conflict
+// on any other constraint (the primary key) still raises.
 func insertUnlessLive(ctx context.Context, db bun.IDB, noun string, insert func() (sql.Result, error),
 	live *bun.RawQuery, taken func(holder uuid.UUID) *domain.Error,
 ) error {
@@ -127,4 +136,17 @@ func insertUnlessLive(ctx context.Context, db bun.IDB, noun string, insert func(
 		return e
 	}
 	return domain.Errorf(domain.CodeUnavailable, "%s: concurrent changes, try again", noun)
+}
+
+// liveIndexTaken is err as code with message if it is a unique violation
+// of the partial unique index of live rows named index: an Update that
+// moves a row back into the index while another row holds its key
+// (a Create never raises it, see insertUnlessLive). The error then has no
+// ResourceID. Other errors are returned as they are.
+func liveIndexTaken(err error, index string, code domain.Code, message string) error {
+	var cause *dbError
+	if errors.As(err, &cause) && cause.Code == "23505" && cause.Constraint == index {
+		return domain.Wrap(code, cause, message)
+	}
+	return err
 }

@@ -142,39 +142,38 @@ func (u *UnitOfWork) transactOnce(ctx context.Context, workspace uuid.UUID,
 }
 
 // Tx is one transaction of one workspace and the repositories bound to it.
+// The repositories of the task kinds' tables are made when asked for, by
+// the accessor in each table's file (catalog_syncs.go), from db and
+// workspace.
 type Tx struct {
-	workspaces   *WorkspaceRepository
-	members      *MemberRepository
-	idempotency  *IdempotencyStore
-	outbox       *Outbox
-	dispatch     *OutboxDispatch
-	operations   *OperationRepository
-	stores       *StoreRepository
-	products     *ProductRepository
-	media        *MediaRepository
-	transfers    *MaterialTransferRepository
-	publications *PublicationRepository
-	syncs        *SyncRepository
-	aiTasks      *AITaskRepository
+	db        bun.Tx
+	workspace uuid.UUID
+
+	workspaces  *WorkspaceRepository
+	members     *MemberRepository
+	idempotency *IdempotencyStore
+	outbox      *Outbox
+	dispatch    *OutboxDispatch
+	operations  *OperationRepository
+	stores      *StoreRepository
+	products    *ProductRepository
+	media       *MediaRepository
 }
 
 var _ ports.Tx = (*Tx)(nil)
 
 func newTx(db bun.Tx, workspace uuid.UUID) *Tx {
 	return &Tx{
-		workspaces:   &WorkspaceRepository{db: db, workspace: workspace},
-		members:      &MemberRepository{db: db, workspace: workspace},
-		idempotency:  &IdempotencyStore{db: db, workspace: workspace, claimed: map[model.IdempotencyScope]bool{}},
-		outbox:       &Outbox{db: db, workspace: workspace},
-		dispatch:     &OutboxDispatch{db: db, workspace: workspace},
-		operations:   &OperationRepository{db: db, workspace: workspace},
-		stores:       &StoreRepository{storeTable{db, workspace, "store"}},
-		products:     &ProductRepository{db: db, workspace: workspace},
-		media:        &MediaRepository{mediaTable{db, workspace, "media"}},
-		transfers:    &MaterialTransferRepository{transferTable{db, workspace, "material transfer"}},
-		publications: &PublicationRepository{publicationTable{db, workspace, "publication"}},
-		syncs:        &SyncRepository{syncTable{db, workspace, "catalog sync"}},
-		aiTasks:      &AITaskRepository{aiTaskTable{db, workspace, "AI task"}},
+		db: db, workspace: workspace,
+		workspaces:  &WorkspaceRepository{db: db, workspace: workspace},
+		members:     &MemberRepository{db: db, workspace: workspace},
+		idempotency: &IdempotencyStore{db: db, workspace: workspace, claimed: map[model.IdempotencyScope]bool{}},
+		outbox:      &Outbox{db: db, workspace: workspace},
+		dispatch:    &OutboxDispatch{db: db, workspace: workspace},
+		operations:  &OperationRepository{db: db, workspace: workspace},
+		stores:      &StoreRepository{storeTable{db, workspace, "store"}},
+		products:    &ProductRepository{db: db, workspace: workspace},
+		media:       &MediaRepository{mediaTable{db, workspace, "media"}},
 	}
 }
 
@@ -187,9 +186,3 @@ func (t *Tx) Operations() ports.OperationRepository { return t.operations }
 func (t *Tx) Stores() ports.StoreRepository         { return t.stores }
 func (t *Tx) Products() ports.ProductRepository     { return t.products }
 func (t *Tx) Media() ports.MediaRepository          { return t.media }
-func (t *Tx) MaterialTransfers() ports.MaterialTransferRepository {
-	return t.transfers
-}
-func (t *Tx) Publications() ports.PublicationRepository { return t.publications }
-func (t *Tx) Syncs() ports.SyncRepository               { return t.syncs }
-func (t *Tx) AITasks() ports.AITaskRepository           { return t.aiTasks }

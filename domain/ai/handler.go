@@ -56,7 +56,7 @@ func NewTaskHandler(uow ports.UnitOfWork, provider ports.AIProvider, store ports
 		Task: Task.TaskRow, Prepare: prepare, Record: record,
 	}
 	return jobs.NewHandler(jobs.Job[model.AITaskRun, work, generated]{
-		Event: model.EventAITask, Noun: "task", External: "provider", Refused: reasonProviderError,
+		Event: Task.EventType, Noun: "task", External: "provider", Refused: reasonProviderError,
 		Begin: row.Begin, Call: h.call, End: row.End, Settle: h.settleRace,
 	}, uow, clock, log)
 }

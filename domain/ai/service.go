@@ -15,6 +15,12 @@ import (
 // MaxInstructions bounds the user's prompt addition, in characters.
 const MaxInstructions = 2000
 
+// Task is an AI task as the steps every job shares see it.
+var Task = jobs.TaskTable[model.AITask](model.EventAITask, model.OperationAITask, "ai_task", ports.Tx.AITasks)
+
+// Kind is the AI task in the list of task kinds (app/kinds.go).
+var Kind = Task.Kind()
+
 // Service starts and reads AI tasks.
 type Service struct{ jobs.Starter }
 

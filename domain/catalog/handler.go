@@ -55,7 +55,7 @@ func NewSyncHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer 
 		return items(run.Workspace, store.ID, listings, clock), err
 	}
 	return jobs.NewHandler(jobs.Job[model.CatalogSyncRun, model.Store, []model.CatalogItem]{
-		Event: model.EventCatalogSync, Noun: "sync", External: "platform", Refused: ReasonPlatformRefused,
+		Event: Task.EventType, Noun: "sync", External: "platform", Refused: ReasonPlatformRefused,
 		Begin: row.Begin, Call: call, End: row.End,
 	}, uow, clock, log)
 }

@@ -15,6 +15,12 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
+// Task is a catalog sync as the steps every job shares see it.
+var Task = jobs.TaskTable[model.CatalogSync](model.EventCatalogSync, model.OperationCatalogSync, "catalog_sync", ports.Tx.Syncs)
+
+// Kind is the catalog sync in the list of task kinds (app/kinds.go).
+var Kind = Task.Kind()
+
 // Service starts and reads catalog syncs.
 type Service struct{ jobs.Starter }
 

@@ -31,15 +31,15 @@ type Failures struct {
 
 var _ ports.JobFailures = (*Failures)(nil)
 
-// NewFailures builds the use case for tasks, one per task type; log may be
-// nil.
-func NewFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger, tasks ...Task) *Failures {
+// NewFailures builds the use case for the task kinds (their failure
+// hooks, by operation kind); log may be nil.
+func NewFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger, kinds ...Kind) *Failures {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	byKind := make(map[string]Task, len(tasks))
-	for _, t := range tasks {
-		byKind[t.OperationKind()] = t
+	byKind := make(map[string]Task, len(kinds))
+	for _, k := range kinds {
+		byKind[k.OperationKind] = k.Task
 	}
 	return &Failures{uow: uow, clock: clock, log: log, tasks: byKind}
 }

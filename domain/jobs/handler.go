@@ -100,6 +100,10 @@ func NewHandler[J Payload, W, R any](job Job[J, W, R], uow ports.UnitOfWork, clo
 	return &Handler[J, W, R]{job: job, uow: uow, clock: clock, log: log.With("handler", job.Event)}
 }
 
+// Event is the event type h runs: the worker hands it the messages of
+// that type.
+func (h *Handler[J, W, R]) Event() string { return h.job.Event }
+
 // Handle processes one delivery; see Job.
 func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error {
 	j := h.job

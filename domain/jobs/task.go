@@ -13,12 +13,10 @@ import (
 
 // Task is what one task type tells the steps every job shares about its
 // task row (a store's verification, a media's processing, a transfer, a
-// publication, a sync, an AI task). The row is the resource of the
-// operation that tracks the job.
+// publication, a sync, an AI task): how a job given up ends it and how a
+// re-drive reopens it. The row is the resource of the operation that
+// tracks the job.
 type Task interface {
-	// OperationKind is the kind of the operations that track this type's
-	// jobs.
-	OperationKind() string
 	// Fail ends the task of op failed with reason (already sanitized),
 	// unless it is final already or gone.
 	Fail(ctx context.Context, tx ports.Tx, op model.Operation, reason string, now time.Time) error
@@ -30,10 +28,11 @@ type Task interface {
 }
 
 // TaskRow is a Task over a table of task rows: a task type names its
-// repository, where its row keeps status, reason (nil if it has none) and
-// updated_at, and which statuses mean active, failed and reopened.
+// jobs (Names), its repository, where its row keeps status, reason (nil if
+// it has none) and updated_at, and which statuses mean active, failed and
+// reopened.
 type TaskRow[T any, S ~string] struct {
-	Kind     string
+	Names
 	Get      func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error)
 	Save     func(ctx context.Context, tx ports.Tx, row T) error
 	State    func(row *T) (status *S, reason *string, updatedAt *time.Time)
@@ -51,22 +50,19 @@ type TaskRow[T any, S ~string] struct {
 // to start one (Begin) and read one (Read).
 type Table[T any, P taskRecord[T]] struct {
 	TaskRow[T, model.TaskStatus]
-	// ResourceType names the rows in operations and outbox events;
-	// EventType is the event that asks a worker for one.
-	ResourceType, EventType string
-	create                  func(ctx context.Context, tx ports.Tx, row T) error
+	create func(ctx context.Context, tx ports.Tx, row T) error
 }
 
-// TaskTable is the Table of a task type: the kind of its operations, the
-// resource and event types of its jobs, and its repository in the
-// transaction (e.g. ports.Tx.AITasks). The row keeps its state in its
-// model.TaskState.
-func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](kind, resourceType, eventType string, repo func(ports.Tx) R) Table[T, P] {
+// TaskTable is the Table of a task type: the names of its jobs (their
+// event type, the kind of their operations, their resource type; see
+// Names) and its repository in the transaction (e.g. ports.Tx.AITasks).
+// The row keeps its state in its model.TaskState.
+func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](eventType, operationKind, resourceType string, repo func(ports.Tx) R) Table[T, P] {
 	return Table[T, P]{
 		TaskRow: TaskRow[T, model.TaskStatus]{
-			Kind: kind,
-			Get:  func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
-			Save: func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
+			Names: Names{EventType: eventType, OperationKind: operationKind, ResourceType: resourceType},
+			Get:   func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
+			Save:  func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
 			State: func(row *T) (*model.TaskStatus, *string, *time.Time) {
 				s := P(row).State()
 				return &s.Status, &s.Reason, &s.UpdatedAt
@@ -74,7 +70,6 @@ func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](kind, resourceType, 
 			OperationOf: func(row T) uuid.UUID { return P(&row).State().OperationID },
 			Active:      model.TaskStatus.Active, Running: model.TaskRunning, Failed: model.TaskFailed, Reopened: model.TaskPending,
 		},
-		ResourceType: resourceType, EventType: eventType,
 		create: func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Create(ctx, row) },
 	}
 }
@@ -83,11 +78,11 @@ func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](kind, resourceType, 
 // own (a store's verification, a media's processing): the one status in
 // which a worker has work to do (where a re-drive puts the row back) and
 // the one a job given up leaves.
-func StatusTable[T any, S ~string, R TaskRepository[T]](kind string, repo func(ports.Tx) R,
+func StatusTable[T any, S ~string, R TaskRepository[T]](eventType, operationKind, resourceType string, repo func(ports.Tx) R,
 	state func(row *T) (status *S, reason *string, updatedAt *time.Time), active, failed S,
 ) TaskRow[T, S] {
 	return TaskRow[T, S]{
-		Kind:   kind,
+		Names:  Names{EventType: eventType, OperationKind: operationKind, ResourceType: resourceType},
 		Get:    func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
 		Save:   func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
 		State:  state,
@@ -114,7 +109,7 @@ type TaskRepository[T any] interface {
 // succeed (CodeValidation); a missing operation or row is CodeNotFound.
 func (r TaskRow[T, S]) Load(ctx context.Context, tx ports.Tx, operationID, taskID uuid.UUID) (model.Operation, T, error) {
 	var row T
-	op, err := Operation(ctx, tx, operationID, r.Kind, taskID)
+	op, err := Operation(ctx, tx, operationID, r.OperationKind, taskID)
 	if err != nil {
 		return op, row, err
 	}
@@ -122,7 +117,7 @@ func (r TaskRow[T, S]) Load(ctx context.Context, tx ports.Tx, operationID, taskI
 		return op, row, err
 	}
 	if r.OperationOf != nil && r.OperationOf(row) != op.ID {
-		return op, row, domain.Errorf(domain.CodeValidation, "%s task %s is tracked by another operation than %s", r.Kind, taskID, op.ID)
+		return op, row, domain.Errorf(domain.CodeValidation, "%s task %s is tracked by another operation than %s", r.OperationKind, taskID, op.ID)
 	}
 	return op, row, nil
 }
@@ -178,8 +173,6 @@ func (r TaskRow[T, S]) EndJob(ctx context.Context, uow ports.UnitOfWork, workspa
 	})
 }
 
-func (r TaskRow[T, S]) OperationKind() string { return r.Kind }
-
 // Fail implements Task.
 func (r TaskRow[T, S]) Fail(ctx context.Context, tx ports.Tx, op model.Operation, reason string, now time.Time) error {
 	return r.move(ctx, tx, op, r.Active, r.Failed, reason, now)
@@ -220,9 +213,7 @@ func (t Table[T, P]) Begin(ctx context.Context, tx ports.Tx, ids model.IDSource,
 	payload func(model.JobOperation) any,
 ) (T, model.Operation, error) {
 	state := P(&row).State()
-	op, event, err := model.NewJob(ctx, ids, p, state.CreatedAt, model.JobSpec{
-		OperationKind: t.Kind, ResourceType: t.ResourceType, ResourceID: state.ID, EventType: t.EventType, Payload: payload,
-	})
+	op, event, err := model.NewJob(ctx, ids, p, state.CreatedAt, t.Spec(state.ID, payload))
 	var none T
 	if err != nil {
 		return none, model.Operation{}, err

@@ -50,7 +50,7 @@ func NewTransferHandler(uow ports.UnitOfWork, source ports.MaterialSource, store
 		},
 	}
 	return jobs.NewHandler(jobs.Job[model.MaterialTransferRun, model.MaterialTransfer, struct{}]{
-		Event: model.EventMaterialTransfer, Noun: "transfer", External: "source",
+		Event: Task.EventType, Noun: "transfer", External: "source",
 		Begin: row.Begin, Call: h.copyAll, End: row.End,
 	}, uow, clock, log)
 }

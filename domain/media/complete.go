@@ -43,15 +43,9 @@ func (s *Service) Complete(ctx context.Context, tx ports.Tx, p model.Principal, 
 	now := s.Clock.Now()
 	m.Status = model.MediaProcessing
 	m.UpdatedAt = now
-	op, event, err := model.NewJob(ctx, s.IDs, p, now, model.JobSpec{
-		OperationKind: model.OperationMediaProcess,
-		ResourceType:  "media",
-		ResourceID:    m.ID,
-		EventType:     model.EventMediaProcess,
-		Payload: func(op model.JobOperation) any {
-			return model.MediaProcess{MediaID: m.ID, JobOperation: op}
-		},
-	})
+	op, event, err := model.NewJob(ctx, s.IDs, p, now, Task.Spec(m.ID, func(op model.JobOperation) any {
+		return model.MediaProcess{MediaID: m.ID, JobOperation: op}
+	}))
 	if err != nil {
 		return model.Media{}, model.Operation{}, err
 	}

@@ -39,10 +39,10 @@ type ProcessHandler = jobs.Handler[model.MediaProcess, model.Media, []model.Medi
 func NewProcessHandler(uow ports.UnitOfWork, store ports.ObjectStore, clock ports.Clock, log *slog.Logger) *ProcessHandler {
 	p := &processor{store: store}
 	op := jobs.OnOperation[model.MediaProcess, model.Media, []model.MediaVariant]{
-		Kind: model.OperationMediaProcess, Check: check, Record: record,
+		Kind: Task.OperationKind, Check: check, Record: record,
 	}
 	return jobs.NewHandler(jobs.Job[model.MediaProcess, model.Media, []model.MediaVariant]{
-		Event: model.EventMediaProcess, Noun: "media", External: "object store", Refused: ReasonNotAnImage,
+		Event: Task.EventType, Noun: "media", External: "object store", Refused: ReasonNotAnImage,
 		Begin: op.Begin, Call: p.process, End: op.End,
 	}, uow, clock, log)
 }

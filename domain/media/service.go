@@ -6,6 +6,7 @@ package media
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -14,6 +15,18 @@ import (
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
+
+// Task is a media's processing as the steps every job shares see it: a job
+// given up leaves the media rejected with the reason, a re-drive puts it
+// back to processing.
+var Task = jobs.StatusTable(model.EventMediaProcess, model.OperationMediaProcess, "media", ports.Tx.Media,
+	func(m *model.Media) (*model.MediaStatus, *string, *time.Time) {
+		return &m.Status, &m.Reason, &m.UpdatedAt
+	},
+	model.MediaProcessing, model.MediaRejected)
+
+// Kind is the media processing in the list of task kinds (app/kinds.go).
+var Kind = Task.Kind()
 
 // Service registers, receives, completes and reads media.
 type Service struct {

@@ -6,6 +6,14 @@ import (
 	"github.com/google/uuid"
 )
 
+// The jobs of AI tasks: the event type that asks a worker for one
+// (it names the job) and the kind of the operation that tracks it (what
+// users see).
+const (
+	EventAITask     = "ai.task"
+	OperationAITask = "ai.task"
+)
+
 // AIKind is what an AI task produces.
 type AIKind string
 
@@ -46,3 +54,6 @@ type AITaskRun struct {
 	TaskID uuid.UUID `json:"task_id"`
 	JobOperation
 }
+
+// Task is the AI task the job works on (domain/jobs).
+func (j AITaskRun) Task() uuid.UUID { return j.TaskID }

@@ -33,22 +33,15 @@ type JobSpec struct {
 
 // JobOperation is the part every job payload has alike: the operation the
 // worker moves forward. Payloads embed it, so the one field name
-// JobOperationID reads is written in one place.
+// JobOperationID reads is written in one place. Each payload names the row
+// its job works on with a Task method beside it (domain/jobs): the task
+// row, or the store or media whose longer-lived row the job moves forward.
 type JobOperation struct {
 	OperationID uuid.UUID `json:"operation_id"`
 }
 
 // Operation is the operation the job moves forward (domain/jobs).
 func (j JobOperation) Operation() uuid.UUID { return j.OperationID }
-
-// Task names the row each job works on (domain/jobs): the task row, or the
-// store or media whose longer-lived row the job moves forward.
-func (j StoreCredentialsVerify) Task() uuid.UUID { return j.StoreID }
-func (j MediaProcess) Task() uuid.UUID           { return j.MediaID }
-func (j MaterialTransferRun) Task() uuid.UUID    { return j.TransferID }
-func (j ListingPublish) Task() uuid.UUID         { return j.PublicationID }
-func (j CatalogSyncRun) Task() uuid.UUID         { return j.SyncID }
-func (j AITaskRun) Task() uuid.UUID              { return j.TaskID }
 
 // NewJob builds the pending operation that tracks spec's work and the
 // outbox event that starts it, carrying the traceparent of ctx to the

@@ -2,6 +2,14 @@ package model
 
 import "github.com/google/uuid"
 
+// The jobs of material transfers: the event type that asks a worker for one
+// (it names the job) and the kind of the operation that tracks it (what
+// users see).
+const (
+	EventMaterialTransfer     = "material.transfer"
+	OperationMaterialTransfer = "material.transfer"
+)
+
 // MaterialTransfer copies collected material (supplier images found by the
 // collector) into our own object store. It is accepted at once; the worker
 // copies item by item and records each, so after a crash it resumes at the
@@ -29,3 +37,6 @@ type MaterialTransferRun struct {
 	TransferID uuid.UUID `json:"transfer_id"`
 	JobOperation
 }
+
+// Task is the transfer the job works on (domain/jobs).
+func (j MaterialTransferRun) Task() uuid.UUID { return j.TransferID }

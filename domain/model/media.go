@@ -6,6 +6,14 @@ import (
 	"github.com/google/uuid"
 )
 
+// The jobs of a media's processing: the event type that asks a worker for one
+// (it names the job) and the kind of the operation that tracks it (what
+// users see).
+const (
+	EventMediaProcess     = "media.process"
+	OperationMediaProcess = "media.process"
+)
+
 // MediaStatus is where an uploaded file stands.
 type MediaStatus string
 
@@ -54,3 +62,6 @@ type MediaProcess struct {
 	MediaID uuid.UUID `json:"media_id"`
 	JobOperation
 }
+
+// Task is the media the job works on (domain/jobs).
+func (j MediaProcess) Task() uuid.UUID { return j.MediaID }

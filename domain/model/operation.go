@@ -79,11 +79,6 @@ func (op *Operation) Finished() bool {
 	return op.Status == OperationSucceeded || op.Status == OperationFailed
 }
 
-// Operation kinds.
-const (
-	OperationStoreVerify = "store.verify"
-)
-
 // Reopen puts a failed operation back to pending: an operator re-drove
 // the job that had given up, and a worker will take it up again.
 func (op *Operation) Reopen(now time.Time) {

@@ -55,11 +55,6 @@ func LeaseExpiredError(attempt int) string {
 	return strings.Replace(LeaseExpiredErrorFormat, "%s", strconv.Itoa(attempt), 1)
 }
 
-// Event types.
-const (
-	EventStoreCredentialsVerify = "store.credentials.verify"
-)
-
 // NewOutboxEvent builds a pending event, refusing payloads that could carry a
 // secret. payload is marshalled with encoding/json; pass a typed struct.
 func NewOutboxEvent(id, workspace uuid.UUID, eventType, aggregateType string, aggregateID uuid.UUID, payload any, now time.Time) (OutboxEvent, error) {
@@ -81,12 +76,4 @@ func NewOutboxEvent(id, workspace uuid.UUID, eventType, aggregateType string, ag
 		NextAttemptAt: now,
 		CreatedAt:     now,
 	}, nil
-}
-
-// StoreCredentialsVerify is the payload of EventStoreCredentialsVerify: which
-// store, which credential version, and the operation to move forward.
-type StoreCredentialsVerify struct {
-	StoreID           uuid.UUID `json:"store_id"`
-	CredentialVersion int       `json:"credential_version"`
-	JobOperation
 }

@@ -24,19 +24,3 @@ type Product struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
-
-// Operation kinds and event types of the first-batch scenarios. An event
-// type names the job; the operation kind names what the user sees.
-const (
-	OperationMediaProcess     = "media.process"
-	OperationMaterialTransfer = "material.transfer"
-	OperationListingPublish   = "listing.publish"
-	OperationCatalogSync      = "catalog.sync"
-	OperationAITask           = "ai.task"
-
-	EventMediaProcess     = "media.process"
-	EventMaterialTransfer = "material.transfer"
-	EventListingPublish   = "listing.publish"
-	EventCatalogSync      = "catalog.sync"
-	EventAITask           = "ai.task"
-)

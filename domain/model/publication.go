@@ -1,9 +1,15 @@
 package model
 
 import (
-	"time"
-
 	"github.com/google/uuid"
+)
+
+// The jobs of first publications: the event type that asks a worker for one
+// (it names the job) and the kind of the operation that tracks it (what
+// users see).
+const (
+	EventListingPublish     = "listing.publish"
+	OperationListingPublish = "listing.publish"
 )
 
 // Publication is the first publish of a product to a store: a task whose
@@ -26,28 +32,5 @@ type ListingPublish struct {
 	JobOperation
 }
 
-// CatalogSync is a full catalog sync of one store: the worker reads every
-// listing of the store from the platform into our catalogue. At most one is
-// active per store, which the database enforces.
-type CatalogSync struct {
-	TaskState
-	StoreID     uuid.UUID
-	ItemsSynced int
-}
-
-// CatalogItem is one listing of a store as last synced.
-type CatalogItem struct {
-	WorkspaceID uuid.UUID
-	StoreID     uuid.UUID
-	ExternalID  string
-	Title       string
-	PriceMinor  int64
-	Currency    string
-	SyncedAt    time.Time
-}
-
-// CatalogSyncRun is the payload of EventCatalogSync.
-type CatalogSyncRun struct {
-	SyncID uuid.UUID `json:"sync_id"`
-	JobOperation
-}
+// Task is the publication the job works on (domain/jobs).
+func (j ListingPublish) Task() uuid.UUID { return j.PublicationID }

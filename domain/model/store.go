@@ -6,6 +6,25 @@ import (
 	"github.com/google/uuid"
 )
 
+// The jobs of a store's verification: the event type that asks a worker for one
+// (it names the job) and the kind of the operation that tracks it (what
+// users see).
+const (
+	EventStoreCredentialsVerify = "store.credentials.verify"
+	OperationStoreVerify        = "store.verify"
+)
+
+// StoreCredentialsVerify is the payload of EventStoreCredentialsVerify: which
+// store, which credential version, and the operation to move forward.
+type StoreCredentialsVerify struct {
+	StoreID           uuid.UUID `json:"store_id"`
+	CredentialVersion int       `json:"credential_version"`
+	JobOperation
+}
+
+// Task is the store the job works on (domain/jobs).
+func (j StoreCredentialsVerify) Task() uuid.UUID { return j.StoreID }
+
 // StoreStatus is where a store's authorization stands.
 type StoreStatus string
 

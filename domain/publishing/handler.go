@@ -66,7 +66,7 @@ func NewPublishHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, seal
 		return res.ExternalListingID, err
 	}
 	return jobs.NewHandler(jobs.Job[model.ListingPublish, work, string]{
-		Event: model.EventListingPublish, Noun: "publication", External: "platform", Refused: ReasonPlatformRefused,
+		Event: Task.EventType, Noun: "publication", External: "platform", Refused: ReasonPlatformRefused,
 		Valid: func(j model.ListingPublish) bool { return j.ProductRevision > 0 },
 		Begin: row.Begin, Call: call, End: row.End,
 	}, uow, clock, log)

@@ -16,6 +16,12 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
+// Task is a first publication as the steps every job shares see it.
+var Task = jobs.TaskTable[model.Publication](model.EventListingPublish, model.OperationListingPublish, "publication", ports.Tx.Publications)
+
+// Kind is the first publication in the list of task kinds (app/kinds.go).
+var Kind = Task.Kind()
+
 // Service starts and reads publications.
 type Service struct{ jobs.Starter }
 

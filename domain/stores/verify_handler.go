@@ -41,7 +41,7 @@ type VerifyHandler = jobs.Handler[model.StoreCredentialsVerify, model.Store, str
 // NewVerifyHandler builds the handler; log may be nil.
 func NewVerifyHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer ports.CredentialSealer, clock ports.Clock, log *slog.Logger) *VerifyHandler {
 	op := jobs.OnOperation[model.StoreCredentialsVerify, model.Store, struct{}]{
-		Kind: model.OperationStoreVerify, Check: checkVerification, Record: recordVerification,
+		Kind: VerifyTask.OperationKind, Check: checkVerification, Record: recordVerification,
 	}
 	call := func(ctx context.Context, log *slog.Logger, run jobs.Run[model.StoreCredentialsVerify], store model.Store) (struct{}, error) {
 		creds, err := Credentials(sealer, store, log)
@@ -62,7 +62,7 @@ func NewVerifyHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, seale
 		return struct{}{}, err
 	}
 	return jobs.NewHandler(jobs.Job[model.StoreCredentialsVerify, model.Store, struct{}]{
-		Event: model.EventStoreCredentialsVerify, Noun: "store", External: "platform", Refused: reasonPlatformError,
+		Event: VerifyTask.EventType, Noun: "store", External: "platform", Refused: reasonPlatformError,
 		Valid: func(j model.StoreCredentialsVerify) bool { return j.CredentialVersion > 0 },
 		Begin: op.Begin, Call: call, End: op.End,
 	}, uow, clock, log)

@@ -4,24 +4,30 @@ import (
 	"context"
 	"time"
 
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
+
+// VerifyTask is a store's verification as the steps every job shares see it: a
+// job given up leaves the store verification_failed, a re-drive puts it
+// back to pending_verification.
+var VerifyTask = jobs.StatusTable(model.EventStoreCredentialsVerify, model.OperationStoreVerify, "store", ports.Tx.Stores,
+	func(s *model.Store) (*model.StoreStatus, *string, *time.Time) { return &s.Status, nil, &s.UpdatedAt },
+	model.StorePendingVerification, model.StoreVerificationFailed)
+
+// VerifyKind is the store verification in the list of task kinds
+// (app/kinds.go).
+var VerifyKind = VerifyTask.Kind()
 
 // verifyJob builds the operation that tracks one verification of store's
 // current credential version and the store.credentials.verify event that
 // starts it. The event names the store, the version and the operation:
 // nothing of the credentials, which the worker reads sealed from the row.
 func (s *Service) verifyJob(ctx context.Context, p model.Principal, store model.Store, now time.Time) (model.Operation, model.OutboxEvent, error) {
-	return model.NewJob(ctx, s.IDs, p, now, model.JobSpec{
-		OperationKind: model.OperationStoreVerify,
-		ResourceType:  "store",
-		ResourceID:    store.ID,
-		EventType:     model.EventStoreCredentialsVerify,
-		Payload: func(op model.JobOperation) any {
-			return model.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: store.CredentialVersion, JobOperation: op}
-		},
-	})
+	return model.NewJob(ctx, s.IDs, p, now, VerifyTask.Spec(store.ID, func(op model.JobOperation) any {
+		return model.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: store.CredentialVersion, JobOperation: op}
+	}))
 }
 
 // writeVerifyJob writes the operation and appends the event in tx.

@@ -1,0 +1,44 @@
+package jobs
+
+import (
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain/model"
+)
+
+// Names are what the jobs of one task kind go by, said once in the kind's
+// Task (TaskTable, StatusTable) and read from there by its use case, its
+// handler and everything that lists the kinds.
+type Names struct {
+	// EventType is the outbox event that asks a worker for a task: the
+	// worker runs the handler of that event type, and BullMQ sends it to
+	// the queue named like it unless configured otherwise.
+	EventType string
+	// OperationKind is the kind of the operations that track the tasks,
+	// which users read and filter by.
+	OperationKind string
+	// ResourceType names the task's row in operations and outbox events.
+	ResourceType string
+}
+
+// Spec is the model.JobSpec of a job of this kind on the row resourceID,
+// whose event payload builds (see model.NewJob).
+func (n Names) Spec(resourceID uuid.UUID, payload func(model.JobOperation) any) model.JobSpec {
+	return model.JobSpec{
+		OperationKind: n.OperationKind, ResourceType: n.ResourceType, ResourceID: resourceID,
+		EventType: n.EventType, Payload: payload,
+	}
+}
+
+// Kind is one task kind as the list of kinds (app/kinds.go) holds it: its
+// names and its failure hook, the Task that Failures ends when a worker
+// gives up on a job of the kind and reopens on re-drive. Each kind
+// declares it once, beside its use case, from its Task (TaskRow.Kind):
+// catalog.Kind, stores.VerifyKind.
+type Kind struct {
+	Names
+	Task Task
+}
+
+// Kind is the task kind r is the Task of.
+func (r TaskRow[T, S]) Kind() Kind { return Kind{Names: r.Names, Task: r} }
