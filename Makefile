@@ -3,7 +3,17 @@ GO        ?= go
 PKGS      ?= ./...
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 
-.PHONY: run test services build openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-storm bench-peers bench-http
+# What `once version` prints, stamped by the linker (see buildinfo/): the
+# service's tag (vX.Y.Z; the Go SDK's sdk/go/vX.Y.Z tags are not the
+# binary's), the commit, and the build's date. Override any of them:
+# make release VERSION=v0.2.0 DATE=2026-01-02T03:04:05Z
+VERSION   ?= $(shell git describe --tags --match 'v[0-9]*' --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS   := -X github.com/oncehq/once/buildinfo.version=$(VERSION) -X github.com/oncehq/once/buildinfo.commit=$(COMMIT) -X github.com/oncehq/once/buildinfo.date=$(DATE)
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+
+.PHONY: run test sdk-go-test services build release release-check openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -13,14 +23,33 @@ run:
 test: services
 	$(GO) vet $(PKGS)
 	$(GO) test $(TEST_FLAGS) $(PKGS)
+	$(MAKE) sdk-go-test
+
+## sdk-go-test: the Go SDK's own tests (sdk/go is a module of its own; sdk/gotest tests it against the server)
+sdk-go-test:
+	cd sdk/go && $(GO) vet ./... && $(GO) test $(TEST_FLAGS) ./...
 
 services:
 	bash scripts/services.sh
 
 ## build: the service (bin/once) and the benchmarks (bin/once-bench, which runs bin/once)
 build:
-	$(GO) build -o bin/once ./cmd/once
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/once ./cmd/once
 	$(GO) build -o bin/once-bench ./bench
+
+## release: dist/once-VERSION-OS-ARCH for each of PLATFORMS (static, stripped, -trimpath) and dist/SHA256SUMS (docs/release.md)
+release:
+	rm -rf dist && mkdir -p dist
+	@set -e; for p in $(PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; echo "build $$os/$$arch"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '-s -w $(LDFLAGS)' -o dist/once-$(VERSION)-$$os-$$arch ./cmd/once; \
+	done
+	cd dist && if command -v sha256sum >/dev/null; then sha256sum once-*; else shasum -a 256 once-*; fi > SHA256SUMS
+	@cat dist/SHA256SUMS
+
+## release-check: make release, then check the binaries (platforms, checksums, the stamped version); CI runs it
+release-check:
+	bash scripts/release-check.sh
 
 ## openapi: regenerate the committed OpenAPI documents from the code
 openapi:
@@ -70,6 +99,7 @@ fuzz:
 
 vet:
 	$(GO) vet $(PKGS)
+	cd sdk/go && $(GO) vet ./...
 
 ## dupscan: the duplicate-code scan of the product code (tests and generated code aside), with the rows that pair two task types
 dupscan:
@@ -87,6 +117,10 @@ bench-drain: services build
 ## bench-steady: commit-to-publish p50/p99/max at 2,000 events/s, producers in a process of their own, 1 and 3 Dispatchers (prints a table)
 bench-steady: services build
 	bin/once-bench steady $(STEADY_ARGS)
+
+## bench-fairness: the quiet workspaces' commit-to-publish p50/p99 with 500,000 events pending in one workspace, beside the same run without them (prints a table)
+bench-fairness: services build
+	bin/once-bench fairness $(FAIRNESS_ARGS)
 
 ## bench-peers: once (one Dispatcher), River and the watermill-sql Forwarder drain the same backlog to Redis Streams, interleaved; prints the ratios
 ##   bench/peers is a module of its own, so the product does not depend on the peers; a quick run: make bench-peers PEERS_ARGS='--events 20000'

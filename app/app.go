@@ -32,6 +32,7 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 			return fxevent.NopLogger
 		}),
 		CoreModule,
+		ShutdownModule,
 		ConsoleModule,
 		tracingModule,
 		TasksModule,
@@ -42,19 +43,25 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 }
 
 // Serve is the whole service: the API and, as configured, the background
-// parts.
+// parts. The API comes last: it starts once everything behind it runs, and
+// (fx stops in reverse) stops first, so its requests in flight finish
+// before the workers and the Dispatcher stop.
 func Serve(cfg Config, log *slog.Logger) fx.Option {
-	opts := []fx.Option{Base(cfg, log), HTTPModule, Ops(cfg), Background(cfg)}
+	opts := []fx.Option{Base(cfg, log), Ops(cfg), Background(cfg), HTTPModule}
 	if cfg.Embedded() && cfg.Demo {
 		opts = append(opts, DemoModule)
 	}
 	return fx.Options(opts...)
 }
 
-// Background is what runs besides the API: the cleanups and, as configured,
-// the Dispatcher and the workers with the queue they need.
+// Background is what runs besides the API: the cleanups, the start-up
+// check of the database's replication and, as configured, the Dispatcher
+// and the workers with the queue they need.
 func Background(cfg Config) fx.Option {
 	opts := []fx.Option{MaintenanceModule}
+	if !cfg.Embedded() {
+		opts = append(opts, replicationCheck)
+	}
 	// Node.js workers consume BullMQ: no worker of ours runs on it.
 	worker := cfg.Worker && cfg.Queue != QueueBullMQ
 	if cfg.Dispatcher || worker {

@@ -101,6 +101,7 @@ func bullmqModule(cfg Config) fx.Option {
 			if err != nil {
 				return nil, err
 			}
+			bc.Tracing = t.clients()
 			pub, err := bullmq.New(bc)
 			if err != nil {
 				return nil, err
@@ -110,7 +111,7 @@ func bullmqModule(cfg Config) fx.Option {
 				OnStart: func(ctx context.Context) error { return checkBullMQLayout(ctx, pub, bc, log) },
 				OnStop:  func(context.Context) error { return pub.Close() },
 			})
-			return t.publisher(pub), nil
+			return t.publisher(pub, messaging(cfg)), nil
 		}),
 	)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/retention"
 	"github.com/oncehq/once/domain/workspaces"
 )
 
@@ -43,6 +44,16 @@ type Config struct {
 	DatabaseURL string `env:"DATABASE_URL"`
 	// MigrateDatabaseURL is the owner role `once migrate` connects as.
 	MigrateDatabaseURL string `env:"ONCE_MIGRATE_DATABASE_URL"`
+	// DatabasePooler says what DatabaseURL reaches: empty for PostgreSQL
+	// itself (or a pooler that keeps prepared statements: PgBouncer 1.21+
+	// with max_prepared_statements, or any pooler in session mode);
+	// pgbouncer for a pooler in transaction mode, which needs statements
+	// without server-side preparation (docs/deploy.md).
+	DatabasePooler string `env:"ONCE_DATABASE_POOLER"`
+	// DatabaseListenURL is the connection a Dispatcher LISTENs on for
+	// wake-ups, which must reach PostgreSQL itself (LISTEN holds a
+	// session); empty means DatabaseURL.
+	DatabaseListenURL string `env:"ONCE_DATABASE_LISTEN_URL"`
 
 	JWTSecret string        `env:"ONCE_JWT_SECRET"`
 	JWTIssuer string        `env:"ONCE_JWT_ISSUER" envDefault:"once"`
@@ -77,10 +88,19 @@ type Config struct {
 	// Queue selects the broker: memory (in-process, the embedded default),
 	// redis (Redis Streams), amqp (RabbitMQ) or bullmq (BullMQ jobs in
 	// Redis, for Node.js workers).
-	Queue       string `env:"ONCE_QUEUE" envDefault:"memory"`
+	Queue string `env:"ONCE_QUEUE" envDefault:"memory"`
+	// RedisURL names a single Redis, a Sentinel-managed primary
+	// (redis+sentinel://) or a Redis Cluster (redis+cluster://, or
+	// redis://host:port?addr=host:port&...); see docs/brokers.md.
 	RedisURL    string `env:"ONCE_REDIS_URL" envDefault:"redis://127.0.0.1:6379/0"`
 	AMQPURL     string `env:"ONCE_AMQP_URL" envDefault:"amqp://guest:guest@127.0.0.1:5672/"`
 	QueuePrefix string `env:"ONCE_QUEUE_PREFIX" envDefault:"once."`
+	// RabbitMQ's queues: quorum (replicated) or classic, as the queues of
+	// an existing deployment were declared; a quorum queue's delivery
+	// limit before a message goes to its dead-letter queue (negative:
+	// none).
+	AMQPQueueType     string `env:"ONCE_AMQP_QUEUE_TYPE" envDefault:"quorum"`
+	AMQPDeliveryLimit int    `env:"ONCE_AMQP_DELIVERY_LIMIT" envDefault:"20"`
 
 	// BullMQ (ONCE_QUEUE=bullmq): jobs in the Redis at ONCE_REDIS_URL for
 	// Node.js BullMQ workers. Queues is the event type -> queue mapping
@@ -113,6 +133,12 @@ type Config struct {
 	// at once (claim, publish and mark of different batches overlap).
 	DispatchConcurrency int           `env:"ONCE_DISPATCH_CONCURRENCY" envDefault:"4"`
 	OutboxRetention     time.Duration `env:"ONCE_OUTBOX_RETENTION" envDefault:"168h"`
+	// Retention of finished records (domain/retention): succeeded or
+	// failed operations, finished tasks, dead letters (from the moment
+	// they became one). The maintenance of every process removes them.
+	OperationRetention  time.Duration `env:"ONCE_OPERATION_RETENTION" envDefault:"720h"`
+	TaskRetention       time.Duration `env:"ONCE_TASK_RETENTION" envDefault:"720h"`
+	DeadLetterRetention time.Duration `env:"ONCE_DEAD_LETTER_RETENTION" envDefault:"336h"`
 	WorkerMaxRetries    int           `env:"ONCE_WORKER_MAX_RETRIES" envDefault:"5"`
 
 	// External systems over HTTP (issue 8): the URL of `once sim` (or
@@ -131,6 +157,14 @@ type Config struct {
 	DispatchBreakerOpen     time.Duration `env:"ONCE_DISPATCH_BREAKER_OPEN" envDefault:"5s"`
 	RedisClaimIdle          time.Duration `env:"ONCE_REDIS_CLAIM_IDLE" envDefault:"60s"`
 	RedisTrimInterval       time.Duration `env:"ONCE_REDIS_TRIM_INTERVAL" envDefault:"1m"`
+
+	// Rolling restarts (docs/deploy.md): on SIGTERM /readyz answers 503
+	// and the API keeps serving for ShutdownDrain (longer than the
+	// balancer's health check takes to see it: interval × fall); then the
+	// process stops within ShutdownTimeout, requests in flight and jobs
+	// finished or handed back.
+	ShutdownDrain   time.Duration `env:"ONCE_SHUTDOWN_DRAIN" envDefault:"5s"`
+	ShutdownTimeout time.Duration `env:"ONCE_SHUTDOWN_TIMEOUT" envDefault:"30s"`
 
 	LogLevel  string `env:"ONCE_LOG_LEVEL" envDefault:"info"`
 	LogFormat string `env:"ONCE_LOG_FORMAT" envDefault:"text"`
@@ -155,6 +189,22 @@ type Config struct {
 	IdempotencyCacheTTL  time.Duration `env:"ONCE_IDEMPOTENCY_CACHE_TTL" envDefault:"5m"`
 	AuthCacheSize        int           `env:"ONCE_AUTH_CACHE_SIZE" envDefault:"10000"`
 	AuthCacheTTL         time.Duration `env:"ONCE_AUTH_CACHE_TTL" envDefault:"5s"`
+
+	// Per-workspace limits (issue 23, app/limits.go): the rate of writes
+	// each workspace may execute (REQUESTS/UNIT[:BURST], or off), the
+	// workspaces that have another (ID=RATE,...), where the rate is
+	// metered (redis: shared by every process; process: this one alone;
+	// empty: redis with DATABASE_URL, process on the embedded store), and
+	// the units of work one workspace may have in flight in one process
+	// (auto: half of ONCE_DB_MAX_CONNS with DATABASE_URL, none on the
+	// embedded store; off; or a number).
+	RateLimit           string `env:"ONCE_RATE_LIMIT" envDefault:"100/s:200"`
+	RateLimitWorkspaces string `env:"ONCE_RATE_LIMIT_WORKSPACES"`
+	RateLimitStore      string `env:"ONCE_RATE_LIMIT_STORE"`
+	// RateLimitTimeout bounds one question to the rate limiter's Redis;
+	// past it the write goes through unmetered.
+	RateLimitTimeout        time.Duration `env:"ONCE_RATE_LIMIT_TIMEOUT" envDefault:"100ms"`
+	WorkspaceMaxConcurrency string        `env:"ONCE_WORKSPACE_MAX_CONCURRENCY" envDefault:"auto"`
 }
 
 // Queues.
@@ -165,6 +215,24 @@ const (
 	QueueBullMQ = "bullmq"
 )
 
+// Poolers in front of PostgreSQL (ONCE_DATABASE_POOLER).
+const (
+	PoolerNone      = "none"
+	PoolerPgBouncer = "pgbouncer"
+)
+
+// TransactionPooler says whether DatabaseURL reaches PostgreSQL through a
+// pooler in transaction mode.
+func (c Config) TransactionPooler() bool { return c.DatabasePooler == PoolerPgBouncer }
+
+// ListenURL is the connection a Dispatcher LISTENs on.
+func (c Config) ListenURL() string {
+	if c.DatabaseListenURL != "" {
+		return c.DatabaseListenURL
+	}
+	return c.DatabaseURL
+}
+
 // Object stores.
 const (
 	ObjectStoreMemory = "memory"
@@ -172,13 +240,20 @@ const (
 )
 
 func (c Config) objectStore() string {
-	if c.ObjectStore != "" {
-		return c.ObjectStore
+	return c.orByStorage(c.ObjectStore, ObjectStoreMemory, ObjectStoreLocal)
+}
+
+// orByStorage is set, or, when it is empty, the choice of the storage in
+// use: embedded on the embedded store, postgres with DATABASE_URL.
+func (c Config) orByStorage(set, embedded, postgres string) string {
+	switch {
+	case set != "":
+		return set
+	case c.Embedded():
+		return embedded
+	default:
+		return postgres
 	}
-	if c.Embedded() {
-		return ObjectStoreMemory
-	}
-	return ObjectStoreLocal
 }
 
 // Owner names this process in outbox leases (locked_by).
@@ -202,12 +277,22 @@ func (c Config) Embedded() bool { return c.DatabaseURL == "" }
 // LoadConfig reads the environment, fills the dev defaults on the embedded
 // store, and validates.
 func LoadConfig() (Config, error) {
+	c, err := ReadConfig()
+	if err != nil {
+		return Config{}, err
+	}
+	return c, c.Validate()
+}
+
+// ReadConfig is LoadConfig without the validation, for `once config`,
+// which shows an invalid configuration too.
+func ReadConfig() (Config, error) {
 	c, err := env.ParseAs[Config]()
 	if err != nil {
 		return Config{}, fmt.Errorf("configuration: %w", explainEnvError(err))
 	}
 	c.applyDevDefaults()
-	return c, c.Validate()
+	return c, nil
 }
 
 func (c *Config) applyDevDefaults() {
@@ -260,6 +345,14 @@ func (c Config) Validate() error {
 			bad("the public dev secrets cannot be used with DATABASE_URL; set ONCE_JWT_SECRET, ONCE_IDEMPOTENCY_SECRETS and ONCE_CREDENTIAL_KEYS")
 		}
 	}
+	switch c.DatabasePooler {
+	case "", PoolerNone, PoolerPgBouncer:
+	default:
+		bad("ONCE_DATABASE_POOLER=%q must be empty, none or pgbouncer (a pooler in transaction mode)", c.DatabasePooler)
+	}
+	if c.Embedded() && (c.DatabasePooler != "" || c.DatabaseListenURL != "") {
+		bad("ONCE_DATABASE_POOLER and ONCE_DATABASE_LISTEN_URL need DATABASE_URL")
+	}
 	if c.MaxBodyBytes < 1024 {
 		bad("ONCE_MAX_BODY_BYTES=%d is too small (minimum 1024)", c.MaxBodyBytes)
 	}
@@ -299,6 +392,7 @@ func (c Config) Validate() error {
 	default:
 		bad("ONCE_QUEUE=%q must be memory, redis, amqp or bullmq", c.Queue)
 	}
+	errs = append(errs, c.validateBrokers()...)
 	if c.DispatchBatch < 1 || c.DispatchBatch > 10000 {
 		bad("ONCE_DISPATCH_BATCH must be between 1 and 10000")
 	}
@@ -316,6 +410,9 @@ func (c Config) Validate() error {
 	}
 	if c.OutboxRetention < time.Hour {
 		bad("ONCE_OUTBOX_RETENTION must be at least 1h: dispatched events are kept for troubleshooting")
+	}
+	if err := c.RetentionPolicy().Validate(c.IdempotencyRetention); err != nil {
+		errs = append(errs, err)
 	}
 	if c.WorkerMaxRetries < 0 {
 		bad("ONCE_WORKER_MAX_RETRIES must not be negative")
@@ -338,6 +435,12 @@ func (c Config) Validate() error {
 	}
 	if c.RedisTrimInterval < time.Second {
 		bad("ONCE_REDIS_TRIM_INTERVAL must be at least 1s")
+	}
+	if c.ShutdownDrain < 0 || c.ShutdownDrain > 5*time.Minute {
+		bad("ONCE_SHUTDOWN_DRAIN=%s must be between 0 (no drain) and 5m: longer than the balancer's health check needs to take the instance out", c.ShutdownDrain)
+	}
+	if c.ShutdownTimeout < time.Second || c.ShutdownTimeout > time.Hour {
+		bad("ONCE_SHUTDOWN_TIMEOUT=%s must be between 1s and 1h: requests in flight and jobs get that long to finish", c.ShutdownTimeout)
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		bad("ONCE_LOG_LEVEL: %v", err)
@@ -368,7 +471,14 @@ func (c Config) Validate() error {
 	if _, err := c.fetchPolicy(); err != nil {
 		bad("ONCE_FETCH_ALLOW_CIDRS / ONCE_FETCH_ALLOW_HOSTS: %v", err)
 	}
+	errs = append(errs, c.validateLimits()...)
 	return errors.Join(errs...)
+}
+
+// RetentionPolicy is how long finished operations, tasks and dead letters
+// are kept.
+func (c Config) RetentionPolicy() retention.Policy {
+	return retention.Policy{Operations: c.OperationRetention, Tasks: c.TaskRetention, DeadLetters: c.DeadLetterRetention}
 }
 
 func (c Config) fetchPolicy() (fetchpolicy.Policy, error) {

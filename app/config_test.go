@@ -109,3 +109,48 @@ func TestConfigPoolDefaultsAndLimits(t *testing.T) {
 		})
 	}
 }
+
+// ONCE_REDIS_URL takes each topology's form and refuses what names none;
+// BullMQ on a Cluster needs a hash-tagged prefix (or queue names); the
+// RabbitMQ queue type is quorum or classic.
+func TestConfigChecksTheBrokerSettings(t *testing.T) {
+	for _, url := range []string{
+		"redis://127.0.0.1:6379/0",
+		"redis+sentinel://127.0.0.1:26379/0?master_name=mymaster",
+		"redis+cluster://127.0.0.1:7000",
+		"redis://127.0.0.1:7000?addr=127.0.0.1:7001&addr=127.0.0.1:7002",
+	} {
+		t.Run(url, func(t *testing.T) {
+			t.Setenv("ONCE_QUEUE", QueueRedis)
+			t.Setenv("ONCE_REDIS_URL", url)
+			if _, err := LoadConfig(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	for name, c := range map[string]struct {
+		env  map[string]string
+		says string
+	}{
+		"a URL of no topology":         {map[string]string{"ONCE_QUEUE": "redis", "ONCE_REDIS_URL": "redis+sentinel://:hunter2@127.0.0.1:26379/0"}, "ONCE_REDIS_URL"},
+		"BullMQ untagged on a cluster": {map[string]string{"ONCE_QUEUE": "bullmq", "ONCE_REDIS_URL": "redis+cluster://127.0.0.1:7000"}, "ONCE_BULLMQ_PREFIX"},
+		"an unknown queue type":        {map[string]string{"ONCE_QUEUE": "amqp", "ONCE_AMQP_QUEUE_TYPE": "lazy"}, "ONCE_AMQP_QUEUE_TYPE"},
+		"no delivery limit of 0":       {map[string]string{"ONCE_QUEUE": "amqp", "ONCE_AMQP_DELIVERY_LIMIT": "0"}, "ONCE_AMQP_DELIVERY_LIMIT"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			_, err := LoadConfig()
+			if err == nil || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), "hunter2") {
+				t.Fatalf("want an error naming %s (and no password), got %v", c.says, err)
+			}
+		})
+	}
+	t.Setenv("ONCE_QUEUE", QueueBullMQ)
+	t.Setenv("ONCE_REDIS_URL", "redis+cluster://127.0.0.1:7000")
+	t.Setenv("ONCE_BULLMQ_PREFIX", "{bull}")
+	if _, err := LoadConfig(); err != nil {
+		t.Fatalf("a hash-tagged prefix on a cluster: %v", err)
+	}
+}

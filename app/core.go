@@ -14,6 +14,7 @@ import (
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/idempotency"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/limits"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/domain/pagination"
@@ -32,10 +33,7 @@ var CoreModule = fx.Module("core",
 		newFingerprinter,
 		newIssuer,
 		newVerifier,
-		func(uow ports.UnitOfWork, fp *idempotency.Fingerprinter, clock ports.Clock, cfg Config) (*idempotency.Service, error) {
-			return idempotency.NewService(uow, fp, clock, cfg.IdempotencyRetention,
-				idempotency.WithCompletedCache(cfg.IdempotencyCacheSize, cfg.IdempotencyCacheTTL))
-		},
+		newIdempotency,
 		operations.NewService,
 		pagination.NewService,
 		func(uow ports.UnitOfWork, clock ports.Clock, cfg Config) *workspaces.Service {
@@ -54,6 +52,30 @@ var CoreModule = fx.Module("core",
 		fx.Annotate(func(cfg Config) int64 { return cfg.MaxBodyBytes }, fx.ResultTags(`name:"max_body_bytes"`)),
 	),
 )
+
+// idempotencyIn are the idempotency service's dependencies: Epoch only
+// with PostgreSQL (the memory store is never replaced under the process),
+// Limits when the API provides them (LimitsModule).
+type idempotencyIn struct {
+	fx.In
+	UnitOfWork  ports.UnitOfWork
+	Fingerprint *idempotency.Fingerprinter
+	Clock       ports.Clock
+	Epoch       ports.StoreEpoch `optional:"true"`
+	Limits      *limits.Limits   `optional:"true"`
+}
+
+// newIdempotency is the idempotency service, its completed cache tied to
+// the store's epoch and applying the workspaces' limits when given.
+func newIdempotency(in idempotencyIn, cfg Config) (*idempotency.Service, error) {
+	opts := []idempotency.Option{
+		idempotency.WithCompletedCache(cfg.IdempotencyCacheSize, cfg.IdempotencyCacheTTL), idempotency.WithStoreEpoch(in.Epoch),
+	}
+	if in.Limits != nil {
+		opts = append(opts, idempotency.WithAdmission(in.Limits))
+	}
+	return idempotency.NewService(in.UnitOfWork, in.Fingerprint, in.Clock, cfg.IdempotencyRetention, opts...)
+}
 
 // newJobFailures ends the jobs workers give up on and reopens them on
 // re-drive, for every task kind (taskKinds).

@@ -14,7 +14,6 @@ import (
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
-	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -38,13 +37,40 @@ var WorkerModule = fx.Module("worker",
 	fx.Decorate(func(log *slog.Logger) *slog.Logger { return log.With("component", "worker") }),
 	kindHandlers(taskKinds),
 	fx.Provide(newWorker),
-	fx.Invoke(func(lc fx.Lifecycle, w *queue.Worker) {
+	fx.Invoke(func(lc fx.Lifecycle, w *queue.Worker, cfg Config, log *slog.Logger) {
 		lc.Append(fx.Hook{
 			OnStart: func(context.Context) error { return w.Run(context.Background()) },
-			OnStop:  func(context.Context) error { return w.Close() },
+			OnStop:  func(ctx context.Context) error { return stopWorker(ctx, w, cfg, log) },
 		})
 	}),
 )
+
+// stopWorker stops the workers within ctx (ONCE_SHUTDOWN_TIMEOUT): no job
+// starts any more, the running ones get until shortly before ctx ends to
+// finish, then the rest are interrupted and handed back to the broker
+// unacknowledged. Redis Streams keeps such a message pending and another
+// worker claims it after ONCE_REDIS_CLAIM_IDLE; RabbitMQ requeues it at
+// once; the in-process queue (ONCE_QUEUE=memory) loses it with the process,
+// as it loses everything. A handed-back job runs again from the start
+// (jobs are idempotent: DESIGN §5).
+func stopWorker(ctx context.Context, w *queue.Worker, cfg Config, log *slog.Logger) error {
+	log = log.With("component", "shutdown")
+	log.Info("workers draining: no new job starts", slog.Int("running", w.Running()))
+	drainCtx, cancel := context.WithCancel(ctx)
+	if deadline, ok := ctx.Deadline(); ok {
+		// Keep a little of the timeout for interrupting what is left.
+		reserve := min(time.Until(deadline)/5, 2*time.Second)
+		drainCtx, cancel = context.WithDeadline(ctx, deadline.Add(-reserve))
+	}
+	drainErr := w.Drain(drainCtx)
+	cancel()
+	if drainErr != nil {
+		log.Warn("workers: jobs still running at the shutdown timeout are interrupted and handed back", slog.Int("running", w.Running()))
+	}
+	err := w.Close()
+	log.Info("workers stopped", slog.Int("handed_back", w.HandedBack()), slog.String("queue", cfg.Queue))
+	return err
+}
 
 // dispatcherIn are the Dispatcher's dependencies; Claims only with
 // PostgreSQL (the memory store claims through the unit of work).
@@ -87,16 +113,12 @@ func newWorker(cfg Config, broker *Broker, handlers Handlers, failures ports.Job
 	if err != nil {
 		return nil, err
 	}
-	return queue.NewWorker(sub, failures, t.handlers(handlers),
+	return queue.NewWorker(sub, failures, t.handlers(handlers, messaging(cfg)),
 		queue.WorkerConfig{Namespace: cfg.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries, Observer: metrics}, log)
 }
 
 // deadLetters adapts the dispatch admin use case to the HTTP port.
 type deadLetters struct{ admin *dispatch.Admin }
-
-func (d deadLetters) List(ctx context.Context, ws uuid.UUID, limit int) ([]model.OutboxEvent, error) {
-	return d.admin.ListDeadLetters(ctx, ws, limit)
-}
 
 func (d deadLetters) Redrive(ctx context.Context, ws uuid.UUID, ids []uuid.UUID) (int, error) {
 	return d.admin.Redrive(ctx, ws, ids)

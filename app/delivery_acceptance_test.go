@@ -416,5 +416,14 @@ func TestMemoryWholeFlow(t *testing.T) {
 	assert.NotContains(t, failed.Error, testAPISecret)
 	assert.Equal(t, 2, s.Sim.EffectCount())
 
+	// The metrics tell the refused credentials (the job ran, its operation
+	// failed) from the verified ones. The worker counts a job once its
+	// handler returned, which may be after the operation reads failed.
+	apitest.Eventually(t, 10*time.Second, "both jobs counted", func() bool {
+		m := s.Metrics(t)
+		return strings.Contains(m, `once_worker_jobs_total{outcome="succeeded",type="store.credentials.verify"} 1`) &&
+			strings.Contains(m, `once_worker_jobs_total{outcome="failed",type="store.credentials.verify"} 1`)
+	})
+
 	assert.False(t, strings.Contains(s.Logs.String(), testAPISecret), "no credential in any log line")
 }

@@ -18,17 +18,21 @@ import (
 
 // HTTPModule serves the API.
 var HTTPModule = fx.Module("http",
+	LimitsModule,
 	fx.Provide(newHTTPServer),
 	fx.Invoke(func(*http.Server) {}),
 )
 
-func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, t Tracing, metrics *prometheus.Metrics, log *slog.Logger) *http.Server {
+// The API server stops first (see Serve): its requests in flight finish
+// before the workers and the Dispatcher stop, within the one shutdown
+// timeout.
+func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, t Tracing, metrics *prometheus.Metrics, sd *Shutdown, log *slog.Logger) *http.Server {
 	log = log.With("component", "http")
 	mux := http.NewServeMux()
 	httpapi.NewAPI(mux, deps)
 	srv := &http.Server{
 		Addr:              cfg.HTTPAddr,
-		Handler:           httpapi.Handler(mux, log, metrics, httpapi.WithTracerProvider(t.Provider)),
+		Handler:           sd.api(httpapi.Handler(mux, log, metrics, httpapi.WithTracerProvider(t.Provider))),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -38,14 +42,17 @@ func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, t Tracing, me
 		// 4096 bytes of slack above the cap).
 		MaxHeaderBytes: cfg.HTTPMaxHeaderBytes,
 	}
-	serveInBackground(lc, srv, cfg.HTTPAddr, "ONCE_HTTP_ADDR", log, "http server")
+	serveInBackground(lc, srv, cfg.HTTPAddr, "ONCE_HTTP_ADDR", log, "http server", func(ctx context.Context) error {
+		return sd.shutdownServer(ctx, srv, "http server")
+	})
 	return srv
 }
 
 // serveInBackground listens on addr when the application starts, so that a
 // taken port fails start-up, and serves in the background, so that the
-// hook does not block; the server shuts down with the application.
-func serveInBackground(lc fx.Lifecycle, srv *http.Server, addr, variable string, log *slog.Logger, what string) {
+// hook does not block; the server shuts down with the application, through
+// stop if not nil.
+func serveInBackground(lc fx.Lifecycle, srv *http.Server, addr, variable string, log *slog.Logger, what string, stop func(context.Context) error) {
 	lc.Append(fx.Hook{
 		OnStart: func(ctx context.Context) error {
 			ln, err := net.Listen("tcp", addr)
@@ -61,6 +68,9 @@ func serveInBackground(lc fx.Lifecycle, srv *http.Server, addr, variable string,
 			return nil
 		},
 		OnStop: func(ctx context.Context) error {
+			if stop != nil {
+				return stop(ctx)
+			}
 			return srv.Shutdown(ctx)
 		},
 	})

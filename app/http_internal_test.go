@@ -22,8 +22,13 @@ import (
 // address.
 func serveOnLoopback(t *testing.T, cfg Config) string {
 	t.Helper()
+	return serveWithShutdown(t, cfg, &Shutdown{log: slog.New(slog.DiscardHandler)})
+}
+
+func serveWithShutdown(t *testing.T, cfg Config, sd *Shutdown) string {
+	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	srv := newHTTPServer(fxtest.NewLifecycle(t), cfg, httpapi.Deps{}, Tracing{}, prometheus.New(nil, nil, log), log)
+	srv := newHTTPServer(fxtest.NewLifecycle(t), cfg, httpapi.Deps{}, Tracing{}, prometheus.New(nil, nil, log), sd, log)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

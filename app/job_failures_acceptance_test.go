@@ -57,6 +57,8 @@ type started struct {
 		ID         uuid.UUID `json:"id"`
 		ResourceID uuid.UUID `json:"resource_id"`
 	} `json:"operation"`
+	// token is the request token the job carries to the external system.
+	token string
 }
 
 // jobCase is one task type as a user starts it and an operator sees it.
@@ -94,7 +96,7 @@ func jobCases(ledgerPath string) []jobCase {
 		{"verification", model.EventStoreCredentialsVerify, func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/stores", storeBody("gives-up-" + uuid.NewString()[:8])
 		}, "/v1/stores/", "verification_failed", "verified", effects(func(op started) simhttp.Filter {
-			return simhttp.Filter{Kind: simhttp.KindVerify, Token: op.Operation.ID.String(), EffectsOnly: true}
+			return simhttp.Filter{Kind: simhttp.KindVerify, Token: op.token, EffectsOnly: true}
 		})},
 		{"media", model.EventMediaProcess, func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/media/" + uploadedMedia(t, s).String() + "/complete", nil
@@ -109,7 +111,7 @@ func jobCases(ledgerPath string) []jobCase {
 			store, product := verifiedStore(t, s), createProduct(t, s)
 			return "/v1/products/" + product.String() + "/publications", map[string]any{"store_id": store}
 		}, "/v1/publications/", "failed", "succeeded", effects(func(op started) simhttp.Filter {
-			return simhttp.Filter{Kind: simhttp.KindListing, Token: op.Operation.ResourceID.String(), EffectsOnly: true}
+			return simhttp.Filter{Kind: simhttp.KindListing, Token: op.token, EffectsOnly: true}
 		})},
 		{"catalog sync", model.EventCatalogSync, func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/stores/" + verifiedStore(t, s).String() + "/syncs", nil
@@ -117,7 +119,7 @@ func jobCases(ledgerPath string) []jobCase {
 		{"AI task", model.EventAITask, func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/ai-tasks", map[string]any{"product_id": createProduct(t, s), "kind": "text"}
 		}, "/v1/ai-tasks/", "failed", "succeeded", effects(func(op started) simhttp.Filter {
-			return simhttp.Filter{Kind: simhttp.KindGenerate, Token: op.Operation.ResourceID.String(), EffectsOnly: true}
+			return simhttp.Filter{Kind: simhttp.KindGenerate, Token: op.token, EffectsOnly: true}
 		})},
 	}
 }
@@ -129,6 +131,7 @@ func startTask(t *testing.T, s *apitest.Server, path string, body any) started {
 	var st started
 	r.JSON(t, &st)
 	require.NotEqual(t, uuid.Nil, st.Operation.ID, string(r.Body))
+	st.token = s.RequestToken(t, st.Operation.ID)
 	return st
 }
 

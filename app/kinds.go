@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.uber.org/fx"
 
@@ -106,6 +107,10 @@ var eventTypes = func() []string {
 	}
 	return types
 }()
+
+// EventTypes are the event types of every task kind, in the order of
+// taskKinds (for tools and tests that must name every queue).
+func EventTypes() []string { return slices.Clone(eventTypes) }
 
 // jobKinds are the kinds as jobs.Failures takes them.
 func jobKinds(kinds []taskKind) []jobs.Kind {

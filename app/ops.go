@@ -17,6 +17,7 @@ import (
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/dispatch"
 	schema "github.com/oncehq/once/sql"
 )
 
@@ -78,7 +79,7 @@ func Ops(cfg Config) fx.Option {
 				WriteTimeout:      30 * time.Second,
 				IdleTimeout:       2 * time.Minute,
 			}
-			serveInBackground(lc, srv, cfg.OpsAddr, "ONCE_OPS_ADDR", log.With("component", "ops"), "ops server")
+			serveInBackground(lc, srv, cfg.OpsAddr, "ONCE_OPS_ADDR", log.With("component", "ops"), "ops server", nil)
 		}),
 	)
 }
@@ -122,20 +123,35 @@ type check struct {
 
 type readinessIn struct {
 	fx.In
-	Config Config
-	DB     *bun.DB       `optional:"true"`
-	Worker *queue.Worker `optional:"true"`
+	Config     Config
+	Shutdown   *Shutdown            `optional:"true"`
+	DB         *bun.DB              `optional:"true"`
+	Worker     *queue.Worker        `optional:"true"`
+	Dispatcher *dispatch.Dispatcher `optional:"true"`
 }
 
 // newReadiness answers /readyz: 200 when the database answers, every
 // migration this binary embeds is applied, the broker (for a process that
-// runs a Dispatcher or workers) answers and, in a process with workers,
-// every subscription is consuming (not while they are still being made at
-// start-up); otherwise 503. The body names
+// runs a Dispatcher or workers) answers and is what the configuration says,
+// in a process with a Dispatcher it is publishing (its breaker is not open
+// over a broker found unreachable or misconfigured: a queue declared with
+// other arguments, a Redis Cluster node answering MOVED) and, in a process
+// with workers, every subscription is consuming (not while they are still
+// being made at start-up), and the process is not stopping (from SIGTERM on
+// it answers 503, so a balancer takes it out while it drains); otherwise
+// 503. The body names
 // every check and, for a failed one, why, sanitized: it is for operators'
 // probes and dashboards, not for the secrets in a connection string.
 func newReadiness(in readinessIn) OpsRoute {
 	var checks []check
+	if sd := in.Shutdown; sd != nil {
+		checks = append(checks, check{"shutdown", func(context.Context) error {
+			if sd.Draining() {
+				return domain.Errorf(domain.CodeUnavailable, "stopping")
+			}
+			return nil
+		}})
+	}
 	if in.DB != nil {
 		db := in.DB
 		checks = append(checks,
@@ -154,6 +170,9 @@ func newReadiness(in readinessIn) OpsRoute {
 	if in.Config.Dispatcher || in.Config.Worker {
 		cfg := in.Config
 		checks = append(checks, check{"broker", func(ctx context.Context) error { return CheckBroker(ctx, cfg) }})
+	}
+	if d := in.Dispatcher; d != nil {
+		checks = append(checks, check{"publishing", func(context.Context) error { return d.Paused() }})
 	}
 	if w := in.Worker; w != nil {
 		checks = append(checks, check{"subscriptions", func(context.Context) error {

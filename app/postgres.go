@@ -18,14 +18,23 @@ import (
 // application role (no BYPASSRLS, owns nothing).
 var PostgresModule = fx.Module("postgres",
 	fx.Provide(
+		// Which server the pool reaches: the completed-response cache of
+		// the idempotency service is only as good as that server's data.
+		postgres.NewServerIdentity,
+		func(s *postgres.ServerIdentity) ports.StoreEpoch { return s },
 		newPostgresDB,
 		newPostgresSignal,
-		func(db *bun.DB, signal ports.DispatchSignal, cfg Config) ports.UnitOfWork {
-			uow := postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout))
+		func(db *bun.DB, signal ports.DispatchSignal, server *postgres.ServerIdentity, cfg Config) ports.UnitOfWork {
+			uow := postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout), postgres.WithServerIdentity(server))
 			return dispatch.NotifyOnCommit(uow, signal)
 		},
 		fx.Annotate(func(db *bun.DB) *postgres.Discovery { return postgres.NewDiscovery(db) }, fx.As(new(ports.IdempotencyDiscovery))),
 		fx.Annotate(func(db *bun.DB) *postgres.OutboxDiscovery { return postgres.NewOutboxDiscovery(db) }, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
+		// The retention cleanup of finished operations, tasks and dead
+		// letters.
+		func(db *bun.DB, cfg Config) ports.Retention {
+			return postgres.NewRetention(db, postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout)))
+		},
 		// The Dispatcher's claim and mark, one round trip each.
 		func(db *bun.DB, cfg Config) ports.OutboxClaims {
 			return postgres.NewOutboxClaims(postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout)))
@@ -41,26 +50,36 @@ const startupConnectTimeout = 10 * time.Second
 
 // DBPool is the pool configuration of cfg.
 func (c Config) DBPool() postgres.Pool {
-	return postgres.Pool{MaxConns: c.DBMaxConns, MaxIdle: c.DBMaxIdle, AcquireTimeout: c.DBAcquireTimeout}
+	return postgres.Pool{MaxConns: c.DBMaxConns, MaxIdle: c.DBMaxIdle, AcquireTimeout: c.DBAcquireTimeout, TransactionPooler: c.TransactionPooler()}
 }
 
-func newPostgresDB(lc fx.Lifecycle, cfg Config, log *slog.Logger) (*bun.DB, error) {
+func newPostgresDB(lc fx.Lifecycle, cfg Config, server *postgres.ServerIdentity, t Tracing, log *slog.Logger) (*bun.DB, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), startupConnectTimeout)
 	defer cancel()
-	db, err := postgres.OpenPool(ctx, cfg.DatabaseURL, cfg.DBPool())
+	pool := cfg.DBPool()
+	pool.Server = server
+	db, err := postgres.OpenPool(ctx, cfg.DatabaseURL, pool, t.postgres()...)
 	if err != nil {
 		return nil, err
 	}
-	log.Info("using PostgreSQL", slog.String("component", "postgres"), slog.Int("max_conns", cfg.DBMaxConns), slog.Duration("acquire_timeout", cfg.DBAcquireTimeout))
+	log.Info("using PostgreSQL", slog.String("component", "postgres"), slog.Int("max_conns", cfg.DBMaxConns), slog.Duration("acquire_timeout", cfg.DBAcquireTimeout),
+		slog.Bool("transaction_pooler", cfg.TransactionPooler()))
 	lc.Append(fx.Hook{OnStop: func(context.Context) error { return db.Close() }})
 	return db, nil
 }
 
 // newPostgresSignal wakes dispatchers in every process: an in-process wake
-// plus one coalesced NOTIFY after commit, and a LISTEN connection.
+// plus one coalesced NOTIFY after commit (through the pool: a NOTIFY is a
+// statement like any other, also through a transaction pooler), and a
+// LISTEN connection to cfg.ListenURL, which must be PostgreSQL itself.
 func newPostgresSignal(lc fx.Lifecycle, db *bun.DB, cfg Config, log *slog.Logger) ports.DispatchSignal {
+	if cfg.Dispatcher && cfg.TransactionPooler() && cfg.DatabaseListenURL == "" {
+		log.Warn("ONCE_DATABASE_POOLER=pgbouncer without ONCE_DATABASE_LISTEN_URL: the Dispatcher LISTENs through the pooler, "+
+			"which in transaction mode passes on no notification, so events wait for ONCE_DISPATCH_POLL_INTERVAL; "+
+			"set ONCE_DATABASE_LISTEN_URL to PostgreSQL itself", slog.String("component", "postgres"))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := postgres.NewSignal(ctx, db, cfg.DatabaseURL, log)
+	s := postgres.NewSignal(ctx, db, cfg.ListenURL(), log)
 	lc.Append(fx.Hook{OnStop: func(context.Context) error {
 		cancel()
 		return s.Close()

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"net/url"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/testsupport/queuetest"
+	"github.com/oncehq/once/testsupport/redistest"
 )
 
 // The start-up check passes a broker that answers, and names the one that
@@ -49,5 +51,23 @@ func TestCheckBroker(t *testing.T) {
 				t.Fatalf("checked a broker the process does not use: %v", err)
 			}
 		})
+	}
+}
+
+// A Redis Cluster node reached through a single-node URL fails the
+// start-up check (and /readyz) as a misconfiguration, saying what to
+// change; the cluster's URL passes.
+func TestCheckBrokerTellsAClusterNodeReachedAsASingleNode(t *testing.T) {
+	cluster := redistest.Cluster(t)
+	cfg := DefaultConfig()
+	cfg.Queue, cfg.RedisURL = QueueRedis, cluster.NodeURL()
+	err := CheckBroker(context.Background(), cfg)
+	var misconfigured *queue.MisconfiguredError
+	if !errors.As(err, &misconfigured) || !strings.Contains(err.Error(), "redis+cluster://") {
+		t.Fatalf("want a *queue.MisconfiguredError naming the cluster URL form, got %v", err)
+	}
+	cfg.RedisURL = cluster.URL()
+	if err := CheckBroker(context.Background(), cfg); err != nil {
+		t.Fatalf("the cluster's URL: %v", err)
 	}
 }

@@ -12,7 +12,9 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/amqp"
+	"github.com/oncehq/once/adapters/queue/bullmq"
 	"github.com/oncehq/once/adapters/queue/gochannel"
+	"github.com/oncehq/once/adapters/queue/redisconn"
 	"github.com/oncehq/once/adapters/queue/redisstream"
 	"github.com/oncehq/once/ports"
 )
@@ -33,8 +35,8 @@ func queueModule(cfg Config) fx.Option {
 	}
 	return fx.Module("queue",
 		fx.Provide(
-			func(lc fx.Lifecycle, log *slog.Logger) (*Broker, error) {
-				b, err := newBroker(cfg, log.With("component", "queue"))
+			func(lc fx.Lifecycle, log *slog.Logger, t Tracing) (*Broker, error) {
+				b, err := newBroker(cfg, t, log.With("component", "queue"))
 				if err != nil {
 					return nil, err
 				}
@@ -42,34 +44,75 @@ func queueModule(cfg Config) fx.Option {
 				return b, nil
 			},
 			func(b *Broker, t Tracing) ports.Publisher {
-				return t.publisher(queue.NewPublisher(b.Publisher, cfg.QueuePrefix))
+				return t.publisher(queue.NewPublisher(b.Publisher, cfg.QueuePrefix), messaging(cfg))
 			},
 		),
 	)
 }
 
-func newBroker(cfg Config, log *slog.Logger) (*Broker, error) {
+// newBroker makes the broker of cfg; its clients make spans with t (a
+// Redis command, an AMQP publish) when tracing is on.
+func newBroker(cfg Config, t Tracing, log *slog.Logger) (*Broker, error) {
 	switch cfg.Queue {
 	case QueueMemory:
 		pub, sub := gochannel.New(gochannel.Config{}, log)
 		return &Broker{Publisher: pub, NewSubscriber: func() (message.Subscriber, error) { return sub, nil }}, nil
 	case QueueRedis:
 		rc := redisConfig(cfg)
-		pub, err := redisstream.NewPublisher(rc, log)
-		if err != nil {
-			return nil, err
-		}
-		return &Broker{Publisher: pub, NewSubscriber: func() (message.Subscriber, error) { return redisstream.NewSubscriber(rc, log) }}, nil
+		rc.Tracing = t.clients()
+		return watermillBroker(rc, log, redisstream.NewPublisher, redisstream.NewSubscriber)
 	case QueueAMQP:
-		ac := amqp.Config{URL: cfg.AMQPURL, DialTimeout: 5 * time.Second}
-		pub, err := amqp.NewPublisher(ac, log)
-		if err != nil {
-			return nil, err
-		}
-		return &Broker{Publisher: pub, NewSubscriber: func() (message.Subscriber, error) { return amqp.NewSubscriber(ac, log) }}, nil
+		ac := amqpConfig(cfg)
+		ac.Tracing = t.clients()
+		return watermillBroker(ac, log, amqp.NewPublisher, amqp.NewSubscriber)
 	default:
 		return nil, fmt.Errorf("unknown queue %q", cfg.Queue)
 	}
+}
+
+// watermillBroker makes the publisher now, and subscribers on demand, from
+// one configuration of a broker sub-package.
+func watermillBroker[C any](c C, log *slog.Logger,
+	newPublisher func(C, *slog.Logger) (message.Publisher, error),
+	newSubscriber func(C, *slog.Logger) (message.Subscriber, error),
+) (*Broker, error) {
+	pub, err := newPublisher(c, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Broker{Publisher: pub, NewSubscriber: func() (message.Subscriber, error) { return newSubscriber(c, log) }}, nil
+}
+
+// amqpConfig is the RabbitMQ configuration of publishers and subscribers.
+func amqpConfig(cfg Config) amqp.Config {
+	return amqp.Config{URL: cfg.AMQPURL, DialTimeout: 5 * time.Second, QueueType: cfg.AMQPQueueType, DeliveryLimit: cfg.AMQPDeliveryLimit}
+}
+
+// validateBrokers checks the broker settings of the chosen queue: the
+// Redis URL names a topology, BullMQ's keys fit a Redis Cluster, the
+// RabbitMQ queue type is one.
+func (c Config) validateBrokers() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch c.Queue {
+	case QueueRedis, QueueBullMQ:
+		topology, err := redisconn.TopologyOf(c.RedisURL)
+		if err != nil {
+			bad("ONCE_REDIS_URL: %v (see docs/brokers.md for the single node, Sentinel and Cluster forms)", err)
+			break
+		}
+		if routes, err := c.bullmqRoutes(); c.Queue == QueueBullMQ && err == nil && topology == redisconn.Cluster && !bullmq.HashTagged(c.BullMQPrefix, routes) {
+			bad("ONCE_BULLMQ_PREFIX=%q / ONCE_BULLMQ_QUEUES: %v", c.BullMQPrefix, bullmq.ErrNoHashTag)
+		}
+	case QueueAMQP:
+		if c.AMQPQueueType != amqp.QueueQuorum && c.AMQPQueueType != amqp.QueueClassic {
+			bad("ONCE_AMQP_QUEUE_TYPE=%q must be %s or %s (the type the queues were declared with)", c.AMQPQueueType, amqp.QueueQuorum, amqp.QueueClassic)
+		}
+		if c.AMQPDeliveryLimit == 0 || c.AMQPDeliveryLimit > 1000 {
+			bad("ONCE_AMQP_DELIVERY_LIMIT=%d must be between 1 and 1000, or negative for none", c.AMQPDeliveryLimit)
+		}
+	}
+	return errs
 }
 
 // redisConfig is the Redis Streams configuration of publishers,

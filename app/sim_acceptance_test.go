@@ -80,12 +80,12 @@ func TestSimEveryJobTypeOverHTTPOnPostgres(t *testing.T) {
 	store, verifyOp := startTaskAndOperation(t, s, "/v1/stores", storeBody(shop))
 	wait(verifyOp)
 	product := createProduct(t, s)
-	publication, op := startTaskAndOperation(t, s, "/v1/products/"+product.String()+"/publications", map[string]any{"store_id": store})
+	_, publishOp := startTaskAndOperation(t, s, "/v1/products/"+product.String()+"/publications", map[string]any{"store_id": store})
+	wait(publishOp)
+	_, op := startTaskAndOperation(t, s, "/v1/stores/"+store.String()+"/syncs", nil)
 	wait(op)
-	_, op = startTaskAndOperation(t, s, "/v1/stores/"+store.String()+"/syncs", nil)
-	wait(op)
-	aiTask, op := startTaskAndOperation(t, s, "/v1/ai-tasks", map[string]any{"product_id": product, "kind": "text"})
-	wait(op)
+	_, aiOp := startTaskAndOperation(t, s, "/v1/ai-tasks", map[string]any{"product_id": product, "kind": "text"})
+	wait(aiOp)
 	const source = "https://supplier.example/sim/a.png"
 	_, op = startTaskAndOperation(t, s, "/v1/material-transfers", map[string]any{"source_urls": []string{source}})
 	wait(op)
@@ -95,9 +95,9 @@ func TestSimEveryJobTypeOverHTTPOnPostgres(t *testing.T) {
 	ledger, err := simhttp.ReadLedger(ledgerPath)
 	require.NoError(t, err)
 	for _, want := range []simhttp.Filter{
-		{Kind: simhttp.KindVerify, Token: verifyOp.String(), EffectsOnly: true},
-		{Kind: simhttp.KindListing, Token: publication.String(), EffectsOnly: true},
-		{Kind: simhttp.KindGenerate, Token: aiTask.String(), EffectsOnly: true},
+		{Kind: simhttp.KindVerify, Token: s.RequestToken(t, verifyOp), EffectsOnly: true},
+		{Kind: simhttp.KindListing, Token: s.RequestToken(t, publishOp), EffectsOnly: true},
+		{Kind: simhttp.KindGenerate, Token: s.RequestToken(t, aiOp), EffectsOnly: true},
 		{Kind: simhttp.KindCatalog, Subject: shop},
 		{Kind: simhttp.KindFetch, Subject: source},
 	} {

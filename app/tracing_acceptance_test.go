@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,10 +26,31 @@ import (
 // One request that starts a job, with the service split as
 // docs/configuration.md recommends (the API in one process, the Dispatcher and the worker in
 // another, both exporting to one in-memory exporter): the client's trace
-// holds the server span, the Dispatcher's producer span as its child and
-// the worker's consumer span as the producer's child. Every log line the
-// API process wrote for the request carries its request id and trace id.
+// holds the server span, the request's statements (database spans) as its
+// children, the Dispatcher's producer span as its child, the broker
+// client's span that sent it (the Redis pipeline, the RabbitMQ publish) as
+// the producer's child, the worker's consumer span as the producer's
+// child, and the job's statements under it; the messaging spans carry the
+// semantic conventions' attributes, and no span carries a statement's text
+// or arguments. Every log line the API process wrote for the request
+// carries its request id and trace id.
 func TestPostgresOneTraceFromRequestToJob(t *testing.T) {
+	t.Run("redis", func(t *testing.T) {
+		oneTraceFromRequestToJob(t, app.QueueRedis, "redis", func(string) (attribute.KeyValue, string) {
+			return attribute.String("db.system", "redis"), "redis.pipeline xadd"
+		})
+	})
+	t.Run("rabbitmq", func(t *testing.T) {
+		oneTraceFromRequestToJob(t, app.QueueAMQP, "rabbitmq", func(exchange string) (attribute.KeyValue, string) {
+			return attribute.String("messaging.system", "rabbitmq"), "basic.publish " + exchange
+		})
+	})
+}
+
+// oneTraceFromRequestToJob runs the request through queue, whose
+// messaging.system is system; brokerSpan is the attribute and the name of
+// the broker client's span of a publish to stream (the destination).
+func oneTraceFromRequestToJob(t *testing.T, queue, system string, brokerSpan func(stream string) (attribute.KeyValue, string)) {
 	db := pgtest.New(t)
 	exporter := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
@@ -37,7 +59,7 @@ func TestPostgresOneTraceFromRequestToJob(t *testing.T) {
 
 	api := apitest.Start(t, apitest.Config(db.AppDSN), db, traced) // no Dispatcher, no worker
 	cfg := apitest.Config(db.AppDSN)
-	cfg.Queue, cfg.Dispatcher, cfg.Worker = app.QueueRedis, true, true
+	cfg.Queue, cfg.Dispatcher, cfg.Worker = queue, true, true
 
 	const (
 		clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -45,7 +67,8 @@ func TestPostgresOneTraceFromRequestToJob(t *testing.T) {
 		requestID   = "trace-test-request-1"
 	)
 	logged := len(api.Logs.String())
-	r := api.Do(t, "POST", "/v1/stores", storeBody("traced"), map[string]string{
+	shop := "traced-shop-" + key() // in the INSERT's text: it must appear in no span
+	r := api.Do(t, "POST", "/v1/stores", storeBody(shop), map[string]string{
 		"Idempotency-Key": key(),
 		"traceparent":     "00-" + clientTrace + "-" + clientSpan + "-01",
 		"X-Request-Id":    requestID,
@@ -87,16 +110,58 @@ func TestPostgresOneTraceFromRequestToJob(t *testing.T) {
 		}
 		return tracetest.SpanStub{}, false
 	}
-	consume := "process " + model.EventStoreCredentialsVerify
+	stream := cfg.QueuePrefix + model.EventStoreCredentialsVerify // the stream is the destination
+	consume := "process " + stream
 	apitest.Eventually(t, 10*time.Second, "the consumer span ended", func() bool {
 		_, ok := find(trace.SpanKindConsumer, consume)
 		return ok
 	})
 	server, ok := find(trace.SpanKindServer, "POST /v1/stores")
 	require.True(t, ok, "server span among %v", spanNames(exporter))
-	producer, ok := find(trace.SpanKindProducer, "publish "+model.EventStoreCredentialsVerify)
+	producer, ok := find(trace.SpanKindProducer, "publish "+stream)
 	require.True(t, ok, "producer span among %v", spanNames(exporter))
 	consumer, _ := find(trace.SpanKindConsumer, consume)
+	eventID := api.Events(t)[0].ID.String()
+	for _, m := range []struct {
+		span      tracetest.SpanStub
+		operation string
+		kind      string
+	}{{producer, "publish", "send"}, {consumer, "process", "process"}} {
+		assert.Subset(t, m.span.Attributes, []attribute.KeyValue{
+			attribute.String("messaging.system", system),
+			attribute.String("messaging.operation.name", m.operation),
+			attribute.String("messaging.operation.type", m.kind),
+			attribute.String("messaging.destination.name", stream),
+			attribute.String("messaging.message.id", eventID),
+		}, m.span.Name)
+	}
+
+	// The client spans, by their parent: the request's and the job's
+	// statements, and the broker client's span of the publish.
+	children := func(parent tracetest.SpanStub, system attribute.KeyValue) []string {
+		var names []string
+		for _, s := range exporter.GetSpans() {
+			if s.SpanKind == trace.SpanKindClient && s.Parent.SpanID() == parent.SpanContext.SpanID() && slices.Contains(s.Attributes, system) {
+				assert.Equal(t, clientTrace, s.SpanContext.TraceID().String(), s.Name)
+				names = append(names, s.Name)
+			}
+		}
+		return names
+	}
+	postgresql := attribute.String("db.system.name", "postgresql")
+	assert.Contains(t, children(server, postgresql), "INSERT stores", "the request's statements")
+	assert.Contains(t, children(consumer, postgresql), "UPDATE operations", "the job's statements")
+	brokerSystem, brokerName := brokerSpan(stream)
+	assert.Contains(t, children(producer, brokerSystem), brokerName, "the broker's span of the publish")
+	for _, s := range exporter.GetSpans() {
+		assert.NotContains(t, s.Name, shop)
+		for _, a := range s.Attributes {
+			assert.NotContains(t, []attribute.Key{"db.query.text", "db.statement"}, a.Key, "%s: no statement text", s.Name)
+			for _, secret := range []string{shop, testAPIKey, testAPISecret} {
+				assert.NotContains(t, a.Value.Emit(), secret, "%s: %s", s.Name, a.Key)
+			}
+		}
+	}
 
 	for _, s := range []tracetest.SpanStub{server, producer, consumer} {
 		assert.Equal(t, clientTrace, s.SpanContext.TraceID().String(), "%s is in the client's trace", s.Name)

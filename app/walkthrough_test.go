@@ -1,10 +1,13 @@
 package app_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -37,9 +40,24 @@ func apiWalkthrough(t *testing.T) (script string, want []string) {
 	return script, want
 }
 
+// readmeFirstRequest returns the first request of the README, the block
+// a new user copies first.
+func readmeFirstRequest(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(raw), "\n## The first request\n")
+	require.True(t, ok, "README.md has no first request")
+	_, rest, ok = strings.Cut(rest, "```sh\n")
+	require.True(t, ok)
+	script, _, ok := strings.Cut(rest, "```\n")
+	require.True(t, ok)
+	return script
+}
+
 // TestAPIWalkthrough runs the walkthrough of docs/api.md verbatim with bash
 // against the service and checks that it prints exactly what its comments
-// say: on the memory configuration (memory store and queue, with the
+// say, and the README's first request verbatim too (runREADME): on the memory configuration (memory store and queue, with the
 // Dispatcher and the workers, as `make run`) and on PostgreSQL and Redis,
 // each with the in-process simulators and with `once sim` served over
 // HTTP (cfg.SimURL). It runs twice on the same server: the walkthrough is
@@ -87,6 +105,7 @@ func TestAPIWalkthrough(t *testing.T) {
 
 func runWalkthrough(t *testing.T, s *apitest.Server) {
 	t.Helper()
+	runREADME(t, s)
 	script, want := apiWalkthrough(t)
 
 	for run := range 2 {
@@ -98,4 +117,36 @@ func runWalkthrough(t *testing.T, s *apitest.Server) {
 		require.NoError(t, err, "run %d stopped: %s\nstdout:\n%s", run+1, stderr.String(), out)
 		assert.Equal(t, want, strings.Split(strings.TrimSpace(string(out)), "\n"), "run %d", run+1)
 	}
+}
+
+// runREADME runs the README's first request as it is written, with the
+// service's addresses and a token in the variables it reads, and checks
+// the copy-paste path: the store is created (201, Location), the operation
+// id the block reads from that answer names the store's operation, which
+// it reads back and which then succeeds, and the metrics are there.
+func runREADME(t *testing.T, s *apitest.Server) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "bash", "-e", "-o", "pipefail", "-c", readmeFirstRequest(t))
+	cmd.Env = append(os.Environ(), "B="+s.URL, "TOKEN="+s.Token, "OPS="+s.OpsURL)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "the README's first request stopped: %s\nstdout:\n%s", stderr.String(), out)
+
+	dec := json.NewDecoder(bytes.NewReader(out))
+	var created storeCreated
+	require.NoError(t, dec.Decode(&created), "echo \"$RES\" | jq . prints the answer:\n%s", out)
+	var status string
+	require.NoError(t, dec.Decode(&status), "the operation's status follows:\n%s", out)
+	assert.Contains(t, []string{"pending", "running", "succeeded"}, status)
+	headers := strings.ToLower(stderr.String())
+	assert.Contains(t, headers, "http/1.1 201 created")
+	assert.Contains(t, headers, "location: /v1/stores/"+created.Store.ID.String())
+	metrics := strings.TrimSpace(string(out[dec.InputOffset():]))
+	require.NotEmpty(t, metrics)
+	for _, line := range strings.Split(metrics, "\n") {
+		assert.True(t, strings.HasPrefix(line, "once_"), "a metrics line: %q", line)
+	}
+	assert.Equal(t, "succeeded", s.WaitOperation(t, created.Operation.ID, 30*time.Second).Status,
+		"the operation the README read back")
 }

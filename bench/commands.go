@@ -92,7 +92,40 @@ func benchSteadyCmd() *cobra.Command {
 	return cmd
 }
 
-// benchDispatcherChildCmd is a Dispatcher process of drain and steady.
+func benchFairnessCmd() *cobra.Command {
+	cfg := delivery.FairnessConfig{}
+	var dispatchers string
+	cmd := &cobra.Command{
+		Use:   "fairness",
+		Short: "The quiet workspaces' commit→publish latency with a large backlog in one workspace, beside the same run without it",
+		Long: "Per repetition and Dispatcher count, twice (interleaved): a fresh PostgreSQL database in which the first of\n" +
+			"--workspaces workspaces holds --backlog pending events (preloaded) or none, K Dispatcher processes publishing\n" +
+			"to Redis Streams, and a producer process (this binary) committing one event per transaction into the other\n" +
+			"workspaces at --rate events/s for --duration. A consumer in the bench records when each of those quiet events\n" +
+			"appears. Prints the quiet workspaces' p50/p99 without and with the backlog, and the ratio of the p99s of the\n" +
+			"same repetition (the target: at most 2×); median (min–max) of --reps repetitions.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDeliveryBench(cmd, &cfg.Common, dispatchers, func(ctx context.Context) error {
+				return delivery.RunFairness(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
+		},
+	}
+	commonFlags(cmd, &cfg.Common, &dispatchers)
+	// One Dispatcher, as `once serve` runs it, unless asked.
+	dispatchersFlag := cmd.Flags().Lookup("dispatchers")
+	dispatchersFlag.DefValue = delivery.DefaultFairnessDispatchers
+	dispatchers = delivery.DefaultFairnessDispatchers
+	f := cmd.Flags()
+	f.IntVar(&cfg.Backlog, "backlog", delivery.DefaultBacklog, "pending events in the noisy workspace when the quiet ones start")
+	f.IntVar(&cfg.Rate, "rate", delivery.DefaultFairnessRate, "events per second the quiet workspaces commit, together")
+	f.DurationVar(&cfg.Duration, "duration", delivery.DefaultDuration, "how long the quiet workspaces commit per measurement")
+	f.IntVar(&cfg.ProducerConns, "producer-conns", delivery.DefaultProducerConns, "connections the producer commits from")
+	return cmd
+}
+
+// benchDispatcherChildCmd is a Dispatcher process of drain, steady and
+// fairness.
 func benchDispatcherChildCmd() *cobra.Command {
 	cfg := delivery.ChildConfig{}
 	cmd := &cobra.Command{
@@ -218,6 +251,7 @@ func benchHTTPCmd() *cobra.Command {
 	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb, pg_ctl and pgbench (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
 	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: once beside this executable)")
 	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of once serve per variant, connection count and repetition into this directory")
+	f.BoolVar(&cfg.StoreCreates, "store-creates", false, "also run store creates (POST /v1/stores: the store, its operation, its outbox event and the idempotency record; serve runs no Dispatcher or worker)")
 	f.BoolVar(&cfg.RecordDesigns, "record-designs", false, "also run pgbench on two other designs of the idempotency record (written once, with and without a read first)")
 	return cmd
 }
@@ -239,7 +273,7 @@ func runSubprocessBench(cmd *cobra.Command, binary *string, run func(ctx context
 	return untilInterrupted(cmd, run)
 }
 
-// runDeliveryBench runs a bench of bench/delivery (drain, steady), whose
+// runDeliveryBench runs a bench of bench/delivery (drain, steady, fairness), whose
 // Dispatcher and producer processes are this binary run again, with the
 // Dispatcher counts of --dispatchers, until it ends or is interrupted.
 func runDeliveryBench(cmd *cobra.Command, c *delivery.Common, dispatchers string, run func(ctx context.Context) error) error {

@@ -31,6 +31,7 @@ const (
 	CodeIdempotencyKeyInvalid Code = "IDEMPOTENCY_KEY_INVALID"
 	CodeIdempotencyKeyReused  Code = "IDEMPOTENCY_KEY_REUSED"
 	CodeIdempotencyInProgress Code = "IDEMPOTENCY_REQUEST_IN_PROGRESS"
+	CodeRateLimited           Code = "RATE_LIMITED"
 	CodeUnsafePayload         Code = "UNSAFE_PAYLOAD"
 	CodeUnavailable           Code = "UNAVAILABLE"
 	CodeInternal              Code = "INTERNAL"
@@ -40,10 +41,11 @@ const (
 // Idempotency-Key can succeed. It is false where the request itself must
 // change (bad input, a key reused for another request) and true where the
 // failure was transient and nothing was committed: a twin still running, a
-// body that did not arrive in time, a dependency that is down.
+// body that did not arrive in time, a dependency that is down, a workspace
+// over its limits.
 func (c Code) RetrySameKey() bool {
 	switch c {
-	case CodeIdempotencyInProgress, CodeRequestTimeout, CodeUnavailable, CodeInternal:
+	case CodeIdempotencyInProgress, CodeRequestTimeout, CodeRateLimited, CodeUnavailable, CodeInternal:
 		return true
 	default:
 		return false

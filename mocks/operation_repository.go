@@ -173,8 +173,8 @@ func (_c *OperationRepository_Get_Call) RunAndReturn(run func(ctx context.Contex
 }
 
 // List provides a mock function for the type OperationRepository
-func (_mock *OperationRepository) List(ctx context.Context, filter ports.OperationFilter) ([]model.Operation, error) {
-	ret := _mock.Called(ctx, filter)
+func (_mock *OperationRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Operation, error) {
+	ret := _mock.Called(ctx, q)
 
 	if len(ret) == 0 {
 		panic("no return value specified for List")
@@ -182,18 +182,18 @@ func (_mock *OperationRepository) List(ctx context.Context, filter ports.Operati
 
 	var r0 []model.Operation
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.OperationFilter) ([]model.Operation, error)); ok {
-		return returnFunc(ctx, filter)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]model.Operation, error)); ok {
+		return returnFunc(ctx, q)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.OperationFilter) []model.Operation); ok {
-		r0 = returnFunc(ctx, filter)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []model.Operation); ok {
+		r0 = returnFunc(ctx, q)
 	} else {
 		if ret.Get(0) != nil {
 			r0 = ret.Get(0).([]model.Operation)
 		}
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.OperationFilter) error); ok {
-		r1 = returnFunc(ctx, filter)
+	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.ListQuery) error); ok {
+		r1 = returnFunc(ctx, q)
 	} else {
 		r1 = ret.Error(1)
 	}
@@ -207,20 +207,20 @@ type OperationRepository_List_Call struct {
 
 // List is a helper method to define mock.On call
 //   - ctx context.Context
-//   - filter ports.OperationFilter
-func (_e *OperationRepository_Expecter) List(ctx any, filter any) *OperationRepository_List_Call {
-	return &OperationRepository_List_Call{Call: _e.mock.On("List", ctx, filter)}
+//   - q ports.ListQuery
+func (_e *OperationRepository_Expecter) List(ctx any, q any) *OperationRepository_List_Call {
+	return &OperationRepository_List_Call{Call: _e.mock.On("List", ctx, q)}
 }
 
-func (_c *OperationRepository_List_Call) Run(run func(ctx context.Context, filter ports.OperationFilter)) *OperationRepository_List_Call {
+func (_c *OperationRepository_List_Call) Run(run func(ctx context.Context, q ports.ListQuery)) *OperationRepository_List_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 ports.OperationFilter
+		var arg1 ports.ListQuery
 		if args[1] != nil {
-			arg1 = args[1].(ports.OperationFilter)
+			arg1 = args[1].(ports.ListQuery)
 		}
 		run(
 			arg0,
@@ -235,7 +235,7 @@ func (_c *OperationRepository_List_Call) Return(operations []model.Operation, er
 	return _c
 }
 
-func (_c *OperationRepository_List_Call) RunAndReturn(run func(ctx context.Context, filter ports.OperationFilter) ([]model.Operation, error)) *OperationRepository_List_Call {
+func (_c *OperationRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]model.Operation, error)) *OperationRepository_List_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
 
@@ -390,6 +391,74 @@ func (_c *Outbox_List_Call) Return(outboxEvents []model.OutboxEvent, err error) 
 }
 
 func (_c *Outbox_List_Call) RunAndReturn(run func(ctx context.Context, status model.OutboxStatus, limit int) ([]model.OutboxEvent, error)) *Outbox_List_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
+// ListDeadLetters provides a mock function for the type Outbox
+func (_mock *Outbox) ListDeadLetters(ctx context.Context, q ports.ListQuery) ([]model.OutboxEvent, error) {
+	ret := _mock.Called(ctx, q)
+
+	if len(ret) == 0 {
+		panic("no return value specified for ListDeadLetters")
+	}
+
+	var r0 []model.OutboxEvent
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) ([]model.OutboxEvent, error)); ok {
+		return returnFunc(ctx, q)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, ports.ListQuery) []model.OutboxEvent); ok {
+		r0 = returnFunc(ctx, q)
+	} else {
+		if ret.Get(0) != nil {
+			r0 = ret.Get(0).([]model.OutboxEvent)
+		}
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, ports.ListQuery) error); ok {
+		r1 = returnFunc(ctx, q)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// Outbox_ListDeadLetters_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'ListDeadLetters'
+type Outbox_ListDeadLetters_Call struct {
+	*mock.Call
+}
+
+// ListDeadLetters is a helper method to define mock.On call
+//   - ctx context.Context
+//   - q ports.ListQuery
+func (_e *Outbox_Expecter) ListDeadLetters(ctx any, q any) *Outbox_ListDeadLetters_Call {
+	return &Outbox_ListDeadLetters_Call{Call: _e.mock.On("ListDeadLetters", ctx, q)}
+}
+
+func (_c *Outbox_ListDeadLetters_Call) Run(run func(ctx context.Context, q ports.ListQuery)) *Outbox_ListDeadLetters_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 ports.ListQuery
+		if args[1] != nil {
+			arg1 = args[1].(ports.ListQuery)
+		}
+		run(
+			arg0,
+			arg1,
+		)
+	})
+	return _c
+}
+
+func (_c *Outbox_ListDeadLetters_Call) Return(outboxEvents []model.OutboxEvent, err error) *Outbox_ListDeadLetters_Call {
+	_c.Call.Return(outboxEvents, err)
+	return _c
+}
+
+func (_c *Outbox_ListDeadLetters_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]model.OutboxEvent, error)) *Outbox_ListDeadLetters_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -102,7 +102,8 @@ type AIResult struct {
 }
 
 // CreateListingRequest creates a listing on a platform. RequestToken is the
-// publication id: the platform creates at most one listing per token.
+// publish job's (domain/model/request_token.go): the platform creates at
+// most one listing per token.
 type CreateListingRequest struct {
 	RequestToken   string
 	Platform       string

@@ -6,7 +6,8 @@ import "github.com/google/uuid"
 // workspace's rows, newest first (by id: ids are time-ordered). Zero fields
 // do not filter; a repository applies the filters its rows have (status
 // everywhere, platform on stores, store on publications and syncs, product
-// on publications and AI tasks, kind on AI tasks) and ignores the others.
+// on publications and AI tasks, kind on AI tasks and operations; dead
+// letters have none) and ignores the others.
 type ListQuery struct {
 	// StartingAfter is the cursor: only rows with a smaller id, i.e. older
 	// than the last row of the previous page.

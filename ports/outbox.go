@@ -26,6 +26,11 @@ type Outbox interface {
 	// returns none).
 	List(ctx context.Context, status model.OutboxStatus, limit int) ([]model.OutboxEvent, error)
 
+	// ListDeadLetters returns a page of this workspace's dead-lettered
+	// events, newest first, as every list of the API does (ListQuery: its
+	// cursor and limit; it has no filter).
+	ListDeadLetters(ctx context.Context, q ListQuery) ([]model.OutboxEvent, error)
+
 	// DeadLetterJob parks an event whose job a worker gave up on (retries
 	// spent, or a failure it cannot classify), whatever its delivery status:
 	// status dead_letter, last_error = reason (already sanitized), lock

@@ -24,9 +24,10 @@ type Publisher interface {
 	// Publish returns nil only once the broker has accepted every message
 	// (for AMQP: confirmed). On error some messages may have been accepted:
 	// delivery is at-least-once and consumers deduplicate by ID. An error
-	// that wraps ErrBrokerUnreachable says nothing about the messages; any
-	// other error may be theirs. Publish returns by the end of ctx and
-	// leaves no broker call running behind it.
+	// that wraps ErrBrokerUnreachable or ErrBrokerMisconfigured says
+	// nothing about the messages; any other error may be theirs. Publish
+	// returns by the end of ctx and leaves no broker call running behind
+	// it.
 	Publish(ctx context.Context, msgs ...Message) error
 }
 
@@ -36,3 +37,19 @@ type Publisher interface {
 // Every publish fails that way until it is back, so the Dispatcher backs
 // off as a whole and counts no attempt against the events.
 var ErrBrokerUnreachable = errors.New("broker unreachable")
+
+// ErrBrokerMisconfigured is wrapped by Publish errors that say the broker
+// answered, but is not set up the way once was told: a Redis Cluster node
+// reached through a single-node URL (MOVED, ASK), keys of one BullMQ queue
+// spread over hash slots (CROSSSLOT), a RabbitMQ queue that exists with
+// other arguments (PRECONDITION_FAILED), refused credentials or
+// permissions. Like an unreachable broker it fails every publish until an
+// operator fixes it, so the Dispatcher backs off as a whole, counts no
+// attempt, and says why.
+var ErrBrokerMisconfigured = errors.New("broker misconfigured")
+
+// BrokersFault reports whether a Publish error is the broker's rather than
+// the messages': it wraps ErrBrokerUnreachable or ErrBrokerMisconfigured.
+func BrokersFault(err error) bool {
+	return errors.Is(err, ErrBrokerUnreachable) || errors.Is(err, ErrBrokerMisconfigured)
+}

@@ -65,17 +65,7 @@ type OperationRepository interface {
 	// Update replaces status, error and updated_at; domain.CodeNotFound if
 	// absent.
 	Update(ctx context.Context, op model.Operation) error
-	// List returns this workspace's operations matching filter, newest
-	// first (by id: ids are time-ordered).
-	List(ctx context.Context, filter OperationFilter) ([]model.Operation, error)
-}
-
-// OperationFilter selects operations. Zero fields do not filter.
-type OperationFilter struct {
-	Status model.OperationStatus
-	Kind   string
-	// Before is a cursor: only operations with a smaller id.
-	Before uuid.UUID
-	// Limit bounds the result; <= 0 returns none.
-	Limit int
+	// List returns a page of this workspace's operations matching q
+	// (status and kind), newest first, as every list does (ListQuery).
+	List(ctx context.Context, q ListQuery) ([]model.Operation, error)
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the services the tests talk to are installed and running:
-# PostgreSQL, Redis and RabbitMQ, Node.js for the BullMQ worker, and Chromium
-# for the operator console's browser test. Installs them with apt-get where
+# PostgreSQL, Redis and RabbitMQ, Node.js for the BullMQ worker, Chromium
+# for the operator console's browser test, HAProxy for the rolling restart
+# test and PgBouncer for the pooler test. Installs them with apt-get where
 # missing (a fresh machine), starts them where down, and waits until each
 # answers.
 # Idempotent: on a machine where all three run it only checks.
@@ -53,8 +54,15 @@ postgres() {
   log "PostgreSQL ready"
 }
 
+# The shared Redis on 6379; the same redis-server (7 or later) also runs the
+# private Redis Clusters and Sentinels the tests start on free ports
+# (testsupport/redistest; a Sentinel is redis-server --sentinel).
 redis() {
   command -v redis-server >/dev/null || install redis-server
+  local major; major=$(redis-server --version | sed -E 's/.* v=([0-9]+)\..*/\1/')
+  if [ "${major:-0}" -lt 7 ]; then
+    log "redis-server $major.x is too old for the Cluster and Sentinel tests (7 or later: --cluster-port); they skip, or fail with CI set"
+  fi
   if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
     log "starting Redis"
     redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no >&2
@@ -73,6 +81,14 @@ rabbitmq() {
   log "RabbitMQ ready"
 }
 
+# HAProxy is the load balancer of the rolling-restart test
+# (cmd/once/rolling_test.go), which starts a private instance with its own
+# configuration; the system service is never started.
+haproxy() {
+  command -v haproxy >/dev/null || install haproxy
+  log "HAProxy $(command haproxy -v | head -n1 | cut -d' ' -f3) ready"
+}
+
 # Node.js runs the stock BullMQ worker the BullMQ tests are judged by; the
 # tests install its pinned packages themselves (testsupport/bullmqtest).
 nodejs() {
@@ -88,8 +104,18 @@ browser() {
   log "Chromium ready"
 }
 
+# PgBouncer is only installed: the test that needs it runs a private one
+# (testsupport/pgbouncer) and never uses the system service.
+# (Named pooler: a function named pgbouncer would answer `command -v`.)
+pooler() {
+  command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || install pgbouncer
+  log "PgBouncer installed"
+}
+
 postgres
 redis
 rabbitmq
 nodejs
 browser
+haproxy
+pooler

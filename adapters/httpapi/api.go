@@ -18,6 +18,7 @@ import (
 	"github.com/oncehq/once/domain/ai"
 	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/limits"
 	"github.com/oncehq/once/domain/materials"
 	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/operations"
@@ -57,6 +58,9 @@ type Deps struct {
 	Lists *pagination.Service
 	// Workspaces manages members (members.go).
 	Workspaces *workspaces.Service
+	// Limits are the workspaces' rate and cap on concurrent work (nil:
+	// none); the idempotency service applies them to its own routes.
+	Limits *limits.Limits `optional:"true"`
 	// MaxBodyBytes caps request bodies (<= 0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64 `name:"max_body_bytes"`
 }
@@ -104,6 +108,9 @@ func Register(api huma.API, deps Deps) {
 	if deps.Authenticate != nil {
 		api.UseMiddleware(authMiddleware(api, deps.Authenticate))
 	}
+	if deps.Limits != nil {
+		api.UseMiddleware(admitWorkspace(api, deps.Limits))
+	}
 	api.UseMiddleware(refuseUnstorableText(api))
 	h := &handlers{deps: deps}
 	h.registerStores(api)
@@ -119,6 +126,7 @@ func Register(api huma.API, deps Deps) {
 	h.registerMembers(api)
 	addExamples(api.OpenAPI())
 	documentUnsupportedMediaType(api)
+	documentRateLimited(api)
 	documentRequestID(api)
 }
 

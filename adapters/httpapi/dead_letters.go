@@ -11,12 +11,13 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/pagination"
+	"github.com/oncehq/once/ports"
 )
 
-// DeadLetters is what operators do with events that failed too often.
+// DeadLetters is what operators do with events that failed too often;
+// they are listed as every list is (pagination.List).
 type DeadLetters interface {
-	// List returns up to limit dead-lettered events of the workspace.
-	List(ctx context.Context, workspace uuid.UUID, limit int) ([]model.OutboxEvent, error)
 	// Redrive returns the events (nil: all) to pending and says how many.
 	Redrive(ctx context.Context, workspace uuid.UUID, ids []uuid.UUID) (int, error)
 }
@@ -42,13 +43,16 @@ type DeadLetterGroup struct {
 	EventIDs  []uuid.UUID `json:"event_ids"`
 }
 
+// DeadLetterList is a page of dead letters: ListOf's fields and the page's
+// groups.
 type DeadLetterList struct {
-	Items  []DeadLetter      `json:"items"`
-	Groups []DeadLetterGroup `json:"groups" doc:"The listed items grouped by last error, the largest group first"`
+	Items   []DeadLetter      `json:"items"`
+	HasMore bool              `json:"has_more" doc:"Older items exist: ask again with starting_after = the id of the last item"`
+	Groups  []DeadLetterGroup `json:"groups" doc:"The listed items grouped by last error, the largest group first"`
 }
 
 type ListDeadLettersInput struct {
-	Limit int `query:"limit" minimum:"1" maximum:"1000" default:"100" doc:"At most this many"`
+	ListParams
 }
 
 type ListDeadLettersOutput struct {
@@ -74,7 +78,7 @@ func (h *handlers) registerDeadLetters(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        "/v1/outbox/dead-letters",
 		Summary:     "List dead-lettered outbox events",
-		Description: "Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Workspace admins only.",
+		Description: "Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.",
 		Tags:        []string{"outbox"},
 		Security:    bearer,
 		Errors:      append([]int{422}, errs...),
@@ -117,14 +121,17 @@ func (h *handlers) listDeadLetters(ctx context.Context, in *ListDeadLettersInput
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
-	events, err := h.deps.DeadLetters.List(ctx, p.WorkspaceID, in.Limit)
+	page, err := pagination.List(ctx, h.deps.Lists, p, ports.ListQuery{StartingAfter: in.StartingAfter, Limit: in.Limit},
+		func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.OutboxEvent, error) {
+			return tx.Outbox().ListDeadLetters
+		})
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
 	out := &ListDeadLettersOutput{Body: DeadLetterList{
-		Items: make([]DeadLetter, 0, len(events)), Groups: []DeadLetterGroup{},
+		Items: make([]DeadLetter, 0, len(page.Items)), HasMore: page.HasMore, Groups: []DeadLetterGroup{},
 	}}
-	for _, e := range events {
+	for _, e := range page.Items {
 		opID, _ := model.JobOperationID(e.Payload)
 		out.Body.Items = append(out.Body.Items, DeadLetter{
 			ID: e.ID, EventType: e.Type, AggregateType: e.AggregateType, AggregateID: e.AggregateID,
@@ -132,7 +139,7 @@ func (h *handlers) listDeadLetters(ctx context.Context, in *ListDeadLettersInput
 			AttemptCount: e.AttemptCount, LastError: e.LastError, CreatedAt: e.CreatedAt,
 		})
 	}
-	for _, g := range dispatch.GroupByError(events) {
+	for _, g := range dispatch.GroupByError(page.Items) {
 		out.Body.Groups = append(out.Body.Groups, DeadLetterGroup{LastError: g.LastError, Count: len(g.EventIDs), EventIDs: g.EventIDs})
 	}
 	return out, nil

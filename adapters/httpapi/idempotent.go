@@ -81,6 +81,10 @@ func markHeaderRequired(api huma.API, method, path, header string) {
 // the body cap, and the spec marking the key as required.
 func registerIdempotent[I, O any](api huma.API, op huma.Operation, maxBody int64, handler func(context.Context, *I) (*O, error)) {
 	op.Middlewares = append(op.Middlewares, requireIdempotencyKey(api))
+	if op.Metadata == nil {
+		op.Metadata = map[string]any{}
+	}
+	op.Metadata[idempotentMeta] = true
 	op.MaxBodyBytes = maxBody
 	op.Description += idempotencyRules
 	huma.Register(api, op, handler)

@@ -103,3 +103,16 @@ type ListTasksInput struct {
 	ListParams
 	Status string `query:"status" enum:"pending,running,succeeded,failed" doc:"Only tasks in this state"`
 }
+
+// deprecateListParameter marks a parameter of the registered list at path
+// deprecated in the spec (huma's deprecated tag marks only its schema), so
+// generated clients flag it too.
+func deprecateListParameter(api huma.API, path, name string) {
+	for _, p := range api.OpenAPI().Paths[path].Get.Parameters {
+		if p.Name == name {
+			p.Deprecated = true
+			return
+		}
+	}
+	panic(fmt.Sprintf("GET %s has no parameter %s to deprecate", path, name))
+}

@@ -1,7 +1,9 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/google/uuid"
@@ -9,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/httpapi"
+	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/apitest"
 )
 
@@ -18,17 +21,9 @@ import (
 // listNewest, whose contract covers all seven).
 func TestListStoresPagesNewestFirst(t *testing.T) {
 	s := apitest.Memory(t)
-	apiKey, apiSecret := apitest.TestCredentials()
 	var created []string
-	for _, platform := range []string{"shopify", "amazon", "shopify"} {
-		res := s.Do(t, http.MethodPost, "/v1/stores", map[string]any{
-			"platform": platform, "name": "List shop", "external_shop_id": "list-" + uuid.NewString(),
-			"credentials": map[string]string{"api_key": apiKey, "api_secret": apiSecret},
-		}, map[string]string{"Idempotency-Key": uuid.NewString()})
-		require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
-		var body httpapi.StoreCreated
-		res.JSON(t, &body)
-		created = append(created, body.Store.ID.String())
+	for _, c := range createStores(t, s, "shopify", "amazon", "shopify") {
+		created = append(created, c.Store.ID.String())
 	}
 
 	var first httpapi.ListOf[httpapi.Store]
@@ -69,5 +64,148 @@ func TestListStoresPagesNewestFirst(t *testing.T) {
 		res := s.Do(t, http.MethodGet, path, nil, nil)
 		assert.Equal(t, http.StatusOK, res.Status, "%s: %s", path, res.Body)
 		assert.JSONEq(t, `{"items":[],"has_more":false}`, string(res.Body), path)
+	}
+}
+
+// createStores creates a store per platform; each starts a store.verify
+// operation and writes its event.
+func createStores(t *testing.T, s *apitest.Server, platforms ...string) []httpapi.StoreCreated {
+	t.Helper()
+	apiKey, apiSecret := apitest.TestCredentials()
+	var created []httpapi.StoreCreated
+	for _, platform := range platforms {
+		res := s.Do(t, http.MethodPost, "/v1/stores", map[string]any{
+			"platform": platform, "name": "List shop", "external_shop_id": "list-" + uuid.NewString(),
+			"credentials": map[string]string{"api_key": apiKey, "api_secret": apiSecret},
+		}, map[string]string{"Idempotency-Key": uuid.NewString()})
+		require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+		var body httpapi.StoreCreated
+		res.JSON(t, &body)
+		created = append(created, body)
+	}
+	return created
+}
+
+// walk reads a list page after page, limit items a page, following
+// starting_after while has_more, and returns the ids in the order read.
+// Every page but the last is full; the last says has_more false.
+func walk(t *testing.T, s *apitest.Server, path string, limit int) []string {
+	t.Helper()
+	var ids []string
+	cursor := ""
+	for range 100 {
+		url := path + "?limit=" + strconv.Itoa(limit)
+		if cursor != "" {
+			url += "&starting_after=" + cursor
+		}
+		res := s.Do(t, http.MethodGet, url, nil, nil)
+		require.Equal(t, http.StatusOK, res.Status, "%s: %s", url, res.Body)
+		var page struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+			HasMore bool `json:"has_more"`
+		}
+		res.JSON(t, &page)
+		for _, it := range page.Items {
+			ids = append(ids, it.ID)
+		}
+		if !page.HasMore {
+			return ids
+		}
+		require.Len(t, page.Items, limit, "%s: a page with has_more is full", url)
+		cursor = page.Items[len(page.Items)-1].ID
+	}
+	t.Fatalf("%s: has_more never ended", path)
+	return nil
+}
+
+// requireNewestFirst checks ids run largest (newest UUIDv7) first.
+func requireNewestFirst(t *testing.T, ids []string) {
+	t.Helper()
+	for i := 1; i < len(ids); i++ {
+		require.Greater(t, ids[i-1], ids[i], "newest (largest id) first")
+	}
+}
+
+// The operations list has the shared shape, and the cursor of the release
+// before (before, next_before) still works for one more release.
+func TestListOperationsPagesAndKeepsBeforeForOneRelease(t *testing.T) {
+	s := apitest.Memory(t)
+	var want []string
+	for _, c := range createStores(t, s, "shopify", "amazon", "shopify", "amazon", "shopify") {
+		want = append(want, c.Operation.ID.String())
+	}
+
+	got := walk(t, s, "/v1/operations", 2)
+	assert.ElementsMatch(t, want, got, "every operation once")
+	requireNewestFirst(t, got)
+
+	// before, deprecated, is starting_after; next_before is the last id
+	// while has_more, absent on the last page.
+	var first, second httpapi.OperationList
+	res := s.Do(t, http.MethodGet, "/v1/operations?limit=3", nil, nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	res.JSON(t, &first)
+	require.True(t, first.HasMore)
+	assert.Equal(t, first.Items[2].ID.String(), first.NextBefore)
+	res = s.Do(t, http.MethodGet, "/v1/operations?limit=3&before="+first.NextBefore, nil, nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	res.JSON(t, &second)
+	assert.False(t, second.HasMore)
+	assert.Empty(t, second.NextBefore)
+	var paged []string
+	for _, op := range append(first.Items, second.Items...) {
+		paged = append(paged, op.ID.String())
+	}
+	assert.Equal(t, got, paged, "before pages as starting_after does")
+	res = s.Do(t, http.MethodGet, "/v1/operations?limit=3&before="+first.NextBefore+"&starting_after="+first.NextBefore, nil, nil)
+	assert.Equal(t, http.StatusOK, res.Status, "the same cursor under both names: %s", res.Body)
+	res = s.Do(t, http.MethodGet, "/v1/operations?before="+first.NextBefore+"&starting_after="+first.Items[0].ID.String(), nil, nil)
+	assert.Equal(t, http.StatusUnprocessableEntity, res.Status, "two different cursors: %s", res.Body)
+
+	for _, bad := range []string{"0", "101", "-1"} {
+		res := s.Do(t, http.MethodGet, "/v1/operations?limit="+bad, nil, nil)
+		assert.Equal(t, http.StatusUnprocessableEntity, res.Status, "limit=%s", bad)
+	}
+	res = s.Do(t, http.MethodGet, "/v1/operations?limit=100&status=pending", nil, nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	var all httpapi.OperationList
+	res.JSON(t, &all)
+	assert.Len(t, all.Items, len(want))
+	assert.False(t, all.HasMore)
+}
+
+// Dead letters have the shared shape; the groups are the page's.
+func TestListDeadLettersPages(t *testing.T) {
+	s := apitest.Memory(t)
+	createStores(t, s, "shopify", "amazon", "shopify", "amazon", "shopify")
+	var want []string
+	for i, e := range s.Events(t) {
+		if i == 0 {
+			continue // one event stays out of the dead letters
+		}
+		require.NoError(t, s.UoW.Transact(context.Background(), s.Workspace, func(ctx context.Context, tx ports.Tx) error {
+			_, err := tx.Outbox().DeadLetterJob(ctx, e.ID, "the job failed: platform unavailable")
+			return err
+		}))
+		want = append(want, e.ID.String())
+	}
+
+	got := walk(t, s, "/v1/outbox/dead-letters", 3)
+	assert.ElementsMatch(t, want, got, "every dead letter once")
+	requireNewestFirst(t, got)
+
+	var page httpapi.DeadLetterList
+	res := s.Do(t, http.MethodGet, "/v1/outbox/dead-letters?limit=3", nil, nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	res.JSON(t, &page)
+	assert.True(t, page.HasMore)
+	require.Len(t, page.Groups, 1)
+	assert.Equal(t, 3, page.Groups[0].Count, "the groups are the page's")
+
+	for _, bad := range []string{"0", "101"} {
+		res := s.Do(t, http.MethodGet, "/v1/outbox/dead-letters?limit="+bad, nil, nil)
+		assert.Equal(t, http.StatusUnprocessableEntity, res.Status, "limit=%s", bad)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -43,17 +44,23 @@ type OperationOutput struct {
 	Body Operation
 }
 
+// ListOperationsInput is a list's paging and filters, and before, the
+// cursor of the release before the lists shared one shape: kept, deprecated,
+// for one release.
 type ListOperationsInput struct {
+	ListParams
 	Status string    `query:"status" enum:"pending,running,succeeded,failed" doc:"Only operations in this state"`
 	Kind   string    `query:"kind" maxLength:"100" doc:"Only operations of this kind" example:"listing.publish"`
-	Before uuid.UUID `query:"before" format:"uuid" doc:"Cursor: only operations older than this one (next_before of the previous page)"`
-	Limit  int       `query:"limit" minimum:"1" maximum:"200" default:"50"`
+	Before uuid.UUID `query:"before" format:"uuid" deprecated:"true" doc:"Deprecated alias of starting_after, removed in the next release"`
 }
 
+// OperationList is a page of operations: ListOf's fields and next_before,
+// the cursor of the release before, deprecated.
 type OperationList struct {
-	Items []Operation `json:"items"`
+	Items   []Operation `json:"items"`
+	HasMore bool        `json:"has_more" doc:"Older items exist: ask again with starting_after = the id of the last item"`
 	// NextBefore is empty on the last page.
-	NextBefore string `json:"next_before,omitempty" format:"uuid" doc:"Pass as before to get the next page; absent on the last page"`
+	NextBefore string `json:"next_before,omitempty" format:"uuid" deprecated:"true" doc:"Deprecated: the id of the last item while has_more is true; pass it as starting_after. Removed in the next release"`
 }
 
 type ListOperationsOutput struct {
@@ -91,11 +98,12 @@ func (h *handlers) registerOperations(api huma.API) {
 		Method:      http.MethodGet,
 		Path:        "/v1/operations",
 		Summary:     "List operations",
-		Description: "Newest first, filtered by status and kind, paged with before.",
+		Description: "Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.",
 		Tags:        []string{"operations"},
 		Security:    bearer,
 		Errors:      []int{401, 403, 422, 500, 503},
 	}, h.listOperations)
+	deprecateListParameter(api, "/v1/operations", "before")
 }
 
 func (h *handlers) listOperations(ctx context.Context, in *ListOperationsInput) (*ListOperationsOutput, error) {
@@ -103,18 +111,26 @@ func (h *handlers) listOperations(ctx context.Context, in *ListOperationsInput) 
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
-	ops, err := h.deps.Operations.List(ctx, p, ports.OperationFilter{
-		Status: model.OperationStatus(in.Status), Kind: in.Kind, Before: in.Before, Limit: in.Limit,
+	cursor := in.StartingAfter
+	switch {
+	case in.Before == uuid.Nil:
+	case cursor == uuid.Nil:
+		cursor = in.Before
+	case cursor != in.Before:
+		return nil, toProblem(ctx, domain.Errorf(domain.CodeValidation, "before is the deprecated name of starting_after: give one of them"))
+	}
+	page, err := h.deps.Operations.List(ctx, p, ports.ListQuery{
+		StartingAfter: cursor, Limit: in.Limit, Status: in.Status, Kind: in.Kind,
 	})
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
-	out := &ListOperationsOutput{Body: OperationList{Items: make([]Operation, 0, len(ops))}}
-	for _, op := range ops {
+	out := &ListOperationsOutput{Body: OperationList{Items: make([]Operation, 0, len(page.Items)), HasMore: page.HasMore}}
+	for _, op := range page.Items {
 		out.Body.Items = append(out.Body.Items, toOperation(op))
 	}
-	if len(ops) == in.Limit && len(ops) > 0 {
-		out.Body.NextBefore = ops[len(ops)-1].ID.String()
+	if page.HasMore {
+		out.Body.NextBefore = page.Items[len(page.Items)-1].ID.String()
 	}
 	return out, nil
 }

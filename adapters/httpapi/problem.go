@@ -9,6 +9,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/limits"
 )
 
 // statusByCode is the one place domain error codes become HTTP statuses.
@@ -32,6 +33,7 @@ var statusByCode = map[domain.Code]int{
 	domain.CodeIdempotencyKeyInvalid: http.StatusBadRequest,
 	domain.CodeIdempotencyKeyReused:  http.StatusConflict,
 	domain.CodeIdempotencyInProgress: http.StatusConflict,
+	domain.CodeRateLimited:           http.StatusTooManyRequests,
 	domain.CodeUnsafePayload:         http.StatusInternalServerError,
 	domain.CodeUnavailable:           http.StatusServiceUnavailable,
 	domain.CodeInternal:              http.StatusInternalServerError,
@@ -52,6 +54,7 @@ var codeByStatus = map[int]domain.Code{
 	http.StatusNotFound:              domain.CodeNotFound,
 	http.StatusMethodNotAllowed:      domain.CodeMethodNotAllowed,
 	http.StatusConflict:              domain.CodeConflict,
+	http.StatusTooManyRequests:       domain.CodeRateLimited,
 	http.StatusServiceUnavailable:    domain.CodeUnavailable,
 	http.StatusPreconditionFailed:    domain.CodePreconditionFailed,
 	http.StatusPreconditionRequired:  domain.CodePreconditionRequired,
@@ -73,6 +76,8 @@ type Problem struct {
 	Errors     []*huma.ErrorDetail `json:"errors,omitempty" doc:"Details of invalid input; location names the field (body.name, body.source_urls[1], query.kind)"`
 
 	retryAfter time.Duration
+	// refusal is the limit a 429 RATE_LIMITED exceeded, for its headers.
+	refusal *limits.Refusal
 }
 
 func (p *Problem) Error() string  { return p.Code + ": " + p.Detail }
@@ -86,15 +91,15 @@ func (p *Problem) ContentType(ct string) string {
 	return ct
 }
 
-// GetHeaders adds Retry-After when the client should come back later.
+// GetHeaders adds Retry-After when the client should come back later, and
+// the RateLimit headers when a limit was exceeded.
 func (p *Problem) GetHeaders() http.Header {
 	h := http.Header{}
 	if p.retryAfter > 0 {
-		secs := int(p.retryAfter.Round(time.Second) / time.Second)
-		if secs < 1 {
-			secs = 1
-		}
-		h.Set("Retry-After", strconv.Itoa(secs))
+		h.Set("Retry-After", strconv.Itoa(retryAfterSeconds(p.retryAfter)))
+	}
+	if p.refusal != nil {
+		setRateLimitHeaders(h, p.refusal)
 	}
 	return h
 }
@@ -167,6 +172,8 @@ func problemFromDomain(de *domain.Error) *Problem {
 	if de.Field != "" && status < 500 {
 		details = []*huma.ErrorDetail{{Location: "body." + de.Field, Message: de.Message}}
 	}
+	var refusal *limits.Refusal
+	errors.As(de, &refusal)
 	return &Problem{
 		Type:         ProblemType(de.Code),
 		Title:        http.StatusText(status),
@@ -177,5 +184,6 @@ func problemFromDomain(de *domain.Error) *Problem {
 		ResourceID:   de.ResourceID,
 		Errors:       details,
 		retryAfter:   de.RetryAfter,
+		refusal:      refusal,
 	}
 }

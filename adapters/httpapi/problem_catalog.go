@@ -36,6 +36,7 @@ var problemMeaning = map[domain.Code]string{
 	domain.CodeInvalidState:          "The resource is not in a state that allows this, e.g. completing an upload whose bytes never arrived.",
 	domain.CodeIdempotencyKeyReused:  "The key was used before with a different request (body, path, query or headers). Use a new key for a new request.",
 	domain.CodeIdempotencyInProgress: "The first request with this key is still executing. Retry the same request with the same key after `Retry-After` seconds.",
+	domain.CodeRateLimited:           "The workspace is over one of its limits: its rate of writes, or the requests it may have in progress at once. Nothing ran; retry the same request with the same key after `Retry-After` seconds. `RateLimit-Policy` and `RateLimit` name the limit.",
 	domain.CodePreconditionFailed:    "`If-Match` names an old revision: read the resource again and re-apply your change.",
 	domain.CodePreconditionRequired:  "The update needs an `If-Match` header with the revision (the `ETag`) you read.",
 	domain.CodeBodyTooLarge:          "The request body exceeds the limit.",

@@ -54,10 +54,12 @@ func domainCodes(t *testing.T) []domain.Code {
 
 // Retrying the same request with the same key can help only where nothing
 // was decided about the request itself: a twin still running, a body that
-// did not arrive in time. Every other 4xx needs another request.
+// did not arrive in time, a workspace over its limits. Every other 4xx
+// needs another request.
 var retryable4xx = map[domain.Code]bool{
 	domain.CodeIdempotencyInProgress: true,
 	domain.CodeRequestTimeout:        true,
+	domain.CodeRateLimited:           true,
 }
 
 func TestEveryDomainCodeMapsToOneStatusAndA4xxSaysWhetherToRetry(t *testing.T) {

@@ -33,10 +33,18 @@ const idempotencyRules = "\n\n**Idempotency.** Send an `Idempotency-Key` header 
 	"IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, " +
 	"and kept at least 24 hours."
 
+// License is the SPDX identifier of the license of once, its spec and its
+// SDKs (the LICENSE file at the repository's root; sdk/typescript's
+// package.json names it too, and a test holds them together).
+const (
+	License    = "Apache-2.0"
+	LicenseURL = "https://www.apache.org/licenses/LICENSE-2.0"
+)
+
 // describeSpec fills the document-level parts of the spec.
 func describeSpec(o *huma.OpenAPI) {
 	o.Servers = []*huma.Server{{URL: LocalServer, Description: "`make run` on your machine"}}
-	o.Info.License = &huma.License{Name: "Proprietary", URL: "https://github.com/oncehq/once"}
+	o.Info.License = &huma.License{Name: License, URL: LicenseURL}
 	o.Info.Contact = &huma.Contact{Name: "once", URL: "https://github.com/oncehq/once"}
 	names := make([]string, 0, len(tagDescriptions))
 	for n := range tagDescriptions {

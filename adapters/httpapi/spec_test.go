@@ -25,6 +25,7 @@ func TestSpecDescribesEveryOperation(t *testing.T) {
 	}
 	assert.NotEmpty(t, o.Servers)
 	assert.NotNil(t, o.Info.License)
+	assert.Equal(t, License, o.Info.License.Name, "the spec names the repository's license")
 	for path, item := range o.Paths {
 		for _, op := range operationsOf(item) {
 			if op == nil {

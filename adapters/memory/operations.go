@@ -13,10 +13,9 @@ func (r operationRepo) Update(_ context.Context, op model.Operation) error {
 	})
 }
 
-// List pages as every list does (listNewest), its cursor Before.
-func (r operationRepo) List(_ context.Context, f ports.OperationFilter) ([]model.Operation, error) {
-	return operationTable.list(r.t, ports.ListQuery{StartingAfter: f.Before, Limit: f.Limit},
-		func(op model.Operation, _ ports.ListQuery) bool {
-			return is(f.Status, op.Status) && is(f.Kind, op.Kind)
-		})
+// List pages as every list does (listNewest).
+func (r operationRepo) List(_ context.Context, q ports.ListQuery) ([]model.Operation, error) {
+	return operationTable.list(r.t, q, func(op model.Operation, q ports.ListQuery) bool {
+		return is(model.OperationStatus(q.Status), op.Status) && is(q.Kind, op.Kind)
+	})
 }

@@ -63,13 +63,15 @@ SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
 
 	// The policies cast the setting, never the column, and fail closed;
 	// the one exception is the discovery role's read of the scheduling
-	// columns (sql/004), exactly as reviewed: SELECT only, for that role
-	// only, on the two tables discovery reads.
+	// columns (sql/004, and sql/008 for the retention cleanup), exactly as
+	// reviewed: SELECT only, for that role only, on the tables discovery
+	// reads.
 	var badPolicies int
 	if err := db.Owner.NewRaw(`
 SELECT count(*) FROM pg_catalog.pg_policies
  WHERE schemaname = 'public'
-   AND NOT (policyname = 'discovery_schedule' AND tablename IN ('outbox_events', 'idempotency_requests')
+   AND NOT (policyname = 'discovery_schedule' AND tablename IN ('outbox_events', 'idempotency_requests',
+                'operations', 'catalog_syncs', 'material_transfers', 'publications', 'ai_tasks', 'ai_billing_records')
             AND permissive = 'PERMISSIVE' AND cmd = 'SELECT' AND roles = ARRAY[?]::name[]
             AND qual = 'true' AND with_check IS NULL)
    AND (qual !~ '^\((workspace_id|id) = \( SELECT \(NULLIF\(current_setting\(''app.workspace_id''::text, true\), ''''::text\)\)::uuid AS "nullif"\)\)$'

@@ -141,8 +141,33 @@ func connectionLost(err error) bool {
 	return errors.As(err, &netErr) || pgconn.SafeToRetry(err)
 }
 
+// serverWentAway reports a failure that says the server end of a
+// connection is gone: it crashed, restarted or failed over, an
+// administrator ended the session, a pooler lost its server (class 57P, 08,
+// which is also PgBouncer's "server conn crashed?"), or the connection
+// broke. Not a statement that failed, a timeout or a caller that gave up.
+func serverWentAway(err error) bool {
+	var cause *dbError
+	if errors.As(err, &cause) {
+		return strings.HasPrefix(cause.Code, "57P") || strings.HasPrefix(cause.Code, "08")
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, driver.ErrBadConn) {
+		return true
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) && !netErr.Timeout()
+}
+
 func unavailable(err error) bool {
+	// pgconn.ErrConnClosed: a statement on a connection pgx closed after an
+	// earlier one broke it (a failover under a transaction): nothing more
+	// ran, the transaction cannot commit.
 	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, sql.ErrTxDone) ||
+		errors.Is(err, pgconn.ErrConnClosed) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return true
 	}

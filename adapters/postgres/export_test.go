@@ -25,3 +25,19 @@ func TxDB(tx *Tx) bun.IDB { return tx.products.db }
 func HoldForCommit(ctx context.Context) context.Context {
 	return withCommitTail(ctx, &commitTail{})
 }
+
+// ServerOf is what s learnt of the last server: its system identifier,
+// timeline and address.
+func ServerOf(s *ServerIdentity) (system, timeline, addr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.known.system, s.known.timeline, s.known.addr
+}
+
+// ObserveServer records a new connection to the server so described.
+func ObserveServer(s *ServerIdentity, system, timeline, addr string) {
+	s.observe(serverFingerprint{system: system, timeline: timeline, addr: addr})
+}
+
+// ServerWentAway is serverWentAway, for the table of failures.
+var ServerWentAway = serverWentAway

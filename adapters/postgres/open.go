@@ -49,6 +49,15 @@ type Pool struct {
 	// (UnitOfWork). It is not passed to Open: database/sql waits on
 	// contexts only, so the unit of work applies it.
 	AcquireTimeout time.Duration
+	// TransactionPooler says that the DSN reaches PostgreSQL through a
+	// pooler in transaction mode (PgBouncer's pool_mode=transaction), which
+	// hands each transaction whichever server connection is free: no
+	// statement may rely on a named prepared statement (see
+	// withoutPreparedStatements).
+	TransactionPooler bool
+	// Server, if set, learns which server each new connection reached
+	// (server_identity.go).
+	Server *ServerIdentity
 }
 
 // The default pool, sized for a small (2-core) PostgreSQL: a database that
@@ -84,15 +93,21 @@ func Open(ctx context.Context, dsn string) (*bun.DB, error) {
 // OpenPool connects to dsn with the pgx driver, bounded by pool, and checks
 // the connection. A server that cannot be reached is a *ConnectError that
 // names its address and never the password.
-func OpenPool(ctx context.Context, dsn string, pool Pool) (*bun.DB, error) {
+func OpenPool(ctx context.Context, dsn string, pool Pool, opts ...OpenOption) (*bun.DB, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgconn's parse errors quote the DSN with the password masked.
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	for _, opt := range opts {
+		opt(cfg)
+	}
+	if pool.TransactionPooler {
+		withoutPreparedStatements(cfg)
+	}
 	// pgx's stdlib connections, wrapped to save round trips
 	// (pipelined_conn.go).
-	sqldb := sql.OpenDB(pipelinedConnector{Connector: stdlib.GetConnector(*cfg)})
+	sqldb := sql.OpenDB(pipelinedConnector{Connector: stdlib.GetConnector(*cfg), server: pool.Server})
 	maxConns := pool.MaxConns
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConns
@@ -107,6 +122,35 @@ func OpenPool(ctx context.Context, dsn string, pool Pool) (*bun.DB, error) {
 		return nil, &ConnectError{Addr: address(cfg.Config), Database: cfg.Database, User: cfg.User, Err: err}
 	}
 	return db, nil
+}
+
+// withoutPreparedStatements makes the pool's connections work through a
+// pooler in transaction mode. pgx's default (cache_statement) prepares
+// every statement with arguments under a name, once per connection, and
+// runs it by that name later: through PgBouncer 1.18 in transaction mode
+// the next transaction of the same client connection runs on another
+// server connection, where the name does not exist (26000 prepared
+// statement "stmtcache_..." does not exist). exec sends each statement
+// with its arguments as an unnamed statement, parsed, bound and run in the
+// one round trip of its Sync, which never outlives the transaction; what
+// it costs is the parse PostgreSQL saved on a cached statement. Every
+// statement of this adapter works in it (the uuids are encoded as
+// pgtype.UUID: TestParameterisedStatementsWorkInEveryExecMode). A mode the
+// DSN chose itself (default_query_exec_mode=simple_protocol, ...) is kept:
+// only cache_statement names statements.
+//
+// Nothing else relies on the session through the pool: the workspace is
+// set with set_config(..., true) inside each transaction (and the
+// Dispatcher's claim batch is one implicit transaction), the advisory locks
+// of the idempotency claim and of Migrate are transaction-scoped, and
+// LISTEN has a connection of its own (Signal, ONCE_DATABASE_LISTEN_URL).
+// Bootstrap's session-level lock and migrations go direct, as the
+// superuser and the owner.
+func withoutPreparedStatements(cfg *pgx.ConnConfig) {
+	if cfg.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
+	cfg.StatementCacheCapacity = 0
 }
 
 // ConnectError says that PostgreSQL could not be reached or refused the

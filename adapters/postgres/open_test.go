@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -30,6 +31,9 @@ func TestDatabaseOutagesAreUnavailableWithRetryAfter(t *testing.T) {
 		"connection refused": &net.OpError{Op: "dial", Net: "tcp",
 			Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}},
 		"connection cut": &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET},
+		// A statement after another broke the connection (seen in a
+		// failover): pgx closed it.
+		"connection closed by pgx": fmt.Errorf("query: %w", pgconn.ErrConnClosed),
 	} {
 		mapped := postgres.MapError(err, "store")
 		var de *domain.Error

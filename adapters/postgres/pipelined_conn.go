@@ -61,8 +61,12 @@ func beginInWorkspace(id uuid.UUID) string {
 }
 
 // pipelinedConnector makes the connections of a pool opened by OpenPool.
+// With a ServerIdentity, each new connection first tells it which server
+// it reached, and each found dead when the pool hands it out again tells it
+// so (ResetSession).
 type pipelinedConnector struct {
 	driver.Connector
+	server *ServerIdentity
 }
 
 func (c pipelinedConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -75,7 +79,13 @@ func (c pipelinedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		_ = conn.Close()
 		return nil, errors.New("postgres: the pgx connector returned an unexpected connection type")
 	}
-	return &pipelinedConn{Conn: sc}, nil
+	if c.server != nil {
+		if err := c.server.identify(ctx, sc.Conn()); err != nil {
+			_ = sc.Close()
+			return nil, err
+		}
+	}
+	return &pipelinedConn{Conn: sc, server: c.server}, nil
 }
 
 // commitTail marks an Exec that may wait for the COMMIT (see above).
@@ -114,6 +124,23 @@ type pipelinedConn struct {
 	// tx is the transaction begun by BeginTx in a workspace, until its
 	// Commit or Rollback.
 	tx *pgxTx
+	// server, if not nil, hears of the connection's death (ResetSession).
+	server *ServerIdentity
+}
+
+// ResetSession implements driver.SessionResetter: stdlib's check before
+// the pool hands the connection out again, which pings one that was idle
+// for over a second. A connection that looked alive and idle but does not
+// answer the ping died under us: its server went away (crashed, restarted,
+// failed over, ended the session), which the ServerIdentity hears. One that
+// pgx closed itself (a query whose context ended) is not news.
+func (c *pipelinedConn) ResetSession(ctx context.Context) error {
+	alive := !c.Conn.Conn().IsClosed() && c.Conn.Conn().PgConn().TxStatus() == 'I'
+	err := c.Conn.ResetSession(ctx)
+	if err != nil && alive && c.server != nil && ctx.Err() == nil {
+		c.server.lost()
+	}
+	return err
 }
 
 // BeginTx implements driver.ConnBeginTx.

@@ -95,27 +95,7 @@ func (r *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from, to
 
 // List implements ports.OperationRepository: newest first by id (UUIDv7,
 // time-ordered), through operations_workspace_id_idx.
-func (r *OperationRepository) List(ctx context.Context, f ports.OperationFilter) ([]model.Operation, error) {
-	if f.Limit <= 0 {
-		return nil, nil
-	}
-	var rows []operationRow
-	q := r.db.NewSelect().Model(&rows).Where("workspace_id = ?", r.workspace)
-	if f.Status != "" {
-		q = q.Where("status = ?", string(f.Status))
-	}
-	if f.Kind != "" {
-		q = q.Where("kind = ?", f.Kind)
-	}
-	if f.Before != uuid.Nil {
-		q = q.Where("id < ?", f.Before)
-	}
-	if err := q.OrderExpr("id DESC").Limit(int64(f.Limit)).Scan(ctx); err != nil {
-		return nil, mapError(err, "operation")
-	}
-	out := make([]model.Operation, 0, len(rows))
-	for i := range rows {
-		out = append(out, rows[i].domain())
-	}
-	return out, nil
+func (r *OperationRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Operation, error) {
+	return listNewest(ctx, r.db, r.workspace, q, "operation", plain((*operationRow).domain),
+		eq("status", q.Status), eq("kind", q.Kind))
 }

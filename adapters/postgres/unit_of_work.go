@@ -25,6 +25,9 @@ const setWorkspace = `SELECT set_config('app.workspace_id', ?, true)`
 type UnitOfWork struct {
 	db             *bun.DB
 	acquireTimeout time.Duration
+	// server, if set, hears of transactions that failed because their
+	// server went away.
+	server *ServerIdentity
 }
 
 var _ ports.UnitOfWork = (*UnitOfWork)(nil)
@@ -41,6 +44,14 @@ func WithAcquireTimeout(d time.Duration) UnitOfWorkOption {
 			u.acquireTimeout = d
 		}
 	}
+}
+
+// WithServerIdentity tells server of every transaction that failed because
+// its server went away (serverWentAway): a process whose connections reach
+// PostgreSQL through a pooler may keep them across a failover behind it,
+// so its ServerIdentity would learn of the change from no new connection.
+func WithServerIdentity(server *ServerIdentity) UnitOfWorkOption {
+	return func(u *UnitOfWork) { u.server = server }
 }
 
 // NewUnitOfWork returns a UnitOfWork on db, which must be connected as the
@@ -72,6 +83,9 @@ func (u *UnitOfWork) Transact(ctx context.Context, workspace uuid.UUID, fn func(
 	attempts := u.db.Stats().MaxOpenConnections + 1
 	for attempt := 1; ; attempt++ {
 		deadConn, err := u.transactOnce(ctx, workspace, fn)
+		if err != nil && u.server != nil && ctx.Err() == nil && serverWentAway(err) {
+			u.server.lost()
+		}
 		if !deadConn || attempt >= attempts || ctx.Err() != nil {
 			return err
 		}

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -20,8 +19,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/oncehq/once/buildinfo"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/limits"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -32,6 +33,7 @@ type Metrics struct {
 
 	httpRequests *prometheus.CounterVec
 	httpDuration *prometheus.HistogramVec
+	limits       *prometheus.CounterVec
 
 	published       prometheus.Counter
 	failures        prometheus.Counter
@@ -48,9 +50,14 @@ type Metrics struct {
 	jobRetries  *prometheus.CounterVec
 	jobsRunning *prometheus.GaugeVec
 	jobDuration *prometheus.HistogramVec
+
+	retentionDeleted *prometheus.CounterVec
 }
 
-var _ dispatch.Observer = (*Metrics)(nil)
+var (
+	_ dispatch.Observer = (*Metrics)(nil)
+	_ limits.Observer   = (*Metrics)(nil)
+)
 
 // latencyBuckets span a fast local call to a slow external one.
 var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}
@@ -76,9 +83,14 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
 		httpRequests: counterVec("once_http_requests_total",
-			"API requests answered, by route pattern and status code.", "route", "code"),
+			"API requests answered, by method, route (the path pattern) and status code.", "method", "route", "code"),
 		httpDuration: histogramVec("once_http_request_duration_seconds",
-			"Time to answer an API request, by route pattern.", "route"),
+			"Time to answer an API request, by method and route (the path pattern).", "method", "route"),
+		limits: counterVec("once_http_limit_checks_total",
+			"Checks of the workspaces' limits, by policy (writes: the rate of writes; concurrency: the cap on one workspace's "+
+				"requests in progress in this process) and outcome: allowed, limited (answered 429 RATE_LIMITED) or unmetered "+
+				"(the rate limiter's Redis could not be asked and the write went through). No workspace label: scrape the logs for who.",
+			"policy", "outcome"),
 
 		published: counter("once_dispatch_published_total",
 			"Outbox events this process's Dispatcher published (the broker accepted them)."),
@@ -86,7 +98,7 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 			"Outbox events whose publish by this process's Dispatcher failed (each attempt counts)."),
 		deadLettered: counter("once_dispatch_dead_lettered_total",
 			"Outbox events this process's Dispatcher moved to dead_letter after their last attempt. "+
-				"Jobs workers give up on are once_worker_jobs_total{outcome=\"failed\"}; "+
+				"Jobs workers give up on are once_worker_jobs_total{outcome=\"given_up\"}; "+
 				"the dead letters waiting now are once_outbox_events{status=\"dead_letter\"}."),
 		deliveryLatency: histogram("once_dispatch_delivery_latency_seconds",
 			"Time from the business commit to the broker accepting the event.", latencyBuckets),
@@ -94,7 +106,7 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 			Name: "once_dispatch_broker_up",
 			Help: "1 while the Dispatcher publishes, 0 while it holds back because the broker is unreachable (its circuit breaker is open). Only in processes that run a Dispatcher.",
 		}),
-		batchSize: histogram("once_dispatch_batch_size", "Events claimed per Dispatcher round.",
+		batchSize: histogram("once_dispatch_batch_events", "Events claimed per Dispatcher round.",
 			[]float64{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000}),
 		roundDuration: histogram("once_dispatch_round_duration_seconds",
 			"One Dispatcher round of one workspace batch: claim, publish and mark.", latencyBuckets),
@@ -104,20 +116,27 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 			"Time the broker took to accept a batch.", latencyBuckets),
 
 		jobs: counterVec("once_worker_jobs_total",
-			"Jobs this process's workers finished, by event type and outcome: succeeded, failed (given up on: the task failed, the event is a dead letter) or interrupted (shutdown; the broker delivers it again).",
+			"Jobs this process's workers finished, by event type and outcome: succeeded (the operation succeeded), "+
+				"failed (the job ran and recorded its operation failed: credentials refused, not an image...), "+
+				"given_up (retries spent or an unclassified error: task and operation failed, the event is a dead letter) "+
+				"or interrupted (shutdown; the broker delivers it again).",
 			"type", "outcome"),
 		jobRetries: counterVec("once_worker_job_retries_total", "Attempts of a job after its first, by event type.", "type"),
 		jobsRunning: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "once_worker_jobs_in_flight", Help: "Jobs being handled now, by event type.",
 		}, []string{"type"}),
 		jobDuration: histogramVec("once_worker_job_duration_seconds", "Time a job took, retries included, by event type.", "type"),
+
+		retentionDeleted: counterVec("once_retention_deleted_total",
+			"Finished records this process's maintenance deleted after their retention, by kind (dead_letters, operations, catalog_syncs, material_transfers, publications, ai_tasks).",
+			"kind"),
 	}
 	m.brokerUp.Set(1)
 	m.registry.MustRegister(buildInfo(),
-		m.httpRequests, m.httpDuration,
+		m.httpRequests, m.httpDuration, m.limits,
 		m.published, m.failures, m.deadLettered, m.deliveryLatency,
 		m.batchSize, m.roundDuration, m.claimDuration, m.publishDuration,
-		m.jobs, m.jobRetries, m.jobsRunning, m.jobDuration,
+		m.jobs, m.jobRetries, m.jobsRunning, m.jobDuration, m.retentionDeleted,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if stats != nil {
 		m.registry.MustRegister(&backlog{stats: stats, clock: clock, log: log})
@@ -125,22 +144,13 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 	return m
 }
 
-// buildInfo is once_build_info: always 1, its labels say what runs.
+// buildInfo is once_build_info: always 1, its labels say what runs (the
+// build `once version` describes).
 func buildInfo() prometheus.Collector {
-	version, revision := "(devel)", "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
-			version = bi.Main.Version
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				revision = s.Value
-			}
-		}
-	}
+	info := buildinfo.Read()
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "once_build_info", Help: "Always 1; the labels say which build of once runs.",
-		ConstLabels: prometheus.Labels{"version": version, "go_version": runtime.Version(), "revision": revision},
+		ConstLabels: prometheus.Labels{"version": info.Version, "go_version": runtime.Version(), "revision": info.Commit, "build_date": info.Date},
 	})
 	g.Set(1)
 	return g
@@ -153,9 +163,15 @@ func (m *Metrics) WatchDB(db *sql.DB, name string) {
 }
 
 // ObserveRequest records one answered API request.
-func (m *Metrics) ObserveRequest(route string, status int, elapsed time.Duration) {
-	m.httpRequests.WithLabelValues(route, strconv.Itoa(status)).Inc()
-	m.httpDuration.WithLabelValues(route).Observe(elapsed.Seconds())
+func (m *Metrics) ObserveRequest(method, route string, status int, elapsed time.Duration) {
+	m.httpRequests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	m.httpDuration.WithLabelValues(method, route).Observe(elapsed.Seconds())
+}
+
+// ObserveLimit records one check of a workspace's limits
+// (limits.Observer).
+func (m *Metrics) ObserveLimit(policy, outcome string) {
+	m.limits.WithLabelValues(policy, outcome).Inc()
 }
 
 // Published records events the queue accepted at `at`.
@@ -202,12 +218,17 @@ func (m *Metrics) JobStarted(eventType string) { m.jobsRunning.WithLabelValues(e
 // JobRetried records one more attempt of a job.
 func (m *Metrics) JobRetried(eventType string) { m.jobRetries.WithLabelValues(eventType).Inc() }
 
-// JobEnded records how a job ended ("succeeded", "failed", "interrupted")
-// and how long it took.
+// JobEnded records how a job ended (a queue.Outcome*: succeeded, failed,
+// given_up, interrupted) and how long it took.
 func (m *Metrics) JobEnded(eventType, outcome string, elapsed time.Duration) {
 	m.jobsRunning.WithLabelValues(eventType).Dec()
 	m.jobs.WithLabelValues(eventType, outcome).Inc()
 	m.jobDuration.WithLabelValues(eventType).Observe(elapsed.Seconds())
+}
+
+// Expired counts records the retention cleanup deleted.
+func (m *Metrics) Expired(kind model.Expiring, n int) {
+	m.retentionDeleted.WithLabelValues(string(kind)).Add(float64(n))
 }
 
 // Handler serves the registry in the Prometheus text format.

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/oncehq/once/domain"
 )
 
 // JobObserver hears what the workers do, for metrics. Calls are made on
@@ -15,17 +17,24 @@ type JobObserver interface {
 	JobStarted(eventType string)
 	// JobRetried reports one more attempt of a job after a failure.
 	JobRetried(eventType string)
-	// JobEnded reports how a job ended: "succeeded", "failed" (given up
-	// on: recorded as failed, the message acknowledged) or "interrupted"
-	// (shutdown: the broker delivers it again), and how long it took,
+	// JobEnded reports how a job ended (an Outcome) and how long it took,
 	// retries included.
 	JobEnded(eventType, outcome string, elapsed time.Duration)
 }
 
 // Job outcomes as JobObserver reports them.
 const (
-	OutcomeSucceeded   = "succeeded"
-	OutcomeFailed      = "failed"
+	// OutcomeSucceeded: the job ran and its operation succeeded.
+	OutcomeSucceeded = "succeeded"
+	// OutcomeFailed: the job ran and recorded its operation failed, a
+	// business outcome (credentials refused, a file that is not an image;
+	// domain.ReportOperationFailed); the message is acknowledged.
+	OutcomeFailed = "failed"
+	// OutcomeGivenUp: the worker gave up on the job (retries spent, or an
+	// error it cannot classify): task and operation failed, the event a
+	// dead letter for an operator.
+	OutcomeGivenUp = "given_up"
+	// OutcomeInterrupted: shutdown; the broker delivers it again.
 	OutcomeInterrupted = "interrupted"
 )
 
@@ -38,14 +47,16 @@ func (nopObserver) JobEnded(string, string, time.Duration) {}
 type attemptsKey struct{}
 
 // observeOutcome sits just inside giveUp, where a job's end is known: an
-// error here is given up on unless it is a shutdown.
+// error here is given up on unless it is a shutdown; without one, the
+// handler's domain.JobReport says whether the operation failed.
 func observeOutcome(obs JobObserver) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
 			eventType := message.HandlerNameFromCtx(msg.Context())
 			start := time.Now()
 			attempts := new(int)
-			msg.SetContext(context.WithValue(msg.Context(), attemptsKey{}, attempts))
+			ctx, report := domain.WithJobReport(context.WithValue(msg.Context(), attemptsKey{}, attempts))
+			msg.SetContext(ctx)
 			obs.JobStarted(eventType)
 			out, err := h(msg)
 			for range max(*attempts-1, 0) {
@@ -57,6 +68,8 @@ func observeOutcome(obs JobObserver) message.HandlerMiddleware {
 			case errors.As(err, &i):
 				outcome = OutcomeInterrupted
 			case err != nil:
+				outcome = OutcomeGivenUp
+			case report.OperationFailed():
 				outcome = OutcomeFailed
 			}
 			obs.JobEnded(eventType, outcome, time.Since(start))

@@ -68,6 +68,11 @@ func TestWorkerObserverHearsOutcomesAndRetries(t *testing.T) {
 		"bad": ports.MessageHandlerFunc(func(context.Context, ports.Message) error {
 			return domain.Errorf(domain.CodeValidation, "never")
 		}),
+		// It ran, and recorded its operation failed (credentials refused).
+		"refused": ports.MessageHandlerFunc(func(ctx context.Context, _ ports.Message) error {
+			domain.ReportOperationFailed(ctx)
+			return nil
+		}),
 	}
 	log := &jobLog{inFlight: map[string]int{}, retries: map[string]int{}, ended: map[string]string{}}
 	w, err := queue.NewWorker(sub, dropFailures{}, handlers, queue.WorkerConfig{
@@ -83,10 +88,12 @@ func TestWorkerObserverHearsOutcomesAndRetries(t *testing.T) {
 	}
 	require.Eventually(t, func() bool {
 		_, _, ended := log.snapshot()
-		return len(ended) == 3
+		return len(ended) == 4
 	}, 10*time.Second, 5*time.Millisecond)
 	inFlight, retries, ended := log.snapshot()
-	assert.Equal(t, map[string]string{"ok": queue.OutcomeSucceeded, "flaky": queue.OutcomeSucceeded, "bad": queue.OutcomeFailed}, ended)
+	assert.Equal(t, map[string]string{
+		"ok": queue.OutcomeSucceeded, "flaky": queue.OutcomeSucceeded, "bad": queue.OutcomeGivenUp, "refused": queue.OutcomeFailed,
+	}, ended)
 	assert.Equal(t, map[string]int{"flaky": 2}, retries)
-	assert.Equal(t, map[string]int{"ok": 0, "flaky": 0, "bad": 0}, inFlight)
+	assert.Equal(t, map[string]int{"ok": 0, "flaky": 0, "bad": 0, "refused": 0}, inFlight)
 }

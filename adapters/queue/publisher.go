@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -44,7 +43,8 @@ func NewPublisher(pub message.Publisher, namespace string) *Publisher {
 // domain.CodeUnavailable, with a sanitized message, when the broker did not
 // accept; some earlier groups may have been accepted by then. The latter
 // wrap ports.ErrBrokerUnreachable when BrokerUnreachable says the failure
-// was the broker's.
+// was the broker's, unless the broker sub-package already said it was
+// (ports.ErrBrokerUnreachable or ports.ErrBrokerMisconfigured).
 func (p *Publisher) Publish(ctx context.Context, msgs ...ports.Message) error {
 	if len(msgs) == 0 {
 		return nil
@@ -65,7 +65,7 @@ func (p *Publisher) Publish(ctx context.Context, msgs ...ports.Message) error {
 	}
 	for _, topic := range topics {
 		if err := p.publish(ctx, topic, groups[topic]); err != nil {
-			if BrokerUnreachable(err) && !errors.Is(err, ports.ErrBrokerUnreachable) {
+			if BrokerUnreachable(err) && !ports.BrokersFault(err) {
 				err = fmt.Errorf("%w: %w", ports.ErrBrokerUnreachable, err)
 			}
 			return unavailable(fmt.Sprintf("queue: publish %d message(s) to %s", len(groups[topic]), topic), err)

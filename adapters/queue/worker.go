@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -82,6 +83,14 @@ type Worker struct {
 	once    sync.Once     // starts the router, or marks a worker closed unstarted
 	stopped chan struct{} // closed when the router stopped
 	runErr  error         // what router.Run returned, set before stopped closes
+
+	// Jobs running, and whether new ones may start (see Drain).
+	mu         sync.Mutex
+	draining   bool
+	running    sync.WaitGroup
+	active     atomic.Int64
+	held       atomic.Int64
+	handedBack atomic.Int64
 }
 
 // NewWorker builds a worker for handlers, keyed by event type.
@@ -102,7 +111,9 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, handlers map[
 	if obs == nil {
 		obs = nopObserver{}
 	}
+	w := &Worker{router: router, stopped: make(chan struct{})}
 	router.AddMiddleware(
+		w.admit,
 		giveUp(failures),
 		observeOutcome(obs),
 		markInterrupted,
@@ -132,8 +143,66 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, handlers map[
 		}
 		router.AddConsumerHandler(eventType, Topic(cfg.Namespace, eventType), borrowed, handle(eventType, handlers[eventType]))
 	}
-	return &Worker{router: router, stopped: make(chan struct{})}, nil
+	return w, nil
 }
+
+// admit is the outermost middleware: it counts the jobs running, for
+// Drain, and once the worker drains holds every message that arrives
+// (without running it) until Close ends its context, which hands it back
+// to the broker like a job interrupted.
+func (w *Worker) admit(h message.HandlerFunc) message.HandlerFunc {
+	return func(msg *message.Message) ([]*message.Message, error) {
+		w.mu.Lock()
+		if w.draining {
+			w.mu.Unlock()
+			w.held.Add(1)
+			<-msg.Context().Done()
+			w.held.Add(-1)
+			w.handedBack.Add(1)
+			return nil, &interrupted{sanitizedError{text: "not started: the worker is stopping", cause: context.Cause(msg.Context())}}
+		}
+		w.running.Add(1)
+		w.active.Add(1)
+		w.mu.Unlock()
+		defer w.running.Done()
+		defer w.active.Add(-1)
+		out, err := h(msg)
+		var i *interrupted
+		if errors.As(err, &i) {
+			w.handedBack.Add(1)
+		}
+		return out, err
+	}
+}
+
+// Drain starts no job from now on and waits, at most until ctx ends, for
+// the jobs running to finish (succeed, or be given up on, and be acked).
+// It returns ctx's error if some are still running: Close interrupts
+// them, and the broker delivers them again.
+func (w *Worker) Drain(ctx context.Context) error {
+	w.mu.Lock()
+	w.draining = true
+	w.mu.Unlock()
+	done := make(chan struct{})
+	go func() { w.running.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Running is how many jobs are running now.
+func (w *Worker) Running() int { return int(w.active.Load()) }
+
+// Held is how many messages arrived while draining and wait, not run, for
+// Close to hand them back.
+func (w *Worker) Held() int { return int(w.held.Load()) }
+
+// HandedBack is how many messages the worker left to the broker to
+// deliver again because it was stopping.
+func (w *Worker) HandedBack() int { return int(w.handedBack.Load()) }
 
 // handle adapts a ports.MessageHandler to watermill.
 func handle(eventType string, h ports.MessageHandler) message.NoPublishHandlerFunc {

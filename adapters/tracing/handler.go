@@ -13,24 +13,28 @@ import (
 // Handler decorates a worker's ports.MessageHandler with a consumer span
 // per attempt, child of the producer span the message carries.
 type Handler struct {
-	next   ports.MessageHandler
-	tracer trace.Tracer
+	next      ports.MessageHandler
+	tracer    trace.Tracer
+	messaging Messaging
 }
 
 var _ ports.MessageHandler = (*Handler)(nil)
 
-// NewHandler wraps next.
-func NewHandler(next ports.MessageHandler, tp trace.TracerProvider) *Handler {
-	return &Handler{next: next, tracer: tp.Tracer(instrumentation)}
+// NewHandler wraps next, which handles the messages of the broker m
+// describes.
+func NewHandler(next ports.MessageHandler, tp trace.TracerProvider, m Messaging) *Handler {
+	return &Handler{next: next, tracer: tp.Tracer(instrumentation), messaging: m}
 }
 
-// Handle runs the wrapped handler inside the consumer span. The span's
-// traceparent replaces the message's in ctx, so events the job writes
-// continue the same trace.
+// Handle runs the wrapped handler inside the consumer span ("process" and
+// the destination the message came from). The span's traceparent replaces
+// the message's in ctx, so events the job writes continue the same trace;
+// the statements the job runs are its children.
 func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
-	ctx, span := h.tracer.Start(withParent(ctx, msg.Traceparent), "process "+msg.Type,
+	destination := h.messaging.destination(msg.Type)
+	ctx, span := h.tracer.Start(withParent(ctx, msg.Traceparent), "process "+destination,
 		trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(messageAttributes(msg, semconv.MessagingOperationTypeProcess)...))
+		trace.WithAttributes(h.messaging.attributes(msg, destination, semconv.MessagingOperationTypeProcess, "process")...))
 	defer span.End()
 	err := h.next.Handle(domain.WithTraceparent(ctx, traceparentOf(ctx)), msg)
 	fail(span, err)

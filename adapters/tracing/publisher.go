@@ -3,7 +3,6 @@ package tracing
 import (
 	"context"
 
-	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -14,44 +13,43 @@ import (
 // child of the request that wrote the event, and sends the producer span's
 // traceparent on with the message so the consumer joins the same trace.
 type Publisher struct {
-	next   ports.Publisher
-	tracer trace.Tracer
+	next      ports.Publisher
+	tracer    trace.Tracer
+	messaging Messaging
 }
 
 var _ ports.Publisher = (*Publisher)(nil)
 
-// NewPublisher wraps next.
-func NewPublisher(next ports.Publisher, tp trace.TracerProvider) *Publisher {
-	return &Publisher{next: next, tracer: tp.Tracer(instrumentation)}
+// NewPublisher wraps next, which publishes to the broker m describes.
+func NewPublisher(next ports.Publisher, tp trace.TracerProvider, m Messaging) *Publisher {
+	return &Publisher{next: next, tracer: tp.Tracer(instrumentation), messaging: m}
 }
 
 // Publish publishes msgs through the wrapped publisher in one call, as it
-// was asked to, each message under a span of its own: a batch mixes the
-// events of many requests, so of many traces.
+// was asked to, each message under a span of its own ("publish" and its
+// destination): a batch mixes the events of many requests, so of many
+// traces. The broker's own spans of the call (a Redis pipeline, an AMQP
+// publish) join the trace of the first message: the call's context carries
+// its span.
 func (p *Publisher) Publish(ctx context.Context, msgs ...ports.Message) error {
 	traced := make([]ports.Message, len(msgs))
 	spans := make([]trace.Span, len(msgs))
+	callCtx := ctx
 	for i, m := range msgs {
-		spanCtx, span := p.tracer.Start(withParent(ctx, m.Traceparent), "publish "+m.Type,
+		destination := p.messaging.destination(m.Type)
+		spanCtx, span := p.tracer.Start(withParent(ctx, m.Traceparent), "publish "+destination,
 			trace.WithSpanKind(trace.SpanKindProducer),
-			trace.WithAttributes(messageAttributes(m, semconv.MessagingOperationTypeSend)...))
+			trace.WithAttributes(p.messaging.attributes(m, destination, semconv.MessagingOperationTypeSend, "publish")...))
 		m.Traceparent = traceparentOf(spanCtx)
 		traced[i], spans[i] = m, span
+		if i == 0 {
+			callCtx = spanCtx
+		}
 	}
-	err := p.next.Publish(ctx, traced...)
+	err := p.next.Publish(callCtx, traced...)
 	for _, span := range spans {
 		fail(span, err)
 		span.End()
 	}
 	return err
-}
-
-// messageAttributes describe a message on its producer or consumer span.
-func messageAttributes(m ports.Message, operation attribute.KeyValue) []attribute.KeyValue {
-	return []attribute.KeyValue{
-		operation,
-		semconv.MessagingDestinationName(m.Type),
-		semconv.MessagingMessageID(m.ID.String()),
-		attribute.String("once.workspace_id", m.WorkspaceID.String()),
-	}
 }

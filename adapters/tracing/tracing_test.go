@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -46,14 +47,19 @@ func newProvider(t *testing.T) (*sdktrace.TracerProvider, *tracetest.InMemoryExp
 }
 
 type recordingPublisher struct {
-	got []ports.Message
-	err error
+	got  []ports.Message
+	span trace.SpanContext // the span of the call's context
+	err  error
 }
 
-func (p *recordingPublisher) Publish(_ context.Context, msgs ...ports.Message) error {
+func (p *recordingPublisher) Publish(ctx context.Context, msgs ...ports.Message) error {
 	p.got = append(p.got, msgs...)
+	p.span = trace.SpanContextFromContext(ctx)
 	return p.err
 }
+
+// redis is the broker of the tests: streams named with a namespace.
+var redis = tracing.Messaging{System: "redis", Destination: func(eventType string) string { return "once." + eventType }}
 
 // A batch of events from two requests: each message gets a producer span
 // in its own request's trace, and carries that span on; the caller's
@@ -70,7 +76,7 @@ func TestPublisherMakesAProducerSpanPerMessageInItsRequestsTrace(t *testing.T) {
 		{ID: uuid.New(), Type: "media.process", Traceparent: b},
 		{ID: uuid.New(), Type: "media.process"},
 	}
-	require.NoError(t, tracing.NewPublisher(next, tp).Publish(context.Background(), msgs...))
+	require.NoError(t, tracing.NewPublisher(next, tp, redis).Publish(context.Background(), msgs...))
 
 	assert.Equal(t, a, msgs[0].Traceparent, "the caller's messages are not changed")
 	spans := exporter.GetSpans()
@@ -83,7 +89,15 @@ func TestPublisherMakesAProducerSpanPerMessageInItsRequestsTrace(t *testing.T) {
 	} {
 		s := spans[i]
 		assert.Equal(t, trace.SpanKindProducer, s.SpanKind)
-		assert.Equal(t, "publish "+msgs[i].Type, s.Name)
+		assert.Equal(t, "publish once."+msgs[i].Type, s.Name, "named by the stream")
+		assert.Subset(t, s.Attributes, []attribute.KeyValue{
+			attribute.String("messaging.system", "redis"),
+			attribute.String("messaging.operation.type", "send"),
+			attribute.String("messaging.operation.name", "publish"),
+			attribute.String("messaging.destination.name", "once."+msgs[i].Type),
+			attribute.String("messaging.message.id", msgs[i].ID.String()),
+			attribute.String("once.event_type", msgs[i].Type),
+		})
 		if want.trace != "" {
 			assert.Equal(t, want.trace, s.SpanContext.TraceID().String())
 			assert.Equal(t, want.parent, s.Parent.SpanID().String())
@@ -93,6 +107,7 @@ func TestPublisherMakesAProducerSpanPerMessageInItsRequestsTrace(t *testing.T) {
 		sent := next.got[i].Traceparent
 		assert.Equal(t, "00-"+s.SpanContext.TraceID().String()+"-"+s.SpanContext.SpanID().String()+"-01", sent)
 	}
+	assert.Equal(t, spans[0].SpanContext.SpanID(), next.span.SpanID(), "the broker's call runs under the first message's span")
 }
 
 // A failed publish fails every span of the batch, with the error
@@ -100,7 +115,7 @@ func TestPublisherMakesAProducerSpanPerMessageInItsRequestsTrace(t *testing.T) {
 func TestPublisherMarksSpansFailedWithTheErrorSanitized(t *testing.T) {
 	tp, exporter := newProvider(t)
 	next := &recordingPublisher{err: errors.New("cannot connect to redis://once:hunter2@redis/0: connection refused")}
-	err := tracing.NewPublisher(next, tp).Publish(context.Background(), ports.Message{ID: uuid.New(), Type: "media.process"})
+	err := tracing.NewPublisher(next, tp, redis).Publish(context.Background(), ports.Message{ID: uuid.New(), Type: "media.process"})
 	require.Error(t, err)
 	spans := exporter.GetSpans()
 	require.Len(t, spans, 1)
@@ -118,13 +133,21 @@ func TestHandlerMakesAConsumerSpanChildOfTheMessage(t *testing.T) {
 	h := tracing.NewHandler(ports.MessageHandlerFunc(func(ctx context.Context, msg ports.Message) error {
 		inJob = domain.TraceparentFrom(ctx)
 		return nil
-	}), tp)
-	require.NoError(t, h.Handle(context.Background(), ports.Message{ID: uuid.New(), Type: "media.process", Traceparent: sent}))
+	}), tp, redis)
+	msg := ports.Message{ID: uuid.New(), Type: "media.process", Traceparent: sent}
+	require.NoError(t, h.Handle(context.Background(), msg))
 	spans := exporter.GetSpans()
 	require.Len(t, spans, 1)
 	s := spans[0]
 	assert.Equal(t, trace.SpanKindConsumer, s.SpanKind)
-	assert.Equal(t, "process media.process", s.Name)
+	assert.Equal(t, "process once.media.process", s.Name)
+	assert.Subset(t, s.Attributes, []attribute.KeyValue{
+		attribute.String("messaging.system", "redis"),
+		attribute.String("messaging.operation.type", "process"),
+		attribute.String("messaging.operation.name", "process"),
+		attribute.String("messaging.destination.name", "once.media.process"),
+		attribute.String("messaging.message.id", msg.ID.String()),
+	})
 	assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", s.SpanContext.TraceID().String())
 	assert.Equal(t, "00f067aa0ba902b7", s.Parent.SpanID().String())
 	assert.Equal(t, "00-4bf92f3577b34da6a3ce929d0e0e4736-"+s.SpanContext.SpanID().String()+"-01", inJob)

@@ -135,21 +135,7 @@ func (b *broker) cleanupAMQP() error {
 	defer conn.Close()
 	var errs []error
 	for _, topic := range b.topics() {
-		// A failed operation closes the channel: one channel per step.
-		for _, step := range []func(*amqp091.Channel) error{
-			func(ch *amqp091.Channel) error { _, err := ch.QueueDelete(topic, false, false, false); return err },
-			func(ch *amqp091.Channel) error { return ch.ExchangeDelete(topic, false, false) },
-		} {
-			ch, err := conn.Channel()
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if err := step(ch); err != nil {
-				errs = append(errs, fmt.Errorf("amqp: delete %s: %w", topic, err))
-			}
-			_ = ch.Close()
-		}
+		errs = append(errs, amqp.DeleteTopology(conn, topic))
 	}
 	return errors.Join(errs...)
 }

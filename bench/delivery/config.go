@@ -78,6 +78,11 @@ const (
 	DefaultAMQPURL       = "amqp://guest:guest@127.0.0.1:5672/"
 	payloadPad           = 56 // {"n": 12345, "pad": "xxx…"}: about 80 bytes
 	DefaultProducerConns = 16
+	// fairness: one Dispatcher (what `once serve` runs), half a million
+	// events behind one workspace, the others at half steady's rate.
+	DefaultFairnessDispatchers = "1"
+	DefaultBacklog             = 500000
+	DefaultFairnessRate        = 1000
 )
 
 // ParseQueues reads a comma-separated list of publisher kinds.

@@ -46,6 +46,9 @@ type Measurement struct {
 	P99Ms float64 `json:"p99_ms,omitempty"`
 	MaxMs float64 `json:"max_ms,omitempty"`
 	Rate  float64 `json:"rate,omitempty"` // achieved commit rate (steady)
+	// BacklogLeft is how many of the noisy workspace's events were still
+	// not dispatched when the quiet ones' last event was (fairness).
+	BacklogLeft int `json:"backlog_left,omitempty"`
 }
 
 // variant is one thing measured in every repetition.
@@ -108,15 +111,11 @@ func RunDrain(ctx context.Context, cfg DrainConfig, out, progress io.Writer) err
 		fmt.Fprintln(progress)
 		return m, nil
 	})
-	if !cfg.JSON && len(all) > 0 {
-		writeDrainTable(out, cfg, all)
-		fmt.Fprintln(out)
-		fmt.Fprintln(out, machineLine(version, fmt.Sprintf(
-			"%d events over %d workspaces (about 80-byte payloads) preloaded per measurement into a fresh database; batch %d, Dispatcher concurrency %d; "+
-				"Dispatchers are processes of their own; raw is the same claim and mark (a pgx batch each, as the app role under RLS) from Go, no publish; "+
-				"%d repetitions interleaved",
-			cfg.Events, cfg.Workspaces, cfg.Batch, concurrencyOf(cfg.Common), cfg.Reps)))
-	}
+	writeReport(out, cfg.Common, all, version, func() { writeDrainTable(out, cfg, all) }, fmt.Sprintf(
+		"%d events over %d workspaces (about 80-byte payloads) preloaded per measurement into a fresh database; batch %d, Dispatcher concurrency %d; "+
+			"Dispatchers are processes of their own; raw is the same claim and mark (a pgx batch each, as the app role under RLS) from Go, no publish; "+
+			"%d repetitions interleaved",
+		cfg.Events, cfg.Workspaces, cfg.Batch, concurrencyOf(cfg.Common), cfg.Reps))
 	return runErr
 }
 
@@ -204,8 +203,13 @@ func (s *sandbox) close(ctx context.Context) error {
 // statement, then VACUUM ANALYZE so the drain starts on settled statistics
 // and a set visibility map, as a table that has been live for a while.
 func (s *sandbox) preload(ctx context.Context, n int) error {
-	ws := make([]string, len(s.workspaces))
-	for i, id := range s.workspaces {
+	return s.preloadInto(ctx, n, s.workspaces, EventType)
+}
+
+// preloadInto is preload into the given workspaces, of eventType.
+func (s *sandbox) preloadInto(ctx context.Context, n int, workspaces []uuid.UUID, eventType string) error {
+	ws := make([]string, len(workspaces))
+	for i, id := range workspaces {
 		ws[i] = id.String()
 	}
 	_, err := s.super.ExecContext(ctx, `
@@ -215,7 +219,7 @@ SELECT gen_random_uuid(), (?::uuid[])[1 + i % ?], ?, 'bench', gen_random_uuid(),
        jsonb_build_object('n', i, 'pad', repeat('x', ?)),
        now() - interval '1 minute', now() - interval '1 minute'
   FROM generate_series(0, ? - 1) AS i`,
-		pgdialect.Array(ws), len(ws), EventType, payloadPad, n)
+		pgdialect.Array(ws), len(ws), eventType, payloadPad, n)
 	if err != nil {
 		return fmt.Errorf("preload: %w", err)
 	}

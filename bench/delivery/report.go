@@ -3,10 +3,11 @@ package delivery
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/oncehq/once/bench/stats"
 	"io"
 	"runtime"
 	"strings"
+
+	"github.com/oncehq/once/bench/stats"
 )
 
 func writeJSON(out io.Writer, m Measurement) {
@@ -93,6 +94,17 @@ func writeDrainTable(out io.Writer, cfg DrainConfig, all []Measurement) {
 			cell(rss, func(v float64) string { return fmt.Sprintf("%.0f MB", v) }))
 	}
 	_ = cfg
+}
+
+// writeReport prints a bench's table, then where and how its figures were
+// measured (params), unless --json printed the measurements instead.
+func writeReport(out io.Writer, c Common, all []Measurement, version string, table func(), params string) {
+	if c.JSON || len(all) == 0 {
+		return
+	}
+	table()
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, machineLine(version, params))
 }
 
 // machineLine says where and how the figures were measured.

@@ -81,29 +81,52 @@ func RunSteady(ctx context.Context, cfg SteadyConfig, out, progress io.Writer) e
 }
 
 func steadyOne(ctx context.Context, s *sandbox, cfg SteadyConfig, k, rep int, progress io.Writer) (m Measurement, err error) {
-	prefix := "once-bench-" + s.suffix + "."
-	brk := newBroker(PublisherRedis, prefix, cfg.Brokers, nil)
-	s.cleanups = append(s.cleanups, brk.cleanup)
-
 	var profile string
 	if cfg.ProfileDir != "" {
 		profile = filepath.Join(cfg.ProfileDir, fmt.Sprintf("steady-dispatcher-%d-rep%d", k, rep))
 	}
-	children, err := startChildren(ctx, cfg.Common, s, PublisherRedis, prefix, k, make(chan struct{}, 1), profile)
-	defer stopChildren(children, nil)
+	lat, rate, err := measureLatency(ctx, s, cfg, s.workspaces, k, profile, progress)
 	if err != nil {
 		return m, err
 	}
+	return Measurement{
+		Bench: "steady", Variant: "once", Queue: PublisherRedis, Dispatchers: k, Rep: rep, Events: len(lat),
+		Seconds: cfg.Duration.Seconds(), EventsPerSec: rate, Rate: rate,
+		P50Ms: percentile(lat, 0.50), P99Ms: percentile(lat, 0.99), MaxMs: lat[len(lat)-1],
+	}, nil
+}
+
+// percentile is the p-quantile of sorted values.
+func percentile(sorted []float64, p float64) float64 {
+	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
+}
+
+// measureLatency runs k Dispatcher processes publishing to Redis Streams
+// and the producer process committing cfg.Rate events per second into
+// workspaces for cfg.Duration, and returns the commit → publish latency of
+// each committed event in milliseconds, sorted, and the commit rate the
+// producer achieved. Whatever else is pending in the sandbox (a backlog)
+// is dispatched meanwhile, to topics of its own event type.
+func measureLatency(ctx context.Context, s *sandbox, cfg SteadyConfig, workspaces []uuid.UUID, k int, profile string, progress io.Writer) ([]float64, float64, error) {
+	prefix := "once-bench-" + s.suffix + "."
+	brk := newBroker(PublisherRedis, prefix, cfg.Brokers, nil)
+	s.cleanups = append(s.cleanups, brk.cleanup)
+
+	children, err := startChildren(ctx, cfg.Common, s, PublisherRedis, prefix, k, make(chan struct{}, 1), profile)
+	defer stopChildren(children, nil)
+	if err != nil {
+		return nil, 0, err
+	}
 	for _, c := range children {
 		if err := c.start(); err != nil {
-			return m, err
+			return nil, 0, err
 		}
 	}
 
 	// The consumer: every entry of the stream, and when it was first seen.
 	opts, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
-		return m, errors.New("invalid redis URL")
+		return nil, 0, errors.New("invalid redis URL")
 	}
 	rdb := redis.NewClient(opts)
 	defer rdb.Close()
@@ -117,9 +140,9 @@ func steadyOne(ctx context.Context, s *sandbox, cfg SteadyConfig, k, rep int, pr
 		<-consumed
 	}()
 
-	commits, rate, err := runProducer(ctx, cfg, s)
+	commits, rate, err := runProducer(ctx, cfg, s.db.AppDSN, workspaces)
 	if err != nil {
-		return m, err
+		return nil, 0, err
 	}
 	// Wait until every committed event was seen.
 	deadline := time.Now().Add(cfg.Timeout)
@@ -136,16 +159,16 @@ func steadyOne(ctx context.Context, s *sandbox, cfg SteadyConfig, k, rep int, pr
 			break
 		}
 		if time.Now().After(deadline) {
-			return m, fmt.Errorf("timed out: %d of %d committed events published", n, len(commits))
+			return nil, 0, fmt.Errorf("timed out: %d of %d committed events published", n, len(commits))
 		}
 		select {
 		case <-time.After(100 * time.Millisecond):
 		case <-ctx.Done():
-			return m, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
 	}
 	if _, err := stopChildren(children, progress); err != nil {
-		return m, err
+		return nil, 0, err
 	}
 	lat := make([]float64, 0, len(commits))
 	mu.Lock()
@@ -154,12 +177,7 @@ func steadyOne(ctx context.Context, s *sandbox, cfg SteadyConfig, k, rep int, pr
 	}
 	mu.Unlock()
 	slices.Sort(lat)
-	pct := func(p float64) float64 { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
-	return Measurement{
-		Bench: "steady", Variant: "once", Queue: PublisherRedis, Dispatchers: k, Rep: rep, Events: len(commits),
-		Seconds: cfg.Duration.Seconds(), EventsPerSec: rate, Rate: rate,
-		P50Ms: pct(0.50), P99Ms: pct(0.99), MaxMs: lat[len(lat)-1],
-	}, nil
+	return lat, rate, nil
 }
 
 // consume reads stream from the start until ctx ends, noting when each
@@ -195,14 +213,14 @@ func consume(ctx context.Context, rdb *redis.Client, stream string, mu *sync.Mut
 	return nil
 }
 
-// runProducer runs the producer process and returns each event's commit
-// time and the commit rate it achieved.
-func runProducer(ctx context.Context, cfg SteadyConfig, s *sandbox) (map[uuid.UUID]time.Time, float64, error) {
-	ws := make([]string, len(s.workspaces))
-	for i, id := range s.workspaces {
+// runProducer runs the producer process, committing into workspaces, and
+// returns each event's commit time and the commit rate it achieved.
+func runProducer(ctx context.Context, cfg SteadyConfig, appDSN string, workspaces []uuid.UUID) (map[uuid.UUID]time.Time, float64, error) {
+	ws := make([]string, len(workspaces))
+	for i, id := range workspaces {
 		ws[i] = id.String()
 	}
-	cmd := exec.CommandContext(ctx, cfg.Binary, "producer-child", "--app-dsn", s.db.AppDSN,
+	cmd := exec.CommandContext(ctx, cfg.Binary, "producer-child", "--app-dsn", appDSN,
 		"--workspaces", strings.Join(ws, ","), "--rate", strconv.Itoa(cfg.Rate), "--duration", cfg.Duration.String(),
 		"--conns", strconv.Itoa(max(cfg.ProducerConns, 1)))
 	cmd.Stderr = os.Stderr

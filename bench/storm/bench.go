@@ -13,6 +13,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
 
 	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/testsupport/pgcluster"
 )
 
 const (
@@ -28,7 +29,7 @@ const (
 type runner struct {
 	cfg      Config
 	env      environment
-	cluster  *cluster
+	cluster  *pgcluster.Cluster
 	super    *sql.DB
 	dir      string
 	progress io.Writer
@@ -82,7 +83,7 @@ func openRunner(ctx context.Context, cfg Config, progress io.Writer, pgSettings 
 		return r, settings, err
 	}
 	fmt.Fprintf(progress, "== private PostgreSQL cluster (max_connections %d)\n", cfg.MaxConnections)
-	r.cluster, err = startCluster(ctx, cfg.PostgresBin, cfg.MaxConnections, pgSettings...)
+	r.cluster, err = pgcluster.Start(ctx, cfg.PostgresBin, cfg.MaxConnections, pgSettings...)
 	if err != nil {
 		return r, settings, fmt.Errorf("private PostgreSQL cluster: %w", err)
 	}
@@ -107,7 +108,7 @@ func (r *runner) close(err error) error {
 	if r.super != nil {
 		_ = r.super.Close()
 	}
-	if cerr := r.cluster.remove(); cerr != nil {
+	if cerr := r.cluster.Remove(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("remove the private cluster: %w", cerr))
 	}
 	if err == nil && r.dir != "" {

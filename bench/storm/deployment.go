@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/testsupport/pgcluster"
 	"github.com/oncehq/once/testsupport/pgsandbox"
 )
 
@@ -78,6 +79,13 @@ func newDeployment(ctx context.Context, r *runner, label string) (*deployment, e
 		"ONCE_QUEUE_PREFIX", d.prefix,
 		"ONCE_REDIS_URL", d.redisURL,
 	)
+	// The bench drives one workspace as hard as the service goes: its
+	// limits would measure themselves. A caller who sets them keeps them.
+	for _, name := range []string{"ONCE_RATE_LIMIT", "ONCE_WORKSPACE_MAX_CONCURRENCY"} {
+		if _, set := d.env[name]; !set {
+			d.env = d.env.with(name, "off")
+		}
+	}
 	if d.config, err = d.env.config(); err != nil {
 		return d, err
 	}
@@ -118,7 +126,7 @@ func (d *deployment) start(command string, overrides ...string) (*process, error
 // an authenticated request. conns is how many connections the bench's
 // client keeps open to it.
 func (d *deployment) startServe(ctx context.Context, conns int, overrides ...string) error {
-	port, err := freePort()
+	port, err := pgcluster.FreePort()
 	if err != nil {
 		return err
 	}

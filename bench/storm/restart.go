@@ -33,13 +33,13 @@ func runRestart(ctx context.Context, r *runner, d *deployment, progress io.Write
 	run, p, err := underLoad(ctx, r, d, progress, func() (time.Time, error) {
 		stopped = time.Now()
 		fmt.Fprintf(progress, "[%s] stopping PostgreSQL for %s\n", d.label, cfg.PostgresDown)
-		if err := r.cluster.stop(ctx); err != nil {
+		if err := r.cluster.Stop(ctx); err != nil {
 			return time.Time{}, err
 		}
 		if err := sleep(ctx, cfg.PostgresDown); err != nil {
 			return time.Time{}, err
 		}
-		if err := r.cluster.start(ctx); err != nil {
+		if err := r.cluster.Start(ctx); err != nil {
 			return time.Time{}, err
 		}
 		up = time.Now()

@@ -2,12 +2,13 @@ package storm
 
 import (
 	"fmt"
-	"github.com/oncehq/once/bench/stats"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/oncehq/once/bench/stats"
 )
 
 // spread is one figure over the repetitions of a scenario.

@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/testsupport/pgcluster"
 )
 
 // HTTPConfig is what one `once-bench http` measures: the write path of
@@ -50,6 +51,9 @@ type HTTPConfig struct {
 	// pgbenchReadThenRecordOnceScript): what the database work of a fresh
 	// key would cost if the record were written once.
 	RecordDesigns bool
+	// StoreCreates adds store creates (variantStore), with no Dispatcher
+	// and no worker in `serve`, so the figure is the request alone.
+	StoreCreates bool
 }
 
 // Defaults of `once-bench http`.
@@ -111,6 +115,11 @@ const (
 	// variantReplay repeats completed keys of variantIdempotent: the saved
 	// response, nothing executed.
 	variantReplay = "completed-key replay"
+	// variantStore connects a store (POST /v1/stores) with a fresh key and
+	// a shop of its own each time: the store (its credentials sealed), its
+	// operation, its outbox event and the idempotency record, the write a
+	// job starts from (HTTPConfig.StoreCreates).
+	variantStore = "store create"
 	// variantPgbench is pgbench running the plain create's statements as
 	// the application role under row-level security.
 	variantPgbench = "pgbench, same statements"
@@ -128,10 +137,14 @@ var httpVariants = []string{variantPlain, variantIdempotent, variantReplay, vari
 
 // variantsOf are the variants cfg runs, in order.
 func variantsOf(cfg HTTPConfig) []string {
-	if !cfg.RecordDesigns {
-		return httpVariants
+	variants := slices.Clone(httpVariants)
+	if cfg.StoreCreates {
+		variants = slices.Insert(variants, slices.Index(variants, variantReplay)+1, variantStore)
 	}
-	return append(slices.Clone(httpVariants), variantPgbenchRecordOnce, variantPgbenchReadThenRecordOnce)
+	if cfg.RecordDesigns {
+		variants = append(variants, variantPgbenchRecordOnce, variantPgbenchReadThenRecordOnce)
+	}
+	return variants
 }
 
 // isPgbench says whether a variant is pgbench's (no service, no CPU of it).
@@ -211,6 +224,11 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 	// broker is part of the figure (these writes start no background work).
 	env := []string{"ONCE_QUEUE", app.QueueMemory,
 		"ONCE_DB_MAX_CONNS", strconv.Itoa(maxConns), "ONCE_DB_MAX_IDLE", strconv.Itoa(maxConns)}
+	if cfg.StoreCreates {
+		// A store create's event would start a job in serve's own
+		// Dispatcher and worker: their CPU is not the request's.
+		env = append(env, "ONCE_DISPATCHER", "false", "ONCE_WORKER", "false")
+	}
 	var profiler *serveProfiler
 	if cfg.ProfileDir != "" {
 		var err error
@@ -299,6 +317,14 @@ func newWriteLoad(variant string, completed []completedKey) *writeLoad {
 		prefix := "bench-" + uuid.NewString()[:8] + "-"
 		l.next = func(i int64) (string, string, []byte) {
 			return mediaPath, uuid.NewString(), mediaBody(prefix + strconv.FormatInt(i, 10))
+		}
+		l.ok = func(a answer) bool { return a.status == 201 && !a.replayed }
+	case variantStore:
+		// A shop of its own every time (the warm-up and the run count i
+		// from 0 alike): a second store of one shop is a 409.
+		l.next = func(i int64) (string, string, []byte) {
+			return storesPath, uuid.NewString(), fmt.Appendf(nil, `{"platform":"shopify","name":"bench %d","external_shop_id":"bench-%s",`+
+				`"credentials":{"api_key":"k","api_secret":"s"}}`, i, uuid.NewString())
 		}
 		l.ok = func(a answer) bool { return a.status == 201 && !a.replayed }
 	case variantReplay:
@@ -556,7 +582,7 @@ func runPgbench(ctx context.Context, pgbench, script, dsn string, conns int, d t
 // findPgbench is pgbench beside initdb, else on the PATH.
 func findPgbench(bin string) (string, error) {
 	if bin == "" {
-		bin, _ = findPostgresBin()
+		bin, _ = pgcluster.FindBin()
 	}
 	if p := filepath.Join(bin, "pgbench"); bin != "" {
 		if _, err := os.Stat(p); err == nil {

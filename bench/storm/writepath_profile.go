@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/oncehq/once/testsupport/pgcluster"
 )
 
 // serveProfiler takes CPU profiles of `once serve` through its ops
@@ -22,7 +24,7 @@ func newServeProfiler(dir, label string) (*serveProfiler, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := pgcluster.FreePort()
 	if err != nil {
 		return nil, err
 	}

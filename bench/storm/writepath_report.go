@@ -19,6 +19,9 @@ var httpRatios = map[string]struct {
 	variantPlain:      {variantPgbench, 0.35},
 	variantIdempotent: {variantPlain, 0.75},
 	variantReplay:     {variantIdempotent, 2},
+	// No target: what the operation, the event and the sealing add to an
+	// idempotent create.
+	variantStore: {variantIdempotent, 0},
 	// No target: what the database work alone allows the idempotent ÷
 	// plain ratio to be.
 	variantPgbenchIdempotent:         {variantPgbench, 0},

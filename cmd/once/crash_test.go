@@ -68,7 +68,7 @@ func TestSimCrashWorkersAndSimulatorExactlyOnce(t *testing.T) {
 	for i := range 50 {
 		store, op := r.start("/v1/stores", r.storeBody(fmt.Sprintf("base-%d", i)))
 		stores = append(stores, store)
-		tasks = append(tasks, task{op: op, kind: simhttp.KindVerify, token: op.String()})
+		tasks = append(tasks, task{op: op, kind: simhttp.KindVerify, token: r.api.RequestToken(t, op)})
 	}
 	w := r.work()
 	r.waitFinal(tasks, 2*time.Minute)
@@ -129,6 +129,7 @@ func newCrashRun(t *testing.T) *crashRun {
 	cfg := apitest.Config(db.AppDSN)
 	cfg.Queue, cfg.Dispatcher, cfg.Worker = app.QueueAMQP, true, false
 	cfg.DispatchPollInterval = 100 * time.Millisecond
+	deleteAMQPTopicsLater(t, cfg.AMQPURL, cfg.QueuePrefix)
 	r.api = apitest.Start(t, cfg, db)
 	r.env = []string{
 		"DATABASE_URL=" + db.AppDSN,
@@ -229,10 +230,10 @@ func (r *crashRun) jobStarts(stores []uuid.UUID) []jobStart {
 	for i := range 100 {
 		starts = append(starts, jobStart{simhttp.KindVerify, func() task {
 			_, op := r.start("/v1/stores", r.storeBody(fmt.Sprintf("new-%d", i)))
-			return task{op: op, kind: simhttp.KindVerify, token: op.String()}
+			return task{op: op, kind: simhttp.KindVerify, token: r.api.RequestToken(t, op)}
 		}}, jobStart{simhttp.KindListing, func() task {
-			pub, op := r.start("/v1/products/"+products[i].String()+"/publications", map[string]any{"store_id": stores[i%len(stores)]})
-			return task{op: op, kind: simhttp.KindListing, token: pub.String()}
+			_, op := r.start("/v1/products/"+products[i].String()+"/publications", map[string]any{"store_id": stores[i%len(stores)]})
+			return task{op: op, kind: simhttp.KindListing, token: r.api.RequestToken(t, op)}
 		}}, jobStart{simhttp.KindFetch, func() task {
 			source := fmt.Sprintf("https://supplier.example/crash/%d.png", i)
 			_, op := r.start("/v1/material-transfers", map[string]any{"source_urls": []string{source}})
@@ -241,8 +242,8 @@ func (r *crashRun) jobStarts(stores []uuid.UUID) []jobStart {
 		for k := range 1 + i%2 { // 150 AI tasks: one or two per product
 			aiKind := []string{"text", "category", "image"}[(i+k)%3]
 			starts = append(starts, jobStart{simhttp.KindGenerate, func() task {
-				id, op := r.start("/v1/ai-tasks", map[string]any{"product_id": products[i], "kind": aiKind})
-				return task{op: op, kind: simhttp.KindGenerate, token: id.String()}
+				_, op := r.start("/v1/ai-tasks", map[string]any{"product_id": products[i], "kind": aiKind})
+				return task{op: op, kind: simhttp.KindGenerate, token: r.api.RequestToken(t, op)}
 			}})
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/faultproxy"
 	"github.com/oncehq/once/testsupport/pgtest"
+	"github.com/oncehq/once/testsupport/redistest"
 )
 
 // opsWorld is the service split as docs/configuration.md recommends: `once serve`
@@ -33,11 +34,22 @@ type opsWorld struct {
 	token string
 	procs map[string]*process // by command
 	ops   map[string]string   // each command's ops listener, http://host:port
+	env   map[string][]string // each command's environment
+	// queuePrefix starts the names of its queues.
+	queuePrefix string
 }
 
 func newOpsWorld(t *testing.T, queue, brokerAddr string, extra ...string) *opsWorld {
-	db := pgtest.New(t)
+	return newOpsWorldOn(t, pgtest.New(t), queue, brokerAddr, extra...)
+}
+
+// newOpsWorldOn is newOpsWorld on db; extra may override any variable
+// (DATABASE_URL, to reach db through a pooler).
+func newOpsWorldOn(t *testing.T, db *pgtest.DB, queue, brokerAddr string, extra ...string) *opsWorld {
 	cfg := apitest.Config(db.AppDSN)
+	if queue == app.QueueAMQP {
+		deleteAMQPTopicsLater(t, "amqp://guest:guest@"+brokerAddr+"/", cfg.QueuePrefix)
+	}
 	env := append([]string{
 		"DATABASE_URL=" + db.AppDSN,
 		"ONCE_JWT_SECRET=" + cfg.JWTSecret,
@@ -56,7 +68,8 @@ func newOpsWorld(t *testing.T, queue, brokerAddr string, extra ...string) *opsWo
 	w := &opsWorld{
 		t: t, api: "http://" + freeAddr(t),
 		token: lastLine(runOnce(t, env, "token", "--workspace", ws, "--user", user.String())),
-		procs: map[string]*process{}, ops: map[string]string{},
+		procs: map[string]*process{}, ops: map[string]string{}, env: map[string][]string{},
+		queuePrefix: cfg.QueuePrefix,
 	}
 	for _, command := range []string{"serve", "dispatch", "work"} {
 		addr := freeAddr(t)
@@ -65,6 +78,7 @@ func newOpsWorld(t *testing.T, queue, brokerAddr string, extra ...string) *opsWo
 		if command == "serve" {
 			penv = append(penv, "ONCE_HTTP_ADDR="+strings.TrimPrefix(w.api, "http://"), "ONCE_DISPATCHER=false", "ONCE_WORKER=false")
 		}
+		w.env[command] = penv
 		w.procs[command] = startOnce(t, penv, command)
 	}
 	for command, ops := range w.ops {
@@ -192,9 +206,9 @@ func TestOpsListenersOfServeDispatchAndWork(t *testing.T) {
 	}
 	w := newOpsWorld(t, app.QueueRedis, "127.0.0.1:6379")
 	for command, checks := range map[string][]string{
-		"serve":    {"database", "migrations"},
-		"dispatch": {"database", "migrations", "broker"},
-		"work":     {"database", "migrations", "broker", "subscriptions"},
+		"serve":    {"shutdown", "database", "migrations"},
+		"dispatch": {"shutdown", "database", "migrations", "broker", "publishing"},
+		"work":     {"shutdown", "database", "migrations", "broker", "subscriptions"},
 	} {
 		status, r := w.ready(command)
 		require.Equal(t, http.StatusOK, status, "%s: %+v", command, r)
@@ -217,16 +231,16 @@ func TestOpsListenersOfServeDispatchAndWork(t *testing.T) {
 		assert.Contains(t, body, `once_outbox_events{status="dispatched"} 1`, command)
 	}
 	verify := model.EventStoreCredentialsVerify
-	assert.Contains(t, metrics["serve"], `once_http_requests_total{code="201",route="POST /v1/stores"} 1`)
-	assert.Contains(t, metrics["serve"], `once_http_request_duration_seconds_count{route="GET /v1/operations/{id}"}`)
+	assert.Contains(t, metrics["serve"], `once_http_requests_total{code="201",method="POST",route="/v1/stores"} 1`)
+	assert.Contains(t, metrics["serve"], `once_http_request_duration_seconds_count{method="GET",route="/v1/operations/{id}"}`)
 	assert.Contains(t, metrics["serve"], "once_dispatch_published_total 0", "serve runs no Dispatcher")
 	assert.False(t, strings.Contains(metrics["serve"], "once_dispatch_broker_up"), "serve runs no Dispatcher")
 
 	assert.Contains(t, metrics["dispatch"], "once_dispatch_published_total 1")
 	assert.Contains(t, metrics["dispatch"], "once_dispatch_broker_up 1")
-	// once_dispatch_batch_size and the round histograms fill once the
+	// once_dispatch_batch_events and the round histograms fill once the
 	// Dispatcher calls Observer.Round (adapters/prometheus tests them).
-	assert.Contains(t, metrics["dispatch"], "once_dispatch_batch_size_count")
+	assert.Contains(t, metrics["dispatch"], "once_dispatch_batch_events_count")
 	assert.Contains(t, metrics["dispatch"], "once_dispatch_delivery_latency_seconds_count 1")
 	assert.False(t, strings.Contains(metrics["dispatch"], "once_http_requests_total{"), "dispatch answers no API requests")
 
@@ -236,6 +250,21 @@ func TestOpsListenersOfServeDispatchAndWork(t *testing.T) {
 
 	status, _ := w.call(http.MethodGet, "/metrics", nil)
 	assert.Equal(t, http.StatusNotFound, status, "no metrics on the public API")
+}
+
+// The split processes on a Redis Cluster of three masters, as ONCE_REDIS_URL
+// names it: each starts (its broker check passes), is ready, and a job
+// goes from serve through dispatch and the Cluster's streams to work.
+func TestSplitProcessesOnARedisCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	cluster := redistest.Cluster(t)
+	w := newOpsWorld(t, app.QueueRedis, "127.0.0.1:6379", "ONCE_REDIS_URL="+cluster.URL())
+	w.waitSucceeded([]string{w.connectStore("cluster-1")}, time.Minute)
+	status, r := w.ready("dispatch")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "ok", r.Checks["publishing"])
 }
 
 // The delivery flow, split in processes logging JSON, through a broker

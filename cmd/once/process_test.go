@@ -14,8 +14,13 @@ import (
 	"testing"
 	"time"
 
+	amqp091 "github.com/rabbitmq/amqp091-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncehq/once/adapters/queue"
+	"github.com/oncehq/once/adapters/queue/amqp"
+	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/testsupport/redistest"
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
@@ -30,7 +35,7 @@ var binary struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := redistest.Main(m) // and stops the private Redis Cluster, if a test started it
 	if binary.dir != "" {
 		_ = os.RemoveAll(binary.dir)
 	}
@@ -142,4 +147,24 @@ func atoi(t *testing.T, s string) int {
 	n, err := strconv.Atoi(s)
 	require.NoError(t, err, "%q", s)
 	return n
+}
+
+// deleteAMQPTopicsLater deletes, when the test ends and after the processes
+// it starts later have stopped, the queues (with their dead-letter queues)
+// and exchanges `once work` declares under prefix: RabbitMQ is shared, and
+// quorum queues are not free to keep.
+func deleteAMQPTopicsLater(t *testing.T, amqpURL, prefix string) {
+	t.Cleanup(func() {
+		conn, err := amqp091.Dial(amqpURL)
+		if err != nil {
+			t.Logf("delete the test's queues: %v", err)
+			return
+		}
+		defer conn.Close()
+		for _, eventType := range app.EventTypes() {
+			if err := amqp.DeleteTopology(conn, queue.Topic(prefix, eventType)); err != nil {
+				t.Logf("%v", err)
+			}
+		}
+	})
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
@@ -32,20 +34,30 @@ func processCmd(use, short, long string, run func(cfg app.Config) error) *cobra.
 // runApp runs a long-lived process (serve, dispatch, work) until SIGINT or
 // SIGTERM. The broker is checked first, when the process needs one; a
 // failure to build or start the application is returned as startupError.
+// On the signal the process drains (app.Shutdown: /readyz 503, the API
+// still serving for ONCE_SHUTDOWN_DRAIN), then stops within
+// ONCE_SHUTDOWN_TIMEOUT. A second signal during the drain ends it early.
 func runApp(cfg app.Config, opts ...fx.Option) error {
 	if err := app.CheckBroker(context.Background(), cfg); err != nil {
 		return startupError(err)
 	}
-	a := fx.New(opts...)
+	var sd *app.Shutdown
+	a := fx.New(append(opts, fx.StopTimeout(cfg.ShutdownTimeout), fx.Populate(&sd))...)
 	ctx, cancel := context.WithTimeout(context.Background(), a.StartTimeout())
 	defer cancel()
 	if err := a.Start(ctx); err != nil { // also reports what fx.New failed to build
 		return startupError(err)
 	}
-	<-a.Wait()
+	sig := <-a.Wait()
+	drainCtx, stopDrain := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	sd.Drain(drainCtx, sig.Signal.String())
+	stopDrain()
+	sd.Stopping(a.StopTimeout())
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), a.StopTimeout())
 	defer stopCancel()
-	return a.Stop(stopCtx)
+	err := a.Stop(stopCtx)
+	sd.Stopped(err)
+	return err
 }
 
 // startApp starts an application for a one-shot command (workspace create,

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/oncehq/once/testsupport/redistest"
 )
 
 // A process that cannot start says what failed in one plain line on
@@ -38,6 +40,8 @@ func TestStartupFailuresAreOneLine(t *testing.T) {
 	defer taken.Close()
 	closed := closedAddr(t)
 	redis := liveRedis(t)
+	clusterNode := redistest.Cluster(t).NodeURL()
+	rabbit := liveRabbitMQ(t)
 
 	const password = "hunter2-not-for-logs"
 	postgresDown := "postgres://once_service:" + password + "@" + closed + "/once?sslmode=disable"
@@ -67,6 +71,12 @@ func TestStartupFailuresAreOneLine(t *testing.T) {
 		{"dispatch, redis down", []string{"dispatch"},
 			append([]string{"DATABASE_URL=" + postgresDown, "ONCE_QUEUE=redis", "ONCE_REDIS_URL=redis://:" + password + "@" + closed + "/0"}, secrets...),
 			[]string{"broker unreachable", closed, "redis", "connection refused"}},
+		{"dispatch, a Redis Cluster node as a single node", []string{"dispatch"},
+			append([]string{"DATABASE_URL=" + postgresDown, "ONCE_QUEUE=redis", "ONCE_REDIS_URL=" + clusterNode}, secrets...),
+			[]string{"broker misconfigured", "redis", "Redis is a Cluster node", "redis+cluster://"}},
+		{"work, rabbitmq refuses the password", []string{"work"},
+			append([]string{"DATABASE_URL=" + postgresDown, "ONCE_QUEUE=amqp", "ONCE_AMQP_URL=amqp://guest:" + password + "@" + rabbit + "/"}, secrets...),
+			[]string{"broker misconfigured", rabbit, "amqp", "refused the URL's credentials"}},
 		{"work, rabbitmq down", []string{"work"},
 			append([]string{"DATABASE_URL=" + postgresDown, "ONCE_QUEUE=amqp", "ONCE_AMQP_URL=amqp://guest:" + password + "@" + closed + "/"}, secrets...),
 			[]string{"broker unreachable", closed, "amqp", "connection refused"}},
@@ -77,6 +87,9 @@ func TestStartupFailuresAreOneLine(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if slices.Contains(c.env, "ONCE_REDIS_URL=") {
 				t.Skip("no Redis answers (REDIS_URL): the broker check would fail first")
+			}
+			if slices.Contains(c.env, "ONCE_AMQP_URL=amqp://guest:"+password+"@/") {
+				t.Skip("no RabbitMQ answers (AMQP_URL)")
 			}
 			cmd := exec.Command(bin, c.args...)
 			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "ONCE_LOG_LEVEL=error", "ONCE_OPS_ADDR=127.0.0.1:0"}, c.env...)
@@ -147,4 +160,20 @@ func liveRedis(t *testing.T) string {
 	}
 	_ = conn.Close()
 	return u
+}
+
+// liveRabbitMQ is host:port of the test RabbitMQ (AMQP_URL, by default the
+// local one) if it answers; "" if none does.
+func liveRabbitMQ(t *testing.T) string {
+	t.Helper()
+	parsed, err := url.Parse(cmp.Or(os.Getenv("AMQP_URL"), "amqp://guest:guest@127.0.0.1:5672/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.DialTimeout("tcp", parsed.Host, time.Second)
+	if err != nil {
+		return ""
+	}
+	_ = conn.Close()
+	return parsed.Host
 }

@@ -24,8 +24,10 @@ const (
 const DefaultImageContentType = "image/png"
 
 // TaskHandler runs one AI task for one ai.task message (the lifecycle is
-// jobs.Job). The task id is the provider's request token (the provider
-// charges a token once and answers a repeat with the first result), the
+// jobs.Job). The job's request token (derived from the request that
+// started the task; the task id for a job that has none,
+// domain/model/request_token.go) goes to the provider, which charges a
+// token once and answers a repeat with the first result; the
 // billing record is unique per task, and a generated image goes under a
 // key and a media id derived from the task. So a redelivered message never
 // pays or bills twice and never makes a second image, even when the first
@@ -95,7 +97,7 @@ func (h *steps) call(ctx context.Context, log *slog.Logger, run jobs.Run[model.A
 	task := w.task
 	log = log.With("kind", task.Kind)
 	result, err := h.provider.Generate(ctx, ports.AIRequest{
-		RequestToken: task.ID.String(), Kind: task.Kind,
+		RequestToken: run.Job.TokenOr(task.ID), Kind: task.Kind,
 		Title: w.product.Title, Description: w.product.Description, Instructions: task.Instructions,
 	})
 	out := generated{result: result}

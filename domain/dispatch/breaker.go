@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,9 +20,12 @@ import (
 // half-open machine with a state-change hook).
 //
 // Only failures that say nothing about the events count against the
-// broker: ports.ErrBrokerUnreachable (refused, reset, not connected, timed
-// out, ...) and a publish that outlived its deadline. A publish the broker
-// answered, even with a refusal of the events, shows it is up. After
+// broker (brokersFault): ports.ErrBrokerUnreachable (refused, reset, not
+// connected, timed out, ...), ports.ErrBrokerMisconfigured (the broker
+// answered, but is set up otherwise than once was told: a cluster node
+// reached as a single one, a queue declared with other arguments, refused
+// credentials) and a publish that outlived its deadline. A publish the
+// broker answered with a refusal of the events shows it is up. After
 // Config.BreakerFailures such failures in a row the breaker opens: the
 // Dispatcher stops claiming and publishing for Config.BreakerOpen, then one
 // publish probes (half-open); if it gets through, publishing resumes at
@@ -33,9 +38,13 @@ type brokerBreaker struct {
 	probe    time.Duration
 
 	up atomic.Bool
-	// Written in gobreaker's callbacks, which run under its lock.
-	lastFailure string
-	downSince   time.Time
+
+	mu sync.Mutex // guards the fields below (read by Paused, from /readyz)
+	// lastFailure is the last failure that counted against the broker,
+	// sanitized; misconfigured says it was ports.ErrBrokerMisconfigured.
+	lastFailure   string
+	misconfigured bool
+	downSince     time.Time
 }
 
 func newBrokerBreaker(cfg Config, log *slog.Logger, observer Observer, clock ports.Clock) *brokerBreaker {
@@ -49,8 +58,12 @@ func newBrokerBreaker(cfg Config, log *slog.Logger, observer Observer, clock por
 			return c.ConsecutiveFailures >= uint32(cfg.BreakerFailures)
 		},
 		IsSuccessful: func(err error) bool {
-			if brokerUnreachable(err) {
-				b.lastFailure = domain.SanitizeError(err)
+			if brokersFault(err) {
+				b.mu.Lock()
+				// The reason, without the code every publish error has.
+				b.lastFailure = strings.TrimPrefix(domain.SanitizeError(err), string(domain.ErrorCode(err))+": ")
+				b.misconfigured = errors.Is(err, ports.ErrBrokerMisconfigured)
+				b.mu.Unlock()
 				return false
 			}
 			return true // published, or refused by a broker that answered
@@ -62,11 +75,11 @@ func newBrokerBreaker(cfg Config, log *slog.Logger, observer Observer, clock por
 	return b
 }
 
-// brokerUnreachable tells a failure of the broker from a failure of the
-// events: the publisher said so, or the publish outlived its deadline (the
-// broker did not answer in time).
-func brokerUnreachable(err error) bool {
-	return errors.Is(err, ports.ErrBrokerUnreachable) || errors.Is(err, context.DeadlineExceeded)
+// brokersFault tells a failure of the broker from a failure of the events:
+// the publisher said so (ports.BrokersFault), or the publish outlived its
+// deadline (the broker did not answer in time).
+func brokersFault(err error) bool {
+	return ports.BrokersFault(err) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // refused tells whether err is the breaker declining a publish.
@@ -91,16 +104,40 @@ func (b *brokerBreaker) open() bool { return b.cb.State() == gobreaker.StateOpen
 // means: leave the broker alone for the rest of the round.
 func (b *brokerBreaker) closed() bool { return b.cb.State() == gobreaker.StateClosed }
 
+// paused says why publishing is paused, or nil while it goes on.
+func (b *brokerBreaker) paused() error {
+	if b.up.Load() {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	what := "unreachable"
+	if b.misconfigured {
+		what = "misconfigured"
+	}
+	return domain.Errorf(domain.CodeUnavailable, "publishing paused for %s, the broker is %s: %s",
+		b.clock.Now().Sub(b.downSince).Round(time.Second), what, b.lastFailure)
+}
+
 // changed logs and observes the transitions that matter to operators:
 // down (closed to open) and back up (half-open to closed). A failed probe
 // (half-open to open) is only debug: the broker was already reported down.
+// A misconfigured broker is an error, not a warning: it does not come back
+// by itself.
 func (b *brokerBreaker) changed(_ string, from, to gobreaker.State) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	switch {
 	case from == gobreaker.StateClosed && to == gobreaker.StateOpen:
 		b.downSince = b.clock.Now()
 		b.up.Store(false)
-		b.log.Warn("broker unreachable: publishing paused, events wait without spending attempts",
-			"probe_every", b.probe.String(), "error", b.lastFailure)
+		if b.misconfigured {
+			b.log.Error("broker misconfigured: publishing paused until it is fixed, events wait without spending attempts",
+				"probe_every", b.probe.String(), "error", b.lastFailure)
+		} else {
+			b.log.Warn("broker unreachable: publishing paused, events wait without spending attempts",
+				"probe_every", b.probe.String(), "error", b.lastFailure)
+		}
 		b.observer.BrokerUp(false)
 	case to == gobreaker.StateClosed:
 		b.up.Store(true)
@@ -109,6 +146,6 @@ func (b *brokerBreaker) changed(_ string, from, to gobreaker.State) {
 	case to == gobreaker.StateHalfOpen:
 		b.log.Debug("probing the broker")
 	default:
-		b.log.Debug("broker still unreachable", "error", b.lastFailure)
+		b.log.Debug("broker still unavailable", "error", b.lastFailure)
 	}
 }

@@ -48,6 +48,18 @@ func newOutageEnv(t *testing.T, cfg dispatch.Config, perWorkspace int) *outageEn
 	return o
 }
 
+// publishAll runs rounds until one publishes nothing.
+func (o *outageEnv) publishAll(t *testing.T) {
+	t.Helper()
+	for {
+		res, err := o.d.RunOnce(context.Background())
+		require.NoError(t, err)
+		if res.Published == 0 {
+			return
+		}
+	}
+}
+
 func (o *outageEnv) events(t *testing.T) []model.OutboxEvent {
 	t.Helper()
 	var all []model.OutboxEvent
@@ -93,13 +105,7 @@ func TestABrokerOutageSpendsNoAttemptsAndLosesNothing(t *testing.T) {
 	}
 
 	o.pub.setFail(nil)
-	for {
-		res, err := o.d.RunOnce(context.Background())
-		require.NoError(t, err)
-		if res.Published == 0 {
-			break
-		}
-	}
+	o.publishAll(t)
 	assert.True(t, o.d.BrokerUp())
 	counts := o.pub.countByID()
 	for _, e := range o.events(t) {
@@ -112,6 +118,48 @@ func TestABrokerOutageSpendsNoAttemptsAndLosesNothing(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logs, "broker unreachable: publishing paused"), logs)
 	assert.Equal(t, 1, strings.Count(logs, "broker reachable again"), logs)
 	assert.NotContains(t, logs, "publish failed", "an outage is not logged per event")
+}
+
+// A broker that answers, but is set up otherwise than once was told (a
+// Redis Cluster node reached as a single node answers MOVED), is the
+// broker's fault too: the breaker opens, no attempt is spent, nothing is
+// dead-lettered however long it lasts, the events keep the reason, the
+// log says "misconfigured" once, as an error, and Paused says why until
+// it is fixed.
+func TestAMisconfiguredBrokerSpendsNoAttempts(t *testing.T) {
+	o := newOutageEnv(t, dispatch.Config{BreakerOpen: time.Nanosecond, MaxAttempts: 2}, 2)
+	require.NoError(t, o.d.Paused())
+	moved := fmt.Errorf("queue: publish 1 message(s) to once.x: %w: MOVED 3999 10.1.2.3:7001", ports.ErrBrokerMisconfigured)
+	o.pub.setFail(func([]ports.Message) error { return moved })
+
+	var total dispatch.Result
+	for range 20 {
+		res, err := o.d.RunOnce(context.Background())
+		require.NoError(t, err)
+		total = sum(total, res)
+		o.clock.Advance(5 * time.Second)
+	}
+	assert.Zero(t, total.Failed, "no attempt counted")
+	assert.Zero(t, total.DeadLettered)
+	assert.False(t, o.d.BrokerUp())
+	paused := o.d.Paused()
+	require.Error(t, paused)
+	assert.Contains(t, paused.Error(), "the broker is misconfigured")
+	assert.Contains(t, paused.Error(), "MOVED")
+	assert.NotContains(t, paused.Error(), "10.1.2.3", "sanitized")
+	for _, e := range o.events(t) {
+		assert.Equal(t, model.OutboxPending, e.Status)
+		assert.Zero(t, e.AttemptCount)
+		assert.Contains(t, e.LastError, "MOVED")
+	}
+	logs := o.logs.String()
+	assert.Equal(t, 1, strings.Count(logs, "broker misconfigured: publishing paused"), logs)
+	assert.Contains(t, logs, "level=ERROR msg=\"broker misconfigured")
+
+	o.pub.setFail(nil)
+	o.publishAll(t)
+	assert.NoError(t, o.d.Paused())
+	assert.Equal(t, []bool{false, true}, o.obs.brokerUp)
 }
 
 // While the breaker is open a round claims nothing and calls no broker:
@@ -225,4 +273,27 @@ type publisherFunc func(ctx context.Context, msgs ...ports.Message) error
 
 func (f publisherFunc) Publish(ctx context.Context, msgs ...ports.Message) error {
 	return f(ctx, msgs...)
+}
+
+// A Dispatcher stopped after the broker accepted a batch still marks it
+// dispatched: left under the lease, the batch would be delivered again by
+// whichever Dispatcher takes it over.
+func TestStoppingAfterAPublishMarksTheBatch(t *testing.T) {
+	e := newEnv(t)
+	ws := uuid.New()
+	ids := e.appendEvents(t, ws, 3)
+	ctx, stop := context.WithCancel(context.Background())
+	pub := publisherFunc(func(context.Context, ...ports.Message) error {
+		stop() // the signal arrives while the broker answers
+		return nil
+	})
+	d := e.dispatcher(t, dispatch.Config{}, pub)
+	res, err := d.RunOnce(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, dispatch.Result{Published: 3}, res)
+	for _, id := range ids {
+		ev := e.event(t, ws, id)
+		assert.Equal(t, model.OutboxDispatched, ev.Status)
+		assert.Empty(t, ev.LockedBy)
+	}
 }

@@ -107,8 +107,14 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 }
 
 // BrokerUp reports whether the Dispatcher is publishing: false while its
-// breaker is open or probing after the broker was found unreachable.
+// breaker is open or probing after the broker was found unreachable or
+// misconfigured.
 func (d *Dispatcher) BrokerUp() bool { return d.breaker.up.Load() }
+
+// Paused says why the Dispatcher is not publishing (CodeUnavailable: since
+// when, the broker unreachable or misconfigured, and its last answer,
+// sanitized), or nil while it publishes. It is for /readyz.
+func (d *Dispatcher) Paused() error { return d.breaker.paused() }
 
 // RunOnce runs one round: it asks which workspaces have due events and
 // serves each of them, at most Batch events per workspace, so one busy
@@ -313,7 +319,7 @@ func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []mo
 	start := time.Now()
 	pubErr := d.breaker.publish(func() error { return d.publish(ctx, events) })
 	took = time.Since(start)
-	d.brokerOK.Store(pubErr == nil || !(brokerUnreachable(pubErr) || refused(pubErr) || ctx.Err() != nil))
+	d.brokerOK.Store(pubErr == nil || !(brokersFault(pubErr) || refused(pubErr) || ctx.Err() != nil))
 	order.published()
 	order.waitSettle(ctx)
 	switch {
@@ -327,7 +333,7 @@ func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []mo
 		// when taken over.
 		res, err = d.postpone(ctx, ws, events, "")
 		return res, took, false, errors.Join(pubErr, err)
-	case brokerUnreachable(pubErr) || refused(pubErr):
+	case brokersFault(pubErr) || refused(pubErr):
 		lastError := ""
 		if !refused(pubErr) {
 			lastError = domain.SanitizeError(pubErr)
@@ -371,11 +377,8 @@ func (d *Dispatcher) postpone(ctx context.Context, ws uuid.UUID, events []model.
 	if len(events) == 0 {
 		return Result{}, nil
 	}
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), postponeTimeout)
-		defer cancel()
-	}
+	ctx, cancel := settling(ctx)
+	defer cancel()
 	n, err := d.settleClaimed(ctx, ws, events, "postponing", func(ctx context.Context, od ports.OutboxDispatch, ids []uuid.UUID) (int, error) {
 		return od.Postpone(ctx, d.cfg.Owner, ids, d.clock.Now(), lastError)
 	})
@@ -384,9 +387,24 @@ func (d *Dispatcher) postpone(ctx context.Context, ws uuid.UUID, events []model.
 	return Result{Postponed: n}, err
 }
 
-// markDispatched records the delivery. On error the events stay
-// dispatching; after the lease they are delivered again.
+// settling is the context of a change that settles claimed events: ctx,
+// or, once ctx is done (the Dispatcher is stopping), a detached one
+// bounded by postponeTimeout, so that a stopping Dispatcher still records
+// what it published and hands back what it did not, instead of leaving
+// both under a lease.
+func settling(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), postponeTimeout)
+}
+
+// markDispatched records the delivery, also when the Dispatcher is
+// stopping (see settling). On error the events stay dispatching; after the
+// lease they are delivered again.
 func (d *Dispatcher) markDispatched(ctx context.Context, ws uuid.UUID, events []model.OutboxEvent) error {
+	ctx, cancel := settling(ctx)
+	defer cancel()
 	ids := eventIDs(events)
 	n, err := d.claims.MarkDispatched(ctx, ws, d.cfg.Owner, ids, d.clock.Now())
 	if err != nil {

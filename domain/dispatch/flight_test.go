@@ -244,4 +244,16 @@ func TestRunReturnsOnlyOnceItsBatchesAreSettled(t *testing.T) {
 			assert.Zero(t, ev.AttemptCount)
 		}
 	}
+	assert.Contains(t, e.logs.String(), `msg="dispatcher stopped: no event left under its lease" component=dispatcher owner=dispatcher-1 published=0 handed_back=6`,
+		"the stop says what it handed back")
+}
+
+// A Dispatcher stopped while it waits for work says so too.
+func TestRunLogsItsStopWhenIdle(t *testing.T) {
+	e := newEnv(t)
+	d := e.dispatcher(t, dispatch.Config{}, &recorder{})
+	warmUp(t, e, d)
+	stop := runUntilStopped(t, d)
+	stop()
+	assert.Contains(t, e.logs.String(), `msg="dispatcher stopped: no event left under its lease"`)
 }

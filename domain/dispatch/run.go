@@ -33,12 +33,16 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	f := d.newFlight()
 	defer f.wait()
 	failures := 0
+	// What the round that saw the stop settled, for stopped.
+	var last Result
+	var lastErr error
 	for ctx.Err() == nil {
 		after, err := d.round(ctx, f)
-		_, batchErr := f.take()
+		res, batchErr := f.take()
 		err = errors.Join(err, batchErr)
 		if ctx.Err() != nil {
-			return
+			last, lastErr = res, batchErr
+			break
 		}
 		if after == paused {
 			sleep(ctx, jitter(min(d.cfg.PollInterval, d.cfg.BreakerOpen), 0.2))
@@ -64,6 +68,45 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 		timer.Stop()
 	}
+	d.stopped(f, last, lastErr)
+}
+
+// stopped waits for the batches still in flight when Run was told to
+// stop, and logs how the last round ended: events published and marked,
+// and events handed back to pending (uncounted, due at once, for any
+// Dispatcher) rather than left under this one's lease.
+func (d *Dispatcher) stopped(f *flight, last Result, lastErr error) {
+	f.wait()
+	res, err := f.take()
+	res.add(last)
+	err = errors.Join(lastErr, err)
+	attrs := []any{"published", res.Published, "handed_back", res.Postponed}
+	if err = besidesStopping(err); err != nil {
+		// A hand-back that failed leaves its events to the lease: another
+		// Dispatcher takes them over when it expires.
+		d.log.Warn("dispatcher stopped; some events stay leased until their lease expires", append(attrs, "error", domain.SanitizeError(err))...)
+		return
+	}
+	d.log.Info("dispatcher stopped: no event left under its lease", attrs...)
+}
+
+// besidesStopping drops from err the cancellations that stopping causes (a
+// claim or a publish cut short), keeping the failures that matter here: a
+// hand-back or a mark that did not happen.
+func besidesStopping(err error) error {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var kept []error
+		for _, e := range joined.Unwrap() {
+			if e = besidesStopping(e); e != nil {
+				kept = append(kept, e)
+			}
+		}
+		return errors.Join(kept...)
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
 
 func sleep(ctx context.Context, d time.Duration) {

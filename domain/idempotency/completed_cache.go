@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
@@ -21,8 +22,25 @@ const (
 // bounded in entries (least recently used go first) and in age. Only records
 // that are committed and completed enter it, so a hit is an answer the
 // database would give too; the fingerprint is compared per caller.
+//
+// "The database would give it too" holds only while the database is the one
+// the record was read from: after a failover to a standby that never
+// received the record's commit (asynchronous replication), the database no
+// longer has it, and a retry must execute again rather than replay. So
+// every entry carries the store's epoch (ports.StoreEpoch) it was read or
+// written in, and only an entry of the current epoch is ever answered; the
+// first lookup that sees the epoch move on empties the cache.
 type completedCache struct {
-	lru *expirable.LRU[model.IdempotencyScope, model.IdempotencyRecord]
+	lru *expirable.LRU[model.IdempotencyScope, cachedRecord]
+	// epoch is the newest epoch a lookup saw.
+	epoch atomic.Uint64
+}
+
+// cachedRecord is a completed record and the store's epoch at the start of
+// the request that read or wrote it.
+type cachedRecord struct {
+	rec   model.IdempotencyRecord
+	epoch uint64
 }
 
 // newCompletedCache returns nil (no cache) when size or ttl is zero.
@@ -30,27 +48,40 @@ func newCompletedCache(size int, ttl time.Duration) *completedCache {
 	if size <= 0 || ttl <= 0 {
 		return nil
 	}
-	return &completedCache{lru: expirable.NewLRU[model.IdempotencyScope, model.IdempotencyRecord](size, nil, ttl)}
+	return &completedCache{lru: expirable.NewLRU[model.IdempotencyScope, cachedRecord](size, nil, ttl)}
 }
 
-// get returns the live completed record of scope, if cached.
-func (c *completedCache) get(scope model.IdempotencyScope, now time.Time) (model.IdempotencyRecord, bool) {
+// get returns the live completed record of scope, if cached in epoch.
+func (c *completedCache) get(scope model.IdempotencyScope, now time.Time, epoch uint64) (model.IdempotencyRecord, bool) {
 	if c == nil {
 		return model.IdempotencyRecord{}, false
 	}
-	rec, ok := c.lru.Get(scope)
-	if !ok || !rec.ExpiresAt.After(now) {
+	if seen := c.epoch.Load(); seen != epoch && c.epoch.CompareAndSwap(seen, epoch) {
+		// Nothing cached before belongs to this store any more.
+		c.lru.Purge()
+	}
+	e, ok := c.lru.Get(scope)
+	if !ok {
 		return model.IdempotencyRecord{}, false
 	}
-	return rec, true
+	if e.epoch != epoch {
+		// Put by a request that began before the epoch moved on.
+		c.lru.Remove(scope)
+		return model.IdempotencyRecord{}, false
+	}
+	if !e.rec.ExpiresAt.After(now) {
+		return model.IdempotencyRecord{}, false
+	}
+	return e.rec, true
 }
 
-// put remembers a committed, completed record.
-func (c *completedCache) put(rec model.IdempotencyRecord) {
+// put remembers a committed, completed record, read or written by a request
+// that began in epoch.
+func (c *completedCache) put(rec model.IdempotencyRecord, epoch uint64) {
 	if c == nil || rec.Status != model.IdempotencyCompleted {
 		return
 	}
-	c.lru.Add(rec.Scope, rec)
+	c.lru.Add(rec.Scope, cachedRecord{rec: rec, epoch: epoch})
 }
 
 // len is how many records are cached (for tests).

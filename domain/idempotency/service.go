@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
@@ -51,7 +53,28 @@ type Service struct {
 	retention time.Duration
 	inFlight  *inFlight
 	completed *completedCache
+	admission Admission
+	// epoch, if set, says when the store may have been replaced (see
+	// completedCache).
+	epoch ports.StoreEpoch
 }
+
+// Admission is what the Service asks before it works for a workspace
+// (domain/limits.Limits is one). Both refusals are errors the client
+// sees (CodeRateLimited).
+type Admission interface {
+	// Enter admits the database work of one request, or refuses it;
+	// leave ends it.
+	Enter(workspace uuid.UUID) (leave func(), err error)
+	// Spend charges a request that is about to execute, or refuses it.
+	Spend(ctx context.Context, workspace uuid.UUID) error
+}
+
+// admitAll is the Admission of a Service without WithAdmission.
+type admitAll struct{}
+
+func (admitAll) Enter(uuid.UUID) (func(), error)        { return func() {}, nil }
+func (admitAll) Spend(context.Context, uuid.UUID) error { return nil }
 
 // Option tunes a Service.
 type Option func(*Service)
@@ -63,12 +86,30 @@ func WithCompletedCache(size int, ttl time.Duration) Option {
 	return func(s *Service) { s.completed = newCompletedCache(size, ttl) }
 }
 
+// WithAdmission makes the Service ask a before its database work and
+// before executing. A request answered without database work (the
+// completed cache, a twin of a request running here) asks nothing; a
+// replay read from the database is admitted (it takes a connection) but
+// spends nothing: only a request that claimed its key and is about to
+// execute is charged.
+func WithAdmission(a Admission) Option {
+	return func(s *Service) { s.admission = a }
+}
+
+// WithStoreEpoch ties the completed-response cache to the store's epoch:
+// what was cached in an earlier epoch is never answered (completedCache).
+// Without it the store is taken to be one and the same for the life of
+// the process (the memory store).
+func WithStoreEpoch(epoch ports.StoreEpoch) Option {
+	return func(s *Service) { s.epoch = epoch }
+}
+
 // NewService refuses a retention shorter than MinRetention.
 func NewService(uow ports.UnitOfWork, fp *Fingerprinter, clock ports.Clock, retention time.Duration, opts ...Option) (*Service, error) {
 	if retention < MinRetention {
 		return nil, domain.Errorf(domain.CodeValidation, "idempotency retention %s is below the minimum of %s", retention, MinRetention)
 	}
-	s := &Service{uow: uow, fp: fp, clock: clock, retention: retention, inFlight: newInFlight()}
+	s := &Service{uow: uow, fp: fp, clock: clock, retention: retention, inFlight: newInFlight(), admission: admitAll{}}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -81,7 +122,9 @@ func NewService(uow ports.UnitOfWork, fp *Fingerprinter, clock ports.Clock, rete
 //   - same key, same request, completed: the saved response, Replayed true;
 //   - same key, another request: CodeIdempotencyKeyReused;
 //   - same key, still executing elsewhere: CodeIdempotencyInProgress at once;
-//   - work fails: everything rolls back, the key stays free for a retry.
+//   - work fails: everything rolls back, the key stays free for a retry;
+//   - the workspace over its limits (WithAdmission): CodeRateLimited,
+//     nothing executed, the key free.
 //
 // Within this process a completed response may come from the cache, and an
 // identical request arriving while the scope runs here does no database work
@@ -91,7 +134,10 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 	if err != nil {
 		return Result{}, err
 	}
-	if rec, ok := s.completed.get(req.Scope, s.clock.Now()); ok {
+	// The epoch before anything is read: a record read or written by this
+	// request belongs to it, or to an older store.
+	epoch := s.storeEpoch()
+	if rec, ok := s.completed.get(req.Scope, s.clock.Now(), epoch); ok {
 		return s.replay(req, rec)
 	}
 	f, leader := s.inFlight.join(req.Scope)
@@ -99,6 +145,12 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 		return s.follow(ctx, req, f)
 	}
 	defer s.inFlight.release(req.Scope, f, inProgress(nil))
+	leave, err := s.admission.Enter(req.Scope.WorkspaceID)
+	if err != nil {
+		f.decide(func() { f.err = err })
+		return Result{}, err
+	}
+	defer leave()
 
 	var (
 		result   Result
@@ -126,9 +178,19 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 			result, err = s.replay(req, *existing)
 			return err
 		}
+		// Charged here, after the read found no completed record and
+		// before any work: a replay never spends, and a refusal rolls the
+		// claim back with the transaction, leaving the key free.
+		if err := s.admission.Spend(ctx, req.Scope.WorkspaceID); err != nil {
+			f.decide(func() { f.err = err })
+			return err
+		}
 		f.decide(func() { f.executing = true })
 
-		resp, err := work(ctx, tx)
+		// The jobs the work starts carry tokens derived from the scope, so
+		// an execution of it after its first commit was lost is the same
+		// call to the external systems (domain/model/request_token.go).
+		resp, err := work(model.WithRequestOrigin(ctx, RequestOrigin(req.Scope)), tx)
 		if err != nil {
 			return err
 		}
@@ -153,9 +215,9 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 	// The cache only ever holds committed records: what we read, or what we
 	// wrote once the commit succeeded.
 	if read != nil {
-		s.completed.put(*read)
+		s.completed.put(*read, epoch)
 	} else if executed != nil && err == nil {
-		s.completed.put(*executed)
+		s.completed.put(*executed, epoch)
 	}
 	if err != nil {
 		if domain.IsCode(err, domain.CodeIdempotencyInProgress) {
@@ -164,6 +226,13 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 		return Result{}, err
 	}
 	return result, nil
+}
+
+func (s *Service) storeEpoch() uint64 {
+	if s.epoch == nil {
+		return 0
+	}
+	return s.epoch.Epoch()
 }
 
 // follow answers a twin of a request this process is running: it waits (no
@@ -178,7 +247,8 @@ func (s *Service) follow(ctx context.Context, req Request, f *flight) (Result, e
 	switch {
 	case f.record != nil:
 		return s.replay(req, *f.record)
-	case f.err != nil && domain.IsCode(f.err, domain.CodeUnavailable):
+	case f.err != nil && (domain.IsCode(f.err, domain.CodeUnavailable) || domain.IsCode(f.err, domain.CodeRateLimited)):
+		// Nothing ran: the twin is told what the leader was.
 		return Result{}, f.err
 	default:
 		return Result{}, inProgress(f.err)

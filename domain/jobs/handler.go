@@ -25,9 +25,10 @@ import (
 //     duplicate delivery (proceed false, done). A task that cannot run
 //     (its store or product is gone) is ended here. Otherwise task and
 //     operation become running and Begin hands Call what it needs.
-//  2. Call: the external call, outside any transaction, with the task id
-//     (or the operation id, for tasks that are one per operation) as the
-//     request token. Its error decides what happens next: Retry(err) is
+//  2. Call: the external call, outside any transaction, with the job's
+//     request token (model.JobOperation.TokenOr: derived from the request
+//     that started the job, else the task id, or the operation id for
+//     tasks that are one per operation). Its error decides what happens next: Retry(err) is
 //     returned as it is (the message is delivered again); Fail(reason)
 //     ends the task failed with reason; any other error is the external
 //     system's: a transient one (platformerr.Retryable) is returned so the
@@ -307,5 +308,6 @@ func (o OnOperation[J, T, R]) load(ctx context.Context, tx ports.Tx, log *slog.L
 // EndOperation ends op failed with reason (sanitized here), in tx.
 func EndOperation(ctx context.Context, tx ports.Tx, op model.Operation, reason string, now time.Time) error {
 	op.Fail(domain.SanitizeText(reason), now)
+	domain.ReportOperationFailed(ctx)
 	return tx.Operations().Update(ctx, op)
 }

@@ -157,6 +157,7 @@ func (r TaskRow[T, S]) End(ctx context.Context, tx ports.Tx, op model.Operation,
 		return err
 	}
 	op.Fail(reason, now)
+	domain.ReportOperationFailed(ctx)
 	return tx.Operations().Update(ctx, op)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )
 
@@ -16,17 +17,25 @@ import (
 // logged only once the commit that records it happened, never before a
 // commit that then fails or a crash in between. If the transaction rolls
 // back, its lines are dropped (the error that rolled it back is the
-// caller's to log).
+// caller's to log). Likewise an operation fn ends failed
+// (domain.ReportOperationFailed, which EndOperation and TaskRow.End call)
+// reaches the worker's report only once the commit happened: fn reports to
+// a report of the attempt's own, handed on after the commit.
 func Transact(ctx context.Context, uow ports.UnitOfWork, workspace uuid.UUID, log *slog.Logger,
 	fn func(ctx context.Context, tx ports.Tx, log *slog.Logger) error,
 ) error {
 	held := &heldLines{}
+	var attempt *domain.JobReport
 	err := uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
 		held.reset()
+		ctx, attempt = domain.WithJobReport(ctx)
 		return fn(ctx, tx, slog.New(&holdingHandler{next: log.Handler(), lines: held}))
 	})
 	if err == nil {
 		held.emit(ctx)
+		if attempt != nil && attempt.OperationFailed() {
+			domain.ReportOperationFailed(ctx)
+		}
 	}
 	return err
 }

@@ -142,7 +142,7 @@ func TestCompleteConcurrently(t *testing.T) {
 	var ops []model.Operation
 	require.NoError(t, h.uow.Transact(context.Background(), h.p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		ops, err = tx.Operations().List(ctx, ports.OperationFilter{Kind: model.OperationMediaProcess, Limit: 10})
+		ops, err = tx.Operations().List(ctx, ports.ListQuery{Kind: model.OperationMediaProcess, Limit: 10})
 		return err
 	}))
 	assert.Len(t, ops, 1, "one operation")

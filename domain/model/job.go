@@ -38,17 +38,32 @@ type JobSpec struct {
 // row, or the store or media whose longer-lived row the job moves forward.
 type JobOperation struct {
 	OperationID uuid.UUID `json:"operation_id"`
+	// RequestToken is what the job's calls to external systems carry
+	// (request_token.go): derived from the idempotency scope of the request
+	// that started the job; empty for a job started outside one, and in
+	// payloads written before tokens were.
+	RequestToken string `json:"request_token,omitempty"`
 }
 
 // Operation is the operation the job moves forward (domain/jobs).
 func (j JobOperation) Operation() uuid.UUID { return j.OperationID }
 
+// TokenOr is the job's request token, or, for a job that has none, the text
+// of fallback: the row id its handler used as the token before.
+func (j JobOperation) TokenOr(fallback uuid.UUID) string {
+	if j.RequestToken != "" {
+		return j.RequestToken
+	}
+	return fallback.String()
+}
+
 // NewJob builds the pending operation that tracks spec's work and the
 // outbox event that starts it, carrying the traceparent of ctx to the
-// worker. It takes two ids from ids: the operation's, then the event's.
-// Writing them is the caller's, in its own order and transaction (some use
-// cases write their task row first so a duplicate fails before anything
-// else is written).
+// worker, and the request token of the idempotent request running in ctx
+// (request_token.go). It takes two ids from ids: the operation's, then the
+// event's. Writing them is the caller's, in its own order and transaction
+// (some use cases write their task row first so a duplicate fails before
+// anything else is written).
 //
 // Errors: what NewOutboxEvent returns for the payload.
 func NewJob(ctx context.Context, ids IDSource, p Principal, now time.Time, spec JobSpec) (Operation, OutboxEvent, error) {
@@ -64,7 +79,7 @@ func NewJob(ctx context.Context, ids IDSource, p Principal, now time.Time, spec 
 		UpdatedAt:    now,
 	}
 	event, err := NewOutboxEvent(ids.NewID(), p.WorkspaceID, spec.EventType, spec.ResourceType, spec.ResourceID,
-		spec.Payload(JobOperation{OperationID: op.ID}), now)
+		spec.Payload(JobOperation{OperationID: op.ID, RequestToken: jobToken(ctx, spec.EventType)}), now)
 	if err != nil {
 		return Operation{}, OutboxEvent{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operations"
+	"github.com/oncehq/once/domain/pagination"
 	"github.com/oncehq/once/ports"
 )
 
@@ -41,46 +42,65 @@ func seed(t *testing.T, uow ports.UnitOfWork, ws uuid.UUID, n int) []model.Opera
 	return ops
 }
 
-func TestListDefaultsCapsAndFilters(t *testing.T) {
+func TestListPagesWithDefaultsBoundsAndFilters(t *testing.T) {
 	uow := memory.NewUnitOfWork(memory.NewDB())
 	p := model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New()}
-	ops := seed(t, uow, p.WorkspaceID, operations.MaxListLimit+10)
+	ops := seed(t, uow, p.WorkspaceID, pagination.DefaultLimit+10)
 	seed(t, uow, uuid.New(), 3) // another workspace's
 	svc := operations.NewService(uow)
 	ctx := context.Background()
 
-	got, err := svc.List(ctx, p, ports.OperationFilter{})
+	page, err := svc.List(ctx, p, ports.ListQuery{})
 	require.NoError(t, err)
-	require.Len(t, got, operations.DefaultListLimit)
-	assert.Equal(t, ops[len(ops)-1].ID, got[0].ID, "newest first")
+	require.Len(t, page.Items, pagination.DefaultLimit)
+	assert.True(t, page.HasMore)
+	assert.Equal(t, ops[len(ops)-1].ID, page.Items[0].ID, "newest first")
 
-	got, err = svc.List(ctx, p, ports.OperationFilter{Limit: 1000})
-	require.NoError(t, err)
-	assert.Len(t, got, operations.MaxListLimit)
+	_, err = svc.List(ctx, p, ports.ListQuery{Limit: pagination.MaxLimit + 1})
+	assert.True(t, domain.IsCode(err, domain.CodeValidation), "got %v", err)
 
-	got, err = svc.List(ctx, p, ports.OperationFilter{Status: model.OperationSucceeded, Limit: 5})
+	page, err = svc.List(ctx, p, ports.ListQuery{Status: string(model.OperationSucceeded), Limit: 5})
 	require.NoError(t, err)
-	require.Len(t, got, 5)
-	for _, op := range got {
+	require.Len(t, page.Items, 5)
+	for _, op := range page.Items {
 		assert.Equal(t, model.OperationSucceeded, op.Status)
 		assert.Equal(t, p.WorkspaceID, op.WorkspaceID)
 	}
 
-	next, err := svc.List(ctx, p, ports.OperationFilter{Before: got[4].ID, Limit: 5, Status: model.OperationSucceeded})
-	require.NoError(t, err)
-	require.Len(t, next, 5)
-	assert.Less(t, next[0].ID.String(), got[4].ID.String(), "the next page continues after the cursor")
+	// Walk every succeeded operation with the cursor: each once, newest
+	// first, has_more false on the last page only.
+	var walked []uuid.UUID
+	q := ports.ListQuery{Status: string(model.OperationSucceeded), Limit: 4}
+	for {
+		page, err := svc.List(ctx, p, q)
+		require.NoError(t, err)
+		for _, op := range page.Items {
+			walked = append(walked, op.ID)
+		}
+		if !page.HasMore {
+			break
+		}
+		q.StartingAfter = page.Items[len(page.Items)-1].ID
+	}
+	var succeeded []uuid.UUID
+	for i := len(ops) - 1; i >= 0; i-- {
+		if ops[i].Status == model.OperationSucceeded {
+			succeeded = append(succeeded, ops[i].ID)
+		}
+	}
+	assert.Equal(t, succeeded, walked)
 
-	got, err = svc.List(ctx, p, ports.OperationFilter{Kind: "catalog.sync"})
+	page, err = svc.List(ctx, p, ports.ListQuery{Kind: "catalog.sync"})
 	require.NoError(t, err)
-	assert.Empty(t, got)
+	assert.Empty(t, page.Items)
+	assert.False(t, page.HasMore)
 }
 
 func TestListRefusesBadFilters(t *testing.T) {
 	svc := operations.NewService(memory.NewUnitOfWork(memory.NewDB()))
 	p := model.Principal{WorkspaceID: uuid.New()}
-	_, err := svc.List(context.Background(), p, ports.OperationFilter{Status: "done"})
+	_, err := svc.List(context.Background(), p, ports.ListQuery{Status: "done"})
 	assert.True(t, domain.IsCode(err, domain.CodeValidation), "got %v", err)
-	_, err = svc.List(context.Background(), p, ports.OperationFilter{Limit: -1})
+	_, err = svc.List(context.Background(), p, ports.ListQuery{Limit: -1})
 	assert.True(t, domain.IsCode(err, domain.CodeValidation), "got %v", err)
 }

@@ -22,10 +22,12 @@ const (
 )
 
 // PublishHandler creates the listing for one listing.publish message (the
-// lifecycle is jobs.Job). The publication id is the platform request
-// token, so a redelivered message (or one whose first delivery died after
-// the platform acted, or whose recording transaction failed) never creates
-// a second listing.
+// lifecycle is jobs.Job). The job's request token (derived from the publish
+// request; the publication id for a job that has none,
+// domain/model/request_token.go) goes to the platform, so a redelivered
+// message (or one whose first delivery died after the platform acted, or
+// whose recording transaction failed), or a publish request executed again
+// after its first commit was lost, never creates a second listing.
 //
 //  1. a publication whose store or product is gone fails.
 //  2. open the store's credentials and call CreateListing.
@@ -48,14 +50,14 @@ func NewPublishHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, seal
 	row := jobs.OnRow[model.ListingPublish, model.Publication, model.TaskStatus, work, string]{
 		Task: Task.TaskRow, Prepare: prepare, Record: record,
 	}
-	call := func(ctx context.Context, log *slog.Logger, _ jobs.Run[model.ListingPublish], w work) (string, error) {
+	call := func(ctx context.Context, log *slog.Logger, run jobs.Run[model.ListingPublish], w work) (string, error) {
 		log = log.With("store", w.store.ID, "product", w.product.ID)
 		creds, err := stores.Credentials(sealer, w.store, log)
 		if err != nil {
 			return "", err
 		}
 		res, err := gateway.CreateListing(ctx, ports.CreateListingRequest{
-			RequestToken: w.pub.ID.String(), Platform: w.store.Platform, ExternalShopID: w.store.ExternalShopID,
+			RequestToken: run.Job.TokenOr(w.pub.ID), Platform: w.store.Platform, ExternalShopID: w.store.ExternalShopID,
 			Credentials: creds, Title: w.product.Title, Description: w.product.Description,
 			PriceMinor: w.product.PriceMinor, Currency: w.product.Currency,
 		})
@@ -109,7 +111,8 @@ func record(ctx context.Context, tx ports.Tx, log *slog.Logger, pub model.Public
 
 // listedBefore recognises the platform refusing our token because an
 // earlier attempt of this publication created a listing with other
-// content: the token is the publication's own, so that listing is ours.
+// content: the token is the publication's own (its request's), so that
+// listing is ours.
 func listedBefore(err error) (string, bool) {
 	var de *domain.Error
 	if errors.As(err, &de) && de.Code == domain.CodeConflict && de.ResourceID != "" {

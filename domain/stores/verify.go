@@ -14,8 +14,9 @@ import (
 // version: a user asking to check the credentials again (say after
 // installing the app on the shop). The store's status is left as it is
 // until the worker records the verdict, so a verified store stays usable
-// while it is checked again. The new operation is its own platform request
-// token, so it is a new verification, not a replay of an earlier one.
+// while it is checked again. A new request (a new Idempotency-Key) is a
+// new platform request token, so it is a new verification, not a replay of
+// an earlier one (domain/model/request_token.go).
 //
 // Errors: CodeNotFound if the workspace has no such store.
 func (s *Service) Verify(ctx context.Context, tx ports.Tx, p model.Principal, storeID uuid.UUID) (model.Operation, error) {

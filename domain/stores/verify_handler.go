@@ -22,10 +22,12 @@ const (
 
 // VerifyHandler verifies a store's credentials for one store.credentials.verify
 // message (the lifecycle is jobs.Job over the operation, jobs.OnOperation).
-// The operation's state says whether the work is done, and the operation
-// id is the platform request token, so a redelivered message never
-// verifies twice on the platform, even when the first delivery died after
-// the platform had acted.
+// The operation's state says whether the work is done, and the job's
+// request token (derived from the request that started it; the operation
+// id for a job that has none, domain/model/request_token.go) goes to the
+// platform, so a redelivered message never verifies twice on the platform,
+// even when the first delivery died after the platform had acted, nor does
+// a create executed again after its first commit was lost.
 //
 // In step 1 and again in step 3, a store whose credential version is not
 // the one the event was written for means the authorization was replaced
@@ -49,7 +51,7 @@ func NewVerifyHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, seale
 			return struct{}{}, err
 		}
 		result, err := gateway.VerifyCredentials(ctx, ports.VerifyCredentialsRequest{
-			RequestToken: run.OperationID.String(), Platform: store.Platform,
+			RequestToken: run.Job.TokenOr(run.OperationID), Platform: store.Platform,
 			ExternalShopID: store.ExternalShopID, Credentials: creds,
 		})
 		if err == nil && !result.Valid {

@@ -1,7 +1,7 @@
 // Package sweep deletes rows that have had their time, workspace by
 // workspace under row-level security, in bounded batches: the one loop the
-// maintenance jobs (expired idempotency records, old dispatched events)
-// share.
+// maintenance jobs (expired idempotency records, old dispatched events,
+// finished operations and tasks, old dead letters) share.
 package sweep
 
 import (
@@ -23,6 +23,10 @@ type Job struct {
 	// Delete deletes up to limit rows of the transaction's workspace and
 	// says how many.
 	Delete func(ctx context.Context, tx ports.Tx, limit int) (int, error)
+	// DeleteIn, set instead of Delete, deletes up to limit rows of ws in a
+	// transaction of its own (a port that opens it itself, such as
+	// ports.Retention); Run's UnitOfWork is then not used.
+	DeleteIn func(ctx context.Context, ws uuid.UUID, limit int) (int, error)
 	// Batch bounds each transaction, so none grows large or holds locks for
 	// long.
 	Batch int
@@ -30,6 +34,16 @@ type Job struct {
 
 // Run deletes everything Discover points at and returns how many rows went.
 func Run(ctx context.Context, uow ports.UnitOfWork, job Job) (int, error) {
+	deleteIn := job.DeleteIn
+	if deleteIn == nil {
+		deleteIn = func(ctx context.Context, ws uuid.UUID, limit int) (n int, err error) {
+			err = uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+				n, err = job.Delete(ctx, tx, limit)
+				return err
+			})
+			return n, err
+		}
+	}
 	total := 0
 	for {
 		workspaces, err := job.Discover(ctx, DiscoveryLimit)
@@ -39,12 +53,7 @@ func Run(ctx context.Context, uow ports.UnitOfWork, job Job) (int, error) {
 		deletedThisRound := 0
 		for _, ws := range workspaces {
 			for {
-				var n int
-				err := uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
-					var err error
-					n, err = job.Delete(ctx, tx, job.Batch)
-					return err
-				})
+				n, err := deleteIn(ctx, ws, job.Batch)
 				total += n
 				deletedThisRound += n
 				if err != nil {

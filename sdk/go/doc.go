@@ -1,7 +1,12 @@
-// Package once is the Go client of the once API: client.gen.go is generated
-// from openapi/openapi-3.0.yaml by oapi-codegen (`make sdk`; `make
-// openapi-check` fails if it is stale), and idempotent.go is the one thing
-// written by hand, safe retries of idempotent calls.
+// Package once is the Go client of the once API, a module of its own:
+//
+//	go get github.com/oncehq/once/sdk/go
+//
+// (released with tags sdk/go/vX.Y.Z). client.gen.go is generated from
+// openapi/openapi-3.0.yaml by oapi-codegen (`make sdk`; `make
+// openapi-check` fails if it is stale), internal/params encodes its
+// parameters, and idempotent.go is the one thing written by hand: safe
+// retries of idempotent calls.
 //
 //	c, _ := once.NewClient(baseURL, once.WithRequestEditorFn(bearer(token)))
 //	res, err := once.Idempotent(ctx, once.RetryPolicy{},

@@ -7,19 +7,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/oncehq/once/testsupport/apitest"
-	"github.com/oncehq/once/testsupport/faultproxy"
 )
+
+// The SDK module's own tests use only its own dependencies and the standard
+// library (no testify): a test dependency of this module would be listed in
+// every consumer's go.sum. The tests against a real server live in the
+// service module (sdk/gotest).
 
 // keyRecorder remembers the Idempotency-Key of every attempt that leaves
 // the client.
@@ -45,52 +44,9 @@ func (r *keyRecorder) seen() []string {
 // fastRetries keeps the waits short; the tests count attempts, not time.
 var fastRetries = RetryPolicy{InitialInterval: time.Millisecond, MaxInterval: 5 * time.Millisecond, MaxElapsed: 10 * time.Second}
 
-// TestIdempotentRetryAfterACutConnectionExecutesOnce: the server executes
-// createStore but the connection is cut before the answer arrives; the
-// helper retries with the same key and gets the saved answer. A second
-// execution would have answered 409 STORE_ALREADY_EXISTS (the same shop),
-// and would have started a second verification.
-func TestIdempotentRetryAfterACutConnectionExecutesOnce(t *testing.T) {
-	s := apitest.Memory(t)
-	proxy := faultproxy.Start(t, strings.TrimPrefix(s.URL, "http://"))
-	// A fresh connection per attempt: net/http's own retry of a request
-	// with an Idempotency-Key on a reused connection stays out of the way.
-	rec := &keyRecorder{next: &http.Transport{DisableKeepAlives: true}}
-	c, err := NewClient("http://"+proxy.Addr(), WithHTTPClient(&http.Client{Transport: rec}),
-		WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-			req.Header.Set("Authorization", "Bearer "+s.Token)
-			return nil
-		}))
-	require.NoError(t, err)
-
-	apiKey, apiSecret := apitest.TestCredentials()
-	body := CreateStoreRequest{
-		Platform: CreateStoreRequestPlatformShopify, Name: "Cut shop", ExternalShopId: "cut-" + uuid.NewString(),
-		Credentials: StoreCredentialsBody{ApiKey: &apiKey, ApiSecret: &apiSecret},
-	}
-	proxy.CutNextResponses(1)
-	res, err := Idempotent(t.Context(), fastRetries, func(ctx context.Context, key string) (*http.Response, error) {
-		return c.CreateStore(ctx, &CreateStoreParams{IdempotencyKey: key}, body)
-	}, ParseCreateStoreResponse)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, res.StatusCode(), "%s", res.Body)
-	assert.Equal(t, "true", res.HTTPResponse.Header.Get("Idempotent-Replayed"), "the retry got the saved answer of the first execution")
-
-	keys := rec.seen()
-	require.Len(t, keys, 2, "one cut attempt, one retry")
-	assert.Equal(t, keys[0], keys[1], "the retry reuses the key")
-	_, err = uuid.Parse(keys[0])
-	assert.NoError(t, err)
-
-	ops := s.Do(t, http.MethodGet, "/v1/operations?kind=store.verify", nil, nil)
-	var list OperationList
-	ops.JSON(t, &list)
-	assert.Len(t, list.Items, 1, "one execution: one verification started")
-}
-
 // stubAnswers answers attempt i with answers[i] (the last one repeats) and
 // records the keys.
-func stubAnswers(t *testing.T, answers ...func(w http.ResponseWriter)) (*Client, *keyRecorder, *atomic.Int32) {
+func stubAnswers(t *testing.T, answers ...func(w http.ResponseWriter)) (*Client, *keyRecorder) {
 	t.Helper()
 	var n atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -100,8 +56,10 @@ func stubAnswers(t *testing.T, answers ...func(w http.ResponseWriter)) (*Client,
 	t.Cleanup(ts.Close)
 	rec := &keyRecorder{next: http.DefaultTransport}
 	c, err := NewClient(ts.URL, WithHTTPClient(&http.Client{Transport: rec}))
-	require.NoError(t, err)
-	return c, rec, &n
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, rec
 }
 
 func problem(status int, code, retryAfter string) func(w http.ResponseWriter) {
@@ -127,6 +85,16 @@ func verify(ctx context.Context, c *Client, p RetryPolicy) (*VerifyStoreResponse
 	}, ParseVerifyStoreResponse)
 }
 
+// sameKey fails the test unless every attempt sent the first attempt's key.
+func sameKey(t *testing.T, keys []string) {
+	t.Helper()
+	for i, k := range keys {
+		if k != keys[0] {
+			t.Errorf("attempt %d sent key %q, the first sent %q: every attempt sends the same key", i+1, k, keys[0])
+		}
+	}
+}
+
 // TestIdempotentRetriesOnlyWhatCanSucceed: 5xx and IN_PROGRESS are retried
 // with the same key; KEY_REUSED and other 4xx are final at once; retries
 // stop at the deadline with the last answer.
@@ -146,39 +114,52 @@ func TestIdempotentRetriesOnlyWhatCanSucceed(t *testing.T) {
 		{"not found is final", []func(http.ResponseWriter){problem(404, "NOT_FOUND", ""), accepted}, 1, 404},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, rec, _ := stubAnswers(t, tc.answers...)
-			res, err := verify(t.Context(), c, fastRetries)
-			require.NoError(t, err)
-			assert.Equal(t, tc.status, res.StatusCode())
-			keys := rec.seen()
-			require.Len(t, keys, tc.attempts)
-			for _, k := range keys {
-				assert.Equal(t, keys[0], k, "every attempt sends the same key")
+			c, rec := stubAnswers(t, tc.answers...)
+			res, err := verify(context.Background(), c, fastRetries)
+			if err != nil {
+				t.Fatal(err)
 			}
+			if res.StatusCode() != tc.status {
+				t.Errorf("status %d, want %d", res.StatusCode(), tc.status)
+			}
+			keys := rec.seen()
+			if len(keys) != tc.attempts {
+				t.Fatalf("%d attempts, want %d", len(keys), tc.attempts)
+			}
+			sameKey(t, keys)
 		})
 	}
 
 	t.Run("a new logical call makes a new key", func(t *testing.T) {
-		c, rec, _ := stubAnswers(t, accepted)
-		_, err := verify(t.Context(), c, fastRetries)
-		require.NoError(t, err)
-		_, err = verify(t.Context(), c, fastRetries)
-		require.NoError(t, err)
+		c, rec := stubAnswers(t, accepted)
+		for range 2 {
+			if _, err := verify(context.Background(), c, fastRetries); err != nil {
+				t.Fatal(err)
+			}
+		}
 		keys := rec.seen()
-		require.Len(t, keys, 2)
-		assert.NotEqual(t, keys[0], keys[1])
+		if len(keys) != 2 || keys[0] == keys[1] {
+			t.Fatalf("keys %q: want two different keys", keys)
+		}
 	})
 
 	t.Run("retries stop at the deadline with the last answer", func(t *testing.T) {
-		c, rec, _ := stubAnswers(t, problem(503, "UNAVAILABLE", ""))
+		c, rec := stubAnswers(t, problem(503, "UNAVAILABLE", ""))
 		p := fastRetries
 		p.MaxElapsed = 50 * time.Millisecond
-		res, err := verify(t.Context(), c, p)
-		require.NoError(t, err)
-		assert.Equal(t, http.StatusServiceUnavailable, res.StatusCode())
-		require.NotNil(t, res.ApplicationproblemJSON503)
-		assert.Equal(t, "UNAVAILABLE", res.ApplicationproblemJSON503.Code)
-		assert.Greater(t, len(rec.seen()), 1, "it retried before giving up")
+		res, err := verify(context.Background(), c, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode() != http.StatusServiceUnavailable {
+			t.Errorf("status %d, want 503", res.StatusCode())
+		}
+		if res.ApplicationproblemJSON503 == nil || res.ApplicationproblemJSON503.Code != "UNAVAILABLE" {
+			t.Errorf("the last answer is not parsed as the UNAVAILABLE problem: %s", res.Body)
+		}
+		if n := len(rec.seen()); n < 2 {
+			t.Errorf("%d attempt(s): it should retry before giving up", n)
+		}
 	})
 
 	t.Run("a network error is retried with the same key", func(t *testing.T) {
@@ -186,13 +167,21 @@ func TestIdempotentRetriesOnlyWhatCanSucceed(t *testing.T) {
 		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { accepted(w) }))
 		t.Cleanup(ts.Close)
 		c, err := NewClient(ts.URL, WithHTTPClient(&http.Client{Transport: rec}))
-		require.NoError(t, err)
-		res, err := verify(t.Context(), c, fastRetries)
-		require.NoError(t, err)
-		assert.Equal(t, http.StatusAccepted, res.StatusCode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := verify(context.Background(), c, fastRetries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode() != http.StatusAccepted {
+			t.Errorf("status %d, want 202", res.StatusCode())
+		}
 		keys := rec.seen()
-		require.Len(t, keys, 2)
-		assert.Equal(t, keys[0], keys[1])
+		if len(keys) != 2 {
+			t.Fatalf("%d attempts, want 2", len(keys))
+		}
+		sameKey(t, keys)
 	})
 }
 

@@ -55,10 +55,12 @@ func TestTypeScriptSDK(t *testing.T) {
 	}
 }
 
-func run(t *testing.T, name string, args ...string) {
+// run runs a command in this directory and returns its output.
+func run(t *testing.T, name string, args ...string) string {
 	t.Helper()
 	out, err := exec.CommandContext(t.Context(), name, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
+	return string(out)
 }

@@ -107,6 +107,10 @@ func Config(databaseURL string) app.Config {
 	// may wait a while for the pool, and must not get a 503 for it. The
 	// pool's own tests set the limits they exercise.
 	cfg.DBAcquireTimeout = 30 * time.Second
+	// Nor the workspaces' limits: a test of behaviour sends bursts into one
+	// workspace. The tests of the limits set them.
+	cfg.RateLimit = "off"
+	cfg.WorkspaceMaxConcurrency = "off"
 	return cfg
 }
 
@@ -122,13 +126,15 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	var tracing app.Tracing
 	var metrics *prometheus.Metrics
 	var ops *app.OpsMux
+	var handlers app.Handlers
 	optional := func(in struct {
 		fx.In
-		Sim *platformsim.Sim `optional:"true"`
+		Sim      *platformsim.Sim `optional:"true"`
+		Handlers app.Handlers     `optional:"true"`
 	}) {
-		s.Sim = in.Sim
+		s.Sim, handlers = in.Sim, in.Handlers
 	}
-	fxApp := fx.New(append([]fx.Option{app.Base(cfg, log), app.Background(cfg),
+	fxApp := fx.New(append([]fx.Option{app.Base(cfg, log), app.LimitsModule, app.Background(cfg),
 		fx.Decorate(func(ports.HostResolver) ports.HostResolver { return s.Resolver }),
 		fx.Populate(&deps, &tracing, &metrics, &ops, &s.Issuer, &s.WS, &s.UoW), fx.Invoke(optional)}, opts...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -148,7 +154,16 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 			_ = fxApp.Stop(context.Background())
 		})
 	}
+	// The topics to delete are read before the service stops (the event
+	// types it published) and deleted after (nothing declares them again).
+	var topics []string
+	if cfg.Queue == app.QueueAMQP {
+		t.Cleanup(func() { deleteAMQPTopics(t, cfg.AMQPURL, topics) })
+	}
 	t.Cleanup(s.Stop)
+	if cfg.Queue == app.QueueAMQP {
+		t.Cleanup(func() { topics = s.amqpTopics(t, cfg.QueuePrefix, handlers) })
+	}
 	// Runs before Stop (cleanups run last first), on everything the test
 	// made this server do.
 	t.Cleanup(func() { s.checkNoSecrets(t) })

@@ -2,8 +2,10 @@ package apitest
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain/model"
@@ -43,4 +45,21 @@ func (s *Server) Events(t testing.TB) []model.OutboxEvent {
 		t.Fatalf("list events: %v", err)
 	}
 	return events
+}
+
+// RequestToken is the request token the job of operation carries to the
+// external systems (domain/model/request_token.go), read from its event.
+func (s *Server) RequestToken(t testing.TB, operation uuid.UUID) string {
+	t.Helper()
+	for _, e := range s.Events(t) {
+		var job model.JobOperation
+		if json.Unmarshal(e.Payload, &job) == nil && job.OperationID == operation {
+			if job.RequestToken == "" {
+				t.Fatalf("the job of operation %s carries no request token", operation)
+			}
+			return job.RequestToken
+		}
+	}
+	t.Fatalf("no event starts operation %s", operation)
+	return ""
 }

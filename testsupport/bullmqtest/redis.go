@@ -7,9 +7,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/oncehq/once/adapters/queue/redisconn"
 )
 
-// RedisURL is where the tests find Redis (REDIS_URL overrides).
+// RedisURL is where the tests find the shared single Redis (REDIS_URL
+// overrides).
 func RedisURL() string {
 	if u := os.Getenv("REDIS_URL"); u != "" {
 		return u
@@ -17,48 +20,52 @@ func RedisURL() string {
 	return "redis://127.0.0.1:6379/0"
 }
 
-// Prefix returns a BullMQ key prefix of the test's own, and deletes every
-// key under it when the test ends (never anything else: Redis is shared).
+// Prefix returns a BullMQ key prefix of the test's own, hash-tagged when
+// redisURL names a Redis Cluster (so each queue lives in one slot), and
+// deletes every key under it when the test ends (never anything else:
+// Redis is shared).
 func Prefix(t testing.TB, redisURL string) string {
 	t.Helper()
 	prefix := "once-test-bull-" + uuid.NewString()[:8]
-	t.Cleanup(func() {
-		opts, err := redis.ParseURL(redisURL)
-		if err != nil {
-			return
-		}
-		c := redis.NewClient(opts)
-		defer c.Close()
-		ctx := context.Background()
-		iter := c.Scan(ctx, 0, prefix+":*", 1000).Iterator()
-		var keys []string
-		for iter.Next(ctx) {
-			keys = append(keys, iter.Val())
-		}
-		if err := iter.Err(); err != nil {
-			t.Logf("scan %s:*: %v", prefix, err)
-			return
-		}
-		for len(keys) > 0 {
-			n := min(len(keys), 1000)
-			if err := c.Del(ctx, keys[:n]...).Err(); err != nil {
-				t.Logf("delete the test's BullMQ keys: %v", err)
-				return
-			}
-			keys = keys[n:]
-		}
-	})
+	if topology, err := redisconn.TopologyOf(redisURL); err == nil && topology == redisconn.Cluster {
+		prefix = "{" + prefix + "}"
+	}
+	c := Client(t, redisURL)
+	t.Cleanup(func() { deleteKeys(t, c, prefix+":*") })
 	return prefix
 }
 
-// Client is a Redis client closed with the test.
-func Client(t testing.TB, redisURL string) *redis.Client {
+// deleteKeys deletes the keys matching pattern, on every master of a
+// Cluster.
+func deleteKeys(t testing.TB, c redis.UniversalClient, pattern string) {
+	ctx := context.Background()
+	del := func(ctx context.Context, node redis.UniversalClient) error {
+		iter := node.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			if err := node.Del(ctx, iter.Val()).Err(); err != nil {
+				return err
+			}
+		}
+		return iter.Err()
+	}
+	var err error
+	if cluster, ok := c.(*redis.ClusterClient); ok {
+		err = cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error { return del(ctx, node) })
+	} else {
+		err = del(ctx, c)
+	}
+	if err != nil {
+		t.Logf("delete the test's BullMQ keys (%s): %v", pattern, err)
+	}
+}
+
+// Client is a client of the Redis redisURL names, closed with the test.
+func Client(t testing.TB, redisURL string) redis.UniversalClient {
 	t.Helper()
-	opts, err := redis.ParseURL(redisURL)
+	c, _, err := redisconn.NewClient(redisconn.Config{URL: redisURL})
 	if err != nil {
 		t.Fatalf("redis URL: %v", err)
 	}
-	c := redis.NewClient(opts)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

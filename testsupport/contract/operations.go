@@ -53,7 +53,7 @@ func createOperation(t *testing.T, h Harness, op model.Operation) {
 	require.NoError(t, operationTable.create(t, h, op))
 }
 
-func listOperations(t *testing.T, h Harness, ws uuid.UUID, f ports.OperationFilter) []model.Operation {
+func listOperations(t *testing.T, h Harness, ws uuid.UUID, f ports.ListQuery) []model.Operation {
 	t.Helper()
 	return mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) ([]model.Operation, error) {
 		return tx.Operations().List(ctx, f)
@@ -90,31 +90,31 @@ func testOperationList(t *testing.T, h Harness) {
 	every := func(model.Operation) bool { return true }
 
 	t.Run("newest first, every field", func(t *testing.T) {
-		got := listOperations(t, h, ws, ports.OperationFilter{Limit: 100})
+		got := listOperations(t, h, ws, ports.ListQuery{Limit: 100})
 		require.Equal(t, newestFirst(every), operationIDs(got))
 		require.Equal(t, all[5], got[0])
 	})
 
 	t.Run("a limit of zero or less returns none", func(t *testing.T) {
-		require.Empty(t, listOperations(t, h, ws, ports.OperationFilter{}))
-		require.Empty(t, listOperations(t, h, ws, ports.OperationFilter{Limit: -1}))
+		require.Empty(t, listOperations(t, h, ws, ports.ListQuery{}))
+		require.Empty(t, listOperations(t, h, ws, ports.ListQuery{Limit: -1}))
 	})
 
 	t.Run("filters by status and kind", func(t *testing.T) {
-		got := listOperations(t, h, ws, ports.OperationFilter{Status: model.OperationSucceeded, Limit: 100})
+		got := listOperations(t, h, ws, ports.ListQuery{Status: string(model.OperationSucceeded), Limit: 100})
 		require.Equal(t, newestFirst(func(op model.Operation) bool { return op.Status == model.OperationSucceeded }), operationIDs(got))
-		got = listOperations(t, h, ws, ports.OperationFilter{Kind: model.OperationCatalogSync, Limit: 100})
+		got = listOperations(t, h, ws, ports.ListQuery{Kind: model.OperationCatalogSync, Limit: 100})
 		require.Equal(t, newestFirst(func(op model.Operation) bool { return op.Kind == model.OperationCatalogSync }), operationIDs(got))
-		got = listOperations(t, h, ws, ports.OperationFilter{Kind: model.OperationCatalogSync, Status: model.OperationPending, Limit: 100})
+		got = listOperations(t, h, ws, ports.ListQuery{Kind: model.OperationCatalogSync, Status: string(model.OperationPending), Limit: 100})
 		require.Equal(t, newestFirst(func(op model.Operation) bool {
 			return op.Kind == model.OperationCatalogSync && op.Status == model.OperationPending
 		}), operationIDs(got))
-		require.Empty(t, listOperations(t, h, ws, ports.OperationFilter{Kind: "no.such.kind", Limit: 100}))
+		require.Empty(t, listOperations(t, h, ws, ports.ListQuery{Kind: "no.such.kind", Limit: 100}))
 	})
 
-	t.Run("pages with the before cursor", func(t *testing.T) {
+	t.Run("pages with the starting_after cursor", func(t *testing.T) {
 		var paged []uuid.UUID
-		f := ports.OperationFilter{Limit: 4}
+		f := ports.ListQuery{Limit: 4}
 		for {
 			page := listOperations(t, h, ws, f)
 			if len(page) == 0 {
@@ -122,16 +122,16 @@ func testOperationList(t *testing.T, h Harness) {
 			}
 			require.LessOrEqual(t, len(page), 4)
 			paged = append(paged, operationIDs(page)...)
-			f.Before = page[len(page)-1].ID
+			f.StartingAfter = page[len(page)-1].ID
 		}
 		require.Equal(t, newestFirst(every), paged)
 
-		f = ports.OperationFilter{Before: all[3].ID, Status: model.OperationSucceeded, Limit: 1}
+		f = ports.ListQuery{StartingAfter: all[3].ID, Status: string(model.OperationSucceeded), Limit: 1}
 		require.Equal(t, []uuid.UUID{all[2].ID}, operationIDs(listOperations(t, h, ws, f)))
 	})
 
 	t.Run("another workspace's operations are not listed", func(t *testing.T) {
-		got := listOperations(t, h, other, ports.OperationFilter{Limit: 100})
+		got := listOperations(t, h, other, ports.ListQuery{Limit: 100})
 		require.Len(t, got, 1)
 		require.Equal(t, other, got[0].WorkspaceID)
 	})

@@ -96,6 +96,36 @@ func testOutbox(t *testing.T, h Harness) {
 		require.Empty(t, listEvents(t, h, ws, model.OutboxDeadLetter, 10))
 	})
 
+	t.Run("dead letters page newest first, by id", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		var parked []uuid.UUID // oldest first
+		for range 3 {
+			e := newEvent(t, ws, now())
+			e.ID = uuid.Must(uuid.NewV7())
+			appendEvents(t, h, ws, e, newEvent(t, ws, now())) // the second stays pending
+			mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+				_, err := tx.Outbox().DeadLetterJob(ctx, e.ID, "the job failed")
+				return err
+			})
+			parked = append(parked, e.ID)
+		}
+		stranger := newEvent(t, other, now())
+		appendEvents(t, h, other, stranger)
+		mustTransact(t, h, other, func(ctx context.Context, tx ports.Tx) error {
+			_, err := tx.Outbox().DeadLetterJob(ctx, stranger.ID, "the job failed")
+			return err
+		})
+		page := func(q ports.ListQuery) []uuid.UUID {
+			return eventIDs(mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) ([]model.OutboxEvent, error) {
+				return tx.Outbox().ListDeadLetters(ctx, q)
+			}))
+		}
+		require.Equal(t, []uuid.UUID{parked[2], parked[1], parked[0]}, page(ports.ListQuery{Limit: 10}))
+		require.Equal(t, []uuid.UUID{parked[2], parked[1]}, page(ports.ListQuery{Limit: 2}))
+		require.Equal(t, []uuid.UUID{parked[0]}, page(ports.ListQuery{StartingAfter: parked[1], Limit: 2}))
+		require.Empty(t, page(ports.ListQuery{}), "a limit of zero returns none")
+	})
+
 	t.Run("an unsafe payload is refused", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		e := newEvent(t, ws, now())

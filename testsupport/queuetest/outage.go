@@ -105,110 +105,134 @@ func RunOutageContract(t *testing.T, brokerAddr string, newPublisher NewPublishe
 	prefix := Prefix()
 	pub := &countingPublisher{next: newPublisher(t, proxy.Addr(), prefix)}
 	received := subscribe(t, newSubscriber(t), queue.Topic(prefix, TypeVerify))
+	env := startDispatcher(t, pub)
 
-	db := memory.NewDB()
-	uow, disc, clock := memory.NewUnitOfWork(db), memory.NewOutboxDiscovery(db), system.NewClock()
-	obs := &brokerObserver{}
-	d, err := dispatch.New(dispatch.Config{
-		Owner: "outage-test", PollInterval: 20 * time.Millisecond, BreakerOpen: 100 * time.Millisecond,
-	}, dispatch.Deps{UnitOfWork: uow, Discovery: disc, Publisher: pub, Clock: clock, Logger: Logger(t), Observer: obs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { d.Run(ctx) })
-	t.Cleanup(func() { stop(); wg.Wait() })
-
-	events := map[uuid.UUID]uuid.UUID{} // event id -> workspace
-	write := func(ws uuid.UUID, n int) {
-		t.Helper()
-		err := uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
-			for i := range n {
-				ev, err := model.NewOutboxEvent(uuid.Must(uuid.NewV7()), ws, TypeVerify, "test", uuid.New(), map[string]int{"n": i}, clock.Now())
-				if err != nil {
-					return err
-				}
-				events[ev.ID] = ws
-				if err := tx.Outbox().Append(ctx, ev); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	eventually := func(what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(wait); !cond(); time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("not within %s: %s", wait, what)
-			}
-		}
-	}
-	all := func() []model.OutboxEvent {
-		var out []model.OutboxEvent
-		for id, ws := range events {
-			err := uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
-				e, err := tx.Outbox().Get(ctx, id)
-				out = append(out, e)
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		return out
-	}
-	delivered := func() bool {
-		for _, e := range all() {
-			if e.Status != model.OutboxDispatched {
-				return false
-			}
-		}
-		return true
-	}
-
-	write(uuid.New(), 3)
-	eventually("the first events delivered", delivered)
+	env.write(uuid.New(), 3)
+	env.eventually("the first events delivered", env.delivered)
 
 	proxy.Down()
 	for range 2 {
-		write(uuid.New(), 10)
+		env.write(uuid.New(), 10)
 	}
-	eventually("the broker reported down and probed a few times", func() bool {
-		return !d.BrokerUp() && pub.failures.Load() >= int32(dispatch.DefaultBreakerFailures+3)
+	env.eventually("the broker reported down and probed a few times", func() bool {
+		return !env.d.BrokerUp() && pub.failures.Load() >= int32(dispatch.DefaultBreakerFailures+3)
 	})
-	for _, e := range all() {
-		if e.Status == model.OutboxDeadLetter || e.AttemptCount != 0 {
-			t.Fatalf("event %s during the outage: %s after %d attempts (%s)", e.ID, e.Status, e.AttemptCount, e.LastError)
-		}
-	}
+	env.noAttemptSpent("during the outage")
 
 	proxy.Up(t)
-	eventually("every event delivered once the broker is back", delivered)
-	for _, e := range all() {
-		if e.AttemptCount != 0 {
-			t.Errorf("event %s spent %d attempts (%s)", e.ID, e.AttemptCount, e.LastError)
-		}
-	}
+	env.eventually("every event delivered once the broker is back", env.delivered)
+	env.noAttemptSpent("after the outage")
 	got := map[string]bool{}
-	for len(got) < len(events) {
+	for len(got) < len(env.events) {
 		for _, m := range received.take(t, 1) {
 			got[m.UUID] = true // at-least-once: a publish cut short may come twice
 		}
 	}
-	for id := range events {
+	for id := range env.events {
 		if !got[id.String()] {
 			t.Errorf("event %s not received", id)
 		}
 	}
-	if ups := obs.transitions(); fmt.Sprint(ups) != "[false true]" {
+	if ups := env.obs.transitions(); fmt.Sprint(ups) != "[false true]" {
 		t.Errorf("broker up transitions = %v, want [false true]", ups)
 	}
 	t.Logf("publishes failed during the outage: %d", pub.failures.Load())
+}
+
+// dispatchEnv is a Dispatcher running on the memory outbox with the
+// publisher under test, and the events a test wrote.
+type dispatchEnv struct {
+	t      *testing.T
+	uow    ports.UnitOfWork
+	clock  ports.Clock
+	d      *dispatch.Dispatcher
+	obs    *brokerObserver
+	events map[uuid.UUID]uuid.UUID // event id -> workspace
+}
+
+// startDispatcher runs a Dispatcher that polls often and probes a broker
+// it found unavailable every 100ms, until the test ends.
+func startDispatcher(t *testing.T, pub ports.Publisher) *dispatchEnv {
+	db := memory.NewDB()
+	e := &dispatchEnv{t: t, uow: memory.NewUnitOfWork(db), clock: system.NewClock(), obs: &brokerObserver{}, events: map[uuid.UUID]uuid.UUID{}}
+	d, err := dispatch.New(dispatch.Config{
+		Owner: "contract-test", PollInterval: 20 * time.Millisecond, BreakerOpen: 100 * time.Millisecond,
+	}, dispatch.Deps{UnitOfWork: e.uow, Discovery: memory.NewOutboxDiscovery(db), Publisher: pub, Clock: e.clock, Logger: Logger(t), Observer: e.obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.d = d
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { d.Run(ctx) })
+	t.Cleanup(func() { stop(); wg.Wait() })
+	return e
+}
+
+// write appends n events of TypeVerify in workspace ws.
+func (e *dispatchEnv) write(ws uuid.UUID, n int) {
+	e.t.Helper()
+	err := e.uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
+		for i := range n {
+			ev, err := model.NewOutboxEvent(uuid.Must(uuid.NewV7()), ws, TypeVerify, "test", uuid.New(), map[string]int{"n": i}, e.clock.Now())
+			if err != nil {
+				return err
+			}
+			e.events[ev.ID] = ws
+			if err := tx.Outbox().Append(ctx, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *dispatchEnv) eventually(what string, cond func() bool) {
+	e.t.Helper()
+	for deadline := time.Now().Add(wait); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("not within %s: %s", wait, what)
+		}
+	}
+}
+
+// all reads every event the test wrote.
+func (e *dispatchEnv) all() []model.OutboxEvent {
+	var out []model.OutboxEvent
+	for id, ws := range e.events {
+		err := e.uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
+			ev, err := tx.Outbox().Get(ctx, id)
+			out = append(out, ev)
+			return err
+		})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func (e *dispatchEnv) delivered() bool {
+	for _, ev := range e.all() {
+		if ev.Status != model.OutboxDispatched {
+			return false
+		}
+	}
+	return true
+}
+
+// noAttemptSpent fails the test if an event spent an attempt or was
+// dead-lettered.
+func (e *dispatchEnv) noAttemptSpent(when string) {
+	e.t.Helper()
+	for _, ev := range e.all() {
+		if ev.Status == model.OutboxDeadLetter || ev.AttemptCount != 0 {
+			e.t.Fatalf("event %s %s: %s after %d attempts (%s)", ev.ID, when, ev.Status, ev.AttemptCount, ev.LastError)
+		}
+	}
 }
 
 // countingPublisher counts failed publishes.

@@ -10,6 +10,15 @@
 // unroutable. Messages are persistent, carry the event id as the AMQP
 // message-id, and Publish returns only after the broker confirmed each of
 // them (publisher confirms); a nack or a closed channel is an error.
+//
+// Queues are quorum queues by default (replicated over the cluster's
+// nodes, the type RabbitMQ recommends for messages that must not be lost),
+// or classic queues for deployments that declared them so before: a
+// queue's type cannot change, and RabbitMQ refuses a declaration with
+// other arguments (PRECONDITION_FAILED), which is the broker's
+// misconfiguration, not the messages' fault (ports.ErrBrokerMisconfigured).
+// A quorum queue also gets a delivery limit and a dead-letter queue of its
+// own (topology.go).
 package amqp
 
 import (
@@ -19,10 +28,21 @@ import (
 	wmamqp "github.com/ThreeDotsLabs/watermill-amqp/v3/pkg/amqp"
 	"github.com/ThreeDotsLabs/watermill/message"
 	amqp091 "github.com/rabbitmq/amqp091-go"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain"
 )
+
+// Queue types.
+const (
+	QueueQuorum  = "quorum"
+	QueueClassic = "classic"
+)
+
+// DefaultDeliveryLimit is a quorum queue's delivery limit when Config does
+// not set one (RabbitMQ 4 picks the same by default).
+const DefaultDeliveryLimit = 20
 
 // Config configures AMQP publishers and subscribers.
 type Config struct {
@@ -33,6 +53,21 @@ type Config struct {
 	// Prefetch is how many unacknowledged messages the broker hands one
 	// subscription (default 1: fair sharing between workers).
 	Prefetch int
+	// QueueType is the type of the queues once declares: QueueQuorum (the
+	// default) or QueueClassic. Publishers and subscribers of one
+	// deployment must agree, and match the queues that exist.
+	QueueType string
+	// DeliveryLimit, on quorum queues, is how many times a message is
+	// handed to a worker without being acknowledged (its process died
+	// with it, or gave it back because it could not record the job's
+	// failure) before RabbitMQ moves it to the dead-letter queue
+	// (DeadLetterQueue) instead: a message that crashes every worker does
+	// not do so forever. 0 takes DefaultDeliveryLimit; negative sets no
+	// limit and no dead-letter queue.
+	DeliveryLimit int
+	// Tracing, when set, gives each publish call of the Publisher a client
+	// span (tracing.go). Nil: none, at no cost.
+	Tracing trace.TracerProvider
 }
 
 func (c Config) withDefaults() Config {
@@ -42,7 +77,21 @@ func (c Config) withDefaults() Config {
 	if c.Prefetch == 0 {
 		c.Prefetch = 1
 	}
+	if c.QueueType == "" {
+		c.QueueType = QueueQuorum
+	}
+	if c.DeliveryLimit == 0 {
+		c.DeliveryLimit = DefaultDeliveryLimit
+	}
 	return c
+}
+
+// Validate says what is wrong with c, as a domain.CodeValidation error.
+func (c Config) Validate() error {
+	if c.QueueType != "" && c.QueueType != QueueQuorum && c.QueueType != QueueClassic {
+		return domain.Errorf(domain.CodeValidation, "amqp: queue type %q must be %s or %s", c.QueueType, QueueQuorum, QueueClassic)
+	}
+	return nil
 }
 
 // amqpConfig is the connection's configuration, publisher and subscriber
@@ -89,12 +138,21 @@ func (c Config) watermillConfig() wmamqp.Config {
 		Consume: wmamqp.ConsumeConfig{
 			Qos: wmamqp.QosConfig{PrefetchCount: c.Prefetch},
 		},
-		TopologyBuilder: topology{},
+		TopologyBuilder: c.topology(),
 	}
+}
+
+// topology is what publishers and subscribers of c declare.
+func (c Config) topology() topology {
+	c = c.withDefaults()
+	return topology{queueType: c.QueueType, deliveryLimit: c.DeliveryLimit}
 }
 
 // NewSubscriber connects and returns a subscriber owning its connection.
 func NewSubscriber(cfg Config, logger *slog.Logger) (message.Subscriber, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	sub, err := wmamqp.NewSubscriber(cfg.watermillConfig(), queue.NewLogger(logger))
 	if err != nil {
 		return nil, connectError("subscriber", err)

@@ -56,53 +56,57 @@ func cleanupTopics(t *testing.T, uri string, topics ...string) {
 			return
 		}
 		defer conn.Close()
-		ch, err := conn.Channel()
-		if err != nil {
-			t.Logf("cleanup: %v", err)
-			return
-		}
 		for _, topic := range topics {
-			if _, err := ch.QueueDelete(topic, false, false, false); err != nil {
-				t.Logf("cleanup queue %s: %v", topic, err)
-				return // the channel is closed now
-			}
-			if err := ch.ExchangeDelete(topic, false, false); err != nil {
-				t.Logf("cleanup exchange %s: %v", topic, err)
-				return
+			if err := DeleteTopology(conn, topic); err != nil {
+				t.Logf("cleanup: %v", err)
 			}
 		}
 	})
 }
 
-func newRawPair(t *testing.T, prefix string) (message.Publisher, message.Subscriber) {
-	uri := amqpURL(t)
-	cfg := Config{URL: uri}
-	pub, err := NewPublisher(cfg, queuetest.Logger(t))
-	if err != nil {
-		t.Fatalf("NewPublisher: %v", err)
+// rawPairOf builds a publisher and a subscriber declaring queues of
+// queueType.
+func rawPairOf(queueType string) queuetest.NewRawPair {
+	return func(t *testing.T, prefix string) (message.Publisher, message.Subscriber) {
+		uri := amqpURL(t)
+		cfg := Config{URL: uri, QueueType: queueType}
+		pub, err := NewPublisher(cfg, queuetest.Logger(t))
+		if err != nil {
+			t.Fatalf("NewPublisher: %v", err)
+		}
+		sub, err := NewSubscriber(cfg, queuetest.Logger(t))
+		if err != nil {
+			_ = pub.Close()
+			t.Fatalf("NewSubscriber: %v", err)
+		}
+		cleanupTopics(t, uri, queuetest.Topics(prefix)...)
+		t.Cleanup(func() {
+			_ = sub.Close()
+			_ = pub.Close()
+		})
+		return pub, sub
 	}
-	sub, err := NewSubscriber(cfg, queuetest.Logger(t))
-	if err != nil {
-		_ = pub.Close()
-		t.Fatalf("NewSubscriber: %v", err)
-	}
-	cleanupTopics(t, uri, queuetest.Topics(prefix)...)
-	t.Cleanup(func() {
-		_ = sub.Close()
-		_ = pub.Close()
-	})
-	return pub, sub
 }
+
+// queueTypes are the queue types the contracts run on: quorum (the
+// default) and classic (existing deployments).
+var queueTypes = []string{QueueQuorum, QueueClassic}
 
 func TestPublisherContract(t *testing.T) {
-	queuetest.RunPublisherContract(t, func(t *testing.T, prefix string) (ports.Publisher, message.Subscriber) {
-		pub, sub := newRawPair(t, prefix)
-		return queue.NewPublisher(pub, prefix), sub
-	})
+	for _, qt := range queueTypes {
+		t.Run(qt, func(t *testing.T) {
+			queuetest.RunPublisherContract(t, func(t *testing.T, prefix string) (ports.Publisher, message.Subscriber) {
+				pub, sub := rawPairOf(qt)(t, prefix)
+				return queue.NewPublisher(pub, prefix), sub
+			})
+		})
+	}
 }
 
 func TestWorkerContract(t *testing.T) {
-	queuetest.RunWorkerContract(t, newRawPair)
+	for _, qt := range queueTypes {
+		t.Run(qt, func(t *testing.T) { queuetest.RunWorkerContract(t, rawPairOf(qt)) })
+	}
 }
 
 func amqpAddr(t *testing.T) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	amqp091 "github.com/rabbitmq/amqp091-go"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/oncehq/once/ports"
 )
@@ -37,9 +38,11 @@ const closeTimeout = 2 * time.Second
 // worse on a 2-core machine: more broker processes for the same writes.)
 //
 // Errors wrap ports.ErrBrokerUnreachable when the connection could not be
-// made or died (the broker is down, restarting, or cut us off); a nack, or
-// a channel the broker closed over a message or a declaration, is an error
-// of the messages.
+// made or died (the broker is down, restarting, or cut us off), and
+// ports.ErrBrokerMisconfigured when the broker refused once's setup: a
+// queue that exists with other arguments, refused credentials or
+// permissions (see misconfigured). A nack, or a channel the broker closed
+// over a message, is an error of the messages.
 type Publisher struct {
 	cfg  Config
 	log  *slog.Logger
@@ -48,6 +51,8 @@ type Publisher struct {
 	// declared holds the topics whose exchange and queue exist, on conn;
 	// only the Publish holding the turn uses it.
 	declared map[string]bool
+
+	tracer trace.Tracer // nil without Config.Tracing
 
 	mu     sync.Mutex // guards the fields below; Close takes it to cut a Publish short
 	conn   *amqp091.Connection
@@ -61,8 +66,14 @@ var _ message.Publisher = (*Publisher)(nil)
 // An unreachable broker is a domain.CodeUnavailable error here, within
 // DialTimeout.
 func NewPublisher(cfg Config, logger *slog.Logger) (message.Publisher, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	cfg = cfg.withDefaults()
 	p := &Publisher{cfg: cfg, log: logger, turn: make(chan struct{}, 1)}
+	if cfg.Tracing != nil {
+		p.tracer = cfg.Tracing.Tracer(instrumentation)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
 	defer cancel()
 	conn, err := p.dial(ctx)
@@ -75,12 +86,21 @@ func NewPublisher(cfg Config, logger *slog.Logger) (message.Publisher, error) {
 
 // Publish implements message.Publisher. It returns once the broker
 // confirmed every message, or with the first failure, or when the context
-// of the first message ends.
+// of the first message ends. With Config.Tracing the call is a span.
 func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	ctx := msgs[0].Context()
+	if p.tracer == nil {
+		return p.publish(msgs[0].Context(), topic, msgs)
+	}
+	ctx, end := p.startPublish(msgs[0].Context(), topic, msgs)
+	err := p.publish(ctx, topic, msgs)
+	end(err)
+	return err
+}
+
+func (p *Publisher) publish(ctx context.Context, topic string, msgs []*message.Message) error {
 	select {
 	case p.turn <- struct{}{}:
 	case <-ctx.Done():
@@ -121,7 +141,11 @@ func (p *Publisher) session(ctx context.Context) (*amqp091.Connection, *amqp091.
 	if p.conn == nil || p.conn.IsClosed() {
 		conn, err := p.dial(ctx)
 		if err != nil {
-			return nil, nil, fmt.Errorf("amqp: connect: %w: %w", ports.ErrBrokerUnreachable, err)
+			cause := ports.ErrBrokerUnreachable
+			if misconfigured(err) {
+				cause = ports.ErrBrokerMisconfigured // refused credentials or virtual host
+			}
+			return nil, nil, fmt.Errorf("amqp: connect: %w: %w", cause, err)
 		}
 		p.conn, p.ch, p.declared = conn, nil, map[string]bool{}
 	}
@@ -159,7 +183,7 @@ func (p *Publisher) openChannel(conn *amqp091.Connection) (*amqp091.Channel, err
 // sends every message; the caller holds the turn.
 func (p *Publisher) send(conn *amqp091.Connection, ch *amqp091.Channel, topic string, msgs []*message.Message) ([]*amqp091.DeferredConfirmation, error) {
 	if !p.declared[topic] {
-		if err := declare(ch, topic, p.cfg.watermillConfig()); err != nil {
+		if err := p.cfg.topology().declare(ch, topic, p.cfg.watermillConfig()); err != nil {
 			return nil, p.failure(conn, err)
 		}
 		p.declared[topic] = true
@@ -196,8 +220,15 @@ func (p *Publisher) await(ctx context.Context, conn *amqp091.Connection, ch *amq
 	return nil
 }
 
-// failure marks err as the broker's when the connection is gone.
+// failure marks err as the broker's when the broker refused once's setup,
+// or when the connection is gone.
 func (p *Publisher) failure(conn *amqp091.Connection, err error) error {
+	if ports.BrokersFault(err) {
+		return err // a declaration refused (topology.refused)
+	}
+	if misconfigured(err) {
+		return fmt.Errorf("%w: %w", ports.ErrBrokerMisconfigured, err)
+	}
 	if conn.IsClosed() {
 		return fmt.Errorf("%w: connection lost: %w", ports.ErrBrokerUnreachable, err)
 	}

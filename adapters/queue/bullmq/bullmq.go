@@ -16,6 +16,13 @@
 // checked twice: Verify at start-up (the queues' "meta" version and the
 // types of their keys), and by the script on every job, so a queue taken
 // over by an unverified BullMQ version gets no job from once.
+//
+// Redis is a single node, a Sentinel-managed primary or a Cluster, as the
+// URL says (redisconn). The script touches every key of a queue at once,
+// which a Cluster allows only within one hash slot: there the prefix, or
+// every queue name, must hold a hash tag ("{bull}"), as BullMQ's own
+// documentation asks of its Node.js side (New refuses otherwise, see
+// HashTagged).
 package bullmq
 
 import (
@@ -28,9 +35,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/adapters/queue/redisstream"
+	"github.com/oncehq/once/adapters/queue/redisconn"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )
@@ -40,20 +48,24 @@ const DefaultPrefix = "bull"
 
 // Config configures a Publisher.
 type Config struct {
-	// URL is a redis:// or rediss:// URL (redis.ParseURL). A dial_timeout
-	// in the URL wins over DialTimeout (default 5s).
+	// URL names Redis: a single node, a Sentinel-managed primary or a
+	// Cluster (see redisconn). A dial_timeout in the URL wins over
+	// DialTimeout (default 5s).
 	URL         string
 	DialTimeout time.Duration
 	// Prefix is the BullMQ key prefix, the "prefix" option of the Node.js
-	// Queue and Worker (default DefaultPrefix).
+	// Queue and Worker (default DefaultPrefix). On a Redis Cluster it holds
+	// a hash tag, e.g. "{bull}", unless every queue name does.
 	Prefix string
 	Routes Routes
 	Job    JobOptions
+	// Tracing, when set, gives each Redis command a span (redisconn).
+	Tracing trace.TracerProvider
 }
 
 // Publisher writes outbox events as BullMQ jobs.
 type Publisher struct {
-	client *redis.Client
+	client redis.UniversalClient
 	cfg    Config
 	now    func() time.Time
 }
@@ -67,23 +79,27 @@ var addJobLua string
 var addJob = redis.NewScript(addJobLua)
 
 // New returns a publisher with its own Redis client, closed by Close. It
-// does not connect until Verify or the first Publish.
+// does not connect until Verify or the first Publish. On a Redis Cluster
+// it refuses (domain.CodeValidation) a prefix and routes that would spread
+// a queue's keys over several hash slots (see HashTagged).
 func New(cfg Config) (*Publisher, error) {
-	opts, err := redis.ParseURL(cfg.URL)
-	if err != nil {
-		// The URL may hold a password: never echo it.
-		return nil, domain.Errorf(domain.CodeValidation, "bullmq: invalid redis URL")
-	}
-	if opts.DialTimeout == 0 {
-		opts.DialTimeout = orDefault(cfg.DialTimeout, 5*time.Second)
-	}
-	// Socket deadlines follow the caller's context, so a publish bounded
-	// by the Dispatcher never outlives it (and never leaves a goroutine).
-	opts.ContextTimeoutEnabled = true
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
 	}
-	return &Publisher{client: redis.NewClient(opts), cfg: cfg, now: time.Now}, nil
+	topology, err := redisconn.TopologyOf(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("bullmq: %w", err)
+	}
+	if topology == redisconn.Cluster && !HashTagged(cfg.Prefix, cfg.Routes) {
+		return nil, domain.Wrap(domain.CodeValidation, ErrNoHashTag, "bullmq")
+	}
+	// Socket deadlines follow the caller's context, so a publish bounded
+	// by the Dispatcher never outlives it (and never leaves a goroutine).
+	client, _, err := redisconn.NewClient(redisconn.Config{URL: cfg.URL, DialTimeout: cfg.DialTimeout, FollowContext: true, Tracing: cfg.Tracing})
+	if err != nil {
+		return nil, fmt.Errorf("bullmq: %w", err)
+	}
+	return &Publisher{client: client, cfg: cfg, now: time.Now}, nil
 }
 
 // Publish implements ports.Publisher: it returns nil once Redis holds a
@@ -122,7 +138,7 @@ func (p *Publisher) Publish(ctx context.Context, msgs ...ports.Message) error {
 			// Every job of that queue would fail the same way until an
 			// operator fixes it: the broker's fault, not the event's, so it
 			// spends no attempts (the Dispatcher's breaker backs off).
-			return domain.Wrap(domain.CodeUnavailable, fmt.Errorf("%w: %w", ports.ErrBrokerUnreachable, err), "bullmq: a queue's layout is unverified")
+			return domain.Wrap(domain.CodeUnavailable, fmt.Errorf("%w: %w", ports.ErrBrokerMisconfigured, err), "bullmq: a queue's layout is unverified")
 		}
 		return unavailable(fmt.Sprintf("bullmq: add %d job(s)", len(jobs)), err)
 	}
@@ -159,22 +175,16 @@ func (p *Publisher) keys(j job) []string {
 // Close closes the Redis client; Publish fails afterwards.
 func (p *Publisher) Close() error { return p.client.Close() }
 
-// unavailable wraps a Redis failure: the message is sanitized because
-// callers store it (outbox last_error) and show it to operators.
+// unavailable wraps a Redis failure: its text is sanitized because callers
+// store it (outbox last_error) and show it to operators.
 // A failure of Redis as a whole (down, unreachable, loading, out of
-// memory, …) wraps ports.ErrBrokerUnreachable, so that an outage spends no
-// delivery attempts.
+// memory, …) wraps ports.ErrBrokerUnreachable, and Redis set up otherwise
+// than the URL and prefix say (MOVED, CROSSSLOT, refused credentials)
+// ports.ErrBrokerMisconfigured, so that neither spends delivery attempts.
 func unavailable(what string, err error) error {
-	msg := what + ": " + domain.SanitizeError(err)
-	if queue.BrokerUnreachable(err) || redisstream.Unavailable(err) {
+	err = redisconn.Classify(err)
+	if queue.BrokerUnreachable(err) && !ports.BrokersFault(err) {
 		err = fmt.Errorf("%w: %w", ports.ErrBrokerUnreachable, err)
 	}
-	return domain.Wrap(domain.CodeUnavailable, err, msg)
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
+	return domain.Wrap(domain.CodeUnavailable, queue.Sanitized(err), what)
 }

@@ -18,17 +18,81 @@ import (
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/bullmqtest"
 	"github.com/oncehq/once/testsupport/queuetest"
+	"github.com/oncehq/once/testsupport/redistest"
 )
 
 // The publisher contract, judged by a stock BullMQ worker: what it
-// processes is what once published.
+// processes is what once published; on the shared single Redis, on a
+// private 3-master Redis Cluster (the prefix hash-tagged; the worker an
+// ioredis Cluster) and through a Sentinel.
 func TestBullMQPublisherContract(t *testing.T) {
-	queuetest.RunPublisherContract(t, func(t *testing.T, prefix string) (ports.Publisher, message.Subscriber) {
-		routes, err := bullmq.ParseRoutes("", "")
-		require.NoError(t, err)
-		e := newEnv(t, bullmq.Config{Routes: routes})
-		return e.pub, &nodeSubscriber{t: t, e: e, topicPrefix: prefix, routes: routes}
-	})
+	queuetest.RequireBroker(t, "Redis", "127.0.0.1:6379")
+	for name, url := range map[string]string{
+		"single":   bullmqtest.RedisURL(),
+		"cluster":  redistest.Cluster(t).URL(),
+		"sentinel": redistest.Sentinel(t).URL(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			queuetest.RunPublisherContract(t, func(t *testing.T, prefix string) (ports.Publisher, message.Subscriber) {
+				routes, err := bullmq.ParseRoutes("", "")
+				require.NoError(t, err)
+				e := newEnvOn(t, url, bullmq.Config{Routes: routes})
+				return e.pub, &nodeSubscriber{t: t, e: e, topicPrefix: prefix, routes: routes}
+			})
+		})
+	}
+}
+
+// On a Redis Cluster a prefix without a hash tag would spread a queue's
+// keys over the masters, and every job would fail: refused at once,
+// saying what to change.
+func TestBullMQRefusesAnUntaggedPrefixOnACluster(t *testing.T) {
+	url := redistest.Cluster(t).URL()
+	untagged, err := bullmq.ParseRoutes("store.credentials.verify=stores", "")
+	require.NoError(t, err)
+	_, err = bullmq.New(bullmq.Config{URL: url, Prefix: "bull", Routes: untagged, Job: jobOptions})
+	require.ErrorIs(t, err, bullmq.ErrNoHashTag)
+	assert.True(t, domain.IsCode(err, domain.CodeValidation))
+	assert.Contains(t, err.Error(), "{bull}")
+
+	tagged, err := bullmq.ParseRoutes("store.credentials.verify={stores},*={jobs}", "")
+	require.NoError(t, err)
+	pub, err := bullmq.New(bullmq.Config{URL: url, Prefix: "bull", Routes: tagged, Job: jobOptions})
+	require.NoError(t, err, "every queue name tagged")
+	require.NoError(t, pub.Close())
+}
+
+// A Redis Cluster node reached through a single-node URL: with an untagged
+// prefix the node answers CROSSSLOT (the add script's keys span slots),
+// with a tagged one MOVED when the queue's slot is another master's.
+// Either is the broker's fault: no attempt is spent, nothing is
+// dead-lettered.
+func TestBullMQOnAClusterNodeSpendsNoAttempts(t *testing.T) {
+	cluster := redistest.Cluster(t)
+	routes, err := bullmq.ParseRoutes("", "")
+	require.NoError(t, err)
+	for says, prefix := range map[string]string{
+		"CROSSSLOT": "once-test-bull-" + uuid.NewString()[:8],
+		"MOVED":     "{" + movedPrefix(t, cluster) + "}",
+	} {
+		t.Run(says, func(t *testing.T) {
+			pub, err := bullmq.New(bullmq.Config{URL: cluster.NodeURL(), Prefix: prefix, Routes: routes, Job: jobOptions})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = pub.Close() })
+			queuetest.RunMisconfiguredContract(t, pub, says)
+		})
+	}
+}
+
+// movedPrefix is a prefix whose hash tag is served by another master than
+// the cluster's first.
+func movedPrefix(t *testing.T, cluster *redistest.ClusterTopology) string {
+	for {
+		p := "once-test-bull-" + uuid.NewString()[:8]
+		if cluster.Elsewhere(t, p) {
+			return p
+		}
+	}
 }
 
 func TestBullMQUnreachable(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/bullmqtest"
 	"github.com/oncehq/once/testsupport/queuetest"
+	"github.com/oncehq/once/testsupport/redistest"
 )
 
 // wait bounds what the tests wait for from the Node.js worker; poll is how
@@ -27,16 +29,19 @@ const (
 	poll = 20 * time.Millisecond
 )
 
+func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+
 // env is one test's BullMQ world: Redis, a key prefix of its own, and a
 // publisher on it.
 type env struct {
 	url    string
 	prefix string
-	redis  *redis.Client
+	redis  redis.UniversalClient
 	pub    *bullmq.Publisher
 }
 
-// newEnv needs Redis and node; cfg's URL and prefix are filled in.
+// newEnv needs the shared Redis and node; cfg's URL and prefix are filled
+// in.
 func newEnv(t *testing.T, cfg bullmq.Config) *env {
 	t.Helper()
 	url := bullmqtest.RedisURL()
@@ -45,12 +50,19 @@ func newEnv(t *testing.T, cfg bullmq.Config) *env {
 		t.Fatal(err)
 	}
 	queuetest.RequireBroker(t, "Redis", opts.Addr)
+	return newEnvOn(t, url, cfg)
+}
+
+// newEnvOn is newEnv on the Redis url names.
+func newEnvOn(t *testing.T, url string, cfg bullmq.Config) *env {
+	t.Helper()
 	bullmqtest.Require(t)
 	e := &env{url: url, prefix: bullmqtest.Prefix(t, url), redis: bullmqtest.Client(t, url)}
 	cfg.URL, cfg.Prefix = url, e.prefix
 	if cfg.Job.Attempts == 0 {
 		cfg.Job = jobOptions
 	}
+	var err error
 	if e.pub, err = bullmq.New(cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -58,9 +58,10 @@ var keyTypes = []struct{ suffix, typ string }{
 	{"events", "stream"},
 }
 
-// Verify checks the layout of queues in one round trip: each queue's meta
-// version, and the type of each key once touches; it also loads the add
-// script, so the first batch needs no second round trip. It returns a
+// Verify checks the layout of queues in one pipeline: each queue's meta
+// version, and the type of each key once touches. It loads the add script
+// first (on a Cluster, on every master), so the first batch needs no second
+// round trip. It returns a
 // *LayoutError (domain.CodeUnavailable, errors.Is ErrUnverifiedLayout) for
 // the first queue that is not in the verified layout, or a
 // domain.CodeUnavailable error when Redis does not answer.
@@ -70,9 +71,12 @@ func (p *Publisher) Verify(ctx context.Context, queues ...string) error {
 		version          *redis.StringCmd
 		typ              *redis.StatusCmd
 	}
+	// Loaded on its own: on a Cluster, on every master.
+	if err := addJob.Load(ctx, p.client).Err(); err != nil {
+		return unavailable("bullmq: load the add script", err)
+	}
 	var checks []check
 	_, err := p.client.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		addJob.Load(ctx, pipe)
 		for _, q := range queues {
 			meta := p.cfg.Prefix + ":" + q + ":meta"
 			checks = append(checks, check{queue: q, version: pipe.HGet(ctx, meta, "version")})

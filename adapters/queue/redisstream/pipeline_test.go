@@ -7,7 +7,6 @@ import (
 	wmredis "github.com/ThreeDotsLabs/watermill-redisstream/pkg/redisstream"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/oncehq/once/adapters/queue/redisstream"
 	"github.com/oncehq/once/testsupport/queuetest"
@@ -17,7 +16,10 @@ import (
 // the stream, in the order given, as watermill's marshaller writes it (so
 // its subscriber reads them), and the call returns only once Redis answered.
 func TestAPublishOfManyIsEveryMessageInOrder(t *testing.T) {
-	url := redisURL(t)
+	onEachTopology(t, publishOfManyIsEveryMessageInOrder)
+}
+
+func publishOfManyIsEveryMessageInOrder(t *testing.T, url string) {
 	pub, err := redisstream.NewPublisher(redisstream.Config{URL: url}, queuetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -34,10 +36,7 @@ func TestAPublishOfManyIsEveryMessageInOrder(t *testing.T) {
 	if err := pub.Publish(stream, msgs...); err != nil {
 		t.Fatal(err)
 	}
-	opts, _ := redis.ParseURL(url)
-	c := redis.NewClient(opts)
-	defer c.Close()
-	entries, err := c.XRange(context.Background(), stream, "-", "+").Result()
+	entries, err := client(t, url).XRange(context.Background(), stream, "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,14 +10,22 @@
 // that died before acknowledging stays pending; any live consumer claims
 // it once it has been idle for MaxIdleTime, checking every ClaimInterval.
 //
+// Redis is a single node, a Sentinel-managed primary or a Cluster, as the
+// URL says (redisconn). On a Cluster each stream is a key of its own, so
+// the streams of the event types spread over the masters by their names'
+// hash slots; no command of this package spans two streams, so they need
+// no hash tag.
+//
 // Publishing is bounded by the messages' context: the publisher's client
 // sets its socket deadlines from it (go-redis ContextTimeoutEnabled), so a
 // Redis that hangs ends the call at the deadline, and the connection that
 // timed out is discarded rather than left with a reply in flight. Errors
-// that are about Redis rather than the messages (it is loading, out of
-// memory, read-only, a replica without master, out of connections) wrap
-// ports.ErrBrokerUnreachable, like the network errors the queue package
-// recognizes.
+// that are about Redis rather than the messages wrap
+// ports.ErrBrokerUnreachable (it is loading, out of memory, read-only, a
+// replica without master, out of connections, like the network errors the
+// queue package recognizes) or ports.ErrBrokerMisconfigured (a Cluster
+// node reached as a single node answers MOVED; refused credentials; see
+// redisconn.Classify).
 //
 // Streams are trimmed by a Trimmer (trim.go), never below what a consumer
 // group still needs.
@@ -36,9 +44,10 @@ import (
 	wmredis "github.com/ThreeDotsLabs/watermill-redisstream/pkg/redisstream"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/adapters/queue/redisconn"
 	"github.com/oncehq/once/ports"
 )
 
@@ -47,8 +56,9 @@ const DefaultConsumerGroup = "once-workers"
 
 // Config configures Redis Streams publishers and subscribers.
 type Config struct {
-	// URL is a redis:// or rediss:// URL (redis.ParseURL). A
-	// dial_timeout in the URL wins over DialTimeout.
+	// URL names Redis: a single node, a Sentinel-managed primary or a
+	// Cluster (see redisconn). A dial_timeout in the URL wins over
+	// DialTimeout.
 	URL string
 	// DialTimeout bounds connecting (default 5s), so an unreachable Redis
 	// fails publishes promptly.
@@ -77,29 +87,20 @@ type Config struct {
 	// BlockTime is how long one read waits for new entries (default
 	// 100ms); it also bounds how long closing a subscription takes.
 	BlockTime time.Duration
+
+	// Tracing, when set, gives each Redis command a span (redisconn).
+	Tracing trace.TracerProvider
 }
 
-func (c Config) client() (*redis.Client, error) {
-	opts, err := c.options()
-	if err != nil {
-		return nil, err
-	}
-	return redis.NewClient(opts), nil
+// conn is how the package's clients reach Redis; followContext ends every
+// call with its context.
+func (c Config) conn(followContext bool) redisconn.Config {
+	return redisconn.Config{URL: c.URL, DialTimeout: c.DialTimeout, FollowContext: followContext, Tracing: c.Tracing}
 }
 
-func (c Config) options() (*redis.Options, error) {
-	opts, err := redis.ParseURL(c.URL)
-	if err != nil {
-		// The URL may hold a password: never echo it.
-		return nil, domain.Errorf(domain.CodeValidation, "redisstream: invalid redis URL")
-	}
-	if opts.DialTimeout == 0 {
-		opts.DialTimeout = c.DialTimeout
-		if opts.DialTimeout == 0 {
-			opts.DialTimeout = 5 * time.Second
-		}
-	}
-	return opts, nil
+func (c Config) client() (redis.UniversalClient, error) {
+	client, _, err := redisconn.NewClient(c.conn(false))
+	return client, err
 }
 
 // NewPublisher returns a publisher with its own Redis client, closed by
@@ -111,19 +112,19 @@ func (c Config) options() (*redis.Options, error) {
 // 37 % of a Dispatcher's time). The entries are the library's
 // (DefaultMarshallerUnmarshaller), so its subscriber reads them as before.
 func NewPublisher(cfg Config, logger *slog.Logger) (message.Publisher, error) {
-	opts, err := cfg.options()
+	// Each call ends with its context: the socket deadlines come from it.
+	client, _, err := redisconn.NewClient(cfg.conn(true))
 	if err != nil {
 		return nil, err
 	}
-	// Each call ends with its context: the socket deadlines come from it.
-	opts.ContextTimeoutEnabled = true
-	return &publisher{client: redis.NewClient(opts), maxLen: cfg.MaxLen}, nil
+	return &publisher{client: client, maxLen: cfg.MaxLen}, nil
 }
 
-// publisher XADDs a call's messages in one pipeline and marks Redis's
-// broker-wide errors as such.
+// publisher XADDs a call's messages in one pipeline (on a Cluster, one per
+// master holding the streams) and marks Redis's broker-wide errors as
+// such.
 type publisher struct {
-	client *redis.Client
+	client redis.UniversalClient
 	maxLen int64
 	closed atomic.Bool
 }
@@ -145,14 +146,10 @@ func (p *publisher) Publish(topic string, msgs ...*message.Message) error {
 		}
 		pipe.XAdd(ctx, &redis.XAddArgs{Stream: topic, Values: values, MaxLen: p.maxLen, Approx: true})
 	}
-	_, err := pipe.Exec(ctx)
-	if err != nil {
-		err = fmt.Errorf("redisstream: xadd %d message(s): %w", len(msgs), err)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("redisstream: xadd %d message(s): %w", len(msgs), redisconn.Classify(err))
 	}
-	if Unavailable(err) {
-		return fmt.Errorf("%w: %w", ports.ErrBrokerUnreachable, err)
-	}
-	return err
+	return nil
 }
 
 func (p *publisher) Close() error {
@@ -160,15 +157,6 @@ func (p *publisher) Close() error {
 		return nil
 	}
 	return p.client.Close()
-}
-
-// Unavailable tells the errors by which Redis refuses every write for a
-// while, whatever it is: none of them is the message's fault. The BullMQ
-// publisher, on Redis too, tells them the same way.
-func Unavailable(err error) bool {
-	return err != nil && (redis.IsLoadingError(err) || redis.IsOOMError(err) || redis.IsReadOnlyError(err) ||
-		redis.IsMasterDownError(err) || redis.IsClusterDownError(err) || redis.IsTryAgainError(err) ||
-		redis.IsMaxClientsError(err) || errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, redis.ErrClosed))
 }
 
 // NewSubscriber returns a consumer-group subscriber with its own Redis

@@ -12,12 +12,17 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/oncehq/once/adapters/queue"
+	"github.com/oncehq/once/adapters/queue/redisconn"
 	"github.com/oncehq/once/adapters/queue/redisstream"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/queuetest"
+	"github.com/oncehq/once/testsupport/redistest"
 )
 
-// redisURL is where the tests find Redis (REDIS_URL overrides).
+func TestMain(m *testing.M) { os.Exit(redistest.Main(m)) }
+
+// redisURL is where the tests find the shared single Redis (REDIS_URL
+// overrides).
 func redisURL(t *testing.T) string {
 	t.Helper()
 	u := os.Getenv("REDIS_URL")
@@ -32,46 +37,97 @@ func redisURL(t *testing.T) string {
 	return u
 }
 
-// cleanupStreams deletes the test's streams (and so their groups).
+// topologies are the Redis setups the contracts run on, by name: the
+// shared single node, the package's private 3-master Cluster, and its
+// Sentinel-managed primary, each through its ONCE_REDIS_URL form.
+func topologies(t *testing.T) map[string]string {
+	return map[string]string{
+		"single":   redisURL(t),
+		"cluster":  redistest.Cluster(t).URL(),
+		"sentinel": redistest.Sentinel(t).URL(),
+	}
+}
+
+// onEachTopology runs test as a subtest per topology.
+func onEachTopology(t *testing.T, test func(t *testing.T, url string)) {
+	for name, url := range topologies(t) {
+		t.Run(name, func(t *testing.T) { test(t, url) })
+	}
+}
+
+// client is a client of the Redis url names, closed with the test.
+func client(t *testing.T, url string) redis.UniversalClient {
+	t.Helper()
+	c, _, err := redisconn.NewClient(redisconn.Config{URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// cleanupStreams deletes the test's streams (and so their groups), one
+// command each: on a Cluster they may live on different masters.
 func cleanupStreams(t *testing.T, url string, streams ...string) {
+	c := client(t, url)
 	t.Cleanup(func() {
-		opts, _ := redis.ParseURL(url)
-		c := redis.NewClient(opts)
-		defer c.Close()
-		if err := c.Del(context.Background(), streams...).Err(); err != nil {
-			t.Logf("delete test streams: %v", err)
+		for _, s := range streams {
+			if err := c.Del(context.Background(), s).Err(); err != nil {
+				t.Logf("delete test stream %s: %v", s, err)
+			}
 		}
 	})
 }
 
-func newRawPair(t *testing.T, prefix string) (message.Publisher, message.Subscriber) {
-	url := redisURL(t)
-	cfg := redisstream.Config{URL: url, ConsumerGroup: "once-workers-test"}
-	pub, err := redisstream.NewPublisher(cfg, queuetest.Logger(t))
-	if err != nil {
-		t.Fatalf("NewPublisher: %v", err)
+func rawPairOn(url string) queuetest.NewRawPair {
+	return func(t *testing.T, prefix string) (message.Publisher, message.Subscriber) {
+		cfg := redisstream.Config{URL: url, ConsumerGroup: "once-workers-test"}
+		pub, err := redisstream.NewPublisher(cfg, queuetest.Logger(t))
+		if err != nil {
+			t.Fatalf("NewPublisher: %v", err)
+		}
+		sub, err := redisstream.NewSubscriber(cfg, queuetest.Logger(t))
+		if err != nil {
+			t.Fatalf("NewSubscriber: %v", err)
+		}
+		cleanupStreams(t, url, queuetest.Topics(prefix)...)
+		t.Cleanup(func() {
+			_ = sub.Close()
+			_ = pub.Close()
+		})
+		return pub, sub
 	}
-	sub, err := redisstream.NewSubscriber(cfg, queuetest.Logger(t))
-	if err != nil {
-		t.Fatalf("NewSubscriber: %v", err)
-	}
-	cleanupStreams(t, url, queuetest.Topics(prefix)...)
-	t.Cleanup(func() {
-		_ = sub.Close()
-		_ = pub.Close()
-	})
-	return pub, sub
 }
 
 func TestPublisherContract(t *testing.T) {
-	queuetest.RunPublisherContract(t, func(t *testing.T, prefix string) (ports.Publisher, message.Subscriber) {
-		pub, sub := newRawPair(t, prefix)
-		return queue.NewPublisher(pub, prefix), sub
+	onEachTopology(t, func(t *testing.T, url string) {
+		queuetest.RunPublisherContract(t, func(t *testing.T, prefix string) (ports.Publisher, message.Subscriber) {
+			pub, sub := rawPairOn(url)(t, prefix)
+			return queue.NewPublisher(pub, prefix), sub
+		})
 	})
 }
 
 func TestWorkerContract(t *testing.T) {
-	queuetest.RunWorkerContract(t, newRawPair)
+	onEachTopology(t, func(t *testing.T, url string) { queuetest.RunWorkerContract(t, rawPairOn(url)) })
+}
+
+// A Redis Cluster node reached through a single-node URL answers MOVED
+// for the streams of the other masters' slots: the broker's fault, not the
+// events'. No attempt is spent, nothing is dead-lettered, and the
+// Dispatcher says why.
+func TestAClusterNodeAnsweringMovedSpendsNoAttempts(t *testing.T) {
+	cluster := redistest.Cluster(t)
+	prefix := queuetest.Prefix()
+	for !cluster.Elsewhere(t, queue.Topic(prefix, queuetest.TypeVerify)) {
+		prefix = queuetest.Prefix()
+	}
+	raw, err := redisstream.NewPublisher(redisstream.Config{URL: cluster.NodeURL()}, queuetest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = raw.Close() })
+	queuetest.RunMisconfiguredContract(t, queue.NewPublisher(raw, prefix), "MOVED")
 }
 
 // behind returns the URL of the test's Redis with addr (a fault proxy) in
@@ -157,10 +213,7 @@ func TestPublishReturnsAfterXADD(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	opts, _ := redis.ParseURL(url)
-	c := redis.NewClient(opts)
-	defer c.Close()
-	entries, err := c.XRange(context.Background(), stream, "-", "+").Result()
+	entries, err := client(t, url).XRange(context.Background(), stream, "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +231,10 @@ func TestPublishReturnsAfterXADD(t *testing.T) {
 // dies without acknowledging it; consumer B of the same group gets it once
 // it has been idle for MaxIdleTime.
 func TestClaimsMessagesOfACrashedConsumer(t *testing.T) {
-	url := redisURL(t)
+	onEachTopology(t, claimsMessagesOfACrashedConsumer)
+}
+
+func claimsMessagesOfACrashedConsumer(t *testing.T, url string) {
 	prefix := queuetest.Prefix()
 	topic := queue.Topic(prefix, queuetest.TypeVerify)
 	cleanupStreams(t, url, topic)
@@ -240,4 +296,72 @@ func TestClaimsMessagesOfACrashedConsumer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the crashed consumer's message was not claimed")
 	}
+}
+
+// Through Sentinel, publishing follows a failover: what was published
+// (and replicated) before is on the promoted replica, and publishes reach
+// it once the Sentinel names it. A publish during the switch fails as the
+// broker's fault (no attempt spent), or is taken by the old primary before
+// it is demoted: Redis replicates asynchronously, and that write is lost
+// when the old primary resyncs (docs/brokers.md says how to narrow the
+// window), so the test publishes until one lands on the new primary.
+func TestPublishingFollowsASentinelFailover(t *testing.T) {
+	s := redistest.Sentinel(t)
+	url := s.URL()
+	prefix := queuetest.Prefix()
+	stream := queue.Topic(prefix, queuetest.TypeVerify)
+	cleanupStreams(t, url, stream)
+	raw, err := redisstream.NewPublisher(redisstream.Config{URL: url}, queuetest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := queue.NewPublisher(raw, prefix)
+	t.Cleanup(func() { _ = pub.Close() })
+	before := ports.Message{ID: uuid.New(), Type: queuetest.TypeVerify, Payload: []byte(`{}`)}
+	if err := pub.Publish(context.Background(), before); err != nil {
+		t.Fatal(err)
+	}
+	// The replica has it before it is promoted.
+	if err := client(t, url).Do(context.Background(), "WAIT", 1, 5000).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	promoted := s.Failover(t)
+	node := redis.NewClient(&redis.Options{Addr: promoted})
+	defer node.Close()
+	holds := func(id uuid.UUID) bool {
+		entries, err := node.XRange(context.Background(), stream, "-", "+").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Values["_watermill_message_uuid"] == id.String() {
+				return true
+			}
+		}
+		return false
+	}
+	if !holds(before.ID) {
+		t.Fatalf("the promoted primary lost %s, replicated before the failover", before.ID)
+	}
+	refused, elsewhere := 0, 0
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no publish reached the promoted primary within 30s (%d refused, %d taken by the old one)", refused, elsewhere)
+		}
+		after := ports.Message{ID: uuid.New(), Type: queuetest.TypeVerify, Payload: []byte(`{}`)}
+		err := pub.Publish(context.Background(), after)
+		if err != nil {
+			if !ports.BrokersFault(err) {
+				t.Fatalf("publish during the failover: %v, want the broker's fault", err)
+			}
+			refused++
+			continue
+		}
+		if holds(after.ID) {
+			break
+		}
+		elsewhere++
+	}
+	t.Logf("publishes during the switch: %d refused (no attempt spent), %d taken by the old primary", refused, elsewhere)
 }

@@ -32,7 +32,7 @@ import (
 // from "0", or moved back with XGROUP SETID: it starts from the oldest
 // entry left.
 type Trimmer struct {
-	client  *redis.Client
+	client  redis.UniversalClient
 	streams []string
 }
 

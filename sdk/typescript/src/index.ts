@@ -2,18 +2,26 @@
 // committed spec by openapi-typescript (`npm run generate`; `make
 // openapi-check` fails if it is stale), requests go through openapi-fetch,
 // and `idempotent` is the one thing written by hand: safe retries.
-import createClient, { type Client, type ClientOptions } from "openapi-fetch";
+import createClient, { type Client, type ClientOptions, mergeHeaders } from "openapi-fetch";
 import type { components, paths } from "./schema.js";
 
 export type { components, paths };
 export type Problem = components["schemas"]["Problem"];
 
-/** A typed client for the API at baseUrl, authenticated with a bearer token. */
+/**
+ * A typed client for the API at baseUrl, authenticated with a bearer token.
+ * Headers in options are sent with every request, beside the Authorization
+ * header made from token (which replaces an Authorization among them).
+ */
 export function createOnceClient(baseUrl: string, token: string, options: ClientOptions = {}): Client<paths> {
+  const { headers } = options;
   return createClient<paths>({
     ...options,
     baseUrl,
-    headers: { Authorization: `Bearer ${token}` },
+    // mergeHeaders reads a record or a Headers, not a list of pairs.
+    headers: mergeHeaders(Array.isArray(headers) ? new Headers(headers) : headers, {
+      Authorization: `Bearer ${token}`,
+    }),
   });
 }
 

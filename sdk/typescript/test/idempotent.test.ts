@@ -132,3 +132,39 @@ describe("the retry decision", () => {
     assert.notEqual(rec.keys[0], rec.keys[1]);
   });
 });
+
+describe("createOnceClient", () => {
+  /** The headers of the one request a client sends. */
+  async function sent(options: Parameters<typeof createOnceClient>[2], init?: { headers?: Record<string, string> }) {
+    let seen: Headers | undefined;
+    const client = createOnceClient("http://stub.invalid", "t0k3n", {
+      ...options,
+      fetch: async (req: Request) => {
+        seen = req.headers;
+        return accepted();
+      },
+    });
+    await client.GET("/v1/operations", init ?? {});
+    assert.ok(seen);
+    return seen;
+  }
+
+  it("sends the caller's headers beside the token", async () => {
+    for (const headers of [
+      { "X-Tenant-Hint": "eu" },
+      new Headers({ "X-Tenant-Hint": "eu" }),
+      [["X-Tenant-Hint", "eu"]] as [string, string][],
+    ]) {
+      const h = await sent({ headers });
+      assert.equal(h.get("X-Tenant-Hint"), "eu", `headers given as ${headers.constructor.name}`);
+      assert.equal(h.get("Authorization"), "Bearer t0k3n");
+    }
+  });
+
+  it("keeps the token over a caller's Authorization, and a request's own headers", async () => {
+    const h = await sent({ headers: { Authorization: "Basic x", "X-A": "1" } }, { headers: { "X-B": "2" } });
+    assert.equal(h.get("Authorization"), "Bearer t0k3n");
+    assert.equal(h.get("X-A"), "1");
+    assert.equal(h.get("X-B"), "2");
+  });
+});

@@ -5,7 +5,12 @@
 // layout once writes.
 //
 // Settings come from the environment:
-//   BULLMQTEST_REDIS_URL    redis://host:port/db
+//   BULLMQTEST_REDIS_URL    once's ONCE_REDIS_URL: redis://host:port/db (a
+//                           single node), redis+sentinel://host:port/db?
+//                           master_name=name[&addr=host:port...] (ioredis
+//                           with sentinels), or redis+cluster://host:port
+//                           or redis://host:port?addr=host:port[&addr=...]
+//                           (an ioredis Cluster, as BullMQ documents it)
 //   BULLMQTEST_PREFIX       the BullMQ key prefix (once's ONCE_BULLMQ_PREFIX)
 //   BULLMQTEST_QUEUES       queue names, comma-separated
 //   BULLMQTEST_CONCURRENCY  jobs processed at once per queue (default 1)
@@ -41,7 +46,35 @@ const describe = (queue, job) => ({
   attemptsMade: job.attemptsMade,
 });
 
-const connection = new IORedis(env.BULLMQTEST_REDIS_URL, { maxRetriesPerRequest: null });
+// connect opens the connection the URL names. BullMQ's Workers need
+// maxRetriesPerRequest: null (they block on Redis and must not give up).
+function connect(raw) {
+  const url = new URL(raw);
+  const hostPort = (s) => {
+    const i = s.lastIndexOf(':');
+    return { host: s.slice(0, i), port: Number(s.slice(i + 1)) };
+  };
+  const nodes = [hostPort(url.host), ...url.searchParams.getAll('addr').map(hostPort)];
+  const auth = {
+    username: decodeURIComponent(url.username) || undefined,
+    password: decodeURIComponent(url.password) || undefined,
+  };
+  const tls = url.protocol.startsWith('rediss') ? {} : undefined;
+  const db = Number(url.pathname.replace(/^\//, '') || '0');
+  if (url.protocol === 'redis+sentinel:' || url.protocol === 'rediss+sentinel:') {
+    return new IORedis({
+      sentinels: nodes,
+      name: url.searchParams.get('master_name'),
+      db, ...auth, tls, maxRetriesPerRequest: null,
+    });
+  }
+  if (url.protocol.endsWith('+cluster:') || url.searchParams.has('addr')) {
+    return new IORedis.Cluster(nodes, { redisOptions: { ...auth, tls, maxRetriesPerRequest: null } });
+  }
+  return new IORedis(raw, { maxRetriesPerRequest: null });
+}
+
+const connection = connect(env.BULLMQTEST_REDIS_URL);
 const workers = queues.map((queue) => {
   const worker = new Worker(
     queue,

@@ -1,10 +1,15 @@
-package once
+// Package gotest holds the tests of the Go SDK (sdk/go, a module of its
+// own) that need the service: the generated client against a real server,
+// the idempotent helper behind a fault proxy, and a consumer outside the
+// repository that installs the SDK with `go get`. The SDK module's own
+// tests use only its dependencies, so that they add nothing to a
+// consumer's go.sum.
+package gotest
 
 import (
 	"bytes"
 	"context"
 	"fmt"
-	openapi_types "github.com/oapi-codegen/runtime/types"
 	"image"
 	"image/color"
 	"image/png"
@@ -16,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	once "github.com/oncehq/once/sdk/go"
 	"github.com/oncehq/once/testsupport/apitest"
 )
 
@@ -32,7 +38,7 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 	s := apitest.Start(t, cfg, nil)
 	ctx := t.Context()
 
-	c, err := NewClientWithResponses(s.URL, WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+	c, err := once.NewClientWithResponses(s.URL, once.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 		req.Header.Set("Authorization", "Bearer "+s.Token)
 		return nil
 	}))
@@ -43,11 +49,11 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 
 	// 1. Connect a store and wait for its verification.
 	apiKey, apiSecret := apitest.TestCredentials()
-	storeRes, err := c.CreateStoreWithResponse(ctx, &CreateStoreParams{IdempotencyKey: uuid.NewString()}, CreateStoreRequest{
-		Platform:       CreateStoreRequestPlatformShopify,
+	storeRes, err := c.CreateStoreWithResponse(ctx, &once.CreateStoreParams{IdempotencyKey: uuid.NewString()}, once.CreateStoreRequest{
+		Platform:       once.CreateStoreRequestPlatformShopify,
 		Name:           "SDK shop",
 		ExternalShopId: "sdk-shop-1",
-		Credentials:    StoreCredentialsBody{ApiKey: &apiKey, ApiSecret: &apiSecret},
+		Credentials:    once.StoreCredentialsBody{ApiKey: &apiKey, ApiSecret: &apiSecret},
 	})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, storeRes.StatusCode(), "createStore: %s", storeRes.Body)
@@ -59,20 +65,20 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 	gotStore, err := c.GetStoreWithResponse(ctx, store.Id)
 	require.NoError(t, err)
 	require.NotNil(t, gotStore.JSON200, "getStore: %d %s", gotStore.StatusCode(), gotStore.Body)
-	assert.Equal(t, StoreStatusVerified, gotStore.JSON200.Status)
+	assert.Equal(t, once.StoreStatusVerified, gotStore.JSON200.Status)
 
 	// 2. Media: register, upload the bytes, complete, wait for the variants.
 	img := testPNG(t)
-	regRes, err := c.RegisterMediaWithResponse(ctx, &RegisterMediaParams{IdempotencyKey: uuid.NewString()}, RegisterMediaRequest{
+	regRes, err := c.RegisterMediaWithResponse(ctx, &once.RegisterMediaParams{IdempotencyKey: uuid.NewString()}, once.RegisterMediaRequest{
 		Filename:    "product.png",
-		ContentType: RegisterMediaRequestContentTypeImagepng,
+		ContentType: once.RegisterMediaRequestContentTypeImagepng,
 		SizeBytes:   int64(len(img)),
 	})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, regRes.StatusCode(), "registerMedia: %s", regRes.Body)
 	require.NotNil(t, regRes.JSON201)
 	mediaID := regRes.JSON201.Media.Id
-	assert.Equal(t, MediaStatusAwaitingUpload, regRes.JSON201.Media.Status)
+	assert.Equal(t, once.MediaStatusAwaitingUpload, regRes.JSON201.Media.Status)
 	assert.Equal(t, http.MethodPut, regRes.JSON201.Upload.Method)
 	assert.Equal(t, "/v1/media/"+mediaID.String()+"/content", regRes.JSON201.Upload.Url)
 
@@ -82,21 +88,21 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 
 	// completeMediaUpload takes no body.
 	compRes, err := c.CompleteMediaUploadWithResponse(ctx, mediaID,
-		&CompleteMediaUploadParams{IdempotencyKey: uuid.NewString()})
+		&once.CompleteMediaUploadParams{IdempotencyKey: uuid.NewString()})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusAccepted, compRes.StatusCode(), "completeMediaUpload: %s", compRes.Body)
 	require.NotNil(t, compRes.JSON202)
 	started = append(started, compRes.JSON202.Operation.Id)
-	var media Media
+	var media once.Media
 	poll(t, "media "+mediaID.String()+" ready with 2 variants", func() (bool, string) {
 		r, err := c.GetMediaWithResponse(ctx, mediaID)
 		require.NoError(t, err)
 		require.NotNil(t, r.JSON200, "getMedia: %d %s", r.StatusCode(), r.Body)
 		media = *r.JSON200
-		if media.Status == MediaStatusRejected {
+		if media.Status == once.MediaStatusRejected {
 			t.Fatalf("media rejected: %s", deref(media.Reason))
 		}
-		return media.Status == MediaStatusReady, string(media.Status)
+		return media.Status == once.MediaStatusReady, string(media.Status)
 	})
 	require.Len(t, media.Variants, 2, "variants: %+v", media.Variants)
 	for _, v := range media.Variants {
@@ -104,9 +110,9 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 	}
 
 	// 3. A product draft with the image, saved with If-Match.
-	mediaIDs := []openapi_types.UUID{mediaID}
+	mediaIDs := []uuid.UUID{mediaID}
 	description := "A mug."
-	draft := ProductDraft{Title: "Mug", Description: &description, PriceMinor: 1299, Currency: "USD", MediaIds: &mediaIDs}
+	draft := once.ProductDraft{Title: "Mug", Description: &description, PriceMinor: 1299, Currency: "USD", MediaIds: &mediaIDs}
 	createRes, err := c.CreateProductWithResponse(ctx, draft)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusCreated, createRes.StatusCode(), "createProduct: %s", createRes.Body)
@@ -119,7 +125,7 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 	assert.Equal(t, mediaIDs, product.MediaIds)
 
 	draft.Title, draft.PriceMinor = "Blue mug", 1499
-	updRes, err := c.UpdateProductWithResponse(ctx, product.Id, &UpdateProductParams{IfMatch: firstETag}, draft)
+	updRes, err := c.UpdateProductWithResponse(ctx, product.Id, &once.UpdateProductParams{IfMatch: firstETag}, draft)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, updRes.StatusCode(), "updateProduct: %s", updRes.Body)
 	require.NotNil(t, updRes.JSON200)
@@ -130,7 +136,7 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 	assert.NotEqual(t, firstETag, *updRes.Headers200.ETag)
 
 	draft.Title = "Lost edit"
-	staleRes, err := c.UpdateProductWithResponse(ctx, product.Id, &UpdateProductParams{IfMatch: firstETag}, draft)
+	staleRes, err := c.UpdateProductWithResponse(ctx, product.Id, &once.UpdateProductParams{IfMatch: firstETag}, draft)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusPreconditionFailed, staleRes.StatusCode(), "stale If-Match: %s", staleRes.Body)
 	require.NotNil(t, staleRes.ApplicationproblemJSON412, "412 not decoded as a Problem: %s", staleRes.Body)
@@ -145,8 +151,8 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 
 	// 4. Publish to the store, and replay that request.
 	publishKey := uuid.NewString()
-	publishBody := PublishProductRequest{StoreId: store.Id}
-	pubRes, err := c.PublishProductWithResponse(ctx, product.Id, &PublishProductParams{IdempotencyKey: publishKey}, publishBody)
+	publishBody := once.PublishProductRequest{StoreId: store.Id}
+	pubRes, err := c.PublishProductWithResponse(ctx, product.Id, &once.PublishProductParams{IdempotencyKey: publishKey}, publishBody)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusAccepted, pubRes.StatusCode(), "publishProduct: %s", pubRes.Body)
 	require.NotNil(t, pubRes.JSON202)
@@ -160,15 +166,15 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, r.JSON200, "getPublication: %d %s", r.StatusCode(), r.Body)
 		publication = *r.JSON200
-		if publication.Status == PublicationStatusFailed {
+		if publication.Status == once.PublicationStatusFailed {
 			t.Fatalf("publication failed: %s", deref(publication.Reason))
 		}
-		return publication.Status == PublicationStatusSucceeded, string(publication.Status)
+		return publication.Status == once.PublicationStatusSucceeded, string(publication.Status)
 	})
 	require.NotNil(t, publication.ExternalListingId, "a succeeded publication names its listing")
 	assert.NotEmpty(t, *publication.ExternalListingId)
 
-	replay, err := c.PublishProductWithResponse(ctx, product.Id, &PublishProductParams{IdempotencyKey: publishKey}, publishBody)
+	replay, err := c.PublishProductWithResponse(ctx, product.Id, &once.PublishProductParams{IdempotencyKey: publishKey}, publishBody)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusAccepted, replay.StatusCode(), "replayed publishProduct: %s", replay.Body)
 	require.NotNil(t, replay.Headers202)
@@ -181,7 +187,7 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 
 	// 5. A catalog sync of the store (no body either).
 	syncRes, err := c.StartCatalogSyncWithResponse(ctx, store.Id,
-		&StartCatalogSyncParams{IdempotencyKey: uuid.NewString()})
+		&once.StartCatalogSyncParams{IdempotencyKey: uuid.NewString()})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusAccepted, syncRes.StatusCode(), "startCatalogSync: %s", syncRes.Body)
 	require.NotNil(t, syncRes.JSON202)
@@ -191,34 +197,34 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 		r, err := c.GetCatalogSyncWithResponse(ctx, syncID)
 		require.NoError(t, err)
 		require.NotNil(t, r.JSON200, "getCatalogSync: %d %s", r.StatusCode(), r.Body)
-		if r.JSON200.Status == CatalogSyncStatusFailed {
+		if r.JSON200.Status == once.CatalogSyncStatusFailed {
 			t.Fatalf("catalog sync failed: %s", deref(r.JSON200.Reason))
 		}
-		return r.JSON200.Status == CatalogSyncStatusSucceeded, string(r.JSON200.Status)
+		return r.JSON200.Status == once.CatalogSyncStatusSucceeded, string(r.JSON200.Status)
 	})
 
 	// 6. An AI text task on the product.
 	instructions := "Short, friendly."
-	aiRes, err := c.StartAITaskWithResponse(ctx, &StartAITaskParams{IdempotencyKey: uuid.NewString()}, StartAITaskRequest{
-		ProductId: product.Id, Kind: StartAITaskRequestKindText, Instructions: &instructions,
+	aiRes, err := c.StartAITaskWithResponse(ctx, &once.StartAITaskParams{IdempotencyKey: uuid.NewString()}, once.StartAITaskRequest{
+		ProductId: product.Id, Kind: once.StartAITaskRequestKindText, Instructions: &instructions,
 	})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusAccepted, aiRes.StatusCode(), "startAITask: %s", aiRes.Body)
 	require.NotNil(t, aiRes.JSON202)
 	started = append(started, aiRes.JSON202.Operation.Id)
 	taskID := aiRes.JSON202.Task.Id
-	var task AITask
+	var task once.AITask
 	poll(t, "AI task "+taskID.String()+" succeeded", func() (bool, string) {
 		r, err := c.GetAITaskWithResponse(ctx, taskID)
 		require.NoError(t, err)
 		require.NotNil(t, r.JSON200, "getAITask: %d %s", r.StatusCode(), r.Body)
 		task = *r.JSON200
-		if task.Status == AITaskStatusFailed {
+		if task.Status == once.AITaskStatusFailed {
 			t.Fatalf("AI task failed: %s", deref(task.Reason))
 		}
-		return task.Status == AITaskStatusSucceeded, string(task.Status)
+		return task.Status == once.AITaskStatusSucceeded, string(task.Status)
 	})
-	assert.Equal(t, AITaskKindText, task.Kind)
+	assert.Equal(t, once.AITaskKindText, task.Kind)
 	require.NotNil(t, task.Result, "a succeeded text task has a result")
 	assert.NotEmpty(t, *task.Result)
 
@@ -227,37 +233,37 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 	for _, id := range started {
 		waitOperation(t, c, id, "operation")
 	}
-	status := ListOperationsParamsStatusSucceeded
-	limit := int64(200)
-	listRes, err := c.ListOperationsWithResponse(ctx, &ListOperationsParams{Status: &status, Limit: &limit})
+	status := once.ListOperationsParamsStatusSucceeded
+	limit := int64(100)
+	listRes, err := c.ListOperationsWithResponse(ctx, &once.ListOperationsParams{Status: &status, Limit: &limit})
 	require.NoError(t, err)
 	require.NotNil(t, listRes.JSON200, "listOperations: %d %s", listRes.StatusCode(), listRes.Body)
 	listed := map[uuid.UUID]int{}
 	for _, op := range listRes.JSON200.Items {
-		assert.Equal(t, OperationStatusSucceeded, op.Status, "operation %s (%s) in a status=succeeded list", op.Id, op.Kind)
+		assert.Equal(t, once.OperationStatusSucceeded, op.Status, "operation %s (%s) in a status=succeeded list", op.Id, op.Kind)
 		listed[op.Id]++
 	}
 	for _, id := range started {
 		assert.Equal(t, 1, listed[id], "operation %s listed once as succeeded", id)
 	}
 	assert.Len(t, listRes.JSON200.Items, len(started), "no other operation: %s", listRes.Body)
-	assert.Nil(t, listRes.JSON200.NextBefore, "one page")
+	assert.False(t, listRes.JSON200.HasMore, "one page")
 }
 
 // waitOperation polls getOperation until the operation succeeded; a failed
 // one fails the test at once.
-func waitOperation(t *testing.T, c *ClientWithResponses, id uuid.UUID, what string) Operation {
+func waitOperation(t *testing.T, c *once.ClientWithResponses, id uuid.UUID, what string) once.Operation {
 	t.Helper()
-	var op Operation
+	var op once.Operation
 	poll(t, fmt.Sprintf("%s (operation %s) succeeded", what, id), func() (bool, string) {
 		r, err := c.GetOperationWithResponse(t.Context(), id)
 		require.NoError(t, err)
 		require.NotNil(t, r.JSON200, "getOperation: %d %s", r.StatusCode(), r.Body)
 		op = *r.JSON200
-		if op.Status == OperationStatusFailed {
+		if op.Status == once.OperationStatusFailed {
 			t.Fatalf("%s: operation %s (%s) failed: %s", what, id, op.Kind, deref(op.Error))
 		}
-		return op.Status == OperationStatusSucceeded, string(op.Status)
+		return op.Status == once.OperationStatusSucceeded, string(op.Status)
 	})
 	return op
 }

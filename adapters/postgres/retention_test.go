@@ -1,0 +1,206 @@
+package postgres_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/retention"
+	"github.com/oncehq/once/testsupport/pgtest"
+)
+
+type fixedClock time.Time
+
+func (c fixedClock) Now() time.Time { return time.Time(c) }
+
+// retentionWorld writes rows as the superuser (no row-level security in
+// the way), with the times and statuses each case needs.
+type retentionWorld struct {
+	t     *testing.T
+	super *sql.DB
+}
+
+func (w retentionWorld) exec(query string, args ...any) {
+	w.t.Helper()
+	_, err := w.super.Exec(query, args...)
+	require.NoError(w.t, err, query)
+}
+
+func (w retentionWorld) operation(ws uuid.UUID, status string, updated time.Time) uuid.UUID {
+	id := uuid.New()
+	w.exec(`INSERT INTO operations (id, workspace_id, kind, status, resource_type, created_by, created_at, updated_at)
+		VALUES ($1, $2, 'store.verify', $3, 'store', $4, $5, $5)`, id, ws, status, uuid.New(), updated)
+	return id
+}
+
+func (w retentionWorld) event(ws, op uuid.UUID, status string, deadLettered *time.Time) uuid.UUID {
+	id := uuid.New()
+	w.exec(`INSERT INTO outbox_events (id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload, status,
+		dispatched_at, dead_lettered_at)
+		VALUES ($1, $2, 'store.credentials.verify', 'store', $3, jsonb_build_object('operation_id', $4::text), $5,
+		CASE WHEN $5 = 'dispatched' THEN now() END, $6)`, id, ws, uuid.New(), op, status, deadLettered)
+	return id
+}
+
+func (w retentionWorld) exists(table string, id uuid.UUID) bool {
+	w.t.Helper()
+	var n int
+	require.NoError(w.t, w.super.QueryRow(`SELECT count(*) FROM `+table+` WHERE id = $1`, id).Scan(&n))
+	return n == 1
+}
+
+// The retention cleanup deletes, in every workspace, exactly the finished
+// records past their retention: never a live operation or task, never a
+// dead letter younger than its retention, never an operation an
+// undelivered or dead-lettered event still refers to, never a succeeded
+// publication or a billed AI task; a transfer's items go with it.
+func TestRetentionDeletesOnlyFinishedRecordsPastTheirRetention(t *testing.T) {
+	db := pgtest.New(t)
+	super, err := sql.Open("pgx", db.SuperuserDSN())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = super.Close() })
+	w := retentionWorld{t: t, super: super}
+
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	old, recent := now.Add(-40*24*time.Hour), now.Add(-24*time.Hour)
+	oldDead, recentDead := now.Add(-20*24*time.Hour), now.Add(-2*24*time.Hour)
+
+	ws, other := uuid.New(), uuid.New()
+	for _, id := range []uuid.UUID{ws, other} {
+		w.exec(`INSERT INTO workspaces (id, name) VALUES ($1, 'w')`, id)
+	}
+	gone, kept := map[string][]uuid.UUID{}, map[string][]uuid.UUID{}
+	add := func(m map[string][]uuid.UUID, table string, id uuid.UUID) { m[table] = append(m[table], id) }
+
+	// Operations.
+	add(gone, "operations", w.operation(ws, "succeeded", old))
+	add(gone, "operations", w.operation(ws, "failed", old))
+	add(gone, "operations", w.operation(other, "succeeded", old))
+	add(kept, "operations", w.operation(ws, "pending", old))
+	add(kept, "operations", w.operation(ws, "running", old))
+	add(kept, "operations", w.operation(ws, "succeeded", recent))
+	delivered := w.operation(ws, "succeeded", old)
+	add(gone, "operations", delivered)
+	// A delivered event is the outbox retention's (ONCE_OUTBOX_RETENTION
+	// after its delivery), not this cleaner's.
+	add(kept, "outbox_events", w.event(ws, delivered, "dispatched", nil))
+	withDeadLetter := w.operation(ws, "failed", old)
+	add(kept, "operations", withDeadLetter)
+	add(kept, "outbox_events", w.event(ws, withDeadLetter, "dead_letter", &recentDead))
+	withPending := w.operation(ws, "succeeded", old)
+	add(kept, "operations", withPending)
+	add(kept, "outbox_events", w.event(ws, withPending, "pending", nil))
+
+	// Dead letters, whose operation is expired too: both go.
+	deadOp := w.operation(ws, "failed", old)
+	add(gone, "operations", deadOp)
+	add(gone, "outbox_events", w.event(ws, deadOp, "dead_letter", &oldDead))
+
+	// Task tables.
+	store, product := uuid.New(), uuid.New()
+	w.exec(`INSERT INTO stores (id, workspace_id, platform, name, external_shop_id, status, credential_version, sealed_credentials)
+		VALUES ($1, $2, 'shopify', 's', 'shop', 'verified', 1, '\x00')`, store, ws)
+	w.exec(`INSERT INTO products (id, workspace_id, title, description, price_minor, currency, revision)
+		VALUES ($1, $2, 'p', '', 1, 'EUR', 1)`, product, ws)
+	task := func(table, status string, updated time.Time, extraCols, extraVals string, extra ...any) uuid.UUID {
+		id := uuid.New()
+		args := append([]any{id, ws, uuid.New(), status, updated}, extra...)
+		w.exec(`INSERT INTO `+table+` (id, workspace_id, operation_id, status, created_at, updated_at`+extraCols+`)
+			VALUES ($1, $2, $3, $4, $5, $5`+extraVals+`)`, args...)
+		return id
+	}
+	sync := func(status string, at time.Time) uuid.UUID {
+		return task("catalog_syncs", status, at, ", store_id", ", $6", store)
+	}
+	add(gone, "catalog_syncs", sync("succeeded", old))
+	add(kept, "catalog_syncs", sync("running", old))
+	add(kept, "catalog_syncs", sync("failed", recent))
+
+	transfer := task("material_transfers", "succeeded", old, "", "")
+	w.exec(`INSERT INTO material_transfer_items (transfer_id, idx, workspace_id, source_url) VALUES ($1, 0, $2, 'u'), ($1, 1, $2, 'u')`, transfer, ws)
+	add(gone, "material_transfers", transfer)
+	add(kept, "material_transfers", task("material_transfers", "pending", old, "", ""))
+
+	publication := func(status string) uuid.UUID {
+		return task("publications", status, old, ", product_id, store_id, product_revision", ", $6, $7, 1", product, store)
+	}
+	add(gone, "publications", publication("failed"))
+	add(kept, "publications", publication("succeeded"))
+
+	ai := func(status string) uuid.UUID {
+		return task("ai_tasks", status, old, ", product_id, kind", ", $6, 'text'", product)
+	}
+	add(gone, "ai_tasks", ai("failed"))
+	add(kept, "ai_tasks", ai("running"))
+	billed := ai("succeeded")
+	w.exec(`INSERT INTO ai_billing_records (workspace_id, task_id, units) VALUES ($1, $2, 3)`, ws, billed)
+	add(kept, "ai_tasks", billed)
+
+	uow := postgres.NewUnitOfWork(db.App)
+	store2 := postgres.NewRetention(db.App, uow)
+	obs := &countingObserver{n: map[model.Expiring]int{}}
+	policy := retention.Policy{Operations: 30 * 24 * time.Hour, Tasks: 30 * 24 * time.Hour, DeadLetters: 14 * 24 * time.Hour}
+	c := retention.NewCleaner(store2, fixedClock(now), policy, 2, obs) // a batch of 2: several transactions per workspace
+	n, err := c.RunOnce(context.Background())
+	require.NoError(t, err)
+
+	want := 0
+	for table, ids := range gone {
+		want += len(ids)
+		for _, id := range ids {
+			assert.False(t, w.exists(table, id), "%s %s should be gone", table, id)
+		}
+	}
+	for table, ids := range kept {
+		for _, id := range ids {
+			assert.True(t, w.exists(table, id), "%s %s should be kept", table, id)
+		}
+	}
+	var items int
+	require.NoError(t, super.QueryRow(`SELECT count(*) FROM material_transfer_items WHERE transfer_id = $1`, transfer).Scan(&items))
+	assert.Zero(t, items, "a transfer's items go with it")
+	assert.Equal(t, want, n, "every deletion counted")
+	assert.Equal(t, map[model.Expiring]int{
+		model.ExpiringDeadLetters: 1, model.ExpiringOperations: 5, model.ExpiringCatalogSyncs: 1,
+		model.ExpiringMaterialTransfers: 1, model.ExpiringPublications: 1, model.ExpiringAITasks: 1,
+	}, obs.n)
+
+	again, err := c.RunOnce(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, again, "nothing left to delete")
+}
+
+type countingObserver struct{ n map[model.Expiring]int }
+
+func (o *countingObserver) Expired(kind model.Expiring, n int) { o.n[kind] += n }
+
+// A dead letter's retention counts from the moment it became one: the
+// trigger stamps it on every way in, and a redrive clears it.
+func TestDeadLetteredAtIsStampedAndClearedByTheDatabase(t *testing.T) {
+	db := pgtest.New(t)
+	super, err := sql.Open("pgx", db.SuperuserDSN())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = super.Close() })
+	w := retentionWorld{t: t, super: super}
+	ws := uuid.New()
+	w.exec(`INSERT INTO workspaces (id, name) VALUES ($1, 'w')`, ws)
+	id := w.event(ws, uuid.New(), "pending", nil)
+	at := func() sql.NullTime {
+		var t0 sql.NullTime
+		require.NoError(t, super.QueryRow(`SELECT dead_lettered_at FROM outbox_events WHERE id = $1`, id).Scan(&t0))
+		return t0
+	}
+	w.exec(`UPDATE outbox_events SET status = 'dispatching', locked_by = 'x', locked_until = now() WHERE id = $1`, id)
+	assert.False(t, at().Valid)
+	w.exec(`UPDATE outbox_events SET status = 'dead_letter', locked_by = NULL, locked_until = NULL WHERE id = $1`, id)
+	assert.True(t, at().Valid, "stamped when it became a dead letter")
+	w.exec(`UPDATE outbox_events SET status = 'pending' WHERE id = $1`, id)
+	assert.False(t, at().Valid, "cleared by a redrive")
+}

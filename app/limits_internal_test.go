@@ -1,0 +1,39 @@
+package app
+
+import (
+	"strings"
+	"testing"
+)
+
+// The limits' settings: defaults by storage, and each bad value refused
+// naming its variable.
+func TestConfigLimitsDefaultsAndRefusals(t *testing.T) {
+	cfg, err := LoadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.rateLimitStore() != RateLimitStoreProcess || cfg.workspaceMaxConcurrency() != 0 {
+		t.Fatalf("embedded: want the in-process limiter and no cap, got %s and %d", cfg.rateLimitStore(), cfg.workspaceMaxConcurrency())
+	}
+	cfg.DatabaseURL, cfg.DBMaxConns = "postgres://x@127.0.0.1/x", 10
+	if cfg.rateLimitStore() != RateLimitStoreRedis || cfg.workspaceMaxConcurrency() != 5 {
+		t.Fatalf("PostgreSQL: want Redis and half the pool, got %s and %d", cfg.rateLimitStore(), cfg.workspaceMaxConcurrency())
+	}
+	for name, env := range map[string]map[string]string{
+		"ONCE_RATE_LIMIT":                {"ONCE_RATE_LIMIT": "100/d"},
+		"ONCE_RATE_LIMIT_WORKSPACES":     {"ONCE_RATE_LIMIT_WORKSPACES": "nope=1/s"},
+		"ONCE_RATE_LIMIT_STORE":          {"ONCE_RATE_LIMIT_STORE": "memcached"},
+		"ONCE_RATE_LIMIT_TIMEOUT":        {"ONCE_RATE_LIMIT_TIMEOUT": "0s"},
+		"ONCE_WORKSPACE_MAX_CONCURRENCY": {"ONCE_WORKSPACE_MAX_CONCURRENCY": "0"},
+		"ONCE_REDIS_URL":                 {"ONCE_RATE_LIMIT_STORE": "redis", "ONCE_REDIS_URL": "http://nope"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for k, v := range env {
+				t.Setenv(k, v)
+			}
+			if _, err := LoadConfig(); err == nil || !strings.Contains(err.Error(), name) {
+				t.Fatalf("want an error naming %s, got %v", name, err)
+			}
+		})
+	}
+}

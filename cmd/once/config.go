@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/oncehq/once/app"
+)
+
+// configCmd prints the configuration a command started now would run with.
+func configCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Print the configuration in effect, secrets masked",
+		Long: "Prints every variable as NAME=value, with where the value comes from: the environment,\n" +
+			"the default, or a dev default (the public secrets of the embedded store). Secrets are\n" +
+			"masked (a list of id:key pairs keeps its ids), and so is the password of any URL or\n" +
+			"connection string. An invalid configuration is printed too, then what is wrong with it.\n" +
+			"ONCE_OPS_ADDR is empty unless set: serve, dispatch and work each have their own default.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return printConfig(cmd.OutOrStdout()) },
+	}
+	return cmd
+}
+
+// printConfig prints the configuration, then says what is wrong with it.
+func printConfig(out io.Writer) error {
+	cfg, err := app.ReadConfig()
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	for _, v := range cfg.Effective(os.LookupEnv) {
+		fmt.Fprintf(w, "%s=%s\t# %s\n", v.Name, v.Value, v.Source)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return cfg.Validate()
+}

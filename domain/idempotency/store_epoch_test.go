@@ -1,0 +1,121 @@
+package idempotency_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
+)
+
+// failoverStore is a store that can be replaced under the service, as a
+// failover to a standby replaces the primary: Transact runs on whichever
+// database is current, and the epoch says how often it changed (bumped by
+// the test, as the PostgreSQL adapter's ServerIdentity bumps it).
+type failoverStore struct {
+	current atomic.Pointer[memory.DB]
+	epoch   atomic.Uint64
+	works   atomic.Int64
+}
+
+func (f *failoverStore) Transact(ctx context.Context, ws uuid.UUID, fn func(context.Context, ports.Tx) error) error {
+	return memory.NewUnitOfWork(f.current.Load()).Transact(ctx, ws, fn)
+}
+
+func (f *failoverStore) Epoch() uint64 { return f.epoch.Load() }
+
+// work counts its executions.
+func (f *failoverStore) work(ctx context.Context, tx ports.Tx) (model.SavedResponse, error) {
+	f.works.Add(1)
+	return created(ctx, tx)
+}
+
+// failoverService is a service with the completed cache on a failoverStore
+// that starts on a fresh database.
+func failoverService(t *testing.T, epoch bool) (*idempotency.Service, *failoverStore) {
+	t.Helper()
+	store := &failoverStore{}
+	store.current.Store(memory.NewDB())
+	fp, err := idempotency.NewFingerprinter([]idempotency.Secret{{ID: "k1", Key: []byte("0123456789abcdef0123456789abcdef")}})
+	require.NoError(t, err)
+	opts := []idempotency.Option{idempotency.WithCompletedCache(100, time.Hour)}
+	if epoch {
+		opts = append(opts, idempotency.WithStoreEpoch(store))
+	}
+	svc, err := idempotency.NewService(store, fp, fixedClock{time.Unix(1_800_000_000, 0).UTC()}, idempotency.DefaultRetention, opts...)
+	require.NoError(t, err)
+	return svc, store
+}
+
+// A request completed and cached, then the database is replaced by one
+// that never received its commit (an asynchronous standby promoted): the
+// retry is not answered from memory with a record the database no longer
+// has; it executes again, on the new database, which then replays it.
+func TestRetryAfterTheStoreChangedIsAnsweredByTheNewStore(t *testing.T) {
+	svc, store := failoverService(t, true)
+	req := request(`{"a":1}`)
+	first, err := svc.Run(context.Background(), req, store.work)
+	require.NoError(t, err)
+	require.False(t, first.Replayed)
+	cached, err := svc.Run(context.Background(), req, store.work)
+	require.NoError(t, err)
+	require.True(t, cached.Replayed, "answered from the cache before the failover")
+
+	store.current.Store(memory.NewDB()) // the standby, without the record
+	store.epoch.Add(1)
+
+	again, err := svc.Run(context.Background(), req, store.work)
+	require.NoError(t, err)
+	assert.False(t, again.Replayed, "replayed a record the database no longer has")
+	assert.Equal(t, int64(2), store.works.Load(), "the retry executes on the new database")
+
+	replay, err := svc.Run(context.Background(), req, store.work)
+	require.NoError(t, err)
+	assert.True(t, replay.Replayed)
+	assert.Equal(t, int64(2), store.works.Load())
+}
+
+// The control: without the epoch the cache cannot tell, and the retry is
+// answered from memory though the database has no record. This is what
+// the epoch is for, and shows the test above can fail.
+func TestWithoutTheEpochTheCacheOutlivesTheStore(t *testing.T) {
+	svc, store := failoverService(t, false)
+	req := request(`{"a":1}`)
+	_, err := svc.Run(context.Background(), req, store.work)
+	require.NoError(t, err)
+
+	store.current.Store(memory.NewDB())
+	store.epoch.Add(1)
+
+	again, err := svc.Run(context.Background(), req, store.work)
+	require.NoError(t, err)
+	assert.True(t, again.Replayed)
+	assert.Equal(t, int64(1), store.works.Load())
+}
+
+// A record written by a request that began before the epoch moved on is
+// never answered from memory afterwards, even though it entered the cache
+// after the change: it may come from the old database.
+func TestRecordOfARequestThatSpannedTheChangeIsNotCached(t *testing.T) {
+	svc, store := failoverService(t, true)
+	req := request(`{"a":1}`)
+	_, err := svc.Run(context.Background(), req, func(ctx context.Context, tx ports.Tx) (model.SavedResponse, error) {
+		store.epoch.Add(1) // the change happens while the request runs
+		return store.work(ctx, tx)
+	})
+	require.NoError(t, err)
+	store.current.Store(memory.NewDB())
+
+	again, err := svc.Run(context.Background(), req, store.work)
+	require.NoError(t, err)
+	assert.False(t, again.Replayed)
+	assert.Equal(t, int64(2), store.works.Load())
+}
