@@ -36,8 +36,12 @@ type MemberRepository interface {
 	// Get returns the membership of user in the transaction's workspace;
 	// domain.CodeNotFound if there is none.
 	Get(ctx context.Context, user uuid.UUID) (model.Member, error)
-	// List returns the workspace's members, oldest first.
-	List(ctx context.Context) ([]model.Member, error)
+	// List returns a page of the workspace's members in user id order:
+	// those whose user id is greater than q.StartingAfter (uuid.Nil: from
+	// the first), at most q.Limit of them. The order is the user id's, not
+	// the membership's age, so a page boundary stays put when the member
+	// it names is removed between two pages. q's filters do not apply.
+	List(ctx context.Context, q ListQuery) ([]model.Member, error)
 	// Remove deletes the membership of user; domain.CodeNotFound if there is
 	// none, domain.CodeInvalidState if user is the workspace's last admin.
 	// The check holds against concurrent removals: of two transactions

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 )
 
 // Member is a user's membership of the workspace.
@@ -18,8 +19,17 @@ type Member struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
+// MemberList is one page of members, in user id order.
 type MemberList struct {
-	Items []Member `json:"items" doc:"Every member, oldest first"`
+	Items   []Member `json:"items" doc:"Members in user id order"`
+	HasMore bool     `json:"has_more" doc:"More members follow: ask again with starting_after = the user_id of the last item"`
+}
+
+// ListMembersInput pages the members like every list, with the user id as
+// the cursor (a member has no id of its own).
+type ListMembersInput struct {
+	Limit         int       `query:"limit" minimum:"1" maximum:"100" default:"20" doc:"Page size"`
+	StartingAfter uuid.UUID `query:"starting_after" format:"uuid" doc:"Cursor: the user_id of the last member of the previous page"`
 }
 
 type AddMemberRequest struct {
@@ -52,8 +62,9 @@ func toMember(m model.Member) Member {
 func (h *handlers) registerMembers(api huma.API) {
 	huma.Register(api, huma.Operation{
 		OperationID: "listMembers", Method: http.MethodGet, Path: "/v1/members",
-		Summary: "List the workspace's members", Description: "Workspace admins only.",
-		Tags: []string{"workspace"}, Security: bearer, Errors: []int{401, 403, 500, 503},
+		Summary:     "List the workspace's members",
+		Description: "Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.",
+		Tags:        []string{"workspace"}, Security: bearer, Errors: []int{401, 403, 422, 500, 503},
 	}, h.listMembers)
 	huma.Register(api, huma.Operation{
 		OperationID: "addMember", Method: http.MethodPost, Path: "/v1/members", DefaultStatus: http.StatusCreated,
@@ -69,17 +80,17 @@ func (h *handlers) registerMembers(api huma.API) {
 	}, h.removeMember)
 }
 
-func (h *handlers) listMembers(ctx context.Context, _ *struct{}) (*MemberListOutput, error) {
+func (h *handlers) listMembers(ctx context.Context, in *ListMembersInput) (*MemberListOutput, error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
-	ms, err := h.deps.Workspaces.ListMembers(ctx, p)
+	page, err := h.deps.Workspaces.ListMembers(ctx, p, ports.ListQuery{Limit: in.Limit, StartingAfter: in.StartingAfter})
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
-	out := &MemberListOutput{Body: MemberList{Items: make([]Member, 0, len(ms))}}
-	for _, m := range ms {
+	out := &MemberListOutput{Body: MemberList{Items: make([]Member, 0, len(page.Items)), HasMore: page.HasMore}}
+	for _, m := range page.Items {
 		out.Body.Items = append(out.Body.Items, toMember(m))
 	}
 	return out, nil

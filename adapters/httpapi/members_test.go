@@ -41,6 +41,22 @@ func TestAdminsManageMembers(t *testing.T) {
 		users = append(users, m.UserID)
 	}
 	assert.ElementsMatch(t, []uuid.UUID{s.User, user}, users)
+	assert.False(t, list.HasMore)
+
+	// Paged like every list: one member a page, the user id the cursor.
+	res = s.Do(t, http.MethodGet, "/v1/members?limit=1", nil, nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	var first httpapi.MemberList
+	res.JSON(t, &first)
+	require.Len(t, first.Items, 1)
+	assert.True(t, first.HasMore)
+	res = s.Do(t, http.MethodGet, "/v1/members?limit=1&starting_after="+first.Items[0].UserID.String(), nil, nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	var second httpapi.MemberList
+	res.JSON(t, &second)
+	require.Len(t, second.Items, 1)
+	assert.False(t, second.HasMore)
+	assert.ElementsMatch(t, users, []uuid.UUID{first.Items[0].UserID, second.Items[0].UserID})
 
 	// The new member is not an admin: members are not theirs to manage.
 	asMember := map[string]string{"Authorization": "Bearer " + s.TokenFor(t, s.Workspace, user)}

@@ -54,3 +54,36 @@ func TestSpecDescribesEveryOperation(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryListIsPaged: every operation that answers a list (a GET of a
+// collection, whose body has items) takes limit and starting_after and answers has_more, so one
+// client loop pages them all.
+func TestEveryListIsPaged(t *testing.T) {
+	o := specForTest()
+	lists := 0
+	for path, item := range o.Paths {
+		if item.Get == nil || strings.HasSuffix(path, "}") {
+			continue // a GET of one resource (a transfer's items are its parts)
+		}
+		body := item.Get.Responses["200"]
+		if body == nil || body.Content["application/json"] == nil {
+			continue
+		}
+		schema := body.Content["application/json"].Schema
+		if schema.Ref != "" {
+			schema = o.Components.Schemas.SchemaFromRef(schema.Ref)
+		}
+		if schema.Properties["items"] == nil {
+			continue
+		}
+		lists++
+		params := map[string]bool{}
+		for _, p := range item.Get.Parameters {
+			params[p.In+" "+p.Name] = true
+		}
+		assert.True(t, params["query limit"], "GET %s takes limit", path)
+		assert.True(t, params["query starting_after"], "GET %s takes starting_after", path)
+		assert.NotNil(t, schema.Properties["has_more"], "GET %s answers has_more", path)
+	}
+	assert.GreaterOrEqual(t, lists, 9, "the lists were found")
+}

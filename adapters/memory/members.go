@@ -48,7 +48,7 @@ func (r memberRepo) Get(_ context.Context, user uuid.UUID) (model.Member, error)
 	})
 }
 
-func (r memberRepo) List(_ context.Context) ([]model.Member, error) {
+func (r memberRepo) List(_ context.Context, q ports.ListQuery) ([]model.Member, error) {
 	t := r.t
 	return inLock(t, func() ([]model.Member, error) {
 		var out []model.Member
@@ -62,12 +62,11 @@ func (r memberRepo) List(_ context.Context) ([]model.Member, error) {
 				out = append(out, copyMember(m))
 			}
 		}
-		slices.SortFunc(out, func(a, b model.Member) int {
-			if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-				return c
-			}
-			return bytes.Compare(a.UserID[:], b.UserID[:])
-		})
+		out = slices.DeleteFunc(out, func(m model.Member) bool { return bytes.Compare(m.UserID[:], q.StartingAfter[:]) <= 0 })
+		slices.SortFunc(out, func(a, b model.Member) int { return bytes.Compare(a.UserID[:], b.UserID[:]) })
+		if len(out) > max(q.Limit, 0) {
+			out = out[:max(q.Limit, 0)]
+		}
 		return out, nil
 	})
 }

@@ -52,9 +52,13 @@ func (r *MemberRepository) Add(ctx context.Context, m model.Member) error {
 	return mapError(err, "member")
 }
 
-func (r *MemberRepository) List(ctx context.Context) ([]model.Member, error) {
+func (r *MemberRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Member, error) {
+	if q.Limit <= 0 {
+		return []model.Member{}, nil
+	}
 	var rows []memberRow
-	err := r.db.NewSelect().Model(&rows).Where("workspace_id = ?", r.workspace).OrderExpr("created_at, user_id").Scan(ctx)
+	err := r.db.NewSelect().Model(&rows).Where("workspace_id = ?", r.workspace).
+		Where("user_id > ?", q.StartingAfter).OrderExpr("user_id").Limit(int64(q.Limit)).Scan(ctx)
 	if err != nil {
 		return nil, mapError(err, "member")
 	}

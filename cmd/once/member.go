@@ -7,7 +7,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/pagination"
 	"github.com/oncehq/once/domain/workspaces"
+	"github.com/oncehq/once/ports"
 )
 
 // memberCmd manages members as the operator: the same use cases the API's
@@ -47,11 +49,20 @@ func memberCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List a workspace's members (user id, role)", Args: cobra.NoArgs,
 		RunE: run(func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, _ uuid.UUID) error {
-			ms, err := ws.ListMembers(cmd.Context(), p)
-			for _, m := range ms {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", m.UserID, m.Role)
+			q := ports.ListQuery{Limit: pagination.MaxLimit}
+			for {
+				page, err := ws.ListMembers(cmd.Context(), p, q)
+				if err != nil {
+					return err
+				}
+				for _, m := range page.Items {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", m.UserID, m.Role)
+				}
+				if !page.HasMore {
+					return nil
+				}
+				q.StartingAfter = page.Items[len(page.Items)-1].UserID
 			}
-			return err
 		}),
 	}
 	remove := &cobra.Command{

@@ -7,6 +7,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/pagination"
 	"github.com/oncehq/once/ports"
 )
 
@@ -45,13 +46,15 @@ func (s *Service) AddMember(ctx context.Context, p model.Principal, user uuid.UU
 	return m, err
 }
 
-// ListMembers returns the members of p's workspace. Admins only.
-func (s *Service) ListMembers(ctx context.Context, p model.Principal) ([]model.Member, error) {
+// ListMembers returns a page of the members of p's workspace, in user id
+// order, paged like every list (q's limit and cursor; its filters do not
+// apply). Admins only.
+func (s *Service) ListMembers(ctx context.Context, p model.Principal, q ports.ListQuery) (pagination.Page[model.Member], error) {
 	if err := requireAdmin(p); err != nil {
-		return nil, err
+		return pagination.Page[model.Member]{}, err
 	}
-	return ports.Query(ctx, s.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) ([]model.Member, error) {
-		return tx.Members().List(ctx)
+	return pagination.List(ctx, pagination.NewService(s.uow), p, q, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Member, error) {
+		return tx.Members().List
 	})
 }
 

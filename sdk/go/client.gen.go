@@ -945,7 +945,12 @@ type MemberRole string
 
 // MemberList defines model for MemberList.
 type MemberList struct {
-	// Items Every member, oldest first
+	// HasMore More members follow: ask again with starting_after = the user_id of the last item
+	//
+	// Example: false
+	HasMore bool `json:"has_more"`
+
+	// Items Members in user id order
 	Items []Member `json:"items"`
 }
 
@@ -1383,6 +1388,15 @@ type CompleteMediaUploadParams struct {
 	IdempotencyKey string `json:"Idempotency-Key"`
 }
 
+// ListMembersParams defines parameters for ListMembers.
+type ListMembersParams struct {
+	// Limit Page size
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor: the user_id of the last member of the previous page
+	StartingAfter *openapi_types.UUID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+}
+
 // ListOperationsParams defines parameters for ListOperations.
 type ListOperationsParams struct {
 	// Limit Page size
@@ -1742,10 +1756,10 @@ type ClientInterface interface {
 
 	// ListMembers List the workspace's members
 	//
-	// Workspace admins only.
+	// Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
 	//
 	// Corresponds with GET /v1/members (the `ListMembers` operationId).
-	ListMembers(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListMembers(ctx context.Context, params *ListMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AddMemberWithBody Add a member
 	//
@@ -2234,11 +2248,11 @@ func (c *Client) UploadMediaContentWithBody(ctx context.Context, id openapi_type
 
 // ListMembers List the workspace's members
 //
-// Workspace admins only.
+// Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
 //
 // Corresponds with GET /v1/members (the `ListMembers` operationId).
-func (c *Client) ListMembers(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListMembersRequest(c.Server)
+func (c *Client) ListMembers(ctx context.Context, params *ListMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMembersRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3354,7 +3368,7 @@ func NewUploadMediaContentRequestWithBody(server string, id openapi_types.UUID, 
 }
 
 // NewListMembersRequest constructs an http.Request for the ListMembers method
-func NewListMembersRequest(server string) (*http.Request, error) {
+func NewListMembersRequest(server string, params *ListMembersParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3370,6 +3384,45 @@ func NewListMembersRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -4748,12 +4801,12 @@ type ClientWithResponsesInterface interface {
 
 	// ListMembersWithResponse List the workspace's members
 	//
-	// Workspace admins only.
+	// Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/members (the `ListMembers` operationId).
-	ListMembersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListMembersResponse, error)
+	ListMembersWithResponse(ctx context.Context, params *ListMembersParams, reqEditors ...RequestEditorFn) (*ListMembersResponse, error)
 
 	// AddMemberWithBodyWithResponse Add a member
 	//
@@ -6319,6 +6372,8 @@ type ListMembersResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -6344,6 +6399,11 @@ func (r ListMembersResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListMembersResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListMembersResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
@@ -9098,13 +9158,13 @@ func (c *ClientWithResponses) UploadMediaContentWithBodyWithResponse(ctx context
 
 // ListMembersWithResponse List the workspace's members
 //
-// Workspace admins only.
+// Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/members (the `ListMembers` operationId).
-func (c *ClientWithResponses) ListMembersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListMembersResponse, error) {
-	rsp, err := c.ListMembers(ctx, reqEditors...)
+func (c *ClientWithResponses) ListMembersWithResponse(ctx context.Context, params *ListMembersParams, reqEditors ...RequestEditorFn) (*ListMembersResponse, error) {
+	rsp, err := c.ListMembers(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10979,6 +11039,13 @@ func ParseListMembersResponse(rsp *http.Response) (*ListMembersResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest Problem

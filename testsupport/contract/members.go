@@ -1,7 +1,9 @@
 package contract
 
 import (
+	"bytes"
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/google/uuid"
@@ -16,7 +18,7 @@ func listMembers(t *testing.T, h Harness, ws uuid.UUID) []uuid.UUID {
 	t.Helper()
 	var users []uuid.UUID
 	mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-		ms, err := tx.Members().List(ctx)
+		ms, err := tx.Members().List(ctx, ports.ListQuery{Limit: 1000})
 		for _, m := range ms {
 			require.Equal(t, ws, m.WorkspaceID)
 			users = append(users, m.UserID)
@@ -32,7 +34,7 @@ func removeMember(t *testing.T, h Harness, ws, user uuid.UUID) error {
 	return transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Members().Remove(ctx, user) })
 }
 
-// testMemberAdmin: members are listed oldest first, removed once, and a
+// testMemberAdmin: members are listed in user id order, paged, removed once, and a
 // removed user may be added again; nothing crosses workspaces.
 func testMemberAdmin(t *testing.T, h Harness) {
 	t.Run("list, remove, add again", func(t *testing.T) {
@@ -54,6 +56,34 @@ func testMemberAdmin(t *testing.T, h Harness) {
 			return tx.Members().Add(ctx, model.Member{WorkspaceID: ws, UserID: first, Role: model.RoleAdmin, CreatedAt: now()})
 		})
 		require.Contains(t, listMembers(t, h, ws), first)
+	})
+
+	t.Run("pages in user id order, past a removed cursor", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		for range 4 {
+			newMember(t, h, ws)
+		}
+		all := listMembers(t, h, ws)
+		require.True(t, slices.IsSortedFunc(all, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) }), "user id order")
+		page := func(after uuid.UUID, limit int) []uuid.UUID {
+			var users []uuid.UUID
+			mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+				ms, err := tx.Members().List(ctx, ports.ListQuery{StartingAfter: after, Limit: limit})
+				for _, m := range ms {
+					users = append(users, m.UserID)
+				}
+				return err
+			})
+			return users
+		}
+		require.Equal(t, all[:2], page(uuid.Nil, 2))
+		require.Equal(t, all[2:4], page(all[1], 2))
+		// The member that ends a page leaves before the next page is read:
+		// the next page starts where it would have.
+		require.NoError(t, removeMember(t, h, ws, all[1]))
+		require.Equal(t, all[2:4], page(all[1], 2))
+		require.Empty(t, page(all[len(all)-1], 2))
+		require.Empty(t, page(uuid.Nil, 0))
 	})
 
 	t.Run("another workspace's member cannot be removed", func(t *testing.T) {

@@ -184,7 +184,7 @@ export interface paths {
         };
         /**
          * List the workspace's members
-         * @description Workspace admins only.
+         * @description Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
          */
         get: operations["listMembers"];
         put?: never;
@@ -953,7 +953,12 @@ export interface components {
             user_id: string;
         };
         MemberList: {
-            /** @description Every member, oldest first */
+            /**
+             * @description More members follow: ask again with starting_after = the user_id of the last item
+             * @example false
+             */
+            has_more: boolean;
+            /** @description Members in user id order */
             items: components["schemas"]["Member"][];
         };
         Operation: {
@@ -2532,7 +2537,18 @@ export interface operations {
     };
     listMembers: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Page size
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Cursor: the user_id of the last member of the previous page
+                 * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+                 */
+                starting_after?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2560,6 +2576,15 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
