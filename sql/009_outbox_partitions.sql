@@ -158,6 +158,7 @@ SET timezone = 'UTC'
 SET lock_timeout = '200ms'
 AS $$
 DECLARE
+    first   timestamptz;
     slot    timestamptz;
     made    int := 0;
 BEGIN
@@ -167,8 +168,9 @@ BEGIN
             p_width, p_ahead;
     END IF;
     PERFORM pg_advisory_xact_lock(hashtext('once_outbox_prepare_partitions'));
-    slot := date_bin(p_width, p_from, timestamptz '2000-01-01 00:00:00+00');
+    first := date_bin(p_width, p_from, timestamptz '2000-01-01 00:00:00+00');
     FOR i IN 0..p_ahead LOOP
+        slot := first + p_width * i;
         CONTINUE WHEN EXISTS (SELECT 1 FROM once_outbox_dispatched_ranges() r
                                WHERE r.from_at < slot + p_width AND r.to_at > slot);
         BEGIN
@@ -178,7 +180,6 @@ BEGIN
         EXCEPTION WHEN check_violation THEN
             NULL;
         END;
-        slot := slot + p_width;
     END LOOP;
     RETURN made;
 END
