@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/oncehq/once/bench/delivery"
+	"github.com/oncehq/once/bench/retention"
 	"github.com/oncehq/once/bench/storm"
 )
 
@@ -329,5 +330,31 @@ func benchSoakCmd() *cobra.Command {
 	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb and pg_ctl (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
 	f.StringVar(&cfg.RedisURL, "redis-url", storm.DefaultRedisURL, "Redis Streams the processes deliver through (a key prefix of its own)")
 	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: once beside this executable)")
+	return cmd
+}
+
+func benchRetentionCmd() *cobra.Command {
+	cfg := retention.Config{}
+	cmd := &cobra.Command{
+		Use:   "retention",
+		Short: "WAL and time of removing old outbox events (partition drop vs batched DELETE) and idempotency records",
+		Long: "On a private PostgreSQL cluster, per repetition and on a fresh database each: --rows dispatched\n" +
+			"events removed by dropping their partition, as many removed by the batched DELETE, and as\n" +
+			"many expired idempotency records removed by their cleaner. Prints the WAL written\n" +
+			"(pg_current_wal_insert_lsn before and after), the time, and the size before and after;\n" +
+			"median (min–max) of --reps interleaved repetitions.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return untilInterrupted(cmd, func(ctx context.Context) error {
+				return retention.Run(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Rows, "rows", 1_000_000, "rows removed per measurement")
+	f.IntVar(&cfg.Reps, "reps", 3, "repetitions, interleaved")
+	f.IntVar(&cfg.Workspaces, "workspaces", 100, "workspaces the rows are spread over")
+	f.IntVar(&cfg.Batch, "batch", 500, "rows per transaction of the batched DELETEs (ONCE_CLEANUP_BATCH)")
+	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb and pg_ctl (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
 	return cmd
 }
