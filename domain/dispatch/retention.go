@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -47,12 +48,12 @@ func NewRetentionCleaner(discovery ports.OutboxDiscovery, partitions ports.Outbo
 // their slice) and returns about how many went.
 func (c *RetentionCleaner) RunOnce(ctx context.Context) (int, error) {
 	now := c.clock.Now()
-	if _, err := c.partitions.Prepare(ctx, now); err != nil {
-		return 0, err
-	}
+	// A slice that could not be made now (a lock not granted in time) is
+	// made at the next run; it does not hold back the removal.
+	_, prepareErr := c.partitions.Prepare(ctx, now)
 	dropped, rowsBefore, err := c.partitions.DropDispatchedBefore(ctx, now.Add(-c.retention))
 	if err != nil {
-		return 0, err
+		return 0, errors.Join(prepareErr, err)
 	}
 	deleted, err := sweep.Run(ctx, c.uow, sweep.Job{
 		Discover: func(ctx context.Context, limit int) ([]uuid.UUID, error) {
@@ -63,7 +64,7 @@ func (c *RetentionCleaner) RunOnce(ctx context.Context) (int, error) {
 		},
 		Batch: c.batch,
 	})
-	return dropped + deleted, err
+	return dropped + deleted, errors.Join(prepareErr, err)
 }
 
 // Prepare makes the slices ahead without removing anything: what a
