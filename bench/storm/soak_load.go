@@ -20,7 +20,7 @@ type soakLoad struct {
 
 	mu        sync.Mutex
 	latencies []time.Duration
-	failed    int
+	failed    map[int]int // by status, 0: no answer
 	seq       atomic.Int64
 }
 
@@ -40,7 +40,10 @@ func (l *soakLoad) one(ctx context.Context) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !a.accepted() {
-		l.failed++
+		if l.failed == nil {
+			l.failed = map[int]int{}
+		}
+		l.failed[a.status]++
 		return false
 	}
 	l.latencies = append(l.latencies, a.latency)
@@ -48,11 +51,11 @@ func (l *soakLoad) one(ctx context.Context) bool {
 }
 
 // window is what was answered since the last call: accepted creates,
-// failures and the p99 latency of the accepted ones.
-func (l *soakLoad) window() (accepted, failed int, p99 time.Duration) {
+// failures by status and the p99 latency of the accepted ones.
+func (l *soakLoad) window() (accepted int, failed map[int]int, p99 time.Duration) {
 	l.mu.Lock()
 	lat, f := l.latencies, l.failed
-	l.latencies, l.failed = nil, 0
+	l.latencies, l.failed = nil, nil
 	l.mu.Unlock()
 	slices.Sort(lat)
 	if len(lat) > 0 {

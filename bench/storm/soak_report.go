@@ -3,8 +3,10 @@ package storm
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -25,8 +27,8 @@ const soakLegend = "Columns: one row per sample, for the window before it. creat
 	"transaction held a snapshot open during the window."
 
 func (r soakRow) progressLine() string {
-	return fmt.Sprintf("%5s  %6.0f/s  failed %d  http p99 %s  claim p99 %s  outbox %s (live %s)  idem %s  parts %d  removed %d%s",
-		fmtMinutes(r.At), r.Rate, r.Failed, fmtDur(r.HTTPP99), fmtSeconds(r.ClaimP99), fmtBytes(r.OutboxBytes),
+	return fmt.Sprintf("%5s  %6.0f/s  failed %s  http p99 %s  claim p99 %s  outbox %s (live %s)  idem %s  parts %d  removed %d%s",
+		fmtMinutes(r.At), r.Rate, fmtFailed(r.Failed), fmtDur(r.HTTPP99), fmtSeconds(r.ClaimP99), fmtBytes(r.OutboxBytes),
 		fmtBytes(r.LiveBytes), fmtBytes(r.IdempotencyBytes), r.Partitions, r.Removed, failureNote(r.MaintenanceFailure))
 }
 
@@ -45,8 +47,8 @@ func writeSoakTable(w io.Writer, rows []soakRow) {
 		if r.Snapshot {
 			snap = "open"
 		}
-		fmt.Fprintf(w, "| %s | %s | %.0f | %d | %s | %s | %s | %s (%s) | %s | %d / %d | %d | %d | %s | %s | %.1f |\n",
-			fmtMinutes(r.At), snap, r.Rate, r.Failed, fmtDur(r.HTTPP99), fmtSeconds(r.DeliveryP99), fmtSeconds(r.ClaimP99),
+		fmt.Fprintf(w, "| %s | %s | %.0f | %s | %s | %s | %s | %s (%s) | %s | %d / %d | %d | %d | %s | %s | %.1f |\n",
+			fmtMinutes(r.At), snap, r.Rate, fmtFailed(r.Failed), fmtDur(r.HTTPP99), fmtSeconds(r.DeliveryP99), fmtSeconds(r.ClaimP99),
 			fmtBytes(r.OutboxBytes), fmtBytes(r.LiveBytes), fmtBytes(r.IdempotencyBytes), r.OutboxDead, r.IdempotencyDead,
 			r.Partitions, r.Removed, perProcess(r.RSS, 1<<20), perProcess(r.Goroutines, 1), r.Load1)
 	}
@@ -111,7 +113,7 @@ func writeSnapshotChecks(w io.Writer, rows []soakRow, first soakRow) {
 	var rates []float64
 	for i, r := range rows {
 		if r.Snapshot {
-			failed += r.Failed
+			failed += total(r.Failed)
 			last = i
 			worst = max(worst, r.ClaimP99)
 			rates = append(rates, r.Rate)
@@ -138,6 +140,19 @@ func writeSnapshotChecks(w io.Writer, rows []soakRow, first soakRow) {
 		fmt.Fprintf(w, "- after the snapshot closed: claim p99 within 2× of the first sample again in sample %d after the close (target ≤ 2): %s\n",
 			recovered, passOrFail(recovered <= 2))
 	}
+}
+
+// fmtFailed is the count of failures and, if any, their statuses.
+func fmtFailed(byStatus map[int]int) string {
+	n := total(byStatus)
+	if n == 0 {
+		return "0"
+	}
+	parts := make([]string, 0, len(byStatus))
+	for _, s := range slices.Sorted(maps.Keys(byStatus)) {
+		parts = append(parts, fmt.Sprintf("%s×%d", statusName(s), byStatus[s]))
+	}
+	return fmt.Sprintf("%d (%s)", n, strings.Join(parts, " "))
 }
 
 func passOrFail(ok bool) string {

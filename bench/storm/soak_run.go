@@ -44,7 +44,7 @@ type soakRow struct {
 	At                 time.Duration // since the load started
 	Snapshot           bool          // a snapshot was held open in the window
 	Rate               float64       // accepted creates per second
-	Failed             int           // creates not accepted (any status but 2xx, or no answer)
+	Failed             map[int]int   // creates not accepted, by status (0: no answer)
 	HTTPP99            time.Duration
 	DeliveryP99        float64 // seconds, commit → broker accepted (dispatch metrics)
 	ClaimP99           float64 // seconds
