@@ -56,6 +56,7 @@ func (c *OutboxClaims) ClaimDue(ctx context.Context, workspace uuid.UUID, owner 
 	}
 	var rows []claimedRow
 	err = c.send(ctx, workspace, func(br pgx.BatchResults) error {
+		rows = rows[:0] // a retried batch (send) starts over
 		r, err := br.Query()
 		if err != nil {
 			return err
