@@ -136,9 +136,11 @@ REVOKE ALL ON FUNCTION once_outbox_dispatched_ranges() FROM PUBLIC;
 -- DDL, which the application role must not be able to do. This function
 -- is the narrow door: it only adds partitions of outbox_events_dispatched,
 -- named by its own format from a timestamp, never a caller's text.
---   * A slot that overlaps an existing partition is skipped: processes
---     running at once make each partition once (the advisory lock orders
---     them), and a changed width takes effect at the first free slot.
+--   * A slot that overlaps an existing partition is skipped, and a changed
+--     width takes effect at the first free slot. Processes running at once
+--     make each partition once: an advisory lock lets one in at a time,
+--     and the others return at once (it is doing their work) instead of
+--     waiting behind it into their lock_timeout.
 --   * If the default partition already holds rows of a slot, PostgreSQL
 --     refuses the partition (check_violation); the slot is skipped and
 --     its rows stay in the default partition, whose expired rows the
@@ -167,7 +169,11 @@ BEGIN
         RAISE EXCEPTION 'once_outbox_prepare_partitions: width % (1 minute to 31 days) or ahead % (0 to 1000) out of range',
             p_width, p_ahead;
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtext('once_outbox_prepare_partitions'));
+    -- Another process maintaining the partitions right now does the same
+    -- work: leave it to it rather than wait (and time out) behind it.
+    IF NOT pg_try_advisory_xact_lock(hashtext('once_outbox_partitions')) THEN
+        RETURN 0;
+    END IF;
     first := date_bin(p_width, p_from, timestamptz '2000-01-01 00:00:00+00');
     FOR i IN 0..p_ahead LOOP
         slot := first + p_width * i;
@@ -217,13 +223,16 @@ DECLARE
 BEGIN
     partitions := 0;
     events := 0;
-    PERFORM pg_advisory_xact_lock(hashtext('once_outbox_prepare_partitions'));
-    FOR r IN SELECT d.name, d.to_at FROM once_outbox_dispatched_ranges() d WHERE d.to_at <= p_before LOOP
-        events := events + (SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c
-                             WHERE c.oid = format('public.%I', r.name)::regclass);
-        EXECUTE format('DROP TABLE public.%I', r.name);
-        partitions := partitions + 1;
-    END LOOP;
+    -- As in once_outbox_prepare_partitions: one process at a time, the
+    -- others skip the drop this round.
+    IF pg_try_advisory_xact_lock(hashtext('once_outbox_partitions')) THEN
+        FOR r IN SELECT d.name, d.to_at FROM once_outbox_dispatched_ranges() d WHERE d.to_at <= p_before LOOP
+            events := events + (SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c
+                                 WHERE c.oid = format('public.%I', r.name)::regclass);
+            EXECUTE format('DROP TABLE public.%I', r.name);
+            partitions := partitions + 1;
+        END LOOP;
+    END IF;
     rows_before := least(p_before, (SELECT min(d.from_at) FROM once_outbox_dispatched_ranges() d));
     RETURN NEXT;
 END
