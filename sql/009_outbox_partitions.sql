@@ -26,7 +26,7 @@
 -- Locks: ALTER TABLE ... RENAME takes ACCESS EXCLUSIVE on outbox_events
 -- and holds it until this migration commits, so every claim, mark and
 -- business write that appends an event waits while the rows are copied
--- into the new table (about 1 s per 100k rows on a 2-core machine). Old
+-- into the new table and its indexes are built (time it on a copy). Old
 -- dispatched events are the bulk of a long-running table: before
 -- migrating a large one, let the previous version's retention run (or
 -- lower ONCE_OUTBOX_RETENTION for a day) to keep the pause short. Nothing
