@@ -13,7 +13,7 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   := -X github.com/oncehq/once/buildinfo.version=$(VERSION) -X github.com/oncehq/once/buildinfo.commit=$(COMMIT) -X github.com/oncehq/once/buildinfo.date=$(DATE)
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: run test sdk-go-test services build release release-check openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http
+.PHONY: run test sdk-go-test services build release release-check openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -136,3 +136,12 @@ bench-storm: services build
 ##   a quick run: make bench-http HTTP_ARGS='--repetitions 1 --duration 2s'
 bench-http: build
 	bin/once-bench http $(HTTP_ARGS)
+
+## bench-soak: 30 minutes of creates at half the measured capacity with retention every 30 s, a row a minute and issue 23's checks (prints a table)
+##   with a transaction left open: make bench-soak SOAK_ARGS='--open-snapshot 5m'; a quick run: SOAK_ARGS='--duration 3m --retention 1m'
+bench-soak: services build
+	bin/once-bench soak $(SOAK_ARGS)
+
+## bench-retention: WAL and time of removing 1M dispatched events (partition drop vs batched DELETE) and 1M idempotency records (prints a table)
+bench-retention: build
+	bin/once-bench retention $(RETENTION_ARGS)

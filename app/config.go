@@ -133,6 +133,9 @@ type Config struct {
 	// at once (claim, publish and mark of different batches overlap).
 	DispatchConcurrency int           `env:"ONCE_DISPATCH_CONCURRENCY" envDefault:"4"`
 	OutboxRetention     time.Duration `env:"ONCE_OUTBOX_RETENTION" envDefault:"168h"`
+	// OutboxPartitionInterval is the time slice of a partition of
+	// dispatched events (PostgreSQL), what retention drops at once.
+	OutboxPartitionInterval time.Duration `env:"ONCE_OUTBOX_PARTITION_INTERVAL" envDefault:"24h"`
 	// Retention of finished records (domain/retention): succeeded or
 	// failed operations, finished tasks, dead letters (from the moment
 	// they became one). The maintenance of every process removes them.
@@ -410,6 +413,9 @@ func (c Config) Validate() error {
 	}
 	if c.OutboxRetention < time.Hour {
 		bad("ONCE_OUTBOX_RETENTION must be at least 1h: dispatched events are kept for troubleshooting")
+	}
+	if c.OutboxPartitionInterval < time.Minute || c.OutboxPartitionInterval > 31*24*time.Hour {
+		bad("ONCE_OUTBOX_PARTITION_INTERVAL must be between 1m and 744h")
 	}
 	if err := c.RetentionPolicy().Validate(c.IdempotencyRetention); err != nil {
 		errs = append(errs, err)

@@ -175,6 +175,7 @@ var configHelp = map[string]string{
 	"ONCE_DISPATCH_BACKOFF_MAX":        "longest wait between an event's publish attempts",
 	"ONCE_DISPATCH_CONCURRENCY":        "batches a Dispatcher has in flight at once",
 	"ONCE_OUTBOX_RETENTION":            "how long dispatched events are kept (at least 1h)",
+	"ONCE_OUTBOX_PARTITION_INTERVAL":   "time slice of a partition of dispatched events (PostgreSQL): retention drops whole slices, so events stay up to retention plus one slice (1m to 744h; the same in every process)",
 	"ONCE_OPERATION_RETENTION":         "how long a succeeded or failed operation is kept (at least 24h and ONCE_IDEMPOTENCY_RETENTION)",
 	"ONCE_TASK_RETENTION":              "how long a finished task (catalog sync, material transfer, failed publication, unbilled AI task) is kept (same minimum)",
 	"ONCE_DEAD_LETTER_RETENTION":       "how long a dead letter is kept from the moment it became one (at least 24h, at most ONCE_OPERATION_RETENTION)",

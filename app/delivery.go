@@ -24,8 +24,15 @@ var DispatchModule = fx.Module("dispatch",
 	fx.Invoke(func(lc fx.Lifecycle, d *dispatch.Dispatcher) {
 		runInBackground(lc, d.Run)
 	}),
-	fx.Invoke(func(lc fx.Lifecycle, d ports.OutboxDiscovery, uow ports.UnitOfWork, clock ports.Clock, cfg Config, log *slog.Logger) {
-		c := dispatch.NewRetentionCleaner(d, uow, clock, cfg.OutboxRetention, cfg.CleanupBatch)
+	fx.Invoke(func(lc fx.Lifecycle, d ports.OutboxDiscovery, p ports.OutboxPartitions, uow ports.UnitOfWork, clock ports.Clock, cfg Config, log *slog.Logger) {
+		c := dispatch.NewRetentionCleaner(d, p, uow, clock, cfg.OutboxRetention, cfg.CleanupBatch)
+		// The slices for what this process is about to dispatch, at once;
+		// the cleanup then keeps them ahead.
+		runInBackground(lc, func(ctx context.Context) {
+			if _, err := c.Prepare(ctx); err != nil && ctx.Err() == nil {
+				log.Error("outbox partitions: prepare failed, retried at the next cleanup", slog.String("component", "maintenance"), slog.String("error", domain.SanitizeError(err)))
+			}
+		})
 		runEvery(lc, cfg.CleanupInterval, log, "outbox retention cleanup", c.RunOnce)
 	}),
 )

@@ -30,6 +30,10 @@ var PostgresModule = fx.Module("postgres",
 		},
 		fx.Annotate(func(db *bun.DB) *postgres.Discovery { return postgres.NewDiscovery(db) }, fx.As(new(ports.IdempotencyDiscovery))),
 		fx.Annotate(func(db *bun.DB) *postgres.OutboxDiscovery { return postgres.NewOutboxDiscovery(db) }, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
+		// Dispatched events kept in time slices that retention drops whole.
+		func(db *bun.DB, cfg Config) ports.OutboxPartitions {
+			return postgres.NewOutboxPartitions(db, cfg.OutboxPartitionInterval)
+		},
 		// The retention cleanup of finished operations, tasks and dead
 		// letters.
 		func(db *bun.DB, cfg Config) ports.Retention {

@@ -7,10 +7,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/oncehq/once/bench/delivery"
+	"github.com/oncehq/once/bench/retention"
 	"github.com/oncehq/once/bench/storm"
 )
 
@@ -292,4 +294,67 @@ func untilInterrupted(cmd *cobra.Command, run func(ctx context.Context) error) e
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return run(ctx)
+}
+
+func benchSoakCmd() *cobra.Command {
+	cfg := storm.SoakConfig{}
+	cmd := &cobra.Command{
+		Use:   "soak",
+		Short: "A sustained load with retention on a short schedule, sampled every minute (issue 23)",
+		Long: "Starts a private PostgreSQL cluster and the once binary's serve (API only), dispatch and\n" +
+			"work on a fresh database of it, measures for --calibrate how many store creates a second\n" +
+			"the service accepts, then sends --fraction of that for --duration (each create: an outbox\n" +
+			"event, an idempotency record, a job). The bench runs the service's own retention cleaners\n" +
+			"every --cleanup-every with a retention of --retention. Every --sample-every it prints a\n" +
+			"row: creates/s, HTTP p99, commit→publish p99, claim p99, outbox and idempotency sizes and\n" +
+			"dead tuples, RSS and goroutines of each process; then the checks of issue 23. With\n" +
+			"--open-snapshot D a transaction holds a snapshot open for D from --open-snapshot-at.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runSubprocessBench(cmd, &cfg.Binary, func(ctx context.Context) error {
+				return storm.RunSoak(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&cfg.Duration, "duration", 30*time.Minute, "how long the load runs (after the calibration)")
+	f.Float64Var(&cfg.Fraction, "fraction", 0.5, "fraction of the measured capacity the load runs at")
+	f.DurationVar(&cfg.Calibrate, "calibrate", 20*time.Second, "how long the capacity is measured")
+	f.DurationVar(&cfg.SampleEvery, "sample-every", time.Minute, "width of one row")
+	f.DurationVar(&cfg.OpenSnapshot, "open-snapshot", 0, "hold a snapshot open this long (0: none)")
+	f.DurationVar(&cfg.OpenSnapshotAt, "open-snapshot-at", 4*time.Minute, "when into the load the snapshot opens")
+	f.DurationVar(&cfg.Retention, "retention", 5*time.Minute, "retention of dispatched events and idempotency records during the soak")
+	f.DurationVar(&cfg.CleanupEvery, "cleanup-every", 30*time.Second, "how often the retention runs")
+	f.DurationVar(&cfg.PartitionWidth, "partition-width", time.Minute, "ONCE_OUTBOX_PARTITION_INTERVAL of the processes")
+	f.IntVar(&cfg.MaxConnections, "pg-max-connections", storm.DefaultMaxConnections, "max_connections of the private cluster")
+	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb and pg_ctl (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
+	f.StringVar(&cfg.RedisURL, "redis-url", storm.DefaultRedisURL, "Redis Streams the processes deliver through (a key prefix of its own)")
+	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: once beside this executable)")
+	return cmd
+}
+
+func benchRetentionCmd() *cobra.Command {
+	cfg := retention.Config{}
+	cmd := &cobra.Command{
+		Use:   "retention",
+		Short: "WAL and time of removing old outbox events (partition drop vs batched DELETE) and idempotency records",
+		Long: "On a private PostgreSQL cluster, per repetition and on a fresh database each: --rows dispatched\n" +
+			"events removed by dropping their partition, as many removed by the batched DELETE, and as\n" +
+			"many expired idempotency records removed by their cleaner. Prints the WAL written\n" +
+			"(pg_current_wal_insert_lsn before and after), the time, and the size before and after;\n" +
+			"median (min–max) of --reps interleaved repetitions.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return untilInterrupted(cmd, func(ctx context.Context) error {
+				return retention.Run(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Rows, "rows", 1_000_000, "rows removed per measurement")
+	f.IntVar(&cfg.Reps, "reps", 3, "repetitions, interleaved")
+	f.IntVar(&cfg.Workspaces, "workspaces", 100, "workspaces the rows are spread over")
+	f.IntVar(&cfg.Batch, "batch", 500, "rows per transaction of the batched DELETEs (ONCE_CLEANUP_BATCH)")
+	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb and pg_ctl (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
+	return cmd
 }

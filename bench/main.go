@@ -21,7 +21,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(benchDrainCmd(), benchSteadyCmd(), benchFairnessCmd(), benchDispatcherChildCmd(), benchProducerChildCmd(), benchStormCmd(), benchHTTPCmd())
+	root.AddCommand(benchDrainCmd(), benchSteadyCmd(), benchFairnessCmd(), benchDispatcherChildCmd(), benchProducerChildCmd(), benchStormCmd(), benchHTTPCmd(), benchSoakCmd(), benchRetentionCmd())
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "once-bench:", err)
 		os.Exit(1)

@@ -11,10 +11,11 @@ func TestContract(t *testing.T) {
 	contract.Run(t, func(t *testing.T) contract.Harness {
 		db := memory.NewDB()
 		return contract.Harness{
-			UoW:             memory.NewUnitOfWork(db),
-			Discovery:       memory.NewDiscovery(db),
-			OutboxDiscovery: memory.NewOutboxDiscovery(db),
-			OutboxBacklog:   memory.NewOutboxDiscovery(db),
+			UoW:              memory.NewUnitOfWork(db),
+			Discovery:        memory.NewDiscovery(db),
+			OutboxDiscovery:  memory.NewOutboxDiscovery(db),
+			OutboxBacklog:    memory.NewOutboxDiscovery(db),
+			OutboxPartitions: memory.NewOutboxPartitions(),
 		}
 	})
 }

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/testsupport/contract"
@@ -19,6 +20,9 @@ func TestContract(t *testing.T) {
 			Discovery:       postgres.NewDiscovery(db.App),
 			OutboxDiscovery: postgres.NewOutboxDiscovery(db.App),
 			OutboxBacklog:   postgres.NewOutboxDiscovery(db.App),
+			// Hours, so the suite's events an hour apart land in different
+			// partitions.
+			OutboxPartitions: postgres.NewOutboxPartitions(db.App, time.Hour),
 		}
 	})
 }

@@ -41,3 +41,7 @@ func ObserveServer(s *ServerIdentity, system, timeline, addr string) {
 
 // ServerWentAway is serverWentAway, for the table of failures.
 var ServerWentAway = serverWentAway
+
+// ClaimDueEventsSQL is the claim's statement in pgx placeholders ($1…), for
+// EXPLAIN.
+var ClaimDueEventsSQL = claimDueEventsPgx

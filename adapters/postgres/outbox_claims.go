@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
@@ -55,6 +56,7 @@ func (c *OutboxClaims) ClaimDue(ctx context.Context, workspace uuid.UUID, owner 
 	}
 	var rows []claimedRow
 	err = c.send(ctx, workspace, func(br pgx.BatchResults) error {
+		rows = rows[:0] // a retried batch (send) starts over
 		r, err := br.Query()
 		if err != nil {
 			return err
@@ -126,7 +128,24 @@ func (c *OutboxClaims) send(ctx context.Context, workspace uuid.UUID, read func(
 		return err
 	}
 	defer conn.Close()
-	err = conn.Raw(func(driverConn any) error {
+	// The batch is a transaction of its own: when it met an event another
+	// Dispatcher was moving to another partition, run it again
+	// (moved_rows.go).
+	for attempt := 0; ; attempt++ {
+		err = c.sendOnce(ctx, conn, workspace, read, query, args...)
+		if !rowMoved(err) || attempt == movedRetries {
+			break
+		}
+	}
+	if err != nil {
+		return mapError(err, "outbox event")
+	}
+	return nil
+}
+
+// sendOnce is one attempt of send, on conn.
+func (c *OutboxClaims) sendOnce(ctx context.Context, conn bun.Conn, workspace uuid.UUID, read func(pgx.BatchResults) error, query string, args ...any) error {
+	return conn.Raw(func(driverConn any) error {
 		pc, ok := pgxConnOf(driverConn)
 		if !ok {
 			return fmt.Errorf("postgres: outbox claims need the pgx driver, not %T", driverConn)
@@ -145,10 +164,6 @@ func (c *OutboxClaims) send(ctx context.Context, workspace uuid.UUID, read func(
 		}
 		return br.Close()
 	})
-	if err != nil {
-		return mapError(err, "outbox event")
-	}
-	return nil
 }
 
 // pgxConnOf finds the pgx connection under a database/sql driver

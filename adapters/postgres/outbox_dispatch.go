@@ -43,8 +43,15 @@ func (d *OutboxDispatch) ClaimDue(ctx context.Context, owner string, now time.Ti
 		return ports.Claim{}, err
 	}
 	var rows []claimedRow
-	err = d.db.NewRaw(claimDueEvents, d.workspace, now, limit, owner, now.Add(lease), maxAttempts, model.LeaseExpiredErrorFormat).Scan(ctx, &rows)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	err = retryMoved(ctx, d.db, func() error {
+		rows = rows[:0]
+		err := d.db.NewRaw(claimDueEvents, d.workspace, now, limit, owner, now.Add(lease), maxAttempts, model.LeaseExpiredErrorFormat).Scan(ctx, &rows)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
 		return ports.Claim{}, mapError(err, "outbox event")
 	}
 	return splitClaim(rows), nil
@@ -95,8 +102,7 @@ func (d *OutboxDispatch) MarkDispatched(ctx context.Context, owner string, ids [
 	if at.IsZero() {
 		at = time.Now()
 	}
-	res, err := d.db.ExecContext(ctx, markDispatched, at, d.workspace, pgdialect.Array(uuidStrings(ids)), owner)
-	return rowsAffected(res, err)
+	return d.exec(ctx, markDispatched, at, d.workspace, pgdialect.Array(uuidStrings(ids)), owner)
 }
 
 // Release implements ports.OutboxDispatch.
@@ -104,8 +110,7 @@ func (d *OutboxDispatch) Release(ctx context.Context, owner string, id uuid.UUID
 	if nextAttemptAt.IsZero() {
 		nextAttemptAt = time.Now()
 	}
-	res, err := d.db.ExecContext(ctx, releaseEvent, nextAttemptAt, strPtr(lastError), d.workspace, id, owner)
-	n, err := rowsAffected(res, err)
+	n, err := d.exec(ctx, releaseEvent, nextAttemptAt, strPtr(lastError), d.workspace, id, owner)
 	return n == 1, err
 }
 
@@ -117,13 +122,12 @@ func (d *OutboxDispatch) Postpone(ctx context.Context, owner string, ids []uuid.
 	if nextAttemptAt.IsZero() {
 		nextAttemptAt = time.Now()
 	}
-	return rowsAffected(d.db.ExecContext(ctx, postponeEvents, nextAttemptAt, strPtr(lastError), d.workspace, bun.In(ids), owner))
+	return d.exec(ctx, postponeEvents, nextAttemptAt, strPtr(lastError), d.workspace, bun.In(ids), owner)
 }
 
 // DeadLetter implements ports.OutboxDispatch.
 func (d *OutboxDispatch) DeadLetter(ctx context.Context, owner string, id uuid.UUID, lastError string) (bool, error) {
-	res, err := d.db.ExecContext(ctx, deadLetterEvent, strPtr(lastError), d.workspace, id, owner)
-	n, err := rowsAffected(res, err)
+	n, err := d.exec(ctx, deadLetterEvent, strPtr(lastError), d.workspace, id, owner)
 	return n == 1, err
 }
 
@@ -134,12 +138,12 @@ func (d *OutboxDispatch) Redrive(ctx context.Context, ids []uuid.UUID, now time.
 		now = time.Now()
 	}
 	if ids == nil {
-		return rowsAffected(d.db.ExecContext(ctx, redriveAllEvents, now, d.workspace))
+		return d.exec(ctx, redriveAllEvents, now, d.workspace)
 	}
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	return rowsAffected(d.db.ExecContext(ctx, redriveEvents, now, d.workspace, bun.In(ids)))
+	return d.exec(ctx, redriveEvents, now, d.workspace, bun.In(ids))
 }
 
 // DeleteDispatchedBefore implements ports.OutboxDispatch.
@@ -148,6 +152,19 @@ func (d *OutboxDispatch) DeleteDispatchedBefore(ctx context.Context, before time
 		return 0, nil
 	}
 	return rowsAffected(d.db.ExecContext(ctx, deleteDispatchedBefore, d.workspace, before, limit))
+}
+
+// exec runs a statement that changes events' status, which may move them
+// between partitions, retrying it if it met a row a concurrent transaction
+// moved (moved_rows.go), and returns how many rows it changed.
+func (d *OutboxDispatch) exec(ctx context.Context, query string, args ...any) (int, error) {
+	var n int
+	err := retryMoved(ctx, d.db, func() error {
+		var err error
+		n, err = rowsAffected(d.db.ExecContext(ctx, query, args...))
+		return err
+	})
+	return n, err
 }
 
 // rowsAffected is affected for a statement about outbox events.

@@ -44,8 +44,10 @@ package postgres
 //     most ?2 events, oldest due first. A branch may lock a row the final
 //     LIMIT drops; the claim's transaction is short and that row becomes
 //     claimable again at its end.
-//   - UPDATE ... FROM claimed: the update hits the locked rows by primary
-//     key, and RETURNING hands back their new state plus due_at and
+//   - UPDATE ... FROM claimed: the update hits the locked rows by id (the
+//     status the CTEs locked them in names the partition, so the planner
+//     visits outbox_events_live only, not every day of the dispatched
+//     history: sql/009_outbox_partitions.sql), and RETURNING hands back their new state plus due_at and
 //     taken_over, which ClaimDue sorts and splits by (RETURNING has no
 //     order). SET reads the row as locked (its newest version), so the
 //     attempt is counted and compared on what is really there; every SET
@@ -79,7 +81,7 @@ UPDATE outbox_events e
        last_error    = CASE WHEN c.taken_over THEN format(?6, e.attempt_count + 1) ELSE e.last_error END,
        attempt_count = e.attempt_count + c.taken_over::int
   FROM claimed c
- WHERE e.workspace_id = ?0 AND e.id = c.id
+ WHERE e.workspace_id = ?0 AND e.status IN ('pending', 'dispatching') AND e.id = c.id
 RETURNING e.id, e.workspace_id, e.event_type, e.aggregate_type, e.aggregate_id, e.event_payload,
           e.status, e.attempt_count, e.next_attempt_at, e.locked_by, e.locked_until,
           e.last_error, e.traceparent, e.created_at, e.dispatched_at, c.due_at, c.taken_over`
@@ -142,18 +144,25 @@ UPDATE outbox_events
  WHERE workspace_id = ? AND status = 'dead_letter'`
 
 // deleteDispatchedBefore removes at most a batch of one workspace's events
-// delivered before the retention horizon, oldest first, through
-// outbox_events_dispatched_idx. Bounded so one call is one short
-// transaction and little WAL at a time. ctid = ANY(ARRAY(...)) makes it a TID
-// scan of exactly the chosen rows; SKIP LOCKED leaves rows another
-// transaction holds (a concurrent cleaner) to it.
+// delivered before the retention horizon, oldest first. Bounded so one call
+// is one short transaction and little WAL at a time; SKIP LOCKED leaves
+// rows another transaction holds (a concurrent cleaner) to it. The
+// RetentionCleaner calls it only for what no dropped partition took: its
+// horizon lies below every range partition, so the status and time
+// predicates prune it to outbox_events_dispatched_default
+// (sql/009_outbox_partitions.sql).
+//
+// By id, not by ctid: outbox_events is partitioned, a ctid names a row
+// only within one partition, and the outer DELETE would remove the row of
+// that ctid in every partition it visits.
 const deleteDispatchedBefore = `
 DELETE FROM outbox_events
- WHERE ctid = ANY (ARRAY(
-        SELECT ctid FROM outbox_events
-         WHERE workspace_id = ? AND status = 'dispatched' AND dispatched_at < ?
+ WHERE workspace_id = ?0 AND status = 'dispatched' AND dispatched_at < ?1
+   AND id = ANY (ARRAY(
+        SELECT id FROM outbox_events
+         WHERE workspace_id = ?0 AND status = 'dispatched' AND dispatched_at < ?1
          ORDER BY dispatched_at
-         LIMIT ?
+         LIMIT ?2
            FOR UPDATE SKIP LOCKED))`
 
 // The discovery functions of sql/002_outbox_dispatch.sql: SECURITY DEFINER,

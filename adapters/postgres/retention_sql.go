@@ -14,10 +14,13 @@ const selectExpiredWorkspacesOf = `SELECT once_expired_workspaces(?::text, ?::ti
 // the "finished" predicate names can go: never a pending or running
 // operation or task, never an event not yet delivered.
 var deleteExpired = map[model.Expiring]string{
+	// By id, in outbox_events_dead: a ctid names a row only within one
+	// partition of outbox_events (sql/009_outbox_partitions.sql).
 	model.ExpiringDeadLetters: `
 DELETE FROM outbox_events
- WHERE ctid = ANY (ARRAY(
-        SELECT ctid FROM outbox_events
+ WHERE workspace_id = ?0 AND status = 'dead_letter'
+   AND id = ANY (ARRAY(
+        SELECT id FROM outbox_events
          WHERE workspace_id = ?0 AND status = 'dead_letter' AND dead_lettered_at < ?1
          ORDER BY dead_lettered_at
          LIMIT ?2

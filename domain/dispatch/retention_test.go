@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
@@ -50,7 +51,7 @@ func TestRetentionCleanerDeletesOnlyOldDispatchedEvents(t *testing.T) {
 	}))
 
 	e.clock.Advance(2 * day)
-	cleaner := dispatch.NewRetentionCleaner(e.disc, e.uow, e.clock, 7*day, 1)
+	cleaner := dispatch.NewRetentionCleaner(e.disc, memory.NewOutboxPartitions(), e.uow, e.clock, 7*day, 1)
 	n, err := cleaner.RunOnce(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 3, n)

@@ -34,6 +34,8 @@ type Harness struct {
 	Discovery       ports.IdempotencyDiscovery
 	OutboxDiscovery ports.OutboxDiscovery
 	OutboxBacklog   ports.OutboxBacklog
+	// OutboxPartitions slices dispatched events in at most one hour.
+	OutboxPartitions ports.OutboxPartitions
 }
 
 // Run runs the whole suite. newHarness is called once per group of tests;
@@ -50,6 +52,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Outbox", testOutbox},
 		{"OutboxDispatch", testOutboxDispatch},
 		{"OutboxBacklog", testOutboxBacklog},
+		{"OutboxRetention", testOutboxRetention},
 		{"OutboxJobs", testOutboxJobs},
 		{"Transactions", testTransactions},
 		{"Idempotency", testIdempotency},

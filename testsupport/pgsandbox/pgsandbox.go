@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 
 	"github.com/jackc/pgx/v5"
@@ -40,6 +41,13 @@ type Sandbox struct {
 // returned sandbox must be dropped even when err is not nil (it may be half
 // made); Drop tolerates what does not exist.
 func Create(ctx context.Context, superDSN, prefix string) (*Sandbox, error) {
+	return CreateWithSchema(ctx, superDSN, prefix, schema.FS)
+}
+
+// CreateWithSchema is Create with the migrations of migrations instead of
+// the binary's own: a test of a migration starts from the schema before
+// it.
+func CreateWithSchema(ctx context.Context, superDSN, prefix string, migrations fs.FS) (*Sandbox, error) {
 	suffix := randomSuffix()
 	s := &Sandbox{
 		superDSN:  superDSN,
@@ -62,7 +70,7 @@ func Create(ctx context.Context, superDSN, prefix string) (*Sandbox, error) {
 	if s.Owner, err = postgres.Open(ctx, s.OwnerDSN); err != nil {
 		return s, fmt.Errorf("connect as owner: %w", err)
 	}
-	if err := postgres.Migrate(ctx, s.Owner, schema.FS); err != nil {
+	if err := postgres.Migrate(ctx, s.Owner, migrations); err != nil {
 		return s, fmt.Errorf("migrate: %w", err)
 	}
 	if s.App, err = postgres.Open(ctx, s.AppDSN); err != nil {

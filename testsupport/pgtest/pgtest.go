@@ -5,10 +5,12 @@ package pgtest
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"testing"
 	"time"
 
+	schema "github.com/oncehq/once/sql"
 	"github.com/oncehq/once/testsupport/pgsandbox"
 )
 
@@ -35,6 +37,13 @@ func SuperuserDSN() string {
 // fails it when the CI environment variable is set.
 func New(t testing.TB) *DB {
 	t.Helper()
+	return NewWithSchema(t, schema.FS)
+}
+
+// NewWithSchema is New with the migrations of migrations instead of the
+// binary's own (a test of a migration starts from the schema before it).
+func NewWithSchema(t testing.TB, migrations fs.FS) *DB {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -49,7 +58,7 @@ func New(t testing.TB) *DB {
 			EnvSuperuserDSN, err)
 	}
 
-	db, err := pgsandbox.Create(ctx, superDSN, "once_test")
+	db, err := pgsandbox.CreateWithSchema(ctx, superDSN, "once_test", migrations)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -1,0 +1,99 @@
+package postgres_test
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/testsupport/pgtest"
+)
+
+// The claim and the discovery of due workspaces read only the queue's
+// partial indexes, however much history outbox_events holds: on a table
+// with 200k dispatched events over three days of partitions, 1k dead
+// letters and a 20k-event queue over 100 workspaces, their plans use
+// outbox_events_pending_idx and outbox_events_dispatching_idx, scan no
+// table sequentially, and never visit the dispatched or dead partitions.
+func TestClaimAndDiscoveryUseTheQueueIndexesOnALargeTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 220k rows")
+	}
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	super, err := sql.Open("pgx", db.SuperuserDSN())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = super.Close() })
+
+	now := time.Now().UTC()
+	_, err = postgres.NewOutboxPartitions(db.App, 24*time.Hour).Prepare(ctx, now.Add(-72*time.Hour))
+	require.NoError(t, err)
+	_, err = super.ExecContext(ctx, `
+INSERT INTO outbox_events (id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload, status,
+                           attempt_count, next_attempt_at, locked_by, locked_until, created_at, dispatched_at)
+SELECT gen_random_uuid(), ('00000000-0000-7000-8000-' || lpad(to_hex(i % 100), 12, '0'))::uuid,
+       'test.event', 'thing', gen_random_uuid(), jsonb_build_object('operation_id', gen_random_uuid()),
+       k.status, 1,
+       -- most of the queue is not due yet (backoff), a few events are
+       $1::timestamptz + CASE WHEN i % 50 = 0 THEN interval '-1 minute' ELSE interval '1 hour' END,
+       CASE WHEN k.status = 'dispatching' THEN 'd' END,
+       CASE WHEN k.status = 'dispatching' THEN $1::timestamptz + interval '1 minute' END,
+       $1::timestamptz - interval '3 days',
+       CASE WHEN k.status = 'dispatched' THEN $1::timestamptz - interval '70 hours' * i / k.n END
+  FROM (VALUES ('dispatched', 200000), ('dead_letter', 1000), ('pending', 18000), ('dispatching', 2000)) AS k(status, n),
+       generate_series(1, k.n) AS i`, now)
+	require.NoError(t, err)
+	_, err = super.ExecContext(ctx, `ANALYZE outbox_events`)
+	require.NoError(t, err)
+
+	ws := uuid.MustParse("00000000-0000-7000-8000-000000000007")
+	tx, err := db.App.DB.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.ExecContext(ctx, `SELECT set_config('app.workspace_id', $1, true)`, ws.String())
+	require.NoError(t, err)
+	claim := explain(t, tx.QueryContext, postgres.ClaimDueEventsSQL,
+		ws, now, 100, "explainer", now.Add(time.Minute), 10, model.LeaseExpiredErrorFormat)
+	requireQueueIndexesOnly(t, "claim", claim)
+
+	// The discovery function's body as once_discovery runs it (it sees
+	// every workspace), with its parameters filled in.
+	var body string
+	require.NoError(t, super.QueryRowContext(ctx, `SELECT prosrc FROM pg_proc WHERE proname = 'once_outbox_due_workspaces'`).Scan(&body))
+	body = strings.NewReplacer("p_now", "$1::timestamptz", "p_after", "'00000000-0000-0000-0000-000000000000'::uuid", "p_limit", "100").Replace(body)
+	discovery := explain(t, super.QueryContext, body, now)
+	requireQueueIndexesOnly(t, "discovery", discovery)
+}
+
+func explain(t *testing.T, query func(context.Context, string, ...any) (*sql.Rows, error), stmt string, args ...any) string {
+	t.Helper()
+	rows, err := query(context.Background(), "EXPLAIN "+stmt, args...)
+	require.NoError(t, err)
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var line string
+		require.NoError(t, rows.Scan(&line))
+		plan = append(plan, line)
+	}
+	require.NoError(t, rows.Err())
+	return strings.Join(plan, "\n")
+}
+
+func requireQueueIndexesOnly(t *testing.T, what, plan string) {
+	t.Helper()
+	t.Logf("%s plan:\n%s", what, plan)
+	for _, index := range []string{"outbox_events_pending_idx", "outbox_events_dispatching_idx"} {
+		require.Contains(t, plan, index, "%s plan:\n%s", what, plan)
+	}
+	for _, absent := range []string{"Seq Scan", "outbox_events_dispatched", "outbox_events_dead"} {
+		require.NotContains(t, plan, absent, "%s plan:\n%s", what, plan)
+	}
+}

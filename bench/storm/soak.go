@@ -1,0 +1,131 @@
+package storm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/testsupport/pgcluster"
+)
+
+// SoakConfig is what one `once-bench soak` runs.
+type SoakConfig struct {
+	// Binary is the once executable the processes run.
+	Binary string
+	// Duration of the sustained load (after the calibration).
+	Duration time.Duration
+	// Fraction of the measured capacity the load runs at.
+	Fraction float64
+	// Calibrate is how long the capacity is measured before the load.
+	Calibrate time.Duration
+	// SampleEvery is the width of one row of the table.
+	SampleEvery time.Duration
+	// OpenSnapshot, if not 0, is how long a transaction holds a snapshot
+	// open, from OpenSnapshotAt into the load.
+	OpenSnapshot, OpenSnapshotAt time.Duration
+	// Retention of dispatched events and of idempotency records during the
+	// soak, and how often the bench's maintenance removes what expired.
+	Retention, CleanupEvery time.Duration
+	// PartitionWidth is ONCE_OUTBOX_PARTITION_INTERVAL of the processes.
+	PartitionWidth time.Duration
+
+	PostgresBin    string
+	MaxConnections int
+	RedisURL       string
+}
+
+func (c SoakConfig) validate() error {
+	var errs []error
+	if c.Binary == "" {
+		errs = append(errs, errors.New("--once: the once binary is required"))
+	}
+	if c.Duration < c.SampleEvery || c.SampleEvery <= 0 {
+		errs = append(errs, errors.New("--duration must be at least one --sample-every"))
+	}
+	if c.Fraction <= 0 || c.Fraction > 1 {
+		errs = append(errs, errors.New("--fraction must be in (0, 1]"))
+	}
+	if c.OpenSnapshot > 0 && c.OpenSnapshotAt+c.OpenSnapshot > c.Duration {
+		errs = append(errs, errors.New("the open snapshot must end within --duration"))
+	}
+	if c.Retention <= 0 || c.CleanupEvery <= 0 || c.PartitionWidth < time.Minute {
+		errs = append(errs, errors.New("--retention and --cleanup-every must be positive, --partition-width at least 1m"))
+	}
+	return errors.Join(errs...)
+}
+
+// RunSoak measures the capacity of one `once serve` (API only), one
+// `once dispatch` and one `once work` on a private cluster, then loads
+// them at cfg.Fraction of it for cfg.Duration with the retention on a
+// short schedule, and prints one row per cfg.SampleEvery and the checks of
+// issue 23.
+func RunSoak(ctx context.Context, cfg SoakConfig, out, progress io.Writer) (err error) {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	r, _, err := openRunner(ctx, Config{Binary: cfg.Binary, PostgresBin: cfg.PostgresBin, MaxConnections: cfg.MaxConnections, RedisURL: cfg.RedisURL}, progress)
+	defer func() { err = r.close(err) }()
+	if err != nil {
+		return err
+	}
+	version, err := r.serverVersion(ctx)
+	if err != nil {
+		return err
+	}
+	return r.in(ctx, "soak", func(d *deployment) error {
+		s, err := startSoak(ctx, r, d, cfg)
+		if err != nil {
+			return err
+		}
+		defer s.stop()
+		rows, err := s.run(ctx)
+		writeSoakTable(out, rows)
+		fmt.Fprintln(out)
+		writeSoakChecks(out, cfg, rows)
+		fmt.Fprintln(out)
+		fmt.Fprintln(out, soakLegend)
+		fmt.Fprintln(out)
+		fmt.Fprintln(out, describeSoak(cfg, s, version))
+		return err
+	})
+}
+
+// soakProcesses are the three processes of the soak, each with its ops
+// listener on a port of its own (metrics scraped every sample).
+var soakProcesses = []string{"serve", "dispatch", "work"}
+
+// startSoak starts the processes with ops listeners the bench scrapes.
+func startSoak(ctx context.Context, r *runner, d *deployment, cfg SoakConfig) (*soak, error) {
+	s := &soak{r: r, d: d, cfg: cfg, ops: map[string]string{}}
+	common := []string{
+		"ONCE_OUTBOX_PARTITION_INTERVAL", cfg.PartitionWidth.String(),
+		"ONCE_QUEUE", app.QueueRedis,
+	}
+	for _, name := range soakProcesses {
+		port, err := pgcluster.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		s.ops[name] = fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+		env := append([]string{"ONCE_OPS_ADDR", fmt.Sprintf("127.0.0.1:%d", port)}, common...)
+		if name == "serve" {
+			// The API alone: delivery and jobs in processes of their own,
+			// so each one's memory and goroutines show apart.
+			if err := d.startServe(ctx, 64, append(env, "ONCE_DISPATCHER", "false", "ONCE_WORKER", "false")...); err != nil {
+				return nil, err
+			}
+			// startServe set the ops address before its own free port.
+			d.procs[len(d.procs)-1].name = "serve"
+			continue
+		}
+		p, err := d.start(name, env...)
+		if err != nil {
+			return nil, err
+		}
+		_ = p
+	}
+	return s, nil
+}
