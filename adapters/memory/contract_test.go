@@ -15,6 +15,7 @@ func TestContract(t *testing.T) {
 			Discovery:       memory.NewDiscovery(db),
 			OutboxDiscovery: memory.NewOutboxDiscovery(db),
 			OutboxBacklog:   memory.NewOutboxDiscovery(db),
+			RelayMarks:      memory.NewOutboxRelayMarks(db),
 		}
 	})
 }

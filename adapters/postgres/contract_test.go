@@ -19,6 +19,7 @@ func TestContract(t *testing.T) {
 			Discovery:       postgres.NewDiscovery(db.App),
 			OutboxDiscovery: postgres.NewOutboxDiscovery(db.App),
 			OutboxBacklog:   postgres.NewOutboxDiscovery(db.App),
+			RelayMarks:      postgres.NewOutboxRelayMarks(postgres.NewUnitOfWork(db.App)),
 		}
 	})
 }

@@ -121,7 +121,22 @@ func (c *OutboxClaims) send(ctx context.Context, workspace uuid.UUID, read func(
 	if workspace == uuid.Nil {
 		return domain.Errorf(domain.CodeValidation, "a transaction needs a workspace")
 	}
-	conn, err := c.uow.acquire(ctx)
+	b := &pgx.Batch{}
+	b.Queue(setWorkspacePgx, workspace.String())
+	b.Queue(query, args...)
+	return c.uow.sendBatch(ctx, b, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		return read(br)
+	})
+}
+
+// sendBatch sends b as one pipeline (one round trip, one implicit
+// transaction) on a connection of the pool, waiting at most the acquire
+// timeout for it, and hands read the results in order.
+func (u *UnitOfWork) sendBatch(ctx context.Context, b *pgx.Batch, read func(pgx.BatchResults) error) error {
+	conn, err := u.acquire(ctx)
 	if err != nil {
 		return err
 	}
@@ -131,14 +146,7 @@ func (c *OutboxClaims) send(ctx context.Context, workspace uuid.UUID, read func(
 		if !ok {
 			return fmt.Errorf("postgres: outbox claims need the pgx driver, not %T", driverConn)
 		}
-		b := &pgx.Batch{}
-		b.Queue(setWorkspacePgx, workspace.String())
-		b.Queue(query, args...)
 		br := pc.SendBatch(ctx, b)
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return err
-		}
 		if err := read(br); err != nil {
 			_ = br.Close()
 			return err

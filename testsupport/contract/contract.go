@@ -34,6 +34,9 @@ type Harness struct {
 	Discovery       ports.IdempotencyDiscovery
 	OutboxDiscovery ports.OutboxDiscovery
 	OutboxBacklog   ports.OutboxBacklog
+	// RelayMarks settles the events a writer relays itself; nil skips
+	// those tests.
+	RelayMarks ports.OutboxRelayMarks
 }
 
 // Run runs the whole suite. newHarness is called once per group of tests;
@@ -50,6 +53,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Outbox", testOutbox},
 		{"OutboxDispatch", testOutboxDispatch},
 		{"OutboxBacklog", testOutboxBacklog},
+		{"OutboxRelay", testOutboxRelay},
 		{"OutboxJobs", testOutboxJobs},
 		{"Transactions", testTransactions},
 		{"Idempotency", testIdempotency},
