@@ -359,5 +359,5 @@ func byWorkspace(events []model.OutboxEvent) map[uuid.UUID][]uuid.UUID {
 type nopRelayObserver struct{}
 
 func (nopRelayObserver) Relayed([]model.OutboxEvent, time.Time) {}
-func (nopRelayObserver) RelayReleased(int)                     {}
-func (nopRelayObserver) RelayMarked(int)                       {}
+func (nopRelayObserver) RelayReleased(int)                      {}
+func (nopRelayObserver) RelayMarked(int)                        {}
