@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -89,6 +90,8 @@ func benchSteadyCmd() *cobra.Command {
 	f.IntVar(&cfg.Rate, "rate", delivery.DefaultRate, "events committed per second")
 	f.DurationVar(&cfg.Duration, "duration", delivery.DefaultDuration, "how long the producer commits per measurement")
 	f.IntVar(&cfg.ProducerConns, "producer-conns", delivery.DefaultProducerConns, "connections the producer commits from")
+	f.StringSliceVar(&cfg.Paths, "paths", strings.Split(delivery.DefaultPaths, ","),
+		"how events reach the stream, comma-separated: dispatcher (the Dispatchers alone), relay (the producer publishes its own, the Dispatchers make up)")
 	return cmd
 }
 
@@ -121,6 +124,8 @@ func benchFairnessCmd() *cobra.Command {
 	f.IntVar(&cfg.Rate, "rate", delivery.DefaultFairnessRate, "events per second the quiet workspaces commit, together")
 	f.DurationVar(&cfg.Duration, "duration", delivery.DefaultDuration, "how long the quiet workspaces commit per measurement")
 	f.IntVar(&cfg.ProducerConns, "producer-conns", delivery.DefaultProducerConns, "connections the producer commits from")
+	f.StringSliceVar(&cfg.Paths, "paths", strings.Split(delivery.DefaultPaths, ","),
+		"how events reach the stream, comma-separated: dispatcher (the Dispatchers alone), relay (the producer publishes its own, the Dispatchers make up)")
 	return cmd
 }
 
@@ -171,6 +176,8 @@ func benchProducerChildCmd() *cobra.Command {
 	f.IntVar(&cfg.Rate, "rate", delivery.DefaultRate, "")
 	f.DurationVar(&cfg.Duration, "duration", delivery.DefaultDuration, "")
 	f.IntVar(&cfg.Conns, "conns", delivery.DefaultProducerConns, "")
+	f.StringVar(&cfg.RelayRedisURL, "relay-redis", "", "")
+	f.StringVar(&cfg.RelayPrefix, "relay-prefix", "", "")
 	return cmd
 }
 
