@@ -259,6 +259,7 @@ func benchHTTPCmd() *cobra.Command {
 	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: once beside this executable)")
 	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of once serve per variant, connection count and repetition into this directory")
 	f.BoolVar(&cfg.StoreCreates, "store-creates", false, "also run store creates (POST /v1/stores: the store, its operation, its outbox event and the idempotency record; serve runs no Dispatcher or worker)")
+	f.BoolVar(&cfg.Relay, "relay", false, "also run plain, idempotent (and store) creates on a second serve with the relay on (ONCE_RELAY=true, Redis Streams), each right after its relay-off twin: what the relay costs the write path")
 	f.BoolVar(&cfg.RecordDesigns, "record-designs", false, "also run pgbench on two other designs of the idempotency record (written once, with and without a read first)")
 	return cmd
 }
