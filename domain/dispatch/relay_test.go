@@ -11,9 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 const relayHold = 5 * time.Second
@@ -200,4 +202,56 @@ func TestRelayLeavesLaterJobsToTheDispatchers(t *testing.T) {
 	got := e.event(t, ws, ev.ID)
 	require.Empty(t, got.LockedBy)
 	require.Equal(t, ev.NextAttemptAt, got.NextAttemptAt)
+}
+
+// The same hold on PostgreSQL: the held row is not claimed by a Dispatcher
+// before the hold ends, and is after, uncounted; the relay's late mark,
+// fenced by holder and status, leaves the Dispatcher's delivery alone.
+func TestRelayHeldEventOnPostgres(t *testing.T) {
+	db := pgtest.New(t)
+	e := newEnv(t)
+	uow := postgres.NewUnitOfWork(db.App)
+	e.uow, e.disc = uow, postgres.NewOutboxDiscovery(db.App)
+	pub := &recorder{}
+	committed, proceed := make(chan []model.OutboxEvent, 1), make(chan struct{})
+	r, err := dispatch.NewRelay(dispatch.RelayConfig{Holder: "relay-test", Hold: relayHold},
+		dispatch.RelayDeps{Marks: postgres.NewOutboxRelayMarks(uow), Publisher: pub, Clock: e.clock, Logger: e.logger(),
+			Hooks: dispatch.RelayHooks{Committed: func(events []model.OutboxEvent) {
+				committed <- events
+				<-proceed
+			}}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		select {
+		case <-proceed:
+		default:
+			close(proceed)
+		}
+	})
+
+	ws := uuid.New()
+	require.NoError(t, uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Workspaces().Create(ctx, model.Workspace{ID: ws, Name: "relay", CreatedAt: e.clock.Now()})
+	}))
+	go e.commit(t, r.UnitOfWork(uow), ws, 1)
+	events := <-committed
+	d := e.dispatcher(t, dispatch.Config{}, pub)
+	e.clock.Advance(relayHold - time.Millisecond)
+	res, err := d.RunOnce(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, res.Published, "claimed while held")
+
+	e.clock.Advance(time.Millisecond)
+	res, err = d.RunOnce(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Published, "the hold ended")
+	close(proceed)
+	require.Eventually(t, func() bool { return pub.countByID()[events[0].ID] == 2 }, 30*time.Second, time.Millisecond)
+	got := e.event(t, ws, events[0].ID)
+	require.Equal(t, model.OutboxDispatched, got.Status)
+	require.Zero(t, got.AttemptCount)
 }
