@@ -88,9 +88,9 @@ func runRelayFault(t *testing.T, queue, fault string) {
 	// The writer: the API alone, with its relay, built with the kill
 	// points; its broker behind a proxy that is down for the outage case.
 	writerEnv := env(brokerAddr)
+	var proxy *faultproxy.Proxy
 	if fault == "broker-unreachable" {
-		proxy := faultproxy.Start(t, brokerAddr)
-		proxy.Down()
+		proxy = faultproxy.Start(t, brokerAddr)
 		writerEnv = env(proxy.Addr())
 	} else {
 		writerEnv = append(writerEnv, "ONCE_TEST_RELAY_KILL="+fault)
@@ -99,6 +99,11 @@ func runRelayFault(t *testing.T, queue, fault string) {
 	writer := startBinary(t, onceTestBinary(t), append(writerEnv,
 		"ONCE_HTTP_ADDR="+writerAPI, "ONCE_DISPATCHER=false", "ONCE_WORKER=false"), "serve")
 	waitHealthy(t, writer, "http://"+writerAPI+"/healthz")
+	if proxy != nil {
+		// Up at the start (an AMQP publisher connects then), gone when the
+		// relay publishes.
+		proxy.Down()
+	}
 
 	// Every create is sent once to the writer, and what it did not answer
 	// again, with the same key, to the survivor.

@@ -259,7 +259,15 @@ func (r *Relay) publish(ctx context.Context, events []model.OutboxEvent) {
 	})
 	if err != nil {
 		lastError := ""
-		if !refused(err) && ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil: // stopping: says nothing about the events
+		case refused(err):
+			// The breaker is open: the reason is the outage it saw, so an
+			// operation that stays pending says why.
+			if p := r.breaker.paused(); p != nil {
+				lastError = domain.SanitizeError(p)
+			}
+		default:
 			lastError = domain.SanitizeError(err)
 			r.log.Warn("relay publish failed: the Dispatchers take the events over", "events", len(events), "error", lastError)
 		}
