@@ -274,9 +274,18 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 		return nil, err
 	}
 	serve := d.procs[len(d.procs)-1]
-	api, relayAPI, relayServe := d.api, d.api, serve
+	api, relayAPI, relayServe, relayProfiler := d.api, d.api, serve, profiler
 	if cfg.Relay {
-		if err := d.startServe(ctx, maxConns, append(slices.Clone(env), "ONCE_RELAY", app.RelayOn)...); err != nil {
+		relayEnv := append(slices.Clone(env), "ONCE_RELAY", app.RelayOn)
+		if profiler != nil {
+			// Its own ops listener, and its own profiles.
+			var err error
+			if relayProfiler, err = newServeProfiler(cfg.ProfileDir, d.label); err != nil {
+				return nil, err
+			}
+			relayEnv = append(relayEnv, relayProfiler.env()...)
+		}
+		if err := d.startServe(ctx, maxConns, relayEnv...); err != nil {
 			return nil, err
 		}
 		relayAPI, relayServe, d.api = d.api, d.procs[len(d.procs)-1], api
@@ -302,13 +311,13 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 			case isPgbench(variant):
 				cell, err = runPgbench(ctx, pgbench, scripts[variant], d.db.AppDSN, conns, cfg.Duration)
 			default:
-				base, c, pid := variant, api, serve.cmd.Process.Pid
+				base, c, pid, prof := variant, api, serve.cmd.Process.Pid, profiler
 				if twin := relayTwin(variant); twin != "" {
-					base, c, pid = twin, relayAPI, relayServe.cmd.Process.Pid
+					base, c, pid, prof = twin, relayAPI, relayServe.cmd.Process.Pid, relayProfiler
 				}
 				load := newWriteLoad(base, completed)
 				if _, err = load.run(ctx, c, conns, cfg.Warmup); err == nil {
-					stop := profiler.start(ctx, variant, conns, cfg.Duration)
+					stop := prof.start(ctx, variant, conns, cfg.Duration)
 					cell, err = measureLoad(ctx, load, c, conns, cfg.Duration, pid)
 					err = errors.Join(err, stop())
 				}
