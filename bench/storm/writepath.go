@@ -154,22 +154,19 @@ func relayTwin(variant string) string { return relayVariants[variant] }
 // variantsOf are the variants cfg runs, in order.
 func variantsOf(cfg HTTPConfig) []string {
 	variants := slices.Clone(httpVariants)
-	defer func() {
-		if !cfg.Relay {
-			return
-		}
+	if cfg.StoreCreates {
+		variants = slices.Insert(variants, slices.Index(variants, variantReplay)+1, variantStore)
+	}
+	if cfg.RecordDesigns {
+		variants = append(variants, variantPgbenchRecordOnce, variantPgbenchReadThenRecordOnce)
+	}
+	if cfg.Relay {
 		// Each relay-on variant right after its twin, interleaved.
 		for _, twin := range []string{variantStore, variantIdempotent, variantPlain} {
 			if i := slices.Index(variants, twin); i >= 0 {
 				variants = slices.Insert(variants, i+1, twin+", relay on")
 			}
 		}
-	}()
-	if cfg.StoreCreates {
-		variants = slices.Insert(variants, slices.Index(variants, variantReplay)+1, variantStore)
-	}
-	if cfg.RecordDesigns {
-		variants = append(variants, variantPgbenchRecordOnce, variantPgbenchReadThenRecordOnce)
 	}
 	return variants
 }
