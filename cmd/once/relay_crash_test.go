@@ -132,7 +132,11 @@ func runRelayFault(t *testing.T, queue, fault string) {
 			require.NoError(t, err, "create %d", i)
 		}
 	} else {
-		<-writer.done // killed itself at the kill point
+		select {
+		case <-writer.done: // killed itself at the kill point
+		case <-time.After(2 * time.Minute):
+			t.Fatalf("the writer is still alive: no create reached its kill point (answers: %v)\n%s", ops, writer.output.String())
+		}
 	}
 
 	// The survivor: Dispatcher and workers (none of ours on BullMQ).
