@@ -64,9 +64,10 @@ func Background(cfg Config) fx.Option {
 	}
 	// Node.js workers consume BullMQ: no worker of ours runs on it.
 	worker := cfg.Worker && cfg.Queue != QueueBullMQ
-	if cfg.Dispatcher || worker {
+	if cfg.Dispatcher || worker || cfg.RelayEnabled() {
 		opts = append(opts, queueModule(cfg))
 	}
+	opts = append(opts, relayModule(cfg))
 	if cfg.Dispatcher {
 		opts = append(opts, DispatchModule)
 	}

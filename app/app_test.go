@@ -20,10 +20,20 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func TestValidateApp(t *testing.T) {
 	redis := apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable")
 	redis.Queue, redis.Dispatcher, redis.Worker = app.QueueRedis, true, true
+	// The API alone with its relay: the relay brings the queue's publisher.
+	relayOnly := apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable")
+	relayOnly.Queue, relayOnly.Relay = app.QueueAMQP, app.RelayOn
+	bullmq := apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable")
+	bullmq.Queue, bullmq.Dispatcher = app.QueueBullMQ, true
+	memoryRelay := apitest.Config("")
+	memoryRelay.Relay = app.RelayOn
 	configs := map[string]app.Config{
-		"memory":         apitest.Config(""),
-		"postgres":       apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable"),
-		"postgres+redis": redis,
+		"postgres+amqp, relay only": relayOnly,
+		"postgres+bullmq":           bullmq,
+		"memory, relay on":          memoryRelay,
+		"memory":                    apitest.Config(""),
+		"postgres":                  apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable"),
+		"postgres+redis":            redis,
 	}
 	for name, cfg := range configs {
 		t.Run(name, func(t *testing.T) {

@@ -158,8 +158,14 @@ type Config struct {
 	// before another claims it; how often Redis streams are trimmed.
 	DispatchBreakerFailures int           `env:"ONCE_DISPATCH_BREAKER_FAILURES" envDefault:"3"`
 	DispatchBreakerOpen     time.Duration `env:"ONCE_DISPATCH_BREAKER_OPEN" envDefault:"5s"`
-	RedisClaimIdle          time.Duration `env:"ONCE_REDIS_CLAIM_IDLE" envDefault:"60s"`
-	RedisTrimInterval       time.Duration `env:"ONCE_REDIS_TRIM_INTERVAL" envDefault:"1m"`
+	// Relay: the process that commits an event publishes it itself
+	// (dispatch.Relay); auto is on with a real queue. RelayHold is how
+	// long its events stay its own before the Dispatchers may deliver
+	// them.
+	Relay             string        `env:"ONCE_RELAY" envDefault:"auto"`
+	RelayHold         time.Duration `env:"ONCE_RELAY_HOLD" envDefault:"5s"`
+	RedisClaimIdle    time.Duration `env:"ONCE_REDIS_CLAIM_IDLE" envDefault:"60s"`
+	RedisTrimInterval time.Duration `env:"ONCE_REDIS_TRIM_INTERVAL" envDefault:"1m"`
 
 	// Rolling restarts (docs/deploy.md): on SIGTERM /readyz answers 503
 	// and the API keeps serving for ShutdownDrain (longer than the
@@ -435,6 +441,12 @@ func (c Config) Validate() error {
 	}
 	if c.DispatchBreakerOpen < 10*time.Millisecond || c.DispatchBreakerOpen > 10*time.Minute {
 		bad("ONCE_DISPATCH_BREAKER_OPEN must be between 10ms and 10m: events wait that long after the broker is back")
+	}
+	if c.Relay != RelayAuto && c.Relay != RelayOn && c.Relay != RelayOff {
+		bad("ONCE_RELAY=%q must be auto, true or false", c.Relay)
+	}
+	if c.RelayHold < time.Second || c.RelayHold > time.Minute {
+		bad("ONCE_RELAY_HOLD must be between 1s and 1m: longer than a publish and a mark, short enough that a crashed writer's events are not late for long")
 	}
 	if c.RedisClaimIdle < time.Second {
 		bad("ONCE_REDIS_CLAIM_IDLE must be at least 1s, and longer than the slowest job, retries included (or it runs twice)")

@@ -184,6 +184,8 @@ var configHelp = map[string]string{
 	"ONCE_SIM_TIMEOUT":                 "bound of each call to them",
 	"ONCE_DISPATCH_BREAKER_FAILURES":   "publishes in a row that must find the broker unreachable before a Dispatcher pauses publishing",
 	"ONCE_DISPATCH_BREAKER_OPEN":       "wait between probes of a broker found unreachable",
+	"ONCE_RELAY":                       "auto, true or false: the process that commits an event publishes it itself, the Dispatchers make up for crashes (auto: on unless ONCE_QUEUE=memory)",
+	"ONCE_RELAY_HOLD":                  "how long a committed event stays its writer's before a Dispatcher may deliver it (1s to 1m)",
 	"ONCE_REDIS_CLAIM_IDLE":            "how long a Redis message stays pending with a dead consumer before another claims it",
 	"ONCE_REDIS_TRIM_INTERVAL":         "how often the Redis streams are trimmed",
 	"ONCE_SHUTDOWN_DRAIN":              "on SIGTERM, how long /readyz answers 503 while the API still serves (with Connection: close); longer than the balancer's check interval × fall",

@@ -24,6 +24,7 @@ var MemoryModule = fx.Module("memory",
 		func(db *memory.DB, signal ports.DispatchSignal) ports.UnitOfWork {
 			return dispatch.NotifyOnCommit(memory.NewUnitOfWork(db), signal)
 		},
+		fx.Annotate(memory.NewOutboxRelayMarks, fx.As(new(ports.OutboxRelayMarks))),
 		fx.Annotate(memory.NewDiscovery, fx.As(new(ports.IdempotencyDiscovery))),
 		fx.Annotate(memory.NewOutboxDiscovery, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
 		fx.Annotate(memory.NewOutboxPartitions, fx.As(new(ports.OutboxPartitions))),

@@ -39,6 +39,10 @@ var PostgresModule = fx.Module("postgres",
 		func(db *bun.DB, cfg Config) ports.Retention {
 			return postgres.NewRetention(db, postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout)))
 		},
+		// The relay's marks and releases, one round trip per batch.
+		func(db *bun.DB, cfg Config) ports.OutboxRelayMarks {
+			return postgres.NewOutboxRelayMarks(postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout)))
+		},
 		// The Dispatcher's claim and mark, one round trip each.
 		func(db *bun.DB, cfg Config) ports.OutboxClaims {
 			return postgres.NewOutboxClaims(postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout)))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -91,6 +92,8 @@ func benchSteadyCmd() *cobra.Command {
 	f.IntVar(&cfg.Rate, "rate", delivery.DefaultRate, "events committed per second")
 	f.DurationVar(&cfg.Duration, "duration", delivery.DefaultDuration, "how long the producer commits per measurement")
 	f.IntVar(&cfg.ProducerConns, "producer-conns", delivery.DefaultProducerConns, "connections the producer commits from")
+	f.StringSliceVar(&cfg.Paths, "paths", strings.Split(delivery.DefaultPaths, ","),
+		"how events reach the stream, comma-separated: dispatcher (the Dispatchers alone), relay (the producer publishes its own, the Dispatchers make up)")
 	return cmd
 }
 
@@ -123,6 +126,8 @@ func benchFairnessCmd() *cobra.Command {
 	f.IntVar(&cfg.Rate, "rate", delivery.DefaultFairnessRate, "events per second the quiet workspaces commit, together")
 	f.DurationVar(&cfg.Duration, "duration", delivery.DefaultDuration, "how long the quiet workspaces commit per measurement")
 	f.IntVar(&cfg.ProducerConns, "producer-conns", delivery.DefaultProducerConns, "connections the producer commits from")
+	f.StringSliceVar(&cfg.Paths, "paths", strings.Split(delivery.DefaultPaths, ","),
+		"how events reach the stream, comma-separated: dispatcher (the Dispatchers alone), relay (the producer publishes its own, the Dispatchers make up)")
 	return cmd
 }
 
@@ -173,6 +178,8 @@ func benchProducerChildCmd() *cobra.Command {
 	f.IntVar(&cfg.Rate, "rate", delivery.DefaultRate, "")
 	f.DurationVar(&cfg.Duration, "duration", delivery.DefaultDuration, "")
 	f.IntVar(&cfg.Conns, "conns", delivery.DefaultProducerConns, "")
+	f.StringVar(&cfg.RelayRedisURL, "relay-redis", "", "")
+	f.StringVar(&cfg.RelayPrefix, "relay-prefix", "", "")
 	return cmd
 }
 
@@ -254,6 +261,7 @@ func benchHTTPCmd() *cobra.Command {
 	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: once beside this executable)")
 	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of once serve per variant, connection count and repetition into this directory")
 	f.BoolVar(&cfg.StoreCreates, "store-creates", false, "also run store creates (POST /v1/stores: the store, its operation, its outbox event and the idempotency record; serve runs no Dispatcher or worker)")
+	f.BoolVar(&cfg.Relay, "relay", false, "also run plain, idempotent (and store) creates on a second serve with the relay on (ONCE_RELAY=true, Redis Streams), each right after its relay-off twin: what the relay costs the write path")
 	f.BoolVar(&cfg.RecordDesigns, "record-designs", false, "also run pgbench on two other designs of the idempotency record (written once, with and without a read first)")
 	return cmd
 }

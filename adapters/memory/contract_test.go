@@ -16,6 +16,7 @@ func TestContract(t *testing.T) {
 			OutboxDiscovery:  memory.NewOutboxDiscovery(db),
 			OutboxBacklog:    memory.NewOutboxDiscovery(db),
 			OutboxPartitions: memory.NewOutboxPartitions(),
+			RelayMarks:       memory.NewOutboxRelayMarks(db),
 		}
 	})
 }

@@ -23,6 +23,7 @@ func TestContract(t *testing.T) {
 			// Hours, so the suite's events an hour apart land in different
 			// partitions.
 			OutboxPartitions: postgres.NewOutboxPartitions(db.App, time.Hour),
+			RelayMarks:       postgres.NewOutboxRelayMarks(postgres.NewUnitOfWork(db.App)),
 		}
 	})
 }

@@ -123,16 +123,31 @@ func (c *OutboxClaims) send(ctx context.Context, workspace uuid.UUID, read func(
 	if workspace == uuid.Nil {
 		return domain.Errorf(domain.CodeValidation, "a transaction needs a workspace")
 	}
-	conn, err := c.uow.acquire(ctx)
+	b := &pgx.Batch{}
+	b.Queue(setWorkspacePgx, workspace.String())
+	b.Queue(query, args...)
+	return c.uow.sendBatch(ctx, b, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		return read(br)
+	})
+}
+
+// sendBatch sends b as one pipeline (one round trip, one implicit
+// transaction) on a connection of the pool, waiting at most the acquire
+// timeout for it, and hands read the results in order.
+func (u *UnitOfWork) sendBatch(ctx context.Context, b *pgx.Batch, read func(pgx.BatchResults) error) error {
+	conn, err := u.acquire(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	// The batch is a transaction of its own: when it met an event another
-	// Dispatcher was moving to another partition, run it again
-	// (moved_rows.go).
+	// transaction was moving to another partition, run it again
+	// (moved_rows.go); read starts over with it.
 	for attempt := 0; ; attempt++ {
-		err = c.sendOnce(ctx, conn, workspace, read, query, args...)
+		err = sendBatchOnce(ctx, conn, b, read)
 		if !rowMoved(err) || attempt == movedRetries {
 			break
 		}
@@ -143,21 +158,14 @@ func (c *OutboxClaims) send(ctx context.Context, workspace uuid.UUID, read func(
 	return nil
 }
 
-// sendOnce is one attempt of send, on conn.
-func (c *OutboxClaims) sendOnce(ctx context.Context, conn bun.Conn, workspace uuid.UUID, read func(pgx.BatchResults) error, query string, args ...any) error {
+// sendBatchOnce is one attempt of sendBatch, on conn.
+func sendBatchOnce(ctx context.Context, conn bun.Conn, b *pgx.Batch, read func(pgx.BatchResults) error) error {
 	return conn.Raw(func(driverConn any) error {
 		pc, ok := pgxConnOf(driverConn)
 		if !ok {
 			return fmt.Errorf("postgres: outbox claims need the pgx driver, not %T", driverConn)
 		}
-		b := &pgx.Batch{}
-		b.Queue(setWorkspacePgx, workspace.String())
-		b.Queue(query, args...)
 		br := pc.SendBatch(ctx, b)
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return err
-		}
 		if err := read(br); err != nil {
 			_ = br.Close()
 			return err

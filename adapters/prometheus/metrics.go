@@ -46,6 +46,10 @@ type Metrics struct {
 	claimDuration   prometheus.Histogram
 	publishDuration prometheus.Histogram
 
+	relayed       prometheus.Counter
+	relayReleased prometheus.Counter
+	relayMarked   prometheus.Counter
+
 	jobs        *prometheus.CounterVec
 	jobRetries  *prometheus.CounterVec
 	jobsRunning *prometheus.GaugeVec
@@ -55,8 +59,9 @@ type Metrics struct {
 }
 
 var (
-	_ dispatch.Observer = (*Metrics)(nil)
-	_ limits.Observer   = (*Metrics)(nil)
+	_ dispatch.Observer      = (*Metrics)(nil)
+	_ dispatch.RelayObserver = (*Metrics)(nil)
+	_ limits.Observer        = (*Metrics)(nil)
 )
 
 // latencyBuckets span a fast local call to a slow external one.
@@ -115,6 +120,14 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 		publishDuration: histogram("once_dispatch_publish_duration_seconds",
 			"Time the broker took to accept a batch.", latencyBuckets),
 
+		relayed: counter("once_relay_published_total",
+			"Outbox events this process published itself right after committing them (the broker accepted them). "+
+				"Their delivery latency is in once_dispatch_delivery_latency_seconds too."),
+		relayReleased: counter("once_relay_released_total",
+			"Outbox events this process committed but handed to the Dispatchers unpublished (the broker unreachable or refusing, or the process stopping)."),
+		relayMarked: counter("once_relay_marked_total",
+			"Outbox events this process marked dispatched after relaying them. Fewer than published: a hold ended first, and a Dispatcher delivered them again."),
+
 		jobs: counterVec("once_worker_jobs_total",
 			"Jobs this process's workers finished, by event type and outcome: succeeded (the operation succeeded), "+
 				"failed (the job ran and recorded its operation failed: credentials refused, not an image...), "+
@@ -136,6 +149,7 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 		m.httpRequests, m.httpDuration, m.limits,
 		m.published, m.failures, m.deadLettered, m.deliveryLatency,
 		m.batchSize, m.roundDuration, m.claimDuration, m.publishDuration,
+		m.relayed, m.relayReleased, m.relayMarked,
 		m.jobs, m.jobRetries, m.jobsRunning, m.jobDuration, m.retentionDeleted,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if stats != nil {
@@ -176,11 +190,28 @@ func (m *Metrics) ObserveLimit(policy, outcome string) {
 
 // Published records events the queue accepted at `at`.
 func (m *Metrics) Published(events []model.OutboxEvent, at time.Time) {
-	m.published.Add(float64(len(events)))
+	m.accepted(m.published, events, at)
+}
+
+// accepted counts events the queue accepted at `at` on c and observes
+// their delivery latency, whoever published them.
+func (m *Metrics) accepted(c prometheus.Counter, events []model.OutboxEvent, at time.Time) {
+	c.Add(float64(len(events)))
 	for _, e := range events {
 		m.deliveryLatency.Observe(at.Sub(e.CreatedAt).Seconds())
 	}
 }
+
+// Relayed records events the queue accepted from the relay at `at`.
+func (m *Metrics) Relayed(events []model.OutboxEvent, at time.Time) {
+	m.accepted(m.relayed, events, at)
+}
+
+// RelayReleased records n events the relay handed to the Dispatchers.
+func (m *Metrics) RelayReleased(n int) { m.relayReleased.Add(float64(n)) }
+
+// RelayMarked records n events the relay marked dispatched.
+func (m *Metrics) RelayMarked(n int) { m.relayMarked.Add(float64(n)) }
 
 // PublishFailed records n failed publishes.
 func (m *Metrics) PublishFailed(n int) { m.failures.Add(float64(n)) }

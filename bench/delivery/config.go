@@ -59,7 +59,19 @@ type SteadyConfig struct {
 	// ProducerConns is how many connections (and transactions at once) the
 	// producer commits from.
 	ProducerConns int
+	// Paths are how the producer's events reach the stream, each measured
+	// in every repetition: PathDispatcher (the Dispatchers alone) and
+	// PathRelay (the producer relays its own events, as `once serve` with
+	// ONCE_RELAY; the Dispatchers only make up).
+	Paths []string
 }
+
+// The paths of steady.
+const (
+	PathDispatcher = "dispatcher"
+	PathRelay      = "relay"
+	DefaultPaths   = PathDispatcher + "," + PathRelay
+)
 
 // Defaults.
 const (

@@ -95,7 +95,7 @@ func fairnessOne(ctx context.Context, s *sandbox, cfg FairnessConfig, v fairness
 	if cfg.ProfileDir != "" {
 		profile = filepath.Join(cfg.ProfileDir, fmt.Sprintf("fairness-dispatcher-%d-backlog-%t-rep%d", v.dispatchers, v.backlog, rep))
 	}
-	lat, rate, err := measureLatency(ctx, s, cfg.SteadyConfig, quiet, v.dispatchers, profile, progress)
+	lat, rate, err := measureLatency(ctx, s, cfg.SteadyConfig, quiet, v.dispatchers, false, profile, progress)
 	if err != nil {
 		return m, err
 	}

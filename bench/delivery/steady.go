@@ -19,6 +19,7 @@ import (
 	wmredis "github.com/ThreeDotsLabs/watermill-redisstream/pkg/redisstream"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/adapters/queue"
@@ -37,35 +38,46 @@ func RunSteady(ctx context.Context, cfg SteadyConfig, out, progress io.Writer) e
 	if cfg.Rate < 1 || cfg.Duration <= 0 || cfg.ProducerConns < 1 {
 		return errors.New("rate, duration and producer connections must be positive")
 	}
+	for _, p := range cfg.Paths {
+		if p != PathDispatcher && p != PathRelay {
+			return fmt.Errorf("path %q: want %s or %s", p, PathDispatcher, PathRelay)
+		}
+	}
 	version, err := serverVersion(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
-	all, runErr := repeat(cfg.Common, out, cfg.Dispatchers, func(rep, k int) (Measurement, error) {
-		fmt.Fprintf(progress, "== rep %d/%d: %d events/s for %s, %d Dispatcher(s) → redis\n", rep, cfg.Reps, cfg.Rate, cfg.Duration, k)
+	var variants []steadyVariant
+	for _, path := range cfg.Paths {
+		for _, k := range cfg.Dispatchers {
+			variants = append(variants, steadyVariant{path, k})
+		}
+	}
+	all, runErr := repeat(cfg.Common, out, variants, func(rep int, v steadyVariant) (Measurement, error) {
+		fmt.Fprintf(progress, "== rep %d/%d: %d events/s for %s, path %s, %d Dispatcher(s) → redis\n", rep, cfg.Reps, cfg.Rate, cfg.Duration, v.path, v.dispatchers)
 		m, err := inSandbox(ctx, cfg.Common, func(s *sandbox) (Measurement, error) {
-			return steadyOne(ctx, s, cfg, k, rep, progress)
+			return steadyOne(ctx, s, cfg, v, rep, progress)
 		})
 		if err != nil {
-			return m, fmt.Errorf("rep %d, %d dispatcher(s): %w", rep, k, err)
+			return m, fmt.Errorf("rep %d, %s, %d dispatcher(s): %w", rep, v.path, v.dispatchers, err)
 		}
 		fmt.Fprintf(progress, "   %d events at %.0f/s: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", m.Events, m.Rate, m.P50Ms, m.P99Ms, m.MaxMs)
 		return m, nil
 	})
 	if !cfg.JSON && len(all) > 0 {
-		fmt.Fprintln(out, "| Dispatchers | achieved commit rate | p50 | p99 | max |")
-		fmt.Fprintln(out, "|---|---|---|---|---|")
-		for _, k := range cfg.Dispatchers {
+		fmt.Fprintln(out, "| path | Dispatchers | achieved commit rate | p50 | p99 | max |")
+		fmt.Fprintln(out, "|---|---|---|---|---|---|")
+		for _, v := range variants {
 			var rate, p50, p99, mx []float64
 			for _, m := range all {
-				if m.Dispatchers == k {
+				if m.Variant == v.path && m.Dispatchers == v.dispatchers {
 					rate, p50, p99, mx = append(rate, m.Rate), append(p50, m.P50Ms), append(p99, m.P99Ms), append(mx, m.MaxMs)
 				}
 			}
 			if len(rate) == 0 {
 				continue
 			}
-			fmt.Fprintf(out, "| %d | %s | %s | %s | %s |\n", k,
+			fmt.Fprintf(out, "| %s | %d | %s | %s | %s | %s |\n", v.path, v.dispatchers,
 				spreadOf(rate).Format(func(v float64) string { return fmt.Sprintf("%.0f/s", v) }),
 				spreadOf(p50).Format(millis), spreadOf(p99).Format(millis), spreadOf(mx).Format(millis))
 		}
@@ -73,6 +85,7 @@ func RunSteady(ctx context.Context, cfg SteadyConfig, out, progress io.Writer) e
 		fmt.Fprintln(out, machineLine(version, fmt.Sprintf(
 			"A producer process commits one event per transaction, from %d connections, at %d events/s for %s over %d workspaces (fresh database per measurement), "+
 				"waking the Dispatchers by LISTEN/NOTIFY as `once serve` does; Dispatchers are processes of their own, batch %d, concurrency %d; "+
+				"path relay: the producer writes its events held and publishes them itself after each commit (dispatch.Relay, as ONCE_RELAY), the Dispatchers run beside it as the safety net; "+
 				"latency is the time a consumer in the bench (XREAD on the stream) first saw the event minus the commit time the producer recorded after COMMIT returned; "+
 				"%d repetitions interleaved",
 			cfg.ProducerConns, cfg.Rate, cfg.Duration, cfg.Workspaces, cfg.Batch, concurrencyOf(cfg.Common), cfg.Reps)))
@@ -80,17 +93,25 @@ func RunSteady(ctx context.Context, cfg SteadyConfig, out, progress io.Writer) e
 	return runErr
 }
 
-func steadyOne(ctx context.Context, s *sandbox, cfg SteadyConfig, k, rep int, progress io.Writer) (m Measurement, err error) {
+// steadyVariant is one measurement of a repetition: a path and a number
+// of Dispatcher processes.
+type steadyVariant struct {
+	path        string
+	dispatchers int
+}
+
+func steadyOne(ctx context.Context, s *sandbox, cfg SteadyConfig, v steadyVariant, rep int, progress io.Writer) (m Measurement, err error) {
+	k := v.dispatchers
 	var profile string
 	if cfg.ProfileDir != "" {
-		profile = filepath.Join(cfg.ProfileDir, fmt.Sprintf("steady-dispatcher-%d-rep%d", k, rep))
+		profile = filepath.Join(cfg.ProfileDir, fmt.Sprintf("steady-%s-dispatcher-%d-rep%d", v.path, k, rep))
 	}
-	lat, rate, err := measureLatency(ctx, s, cfg, s.workspaces, k, profile, progress)
+	lat, rate, err := measureLatency(ctx, s, cfg, s.workspaces, k, v.path == PathRelay, profile, progress)
 	if err != nil {
 		return m, err
 	}
 	return Measurement{
-		Bench: "steady", Variant: "once", Queue: PublisherRedis, Dispatchers: k, Rep: rep, Events: len(lat),
+		Bench: "steady", Variant: v.path, Queue: PublisherRedis, Dispatchers: k, Rep: rep, Events: len(lat),
 		Seconds: cfg.Duration.Seconds(), EventsPerSec: rate, Rate: rate,
 		P50Ms: percentile(lat, 0.50), P99Ms: percentile(lat, 0.99), MaxMs: lat[len(lat)-1],
 	}, nil
@@ -107,7 +128,7 @@ func percentile(sorted []float64, p float64) float64 {
 // each committed event in milliseconds, sorted, and the commit rate the
 // producer achieved. Whatever else is pending in the sandbox (a backlog)
 // is dispatched meanwhile, to topics of its own event type.
-func measureLatency(ctx context.Context, s *sandbox, cfg SteadyConfig, workspaces []uuid.UUID, k int, profile string, progress io.Writer) ([]float64, float64, error) {
+func measureLatency(ctx context.Context, s *sandbox, cfg SteadyConfig, workspaces []uuid.UUID, k int, relay bool, profile string, progress io.Writer) ([]float64, float64, error) {
 	prefix := "once-bench-" + s.suffix + "."
 	brk := newBroker(PublisherRedis, prefix, cfg.Brokers, nil)
 	s.cleanups = append(s.cleanups, brk.cleanup)
@@ -140,7 +161,11 @@ func measureLatency(ctx context.Context, s *sandbox, cfg SteadyConfig, workspace
 		<-consumed
 	}()
 
-	commits, rate, err := runProducer(ctx, cfg, s.db.AppDSN, workspaces)
+	relayPrefix := ""
+	if relay {
+		relayPrefix = prefix
+	}
+	commits, rate, err := runProducer(ctx, cfg, s.db.AppDSN, workspaces, relayPrefix)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -215,14 +240,20 @@ func consume(ctx context.Context, rdb *redis.Client, stream string, mu *sync.Mut
 
 // runProducer runs the producer process, committing into workspaces, and
 // returns each event's commit time and the commit rate it achieved.
-func runProducer(ctx context.Context, cfg SteadyConfig, appDSN string, workspaces []uuid.UUID) (map[uuid.UUID]time.Time, float64, error) {
+// With relayPrefix set, the producer relays its own events to the Redis
+// streams under that prefix.
+func runProducer(ctx context.Context, cfg SteadyConfig, appDSN string, workspaces []uuid.UUID, relayPrefix string) (map[uuid.UUID]time.Time, float64, error) {
 	ws := make([]string, len(workspaces))
 	for i, id := range workspaces {
 		ws[i] = id.String()
 	}
-	cmd := exec.CommandContext(ctx, cfg.Binary, "producer-child", "--app-dsn", appDSN,
+	args := []string{"producer-child", "--app-dsn", appDSN,
 		"--workspaces", strings.Join(ws, ","), "--rate", strconv.Itoa(cfg.Rate), "--duration", cfg.Duration.String(),
-		"--conns", strconv.Itoa(max(cfg.ProducerConns, 1)))
+		"--conns", strconv.Itoa(max(cfg.ProducerConns, 1))}
+	if relayPrefix != "" {
+		args = append(args, "--relay-redis", cfg.RedisURL, "--relay-prefix", relayPrefix)
+	}
+	cmd := exec.CommandContext(ctx, cfg.Binary, args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -256,6 +287,10 @@ type ProducerConfig struct {
 	Rate       int
 	Duration   time.Duration
 	Conns      int
+	// RelayRedisURL, if set, makes the producer relay its own events to
+	// the Redis streams under RelayPrefix (dispatch.Relay).
+	RelayRedisURL string
+	RelayPrefix   string
 }
 
 // ParseUUIDs reads a comma-separated list of ids.
@@ -292,6 +327,15 @@ func RunProducerChild(ctx context.Context, cfg ProducerConfig, _ io.Reader, stdo
 	defer signal.Close()
 	uow := dispatch.NotifyOnCommit(postgres.NewUnitOfWork(pool, postgres.WithAcquireTimeout(time.Minute)), signal)
 	clock := system.NewClock()
+	if cfg.RelayRedisURL != "" {
+		relay, stopRelay, err := startRelay(cfg, pool, signal, clock, log)
+		if err != nil {
+			return err
+		}
+		// After the last commit: what the relay published is marked.
+		defer stopRelay()
+		uow = relay.UnitOfWork(uow)
+	}
 	type commit struct {
 		id uuid.UUID
 		at time.Time
@@ -345,4 +389,29 @@ func RunProducerChild(ctx context.Context, cfg ProducerConfig, _ io.Reader, stdo
 	}
 	fmt.Fprintf(w, "rate %.1f\n", float64(total)/took.Seconds())
 	return nil
+}
+
+// startRelay runs a relay as `once serve` does with ONCE_RELAY: publishing
+// to Redis Streams through its own connection, marking through the pool.
+func startRelay(cfg ProducerConfig, pool *bun.DB, signal ports.DispatchSignal, clock ports.Clock, log *slog.Logger) (*dispatch.Relay, func(), error) {
+	pub, err := newBroker(PublisherRedis, cfg.RelayPrefix, Brokers{RedisURL: cfg.RelayRedisURL}, log).newPublisher()
+	if err != nil {
+		return nil, nil, err
+	}
+	relay, err := dispatch.NewRelay(dispatch.RelayConfig{Holder: "bench-producer/relay"}, dispatch.RelayDeps{
+		Marks:     postgres.NewOutboxRelayMarks(postgres.NewUnitOfWork(pool, postgres.WithAcquireTimeout(time.Minute))),
+		Publisher: pub, Signal: signal, Clock: clock, Logger: log,
+	})
+	if err != nil {
+		_ = pub.Close()
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); relay.Run(ctx) }()
+	return relay, func() {
+		cancel()
+		<-done
+		_ = pub.Close()
+	}, nil
 }

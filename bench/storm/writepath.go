@@ -54,6 +54,11 @@ type HTTPConfig struct {
 	// StoreCreates adds store creates (variantStore), with no Dispatcher
 	// and no worker in `serve`, so the figure is the request alone.
 	StoreCreates bool
+	// Relay compares the relay on and off (ONCE_RELAY): serve runs on
+	// Redis Streams with no Dispatcher and no worker, relay off, and a
+	// second serve beside it with the relay on answers the "relay on"
+	// variants (relayVariants) right after their relay-off twins.
+	Relay bool
 }
 
 // Defaults of `once-bench http`.
@@ -135,6 +140,17 @@ const (
 
 var httpVariants = []string{variantPlain, variantIdempotent, variantReplay, variantPgbench, variantPgbenchIdempotent}
 
+// relayVariants are the variants of HTTPConfig.Relay: each the same
+// requests as its twin, answered by the serve with the relay on.
+var relayVariants = map[string]string{
+	variantPlain + ", relay on":      variantPlain,
+	variantIdempotent + ", relay on": variantIdempotent,
+	variantStore + ", relay on":      variantStore,
+}
+
+// relayTwin is the variant a relay-on variant repeats ("" if none).
+func relayTwin(variant string) string { return relayVariants[variant] }
+
 // variantsOf are the variants cfg runs, in order.
 func variantsOf(cfg HTTPConfig) []string {
 	variants := slices.Clone(httpVariants)
@@ -143,6 +159,14 @@ func variantsOf(cfg HTTPConfig) []string {
 	}
 	if cfg.RecordDesigns {
 		variants = append(variants, variantPgbenchRecordOnce, variantPgbenchReadThenRecordOnce)
+	}
+	if cfg.Relay {
+		// Each relay-on variant right after its twin, interleaved.
+		for _, twin := range []string{variantStore, variantIdempotent, variantPlain} {
+			if i := slices.Index(variants, twin); i >= 0 {
+				variants = slices.Insert(variants, i+1, twin+", relay on")
+			}
+		}
 	}
 	return variants
 }
@@ -224,10 +248,16 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 	// broker is part of the figure (these writes start no background work).
 	env := []string{"ONCE_QUEUE", app.QueueMemory,
 		"ONCE_DB_MAX_CONNS", strconv.Itoa(maxConns), "ONCE_DB_MAX_IDLE", strconv.Itoa(maxConns)}
-	if cfg.StoreCreates {
+	if cfg.StoreCreates || cfg.Relay {
 		// A store create's event would start a job in serve's own
 		// Dispatcher and worker: their CPU is not the request's.
 		env = append(env, "ONCE_DISPATCHER", "false", "ONCE_WORKER", "false")
+	}
+	if cfg.Relay {
+		// A real queue for the relay to publish to; relay off here, on in
+		// the second serve.
+		env = append(env, "ONCE_QUEUE", app.QueueRedis, "ONCE_REDIS_URL", DefaultRedisURL,
+			"ONCE_QUEUE_PREFIX", "once-bench-"+d.label+"-"+uuid.NewString()[:8]+".", "ONCE_RELAY", app.RelayOff)
 	}
 	var profiler *serveProfiler
 	if cfg.ProfileDir != "" {
@@ -241,6 +271,22 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 		return nil, err
 	}
 	serve := d.procs[len(d.procs)-1]
+	api, relayAPI, relayServe, relayProfiler := d.api, d.api, serve, profiler
+	if cfg.Relay {
+		relayEnv := append(slices.Clone(env), "ONCE_RELAY", app.RelayOn)
+		if profiler != nil {
+			// Its own ops listener, and its own profiles.
+			var err error
+			if relayProfiler, err = newServeProfiler(cfg.ProfileDir, d.label); err != nil {
+				return nil, err
+			}
+			relayEnv = append(relayEnv, relayProfiler.env()...)
+		}
+		if err := d.startServe(ctx, maxConns, relayEnv...); err != nil {
+			return nil, err
+		}
+		relayAPI, relayServe, d.api = d.api, d.procs[len(d.procs)-1], api
+	}
 	scripts := map[string]string{}
 	for i, variant := range variantsOf(cfg) {
 		if !isPgbench(variant) {
@@ -262,10 +308,14 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 			case isPgbench(variant):
 				cell, err = runPgbench(ctx, pgbench, scripts[variant], d.db.AppDSN, conns, cfg.Duration)
 			default:
-				load := newWriteLoad(variant, completed)
-				if _, err = load.run(ctx, d.api, conns, cfg.Warmup); err == nil {
-					stop := profiler.start(ctx, variant, conns, cfg.Duration)
-					cell, err = measureLoad(ctx, load, d.api, conns, cfg.Duration, serve.cmd.Process.Pid)
+				base, c, pid, prof := variant, api, serve.cmd.Process.Pid, profiler
+				if twin := relayTwin(variant); twin != "" {
+					base, c, pid, prof = twin, relayAPI, relayServe.cmd.Process.Pid, relayProfiler
+				}
+				load := newWriteLoad(base, completed)
+				if _, err = load.run(ctx, c, conns, cfg.Warmup); err == nil {
+					stop := prof.start(ctx, variant, conns, cfg.Duration)
+					cell, err = measureLoad(ctx, load, c, conns, cfg.Duration, pid)
 					err = errors.Join(err, stop())
 				}
 				if variant == variantIdempotent {

@@ -27,6 +27,10 @@ var httpRatios = map[string]struct {
 	variantPgbenchIdempotent:         {variantPgbench, 0},
 	variantPgbenchRecordOnce:         {variantPgbench, 0},
 	variantPgbenchReadThenRecordOnce: {variantPgbench, 0},
+	// Issue 22: what the relay costs a write, in the same run.
+	variantPlain + ", relay on":      {variantPlain, 0.9},
+	variantIdempotent + ", relay on": {variantIdempotent, 0.9},
+	variantStore + ", relay on":      {variantStore, 0.9},
 }
 
 // writeHTTPTable prints one row per connection count and variant: the

@@ -62,6 +62,10 @@ func newOpsWorldOn(t *testing.T, db *pgtest.DB, queue, brokerAddr string, extra 
 		"ONCE_DISPATCH_POLL_INTERVAL=100ms",
 		"ONCE_LOG_FORMAT=json",
 		"ONCE_LOG_LEVEL=info",
+		// The split's Dispatcher delivers everything, as these tests
+		// expect of it; the relay has tests of its own
+		// (relay_crash_test.go). extra may turn it on.
+		"ONCE_RELAY=false",
 	}, extra...)
 	user := uuid.New()
 	ws := lastLine(runOnce(t, env, "workspace", "create", "--name", "ops", "--admin", user.String()))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -26,12 +25,13 @@ import (
 
 // The subprocesses the tests start are the binary itself, built once per
 // test run without the race detector (it would slow the workers under
-// test tenfold), so that they can be killed -9 like the real thing.
+// test tenfold), so that they can be killed -9 like the real thing. The
+// crash tests of the relay also build it with the oncetest tag, which adds
+// their kill points (app/relay_hooks_oncetest.go).
 var binary struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
+	mu    sync.Mutex
+	dir   string
+	built map[string]string // path by build tags
 }
 
 func TestMain(m *testing.M) {
@@ -43,19 +43,28 @@ func TestMain(m *testing.M) {
 }
 
 // onceBinary builds `once` (the package under test) on first use.
-func onceBinary(t *testing.T) string {
+func onceBinary(t *testing.T) string { return buildOnce(t, "") }
+
+// onceTestBinary builds `once` with the oncetest tag on first use.
+func onceTestBinary(t *testing.T) string { return buildOnce(t, "oncetest") }
+
+func buildOnce(t *testing.T, tags string) string {
 	t.Helper()
-	binary.once.Do(func() {
-		if binary.dir, binary.err = os.MkdirTemp("", "once-bin-"); binary.err != nil {
-			return
-		}
-		binary.path = filepath.Join(binary.dir, "once")
-		if out, err := exec.Command("go", "build", "-o", binary.path, ".").CombinedOutput(); err != nil {
-			binary.err = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	require.NoError(t, binary.err)
-	return binary.path
+	binary.mu.Lock()
+	defer binary.mu.Unlock()
+	if path, ok := binary.built[tags]; ok {
+		return path
+	}
+	if binary.dir == "" {
+		dir, err := os.MkdirTemp("", "once-bin-")
+		require.NoError(t, err)
+		binary.dir, binary.built = dir, map[string]string{}
+	}
+	path := filepath.Join(binary.dir, "once"+tags)
+	out, err := exec.Command("go", "build", "-tags="+tags, "-o", path, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	binary.built[tags] = path
+	return path
 }
 
 // process is `once` running as a subprocess.
@@ -70,7 +79,13 @@ type process struct {
 // defaults are fixed ports, and tests run side by side.
 func startOnce(t *testing.T, env []string, args ...string) *process {
 	t.Helper()
-	cmd := exec.Command(onceBinary(t), args...)
+	return startBinary(t, onceBinary(t), env, args...)
+}
+
+// startBinary is startOnce with the binary at path.
+func startBinary(t *testing.T, path string, env []string, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(path, args...)
 	cmd.Env = append(append(os.Environ(), "ONCE_OPS_ADDR=127.0.0.1:0"), env...)
 	out := &testkit.LogBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out

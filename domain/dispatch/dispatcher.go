@@ -350,19 +350,9 @@ func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []mo
 // usually ends well inside the lease (a publish outliving the lease lets
 // another instance deliver the same events again).
 func (d *Dispatcher) publish(ctx context.Context, events []model.OutboxEvent) error {
-	msgs := make([]ports.Message, len(events))
-	for i, e := range events {
-		msgs[i] = ports.Message{
-			ID:          e.ID,
-			Type:        e.Type,
-			WorkspaceID: e.WorkspaceID,
-			Payload:     []byte(e.Payload),
-			Traceparent: e.Traceparent,
-		}
-	}
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Lease*2/3)
 	defer cancel()
-	return d.pub.Publish(ctx, msgs...)
+	return d.pub.Publish(ctx, messages(events)...)
 }
 
 // postponeTimeout bounds handing events back while shutting down, when the

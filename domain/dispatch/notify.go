@@ -14,7 +14,8 @@ import (
 // calls signal.Committed once it has committed: after Transact returned nil,
 // outside the transaction (DESIGN §8: a NOTIFY inside the business
 // transaction would serialize every producer's commit). Rolled-back
-// transactions and transactions that appended nothing signal nothing.
+// transactions and transactions that appended nothing, or only events held
+// by a Relay, signal nothing.
 //
 // A commit that fails with CodeUnavailable may still have committed; no
 // signal is sent then, and the Dispatcher's poll picks the events up.
@@ -61,8 +62,13 @@ func (o notifyingOutbox) Append(ctx context.Context, events ...model.OutboxEvent
 	if err := o.Outbox.Append(ctx, events...); err != nil {
 		return err
 	}
-	if len(events) > 0 {
-		o.appended.Store(true)
+	for _, e := range events {
+		// A held event is the relay's until its hold ends (Relay): a
+		// Dispatcher woken now would find nothing due.
+		if e.LockedBy == "" {
+			o.appended.Store(true)
+			break
+		}
 	}
 	return nil
 }

@@ -101,6 +101,9 @@ func Config(databaseURL string) app.Config {
 	// The background parts are off unless a test asks for them.
 	cfg.Dispatcher = false
 	cfg.Worker = false
+	// Nor the relay (it would publish the events a test's own Dispatchers
+	// are to claim); the relay's tests turn it on.
+	cfg.Relay = app.RelayOff
 	cfg.CleanupInterval = time.Hour
 	cfg.QueuePrefix = "once-test-" + uuid.NewString()[:8] + "."
 	// The tests check behaviour, not capacity: on a loaded machine a burst

@@ -36,6 +36,9 @@ type Harness struct {
 	OutboxBacklog   ports.OutboxBacklog
 	// OutboxPartitions slices dispatched events in at most one hour.
 	OutboxPartitions ports.OutboxPartitions
+	// RelayMarks settles the events a writer relays itself; nil skips
+	// those tests.
+	RelayMarks ports.OutboxRelayMarks
 }
 
 // Run runs the whole suite. newHarness is called once per group of tests;
@@ -53,6 +56,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"OutboxDispatch", testOutboxDispatch},
 		{"OutboxBacklog", testOutboxBacklog},
 		{"OutboxRetention", testOutboxRetention},
+		{"OutboxRelay", testOutboxRelay},
 		{"OutboxJobs", testOutboxJobs},
 		{"Transactions", testTransactions},
 		{"Idempotency", testIdempotency},

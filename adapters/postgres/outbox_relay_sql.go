@@ -1,0 +1,32 @@
+package postgres
+
+// The statements of OutboxRelayMarks: how a writer settles the events it
+// relayed itself. Held events are pending with locked_by = the writer's
+// holder and next_attempt_at a short hold ahead (the claim of
+// outbox_dispatch_sql.go takes only pending events whose next_attempt_at
+// has come, so a held event is nobody else's until the hold ends, and the
+// claim overwrites locked_by when it takes one).
+//
+// Both are fenced by status = 'pending' AND locked_by = the holder: once a
+// Dispatcher claimed the event (the hold ran out first) it is dispatching
+// and locked by the Dispatcher, and the relay's late mark or release
+// changes nothing. Like every outbox statement they run under row-level
+// security with app.workspace_id set, and name the workspace explicitly;
+// the ids come as one array, so the text is the same for every batch and
+// stays prepared. The rows are found by primary key.
+
+// markRelayed records that the broker accepted the events the writer
+// relayed.
+const markRelayed = `
+UPDATE outbox_events
+   SET status = 'dispatched', dispatched_at = $1, locked_by = NULL
+ WHERE workspace_id = $2 AND id = ANY ($3::uuid[]) AND status = 'pending' AND locked_by = $4`
+
+// releaseHeld hands held events to the Dispatchers at once, without
+// counting an attempt: the relay could not publish them (the broker was
+// unreachable or refused, or the writer is stopping). A NULL error keeps
+// the last one.
+const releaseHeld = `
+UPDATE outbox_events
+   SET next_attempt_at = $1, last_error = coalesce($5, last_error), locked_by = NULL
+ WHERE workspace_id = $2 AND id = ANY ($3::uuid[]) AND status = 'pending' AND locked_by = $4`
