@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,11 +46,19 @@ func TestPostgresMaintenanceRemovesExpiredOperations(t *testing.T) {
 	apitest.Eventually(t, 30*time.Second, "the expired operation is removed", func() bool { return !exists(finished) })
 	assert.True(t, exists(live), "a pending operation never expires")
 
-	res, err := http.Get(s.OpsURL + "/metrics")
-	require.NoError(t, err)
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	assert.Contains(t, string(body), `once_retention_deleted_total{kind="operations"} 1`)
+	// The row goes with the commit, the count and the log line right after
+	// it: wait for the count, which is observable, not for the clock.
+	metrics := func() string {
+		res, err := http.Get(s.OpsURL + "/metrics")
+		require.NoError(t, err)
+		defer res.Body.Close()
+		body, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return string(body)
+	}
+	apitest.Eventually(t, 30*time.Second, "the removal is counted", func() bool {
+		return strings.Contains(metrics(), `once_retention_deleted_total{kind="operations"}`)
+	})
+	assert.Contains(t, metrics(), `once_retention_deleted_total{kind="operations"} 1`)
 	assert.Contains(t, s.Logs.String(), `"msg":"retention: expired records deleted","component":"maintenance","kind":"operations","deleted":1`)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,7 +51,9 @@ func TestMemberCommands(t *testing.T) {
 
 	out, err = runWorkspace(t, "member", "list", "--workspace", ws)
 	require.NoError(t, err, out)
-	assert.Equal(t, admin+"\tadmin\n"+user+"\tmember\n", out)
+	want := []string{admin + "\tadmin", user + "\tmember"}
+	slices.Sort(want) // members are listed in user id order
+	assert.Equal(t, strings.Join(want, "\n")+"\n", out)
 
 	out, err = runWorkspace(t, "member", "remove", "--workspace", ws, "--user", user)
 	require.NoError(t, err, out)
