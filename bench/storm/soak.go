@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"path/filepath"
 	"time"
 
 	"github.com/oncehq/once/app"
@@ -100,9 +102,21 @@ var soakProcesses = []string{"serve", "dispatch", "work"}
 // startSoak starts the processes with ops listeners the bench scrapes.
 func startSoak(ctx context.Context, r *runner, d *deployment, cfg SoakConfig) (*soak, error) {
 	s := &soak{r: r, d: d, cfg: cfg, ops: map[string]string{}}
+	simURL, err := startSoakSim(ctx, d)
+	if err != nil {
+		return nil, err
+	}
 	common := []string{
 		"ONCE_OUTBOX_PARTITION_INTERVAL", cfg.PartitionWidth.String(),
 		"ONCE_QUEUE", app.QueueRedis,
+		// Every event through the Dispatcher, as before the relay: the
+		// soak watches the claim on a queue that months of history sit
+		// beside, and the delivery latency from the Dispatcher's metrics.
+		"ONCE_RELAY", app.RelayOff,
+		// The platform the workers call in a process of its own, so the
+		// worker's memory is the worker's: the in-process simulator keeps
+		// every request token it has seen.
+		"ONCE_SIM_URL", simURL,
 	}
 	for _, name := range soakProcesses {
 		port, err := pgcluster.FreePort()
@@ -128,4 +142,35 @@ func startSoak(ctx context.Context, r *runner, d *deployment, cfg SoakConfig) (*
 		_ = p
 	}
 	return s, nil
+}
+
+// startSoakSim starts `once sim` (its ledger in the deployment's directory)
+// and returns its URL once it accepts connections.
+func startSoakSim(ctx context.Context, d *deployment) (string, error) {
+	port, err := pgcluster.FreePort()
+	if err != nil {
+		return "", err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	p, err := d.start("sim", "ONCE_SIM_ADDR", addr, "ONCE_SIM_LEDGER", filepath.Join(d.dir, "sim.ledger"))
+	if err != nil {
+		return "", err
+	}
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
+		if err == nil {
+			_ = c.Close()
+			return "http://" + addr, nil
+		}
+		switch {
+		case !p.alive():
+			return "", fmt.Errorf("once sim ended (%s):\n%s", p.state(), p.logTail())
+		case time.Now().After(deadline):
+			return "", fmt.Errorf("once sim did not listen within %s:\n%s", readyTimeout, p.logTail())
+		case ctx.Err() != nil:
+			return "", ctx.Err()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -231,7 +231,7 @@ func describeSoak(cfg SoakConfig, s *soak, pgVersion string) string {
 		snap = fmt.Sprintf("a snapshot held open from %s to %s", cfg.OpenSnapshotAt, cfg.OpenSnapshotAt+cfg.OpenSnapshot)
 	}
 	return fmt.Sprintf("Machine: %d cores, %s, PostgreSQL %s (a private cluster), Redis Streams at %s; processes: once serve "+
-		"(API only), once dispatch, once work. Capacity measured for %s with 16 clients: %.0f creates/s; load at %.0f %% of it "+
+		"(API only), once dispatch, once work (ONCE_RELAY=false: every event through the Dispatcher) and once sim (the platform the worker calls, ONCE_SIM_URL). Capacity measured for %s with 16 clients: %.0f creates/s; load at %.0f %% of it "+
 		"(%.0f/s) for %s; %s. Retention (bench-driven, every %s): dispatched events and idempotency records older than %s, "+
 		"ONCE_OUTBOX_PARTITION_INTERVAL=%s.",
 		runtime.NumCPU(), runtime.Version(), pgVersion, redactedRedis(cfg.RedisURL), cfg.Calibrate, s.capacity, cfg.Fraction*100,
