@@ -105,7 +105,10 @@ type OutboxDiscovery interface {
 	// events dispatched before `before` (for the retention cleanup).
 	WorkspacesWithDispatchedBefore(ctx context.Context, before time.Time, limit int) ([]uuid.UUID, error)
 	// Stats counts events per status over all workspaces, and the age at now
-	// of the oldest due event (0 when none is due). Counts only.
+	// of the oldest due event (0 when none is due). Counts only. The
+	// dispatched count may be an estimate once the history is large (the
+	// PostgreSQL adapter's is, past 64 MB of it), so that a scrape costs
+	// the same at any size; the others are exact.
 	Stats(ctx context.Context, now time.Time) (OutboxStats, error)
 }
 

@@ -134,8 +134,17 @@ SELECT gen_random_uuid(), ('00000000-0000-7000-8000-00000000000' || w)::uuid, 't
 	var body string
 	require.NoError(t, super.QueryRowContext(ctx, `SELECT prosrc FROM pg_proc WHERE proname = 'once_outbox_due_workspaces'`).Scan(&body))
 	body = strings.NewReplacer("p_now", "$1::timestamptz", "p_after", "'00000000-0000-0000-0000-000000000000'::uuid", "p_limit", "100").Replace(body)
-	var plan string
-	require.NoError(t, super.QueryRowContext(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+body, now).Scan(&plan))
+	rows, pages, plan := explainAnalyze(t, super, body, now)
+	require.Equal(t, 8, rows, "every workspace has a due event: %s", plan)
+	require.Less(t, pages, 100, "pages read to find 8 due workspaces:\n%s", plan)
+}
+
+// explainAnalyze runs stmt under EXPLAIN (ANALYZE, BUFFERS) and returns the
+// rows it returned, the pages it read (shared buffers hit or read, its
+// functions' statements included) and the plan.
+func explainAnalyze(t *testing.T, db *sql.DB, stmt string, args ...any) (rows, pages int, plan string) {
+	t.Helper()
+	require.NoError(t, db.QueryRowContext(context.Background(), "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+stmt, args...).Scan(&plan))
 	var explained []struct {
 		Plan struct {
 			ActualRows int `json:"Actual Rows"`
@@ -146,6 +155,5 @@ SELECT gen_random_uuid(), ('00000000-0000-7000-8000-00000000000' || w)::uuid, 't
 	require.NoError(t, json.Unmarshal([]byte(plan), &explained))
 	require.Len(t, explained, 1)
 	top := explained[0].Plan
-	require.Equal(t, 8, top.ActualRows, "every workspace has a due event: %s", plan)
-	require.Less(t, top.Hit+top.Read, 100, "pages read to find 8 due workspaces:\n%s", plan)
+	return top.ActualRows, top.Hit + top.Read, plan
 }

@@ -277,7 +277,7 @@ type backlog struct {
 }
 
 var (
-	eventsDesc = prometheus.NewDesc("once_outbox_events", "Outbox events per status, in the database now.", []string{"status"}, nil)
+	eventsDesc = prometheus.NewDesc("once_outbox_events", "Outbox events per status, in the database now (dispatched: an estimate once the history is large).", []string{"status"}, nil)
 	oldestDesc = prometheus.NewDesc("once_outbox_oldest_due_age_seconds", "Age of the oldest event due for dispatch (0 when none is due).", nil, nil)
 )
 
