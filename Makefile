@@ -137,7 +137,7 @@ bench-storm: services build
 bench-http: build
 	bin/once-bench http $(HTTP_ARGS)
 
-## bench-soak: 30 minutes of creates at half the measured capacity with retention every 30 s, a row a minute and issue 23's checks (prints a table)
+## bench-soak: 30 minutes of creates at 15 % of the API's measured capacity (about half the machine with delivery and jobs) with retention every 30 s, a row a minute and issue 23's checks (prints a table)
 ##   with a transaction left open: make bench-soak SOAK_ARGS='--open-snapshot 5m'; a quick run: SOAK_ARGS='--duration 3m --retention 1m'
 bench-soak: services build
 	bin/once-bench soak $(SOAK_ARGS)

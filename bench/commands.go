@@ -326,7 +326,11 @@ func benchSoakCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.DurationVar(&cfg.Duration, "duration", 30*time.Minute, "how long the load runs (after the calibration)")
-	f.Float64Var(&cfg.Fraction, "fraction", 0.5, "fraction of the measured capacity the load runs at")
+	// The calibration measures the API alone; each create then also costs
+	// a delivery, a job and a call to the simulator, on the same cores.
+	// At 0.15 the whole pipeline takes about half of a 2-core machine; at
+	// 0.25 it saturated one (docs/benchmarks.md, "Steady for months?").
+	f.Float64Var(&cfg.Fraction, "fraction", 0.15, "fraction of the measured capacity (of the API alone) the load runs at")
 	f.DurationVar(&cfg.Calibrate, "calibrate", 20*time.Second, "how long the capacity is measured")
 	f.DurationVar(&cfg.SampleEvery, "sample-every", time.Minute, "width of one row")
 	f.DurationVar(&cfg.OpenSnapshot, "open-snapshot", 0, "hold a snapshot open this long (0: none)")
