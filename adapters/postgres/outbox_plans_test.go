@@ -23,18 +23,11 @@ import (
 // outbox_events_pending_idx and outbox_events_dispatching_idx, scan no
 // table sequentially, and never visit the dispatched or dead partitions.
 func TestClaimAndDiscoveryUseTheQueueIndexesOnALargeTable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 220k rows")
-	}
-	t.Parallel()
-	db := pgtest.New(t)
+	db, super := largeTableDB(t, "writes 220k rows")
 	ctx := context.Background()
-	super, err := sql.Open("pgx", db.SuperuserDSN())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = super.Close() })
 
 	now := time.Now().UTC()
-	_, err = postgres.NewOutboxPartitions(db.App, 24*time.Hour).Prepare(ctx, now.Add(-72*time.Hour))
+	_, err := postgres.NewOutboxPartitions(db.App, 24*time.Hour).Prepare(ctx, now.Add(-72*time.Hour))
 	require.NoError(t, err)
 	_, err = super.ExecContext(ctx, `
 INSERT INTO outbox_events (id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload, status,
@@ -73,6 +66,22 @@ SELECT gen_random_uuid(), ('00000000-0000-7000-8000-' || lpad(to_hex(i % 100), 1
 	requireQueueIndexesOnly(t, "discovery", discovery)
 }
 
+// largeTableDB is a fresh database and its superuser's connection, for the
+// tests that fill a table in bulk (what, for the skip message) and read
+// their statements' plans. Skipped with -short.
+func largeTableDB(t *testing.T, what string) (*pgtest.DB, *sql.DB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(what)
+	}
+	t.Parallel()
+	db := pgtest.New(t)
+	super, err := sql.Open("pgx", db.SuperuserDSN())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = super.Close() })
+	return db, super
+}
+
 func explain(t *testing.T, query func(context.Context, string, ...any) (*sql.Rows, error), stmt string, args ...any) string {
 	t.Helper()
 	rows, err := query(context.Background(), "EXPLAIN "+stmt, args...)
@@ -107,18 +116,11 @@ func requireQueueIndexesOnly(t *testing.T, what, plan string) {
 // call: 27-55 ms per Dispatcher round with a 500k backlog; see
 // sql/010_discovery_probes.sql.)
 func TestDiscoveryReadsNoBacklog(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 200k rows")
-	}
-	t.Parallel()
-	db := pgtest.New(t)
+	_, super := largeTableDB(t, "writes 200k rows")
 	ctx := context.Background()
-	super, err := sql.Open("pgx", db.SuperuserDSN())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = super.Close() })
 
 	now := time.Now().UTC()
-	_, err = super.ExecContext(ctx, `
+	_, err := super.ExecContext(ctx, `
 INSERT INTO outbox_events (id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload, next_attempt_at)
 SELECT gen_random_uuid(), '00000000-0000-7000-8000-000000000001', 'test.event', 'thing', gen_random_uuid(), '{}'::jsonb,
        $1::timestamptz - interval '1 hour' + i * interval '1 millisecond'

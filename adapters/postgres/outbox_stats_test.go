@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"database/sql"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain/model"
-	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // The outbox's counts cost the same at any size of the dispatched history
@@ -18,19 +16,12 @@ import (
 // count is the planner's estimate, read from the catalog, not a pass over
 // the history; the queue and the dead letters stay exact.
 func TestOutboxStatsEstimateALargeHistoryWithoutReadingIt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 250k rows")
-	}
-	t.Parallel()
-	db := pgtest.New(t)
+	db, super := largeTableDB(t, "writes 250k rows")
 	ctx := context.Background()
-	super, err := sql.Open("pgx", db.SuperuserDSN())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = super.Close() })
 
 	const history = 250_000
 	now := time.Now().UTC()
-	_, err = super.ExecContext(ctx, `
+	_, err := super.ExecContext(ctx, `
 INSERT INTO outbox_events (id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload, status,
                            attempt_count, next_attempt_at, created_at, dispatched_at)
 SELECT gen_random_uuid(), ('00000000-0000-7000-8000-' || lpad(to_hex(i % 10), 12, '0'))::uuid,
