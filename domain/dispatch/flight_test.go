@@ -294,14 +294,7 @@ func TestABatchBehindOneHandedBackIsHandedBackToo(t *testing.T) {
 	ids := e.appendEvents(t, ws, 4)
 	runInBackground(t, d)
 	// Both batches claimed, the first with the broker.
-	require.Eventually(t, func() bool {
-		for _, id := range ids {
-			if e.event(t, ws, id).Status != model.OutboxDispatching {
-				return false
-			}
-		}
-		return true
-	}, 5*time.Second, time.Millisecond)
+	e.waitIDs(t, ws, ids, func(ev model.OutboxEvent) bool { return ev.Status == model.OutboxDispatching })
 	close(release)
 
 	require.Eventually(t, func() bool {

@@ -144,24 +144,12 @@ func TestABatchWaitingItsTurnIsNotTakenOverNorPublishedLate(t *testing.T) {
 
 	runInBackground(t, busy)
 	// All three batches claimed, the first held by the broker.
-	require.Eventually(t, func() bool {
-		for _, id := range ids {
-			if ev := e.event(t, ws, id); ev.Status != model.OutboxDispatching || ev.LockedBy != "busy" {
-				return false
-			}
-		}
-		return true
-	}, 30*time.Second, time.Millisecond)
+	e.waitIDs(t, ws, ids, func(ev model.OutboxEvent) bool {
+		return ev.Status == model.OutboxDispatching && ev.LockedBy == "busy"
+	})
 	close(broker.claimed)
 
-	require.Eventually(t, func() bool {
-		for _, id := range ids {
-			if e.event(t, ws, id).Status != model.OutboxDispatched {
-				return false
-			}
-		}
-		return true
-	}, 30*time.Second, time.Millisecond)
+	e.waitIDs(t, ws, ids, dispatched)
 	assert.Empty(t, broker.problems(), "every publish starts and ends under its batch's lease")
 	require.NoError(t, otherErr)
 	assert.Zero(t, otherRes.Published+otherRes.DeadLettered, "another Dispatcher took events over: %+v", otherRes)
