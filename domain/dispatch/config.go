@@ -15,7 +15,9 @@ type Config struct {
 	// published in one Publish call. Default 100.
 	Batch int
 	// Lease is how long a claim holds before another instance may take the
-	// events over. Default 30s.
+	// events over. It runs from the claim, also while a batch waits for its
+	// workspace's batch before it: every publish ends within two thirds of
+	// it (see publishWindow). Default 30s.
 	Lease time.Duration
 	// MaxAttempts is the number of attempts after which an event is
 	// dead-lettered. An attempt is a publish the broker refused or that
@@ -63,6 +65,12 @@ const (
 	DefaultBreakerFailures    = 3
 	DefaultBreakerOpen        = 5 * time.Second
 )
+
+// publishWindow is how long after its claim a batch's publish must have
+// ended, whether the batch waited for its turn or not: two thirds of the
+// lease, so that the mark lands well before another instance may take the
+// events over.
+func (c Config) publishWindow() time.Duration { return c.Lease * 2 / 3 }
 
 // withDefaults fills zero fields and refuses values that cannot work.
 func (c Config) withDefaults() (Config, error) {

@@ -254,9 +254,16 @@ func (d *Dispatcher) dueWorkspaces(ctx context.Context) ([]uuid.UUID, error) {
 // crashed or hung a Dispatcher cannot take the others down with it again.
 // order keeps the workspace's batches in claim order: each publishes after
 // the one claimed before it published, and marks after it marked.
+//
+// The lease runs from the claim, also while the batch waits for its turn,
+// so every publish of the claim must end by one deadline counted from the
+// claim (Config.publishWindow), however long the wait took: a batch whose
+// turn comes too late is handed back uncounted instead of published on a
+// lease about to end (see publishBatch).
 func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID, order *turn, claimed func(next)) (res Result, err error) {
 	start := time.Now()
-	claim, err := d.claims.ClaimDue(ctx, ws, d.cfg.Owner, d.clock.Now(), d.cfg.Lease, d.cfg.Batch, d.cfg.MaxAttempts)
+	now := d.clock.Now()
+	claim, err := d.claims.ClaimDue(ctx, ws, d.cfg.Owner, now, d.cfg.Lease, d.cfg.Batch, d.cfg.MaxAttempts)
 	claimTook := time.Since(start)
 	if err != nil {
 		claimed(idle)
@@ -290,11 +297,12 @@ func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID, order 
 	for _, e := range claim.TakenOver {
 		batches = append(batches, []model.OutboxEvent{e})
 	}
+	deadline := now.Add(d.cfg.publishWindow())
 	for i, events := range batches {
-		r, took, down, err := d.publishBatch(ctx, ws, events, order)
+		r, took, stop, err := d.publishBatch(ctx, ws, events, order, deadline)
 		publishTook += took
 		res.add(r)
-		if err != nil || down {
+		if err != nil || stop {
 			// Hand back, uncounted, what this round will not publish.
 			var rest []model.OutboxEvent
 			for _, b := range batches[i+1:] {
@@ -312,15 +320,29 @@ func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID, order 
 // settles them: marked dispatched; released with an attempt counted (the
 // failure may be theirs); or postponed uncounted when the broker is
 // unreachable or this Dispatcher is stopping. took is the publish's time;
-// down reports that the broker is to be left alone for now (the breaker is
-// open).
-func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []model.OutboxEvent, order *turn) (res Result, took time.Duration, down bool, err error) {
-	order.waitPublish(ctx)
+// stop reports that the claim's other events are to be handed back too:
+// the broker is to be left alone for now (the breaker is open), or the
+// deadline has come.
+//
+// The publish must end by deadline, the claim's (see dispatchWorkspace):
+// it waits for its turn at most until then and runs with what is left. It
+// is not published, and is handed back uncounted, when its turn came too
+// late, or the workspace's batch before it was handed back (the broker did
+// not take that one in time: this one would overtake its events, on even
+// less time). Waiting thus never costs an attempt, and no batch is with
+// the broker when its lease ends.
+func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []model.OutboxEvent, order *turn, deadline time.Time) (res Result, took time.Duration, stop bool, err error) {
+	if !order.waitPublish(ctx, d.clock, deadline) {
+		order.published(true)
+		res, err = d.postpone(ctx, ws, events, "")
+		return res, 0, true, err
+	}
 	start := time.Now()
-	pubErr := d.breaker.publish(func() error { return d.publish(ctx, events) })
+	pubErr := d.breaker.publish(func() error { return d.publish(ctx, events, deadline) })
 	took = time.Since(start)
-	d.brokerOK.Store(pubErr == nil || !(brokersFault(pubErr) || refused(pubErr) || ctx.Err() != nil))
-	order.published()
+	handedBack := pubErr != nil && (brokersFault(pubErr) || refused(pubErr) || ctx.Err() != nil)
+	d.brokerOK.Store(!handedBack)
+	order.published(handedBack)
 	order.waitSettle(ctx)
 	switch {
 	case pubErr == nil:
@@ -346,11 +368,11 @@ func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []mo
 	return res, took, false, err
 }
 
-// publish hands the events to the broker in one call, bounded so that it
-// usually ends well inside the lease (a publish outliving the lease lets
+// publish hands the events to the broker in one call, bounded by deadline
+// so that it ends well inside the lease (a publish outliving the lease lets
 // another instance deliver the same events again).
-func (d *Dispatcher) publish(ctx context.Context, events []model.OutboxEvent) error {
-	ctx, cancel := context.WithTimeout(ctx, d.cfg.Lease*2/3)
+func (d *Dispatcher) publish(ctx context.Context, events []model.OutboxEvent, deadline time.Time) error {
+	ctx, cancel := context.WithTimeout(ctx, deadline.Sub(d.clock.Now()))
 	defer cancel()
 	return d.pub.Publish(ctx, messages(events)...)
 }

@@ -109,22 +109,42 @@ type turn struct {
 	prev        *turn
 	publishOnce sync.Once
 	publishDone chan struct{}
-	settleOnce  sync.Once
-	settleDone  chan struct{}
+	// handedBack says the batch went back uncounted without the broker
+	// taking it; set before publishDone closes.
+	handedBack bool
+	settleOnce sync.Once
+	settleDone chan struct{}
 }
 
-// waitPublish waits for the previous batch's publish (or ctx: the publish
-// then fails on its own and the events are handed back).
-func (t *turn) waitPublish(ctx context.Context) {
+// waitPublish waits for the previous batch's publish, at most until
+// deadline (by clock), and reports whether this batch may publish now:
+// false when the deadline came first, the previous batch was handed back,
+// or ctx ended (the Dispatcher is stopping).
+func (t *turn) waitPublish(ctx context.Context, clock ports.Clock, deadline time.Time) bool {
 	if t.prev != nil {
+		timer := time.NewTimer(deadline.Sub(clock.Now()))
+		defer timer.Stop()
 		select {
 		case <-t.prev.publishDone:
+			if t.prev.handedBack {
+				return false
+			}
+		case <-timer.C:
+			return false
 		case <-ctx.Done():
+			return false
 		}
 	}
+	return clock.Now().Before(deadline)
 }
 
-func (t *turn) published() { t.publishOnce.Do(func() { close(t.publishDone) }) }
+// published ends the batch's turn to publish; handedBack as in turn.
+func (t *turn) published(handedBack bool) {
+	t.publishOnce.Do(func() {
+		t.handedBack = handedBack
+		close(t.publishDone)
+	})
+}
 
 // waitSettle waits for the previous batch's mark or release.
 func (t *turn) waitSettle(ctx context.Context) {
@@ -139,7 +159,7 @@ func (t *turn) waitSettle(ctx context.Context) {
 // done ends the turn, whichever way the batch went, and forgets it if no
 // later batch of the workspace follows.
 func (t *turn) done() {
-	t.published()
+	t.published(false)
 	t.settleOnce.Do(func() { close(t.settleDone) })
 	t.f.mu.Lock()
 	defer t.f.mu.Unlock()

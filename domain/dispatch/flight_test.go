@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -256,4 +257,55 @@ func TestRunLogsItsStopWhenIdle(t *testing.T) {
 	stop := runUntilStopped(t, d)
 	stop()
 	assert.Contains(t, e.logs.String(), `msg="dispatcher stopped: no event left under its lease"`)
+}
+
+// A batch whose predecessor in its workspace went back unpublished (the
+// broker did not take it) is not published ahead of it: it goes back too,
+// uncounted, and the workspace's events still reach the broker in order.
+func TestABatchBehindOneHandedBackIsHandedBackToo(t *testing.T) {
+	e := newEnv(t)
+	ws := uuid.New()
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var order []uuid.UUID
+	first := true
+	pub := publisherFunc(func(ctx context.Context, msgs ...ports.Message) error {
+		if msgs[0].WorkspaceID == ws {
+			mu.Lock()
+			fail := first
+			first = false
+			mu.Unlock()
+			if fail {
+				<-release
+				return fmt.Errorf("connection reset: %w", ports.ErrBrokerUnreachable)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range msgs {
+			if m.WorkspaceID == ws {
+				order = append(order, m.ID)
+			}
+		}
+		return nil
+	})
+	d := e.dispatcher(t, dispatch.Config{Batch: 2, Concurrency: 2, PollInterval: 10 * time.Millisecond}, pub)
+	warmUp(t, e, d)
+	ids := e.appendEvents(t, ws, 4)
+	runInBackground(t, d)
+	// Both batches claimed, the first with the broker.
+	e.waitIDs(t, ws, ids, func(ev model.OutboxEvent) bool { return ev.Status == model.OutboxDispatching })
+	close(release)
+
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(order) == len(ids)
+	}, 5*time.Second, time.Millisecond)
+	mu.Lock()
+	assert.Equal(t, ids, order, "published in order")
+	mu.Unlock()
+	for _, id := range ids {
+		assert.Zero(t, e.event(t, ws, id).AttemptCount)
+	}
 }

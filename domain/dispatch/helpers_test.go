@@ -153,3 +153,16 @@ func (e *env) event(t *testing.T, ws, id uuid.UUID) model.OutboxEvent {
 	}))
 	return ev
 }
+
+// waitIDs waits until every event of ws named in ids passes check.
+func (e *env) waitIDs(t *testing.T, ws uuid.UUID, ids []uuid.UUID, check func(model.OutboxEvent) bool) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, id := range ids {
+			if !check(e.event(t, ws, id)) {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, time.Millisecond)
+}

@@ -51,9 +51,11 @@ type Relay struct {
 	hooks    RelayHooks
 	breaker  *brokerBreaker
 
-	// in carries each commit's events to the publishers; published the
-	// broker's accepted batches to the marker.
+	// in carries each commit's events to the publishers; room holds a
+	// token for each commit in in, or about to be (see hand); published
+	// the broker's accepted batches to the marker.
 	in        chan []model.OutboxEvent
+	room      chan struct{}
 	published chan []model.OutboxEvent
 
 	mu      sync.Mutex
@@ -112,6 +114,9 @@ type RelayHooks struct {
 	// Committed runs after the business transaction committed, before the
 	// events reach the relay.
 	Committed func(events []model.OutboxEvent)
+	// Handing runs once the relay has taken a commit's events (they have
+	// room in its backlog), before they are queued for a publisher.
+	Handing func(events []model.OutboxEvent)
 	// Published runs after the broker accepted events, before their mark.
 	Published func(events []model.OutboxEvent)
 }
@@ -148,6 +153,7 @@ func NewRelay(cfg RelayConfig, deps RelayDeps) (*Relay, error) {
 		cfg: cfg, marks: deps.Marks, pub: deps.Publisher, signal: deps.Signal, clock: deps.Clock,
 		log: deps.Logger, observer: deps.Observer, hooks: deps.Hooks,
 		in:        make(chan []model.OutboxEvent, cfg.Backlog),
+		room:      make(chan struct{}, cfg.Backlog),
 		published: make(chan []model.OutboxEvent, cfg.Concurrency),
 		stopped:   make(chan struct{}),
 		// Commits handed over before Run starts wait in the backlog.
@@ -176,9 +182,10 @@ func orDefault[T int | time.Duration](v, def T) T {
 // Holder is the locked_by of the events the relay holds.
 func (r *Relay) Holder() string { return r.cfg.Holder }
 
-// Run publishes and marks until ctx ends, then stops: commits that arrive
-// afterwards are left to their hold; events waiting for a publisher are
-// released to the Dispatchers; batches already published are marked.
+// Run publishes and marks until ctx ends, then stops: events waiting for
+// a publisher are released to the Dispatchers; batches already published
+// are marked; commits that arrive afterwards are released by their
+// writers (see hand).
 func (r *Relay) Run(ctx context.Context) {
 	var publishers, marker sync.WaitGroup
 	for range r.cfg.Concurrency {
@@ -193,11 +200,13 @@ func (r *Relay) Run(ctx context.Context) {
 	publishers.Wait()
 	close(r.published)
 	marker.Wait()
-	// Nothing sends on in any more (hand checks stopped under mu).
+	// Nothing is queued on in any more: hand queues only under mu, while
+	// running.
 	var rest []model.OutboxEvent
 	for {
 		select {
 		case events := <-r.in:
+			<-r.room
 			rest = append(rest, events...)
 			continue
 		default:
@@ -208,19 +217,36 @@ func (r *Relay) Run(ctx context.Context) {
 }
 
 // hand gives the relay the events of a commit. It waits while the backlog
-// is full; if ctx ends first, or the relay is not running, the events are
-// left to their hold.
+// is full; if ctx ends first, the events are left to their hold (back
+// pressure). Once the relay has stopped, it releases them to the
+// Dispatchers at once rather than leave them held until the hold ends.
+//
+// Room in the backlog is taken first, without the lock, so that a writer
+// can wait for it and still give up when its ctx ends; the queuing then
+// cannot block, and happens under mu together with the check of running.
+// Run clears running under mu before its final drain, so that drain finds
+// every commit queued, and none is queued after it.
 func (r *Relay) hand(ctx context.Context, events []model.OutboxEvent) {
-	r.mu.Lock()
-	running := r.running
-	r.mu.Unlock()
-	if !running {
+	select {
+	case r.room <- struct{}{}:
+	case <-ctx.Done():
+		return
+	case <-r.stopped:
+		r.release(ctx, events, "")
 		return
 	}
-	select {
-	case r.in <- events:
-	case <-ctx.Done():
-	case <-r.stopped:
+	if r.hooks.Handing != nil {
+		r.hooks.Handing(events)
+	}
+	r.mu.Lock()
+	queued := r.running
+	if queued {
+		r.in <- events // never blocks: the room is ours
+	}
+	r.mu.Unlock()
+	if !queued {
+		<-r.room
+		r.release(ctx, events, "")
 	}
 }
 
@@ -233,11 +259,13 @@ func (r *Relay) publishLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case batch = <-r.in:
+			<-r.room
 		}
 	more:
 		for len(batch) < r.cfg.Batch {
 			select {
 			case events := <-r.in:
+				<-r.room
 				batch = append(batch, events...)
 			default:
 				break more
