@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"errors"
 
 	"github.com/google/uuid"
 
@@ -60,6 +61,12 @@ type StoreRepository interface {
 	Update(ctx context.Context, s model.Store) error
 }
 
+// ErrOperationFinished is the cause of the error OperationRepository.Update
+// returns for an operation that ended already: the caller lost a race to
+// record its outcome (a concurrent delivery of the same job recorded one
+// first) and its own must be dropped.
+var ErrOperationFinished = errors.New("operation already finished")
+
 // OperationRepository stores user-visible operations.
 type OperationRepository interface {
 	// Create writes op; domain.CodeConflict if its id exists.
@@ -67,7 +74,15 @@ type OperationRepository interface {
 	// Get returns the operation; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (model.Operation, error)
 	// Update replaces status, error and updated_at; domain.CodeNotFound if
-	// absent.
+	// absent. A finished operation (succeeded or failed) keeps its
+	// outcome: the one change it takes is a reopen, failed back to
+	// pending. Any other update of a finished operation changes nothing
+	// and is ErrOperationFinished (domain.CodeInvalidState), whatever the
+	// caller read before: the check is made on the stored row as it is
+	// written, so of two transactions ending one operation at once the
+	// second fails (where the database locks the row it waits for the
+	// first and sees its outcome; an adapter that cannot wait refuses at
+	// once with domain.CodeUnavailable while the first is open).
 	Update(ctx context.Context, op model.Operation) error
 	// List returns a page of this workspace's operations matching q
 	// (status and kind), newest first, as every list does (ListQuery).

@@ -112,6 +112,20 @@ pooler() {
   log "PgBouncer installed"
 }
 
+# A German locale lets a private PostgreSQL answer in German
+# (lc_messages=de_DE.UTF-8), so a test shows the adapter never reads the
+# servers' words (adapters/postgres/moved_rows_test.go). PostgreSQL's
+# package ships the translations; the locale itself is made here.
+german() {
+  if ! locale -a 2>/dev/null | grep -qix 'de_DE\.utf-\?8'; then
+    command -v localedef >/dev/null && [ -d /usr/share/i18n/locales ] || install locales
+    log "making the de_DE.UTF-8 locale"
+    as_root localedef -i de_DE -c -f UTF-8 -A /usr/share/locale/locale.alias de_DE.UTF-8
+  fi
+  log "de_DE.UTF-8 locale ready"
+}
+
+german
 postgres
 redis
 rabbitmq

@@ -142,8 +142,10 @@ SELECT count(*) FROM pg_catalog.pg_class c
 		t.Errorf("app role may TRUNCATE or REFERENCES %d tables", truncatable)
 	}
 
-	// Every SECURITY DEFINER function runs with a fixed search_path (so a
-	// caller cannot shadow a table or an operator with objects of its own),
+	// Every SECURITY DEFINER function runs with a fixed search_path that
+	// names pg_temp last (so a caller cannot shadow a table, the catalog's
+	// included, or an operator with objects of its own: unnamed, pg_temp
+	// is searched first for tables),
 	// is not executable by PUBLIC, and is owned by the narrow discovery
 	// role. The two exceptions, reviewed: the partition maintenance of
 	// sql/009 makes and drops partitions, which only the schema owner can,
@@ -175,7 +177,7 @@ SELECT p.oid::regprocedure::text,
 		}
 		definers++
 		if partitionMaintenance[fn] {
-			if config != "search_path=pg_catalog, public,TimeZone=UTC,lock_timeout=200ms" {
+			if config != "search_path=pg_catalog, public, pg_temp,TimeZone=UTC,lock_timeout=200ms" {
 				t.Errorf("%s: proconfig %q, want the fixed search_path, TimeZone and lock_timeout", fn, config)
 			}
 			if publicExec {
@@ -186,8 +188,8 @@ SELECT p.oid::regprocedure::text,
 			}
 			continue
 		}
-		if config != "search_path=pg_catalog, public" {
-			t.Errorf("%s: SECURITY DEFINER with proconfig %q, want a fixed search_path=pg_catalog, public", fn, config)
+		if config != "search_path=pg_catalog, public, pg_temp" {
+			t.Errorf("%s: SECURITY DEFINER with proconfig %q, want a fixed search_path=pg_catalog, public, pg_temp", fn, config)
 		}
 		if publicExec {
 			t.Errorf("%s: SECURITY DEFINER and executable by PUBLIC", fn)
@@ -201,6 +203,23 @@ SELECT p.oid::regprocedure::text,
 	}
 	if definers < 4 {
 		t.Errorf("found %d SECURITY DEFINER functions, want at least the 4 discovery functions", definers)
+	}
+
+	// The functions they call run with the definer's rights too: any
+	// function of ours that fixes a search_path names pg_temp last.
+	var tempNotLast []string
+	if err := db.Owner.NewRaw(`
+SELECT p.oid::regprocedure::text
+  FROM pg_catalog.pg_proc p
+  JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+ CROSS JOIN LATERAL unnest(p.proconfig) AS c(setting)
+ WHERE n.nspname = 'public' AND c.setting LIKE 'search\_path=%'
+   AND c.setting !~ ', pg_temp$'
+ ORDER BY 1`).Scan(ctx, &tempNotLast); err != nil {
+		t.Fatal(err)
+	}
+	if len(tempNotLast) != 0 {
+		t.Errorf("functions whose search_path does not name pg_temp last: %v", tempNotLast)
 	}
 }
 

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
@@ -33,16 +32,25 @@ import (
 const movedRetries = 3
 
 // rowMoved reports the serialization failure of a row moved to another
-// partition by a concurrent update.
+// partition by a concurrent update: SQLSTATE 40001, whatever the message
+// says. The message is worded in the server's lc_messages, so its text
+// cannot tell (a German server says "in eine andere Partition
+// verschoben"), and the code alone suffices here: the units of work run in
+// READ COMMITTED, where a primary raises 40001 for nothing but such a move
+// (the other serialization failures need REPEATABLE READ or SERIALIZABLE;
+// a standby's recovery conflict cannot meet a write). Were the database's
+// default isolation set stricter, a retry would still be safe: the failed
+// statement changed nothing, and under one snapshot it fails again until
+// movedRetries hands the error on, as before.
 // It looks at the server's error or at the cause mapError kept of it.
 func rowMoved(err error) bool {
-	const moved = "moved to another partition"
+	const serializationFailure = "40001"
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return pgErr.Code == "40001" && strings.Contains(pgErr.Message, moved)
+		return pgErr.Code == serializationFailure
 	}
 	var cause *dbError
-	return errors.As(err, &cause) && cause.Code == "40001" && strings.Contains(cause.Message, moved)
+	return errors.As(err, &cause) && cause.Code == serializationFailure
 }
 
 // retryMoved runs stmt, one statement on db, again while it fails with

@@ -3,6 +3,9 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +15,8 @@ import (
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/pgcluster"
+	"github.com/oncehq/once/testsupport/pgsandbox"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
@@ -23,7 +28,48 @@ import (
 // release finds it is no longer the owner.
 func TestStatementsFollowAnEventMovedToAnotherPartition(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
+	followMovedEvents(t, pgtest.New(t))
+}
+
+// The server words its errors in its lc_messages: on one that speaks
+// German the moves are recognised and followed all the same.
+func TestStatementsFollowAMovedEventOnAServerThatSpeaksGerman(t *testing.T) {
+	t.Parallel()
+	const german = "de_DE.UTF-8"
+	if !localeInstalled(german) {
+		pgcluster.Missing(t, "moved rows", fmt.Errorf("the locale %s is not installed (scripts/services.sh makes it)", german))
+	}
+	cluster := pgcluster.StartForTest(t, "lc_messages="+german)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := pgsandbox.Create(ctx, cluster.SuperuserDSN(), "once_german")
+	t.Cleanup(func() { _ = db.Drop(context.Background()) })
+	require.NoError(t, err)
+	_, err = db.App.ExecContext(ctx, `SELECT 1 / 0`)
+	require.ErrorContains(t, err, "Division durch Null", "the server must answer in German for this test to mean anything")
+
+	followMovedEvents(t, db)
+}
+
+// localeInstalled reports whether `locale -a` lists name (it spells
+// UTF-8 as utf8).
+func localeInstalled(name string) bool {
+	out, err := exec.Command("locale", "-a").Output()
+	if err != nil {
+		return false
+	}
+	want := strings.ToLower(strings.ReplaceAll(name, "-", ""))
+	for _, l := range strings.Fields(string(out)) {
+		if strings.ToLower(strings.ReplaceAll(l, "-", "")) == want {
+			return true
+		}
+	}
+	return false
+}
+
+// followMovedEvents runs each statement that may meet an event while
+// another transaction moves it, on db.
+func followMovedEvents(t *testing.T, db *pgsandbox.Sandbox) {
 	uow := postgres.NewUnitOfWork(db.App)
 	super, err := sql.Open("pgx", db.SuperuserDSN())
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -121,15 +122,45 @@ func (r *OperationRepository) Get(ctx context.Context, id uuid.UUID) (model.Oper
 	return getRow[model.Operation, operationRow](ctx, r.db, r.workspace, id, "operation")
 }
 
+// updateOperation writes an operation's progress unless it ended: a
+// finished operation keeps its outcome, but for a reopen (failed back to
+// pending). The condition is part of the UPDATE, so it is decided on the
+// row being written, never on what the caller read: a transaction that
+// ends the same operation at the same moment holds the row's lock, this
+// one waits for it and then, in READ COMMITTED, checks the condition
+// against the row that transaction committed. Of two deliveries of one
+// job, only the first records its outcome.
 const updateOperation = `
 UPDATE operations
    SET status = ?, error = ?, updated_at = coalesce(?, now())
- WHERE workspace_id = ? AND id = ?`
+ WHERE workspace_id = ? AND id = ?
+   AND (status NOT IN ('succeeded', 'failed') OR (status = 'failed' AND ?::text = 'pending'))`
 
+// selectOperationStatus tells why updateOperation changed nothing.
+const selectOperationStatus = `SELECT status FROM operations WHERE workspace_id = ? AND id = ?`
+
+// Update implements ports.OperationRepository.
 func (r *OperationRepository) Update(ctx context.Context, op model.Operation) error {
 	res, err := r.db.ExecContext(ctx, updateOperation,
-		string(op.Status), strPtr(op.Error), timePtr(op.UpdatedAt), r.workspace, op.ID)
-	return affectedOne(res, err, "operation")
+		string(op.Status), strPtr(op.Error), timePtr(op.UpdatedAt), r.workspace, op.ID, string(op.Status))
+	if err != nil {
+		return mapError(err, "operation")
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return mapError(err, "operation")
+	}
+	var status string
+	if err := r.db.NewRaw(selectOperationStatus, r.workspace, op.ID).Scan(ctx, &status); err != nil {
+		return mapError(err, "operation")
+	}
+	return operationFinished(op.ID, model.OperationStatus(status))
+}
+
+// operationFinished is Update's refusal of a change to an operation that
+// ended as status.
+func operationFinished(id uuid.UUID, status model.OperationStatus) error {
+	return domain.Wrap(domain.CodeInvalidState, ports.ErrOperationFinished,
+		fmt.Sprintf("operation %s already %s", id, status))
 }
 
 // selectStoreByShop finds the store that holds a (platform, shop) pair, so

@@ -81,6 +81,12 @@ func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error) e
 		_, err := tx.Outbox().DeadLetterJob(ctx, msg.ID, lastError)
 		return err
 	})
+	if errors.Is(err, ports.ErrOperationFinished) {
+		// A concurrent delivery ended the job after the read above: its
+		// outcome stands, as for one ended before.
+		log.Info("job given up, but a concurrent delivery finished it: left as it is", "error", lastError)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

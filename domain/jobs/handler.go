@@ -37,7 +37,11 @@ import (
 //  3. End: check again that the task is unfinished (a concurrent delivery
 //     may have ended it), then record the outcome: out on success, reason
 //     (non-empty, safe to show) on a permanent failure. Log lines written
-//     here follow the commit (Transact).
+//     here follow the commit (Transact). A concurrent delivery that ends
+//     the job after the check still cannot be overwritten: the
+//     operation's update refuses a finished operation
+//     (ports.ErrOperationFinished), the transaction rolls back, and this
+//     delivery's outcome is dropped with a log line, as in step 1.
 //
 // A message that can never succeed (another event type, a payload that
 // does not decode or lacks an id) is CodeValidation, which the worker
@@ -126,7 +130,7 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 		return err
 	})
 	if err != nil || !proceed {
-		return err
+		return h.lostRace(log, err, "")
 	}
 
 	out, err := j.Call(ctx, log, run, w)
@@ -142,7 +146,25 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 	if j.Settle != nil && domain.IsCode(err, domain.CodeConflict) {
 		return j.Settle(ctx, log, run, err)
 	}
-	return err
+	return h.lostRace(log, err, reason)
+}
+
+// lostRace drops this delivery when its transaction found the operation
+// ended by a concurrent delivery of the same job
+// (ports.ErrOperationFinished: the repository never overwrites an
+// outcome): the transaction rolled back, the recorded outcome stands, and
+// there is nothing left to do. reason is the failure this delivery would
+// have recorded ("" for a success or none). Other errors are returned.
+func (h *Handler[J, W, R]) lostRace(log *slog.Logger, err error, reason string) error {
+	if !errors.Is(err, ports.ErrOperationFinished) {
+		return err
+	}
+	attrs := []any{"error", domain.SanitizeError(err)}
+	if reason != "" {
+		attrs = append(attrs, "dropped_reason", reason)
+	}
+	log.Info(h.job.Noun+" finished by a concurrent delivery, this delivery's outcome dropped", attrs...)
+	return nil
 }
 
 // verdict sorts an error of Call: the reason the task fails with, or the

@@ -64,6 +64,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"IdempotencyCleanup", testIdempotencyCleanup},
 		{"Concurrency", testConcurrency},
 		{"OperationList", testOperationList},
+		{"OperationOutcomes", testOperationOutcomes},
 		{"Products", testProducts},
 		{"Media", testMedia},
 		{"MaterialTransfers", testMaterialTransfers},

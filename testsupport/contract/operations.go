@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -134,5 +135,85 @@ func testOperationList(t *testing.T, h Harness) {
 		got := listOperations(t, h, other, ports.ListQuery{Limit: 100})
 		require.Len(t, got, 1)
 		require.Equal(t, other, got[0].WorkspaceID)
+	})
+}
+
+// testOperationOutcomes: an operation's outcome, once recorded, is never
+// overwritten by an update made from an older read (two deliveries of one
+// job), and only a reopen moves a failed operation on.
+func testOperationOutcomes(t *testing.T, h Harness) {
+	ws := newWorkspace(t, h)
+	running := func(t *testing.T) model.Operation {
+		op := newOperation(ws)
+		op.Start(now())
+		createOperation(t, h, op)
+		return op
+	}
+	update := func(t *testing.T, op model.Operation) error {
+		return transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Operations().Update(ctx, op) })
+	}
+	stored := func(t *testing.T, id uuid.UUID) model.Operation {
+		return mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (model.Operation, error) { return tx.Operations().Get(ctx, id) })
+	}
+	requireFinished := func(t *testing.T, err error) {
+		t.Helper()
+		requireCode(t, err, domain.CodeInvalidState)
+		require.ErrorIs(t, err, ports.ErrOperationFinished)
+	}
+
+	t.Run("an update from a read made before the outcome changes nothing", func(t *testing.T) {
+		op := running(t)
+		won, lost := op, op // both read it running
+		won.Succeed(now())
+		require.NoError(t, update(t, won))
+		lost.Fail("the platform says: already in progress", now())
+		requireFinished(t, update(t, lost))
+		require.Equal(t, model.OperationSucceeded, stored(t, op.ID).Status)
+
+		lost = op
+		lost.Start(now())
+		requireFinished(t, update(t, lost))
+		lost.Reopen(now()) // a succeeded operation is never reopened
+		requireFinished(t, update(t, lost))
+		require.Equal(t, operationTable.stored(won), stored(t, op.ID))
+	})
+
+	t.Run("a failed operation takes a reopen and nothing else", func(t *testing.T) {
+		op := running(t)
+		op.Fail("gave up", now())
+		require.NoError(t, update(t, op))
+		other := op
+		other.Succeed(now())
+		requireFinished(t, update(t, other))
+		op.Reopen(now())
+		require.NoError(t, update(t, op))
+		require.Equal(t, model.OperationPending, stored(t, op.ID).Status)
+	})
+
+	t.Run("a missing operation is not found", func(t *testing.T) {
+		op := newOperation(ws)
+		op.Succeed(now())
+		requireCode(t, update(t, op), domain.CodeNotFound)
+	})
+
+	t.Run("of two transactions ending one operation the first's outcome stands", func(t *testing.T) {
+		op := running(t)
+		outcomes := [2]model.Operation{op, op}
+		outcomes[0].Succeed(now())
+		outcomes[1].Fail("the platform says: already in progress", now())
+		winner, loserErr := oneWins(t, raceTwo(t, h, ws, func(i int, ctx context.Context, tx ports.Tx) error {
+			// The plain read a job's end makes first: it locks nothing.
+			if _, err := tx.Operations().Get(ctx, op.ID); err != nil {
+				return err
+			}
+			return tx.Operations().Update(ctx, outcomes[i])
+		}))
+		// Where the database waits for the winner the loser sees its
+		// outcome; where it cannot wait it is refused while the winner is
+		// open.
+		if domain.ErrorCode(loserErr) != domain.CodeUnavailable {
+			requireFinished(t, loserErr)
+		}
+		require.Equal(t, operationTable.stored(outcomes[winner]), stored(t, op.ID))
 	})
 }
