@@ -89,6 +89,10 @@ type Config struct {
 	// redis (Redis Streams), amqp (RabbitMQ) or bullmq (BullMQ jobs in
 	// Redis, for Node.js workers).
 	Queue string `env:"ONCE_QUEUE" envDefault:"memory"`
+	// AcceptJobLoss lets `once serve` run on PostgreSQL with the memory
+	// queue, which loses the jobs it holds when the process dies (see
+	// JobLoss).
+	AcceptJobLoss bool `env:"ONCE_ACCEPT_JOB_LOSS" envDefault:"false"`
 	// RedisURL names a single Redis, a Sentinel-managed primary
 	// (redis+sentinel://) or a Redis Cluster (redis+cluster://, or
 	// redis://host:port?addr=host:port&...); see docs/brokers.md.

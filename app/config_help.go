@@ -150,6 +150,7 @@ var configHelp = map[string]string{
 	"ONCE_CLEANUP_INTERVAL":            "how often expired idempotency keys, old outbox events, and expired operations, tasks and dead letters are deleted",
 	"ONCE_CLEANUP_BATCH":               "rows deleted per cleanup statement",
 	"ONCE_QUEUE":                       "the broker: memory (in-process), redis (Redis Streams), amqp (RabbitMQ) or bullmq (jobs for Node.js workers)",
+	"ONCE_ACCEPT_JOB_LOSS":             "true: `once serve` runs on PostgreSQL with ONCE_QUEUE=memory although a crash loses the jobs the process holds (it refuses to start otherwise)",
 	"ONCE_REDIS_URL":                   "Redis of ONCE_QUEUE=redis or bullmq: redis:// (one node), redis+sentinel:// or redis+cluster:// (docs/brokers.md)",
 	"ONCE_AMQP_URL":                    "RabbitMQ of ONCE_QUEUE=amqp",
 	"ONCE_AMQP_QUEUE_TYPE":             "quorum (replicated) or classic, as the queues of an existing deployment were declared",

@@ -19,7 +19,9 @@ func configCmd() *cobra.Command {
 		Long: "Prints every variable as NAME=value, with where the value comes from: the environment,\n" +
 			"the default, or a dev default (the public secrets of the embedded store). Secrets are\n" +
 			"masked (a list of id:key pairs keeps its ids), and so is the password of any URL or\n" +
-			"connection string. An invalid configuration is printed too, then what is wrong with it.\n" +
+			"connection string. An invalid configuration is printed too, then what is wrong with it;\n" +
+			"a configuration `once serve` refuses or runs at a risk (a crash that loses jobs) ends with\n" +
+			"a # warning line.\n" +
 			"ONCE_OPS_ADDR is empty unless set: serve, dispatch and work each have their own default.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return printConfig(cmd.OutOrStdout()) },
@@ -40,5 +42,23 @@ func printConfig(out io.Writer) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	if warning := jobLossWarning(cfg); warning != "" {
+		fmt.Fprintln(out, "# warning: "+warning)
+	}
 	return cfg.Validate()
+}
+
+// jobLossWarning says what `once serve` makes of a configuration that
+// loses jobs in a crash (app.Config.JobLoss): it refuses it, or, the loss
+// accepted, runs so. The other commands run either way.
+func jobLossWarning(cfg app.Config) string {
+	switch {
+	case !cfg.LosesJobsOnCrash():
+		return ""
+	case cfg.AcceptJobLoss:
+		return "ONCE_ACCEPT_JOB_LOSS=true: a crash of `once serve` loses the jobs queued in the process " +
+			"(ONCE_QUEUE=memory with DATABASE_URL); ONCE_QUEUE=redis, amqp or bullmq loses none"
+	default:
+		return "`once serve` refuses to start: " + app.ErrJobLoss.Error()
+	}
 }

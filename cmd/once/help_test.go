@@ -129,6 +129,7 @@ func TestConfigPrintsTheEffectiveConfigurationMasked(t *testing.T) {
 	t.Setenv("ONCE_JWT_SECRET", "config-test-jwt-secret-0123456789abcdef0123")
 	t.Setenv("ONCE_IDEMPOTENCY_SECRETS", "t1:bWVtYmVyLXRlc3QtaWRlbXBvdGVuY3ktc2VjcmV0LTAxMjM0NQ==")
 	t.Setenv("ONCE_CREDENTIAL_KEYS", "t1:bWVtYmVyLXRlc3QtY3JlZGVudGlhbHMta2V5LTMyYnk=")
+	t.Setenv("ONCE_QUEUE", "redis")
 	t.Setenv("ONCE_REDIS_URL", "redis://:redis-pass-0123@cache:6379/0")
 	t.Setenv("ONCE_HTTP_ADDR", "0.0.0.0:8443")
 	out, err := execute(t, "config")
@@ -147,4 +148,44 @@ func TestConfigPrintsTheEffectiveConfigurationMasked(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ONCE_QUEUE")
 	assert.Contains(t, out, "ONCE_QUEUE=carrier-pigeon", "an invalid configuration is shown too")
+}
+
+// TestConfigWarnsOfJobLoss: with DATABASE_URL and the memory queue, the
+// configuration ends with a warning line: `once serve` refuses it, or,
+// with ONCE_ACCEPT_JOB_LOSS=true, runs it at the risk of losing jobs. A
+// real queue, or an API-only serve, has no warning.
+func TestConfigWarnsOfJobLoss(t *testing.T) {
+	t.Setenv("DATABASE_URL", "postgres://once_service@db:5432/once")
+	t.Setenv("ONCE_JWT_SECRET", "config-test-jwt-secret-0123456789abcdef0123")
+	t.Setenv("ONCE_IDEMPOTENCY_SECRETS", "t1:bWVtYmVyLXRlc3QtaWRlbXBvdGVuY3ktc2VjcmV0LTAxMjM0NQ==")
+	t.Setenv("ONCE_CREDENTIAL_KEYS", "t1:bWVtYmVyLXRlc3QtY3JlZGVudGlhbHMta2V5LTMyYnk=")
+	warning := func(t *testing.T) string {
+		t.Helper()
+		out, err := execute(t, "config")
+		require.NoError(t, err, "the other commands run with it")
+		assert.Contains(t, out, "\nONCE_QUEUE=memory")
+		var warnings []string
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, "# warning: ") {
+				warnings = append(warnings, line)
+			}
+		}
+		require.LessOrEqual(t, len(warnings), 1, out)
+		if len(warnings) == 0 {
+			return ""
+		}
+		return warnings[0]
+	}
+	refused := warning(t)
+	assert.Contains(t, refused, "`once serve` refuses to start")
+	assert.Contains(t, refused, "ONCE_QUEUE to redis, amqp or bullmq")
+	assert.Contains(t, refused, "ONCE_ACCEPT_JOB_LOSS=true")
+
+	t.Setenv("ONCE_ACCEPT_JOB_LOSS", "true")
+	accepted := warning(t)
+	assert.Contains(t, accepted, "ONCE_ACCEPT_JOB_LOSS=true: a crash of `once serve` loses the jobs")
+
+	t.Setenv("ONCE_ACCEPT_JOB_LOSS", "")
+	t.Setenv("ONCE_DISPATCHER", "false")
+	assert.Empty(t, warning(t), "an API-only serve queues nothing")
 }

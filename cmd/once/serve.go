@@ -9,6 +9,9 @@ import (
 func serveCmd() *cobra.Command {
 	return processCmd("serve", "Run the API server (embedded in-memory store unless DATABASE_URL is set)", "",
 		func(cfg app.Config) error {
+			if err := cfg.JobLoss(); err != nil {
+				return startupError(err)
+			}
 			cfg = cfg.WithOpsAddr(app.OpsAddrServe)
 			return runApp(cfg, app.Serve(cfg, app.DefaultLogger(cfg)))
 		})

@@ -62,8 +62,15 @@ func TestStartupFailuresAreOneLine(t *testing.T) {
 		{"serve, ops address in use", []string{"serve"},
 			[]string{"ONCE_HTTP_ADDR=127.0.0.1:0", "ONCE_OPS_ADDR=" + taken.Addr().String()},
 			[]string{taken.Addr().String(), "ONCE_OPS_ADDR", "address already in use"}},
-		{"serve, database down", []string{"serve"},
+		// PostgreSQL with the default queue: the in-process queue would
+		// lose the jobs it holds in a crash. Refused before anything is
+		// reached, naming the settings.
+		{"serve, memory queue on PostgreSQL", []string{"serve"},
 			append([]string{"DATABASE_URL=" + postgresDown}, secrets...),
+			[]string{"ONCE_QUEUE=memory", "loses the jobs", "redis, amqp or bullmq", "ONCE_ACCEPT_JOB_LOSS=true"}},
+		// The loss accepted explicitly: serve goes on, to the database.
+		{"serve, database down", []string{"serve"},
+			append([]string{"DATABASE_URL=" + postgresDown, "ONCE_ACCEPT_JOB_LOSS=true"}, secrets...),
 			[]string{"database unreachable", closed, "connection refused"}},
 		{"work, database down", []string{"work"},
 			append([]string{"DATABASE_URL=" + postgresDown, "ONCE_QUEUE=redis", "ONCE_REDIS_URL=" + redis}, secrets...),
