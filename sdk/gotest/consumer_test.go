@@ -46,34 +46,9 @@ func TestAConsumerGoGetsTheSDK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module outside the repository")
 	}
-	goBin, err := exec.LookPath("go")
-	require.NoError(t, err)
-
 	proxy := t.TempDir()
 	version := publish(t, proxy, sdkModule, sdkDir)
-
-	consumer := t.TempDir()
-	main, err := os.ReadFile("testdata/consumer/main.go")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(consumer, "main.go"), main, 0o644))
-	// An old go line: the SDK's requirements decide how far it moves.
-	require.NoError(t, os.WriteFile(filepath.Join(consumer, "go.mod"), []byte("module example.com/consumer\n\ngo 1.22\n"), 0o644))
-
-	env := append(os.Environ(),
-		"GOPROXY=file://"+filepath.ToSlash(proxy)+",https://proxy.golang.org",
-		// Our module is in no checksum database; the others are checked
-		// against the public one as usual.
-		"GONOSUMDB=github.com/oncehq/once", "GOPRIVATE=", "GONOPROXY=",
-		"GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=",
-	)
-	gocmd := func(args ...string) string {
-		t.Helper()
-		cmd := exec.CommandContext(t.Context(), goBin, args...)
-		cmd.Dir, cmd.Env = consumer, env
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "go %s:\n%s", strings.Join(args, " "), out)
-		return string(out)
-	}
+	consumer, gocmd := consumerModule(t, "GOPROXY=file://"+filepath.ToSlash(proxy)+",https://proxy.golang.org")
 	gocmd("get", sdkModule+"@"+version)
 	gocmd("mod", "tidy")
 	gocmd("build", "-o", "consumer", ".")
@@ -121,6 +96,52 @@ func TestAConsumerGoGetsTheSDK(t *testing.T) {
 	require.NoError(t, err, "the consumer prints the new store's id: %q", out)
 	got := s.Do(t, http.MethodGet, "/v1/stores/"+storeID.String(), nil, nil)
 	assert.Equal(t, http.StatusOK, got.Status, "the store the consumer created: %s", got.Body)
+}
+
+// TestAConsumerBuildsTheSDKFromACheckout follows the README's checkout
+// route: a require and a replace naming this checkout's sdk/go, then `go
+// mod tidy` (which writes the go.sum lines of the SDK's dependencies), then
+// `go build`.
+func TestAConsumerBuildsTheSDKFromACheckout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module outside the repository")
+	}
+	dir, err := filepath.Abs(sdkDir)
+	require.NoError(t, err)
+	_, gocmd := consumerModule(t, "GOPROXY=https://proxy.golang.org")
+	gocmd("mod", "edit", "-require="+sdkModule+"@v0.0.0", "-replace="+sdkModule+"="+dir)
+	gocmd("mod", "tidy")
+	gocmd("build", "-o", "consumer", ".")
+}
+
+// consumerModule makes a fresh module outside the repository holding
+// testdata/consumer, with an old go line (the SDK's requirements decide how
+// far it moves), and returns its directory and a way to run the go command
+// in it, with goproxy (GOPROXY=...) and nothing of this repository's
+// environment.
+func consumerModule(t *testing.T, goproxy string) (dir string, gocmd func(args ...string) string) {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	require.NoError(t, err)
+	dir = t.TempDir()
+	main, err := os.ReadFile("testdata/consumer/main.go")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), main, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/consumer\n\ngo 1.22\n"), 0o644))
+	env := append(os.Environ(), goproxy,
+		// Our module is in no checksum database; the others are checked
+		// against the public one as usual.
+		"GONOSUMDB=github.com/oncehq/once", "GOPRIVATE=", "GONOPROXY=",
+		"GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=",
+	)
+	return dir, func(args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), goBin, args...)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "go %s:\n%s", strings.Join(args, " "), out)
+		return string(out)
+	}
 }
 
 // publish lays out the module in dir as a file module proxy serves it

@@ -18,24 +18,42 @@ import (
 )
 
 // keyRecorder remembers the Idempotency-Key of every attempt that leaves
-// the client.
+// the client, and the status of its answer.
 type keyRecorder struct {
-	mu   sync.Mutex
-	keys []string
-	next http.RoundTripper
+	mu       sync.Mutex
+	keys     []string
+	statuses []int // 0: no answer
+	next     http.RoundTripper
+	// answered, when set, sees each answer before the client does.
+	answered func(*http.Response)
 }
 
 func (r *keyRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := r.next.RoundTrip(req)
+	status := 0
+	if err == nil {
+		status = res.StatusCode
+		if r.answered != nil {
+			r.answered(res)
+		}
+	}
 	r.mu.Lock()
 	r.keys = append(r.keys, req.Header.Get("Idempotency-Key"))
+	r.statuses = append(r.statuses, status)
 	r.mu.Unlock()
-	return r.next.RoundTrip(req)
+	return res, err
 }
 
 func (r *keyRecorder) seen() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.keys...)
+}
+
+func (r *keyRecorder) answers() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]int(nil), r.statuses...)
 }
 
 // TestIdempotentRetryAfterACutConnectionExecutesOnce: the server executes

@@ -8,8 +8,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/faultproxy"
@@ -17,7 +19,8 @@ import (
 
 // TestTypeScriptSDK builds the SDK with tsc --strict and runs its tests
 // with node's test runner: the idempotent helper against a server whose
-// answer the proxy cuts, and the retry decision against stubs.
+// answer the proxy cuts, against a server over its rate of writes, and the
+// retry decision against stubs.
 func TestTypeScriptSDK(t *testing.T) {
 	npm, err := exec.LookPath("npm")
 	if err != nil {
@@ -29,12 +32,27 @@ func TestTypeScriptSDK(t *testing.T) {
 
 	s := apitest.Memory(t)
 	proxy := faultproxy.Start(t, strings.TrimPrefix(s.URL, "http://"))
+	// One write per second and no burst, on a clock that stands still
+	// until the test moves it: a refused write stays refused until then.
+	limitedCfg := apitest.Config("")
+	limitedCfg.RateLimit = "1/s:1"
+	clock := apitest.NewManualClock()
+	limited := apitest.Start(t, limitedCfg, nil, apitest.WithClock(clock))
 	fault := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/cut" {
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/cut":
+			proxy.CutNextResponses(1)
+		case r.Method == http.MethodPost && r.URL.Path == "/clock":
+			secs, err := strconv.Atoi(r.URL.Query().Get("seconds"))
+			if err != nil || secs < 0 {
+				http.Error(w, "seconds: a whole number", http.StatusBadRequest)
+				return
+			}
+			clock.Advance(time.Duration(secs) * time.Second)
+		default:
 			http.NotFound(w, r)
 			return
 		}
-		proxy.CutNextResponses(1)
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(fault.Close)
@@ -45,13 +63,25 @@ func TestTypeScriptSDK(t *testing.T) {
 		"ONCE_DIRECT_URL="+s.URL,
 		"ONCE_TOKEN="+s.Token,
 		"ONCE_FAULT_URL="+fault.URL,
+		"ONCE_LIMITED_URL="+limited.URL,
+		"ONCE_LIMITED_TOKEN="+limited.Token,
 	)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "# fail 0") || strings.Contains(string(out), "# pass 0") {
 		t.Fatalf("npm test: %v\n%s", err, out)
 	}
-	if strings.Contains(string(out), "# SKIP") || !strings.Contains(string(out), "ok 1 - retries a call whose answer was cut") {
-		t.Fatalf("npm test did not run the server suite:\n%s", out)
+	if strings.Contains(string(out), "# SKIP") {
+		t.Fatalf("npm test skipped a suite:\n%s", out)
+	}
+	for _, name := range []string{
+		"retries a call whose answer was cut",
+		"waits out a 429's Retry-After",
+		"gives up at maxElapsedMs with the last 429",
+		"gives up when its signal times out, with the last 429",
+	} {
+		if !strings.Contains(string(out), " - "+name) {
+			t.Fatalf("npm test did not run %q against a server:\n%s", name, out)
+		}
 	}
 }
 

@@ -29,12 +29,20 @@ export function createOnceClient(baseUrl: string, token: string, options: Client
 export interface RetryPolicy {
   /** Deadline of the whole call, retries included (default 30 000 ms). */
   maxElapsedMs?: number;
-  /** Exponential backoff with full jitter between these (defaults 200 and 5 000 ms). */
+  /**
+   * Exponential backoff with full jitter between these (defaults 200 and
+   * 5 000 ms). A `Retry-After` from the server replaces the backoff for that
+   * wait, plus up to `initialIntervalMs` of jitter.
+   */
   initialIntervalMs?: number;
   maxIntervalMs?: number;
   /** Told about each retry before its wait. */
   onRetry?: (reason: string, waitMs: number) => void;
-  /** Cancels the waits and the call. */
+  /**
+   * Cancels the waits (and the call, if `call` passes it to its request).
+   * A signal that times out (`AbortSignal.timeout`) is a deadline: during a
+   * wait, it ends the call with the last answer.
+   */
   signal?: AbortSignal;
 }
 
@@ -49,13 +57,18 @@ interface Result {
 /**
  * Runs one logical call of an idempotent operation. The Idempotency-Key is
  * made once and sent on every attempt, so the server executes the operation
- * at most once however many attempts reach it. Network errors, 5xx and
- * `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` (after `Retry-After`) are retried
- * with backoff until the deadline; `409 IDEMPOTENCY_KEY_REUSED` and every
- * other 4xx are returned at once: no retry can fix them.
+ * at most once however many attempts reach it. Network errors, 5xx, `429`
+ * (a limit of the workspace: nothing ran) and `409
+ * IDEMPOTENCY_REQUEST_IN_PROGRESS` are retried after the answer's
+ * `Retry-After` (seconds or an HTTP-date), or else with backoff, until the
+ * deadline; `409 IDEMPOTENCY_KEY_REUSED` and every other 4xx are returned
+ * at once: no retry can fix them.
  *
- * When the deadline passes on a retryable answer, that answer is returned;
- * on a network error, the error is thrown.
+ * When the next attempt could not start before the deadline
+ * (`maxElapsedMs`, or a timed-out `signal` during a wait), the last answer
+ * is returned at once: a 429 whose `Retry-After` lies past the deadline is
+ * not waited for. When the last attempt got no answer, its error is thrown;
+ * an aborted `signal` throws its reason.
  */
 export async function idempotent<R extends Result>(
   call: (idempotencyKey: string) => Promise<R>,
@@ -66,7 +79,9 @@ export async function idempotent<R extends Result>(
   const initial = policy.initialIntervalMs ?? 200;
   const maxInterval = policy.maxIntervalMs ?? 5_000;
   const started = Date.now();
-  for (let attempt = 0; ; attempt++) {
+  // The backoff's step; a Retry-After starts it over, as a fresh call.
+  let step = 0;
+  for (;;) {
     let result: R | undefined;
     let failure: unknown;
     try {
@@ -85,11 +100,17 @@ export async function idempotent<R extends Result>(
         return result;
       }
       reason = why;
-      retryAfterMs = parseRetryAfter(result.response.headers.get("Retry-After"));
+      retryAfterMs = parseRetryAfter(result.response.headers.get("Retry-After"), Date.now());
     } else {
       reason = `network: ${String(failure)}`;
     }
-    const wait = retryAfterMs ?? jitter(initial, maxInterval, attempt);
+    let wait: number;
+    if (retryAfterMs !== undefined) {
+      wait = retryAfterMs + Math.random() * initial;
+      step = 0;
+    } else {
+      wait = jitter(initial, maxInterval, step++);
+    }
     if (Date.now() - started + wait > maxElapsed) {
       if (result !== undefined) {
         return result;
@@ -97,28 +118,56 @@ export async function idempotent<R extends Result>(
       throw failure;
     }
     policy.onRetry?.(reason, wait);
-    await sleep(wait, policy.signal);
+    try {
+      await sleep(wait, policy.signal);
+    } catch (err) {
+      if (result !== undefined && isTimeout(err)) {
+        return result; // the caller's deadline, as above
+      }
+      throw err;
+    }
   }
 }
 
 /** Why an answer is worth sending again with the same key, or undefined. */
 function retryReason(result: Result): string | undefined {
   const status = result.response.status;
-  if (status >= 500) {
-    return `status ${status}`;
-  }
   const code = (result.error as Partial<Problem> | undefined)?.code;
+  if (status >= 500 || status === 429) {
+    return code === undefined ? `status ${status}` : `status ${status} ${code}`;
+  }
   if (status === 409 && code === IN_PROGRESS) {
     return IN_PROGRESS;
   }
   return undefined;
 }
 
-function parseRetryAfter(header: string | null): number | undefined {
-  if (header === null || !/^\d+$/.test(header.trim())) {
+/**
+ * The wait a Retry-After asks for, in ms from now: delay-seconds or an
+ * HTTP-date (zero when already past); undefined for anything else.
+ */
+function parseRetryAfter(header: string | null, now: number): number | undefined {
+  const value = header?.trim() ?? "";
+  if (/^\d+$/.test(value)) {
+    return Number(value) * 1000;
+  }
+  // The three forms of HTTP-date: IMF-fixdate and RFC 850 name their zone,
+  // GMT; asctime does not, and means GMT too. Date.parse alone would take
+  // "1.5" for a date.
+  let date: string;
+  if (/^[A-Za-z]{3,9}, [\w -]+ \d\d:\d\d:\d\d GMT$/.test(value)) {
+    date = value;
+  } else if (/^[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d\d:\d\d:\d\d \d{4}$/.test(value)) {
+    date = `${value} GMT`;
+  } else {
     return undefined;
   }
-  return Number(header.trim()) * 1000;
+  const at = Date.parse(date);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+function isTimeout(err: unknown): boolean {
+  return err instanceof Error && err.name === "TimeoutError";
 }
 
 function jitter(initial: number, max: number, attempt: number): number {
@@ -126,13 +175,16 @@ function jitter(initial: number, max: number, attempt: number): number {
   return Math.random() * ceiling;
 }
 
+/** The longest delay setTimeout keeps (a longer one fires at once). */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
-    const timer = setTimeout(resolve, ms);
+    const timer = setTimeout(resolve, Math.min(ms, MAX_TIMEOUT_MS));
     signal?.addEventListener("abort", () => {
       clearTimeout(timer);
       reject(signal.reason);
