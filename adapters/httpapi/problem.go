@@ -62,11 +62,11 @@ var codeByStatus = map[int]domain.Code{
 	http.StatusPreconditionRequired:  domain.CodePreconditionRequired,
 }
 
-// statusesOf lists the statuses code is answered with: its own (statusByCode)
+// StatusesOf lists the statuses code is answered with: its own (statusByCode)
 // first, then any other status huma raises it for (codeByStatus), in
 // order. VALIDATION_FAILED is 422 for a body read but wrong, and 400 for one
 // that cannot be read as JSON at all.
-func statusesOf(code domain.Code) []int {
+func StatusesOf(code domain.Code) []int {
 	statuses := []int{statusByCode[code]}
 	var more []int
 	for status, c := range codeByStatus {

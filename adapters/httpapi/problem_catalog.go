@@ -70,7 +70,7 @@ func ErrorTableMarkdown() string {
 			retry = "yes"
 		}
 		var statuses []string
-		for _, s := range statusesOf(c) {
+		for _, s := range StatusesOf(c) {
 			statuses = append(statuses, fmt.Sprintf("%d %s", s, http.StatusText(s)))
 		}
 		fmt.Fprintf(&b, "| <a id=\"problem-%s\"></a>`%s` | %s | %s | %s |\n",
