@@ -16,6 +16,7 @@ const (
 	CodeUnauthenticated       Code = "UNAUTHENTICATED"
 	CodeForbidden             Code = "FORBIDDEN"
 	CodeNotFound              Code = "NOT_FOUND"
+	CodeReferenceNotFound     Code = "REFERENCE_NOT_FOUND"
 	CodeMethodNotAllowed      Code = "METHOD_NOT_ALLOWED"
 	CodeConflict              Code = "CONFLICT"
 	CodeStoreExists           Code = "STORE_ALREADY_EXISTS"

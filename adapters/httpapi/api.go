@@ -125,25 +125,10 @@ func Register(api huma.API, deps Deps) {
 	h.registerDeadLetters(api)
 	h.registerMembers(api)
 	addExamples(api.OpenAPI())
-	documentUnsupportedMediaType(api)
+	requireCanonicalIDs(api)
+	documentShapeProblems(api)
 	documentRateLimited(api)
 	documentRequestID(api)
-}
-
-// documentUnsupportedMediaType lists 415 UNSUPPORTED_MEDIA_TYPE on every
-// operation that takes a JSON body, which is what huma answers when the
-// Content-Type is another one.
-func documentUnsupportedMediaType(api huma.API) {
-	for _, item := range api.OpenAPI().Paths {
-		for _, op := range operationsOf(item) {
-			if op == nil || !takesJSON(op) || op.Responses["422"] == nil {
-				continue
-			}
-			unsupported := *op.Responses["422"]
-			unsupported.Description = http.StatusText(http.StatusUnsupportedMediaType)
-			op.Responses["415"] = &unsupported
-		}
-	}
 }
 
 // HandlerOption adds to what Handler wraps the mux with.

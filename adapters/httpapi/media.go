@@ -119,7 +119,7 @@ func (h *handlers) registerMedia(api huma.API) {
 	}
 	registerTask(h, api, media.Kind, post("completeMediaUpload", "/v1/media/{id}/complete", "media", "Complete an upload",
 		"Starts validating the file and deriving its variants, once however often it is asked. Idempotent.",
-		400, 401, 403, 404, 409, 413, 500, 503), atOperation,
+		400, 401, 403, 404, 409, 500, 503), atOperation,
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *CompleteMediaInput) (MediaCompleted, model.Operation, error) {
 			m, op, err := h.deps.Media.Complete(ctx, tx, p, in.ID)
 			return MediaCompleted{Media: toMedia(m), Operation: toOperation(op)}, op, err

@@ -68,9 +68,10 @@ func (h *handlers) registerMembers(api huma.API) {
 	}, h.listMembers)
 	huma.Register(api, huma.Operation{
 		OperationID: "addMember", Method: http.MethodPost, Path: "/v1/members", DefaultStatus: http.StatusCreated,
-		Summary:     "Add a member",
-		Description: "Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.",
-		Tags:        []string{"workspace"}, Security: bearer, Errors: []int{401, 403, 409, 422, 500, 503},
+		MaxBodyBytes: h.deps.MaxBodyBytes,
+		Summary:      "Add a member",
+		Description:  "Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.",
+		Tags:         []string{"workspace"}, Security: bearer, Errors: []int{401, 403, 409, 422, 500, 503},
 	}, h.addMember)
 	huma.Register(api, huma.Operation{
 		OperationID: "removeMember", Method: http.MethodDelete, Path: "/v1/members/{user_id}", DefaultStatus: http.StatusNoContent,

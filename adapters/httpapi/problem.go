@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 // statusByCode is the one place domain error codes become HTTP statuses.
 var statusByCode = map[domain.Code]int{
 	domain.CodeValidation:            http.StatusUnprocessableEntity,
+	domain.CodeReferenceNotFound:     http.StatusUnprocessableEntity,
 	domain.CodeUnauthenticated:       http.StatusUnauthorized,
 	domain.CodeForbidden:             http.StatusForbidden,
 	domain.CodeNotFound:              http.StatusNotFound,
@@ -58,6 +60,22 @@ var codeByStatus = map[int]domain.Code{
 	http.StatusServiceUnavailable:    domain.CodeUnavailable,
 	http.StatusPreconditionFailed:    domain.CodePreconditionFailed,
 	http.StatusPreconditionRequired:  domain.CodePreconditionRequired,
+}
+
+// StatusesOf lists the statuses code is answered with: its own (statusByCode)
+// first, then any other status huma raises it for (codeByStatus), in
+// order. VALIDATION_FAILED is 422 for a body read but wrong, and 400 for one
+// that cannot be read as JSON at all.
+func StatusesOf(code domain.Code) []int {
+	statuses := []int{statusByCode[code]}
+	var more []int
+	for status, c := range codeByStatus {
+		if c == code && status != statusByCode[code] {
+			more = append(more, status)
+		}
+	}
+	slices.Sort(more)
+	return append(statuses, more...)
 }
 
 // Problem is an RFC 9457 problem document with a stable code.

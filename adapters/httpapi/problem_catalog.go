@@ -42,7 +42,8 @@ var problemMeaning = map[domain.Code]string{
 	domain.CodeBodyTooLarge:          "The request body exceeds the limit.",
 	domain.CodeRequestTimeout:        "The request body did not arrive in time; nothing ran. Retry with the same key.",
 	domain.CodeUnsupportedMediaType:  "The body is not `application/json`; send it with `Content-Type: application/json`.",
-	domain.CodeValidation:            "The input is invalid; `errors` lists each field and why.",
+	domain.CodeValidation:            "The input is invalid; `errors` lists each field and why. 400 when the body is missing or cannot be read as JSON (not JSON, nested too deeply); 422 when it was read and a field is wrong, an id among them (the 36-character hyphenated form only).",
+	domain.CodeReferenceNotFound:     "An id in the body names nothing in this workspace (a `media_ids` item that no media has); `errors` names the field. Fix the id, or create the resource first.",
 	domain.CodeUnsafePayload:         "The service refused to write a payload that would carry a secret. A bug on our side; report it.",
 	domain.CodeInternal:              "An unexpected error; nothing was committed. Retry with the same key.",
 	domain.CodeUnavailable:           "A dependency is unavailable or saturated. Retry with the same key, after `Retry-After` when sent.",
@@ -68,9 +69,12 @@ func ErrorTableMarkdown() string {
 		if c.RetrySameKey() {
 			retry = "yes"
 		}
-		status := statusByCode[c]
-		fmt.Fprintf(&b, "| <a id=\"problem-%s\"></a>`%s` | %d %s | %s | %s |\n",
-			strings.ToLower(string(c)), c, status, http.StatusText(status), retry, problemMeaning[c])
+		var statuses []string
+		for _, s := range StatusesOf(c) {
+			statuses = append(statuses, fmt.Sprintf("%d %s", s, http.StatusText(s)))
+		}
+		fmt.Fprintf(&b, "| <a id=\"problem-%s\"></a>`%s` | %s | %s | %s |\n",
+			strings.ToLower(string(c)), c, strings.Join(statuses, ", "), retry, problemMeaning[c])
 	}
 	return b.String()
 }

@@ -41,7 +41,7 @@ func (h *handlers) registerStoreAuthorization(api huma.API) {
 		Errors:        []int{400, 401, 403, 404, 409, 413, 422, 500, 503},
 	}, stores.VerifyKind), h.deps.MaxBodyBytes, h.replaceAuthorization)
 	registerIdempotent(api, startsTask(post("verifyStore", "/v1/stores/{id}/verifications", "stores", "Verify a store's credentials again",
-		"", 400, 401, 403, 404, 409, 413, 500, 503), stores.VerifyKind), h.deps.MaxBodyBytes, h.verifyStore)
+		"", 400, 401, 403, 404, 409, 500, 503), stores.VerifyKind), h.deps.MaxBodyBytes, h.verifyStore)
 }
 
 func (h *handlers) replaceAuthorization(ctx context.Context, in *ReplaceAuthorizationInput) (*IdempotentOutput[StoreCreated], error) {

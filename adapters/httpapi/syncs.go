@@ -42,7 +42,7 @@ type ListSyncsInput struct {
 func (h *handlers) registerSyncs(api huma.API) {
 	registerTask(h, api, catalog.Kind, post("startCatalogSync", "/v1/stores/{id}/syncs", "stores", "Start a full catalog sync of a store",
 		"At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.",
-		400, 401, 403, 404, 409, 413, 500, 503), taskAt("/v1/syncs/"),
+		400, 401, 403, 404, 409, 500, 503), taskAt("/v1/syncs/"),
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *StartSyncInput) (CatalogSyncAccepted, model.Operation, error) {
 			s, op, err := h.deps.Catalog.StartSync(ctx, tx, p, in.StoreID)
 			return CatalogSyncAccepted{Sync: toCatalogSync(s), OperationAccepted: accepted(op)}, op, err

@@ -6,9 +6,11 @@ package products
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/google/uuid"
 
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -29,7 +31,9 @@ func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) 
 //
 // Errors: domain.CodeValidation for a bad draft (title 1-200 characters,
 // description at most 10,000, price >= 0, currency three upper-case
-// letters, at most 20 distinct media ids); the unit of work's errors.
+// letters, at most 20 distinct media ids); domain.CodeReferenceNotFound
+// (Field media_ids[i]) for a media id the workspace has no media of; the
+// unit of work's errors.
 func (s *Service) Create(ctx context.Context, p model.Principal, d Draft) (model.Product, error) {
 	d = d.normalize()
 	if err := d.validate(); err != nil {
@@ -38,6 +42,9 @@ func (s *Service) Create(ctx context.Context, p model.Principal, d Draft) (model
 	product := d.product(s.ids.NewID(), p.WorkspaceID, s.clock.Now())
 	product.Revision, product.CreatedAt = 1, product.UpdatedAt
 	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		if err := requireMedia(ctx, tx, d.MediaIDs); err != nil {
+			return err
+		}
 		return tx.Products().Create(ctx, product)
 	})
 	if err != nil {
@@ -62,8 +69,8 @@ func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (mod
 // of the repository, so of two saves from the same revision exactly one
 // wins.
 //
-// Errors: domain.CodeValidation for a bad draft (as Create),
-// domain.CodeNotFound if there is no such product, and
+// Errors: domain.CodeValidation and domain.CodeReferenceNotFound for a bad
+// draft (as Create), domain.CodeNotFound if there is no such product, and
 // domain.CodePreconditionFailed if the product was saved since
 // expectedRevision; in both cases nothing changes.
 func (s *Service) Update(ctx context.Context, p model.Principal, id uuid.UUID, expectedRevision int, d Draft) (model.Product, error) {
@@ -72,10 +79,30 @@ func (s *Service) Update(ctx context.Context, p model.Principal, id uuid.UUID, e
 		return model.Product{}, err
 	}
 	saved, err := ports.Query(ctx, s.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) (model.Product, error) {
+		if err := requireMedia(ctx, tx, d.MediaIDs); err != nil {
+			return model.Product{}, err
+		}
 		return tx.Products().Update(ctx, d.product(id, p.WorkspaceID, s.clock.Now()), expectedRevision)
 	})
 	if err != nil {
 		return model.Product{}, err
 	}
 	return saved, nil
+}
+
+// requireMedia checks, in the draft's transaction, that every id names a
+// media record of the workspace. Media records are never deleted, so one
+// found here still exists when the draft commits.
+func requireMedia(ctx context.Context, tx ports.Tx, ids []uuid.UUID) error {
+	for i, id := range ids {
+		_, err := tx.Media().Get(ctx, id)
+		if domain.IsCode(err, domain.CodeNotFound) {
+			return &domain.Error{Code: domain.CodeReferenceNotFound, Field: fmt.Sprintf("media_ids[%d]", i),
+				Message: fmt.Sprintf("media_ids[%d] names no media of this workspace", i)}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -15,15 +15,53 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/products"
+	"github.com/oncehq/once/ports"
 )
 
+// knownMedia are the media every workspace of newService has, as many as
+// a draft may name.
+var knownMedia = func() []uuid.UUID {
+	ids := make([]uuid.UUID, products.MaxMediaIDs)
+	for i := range ids {
+		ids[i] = uuid.New()
+	}
+	return ids
+}()
+
+// newService is the service on an empty memory store, but for the caller's
+// workspace's knownMedia.
 func newService() (*products.Service, model.Principal) {
-	svc := products.NewService(memory.NewUnitOfWork(memory.NewDB()), system.NewClock(), system.NewIDs())
-	return svc, model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin}
+	svc, p, _ := newServiceOn()
+	return svc, p
+}
+
+// newServiceOn is newService with its unit of work, to add other rows.
+func newServiceOn() (*products.Service, model.Principal, ports.UnitOfWork) {
+	uow := memory.NewUnitOfWork(memory.NewDB())
+	svc := products.NewService(uow, system.NewClock(), system.NewIDs())
+	p := model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin}
+	addMedia(uow, p.WorkspaceID, knownMedia...)
+	return svc, p, uow
+}
+
+func addMedia(uow ports.UnitOfWork, workspace uuid.UUID, ids ...uuid.UUID) {
+	err := uow.Transact(context.Background(), workspace, func(ctx context.Context, tx ports.Tx) error {
+		for _, id := range ids {
+			m := model.Media{ID: id, WorkspaceID: workspace, Filename: "mug.png", ContentType: "image/png",
+				SizeBytes: 1, ObjectKey: "media/" + id.String(), Status: model.MediaReady}
+			if err := tx.Media().Create(ctx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		panic(err)
+	}
 }
 
 func draft() products.Draft {
-	return products.Draft{Title: "Mug", Description: "A mug.", PriceMinor: 1299, Currency: "EUR", MediaIDs: []uuid.UUID{uuid.New()}}
+	return products.Draft{Title: "Mug", Description: "A mug.", PriceMinor: 1299, Currency: "EUR", MediaIDs: []uuid.UUID{knownMedia[0]}}
 }
 
 func TestCreateStartsAtRevisionOne(t *testing.T) {
@@ -98,7 +136,7 @@ func TestDraftValidation(t *testing.T) {
 	ok := draft()
 	ok.Title = strings.Repeat("é", products.MaxTitleLength)
 	ok.PriceMinor = 0
-	ok.MediaIDs = tooMany[:products.MaxMediaIDs]
+	ok.MediaIDs = knownMedia
 	_, err = svc.Create(ctx, p, ok)
 	assert.NoError(t, err, "the limits themselves are allowed")
 }
@@ -155,7 +193,9 @@ func TestUpdateOfAMissingProduct(t *testing.T) {
 	created, err := svc.Create(context.Background(), p, draft())
 	require.NoError(t, err)
 	other := model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New()}
-	_, err = svc.Update(context.Background(), other, created.ID, 1, draft())
+	noMedia := draft()
+	noMedia.MediaIDs = nil // the other workspace has none
+	_, err = svc.Update(context.Background(), other, created.ID, 1, noMedia)
 	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "another workspace cannot save it")
 }
 
@@ -196,4 +236,42 @@ func TestConcurrentSavesFromOneRevision(t *testing.T) {
 	got, err := svc.Get(ctx, p, created.ID)
 	require.NoError(t, err)
 	assert.Equal(t, 2, got.Revision)
+}
+
+// TestDraftsNameExistingMedia: a draft naming an id the workspace has no
+// media of (one of another workspace included) is refused with
+// REFERENCE_NOT_FOUND naming the item, and nothing is saved.
+func TestDraftsNameExistingMedia(t *testing.T) {
+	svc, p, uow := newServiceOn()
+	ctx := context.Background()
+	existing, err := svc.Create(ctx, p, draft())
+	require.NoError(t, err)
+	foreign := uuid.New()
+	addMedia(uow, uuid.New(), foreign)
+	for name, id := range map[string]uuid.UUID{"unknown": uuid.New(), "another workspace's": foreign} {
+		t.Run(name, func(t *testing.T) {
+			d := draft()
+			d.MediaIDs = []uuid.UUID{knownMedia[1], id}
+			_, err := svc.Create(ctx, p, d)
+			requireReferenceNotFound(t, err, "media_ids[1]")
+			_, err = svc.Update(ctx, p, existing.ID, existing.Revision, d)
+			requireReferenceNotFound(t, err, "media_ids[1]")
+		})
+	}
+	got, err := svc.Get(ctx, p, existing.ID)
+	require.NoError(t, err)
+	assert.Equal(t, existing, got, "refused saves change nothing")
+	list, err := ports.Query(ctx, uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) ([]model.Product, error) {
+		return tx.Products().List(ctx, ports.ListQuery{Limit: 10})
+	})
+	require.NoError(t, err)
+	assert.Len(t, list, 1, "refused creates write nothing")
+}
+
+func requireReferenceNotFound(t *testing.T, err error, field string) {
+	t.Helper()
+	var de *domain.Error
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, domain.CodeReferenceNotFound, de.Code, "%v", err)
+	assert.Equal(t, field, de.Field)
 }
