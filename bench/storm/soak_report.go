@@ -17,8 +17,9 @@ const soakSteadyWindow = 20 * time.Minute
 
 const soakLegend = "Columns: one row per sample, for the window before it. creates/s: POST /v1/stores accepted per second " +
 	"(each a store, an operation, an outbox event, an idempotency record and a verification job); failed: answers other " +
-	"than 2xx, or none; HTTP p99: the bench's own clock, request to answer; commit→publish p99 and claim p99: from the " +
-	"Dispatcher's histograms (once_dispatch_delivery_latency_seconds, once_dispatch_claim_duration_seconds), interpolated " +
+	"than 2xx, or none; HTTP p99: the bench's own clock, request to answer; commit→publish p99: from the histogram " +
+	"once_dispatch_delivery_latency_seconds of serve (the relay) and dispatch together; claim p99: the Dispatcher's " +
+	"once_dispatch_claim_duration_seconds; both interpolated " +
 	"within their buckets, so as fine as the buckets (…, 2.5, 5, 10, 25 ms, …); outbox: every partition of outbox_events with " +
 	"indexes and TOAST (in brackets outbox_events_live, the queue); idempotency: idempotency_requests likewise; dead: dead " +
 	"tuples (pg_stat_user_tables) of the outbox's partitions / idempotency_requests; parts: range partitions of dispatched " +
@@ -231,9 +232,9 @@ func describeSoak(cfg SoakConfig, s *soak, pgVersion string) string {
 		snap = fmt.Sprintf("a snapshot held open from %s to %s", cfg.OpenSnapshotAt, cfg.OpenSnapshotAt+cfg.OpenSnapshot)
 	}
 	return fmt.Sprintf("Machine: %d cores, %s, PostgreSQL %s (a private cluster), Redis Streams at %s; processes: once serve "+
-		"(API only), once dispatch, once work (ONCE_RELAY=false: every event through the Dispatcher) and once sim (the platform the worker calls, ONCE_SIM_URL). Capacity measured for %s with 16 clients: %.0f creates/s; load at %.0f %% of it "+
+		"(API only, ONCE_RELAY=%s), once dispatch, once work and once sim (the platform the worker calls, ONCE_SIM_URL). Capacity measured for %s with 16 clients: %.0f creates/s; load at %.0f %% of it "+
 		"(%.0f/s) for %s; %s. Retention (bench-driven, every %s): dispatched events and idempotency records older than %s, "+
 		"ONCE_OUTBOX_PARTITION_INTERVAL=%s.",
-		runtime.NumCPU(), runtime.Version(), pgVersion, redactedRedis(cfg.RedisURL), cfg.Calibrate, s.capacity, cfg.Fraction*100,
+		runtime.NumCPU(), runtime.Version(), pgVersion, redactedRedis(cfg.RedisURL), relaySetting(cfg.Relay), cfg.Calibrate, s.capacity, cfg.Fraction*100,
 		s.rate, cfg.Duration, snap, cfg.CleanupEvery, cfg.Retention, cfg.PartitionWidth)
 }
