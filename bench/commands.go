@@ -326,6 +326,7 @@ func benchSoakCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.DurationVar(&cfg.Duration, "duration", 30*time.Minute, "how long the load runs (after the calibration)")
+	f.BoolVar(&cfg.Relay, "relay", true, "ONCE_RELAY of the processes: true, the default configuration (serve publishes its own events); false, every event through the Dispatcher")
 	// The calibration measures the API alone; each create then also costs
 	// a delivery, a job and a call to the simulator, on the same cores.
 	// At 0.15 the whole pipeline takes about half of a 2-core machine; at

@@ -34,6 +34,12 @@ type SoakConfig struct {
 	// PartitionWidth is ONCE_OUTBOX_PARTITION_INTERVAL of the processes.
 	PartitionWidth time.Duration
 
+	// Relay is ONCE_RELAY of the processes: true (the default
+	// configuration: serve publishes its own events after the commit, the
+	// Dispatcher delivers what it could not) or false (every event through
+	// the Dispatcher).
+	Relay bool
+
 	PostgresBin    string
 	MaxConnections int
 	RedisURL       string
@@ -84,9 +90,14 @@ func RunSoak(ctx context.Context, cfg SoakConfig, out, progress io.Writer) (err 
 		}
 		defer s.stop()
 		rows, err := s.run(ctx)
+		var end soakEnd
+		if err == nil {
+			end, err = s.settle(ctx)
+		}
 		writeSoakTable(out, rows)
 		fmt.Fprintln(out)
 		writeSoakChecks(out, cfg, rows)
+		writeSoakEnd(out, end)
 		fmt.Fprintln(out)
 		fmt.Fprintln(out, soakLegend)
 		fmt.Fprintln(out)
@@ -109,10 +120,9 @@ func startSoak(ctx context.Context, r *runner, d *deployment, cfg SoakConfig) (*
 	common := []string{
 		"ONCE_OUTBOX_PARTITION_INTERVAL", cfg.PartitionWidth.String(),
 		"ONCE_QUEUE", app.QueueRedis,
-		// Every event through the Dispatcher, as before the relay: the
-		// soak watches the claim on a queue that months of history sit
-		// beside, and the delivery latency from the Dispatcher's metrics.
-		"ONCE_RELAY", app.RelayOff,
+		// The relay is on by default (a real queue); off, every event goes
+		// through the Dispatcher, whose claim then carries the whole load.
+		"ONCE_RELAY", relaySetting(cfg.Relay),
 		// The platform the workers call in a process of its own, so the
 		// worker's memory is the worker's: the in-process simulator keeps
 		// every request token it has seen.
@@ -142,6 +152,13 @@ func startSoak(ctx context.Context, r *runner, d *deployment, cfg SoakConfig) (*
 		_ = p
 	}
 	return s, nil
+}
+
+func relaySetting(on bool) string {
+	if on {
+		return app.RelayOn
+	}
+	return app.RelayOff
 }
 
 // startSoakSim starts `once sim` (its ledger in the deployment's directory)

@@ -22,6 +22,8 @@ type soakLoad struct {
 	latencies []time.Duration
 	failed    map[int]int // by status, 0: no answer
 	seq       atomic.Int64
+	// acceptedTotal counts every create answered 2xx, for the end check.
+	acceptedTotal atomic.Int64
 }
 
 func newSoakLoad(api *client) *soakLoad {
@@ -47,6 +49,7 @@ func (l *soakLoad) one(ctx context.Context) bool {
 		return false
 	}
 	l.latencies = append(l.latencies, a.latency)
+	l.acceptedTotal.Add(1)
 	return true
 }
 

@@ -43,6 +43,14 @@ func gauge(families map[string]*dto.MetricFamily, name string) float64 {
 // buckets is a cumulative histogram: upper bound -> count.
 type buckets map[float64]uint64
 
+// add sums other's cumulative counts into b (two processes' copies of
+// one histogram, same buckets).
+func (b buckets) add(other buckets) {
+	for bound, n := range other {
+		b[bound] += n
+	}
+}
+
 // histogramOf is the unlabelled histogram name, empty when absent.
 func histogramOf(families map[string]*dto.MetricFamily, name string) buckets {
 	out := buckets{}

@@ -173,9 +173,8 @@ func (s *soak) sample(ctx context.Context, at time.Duration) (soakRow, error) {
 		return row, err
 	}
 	row.ClaimP99 = quantileSince(s.prevClaim, histogramOf(families, "once_dispatch_claim_duration_seconds"), 0.99)
-	row.DeliveryP99 = quantileSince(s.prevDelivery, histogramOf(families, "once_dispatch_delivery_latency_seconds"), 0.99)
 	s.prevClaim = histogramOf(families, "once_dispatch_claim_duration_seconds")
-	s.prevDelivery = histogramOf(families, "once_dispatch_delivery_latency_seconds")
+	delivery := buckets{}
 	for _, name := range soakProcesses {
 		f := families
 		if name != "dispatch" {
@@ -185,7 +184,12 @@ func (s *soak) sample(ctx context.Context, at time.Duration) (soakRow, error) {
 		}
 		row.RSS[name] = gauge(f, "process_resident_memory_bytes")
 		row.Goroutines[name] = gauge(f, "go_goroutines")
+		// The relay (in serve) and the Dispatcher observe the same
+		// histogram, each for the events it published.
+		delivery.add(histogramOf(f, "once_dispatch_delivery_latency_seconds"))
 	}
+	row.DeliveryP99 = quantileSince(s.prevDelivery, delivery, 0.99)
+	s.prevDelivery = delivery
 	err = s.d.super.QueryRowContext(ctx, soakSizes).Scan(&row.OutboxBytes, &row.LiveBytes, &row.IdempotencyBytes,
 		&row.OutboxDead, &row.IdempotencyDead, &row.Partitions)
 	row.Load1 = loadAverage()
@@ -199,6 +203,10 @@ func (s *soak) sampleDispatch(ctx context.Context) (map[string]*dto.MetricFamily
 	if err == nil && s.prevClaim == nil {
 		s.prevClaim = histogramOf(f, "once_dispatch_claim_duration_seconds")
 		s.prevDelivery = histogramOf(f, "once_dispatch_delivery_latency_seconds")
+		var serve map[string]*dto.MetricFamily
+		if serve, err = scrape(ctx, s.ops["serve"]); err == nil {
+			s.prevDelivery.add(histogramOf(serve, "once_dispatch_delivery_latency_seconds"))
+		}
 	}
 	return f, err
 }
