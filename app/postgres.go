@@ -25,8 +25,7 @@ var PostgresModule = fx.Module("postgres",
 		newPostgresDB,
 		newPostgresSignal,
 		func(db *bun.DB, signal ports.DispatchSignal, server *postgres.ServerIdentity, cfg Config) ports.UnitOfWork {
-			uow := postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout), postgres.WithServerIdentity(server))
-			return dispatch.NotifyOnCommit(uow, signal)
+			return dispatch.NotifyOnCommit(newPostgresUoW(db, server, cfg), signal)
 		},
 		fx.Annotate(func(db *bun.DB) *postgres.Discovery { return postgres.NewDiscovery(db) }, fx.As(new(ports.IdempotencyDiscovery))),
 		fx.Annotate(func(db *bun.DB) *postgres.OutboxDiscovery { return postgres.NewOutboxDiscovery(db) }, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
@@ -36,20 +35,28 @@ var PostgresModule = fx.Module("postgres",
 		},
 		// The retention cleanup of finished operations, tasks and dead
 		// letters.
-		func(db *bun.DB, cfg Config) ports.Retention {
-			return postgres.NewRetention(db, postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout)))
+		func(db *bun.DB, server *postgres.ServerIdentity, cfg Config) ports.Retention {
+			return postgres.NewRetention(db, newPostgresUoW(db, server, cfg))
 		},
 		// The relay's marks and releases, one round trip per batch.
-		func(db *bun.DB, cfg Config) ports.OutboxRelayMarks {
-			return postgres.NewOutboxRelayMarks(postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout)))
+		func(db *bun.DB, server *postgres.ServerIdentity, cfg Config) ports.OutboxRelayMarks {
+			return postgres.NewOutboxRelayMarks(newPostgresUoW(db, server, cfg))
 		},
 		// The Dispatcher's claim and mark, one round trip each.
-		func(db *bun.DB, cfg Config) ports.OutboxClaims {
-			return postgres.NewOutboxClaims(postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout)))
+		func(db *bun.DB, server *postgres.ServerIdentity, cfg Config) ports.OutboxClaims {
+			return postgres.NewOutboxClaims(newPostgresUoW(db, server, cfg))
 		},
 	),
 	fx.Invoke(func(m *prometheus.Metrics, db *bun.DB) { m.WatchDB(db.DB, "once") }),
 )
+
+// newPostgresUoW is a unit of work on the pool whose failures tell server
+// when the server went away: whichever part of the process meets a
+// failover first (an API request, the relay's mark, the Dispatcher's
+// claim), the completed-response cache hears of it.
+func newPostgresUoW(db *bun.DB, server *postgres.ServerIdentity, cfg Config) *postgres.UnitOfWork {
+	return postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout), postgres.WithServerIdentity(server))
+}
 
 // startupConnectTimeout bounds the first connection: a server that does not
 // answer (a firewall dropping packets) fails start-up with a message

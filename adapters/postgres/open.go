@@ -53,7 +53,10 @@ type Pool struct {
 	// pooler in transaction mode (PgBouncer's pool_mode=transaction), which
 	// hands each transaction whichever server connection is free: no
 	// statement may rely on a named prepared statement (see
-	// withoutPreparedStatements).
+	// withoutPreparedStatements), and the pooler may move to another
+	// server under connections that stay up, so Server confirms which
+	// server answers before anything is answered from memory
+	// (ServerIdentity.Confirm).
 	TransactionPooler bool
 	// Server, if set, learns which server each new connection reached
 	// (server_identity.go).
@@ -120,6 +123,13 @@ func OpenPool(ctx context.Context, dsn string, pool Pool, opts ...OpenOption) (*
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
 		return nil, &ConnectError{Addr: address(cfg.Config), Database: cfg.Database, User: cfg.User, Err: err}
+	}
+	if pool.Server != nil {
+		var through *UnitOfWork
+		if pool.TransactionPooler {
+			through = NewUnitOfWork(db, WithAcquireTimeout(pool.AcquireTimeout))
+		}
+		pool.Server.confirmThrough(through)
 	}
 	return db, nil
 }
