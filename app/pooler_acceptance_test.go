@@ -3,8 +3,11 @@ package app_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +19,76 @@ import (
 	"github.com/oncehq/once/testsupport/pgbouncer"
 	"github.com/oncehq/once/testsupport/pgcluster"
 	"github.com/oncehq/once/testsupport/pgsandbox"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
+
+// PgBouncer in transaction mode in front, with fewer server connections
+// than the service has client connections, and ONCE_DATABASE_POOLER left
+// empty: the service finds the pooler at start, says so in one warning
+// naming the setting, and works as with it. Creates from eight clients at
+// once and their replays all answer 2xx (never a 500 for a prepared
+// statement the next transaction's server connection does not have), the
+// Dispatcher's claims and marks and the worker's writes go through it too
+// (every operation succeeds), and the service is ready.
+func TestBehindPgBouncerWithoutTheSettingTheServiceFindsThePooler(t *testing.T) {
+	db := pgtest.New(t)
+	bouncer := pgbouncer.Start(t, pgbouncer.Config{Target: "127.0.0.1:5432", Users: []string{db.AppRole}, PoolSize: 2})
+	cfg := apitest.Config(bouncer.DSN(t, db.AppDSN))
+	cfg.DBMaxConns, cfg.DBMaxIdle = 6, 6
+	cfg.Dispatcher, cfg.Worker = true, true
+	// The Dispatcher polls: its LISTEN would go through the pooler, which
+	// passes on no notification.
+	cfg.DispatchPollInterval = 50 * time.Millisecond
+	s := apitest.Start(t, cfg, db)
+
+	const clients, each = 8, 5
+	var (
+		mu       sync.Mutex
+		statuses = map[int]int{}
+		answers  []string
+		ops      []storeCreated
+		wg       sync.WaitGroup
+	)
+	for c := range clients {
+		wg.Go(func() {
+			for i := range each {
+				k := key()
+				body := storeBody(fmt.Sprintf("pooler-%d-%d", c, i))
+				first := s.Do(t, "POST", "/v1/stores", body, map[string]string{"Idempotency-Key": k})
+				replay := s.Do(t, "POST", "/v1/stores", body, map[string]string{"Idempotency-Key": k})
+				mu.Lock()
+				for _, r := range []apitest.Response{first, replay} {
+					statuses[r.Status]++
+					if r.Status != http.StatusCreated {
+						answers = append(answers, fmt.Sprintf("%d %.300s", r.Status, r.Body))
+					}
+				}
+				if first.Status == http.StatusCreated {
+					var created storeCreated
+					first.JSON(t, &created)
+					ops = append(ops, created)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, map[int]int{http.StatusCreated: 2 * clients * each}, statuses, "answers other than 201: %v", answers)
+	for _, c := range ops {
+		op := s.WaitOperation(t, c.Operation.ID, time.Minute)
+		assert.Equal(t, "succeeded", op.Status, op.Error)
+	}
+	ready(t, s)
+
+	var warned []string
+	for _, line := range strings.Split(s.Logs.String(), "\n") {
+		if strings.Contains(line, `"level":"WARN"`) && strings.Contains(line, "ONCE_DATABASE_POOLER") {
+			warned = append(warned, line)
+		}
+	}
+	assert.Len(t, warned, 1, "one warning naming ONCE_DATABASE_POOLER")
+	t.Logf("%s", warned)
+}
 
 // Behind PgBouncer the service's connections to the pooler outlive the
 // server behind it. Here the service runs through PgBouncer on a private
@@ -52,9 +124,10 @@ func TestBehindPgBouncerARetryAfterTheServerChangedExecutesAgain(t *testing.T) {
 	// The standby has the workspace, then takes its own way.
 	onStandby := superuserOn(t, standby.SuperuserDSN(), db.Name)
 	apitest.Eventually(t, time.Minute, "the workspace on the standby", func() bool {
+		// The database itself may not have reached it yet.
 		var n int
-		require.NoError(t, onStandby.QueryRow(`SELECT count(*) FROM workspaces WHERE id = $1`, s.Workspace).Scan(&n))
-		return n == 1
+		err := onStandby.QueryRow(`SELECT count(*) FROM workspaces WHERE id = $1`, s.Workspace).Scan(&n)
+		return err == nil && n == 1
 	})
 	require.NoError(t, standby.Promote(ctx))
 

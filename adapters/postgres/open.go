@@ -58,6 +58,10 @@ type Pool struct {
 	// server answers before anything is answered from memory
 	// (ServerIdentity.Confirm).
 	TransactionPooler bool
+	// PoolerPrepares says that the transaction pooler keeps named prepared
+	// statements for its clients itself (PgBouncer 1.21 and later with
+	// max_prepared_statements): pgx's statement cache is kept.
+	PoolerPrepares bool
 	// Server, if set, learns which server each new connection reached
 	// (server_identity.go).
 	Server *ServerIdentity
@@ -105,7 +109,7 @@ func OpenPool(ctx context.Context, dsn string, pool Pool, opts ...OpenOption) (*
 	for _, opt := range opts {
 		opt(cfg)
 	}
-	if pool.TransactionPooler {
+	if pool.TransactionPooler && !pool.PoolerPrepares {
 		withoutPreparedStatements(cfg)
 	}
 	// pgx's stdlib connections, wrapped to save round trips
