@@ -44,11 +44,13 @@ type Config struct {
 	DatabaseURL string `env:"DATABASE_URL"`
 	// MigrateDatabaseURL is the owner role `once migrate` connects as.
 	MigrateDatabaseURL string `env:"ONCE_MIGRATE_DATABASE_URL"`
-	// DatabasePooler says what DatabaseURL reaches: empty for PostgreSQL
-	// itself (or a pooler that keeps prepared statements: PgBouncer 1.21+
-	// with max_prepared_statements, or any pooler in session mode);
-	// pgbouncer for a pooler in transaction mode, which needs statements
-	// without server-side preparation (docs/deploy.md).
+	// DatabasePooler says what DatabaseURL reaches: pgbouncer for a pooler
+	// in transaction mode, which needs statements without server-side
+	// preparation (docs/deploy.md); none for PostgreSQL itself, or a
+	// pooler that keeps prepared statements (PgBouncer 1.21+ with
+	// max_prepared_statements, or any pooler in session mode); empty: found
+	// out at start, a transaction pooler then treated as pgbouncer
+	// (findPooler).
 	DatabasePooler string `env:"ONCE_DATABASE_POOLER"`
 	// DatabaseListenURL is the connection a Dispatcher LISTENs on for
 	// wake-ups, which must reach PostgreSQL itself (LISTEN holds a

@@ -132,7 +132,7 @@ var configHelp = map[string]string{
 	"ONCE_OPS_PPROF":                   "serve net/http/pprof under /debug/pprof/ on the ops listener",
 	"DATABASE_URL":                     "PostgreSQL, as the application role; empty: the embedded in-memory store (data lost on exit)",
 	"ONCE_MIGRATE_DATABASE_URL":        "PostgreSQL as the owner role, which `once migrate` applies the migrations as",
-	"ONCE_DATABASE_POOLER":             "pgbouncer: DATABASE_URL goes through a pooler in transaction mode (statements without server-side preparation); empty: PostgreSQL itself",
+	"ONCE_DATABASE_POOLER":             "pgbouncer: DATABASE_URL goes through a pooler in transaction mode (statements without server-side preparation); none: PostgreSQL itself, or a pooler that keeps prepared statements; empty: found out at start (a transaction pooler gets what pgbouncer gives, with a warning)",
 	"ONCE_DATABASE_LISTEN_URL":         "PostgreSQL itself, for the Dispatcher's LISTEN connection (never through a transaction pooler); empty: DATABASE_URL",
 	"ONCE_JWT_SECRET":                  "HMAC key of the bearer tokens, at least 32 bytes; required with DATABASE_URL",
 	"ONCE_JWT_ISSUER":                  "issuer (iss) of the bearer tokens",

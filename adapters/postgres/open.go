@@ -53,8 +53,15 @@ type Pool struct {
 	// pooler in transaction mode (PgBouncer's pool_mode=transaction), which
 	// hands each transaction whichever server connection is free: no
 	// statement may rely on a named prepared statement (see
-	// withoutPreparedStatements).
+	// withoutPreparedStatements), and the pooler may move to another
+	// server under connections that stay up, so Server confirms which
+	// server answers before anything is answered from memory
+	// (ServerIdentity.Confirm).
 	TransactionPooler bool
+	// PoolerPrepares says that the transaction pooler keeps named prepared
+	// statements for its clients itself (PgBouncer 1.21 and later with
+	// max_prepared_statements): pgx's statement cache is kept.
+	PoolerPrepares bool
 	// Server, if set, learns which server each new connection reached
 	// (server_identity.go).
 	Server *ServerIdentity
@@ -102,7 +109,7 @@ func OpenPool(ctx context.Context, dsn string, pool Pool, opts ...OpenOption) (*
 	for _, opt := range opts {
 		opt(cfg)
 	}
-	if pool.TransactionPooler {
+	if pool.TransactionPooler && !pool.PoolerPrepares {
 		withoutPreparedStatements(cfg)
 	}
 	// pgx's stdlib connections, wrapped to save round trips
@@ -120,6 +127,13 @@ func OpenPool(ctx context.Context, dsn string, pool Pool, opts ...OpenOption) (*
 	if err := db.PingContext(ctx); err != nil {
 		_ = db.Close()
 		return nil, &ConnectError{Addr: address(cfg.Config), Database: cfg.Database, User: cfg.User, Err: err}
+	}
+	if pool.Server != nil {
+		var through *UnitOfWork
+		if pool.TransactionPooler {
+			through = NewUnitOfWork(db, WithAcquireTimeout(pool.AcquireTimeout))
+		}
+		pool.Server.confirmThrough(through)
 	}
 	return db, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
@@ -71,6 +72,27 @@ func TestThroughATransactionPoolerEveryStatementWorks(t *testing.T) {
 	t.Run("with TransactionPooler", func(t *testing.T) {
 		require.NoError(t, run(t, true))
 	})
+}
+
+// PostgreSQL itself and PgBouncer in session mode give each connection a
+// server session of its own for its life; PgBouncer in transaction mode
+// does not, whatever its number of server connections.
+func TestFindTransactionPoolerTellsTransactionModeFromTheRest(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	find := func(t *testing.T, dsn string) bool {
+		found, err := postgres.FindTransactionPooler(ctx, dsn)
+		require.NoError(t, err)
+		return found
+	}
+	assert.False(t, find(t, db.AppDSN), "PostgreSQL itself")
+	for _, size := range []int{1, 4} {
+		bouncer := pgbouncer.Start(t, pgbouncer.Config{Target: "127.0.0.1:5432", Users: []string{db.AppRole}, PoolSize: size})
+		assert.True(t, find(t, bouncer.DSN(t, db.AppDSN)), "transaction mode, %d server connections", size)
+	}
+	session := pgbouncer.Start(t, pgbouncer.Config{Target: "127.0.0.1:5432", Users: []string{db.AppRole}, PoolSize: 4, PoolMode: "session"})
+	assert.False(t, find(t, session.DSN(t, db.AppDSN)), "session mode")
 }
 
 func eventIDs(events []model.OutboxEvent) []uuid.UUID {

@@ -33,11 +33,21 @@ import (
 //
 // The first identity learnt is the baseline: a process that starts has
 // nothing to forget.
+//
+// Neither is enough behind a pooler in transaction mode: an operator points
+// the pooler at the promoted standby and reloads it, the pooler closes its
+// server connections to the old server as they come free, and the
+// process's own connections to the pooler stay up, answer, and meet no
+// failure. So behind such a pooler Confirm asks which server answers, on a
+// connection of the pool, before the process answers from memory.
 type ServerIdentity struct {
 	epoch atomic.Uint64
 	mu    sync.Mutex
 	known serverFingerprint
 	seen  bool
+	// through is the pool Confirm asks through: set by OpenPool for a
+	// pool behind a transaction pooler, nil otherwise.
+	through atomic.Pointer[UnitOfWork]
 }
 
 var _ ports.StoreEpoch = (*ServerIdentity)(nil)
@@ -47,6 +57,41 @@ func NewServerIdentity() *ServerIdentity { return &ServerIdentity{} }
 
 // Epoch implements ports.StoreEpoch.
 func (s *ServerIdentity) Epoch() uint64 { return s.epoch.Load() }
+
+// Confirm implements ports.StoreEpoch. Without a pooler in between, a
+// server changes only with the connection, which Epoch has heard of: it
+// costs nothing. Behind a transaction pooler it asks, through the pool,
+// which server answers the next transaction (one short statement, waiting
+// for a connection at most the pool's acquire timeout), as a new
+// connection does.
+func (s *ServerIdentity) Confirm(ctx context.Context) (uint64, error) {
+	uow := s.through.Load()
+	if uow == nil {
+		return s.Epoch(), nil
+	}
+	conn, err := uow.acquire(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	err = conn.Raw(func(driverConn any) error {
+		pc, ok := driverConn.(*pipelinedConn)
+		if !ok {
+			return errors.New("postgres: a connection not made by OpenPool")
+		}
+		return s.identify(ctx, pc.Conn.Conn())
+	})
+	if err != nil {
+		if ctx.Err() == nil && serverWentAway(err) {
+			s.lost()
+		}
+		return 0, unavailableError(err)
+	}
+	return s.Epoch(), nil
+}
+
+// confirmThrough makes Confirm ask through uow's pool, or not at all (nil).
+func (s *ServerIdentity) confirmThrough(uow *UnitOfWork) { s.through.Store(uow) }
 
 // serverFingerprint is what tells one server (and history) from another.
 // A field the server would not tell is empty.

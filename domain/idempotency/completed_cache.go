@@ -29,7 +29,9 @@ const (
 // longer has it, and a retry must execute again rather than replay. So
 // every entry carries the store's epoch (ports.StoreEpoch) it was read or
 // written in, and only an entry of the current epoch is ever answered; the
-// first lookup that sees the epoch move on empties the cache.
+// first lookup that sees the epoch move on empties the cache. A hit is
+// answered only once the store confirmed its epoch (StoreEpoch.Confirm):
+// behind a pooler the process may hear of a new server from nothing else.
 type completedCache struct {
 	lru *expirable.LRU[model.IdempotencyScope, cachedRecord]
 	// epoch is the newest epoch a lookup saw.

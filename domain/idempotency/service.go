@@ -138,7 +138,19 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 	// request belongs to it, or to an older store.
 	epoch := s.storeEpoch()
 	if rec, ok := s.completed.get(req.Scope, s.clock.Now(), epoch); ok {
-		return s.replay(req, rec)
+		// Answered from memory only while the store is the one the record
+		// was read from, as of now: behind a pooler nothing else may have
+		// told.
+		confirmed, err := s.confirmEpoch(ctx)
+		if err != nil {
+			return Result{}, err
+		}
+		if confirmed == epoch {
+			return s.replay(req, rec)
+		}
+		// Another store: the database answers, and the next lookup
+		// forgets what the cache holds.
+		epoch = confirmed
 	}
 	f, leader := s.inFlight.join(req.Scope)
 	if !leader {
@@ -233,6 +245,13 @@ func (s *Service) storeEpoch() uint64 {
 		return 0
 	}
 	return s.epoch.Epoch()
+}
+
+func (s *Service) confirmEpoch(ctx context.Context) (uint64, error) {
+	if s.epoch == nil {
+		return 0, nil
+	}
+	return s.epoch.Confirm(ctx)
 }
 
 // follow answers a twin of a request this process is running: it waits (no

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/idempotency"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
@@ -24,6 +25,11 @@ type failoverStore struct {
 	current atomic.Pointer[memory.DB]
 	epoch   atomic.Uint64
 	works   atomic.Int64
+	// unseen is a change of store only Confirm finds out (a pooler that
+	// switched servers under connections that stay up); down makes
+	// Confirm fail.
+	unseen atomic.Bool
+	down   atomic.Bool
 }
 
 func (f *failoverStore) Transact(ctx context.Context, ws uuid.UUID, fn func(context.Context, ports.Tx) error) error {
@@ -31,6 +37,16 @@ func (f *failoverStore) Transact(ctx context.Context, ws uuid.UUID, fn func(cont
 }
 
 func (f *failoverStore) Epoch() uint64 { return f.epoch.Load() }
+
+func (f *failoverStore) Confirm(context.Context) (uint64, error) {
+	if f.down.Load() {
+		return 0, domain.Errorf(domain.CodeUnavailable, "database unavailable, try again")
+	}
+	if f.unseen.Swap(false) {
+		f.epoch.Add(1)
+	}
+	return f.Epoch(), nil
+}
 
 // work counts its executions.
 func (f *failoverStore) work(ctx context.Context, tx ports.Tx) (model.SavedResponse, error) {
@@ -118,4 +134,40 @@ func TestRecordOfARequestThatSpannedTheChangeIsNotCached(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, again.Replayed)
 	assert.Equal(t, int64(2), store.works.Load())
+}
+
+// The store replaced in a way only Confirm finds out (behind a pooler in
+// transaction mode): the cached record is not answered, the retry executes
+// on the new store, which then replays it.
+func TestAHitIsAnsweredOnlyOnceTheStoreConfirmedItsEpoch(t *testing.T) {
+	svc, store := failoverService(t, true)
+	req := request(`{"a":1}`)
+	_, err := svc.Run(context.Background(), req, store.work)
+	require.NoError(t, err)
+
+	store.current.Store(memory.NewDB())
+	store.unseen.Store(true)
+
+	again, err := svc.Run(context.Background(), req, store.work)
+	require.NoError(t, err)
+	assert.False(t, again.Replayed, "replayed a record the database no longer has")
+	assert.Equal(t, int64(2), store.works.Load())
+	replay, err := svc.Run(context.Background(), req, store.work)
+	require.NoError(t, err)
+	assert.True(t, replay.Replayed)
+	assert.Equal(t, int64(2), store.works.Load())
+}
+
+// A store that cannot confirm its epoch now answers nothing from memory:
+// the client is told to come back, and nothing executes.
+func TestAHitTheStoreCannotConfirmIsUnavailable(t *testing.T) {
+	svc, store := failoverService(t, true)
+	req := request(`{"a":1}`)
+	_, err := svc.Run(context.Background(), req, store.work)
+	require.NoError(t, err)
+
+	store.down.Store(true)
+	_, err = svc.Run(context.Background(), req, store.work)
+	assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err))
+	assert.Equal(t, int64(1), store.works.Load())
 }

@@ -1,14 +1,17 @@
 // Package pgbouncer runs a private PgBouncer for a test: Debian's
 // pgbouncer (1.18 on bookworm) with an ini, an auth file and a port of its
 // own in a temporary directory, never the system service. It pools in
-// transaction mode, as a team that outgrows one PostgreSQL puts it in
-// front: each transaction gets whichever server connection is free.
+// transaction mode unless told otherwise, as a team that outgrows one
+// PostgreSQL puts it in front: each transaction gets whichever server
+// connection is free.
 //
 // Without the pgbouncer program the tests skip, unless CI is set: there
 // they fail (scripts/services.sh installs it).
 package pgbouncer
 
 import (
+	"cmp"
+	"database/sql"
 	"fmt"
 	"net"
 	"net/url"
@@ -21,16 +24,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
+
 	"github.com/oncehq/once/testsupport/pgcluster"
 )
 
 // Bouncer is a running PgBouncer.
 type Bouncer struct {
 	// Addr is host:port of the pooler.
-	Addr string
-	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
+	Addr   string
+	dir    string
+	cfg    Config
+	listen int
+	cmd    *exec.Cmd
+	done   chan struct{}
 }
 
 // Config is what a Bouncer pools.
@@ -44,18 +52,17 @@ type Config struct {
 	Users []string
 	// PoolSize is the most server connections per database and user.
 	PoolSize int
+	// PoolMode is PgBouncer's pool_mode; empty: transaction.
+	PoolMode string
 }
 
-// Start runs PgBouncer in transaction mode for cfg until t ends.
+// Start runs PgBouncer (in transaction mode unless cfg says otherwise) for
+// cfg until t ends.
 func Start(t testing.TB, cfg Config) *Bouncer {
 	t.Helper()
 	program, err := find()
 	if err != nil {
 		pgcluster.Missing(t, "pgbouncer", err)
-	}
-	host, port, err := net.SplitHostPort(cfg.Target)
-	if err != nil {
-		t.Fatal(err)
 	}
 	// A directory the server's OS user owns: PgBouncer, like PostgreSQL,
 	// refuses to run as root, and reads its files as that user.
@@ -71,26 +78,13 @@ func Start(t testing.TB, cfg Config) *Bouncer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &Bouncer{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(listen)), dir: dir, done: make(chan struct{})}
+	b := &Bouncer{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(listen)), dir: dir, cfg: cfg, listen: listen, done: make(chan struct{})}
 	var users strings.Builder
 	for _, u := range cfg.Users {
 		fmt.Fprintf(&users, "%q \"\"\n", u)
 	}
 	write(t, filepath.Join(dir, "userlist.txt"), users.String())
-	write(t, b.iniPath(), fmt.Sprintf(`[databases]
-* = host=%s port=%s
-
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = %d
-unix_socket_dir =
-auth_type = trust
-auth_file = %s
-pool_mode = transaction
-default_pool_size = %d
-max_client_conn = 1000
-logfile = %s
-`, host, port, listen, filepath.Join(dir, "userlist.txt"), max(cfg.PoolSize, 1), b.LogPath()))
+	b.writeIni(t)
 
 	args := []string{b.iniPath()}
 	if user := pgcluster.ServerUser(); user != "" {
@@ -118,6 +112,66 @@ logfile = %s
 	})
 	b.waitListening(t)
 	return b
+}
+
+// writeIni writes the ini of b's configuration.
+func (b *Bouncer) writeIni(t testing.TB) {
+	t.Helper()
+	host, port, err := net.SplitHostPort(b.cfg.Target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, b.iniPath(), fmt.Sprintf(`[databases]
+* = host=%s port=%s
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = %d
+unix_socket_dir =
+auth_type = trust
+auth_file = %s
+pool_mode = %s
+default_pool_size = %d
+max_client_conn = 1000
+logfile = %s
+`, host, port, b.listen, filepath.Join(b.dir, "userlist.txt"), cmp.Or(b.cfg.PoolMode, "transaction"), max(b.cfg.PoolSize, 1), b.LogPath()))
+}
+
+// Retarget points PgBouncer at another server (host:port) while it runs,
+// as an operator does after a failover: the ini is rewritten and reloaded
+// (SIGHUP), clients stay connected, and PgBouncer closes its server
+// connections to the old server as they come free. It returns once a new
+// transaction through dsn (a client DSN of the pooler) reaches target.
+func (b *Bouncer) Retarget(t testing.TB, target, dsn string) {
+	t.Helper()
+	b.cfg.Target = target
+	b.writeIni(t)
+	if err := b.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	_, port, err := net.SplitHostPort(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var reached string
+		// Unprepared: pgx's statement cache does not work through a
+		// transaction pooler.
+		err := db.QueryRow(`SELECT inet_server_port()::text`, pgx.QueryExecModeSimpleProtocol).Scan(&reached)
+		if err == nil && reached == port {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pgbouncer still reaches port %s (%v), not %s:\n%s", reached, err, target, b.Log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // DSN is dsn, a postgres:// URL, with its host and port the pooler's.
