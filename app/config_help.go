@@ -180,7 +180,7 @@ var configHelp = map[string]string{
 	"ONCE_OPERATION_RETENTION":         "how long a succeeded or failed operation is kept (at least 24h and ONCE_IDEMPOTENCY_RETENTION)",
 	"ONCE_TASK_RETENTION":              "how long a finished task (catalog sync, material transfer, failed publication, unbilled AI task) is kept (same minimum)",
 	"ONCE_DEAD_LETTER_RETENTION":       "how long a dead letter is kept from the moment it became one (at least 24h, at most ONCE_OPERATION_RETENTION)",
-	"ONCE_WORKER_MAX_RETRIES":          "retries of a failing job before it is given up on (a dead letter)",
+	"ONCE_WORKER_MAX_RETRIES":          "retries of a failing job before it is given up on (a dead letter); waits of 1s doubling to 30s, ±50%: 5 wait about 31s",
 	"ONCE_SIM_URL":                     "URL of `once sim`, the platform, AI provider and material source the workers call; empty: in-process simulators",
 	"ONCE_SIM_TIMEOUT":                 "bound of each call to them",
 	"ONCE_DISPATCH_BREAKER_FAILURES":   "publishes in a row that must find the broker unreachable before a Dispatcher pauses publishing",

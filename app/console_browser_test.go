@@ -16,6 +16,7 @@ import (
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/operator"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/testsupport/testkit"
@@ -97,14 +98,16 @@ func refreshUntil(t *testing.T, ctx context.Context, what, condition string) {
 // An operator logs in to the console in a real browser, against
 // PostgreSQL with a Dispatcher and a worker running: sees the backlog and
 // the dead letters of other workspaces, sees the dead letter of a job the
-// worker gave up on appear, looks at it, re-drives it, and sees it gone;
-// the job then succeeds.
+// worker retried and gave up on appear (its runs told apart from the
+// Dispatcher's delivery attempts), looks at it, re-drives it, and sees it
+// gone; the job then succeeds.
 func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	ctx := browser(t)
 	db := pgtest.New(t)
 	cfg := apitest.Config(db.AppDSN)
 	cfg.Queue, cfg.Dispatcher, cfg.Worker = app.QueueMemory, true, true
 	cfg.OperatorToken = consoleToken
+	cfg.WorkerMaxRetries = 2 // waits of about 1 s and 2 s
 	var f faults
 	s := apitest.Start(t, cfg, db, f.inject())
 	console := s.OpsURL + "/console/"
@@ -137,9 +140,10 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"cannot publish: broker unreachable after <n> attempts × 2"}, groups, "one cause, two workspaces")
 
-	// A store verification the worker gives up on: its event is a dead
-	// letter of stage "job".
-	f.set(model.EventStoreCredentialsVerify, domain.CodeValidation)
+	// A store verification the worker retries and gives up on: its event
+	// is a dead letter of stage "job", delivered at the first attempt and
+	// run three times.
+	f.set(model.EventStoreCredentialsVerify, domain.CodeUnavailable)
 	op := startTask(t, s, "/v1/stores", storeBody("console-"+time.Now().Format("150405.000")))
 	require.Equal(t, "failed", s.WaitOperation(t, op.Operation.ID, 60*time.Second).Status)
 	event, lastError, found := deadLetterOf(t, s, op)
@@ -150,7 +154,11 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	group, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
 		`(g => [g.querySelector(".stage").textContent, g.querySelector(".cause").textContent])(document.querySelector('`+row+`').closest("[data-key]"))`))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"failed job", lastError}, group, "a group of its own, its cause the last error (no ids in this one)")
+	assert.Equal(t, []string{"failed job", operator.Cause(lastError)}, group, "a group of its own, its cause the last error (no ids in this one, the count of runs a number)")
+	attempts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`(r => [r.querySelector(".delivery-attempts").textContent, r.querySelector(".job-attempts").textContent])(document.querySelector('`+row+`'))`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0", "3"}, attempts, "no delivery attempt failed; the worker ran the job once and retried it twice")
 	screenshot(t, ctx)
 
 	// Looked at: the sanitized view, then re-driven from it with the fault

@@ -26,6 +26,7 @@ import (
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/faultproxy"
 	"github.com/oncehq/once/testsupport/pgtest"
+	"github.com/oncehq/once/testsupport/redistest"
 )
 
 // publisherFunc adapts a function to ports.Publisher.
@@ -286,6 +287,7 @@ func TestPostgresThreeDispatchersDrainTenThousandEventsFairly(t *testing.T) {
 	s := apitest.Start(t, cfg, db, fx.Populate(&disc))
 	ctx := context.Background()
 
+	redistest.DeleteKeysLater(t, "redis://127.0.0.1:6379/0", cfg.QueuePrefix)
 	raw, err := redisstream.NewPublisher(redisstream.Config{URL: "redis://127.0.0.1:6379/0"}, quiet)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = raw.Close() })

@@ -57,7 +57,7 @@ func readmeFirstRequest(t *testing.T) string {
 
 // TestAPIWalkthrough runs the walkthrough of docs/api.md verbatim with bash
 // against the service and checks that it prints exactly what its comments
-// say, and the README's first request verbatim too (runREADME): on the memory configuration (memory store and queue, with the
+// say, and the README's first request verbatim too, twice (runREADME): on the memory configuration (memory store and queue, with the
 // Dispatcher and the workers, as `make run`) and on PostgreSQL and Redis,
 // each with the in-process simulators and with `once sim` served over
 // HTTP (cfg.SimURL). It runs twice on the same server: the walkthrough is
@@ -105,7 +105,10 @@ func TestAPIWalkthrough(t *testing.T) {
 
 func runWalkthrough(t *testing.T, s *apitest.Server) {
 	t.Helper()
-	runREADME(t, s)
+	// Pasted twice, the README's block makes two stores: it picks a new
+	// key and a new shop id each time.
+	first, second := runREADME(t, s, 1), runREADME(t, s, 2)
+	assert.NotEqual(t, first, second, "the second paste made a store of its own")
 	script, want := apiWalkthrough(t)
 
 	for run := range 2 {
@@ -123,30 +126,32 @@ func runWalkthrough(t *testing.T, s *apitest.Server) {
 // service's addresses and a token in the variables it reads, and checks
 // the copy-paste path: the store is created (201, Location), the operation
 // id the block reads from that answer names the store's operation, which
-// it reads back and which then succeeds, and the metrics are there.
-func runREADME(t *testing.T, s *apitest.Server) {
+// it reads back and which then succeeds, and the metrics are there. It
+// returns the store's id.
+func runREADME(t *testing.T, s *apitest.Server, run int) uuid.UUID {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), "bash", "-e", "-o", "pipefail", "-c", readmeFirstRequest(t))
 	cmd.Env = append(os.Environ(), "B="+s.URL, "TOKEN="+s.Token, "OPS="+s.OpsURL)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "the README's first request stopped: %s\nstdout:\n%s", stderr.String(), out)
+	require.NoError(t, err, "the README's first request (run %d) stopped: %s\nstdout:\n%s", run, stderr.String(), out)
 
 	dec := json.NewDecoder(bytes.NewReader(out))
 	var created storeCreated
-	require.NoError(t, dec.Decode(&created), "echo \"$RES\" | jq . prints the answer:\n%s", out)
+	require.NoError(t, dec.Decode(&created), "run %d: echo \"$RES\" | jq . prints the answer:\n%s", run, out)
 	var status string
-	require.NoError(t, dec.Decode(&status), "the operation's status follows:\n%s", out)
-	assert.Contains(t, []string{"pending", "running", "succeeded"}, status)
+	require.NoError(t, dec.Decode(&status), "run %d: the operation's status follows:\n%s", run, out)
+	assert.Contains(t, []string{"pending", "running", "succeeded"}, status, "run %d", run)
 	headers := strings.ToLower(stderr.String())
-	assert.Contains(t, headers, "http/1.1 201 created")
-	assert.Contains(t, headers, "location: /v1/stores/"+created.Store.ID.String())
+	assert.Contains(t, headers, "http/1.1 201 created", "run %d", run)
+	assert.Contains(t, headers, "location: /v1/stores/"+created.Store.ID.String(), "run %d", run)
 	metrics := strings.TrimSpace(string(out[dec.InputOffset():]))
 	require.NotEmpty(t, metrics)
 	for _, line := range strings.Split(metrics, "\n") {
 		assert.True(t, strings.HasPrefix(line, "once_"), "a metrics line: %q", line)
 	}
 	assert.Equal(t, "succeeded", s.WaitOperation(t, created.Operation.ID, 30*time.Second).Status,
-		"the operation the README read back")
+		"run %d: the operation the README read back", run)
+	return created.Store.ID
 }

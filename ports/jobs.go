@@ -9,10 +9,12 @@ type JobFailures interface {
 	// GiveUp ends, in one transaction, the job msg carries: its task and
 	// operation failed with a reason fit for the user (the client-safe
 	// message of a domain error, else a generic one), its outbox event
-	// dead-lettered with cause, sanitized, so operators can list and
-	// re-drive it. A job already finished is left as it is. An error means
-	// nothing was recorded: the message must be delivered again.
-	GiveUp(ctx context.Context, msg Message, cause error) error
+	// dead-lettered with cause, sanitized, and attempts (how many times
+	// the worker ran the job in this delivery: its first run and its
+	// retries), so operators can list and re-drive it. A job already
+	// finished is left as it is. An error means nothing was recorded: the
+	// message must be delivered again.
+	GiveUp(ctx context.Context, msg Message, cause error, attempts int) error
 }
 
 // MessageHandler processes one delivered message. Delivery is at-least-once:

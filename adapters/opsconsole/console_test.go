@@ -244,3 +244,48 @@ func TestTheConsoleIsOffWithoutAToken(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, res.StatusCode)
 	assert.Contains(t, readBody(t, res), "ONCE_OPERATOR_TOKEN")
 }
+
+// A dead letter tells the Dispatcher's delivery attempts from the worker's
+// runs of its job: an event the broker refused has delivery attempts and
+// no job attempts; one whose job the worker retried and gave up on was
+// delivered at once and ran several times.
+func TestDeadLettersTellDeliveryAttemptsFromJobAttempts(t *testing.T) {
+	f := start(t)
+	ws := uuid.New()
+	refused := testkit.DeadLetter(t, f.uow, ws, time.Now(), "cannot publish: refused")
+	job := testkit.PendingEvent(t, f.uow, ws, time.Now())
+	require.NoError(t, f.uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
+		_, err := tx.Outbox().DeadLetterJob(ctx, job.ID, model.JobFailure(6, "platform unavailable"))
+		return err
+	}))
+
+	res := do(t, "GET", f.url+"/console/api/dead-letters", nil, map[string]string{"Authorization": "Bearer " + token, "X-Operator": "ci"})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var list struct {
+		Groups []struct {
+			Events []struct {
+				ID           uuid.UUID `json:"id"`
+				AttemptCount int       `json:"attempt_count"`
+				JobAttempts  *int      `json:"job_attempts"`
+			} `json:"events"`
+		} `json:"groups"`
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&list))
+	seen := map[uuid.UUID]bool{}
+	for _, g := range list.Groups {
+		for _, e := range g.Events {
+			seen[e.ID] = true
+			switch e.ID {
+			case refused.ID:
+				assert.Equal(t, 1, e.AttemptCount, "the refused publish")
+				assert.Nil(t, e.JobAttempts, "no job ran")
+			case job.ID:
+				assert.Equal(t, 0, e.AttemptCount, "delivered at the first attempt")
+				if assert.NotNil(t, e.JobAttempts) {
+					assert.Equal(t, 6, *e.JobAttempts, "the worker's first run and its five retries")
+				}
+			}
+		}
+	}
+	assert.True(t, seen[refused.ID] && seen[job.ID], "both dead letters are listed")
+}

@@ -38,8 +38,15 @@ type eventSummary struct {
 	EventType     string    `json:"event_type"`
 	AggregateType string    `json:"aggregate_type"`
 	AggregateID   uuid.UUID `json:"aggregate_id"`
-	AttemptCount  int       `json:"attempt_count"`
-	CreatedAt     time.Time `json:"created_at"`
+	// AttemptCount is the Dispatcher's: publishes the broker refused and
+	// expired leases taken over. A job the worker ran and gave up on may
+	// have none; its own runs are JobAttempts.
+	AttemptCount int `json:"attempt_count"`
+	// JobAttempts is how many times the worker ran the job before it gave
+	// up on it (its first run and its retries); absent when the worker
+	// did not give up on it.
+	JobAttempts *int      `json:"job_attempts,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 type groupView struct {
@@ -74,8 +81,12 @@ type redrivenView struct {
 }
 
 func summary(e model.OutboxEvent) eventSummary {
-	return eventSummary{ID: e.ID, Workspace: e.WorkspaceID, EventType: e.Type, AggregateType: e.AggregateType,
+	s := eventSummary{ID: e.ID, Workspace: e.WorkspaceID, EventType: e.Type, AggregateType: e.AggregateType,
 		AggregateID: e.AggregateID, AttemptCount: e.AttemptCount, CreatedAt: e.CreatedAt}
+	if n, ok := model.JobAttempts(e.LastError); ok {
+		s.JobAttempts = &n
+	}
+	return s
 }
 
 func (h *handler) backlog(r *http.Request) (any, []any, error) {

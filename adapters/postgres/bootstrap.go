@@ -37,7 +37,11 @@ import (
 //	CREATE ROLE <owner> LOGIN;            -- runs migrations, owns the schema
 //	GRANT once_discovery TO <owner>;      -- so a migration can
 //	                                      -- ALTER FUNCTION ... OWNER TO once_discovery
+//	ALTER ROLE <owner> PASSWORD '<SCRAM-SHA-256 verifier>';
+//	                                      -- when cfg.OwnerPassword is set
 //	CREATE ROLE <app> LOGIN;              -- the service's connections
+//	ALTER ROLE <app> PASSWORD '<SCRAM-SHA-256 verifier>';
+//	                                      -- when cfg.AppPassword is set
 //	GRANT once_app TO <app>;
 //	GRANT once_dispatcher TO <app>;       -- unless cfg.AppNotDispatcher:
 //	                                      -- `once serve` can run the
@@ -64,12 +68,18 @@ const (
 )
 
 // BootstrapConfig names the database and the login roles Bootstrap creates.
-// The roles get no password: set one (or use another authentication method)
-// outside Bootstrap for anything but local development and tests.
 type BootstrapConfig struct {
 	Database  string
 	OwnerRole string
 	AppRole   string
+	// OwnerPassword and AppPassword, when set, become the login roles'
+	// passwords, on every run (so running again with a new one changes
+	// it); empty leaves a role's password as it is (none for a new role,
+	// which then logs in only where pg_hba.conf trusts it or by another
+	// method: peer, certificates). The server receives a SCRAM-SHA-256
+	// verifier, never the password.
+	OwnerPassword string
+	AppPassword   string
 	// AppNotDispatcher keeps once_dispatcher from the app role (and revokes
 	// it if an earlier bootstrap granted it), for deployments that run the
 	// Dispatcher under a login role of its own; grant once_app and
@@ -127,10 +137,12 @@ func Bootstrap(ctx context.Context, superuserDSN string, cfg BootstrapConfig) er
 		func(ctx context.Context) error {
 			return b.role(ctx, cfg.OwnerRole, roleAttrs{login: true, bypassRLS: false})
 		},
+		func(ctx context.Context) error { return b.password(ctx, cfg.OwnerRole, cfg.OwnerPassword) },
 		func(ctx context.Context) error { return b.grantRole(ctx, DiscoveryGroupRole, cfg.OwnerRole) },
 		func(ctx context.Context) error {
 			return b.role(ctx, cfg.AppRole, roleAttrs{login: true, bypassRLS: false})
 		},
+		func(ctx context.Context) error { return b.password(ctx, cfg.AppRole, cfg.AppPassword) },
 		func(ctx context.Context) error { return b.grantRole(ctx, AppGroupRole, cfg.AppRole) },
 		func(ctx context.Context) error {
 			if cfg.AppNotDispatcher {
@@ -197,6 +209,14 @@ func (b bootstrapper) role(ctx context.Context, name string, attrs roleAttrs) er
 		return fmt.Errorf("alter role %s: %w", name, err)
 	}
 	return nil
+}
+
+// password sets role's password when one is given.
+func (b bootstrapper) password(ctx context.Context, role, password string) error {
+	if password == "" {
+		return nil
+	}
+	return b.setPassword(ctx, role, password)
 }
 
 func attrClause(a roleAttrs) string {

@@ -16,7 +16,9 @@ import (
 )
 
 // A worker told to stop lets the job it runs finish, and starts none of
-// the messages that arrive meanwhile: Close hands them back to the broker.
+// the messages that arrive meanwhile: Close hands each back to the broker
+// (at least once: a message handed back may come again before Close
+// returns).
 func TestDrainFinishesRunningJobsAndStartsNoNewOne(t *testing.T) {
 	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
 	t.Cleanup(func() { _ = pub.Close() })
@@ -53,7 +55,10 @@ func TestDrainFinishesRunningJobsAndStartsNoNewOne(t *testing.T) {
 		"the message that arrived while draining waits")
 
 	require.NoError(t, w.Close())
-	assert.Equal(t, 1, w.HandedBack())
+	// What the worker guarantees is that the message is handed back, not
+	// how often: the broker may deliver it again before Close returns,
+	// and the worker hands it back again each time.
+	assert.GreaterOrEqual(t, w.HandedBack(), 1, "the message that arrived while draining is handed back")
 	assert.Equal(t, 0, w.Held())
 	select {
 	case id := <-started:

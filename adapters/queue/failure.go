@@ -129,7 +129,7 @@ func giveUp(failures ports.JobFailures) message.HandlerMiddleware {
 			}
 			// The job's end is recorded even when the handler's context
 			// ended with its failure; the broker's ack follows.
-			if err := failures.GiveUp(context.WithoutCancel(msg.Context()), m, err); err != nil {
+			if err := failures.GiveUp(context.WithoutCancel(msg.Context()), m, err, attemptsOf(msg)); err != nil {
 				return nil, err
 			}
 			return nil, nil

@@ -78,6 +78,16 @@ func observeOutcome(obs JobObserver) message.HandlerMiddleware {
 	}
 }
 
+// attemptsOf is how many times the job msg carries ran in this delivery,
+// as countAttempts counted them on the context observeOutcome gave msg
+// (giveUp, outside both, reads it after they returned).
+func attemptsOf(msg *message.Message) int {
+	if n, ok := msg.Context().Value(attemptsKey{}).(*int); ok {
+		return *n
+	}
+	return 0
+}
+
 // countAttempts sits inside the retries and counts each attempt for
 // observeOutcome.
 func countAttempts(h message.HandlerFunc) message.HandlerFunc {

@@ -124,7 +124,7 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, handlers map[
 			Multiplier:          cfg.Multiplier,
 			RandomizationFactor: cfg.RandomizationFactor,
 			ShouldRetry:         func(p middleware.RetryParams) bool { return Retryable(p.Err) },
-			Logger:              log,
+			Logger:              newRetryLogger(logger),
 		}.Middleware,
 		countAttempts,
 		sanitizeFailures,

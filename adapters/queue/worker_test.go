@@ -16,7 +16,7 @@ var nop = ports.MessageHandlerFunc(func(context.Context, ports.Message) error { 
 // dropFailures records no failed job.
 type dropFailures struct{}
 
-func (dropFailures) GiveUp(context.Context, ports.Message, error) error { return nil }
+func (dropFailures) GiveUp(context.Context, ports.Message, error, int) error { return nil }
 
 func newWorker(t *testing.T) (*queue.Worker, func() error) {
 	t.Helper()

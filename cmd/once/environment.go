@@ -62,6 +62,13 @@ var environments = map[string]environment{
 	"once outbox redrive":          {tracing: true},
 
 	"once migrate": {only: []string{"ONCE_MIGRATE_DATABASE_URL"}},
+	"once bootstrap": {
+		only: []string{},
+		extra: []app.ConfigVar{
+			{Name: ownerPasswordVar, Help: "the owner role's password (unset: left as it is)", Secret: true},
+			{Name: appPasswordVar, Help: "the application role's password (unset: left as it is)", Secret: true},
+		},
+	},
 	"once sim": {
 		only: []string{"ONCE_LOG_LEVEL", "ONCE_LOG_FORMAT"},
 		extra: []app.ConfigVar{
@@ -72,7 +79,7 @@ var environments = map[string]environment{
 	"once sim ledger": {only: []string{"ONCE_SIM_URL"}},
 }
 
-var readsNoEnvironment = map[string]bool{"once bootstrap": true, "once openapi": true, "once errors": true, "once version": true}
+var readsNoEnvironment = map[string]bool{"once openapi": true, "once errors": true, "once version": true}
 
 // standaloneEnvironment is what dispatch and work read: the whole
 // configuration but the two switches they set themselves, with their own

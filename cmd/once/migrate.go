@@ -38,6 +38,13 @@ func migrateCmd() *cobra.Command {
 	}
 }
 
+// The variables `once bootstrap` reads the login roles' passwords from: an
+// environment variable, never a flag, so no process list shows them.
+const (
+	ownerPasswordVar = "ONCE_BOOTSTRAP_OWNER_PASSWORD"
+	appPasswordVar   = "ONCE_BOOTSTRAP_APP_PASSWORD"
+)
+
 func bootstrapCmd() *cobra.Command {
 	var cfg postgres.BootstrapConfig
 	var superuser string
@@ -46,9 +53,15 @@ func bootstrapCmd() *cobra.Command {
 		Short: "Create the database and its roles (run once, as a PostgreSQL superuser)",
 		Long: "Creates the group roles once_app and once_discovery, the owner login role that runs\n" +
 			"migrations, the application login role the service connects as (no BYPASSRLS, owns\n" +
-			"nothing), and the database. Safe to run again.",
+			"nothing), and the database. Safe to run again.\n\n" +
+			"The login roles get the passwords in " + ownerPasswordVar + " and " + appPasswordVar + "\n" +
+			"when they are set (again on every run: a new one replaces the old; unset keeps a role's\n" +
+			"password as it is). PostgreSQL receives a SCRAM-SHA-256 verifier, never the password.\n" +
+			"Without them the roles have none: they log in only where pg_hba.conf trusts them or by\n" +
+			"another method (peer, certificates).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.OwnerPassword, cfg.AppPassword = os.Getenv(ownerPasswordVar), os.Getenv(appPasswordVar)
 			if err := postgres.Bootstrap(cmd.Context(), superuser, cfg); err != nil {
 				return err
 			}

@@ -47,8 +47,11 @@ func newOpsWorld(t *testing.T, queue, brokerAddr string, extra ...string) *opsWo
 // (DATABASE_URL, to reach db through a pooler).
 func newOpsWorldOn(t *testing.T, db *pgtest.DB, queue, brokerAddr string, extra ...string) *opsWorld {
 	cfg := apitest.Config(db.AppDSN)
-	if queue == app.QueueAMQP {
+	switch queue {
+	case app.QueueAMQP:
 		deleteAMQPTopicsLater(t, "amqp://guest:guest@"+brokerAddr+"/", cfg.QueuePrefix)
+	case app.QueueRedis:
+		redistest.DeleteKeysLater(t, "redis://"+brokerAddr+"/0", cfg.QueuePrefix)
 	}
 	env := append([]string{
 		"DATABASE_URL=" + db.AppDSN,

@@ -23,6 +23,7 @@ import (
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/faultproxy"
 	"github.com/oncehq/once/testsupport/pgtest"
+	"github.com/oncehq/once/testsupport/redistest"
 )
 
 // The writer relays its own events (ONCE_RELAY): its process is killed -9
@@ -55,12 +56,17 @@ func runRelayFault(t *testing.T, queue, fault string) {
 	db := pgtest.New(t)
 	cfg := apitest.Config(db.AppDSN)
 	brokerAddr := map[string]string{app.QueueRedis: "127.0.0.1:6379", app.QueueBullMQ: "127.0.0.1:6379", app.QueueAMQP: "127.0.0.1:5672"}[queue]
-	if queue == app.QueueAMQP {
+	bullPrefix := "once-relay-" + uuid.NewString()[:8]
+	switch queue {
+	case app.QueueAMQP:
 		deleteAMQPTopicsLater(t, "amqp://guest:guest@"+brokerAddr+"/", cfg.QueuePrefix)
+	case app.QueueRedis:
+		redistest.DeleteKeysLater(t, "redis://"+brokerAddr+"/0", cfg.QueuePrefix)
+	case app.QueueBullMQ:
+		redistest.DeleteKeysLater(t, "redis://"+brokerAddr+"/0", bullPrefix+":")
 	}
 	simAddr, ledger := freeAddr(t), filepath.Join(t.TempDir(), "ledger.jsonl")
 	startSim(t, simAddr, ledger)
-	bullPrefix := "once-relay-" + uuid.NewString()[:8]
 	env := func(broker string) []string {
 		return []string{
 			"DATABASE_URL=" + db.AppDSN,
@@ -264,12 +270,6 @@ func requireOneJobEach(t *testing.T, prefix string, events []model.OutboxEvent) 
 	defer rdb.Close()
 	ctx := context.Background()
 	queue := prefix + ":" + model.EventStoreCredentialsVerify
-	t.Cleanup(func() {
-		keys, _ := rdb.Keys(context.Background(), prefix+":*").Result()
-		if len(keys) > 0 {
-			_ = rdb.Del(context.Background(), keys...).Err()
-		}
-	})
 	waiting, err := rdb.LRange(ctx, queue+":wait", 0, -1).Result()
 	require.NoError(t, err)
 	seen := map[string]int{}

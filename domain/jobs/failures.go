@@ -48,12 +48,12 @@ func NewFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger, kind
 // cannot come from the outbox and has no row to record on: it is logged
 // and dropped. A job whose operation already ended (a duplicate that
 // failed after the first delivery finished) is left as it is.
-func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error) error {
+func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error, attempts int) error {
 	reason, lastError := UserReason(cause), domain.SanitizeError(cause)
 	if lastError == "" {
 		lastError = reason
 	}
-	lastError = domain.SanitizeText(model.JobFailurePrefix + lastError)
+	lastError = domain.SanitizeText(model.JobFailure(attempts, lastError))
 	log := domain.LogWithin(ctx, f.log.With("message", msg.ID, "event_type", msg.Type, "workspace", msg.WorkspaceID))
 	if msg.WorkspaceID == uuid.Nil {
 		log.Error("job given up, message has no workspace: dropped", "error", lastError)

@@ -3,6 +3,9 @@ package model
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -92,6 +95,36 @@ func NewJob(ctx context.Context, ids IDSource, p Principal, now time.Time, spec 
 // (whose last error the Dispatcher writes, and overwrites on its next
 // failure).
 const JobFailurePrefix = "job failed: "
+
+// JobFailure is the last error of an event whose job a worker gave up on
+// after attempts runs in one delivery (its first and its retries), for
+// cause. The attempts come first, so that bounding a long cause cannot cut
+// them; JobAttempts reads them back.
+func JobFailure(attempts int, cause string) string {
+	if attempts < 1 {
+		return JobFailurePrefix + cause
+	}
+	unit := "attempts"
+	if attempts == 1 {
+		unit = "attempt"
+	}
+	return fmt.Sprintf("%safter %d %s: %s", JobFailurePrefix, attempts, unit, cause)
+}
+
+var jobAttempts = regexp.MustCompile(`^` + regexp.QuoteMeta(JobFailurePrefix) + `after (\d+) attempts?: `)
+
+// JobAttempts is how many times the worker ran the job before it gave up,
+// as JobFailure wrote it into an event's last error; false when lastError
+// is not such a record (an event the Dispatcher could not deliver, or one
+// given up on without a count).
+func JobAttempts(lastError string) (int, bool) {
+	m := jobAttempts.FindStringSubmatch(lastError)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
+}
 
 // JobOperationID reads the operation a job's payload names: every job
 // payload embeds JobOperation (see JobSpec.Payload). False when the

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,4 +104,24 @@ func TestOperationLifecycle(t *testing.T) {
 	assert.Equal(t, t0.Add(3*time.Second), op.UpdatedAt)
 	assert.Equal(t, t0, op.CreatedAt)
 	assert.True(t, op.Finished())
+}
+
+// The worker's runs of a job it gave up on are written into the event's
+// last error and read back from it; a cause of any length keeps them.
+func TestJobFailureCarriesItsAttempts(t *testing.T) {
+	long := strings.Repeat("platform unavailable ", 500)
+	for attempts, want := range map[int]string{
+		1: "job failed: after 1 attempt: platform unavailable",
+		6: "job failed: after 6 attempts: platform unavailable",
+	} {
+		got := JobFailure(attempts, "platform unavailable")
+		assert.Equal(t, want, got)
+		n, ok := JobAttempts(domain.SanitizeText(JobFailure(attempts, long)))
+		assert.True(t, ok)
+		assert.Equal(t, attempts, n)
+	}
+	for _, lastError := range []string{"cannot publish: broker refused after 6 attempts", JobFailurePrefix + "no count", ""} {
+		_, ok := JobAttempts(lastError)
+		assert.False(t, ok, "%q names no job attempts", lastError)
+	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
+	"github.com/oncehq/once/testsupport/redistest"
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
@@ -121,6 +122,10 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	t.Helper()
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("test configuration: %v", err)
+	}
+	if cfg.Queue == app.QueueRedis {
+		// Registered first, so it runs after the service has stopped.
+		redistest.DeleteKeysLater(t, cfg.RedisURL, cfg.QueuePrefix)
 	}
 	logs := &testkit.LogBuffer{}
 	log := slog.New(app.WithRequestContext(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))

@@ -1,7 +1,6 @@
 package bullmqtest
 
 import (
-	"context"
 	"os"
 	"testing"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/oncehq/once/adapters/queue/redisconn"
+	"github.com/oncehq/once/testsupport/redistest"
 )
 
 // RedisURL is where the tests find the shared single Redis (REDIS_URL
@@ -30,33 +30,8 @@ func Prefix(t testing.TB, redisURL string) string {
 	if topology, err := redisconn.TopologyOf(redisURL); err == nil && topology == redisconn.Cluster {
 		prefix = "{" + prefix + "}"
 	}
-	c := Client(t, redisURL)
-	t.Cleanup(func() { deleteKeys(t, c, prefix+":*") })
+	redistest.DeleteKeysLater(t, redisURL, prefix+":")
 	return prefix
-}
-
-// deleteKeys deletes the keys matching pattern, on every master of a
-// Cluster.
-func deleteKeys(t testing.TB, c redis.UniversalClient, pattern string) {
-	ctx := context.Background()
-	del := func(ctx context.Context, node redis.UniversalClient) error {
-		iter := node.Scan(ctx, 0, pattern, 1000).Iterator()
-		for iter.Next(ctx) {
-			if err := node.Del(ctx, iter.Val()).Err(); err != nil {
-				return err
-			}
-		}
-		return iter.Err()
-	}
-	var err error
-	if cluster, ok := c.(*redis.ClusterClient); ok {
-		err = cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error { return del(ctx, node) })
-	} else {
-		err = del(ctx, c)
-	}
-	if err != nil {
-		t.Logf("delete the test's BullMQ keys (%s): %v", pattern, err)
-	}
 }
 
 // Client is a client of the Redis redisURL names, closed with the test.

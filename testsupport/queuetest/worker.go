@@ -145,15 +145,16 @@ type givenUp struct {
 }
 
 type gaveUp struct {
-	msg   ports.Message
-	cause error
+	msg      ports.Message
+	cause    error
+	attempts int
 }
 
-func (g *givenUp) GiveUp(_ context.Context, msg ports.Message, cause error) error {
+func (g *givenUp) GiveUp(_ context.Context, msg ports.Message, cause error, attempts int) error {
 	if g.refuse.Add(-1) >= 0 {
 		return domain.Errorf(domain.CodeUnavailable, "database unreachable")
 	}
-	g.got <- gaveUp{msg, cause}
+	g.got <- gaveUp{msg, cause, attempts}
 	return nil
 }
 
@@ -248,6 +249,10 @@ func givesUp(t *testing.T, newPair NewRawPair, refuse int32, calls int32, answer
 	got := env.gaveUp(t, want)
 	if got := n.Load(); got != calls {
 		t.Errorf("calls = %d, want %d", got, calls)
+	}
+	// The attempts recorded are the last delivery's runs.
+	if refuse == 0 && got.attempts != int(calls) {
+		t.Errorf("attempts given up after = %d, want %d", got.attempts, calls)
 	}
 	return got
 }

@@ -13,6 +13,9 @@
 // Without redis-server 7 or later on PATH (--cluster-port, CLUSTER
 // ADDSLOTSRANGE) the tests that ask skip, unless CI is set: there they
 // fail. scripts/services.sh installs it.
+//
+// Tests that do write to the shared Redis delete what they wrote with
+// DeleteKeysLater.
 package redistest
 
 import (

@@ -114,12 +114,13 @@ function renderGroups(d) {
       ws.title = e.workspace_id;
       const id = el("td", short(e.id), "id");
       id.title = e.id;
-      tr.append(ws, id, el("td", e.event_type), el("td", e.attempt_count, "n"), el("td", when(e.created_at)), actions);
+      tr.append(ws, id, el("td", e.event_type), el("td", e.attempt_count, "n delivery-attempts"),
+        el("td", e.job_attempts ?? "–", "n job-attempts"), el("td", when(e.created_at)), actions);
       tbody.append(tr);
     }
     if (g.events.length > rowsPerGroup) {
       const more = el("td", "… and " + (g.events.length - rowsPerGroup) + " more", "muted");
-      more.colSpan = 6;
+      more.colSpan = 7;
       const tr = el("tr");
       tr.append(more);
       tbody.append(tr);
@@ -149,7 +150,7 @@ async function show(workspace, id) {
     for (const [label, value] of [
       ["Event", e.id], ["Workspace", e.workspace_id], ["Type", e.event_type],
       ["Aggregate", e.aggregate_type + " " + e.aggregate_id], ["Operation", e.operation_id || "–"],
-      ["Stage", e.stage], ["Attempts", e.attempt_count], ["Created", when(e.created_at)], ["Last error", e.last_error],
+      ["Stage", e.stage], ["Delivery attempts", e.attempt_count], ["Job attempts", e.job_attempts ?? "–"], ["Created", when(e.created_at)], ["Last error", e.last_error],
     ]) {
       dl.append(el("dt", label), el("dd", value));
     }
