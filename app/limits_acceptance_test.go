@@ -261,3 +261,65 @@ func TestSixteenThreadsOfOneClientAreServedWithTheDefaults(t *testing.T) {
 	t.Logf("answers %v; %s", answers, waited)
 	assert.Equal(t, map[int]int{http.StatusCreated: creates}, answers)
 }
+
+// A storm of 1,000 creates at once from one workspace, on PostgreSQL with
+// the defaults: each is answered 201 or 429, none 5xx, and another
+// workspace's requests meanwhile are all served. The storm holds its half
+// of the pool and a queue four times that deep; the rest is refused at
+// once or after a short wait.
+func TestAStormFromOneWorkspaceLeavesAnotherServedWithTheDefaults(t *testing.T) {
+	db := pgtest.New(t)
+	cfg := withDefaults(apitest.Config(db.AppDSN))
+	s := apitest.Start(t, cfg, db)
+	forgetRate(t, cfg.RedisURL, s.Workspace)
+	ws, user := uuid.New(), uuid.New()
+	_, err := s.WS.Create(context.Background(), ws, "quiet", user)
+	require.NoError(t, err)
+	forgetRate(t, cfg.RedisURL, ws)
+	quiet := map[string]string{"Authorization": "Bearer " + s.TokenFor(t, ws, user)}
+
+	const storm = 1000
+	var mu sync.Mutex
+	stormed, served := map[int]int{}, map[int]int{}
+	count := func(m map[int]int, status int) {
+		mu.Lock()
+		m[status]++
+		mu.Unlock()
+	}
+	start := make(chan struct{})
+	var storming, quietWG sync.WaitGroup
+	for i := range storm {
+		storming.Go(func() {
+			<-start
+			count(stormed, s.Do(t, "POST", "/v1/stores", storeBody(fmt.Sprint("storm-", i)), map[string]string{"Idempotency-Key": key()}).Status)
+		})
+	}
+	close(start)
+	// The quiet workspace, while the storm lasts: creates and reads from
+	// a few threads.
+	stormOver := make(chan struct{})
+	go func() { storming.Wait(); close(stormOver) }()
+	for range 4 {
+		quietWG.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stormOver:
+					return
+				default:
+				}
+				count(served, s.Do(t, "POST", "/v1/stores", storeBody(fmt.Sprint("quiet-", uuid.NewString()[:8])),
+					map[string]string{"Idempotency-Key": key(), "Authorization": quiet["Authorization"]}).Status)
+				count(served, s.Do(t, "GET", "/v1/operations", nil, quiet).Status)
+			}
+		})
+	}
+	<-stormOver
+	quietWG.Wait()
+	t.Logf("storm %v; quiet workspace %v", stormed, served)
+
+	assert.Equal(t, storm, stormed[http.StatusCreated]+stormed[http.StatusTooManyRequests], "the storm gets 201 or 429: %v", stormed)
+	assert.Positive(t, stormed[http.StatusTooManyRequests], "the storm is limited")
+	assert.Positive(t, served[http.StatusCreated])
+	assert.Equal(t, map[int]int{http.StatusCreated: served[http.StatusCreated], http.StatusOK: served[http.StatusOK]}, served,
+		"every request of the quiet workspace is served")
+}
