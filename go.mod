@@ -39,6 +39,7 @@ require (
 	go.uber.org/fx v1.24.0
 	golang.org/x/image v0.46.0
 	golang.org/x/mod v0.41.0
+	golang.org/x/sync v0.23.0
 )
 
 require (
@@ -98,7 +99,6 @@ require (
 	go.uber.org/zap v1.26.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.59.0 // indirect
-	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/appengine v1.6.8 // indirect

@@ -212,7 +212,8 @@ type Config struct {
 	// empty: redis with DATABASE_URL, process on the embedded store), and
 	// the units of work one workspace may have in flight in one process
 	// (auto: half of ONCE_DB_MAX_CONNS with DATABASE_URL, none on the
-	// embedded store; off; or a number).
+	// embedded store; off; or a number), and how long one over that cap
+	// waits its turn before it is refused (0: refused at once).
 	RateLimit           string `env:"ONCE_RATE_LIMIT" envDefault:"100/s:200"`
 	RateLimitWorkspaces string `env:"ONCE_RATE_LIMIT_WORKSPACES"`
 	RateLimitStore      string `env:"ONCE_RATE_LIMIT_STORE"`
@@ -220,6 +221,7 @@ type Config struct {
 	// past it the write goes through unmetered.
 	RateLimitTimeout        time.Duration `env:"ONCE_RATE_LIMIT_TIMEOUT" envDefault:"100ms"`
 	WorkspaceMaxConcurrency string        `env:"ONCE_WORKSPACE_MAX_CONCURRENCY" envDefault:"auto"`
+	WorkspaceQueueTimeout   time.Duration `env:"ONCE_WORKSPACE_QUEUE_TIMEOUT" envDefault:"1s"`
 }
 
 // Queues.

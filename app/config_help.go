@@ -5,9 +5,12 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/caarlos0/env/v11"
+
+	"github.com/oncehq/once/domain/limits"
 )
 
 // ConfigVar is one environment variable of Config: its name and default
@@ -205,5 +208,6 @@ var configHelp = map[string]string{
 	"ONCE_RATE_LIMIT_WORKSPACES":       "workspaces with a rate of their own: WORKSPACE_ID=RATE,... (RATE as ONCE_RATE_LIMIT, or off)",
 	"ONCE_RATE_LIMIT_STORE":            "where the rate is metered: redis (ONCE_REDIS_URL, shared by every process) or process (this one alone); empty: redis with DATABASE_URL, process on the embedded store",
 	"ONCE_RATE_LIMIT_TIMEOUT":          "how long a write waits for the rate limiter's Redis (it asks inside the write's transaction); past it, or on an error, the write goes through unmetered",
-	"ONCE_WORKSPACE_MAX_CONCURRENCY":   "requests one workspace may have in progress in one process (over it: 429 RATE_LIMITED): a number, off, or auto (half of ONCE_DB_MAX_CONNS with DATABASE_URL, off on the embedded store)",
+	"ONCE_WORKSPACE_MAX_CONCURRENCY":   "requests one workspace may have in progress in one process (over it they wait their turn, see ONCE_WORKSPACE_QUEUE_TIMEOUT): a number, off, or auto (half of ONCE_DB_MAX_CONNS with DATABASE_URL, off on the embedded store)",
+	"ONCE_WORKSPACE_QUEUE_TIMEOUT":     "how long a request over ONCE_WORKSPACE_MAX_CONCURRENCY waits, first come first served within its workspace and holding no connection, for one of those to finish (0 to 1m; 0: at once); then, or with " + strconv.Itoa(limits.WaitingPerSlot) + " times the cap already waiting, 429 RATE_LIMITED",
 }

@@ -51,8 +51,10 @@ func newLimits(lc fx.Lifecycle, cfg Config, clock ports.Clock, metrics *promethe
 	default:
 		limiter = memory.NewRateLimiter(clock)
 	}
-	return limits.New(limits.Config{Policy: policy, MaxConcurrent: cfg.workspaceMaxConcurrency(), StoreTimeout: cfg.RateLimitTimeout},
-		limiter, clock, metrics, log.With("component", "limits")), nil
+	return limits.New(limits.Config{
+		Policy: policy, MaxConcurrent: cfg.workspaceMaxConcurrency(), QueueTimeout: cfg.WorkspaceQueueTimeout,
+		StoreTimeout: cfg.RateLimitTimeout,
+	}, limiter, clock, metrics, log.With("component", "limits")), nil
 }
 
 func (c Config) limitsPolicy() (limits.Policy, error) {
@@ -70,7 +72,9 @@ func (c Config) rateLimitStore() string {
 // workspaceMaxConcurrency is the cap on one workspace's work in flight in
 // one process (0: none). auto leaves half the pool to the other
 // workspaces, and the Dispatcher and workers of the process; the embedded
-// store has no pool to share.
+// store has no pool to share. What is over the cap waits its turn
+// (WorkspaceQueueTimeout), so the cap bounds the connections a workspace
+// holds, not the requests a client may have in flight.
 func (c Config) workspaceMaxConcurrency() int {
 	switch v := strings.TrimSpace(c.WorkspaceMaxConcurrency); v {
 	case "auto":
@@ -114,6 +118,9 @@ func (c Config) validateLimits() []error {
 		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > 1000 {
 			bad("ONCE_WORKSPACE_MAX_CONCURRENCY=%q must be auto, off or a number from 1 to 1000", c.WorkspaceMaxConcurrency)
 		}
+	}
+	if c.WorkspaceQueueTimeout < 0 || c.WorkspaceQueueTimeout > time.Minute {
+		bad("ONCE_WORKSPACE_QUEUE_TIMEOUT=%s must be between 0 and 1m: a request over its workspace's cap waits that long for a slot", c.WorkspaceQueueTimeout)
 	}
 	return errs
 }

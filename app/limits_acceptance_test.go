@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,13 +13,17 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
 
+	"github.com/oncehq/once/adapters/redisrate"
 	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/domain/limits"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // limited starts the service on the memory adapters with cfg's limits
@@ -124,13 +129,20 @@ func TestWritesGoThroughWhenTheRateLimiterIsUnreachable(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(s.Logs.String(), "rate limiter unavailable"), "one line per outage")
 }
 
-// Over its cap of concurrent work a workspace is refused at once, on
-// idempotent writes and reads alike, while another workspace is served.
-func TestAWorkspaceOverItsCapOfConcurrentWorkIsRefusedAtOnce(t *testing.T) {
+// Over its cap of concurrent work a workspace's requests wait their turn
+// and are served when a slot comes back; with its queue full (four times
+// the cap) they are refused at once, idempotent writes and reads alike,
+// while another workspace is served.
+func TestAWorkspaceOverItsCapWaitsItsTurnAndIsRefusedWhenItsQueueIsFull(t *testing.T) {
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
-	s := limited(t, func(c *app.Config) { c.WorkspaceMaxConcurrency = "1" },
+	var lim *limits.Limits
+	s := limited(t, func(c *app.Config) {
+		c.WorkspaceMaxConcurrency = "1"
+		c.WorkspaceQueueTimeout = time.Minute // nobody's wait runs out here
+	},
+		fx.Populate(&lim),
 		apitest.WithBeforeAppend(func(ctx context.Context, events []model.OutboxEvent) error {
 			if len(events) > 0 && events[0].Type == model.EventStoreCredentialsVerify {
 				once.Do(func() { close(entered) })
@@ -140,7 +152,7 @@ func TestAWorkspaceOverItsCapOfConcurrentWorkIsRefusedAtOnce(t *testing.T) {
 		}))
 	var releaseOnce sync.Once
 	open := func() { releaseOnce.Do(func() { close(release) }) }
-	t.Cleanup(open) // before the server stops, which waits for the held request
+	t.Cleanup(open) // before the server stops, which waits for the held requests
 	held := make(chan int, 1)
 	go func() {
 		held <- s.Do(t, "POST", "/v1/stores", storeBody("held"), map[string]string{"Idempotency-Key": key()}).Status
@@ -150,6 +162,18 @@ func TestAWorkspaceOverItsCapOfConcurrentWorkIsRefusedAtOnce(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the held request never reached its transaction")
 	}
+
+	// Four wait: a read, and three creates.
+	waiters := make(chan int, limits.WaitingPerSlot)
+	want := map[int]int{http.StatusOK: 1, http.StatusCreated: limits.WaitingPerSlot - 1}
+	go func() { waiters <- s.Do(t, "GET", "/v1/operations", nil, nil).Status }()
+	for i := 1; i < limits.WaitingPerSlot; i++ {
+		apitest.Eventually(t, time.Minute, "queued", func() bool { return lim.Gate().Waiting(s.Workspace) == i })
+		go func() {
+			waiters <- s.Do(t, "POST", "/v1/stores", storeBody(fmt.Sprint("waiting-", i)), map[string]string{"Idempotency-Key": key()}).Status
+		}()
+	}
+	apitest.Eventually(t, time.Minute, "queue full", func() bool { return lim.Gate().Waiting(s.Workspace) == limits.WaitingPerSlot })
 
 	asserts429(t, s.Do(t, "POST", "/v1/stores", storeBody("next"), map[string]string{"Idempotency-Key": key()}), "concurrency")
 	r := s.Do(t, "GET", "/v1/operations", nil, nil)
@@ -161,5 +185,141 @@ func TestAWorkspaceOverItsCapOfConcurrentWorkIsRefusedAtOnce(t *testing.T) {
 
 	open()
 	assert.Equal(t, http.StatusCreated, <-held)
-	assert.Equal(t, http.StatusOK, s.Do(t, "GET", "/v1/operations", nil, nil).Status, "the slot is back")
+	got := map[int]int{}
+	for range limits.WaitingPerSlot {
+		got[<-waiters]++
+	}
+	assert.Equal(t, want, got, "every waiting request was served in its turn")
+	assert.Zero(t, lim.Gate().InFlight(s.Workspace))
+	assert.Equal(t, http.StatusOK, s.Do(t, "GET", "/v1/operations", nil, nil).Status, "the slots are back")
+
+	metrics := s.Metrics(t)
+	assert.Contains(t, metrics, fmt.Sprintf(`once_http_limit_checks_total{outcome="waited",policy="concurrency"} %d`, limits.WaitingPerSlot))
+	assert.Contains(t, metrics, `once_http_limit_checks_total{outcome="limited",policy="concurrency"} 2`)
+}
+
+// withDefaults is cfg with what the harness changes set back to the
+// service's defaults where they decide who is served: the pool, the
+// limits, and the Dispatcher, worker and relay that share the pool.
+func withDefaults(cfg app.Config) app.Config {
+	def := app.DefaultConfig()
+	cfg.DBMaxConns, cfg.DBMaxIdle, cfg.DBAcquireTimeout = def.DBMaxConns, def.DBMaxIdle, def.DBAcquireTimeout
+	cfg.RateLimit, cfg.RateLimitWorkspaces, cfg.RateLimitStore, cfg.RateLimitTimeout = def.RateLimit, def.RateLimitWorkspaces, def.RateLimitStore, def.RateLimitTimeout
+	cfg.WorkspaceMaxConcurrency, cfg.WorkspaceQueueTimeout = def.WorkspaceMaxConcurrency, def.WorkspaceQueueTimeout
+	cfg.Dispatcher, cfg.Worker, cfg.Relay, cfg.Queue = def.Dispatcher, def.Worker, def.Relay, def.Queue
+	return cfg
+}
+
+// forgetRate removes workspace's allowance from the shared Redis the
+// defaults meter in.
+func forgetRate(t *testing.T, redisURL string, workspace uuid.UUID) {
+	t.Helper()
+	opts, err := redis.ParseURL(redisURL)
+	require.NoError(t, err)
+	client := redis.NewClient(opts)
+	t.Cleanup(func() {
+		assert.NoError(t, client.Del(context.Background(), "rate:"+redisrate.Key(workspace)).Err())
+		_ = client.Close()
+	})
+}
+
+// A client with a small thread pool is not a storm: on PostgreSQL with
+// every setting that decides it at its default, 100 store creates from 16
+// threads at once all answer 201. Past the workspace's cap (half the
+// pool) they wait their turn for a moment instead of being turned away.
+func TestSixteenThreadsOfOneClientAreServedWithTheDefaults(t *testing.T) {
+	db := pgtest.New(t)
+	cfg := withDefaults(apitest.Config(db.AppDSN))
+	s := apitest.Start(t, cfg, db)
+	forgetRate(t, cfg.RedisURL, s.Workspace)
+
+	const threads, creates = 16, 100
+	next := make(chan int, creates)
+	for i := range creates {
+		next <- i
+	}
+	close(next)
+	var mu sync.Mutex
+	answers := map[int]int{}
+	var wg sync.WaitGroup
+	for range threads {
+		wg.Go(func() {
+			for i := range next {
+				r := s.Do(t, "POST", "/v1/stores", storeBody(fmt.Sprint("sixteen-", i)), map[string]string{"Idempotency-Key": key()})
+				if r.Status != http.StatusCreated {
+					t.Logf("create %d: %d %s", i, r.Status, r.Body)
+				}
+				mu.Lock()
+				answers[r.Status]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	metrics := s.Metrics(t)
+	waited := regexp.MustCompile(`once_http_limit_checks_total\{outcome="waited",policy="concurrency"\} \d+`).FindString(metrics)
+	t.Logf("answers %v; %s", answers, waited)
+	assert.Equal(t, map[int]int{http.StatusCreated: creates}, answers)
+}
+
+// A storm of 1,000 creates at once from one workspace, on PostgreSQL with
+// the defaults: each is answered 201 or 429, none 5xx, and another
+// workspace's requests meanwhile are all served. The storm holds its half
+// of the pool and a queue four times that deep; the rest is refused at
+// once or after a short wait.
+func TestAStormFromOneWorkspaceLeavesAnotherServedWithTheDefaults(t *testing.T) {
+	db := pgtest.New(t)
+	cfg := withDefaults(apitest.Config(db.AppDSN))
+	s := apitest.Start(t, cfg, db)
+	forgetRate(t, cfg.RedisURL, s.Workspace)
+	ws, user := uuid.New(), uuid.New()
+	_, err := s.WS.Create(context.Background(), ws, "quiet", user)
+	require.NoError(t, err)
+	forgetRate(t, cfg.RedisURL, ws)
+	quiet := map[string]string{"Authorization": "Bearer " + s.TokenFor(t, ws, user)}
+
+	const storm = 1000
+	var mu sync.Mutex
+	stormed, served := map[int]int{}, map[int]int{}
+	count := func(m map[int]int, status int) {
+		mu.Lock()
+		m[status]++
+		mu.Unlock()
+	}
+	start := make(chan struct{})
+	var storming, quietWG sync.WaitGroup
+	for i := range storm {
+		storming.Go(func() {
+			<-start
+			count(stormed, s.Do(t, "POST", "/v1/stores", storeBody(fmt.Sprint("storm-", i)), map[string]string{"Idempotency-Key": key()}).Status)
+		})
+	}
+	close(start)
+	// The quiet workspace, while the storm lasts: creates and reads from
+	// a few threads.
+	stormOver := make(chan struct{})
+	go func() { storming.Wait(); close(stormOver) }()
+	for range 4 {
+		quietWG.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stormOver:
+					return
+				default:
+				}
+				count(served, s.Do(t, "POST", "/v1/stores", storeBody(fmt.Sprint("quiet-", uuid.NewString()[:8])),
+					map[string]string{"Idempotency-Key": key(), "Authorization": quiet["Authorization"]}).Status)
+				count(served, s.Do(t, "GET", "/v1/operations", nil, quiet).Status)
+			}
+		})
+	}
+	<-stormOver
+	quietWG.Wait()
+	t.Logf("storm %v; quiet workspace %v", stormed, served)
+
+	assert.Equal(t, storm, stormed[http.StatusCreated]+stormed[http.StatusTooManyRequests], "the storm gets 201 or 429: %v", stormed)
+	assert.Positive(t, stormed[http.StatusTooManyRequests], "the storm is limited")
+	assert.Positive(t, served[http.StatusCreated])
+	assert.Equal(t, map[int]int{http.StatusCreated: served[http.StatusCreated], http.StatusOK: served[http.StatusOK]}, served,
+		"every request of the quiet workspace is served")
 }

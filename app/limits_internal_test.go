@@ -12,6 +12,9 @@ func TestConfigLimitsDefaultsAndRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cfg.WorkspaceQueueTimeout != cfg.DBAcquireTimeout {
+		t.Fatalf("want the wait for a workspace's slot as long as the pool's acquire timeout, got %s and %s", cfg.WorkspaceQueueTimeout, cfg.DBAcquireTimeout)
+	}
 	if cfg.rateLimitStore() != RateLimitStoreProcess || cfg.workspaceMaxConcurrency() != 0 {
 		t.Fatalf("embedded: want the in-process limiter and no cap, got %s and %d", cfg.rateLimitStore(), cfg.workspaceMaxConcurrency())
 	}
@@ -25,6 +28,7 @@ func TestConfigLimitsDefaultsAndRefusals(t *testing.T) {
 		"ONCE_RATE_LIMIT_STORE":          {"ONCE_RATE_LIMIT_STORE": "memcached"},
 		"ONCE_RATE_LIMIT_TIMEOUT":        {"ONCE_RATE_LIMIT_TIMEOUT": "0s"},
 		"ONCE_WORKSPACE_MAX_CONCURRENCY": {"ONCE_WORKSPACE_MAX_CONCURRENCY": "0"},
+		"ONCE_WORKSPACE_QUEUE_TIMEOUT":   {"ONCE_WORKSPACE_QUEUE_TIMEOUT": "2m"},
 		"ONCE_REDIS_URL":                 {"ONCE_RATE_LIMIT_STORE": "redis", "ONCE_REDIS_URL": "http://nope"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -45,7 +45,7 @@ func admitWorkspace(api huma.API, l *limits.Limits) func(huma.Context, func(huma
 				slog.String("error", err.Error()))
 			writeDomainError(api, ctx, err)
 		}
-		leave, err := l.Enter(p.WorkspaceID)
+		leave, err := l.Enter(ctx.Context(), p.WorkspaceID)
 		if err != nil {
 			refuse(err)
 			return

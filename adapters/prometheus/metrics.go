@@ -93,7 +93,8 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 			"Time to answer an API request, by method and route (the path pattern).", "method", "route"),
 		limits: counterVec("once_http_limit_checks_total",
 			"Checks of the workspaces' limits, by policy (writes: the rate of writes; concurrency: the cap on one workspace's "+
-				"requests in progress in this process) and outcome: allowed, limited (answered 429 RATE_LIMITED) or unmetered "+
+				"requests in progress in this process) and outcome: allowed, waited (admitted by the cap after waiting its turn), "+
+				"limited (answered 429 RATE_LIMITED), abandoned (the request ended while it waited for the cap) or unmetered "+
 				"(the rate limiter's Redis could not be asked and the write went through). No workspace label: scrape the logs for who.",
 			"policy", "outcome"),
 

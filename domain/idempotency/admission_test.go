@@ -26,7 +26,7 @@ type admission struct {
 	refuseSpend    bool
 }
 
-func (a *admission) Enter(uuid.UUID) (func(), error) {
+func (a *admission) Enter(context.Context, uuid.UUID) (func(), error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.refuseEnter {
@@ -152,12 +152,12 @@ type holdingAdmission struct {
 	release chan struct{}
 }
 
-func (h *holdingAdmission) Enter(ws uuid.UUID) (func(), error) {
+func (h *holdingAdmission) Enter(ctx context.Context, ws uuid.UUID) (func(), error) {
 	h.once.Do(func() {
 		close(h.entered)
 		<-h.release
 	})
-	return h.admission.Enter(ws)
+	return h.admission.Enter(ctx, ws)
 }
 
 func mustFingerprinter(t *testing.T) *idempotency.Fingerprinter {

@@ -63,9 +63,10 @@ type Service struct {
 // (domain/limits.Limits is one). Both refusals are errors the client
 // sees (CodeRateLimited).
 type Admission interface {
-	// Enter admits the database work of one request, or refuses it;
+	// Enter admits the database work of one request, or refuses it; it
+	// may wait a while for the workspace's turn, never past ctx's end.
 	// leave ends it.
-	Enter(workspace uuid.UUID) (leave func(), err error)
+	Enter(ctx context.Context, workspace uuid.UUID) (leave func(), err error)
 	// Spend charges a request that is about to execute, or refuses it.
 	Spend(ctx context.Context, workspace uuid.UUID) error
 }
@@ -73,8 +74,8 @@ type Admission interface {
 // admitAll is the Admission of a Service without WithAdmission.
 type admitAll struct{}
 
-func (admitAll) Enter(uuid.UUID) (func(), error)        { return func() {}, nil }
-func (admitAll) Spend(context.Context, uuid.UUID) error { return nil }
+func (admitAll) Enter(context.Context, uuid.UUID) (func(), error) { return func() {}, nil }
+func (admitAll) Spend(context.Context, uuid.UUID) error           { return nil }
 
 // Option tunes a Service.
 type Option func(*Service)
@@ -157,7 +158,7 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 		return s.follow(ctx, req, f)
 	}
 	defer s.inFlight.release(req.Scope, f, inProgress(nil))
-	leave, err := s.admission.Enter(req.Scope.WorkspaceID)
+	leave, err := s.admission.Enter(ctx, req.Scope.WorkspaceID)
 	if err != nil {
 		f.decide(func() { f.err = err })
 		return Result{}, err

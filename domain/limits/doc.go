@@ -12,10 +12,14 @@
 //   - A cap on the database work a workspace has in flight in this
 //     process (Limits.Enter, Gate): a storm from one workspace holds at
 //     most that many of the pool's connections, and the others keep
-//     theirs. Over the cap a request is refused at once rather than
-//     queued: the load is the workspace's own, waiting would only hold
-//     its goroutines and sockets longer, and the client retries after
-//     Retry-After as it would after any 429.
+//     theirs. Over the cap a request waits its turn, first come first
+//     served within its workspace, for a slot the work ahead gives back:
+//     each holds its slot for milliseconds, so a client with a dozen
+//     requests in flight is served, not turned away. The wait is short
+//     and bounded (Config.QueueTimeout), and so is the queue
+//     (WaitingPerSlot × the cap): past either, or when the request ends
+//     first, it is refused, and the client retries after Retry-After as
+//     it would after any 429. A waiting request holds no connection.
 //
 // Both refusals are domain.CodeRateLimited (HTTP 429), with RetryAfter and
 // a *Refusal naming the policy, which the HTTP adapter turns into the

@@ -1,59 +1,166 @@
 package limits
 
 import (
+	"container/list"
+	"context"
+	"errors"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 )
 
-// Gate counts the units of work each workspace has in flight in this
-// process and refuses one over the cap. It never blocks: a refusal is
-// immediate, so nobody waits on another workspace, or on its own.
-type Gate struct {
-	max int
-	mu  sync.Mutex
-	// inFlight holds only workspaces with work in flight, so it is as large
-	// as the work this process does right now, not as the workspaces ever
-	// seen.
-	inFlight map[uuid.UUID]int
+// WaitingPerSlot bounds the requests of one workspace waiting for a slot:
+// at most this many times its cap. A waiter is then at most that many
+// turns from a slot, which the work ahead of it (milliseconds each) gives
+// back well within the wait; a deeper queue would only hold goroutines
+// and sockets until their wait ran out.
+const WaitingPerSlot = 4
+
+// Why Gate.Enter gave no slot (besides the caller's context ending).
+var (
+	// ErrQueueFull: the workspace has its cap in flight and as many
+	// waiting as may wait (or the gate does not wait).
+	ErrQueueFull = errors.New("the workspace's slots are taken and its queue is full")
+	// ErrWaitTimedOut: no slot came free within the gate's wait.
+	ErrWaitTimedOut = errors.New("no slot came free within the wait")
+)
+
+// GateConfig is the shape of a Gate.
+type GateConfig struct {
+	// Max is each workspace's cap on units of work in flight (< 1: none).
+	Max int
+	// Wait is the longest a unit of work waits for a slot (<= 0: it is
+	// refused at once).
+	Wait time.Duration
+	// MaxWaiting is how many units of one workspace may wait at once
+	// (0: WaitingPerSlot × Max).
+	MaxWaiting int
 }
 
-// NewGate caps each workspace at max units of work at once; max < 1 is
-// no cap.
-func NewGate(max int) *Gate {
-	return &Gate{max: max, inFlight: map[uuid.UUID]int{}}
+// Gate counts the units of work each workspace has in flight in this
+// process and holds each workspace to its cap. One over the cap waits, in
+// the order they came (first come, first served within the workspace),
+// for a slot given back, at most Wait and only while its context lasts;
+// when the queue is full, or the wait ends without a slot, it is refused.
+// A workspace only ever waits behind its own work, never another's.
+//
+// The queue is the gate's own rather than a semaphore's: a waiter is
+// queued under the same lock that counts it, so the order, the counts
+// and a slot handed from one unit to the next never disagree.
+type Gate struct {
+	max, maxWaiting int
+	wait            time.Duration
+
+	mu sync.Mutex
+	// workspaces holds only workspaces with work in flight or waiting, so
+	// it is as large as the work this process does right now, not as the
+	// workspaces ever seen.
+	workspaces map[uuid.UUID]*slots
+}
+
+// slots is one workspace's share of the gate.
+type slots struct {
+	inFlight int
+	// waiting holds, first come first, a channel per waiter, closed when
+	// a slot is handed to it.
+	waiting list.List
+}
+
+// NewGate returns the gate of cfg.
+func NewGate(cfg GateConfig) *Gate {
+	if cfg.MaxWaiting <= 0 {
+		cfg.MaxWaiting = WaitingPerSlot * max(cfg.Max, 0)
+	}
+	return &Gate{max: cfg.Max, maxWaiting: cfg.MaxWaiting, wait: cfg.Wait, workspaces: map[uuid.UUID]*slots{}}
 }
 
 // Max is the cap (< 1: none).
 func (g *Gate) Max() int { return g.max }
 
-// TryEnter takes one of workspace's slots, or reports false when it has
-// max in flight. Each true must be matched by one leave.
-func (g *Gate) TryEnter(workspace uuid.UUID) bool {
+// Enter takes one of workspace's slots: at once when one is free and
+// nobody of the workspace waits before it, else after waiting its turn
+// (waited true). It fails with ErrQueueFull, ErrWaitTimedOut, or the
+// cause of ctx's end, holding nothing. Each nil error must be matched by
+// one Leave.
+func (g *Gate) Enter(ctx context.Context, workspace uuid.UUID) (waited bool, err error) {
 	if g.max < 1 {
-		return true
+		return false, nil
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.inFlight[workspace] >= g.max {
-		return false
+	s := g.workspaces[workspace]
+	if s == nil {
+		s = &slots{}
+		g.workspaces[workspace] = s
 	}
-	g.inFlight[workspace]++
-	return true
+	if s.inFlight < g.max && s.waiting.Len() == 0 {
+		s.inFlight++
+		g.mu.Unlock()
+		return false, nil
+	}
+	if g.wait <= 0 || s.waiting.Len() >= g.maxWaiting {
+		g.mu.Unlock()
+		return false, ErrQueueFull
+	}
+	handed := make(chan struct{})
+	turn := s.waiting.PushBack(handed)
+	g.mu.Unlock()
+
+	timer := time.NewTimer(g.wait)
+	defer timer.Stop()
+	select {
+	case <-handed:
+		return true, nil
+	case <-timer.C:
+		err = ErrWaitTimedOut
+	case <-ctx.Done():
+		err = context.Cause(ctx)
+	}
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-handed:
+		// The slot came as the wait ended: pass it on, as Leave would.
+		g.giveBack(workspace, s)
+	default:
+		s.waiting.Remove(turn)
+		g.forgetIdle(workspace, s)
+	}
+	return false, err
 }
 
-// Leave gives back a slot TryEnter took.
+// Leave gives back a slot Enter took: to the workspace's first waiter,
+// if any.
 func (g *Gate) Leave(workspace uuid.UUID) {
 	if g.max < 1 {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.inFlight[workspace] <= 1 {
-		delete(g.inFlight, workspace)
+	if s := g.workspaces[workspace]; s != nil {
+		g.giveBack(workspace, s)
+	}
+}
+
+// giveBack hands one slot of s to its first waiter, or frees it. g.mu is
+// held.
+func (g *Gate) giveBack(workspace uuid.UUID, s *slots) {
+	if first := s.waiting.Front(); first != nil {
+		s.waiting.Remove(first)
+		close(first.Value.(chan struct{})) // the slot changes hands: inFlight stays
 		return
 	}
-	g.inFlight[workspace]--
+	s.inFlight--
+	g.forgetIdle(workspace, s)
+}
+
+// forgetIdle drops s once nothing of its workspace is in flight or
+// waiting. g.mu is held.
+func (g *Gate) forgetIdle(workspace uuid.UUID, s *slots) {
+	if s.inFlight <= 0 && s.waiting.Len() == 0 {
+		delete(g.workspaces, workspace)
+	}
 }
 
 // InFlight is how many units of work workspace has in flight (for tests:
@@ -61,5 +168,19 @@ func (g *Gate) Leave(workspace uuid.UUID) {
 func (g *Gate) InFlight(workspace uuid.UUID) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.inFlight[workspace]
+	if s := g.workspaces[workspace]; s != nil {
+		return s.inFlight
+	}
+	return 0
+}
+
+// Waiting is how many units of work of workspace wait for a slot (for
+// tests: they synchronise on it).
+func (g *Gate) Waiting(workspace uuid.UUID) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := g.workspaces[workspace]; s != nil {
+		return s.waiting.Len()
+	}
+	return 0
 }

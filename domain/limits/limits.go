@@ -2,6 +2,7 @@ package limits
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -15,7 +16,12 @@ import (
 // Outcomes of a check, as Observer hears them.
 const (
 	OutcomeAllowed = "allowed"
+	// OutcomeWaited: admitted by the cap after waiting its turn.
+	OutcomeWaited  = "waited"
 	OutcomeLimited = "limited"
+	// OutcomeAbandoned: the request ended (its client gone) while it
+	// waited for a slot of the cap.
+	OutcomeAbandoned = "abandoned"
 	// OutcomeUnmetered: the rate limiter's store could not be asked, and
 	// the request went through.
 	OutcomeUnmetered = "unmetered"
@@ -44,8 +50,11 @@ type Config struct {
 	// MaxConcurrent is each workspace's cap on units of work in flight in
 	// this process (< 1: none).
 	MaxConcurrent int
-	StoreTimeout  time.Duration // default DefaultStoreTimeout
-	Pause         time.Duration // default DefaultPause
+	// QueueTimeout is the longest a unit of work over the cap waits for a
+	// slot of its workspace before it is refused (<= 0: refused at once).
+	QueueTimeout time.Duration
+	StoreTimeout time.Duration // default DefaultStoreTimeout
+	Pause        time.Duration // default DefaultPause
 }
 
 // Limits enforces a workspace's rate and its cap on concurrent work. A nil
@@ -68,7 +77,7 @@ type Limits struct {
 // New returns the Limits of cfg; obs may be nil.
 func New(cfg Config, limiter ports.RateLimiter, clock ports.Clock, obs Observer, log *slog.Logger) *Limits {
 	l := &Limits{
-		policy: cfg.Policy, gate: NewGate(cfg.MaxConcurrent), limiter: limiter, clock: clock, obs: obs, log: log,
+		policy: cfg.Policy, gate: NewGate(GateConfig{Max: cfg.MaxConcurrent, Wait: cfg.QueueTimeout}), limiter: limiter, clock: clock, obs: obs, log: log,
 		timeout: cfg.StoreTimeout, pause: cfg.Pause,
 	}
 	if l.timeout <= 0 {
@@ -83,20 +92,33 @@ func New(cfg Config, limiter ports.RateLimiter, clock ports.Clock, obs Observer,
 // Gate is the cap on concurrent work (for tests: they synchronise on it).
 func (l *Limits) Gate() *Gate { return l.gate }
 
-// Enter admits one unit of database work of workspace, or refuses it with
-// CodeRateLimited when the workspace has its cap in flight in this
-// process. leave gives the slot back; call it once the work is done.
-func (l *Limits) Enter(workspace uuid.UUID) (leave func(), err error) {
+// Enter admits one unit of database work of workspace. Over the cap it
+// waits its turn behind the workspace's other work (see Gate), and is
+// refused with CodeRateLimited when the queue is full, the wait runs out,
+// or ctx ends first. leave gives the slot back; call it once the work is
+// done.
+func (l *Limits) Enter(ctx context.Context, workspace uuid.UUID) (leave func(), err error) {
 	if l == nil || l.gate.Max() < 1 {
 		return func() {}, nil
 	}
-	if !l.gate.TryEnter(workspace) {
-		l.observe(PolicyConcurrency, OutcomeLimited)
+	waited, err := l.gate.Enter(ctx, workspace)
+	if err != nil {
 		r := &Refusal{Policy: PolicyConcurrency, Quota: l.gate.Max(), RetryAfter: ConcurrencyRetryAfter}
-		return nil, refused(r, fmt.Sprintf(
-			"this workspace already has %d requests in progress on this server; retry after Retry-After (with the same Idempotency-Key)", r.Quota))
+		if errors.Is(err, ErrQueueFull) || errors.Is(err, ErrWaitTimedOut) {
+			l.observe(PolicyConcurrency, OutcomeLimited)
+			return nil, refused(r, fmt.Sprintf(
+				"this workspace already has %d requests in progress on this server and no slot came free in time; retry after Retry-After (with the same Idempotency-Key)", r.Quota))
+		}
+		// Nobody may be listening any more; whoever is gets the same
+		// answer: nothing ran.
+		l.observe(PolicyConcurrency, OutcomeAbandoned)
+		return nil, refused(r, "the request ended while it waited for one of this workspace's slots; retry after Retry-After (with the same Idempotency-Key)")
 	}
-	l.observe(PolicyConcurrency, OutcomeAllowed)
+	if waited {
+		l.observe(PolicyConcurrency, OutcomeWaited)
+	} else {
+		l.observe(PolicyConcurrency, OutcomeAllowed)
+	}
 	var once sync.Once
 	return func() { once.Do(func() { l.gate.Leave(workspace) }) }, nil
 }

@@ -57,16 +57,36 @@ func (s *store) set(d model.RateDecision, err error) {
 	s.decision, s.err = d, err
 }
 
-type observed map[[2]string]int
+type observed struct {
+	mu sync.Mutex
+	n  map[[2]string]int
+}
 
-func (o observed) ObserveLimit(policy, outcome string) { o[[2]string{policy, outcome}]++ }
+func (o *observed) ObserveLimit(policy, outcome string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.n[[2]string{policy, outcome}]++
+}
 
-func newLimits(t *testing.T, rate string, maxConcurrent int, s *store, c *clock, logs *testkit.LogBuffer) (*limits.Limits, observed) {
+func (o *observed) count(policy, outcome string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.n[[2]string{policy, outcome}]
+}
+
+func newLimits(t *testing.T, rate string, maxConcurrent int, s *store, c *clock, logs *testkit.LogBuffer) (*limits.Limits, *observed) {
+	t.Helper()
+	return newLimitsOf(t, rate, limits.Config{MaxConcurrent: maxConcurrent}, s, c, logs)
+}
+
+// newLimitsOf is newLimits with cfg's cap and wait.
+func newLimitsOf(t *testing.T, rate string, cfg limits.Config, s *store, c *clock, logs *testkit.LogBuffer) (*limits.Limits, *observed) {
 	t.Helper()
 	p, err := limits.ParsePolicy(rate, "")
 	require.NoError(t, err)
-	obs := observed{}
-	return limits.New(limits.Config{Policy: p, MaxConcurrent: maxConcurrent}, s, c, obs, slog.New(slog.NewTextHandler(logs, nil))), obs
+	cfg.Policy = p
+	obs := &observed{n: map[[2]string]int{}}
+	return limits.New(cfg, s, c, obs, slog.New(slog.NewTextHandler(logs, nil))), obs
 }
 
 func TestSpendRefusesWhatTheStoreRefusesWithTheRateAndRetryAfter(t *testing.T) {
@@ -80,11 +100,11 @@ func TestSpendRefusesWhatTheStoreRefusesWithTheRateAndRetryAfter(t *testing.T) {
 	var r *limits.Refusal
 	require.ErrorAs(t, err, &r)
 	assert.Equal(t, limits.Refusal{Policy: limits.PolicyWrites, Quota: 20, Window: time.Second, Burst: 40, RetryAfter: 1500 * time.Millisecond}, *r)
-	assert.Equal(t, 1, obs[[2]string{limits.PolicyWrites, limits.OutcomeLimited}])
+	assert.Equal(t, 1, obs.count(limits.PolicyWrites, limits.OutcomeLimited))
 
 	s.set(model.RateDecision{Allowed: true}, nil)
 	require.NoError(t, l.Spend(context.Background(), uuid.New()))
-	assert.Equal(t, 1, obs[[2]string{limits.PolicyWrites, limits.OutcomeAllowed}])
+	assert.Equal(t, 1, obs.count(limits.PolicyWrites, limits.OutcomeAllowed))
 }
 
 func TestAnUnlimitedWorkspaceNeverAsksTheStore(t *testing.T) {
@@ -94,7 +114,7 @@ func TestAnUnlimitedWorkspaceNeverAsksTheStore(t *testing.T) {
 	assert.Zero(t, s.asked)
 	var none *limits.Limits
 	require.NoError(t, none.Spend(context.Background(), uuid.New()), "nil Limits limit nothing")
-	leave, err := none.Enter(uuid.New())
+	leave, err := none.Enter(context.Background(), uuid.New())
 	require.NoError(t, err)
 	leave()
 }
@@ -113,7 +133,7 @@ func TestAStoreThatFailsLetsWritesThroughUnmeteredAndIsLeftAloneForAWhile(t *tes
 		require.NoError(t, l.Spend(context.Background(), ws))
 	}
 	assert.Equal(t, 1, s.asked, "asked once, then paused")
-	assert.Equal(t, 5, obs[[2]string{limits.PolicyWrites, limits.OutcomeUnmetered}])
+	assert.Equal(t, 5, obs.count(limits.PolicyWrites, limits.OutcomeUnmetered))
 	assert.Equal(t, 1, strings.Count(logs.String(), "rate limiter unavailable"), logs.String())
 
 	c.advance(limits.DefaultPause)
@@ -144,23 +164,72 @@ func TestARequestThatEndsDoesNotPauseTheStore(t *testing.T) {
 func TestEnterRefusesOverTheCapAndLeaveGivesTheSlotBackOnce(t *testing.T) {
 	l, obs := newLimits(t, "off", 1, &store{}, &clock{}, &testkit.LogBuffer{})
 	ws := uuid.New()
-	leave, err := l.Enter(ws)
+	leave, err := l.Enter(context.Background(), ws)
 	require.NoError(t, err)
-	_, err = l.Enter(ws)
+	_, err = l.Enter(context.Background(), ws)
 	require.True(t, domain.IsCode(err, domain.CodeRateLimited), "%v", err)
 	var r *limits.Refusal
 	require.ErrorAs(t, err, &r)
 	assert.Equal(t, limits.PolicyConcurrency, r.Policy)
 	assert.Equal(t, 1, r.Quota)
 	assert.Equal(t, limits.ConcurrencyRetryAfter, r.RetryAfter)
-	_, err = l.Enter(uuid.New())
+	_, err = l.Enter(context.Background(), uuid.New())
 	require.NoError(t, err, "another workspace has its own slot")
 
 	leave()
 	leave() // a second call gives back nothing more
 	assert.Zero(t, l.Gate().InFlight(ws))
-	_, err = l.Enter(ws)
+	_, err = l.Enter(context.Background(), ws)
 	require.NoError(t, err)
-	assert.Equal(t, 1, obs[[2]string{limits.PolicyConcurrency, limits.OutcomeLimited}])
-	assert.Equal(t, 3, obs[[2]string{limits.PolicyConcurrency, limits.OutcomeAllowed}])
+	assert.Equal(t, 1, obs.count(limits.PolicyConcurrency, limits.OutcomeLimited))
+	assert.Equal(t, 3, obs.count(limits.PolicyConcurrency, limits.OutcomeAllowed))
+}
+
+// Over the cap a request waits for its turn and is admitted when a slot
+// comes back; one whose wait runs out is refused like one over a full
+// queue; one whose request ends while it waits is counted apart. Each is
+// told apart in the observer.
+func TestEnterWaitsItsTurnOverTheCapThenRefuses(t *testing.T) {
+	l, obs := newLimitsOf(t, "off", limits.Config{MaxConcurrent: 1, QueueTimeout: time.Minute}, &store{}, &clock{}, &testkit.LogBuffer{})
+	ws := uuid.New()
+	leave, err := l.Enter(context.Background(), ws)
+	require.NoError(t, err)
+
+	next := make(chan func(), 1)
+	go func() {
+		leave, err := l.Enter(context.Background(), ws)
+		assert.NoError(t, err)
+		next <- leave
+	}()
+	require.Eventually(t, func() bool { return l.Gate().Waiting(ws) == 1 }, 30*time.Second, time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	abandoned := make(chan error, 1)
+	go func() {
+		_, err := l.Enter(ctx, ws)
+		abandoned <- err
+	}()
+	require.Eventually(t, func() bool { return l.Gate().Waiting(ws) == 2 }, 30*time.Second, time.Millisecond)
+	cancel()
+	err = <-abandoned
+	assert.True(t, domain.IsCode(err, domain.CodeRateLimited), "%v", err)
+	assert.Equal(t, 1, obs.count(limits.PolicyConcurrency, limits.OutcomeAbandoned))
+
+	leave()
+	(<-next)()
+	assert.Zero(t, l.Gate().InFlight(ws))
+	assert.Equal(t, 1, obs.count(limits.PolicyConcurrency, limits.OutcomeAllowed))
+	assert.Equal(t, 1, obs.count(limits.PolicyConcurrency, limits.OutcomeWaited))
+	assert.Zero(t, obs.count(limits.PolicyConcurrency, limits.OutcomeLimited))
+
+	short, obs := newLimitsOf(t, "off", limits.Config{MaxConcurrent: 1, QueueTimeout: time.Millisecond}, &store{}, &clock{}, &testkit.LogBuffer{})
+	leave, err = short.Enter(context.Background(), ws)
+	require.NoError(t, err)
+	_, err = short.Enter(context.Background(), ws) // the holder never leaves
+	require.True(t, domain.IsCode(err, domain.CodeRateLimited), "%v", err)
+	var r *limits.Refusal
+	require.ErrorAs(t, err, &r)
+	assert.Equal(t, limits.Refusal{Policy: limits.PolicyConcurrency, Quota: 1, RetryAfter: limits.ConcurrencyRetryAfter}, *r)
+	assert.Equal(t, 1, obs.count(limits.PolicyConcurrency, limits.OutcomeLimited))
+	leave()
+	assert.Zero(t, short.Gate().InFlight(ws))
 }

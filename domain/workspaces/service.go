@@ -4,10 +4,12 @@ package workspaces
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
@@ -19,6 +21,9 @@ type Service struct {
 	uow     ports.UnitOfWork
 	clock   ports.Clock
 	members *membershipCache
+	// lookups shares one membership read among the requests that miss
+	// the cache at once.
+	lookups singleflight.Group
 }
 
 func NewService(uow ports.UnitOfWork, clock ports.Clock) *Service {
@@ -74,15 +79,38 @@ func (s *Service) Authorize(ctx context.Context, workspace, user uuid.UUID) (mod
 		return model.Principal{WorkspaceID: workspace, UserID: user, Role: role}, nil
 	}
 	gen := s.members.snapshot()
-	m, err := ports.Query(ctx, s.uow, workspace, func(ctx context.Context, tx ports.Tx) (model.Member, error) {
-		return tx.Members().Get(ctx, user)
+	// One read for all the requests of a member that miss at once: a
+	// storm from one client with a cold (or just expired) cache would
+	// otherwise take the whole pool before any limit of its workspace
+	// applies. The generation is in the key, so a request that comes
+	// after a membership changed here never shares a read begun before.
+	// The read is the group's, not the first caller's: its client leaving
+	// does not fail the others.
+	key := fmt.Sprintf("%s/%s/%d", workspace, user, gen)
+	read := s.lookups.DoChan(key, func() (any, error) {
+		if role, ok := s.members.get(workspace, user); ok { // put by a read that just ended
+			return role, nil
+		}
+		m, err := ports.Query(context.WithoutCancel(ctx), s.uow, workspace, func(ctx context.Context, tx ports.Tx) (model.Member, error) {
+			return tx.Members().Get(ctx, user)
+		})
+		if err != nil {
+			return model.Role(""), err
+		}
+		s.members.put(gen, workspace, user, m.Role)
+		return m.Role, nil
 	})
-	if domain.IsCode(err, domain.CodeNotFound) {
+	var res singleflight.Result
+	select {
+	case res = <-read:
+	case <-ctx.Done():
+		return model.Principal{}, domain.Wrap(domain.CodeUnavailable, context.Cause(ctx), "the request ended while its membership was read")
+	}
+	if domain.IsCode(res.Err, domain.CodeNotFound) {
 		return model.Principal{}, domain.Errorf(domain.CodeForbidden, "you are not a member of this workspace")
 	}
-	if err != nil {
-		return model.Principal{}, err
+	if res.Err != nil {
+		return model.Principal{}, res.Err
 	}
-	s.members.put(gen, workspace, user, m.Role)
-	return model.Principal{WorkspaceID: workspace, UserID: user, Role: m.Role}, nil
+	return model.Principal{WorkspaceID: workspace, UserID: user, Role: res.Val.(model.Role)}, nil
 }
