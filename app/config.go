@@ -221,7 +221,7 @@ type Config struct {
 	// past it the write goes through unmetered.
 	RateLimitTimeout        time.Duration `env:"ONCE_RATE_LIMIT_TIMEOUT" envDefault:"100ms"`
 	WorkspaceMaxConcurrency string        `env:"ONCE_WORKSPACE_MAX_CONCURRENCY" envDefault:"auto"`
-	WorkspaceQueueTimeout   time.Duration `env:"ONCE_WORKSPACE_QUEUE_TIMEOUT" envDefault:"1s"`
+	WorkspaceQueueTimeout   time.Duration `env:"ONCE_WORKSPACE_QUEUE_TIMEOUT" envDefault:"5s"`
 }
 
 // Queues.

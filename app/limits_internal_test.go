@@ -3,6 +3,7 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // The limits' settings: defaults by storage, and each bad value refused
@@ -12,8 +13,8 @@ func TestConfigLimitsDefaultsAndRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.WorkspaceQueueTimeout != cfg.DBAcquireTimeout {
-		t.Fatalf("want the wait for a workspace's slot as long as the pool's acquire timeout, got %s and %s", cfg.WorkspaceQueueTimeout, cfg.DBAcquireTimeout)
+	if cfg.WorkspaceQueueTimeout != 5*time.Second {
+		t.Fatalf("want a wait of 5s for a workspace's slot, got %s", cfg.WorkspaceQueueTimeout)
 	}
 	if cfg.rateLimitStore() != RateLimitStoreProcess || cfg.workspaceMaxConcurrency() != 0 {
 		t.Fatalf("embedded: want the in-process limiter and no cap, got %s and %d", cfg.rateLimitStore(), cfg.workspaceMaxConcurrency())
