@@ -83,8 +83,9 @@ rabbitmq() {
 
 # HAProxy is the load balancer of the rolling-restart test
 # (cmd/once/rolling_test.go), which starts a private instance with its own
-# configuration; the system service is never started.
-haproxy() {
+# configuration; the system service is never started. (Named balancer: a
+# function named haproxy would answer `command -v`.)
+balancer() {
   command -v haproxy >/dev/null || install haproxy
   log "HAProxy $(command haproxy -v | head -n1 | cut -d' ' -f3) ready"
 }
@@ -131,5 +132,5 @@ redis
 rabbitmq
 nodejs
 browser
-haproxy
+balancer
 pooler
