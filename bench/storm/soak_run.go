@@ -35,7 +35,7 @@ type soak struct {
 	wg             sync.WaitGroup
 
 	// prev are the dispatch process's histograms at the last sample.
-	prevClaim, prevDelivery buckets
+	prevClaim, prevDiscovery, prevDelivery buckets
 }
 
 // soakRow is one sample: what happened in the window before it, and the
@@ -48,6 +48,7 @@ type soakRow struct {
 	HTTPP99            time.Duration
 	DeliveryP99        float64 // seconds, commit → broker accepted (dispatch metrics)
 	ClaimP99           float64 // seconds
+	DiscoveryP99       float64 // seconds, every round's discovery of due workspaces
 	OutboxBytes        int64   // every partition of outbox_events, indexes and TOAST included
 	LiveBytes          int64   // outbox_events_live alone: the queue
 	IdempotencyBytes   int64
@@ -174,6 +175,8 @@ func (s *soak) sample(ctx context.Context, at time.Duration) (soakRow, error) {
 	}
 	row.ClaimP99 = quantileSince(s.prevClaim, histogramOf(families, "once_dispatch_claim_duration_seconds"), 0.99)
 	s.prevClaim = histogramOf(families, "once_dispatch_claim_duration_seconds")
+	row.DiscoveryP99 = quantileSince(s.prevDiscovery, histogramOf(families, "once_dispatch_discovery_duration_seconds"), 0.99)
+	s.prevDiscovery = histogramOf(families, "once_dispatch_discovery_duration_seconds")
 	delivery := buckets{}
 	for _, name := range soakProcesses {
 		f := families
@@ -202,6 +205,7 @@ func (s *soak) sampleDispatch(ctx context.Context) (map[string]*dto.MetricFamily
 	f, err := scrape(ctx, s.ops["dispatch"])
 	if err == nil && s.prevClaim == nil {
 		s.prevClaim = histogramOf(f, "once_dispatch_claim_duration_seconds")
+		s.prevDiscovery = histogramOf(f, "once_dispatch_discovery_duration_seconds")
 		s.prevDelivery = histogramOf(f, "once_dispatch_delivery_latency_seconds")
 		var serve map[string]*dto.MetricFamily
 		if serve, err = scrape(ctx, s.ops["serve"]); err == nil {

@@ -211,12 +211,18 @@ func (d *Dispatcher) round(ctx context.Context, f *flight) (next, error) {
 // the next round starts one further on; when they do not fit, it moves past
 // the last one served, so workspaces beyond the round's limit get their turn
 // next and none is starved however many are due.
-func (d *Dispatcher) dueWorkspaces(ctx context.Context) ([]uuid.UUID, error) {
+func (d *Dispatcher) dueWorkspaces(ctx context.Context) (ws []uuid.UUID, err error) {
+	start := time.Now()
+	defer func() {
+		if err == nil {
+			d.observer.Discovered(time.Since(start), len(ws))
+		}
+	}()
 	d.mu.Lock()
 	after := d.cursor
 	d.mu.Unlock()
 	now, limit := d.clock.Now(), d.cfg.WorkspacesPerRound
-	ws, err := d.disc.WorkspacesWithDueEvents(ctx, now, after, limit)
+	ws, err = d.disc.WorkspacesWithDueEvents(ctx, now, after, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,11 @@ type Observer interface {
 	// Round reports one claim–publish–mark round of one workspace batch,
 	// once it is settled; a claim that found nothing is not reported.
 	Round(r RoundStats)
+	// Discovered reports one discovery of the workspaces with due events
+	// (every round asks, whether or not it finds any): how long it took
+	// and how many it found. With the relay delivering every event it is
+	// the Dispatcher's only reading of the queue's index.
+	Discovered(took time.Duration, workspaces int)
 }
 
 // RoundStats describes one claimed batch's trip through the Dispatcher.
@@ -50,3 +55,4 @@ func (NopObserver) PublishFailed(int)                        {}
 func (NopObserver) DeadLettered(int)                         {}
 func (NopObserver) BrokerUp(bool)                            {}
 func (NopObserver) Round(RoundStats)                         {}
+func (NopObserver) Discovered(time.Duration, int)            {}

@@ -21,6 +21,7 @@ type countingObserver struct {
 	published                   []uuid.UUID
 	publishedAt                 time.Time
 	publishFailed, deadLettered int
+	discoveries, discovered     int
 	brokerUp                    []bool
 }
 
@@ -36,6 +37,12 @@ func (o *countingObserver) Published(events []model.OutboxEvent, at time.Time) {
 func (o *countingObserver) PublishFailed(n int)       { o.mu.Lock(); o.publishFailed += n; o.mu.Unlock() }
 func (o *countingObserver) DeadLettered(n int)        { o.mu.Lock(); o.deadLettered += n; o.mu.Unlock() }
 func (o *countingObserver) Round(dispatch.RoundStats) {}
+func (o *countingObserver) Discovered(_ time.Duration, workspaces int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.discoveries++
+	o.discovered += workspaces
+}
 func (o *countingObserver) BrokerUp(up bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -72,4 +79,8 @@ func TestObserverHearsWhatHappened(t *testing.T) {
 	assert.False(t, obs.publishedAt.IsZero())
 	assert.Equal(t, 3, obs.publishFailed)
 	assert.Equal(t, 3, obs.deadLettered)
+	// Each round's discovery is heard: the first found both workspaces,
+	// the second the one left.
+	assert.GreaterOrEqual(t, obs.discoveries, 2)
+	assert.GreaterOrEqual(t, obs.discovered, 3)
 }
