@@ -329,11 +329,16 @@ func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID, order 
 // is not published, and is handed back uncounted, when its turn came too
 // late, or the workspace's batch before it was handed back (the broker did
 // not take that one in time: this one would overtake its events, on even
-// less time). Waiting thus never costs an attempt, and no batch is with
-// the broker when its lease ends.
+// less time); it goes back once the batch before it has settled, so its
+// events are not claimed again ahead of that one's. Waiting thus never
+// costs an attempt, and no batch is with the broker when its lease ends.
 func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []model.OutboxEvent, order *turn, deadline time.Time) (res Result, took time.Duration, stop bool, err error) {
 	if !order.waitPublish(ctx, d.clock, deadline) {
 		order.published(true)
+		// Settle after the batch before, as a published one does: until
+		// then its events may still be leased, and a claim after this
+		// batch has gone would publish these ahead of them.
+		order.waitSettle(ctx)
 		res, err = d.postpone(ctx, ws, events, "")
 		return res, 0, true, err
 	}

@@ -3,8 +3,10 @@ package dispatch_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/uuid"
@@ -308,4 +310,116 @@ func TestABatchBehindOneHandedBackIsHandedBackToo(t *testing.T) {
 	for _, id := range ids {
 		assert.Zero(t, e.event(t, ws, id).AttemptCount)
 	}
+}
+
+// markGatedClaims runs the claim and mark through the unit of work, and
+// holds the mark of the batch holding gated until release is closed.
+type markGatedClaims struct {
+	uow     ports.UnitOfWork
+	gated   uuid.UUID
+	release chan struct{}
+}
+
+func (c *markGatedClaims) ClaimDue(ctx context.Context, ws uuid.UUID, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (ports.Claim, error) {
+	return ports.Query(ctx, c.uow, ws, func(ctx context.Context, tx ports.Tx) (ports.Claim, error) {
+		return tx.OutboxDispatch().ClaimDue(ctx, owner, now, lease, limit, maxAttempts)
+	})
+}
+
+func (c *markGatedClaims) MarkDispatched(ctx context.Context, ws uuid.UUID, owner string, ids []uuid.UUID, at time.Time) (int, error) {
+	if slices.Contains(ids, c.gated) {
+		<-c.release
+	}
+	return ports.Query(ctx, c.uow, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.OutboxDispatch().MarkDispatched(ctx, owner, ids, at)
+	})
+}
+
+// A batch handed back because the one before it was handed back keeps its
+// place until that one has settled: the next claim of the workspace must
+// not publish its events while the earlier ones are still leased. Three
+// batches in flight: the first published, its mark held; the second found
+// the broker unreachable and waits for the first's mark before it goes
+// back; the third goes back behind it. The next claim takes the events
+// back in order only once the second's are pending again. synctest.Wait
+// lets every goroutine of the Dispatcher run until it blocks, so the next
+// claim has had every chance to overtake before the first mark is let go.
+func TestABatchHandedBackBehindOneHandedBackKeepsItsPlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		ws := uuid.New()
+		var ids []uuid.UUID
+		failing := make(chan struct{})
+		var mu sync.Mutex
+		var order []uuid.UUID
+		failed := false
+		pub := publisherFunc(func(ctx context.Context, msgs ...ports.Message) error {
+			if msgs[0].WorkspaceID != ws {
+				return nil
+			}
+			mu.Lock()
+			fail := !failed && msgs[0].ID == ids[2]
+			failed = failed || fail
+			mu.Unlock()
+			if fail {
+				<-failing
+				return fmt.Errorf("connection reset: %w", ports.ErrBrokerUnreachable)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			order = append(order, eventIDsOf(msgs)...)
+			return nil
+		})
+		claims := &markGatedClaims{uow: e.uow, release: make(chan struct{})}
+		d, err := dispatch.New(dispatch.Config{Owner: "d", Batch: 2, Concurrency: 3, PollInterval: 10 * time.Millisecond}, dispatch.Deps{
+			UnitOfWork: e.uow, Claims: claims, Discovery: e.disc, Publisher: pub, Clock: e.clock, Logger: e.logger(),
+		})
+		require.NoError(t, err)
+		warmUp(t, e, d)
+		ids = e.appendEvents(t, ws, 8)
+		claims.gated = ids[0]
+		runInBackground(t, d)
+
+		synctest.Wait() // three batches claimed, the second with the broker
+		for i, id := range ids[:6] {
+			require.Equal(t, model.OutboxDispatching, e.event(t, ws, id).Status, "event %d", i)
+		}
+		close(failing)
+		synctest.Wait() // the second and third handed back, or waiting to be
+		close(claims.release)
+
+		e.waitIDs(t, ws, ids, dispatched)
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, firstSeen(ids, order), "the workspace's events reach the broker in order")
+		for _, id := range ids {
+			assert.Zero(t, e.event(t, ws, id).AttemptCount)
+		}
+	})
+}
+
+func eventIDsOf(msgs []ports.Message) []uuid.UUID {
+	ids := make([]uuid.UUID, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
+// firstSeen is the order in which the events of ids were first seen in
+// order, by their index in ids.
+func firstSeen(ids, order []uuid.UUID) []int {
+	index := map[uuid.UUID]int{}
+	for i, id := range ids {
+		index[id] = i
+	}
+	seen := map[uuid.UUID]bool{}
+	var first []int
+	for _, id := range order {
+		if i, ok := index[id]; ok && !seen[id] {
+			seen[id] = true
+			first = append(first, i)
+		}
+	}
+	return first
 }
