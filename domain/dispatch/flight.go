@@ -165,9 +165,17 @@ func (t *turn) waitSettle(ctx context.Context) {
 }
 
 // done ends the turn, whichever way the batch went, and forgets it if no
-// later batch of the workspace follows.
+// later batch of the workspace follows. A batch that did not take its turn
+// (its claim failed or found nothing, or it panicked) ends it only once
+// the batch before it has settled, passing on whether that one was handed
+// back, so the next batch still follows the last one that published.
 func (t *turn) done() {
-	t.published(false)
+	handedBack := false
+	if t.prev != nil {
+		<-t.prev.settleDone
+		handedBack = t.prev.handedBack
+	}
+	t.published(handedBack)
 	t.settleOnce.Do(func() { close(t.settleDone) })
 	t.f.mu.Lock()
 	defer t.f.mu.Unlock()

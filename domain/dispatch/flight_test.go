@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -422,4 +423,79 @@ func firstSeen(ids, order []uuid.UUID) []int {
 		}
 	}
 	return first
+}
+
+// failingClaims fails the claim of workspace ws numbered fail (from 0)
+// once, and runs the others through the unit of work.
+type failingClaims struct {
+	markGatedClaims
+	ws    uuid.UUID
+	fail  int
+	mu    sync.Mutex
+	calls int
+}
+
+func (c *failingClaims) ClaimDue(ctx context.Context, ws uuid.UUID, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (ports.Claim, error) {
+	if ws == c.ws {
+		c.mu.Lock()
+		call := c.calls
+		c.calls++
+		c.mu.Unlock()
+		if call == c.fail {
+			return ports.Claim{}, errors.New("connection reset by peer")
+		}
+	}
+	return c.markGatedClaims.ClaimDue(ctx, ws, owner, now, lease, limit, maxAttempts)
+}
+
+// A batch whose claim failed (or found nothing) ends its turn only once
+// the batch before it has ended its own: the workspace's next batch must
+// not publish ahead of that one. The first batch is held by the broker;
+// the second claim fails; the third must wait for the first. The test
+// runs in a synctest bubble, so its clock moves only when every goroutine
+// is blocked.
+func TestABatchWhoseClaimFailedKeepsItsPlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		ws := uuid.New()
+		hold := make(chan struct{})
+		var mu sync.Mutex
+		var order []uuid.UUID
+		held := false
+		pub := publisherFunc(func(ctx context.Context, msgs ...ports.Message) error {
+			if msgs[0].WorkspaceID != ws {
+				return nil
+			}
+			mu.Lock()
+			first := !held
+			held = true
+			mu.Unlock()
+			if first {
+				<-hold
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			order = append(order, eventIDsOf(msgs)...)
+			return nil
+		})
+		claims := &failingClaims{markGatedClaims: markGatedClaims{uow: e.uow}, ws: ws, fail: 1}
+		d, err := dispatch.New(dispatch.Config{Owner: "d", Batch: 2, Concurrency: 3, PollInterval: 10 * time.Millisecond}, dispatch.Deps{
+			UnitOfWork: e.uow, Claims: claims, Discovery: e.disc, Publisher: pub, Clock: e.clock, Logger: e.logger(),
+		})
+		require.NoError(t, err)
+		warmUp(t, e, d)
+		ids := e.appendEvents(t, ws, 4)
+		runInBackground(t, d)
+
+		// The first batch with the broker; the Dispatcher backs off after
+		// the failed claim (for well under a second of the bubble's
+		// clock) and claims again.
+		time.Sleep(time.Second)
+		synctest.Wait()
+		close(hold)
+		e.waitIDs(t, ws, ids, dispatched)
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, []int{0, 1, 2, 3}, firstSeen(ids, order), "the workspace's events reach the broker in order")
+	})
 }
