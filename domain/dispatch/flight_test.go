@@ -350,27 +350,10 @@ func TestABatchHandedBackBehindOneHandedBackKeepsItsPlace(t *testing.T) {
 		e := newEnv(t)
 		ws := uuid.New()
 		var ids []uuid.UUID
-		failing := make(chan struct{})
-		var mu sync.Mutex
-		var order []uuid.UUID
-		failed := false
-		pub := publisherFunc(func(ctx context.Context, msgs ...ports.Message) error {
-			if msgs[0].WorkspaceID != ws {
-				return nil
-			}
-			mu.Lock()
-			fail := !failed && msgs[0].ID == ids[2]
-			failed = failed || fail
-			mu.Unlock()
-			if fail {
-				<-failing
-				return fmt.Errorf("connection reset: %w", ports.ErrBrokerUnreachable)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			order = append(order, eventIDsOf(msgs)...)
-			return nil
-		})
+		pub := &holdingBroker{
+			ws: ws, hold: func(msgs []ports.Message) bool { return msgs[0].ID == ids[2] },
+			err: fmt.Errorf("connection reset: %w", ports.ErrBrokerUnreachable), release: make(chan struct{}),
+		}
 		claims := &markGatedClaims{uow: e.uow, release: make(chan struct{})}
 		d, err := dispatch.New(dispatch.Config{Owner: "d", Batch: 2, Concurrency: 3, PollInterval: 10 * time.Millisecond}, dispatch.Deps{
 			UnitOfWork: e.uow, Claims: claims, Discovery: e.disc, Publisher: pub, Clock: e.clock, Logger: e.logger(),
@@ -385,38 +368,66 @@ func TestABatchHandedBackBehindOneHandedBackKeepsItsPlace(t *testing.T) {
 		for i, id := range ids[:6] {
 			require.Equal(t, model.OutboxDispatching, e.event(t, ws, id).Status, "event %d", i)
 		}
-		close(failing)
+		close(pub.release)
 		synctest.Wait() // the second and third handed back, or waiting to be
 		close(claims.release)
 
 		e.waitIDs(t, ws, ids, dispatched)
-		mu.Lock()
-		defer mu.Unlock()
-		assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, firstSeen(ids, order), "the workspace's events reach the broker in order")
+		assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, pub.firstSeen(ids), "the workspace's events reach the broker in order")
 		for _, id := range ids {
 			assert.Zero(t, e.event(t, ws, id).AttemptCount)
 		}
 	})
 }
 
-func eventIDsOf(msgs []ports.Message) []uuid.UUID {
-	ids := make([]uuid.UUID, len(msgs))
-	for i, m := range msgs {
-		ids[i] = m.ID
-	}
-	return ids
+// holdingBroker holds the first publish of workspace ws that hold picks
+// until release is closed, then answers it with err; it records, in
+// order, the events of ws it accepted.
+type holdingBroker struct {
+	ws      uuid.UUID
+	hold    func(msgs []ports.Message) bool
+	err     error
+	release chan struct{}
+
+	mu       sync.Mutex
+	held     bool
+	accepted []uuid.UUID
 }
 
-// firstSeen is the order in which the events of ids were first seen in
-// order, by their index in ids.
-func firstSeen(ids, order []uuid.UUID) []int {
+func (b *holdingBroker) Publish(_ context.Context, msgs ...ports.Message) error {
+	if msgs[0].WorkspaceID != b.ws {
+		return nil
+	}
+	b.mu.Lock()
+	hold := !b.held && b.hold(msgs)
+	b.held = b.held || hold
+	b.mu.Unlock()
+	if hold {
+		<-b.release
+		if b.err != nil {
+			return b.err
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range msgs {
+		b.accepted = append(b.accepted, m.ID)
+	}
+	return nil
+}
+
+// firstSeen is the order in which the broker first accepted the events of
+// ids, by their index in ids.
+func (b *holdingBroker) firstSeen(ids []uuid.UUID) []int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	index := map[uuid.UUID]int{}
 	for i, id := range ids {
 		index[id] = i
 	}
 	seen := map[uuid.UUID]bool{}
 	var first []int
-	for _, id := range order {
+	for _, id := range b.accepted {
 		if i, ok := index[id]; ok && !seen[id] {
 			seen[id] = true
 			first = append(first, i)
@@ -458,26 +469,7 @@ func TestABatchWhoseClaimFailedKeepsItsPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t)
 		ws := uuid.New()
-		hold := make(chan struct{})
-		var mu sync.Mutex
-		var order []uuid.UUID
-		held := false
-		pub := publisherFunc(func(ctx context.Context, msgs ...ports.Message) error {
-			if msgs[0].WorkspaceID != ws {
-				return nil
-			}
-			mu.Lock()
-			first := !held
-			held = true
-			mu.Unlock()
-			if first {
-				<-hold
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			order = append(order, eventIDsOf(msgs)...)
-			return nil
-		})
+		pub := &holdingBroker{ws: ws, hold: func([]ports.Message) bool { return true }, release: make(chan struct{})}
 		claims := &failingClaims{markGatedClaims: markGatedClaims{uow: e.uow}, ws: ws, fail: 1}
 		d, err := dispatch.New(dispatch.Config{Owner: "d", Batch: 2, Concurrency: 3, PollInterval: 10 * time.Millisecond}, dispatch.Deps{
 			UnitOfWork: e.uow, Claims: claims, Discovery: e.disc, Publisher: pub, Clock: e.clock, Logger: e.logger(),
@@ -492,10 +484,8 @@ func TestABatchWhoseClaimFailedKeepsItsPlace(t *testing.T) {
 		// clock) and claims again.
 		time.Sleep(time.Second)
 		synctest.Wait()
-		close(hold)
+		close(pub.release)
 		e.waitIDs(t, ws, ids, dispatched)
-		mu.Lock()
-		defer mu.Unlock()
-		assert.Equal(t, []int{0, 1, 2, 3}, firstSeen(ids, order), "the workspace's events reach the broker in order")
+		assert.Equal(t, []int{0, 1, 2, 3}, pub.firstSeen(ids), "the workspace's events reach the broker in order")
 	})
 }
