@@ -24,7 +24,8 @@ import (
 // connected, timed out, ...), ports.ErrBrokerMisconfigured (the broker
 // answered, but is set up otherwise than once was told: a cluster node
 // reached as a single one, a queue declared with other arguments, refused
-// credentials) and a publish that outlived its deadline. A publish the
+// credentials) and a publish that outlived its deadline (unless its wait
+// for its turn had shortened it: errWindowRanOut). A publish the
 // broker answered with a refusal of the events shows it is up. After
 // Config.BreakerFailures such failures in a row the breaker opens: the
 // Dispatcher stops claiming and publishing for Config.BreakerOpen, then one
@@ -68,8 +69,11 @@ func newBrokerBreaker(cfg Config, log *slog.Logger, observer Observer, clock por
 			}
 			return true // published, or refused by a broker that answered
 		},
-		// Shutting down says nothing about the broker.
-		IsExcluded:    func(err error) bool { return errors.Is(err, context.Canceled) },
+		// Shutting down says nothing about the broker, nor does a publish
+		// that ran out of the window its wait for its turn left.
+		IsExcluded: func(err error) bool {
+			return errors.Is(err, context.Canceled) || errors.Is(err, errWindowRanOut)
+		},
 		OnStateChange: b.changed,
 	})
 	return b

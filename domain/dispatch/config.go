@@ -72,6 +72,12 @@ const (
 // events over.
 func (c Config) publishWindow() time.Duration { return c.Lease * 2 / 3 }
 
+// minPublishWindow is the least of its publish window a batch must have
+// left when its turn comes, or it goes back uncounted instead: half the
+// window (a third of the lease), so a batch that waited is never sent to
+// the broker with less than half the time one that did not wait gets.
+func (c Config) minPublishWindow() time.Duration { return c.Lease / 3 }
+
 // withDefaults fills zero fields and refuses values that cannot work.
 func (c Config) withDefaults() (Config, error) {
 	if c.Owner == "" {

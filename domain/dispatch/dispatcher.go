@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -325,29 +326,40 @@ func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID, order 
 // publishBatch publishes events in one call, through the breaker, and
 // settles them: marked dispatched; released with an attempt counted (the
 // failure may be theirs); or postponed uncounted when the broker is
-// unreachable or this Dispatcher is stopping. took is the publish's time;
-// stop reports that the claim's other events are to be handed back too:
-// the broker is to be left alone for now (the breaker is open), or the
-// deadline has come.
+// unreachable, this Dispatcher is stopping, or the window its wait for
+// its turn left ran out (errWindowRanOut: not counted by the breaker
+// either). took is the publish's time; stop reports that the claim's
+// other events are to be handed back too: the broker is to be left alone
+// for now (the breaker is open), or the deadline has come.
 //
 // The publish must end by deadline, the claim's (see dispatchWorkspace):
-// it waits for its turn at most until then and runs with what is left. It
-// is not published, and is handed back uncounted, when its turn came too
-// late, or the workspace's batch before it was handed back (the broker did
-// not take that one in time: this one would overtake its events, on even
-// less time). Waiting thus never costs an attempt, and no batch is with
-// the broker when its lease ends.
+// it waits for its turn while at least Config.minPublishWindow is left,
+// and runs with what is left. It is not published, and is handed back
+// uncounted, when its turn came too late (less than that was left), or
+// the workspace's batch before it was handed back (the broker did not
+// take that one in time: this one would overtake its events, on even
+// less time); it goes back once the batch before it has settled, so its
+// events are not claimed again ahead of that one's. Waiting thus never
+// costs an attempt, and no batch is with the broker when its lease ends.
 func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []model.OutboxEvent, order *turn, deadline time.Time) (res Result, took time.Duration, stop bool, err error) {
-	if !order.waitPublish(ctx, d.clock, deadline) {
+	ok, waited := order.waitPublish(ctx, d.clock, deadline, d.cfg.minPublishWindow())
+	if !ok {
 		order.published(true)
+		// Settle after the batch before, as a published one does: until
+		// then its events may still be leased, and a claim after this
+		// batch has gone would publish these ahead of them.
+		order.waitSettle(ctx)
 		res, err = d.postpone(ctx, ws, events, "")
 		return res, 0, true, err
 	}
 	start := time.Now()
-	pubErr := d.breaker.publish(func() error { return d.publish(ctx, events, deadline) })
+	pubErr := d.breaker.publish(func() error { return d.publish(ctx, events, deadline, waited) })
 	took = time.Since(start)
-	handedBack := pubErr != nil && (brokersFault(pubErr) || refused(pubErr) || ctx.Err() != nil)
-	d.brokerOK.Store(!handedBack)
+	ranOut := errors.Is(pubErr, errWindowRanOut)
+	handedBack := pubErr != nil && (ranOut || brokersFault(pubErr) || refused(pubErr) || ctx.Err() != nil)
+	if !ranOut {
+		d.brokerOK.Store(!handedBack)
+	}
 	order.published(handedBack)
 	order.waitSettle(ctx)
 	switch {
@@ -361,6 +373,10 @@ func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []mo
 		// when taken over.
 		res, err = d.postpone(ctx, ws, events, "")
 		return res, took, false, errors.Join(pubErr, err)
+	case ranOut:
+		// Not the broker's fault: the wait for the turn took the time.
+		res, err = d.postpone(ctx, ws, events, "")
+		return res, took, true, err
 	case brokersFault(pubErr) || refused(pubErr):
 		lastError := ""
 		if !refused(pubErr) {
@@ -376,12 +392,23 @@ func (d *Dispatcher) publishBatch(ctx context.Context, ws uuid.UUID, events []mo
 
 // publish hands the events to the broker in one call, bounded by deadline
 // so that it ends well inside the lease (a publish outliving the lease lets
-// another instance deliver the same events again).
-func (d *Dispatcher) publish(ctx context.Context, events []model.OutboxEvent, deadline time.Time) error {
-	ctx, cancel := context.WithTimeout(ctx, deadline.Sub(d.clock.Now()))
+// another instance deliver the same events again). When the batch waited
+// for its turn (shortened), a publish that outlived the deadline is
+// errWindowRanOut: the broker had less time than a batch's publish window
+// and may well be healthy, so it is not counted against it.
+func (d *Dispatcher) publish(ctx context.Context, events []model.OutboxEvent, deadline time.Time, shortened bool) error {
+	pctx, cancel := context.WithTimeout(ctx, deadline.Sub(d.clock.Now()))
 	defer cancel()
-	return d.pub.Publish(ctx, messages(events)...)
+	err := d.pub.Publish(pctx, messages(events)...)
+	if err != nil && shortened && ctx.Err() == nil && (pctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
+		return fmt.Errorf("%w: %s", errWindowRanOut, domain.SanitizeError(err))
+	}
+	return err
 }
+
+// errWindowRanOut is a publish of a batch that waited for its turn and
+// outlived what was left of its window (see publish).
+var errWindowRanOut = errors.New("the publish window left after the wait for the turn ran out")
 
 // postponeTimeout bounds handing events back while shutting down, when the
 // round's context is already done.

@@ -117,25 +117,33 @@ type turn struct {
 }
 
 // waitPublish waits for the previous batch's publish, at most until
-// deadline (by clock), and reports whether this batch may publish now:
-// false when the deadline came first, the previous batch was handed back,
-// or ctx ended (the Dispatcher is stopping).
-func (t *turn) waitPublish(ctx context.Context, clock ports.Clock, deadline time.Time) bool {
+// minWindow before deadline (by clock), and reports whether this batch may
+// publish now: false when less than minWindow is left, the previous batch
+// was handed back, or ctx ended (the Dispatcher is stopping). waited says
+// that the previous batch was still publishing when the wait began: this
+// batch's window is then shorter than a batch's that did not wait.
+func (t *turn) waitPublish(ctx context.Context, clock ports.Clock, deadline time.Time, minWindow time.Duration) (ok, waited bool) {
+	last := deadline.Add(-minWindow)
 	if t.prev != nil {
-		timer := time.NewTimer(deadline.Sub(clock.Now()))
+		select {
+		case <-t.prev.publishDone:
+		default:
+			waited = true
+		}
+		timer := time.NewTimer(last.Sub(clock.Now()))
 		defer timer.Stop()
 		select {
 		case <-t.prev.publishDone:
 			if t.prev.handedBack {
-				return false
+				return false, waited
 			}
 		case <-timer.C:
-			return false
+			return false, waited
 		case <-ctx.Done():
-			return false
+			return false, waited
 		}
 	}
-	return clock.Now().Before(deadline)
+	return !clock.Now().After(last), waited
 }
 
 // published ends the batch's turn to publish; handedBack as in turn.
@@ -157,9 +165,17 @@ func (t *turn) waitSettle(ctx context.Context) {
 }
 
 // done ends the turn, whichever way the batch went, and forgets it if no
-// later batch of the workspace follows.
+// later batch of the workspace follows. A batch that did not take its turn
+// (its claim failed or found nothing, or it panicked) ends it only once
+// the batch before it has settled, passing on whether that one was handed
+// back, so the next batch still follows the last one that published.
 func (t *turn) done() {
-	t.published(false)
+	handedBack := false
+	if t.prev != nil {
+		<-t.prev.settleDone
+		handedBack = t.prev.handedBack
+	}
+	t.published(handedBack)
 	t.settleOnce.Do(func() { close(t.settleDone) })
 	t.f.mu.Lock()
 	defer t.f.mu.Unlock()

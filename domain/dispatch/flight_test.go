@@ -2,9 +2,12 @@ package dispatch_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/uuid"
@@ -308,4 +311,181 @@ func TestABatchBehindOneHandedBackIsHandedBackToo(t *testing.T) {
 	for _, id := range ids {
 		assert.Zero(t, e.event(t, ws, id).AttemptCount)
 	}
+}
+
+// markGatedClaims runs the claim and mark through the unit of work, and
+// holds the mark of the batch holding gated until release is closed.
+type markGatedClaims struct {
+	uow     ports.UnitOfWork
+	gated   uuid.UUID
+	release chan struct{}
+}
+
+func (c *markGatedClaims) ClaimDue(ctx context.Context, ws uuid.UUID, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (ports.Claim, error) {
+	return ports.Query(ctx, c.uow, ws, func(ctx context.Context, tx ports.Tx) (ports.Claim, error) {
+		return tx.OutboxDispatch().ClaimDue(ctx, owner, now, lease, limit, maxAttempts)
+	})
+}
+
+func (c *markGatedClaims) MarkDispatched(ctx context.Context, ws uuid.UUID, owner string, ids []uuid.UUID, at time.Time) (int, error) {
+	if slices.Contains(ids, c.gated) {
+		<-c.release
+	}
+	return ports.Query(ctx, c.uow, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.OutboxDispatch().MarkDispatched(ctx, owner, ids, at)
+	})
+}
+
+// A batch handed back because the one before it was handed back keeps its
+// place until that one has settled: the next claim of the workspace must
+// not publish its events while the earlier ones are still leased. Three
+// batches in flight: the first published, its mark held; the second found
+// the broker unreachable and waits for the first's mark before it goes
+// back; the third goes back behind it. The next claim takes the events
+// back in order only once the second's are pending again. synctest.Wait
+// lets every goroutine of the Dispatcher run until it blocks, so the next
+// claim has had every chance to overtake before the first mark is let go.
+func TestABatchHandedBackBehindOneHandedBackKeepsItsPlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		ws := uuid.New()
+		var ids []uuid.UUID
+		pub := &holdingBroker{
+			ws: ws, hold: func(msgs []ports.Message) bool { return msgs[0].ID == ids[2] },
+			err: fmt.Errorf("connection reset: %w", ports.ErrBrokerUnreachable), release: make(chan struct{}),
+		}
+		claims := &markGatedClaims{uow: e.uow, release: make(chan struct{})}
+		d, err := dispatch.New(dispatch.Config{Owner: "d", Batch: 2, Concurrency: 3, PollInterval: 10 * time.Millisecond}, dispatch.Deps{
+			UnitOfWork: e.uow, Claims: claims, Discovery: e.disc, Publisher: pub, Clock: e.clock, Logger: e.logger(),
+		})
+		require.NoError(t, err)
+		warmUp(t, e, d)
+		ids = e.appendEvents(t, ws, 8)
+		claims.gated = ids[0]
+		runInBackground(t, d)
+
+		synctest.Wait() // three batches claimed, the second with the broker
+		for i, id := range ids[:6] {
+			require.Equal(t, model.OutboxDispatching, e.event(t, ws, id).Status, "event %d", i)
+		}
+		close(pub.release)
+		synctest.Wait() // the second and third handed back, or waiting to be
+		close(claims.release)
+
+		e.waitIDs(t, ws, ids, dispatched)
+		assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, pub.firstSeen(ids), "the workspace's events reach the broker in order")
+		for _, id := range ids {
+			assert.Zero(t, e.event(t, ws, id).AttemptCount)
+		}
+	})
+}
+
+// holdingBroker holds the first publish of workspace ws that hold picks
+// until release is closed, then answers it with err; it records, in
+// order, the events of ws it accepted.
+type holdingBroker struct {
+	ws      uuid.UUID
+	hold    func(msgs []ports.Message) bool
+	err     error
+	release chan struct{}
+
+	mu       sync.Mutex
+	held     bool
+	accepted []uuid.UUID
+}
+
+func (b *holdingBroker) Publish(_ context.Context, msgs ...ports.Message) error {
+	if msgs[0].WorkspaceID != b.ws {
+		return nil
+	}
+	b.mu.Lock()
+	hold := !b.held && b.hold(msgs)
+	b.held = b.held || hold
+	b.mu.Unlock()
+	if hold {
+		<-b.release
+		if b.err != nil {
+			return b.err
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range msgs {
+		b.accepted = append(b.accepted, m.ID)
+	}
+	return nil
+}
+
+// firstSeen is the order in which the broker first accepted the events of
+// ids, by their index in ids.
+func (b *holdingBroker) firstSeen(ids []uuid.UUID) []int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	index := map[uuid.UUID]int{}
+	for i, id := range ids {
+		index[id] = i
+	}
+	seen := map[uuid.UUID]bool{}
+	var first []int
+	for _, id := range b.accepted {
+		if i, ok := index[id]; ok && !seen[id] {
+			seen[id] = true
+			first = append(first, i)
+		}
+	}
+	return first
+}
+
+// failingClaims fails the claim of workspace ws numbered fail (from 0)
+// once, and runs the others through the unit of work.
+type failingClaims struct {
+	markGatedClaims
+	ws    uuid.UUID
+	fail  int
+	mu    sync.Mutex
+	calls int
+}
+
+func (c *failingClaims) ClaimDue(ctx context.Context, ws uuid.UUID, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (ports.Claim, error) {
+	if ws == c.ws {
+		c.mu.Lock()
+		call := c.calls
+		c.calls++
+		c.mu.Unlock()
+		if call == c.fail {
+			return ports.Claim{}, errors.New("connection reset by peer")
+		}
+	}
+	return c.markGatedClaims.ClaimDue(ctx, ws, owner, now, lease, limit, maxAttempts)
+}
+
+// A batch whose claim failed (or found nothing) ends its turn only once
+// the batch before it has ended its own: the workspace's next batch must
+// not publish ahead of that one. The first batch is held by the broker;
+// the second claim fails; the third must wait for the first. The test
+// runs in a synctest bubble, so its clock moves only when every goroutine
+// is blocked.
+func TestABatchWhoseClaimFailedKeepsItsPlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		ws := uuid.New()
+		pub := &holdingBroker{ws: ws, hold: func([]ports.Message) bool { return true }, release: make(chan struct{})}
+		claims := &failingClaims{markGatedClaims: markGatedClaims{uow: e.uow}, ws: ws, fail: 1}
+		d, err := dispatch.New(dispatch.Config{Owner: "d", Batch: 2, Concurrency: 3, PollInterval: 10 * time.Millisecond}, dispatch.Deps{
+			UnitOfWork: e.uow, Claims: claims, Discovery: e.disc, Publisher: pub, Clock: e.clock, Logger: e.logger(),
+		})
+		require.NoError(t, err)
+		warmUp(t, e, d)
+		ids := e.appendEvents(t, ws, 4)
+		runInBackground(t, d)
+
+		// The first batch with the broker; the Dispatcher backs off after
+		// the failed claim (for well under a second of the bubble's
+		// clock) and claims again.
+		time.Sleep(time.Second)
+		synctest.Wait()
+		close(pub.release)
+		e.waitIDs(t, ws, ids, dispatched)
+		assert.Equal(t, []int{0, 1, 2, 3}, pub.firstSeen(ids), "the workspace's events reach the broker in order")
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/uuid"
@@ -118,8 +119,11 @@ func (b *slowBroker) problems() []string {
 // publish timeout. Their leases run from the claim: a batch that waited
 // must not publish on an expired lease, nor be taken over by another
 // Dispatcher with an attempt counted. Three batches are claimed at once;
-// the broker takes 18s of a 30s lease over each (a 20s publish window).
-// When it answers the second, another Dispatcher runs a round.
+// the broker takes 18s of a 30s lease over each (a 20s publish window), so
+// the batches behind the first go back uncounted (2s left). When it
+// answers the second publish, another Dispatcher runs a round: it may
+// deliver events handed back to pending, but must take none over (an
+// attempt counted, checked on every event below).
 func TestABatchWaitingItsTurnIsNotTakenOverNorPublishedLate(t *testing.T) {
 	db := pgtest.New(t)
 	e := newEnv(t)
@@ -152,10 +156,119 @@ func TestABatchWaitingItsTurnIsNotTakenOverNorPublishedLate(t *testing.T) {
 	e.waitIDs(t, ws, ids, dispatched)
 	assert.Empty(t, broker.problems(), "every publish starts and ends under its batch's lease")
 	require.NoError(t, otherErr)
-	assert.Zero(t, otherRes.Published+otherRes.DeadLettered, "another Dispatcher took events over: %+v", otherRes)
+	assert.Zero(t, otherRes.DeadLettered, "another Dispatcher took events over: %+v", otherRes)
 	for i, id := range ids {
 		ev := e.event(t, ws, id)
 		assert.Zero(t, ev.AttemptCount, "event %d: an attempt counted for waiting (%s)", i, ev.LastError)
 		assert.False(t, strings.Contains(ev.LastError, "lease expired"), "event %d: %s", i, ev.LastError)
+	}
+}
+
+// steppedBroker answers the n-th publish of workspace ws after takes[n] of
+// the test clock (at once past the end of takes), moving the clock on by
+// that, or by what was left of the publish's deadline when that comes
+// first; then it fails as a publish that outlived its deadline does. The
+// first publish waits for claimed.
+type steppedBroker struct {
+	clock   *clock
+	ws      uuid.UUID
+	takes   []time.Duration
+	claimed chan struct{}
+
+	mu    sync.Mutex
+	calls int
+}
+
+func (b *steppedBroker) Publish(ctx context.Context, msgs ...ports.Message) error {
+	if msgs[0].WorkspaceID != b.ws {
+		return nil
+	}
+	b.mu.Lock()
+	call := b.calls
+	b.calls++
+	b.mu.Unlock()
+	if call == 0 {
+		<-b.claimed
+	}
+	if call >= len(b.takes) {
+		return nil
+	}
+	step := b.takes[call]
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < step {
+		b.clock.Advance(max(time.Until(deadline), 0))
+		return fmt.Errorf("no confirm in time: %w", context.DeadlineExceeded)
+	}
+	b.clock.Advance(step)
+	return nil
+}
+
+// A batch that waited for its workspace's batch before it has only what
+// is left of its window (20s of a 30s lease) when its turn comes. With
+// less than half of it left it goes back uncounted without a publish, and
+// when the broker takes longer than what was left, the timeout is not
+// counted against the broker: the wait took the time, and a broker that
+// answers every publish in time for a batch that did not wait is healthy.
+// Either way no attempt is counted, no error recorded, and the breaker
+// (opening at the first failure) stays closed. synctest.Wait makes sure
+// the second batch waits for the first before the broker answers it.
+func TestABatchThatWaitedIsNotCountedAgainstTheBrokerForTheTimeItLost(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		takes []time.Duration
+		// publishes is how many publishes of the workspace the broker
+		// sees: the second batch is not sent with 5s left of 20s.
+		publishes int
+	}{
+		{"less than half its window left", []time.Duration{15 * time.Second, 15 * time.Second}, 2},
+		{"the broker slower than what was left", []time.Duration{8 * time.Second, 15 * time.Second}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t)
+				ws := uuid.New()
+				broker := &steppedBroker{clock: e.clock, ws: ws, takes: tc.takes, claimed: make(chan struct{})}
+				obs := &countingObserver{}
+				d, err := dispatch.New(dispatch.Config{
+					Owner: "d", Batch: 2, Concurrency: 2, Lease: 30 * time.Second,
+					BreakerFailures: 1, BreakerOpen: time.Hour, PollInterval: 10 * time.Millisecond,
+				}, dispatch.Deps{UnitOfWork: e.uow, Discovery: e.disc, Publisher: broker, Clock: e.clock, Logger: e.logger(), Observer: obs})
+				require.NoError(t, err)
+				warmUp(t, e, d)
+				ids := e.appendEvents(t, ws, 4)
+				runInBackground(t, d)
+
+				synctest.Wait() // both batches claimed, the second waiting for the first
+				for i, id := range ids {
+					require.Equal(t, model.OutboxDispatching, e.event(t, ws, id).Status, "event %d", i)
+				}
+				close(broker.claimed)
+				require.Eventually(t, func() bool {
+					if !d.BrokerUp() {
+						return true
+					}
+					for _, id := range ids {
+						if e.event(t, ws, id).Status != model.OutboxDispatched {
+							return false
+						}
+					}
+					return true
+				}, 30*time.Second, time.Millisecond)
+
+				assert.True(t, d.BrokerUp(), "the breaker opened: %v", d.Paused())
+				broker.mu.Lock()
+				assert.Equal(t, tc.publishes, broker.calls, "publishes of the workspace")
+				broker.mu.Unlock()
+				obs.mu.Lock()
+				assert.NotContains(t, obs.brokerUp, false)
+				assert.Zero(t, obs.publishFailed)
+				obs.mu.Unlock()
+				for i, id := range ids {
+					ev := e.event(t, ws, id)
+					assert.Equal(t, model.OutboxDispatched, ev.Status, "event %d", i)
+					assert.Zero(t, ev.AttemptCount, "event %d", i)
+					assert.Empty(t, ev.LastError, "event %d", i)
+				}
+			})
+		})
 	}
 }
