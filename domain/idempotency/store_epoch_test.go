@@ -205,17 +205,7 @@ func (c *countingEpoch) Confirm(ctx context.Context) (uint64, error) {
 // than itself). Here the first hit's confirmation is held until every
 // other hit waits; they are then answered by one more, two in all.
 func TestConcurrentHitsShareTheConfirmationOfTheEpoch(t *testing.T) {
-	store := &countingEpoch{failoverStore: &failoverStore{}, gate: make(chan struct{}), entered: make(chan struct{}, 1)}
-	store.current.Store(memory.NewDB())
-	fp, err := idempotency.NewFingerprinter([]idempotency.Secret{{ID: "k1", Key: []byte("0123456789abcdef0123456789abcdef")}})
-	require.NoError(t, err)
-	svc, err := idempotency.NewService(store, fp, fixedClock{time.Unix(1_800_000_000, 0).UTC()}, idempotency.DefaultRetention,
-		idempotency.WithCompletedCache(100, time.Hour), idempotency.WithStoreEpoch(store))
-	require.NoError(t, err)
-	req := request(`{"a":1}`)
-	_, err = svc.Run(context.Background(), req, store.work) // a miss: no confirmation
-	require.NoError(t, err)
-
+	svc, store, req := countedService(t)
 	const hits = 32
 	results := make(chan error, hits)
 	for range hits {
@@ -238,4 +228,55 @@ func TestConcurrentHitsShareTheConfirmationOfTheEpoch(t *testing.T) {
 	assert.Equal(t, int64(2), store.calls.Load(), "confirmations for %d hits", hits)
 	assert.Equal(t, int64(1), store.most.Load(), "confirmations at once")
 	assert.Equal(t, int64(1), store.works.Load())
+}
+
+// A hit that gives up waiting for a shared confirmation (its client went
+// away) is told the store is unavailable; the others it waited with are
+// still answered.
+func TestAHitThatGivesUpDoesNotFailTheOthers(t *testing.T) {
+	svc, store, req := countedService(t)
+	first := make(chan error, 1)
+	go func() {
+		_, err := svc.Run(context.Background(), req, store.work)
+		first <- err
+	}()
+	<-store.entered
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp, stayed := make(chan error, 1), make(chan error, 1)
+	go func() {
+		_, err := svc.Run(ctx, req, store.work)
+		gaveUp <- err
+	}()
+	go func() {
+		res, err := svc.Run(context.Background(), req, store.work)
+		if err == nil && !res.Replayed {
+			err = assert.AnError
+		}
+		stayed <- err
+	}()
+	require.Eventually(t, func() bool { return idempotency.ConfirmWaiters(svc) == 2 }, time.Minute, time.Millisecond)
+	cancel()
+	assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(<-gaveUp))
+	close(store.gate)
+	require.NoError(t, <-first)
+	require.NoError(t, <-stayed)
+	assert.Equal(t, int64(2), store.calls.Load())
+}
+
+// countedService is a service with the completed cache on a countingEpoch
+// whose confirmations are held until its gate closes, and req completed
+// (and cached) on it.
+func countedService(t *testing.T) (*idempotency.Service, *countingEpoch, idempotency.Request) {
+	t.Helper()
+	store := &countingEpoch{failoverStore: &failoverStore{}, gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+	store.current.Store(memory.NewDB())
+	fp, err := idempotency.NewFingerprinter([]idempotency.Secret{{ID: "k1", Key: []byte("0123456789abcdef0123456789abcdef")}})
+	require.NoError(t, err)
+	svc, err := idempotency.NewService(store, fp, fixedClock{time.Unix(1_800_000_000, 0).UTC()}, idempotency.DefaultRetention,
+		idempotency.WithCompletedCache(100, time.Hour), idempotency.WithStoreEpoch(store))
+	require.NoError(t, err)
+	req := request(`{"a":1}`)
+	_, err = svc.Run(context.Background(), req, store.work) // a miss: no confirmation
+	require.NoError(t, err)
+	return svc, store, req
 }
