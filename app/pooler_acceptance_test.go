@@ -31,9 +31,22 @@ import (
 // Dispatcher's claims and marks and the worker's writes go through it too
 // (every operation succeeds), and the service is ready.
 func TestBehindPgBouncerWithoutTheSettingTheServiceFindsThePooler(t *testing.T) {
+	behindPgBouncerEveryRequestWorks(t, "")
+}
+
+// The same with ONCE_DATABASE_POOLER=none, which says that the pooler
+// keeps prepared statements: Debian's PgBouncer (1.18) does not, the
+// service finds that out at start, and sends statements unprepared with
+// one warning naming ONCE_DATABASE_POOLER=pgbouncer.
+func TestBehindPgBouncerWithNoneThatDropsPreparedStatementsTheServiceAdapts(t *testing.T) {
+	behindPgBouncerEveryRequestWorks(t, app.PoolerNone)
+}
+
+func behindPgBouncerEveryRequestWorks(t *testing.T, setting string) {
 	db := pgtest.New(t)
 	bouncer := pgbouncer.Start(t, pgbouncer.Config{Target: "127.0.0.1:5432", Users: []string{db.AppRole}, PoolSize: 2})
 	cfg := apitest.Config(bouncer.DSN(t, db.AppDSN))
+	cfg.DatabasePooler = setting
 	cfg.DBMaxConns, cfg.DBMaxIdle = 6, 6
 	cfg.Dispatcher, cfg.Worker = true, true
 	// The Dispatcher polls: its LISTEN would go through the pooler, which

@@ -96,35 +96,68 @@ func newPostgresDB(lc fx.Lifecycle, cfg Config, server *postgres.ServerIdentity,
 	return db, postgresReach{transactionPooler: pool.TransactionPooler}, nil
 }
 
+// poolerProbeTimeout bounds the probes of findPooler, well within
+// startupConnectTimeout: each takes two sessions at once, which a full
+// session-mode pool or a server one connection below max_connections may
+// not give, where the service started before it had the probes.
+const poolerProbeTimeout = 3 * time.Second
+
 // findPooler finds out whether DATABASE_URL goes through a pooler in
 // transaction mode although ONCE_DATABASE_POOLER does not say pgbouncer,
 // and if it does, returns pool as that pooler needs it: left empty, the
 // setting gets what pgbouncer gives (no statement prepared on the server,
 // else the next transaction's server connection lacks it and the request
 // fails), with a warning that names it; none says that the pooler keeps
-// prepared statements itself, so they are kept. Either way the server is
-// then confirmed before a replay from memory (Pool.Server).
+// prepared statements itself, so they are kept once a probe confirms it
+// does (PoolerKeepsPreparedStatements), and sent unprepared, with a
+// warning naming pgbouncer, if it does not. Either way the server is then
+// confirmed before a replay from memory (Pool.Server).
 //
 // Adapting rather than refusing to start: the mode it switches to is the
 // one ONCE_DATABASE_POOLER=pgbouncer selects, tested statement by
 // statement, and costs only the parse a cached statement saves, while a
 // refusal would turn a pooler put in front of a running deployment into an
-// outage at its next restart.
+// outage at its next restart. For none the probe has just shown that what
+// the setting says of the pooler is untrue, so keeping prepared statements
+// would only turn requests into 500s.
+//
+// A probe that fails (it needs two sessions at once, within
+// poolerProbeTimeout) is not fatal: it is logged and start goes on as
+// before the probes, as the setting says; a server that cannot be reached
+// at all fails the pool's own connection next.
 func findPooler(ctx context.Context, pool postgres.Pool, cfg Config, log *slog.Logger) (postgres.Pool, error) {
+	ctx, cancel := context.WithTimeout(ctx, poolerProbeTimeout)
+	defer cancel()
 	found, err := postgres.FindTransactionPooler(ctx, cfg.DatabaseURL)
-	if err != nil || !found {
-		return pool, err
+	if err != nil {
+		log.Warn("could not check for a transaction pooler: "+err.Error()+"; going on as ONCE_DATABASE_POOLER says", slog.String("component", "postgres"))
+		return pool, nil
+	}
+	if !found {
+		return pool, nil
 	}
 	pool.TransactionPooler = true
-	pool.PoolerPrepares = cfg.DatabasePooler == PoolerNone
-	if pool.PoolerPrepares {
-		log.Info("DATABASE_URL goes through a pooler in transaction mode, and ONCE_DATABASE_POOLER=none says it keeps prepared statements: they are kept",
-			slog.String("component", "postgres"))
-	} else {
+	if cfg.DatabasePooler != PoolerNone {
 		log.Warn("DATABASE_URL goes through a pooler in transaction mode (transactions of one connection ran in different server sessions, or of two in one) "+
 			"but ONCE_DATABASE_POOLER is empty: statements are sent unprepared, as with ONCE_DATABASE_POOLER=pgbouncer; "+
 			"set ONCE_DATABASE_POOLER=pgbouncer to say so, or none if the pooler keeps prepared statements (PgBouncer 1.21+ with max_prepared_statements)",
 			slog.String("component", "postgres"))
+		return pool, nil
+	}
+	keeps, err := postgres.PoolerKeepsPreparedStatements(ctx, cfg.DatabaseURL)
+	switch {
+	case err != nil:
+		pool.PoolerPrepares = true
+		log.Warn("DATABASE_URL goes through a pooler in transaction mode; could not check whether it keeps prepared statements: "+err.Error()+
+			"; they are kept, as ONCE_DATABASE_POOLER=none says", slog.String("component", "postgres"))
+	case keeps:
+		pool.PoolerPrepares = true
+		log.Info("DATABASE_URL goes through a pooler in transaction mode that keeps prepared statements, as ONCE_DATABASE_POOLER=none says: they are kept",
+			slog.String("component", "postgres"))
+	default:
+		log.Warn("DATABASE_URL goes through a pooler in transaction mode that does not keep prepared statements "+
+			"(one prepared in a transaction was missing or taken in the next), although ONCE_DATABASE_POOLER=none says it does: "+
+			"statements are sent unprepared; set ONCE_DATABASE_POOLER=pgbouncer", slog.String("component", "postgres"))
 	}
 	return pool, nil
 }

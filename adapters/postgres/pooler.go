@@ -2,9 +2,12 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // poolerRounds is how many times FindTransactionPooler tries. PgBouncer
@@ -29,22 +32,14 @@ const serverSession = `SELECT pg_backend_pid()::text || '@' || pg_postmaster_sta
 // another session the second time, or B the one A just freed.
 //
 // The statements go by the simple protocol, which prepares nothing, so the
-// test itself works through any pooler. What it cannot see is whether the
-// pooler keeps prepared statements for its clients (PgBouncer 1.21 and
-// later with max_prepared_statements): that only the operator can say.
+// test itself works through any pooler. Whether the pooler keeps prepared
+// statements for its clients is PoolerKeepsPreparedStatements' question.
 func FindTransactionPooler(ctx context.Context, dsn string) (bool, error) {
-	cfg, err := pgx.ParseConfig(dsn)
+	a, b, closeBoth, err := twoSessions(ctx, dsn)
 	if err != nil {
-		return false, fmt.Errorf("postgres: %w", err)
+		return false, err
 	}
-	var conns [2]*pgx.Conn
-	for i := range conns {
-		if conns[i], err = pgx.ConnectConfig(ctx, cfg); err != nil {
-			return false, &ConnectError{Addr: address(cfg.Config), Database: cfg.Database, User: cfg.User, Err: err}
-		}
-		defer conns[i].Close(context.WithoutCancel(ctx))
-	}
-	a, b := conns[0], conns[1]
+	defer closeBoth()
 	for range poolerRounds {
 		var sessions [3]string
 		for i, conn := range []*pgx.Conn{a, b, a} {
@@ -58,4 +53,76 @@ func FindTransactionPooler(ctx context.Context, dsn string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// PoolerKeepsPreparedStatements tells whether, through the pooler in
+// transaction mode that dsn reaches, a statement a client prepared in one
+// transaction can be executed in a later one (PgBouncer 1.21 and later
+// with max_prepared_statements keeps them per client and prepares them on
+// whichever server connection serves it; older ones pass the names to the
+// server connection of the moment). Two connections prepare a statement
+// of one name and then each executes it: a pooler that passes names on
+// either hands the second its server connection with the name taken
+// (SQLSTATE 42P05; PgBouncer hands out the connection freed last) or one
+// without the first's (26000). Each round uses a name of its own, so a
+// server connection left holding one never collides with a later probe.
+func PoolerKeepsPreparedStatements(ctx context.Context, dsn string) (bool, error) {
+	a, b, closeBoth, err := twoSessions(ctx, dsn)
+	if err != nil {
+		return false, err
+	}
+	defer closeBoth()
+	for range poolerRounds {
+		name := "once_pooler_probe_" + rand.Text()
+		for _, step := range []func() error{
+			func() error { return prepare(ctx, a, name) },
+			func() error { return prepare(ctx, b, name) },
+			func() error { return execute(ctx, a, name) },
+			func() error { return execute(ctx, b, name) },
+		} {
+			err := step()
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && (pgErr.Code == "42P05" || pgErr.Code == "26000") {
+				return false, nil
+			}
+			if err != nil {
+				return false, fmt.Errorf("postgres: finding out whether the pooler keeps prepared statements: %w", err)
+			}
+		}
+	}
+	return true, nil
+}
+
+func prepare(ctx context.Context, conn *pgx.Conn, name string) error {
+	_, err := conn.PgConn().Prepare(ctx, name, "SELECT 1", nil)
+	return err
+}
+
+func execute(ctx context.Context, conn *pgx.Conn, name string) error {
+	_, err := conn.PgConn().ExecPrepared(ctx, name, nil, nil, nil).Close()
+	return err
+}
+
+// twoSessions opens two connections of dsn's for a probe, and closeBoth
+// closes them.
+func twoSessions(ctx context.Context, dsn string) (a, b *pgx.Conn, closeBoth func(), err error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("postgres: %w", err)
+	}
+	var conns [2]*pgx.Conn
+	closeBoth = func() {
+		for _, c := range conns {
+			if c != nil {
+				_ = c.Close(context.WithoutCancel(ctx))
+			}
+		}
+	}
+	for i := range conns {
+		if conns[i], err = pgx.ConnectConfig(ctx, cfg); err != nil {
+			closeBoth()
+			return nil, nil, nil, &ConnectError{Addr: address(cfg.Config), Database: cfg.Database, User: cfg.User, Err: err}
+		}
+	}
+	return conns[0], conns[1], closeBoth, nil
 }

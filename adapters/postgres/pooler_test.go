@@ -102,3 +102,24 @@ func eventIDs(events []model.OutboxEvent) []uuid.UUID {
 	}
 	return ids
 }
+
+// PgBouncer before 1.21 (Debian's is 1.18) passes a client's prepared
+// statement names to whichever server connection serves the transaction:
+// a statement prepared in one transaction is missing, or taken by another
+// client, in the next, and the probe says so, whatever the pool's size.
+// The control: a connection to PostgreSQL itself keeps them (as would a
+// PgBouncer 1.21+ with max_prepared_statements, which Debian lacks here).
+func TestPoolerKeepsPreparedStatementsIsFalseThroughAnOldPgBouncer(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	keeps, err := postgres.PoolerKeepsPreparedStatements(ctx, db.AppDSN)
+	require.NoError(t, err)
+	assert.True(t, keeps, "PostgreSQL itself")
+	for _, size := range []int{1, 4} {
+		bouncer := pgbouncer.Start(t, pgbouncer.Config{Target: "127.0.0.1:5432", Users: []string{db.AppRole}, PoolSize: size})
+		keeps, err := postgres.PoolerKeepsPreparedStatements(ctx, bouncer.DSN(t, db.AppDSN))
+		require.NoError(t, err)
+		assert.False(t, keeps, "%d server connections", size)
+	}
+}

@@ -55,8 +55,9 @@ type Service struct {
 	completed *completedCache
 	admission Admission
 	// epoch, if set, says when the store may have been replaced (see
-	// completedCache).
-	epoch ports.StoreEpoch
+	// completedCache); confirms asks it on a hit, shared among hits.
+	epoch    ports.StoreEpoch
+	confirms *confirmations
 }
 
 // Admission is what the Service asks before it works for a workspace
@@ -102,7 +103,7 @@ func WithAdmission(a Admission) Option {
 // Without it the store is taken to be one and the same for the life of
 // the process (the memory store).
 func WithStoreEpoch(epoch ports.StoreEpoch) Option {
-	return func(s *Service) { s.epoch = epoch }
+	return func(s *Service) { s.epoch, s.confirms = epoch, &confirmations{epoch: epoch} }
 }
 
 // NewService refuses a retention shorter than MinRetention.
@@ -252,7 +253,7 @@ func (s *Service) confirmEpoch(ctx context.Context) (uint64, error) {
 	if s.epoch == nil {
 		return 0, nil
 	}
-	return s.epoch.Confirm(ctx)
+	return s.confirms.confirm(ctx)
 }
 
 // follow answers a twin of a request this process is running: it waits (no

@@ -171,3 +171,112 @@ func TestAHitTheStoreCannotConfirmIsUnavailable(t *testing.T) {
 	assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err))
 	assert.Equal(t, int64(1), store.works.Load())
 }
+
+// countingEpoch is a store whose Confirm counts its calls and, until gate
+// is closed, holds each in the store (a pooler's round trip that takes a
+// while), recording how many ran at once.
+type countingEpoch struct {
+	*failoverStore
+	gate    chan struct{}
+	entered chan struct{}
+	calls   atomic.Int64
+	running atomic.Int64
+	most    atomic.Int64
+}
+
+func (c *countingEpoch) Confirm(ctx context.Context) (uint64, error) {
+	c.calls.Add(1)
+	n := c.running.Add(1)
+	defer c.running.Add(-1)
+	for m := c.most.Load(); n > m && !c.most.CompareAndSwap(m, n); m = c.most.Load() {
+	}
+	select {
+	case c.entered <- struct{}{}:
+	default:
+	}
+	<-c.gate
+	return c.failoverStore.Confirm(ctx)
+}
+
+// A storm of retries of one completed request, all answered from the
+// cache, costs the store one confirmation at a time, not one per request:
+// the hits that arrive while a confirmation runs share the next one, which
+// begins after they arrived (so none is answered by a confirmation older
+// than itself). Here the first hit's confirmation is held until every
+// other hit waits; they are then answered by one more, two in all.
+func TestConcurrentHitsShareTheConfirmationOfTheEpoch(t *testing.T) {
+	svc, store, req := countedService(t)
+	const hits = 32
+	results := make(chan error, hits)
+	for range hits {
+		go func() {
+			res, err := svc.Run(context.Background(), req, store.work)
+			if err == nil && !res.Replayed {
+				err = assert.AnError
+			}
+			results <- err
+		}()
+	}
+	<-store.entered
+	require.Eventually(t, func() bool {
+		return store.calls.Load() == hits || idempotency.ConfirmWaiters(svc) == hits-1
+	}, time.Minute, time.Millisecond, "every hit arrived")
+	close(store.gate)
+	for range hits {
+		require.NoError(t, <-results, "answered from memory")
+	}
+	assert.Equal(t, int64(2), store.calls.Load(), "confirmations for %d hits", hits)
+	assert.Equal(t, int64(1), store.most.Load(), "confirmations at once")
+	assert.Equal(t, int64(1), store.works.Load())
+}
+
+// A hit that gives up waiting for a shared confirmation (its client went
+// away) is told the store is unavailable; the others it waited with are
+// still answered.
+func TestAHitThatGivesUpDoesNotFailTheOthers(t *testing.T) {
+	svc, store, req := countedService(t)
+	first := make(chan error, 1)
+	go func() {
+		_, err := svc.Run(context.Background(), req, store.work)
+		first <- err
+	}()
+	<-store.entered
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp, stayed := make(chan error, 1), make(chan error, 1)
+	go func() {
+		_, err := svc.Run(ctx, req, store.work)
+		gaveUp <- err
+	}()
+	go func() {
+		res, err := svc.Run(context.Background(), req, store.work)
+		if err == nil && !res.Replayed {
+			err = assert.AnError
+		}
+		stayed <- err
+	}()
+	require.Eventually(t, func() bool { return idempotency.ConfirmWaiters(svc) == 2 }, time.Minute, time.Millisecond)
+	cancel()
+	assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(<-gaveUp))
+	close(store.gate)
+	require.NoError(t, <-first)
+	require.NoError(t, <-stayed)
+	assert.Equal(t, int64(2), store.calls.Load())
+}
+
+// countedService is a service with the completed cache on a countingEpoch
+// whose confirmations are held until its gate closes, and req completed
+// (and cached) on it.
+func countedService(t *testing.T) (*idempotency.Service, *countingEpoch, idempotency.Request) {
+	t.Helper()
+	store := &countingEpoch{failoverStore: &failoverStore{}, gate: make(chan struct{}), entered: make(chan struct{}, 1)}
+	store.current.Store(memory.NewDB())
+	fp, err := idempotency.NewFingerprinter([]idempotency.Secret{{ID: "k1", Key: []byte("0123456789abcdef0123456789abcdef")}})
+	require.NoError(t, err)
+	svc, err := idempotency.NewService(store, fp, fixedClock{time.Unix(1_800_000_000, 0).UTC()}, idempotency.DefaultRetention,
+		idempotency.WithCompletedCache(100, time.Hour), idempotency.WithStoreEpoch(store))
+	require.NoError(t, err)
+	req := request(`{"a":1}`)
+	_, err = svc.Run(context.Background(), req, store.work) // a miss: no confirmation
+	require.NoError(t, err)
+	return svc, store, req
+}
