@@ -9,10 +9,12 @@
 package memory
 
 import (
+	"context"
 	"sync"
 
 	"github.com/google/uuid"
 
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 )
 
@@ -150,9 +152,9 @@ func (db *DB) keyTakenForLocked(t *tx, k uniqueKey) bool {
 }
 
 // lockRowLocked takes the row lock k for t until t ends. It reports false if
-// another open transaction holds it: where PostgreSQL would make t wait for
-// that transaction and then re-check its condition on the new row version,
-// memory refuses at once (so t also loses if the holder rolls back). Taking a
+// another open transaction holds it: the caller either refuses at once or,
+// as PostgreSQL makes t wait and then re-check its condition on the new row
+// version, waits for that one to end (waitRowLock) and tries again. Taking a
 // lock t holds already succeeds. Call with mu held.
 func (db *DB) lockRowLocked(t *tx, k uniqueKey) bool {
 	switch db.rowLocks[k] {
@@ -164,4 +166,40 @@ func (db *DB) lockRowLocked(t *tx, k uniqueKey) bool {
 		return true
 	}
 	return false
+}
+
+// waitRowLock waits until no other open transaction holds the row lock k
+// (it does not take it: the caller does, with its check, under mu). A wait
+// that would close a cycle (the holder waits, directly or not, for t) is
+// refused with CodeUnavailable at once, as PostgreSQL's deadlock detector
+// aborts one of the two; so is a wait that ctx ends.
+func (db *DB) waitRowLock(ctx context.Context, t *tx, k uniqueKey) error {
+	for {
+		db.mu.Lock()
+		holder := db.rowLocks[k]
+		if holder == nil || holder == t {
+			db.mu.Unlock()
+			return nil
+		}
+		for h := holder; h != nil; h = h.waitingFor {
+			if h == t {
+				db.mu.Unlock()
+				return domain.Errorf(domain.CodeUnavailable, "deadlock: two transactions wait for each other's rows")
+			}
+		}
+		t.waitingFor = holder
+		ended := holder.ended
+		db.mu.Unlock()
+
+		select {
+		case <-ended:
+		case <-ctx.Done():
+		}
+		db.mu.Lock()
+		t.waitingFor = nil
+		db.mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			return domain.Wrap(domain.CodeUnavailable, err, "waiting for a row lock")
+		}
+	}
 }

@@ -2,7 +2,9 @@ package memory_test
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -69,4 +71,54 @@ func TestSignalCoalescesAndNeverBlocks(t *testing.T) {
 		t.Fatal("100 commits should coalesce into one wake-up")
 	default:
 	}
+}
+
+// Two transactions that each hold one operation's row lock and then wait
+// for the other's: one is refused (CodeUnavailable, as PostgreSQL's
+// deadlock detector aborts one) instead of both waiting for ever, and the
+// other commits.
+func TestCrossedRowLocksAreRefusedNotHung(t *testing.T) {
+	uow := memory.NewUnitOfWork(memory.NewDB())
+	ws := uuid.New()
+	ops := [2]model.Operation{}
+	for i := range ops {
+		now := time.Now()
+		ops[i] = model.Operation{ID: uuid.New(), WorkspaceID: ws, Kind: model.OperationStoreVerify,
+			Status: model.OperationPending, ResourceType: "store", ResourceID: uuid.New(),
+			CreatedBy: uuid.New(), CreatedAt: now, UpdatedAt: now}
+		require.NoError(t, uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Operations().Create(ctx, ops[i])
+		}))
+	}
+	var (
+		holding sync.WaitGroup
+		errs    [2]error
+		wg      sync.WaitGroup
+	)
+	holding.Add(2)
+	for i := range 2 {
+		wg.Go(func() {
+			errs[i] = uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
+				first, second := ops[i], ops[1-i]
+				first.Start(time.Now())
+				if err := tx.Operations().Update(ctx, first); err != nil {
+					holding.Done()
+					return err
+				}
+				holding.Done()
+				holding.Wait() // both hold their first row
+				second.Start(time.Now())
+				return tx.Operations().Update(ctx, second)
+			})
+		})
+	}
+	wg.Wait()
+	refused := 0
+	for _, err := range errs {
+		if err != nil {
+			require.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err), "%v", err)
+			refused++
+		}
+	}
+	require.Equal(t, 1, refused, "one of the two is refused, the other commits")
 }

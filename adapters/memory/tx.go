@@ -34,8 +34,12 @@ type tx struct {
 	// events it holds in db.eventLocks.
 	eventDeletes map[uuid.UUID]bool
 	lockedEvents []uuid.UUID
-	// rowLocks are the row locks t holds in db.rowLocks.
-	rowLocks []uniqueKey
+	// rowLocks are the row locks t holds in db.rowLocks; ended is closed
+	// when t ends, waking the transactions that wait for them
+	// (waitRowLock); waitingFor is the one t waits for, if any.
+	rowLocks   []uniqueKey
+	ended      chan struct{}
+	waitingFor *tx
 	// claims are the idempotency records this tx claimed (and maybe
 	// completed); deletes the committed records DeleteExpired removed, by
 	// the version it saw.
@@ -57,6 +61,7 @@ func newTx(db *DB, workspace uuid.UUID) *tx {
 		claims:        map[model.IdempotencyScope]model.IdempotencyRecord{},
 		deletes:       map[model.IdempotencyScope]int64{},
 		released:      map[uniqueKey]bool{},
+		ended:         make(chan struct{}),
 	}
 }
 
@@ -169,7 +174,7 @@ func (t *tx) commit() {
 	for k := range t.released {
 		delete(db.taken, k)
 	}
-	t.done = true
+	t.end()
 }
 
 // rollback discards the staged writes and releases what t held.
@@ -189,7 +194,14 @@ func (t *tx) rollback() {
 	}
 	t.releaseEventLocksLocked()
 	t.releaseRowLocksLocked()
+	t.end()
+}
+
+// end marks t ended and wakes the transactions waiting for its row
+// locks. Call with mu held.
+func (t *tx) end() {
 	t.done = true
+	close(t.ended)
 }
 
 // releaseEventLocksLocked frees the outbox events t locked. Call with mu
