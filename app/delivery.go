@@ -59,7 +59,7 @@ var WorkerModule = fx.Module("worker",
 // worker claims it after ONCE_REDIS_CLAIM_IDLE; RabbitMQ requeues it at
 // once; the in-process queue (ONCE_QUEUE=memory) loses it with the process,
 // as it loses everything. A handed-back job runs again from the start
-// (jobs are idempotent: DESIGN §5).
+// (every job is idempotent, so running it twice is safe).
 func stopWorker(ctx context.Context, w *queue.Worker, cfg Config, log *slog.Logger) error {
 	log = log.With("component", "shutdown")
 	log.Info("workers draining: no new job starts", slog.Int("running", w.Running()))

@@ -68,8 +68,8 @@ func (c SoakConfig) validate() error {
 // RunSoak measures the capacity of one `once serve` (API only), one
 // `once dispatch` and one `once work` on a private cluster, then loads
 // them at cfg.Fraction of it for cfg.Duration with the retention on a
-// short schedule, and prints one row per cfg.SampleEvery and the checks of
-// issue 23.
+// short schedule, and prints one row per cfg.SampleEvery and the steadiness
+// checks.
 func RunSoak(ctx context.Context, cfg SoakConfig, out, progress io.Writer) (err error) {
 	if err := cfg.validate(); err != nil {
 		return err

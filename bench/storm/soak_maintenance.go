@@ -18,7 +18,7 @@ import (
 // sql/009, idempotency.Cleaner), run by the bench as the application role
 // with a retention of minutes. The processes refuse such short settings
 // (ONCE_OUTBOX_RETENTION at least 1h, ONCE_IDEMPOTENCY_RETENTION at least
-// 24h, DESIGN §3), so the bench plays the clock for the idempotency
+// 24h: a retried request must find its record for a day), so the bench plays the clock for the idempotency
 // cleaner: it asks at now + (the records' retention - the soak's), which
 // removes the records older than the soak's retention.
 type soakMaintenance struct {
