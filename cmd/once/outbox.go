@@ -15,6 +15,13 @@ import (
 
 func outboxCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "outbox", Short: "Operate the outbox: dead letters and re-drive"}
+	cmd.AddCommand(deadLettersCmd(), redriveCmd())
+	return cmd
+}
+
+// deadLettersCmd lists a workspace's dead letters, one JSON line each or
+// one per last error.
+func deadLettersCmd() *cobra.Command {
 	var workspace string
 	var limit int
 	var grouped bool
@@ -32,26 +39,7 @@ func outboxCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				if grouped {
-					for _, g := range dispatch.GroupByError(events) {
-						if err := enc.Encode(map[string]any{"last_error": g.LastError, "count": len(g.EventIDs), "event_ids": g.EventIDs}); err != nil {
-							return err
-						}
-					}
-					return nil
-				}
-				for _, e := range events {
-					opID, _ := model.JobOperationID(e.Payload)
-					if err := enc.Encode(map[string]any{
-						"id": e.ID, "event_type": e.Type, "aggregate_type": e.AggregateType, "aggregate_id": e.AggregateID,
-						"operation_id": opID, "stage": dispatch.Stage(e),
-						"attempt_count": e.AttemptCount, "last_error": e.LastError, "created_at": e.CreatedAt,
-					}); err != nil {
-						return err
-					}
-				}
-				return nil
+				return writeDeadLetters(json.NewEncoder(cmd.OutOrStdout()), events, grouped)
 			})
 		},
 	}
@@ -59,7 +47,36 @@ func outboxCmd() *cobra.Command {
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many")
 	list.Flags().BoolVar(&grouped, "group", false, "one line per last error: count and event ids")
 	_ = list.MarkFlagRequired("workspace")
+	return list
+}
 
+// writeDeadLetters encodes one line per event, or, grouped, one per last
+// error with its count and event ids.
+func writeDeadLetters(enc *json.Encoder, events []model.OutboxEvent, grouped bool) error {
+	if grouped {
+		for _, g := range dispatch.GroupByError(events) {
+			if err := enc.Encode(map[string]any{"last_error": g.LastError, "count": len(g.EventIDs), "event_ids": g.EventIDs}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, e := range events {
+		opID, _ := model.JobOperationID(e.Payload)
+		if err := enc.Encode(map[string]any{
+			"id": e.ID, "event_type": e.Type, "aggregate_type": e.AggregateType, "aggregate_id": e.AggregateID,
+			"operation_id": opID, "stage": dispatch.Stage(e),
+			"attempt_count": e.AttemptCount, "last_error": e.LastError, "created_at": e.CreatedAt,
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// redriveCmd returns dead-lettered events of a workspace to pending.
+func redriveCmd() *cobra.Command {
+	var workspace string
 	var ids []string
 	var all bool
 	redrive := &cobra.Command{
@@ -96,8 +113,7 @@ func outboxCmd() *cobra.Command {
 	redrive.Flags().StringSliceVar(&ids, "id", nil, "event id (repeatable)")
 	redrive.Flags().BoolVar(&all, "all", false, "every dead-lettered event of the workspace")
 	_ = redrive.MarkFlagRequired("workspace")
-	cmd.AddCommand(list, redrive)
-	return cmd
+	return redrive
 }
 
 // withAdmin starts the storage without servers and hands over the outbox
