@@ -243,22 +243,7 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig, out, progress io.Writer) (err 
 // deployment.
 func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench string, progress io.Writer) ([]httpCell, error) {
 	maxConns := slices.Max(cfg.Conns)
-	// The pool as large as the most clients, so that the service is not
-	// held back by a bound pgbench does not have; the memory queue, so no
-	// broker is part of the figure (these writes start no background work).
-	env := []string{"ONCE_QUEUE", app.QueueMemory,
-		"ONCE_DB_MAX_CONNS", strconv.Itoa(maxConns), "ONCE_DB_MAX_IDLE", strconv.Itoa(maxConns)}
-	if cfg.StoreCreates || cfg.Relay {
-		// A store create's event would start a job in serve's own
-		// Dispatcher and worker: their CPU is not the request's.
-		env = append(env, "ONCE_DISPATCHER", "false", "ONCE_WORKER", "false")
-	}
-	if cfg.Relay {
-		// A real queue for the relay to publish to; relay off here, on in
-		// the second serve.
-		env = append(env, "ONCE_QUEUE", app.QueueRedis, "ONCE_REDIS_URL", DefaultRedisURL,
-			"ONCE_QUEUE_PREFIX", "once-bench-"+d.label+"-"+uuid.NewString()[:8]+".", "ONCE_RELAY", app.RelayOff)
-	}
+	env := writePathEnv(cfg, d.label, maxConns)
 	var profiler *serveProfiler
 	if cfg.ProfileDir != "" {
 		var err error
@@ -287,16 +272,9 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 		}
 		relayAPI, relayServe, d.api = d.api, d.procs[len(d.procs)-1], api
 	}
-	scripts := map[string]string{}
-	for i, variant := range variantsOf(cfg) {
-		if !isPgbench(variant) {
-			continue
-		}
-		path, err := writePgbenchScript(d, fmt.Sprintf("pgbench-%d.sql", i), pgbenchScripts[variant])
-		if err != nil {
-			return nil, err
-		}
-		scripts[variant] = path
+	scripts, err := writePgbenchScripts(cfg, d)
+	if err != nil {
+		return nil, err
 	}
 	var cells []httpCell
 	for _, conns := range cfg.Conns {
@@ -332,6 +310,45 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 		}
 	}
 	return cells, nil
+}
+
+// writePathEnv is the environment of the write path's serve, for a pool of
+// maxConns.
+func writePathEnv(cfg HTTPConfig, label string, maxConns int) []string {
+	// The pool as large as the most clients, so that the service is not
+	// held back by a bound pgbench does not have; the memory queue, so no
+	// broker is part of the figure (these writes start no background work).
+	env := []string{"ONCE_QUEUE", app.QueueMemory,
+		"ONCE_DB_MAX_CONNS", strconv.Itoa(maxConns), "ONCE_DB_MAX_IDLE", strconv.Itoa(maxConns)}
+	if cfg.StoreCreates || cfg.Relay {
+		// A store create's event would start a job in serve's own
+		// Dispatcher and worker: their CPU is not the request's.
+		env = append(env, "ONCE_DISPATCHER", "false", "ONCE_WORKER", "false")
+	}
+	if cfg.Relay {
+		// A real queue for the relay to publish to; relay off here, on in
+		// the second serve.
+		env = append(env, "ONCE_QUEUE", app.QueueRedis, "ONCE_REDIS_URL", DefaultRedisURL,
+			"ONCE_QUEUE_PREFIX", "once-bench-"+label+"-"+uuid.NewString()[:8]+".", "ONCE_RELAY", app.RelayOff)
+	}
+	return env
+}
+
+// writePgbenchScripts writes the script of every pgbench variant of cfg
+// and returns their paths by variant.
+func writePgbenchScripts(cfg HTTPConfig, d *deployment) (map[string]string, error) {
+	scripts := map[string]string{}
+	for i, variant := range variantsOf(cfg) {
+		if !isPgbench(variant) {
+			continue
+		}
+		path, err := writePgbenchScript(d, fmt.Sprintf("pgbench-%d.sql", i), pgbenchScripts[variant])
+		if err != nil {
+			return nil, err
+		}
+		scripts[variant] = path
+	}
+	return scripts, nil
 }
 
 // completedKey is a key of the idempotent variant and the body it was
