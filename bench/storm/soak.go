@@ -79,10 +79,6 @@ func RunSoak(ctx context.Context, cfg SoakConfig, out, progress io.Writer) (err 
 	if err != nil {
 		return err
 	}
-	version, err := r.serverVersion(ctx)
-	if err != nil {
-		return err
-	}
 	return r.in(ctx, "soak", func(d *deployment) error {
 		s, err := startSoak(ctx, r, d, cfg)
 		if err != nil {
@@ -101,7 +97,7 @@ func RunSoak(ctx context.Context, cfg SoakConfig, out, progress io.Writer) (err 
 		fmt.Fprintln(out)
 		fmt.Fprintln(out, soakLegend)
 		fmt.Fprintln(out)
-		fmt.Fprintln(out, describeSoak(cfg, s, version))
+		fmt.Fprintln(out, describeSoak(cfg, s, r.version))
 		return err
 	})
 }

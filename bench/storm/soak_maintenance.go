@@ -54,14 +54,7 @@ func newSoakMaintenance(ctx context.Context, d *deployment, cfg SoakConfig) (*so
 
 // run cleans every interval until ctx ends.
 func (m *soakMaintenance) run(ctx context.Context) {
-	tick := time.NewTicker(m.every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	onEveryTick(ctx, m.every, func() bool {
 		for _, job := range []func(context.Context) (int, error){m.outbox.RunOnce, m.idem.RunOnce} {
 			n, err := job(ctx)
 			m.mu.Lock()
@@ -71,7 +64,8 @@ func (m *soakMaintenance) run(ctx context.Context) {
 			}
 			m.mu.Unlock()
 		}
-	}
+		return true
+	})
 }
 
 // window is what was removed since the last call, and the last failure.

@@ -217,10 +217,6 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig, out, progress io.Writer) (err 
 	if err != nil {
 		return err
 	}
-	version, err := r.serverVersion(ctx)
-	if err != nil {
-		return err
-	}
 	var cells []httpCell
 	for i := 1; i <= cfg.Repetitions && err == nil; i++ {
 		err = r.in(ctx, fmt.Sprintf("http-%d", i), func(d *deployment) error {
@@ -234,7 +230,7 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig, out, progress io.Writer) (err 
 		fmt.Fprintln(out)
 		fmt.Fprintln(out, httpLegend)
 		fmt.Fprintln(out)
-		fmt.Fprintln(out, describeHTTP(cfg, settings, version))
+		fmt.Fprintln(out, describeHTTP(cfg, settings, r.version))
 	}
 	return err
 }
@@ -244,33 +240,16 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig, out, progress io.Writer) (err 
 func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench string, progress io.Writer) ([]httpCell, error) {
 	maxConns := slices.Max(cfg.Conns)
 	env := writePathEnv(cfg, d.label, maxConns)
-	var profiler *serveProfiler
-	if cfg.ProfileDir != "" {
-		var err error
-		if profiler, err = newServeProfiler(cfg.ProfileDir, d.label); err != nil {
-			return nil, err
-		}
-		env = append(env, profiler.env()...)
-	}
-	if err := d.startServe(ctx, maxConns, env...); err != nil {
+	serve, profiler, err := startProfiledServe(ctx, cfg, d, maxConns, env)
+	if err != nil {
 		return nil, err
 	}
-	serve := d.procs[len(d.procs)-1]
 	api, relayAPI, relayServe, relayProfiler := d.api, d.api, serve, profiler
 	if cfg.Relay {
-		relayEnv := append(slices.Clone(env), "ONCE_RELAY", app.RelayOn)
-		if profiler != nil {
-			// Its own ops listener, and its own profiles.
-			var err error
-			if relayProfiler, err = newServeProfiler(cfg.ProfileDir, d.label); err != nil {
-				return nil, err
-			}
-			relayEnv = append(relayEnv, relayProfiler.env()...)
-		}
-		if err := d.startServe(ctx, maxConns, relayEnv...); err != nil {
+		if relayServe, relayProfiler, err = startProfiledServe(ctx, cfg, d, maxConns, append(slices.Clone(env), "ONCE_RELAY", app.RelayOn)); err != nil {
 			return nil, err
 		}
-		relayAPI, relayServe, d.api = d.api, d.procs[len(d.procs)-1], api
+		relayAPI, d.api = d.api, api
 	}
 	scripts, err := writePgbenchScripts(cfg, d)
 	if err != nil {
@@ -310,6 +289,23 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 		}
 	}
 	return cells, nil
+}
+
+// startProfiledServe starts a serve with env and, when cfg asks for
+// profiles, a profiler of its own (its own ops listener, its own files).
+func startProfiledServe(ctx context.Context, cfg HTTPConfig, d *deployment, maxConns int, env []string) (*process, *serveProfiler, error) {
+	var profiler *serveProfiler
+	if cfg.ProfileDir != "" {
+		var err error
+		if profiler, err = newServeProfiler(cfg.ProfileDir, d.label); err != nil {
+			return nil, nil, err
+		}
+		env = append(slices.Clone(env), profiler.env()...)
+	}
+	if err := d.startServe(ctx, maxConns, env...); err != nil {
+		return nil, nil, err
+	}
+	return d.procs[len(d.procs)-1], profiler, nil
 }
 
 // writePathEnv is the environment of the write path's serve, for a pool of
