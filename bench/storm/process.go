@@ -131,4 +131,3 @@ func states(procs []*process) []processState {
 	}
 	return out
 }
-
