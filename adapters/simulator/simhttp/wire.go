@@ -3,6 +3,7 @@ package simhttp
 import (
 	"net/http"
 
+	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 )
@@ -60,14 +61,8 @@ type verifyAnswer struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-type listingBody struct {
-	Platform       string `json:"platform"`
-	ExternalShopID string `json:"external_shop_id"`
-	Title          string `json:"title"`
-	Description    string `json:"description"`
-	PriceMinor     int64  `json:"price_minor"`
-	Currency       string `json:"currency"`
-}
+// listingBody is the body of a listing's create.
+type listingBody = platformsim.ListingContent
 
 type listingAnswer struct {
 	ExternalListingID string `json:"external_listing_id"`
