@@ -25,24 +25,19 @@ func deadLettersCmd() *cobra.Command {
 	var workspace string
 	var limit int
 	var grouped bool
-	list := &cobra.Command{
-		Use:   "dead-letters",
-		Short: "List a workspace's dead letters: undeliverable events and jobs given up on (JSON lines)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ws, err := parseID("workspace", workspace)
+	list := leafCommand("dead-letters", "List a workspace's dead letters: undeliverable events and jobs given up on (JSON lines)", func(cmd *cobra.Command) error {
+		ws, err := parseID("workspace", workspace)
+		if err != nil {
+			return err
+		}
+		return withAdmin(cmd.Context(), func(a *dispatch.Admin) error {
+			events, err := a.ListDeadLetters(cmd.Context(), ws, limit)
 			if err != nil {
 				return err
 			}
-			return withAdmin(cmd.Context(), func(a *dispatch.Admin) error {
-				events, err := a.ListDeadLetters(cmd.Context(), ws, limit)
-				if err != nil {
-					return err
-				}
-				return writeDeadLetters(json.NewEncoder(cmd.OutOrStdout()), events, grouped)
-			})
-		},
-	}
+			return writeDeadLetters(json.NewEncoder(cmd.OutOrStdout()), events, grouped)
+		})
+	})
 	list.Flags().StringVar(&workspace, "workspace", "", "workspace id")
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many")
 	list.Flags().BoolVar(&grouped, "group", false, "one line per last error: count and event ids")
@@ -79,36 +74,31 @@ func redriveCmd() *cobra.Command {
 	var workspace string
 	var ids []string
 	var all bool
-	redrive := &cobra.Command{
-		Use:   "redrive",
-		Short: "Return dead-lettered events to pending, reopening jobs given up on (--id, repeatable, or --all)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ws, err := parseID("workspace", workspace)
+	redrive := leafCommand("redrive", "Return dead-lettered events to pending, reopening jobs given up on (--id, repeatable, or --all)", func(cmd *cobra.Command) error {
+		ws, err := parseID("workspace", workspace)
+		if err != nil {
+			return err
+		}
+		if all == (len(ids) > 0) {
+			return fmt.Errorf("give either --id (one or more) or --all")
+		}
+		var parsed []uuid.UUID
+		for _, s := range ids {
+			id, err := parseID(fmt.Sprintf("id %q", s), s)
 			if err != nil {
 				return err
 			}
-			if all == (len(ids) > 0) {
-				return fmt.Errorf("give either --id (one or more) or --all")
+			parsed = append(parsed, id)
+		}
+		return withAdmin(cmd.Context(), func(a *dispatch.Admin) error {
+			n, err := a.Redrive(cmd.Context(), ws, parsed)
+			if err != nil {
+				return err
 			}
-			var parsed []uuid.UUID
-			for _, s := range ids {
-				id, err := parseID(fmt.Sprintf("id %q", s), s)
-				if err != nil {
-					return err
-				}
-				parsed = append(parsed, id)
-			}
-			return withAdmin(cmd.Context(), func(a *dispatch.Admin) error {
-				n, err := a.Redrive(cmd.Context(), ws, parsed)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "redriven: %d\n", n)
-				return nil
-			})
-		},
-	}
+			fmt.Fprintf(cmd.OutOrStdout(), "redriven: %d\n", n)
+			return nil
+		})
+	})
 	redrive.Flags().StringVar(&workspace, "workspace", "", "workspace id")
 	redrive.Flags().StringSliceVar(&ids, "id", nil, "event id (repeatable)")
 	redrive.Flags().BoolVar(&all, "all", false, "every dead-lettered event of the workspace")
