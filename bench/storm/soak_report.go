@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// soakSteadyWindow is the span the steadiness checks of issue 23 look at:
+// soakSteadyWindow is the span the steadiness checks look at:
 // the last 20 minutes (or every row but the first of a shorter run).
 const soakSteadyWindow = 20 * time.Minute
 
@@ -64,7 +64,8 @@ func perProcess(m map[string]float64, unit float64) string {
 	return strings.Join(parts, " / ")
 }
 
-// writeSoakChecks prints the Done-means checks of issue 23 on rows.
+// writeSoakChecks prints the steadiness checks on rows: sizes, latencies
+// and memory that stay flat over the window.
 func writeSoakChecks(w io.Writer, cfg SoakConfig, rows []soakRow) {
 	if len(rows) < 2 {
 		fmt.Fprintln(w, "Checks: too few samples.")
