@@ -5,6 +5,8 @@
 package mocks
 
 import (
+	"reflect"
+
 	"github.com/oncehq/once/ports"
 	mock "github.com/stretchr/testify/mock"
 )
@@ -43,52 +45,6 @@ type Tx_Expecter struct {
 
 func (_m *Tx) EXPECT() *Tx_Expecter {
 	return &Tx_Expecter{mock: &_m.Mock}
-}
-
-// AITasks provides a mock function for the type Tx
-func (_mock *Tx) AITasks() ports.AITaskRepository {
-	ret := _mock.Called()
-
-	if len(ret) == 0 {
-		panic("no return value specified for AITasks")
-	}
-
-	var r0 ports.AITaskRepository
-	if returnFunc, ok := ret.Get(0).(func() ports.AITaskRepository); ok {
-		r0 = returnFunc()
-	} else {
-		if ret.Get(0) != nil {
-			r0 = ret.Get(0).(ports.AITaskRepository)
-		}
-	}
-	return r0
-}
-
-// Tx_AITasks_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'AITasks'
-type Tx_AITasks_Call struct {
-	*mock.Call
-}
-
-// AITasks is a helper method to define mock.On call
-func (_e *Tx_Expecter) AITasks() *Tx_AITasks_Call {
-	return &Tx_AITasks_Call{Call: _e.mock.On("AITasks")}
-}
-
-func (_c *Tx_AITasks_Call) Run(run func()) *Tx_AITasks_Call {
-	_c.Call.Run(func(args mock.Arguments) {
-		run()
-	})
-	return _c
-}
-
-func (_c *Tx_AITasks_Call) Return(aITaskRepository ports.AITaskRepository) *Tx_AITasks_Call {
-	_c.Call.Return(aITaskRepository)
-	return _c
-}
-
-func (_c *Tx_AITasks_Call) RunAndReturn(run func() ports.AITaskRepository) *Tx_AITasks_Call {
-	_c.Call.Return(run)
-	return _c
 }
 
 // Idempotency provides a mock function for the type Tx
@@ -137,48 +93,55 @@ func (_c *Tx_Idempotency_Call) RunAndReturn(run func() ports.IdempotencyStore) *
 	return _c
 }
 
-// MaterialTransfers provides a mock function for the type Tx
-func (_mock *Tx) MaterialTransfers() ports.MaterialTransferRepository {
-	ret := _mock.Called()
+// KindRepository provides a mock function for the type Tx
+func (_mock *Tx) KindRepository(port reflect.Type) any {
+	ret := _mock.Called(port)
 
 	if len(ret) == 0 {
-		panic("no return value specified for MaterialTransfers")
+		panic("no return value specified for KindRepository")
 	}
 
-	var r0 ports.MaterialTransferRepository
-	if returnFunc, ok := ret.Get(0).(func() ports.MaterialTransferRepository); ok {
-		r0 = returnFunc()
+	var r0 any
+	if returnFunc, ok := ret.Get(0).(func(reflect.Type) any); ok {
+		r0 = returnFunc(port)
 	} else {
 		if ret.Get(0) != nil {
-			r0 = ret.Get(0).(ports.MaterialTransferRepository)
+			r0 = ret.Get(0).(any)
 		}
 	}
 	return r0
 }
 
-// Tx_MaterialTransfers_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'MaterialTransfers'
-type Tx_MaterialTransfers_Call struct {
+// Tx_KindRepository_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'KindRepository'
+type Tx_KindRepository_Call struct {
 	*mock.Call
 }
 
-// MaterialTransfers is a helper method to define mock.On call
-func (_e *Tx_Expecter) MaterialTransfers() *Tx_MaterialTransfers_Call {
-	return &Tx_MaterialTransfers_Call{Call: _e.mock.On("MaterialTransfers")}
+// KindRepository is a helper method to define mock.On call
+//   - port reflect.Type
+func (_e *Tx_Expecter) KindRepository(port any) *Tx_KindRepository_Call {
+	return &Tx_KindRepository_Call{Call: _e.mock.On("KindRepository", port)}
 }
 
-func (_c *Tx_MaterialTransfers_Call) Run(run func()) *Tx_MaterialTransfers_Call {
+func (_c *Tx_KindRepository_Call) Run(run func(port reflect.Type)) *Tx_KindRepository_Call {
 	_c.Call.Run(func(args mock.Arguments) {
-		run()
+		var arg0 reflect.Type
+		if args[0] != nil {
+			arg0 = args[0].(reflect.Type)
+		}
+		run(
+			arg0,
+		)
 	})
 	return _c
 }
 
-func (_c *Tx_MaterialTransfers_Call) Return(materialTransferRepository ports.MaterialTransferRepository) *Tx_MaterialTransfers_Call {
-	_c.Call.Return(materialTransferRepository)
+func (_c *Tx_KindRepository_Call) Return(anyMoqParam any) *Tx_KindRepository_Call {
+	_c.Call.Return(anyMoqParam)
 	return _c
 }
 
-func (_c *Tx_MaterialTransfers_Call) RunAndReturn(run func() ports.MaterialTransferRepository) *Tx_MaterialTransfers_Call {
+func (_c *Tx_KindRepository_Call) RunAndReturn(run func(port reflect.Type) any) *Tx_KindRepository_Call {
 	_c.Call.Return(run)
 	return _c
 }
@@ -459,52 +422,6 @@ func (_c *Tx_Products_Call) RunAndReturn(run func() ports.ProductRepository) *Tx
 	return _c
 }
 
-// Publications provides a mock function for the type Tx
-func (_mock *Tx) Publications() ports.PublicationRepository {
-	ret := _mock.Called()
-
-	if len(ret) == 0 {
-		panic("no return value specified for Publications")
-	}
-
-	var r0 ports.PublicationRepository
-	if returnFunc, ok := ret.Get(0).(func() ports.PublicationRepository); ok {
-		r0 = returnFunc()
-	} else {
-		if ret.Get(0) != nil {
-			r0 = ret.Get(0).(ports.PublicationRepository)
-		}
-	}
-	return r0
-}
-
-// Tx_Publications_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'Publications'
-type Tx_Publications_Call struct {
-	*mock.Call
-}
-
-// Publications is a helper method to define mock.On call
-func (_e *Tx_Expecter) Publications() *Tx_Publications_Call {
-	return &Tx_Publications_Call{Call: _e.mock.On("Publications")}
-}
-
-func (_c *Tx_Publications_Call) Run(run func()) *Tx_Publications_Call {
-	_c.Call.Run(func(args mock.Arguments) {
-		run()
-	})
-	return _c
-}
-
-func (_c *Tx_Publications_Call) Return(publicationRepository ports.PublicationRepository) *Tx_Publications_Call {
-	_c.Call.Return(publicationRepository)
-	return _c
-}
-
-func (_c *Tx_Publications_Call) RunAndReturn(run func() ports.PublicationRepository) *Tx_Publications_Call {
-	_c.Call.Return(run)
-	return _c
-}
-
 // Stores provides a mock function for the type Tx
 func (_mock *Tx) Stores() ports.StoreRepository {
 	ret := _mock.Called()
@@ -547,52 +464,6 @@ func (_c *Tx_Stores_Call) Return(storeRepository ports.StoreRepository) *Tx_Stor
 }
 
 func (_c *Tx_Stores_Call) RunAndReturn(run func() ports.StoreRepository) *Tx_Stores_Call {
-	_c.Call.Return(run)
-	return _c
-}
-
-// Syncs provides a mock function for the type Tx
-func (_mock *Tx) Syncs() ports.SyncRepository {
-	ret := _mock.Called()
-
-	if len(ret) == 0 {
-		panic("no return value specified for Syncs")
-	}
-
-	var r0 ports.SyncRepository
-	if returnFunc, ok := ret.Get(0).(func() ports.SyncRepository); ok {
-		r0 = returnFunc()
-	} else {
-		if ret.Get(0) != nil {
-			r0 = ret.Get(0).(ports.SyncRepository)
-		}
-	}
-	return r0
-}
-
-// Tx_Syncs_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'Syncs'
-type Tx_Syncs_Call struct {
-	*mock.Call
-}
-
-// Syncs is a helper method to define mock.On call
-func (_e *Tx_Expecter) Syncs() *Tx_Syncs_Call {
-	return &Tx_Syncs_Call{Call: _e.mock.On("Syncs")}
-}
-
-func (_c *Tx_Syncs_Call) Run(run func()) *Tx_Syncs_Call {
-	_c.Call.Run(func(args mock.Arguments) {
-		run()
-	})
-	return _c
-}
-
-func (_c *Tx_Syncs_Call) Return(syncRepository ports.SyncRepository) *Tx_Syncs_Call {
-	_c.Call.Return(syncRepository)
-	return _c
-}
-
-func (_c *Tx_Syncs_Call) RunAndReturn(run func() ports.SyncRepository) *Tx_Syncs_Call {
 	_c.Call.Return(run)
 	return _c
 }

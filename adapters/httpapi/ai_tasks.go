@@ -59,5 +59,5 @@ func (h *handlers) registerAITasks(api huma.API) {
 			return AITaskAccepted{Task: toAITask(t), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getAITask", "/v1/ai-tasks/{id}", "Read an AI task", "ai", h.deps.AI.Get, toAITask)
-	registerList[ListAITasksInput](api, h, "listAITasks", "/v1/ai-tasks", "List AI tasks", "ai", "The workspace's AI tasks.", ports.Tx.AITasks, toAITask)
+	registerList[ListAITasksInput](api, h, "listAITasks", "/v1/ai-tasks", "List AI tasks", "ai", "The workspace's AI tasks.", ports.Repository[ports.AITaskRepository], toAITask)
 }

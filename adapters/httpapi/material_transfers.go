@@ -57,7 +57,7 @@ func (h *handlers) registerMaterialTransfers(api huma.API) {
 			return MaterialTransferAccepted{Transfer: toMaterialTransfer(t), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getMaterialTransfer", "/v1/material-transfers/{id}", "Read a material transfer", "materials", h.deps.Materials.Get, toMaterialTransfer)
-	registerList[ListTasksInput](api, h, "listMaterialTransfers", "/v1/material-transfers", "List material transfers", "materials", "The workspace's material transfers, without their items (GET one transfer for them).", ports.Tx.MaterialTransfers, toMaterialTransfer)
+	registerList[ListTasksInput](api, h, "listMaterialTransfers", "/v1/material-transfers", "List material transfers", "materials", "The workspace's material transfers, without their items (GET one transfer for them).", ports.Repository[ports.MaterialTransferRepository], toMaterialTransfer)
 }
 
 // check resolves the sources' hosts, which waits on DNS.

@@ -48,5 +48,5 @@ func (h *handlers) registerSyncs(api huma.API) {
 			return CatalogSyncAccepted{Sync: toCatalogSync(s), OperationAccepted: accepted(op)}, op, err
 		})
 	registerRead(api, "getCatalogSync", "/v1/syncs/{id}", "Read a catalog sync", "stores", h.deps.Catalog.Get, toCatalogSync)
-	registerList[ListSyncsInput](api, h, "listCatalogSyncs", "/v1/syncs", "List catalog syncs", "stores", "The workspace's catalog syncs.", ports.Tx.Syncs, toCatalogSync)
+	registerList[ListSyncsInput](api, h, "listCatalogSyncs", "/v1/syncs", "List catalog syncs", "stores", "The workspace's catalog syncs.", ports.Repository[ports.SyncRepository], toCatalogSync)
 }

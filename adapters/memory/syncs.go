@@ -13,7 +13,7 @@ import (
 // syncRepo is the catalog_syncs table in one transaction.
 type syncRepo struct{ tableRepo[model.CatalogSync] }
 
-func (t *tx) Syncs() ports.SyncRepository { return syncRepo{syncTable.in(t)} }
+var _ = ports.Register(kindRepositories, func(t *tx) ports.SyncRepository { return syncRepo{syncTable.in(t)} })
 
 // catalogItemKey is the primary key of the catalogue: (workspace, store,
 // external id).

@@ -27,9 +27,9 @@ type AITaskRepository struct{ aiTaskTable }
 
 type aiTaskTable = taskRepo[model.AITask, aiTaskRow, *aiTaskRow]
 
-func (t *Tx) AITasks() ports.AITaskRepository {
+var _ = ports.Register(kindRepositories, func(t *Tx) ports.AITaskRepository {
 	return &AITaskRepository{aiTaskTable{t.db, t.workspace, "AI task"}}
-}
+})
 
 func (r *AITaskRepository) Create(ctx context.Context, t model.AITask) error {
 	return r.insert(ctx, toAITaskRow(t))

@@ -23,9 +23,9 @@ type SyncRepository struct{ syncTable }
 
 type syncTable = taskRepo[model.CatalogSync, syncRow, *syncRow]
 
-func (t *Tx) Syncs() ports.SyncRepository {
+var _ = ports.Register(kindRepositories, func(t *Tx) ports.SyncRepository {
 	return &SyncRepository{syncTable{t.db, t.workspace, "catalog sync"}}
-}
+})
 
 // syncActiveIndex is the partial unique index of active syncs: one pending
 // or running sync per store.

@@ -117,31 +117,31 @@ func seedTaskTables(ctx context.Context, tx ports.Tx, ws, store, op uuid.UUID) e
 	}); err != nil {
 		return err
 	}
-	if err := tx.MaterialTransfers().Create(ctx, model.MaterialTransfer{
+	if err := ports.Repository[ports.MaterialTransferRepository](tx).Create(ctx, model.MaterialTransfer{
 		TaskState: task(), Items: []model.MaterialItem{{Index: 0, SourceURL: "https://example.com/a.png"}},
 	}); err != nil {
 		return err
 	}
-	if err := tx.Publications().Create(ctx, model.Publication{
+	if err := ports.Repository[ports.PublicationRepository](tx).Create(ctx, model.Publication{
 		TaskState: task(), ProductID: product.ID, StoreID: store, ProductRevision: 1,
 	}); err != nil {
 		return err
 	}
-	if err := tx.Syncs().Create(ctx, model.CatalogSync{
+	if err := ports.Repository[ports.SyncRepository](tx).Create(ctx, model.CatalogSync{
 		TaskState: task(), StoreID: store,
 	}); err != nil {
 		return err
 	}
-	if err := tx.Syncs().UpsertItems(ctx, []model.CatalogItem{{
+	if err := ports.Repository[ports.SyncRepository](tx).UpsertItems(ctx, []model.CatalogItem{{
 		WorkspaceID: ws, StoreID: store, ExternalID: "x1", Title: "t", Currency: "EUR", SyncedAt: t0,
 	}}); err != nil {
 		return err
 	}
 	aiTask := model.AITask{TaskState: task(), ProductID: product.ID, Kind: model.AIText}
-	if err := tx.AITasks().Create(ctx, aiTask); err != nil {
+	if err := ports.Repository[ports.AITaskRepository](tx).Create(ctx, aiTask); err != nil {
 		return err
 	}
-	_, err := tx.AITasks().Bill(ctx, model.BillingRecord{WorkspaceID: ws, TaskID: aiTask.ID, Units: 1, CreatedAt: t0})
+	_, err := ports.Repository[ports.AITaskRepository](tx).Bill(ctx, model.BillingRecord{WorkspaceID: ws, TaskID: aiTask.ID, Units: 1, CreatedAt: t0})
 	return err
 }
 

@@ -30,9 +30,9 @@ type MaterialTransferRepository struct{ transferTable }
 
 type transferTable = taskRepo[model.MaterialTransfer, transferRow, *transferRow]
 
-func (t *Tx) MaterialTransfers() ports.MaterialTransferRepository {
+var _ = ports.Register(kindRepositories, func(t *Tx) ports.MaterialTransferRepository {
 	return &MaterialTransferRepository{transferTable{t.db, t.workspace, "material transfer"}}
-}
+})
 
 func (r *MaterialTransferRepository) Create(ctx context.Context, t model.MaterialTransfer) error {
 	if _, err := r.db.NewInsert().Model(toTransferRow(t)).Exec(ctx); err != nil {

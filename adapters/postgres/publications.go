@@ -40,9 +40,9 @@ type PublicationRepository struct{ publicationTable }
 
 type publicationTable = taskRepo[model.Publication, publicationRow, *publicationRow]
 
-func (t *Tx) Publications() ports.PublicationRepository {
+var _ = ports.Register(kindRepositories, func(t *Tx) ports.PublicationRepository {
 	return &PublicationRepository{publicationTable{t.db, t.workspace, "publication"}}
-}
+})
 
 func (r *PublicationRepository) Create(ctx context.Context, p model.Publication) error {
 	return insertUnlessLive(ctx, r.db, "publication", func() (sql.Result, error) {

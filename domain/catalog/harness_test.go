@@ -120,7 +120,7 @@ func (h *harness) state(t *testing.T, syncID, opID uuid.UUID) (model.CatalogSync
 	var op model.Operation
 	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		if cs, err = tx.Syncs().Get(ctx, syncID); err != nil {
+		if cs, err = ports.Repository[ports.SyncRepository](tx).Get(ctx, syncID); err != nil {
 			return err
 		}
 		op, err = tx.Operations().Get(ctx, opID)
@@ -134,7 +134,7 @@ func (h *harness) count(t *testing.T, storeID uuid.UUID) int {
 	var n int
 	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		n, err = tx.Syncs().CountItems(ctx, storeID)
+		n, err = ports.Repository[ports.SyncRepository](tx).CountItems(ctx, storeID)
 		return err
 	})
 	return n

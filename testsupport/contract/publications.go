@@ -14,7 +14,9 @@ import (
 // publicationTable is the publications table to the table contract
 // (tables.go).
 var publicationTable = taskTable(table[model.Publication]{
-	repo: func(tx ports.Tx) tableRepo[model.Publication] { return tx.Publications() },
+	repo: func(tx ports.Tx) tableRepo[model.Publication] {
+		return ports.Repository[ports.PublicationRepository](tx)
+	},
 	row: func(t *testing.T, h Harness, ws uuid.UUID) model.Publication {
 		return newPublication(ws, newProductIn(t, h, ws).ID, newStoreIn(t, h, ws))
 	},
