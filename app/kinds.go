@@ -8,29 +8,36 @@ import (
 
 	"go.uber.org/fx"
 
+	"github.com/oncehq/once/domain/ai"
+	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/kinds"
+	"github.com/oncehq/once/domain/materials"
+	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/domain/publishing"
+	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
 
-// taskKinds are the code of each kind of the list (kinds.All): the kind
-// as its use case declares it (jobs.Kind: its names and failure hook), the
-// use case that starts its tasks and the worker handler that runs them.
-// Each kind registers its own in a file of its own (kind_<type>.go,
-// registerKind), so nothing here names a kind. What needs only the kinds'
-// facts ranges over kinds.All; what needs their code is derived from
-// here: the use cases provided (TasksModule), the handler of each event
-// type (newHandlers), the tasks jobs.Failures ends and reopens
-// (newJobFailures). TestEveryTaskKindIsWired checks that each listed kind
-// is here with its names, and has its retention rule, its handler, its
-// failure hook and an HTTP route that starts it (checkKinds).
-var taskKinds []taskKind
-
-// registerKind adds a kind's code to taskKinds. It returns true, so a
-// kind's file registers from a package-level declaration.
-func registerKind(kind jobs.Kind, service, handler any) bool {
-	taskKinds = append(taskKinds, taskKind{kind, service, handler})
-	return true
+// taskKinds are the code of each kind of the list (kinds.All), one line
+// each: the kind as its use case declares it (jobs.Kind: its names and
+// failure hook), the use case that starts its tasks and the worker handler
+// that runs them. What needs only the kinds' facts ranges over kinds.All;
+// what needs their code is derived from here: the use cases provided
+// (TasksModule), the handler of each event type (newHandlers), the tasks
+// jobs.Failures ends and reopens (newJobFailures). It is one list, not a
+// registration from each kind's file: the modules read it while the
+// package's variables are initialized, before such registrations would
+// run. TestEveryTaskKindIsWired checks that each listed kind is here with
+// its names, and has its retention rule, its handler, its failure hook and
+// an HTTP route that starts it (checkKinds).
+var taskKinds = []taskKind{
+	{stores.VerifyKind, stores.NewService, stores.NewVerifyHandler},
+	{media.Kind, media.NewService, media.NewProcessHandler},
+	{materials.Kind, materials.NewService, materials.NewTransferHandler},
+	{publishing.Kind, publishing.NewService, publishing.NewPublishHandler},
+	{catalog.Kind, catalog.NewService, catalog.NewSyncHandler},
+	{ai.Kind, ai.NewService, ai.NewTaskHandler},
 }
 
 // taskKind is one kind of background task as the application wires it.
