@@ -3,8 +3,6 @@ package ports
 import (
 	"context"
 
-	"github.com/google/uuid"
-
 	"github.com/oncehq/once/domain/model"
 )
 
@@ -25,6 +23,4 @@ type SyncRepository interface {
 	// what an earlier sync stored; re-running a sync changes nothing more.
 	// domain.CodeConflict if a store is missing or in another workspace.
 	UpsertItems(ctx context.Context, items []model.CatalogItem) error
-	// CountItems counts the store's catalogue.
-	CountItems(ctx context.Context, storeID uuid.UUID) (int, error)
 }

@@ -67,24 +67,6 @@ func (r syncRepo) UpsertItems(_ context.Context, items []model.CatalogItem) erro
 	})
 }
 
-func (r syncRepo) CountItems(_ context.Context, storeID uuid.UUID) (int, error) {
-	t := r.t
-	return inLock(t, func() (int, error) {
-		n := 0
-		for k := range catalogItems.committed(t) {
-			if _, mine := catalogItems.mine(t)[k]; !mine && k.workspace == t.workspace && k.store == storeID {
-				n++
-			}
-		}
-		for k := range catalogItems.mine(t) {
-			if k.workspace == t.workspace && k.store == storeID {
-				n++
-			}
-		}
-		return n, nil
-	})
-}
-
 func (r syncRepo) List(_ context.Context, q ports.ListQuery) ([]model.CatalogSync, error) {
 	return syncTable.list(r.t, q, func(s model.CatalogSync, q ports.ListQuery) bool {
 		return is(q.Status, string(s.Status)) && is(q.StoreID, s.StoreID)

@@ -104,12 +104,6 @@ func (r *SyncRepository) UpsertItems(ctx context.Context, items []model.CatalogI
 	return mapError(err, "catalog item")
 }
 
-func (r *SyncRepository) CountItems(ctx context.Context, storeID uuid.UUID) (int, error) {
-	n, err := r.db.NewSelect().Model((*catalogItemRow)(nil)).
-		Where("workspace_id = ?", r.workspace).Where("store_id = ?", storeID).Count(ctx)
-	return int(n), mapError(err, "catalog item")
-}
-
 func (r *SyncRepository) List(ctx context.Context, q ports.ListQuery) ([]model.CatalogSync, error) {
 	return listNewest(ctx, r.db, r.workspace, q, "catalog sync", plain((*syncRow).domain),
 		eq("status", q.Status), eq("store_id", q.StoreID))

@@ -39,6 +39,10 @@ type Harness struct {
 	// RelayMarks settles the events a writer relays itself; nil skips
 	// those tests.
 	RelayMarks ports.OutboxRelayMarks
+	// CatalogItems counts a store's catalogue as the transaction tx sees
+	// it: the port has no read of what UpsertItems wrote, so each adapter's
+	// test reads it its own way.
+	CatalogItems func(ctx context.Context, tx ports.Tx, store uuid.UUID) (int, error)
 }
 
 // Run runs the whole suite. newHarness is called once per group of tests;

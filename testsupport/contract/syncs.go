@@ -32,7 +32,7 @@ func newSync(ws, store uuid.UUID) model.CatalogSync {
 func countItems(t *testing.T, h Harness, ws, store uuid.UUID) int {
 	t.Helper()
 	return mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
-		return ports.Repository[ports.SyncRepository](tx).CountItems(ctx, store)
+		return h.CatalogItems(ctx, tx, store)
 	})
 }
 
