@@ -110,3 +110,29 @@ func testAITasks(t *testing.T, h Harness) {
 		require.Len(t, billingRecords(t, h, wsA, a.ID), 1)
 	})
 }
+
+// The AI task kind's contract (kinds.go).
+var _ = registerKind("ai_tasks", kindContract{
+	table: aiTaskTable.check,
+	list:  listAITasks,
+	own:   testAITasks,
+})
+
+// listAITasks is the list contract (lists.go) of its table.
+func listAITasks(t *testing.T, h Harness) {
+	// The even rows of a workspace are tasks of one product, the odd
+	// ones each of a product of its own.
+	even := map[uuid.UUID]uuid.UUID{}
+	checkList(t, h, listCase[model.AITask]{
+		table: aiTaskTable,
+		mark: func(a *model.AITask, i int) {
+			if i%2 == 0 {
+				if even[a.WorkspaceID] == uuid.Nil {
+					even[a.WorkspaceID] = a.ProductID
+				}
+				a.ProductID = even[a.WorkspaceID]
+			}
+		},
+		filter: func(q *ports.ListQuery, ws uuid.UUID) { q.ProductID = even[ws] },
+	})
+}

@@ -89,3 +89,9 @@ func testMaterialTransfers(t *testing.T, h Harness) {
 		require.False(t, got.Items[0].Done)
 	})
 }
+
+// The material transfers kind's contract (kinds.go).
+var _ = registerKind("material_transfers", kindContract{
+	table: transferTable.check, own: testMaterialTransfers,
+	list: listing(byStatus(transferTable, transferTable.status, model.TaskSucceeded, model.TaskPending)),
+})

@@ -63,3 +63,9 @@ func testPublications(t *testing.T, h Harness) {
 		requireCode(t, publicationTable.create(t, h, newPublication(ws, product, newStoreIn(t, h, other))), domain.CodeConflict)
 	})
 }
+
+// The publications kind's contract (kinds.go).
+var _ = registerKind("publications", kindContract{
+	table: publicationTable.check, live: publicationLive.check, own: testPublications,
+	list: listing(byStatus(publicationTable, publicationTable.status, model.TaskSucceeded, model.TaskFailed)),
+})

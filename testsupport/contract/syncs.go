@@ -115,3 +115,9 @@ func testSyncs(t *testing.T, h Harness) {
 		require.Equal(t, 3, countItems(t, h, wsA, store))
 	})
 }
+
+// The catalog syncs kind's contract (kinds.go).
+var _ = registerKind("catalog_syncs", kindContract{
+	table: syncTable.check, live: syncLive.check, own: testSyncs,
+	list: listing(byStatus(syncTable, syncTable.status, model.TaskSucceeded, model.TaskFailed)),
+})
