@@ -237,3 +237,16 @@ func assertUnknownKind(t *testing.T, db interface {
 	}
 	require.ErrorContains(t, err, "unknown kind", name)
 }
+
+// A retention statement of a kind's own belongs to a declared kind whose
+// rows expire: one left behind by a kind that changed its rule, or renamed
+// its table, would be dead and its kind's rows deleted by the plain rule.
+func TestOwnRetentionStatementsBelongToExpiringKinds(t *testing.T) {
+	tables := map[string]bool{}
+	for _, k := range kinds.Expiring() {
+		tables[k.Table] = true
+	}
+	for table := range postgres.OwnExpiry {
+		assert.True(t, tables[table], "own retention statement of %s, which is no expiring kind's table", table)
+	}
+}

@@ -1,0 +1,23 @@
+package httpapi
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/kinds"
+)
+
+// A kind's live-index conflict, as its descriptor declares it, is the
+// error the API answers: its code has the declared status and help.
+func TestKindConflictsAreAnsweredAsDeclared(t *testing.T) {
+	for _, k := range kinds.All {
+		if k.Conflict == nil {
+			continue
+		}
+		code := domain.Code(k.Conflict.Code)
+		assert.Equal(t, k.Conflict.Status, statusByCode[code], "status of %s (%s)", code, k.EventType)
+		assert.Equal(t, k.Conflict.Help, problemMeaning[code], "help of %s (%s)", code, k.EventType)
+	}
+}
