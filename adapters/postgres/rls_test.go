@@ -50,15 +50,11 @@ func insertFor(table, ws string) string {
 	return fmt.Sprintf(`INSERT INTO %s (workspace_id) VALUES ('%s')`, table, ws)
 }
 
-// touch is a harmless SET clause for an UPDATE of table.
+// touch is a harmless SET clause for an UPDATE of table: its workspace
+// column set to itself, which every tenant table has.
 func touch(table string) string {
-	switch table {
-	case "material_transfer_items":
-		return "done = done"
-	case "catalog_items":
-		return "synced_at = now()"
-	}
-	return "created_at = now()"
+	col := workspaceColumn(table)
+	return col + " = " + col
 }
 
 func workspaceColumn(table string) string {
