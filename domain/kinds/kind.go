@@ -1,9 +1,10 @@
 // Package kinds is the one list of the kinds of background task and what
 // each one is: its names, its table, its retention, its live-index
 // conflict. It imports nothing of ours but domain/model, so the wiring,
-// the adapters, the retention and the tests all range over the same list;
-// what needs a kind's code (its use case, its handler, its routes, its
-// repository) is keyed by it where that code is wired (app/kinds.go).
+// the adapters, the retention and the tests all range over the same list.
+// What needs a kind's code is wired elsewhere and checked against the list:
+// its use case and handler in app (taskKinds), its repository and routes
+// registered from the kind's own adapter files.
 package kinds
 
 // Kind describes one kind of background task.
