@@ -18,6 +18,7 @@ import (
 	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/apitest"
@@ -63,8 +64,7 @@ type started struct {
 
 // jobCase is one task type as a user starts it and an operator sees it.
 type jobCase struct {
-	name      string
-	eventType string
+	name string
 	// start starts one task (with the faults set) after prepare made what
 	// it needs (with the faults cleared).
 	prepare func(t *testing.T, s *apitest.Server) (path string, body any)
@@ -79,7 +79,9 @@ type jobCase struct {
 	effects func(op started) int
 }
 
-func jobCases(ledgerPath string) []jobCase {
+// jobCases are the cases by the event type of their kind; the tests
+// range over kinds.All, so a declared kind without a case fails.
+func jobCases(ledgerPath string) map[string]jobCase {
 	// effects counts the ledger entries f selects, for a token or a
 	// subject of the task under test.
 	effects := func(f func(op started) simhttp.Filter) func(op started) int {
@@ -92,31 +94,31 @@ func jobCases(ledgerPath string) []jobCase {
 		}
 	}
 	var sourceURL string // of the transfer under test
-	return []jobCase{
-		{"verification", model.EventStoreCredentialsVerify, func(t *testing.T, s *apitest.Server) (string, any) {
+	return map[string]jobCase{
+		model.EventStoreCredentialsVerify: {"verification", func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/stores", storeBody("gives-up-" + uuid.NewString()[:8])
 		}, "/v1/stores/", "verification_failed", "verified", effects(func(op started) simhttp.Filter {
 			return simhttp.Filter{Kind: simhttp.KindVerify, Token: op.token, EffectsOnly: true}
 		})},
-		{"media", model.EventMediaProcess, func(t *testing.T, s *apitest.Server) (string, any) {
+		model.EventMediaProcess: {"media", func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/media/" + uploadedMedia(t, s).String() + "/complete", nil
 		}, "/v1/media/", "rejected", "ready", nil},
-		{"material transfer", model.EventMaterialTransfer, func(t *testing.T, s *apitest.Server) (string, any) {
+		model.EventMaterialTransfer: {"material transfer", func(t *testing.T, s *apitest.Server) (string, any) {
 			sourceURL = "https://supplier.example/" + uuid.NewString() + ".png"
 			return "/v1/material-transfers", map[string]any{"source_urls": []string{sourceURL}}
 		}, "/v1/material-transfers/", "failed", "succeeded", effects(func(started) simhttp.Filter {
 			return simhttp.Filter{Kind: simhttp.KindFetch, Subject: sourceURL}
 		})},
-		{"publication", model.EventListingPublish, func(t *testing.T, s *apitest.Server) (string, any) {
+		model.EventListingPublish: {"publication", func(t *testing.T, s *apitest.Server) (string, any) {
 			store, product := verifiedStore(t, s), createProduct(t, s)
 			return "/v1/products/" + product.String() + "/publications", map[string]any{"store_id": store}
 		}, "/v1/publications/", "failed", "succeeded", effects(func(op started) simhttp.Filter {
 			return simhttp.Filter{Kind: simhttp.KindListing, Token: op.token, EffectsOnly: true}
 		})},
-		{"catalog sync", model.EventCatalogSync, func(t *testing.T, s *apitest.Server) (string, any) {
+		model.EventCatalogSync: {"catalog sync", func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/stores/" + verifiedStore(t, s).String() + "/syncs", nil
 		}, "/v1/syncs/", "failed", "succeeded", nil},
-		{"AI task", model.EventAITask, func(t *testing.T, s *apitest.Server) (string, any) {
+		model.EventAITask: {"AI task", func(t *testing.T, s *apitest.Server) (string, any) {
 			return "/v1/ai-tasks", map[string]any{"product_id": createProduct(t, s), "kind": "text"}
 		}, "/v1/ai-tasks/", "failed", "succeeded", effects(func(op started) simhttp.Filter {
 			return simhttp.Filter{Kind: simhttp.KindGenerate, Token: op.token, EffectsOnly: true}
@@ -198,16 +200,20 @@ func TestPostgresEveryJobThatGivesUpEndsFailedAndIsRedriven(t *testing.T) {
 	var f faults
 	s := apitest.Start(t, cfg, db, f.inject())
 
-	for _, c := range jobCases(ledgerPath) {
+	cases := jobCases(ledgerPath)
+	for _, k := range kinds.All {
+		c, ok := cases[k.EventType]
+		require.True(t, ok, "task kind %s has no case in jobCases", k.EventType)
+		kind := k.EventType
 		t.Run(c.name, func(t *testing.T) {
 			// A permanent failure: no retry, task and operation failed.
 			path, body := c.prepare(t, s)
-			f.set(c.eventType, domain.CodeValidation)
+			f.set(kind, domain.CodeValidation)
 			permanent := startTask(t, s, path, body)
 			op := s.WaitOperation(t, permanent.Operation.ID, 30*time.Second)
-			f.clear(c.eventType)
+			f.clear(kind)
 			require.Equal(t, "failed", op.Status)
-			assert.Equal(t, "injected "+c.eventType+" fault", op.Error, "the reason the user reads")
+			assert.Equal(t, "injected "+kind+" fault", op.Error, "the reason the user reads")
 			assert.Equal(t, c.failed, taskStatus(t, s, c, permanent))
 			event, _, found := deadLetterOf(t, s, permanent)
 			require.True(t, found, "the job is in the operators' dead letters")
@@ -215,7 +221,7 @@ func TestPostgresEveryJobThatGivesUpEndsFailedAndIsRedriven(t *testing.T) {
 
 			// A transient failure, every time: failed after the retries.
 			path, body = c.prepare(t, s)
-			f.set(c.eventType, domain.CodeUnavailable)
+			f.set(kind, domain.CodeUnavailable)
 			transient := startTask(t, s, path, body)
 			op = s.WaitOperation(t, transient.Operation.ID, 60*time.Second)
 			require.Equal(t, "failed", op.Status)
@@ -234,7 +240,7 @@ func TestPostgresEveryJobThatGivesUpEndsFailedAndIsRedriven(t *testing.T) {
 			assert.Equal(t, lastError, v.Delivery.LastError)
 
 			// The fault is fixed; the operator re-drives the job.
-			f.clear(c.eventType)
+			f.clear(kind)
 			r := s.Do(t, "POST", "/v1/outbox/dead-letters/"+event.String()+"/redrive", nil, nil)
 			require.Equal(t, http.StatusOK, r.Status, string(r.Body))
 			require.JSONEq(t, `{"redriven":1}`, string(r.Body))

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"go.uber.org/fx"
@@ -10,6 +11,7 @@ import (
 	"github.com/oncehq/once/domain/ai"
 	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/materials"
 	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/publishing"
@@ -17,15 +19,18 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-// taskKinds are the kinds of background task, one line each: the kind as
-// its use case declares it (jobs.Kind: event type, operation kind, failure
-// hook), the use case that starts its tasks and the worker handler that
-// runs them. Everything that lists the kinds is derived from here: the use
-// cases provided (TasksModule), the handler of each event type
-// (newHandlers), the tasks jobs.Failures ends and reopens
-// (newJobFailures), the queues checked on BullMQ (eventTypes).
-// TestEveryTaskKindIsWired checks that each kind has its handler, its
-// failure hook and an HTTP route that starts it (checkKinds).
+// taskKinds are the code of each kind of the list (kinds.All), one line
+// each: the kind as its use case declares it (jobs.Kind: its names and
+// failure hook), the use case that starts its tasks and the worker handler
+// that runs them. What needs only the kinds' facts ranges over kinds.All;
+// what needs their code is derived from here: the use cases provided
+// (TasksModule), the handler of each event type (newHandlers), the tasks
+// jobs.Failures ends and reopens (newJobFailures). It is one list, not a
+// registration from each kind's file: the modules read it while the
+// package's variables are initialized, before such registrations would
+// run. TestEveryTaskKindIsWired checks that each listed kind is here with
+// its names, and has its retention rule, its handler, its failure hook and
+// an HTTP route that starts it (checkKinds).
 var taskKinds = []taskKind{
 	{stores.VerifyKind, stores.NewService, stores.NewVerifyHandler},
 	{media.Kind, media.NewService, media.NewProcessHandler},
@@ -51,13 +56,25 @@ type jobHandler interface {
 	Event() string
 }
 
-// kindServices provides the use case of every kind.
+// kindServices provides the use case of every kind, as its own type and
+// among the task services the HTTP routes find theirs in
+// (httpapi.Deps.TaskServices).
 func kindServices(kinds []taskKind) fx.Option {
-	services := make([]any, 0, len(kinds))
+	services := make([]any, 0, 2*len(kinds))
 	for _, k := range kinds {
-		services = append(services, k.service)
+		services = append(services, k.service, fx.Annotate(asAny(k.service), fx.ResultTags(`group:"task_services"`)))
 	}
 	return fx.Provide(services...)
+}
+
+// asAny is a constructor taking what constructor returns and returning it
+// as an any, so one instance of each use case also joins a group of
+// values of different types.
+func asAny(constructor any) any {
+	built := reflect.TypeOf(constructor).Out(0)
+	anyType := reflect.TypeFor[any]()
+	return reflect.MakeFunc(reflect.FuncOf([]reflect.Type{built}, []reflect.Type{anyType}, false),
+		func(in []reflect.Value) []reflect.Value { return []reflect.Value{in[0].Convert(anyType)} }).Interface()
 }
 
 // kindHandlers provides the handler of every kind, and the Handlers that
@@ -90,7 +107,7 @@ func newHandlers(in handlersIn) (Handlers, error) {
 		}
 		handlers[h.Event()] = h
 	}
-	for _, k := range taskKinds {
+	for _, k := range kinds.All {
 		if handlers[k.EventType] == nil {
 			return nil, fmt.Errorf("task kind %s has no worker handler", k.EventType)
 		}
@@ -101,16 +118,12 @@ func newHandlers(in handlersIn) (Handlers, error) {
 // eventTypes are the event types of the kinds' jobs: their BullMQ queues
 // are checked at start-up.
 var eventTypes = func() []string {
-	types := make([]string, 0, len(taskKinds))
-	for _, k := range taskKinds {
+	types := make([]string, 0, len(kinds.All))
+	for _, k := range kinds.All {
 		types = append(types, k.EventType)
 	}
 	return types
 }()
-
-// EventTypes are the event types of every task kind, in the order of
-// taskKinds (for tools and tests that must name every queue).
-func EventTypes() []string { return slices.Clone(eventTypes) }
 
 // jobKinds are the kinds as jobs.Failures takes them.
 func jobKinds(kinds []taskKind) []jobs.Kind {
@@ -121,37 +134,48 @@ func jobKinds(kinds []taskKind) []jobs.Kind {
 	return out
 }
 
-// checkKinds reports what each kind lacks to be wired: its names, its
-// use case, its failure hook, its worker handler (in handlers) and an HTTP
-// route that starts it (in starts, httpapi.TaskStarts); a kind declared
-// twice; and a handler or a route for a kind that is not declared (left
-// out of taskKinds, its jobs would be written and never run).
-func checkKinds(kinds []taskKind, handlers Handlers, starts map[string][]string) error {
+// checkKinds reports what each declared kind (in declared, kinds.All)
+// lacks to be wired: a retention rule, its code in kinds (same names,
+// once), its use case, its failure hook, its worker handler (in handlers)
+// and an HTTP route that starts it (in starts, httpapi.TaskStarts); and
+// code, a handler or a route for a kind that is not declared (its jobs
+// would be written and never run, or its rows never expire).
+func checkKinds(declared []kinds.Kind, code []taskKind, handlers Handlers, starts map[string][]string) error {
 	var errs []error
-	missing := func(k taskKind, what string) {
-		errs = append(errs, fmt.Errorf("task kind %q has no %s", k.EventType, what))
+	missing := func(event, what string) {
+		errs = append(errs, fmt.Errorf("task kind %q has no %s", event, what))
 	}
-	events, operations := map[string]bool{}, map[string]bool{}
-	for _, k := range kinds {
-		if k.EventType == "" || k.OperationKind == "" || k.ResourceType == "" {
-			missing(k, "event type, operation kind or resource type")
+	events := map[string]bool{}
+	for _, d := range declared {
+		if d.EventType == "" || d.OperationKind == "" || d.ResourceType == "" || d.Table == "" {
+			missing(d.EventType, "event type, operation kind, resource type or table")
 		}
-		if events[k.EventType] || operations[k.OperationKind] {
-			errs = append(errs, fmt.Errorf("task kind %q is declared twice", k.EventType))
+		if events[d.EventType] {
+			errs = append(errs, fmt.Errorf("task kind %q is declared twice", d.EventType))
 		}
-		events[k.EventType], operations[k.OperationKind] = true, true
-		if k.Task == nil {
-			missing(k, "failure hook (jobs.Kind.Task)")
+		events[d.EventType] = true
+		if d.Retention == kinds.Undeclared {
+			missing(d.EventType, "retention rule (kinds.Kind.Retention)")
 		}
-		if k.service == nil {
-			missing(k, "use case")
+		wired := slices.IndexFunc(code, func(k taskKind) bool { return k.EventType == d.EventType })
+		if wired < 0 {
+			missing(d.EventType, "code (a line in app taskKinds)")
+		} else {
+			errs = append(errs, checkKindCode(d, code[wired]))
 		}
-		if handlers[k.EventType] == nil {
-			missing(k, "worker handler")
+		if handlers[d.EventType] == nil {
+			missing(d.EventType, "worker handler")
 		}
-		if len(starts[k.EventType]) == 0 {
-			missing(k, "HTTP route that starts it (httpapi registerTask)")
+		if len(starts[d.EventType]) == 0 {
+			missing(d.EventType, "HTTP route that starts it (httpapi registerTask)")
 		}
+	}
+	wired := map[string]bool{}
+	for _, k := range code {
+		if !events[k.EventType] || wired[k.EventType] {
+			errs = append(errs, fmt.Errorf("code of task kind %q, which is not declared once in kinds.All", k.EventType))
+		}
+		wired[k.EventType] = true
 	}
 	for event := range handlers {
 		if !events[event] {
@@ -162,6 +186,24 @@ func checkKinds(kinds []taskKind, handlers Handlers, starts map[string][]string)
 		if !events[event] {
 			errs = append(errs, fmt.Errorf("HTTP route %v starts %q, which is no declared task kind", routes, event))
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkKindCode reports what the code of the declared kind d lacks: the
+// names its use case declares must be d's, and it needs a use case and a
+// failure hook.
+func checkKindCode(d kinds.Kind, k taskKind) error {
+	var errs []error
+	if k.OperationKind != d.OperationKind || k.ResourceType != d.ResourceType {
+		errs = append(errs, fmt.Errorf("task kind %q is %s/%s in its use case, %s/%s in kinds.All",
+			d.EventType, k.OperationKind, k.ResourceType, d.OperationKind, d.ResourceType))
+	}
+	if k.Task == nil {
+		errs = append(errs, fmt.Errorf("task kind %q has no failure hook (jobs.Kind.Task)", d.EventType))
+	}
+	if k.service == nil {
+		errs = append(errs, fmt.Errorf("task kind %q has no use case", d.EventType))
 	}
 	return errors.Join(errs...)
 }

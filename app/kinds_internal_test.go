@@ -13,8 +13,7 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/oncehq/once/adapters/httpapi"
-	"github.com/oncehq/once/domain/catalog"
-	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/kinds"
 )
 
 // wiring builds what checkKinds checks, as the application builds it: the
@@ -30,83 +29,110 @@ func wiring(t *testing.T) (Handlers, map[string][]string) {
 	return handlers, httpapi.TaskStarts(httpapi.NewAPI(http.NewServeMux(), httpapi.Deps{}))
 }
 
-// Every declared task kind has its names, its use case, its failure hook,
-// its worker handler and an HTTP route that starts it.
+// Every declared task kind has its names, its retention rule, its code
+// (use case and failure hook), its worker handler and an HTTP route that
+// starts it.
 func TestEveryTaskKindIsWired(t *testing.T) {
 	handlers, starts := wiring(t)
-	require.NoError(t, checkKinds(taskKinds, handlers, starts))
-	assert.Len(t, handlers, len(taskKinds))
+	require.NoError(t, checkKinds(kinds.All, taskKinds, handlers, starts))
+	assert.Len(t, handlers, len(kinds.All))
 	assert.ElementsMatch(t, eventTypes, slices.Collect(maps.Keys(handlers)), "BullMQ checks the queues of every kind")
 }
 
 // checkKinds can fail: a kind that lacks a piece is named with what it
-// lacks.
+// lacks. The sample is any declared kind (the last).
 func TestAKindNotFullyWiredIsReported(t *testing.T) {
 	handlers, starts := wiring(t)
-	sync := catalog.Kind.EventType
+	sample := kinds.All[len(kinds.All)-1]
+	event := sample.EventType
 	without := func(m map[string][]string, key string) map[string][]string {
 		m = maps.Clone(m)
 		delete(m, key)
 		return m
 	}
-	kindsWith := func(change func(k *taskKind)) []taskKind {
-		kinds := slices.Clone(taskKinds)
-		for i := range kinds {
-			if kinds[i].EventType == sync {
-				change(&kinds[i])
+	declaredWith := func(change func(k *kinds.Kind)) []kinds.Kind {
+		declared := slices.Clone(kinds.All)
+		change(&declared[len(declared)-1])
+		return declared
+	}
+	codeWith := func(change func(k *taskKind)) []taskKind {
+		code := slices.Clone(taskKinds)
+		for i := range code {
+			if code[i].EventType == event {
+				change(&code[i])
 			}
 		}
-		return kinds
+		return code
 	}
-	noSyncHandler := maps.Clone(handlers)
-	delete(noSyncHandler, sync)
-	declaredOnly := taskKind{Kind: jobs.Kind{Names: jobs.Names{EventType: "thing.do", OperationKind: "thing.do", ResourceType: "thing"}}}
+	notSample := func(k taskKind) bool { return k.EventType == event }
+	noHandler := maps.Clone(handlers)
+	delete(noHandler, event)
+	thing := kinds.Kind{EventType: "thing.do", OperationKind: "thing.do", ResourceType: "thing", Table: "things", Retention: kinds.ExpiresFinished}
 
 	cases := map[string]struct {
-		kinds    []taskKind
+		declared []kinds.Kind
+		code     []taskKind
 		handlers Handlers
 		starts   map[string][]string
 		want     []string
 	}{
 		"a kind declared and nothing else": {
-			kinds: append(slices.Clone(taskKinds), declaredOnly), handlers: handlers, starts: starts,
-			want: []string{
-				`"thing.do" has no failure hook`, `"thing.do" has no use case`,
-				`"thing.do" has no worker handler`, `"thing.do" has no HTTP route`,
-			},
+			declared: append(slices.Clone(kinds.All), thing), code: taskKinds, handlers: handlers, starts: starts,
+			want: []string{`"thing.do" has no code`, `"thing.do" has no worker handler`, `"thing.do" has no HTTP route`},
+		},
+		"no retention rule": {
+			declared: declaredWith(func(k *kinds.Kind) { k.Retention = kinds.Undeclared }), code: taskKinds, handlers: handlers, starts: starts,
+			want: []string{`"` + event + `" has no retention rule`},
 		},
 		"no worker handler": {
-			kinds: taskKinds, handlers: noSyncHandler, starts: starts,
-			want: []string{`"` + sync + `" has no worker handler`},
+			declared: kinds.All, code: taskKinds, handlers: noHandler, starts: starts,
+			want: []string{`"` + event + `" has no worker handler`},
 		},
 		"no HTTP route": {
-			kinds: taskKinds, handlers: handlers, starts: without(starts, sync),
-			want: []string{`"` + sync + `" has no HTTP route`},
+			declared: kinds.All, code: taskKinds, handlers: handlers, starts: without(starts, event),
+			want: []string{`"` + event + `" has no HTTP route`},
 		},
 		"no failure hook": {
-			kinds: kindsWith(func(k *taskKind) { k.Task = nil }), handlers: handlers, starts: starts,
-			want: []string{`"` + sync + `" has no failure hook`},
+			declared: kinds.All, code: codeWith(func(k *taskKind) { k.Task = nil }), handlers: handlers, starts: starts,
+			want: []string{`"` + event + `" has no failure hook`},
+		},
+		"no use case": {
+			declared: kinds.All, code: codeWith(func(k *taskKind) { k.service = nil }), handlers: handlers, starts: starts,
+			want: []string{`"` + event + `" has no use case`},
+		},
+		"no code": {
+			declared: kinds.All, code: slices.DeleteFunc(slices.Clone(taskKinds), notSample), handlers: handlers, starts: starts,
+			want: []string{`"` + event + `" has no code`},
+		},
+		"names that differ from the declaration": {
+			declared: declaredWith(func(k *kinds.Kind) { k.ResourceType = "other" }), code: taskKinds, handlers: handlers, starts: starts,
+			want: []string{`"` + event + `" is ` + sample.OperationKind + `/` + sample.ResourceType + ` in its use case`},
 		},
 		"no names": {
-			kinds: kindsWith(func(k *taskKind) { k.ResourceType = "" }), handlers: handlers, starts: starts,
-			want: []string{`"` + sync + `" has no event type, operation kind or resource type`},
+			declared: declaredWith(func(k *kinds.Kind) { k.Table = "" }), code: taskKinds, handlers: handlers, starts: starts,
+			want: []string{`"` + event + `" has no event type, operation kind, resource type or table`},
 		},
 		"declared twice": {
-			kinds: append(slices.Clone(taskKinds), taskKinds[0]), handlers: handlers, starts: starts,
-			want: []string{`"` + taskKinds[0].EventType + `" is declared twice`},
+			declared: append(slices.Clone(kinds.All), sample), code: taskKinds, handlers: handlers, starts: starts,
+			want: []string{`"` + event + `" is declared twice`},
+		},
+		"code twice": {
+			declared: kinds.All, code: append(slices.Clone(taskKinds), taskKinds[0]), handlers: handlers, starts: starts,
+			want: []string{`code of task kind "` + taskKinds[0].EventType + `", which is not declared once`},
 		},
 		"a kind left out of the list": {
-			kinds:    slices.DeleteFunc(slices.Clone(taskKinds), func(k taskKind) bool { return k.EventType == sync }),
-			handlers: handlers, starts: starts,
+			declared: slices.DeleteFunc(slices.Clone(kinds.All), func(k kinds.Kind) bool { return k.EventType == event }),
+			code:     taskKinds, handlers: handlers, starts: starts,
 			want: []string{
-				`worker handler for "` + sync + `", which is no declared task kind`,
-				`HTTP route [startCatalogSync] starts "` + sync + `", which is no declared task kind`,
+				`code of task kind "` + event + `", which is not declared once`,
+				`worker handler for "` + event + `", which is no declared task kind`,
+				`starts "` + event + `", which is no declared task kind`,
 			},
 		},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			err := checkKinds(c.kinds, c.handlers, c.starts)
+			err := checkKinds(c.declared, c.code, c.handlers, c.starts)
 			require.Error(t, err)
 			for _, w := range c.want {
 				assert.Contains(t, err.Error(), w)
@@ -126,15 +152,16 @@ func TestNewHandlersRefusesAMissingOrDoubledHandler(t *testing.T) {
 	_, err := newHandlers(handlersIn{Handlers: all})
 	require.NoError(t, err)
 
-	var withoutSync []jobHandler
+	event := kinds.All[len(kinds.All)-1].EventType
+	var withoutOne []jobHandler
 	for _, h := range all {
-		if h.Event() != catalog.Kind.EventType {
-			withoutSync = append(withoutSync, h)
+		if h.Event() != event {
+			withoutOne = append(withoutOne, h)
 		}
 	}
-	_, err = newHandlers(handlersIn{Handlers: withoutSync})
-	require.ErrorContains(t, err, "task kind "+catalog.Kind.EventType+" has no worker handler")
+	_, err = newHandlers(handlersIn{Handlers: withoutOne})
+	require.ErrorContains(t, err, "task kind "+event+" has no worker handler")
 
-	_, err = newHandlers(handlersIn{Handlers: append(all, handlers[catalog.Kind.EventType].(jobHandler))})
-	require.ErrorContains(t, err, "two worker handlers for event type "+catalog.Kind.EventType)
+	_, err = newHandlers(handlersIn{Handlers: append(all, handlers[event].(jobHandler))})
+	require.ErrorContains(t, err, "two worker handlers for event type "+event)
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncehq/once/adapters/httpapi"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
@@ -158,6 +160,22 @@ func idempotentCases() []idempotentCase {
 			product := createProduct(t, s)
 			return "/v1/ai-tasks", map[string]any{"product_id": product, "kind": "text"}, map[string]any{"product_id": product, "kind": "category"}
 		}, with("ai_tasks")},
+	}
+}
+
+// Every route that starts a declared kind's tasks has its case in
+// idempotentCases, so the list below follows kinds.All.
+func TestEveryTaskKindStartIsAnIdempotentCase(t *testing.T) {
+	names := map[string]bool{}
+	for _, c := range idempotentCases() {
+		names[c.name] = true
+	}
+	starts := httpapi.TaskStarts(httpapi.NewAPI(http.NewServeMux(), httpapi.Deps{}))
+	for _, k := range kinds.All {
+		require.NotEmpty(t, starts[k.EventType], "task kind %s has no start route", k.EventType)
+		for _, op := range starts[k.EventType] {
+			assert.True(t, names[op], "%s (starts %s) has no case in idempotentCases", op, k.EventType)
+		}
 	}
 }
 

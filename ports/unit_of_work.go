@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"reflect"
 
 	"github.com/google/uuid"
 )
@@ -32,8 +33,8 @@ type Tx interface {
 	Stores() StoreRepository
 	Products() ProductRepository
 	Media() MediaRepository
-	MaterialTransfers() MaterialTransferRepository
-	Publications() PublicationRepository
-	Syncs() SyncRepository
-	AITasks() AITaskRepository
+	// KindRepository is the repository of the port whose type is port,
+	// for a kind of task; nil if the adapter has none. Read it through
+	// Repository, which names the port as a type.
+	KindRepository(port reflect.Type) any
 }

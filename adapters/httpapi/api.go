@@ -15,16 +15,12 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/domain"
-	"github.com/oncehq/once/domain/ai"
-	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/idempotency"
 	"github.com/oncehq/once/domain/limits"
-	"github.com/oncehq/once/domain/materials"
 	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/domain/pagination"
 	"github.com/oncehq/once/domain/products"
-	"github.com/oncehq/once/domain/publishing"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/domain/workspaces"
 )
@@ -49,11 +45,10 @@ type Deps struct {
 	Operations   *operations.Service
 	Products     *products.Service
 	Media        *media.Service
-	Materials    *materials.Service
-	Publishing   *publishing.Service
-	Catalog      *catalog.Service
-	AI           *ai.Service
 	DeadLetters  DeadLetters
+	// TaskServices are the use cases of the kinds of task, which their
+	// routes find by type (taskService).
+	TaskServices []any `group:"task_services"`
 	// Lists serves every list endpoint (lists.go).
 	Lists *pagination.Service
 	// Workspaces manages members (members.go).
@@ -115,12 +110,11 @@ func Register(api huma.API, deps Deps) {
 	h := &handlers{deps: deps}
 	h.registerStores(api)
 	h.registerStoreAuthorization(api)
-	h.registerSyncs(api)
 	h.registerProducts(api)
-	h.registerPublications(api)
 	h.registerMedia(api)
-	h.registerMaterialTransfers(api)
-	h.registerAITasks(api)
+	for _, register := range kindRoutes {
+		register(h, api)
+	}
 	h.registerOperations(api)
 	h.registerDeadLetters(api)
 	h.registerMembers(api)

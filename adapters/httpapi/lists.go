@@ -70,7 +70,7 @@ type lister[T any] interface {
 // registerList registers one list endpoint: GET path, newest first, paged
 // by limit and starting_after, filtered by what the input I declares, over
 // the List of the repository repo picks in the transaction (e.g.
-// ports.Tx.Syncs).
+// ports.Repository[ports.SyncRepository]).
 func registerList[I, T, W any, R lister[T]](api huma.API, h *handlers, operationID, path, summary, tag, description string,
 	repo func(ports.Tx) R, render func(T) W,
 ) {

@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/kinds"
 )
 
 // ProblemTypeBase prefixes the `type` URI of every problem: the error table
@@ -33,8 +36,13 @@ type errorEntry struct {
 // errorTable is the one table of the API's errors, in the order of the
 // error table of docs/api.md (status, then code): the status mapping
 // (statusByCode), the problem documents, StatusesOf and `once errors
-// --markdown` are all read from it.
-var errorTable = []errorEntry{
+// --markdown` are all read from it. It is the errors every route shares
+// and the live-index conflict of each kind, as the kind's descriptor
+// declares it (kinds.All), so a kind's conflict is written once.
+var errorTable = withKindConflicts(sharedErrors, kinds.All)
+
+// sharedErrors are the errors that belong to no kind.
+var sharedErrors = []errorEntry{
 	{domain.CodeIdempotencyKeyInvalid, http.StatusBadRequest, "The `Idempotency-Key` is not a UUID (bare or quoted), is the nil UUID, or was sent more than once."},
 	{domain.CodeIdempotencyKeyMissing, http.StatusBadRequest, "The operation needs an `Idempotency-Key` header. Generate a UUID once per logical operation."},
 	{domain.CodeUnauthenticated, http.StatusUnauthorized, "No bearer token, or it is invalid or expired. Get a new token."},
@@ -42,13 +50,11 @@ var errorTable = []errorEntry{
 	{domain.CodeNotFound, http.StatusNotFound, "No such resource in this workspace, or no such route."},
 	{domain.CodeMethodNotAllowed, http.StatusMethodNotAllowed, "The route exists but not with this method; `Allow` lists the methods it takes."},
 	{domain.CodeRequestTimeout, http.StatusRequestTimeout, "The request body did not arrive in time; nothing ran. Retry with the same key."},
-	{domain.CodeAlreadyPublished, http.StatusConflict, "The product already has a live publication on this store; `resource_id` names it."},
 	{domain.CodeConflict, http.StatusConflict, "The request conflicts with the current state of the resource."},
 	{domain.CodeIdempotencyKeyReused, http.StatusConflict, "The key was used before with a different request (body, path, query or headers). Use a new key for a new request."},
 	{domain.CodeIdempotencyInProgress, http.StatusConflict, "The first request with this key is still executing. Retry the same request with the same key after `Retry-After` seconds."},
 	{domain.CodeInvalidState, http.StatusConflict, "The resource is not in a state that allows this, e.g. completing an upload whose bytes never arrived."},
 	{domain.CodeStoreExists, http.StatusConflict, "A store with this platform and `external_shop_id` already exists; `resource_id` names it."},
-	{domain.CodeSyncAlreadyActive, http.StatusConflict, "The store already has a catalog sync queued or running; `resource_id` names it. Poll it instead."},
 	{domain.CodePreconditionFailed, http.StatusPreconditionFailed, "`If-Match` names an old revision: read the resource again and re-apply your change."},
 	{domain.CodeBodyTooLarge, http.StatusRequestEntityTooLarge, "The request body exceeds the limit."},
 	{domain.CodeUnsupportedMediaType, http.StatusUnsupportedMediaType, "The body is not `application/json`; send it with `Content-Type: application/json`."},
@@ -59,6 +65,21 @@ var errorTable = []errorEntry{
 	{domain.CodeInternal, http.StatusInternalServerError, "An unexpected error; nothing was committed. Retry with the same key."},
 	{domain.CodeUnsafePayload, http.StatusInternalServerError, "The service refused to write a payload that would carry a secret. A bug on our side; report it."},
 	{domain.CodeUnavailable, http.StatusServiceUnavailable, "A dependency is unavailable or saturated. Retry with the same key, after `Retry-After` when sent."},
+}
+
+// withKindConflicts is shared plus each kind's conflict, in the page's
+// order: status, then code.
+func withKindConflicts(shared []errorEntry, all []kinds.Kind) []errorEntry {
+	table := slices.Clone(shared)
+	for _, k := range all {
+		if c := k.Conflict; c != nil {
+			table = append(table, errorEntry{domain.Code(c.Code), c.Status, c.Help})
+		}
+	}
+	slices.SortFunc(table, func(a, b errorEntry) int {
+		return cmp.Or(cmp.Compare(a.status, b.status), strings.Compare(string(a.code), string(b.code)))
+	})
+	return table
 }
 
 // statusByCode is the status column of errorTable, for lookups.

@@ -48,14 +48,17 @@ type ListPublicationsInput struct {
 	ProductID uuid.UUID `query:"product_id" format:"uuid" doc:"Only publications of this product"`
 }
 
+var _ = registerKindRoutes((*handlers).registerPublications)
+
 func (h *handlers) registerPublications(api huma.API) {
+	publisher := taskService[*publishing.Service](h)
 	registerTask(h, api, publishing.Kind, post("publishProduct", "/v1/products/{id}/publications", "publishing", "Publish a product to a store for the first time",
 		"Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.",
 		400, 401, 403, 404, 409, 413, 422, 500, 503), taskAt("/v1/publications/"),
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *PublishProductInput) (PublicationAccepted, model.Operation, error) {
-			pub, op, err := h.deps.Publishing.Publish(ctx, tx, p, in.ProductID, in.Body.StoreID)
+			pub, op, err := publisher.Publish(ctx, tx, p, in.ProductID, in.Body.StoreID)
 			return PublicationAccepted{Publication: toPublication(pub), OperationAccepted: accepted(op)}, op, err
 		})
-	registerRead(api, "getPublication", "/v1/publications/{id}", "Read a publication", "publishing", h.deps.Publishing.Get, toPublication)
-	registerList[ListPublicationsInput](api, h, "listPublications", "/v1/publications", "List publications", "publishing", "The workspace's publications.", ports.Tx.Publications, toPublication)
+	registerRead(api, "getPublication", "/v1/publications/{id}", "Read a publication", "publishing", publisher.Get, toPublication)
+	registerList[ListPublicationsInput](api, h, "listPublications", "/v1/publications", "List publications", "publishing", "The workspace's publications.", ports.Repository[ports.PublicationRepository], toPublication)
 }

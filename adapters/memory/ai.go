@@ -12,7 +12,7 @@ import (
 // aiTaskRepo is the ai_tasks table in one transaction.
 type aiTaskRepo struct{ tableRepo[model.AITask] }
 
-func (t *tx) AITasks() ports.AITaskRepository { return aiTaskRepo{aiTaskTable.in(t)} }
+var _ = ports.Register(kindRepositories, func(t *tx) ports.AITaskRepository { return aiTaskRepo{aiTaskTable.in(t)} })
 
 // billingKey is the one-record-per-task rule, (workspace, task).
 func billingKey(workspace, task uuid.UUID) uniqueKey {

@@ -17,6 +17,7 @@ func TestContract(t *testing.T) {
 			OutboxBacklog:    memory.NewOutboxDiscovery(db),
 			OutboxPartitions: memory.NewOutboxPartitions(),
 			RelayMarks:       memory.NewOutboxRelayMarks(db),
+			CatalogItems:     memory.CountCatalogItems,
 		}
 	})
 }

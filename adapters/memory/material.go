@@ -16,9 +16,9 @@ type transferRepo struct {
 	tableRepo[model.MaterialTransfer]
 }
 
-func (t *tx) MaterialTransfers() ports.MaterialTransferRepository {
+var _ = ports.Register(kindRepositories, func(t *tx) ports.MaterialTransferRepository {
 	return transferRepo{transferTable.in(t)}
-}
+})
 
 // transferItemKey is the primary key of an item, (transfer, index). Items
 // are rows of their own, as in PostgreSQL, so marking one item done does not

@@ -11,9 +11,9 @@ import (
 // publicationRepo is the publications table in one transaction.
 type publicationRepo struct{ tableRepo[model.Publication] }
 
-func (t *tx) Publications() ports.PublicationRepository {
+var _ = ports.Register(kindRepositories, func(t *tx) ports.PublicationRepository {
 	return publicationRepo{publicationTable.in(t)}
-}
+})
 
 // publicationTable is the publications table. Its live index is the partial
 // unique index of PostgreSQL: one publication per (workspace, product,

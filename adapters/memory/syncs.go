@@ -13,7 +13,7 @@ import (
 // syncRepo is the catalog_syncs table in one transaction.
 type syncRepo struct{ tableRepo[model.CatalogSync] }
 
-func (t *tx) Syncs() ports.SyncRepository { return syncRepo{syncTable.in(t)} }
+var _ = ports.Register(kindRepositories, func(t *tx) ports.SyncRepository { return syncRepo{syncTable.in(t)} })
 
 // catalogItemKey is the primary key of the catalogue: (workspace, store,
 // external id).
@@ -64,24 +64,6 @@ func (r syncRepo) UpsertItems(_ context.Context, items []model.CatalogItem) erro
 			catalogItems.mine(t)[catalogItemKey{it.WorkspaceID, it.StoreID, it.ExternalID}] = copyCatalogItem(it)
 		}
 		return nil
-	})
-}
-
-func (r syncRepo) CountItems(_ context.Context, storeID uuid.UUID) (int, error) {
-	t := r.t
-	return inLock(t, func() (int, error) {
-		n := 0
-		for k := range catalogItems.committed(t) {
-			if _, mine := catalogItems.mine(t)[k]; !mine && k.workspace == t.workspace && k.store == storeID {
-				n++
-			}
-		}
-		for k := range catalogItems.mine(t) {
-			if k.workspace == t.workspace && k.store == storeID {
-				n++
-			}
-		}
-		return n, nil
 	})
 }
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"sort"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
@@ -14,17 +16,16 @@ import (
 
 // The catalog syncs of one transaction: the catalog_syncs table of
 // sql/003_task_tables.sql (at most one active sync per store) and the
-// catalog_items a sync fills. Their row models are in models_tasks.go,
-// with the other tables of that migration.
+// catalog_items a sync fills. Their row models are at the end.
 
 // SyncRepository implements ports.SyncRepository.
 type SyncRepository struct{ syncTable }
 
 type syncTable = taskRepo[model.CatalogSync, syncRow, *syncRow]
 
-func (t *Tx) Syncs() ports.SyncRepository {
+var _ = ports.Register(kindRepositories, func(t *Tx) ports.SyncRepository {
 	return &SyncRepository{syncTable{t.db, t.workspace, "catalog sync"}}
-}
+})
 
 // syncActiveIndex is the partial unique index of active syncs: one pending
 // or running sync per store.
@@ -103,13 +104,38 @@ func (r *SyncRepository) UpsertItems(ctx context.Context, items []model.CatalogI
 	return mapError(err, "catalog item")
 }
 
-func (r *SyncRepository) CountItems(ctx context.Context, storeID uuid.UUID) (int, error) {
-	n, err := r.db.NewSelect().Model((*catalogItemRow)(nil)).
-		Where("workspace_id = ?", r.workspace).Where("store_id = ?", storeID).Count(ctx)
-	return int(n), mapError(err, "catalog item")
-}
-
 func (r *SyncRepository) List(ctx context.Context, q ports.ListQuery) ([]model.CatalogSync, error) {
 	return listNewest(ctx, r.db, r.workspace, q, "catalog sync", plain((*syncRow).domain),
 		eq("status", q.Status), eq("store_id", q.StoreID))
+}
+
+type syncRow struct {
+	bun.BaseModel `bun:"table:catalog_syncs"`
+
+	taskState
+	StoreID     uuid.UUID `bun:"store_id,type:uuid"`
+	ItemsSynced int       `bun:"items_synced,notnull"`
+}
+
+func (r *syncRow) domain() model.CatalogSync {
+	return model.CatalogSync{TaskState: r.state(), StoreID: r.StoreID, ItemsSynced: r.ItemsSynced}
+}
+
+type catalogItemRow struct {
+	bun.BaseModel `bun:"table:catalog_items"`
+
+	WorkspaceID uuid.UUID  `bun:"workspace_id,pk,type:uuid"`
+	StoreID     uuid.UUID  `bun:"store_id,pk,type:uuid"`
+	ExternalID  string     `bun:"external_id,pk"`
+	Title       string     `bun:"title,notnull"`
+	PriceMinor  int64      `bun:"price_minor,notnull"`
+	Currency    string     `bun:"currency,notnull"`
+	SyncedAt    *time.Time `bun:"synced_at"`
+}
+
+func toCatalogItemRow(it model.CatalogItem) catalogItemRow {
+	return catalogItemRow{
+		WorkspaceID: it.WorkspaceID, StoreID: it.StoreID, ExternalID: it.ExternalID, Title: it.Title,
+		PriceMinor: it.PriceMinor, Currency: it.Currency, SyncedAt: timePtr(it.SyncedAt),
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
@@ -23,19 +24,7 @@ func TestCatalogEveryTenantTableHasForcedRLS(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := context.Background()
 
-	rows, err := db.Owner.QueryContext(ctx, `
-SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
-       (SELECT count(*) FROM pg_catalog.pg_policy p WHERE p.polrelid = c.oid) AS policies
-  FROM pg_catalog.pg_class c
-  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
- WHERE n.nspname = 'public'
-   AND c.relkind IN ('r', 'p')
-   AND NOT c.relispartition
-   AND (c.relname = 'workspaces'
-        OR EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
-                    WHERE a.attrelid = c.oid AND a.attname = 'workspace_id'
-                      AND a.attnum > 0 AND NOT a.attisdropped))
- ORDER BY c.relname`)
+	rows, err := db.Owner.QueryContext(ctx, tenantTablesQuery)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,9 +45,9 @@ SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range tenantTables {
-		if !seen[table] {
-			t.Errorf("tenant table %s not found in the catalog", table)
+	for _, k := range kinds.All {
+		if !seen[k.Table] {
+			t.Errorf("table %s of task kind %s is no tenant table", k.Table, k.EventType)
 		}
 	}
 

@@ -1,10 +1,13 @@
 package postgres_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/contract"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
@@ -24,6 +27,14 @@ func TestContract(t *testing.T) {
 			// partitions.
 			OutboxPartitions: postgres.NewOutboxPartitions(db.App, time.Hour),
 			RelayMarks:       postgres.NewOutboxRelayMarks(postgres.NewUnitOfWork(db.App)),
+			CatalogItems:     countCatalogItems,
 		}
 	})
+}
+
+// countCatalogItems counts a store's catalogue in tx, under its
+// workspace's row-level security.
+func countCatalogItems(ctx context.Context, tx ports.Tx, store uuid.UUID) (int, error) {
+	n, err := postgres.TxDB(tx.(*postgres.Tx)).NewSelect().Table("catalog_items").Where("store_id = ?", store).Count(ctx)
+	return int(n), err
 }

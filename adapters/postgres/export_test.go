@@ -45,3 +45,6 @@ var ServerWentAway = serverWentAway
 // ClaimDueEventsSQL is the claim's statement in pgx placeholders ($1…), for
 // EXPLAIN.
 var ClaimDueEventsSQL = claimDueEventsPgx
+
+// OwnExpiry are the retention statements kinds keep of their own, by table.
+var OwnExpiry = ownExpiry

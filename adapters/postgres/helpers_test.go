@@ -14,12 +14,33 @@ import (
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
-// tenantTables are the tables with row-level security, as created by
-// sql/001_foundation.sql and sql/003_task_tables.sql.
-var tenantTables = []string{
-	"workspaces", "workspace_members", "idempotency_requests", "operations", "stores", "outbox_events",
-	"products", "media", "material_transfers", "material_transfer_items", "publications",
-	"catalog_syncs", "catalog_items", "ai_tasks", "ai_billing_records",
+// tenantTablesQuery finds the tables that must have row-level security:
+// every table of the schema with a workspace_id (partitions aside: they
+// are reached through their root), and workspaces. With each, whether RLS
+// is enabled and forced, and how many policies it has.
+const tenantTablesQuery = `
+SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
+       (SELECT count(*) FROM pg_catalog.pg_policy p WHERE p.polrelid = c.oid) AS policies
+  FROM pg_catalog.pg_class c
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = 'public'
+   AND c.relkind IN ('r', 'p')
+   AND NOT c.relispartition
+   AND (c.relname = 'workspaces'
+        OR EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+                    WHERE a.attrelid = c.oid AND a.attname = 'workspace_id'
+                      AND a.attnum > 0 AND NOT a.attisdropped))
+ ORDER BY c.relname`
+
+// tenantTables are the tables of tenantTablesQuery in db: found, not
+// listed, so a new table is tested as soon as it exists.
+func tenantTables(t *testing.T, db *pgtest.DB) []string {
+	t.Helper()
+	var tables []string
+	if err := db.Owner.NewRaw(`SELECT relname FROM (`+tenantTablesQuery+`) t`).Scan(context.Background(), &tables); err != nil {
+		t.Fatal(err)
+	}
+	return tables
 }
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -117,31 +138,31 @@ func seedTaskTables(ctx context.Context, tx ports.Tx, ws, store, op uuid.UUID) e
 	}); err != nil {
 		return err
 	}
-	if err := tx.MaterialTransfers().Create(ctx, model.MaterialTransfer{
+	if err := ports.Repository[ports.MaterialTransferRepository](tx).Create(ctx, model.MaterialTransfer{
 		TaskState: task(), Items: []model.MaterialItem{{Index: 0, SourceURL: "https://example.com/a.png"}},
 	}); err != nil {
 		return err
 	}
-	if err := tx.Publications().Create(ctx, model.Publication{
+	if err := ports.Repository[ports.PublicationRepository](tx).Create(ctx, model.Publication{
 		TaskState: task(), ProductID: product.ID, StoreID: store, ProductRevision: 1,
 	}); err != nil {
 		return err
 	}
-	if err := tx.Syncs().Create(ctx, model.CatalogSync{
+	if err := ports.Repository[ports.SyncRepository](tx).Create(ctx, model.CatalogSync{
 		TaskState: task(), StoreID: store,
 	}); err != nil {
 		return err
 	}
-	if err := tx.Syncs().UpsertItems(ctx, []model.CatalogItem{{
+	if err := ports.Repository[ports.SyncRepository](tx).UpsertItems(ctx, []model.CatalogItem{{
 		WorkspaceID: ws, StoreID: store, ExternalID: "x1", Title: "t", Currency: "EUR", SyncedAt: t0,
 	}}); err != nil {
 		return err
 	}
 	aiTask := model.AITask{TaskState: task(), ProductID: product.ID, Kind: model.AIText}
-	if err := tx.AITasks().Create(ctx, aiTask); err != nil {
+	if err := ports.Repository[ports.AITaskRepository](tx).Create(ctx, aiTask); err != nil {
 		return err
 	}
-	_, err := tx.AITasks().Bill(ctx, model.BillingRecord{WorkspaceID: ws, TaskID: aiTask.ID, Units: 1, CreatedAt: t0})
+	_, err := ports.Repository[ports.AITaskRepository](tx).Bill(ctx, model.BillingRecord{WorkspaceID: ws, TaskID: aiTask.ID, Units: 1, CreatedAt: t0})
 	return err
 }
 

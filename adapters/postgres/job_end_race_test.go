@@ -102,7 +102,7 @@ func TestASecondDeliveryNeverOverwritesARecordedOutcome(t *testing.T) {
 		got, err := tx.Operations().Get(ctx, op.ID)
 		require.NoError(t, err)
 		require.Equal(t, model.OperationSucceeded, got.Status, "the operation's error: %q", got.Error)
-		tr, err := tx.MaterialTransfers().Get(ctx, transfer.ID)
+		tr, err := ports.Repository[ports.MaterialTransferRepository](tx).Get(ctx, transfer.ID)
 		require.NoError(t, err)
 		require.Equal(t, model.TaskSucceeded, tr.Status, "the transfer's reason: %q", tr.Reason)
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
@@ -11,9 +12,8 @@ import (
 )
 
 // The material transfers of one transaction: the material_transfers
-// table of sql/003_task_tables.sql and its items, rows of their own. Their
-// row models are in models_tasks.go, with the other tables of that
-// migration.
+// table of sql/003_task_tables.sql and its items, rows of their own, with
+// their row models at the end.
 
 // markItemDone records a stored item once: "AND NOT done" keeps the first
 // object key and size, and writes no new row version on a repeat.
@@ -30,9 +30,9 @@ type MaterialTransferRepository struct{ transferTable }
 
 type transferTable = taskRepo[model.MaterialTransfer, transferRow, *transferRow]
 
-func (t *Tx) MaterialTransfers() ports.MaterialTransferRepository {
+var _ = ports.Register(kindRepositories, func(t *Tx) ports.MaterialTransferRepository {
 	return &MaterialTransferRepository{transferTable{t.db, t.workspace, "material transfer"}}
-}
+})
 
 func (r *MaterialTransferRepository) Create(ctx context.Context, t model.MaterialTransfer) error {
 	if _, err := r.db.NewInsert().Model(toTransferRow(t)).Exec(ctx); err != nil {
@@ -96,4 +96,34 @@ func (r *MaterialTransferRepository) MarkItemDone(ctx context.Context, id uuid.U
 
 func (r *MaterialTransferRepository) List(ctx context.Context, q ports.ListQuery) ([]model.MaterialTransfer, error) {
 	return listNewest(ctx, r.db, r.workspace, q, "material transfer", plain((*transferRow).domain), eq("status", q.Status))
+}
+
+type transferRow struct {
+	bun.BaseModel `bun:"table:material_transfers"`
+
+	taskState
+}
+
+func toTransferRow(t model.MaterialTransfer) *transferRow {
+	return &transferRow{taskState: toTaskState(t.TaskState)}
+}
+
+func (r *transferRow) domain() model.MaterialTransfer {
+	return model.MaterialTransfer{TaskState: r.state()}
+}
+
+type transferItemRow struct {
+	bun.BaseModel `bun:"table:material_transfer_items"`
+
+	TransferID  uuid.UUID `bun:"transfer_id,pk,type:uuid"`
+	Index       int       `bun:"idx,pk"`
+	WorkspaceID uuid.UUID `bun:"workspace_id,type:uuid"`
+	SourceURL   string    `bun:"source_url,notnull"`
+	ObjectKey   string    `bun:"object_key,notnull"`
+	SizeBytes   int64     `bun:"size_bytes,notnull"`
+	Done        bool      `bun:"done,notnull"`
+}
+
+func (r *transferItemRow) domain() model.MaterialItem {
+	return model.MaterialItem{Index: r.Index, SourceURL: r.SourceURL, ObjectKey: r.ObjectKey, SizeBytes: r.SizeBytes, Done: r.Done}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
@@ -13,8 +14,7 @@ import (
 
 // The first publications of one transaction: the publications table of
 // sql/003_task_tables.sql (at most one publication per product and store
-// that is not failed). Its row model is in models_tasks.go, with the other
-// tables of that migration.
+// that is not failed). Its row model is at the end.
 
 // publicationActiveIndex is the partial unique index of live
 // publications: one per product and store that is not failed.
@@ -40,9 +40,9 @@ type PublicationRepository struct{ publicationTable }
 
 type publicationTable = taskRepo[model.Publication, publicationRow, *publicationRow]
 
-func (t *Tx) Publications() ports.PublicationRepository {
+var _ = ports.Register(kindRepositories, func(t *Tx) ports.PublicationRepository {
 	return &PublicationRepository{publicationTable{t.db, t.workspace, "publication"}}
-}
+})
 
 func (r *PublicationRepository) Create(ctx context.Context, p model.Publication) error {
 	return insertUnlessLive(ctx, r.db, "publication", func() (sql.Result, error) {
@@ -69,4 +69,21 @@ func (r *PublicationRepository) Update(ctx context.Context, p model.Publication)
 func (r *PublicationRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Publication, error) {
 	return listNewest(ctx, r.db, r.workspace, q, "publication", plain((*publicationRow).domain),
 		eq("status", q.Status), eq("store_id", q.StoreID), eq("product_id", q.ProductID))
+}
+
+type publicationRow struct {
+	bun.BaseModel `bun:"table:publications"`
+
+	taskState
+	ProductID         uuid.UUID `bun:"product_id,type:uuid"`
+	StoreID           uuid.UUID `bun:"store_id,type:uuid"`
+	ProductRevision   int       `bun:"product_revision,notnull"`
+	ExternalListingID *string   `bun:"external_listing_id"`
+}
+
+func (r *publicationRow) domain() model.Publication {
+	return model.Publication{
+		TaskState: r.state(), ProductID: r.ProductID, StoreID: r.StoreID,
+		ProductRevision: r.ProductRevision, ExternalListingID: strVal(r.ExternalListingID),
+	}
 }

@@ -196,3 +196,10 @@ func (r *StoreRepository) Update(ctx context.Context, s model.Store) error {
 	return r.update(ctx, updateStore,
 		row.Name, row.Status, row.CredentialVersion, row.SealedCredentials, row.UpdatedAt, r.workspace, s.ID)
 }
+
+// List implements ports.OperationRepository: newest first by id (UUIDv7,
+// time-ordered), through operations_workspace_id_idx.
+func (r *OperationRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Operation, error) {
+	return listNewest(ctx, r.db, r.workspace, q, "operation", plain((*operationRow).domain),
+		eq("status", q.Status), eq("kind", q.Kind))
+}

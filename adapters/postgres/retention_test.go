@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/retention"
 	"github.com/oncehq/once/testsupport/pgtest"
@@ -47,6 +49,16 @@ func (w retentionWorld) event(ws, op uuid.UUID, status string, deadLettered *tim
 		VALUES ($1, $2, 'store.credentials.verify', 'store', $3, jsonb_build_object('operation_id', $4::text), $5,
 		CASE WHEN $5 = 'dispatched' THEN now() END, $6)`, id, ws, uuid.New(), op, status, deadLettered)
 	return id
+}
+
+func (w retentionWorld) store(ws, id uuid.UUID) {
+	w.exec(`INSERT INTO stores (id, workspace_id, platform, name, external_shop_id, status, credential_version, sealed_credentials)
+		VALUES ($1, $2, 'shopify', 's', $3, 'verified', 1, '\x00')`, id, ws, id.String())
+}
+
+func (w retentionWorld) product(ws, id uuid.UUID) {
+	w.exec(`INSERT INTO products (id, workspace_id, title, description, price_minor, currency, revision)
+		VALUES ($1, $2, 'p', '', 1, 'EUR', 1)`, id, ws)
 }
 
 func (w retentionWorld) exists(table string, id uuid.UUID) bool {
@@ -103,44 +115,35 @@ func TestRetentionDeletesOnlyFinishedRecordsPastTheirRetention(t *testing.T) {
 	add(gone, "operations", deadOp)
 	add(gone, "outbox_events", w.event(ws, deadOp, "dead_letter", &oldDead))
 
-	// Task tables.
-	store, product := uuid.New(), uuid.New()
-	w.exec(`INSERT INTO stores (id, workspace_id, platform, name, external_shop_id, status, credential_version, sealed_credentials)
-		VALUES ($1, $2, 'shopify', 's', 'shop', 'verified', 1, '\x00')`, store, ws)
-	w.exec(`INSERT INTO products (id, workspace_id, title, description, price_minor, currency, revision)
-		VALUES ($1, $2, 'p', '', 1, 'EUR', 1)`, product, ws)
-	task := func(table, status string, updated time.Time, extraCols, extraVals string, extra ...any) uuid.UUID {
-		id := uuid.New()
-		args := append([]any{id, ws, uuid.New(), status, updated}, extra...)
-		w.exec(`INSERT INTO `+table+` (id, workspace_id, operation_id, status, created_at, updated_at`+extraCols+`)
-			VALUES ($1, $2, $3, $4, $5, $5`+extraVals+`)`, args...)
-		return id
+	// Every kind whose rows expire, by its descriptor: an old row in each
+	// status goes exactly when its retention lets that status go, a recent
+	// finished one stays.
+	for _, k := range kinds.Expiring() {
+		row := func(status string, at time.Time) uuid.UUID {
+			id, store, product := uuid.New(), uuid.New(), uuid.New()
+			w.store(ws, store)
+			w.product(ws, product)
+			cols, vals := kindRowColumns(t, k.Table)
+			w.exec(`INSERT INTO `+k.Table+` (id, workspace_id, operation_id, status, created_at, updated_at`+cols+`)
+				SELECT $1, $2, $3, $4, $5, $5`+vals+` WHERE $6::uuid IS NOT NULL AND $7::uuid IS NOT NULL`,
+				id, ws, uuid.New(), status, at, store, product)
+			return id
+		}
+		for _, status := range []string{"pending", "running", "succeeded", "failed"} {
+			if slices.Contains(k.Retention.FinishedStatuses(), status) {
+				add(gone, k.Table, row(status, old))
+				add(kept, k.Table, row(status, recent))
+			} else {
+				add(kept, k.Table, row(status, old))
+			}
+		}
 	}
-	sync := func(status string, at time.Time) uuid.UUID {
-		return task("catalog_syncs", status, at, ", store_id", ", $6", store)
-	}
-	add(gone, "catalog_syncs", sync("succeeded", old))
-	add(kept, "catalog_syncs", sync("running", old))
-	add(kept, "catalog_syncs", sync("failed", recent))
-
-	transfer := task("material_transfers", "succeeded", old, "", "")
+	// The own rules: a transfer's items go with it; a billed AI task stays.
+	transfer := gone["material_transfers"][0]
 	w.exec(`INSERT INTO material_transfer_items (transfer_id, idx, workspace_id, source_url) VALUES ($1, 0, $2, 'u'), ($1, 1, $2, 'u')`, transfer, ws)
-	add(gone, "material_transfers", transfer)
-	add(kept, "material_transfers", task("material_transfers", "pending", old, "", ""))
-
-	publication := func(status string) uuid.UUID {
-		return task("publications", status, old, ", product_id, store_id, product_revision", ", $6, $7, 1", product, store)
-	}
-	add(gone, "publications", publication("failed"))
-	add(kept, "publications", publication("succeeded"))
-
-	ai := func(status string) uuid.UUID {
-		return task("ai_tasks", status, old, ", product_id, kind", ", $6, 'text'", product)
-	}
-	add(gone, "ai_tasks", ai("failed"))
-	add(kept, "ai_tasks", ai("running"))
-	billed := ai("succeeded")
+	billed := gone["ai_tasks"][0]
 	w.exec(`INSERT INTO ai_billing_records (workspace_id, task_id, units) VALUES ($1, $2, 3)`, ws, billed)
+	gone["ai_tasks"] = slices.DeleteFunc(gone["ai_tasks"], func(id uuid.UUID) bool { return id == billed })
 	add(kept, "ai_tasks", billed)
 
 	uow := postgres.NewUnitOfWork(db.App)
@@ -167,10 +170,14 @@ func TestRetentionDeletesOnlyFinishedRecordsPastTheirRetention(t *testing.T) {
 	require.NoError(t, super.QueryRow(`SELECT count(*) FROM material_transfer_items WHERE transfer_id = $1`, transfer).Scan(&items))
 	assert.Zero(t, items, "a transfer's items go with it")
 	assert.Equal(t, want, n, "every deletion counted")
-	assert.Equal(t, map[model.Expiring]int{
-		model.ExpiringDeadLetters: 1, model.ExpiringOperations: 5, model.ExpiringCatalogSyncs: 1,
-		model.ExpiringMaterialTransfers: 1, model.ExpiringPublications: 1, model.ExpiringAITasks: 1,
-	}, obs.n)
+	counted := map[model.Expiring]int{}
+	for table, ids := range gone {
+		if table == "outbox_events" {
+			table = string(model.ExpiringDeadLetters)
+		}
+		counted[model.Expiring(table)] += len(ids)
+	}
+	assert.Equal(t, counted, obs.n, "counted by kind")
 
 	again, err := c.RunOnce(context.Background())
 	require.NoError(t, err)
@@ -203,4 +210,43 @@ func TestDeadLetteredAtIsStampedAndClearedByTheDatabase(t *testing.T) {
 	assert.True(t, at().Valid, "stamped when it became a dead letter")
 	w.exec(`UPDATE outbox_events SET status = 'pending' WHERE id = $1`, id)
 	assert.False(t, at().Valid, "cleared by a redrive")
+}
+
+// The discovery takes a task table only from the checked list (the tables
+// granted to the retention by their migration): a kind whose rows are
+// kept, a table of another rule or no table at all is an unknown kind.
+func TestExpiredWorkspacesRefusesATableNotGrantedToTheRetention(t *testing.T) {
+	db := pgtest.New(t)
+	for _, k := range kinds.All {
+		if !k.Retention.Expires() {
+			assertUnknownKind(t, db.App, k.Table)
+		}
+	}
+	for _, name := range []string{"ai_billing_records", "idempotency_requests", "outbox_events", "workspaces", "no_such_table", `catalog_syncs"; --`} {
+		assertUnknownKind(t, db.App, name)
+	}
+}
+
+func assertUnknownKind(t *testing.T, db interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, name string) {
+	t.Helper()
+	rows, err := db.QueryContext(context.Background(), `SELECT once_expired_workspaces(?, now(), 10)`, name)
+	if err == nil {
+		err = rows.Close()
+	}
+	require.ErrorContains(t, err, "unknown kind", name)
+}
+
+// A retention statement of a kind's own belongs to a declared kind whose
+// rows expire: one left behind by a kind that changed its rule, or renamed
+// its table, would be dead and its kind's rows deleted by the plain rule.
+func TestOwnRetentionStatementsBelongToExpiringKinds(t *testing.T) {
+	tables := map[string]bool{}
+	for _, k := range kinds.Expiring() {
+		tables[k.Table] = true
+	}
+	for table := range postgres.OwnExpiry {
+		assert.True(t, tables[table], "own retention statement of %s, which is no expiring kind's table", table)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/oncehq/once/buildinfo"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/limits"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
@@ -149,7 +151,7 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 		jobDuration: histogramVec("once_worker_job_duration_seconds", "Time a job took, retries included, by event type.", "type"),
 
 		retentionDeleted: counterVec("once_retention_deleted_total",
-			"Finished records this process's maintenance deleted after their retention, by kind (dead_letters, operations, catalog_syncs, material_transfers, publications, ai_tasks).",
+			"Finished records this process's maintenance deleted after their retention, by kind ("+expiringKinds()+").",
 			"kind"),
 	}
 	m.brokerUp.Set(1)
@@ -311,4 +313,14 @@ func (b *backlog) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(eventsDesc, prometheus.GaugeValue, float64(s.ByStatus[st]), string(st))
 	}
 	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, s.OldestDueAge.Seconds())
+}
+
+// expiringKinds names the values of the retention's kind label: the
+// records that are no task, then the table of every kind whose rows expire.
+func expiringKinds() string {
+	names := []string{string(model.ExpiringDeadLetters), string(model.ExpiringOperations)}
+	for _, k := range kinds.Expiring() {
+		names = append(names, k.Table)
+	}
+	return strings.Join(names, ", ")
 }

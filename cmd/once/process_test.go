@@ -18,7 +18,7 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/amqp"
-	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/testsupport/redistest"
 	"github.com/oncehq/once/testsupport/testkit"
 )
@@ -176,8 +176,8 @@ func deleteAMQPTopicsLater(t *testing.T, amqpURL, prefix string) {
 			return
 		}
 		defer conn.Close()
-		for _, eventType := range app.EventTypes() {
-			if err := amqp.DeleteTopology(conn, queue.Topic(prefix, eventType)); err != nil {
+		for _, k := range kinds.All {
+			if err := amqp.DeleteTopology(conn, queue.Topic(prefix, k.EventType)); err != nil {
 				t.Logf("%v", err)
 			}
 		}

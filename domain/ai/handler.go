@@ -125,7 +125,7 @@ func (h *steps) call(ctx context.Context, log *slog.Logger, run jobs.Run[model.A
 func (h *steps) settleRace(ctx context.Context, log *slog.Logger, run jobs.Run[model.AITaskRun], cause error) error {
 	var status model.TaskStatus
 	err := h.uow.Transact(ctx, run.Workspace, func(ctx context.Context, tx ports.Tx) error {
-		task, err := tx.AITasks().Get(ctx, run.TaskID)
+		task, err := ports.Repository[ports.AITaskRepository](tx).Get(ctx, run.TaskID)
 		status = task.Status
 		return err
 	})
@@ -162,7 +162,7 @@ func (h *steps) storeImage(ctx context.Context, ws uuid.UUID, task model.AITask,
 
 // record is step 3 on success.
 func record(ctx context.Context, tx ports.Tx, log *slog.Logger, task model.AITask, out generated, now time.Time) error {
-	billed, err := tx.AITasks().Bill(ctx, model.BillingRecord{
+	billed, err := ports.Repository[ports.AITaskRepository](tx).Bill(ctx, model.BillingRecord{
 		WorkspaceID: task.WorkspaceID, TaskID: task.ID, Units: out.result.Units, CreatedAt: now,
 	})
 	if err != nil {
@@ -173,7 +173,7 @@ func record(ctx context.Context, tx ports.Tx, log *slog.Logger, task model.AITas
 		// in the same transaction, so a concurrent one) or by one still
 		// open, which may roll back: recording the result without a
 		// visible bill could leave the task unbilled, so wait for it.
-		records, err := tx.AITasks().BillingRecords(ctx, task.ID)
+		records, err := ports.Repository[ports.AITaskRepository](tx).BillingRecords(ctx, task.ID)
 		if err != nil {
 			return err
 		}
@@ -197,7 +197,7 @@ func record(ctx context.Context, tx ports.Tx, log *slog.Logger, task model.AITas
 	}
 	task.Status, task.Reason, task.UpdatedAt = model.TaskSucceeded, "", now
 	log.Info("task succeeded", "units", out.result.Units)
-	return tx.AITasks().Update(ctx, task)
+	return ports.Repository[ports.AITaskRepository](tx).Update(ctx, task)
 }
 
 // registerImage creates the media row of a generated image unless an

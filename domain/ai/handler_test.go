@@ -102,13 +102,13 @@ func (h *harness) state(t *testing.T, task model.AITask) state {
 	var s state
 	require.NoError(t, h.uow.Transact(context.Background(), h.ws, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		if s.task, err = tx.AITasks().Get(ctx, task.ID); err != nil {
+		if s.task, err = ports.Repository[ports.AITaskRepository](tx).Get(ctx, task.ID); err != nil {
 			return err
 		}
 		if s.op, err = tx.Operations().Get(ctx, task.OperationID); err != nil {
 			return err
 		}
-		if s.billing, err = tx.AITasks().BillingRecords(ctx, task.ID); err != nil {
+		if s.billing, err = ports.Repository[ports.AITaskRepository](tx).BillingRecords(ctx, task.ID); err != nil {
 			return err
 		}
 		m, err := tx.Media().Get(ctx, ai.ImageMediaID(task.ID))

@@ -16,7 +16,7 @@ import (
 const MaxInstructions = 2000
 
 // Task is an AI task as the steps every job shares see it.
-var Task = jobs.TaskTable[model.AITask](model.EventAITask, model.OperationAITask, "ai_task", ports.Tx.AITasks)
+var Task = jobs.TaskTable[model.AITask](model.EventAITask, model.OperationAITask, "ai_task", ports.Repository[ports.AITaskRepository])
 
 // Kind is the AI task in the list of task kinds (app/kinds.go).
 var Kind = Task.Kind()

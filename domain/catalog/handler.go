@@ -72,13 +72,13 @@ func prepare(ctx context.Context, tx ports.Tx, _ *slog.Logger, cs model.CatalogS
 // record is step 3 on success.
 func record(ctx context.Context, tx ports.Tx, log *slog.Logger, cs model.CatalogSync, items []model.CatalogItem, now time.Time) error {
 	if len(items) > 0 {
-		if err := tx.Syncs().UpsertItems(ctx, items); err != nil {
+		if err := ports.Repository[ports.SyncRepository](tx).UpsertItems(ctx, items); err != nil {
 			return err
 		}
 	}
 	cs.Status, cs.ItemsSynced, cs.Reason, cs.UpdatedAt = model.TaskSucceeded, len(items), "", now
 	log.Info("catalog synced", "items", len(items))
-	return tx.Syncs().Update(ctx, cs)
+	return ports.Repository[ports.SyncRepository](tx).Update(ctx, cs)
 }
 
 // items turns the platform's listings into catalogue rows. A listing the

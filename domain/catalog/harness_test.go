@@ -23,13 +23,14 @@ import (
 const secret = "sk_live_never_logged"
 
 type harness struct {
-	uow     *testkit.CrashingUoW
-	sealer  *aesgcm.Sealer
-	sim     *platformsim.Sim
-	svc     *catalog.Service
-	handler *catalog.SyncHandler
-	logs    *testkit.LogBuffer
-	p       model.Principal
+	uow       *testkit.CrashingUoW
+	catalogue *catalogue
+	sealer    *aesgcm.Sealer
+	sim       *platformsim.Sim
+	svc       *catalog.Service
+	handler   *catalog.SyncHandler
+	logs      *testkit.LogBuffer
+	p         model.Principal
 }
 
 func newHarness(t *testing.T, opts ...platformsim.Option) *harness {
@@ -38,12 +39,14 @@ func newHarness(t *testing.T, opts ...platformsim.Option) *harness {
 	require.NoError(t, err)
 	sealer, err := aesgcm.NewSealer(keys)
 	require.NoError(t, err)
+	stored := &catalogue{listings: map[uuid.UUID]map[string]bool{}}
 	h := &harness{
-		uow:    testkit.NewCrashingUoW(memory.NewUnitOfWork(memory.NewDB())),
-		sealer: sealer,
-		sim:    platformsim.New(opts...),
-		logs:   &testkit.LogBuffer{},
-		p:      model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin},
+		uow:       testkit.NewCrashingUoW(recordingUoW{memory.NewUnitOfWork(memory.NewDB()), stored}),
+		catalogue: stored,
+		sealer:    sealer,
+		sim:       platformsim.New(opts...),
+		logs:      &testkit.LogBuffer{},
+		p:         model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin},
 	}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h.svc = catalog.NewService(h.uow, system.NewClock(), system.NewIDs())
@@ -120,7 +123,7 @@ func (h *harness) state(t *testing.T, syncID, opID uuid.UUID) (model.CatalogSync
 	var op model.Operation
 	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		if cs, err = tx.Syncs().Get(ctx, syncID); err != nil {
+		if cs, err = ports.Repository[ports.SyncRepository](tx).Get(ctx, syncID); err != nil {
 			return err
 		}
 		op, err = tx.Operations().Get(ctx, opID)
@@ -131,11 +134,5 @@ func (h *harness) state(t *testing.T, syncID, opID uuid.UUID) (model.CatalogSync
 
 func (h *harness) count(t *testing.T, storeID uuid.UUID) int {
 	t.Helper()
-	var n int
-	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
-		var err error
-		n, err = tx.Syncs().CountItems(ctx, storeID)
-		return err
-	})
-	return n
+	return h.catalogue.count(storeID)
 }

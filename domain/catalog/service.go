@@ -16,7 +16,7 @@ import (
 )
 
 // Task is a catalog sync as the steps every job shares see it.
-var Task = jobs.TaskTable[model.CatalogSync](model.EventCatalogSync, model.OperationCatalogSync, "catalog_sync", ports.Tx.Syncs)
+var Task = jobs.TaskTable[model.CatalogSync](model.EventCatalogSync, model.OperationCatalogSync, "catalog_sync", ports.Repository[ports.SyncRepository])
 
 // Kind is the catalog sync in the list of task kinds (app/kinds.go).
 var Kind = Task.Kind()

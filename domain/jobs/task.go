@@ -55,8 +55,9 @@ type Table[T any, P taskRecord[T]] struct {
 
 // TaskTable is the Table of a task type: the names of its jobs (their
 // event type, the kind of their operations, their resource type; see
-// Names) and its repository in the transaction (e.g. ports.Tx.AITasks).
-// The row keeps its state in its model.TaskState.
+// Names) and its repository in the transaction (e.g.
+// ports.Repository[ports.AITaskRepository]). The row keeps its state in
+// its model.TaskState.
 func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](eventType, operationKind, resourceType string, repo func(ports.Tx) R) Table[T, P] {
 	return Table[T, P]{
 		TaskRow: TaskRow[T, model.TaskStatus]{

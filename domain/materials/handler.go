@@ -112,7 +112,7 @@ func (h *copier) copyItem(ctx context.Context, run jobs.Run[model.MaterialTransf
 
 	err = jobs.Transact(ctx, h.uow, run.Workspace, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		stop = false
-		t, err := tx.MaterialTransfers().Get(ctx, run.TaskID)
+		t, err := ports.Repository[ports.MaterialTransferRepository](tx).Get(ctx, run.TaskID)
 		if err != nil {
 			return err
 		}
@@ -120,7 +120,7 @@ func (h *copier) copyItem(ctx context.Context, run jobs.Run[model.MaterialTransf
 			stop = true
 			return nil
 		}
-		return tx.MaterialTransfers().MarkItemDone(ctx, run.TaskID, item.Index, key, size)
+		return ports.Repository[ports.MaterialTransferRepository](tx).MarkItemDone(ctx, run.TaskID, item.Index, key, size)
 	})
 	if err != nil {
 		return true, jobs.Retry(err)
@@ -138,5 +138,5 @@ func record(ctx context.Context, tx ports.Tx, log *slog.Logger, t model.Material
 	}
 	t.Status, t.Reason, t.UpdatedAt = model.TaskSucceeded, "", now
 	log.Info("transfer succeeded", "items", len(t.Items))
-	return tx.MaterialTransfers().UpdateStatus(ctx, t)
+	return ports.Repository[ports.MaterialTransferRepository](tx).UpdateStatus(ctx, t)
 }

@@ -17,7 +17,7 @@ import (
 
 // Task is a material transfer as the steps every job shares see it.
 var Task = jobs.TaskTable[model.MaterialTransfer](model.EventMaterialTransfer, model.OperationMaterialTransfer, "material_transfer",
-	func(tx ports.Tx) transfers { return transfers{tx.MaterialTransfers()} })
+	func(tx ports.Tx) transfers { return transfers{ports.Repository[ports.MaterialTransferRepository](tx)} })
 
 // Kind is the material transfer in the list of task kinds (app/kinds.go).
 var Kind = Task.Kind()

@@ -106,7 +106,7 @@ func prepare(ctx context.Context, tx ports.Tx, log *slog.Logger, pub model.Publi
 func record(ctx context.Context, tx ports.Tx, log *slog.Logger, pub model.Publication, listingID string, now time.Time) error {
 	pub.Status, pub.ExternalListingID, pub.Reason, pub.UpdatedAt = model.TaskSucceeded, listingID, "", now
 	log.Info("listing created", "listing", listingID)
-	return tx.Publications().Update(ctx, pub)
+	return ports.Repository[ports.PublicationRepository](tx).Update(ctx, pub)
 }
 
 // listedBefore recognises the platform refusing our token because an

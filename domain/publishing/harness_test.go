@@ -147,7 +147,7 @@ func (h *harness) state(t *testing.T, pubID, opID uuid.UUID) (model.Publication,
 	var op model.Operation
 	h.tx(t, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		if pub, err = tx.Publications().Get(ctx, pubID); err != nil {
+		if pub, err = ports.Repository[ports.PublicationRepository](tx).Get(ctx, pubID); err != nil {
 			return err
 		}
 		op, err = tx.Operations().Get(ctx, opID)

@@ -17,7 +17,7 @@ import (
 )
 
 // Task is a first publication as the steps every job shares see it.
-var Task = jobs.TaskTable[model.Publication](model.EventListingPublish, model.OperationListingPublish, "publication", ports.Tx.Publications)
+var Task = jobs.TaskTable[model.Publication](model.EventListingPublish, model.OperationListingPublish, "publication", ports.Repository[ports.PublicationRepository])
 
 // Kind is the first publication in the list of task kinds (app/kinds.go).
 var Kind = Task.Kind()

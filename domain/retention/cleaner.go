@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/sweep"
 	"github.com/oncehq/once/ports"
@@ -86,8 +87,8 @@ type step struct {
 // steps are the kinds in the order a pass removes them.
 func (c *Cleaner) steps() []step {
 	steps := []step{{model.ExpiringDeadLetters, c.policy.DeadLetters}}
-	for _, t := range model.ExpiringTasks {
-		steps = append(steps, step{t, c.policy.Tasks})
+	for _, k := range kinds.Expiring() {
+		steps = append(steps, step{model.Expiring(k.Table), c.policy.Tasks})
 	}
 	return append(steps, step{model.ExpiringOperations, c.policy.Operations})
 }

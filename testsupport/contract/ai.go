@@ -14,7 +14,7 @@ import (
 
 // aiTaskTable is the AI tasks table to the table contract (tables.go).
 var aiTaskTable = taskTable(table[model.AITask]{
-	repo: func(tx ports.Tx) tableRepo[model.AITask] { return tx.AITasks() },
+	repo: func(tx ports.Tx) tableRepo[model.AITask] { return ports.Repository[ports.AITaskRepository](tx) },
 	row: func(t *testing.T, h Harness, ws uuid.UUID) model.AITask {
 		return newAITask(ws, newProductIn(t, h, ws).ID)
 	},
@@ -37,14 +37,14 @@ func newAITask(ws, product uuid.UUID) model.AITask {
 func bill(t *testing.T, h Harness, r model.BillingRecord) (bool, error) {
 	t.Helper()
 	return query(t, h, r.WorkspaceID, func(ctx context.Context, tx ports.Tx) (bool, error) {
-		return tx.AITasks().Bill(ctx, r)
+		return ports.Repository[ports.AITaskRepository](tx).Bill(ctx, r)
 	})
 }
 
 func billingRecords(t *testing.T, h Harness, ws, task uuid.UUID) []model.BillingRecord {
 	t.Helper()
 	return mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) ([]model.BillingRecord, error) {
-		return tx.AITasks().BillingRecords(ctx, task)
+		return ports.Repository[ports.AITaskRepository](tx).BillingRecords(ctx, task)
 	})
 }
 
@@ -70,9 +70,9 @@ func testAITasks(t *testing.T, h Harness) {
 		require.NoError(t, aiTaskTable.create(t, h, other))
 		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 			r := model.BillingRecord{WorkspaceID: ws, TaskID: other.ID, Units: 1, CreatedAt: writeTime()}
-			first, err := tx.AITasks().Bill(ctx, r)
+			first, err := ports.Repository[ports.AITaskRepository](tx).Bill(ctx, r)
 			require.NoError(t, err)
-			second, err := tx.AITasks().Bill(ctx, r)
+			second, err := ports.Repository[ports.AITaskRepository](tx).Bill(ctx, r)
 			require.NoError(t, err)
 			require.Equal(t, []bool{true, false}, []bool{first, second})
 			return nil
@@ -101,12 +101,38 @@ func testAITasks(t *testing.T, h Harness) {
 		require.Empty(t, billingRecords(t, h, wsB, a.ID))
 		// Billing another workspace's task: refused, and nothing written.
 		err = transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
-			_, err := tx.AITasks().Bill(ctx, model.BillingRecord{WorkspaceID: wsA, TaskID: a.ID, Units: 5, CreatedAt: writeTime()})
+			_, err := ports.Repository[ports.AITaskRepository](tx).Bill(ctx, model.BillingRecord{WorkspaceID: wsA, TaskID: a.ID, Units: 5, CreatedAt: writeTime()})
 			return err
 		})
 		requireCode(t, err, domain.CodeForbidden)
 		_, err = bill(t, h, model.BillingRecord{WorkspaceID: wsB, TaskID: a.ID, Units: 5, CreatedAt: writeTime()})
 		requireCode(t, err, domain.CodeConflict)
 		require.Len(t, billingRecords(t, h, wsA, a.ID), 1)
+	})
+}
+
+// The AI task kind's contract (kinds.go).
+var _ = registerKind("ai_tasks", kindContract{
+	table: aiTaskTable.check,
+	list:  listAITasks,
+	own:   testAITasks,
+})
+
+// listAITasks is the list contract (lists.go) of its table.
+func listAITasks(t *testing.T, h Harness) {
+	// The even rows of a workspace are tasks of one product, the odd
+	// ones each of a product of its own.
+	even := map[uuid.UUID]uuid.UUID{}
+	checkList(t, h, listCase[model.AITask]{
+		table: aiTaskTable,
+		mark: func(a *model.AITask, i int) {
+			if i%2 == 0 {
+				if even[a.WorkspaceID] == uuid.Nil {
+					even[a.WorkspaceID] = a.ProductID
+				}
+				a.ProductID = even[a.WorkspaceID]
+			}
+		},
+		filter: func(q *ports.ListQuery, ws uuid.UUID) { q.ProductID = even[ws] },
 	})
 }

@@ -25,43 +25,15 @@ type listCase[E any] struct {
 
 // testLists runs the list contract for every listed table.
 func testLists(t *testing.T, h Harness) {
-	t.Run("stores", func(t *testing.T) {
-		checkList(t, h, byStatus(storeTable, func(s *model.Store) *model.StoreStatus { return &s.Status },
-			model.StoreVerified, model.StorePendingVerification))
-	})
 	t.Run("products", func(t *testing.T) {
 		checkList(t, h, listCase[model.Product]{table: productTable})
 	})
-	t.Run("media", func(t *testing.T) {
-		checkList(t, h, byStatus(mediaTable, func(m *model.Media) *model.MediaStatus { return &m.Status },
-			model.MediaReady, model.MediaAwaitingUpload))
-	})
-	t.Run("material transfers", func(t *testing.T) {
-		checkList(t, h, byStatus(transferTable, transferTable.status, model.TaskSucceeded, model.TaskPending))
-	})
-	t.Run("publications", func(t *testing.T) {
-		checkList(t, h, byStatus(publicationTable, publicationTable.status, model.TaskSucceeded, model.TaskFailed))
-	})
-	t.Run("catalog syncs", func(t *testing.T) {
-		checkList(t, h, byStatus(syncTable, syncTable.status, model.TaskSucceeded, model.TaskFailed))
-	})
-	t.Run("AI tasks", func(t *testing.T) {
-		// The even rows of a workspace are tasks of one product, the odd
-		// ones each of a product of its own.
-		even := map[uuid.UUID]uuid.UUID{}
-		checkList(t, h, listCase[model.AITask]{
-			table: aiTaskTable,
-			mark: func(a *model.AITask, i int) {
-				if i%2 == 0 {
-					if even[a.WorkspaceID] == uuid.Nil {
-						even[a.WorkspaceID] = a.ProductID
-					}
-					a.ProductID = even[a.WorkspaceID]
-				}
-			},
-			filter: func(q *ports.ListQuery, ws uuid.UUID) { q.ProductID = even[ws] },
-		})
-	})
+	forEachKind(t, func(c kindContract) func(t *testing.T, h Harness) { return c.list }, h)
+}
+
+// listing is the list contract of c, for a kind's contract (kinds.go).
+func listing[E any](c listCase[E]) func(t *testing.T, h Harness) {
+	return func(t *testing.T, h Harness) { checkList(t, h, c) }
 }
 
 // byStatus is the list case of a table filtered by status: the even rows

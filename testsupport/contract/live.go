@@ -30,8 +30,7 @@ type liveKey[E any] struct {
 
 // testLiveKeys runs the live key contract for every table with a live key.
 func testLiveKeys(t *testing.T, h Harness) {
-	t.Run("publications", func(t *testing.T) { publicationLive.check(t, h) })
-	t.Run("catalog syncs", func(t *testing.T) { syncLive.check(t, h) })
+	forEachKind(t, func(c kindContract) func(t *testing.T, h Harness) { return c.live }, h)
 }
 
 // check runs the live key contract for c.

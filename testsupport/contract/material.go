@@ -16,8 +16,10 @@ import (
 // transferTable is the material transfers table to the table contract
 // (tables.go).
 var transferTable = taskTable(table[model.MaterialTransfer]{
-	repo: func(tx ports.Tx) tableRepo[model.MaterialTransfer] { return statusTransfers{tx.MaterialTransfers()} },
-	row:  func(_ *testing.T, _ Harness, ws uuid.UUID) model.MaterialTransfer { return newTransfer(ws) },
+	repo: func(tx ports.Tx) tableRepo[model.MaterialTransfer] {
+		return statusTransfers{ports.Repository[ports.MaterialTransferRepository](tx)}
+	},
+	row: func(_ *testing.T, _ Harness, ws uuid.UUID) model.MaterialTransfer { return newTransfer(ws) },
 	stored: func(tr model.MaterialTransfer) model.MaterialTransfer {
 		tr.Items = slices.Clone(tr.Items)
 		slices.SortFunc(tr.Items, func(a, b model.MaterialItem) int { return a.Index - b.Index })
@@ -54,7 +56,7 @@ func (r statusTransfers) Update(ctx context.Context, tr model.MaterialTransfer) 
 func markItemDone(t *testing.T, h Harness, ws, id uuid.UUID, index int, key string, size int64) error {
 	t.Helper()
 	return transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-		return tx.MaterialTransfers().MarkItemDone(ctx, id, index, key, size)
+		return ports.Repository[ports.MaterialTransferRepository](tx).MarkItemDone(ctx, id, index, key, size)
 	})
 }
 
@@ -87,3 +89,9 @@ func testMaterialTransfers(t *testing.T, h Harness) {
 		require.False(t, got.Items[0].Done)
 	})
 }
+
+// The material transfers kind's contract (kinds.go).
+var _ = registerKind("material_transfers", kindContract{
+	table: transferTable.check, own: testMaterialTransfers,
+	list: listing(byStatus(transferTable, transferTable.status, model.TaskSucceeded, model.TaskPending)),
+})

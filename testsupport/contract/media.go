@@ -156,3 +156,9 @@ func testMedia(t *testing.T, h Harness) {
 		require.Equal(t, model.MediaProcessing, got.Status)
 	})
 }
+
+// The media kind's contract (kinds.go).
+var _ = registerKind("media", kindContract{
+	table: mediaTable.check, own: testMedia,
+	list: listing(byStatus(mediaTable, func(m *model.Media) *model.MediaStatus { return &m.Status }, model.MediaReady, model.MediaAwaitingUpload)),
+})

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -70,10 +71,12 @@ func testOperationList(t *testing.T, h Harness) {
 	// Six operations, ids time-ordered (UUIDv7), over two kinds and two
 	// statuses; all[0] is the oldest.
 	var all []model.Operation
+	// Two of the declared kinds, any two.
+	kind, otherKind := kinds.All[0].OperationKind, kinds.All[1].OperationKind
 	for i := range 6 {
 		op := newOperation(ws)
 		op.ID = uuid.Must(uuid.NewV7())
-		op.Kind = []string{model.OperationCatalogSync, model.OperationListingPublish}[i%2]
+		op.Kind = []string{kind, otherKind}[i%2]
 		op.Status = []model.OperationStatus{model.OperationPending, model.OperationSucceeded, model.OperationSucceeded}[i%3]
 		createOperation(t, h, op)
 		all = append(all, operationTable.stored(op))
@@ -104,11 +107,11 @@ func testOperationList(t *testing.T, h Harness) {
 	t.Run("filters by status and kind", func(t *testing.T) {
 		got := listOperations(t, h, ws, ports.ListQuery{Status: string(model.OperationSucceeded), Limit: 100})
 		require.Equal(t, newestFirst(func(op model.Operation) bool { return op.Status == model.OperationSucceeded }), operationIDs(got))
-		got = listOperations(t, h, ws, ports.ListQuery{Kind: model.OperationCatalogSync, Limit: 100})
-		require.Equal(t, newestFirst(func(op model.Operation) bool { return op.Kind == model.OperationCatalogSync }), operationIDs(got))
-		got = listOperations(t, h, ws, ports.ListQuery{Kind: model.OperationCatalogSync, Status: string(model.OperationPending), Limit: 100})
+		got = listOperations(t, h, ws, ports.ListQuery{Kind: kind, Limit: 100})
+		require.Equal(t, newestFirst(func(op model.Operation) bool { return op.Kind == kind }), operationIDs(got))
+		got = listOperations(t, h, ws, ports.ListQuery{Kind: kind, Status: string(model.OperationPending), Limit: 100})
 		require.Equal(t, newestFirst(func(op model.Operation) bool {
-			return op.Kind == model.OperationCatalogSync && op.Status == model.OperationPending
+			return op.Kind == kind && op.Status == model.OperationPending
 		}), operationIDs(got))
 		require.Empty(t, listOperations(t, h, ws, ports.ListQuery{Kind: "no.such.kind", Limit: 100}))
 	})

@@ -14,7 +14,9 @@ import (
 // publicationTable is the publications table to the table contract
 // (tables.go).
 var publicationTable = taskTable(table[model.Publication]{
-	repo: func(tx ports.Tx) tableRepo[model.Publication] { return tx.Publications() },
+	repo: func(tx ports.Tx) tableRepo[model.Publication] {
+		return ports.Repository[ports.PublicationRepository](tx)
+	},
 	row: func(t *testing.T, h Harness, ws uuid.UUID) model.Publication {
 		return newPublication(ws, newProductIn(t, h, ws).ID, newStoreIn(t, h, ws))
 	},
@@ -61,3 +63,9 @@ func testPublications(t *testing.T, h Harness) {
 		requireCode(t, publicationTable.create(t, h, newPublication(ws, product, newStoreIn(t, h, other))), domain.CodeConflict)
 	})
 }
+
+// The publications kind's contract (kinds.go).
+var _ = registerKind("publications", kindContract{
+	table: publicationTable.check, live: publicationLive.check, own: testPublications,
+	list: listing(byStatus(publicationTable, publicationTable.status, model.TaskSucceeded, model.TaskFailed)),
+})

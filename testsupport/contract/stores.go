@@ -116,3 +116,9 @@ func testStores(t *testing.T, h Harness) {
 		require.Equal(t, first.ExternalShopID, got.ExternalShopID)
 	})
 }
+
+// The stores kind's contract (kinds.go).
+var _ = registerKind("stores", kindContract{
+	table: storeTable.check, own: testStores,
+	list: listing(byStatus(storeTable, func(s *model.Store) *model.StoreStatus { return &s.Status }, model.StoreVerified, model.StorePendingVerification)),
+})

@@ -15,7 +15,7 @@ import (
 
 // syncTable is the catalog syncs table to the table contract (tables.go).
 var syncTable = taskTable(table[model.CatalogSync]{
-	repo: func(tx ports.Tx) tableRepo[model.CatalogSync] { return tx.Syncs() },
+	repo: func(tx ports.Tx) tableRepo[model.CatalogSync] { return ports.Repository[ports.SyncRepository](tx) },
 	row: func(t *testing.T, h Harness, ws uuid.UUID) model.CatalogSync {
 		return newSync(ws, newStoreIn(t, h, ws))
 	},
@@ -32,7 +32,7 @@ func newSync(ws, store uuid.UUID) model.CatalogSync {
 func countItems(t *testing.T, h Harness, ws, store uuid.UUID) int {
 	t.Helper()
 	return mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
-		return tx.Syncs().CountItems(ctx, store)
+		return h.CatalogItems(ctx, tx, store)
 	})
 }
 
@@ -76,25 +76,27 @@ func testSyncs(t *testing.T, h Harness) {
 		ws := newWorkspace(t, h)
 		store, otherStore := newStoreIn(t, h, ws), newStoreIn(t, h, ws)
 		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Syncs().UpsertItems(ctx, catalogItems(ws, store, 25, "first"))
+			return ports.Repository[ports.SyncRepository](tx).UpsertItems(ctx, catalogItems(ws, store, 25, "first"))
 		})
 		require.Equal(t, 25, countItems(t, h, ws, store))
 		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 			// Again, with one listing twice in the batch and one new.
 			items := catalogItems(ws, store, 26, "second")
 			items = append(items, items[0])
-			return tx.Syncs().UpsertItems(ctx, items)
+			return ports.Repository[ports.SyncRepository](tx).UpsertItems(ctx, items)
 		})
 		require.Equal(t, 26, countItems(t, h, ws, store))
 		require.Equal(t, 0, countItems(t, h, ws, otherStore))
-		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Syncs().UpsertItems(ctx, nil) })
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			return ports.Repository[ports.SyncRepository](tx).UpsertItems(ctx, nil)
+		})
 		require.Equal(t, 26, countItems(t, h, ws, store))
 	})
 
 	t.Run("items of a missing store are refused", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Syncs().UpsertItems(ctx, catalogItems(ws, uuid.New(), 1, "x"))
+			return ports.Repository[ports.SyncRepository](tx).UpsertItems(ctx, catalogItems(ws, uuid.New(), 1, "x"))
 		})
 		requireCode(t, err, domain.CodeConflict)
 	})
@@ -103,13 +105,19 @@ func testSyncs(t *testing.T, h Harness) {
 		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
 		store := newStoreIn(t, h, wsA)
 		inTx(t, h, wsA, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Syncs().UpsertItems(ctx, catalogItems(wsA, store, 3, "a"))
+			return ports.Repository[ports.SyncRepository](tx).UpsertItems(ctx, catalogItems(wsA, store, 3, "a"))
 		})
 		require.Equal(t, 0, countItems(t, h, wsB, store))
 		err := transact(t, h, wsB, func(ctx context.Context, tx ports.Tx) error {
-			return tx.Syncs().UpsertItems(ctx, catalogItems(wsA, store, 1, "b"))
+			return ports.Repository[ports.SyncRepository](tx).UpsertItems(ctx, catalogItems(wsA, store, 1, "b"))
 		})
 		requireCode(t, err, domain.CodeForbidden)
 		require.Equal(t, 3, countItems(t, h, wsA, store))
 	})
 }
+
+// The catalog syncs kind's contract (kinds.go).
+var _ = registerKind("catalog_syncs", kindContract{
+	table: syncTable.check, live: syncLive.check, own: testSyncs,
+	list: listing(byStatus(syncTable, syncTable.status, model.TaskSucceeded, model.TaskFailed)),
+})

@@ -1,0 +1,15 @@
+package memory
+
+import (
+	"reflect"
+
+	"github.com/oncehq/once/ports"
+)
+
+// kindRepositories are the repositories of the kinds of task, which each
+// kind's file registers (ports.Register), so the transaction has no
+// method per kind.
+var kindRepositories = ports.KindRepositories[*tx]{}
+
+// KindRepository implements ports.Tx.
+func (t *tx) KindRepository(port reflect.Type) any { return kindRepositories.Of(t, port) }

@@ -1,0 +1,28 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain/model"
+)
+
+// MediaRepository stores uploaded files' records; Get (Resources) reads
+// the media with its variants.
+type MediaRepository interface {
+	Resources[model.Media]
+	// Update replaces status, variants, reason and updated_at,
+	// unconditionally; domain.CodeNotFound if absent. A change of status
+	// that must happen once (one of several concurrent requests) is a
+	// Transition instead.
+	Update(ctx context.Context, m model.Media) error
+	// Transition sets status to and updated_at at of media id only if the
+	// stored status is from: a compare-and-set, so of two concurrent
+	// transactions moving the same media out of from exactly one succeeds
+	// (the other waits for it where the database locks the row, then sees
+	// the new status). domain.CodeInvalidState if the media has another
+	// status (nothing changes), domain.CodeNotFound if absent.
+	Transition(ctx context.Context, id uuid.UUID, from, to model.MediaStatus, at time.Time) error
+}
