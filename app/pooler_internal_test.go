@@ -23,7 +23,7 @@ import (
 func TestAProbeThatCannotHaveItsSecondSessionDoesNotFailStart(t *testing.T) {
 	db := pgtest.New(t)
 	bouncer := pgbouncer.Start(t, pgbouncer.Config{Target: "127.0.0.1:5432", Users: []string{db.AppRole}, PoolSize: 1, PoolMode: "session"})
-	cfg := Config{DatabaseURL: bouncer.DSN(t, db.AppDSN)}
+	cfg := Config{DatabaseConfig: DatabaseConfig{DatabaseURL: bouncer.DSN(t, db.AppDSN)}}
 	var logs bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), startupConnectTimeout)

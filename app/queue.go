@@ -12,9 +12,7 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/amqp"
-	"github.com/oncehq/once/adapters/queue/bullmq"
 	"github.com/oncehq/once/adapters/queue/gochannel"
-	"github.com/oncehq/once/adapters/queue/redisconn"
 	"github.com/oncehq/once/adapters/queue/redisstream"
 	"github.com/oncehq/once/ports"
 )
@@ -86,33 +84,6 @@ func watermillBroker[C any](c C, log *slog.Logger,
 // amqpConfig is the RabbitMQ configuration of publishers and subscribers.
 func amqpConfig(cfg Config) amqp.Config {
 	return amqp.Config{URL: cfg.AMQPURL, DialTimeout: 5 * time.Second, QueueType: cfg.AMQPQueueType, DeliveryLimit: cfg.AMQPDeliveryLimit}
-}
-
-// validateBrokers checks the broker settings of the chosen queue: the
-// Redis URL names a topology, BullMQ's keys fit a Redis Cluster, the
-// RabbitMQ queue type is one.
-func (c Config) validateBrokers() []error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	switch c.Queue {
-	case QueueRedis, QueueBullMQ:
-		topology, err := redisconn.TopologyOf(c.RedisURL)
-		if err != nil {
-			bad("ONCE_REDIS_URL: %v (see docs/brokers.md for the single node, Sentinel and Cluster forms)", err)
-			break
-		}
-		if routes, err := c.bullmqRoutes(); c.Queue == QueueBullMQ && err == nil && topology == redisconn.Cluster && !bullmq.HashTagged(c.BullMQPrefix, routes) {
-			bad("ONCE_BULLMQ_PREFIX=%q / ONCE_BULLMQ_QUEUES: %v", c.BullMQPrefix, bullmq.ErrNoHashTag)
-		}
-	case QueueAMQP:
-		if c.AMQPQueueType != amqp.QueueQuorum && c.AMQPQueueType != amqp.QueueClassic {
-			bad("ONCE_AMQP_QUEUE_TYPE=%q must be %s or %s (the type the queues were declared with)", c.AMQPQueueType, amqp.QueueQuorum, amqp.QueueClassic)
-		}
-		if c.AMQPDeliveryLimit == 0 || c.AMQPDeliveryLimit > 1000 {
-			bad("ONCE_AMQP_DELIVERY_LIMIT=%d must be between 1 and 1000, or negative for none", c.AMQPDeliveryLimit)
-		}
-	}
-	return errs
 }
 
 // redisConfig is the Redis Streams configuration of publishers,

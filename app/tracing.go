@@ -86,7 +86,7 @@ func messaging(cfg Config) tracing.Messaging {
 	case QueueAMQP:
 		return tracing.Messaging{System: "rabbitmq", Destination: topic}
 	case QueueBullMQ:
-		routes, _ := cfg.bullmqRoutes() // validated with the configuration
+		routes, _ := cfg.routes() // validated with the configuration
 		return tracing.Messaging{System: "bullmq", Destination: routes.Queue}
 	default:
 		return tracing.Messaging{System: "gochannel", Destination: topic}
