@@ -107,6 +107,7 @@ var databaseSettings = settingGroup{
 		},
 		"ONCE_MIGRATE_DATABASE_URL": {
 			help: "PostgreSQL as the owner role, which `once migrate` applies the migrations as",
+			doc:  "PostgreSQL as the **owner role**, for `once migrate` (direct, not through a transaction pooler).",
 		},
 		"ONCE_DB_MAX_CONNS": {
 			help: "pooled PostgreSQL connections of a process (a Dispatcher holds one more, for LISTEN)",
