@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/adapters/queue/bullmq"
+	"github.com/oncehq/once/adapters/tracing"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )
@@ -20,26 +21,28 @@ var ErrNoWorkerOnBullMQ = errors.New("ONCE_QUEUE=bullmq: the jobs are consumed b
 
 // bullmqModule provides the BullMQ publisher. It has no subscriber side:
 // Node.js workers consume the jobs.
-func bullmqModule(cfg Config) fx.Option {
-	return fx.Module("bullmq",
-		fx.Provide(func(lc fx.Lifecycle, log *slog.Logger, t Tracing) (ports.Publisher, error) {
-			bc, err := cfg.BullMQConfig.PublisherConfig(cfg.RedisURL)
-			if err != nil {
-				return nil, err
-			}
-			bc.Tracing = t.clients()
-			pub, err := bullmq.New(bc)
-			if err != nil {
-				return nil, err
-			}
-			log = log.With("component", "bullmq")
-			lc.Append(fx.Hook{
-				OnStart: func(ctx context.Context) error { return checkBullMQLayout(ctx, pub, bc, log) },
-				OnStop:  func(context.Context) error { return pub.Close() },
-			})
-			return t.publisher(pub, messaging(cfg)), nil
-		}),
-	)
+var bullmqModule = fx.Module("bullmq",
+	fx.Provide(newBullMQPublisher),
+)
+
+// newBullMQPublisher publishes to the queues of the routes (jobs) on the
+// Redis of brokers, checking their layout at start.
+func newBullMQPublisher(lc fx.Lifecycle, jobs BullMQConfig, brokers QueueConfig, m tracing.Messaging, t Tracing, log *slog.Logger) (ports.Publisher, error) {
+	bc, err := jobs.PublisherConfig(brokers.RedisURL)
+	if err != nil {
+		return nil, err
+	}
+	bc.Tracing = t.clients()
+	pub, err := bullmq.New(bc)
+	if err != nil {
+		return nil, err
+	}
+	log = log.With("component", "bullmq")
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error { return checkBullMQLayout(ctx, pub, bc, log) },
+		OnStop:  func(context.Context) error { return pub.Close() },
+	})
+	return t.publisher(pub, m), nil
 }
 
 // bullmqCheckTimeout bounds the start-up check, well inside fx's start

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/caarlos0/env/v11"
+	"go.uber.org/fx"
 )
 
 // Config is read from the environment. It is made of one group per
@@ -14,7 +15,8 @@ import (
 // their defaults, their help and its Validate; the table of
 // docs/configuration.md is generated from those declarations
 // (`once config --markdown`). Constructors take their group, which
-// ConfigModule provides.
+// supplyGroups gives the application, so a signature says which settings
+// it reads.
 type Config struct {
 	HTTPConfig
 	OpsConfig
@@ -58,6 +60,16 @@ func DefaultConfig() Config {
 		ShutdownConfig:    defaultShutdownConfig(),
 		LoggingConfig:     defaultLoggingConfig(),
 	}
+}
+
+// supplyGroups gives the application each group of c, and not c itself:
+// a constructor asks for the groups it reads.
+func supplyGroups(c Config) fx.Option {
+	return fx.Supply(
+		c.HTTPConfig, c.OpsConfig, c.DatabaseConfig, c.SecretsConfig, c.IdempotencyConfig, c.FetchConfig,
+		c.ObjectStoreConfig, c.LimitsConfig, c.RetentionConfig, c.QueueConfig, c.BullMQConfig, c.ProcessConfig,
+		c.DispatchConfig, c.RelayConfig, c.WorkerConfig, c.ShutdownConfig, c.LoggingConfig,
+	)
 }
 
 // LoadConfig reads the environment, fills the dev defaults on the embedded

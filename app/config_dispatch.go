@@ -35,6 +35,15 @@ func defaultDispatchConfig() DispatchConfig {
 	}
 }
 
+// dispatcher is the Dispatcher's configuration but its owner.
+func (c DispatchConfig) dispatcher() dispatch.Config {
+	return dispatch.Config{
+		Batch: c.DispatchBatch, Concurrency: c.DispatchConcurrency, Lease: c.DispatchLease, MaxAttempts: c.DispatchMaxAttempts,
+		BackoffBase: c.DispatchBackoffBase, BackoffMax: c.DispatchBackoffMax, PollInterval: c.DispatchPollInterval,
+		BreakerFailures: c.DispatchBreakerFailures, BreakerOpen: c.DispatchBreakerOpen,
+	}
+}
+
 // Validate is where the Dispatcher's bounds are checked; dispatch.New
 // only fills in what is zero.
 func (c DispatchConfig) Validate() error {

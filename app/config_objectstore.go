@@ -28,9 +28,6 @@ func (c ObjectStoreConfig) store(embedded bool) string {
 	return orByStorage(c.ObjectStore, embedded, ObjectStoreMemory, ObjectStoreLocal)
 }
 
-// objectStore is the object store in use.
-func (c Config) objectStore() string { return c.store(c.Embedded()) }
-
 // Validate checks the store and its directory.
 func (c ObjectStoreConfig) Validate(embedded bool) error {
 	switch c.store(embedded) {

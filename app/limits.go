@@ -32,15 +32,15 @@ var LimitsModule = fx.Module("limits",
 	fx.Provide(newLimits),
 )
 
-func newLimits(lc fx.Lifecycle, cfg Config, clock ports.Clock, metrics *prometheus.Metrics, log *slog.Logger) (*limits.Limits, error) {
+func newLimits(lc fx.Lifecycle, cfg LimitsConfig, db DatabaseConfig, brokers QueueConfig, clock ports.Clock, metrics *prometheus.Metrics, log *slog.Logger) (*limits.Limits, error) {
 	policy, err := cfg.limitsPolicy()
 	if err != nil {
 		return nil, err
 	}
 	var limiter ports.RateLimiter
-	switch cfg.rateLimitStore(cfg.Embedded()) {
+	switch cfg.rateLimitStore(db.Embedded()) {
 	case RateLimitStoreRedis:
-		client, _, err := redisconn.NewClient(redisconn.Config{URL: cfg.RedisURL, DialTimeout: limitsDialTimeout, FollowContext: true})
+		client, _, err := redisconn.NewClient(redisconn.Config{URL: brokers.RedisURL, DialTimeout: limitsDialTimeout, FollowContext: true})
 		if err != nil {
 			return nil, fmt.Errorf("ONCE_REDIS_URL (the rate limiter's Redis): %w", err)
 		}
@@ -50,7 +50,7 @@ func newLimits(lc fx.Lifecycle, cfg Config, clock ports.Clock, metrics *promethe
 		limiter = memory.NewRateLimiter(clock)
 	}
 	return limits.New(limits.Config{
-		Policy: policy, MaxConcurrent: cfg.workspaceMaxConcurrency(cfg.Embedded(), cfg.DBMaxConns), QueueTimeout: cfg.WorkspaceQueueTimeout,
+		Policy: policy, MaxConcurrent: cfg.workspaceMaxConcurrency(db.Embedded(), db.DBMaxConns), QueueTimeout: cfg.WorkspaceQueueTimeout,
 		StoreTimeout: cfg.RateLimitTimeout,
 	}, limiter, clock, metrics, log.With("component", "limits")), nil
 }

@@ -17,7 +17,7 @@ import (
 // keeps everything until the process exits), of finished operations,
 // tasks and dead letters past their retention.
 var MaintenanceModule = fx.Module("maintenance",
-	fx.Invoke(func(lc fx.Lifecycle, d ports.IdempotencyDiscovery, uow ports.UnitOfWork, clock ports.Clock, cfg Config, log *slog.Logger) {
+	fx.Invoke(func(lc fx.Lifecycle, d ports.IdempotencyDiscovery, uow ports.UnitOfWork, clock ports.Clock, cfg RetentionConfig, log *slog.Logger) {
 		c := idempotency.NewCleaner(d, uow, clock, cfg.CleanupBatch)
 		runEvery(lc, cfg.CleanupInterval, log, "idempotency cleanup", c.RunOnce)
 	}),
@@ -35,7 +35,7 @@ type retentionIn struct {
 	fx.In
 	Store   ports.Retention `optional:"true"`
 	Clock   ports.Clock
-	Config  Config
+	Config  RetentionConfig
 	Metrics *prometheus.Metrics
 	Log     *slog.Logger
 }

@@ -29,7 +29,7 @@ func TestAProbeThatCannotHaveItsSecondSessionDoesNotFailStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), startupConnectTimeout)
 	defer cancel()
 
-	pool, err := findPooler(ctx, cfg.DBPool(), cfg, log)
+	pool, err := findPooler(ctx, cfg.DBPool(), cfg.DatabaseConfig, log)
 	require.NoError(t, err)
 	assert.False(t, pool.TransactionPooler)
 	assert.NoError(t, ctx.Err(), "the probe gave up within its own bound, not start-up's")
