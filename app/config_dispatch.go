@@ -44,33 +44,53 @@ func (c DispatchConfig) dispatcher() dispatch.Config {
 	}
 }
 
-// Validate is where the Dispatcher's bounds are checked; dispatch.New
-// only fills in what is zero.
+// dispatchVars names the variable of each field of dispatch.Config the
+// group sets, for the errors of dispatch.Config.Validate.
+var dispatchVars = map[string]string{
+	"Batch": "ONCE_DISPATCH_BATCH", "Concurrency": "ONCE_DISPATCH_CONCURRENCY", "Lease": "ONCE_DISPATCH_LEASE",
+	"MaxAttempts": "ONCE_DISPATCH_MAX_ATTEMPTS", "BackoffBase": "ONCE_DISPATCH_BACKOFF_BASE", "BackoffMax": "ONCE_DISPATCH_BACKOFF_MAX",
+	"PollInterval": "ONCE_DISPATCH_POLL_INTERVAL", "BreakerFailures": "ONCE_DISPATCH_BREAKER_FAILURES", "BreakerOpen": "ONCE_DISPATCH_BREAKER_OPEN",
+}
+
+// Validate checks the bounds of a deployment on the lease and the breaker,
+// stricter than the Dispatcher's own (its tests go below them), then the
+// Dispatcher's (dispatch.Config.Validate), naming the variables.
 func (c DispatchConfig) Validate() error {
 	var errs []error
-	bad := func(msg string) { errs = append(errs, errors.New(msg)) }
-	if c.DispatchBatch < 1 || c.DispatchBatch > 10000 {
-		bad("ONCE_DISPATCH_BATCH must be between 1 and 10000")
-	}
-	if c.DispatchConcurrency < 1 || c.DispatchConcurrency > 64 {
-		bad("ONCE_DISPATCH_CONCURRENCY must be between 1 and 64")
-	}
+	stricter := map[string]bool{}
 	if c.DispatchLease < time.Second {
-		bad("ONCE_DISPATCH_LEASE must be at least 1s: a lease shorter than a publish re-delivers everything")
-	}
-	if c.DispatchMaxAttempts < 1 {
-		bad("ONCE_DISPATCH_MAX_ATTEMPTS must be at least 1")
-	}
-	if c.DispatchPollInterval <= 0 || c.DispatchBackoffBase <= 0 || c.DispatchBackoffMax < c.DispatchBackoffBase {
-		bad("ONCE_DISPATCH_POLL_INTERVAL and ONCE_DISPATCH_BACKOFF_BASE must be positive, ONCE_DISPATCH_BACKOFF_MAX at least the base")
-	}
-	if c.DispatchBreakerFailures < 1 {
-		bad("ONCE_DISPATCH_BREAKER_FAILURES must be at least 1")
+		stricter["Lease"] = true
+		errs = append(errs, errors.New("ONCE_DISPATCH_LEASE must be at least 1s: a lease shorter than a publish re-delivers everything"))
 	}
 	if c.DispatchBreakerOpen < 10*time.Millisecond || c.DispatchBreakerOpen > 10*time.Minute {
-		bad("ONCE_DISPATCH_BREAKER_OPEN must be between 10ms and 10m: events wait that long after the broker is back")
+		stricter["BreakerOpen"] = true
+		errs = append(errs, errors.New("ONCE_DISPATCH_BREAKER_OPEN must be between 10ms and 10m: events wait that long after the broker is back"))
+	}
+	cfg := c.dispatcher()
+	cfg.WorkspacesPerRound = dispatch.DefaultWorkspacesPerRound // not a setting
+	for _, err := range unjoin(cfg.Validate()) {
+		bound, ok := err.(*dispatch.ConfigError)
+		if !ok || stricter[bound.Field] {
+			continue
+		}
+		msg := dispatchVars[bound.Field] + " " + bound.Rule
+		if bound.Other != "" {
+			msg += " " + dispatchVars[bound.Other]
+		}
+		errs = append(errs, errors.New(msg))
 	}
 	return errors.Join(errs...)
+}
+
+// unjoin is the errors errors.Join joined into err, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 func (DispatchConfig) settings() settingGroup { return dispatchSettings }
