@@ -7,6 +7,7 @@ import (
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/retention"
+	"github.com/oncehq/once/domain/sweep"
 )
 
 // RetentionConfig is how long finished records are kept and how the
@@ -26,7 +27,7 @@ type RetentionConfig struct {
 
 func defaultRetentionConfig() RetentionConfig {
 	return RetentionConfig{
-		CleanupInterval: time.Minute, CleanupBatch: 500,
+		CleanupInterval: time.Minute, CleanupBatch: sweep.DefaultBatch,
 		OutboxRetention: dispatch.DefaultRetention, OutboxPartitionInterval: postgres.DefaultPartitionWidth,
 		OperationRetention: retention.DefaultOperations, TaskRetention: retention.DefaultTasks, DeadLetterRetention: retention.DefaultDeadLetters,
 	}
