@@ -131,7 +131,7 @@ bench-fairness: services build
 bench-peers: services build
 	cd bench/peers && $(GO) run . --once ../../bin/once-bench $(PEERS_ARGS)
 
-## bench-storm: retry storm, completed-key replays, broker outage, PostgreSQL restart against issue 7's targets (prints a table)
+## bench-storm: retry storm, completed-key replays, broker outage, PostgreSQL restart against its targets (docs/benchmarks.md, "Under storms and faults"; prints a table)
 ##   a quick run: make bench-storm STORM_ARGS='--outage 30s'
 bench-storm: services build
 	bin/once-bench storm $(STORM_ARGS)
@@ -141,7 +141,7 @@ bench-storm: services build
 bench-http: build
 	bin/once-bench http $(HTTP_ARGS)
 
-## bench-soak: 30 minutes of creates at 15 % of the API's measured capacity (about half the machine with delivery and jobs) with retention every 30 s, a row a minute and issue 23's checks (prints a table)
+## bench-soak: 30 minutes of creates at 15 % of the API's measured capacity (about half the machine with delivery and jobs) with retention every 30 s, a row a minute and its steadiness checks (docs/benchmarks.md, "Steady for months?"; prints a table)
 ##   with a transaction left open: make bench-soak SOAK_ARGS='--open-snapshot 5m'; a quick run: SOAK_ARGS='--duration 3m --retention 1m'
 bench-soak: services build
 	bin/once-bench soak $(SOAK_ARGS)

@@ -59,12 +59,12 @@ func Serve(cfg Config, log *slog.Logger) fx.Option {
 // check of the database's replication and, as configured, the Dispatcher
 // and the workers with the queue they need.
 func Background(cfg Config) fx.Option {
-	opts := []fx.Option{MaintenanceModule}
+	// Node.js workers consume BullMQ: no worker of ours runs on it.
+	worker := cfg.Worker && cfg.Queue != QueueBullMQ
+	opts := []fx.Option{maintenance(cfg.ProcessConfig, cfg.Queue, worker)}
 	if !cfg.Embedded() {
 		opts = append(opts, replicationCheck)
 	}
-	// Node.js workers consume BullMQ: no worker of ours runs on it.
-	worker := cfg.Worker && cfg.Queue != QueueBullMQ
 	if cfg.Dispatcher || worker || cfg.RelayEnabled() {
 		opts = append(opts, queueModule(cfg.Queue))
 	}
@@ -74,7 +74,7 @@ func Background(cfg Config) fx.Option {
 	}
 	switch {
 	case worker:
-		opts = append(opts, WorkerModule, externalSystemsModule(cfg.SimURL), redisTrimModule(cfg.Queue))
+		opts = append(opts, WorkerModule, externalSystemsModule(cfg.SimURL))
 	case cfg.Worker:
 		opts = append(opts, noWorkerOnBullMQ)
 	}

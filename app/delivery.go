@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -13,28 +12,16 @@ import (
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/tracing"
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/ports"
 )
 
-// DispatchModule runs the Dispatcher and the retention cleanup of
-// dispatched events.
+// DispatchModule runs the Dispatcher (the outbox's retention is a
+// maintenance service).
 var DispatchModule = fx.Module("dispatch",
 	fx.Provide(newDispatcher),
 	fx.Invoke(func(lc fx.Lifecycle, d *dispatch.Dispatcher) {
 		runInBackground(lc, d.Run)
-	}),
-	fx.Invoke(func(lc fx.Lifecycle, d ports.OutboxDiscovery, p ports.OutboxPartitions, uow ports.UnitOfWork, clock ports.Clock, cfg RetentionConfig, log *slog.Logger) {
-		c := dispatch.NewRetentionCleaner(d, p, uow, clock, cfg.OutboxRetention, cfg.CleanupBatch)
-		// The slices for what this process is about to dispatch, at once;
-		// the cleanup then keeps them ahead.
-		runInBackground(lc, func(ctx context.Context) {
-			if _, err := c.Prepare(ctx); err != nil && ctx.Err() == nil {
-				log.Error("outbox partitions: prepare failed, retried at the next cleanup", slog.String("component", "maintenance"), slog.String("error", domain.SanitizeError(err)))
-			}
-		})
-		runEvery(lc, cfg.CleanupInterval, log, "outbox retention cleanup", c.RunOnce)
 	}),
 )
 
@@ -60,7 +47,8 @@ var WorkerModule = fx.Module("worker",
 // worker claims it after ONCE_REDIS_CLAIM_IDLE; RabbitMQ requeues it at
 // once; the in-process queue (ONCE_QUEUE=memory) loses it with the process,
 // as it loses everything. A handed-back job runs again from the start
-// (jobs are idempotent: DESIGN §5). kind is ONCE_QUEUE, for the log.
+// (every job is idempotent, so running it twice is safe). kind is
+// ONCE_QUEUE, for the log.
 func stopWorker(ctx context.Context, w *queue.Worker, kind string, log *slog.Logger) error {
 	log = log.With("component", "shutdown")
 	log.Info("workers draining: no new job starts", slog.Int("running", w.Running()))
@@ -157,27 +145,5 @@ func runInBackground(lc fx.Lifecycle, fn func(context.Context)) {
 				return stop.Err()
 			}
 		},
-	})
-}
-
-// runEvery runs job at a jittered interval (so instances do not clean in
-// step) between start and stop, logging what it did.
-func runEvery(lc fx.Lifecycle, interval time.Duration, log *slog.Logger, name string, job func(context.Context) (int, error)) {
-	log = log.With("component", "maintenance")
-	runInBackground(lc, func(ctx context.Context) {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(interval/2 + rand.N(interval)):
-			}
-			n, err := job(ctx)
-			switch {
-			case err != nil && ctx.Err() == nil:
-				log.Error(name+" failed", slog.String("error", domain.SanitizeError(err)), slog.Int("deleted", n))
-			case n > 0:
-				log.Info(name, slog.Int("deleted", n))
-			}
-		}
 	})
 }

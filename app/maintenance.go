@@ -1,35 +1,71 @@
 package app
 
 import (
+	"context"
 	"log/slog"
+	"math/rand/v2"
+	"time"
 
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/adapters/prometheus"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/idempotency"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/retention"
 	"github.com/oncehq/once/ports"
 )
 
-// MaintenanceModule runs the cleanup of expired idempotency records and,
-// where the store has a retention (PostgreSQL; the embedded memory store
-// keeps everything until the process exits), of finished operations,
-// tasks and dead letters past their retention.
-var MaintenanceModule = fx.Module("maintenance",
-	fx.Invoke(func(lc fx.Lifecycle, d ports.IdempotencyDiscovery, uow ports.UnitOfWork, clock ports.Clock, cfg RetentionConfig, log *slog.Logger) {
-		c := idempotency.NewCleaner(d, uow, clock, cfg.CleanupBatch)
-		runEvery(lc, cfg.CleanupInterval, log, "idempotency cleanup", c.RunOnce)
-	}),
-	fx.Invoke(func(lc fx.Lifecycle, in retentionIn) {
-		if in.Store == nil {
-			return
+// maintenance is every periodic clean-up of a process, one service per
+// concern in one list, as River's maintenance services are: each runs in
+// the processes that hold what it cleans (the outbox's retention where the
+// Dispatcher runs, the stream trim where workers consume Redis Streams),
+// at its own jittered interval (runEvery), logged as component
+// maintenance. worker says whether our workers consume the queue (of
+// the kind ONCE_QUEUE names) here.
+func maintenance(process ProcessConfig, queue string, worker bool) fx.Option {
+	services := []fx.Option{idempotencyCleanup, retentionCleanup}
+	if process.Dispatcher {
+		services = append(services, outboxRetentionCleanup)
+	}
+	if worker {
+		services = append(services, redisTrimModule(queue))
+	}
+	return fx.Module("maintenance", services...)
+}
+
+// idempotencyCleanup deletes expired idempotency records.
+var idempotencyCleanup = fx.Invoke(func(lc fx.Lifecycle, d ports.IdempotencyDiscovery, uow ports.UnitOfWork, clock ports.Clock, cfg RetentionConfig, log *slog.Logger) {
+	c := idempotency.NewCleaner(d, uow, clock, cfg.CleanupBatch)
+	runEvery(lc, cfg.CleanupInterval, log, "idempotency cleanup", c.RunOnce)
+})
+
+// retentionCleanup deletes finished operations, tasks and dead letters
+// past their retention, where the store has one (PostgreSQL; the embedded
+// memory store keeps everything until the process exits).
+var retentionCleanup = fx.Invoke(func(lc fx.Lifecycle, in retentionIn) {
+	if in.Store == nil {
+		return
+	}
+	obs := retentionLog{metrics: in.Metrics, log: in.Log.With("component", "maintenance")}
+	c := retention.NewCleaner(in.Store, in.Clock, in.Config.RetentionPolicy(), in.Config.CleanupBatch, obs)
+	runEvery(lc, in.Config.CleanupInterval, in.Log, "retention cleanup", c.RunOnce)
+})
+
+// outboxRetentionCleanup drops the outbox's dispatched events past their
+// retention and keeps its partitions ahead of what is dispatched.
+var outboxRetentionCleanup = fx.Invoke(func(lc fx.Lifecycle, d ports.OutboxDiscovery, p ports.OutboxPartitions, uow ports.UnitOfWork, clock ports.Clock, cfg RetentionConfig, log *slog.Logger) {
+	c := dispatch.NewRetentionCleaner(d, p, uow, clock, cfg.OutboxRetention, cfg.CleanupBatch)
+	// The slices for what this process is about to dispatch, at once;
+	// the cleanup then keeps them ahead.
+	runInBackground(lc, func(ctx context.Context) {
+		if _, err := c.Prepare(ctx); err != nil && ctx.Err() == nil {
+			log.Error("outbox partitions: prepare failed, retried at the next cleanup", slog.String("component", "maintenance"), slog.String("error", domain.SanitizeError(err)))
 		}
-		obs := retentionLog{metrics: in.Metrics, log: in.Log.With("component", "maintenance")}
-		c := retention.NewCleaner(in.Store, in.Clock, in.Config.RetentionPolicy(), in.Config.CleanupBatch, obs)
-		runEvery(lc, in.Config.CleanupInterval, in.Log, "retention cleanup", c.RunOnce)
-	}),
-)
+	})
+	runEvery(lc, cfg.CleanupInterval, log, "outbox retention cleanup", c.RunOnce)
+})
 
 type retentionIn struct {
 	fx.In
@@ -50,4 +86,26 @@ type retentionLog struct {
 func (r retentionLog) Expired(kind model.Expiring, n int) {
 	r.metrics.Expired(kind, n)
 	r.log.Info("retention: expired records deleted", slog.String("kind", string(kind)), slog.Int("deleted", n))
+}
+
+// runEvery runs job at a jittered interval (so instances do not clean in
+// step) between start and stop, logging what it did.
+func runEvery(lc fx.Lifecycle, interval time.Duration, log *slog.Logger, name string, job func(context.Context) (int, error)) {
+	log = log.With("component", "maintenance")
+	runInBackground(lc, func(ctx context.Context) {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(interval/2 + rand.N(interval)):
+			}
+			n, err := job(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
+				log.Error(name+" failed", slog.String("error", domain.SanitizeError(err)), slog.Int("deleted", n))
+			case n > 0:
+				log.Info(name, slog.Int("deleted", n))
+			}
+		}
+	})
 }

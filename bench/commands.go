@@ -194,7 +194,7 @@ func benchStormCmd() *cobra.Command {
 			"work as subprocesses on fresh databases of it, with this environment (so pool and\n" +
 			"dispatch settings apply) plus the bench's database, secrets and broker prefix.\n" +
 			"storm and replays run --repetitions times, interleaved; outage and restart once.\n" +
-			"Prints a Markdown table with a pass/fail column against issue 7's targets on stdout,\n" +
+			"Prints a Markdown table with a pass/fail column against the targets of docs/benchmarks.md on stdout,\n" +
 			"progress on stderr. The cluster, databases and Redis keys it makes are removed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -308,14 +308,14 @@ func benchSoakCmd() *cobra.Command {
 	cfg := storm.SoakConfig{}
 	cmd := &cobra.Command{
 		Use:   "soak",
-		Short: "A sustained load with retention on a short schedule, sampled every minute (issue 23)",
+		Short: "A sustained load with retention on a short schedule, sampled every minute",
 		Long: "Starts a private PostgreSQL cluster and the once binary's serve (API only), dispatch and\n" +
 			"work on a fresh database of it, measures for --calibrate how many store creates a second\n" +
 			"the service accepts, then sends --fraction of that for --duration (each create: an outbox\n" +
 			"event, an idempotency record, a job). The bench runs the service's own retention cleaners\n" +
 			"every --cleanup-every with a retention of --retention. Every --sample-every it prints a\n" +
 			"row: creates/s, HTTP p99, commit→publish p99, claim p99, outbox and idempotency sizes and\n" +
-			"dead tuples, RSS and goroutines of each process; then the checks of issue 23. With\n" +
+			"dead tuples, RSS and goroutines of each process; then the steadiness checks. With\n" +
 			"--open-snapshot D a transaction holds a snapshot open for D from --open-snapshot-at.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

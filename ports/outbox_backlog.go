@@ -9,7 +9,7 @@ import (
 
 // OutboxBacklog tells operators, without any workspace context and without
 // reading rows, how much outbox work each workspace holds. Like
-// OutboxDiscovery it is a narrow cross-workspace means (DESIGN §5): ids and
+// OutboxDiscovery it is a narrow cross-workspace means: ids and
 // counts only; the events themselves are read workspace by workspace in a
 // unit of work, under row-level security.
 type OutboxBacklog interface {

@@ -92,8 +92,8 @@ type Claim struct {
 
 // OutboxDiscovery tells, without any workspace context and without reading
 // rows, which workspaces have outbox work. It is the narrow cross-workspace
-// means of DESIGN §5 (PostgreSQL: SECURITY DEFINER functions returning ids
-// or counts only).
+// means: it returns workspace ids or counts, never rows (PostgreSQL: SECURITY
+// DEFINER functions).
 type OutboxDiscovery interface {
 	// WorkspacesWithDueEvents returns, in id order, up to limit workspaces
 	// whose id is greater than after (uuid.Nil: from the start) with events

@@ -10,14 +10,14 @@
 -- deletes events as the application role, workspace by workspace, with
 -- app.workspace_id set, under the row-level security policy of 001. What it
 -- cannot do under RLS is find the workspaces to visit; the three functions
--- below are the narrow door for that (DESIGN §5): SECURITY DEFINER, owned by
+-- below are the narrow door for that: SECURITY DEFINER, owned by
 -- once_discovery (BYPASSRLS, NOLOGIN), returning workspace ids or counts,
 -- never rows, EXECUTE for once_dispatcher only.
 --
 -- Every predicate on outbox_events here, and in the adapter's claim, is a
 -- plain built-in operator on a column (=, <=, <, >): a non-leakproof function
 -- in a predicate would keep the planner from pushing it below the RLS policy
--- and so from using the indexes (DESIGN §8).
+-- and so from using the indexes.
 
 -- Dead letters of a workspace, oldest first: what operators list, and what
 -- Redrive (all of a workspace's) and the stats walk. Without it both would

@@ -1,5 +1,5 @@
 -- 003_task_tables: the tables of the resources that start background work
--- (DESIGN §6), recorded as 003_scenarios before it was renamed: product
+-- (the ones that must not run twice), recorded as 003_scenarios before it was renamed: product
 -- drafts, media, material transfers, publications, catalog syncs and the
 -- catalogue, AI tasks and their billing.
 --

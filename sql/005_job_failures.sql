@@ -1,4 +1,4 @@
--- Jobs that end and tell (issue 8).
+-- Jobs that end and tell: a client sees, on the operation, how its job fared.
 --
 -- An operation shows how its job's delivery goes (attempts, next attempt,
 -- the sanitized last error): GET /v1/operations/{id} finds the job's event

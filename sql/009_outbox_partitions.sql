@@ -1,4 +1,5 @@
--- 009_outbox_partitions: an outbox that stays small for months (issue 23).
+-- 009_outbox_partitions: an outbox that stays small for months (docs/operating.md,
+-- "The outbox's partitions").
 --
 -- Runs as the schema owner, in one transaction (the migrator's). Until
 -- now dispatched events stayed in outbox_events until the retention

@@ -136,13 +136,7 @@ func (h *handlers) listOperations(ctx context.Context, in *ListOperationsInput) 
 }
 
 func (h *handlers) getOperation(ctx context.Context, in *GetOperationInput) (*OperationOutput, error) {
-	p, err := principalFrom(ctx)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	op, err := h.deps.Operations.Get(ctx, p, in.ID)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	return &OperationOutput{Body: toOperation(op)}, nil
+	return getOne(ctx, in.ID, h.deps.Operations.Get, func(op model.Operation) *OperationOutput {
+		return &OperationOutput{Body: toOperation(op)}
+	})
 }

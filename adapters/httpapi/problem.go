@@ -13,34 +13,6 @@ import (
 	"github.com/oncehq/once/domain/limits"
 )
 
-// statusByCode is the one place domain error codes become HTTP statuses.
-var statusByCode = map[domain.Code]int{
-	domain.CodeValidation:            http.StatusUnprocessableEntity,
-	domain.CodeReferenceNotFound:     http.StatusUnprocessableEntity,
-	domain.CodeUnauthenticated:       http.StatusUnauthorized,
-	domain.CodeForbidden:             http.StatusForbidden,
-	domain.CodeNotFound:              http.StatusNotFound,
-	domain.CodeMethodNotAllowed:      http.StatusMethodNotAllowed,
-	domain.CodeConflict:              http.StatusConflict,
-	domain.CodeStoreExists:           http.StatusConflict,
-	domain.CodeSyncAlreadyActive:     http.StatusConflict,
-	domain.CodeAlreadyPublished:      http.StatusConflict,
-	domain.CodeInvalidState:          http.StatusConflict,
-	domain.CodePreconditionFailed:    http.StatusPreconditionFailed,
-	domain.CodePreconditionRequired:  http.StatusPreconditionRequired,
-	domain.CodeBodyTooLarge:          http.StatusRequestEntityTooLarge,
-	domain.CodeUnsupportedMediaType:  http.StatusUnsupportedMediaType,
-	domain.CodeRequestTimeout:        http.StatusRequestTimeout,
-	domain.CodeIdempotencyKeyMissing: http.StatusBadRequest,
-	domain.CodeIdempotencyKeyInvalid: http.StatusBadRequest,
-	domain.CodeIdempotencyKeyReused:  http.StatusConflict,
-	domain.CodeIdempotencyInProgress: http.StatusConflict,
-	domain.CodeRateLimited:           http.StatusTooManyRequests,
-	domain.CodeUnsafePayload:         http.StatusInternalServerError,
-	domain.CodeUnavailable:           http.StatusServiceUnavailable,
-	domain.CodeInternal:              http.StatusInternalServerError,
-}
-
 // codeByStatus names the errors huma raises itself (parsing, validation,
 // body size, content type, a body that did not arrive in time) so that every
 // problem document carries a code. Any other 4xx is VALIDATION_FAILED (the
@@ -62,7 +34,7 @@ var codeByStatus = map[int]domain.Code{
 	http.StatusPreconditionRequired:  domain.CodePreconditionRequired,
 }
 
-// StatusesOf lists the statuses code is answered with: its own (statusByCode)
+// StatusesOf lists the statuses code is answered with: its own (errorTable)
 // first, then any other status huma raises it for (codeByStatus), in
 // order. VALIDATION_FAILED is 422 for a body read but wrong, and 400 for one
 // that cannot be read as JSON at all.
@@ -156,7 +128,7 @@ func newProblem(status int, msg string, errs ...error) huma.StatusError {
 	}
 	return &Problem{
 		Type:         ProblemType(code),
-		Title:        http.StatusText(status),
+		Title:        problemTitle(status),
 		Status:       status,
 		Detail:       msg,
 		Code:         string(code),
@@ -194,7 +166,7 @@ func problemFromDomain(de *domain.Error) *Problem {
 	errors.As(de, &refusal)
 	return &Problem{
 		Type:         ProblemType(de.Code),
-		Title:        http.StatusText(status),
+		Title:        problemTitle(status),
 		Status:       status,
 		Detail:       detail,
 		Code:         string(de.Code),

@@ -151,15 +151,7 @@ func (h *handlers) createProduct(ctx context.Context, in *CreateProductInput) (*
 }
 
 func (h *handlers) getProduct(ctx context.Context, in *GetProductInput) (*ProductOutput, error) {
-	p, err := principalFrom(ctx)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	prod, err := h.deps.Products.Get(ctx, p, in.ID)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	return productOutput(prod), nil
+	return getOne(ctx, in.ID, h.deps.Products.Get, productOutput)
 }
 
 func (h *handlers) updateProduct(ctx context.Context, in *UpdateProductInput) (*ProductOutput, error) {

@@ -57,12 +57,6 @@ func (r storeRepo) Update(_ context.Context, s model.Store) error {
 	})
 }
 
-// visibleLocked returns the store as this tx sees it: its own write, else
-// the committed row, and only if it belongs to the tx's workspace.
-func (r storeRepo) visibleLocked(id uuid.UUID) (model.Store, bool) {
-	return storeTable.visibleLocked(r.t, id)
-}
-
 // storeHoldingLocked finds the store, committed or in an open transaction,
 // that holds the shop key k.
 func (db *DB) storeHoldingLocked(k uniqueKey) (uuid.UUID, bool) {

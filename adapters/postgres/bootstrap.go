@@ -48,7 +48,7 @@ import (
 //	                                      -- Dispatcher in-process
 //	ALTER ROLE <app> SET statement_timeout = '30s';
 //	ALTER ROLE <app> SET idle_in_transaction_session_timeout = '60s';
-//	    -- one long-open snapshot makes queue claims 20x slower (DESIGN §8)
+//	    -- one long-open snapshot makes queue claims 20x slower
 //	ALTER ROLE <app> SET plan_cache_mode = 'force_custom_plan';
 //	    -- a generic plan made on an empty queue table stays slow once it fills
 //	CREATE DATABASE <db> OWNER <owner>;

@@ -45,7 +45,8 @@ func TestBootstrapAndMigrateAreIdempotentAndConcurrencySafe(t *testing.T) {
 		t.Fatalf("schema_migrations has %d versions, want %d", versions, sqlFiles)
 	}
 
-	// The app role's session settings (DESIGN §8).
+	// The app role's session settings: bounded statements and open
+	// transactions, custom plans.
 	for setting, want := range map[string]string{
 		"statement_timeout":                   "30s",
 		"idle_in_transaction_session_timeout": "1min",

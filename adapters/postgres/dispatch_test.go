@@ -17,7 +17,7 @@ import (
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
-// Acceptance (DESIGN §7.5): with no workspace RLS context, the application
+// Acceptance: with no workspace RLS context, the application
 // role can neither read nor dispatch any workspace's outbox events, even
 // with due events in several workspaces and even when the adapter names the
 // workspace itself.

@@ -10,7 +10,7 @@ package postgres
 // nothing. Each also names the workspace explicitly (workspace_id = ?), so
 // the partial indexes of sql/001 and sql/002, which lead with workspace_id,
 // are used with both columns. Predicates are plain built-in operators, so
-// the planner can combine them with the policy's (DESIGN §8).
+// the planner can combine them with the policy's and use the indexes.
 //
 // Placeholders are bun's: '?' in order, '?N' by position.
 

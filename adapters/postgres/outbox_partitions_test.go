@@ -14,8 +14,8 @@ import (
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
-// walRetentionEvents is the size of the WAL measurement: issue 23's
-// million dispatched events.
+// walRetentionEvents is the size of the WAL measurement: a million
+// dispatched events, as docs/benchmarks.md ("Retention's cost") reports.
 const walRetentionEvents = 1_000_000
 
 // Retention of 1M dispatched events writes less than 10 MB of WAL (a

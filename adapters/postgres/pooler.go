@@ -35,24 +35,21 @@ const serverSession = `SELECT pg_backend_pid()::text || '@' || pg_postmaster_sta
 // test itself works through any pooler. Whether the pooler keeps prepared
 // statements for its clients is PoolerKeepsPreparedStatements' question.
 func FindTransactionPooler(ctx context.Context, dsn string) (bool, error) {
-	a, b, closeBoth, err := twoSessions(ctx, dsn)
-	if err != nil {
-		return false, err
-	}
-	defer closeBoth()
-	for range poolerRounds {
-		var sessions [3]string
-		for i, conn := range []*pgx.Conn{a, b, a} {
-			if err := conn.QueryRow(ctx, serverSession, pgx.QueryExecModeSimpleProtocol).Scan(&sessions[i]); err != nil {
-				return false, fmt.Errorf("postgres: finding out whether a pooler is in between: %w", err)
+	return withTwoSessions(ctx, dsn, func(a, b *pgx.Conn) (bool, error) {
+		for range poolerRounds {
+			var sessions [3]string
+			for i, conn := range []*pgx.Conn{a, b, a} {
+				if err := conn.QueryRow(ctx, serverSession, pgx.QueryExecModeSimpleProtocol).Scan(&sessions[i]); err != nil {
+					return false, fmt.Errorf("postgres: finding out whether a pooler is in between: %w", err)
+				}
+			}
+			a1, b1, a2 := sessions[0], sessions[1], sessions[2]
+			if a1 != a2 || b1 == a1 || b1 == a2 {
+				return true, nil
 			}
 		}
-		a1, b1, a2 := sessions[0], sessions[1], sessions[2]
-		if a1 != a2 || b1 == a1 || b1 == a2 {
-			return true, nil
-		}
-	}
-	return false, nil
+		return false, nil
+	})
 }
 
 // PoolerKeepsPreparedStatements tells whether, through the pooler in
@@ -67,30 +64,27 @@ func FindTransactionPooler(ctx context.Context, dsn string) (bool, error) {
 // without the first's (26000). Each round uses a name of its own, so a
 // server connection left holding one never collides with a later probe.
 func PoolerKeepsPreparedStatements(ctx context.Context, dsn string) (bool, error) {
-	a, b, closeBoth, err := twoSessions(ctx, dsn)
-	if err != nil {
-		return false, err
-	}
-	defer closeBoth()
-	for range poolerRounds {
-		name := "once_pooler_probe_" + rand.Text()
-		for _, step := range []func() error{
-			func() error { return prepare(ctx, a, name) },
-			func() error { return prepare(ctx, b, name) },
-			func() error { return execute(ctx, a, name) },
-			func() error { return execute(ctx, b, name) },
-		} {
-			err := step()
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && (pgErr.Code == "42P05" || pgErr.Code == "26000") {
-				return false, nil
-			}
-			if err != nil {
-				return false, fmt.Errorf("postgres: finding out whether the pooler keeps prepared statements: %w", err)
+	return withTwoSessions(ctx, dsn, func(a, b *pgx.Conn) (bool, error) {
+		for range poolerRounds {
+			name := "once_pooler_probe_" + rand.Text()
+			for _, step := range []func() error{
+				func() error { return prepare(ctx, a, name) },
+				func() error { return prepare(ctx, b, name) },
+				func() error { return execute(ctx, a, name) },
+				func() error { return execute(ctx, b, name) },
+			} {
+				err := step()
+				var pgErr *pgconn.PgError
+				if errors.As(err, &pgErr) && (pgErr.Code == "42P05" || pgErr.Code == "26000") {
+					return false, nil
+				}
+				if err != nil {
+					return false, fmt.Errorf("postgres: finding out whether the pooler keeps prepared statements: %w", err)
+				}
 			}
 		}
-	}
-	return true, nil
+		return true, nil
+	})
 }
 
 func prepare(ctx context.Context, conn *pgx.Conn, name string) error {
@@ -103,26 +97,25 @@ func execute(ctx context.Context, conn *pgx.Conn, name string) error {
 	return err
 }
 
-// twoSessions opens two connections of dsn's for a probe, and closeBoth
-// closes them.
-func twoSessions(ctx context.Context, dsn string) (a, b *pgx.Conn, closeBoth func(), err error) {
+// withTwoSessions opens two connections of dsn's for a probe, runs probe
+// on them and closes them.
+func withTwoSessions(ctx context.Context, dsn string, probe func(a, b *pgx.Conn) (bool, error)) (bool, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("postgres: %w", err)
+		return false, fmt.Errorf("postgres: %w", err)
 	}
 	var conns [2]*pgx.Conn
-	closeBoth = func() {
+	defer func() {
 		for _, c := range conns {
 			if c != nil {
 				_ = c.Close(context.WithoutCancel(ctx))
 			}
 		}
-	}
+	}()
 	for i := range conns {
 		if conns[i], err = pgx.ConnectConfig(ctx, cfg); err != nil {
-			closeBoth()
-			return nil, nil, nil, &ConnectError{Addr: address(cfg.Config), Database: cfg.Database, User: cfg.User, Err: err}
+			return false, &ConnectError{Addr: address(cfg.Config), Database: cfg.Database, User: cfg.User, Err: err}
 		}
 	}
-	return conns[0], conns[1], closeBoth, nil
+	return probe(conns[0], conns[1])
 }

@@ -19,7 +19,7 @@ const outboxChannel = "once_outbox"
 // notifyOutbox is sent on the pool, in its own autocommit statement, never in
 // a business transaction: a NOTIFY in the producer's transaction takes a
 // database-wide lock at commit and flattened commits to 3-5k/s whatever the
-// client count (DESIGN §8). NOTIFY and LISTEN need no table privilege (any
+// client count. NOTIFY and LISTEN need no table privilege (any
 // role may call pg_notify and LISTEN), so the application role can send and
 // hear it; notifications reach only sessions of the same database.
 const notifyOutbox = `SELECT pg_notify('once_outbox', '')`

@@ -13,9 +13,8 @@ import (
 // Handler decorates a worker's ports.MessageHandler with a consumer span
 // per attempt, child of the producer span the message carries.
 type Handler struct {
-	next      ports.MessageHandler
-	tracer    trace.Tracer
-	messaging Messaging
+	next  ports.MessageHandler
+	spans messagingSpans
 }
 
 var _ ports.MessageHandler = (*Handler)(nil)
@@ -23,7 +22,7 @@ var _ ports.MessageHandler = (*Handler)(nil)
 // NewHandler wraps next, which handles the messages of the broker m
 // describes.
 func NewHandler(next ports.MessageHandler, tp trace.TracerProvider, m Messaging) *Handler {
-	return &Handler{next: next, tracer: tp.Tracer(instrumentation), messaging: m}
+	return &Handler{next: next, spans: newMessagingSpans(tp, m)}
 }
 
 // Handle runs the wrapped handler inside the consumer span ("process" and
@@ -31,10 +30,7 @@ func NewHandler(next ports.MessageHandler, tp trace.TracerProvider, m Messaging)
 // the message's in ctx, so events the job writes continue the same trace;
 // the statements the job runs are its children.
 func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
-	destination := h.messaging.destination(msg.Type)
-	ctx, span := h.tracer.Start(withParent(ctx, msg.Traceparent), "process "+destination,
-		trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(h.messaging.attributes(msg, destination, semconv.MessagingOperationTypeProcess, "process")...))
+	ctx, span := h.spans.start(ctx, msg, trace.SpanKindConsumer, semconv.MessagingOperationTypeProcess, "process")
 	defer span.End()
 	err := h.next.Handle(domain.WithTraceparent(ctx, traceparentOf(ctx)), msg)
 	fail(span, err)

@@ -1,8 +1,11 @@
 package tracing
 
 import (
+	"context"
+
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/oncehq/once/ports"
 )
@@ -41,4 +44,24 @@ func (m Messaging) attributes(msg ports.Message, destination string, operationTy
 		attrs = append(attrs, semconv.MessagingSystemKey.String(m.System))
 	}
 	return attrs
+}
+
+// messagingSpans starts the spans of one side of a broker, producer or
+// consumer: the Publisher's and the Handler's.
+type messagingSpans struct {
+	tracer    trace.Tracer
+	messaging Messaging
+}
+
+func newMessagingSpans(tp trace.TracerProvider, m Messaging) messagingSpans {
+	return messagingSpans{tracer: tp.Tracer(instrumentation), messaging: m}
+}
+
+// start starts the span of msg named operation ("publish", "process") and
+// its destination, child of the span msg's traceparent names, if any.
+func (s messagingSpans) start(ctx context.Context, msg ports.Message, kind trace.SpanKind, operationType attribute.KeyValue, operation string) (context.Context, trace.Span) {
+	destination := s.messaging.destination(msg.Type)
+	return s.tracer.Start(withParent(ctx, msg.Traceparent), operation+" "+destination,
+		trace.WithSpanKind(kind),
+		trace.WithAttributes(s.messaging.attributes(msg, destination, operationType, operation)...))
 }

@@ -13,16 +13,15 @@ import (
 // child of the request that wrote the event, and sends the producer span's
 // traceparent on with the message so the consumer joins the same trace.
 type Publisher struct {
-	next      ports.Publisher
-	tracer    trace.Tracer
-	messaging Messaging
+	next  ports.Publisher
+	spans messagingSpans
 }
 
 var _ ports.Publisher = (*Publisher)(nil)
 
 // NewPublisher wraps next, which publishes to the broker m describes.
 func NewPublisher(next ports.Publisher, tp trace.TracerProvider, m Messaging) *Publisher {
-	return &Publisher{next: next, tracer: tp.Tracer(instrumentation), messaging: m}
+	return &Publisher{next: next, spans: newMessagingSpans(tp, m)}
 }
 
 // Publish publishes msgs through the wrapped publisher in one call, as it
@@ -36,10 +35,7 @@ func (p *Publisher) Publish(ctx context.Context, msgs ...ports.Message) error {
 	spans := make([]trace.Span, len(msgs))
 	callCtx := ctx
 	for i, m := range msgs {
-		destination := p.messaging.destination(m.Type)
-		spanCtx, span := p.tracer.Start(withParent(ctx, m.Traceparent), "publish "+destination,
-			trace.WithSpanKind(trace.SpanKindProducer),
-			trace.WithAttributes(p.messaging.attributes(m, destination, semconv.MessagingOperationTypeSend, "publish")...))
+		spanCtx, span := p.spans.start(ctx, m, trace.SpanKindProducer, semconv.MessagingOperationTypeSend, "publish")
 		m.Traceparent = traceparentOf(spanCtx)
 		traced[i], spans[i] = m, span
 		if i == 0 {

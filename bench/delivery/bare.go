@@ -29,20 +29,9 @@ func drainBareAMQP(ctx context.Context, cfg DrainConfig, prefix string, n, conc 
 	}
 	defer conn.Close()
 	topic := queue.Topic(prefix, EventType)
-	ch, err := conn.Channel()
-	if err != nil {
+	if err := declareBareTopic(conn, topic); err != nil {
 		return 0, err
 	}
-	if err := ch.ExchangeDeclare(topic, "fanout", true, false, false, false, nil); err != nil {
-		return 0, err
-	}
-	if _, err := ch.QueueDeclare(topic, true, false, false, false, nil); err != nil {
-		return 0, err
-	}
-	if err := ch.QueueBind(topic, "", topic, false, nil); err != nil {
-		return 0, err
-	}
-	_ = ch.Close()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	batches := make(chan int)
@@ -62,44 +51,65 @@ func drainBareAMQP(ctx context.Context, cfg DrainConfig, prefix string, n, conc 
 	start := time.Now()
 	for c := range conc {
 		wg.Go(func() {
-			ch, err := conn.Channel()
-			if err == nil {
-				err = ch.Confirm(false)
-			}
-			if err != nil {
-				errs[c] = err
+			if errs[c] = publishBareBatches(ctx, conn, topic, body, batches); errs[c] != nil {
 				cancel()
-				return
-			}
-			defer ch.Close()
-			for size := range batches {
-				confirms := make([]*amqp091.DeferredConfirmation, size)
-				for i := range size {
-					confirms[i], err = ch.PublishWithDeferredConfirmWithContext(ctx, topic, "", false, false, amqp091.Publishing{
-						DeliveryMode: amqp091.Persistent, MessageId: uuid.NewString(),
-						ContentType: "application/json", Body: body,
-					})
-					if err != nil {
-						errs[c] = err
-						cancel()
-						return
-					}
-				}
-				for _, dc := range confirms {
-					acked, err := dc.WaitContext(ctx)
-					if err == nil && !acked {
-						err = errors.New("nack")
-					}
-					if err != nil {
-						errs[c] = err
-						cancel()
-						return
-					}
-				}
 			}
 		})
 	}
 	wg.Wait()
 	took := time.Since(start)
 	return took, errors.Join(errs...)
+}
+
+// declareBareTopic declares the exchange and queue of topic, bound as
+// once's AMQP adapter binds them.
+func declareBareTopic(conn *amqp091.Connection, topic string) error {
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	if err := ch.ExchangeDeclare(topic, "fanout", true, false, false, false, nil); err != nil {
+		return err
+	}
+	if _, err := ch.QueueDeclare(topic, true, false, false, false, nil); err != nil {
+		return err
+	}
+	return ch.QueueBind(topic, "", topic, false, nil)
+}
+
+// publishBareBatches publishes body on a channel of its own, one batch of
+// the sizes it takes from batches at a time, and waits for the broker to
+// confirm each batch before the next.
+func publishBareBatches(ctx context.Context, conn *amqp091.Connection, topic string, body []byte, batches <-chan int) error {
+	ch, err := conn.Channel()
+	if err == nil {
+		err = ch.Confirm(false)
+	}
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	for size := range batches {
+		confirms := make([]*amqp091.DeferredConfirmation, size)
+		for i := range size {
+			confirms[i], err = ch.PublishWithDeferredConfirmWithContext(ctx, topic, "", false, false, amqp091.Publishing{
+				DeliveryMode: amqp091.Persistent, MessageId: uuid.NewString(),
+				ContentType: "application/json", Body: body,
+			})
+			if err != nil {
+				return err
+			}
+		}
+		for _, dc := range confirms {
+			acked, err := dc.WaitContext(ctx)
+			if err == nil && !acked {
+				err = errors.New("nack")
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

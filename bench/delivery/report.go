@@ -60,7 +60,7 @@ func writeDrainTable(out io.Writer, cfg DrainConfig, all []Measurement) {
 		return r
 	}
 	raw1 := byRep(func(m Measurement) bool { return m.Variant == "raw" && m.Clients == 1 })
-	// Issue 22's AMQP target: once on RabbitMQ against a bare amqp091
+	// The AMQP target: once on RabbitMQ against a bare amqp091
 	// publisher of the same messages, the broker's own limit.
 	bare := byRep(func(m Measurement) bool { return m.Variant == "bare" })
 	fmt.Fprintln(out, "| variant | events/s | ÷ raw, 1 client (same rep) | ÷ redis, same count (same rep) | ÷ bare amqp091 (same rep; target ≥ 0.8×) | peak RSS per Dispatcher |")

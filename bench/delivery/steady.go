@@ -321,9 +321,8 @@ func RunProducerChild(ctx context.Context, cfg ProducerConfig, _ io.Reader, stdo
 		return err
 	}
 	defer pool.Close()
-	sctx, stop := context.WithCancel(ctx)
-	defer stop()
-	signal := postgres.NewSignal(sctx, pool, cfg.AppDSN, log)
+	// Close stops the signal's goroutines and its LISTEN connection.
+	signal := postgres.NewSignal(ctx, pool, cfg.AppDSN, log)
 	defer signal.Close()
 	uow := dispatch.NotifyOnCommit(postgres.NewUnitOfWork(pool, postgres.WithAcquireTimeout(time.Minute)), signal)
 	clock := system.NewClock()

@@ -18,7 +18,7 @@ import (
 // (one transaction per workspace chunk, like a producer committing), and a
 // worker XADDs each job's args to the stream, one job per message, which
 // is how River is meant to be used. Workers and FetchCooldown are the
-// tuning issue 9 measured River with.
+// tuning River was measured with in docs/benchmarks.md.
 type riverPeer struct {
 	Workers       int
 	FetchCooldown time.Duration

@@ -1,5 +1,5 @@
 // Package retention measures what removing old rows costs (`once-bench
-// retention`, issue 23): the WAL written and the time taken to remove N
+// retention`, docs/benchmarks.md "Retention's cost"): the WAL written and the time taken to remove N
 // dispatched outbox events by dropping their partition (what the
 // RetentionCleaner does since sql/009), the same N by the batched DELETE it
 // used before (which it still uses for the default partition), and N

@@ -33,6 +33,8 @@ type runner struct {
 	super    *sql.DB
 	dir      string
 	progress io.Writer
+	// version is the private cluster's PostgreSQL version.
+	version string
 }
 
 // Run runs the scenarios of cfg on a private PostgreSQL cluster it makes and
@@ -50,10 +52,6 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) (rep Report, 
 	if err != nil {
 		return rep, err
 	}
-	version, err := r.serverVersion(ctx)
-	if err != nil {
-		return rep, err
-	}
 
 	err = r.scenarios(ctx, &rep)
 	pool := describePool(settings, cfg.PoolSetting)
@@ -64,13 +62,14 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) (rep Report, 
 		fmt.Fprintln(out)
 		fmt.Fprintln(out, columnsLegend)
 		fmt.Fprintln(out)
-		fmt.Fprintln(out, describe(cfg, settings, version, pool))
+		fmt.Fprintln(out, describe(cfg, settings, r.version, pool))
 	}
 	return rep, err
 }
 
 // openRunner reads the processes' settings and starts the private cluster
-// with pgSettings ("name=value" each) beside the bench's own.
+// with pgSettings ("name=value" each) beside the bench's own, and reads
+// its version.
 // The returned runner must be closed (runner.close) even when err is not
 // nil.
 func openRunner(ctx context.Context, cfg Config, progress io.Writer, pgSettings ...string) (*runner, app.Config, error) {
@@ -91,14 +90,8 @@ func openRunner(ctx context.Context, cfg Config, progress io.Writer, pgSettings 
 		return r, settings, err
 	}
 	r.super.SetMaxOpenConns(1)
-	return r, settings, nil
-}
-
-// serverVersion is the private cluster's PostgreSQL version.
-func (r *runner) serverVersion(ctx context.Context) (string, error) {
-	var version string
-	err := r.super.QueryRowContext(ctx, `SHOW server_version`).Scan(&version)
-	return version, err
+	err = r.super.QueryRowContext(ctx, `SHOW server_version`).Scan(&r.version)
+	return r, settings, err
 }
 
 // close removes the private cluster, and the working directory unless err

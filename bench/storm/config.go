@@ -59,7 +59,7 @@ type Config struct {
 	PoolSetting string
 }
 
-// Defaults: the sizes of issue 7.
+// Defaults: the sizes the targets are stated for.
 const (
 	DefaultScenarios         = "storm,replays,outage,restart"
 	DefaultRepetitions       = 3

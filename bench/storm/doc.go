@@ -1,6 +1,6 @@
 // Package storm measures how once holds up in the bad moments it exists
 // for, on the machine it runs on, and prints one table against the targets
-// of issue 7 (`once-bench storm`):
+// it must meet (`once-bench storm`):
 //
 //   - storm: many concurrent identical requests (one key, one body) against
 //     `once serve`: executions, answers by status, latency, and the peak

@@ -131,13 +131,3 @@ func states(procs []*process) []processState {
 	}
 	return out
 }
-
-// allRunning: no process ended on its own.
-func allRunning(ps []processState) bool {
-	for _, p := range ps {
-		if p.State != "running" {
-			return false
-		}
-	}
-	return true
-}

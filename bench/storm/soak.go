@@ -68,18 +68,14 @@ func (c SoakConfig) validate() error {
 // RunSoak measures the capacity of one `once serve` (API only), one
 // `once dispatch` and one `once work` on a private cluster, then loads
 // them at cfg.Fraction of it for cfg.Duration with the retention on a
-// short schedule, and prints one row per cfg.SampleEvery and the checks of
-// issue 23.
+// short schedule, and prints one row per cfg.SampleEvery and the steadiness
+// checks.
 func RunSoak(ctx context.Context, cfg SoakConfig, out, progress io.Writer) (err error) {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
 	r, _, err := openRunner(ctx, Config{Binary: cfg.Binary, PostgresBin: cfg.PostgresBin, MaxConnections: cfg.MaxConnections, RedisURL: cfg.RedisURL}, progress)
 	defer func() { err = r.close(err) }()
-	if err != nil {
-		return err
-	}
-	version, err := r.serverVersion(ctx)
 	if err != nil {
 		return err
 	}
@@ -101,7 +97,7 @@ func RunSoak(ctx context.Context, cfg SoakConfig, out, progress io.Writer) (err 
 		fmt.Fprintln(out)
 		fmt.Fprintln(out, soakLegend)
 		fmt.Fprintln(out)
-		fmt.Fprintln(out, describeSoak(cfg, s, version))
+		fmt.Fprintln(out, describeSoak(cfg, s, r.version))
 		return err
 	})
 }

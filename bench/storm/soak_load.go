@@ -95,22 +95,16 @@ func (l *soakLoad) run(ctx context.Context, rate float64) {
 	sem := make(chan struct{}, maxInFlight)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	onEveryTick(ctx, time.Duration(float64(time.Second)/rate), func() bool {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
-			return
+			return false
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
 			l.one(ctx)
 		})
-	}
+		return true
+	})
 }

@@ -18,7 +18,7 @@ import (
 // sql/009, idempotency.Cleaner), run by the bench as the application role
 // with a retention of minutes. The processes refuse such short settings
 // (ONCE_OUTBOX_RETENTION at least 1h, ONCE_IDEMPOTENCY_RETENTION at least
-// 24h, DESIGN §3), so the bench plays the clock for the idempotency
+// 24h: a retried request must find its record for a day), so the bench plays the clock for the idempotency
 // cleaner: it asks at now + (the records' retention - the soak's), which
 // removes the records older than the soak's retention.
 type soakMaintenance struct {
@@ -54,14 +54,7 @@ func newSoakMaintenance(ctx context.Context, d *deployment, cfg SoakConfig) (*so
 
 // run cleans every interval until ctx ends.
 func (m *soakMaintenance) run(ctx context.Context) {
-	tick := time.NewTicker(m.every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	onEveryTick(ctx, m.every, func() bool {
 		for _, job := range []func(context.Context) (int, error){m.outbox.RunOnce, m.idem.RunOnce} {
 			n, err := job(ctx)
 			m.mu.Lock()
@@ -71,7 +64,8 @@ func (m *soakMaintenance) run(ctx context.Context) {
 			}
 			m.mu.Unlock()
 		}
-	}
+		return true
+	})
 }
 
 // window is what was removed since the last call, and the last failure.

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// soakSteadyWindow is the span the steadiness checks of issue 23 look at:
+// soakSteadyWindow is the span the steadiness checks look at:
 // the last 20 minutes (or every row but the first of a shorter run).
 const soakSteadyWindow = 20 * time.Minute
 
@@ -64,7 +64,8 @@ func perProcess(m map[string]float64, unit float64) string {
 	return strings.Join(parts, " / ")
 }
 
-// writeSoakChecks prints the Done-means checks of issue 23 on rows.
+// writeSoakChecks prints the steadiness checks on rows: sizes, latencies
+// and memory that stay flat over the window.
 func writeSoakChecks(w io.Writer, cfg SoakConfig, rows []soakRow) {
 	if len(rows) < 2 {
 		fmt.Fprintln(w, "Checks: too few samples.")
@@ -90,7 +91,7 @@ func writeSoakChecks(w io.Writer, cfg SoakConfig, rows []soakRow) {
 			gor = append(gor, r.Goroutines[name])
 		}
 		rd, gd := drift(rss), drift(gor)
-		fmt.Fprintf(w, "- %s: RSS %s, drift %+.1f %%; goroutines %s, drift %+.1f %% (drift: least-squares trend over the window, relative to the mean; flat: within ±10 %%): %s\n",
+		fmt.Fprintf(w, "- %s: RSS %s, drift %+.1f %%; goroutines %s, drift %+.1f %% (drift: Theil–Sen trend over the window, relative to the mean; flat: within ±10 %%): %s\n",
 			name, rangeOf(rss, 1<<20, "MB"), 100*rd, rangeOf(gor, 1, ""), 100*gd, passOrFail(math.Abs(rd) <= 0.10 && math.Abs(gd) <= 0.10))
 	}
 
@@ -213,24 +214,36 @@ func rangeStats(v []float64) (lo, hi, mean float64) {
 	return lo, hi, mean / float64(len(v))
 }
 
-// drift is the least-squares slope of v over its span, relative to its
-// mean: +0.1 means the trend grew by a tenth of the mean across the window.
+// drift is the trend of v across its span, relative to its mean: +0.1
+// means it grew by a tenth of the mean across the window. The trend is the
+// Theil–Sen slope, the median of the slopes between every two samples, not
+// a least-squares fit: a leak moves every pair, while one sample's burst
+// (the bench's clients opening connections at once) moves only the pairs
+// that hold it, and so cannot fail a window of flat samples alone.
 func drift(v []float64) float64 {
-	n := float64(len(v))
+	n := len(v)
 	if n < 2 {
 		return 0
 	}
-	var sx, sy, sxx, sxy float64
+	slopes := make([]float64, 0, n*(n-1)/2)
+	var sum float64
 	for i, y := range v {
-		x := float64(i)
-		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+		sum += y
+		for j := i + 1; j < n; j++ {
+			slopes = append(slopes, (v[j]-y)/float64(j-i))
+		}
 	}
-	slope := (n*sxy - sx*sy) / (n*sxx - sx*sx)
-	mean := sy / n
+	mean := sum / float64(n)
 	if mean == 0 {
 		return 0
 	}
-	return slope * (n - 1) / mean
+	slices.Sort(slopes)
+	m := len(slopes) / 2
+	median := slopes[m]
+	if len(slopes)%2 == 0 {
+		median = (slopes[m-1] + slopes[m]) / 2
+	}
+	return median * float64(n-1) / mean
 }
 
 func rangeOf(v []float64, unit float64, suffix string) string {

@@ -217,10 +217,6 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig, out, progress io.Writer) (err 
 	if err != nil {
 		return err
 	}
-	version, err := r.serverVersion(ctx)
-	if err != nil {
-		return err
-	}
 	var cells []httpCell
 	for i := 1; i <= cfg.Repetitions && err == nil; i++ {
 		err = r.in(ctx, fmt.Sprintf("http-%d", i), func(d *deployment) error {
@@ -234,7 +230,7 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig, out, progress io.Writer) (err 
 		fmt.Fprintln(out)
 		fmt.Fprintln(out, httpLegend)
 		fmt.Fprintln(out)
-		fmt.Fprintln(out, describeHTTP(cfg, settings, version))
+		fmt.Fprintln(out, describeHTTP(cfg, settings, r.version))
 	}
 	return err
 }
@@ -243,60 +239,21 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig, out, progress io.Writer) (err 
 // deployment.
 func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench string, progress io.Writer) ([]httpCell, error) {
 	maxConns := slices.Max(cfg.Conns)
-	// The pool as large as the most clients, so that the service is not
-	// held back by a bound pgbench does not have; the memory queue, so no
-	// broker is part of the figure (these writes start no background work).
-	env := []string{"ONCE_QUEUE", app.QueueMemory,
-		"ONCE_DB_MAX_CONNS", strconv.Itoa(maxConns), "ONCE_DB_MAX_IDLE", strconv.Itoa(maxConns)}
-	if cfg.StoreCreates || cfg.Relay {
-		// A store create's event would start a job in serve's own
-		// Dispatcher and worker: their CPU is not the request's.
-		env = append(env, "ONCE_DISPATCHER", "false", "ONCE_WORKER", "false")
-	}
-	if cfg.Relay {
-		// A real queue for the relay to publish to; relay off here, on in
-		// the second serve.
-		env = append(env, "ONCE_QUEUE", app.QueueRedis, "ONCE_REDIS_URL", DefaultRedisURL,
-			"ONCE_QUEUE_PREFIX", "once-bench-"+d.label+"-"+uuid.NewString()[:8]+".", "ONCE_RELAY", app.RelayOff)
-	}
-	var profiler *serveProfiler
-	if cfg.ProfileDir != "" {
-		var err error
-		if profiler, err = newServeProfiler(cfg.ProfileDir, d.label); err != nil {
-			return nil, err
-		}
-		env = append(env, profiler.env()...)
-	}
-	if err := d.startServe(ctx, maxConns, env...); err != nil {
+	env := writePathEnv(cfg, d.label, maxConns)
+	serve, profiler, err := startProfiledServe(ctx, cfg, d, maxConns, env)
+	if err != nil {
 		return nil, err
 	}
-	serve := d.procs[len(d.procs)-1]
 	api, relayAPI, relayServe, relayProfiler := d.api, d.api, serve, profiler
 	if cfg.Relay {
-		relayEnv := append(slices.Clone(env), "ONCE_RELAY", app.RelayOn)
-		if profiler != nil {
-			// Its own ops listener, and its own profiles.
-			var err error
-			if relayProfiler, err = newServeProfiler(cfg.ProfileDir, d.label); err != nil {
-				return nil, err
-			}
-			relayEnv = append(relayEnv, relayProfiler.env()...)
-		}
-		if err := d.startServe(ctx, maxConns, relayEnv...); err != nil {
+		if relayServe, relayProfiler, err = startProfiledServe(ctx, cfg, d, maxConns, append(slices.Clone(env), "ONCE_RELAY", app.RelayOn)); err != nil {
 			return nil, err
 		}
-		relayAPI, relayServe, d.api = d.api, d.procs[len(d.procs)-1], api
+		relayAPI, d.api = d.api, api
 	}
-	scripts := map[string]string{}
-	for i, variant := range variantsOf(cfg) {
-		if !isPgbench(variant) {
-			continue
-		}
-		path, err := writePgbenchScript(d, fmt.Sprintf("pgbench-%d.sql", i), pgbenchScripts[variant])
-		if err != nil {
-			return nil, err
-		}
-		scripts[variant] = path
+	scripts, err := writePgbenchScripts(cfg, d)
+	if err != nil {
+		return nil, err
 	}
 	var cells []httpCell
 	for _, conns := range cfg.Conns {
@@ -332,6 +289,62 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 		}
 	}
 	return cells, nil
+}
+
+// startProfiledServe starts a serve with env and, when cfg asks for
+// profiles, a profiler of its own (its own ops listener, its own files).
+func startProfiledServe(ctx context.Context, cfg HTTPConfig, d *deployment, maxConns int, env []string) (*process, *serveProfiler, error) {
+	var profiler *serveProfiler
+	if cfg.ProfileDir != "" {
+		var err error
+		if profiler, err = newServeProfiler(cfg.ProfileDir, d.label); err != nil {
+			return nil, nil, err
+		}
+		env = append(slices.Clone(env), profiler.env()...)
+	}
+	if err := d.startServe(ctx, maxConns, env...); err != nil {
+		return nil, nil, err
+	}
+	return d.procs[len(d.procs)-1], profiler, nil
+}
+
+// writePathEnv is the environment of the write path's serve, for a pool of
+// maxConns.
+func writePathEnv(cfg HTTPConfig, label string, maxConns int) []string {
+	// The pool as large as the most clients, so that the service is not
+	// held back by a bound pgbench does not have; the memory queue, so no
+	// broker is part of the figure (these writes start no background work).
+	env := []string{"ONCE_QUEUE", app.QueueMemory,
+		"ONCE_DB_MAX_CONNS", strconv.Itoa(maxConns), "ONCE_DB_MAX_IDLE", strconv.Itoa(maxConns)}
+	if cfg.StoreCreates || cfg.Relay {
+		// A store create's event would start a job in serve's own
+		// Dispatcher and worker: their CPU is not the request's.
+		env = append(env, "ONCE_DISPATCHER", "false", "ONCE_WORKER", "false")
+	}
+	if cfg.Relay {
+		// A real queue for the relay to publish to; relay off here, on in
+		// the second serve.
+		env = append(env, "ONCE_QUEUE", app.QueueRedis, "ONCE_REDIS_URL", DefaultRedisURL,
+			"ONCE_QUEUE_PREFIX", "once-bench-"+label+"-"+uuid.NewString()[:8]+".", "ONCE_RELAY", app.RelayOff)
+	}
+	return env
+}
+
+// writePgbenchScripts writes the script of every pgbench variant of cfg
+// and returns their paths by variant.
+func writePgbenchScripts(cfg HTTPConfig, d *deployment) (map[string]string, error) {
+	scripts := map[string]string{}
+	for i, variant := range variantsOf(cfg) {
+		if !isPgbench(variant) {
+			continue
+		}
+		path, err := writePgbenchScript(d, fmt.Sprintf("pgbench-%d.sql", i), pgbenchScripts[variant])
+		if err != nil {
+			return nil, err
+		}
+		scripts[variant] = path
+	}
+	return scripts, nil
 }
 
 // completedKey is a key of the idempotent variant and the body it was

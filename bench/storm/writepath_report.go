@@ -10,7 +10,7 @@ import (
 	"github.com/oncehq/once/app"
 )
 
-// httpRatios are the ratios the targets of issue 9 are about: each
+// httpRatios are the ratios the write path's targets are about: each
 // variant against the one it is compared with, per repetition.
 var httpRatios = map[string]struct {
 	against string
@@ -27,7 +27,7 @@ var httpRatios = map[string]struct {
 	variantPgbenchIdempotent:         {variantPgbench, 0},
 	variantPgbenchRecordOnce:         {variantPgbench, 0},
 	variantPgbenchReadThenRecordOnce: {variantPgbench, 0},
-	// Issue 22: what the relay costs a write, in the same run.
+	// What the relay costs a write, in the same run.
 	variantPlain + ", relay on":      {variantPlain, 0.9},
 	variantIdempotent + ", relay on": {variantIdempotent, 0.9},
 	variantStore + ", relay on":      {variantStore, 0.9},

@@ -12,18 +12,13 @@ import (
 // server maps them with; the error table of docs/api.md is this output.
 func errorsCmd() *cobra.Command {
 	var markdown bool
-	cmd := &cobra.Command{
-		Use:   "errors",
-		Short: "Print every error code with its status and meaning",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !markdown {
-				return fmt.Errorf("only --markdown output exists")
-			}
-			_, err := fmt.Fprint(cmd.OutOrStdout(), httpapi.ErrorTableMarkdown())
-			return err
-		},
-	}
+	cmd := leafCommand("errors", "Print every error code with its status and meaning", func(cmd *cobra.Command) error {
+		if !markdown {
+			return fmt.Errorf("only --markdown output exists")
+		}
+		_, err := fmt.Fprint(cmd.OutOrStdout(), httpapi.ErrorTableMarkdown())
+		return err
+	})
 	cmd.Flags().BoolVar(&markdown, "markdown", true, "a Markdown table (the one in docs/api.md)")
 	return cmd
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
-// The limits of issue 23 on the real thing: two `once serve` processes on
+// The per-workspace limits on the real thing: two `once serve` processes on
 // one PostgreSQL share one Redis. Workspace A sends twenty times its rate
 // for 30 s, spread over both processes; workspace B sends half its rate
 // meanwhile. A gets 429s with Retry-After and the RateLimit headers, B's

@@ -19,8 +19,8 @@ func memberCmd() *cobra.Command {
 	var workspace, user, role string
 	// run parses the flags and runs fn with the use cases, as an admin of
 	// the workspace; user is uuid.Nil for commands without --user.
-	run := func(fn func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, user uuid.UUID) error) func(*cobra.Command, []string) error {
-		return func(cmd *cobra.Command, _ []string) error {
+	run := func(fn func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, user uuid.UUID) error) func(*cobra.Command) error {
+		return func(cmd *cobra.Command) error {
 			wsID, err := parseID("workspace", workspace)
 			if err != nil {
 				return err
@@ -35,42 +35,33 @@ func memberCmd() *cobra.Command {
 			return withUseCases(cmd.Context(), func(ws *workspaces.Service) error { return fn(cmd, ws, p, userID) })
 		}
 	}
-	add := &cobra.Command{
-		Use: "add", Short: "Add a user to a workspace", Args: cobra.NoArgs,
-		RunE: run(func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, user uuid.UUID) error {
-			m, err := ws.AddMember(cmd.Context(), p, user, model.Role(role))
-			if err == nil {
+	add := leafCommand("add", "Add a user to a workspace", run(func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, user uuid.UUID) error {
+		m, err := ws.AddMember(cmd.Context(), p, user, model.Role(role))
+		if err == nil {
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", m.UserID, m.Role)
+		}
+		return err
+	}))
+	add.Flags().StringVar(&role, "role", string(model.RoleMember), "admin or member")
+	list := leafCommand("list", "List a workspace's members (user id, role)", run(func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, _ uuid.UUID) error {
+		q := ports.ListQuery{Limit: pagination.MaxLimit}
+		for {
+			page, err := ws.ListMembers(cmd.Context(), p, q)
+			if err != nil {
+				return err
+			}
+			for _, m := range page.Items {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", m.UserID, m.Role)
 			}
-			return err
-		}),
-	}
-	add.Flags().StringVar(&role, "role", string(model.RoleMember), "admin or member")
-	list := &cobra.Command{
-		Use: "list", Short: "List a workspace's members (user id, role)", Args: cobra.NoArgs,
-		RunE: run(func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, _ uuid.UUID) error {
-			q := ports.ListQuery{Limit: pagination.MaxLimit}
-			for {
-				page, err := ws.ListMembers(cmd.Context(), p, q)
-				if err != nil {
-					return err
-				}
-				for _, m := range page.Items {
-					fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", m.UserID, m.Role)
-				}
-				if !page.HasMore {
-					return nil
-				}
-				q.StartingAfter = page.Items[len(page.Items)-1].UserID
+			if !page.HasMore {
+				return nil
 			}
-		}),
-	}
-	remove := &cobra.Command{
-		Use: "remove", Short: "Remove a user from a workspace (never its last admin)", Args: cobra.NoArgs,
-		RunE: run(func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, user uuid.UUID) error {
-			return ws.RemoveMember(cmd.Context(), p, user)
-		}),
-	}
+			q.StartingAfter = page.Items[len(page.Items)-1].UserID
+		}
+	}))
+	remove := leafCommand("remove", "Remove a user from a workspace (never its last admin)", run(func(cmd *cobra.Command, ws *workspaces.Service, p model.Principal, user uuid.UUID) error {
+		return ws.RemoveMember(cmd.Context(), p, user)
+	}))
 	for _, c := range []*cobra.Command{add, remove} {
 		c.Flags().StringVar(&user, "user", "", "the user's id")
 		_ = c.MarkFlagRequired("user")

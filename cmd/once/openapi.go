@@ -14,33 +14,28 @@ import (
 // runs, so the committed document cannot describe another API.
 func openapiCmd() *cobra.Command {
 	var version, out string
-	cmd := &cobra.Command{
-		Use:   "openapi",
-		Short: "Print the OpenAPI document generated from the code",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			api := httpapi.NewAPI(http.NewServeMux(), httpapi.Deps{})
-			var doc []byte
-			var err error
-			switch version {
-			case "3.1":
-				doc, err = api.OpenAPI().YAML()
-			case "3.0":
-				// For generators that do not read 3.1 yet (oapi-codegen).
-				doc, err = httpapi.Spec30YAML(api)
-			default:
-				return fmt.Errorf("--spec-version must be 3.1 or 3.0")
-			}
-			if err != nil {
-				return err
-			}
-			if out == "" || out == "-" {
-				_, err = cmd.OutOrStdout().Write(doc)
-				return err
-			}
-			return os.WriteFile(out, doc, 0o644)
-		},
-	}
+	cmd := leafCommand("openapi", "Print the OpenAPI document generated from the code", func(cmd *cobra.Command) error {
+		api := httpapi.NewAPI(http.NewServeMux(), httpapi.Deps{})
+		var doc []byte
+		var err error
+		switch version {
+		case "3.1":
+			doc, err = api.OpenAPI().YAML()
+		case "3.0":
+			// For generators that do not read 3.1 yet (oapi-codegen).
+			doc, err = httpapi.Spec30YAML(api)
+		default:
+			return fmt.Errorf("--spec-version must be 3.1 or 3.0")
+		}
+		if err != nil {
+			return err
+		}
+		if out == "" || out == "-" {
+			_, err = cmd.OutOrStdout().Write(doc)
+			return err
+		}
+		return os.WriteFile(out, doc, 0o644)
+	})
 	cmd.Flags().StringVar(&version, "spec-version", "3.1", "OpenAPI version: 3.1 or 3.0")
 	cmd.Flags().StringVarP(&out, "output", "o", "-", "file to write, - for standard output")
 	return cmd

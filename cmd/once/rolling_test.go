@@ -31,7 +31,8 @@ import (
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
-// Issue 20, item 3: two `once serve` behind Debian's HAProxy, which checks
+// Rolling restarts lose no request (docs/operating.md, "Stopping and
+// rolling restarts"): two `once serve` behind Debian's HAProxy, which checks
 // each one's /readyz and never retries a request, take a steady load of
 // store creates while each is restarted twice (SIGTERM, exit, start
 // again), the way a deploy does it. Every request is answered 2xx, and a

@@ -30,19 +30,14 @@ const (
 func simCmd() *cobra.Command {
 	var addr, ledgerPath string
 	var latency time.Duration
-	cmd := &cobra.Command{
-		Use:   "sim",
-		Short: "Serve the simulated platform, AI provider and material source over HTTP, with a durable ledger",
-		Long: "Serves the simulators the workers call when ONCE_SIM_URL points here. Every side\n" +
-			"effect (verification, listing, AI charge) is appended to the ledger file and fsynced\n" +
-			"before it happens; a restarted simulator reloads it, so a request token (the\n" +
-			"Idempotency-Key header) answers with its first outcome and acts only once, across\n" +
-			"kill -9 of the caller or of the simulator. Faults are injected with POST /admin/faults.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runSim(cmd.Context(), addr, ledgerPath, latency)
-		},
-	}
+	cmd := leafCommand("sim", "Serve the simulated platform, AI provider and material source over HTTP, with a durable ledger", func(cmd *cobra.Command) error {
+		return runSim(cmd.Context(), addr, ledgerPath, latency)
+	})
+	cmd.Long = "Serves the simulators the workers call when ONCE_SIM_URL points here. Every side\n" +
+		"effect (verification, listing, AI charge) is appended to the ledger file and fsynced\n" +
+		"before it happens; a restarted simulator reloads it, so a request token (the\n" +
+		"Idempotency-Key header) answers with its first outcome and acts only once, across\n" +
+		"kill -9 of the caller or of the simulator. Faults are injected with POST /admin/faults."
 	cmd.Flags().StringVar(&addr, "addr", envOr("ONCE_SIM_ADDR", defaultSimAddr), "listen address (ONCE_SIM_ADDR)")
 	cmd.Flags().StringVar(&ledgerPath, "ledger", envOr("ONCE_SIM_LEDGER", defaultSimLedger), "ledger file (ONCE_SIM_LEDGER)")
 	cmd.Flags().DurationVar(&latency, "latency", 0, "latency added to every call")
@@ -93,39 +88,34 @@ func simLedgerCmd() *cobra.Command {
 	var f simhttp.Filter
 	var kind string
 	var count bool
-	cmd := &cobra.Command{
-		Use:   "ledger",
-		Short: "Print the simulator's ledger (JSON lines), from a running simulator or its file",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			f.Kind = simhttp.Kind(kind)
-			var entries []simhttp.Entry
-			var err error
-			switch {
-			case file != "":
-				entries, err = simhttp.ReadLedger(file)
-				entries = simhttp.Select(entries, f)
-			case simURL != "":
-				entries, err = simhttp.NewAdmin(simURL).Ledger(cmd.Context(), f)
-			default:
-				err = errors.New("give --url (a running simulator, or ONCE_SIM_URL) or --file (its ledger)")
-			}
-			if err != nil {
+	cmd := leafCommand("ledger", "Print the simulator's ledger (JSON lines), from a running simulator or its file", func(cmd *cobra.Command) error {
+		f.Kind = simhttp.Kind(kind)
+		var entries []simhttp.Entry
+		var err error
+		switch {
+		case file != "":
+			entries, err = simhttp.ReadLedger(file)
+			entries = simhttp.Select(entries, f)
+		case simURL != "":
+			entries, err = simhttp.NewAdmin(simURL).Ledger(cmd.Context(), f)
+		default:
+			err = errors.New("give --url (a running simulator, or ONCE_SIM_URL) or --file (its ledger)")
+		}
+		if err != nil {
+			return err
+		}
+		if count {
+			fmt.Fprintln(cmd.OutOrStdout(), len(entries))
+			return nil
+		}
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		for _, e := range entries {
+			if err := enc.Encode(e); err != nil {
 				return err
 			}
-			if count {
-				fmt.Fprintln(cmd.OutOrStdout(), len(entries))
-				return nil
-			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			for _, e := range entries {
-				if err := enc.Encode(e); err != nil {
-					return err
-				}
-			}
-			return nil
-		},
-	}
+		}
+		return nil
+	})
 	cmd.Flags().StringVar(&simURL, "url", os.Getenv("ONCE_SIM_URL"), "URL of a running simulator (ONCE_SIM_URL)")
 	cmd.Flags().StringVar(&file, "file", "", "read this ledger file instead (the simulator need not run)")
 	cmd.Flags().StringVar(&kind, "kind", "", "only this kind ("+kindList()+")")

@@ -12,12 +12,9 @@ import (
 // versionCmd prints what `once --version` prints: the version, commit and
 // build date (see buildinfo).
 func versionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version, commit and build date of this binary",
-		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return printVersion(cmd.OutOrStdout()) },
-	}
+	return leafCommand("version", "Print the version, commit and build date of this binary", func(cmd *cobra.Command) error {
+		return printVersion(cmd.OutOrStdout())
+	})
 }
 
 func printVersion(out io.Writer) error {

@@ -13,31 +13,26 @@ import (
 func workspaceCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "workspace", Short: "Manage workspaces"}
 	var name, admin, id string
-	create := &cobra.Command{
-		Use:   "create",
-		Short: "Create a workspace with its first admin",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			adminID, err := parseID("admin", admin)
+	create := leafCommand("create", "Create a workspace with its first admin", func(cmd *cobra.Command) error {
+		adminID, err := parseID("admin", admin)
+		if err != nil {
+			return err
+		}
+		wsID := uuid.Nil
+		if id != "" {
+			if wsID, err = parseID("id", id); err != nil {
+				return err
+			}
+		}
+		return withUseCases(cmd.Context(), func(ws *workspaces.Service) error {
+			w, err := ws.Create(cmd.Context(), wsID, name, adminID)
 			if err != nil {
 				return err
 			}
-			wsID := uuid.Nil
-			if id != "" {
-				if wsID, err = parseID("id", id); err != nil {
-					return err
-				}
-			}
-			return withUseCases(cmd.Context(), func(ws *workspaces.Service) error {
-				w, err := ws.Create(cmd.Context(), wsID, name, adminID)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), w.ID)
-				return nil
-			})
-		},
-	}
+			fmt.Fprintln(cmd.OutOrStdout(), w.ID)
+			return nil
+		})
+	})
 	create.Flags().StringVar(&name, "name", "", "workspace name")
 	create.Flags().StringVar(&admin, "admin", "", "user id of the first admin")
 	create.Flags().StringVar(&id, "id", "", "workspace id (default: a new one)")

@@ -92,7 +92,7 @@ func TestABrokerOutageSpendsNoAttemptsAndLosesNothing(t *testing.T) {
 	assert.Zero(t, total.Published)
 	assert.Zero(t, total.Failed, "no attempt counted")
 	assert.Zero(t, total.DeadLettered)
-	assert.False(t, o.d.BrokerUp())
+	assert.Error(t, o.d.Paused())
 	// Three failures in a row open the breaker (round one); after that one
 	// probe per round.
 	assert.LessOrEqual(t, o.pub.calls, dispatch.DefaultBreakerFailures+rounds-1, "at most one probe per round")
@@ -106,7 +106,7 @@ func TestABrokerOutageSpendsNoAttemptsAndLosesNothing(t *testing.T) {
 
 	o.pub.setFail(nil)
 	o.publishAll(t)
-	assert.True(t, o.d.BrokerUp())
+	assert.NoError(t, o.d.Paused())
 	counts := o.pub.countByID()
 	for _, e := range o.events(t) {
 		assert.Equal(t, model.OutboxDispatched, e.Status)
@@ -141,7 +141,7 @@ func TestAMisconfiguredBrokerSpendsNoAttempts(t *testing.T) {
 	}
 	assert.Zero(t, total.Failed, "no attempt counted")
 	assert.Zero(t, total.DeadLettered)
-	assert.False(t, o.d.BrokerUp())
+	assert.Error(t, o.d.Paused())
 	paused := o.d.Paused()
 	require.Error(t, paused)
 	assert.Contains(t, paused.Error(), "the broker is misconfigured")
@@ -172,7 +172,7 @@ func TestAnOpenBreakerLeavesTheOutboxAlone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, dispatch.Result{Postponed: 2}, res, "the first workspace's batch")
 	assert.Equal(t, 1, o.pub.calls)
-	assert.False(t, o.d.BrokerUp())
+	assert.Error(t, o.d.Paused())
 
 	for range 3 {
 		res, err = o.d.RunOnce(context.Background())
@@ -202,7 +202,7 @@ func TestRejectionsCountAttemptsAndKeepTheBreakerClosed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, dispatch.Result{Failed: 6}, res)
 	assert.Equal(t, 3, o.pub.calls)
-	assert.True(t, o.d.BrokerUp())
+	assert.NoError(t, o.d.Paused())
 	for _, e := range o.events(t) {
 		assert.Equal(t, 1, e.AttemptCount)
 	}
@@ -223,7 +223,7 @@ func TestAPublishTimeoutIsAnOutage(t *testing.T) {
 	res, err := d.RunOnce(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, dispatch.Result{Postponed: 1}, res)
-	assert.False(t, d.BrokerUp())
+	assert.Error(t, d.Paused())
 	ev := e.event(t, ws, id)
 	assert.Equal(t, model.OutboxPending, ev.Status)
 	assert.Zero(t, ev.AttemptCount)
@@ -252,7 +252,7 @@ func TestStoppingDuringAPublishCountsNoAttempt(t *testing.T) {
 	<-publishing
 	stop()
 	assert.Equal(t, dispatch.Result{Postponed: 3}, <-done)
-	assert.True(t, d.BrokerUp(), "stopping says nothing about the broker")
+	assert.NoError(t, d.Paused(), "stopping says nothing about the broker")
 	for _, id := range ids {
 		ev := e.event(t, ws, id)
 		assert.Equal(t, model.OutboxPending, ev.Status)

@@ -110,11 +110,6 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 	return d, nil
 }
 
-// BrokerUp reports whether the Dispatcher is publishing: false while its
-// breaker is open or probing after the broker was found unreachable or
-// misconfigured.
-func (d *Dispatcher) BrokerUp() bool { return d.breaker.up.Load() }
-
 // Paused says why the Dispatcher is not publishing (CodeUnavailable: since
 // when, the broker unreachable or misconfigured, and its last answer,
 // sanitized), or nil while it publishes. It is for /readyz.

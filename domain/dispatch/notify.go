@@ -12,7 +12,7 @@ import (
 
 // NotifyOnCommit wraps uow so that a transaction that appended outbox events
 // calls signal.Committed once it has committed: after Transact returned nil,
-// outside the transaction (DESIGN §8: a NOTIFY inside the business
+// outside the transaction (a NOTIFY inside the business
 // transaction would serialize every producer's commit). Rolled-back
 // transactions and transactions that appended nothing, or only events held
 // by a Relay, signal nothing.

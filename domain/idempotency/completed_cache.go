@@ -85,11 +85,3 @@ func (c *completedCache) put(rec model.IdempotencyRecord, epoch uint64) {
 	}
 	c.lru.Add(rec.Scope, cachedRecord{rec: rec, epoch: epoch})
 }
-
-// len is how many records are cached (for tests).
-func (c *completedCache) len() int {
-	if c == nil {
-		return 0
-	}
-	return c.lru.Len()
-}

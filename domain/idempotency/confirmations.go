@@ -85,13 +85,3 @@ func (c *confirmations) start() {
 		}
 	}()
 }
-
-// waiting is how many hits wait for a round that has not begun.
-func (c *confirmations) waiting() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.next == nil {
-		return 0
-	}
-	return c.next.waiters
-}

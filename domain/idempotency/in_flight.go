@@ -59,17 +59,6 @@ func (r *inFlight) release(scope model.IdempotencyScope, f *flight, errLeaderGon
 	}
 }
 
-// twinsOf is how many requests joined the running leader of scope (for
-// tests: they synchronise on it).
-func (r *inFlight) twinsOf(scope model.IdempotencyScope) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if f, ok := r.scopes[scope]; ok {
-		return f.twins
-	}
-	return 0
-}
-
 // decide publishes the leader's decision once; later calls do nothing.
 func (f *flight) decide(set func()) {
 	f.once.Do(func() {

@@ -139,20 +139,9 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 	// The epoch before anything is read: a record read or written by this
 	// request belongs to it, or to an older store.
 	epoch := s.storeEpoch()
-	if rec, ok := s.completed.get(req.Scope, s.clock.Now(), epoch); ok {
-		// Answered from memory only while the store is the one the record
-		// was read from, as of now: behind a pooler nothing else may have
-		// told.
-		confirmed, err := s.confirmEpoch(ctx)
-		if err != nil {
-			return Result{}, err
-		}
-		if confirmed == epoch {
-			return s.replay(req, rec)
-		}
-		// Another store: the database answers, and the next lookup
-		// forgets what the cache holds.
-		epoch = confirmed
+	result, hit, epoch, err := s.replayCached(ctx, req, epoch)
+	if hit || err != nil {
+		return result, err
 	}
 	f, leader := s.inFlight.join(req.Scope)
 	if !leader {
@@ -165,22 +154,62 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 		return Result{}, err
 	}
 	defer leave()
+	return s.claimAndExecute(ctx, req, fingerprinted{keyID: keyID, sum: sum, epoch: epoch}, f, work)
+}
 
+// replayCached is Run's fast path: a completed record of this scope in the
+// cache answers the request without the database, as long as the store is
+// still the one the record was read from. When it is not, hit is false and
+// epoch is the store's current one, so the next lookup forgets the cache.
+func (s *Service) replayCached(ctx context.Context, req Request, epoch uint64) (result Result, hit bool, _ uint64, err error) {
+	rec, ok := s.completed.get(req.Scope, s.clock.Now(), epoch)
+	if !ok {
+		return Result{}, false, epoch, nil
+	}
+	// Answered from memory only while the store is the one the record was
+	// read from, as of now: behind a pooler nothing else may have told.
+	confirmed, err := s.confirmEpoch(ctx)
+	if err != nil {
+		return Result{}, false, epoch, err
+	}
+	if confirmed != epoch {
+		// Another store: the database answers.
+		return Result{}, false, confirmed, nil
+	}
+	result, err = s.replay(req, rec)
+	return result, true, epoch, err
+}
+
+// fingerprinted is what Run knows of a request before it claims its key:
+// the fingerprint's key id and sum, and the store epoch its reads belong to.
+type fingerprinted struct {
+	keyID string
+	sum   []byte
+	epoch uint64
+}
+
+// claimAndExecute is Run's slow path, as the leader of the request's twins
+// inside its workspace's admission: in one transaction it claims the key,
+// replays the record an earlier request completed, or spends the
+// workspace's allowance, runs work and completes the record with its
+// response. Twins waiting on f learn the outcome as soon as it is decided.
+func (s *Service) claimAndExecute(ctx context.Context, req Request, fp fingerprinted, f *flight, work Work) (Result, error) {
 	var (
 		result   Result
 		read     *model.IdempotencyRecord // committed by an earlier request
 		executed *model.IdempotencyRecord // ours, committed only if err is nil
 	)
-	err = s.uow.Transact(ctx, req.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+	err := s.uow.Transact(ctx, req.Scope.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		now := s.clock.Now()
-		existing, err := tx.Idempotency().Claim(ctx, model.IdempotencyRecord{
+		claim := model.IdempotencyRecord{
 			Scope:            req.Scope,
-			FingerprintKeyID: keyID,
-			Fingerprint:      sum,
+			FingerprintKeyID: fp.keyID,
+			Fingerprint:      fp.sum,
 			Status:           model.IdempotencyInProgress,
 			CreatedAt:        now,
 			ExpiresAt:        now.Add(s.retention),
-		})
+		}
+		existing, err := tx.Idempotency().Claim(ctx, claim)
 		if err != nil {
 			f.decide(func() { f.err = err })
 			return err
@@ -200,38 +229,24 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 			return err
 		}
 		f.decide(func() { f.executing = true })
-
-		// The jobs the work starts carry tokens derived from the scope, so
-		// an execution of it after its first commit was lost is the same
-		// call to the external systems (domain/model/request_token.go).
-		resp, err := work(model.WithRequestOrigin(ctx, RequestOrigin(req.Scope)), tx)
+		resp, err := s.execute(ctx, tx, req, work)
 		if err != nil {
 			return err
 		}
-		resp = safeResponse(resp)
-		if err := model.CheckPayloadSafe(resp.Body); err != nil {
-			// A response that would leak a secret is a bug in the use case;
-			// refuse to store (and to send) it.
-			return domain.Wrap(domain.CodeInternal, err, "response refused by the secret guard")
-		}
-		completedAt := s.clock.Now()
-		if err := tx.Idempotency().Complete(ctx, req.Scope, resp, completedAt); err != nil {
+		claim.Status, claim.Response, claim.CompletedAt = model.IdempotencyCompleted, resp, s.clock.Now()
+		if err := tx.Idempotency().Complete(ctx, req.Scope, resp, claim.CompletedAt); err != nil {
 			return err
 		}
-		executed = &model.IdempotencyRecord{
-			Scope: req.Scope, FingerprintKeyID: keyID, Fingerprint: sum,
-			Status: model.IdempotencyCompleted, Response: resp,
-			CreatedAt: now, CompletedAt: completedAt, ExpiresAt: now.Add(s.retention),
-		}
+		executed = &claim
 		result = Result{Response: resp}
 		return nil
 	})
 	// The cache only ever holds committed records: what we read, or what we
 	// wrote once the commit succeeded.
 	if read != nil {
-		s.completed.put(*read, epoch)
+		s.completed.put(*read, fp.epoch)
 	} else if executed != nil && err == nil {
-		s.completed.put(*executed, epoch)
+		s.completed.put(*executed, fp.epoch)
 	}
 	if err != nil {
 		if domain.IsCode(err, domain.CodeIdempotencyInProgress) {
@@ -240,6 +255,25 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 		return Result{}, err
 	}
 	return result, nil
+}
+
+// execute runs work in tx and returns the response to record, refusing one
+// that would carry a secret.
+func (s *Service) execute(ctx context.Context, tx ports.Tx, req Request, work Work) (model.SavedResponse, error) {
+	// The jobs the work starts carry tokens derived from the scope, so an
+	// execution of it after its first commit was lost is the same call to
+	// the external systems (domain/model/request_token.go).
+	resp, err := work(model.WithRequestOrigin(ctx, RequestOrigin(req.Scope)), tx)
+	if err != nil {
+		return model.SavedResponse{}, err
+	}
+	resp = safeResponse(resp)
+	if err := model.CheckPayloadSafe(resp.Body); err != nil {
+		// A response that would leak a secret is a bug in the use case;
+		// refuse to store (and to send) it.
+		return model.SavedResponse{}, domain.Wrap(domain.CodeInternal, err, "response refused by the secret guard")
+	}
+	return resp, nil
 }
 
 func (s *Service) storeEpoch() uint64 {

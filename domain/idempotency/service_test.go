@@ -21,17 +21,27 @@ type fixedClock struct{ t time.Time }
 
 func (c fixedClock) Now() time.Time { return c.t }
 
-// harness wires the service to mocks: the unit of work runs fn at once with a
-// Tx whose idempotency store is the mock under test.
+// idempotencyTx is a Tx whose one repository is the idempotency store
+// under test: any other is the nil embedded Tx, and using it fails the test.
+type idempotencyTx struct {
+	ports.Tx
+	store ports.IdempotencyStore
+}
+
+func (tx idempotencyTx) Idempotency() ports.IdempotencyStore { return tx.store }
+
+// runAtOnce is a unit of work that runs fn at once with tx.
+type runAtOnce struct{ tx ports.Tx }
+
+func (u runAtOnce) Transact(ctx context.Context, _ uuid.UUID, fn func(context.Context, ports.Tx) error) error {
+	return fn(ctx, u.tx)
+}
+
+// harness wires the service to the mocked idempotency store: the unit of
+// work runs fn at once with a Tx holding it.
 func harness(t *testing.T) (*idempotency.Service, *mocks.IdempotencyStore, *idempotency.Fingerprinter) {
 	store := mocks.NewIdempotencyStore(t)
-	tx := mocks.NewTx(t)
-	tx.EXPECT().Idempotency().Return(store).Maybe()
-	uow := mocks.NewUnitOfWork(t)
-	uow.EXPECT().Transact(mock.Anything, mock.Anything, mock.Anything).RunAndReturn(
-		func(ctx context.Context, _ uuid.UUID, fn func(context.Context, ports.Tx) error) error {
-			return fn(ctx, tx)
-		})
+	uow := runAtOnce{tx: idempotencyTx{store: store}}
 	fp, err := idempotency.NewFingerprinter([]idempotency.Secret{{ID: "k1", Key: []byte("0123456789abcdef0123456789abcdef")}})
 	require.NoError(t, err)
 	svc, err := idempotency.NewService(uow, fp, fixedClock{time.Unix(1_800_000_000, 0).UTC()}, idempotency.DefaultRetention)

@@ -1,6 +1,6 @@
 // Package products holds the use cases of product drafts. Saving a draft
 // starts no asynchronous work, so it is neither idempotent nor evented
-// (DESIGN §6): concurrent editors are kept apart by the product's revision,
+// (only requests that start background work are): concurrent editors are kept apart by the product's revision,
 // which every save must name (HTTP If-Match) and bumps.
 package products
 

@@ -16,7 +16,22 @@ import (
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/mocks"
+	"github.com/oncehq/once/ports"
 )
+
+// storeTx is a Tx with the repositories a store's creation writes: any
+// other is the nil embedded Tx, and using it fails the test. Create runs in
+// the caller's transaction, so the service gets no unit of work.
+type storeTx struct {
+	ports.Tx
+	stores     ports.StoreRepository
+	operations ports.OperationRepository
+	outbox     ports.Outbox
+}
+
+func (tx storeTx) Stores() ports.StoreRepository         { return tx.stores }
+func (tx storeTx) Operations() ports.OperationRepository { return tx.operations }
+func (tx storeTx) Outbox() ports.Outbox                  { return tx.outbox }
 
 func sealer(t *testing.T) *aesgcm.Sealer {
 	keys, err := aesgcm.ParseKeys("k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
@@ -45,12 +60,9 @@ func TestCreateAppendsOneVerifyEventWithoutCredentials(t *testing.T) {
 		events = append(events, evs...)
 		return nil
 	}).Once()
-	tx := mocks.NewTx(t)
-	tx.EXPECT().Stores().Return(storeRepo)
-	tx.EXPECT().Operations().Return(opRepo)
-	tx.EXPECT().Outbox().Return(outbox)
+	tx := storeTx{stores: storeRepo, operations: opRepo, outbox: outbox}
 
-	svc := stores.NewService(mocks.NewUnitOfWork(t), sl, system.NewClock(), system.NewIDs())
+	svc := stores.NewService(nil, sl, system.NewClock(), system.NewIDs())
 	p := model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin}
 	created, err := svc.Create(context.Background(), tx, p, stores.CreateCommand{
 		Platform: "shopify", Name: "Shop", ExternalShopID: "s-1",
@@ -80,8 +92,8 @@ func TestCreateAppendsOneVerifyEventWithoutCredentials(t *testing.T) {
 }
 
 func TestCreateRefusesBadInputBeforeWriting(t *testing.T) {
-	svc := stores.NewService(mocks.NewUnitOfWork(t), sealer(t), system.NewClock(), system.NewIDs())
-	tx := mocks.NewTx(t) // no expectations: any write fails the test
+	svc := stores.NewService(nil, sealer(t), system.NewClock(), system.NewIDs())
+	tx := storeTx{} // no repositories: any write fails the test
 	_, err := svc.Create(context.Background(), tx, model.Principal{WorkspaceID: uuid.New()}, stores.CreateCommand{
 		Platform: "myspace", Name: "x", ExternalShopID: "y", Credentials: model.StoreCredentials{APIKey: "a", APISecret: "b"},
 	})

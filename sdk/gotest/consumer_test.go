@@ -30,7 +30,7 @@ const (
 	sdkModule = "github.com/oncehq/once/sdk/go"
 	sdkDir    = "../go"
 	// maxConsumerModules bounds the modules a consumer's go.sum lists once
-	// it has the SDK (issue 24): the SDK, its dependencies and their go.mod
+	// it has the SDK (the SDK must not drag the service in): the SDK, its dependencies and their go.mod
 	// files, nothing of the service.
 	maxConsumerModules = 10
 )

@@ -36,7 +36,7 @@ func RunMisconfiguredContract(t *testing.T, pub ports.Publisher, says string) {
 		env.write(uuid.New(), 4)
 	}
 	env.eventually("the broker reported down, probed a few times, every event tried", func() bool {
-		if env.d.BrokerUp() || counting.failures.Load() < int32(dispatch.DefaultBreakerFailures+3) {
+		if env.d.Paused() == nil || counting.failures.Load() < int32(dispatch.DefaultBreakerFailures+3) {
 			return false
 		}
 		for _, ev := range env.all() {

@@ -115,7 +115,7 @@ func RunOutageContract(t *testing.T, brokerAddr string, newPublisher NewPublishe
 		env.write(uuid.New(), 10)
 	}
 	env.eventually("the broker reported down and probed a few times", func() bool {
-		return !env.d.BrokerUp() && pub.failures.Load() >= int32(dispatch.DefaultBreakerFailures+3)
+		return env.d.Paused() != nil && pub.failures.Load() >= int32(dispatch.DefaultBreakerFailures+3)
 	})
 	env.noAttemptSpent("during the outage")
 

@@ -14,15 +14,22 @@ import (
 
 // Listing is a listing the Sim created. It holds no credentials.
 type Listing struct {
-	ID             string    `json:"id"`
-	Token          string    `json:"token"`
-	Platform       string    `json:"platform"`
-	ExternalShopID string    `json:"external_shop_id"`
-	Title          string    `json:"title"`
-	Description    string    `json:"description"`
-	PriceMinor     int64     `json:"price_minor"`
-	Currency       string    `json:"currency"`
-	CreatedAt      time.Time `json:"created_at"`
+	ID    string `json:"id"`
+	Token string `json:"token"`
+	ListingContent
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// ListingContent is what a create asks a listing to be: the body of the
+// simulated API's create (simhttp), and what a repeated token must ask
+// again.
+type ListingContent struct {
+	Platform       string `json:"platform"`
+	ExternalShopID string `json:"external_shop_id"`
+	Title          string `json:"title"`
+	Description    string `json:"description"`
+	PriceMinor     int64  `json:"price_minor"`
+	Currency       string `json:"currency"`
 }
 
 type listingOutcome struct {
@@ -58,15 +65,13 @@ func (s *Sim) CreateListing(ctx context.Context, req ports.CreateListingRequest)
 		// l is the listing this call asks for: created if the token is new,
 		// compared with the first request of the token otherwise.
 		l := Listing{
-			ID:             fmt.Sprintf("lst_%06d", len(s.listings)+1),
-			Token:          req.RequestToken,
-			Platform:       req.Platform,
-			ExternalShopID: req.ExternalShopID,
-			Title:          req.Title,
-			Description:    req.Description,
-			PriceMinor:     req.PriceMinor,
-			Currency:       req.Currency,
-			CreatedAt:      call.At,
+			ID:    fmt.Sprintf("lst_%06d", len(s.listings)+1),
+			Token: req.RequestToken,
+			ListingContent: ListingContent{
+				Platform: req.Platform, ExternalShopID: req.ExternalShopID, Title: req.Title,
+				Description: req.Description, PriceMinor: req.PriceMinor, Currency: req.Currency,
+			},
+			CreatedAt: call.At,
 		}
 		if first, ok := s.listingTokens[req.RequestToken]; ok {
 			id := s.listings[first.index].ID

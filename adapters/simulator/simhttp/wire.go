@@ -3,6 +3,7 @@ package simhttp
 import (
 	"net/http"
 
+	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 )
@@ -60,14 +61,8 @@ type verifyAnswer struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-type listingBody struct {
-	Platform       string `json:"platform"`
-	ExternalShopID string `json:"external_shop_id"`
-	Title          string `json:"title"`
-	Description    string `json:"description"`
-	PriceMinor     int64  `json:"price_minor"`
-	Currency       string `json:"currency"`
-}
+// listingBody is the body of a listing's create.
+type listingBody = platformsim.ListingContent
 
 type listingAnswer struct {
 	ExternalListingID string `json:"external_listing_id"`
@@ -121,20 +116,20 @@ type problem struct {
 	ResourceID string      `json:"resource_id,omitempty"`
 }
 
-// statusOf is the HTTP status of an error code, as a real API would answer.
+// simulatedStatus is the HTTP status of each error code, as a real API
+// would answer; any other code is a 500.
+var simulatedStatus = map[domain.Code]int{
+	domain.CodeValidation:  http.StatusUnprocessableEntity,
+	domain.CodeForbidden:   http.StatusForbidden,
+	domain.CodeNotFound:    http.StatusNotFound,
+	domain.CodeConflict:    http.StatusConflict,
+	domain.CodeUnavailable: http.StatusServiceUnavailable,
+}
+
+// statusOf is the HTTP status of an error code.
 func statusOf(code domain.Code) int {
-	switch code {
-	case domain.CodeValidation:
-		return http.StatusUnprocessableEntity
-	case domain.CodeForbidden:
-		return http.StatusForbidden
-	case domain.CodeNotFound:
-		return http.StatusNotFound
-	case domain.CodeConflict:
-		return http.StatusConflict
-	case domain.CodeUnavailable:
-		return http.StatusServiceUnavailable
-	default:
-		return http.StatusInternalServerError
+	if s, ok := simulatedStatus[code]; ok {
+		return s
 	}
+	return http.StatusInternalServerError
 }
