@@ -16,7 +16,7 @@ import (
 var TasksModule = fx.Module("tasks",
 	fx.Provide(
 		newObjectStore,
-		Config.fetchPolicy,
+		FetchConfig.fetchPolicy,
 		fx.Annotate(netguard.NewResolver, fx.As(new(ports.HostResolver))),
 		products.NewService,
 	),
@@ -26,8 +26,8 @@ var TasksModule = fx.Module("tasks",
 // newObjectStore picks the object store: memory on the embedded default
 // (objects live as long as the embedded database), a local directory
 // otherwise.
-func newObjectStore(cfg Config) (ports.ObjectStore, error) {
-	switch cfg.objectStore() {
+func newObjectStore(cfg ObjectStoreConfig, db DatabaseConfig) (ports.ObjectStore, error) {
+	switch cfg.store(db.Embedded()) {
 	case ObjectStoreMemory:
 		return memstore.New(), nil
 	default:
