@@ -51,8 +51,10 @@ func (e environment) list() []string {
 
 // config is the app.Config a process started with e reads.
 func (e environment) config() (app.Config, error) {
-	c, err := env.ParseAsWithOptions[app.Config](env.Options{Environment: e})
-	if err != nil {
+	// The defaults first, as app.ReadConfig does: an unset variable keeps
+	// its default.
+	c := app.DefaultConfig()
+	if err := env.ParseWithOptions(&c, env.Options{Environment: e}); err != nil {
 		return app.Config{}, fmt.Errorf("configuration of the bench's processes: %w", err)
 	}
 	return c, nil
