@@ -35,7 +35,7 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 		ShutdownModule,
 		ConsoleModule,
 		tracingModule,
-		TasksModule,
+		TasksModule(),
 		storageModule(cfg),
 		OpsRoutesModule,
 		fx.Invoke(routeLibraryLogs),
@@ -73,7 +73,7 @@ func Background(cfg Config) fx.Option {
 	}
 	switch {
 	case worker:
-		opts = append(opts, WorkerModule, externalSystemsModule(cfg))
+		opts = append(opts, WorkerModule(), externalSystemsModule(cfg))
 	case cfg.Worker:
 		opts = append(opts, noWorkerOnBullMQ)
 	}
