@@ -14,7 +14,8 @@ import (
 // records.
 var _ = registerKindRow("ai_tasks", kindRow{
 	cols: ", product_id, kind", vals: ", $7, 'text'",
-	// A billed AI task stays.
+	// A billed AI task stays: the retention reads its billing records.
+	discoveryTables: []string{"ai_billing_records"},
 	ownRetention: func(w retentionWorld, ws uuid.UUID, gone, kept tableRows) func() {
 		billed := gone["ai_tasks"][0]
 		w.exec(`INSERT INTO ai_billing_records (workspace_id, task_id, units) VALUES ($1, $2, 3)`, ws, billed)

@@ -43,6 +43,9 @@ type kindRow struct {
 	// to run after the cleanup (nil for none); nil for a kind without a
 	// rule of its own.
 	ownRetention func(w retentionWorld, ws uuid.UUID, gone, kept tableRows) (check func())
+	// discoveryTables are the tables besides its own whose scheduling
+	// columns the kind's own retention rule lets the discovery role read.
+	discoveryTables []string
 }
 
 // tableRows are row ids by table.
