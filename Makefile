@@ -13,7 +13,7 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   := -X github.com/oncehq/once/buildinfo.version=$(VERSION) -X github.com/oncehq/once/buildinfo.commit=$(COMMIT) -X github.com/oncehq/once/buildinfo.date=$(DATE)
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: run test sdk-go-test services build release release-check openapi openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention
+.PHONY: run test sdk-go-test services build release release-check openapi config-doc openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -55,6 +55,10 @@ release-check:
 openapi:
 	$(GO) run ./cmd/once openapi -o openapi/openapi.yaml
 	$(GO) run ./cmd/once openapi --spec-version 3.0 -o openapi/openapi-3.0.yaml
+
+## config-doc: regenerate the settings tables of docs/configuration.md from app/config_*.go (a test checks them)
+config-doc:
+	$(GO) run ./cmd/once config --update-doc docs/configuration.md
 
 OAPI_CODEGEN = $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
 

@@ -24,7 +24,8 @@ func storageModule(cfg Config) fx.Option {
 // it alone.
 func Base(cfg Config, log *slog.Logger) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, log),
+		supplyGroups(cfg),
+		fx.Supply(log),
 		fx.WithLogger(func() fxevent.Logger {
 			if cfg.LogLevel == "debug" {
 				return &fxevent.SlogLogger{Logger: log.With("component", "fx")}
@@ -47,7 +48,7 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 // (fx stops in reverse) stops first, so its requests in flight finish
 // before the workers and the Dispatcher stop.
 func Serve(cfg Config, log *slog.Logger) fx.Option {
-	opts := []fx.Option{Base(cfg, log), Ops(cfg), Background(cfg), HTTPModule}
+	opts := []fx.Option{Base(cfg, log), Ops(cfg.OpsConfig), Background(cfg), HTTPModule}
 	if cfg.Embedded() && cfg.Demo {
 		opts = append(opts, DemoModule)
 	}
@@ -60,20 +61,20 @@ func Serve(cfg Config, log *slog.Logger) fx.Option {
 func Background(cfg Config) fx.Option {
 	// Node.js workers consume BullMQ: no worker of ours runs on it.
 	worker := cfg.Worker && cfg.Queue != QueueBullMQ
-	opts := []fx.Option{maintenance(cfg, worker)}
+	opts := []fx.Option{maintenance(cfg.ProcessConfig, cfg.Queue, worker)}
 	if !cfg.Embedded() {
 		opts = append(opts, replicationCheck)
 	}
 	if cfg.Dispatcher || worker || cfg.RelayEnabled() {
-		opts = append(opts, queueModule(cfg))
+		opts = append(opts, queueModule(cfg.Queue))
 	}
-	opts = append(opts, relayModule(cfg))
+	opts = append(opts, relayModule(cfg.RelayEnabled()))
 	if cfg.Dispatcher {
 		opts = append(opts, DispatchModule)
 	}
 	switch {
 	case worker:
-		opts = append(opts, WorkerModule(), externalSystemsModule(cfg))
+		opts = append(opts, WorkerModule(), externalSystemsModule(cfg.SimURL))
 	case cfg.Worker:
 		opts = append(opts, noWorkerOnBullMQ)
 	}
@@ -81,4 +82,4 @@ func Background(cfg Config) fx.Option {
 }
 
 // DefaultLogger is the logger for cfg on standard error.
-func DefaultLogger(cfg Config) *slog.Logger { return NewLogger(cfg, os.Stderr) }
+func DefaultLogger(cfg LoggingConfig) *slog.Logger { return NewLogger(cfg, os.Stderr) }

@@ -40,7 +40,7 @@ func TestValidateApp(t *testing.T) {
 			require.NoError(t, fx.ValidateApp(app.Serve(cfg, quiet)))
 			withOps := cfg.WithOpsAddr(app.OpsAddrServe)
 			require.NoError(t, fx.ValidateApp(app.Serve(withOps, quiet)), "with the ops listener")
-			require.NoError(t, fx.ValidateApp(app.Base(withOps, quiet), app.Ops(withOps), app.Background(withOps)), "dispatch and work")
+			require.NoError(t, fx.ValidateApp(app.Base(withOps, quiet), app.Ops(withOps.OpsConfig), app.Background(withOps)), "dispatch and work")
 			require.NoError(t, fx.ValidateApp(app.Base(cfg, quiet)))
 		})
 	}

@@ -135,7 +135,7 @@ func TestPostgresBullMQRepublishAfterACrashIsDeduplicated(t *testing.T) {
 	cfg := bullmqConfig(t, db.AppDSN)
 	var disc ports.OutboxDiscovery
 	s := apitest.Start(t, cfg, db, fx.Populate(&disc)) // the Dispatchers are the test's
-	bc, err := cfg.BullMQConfig()
+	bc, err := cfg.BullMQConfig.PublisherConfig(cfg.RedisURL)
 	require.NoError(t, err)
 	pub, err := bullmq.New(bc)
 	require.NoError(t, err)

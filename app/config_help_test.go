@@ -9,26 +9,35 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestEveryVariableHasHelp: each variable of Config (read from the struct
-// here independently of ConfigVars) is listed once with a line of help,
-// and no line of help names a variable that does not exist.
+// TestEveryVariableHasHelp: each variable of each group of Config (read
+// from the structs here independently of ConfigVars) is listed once with
+// a line of help, and no group declares a setting for a variable it does
+// not have.
 func TestEveryVariableHasHelp(t *testing.T) {
 	var want []string
 	typ := reflect.TypeFor[Config]()
 	for i := range typ.NumField() {
-		if name, _, _ := strings.Cut(typ.Field(i).Tag.Get("env"), ","); name != "" {
-			want = append(want, name)
+		group := typ.Field(i)
+		require.True(t, group.Anonymous, "Config.%s: Config is made of embedded groups", group.Name)
+		declared := reflect.New(group.Type).Elem().Interface().(configGroup).settings().vars
+		var names []string
+		for j := range group.Type.NumField() {
+			name, _, _ := strings.Cut(group.Type.Field(j).Tag.Get("env"), ",")
+			require.NotEmpty(t, name, "%s.%s has no env tag", group.Name, group.Type.Field(j).Name)
+			assert.NotContains(t, group.Type.Field(j).Tag, "envDefault", "%s: the default is set in code, by the group's default function", name)
+			names = append(names, name)
 		}
+		for name := range declared {
+			assert.Contains(t, names, name, "%s declares a setting for %s, which it does not have", group.Name, name)
+		}
+		want = append(want, names...)
 	}
 	var got []string
 	for _, v := range ConfigVars() {
 		got = append(got, v.Name)
-		assert.NotEmpty(t, v.Help, "%s has no help in configHelp (app/config_help.go)", v.Name)
+		assert.NotEmpty(t, v.Help, "%s has no help in its group's settings", v.Name)
 	}
 	assert.Equal(t, want, got)
-	for name := range configHelp {
-		assert.Contains(t, got, name, "configHelp names %s, which Config does not have", name)
-	}
 }
 
 func TestSecretsAreKnownByName(t *testing.T) {

@@ -154,3 +154,23 @@ func TestConfigChecksTheBrokerSettings(t *testing.T) {
 		t.Fatalf("a hash-tagged prefix on a cluster: %v", err)
 	}
 }
+
+// The Dispatcher's own bounds (dispatch.Config.Validate) are reported by
+// the variables that set them, never by the Go fields.
+func TestConfigNamesTheDispatchersBounds(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DispatchBatch, cfg.DispatchPollInterval = 0, 0
+	cfg.DispatchBackoffBase, cfg.DispatchBackoffMax = time.Minute, time.Second
+	err := cfg.DispatchConfig.Validate()
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	for _, want := range []string{"ONCE_DISPATCH_BATCH", "ONCE_DISPATCH_POLL_INTERVAL", "ONCE_DISPATCH_BACKOFF_MAX must be at least ONCE_DISPATCH_BACKOFF_BASE"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %s", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "Batch") || strings.Contains(err.Error(), "PollInterval") {
+		t.Errorf("%q names a Go field", err)
+	}
+}

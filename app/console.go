@@ -21,12 +21,12 @@ var ConsoleModule = fx.Module("console",
 
 // newConsoleRoute is the console, or, with no operator token, a route that
 // says the console is off (and a start-up line saying so).
-func newConsoleRoute(cfg Config, console *operator.Console, clock ports.Clock, log *slog.Logger) OpsRoute {
+func newConsoleRoute(secrets SecretsConfig, console *operator.Console, clock ports.Clock, log *slog.Logger) OpsRoute {
 	log = log.With("component", "console")
-	if cfg.OperatorToken == "" {
+	if secrets.OperatorToken == "" {
 		log.Info("operator console off: set ONCE_OPERATOR_TOKEN to serve it on the ops listener")
 		return OpsRoute{Pattern: opsconsole.Prefix, Handler: opsconsole.Disabled()}
 	}
 	log.Info("operator console on the ops listener", "path", opsconsole.Prefix)
-	return OpsRoute{Pattern: opsconsole.Prefix, Handler: opsconsole.New(console, cfg.OperatorToken, clock, log)}
+	return OpsRoute{Pattern: opsconsole.Prefix, Handler: opsconsole.New(console, secrets.OperatorToken, clock, log)}
 }

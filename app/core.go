@@ -36,8 +36,8 @@ var CoreModule = fx.Module("core",
 		newIdempotency,
 		operations.NewService,
 		pagination.NewService,
-		func(uow ports.UnitOfWork, clock ports.Clock, cfg Config) *workspaces.Service {
-			return workspaces.NewService(uow, clock).WithMembershipCache(cfg.AuthCacheSize, cfg.AuthCacheTTL)
+		func(uow ports.UnitOfWork, clock ports.Clock, secrets SecretsConfig) *workspaces.Service {
+			return workspaces.NewService(uow, clock).WithMembershipCache(secrets.AuthCacheSize, secrets.AuthCacheTTL)
 		},
 		newAuthenticator,
 		dispatch.NewAdmin,
@@ -49,7 +49,7 @@ var CoreModule = fx.Module("core",
 		},
 		// What httpapi.Deps takes besides the use cases.
 		func(a *dispatch.Admin) httpapi.DeadLetters { return deadLetters{a} },
-		fx.Annotate(func(cfg Config) int64 { return cfg.MaxBodyBytes }, fx.ResultTags(`name:"max_body_bytes"`)),
+		fx.Annotate(func(c HTTPConfig) int64 { return c.MaxBodyBytes }, fx.ResultTags(`name:"max_body_bytes"`)),
 	),
 )
 
@@ -67,7 +67,7 @@ type idempotencyIn struct {
 
 // newIdempotency is the idempotency service, its completed cache tied to
 // the store's epoch and applying the workspaces' limits when given.
-func newIdempotency(in idempotencyIn, cfg Config) (*idempotency.Service, error) {
+func newIdempotency(in idempotencyIn, cfg IdempotencyConfig) (*idempotency.Service, error) {
 	opts := []idempotency.Option{
 		idempotency.WithCompletedCache(cfg.IdempotencyCacheSize, cfg.IdempotencyCacheTTL), idempotency.WithStoreEpoch(in.Epoch),
 	}
@@ -83,7 +83,7 @@ func newJobFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger) *
 	return jobs.NewFailures(uow, clock, log.With("component", "jobs"), jobKinds(jobs.Registered())...)
 }
 
-func newSealer(cfg Config) (*aesgcm.Sealer, error) {
+func newSealer(cfg SecretsConfig) (*aesgcm.Sealer, error) {
 	keys, err := aesgcm.ParseKeys(cfg.CredentialKeys)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func newSealer(cfg Config) (*aesgcm.Sealer, error) {
 	return aesgcm.NewSealer(keys)
 }
 
-func newFingerprinter(cfg Config) (*idempotency.Fingerprinter, error) {
+func newFingerprinter(cfg SecretsConfig) (*idempotency.Fingerprinter, error) {
 	secrets, err := idempotency.ParseSecrets(cfg.IdempotencySecrets)
 	if err != nil {
 		return nil, err
@@ -99,11 +99,11 @@ func newFingerprinter(cfg Config) (*idempotency.Fingerprinter, error) {
 	return idempotency.NewFingerprinter(secrets)
 }
 
-func newIssuer(cfg Config) (*jwtauth.Issuer, error) {
+func newIssuer(cfg SecretsConfig) (*jwtauth.Issuer, error) {
 	return jwtauth.NewIssuer([]byte(cfg.JWTSecret), cfg.JWTIssuer, cfg.TokenTTL)
 }
 
-func newVerifier(cfg Config) (*jwtauth.Verifier, error) {
+func newVerifier(cfg SecretsConfig) (*jwtauth.Verifier, error) {
 	return jwtauth.NewVerifier([]byte(cfg.JWTSecret), cfg.JWTIssuer)
 }
 

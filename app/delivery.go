@@ -11,6 +11,7 @@ import (
 
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/queue"
+	"github.com/oncehq/once/adapters/tracing"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/ports"
 )
@@ -33,10 +34,10 @@ func WorkerModule() fx.Option {
 		fx.Decorate(func(log *slog.Logger) *slog.Logger { return log.With("component", "worker") }),
 		withKindsCode(kindHandlers),
 		fx.Provide(newWorker),
-		fx.Invoke(func(lc fx.Lifecycle, w *queue.Worker, cfg Config, log *slog.Logger) {
+		fx.Invoke(func(lc fx.Lifecycle, w *queue.Worker, cfg QueueConfig, log *slog.Logger) {
 			lc.Append(fx.Hook{
 				OnStart: func(context.Context) error { return w.Run(context.Background()) },
-				OnStop:  func(ctx context.Context) error { return stopWorker(ctx, w, cfg, log) },
+				OnStop:  func(ctx context.Context) error { return stopWorker(ctx, w, cfg.Queue, log) },
 			})
 		}),
 	)
@@ -49,8 +50,9 @@ func WorkerModule() fx.Option {
 // worker claims it after ONCE_REDIS_CLAIM_IDLE; RabbitMQ requeues it at
 // once; the in-process queue (ONCE_QUEUE=memory) loses it with the process,
 // as it loses everything. A handed-back job runs again from the start
-// (every job is idempotent, so running it twice is safe).
-func stopWorker(ctx context.Context, w *queue.Worker, cfg Config, log *slog.Logger) error {
+// (every job is idempotent, so running it twice is safe). kind is
+// ONCE_QUEUE, for the log.
+func stopWorker(ctx context.Context, w *queue.Worker, kind string, log *slog.Logger) error {
 	log = log.With("component", "shutdown")
 	log.Info("workers draining: no new job starts", slog.Int("running", w.Running()))
 	drainCtx, cancel := context.WithCancel(ctx)
@@ -65,7 +67,7 @@ func stopWorker(ctx context.Context, w *queue.Worker, cfg Config, log *slog.Logg
 		log.Warn("workers: jobs still running at the shutdown timeout are interrupted and handed back", slog.Int("running", w.Running()))
 	}
 	err := w.Close()
-	log.Info("workers stopped", slog.Int("handed_back", w.HandedBack()), slog.String("queue", cfg.Queue))
+	log.Info("workers stopped", slog.Int("handed_back", w.HandedBack()), slog.String("queue", kind))
 	return err
 }
 
@@ -83,35 +85,36 @@ type dispatcherIn struct {
 	Metrics    *prometheus.Metrics
 }
 
-func newDispatcher(cfg Config, in dispatcherIn) (*dispatch.Dispatcher, error) {
+func newDispatcher(cfg DispatchConfig, process ProcessConfig, in dispatcherIn) (*dispatch.Dispatcher, error) {
 	in.Metrics.DispatcherRunning()
-	return dispatch.New(dispatch.Config{
-		Owner:        cfg.Owner(),
-		Batch:        cfg.DispatchBatch,
-		Lease:        cfg.DispatchLease,
-		MaxAttempts:  cfg.DispatchMaxAttempts,
-		BackoffBase:  cfg.DispatchBackoffBase,
-		BackoffMax:   cfg.DispatchBackoffMax,
-		PollInterval: cfg.DispatchPollInterval,
-
-		Concurrency: cfg.DispatchConcurrency,
-
-		BreakerFailures: cfg.DispatchBreakerFailures,
-		BreakerOpen:     cfg.DispatchBreakerOpen,
-	}, dispatch.Deps{
+	c := cfg.dispatcher()
+	c.Owner = process.Owner()
+	return dispatch.New(c, dispatch.Deps{
 		UnitOfWork: in.UnitOfWork, Claims: in.Claims, Discovery: in.Discovery, Publisher: in.Publisher, Signal: in.Signal,
 		// The Dispatcher names its component itself.
 		Clock: in.Clock, Logger: in.Log, Observer: in.Metrics,
 	})
 }
 
-func newWorker(cfg Config, broker *Broker, handlers Handlers, failures ports.JobFailures, t Tracing, metrics *prometheus.Metrics, log *slog.Logger) (*queue.Worker, error) {
-	sub, err := broker.NewSubscriber()
+// workerIn are the workers' dependencies besides their configuration.
+type workerIn struct {
+	fx.In
+	Broker    *Broker
+	Handlers  Handlers
+	Failures  ports.JobFailures
+	Tracing   Tracing
+	Messaging tracing.Messaging
+	Metrics   *prometheus.Metrics
+	Log       *slog.Logger
+}
+
+func newWorker(cfg WorkerConfig, brokers QueueConfig, in workerIn) (*queue.Worker, error) {
+	sub, err := in.Broker.NewSubscriber()
 	if err != nil {
 		return nil, err
 	}
-	return queue.NewWorker(sub, failures, t.handlers(handlers, messaging(cfg)),
-		queue.WorkerConfig{Namespace: cfg.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries, Observer: metrics}, log)
+	return queue.NewWorker(sub, in.Failures, in.Tracing.handlers(in.Handlers, in.Messaging),
+		queue.WorkerConfig{Namespace: brokers.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries, Observer: in.Metrics}, in.Log)
 }
 
 // deadLetters adapts the dispatch admin use case to the HTTP port.

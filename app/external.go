@@ -15,13 +15,11 @@ import (
 // clients of `once sim` when ONCE_SIM_URL is set, so their effects live in
 // the simulator's durable ledger, otherwise the in-process simulators. A
 // real integration replaces a provider here.
-func externalSystemsModule(cfg Config) fx.Option {
+func externalSystemsModule(simURL string) fx.Option {
 	switch {
-	case cfg.SimURL != "":
+	case simURL != "":
 		return fx.Provide(
-			func(cfg Config) (*simhttp.Client, error) {
-				return simhttp.NewClient(simhttp.ClientConfig{URL: cfg.SimURL, Timeout: cfg.SimTimeout})
-			},
+			WorkerConfig.simClient,
 			func(c *simhttp.Client) ports.PlatformGateway { return c },
 			func(c *simhttp.Client) ports.AIProvider { return c },
 			func(c *simhttp.Client) ports.MaterialSource { return c },

@@ -26,7 +26,7 @@ var HTTPModule = fx.Module("http",
 // The API server stops first (see Serve): its requests in flight finish
 // before the workers and the Dispatcher stop, within the one shutdown
 // timeout.
-func newHTTPServer(lc fx.Lifecycle, cfg Config, deps httpapi.Deps, t Tracing, metrics *prometheus.Metrics, sd *Shutdown, log *slog.Logger) *http.Server {
+func newHTTPServer(lc fx.Lifecycle, cfg HTTPConfig, deps httpapi.Deps, t Tracing, metrics *prometheus.Metrics, sd *Shutdown, log *slog.Logger) *http.Server {
 	log = log.With("component", "http")
 	mux := http.NewServeMux()
 	httpapi.NewAPI(mux, deps)

@@ -35,7 +35,7 @@ func TestLogLinesAreStructuredAndErrorsPlain(t *testing.T) {
 			cfg := DefaultConfig()
 			cfg.LogFormat = format
 			out := &testkit.LogBuffer{}
-			log := NewLogger(cfg, out)
+			log := NewLogger(cfg.LoggingConfig, out)
 			log.Error("publish failed", "error", fmt.Errorf("cannot xadd: %w", withStack{"dial tcp 10.0.0.7:6379: connection refused"}))
 			routeLibraryLogs(log)
 			redisLogger{}.Printf(context.Background(), "connection pool: failed to dial after %d attempts: %v",

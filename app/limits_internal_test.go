@@ -16,12 +16,12 @@ func TestConfigLimitsDefaultsAndRefusals(t *testing.T) {
 	if cfg.WorkspaceQueueTimeout != 5*time.Second {
 		t.Fatalf("want a wait of 5s for a workspace's slot, got %s", cfg.WorkspaceQueueTimeout)
 	}
-	if cfg.rateLimitStore() != RateLimitStoreProcess || cfg.workspaceMaxConcurrency() != 0 {
-		t.Fatalf("embedded: want the in-process limiter and no cap, got %s and %d", cfg.rateLimitStore(), cfg.workspaceMaxConcurrency())
+	if cfg.rateLimitStore(cfg.Embedded()) != RateLimitStoreProcess || cfg.workspaceMaxConcurrency(cfg.Embedded(), cfg.DBMaxConns) != 0 {
+		t.Fatalf("embedded: want the in-process limiter and no cap, got %s and %d", cfg.rateLimitStore(cfg.Embedded()), cfg.workspaceMaxConcurrency(cfg.Embedded(), cfg.DBMaxConns))
 	}
 	cfg.DatabaseURL, cfg.DBMaxConns = "postgres://x@127.0.0.1/x", 10
-	if cfg.rateLimitStore() != RateLimitStoreRedis || cfg.workspaceMaxConcurrency() != 5 {
-		t.Fatalf("PostgreSQL: want Redis and half the pool, got %s and %d", cfg.rateLimitStore(), cfg.workspaceMaxConcurrency())
+	if cfg.rateLimitStore(cfg.Embedded()) != RateLimitStoreRedis || cfg.workspaceMaxConcurrency(cfg.Embedded(), cfg.DBMaxConns) != 5 {
+		t.Fatalf("PostgreSQL: want Redis and half the pool, got %s and %d", cfg.rateLimitStore(cfg.Embedded()), cfg.workspaceMaxConcurrency(cfg.Embedded(), cfg.DBMaxConns))
 	}
 	for name, env := range map[string]map[string]string{
 		"ONCE_RATE_LIMIT":                {"ONCE_RATE_LIMIT": "100/d"},

@@ -8,7 +8,7 @@ import (
 )
 
 // NewLogger builds the process logger from the configuration.
-func NewLogger(cfg Config, w io.Writer) *slog.Logger {
+func NewLogger(cfg LoggingConfig, w io.Writer) *slog.Logger {
 	level, _ := parseLevel(cfg.LogLevel)
 	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: errorsAsText}
 	if cfg.LogFormat == "json" {

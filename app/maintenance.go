@@ -22,20 +22,21 @@ import (
 // the processes that hold what it cleans (the outbox's retention where the
 // Dispatcher runs, the stream trim where workers consume Redis Streams),
 // at its own jittered interval (runEvery), logged as component
-// maintenance. worker says whether our workers consume the queue here.
-func maintenance(cfg Config, worker bool) fx.Option {
+// maintenance. worker says whether our workers consume the queue (of
+// the kind ONCE_QUEUE names) here.
+func maintenance(process ProcessConfig, queue string, worker bool) fx.Option {
 	services := []fx.Option{idempotencyCleanup, retentionCleanup}
-	if cfg.Dispatcher {
+	if process.Dispatcher {
 		services = append(services, outboxRetentionCleanup)
 	}
 	if worker {
-		services = append(services, redisTrimModule(cfg))
+		services = append(services, redisTrimModule(queue))
 	}
 	return fx.Module("maintenance", services...)
 }
 
 // idempotencyCleanup deletes expired idempotency records.
-var idempotencyCleanup = fx.Invoke(func(lc fx.Lifecycle, d ports.IdempotencyDiscovery, uow ports.UnitOfWork, clock ports.Clock, cfg Config, log *slog.Logger) {
+var idempotencyCleanup = fx.Invoke(func(lc fx.Lifecycle, d ports.IdempotencyDiscovery, uow ports.UnitOfWork, clock ports.Clock, cfg RetentionConfig, log *slog.Logger) {
 	c := idempotency.NewCleaner(d, uow, clock, cfg.CleanupBatch)
 	runEvery(lc, cfg.CleanupInterval, log, "idempotency cleanup", c.RunOnce)
 })
@@ -54,7 +55,7 @@ var retentionCleanup = fx.Invoke(func(lc fx.Lifecycle, in retentionIn) {
 
 // outboxRetentionCleanup drops the outbox's dispatched events past their
 // retention and keeps its partitions ahead of what is dispatched.
-var outboxRetentionCleanup = fx.Invoke(func(lc fx.Lifecycle, d ports.OutboxDiscovery, p ports.OutboxPartitions, uow ports.UnitOfWork, clock ports.Clock, cfg Config, log *slog.Logger) {
+var outboxRetentionCleanup = fx.Invoke(func(lc fx.Lifecycle, d ports.OutboxDiscovery, p ports.OutboxPartitions, uow ports.UnitOfWork, clock ports.Clock, cfg RetentionConfig, log *slog.Logger) {
 	c := dispatch.NewRetentionCleaner(d, p, uow, clock, cfg.OutboxRetention, cfg.CleanupBatch)
 	// The slices for what this process is about to dispatch, at once;
 	// the cleanup then keeps them ahead.
@@ -70,7 +71,7 @@ type retentionIn struct {
 	fx.In
 	Store   ports.Retention `optional:"true"`
 	Clock   ports.Clock
-	Config  Config
+	Config  RetentionConfig
 	Metrics *prometheus.Metrics
 	Log     *slog.Logger
 }

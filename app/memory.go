@@ -37,7 +37,7 @@ var MemoryModule = fx.Module("memory",
 // DemoModule seeds a demo workspace on the embedded store and prints a token
 // and a request to try.
 var DemoModule = fx.Module("demo",
-	fx.Invoke(func(lc fx.Lifecycle, ws *workspaces.Service, issuer *jwtauth.Issuer, cfg Config, log *slog.Logger) {
+	fx.Invoke(func(lc fx.Lifecycle, ws *workspaces.Service, issuer *jwtauth.Issuer, api HTTPConfig, logging LoggingConfig, log *slog.Logger) {
 		lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
 			wsID, user := uuid.MustParse(DemoWorkspaceID), uuid.MustParse(DemoUserID)
 			if _, err := ws.Create(ctx, wsID, "Demo workspace", user); err != nil && !domain.IsCode(err, domain.CodeConflict) {
@@ -47,14 +47,14 @@ var DemoModule = fx.Module("demo",
 			if err != nil {
 				return err
 			}
-			if cfg.LogFormat == "json" {
+			if logging.LogFormat == "json" {
 				// Logs read by a machine: the banner is a line like the others.
 				log.Info("demo workspace ready", slog.String("component", "demo"), slog.String("workspace_id", DemoWorkspaceID), slog.String("user_id", DemoUserID),
-					slog.String("url", "http://"+cfg.HTTPAddr), slog.String("docs", "http://"+cfg.HTTPAddr+"/docs"), slog.String("demo_token", token))
+					slog.String("url", "http://"+api.HTTPAddr), slog.String("docs", "http://"+api.HTTPAddr+"/docs"), slog.String("demo_token", token))
 				return nil
 			}
 			log.Info("demo workspace ready", slog.String("component", "demo"), slog.String("workspace_id", DemoWorkspaceID), slog.String("user_id", DemoUserID))
-			printDemo(cfg.HTTPAddr, token)
+			printDemo(api.HTTPAddr, token)
 			return nil
 		}})
 	}),

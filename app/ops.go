@@ -66,7 +66,7 @@ func NewOpsMux(routes []OpsRoute) *OpsMux {
 
 // Ops is the ops listener on cfg.OpsAddr; nothing when it is empty (an
 // application embedded in a test, which serves the OpsMux itself).
-func Ops(cfg Config) fx.Option {
+func Ops(cfg OpsConfig) fx.Option {
 	if cfg.OpsAddr == "" {
 		return fx.Options()
 	}
@@ -91,7 +91,7 @@ func metricsRoute(m *prometheus.Metrics) OpsRoute {
 // pprofRoute serves the Go profiler under /debug/pprof/ when
 // ONCE_OPS_PPROF is on, and 404 when it is off: a CPU profile costs the
 // process while it runs, so it is never there by accident.
-func pprofRoute(cfg Config) OpsRoute {
+func pprofRoute(cfg OpsConfig) OpsRoute {
 	if !cfg.OpsPprof {
 		return OpsRoute{Pattern: "/debug/pprof/", Handler: http.NotFoundHandler()}
 	}
@@ -123,7 +123,8 @@ type check struct {
 
 type readinessIn struct {
 	fx.In
-	Config     Config
+	Process    ProcessConfig
+	Queue      QueueConfig
 	Shutdown   *Shutdown            `optional:"true"`
 	DB         *bun.DB              `optional:"true"`
 	Worker     *queue.Worker        `optional:"true"`
@@ -167,9 +168,8 @@ func newReadiness(in readinessIn) OpsRoute {
 				return nil
 			}})
 	}
-	if in.Config.Dispatcher || in.Config.Worker {
-		cfg := in.Config
-		checks = append(checks, check{"broker", func(ctx context.Context) error { return CheckBroker(ctx, cfg) }})
+	if in.Process.Dispatcher || in.Process.Worker {
+		checks = append(checks, check{"broker", func(ctx context.Context) error { return CheckBroker(ctx, in.Process, in.Queue) }})
 	}
 	if d := in.Dispatcher; d != nil {
 		checks = append(checks, check{"publishing", func(context.Context) error { return d.Paused() }})

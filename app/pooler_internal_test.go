@@ -23,13 +23,13 @@ import (
 func TestAProbeThatCannotHaveItsSecondSessionDoesNotFailStart(t *testing.T) {
 	db := pgtest.New(t)
 	bouncer := pgbouncer.Start(t, pgbouncer.Config{Target: "127.0.0.1:5432", Users: []string{db.AppRole}, PoolSize: 1, PoolMode: "session"})
-	cfg := Config{DatabaseURL: bouncer.DSN(t, db.AppDSN)}
+	cfg := Config{DatabaseConfig: DatabaseConfig{DatabaseURL: bouncer.DSN(t, db.AppDSN)}}
 	var logs bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), startupConnectTimeout)
 	defer cancel()
 
-	pool, err := findPooler(ctx, cfg.DBPool(), cfg, log)
+	pool, err := findPooler(ctx, cfg.DBPool(), cfg.DatabaseConfig, log)
 	require.NoError(t, err)
 	assert.False(t, pool.TransactionPooler)
 	assert.NoError(t, ctx.Err(), "the probe gave up within its own bound, not start-up's")

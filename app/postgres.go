@@ -24,26 +24,26 @@ var PostgresModule = fx.Module("postgres",
 		func(s *postgres.ServerIdentity) ports.StoreEpoch { return s },
 		newPostgresDB,
 		newPostgresSignal,
-		func(db *bun.DB, signal ports.DispatchSignal, server *postgres.ServerIdentity, cfg Config) ports.UnitOfWork {
+		func(db *bun.DB, signal ports.DispatchSignal, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.UnitOfWork {
 			return dispatch.NotifyOnCommit(newPostgresUoW(db, server, cfg), signal)
 		},
 		fx.Annotate(func(db *bun.DB) *postgres.Discovery { return postgres.NewDiscovery(db) }, fx.As(new(ports.IdempotencyDiscovery))),
 		fx.Annotate(func(db *bun.DB) *postgres.OutboxDiscovery { return postgres.NewOutboxDiscovery(db) }, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
 		// Dispatched events kept in time slices that retention drops whole.
-		func(db *bun.DB, cfg Config) ports.OutboxPartitions {
+		func(db *bun.DB, cfg RetentionConfig) ports.OutboxPartitions {
 			return postgres.NewOutboxPartitions(db, cfg.OutboxPartitionInterval)
 		},
 		// The retention cleanup of finished operations, tasks and dead
 		// letters.
-		func(db *bun.DB, server *postgres.ServerIdentity, cfg Config) ports.Retention {
+		func(db *bun.DB, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.Retention {
 			return postgres.NewRetention(db, newPostgresUoW(db, server, cfg))
 		},
 		// The relay's marks and releases, one round trip per batch.
-		func(db *bun.DB, server *postgres.ServerIdentity, cfg Config) ports.OutboxRelayMarks {
+		func(db *bun.DB, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.OutboxRelayMarks {
 			return postgres.NewOutboxRelayMarks(newPostgresUoW(db, server, cfg))
 		},
 		// The Dispatcher's claim and mark, one round trip each.
-		func(db *bun.DB, server *postgres.ServerIdentity, cfg Config) ports.OutboxClaims {
+		func(db *bun.DB, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.OutboxClaims {
 			return postgres.NewOutboxClaims(newPostgresUoW(db, server, cfg))
 		},
 	),
@@ -54,7 +54,7 @@ var PostgresModule = fx.Module("postgres",
 // when the server went away: whichever part of the process meets a
 // failover first (an API request, the relay's mark, the Dispatcher's
 // claim), the completed-response cache hears of it.
-func newPostgresUoW(db *bun.DB, server *postgres.ServerIdentity, cfg Config) *postgres.UnitOfWork {
+func newPostgresUoW(db *bun.DB, server *postgres.ServerIdentity, cfg DatabaseConfig) *postgres.UnitOfWork {
 	return postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout), postgres.WithServerIdentity(server))
 }
 
@@ -63,11 +63,6 @@ func newPostgresUoW(db *bun.DB, server *postgres.ServerIdentity, cfg Config) *po
 // instead of hanging it.
 const startupConnectTimeout = 10 * time.Second
 
-// DBPool is the pool configuration of cfg.
-func (c Config) DBPool() postgres.Pool {
-	return postgres.Pool{MaxConns: c.DBMaxConns, MaxIdle: c.DBMaxIdle, AcquireTimeout: c.DBAcquireTimeout, TransactionPooler: c.TransactionPooler()}
-}
-
 // postgresReach is how DATABASE_URL reaches PostgreSQL, as the
 // configuration says or as found at start.
 type postgresReach struct {
@@ -75,7 +70,7 @@ type postgresReach struct {
 	transactionPooler bool
 }
 
-func newPostgresDB(lc fx.Lifecycle, cfg Config, server *postgres.ServerIdentity, t Tracing, log *slog.Logger) (*bun.DB, postgresReach, error) {
+func newPostgresDB(lc fx.Lifecycle, cfg DatabaseConfig, server *postgres.ServerIdentity, t Tracing, log *slog.Logger) (*bun.DB, postgresReach, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), startupConnectTimeout)
 	defer cancel()
 	pool := cfg.DBPool()
@@ -125,7 +120,7 @@ const poolerProbeTimeout = 3 * time.Second
 // poolerProbeTimeout) is not fatal: it is logged and start goes on as
 // before the probes, as the setting says; a server that cannot be reached
 // at all fails the pool's own connection next.
-func findPooler(ctx context.Context, pool postgres.Pool, cfg Config, log *slog.Logger) (postgres.Pool, error) {
+func findPooler(ctx context.Context, pool postgres.Pool, cfg DatabaseConfig, log *slog.Logger) (postgres.Pool, error) {
 	ctx, cancel := context.WithTimeout(ctx, poolerProbeTimeout)
 	defer cancel()
 	found, err := postgres.FindTransactionPooler(ctx, cfg.DatabaseURL)
@@ -165,9 +160,10 @@ func findPooler(ctx context.Context, pool postgres.Pool, cfg Config, log *slog.L
 // newPostgresSignal wakes dispatchers in every process: an in-process wake
 // plus one coalesced NOTIFY after commit (through the pool: a NOTIFY is a
 // statement like any other, also through a transaction pooler), and a
-// LISTEN connection to cfg.ListenURL, which must be PostgreSQL itself.
-func newPostgresSignal(lc fx.Lifecycle, db *bun.DB, reach postgresReach, cfg Config, log *slog.Logger) ports.DispatchSignal {
-	if cfg.Dispatcher && reach.transactionPooler && cfg.DatabaseListenURL == "" {
+// LISTEN connection to cfg.ListenURL, which must be PostgreSQL itself,
+// for a process that runs a Dispatcher.
+func newPostgresSignal(lc fx.Lifecycle, db *bun.DB, reach postgresReach, cfg DatabaseConfig, process ProcessConfig, log *slog.Logger) ports.DispatchSignal {
+	if process.Dispatcher && reach.transactionPooler && cfg.DatabaseListenURL == "" {
 		log.Warn("the Dispatcher LISTENs through the pooler in transaction mode that DATABASE_URL reaches, "+
 			"which passes on no notification, so events wait for ONCE_DISPATCH_POLL_INTERVAL; "+
 			"set ONCE_DATABASE_LISTEN_URL to PostgreSQL itself", slog.String("component", "postgres"))

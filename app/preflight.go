@@ -20,8 +20,8 @@ const brokerCheckTimeout = 10 * time.Second
 // delivery; at start-up a broker that does not answer is far more often a
 // wrong address or a forgotten service, better reported than waited out.
 // /readyz runs the same check.
-func CheckBroker(ctx context.Context, cfg Config) error {
-	if !cfg.Dispatcher && !cfg.Worker {
+func CheckBroker(ctx context.Context, process ProcessConfig, cfg QueueConfig) error {
+	if !process.Dispatcher && !process.Worker {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, brokerCheckTimeout)

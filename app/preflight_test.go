@@ -33,13 +33,13 @@ func TestCheckBroker(t *testing.T) {
 			queuetest.RequireBroker(t, name, u.Host)
 			cfg := DefaultConfig()
 			cfg.Queue, cfg.RedisURL, cfg.AMQPURL = c.queue, c.redis, c.amqp
-			if err := CheckBroker(context.Background(), cfg); err != nil {
+			if err := CheckBroker(context.Background(), cfg.ProcessConfig, cfg.QueueConfig); err != nil {
 				t.Fatalf("a live broker: %v", err)
 			}
 
 			u.Host = "127.0.0.1:1" // nothing listens there
 			cfg.RedisURL, cfg.AMQPURL = u.String(), u.String()
-			err = CheckBroker(context.Background(), cfg)
+			err = CheckBroker(context.Background(), cfg.ProcessConfig, cfg.QueueConfig)
 			var unreachable *queue.UnreachableError
 			if !errors.As(err, &unreachable) || unreachable.Addr != "127.0.0.1:1" {
 				t.Fatalf("want a *queue.UnreachableError at 127.0.0.1:1, got %v", err)
@@ -47,7 +47,7 @@ func TestCheckBroker(t *testing.T) {
 
 			// Nothing to check in a process without a Dispatcher or workers.
 			cfg.Dispatcher, cfg.Worker = false, false
-			if err := CheckBroker(context.Background(), cfg); err != nil {
+			if err := CheckBroker(context.Background(), cfg.ProcessConfig, cfg.QueueConfig); err != nil {
 				t.Fatalf("checked a broker the process does not use: %v", err)
 			}
 		})
@@ -61,13 +61,13 @@ func TestCheckBrokerTellsAClusterNodeReachedAsASingleNode(t *testing.T) {
 	cluster := redistest.Cluster(t)
 	cfg := DefaultConfig()
 	cfg.Queue, cfg.RedisURL = QueueRedis, cluster.NodeURL()
-	err := CheckBroker(context.Background(), cfg)
+	err := CheckBroker(context.Background(), cfg.ProcessConfig, cfg.QueueConfig)
 	var misconfigured *queue.MisconfiguredError
 	if !errors.As(err, &misconfigured) || !strings.Contains(err.Error(), "redis+cluster://") {
 		t.Fatalf("want a *queue.MisconfiguredError naming the cluster URL form, got %v", err)
 	}
 	cfg.RedisURL = cluster.URL()
-	if err := CheckBroker(context.Background(), cfg); err != nil {
+	if err := CheckBroker(context.Background(), cfg.ProcessConfig, cfg.QueueConfig); err != nil {
 		t.Fatalf("the cluster's URL: %v", err)
 	}
 }

@@ -12,10 +12,9 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/amqp"
-	"github.com/oncehq/once/adapters/queue/bullmq"
 	"github.com/oncehq/once/adapters/queue/gochannel"
-	"github.com/oncehq/once/adapters/queue/redisconn"
 	"github.com/oncehq/once/adapters/queue/redisstream"
+	"github.com/oncehq/once/adapters/tracing"
 	"github.com/oncehq/once/ports"
 )
 
@@ -29,36 +28,37 @@ type Broker struct {
 
 // queueModule picks the broker from configuration with a plain switch.
 // BullMQ has a module of its own: it is a publisher only.
-func queueModule(cfg Config) fx.Option {
-	if cfg.Queue == QueueBullMQ {
-		return bullmqModule(cfg)
+func queueModule(kind string) fx.Option {
+	if kind == QueueBullMQ {
+		return bullmqModule
 	}
 	return fx.Module("queue",
 		fx.Provide(
-			func(lc fx.Lifecycle, log *slog.Logger, t Tracing) (*Broker, error) {
-				b, err := newBroker(cfg, t, log.With("component", "queue"))
+			func(lc fx.Lifecycle, cfg QueueConfig, process ProcessConfig, log *slog.Logger, t Tracing) (*Broker, error) {
+				b, err := newBroker(cfg, process.Owner(), t, log.With("component", "queue"))
 				if err != nil {
 					return nil, err
 				}
 				lc.Append(fx.Hook{OnStop: func(context.Context) error { return b.Publisher.Close() }})
 				return b, nil
 			},
-			func(b *Broker, t Tracing) ports.Publisher {
-				return t.publisher(queue.NewPublisher(b.Publisher, cfg.QueuePrefix), messaging(cfg))
+			func(b *Broker, cfg QueueConfig, m tracing.Messaging, t Tracing) ports.Publisher {
+				return t.publisher(queue.NewPublisher(b.Publisher, cfg.QueuePrefix), m)
 			},
 		),
 	)
 }
 
-// newBroker makes the broker of cfg; its clients make spans with t (a
-// Redis command, an AMQP publish) when tracing is on.
-func newBroker(cfg Config, t Tracing, log *slog.Logger) (*Broker, error) {
+// newBroker makes the broker of cfg, its Redis consumer named owner; its
+// clients make spans with t (a Redis command, an AMQP publish) when
+// tracing is on.
+func newBroker(cfg QueueConfig, owner string, t Tracing, log *slog.Logger) (*Broker, error) {
 	switch cfg.Queue {
 	case QueueMemory:
 		pub, sub := gochannel.New(gochannel.Config{}, log)
 		return &Broker{Publisher: pub, NewSubscriber: func() (message.Subscriber, error) { return sub, nil }}, nil
 	case QueueRedis:
-		rc := redisConfig(cfg)
+		rc := redisConfig(cfg, owner)
 		rc.Tracing = t.clients()
 		return watermillBroker(rc, log, redisstream.NewPublisher, redisstream.NewSubscriber)
 	case QueueAMQP:
@@ -84,57 +84,30 @@ func watermillBroker[C any](c C, log *slog.Logger,
 }
 
 // amqpConfig is the RabbitMQ configuration of publishers and subscribers.
-func amqpConfig(cfg Config) amqp.Config {
+func amqpConfig(cfg QueueConfig) amqp.Config {
 	return amqp.Config{URL: cfg.AMQPURL, DialTimeout: 5 * time.Second, QueueType: cfg.AMQPQueueType, DeliveryLimit: cfg.AMQPDeliveryLimit}
 }
 
-// validateBrokers checks the broker settings of the chosen queue: the
-// Redis URL names a topology, BullMQ's keys fit a Redis Cluster, the
-// RabbitMQ queue type is one.
-func (c Config) validateBrokers() []error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	switch c.Queue {
-	case QueueRedis, QueueBullMQ:
-		topology, err := redisconn.TopologyOf(c.RedisURL)
-		if err != nil {
-			bad("ONCE_REDIS_URL: %v (see docs/brokers.md for the single node, Sentinel and Cluster forms)", err)
-			break
-		}
-		if routes, err := c.bullmqRoutes(); c.Queue == QueueBullMQ && err == nil && topology == redisconn.Cluster && !bullmq.HashTagged(c.BullMQPrefix, routes) {
-			bad("ONCE_BULLMQ_PREFIX=%q / ONCE_BULLMQ_QUEUES: %v", c.BullMQPrefix, bullmq.ErrNoHashTag)
-		}
-	case QueueAMQP:
-		if c.AMQPQueueType != amqp.QueueQuorum && c.AMQPQueueType != amqp.QueueClassic {
-			bad("ONCE_AMQP_QUEUE_TYPE=%q must be %s or %s (the type the queues were declared with)", c.AMQPQueueType, amqp.QueueQuorum, amqp.QueueClassic)
-		}
-		if c.AMQPDeliveryLimit == 0 || c.AMQPDeliveryLimit > 1000 {
-			bad("ONCE_AMQP_DELIVERY_LIMIT=%d must be between 1 and 1000, or negative for none", c.AMQPDeliveryLimit)
-		}
-	}
-	return errs
-}
-
 // redisConfig is the Redis Streams configuration of publishers,
-// subscribers and the trimmer.
-func redisConfig(cfg Config) redisstream.Config {
-	return redisstream.Config{URL: cfg.RedisURL, ConsumerGroup: redisstream.DefaultConsumerGroup, Consumer: cfg.Owner(), MaxIdleTime: cfg.RedisClaimIdle}
+// subscribers and the trimmer, whose consumer is named owner.
+func redisConfig(cfg QueueConfig, owner string) redisstream.Config {
+	return redisstream.Config{URL: cfg.RedisURL, ConsumerGroup: redisstream.DefaultConsumerGroup, Consumer: owner, MaxIdleTime: cfg.RedisClaimIdle}
 }
 
 // redisTrimModule trims the workers' streams, periodically, down to what
 // their consumer group still needs (redisstream.Trimmer), when the queue
 // is Redis.
-func redisTrimModule(cfg Config) fx.Option {
-	if cfg.Queue != QueueRedis {
+func redisTrimModule(kind string) fx.Option {
+	if kind != QueueRedis {
 		return fx.Options()
 	}
-	return fx.Invoke(func(lc fx.Lifecycle, handlers Handlers, log *slog.Logger) error {
+	return fx.Invoke(func(lc fx.Lifecycle, cfg QueueConfig, process ProcessConfig, handlers Handlers, log *slog.Logger) error {
 		streams := make([]string, 0, len(handlers))
 		for eventType := range handlers {
 			streams = append(streams, queue.Topic(cfg.QueuePrefix, eventType))
 		}
 		slices.Sort(streams)
-		t, err := redisstream.NewTrimmer(redisConfig(cfg), streams)
+		t, err := redisstream.NewTrimmer(redisConfig(cfg, process.Owner()), streams)
 		if err != nil {
 			return err
 		}

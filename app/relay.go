@@ -37,8 +37,8 @@ func (c Config) RelayEnabled() bool {
 // the root (not inside an fx.Module), so every use case gets it. The
 // relay's lifecycle hook comes before the workers' and the API's, so it
 // stops after them, when nothing more is handed to it.
-func relayModule(cfg Config) fx.Option {
-	if !cfg.RelayEnabled() {
+func relayModule(enabled bool) fx.Option {
+	if !enabled {
 		return fx.Options()
 	}
 	return fx.Options(
@@ -58,14 +58,15 @@ type relayIn struct {
 	Metrics   *prometheus.Metrics
 }
 
-func newRelay(cfg Config, in relayIn) (*dispatch.Relay, error) {
+// newRelay publishes with the Dispatchers' batches and breaker (publish).
+func newRelay(cfg RelayConfig, publish DispatchConfig, process ProcessConfig, in relayIn) (*dispatch.Relay, error) {
 	return dispatch.NewRelay(dispatch.RelayConfig{
-		Holder:          cfg.Owner() + "/relay",
+		Holder:          process.Owner() + "/relay",
 		Hold:            cfg.RelayHold,
-		Batch:           cfg.DispatchBatch,
-		Concurrency:     cfg.DispatchConcurrency,
-		BreakerFailures: cfg.DispatchBreakerFailures,
-		BreakerOpen:     cfg.DispatchBreakerOpen,
+		Batch:           publish.DispatchBatch,
+		Concurrency:     publish.DispatchConcurrency,
+		BreakerFailures: publish.DispatchBreakerFailures,
+		BreakerOpen:     publish.DispatchBreakerOpen,
 	}, dispatch.RelayDeps{
 		Marks: in.Marks, Publisher: in.Publisher, Signal: in.Signal, Clock: in.Clock,
 		Logger: in.Log, Observer: in.Metrics, Hooks: relayHooks(),

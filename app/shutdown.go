@@ -32,8 +32,8 @@ type Shutdown struct {
 
 // ShutdownModule provides the Shutdown every process shares.
 var ShutdownModule = fx.Module("shutdown",
-	fx.Provide(func(cfg Config, log *slog.Logger) *Shutdown {
-		return &Shutdown{drain: cfg.ShutdownDrain, log: log.With("component", "shutdown")}
+	fx.Provide(func(c ShutdownConfig, log *slog.Logger) *Shutdown {
+		return &Shutdown{drain: c.ShutdownDrain, log: log.With("component", "shutdown")}
 	}),
 )
 

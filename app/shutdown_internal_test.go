@@ -17,7 +17,7 @@ import (
 func TestDrainingFailsReadinessAndClosesConnections(t *testing.T) {
 	sd := &Shutdown{log: slog.New(slog.DiscardHandler)}
 	addr := serveWithShutdown(t, DefaultConfig(), sd)
-	ready := newReadiness(readinessIn{Config: DefaultConfig(), Shutdown: sd}).Handler
+	ready := newReadiness(readinessIn{Process: DefaultConfig().ProcessConfig, Queue: DefaultConfig().QueueConfig, Shutdown: sd}).Handler
 
 	readyz := func() int {
 		rec := httptest.NewRecorder()

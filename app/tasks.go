@@ -17,7 +17,7 @@ func TasksModule() fx.Option {
 	return fx.Module("tasks",
 		fx.Provide(
 			newObjectStore,
-			Config.fetchPolicy,
+			FetchConfig.fetchPolicy,
 			fx.Annotate(netguard.NewResolver, fx.As(new(ports.HostResolver))),
 			products.NewService,
 		),
@@ -28,8 +28,8 @@ func TasksModule() fx.Option {
 // newObjectStore picks the object store: memory on the embedded default
 // (objects live as long as the embedded database), a local directory
 // otherwise.
-func newObjectStore(cfg Config) (ports.ObjectStore, error) {
-	switch cfg.objectStore() {
+func newObjectStore(cfg ObjectStoreConfig, db DatabaseConfig) (ports.ObjectStore, error) {
+	switch cfg.store(db.Embedded()) {
 	case ObjectStoreMemory:
 		return memstore.New(), nil
 	default:

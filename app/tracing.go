@@ -22,9 +22,9 @@ type Tracing struct {
 	Provider trace.TracerProvider
 }
 
-var tracingModule = fx.Module("tracing", fx.Provide(newTracing))
+var tracingModule = fx.Module("tracing", fx.Provide(newTracing, messaging))
 
-func newTracing(lc fx.Lifecycle, cfg Config, log *slog.Logger) (Tracing, error) {
+func newTracing(lc fx.Lifecycle, cfg ProcessConfig, log *slog.Logger) (Tracing, error) {
 	if !tracing.Enabled(os.Getenv) {
 		return Tracing{}, nil
 	}
@@ -77,8 +77,8 @@ func (t Tracing) postgres() []postgres.OpenOption {
 
 // messaging names the broker of cfg and the destination of each event type
 // for the messaging spans: the stream (Redis), exchange (RabbitMQ) or
-// topic (memory) of queue.Topic, or the BullMQ queue of the routes.
-func messaging(cfg Config) tracing.Messaging {
+// topic (memory) of queue.Topic, or the BullMQ queue of the routes (jobs).
+func messaging(cfg QueueConfig, jobs BullMQConfig) tracing.Messaging {
 	topic := func(eventType string) string { return queue.Topic(cfg.QueuePrefix, eventType) }
 	switch cfg.Queue {
 	case QueueRedis:
@@ -86,7 +86,7 @@ func messaging(cfg Config) tracing.Messaging {
 	case QueueAMQP:
 		return tracing.Messaging{System: "rabbitmq", Destination: topic}
 	case QueueBullMQ:
-		routes, _ := cfg.bullmqRoutes() // validated with the configuration
+		routes, _ := jobs.routes() // validated with the configuration
 		return tracing.Messaging{System: "bullmq", Destination: routes.Queue}
 	default:
 		return tracing.Messaging{System: "gochannel", Destination: topic}

@@ -16,9 +16,9 @@ func TestTracingOffInstallsNothing(t *testing.T) {
 	var off Tracing
 	cfg := DefaultConfig()
 	pub := &nopPublisher{}
-	assert.Same(t, pub, off.publisher(pub, messaging(cfg)))
+	assert.Same(t, pub, off.publisher(pub, messaging(cfg.QueueConfig, cfg.BullMQConfig)))
 	h := ports.MessageHandlerFunc(func(context.Context, ports.Message) error { return nil })
-	traced := off.handlers(Handlers{"x": h}, messaging(cfg))
+	traced := off.handlers(Handlers{"x": h}, messaging(cfg.QueueConfig, cfg.BullMQConfig))
 	assert.IsType(t, h, traced["x"], "not wrapped")
 	assert.Nil(t, off.clients())
 	assert.Empty(t, off.postgres())
@@ -31,12 +31,12 @@ func TestMessagingNamesTheBrokerAndItsDestination(t *testing.T) {
 	cfg.QueuePrefix = "once."
 	for queue, system := range map[string]string{QueueRedis: "redis", QueueAMQP: "rabbitmq", QueueMemory: "gochannel"} {
 		cfg.Queue = queue
-		m := messaging(cfg)
+		m := messaging(cfg.QueueConfig, cfg.BullMQConfig)
 		assert.Equal(t, system, m.System, queue)
 		assert.Equal(t, "once.media.process", m.Destination("media.process"), queue)
 	}
 	cfg.Queue, cfg.BullMQQueues = QueueBullMQ, "media.process=media,*=jobs"
-	m := messaging(cfg)
+	m := messaging(cfg.QueueConfig, cfg.BullMQConfig)
 	assert.Equal(t, "bullmq", m.System)
 	assert.Equal(t, "media", m.Destination("media.process"))
 	assert.Equal(t, "jobs", m.Destination("ai.task"))

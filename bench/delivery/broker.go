@@ -58,7 +58,7 @@ func (b *broker) newPublisher() (publisher, error) {
 		// Node.js worker takes them.
 		ac := app.DefaultConfig()
 		ac.RedisURL, ac.BullMQPrefix = b.cfg.RedisURL, b.bullmqPrefix()
-		bc, err := ac.BullMQConfig()
+		bc, err := ac.BullMQConfig.PublisherConfig(ac.RedisURL)
 		if err != nil {
 			return nil, err
 		}

@@ -24,9 +24,34 @@ func configCmd() *cobra.Command {
 			"a # warning line.\n" +
 			"ONCE_OPS_ADDR is empty unless set: serve, dispatch and work each have their own default.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return printConfig(cmd.OutOrStdout()) },
+	}
+	markdown := cmd.Flags().Bool("markdown", false, "print the settings tables of docs/configuration.md instead, from the same declarations as --help")
+	updateDoc := cmd.Flags().String("update-doc", "", "rewrite the settings tables of this file (docs/configuration.md) between its markers")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		switch {
+		case *updateDoc != "":
+			return updateConfigDoc(*updateDoc)
+		case *markdown:
+			_, err := io.WriteString(cmd.OutOrStdout(), app.ConfigMarkdown())
+			return err
+		}
+		return printConfig(cmd.OutOrStdout())
 	}
 	return cmd
+}
+
+// updateConfigDoc rewrites the settings tables of the document at path,
+// leaving its prose as it is.
+func updateConfigDoc(path string) error {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	updated, err := app.RewriteConfigDoc(doc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, updated, 0o644)
 }
 
 // printConfig prints the configuration, then says what is wrong with it.

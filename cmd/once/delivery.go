@@ -29,7 +29,7 @@ func runBackground(cfg app.Config, what, queues string, dispatcher bool, opsAddr
 	}
 	cfg.Dispatcher, cfg.Worker = dispatcher, !dispatcher
 	cfg = cfg.WithOpsAddr(opsAddr)
-	return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg)), app.Ops(cfg), app.Background(cfg))
+	return runApp(cfg, app.Base(cfg, app.DefaultLogger(cfg.LoggingConfig)), app.Ops(cfg.OpsConfig), app.Background(cfg))
 }
 
 func dispatchCmd() *cobra.Command {

@@ -27,28 +27,32 @@ func execute(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
-// TestServeHelpListsEveryVariable: each field of app.Config with an env
-// tag (read here from the struct itself) is in `once serve --help` with
-// its default, the one place an operator looks.
+// TestServeHelpListsEveryVariable: each variable of each group of
+// app.Config (read here from the structs themselves) is in `once serve
+// --help` with its default (app.DefaultConfig's), the one place an
+// operator looks.
 func TestServeHelpListsEveryVariable(t *testing.T) {
 	help, err := execute(t, "serve", "--help")
 	require.NoError(t, err)
+	defaults := map[string]string{}
+	for _, v := range app.ConfigVars() {
+		defaults[v.Name] = v.Default
+	}
+	defaults["ONCE_OPS_ADDR"] = app.OpsAddrServe // serve's own
 	typ := reflect.TypeFor[app.Config]()
 	n := 0
 	for i := range typ.NumField() {
-		f := typ.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
-		if name == "" {
-			continue
+		group := typ.Field(i).Type
+		for j := range group.NumField() {
+			name, _, _ := strings.Cut(group.Field(j).Tag.Get("env"), ",")
+			n++
+			assert.Contains(t, help, "\n  "+name+"="+defaults[name]+"\n", "once serve --help lacks %s (field %s)", name, group.Field(j).Name)
 		}
-		n++
-		def := f.Tag.Get("envDefault")
-		if name == "ONCE_OPS_ADDR" {
-			def = app.OpsAddrServe // serve's own
-		}
-		assert.Contains(t, help, "\n  "+name+"="+def+"\n", "once serve --help lacks %s (field %s)", name, f.Name)
 	}
 	require.Greater(t, n, 50, "the test reads app.Config")
+	for _, line := range []string{"ONCE_DISPATCH_BATCH=100", "ONCE_MAX_BODY_BYTES=262144", "ONCE_IDEMPOTENCY_RETENTION=48h", "ONCE_RATE_LIMIT=100/s:200"} {
+		assert.Contains(t, help, "\n  "+line+"\n")
+	}
 	assert.Contains(t, help, "OTEL_TRACES_EXPORTER")
 }
 

@@ -38,7 +38,7 @@ func processCmd(use, short, long string, run func(cfg app.Config) error) *cobra.
 // still serving for ONCE_SHUTDOWN_DRAIN), then stops within
 // ONCE_SHUTDOWN_TIMEOUT. A second signal during the drain ends it early.
 func runApp(cfg app.Config, opts ...fx.Option) error {
-	if err := app.CheckBroker(context.Background(), cfg); err != nil {
+	if err := app.CheckBroker(context.Background(), cfg.ProcessConfig, cfg.QueueConfig); err != nil {
 		return startupError(err)
 	}
 	var sd *app.Shutdown
@@ -84,7 +84,7 @@ func withUseCase[T any](ctx context.Context, check func(app.Config) error, fn fu
 		}
 	}
 	var useCase T
-	stop, err := startApp(ctx, app.Base(cfg, app.DefaultLogger(cfg)), fx.Populate(&useCase))
+	stop, err := startApp(ctx, app.Base(cfg, app.DefaultLogger(cfg.LoggingConfig)), fx.Populate(&useCase))
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,6 @@ func serveCmd() *cobra.Command {
 				return startupError(err)
 			}
 			cfg = cfg.WithOpsAddr(app.OpsAddrServe)
-			return runApp(cfg, app.Serve(cfg, app.DefaultLogger(cfg)))
+			return runApp(cfg, app.Serve(cfg, app.DefaultLogger(cfg.LoggingConfig)))
 		})
 }

@@ -147,5 +147,5 @@ func simLogger() *slog.Logger {
 	cfg := app.DefaultConfig()
 	cfg.LogLevel = envOr("ONCE_LOG_LEVEL", cfg.LogLevel)
 	cfg.LogFormat = envOr("ONCE_LOG_FORMAT", cfg.LogFormat)
-	return app.NewLogger(cfg, os.Stderr)
+	return app.NewLogger(cfg.LoggingConfig, os.Stderr)
 }

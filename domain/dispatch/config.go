@@ -1,9 +1,9 @@
 package dispatch
 
 import (
+	"errors"
+	"fmt"
 	"time"
-
-	"github.com/oncehq/once/domain"
 )
 
 // Config tunes a Dispatcher. Zero values take the defaults below.
@@ -78,38 +78,79 @@ func (c Config) publishWindow() time.Duration { return c.Lease * 2 / 3 }
 // the broker with less than half the time one that did not wait gets.
 func (c Config) minPublishWindow() time.Duration { return c.Lease / 3 }
 
-// withDefaults fills zero fields and refuses values that cannot work.
-func (c Config) withDefaults() (Config, error) {
-	if c.Owner == "" {
-		return c, domain.Errorf(domain.CodeValidation, "dispatcher owner must not be empty")
+// Bounds of a Dispatcher's batches (Validate): a claim of more events holds
+// its rows and its connection too long, more batches in flight take more
+// connections than a pool has to spare.
+const (
+	MaxBatch       = 10000
+	MaxConcurrency = 64
+)
+
+// ConfigError is a field of Config outside the bounds a Dispatcher works
+// within: Field Rule, or Field Rule Other when the bound is another field.
+type ConfigError struct {
+	Field string
+	Rule  string
+	Other string
+}
+
+func (e *ConfigError) Error() string {
+	msg := "dispatcher " + e.Field + " " + e.Rule
+	if e.Other != "" {
+		msg += " " + e.Other
 	}
-	setInt := func(v *int, def int) {
-		if *v == 0 {
-			*v = def
+	return msg
+}
+
+// Validate checks c as New runs it, its defaults filled in: every count at
+// least 1 (batches and their concurrency at most MaxBatch and
+// MaxConcurrency), every duration positive, BackoffMax at least
+// BackoffBase. It returns one *ConfigError per field out of bounds,
+// joined, or nil. The owner is New's to check.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, rule, other string) {
+		errs = append(errs, &ConfigError{Field: field, Rule: rule, Other: other})
+	}
+	if c.Batch < 1 || c.Batch > MaxBatch {
+		bad("Batch", fmt.Sprintf("must be between 1 and %d", MaxBatch), "")
+	}
+	if c.Concurrency < 1 || c.Concurrency > MaxConcurrency {
+		bad("Concurrency", fmt.Sprintf("must be between 1 and %d", MaxConcurrency), "")
+	}
+	for _, n := range []struct {
+		field string
+		v     int
+	}{{"MaxAttempts", c.MaxAttempts}, {"WorkspacesPerRound", c.WorkspacesPerRound}, {"BreakerFailures", c.BreakerFailures}} {
+		if n.v < 1 {
+			bad(n.field, "must be at least 1", "")
 		}
 	}
-	setDur := func(v *time.Duration, def time.Duration) {
-		if *v == 0 {
-			*v = def
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{{"Lease", c.Lease}, {"PollInterval", c.PollInterval}, {"BackoffBase", c.BackoffBase}, {"BreakerOpen", c.BreakerOpen}} {
+		if d.v <= 0 {
+			bad(d.field, "must be positive", "")
 		}
 	}
-	setInt(&c.Batch, DefaultBatch)
-	setInt(&c.MaxAttempts, DefaultMaxAttempts)
-	setInt(&c.WorkspacesPerRound, DefaultWorkspacesPerRound)
-	setInt(&c.Concurrency, DefaultConcurrency)
-	setInt(&c.BreakerFailures, DefaultBreakerFailures)
-	setDur(&c.Lease, DefaultLease)
-	setDur(&c.BackoffBase, DefaultBackoffBase)
-	setDur(&c.BackoffMax, DefaultBackoffMax)
-	setDur(&c.PollInterval, DefaultPollInterval)
-	setDur(&c.BreakerOpen, DefaultBreakerOpen)
-	switch {
-	case c.Batch < 0 || c.MaxAttempts < 0 || c.WorkspacesPerRound < 0 || c.BreakerFailures < 0 || c.Concurrency < 0:
-		return c, domain.Errorf(domain.CodeValidation, "dispatcher batch, max attempts, workspaces per round, concurrency and breaker failures must be positive")
-	case c.Lease < 0 || c.BackoffBase < 0 || c.BackoffMax < 0 || c.PollInterval < 0 || c.BreakerOpen < 0:
-		return c, domain.Errorf(domain.CodeValidation, "dispatcher durations must be positive")
-	case c.BackoffMax < c.BackoffBase:
-		return c, domain.Errorf(domain.CodeValidation, "dispatcher backoff max %s is below backoff base %s", c.BackoffMax, c.BackoffBase)
+	if c.BackoffMax < c.BackoffBase {
+		bad("BackoffMax", "must be at least", "BackoffBase")
 	}
-	return c, nil
+	return errors.Join(errs...)
+}
+
+// withDefaults fills the zero fields with the defaults above.
+func (c Config) withDefaults() Config {
+	c.Batch = orDefault(c.Batch, DefaultBatch)
+	c.MaxAttempts = orDefault(c.MaxAttempts, DefaultMaxAttempts)
+	c.WorkspacesPerRound = orDefault(c.WorkspacesPerRound, DefaultWorkspacesPerRound)
+	c.Concurrency = orDefault(c.Concurrency, DefaultConcurrency)
+	c.BreakerFailures = orDefault(c.BreakerFailures, DefaultBreakerFailures)
+	c.Lease = orDefault(c.Lease, DefaultLease)
+	c.BackoffBase = orDefault(c.BackoffBase, DefaultBackoffBase)
+	c.BackoffMax = orDefault(c.BackoffMax, DefaultBackoffMax)
+	c.PollInterval = orDefault(c.PollInterval, DefaultPollInterval)
+	c.BreakerOpen = orDefault(c.BreakerOpen, DefaultBreakerOpen)
+	return c
 }

@@ -81,9 +81,12 @@ func (r *Result) add(o Result) {
 // New builds a Dispatcher; CodeValidation if cfg cannot work or a required
 // dependency is missing.
 func New(cfg Config, deps Deps) (*Dispatcher, error) {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
+	if cfg.Owner == "" {
+		return nil, domain.Errorf(domain.CodeValidation, "dispatcher owner must not be empty")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, domain.Wrap(domain.CodeValidation, err, err.Error())
 	}
 	if deps.UnitOfWork == nil || deps.Discovery == nil || deps.Publisher == nil || deps.Clock == nil {
 		return nil, domain.Errorf(domain.CodeValidation, "dispatcher needs a unit of work, a discovery, a publisher and a clock")

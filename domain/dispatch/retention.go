@@ -31,14 +31,14 @@ type RetentionCleaner struct {
 }
 
 // NewRetentionCleaner builds a cleaner keeping dispatched events for
-// retention (DefaultRetention if <= 0) and deleting at most batch (500 if
-// <= 0) per transaction.
+// retention (DefaultRetention if <= 0) and deleting at most batch
+// (sweep.DefaultBatch if <= 0) per transaction.
 func NewRetentionCleaner(discovery ports.OutboxDiscovery, partitions ports.OutboxPartitions, uow ports.UnitOfWork, clock ports.Clock, retention time.Duration, batch int) *RetentionCleaner {
 	if retention <= 0 {
 		retention = DefaultRetention
 	}
 	if batch <= 0 {
-		batch = 500
+		batch = sweep.DefaultBatch
 	}
 	return &RetentionCleaner{discovery: discovery, partitions: partitions, uow: uow, clock: clock, retention: retention, batch: batch}
 }

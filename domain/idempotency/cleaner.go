@@ -19,10 +19,11 @@ type Cleaner struct {
 	batch     int
 }
 
-// NewCleaner builds a cleaner deleting at most batch rows per transaction.
+// NewCleaner builds a cleaner deleting at most batch (sweep.DefaultBatch
+// if <= 0) rows per transaction.
 func NewCleaner(discovery ports.IdempotencyDiscovery, uow ports.UnitOfWork, clock ports.Clock, batch int) *Cleaner {
 	if batch <= 0 {
-		batch = 500
+		batch = sweep.DefaultBatch
 	}
 	return &Cleaner{discovery: discovery, uow: uow, clock: clock, batch: batch}
 }

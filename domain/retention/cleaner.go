@@ -69,11 +69,11 @@ type Cleaner struct {
 	observer Observer
 }
 
-// NewCleaner builds a cleaner deleting at most batch (500 if <= 0) rows
-// per transaction; observer may be nil.
+// NewCleaner builds a cleaner deleting at most batch (sweep.DefaultBatch
+// if <= 0) rows per transaction; observer may be nil.
 func NewCleaner(store ports.Retention, clock ports.Clock, policy Policy, batch int, observer Observer) *Cleaner {
 	if batch <= 0 {
-		batch = 500
+		batch = sweep.DefaultBatch
 	}
 	return &Cleaner{store: store, clock: clock, policy: policy, batch: batch, observer: observer}
 }

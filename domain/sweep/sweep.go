@@ -15,6 +15,10 @@ import (
 // DiscoveryLimit is how many workspaces one discovery call returns.
 const DiscoveryLimit = 100
 
+// DefaultBatch is the rows one transaction deletes when the cleaner is
+// given no batch: the cleaners' fallback, and ONCE_CLEANUP_BATCH's default.
+const DefaultBatch = 500
+
 // Job describes one sweep.
 type Job struct {
 	// Discover returns up to limit workspaces that have rows to delete. It

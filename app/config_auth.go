@@ -1,0 +1,142 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/oncehq/once/adapters/aesgcm"
+	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/workspaces"
+)
+
+// Dev secrets make the embedded default run with no setup. They are public
+// (they are in this file), so they are refused with PostgreSQL.
+const (
+	DevJWTSecret          = "once-dev-jwt-secret-do-not-use-in-production-0001"
+	DevIdempotencySecrets = "dev:b25jZS1kZXYtaWRlbXBvdGVuY3ktc2VjcmV0LWtleS0wMDAx"
+	DevCredentialKeys     = "dev:b25jZS1kZXYtY3JlZGVudGlhbHMta2V5LTMyYnl0ZXM="
+)
+
+// SecretsConfig is authentication and the keys of what is stored signed
+// or sealed.
+type SecretsConfig struct {
+	JWTSecret string        `env:"ONCE_JWT_SECRET"`
+	JWTIssuer string        `env:"ONCE_JWT_ISSUER"`
+	TokenTTL  time.Duration `env:"ONCE_TOKEN_TTL"`
+	// OperatorToken is the operator console's credential (not a tenant
+	// token); empty turns the console off.
+	OperatorToken      string `env:"ONCE_OPERATOR_TOKEN"`
+	IdempotencySecrets string `env:"ONCE_IDEMPOTENCY_SECRETS"`
+	CredentialKeys     string `env:"ONCE_CREDENTIAL_KEYS"`
+	// The membership check of authentication, remembered for AuthCacheTTL
+	// (another process sees a removal within it; this one at once).
+	AuthCacheSize int           `env:"ONCE_AUTH_CACHE_SIZE"`
+	AuthCacheTTL  time.Duration `env:"ONCE_AUTH_CACHE_TTL"`
+}
+
+func defaultSecretsConfig() SecretsConfig {
+	return SecretsConfig{
+		JWTIssuer: "once", TokenTTL: 24 * time.Hour,
+		AuthCacheSize: workspaces.DefaultMembershipCacheSize, AuthCacheTTL: workspaces.DefaultMembershipCacheTTL,
+	}
+}
+
+// applyDevDefaults fills the secrets left unset with the public dev ones,
+// on the embedded store only.
+func (c *Config) applyDevDefaults() { c.fillDevSecrets(c.Embedded()) }
+
+func (c *SecretsConfig) fillDevSecrets(embedded bool) {
+	if !embedded {
+		return
+	}
+	if c.JWTSecret == "" {
+		c.JWTSecret = DevJWTSecret
+	}
+	if c.IdempotencySecrets == "" {
+		c.IdempotencySecrets = DevIdempotencySecrets
+	}
+	if c.CredentialKeys == "" {
+		c.CredentialKeys = DevCredentialKeys
+	}
+}
+
+// Validate checks the secrets (the dev ones are refused unless embedded),
+// the tokens and the membership cache.
+func (c SecretsConfig) Validate(embedded bool) error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if len(c.JWTSecret) < 32 {
+		bad("ONCE_JWT_SECRET must be at least 32 bytes")
+	}
+	if c.IdempotencySecrets == "" {
+		bad("ONCE_IDEMPOTENCY_SECRETS is required with DATABASE_URL (format id:base64key[,id:base64key...])")
+	} else if _, err := idempotency.ParseSecrets(c.IdempotencySecrets); err != nil {
+		bad("ONCE_IDEMPOTENCY_SECRETS: %v", err)
+	}
+	if c.CredentialKeys == "" {
+		bad("ONCE_CREDENTIAL_KEYS is required with DATABASE_URL (format id:base64-32-bytes[,...])")
+	} else if _, err := aesgcm.ParseKeys(c.CredentialKeys); err != nil {
+		bad("ONCE_CREDENTIAL_KEYS: %v", err)
+	}
+	if !embedded && (c.JWTSecret == DevJWTSecret || c.IdempotencySecrets == DevIdempotencySecrets || c.CredentialKeys == DevCredentialKeys) {
+		bad("the public dev secrets cannot be used with DATABASE_URL; set ONCE_JWT_SECRET, ONCE_IDEMPOTENCY_SECRETS and ONCE_CREDENTIAL_KEYS")
+	}
+	if c.TokenTTL <= 0 {
+		bad("ONCE_TOKEN_TTL must be positive")
+	}
+	if c.OperatorToken != "" && (len(c.OperatorToken) < 32 || c.OperatorToken == c.JWTSecret) {
+		bad("ONCE_OPERATOR_TOKEN must be at least 32 bytes and differ from ONCE_JWT_SECRET (or be empty: no operator console)")
+	}
+	if c.AuthCacheSize < 0 || c.AuthCacheSize > 1_000_000 {
+		bad("ONCE_AUTH_CACHE_SIZE=%d must be between 0 (off) and 1000000", c.AuthCacheSize)
+	}
+	if c.AuthCacheTTL < 0 || c.AuthCacheTTL > workspaces.MaxMembershipCacheTTL {
+		bad("ONCE_AUTH_CACHE_TTL=%s must be between 0 (off) and %s: a member removed through another process keeps access that long", c.AuthCacheTTL, workspaces.MaxMembershipCacheTTL)
+	}
+	return errors.Join(errs...)
+}
+
+func (SecretsConfig) settings() settingGroup { return secretsSettings }
+
+var secretsSettings = settingGroup{
+	title: "Authentication and secrets",
+	vars: map[string]setting{
+		"ONCE_JWT_SECRET": {
+			help:       "HMAC key of the bearer tokens, at least 32 bytes; required with DATABASE_URL",
+			doc:        "HS256 secret of bearer tokens, ≥ 32 bytes. Required with PostgreSQL.",
+			docDefault: "dev secret on the embedded store",
+		},
+		"ONCE_JWT_ISSUER": {
+			help: "issuer (iss) of the bearer tokens",
+			doc:  "token issuer (`iss`)",
+		},
+		"ONCE_TOKEN_TTL": {
+			help: "lifetime of the tokens `once token` issues",
+			doc:  "lifetime of tokens made by `once token`",
+		},
+		"ONCE_OPERATOR_TOKEN": {
+			help:       "credential of the operator console, at least 32 bytes; empty: no console",
+			doc:        "the operator console's credential, ≥ 32 bytes and not `ONCE_JWT_SECRET`; a bearer token for its API, typed into its login form for the page. Not a tenant token: it sees every workspace's backlog and dead letters",
+			docDefault: "*(empty: console off)*",
+		},
+		"ONCE_IDEMPOTENCY_SECRETS": {
+			help:       "keys of the idempotency fingerprints, id:base64key[,id:base64key...]; required with DATABASE_URL",
+			doc:        "fingerprint keyring `id:base64key[,id:base64key…]`; the first signs, all verify (rotation keeps in-flight retries valid). Keys ≥ 32 bytes.",
+			docDefault: "dev secret on the embedded store",
+		},
+		"ONCE_CREDENTIAL_KEYS": {
+			help:       "AES-256-GCM keys of the stored platform credentials, id:base64-32-bytes[,...]; required with DATABASE_URL",
+			doc:        "AES-256-GCM keyring for store credentials, `id:base64-32-bytes[,…]`; the first seals, all open",
+			docDefault: "dev key on the embedded store",
+		},
+		"ONCE_AUTH_CACHE_SIZE": {
+			help: "memberships authentication remembers (0: off)",
+			doc:  "(workspace, user) memberships each process remembers for authentication; `0` turns it off",
+		},
+		"ONCE_AUTH_CACHE_TTL": {
+			help: "for at most this long: another process sees a member's removal within it",
+			doc:  "how long one is remembered (0 to `1m`). A removal through this process is seen at once; **another process sees it within this TTL**",
+		},
+	},
+}

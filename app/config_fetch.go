@@ -1,0 +1,43 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/oncehq/once/domain/fetchpolicy"
+)
+
+// FetchConfig is the allow-lists of the fetch policy (domain/fetchpolicy)
+// that open private ranges and hosts to material transfers, for tests and
+// private deployments.
+type FetchConfig struct {
+	FetchAllowCIDRs string `env:"ONCE_FETCH_ALLOW_CIDRS"`
+	FetchAllowHosts string `env:"ONCE_FETCH_ALLOW_HOSTS"`
+}
+
+func (c FetchConfig) fetchPolicy() (fetchpolicy.Policy, error) {
+	return fetchpolicy.Parse(c.FetchAllowCIDRs, c.FetchAllowHosts)
+}
+
+// Validate parses the allow-lists.
+func (c FetchConfig) Validate() error {
+	if _, err := c.fetchPolicy(); err != nil {
+		return fmt.Errorf("ONCE_FETCH_ALLOW_CIDRS / ONCE_FETCH_ALLOW_HOSTS: %w", err)
+	}
+	return nil
+}
+
+func (FetchConfig) settings() settingGroup { return fetchSettings }
+
+var fetchSettings = settingGroup{
+	title: "Material fetches",
+	vars: map[string]setting{
+		"ONCE_FETCH_ALLOW_CIDRS": {
+			help: "address ranges material transfers may fetch from although not public (10.0.0.0/8,...); empty: public addresses only",
+			doc:  "comma-separated ranges (`10.0.0.0/8`, `fd00::/8`) or addresses that material sources may point to although they are not public",
+		},
+		"ONCE_FETCH_ALLOW_HOSTS": {
+			help: "host names material transfers may fetch from whatever they resolve to (minio.internal,*.corp.example)",
+			doc:  "comma-separated host names (`minio.internal`, or `*.corp.example` for the names under it) that may be fetched whatever they resolve to",
+		},
+	},
+}

@@ -1,0 +1,45 @@
+package app
+
+import (
+	"fmt"
+	"net"
+)
+
+// OpsConfig is the ops listener (metrics, health, console), never the
+// public API.
+type OpsConfig struct {
+	// OpsAddr empty takes the command's default (WithOpsAddr), one port
+	// per command so that serve, dispatch and work share a host.
+	OpsAddr string `env:"ONCE_OPS_ADDR"`
+	// OpsPprof serves net/http/pprof under /debug/pprof/ (for `once-bench
+	// http --profile-dir`).
+	OpsPprof bool `env:"ONCE_OPS_PPROF"`
+}
+
+// Validate checks the address.
+func (c OpsConfig) Validate() error {
+	if c.OpsAddr == "" {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(c.OpsAddr); err != nil {
+		return fmt.Errorf("ONCE_OPS_ADDR=%q must be host:port (such as 127.0.0.1:9180)", c.OpsAddr)
+	}
+	return nil
+}
+
+func (OpsConfig) settings() settingGroup { return opsSettings }
+
+var opsSettings = settingGroup{
+	title: "Ops listener",
+	vars: map[string]setting{
+		"ONCE_OPS_ADDR": {
+			help:       "listen address of /metrics, /healthz, /readyz and the console (never the API); empty: the command's own port",
+			doc:        "the ops listener: `/metrics`, `/healthz`, `/readyz` (see [operating.md](operating.md#listeners)); never on the public API",
+			docDefault: "`127.0.0.1:9180` (serve), `:9181` (dispatch), `:9182` (work)",
+		},
+		"ONCE_OPS_PPROF": {
+			help: "serve net/http/pprof under /debug/pprof/ on the ops listener",
+			doc:  "`true` serves Go's profiler (`net/http/pprof`) under `/debug/pprof/` on the ops listener; `once-bench http --profile-dir` turns it on for the `serve` it starts",
+		},
+	},
+}

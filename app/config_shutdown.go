@@ -1,0 +1,49 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ShutdownConfig is how a process stops (docs/deploy.md, rolling
+// restarts): on SIGTERM /readyz answers 503 and the API keeps serving for
+// ShutdownDrain (longer than the balancer's health check takes to see it:
+// interval × fall); then the process stops within ShutdownTimeout,
+// requests in flight and jobs finished or handed back.
+type ShutdownConfig struct {
+	ShutdownDrain   time.Duration `env:"ONCE_SHUTDOWN_DRAIN"`
+	ShutdownTimeout time.Duration `env:"ONCE_SHUTDOWN_TIMEOUT"`
+}
+
+func defaultShutdownConfig() ShutdownConfig {
+	return ShutdownConfig{ShutdownDrain: 5 * time.Second, ShutdownTimeout: 30 * time.Second}
+}
+
+// Validate checks both bounds.
+func (c ShutdownConfig) Validate() error {
+	var errs []error
+	if c.ShutdownDrain < 0 || c.ShutdownDrain > 5*time.Minute {
+		errs = append(errs, fmt.Errorf("ONCE_SHUTDOWN_DRAIN=%s must be between 0 (no drain) and 5m: longer than the balancer's health check needs to take the instance out", c.ShutdownDrain))
+	}
+	if c.ShutdownTimeout < time.Second || c.ShutdownTimeout > time.Hour {
+		errs = append(errs, fmt.Errorf("ONCE_SHUTDOWN_TIMEOUT=%s must be between 1s and 1h: requests in flight and jobs get that long to finish", c.ShutdownTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+func (ShutdownConfig) settings() settingGroup { return shutdownSettings }
+
+var shutdownSettings = settingGroup{
+	title: "Shutdown",
+	vars: map[string]setting{
+		"ONCE_SHUTDOWN_DRAIN": {
+			help: "on SIGTERM, how long /readyz answers 503 while the API still serves (with Connection: close); longer than the balancer's check interval × fall",
+			doc:  "on SIGTERM, how long `/readyz` answers 503 while the API still serves (each response with `Connection: close`), for the load balancer to take the instance out: longer than its check interval × the failures it needs ([rolling restarts](deploy.md#several-serve-behind-a-load-balancer-rolling-restarts)); `0` stops at once",
+		},
+		"ONCE_SHUTDOWN_TIMEOUT": {
+			help: "then how long requests in flight and jobs get to finish before the process exits anyway",
+			doc:  "then how long requests in flight and jobs get to finish before the process exits anyway (between `1s` and `1h`)",
+		},
+	},
+}
