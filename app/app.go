@@ -36,7 +36,7 @@ func Base(cfg Config, log *slog.Logger) fx.Option {
 		ShutdownModule,
 		ConsoleModule,
 		tracingModule,
-		TasksModule,
+		TasksModule(),
 		storageModule(cfg),
 		OpsRoutesModule,
 		fx.Invoke(routeLibraryLogs),
@@ -74,7 +74,7 @@ func Background(cfg Config) fx.Option {
 	}
 	switch {
 	case worker:
-		opts = append(opts, WorkerModule, externalSystemsModule(cfg.SimURL))
+		opts = append(opts, WorkerModule(), externalSystemsModule(cfg.SimURL))
 	case cfg.Worker:
 		opts = append(opts, noWorkerOnBullMQ)
 	}

@@ -78,9 +78,9 @@ func newIdempotency(in idempotencyIn, cfg IdempotencyConfig) (*idempotency.Servi
 }
 
 // newJobFailures ends the jobs workers give up on and reopens them on
-// re-drive, for every task kind (taskKinds).
+// re-drive, for every task kind as the kinds registered it (withKindsCode).
 func newJobFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger) *jobs.Failures {
-	return jobs.NewFailures(uow, clock, log.With("component", "jobs"), jobKinds(taskKinds)...)
+	return jobs.NewFailures(uow, clock, log.With("component", "jobs"), jobKinds(jobs.Registered())...)
 }
 
 func newSealer(cfg SecretsConfig) (*aesgcm.Sealer, error) {

@@ -25,20 +25,23 @@ var DispatchModule = fx.Module("dispatch",
 	}),
 )
 
-// WorkerModule consumes the queue: one handler per task kind (taskKinds).
-// The external systems the handlers call come from externalSystemsModule.
-var WorkerModule = fx.Module("worker",
-	// Every line of the workers and their handlers names its component.
-	fx.Decorate(func(log *slog.Logger) *slog.Logger { return log.With("component", "worker") }),
-	kindHandlers(taskKinds),
-	fx.Provide(newWorker),
-	fx.Invoke(func(lc fx.Lifecycle, w *queue.Worker, cfg QueueConfig, log *slog.Logger) {
-		lc.Append(fx.Hook{
-			OnStart: func(context.Context) error { return w.Run(context.Background()) },
-			OnStop:  func(ctx context.Context) error { return stopWorker(ctx, w, cfg.Queue, log) },
-		})
-	}),
-)
+// WorkerModule consumes the queue: one handler per task kind, as the kinds
+// registered them (withKindsCode). The external systems the handlers call
+// come from externalSystemsModule.
+func WorkerModule() fx.Option {
+	return fx.Module("worker",
+		// Every line of the workers and their handlers names its component.
+		fx.Decorate(func(log *slog.Logger) *slog.Logger { return log.With("component", "worker") }),
+		withKindsCode(kindHandlers),
+		fx.Provide(newWorker),
+		fx.Invoke(func(lc fx.Lifecycle, w *queue.Worker, cfg QueueConfig, log *slog.Logger) {
+			lc.Append(fx.Hook{
+				OnStart: func(context.Context) error { return w.Run(context.Background()) },
+				OnStop:  func(ctx context.Context) error { return stopWorker(ctx, w, cfg.Queue, log) },
+			})
+		}),
+	)
+}
 
 // stopWorker stops the workers within ctx (ONCE_SHUTDOWN_TIMEOUT): no job
 // starts any more, the running ones get until shortly before ctx ends to

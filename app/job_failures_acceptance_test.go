@@ -19,7 +19,6 @@ import (
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/kinds"
-	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
@@ -79,50 +78,16 @@ type jobCase struct {
 	effects func(op started) int
 }
 
-// jobCases are the cases by the event type of their kind; the tests
-// range over kinds.All, so a declared kind without a case fails.
-func jobCases(ledgerPath string) map[string]jobCase {
-	// effects counts the ledger entries f selects, for a token or a
-	// subject of the task under test.
-	effects := func(f func(op started) simhttp.Filter) func(op started) int {
-		return func(op started) int {
-			ledger, err := simhttp.ReadLedger(ledgerPath)
-			if err != nil {
-				return -1
-			}
-			return len(simhttp.Select(ledger, f(op)))
+// ledgerEffects counts the entries of the simulator's ledger at
+// ledgerPath that f selects, for a token or a subject of the task under
+// test (-1 if the ledger cannot be read).
+func ledgerEffects(ledgerPath string, f func(op started) simhttp.Filter) func(op started) int {
+	return func(op started) int {
+		ledger, err := simhttp.ReadLedger(ledgerPath)
+		if err != nil {
+			return -1
 		}
-	}
-	var sourceURL string // of the transfer under test
-	return map[string]jobCase{
-		model.EventStoreCredentialsVerify: {"verification", func(t *testing.T, s *apitest.Server) (string, any) {
-			return "/v1/stores", storeBody("gives-up-" + uuid.NewString()[:8])
-		}, "/v1/stores/", "verification_failed", "verified", effects(func(op started) simhttp.Filter {
-			return simhttp.Filter{Kind: simhttp.KindVerify, Token: op.token, EffectsOnly: true}
-		})},
-		model.EventMediaProcess: {"media", func(t *testing.T, s *apitest.Server) (string, any) {
-			return "/v1/media/" + uploadedMedia(t, s).String() + "/complete", nil
-		}, "/v1/media/", "rejected", "ready", nil},
-		model.EventMaterialTransfer: {"material transfer", func(t *testing.T, s *apitest.Server) (string, any) {
-			sourceURL = "https://supplier.example/" + uuid.NewString() + ".png"
-			return "/v1/material-transfers", map[string]any{"source_urls": []string{sourceURL}}
-		}, "/v1/material-transfers/", "failed", "succeeded", effects(func(started) simhttp.Filter {
-			return simhttp.Filter{Kind: simhttp.KindFetch, Subject: sourceURL}
-		})},
-		model.EventListingPublish: {"publication", func(t *testing.T, s *apitest.Server) (string, any) {
-			store, product := verifiedStore(t, s), createProduct(t, s)
-			return "/v1/products/" + product.String() + "/publications", map[string]any{"store_id": store}
-		}, "/v1/publications/", "failed", "succeeded", effects(func(op started) simhttp.Filter {
-			return simhttp.Filter{Kind: simhttp.KindListing, Token: op.token, EffectsOnly: true}
-		})},
-		model.EventCatalogSync: {"catalog sync", func(t *testing.T, s *apitest.Server) (string, any) {
-			return "/v1/stores/" + verifiedStore(t, s).String() + "/syncs", nil
-		}, "/v1/syncs/", "failed", "succeeded", nil},
-		model.EventAITask: {"AI task", func(t *testing.T, s *apitest.Server) (string, any) {
-			return "/v1/ai-tasks", map[string]any{"product_id": createProduct(t, s), "kind": "text"}
-		}, "/v1/ai-tasks/", "failed", "succeeded", effects(func(op started) simhttp.Filter {
-			return simhttp.Filter{Kind: simhttp.KindGenerate, Token: op.token, EffectsOnly: true}
-		})},
+		return len(simhttp.Select(ledger, f(op)))
 	}
 }
 
@@ -200,10 +165,10 @@ func TestPostgresEveryJobThatGivesUpEndsFailedAndIsRedriven(t *testing.T) {
 	var f faults
 	s := apitest.Start(t, cfg, db, f.inject())
 
-	cases := jobCases(ledgerPath)
 	for _, k := range kinds.All {
-		c, ok := cases[k.EventType]
-		require.True(t, ok, "task kind %s has no case in jobCases", k.EventType)
+		job := kindCases[k.EventType].job
+		require.NotNil(t, job, "task kind %s has no job case in its test file (kindCases)", k.EventType)
+		c := job(ledgerPath)
 		kind := k.EventType
 		t.Run(c.name, func(t *testing.T) {
 			// A permanent failure: no retry, task and operation failed.

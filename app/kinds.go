@@ -4,50 +4,40 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 
 	"go.uber.org/fx"
 
-	"github.com/oncehq/once/domain/ai"
-	"github.com/oncehq/once/domain/catalog"
 	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/kinds"
-	"github.com/oncehq/once/domain/materials"
-	"github.com/oncehq/once/domain/media"
-	"github.com/oncehq/once/domain/publishing"
-	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
 
-// taskKinds are the code of each kind of the list (kinds.All), one line
-// each: the kind as its use case declares it (jobs.Kind: its names and
-// failure hook), the use case that starts its tasks and the worker handler
-// that runs them. What needs only the kinds' facts ranges over kinds.All;
-// what needs their code is derived from here: the use cases provided
-// (TasksModule), the handler of each event type (newHandlers), the tasks
-// jobs.Failures ends and reopens (newJobFailures). It is one list, not a
-// registration from each kind's file: the modules read it while the
-// package's variables are initialized, before such registrations would
-// run. TestEveryTaskKindIsWired checks that each listed kind is here with
-// its names, and has its retention rule, its handler, its failure hook and
-// an HTTP route that starts it (checkKinds).
-var taskKinds = []taskKind{
-	{stores.VerifyKind, stores.NewService, stores.NewVerifyHandler},
-	{media.Kind, media.NewService, media.NewProcessHandler},
-	{materials.Kind, materials.NewService, materials.NewTransferHandler},
-	{publishing.Kind, publishing.NewService, publishing.NewPublishHandler},
-	{catalog.Kind, catalog.NewService, catalog.NewSyncHandler},
-	{ai.Kind, ai.NewService, ai.NewTaskHandler},
+// withKindsCode is wire applied to the code of the kinds of the list
+// (kinds.All), or the error of what that code lacks (checkRegistered).
+// Each kind registers its use case, worker handler and failure hook from
+// its own package (jobs.Register); they are read here when the
+// application is built, never at package initialization. A kind's
+// package is linked because its HTTP routes import it
+// (adapters/httpapi/<kind>.go names its use case): one that nothing links
+// registers nothing, and the application refuses to build. What needs
+// only the kinds' facts ranges over kinds.All; what needs their code is
+// derived from here: the use cases provided (TasksModule), the handler of
+// each event type (WorkerModule, newHandlers), the tasks jobs.Failures
+// ends and reopens (newJobFailures). TestEveryTaskKindIsWired checks that
+// each listed kind is registered, and has its retention rule, its
+// handler, its failure hook and an HTTP route that starts it
+// (checkKinds).
+func withKindsCode(wire func(code []jobs.Registration) fx.Option) fx.Option {
+	return wireKinds(kinds.All, jobs.Registered(), wire)
 }
 
-// taskKind is one kind of background task as the application wires it.
-type taskKind struct {
-	jobs.Kind
-	// service constructs the use case that starts the kind's tasks.
-	service any
-	// handler constructs the worker handler of the kind's event type: a
-	// jobHandler (every jobs.Handler is one).
-	handler any
+// wireKinds is wire applied to code, or fx.Error of what code lacks for
+// the declared kinds.
+func wireKinds(declared []kinds.Kind, code []jobs.Registration, wire func(code []jobs.Registration) fx.Option) fx.Option {
+	if err := checkRegistered(declared, code); err != nil {
+		return fx.Error(err)
+	}
+	return wire(code)
 }
 
 // jobHandler is a worker handler that knows the event type it runs.
@@ -59,10 +49,10 @@ type jobHandler interface {
 // kindServices provides the use case of every kind, as its own type and
 // among the task services the HTTP routes find theirs in
 // (httpapi.Deps.TaskServices).
-func kindServices(kinds []taskKind) fx.Option {
-	services := make([]any, 0, 2*len(kinds))
-	for _, k := range kinds {
-		services = append(services, k.service, fx.Annotate(asAny(k.service), fx.ResultTags(`group:"task_services"`)))
+func kindServices(code []jobs.Registration) fx.Option {
+	services := make([]any, 0, 2*len(code))
+	for _, k := range code {
+		services = append(services, k.Service, fx.Annotate(asAny(k.Service), fx.ResultTags(`group:"task_services"`)))
 	}
 	return fx.Provide(services...)
 }
@@ -79,10 +69,10 @@ func asAny(constructor any) any {
 
 // kindHandlers provides the handler of every kind, and the Handlers that
 // map their event types to them.
-func kindHandlers(kinds []taskKind) fx.Option {
-	handlers := make([]any, 0, len(kinds)+1)
-	for _, k := range kinds {
-		handlers = append(handlers, fx.Annotate(k.handler, fx.As(new(jobHandler)), fx.ResultTags(`group:"job_handlers"`)))
+func kindHandlers(code []jobs.Registration) fx.Option {
+	handlers := make([]any, 0, len(code)+1)
+	for _, k := range code {
+		handlers = append(handlers, fx.Annotate(k.Handler, fx.As(new(jobHandler)), fx.ResultTags(`group:"job_handlers"`)))
 	}
 	return fx.Provide(append(handlers, newHandlers)...)
 }
@@ -126,56 +116,34 @@ var eventTypes = func() []string {
 }()
 
 // jobKinds are the kinds as jobs.Failures takes them.
-func jobKinds(kinds []taskKind) []jobs.Kind {
-	out := make([]jobs.Kind, 0, len(kinds))
-	for _, k := range kinds {
+func jobKinds(code []jobs.Registration) []jobs.Kind {
+	out := make([]jobs.Kind, 0, len(code))
+	for _, k := range code {
 		out = append(out, k.Kind)
 	}
 	return out
 }
 
 // checkKinds reports what each declared kind (in declared, kinds.All)
-// lacks to be wired: a retention rule, its code in kinds (same names,
-// once), its use case, its failure hook, its worker handler (in handlers)
-// and an HTTP route that starts it (in starts, httpapi.TaskStarts); and
-// code, a handler or a route for a kind that is not declared (its jobs
-// would be written and never run, or its rows never expire).
-func checkKinds(declared []kinds.Kind, code []taskKind, handlers Handlers, starts map[string][]string) error {
-	var errs []error
-	missing := func(event, what string) {
-		errs = append(errs, fmt.Errorf("task kind %q has no %s", event, what))
-	}
+// lacks to be wired: a retention rule, its registration (checkRegistered),
+// its worker handler (in handlers) and an HTTP route that starts it (in
+// starts, httpapi.TaskStarts); and a handler or a route for a kind that is
+// not declared (its jobs would be written and never run, or its rows
+// never expire).
+func checkKinds(declared []kinds.Kind, code []jobs.Registration, handlers Handlers, starts map[string][]string) error {
+	errs := []error{checkRegistered(declared, code)}
 	events := map[string]bool{}
 	for _, d := range declared {
-		if d.EventType == "" || d.OperationKind == "" || d.ResourceType == "" || d.Table == "" {
-			missing(d.EventType, "event type, operation kind, resource type or table")
-		}
-		if events[d.EventType] {
-			errs = append(errs, fmt.Errorf("task kind %q is declared twice", d.EventType))
-		}
 		events[d.EventType] = true
 		if d.Retention == kinds.Undeclared {
-			missing(d.EventType, "retention rule (kinds.Kind.Retention)")
-		}
-		wired := slices.IndexFunc(code, func(k taskKind) bool { return k.EventType == d.EventType })
-		if wired < 0 {
-			missing(d.EventType, "code (a line in app taskKinds)")
-		} else {
-			errs = append(errs, checkKindCode(d, code[wired]))
+			errs = append(errs, missing(d.EventType, "retention rule (kinds.Kind.Retention)"))
 		}
 		if handlers[d.EventType] == nil {
-			missing(d.EventType, "worker handler")
+			errs = append(errs, missing(d.EventType, "worker handler"))
 		}
 		if len(starts[d.EventType]) == 0 {
-			missing(d.EventType, "HTTP route that starts it (httpapi registerTask)")
+			errs = append(errs, missing(d.EventType, "HTTP route that starts it (httpapi registerTask)"))
 		}
-	}
-	wired := map[string]bool{}
-	for _, k := range code {
-		if !events[k.EventType] || wired[k.EventType] {
-			errs = append(errs, fmt.Errorf("code of task kind %q, which is not declared once in kinds.All", k.EventType))
-		}
-		wired[k.EventType] = true
 	}
 	for event := range handlers {
 		if !events[event] {
@@ -190,20 +158,55 @@ func checkKinds(declared []kinds.Kind, code []taskKind, handlers Handlers, start
 	return errors.Join(errs...)
 }
 
-// checkKindCode reports what the code of the declared kind d lacks: the
-// names its use case declares must be d's, and it needs a use case and a
-// failure hook.
-func checkKindCode(d kinds.Kind, k taskKind) error {
+// checkRegistered reports what the application cannot be built without:
+// each declared kind has its names and table, is declared once and
+// registered once (jobs.Register: a kind whose package nothing links has
+// no registration) with a use case, a worker handler and a failure hook;
+// and no registration is of a kind that is not declared (its jobs would
+// be written and never expire, or its route start tasks no list knows).
+func checkRegistered(declared []kinds.Kind, code []jobs.Registration) error {
 	var errs []error
-	if k.OperationKind != d.OperationKind || k.ResourceType != d.ResourceType {
-		errs = append(errs, fmt.Errorf("task kind %q is %s/%s in its use case, %s/%s in kinds.All",
-			d.EventType, k.OperationKind, k.ResourceType, d.OperationKind, d.ResourceType))
+	events := map[string]bool{}
+	for _, d := range declared {
+		if d.EventType == "" || d.OperationKind == "" || d.ResourceType == "" || d.Table == "" {
+			errs = append(errs, missing(d.EventType, "event type, operation kind, resource type or table"))
+		}
+		if events[d.EventType] {
+			errs = append(errs, fmt.Errorf("task kind %q is declared twice", d.EventType))
+		}
+		events[d.EventType] = true
 	}
-	if k.Task == nil {
-		errs = append(errs, fmt.Errorf("task kind %q has no failure hook (jobs.Kind.Task)", d.EventType))
+	registered := map[string]bool{}
+	for _, k := range code {
+		if !events[k.EventType] || registered[k.EventType] {
+			errs = append(errs, fmt.Errorf("registration of task kind %q, which is not declared once in kinds.All", k.EventType))
+		}
+		registered[k.EventType] = true
+		errs = append(errs, checkRegistration(k))
 	}
-	if k.service == nil {
-		errs = append(errs, fmt.Errorf("task kind %q has no use case", d.EventType))
+	for _, d := range declared {
+		if !registered[d.EventType] {
+			errs = append(errs, missing(d.EventType, "registration (jobs.Register in its package, linked by its HTTP routes)"))
+		}
 	}
 	return errors.Join(errs...)
 }
+
+// checkRegistration reports what the registration k lacks: a use case, a
+// worker handler and a failure hook.
+func checkRegistration(k jobs.Registration) error {
+	var errs []error
+	if k.Service == nil {
+		errs = append(errs, missing(k.EventType, "use case"))
+	}
+	if k.Handler == nil {
+		errs = append(errs, missing(k.EventType, "worker handler constructor"))
+	}
+	if k.Task == nil {
+		errs = append(errs, missing(k.EventType, "failure hook (jobs.Kind.Task)"))
+	}
+	return errors.Join(errs...)
+}
+
+// missing is the error of a task kind that lacks what.
+func missing(event, what string) error { return fmt.Errorf("task kind %q has no %s", event, what) }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/oncehq/once/adapters/httpapi"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/kinds"
 )
 
@@ -25,16 +26,16 @@ func wiring(t *testing.T) (Handlers, map[string][]string) {
 	cfg.applyDevDefaults()
 	cfg.ObjectStore = ObjectStoreMemory
 	var handlers Handlers
-	fxtest.New(t, Base(cfg, slog.New(slog.DiscardHandler)), inProcessSystems, kindHandlers(taskKinds), fx.Populate(&handlers))
+	fxtest.New(t, Base(cfg, slog.New(slog.DiscardHandler)), inProcessSystems, withKindsCode(kindHandlers), fx.Populate(&handlers))
 	return handlers, httpapi.TaskStarts(httpapi.NewAPI(http.NewServeMux(), httpapi.Deps{}))
 }
 
-// Every declared task kind has its names, its retention rule, its code
-// (use case and failure hook), its worker handler and an HTTP route that
-// starts it.
+// Every declared task kind has its names, its retention rule, its
+// registration (use case, handler and failure hook), its worker handler
+// and an HTTP route that starts it.
 func TestEveryTaskKindIsWired(t *testing.T) {
 	handlers, starts := wiring(t)
-	require.NoError(t, checkKinds(kinds.All, taskKinds, handlers, starts))
+	require.NoError(t, checkKinds(kinds.All, jobs.Registered(), handlers, starts))
 	assert.Len(t, handlers, len(kinds.All))
 	assert.ElementsMatch(t, eventTypes, slices.Collect(maps.Keys(handlers)), "BullMQ checks the queues of every kind")
 }
@@ -55,76 +56,78 @@ func TestAKindNotFullyWiredIsReported(t *testing.T) {
 		change(&declared[len(declared)-1])
 		return declared
 	}
-	codeWith := func(change func(k *taskKind)) []taskKind {
-		code := slices.Clone(taskKinds)
-		for i := range code {
-			if code[i].EventType == event {
-				change(&code[i])
+	code := jobs.Registered()
+	codeWith := func(change func(k *jobs.Registration)) []jobs.Registration {
+		changed := slices.Clone(code)
+		for i := range changed {
+			if changed[i].EventType == event {
+				change(&changed[i])
 			}
 		}
-		return code
+		return changed
 	}
-	notSample := func(k taskKind) bool { return k.EventType == event }
+	notSample := func(k jobs.Registration) bool { return k.EventType == event }
 	noHandler := maps.Clone(handlers)
 	delete(noHandler, event)
 	thing := kinds.Kind{EventType: "thing.do", OperationKind: "thing.do", ResourceType: "thing", Table: "things", Retention: kinds.ExpiresFinished}
 
 	cases := map[string]struct {
 		declared []kinds.Kind
-		code     []taskKind
+		code     []jobs.Registration
 		handlers Handlers
 		starts   map[string][]string
 		want     []string
 	}{
 		"a kind declared and nothing else": {
-			declared: append(slices.Clone(kinds.All), thing), code: taskKinds, handlers: handlers, starts: starts,
-			want: []string{`"thing.do" has no code`, `"thing.do" has no worker handler`, `"thing.do" has no HTTP route`},
+			declared: append(slices.Clone(kinds.All), thing), code: code, handlers: handlers, starts: starts,
+			want: []string{`"thing.do" has no registration`, `"thing.do" has no worker handler`, `"thing.do" has no HTTP route`},
 		},
 		"no retention rule": {
-			declared: declaredWith(func(k *kinds.Kind) { k.Retention = kinds.Undeclared }), code: taskKinds, handlers: handlers, starts: starts,
+			declared: declaredWith(func(k *kinds.Kind) { k.Retention = kinds.Undeclared }), code: code, handlers: handlers, starts: starts,
 			want: []string{`"` + event + `" has no retention rule`},
 		},
 		"no worker handler": {
-			declared: kinds.All, code: taskKinds, handlers: noHandler, starts: starts,
+			declared: kinds.All, code: code, handlers: noHandler, starts: starts,
 			want: []string{`"` + event + `" has no worker handler`},
 		},
 		"no HTTP route": {
-			declared: kinds.All, code: taskKinds, handlers: handlers, starts: without(starts, event),
+			declared: kinds.All, code: code, handlers: handlers, starts: without(starts, event),
 			want: []string{`"` + event + `" has no HTTP route`},
 		},
 		"no failure hook": {
-			declared: kinds.All, code: codeWith(func(k *taskKind) { k.Task = nil }), handlers: handlers, starts: starts,
+			declared: kinds.All, code: codeWith(func(k *jobs.Registration) { k.Task = nil }), handlers: handlers, starts: starts,
 			want: []string{`"` + event + `" has no failure hook`},
 		},
 		"no use case": {
-			declared: kinds.All, code: codeWith(func(k *taskKind) { k.service = nil }), handlers: handlers, starts: starts,
+			declared: kinds.All, code: codeWith(func(k *jobs.Registration) { k.Service = nil }), handlers: handlers, starts: starts,
 			want: []string{`"` + event + `" has no use case`},
 		},
-		"no code": {
-			declared: kinds.All, code: slices.DeleteFunc(slices.Clone(taskKinds), notSample), handlers: handlers, starts: starts,
-			want: []string{`"` + event + `" has no code`},
+		"no worker handler constructor": {
+			declared: kinds.All, code: codeWith(func(k *jobs.Registration) { k.Handler = nil }), handlers: handlers, starts: starts,
+			want: []string{`"` + event + `" has no worker handler constructor`},
 		},
-		"names that differ from the declaration": {
-			declared: declaredWith(func(k *kinds.Kind) { k.ResourceType = "other" }), code: taskKinds, handlers: handlers, starts: starts,
-			want: []string{`"` + event + `" is ` + sample.OperationKind + `/` + sample.ResourceType + ` in its use case`},
+		// A kind whose package nothing links registers nothing.
+		"no registration": {
+			declared: kinds.All, code: slices.DeleteFunc(slices.Clone(code), notSample), handlers: handlers, starts: starts,
+			want: []string{`"` + event + `" has no registration`},
 		},
 		"no names": {
-			declared: declaredWith(func(k *kinds.Kind) { k.Table = "" }), code: taskKinds, handlers: handlers, starts: starts,
+			declared: declaredWith(func(k *kinds.Kind) { k.Table = "" }), code: code, handlers: handlers, starts: starts,
 			want: []string{`"` + event + `" has no event type, operation kind, resource type or table`},
 		},
 		"declared twice": {
-			declared: append(slices.Clone(kinds.All), sample), code: taskKinds, handlers: handlers, starts: starts,
+			declared: append(slices.Clone(kinds.All), sample), code: code, handlers: handlers, starts: starts,
 			want: []string{`"` + event + `" is declared twice`},
 		},
-		"code twice": {
-			declared: kinds.All, code: append(slices.Clone(taskKinds), taskKinds[0]), handlers: handlers, starts: starts,
-			want: []string{`code of task kind "` + taskKinds[0].EventType + `", which is not declared once`},
+		"registered twice": {
+			declared: kinds.All, code: append(slices.Clone(code), code[0]), handlers: handlers, starts: starts,
+			want: []string{`registration of task kind "` + code[0].EventType + `", which is not declared once`},
 		},
 		"a kind left out of the list": {
 			declared: slices.DeleteFunc(slices.Clone(kinds.All), func(k kinds.Kind) bool { return k.EventType == event }),
-			code:     taskKinds, handlers: handlers, starts: starts,
+			code:     code, handlers: handlers, starts: starts,
 			want: []string{
-				`code of task kind "` + event + `", which is not declared once`,
+				`registration of task kind "` + event + `", which is not declared once`,
 				`worker handler for "` + event + `", which is no declared task kind`,
 				`starts "` + event + `", which is no declared task kind`,
 			},
@@ -141,27 +144,15 @@ func TestAKindNotFullyWiredIsReported(t *testing.T) {
 	}
 }
 
-// A kind without a worker handler, or two handlers of one event type,
-// refuse to start the worker.
-func TestNewHandlersRefusesAMissingOrDoubledHandler(t *testing.T) {
-	handlers, _ := wiring(t)
-	var all []jobHandler
-	for _, h := range handlers {
-		all = append(all, h.(jobHandler))
-	}
-	_, err := newHandlers(handlersIn{Handlers: all})
-	require.NoError(t, err)
-
+// The application refuses to build when a declared kind is not
+// registered (its package not linked) or a registration is of no declared
+// kind.
+func TestTheApplicationRefusesUnregisteredKinds(t *testing.T) {
+	code := jobs.Registered()
 	event := kinds.All[len(kinds.All)-1].EventType
-	var withoutOne []jobHandler
-	for _, h := range all {
-		if h.Event() != event {
-			withoutOne = append(withoutOne, h)
-		}
-	}
-	_, err = newHandlers(handlersIn{Handlers: withoutOne})
-	require.ErrorContains(t, err, "task kind "+event+" has no worker handler")
-
-	_, err = newHandlers(handlersIn{Handlers: append(all, handlers[event].(jobHandler))})
-	require.ErrorContains(t, err, "two worker handlers for event type "+event)
+	unregistered := slices.DeleteFunc(slices.Clone(code), func(k jobs.Registration) bool { return k.EventType == event })
+	err := fx.ValidateApp(wireKinds(kinds.All, unregistered, kindServices))
+	require.ErrorContains(t, err, `"`+event+`" has no registration`)
+	err = fx.ValidateApp(wireKinds(kinds.All[:len(kinds.All)-1], code, kindHandlers))
+	require.ErrorContains(t, err, `registration of task kind "`+event+`", which is not declared once`)
 }

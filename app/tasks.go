@@ -11,17 +11,19 @@ import (
 )
 
 // TasksModule provides the use cases that start background tasks (one
-// per task kind, taskKinds), the products they work on and the object
-// store they write to.
-var TasksModule = fx.Module("tasks",
-	fx.Provide(
-		newObjectStore,
-		FetchConfig.fetchPolicy,
-		fx.Annotate(netguard.NewResolver, fx.As(new(ports.HostResolver))),
-		products.NewService,
-	),
-	kindServices(taskKinds),
-)
+// per task kind, as the kinds registered them: withKindsCode), the
+// products they work on and the object store they write to.
+func TasksModule() fx.Option {
+	return fx.Module("tasks",
+		fx.Provide(
+			newObjectStore,
+			FetchConfig.fetchPolicy,
+			fx.Annotate(netguard.NewResolver, fx.As(new(ports.HostResolver))),
+			products.NewService,
+		),
+		withKindsCode(kindServices),
+	)
+}
 
 // newObjectStore picks the object store: memory on the embedded default
 // (objects live as long as the embedded database), a local directory

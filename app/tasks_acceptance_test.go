@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"bytes"
-	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -21,17 +20,21 @@ import (
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
-// Tables a write may add rows to; every idempotent endpoint is checked
+// writeTables are the tables a write may add rows to: the kinds' tables
+// and the ones every write shares. Every idempotent endpoint is checked
 // against all of them, so a second execution shows up wherever it writes.
-var writeTables = []string{
-	"stores", "operations", "outbox_events", "idempotency_requests", "media",
-	"material_transfers", "publications", "catalog_syncs", "ai_tasks", "products",
+func writeTables() []string {
+	tables := []string{"operations", "outbox_events", "idempotency_requests", "products"}
+	for _, k := range kinds.All {
+		tables = append(tables, k.Table)
+	}
+	return tables
 }
 
 func rowCounts(t *testing.T, s *apitest.Server) map[string]int {
 	t.Helper()
 	counts := map[string]int{}
-	for _, table := range writeTables {
+	for _, table := range writeTables() {
 		counts[table] = s.CountRows(t, table)
 	}
 	return counts
@@ -111,60 +114,31 @@ type idempotentCase struct {
 	adds map[string]int
 }
 
+// idempotentCases are the cases of every kind of kinds.All, each from the
+// kind's own test file (kindCases), in the order of the list.
 func idempotentCases() []idempotentCase {
-	job := map[string]int{"operations": 1, "outbox_events": 1, "idempotency_requests": 1}
-	with := func(table string) map[string]int {
-		m := map[string]int{table: 1}
-		for k, v := range job {
-			m[k] = v
-		}
-		return m
+	var cases []idempotentCase
+	for _, k := range kinds.All {
+		cases = append(cases, kindCases[k.EventType].idempotent...)
 	}
-	apiKey, apiSecret := apitest.TestCredentials()
-	creds := func(n int) map[string]any {
-		return map[string]any{"api_key": fmt.Sprintf("%s-%d", apiKey, n), "api_secret": apiSecret}
-	}
-	return []idempotentCase{
-		{"createStore", "POST", http.StatusCreated, func(t *testing.T, s *apitest.Server) (string, any, any) {
-			shop := uuid.NewString()[:8]
-			return "/v1/stores", storeBody("a-" + shop), storeBody("b-" + shop)
-		}, with("stores")},
-		{"replaceStoreAuthorization", "PUT", http.StatusAccepted, func(t *testing.T, s *apitest.Server) (string, any, any) {
-			id := createStore(t, s, "replace-"+uuid.NewString()[:8]).Store.ID
-			return "/v1/stores/" + id.String() + "/authorization", map[string]any{"credentials": creds(1)}, map[string]any{"credentials": creds(2)}
-		}, job},
-		{"verifyStore", "POST", http.StatusAccepted, func(t *testing.T, s *apitest.Server) (string, any, any) {
-			id := createStore(t, s, "verify-"+uuid.NewString()[:8]).Store.ID
-			return "/v1/stores/" + id.String() + "/verifications", nil, nil
-		}, job},
-		{"startCatalogSync", "POST", http.StatusAccepted, func(t *testing.T, s *apitest.Server) (string, any, any) {
-			return "/v1/stores/" + verifiedStore(t, s).String() + "/syncs", nil, nil
-		}, with("catalog_syncs")},
-		{"registerMedia", "POST", http.StatusCreated, func(t *testing.T, s *apitest.Server) (string, any, any) {
-			return "/v1/media", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 100},
-				map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 101}
-		}, map[string]int{"media": 1, "idempotency_requests": 1}},
-		{"completeMediaUpload", "POST", http.StatusAccepted, func(t *testing.T, s *apitest.Server) (string, any, any) {
-			return "/v1/media/" + uploadedMedia(t, s).String() + "/complete", nil, nil
-		}, job},
-		{"startMaterialTransfer", "POST", http.StatusAccepted, func(t *testing.T, s *apitest.Server) (string, any, any) {
-			return "/v1/material-transfers",
-				map[string]any{"source_urls": []string{"https://supplier.example/a.png", "https://supplier.example/b.png"}},
-				map[string]any{"source_urls": []string{"https://supplier.example/c.png"}}
-		}, with("material_transfers")},
-		{"publishProduct", "POST", http.StatusAccepted, func(t *testing.T, s *apitest.Server) (string, any, any) {
-			store, product := verifiedStore(t, s), createProduct(t, s)
-			return "/v1/products/" + product.String() + "/publications", map[string]any{"store_id": store}, map[string]any{"store_id": uuid.New()}
-		}, with("publications")},
-		{"startAITask", "POST", http.StatusAccepted, func(t *testing.T, s *apitest.Server) (string, any, any) {
-			product := createProduct(t, s)
-			return "/v1/ai-tasks", map[string]any{"product_id": product, "kind": "text"}, map[string]any{"product_id": product, "kind": "category"}
-		}, with("ai_tasks")},
-	}
+	return cases
+}
+
+// jobAdds is what one execution of a route that starts a job adds.
+func jobAdds() map[string]int {
+	return map[string]int{"operations": 1, "outbox_events": 1, "idempotency_requests": 1}
+}
+
+// jobAddsWith is jobAdds and the row of table the route creates.
+func jobAddsWith(table string) map[string]int {
+	m := jobAdds()
+	m[table] = 1
+	return m
 }
 
 // Every route that starts a declared kind's tasks has its case in
-// idempotentCases, so the list below follows kinds.All.
+// idempotentCases (from the kind's own test file), so the list below
+// follows kinds.All.
 func TestEveryTaskKindStartIsAnIdempotentCase(t *testing.T) {
 	names := map[string]bool{}
 	for _, c := range idempotentCases() {
@@ -174,7 +148,7 @@ func TestEveryTaskKindStartIsAnIdempotentCase(t *testing.T) {
 	for _, k := range kinds.All {
 		require.NotEmpty(t, starts[k.EventType], "task kind %s has no start route", k.EventType)
 		for _, op := range starts[k.EventType] {
-			assert.True(t, names[op], "%s (starts %s) has no case in idempotentCases", op, k.EventType)
+			assert.True(t, names[op], "%s (starts %s) has no idempotent case in its kind's test file (kindCases)", op, k.EventType)
 		}
 	}
 }

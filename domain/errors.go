@@ -20,8 +20,6 @@ const (
 	CodeMethodNotAllowed      Code = "METHOD_NOT_ALLOWED"
 	CodeConflict              Code = "CONFLICT"
 	CodeStoreExists           Code = "STORE_ALREADY_EXISTS"
-	CodeSyncAlreadyActive     Code = "SYNC_ALREADY_ACTIVE"
-	CodeAlreadyPublished      Code = "ALREADY_PUBLISHED"
 	CodePreconditionFailed    Code = "PRECONDITION_FAILED"
 	CodePreconditionRequired  Code = "PRECONDITION_REQUIRED"
 	CodeInvalidState          Code = "INVALID_STATE"

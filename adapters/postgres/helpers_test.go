@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
@@ -119,7 +121,9 @@ func seedWorkspace(t testing.TB, uow ports.UnitOfWork, expires time.Time) uuid.U
 
 func newUoW(db *pgtest.DB) *postgres.UnitOfWork { return postgres.NewUnitOfWork(db.App) }
 
-// seedTaskTables writes one row into every table of sql/003_task_tables.sql.
+// seedTaskTables writes, for every kind of kinds.All, one row of its
+// table and of each table it fills (its kindRow's seed), with a product
+// they may reference.
 func seedTaskTables(ctx context.Context, tx ports.Tx, ws, store, op uuid.UUID) error {
 	product := model.Product{
 		ID: uuid.New(), WorkspaceID: ws, Title: "p", Currency: "EUR", Revision: 1, CreatedAt: t0, UpdatedAt: t0,
@@ -127,43 +131,24 @@ func seedTaskTables(ctx context.Context, tx ports.Tx, ws, store, op uuid.UUID) e
 	if err := tx.Products().Create(ctx, product); err != nil {
 		return err
 	}
-	task := func() model.TaskState {
+	refs := seedRefs{ws: ws, store: store, product: product.ID, task: func() model.TaskState {
 		s := model.NewTaskState(uuid.New(), ws, t0)
 		s.OperationID = op
 		return s
+	}}
+	for _, k := range kinds.All {
+		row, err := kindRowOf(k)
+		if err != nil {
+			return err
+		}
+		if row.seed == nil {
+			continue
+		}
+		if err := row.seed(ctx, tx, refs); err != nil {
+			return fmt.Errorf("seeding %s: %w", k.Table, err)
+		}
 	}
-	if err := tx.Media().Create(ctx, model.Media{
-		ID: uuid.New(), WorkspaceID: ws, Filename: "a.png", ContentType: "image/png", SizeBytes: 1,
-		ObjectKey: "k", Status: model.MediaAwaitingUpload, CreatedAt: t0, UpdatedAt: t0,
-	}); err != nil {
-		return err
-	}
-	if err := ports.Repository[ports.MaterialTransferRepository](tx).Create(ctx, model.MaterialTransfer{
-		TaskState: task(), Items: []model.MaterialItem{{Index: 0, SourceURL: "https://example.com/a.png"}},
-	}); err != nil {
-		return err
-	}
-	if err := ports.Repository[ports.PublicationRepository](tx).Create(ctx, model.Publication{
-		TaskState: task(), ProductID: product.ID, StoreID: store, ProductRevision: 1,
-	}); err != nil {
-		return err
-	}
-	if err := ports.Repository[ports.SyncRepository](tx).Create(ctx, model.CatalogSync{
-		TaskState: task(), StoreID: store,
-	}); err != nil {
-		return err
-	}
-	if err := ports.Repository[ports.SyncRepository](tx).UpsertItems(ctx, []model.CatalogItem{{
-		WorkspaceID: ws, StoreID: store, ExternalID: "x1", Title: "t", Currency: "EUR", SyncedAt: t0,
-	}}); err != nil {
-		return err
-	}
-	aiTask := model.AITask{TaskState: task(), ProductID: product.ID, Kind: model.AIText}
-	if err := ports.Repository[ports.AITaskRepository](tx).Create(ctx, aiTask); err != nil {
-		return err
-	}
-	_, err := ports.Repository[ports.AITaskRepository](tx).Bill(ctx, model.BillingRecord{WorkspaceID: ws, TaskID: aiTask.ID, Units: 1, CreatedAt: t0})
-	return err
+	return nil
 }
 
 // openPool opens a pool of OpenPool (the pipelined connections) on dsn

@@ -123,9 +123,9 @@ func TestRetentionDeletesOnlyFinishedRecordsPastTheirRetention(t *testing.T) {
 			id, store, product := uuid.New(), uuid.New(), uuid.New()
 			w.store(ws, store)
 			w.product(ws, product)
-			cols, vals := kindRowColumns(t, k.Table)
-			w.exec(`INSERT INTO `+k.Table+` (id, workspace_id, operation_id, status, created_at, updated_at`+cols+`)
-				SELECT $1, $2, $3, $4, $5, $5`+vals+` WHERE $6::uuid IS NOT NULL AND $7::uuid IS NOT NULL`,
+			columns := mustKindRow(t, k)
+			w.exec(`INSERT INTO `+k.Table+` (id, workspace_id, operation_id, status, created_at, updated_at`+columns.cols+`)
+				SELECT $1, $2, $3, $4, $5, $5`+columns.vals+` WHERE $6::uuid IS NOT NULL AND $7::uuid IS NOT NULL`,
 				id, ws, uuid.New(), status, at, store, product)
 			return id
 		}
@@ -138,13 +138,16 @@ func TestRetentionDeletesOnlyFinishedRecordsPastTheirRetention(t *testing.T) {
 			}
 		}
 	}
-	// The own rules: a transfer's items go with it; a billed AI task stays.
-	transfer := gone["material_transfers"][0]
-	w.exec(`INSERT INTO material_transfer_items (transfer_id, idx, workspace_id, source_url) VALUES ($1, 0, $2, 'u'), ($1, 1, $2, 'u')`, transfer, ws)
-	billed := gone["ai_tasks"][0]
-	w.exec(`INSERT INTO ai_billing_records (workspace_id, task_id, units) VALUES ($1, $2, 3)`, ws, billed)
-	gone["ai_tasks"] = slices.DeleteFunc(gone["ai_tasks"], func(id uuid.UUID) bool { return id == billed })
-	add(kept, "ai_tasks", billed)
+	// The kinds' own rules, each from its test file (a transfer's items
+	// go with it, a billed AI task stays).
+	var ownChecks []func()
+	for _, k := range kinds.Expiring() {
+		if own := mustKindRow(t, k).ownRetention; own != nil {
+			if check := own(w, ws, gone, kept); check != nil {
+				ownChecks = append(ownChecks, check)
+			}
+		}
+	}
 
 	uow := postgres.NewUnitOfWork(db.App)
 	store2 := postgres.NewRetention(db.App, uow)
@@ -166,9 +169,9 @@ func TestRetentionDeletesOnlyFinishedRecordsPastTheirRetention(t *testing.T) {
 			assert.True(t, w.exists(table, id), "%s %s should be kept", table, id)
 		}
 	}
-	var items int
-	require.NoError(t, super.QueryRow(`SELECT count(*) FROM material_transfer_items WHERE transfer_id = $1`, transfer).Scan(&items))
-	assert.Zero(t, items, "a transfer's items go with it")
+	for _, check := range ownChecks {
+		check()
+	}
 	assert.Equal(t, want, n, "every deletion counted")
 	counted := map[model.Expiring]int{}
 	for table, ids := range gone {
@@ -222,7 +225,7 @@ func TestExpiredWorkspacesRefusesATableNotGrantedToTheRetention(t *testing.T) {
 			assertUnknownKind(t, db.App, k.Table)
 		}
 	}
-	for _, name := range []string{"ai_billing_records", "idempotency_requests", "outbox_events", "workspaces", "no_such_table", `catalog_syncs"; --`} {
+	for _, name := range []string{"ai_billing_records", "idempotency_requests", "outbox_events", "workspaces", "no_such_table", kinds.Expiring()[0].Table + `"; --`} {
 		assertUnknownKind(t, db.App, name)
 	}
 }

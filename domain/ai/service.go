@@ -8,6 +8,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -16,10 +17,14 @@ import (
 const MaxInstructions = 2000
 
 // Task is an AI task as the steps every job shares see it.
-var Task = jobs.TaskTable[model.AITask](model.EventAITask, model.OperationAITask, "ai_task", ports.Repository[ports.AITaskRepository])
+var Task = jobs.TaskTable[model.AITask](kinds.AITask, ports.Repository[ports.AITaskRepository])
 
-// Kind is the AI task in the list of task kinds (app/kinds.go).
+// Kind is the AI task as its code declares it: its names and failure
+// hook. It is registered with its use case and worker handler, for the
+// application to wire (jobs.Register).
 var Kind = Task.Kind()
+
+var _ = jobs.Register(Kind, NewService, NewTaskHandler)
 
 // Service starts and reads AI tasks.
 type Service struct{ jobs.Starter }

@@ -10,16 +10,21 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
 
 // Task is a catalog sync as the steps every job shares see it.
-var Task = jobs.TaskTable[model.CatalogSync](model.EventCatalogSync, model.OperationCatalogSync, "catalog_sync", ports.Repository[ports.SyncRepository])
+var Task = jobs.TaskTable[model.CatalogSync](kinds.CatalogSync, ports.Repository[ports.SyncRepository])
 
-// Kind is the catalog sync in the list of task kinds (app/kinds.go).
+// Kind is the catalog sync as its code declares it: its names and failure
+// hook. It is registered with its use case and worker handler, for the
+// application to wire (jobs.Register).
 var Kind = Task.Kind()
+
+var _ = jobs.Register(Kind, NewService, NewSyncHandler)
 
 // Service starts and reads catalog syncs.
 type Service struct{ jobs.Starter }

@@ -3,12 +3,13 @@ package jobs
 import (
 	"github.com/google/uuid"
 
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
 )
 
-// Names are what the jobs of one task kind go by, said once in the kind's
-// Task (TaskTable, StatusTable) and read from there by its use case, its
-// handler and everything that lists the kinds.
+// Names are what the jobs of one task kind go by, read from the kind's
+// descriptor (kinds.Kind) by its Task (TaskTable, StatusTable), so its
+// use case, its handler and the list of kinds say the same names.
 type Names struct {
 	// EventType is the outbox event that asks a worker for a task: the
 	// worker runs the handler of that event type, and BullMQ sends it to
@@ -21,6 +22,11 @@ type Names struct {
 	ResourceType string
 }
 
+// namesOf are the names of the jobs of kind.
+func namesOf(kind kinds.Kind) Names {
+	return Names{EventType: kind.EventType, OperationKind: kind.OperationKind, ResourceType: kind.ResourceType}
+}
+
 // Spec is the model.JobSpec of a job of this kind on the row resourceID,
 // whose event payload builds (see model.NewJob).
 func (n Names) Spec(resourceID uuid.UUID, payload func(model.JobOperation) any) model.JobSpec {
@@ -30,11 +36,11 @@ func (n Names) Spec(resourceID uuid.UUID, payload func(model.JobOperation) any) 
 	}
 }
 
-// Kind is one task kind as the list of kinds (app/kinds.go) holds it: its
-// names and its failure hook, the Task that Failures ends when a worker
-// gives up on a job of the kind and reopens on re-drive. Each kind
-// declares it once, beside its use case, from its Task (TaskRow.Kind):
-// catalog.Kind, stores.VerifyKind.
+// Kind is one task kind as its code declares it: its names and its
+// failure hook, the Task that Failures ends when a worker gives up on a
+// job of the kind and reopens on re-drive. Each kind declares it once,
+// beside its use case, from its Task (TaskRow.Kind): catalog.Kind,
+// stores.VerifyKind, and registers it (Register).
 type Kind struct {
 	Names
 	Task Task

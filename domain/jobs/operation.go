@@ -8,10 +8,11 @@
 // over an operation on a longer-lived row; and, when the worker gives up,
 // Failures, which ends the job and dead-letters its event, reopening it on
 // re-drive. A task type declares its Task once (TaskTable, StatusTable:
-// the Names of its jobs and its row), its Kind from it (what the list of
-// kinds in app/ holds) and its Job in its handler. What builds a job's operation and event
-// (model.NewJob) stays in domain: it needs no transaction, and the use
-// cases that write it import no ports of this package.
+// its descriptor in kinds.All and its row), its Kind from it (which it
+// registers, Register) and its Job in its handler. What builds a job's
+// operation and event (model.NewJob) stays in domain: it needs no
+// transaction, and the use cases that write it import no ports of this
+// package.
 package jobs
 
 import (

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -53,15 +54,14 @@ type Table[T any, P taskRecord[T]] struct {
 	create func(ctx context.Context, tx ports.Tx, row T) error
 }
 
-// TaskTable is the Table of a task type: the names of its jobs (their
-// event type, the kind of their operations, their resource type; see
-// Names) and its repository in the transaction (e.g.
-// ports.Repository[ports.AITaskRepository]). The row keeps its state in
-// its model.TaskState.
-func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](eventType, operationKind, resourceType string, repo func(ports.Tx) R) Table[T, P] {
+// TaskTable is the Table of a task type: its kind in the list of kinds
+// (kinds.All), whose names its jobs go by (see Names), and its repository
+// in the transaction (e.g. ports.Repository[ports.AITaskRepository]). The
+// row keeps its state in its model.TaskState.
+func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](kind kinds.Kind, repo func(ports.Tx) R) Table[T, P] {
 	return Table[T, P]{
 		TaskRow: TaskRow[T, model.TaskStatus]{
-			Names: Names{EventType: eventType, OperationKind: operationKind, ResourceType: resourceType},
+			Names: namesOf(kind),
 			Get:   func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
 			Save:  func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
 			State: func(row *T) (*model.TaskStatus, *string, *time.Time) {
@@ -79,11 +79,11 @@ func TaskTable[T any, P taskRecord[T], R TaskRepository[T]](eventType, operation
 // own (a store's verification, a media's processing): the one status in
 // which a worker has work to do (where a re-drive puts the row back) and
 // the one a job given up leaves.
-func StatusTable[T any, S ~string, R TaskRepository[T]](eventType, operationKind, resourceType string, repo func(ports.Tx) R,
+func StatusTable[T any, S ~string, R TaskRepository[T]](kind kinds.Kind, repo func(ports.Tx) R,
 	state func(row *T) (status *S, reason *string, updatedAt *time.Time), active, failed S,
 ) TaskRow[T, S] {
 	return TaskRow[T, S]{
-		Names:  Names{EventType: eventType, OperationKind: operationKind, ResourceType: resourceType},
+		Names:  namesOf(kind),
 		Get:    func(ctx context.Context, tx ports.Tx, id uuid.UUID) (T, error) { return repo(tx).Get(ctx, id) },
 		Save:   func(ctx context.Context, tx ports.Tx, row T) error { return repo(tx).Update(ctx, row) },
 		State:  state,

@@ -2,9 +2,11 @@
 // each one is: its names, its table, its retention, its live-index
 // conflict. It imports nothing of ours but domain/model, so the wiring,
 // the adapters, the retention and the tests all range over the same list.
-// What needs a kind's code is wired elsewhere and checked against the list:
-// its use case and handler in app (taskKinds), its repository and routes
-// registered from the kind's own adapter files.
+// Each kind's descriptor is declared in its own file here and listed on
+// one line in All. What needs a kind's code registers from the kind's own
+// files and is checked against the list: its use case, handler and
+// failure hook (jobs.Register, in its domain package), its repository and
+// routes (in its adapter files).
 package kinds
 
 // Kind describes one kind of background task.

@@ -11,16 +11,20 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
 // Task is a material transfer as the steps every job shares see it.
-var Task = jobs.TaskTable[model.MaterialTransfer](model.EventMaterialTransfer, model.OperationMaterialTransfer, "material_transfer",
-	func(tx ports.Tx) transfers { return transfers{ports.Repository[ports.MaterialTransferRepository](tx)} })
+var Task = jobs.TaskTable[model.MaterialTransfer](kinds.MaterialTransfer, func(tx ports.Tx) transfers { return transfers{ports.Repository[ports.MaterialTransferRepository](tx)} })
 
-// Kind is the material transfer in the list of task kinds (app/kinds.go).
+// Kind is the material transfer as its code declares it: its names and failure
+// hook. It is registered with its use case and worker handler, for the
+// application to wire (jobs.Register).
 var Kind = Task.Kind()
+
+var _ = jobs.Register(Kind, NewService, NewTransferHandler)
 
 // transfers saves a transfer's status, reason and updated_at (its items
 // are recorded one by one, by MarkItemDone).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -19,14 +20,18 @@ import (
 // Task is a media's processing as the steps every job shares see it: a job
 // given up leaves the media rejected with the reason, a re-drive puts it
 // back to processing.
-var Task = jobs.StatusTable(model.EventMediaProcess, model.OperationMediaProcess, "media", ports.Tx.Media,
+var Task = jobs.StatusTable(kinds.MediaProcess, ports.Tx.Media,
 	func(m *model.Media) (*model.MediaStatus, *string, *time.Time) {
 		return &m.Status, &m.Reason, &m.UpdatedAt
 	},
 	model.MediaProcessing, model.MediaRejected)
 
-// Kind is the media processing in the list of task kinds (app/kinds.go).
+// Kind is the media processing as its code declares it: its names and failure
+// hook. It is registered with its use case and worker handler, for the
+// application to wire (jobs.Register).
 var Kind = Task.Kind()
+
+var _ = jobs.Register(Kind, NewService, NewProcessHandler)
 
 // Service registers, receives, completes and reads media.
 type Service struct {

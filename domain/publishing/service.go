@@ -11,16 +11,21 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/ports"
 )
 
 // Task is a first publication as the steps every job shares see it.
-var Task = jobs.TaskTable[model.Publication](model.EventListingPublish, model.OperationListingPublish, "publication", ports.Repository[ports.PublicationRepository])
+var Task = jobs.TaskTable[model.Publication](kinds.ListingPublish, ports.Repository[ports.PublicationRepository])
 
-// Kind is the first publication in the list of task kinds (app/kinds.go).
+// Kind is the listing publication as its code declares it: its names and failure
+// hook. It is registered with its use case and worker handler, for the
+// application to wire (jobs.Register).
 var Kind = Task.Kind()
+
+var _ = jobs.Register(Kind, NewService, NewPublishHandler)
 
 // Service starts and reads publications.
 type Service struct{ jobs.Starter }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -12,13 +13,16 @@ import (
 // VerifyTask is a store's verification as the steps every job shares see it: a
 // job given up leaves the store verification_failed, a re-drive puts it
 // back to pending_verification.
-var VerifyTask = jobs.StatusTable(model.EventStoreCredentialsVerify, model.OperationStoreVerify, "store", ports.Tx.Stores,
+var VerifyTask = jobs.StatusTable(kinds.StoreVerify, ports.Tx.Stores,
 	func(s *model.Store) (*model.StoreStatus, *string, *time.Time) { return &s.Status, nil, &s.UpdatedAt },
 	model.StorePendingVerification, model.StoreVerificationFailed)
 
-// VerifyKind is the store verification in the list of task kinds
-// (app/kinds.go).
+// VerifyKind is the store verification as its code declares it: its
+// names and failure hook. It is registered with its use case and worker
+// handler, for the application to wire (jobs.Register).
 var VerifyKind = VerifyTask.Kind()
+
+var _ = jobs.Register(VerifyKind, NewService, NewVerifyHandler)
 
 // verifyJob builds the operation that tracks one verification of store's
 // current credential version and the store.credentials.verify event that
