@@ -10,10 +10,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/adapters/httpapi"
 	"github.com/oncehq/once/adapters/prometheus"
+	"github.com/oncehq/once/domain/kinds"
 )
 
 // HTTPModule serves the API.
@@ -26,10 +28,12 @@ var HTTPModule = fx.Module("http",
 // The API server stops first (see Serve): its requests in flight finish
 // before the workers and the Dispatcher stop, within the one shutdown
 // timeout.
-func newHTTPServer(lc fx.Lifecycle, cfg HTTPConfig, deps httpapi.Deps, t Tracing, metrics *prometheus.Metrics, sd *Shutdown, log *slog.Logger) *http.Server {
+func newHTTPServer(lc fx.Lifecycle, cfg HTTPConfig, deps httpapi.Deps, t Tracing, metrics *prometheus.Metrics, sd *Shutdown, log *slog.Logger) (*http.Server, error) {
 	log = log.With("component", "http")
 	mux := http.NewServeMux()
-	httpapi.NewAPI(mux, deps)
+	if err := checkTaskRoutes(httpapi.NewAPI(mux, deps)); err != nil {
+		return nil, err
+	}
 	srv := &http.Server{
 		Addr:              cfg.HTTPAddr,
 		Handler:           sd.api(httpapi.Handler(mux, log, metrics, httpapi.WithTracerProvider(t.Provider))),
@@ -45,7 +49,34 @@ func newHTTPServer(lc fx.Lifecycle, cfg HTTPConfig, deps httpapi.Deps, t Tracing
 	serveInBackground(lc, srv, cfg.HTTPAddr, "ONCE_HTTP_ADDR", log, "http server", func(ctx context.Context) error {
 		return sd.shutdownServer(ctx, srv, "http server")
 	})
-	return srv
+	return srv, nil
+}
+
+// checkTaskRoutes refuses an API in which a declared kind has no route
+// that starts its tasks (checkStarts).
+func checkTaskRoutes(api huma.API) error {
+	return checkStarts(kinds.All, httpapi.TaskStarts(api))
+}
+
+// checkStarts reports a declared kind with no route that starts it, and a
+// route that starts a kind that is not declared: the first could never be
+// asked for, the second's tasks would run with no retention and no list
+// knowing them. starts are the routes by event type (httpapi.TaskStarts).
+func checkStarts(declared []kinds.Kind, starts map[string][]string) error {
+	var errs []error
+	events := map[string]bool{}
+	for _, k := range declared {
+		events[k.EventType] = true
+		if len(starts[k.EventType]) == 0 {
+			errs = append(errs, missing(k.EventType, "HTTP route that starts it (httpapi registerTask)"))
+		}
+	}
+	for event, routes := range starts {
+		if !events[event] {
+			errs = append(errs, fmt.Errorf("HTTP route %v starts %q, which is no declared task kind", routes, event))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // serveInBackground listens on addr when the application starts, so that a

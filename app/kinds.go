@@ -124,40 +124,6 @@ func jobKinds(code []jobs.Registration) []jobs.Kind {
 	return out
 }
 
-// checkKinds reports what each declared kind (in declared, kinds.All)
-// lacks to be wired: a retention rule, its registration (checkRegistered),
-// its worker handler (in handlers) and an HTTP route that starts it (in
-// starts, httpapi.TaskStarts); and a handler or a route for a kind that is
-// not declared (its jobs would be written and never run, or its rows
-// never expire).
-func checkKinds(declared []kinds.Kind, code []jobs.Registration, handlers Handlers, starts map[string][]string) error {
-	errs := []error{checkRegistered(declared, code)}
-	events := map[string]bool{}
-	for _, d := range declared {
-		events[d.EventType] = true
-		if d.Retention == kinds.Undeclared {
-			errs = append(errs, missing(d.EventType, "retention rule (kinds.Kind.Retention)"))
-		}
-		if handlers[d.EventType] == nil {
-			errs = append(errs, missing(d.EventType, "worker handler"))
-		}
-		if len(starts[d.EventType]) == 0 {
-			errs = append(errs, missing(d.EventType, "HTTP route that starts it (httpapi registerTask)"))
-		}
-	}
-	for event := range handlers {
-		if !events[event] {
-			errs = append(errs, fmt.Errorf("worker handler for %q, which is no declared task kind", event))
-		}
-	}
-	for event, routes := range starts {
-		if !events[event] {
-			errs = append(errs, fmt.Errorf("HTTP route %v starts %q, which is no declared task kind", routes, event))
-		}
-	}
-	return errors.Join(errs...)
-}
-
 // checkRegistered reports what the application cannot be built without:
 // each declared kind has its names and table, is declared once and
 // registered once (jobs.Register: a kind whose package nothing links has

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -155,4 +157,31 @@ func TestTheApplicationRefusesUnregisteredKinds(t *testing.T) {
 	require.ErrorContains(t, err, `"`+event+`" has no registration`)
 	err = fx.ValidateApp(wireKinds(kinds.All[:len(kinds.All)-1], code, kindHandlers))
 	require.ErrorContains(t, err, `registration of task kind "`+event+`", which is not declared once`)
+}
+
+// checkKinds, the wiring check of the tests, reports what each declared kind (in declared, kinds.All)
+// lacks to be wired: a retention rule, its registration (checkRegistered),
+// its worker handler (in handlers) and an HTTP route that starts it (in
+// starts, httpapi.TaskStarts); and a handler or a route for a kind that is
+// not declared (its jobs would be written and never run, or its rows
+// never expire).
+func checkKinds(declared []kinds.Kind, code []jobs.Registration, handlers Handlers, starts map[string][]string) error {
+	errs := []error{checkRegistered(declared, code)}
+	events := map[string]bool{}
+	for _, d := range declared {
+		events[d.EventType] = true
+		if d.Retention == kinds.Undeclared {
+			errs = append(errs, missing(d.EventType, "retention rule (kinds.Kind.Retention)"))
+		}
+		if handlers[d.EventType] == nil {
+			errs = append(errs, missing(d.EventType, "worker handler"))
+		}
+	}
+	for event := range handlers {
+		if !events[event] {
+			errs = append(errs, fmt.Errorf("worker handler for %q, which is no declared task kind", event))
+		}
+	}
+	errs = append(errs, checkStarts(declared, starts))
+	return errors.Join(errs...)
 }

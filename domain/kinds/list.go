@@ -12,13 +12,3 @@ var All = []Kind{
 	CatalogSync,
 	AITask,
 }
-
-// Of is the kind of event type eventType; false if none is declared.
-func Of(eventType string) (Kind, bool) {
-	for _, k := range All {
-		if k.EventType == eventType {
-			return k, true
-		}
-	}
-	return Kind{}, false
-}
