@@ -64,37 +64,28 @@ func (c *SecretsConfig) fillDevSecrets(embedded bool) {
 // Validate checks the secrets (the dev ones are refused unless embedded),
 // the tokens and the membership cache.
 func (c SecretsConfig) Validate(embedded bool) error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if len(c.JWTSecret) < 32 {
-		bad("ONCE_JWT_SECRET must be at least 32 bytes")
+	return errors.Join(
+		invalidIf(len(c.JWTSecret) < 32, "ONCE_JWT_SECRET must be at least 32 bytes"),
+		requiredKeyring("ONCE_IDEMPOTENCY_SECRETS", c.IdempotencySecrets, "id:base64key[,id:base64key...]", idempotency.ParseSecrets),
+		requiredKeyring("ONCE_CREDENTIAL_KEYS", c.CredentialKeys, "id:base64-32-bytes[,...]", aesgcm.ParseKeys),
+		invalidIf(!embedded && (c.JWTSecret == DevJWTSecret || c.IdempotencySecrets == DevIdempotencySecrets || c.CredentialKeys == DevCredentialKeys),
+			"the public dev secrets cannot be used with DATABASE_URL; set ONCE_JWT_SECRET, ONCE_IDEMPOTENCY_SECRETS and ONCE_CREDENTIAL_KEYS"),
+		invalidIf(c.TokenTTL <= 0, "ONCE_TOKEN_TTL must be positive"),
+		invalidIf(c.OperatorToken != "" && (len(c.OperatorToken) < 32 || c.OperatorToken == c.JWTSecret),
+			"ONCE_OPERATOR_TOKEN must be at least 32 bytes and differ from ONCE_JWT_SECRET (or be empty: no operator console)"),
+		invalidIf(outside(c.AuthCacheSize, 0, 1_000_000), "ONCE_AUTH_CACHE_SIZE=%d must be between 0 (off) and 1000000", c.AuthCacheSize),
+		invalidIf(outside(c.AuthCacheTTL, 0, workspaces.MaxMembershipCacheTTL), "ONCE_AUTH_CACHE_TTL=%s must be between 0 (off) and %s: a member removed through another process keeps access that long", c.AuthCacheTTL, workspaces.MaxMembershipCacheTTL),
+	)
+}
+
+// requiredKeyring checks a keyring setting that must be set, in format,
+// and parse (idempotency.ParseSecrets, aesgcm.ParseKeys) must read.
+func requiredKeyring[K any](name, value, format string, parse func(string) (K, error)) error {
+	if value == "" {
+		return fmt.Errorf("%s is required with DATABASE_URL (format %s)", name, format)
 	}
-	if c.IdempotencySecrets == "" {
-		bad("ONCE_IDEMPOTENCY_SECRETS is required with DATABASE_URL (format id:base64key[,id:base64key...])")
-	} else if _, err := idempotency.ParseSecrets(c.IdempotencySecrets); err != nil {
-		bad("ONCE_IDEMPOTENCY_SECRETS: %v", err)
-	}
-	if c.CredentialKeys == "" {
-		bad("ONCE_CREDENTIAL_KEYS is required with DATABASE_URL (format id:base64-32-bytes[,...])")
-	} else if _, err := aesgcm.ParseKeys(c.CredentialKeys); err != nil {
-		bad("ONCE_CREDENTIAL_KEYS: %v", err)
-	}
-	if !embedded && (c.JWTSecret == DevJWTSecret || c.IdempotencySecrets == DevIdempotencySecrets || c.CredentialKeys == DevCredentialKeys) {
-		bad("the public dev secrets cannot be used with DATABASE_URL; set ONCE_JWT_SECRET, ONCE_IDEMPOTENCY_SECRETS and ONCE_CREDENTIAL_KEYS")
-	}
-	if c.TokenTTL <= 0 {
-		bad("ONCE_TOKEN_TTL must be positive")
-	}
-	if c.OperatorToken != "" && (len(c.OperatorToken) < 32 || c.OperatorToken == c.JWTSecret) {
-		bad("ONCE_OPERATOR_TOKEN must be at least 32 bytes and differ from ONCE_JWT_SECRET (or be empty: no operator console)")
-	}
-	if c.AuthCacheSize < 0 || c.AuthCacheSize > 1_000_000 {
-		bad("ONCE_AUTH_CACHE_SIZE=%d must be between 0 (off) and 1000000", c.AuthCacheSize)
-	}
-	if c.AuthCacheTTL < 0 || c.AuthCacheTTL > workspaces.MaxMembershipCacheTTL {
-		bad("ONCE_AUTH_CACHE_TTL=%s must be between 0 (off) and %s: a member removed through another process keeps access that long", c.AuthCacheTTL, workspaces.MaxMembershipCacheTTL)
-	}
-	return errors.Join(errs...)
+	_, err := parse(value)
+	return invalidIf(err != nil, "%s: %v", name, err)
 }
 
 func (SecretsConfig) settings() settingGroup { return secretsSettings }

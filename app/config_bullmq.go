@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -75,39 +74,19 @@ func (c BullMQConfig) PublisherConfig(redisURL string) (bullmq.Config, error) {
 // republished event is deduplicated only while its first job is still
 // kept.
 func (c BullMQConfig) Validate(dispatchLease time.Duration) error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if c.BullMQPrefix == "" || strings.ContainsAny(c.BullMQPrefix, " \t\r\n") {
-		bad("ONCE_BULLMQ_PREFIX=%q must be a BullMQ key prefix (not empty, no white space)", c.BullMQPrefix)
-	}
-	if _, err := c.routes(); err != nil {
-		bad("ONCE_BULLMQ_QUEUES / ONCE_BULLMQ_PRIORITIES: %v", err)
-	}
-	if c.BullMQAttempts < 1 || c.BullMQAttempts > maxBullMQAttempts {
-		bad("ONCE_BULLMQ_ATTEMPTS must be between 1 and %d", maxBullMQAttempts)
-	}
-	if c.BullMQBackoff < 0 || c.BullMQBackoff > maxBullMQBackoff {
-		bad("ONCE_BULLMQ_BACKOFF must be between 0 and %s", maxBullMQBackoff)
-	}
-	if c.BullMQKeepCompletedAge < 2*dispatchLease || c.BullMQKeepCompletedAge > maxBullMQKeepAge {
-		bad("ONCE_BULLMQ_KEEP_COMPLETED_AGE must be between twice ONCE_DISPATCH_LEASE (%s) and %s, so a republished event finds its job",
-			2*dispatchLease, maxBullMQKeepAge)
-	}
-	if c.BullMQKeepFailedAge < time.Minute || c.BullMQKeepFailedAge > maxBullMQKeepAge {
-		bad("ONCE_BULLMQ_KEEP_FAILED_AGE must be between 1m and %s", maxBullMQKeepAge)
-	}
-	for _, keep := range []struct {
-		name string
-		n    int
-	}{
-		{"ONCE_BULLMQ_KEEP_COMPLETED_COUNT", c.BullMQKeepCompletedCount},
-		{"ONCE_BULLMQ_KEEP_FAILED_COUNT", c.BullMQKeepFailedCount},
-	} {
-		if keep.n < minBullMQKeep || keep.n > maxBullMQKeep {
-			bad("%s must be between %d and %d: finished jobs stay in Redis up to that many per queue", keep.name, minBullMQKeep, maxBullMQKeep)
-		}
-	}
-	return errors.Join(errs...)
+	_, routesErr := c.routes()
+	const keptJobs = "%s must be between %d and %d: finished jobs stay in Redis up to that many per queue"
+	return errors.Join(
+		invalidIf(c.BullMQPrefix == "" || strings.ContainsAny(c.BullMQPrefix, " \t\r\n"), "ONCE_BULLMQ_PREFIX=%q must be a BullMQ key prefix (not empty, no white space)", c.BullMQPrefix),
+		invalidIf(routesErr != nil, "ONCE_BULLMQ_QUEUES / ONCE_BULLMQ_PRIORITIES: %v", routesErr),
+		invalidIf(outside(c.BullMQAttempts, 1, maxBullMQAttempts), "ONCE_BULLMQ_ATTEMPTS must be between 1 and %d", maxBullMQAttempts),
+		invalidIf(outside(c.BullMQBackoff, 0, maxBullMQBackoff), "ONCE_BULLMQ_BACKOFF must be between 0 and %s", maxBullMQBackoff),
+		invalidIf(outside(c.BullMQKeepCompletedAge, 2*dispatchLease, maxBullMQKeepAge),
+			"ONCE_BULLMQ_KEEP_COMPLETED_AGE must be between twice ONCE_DISPATCH_LEASE (%s) and %s, so a republished event finds its job", 2*dispatchLease, maxBullMQKeepAge),
+		invalidIf(outside(c.BullMQKeepFailedAge, time.Minute, maxBullMQKeepAge), "ONCE_BULLMQ_KEEP_FAILED_AGE must be between 1m and %s", maxBullMQKeepAge),
+		invalidIf(outside(c.BullMQKeepCompletedCount, minBullMQKeep, maxBullMQKeep), keptJobs, "ONCE_BULLMQ_KEEP_COMPLETED_COUNT", minBullMQKeep, maxBullMQKeep),
+		invalidIf(outside(c.BullMQKeepFailedCount, minBullMQKeep, maxBullMQKeep), keptJobs, "ONCE_BULLMQ_KEEP_FAILED_COUNT", minBullMQKeep, maxBullMQKeep),
+	)
 }
 
 func (BullMQConfig) settings() settingGroup { return bullmqSettings }

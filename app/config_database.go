@@ -2,7 +2,7 @@ package app
 
 import (
 	"errors"
-	"fmt"
+	"slices"
 	"time"
 
 	"github.com/oncehq/once/adapters/postgres"
@@ -65,26 +65,13 @@ func (c DatabaseConfig) DBPool() postgres.Pool {
 
 // Validate checks the pooler and the pool.
 func (c DatabaseConfig) Validate() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	switch c.DatabasePooler {
-	case "", PoolerNone, PoolerPgBouncer:
-	default:
-		bad("ONCE_DATABASE_POOLER=%q must be empty, none or pgbouncer (a pooler in transaction mode)", c.DatabasePooler)
-	}
-	if c.Embedded() && (c.DatabasePooler != "" || c.DatabaseListenURL != "") {
-		bad("ONCE_DATABASE_POOLER and ONCE_DATABASE_LISTEN_URL need DATABASE_URL")
-	}
-	if c.DBMaxConns < 1 || c.DBMaxConns > 1000 {
-		bad("ONCE_DB_MAX_CONNS=%d must be between 1 and 1000 (and fit, with every other process, in PostgreSQL's max_connections)", c.DBMaxConns)
-	}
-	if c.DBMaxIdle < 0 || c.DBMaxIdle > c.DBMaxConns {
-		bad("ONCE_DB_MAX_IDLE=%d must be between 0 and ONCE_DB_MAX_CONNS (%d)", c.DBMaxIdle, c.DBMaxConns)
-	}
-	if c.DBAcquireTimeout <= 0 || c.DBAcquireTimeout > time.Minute {
-		bad("ONCE_DB_ACQUIRE_TIMEOUT=%s must be positive and at most 1m: a request waits that long for a connection", c.DBAcquireTimeout)
-	}
-	return errors.Join(errs...)
+	return errors.Join(
+		invalidIf(!slices.Contains([]string{"", PoolerNone, PoolerPgBouncer}, c.DatabasePooler), "ONCE_DATABASE_POOLER=%q must be empty, none or pgbouncer (a pooler in transaction mode)", c.DatabasePooler),
+		invalidIf(c.Embedded() && (c.DatabasePooler != "" || c.DatabaseListenURL != ""), "ONCE_DATABASE_POOLER and ONCE_DATABASE_LISTEN_URL need DATABASE_URL"),
+		invalidIf(outside(c.DBMaxConns, 1, 1000), "ONCE_DB_MAX_CONNS=%d must be between 1 and 1000 (and fit, with every other process, in PostgreSQL's max_connections)", c.DBMaxConns),
+		invalidIf(outside(c.DBMaxIdle, 0, c.DBMaxConns), "ONCE_DB_MAX_IDLE=%d must be between 0 and ONCE_DB_MAX_CONNS (%d)", c.DBMaxIdle, c.DBMaxConns),
+		invalidIf(c.DBAcquireTimeout <= 0 || c.DBAcquireTimeout > time.Minute, "ONCE_DB_ACQUIRE_TIMEOUT=%s must be positive and at most 1m: a request waits that long for a connection", c.DBAcquireTimeout),
+	)
 }
 
 func (DatabaseConfig) settings() settingGroup { return databaseSettings }

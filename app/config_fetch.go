@@ -1,10 +1,6 @@
 package app
 
-import (
-	"fmt"
-
-	"github.com/oncehq/once/domain/fetchpolicy"
-)
+import "github.com/oncehq/once/domain/fetchpolicy"
 
 // FetchConfig is the allow-lists of the fetch policy (domain/fetchpolicy)
 // that open private ranges and hosts to material transfers, for tests and
@@ -20,10 +16,8 @@ func (c FetchConfig) fetchPolicy() (fetchpolicy.Policy, error) {
 
 // Validate parses the allow-lists.
 func (c FetchConfig) Validate() error {
-	if _, err := c.fetchPolicy(); err != nil {
-		return fmt.Errorf("ONCE_FETCH_ALLOW_CIDRS / ONCE_FETCH_ALLOW_HOSTS: %w", err)
-	}
-	return nil
+	_, err := c.fetchPolicy()
+	return invalidIf(err != nil, "ONCE_FETCH_ALLOW_CIDRS / ONCE_FETCH_ALLOW_HOSTS: %w", err)
 }
 
 func (FetchConfig) settings() settingGroup { return fetchSettings }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/oncehq/once/adapters/httpapi"
 )
@@ -20,14 +19,10 @@ func defaultHTTPConfig() HTTPConfig {
 
 // Validate checks the caps.
 func (c HTTPConfig) Validate() error {
-	var errs []error
-	if c.MaxBodyBytes < 1024 {
-		errs = append(errs, fmt.Errorf("ONCE_MAX_BODY_BYTES=%d is too small (minimum 1024)", c.MaxBodyBytes))
-	}
-	if c.HTTPMaxHeaderBytes < 4096 || c.HTTPMaxHeaderBytes > 1<<20 {
-		errs = append(errs, fmt.Errorf("ONCE_HTTP_MAX_HEADER_BYTES=%d must be between 4096 and 1048576", c.HTTPMaxHeaderBytes))
-	}
-	return errors.Join(errs...)
+	return errors.Join(
+		invalidIf(c.MaxBodyBytes < 1024, "ONCE_MAX_BODY_BYTES=%d is too small (minimum 1024)", c.MaxBodyBytes),
+		invalidIf(outside(c.HTTPMaxHeaderBytes, 4096, 1<<20), "ONCE_HTTP_MAX_HEADER_BYTES=%d must be between 4096 and 1048576", c.HTTPMaxHeaderBytes),
+	)
 }
 
 func (HTTPConfig) settings() settingGroup { return httpSettings }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/oncehq/once/domain/idempotency"
@@ -26,17 +25,11 @@ func defaultIdempotencyConfig() IdempotencyConfig {
 
 // Validate checks the retention and the cache.
 func (c IdempotencyConfig) Validate() error {
-	var errs []error
-	if c.IdempotencyRetention < idempotency.MinRetention {
-		errs = append(errs, fmt.Errorf("ONCE_IDEMPOTENCY_RETENTION=%s is below the minimum of %s: clients may retry for a day", c.IdempotencyRetention, idempotency.MinRetention))
-	}
-	if c.IdempotencyCacheSize < 0 || c.IdempotencyCacheSize > 1_000_000 {
-		errs = append(errs, fmt.Errorf("ONCE_IDEMPOTENCY_CACHE_SIZE=%d must be between 0 (off) and 1000000", c.IdempotencyCacheSize))
-	}
-	if c.IdempotencyCacheTTL < 0 || c.IdempotencyCacheTTL > idempotency.MaxCacheTTL {
-		errs = append(errs, fmt.Errorf("ONCE_IDEMPOTENCY_CACHE_TTL=%s must be between 0 (off) and %s", c.IdempotencyCacheTTL, idempotency.MaxCacheTTL))
-	}
-	return errors.Join(errs...)
+	return errors.Join(
+		invalidIf(c.IdempotencyRetention < idempotency.MinRetention, "ONCE_IDEMPOTENCY_RETENTION=%s is below the minimum of %s: clients may retry for a day", c.IdempotencyRetention, idempotency.MinRetention),
+		invalidIf(outside(c.IdempotencyCacheSize, 0, 1_000_000), "ONCE_IDEMPOTENCY_CACHE_SIZE=%d must be between 0 (off) and 1000000", c.IdempotencyCacheSize),
+		invalidIf(outside(c.IdempotencyCacheTTL, 0, idempotency.MaxCacheTTL), "ONCE_IDEMPOTENCY_CACHE_TTL=%s must be between 0 (off) and %s", c.IdempotencyCacheTTL, idempotency.MaxCacheTTL),
+	)
 }
 
 func (IdempotencyConfig) settings() settingGroup { return idempotencySettings }

@@ -3,6 +3,7 @@ package app
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,37 +75,44 @@ func (c LimitsConfig) workspaceMaxConcurrency(embedded bool, dbMaxConns int) int
 // Validate checks the rates, the store (and its Redis, redisURL) and the
 // cap.
 func (c LimitsConfig) Validate(embedded bool, redisURL string) error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	return errors.Join(
+		c.validateRates(),
+		invalidIf(!slices.Contains([]string{"", RateLimitStoreProcess, RateLimitStoreRedis}, c.RateLimitStore), "ONCE_RATE_LIMIT_STORE=%q must be redis, process or empty (redis with DATABASE_URL)", c.RateLimitStore),
+		c.validateRedis(embedded, redisURL),
+		invalidIf(outside(c.RateLimitTimeout, time.Millisecond, 5*time.Second), "ONCE_RATE_LIMIT_TIMEOUT=%s must be between 1ms and 5s: a write holds its database connection while it waits", c.RateLimitTimeout),
+		invalidIf(!c.validConcurrency(), "ONCE_WORKSPACE_MAX_CONCURRENCY=%q must be auto, off or a number from 1 to 1000", c.WorkspaceMaxConcurrency),
+		invalidIf(outside(c.WorkspaceQueueTimeout, 0, time.Minute), "ONCE_WORKSPACE_QUEUE_TIMEOUT=%s must be between 0 and 1m: a request over its workspace's cap waits that long for a slot", c.WorkspaceQueueTimeout),
+	)
+}
+
+// validateRates parses the default rate, then the workspaces' own.
+func (c LimitsConfig) validateRates() error {
 	if _, err := limits.ParseRate(c.RateLimit); err != nil {
-		bad("ONCE_RATE_LIMIT: %v", err)
-	} else if _, err := c.limitsPolicy(); err != nil {
-		bad("ONCE_RATE_LIMIT_WORKSPACES: %v", err)
+		return fmt.Errorf("ONCE_RATE_LIMIT: %v", err)
 	}
-	switch c.RateLimitStore {
-	case "", RateLimitStoreProcess, RateLimitStoreRedis:
-	default:
-		bad("ONCE_RATE_LIMIT_STORE=%q must be redis, process or empty (redis with DATABASE_URL)", c.RateLimitStore)
+	_, err := c.limitsPolicy()
+	return invalidIf(err != nil, "ONCE_RATE_LIMIT_WORKSPACES: %v", err)
+}
+
+// validateRedis checks the Redis URL when the rate is metered there.
+func (c LimitsConfig) validateRedis(embedded bool, redisURL string) error {
+	if c.rateLimitStore(embedded) != RateLimitStoreRedis {
+		return nil
 	}
-	if c.rateLimitStore(embedded) == RateLimitStoreRedis {
-		if _, err := redisconn.TopologyOf(redisURL); err != nil {
-			bad("ONCE_REDIS_URL (the rate limiter's Redis): %v", err)
-		}
-	}
-	if c.RateLimitTimeout < time.Millisecond || c.RateLimitTimeout > 5*time.Second {
-		bad("ONCE_RATE_LIMIT_TIMEOUT=%s must be between 1ms and 5s: a write holds its database connection while it waits", c.RateLimitTimeout)
-	}
+	_, err := redisconn.TopologyOf(redisURL)
+	return invalidIf(err != nil, "ONCE_REDIS_URL (the rate limiter's Redis): %v", err)
+}
+
+// validConcurrency says whether the cap is auto, off or a number from 1 to
+// 1000.
+func (c LimitsConfig) validConcurrency() bool {
 	switch v := strings.TrimSpace(c.WorkspaceMaxConcurrency); v {
 	case "auto", "off":
+		return true
 	default:
-		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > 1000 {
-			bad("ONCE_WORKSPACE_MAX_CONCURRENCY=%q must be auto, off or a number from 1 to 1000", c.WorkspaceMaxConcurrency)
-		}
+		n, err := strconv.Atoi(v)
+		return err == nil && !outside(n, 1, 1000)
 	}
-	if c.WorkspaceQueueTimeout < 0 || c.WorkspaceQueueTimeout > time.Minute {
-		bad("ONCE_WORKSPACE_QUEUE_TIMEOUT=%s must be between 0 and 1m: a request over its workspace's cap waits that long for a slot", c.WorkspaceQueueTimeout)
-	}
-	return errors.Join(errs...)
 }
 
 func (LimitsConfig) settings() settingGroup { return limitsSettings }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 )
@@ -25,14 +24,11 @@ func parseLevel(s string) (slog.Level, error) {
 
 // Validate checks the level and the format.
 func (c LoggingConfig) Validate() error {
-	var errs []error
-	if _, err := parseLevel(c.LogLevel); err != nil {
-		errs = append(errs, fmt.Errorf("ONCE_LOG_LEVEL: %w", err))
-	}
-	if c.LogFormat != "text" && c.LogFormat != "json" {
-		errs = append(errs, errors.New("ONCE_LOG_FORMAT must be text or json"))
-	}
-	return errors.Join(errs...)
+	_, err := parseLevel(c.LogLevel)
+	return errors.Join(
+		invalidIf(err != nil, "ONCE_LOG_LEVEL: %w", err),
+		invalidIf(c.LogFormat != "text" && c.LogFormat != "json", "ONCE_LOG_FORMAT must be text or json"),
+	)
 }
 
 func (LoggingConfig) settings() settingGroup { return loggingSettings }

@@ -1,9 +1,6 @@
 package app
 
-import (
-	"fmt"
-	"net"
-)
+import "net"
 
 // OpsConfig is the ops listener (metrics, health, console), never the
 // public API.
@@ -21,10 +18,8 @@ func (c OpsConfig) Validate() error {
 	if c.OpsAddr == "" {
 		return nil
 	}
-	if _, _, err := net.SplitHostPort(c.OpsAddr); err != nil {
-		return fmt.Errorf("ONCE_OPS_ADDR=%q must be host:port (such as 127.0.0.1:9180)", c.OpsAddr)
-	}
-	return nil
+	_, _, err := net.SplitHostPort(c.OpsAddr)
+	return invalidIf(err != nil, "ONCE_OPS_ADDR=%q must be host:port (such as 127.0.0.1:9180)", c.OpsAddr)
 }
 
 func (OpsConfig) settings() settingGroup { return opsSettings }

@@ -58,22 +58,25 @@ const (
 // ONCE_QUEUE=bullmq, jobs (BullMQ's) too, whose deduplication must
 // outlast dispatchLease.
 func (c QueueConfig) Validate(jobs BullMQConfig, dispatchLease time.Duration) error {
-	var errs []error
+	return errors.Join(
+		c.validateQueue(jobs, dispatchLease),
+		c.validateBroker(jobs),
+		invalidIf(c.RedisClaimIdle < time.Second, "ONCE_REDIS_CLAIM_IDLE must be at least 1s, and longer than the slowest job, retries included (or it runs twice)"),
+		invalidIf(c.RedisTrimInterval < time.Second, "ONCE_REDIS_TRIM_INTERVAL must be at least 1s"),
+	)
+}
+
+// validateQueue checks that the queue is one we have, and with bullmq
+// BullMQ's jobs.
+func (c QueueConfig) validateQueue(jobs BullMQConfig, dispatchLease time.Duration) error {
 	switch c.Queue {
 	case QueueMemory, QueueRedis, QueueAMQP:
+		return nil
 	case QueueBullMQ:
-		errs = append(errs, jobs.Validate(dispatchLease))
+		return jobs.Validate(dispatchLease)
 	default:
-		errs = append(errs, fmt.Errorf("ONCE_QUEUE=%q must be memory, redis, amqp or bullmq", c.Queue))
+		return fmt.Errorf("ONCE_QUEUE=%q must be memory, redis, amqp or bullmq", c.Queue)
 	}
-	errs = append(errs, c.validateBroker(jobs))
-	if c.RedisClaimIdle < time.Second {
-		errs = append(errs, errors.New("ONCE_REDIS_CLAIM_IDLE must be at least 1s, and longer than the slowest job, retries included (or it runs twice)"))
-	}
-	if c.RedisTrimInterval < time.Second {
-		errs = append(errs, errors.New("ONCE_REDIS_TRIM_INTERVAL must be at least 1s"))
-	}
-	return errors.Join(errs...)
 }
 
 // validateBroker checks the broker settings of the chosen queue: the
@@ -90,14 +93,11 @@ func (c QueueConfig) validateBroker(jobs BullMQConfig) error {
 			return fmt.Errorf("ONCE_BULLMQ_PREFIX=%q / ONCE_BULLMQ_QUEUES: %w", jobs.BullMQPrefix, bullmq.ErrNoHashTag)
 		}
 	case QueueAMQP:
-		var errs []error
-		if c.AMQPQueueType != amqp.QueueQuorum && c.AMQPQueueType != amqp.QueueClassic {
-			errs = append(errs, fmt.Errorf("ONCE_AMQP_QUEUE_TYPE=%q must be %s or %s (the type the queues were declared with)", c.AMQPQueueType, amqp.QueueQuorum, amqp.QueueClassic))
-		}
-		if c.AMQPDeliveryLimit == 0 || c.AMQPDeliveryLimit > 1000 {
-			errs = append(errs, fmt.Errorf("ONCE_AMQP_DELIVERY_LIMIT=%d must be between 1 and 1000, or negative for none", c.AMQPDeliveryLimit))
-		}
-		return errors.Join(errs...)
+		return errors.Join(
+			invalidIf(c.AMQPQueueType != amqp.QueueQuorum && c.AMQPQueueType != amqp.QueueClassic,
+				"ONCE_AMQP_QUEUE_TYPE=%q must be %s or %s (the type the queues were declared with)", c.AMQPQueueType, amqp.QueueQuorum, amqp.QueueClassic),
+			invalidIf(c.AMQPDeliveryLimit == 0 || c.AMQPDeliveryLimit > 1000, "ONCE_AMQP_DELIVERY_LIMIT=%d must be between 1 and 1000, or negative for none", c.AMQPDeliveryLimit),
+		)
 	}
 	return nil
 }

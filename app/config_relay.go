@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/oncehq/once/domain/dispatch"
@@ -22,14 +21,10 @@ func defaultRelayConfig() RelayConfig {
 
 // Validate checks the switch and the hold.
 func (c RelayConfig) Validate() error {
-	var errs []error
-	if c.Relay != RelayAuto && c.Relay != RelayOn && c.Relay != RelayOff {
-		errs = append(errs, fmt.Errorf("ONCE_RELAY=%q must be auto, true or false", c.Relay))
-	}
-	if c.RelayHold < time.Second || c.RelayHold > time.Minute {
-		errs = append(errs, errors.New("ONCE_RELAY_HOLD must be between 1s and 1m: longer than a publish and a mark, short enough that a crashed writer's events are not late for long"))
-	}
-	return errors.Join(errs...)
+	return errors.Join(
+		invalidIf(c.Relay != RelayAuto && c.Relay != RelayOn && c.Relay != RelayOff, "ONCE_RELAY=%q must be auto, true or false", c.Relay),
+		invalidIf(outside(c.RelayHold, time.Second, time.Minute), "ONCE_RELAY_HOLD must be between 1s and 1m: longer than a publish and a mark, short enough that a crashed writer's events are not late for long"),
+	)
 }
 
 func (RelayConfig) settings() settingGroup { return relaySettings }

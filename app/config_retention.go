@@ -42,21 +42,13 @@ func (c RetentionConfig) RetentionPolicy() retention.Policy {
 // Validate checks the cleanup and the retentions, which must outlast the
 // idempotency keys (idempotencyRetention).
 func (c RetentionConfig) Validate(idempotencyRetention time.Duration) error {
-	var errs []error
-	if c.CleanupInterval <= 0 {
-		errs = append(errs, errors.New("ONCE_CLEANUP_INTERVAL must be positive"))
-	}
-	if c.CleanupBatch <= 0 || c.CleanupBatch > 100000 {
-		errs = append(errs, errors.New("ONCE_CLEANUP_BATCH must be between 1 and 100000"))
-	}
-	if c.OutboxRetention < time.Hour {
-		errs = append(errs, errors.New("ONCE_OUTBOX_RETENTION must be at least 1h: dispatched events are kept for troubleshooting"))
-	}
-	if c.OutboxPartitionInterval < time.Minute || c.OutboxPartitionInterval > 31*24*time.Hour {
-		errs = append(errs, errors.New("ONCE_OUTBOX_PARTITION_INTERVAL must be between 1m and 744h"))
-	}
-	errs = append(errs, c.RetentionPolicy().Validate(idempotencyRetention))
-	return errors.Join(errs...)
+	return errors.Join(
+		invalidIf(c.CleanupInterval <= 0, "ONCE_CLEANUP_INTERVAL must be positive"),
+		invalidIf(outside(c.CleanupBatch, 1, 100000), "ONCE_CLEANUP_BATCH must be between 1 and 100000"),
+		invalidIf(c.OutboxRetention < time.Hour, "ONCE_OUTBOX_RETENTION must be at least 1h: dispatched events are kept for troubleshooting"),
+		invalidIf(outside(c.OutboxPartitionInterval, time.Minute, 31*24*time.Hour), "ONCE_OUTBOX_PARTITION_INTERVAL must be between 1m and 744h"),
+		c.RetentionPolicy().Validate(idempotencyRetention),
+	)
 }
 
 func (RetentionConfig) settings() settingGroup { return retentionSettings }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -22,14 +21,10 @@ func defaultShutdownConfig() ShutdownConfig {
 
 // Validate checks both bounds.
 func (c ShutdownConfig) Validate() error {
-	var errs []error
-	if c.ShutdownDrain < 0 || c.ShutdownDrain > 5*time.Minute {
-		errs = append(errs, fmt.Errorf("ONCE_SHUTDOWN_DRAIN=%s must be between 0 (no drain) and 5m: longer than the balancer's health check needs to take the instance out", c.ShutdownDrain))
-	}
-	if c.ShutdownTimeout < time.Second || c.ShutdownTimeout > time.Hour {
-		errs = append(errs, fmt.Errorf("ONCE_SHUTDOWN_TIMEOUT=%s must be between 1s and 1h: requests in flight and jobs get that long to finish", c.ShutdownTimeout))
-	}
-	return errors.Join(errs...)
+	return errors.Join(
+		invalidIf(outside(c.ShutdownDrain, 0, 5*time.Minute), "ONCE_SHUTDOWN_DRAIN=%s must be between 0 (no drain) and 5m: longer than the balancer's health check needs to take the instance out", c.ShutdownDrain),
+		invalidIf(outside(c.ShutdownTimeout, time.Second, time.Hour), "ONCE_SHUTDOWN_TIMEOUT=%s must be between 1s and 1h: requests in flight and jobs get that long to finish", c.ShutdownTimeout),
+	)
 }
 
 func (ShutdownConfig) settings() settingGroup { return shutdownSettings }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/oncehq/once/adapters/simulator/simhttp"
@@ -29,18 +28,15 @@ func (c WorkerConfig) simClient() (*simhttp.Client, error) {
 
 // Validate checks the retries and the external systems' URL.
 func (c WorkerConfig) Validate() error {
-	var errs []error
-	if c.WorkerMaxRetries < 0 {
-		errs = append(errs, errors.New("ONCE_WORKER_MAX_RETRIES must not be negative"))
+	var client error
+	if c.SimTimeout > 0 && c.SimURL != "" {
+		_, client = c.simClient()
 	}
-	if c.SimTimeout <= 0 {
-		errs = append(errs, errors.New("ONCE_SIM_TIMEOUT must be positive"))
-	} else if c.SimURL != "" {
-		if _, err := c.simClient(); err != nil {
-			errs = append(errs, fmt.Errorf("ONCE_SIM_URL: %w", err))
-		}
-	}
-	return errors.Join(errs...)
+	return errors.Join(
+		invalidIf(c.WorkerMaxRetries < 0, "ONCE_WORKER_MAX_RETRIES must not be negative"),
+		invalidIf(c.SimTimeout <= 0, "ONCE_SIM_TIMEOUT must be positive"),
+		invalidIf(client != nil, "ONCE_SIM_URL: %w", client),
+	)
 }
 
 func (WorkerConfig) settings() settingGroup { return workerSettings }

@@ -73,16 +73,9 @@ type RedriveOutput struct {
 
 func (h *handlers) registerDeadLetters(api huma.API) {
 	errs := []int{401, 403, 500, 503}
-	huma.Register(api, huma.Operation{
-		OperationID: "listDeadLetters",
-		Method:      http.MethodGet,
-		Path:        "/v1/outbox/dead-letters",
-		Summary:     "List dead-lettered outbox events",
-		Description: "Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.",
-		Tags:        []string{"outbox"},
-		Security:    bearer,
-		Errors:      append([]int{422}, errs...),
-	}, h.listDeadLetters)
+	huma.Register(api, get("listDeadLetters", "/v1/outbox/dead-letters", "outbox", "List dead-lettered outbox events",
+		"Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.",
+		append([]int{422}, errs...)...), h.listDeadLetters)
 	huma.Register(api, huma.Operation{
 		OperationID: "redriveDeadLetter",
 		Method:      http.MethodPost,

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -74,11 +73,9 @@ type lister[T any] interface {
 func registerList[I, T, W any, R lister[T]](api huma.API, h *handlers, operationID, path, summary, tag, description string,
 	repo func(ports.Tx) R, render func(T) W,
 ) {
-	op := huma.Operation{
-		OperationID: operationID, Method: http.MethodGet, Path: path, Summary: summary, Tags: []string{tag},
-		Description: description + " Newest first; pass the id of the last item as starting_after for the next page while has_more is true.",
-		Security:    bearer, Errors: []int{401, 403, 422, 500, 503},
-	}
+	op := get(operationID, path, tag, summary,
+		description+" Newest first; pass the id of the last item as starting_after for the next page while has_more is true.",
+		401, 403, 422, 500, 503)
 	list := func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]T, error) { return repo(tx).List }
 	filters := listFilters[I]()
 	huma.Register(api, op, func(ctx context.Context, in *I) (*ListOutput[W], error) {

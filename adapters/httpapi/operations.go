@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -83,26 +82,12 @@ func toOperation(op model.Operation) Operation {
 }
 
 func (h *handlers) registerOperations(api huma.API) {
-	huma.Register(api, huma.Operation{
-		OperationID: "getOperation",
-		Method:      http.MethodGet,
-		Path:        "/v1/operations/{id}",
-		Summary:     "Read an operation",
-		Description: "Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).",
-		Tags:        []string{"operations"},
-		Security:    bearer,
-		Errors:      []int{401, 403, 404, 500, 503},
-	}, h.getOperation)
-	huma.Register(api, huma.Operation{
-		OperationID: "listOperations",
-		Method:      http.MethodGet,
-		Path:        "/v1/operations",
-		Summary:     "List operations",
-		Description: "Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.",
-		Tags:        []string{"operations"},
-		Security:    bearer,
-		Errors:      []int{401, 403, 422, 500, 503},
-	}, h.listOperations)
+	huma.Register(api, get("getOperation", "/v1/operations/{id}", "operations", "Read an operation",
+		"Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).",
+		401, 403, 404, 500, 503), h.getOperation)
+	huma.Register(api, get("listOperations", "/v1/operations", "operations", "List operations",
+		"Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.",
+		401, 403, 422, 500, 503), h.listOperations)
 	deprecateListParameter(api, "/v1/operations", "before")
 }
 

@@ -101,26 +101,10 @@ type ListProductsInput struct {
 }
 
 func (h *handlers) registerProducts(api huma.API) {
-	huma.Register(api, huma.Operation{
-		OperationID:   "createProduct",
-		Method:        http.MethodPost,
-		Path:          "/v1/products",
-		Summary:       "Create a product draft",
-		Tags:          []string{"products"},
-		DefaultStatus: http.StatusCreated,
-		Security:      bearer,
-		MaxBodyBytes:  h.deps.MaxBodyBytes,
-		Errors:        []int{401, 403, 413, 422, 500, 503},
-	}, h.createProduct)
-	huma.Register(api, huma.Operation{
-		OperationID: "getProduct",
-		Method:      http.MethodGet,
-		Path:        "/v1/products/{id}",
-		Summary:     "Read a product draft",
-		Tags:        []string{"products"},
-		Security:    bearer,
-		Errors:      []int{401, 403, 404, 422, 500, 503},
-	}, h.getProduct)
+	create := created(post("createProduct", "/v1/products", "products", "Create a product draft", "", 401, 403, 413, 422, 500, 503))
+	create.MaxBodyBytes = h.deps.MaxBodyBytes
+	huma.Register(api, create, h.createProduct)
+	huma.Register(api, get("getProduct", "/v1/products/{id}", "products", "Read a product draft", "", 401, 403, 404, 422, 500, 503), h.getProduct)
 	huma.Register(api, huma.Operation{
 		OperationID:  "updateProduct",
 		Method:       http.MethodPut,

@@ -20,26 +20,27 @@ type ReadOutput[T any] struct {
 	Body T
 }
 
+// get describes a GET operation of the caller's workspace: its id, path,
+// tag, summary, description and error statuses (post's sibling).
+func get(operationID, path, tag, summary, description string, errors ...int) huma.Operation {
+	return huma.Operation{
+		OperationID: operationID, Method: http.MethodGet, Path: path, Tags: []string{tag},
+		Summary: summary, Description: description, Errors: errors, Security: bearer,
+	}
+}
+
 // registerRead registers the "read one" route of a resource of the
-// caller's workspace (a task, a media): GET path, the use case's get,
+// caller's workspace (a task, a media): GET path, the use case's read,
 // and how the domain value is shown. A task type's read route is one call.
 func registerRead[D, T any](api huma.API, operationID, path, summary, tag string,
-	get func(context.Context, model.Principal, uuid.UUID) (D, error), show func(D) T,
+	read func(context.Context, model.Principal, uuid.UUID) (D, error), show func(D) T,
 ) {
-	huma.Register(api, huma.Operation{
-		OperationID: operationID,
-		Method:      http.MethodGet,
-		Path:        path,
-		Summary:     summary,
-		Tags:        []string{tag},
-		Security:    bearer,
-		Errors:      []int{401, 403, 404, 422, 500, 503},
-	}, func(ctx context.Context, in *IDInput) (*ReadOutput[T], error) {
+	huma.Register(api, get(operationID, path, tag, summary, "", 401, 403, 404, 422, 500, 503), func(ctx context.Context, in *IDInput) (*ReadOutput[T], error) {
 		p, err := principalFrom(ctx)
 		if err != nil {
 			return nil, toProblem(ctx, err)
 		}
-		d, err := get(ctx, p, in.ID)
+		d, err := read(ctx, p, in.ID)
 		if err != nil {
 			return nil, toProblem(ctx, err)
 		}

@@ -25,11 +25,21 @@ type workspaceBacklog struct {
 	OldestDueSeconds float64   `json:"oldest_due_age_seconds"`
 }
 
+// snapshot is what a view of a list says about its reading: whether the
+// list was cut at its limit, and when it was read.
+type snapshot struct {
+	Truncated bool      `json:"truncated"`
+	AsOf      time.Time `json:"as_of"`
+}
+
+func (h *handler) snapshot(truncated bool) snapshot {
+	return snapshot{Truncated: truncated, AsOf: h.clock.Now()}
+}
+
 type backlogView struct {
 	Workspaces []workspaceBacklog `json:"workspaces"`
 	Totals     workspaceBacklog   `json:"totals"`
-	Truncated  bool               `json:"truncated"`
-	AsOf       time.Time          `json:"as_of"`
+	snapshot
 }
 
 type eventSummary struct {
@@ -61,10 +71,9 @@ type groupView struct {
 }
 
 type deadLettersView struct {
-	Groups    []groupView `json:"groups"`
-	Total     int         `json:"total"`
-	Truncated bool        `json:"truncated"`
-	AsOf      time.Time   `json:"as_of"`
+	Groups []groupView `json:"groups"`
+	Total  int         `json:"total"`
+	snapshot
 }
 
 type deadLetterView struct {
@@ -95,7 +104,7 @@ func (h *handler) backlog(r *http.Request) (any, []any, error) {
 	if err != nil {
 		return nil, audit, err
 	}
-	v := backlogView{Workspaces: make([]workspaceBacklog, len(b.Workspaces)), Truncated: b.Truncated, AsOf: h.clock.Now()}
+	v := backlogView{Workspaces: make([]workspaceBacklog, len(b.Workspaces)), snapshot: h.snapshot(b.Truncated)}
 	for i, w := range b.Workspaces {
 		v.Workspaces[i] = workspaceBacklog{Workspace: w.Workspace, Pending: w.Pending, Dispatching: w.Dispatching,
 			DeadLetter: w.DeadLetter, OldestDueSeconds: w.OldestDueAge.Seconds()}
@@ -113,7 +122,7 @@ func (h *handler) deadLetters(r *http.Request) (any, []any, error) {
 	if err != nil {
 		return nil, audit, err
 	}
-	v := deadLettersView{Groups: make([]groupView, len(dl.Groups)), Total: dl.Total, Truncated: dl.Truncated, AsOf: h.clock.Now()}
+	v := deadLettersView{Groups: make([]groupView, len(dl.Groups)), Total: dl.Total, snapshot: h.snapshot(dl.Truncated)}
 	for i, g := range dl.Groups {
 		events := make([]eventSummary, len(g.Events))
 		for j, e := range g.Events {

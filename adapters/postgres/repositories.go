@@ -32,12 +32,19 @@ func (r *WorkspaceRepository) Create(ctx context.Context, w model.Workspace) err
 }
 
 func (r *WorkspaceRepository) Get(ctx context.Context, id uuid.UUID) (model.Workspace, error) {
-	var row workspaceRow
-	err := r.db.NewSelect().Model(&row).Where("id = ?", id).Where("id = ?", r.workspace).Scan(ctx)
-	if err != nil {
-		return model.Workspace{}, mapError(err, "workspace")
+	return selectRow[model.Workspace, workspaceRow](ctx, r.db, "workspace", "id = ? AND id = ?", id, r.workspace)
+}
+
+// selectRow reads the one row of model R that where (with args) picks;
+// CodeNotFound (naming noun) if there is none. getRow is its form for the
+// tables keyed by workspace and id.
+func selectRow[D, R any, P taskRow[R, D]](ctx context.Context, db bun.IDB, noun, where string, args ...any) (D, error) {
+	var row R
+	if err := db.NewSelect().Model(P(&row)).Where(where, args...).Scan(ctx); err != nil {
+		var none D
+		return none, mapError(err, noun)
 	}
-	return row.domain(), nil
+	return P(&row).domain(), nil
 }
 
 // MemberRepository implements ports.MemberRepository.
@@ -97,12 +104,7 @@ func (r *MemberRepository) Remove(ctx context.Context, user uuid.UUID) error {
 }
 
 func (r *MemberRepository) Get(ctx context.Context, user uuid.UUID) (model.Member, error) {
-	var row memberRow
-	err := r.db.NewSelect().Model(&row).Where("workspace_id = ?", r.workspace).Where("user_id = ?", user).Scan(ctx)
-	if err != nil {
-		return model.Member{}, mapError(err, "member")
-	}
-	return row.domain(), nil
+	return selectRow[model.Member, memberRow](ctx, r.db, "member", "workspace_id = ? AND user_id = ?", r.workspace, user)
 }
 
 // OperationRepository implements ports.OperationRepository.

@@ -139,12 +139,7 @@ func (s *Signal) notifyLoop(ctx context.Context) {
 	defer s.wg.Done()
 	rest := time.NewTimer(0)
 	defer rest.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.notify:
-		}
+	for received(ctx, s.notify) {
 		nctx, cancel := context.WithTimeout(ctx, notifyTimeout)
 		_, err := s.db.ExecContext(nctx, notifyOutbox)
 		cancel()
@@ -152,11 +147,19 @@ func (s *Signal) notifyLoop(ctx context.Context) {
 			s.log.Warn("outbox notify failed; dispatchers in other processes wake at their next poll", "err", err)
 		}
 		rest.Reset(notifyCoalesce)
-		select {
-		case <-ctx.Done():
+		if !received(ctx, rest.C) {
 			return
-		case <-rest.C:
 		}
+	}
+}
+
+// received waits for a value on ch; false if ctx ends first.
+func received[T any](ctx context.Context, ch <-chan T) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-ch:
+		return true
 	}
 }
 
@@ -173,10 +176,8 @@ func (s *Signal) listenLoop(ctx context.Context) {
 			backoff = listenBackoffMin // it worked for a while: start over
 		}
 		s.log.Warn("outbox listen connection lost; reconnecting", "err", err, "backoff", backoff)
-		select {
-		case <-ctx.Done():
+		if !received(ctx, time.After(backoff)) {
 			return
-		case <-time.After(backoff):
 		}
 		backoff = min(backoff*2, listenBackoffMax)
 	}

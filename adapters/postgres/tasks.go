@@ -75,12 +75,7 @@ type taskRow[R, D any] interface {
 // getRow reads the row of workspace with id; CodeNotFound (naming noun)
 // if there is none.
 func getRow[D, R any, P taskRow[R, D]](ctx context.Context, db bun.IDB, workspace, id uuid.UUID, noun string) (D, error) {
-	var row R
-	if err := db.NewSelect().Model(P(&row)).Where("workspace_id = ?", workspace).Where("id = ?", id).Scan(ctx); err != nil {
-		var none D
-		return none, mapError(err, noun)
-	}
-	return P(&row).domain(), nil
+	return selectRow[D, R, P](ctx, db, noun, "workspace_id = ? AND id = ?", workspace, id)
 }
 
 // execOne runs a statement that changes exactly one row; none is
