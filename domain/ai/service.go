@@ -19,12 +19,9 @@ const MaxInstructions = 2000
 // Task is an AI task as the steps every job shares see it.
 var Task = jobs.TaskTable[model.AITask](kinds.AITask, ports.Repository[ports.AITaskRepository])
 
-// Kind is the AI task as its code declares it: its names and failure
-// hook. It is registered with its use case and worker handler, for the
-// application to wire (jobs.Register).
-var Kind = Task.Kind()
-
-var _ = jobs.Register(Kind, NewService, NewTaskHandler)
+// Kind is the AI task (names and failure hook), registered with
+// its use case and worker handler for the application to wire.
+var Kind = jobs.Register(Task.Kind(), NewService, NewTaskHandler)
 
 // Service starts and reads AI tasks.
 type Service struct{ jobs.Starter }

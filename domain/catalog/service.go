@@ -19,12 +19,9 @@ import (
 // Task is a catalog sync as the steps every job shares see it.
 var Task = jobs.TaskTable[model.CatalogSync](kinds.CatalogSync, ports.Repository[ports.SyncRepository])
 
-// Kind is the catalog sync as its code declares it: its names and failure
-// hook. It is registered with its use case and worker handler, for the
-// application to wire (jobs.Register).
-var Kind = Task.Kind()
-
-var _ = jobs.Register(Kind, NewService, NewSyncHandler)
+// Kind is the catalog sync (names and failure hook), registered with
+// its use case and worker handler for the application to wire.
+var Kind = jobs.Register(Task.Kind(), NewService, NewSyncHandler)
 
 // Service starts and reads catalog syncs.
 type Service struct{ jobs.Starter }

@@ -20,12 +20,12 @@ var registrations []Registration
 
 // Register adds the code of kind: service and handler are constructors
 // (fx resolves their parameters). A kind's package registers from a
-// package-level declaration (var _ = jobs.Register(...)), so whatever
+// package-level declaration (var Kind = jobs.Register(...)), so whatever
 // links the package registers its kind before any importer's code runs.
-// It returns true for that declaration.
-func Register(kind Kind, service, handler any) bool {
+// It returns kind, for that declaration.
+func Register(kind Kind, service, handler any) Kind {
 	registrations = append(registrations, Registration{Kind: kind, Service: service, Handler: handler})
-	return true
+	return kind
 }
 
 // Registered are the registrations made so far. Read it when wiring, in

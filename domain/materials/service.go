@@ -19,12 +19,9 @@ import (
 // Task is a material transfer as the steps every job shares see it.
 var Task = jobs.TaskTable[model.MaterialTransfer](kinds.MaterialTransfer, func(tx ports.Tx) transfers { return transfers{ports.Repository[ports.MaterialTransferRepository](tx)} })
 
-// Kind is the material transfer as its code declares it: its names and failure
-// hook. It is registered with its use case and worker handler, for the
-// application to wire (jobs.Register).
-var Kind = Task.Kind()
-
-var _ = jobs.Register(Kind, NewService, NewTransferHandler)
+// Kind is the material transfer (names and failure hook), registered with
+// its use case and worker handler for the application to wire.
+var Kind = jobs.Register(Task.Kind(), NewService, NewTransferHandler)
 
 // transfers saves a transfer's status, reason and updated_at (its items
 // are recorded one by one, by MarkItemDone).

@@ -26,12 +26,9 @@ var Task = jobs.StatusTable(kinds.MediaProcess, ports.Tx.Media,
 	},
 	model.MediaProcessing, model.MediaRejected)
 
-// Kind is the media processing as its code declares it: its names and failure
-// hook. It is registered with its use case and worker handler, for the
-// application to wire (jobs.Register).
-var Kind = Task.Kind()
-
-var _ = jobs.Register(Kind, NewService, NewProcessHandler)
+// Kind is the media processing (names and failure hook), registered with
+// its use case and worker handler for the application to wire.
+var Kind = jobs.Register(Task.Kind(), NewService, NewProcessHandler)
 
 // Service registers, receives, completes and reads media.
 type Service struct {

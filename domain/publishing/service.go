@@ -20,12 +20,9 @@ import (
 // Task is a first publication as the steps every job shares see it.
 var Task = jobs.TaskTable[model.Publication](kinds.ListingPublish, ports.Repository[ports.PublicationRepository])
 
-// Kind is the listing publication as its code declares it: its names and failure
-// hook. It is registered with its use case and worker handler, for the
-// application to wire (jobs.Register).
-var Kind = Task.Kind()
-
-var _ = jobs.Register(Kind, NewService, NewPublishHandler)
+// Kind is the listing publication (names and failure hook), registered with
+// its use case and worker handler for the application to wire.
+var Kind = jobs.Register(Task.Kind(), NewService, NewPublishHandler)
 
 // Service starts and reads publications.
 type Service struct{ jobs.Starter }

@@ -17,12 +17,10 @@ var VerifyTask = jobs.StatusTable(kinds.StoreVerify, ports.Tx.Stores,
 	func(s *model.Store) (*model.StoreStatus, *string, *time.Time) { return &s.Status, nil, &s.UpdatedAt },
 	model.StorePendingVerification, model.StoreVerificationFailed)
 
-// VerifyKind is the store verification as its code declares it: its
-// names and failure hook. It is registered with its use case and worker
-// handler, for the application to wire (jobs.Register).
-var VerifyKind = VerifyTask.Kind()
-
-var _ = jobs.Register(VerifyKind, NewService, NewVerifyHandler)
+// VerifyKind is the store verification (names and failure hook),
+// registered with its use case and worker handler for the application to
+// wire.
+var VerifyKind = jobs.Register(VerifyTask.Kind(), NewService, NewVerifyHandler)
 
 // verifyJob builds the operation that tracks one verification of store's
 // current credential version and the store.credentials.verify event that
