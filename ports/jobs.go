@@ -1,6 +1,9 @@
 package ports
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // JobFailures records that a worker gave up on a job, so the job ends and
 // operators see it. The queue adapter calls it once per message it stops
@@ -15,6 +18,21 @@ type JobFailures interface {
 	// finished is left as it is. An error means nothing was recorded: the
 	// message must be delivered again.
 	GiveUp(ctx context.Context, msg Message, cause error, attempts int) error
+}
+
+// JobWaits parks a job that must wait (its destination's breaker open or
+// pace spent, a transient failure's backoff) durably, so the worker gives
+// its slot back at once and a restart loses no wait: the queue adapter
+// calls Defer, then acknowledges the message.
+type JobWaits interface {
+	// Defer puts msg's event back in the outbox, pending from until, so the
+	// Dispatcher publishes it again then, with job_attempts = attempts
+	// (msg.Attempts when the wait is not the job's fault, one more when
+	// it is) and last_error = reason (sanitized here) for operators. An
+	// event that is gone, dead-lettered or already pending is left as it
+	// is (nil). An error means nothing was recorded: the message must be
+	// delivered again.
+	Defer(ctx context.Context, msg Message, until time.Time, attempts int, reason string) error
 }
 
 // MessageHandler processes one delivered message. Delivery is at-least-once:

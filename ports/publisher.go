@@ -3,6 +3,7 @@ package ports
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -17,6 +18,22 @@ type Message struct {
 	// Traceparent is the W3C trace context of the request that wrote the
 	// event, when there was one.
 	Traceparent string
+
+	// Destination is where the job's external call goes
+	// (model.Destination's String: "shopify/shop-123", "ai/default"); the
+	// worker paces, throttles and breaks calls per destination. Empty: the
+	// job calls nothing outside.
+	Destination string
+	// OrderingKey: jobs with the same key never run at once and run in
+	// commit order (a store's catalog syncs). Empty: no order.
+	OrderingKey string
+	// Attempts is how many of the job's runs failed by its own fault so
+	// far (the event's job_attempts); waits for its destination count
+	// none.
+	Attempts int
+	// CreatedAt is when the event was committed: a job keeps trying
+	// transient failures until CreatedAt plus its kind's deadline.
+	CreatedAt time.Time
 }
 
 // Publisher hands messages to a queue.

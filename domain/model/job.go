@@ -32,6 +32,11 @@ type JobSpec struct {
 	// it forward. It must pass CheckPayloadSafe: ids, versions and
 	// snapshots, never secrets.
 	Payload func(JobOperation) any
+	// Destination is where the job's external call goes (zero: nowhere
+	// outside); OrderingKey orders the job after every earlier job of the
+	// same key (empty: none). Both travel with the event to the worker.
+	Destination Destination
+	OrderingKey string
 }
 
 // JobOperation is the part every job payload has alike: the operation the

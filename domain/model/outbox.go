@@ -41,6 +41,12 @@ type OutboxEvent struct {
 	Traceparent  string
 	CreatedAt    time.Time
 	DispatchedAt time.Time
+	// Destination and OrderingKey are the job's (JobSpec), for the worker.
+	Destination string
+	OrderingKey string
+	// JobAttempts is how many of the job's runs failed by its own fault
+	// (ports.JobWaits), apart from AttemptCount, the Dispatcher's.
+	JobAttempts int
 }
 
 // LeaseExpiredErrorFormat is the last_error of an event taken over after its
