@@ -29,7 +29,7 @@ func TestDrainFinishesRunningJobsAndStartsNoNewOne(t *testing.T) {
 		<-release
 		return nil
 	})
-	w, err := queue.NewWorker(sub, dropFailures{}, map[string]ports.MessageHandler{"a": h}, queue.WorkerConfig{}, queuetest.Logger(t))
+	w, err := queue.NewWorker(sub, dropFailures{}, dropFailures{}, map[string]ports.MessageHandler{"a": h}, queue.WorkerConfig{}, queuetest.Logger(t))
 	require.NoError(t, err)
 	require.NoError(t, w.Run(context.Background()))
 	publish := func() uuid.UUID {

@@ -55,7 +55,7 @@ func TestRetriesLogAtWarnAndUnhandledFailuresAtError(t *testing.T) {
 	failing := ports.MessageHandlerFunc(func(context.Context, ports.Message) error {
 		return errors.New("platform unavailable") // no domain code: retryable
 	})
-	w, err := queue.NewWorker(sub, cannotRecord{}, map[string]ports.MessageHandler{"a": failing},
+	w, err := queue.NewWorker(sub, cannotRecord{}, republish{pub}, map[string]ports.MessageHandler{"a": failing},
 		queue.WorkerConfig{MaxRetries: 2, InitialInterval: time.Millisecond, MaxInterval: time.Millisecond}, log)
 	require.NoError(t, err)
 	require.NoError(t, w.Run(context.Background()))
@@ -63,10 +63,10 @@ func TestRetriesLogAtWarnAndUnhandledFailuresAtError(t *testing.T) {
 	require.NoError(t, pub.Publish(queue.Topic("", "a"), queue.ToMessage(m)))
 
 	require.Eventually(t, func() bool { return len(logLevels(t, logs.String(), "Handler returned error")) > 0 },
-		30*time.Second, 10*time.Millisecond, "the unrecorded failure is logged")
+		5*time.Second, 10*time.Millisecond, "the unrecorded failure is logged:\n%s", logs)
 	require.NoError(t, w.Close())
 
-	retries := logLevels(t, logs.String(), "Error occurred, retrying")
+	retries := logLevels(t, logs.String(), "job parked until it may run again")
 	require.NotEmpty(t, retries, "each retry is logged:\n%s", logs)
 	for _, level := range retries {
 		assert.Equal(t, "WARN", level, "a retry is expected, not an error")

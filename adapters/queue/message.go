@@ -1,6 +1,9 @@
 package queue
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/google/uuid"
 
@@ -14,6 +17,10 @@ const (
 	MetadataEventType   = "event_type"
 	MetadataWorkspaceID = "workspace_id"
 	MetadataTraceparent = "traceparent"
+	MetadataDestination = "destination"
+	MetadataOrderingKey = "ordering_key"
+	MetadataAttempts    = "attempts"
+	MetadataCreatedAt   = "created_at"
 )
 
 // Topic is the broker topic of an event type: the namespace (e.g. "once.")
@@ -29,6 +36,14 @@ func ToMessage(m ports.Message) *message.Message {
 	}
 	if m.Traceparent != "" {
 		msg.Metadata.Set(MetadataTraceparent, m.Traceparent)
+	}
+	setIf(msg, MetadataDestination, m.Destination)
+	setIf(msg, MetadataOrderingKey, m.OrderingKey)
+	if m.Attempts > 0 {
+		msg.Metadata.Set(MetadataAttempts, strconv.Itoa(m.Attempts))
+	}
+	if !m.CreatedAt.IsZero() {
+		msg.Metadata.Set(MetadataCreatedAt, m.CreatedAt.UTC().Format(time.RFC3339Nano))
 	}
 	return msg
 }
@@ -46,6 +61,18 @@ func FromMessage(msg *message.Message) (ports.Message, error) {
 		Type:        msg.Metadata.Get(MetadataEventType),
 		Payload:     msg.Payload,
 		Traceparent: msg.Metadata.Get(MetadataTraceparent),
+		Destination: msg.Metadata.Get(MetadataDestination),
+		OrderingKey: msg.Metadata.Get(MetadataOrderingKey),
+	}
+	if a := msg.Metadata.Get(MetadataAttempts); a != "" {
+		if m.Attempts, err = strconv.Atoi(a); err != nil || m.Attempts < 0 {
+			return ports.Message{}, domain.Errorf(domain.CodeValidation, "message attempts %q is not a count", a)
+		}
+	}
+	if c := msg.Metadata.Get(MetadataCreatedAt); c != "" {
+		if m.CreatedAt, err = time.Parse(time.RFC3339Nano, c); err != nil {
+			return ports.Message{}, domain.Wrap(domain.CodeValidation, err, "message created_at is not a time")
+		}
 	}
 	if ws := msg.Metadata.Get(MetadataWorkspaceID); ws != "" {
 		if m.WorkspaceID, err = uuid.Parse(ws); err != nil {
@@ -53,4 +80,10 @@ func FromMessage(msg *message.Message) (ports.Message, error) {
 		}
 	}
 	return m, nil
+}
+
+func setIf(msg *message.Message, key, value string) {
+	if value != "" {
+		msg.Metadata.Set(key, value)
+	}
 }

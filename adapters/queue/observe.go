@@ -36,7 +36,28 @@ const (
 	OutcomeGivenUp = "given_up"
 	// OutcomeInterrupted: shutdown; the broker delivers it again.
 	OutcomeInterrupted = "interrupted"
+	// OutcomeWaiting: the job was parked in the outbox to run later (its
+	// destination refused calls for a while, or its run failed in a way
+	// worth trying again); the Dispatcher delivers it then.
+	OutcomeWaiting = "waiting"
 )
+
+// parking is what later tells observeOutcome about a job it parked.
+type parking struct {
+	parked bool
+	// retry: the run failed (as opposed to never starting for its
+	// destination), so the job runs again.
+	retry bool
+}
+
+type parkingKey struct{}
+
+// noteParked records, for observeOutcome, that msg's job was parked.
+func noteParked(msg *message.Message, retry bool) {
+	if p, ok := msg.Context().Value(parkingKey{}).(*parking); ok {
+		p.parked, p.retry = true, retry
+	}
+}
 
 type nopObserver struct{}
 
@@ -54,18 +75,22 @@ func observeOutcome(obs JobObserver) message.HandlerMiddleware {
 		return func(msg *message.Message) ([]*message.Message, error) {
 			eventType := message.HandlerNameFromCtx(msg.Context())
 			start := time.Now()
-			attempts := new(int)
-			ctx, report := domain.WithJobReport(context.WithValue(msg.Context(), attemptsKey{}, attempts))
+			attempts, parked := new(int), new(parking)
+			ctx := context.WithValue(context.WithValue(msg.Context(), attemptsKey{}, attempts), parkingKey{}, parked)
+			ctx, report := domain.WithJobReport(ctx)
 			msg.SetContext(ctx)
 			obs.JobStarted(eventType)
 			out, err := h(msg)
-			for range max(*attempts-1, 0) {
+			if parked.retry {
 				obs.JobRetried(eventType)
 			}
 			outcome := OutcomeSucceeded
 			var i *interrupted
+			var r *redeliver
 			switch {
-			case errors.As(err, &i):
+			case parked.parked:
+				outcome = OutcomeWaiting
+			case errors.As(err, &i), errors.As(err, &r):
 				outcome = OutcomeInterrupted
 			case err != nil:
 				outcome = OutcomeGivenUp

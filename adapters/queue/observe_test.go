@@ -51,8 +51,8 @@ func (l *jobLog) snapshot() (map[string]int, map[string]int, map[string]string) 
 	return copyOf(l.inFlight), copyOf(l.retries), ended
 }
 
-// The observer hears each job once, by type: how it ended, and each
-// attempt after the first.
+// The observer hears each job's runs, by type: how the last one ended,
+// and each failed run parked to run again.
 func TestWorkerObserverHearsOutcomesAndRetries(t *testing.T) {
 	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
 	defer pub.Close()
@@ -75,7 +75,7 @@ func TestWorkerObserverHearsOutcomesAndRetries(t *testing.T) {
 		}),
 	}
 	log := &jobLog{inFlight: map[string]int{}, retries: map[string]int{}, ended: map[string]string{}}
-	w, err := queue.NewWorker(sub, dropFailures{}, handlers, queue.WorkerConfig{
+	w, err := queue.NewWorker(sub, dropFailures{}, republish{pub}, handlers, queue.WorkerConfig{
 		InitialInterval: time.Millisecond, MaxInterval: time.Millisecond, Observer: log,
 	}, queuetest.Logger(t))
 	require.NoError(t, err)

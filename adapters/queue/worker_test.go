@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"github.com/ThreeDotsLabs/watermill/message"
 	"testing"
 	"time"
 
@@ -18,10 +19,24 @@ type dropFailures struct{}
 
 func (dropFailures) GiveUp(context.Context, ports.Message, error, int) error { return nil }
 
+// dropFailures parks nothing either: the tests that use it never wait.
+func (dropFailures) Defer(context.Context, ports.Message, time.Time, int, string) error { return nil }
+
+// republish stands in for the outbox and its Dispatcher: a job the worker
+// parks is published again on pub, with the attempts counted, once its
+// wait is over.
+type republish struct{ pub message.Publisher }
+
+func (r republish) Defer(_ context.Context, m ports.Message, until time.Time, attempts int, _ string) error {
+	m.Attempts = attempts
+	time.AfterFunc(time.Until(until), func() { _ = r.pub.Publish(queue.Topic("", m.Type), queue.ToMessage(m)) })
+	return nil
+}
+
 func newWorker(t *testing.T) (*queue.Worker, func() error) {
 	t.Helper()
 	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
-	w, err := queue.NewWorker(sub, dropFailures{}, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
+	w, err := queue.NewWorker(sub, dropFailures{}, dropFailures{}, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +104,7 @@ func TestWorkerCloseWithoutRun(t *testing.T) {
 func TestWorkerRunFailsWhenSubscribeFails(t *testing.T) {
 	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
 	_ = pub.Close() // Subscribe on a closed GoChannel fails
-	w, err := queue.NewWorker(sub, dropFailures{}, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
+	w, err := queue.NewWorker(sub, dropFailures{}, dropFailures{}, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,10 +120,10 @@ func TestWorkerRunFailsWhenSubscribeFails(t *testing.T) {
 func TestNewWorkerRejectsMissingHandlers(t *testing.T) {
 	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
 	defer pub.Close()
-	if _, err := queue.NewWorker(sub, dropFailures{}, nil, queue.WorkerConfig{}, nil); err == nil {
+	if _, err := queue.NewWorker(sub, dropFailures{}, dropFailures{}, nil, queue.WorkerConfig{}, nil); err == nil {
 		t.Error("no handlers accepted")
 	}
-	if _, err := queue.NewWorker(sub, dropFailures{}, map[string]ports.MessageHandler{"a": nil}, queue.WorkerConfig{}, nil); err == nil {
+	if _, err := queue.NewWorker(sub, dropFailures{}, dropFailures{}, map[string]ports.MessageHandler{"a": nil}, queue.WorkerConfig{}, nil); err == nil {
 		t.Error("nil handler accepted")
 	}
 }

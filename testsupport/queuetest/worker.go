@@ -24,7 +24,8 @@ type NewRawPair func(t *testing.T, prefix string) (message.Publisher, message.Su
 // maxRetries is the worker's retry budget in the contract.
 const maxRetries = 2
 
-// RunWorkerContract checks queue.Worker on a broker: retries, giving up
+// RunWorkerContract checks queue.Worker on a broker: retries (parked and
+// delivered again, as the outbox and its Dispatcher do), giving up
 // on a job (recorded through ports.JobFailures, then acknowledged), and
 // that a job given up on keeps its id.
 func RunWorkerContract(t *testing.T, newPair NewRawPair) {
@@ -134,6 +135,24 @@ type workerEnv struct {
 	pub      message.Publisher
 	events   *queue.Publisher
 	failures *givenUp
+	waits    *parked
+}
+
+// parked stands in for the outbox and its Dispatcher: a job the worker
+// parks is published again, with the attempts the worker counted, once
+// its wait is over.
+type parked struct {
+	events *queue.Publisher
+	count  atomic.Int32
+}
+
+func (p *parked) Defer(_ context.Context, msg ports.Message, until time.Time, attempts int, _ string) error {
+	p.count.Add(1)
+	msg.Attempts = attempts
+	time.AfterFunc(time.Until(until), func() {
+		_ = p.events.Publish(context.Background(), msg)
+	})
+	return nil
 }
 
 // givenUp records the jobs the worker gives up on.
@@ -194,7 +213,9 @@ func startWorker(t *testing.T, newPair NewRawPair, h ports.MessageHandler) *work
 		}),
 	}
 	failures := &givenUp{got: make(chan gaveUp, 16)}
-	w, err := queue.NewWorker(sub, failures, handlers, queue.WorkerConfig{
+	events := queue.NewPublisher(pub, prefix)
+	waits := &parked{events: events}
+	w, err := queue.NewWorker(sub, failures, waits, handlers, queue.WorkerConfig{
 		Namespace:       prefix,
 		MaxRetries:      maxRetries,
 		InitialInterval: 10 * time.Millisecond,
@@ -220,8 +241,9 @@ func startWorker(t *testing.T, newPair NewRawPair, h ports.MessageHandler) *work
 		worker:   w,
 		prefix:   prefix,
 		pub:      pub,
-		events:   queue.NewPublisher(pub, prefix),
+		events:   events,
 		failures: failures,
+		waits:    waits,
 	}
 }
 
@@ -250,7 +272,7 @@ func givesUp(t *testing.T, newPair NewRawPair, refuse int32, calls int32, answer
 	if got := n.Load(); got != calls {
 		t.Errorf("calls = %d, want %d", got, calls)
 	}
-	// The attempts recorded are the last delivery's runs.
+	// The attempts recorded are the job's runs.
 	if refuse == 0 && got.attempts != int(calls) {
 		t.Errorf("attempts given up after = %d, want %d", got.attempts, calls)
 	}
