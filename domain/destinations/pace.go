@@ -1,6 +1,7 @@
 package destinations
 
 import (
+	"math"
 	"time"
 )
 
@@ -67,11 +68,15 @@ func (p *pace) readyAt(now time.Time) time.Time {
 		return now
 	}
 	p.refill(now)
-	if p.tokens >= 1 {
+	if p.tokens >= 1-tokenSlack {
 		return now
 	}
 	return now.Add(seconds((1 - p.tokens) / p.rate))
 }
+
+// tokenSlack absorbs the float error of refilling, so a caller that comes
+// back at the time readyAt named is not sent away for a nanosecond.
+const tokenSlack = 1e-9
 
 // spend takes a token for a call readyAt allowed, and numbers the grant.
 func (p *pace) spend(now time.Time) uint64 {
@@ -151,7 +156,8 @@ func (p *pace) refill(now time.Time) {
 // blocked reports whether a Retry-After is still running at now.
 func (p *pace) blocked(now time.Time) bool { return now.Before(p.blockedUntil) }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// seconds is s as a Duration, rounded up so a wait is never short.
+func seconds(s float64) time.Duration { return time.Duration(math.Ceil(s * float64(time.Second))) }
 
 // recentWindow is how many seconds of grants recentGrants remembers.
 const recentWindow = 5

@@ -20,6 +20,7 @@ func TestTheBucketGrantsItsBurstThenItsRate(t *testing.T) {
 		{"a burst as configured", destinations.Quota{Rate: 2, Burst: 5}, 5, 500 * time.Millisecond},
 		{"no burst: a second's worth", destinations.Quota{Rate: 4}, 4, 250 * time.Millisecond},
 		{"a slow rate: one at a time", destinations.Quota{Rate: 0.5}, 1, 2 * time.Second},
+		{"a rate that does not divide a second", destinations.Quota{Rate: 3, Burst: 1}, 1, 333_333_334},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, c := newGate(tc.quota, destinations.BreakerConfig{})
