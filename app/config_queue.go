@@ -135,7 +135,7 @@ var queueSettings = settingGroup{
 		},
 		"ONCE_REDIS_CLAIM_IDLE": {
 			help: "how long a Redis message stays pending with a dead consumer before another claims it",
-			doc:  "how long a message stays pending with a dead consumer before another claims it; keep it above the slowest job, retries included (up to about 107 s with the default retries and a platform that times out: [the schedule](delivery.md#how-long-a-failing-job-takes-to-give-up))",
+			doc:  "how long a message stays pending with a dead consumer before another claims it; a live worker keeps the idle time of what it holds fresh, so this only bounds how long a dead worker's messages wait ([the work side](delivery.md#the-work-side))",
 		},
 		"ONCE_REDIS_TRIM_INTERVAL": {
 			help: "how often the Redis streams are trimmed",

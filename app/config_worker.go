@@ -73,7 +73,7 @@ var workerSettings = settingGroup{
 		},
 		"ONCE_WORKER_MAX_RETRIES": {
 			help: "runs of a job that may fail by its own fault (not its destination's) before it is given up on",
-			doc:  "runs of a job that may fail by its own fault (our database, our object store, an unclassified error) before the worker gives up on it (task and operation `failed`, event in the dead letters); the job waits, parked in the outbox, 1 s doubling up to 30 s, ±50 %, between them. A destination's outage, throttling or 5xx spends none of them ([the schedule](delivery.md#how-long-a-failing-job-takes-to-give-up))",
+			doc:  "runs of a job that may fail by its own fault (our database, our object store, an unclassified error) before the worker gives up on it (task and operation `failed`, event in the dead letters); the job waits, parked in the outbox, 1 s doubling up to 30 s, ±50 %, between them. A destination's outage, throttling or 5xx spends none of them ([the schedule](delivery.md#how-long-a-failing-job-keeps-trying))",
 		},
 		"ONCE_SIM_URL": {
 			help: "URL of `once sim`, the platform, AI provider and material source the workers call; empty: in-process simulators",
