@@ -12,7 +12,8 @@ import (
 // transaction of one workspace.
 type Outbox interface {
 	// Append writes events as pending in this transaction. Each event must
-	// belong to the transaction's workspace (domain.CodeForbidden otherwise);
+	// belong to the transaction's workspace (domain.CodeForbidden otherwise)
+	// and have JobAttempts >= 0 (domain.CodeValidation otherwise);
 	// an event whose payload fails
 	// model.CheckPayloadSafe is refused with domain.CodeUnsafePayload. An id
 	// that already exists is domain.CodeConflict.

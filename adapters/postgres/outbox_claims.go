@@ -67,7 +67,7 @@ func (c *OutboxClaims) ClaimDue(ctx context.Context, workspace uuid.UUID, owner 
 			if err := r.Scan(&row.ID, &row.WorkspaceID, &row.EventType, &row.AggregateType, &row.AggregateID,
 				&row.EventPayload, &row.Status, &row.AttemptCount, &row.NextAttemptAt, &row.LockedBy,
 				&row.LockedUntil, &row.LastError, &row.Traceparent, &row.CreatedAt, &row.DispatchedAt,
-				&row.DueAt, &row.TakenOver); err != nil {
+				&row.Destination, &row.OrderingKey, &row.JobAttempts, &row.DueAt, &row.TakenOver); err != nil {
 				return err
 			}
 			rows = append(rows, row)

@@ -84,7 +84,8 @@ UPDATE outbox_events e
  WHERE e.workspace_id = ?0 AND e.status IN ('pending', 'dispatching') AND e.id = c.id
 RETURNING e.id, e.workspace_id, e.event_type, e.aggregate_type, e.aggregate_id, e.event_payload,
           e.status, e.attempt_count, e.next_attempt_at, e.locked_by, e.locked_until,
-          e.last_error, e.traceparent, e.created_at, e.dispatched_at, c.due_at, c.taken_over`
+          e.last_error, e.traceparent, e.created_at, e.dispatched_at,
+          e.destination, e.ordering_key, e.job_attempts, c.due_at, c.taken_over`
 
 // markDispatched records that the publisher accepted the events. Fenced:
 // only rows still dispatching and locked by the caller change. If our lease

@@ -20,6 +20,7 @@ UPDATE outbox_events
 const selectEventsForOperations = `
 SELECT id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload,
        status, attempt_count, next_attempt_at, locked_by, locked_until,
-       last_error, traceparent, created_at, dispatched_at
+       last_error, traceparent, created_at, dispatched_at,
+       destination, ordering_key, job_attempts
   FROM outbox_events
  WHERE workspace_id = ? AND (event_payload->>'operation_id') IN (?)`

@@ -369,7 +369,8 @@ func (r *Relay) release(ctx context.Context, events []model.OutboxEvent, lastErr
 	}
 }
 
-// messages are events as the queue carries them.
+// messages are events as the queue carries them, for the relay and the
+// Dispatcher alike.
 func messages(events []model.OutboxEvent) []ports.Message {
 	msgs := make([]ports.Message, len(events))
 	for i, e := range events {
@@ -379,6 +380,10 @@ func messages(events []model.OutboxEvent) []ports.Message {
 			WorkspaceID: e.WorkspaceID,
 			Payload:     []byte(e.Payload),
 			Traceparent: e.Traceparent,
+			Destination: e.Destination,
+			OrderingKey: e.OrderingKey,
+			Attempts:    e.JobAttempts,
+			CreatedAt:   e.CreatedAt,
 		}
 	}
 	return msgs

@@ -92,6 +92,8 @@ func NewJob(ctx context.Context, ids IDSource, p Principal, now time.Time, spec 
 		return Operation{}, OutboxEvent{}, err
 	}
 	event.Traceparent = domain.TraceparentFrom(ctx)
+	event.Destination = spec.Destination.String()
+	event.OrderingKey = spec.OrderingKey
 	return op, event, nil
 }
 
