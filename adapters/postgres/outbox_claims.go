@@ -93,7 +93,7 @@ func (c *OutboxClaims) MarkDispatched(ctx context.Context, workspace uuid.UUID, 
 		tag, err := br.Exec()
 		n = int(tag.RowsAffected())
 		return err
-	}, markDispatchedPgx, at, pgxUUID(workspace), pgxUUIDs(ids), owner)
+	}, markDispatchedPgx, at, pgxUUID(workspace), pgxUUIDs(ids), owner, model.JobWaitPrefix)
 	return n, err
 }
 
