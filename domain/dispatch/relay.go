@@ -374,17 +374,7 @@ func (r *Relay) release(ctx context.Context, events []model.OutboxEvent, lastErr
 func messages(events []model.OutboxEvent) []ports.Message {
 	msgs := make([]ports.Message, len(events))
 	for i, e := range events {
-		msgs[i] = ports.Message{
-			ID:          e.ID,
-			Type:        e.Type,
-			WorkspaceID: e.WorkspaceID,
-			Payload:     []byte(e.Payload),
-			Traceparent: e.Traceparent,
-			Destination: e.Destination,
-			OrderingKey: e.OrderingKey,
-			Attempts:    e.JobAttempts,
-			CreatedAt:   e.CreatedAt,
-		}
+		msgs[i] = ports.MessageOf(e)
 	}
 	return msgs
 }
