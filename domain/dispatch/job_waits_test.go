@@ -12,7 +12,6 @@ import (
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
-	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // The message of an event carries what the worker paces, orders and
@@ -52,19 +51,6 @@ func parkingBroker(t *testing.T, uow ports.UnitOfWork, until time.Time) *recorde
 		}
 		return nil
 	}}
-}
-
-// postgresEnv is e on a database of its own, with workspace ws.
-func postgresEnv(t *testing.T) (*env, *postgres.UnitOfWork, uuid.UUID) {
-	db := pgtest.New(t)
-	e := newEnv(t)
-	uow := postgres.NewUnitOfWork(db.App)
-	e.uow, e.disc = uow, postgres.NewOutboxDiscovery(db.App)
-	ws := uuid.New()
-	require.NoError(t, uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Workspaces().Create(ctx, model.Workspace{ID: ws, Name: "waits", CreatedAt: e.clock.Now()})
-	}))
-	return e, uow, ws
 }
 
 // requireParkedQuietly asserts ev is parked until `until` and that nothing
