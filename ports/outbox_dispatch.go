@@ -40,7 +40,10 @@ type OutboxDispatch interface {
 	Postpone(ctx context.Context, owner string, ids []uuid.UUID, nextAttemptAt time.Time, lastError string) (int, error)
 
 	// MarkDispatched marks the events dispatched at `at`, but only those
-	// still dispatching and locked by owner. Returns how many changed.
+	// still dispatching and locked by owner. Returns how many it settled:
+	// those it marked, and those a worker already parked
+	// (Outbox.Defer), which it leaves as they are. Fewer than ids means
+	// the rest were taken over.
 	MarkDispatched(ctx context.Context, owner string, ids []uuid.UUID, at time.Time) (int, error)
 
 	// Release returns a failed event to pending: attempt_count + 1,

@@ -114,6 +114,7 @@ func TestBullMQWritesTheJobLayoutTheWorkerReads(t *testing.T) {
 	e := newEnv(t, bullmq.Config{Routes: routes})
 	ctx := context.Background()
 	verify, sync := message1(model.EventStoreCredentialsVerify, 1), message1(model.EventCatalogSync, 2)
+	verify.Destination, verify.OrderingKey = "shopify/shop-1", "catalog/store-1"
 	e.publish(t, verify, sync)
 
 	job := e.redis.HGetAll(ctx, e.key("stores", verify.ID.String())).Val()
@@ -125,7 +126,14 @@ func TestBullMQWritesTheJobLayoutTheWorkerReads(t *testing.T) {
 	assert.WithinDuration(t, time.Now(), time.UnixMilli(ts), time.Minute)
 	var data bullmq.Data
 	require.NoError(t, json.Unmarshal([]byte(job["data"]), &data))
-	assert.Equal(t, bullmq.Data{EventID: verify.ID, WorkspaceID: verify.WorkspaceID, Traceparent: verify.Traceparent, Payload: verify.Payload}, data)
+	assert.Equal(t, bullmq.Data{
+		EventID: verify.ID, WorkspaceID: verify.WorkspaceID, Traceparent: verify.Traceparent,
+		Destination: "shopify/shop-1", OrderingKey: "catalog/store-1", Payload: verify.Payload,
+	}, data)
+	var syncData map[string]any
+	require.NoError(t, json.Unmarshal([]byte(e.redis.HGet(ctx, e.key("jobs", sync.ID.String()), "data").Val()), &syncData))
+	assert.NotContains(t, syncData, "destination", "a job without a destination has none in its data")
+	assert.NotContains(t, syncData, "ordering_key")
 	assert.JSONEq(t, `{"jobId":"`+verify.ID.String()+`","attempts":3,"backoff":{"type":"exponential","delay":1000},"priority":3,
 		"removeOnComplete":{"age":3600,"count":1000},"removeOnFail":{"age":86400,"count":1000}}`, job["opts"])
 
