@@ -11,8 +11,8 @@ import (
 
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/adapters/tracing"
+	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/ports"
 )
