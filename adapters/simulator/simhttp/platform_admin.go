@@ -24,6 +24,13 @@ type InFlight struct {
 
 // platformRoutes serve the per-platform settings and the read-outs.
 func (s *Server) platformRoutes() {
+	s.platformSettingRoutes()
+	s.readOutRoutes()
+}
+
+// platformSettingRoutes set and clear one platform's latency, outage and
+// buckets.
+func (s *Server) platformSettingRoutes() {
 	at := func(method, tail string, h func(*http.Request, string) error) {
 		s.mux.HandleFunc(method+" "+PathPlatforms+"/{platform}"+tail, func(w http.ResponseWriter, r *http.Request) {
 			platform := r.PathValue("platform")
@@ -84,7 +91,11 @@ func (s *Server) platformRoutes() {
 		}
 		return err
 	})
+}
 
+// readOutRoutes serve the throttle counts, the concurrency read-out and
+// the effects per shop, and forget the first two.
+func (s *Server) readOutRoutes() {
 	s.mux.HandleFunc("GET "+PathThrottles, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, s.platforms.counted())
 	})
