@@ -73,13 +73,15 @@ func (c *Concurrency) MaxInFlight() map[string]int {
 	return maps.Clone(c.most)
 }
 
-// Spans returns the calls of every key, in arrival order.
-func (c *Concurrency) Spans() map[string][]Span {
+// Spans returns the calls of each of keys that had any, in arrival order.
+func (c *Concurrency) Spans(keys ...string) map[string][]Span {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string][]Span, len(c.spans))
-	for k, s := range c.spans {
-		out[k] = slices.Clone(s)
+	out := make(map[string][]Span, len(keys))
+	for _, k := range keys {
+		if s, ok := c.spans[k]; ok {
+			out[k] = slices.Clone(s)
+		}
 	}
 	return out
 }

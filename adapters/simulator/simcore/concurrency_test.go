@@ -20,7 +20,8 @@ func TestConcurrencyKeepsTheMostInFlightAndTheSpansInArrivalOrder(t *testing.T) 
 	endC := c.Start([]string{"order"}, "c", t0.Add(4*time.Second))
 
 	assert.Equal(t, map[string]int{"shop": 2, "order": 1}, c.MaxInFlight())
-	spans := c.Spans()
+	spans := c.Spans("shop", "order", "none")
+	assert.Len(t, spans, 2, "only keys with calls")
 	require.Len(t, spans["shop"], 2)
 	assert.Equal(t, simcore.Span{Seq: 1, Token: "a", Start: t0, End: t0.Add(3 * time.Second), Status: 200}, spans["shop"][0])
 	assert.Equal(t, "b", spans["shop"][1].Token)
@@ -31,7 +32,7 @@ func TestConcurrencyKeepsTheMostInFlightAndTheSpansInArrivalOrder(t *testing.T) 
 	c.Reset()
 	endC(t0.Add(5*time.Second), 200) // started before the reset: recorded nowhere
 	assert.Empty(t, c.MaxInFlight())
-	assert.Empty(t, c.Spans())
+	assert.Empty(t, c.Spans("shop", "order"))
 	c.Start([]string{"order"}, "d", t0)
 	assert.Equal(t, map[string]int{"order": 1}, c.MaxInFlight(), "c's end did not count against d")
 }

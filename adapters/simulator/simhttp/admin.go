@@ -106,10 +106,11 @@ func (a *Admin) Throttles(ctx context.Context) (Throttles, error) {
 	return out, err
 }
 
-// InFlight reads the platform calls in flight per shop and ordering key.
-func (a *Admin) InFlight(ctx context.Context) (InFlight, error) {
+// InFlight reads the most platform calls seen in flight per shop and
+// ordering key, and the calls of keys (InFlightShop, InFlightOrdering).
+func (a *Admin) InFlight(ctx context.Context, keys ...string) (InFlight, error) {
 	var out InFlight
-	err := a.do(ctx, http.MethodGet, PathConcurrency, nil, &out)
+	err := a.do(ctx, http.MethodGet, PathConcurrency+"?"+url.Values{"key": keys}.Encode(), nil, &out)
 	return out, err
 }
 

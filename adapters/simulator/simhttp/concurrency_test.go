@@ -44,8 +44,10 @@ func TestSimConcurrencyPerShopAndOrderingKey(t *testing.T) {
 	_, err = c.Generate(simhttp.WithOrderingKey(ctx, "k3"), aiText("ai-1"))
 	require.NoError(t, err)
 
-	got, err := s.admin.InFlight(ctx)
+	got, err := s.admin.InFlight(ctx, inTurn, overlapping)
 	require.NoError(t, err)
+	assert.Len(t, got.Calls[overlapping], 2)
+	assert.NotContains(t, got.Calls, shop, "calls of the keys asked for only")
 	assert.Equal(t, 2, got.MaxInFlight[overlapping])
 	assert.Equal(t, 2, got.MaxInFlight[shop])
 	assert.Equal(t, 1, got.MaxInFlight[inTurn])
@@ -61,7 +63,7 @@ func TestSimConcurrencyPerShopAndOrderingKey(t *testing.T) {
 	}
 
 	require.NoError(t, s.admin.ResetCounters(ctx))
-	got, err = s.admin.InFlight(ctx)
+	got, err = s.admin.InFlight(ctx, inTurn)
 	require.NoError(t, err)
 	assert.Empty(t, got.MaxInFlight)
 	assert.Empty(t, got.Calls)

@@ -16,7 +16,8 @@ type latencySetting struct {
 
 // InFlight is the concurrency read-out: per key (InFlightShop,
 // InFlightOrdering), the most platform calls seen in flight at once, and
-// every call in arrival order.
+// the calls of the keys asked for (a long run has many) in arrival order,
+// throttled ones included (status 429).
 type InFlight struct {
 	MaxInFlight map[string]int            `json:"max_in_flight"`
 	Calls       map[string][]simcore.Span `json:"calls"`
@@ -99,8 +100,8 @@ func (s *Server) readOutRoutes() {
 	s.mux.HandleFunc("GET "+PathThrottles, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, s.platforms.counted())
 	})
-	s.mux.HandleFunc("GET "+PathConcurrency, func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, InFlight{MaxInFlight: s.inFlight.MaxInFlight(), Calls: s.inFlight.Spans()})
+	s.mux.HandleFunc("GET "+PathConcurrency, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, InFlight{MaxInFlight: s.inFlight.MaxInFlight(), Calls: s.inFlight.Spans(r.URL.Query()["key"]...)})
 	})
 	s.mux.HandleFunc("GET "+PathEffects, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, platformEffectsOf(s.ledger.Entries(Filter{EffectsOnly: true})))

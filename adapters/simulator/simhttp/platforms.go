@@ -27,9 +27,9 @@ const (
 // Outage takes Platform down From after the server started, for For (for
 // ever if zero): each of its calls answers 503 and does nothing.
 type Outage struct {
-	Platform string        `json:"platform"`
-	From     time.Duration `json:"from"`
-	For      time.Duration `json:"for,omitempty"`
+	Platform string
+	From     time.Duration
+	For      time.Duration
 }
 
 func (o Outage) covers(platform string, sinceStart time.Duration) bool {
