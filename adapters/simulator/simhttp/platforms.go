@@ -60,27 +60,26 @@ type platforms struct {
 }
 
 func newPlatforms(clock ports.Clock, opts ServerOptions) *platforms {
-	p := &platforms{
+	return &platforms{
 		clock:   clock,
 		start:   clock.Now(),
-		latency: maps.Clone(opts.PlatformLatency),
+		latency: cloned(opts.PlatformLatency),
 		down:    map[string]bool{},
 		outages: slices.Clone(opts.Outages),
 		sizes: map[BucketScope]map[string]simcore.BucketSize{
-			ScopeShop: maps.Clone(opts.ShopBuckets), ScopePlatform: maps.Clone(opts.PlatformBuckets),
+			ScopeShop: cloned(opts.ShopBuckets), ScopePlatform: cloned(opts.PlatformBuckets),
 		},
+		buckets:   map[BucketScope]map[string]*simcore.Bucket{ScopeShop: {}, ScopePlatform: {}},
+		throttles: Throttles{PerPlatform: map[string]int{}, PerShop: map[string]int{}},
 	}
-	if p.latency == nil {
-		p.latency = map[string]time.Duration{}
+}
+
+// cloned is a copy of m that can be written to, even if m is nil.
+func cloned[K comparable, V any](m map[K]V) map[K]V {
+	if m == nil {
+		return map[K]V{}
 	}
-	for _, scope := range []BucketScope{ScopeShop, ScopePlatform} {
-		if p.sizes[scope] == nil {
-			p.sizes[scope] = map[string]simcore.BucketSize{}
-		}
-	}
-	p.buckets = map[BucketScope]map[string]*simcore.Bucket{ScopeShop: {}, ScopePlatform: {}}
-	p.throttles = Throttles{PerPlatform: map[string]int{}, PerShop: map[string]int{}}
-	return p
+	return maps.Clone(m)
 }
 
 // gate is what a platform call meets before the platform acts.
@@ -111,10 +110,11 @@ func (p *platforms) admit(d model.Destination) gate {
 		if g.wait > 0 {
 			p.throttles.PerPlatform[d.System]++
 			p.throttles.PerShop[ShopKey(d)]++
-		}
-		for _, b := range both {
-			if b != nil && g.wait == 0 {
-				b.Pour(now)
+		} else {
+			for _, b := range both {
+				if b != nil {
+					b.Pour(now)
+				}
 			}
 		}
 	}
