@@ -427,6 +427,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		require.Equal(t, 0, got.AttemptCount)
 		require.Equal(t, 0, got.JobAttempts, "the job starts over")
 		requireSameTime(t, redriveAt, got.NextAttemptAt, "next_attempt_at")
+		requireSameTime(t, redriveAt, got.CreatedAt, "created_at: the job's deadline starts over")
 		require.Equal(t, model.OutboxDeadLetter, mustGetEvent(t, h, ws, d2).Status)
 		require.Equal(t, model.OutboxDispatched, mustGetEvent(t, h, ws, sent).Status)
 		requireSameEvent(t, pending, mustGetEvent(t, h, ws, pending.ID))
