@@ -245,5 +245,3 @@ func transportCause(err error) error {
 	}
 	return err
 }
-
-
