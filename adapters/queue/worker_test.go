@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/adapters/queue/gochannel"
+	"github.com/oncehq/once/adapters/queue/memqueue"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/queuetest"
 )
@@ -20,7 +20,7 @@ func (dropFailures) GiveUp(context.Context, ports.Message, error, int) error { r
 
 func newWorker(t *testing.T) (*queue.Worker, func() error) {
 	t.Helper()
-	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	pub, sub := memqueue.New(memqueue.Config{})
 	w, err := queue.NewWorker(sub, dropFailures{}, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestWorkerCloseWithoutRun(t *testing.T) {
 }
 
 func TestWorkerRunFailsWhenSubscribeFails(t *testing.T) {
-	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	pub, sub := memqueue.New(memqueue.Config{})
 	_ = pub.Close() // Subscribe on a closed GoChannel fails
 	w, err := queue.NewWorker(sub, dropFailures{}, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
 	if err != nil {
@@ -103,7 +103,7 @@ func TestWorkerRunFailsWhenSubscribeFails(t *testing.T) {
 }
 
 func TestNewWorkerRejectsMissingHandlers(t *testing.T) {
-	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	pub, sub := memqueue.New(memqueue.Config{})
 	defer pub.Close()
 	if _, err := queue.NewWorker(sub, dropFailures{}, nil, queue.WorkerConfig{}, nil); err == nil {
 		t.Error("no handlers accepted")

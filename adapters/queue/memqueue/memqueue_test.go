@@ -1,4 +1,4 @@
-package gochannel_test
+package memqueue_test
 
 import (
 	"testing"
@@ -6,13 +6,13 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/adapters/queue/gochannel"
+	"github.com/oncehq/once/adapters/queue/memqueue"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/queuetest"
 )
 
 func newRawPair(t *testing.T, _ string) (message.Publisher, message.Subscriber) {
-	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	pub, sub := memqueue.New(memqueue.Config{})
 	t.Cleanup(func() { _ = pub.Close() })
 	return pub, sub
 }
