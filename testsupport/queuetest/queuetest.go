@@ -125,6 +125,17 @@ func (s *subscription) stop() {
 // take returns the next n messages, acknowledged, failing after wait.
 func (s *subscription) take(t *testing.T, n int) []*message.Message {
 	t.Helper()
+	got := s.receive(t, n)
+	for _, m := range got {
+		m.Ack()
+	}
+	return got
+}
+
+// receive returns the next n messages, neither acked nor nacked, failing
+// after wait.
+func (s *subscription) receive(t *testing.T, n int) []*message.Message {
+	t.Helper()
 	var got []*message.Message
 	timeout := time.After(wait)
 	for len(got) < n {
@@ -133,7 +144,6 @@ func (s *subscription) take(t *testing.T, n int) []*message.Message {
 			if !ok {
 				t.Fatalf("subscription closed after %d of %d messages", len(got), n)
 			}
-			m.Ack()
 			got = append(got, m)
 		case <-timeout:
 			t.Fatalf("received %d of %d messages within %s", len(got), n, wait)

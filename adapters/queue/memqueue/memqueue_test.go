@@ -1,6 +1,8 @@
 package memqueue_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -26,4 +28,40 @@ func TestPublisherContract(t *testing.T) {
 
 func TestWorkerContract(t *testing.T) {
 	queuetest.RunWorkerContract(t, newRawPair)
+}
+
+// Every subscriber of one queue is the queue itself: its subscriptions
+// compete as consumers of a broker do.
+func TestConcurrentContract(t *testing.T) {
+	queuetest.RunConcurrentContract(t, func(t *testing.T, _ string, prefetch int) (message.Publisher, func() message.Subscriber) {
+		q := memqueue.NewQueue(memqueue.Config{Prefetch: prefetch})
+		t.Cleanup(func() { _ = q.Close() })
+		return q, func() message.Subscriber { return q }
+	})
+}
+
+// Close ends the subscriptions (their channels close) and refuses what
+// comes after it as an unreachable broker's, so the Dispatcher spends no
+// attempt on it.
+func TestClosedQueueFailsCleanly(t *testing.T) {
+	q := memqueue.NewQueue(memqueue.Config{})
+	msgs, err := q.Subscribe(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, open := <-msgs; open {
+		t.Fatal("a subscription delivered after Close")
+	}
+	if err := q.Publish("a", message.NewMessage("1", nil)); !errors.Is(err, ports.ErrBrokerUnreachable) {
+		t.Errorf("Publish after Close = %v, want ports.ErrBrokerUnreachable", err)
+	}
+	if _, err := q.Subscribe(context.Background(), "a"); !errors.Is(err, ports.ErrBrokerUnreachable) {
+		t.Errorf("Subscribe after Close = %v, want ports.ErrBrokerUnreachable", err)
+	}
+	if err := q.Close(); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
 }
