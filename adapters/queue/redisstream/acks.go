@@ -8,8 +8,10 @@ import (
 // Acks are sent in batches: one XACK names up to ackBatch entries, sent
 // when the batch is full or ackDelay after its first ack. An ack lost to a
 // crash in between only means a redelivery, which the handlers tolerate;
-// one XACK per message would be a round trip per job (see
-// BenchmarkConsume for the measure).
+// one XACK per message is a round trip per job: BenchmarkConsume, the
+// window full and jobs that take no time, went from 25-31 µs a message
+// with one XACK each to 9-12 µs with batches (3 interleaved runs of 50,000
+// on a loaded 2-core machine against a local Redis).
 const (
 	ackBatch = 256
 	ackDelay = 2 * time.Millisecond
