@@ -78,9 +78,9 @@ type Config struct {
 	Consumer string
 	// ClaimInterval is how often pending messages of other consumers are
 	// checked (default 5s); MaxIdleTime is how long a message must have
-	// been pending before it is taken over (default 60s). MaxIdleTime must
-	// exceed the longest handling time, retries included, or a slow message
-	// is delivered twice.
+	// been pending before it is taken over (default 60s). A subscription
+	// refreshes the messages it holds every MaxIdleTime/3, so only a dead
+	// consumer's messages reach it, however long a job runs.
 	ClaimInterval time.Duration
 	MaxIdleTime   time.Duration
 	// BlockTime is how long one read waits for new entries (default
