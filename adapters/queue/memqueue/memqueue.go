@@ -15,13 +15,12 @@ package memqueue
 import (
 	"container/list"
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
-	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/adapters/queue"
 )
 
 // DefaultPrefetch is how many messages a subscription hands out
@@ -43,11 +42,9 @@ type Config struct {
 type Queue struct {
 	cfg Config
 
-	mu      sync.Mutex // guards every topic and subscription too
-	closed  bool
-	topics  map[string]*topic
-	closing chan struct{}
-	running sync.WaitGroup
+	mu     sync.Mutex // guards every topic and subscription too
+	topics map[string]*topic
+	subs   queue.Subscriptions
 }
 
 // topic is one FIFO and the signal its subscriptions wait on.
@@ -78,7 +75,7 @@ func NewQueue(cfg Config) *Queue {
 	if cfg.NackDelay <= 0 {
 		cfg.NackDelay = 100 * time.Millisecond
 	}
-	return &Queue{cfg: cfg, topics: make(map[string]*topic), closing: make(chan struct{})}
+	return &Queue{cfg: cfg, topics: make(map[string]*topic)}
 }
 
 // topic returns the topic of name, made on first use; q.mu is held.
@@ -93,11 +90,11 @@ func (q *Queue) topic(name string) *topic {
 
 // Publish appends msgs to topic's FIFO, in order.
 func (q *Queue) Publish(name string, msgs ...*message.Message) error {
+	if q.subs.Closed() {
+		return queue.ErrSubscriberClosed
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed {
-		return fmt.Errorf("%w: memqueue: closed", ports.ErrBrokerUnreachable)
-	}
 	t := q.topic(name)
 	for _, m := range msgs {
 		t.ready.PushBack(m.Copy())
@@ -110,40 +107,17 @@ func (q *Queue) Publish(name string, msgs ...*message.Message) error {
 // queue closes.
 func (q *Queue) Subscribe(ctx context.Context, name string) (<-chan *message.Message, error) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
-		return nil, fmt.Errorf("%w: memqueue: closed", ports.ErrBrokerUnreachable)
-	}
-	ctx, cancel := context.WithCancel(ctx)
 	s := &subscription{q: q, t: q.topic(name), out: make(chan *message.Message)}
-	q.running.Add(2)
-	go func() {
-		defer q.running.Done()
-		select {
-		case <-q.closing:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	go func() {
-		defer q.running.Done()
-		defer cancel()
-		s.run(ctx)
-	}()
+	q.mu.Unlock()
+	if err := q.subs.Start(ctx, s.out, s.run); err != nil {
+		return nil, err
+	}
 	return s.out, nil
 }
 
 // Close ends every subscription and waits until each closed its channel.
 // The messages left are dropped with the queue.
 func (q *Queue) Close() error {
-	q.mu.Lock()
-	if q.closed {
-		q.mu.Unlock()
-		return nil
-	}
-	q.closed = true
-	close(q.closing)
-	q.mu.Unlock()
-	q.running.Wait()
+	q.subs.Close()
 	return nil
 }

@@ -20,7 +20,6 @@ type subscription struct {
 }
 
 func (s *subscription) run(ctx context.Context) {
-	defer close(s.out)
 	defer s.waiters.Wait()
 	for {
 		s.q.mu.Lock()

@@ -2,16 +2,15 @@ package redisstream
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/redisconn"
 )
 
@@ -36,11 +35,7 @@ type Subscriber struct {
 	client redis.UniversalClient
 	cfg    Config
 	log    *slog.Logger
-
-	mu      sync.Mutex
-	closed  bool
-	closing chan struct{}
-	running sync.WaitGroup
+	subs   queue.Subscriptions
 }
 
 // NewSubscriber returns a consumer-group subscriber with its own Redis
@@ -50,7 +45,7 @@ func NewSubscriber(cfg Config, logger *slog.Logger) (message.Subscriber, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &Subscriber{client: client, cfg: cfg.subscriberDefaults(), log: logger, closing: make(chan struct{})}, nil
+	return &Subscriber{client: client, cfg: cfg.subscriberDefaults(), log: logger}, nil
 }
 
 // subscriberDefaults fills the subscriber's zero fields.
@@ -84,45 +79,25 @@ func (c Config) subscriberDefaults() Config {
 // stream's start, so what was published before is delivered) and starts
 // a subscription that runs until ctx ends or the subscriber closes.
 func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, errors.New("redisstream: subscriber closed")
+	if s.subs.Closed() {
+		return nil, queue.ErrSubscriberClosed
 	}
 	err := s.client.XGroupCreateMkStream(ctx, topic, s.cfg.ConsumerGroup, "0").Err()
 	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
 		return nil, fmt.Errorf("redisstream: create group %s of %s: %w", s.cfg.ConsumerGroup, topic, redisconn.Classify(err))
 	}
-	ctx, cancel := context.WithCancel(ctx)
 	sub := newSubscription(s.client, topic, s.cfg, s.log.With("stream", topic))
-	s.running.Add(2)
-	go func() {
-		defer s.running.Done()
-		select {
-		case <-s.closing:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	go func() {
-		defer s.running.Done()
-		defer cancel()
-		sub.run(ctx)
-	}()
+	if err := s.subs.Start(ctx, sub.out, sub.run); err != nil {
+		return nil, err
+	}
 	return sub.out, nil
 }
 
 // Close ends every subscription, waits until each has sent its acks and
 // closed its channel, then closes the client.
 func (s *Subscriber) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.subs.Close() {
 		return nil
 	}
-	s.closed = true
-	close(s.closing)
-	s.mu.Unlock()
-	s.running.Wait()
 	return s.client.Close()
 }

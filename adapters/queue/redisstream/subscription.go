@@ -53,7 +53,7 @@ func newSubscription(client redis.UniversalClient, stream string, cfg Config, lo
 }
 
 // run serves the subscription until ctx ends, then sends the acks
-// collected and closes the output channel.
+// collected.
 func (s *subscription) run(ctx context.Context) {
 	acked := make(chan struct{})
 	go func() { defer close(acked); s.sendAcks(s.acks) }()
@@ -64,7 +64,6 @@ func (s *subscription) run(ctx context.Context) {
 	s.waiters.Wait()
 	close(s.acks)
 	<-acked
-	close(s.out)
 }
 
 // signal wakes whoever waits on changed; s.mu is held.
