@@ -3,7 +3,9 @@ package memqueue_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
@@ -40,18 +42,29 @@ func TestConcurrentContract(t *testing.T) {
 	})
 }
 
-// Close ends the subscriptions (their channels close) and refuses what
+// Close ends the subscriptions (their channels close, nothing they
+// started outlives it) and refuses what
 // comes after it as an unreachable broker's, so the Dispatcher spends no
 // attempt on it.
 func TestClosedQueueFailsCleanly(t *testing.T) {
-	q := memqueue.NewQueue(memqueue.Config{})
+	q := memqueue.NewQueue(memqueue.Config{Prefetch: 4, NackDelay: time.Hour})
 	msgs, err := q.Subscribe(context.Background(), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One acked, one nacked and waiting to come again, one held.
+	for i := range 3 {
+		if err := q.Publish("a", message.NewMessage(fmt.Sprint(i), nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	(<-msgs).Ack()
+	(<-msgs).Nack()
+	<-msgs
 	if err := q.Close(); err != nil {
 		t.Fatal(err)
 	}
+	queuetest.NoGoroutinesIn(t, "github.com/oncehq/once/adapters/queue", "github.com/oncehq/once/adapters/queue/memqueue")
 	if _, open := <-msgs; open {
 		t.Fatal("a subscription delivered after Close")
 	}

@@ -2,6 +2,7 @@ package redisstream_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -125,4 +126,36 @@ func BenchmarkConsume(b *testing.B) {
 		receive(b, msgs).Ack()
 	}
 	b.StopTimer()
+}
+
+// Close waits for everything a subscription started: readers, senders,
+// the messages held (one nacked and waiting to come again), the acker.
+func TestCloseLeavesNoGoroutineBehind(t *testing.T) {
+	url := redisURL(t)
+	prefix := queuetest.Prefix()
+	topic := queue.Topic(prefix, queuetest.TypeVerify)
+	cleanupStreams(t, url, queuetest.Topics(prefix)...)
+	cfg := redisstream.Config{URL: url, ConsumerGroup: testGroup, Prefetch: 4, NackDelay: time.Hour}
+	publishMessages(t, cfg, prefix, 3)
+	sub, err := redisstream.NewSubscriber(cfg, queuetest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := sub.Subscribe(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.Subscribe(context.Background(), queue.Topic(prefix, queuetest.TypeSync)); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, msgs).Ack()
+	receive(t, msgs).Nack()
+	receive(t, msgs) // held
+	if err := sub.Close(); err != nil {
+		t.Fatal(err)
+	}
+	queuetest.NoGoroutinesIn(t, "github.com/oncehq/once/adapters/queue", "github.com/oncehq/once/adapters/queue/redisstream")
+	if _, err := sub.Subscribe(context.Background(), topic); !errors.Is(err, ports.ErrBrokerUnreachable) {
+		t.Errorf("Subscribe after Close = %v, want ports.ErrBrokerUnreachable", err)
+	}
 }
