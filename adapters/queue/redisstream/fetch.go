@@ -18,7 +18,7 @@ const refreshBatch = 1000
 func (s *subscription) fetch(ctx context.Context) {
 	claims := time.NewTicker(s.cfg.ClaimInterval)
 	defer claims.Stop()
-	refreshes := time.NewTicker(s.cfg.MaxIdleTime / 3)
+	refreshes := time.NewTicker(max(s.cfg.MaxIdleTime/3, time.Millisecond))
 	defer refreshes.Stop()
 	claimDue := true // at start: what a dead consumer left waits no longer
 	backoff := retryBackoff{}
