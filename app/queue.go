@@ -12,7 +12,7 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/amqp"
-	"github.com/oncehq/once/adapters/queue/gochannel"
+	"github.com/oncehq/once/adapters/queue/memqueue"
 	"github.com/oncehq/once/adapters/queue/redisstream"
 	"github.com/oncehq/once/adapters/tracing"
 	"github.com/oncehq/once/ports"
@@ -55,7 +55,7 @@ func queueModule(kind string) fx.Option {
 func newBroker(cfg QueueConfig, owner string, t Tracing, log *slog.Logger) (*Broker, error) {
 	switch cfg.Queue {
 	case QueueMemory:
-		pub, sub := gochannel.New(gochannel.Config{}, log)
+		pub, sub := memqueue.New(memqueue.Config{})
 		return &Broker{Publisher: pub, NewSubscriber: func() (message.Subscriber, error) { return sub, nil }}, nil
 	case QueueRedis:
 		rc := redisConfig(cfg, owner)

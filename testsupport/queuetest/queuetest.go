@@ -128,8 +128,22 @@ func (s *subscription) stop() {
 	}
 }
 
-// take returns the next n messages, acknowledged, failing after wait.
+// take returns the next n messages, each acknowledged as it arrives (a
+// broker may hand out the next only then).
 func (s *subscription) take(t *testing.T, n int) []*message.Message {
+	t.Helper()
+	return s.collect(t, n, (*message.Message).Ack)
+}
+
+// receive returns the next n messages, neither acked nor nacked.
+func (s *subscription) receive(t *testing.T, n int) []*message.Message {
+	t.Helper()
+	return s.collect(t, n, func(*message.Message) bool { return true })
+}
+
+// collect returns the next n messages, passing each to arrived as it
+// arrives, failing after wait.
+func (s *subscription) collect(t *testing.T, n int, arrived func(*message.Message) bool) []*message.Message {
 	t.Helper()
 	var got []*message.Message
 	timeout := time.After(wait)
@@ -139,7 +153,7 @@ func (s *subscription) take(t *testing.T, n int) []*message.Message {
 			if !ok {
 				t.Fatalf("subscription closed after %d of %d messages", len(got), n)
 			}
-			m.Ack()
+			arrived(m)
 			got = append(got, m)
 		case <-timeout:
 			t.Fatalf("received %d of %d messages within %s", len(got), n, wait)
