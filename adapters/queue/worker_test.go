@@ -153,7 +153,7 @@ func TestWorkerRunsAsManyJobsAsTheSubscriberHandsOut(t *testing.T) {
 			return ctx.Err()
 		}
 	})
-	w, err := queue.NewWorker(sub, dropFailures{}, map[string]ports.MessageHandler{"a": h}, queue.WorkerConfig{}, queuetest.Logger(t))
+	w, err := queue.NewWorker(sub, dropFailures{}, dropFailures{}, map[string]ports.MessageHandler{"a": h}, queue.WorkerConfig{}, queuetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
