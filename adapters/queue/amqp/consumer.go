@@ -2,7 +2,6 @@ package amqp
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -172,15 +171,13 @@ func (c *consumer) await(sess *session, msg *message.Message, d amqp091.Delivery
 	}
 }
 
-// settle logs a failed ack or nack. On a lost channel it is expected and
-// harmless: the broker delivers the message again.
+// settle logs a failed ack or nack, at Debug: amqp091 fails one only when
+// the channel or its connection is lost (closed, or a write that failed and
+// takes the connection down), and then the broker delivers the message
+// again; nothing is lost and nobody has to act.
 func (c *consumer) settle(err error, msg *message.Message, what string) {
-	switch {
-	case err == nil:
-	case errors.Is(err, amqp091.ErrClosed):
-		c.log.Debug("amqp: "+what+" dropped, the channel was lost; the broker delivers the message again", "message_uuid", msg.UUID)
-	default:
-		c.log.Warn("amqp: "+what+" failed", "message_uuid", msg.UUID, "error", err)
+	if err != nil {
+		c.log.Debug("amqp: "+what+" dropped, the channel was lost; the broker delivers the message again", "message_uuid", msg.UUID, "error", err)
 	}
 }
 
