@@ -317,6 +317,9 @@ func TestSubscriberConsumesAgainAfterTheConnectionIsCut(t *testing.T) {
 	for _, m := range held[1:] {
 		m.Ack() // on a lost channel: dropped, redelivered later
 	}
+	// Up only once the subscriber saw its connection go: it tries again
+	// against a broker that is away before it is back.
+	sub.eventuallyDisconnected(t)
 	proxy.Up(t)
 
 	for len(acked) < n {
@@ -376,5 +379,23 @@ func checkNoLeak(t *testing.T, baseline int) {
 		var stacks strings.Builder
 		_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
 		t.Fatalf("%d goroutines after Close, %d before\n%s", n, baseline, stacks.String())
+	}
+}
+
+// eventuallyDisconnected waits until s noticed that its connection is gone.
+func (s *Subscriber) eventuallyDisconnected(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		s.mu.Lock()
+		gone := s.conn == nil || s.conn.IsClosed()
+		s.mu.Unlock()
+		if gone {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the subscriber did not notice its connection was cut")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
