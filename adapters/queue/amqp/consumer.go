@@ -31,7 +31,7 @@ type consumer struct {
 	out   chan *message.Message
 
 	// ctx is the subscription's: it ends with the caller's context or
-	// with Close, and is every message's context.
+	// with Close, and every message's context is made from it.
 	ctx  context.Context
 	stop context.CancelFunc
 }
@@ -140,18 +140,24 @@ func (c *consumer) handOut(sess *session, d amqp091.Delivery) bool {
 	if d.Redelivered {
 		msg.Metadata.Set(wmamqp.MetadataRedeliveredKey, "true")
 	}
-	msg.SetContext(c.ctx)
+	// The message's context ends once it is settled, as watermill's
+	// subscribers do, or with the subscription.
+	ctx, done := context.WithCancel(c.ctx)
+	msg.SetContext(ctx)
 	select {
 	case c.out <- msg:
 	case <-sess.lost:
+		done()
 		return false // the broker delivers it again
 	case <-c.ctx.Done():
+		done()
 		c.settle(d.Nack(false, true), msg, "nack")
 		return false
 	}
 	sess.unsettled.Add(1)
 	go func() {
 		defer sess.unsettled.Done()
+		defer done()
 		c.await(sess, msg, d)
 	}()
 	return true
