@@ -11,6 +11,8 @@ import (
 	"github.com/cenkalti/backoff/v5"
 	"github.com/google/uuid"
 	amqp091 "github.com/rabbitmq/amqp091-go"
+
+	"github.com/oncehq/once/domain"
 )
 
 // Reconnection backoff: from about reconnectFirst, doubling, up to about
@@ -223,7 +225,11 @@ func (c *consumer) reopen() *session {
 			return nil
 		}
 		next := wait.NextBackOff()
-		c.log.Debug("amqp: cannot consume yet", "error", err, "retry_in", next)
+		level := slog.LevelDebug
+		if tries == 1 {
+			level = slog.LevelWarn // once per outage: the rest says the same
+		}
+		c.log.Log(c.ctx, level, "amqp: cannot consume yet, trying again", "error", domain.SanitizeError(err), "retry_in", next)
 		timer := time.NewTimer(next)
 		select {
 		case <-timer.C:
