@@ -43,6 +43,10 @@ const (
 // not set one (RabbitMQ 4 picks the same by default).
 const DefaultDeliveryLimit = 20
 
+// MaxPrefetch is the largest prefetch AMQP can ask for (basic.qos carries
+// it in 16 bits).
+const MaxPrefetch = 1<<16 - 1
+
 // Config configures AMQP publishers and subscribers.
 type Config struct {
 	// URL is an amqp:// or amqps:// URI.
@@ -91,6 +95,9 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	if c.QueueType != "" && c.QueueType != QueueQuorum && c.QueueType != QueueClassic {
 		return domain.Errorf(domain.CodeValidation, "amqp: queue type %q must be %s or %s", c.QueueType, QueueQuorum, QueueClassic)
+	}
+	if c.Prefetch < 0 || c.Prefetch > MaxPrefetch {
+		return domain.Errorf(domain.CodeValidation, "amqp: prefetch %d must be between 1 and %d", c.Prefetch, MaxPrefetch)
 	}
 	return nil
 }

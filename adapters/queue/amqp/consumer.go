@@ -196,12 +196,11 @@ func (c *consumer) settle(err error, msg *message.Message, what string) {
 func (c *consumer) finish(sess *session) {
 	// Without waiting for cancel-ok: a broker that stopped answering would
 	// hold the subscription until the heartbeat noticed.
-	if err := sess.ch.Cancel(sess.tag, true); err != nil {
-		c.log.Debug("amqp: basic.cancel", "error", err)
-	}
-	for d := range sess.deliveries {
-		if err := d.Nack(false, true); err != nil {
-			break // the channel is lost: the broker puts them back itself
+	if err := sess.ch.Cancel(sess.tag, true); err == nil {
+		for d := range sess.deliveries { // closed once the buffered ones are out
+			if err := d.Nack(false, true); err != nil {
+				break // the channel is lost: the broker puts them back itself
+			}
 		}
 	}
 	close(c.out)

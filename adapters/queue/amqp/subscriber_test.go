@@ -399,3 +399,15 @@ func (s *Subscriber) eventuallyDisconnected(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A prefetch AMQP cannot carry is refused, not wrapped around to another.
+func TestPrefetchOutOfRangeIsRefused(t *testing.T) {
+	for _, p := range []int{-1, MaxPrefetch + 1} {
+		if err := (Config{URL: "amqp://127.0.0.1:1/", Prefetch: p}).Validate(); err == nil {
+			t.Errorf("prefetch %d accepted", p)
+		}
+	}
+	if err := (Config{URL: "amqp://127.0.0.1:1/", Prefetch: MaxPrefetch}).Validate(); err != nil {
+		t.Errorf("prefetch %d refused: %v", MaxPrefetch, err)
+	}
+}
