@@ -19,7 +19,9 @@ import (
 // RabbitMQ 4's dead-letter supervisor (rabbit_fifo_dlx_sup) give up, which
 // broke every such queue on the shared broker until it was restarted.
 func TestWatermillPubSubContract(t *testing.T) {
-	features := tests.Features{GuaranteedOrder: true, Persistent: true, ForceShort: true}
+	// In order with one subscriber only: subscribers compete for one
+	// queue, and the suite merges what several of them received.
+	features := tests.Features{GuaranteedOrder: true, GuaranteedOrderWithSingleSubscriber: true, Persistent: true, ForceShort: true}
 	for name, run := range map[string]func(*testing.T, tests.TestContext, tests.PubSubConstructor){
 		"PublishSubscribe":            tests.TestPublishSubscribe,
 		"ConcurrentSubscribe":         tests.TestConcurrentSubscribe,
