@@ -19,6 +19,18 @@ import (
 // every cleanup with t.
 type NewConcurrentBroker func(t *testing.T, prefix string, prefetch int) (pub message.Publisher, newSubscriber func() message.Subscriber)
 
+// ConcurrentOption tells RunConcurrentContract how a broker differs.
+type ConcurrentOption func(*concurrentOptions)
+
+type concurrentOptions struct{ heldUntilClosed bool }
+
+// HeldUntilClosed: what an ended subscription held, neither acked nor
+// nacked, goes to another subscription when its subscriber closes (its
+// connection: RabbitMQ), not after an idle time (Redis's takeover).
+func HeldUntilClosed() ConcurrentOption {
+	return func(o *concurrentOptions) { o.heldUntilClosed = true }
+}
+
 // settle is how long the contract watches for a message that must not
 // come: longer than a takeover of an idle message takes on a broker that
 // claims them (NewConcurrentBroker).
@@ -29,7 +41,11 @@ const settle = time.Second
 // handed out before any ack and never more, a nacked message delivered
 // again and an acked one never, what an ended subscription held taken over
 // by another, and competing subscriptions sharing the messages.
-func RunConcurrentContract(t *testing.T, newBroker NewConcurrentBroker) {
+func RunConcurrentContract(t *testing.T, newBroker NewConcurrentBroker, opts ...ConcurrentOption) {
+	var o concurrentOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	t.Run("hands out prefetch messages before any is acked, and no more until one is", func(t *testing.T) {
 		const prefetch = 4
 		pub, newSubscriber, topic := concurrentBroker(t, newBroker, prefetch)
@@ -71,9 +87,13 @@ func RunConcurrentContract(t *testing.T, newBroker NewConcurrentBroker) {
 	t.Run("leaves what an ended subscription held to another", func(t *testing.T) {
 		pub, newSubscriber, topic := concurrentBroker(t, newBroker, 4)
 		want := publishN(t, pub, topic, 3)
-		first := subscribe(t, newSubscriber(), topic)
+		sub := newSubscriber()
+		first := subscribe(t, sub, topic)
 		first.receive(t, 3)
 		first.abandon() // a crash: neither acked nor nacked
+		if o.heldUntilClosed {
+			_ = sub.Close() // the process's end: its connection goes
+		}
 
 		second := subscribe(t, newSubscriber(), topic)
 		checkDelivered(t, want, second.take(t, 3))

@@ -37,7 +37,7 @@ func TestWorkerRunsPrefetchJobsAtOnce(t *testing.T) {
 		finished <- struct{}{}
 		return nil
 	})
-	w, err := queue.NewWorker(sub, noGiveUps{t}, map[string]ports.MessageHandler{queuetest.TypeVerify: job}, queue.WorkerConfig{
+	w, err := queue.NewWorker(sub, noGiveUps{t}, noGiveUps{t}, map[string]ports.MessageHandler{queuetest.TypeVerify: job}, queue.WorkerConfig{
 		Namespace: prefix, CloseTimeout: within,
 	}, queuetest.Logger(t))
 	if err != nil {
@@ -78,5 +78,11 @@ type noGiveUps struct{ t *testing.T }
 
 func (g noGiveUps) GiveUp(_ context.Context, msg ports.Message, cause error, _ int) error {
 	g.t.Errorf("gave up on %s: %v", msg.ID, cause)
+	return nil
+}
+
+// Defer fails the test too: no job here waits.
+func (g noGiveUps) Defer(_ context.Context, msg ports.Message, _ time.Time, _ int, reason string) error {
+	g.t.Errorf("the worker parked %s: %s", msg.ID, reason)
 	return nil
 }
