@@ -46,7 +46,8 @@ type slots struct {
 	turns   []uuid.UUID              // workspaces with tickets waiting
 	served  map[uuid.UUID]uint64     // when each workspace last got a slot (grants counts them)
 	grants  uint64
-	keys    map[string]*list.List // each ordering key's waiting tickets, in arrival order
+	keys    map[string]*list.List // each ordering key's waiting tickets and reservations, in arrival order
+	keyWait map[string]time.Time  // keys whose line was parked until then: later arrivals wait behind it
 	busy    map[string]bool       // ordering keys with a job running
 	blocked map[string]refusal    // destinations refused until then (the Gate's answer, cached)
 	wake    *time.Timer
@@ -68,6 +69,9 @@ type ticket struct {
 	inQueue     *list.Element
 	inKey       *list.Element
 	answer      chan grant // buffered: the pump never blocks on it
+	// parked is set on a reservation whose key's line was parked before
+	// its message asked for a slot: it is answered with it at once.
+	parked *waitFor
 }
 
 // grant is a ticket's answer: a slot (done reports its call to the Gate,
@@ -89,6 +93,13 @@ func (s *slots) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
+	for _, k := range s.keys {
+		for e := k.Front(); e != nil; e = e.Next() {
+			if t := e.Value.(*ticket); t.inQueue == nil {
+				t.parked = nil // answered stopped when it asks
+			}
+		}
+	}
 	for len(s.turns) > 0 {
 		q := s.queues[s.turns[0]]
 		t := q.Front().Value.(*ticket)
@@ -104,27 +115,43 @@ func newSlots(size int, hold time.Duration, gate Gate, now func() time.Time) *sl
 	return &slots{
 		size: size, hold: hold, gate: gate, now: now,
 		queues: map[uuid.UUID]*list.List{}, keys: map[string]*list.List{}, served: map[uuid.UUID]uint64{},
-		busy: map[string]bool{}, blocked: map[string]refusal{},
+		busy: map[string]bool{}, blocked: map[string]refusal{}, keyWait: map[string]time.Time{},
+	}
+}
+
+// reserve holds a place in key's line for a message the broker just
+// handed out, before its goroutine asks for a slot: the router runs each
+// message in a goroutine of its own, and those may ask out of order. The
+// reservation is acquire's to fill in, or cancel's to drop.
+func (s *slots) reserve(key string) *ticket {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	t := &ticket{key: key, seq: s.seq, answer: make(chan grant, 1)}
+	s.joinKey(t)
+	return t
+}
+
+// cancel drops a reservation whose message will not ask for a slot.
+func (s *slots) cancel(t *ticket) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.inQueue == nil && t.inKey != nil {
+		s.leaveKey(t)
+		s.pump()
 	}
 }
 
 // acquire waits for a slot for a message of workspace, bound for
-// destination, with ordering key ("" for none). It returns the slot's
-// release, to call once the job's outcome is recorded with what its call
-// taught, or a durable wait instead of a slot, or ctx's error if the
-// worker stops first.
-func (s *slots) acquire(ctx context.Context, workspace uuid.UUID, destination, key string) (release func(CallResult), wait *waitFor, err error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, nil, errStopping
+// destination, with ordering key ("" for none) and its reservation (nil:
+// none, see reserve). It returns the slot's release, to call once the
+// job's outcome is recorded with what its call taught, or a durable wait
+// instead of a slot, or ctx's error if the worker stops first.
+func (s *slots) acquire(ctx context.Context, workspace uuid.UUID, destination, key string, reserved *ticket) (release func(CallResult), wait *waitFor, err error) {
+	t, answered, err := s.line(workspace, destination, key, reserved)
+	if err != nil || answered != nil {
+		return nil, answered, err
 	}
-	s.seq++
-	t := &ticket{workspace: workspace, destination: destination, key: key, seq: s.seq, answer: make(chan grant, 1)}
-	s.enqueue(t)
-	s.pump()
-	s.mu.Unlock()
-
 	select {
 	case g := <-t.answer:
 		if g.stopped {
@@ -137,6 +164,7 @@ func (s *slots) acquire(ctx context.Context, workspace uuid.UUID, destination, k
 	defer s.mu.Unlock()
 	if t.inQueue != nil {
 		s.dequeue(t)
+		s.pump()
 		return nil, nil, context.Cause(ctx)
 	}
 	// Answered while ctx ended: give the slot (if any) back.
@@ -144,6 +172,45 @@ func (s *slots) acquire(ctx context.Context, workspace uuid.UUID, destination, k
 		s.finish(t, g.done, CallResult{Abandoned: true})
 	}
 	return nil, nil, context.Cause(ctx)
+}
+
+// line puts a message in its workspace's line (its reservation's place in
+// its key's line kept), or answers it at once: the worker stops, or its
+// key's line waits durably.
+func (s *slots) line(workspace uuid.UUID, destination, key string, t *ticket) (*ticket, *waitFor, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t == nil || t.key != key {
+		if t != nil && t.inKey != nil {
+			s.leaveKey(t)
+		}
+		s.seq++
+		t = &ticket{key: key, seq: s.seq, answer: make(chan grant, 1)}
+		if key != "" {
+			s.joinKey(t)
+		}
+	}
+	if s.closed {
+		if t.inKey != nil {
+			s.leaveKey(t)
+		}
+		return nil, nil, errStopping
+	}
+	if t.parked != nil {
+		return nil, t.parked, nil
+	}
+	if until, ok := s.keyWait[key]; ok {
+		if s.now().Before(until) {
+			s.keyWait[key] = until.Add(1)
+			s.leaveKey(t)
+			return nil, &waitFor{until: until.Add(1), reason: "waiting behind an earlier job of its ordering key"}, nil
+		}
+		delete(s.keyWait, key)
+	}
+	t.workspace, t.destination = workspace, destination
+	s.enqueue(t)
+	s.pump()
+	return t, nil, nil
 }
 
 // releaser is what acquire hands out for g: nil for a wait.
@@ -184,15 +251,27 @@ func (s *slots) enqueue(t *ticket) {
 		s.turns = append(s.turns, t.workspace)
 	}
 	t.inQueue = q.PushBack(t)
-	if t.key != "" {
-		k := s.keys[t.key]
-		if k == nil {
-			k = list.New()
-			s.keys[t.key] = k
-		}
-		t.inKey = k.PushBack(t)
-	}
 	s.waiting++
+}
+
+// joinKey puts t at the end of its key's line (under mu).
+func (s *slots) joinKey(t *ticket) {
+	k := s.keys[t.key]
+	if k == nil {
+		k = list.New()
+		s.keys[t.key] = k
+	}
+	t.inKey = k.PushBack(t)
+}
+
+// leaveKey takes t out of its key's line (under mu).
+func (s *slots) leaveKey(t *ticket) {
+	k := s.keys[t.key]
+	k.Remove(t.inKey)
+	t.inKey = nil
+	if k.Len() == 0 {
+		delete(s.keys, t.key)
+	}
 }
 
 // dequeue takes t out of the waiting lines (under mu).
@@ -211,12 +290,7 @@ func (s *slots) dequeue(t *ticket) {
 		s.forgetServed()
 	}
 	if t.inKey != nil {
-		k := s.keys[t.key]
-		k.Remove(t.inKey)
-		t.inKey = nil
-		if k.Len() == 0 {
-			delete(s.keys, t.key)
-		}
+		s.leaveKey(t)
 	}
 	s.waiting--
 }
@@ -320,8 +394,10 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 
 // waitDurably answers t, and every ticket of its ordering key behind it,
 // with a durable wait until then (a nanosecond apart, so they come back
-// in order). It returns where the scan of t's queue goes on: next, or
-// past it if next was one of them.
+// in order); reservations of the key not yet in a line get theirs when
+// they ask, and so do the key's later arrivals while the wait lasts. It
+// returns where the scan of t's queue goes on: next, or past it if next
+// was one of them.
 func (s *slots) waitDurably(t *ticket, until time.Time, reason string, next *list.Element) *list.Element {
 	line := []*ticket{t}
 	if t.key != "" {
@@ -329,13 +405,20 @@ func (s *slots) waitDurably(t *ticket, until time.Time, reason string, next *lis
 		for e := s.keys[t.key].Front(); e != nil; e = e.Next() {
 			line = append(line, e.Value.(*ticket))
 		}
+		s.keyWait[t.key] = until.Add(time.Duration(len(line)))
 	}
 	for i, w := range line {
+		wait := &waitFor{until: until.Add(time.Duration(i)), reason: reason}
+		if w.inQueue == nil { // a reservation
+			w.parked = wait
+			s.leaveKey(w)
+			continue
+		}
 		for next != nil && next.Value.(*ticket) == w {
 			next = next.Next()
 		}
 		s.dequeue(w)
-		w.answer <- grant{wait: &waitFor{until: until.Add(time.Duration(i)), reason: reason}}
+		w.answer <- grant{wait: wait}
 	}
 	return next
 }

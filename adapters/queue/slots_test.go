@@ -24,7 +24,7 @@ func acquireAsync(s *slots, ctx context.Context, ws uuid.UUID, dest, key string)
 	w := &waiter{done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
-		w.release, w.wait, w.err = s.acquire(ctx, ws, dest, key)
+		w.release, w.wait, w.err = s.acquire(ctx, ws, dest, key, nil)
 	}()
 	return w
 }
@@ -222,4 +222,61 @@ func TestSlotsCloseHandsBackWhatWaits(t *testing.T) {
 	first.release(CallResult{})
 	running, _, waiting := s.stats()
 	assert.Equal(t, []int{0, 0}, []int{running, waiting})
+}
+
+// Messages of one key start in the order the broker handed them out (their
+// reservations), whatever order their goroutines ask in.
+func TestSlotsKeepTheBrokersOrderOfAKey(t *testing.T) {
+	s := newSlots(4, time.Second, nil, nil)
+	ws := uuid.New()
+	first, second := s.reserve("catalog/1"), s.reserve("catalog/1")
+
+	late := &waiter{done: make(chan struct{})}
+	go func() {
+		defer close(late.done)
+		late.release, late.wait, late.err = s.acquire(context.Background(), ws, "", "catalog/1", second)
+	}()
+	queued(t, s, 1)
+	assert.False(t, late.ended(), "the second handed out started before the first asked")
+
+	release, wait, err := s.acquire(context.Background(), ws, "", "catalog/1", first)
+	require.NoError(t, err)
+	require.Nil(t, wait)
+	assert.False(t, late.ended(), "the key's second runs while its first does")
+	release(CallResult{})
+	<-late.done
+	require.NoError(t, late.err)
+	late.release(CallResult{})
+
+	// A reservation dropped (its message never asks) holds nothing up.
+	dropped, third := s.reserve("catalog/2"), s.reserve("catalog/2")
+	s.cancel(dropped)
+	release, _, err = s.acquire(context.Background(), ws, "", "catalog/2", third)
+	require.NoError(t, err)
+	release(CallResult{})
+}
+
+// A key's line parked for its destination takes with it the reservations
+// not yet in a line and the key's later arrivals, so none of them passes
+// the parked ones.
+func TestSlotsParkAKeysWholeLine(t *testing.T) {
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	gate := &fakeGate{refuse: map[string]time.Time{"shopify/a": now.Add(time.Minute)}}
+	s := newSlots(2, 2*time.Second, gate, func() time.Time { return now })
+	ws := uuid.New()
+	_, reservation := s.reserve("catalog/1"), s.reserve("catalog/1")
+	_ = reservation
+	head := acquireAsync(s, context.Background(), ws, "shopify/a", "catalog/1")
+	<-head.done
+	require.NotNil(t, head.wait)
+
+	_, wait, err := s.acquire(context.Background(), ws, "shopify/a", "catalog/1", reservation)
+	require.NoError(t, err)
+	require.NotNil(t, wait, "a reservation of the parked line is parked when it asks")
+	assert.True(t, wait.until.After(head.wait.until))
+
+	_, later, err := s.acquire(context.Background(), ws, "", "catalog/1", nil)
+	require.NoError(t, err)
+	require.NotNil(t, later, "a later arrival of the key waits behind the parked line")
+	assert.True(t, later.until.After(wait.until))
 }

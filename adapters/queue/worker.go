@@ -169,7 +169,7 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.J
 		middleware.Recoverer,
 	)
 
-	borrowed := borrowedSubscriber{sub}
+	borrowed := reservingSubscriber{Subscriber: borrowedSubscriber{sub}, slots: w.slots}
 	types := make([]string, 0, len(handlers))
 	for t := range handlers {
 		types = append(types, t)
@@ -238,12 +238,16 @@ func (w *Worker) Drain(ctx context.Context) error {
 // cannot be read runs at once, to fail.
 func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 	return func(msg *message.Message) ([]*message.Message, error) {
+		reserved, _ := msg.Context().Value(reservationKey{}).(*ticket)
 		m, err := FromMessage(msg)
 		if err != nil {
+			if reserved != nil {
+				w.slots.cancel(reserved)
+			}
 			noteStarted(msg)
 			return h(msg)
 		}
-		release, wait, err := w.slots.acquire(msg.Context(), m.WorkspaceID, m.Destination, m.OrderingKey)
+		release, wait, err := w.slots.acquire(msg.Context(), m.WorkspaceID, m.Destination, m.OrderingKey, reserved)
 		if err != nil {
 			return nil, &interrupted{sanitizedError{text: "not started: the worker is stopping", cause: err}}
 		}
@@ -360,6 +364,44 @@ func (w *Worker) Close() error {
 		return fmt.Errorf("queue: close worker: %w", err)
 	}
 	return nil
+}
+
+// reservingSubscriber reserves, for each message with an ordering key,
+// its place in the key's line as the broker hands it out, in the broker's
+// order: the router then runs each message in a goroutine of its own,
+// which may reach the slots out of that order.
+type reservingSubscriber struct {
+	message.Subscriber
+	slots *slots
+}
+
+type reservationKey struct{}
+
+func (r reservingSubscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
+	in, err := r.Subscriber.Subscribe(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan *message.Message)
+	go func() {
+		defer close(out)
+		for msg := range in {
+			var reserved *ticket
+			if key := msg.Metadata.Get(MetadataOrderingKey); key != "" {
+				reserved = r.slots.reserve(key)
+				msg.SetContext(context.WithValue(msg.Context(), reservationKey{}, reserved))
+			}
+			select {
+			case out <- msg:
+			case <-ctx.Done():
+				if reserved != nil {
+					r.slots.cancel(reserved)
+				}
+				return
+			}
+		}
+	}()
+	return out, nil
 }
 
 // borrowedSubscriber keeps the router from closing a subscriber it does not
