@@ -116,8 +116,8 @@ func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *
 		return func(msg *message.Message) ([]*message.Message, error) {
 			out, err := h(msg)
 			var i *interrupted
-			if err == nil || errors.As(err, &i) {
-				return out, err
+			if err == nil || errors.As(err, &i) || msg.Context().Err() != nil {
+				return out, err // a stop is not the job's failure: it is handed back
 			}
 			m, decodeErr := FromMessage(msg)
 			if decodeErr != nil {

@@ -13,8 +13,12 @@ import (
 // JobObserver hears what the workers do, for metrics. Calls are made on
 // the handling goroutine and must return quickly.
 type JobObserver interface {
-	// JobStarted reports a job taken up (it is in flight until JobEnded).
+	// JobStarted reports a job that got a slot (it is in flight until
+	// JobEnded).
 	JobStarted(eventType string)
+	// JobWaited reports a job parked before it ran, to wait for its
+	// destination (a breaker open, a pace spent).
+	JobWaited(eventType string)
 	// JobRetried reports one more attempt of a job after a failure.
 	JobRetried(eventType string)
 	// JobEnded reports how a job ended (an Outcome) and how long it took,
@@ -62,10 +66,29 @@ func noteParked(msg *message.Message, retry bool) {
 type nopObserver struct{}
 
 func (nopObserver) JobStarted(string)                      {}
+func (nopObserver) JobWaited(string)                       {}
 func (nopObserver) JobRetried(string)                      {}
 func (nopObserver) JobEnded(string, string, time.Duration) {}
 
 type attemptsKey struct{}
+
+// run is a job's run as observeOutcome follows it: whether, and when, it
+// got a slot.
+type run struct {
+	obs       JobObserver
+	eventType string
+	started   time.Time
+}
+
+type runKey struct{}
+
+// noteStarted tells observeOutcome that msg's job got a slot.
+func noteStarted(msg *message.Message) {
+	if r, ok := msg.Context().Value(runKey{}).(*run); ok && r.started.IsZero() {
+		r.started = time.Now()
+		r.obs.JobStarted(r.eventType)
+	}
+}
 
 // observeOutcome sits just inside giveUp, where a job's end is known: an
 // error here is given up on unless it is a shutdown; without one, the
@@ -74,15 +97,20 @@ func observeOutcome(obs JobObserver) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
 			eventType := message.HandlerNameFromCtx(msg.Context())
-			start := time.Now()
 			attempts, parked := new(int), new(parking)
+			job := &run{obs: obs, eventType: eventType}
 			ctx := context.WithValue(context.WithValue(msg.Context(), attemptsKey{}, attempts), parkingKey{}, parked)
-			ctx, report := domain.WithJobReport(ctx)
+			ctx, report := domain.WithJobReport(context.WithValue(ctx, runKey{}, job))
 			msg.SetContext(ctx)
-			obs.JobStarted(eventType)
 			out, err := h(msg)
 			if parked.retry {
 				obs.JobRetried(eventType)
+			}
+			if job.started.IsZero() { // it never got a slot
+				if parked.parked {
+					obs.JobWaited(eventType)
+				}
+				return out, err
 			}
 			outcome := OutcomeSucceeded
 			var i *interrupted
@@ -97,7 +125,7 @@ func observeOutcome(obs JobObserver) message.HandlerMiddleware {
 			case report.OperationFailed():
 				outcome = OutcomeFailed
 			}
-			obs.JobEnded(eventType, outcome, time.Since(start))
+			obs.JobEnded(eventType, outcome, time.Since(job.started))
 			return out, err
 		}
 	}

@@ -27,6 +27,7 @@ type jobLog struct {
 
 func (l *jobLog) JobStarted(t string) { l.mu.Lock(); l.inFlight[t]++; l.mu.Unlock() }
 func (l *jobLog) JobRetried(t string) { l.mu.Lock(); l.retries[t]++; l.mu.Unlock() }
+func (l *jobLog) JobWaited(string)    {}
 func (l *jobLog) JobEnded(t, outcome string, _ time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -86,9 +87,9 @@ func TestWorkerObserverHearsOutcomesAndRetries(t *testing.T) {
 		m := ports.Message{ID: uuid.New(), Type: eventType, WorkspaceID: uuid.New(), Payload: []byte(`{}`)}
 		require.NoError(t, pub.Publish(queue.Topic("", eventType), queue.ToMessage(m)))
 	}
-	require.Eventually(t, func() bool {
+	require.Eventually(t, func() bool { // flaky's last run, after two parked
 		_, _, ended := log.snapshot()
-		return len(ended) == 4
+		return len(ended) == 4 && ended["flaky"] == queue.OutcomeSucceeded
 	}, 10*time.Second, 5*time.Millisecond)
 	inFlight, retries, ended := log.snapshot()
 	assert.Equal(t, map[string]string{

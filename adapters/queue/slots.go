@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"container/list"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -36,6 +37,7 @@ type slots struct {
 	now  func() time.Time
 
 	mu      sync.Mutex
+	closed  bool // no ticket gets a slot any more (the worker drains)
 	running int
 	peak    int
 	waiting int
@@ -69,10 +71,30 @@ type ticket struct {
 }
 
 // grant is a ticket's answer: a slot (done reports its call to the Gate,
-// nil without a destination), or a durable wait.
+// nil without a destination), a durable wait, or stopped: the worker
+// drains and the message is handed back unstarted.
 type grant struct {
-	done func(CallResult)
-	wait *waitFor
+	done    func(CallResult)
+	wait    *waitFor
+	stopped bool
+}
+
+// errStopping is what acquire answers once the worker drains.
+var errStopping = errors.New("not started: the worker is stopping")
+
+// close gives no slot any more: every ticket waiting, and every one to
+// come, is answered stopped, so a draining worker waits for the jobs
+// running and not for its buffer.
+func (s *slots) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for len(s.turns) > 0 {
+		q := s.queues[s.turns[0]]
+		t := q.Front().Value.(*ticket)
+		s.dequeue(t)
+		t.answer <- grant{stopped: true}
+	}
 }
 
 func newSlots(size int, hold time.Duration, gate Gate, now func() time.Time) *slots {
@@ -93,6 +115,10 @@ func newSlots(size int, hold time.Duration, gate Gate, now func() time.Time) *sl
 // worker stops first.
 func (s *slots) acquire(ctx context.Context, workspace uuid.UUID, destination, key string) (release func(CallResult), wait *waitFor, err error) {
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, nil, errStopping
+	}
 	s.seq++
 	t := &ticket{workspace: workspace, destination: destination, key: key, seq: s.seq, answer: make(chan grant, 1)}
 	s.enqueue(t)
@@ -101,6 +127,9 @@ func (s *slots) acquire(ctx context.Context, workspace uuid.UUID, destination, k
 
 	select {
 	case g := <-t.answer:
+		if g.stopped {
+			return nil, nil, errStopping
+		}
 		return s.releaser(t, g), g.wait, nil
 	case <-ctx.Done():
 	}
@@ -111,7 +140,7 @@ func (s *slots) acquire(ctx context.Context, workspace uuid.UUID, destination, k
 		return nil, nil, context.Cause(ctx)
 	}
 	// Answered while ctx ended: give the slot (if any) back.
-	if g := <-t.answer; g.wait == nil {
+	if g := <-t.answer; g.wait == nil && !g.stopped {
 		s.finish(t, g.done, CallResult{Abandoned: true})
 	}
 	return nil, nil, context.Cause(ctx)

@@ -203,3 +203,23 @@ func TestSlotsLetAStoppedWaiterGo(t *testing.T) {
 	running, _, waiting := s.stats()
 	assert.Equal(t, []int{0, 0}, []int{running, waiting})
 }
+
+// Once the slots close (the worker drains), what waits is answered at
+// once, unstarted, and nothing more starts.
+func TestSlotsCloseHandsBackWhatWaits(t *testing.T) {
+	s := newSlots(1, time.Second, nil, nil)
+	ws := uuid.New()
+	first := acquireAsync(s, context.Background(), ws, "", "")
+	<-first.done
+	w := acquireAsync(s, context.Background(), ws, "", "")
+	queued(t, s, 1)
+	s.close()
+	<-w.done
+	assert.ErrorIs(t, w.err, errStopping)
+	late := acquireAsync(s, context.Background(), uuid.New(), "", "")
+	<-late.done
+	assert.ErrorIs(t, late.err, errStopping)
+	first.release(CallResult{})
+	running, _, waiting := s.stats()
+	assert.Equal(t, []int{0, 0}, []int{running, waiting})
+}

@@ -221,6 +221,7 @@ func (w *Worker) Drain(ctx context.Context) error {
 	w.mu.Lock()
 	w.draining = true
 	w.mu.Unlock()
+	w.slots.close() // what waits for a slot is handed back, not started
 	done := make(chan struct{})
 	go func() { w.running.Wait(); close(done) }()
 	select {
@@ -239,6 +240,7 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 	return func(msg *message.Message) ([]*message.Message, error) {
 		m, err := FromMessage(msg)
 		if err != nil {
+			noteStarted(msg)
 			return h(msg)
 		}
 		release, wait, err := w.slots.acquire(msg.Context(), m.WorkspaceID, m.Destination, m.OrderingKey)
@@ -248,6 +250,7 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 		if wait != nil {
 			return nil, wait
 		}
+		noteStarted(msg)
 		msg.SetContext(domain.WithOrderingKey(msg.Context(), m.OrderingKey))
 		out, err := h(msg)
 		release(callResultOf(err))

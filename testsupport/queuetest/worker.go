@@ -41,11 +41,12 @@ func RunWorkerContract(t *testing.T, newPair NewRawPair) {
 			return nil
 		})
 		env := startWorker(t, newPair, h)
-		want := newMessage(TypeVerify, 0)
+		want := freshJob()
 		env.publish(t, want)
 
 		select {
 		case m := <-got:
+			want.Attempts = 2 // the two failed runs, carried through the parks
 			checkMessage(t, want, m)
 		case <-time.After(wait):
 			t.Fatalf("handler did not succeed within %s (%d calls)", wait, calls.Load())
@@ -266,8 +267,11 @@ func givesUp(t *testing.T, newPair NewRawPair, refuse int32, calls int32, answer
 		return answer()
 	}))
 	env.failures.refuse.Store(refuse)
-	want := newMessage(TypeVerify, 0)
+	want := freshJob()
 	env.publish(t, want)
+	if refuse == 0 {
+		want.Attempts = int(calls) - 1 // its failed runs before the last, carried through the parks
+	}
 	got := env.gaveUp(t, want)
 	if got := n.Load(); got != calls {
 		t.Errorf("calls = %d, want %d", got, calls)
@@ -277,6 +281,13 @@ func givesUp(t *testing.T, newPair NewRawPair, refuse int32, calls int32, answer
 		t.Errorf("attempts given up after = %d, want %d", got.attempts, calls)
 	}
 	return got
+}
+
+// freshJob is a job with every field set that has not failed yet.
+func freshJob() ports.Message {
+	m := newMessage(TypeVerify, 0)
+	m.Attempts = 0
+	return m
 }
 
 func (e *workerEnv) gaveUp(t *testing.T, want ports.Message) gaveUp {
