@@ -32,7 +32,11 @@ func (l *jobLog) JobEnded(t, outcome string, _ time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.inFlight[t]--
-	l.ended[t] = outcome
+	// A job's runs may end in any order (a parked run's end is heard after
+	// its job is published again): a job that waited keeps its other end.
+	if l.ended[t] == "" || l.ended[t] == queue.OutcomeWaiting {
+		l.ended[t] = outcome
+	}
 }
 
 func (l *jobLog) snapshot() (map[string]int, map[string]int, map[string]string) {
@@ -87,9 +91,9 @@ func TestWorkerObserverHearsOutcomesAndRetries(t *testing.T) {
 		m := ports.Message{ID: uuid.New(), Type: eventType, WorkspaceID: uuid.New(), Payload: []byte(`{}`)}
 		require.NoError(t, pub.Publish(queue.Topic("", eventType), queue.ToMessage(m)))
 	}
-	require.Eventually(t, func() bool { // flaky's last run, after two parked
-		_, _, ended := log.snapshot()
-		return len(ended) == 4 && ended["flaky"] == queue.OutcomeSucceeded
+	require.Eventually(t, func() bool { // flaky's last run, after two parked, and every run heard of
+		inFlight, retries, ended := log.snapshot()
+		return len(ended) == 4 && ended["flaky"] == queue.OutcomeSucceeded && retries["flaky"] == 2 && inFlight["flaky"] == 0
 	}, 10*time.Second, 5*time.Millisecond)
 	inFlight, retries, ended := log.snapshot()
 	assert.Equal(t, map[string]string{
