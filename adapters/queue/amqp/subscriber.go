@@ -58,7 +58,7 @@ func NewSubscriber(cfg Config, logger *slog.Logger) (message.Subscriber, error) 
 	if err != nil {
 		return nil, connectError("subscriber", err)
 	}
-	s := &Subscriber{cfg: cfg, log: logger.With("component", "amqp-subscriber"), conn: conn}
+	s := &Subscriber{cfg: cfg, log: logger.With("queue", "amqp"), conn: conn}
 	s.closed, s.close = context.WithCancel(context.Background())
 	return s, nil
 }
