@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/simulator/simhttp"
 )
 
@@ -12,14 +13,25 @@ import (
 // platform, the AI provider and the material source; empty means the
 // in-process simulators. SimTimeout bounds each call.
 type WorkerConfig struct {
+	WorkConcurrency  int           `env:"ONCE_WORK_CONCURRENCY"`
+	WorkBuffer       int           `env:"ONCE_WORK_BUFFER"`
+	WorkDeadline     time.Duration `env:"ONCE_WORK_DEADLINE"`
 	WorkerMaxRetries int           `env:"ONCE_WORKER_MAX_RETRIES"`
 	SimURL           string        `env:"ONCE_SIM_URL"`
 	SimTimeout       time.Duration `env:"ONCE_SIM_TIMEOUT"`
 }
 
 func defaultWorkerConfig() WorkerConfig {
-	return WorkerConfig{WorkerMaxRetries: 5, SimTimeout: simhttp.DefaultTimeout}
+	return WorkerConfig{
+		WorkConcurrency: queue.DefaultConcurrency, WorkBuffer: DefaultWorkBuffer, WorkDeadline: queue.DefaultDeadline,
+		WorkerMaxRetries: 5, SimTimeout: simhttp.DefaultTimeout,
+	}
 }
+
+// DefaultWorkBuffer is how many messages of each event type a worker
+// reads ahead of its slots: deep enough to see past one workspace's
+// backlog of thousands to another's few jobs.
+const DefaultWorkBuffer = 10000
 
 // simClient is the client of SimURL.
 func (c WorkerConfig) simClient() (*simhttp.Client, error) {
@@ -33,6 +45,9 @@ func (c WorkerConfig) Validate() error {
 		_, client = c.simClient()
 	}
 	return errors.Join(
+		invalidIf(c.WorkConcurrency < 1, "ONCE_WORK_CONCURRENCY must be at least 1"),
+		invalidIf(c.WorkBuffer < c.WorkConcurrency, "ONCE_WORK_BUFFER must be at least ONCE_WORK_CONCURRENCY"),
+		invalidIf(c.WorkDeadline <= 0, "ONCE_WORK_DEADLINE must be positive"),
 		invalidIf(c.WorkerMaxRetries < 0, "ONCE_WORKER_MAX_RETRIES must not be negative"),
 		invalidIf(c.SimTimeout <= 0, "ONCE_SIM_TIMEOUT must be positive"),
 		invalidIf(client != nil, "ONCE_SIM_URL: %w", client),
@@ -44,9 +59,21 @@ func (WorkerConfig) settings() settingGroup { return workerSettings }
 var workerSettings = settingGroup{
 	title: "Workers and external systems",
 	vars: map[string]setting{
+		"ONCE_WORK_CONCURRENCY": {
+			help: "jobs one `once work` runs at once (they wait on external systems holding no database connection)",
+			doc:  "jobs one `once work` runs at once; a job waiting on its external call holds a slot but no database connection ([the work side](delivery.md#the-work-side))",
+		},
+		"ONCE_WORK_BUFFER": {
+			help: "messages of each event type a worker reads ahead of its slots, to share them fairly between workspaces",
+			doc:  "messages of each event type a worker takes from the broker ahead of its slots: how far it looks past one workspace's backlog for another's jobs. With several workers, each holds up to this many ([the work side](delivery.md#the-work-side))",
+		},
+		"ONCE_WORK_DEADLINE": {
+			help: "how long after its commit a job keeps trying transient failures (kinds may say otherwise)",
+			doc:  "how long after its commit a job keeps trying transient failures (its destination down, our database failing over) before it is given up on; a kind may set its own ([the work side](delivery.md#the-work-side))",
+		},
 		"ONCE_WORKER_MAX_RETRIES": {
-			help: "retries of a failing job before it is given up on (a dead letter); waits of 1s doubling to 30s, ±50%: 5 wait about 31s",
-			doc:  "retries of a transient handler failure before the worker gives up on the job (task and operation `failed`, event in the dead letters); the waits start at 1 s and double up to 30 s, ±50 %: the default 5 wait about 31 s in all, plus six runs of the job ([the schedule](delivery.md#how-long-a-failing-job-takes-to-give-up))",
+			help: "runs of a job that may fail by its own fault (not its destination's) before it is given up on",
+			doc:  "runs of a job that may fail by its own fault (our database, our object store, an unclassified error) before the worker gives up on it (task and operation `failed`, event in the dead letters); the job waits, parked in the outbox, 1 s doubling up to 30 s, ±50 %, between them. A destination's outage, throttling or 5xx spends none of them ([the schedule](delivery.md#how-long-a-failing-job-keeps-trying))",
 		},
 		"ONCE_SIM_URL": {
 			help: "URL of `once sim`, the platform, AI provider and material source the workers call; empty: in-process simulators",

@@ -12,6 +12,7 @@ import (
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/tracing"
+	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/ports"
 )
@@ -33,7 +34,12 @@ func WorkerModule() fx.Option {
 		// Every line of the workers and their handlers names its component.
 		fx.Decorate(func(log *slog.Logger) *slog.Logger { return log.With("component", "worker") }),
 		withKindsCode(kindHandlers),
-		fx.Provide(newWorker),
+		fx.Provide(newDestinationGate, newWorker,
+			fx.Annotate(destinationRoutes, fx.ResultTags(`group:"ops_routes,flatten"`))),
+		fx.Invoke(func(m *prometheus.Metrics, w *queue.Worker, gate *destinations.Gate, clock ports.Clock) {
+			m.WatchDestinations(gate.Snapshot, clock.Now)
+			m.WatchSlots(w.Slots)
+		}),
 		fx.Invoke(func(lc fx.Lifecycle, w *queue.Worker, cfg QueueConfig, log *slog.Logger) {
 			lc.Append(fx.Hook{
 				OnStart: func(context.Context) error { return w.Run(context.Background()) },
@@ -102,6 +108,8 @@ type workerIn struct {
 	Broker    *Broker
 	Handlers  Handlers
 	Failures  ports.JobFailures
+	Waits     ports.JobWaits
+	Gate      *destinations.Gate
 	Tracing   Tracing
 	Messaging tracing.Messaging
 	Metrics   *prometheus.Metrics
@@ -113,8 +121,12 @@ func newWorker(cfg WorkerConfig, brokers QueueConfig, in workerIn) (*queue.Worke
 	if err != nil {
 		return nil, err
 	}
-	return queue.NewWorker(sub, in.Failures, in.Tracing.handlers(in.Handlers, in.Messaging),
-		queue.WorkerConfig{Namespace: brokers.QueuePrefix, MaxRetries: cfg.WorkerMaxRetries, Observer: in.Metrics}, in.Log)
+	return queue.NewWorker(sub, in.Failures, in.Waits, in.Tracing.handlers(in.Handlers, in.Messaging),
+		queue.WorkerConfig{
+			Namespace: brokers.QueuePrefix, Concurrency: cfg.WorkConcurrency, Gate: workerGate{in.Gate},
+			MaxRetries: cfg.WorkerMaxRetries, Deadlines: retryDeadlines(), DefaultDeadline: cfg.WorkDeadline,
+			Observer: in.Metrics,
+		}, in.Log)
 }
 
 // deadLetters adapts the dispatch admin use case to the HTTP port.

@@ -6,6 +6,7 @@ package mocks
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/oncehq/once/domain/model"
@@ -183,6 +184,90 @@ func (_c *Outbox_DeadLetterJob_Call) Return(b bool, err error) *Outbox_DeadLette
 }
 
 func (_c *Outbox_DeadLetterJob_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID, reason string) (bool, error)) *Outbox_DeadLetterJob_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
+// Defer provides a mock function for the type Outbox
+func (_mock *Outbox) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error) {
+	ret := _mock.Called(ctx, id, until, jobAttempts, reason)
+
+	if len(ret) == 0 {
+		panic("no return value specified for Defer")
+	}
+
+	var r0 bool
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, time.Time, int, string) (bool, error)); ok {
+		return returnFunc(ctx, id, until, jobAttempts, reason)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, time.Time, int, string) bool); ok {
+		r0 = returnFunc(ctx, id, until, jobAttempts, reason)
+	} else {
+		r0 = ret.Get(0).(bool)
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID, time.Time, int, string) error); ok {
+		r1 = returnFunc(ctx, id, until, jobAttempts, reason)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// Outbox_Defer_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'Defer'
+type Outbox_Defer_Call struct {
+	*mock.Call
+}
+
+// Defer is a helper method to define mock.On call
+//   - ctx context.Context
+//   - id uuid.UUID
+//   - until time.Time
+//   - jobAttempts int
+//   - reason string
+func (_e *Outbox_Expecter) Defer(ctx any, id any, until any, jobAttempts any, reason any) *Outbox_Defer_Call {
+	return &Outbox_Defer_Call{Call: _e.mock.On("Defer", ctx, id, until, jobAttempts, reason)}
+}
+
+func (_c *Outbox_Defer_Call) Run(run func(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string)) *Outbox_Defer_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 uuid.UUID
+		if args[1] != nil {
+			arg1 = args[1].(uuid.UUID)
+		}
+		var arg2 time.Time
+		if args[2] != nil {
+			arg2 = args[2].(time.Time)
+		}
+		var arg3 int
+		if args[3] != nil {
+			arg3 = args[3].(int)
+		}
+		var arg4 string
+		if args[4] != nil {
+			arg4 = args[4].(string)
+		}
+		run(
+			arg0,
+			arg1,
+			arg2,
+			arg3,
+			arg4,
+		)
+	})
+	return _c
+}
+
+func (_c *Outbox_Defer_Call) Return(b bool, err error) *Outbox_Defer_Call {
+	_c.Call.Return(b, err)
+	return _c
+}
+
+func (_c *Outbox_Defer_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error)) *Outbox_Defer_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -12,7 +13,8 @@ import (
 // transaction of one workspace.
 type Outbox interface {
 	// Append writes events as pending in this transaction. Each event must
-	// belong to the transaction's workspace (domain.CodeForbidden otherwise);
+	// belong to the transaction's workspace (domain.CodeForbidden otherwise)
+	// and have JobAttempts >= 0 (domain.CodeValidation otherwise);
 	// an event whose payload fails
 	// model.CheckPayloadSafe is refused with domain.CodeUnsafePayload. An id
 	// that already exists is domain.CodeConflict.
@@ -38,6 +40,18 @@ type Outbox interface {
 	// the Dispatcher could not deliver, and a re-drive runs the job again.
 	// False if the event does not exist (e.g. already deleted).
 	DeadLetterJob(ctx context.Context, id uuid.UUID, reason string) (bool, error)
+
+	// Defer parks an event whose job a worker is running, or is about to
+	// run, until later (ports.JobWaits): an event dispatched or dispatching
+	// (published, perhaps not marked yet), or held by a writer's relay
+	// (published by it, not marked yet), becomes pending with
+	// next_attempt_at = until, job_attempts = jobAttempts and last_error =
+	// reason (already sanitized); its lock and dispatched_at are cleared
+	// and attempt_count, the Dispatcher's publish attempts, is reset to 0,
+	// so a job that waits out an outage never spends them. A pending event
+	// that is not held, a dead letter or a missing event: false, nothing
+	// changed. A negative jobAttempts is domain.CodeValidation.
+	Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error)
 
 	// ForOperations returns, by operation id, the event that delivers each
 	// of ops' jobs (the event whose payload names the operation and whose

@@ -40,7 +40,10 @@ type OutboxDispatch interface {
 	Postpone(ctx context.Context, owner string, ids []uuid.UUID, nextAttemptAt time.Time, lastError string) (int, error)
 
 	// MarkDispatched marks the events dispatched at `at`, but only those
-	// still dispatching and locked by owner. Returns how many changed.
+	// still dispatching and locked by owner. Returns how many it settled:
+	// those it marked, and those a worker already parked
+	// (Outbox.Defer), which it leaves as they are. Fewer than ids means
+	// the rest were taken over.
 	MarkDispatched(ctx context.Context, owner string, ids []uuid.UUID, at time.Time) (int, error)
 
 	// Release returns a failed event to pending: attempt_count + 1,
@@ -53,9 +56,9 @@ type OutboxDispatch interface {
 	DeadLetter(ctx context.Context, owner string, id uuid.UUID, lastError string) (bool, error)
 
 	// Redrive moves dead-lettered events back to pending with attempt_count
-	// 0 and next_attempt_at = now; ids nil means all of this workspace's.
-	// Events that are not dead-lettered are left alone. Returns how many
-	// moved.
+	// and job_attempts 0 (the job starts over) and next_attempt_at = now;
+	// ids nil means all of this workspace's. Events that are not
+	// dead-lettered are left alone. Returns how many moved.
 	Redrive(ctx context.Context, ids []uuid.UUID, now time.Time) (int, error)
 
 	// DeleteDispatchedBefore deletes up to limit events dispatched before

@@ -18,7 +18,8 @@ import (
 // changed.
 type OutboxRelayMarks interface {
 	// MarkRelayed marks the events dispatched at `at` and clears the hold.
-	// events maps a workspace to its event ids.
+	// events maps a workspace to its event ids. An event a worker already
+	// parked (Outbox.Defer) is left as it is, and counted.
 	MarkRelayed(ctx context.Context, holder string, events map[uuid.UUID][]uuid.UUID, at time.Time) (int, error)
 	// ReleaseHeld hands the events over to the Dispatchers: the hold is
 	// cleared, they are due at nextAttemptAt, and lastError (already

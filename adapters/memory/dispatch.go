@@ -144,15 +144,26 @@ func (r dispatchRepo) ownedLocked(owner string, id uuid.UUID) (eventRow, bool) {
 	return row, true
 }
 
+// parkedLocked reports whether event id is visible, not locked by another
+// transaction, and parked by its worker (model.OutboxEvent.ParkedByWorker).
+func (r dispatchRepo) parkedLocked(id uuid.UUID) bool {
+	row, ok := r.t.visibleEventLocked(id)
+	return ok && !r.lockedByOtherLocked(id) && row.event.ParkedByWorker()
+}
+
 // settleOwned applies change to each of ids that owner still holds,
-// clears its lease and stages it; it returns how many changed.
-func (r dispatchRepo) settleOwned(owner string, ids []uuid.UUID, change func(*model.OutboxEvent)) (int, error) {
+// clears its lease and stages it; it returns how many changed, plus, if
+// countParked, how many a worker parked meanwhile (left as they are).
+func (r dispatchRepo) settleOwned(owner string, ids []uuid.UUID, countParked bool, change func(*model.OutboxEvent)) (int, error) {
 	t := r.t
 	return inLock(t, func() (int, error) {
 		n := 0
 		for _, id := range ids {
 			row, ok := r.ownedLocked(owner, id)
 			if !ok {
+				if countParked && r.parkedLocked(id) {
+					n++
+				}
 				continue
 			}
 			change(&row.event)
@@ -169,7 +180,9 @@ func (r dispatchRepo) MarkDispatched(_ context.Context, owner string, ids []uuid
 	if at.IsZero() {
 		at = time.Now()
 	}
-	return r.settleOwned(owner, ids, func(e *model.OutboxEvent) {
+	// An event its worker parked before this mark stays parked and counts
+	// as settled, as PostgreSQL's markDispatched does.
+	return r.settleOwned(owner, ids, true, func(e *model.OutboxEvent) {
 		e.Status = model.OutboxDispatched
 		e.DispatchedAt = at
 	})
@@ -179,7 +192,7 @@ func (r dispatchRepo) Release(_ context.Context, owner string, id uuid.UUID, nex
 	if nextAttemptAt.IsZero() {
 		nextAttemptAt = time.Now()
 	}
-	n, err := r.settleOwned(owner, []uuid.UUID{id}, func(e *model.OutboxEvent) {
+	n, err := r.settleOwned(owner, []uuid.UUID{id}, false, func(e *model.OutboxEvent) {
 		e.Status = model.OutboxPending
 		e.AttemptCount++
 		e.NextAttemptAt = nextAttemptAt
@@ -192,7 +205,7 @@ func (r dispatchRepo) Postpone(_ context.Context, owner string, ids []uuid.UUID,
 	if nextAttemptAt.IsZero() {
 		nextAttemptAt = time.Now()
 	}
-	return r.settleOwned(owner, ids, func(e *model.OutboxEvent) {
+	return r.settleOwned(owner, ids, false, func(e *model.OutboxEvent) {
 		e.Status = model.OutboxPending
 		e.NextAttemptAt = nextAttemptAt
 		if lastError != "" {
@@ -202,7 +215,7 @@ func (r dispatchRepo) Postpone(_ context.Context, owner string, ids []uuid.UUID,
 }
 
 func (r dispatchRepo) DeadLetter(_ context.Context, owner string, id uuid.UUID, lastError string) (bool, error) {
-	n, err := r.settleOwned(owner, []uuid.UUID{id}, func(e *model.OutboxEvent) {
+	n, err := r.settleOwned(owner, []uuid.UUID{id}, false, func(e *model.OutboxEvent) {
 		e.Status = model.OutboxDeadLetter
 		e.AttemptCount++
 		e.LastError = lastError
@@ -234,8 +247,8 @@ func (r dispatchRepo) Redrive(_ context.Context, ids []uuid.UUID, now time.Time)
 			}
 			seen[row.event.ID] = true
 			row.event.Status = model.OutboxPending
-			row.event.AttemptCount = 0
-			row.event.NextAttemptAt = now
+			row.event.AttemptCount, row.event.JobAttempts = 0, 0
+			row.event.NextAttemptAt, row.event.CreatedAt = now, now // the job's deadline starts over
 			row.event = copyEvent(row.event)
 			r.stageLocked(row)
 			n++

@@ -34,6 +34,9 @@ func (r outboxRepo) Append(_ context.Context, events ...model.OutboxEvent) error
 			if err := t.ownWorkspace("outbox event", e.WorkspaceID); err != nil {
 				return err
 			}
+			if e.JobAttempts < 0 {
+				return domain.Errorf(domain.CodeValidation, "outbox event %s: a job's attempts cannot be negative", e.ID)
+			}
 			if err := model.CheckPayloadSafe(e.Payload); err != nil {
 				return err
 			}

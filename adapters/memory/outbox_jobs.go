@@ -33,6 +33,45 @@ func (r outboxRepo) DeadLetterJob(_ context.Context, id uuid.UUID, reason string
 	})
 }
 
+// Defer implements ports.Outbox, as PostgreSQL's deferJob: an event in
+// flight (dispatched, dispatching, or pending and held by a relay) is
+// parked; a locked one answers CodeUnavailable as DeadLetterJob does.
+func (r outboxRepo) Defer(_ context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error) {
+	if jobAttempts < 0 {
+		return false, domain.Errorf(domain.CodeValidation, "a job's attempts cannot be negative")
+	}
+	t := r.t
+	return inLock(t, func() (bool, error) {
+		d := dispatchRepo{t}
+		row, ok := t.visibleEventLocked(id)
+		if !ok || !inFlight(row.event) {
+			return false, nil
+		}
+		if d.lockedByOtherLocked(id) {
+			return false, domain.Errorf(domain.CodeUnavailable, "outbox event %s is locked by another transaction", id)
+		}
+		e := &row.event
+		e.Status, e.NextAttemptAt, e.JobAttempts, e.LastError = model.OutboxPending, until, jobAttempts, reason
+		e.LockedBy, e.LockedUntil, e.DispatchedAt, e.AttemptCount = "", time.Time{}, time.Time{}, 0
+		row.event = copyEvent(row.event)
+		d.stageLocked(row)
+		return true, nil
+	})
+}
+
+// inFlight reports whether e has been published and its job may be
+// running: dispatched, dispatching, or held by a writer's relay (the only
+// pending events with a lock).
+func inFlight(e model.OutboxEvent) bool {
+	switch e.Status {
+	case model.OutboxDispatched, model.OutboxDispatching:
+		return true
+	case model.OutboxPending:
+		return e.LockedBy != ""
+	}
+	return false
+}
+
 // ForOperations implements ports.Outbox.
 func (r outboxRepo) ForOperations(_ context.Context, ops []model.Operation) (map[uuid.UUID]model.OutboxEvent, error) {
 	t := r.t

@@ -24,7 +24,7 @@ func NewOutboxRelayMarks(db *DB) *OutboxRelayMarks {
 // MarkRelayed implements ports.OutboxRelayMarks.
 func (m *OutboxRelayMarks) MarkRelayed(ctx context.Context, holder string, events map[uuid.UUID][]uuid.UUID, at time.Time) (int, error) {
 	at = orNow(at)
-	return m.settleHeld(ctx, holder, events, func(e *model.OutboxEvent) {
+	return m.settleHeld(ctx, holder, events, true, func(e *model.OutboxEvent) {
 		e.Status = model.OutboxDispatched
 		e.DispatchedAt = at
 	})
@@ -33,7 +33,7 @@ func (m *OutboxRelayMarks) MarkRelayed(ctx context.Context, holder string, event
 // ReleaseHeld implements ports.OutboxRelayMarks.
 func (m *OutboxRelayMarks) ReleaseHeld(ctx context.Context, holder string, events map[uuid.UUID][]uuid.UUID, nextAttemptAt time.Time, lastError string) (int, error) {
 	nextAttemptAt = orNow(nextAttemptAt)
-	return m.settleHeld(ctx, holder, events, func(e *model.OutboxEvent) {
+	return m.settleHeld(ctx, holder, events, false, func(e *model.OutboxEvent) {
 		e.NextAttemptAt = nextAttemptAt
 		if lastError != "" {
 			e.LastError = lastError
@@ -42,8 +42,9 @@ func (m *OutboxRelayMarks) ReleaseHeld(ctx context.Context, holder string, event
 }
 
 // settleHeld applies change to every event still pending and held by
-// holder, clears the hold, and counts them.
-func (m *OutboxRelayMarks) settleHeld(ctx context.Context, holder string, events map[uuid.UUID][]uuid.UUID, change func(*model.OutboxEvent)) (int, error) {
+// holder, clears the hold, and counts them, plus, if countParked, those a
+// worker parked meanwhile (left as they are, as markRelayed does).
+func (m *OutboxRelayMarks) settleHeld(ctx context.Context, holder string, events map[uuid.UUID][]uuid.UUID, countParked bool, change func(*model.OutboxEvent)) (int, error) {
 	total := 0
 	if holder == "" {
 		return 0, nil // an unheld event is nobody's to settle here
@@ -57,6 +58,9 @@ func (m *OutboxRelayMarks) settleHeld(ctx context.Context, holder string, events
 					row, ok := r.t.visibleEventLocked(id)
 					if !ok || r.lockedByOtherLocked(id) ||
 						row.event.Status != model.OutboxPending || row.event.LockedBy != holder {
+						if countParked && r.parkedLocked(id) {
+							n++
+						}
 						continue
 					}
 					change(&row.event)

@@ -46,7 +46,7 @@ func TestASecondDeliveryNeverOverwritesARecordedOutcome(t *testing.T) {
 		var err error
 		row := model.MaterialTransfer{TaskState: model.NewTaskState(newID(t), ws, time.Now())}
 		transfer, op, err = materials.Task.Begin(ctx, tx, system.NewIDs(), model.Principal{WorkspaceID: ws, UserID: newID(t)}, row,
-			func(jo model.JobOperation) any { return racePayload{JobOperation: jo, TransferID: row.ID} })
+			jobs.Route{}, func(jo model.JobOperation) any { return racePayload{JobOperation: jo, TransferID: row.ID} })
 		return err
 	})
 

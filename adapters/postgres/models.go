@@ -126,6 +126,9 @@ type outboxRow struct {
 	Traceparent   *string         `bun:"traceparent"`
 	CreatedAt     *time.Time      `bun:"created_at"`
 	DispatchedAt  *time.Time      `bun:"dispatched_at"`
+	Destination   *string         `bun:"destination"`
+	OrderingKey   *string         `bun:"ordering_key"`
+	JobAttempts   int             `bun:"job_attempts,notnull"`
 }
 
 func toOutboxRow(e model.OutboxEvent) *outboxRow {
@@ -142,7 +145,8 @@ func toOutboxRow(e model.OutboxEvent) *outboxRow {
 		AggregateID: e.AggregateID, EventPayload: payload, Status: string(status), AttemptCount: e.AttemptCount,
 		NextAttemptAt: timePtr(e.NextAttemptAt), LockedBy: strPtr(e.LockedBy), LockedUntil: timePtr(e.LockedUntil),
 		LastError: strPtr(e.LastError), Traceparent: strPtr(e.Traceparent), CreatedAt: timePtr(e.CreatedAt),
-		DispatchedAt: timePtr(e.DispatchedAt),
+		DispatchedAt: timePtr(e.DispatchedAt), Destination: strPtr(e.Destination), OrderingKey: strPtr(e.OrderingKey),
+		JobAttempts: e.JobAttempts,
 	}
 }
 
@@ -153,6 +157,7 @@ func (r *outboxRow) domain() model.OutboxEvent {
 		AttemptCount: r.AttemptCount, NextAttemptAt: timeVal(r.NextAttemptAt), LockedBy: strVal(r.LockedBy),
 		LockedUntil: timeVal(r.LockedUntil), LastError: strVal(r.LastError), Traceparent: strVal(r.Traceparent),
 		CreatedAt: timeVal(r.CreatedAt), DispatchedAt: timeVal(r.DispatchedAt),
+		Destination: strVal(r.Destination), OrderingKey: strVal(r.OrderingKey), JobAttempts: r.JobAttempts,
 	}
 }
 

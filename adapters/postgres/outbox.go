@@ -31,6 +31,9 @@ func (o *Outbox) Append(ctx context.Context, events ...model.OutboxEvent) error 
 		if e.WorkspaceID != o.workspace {
 			return domain.Errorf(domain.CodeForbidden, "outbox event %s belongs to another workspace", e.ID)
 		}
+		if e.JobAttempts < 0 {
+			return domain.Errorf(domain.CodeValidation, "outbox event %s: a job's attempts cannot be negative", e.ID)
+		}
 		if err := model.CheckPayloadSafe(e.Payload); err != nil {
 			return err
 		}

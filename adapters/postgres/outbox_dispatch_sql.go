@@ -84,7 +84,8 @@ UPDATE outbox_events e
  WHERE e.workspace_id = ?0 AND e.status IN ('pending', 'dispatching') AND e.id = c.id
 RETURNING e.id, e.workspace_id, e.event_type, e.aggregate_type, e.aggregate_id, e.event_payload,
           e.status, e.attempt_count, e.next_attempt_at, e.locked_by, e.locked_until,
-          e.last_error, e.traceparent, e.created_at, e.dispatched_at, c.due_at, c.taken_over`
+          e.last_error, e.traceparent, e.created_at, e.dispatched_at,
+          e.destination, e.ordering_key, e.job_attempts, c.due_at, c.taken_over`
 
 // markDispatched records that the publisher accepted the events. Fenced:
 // only rows still dispatching and locked by the caller change. If our lease
@@ -93,12 +94,25 @@ RETURNING e.id, e.workspace_id, e.event_type, e.aggregate_type, e.aggregate_id, 
 // at-least-once, consumers deduplicate by event id). The lock columns are
 // cleared: they mean something only while dispatching.
 //
+// A worker may have run the job and parked it (deferJob) before this mark:
+// the event is pending again, unlocked, its last_error starting with ?4
+// (model.JobWaitPrefix). It stays so (every SET keeps its value), but it
+// matches and is counted: the Dispatcher's work on it is done, and a count
+// short of the batch would read as a lease taken over. The test is in the
+// WHERE so that it sees the row as the worker's commit left it: an UPDATE
+// that waited for the worker's row lock re-checks the WHERE on the newest
+// version, while a separate SELECT would read its older snapshot.
+//
 // The ids come as one array parameter (= ANY), so the statement text is the
 // same for every batch size and OutboxClaims can keep it prepared.
 const markDispatched = `
 UPDATE outbox_events
-   SET status = 'dispatched', dispatched_at = ?0, locked_by = NULL, locked_until = NULL
- WHERE workspace_id = ?1 AND id = ANY (?2::uuid[]) AND status = 'dispatching' AND locked_by = ?3`
+   SET status        = CASE WHEN status = 'dispatching' THEN 'dispatched' ELSE status END,
+       dispatched_at = CASE WHEN status = 'dispatching' THEN ?0::timestamptz ELSE dispatched_at END,
+       locked_by = NULL, locked_until = NULL
+ WHERE workspace_id = ?1 AND id = ANY (?2::uuid[])
+   AND ((status = 'dispatching' AND locked_by = ?3)
+        OR (status = 'pending' AND locked_by IS NULL AND starts_with(last_error, ?4)))`
 
 // releaseEvent returns a failed event to pending for a later attempt: the
 // caller computed next_attempt_at (backoff with jitter) and sanitized the
@@ -132,15 +146,20 @@ UPDATE outbox_events
 // operator's request. status = 'dead_letter' leaves every other event alone
 // (an id that is pending or dispatched is not touched), and lets the
 // all-of-a-workspace form use outbox_events_dead_letter_idx. last_error is
-// kept until the next failure overwrites it.
+// kept until the next failure overwrites it. job_attempts starts over with
+// attempt_count: a job given up on after its attempts would otherwise be
+// given up on again at its first failure; and so does created_at, from
+// which the worker counts the job's deadline for transient failures (a
+// job given up on at its deadline would otherwise be given up on again at
+// once). Both placeholders are the operator's now.
 const redriveEvents = `
 UPDATE outbox_events
-   SET status = 'pending', attempt_count = 0, next_attempt_at = ?
+   SET status = 'pending', attempt_count = 0, job_attempts = 0, next_attempt_at = ?, created_at = ?
  WHERE workspace_id = ? AND status = 'dead_letter' AND id IN (?)`
 
 const redriveAllEvents = `
 UPDATE outbox_events
-   SET status = 'pending', attempt_count = 0, next_attempt_at = ?
+   SET status = 'pending', attempt_count = 0, job_attempts = 0, next_attempt_at = ?, created_at = ?
  WHERE workspace_id = ? AND status = 'dead_letter'`
 
 // deleteDispatchedBefore removes at most a batch of one workspace's events

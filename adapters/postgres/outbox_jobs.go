@@ -2,10 +2,12 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 )
 
@@ -17,6 +19,22 @@ func (o *Outbox) DeadLetterJob(ctx context.Context, id uuid.UUID, reason string)
 	err := retryMoved(ctx, o.db, func() error {
 		var err error
 		n, err = rowsAffected(o.db.ExecContext(ctx, deadLetterJob, strPtr(reason), o.workspace, id))
+		return err
+	})
+	return n == 1, err
+}
+
+// Defer implements ports.Outbox.
+func (o *Outbox) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error) {
+	if jobAttempts < 0 {
+		return false, domain.Errorf(domain.CodeValidation, "a job's attempts cannot be negative")
+	}
+	// A mark may be moving the event between partitions right now, as for
+	// DeadLetterJob.
+	var n int
+	err := retryMoved(ctx, o.db, func() error {
+		var err error
+		n, err = rowsAffected(o.db.ExecContext(ctx, deferJob, until, jobAttempts, strPtr(reason), o.workspace, id))
 		return err
 	})
 	return n == 1, err

@@ -13,6 +13,30 @@ UPDATE outbox_events
    SET status = 'dead_letter', last_error = ?, locked_by = NULL, locked_until = NULL
  WHERE workspace_id = ? AND id = ?`
 
+// deferJob parks the event of a job a worker must hold back (its
+// destination's breaker open or pace spent, a backoff): pending again,
+// due at until, with the job's own attempts and why. It takes an event in
+// flight: dispatched, dispatching (the worker was quicker than the
+// Dispatcher's mark) or pending and held by a writer's relay (quicker than
+// the relay's mark; held events are the only pending ones with a
+// locked_by). A pending event that is not held is already waiting, and a
+// dead letter is an operator's: both are left alone.
+//
+// A dispatched event moves from its dispatched partition back to
+// outbox_events_live (sql/009_outbox_partitions.sql): dispatched_at is
+// cleared with it. The lock is cleared too, so the Dispatcher's or relay's
+// fenced mark that may still come changes nothing (it recognises the
+// parked event by its last_error: markDispatched). attempt_count is reset:
+// it counts the Dispatcher's publish attempts, and a job parked for an
+// hour-long outage is published again many times without any of them
+// failing.
+const deferJob = `
+UPDATE outbox_events
+   SET status = 'pending', next_attempt_at = ?, job_attempts = ?, last_error = ?,
+       locked_by = NULL, locked_until = NULL, dispatched_at = NULL, attempt_count = 0
+ WHERE workspace_id = ? AND id = ?
+   AND (status IN ('dispatching', 'dispatched') OR (status = 'pending' AND locked_by IS NOT NULL))`
+
 // selectEventsForOperations finds the events that deliver the jobs of
 // some operations: every job payload names its operation (operation_id),
 // indexed by outbox_events_operation_idx (sql/004_job_failures.sql). The
@@ -20,6 +44,7 @@ UPDATE outbox_events
 const selectEventsForOperations = `
 SELECT id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload,
        status, attempt_count, next_attempt_at, locked_by, locked_until,
-       last_error, traceparent, created_at, dispatched_at
+       last_error, traceparent, created_at, dispatched_at,
+       destination, ordering_key, job_attempts
   FROM outbox_events
  WHERE workspace_id = ? AND (event_payload->>'operation_id') IN (?)`

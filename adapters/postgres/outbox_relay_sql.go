@@ -16,11 +16,16 @@ package postgres
 // stays prepared. The rows are found by primary key.
 
 // markRelayed records that the broker accepted the events the writer
-// relayed.
+// relayed. An event whose worker already parked it (deferJob: the hold
+// cleared, last_error starting with $5, model.JobWaitPrefix) is left
+// pending and counted, for the reasons markDispatched gives.
 const markRelayed = `
 UPDATE outbox_events
-   SET status = 'dispatched', dispatched_at = $1, locked_by = NULL
- WHERE workspace_id = $2 AND id = ANY ($3::uuid[]) AND status = 'pending' AND locked_by = $4`
+   SET status        = CASE WHEN locked_by = $4 THEN 'dispatched' ELSE status END,
+       dispatched_at = CASE WHEN locked_by = $4 THEN $1::timestamptz ELSE dispatched_at END,
+       locked_by = NULL
+ WHERE workspace_id = $2 AND id = ANY ($3::uuid[]) AND status = 'pending'
+   AND (locked_by = $4 OR (locked_by IS NULL AND starts_with(last_error, $5)))`
 
 // releaseHeld hands held events to the Dispatchers at once, without
 // counting an attempt: the relay could not publish them (the broker was

@@ -55,6 +55,7 @@ type Metrics struct {
 
 	jobs        *prometheus.CounterVec
 	jobRetries  *prometheus.CounterVec
+	jobWaits    *prometheus.CounterVec
 	jobsRunning *prometheus.GaugeVec
 	jobDuration *prometheus.HistogramVec
 
@@ -144,7 +145,8 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 				"given_up (retries spent or an unclassified error: task and operation failed, the event is a dead letter) "+
 				"or interrupted (shutdown; the broker delivers it again).",
 			"type", "outcome"),
-		jobRetries: counterVec("once_worker_job_retries_total", "Attempts of a job after its first, by event type.", "type"),
+		jobRetries: counterVec("once_worker_job_retries_total", "Runs of a job that failed and were parked to run again, by event type.", "type"),
+		jobWaits:   counterVec("once_worker_job_waits_total", "Jobs parked before they ran, to wait for their destination (a breaker open, a pace spent), by event type.", "type"),
 		jobsRunning: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "once_worker_jobs_in_flight", Help: "Jobs being handled now, by event type.",
 		}, []string{"type"}),
@@ -160,7 +162,7 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 		m.published, m.failures, m.deadLettered, m.deliveryLatency,
 		m.batchSize, m.roundDuration, m.claimDuration, m.discoveryDuration, m.publishDuration,
 		m.relayed, m.relayReleased, m.relayMarked,
-		m.jobs, m.jobRetries, m.jobsRunning, m.jobDuration, m.retentionDeleted,
+		m.jobs, m.jobRetries, m.jobWaits, m.jobsRunning, m.jobDuration, m.retentionDeleted,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if stats != nil {
 		m.registry.MustRegister(&backlog{stats: stats, clock: clock, log: log})
@@ -260,6 +262,10 @@ func (m *Metrics) Discovered(took time.Duration, _ int) {
 
 // JobStarted records a job a worker took up.
 func (m *Metrics) JobStarted(eventType string) { m.jobsRunning.WithLabelValues(eventType).Inc() }
+
+// JobWaited records a job parked before it ran, to wait for its
+// destination.
+func (m *Metrics) JobWaited(eventType string) { m.jobWaits.WithLabelValues(eventType).Inc() }
 
 // JobRetried records one more attempt of a job.
 func (m *Metrics) JobRetried(eventType string) { m.jobRetries.WithLabelValues(eventType).Inc() }

@@ -120,7 +120,8 @@ func giveUp(failures ports.JobFailures) message.HandlerMiddleware {
 		return func(msg *message.Message) ([]*message.Message, error) {
 			out, err := h(msg)
 			var i *interrupted
-			if err == nil || errors.As(err, &i) {
+			var r *redeliver
+			if err == nil || errors.As(err, &i) || errors.As(err, &r) {
 				return out, err
 			}
 			m, decodeErr := FromMessage(msg)
@@ -129,7 +130,7 @@ func giveUp(failures ports.JobFailures) message.HandlerMiddleware {
 			}
 			// The job's end is recorded even when the handler's context
 			// ended with its failure; the broker's ack follows.
-			if err := failures.GiveUp(context.WithoutCancel(msg.Context()), m, err, attemptsOf(msg)); err != nil {
+			if err := failures.GiveUp(context.WithoutCancel(msg.Context()), m, err, m.Attempts+attemptsOf(msg)); err != nil {
 				return nil, err
 			}
 			return nil, nil

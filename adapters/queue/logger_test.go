@@ -15,9 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/adapters/queue/gochannel"
+	"github.com/oncehq/once/adapters/queue/memqueue"
 	"github.com/oncehq/once/ports"
-	"github.com/oncehq/once/testsupport/queuetest"
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
@@ -50,12 +49,12 @@ func logLevels(t *testing.T, logs string, prefix string) []string {
 func TestRetriesLogAtWarnAndUnhandledFailuresAtError(t *testing.T) {
 	logs := &testkit.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	pub, sub := memqueue.New(memqueue.Config{})
 	t.Cleanup(func() { _ = pub.Close() })
 	failing := ports.MessageHandlerFunc(func(context.Context, ports.Message) error {
 		return errors.New("platform unavailable") // no domain code: retryable
 	})
-	w, err := queue.NewWorker(sub, cannotRecord{}, map[string]ports.MessageHandler{"a": failing},
+	w, err := queue.NewWorker(sub, cannotRecord{}, republish{pub}, map[string]ports.MessageHandler{"a": failing},
 		queue.WorkerConfig{MaxRetries: 2, InitialInterval: time.Millisecond, MaxInterval: time.Millisecond}, log)
 	require.NoError(t, err)
 	require.NoError(t, w.Run(context.Background()))
@@ -63,10 +62,10 @@ func TestRetriesLogAtWarnAndUnhandledFailuresAtError(t *testing.T) {
 	require.NoError(t, pub.Publish(queue.Topic("", "a"), queue.ToMessage(m)))
 
 	require.Eventually(t, func() bool { return len(logLevels(t, logs.String(), "Handler returned error")) > 0 },
-		30*time.Second, 10*time.Millisecond, "the unrecorded failure is logged")
+		5*time.Second, 10*time.Millisecond, "the unrecorded failure is logged:\n%s", logs)
 	require.NoError(t, w.Close())
 
-	retries := logLevels(t, logs.String(), "Error occurred, retrying")
+	retries := logLevels(t, logs.String(), "job parked until it may run again")
 	require.NotEmpty(t, retries, "each retry is logged:\n%s", logs)
 	for _, level := range retries {
 		assert.Equal(t, "WARN", level, "a retry is expected, not an error")

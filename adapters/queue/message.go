@@ -1,6 +1,9 @@
 package queue
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/google/uuid"
 
@@ -14,6 +17,13 @@ const (
 	MetadataEventType   = "event_type"
 	MetadataWorkspaceID = "workspace_id"
 	MetadataTraceparent = "traceparent"
+	// The job's destination, ordering key, own failed attempts and commit
+	// time (ports.Message); absent when empty or zero. created_at is
+	// RFC 3339 with nanoseconds.
+	MetadataDestination = "destination"
+	MetadataOrderingKey = "ordering_key"
+	MetadataAttempts    = "attempts"
+	MetadataCreatedAt   = "created_at"
 )
 
 // Topic is the broker topic of an event type: the namespace (e.g. "once.")
@@ -27,14 +37,27 @@ func ToMessage(m ports.Message) *message.Message {
 	if m.WorkspaceID != uuid.Nil {
 		msg.Metadata.Set(MetadataWorkspaceID, m.WorkspaceID.String())
 	}
-	if m.Traceparent != "" {
-		msg.Metadata.Set(MetadataTraceparent, m.Traceparent)
+	setUnlessEmpty(msg, MetadataTraceparent, m.Traceparent)
+	setUnlessEmpty(msg, MetadataDestination, m.Destination)
+	setUnlessEmpty(msg, MetadataOrderingKey, m.OrderingKey)
+	if m.Attempts != 0 {
+		msg.Metadata.Set(MetadataAttempts, strconv.Itoa(m.Attempts))
+	}
+	if !m.CreatedAt.IsZero() {
+		msg.Metadata.Set(MetadataCreatedAt, m.CreatedAt.UTC().Format(time.RFC3339Nano))
 	}
 	return msg
 }
 
+func setUnlessEmpty(msg *message.Message, key, value string) {
+	if value != "" {
+		msg.Metadata.Set(key, value)
+	}
+}
+
 // FromMessage maps a delivered watermill message back. A message whose id
-// or workspace id is not a UUID can never be handled: the error is
+// or workspace id is not a UUID, whose attempts are not a count or whose
+// created_at is not a time can never be handled: the error is
 // domain.CodeValidation, so the worker gives up on it at once.
 func FromMessage(msg *message.Message) (ports.Message, error) {
 	id, err := uuid.Parse(msg.UUID)
@@ -46,11 +69,35 @@ func FromMessage(msg *message.Message) (ports.Message, error) {
 		Type:        msg.Metadata.Get(MetadataEventType),
 		Payload:     msg.Payload,
 		Traceparent: msg.Metadata.Get(MetadataTraceparent),
+		Destination: msg.Metadata.Get(MetadataDestination),
+		OrderingKey: msg.Metadata.Get(MetadataOrderingKey),
 	}
 	if ws := msg.Metadata.Get(MetadataWorkspaceID); ws != "" {
 		if m.WorkspaceID, err = uuid.Parse(ws); err != nil {
 			return ports.Message{}, domain.Wrap(domain.CodeValidation, err, "message workspace id is not a UUID")
 		}
 	}
+	if err := readJobClock(msg, &m); err != nil {
+		return ports.Message{}, err
+	}
 	return m, nil
+}
+
+// readJobClock reads the job's attempts and commit time into m.
+func readJobClock(msg *message.Message, m *ports.Message) error {
+	if a := msg.Metadata.Get(MetadataAttempts); a != "" {
+		n, err := strconv.Atoi(a)
+		if err != nil || n < 0 {
+			return domain.Errorf(domain.CodeValidation, "message attempts %q are not a count", a)
+		}
+		m.Attempts = n
+	}
+	if c := msg.Metadata.Get(MetadataCreatedAt); c != "" {
+		at, err := time.Parse(time.RFC3339Nano, c)
+		if err != nil {
+			return domain.Wrap(domain.CodeValidation, err, "message created_at is not an RFC 3339 time")
+		}
+		m.CreatedAt = at
+	}
+	return nil
 }

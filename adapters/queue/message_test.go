@@ -1,7 +1,10 @@
 package queue_test
 
 import (
+	"reflect"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/google/uuid"
@@ -15,6 +18,8 @@ func TestMessageRoundTrip(t *testing.T) {
 	m := ports.Message{
 		ID: uuid.New(), Type: "store.credentials.verify", WorkspaceID: uuid.New(),
 		Payload: []byte(`{"task_id":"t"}`), Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+		Destination: "shopify/shop-1", OrderingKey: "catalog/store-1", Attempts: 3,
+		CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC),
 	}
 	wm := queue.ToMessage(m)
 	if wm.UUID != m.ID.String() {
@@ -22,6 +27,8 @@ func TestMessageRoundTrip(t *testing.T) {
 	}
 	for k, want := range map[string]string{
 		queue.MetadataEventType: m.Type, queue.MetadataWorkspaceID: m.WorkspaceID.String(), queue.MetadataTraceparent: m.Traceparent,
+		queue.MetadataDestination: "shopify/shop-1", queue.MetadataOrderingKey: "catalog/store-1", queue.MetadataAttempts: "3",
+		queue.MetadataCreatedAt: "2026-01-02T03:04:05.123456789Z",
 	} {
 		if got := wm.Metadata.Get(k); got != want {
 			t.Errorf("metadata %s = %q, want %q", k, got, want)
@@ -31,8 +38,23 @@ func TestMessageRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ID != m.ID || got.Type != m.Type || got.WorkspaceID != m.WorkspaceID || got.Traceparent != m.Traceparent || string(got.Payload) != string(m.Payload) {
-		t.Errorf("round trip = %+v, want %+v", got, m)
+	want := m
+	if string(got.Payload) != string(m.Payload) {
+		t.Errorf("payload = %s, want %s", got.Payload, m.Payload)
+	}
+	got.Payload, want.Payload = nil, nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("round trip = %+v, want %+v", got, want)
+	}
+}
+
+func TestFromMessageReadsAbsentJobFieldsAsZero(t *testing.T) {
+	got, err := queue.FromMessage(queue.ToMessage(ports.Message{ID: uuid.New(), Type: "t"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Destination != "" || got.OrderingKey != "" || got.Attempts != 0 || !got.CreatedAt.IsZero() {
+		t.Errorf("job fields = %+v, want zero", got)
 	}
 }
 
@@ -41,8 +63,10 @@ func TestToMessageOmitsUnsetFields(t *testing.T) {
 	if _, ok := wm.Metadata[queue.MetadataTraceparent]; ok {
 		t.Error("traceparent set for a message without one")
 	}
-	if _, ok := wm.Metadata[queue.MetadataWorkspaceID]; ok {
-		t.Error("workspace_id set for a message without one")
+	for _, k := range []string{queue.MetadataWorkspaceID, queue.MetadataDestination, queue.MetadataOrderingKey, queue.MetadataAttempts, queue.MetadataCreatedAt} {
+		if _, ok := wm.Metadata[k]; ok {
+			t.Errorf("%s set for a message without one", k)
+		}
 	}
 }
 
@@ -55,6 +79,16 @@ func TestFromMessageRejectsForeignIDs(t *testing.T) {
 	badWS.Metadata.Set(queue.MetadataWorkspaceID, "nope")
 	if _, err := queue.FromMessage(badWS); !domain.IsCode(err, domain.CodeValidation) {
 		t.Errorf("bad workspace: %v, want %s", err, domain.CodeValidation)
+	}
+	for key, value := range map[string]string{
+		queue.MetadataAttempts + " not a number": "three", queue.MetadataAttempts + " negative": "-1",
+		queue.MetadataCreatedAt + " not a time": "yesterday",
+	} {
+		bad := message.NewMessage(uuid.NewString(), nil)
+		bad.Metadata.Set(strings.Fields(key)[0], value)
+		if _, err := queue.FromMessage(bad); !domain.IsCode(err, domain.CodeValidation) {
+			t.Errorf("%s: %v, want %s", key, err, domain.CodeValidation)
+		}
 	}
 }
 

@@ -13,8 +13,12 @@ import (
 // JobObserver hears what the workers do, for metrics. Calls are made on
 // the handling goroutine and must return quickly.
 type JobObserver interface {
-	// JobStarted reports a job taken up (it is in flight until JobEnded).
+	// JobStarted reports a job that got a slot (it is in flight until
+	// JobEnded).
 	JobStarted(eventType string)
+	// JobWaited reports a job parked before it ran, to wait for its
+	// destination (a breaker open, a pace spent).
+	JobWaited(eventType string)
 	// JobRetried reports one more attempt of a job after a failure.
 	JobRetried(eventType string)
 	// JobEnded reports how a job ended (an Outcome) and how long it took,
@@ -36,15 +40,55 @@ const (
 	OutcomeGivenUp = "given_up"
 	// OutcomeInterrupted: shutdown; the broker delivers it again.
 	OutcomeInterrupted = "interrupted"
+	// OutcomeWaiting: the job was parked in the outbox to run later (its
+	// destination refused calls for a while, or its run failed in a way
+	// worth trying again); the Dispatcher delivers it then.
+	OutcomeWaiting = "waiting"
 )
+
+// parking is what later tells observeOutcome about a job it parked.
+type parking struct {
+	parked bool
+	// retry: the run failed (as opposed to never starting for its
+	// destination), so the job runs again.
+	retry bool
+}
+
+type parkingKey struct{}
+
+// noteParked records, for observeOutcome, that msg's job was parked.
+func noteParked(msg *message.Message, retry bool) {
+	if p, ok := msg.Context().Value(parkingKey{}).(*parking); ok {
+		p.parked, p.retry = true, retry
+	}
+}
 
 type nopObserver struct{}
 
 func (nopObserver) JobStarted(string)                      {}
+func (nopObserver) JobWaited(string)                       {}
 func (nopObserver) JobRetried(string)                      {}
 func (nopObserver) JobEnded(string, string, time.Duration) {}
 
 type attemptsKey struct{}
+
+// run is a job's run as observeOutcome follows it: whether, and when, it
+// got a slot.
+type run struct {
+	obs       JobObserver
+	eventType string
+	started   time.Time
+}
+
+type runKey struct{}
+
+// noteStarted tells observeOutcome that msg's job got a slot.
+func noteStarted(msg *message.Message) {
+	if r, ok := msg.Context().Value(runKey{}).(*run); ok && r.started.IsZero() {
+		r.started = time.Now()
+		r.obs.JobStarted(r.eventType)
+	}
+}
 
 // observeOutcome sits just inside giveUp, where a job's end is known: an
 // error here is given up on unless it is a shutdown; without one, the
@@ -53,26 +97,35 @@ func observeOutcome(obs JobObserver) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
 			eventType := message.HandlerNameFromCtx(msg.Context())
-			start := time.Now()
-			attempts := new(int)
-			ctx, report := domain.WithJobReport(context.WithValue(msg.Context(), attemptsKey{}, attempts))
+			attempts, parked := new(int), new(parking)
+			job := &run{obs: obs, eventType: eventType}
+			ctx := context.WithValue(context.WithValue(msg.Context(), attemptsKey{}, attempts), parkingKey{}, parked)
+			ctx, report := domain.WithJobReport(context.WithValue(ctx, runKey{}, job))
 			msg.SetContext(ctx)
-			obs.JobStarted(eventType)
 			out, err := h(msg)
-			for range max(*attempts-1, 0) {
+			if parked.retry {
 				obs.JobRetried(eventType)
+			}
+			if job.started.IsZero() { // it never got a slot
+				if parked.parked {
+					obs.JobWaited(eventType)
+				}
+				return out, err
 			}
 			outcome := OutcomeSucceeded
 			var i *interrupted
+			var r *redeliver
 			switch {
-			case errors.As(err, &i):
+			case parked.parked:
+				outcome = OutcomeWaiting
+			case errors.As(err, &i), errors.As(err, &r):
 				outcome = OutcomeInterrupted
 			case err != nil:
 				outcome = OutcomeGivenUp
 			case report.OperationFailed():
 				outcome = OutcomeFailed
 			}
-			obs.JobEnded(eventType, outcome, time.Since(start))
+			obs.JobEnded(eventType, outcome, time.Since(job.started))
 			return out, err
 		}
 	}

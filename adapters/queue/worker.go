@@ -13,6 +13,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )
 
@@ -21,13 +22,26 @@ type WorkerConfig struct {
 	// Namespace prefixes every topic (e.g. "once."). It must match the
 	// Publisher's.
 	Namespace string
-	// MaxRetries is how many times a retryable failure is retried in
-	// process before the worker gives up on the job (default 5; the first
-	// attempt is not a retry).
+	// Concurrency is how many jobs run at once (default
+	// DefaultConcurrency): a job spends most of its life waiting on an
+	// external system, holding no database connection meanwhile.
+	Concurrency int
+	// Gate paces calls per destination (nil: none).
+	Gate Gate
+	// Hold is the longest wait for a destination a message spends in
+	// memory (default 2s); longer waits are parked in the outbox.
+	Hold time.Duration
+	// MaxRetries bounds the runs of a job that fail by its own fault
+	// (default 5); waits for its destination spend none.
 	MaxRetries int
-	// InitialInterval is the first wait between attempts (default 1s); it
-	// grows by Multiplier (default 2) up to MaxInterval (default 30s), each
-	// wait randomized by ±RandomizationFactor (default 0.5).
+	// Deadlines is, per event type, how long after its commit a job keeps
+	// trying transient failures; other types get DefaultDeadline.
+	Deadlines       map[string]time.Duration
+	DefaultDeadline time.Duration
+	// InitialInterval is the first wait before a failed job runs again
+	// (default 1s); it grows by Multiplier (default 2) up to MaxInterval
+	// (default 30s), each wait randomized by ±RandomizationFactor (default
+	// 0.5).
 	InitialInterval     time.Duration
 	MaxInterval         time.Duration
 	Multiplier          float64
@@ -40,9 +54,26 @@ type WorkerConfig struct {
 	Observer JobObserver
 }
 
+// DefaultConcurrency fills two cores with jobs that wait 200 ms on their
+// external call (docs/benchmarks.md, "The work side").
+const DefaultConcurrency = 256
+
+// DefaultDeadline is how long a job keeps trying transient failures
+// unless its kind says otherwise: longer than a marketplace's incident.
+const DefaultDeadline = 6 * time.Hour
+
 func (c WorkerConfig) withDefaults() WorkerConfig {
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Hold == 0 {
+		c.Hold = 2 * time.Second
+	}
 	if c.MaxRetries == 0 {
 		c.MaxRetries = 5
+	}
+	if c.DefaultDeadline == 0 {
+		c.DefaultDeadline = DefaultDeadline
 	}
 	if c.InitialInterval == 0 {
 		c.InitialInterval = time.Second
@@ -62,24 +93,35 @@ func (c WorkerConfig) withDefaults() WorkerConfig {
 	return c
 }
 
+func (c WorkerConfig) retryPolicy() retryPolicy {
+	return retryPolicy{
+		maxAttempts: c.MaxRetries, deadlines: c.Deadlines, fallback: c.DefaultDeadline,
+		initial: c.InitialInterval, maxInterval: c.MaxInterval, multiplier: c.Multiplier, jitter: c.RandomizationFactor,
+	}
+}
+
 // Worker consumes one topic per event type and hands each message to its
 // ports.MessageHandler.
 //
-// Around every handler, from the outside in: giving up, shutdown
-// detection, retries, error sanitizing, panic recovery. A failure is
-// retried in process with exponential backoff and jitter while Retryable
-// says so; once the retries are spent, or at once for a non-retryable
-// error, the worker gives up on the job: ports.JobFailures records it in
-// the database (task and operation failed, the event a dead letter that
-// operators see and re-drive), and the message is acknowledged, so it does
-// not block the messages behind it and no topic keeps messages nobody
-// reads. If recording fails, the message is nacked and the broker delivers
-// it again.
+// Every message the broker hands out waits for one of Concurrency slots
+// (slots: fair between workspaces, ordered per key, paced per destination
+// by the Gate). Around every handler, from the outside in: giving up,
+// shutdown detection, durable waits (later), the slot, error sanitizing,
+// panic recovery. A job that must wait (its destination refuses calls for
+// a while, or its run failed in a way worth trying again before its
+// deadline) is parked in the outbox and its message acknowledged, so no
+// slot sleeps and a restart loses no wait; once its deadline or its own
+// attempts are spent, or at once for a non-retryable error, the worker
+// gives up on the job: ports.JobFailures records it in the database (task
+// and operation failed, the event a dead letter that operators see and
+// re-drive), and the message is acknowledged. If recording fails, the
+// message is nacked and the broker delivers it again.
 //
 // The Worker borrows the subscriber: Close stops consuming but does not
 // close it, its owner does after Close.
 type Worker struct {
 	router  *message.Router
+	slots   *slots
 	once    sync.Once     // starts the router, or marks a worker closed unstarted
 	stopped chan struct{} // closed when the router stopped
 	runErr  error         // what router.Run returned, set before stopped closes
@@ -94,14 +136,17 @@ type Worker struct {
 }
 
 // NewWorker builds a worker for handlers, keyed by event type.
-func NewWorker(sub message.Subscriber, failures ports.JobFailures, handlers map[string]ports.MessageHandler, cfg WorkerConfig, logger *slog.Logger) (*Worker, error) {
+func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.JobWaits, handlers map[string]ports.MessageHandler, cfg WorkerConfig, logger *slog.Logger) (*Worker, error) {
 	if len(handlers) == 0 {
 		return nil, errors.New("queue: worker without handlers")
 	}
-	if failures == nil {
-		return nil, errors.New("queue: worker without a record of failed jobs")
+	if failures == nil || waits == nil {
+		return nil, errors.New("queue: worker without a record of failed and waiting jobs")
 	}
 	cfg = cfg.withDefaults()
+	if logger == nil {
+		logger = slog.Default()
+	}
 	log := NewLogger(logger)
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: cfg.CloseTimeout}, log)
 	if err != nil {
@@ -111,27 +156,20 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, handlers map[
 	if obs == nil {
 		obs = nopObserver{}
 	}
-	w := &Worker{router: router, stopped: make(chan struct{})}
+	w := &Worker{router: router, stopped: make(chan struct{}), slots: newSlots(cfg.Concurrency, cfg.Hold, cfg.Gate, nil)}
 	router.AddMiddleware(
 		w.admit,
 		giveUp(failures),
 		observeOutcome(obs),
 		markInterrupted,
-		middleware.Retry{
-			MaxRetries:          cfg.MaxRetries,
-			InitialInterval:     cfg.InitialInterval,
-			MaxInterval:         cfg.MaxInterval,
-			Multiplier:          cfg.Multiplier,
-			RandomizationFactor: cfg.RandomizationFactor,
-			ShouldRetry:         func(p middleware.RetryParams) bool { return Retryable(p.Err) },
-			Logger:              newRetryLogger(logger),
-		}.Middleware,
+		later(waits, cfg.retryPolicy(), time.Now, logger),
+		w.takeSlot,
 		countAttempts,
 		sanitizeFailures,
 		middleware.Recoverer,
 	)
 
-	borrowed := borrowedSubscriber{sub}
+	borrowed := reservingSubscriber{Subscriber: borrowedSubscriber{sub}, slots: w.slots}
 	types := make([]string, 0, len(handlers))
 	for t := range handlers {
 		types = append(types, t)
@@ -183,6 +221,7 @@ func (w *Worker) Drain(ctx context.Context) error {
 	w.mu.Lock()
 	w.draining = true
 	w.mu.Unlock()
+	w.slots.close() // what waits for a slot is handed back, not started
 	done := make(chan struct{})
 	go func() { w.running.Wait(); close(done) }()
 	select {
@@ -192,6 +231,41 @@ func (w *Worker) Drain(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// takeSlot runs the job in one of the worker's slots, once slots gives it
+// one, and tells the Gate how its call went; a message that must wait for
+// its destination returns the wait, for later to park. A message that
+// cannot be read runs at once, to fail.
+func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
+	return func(msg *message.Message) ([]*message.Message, error) {
+		reserved, _ := msg.Context().Value(reservationKey{}).(*ticket)
+		m, err := FromMessage(msg)
+		if err != nil {
+			if reserved != nil {
+				w.slots.cancel(reserved)
+			}
+			noteStarted(msg)
+			return h(msg)
+		}
+		release, wait, err := w.slots.acquire(msg.Context(), m.WorkspaceID, m.Destination, m.OrderingKey, reserved)
+		if err != nil {
+			return nil, &interrupted{sanitizedError{text: "not started: the worker is stopping", cause: err}}
+		}
+		if wait != nil {
+			return nil, wait
+		}
+		noteStarted(msg)
+		msg.SetContext(domain.WithOrderingKey(msg.Context(), m.OrderingKey))
+		out, err := h(msg)
+		release(callResultOf(err))
+		return out, err
+	}
+}
+
+// Slots are the worker's slot gauges: jobs running now, the most that ever
+// ran at once (never more than Concurrency), and messages waiting for a
+// slot.
+func (w *Worker) Slots() (running, peak, waiting int) { return w.slots.stats() }
 
 // Running is how many jobs are running now.
 func (w *Worker) Running() int { return int(w.active.Load()) }
@@ -290,6 +364,44 @@ func (w *Worker) Close() error {
 		return fmt.Errorf("queue: close worker: %w", err)
 	}
 	return nil
+}
+
+// reservingSubscriber reserves, for each message with an ordering key,
+// its place in the key's line as the broker hands it out, in the broker's
+// order: the router then runs each message in a goroutine of its own,
+// which may reach the slots out of that order.
+type reservingSubscriber struct {
+	message.Subscriber
+	slots *slots
+}
+
+type reservationKey struct{}
+
+func (r reservingSubscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
+	in, err := r.Subscriber.Subscribe(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan *message.Message)
+	go func() {
+		defer close(out)
+		for msg := range in {
+			var reserved *ticket
+			if key := msg.Metadata.Get(MetadataOrderingKey); key != "" {
+				reserved = r.slots.reserve(key)
+				msg.SetContext(context.WithValue(msg.Context(), reservationKey{}, reserved))
+			}
+			select {
+			case out <- msg:
+			case <-ctx.Done():
+				if reserved != nil {
+					r.slots.cancel(reserved)
+				}
+				return
+			}
+		}
+	}()
+	return out, nil
 }
 
 // borrowedSubscriber keeps the router from closing a subscriber it does not

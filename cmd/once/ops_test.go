@@ -32,9 +32,11 @@ type opsWorld struct {
 	t     *testing.T
 	api   string // http://host:port of serve's API
 	token string
-	procs map[string]*process // by command
-	ops   map[string]string   // each command's ops listener, http://host:port
-	env   map[string][]string // each command's environment
+	// workspace is the one token acts in.
+	workspace uuid.UUID
+	procs     map[string]*process // by command
+	ops       map[string]string   // each command's ops listener, http://host:port
+	env       map[string][]string // each command's environment
 	// queuePrefix starts the names of its queues.
 	queuePrefix string
 }
@@ -74,8 +76,9 @@ func newOpsWorldOn(t *testing.T, db *pgtest.DB, queue, brokerAddr string, extra 
 	ws := lastLine(runOnce(t, env, "workspace", "create", "--name", "ops", "--admin", user.String()))
 	w := &opsWorld{
 		t: t, api: "http://" + freeAddr(t),
-		token: lastLine(runOnce(t, env, "token", "--workspace", ws, "--user", user.String())),
-		procs: map[string]*process{}, ops: map[string]string{}, env: map[string][]string{},
+		token:     lastLine(runOnce(t, env, "token", "--workspace", ws, "--user", user.String())),
+		workspace: uuid.MustParse(ws),
+		procs:     map[string]*process{}, ops: map[string]string{}, env: map[string][]string{},
 		queuePrefix: cfg.QueuePrefix,
 	}
 	for _, command := range []string{"serve", "dispatch", "work"} {

@@ -87,7 +87,7 @@ func (h *harness) start(t *testing.T, ctx context.Context, kind model.AIKind, in
 		}
 	}
 	require.Equal(t, model.EventAITask, ev.Type)
-	return task, op, ports.Message{ID: ev.ID, Type: ev.Type, WorkspaceID: ev.WorkspaceID, Payload: ev.Payload, Traceparent: ev.Traceparent}
+	return task, op, ports.MessageOf(ev)
 }
 
 type state struct {

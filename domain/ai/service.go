@@ -53,9 +53,13 @@ func (s *Service) Start(ctx context.Context, tx ports.Tx, p model.Principal, cmd
 		return model.AITask{}, model.Operation{}, err
 	}
 	task := model.AITask{TaskState: s.NewTask(p), ProductID: cmd.ProductID, Kind: cmd.Kind, Instructions: cmd.Instructions}
-	return Task.Begin(ctx, tx, s.IDs, p, task,
+	return Task.Begin(ctx, tx, s.IDs, p, task, Route,
 		func(op model.JobOperation) any { return model.AITaskRun{TaskID: task.ID, JobOperation: op} })
 }
+
+// Route is where AI tasks go: the one AI provider the service is wired to,
+// its quota shared by every task; no order between them.
+var Route = jobs.Route{Destination: model.Destination{System: "ai", Account: "default"}}
 
 // Get reads one AI task of the caller's workspace.
 //

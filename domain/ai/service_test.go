@@ -37,6 +37,8 @@ func TestStartWritesAPendingTaskWithAnIdsOnlyEvent(t *testing.T) {
 	var run model.AITaskRun
 	require.NoError(t, json.Unmarshal(msg.Payload, &run))
 	assert.Equal(t, model.AITaskRun{TaskID: task.ID, JobOperation: model.JobOperation{OperationID: op.ID}}, run)
+	assert.Equal(t, "ai/default", msg.Destination)
+	assert.Empty(t, msg.OrderingKey)
 
 	got, err := h.svc.Get(context.Background(), model.Principal{WorkspaceID: h.ws}, task.ID)
 	require.NoError(t, err)

@@ -97,7 +97,7 @@ func (h *harness) start(t *testing.T, storeID uuid.UUID) (model.CatalogSync, mod
 		evs, err := tx.Outbox().List(ctx, model.OutboxPending, 100)
 		for _, e := range evs {
 			if e.AggregateID == cs.ID {
-				msg = ports.Message{ID: e.ID, Type: e.Type, WorkspaceID: e.WorkspaceID, Payload: e.Payload}
+				msg = ports.MessageOf(e)
 			}
 		}
 		return err

@@ -42,12 +42,19 @@ func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) 
 // a pending or running sync (enforced by the database, so concurrent
 // requests cannot both win).
 func (s *Service) StartSync(ctx context.Context, tx ports.Tx, p model.Principal, storeID uuid.UUID) (model.CatalogSync, model.Operation, error) {
-	if _, err := stores.RequireVerified(ctx, tx, storeID); err != nil {
+	store, err := stores.RequireVerified(ctx, tx, storeID)
+	if err != nil {
 		return model.CatalogSync{}, model.Operation{}, err
 	}
 	cs := model.CatalogSync{TaskState: s.NewTask(p), StoreID: storeID}
-	return Task.Begin(ctx, tx, s.IDs, p, cs,
+	return Task.Begin(ctx, tx, s.IDs, p, cs, SyncRoute(store),
 		func(op model.JobOperation) any { return model.CatalogSyncRun{SyncID: cs.ID, JobOperation: op} })
+}
+
+// SyncRoute is where a sync of store goes: its platform and shop, after
+// every earlier sync of the store, so two never read its catalog at once.
+func SyncRoute(store model.Store) jobs.Route {
+	return jobs.StoreRoute(store, "catalog/"+store.ID.String())
 }
 
 // Get reads one catalog sync of the caller's workspace.

@@ -32,6 +32,8 @@ func TestStartSyncWritesSyncOperationAndEvent(t *testing.T) {
 	var payload model.CatalogSyncRun
 	require.NoError(t, json.Unmarshal(msg.Payload, &payload))
 	assert.Equal(t, model.CatalogSyncRun{SyncID: cs.ID, JobOperation: model.JobOperation{OperationID: op.ID}}, payload)
+	assert.Equal(t, "shopify/"+store.ExternalShopID, msg.Destination, "the store's platform, for its shop")
+	assert.Equal(t, "catalog/"+store.ID.String(), msg.OrderingKey, "a store's syncs run in order")
 
 	got, err := h.svc.Get(context.Background(), h.p, cs.ID)
 	require.NoError(t, err)

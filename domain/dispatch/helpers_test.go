@@ -11,9 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
@@ -165,4 +167,17 @@ func (e *env) waitIDs(t *testing.T, ws uuid.UUID, ids []uuid.UUID, check func(mo
 		}
 		return true
 	}, 30*time.Second, time.Millisecond)
+}
+
+// postgresEnv is e on a database of its own, with workspace ws.
+func postgresEnv(t *testing.T) (*env, *postgres.UnitOfWork, uuid.UUID) {
+	db := pgtest.New(t)
+	e := newEnv(t)
+	uow := postgres.NewUnitOfWork(db.App)
+	e.uow, e.disc = uow, postgres.NewOutboxDiscovery(db.App)
+	ws := uuid.New()
+	require.NoError(t, uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Workspaces().Create(ctx, model.Workspace{ID: ws, Name: "waits", CreatedAt: e.clock.Now()})
+	}))
+	return e, uow, ws
 }

@@ -369,17 +369,12 @@ func (r *Relay) release(ctx context.Context, events []model.OutboxEvent, lastErr
 	}
 }
 
-// messages are events as the queue carries them.
+// messages are events as the queue carries them, for the relay and the
+// Dispatcher alike.
 func messages(events []model.OutboxEvent) []ports.Message {
 	msgs := make([]ports.Message, len(events))
 	for i, e := range events {
-		msgs[i] = ports.Message{
-			ID:          e.ID,
-			Type:        e.Type,
-			WorkspaceID: e.WorkspaceID,
-			Payload:     []byte(e.Payload),
-			Traceparent: e.Traceparent,
-		}
+		msgs[i] = ports.MessageOf(e)
 	}
 	return msgs
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
-	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 const relayHold = 5 * time.Second
@@ -208,10 +207,7 @@ func TestRelayLeavesLaterJobsToTheDispatchers(t *testing.T) {
 // before the hold ends, and is after, uncounted; the relay's late mark,
 // fenced by holder and status, leaves the Dispatcher's delivery alone.
 func TestRelayHeldEventOnPostgres(t *testing.T) {
-	db := pgtest.New(t)
-	e := newEnv(t)
-	uow := postgres.NewUnitOfWork(db.App)
-	e.uow, e.disc = uow, postgres.NewOutboxDiscovery(db.App)
+	e, uow, ws := postgresEnv(t)
 	pub := &recorder{}
 	committed, proceed := make(chan []model.OutboxEvent, 1), make(chan struct{})
 	r, err := dispatch.NewRelay(dispatch.RelayConfig{Holder: "relay-test", Hold: relayHold},
@@ -233,10 +229,6 @@ func TestRelayHeldEventOnPostgres(t *testing.T) {
 		}
 	})
 
-	ws := uuid.New()
-	require.NoError(t, uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Workspaces().Create(ctx, model.Workspace{ID: ws, Name: "relay", CreatedAt: e.clock.Now()})
-	}))
 	go e.commit(t, r.UnitOfWork(uow), ws, 1)
 	events := <-committed
 	d := e.dispatcher(t, dispatch.Config{}, pub)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -29,7 +30,10 @@ type Failures struct {
 	tasks map[string]Task // by operation kind
 }
 
-var _ ports.JobFailures = (*Failures)(nil)
+var (
+	_ ports.JobFailures = (*Failures)(nil)
+	_ ports.JobWaits    = (*Failures)(nil)
+)
 
 // NewFailures builds the use case for the task kinds (their failure
 // hooks, by operation kind); log may be nil.
@@ -96,6 +100,32 @@ func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error, a
 		log.Warn("job given up, event dead-lettered", "error", lastError)
 	}
 	return nil
+}
+
+// Defer implements ports.JobWaits: msg's event, in one transaction of its
+// workspace, is parked until `until` with the job's attempts, its last
+// error model.JobWait(reason), sanitized. Task and operation stay as they
+// are: the job is not over, only later. A message without a workspace
+// cannot come from the outbox and has no row to park: logged and dropped,
+// as GiveUp does.
+func (f *Failures) Defer(ctx context.Context, msg ports.Message, until time.Time, attempts int, reason string) error {
+	log := domain.LogWithin(ctx, f.log.With("message", msg.ID, "event_type", msg.Type, "workspace", msg.WorkspaceID))
+	lastError := domain.SanitizeText(model.JobWait(reason))
+	if msg.WorkspaceID == uuid.Nil {
+		log.Error("job deferred, message has no workspace: dropped", "reason", lastError)
+		return nil
+	}
+	var parked bool
+	err := f.uow.Transact(ctx, msg.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		parked, err = tx.Outbox().Defer(ctx, msg.ID, until, attempts, lastError)
+		return err
+	})
+	if err == nil && !parked {
+		// Gone, dead-lettered, or parked already by a duplicate delivery.
+		log.Debug("job deferred, but its event is not in flight: left as it is", "reason", lastError)
+	}
+	return err
 }
 
 // UserReason is what a user reads on an operation whose job was given up

@@ -29,11 +29,13 @@ import (
 //     request token (model.JobOperation.TokenOr: derived from the request
 //     that started the job, else the task id, or the operation id for
 //     tasks that are one per operation). Its error decides what happens next: Retry(err) is
-//     returned as it is (the message is delivered again); Fail(reason)
-//     ends the task failed with reason; any other error is the external
-//     system's: a transient one (platformerr.Retryable) is returned so the
-//     message is delivered again with backoff, a permanent one ends the
-//     task failed with platformerr.Reason(Refused, err).
+//     returned as it is (the job runs again later, an attempt of its own
+//     spent); Fail(reason) ends the task failed with reason; any other
+//     error is the external system's: a transient one
+//     (platformerr.Retryable) is returned marked platformerr.Upstream, so
+//     the job runs again later without spending an attempt and the
+//     destination's breaker hears of it, a permanent one ends the task
+//     failed with platformerr.Reason(Refused, err).
 //  3. End: check again that the task is unfinished (a concurrent delivery
 //     may have ended it), then record the outcome: out on success, reason
 //     (non-empty, safe to show) on a permanent failure. Log lines written
@@ -177,9 +179,13 @@ func (h *Handler[J, W, R]) verdict(ctx context.Context, log *slog.Logger, err er
 		return "", retry.err
 	case errors.As(err, &fail):
 		return fail.reason, nil
+	case ctx.Err() != nil:
+		return "", err // our own stop, not the external system's fault
 	case platformerr.Retryable(ctx, err):
+		// The external system's own transient failure: the worker counts it
+		// toward its destination's breaker, not against the job.
 		log.Warn(h.job.External+" unavailable, "+h.job.Noun+" will be retried", "error", domain.SanitizeError(err))
-		return "", err
+		return "", platformerr.Upstream(err)
 	}
 	log.Error(h.job.External+" refused the "+h.job.Noun, "error", domain.SanitizeError(err))
 	return platformerr.Reason(h.job.Refused, err), nil

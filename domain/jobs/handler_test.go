@@ -15,6 +15,7 @@ import (
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
 
@@ -85,12 +86,14 @@ func TestJobSortsTheCallsOutcome(t *testing.T) {
 
 	transient := domain.Errorf(domain.CodeUnavailable, "timeout")
 	got, err = runJob(t, true, transient)
-	assert.Same(t, transient, err, "a transient failure is retried")
+	assert.ErrorIs(t, err, transient, "a transient failure is retried")
+	assert.True(t, platformerr.IsUpstream(err), "marked the external system's, so it spends no attempt of the job")
 	assert.Equal(t, outcome{called: true}, got)
 
 	keyring := domain.Errorf(domain.CodeInternal, "credentials cannot be opened")
 	got, err = runJob(t, true, jobs.Retry(keyring))
 	assert.Same(t, keyring, err, "Retry returns the error as it is, whatever its code")
+	assert.False(t, platformerr.IsUpstream(err), "ours: it spends an attempt")
 	assert.Equal(t, outcome{called: true}, got)
 }
 

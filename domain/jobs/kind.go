@@ -27,12 +27,29 @@ func namesOf(kind kinds.Kind) Names {
 	return Names{EventType: kind.EventType, OperationKind: kind.OperationKind, ResourceType: kind.ResourceType}
 }
 
+// Route is where a job's external call goes and which jobs it runs in
+// order with (model.JobSpec's Destination and OrderingKey). Every kind
+// states its own when it starts a job; the zero Route is a job that calls
+// nothing outside and needs no order (a media's processing).
+type Route struct {
+	Destination model.Destination
+	OrderingKey string
+}
+
+// StoreRoute is the route of a job that calls store's platform for its
+// shop, ordered by orderingKey ("" for none): the platform's quotas are
+// per shop.
+func StoreRoute(store model.Store, orderingKey string) Route {
+	return Route{Destination: store.Destination(), OrderingKey: orderingKey}
+}
+
 // Spec is the model.JobSpec of a job of this kind on the row resourceID,
-// whose event payload builds (see model.NewJob).
-func (n Names) Spec(resourceID uuid.UUID, payload func(model.JobOperation) any) model.JobSpec {
+// going by route, whose event payload builds (see model.NewJob).
+func (n Names) Spec(resourceID uuid.UUID, route Route, payload func(model.JobOperation) any) model.JobSpec {
 	return model.JobSpec{
 		OperationKind: n.OperationKind, ResourceType: n.ResourceType, ResourceID: resourceID,
 		EventType: n.EventType, Payload: payload,
+		Destination: route.Destination, OrderingKey: route.OrderingKey,
 	}
 }
 

@@ -210,12 +210,13 @@ func (r TaskRow[T, S]) move(ctx context.Context, tx ports.Tx, op model.Operation
 // its pending operation and the outbox event that asks a worker for it.
 // The operation and the event are made at the row's CreatedAt, and the
 // row is written naming the operation; payload builds the event's payload
-// (see model.JobSpec). It returns the row as written and the operation.
+// (see model.JobSpec), route where the job goes. It returns the row as
+// written and the operation.
 func (t Table[T, P]) Begin(ctx context.Context, tx ports.Tx, ids model.IDSource, p model.Principal, row T,
-	payload func(model.JobOperation) any,
+	route Route, payload func(model.JobOperation) any,
 ) (T, model.Operation, error) {
 	state := P(&row).State()
-	op, event, err := model.NewJob(ctx, ids, p, state.CreatedAt, t.Spec(state.ID, payload))
+	op, event, err := model.NewJob(ctx, ids, p, state.CreatedAt, t.Spec(state.ID, route, payload))
 	var none T
 	if err != nil {
 		return none, model.Operation{}, err

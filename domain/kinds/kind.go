@@ -9,6 +9,8 @@
 // routes (in its adapter files).
 package kinds
 
+import "time"
+
 // Kind describes one kind of background task.
 type Kind struct {
 	// EventType is the outbox event that asks a worker for a task (and
@@ -26,6 +28,11 @@ type Kind struct {
 	// Conflict is the error a start meets when the table's live index
 	// (at most one active task per key) is taken; nil without one.
 	Conflict *Conflict
+	// RetryFor is how long after its commit a job of the kind keeps
+	// trying transient failures (its destination down, our database
+	// failing over) before the worker gives up on it; zero: the worker's
+	// default (ONCE_WORK_DEADLINE).
+	RetryFor time.Duration
 
 	// Reserved for what the work side adds to a kind, declared here when
 	// it comes so that nothing else has to list kinds for it:

@@ -93,7 +93,7 @@ func (h *harness) start(t *testing.T, ctx context.Context, sources []string) (mo
 		}
 	}
 	require.Equal(t, model.EventMaterialTransfer, ev.Type)
-	return tr, op, ports.Message{ID: ev.ID, Type: ev.Type, WorkspaceID: ev.WorkspaceID, Payload: ev.Payload, Traceparent: ev.Traceparent}
+	return tr, op, ports.MessageOf(ev)
 }
 
 func (h *harness) state(t *testing.T, tr model.MaterialTransfer) (model.MaterialTransfer, model.Operation) {

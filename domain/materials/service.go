@@ -65,14 +65,15 @@ func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator, 
 // Errors: CodeValidation as CheckSources's form checks; what the
 // repositories return.
 func (s *Service) Start(ctx context.Context, tx ports.Tx, p model.Principal, sourceURLs []string) (model.MaterialTransfer, model.Operation, error) {
-	if _, err := s.checkForms(sourceURLs); err != nil {
+	targets, err := s.checkForms(sourceURLs)
+	if err != nil {
 		return model.MaterialTransfer{}, model.Operation{}, err
 	}
 	transfer := model.MaterialTransfer{TaskState: s.NewTask(p), Items: make([]model.MaterialItem, len(sourceURLs))}
 	for i, u := range sourceURLs {
 		transfer.Items[i] = model.MaterialItem{Index: i, SourceURL: u}
 	}
-	return Task.Begin(ctx, tx, s.IDs, p, transfer,
+	return Task.Begin(ctx, tx, s.IDs, p, transfer, TransferRoute(targets[0].URL),
 		func(op model.JobOperation) any {
 			return model.MaterialTransferRun{TransferID: transfer.ID, JobOperation: op}
 		})

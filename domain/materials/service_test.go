@@ -46,6 +46,8 @@ func TestStartWritesAPendingTransferWithAnIdsOnlyEvent(t *testing.T) {
 	var run model.MaterialTransferRun
 	require.NoError(t, json.Unmarshal(msg.Payload, &run))
 	assert.Equal(t, model.MaterialTransferRun{TransferID: tr.ID, JobOperation: model.JobOperation{OperationID: op.ID}}, run)
+	assert.Equal(t, "material/cdn.example.com", msg.Destination, "the source's host")
+	assert.Empty(t, msg.OrderingKey)
 
 	got, err := h.svc.Get(context.Background(), model.Principal{WorkspaceID: h.ws}, tr.ID)
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -43,7 +44,8 @@ func (s *Service) Complete(ctx context.Context, tx ports.Tx, p model.Principal, 
 	now := s.Clock.Now()
 	m.Status = model.MediaProcessing
 	m.UpdatedAt = now
-	op, event, err := model.NewJob(ctx, s.IDs, p, now, Task.Spec(m.ID, func(op model.JobOperation) any {
+	// Processed in our own object store: no destination outside, no order.
+	op, event, err := model.NewJob(ctx, s.IDs, p, now, Task.Spec(m.ID, jobs.Route{}, func(op model.JobOperation) any {
 		return model.MediaProcess{MediaID: m.ID, JobOperation: op}
 	}))
 	if err != nil {

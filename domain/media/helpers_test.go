@@ -97,7 +97,7 @@ func (h *harness) completed(t *testing.T, contentType string, data []byte) (mode
 	m, op, ev, err := h.complete(t, context.Background(), m.ID)
 	require.NoError(t, err)
 	require.Equal(t, model.EventMediaProcess, ev.Type)
-	return m, op, ports.Message{ID: ev.ID, Type: ev.Type, WorkspaceID: ev.WorkspaceID, Payload: ev.Payload, Traceparent: ev.Traceparent}
+	return m, op, ports.MessageOf(ev)
 }
 
 func (h *harness) state(t *testing.T, mediaID, opID uuid.UUID) (model.Media, model.Operation) {

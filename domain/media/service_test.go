@@ -75,6 +75,8 @@ func TestEventPayloadHasNoObjectKey(t *testing.T) {
 	var fields map[string]any
 	require.NoError(t, json.Unmarshal(msg.Payload, &fields))
 	assert.ElementsMatch(t, []string{"media_id", "operation_id"}, keys(fields))
+	assert.Empty(t, msg.Destination, "processed in our own object store: nothing outside to pace")
+	assert.Empty(t, msg.OrderingKey)
 }
 
 func keys(m map[string]any) []string {

@@ -39,6 +39,8 @@ func TestNewJob(t *testing.T) {
 		Payload: func(op JobOperation) any {
 			return StoreCredentialsVerify{StoreID: resource, CredentialVersion: 3, JobOperation: op}
 		},
+		Destination: Destination{System: "shopify", Account: "shop-1"},
+		OrderingKey: "store/1",
 	})
 	require.NoError(t, err)
 
@@ -56,6 +58,9 @@ func TestNewJob(t *testing.T) {
 	assert.Equal(t, now, event.NextAttemptAt)
 	assert.Equal(t, now, event.CreatedAt)
 	assert.Equal(t, tp, event.Traceparent)
+	assert.Equal(t, "shopify/shop-1", event.Destination)
+	assert.Equal(t, "store/1", event.OrderingKey)
+	assert.Zero(t, event.JobAttempts)
 	var payload StoreCredentialsVerify
 	require.NoError(t, json.Unmarshal(event.Payload, &payload))
 	assert.Equal(t, StoreCredentialsVerify{StoreID: resource, CredentialVersion: 3, JobOperation: JobOperation{OperationID: opID}}, payload)
@@ -69,6 +74,8 @@ func TestNewJobWithoutTraceparent(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Empty(t, event.Traceparent)
+	assert.Empty(t, event.Destination, "a job without a destination calls nothing outside")
+	assert.Empty(t, event.OrderingKey)
 }
 
 func TestNewJobRefusesAnUnsafePayload(t *testing.T) {

@@ -64,6 +64,12 @@ type StoreCredentials struct {
 	APISecret string
 }
 
+// Destination is where the calls for the store go: its platform, for its
+// shop, whose quota they spend.
+func (s Store) Destination() Destination {
+	return Destination{System: s.Platform, Account: s.ExternalShopID}
+}
+
 // Platforms we can connect. The gateway port decides what each one means.
 var Platforms = []string{"shopify", "amazon", "tiktok", "shopee", "lazada"}
 

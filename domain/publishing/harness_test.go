@@ -121,7 +121,7 @@ func (h *harness) publish(t *testing.T, productID, storeID uuid.UUID) (model.Pub
 		evs, err := tx.Outbox().List(ctx, model.OutboxPending, 100)
 		for _, e := range evs {
 			if e.AggregateID == pub.ID {
-				msg = ports.Message{ID: e.ID, Type: e.Type, WorkspaceID: e.WorkspaceID, Payload: e.Payload}
+				msg = ports.MessageOf(e)
 			}
 		}
 		return err

@@ -48,13 +48,21 @@ func (s *Service) Publish(ctx context.Context, tx ports.Tx, p model.Principal, p
 	if err != nil {
 		return model.Publication{}, model.Operation{}, err
 	}
-	if _, err := stores.RequireVerified(ctx, tx, storeID); err != nil {
+	store, err := stores.RequireVerified(ctx, tx, storeID)
+	if err != nil {
 		return model.Publication{}, model.Operation{}, err
 	}
 	pub := model.Publication{TaskState: s.NewTask(p), ProductID: product.ID, StoreID: storeID, ProductRevision: product.Revision}
-	return Task.Begin(ctx, tx, s.IDs, p, pub, func(op model.JobOperation) any {
+	return Task.Begin(ctx, tx, s.IDs, p, pub, PublishRoute(store, product.ID), func(op model.JobOperation) any {
 		return model.ListingPublish{PublicationID: pub.ID, ProductRevision: pub.ProductRevision, JobOperation: op}
 	})
+}
+
+// PublishRoute is where a publication of product to store goes: the
+// store's platform and shop, after every earlier publication of the
+// product to the store, so a later revision never lands before an earlier.
+func PublishRoute(store model.Store, product uuid.UUID) jobs.Route {
+	return jobs.StoreRoute(store, "publish/"+product.String()+"/"+store.ID.String())
 }
 
 // Get reads one publication of the caller's workspace.

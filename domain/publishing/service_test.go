@@ -41,6 +41,9 @@ func TestPublishWritesPublicationOperationAndEvent(t *testing.T) {
 	require.NoError(t, json.Unmarshal(msg.Payload, &payload))
 	assert.Equal(t, model.ListingPublish{PublicationID: pub.ID, ProductRevision: 2, JobOperation: model.JobOperation{OperationID: op.ID}}, payload)
 	assert.NotContains(t, string(msg.Payload), secret)
+	assert.Equal(t, "shopify/"+store.ExternalShopID, msg.Destination, "the target store's platform, for its shop")
+	assert.Equal(t, "publish/"+product.ID.String()+"/"+store.ID.String(), msg.OrderingKey,
+		"one product's publications to one store run in order")
 
 	got, err := h.svc.Get(context.Background(), h.p, pub.ID)
 	require.NoError(t, err)
@@ -134,7 +137,7 @@ func (h *harness) message(t *testing.T, id uuid.UUID) ports.Message {
 	t.Helper()
 	for _, e := range h.pendingEvents(t, model.EventListingPublish) {
 		if e.AggregateID == id {
-			return ports.Message{ID: e.ID, Type: e.Type, WorkspaceID: e.WorkspaceID, Payload: e.Payload}
+			return ports.MessageOf(e)
 		}
 	}
 	t.Fatalf("no event for publication %s", id)

@@ -118,7 +118,7 @@ func (w *tokenWorld) verify(t *testing.T, op model.Operation) string {
 		if job.OperationID != op.ID {
 			continue
 		}
-		require.NoError(t, w.handler.Handle(context.Background(), ports.Message{ID: e.ID, Type: e.Type, WorkspaceID: e.WorkspaceID, Payload: e.Payload}))
+		require.NoError(t, w.handler.Handle(context.Background(), ports.MessageOf(e)))
 		require.NotEmpty(t, job.RequestToken, "a job started by an idempotent request carries its token")
 		return job.RequestToken
 	}

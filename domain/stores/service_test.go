@@ -74,6 +74,8 @@ func TestCreateAppendsOneVerifyEventWithoutCredentials(t *testing.T) {
 	ev := events[0]
 	assert.Equal(t, model.EventStoreCredentialsVerify, ev.Type)
 	assert.Equal(t, p.WorkspaceID, ev.WorkspaceID)
+	assert.Equal(t, "shopify/s-1", ev.Destination, "the store's platform, for its shop")
+	assert.Empty(t, ev.OrderingKey)
 	var payload model.StoreCredentialsVerify
 	require.NoError(t, json.Unmarshal(ev.Payload, &payload))
 	assert.Equal(t, model.StoreCredentialsVerify{StoreID: created.Store.ID, CredentialVersion: 1, JobOperation: model.JobOperation{OperationID: created.Operation.ID}}, payload)

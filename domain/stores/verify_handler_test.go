@@ -83,7 +83,7 @@ func (h *harness) connect(t *testing.T, apiKey string) (model.Store, model.Opera
 		}
 	}
 	require.Equal(t, model.EventStoreCredentialsVerify, ev.Type)
-	msg := ports.Message{ID: ev.ID, Type: ev.Type, WorkspaceID: ev.WorkspaceID, Payload: ev.Payload}
+	msg := ports.MessageOf(ev)
 	return created.Store, created.Operation, msg
 }
 

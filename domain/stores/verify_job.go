@@ -27,7 +27,7 @@ var VerifyKind = jobs.Register(VerifyTask.Kind(), NewService, NewVerifyHandler)
 // starts it. The event names the store, the version and the operation:
 // nothing of the credentials, which the worker reads sealed from the row.
 func (s *Service) verifyJob(ctx context.Context, p model.Principal, store model.Store, now time.Time) (model.Operation, model.OutboxEvent, error) {
-	return model.NewJob(ctx, s.IDs, p, now, VerifyTask.Spec(store.ID, func(op model.JobOperation) any {
+	return model.NewJob(ctx, s.IDs, p, now, VerifyTask.Spec(store.ID, jobs.StoreRoute(store, ""), func(op model.JobOperation) any {
 		return model.StoreCredentialsVerify{StoreID: store.ID, CredentialVersion: store.CredentialVersion, JobOperation: op}
 	}))
 }

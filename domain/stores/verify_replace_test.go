@@ -36,7 +36,7 @@ func (h *harness) replace(t *testing.T, storeID uuid.UUID, apiKey string) (store
 		var job model.StoreCredentialsVerify
 		require.NoError(t, json.Unmarshal(e.Payload, &job))
 		if job.OperationID == created.Operation.ID {
-			return created, ports.Message{ID: e.ID, Type: e.Type, WorkspaceID: e.WorkspaceID, Payload: e.Payload}
+			return created, ports.MessageOf(e)
 		}
 	}
 	t.Fatal("no verify event for the replace's operation")

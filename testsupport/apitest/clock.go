@@ -1,42 +1,18 @@
 package apitest
 
 import (
-	"sync"
-	"time"
-
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
-// ManualClock is a ports.Clock that stands still until the test moves it:
-// what the service decides from its clock (a rate limit refilling, above
-// all) then happens when the test says, however slow the machine.
-type ManualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-var _ ports.Clock = (*ManualClock)(nil)
+// ManualClock is testkit's, here beside WithClock, which makes it the
+// service's.
+type ManualClock = testkit.ManualClock
 
 // NewManualClock returns a clock stopped at the wall clock's now.
-func NewManualClock() *ManualClock {
-	return &ManualClock{now: time.Now().UTC().Truncate(time.Microsecond)}
-}
-
-// Now implements ports.Clock.
-func (c *ManualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock d on.
-func (c *ManualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func NewManualClock() *ManualClock { return testkit.NewManualClock() }
 
 // WithClock makes clock the service's clock.
 func WithClock(clock ports.Clock) fx.Option {

@@ -23,6 +23,7 @@ func newEvent(t *testing.T, workspace uuid.UUID, at time.Time) model.OutboxEvent
 		model.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, JobOperation: model.JobOperation{OperationID: uuid.New()}}, at)
 	require.NoError(t, err)
 	e.Traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	e.Destination, e.OrderingKey, e.JobAttempts = "shopify/shop-1", "catalog/"+store.String(), 2
 	return e
 }
 
@@ -124,6 +125,23 @@ func testOutbox(t *testing.T, h Harness) {
 		require.Equal(t, []uuid.UUID{parked[2], parked[1]}, page(ports.ListQuery{Limit: 2}))
 		require.Equal(t, []uuid.UUID{parked[0]}, page(ports.ListQuery{StartingAfter: parked[1], Limit: 2}))
 		require.Empty(t, page(ports.ListQuery{}), "a limit of zero returns none")
+	})
+
+	t.Run("an event without a destination, ordering key or job attempts reads back without them", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		e := newEvent(t, ws, now())
+		e.Destination, e.OrderingKey, e.JobAttempts = "", "", 0
+		appendEvents(t, h, ws, e)
+		requireSameEvent(t, e, mustGetEvent(t, h, ws, e.ID))
+	})
+
+	t.Run("negative job attempts are refused", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		e := newEvent(t, ws, now())
+		e.JobAttempts = -1
+		requireCode(t, transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Outbox().Append(ctx, e)
+		}), domain.CodeValidation)
 	})
 
 	t.Run("an unsafe payload is refused", func(t *testing.T) {

@@ -24,7 +24,8 @@ type NewRawPair func(t *testing.T, prefix string) (message.Publisher, message.Su
 // maxRetries is the worker's retry budget in the contract.
 const maxRetries = 2
 
-// RunWorkerContract checks queue.Worker on a broker: retries, giving up
+// RunWorkerContract checks queue.Worker on a broker: retries (parked and
+// delivered again, as the outbox and its Dispatcher do), giving up
 // on a job (recorded through ports.JobFailures, then acknowledged), and
 // that a job given up on keeps its id.
 func RunWorkerContract(t *testing.T, newPair NewRawPair) {
@@ -40,11 +41,12 @@ func RunWorkerContract(t *testing.T, newPair NewRawPair) {
 			return nil
 		})
 		env := startWorker(t, newPair, h)
-		want := newMessage(TypeVerify, 0)
+		want := freshJob()
 		env.publish(t, want)
 
 		select {
 		case m := <-got:
+			want.Attempts = 2 // the two failed runs, carried through the parks
 			checkMessage(t, want, m)
 		case <-time.After(wait):
 			t.Fatalf("handler did not succeed within %s (%d calls)", wait, calls.Load())
@@ -134,6 +136,24 @@ type workerEnv struct {
 	pub      message.Publisher
 	events   *queue.Publisher
 	failures *givenUp
+	waits    *parked
+}
+
+// parked stands in for the outbox and its Dispatcher: a job the worker
+// parks is published again, with the attempts the worker counted, once
+// its wait is over.
+type parked struct {
+	events *queue.Publisher
+	count  atomic.Int32
+}
+
+func (p *parked) Defer(_ context.Context, msg ports.Message, until time.Time, attempts int, _ string) error {
+	p.count.Add(1)
+	msg.Attempts = attempts
+	time.AfterFunc(time.Until(until), func() {
+		_ = p.events.Publish(context.Background(), msg)
+	})
+	return nil
 }
 
 // givenUp records the jobs the worker gives up on.
@@ -194,7 +214,9 @@ func startWorker(t *testing.T, newPair NewRawPair, h ports.MessageHandler) *work
 		}),
 	}
 	failures := &givenUp{got: make(chan gaveUp, 16)}
-	w, err := queue.NewWorker(sub, failures, handlers, queue.WorkerConfig{
+	events := queue.NewPublisher(pub, prefix)
+	waits := &parked{events: events}
+	w, err := queue.NewWorker(sub, failures, waits, handlers, queue.WorkerConfig{
 		Namespace:       prefix,
 		MaxRetries:      maxRetries,
 		InitialInterval: 10 * time.Millisecond,
@@ -220,8 +242,9 @@ func startWorker(t *testing.T, newPair NewRawPair, h ports.MessageHandler) *work
 		worker:   w,
 		prefix:   prefix,
 		pub:      pub,
-		events:   queue.NewPublisher(pub, prefix),
+		events:   events,
 		failures: failures,
+		waits:    waits,
 	}
 }
 
@@ -244,17 +267,27 @@ func givesUp(t *testing.T, newPair NewRawPair, refuse int32, calls int32, answer
 		return answer()
 	}))
 	env.failures.refuse.Store(refuse)
-	want := newMessage(TypeVerify, 0)
+	want := freshJob()
 	env.publish(t, want)
+	if refuse == 0 {
+		want.Attempts = int(calls) - 1 // its failed runs before the last, carried through the parks
+	}
 	got := env.gaveUp(t, want)
 	if got := n.Load(); got != calls {
 		t.Errorf("calls = %d, want %d", got, calls)
 	}
-	// The attempts recorded are the last delivery's runs.
+	// The attempts recorded are the job's runs.
 	if refuse == 0 && got.attempts != int(calls) {
 		t.Errorf("attempts given up after = %d, want %d", got.attempts, calls)
 	}
 	return got
+}
+
+// freshJob is a job with every field set that has not failed yet.
+func freshJob() ports.Message {
+	m := newMessage(TypeVerify, 0)
+	m.Attempts = 0
+	return m
 }
 
 func (e *workerEnv) gaveUp(t *testing.T, want ports.Message) gaveUp {

@@ -47,21 +47,24 @@ func channel(t *testing.T, uri string) *amqp091.Channel {
 	return ch
 }
 
-// cleanupTopics deletes the queues and exchanges of the test's topics.
+// cleanupTopics deletes the queues and exchanges of the test's topics
+// when it ends.
 func cleanupTopics(t *testing.T, uri string, topics ...string) {
-	t.Cleanup(func() {
-		conn, err := amqp091.Dial(uri)
-		if err != nil {
+	t.Cleanup(func() { cleanupTopicsNow(t, uri, topics...) })
+}
+
+func cleanupTopicsNow(t *testing.T, uri string, topics ...string) {
+	conn, err := amqp091.Dial(uri)
+	if err != nil {
+		t.Logf("cleanup: %v", err)
+		return
+	}
+	defer conn.Close()
+	for _, topic := range topics {
+		if err := DeleteTopology(conn, topic); err != nil {
 			t.Logf("cleanup: %v", err)
-			return
 		}
-		defer conn.Close()
-		for _, topic := range topics {
-			if err := DeleteTopology(conn, topic); err != nil {
-				t.Logf("cleanup: %v", err)
-			}
-		}
-	})
+	}
 }
 
 // rawPairOf builds a publisher and a subscriber declaring queues of
@@ -269,4 +272,30 @@ func TestPublishWaitsForTheConfirm(t *testing.T) {
 
 func message1() ports.Message {
 	return ports.Message{ID: uuid.New(), Type: queuetest.TypeVerify, Payload: []byte(`{}`)}
+}
+
+// Each subscriber is a subscription of its own on the queue; RabbitMQ
+// hands what a closed one held to the others at once. Classic queues
+// only: the contract creates and deletes queues quickly, which on quorum
+// queues with a dead-letter policy can wear out the broker's dead-letter
+// supervisor (the subscriber's own tests cover quorum queues).
+func TestConcurrentContract(t *testing.T) {
+	queuetest.RunConcurrentContract(t, func(t *testing.T, prefix string, prefetch int) (message.Publisher, func() message.Subscriber) {
+		uri := amqpURL(t)
+		cfg := Config{URL: uri, QueueType: QueueClassic, Prefetch: prefetch}
+		pub, err := NewPublisher(cfg, queuetest.Logger(t))
+		if err != nil {
+			t.Fatalf("NewPublisher: %v", err)
+		}
+		cleanupTopics(t, uri, queuetest.Topics(prefix)...)
+		t.Cleanup(func() { _ = pub.Close() })
+		return pub, func() message.Subscriber {
+			sub, err := NewSubscriber(cfg, queuetest.Logger(t))
+			if err != nil {
+				t.Fatalf("NewSubscriber: %v", err)
+			}
+			t.Cleanup(func() { _ = sub.Close() })
+			return sub
+		}
+	}, queuetest.HeldUntilClosed())
 }

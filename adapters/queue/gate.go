@@ -1,0 +1,52 @@
+package queue
+
+import (
+	"errors"
+	"time"
+
+	"github.com/oncehq/once/domain/platformerr"
+)
+
+// Gate paces the calls to each destination a job names
+// (ports.Message.Destination): how many at once, how fast, and whether
+// its circuit breaker lets them through. The application adapts
+// domain/destinations to it; nil lets every call through.
+type Gate interface {
+	// Try asks to start one call to destination now. Granted, done is
+	// non-nil and must be called once with how the call went; refused,
+	// until is the earliest time worth asking again and why says what the
+	// wait is for ("paced", "busy", "breaker_open", "probing", "paused").
+	Try(destination string) (done func(CallResult), until time.Time, why string)
+}
+
+// CallResult is how a job's call to its destination went, as its error
+// tells: what the Gate learns from.
+type CallResult struct {
+	// Throttled: the destination answered 429, asking to wait RetryAfter
+	// (0: unsaid).
+	Throttled  bool
+	RetryAfter time.Duration
+	// Failed: a transient failure of the call itself (5xx, timeout,
+	// refused connection), which counts toward the breaker.
+	Failed bool
+	// Abandoned: the job failed on our side or was interrupted; the call's
+	// fate teaches nothing.
+	Abandoned bool
+}
+
+// callResultOf reads a job's error as the outcome of its call. A nil
+// error is a call answered (a permanent refusal included: the job ended
+// failed, the destination answered).
+func callResultOf(err error) CallResult {
+	if err == nil {
+		return CallResult{}
+	}
+	if wait, ok := platformerr.ThrottledFor(err); ok {
+		return CallResult{Throttled: true, RetryAfter: wait}
+	}
+	var i *interrupted
+	if platformerr.IsUpstream(err) && !errors.As(err, &i) {
+		return CallResult{Failed: true}
+	}
+	return CallResult{Abandoned: true}
+}

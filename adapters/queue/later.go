@@ -1,0 +1,148 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/platformerr"
+	"github.com/oncehq/once/ports"
+)
+
+// waitFor is a job that must wait before it runs (again): its
+// destination refuses calls for now, or its last run failed in a way
+// worth trying later. The worker parks it in the outbox until then
+// (ports.JobWaits) and acknowledges the message, so no slot and no
+// process holds the wait.
+type waitFor struct {
+	until  time.Time
+	reason string
+}
+
+func (w *waitFor) Error() string { return w.reason }
+
+// redeliver is an error after which the message must come again from the
+// broker: the job could not be parked (the database was unreachable).
+// Nothing is given up on.
+type redeliver struct{ sanitizedError }
+
+// retryPolicy decides, for a job whose run failed transiently, when it
+// runs again and whether it still may.
+type retryPolicy struct {
+	// MaxAttempts bounds the runs that failed by the job's own fault (our
+	// database, our object store, an unclassified error); waits for its
+	// destination count none.
+	maxAttempts int
+	// deadline is how long after its commit a job of an event type may
+	// keep trying transient failures (deadlines[type], else fallback).
+	deadlines map[string]time.Duration
+	fallback  time.Duration
+	// The wait after the n-th own failure is initial × multiplier^(n-1),
+	// at most maxInterval, ±randomization; after a destination's failure
+	// it grows with the job's age instead (a quarter of it, within the same
+	// bounds), since those spend no attempt.
+	initial, maxInterval time.Duration
+	multiplier, jitter   float64
+}
+
+// deadline is when a job of m's type stops trying.
+func (p retryPolicy) deadline(m ports.Message, now time.Time) time.Time {
+	d, ok := p.deadlines[m.Type]
+	if !ok {
+		d = p.fallback
+	}
+	created := m.CreatedAt
+	if created.IsZero() {
+		created = now
+	}
+	return created.Add(d)
+}
+
+// next is when the job m, whose run failed with err at now, runs again,
+// with how many own attempts it will have spent, or false to give up.
+func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time.Time, attempts int, reason string, ok bool) {
+	attempts = m.Attempts
+	var w *waitFor
+	switch retryAfter, throttled := platformerr.ThrottledFor(err); {
+	case errors.As(err, &w):
+		until, reason = w.until, w.reason
+	case throttled:
+		until, reason = now.Add(max(retryAfter, time.Second)), "throttled by "+m.Destination
+	case !Retryable(err):
+		return until, attempts, "", false
+	case platformerr.IsUpstream(err):
+		age := now.Sub(m.CreatedAt)
+		if m.CreatedAt.IsZero() {
+			age = 0
+		}
+		until, reason = now.Add(p.spread(min(max(age/4, p.initial), p.maxInterval))), domain.SanitizeError(err)
+	default:
+		attempts++
+		if attempts > p.maxAttempts {
+			return until, attempts, "", false
+		}
+		wait := float64(p.initial)
+		for range attempts - 1 {
+			wait *= p.multiplier
+		}
+		until, reason = now.Add(p.spread(min(time.Duration(wait), p.maxInterval))), domain.SanitizeError(err)
+	}
+	if until.After(p.deadline(m, now)) {
+		return until, attempts, "", false
+	}
+	return until, attempts, reason, true
+}
+
+// spread randomizes wait by ±jitter, so jobs that failed together do not
+// come back together.
+func (p retryPolicy) spread(wait time.Duration) time.Duration {
+	f := 1 + p.jitter*(2*rand.Float64()-1)
+	return time.Duration(float64(wait) * f)
+}
+
+// later sits between giving up and the slots: a job that must wait, or
+// whose run failed in a way worth trying again before its deadline, is
+// parked in the outbox until then (waits, with attempts counted as the
+// policy says) and its message acknowledged; its slot was already handed
+// on. Anything else goes on to be given up on. If parking fails the
+// message comes again from the broker.
+func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *slog.Logger) message.HandlerMiddleware {
+	return func(h message.HandlerFunc) message.HandlerFunc {
+		return func(msg *message.Message) ([]*message.Message, error) {
+			out, err := h(msg)
+			var i *interrupted
+			if err == nil || errors.As(err, &i) || msg.Context().Err() != nil {
+				return out, err // a stop is not the job's failure: it is handed back
+			}
+			m, decodeErr := FromMessage(msg)
+			if decodeErr != nil {
+				return out, err
+			}
+			until, attempts, reason, ok := policy.next(m, err, now())
+			if !ok {
+				return out, err
+			}
+			ctx := context.WithoutCancel(msg.Context())
+			if perr := waits.Defer(ctx, m, until, attempts, reason); perr != nil {
+				return nil, &redeliver{sanitizedError{text: "parking the job failed: " + domain.SanitizeError(perr), cause: perr}}
+			}
+			var w *waitFor
+			retry := !errors.As(err, &w)
+			noteParked(msg, retry)
+			// A failed run that will run again is expected, not yet a
+			// fault: Warn. A wait for a destination is routine: Debug.
+			level := slog.LevelDebug
+			if retry {
+				level = slog.LevelWarn
+			}
+			log.Log(ctx, level, "job parked until it may run again", "message", m.ID, "workspace", m.WorkspaceID,
+				"event_type", m.Type, "destination", m.Destination, "until", until, "attempts", attempts, "reason", reason)
+			return nil, nil
+		}
+	}
+}

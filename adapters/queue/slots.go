@@ -1,0 +1,460 @@
+package queue
+
+import (
+	"cmp"
+	"container/list"
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// slots hands a worker's Concurrency slots to the messages waiting for
+// one. A message holds no slot while it waits, and the order it gets one
+// in is the policy of the work side:
+//
+//   - Fair between workspaces: each slot freed goes to the workspace with
+//     a message waiting that got one least recently, so one workspace's
+//     backlog of thousands takes at most its share of the slots while
+//     others have messages, and holds all of them only while it is alone.
+//   - Ordered per key: of the messages with one ordering key, only the
+//     first to arrive may start, and only once none of the key runs.
+//   - Paced per destination: a message starts only when its destination's
+//     Gate grants the call. A wait longer than hold is not spent in a
+//     slot nor in memory: the message is told to wait durably (wait.until),
+//     with every message of its ordering key waiting behind it, so the key
+//     keeps its order when they come back.
+//
+// The messages waiting are the ones the broker handed out (the
+// subscriber's prefetch), so the lookahead is as deep as that.
+type slots struct {
+	size int
+	hold time.Duration
+	gate Gate
+	now  func() time.Time
+
+	mu      sync.Mutex
+	closed  bool // no ticket gets a slot any more (the worker drains)
+	running int
+	peak    int
+	waiting int
+	seq     uint64
+	queues  map[uuid.UUID]*list.List // each workspace's waiting tickets, in arrival order
+	turns   []uuid.UUID              // workspaces with tickets waiting
+	served  map[uuid.UUID]uint64     // when each workspace last got a slot (grants counts them)
+	grants  uint64
+	keys    map[string]*list.List // each ordering key's waiting tickets and reservations, in arrival order
+	keyWait map[string]time.Time  // keys whose line was parked until then: later arrivals wait behind it
+	busy    map[string]bool       // ordering keys with a job running
+	blocked map[string]refusal    // destinations refused until then (the Gate's answer, cached)
+	wake    *time.Timer
+	wakeAt  time.Time
+}
+
+// refusal is a Gate's answer to a destination: no call before until.
+type refusal struct {
+	until time.Time
+	why   string
+}
+
+// ticket is one message waiting for a slot.
+type ticket struct {
+	workspace   uuid.UUID
+	destination string
+	key         string
+	seq         uint64
+	inQueue     *list.Element
+	inKey       *list.Element
+	answer      chan grant // buffered: the pump never blocks on it
+	// parked is set on a reservation whose key's line was parked before
+	// its message asked for a slot: it is answered with it at once.
+	parked *waitFor
+}
+
+// grant is a ticket's answer: a slot (done reports its call to the Gate,
+// nil without a destination), a durable wait, or stopped: the worker
+// drains and the message is handed back unstarted.
+type grant struct {
+	done    func(CallResult)
+	wait    *waitFor
+	stopped bool
+}
+
+// errStopping is what acquire answers once the worker drains.
+var errStopping = errors.New("not started: the worker is stopping")
+
+// close gives no slot any more: every ticket waiting, and every one to
+// come, is answered stopped, so a draining worker waits for the jobs
+// running and not for its buffer.
+func (s *slots) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for _, k := range s.keys {
+		for e := k.Front(); e != nil; e = e.Next() {
+			if t := e.Value.(*ticket); t.inQueue == nil {
+				t.parked = nil // answered stopped when it asks
+			}
+		}
+	}
+	for len(s.turns) > 0 {
+		q := s.queues[s.turns[0]]
+		t := q.Front().Value.(*ticket)
+		s.dequeue(t)
+		t.answer <- grant{stopped: true}
+	}
+}
+
+func newSlots(size int, hold time.Duration, gate Gate, now func() time.Time) *slots {
+	if now == nil {
+		now = time.Now
+	}
+	return &slots{
+		size: size, hold: hold, gate: gate, now: now,
+		queues: map[uuid.UUID]*list.List{}, keys: map[string]*list.List{}, served: map[uuid.UUID]uint64{},
+		busy: map[string]bool{}, blocked: map[string]refusal{}, keyWait: map[string]time.Time{},
+	}
+}
+
+// reserve holds a place in key's line for a message the broker just
+// handed out, before its goroutine asks for a slot: the router runs each
+// message in a goroutine of its own, and those may ask out of order. The
+// reservation is acquire's to fill in, or cancel's to drop.
+func (s *slots) reserve(key string) *ticket {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	t := &ticket{key: key, seq: s.seq, answer: make(chan grant, 1)}
+	s.joinKey(t)
+	return t
+}
+
+// cancel drops a reservation whose message will not ask for a slot.
+func (s *slots) cancel(t *ticket) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.inQueue == nil && t.inKey != nil {
+		s.leaveKey(t)
+		s.pump()
+	}
+}
+
+// acquire waits for a slot for a message of workspace, bound for
+// destination, with ordering key ("" for none) and its reservation (nil:
+// none, see reserve). It returns the slot's release, to call once the
+// job's outcome is recorded with what its call taught, or a durable wait
+// instead of a slot, or ctx's error if the worker stops first.
+func (s *slots) acquire(ctx context.Context, workspace uuid.UUID, destination, key string, reserved *ticket) (release func(CallResult), wait *waitFor, err error) {
+	t, answered, err := s.line(workspace, destination, key, reserved)
+	if err != nil || answered != nil {
+		return nil, answered, err
+	}
+	select {
+	case g := <-t.answer:
+		if g.stopped {
+			return nil, nil, errStopping
+		}
+		return s.releaser(t, g), g.wait, nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.inQueue != nil {
+		s.dequeue(t)
+		s.pump()
+		return nil, nil, context.Cause(ctx)
+	}
+	// Answered while ctx ended: give the slot (if any) back.
+	if g := <-t.answer; g.wait == nil && !g.stopped {
+		s.finish(t, g.done, CallResult{Abandoned: true})
+	}
+	return nil, nil, context.Cause(ctx)
+}
+
+// line puts a message in its workspace's line (its reservation's place in
+// its key's line kept), or answers it at once: the worker stops, or its
+// key's line waits durably.
+func (s *slots) line(workspace uuid.UUID, destination, key string, t *ticket) (*ticket, *waitFor, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t == nil || t.key != key {
+		if t != nil && t.inKey != nil {
+			s.leaveKey(t)
+		}
+		s.seq++
+		t = &ticket{key: key, seq: s.seq, answer: make(chan grant, 1)}
+		if key != "" {
+			s.joinKey(t)
+		}
+	}
+	if s.closed {
+		if t.inKey != nil {
+			s.leaveKey(t)
+		}
+		return nil, nil, errStopping
+	}
+	if t.parked != nil {
+		return nil, t.parked, nil
+	}
+	if until, ok := s.keyWait[key]; ok {
+		if s.now().Before(until) {
+			s.keyWait[key] = until.Add(1)
+			s.leaveKey(t)
+			return nil, &waitFor{until: until.Add(1), reason: "waiting behind an earlier job of its ordering key"}, nil
+		}
+		delete(s.keyWait, key)
+	}
+	t.workspace, t.destination = workspace, destination
+	s.enqueue(t)
+	s.pump()
+	return t, nil, nil
+}
+
+// releaser is what acquire hands out for g: nil for a wait.
+func (s *slots) releaser(t *ticket, g grant) func(CallResult) {
+	if g.wait != nil {
+		return nil
+	}
+	var once sync.Once
+	return func(r CallResult) {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.finish(t, g.done, r)
+		})
+	}
+}
+
+// finish frees t's slot (under mu) and hands it on.
+func (s *slots) finish(t *ticket, done func(CallResult), r CallResult) {
+	if done != nil {
+		done(r)
+	}
+	s.running--
+	if t.key != "" {
+		delete(s.busy, t.key)
+	}
+	if t.destination != "" {
+		delete(s.blocked, t.destination) // a call ended: its destination may take another
+	}
+	s.pump()
+}
+
+func (s *slots) enqueue(t *ticket) {
+	q := s.queues[t.workspace]
+	if q == nil {
+		q = list.New()
+		s.queues[t.workspace] = q
+		s.turns = append(s.turns, t.workspace)
+	}
+	t.inQueue = q.PushBack(t)
+	s.waiting++
+}
+
+// joinKey puts t at the end of its key's line (under mu).
+func (s *slots) joinKey(t *ticket) {
+	k := s.keys[t.key]
+	if k == nil {
+		k = list.New()
+		s.keys[t.key] = k
+	}
+	t.inKey = k.PushBack(t)
+}
+
+// leaveKey takes t out of its key's line (under mu).
+func (s *slots) leaveKey(t *ticket) {
+	k := s.keys[t.key]
+	k.Remove(t.inKey)
+	t.inKey = nil
+	if k.Len() == 0 {
+		delete(s.keys, t.key)
+	}
+}
+
+// dequeue takes t out of the waiting lines (under mu).
+func (s *slots) dequeue(t *ticket) {
+	q := s.queues[t.workspace]
+	q.Remove(t.inQueue)
+	t.inQueue = nil
+	if q.Len() == 0 {
+		delete(s.queues, t.workspace)
+		for i, ws := range s.turns {
+			if ws == t.workspace {
+				s.turns = append(s.turns[:i], s.turns[i+1:]...)
+				break
+			}
+		}
+		s.forgetServed()
+	}
+	if t.inKey != nil {
+		s.leaveKey(t)
+	}
+	s.waiting--
+}
+
+// pump hands free slots out (under mu): each to the workspace that got
+// one least recently, among those with a ticket that may start.
+func (s *slots) pump() {
+	now := s.now()
+	for s.running < s.size && len(s.turns) > 0 {
+		order := slices.Clone(s.turns)
+		slices.SortFunc(order, func(a, b uuid.UUID) int { return cmp.Compare(s.served[a], s.served[b]) })
+		granted := false
+		for _, ws := range order {
+			q := s.queues[ws]
+			if q == nil {
+				continue // pick emptied it, parking its tickets
+			}
+			t, done := s.pick(q, now)
+			if t == nil {
+				continue
+			}
+			s.dequeue(t)
+			s.grants++
+			s.served[ws] = s.grants
+			s.running++
+			s.peak = max(s.peak, s.running)
+			if t.key != "" {
+				s.busy[t.key] = true
+			}
+			t.answer <- grant{done: done}
+			granted = true
+			break
+		}
+		if !granted {
+			break
+		}
+	}
+	s.armWake(now)
+}
+
+// forgetServed bounds served: once it holds many workspaces that wait for
+// nothing, it forgets them (under mu). A workspace forgotten counts as
+// served long ago, which only matters if it comes back at once.
+func (s *slots) forgetServed() {
+	if len(s.served) <= 4*len(s.turns)+1024 {
+		return
+	}
+	for ws := range s.served {
+		if s.queues[ws] == nil {
+			delete(s.served, ws)
+		}
+	}
+}
+
+// inMemoryPerDestination is how many of a workspace's messages may wait
+// in memory for one refused destination; the rest wait durably, spread
+// over the following holds, so a seller's backlog of thousands neither
+// fills the scans nor comes back all at once.
+const inMemoryPerDestination = 32
+
+// pick is the first ticket of q that may start now, with its Gate
+// permit. Tickets whose destination refuses for longer than hold, or
+// beyond inMemoryPerDestination of them, are told to wait durably on the
+// way (under mu).
+func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
+	skipped := map[string]int{}
+	for e := q.Front(); e != nil; {
+		t := e.Value.(*ticket)
+		e = e.Next()
+		if t.key != "" && (s.busy[t.key] || s.keys[t.key].Front().Value != t) {
+			continue
+		}
+		if t.destination == "" || s.gate == nil {
+			return t, nil
+		}
+		r, refused := s.blocked[t.destination]
+		if !refused || !r.until.After(now) {
+			var done func(CallResult)
+			if done, r.until, r.why = s.gate.Try(t.destination); done != nil {
+				delete(s.blocked, t.destination)
+				return t, done
+			}
+			if !r.until.After(now) { // a refusal must end in the future, or nothing wakes the line
+				r.until = now.Add(time.Millisecond)
+			}
+			s.blocked[t.destination] = r
+		}
+		until, why := r.until, r.why
+		n := skipped[t.destination]
+		skipped[t.destination] = n + 1
+		switch {
+		case until.Sub(now) > s.hold:
+			e = s.waitDurably(t, until, "waiting for "+t.destination+": "+why, e)
+		case n >= inMemoryPerDestination:
+			later := until.Add(time.Duration(n/inMemoryPerDestination) * s.hold)
+			e = s.waitDurably(t, later, "waiting for "+t.destination+": "+why, e)
+		}
+	}
+	return nil, nil
+}
+
+// waitDurably answers t, and every ticket of its ordering key behind it,
+// with a durable wait until then (a nanosecond apart, so they come back
+// in order); reservations of the key not yet in a line get theirs when
+// they ask, and so do the key's later arrivals while the wait lasts. It
+// returns where the scan of t's queue goes on: next, or past it if next
+// was one of them.
+func (s *slots) waitDurably(t *ticket, until time.Time, reason string, next *list.Element) *list.Element {
+	line := []*ticket{t}
+	if t.key != "" {
+		line = line[:0]
+		for e := s.keys[t.key].Front(); e != nil; e = e.Next() {
+			line = append(line, e.Value.(*ticket))
+		}
+		s.keyWait[t.key] = until.Add(time.Duration(len(line)))
+	}
+	for i, w := range line {
+		wait := &waitFor{until: until.Add(time.Duration(i)), reason: reason}
+		if w.inQueue == nil { // a reservation
+			w.parked = wait
+			s.leaveKey(w)
+			continue
+		}
+		for next != nil && next.Value.(*ticket) == w {
+			next = next.Next()
+		}
+		s.dequeue(w)
+		w.answer <- grant{wait: wait}
+	}
+	return next
+}
+
+// armWake pumps again when the earliest refusal of a destination some
+// ticket waits for ends (under mu).
+func (s *slots) armWake(now time.Time) {
+	var soonest time.Time
+	for d, r := range s.blocked {
+		if !r.until.After(now) {
+			delete(s.blocked, d)
+			continue
+		}
+		if soonest.IsZero() || r.until.Before(soonest) {
+			soonest = r.until
+		}
+	}
+	if soonest.IsZero() || s.waiting == 0 || (!s.wakeAt.IsZero() && !soonest.Before(s.wakeAt) && s.wakeAt.After(now)) {
+		return
+	}
+	if s.wake != nil {
+		s.wake.Stop()
+	}
+	s.wakeAt = soonest
+	s.wake = time.AfterFunc(soonest.Sub(now), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.wakeAt = time.Time{}
+		s.pump()
+	})
+}
+
+// stats are the slots' gauges: running now, the most ever running at
+// once, and messages waiting for one.
+func (s *slots) stats() (running, peak, waiting int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running, s.peak, s.waiting
+}

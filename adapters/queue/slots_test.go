@@ -1,0 +1,282 @@
+package queue
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// waiter is one acquire running in its own goroutine, as the worker's
+// router runs each message.
+type waiter struct {
+	release func(CallResult)
+	wait    *waitFor
+	err     error
+	done    chan struct{}
+}
+
+func acquireAsync(s *slots, ctx context.Context, ws uuid.UUID, dest, key string) *waiter {
+	w := &waiter{done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		w.release, w.wait, w.err = s.acquire(ctx, ws, dest, key, nil)
+	}()
+	return w
+}
+
+func (w *waiter) ended() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// queued waits until n tickets wait in s: the goroutines have enqueued.
+func queued(t *testing.T, s *slots, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { _, _, waiting := s.stats(); return waiting == n }, 10*time.Second, time.Millisecond)
+}
+
+func TestSlotsNeverRunMoreThanTheirSize(t *testing.T) {
+	s := newSlots(3, time.Second, nil, nil)
+	ws := uuid.New()
+	var ws_ []*waiter
+	for range 3 {
+		w := acquireAsync(s, context.Background(), ws, "", "")
+		<-w.done
+		ws_ = append(ws_, w)
+	}
+	fourth := acquireAsync(s, context.Background(), ws, "", "")
+	queued(t, s, 1)
+	assert.False(t, fourth.ended(), "a fourth job started while three run")
+	ws_[0].release(CallResult{})
+	<-fourth.done
+	running, peak, waiting := s.stats()
+	assert.Equal(t, []int{3, 3, 0}, []int{running, peak, waiting})
+}
+
+// With one slot busy and workspace A's backlog queued before B's single
+// message, B's message gets the next slot, not A's second.
+func TestSlotsTakeTurnsBetweenWorkspaces(t *testing.T) {
+	s := newSlots(1, time.Second, nil, nil)
+	a, b := uuid.New(), uuid.New()
+	first := acquireAsync(s, context.Background(), a, "", "")
+	<-first.done
+	var backlog []*waiter
+	for i := range 50 {
+		backlog = append(backlog, acquireAsync(s, context.Background(), a, "", ""))
+		queued(t, s, i+1)
+	}
+	other := acquireAsync(s, context.Background(), b, "", "")
+	queued(t, s, 51)
+
+	first.release(CallResult{})
+	<-other.done // B's turn
+	for _, w := range backlog {
+		assert.False(t, w.ended(), "A's backlog went before B")
+	}
+	other.release(CallResult{})
+	<-backlog[0].done // then A again, in its order
+	for _, w := range backlog[1:] {
+		assert.False(t, w.ended())
+	}
+}
+
+// Messages with one ordering key start one at a time, in arrival order,
+// while a message without a key passes them.
+func TestSlotsRunAKeyOneAtATimeInOrder(t *testing.T) {
+	s := newSlots(4, time.Second, nil, nil)
+	ws := uuid.New()
+	var line []*waiter
+	for i := range 3 {
+		line = append(line, acquireAsync(s, context.Background(), ws, "", "catalog/1"))
+		if i == 0 {
+			<-line[0].done
+		} else {
+			queued(t, s, i)
+		}
+	}
+	free := acquireAsync(s, context.Background(), ws, "", "")
+	<-free.done
+	for i := 1; i < 3; i++ {
+		assert.False(t, line[i].ended(), "a second job of the key started while the first runs")
+	}
+	line[0].release(CallResult{})
+	<-line[1].done
+	assert.False(t, line[2].ended())
+	line[1].release(CallResult{})
+	<-line[2].done
+}
+
+// fakeGate refuses the destinations in refuse until then, and counts the
+// outcomes it hears.
+type fakeGate struct {
+	mu      sync.Mutex
+	refuse  map[string]time.Time
+	results []CallResult
+}
+
+func (g *fakeGate) Try(d string) (func(CallResult), time.Time, string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if until, ok := g.refuse[d]; ok {
+		return nil, until, "breaker_open"
+	}
+	return func(r CallResult) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.results = append(g.results, r)
+	}, time.Time{}, ""
+}
+
+// A destination refused for longer than the hold parks its messages
+// durably (with their key's line, in order) and holds no slot, while
+// another destination's message runs.
+func TestSlotsParkWhatWaitsLongerThanTheHold(t *testing.T) {
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	down := now.Add(time.Minute)
+	gate := &fakeGate{refuse: map[string]time.Time{"shopify/a": down}}
+	s := newSlots(1, 2*time.Second, gate, func() time.Time { return now })
+	ws := uuid.New()
+
+	blocker := acquireAsync(s, context.Background(), ws, "", "")
+	<-blocker.done
+	k1 := acquireAsync(s, context.Background(), ws, "shopify/a", "catalog/1")
+	queued(t, s, 1)
+	k2 := acquireAsync(s, context.Background(), ws, "shopify/a", "catalog/1")
+	queued(t, s, 2)
+	flowing := acquireAsync(s, context.Background(), ws, "amazon/b", "")
+	queued(t, s, 3)
+
+	blocker.release(CallResult{})
+	<-k1.done
+	<-k2.done
+	<-flowing.done
+	require.NotNil(t, k1.wait)
+	require.NotNil(t, k2.wait)
+	assert.Nil(t, k1.release)
+	assert.Equal(t, down, k1.wait.until)
+	assert.True(t, k2.wait.until.After(k1.wait.until), "the key's second comes back after its first")
+	assert.Nil(t, flowing.wait, "the other destination's message runs")
+	flowing.release(CallResult{Failed: true})
+	assert.Equal(t, []CallResult{{Failed: true}}, gate.results)
+}
+
+// A short refusal is waited in memory: the message starts once the
+// destination grants, without being parked.
+func TestSlotsWaitAShortRefusalInMemory(t *testing.T) {
+	now := time.Now()
+	gate := &fakeGate{refuse: map[string]time.Time{"shopify/a": now.Add(10 * time.Millisecond)}}
+	s := newSlots(2, 2*time.Second, gate, time.Now)
+	w := acquireAsync(s, context.Background(), uuid.New(), "shopify/a", "")
+	queued(t, s, 1)
+	gate.mu.Lock()
+	delete(gate.refuse, "shopify/a")
+	gate.mu.Unlock()
+	<-w.done // the wake at the refusal's end pumps again
+	assert.Nil(t, w.wait)
+	require.NotNil(t, w.release)
+	w.release(CallResult{})
+}
+
+// A message whose worker stops while it waits leaves the line and holds
+// nothing.
+func TestSlotsLetAStoppedWaiterGo(t *testing.T) {
+	s := newSlots(1, time.Second, nil, nil)
+	ws := uuid.New()
+	first := acquireAsync(s, context.Background(), ws, "", "")
+	<-first.done
+	ctx, cancel := context.WithCancel(context.Background())
+	w := acquireAsync(s, ctx, ws, "", "")
+	queued(t, s, 1)
+	cancel()
+	<-w.done
+	assert.Error(t, w.err)
+	first.release(CallResult{})
+	running, _, waiting := s.stats()
+	assert.Equal(t, []int{0, 0}, []int{running, waiting})
+}
+
+// Once the slots close (the worker drains), what waits is answered at
+// once, unstarted, and nothing more starts.
+func TestSlotsCloseHandsBackWhatWaits(t *testing.T) {
+	s := newSlots(1, time.Second, nil, nil)
+	ws := uuid.New()
+	first := acquireAsync(s, context.Background(), ws, "", "")
+	<-first.done
+	w := acquireAsync(s, context.Background(), ws, "", "")
+	queued(t, s, 1)
+	s.close()
+	<-w.done
+	assert.ErrorIs(t, w.err, errStopping)
+	late := acquireAsync(s, context.Background(), uuid.New(), "", "")
+	<-late.done
+	assert.ErrorIs(t, late.err, errStopping)
+	first.release(CallResult{})
+	running, _, waiting := s.stats()
+	assert.Equal(t, []int{0, 0}, []int{running, waiting})
+}
+
+// Messages of one key start in the order the broker handed them out (their
+// reservations), whatever order their goroutines ask in.
+func TestSlotsKeepTheBrokersOrderOfAKey(t *testing.T) {
+	s := newSlots(4, time.Second, nil, nil)
+	ws := uuid.New()
+	first, second := s.reserve("catalog/1"), s.reserve("catalog/1")
+
+	late := &waiter{done: make(chan struct{})}
+	go func() {
+		defer close(late.done)
+		late.release, late.wait, late.err = s.acquire(context.Background(), ws, "", "catalog/1", second)
+	}()
+	queued(t, s, 1)
+	assert.False(t, late.ended(), "the second handed out started before the first asked")
+
+	release, wait, err := s.acquire(context.Background(), ws, "", "catalog/1", first)
+	require.NoError(t, err)
+	require.Nil(t, wait)
+	assert.False(t, late.ended(), "the key's second runs while its first does")
+	release(CallResult{})
+	<-late.done
+	require.NoError(t, late.err)
+	late.release(CallResult{})
+
+	// A reservation dropped (its message never asks) holds nothing up.
+	dropped, third := s.reserve("catalog/2"), s.reserve("catalog/2")
+	s.cancel(dropped)
+	release, _, err = s.acquire(context.Background(), ws, "", "catalog/2", third)
+	require.NoError(t, err)
+	release(CallResult{})
+}
+
+// A key's line parked for its destination takes with it the reservations
+// not yet in a line and the key's later arrivals, so none of them passes
+// the parked ones.
+func TestSlotsParkAKeysWholeLine(t *testing.T) {
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	gate := &fakeGate{refuse: map[string]time.Time{"shopify/a": now.Add(time.Minute)}}
+	s := newSlots(2, 2*time.Second, gate, func() time.Time { return now })
+	ws := uuid.New()
+	_, reservation := s.reserve("catalog/1"), s.reserve("catalog/1")
+	_ = reservation
+	head := acquireAsync(s, context.Background(), ws, "shopify/a", "catalog/1")
+	<-head.done
+	require.NotNil(t, head.wait)
+
+	_, wait, err := s.acquire(context.Background(), ws, "shopify/a", "catalog/1", reservation)
+	require.NoError(t, err)
+	require.NotNil(t, wait, "a reservation of the parked line is parked when it asks")
+	assert.True(t, wait.until.After(head.wait.until))
+
+	_, later, err := s.acquire(context.Background(), ws, "", "catalog/1", nil)
+	require.NoError(t, err)
+	require.NotNil(t, later, "a later arrival of the key waits behind the parked line")
+	assert.True(t, later.until.After(wait.until))
+}

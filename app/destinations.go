@@ -1,0 +1,99 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/oncehq/once/adapters/queue"
+	"github.com/oncehq/once/domain/destinations"
+	"github.com/oncehq/once/domain/kinds"
+	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
+)
+
+// newDestinationGate is a worker's pace and circuit breaker per
+// destination, with the platforms' published quotas as its start.
+func newDestinationGate(clock ports.Clock) *destinations.Gate {
+	return destinations.NewGate(destinations.DefaultConfig(), clock)
+}
+
+// workerGate adapts a destinations.Gate to the worker's queue.Gate.
+type workerGate struct{ gate *destinations.Gate }
+
+func (w workerGate) Try(destination string) (func(queue.CallResult), time.Time, string) {
+	permit, wait := w.gate.Try(model.ParseDestination(destination))
+	if permit == nil {
+		return nil, wait.Until, string(wait.Why)
+	}
+	return func(r queue.CallResult) { permit.Done(outcomeOf(r)) }, time.Time{}, ""
+}
+
+// outcomeOf is what the gate learns from how a job's call went.
+func outcomeOf(r queue.CallResult) destinations.Outcome {
+	switch {
+	case r.Throttled:
+		return destinations.Outcome{Kind: destinations.Throttled, RetryAfter: r.RetryAfter}
+	case r.Failed:
+		return destinations.Outcome{Kind: destinations.Failed}
+	case r.Abandoned:
+		return destinations.Outcome{Kind: destinations.Abandoned}
+	}
+	return destinations.Outcome{Kind: destinations.Succeeded}
+}
+
+// retryDeadlines are the kinds' own deadlines for transient failures, by
+// event type; the others take the worker's default.
+func retryDeadlines() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, k := range kinds.All {
+		if k.RetryFor > 0 {
+			out[k.EventType] = k.RetryFor
+		}
+	}
+	return out
+}
+
+// destinationRoutes are the worker's destinations on its ops listener:
+// GET /destinations lists what its gate holds (JSON); POST
+// /destinations/pause?destination=shopify/my-shop&for=10m stops its calls
+// (without for: until resumed), /destinations/resume lets them go again,
+// /destinations/close-breaker closes its breaker by hand. They act on this
+// worker only: with several, call each.
+func destinationRoutes(gate *destinations.Gate, clock ports.Clock) []OpsRoute {
+	act := func(do func(d model.Destination, r *http.Request) error) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			d := model.ParseDestination(r.URL.Query().Get("destination"))
+			if d.IsZero() {
+				http.Error(w, "destination is required, such as ?destination=shopify/my-shop", http.StatusBadRequest)
+				return
+			}
+			if err := do(d, r); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		})
+	}
+	return []OpsRoute{
+		{Pattern: "GET /destinations", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(gate.Snapshot())
+		})},
+		{Pattern: "POST /destinations/pause", Handler: act(func(d model.Destination, r *http.Request) error {
+			var until time.Time
+			if f := r.URL.Query().Get("for"); f != "" {
+				span, err := time.ParseDuration(f)
+				if err != nil || span <= 0 {
+					return fmt.Errorf("for must be a positive duration such as 10m")
+				}
+				until = clock.Now().Add(span)
+			}
+			gate.Pause(d, until)
+			return nil
+		})},
+		{Pattern: "POST /destinations/resume", Handler: act(func(d model.Destination, _ *http.Request) error { gate.Resume(d); return nil })},
+		{Pattern: "POST /destinations/close-breaker", Handler: act(func(d model.Destination, _ *http.Request) error { gate.CloseBreaker(d); return nil })},
+	}
+}

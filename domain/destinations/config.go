@@ -1,0 +1,110 @@
+package destinations
+
+import (
+	"cmp"
+	"math"
+	"time"
+)
+
+// Quota is a destination's pace: at most Concurrency calls at once (0: no
+// cap) and Rate calls per second with bursts of Burst (Rate 0: no rate).
+type Quota struct {
+	Concurrency int
+	Rate        float64
+	// Burst is how many calls may go at once after an idle spell (< 1:
+	// one second's worth of Rate, at least one).
+	Burst int
+}
+
+// burst is the bucket's size for q.
+func (q Quota) burst() float64 {
+	if q.Burst >= 1 {
+		return float64(q.Burst)
+	}
+	return max(1, math.Ceil(q.Rate))
+}
+
+// BreakerConfig is the shape of each destination's circuit breaker.
+type BreakerConfig struct {
+	// Failures is how many consecutive upstream failures open it (default 5).
+	Failures int
+	// Cooldown is its first open period (default 5s), doubling per failed
+	// probe...
+	Cooldown time.Duration
+	// MaxCooldown ...up to this (default 30s).
+	MaxCooldown time.Duration
+}
+
+// Config is the shape of a Gate.
+type Config struct {
+	// Systems holds the quota of each system (model.Destination.System:
+	// "shopify", "amazon", "ai", "material", ...), which each of its
+	// accounts gets on its own.
+	Systems map[string]Quota
+	// Fallback is the quota of a system not listed.
+	Fallback Quota
+	Breaker  BreakerConfig
+	// IdleAfter is how long a destination goes unused (and untroubled)
+	// before the gate forgets it (default 10m), so a worker serving
+	// millions of shops keeps only those it serves now.
+	IdleAfter time.Duration
+}
+
+// withDefaults fills what cfg leaves unset.
+func (cfg Config) withDefaults() Config {
+	cfg.Breaker.Failures = cmp.Or(max(cfg.Breaker.Failures, 0), 5)
+	cfg.Breaker.Cooldown = cmp.Or(max(cfg.Breaker.Cooldown, 0), 5*time.Second)
+	cfg.Breaker.MaxCooldown = max(cmp.Or(max(cfg.Breaker.MaxCooldown, 0), 30*time.Second), cfg.Breaker.Cooldown)
+	cfg.IdleAfter = cmp.Or(max(cfg.IdleAfter, 0), 10*time.Minute)
+	return cfg
+}
+
+// quota is the quota of a system.
+func (cfg Config) quota(system string) Quota {
+	if q, ok := cfg.Systems[system]; ok {
+		return q
+	}
+	return cfg.Fallback
+}
+
+// DefaultConfig holds per-platform quotas from the platforms' published
+// limits, per seller (the destination's account). Where a platform
+// publishes no per-seller figure the value is a cautious one: the first
+// 429 teaches the gate the real pace anyway. The concurrency caps keep a
+// slow seller from holding many of a worker's slots.
+func DefaultConfig() Config {
+	return Config{
+		Systems: map[string]Quota{
+			// Shopify's REST Admin API: a leaky bucket of 40 requests per
+			// app and store, leaking 2 a second (shopify.dev, "API rate
+			// limits"; Plus stores have 80 and 4/s: configure those
+			// where all stores are Plus).
+			"shopify": {Concurrency: 10, Rate: 2, Burst: 40},
+			// Amazon's SP-API: a token bucket per operation and selling
+			// partner; the Listings Items operations, for one, are 5
+			// requests a second with a burst of 10
+			// (developer-docs.amazon.com, "Usage Plans and Rate Limits").
+			"amazon": {Concurrency: 10, Rate: 5, Burst: 10},
+			// TikTok Shop's Open API limits each app (partners report
+			// about 50 requests a second) and publishes no per-shop
+			// figure: a fifth of that per shop.
+			"tiktok": {Concurrency: 10, Rate: 10, Burst: 20},
+			// Shopee's Open Platform limits per partner and shop per API
+			// without a published figure: a cautious pace.
+			"shopee": {Concurrency: 10, Rate: 5, Burst: 10},
+			// Lazada's Open Platform limits per app and seller per API
+			// without a published figure: a cautious pace.
+			"lazada": {Concurrency: 10, Rate: 5, Burst: 10},
+			// The AI provider's limits are per account and depend on its
+			// tier; a call takes seconds, so the cap on calls at once is
+			// what matters, and its 429s teach the rate.
+			"ai": {Concurrency: 32},
+			// A material source is somebody's web server: a few downloads
+			// at once per host, as a browser would.
+			"material": {Concurrency: 8},
+		},
+		Fallback:  Quota{Concurrency: 64},
+		Breaker:   BreakerConfig{Failures: 5, Cooldown: 5 * time.Second, MaxCooldown: 30 * time.Second},
+		IdleAfter: 10 * time.Minute,
+	}
+}

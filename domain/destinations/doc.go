@@ -1,0 +1,32 @@
+// Package destinations paces the calls a worker makes to the systems
+// outside (a marketplace's seller, the AI provider, a material source's
+// host) and keeps one destination's trouble from reaching the others.
+//
+// A destination is a model.Destination: a system and, within it, the
+// account whose quota a call spends. Marketplaces limit each seller, not
+// each of their clients' processes: Shopify leaks a seller's bucket at
+// 2 requests a second, Amazon's SP-API refills a seller's bucket for an
+// operation at a few a second. A worker that sends a seller's jobs as fast
+// as it has slots only collects 429s, and each 429 is a call wasted and a
+// job delayed. So the Gate keeps, per destination:
+//
+//   - a pace: a token bucket at its system's quota (Config), learned down
+//     when the destination answers 429 (and no call at all until its
+//     Retry-After has passed), and back up as its calls succeed, never
+//     beyond the quota; a concurrency cap beside it;
+//   - a circuit breaker: consecutive transient failures (5xx, timeouts,
+//     refused connections) open it, and while it is open no call goes to
+//     that destination; after a cooldown one probe call is let through,
+//     which closes it or opens it again for longer.
+//
+// Both are per destination because an outage or a throttle is: one
+// marketplace down, or one seller out of quota, must not hold the jobs
+// headed anywhere else. The Gate does no waiting itself: Try answers at
+// once, with a Permit or with the earliest time worth asking again, so the
+// worker can give a waiting job's slot back (deferring it durably) instead
+// of sleeping on it.
+//
+// The Gate is in memory and per process: each worker learns its own pace.
+// With several workers a destination may see their sum; its 429s then
+// teach each of them to slow down.
+package destinations

@@ -1,0 +1,119 @@
+package contract
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
+)
+
+// Durable waits (ports.Outbox.Defer): a worker parks the event of a job
+// that must wait until later, and the Dispatcher publishes it again then.
+
+func deferEvent(t *testing.T, h Harness, workspace, id uuid.UUID, until time.Time, attempts int, reason string) bool {
+	t.Helper()
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (bool, error) {
+		return tx.Outbox().Defer(ctx, id, until, attempts, reason)
+	})
+}
+
+// requireParked asserts e is pending from until with the job's attempts
+// and reason, its lock, delivery time and publish attempts cleared.
+func requireParked(t *testing.T, e model.OutboxEvent, until time.Time, attempts int, reason string) {
+	t.Helper()
+	requireReturned(t, e, 0, until, reason)
+	require.Equal(t, attempts, e.JobAttempts)
+	require.True(t, e.DispatchedAt.IsZero(), "dispatched_at = %s", e.DispatchedAt)
+}
+
+func testOutboxWaits(t *testing.T, h Harness) {
+	at := now()
+	until := at.Add(time.Hour)
+	reason := model.JobWait("shopify/shop-1 is down")
+
+	t.Run("a dispatched event is parked, and claimable only from until, with the job's attempts", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		e := claimedEvent(t, h, ws, "d1", at)
+		// One failed publish first, so that the reset of attempt_count shows.
+		require.True(t, release(t, h, ws, "d1", e.ID, at, "broker said no"))
+		require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimDue(t, h, ws, "d1", at, 1)))
+		require.Equal(t, 1, markDispatched(t, h, ws, "d1", at, e.ID))
+
+		require.True(t, deferEvent(t, h, ws, e.ID, until, 3, reason))
+		requireParked(t, mustGetEvent(t, h, ws, e.ID), until, 3, reason)
+
+		require.Empty(t, claimDue(t, h, ws, "d2", until.Add(-time.Second), 10), "not due before until")
+		got := claimDue(t, h, ws, "d2", until, 10)
+		require.Equal(t, []uuid.UUID{e.ID}, eventIDs(got))
+		require.Equal(t, 3, got[0].JobAttempts)
+		require.Equal(t, e.Destination, got[0].Destination)
+		require.Equal(t, e.OrderingKey, got[0].OrderingKey)
+	})
+
+	t.Run("a dispatching event is parked, and the Dispatcher's late mark leaves it parked", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		e := claimedEvent(t, h, ws, "d1", at)
+		require.True(t, deferEvent(t, h, ws, e.ID, until, 0, reason))
+		require.Equal(t, 1, markDispatched(t, h, ws, "d1", at, e.ID),
+			"a parked event counts as settled, not as taken over")
+		requireParked(t, mustGetEvent(t, h, ws, e.ID), until, 0, reason)
+	})
+
+	t.Run("an event taken over is not counted by the stale Dispatcher's mark", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		e := claimedEvent(t, h, ws, "d1", at)
+		taken := claimEvents(t, h, ws, "d2", at.Add(2*lease), 10, maxAttempts)
+		require.Len(t, taken.TakenOver, 1)
+		require.Equal(t, 0, markDispatched(t, h, ws, "d1", at, e.ID))
+		require.Equal(t, model.OutboxDispatching, mustGetEvent(t, h, ws, e.ID).Status)
+	})
+
+	t.Run("a relay's held event is parked, and the relay's late mark leaves it parked", func(t *testing.T) {
+		if h.RelayMarks == nil {
+			t.Skip("the harness has no relay marks")
+		}
+		ws := newWorkspace(t, h)
+		e := heldEvent(t, ws, at, at.Add(5*time.Second))
+		appendEvents(t, h, ws, e)
+		require.True(t, deferEvent(t, h, ws, e.ID, until, 1, reason))
+		require.Equal(t, 1, markRelayed(t, h, holder, at, map[uuid.UUID][]uuid.UUID{ws: {e.ID}}))
+		requireParked(t, mustGetEvent(t, h, ws, e.ID), until, 1, reason)
+	})
+
+	t.Run("a pending or dead event is left alone", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		dead := deadLetterEvent(t, h, ws, at)
+		deadBefore := mustGetEvent(t, h, ws, dead)
+		pending := newEvent(t, ws, at)
+		appendEvents(t, h, ws, pending)
+
+		require.False(t, deferEvent(t, h, ws, pending.ID, until, 1, reason))
+		require.False(t, deferEvent(t, h, ws, dead, until, 1, reason))
+		requireSameEvent(t, pending, mustGetEvent(t, h, ws, pending.ID))
+		requireSameEvent(t, deadBefore, mustGetEvent(t, h, ws, dead))
+	})
+
+	t.Run("another workspace's event and an unknown one are not found", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		foreign := dispatchedEvent(t, h, other, at)
+		require.False(t, deferEvent(t, h, ws, foreign, until, 1, reason))
+		require.False(t, deferEvent(t, h, ws, uuid.New(), until, 1, reason))
+		require.Equal(t, model.OutboxDispatched, mustGetEvent(t, h, other, foreign).Status)
+	})
+
+	t.Run("negative job attempts are refused", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		id := dispatchedEvent(t, h, ws, at)
+		_, err := query(t, h, ws, func(ctx context.Context, tx ports.Tx) (bool, error) {
+			return tx.Outbox().Defer(ctx, id, until, -1, reason)
+		})
+		requireCode(t, err, domain.CodeValidation)
+		require.Equal(t, model.OutboxDispatched, mustGetEvent(t, h, ws, id).Status)
+	})
+}
