@@ -5,6 +5,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -399,6 +400,9 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 // returns where the scan of t's queue goes on: next, or past it if next
 // was one of them.
 func (s *slots) waitDurably(t *ticket, until time.Time, reason string, next *list.Element) *list.Element {
+	// Spread over a hold: the jobs refused by one breaker are not all
+	// delivered again at the instant it lets a probe through.
+	until = until.Add(rand.N(s.hold))
 	line := []*ticket{t}
 	if t.key != "" {
 		line = line[:0]

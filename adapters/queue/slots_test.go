@@ -162,7 +162,8 @@ func TestSlotsParkWhatWaitsLongerThanTheHold(t *testing.T) {
 	require.NotNil(t, k1.wait)
 	require.NotNil(t, k2.wait)
 	assert.Nil(t, k1.release)
-	assert.Equal(t, down, k1.wait.until)
+	assert.False(t, k1.wait.until.Before(down), "parked until the refusal ends")
+	assert.True(t, k1.wait.until.Before(down.Add(2*time.Second)), "spread over one hold at most")
 	assert.True(t, k2.wait.until.After(k1.wait.until), "the key's second comes back after its first")
 	assert.Nil(t, flowing.wait, "the other destination's message runs")
 	flowing.release(CallResult{Failed: true})
@@ -264,9 +265,12 @@ func TestSlotsParkAKeysWholeLine(t *testing.T) {
 	gate := &fakeGate{refuse: map[string]time.Time{"shopify/a": now.Add(time.Minute)}}
 	s := newSlots(2, 2*time.Second, gate, func() time.Time { return now })
 	ws := uuid.New()
-	_, reservation := s.reserve("catalog/1"), s.reserve("catalog/1")
-	_ = reservation
-	head := acquireAsync(s, context.Background(), ws, "shopify/a", "catalog/1")
+	first, reservation := s.reserve("catalog/1"), s.reserve("catalog/1")
+	head := &waiter{done: make(chan struct{})}
+	go func() {
+		defer close(head.done)
+		head.release, head.wait, head.err = s.acquire(context.Background(), ws, "shopify/a", "catalog/1", first)
+	}()
 	<-head.done
 	require.NotNil(t, head.wait)
 
