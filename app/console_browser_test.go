@@ -96,11 +96,11 @@ func refreshUntil(t *testing.T, ctx context.Context, what, condition string) {
 }
 
 // An operator logs in to the console in a real browser, against
-// PostgreSQL with a Dispatcher and a worker running: sees the backlog and
-// the dead letters of other workspaces, sees the dead letter of a job the
-// worker retried and gave up on appear (its runs told apart from the
-// Dispatcher's delivery attempts), looks at it, re-drives it, and sees it
-// gone; the job then succeeds.
+// PostgreSQL with a Dispatcher and a worker running: sees the backlog, the
+// jobs parked by destination and the dead letters of other workspaces,
+// sees the dead letter of a job the worker retried and gave up on appear
+// (its runs told apart from the Dispatcher's delivery attempts), looks at
+// it, re-drives it, and sees it gone; the job then succeeds.
 func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	ctx := browser(t)
 	db := pgtest.New(t)
@@ -125,6 +125,10 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	testkit.DeadLetter(t, s.UoW, others[1], later, "cannot publish: broker unreachable after 7 attempts")
 	testkit.PendingEvent(t, s.UoW, others[2], later)
 	testkit.PendingEvent(t, s.UoW, others[2], later)
+	// Jobs a worker parked for an hour, for one destination in two of them.
+	for _, ws := range others[1:] {
+		testkit.ParkedEvent(t, s.UoW, ws, time.Now(), "shopify/console-shop", later, "shopify/console-shop: breaker open")
+	}
 
 	step(t, ctx, "log in",
 		chromedp.Navigate(console),
@@ -139,6 +143,10 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 		`[...document.querySelectorAll("[data-key]")].map(g => g.querySelector(".cause").textContent + " × " + g.querySelectorAll("tr.dead-letter").length)`))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"cannot publish: broker unreachable after <n> attempts × 2"}, groups, "one cause, two workspaces")
+	waiting, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll("tr.waiting-destination")].map(r => [".destination", ".jobs", ".workspaces", ".reason"].map(c => r.querySelector(c).textContent).join(" | "))`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"shopify/console-shop | 2 | 2 | shopify/console-shop: breaker open"}, waiting, "the parked jobs, by destination")
 
 	// A store verification the worker retries and gives up on: its event
 	// is a dead letter of stage "job", delivered at the first attempt and

@@ -547,3 +547,71 @@ func (_c *Outbox_ListDeadLetters_Call) RunAndReturn(run func(ctx context.Context
 	_c.Call.Return(run)
 	return _c
 }
+
+// ListParked provides a mock function for the type Outbox
+func (_mock *Outbox) ListParked(ctx context.Context, limit int) ([]model.OutboxEvent, error) {
+	ret := _mock.Called(ctx, limit)
+
+	if len(ret) == 0 {
+		panic("no return value specified for ListParked")
+	}
+
+	var r0 []model.OutboxEvent
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, int) ([]model.OutboxEvent, error)); ok {
+		return returnFunc(ctx, limit)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, int) []model.OutboxEvent); ok {
+		r0 = returnFunc(ctx, limit)
+	} else {
+		if ret.Get(0) != nil {
+			r0 = ret.Get(0).([]model.OutboxEvent)
+		}
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, int) error); ok {
+		r1 = returnFunc(ctx, limit)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// Outbox_ListParked_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'ListParked'
+type Outbox_ListParked_Call struct {
+	*mock.Call
+}
+
+// ListParked is a helper method to define mock.On call
+//   - ctx context.Context
+//   - limit int
+func (_e *Outbox_Expecter) ListParked(ctx any, limit any) *Outbox_ListParked_Call {
+	return &Outbox_ListParked_Call{Call: _e.mock.On("ListParked", ctx, limit)}
+}
+
+func (_c *Outbox_ListParked_Call) Run(run func(ctx context.Context, limit int)) *Outbox_ListParked_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 int
+		if args[1] != nil {
+			arg1 = args[1].(int)
+		}
+		run(
+			arg0,
+			arg1,
+		)
+	})
+	return _c
+}
+
+func (_c *Outbox_ListParked_Call) Return(outboxEvents []model.OutboxEvent, err error) *Outbox_ListParked_Call {
+	_c.Call.Return(outboxEvents, err)
+	return _c
+}
+
+func (_c *Outbox_ListParked_Call) RunAndReturn(run func(ctx context.Context, limit int) ([]model.OutboxEvent, error)) *Outbox_ListParked_Call {
+	_c.Call.Return(run)
+	return _c
+}

@@ -53,6 +53,12 @@ type Outbox interface {
 	// changed. A negative jobAttempts is domain.CodeValidation.
 	Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error)
 
+	// ListParked returns this workspace's events whose jobs a worker parked
+	// and that nobody has taken up since (model.OutboxEvent.ParkedByWorker:
+	// pending, unlocked, last_error starting with model.JobWaitPrefix),
+	// soonest due first, at most limit of them (limit <= 0 returns none).
+	ListParked(ctx context.Context, limit int) ([]model.OutboxEvent, error)
+
 	// ForOperations returns, by operation id, the event that delivers each
 	// of ops' jobs (the event whose payload names the operation and whose
 	// aggregate is the operation's resource). Operations without an event

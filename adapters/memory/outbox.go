@@ -80,12 +80,18 @@ func (r outboxRepo) List(_ context.Context, status model.OutboxStatus, limit int
 		slices.SortFunc(rows, func(a, b eventRow) int {
 			return cmp.Or(a.event.CreatedAt.Compare(b.event.CreatedAt), cmp.Compare(a.seq, b.seq))
 		})
-		events := make([]model.OutboxEvent, 0, min(len(rows), max(limit, 0)))
-		for _, row := range rows[:min(len(rows), max(limit, 0))] {
-			events = append(events, copyEvent(row.event))
-		}
-		return events, nil
+		return firstEvents(rows, limit), nil
 	})
+}
+
+// firstEvents copies the first limit events of rows (none for limit <= 0).
+func firstEvents(rows []eventRow, limit int) []model.OutboxEvent {
+	rows = rows[:min(len(rows), max(limit, 0))]
+	events := make([]model.OutboxEvent, len(rows))
+	for i, row := range rows {
+		events[i] = copyEvent(row.event)
+	}
+	return events
 }
 
 // visibleEventLocked returns event id as t sees it: its own write, else the

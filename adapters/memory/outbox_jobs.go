@@ -1,7 +1,9 @@
 package memory
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -70,6 +72,24 @@ func inFlight(e model.OutboxEvent) bool {
 		return e.LockedBy != ""
 	}
 	return false
+}
+
+// ListParked implements ports.Outbox, soonest due first (events due at
+// once in the order written; the port leaves their order open).
+func (r outboxRepo) ListParked(_ context.Context, limit int) ([]model.OutboxEvent, error) {
+	t := r.t
+	return inLock(t, func() ([]model.OutboxEvent, error) {
+		var rows []eventRow
+		for _, row := range t.visibleEventsLocked() {
+			if row.event.ParkedByWorker() {
+				rows = append(rows, row)
+			}
+		}
+		slices.SortFunc(rows, func(a, b eventRow) int {
+			return cmp.Or(a.event.NextAttemptAt.Compare(b.event.NextAttemptAt), cmp.Compare(a.seq, b.seq))
+		})
+		return firstEvents(rows, limit), nil
+	})
 }
 
 // ForOperations implements ports.Outbox.

@@ -1,9 +1,10 @@
 // Package opsconsole is the operator console: a small web page and its JSON
 // API, embedded in the binary and served on the ops listener (never on the
 // public API), behind the operator token. It shows the outbox backlog per
-// workspace and the dead letters and failed jobs of every workspace grouped
-// by cause, shows one (sanitized), and re-drives one or a group. Every
-// action is audited in one log line.
+// workspace, the dead letters and failed jobs of every workspace grouped
+// by cause, and the jobs workers parked grouped by destination; it shows
+// one dead letter (sanitized), and re-drives one or a group. Every action
+// is audited in one log line.
 package opsconsole
 
 import (
@@ -38,6 +39,7 @@ const maxBody = 16 << 10
 type Console interface {
 	Backlog(ctx context.Context) (operator.Backlog, error)
 	DeadLetters(ctx context.Context) (operator.DeadLetters, error)
+	Waiting(ctx context.Context) (operator.Waiting, error)
 	DeadLetter(ctx context.Context, workspace, id uuid.UUID) (model.OutboxEvent, error)
 	Redrive(ctx context.Context, workspace uuid.UUID, ids []uuid.UUID) (int, error)
 	RedriveGroup(ctx context.Context, key string) (operator.Redriven, error)
@@ -69,6 +71,7 @@ func New(console Console, token string, clock ports.Clock, log *slog.Logger) htt
 	mux.HandleFunc("POST /console/logout", h.logout)
 	mux.HandleFunc("GET /console/api/backlog", h.api(h.backlog))
 	mux.HandleFunc("GET /console/api/dead-letters", h.api(h.deadLetters))
+	mux.HandleFunc("GET /console/api/waiting", h.api(h.waiting))
 	mux.HandleFunc("GET /console/api/dead-letters/{workspace}/{id}", h.api(h.deadLetter))
 	mux.HandleFunc("POST /console/api/dead-letters/{workspace}/{id}/redrive", h.api(h.redriveOne))
 	mux.HandleFunc("POST /console/api/groups/redrive", h.api(h.redriveGroup))

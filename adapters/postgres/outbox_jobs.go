@@ -40,6 +40,22 @@ func (o *Outbox) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAt
 	return n == 1, err
 }
 
+// ListParked implements ports.Outbox.
+func (o *Outbox) ListParked(ctx context.Context, limit int) ([]model.OutboxEvent, error) {
+	if limit <= 0 {
+		return []model.OutboxEvent{}, nil
+	}
+	var rows []outboxRow
+	if err := o.db.NewRaw(selectParkedEvents, o.workspace, model.JobWaitPrefix, limit).Scan(ctx, &rows); err != nil {
+		return nil, mapError(err, "outbox event")
+	}
+	out := make([]model.OutboxEvent, len(rows))
+	for i := range rows {
+		out[i] = rows[i].domain()
+	}
+	return out, nil
+}
+
 // ForOperations implements ports.Outbox.
 func (o *Outbox) ForOperations(ctx context.Context, ops []model.Operation) (map[uuid.UUID]model.OutboxEvent, error) {
 	out := map[uuid.UUID]model.OutboxEvent{}

@@ -37,14 +37,29 @@ UPDATE outbox_events
  WHERE workspace_id = ? AND id = ?
    AND (status IN ('dispatching', 'dispatched') OR (status = 'pending' AND locked_by IS NOT NULL))`
 
+// outboxEventColumns are the columns an outboxRow reads.
+const outboxEventColumns = `id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload,
+       status, attempt_count, next_attempt_at, locked_by, locked_until,
+       last_error, traceparent, created_at, dispatched_at,
+       destination, ordering_key, job_attempts`
+
 // selectEventsForOperations finds the events that deliver the jobs of
 // some operations: every job payload names its operation (operation_id),
 // indexed by outbox_events_operation_idx (sql/004_job_failures.sql). The
 // caller keeps only the events whose aggregate is the operation's resource.
 const selectEventsForOperations = `
-SELECT id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload,
-       status, attempt_count, next_attempt_at, locked_by, locked_until,
-       last_error, traceparent, created_at, dispatched_at,
-       destination, ordering_key, job_attempts
+SELECT ` + outboxEventColumns + `
   FROM outbox_events
  WHERE workspace_id = ? AND (event_payload->>'operation_id') IN (?)`
+
+// selectParkedEvents lists the events of a workspace whose jobs a worker
+// parked (deferJob) and that nobody has taken up since: the same test as
+// markDispatched's for a parked event (model.OutboxEvent.ParkedByWorker),
+// soonest due first. Pending events live in outbox_events_live, read
+// through outbox_events_pending_idx (workspace_id, next_attempt_at).
+const selectParkedEvents = `
+SELECT ` + outboxEventColumns + `
+  FROM outbox_events
+ WHERE workspace_id = ? AND status = 'pending' AND locked_by IS NULL AND starts_with(last_error, ?)
+ ORDER BY next_attempt_at, id
+ LIMIT ?`

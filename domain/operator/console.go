@@ -1,7 +1,8 @@
 // Package operator holds the platform operator's use cases, across
 // workspaces: the backlog of each workspace, the dead letters and failed
 // jobs of all of them grouped by cause, one looked at, and one or a whole
-// group re-driven.
+// group re-driven; and the jobs workers parked until later, grouped by
+// destination.
 //
 // It crosses workspaces the way the Dispatcher does: a discovery port
 // names the workspaces with work (ids and counts only, ports.OutboxBacklog),

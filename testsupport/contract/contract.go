@@ -62,6 +62,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"OutboxRelay", testOutboxRelay},
 		{"OutboxJobs", testOutboxJobs},
 		{"OutboxWaits", testOutboxWaits},
+		{"OutboxParkedList", testOutboxParkedList},
 		{"Transactions", testTransactions},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyReplays", testIdempotencyReplays},

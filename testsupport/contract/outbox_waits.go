@@ -117,3 +117,49 @@ func testOutboxWaits(t *testing.T, h Harness) {
 		require.Equal(t, model.OutboxDispatched, mustGetEvent(t, h, ws, id).Status)
 	})
 }
+
+func listParked(t *testing.T, h Harness, workspace uuid.UUID, limit int) []model.OutboxEvent {
+	t.Helper()
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) ([]model.OutboxEvent, error) {
+		return tx.Outbox().ListParked(ctx, limit)
+	})
+}
+
+// Operators list the parked events (ListParked) to see which jobs wait,
+// for which destination.
+func testOutboxParkedList(t *testing.T, h Harness) {
+	at := now()
+	reason := model.JobWait("shopify/shop-1: breaker open")
+
+	t.Run("parked events are listed soonest due first, and nothing else", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		later := claimedEvent(t, h, ws, "d1", at)
+		require.True(t, deferEvent(t, h, ws, later.ID, at.Add(2*time.Hour), 1, reason))
+		sooner := claimedEvent(t, h, ws, "d1", at)
+		require.True(t, deferEvent(t, h, ws, sooner.ID, at.Add(time.Hour), 0, reason))
+		// Neither a pending event the Dispatcher released, nor one never
+		// tried, nor a dead letter, nor another workspace's parked event.
+		released := claimedEvent(t, h, ws, "d1", at)
+		require.True(t, release(t, h, ws, "d1", released.ID, at.Add(time.Hour), "broker said no"))
+		appendEvents(t, h, ws, newEvent(t, ws, at.Add(3*time.Hour)))
+		deadLetterEvent(t, h, other, at)
+		foreign := claimedEvent(t, h, other, "d1", at)
+		require.True(t, deferEvent(t, h, other, foreign.ID, at.Add(time.Hour), 0, reason))
+
+		got := listParked(t, h, ws, 10)
+		require.Equal(t, []uuid.UUID{sooner.ID, later.ID}, eventIDs(got))
+		requireParked(t, got[1], at.Add(2*time.Hour), 1, reason)
+		require.Equal(t, later.Destination, got[1].Destination)
+		require.Equal(t, []uuid.UUID{sooner.ID}, eventIDs(listParked(t, h, ws, 1)))
+		require.Empty(t, listParked(t, h, ws, 0))
+		require.Equal(t, []uuid.UUID{foreign.ID}, eventIDs(listParked(t, h, other, 10)))
+	})
+
+	t.Run("a parked event claimed again is no longer listed", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		e := claimedEvent(t, h, ws, "d1", at)
+		require.True(t, deferEvent(t, h, ws, e.ID, at.Add(time.Hour), 0, reason))
+		require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimDue(t, h, ws, "d2", at.Add(time.Hour), 10)))
+		require.Empty(t, listParked(t, h, ws, 10))
+	})
+}

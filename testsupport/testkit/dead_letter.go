@@ -15,6 +15,19 @@ import (
 // `at`, through uow. An event due later was created now.
 func PendingEvent(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at time.Time) model.OutboxEvent {
 	t.Helper()
+	e := newEvent(t, workspace, at)
+	if err := uow.Transact(context.Background(), workspace, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Outbox().Append(ctx, e)
+	}); err != nil {
+		t.Fatalf("append event: %v", err)
+	}
+	return e
+}
+
+// newEvent is a pending store verification event of workspace, due at
+// `at`. An event due later was created now.
+func newEvent(t testing.TB, workspace uuid.UUID, at time.Time) model.OutboxEvent {
+	t.Helper()
 	store := uuid.New()
 	e, err := model.NewOutboxEvent(uuid.New(), workspace, model.EventStoreCredentialsVerify, "store", store,
 		model.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, JobOperation: model.JobOperation{OperationID: uuid.New()}}, at)
@@ -23,11 +36,6 @@ func PendingEvent(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at ti
 	}
 	if now := time.Now(); at.After(now) {
 		e.CreatedAt = now
-	}
-	if err := uow.Transact(context.Background(), workspace, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Outbox().Append(ctx, e)
-	}); err != nil {
-		t.Fatalf("append event: %v", err)
 	}
 	return e
 }

@@ -1,6 +1,7 @@
 "use strict";
-// The operator console: reads the backlog and the dead letters from
-// /console/api/ with the session cookie, and re-drives with JSON POSTs.
+// The operator console: reads the backlog, the waiting jobs and the dead
+// letters from /console/api/ with the session cookie, and re-drives with
+// JSON POSTs.
 // Everything the server sends is put in the page as text, never as HTML.
 
 const api = "/console/api/";
@@ -84,6 +85,28 @@ function renderBacklog(b) {
   $("as-of").textContent = "as of " + when(b.as_of);
 }
 
+// due is when a waiting job is published next, and how long until then
+// as the server saw it.
+function due(t, asOf) {
+  const seconds = (new Date(t) - new Date(asOf)) / 1000;
+  return when(t) + (seconds > 0 ? " (in " + age(seconds) + ")" : " (due)");
+}
+
+function renderWaiting(w) {
+  const tbody = $("waiting").querySelector("tbody");
+  tbody.replaceChildren();
+  for (const d of w.destinations) {
+    const tr = el("tr", null, "waiting-destination");
+    tr.dataset.destination = d.destination;
+    tr.append(el("td", d.destination, "id destination"), el("td", d.jobs, "n jobs"), el("td", d.workspaces, "n workspaces"),
+      el("td", due(d.earliest_due, w.as_of)), el("td", due(d.latest_due, w.as_of)), el("td", d.reason, "reason"));
+    tbody.append(tr);
+  }
+  $("waiting-empty").hidden = w.destinations.length > 0;
+  $("waiting").hidden = w.destinations.length === 0;
+  $("waiting-truncated").hidden = !w.truncated;
+}
+
 function renderGroups(d) {
   const groups = $("groups");
   groups.replaceChildren();
@@ -133,8 +156,9 @@ function renderGroups(d) {
 
 async function refresh() {
   try {
-    const [b, d] = await Promise.all([call("GET", "backlog"), call("GET", "dead-letters")]);
+    const [b, w, d] = await Promise.all([call("GET", "backlog"), call("GET", "waiting"), call("GET", "dead-letters")]);
     renderBacklog(b);
+    renderWaiting(w);
     renderGroups(d);
     document.body.dataset.loaded = String(Date.now());
   } catch (err) {
