@@ -33,6 +33,11 @@ func WorkerModule() fx.Option {
 	return fx.Module("worker",
 		// Every line of the workers and their handlers names its component.
 		fx.Decorate(func(log *slog.Logger) *slog.Logger { return log.With("component", "worker") }),
+		// The jobs' transactions, and the worker's records of jobs parked or
+		// given up on, take turns between workspaces at the database.
+		fx.Decorate(func(uow ports.UnitOfWork, db DatabaseConfig) ports.UnitOfWork {
+			return queue.FairTransactions(uow, db.DBMaxConns-workerReservedConns)
+		}),
 		withKindsCode(kindHandlers),
 		fx.Provide(newDestinationGate, newWorker,
 			fx.Annotate(destinationRoutes, fx.ResultTags(`group:"ops_routes,flatten"`))),
@@ -102,18 +107,23 @@ func newDispatcher(cfg DispatchConfig, process ProcessConfig, in dispatcherIn) (
 	})
 }
 
+// workerReservedConns are the pool's connections a worker process keeps
+// out of its jobs' turns, for what else it runs (the relay's marks, a
+// LISTEN).
+const workerReservedConns = 2
+
 // workerIn are the workers' dependencies besides their configuration.
 type workerIn struct {
 	fx.In
-	Broker    *Broker
-	Handlers  Handlers
-	Failures  ports.JobFailures
-	Waits     ports.JobWaits
-	Gate      *destinations.Gate
-	Tracing   Tracing
-	Messaging tracing.Messaging
-	Metrics   *prometheus.Metrics
-	Log       *slog.Logger
+	Broker     *Broker
+	Handlers   Handlers
+	UnitOfWork ports.UnitOfWork
+	Clock      ports.Clock
+	Gate       *destinations.Gate
+	Tracing    Tracing
+	Messaging  tracing.Messaging
+	Metrics    *prometheus.Metrics
+	Log        *slog.Logger
 }
 
 func newWorker(cfg WorkerConfig, brokers QueueConfig, in workerIn) (*queue.Worker, error) {
@@ -121,7 +131,9 @@ func newWorker(cfg WorkerConfig, brokers QueueConfig, in workerIn) (*queue.Worke
 	if err != nil {
 		return nil, err
 	}
-	return queue.NewWorker(sub, in.Failures, in.Waits, in.Tracing.handlers(in.Handlers, in.Messaging),
+	// Its own records go through the worker's turns at the database too.
+	failures := newJobFailures(in.UnitOfWork, in.Clock, in.Log)
+	return queue.NewWorker(sub, failures, failures, in.Tracing.handlers(in.Handlers, in.Messaging),
 		queue.WorkerConfig{
 			Namespace: brokers.QueuePrefix, Concurrency: cfg.WorkConcurrency, Gate: workerGate{in.Gate},
 			MaxRetries: cfg.WorkerMaxRetries, Deadlines: retryDeadlines(), DefaultDeadline: cfg.WorkDeadline,
