@@ -18,6 +18,7 @@ import (
 
 	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/domain/model"
 )
 
 // Defaults of `once sim`, overridden by ONCE_SIM_ADDR and ONCE_SIM_LEDGER,
@@ -27,32 +28,76 @@ const (
 	defaultSimLedger = "var/sim/ledger.jsonl"
 )
 
+// simPlatformFlags are the platforms' settings as `once sim` takes them.
+type simPlatformFlags struct {
+	latency                      time.Duration
+	platformLatency              map[string]string
+	shopBuckets, platformBuckets map[string]string
+	outages                      []string
+}
+
+// options reads the flags into the server's options.
+func (f simPlatformFlags) options() (simhttp.ServerOptions, error) {
+	opts := simhttp.ServerOptions{Latency: f.latency}
+	var errs []error
+	var err error
+	opts.PlatformLatency, err = simhttp.ParsePlatformLatency(f.platformLatency)
+	errs = append(errs, err)
+	opts.ShopBuckets, err = simhttp.ParseBuckets(f.shopBuckets)
+	errs = append(errs, err)
+	opts.PlatformBuckets, err = simhttp.ParseBuckets(f.platformBuckets)
+	errs = append(errs, err)
+	for _, o := range f.outages {
+		outage, err := simhttp.ParseOutage(o)
+		opts.Outages = append(opts.Outages, outage)
+		errs = append(errs, err)
+	}
+	return opts, errors.Join(errs...)
+}
+
 func simCmd() *cobra.Command {
 	var addr, ledgerPath string
-	var latency time.Duration
+	var platforms simPlatformFlags
 	cmd := leafCommand("sim", "Serve the simulated platform, AI provider and material source over HTTP, with a durable ledger", func(cmd *cobra.Command) error {
-		return runSim(cmd.Context(), addr, ledgerPath, latency)
+		opts, err := platforms.options()
+		if err != nil {
+			return err
+		}
+		return runSim(cmd.Context(), addr, ledgerPath, opts)
 	})
 	cmd.Long = "Serves the simulators the workers call when ONCE_SIM_URL points here. Every side\n" +
 		"effect (verification, listing, AI charge) is appended to the ledger file and fsynced\n" +
 		"before it happens; a restarted simulator reloads it, so a request token (the\n" +
 		"Idempotency-Key header) answers with its first outcome and acts only once, across\n" +
-		"kill -9 of the caller or of the simulator. Faults are injected with POST /admin/faults."
+		"kill -9 of the caller or of the simulator. Faults are injected with POST /admin/faults.\n\n" +
+		"Each platform (" + strings.Join(model.Platforms, ", ") + ") can have its own\n" +
+		"latency, outages and leaky buckets, set by the flags below or under\n" +
+		"/admin/platforms/{platform}. A call a bucket cannot take answers 429 with\n" +
+		"Retry-After and does nothing; a bucketed shop's answers carry\n" +
+		simhttp.HeaderCallLimit + ": used/capacity. GET /admin/throttles (429s per\n" +
+		"platform and shop), /admin/concurrency (calls in flight per shop and per\n" +
+		simhttp.HeaderOrderingKey + ") and /admin/effects (effects per shop, timed)\n" +
+		"read out what happened; DELETE /admin/counters forgets the first two."
 	cmd.Flags().StringVar(&addr, "addr", envOr("ONCE_SIM_ADDR", defaultSimAddr), "listen address (ONCE_SIM_ADDR)")
 	cmd.Flags().StringVar(&ledgerPath, "ledger", envOr("ONCE_SIM_LEDGER", defaultSimLedger), "ledger file (ONCE_SIM_LEDGER)")
-	cmd.Flags().DurationVar(&latency, "latency", 0, "latency added to every call")
+	cmd.Flags().DurationVar(&platforms.latency, "latency", 0, "latency added to every call (unless its platform has its own)")
+	cmd.Flags().StringToStringVar(&platforms.platformLatency, "platform-latency", nil, "latency of a platform's calls, e.g. shopify=200ms,amazon=50ms")
+	cmd.Flags().StringToStringVar(&platforms.shopBuckets, "shop-bucket", nil, "leaky bucket per shop of a platform, capacity:leak_per_second, e.g. shopify=40:2")
+	cmd.Flags().StringToStringVar(&platforms.platformBuckets, "platform-bucket", nil, "leaky bucket of all a platform's shops together, e.g. amazon=10:5")
+	cmd.Flags().StringArrayVar(&platforms.outages, "outage", nil, "platform@from[+for]: the platform answers 503 from that long after the start, for that long (for ever without +for), e.g. shopify@30s+10m; repeatable")
 	cmd.AddCommand(simLedgerCmd())
 	return cmd
 }
 
-func runSim(ctx context.Context, addr, ledgerPath string, latency time.Duration) error {
+func runSim(ctx context.Context, addr, ledgerPath string, opts simhttp.ServerOptions) error {
 	log := simLogger().With("component", "sim")
 	ledger, err := simhttp.OpenLedger(ledgerPath)
 	if err != nil {
 		return err
 	}
 	defer ledger.Close()
-	server, err := simhttp.NewServer(ledger, simhttp.ServerOptions{Latency: latency, Logger: log})
+	opts.Logger = log
+	server, err := simhttp.NewServer(ledger, opts)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/oncehq/once/adapters/simulator/simhttp"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
 
@@ -87,4 +88,34 @@ func TestSimCommandStartupFailuresSayWhat(t *testing.T) {
 	<-out.done
 	assert.NotZero(t, out.cmd.ProcessState.ExitCode())
 	assert.Contains(t, out.output.String(), "--url")
+}
+
+// The platform flags reach the server: shopify's shop bucket of 2 answers
+// the third call at once 429, amazon is down from the start, tiktok is
+// untouched; a bad flag stops `once sim` with what is wrong.
+func TestSimCommandPlatformFlags(t *testing.T) {
+	ctx := context.Background()
+	addr := freeAddr(t)
+	p := startOnce(t, nil, "sim", "--addr", addr, "--ledger", filepath.Join(t.TempDir(), "ledger.jsonl"),
+		"--shop-bucket", "shopify=2:0.001", "--outage", "amazon@0s", "--platform-latency", "tiktok=1ms")
+	waitHealthy(t, p, "http://"+addr+simhttp.PathHealth)
+	c, err := simhttp.NewClient(simhttp.ClientConfig{URL: "http://" + addr, Timeout: time.Minute})
+	require.NoError(t, err)
+	create := func(token, platform string) error {
+		_, err := c.CreateListing(ctx, ports.CreateListingRequest{RequestToken: token, Platform: platform, ExternalShopID: "s",
+			Credentials: model.StoreCredentials{APIKey: "ak", APISecret: "sk"}, Title: "Mug", PriceMinor: 900, Currency: "EUR"})
+		return err
+	}
+	require.NoError(t, create("a", "shopify"))
+	require.NoError(t, create("b", "shopify"))
+	_, throttled := platformerr.ThrottledFor(create("c", "shopify"))
+	assert.True(t, throttled)
+	err = create("d", "amazon")
+	assert.True(t, domain.IsCode(err, domain.CodeUnavailable), "%v", err)
+	require.NoError(t, create("e", "tiktok"))
+
+	bad := startOnce(t, nil, "sim", "--addr", freeAddr(t), "--ledger", filepath.Join(t.TempDir(), "b.jsonl"), "--outage", "ebay@1s")
+	<-bad.done
+	assert.NotZero(t, bad.cmd.ProcessState.ExitCode())
+	assert.Contains(t, bad.output.String(), `unknown platform "ebay"`)
 }

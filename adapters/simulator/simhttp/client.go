@@ -15,6 +15,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
 
@@ -41,9 +42,11 @@ type ClientConfig struct {
 // token, which the server honours as an idempotency key. Errors are
 // *domain.Error:
 //
+//   - *platformerr.Throttled for a 429 (RetryAfter from Retry-After): the
+//     system did not act and asks to wait; it is CodeUnavailable too;
 //   - CodeUnavailable (transient: retry) when the call may not have
 //     reached the system or its answer was lost: a connection refused or
-//     cut, a timeout, a 5xx, 408 or 429 (RetryAfter from Retry-After), an
+//     cut, a timeout, a 5xx or 408 (RetryAfter from Retry-After), an
 //     answer that cannot be read;
 //   - the system's own permanent code (CodeValidation, CodeForbidden,
 //     CodeNotFound, CodeConflict with ResourceID) for any other 4xx.
@@ -154,6 +157,9 @@ func (c *Client) call(ctx context.Context, system, path string, info callInfo, b
 	if info.token != "" {
 		req.Header.Set(HeaderIdempotencyKey, info.token)
 	}
+	if key := orderingKeyOf(ctx); key != "" {
+		req.Header.Set(HeaderOrderingKey, key)
+	}
 	if info.creds != (model.StoreCredentials{}) {
 		req.Header.Set(HeaderAPIKey, info.creds.APIKey)
 		req.Header.Set(HeaderAPISecret, info.creds.APISecret)
@@ -182,8 +188,8 @@ func (c *Client) call(ctx context.Context, system, path string, info callInfo, b
 	}
 }
 
-// classify turns an error answer into a domain error: transient for
-// 5xx, 408 and 429, the system's permanent code otherwise.
+// classify turns an error answer into a domain error: throttled for 429,
+// transient for 5xx and 408, the system's permanent code otherwise.
 func classify(system string, res *http.Response, data []byte) error {
 	var p problem
 	_ = json.Unmarshal(data, &p) // a body that is not a problem leaves p empty
@@ -192,7 +198,11 @@ func classify(system string, res *http.Response, data []byte) error {
 		message = fmt.Sprintf("the %s answered %d", system, res.StatusCode)
 	}
 	status := res.StatusCode
-	if status >= 500 || status == http.StatusRequestTimeout || status == http.StatusTooManyRequests {
+	switch {
+	case status == http.StatusTooManyRequests:
+		wait := retryAfter(res.Header)
+		return &platformerr.Throttled{RetryAfter: wait, Cause: &domain.Error{Code: domain.CodeUnavailable, Message: message, RetryAfter: wait}}
+	case status >= 500 || status == http.StatusRequestTimeout:
 		return &domain.Error{Code: domain.CodeUnavailable, Message: message, RetryAfter: retryAfter(res.Header)}
 	}
 	return &domain.Error{Code: permanentCode(status, p.Code), Message: message, ResourceID: p.ResourceID}
@@ -234,4 +244,18 @@ func transportCause(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+type orderingKeyContext struct{}
+
+// WithOrderingKey makes the Client's calls under ctx carry the ordering
+// key (HeaderOrderingKey), so the simulator can tell whether calls of one
+// key ever overlapped or ran out of order.
+func WithOrderingKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, orderingKeyContext{}, key)
+}
+
+func orderingKeyOf(ctx context.Context) string {
+	key, _ := ctx.Value(orderingKeyContext{}).(string)
+	return key
 }

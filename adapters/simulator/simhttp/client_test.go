@@ -75,6 +75,20 @@ func TestSimClientClassifiesAnswers(t *testing.T) {
 	}
 }
 
+// A 429 is a Throttled with the wait the answer asked for (none if it did
+// not say): transient, and told apart from an outage.
+func TestSimClientTurnsA429IntoThrottled(t *testing.T) {
+	for header, want := range map[string]time.Duration{"Retry-After: 3": 3 * time.Second, "": 0} {
+		_, err := answering(t, 429, header, `{"code":"RATE_LIMITED","message":"slow down"}`).
+			CreateListing(context.Background(), listing("pub-1", "Mug"))
+		wait, throttled := platformerr.ThrottledFor(err)
+		require.True(t, throttled, "%v", err)
+		assert.Equal(t, want, wait, header)
+		assert.True(t, platformerr.Retryable(context.Background(), err))
+		assert.ErrorContains(t, err, "slow down")
+	}
+}
+
 // A server that cannot be reached, or cuts the answer, is transient; the
 // error names neither the URL (with its userinfo) nor a credential.
 func TestSimClientTransportFailuresAreTransient(t *testing.T) {

@@ -9,14 +9,20 @@
 //     executed before a crash (of the caller or of the server) still
 //     answers with its first outcome and records no second effect. Faults
 //     are injected per call through an admin API: fail, reject, fail after
-//     acting, delay, or hold a call open until released.
+//     acting, delay, or hold a call open until released. Each platform can
+//     have its own latency, outages, and leaky buckets per shop and per
+//     platform that answer 429 with Retry-After; the server counts the
+//     429s, the platform calls in flight per shop and per ordering key,
+//     and the effects per shop over time.
 //   - Client is the shipped PlatformGateway, AIProvider and MaterialSource
 //     over that HTTP API: one attempt per call with a timeout, the request
 //     token in the Idempotency-Key header, and answers sorted into
-//     transient (CodeUnavailable: retry with the same token) and permanent
-//     errors, never repeating credentials or URLs.
-//   - Admin reads the ledger and steers the faults, for tests and for
-//     `once sim ledger`.
+//     transient (CodeUnavailable: retry with the same token; a 429 is a
+//     platformerr.Throttled) and permanent errors, never repeating
+//     credentials or URLs. A context's ordering key (WithOrderingKey)
+//     travels with the call.
+//   - Admin reads the ledger and the read-outs and steers the faults and
+//     the platforms' settings, for tests, benches and `once sim ledger`.
 //
 // `once sim` runs the Server; ONCE_SIM_URL points the workers' Client at it.
 package simhttp

@@ -30,13 +30,20 @@ type sim struct {
 // temp dir if empty) until the test ends or stop is called.
 func startSim(t *testing.T, path string) *sim {
 	t.Helper()
+	return startSimWith(t, path, simhttp.ServerOptions{})
+}
+
+// startSimWith is startSim with opts (its Logger is the test's).
+func startSimWith(t *testing.T, path string, opts simhttp.ServerOptions) *sim {
+	t.Helper()
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "ledger.jsonl")
 	}
 	ledger, err := simhttp.OpenLedger(path)
 	require.NoError(t, err)
 	logs := &testkit.LogBuffer{}
-	server, err := simhttp.NewServer(ledger, simhttp.ServerOptions{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	opts.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	server, err := simhttp.NewServer(ledger, opts)
 	require.NoError(t, err)
 	ts := httptest.NewServer(server)
 	var once sync.Once

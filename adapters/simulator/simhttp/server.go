@@ -14,6 +14,8 @@ import (
 	"github.com/oncehq/once/adapters/simulator/aisim"
 	"github.com/oncehq/once/adapters/simulator/materialsim"
 	"github.com/oncehq/once/adapters/simulator/platformsim"
+	"github.com/oncehq/once/adapters/simulator/simcore"
+	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
@@ -24,8 +26,19 @@ const maxBody = 1 << 20
 
 // ServerOptions configure a Server.
 type ServerOptions struct {
-	// Latency is added to every call, before the system acts.
+	// Latency is added to every call, before the system acts, unless its
+	// platform has one in PlatformLatency.
 	Latency time.Duration
+	// PlatformLatency replaces Latency for the calls of a platform.
+	PlatformLatency map[string]time.Duration
+	// ShopBuckets and PlatformBuckets meter each platform's calls: per
+	// shop and per platform. A call either bucket cannot take answers 429.
+	ShopBuckets, PlatformBuckets map[string]simcore.BucketSize
+	// Outages take platforms down for a while, from the server's start.
+	Outages []Outage
+	// Clock tells the buckets, the outages and the concurrency read-out the
+	// time; the wall clock if nil. Latencies and holds are real time.
+	Clock ports.Clock
 	// Logger gets one line per call (kind, token, status, fault); never a
 	// body or a credential. Nil discards.
 	Logger *slog.Logger
@@ -41,27 +54,41 @@ type Server struct {
 	material *materialsim.Sim
 	faults   *faults
 	latency  time.Duration
-	log      *slog.Logger
-	mux      *http.ServeMux
+	clock    ports.Clock
+	// platforms are the settings and buckets of each platform; inFlight
+	// records the platform calls per shop and per ordering key.
+	platforms *platforms
+	inFlight  simcore.Concurrency
+	log       *slog.Logger
+	mux       *http.ServeMux
 }
 
 // NewServer builds the simulators on ledger, replaying the effects it
 // already holds: a token executed by an earlier server on the same file
 // answers with its first outcome, and listings keep their numbers.
 func NewServer(ledger *Ledger, opts ServerOptions) (*Server, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	clock := opts.Clock
+	if clock == nil {
+		clock = system.NewClock()
+	}
 	s := &Server{
-		ledger:   ledger,
-		platform: platformsim.New(platformsim.WithJournal(platformJournal{ledger})),
-		ai:       aisim.New(aisim.WithJournal(aiJournal{ledger})),
-		material: materialsim.New(),
-		faults:   newFaults(),
-		latency:  opts.Latency,
-		log:      log,
-		mux:      http.NewServeMux(),
+		ledger:    ledger,
+		platform:  platformsim.New(platformsim.WithJournal(platformJournal{ledger})),
+		ai:        aisim.New(aisim.WithJournal(aiJournal{ledger})),
+		material:  materialsim.New(),
+		faults:    newFaults(),
+		latency:   opts.Latency,
+		clock:     clock,
+		platforms: newPlatforms(clock, opts),
+		log:       log,
+		mux:       http.NewServeMux(),
 	}
 	if err := s.restore(ledger.Entries(Filter{EffectsOnly: true})); err != nil {
 		return nil, err
@@ -162,6 +189,7 @@ func (s *Server) routes() {
 		s.log.Info("held calls released", "released", n)
 		writeJSON(w, http.StatusOK, releaseAnswer{Released: n})
 	})
+	s.platformRoutes()
 	s.mux.HandleFunc("GET "+PathHealth, func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -174,7 +202,8 @@ type callInfo struct {
 }
 
 // serveCall is the one shape every simulated call goes through: decode,
-// apply the injected fault and the latency, let the system act, answer.
+// let a platform call through its platform's outage and buckets, apply
+// the injected fault and the latency, let the system act, answer.
 func serveCall[B, A any](s *Server, kind Kind, act func(context.Context, callInfo, B) (A, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := callInfo{
@@ -183,22 +212,81 @@ func serveCall[B, A any](s *Server, kind Kind, act func(context.Context, callInf
 		}
 		var body B
 		var answer A
+		ended := func(int) {}
 		fault, err := Fault{}, decodeBody(w, r, &body)
 		if err == nil {
-			fault, err = s.run(kind, c.token, func(ctx context.Context) error {
-				var err error
-				answer, err = act(ctx, c, body)
-				return err
-			})
+			dest, onPlatform := destinationOf(&body)
+			latency := s.latency
+			if onPlatform {
+				ended = s.track(dest, c.token, r.Header.Get(HeaderOrderingKey))
+				err = s.admit(w.Header(), dest)
+				latency = s.platforms.latencyOf(dest.System, latency)
+			}
+			if err == nil {
+				fault, err = s.run(kind, c.token, latency, func(ctx context.Context) error {
+					var err error
+					answer, err = act(ctx, c, body)
+					return err
+				})
+			}
 		}
 		status := http.StatusOK
 		if err != nil {
-			status = writeProblem(w, err)
+			status = errorStatus(err)
+		}
+		// Ended before the answer goes out: the caller may send its next
+		// call of the same key as soon as it reads this one.
+		ended(status)
+		if err != nil {
+			writeProblem(w, err)
 		} else {
 			writeJSON(w, status, answer)
 		}
 		s.log.Info("call", "kind", kind, "token", c.token, "status", status, "fault", fault.Action)
 	}
+}
+
+// destinationOf is the shop a platform call's body names; false for the
+// calls of the other systems.
+func destinationOf(body any) (model.Destination, bool) {
+	switch b := body.(type) {
+	case *verifyBody:
+		return model.Destination{System: b.Platform, Account: b.ExternalShopID}, true
+	case *listingBody:
+		return model.Destination{System: b.Platform, Account: b.ExternalShopID}, true
+	case *catalogBody:
+		return model.Destination{System: b.Platform, Account: b.ExternalShopID}, true
+	}
+	return model.Destination{}, false
+}
+
+// track records a platform call in flight under its shop and its ordering
+// key (if it has one) and returns the function that records its answer.
+func (s *Server) track(dest model.Destination, token, orderingKey string) func(status int) {
+	keys := []string{InFlightShop(dest)}
+	if orderingKey != "" {
+		keys = append(keys, InFlightOrdering(orderingKey))
+	}
+	end := s.inFlight.Start(keys, token, s.clock.Now())
+	return func(status int) { end(s.clock.Now(), status) }
+}
+
+// admit lets a platform call through its platform's outage and buckets,
+// or says why not (503, or 429 with the wait), before anything else
+// happens to it: no fault is used, the system does not act. The shop's
+// quota goes into the answer's header either way.
+func (s *Server) admit(h http.Header, dest model.Destination) error {
+	g := s.platforms.admit(dest)
+	if g.quota != "" {
+		h.Set(HeaderCallLimit, g.quota)
+	}
+	switch {
+	case g.down:
+		return domain.Errorf(domain.CodeUnavailable, "simulated %s outage", dest.System)
+	case g.wait > 0:
+		return &domain.Error{Code: domain.CodeRateLimited, Message: "too many calls to " + dest.System + ", slow down", RetryAfter: g.wait}
+	}
+	return nil
 }
 
 // errClosing ends held and delayed calls when the server closes.
@@ -208,9 +296,9 @@ var errClosing = domain.Errorf(domain.CodeUnavailable, "the simulator is shuttin
 // around act. The system acts whatever happens to the caller meanwhile,
 // as a real one does once a request arrived: a caller that timed out or
 // died does not undo it.
-func (s *Server) run(kind Kind, token string, act func(context.Context) error) (Fault, error) {
+func (s *Server) run(kind Kind, token string, latency time.Duration, act func(context.Context) error) (Fault, error) {
 	fault, _ := s.faults.take(kind)
-	if s.latency > 0 && !s.faults.wait(s.latency) {
+	if latency > 0 && !s.faults.wait(latency) {
 		return fault, errClosing
 	}
 	switch fault.Action {
@@ -299,10 +387,16 @@ func writeProblem(w http.ResponseWriter, err error) int {
 	if errors.As(err, &de) {
 		p = problem{Code: de.Code, Message: de.Message, ResourceID: de.ResourceID}
 	}
-	status := statusOf(p.Code)
+	status := errorStatus(err)
+	if de != nil && de.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(de.RetryAfter)))
+	}
 	writeJSON(w, status, p)
 	return status
 }
+
+// errorStatus is the status writeProblem answers err with.
+func errorStatus(err error) int { return statusOf(domain.ErrorCode(err)) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

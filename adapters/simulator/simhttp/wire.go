@@ -2,6 +2,7 @@ package simhttp
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/domain"
@@ -41,6 +42,16 @@ const (
 	PathHeld    = "/admin/held"
 	PathRelease = "/admin/release"
 	PathHealth  = "/healthz"
+
+	// PathPlatforms/{platform}/latency, /outage and /buckets/{scope} set
+	// (PUT) and clear (DELETE) one platform's latency, outage and buckets.
+	PathPlatforms   = "/admin/platforms"
+	PathThrottles   = "/admin/throttles"
+	PathConcurrency = "/admin/concurrency"
+	PathEffects     = "/admin/effects"
+	// PathCounters (DELETE) forgets the throttle counts and the
+	// concurrency read-out.
+	PathCounters = "/admin/counters"
 )
 
 // Headers. The request token travels as the idempotency key real platforms
@@ -49,6 +60,13 @@ const (
 	HeaderIdempotencyKey = "Idempotency-Key"
 	HeaderAPIKey         = "X-Platform-Api-Key"
 	HeaderAPISecret      = "X-Platform-Api-Secret"
+	// HeaderOrderingKey names the ordering key a call belongs to, if any:
+	// the simulator records how many calls of each key were in flight.
+	HeaderOrderingKey = "X-Once-Ordering-Key"
+	// HeaderCallLimit is the shop bucket's "used/capacity" on every answer
+	// of a platform with shop buckets, under Shopify's name whatever the
+	// platform.
+	HeaderCallLimit = "X-Shopify-Shop-Api-Call-Limit"
 )
 
 type verifyBody struct {
@@ -123,6 +141,7 @@ var simulatedStatus = map[domain.Code]int{
 	domain.CodeForbidden:   http.StatusForbidden,
 	domain.CodeNotFound:    http.StatusNotFound,
 	domain.CodeConflict:    http.StatusConflict,
+	domain.CodeRateLimited: http.StatusTooManyRequests,
 	domain.CodeUnavailable: http.StatusServiceUnavailable,
 }
 
@@ -132,4 +151,11 @@ func statusOf(code domain.Code) int {
 		return s
 	}
 	return http.StatusInternalServerError
+}
+
+// retryAfterSeconds is a wait as a Retry-After header says it: whole
+// seconds, rounded up, at least 1 (0 would invite an immediate retry that
+// the bucket refuses again).
+func retryAfterSeconds(d time.Duration) int {
+	return max(1, int((d+time.Second-1)/time.Second))
 }
