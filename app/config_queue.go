@@ -61,7 +61,7 @@ func (c QueueConfig) Validate(jobs BullMQConfig, dispatchLease time.Duration) er
 	return errors.Join(
 		c.validateQueue(jobs, dispatchLease),
 		c.validateBroker(jobs),
-		invalidIf(c.RedisClaimIdle < time.Second, "ONCE_REDIS_CLAIM_IDLE must be at least 1s, and longer than the slowest job, retries included (or it runs twice)"),
+		invalidIf(c.RedisClaimIdle < time.Second, "ONCE_REDIS_CLAIM_IDLE must be at least 1s"),
 		invalidIf(c.RedisTrimInterval < time.Second, "ONCE_REDIS_TRIM_INTERVAL must be at least 1s"),
 	)
 }
@@ -135,7 +135,7 @@ var queueSettings = settingGroup{
 		},
 		"ONCE_REDIS_CLAIM_IDLE": {
 			help: "how long a Redis message stays pending with a dead consumer before another claims it",
-			doc:  "how long a message stays pending with a dead consumer before another claims it; a live worker keeps the idle time of what it holds fresh, so this only bounds how long a dead worker's messages wait ([the work side](delivery.md#the-work-side))",
+			doc:  "how long a message stays pending with a dead consumer before another claims it; a live worker refreshes the messages it holds every third of it, however long a job runs or waits in its buffer, so it only bounds how late a dead worker's jobs run",
 		},
 		"ONCE_REDIS_TRIM_INTERVAL": {
 			help: "how often the Redis streams are trimmed",

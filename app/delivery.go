@@ -11,8 +11,8 @@ import (
 
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/adapters/tracing"
+	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/ports"
 )
@@ -34,7 +34,12 @@ func WorkerModule() fx.Option {
 		// Every line of the workers and their handlers names its component.
 		fx.Decorate(func(log *slog.Logger) *slog.Logger { return log.With("component", "worker") }),
 		withKindsCode(kindHandlers),
-		fx.Provide(newDestinationGate, newWorker),
+		fx.Provide(newDestinationGate, newWorker,
+			fx.Annotate(destinationRoutes, fx.ResultTags(`group:"ops_routes,flatten"`))),
+		fx.Invoke(func(m *prometheus.Metrics, w *queue.Worker, gate *destinations.Gate, clock ports.Clock) {
+			m.WatchDestinations(gate.Snapshot, clock.Now)
+			m.WatchSlots(w.Slots)
+		}),
 		fx.Invoke(func(lc fx.Lifecycle, w *queue.Worker, cfg QueueConfig, log *slog.Logger) {
 			lc.Append(fx.Hook{
 				OnStart: func(context.Context) error { return w.Run(context.Background()) },

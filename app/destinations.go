@@ -1,6 +1,9 @@
 package app
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/oncehq/once/adapters/queue"
@@ -50,4 +53,47 @@ func retryDeadlines() map[string]time.Duration {
 		}
 	}
 	return out
+}
+
+// destinationRoutes are the worker's destinations on its ops listener:
+// GET /destinations lists what its gate holds (JSON); POST
+// /destinations/pause?destination=shopify/my-shop&for=10m stops its calls
+// (without for: until resumed), /destinations/resume lets them go again,
+// /destinations/close-breaker closes its breaker by hand. They act on this
+// worker only: with several, call each.
+func destinationRoutes(gate *destinations.Gate, clock ports.Clock) []OpsRoute {
+	act := func(do func(d model.Destination, r *http.Request) error) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			d := model.ParseDestination(r.URL.Query().Get("destination"))
+			if d.IsZero() {
+				http.Error(w, "destination is required, such as ?destination=shopify/my-shop", http.StatusBadRequest)
+				return
+			}
+			if err := do(d, r); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		})
+	}
+	return []OpsRoute{
+		{Pattern: "GET /destinations", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(gate.Snapshot())
+		})},
+		{Pattern: "POST /destinations/pause", Handler: act(func(d model.Destination, r *http.Request) error {
+			var until time.Time
+			if f := r.URL.Query().Get("for"); f != "" {
+				span, err := time.ParseDuration(f)
+				if err != nil || span <= 0 {
+					return fmt.Errorf("for must be a positive duration such as 10m")
+				}
+				until = clock.Now().Add(span)
+			}
+			gate.Pause(d, until)
+			return nil
+		})},
+		{Pattern: "POST /destinations/resume", Handler: act(func(d model.Destination, _ *http.Request) error { gate.Resume(d); return nil })},
+		{Pattern: "POST /destinations/close-breaker", Handler: act(func(d model.Destination, _ *http.Request) error { gate.CloseBreaker(d); return nil })},
+	}
 }

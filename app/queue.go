@@ -12,7 +12,7 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/amqp"
-	"github.com/oncehq/once/adapters/queue/gochannel"
+	"github.com/oncehq/once/adapters/queue/memqueue"
 	"github.com/oncehq/once/adapters/queue/redisstream"
 	"github.com/oncehq/once/adapters/tracing"
 	"github.com/oncehq/once/ports"
@@ -34,8 +34,8 @@ func queueModule(kind string) fx.Option {
 	}
 	return fx.Module("queue",
 		fx.Provide(
-			func(lc fx.Lifecycle, cfg QueueConfig, process ProcessConfig, log *slog.Logger, t Tracing) (*Broker, error) {
-				b, err := newBroker(cfg, process.Owner(), t, log.With("component", "queue"))
+			func(lc fx.Lifecycle, cfg QueueConfig, worker WorkerConfig, process ProcessConfig, log *slog.Logger, t Tracing) (*Broker, error) {
+				b, err := newBroker(cfg, process.Owner(), worker.WorkBuffer, t, log.With("component", "queue"))
 				if err != nil {
 					return nil, err
 				}
@@ -49,21 +49,22 @@ func queueModule(kind string) fx.Option {
 	)
 }
 
-// newBroker makes the broker of cfg, its Redis consumer named owner; its
-// clients make spans with t (a Redis command, an AMQP publish) when
-// tracing is on.
-func newBroker(cfg QueueConfig, owner string, t Tracing, log *slog.Logger) (*Broker, error) {
+// newBroker makes the broker of cfg, its Redis consumer named owner, its
+// subscriptions handing a worker up to prefetch messages of each event
+// type ahead of its slots (ONCE_WORK_BUFFER); its clients make spans with
+// t (a Redis command, an AMQP publish) when tracing is on.
+func newBroker(cfg QueueConfig, owner string, prefetch int, t Tracing, log *slog.Logger) (*Broker, error) {
 	switch cfg.Queue {
 	case QueueMemory:
-		pub, sub := gochannel.New(gochannel.Config{}, log)
+		pub, sub := memqueue.New(memqueue.Config{Prefetch: prefetch})
 		return &Broker{Publisher: pub, NewSubscriber: func() (message.Subscriber, error) { return sub, nil }}, nil
 	case QueueRedis:
 		rc := redisConfig(cfg, owner)
-		rc.Tracing = t.clients()
+		rc.Tracing, rc.Prefetch = t.clients(), prefetch
 		return watermillBroker(rc, log, redisstream.NewPublisher, redisstream.NewSubscriber)
 	case QueueAMQP:
 		ac := amqpConfig(cfg)
-		ac.Tracing = t.clients()
+		ac.Tracing, ac.Prefetch = t.clients(), prefetch
 		return watermillBroker(ac, log, amqp.NewPublisher, amqp.NewSubscriber)
 	default:
 		return nil, fmt.Errorf("unknown queue %q", cfg.Queue)

@@ -56,9 +56,9 @@ type OutboxDispatch interface {
 	DeadLetter(ctx context.Context, owner string, id uuid.UUID, lastError string) (bool, error)
 
 	// Redrive moves dead-lettered events back to pending with attempt_count
-	// 0 and next_attempt_at = now; ids nil means all of this workspace's.
-	// Events that are not dead-lettered are left alone. Returns how many
-	// moved.
+	// and job_attempts 0 (the job starts over) and next_attempt_at = now;
+	// ids nil means all of this workspace's. Events that are not
+	// dead-lettered are left alone. Returns how many moved.
 	Redrive(ctx context.Context, ids []uuid.UUID, now time.Time) (int, error)
 
 	// DeleteDispatchedBefore deletes up to limit events dispatched before

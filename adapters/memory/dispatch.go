@@ -247,8 +247,8 @@ func (r dispatchRepo) Redrive(_ context.Context, ids []uuid.UUID, now time.Time)
 			}
 			seen[row.event.ID] = true
 			row.event.Status = model.OutboxPending
-			row.event.AttemptCount = 0
-			row.event.NextAttemptAt = now
+			row.event.AttemptCount, row.event.JobAttempts = 0, 0
+			row.event.NextAttemptAt, row.event.CreatedAt = now, now // the job's deadline starts over
 			row.event = copyEvent(row.event)
 			r.stageLocked(row)
 			n++

@@ -138,12 +138,12 @@ func (d *OutboxDispatch) Redrive(ctx context.Context, ids []uuid.UUID, now time.
 		now = time.Now()
 	}
 	if ids == nil {
-		return d.exec(ctx, redriveAllEvents, now, d.workspace)
+		return d.exec(ctx, redriveAllEvents, now, now, d.workspace)
 	}
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	return d.exec(ctx, redriveEvents, now, d.workspace, bun.In(ids))
+	return d.exec(ctx, redriveEvents, now, now, d.workspace, bun.In(ids))
 }
 
 // DeleteDispatchedBefore implements ports.OutboxDispatch.

@@ -146,15 +146,20 @@ UPDATE outbox_events
 // operator's request. status = 'dead_letter' leaves every other event alone
 // (an id that is pending or dispatched is not touched), and lets the
 // all-of-a-workspace form use outbox_events_dead_letter_idx. last_error is
-// kept until the next failure overwrites it.
+// kept until the next failure overwrites it. job_attempts starts over with
+// attempt_count: a job given up on after its attempts would otherwise be
+// given up on again at its first failure; and so does created_at, from
+// which the worker counts the job's deadline for transient failures (a
+// job given up on at its deadline would otherwise be given up on again at
+// once). Both placeholders are the operator's now.
 const redriveEvents = `
 UPDATE outbox_events
-   SET status = 'pending', attempt_count = 0, next_attempt_at = ?
+   SET status = 'pending', attempt_count = 0, job_attempts = 0, next_attempt_at = ?, created_at = ?
  WHERE workspace_id = ? AND status = 'dead_letter' AND id IN (?)`
 
 const redriveAllEvents = `
 UPDATE outbox_events
-   SET status = 'pending', attempt_count = 0, next_attempt_at = ?
+   SET status = 'pending', attempt_count = 0, job_attempts = 0, next_attempt_at = ?, created_at = ?
  WHERE workspace_id = ? AND status = 'dead_letter'`
 
 // deleteDispatchedBefore removes at most a batch of one workspace's events

@@ -3,7 +3,7 @@
 // (ports.Publisher) and runs the worker that hands delivered messages to
 // ports.MessageHandler implementations.
 //
-// The brokers live in sub-packages named after the technology: gochannel
+// The brokers live in sub-packages named after the technology: memqueue
 // (in process), redisstream and amqp. Each one only builds watermill
 // publishers and subscribers; everything that must behave the same on every
 // broker (ids, metadata, retries, giving up on a job) is here, and

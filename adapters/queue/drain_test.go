@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/adapters/queue/gochannel"
+	"github.com/oncehq/once/adapters/queue/memqueue"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/queuetest"
 )
@@ -20,7 +20,7 @@ import (
 // (at least once: a message handed back may come again before Close
 // returns).
 func TestDrainFinishesRunningJobsAndStartsNoNewOne(t *testing.T) {
-	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	pub, sub := memqueue.New(memqueue.Config{})
 	t.Cleanup(func() { _ = pub.Close() })
 	started := make(chan uuid.UUID, 10)
 	release := make(chan struct{})

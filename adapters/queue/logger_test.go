@@ -15,9 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/adapters/queue/gochannel"
+	"github.com/oncehq/once/adapters/queue/memqueue"
 	"github.com/oncehq/once/ports"
-	"github.com/oncehq/once/testsupport/queuetest"
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
@@ -50,7 +49,7 @@ func logLevels(t *testing.T, logs string, prefix string) []string {
 func TestRetriesLogAtWarnAndUnhandledFailuresAtError(t *testing.T) {
 	logs := &testkit.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	pub, sub := memqueue.New(memqueue.Config{})
 	t.Cleanup(func() { _ = pub.Close() })
 	failing := ports.MessageHandlerFunc(func(context.Context, ports.Message) error {
 		return errors.New("platform unavailable") // no domain code: retryable

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/adapters/queue/gochannel"
+	"github.com/oncehq/once/adapters/queue/memqueue"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/queuetest"
@@ -54,7 +54,7 @@ func (l *jobLog) snapshot() (map[string]int, map[string]int, map[string]string) 
 // The observer hears each job's runs, by type: how the last one ended,
 // and each failed run parked to run again.
 func TestWorkerObserverHearsOutcomesAndRetries(t *testing.T) {
-	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	pub, sub := memqueue.New(memqueue.Config{})
 	defer pub.Close()
 	var flakyCalls int
 	handlers := map[string]ports.MessageHandler{

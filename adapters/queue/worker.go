@@ -13,6 +13,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 )
 
@@ -247,6 +248,7 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 		if wait != nil {
 			return nil, wait
 		}
+		msg.SetContext(domain.WithOrderingKey(msg.Context(), m.OrderingKey))
 		out, err := h(msg)
 		release(callResultOf(err))
 		return out, err

@@ -2,12 +2,16 @@ package queue_test
 
 import (
 	"context"
+	"sync"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/oncehq/once/adapters/queue"
-	"github.com/oncehq/once/adapters/queue/gochannel"
+	"github.com/oncehq/once/adapters/queue/memqueue"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/queuetest"
 )
@@ -35,7 +39,7 @@ func (r republish) Defer(_ context.Context, m ports.Message, until time.Time, at
 
 func newWorker(t *testing.T) (*queue.Worker, func() error) {
 	t.Helper()
-	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	pub, sub := memqueue.New(memqueue.Config{})
 	w, err := queue.NewWorker(sub, dropFailures{}, dropFailures{}, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -102,8 +106,8 @@ func TestWorkerCloseWithoutRun(t *testing.T) {
 }
 
 func TestWorkerRunFailsWhenSubscribeFails(t *testing.T) {
-	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
-	_ = pub.Close() // Subscribe on a closed GoChannel fails
+	pub, sub := memqueue.New(memqueue.Config{})
+	_ = pub.Close() // Subscribe on a closed queue fails
 	w, err := queue.NewWorker(sub, dropFailures{}, dropFailures{}, map[string]ports.MessageHandler{"a": nop}, queue.WorkerConfig{}, queuetest.Logger(t))
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +122,7 @@ func TestWorkerRunFailsWhenSubscribeFails(t *testing.T) {
 }
 
 func TestNewWorkerRejectsMissingHandlers(t *testing.T) {
-	pub, sub := gochannel.New(gochannel.Config{}, queuetest.Logger(t))
+	pub, sub := memqueue.New(memqueue.Config{})
 	defer pub.Close()
 	if _, err := queue.NewWorker(sub, dropFailures{}, dropFailures{}, nil, queue.WorkerConfig{}, nil); err == nil {
 		t.Error("no handlers accepted")
@@ -126,4 +130,47 @@ func TestNewWorkerRejectsMissingHandlers(t *testing.T) {
 	if _, err := queue.NewWorker(sub, dropFailures{}, dropFailures{}, map[string]ports.MessageHandler{"a": nil}, queue.WorkerConfig{}, nil); err == nil {
 		t.Error("nil handler accepted")
 	}
+}
+
+// The worker runs as many jobs at once as its subscriber hands out: each
+// handler here waits until all of them have started.
+func TestWorkerRunsAsManyJobsAsTheSubscriberHandsOut(t *testing.T) {
+	const jobs = 8
+	pub, sub := memqueue.New(memqueue.Config{Prefetch: jobs})
+	defer pub.Close()
+	var started, finished sync.WaitGroup
+	started.Add(jobs)
+	finished.Add(jobs)
+	together := make(chan struct{})
+	go func() { started.Wait(); close(together) }()
+	h := ports.MessageHandlerFunc(func(ctx context.Context, m ports.Message) error {
+		defer finished.Done()
+		started.Done()
+		select {
+		case <-together:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	w, err := queue.NewWorker(sub, dropFailures{}, dropFailures{}, map[string]ports.MessageHandler{"a": h}, queue.WorkerConfig{}, queuetest.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for range jobs {
+		m := ports.Message{ID: uuid.New(), Type: "a", Payload: []byte(`{}`)}
+		if err := pub.Publish(queue.Topic("", "a"), queue.ToMessage(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-together:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the jobs did not run at once: %d running", w.Running())
+	}
+	finished.Wait()
 }

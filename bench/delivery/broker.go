@@ -16,7 +16,7 @@ import (
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/amqp"
 	"github.com/oncehq/once/adapters/queue/bullmq"
-	"github.com/oncehq/once/adapters/queue/gochannel"
+	"github.com/oncehq/once/adapters/queue/memqueue"
 	"github.com/oncehq/once/adapters/queue/redisstream"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/ports"
@@ -65,7 +65,7 @@ func (b *broker) newPublisher() (publisher, error) {
 		return bullmq.New(bc)
 	case PublisherMemory:
 		// No subscriber: the persistent GoChannel just keeps the messages.
-		pub, _ = gochannel.New(gochannel.Config{}, b.log)
+		pub, _ = memqueue.New(memqueue.Config{})
 	case PublisherRedis:
 		pub, err = redisstream.NewPublisher(redisstream.Config{URL: b.cfg.RedisURL}, b.log)
 	case PublisherAMQP:

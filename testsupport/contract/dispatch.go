@@ -425,7 +425,9 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		got := mustGetEvent(t, h, ws, d1)
 		require.Equal(t, model.OutboxPending, got.Status)
 		require.Equal(t, 0, got.AttemptCount)
+		require.Equal(t, 0, got.JobAttempts, "the job starts over")
 		requireSameTime(t, redriveAt, got.NextAttemptAt, "next_attempt_at")
+		requireSameTime(t, redriveAt, got.CreatedAt, "created_at: the job's deadline starts over")
 		require.Equal(t, model.OutboxDeadLetter, mustGetEvent(t, h, ws, d2).Status)
 		require.Equal(t, model.OutboxDispatched, mustGetEvent(t, h, ws, sent).Status)
 		requireSameEvent(t, pending, mustGetEvent(t, h, ws, pending.ID))
@@ -434,6 +436,7 @@ func testOutboxDispatch(t *testing.T, h Harness) {
 		require.Equal(t, 0, redrive(t, h, ws, []uuid.UUID{}, redriveAt), "empty ids redrive none")
 		require.Equal(t, 1, redrive(t, h, ws, nil, redriveAt), "nil ids redrive all of the workspace's")
 		require.Equal(t, model.OutboxPending, mustGetEvent(t, h, ws, d2).Status)
+		require.Equal(t, 0, mustGetEvent(t, h, ws, d2).JobAttempts, "the job starts over")
 		require.Equal(t, model.OutboxDeadLetter, mustGetEvent(t, h, other, otherDead).Status)
 		require.Equal(t, 0, redrive(t, h, ws, nil, redriveAt))
 

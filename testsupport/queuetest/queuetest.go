@@ -75,13 +75,19 @@ func (w *testWriter) stop() {
 
 // newMessage builds a message of eventType with every field set.
 func newMessage(eventType string, i int) ports.Message {
-	return ports.Message{
+	m := ports.Message{
 		ID:          uuid.New(),
 		Type:        eventType,
 		WorkspaceID: uuid.New(),
 		Payload:     fmt.Appendf(nil, `{"task_id":%q,"n":%d}`, uuid.NewString(), i),
 		Traceparent: "00-" + uuid.New().String()[:8] + "bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 	}
+	// Every other message has no job fields: absent reads back as zero.
+	if i%2 == 0 {
+		m.Destination, m.OrderingKey = fmt.Sprintf("shopify/shop-%d", i), fmt.Sprintf("catalog/%d", i)
+		m.Attempts, m.CreatedAt = i+1, time.Date(2030, 1, 2, 3, 4, 5, 6789+i, time.UTC)
+	}
+	return m
 }
 
 // subscription collects what one Subscribe delivers, acknowledging each
@@ -122,8 +128,22 @@ func (s *subscription) stop() {
 	}
 }
 
-// take returns the next n messages, acknowledged, failing after wait.
+// take returns the next n messages, each acknowledged as it arrives (a
+// broker may hand out the next only then).
 func (s *subscription) take(t *testing.T, n int) []*message.Message {
+	t.Helper()
+	return s.collect(t, n, (*message.Message).Ack)
+}
+
+// receive returns the next n messages, neither acked nor nacked.
+func (s *subscription) receive(t *testing.T, n int) []*message.Message {
+	t.Helper()
+	return s.collect(t, n, func(*message.Message) bool { return true })
+}
+
+// collect returns the next n messages, passing each to arrived as it
+// arrives, failing after wait.
+func (s *subscription) collect(t *testing.T, n int, arrived func(*message.Message) bool) []*message.Message {
 	t.Helper()
 	var got []*message.Message
 	timeout := time.After(wait)
@@ -133,7 +153,7 @@ func (s *subscription) take(t *testing.T, n int) []*message.Message {
 			if !ok {
 				t.Fatalf("subscription closed after %d of %d messages", len(got), n)
 			}
-			m.Ack()
+			arrived(m)
 			got = append(got, m)
 		case <-timeout:
 			t.Fatalf("received %d of %d messages within %s", len(got), n, wait)
@@ -192,13 +212,17 @@ func checkDelivered(t *testing.T, want []ports.Message, got []*message.Message) 
 func checkMessage(t *testing.T, want, got ports.Message) {
 	t.Helper()
 	if got.ID != want.ID || got.Type != want.Type || got.WorkspaceID != want.WorkspaceID ||
-		got.Traceparent != want.Traceparent || !bytes.Equal(got.Payload, want.Payload) {
+		got.Traceparent != want.Traceparent || !bytes.Equal(got.Payload, want.Payload) ||
+		got.Destination != want.Destination || got.OrderingKey != want.OrderingKey ||
+		got.Attempts != want.Attempts || !got.CreatedAt.Equal(want.CreatedAt) {
 		t.Errorf("message %s:\n got  %+v\n want %+v", want.ID, show(got), show(want))
 	}
 }
 
 func show(m ports.Message) any {
 	return struct {
-		ID, Type, WorkspaceID, Traceparent, Payload string
-	}{m.ID.String(), m.Type, m.WorkspaceID.String(), m.Traceparent, string(m.Payload)}
+		ID, Type, WorkspaceID, Traceparent, Payload, Destination, OrderingKey string
+		Attempts                                                              int
+		CreatedAt                                                             time.Time
+	}{m.ID.String(), m.Type, m.WorkspaceID.String(), m.Traceparent, string(m.Payload), m.Destination, m.OrderingKey, m.Attempts, m.CreatedAt}
 }

@@ -1,6 +1,7 @@
-// Package amqp is the queue on RabbitMQ (AMQP 0.9.1): workers consume
-// through watermill-amqp/v3, the publisher is written on amqp091 directly
-// (publisher.go).
+// Package amqp is the queue on RabbitMQ (AMQP 0.9.1), written on amqp091
+// directly: the publisher (publisher.go) and the subscriber the workers
+// consume through (subscriber.go), which hands out up to Config.Prefetch
+// messages at once and acknowledges each as its handler finishes.
 //
 // A topic is a durable fanout exchange and a durable queue of the same
 // name bound to it; the workers of all processes consume that queue, so
@@ -22,11 +23,9 @@
 package amqp
 
 import (
-	"log/slog"
 	"time"
 
 	wmamqp "github.com/ThreeDotsLabs/watermill-amqp/v3/pkg/amqp"
-	"github.com/ThreeDotsLabs/watermill/message"
 	amqp091 "github.com/rabbitmq/amqp091-go"
 	"go.opentelemetry.io/otel/trace"
 
@@ -44,6 +43,10 @@ const (
 // not set one (RabbitMQ 4 picks the same by default).
 const DefaultDeliveryLimit = 20
 
+// MaxPrefetch is the largest prefetch AMQP can ask for (basic.qos carries
+// it in 16 bits).
+const MaxPrefetch = 1<<16 - 1
+
 // Config configures AMQP publishers and subscribers.
 type Config struct {
 	// URL is an amqp:// or amqps:// URI.
@@ -51,7 +54,9 @@ type Config struct {
 	// DialTimeout bounds connecting, TLS and AMQP handshake (default 5s).
 	DialTimeout time.Duration
 	// Prefetch is how many unacknowledged messages the broker hands one
-	// subscription (default 1: fair sharing between workers).
+	// subscription, all handed out at once (basic.qos): a worker's
+	// buffer of jobs in flight. Default 1: one at a time, fair sharing
+	// between workers.
 	Prefetch int
 	// QueueType is the type of the queues once declares: QueueQuorum (the
 	// default) or QueueClassic. Publishers and subscribers of one
@@ -91,6 +96,9 @@ func (c Config) Validate() error {
 	if c.QueueType != "" && c.QueueType != QueueQuorum && c.QueueType != QueueClassic {
 		return domain.Errorf(domain.CodeValidation, "amqp: queue type %q must be %s or %s", c.QueueType, QueueQuorum, QueueClassic)
 	}
+	if c.Prefetch < 0 || c.Prefetch > MaxPrefetch {
+		return domain.Errorf(domain.CodeValidation, "amqp: prefetch %d must be between 1 and %d", c.Prefetch, MaxPrefetch)
+	}
 	return nil
 }
 
@@ -105,9 +113,10 @@ func (c Config) amqpConfig() amqp091.Config {
 	}
 }
 
-// watermillConfig is the one place the broker behaviour is chosen: the
-// subscriber's whole configuration, and the topology the publisher
-// declares.
+// watermillConfig is the one place the names and kinds of the exchanges,
+// queues and bindings are chosen, which publishers and subscribers
+// declare (topology.go); tests also build watermill's own publisher from
+// it to compare with.
 func (c Config) watermillConfig() wmamqp.Config {
 	c = c.withDefaults()
 	amqpConfig := c.amqpConfig()
@@ -135,9 +144,6 @@ func (c Config) watermillConfig() wmamqp.Config {
 			GenerateRoutingKey: func(string) string { return "" },
 			ConfirmDelivery:    true,
 		},
-		Consume: wmamqp.ConsumeConfig{
-			Qos: wmamqp.QosConfig{PrefetchCount: c.Prefetch},
-		},
 		TopologyBuilder: c.topology(),
 	}
 }
@@ -146,18 +152,6 @@ func (c Config) watermillConfig() wmamqp.Config {
 func (c Config) topology() topology {
 	c = c.withDefaults()
 	return topology{queueType: c.QueueType, deliveryLimit: c.DeliveryLimit}
-}
-
-// NewSubscriber connects and returns a subscriber owning its connection.
-func NewSubscriber(cfg Config, logger *slog.Logger) (message.Subscriber, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	sub, err := wmamqp.NewSubscriber(cfg.watermillConfig(), queue.NewLogger(logger))
-	if err != nil {
-		return nil, connectError("subscriber", err)
-	}
-	return sub, nil
 }
 
 func connectError(what string, err error) error {

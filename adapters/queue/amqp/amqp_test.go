@@ -47,21 +47,24 @@ func channel(t *testing.T, uri string) *amqp091.Channel {
 	return ch
 }
 
-// cleanupTopics deletes the queues and exchanges of the test's topics.
+// cleanupTopics deletes the queues and exchanges of the test's topics
+// when it ends.
 func cleanupTopics(t *testing.T, uri string, topics ...string) {
-	t.Cleanup(func() {
-		conn, err := amqp091.Dial(uri)
-		if err != nil {
+	t.Cleanup(func() { cleanupTopicsNow(t, uri, topics...) })
+}
+
+func cleanupTopicsNow(t *testing.T, uri string, topics ...string) {
+	conn, err := amqp091.Dial(uri)
+	if err != nil {
+		t.Logf("cleanup: %v", err)
+		return
+	}
+	defer conn.Close()
+	for _, topic := range topics {
+		if err := DeleteTopology(conn, topic); err != nil {
 			t.Logf("cleanup: %v", err)
-			return
 		}
-		defer conn.Close()
-		for _, topic := range topics {
-			if err := DeleteTopology(conn, topic); err != nil {
-				t.Logf("cleanup: %v", err)
-			}
-		}
-	})
+	}
 }
 
 // rawPairOf builds a publisher and a subscriber declaring queues of

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"sync"
 	"time"
 
@@ -76,7 +75,7 @@ func NewPublisher(cfg Config, logger *slog.Logger) (message.Publisher, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.DialTimeout)
 	defer cancel()
-	conn, err := p.dial(ctx)
+	conn, err := dial(ctx, p.cfg)
 	if err != nil {
 		return nil, connectError("publisher", err)
 	}
@@ -139,13 +138,9 @@ func (p *Publisher) session(ctx context.Context) (*amqp091.Connection, *amqp091.
 		return nil, nil, fmt.Errorf("amqp: publisher closed: %w", ports.ErrBrokerUnreachable)
 	}
 	if p.conn == nil || p.conn.IsClosed() {
-		conn, err := p.dial(ctx)
+		conn, err := dial(ctx, p.cfg)
 		if err != nil {
-			cause := ports.ErrBrokerUnreachable
-			if misconfigured(err) {
-				cause = ports.ErrBrokerMisconfigured // refused credentials or virtual host
-			}
-			return nil, nil, fmt.Errorf("amqp: connect: %w: %w", cause, err)
+			return nil, nil, dialFailure(err)
 		}
 		p.conn, p.ch, p.declared = conn, nil, map[string]bool{}
 	}
@@ -184,7 +179,7 @@ func (p *Publisher) openChannel(conn *amqp091.Connection) (*amqp091.Channel, err
 func (p *Publisher) send(conn *amqp091.Connection, ch *amqp091.Channel, topic string, msgs []*message.Message) ([]*amqp091.DeferredConfirmation, error) {
 	if !p.declared[topic] {
 		if err := p.cfg.topology().declare(ch, topic, p.cfg.watermillConfig()); err != nil {
-			return nil, p.failure(conn, err)
+			return nil, brokerFailure(conn, err)
 		}
 		p.declared[topic] = true
 	}
@@ -196,7 +191,7 @@ func (p *Publisher) send(conn *amqp091.Connection, ch *amqp091.Channel, topic st
 		}
 		confirms[i], err = ch.PublishWithDeferredConfirm(topic, "", false, false, pub)
 		if err != nil {
-			return nil, p.failure(conn, fmt.Errorf("amqp: publish message %s: %w", m.UUID, err))
+			return nil, brokerFailure(conn, fmt.Errorf("amqp: publish message %s: %w", m.UUID, err))
 		}
 	}
 	return confirms, nil
@@ -212,27 +207,12 @@ func (p *Publisher) await(ctx context.Context, conn *amqp091.Connection, ch *amq
 		case acked:
 			continue
 		case ch.IsClosed():
-			return p.failure(conn, fmt.Errorf("amqp: channel closed before the confirm of message %s", msgs[i].UUID))
+			return brokerFailure(conn, fmt.Errorf("amqp: channel closed before the confirm of message %s", msgs[i].UUID))
 		default:
 			return fmt.Errorf("amqp: the broker refused message %s (nack)", msgs[i].UUID)
 		}
 	}
 	return nil
-}
-
-// failure marks err as the broker's when the broker refused once's setup,
-// or when the connection is gone.
-func (p *Publisher) failure(conn *amqp091.Connection, err error) error {
-	if ports.BrokersFault(err) {
-		return err // a declaration refused (topology.refused)
-	}
-	if misconfigured(err) {
-		return fmt.Errorf("%w: %w", ports.ErrBrokerMisconfigured, err)
-	}
-	if conn.IsClosed() {
-		return fmt.Errorf("%w: connection lost: %w", ports.ErrBrokerUnreachable, err)
-	}
-	return err
 }
 
 // forget drops, after a failed publish, what the failure closed: the
@@ -260,30 +240,6 @@ func (p *Publisher) dropLocked(conn *amqp091.Connection) {
 	if p.conn == conn {
 		p.conn, p.ch = nil, nil
 	}
-}
-
-// dial connects within DialTimeout and ctx: TCP, TLS and the AMQP
-// handshake all end by the earlier deadline.
-func (p *Publisher) dial(ctx context.Context) (*amqp091.Connection, error) {
-	deadline := time.Now().Add(p.cfg.DialTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	cfg := p.cfg.amqpConfig()
-	cfg.Dial = func(network, addr string) (net.Conn, error) {
-		d := net.Dialer{Deadline: deadline}
-		conn, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		// amqp091 clears it once the handshake is done.
-		if err := conn.SetDeadline(deadline); err != nil {
-			_ = conn.Close()
-			return nil, err
-		}
-		return conn, nil
-	}
-	return amqp091.DialConfig(p.cfg.URL, cfg)
 }
 
 // Close closes the connection, cutting short a Publish in progress.

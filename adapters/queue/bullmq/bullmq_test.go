@@ -115,6 +115,7 @@ func TestBullMQWritesTheJobLayoutTheWorkerReads(t *testing.T) {
 	ctx := context.Background()
 	verify, sync := message1(model.EventStoreCredentialsVerify, 1), message1(model.EventCatalogSync, 2)
 	verify.Destination, verify.OrderingKey = "shopify/shop-1", "catalog/store-1"
+	verify.Attempts, verify.CreatedAt = 2, time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC)
 	e.publish(t, verify, sync)
 
 	job := e.redis.HGetAll(ctx, e.key("stores", verify.ID.String())).Val()
@@ -128,12 +129,16 @@ func TestBullMQWritesTheJobLayoutTheWorkerReads(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(job["data"]), &data))
 	assert.Equal(t, bullmq.Data{
 		EventID: verify.ID, WorkspaceID: verify.WorkspaceID, Traceparent: verify.Traceparent,
-		Destination: "shopify/shop-1", OrderingKey: "catalog/store-1", Payload: verify.Payload,
+		Destination: "shopify/shop-1", OrderingKey: "catalog/store-1", JobAttempts: 2, CreatedAt: verify.CreatedAt,
+		Payload: verify.Payload,
 	}, data)
+	assert.Contains(t, job["data"], `"created_at":"2030-01-02T03:04:05.000000006Z"`)
 	var syncData map[string]any
 	require.NoError(t, json.Unmarshal([]byte(e.redis.HGet(ctx, e.key("jobs", sync.ID.String()), "data").Val()), &syncData))
 	assert.NotContains(t, syncData, "destination", "a job without a destination has none in its data")
 	assert.NotContains(t, syncData, "ordering_key")
+	assert.NotContains(t, syncData, "job_attempts")
+	assert.NotContains(t, syncData, "created_at")
 	assert.JSONEq(t, `{"jobId":"`+verify.ID.String()+`","attempts":3,"backoff":{"type":"exponential","delay":1000},"priority":3,
 		"removeOnComplete":{"age":3600,"count":1000},"removeOnFail":{"age":86400,"count":1000}}`, job["opts"])
 

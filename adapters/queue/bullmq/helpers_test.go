@@ -159,13 +159,12 @@ func toMessage(t *testing.T, j bullmqtest.Job) *message.Message {
 	if !bytes.Equal(d.Payload, []byte("null")) {
 		payload = d.Payload
 	}
-	m := message.NewMessage(j.ID, payload)
-	m.Metadata.Set(queue.MetadataEventType, j.Name)
-	if d.WorkspaceID != uuid.Nil {
-		m.Metadata.Set(queue.MetadataWorkspaceID, d.WorkspaceID.String())
-	}
-	if d.Traceparent != "" {
-		m.Metadata.Set(queue.MetadataTraceparent, d.Traceparent)
-	}
+	// The message as the queue adapter carries it, from the job data's
+	// fields; the job id stays as the worker saw it.
+	m := queue.ToMessage(ports.Message{
+		Type: j.Name, WorkspaceID: d.WorkspaceID, Payload: payload, Traceparent: d.Traceparent,
+		Destination: d.Destination, OrderingKey: d.OrderingKey, Attempts: d.JobAttempts, CreatedAt: d.CreatedAt,
+	})
+	m.UUID = j.ID
 	return m
 }

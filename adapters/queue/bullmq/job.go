@@ -41,12 +41,18 @@ type Retention struct {
 // Destination and OrderingKey (absent when the job has none) let a Node.js
 // worker group its jobs and pace them per destination (BullMQ's rate
 // limiter, or its groups), and run one ordering key's jobs one at a time.
+// JobAttempts and CreatedAt are the message's Attempts and CreatedAt
+// (absent when zero): the runs that failed by the job's own fault before
+// this publish (named apart from BullMQ's own attempts), and when the
+// event was committed, for a deadline counted from it.
 type Data struct {
 	EventID     uuid.UUID       `json:"event_id"`
 	WorkspaceID uuid.UUID       `json:"workspace_id"`
 	Traceparent string          `json:"traceparent,omitempty"`
 	Destination string          `json:"destination,omitempty"`
 	OrderingKey string          `json:"ordering_key,omitempty"`
+	JobAttempts int             `json:"job_attempts,omitempty"`
+	CreatedAt   time.Time       `json:"created_at,omitzero"`
 	Payload     json.RawMessage `json:"payload"`
 }
 
@@ -96,7 +102,8 @@ func newJob(m ports.Message, queue string, priority int, o JobOptions) (job, err
 	}
 	data, err := json.Marshal(Data{
 		EventID: m.ID, WorkspaceID: m.WorkspaceID, Traceparent: m.Traceparent,
-		Destination: m.Destination, OrderingKey: m.OrderingKey, Payload: payload,
+		Destination: m.Destination, OrderingKey: m.OrderingKey, JobAttempts: m.Attempts, CreatedAt: m.CreatedAt.UTC(),
+		Payload: payload,
 	})
 	if err != nil {
 		return job{}, domain.Wrap(domain.CodeValidation, err, "bullmq: job data cannot be encoded")

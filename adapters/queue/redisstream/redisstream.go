@@ -1,4 +1,4 @@
-// Package redisstream is the queue on Redis Streams (watermill-redisstream).
+// Package redisstream is the queue on Redis Streams.
 //
 // A topic is a stream. Publishing is XADD: Publish returns once Redis
 // answered with the entry id, and the stream exists from the first XADD, so
@@ -6,9 +6,11 @@
 // a consumer group (default "once-workers") created at the start of the
 // stream ("0"): a group created after messages were published still
 // delivers them, and the workers of the group share the messages. Each
-// process is one consumer of the group. A message delivered to a consumer
-// that died before acknowledging stays pending; any live consumer claims
-// it once it has been idle for MaxIdleTime, checking every ClaimInterval.
+// process is one consumer of the group, and each of its subscriptions
+// holds up to Prefetch messages unacknowledged at once (subscriber.go). A
+// message delivered to a consumer that died before acknowledging stays
+// pending; any live consumer claims it once it has been idle for
+// MaxIdleTime, checking every ClaimInterval.
 //
 // Redis is a single node, a Sentinel-managed primary or a Cluster, as the
 // URL says (redisconn). On a Cluster each stream is a key of its own, so
@@ -32,8 +34,6 @@
 package redisstream
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -46,7 +46,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/redisconn"
 	"github.com/oncehq/once/ports"
 )
@@ -79,14 +78,22 @@ type Config struct {
 	Consumer string
 	// ClaimInterval is how often pending messages of other consumers are
 	// checked (default 5s); MaxIdleTime is how long a message must have
-	// been pending before it is taken over (default 60s). MaxIdleTime must
-	// exceed the longest handling time, retries included, or a slow message
-	// is delivered twice.
+	// been pending before it is taken over (default 60s). A subscription
+	// refreshes the messages it holds every MaxIdleTime/3, so only a dead
+	// consumer's messages reach it, however long a job runs.
 	ClaimInterval time.Duration
 	MaxIdleTime   time.Duration
 	// BlockTime is how long one read waits for new entries (default
 	// 100ms); it also bounds how long closing a subscription takes.
 	BlockTime time.Duration
+	// Prefetch is how many messages a subscription hands out before any
+	// is acknowledged (default DefaultPrefetch): the worker's buffer, so
+	// it can run and schedule many jobs at once.
+	Prefetch int
+	// NackDelay is how long a nacked message waits before it is handed
+	// out again (default 100ms), so a handler that nacks at once does not
+	// spin.
+	NackDelay time.Duration
 
 	// Tracing, when set, gives each Redis command a span (redisconn).
 	Tracing trace.TracerProvider
@@ -157,46 +164,6 @@ func (p *publisher) Close() error {
 		return nil
 	}
 	return p.client.Close()
-}
-
-// NewSubscriber returns a consumer-group subscriber with its own Redis
-// client, closed by Close.
-func NewSubscriber(cfg Config, logger *slog.Logger) (message.Subscriber, error) {
-	client, err := cfg.client()
-	if err != nil {
-		return nil, err
-	}
-	if cfg.ConsumerGroup == "" {
-		cfg.ConsumerGroup = DefaultConsumerGroup
-	}
-	if cfg.Consumer == "" {
-		cfg.Consumer = consumerName()
-	}
-	if cfg.BlockTime == 0 {
-		cfg.BlockTime = 100 * time.Millisecond
-	}
-	sub, err := wmredis.NewSubscriber(wmredis.SubscriberConfig{
-		Client:        client,
-		ConsumerGroup: cfg.ConsumerGroup,
-		Consumer:      cfg.Consumer,
-		ClaimInterval: cfg.ClaimInterval, // 0: the library's 5s
-		MaxIdleTime:   cfg.MaxIdleTime,   // 0: the library's 60s
-		BlockTime:     cfg.BlockTime,
-		OldestId:      "0",
-		// Without it the first read blocks forever on an empty stream and
-		// closing the subscription waits for it.
-		DisableIndefiniteInitialBlock: true,
-		// A read fails with the context when its subscription ends: stop
-		// at once instead of the library's sleep-log-retry loop.
-		ShouldStopOnReadErrors: func(err error) bool {
-			return errors.Is(err, context.Canceled) || errors.Is(err, redis.ErrClosed)
-		},
-	}, queue.NewLogger(logger))
-	if err != nil {
-		_ = client.Close()
-		return nil, fmt.Errorf("redisstream: new subscriber: %w", err)
-	}
-	return sub, nil
 }
 
 // consumerName is unique per subscriber and says which host and process

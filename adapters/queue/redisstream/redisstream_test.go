@@ -112,6 +112,33 @@ func TestWorkerContract(t *testing.T) {
 	onEachTopology(t, func(t *testing.T, url string) { queuetest.RunWorkerContract(t, rawPairOn(url)) })
 }
 
+// Each subscriber is a consumer of its own, and takes over within a second
+// what another left pending.
+func TestConcurrentContract(t *testing.T) {
+	onEachTopology(t, func(t *testing.T, url string) {
+		queuetest.RunConcurrentContract(t, func(t *testing.T, prefix string, prefetch int) (message.Publisher, func() message.Subscriber) {
+			cfg := redisstream.Config{
+				URL: url, ConsumerGroup: "once-workers-test", Prefetch: prefetch,
+				MaxIdleTime: 300 * time.Millisecond, ClaimInterval: 50 * time.Millisecond,
+			}
+			pub, err := redisstream.NewPublisher(cfg, queuetest.Logger(t))
+			if err != nil {
+				t.Fatalf("NewPublisher: %v", err)
+			}
+			cleanupStreams(t, url, queuetest.Topics(prefix)...)
+			t.Cleanup(func() { _ = pub.Close() })
+			return pub, func() message.Subscriber {
+				sub, err := redisstream.NewSubscriber(cfg, queuetest.Logger(t))
+				if err != nil {
+					t.Fatalf("NewSubscriber: %v", err)
+				}
+				t.Cleanup(func() { _ = sub.Close() })
+				return sub
+			}
+		})
+	})
+}
+
 // A Redis Cluster node reached through a single-node URL answers MOVED
 // for the streams of the other masters' slots: the broker's fault, not the
 // events'. No attempt is spent, nothing is dead-lettered, and the

@@ -157,7 +157,7 @@ func (c *Client) call(ctx context.Context, system, path string, info callInfo, b
 	if info.token != "" {
 		req.Header.Set(HeaderIdempotencyKey, info.token)
 	}
-	if key := orderingKeyOf(ctx); key != "" {
+	if key := domain.OrderingKeyOf(ctx); key != "" {
 		req.Header.Set(HeaderOrderingKey, key)
 	}
 	if info.creds != (model.StoreCredentials{}) {
@@ -244,18 +244,4 @@ func transportCause(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-type orderingKeyContext struct{}
-
-// WithOrderingKey makes the Client's calls under ctx carry the ordering
-// key (HeaderOrderingKey), so the simulator can tell whether calls of one
-// key ever overlapped or ran out of order.
-func WithOrderingKey(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, orderingKeyContext{}, key)
-}
-
-func orderingKeyOf(ctx context.Context) string {
-	key, _ := ctx.Value(orderingKeyContext{}).(string)
-	return key
 }

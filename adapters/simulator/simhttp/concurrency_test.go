@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/simulator/simhttp"
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
@@ -27,7 +28,7 @@ func TestSimConcurrencyPerShopAndOrderingKey(t *testing.T) {
 	done := make(chan error, 2)
 	for _, token := range []string{"h-1", "h-2"} {
 		go func() {
-			_, err := c.CreateListing(simhttp.WithOrderingKey(ctx, "k1"), listingOf(token, "shopify", "a"))
+			_, err := c.CreateListing(domain.WithOrderingKey(ctx, "k1"), listingOf(token, "shopify", "a"))
 			done <- err
 		}()
 	}
@@ -38,10 +39,10 @@ func TestSimConcurrencyPerShopAndOrderingKey(t *testing.T) {
 	require.NoError(t, <-done)
 
 	for _, token := range []string{"o-1", "o-2", "o-3"} {
-		_, err := c.CreateListing(simhttp.WithOrderingKey(ctx, "k2"), listingOf(token, "shopify", "b"))
+		_, err := c.CreateListing(domain.WithOrderingKey(ctx, "k2"), listingOf(token, "shopify", "b"))
 		require.NoError(t, err)
 	}
-	_, err = c.Generate(simhttp.WithOrderingKey(ctx, "k3"), aiText("ai-1"))
+	_, err = c.Generate(domain.WithOrderingKey(ctx, "k3"), aiText("ai-1"))
 	require.NoError(t, err)
 
 	got, err := s.admin.InFlight(ctx, inTurn, overlapping)

@@ -19,7 +19,7 @@
 //     token in the Idempotency-Key header, and answers sorted into
 //     transient (CodeUnavailable: retry with the same token; a 429 is a
 //     platformerr.Throttled) and permanent errors, never repeating
-//     credentials or URLs. A context's ordering key (WithOrderingKey)
+//     credentials or URLs. A context's ordering key (domain.WithOrderingKey)
 //     travels with the call.
 //   - Admin reads the ledger and the read-outs and steers the faults and
 //     the platforms' settings, for tests, benches and `once sim ledger`.
