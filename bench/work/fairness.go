@@ -24,13 +24,26 @@ func runFairness(ctx context.Context, r *runner, rep int) ([]figure, error) {
 		{name, fmt.Sprintf("B's p50 commit→end, behind A's %d", r.cfg.Backlog), seconds, behind.p50, ""},
 		{name, fmt.Sprintf("B's p99 commit→end, behind A's %d", r.cfg.Backlog), seconds, behind.p99, ""},
 		{name, "B's p99 behind ÷ alone", times, ratio(behind.p99, alone.p99), "≤ 2×"},
+		{name, "B's p99 commit → its call, alone", seconds, alone.phases.beforeCall.p99, ""},
+		{name, "B's p99 commit → its call, behind", seconds, behind.phases.beforeCall.p99, ""},
+		{name, "B's p99 call's answer → end, alone", seconds, alone.phases.afterCall.p99, ""},
+		{name, "B's p99 call's answer → end, behind", seconds, behind.phases.afterCall.p99, ""},
+		{name, "A's jobs ended when B's last ended", count, float64(behind.backlogEnded), fmt.Sprintf("of %d", r.cfg.Backlog)},
 	}, nil
+}
+
+// fairnessRun is what one variant of fairness measured of B's jobs.
+type fairnessRun struct {
+	latency
+	phases phases
+	// backlogEnded is how many of A's jobs had ended when B's last did.
+	backlogEnded int
 }
 
 // fairness queues backlog jobs of the first workspace, starts the worker,
 // waits until it has ended one of them, then creates cfg.Few jobs in a
 // second workspace and returns their commit→end.
-func (r *runner) fairness(ctx context.Context, label string, backlog int) (lat latency, err error) {
+func (r *runner) fairness(ctx context.Context, label string, backlog int) (run fairnessRun, err error) {
 	err = r.in(ctx, label, r.latencyFlag(), func(st *stack) error {
 		b, err := st.svc.NewWorkspace(ctx, "bench B", loadConns)
 		if err != nil {
@@ -56,8 +69,17 @@ func (r *runner) fairness(ctx context.Context, label string, backlog int) (lat l
 		if err := waitEnded(ctx, st, r.progress, r.cfg.Timeout, r.cfg.Few, "o.workspace_id = $1", b.Workspace); err != nil {
 			return err
 		}
-		lat, err = latencyOf(ctx, st.svc.Super(), "o.workspace_id = $1", b.Workspace)
+		db := st.svc.Super()
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM operations a WHERE a.workspace_id = $1
+			AND a.status IN ('succeeded', 'failed') AND a.updated_at <= (SELECT max(updated_at) FROM operations WHERE workspace_id = $2)`,
+			st.svc.Workspace(), b.Workspace).Scan(&run.backlogEnded); err != nil {
+			return err
+		}
+		if run.latency, err = latencyOf(ctx, db, "o.workspace_id = $1", b.Workspace); err != nil {
+			return err
+		}
+		run.phases, err = phasesOf(ctx, st, b.Workspace)
 		return err
 	})
-	return lat, err
+	return run, err
 }

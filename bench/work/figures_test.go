@@ -78,3 +78,19 @@ func TestBusySince(t *testing.T) {
 		t.Fatalf("busySince = %v, want 0.75", got)
 	}
 }
+
+func TestPercentilesByNearestRank(t *testing.T) {
+	values := make([]float64, 0, 100)
+	for i := 100; i >= 1; i-- {
+		values = append(values, float64(i))
+	}
+	if got := percentiles(values); got.p50 != 50 || got.p99 != 99 {
+		t.Fatalf("percentiles = %+v, want p50 50, p99 99", got)
+	}
+	if got := percentiles([]float64{3}); got.p50 != 3 || got.p99 != 3 {
+		t.Fatalf("percentiles of one = %+v, want 3, 3", got)
+	}
+	if got := percentiles(nil); got != (latency{}) {
+		t.Fatalf("percentiles of none = %+v, want zero", got)
+	}
+}

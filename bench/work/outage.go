@@ -11,8 +11,10 @@ type outageRun struct {
 	succeeded, failed int
 	shopify, amazon   attempts
 	amazonLatency     latency
-	// afterBack is from shopify's return to its last job's end.
-	afterBack time.Duration
+	// afterBack is from shopify's return to its last job's end;
+	// endedAfterBack how many shopify jobs ended after it.
+	afterBack      time.Duration
+	endedAfterBack int
 }
 
 // runOutage runs shopify and amazon jobs at a steady rate with shopify
@@ -39,6 +41,7 @@ func runOutage(ctx context.Context, r *runner, rep int) ([]figure, error) {
 		{name, "amazon p99 commit→end, no outage", seconds, calm.amazonLatency.p99, ""},
 		{name, "amazon p99 commit→end, shopify down", seconds, down.amazonLatency.p99, ""},
 		{name, "amazon p99 down ÷ no outage", times, ratio(down.amazonLatency.p99, calm.amazonLatency.p99), "≤ 1.5×"},
+		{name, "shopify jobs ended after it was back (they waited)", count, float64(down.endedAfterBack), ""},
 		{name, "shopify back → its last job's end", seconds, down.afterBack.Seconds(), "≤ 60 s"},
 	}, nil
 }
@@ -131,6 +134,10 @@ func (r *runner) readOutage(ctx context.Context, st *stack, back time.Time, run 
 			return err
 		}
 		run.afterBack = shopify.last.Sub(back)
+		if err := db.QueryRowContext(ctx, `SELECT count(*) `+jobsOf+`s.platform = 'shopify' AND o.updated_at > $1`, back).
+			Scan(&run.endedAfterBack); err != nil {
+			return err
+		}
 	}
 	return nil
 }
