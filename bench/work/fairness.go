@@ -29,6 +29,9 @@ func runFairness(ctx context.Context, r *runner, rep int) ([]figure, error) {
 		{name, "B's p99 call's answer → end, alone", seconds, alone.phases.afterCall.p99, ""},
 		{name, "B's p99 call's answer → end, behind", seconds, behind.phases.afterCall.p99, ""},
 		{name, "A's jobs ended when B's last ended", count, float64(behind.backlogEnded), fmt.Sprintf("of %d", r.cfg.Backlog)},
+		{name, "B's own attempts spent (sum), alone", count, float64(alone.attempts.jobSum), "0"},
+		{name, "B's own attempts spent (sum), behind", count, float64(behind.attempts.jobSum), "0"},
+		{name, "jobs parked to wait, behind (A's and B's)", count, behind.parks, ""},
 	}, nil
 }
 
@@ -38,6 +41,10 @@ type fairnessRun struct {
 	phases phases
 	// backlogEnded is how many of A's jobs had ended when B's last did.
 	backlogEnded int
+	// attempts are what B's jobs spent.
+	attempts attempts
+	// parks are the worker's, every workspace's jobs.
+	parks float64
 }
 
 // fairness queues backlog jobs of the first workspace, starts the worker,
@@ -69,6 +76,9 @@ func (r *runner) fairness(ctx context.Context, label string, backlog int) (run f
 		if err := waitEnded(ctx, st, r.progress, r.cfg.Timeout, r.cfg.Few, "o.workspace_id = $1", b.Workspace); err != nil {
 			return err
 		}
+		if run.parks, err = parks(st); err != nil {
+			return err
+		}
 		db := st.svc.Super()
 		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM operations a WHERE a.workspace_id = $1
 			AND a.status IN ('succeeded', 'failed') AND a.updated_at <= (SELECT max(updated_at) FROM operations WHERE workspace_id = $2)`,
@@ -76,6 +86,9 @@ func (r *runner) fairness(ctx context.Context, label string, backlog int) (run f
 			return err
 		}
 		if run.latency, err = latencyOf(ctx, db, "o.workspace_id = $1", b.Workspace); err != nil {
+			return err
+		}
+		if run.attempts, err = attemptsOf(ctx, db, "shopify/b%"); err != nil {
 			return err
 		}
 		run.phases, err = phasesOf(ctx, st, b.Workspace)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -114,7 +115,7 @@ func samplePeak(url string) *peakSampler {
 		tick := time.NewTicker(50 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if v, err := readGaugeSum(url, inFlightMetric); err == nil {
+			if v, err := readMetricSum(url, inFlightMetric, ""); err == nil {
 				peak = max(peak, v)
 			}
 			select {
@@ -134,9 +135,21 @@ func (p *peakSampler) peak() float64 {
 	return <-p.done
 }
 
-// readGaugeSum sums the series of the gauge name in the text exposition at
-// url.
-func readGaugeSum(url, name string) (float64, error) {
+// parks is how many times the worker parked a job in the outbox to wait
+// (once_worker_jobs_total{outcome="waiting"}), 0 when it never did.
+func parks(st *stack) (float64, error) {
+	n, err := readMetricSum(st.metrics, "once_worker_jobs_total", `outcome="waiting"`)
+	if errors.Is(err, errNoSeries) {
+		return 0, nil
+	}
+	return n, err
+}
+
+var errNoSeries = errors.New("no such series")
+
+// readMetricSum sums the series of the metric name whose line holds
+// labels ("" for all of them) in the text exposition at url.
+func readMetricSum(url, name, labels string) (float64, error) {
 	resp, err := http.Get(url) //nolint:gosec,noctx // the bench's own worker, sampled until stopped
 	if err != nil {
 		return 0, err
@@ -146,7 +159,7 @@ func readGaugeSum(url, name string) (float64, error) {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") || !strings.Contains(line, labels) {
 			continue
 		}
 		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
@@ -155,7 +168,7 @@ func readGaugeSum(url, name string) (float64, error) {
 		}
 	}
 	if !seen {
-		return 0, fmt.Errorf("%s: no %s", url, name)
+		return 0, fmt.Errorf("%s: %s{%s}: %w", url, name, labels, errNoSeries)
 	}
 	return sum, sc.Err()
 }

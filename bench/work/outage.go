@@ -8,7 +8,8 @@ import (
 
 // outageRun is what one run of the outage scenario measured.
 type outageRun struct {
-	succeeded, failed int
+	created, succeeded, failed int
+	parks                      float64
 	shopify, amazon   attempts
 	amazonLatency     latency
 	// afterBack is from shopify's return to its last job's end;
@@ -30,7 +31,9 @@ func runOutage(ctx context.Context, r *runner, rep int) ([]figure, error) {
 	}
 	name := fmt.Sprintf("outage, shopify down %s", r.cfg.OutageFor)
 	return []figure{
+		{name, "jobs created", count, float64(down.created), ""},
 		{name, "jobs succeeded", count, float64(down.succeeded), "all"},
+		{name, "jobs parked to wait (once_worker_jobs_total{outcome=\"waiting\"})", count, down.parks, ""},
 		{name, "jobs failed", count, float64(down.failed), "0"},
 		{name, "dead letters", count, float64(down.shopify.deadLetters + down.amazon.deadLetters), "0"},
 		{name, "shopify jobs' own attempts spent (sum, job_attempts)", count, float64(down.shopify.jobSum), "0"},
@@ -82,6 +85,11 @@ func (r *runner) outage(ctx context.Context, label string, down bool) (run outag
 		}
 		fmt.Fprintf(r.progress, "   %d jobs created; waiting for them to end\n", c.n)
 		if err := waitEnded(ctx, st, r.progress, r.cfg.Timeout, c.n, "true"); err != nil {
+			return err
+		}
+		run.created = c.n
+		var err error
+		if run.parks, err = parks(st); err != nil {
 			return err
 		}
 		return r.readOutage(ctx, st, back, &run)

@@ -19,6 +19,7 @@ type throttleRun struct {
 	hotDuration time.Duration // its first call to its last
 	throttled   int           // 429s the simulator answered the hot shop
 	hotFailed   int
+	parks       float64 // jobs parked to wait, every shop's
 	hot         attempts
 	others      latency
 }
@@ -43,6 +44,7 @@ func runThrottle(ctx context.Context, r *runner, rep int) ([]figure, error) {
 		{name, "throttled shop's first → last call", seconds, hot.hotDuration.Seconds(),
 			fmt.Sprintf("at best %.0f s", bucketDuration(r.cfg.Throttled, b).Seconds())},
 		{name, "429s answered to it", count, float64(hot.throttled), ""},
+		{name, "jobs parked to wait (once_worker_jobs_total{outcome=\"waiting\"})", count, hot.parks, ""},
 		{name, "its jobs failed", count, float64(hot.hotFailed), "0"},
 		{name, "its jobs' own attempts spent (sum)", count, float64(hot.hot.jobSum), "0"},
 		{name, "its dead letters", count, float64(hot.hot.deadLetters), "0"},
@@ -80,6 +82,9 @@ func (r *runner) throttle(ctx context.Context, label string, b bucket, hot bool)
 		}
 		fmt.Fprintf(r.progress, "   %d jobs created; waiting for them to end\n", n)
 		if err := waitEnded(ctx, st, r.progress, r.cfg.Timeout, n, "true"); err != nil {
+			return err
+		}
+		if run.parks, err = parks(st); err != nil {
 			return err
 		}
 		return r.readThrottle(ctx, st, b, hot, &run)

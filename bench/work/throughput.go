@@ -63,6 +63,14 @@ func (r *runner) throughput(ctx context.Context, label string, slots, n int) (fi
 		if err != nil {
 			return err
 		}
+		spent, err := attemptsOf(ctx, st.svc.Super(), "%")
+		if err != nil {
+			return err
+		}
+		parked, err := parks(st)
+		if err != nil {
+			return err
+		}
 		rate := jobsPerSecond(n, sp.first, sp.last, r.cfg.Latency)
 		slotCap := slotLimit(slots, r.cfg.Latency)
 		cpuCap := cpuLimit(runtime.NumCPU(), cpu, n)
@@ -84,6 +92,9 @@ func (r *runner) throughput(ctx context.Context, label string, slots, n int) (fi
 			{name, "peak " + inFlightMetric + " (sampled; counts jobs waiting for a slot too)", count, admitted, ""},
 			{name, "machine CPU busy, worker start → last end (/proc/stat)", percent, cpuTo.busySince(cpuFrom) * 100, ""},
 			{name, "jobs failed", count, float64(sp.failed), "0"},
+			{name, "jobs' own attempts spent (sum, job_attempts)", count, float64(spent.jobSum), "0"},
+			{name, "dead letters", count, float64(spent.deadLetters), "0"},
+			{name, "jobs parked to wait", count, parked, "0"},
 		}...)
 		return nil
 	})
