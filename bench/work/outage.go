@@ -10,8 +10,8 @@ import (
 type outageRun struct {
 	created, succeeded, failed int
 	parks                      float64
-	shopify, amazon   attempts
-	amazonLatency     latency
+	shopify, amazon            attempts
+	amazonLatency              latency
 	// afterBack is from shopify's return to its last job's end;
 	// endedAfterBack how many shopify jobs ended after it.
 	afterBack      time.Duration
