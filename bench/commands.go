@@ -376,6 +376,7 @@ func benchRetentionCmd() *cobra.Command {
 func benchWorkCmd() *cobra.Command {
 	cfg := work.Config{}
 	var scenarios string
+	var workEnv []string
 	cmd := &cobra.Command{
 		Use:   "work",
 		Short: "One once work against once sim: jobs/s beside its limits, fairness, a platform's outage, a throttling shop",
@@ -389,6 +390,13 @@ func benchWorkCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Scenarios = strings.Split(scenarios, ",")
+			for _, kv := range workEnv {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					return fmt.Errorf("--work-env %q: want NAME=value", kv)
+				}
+				cfg.WorkEnv = append(cfg.WorkEnv, k, v)
+			}
 			return runSubprocessBench(cmd, &cfg.Binary, func(ctx context.Context) error {
 				return work.Run(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			})
@@ -409,6 +417,7 @@ func benchWorkCmd() *cobra.Command {
 	f.IntVar(&cfg.Throttled, "throttled", 200, "throttle: jobs of the throttled shop")
 	f.StringVar(&cfg.ShopBucket, "shop-bucket", "40:2", "throttle: the simulator's bucket per shopify shop, capacity:leak_per_second")
 	f.IntVar(&cfg.OtherRate, "other-rate", 5, "throttle: other shops' jobs per second")
+	f.StringArrayVar(&workEnv, "work-env", nil, "NAME=value laid over the worker's environment only (repeatable), e.g. ONCE_DB_MAX_CONNS=40")
 	f.IntVar(&cfg.MaxConnections, "pg-max-connections", storm.DefaultMaxConnections, "max_connections of the private cluster")
 	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb and pg_ctl (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
 	f.StringVar(&cfg.RedisURL, "redis-url", storm.DefaultRedisURL, "Redis Streams the processes deliver through (a key prefix of its own)")

@@ -51,6 +51,10 @@ type Config struct {
 	Throttled  int
 	ShopBucket string
 	OtherRate  int
+
+	// WorkEnv is laid over the worker's environment only (key, value
+	// pairs), to try a setting of the worker without its neighbours.
+	WorkEnv []string
 }
 
 func (c Config) validate() error {

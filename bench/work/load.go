@@ -28,7 +28,7 @@ type store struct{ platform, shop string }
 func createStore(ctx context.Context, api *storm.API, s store) (string, error) {
 	body := fmt.Appendf(nil, `{"platform":%q,"name":"bench %s","external_shop_id":%q,"credentials":{"api_key":"k","api_secret":"s"}}`,
 		s.platform, s.shop, s.shop)
-	status, answer := api.Post(ctx, storesPath, uuid.NewString(), body)
+	status, answer := postRetrying(ctx, api, storesPath, body)
 	if status != 201 && status != 202 {
 		return "", fmt.Errorf("create store %s/%s: %d %s", s.platform, s.shop, status, answer)
 	}
@@ -46,11 +46,29 @@ func createStore(ctx context.Context, api *storm.API, s store) (string, error) {
 // verifyStore asks for one more verification of the store id: one more
 // job for its shop.
 func verifyStore(ctx context.Context, api *storm.API, id string) error {
-	status, answer := api.Post(ctx, storesPath+"/"+id+"/verifications", uuid.NewString(), nil)
+	status, answer := postRetrying(ctx, api, storesPath+"/"+id+"/verifications", nil)
 	if status != 202 && status != 201 {
 		return fmt.Errorf("verify store %s: %d %s", id, status, answer)
 	}
 	return nil
+}
+
+// retryFor bounds how long postRetrying sends one request again.
+const retryFor = time.Minute
+
+// postRetrying sends one request with a key of its own, again with the
+// same key after no answer, a 503 or a 409 (in progress), as a
+// well-behaved client does, for up to retryFor.
+func postRetrying(ctx context.Context, api *storm.API, path string, body []byte) (int, []byte) {
+	key := uuid.NewString()
+	deadline := time.Now().Add(retryFor)
+	for {
+		status, answer := api.Post(ctx, path, key, body)
+		if status != 0 && status != 503 && status != 409 || time.Now().After(deadline) || ctx.Err() != nil {
+			return status, answer
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // inParallel runs job(i) for i in [0, n) on loadConns goroutines and

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/oncehq/once/app"
@@ -78,6 +79,7 @@ func (r *runner) in(ctx context.Context, label string, simFlags []string, fn fun
 		if err != nil {
 			return err
 		}
+		st.workEnv = r.cfg.WorkEnv
 		return fn(st)
 	})
 }
@@ -116,8 +118,19 @@ func describe(cfg Config, pgVersion string) string {
 		"One once serve (API only), one once dispatch, one once work (ONCE_WORK_CONCURRENCY %d unless said), once sim with every call taking %s. "+
 		"Sizes: throughput %d jobs (one slot: %d); fairness %d jobs of workspace A, then %d of B; "+
 		"outage: shopify down %s, jobs at %d/s from %s before to %s after; throttle: %d jobs of one shop, bucket %s, other shops at %d/s. "+
-		"%d repetitions, interleaved; every variant on a fresh database.",
+		"%d repetitions, interleaved; every variant on a fresh database.%s",
 		runtime.NumCPU(), runtime.Version(), pgVersion, cfg.RedisURL, app.DefaultConfig().WorkConcurrency, cfg.Latency,
 		cfg.Jobs, cfg.BeforeJobs, cfg.Backlog, cfg.Few, cfg.OutageFor, cfg.OutageRate, cfg.OutageLead, cfg.OutageLead,
-		cfg.Throttled, cfg.ShopBucket, cfg.OtherRate, cfg.Reps)
+		cfg.Throttled, cfg.ShopBucket, cfg.OtherRate, cfg.Reps, workEnvNote(cfg.WorkEnv))
+}
+
+func workEnvNote(env []string) string {
+	if len(env) == 0 {
+		return ""
+	}
+	var pairs []string
+	for i := 0; i+1 < len(env); i += 2 {
+		pairs = append(pairs, env[i]+"="+env[i+1])
+	}
+	return " The worker alone with " + strings.Join(pairs, ", ") + "."
 }

@@ -23,6 +23,9 @@ type stack struct {
 	simURL  string
 	work    *storm.Process
 	metrics string // the worker's /metrics
+	// workEnv is laid over the worker's environment only (key, value
+	// pairs).
+	workEnv []string
 }
 
 // startStack starts `once sim` with simFlags, serve and dispatch on Redis
@@ -61,6 +64,7 @@ func (st *stack) startWork(slots int) error {
 	if slots > 0 {
 		env = append(env, "ONCE_WORK_CONCURRENCY", strconv.Itoa(slots))
 	}
+	env = append(env, st.workEnv...)
 	st.metrics = "http://" + addr + "/metrics"
 	st.work, err = st.svc.Start("work", env...)
 	return err
