@@ -13,7 +13,7 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   := -X github.com/oncehq/once/buildinfo.version=$(VERSION) -X github.com/oncehq/once/buildinfo.commit=$(COMMIT) -X github.com/oncehq/once/buildinfo.date=$(DATE)
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: run test sdk-go-test services build release release-check openapi config-doc openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention
+.PHONY: run test sdk-go-test services build release release-check openapi config-doc openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention bench-work
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -145,6 +145,11 @@ bench-http: build
 ##   with a transaction left open: make bench-soak SOAK_ARGS='--open-snapshot 5m'; a quick run: SOAK_ARGS='--duration 3m --retention 1m'
 bench-soak: services build
 	bin/once-bench soak $(SOAK_ARGS)
+
+## bench-work: one once work against once sim: jobs/s beside its limits, fairness, a platform's outage, a throttling shop (docs/benchmarks.md, "The work side"; prints a table)
+##   a quick run: make bench-work WORK_ARGS='--reps 1 --outage-for 20s --throttled 80'; the issue's outage: WORK_ARGS='--scenarios outage --outage-for 10m'
+bench-work: build
+	bin/once-bench work $(WORK_ARGS)
 
 ## bench-retention: WAL and time of removing 1M dispatched events (partition drop vs batched DELETE) and 1M idempotency records (prints a table)
 bench-retention: build

@@ -15,6 +15,7 @@ import (
 	"github.com/oncehq/once/bench/delivery"
 	"github.com/oncehq/once/bench/retention"
 	"github.com/oncehq/once/bench/storm"
+	"github.com/oncehq/once/bench/work"
 )
 
 // commonFlags are the flags drain and steady share.
@@ -369,5 +370,57 @@ func benchRetentionCmd() *cobra.Command {
 	f.IntVar(&cfg.Workspaces, "workspaces", 100, "workspaces the rows are spread over")
 	f.IntVar(&cfg.Batch, "batch", 500, "rows per transaction of the batched DELETEs (ONCE_CLEANUP_BATCH)")
 	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb and pg_ctl (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
+	return cmd
+}
+
+func benchWorkCmd() *cobra.Command {
+	cfg := work.Config{}
+	var scenarios string
+	var workEnv []string
+	cmd := &cobra.Command{
+		Use:   "work",
+		Short: "One once work against once sim: jobs/s beside its limits, fairness, a platform's outage, a throttling shop",
+		Long: "Starts a private PostgreSQL cluster and, per scenario, variant and repetition, a fresh database with\n" +
+			"the once binary's serve (API only), dispatch, one work and sim as processes, on Redis Streams.\n" +
+			"throughput: a backlog of store verifications across distinct shops, then the worker: jobs/s beside\n" +
+			"slots ÷ latency and cores ÷ CPU per job, and the same with one slot. fairness: workspace B's few jobs\n" +
+			"behind A's backlog beside alone. outage: shopify down while shopify and amazon jobs arrive. throttle:\n" +
+			"one shop's jobs against a per-shop bucket beside other shops. Figures are read after each run from\n" +
+			"PostgreSQL (as the superuser) and the simulator; median (min–max) of --reps interleaved repetitions.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Scenarios = strings.Split(scenarios, ",")
+			for _, kv := range workEnv {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					return fmt.Errorf("--work-env %q: want NAME=value", kv)
+				}
+				cfg.WorkEnv = append(cfg.WorkEnv, k, v)
+			}
+			return runSubprocessBench(cmd, &cfg.Binary, func(ctx context.Context) error {
+				return work.Run(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&scenarios, "scenarios", work.DefaultScenarios, "scenarios to run (throughput, fairness, outage, throttle), comma-separated")
+	f.IntVar(&cfg.Reps, "reps", 3, "repetitions, interleaved")
+	f.DurationVar(&cfg.Latency, "latency", 200*time.Millisecond, "latency of every platform call of the simulator")
+	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "how long a run waits for its jobs to end")
+	f.IntVar(&cfg.Jobs, "jobs", 2000, "throughput: jobs queued before the worker starts")
+	f.IntVar(&cfg.BeforeJobs, "before-jobs", 200, "throughput: jobs of the one-slot run (0: none)")
+	f.IntVar(&cfg.Backlog, "backlog", 5000, "fairness: workspace A's jobs queued")
+	f.IntVar(&cfg.Few, "few", 10, "fairness: workspace B's jobs")
+	f.DurationVar(&cfg.OutageFor, "outage-for", time.Minute, "outage: how long shopify answers 503")
+	f.DurationVar(&cfg.OutageLead, "outage-lead", 10*time.Second, "outage: jobs arrive this long before the outage and after it")
+	f.IntVar(&cfg.OutageRate, "outage-rate", 20, "outage: jobs created per second, half for each platform")
+	f.IntVar(&cfg.Throttled, "throttled", 200, "throttle: jobs of the throttled shop")
+	f.StringVar(&cfg.ShopBucket, "shop-bucket", "40:2", "throttle: the simulator's bucket per shopify shop, capacity:leak_per_second")
+	f.IntVar(&cfg.OtherRate, "other-rate", 5, "throttle: other shops' jobs per second")
+	f.StringArrayVar(&workEnv, "work-env", nil, "NAME=value laid over the worker's environment only (repeatable), e.g. ONCE_DB_MAX_CONNS=40")
+	f.IntVar(&cfg.MaxConnections, "pg-max-connections", storm.DefaultMaxConnections, "max_connections of the private cluster")
+	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb and pg_ctl (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
+	f.StringVar(&cfg.RedisURL, "redis-url", storm.DefaultRedisURL, "Redis Streams the processes deliver through (a key prefix of its own)")
+	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: once beside this executable)")
 	return cmd
 }

@@ -110,14 +110,19 @@ func newDeployment(ctx context.Context, r *runner, label string) (*deployment, e
 // start starts `once <command>` with the deployment's environment and
 // overrides (key, value pairs).
 func (d *deployment) start(command string, overrides ...string) (*process, error) {
-	name := command
+	return d.startArgs(command, []string{command}, overrides...)
+}
+
+// startArgs starts `once <args...>` as the process name (args[0] is the
+// command), with the deployment's environment and overrides.
+func (d *deployment) startArgs(name string, args []string, overrides ...string) (*process, error) {
 	// Any free port for the ops listener: its defaults are fixed ports, and
 	// a bench runs several of each command.
 	env := d.env.with("ONCE_OPS_ADDR", "127.0.0.1:0").with(overrides...).with("ONCE_INSTANCE_ID", fmt.Sprintf("storm-%s-%s", d.label, name))
 	if env["ONCE_QUEUE"] != app.QueueMemory && env["ONCE_QUEUE"] != "" {
 		d.broker = true
 	}
-	p, err := startProcess(name, d.bin, env, filepath.Join(d.dir, name+".log"), command)
+	p, err := startProcess(name, d.bin, env, filepath.Join(d.dir, name+".log"), args...)
 	if err != nil {
 		return nil, err
 	}

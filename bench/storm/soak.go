@@ -109,7 +109,7 @@ var soakProcesses = []string{"serve", "dispatch", "work"}
 // startSoak starts the processes with ops listeners the bench scrapes.
 func startSoak(ctx context.Context, r *runner, d *deployment, cfg SoakConfig) (*soak, error) {
 	s := &soak{r: r, d: d, cfg: cfg, ops: map[string]string{}}
-	simURL, err := startSoakSim(ctx, d)
+	simURL, err := startSim(ctx, d)
 	if err != nil {
 		return nil, err
 	}
@@ -157,15 +157,15 @@ func relaySetting(on bool) string {
 	return app.RelayOff
 }
 
-// startSoakSim starts `once sim` (its ledger in the deployment's directory)
-// and returns its URL once it accepts connections.
-func startSoakSim(ctx context.Context, d *deployment) (string, error) {
+// startSim starts `once sim` with flags (its ledger in the deployment's
+// directory) and returns its URL once it accepts connections.
+func startSim(ctx context.Context, d *deployment, flags ...string) (string, error) {
 	port, err := pgcluster.FreePort()
 	if err != nil {
 		return "", err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	p, err := d.start("sim", "ONCE_SIM_ADDR", addr, "ONCE_SIM_LEDGER", filepath.Join(d.dir, "sim.ledger"))
+	p, err := d.startArgs("sim", append([]string{"sim"}, flags...), "ONCE_SIM_ADDR", addr, "ONCE_SIM_LEDGER", filepath.Join(d.dir, "sim.ledger"))
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,71 @@
+package work
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/oncehq/once/adapters/simulator/simhttp"
+	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/bench/storm"
+	"github.com/oncehq/once/testsupport/pgcluster"
+)
+
+// apiConns is how many connections the bench keeps open to serve.
+const apiConns = 64
+
+// stack is one run's processes: the simulator, serve (API only) and
+// dispatch started at once, the one worker when the run says.
+type stack struct {
+	svc     *storm.Service
+	api     *storm.API
+	sim     *simhttp.Admin
+	simURL  string
+	work    *storm.Process
+	metrics string // the worker's /metrics
+	// workEnv is laid over the worker's environment only (key, value
+	// pairs).
+	workEnv []string
+}
+
+// startStack starts `once sim` with simFlags, serve and dispatch on Redis
+// Streams; the worker waits for startWork.
+func startStack(ctx context.Context, svc *storm.Service, simFlags ...string) (*stack, error) {
+	st := &stack{svc: svc}
+	var err error
+	if st.simURL, err = svc.StartSim(ctx, simFlags...); err != nil {
+		return nil, err
+	}
+	st.sim = simhttp.NewAdmin(st.simURL)
+	if err := svc.StartServe(ctx, apiConns, st.env("ONCE_DISPATCHER", "false", "ONCE_WORKER", "false")...); err != nil {
+		return nil, err
+	}
+	st.api = svc.API()
+	if _, err := svc.Start("dispatch", st.env()...); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// env is the settings every process of the stack shares, then overrides.
+func (st *stack) env(overrides ...string) []string {
+	return append([]string{"ONCE_QUEUE", app.QueueRedis, "ONCE_SIM_URL", st.simURL}, overrides...)
+}
+
+// startWork starts the one `once work` with slots jobs at once (0: its
+// default), its metrics on a port of its own.
+func (st *stack) startWork(slots int) error {
+	port, err := pgcluster.FreePort()
+	if err != nil {
+		return err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	env := st.env("ONCE_OPS_ADDR", addr)
+	if slots > 0 {
+		env = append(env, "ONCE_WORK_CONCURRENCY", strconv.Itoa(slots))
+	}
+	env = append(env, st.workEnv...)
+	st.metrics = "http://" + addr + "/metrics"
+	st.work, err = st.svc.Start("work", env...)
+	return err
+}

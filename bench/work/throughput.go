@@ -1,0 +1,126 @@
+package work
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/oncehq/once/app"
+)
+
+// runThroughput queues cfg.Jobs verifications of distinct shops (no
+// shop's pace binds), then starts the worker and measures it until the
+// last ends; then the same with one slot and cfg.BeforeJobs jobs.
+func runThroughput(ctx context.Context, r *runner, rep int) ([]figure, error) {
+	slots := app.DefaultConfig().WorkConcurrency
+	figs, err := r.throughput(ctx, fmt.Sprintf("throughput-%d", rep), slots, r.cfg.Jobs)
+	if err != nil || r.cfg.BeforeJobs == 0 {
+		return figs, err
+	}
+	before, err := r.throughput(ctx, fmt.Sprintf("throughput-1slot-%d", rep), 1, r.cfg.BeforeJobs)
+	return append(figs, before...), err
+}
+
+func (r *runner) throughput(ctx context.Context, label string, slots, n int) (figs []figure, err error) {
+	name := fmt.Sprintf("throughput, %d slots", slots)
+	err = r.in(ctx, label, r.latencyFlag(), func(st *stack) error {
+		fmt.Fprintf(r.progress, "   queueing %d jobs\n", n)
+		if err := createStores(ctx, st.api, n, func(i int) store { return store{"shopify", fmt.Sprintf("t%d", i)} }); err != nil {
+			return err
+		}
+		cpuFrom, err := readCPUTimes()
+		if err != nil {
+			return err
+		}
+		procsFrom, err := cpuByProcess(ctx, st)
+		if err != nil {
+			return err
+		}
+		if err := st.startWork(slots); err != nil {
+			return err
+		}
+		sampler := samplePeak(st.metrics)
+		err = waitEnded(ctx, st, r.progress, r.cfg.Timeout, n, "true")
+		admitted := sampler.peak()
+		if err != nil {
+			return err
+		}
+		cpuTo, err := readCPUTimes()
+		if err != nil {
+			return err
+		}
+		procsTo, err := cpuByProcess(ctx, st)
+		if err != nil {
+			return err
+		}
+		calls, err := peakCalls(ctx, st.sim)
+		if err != nil {
+			return err
+		}
+		cpu := procsTo["work"]
+		sp, err := spanOf(ctx, st.svc.Super(), "true")
+		if err != nil {
+			return err
+		}
+		spent, err := attemptsOf(ctx, st.svc.Super(), "%")
+		if err != nil {
+			return err
+		}
+		parked, err := parks(st)
+		if err != nil {
+			return err
+		}
+		rate := jobsPerSecond(n, sp.first, sp.last, r.cfg.Latency)
+		slotCap := slotLimit(slots, r.cfg.Latency)
+		cpuCap := cpuLimit(runtime.NumCPU(), cpu, n)
+		machineCPU := machineCPU(cpuFrom, cpuTo)
+		machineCap := cpuLimit(runtime.NumCPU(), machineCPU, n)
+		figs = []figure{
+			{name, "jobs/s (first start → last end)", perSecond, rate, ""},
+			{name, "slots ÷ latency", perSecond, slotCap, ""},
+			{name, "CPU limit (cores ÷ worker CPU per job)", perSecond, cpuCap, ""},
+			{name, "worker CPU per job", millis, cpu.Seconds() * 1000 / float64(n), ""},
+			{name, "jobs/s ÷ min(limits)", times, ratio(rate, min(slotCap, cpuCap)), "≥ 0.8× (or ≥ 200/s)"},
+			{name, "machine CPU per job (every process, other sessions' too)", millis, machineCPU.Seconds() * 1000 / float64(n), ""},
+			{name, "machine CPU limit (cores ÷ machine CPU per job)", perSecond, machineCap, ""},
+			{name, "jobs/s ÷ min(slots ÷ latency, machine CPU limit)", times, ratio(rate, min(slotCap, machineCap)), "≥ 0.8×"},
+		}
+		figs = append(figs, cpuShares(name, procsFrom, procsTo, machineCPU, n)...)
+		figs = append(figs, []figure{
+			{name, "peak platform calls at once (the simulator's spans)", count, float64(calls), fmt.Sprintf("≤ %d", slots)},
+			{name, "peak " + inFlightMetric + " (sampled; counts jobs waiting for a slot too)", count, admitted, ""},
+			{name, "machine CPU busy, worker start → last end (/proc/stat)", percent, cpuTo.busySince(cpuFrom) * 100, ""},
+			{name, "jobs failed", count, float64(sp.failed), "0"},
+			{name, "jobs' own attempts spent (sum, job_attempts)", count, float64(spent.jobSum), "0"},
+			{name, "dead letters", count, float64(spent.deadLetters), "0"},
+			{name, "jobs parked to wait", count, parked, "0"},
+		}...)
+		return nil
+	})
+	return figs, err
+}
+
+// cpuByProcess is the CPU time each of the run's processes spent so far:
+// the once processes by name and PostgreSQL's server as "postgres".
+func cpuByProcess(ctx context.Context, st *stack) (map[string]time.Duration, error) {
+	cpu, err := st.svc.ProcessesCPU()
+	if err != nil {
+		return nil, err
+	}
+	cpu["postgres"], err = st.svc.PostgresCPU(ctx)
+	return cpu, err
+}
+
+// cpuShares are the CPU per job each process spent between from and to,
+// and the rest of the machine's (other sessions', Redis, the bench).
+func cpuShares(scenario string, from, to map[string]time.Duration, machine time.Duration, n int) []figure {
+	var figs []figure
+	rest := machine
+	for _, name := range []string{"work", "postgres", "sim", "serve", "dispatch"} {
+		d := to[name] - from[name]
+		rest -= d
+		figs = append(figs, figure{scenario, "CPU per job: " + name, millis, d.Seconds() * 1000 / float64(n), ""})
+	}
+	return append(figs, figure{scenario, "CPU per job: the rest of the machine", millis, rest.Seconds() * 1000 / float64(n), ""})
+}
