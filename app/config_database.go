@@ -97,8 +97,8 @@ var databaseSettings = settingGroup{
 			doc:  "PostgreSQL as the **owner role**, for `once migrate` (direct, not through a transaction pooler).",
 		},
 		"ONCE_DB_MAX_CONNS": {
-			help: "pooled PostgreSQL connections of a process (a Dispatcher holds one more, for LISTEN)",
-			doc:  "most pooled PostgreSQL connections of one process, in use or idle (see sizing below)",
+			help: "pooled PostgreSQL connections of a process (a Dispatcher holds one more, for LISTEN); a worker's jobs use half at once",
+			doc:  "most pooled PostgreSQL connections of one process, in use or idle (see sizing below); a worker's jobs take turns at half of them, whatever `ONCE_WORK_CONCURRENCY`",
 		},
 		"ONCE_DB_MAX_IDLE": {
 			help: "idle connections the pool keeps",

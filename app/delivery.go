@@ -34,9 +34,11 @@ func WorkerModule() fx.Option {
 		// Every line of the workers and their handlers names its component.
 		fx.Decorate(func(log *slog.Logger) *slog.Logger { return log.With("component", "worker") }),
 		// The jobs' transactions, and the worker's records of jobs parked or
-		// given up on, take turns between workspaces at the database.
+		// given up on, take turns between workspaces at the database, half
+		// of the pool at once: the rest is the API's, the Dispatcher's and
+		// the relay's when they share the process (`once serve`).
 		fx.Decorate(func(uow ports.UnitOfWork, db DatabaseConfig) ports.UnitOfWork {
-			return queue.FairTransactions(uow, db.DBMaxConns-workerReservedConns)
+			return queue.FairTransactions(uow, db.DBMaxConns/2)
 		}),
 		withKindsCode(kindHandlers),
 		fx.Provide(newDestinationGate, newWorker,
@@ -106,11 +108,6 @@ func newDispatcher(cfg DispatchConfig, process ProcessConfig, in dispatcherIn) (
 		Clock: in.Clock, Logger: in.Log, Observer: in.Metrics,
 	})
 }
-
-// workerReservedConns are the pool's connections a worker process keeps
-// out of its jobs' turns, for what else it runs (the relay's marks, a
-// LISTEN).
-const workerReservedConns = 2
 
 // workerIn are the workers' dependencies besides their configuration.
 type workerIn struct {
