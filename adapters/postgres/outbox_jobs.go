@@ -40,6 +40,11 @@ func (o *Outbox) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAt
 	return n == 1, err
 }
 
+// Wake implements ports.Outbox.
+func (o *Outbox) Wake(ctx context.Context, lastError string, at time.Time) (int, error) {
+	return rowsAffected(o.db.ExecContext(ctx, wakeParked, at, o.workspace, lastError, at, o.workspace, lastError))
+}
+
 // ListParked implements ports.Outbox.
 func (o *Outbox) ListParked(ctx context.Context, limit int) ([]model.OutboxEvent, error) {
 	if limit <= 0 {
