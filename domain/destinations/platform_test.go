@@ -23,7 +23,9 @@ func newPlatformGate() (*destinations.Gate, *testkit.ManualClock) {
 	return destinations.NewGate(cfg, c), c
 }
 
-func shopNamed(account string) model.Destination { return model.Destination{System: "shop", Account: account} }
+func shopNamed(account string) model.Destination {
+	return model.Destination{System: "shop", Account: account}
+}
 
 var platformShop = model.Destination{System: "shop"}
 
