@@ -75,6 +75,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Kinds", testKinds},
 		{"Lists", testLists},
 		{"MemberAdmin", testMemberAdmin},
+		{"WebhookEndpoints", testWebhookEndpoints},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.run(t, newHarness(t)) })

@@ -1,0 +1,22 @@
+package ports
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain/model"
+)
+
+// WebhookEndpointRepository stores a workspace's webhook endpoints. Tx
+// hands it out through Repository, as it does a kind's repository. List
+// is newest first, as every list (ListQuery; its filters do not apply).
+type WebhookEndpointRepository interface {
+	Resources[model.WebhookEndpoint]
+	// Update replaces the mutable fields (URL, event types, enabled, the
+	// secret version, both sealed secrets, the previous one's expiry,
+	// updated_at); domain.CodeNotFound if absent.
+	Update(ctx context.Context, e model.WebhookEndpoint) error
+	// Delete removes the endpoint; domain.CodeNotFound if absent.
+	Delete(ctx context.Context, id uuid.UUID) error
+}
