@@ -12,7 +12,9 @@ import (
 )
 
 // webhookEndpointRepo is the webhook_endpoints table in one transaction.
-type webhookEndpointRepo struct{ tableRepo[model.WebhookEndpoint] }
+type webhookEndpointRepo struct {
+	tableRepo[model.WebhookEndpoint]
+}
 
 var _ = ports.Register(kindRepositories, func(t *tx) ports.WebhookEndpointRepository {
 	return webhookEndpointRepo{webhookEndpointTable.in(t)}
