@@ -7,6 +7,7 @@ import (
 	"github.com/oncehq/once/adapters/objectstore/localfs"
 	"github.com/oncehq/once/adapters/objectstore/memstore"
 	"github.com/oncehq/once/domain/products"
+	"github.com/oncehq/once/domain/webhooks"
 	"github.com/oncehq/once/ports"
 )
 
@@ -20,6 +21,7 @@ func TasksModule() fx.Option {
 			FetchConfig.fetchPolicy,
 			fx.Annotate(netguard.NewResolver, fx.As(new(ports.HostResolver))),
 			products.NewService,
+			webhooks.NewService,
 		),
 		withKindsCode(kindServices),
 	)

@@ -84,13 +84,48 @@ func requireAdmin(p model.Principal) error {
 	return nil
 }
 
-// Create writes an endpoint with a new signing secret and returns the
-// secret, which is never shown again.
+// CheckURL says whether raw may be an endpoint's URL: an absolute http
+// or https URL of at most MaxURLLength bytes whose host the fetch policy
+// lets the service reach, a public address or a name resolving to public
+// addresses only (the operator's allow-lists open more). It resolves the
+// host, so callers run it before their transaction, which must not wait
+// on DNS; Create and Update check the form again.
 //
-// Errors: CodeValidation for a URL the fetch policy refuses (or whose
-// host resolves to an address it refuses) or unknown or no event types;
-// CodeUnavailable when the URL's host cannot be resolved now.
-func (s *Service) Create(ctx context.Context, p model.Principal, cmd CreateCommand) (WithSecret, error) {
+// Errors: CodeForbidden for a caller who is not an admin; CodeValidation
+// (field "url"), never repeating the URL, which may carry a token;
+// CodeUnavailable when the host cannot be resolved now.
+func (s *Service) CheckURL(ctx context.Context, p model.Principal, raw string) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	t, err := s.checkForm(raw)
+	if err != nil || !t.NeedsLookup() {
+		return err
+	}
+	// A name that does not resolve passes, as a material's source does:
+	// the delivery's dialer checks the address it connects to anyway,
+	// which is what stops a name that changes its answer.
+	ctx, cancel := context.WithTimeout(ctx, resolveBudget)
+	defer cancel()
+	addrs, err := s.resolver.LookupHost(ctx, t.Host)
+	if err != nil {
+		return &domain.Error{Code: domain.CodeUnavailable, Err: err, Message: "the host of url cannot be resolved now; retry later"}
+	}
+	for _, addr := range addrs {
+		var refusal *fetchpolicy.AddrRefusal
+		if errors.As(s.policy.CheckAddr(addr), &refusal) {
+			return invalidURL("has a host that resolves to " + refusal.Range + ", which may not be called; only public addresses may")
+		}
+	}
+	return nil
+}
+
+// Create writes, in tx, an endpoint with a new signing secret and returns
+// the secret, which is never shown again. Callers run CheckURL first.
+//
+// Errors: CodeForbidden, CodeValidation for a URL of a refused form or
+// unknown or no event types.
+func (s *Service) Create(ctx context.Context, tx ports.Tx, p model.Principal, cmd CreateCommand) (WithSecret, error) {
 	if err := requireAdmin(p); err != nil {
 		return WithSecret{}, err
 	}
@@ -98,7 +133,7 @@ func (s *Service) Create(ctx context.Context, p model.Principal, cmd CreateComma
 	if err != nil {
 		return WithSecret{}, err
 	}
-	if err := s.checkURL(ctx, cmd.URL); err != nil {
+	if _, err := s.checkForm(cmd.URL); err != nil {
 		return WithSecret{}, err
 	}
 	now := s.clock.Now()
@@ -110,10 +145,7 @@ func (s *Service) Create(ctx context.Context, p model.Principal, cmd CreateComma
 	if err != nil {
 		return WithSecret{}, err
 	}
-	err = s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		return repo(tx).Create(ctx, e)
-	})
-	if err != nil {
+	if err := repo(tx).Create(ctx, e); err != nil {
 		return WithSecret{}, err
 	}
 	return WithSecret{Endpoint: e, Secret: secret}, nil
@@ -139,8 +171,8 @@ func (s *Service) List(ctx context.Context, p model.Principal, q ports.ListQuery
 	})
 }
 
-// Update changes what patch sets: the URL (checked as Create checks it),
-// the event types, whether the endpoint is enabled.
+// Update changes what patch sets: the URL, the event types, whether the
+// endpoint is enabled. Callers run CheckURL on a new URL first.
 //
 // Errors: Create's, and CodeNotFound.
 func (s *Service) Update(ctx context.Context, p model.Principal, id uuid.UUID, patch Patch) (model.WebhookEndpoint, error) {
@@ -155,8 +187,7 @@ func (s *Service) Update(ctx context.Context, p model.Principal, id uuid.UUID, p
 		}
 	}
 	if patch.URL != nil {
-		// Before the transaction, which must not wait on DNS.
-		if err := s.checkURL(ctx, *patch.URL); err != nil {
+		if _, err := s.checkForm(*patch.URL); err != nil {
 			return model.WebhookEndpoint{}, err
 		}
 	}
@@ -184,17 +215,18 @@ func (s *Service) Delete(ctx context.Context, p model.Principal, id uuid.UUID) e
 	})
 }
 
-// RotateSecret gives the endpoint a new signing secret and returns it,
-// never to be shown again. The secret it replaces keeps signing beside the
-// new one for SecretOverlap; one replaced earlier stops at once.
+// RotateSecret gives the endpoint, in tx, a new signing secret and
+// returns it, never to be shown again. The secret it replaces keeps
+// signing beside the new one for SecretOverlap; one replaced earlier
+// stops at once.
 //
-// Errors: CodeNotFound.
-func (s *Service) RotateSecret(ctx context.Context, p model.Principal, id uuid.UUID) (WithSecret, error) {
+// Errors: CodeForbidden, CodeNotFound.
+func (s *Service) RotateSecret(ctx context.Context, tx ports.Tx, p model.Principal, id uuid.UUID) (WithSecret, error) {
 	if err := requireAdmin(p); err != nil {
 		return WithSecret{}, err
 	}
 	var secret string
-	e, err := s.change(ctx, p, id, func(e *model.WebhookEndpoint) error {
+	e, err := s.changeIn(ctx, tx, id, func(e *model.WebhookEndpoint) error {
 		e.SealedPreviousSecret, e.PreviousSecretExpiresAt = e.SealedSecret, e.UpdatedAt.Add(SecretOverlap)
 		var err error
 		secret, err = s.newSecret(e)
@@ -224,20 +256,26 @@ func (s *Service) SigningSecrets(e model.WebhookEndpoint, now time.Time) ([]stri
 	return secrets, nil
 }
 
-// change applies fn to the endpoint id and saves it, in one transaction,
-// with updated_at moved to now before fn runs.
+// change applies fn to the endpoint id and saves it, in a transaction of
+// its own (changeIn).
 func (s *Service) change(ctx context.Context, p model.Principal, id uuid.UUID, fn func(e *model.WebhookEndpoint) error) (model.WebhookEndpoint, error) {
 	return ports.Query(ctx, s.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) (model.WebhookEndpoint, error) {
-		e, err := repo(tx).Get(ctx, id)
-		if err != nil {
-			return e, err
-		}
-		e.UpdatedAt = s.clock.Now()
-		if err := fn(&e); err != nil {
-			return e, err
-		}
-		return e, repo(tx).Update(ctx, e)
+		return s.changeIn(ctx, tx, id, fn)
 	})
+}
+
+// changeIn applies fn to the endpoint id and saves it in tx, with
+// updated_at moved to now before fn runs.
+func (s *Service) changeIn(ctx context.Context, tx ports.Tx, id uuid.UUID, fn func(e *model.WebhookEndpoint) error) (model.WebhookEndpoint, error) {
+	e, err := repo(tx).Get(ctx, id)
+	if err != nil {
+		return e, err
+	}
+	e.UpdatedAt = s.clock.Now()
+	if err := fn(&e); err != nil {
+		return e, err
+	}
+	return e, repo(tx).Update(ctx, e)
 }
 
 // newSecret makes a new secret for e, seals it as e's next version and
@@ -277,39 +315,17 @@ func checkEventTypes(events []string) ([]string, error) {
 	return out, nil
 }
 
-// checkURL accepts an absolute http or https URL of at most MaxURLLength
-// bytes whose host the fetch policy lets the service reach: a public
-// address, or a name resolving to public addresses only (the operator's
-// allow-lists open more). A name that does not resolve passes, as a
-// material's source does: the delivery's dialer checks the address it
-// connects to anyway, which is what stops a name that changes its answer.
-//
-// Errors: CodeValidation (field "url"), never repeating the URL, which
-// may carry a token; CodeUnavailable when the host cannot be resolved now.
-func (s *Service) checkURL(ctx context.Context, raw string) error {
+// checkForm checks what of a URL needs no network: its length, and its
+// form against the fetch policy.
+func (s *Service) checkForm(raw string) (fetchpolicy.Target, error) {
 	if len(raw) > MaxURLLength {
-		return invalidURL(fmt.Sprintf("is longer than %d characters", MaxURLLength))
+		return fetchpolicy.Target{}, invalidURL(fmt.Sprintf("is longer than %d characters", MaxURLLength))
 	}
 	t, err := s.policy.CheckURL(raw)
 	if err != nil {
-		return invalidURL(err.Error())
+		return t, invalidURL(err.Error())
 	}
-	if !t.NeedsLookup() {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, resolveBudget)
-	defer cancel()
-	addrs, err := s.resolver.LookupHost(ctx, t.Host)
-	if err != nil {
-		return &domain.Error{Code: domain.CodeUnavailable, Err: err, Message: "the host of url cannot be resolved now; retry later"}
-	}
-	for _, addr := range addrs {
-		var refusal *fetchpolicy.AddrRefusal
-		if errors.As(s.policy.CheckAddr(addr), &refusal) {
-			return invalidURL("has a host that resolves to " + refusal.Range + ", which may not be called; only public addresses may")
-		}
-	}
-	return nil
+	return t, nil
 }
 
 func invalidURL(reason string) error {

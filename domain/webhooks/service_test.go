@@ -2,7 +2,6 @@ package webhooks_test
 
 import (
 	"context"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -22,14 +21,6 @@ import (
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
-// resolver answers from a fixed table; a host it does not know has no
-// address.
-type resolver map[string][]netip.Addr
-
-func (r resolver) LookupHost(_ context.Context, host string) ([]netip.Addr, error) {
-	return r[host], nil
-}
-
 type harness struct {
 	svc    *webhooks.Service
 	uow    ports.UnitOfWork
@@ -48,10 +39,9 @@ func newHarness(t *testing.T) harness {
 	clock := testkit.NewManualClock()
 	policy, err := fetchpolicy.Parse("", "")
 	require.NoError(t, err)
-	dns := resolver{
-		"hooks.example.com":    {netip.MustParseAddr("93.184.215.14")},
-		"internal.example.com": {netip.MustParseAddr("10.0.0.7")},
-	}
+	dns := testkit.NewResolver()
+	dns.Set("hooks.example.com", "93.184.215.14")
+	dns.Set("internal.example.com", "10.0.0.7")
 	ws := uuid.New()
 	require.NoError(t, uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
 		return tx.Workspaces().Create(ctx, model.Workspace{ID: ws, Name: "w", CreatedAt: clock.Now()})
@@ -63,9 +53,26 @@ func newHarness(t *testing.T) harness {
 	}
 }
 
+// createAs creates an endpoint as an API request does: the URL checked
+// first, then the endpoint written in a transaction.
+func (h harness) createAs(ctx context.Context, p model.Principal, cmd webhooks.CreateCommand) (webhooks.WithSecret, error) {
+	if err := h.svc.CheckURL(ctx, p, cmd.URL); err != nil {
+		return webhooks.WithSecret{}, err
+	}
+	return ports.Query(ctx, h.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) (webhooks.WithSecret, error) {
+		return h.svc.Create(ctx, tx, p, cmd)
+	})
+}
+
+func (h harness) rotate(ctx context.Context, p model.Principal, id uuid.UUID) (webhooks.WithSecret, error) {
+	return ports.Query(ctx, h.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) (webhooks.WithSecret, error) {
+		return h.svc.RotateSecret(ctx, tx, p, id)
+	})
+}
+
 func (h harness) create(t *testing.T) webhooks.WithSecret {
 	t.Helper()
-	created, err := h.svc.Create(t.Context(), h.admin, webhooks.CreateCommand{
+	created, err := h.createAs(t.Context(), h.admin, webhooks.CreateCommand{
 		URL: "https://hooks.example.com/once", EventTypes: []string{model.WebhookOperationSucceeded}, Enabled: true,
 	})
 	require.NoError(t, err)
@@ -94,7 +101,7 @@ func TestOnlyAdminsManageEndpoints(t *testing.T) {
 	h := newHarness(t)
 	created := h.create(t)
 	ctx := t.Context()
-	_, err := h.svc.Create(ctx, h.member, webhooks.CreateCommand{URL: "https://hooks.example.com/x", EventTypes: []string{model.WebhookOperationFailed}})
+	_, err := h.createAs(ctx, h.member, webhooks.CreateCommand{URL: "https://hooks.example.com/x", EventTypes: []string{model.WebhookOperationFailed}})
 	require.Equal(t, domain.CodeForbidden, domain.ErrorCode(err))
 	_, err = h.svc.Get(ctx, h.member, created.Endpoint.ID)
 	require.Equal(t, domain.CodeForbidden, domain.ErrorCode(err))
@@ -103,7 +110,7 @@ func TestOnlyAdminsManageEndpoints(t *testing.T) {
 	enabled := false
 	_, err = h.svc.Update(ctx, h.member, created.Endpoint.ID, webhooks.Patch{Enabled: &enabled})
 	require.Equal(t, domain.CodeForbidden, domain.ErrorCode(err))
-	_, err = h.svc.RotateSecret(ctx, h.member, created.Endpoint.ID)
+	_, err = h.rotate(ctx, h.member, created.Endpoint.ID)
 	require.Equal(t, domain.CodeForbidden, domain.ErrorCode(err))
 	require.Equal(t, domain.CodeForbidden, domain.ErrorCode(h.svc.Delete(ctx, h.member, created.Endpoint.ID)))
 }
@@ -120,26 +127,32 @@ func TestURLsAreCheckedByTheFetchPolicy(t *testing.T) {
 		"https://internal.example.com/x", // resolves to a private address
 		"https://hooks.example.com/" + strings.Repeat("a", webhooks.MaxURLLength),
 	} {
-		_, err := h.svc.Create(t.Context(), h.admin, webhooks.CreateCommand{URL: url, EventTypes: []string{model.WebhookOperationFailed}})
+		_, err := h.createAs(t.Context(), h.admin, webhooks.CreateCommand{URL: url, EventTypes: []string{model.WebhookOperationFailed}})
 		var e *domain.Error
 		require.ErrorAs(t, err, &e, url)
 		require.Equal(t, domain.CodeValidation, e.Code, url)
 		require.Equal(t, "url", e.Field, url)
 		require.NotContains(t, e.Message, url, "the URL is never repeated")
 	}
+	// The form is checked again in the transaction, whoever forgot to
+	// call CheckURL.
+	_, err := ports.Query(t.Context(), h.uow, h.admin.WorkspaceID, func(ctx context.Context, tx ports.Tx) (webhooks.WithSecret, error) {
+		return h.svc.Create(ctx, tx, h.admin, webhooks.CreateCommand{URL: "http://10.1.2.3/hook", EventTypes: []string{model.WebhookOperationFailed}})
+	})
+	require.Equal(t, domain.CodeValidation, domain.ErrorCode(err))
 	created := h.create(t)
 	bad := "http://10.1.2.3/hook"
-	_, err := h.svc.Update(t.Context(), h.admin, created.Endpoint.ID, webhooks.Patch{URL: &bad})
+	_, err = h.svc.Update(t.Context(), h.admin, created.Endpoint.ID, webhooks.Patch{URL: &bad})
 	require.Equal(t, domain.CodeValidation, domain.ErrorCode(err))
 }
 
 func TestEventTypesMustBeKnown(t *testing.T) {
 	h := newHarness(t)
 	for _, events := range [][]string{nil, {"operation.exploded"}} {
-		_, err := h.svc.Create(t.Context(), h.admin, webhooks.CreateCommand{URL: "https://hooks.example.com/x", EventTypes: events})
+		_, err := h.createAs(t.Context(), h.admin, webhooks.CreateCommand{URL: "https://hooks.example.com/x", EventTypes: events})
 		require.Equal(t, domain.CodeValidation, domain.ErrorCode(err), events)
 	}
-	created, err := h.svc.Create(t.Context(), h.admin, webhooks.CreateCommand{URL: "https://hooks.example.com/x",
+	created, err := h.createAs(t.Context(), h.admin, webhooks.CreateCommand{URL: "https://hooks.example.com/x",
 		EventTypes: []string{model.WebhookDeadLetterCreated, model.WebhookOperationFailed, model.WebhookDeadLetterCreated}})
 	require.NoError(t, err)
 	require.Equal(t, []string{model.WebhookDeadLetterCreated, model.WebhookOperationFailed}, created.Endpoint.EventTypes)
@@ -168,7 +181,7 @@ func TestUpdateChangesWhatThePatchSets(t *testing.T) {
 func TestRotationKeepsThePreviousSecretForTheOverlap(t *testing.T) {
 	h := newHarness(t)
 	created := h.create(t)
-	rotated, err := h.svc.RotateSecret(t.Context(), h.admin, created.Endpoint.ID)
+	rotated, err := h.rotate(t.Context(), h.admin, created.Endpoint.ID)
 	require.NoError(t, err)
 	require.NotEqual(t, created.Secret, rotated.Secret)
 
@@ -185,7 +198,7 @@ func TestRotationKeepsThePreviousSecretForTheOverlap(t *testing.T) {
 	require.Equal(t, []string{rotated.Secret}, secretsAt(now.Add(webhooks.SecretOverlap)))
 
 	// A second rotation drops the first secret at once.
-	again, err := h.svc.RotateSecret(t.Context(), h.admin, created.Endpoint.ID)
+	again, err := h.rotate(t.Context(), h.admin, created.Endpoint.ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{again.Secret, rotated.Secret}, secretsAt(now))
 }

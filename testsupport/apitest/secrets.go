@@ -21,11 +21,21 @@ func TestCredentials() (apiKey, apiSecret string) {
 	return "ak_" + SecretMarker + "_key", "sk_live_" + SecretMarker + "_9f8e7d"
 }
 
+// webhookSecretPrefix starts every webhook signing secret in plaintext
+// (sealed, it is ciphertext), which must appear nowhere either.
+const webhookSecretPrefix = "whsec_"
+
+// carriesSecret reports text holding a test credential or a webhook
+// signing secret.
+func carriesSecret(text string) bool {
+	return strings.Contains(text, SecretMarker) || strings.Contains(text, webhookSecretPrefix)
+}
+
 // checkNoSecrets runs when every test server ends.
 func (s *Server) checkNoSecrets(t testing.TB) {
 	t.Helper()
 	for i, line := range strings.Split(s.Logs.String(), "\n") {
-		if strings.Contains(line, SecretMarker) {
+		if carriesSecret(line) {
 			t.Errorf("secret scan: log line %d carries a credential: %.300s", i+1, line)
 		}
 	}
@@ -40,7 +50,7 @@ func (s *Server) checkNoSecrets(t testing.TB) {
 	defer db.Close()
 	for _, table := range queryStrings(t, db, `SELECT tablename FROM pg_tables WHERE schemaname = 'public'`) {
 		for _, row := range queryStrings(t, db, fmt.Sprintf(`SELECT t::text FROM public.%q t`, table)) {
-			if strings.Contains(row, SecretMarker) {
+			if carriesSecret(row) {
 				t.Errorf("secret scan: a row of %s carries a credential: %.300s", table, row)
 			}
 		}
