@@ -19,4 +19,8 @@ type WebhookEndpointRepository interface {
 	Update(ctx context.Context, e model.WebhookEndpoint) error
 	// Delete removes the endpoint; domain.CodeNotFound if absent.
 	Delete(ctx context.Context, id uuid.UUID) error
+	// Subscribed returns the workspace's enabled endpoints that receive
+	// eventType, in no particular order (none: an empty list). It runs in
+	// every transaction that ends an operation, so it reads one index.
+	Subscribed(ctx context.Context, eventType string) ([]model.WebhookEndpoint, error)
 }

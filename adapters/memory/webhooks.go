@@ -3,6 +3,7 @@ package memory
 import (
 	"bytes"
 	"context"
+	"math"
 	"slices"
 
 	"github.com/google/uuid"
@@ -53,4 +54,14 @@ func (r webhookEndpointRepo) Delete(_ context.Context, id uuid.UUID) error {
 
 func (r webhookEndpointRepo) List(_ context.Context, q ports.ListQuery) ([]model.WebhookEndpoint, error) {
 	return webhookEndpointTable.list(r.t, q, func(model.WebhookEndpoint, ports.ListQuery) bool { return true })
+}
+
+func (r webhookEndpointRepo) Subscribed(_ context.Context, eventType string) ([]model.WebhookEndpoint, error) {
+	all, err := webhookEndpointTable.list(r.t, ports.ListQuery{Limit: math.MaxInt}, func(e model.WebhookEndpoint, _ ports.ListQuery) bool {
+		return e.Enabled && slices.Contains(e.EventTypes, eventType)
+	})
+	if all == nil {
+		all = []model.WebhookEndpoint{}
+	}
+	return all, err
 }

@@ -89,3 +89,22 @@ func (r *webhookEndpointRow) domain() model.WebhookEndpoint {
 		CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
 	}
 }
+
+// selectSubscribed reads the endpoints an event goes to. It runs in the
+// transaction of every operation's end: webhook_endpoints_workspace_id_idx
+// finds the workspace's few endpoints, the rest is a filter on them.
+const selectSubscribed = `
+SELECT * FROM webhook_endpoints
+ WHERE workspace_id = ? AND enabled AND ? = ANY (event_types)`
+
+func (r *WebhookEndpointRepository) Subscribed(ctx context.Context, eventType string) ([]model.WebhookEndpoint, error) {
+	var rows []webhookEndpointRow
+	if err := r.db.NewRaw(selectSubscribed, r.workspace, eventType).Scan(ctx, &rows); err != nil {
+		return nil, mapError(err, "webhook endpoint")
+	}
+	out := make([]model.WebhookEndpoint, 0, len(rows))
+	for i := range rows {
+		out = append(out, rows[i].domain())
+	}
+	return out, nil
+}

@@ -127,6 +127,32 @@ func testWebhookEndpoints(t *testing.T, h Harness) {
 		require.Empty(t, got)
 	})
 
+	t.Run("subscribed are the enabled endpoints of the event type", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		wants := newWebhookEndpoint(ws) // succeeded and failed
+		disabled := newWebhookEndpoint(ws)
+		disabled.Enabled = false
+		elsewhere := newWebhookEndpoint(ws)
+		elsewhere.EventTypes = []string{model.WebhookDeadLetterCreated}
+		for _, e := range []model.WebhookEndpoint{wants, disabled, elsewhere, newWebhookEndpoint(other)} {
+			require.NoError(t, webhookEndpointTable.create(t, h, e))
+		}
+		subscribed := func(ws uuid.UUID, eventType string) []uuid.UUID {
+			got := mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) ([]model.WebhookEndpoint, error) {
+				return webhookEndpoints(tx).Subscribed(ctx, eventType)
+			})
+			require.NotNil(t, got)
+			return ids(got, func(e model.WebhookEndpoint) uuid.UUID { return e.ID })
+		}
+		require.Equal(t, []uuid.UUID{wants.ID}, subscribed(ws, model.WebhookOperationFailed))
+		require.Equal(t, []uuid.UUID{elsewhere.ID}, subscribed(ws, model.WebhookDeadLetterCreated))
+		require.Empty(t, subscribed(ws, model.WebhookOperationCancelled))
+		got := mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) ([]model.WebhookEndpoint, error) {
+			return webhookEndpoints(tx).Subscribed(ctx, model.WebhookOperationFailed)
+		})
+		require.Equal(t, webhookEndpointTable.stored(wants), got[0], "every field, secrets included")
+	})
+
 	t.Run("a rolled back delete keeps the endpoint", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		e := newWebhookEndpoint(ws)
