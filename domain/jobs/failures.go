@@ -165,7 +165,7 @@ func (f *Failures) fail(ctx context.Context, tx ports.Tx, op model.Operation, re
 		}
 	}
 	op.Fail(reason, now)
-	return tx.Operations().Update(ctx, op)
+	return SaveEnded(ctx, tx, op)
 }
 
 // Reopen prepares, in tx, the re-drive of a dead-lettered event: if its

@@ -260,7 +260,7 @@ func (o OnRow[J, T, S, W, R]) End(ctx context.Context, tx ports.Tx, log *slog.Lo
 		return err
 	}
 	op.Succeed(now)
-	return tx.Operations().Update(ctx, op)
+	return SaveEnded(ctx, tx, op)
 }
 
 func (o OnRow[J, T, S, W, R]) status(row T) S {
@@ -318,7 +318,7 @@ func (o OnOperation[J, T, R]) End(ctx context.Context, tx ports.Tx, log *slog.Lo
 		return EndOperation(ctx, tx, op, reason, now)
 	}
 	op.Succeed(now)
-	return tx.Operations().Update(ctx, op)
+	return SaveEnded(ctx, tx, op)
 }
 
 func (o OnOperation[J, T, R]) load(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], finished string) (model.Operation, bool, error) {
@@ -337,5 +337,5 @@ func (o OnOperation[J, T, R]) load(ctx context.Context, tx ports.Tx, log *slog.L
 func EndOperation(ctx context.Context, tx ports.Tx, op model.Operation, reason string, now time.Time) error {
 	op.Fail(domain.SanitizeText(reason), now)
 	domain.ReportOperationFailed(ctx)
-	return tx.Operations().Update(ctx, op)
+	return SaveEnded(ctx, tx, op)
 }

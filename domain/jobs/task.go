@@ -159,7 +159,7 @@ func (r TaskRow[T, S]) End(ctx context.Context, tx ports.Tx, op model.Operation,
 	}
 	op.Fail(reason, now)
 	domain.ReportOperationFailed(ctx)
-	return tx.Operations().Update(ctx, op)
+	return SaveEnded(ctx, tx, op)
 }
 
 // EndJob ends a job's task and operation failed with reason in a

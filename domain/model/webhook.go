@@ -50,3 +50,40 @@ type WebhookEndpoint struct {
 	CreatedAt               time.Time
 	UpdatedAt               time.Time
 }
+
+// EventWebhookDeliver asks a worker to deliver one event to one endpoint.
+// The outbox event's id is the delivery's webhook-id: the same on every
+// retry, so receivers dedupe on it.
+const EventWebhookDeliver = "webhook.deliver"
+
+// WebhookDelivery is the payload of EventWebhookDeliver: the endpoint, and
+// the event as its receiver gets it. Ids and states only: what a receiver
+// needs more it reads from the API.
+type WebhookDelivery struct {
+	EndpointID uuid.UUID        `json:"endpoint_id"`
+	Event      WebhookEventBody `json:"event"`
+}
+
+// WebhookEventBody is the JSON body POSTed to a receiver.
+type WebhookEventBody struct {
+	// Type is one of WebhookEventTypes.
+	Type      string           `json:"type"`
+	Timestamp time.Time        `json:"timestamp"`
+	Data      WebhookEventData `json:"data"`
+}
+
+// WebhookEventData says what the event is about: an operation (its kind,
+// status and resource) or a dead-lettered event.
+type WebhookEventData struct {
+	OperationID  uuid.UUID       `json:"operation_id,omitzero"`
+	Kind         string          `json:"kind,omitempty"`
+	Status       OperationStatus `json:"status,omitempty"`
+	ResourceType string          `json:"resource_type,omitempty"`
+	ResourceID   uuid.UUID       `json:"resource_id,omitzero"`
+	EventID      uuid.UUID       `json:"event_id,omitzero"`
+}
+
+// WebhookDestination is where a delivery to endpoint goes, for the
+// worker's pace and breaker: each endpoint its own, so a receiver that is
+// slow or down holds up no other.
+func WebhookDestination(endpoint uuid.UUID) string { return "webhook/" + endpoint.String() }
