@@ -81,6 +81,7 @@ type WebhookEventData struct {
 	ResourceType string          `json:"resource_type,omitempty"`
 	ResourceID   uuid.UUID       `json:"resource_id,omitzero"`
 	EventID      uuid.UUID       `json:"event_id,omitzero"`
+	EventType    string          `json:"event_type,omitempty"`
 }
 
 // WebhookDestination is where a delivery to endpoint goes, for the

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -33,6 +34,21 @@ func OperationEnded(ctx context.Context, tx ports.Tx, op model.Operation) error 
 		Data: model.WebhookEventData{
 			OperationID: op.ID, Kind: op.Kind, Status: op.Status, ResourceType: op.ResourceType, ResourceID: op.ResourceID,
 		},
+	})
+}
+
+// DeadLettered writes, in tx, the transaction that dead-letters the
+// outbox event id (of eventType, the job of operation if it has one), the
+// deliveries of dead_letter.created. The dead letter of a delivery itself
+// notifies nothing: a receiver that is down would be sent the news of its
+// own failures, each failing in turn.
+func DeadLettered(ctx context.Context, tx ports.Tx, workspace, id uuid.UUID, eventType string, operation uuid.UUID, at time.Time) error {
+	if eventType == model.EventWebhookDeliver {
+		return nil
+	}
+	return notify(ctx, tx, workspace, "outbox_event", id, model.WebhookEventBody{
+		Type: model.WebhookDeadLetterCreated, Timestamp: at,
+		Data: model.WebhookEventData{EventID: id, EventType: eventType, OperationID: operation},
 	})
 }
 

@@ -2,6 +2,8 @@ package delivery_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -88,17 +90,7 @@ func (h harness) endOperation(t *testing.T, status model.OperationStatus) []mode
 		}
 		return jobs.SaveEnded(ctx, tx, op)
 	}))
-	events, err := ports.Query(t.Context(), h.uow, ws, func(ctx context.Context, tx ports.Tx) ([]model.OutboxEvent, error) {
-		return tx.Outbox().List(ctx, "", 1000)
-	})
-	require.NoError(t, err)
-	var out []model.OutboxEvent
-	for _, e := range events {
-		if e.Type == model.EventWebhookDeliver && e.AggregateID == op.ID {
-			out = append(out, e)
-		}
-	}
-	return out
+	return h.deliveries(t, op.ID)
 }
 
 // An operation's end writes one delivery per subscribed, enabled
@@ -211,4 +203,50 @@ func TestAnswersAreSortedForTheWorker(t *testing.T) {
 	err = h.handler.Handle(t.Context(), ports.MessageOf(gone[0]))
 	require.True(t, platformerr.IsUpstream(err), "%v", err)
 	require.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err))
+}
+
+// A job the worker gives up on is announced to the endpoints of
+// dead_letter.created in the transaction that dead-letters it; a
+// delivery's own dead letter is not.
+func TestADeadLetterIsAnnounced(t *testing.T) {
+	h := newHarness(t)
+	e := h.endpoint(t, "http://127.0.0.1:9/hook", model.WebhookDeadLetterCreated)
+	ws := h.admin.WorkspaceID
+	job, err := model.NewOutboxEvent(uuid.Must(uuid.NewV7()), ws, "store.credentials.verify", "store", uuid.New(), map[string]string{}, h.clock.Now())
+	require.NoError(t, err)
+	require.NoError(t, h.uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Outbox().Append(ctx, job)
+	}))
+	failures := jobs.NewFailures(h.uow, h.clock, nil)
+	require.NoError(t, failures.GiveUp(t.Context(), ports.MessageOf(job), errors.New("gave up"), 3))
+
+	announced := h.deliveries(t, job.ID)
+	require.Len(t, announced, 1)
+	require.Equal(t, model.WebhookDestination(e.Endpoint.ID), announced[0].Destination)
+	var d model.WebhookDelivery
+	require.NoError(t, json.Unmarshal(announced[0].Payload, &d))
+	require.Equal(t, model.WebhookDeadLetterCreated, d.Event.Type)
+	require.Equal(t, job.ID, d.Event.Data.EventID)
+	require.Equal(t, "store.credentials.verify", d.Event.Data.EventType)
+
+	// The announcement itself given up on: no announcement of it.
+	require.NoError(t, failures.GiveUp(t.Context(), ports.MessageOf(announced[0]), errors.New("gave up"), 3))
+	require.Empty(t, h.deliveries(t, announced[0].ID))
+}
+
+// deliveries are the webhook deliveries about the outbox event or
+// operation id.
+func (h harness) deliveries(t *testing.T, about uuid.UUID) []model.OutboxEvent {
+	t.Helper()
+	events, err := ports.Query(t.Context(), h.uow, h.admin.WorkspaceID, func(ctx context.Context, tx ports.Tx) ([]model.OutboxEvent, error) {
+		return tx.Outbox().List(ctx, "", 1000)
+	})
+	require.NoError(t, err)
+	var out []model.OutboxEvent
+	for _, e := range events {
+		if e.Type == model.EventWebhookDeliver && e.AggregateID == about {
+			out = append(out, e)
+		}
+	}
+	return out
 }
