@@ -141,11 +141,7 @@ func (h *handlers) registerWebhookEndpointList(api huma.API) {
 		if err != nil {
 			return nil, toProblem(ctx, err)
 		}
-		out := &ListOutput[WebhookEndpoint]{Body: ListOf[WebhookEndpoint]{Items: make([]WebhookEndpoint, 0, len(page.Items)), HasMore: page.HasMore}}
-		for _, e := range page.Items {
-			out.Body.Items = append(out.Body.Items, toWebhookEndpoint(e))
-		}
-		return out, nil
+		return listOutput(page, toWebhookEndpoint), nil
 	})
 }
 
