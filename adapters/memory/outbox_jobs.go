@@ -135,3 +135,20 @@ func (r outboxRepo) ForOperations(_ context.Context, ops []model.Operation) (map
 		return out, nil
 	})
 }
+
+// Undelivered implements ports.Outbox.
+func (r outboxRepo) Undelivered(_ context.Context, destination string, limit int) ([]model.OutboxEvent, error) {
+	t := r.t
+	return inLock(t, func() ([]model.OutboxEvent, error) {
+		var rows []eventRow
+		for _, row := range t.visibleEventsLocked() {
+			if e := row.event; e.WorkspaceID == t.workspace && e.Destination == destination && e.Status != model.OutboxDispatched {
+				rows = append(rows, row)
+			}
+		}
+		slices.SortFunc(rows, func(a, b eventRow) int {
+			return cmp.Or(b.event.CreatedAt.Compare(a.event.CreatedAt), cmp.Compare(b.seq, a.seq))
+		})
+		return firstEvents(rows, limit), nil
+	})
+}

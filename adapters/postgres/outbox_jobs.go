@@ -86,3 +86,24 @@ func (o *Outbox) ForOperations(ctx context.Context, ops []model.Operation) (map[
 	}
 	return out, nil
 }
+
+// Undelivered implements ports.Outbox. The status list keeps the query in
+// the live and dead partitions (sql/009), which hold what is not
+// dispatched: the dispatched history is never read.
+func (o *Outbox) Undelivered(ctx context.Context, destination string, limit int) ([]model.OutboxEvent, error) {
+	if limit <= 0 {
+		return []model.OutboxEvent{}, nil
+	}
+	var rows []outboxRow
+	err := o.db.NewSelect().Model(&rows).Where("workspace_id = ?", o.workspace).
+		Where("status IN ('pending', 'dispatching', 'dead_letter')").Where("destination = ?", destination).
+		OrderExpr("created_at DESC, id DESC").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, mapError(err, "outbox event")
+	}
+	out := make([]model.OutboxEvent, len(rows))
+	for i := range rows {
+		out[i] = rows[i].domain()
+	}
+	return out, nil
+}

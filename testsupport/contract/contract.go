@@ -63,6 +63,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"OutboxJobs", testOutboxJobs},
 		{"OutboxWaits", testOutboxWaits},
 		{"OutboxParkedList", testOutboxParkedList},
+		{"OutboxUndelivered", testOutboxUndelivered},
 		{"Transactions", testTransactions},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyReplays", testIdempotencyReplays},

@@ -3,6 +3,7 @@ package contract
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -73,4 +74,31 @@ func testOutboxJobs(t *testing.T, h Harness) {
 			return err
 		})
 	})
+}
+
+// testOutboxUndelivered: what is not dispatched on the way to one
+// destination, newest first, in the workspace only.
+func testOutboxUndelivered(t *testing.T, h Harness) {
+	ws, other := newWorkspace(t, h), newWorkspace(t, h)
+	at := now()
+	const dest = "shopify/shop-1" // newEvent's
+	dispatched := dispatchedEvent(t, h, ws, at)
+	dead := deadLetterEvent(t, h, ws, at.Add(time.Second))
+	pending := newEvent(t, ws, at.Add(2*time.Second))
+	elsewhere := newEvent(t, ws, at.Add(3*time.Second))
+	elsewhere.Destination = "webhook/" + uuid.NewString()
+	appendEvents(t, h, ws, pending, elsewhere)
+	appendEvents(t, h, other, newEvent(t, other, at))
+
+	undelivered := func(destination string, limit int) []uuid.UUID {
+		return eventIDs(mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) ([]model.OutboxEvent, error) {
+			return tx.Outbox().Undelivered(ctx, destination, limit)
+		}))
+	}
+	got := undelivered(dest, 10)
+	require.Equal(t, []uuid.UUID{pending.ID, dead}, got)
+	require.NotContains(t, got, dispatched)
+	require.Equal(t, []uuid.UUID{pending.ID}, undelivered(dest, 1))
+	require.Equal(t, []uuid.UUID{elsewhere.ID}, undelivered(elsewhere.Destination, 10))
+	require.Empty(t, undelivered(dest, 0))
 }
