@@ -2,7 +2,9 @@ package app_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
@@ -45,6 +47,18 @@ func testWebhookDelivery(t *testing.T, db *pgtest.DB) {
 	res = s.Do(t, http.MethodPatch, "/v1/webhook-endpoints/"+created.ID.String(), map[string]any{"url": receiver.URL}, nil)
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 
+	// A second endpoint whose receiver is down.
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(down.Close)
+	res = s.Do(t, http.MethodPost, "/v1/webhook-endpoints",
+		map[string]any{"url": down.URL + "/hook", "event_types": []string{model.WebhookOperationSucceeded}},
+		map[string]string{"Idempotency-Key": uuid.NewString()})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	var broken httpapi.WebhookEndpointCreated
+	res.JSON(t, &broken)
+
 	verifiedStore(t, s)
 	v := receiver.Next(t)
 	require.True(t, v.OK, "%+v", v)
@@ -58,4 +72,25 @@ func testWebhookDelivery(t *testing.T, db *pgtest.DB) {
 	require.NotNil(t, delivery, "webhook-id %s is an outbox event's id", v.ID)
 	require.Equal(t, model.EventWebhookDeliver, delivery.Type)
 	require.Equal(t, model.WebhookDestination(created.ID), delivery.Destination)
+
+	// The delivery to the receiver that is down waits for its next
+	// attempt, and says why.
+	var waiting httpapi.WebhookDeliveryList
+	apitest.Eventually(t, 30*time.Second, "the failed delivery listed", func() bool {
+		res := s.Do(t, http.MethodGet, "/v1/webhook-endpoints/"+broken.ID.String()+"/deliveries", nil, nil)
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		res.JSON(t, &waiting)
+		return len(waiting.Items) == 1 && waiting.Items[0].LastError != ""
+	})
+	d := waiting.Items[0]
+	require.Equal(t, "waiting", d.State)
+	require.Equal(t, model.WebhookOperationSucceeded, d.EventType)
+	require.Contains(t, d.LastError, "503")
+	require.NotNil(t, d.NextAttemptAt)
+	require.Zero(t, d.Attempts, "an outage spends no attempt")
+	res = s.Do(t, http.MethodGet, "/v1/webhook-endpoints/"+created.ID.String()+"/deliveries", nil, nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	var none httpapi.WebhookDeliveryList
+	res.JSON(t, &none)
+	require.Empty(t, none.Items, "the delivered one is done")
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -66,6 +67,50 @@ type ListWebhookEndpointsInput struct {
 	ListParams
 }
 
+// WebhookDelivery is a delivery to an endpoint that is not done.
+type WebhookDelivery struct {
+	ID            uuid.UUID  `json:"id" format:"uuid" doc:"The delivery's id, sent as webhook-id on every attempt"`
+	EventType     string     `json:"event_type" enum:"operation.succeeded,operation.failed,operation.cancelled,dead_letter.created"`
+	State         string     `json:"state" enum:"waiting,sending,dead_letter" doc:"waiting: for its next attempt; sending: handed to a worker; dead_letter: given up on, re-drive it with the dead letters"`
+	Attempts      int        `json:"attempts" doc:"Attempts that failed by the receiver's answer (its refusals); its outages and throttling spend none"`
+	LastError     string     `json:"last_error,omitempty" doc:"The last failure, sanitized: the receiver's status, or why it could not be reached"`
+	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty" doc:"When a waiting delivery is tried again"`
+	CreatedAt     time.Time  `json:"created_at"`
+}
+
+// WebhookDeliveryList is an endpoint's deliveries that are not done.
+type WebhookDeliveryList struct {
+	Items []WebhookDelivery `json:"items" doc:"Newest first"`
+}
+
+type ListWebhookDeliveriesInput struct {
+	ID    uuid.UUID `path:"id" format:"uuid"`
+	Limit int       `query:"limit" minimum:"1" maximum:"100" default:"20" doc:"How many, newest first"`
+}
+
+type WebhookDeliveryListOutput struct {
+	Body WebhookDeliveryList
+}
+
+// deliveryStates name an outbox status for a receiver's admin.
+var deliveryStates = map[model.OutboxStatus]string{
+	model.OutboxPending: "waiting", model.OutboxDispatching: "sending", model.OutboxDeadLetter: "dead_letter",
+}
+
+func toWebhookDelivery(e model.OutboxEvent) WebhookDelivery {
+	var payload model.WebhookDelivery
+	_ = json.Unmarshal(e.Payload, &payload) // written by us; a field left empty says it was not
+	out := WebhookDelivery{
+		ID: e.ID, EventType: payload.Event.Type, State: deliveryStates[e.Status], Attempts: e.JobAttempts,
+		LastError: e.LastError, CreatedAt: e.CreatedAt,
+	}
+	if e.Status == model.OutboxPending {
+		at := e.NextAttemptAt
+		out.NextAttemptAt = &at
+	}
+	return out
+}
+
 func toWebhookEndpoint(e model.WebhookEndpoint) WebhookEndpoint {
 	out := WebhookEndpoint{
 		ID: e.ID, URL: e.URL, EventTypes: e.EventTypes, Enabled: e.Enabled, SigningKeyVersion: e.SecretVersion,
@@ -120,6 +165,10 @@ func (h *handlers) registerWebhookEndpoints(api huma.API) {
 		Description:   "Nothing more is delivered to it. An endpoint already deleted gets 404." + adminsOnly,
 		Tags:          []string{"webhooks"}, Security: bearer, Errors: []int{401, 403, 404, 422, 500, 503},
 	}, h.deleteWebhookEndpoint)
+	huma.Register(api, get("listWebhookDeliveries", "/v1/webhook-endpoints/{id}/deliveries", "webhooks",
+		"List an endpoint's deliveries that are not done",
+		"The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters), newest first. Delivered ones are not listed."+adminsOnly,
+		401, 403, 404, 422, 500, 503), h.listWebhookDeliveries)
 	registerIdempotent(api, huma.Operation{
 		OperationID: "rotateWebhookEndpointSecret", Method: http.MethodPost, Path: "/v1/webhook-endpoints/{id}/rotate-secret",
 		Summary: "Rotate a webhook endpoint's signing secret",
@@ -206,4 +255,20 @@ func (h *handlers) deleteWebhookEndpoint(ctx context.Context, in *IDInput) (*NoC
 		return nil, toProblem(ctx, err)
 	}
 	return &NoContent{}, nil
+}
+
+func (h *handlers) listWebhookDeliveries(ctx context.Context, in *ListWebhookDeliveriesInput) (*WebhookDeliveryListOutput, error) {
+	p, err := principalFrom(ctx)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	events, err := h.deps.Webhooks.Undelivered(ctx, p, in.ID, in.Limit)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	out := &WebhookDeliveryListOutput{Body: WebhookDeliveryList{Items: make([]WebhookDelivery, 0, len(events))}}
+	for _, e := range events {
+		out.Body.Items = append(out.Body.Items, toWebhookDelivery(e))
+	}
+	return out, nil
 }

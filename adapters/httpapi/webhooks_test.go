@@ -82,6 +82,8 @@ func TestAdminsManageWebhookEndpoints(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, res.Status, "%s", res.Body)
 	res = s.Do(t, http.MethodGet, "/v1/webhook-endpoints/"+created.ID.String(), nil, nil)
 	assert.Equal(t, http.StatusNotFound, res.Status, "%s", res.Body)
+	res = s.Do(t, http.MethodGet, "/v1/webhook-endpoints/"+created.ID.String()+"/deliveries", nil, nil)
+	assert.Equal(t, http.StatusNotFound, res.Status, "%s", res.Body)
 
 	// No secret in any log line, nor in a column as plaintext (the secret
 	// scan of every apitest server looks for whsec_ too).
@@ -113,6 +115,7 @@ func TestWebhookEndpointsAreForAdminsOnly(t *testing.T) {
 		{http.MethodPost, "/v1/webhook-endpoints", map[string]any{"url": "https://hooks.example.com/x", "event_types": []string{"operation.failed"}}, true},
 		{http.MethodGet, "/v1/webhook-endpoints", nil, false},
 		{http.MethodGet, "/v1/webhook-endpoints/" + id, nil, false},
+		{http.MethodGet, "/v1/webhook-endpoints/" + id + "/deliveries", nil, false},
 		{http.MethodPatch, "/v1/webhook-endpoints/" + id, map[string]any{"enabled": false}, false},
 		{http.MethodPost, "/v1/webhook-endpoints/" + id + "/rotate-secret", nil, true},
 		{http.MethodDelete, "/v1/webhook-endpoints/" + id, nil, false},

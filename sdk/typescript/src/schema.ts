@@ -615,6 +615,26 @@ export interface paths {
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
+    "/v1/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries that are not done
+         * @description The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters), newest first. Delivered ones are not listed. Workspace admins only.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook-endpoints/{id}/rotate-secret": {
         parameters: {
             query?: never;
@@ -1445,6 +1465,51 @@ export interface components {
             method: string;
             /** @example /v1/media/0b7c.../content */
             url: string;
+        };
+        WebhookDelivery: {
+            /**
+             * Format: int64
+             * @description Attempts that failed by the receiver's answer (its refusals); its outages and throttling spend none
+             * @example 0
+             */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @example 2026-03-14T09:26:53Z
+             */
+            created_at: string;
+            /**
+             * @example operation.succeeded
+             * @enum {string}
+             */
+            event_type: "operation.succeeded" | "operation.failed" | "operation.cancelled" | "dead_letter.created";
+            /**
+             * Format: uuid
+             * @description The delivery's id, sent as webhook-id on every attempt
+             * @example 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+             */
+            id: string;
+            /**
+             * @description The last failure, sanitized: the receiver's status, or why it could not be reached
+             * @example webhook receiver answered 503
+             */
+            last_error?: string;
+            /**
+             * Format: date-time
+             * @description When a waiting delivery is tried again
+             * @example 2026-03-14T09:31:55Z
+             */
+            next_attempt_at?: string;
+            /**
+             * @description waiting: for its next attempt; sending: handed to a worker; dead_letter: given up on, re-drive it with the dead letters
+             * @example waiting
+             * @enum {string}
+             */
+            state: "waiting" | "sending" | "dead_letter";
+        };
+        WebhookDeliveryList: {
+            /** @description Newest first */
+            items: components["schemas"]["WebhookDelivery"][];
         };
         WebhookEndpoint: {
             /**
@@ -5745,6 +5810,102 @@ export interface operations {
             };
             /** @description Unsupported Media Type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many, newest first
+                 * @example 20
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
