@@ -10,15 +10,13 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/adapters/aesgcm"
-	"github.com/oncehq/once/adapters/memory"
-	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/webhooks"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
+	"github.com/oncehq/once/testsupport/webhooktest"
 )
 
 type harness struct {
@@ -31,25 +29,16 @@ type harness struct {
 
 func newHarness(t *testing.T) harness {
 	t.Helper()
-	keys, err := aesgcm.ParseKeys("k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
-	require.NoError(t, err)
-	sealer, err := aesgcm.NewSealer(keys)
-	require.NoError(t, err)
-	uow := memory.NewUnitOfWork(memory.NewDB())
 	clock := testkit.NewManualClock()
 	policy, err := fetchpolicy.Parse("", "")
 	require.NoError(t, err)
 	dns := testkit.NewResolver()
 	dns.Set("hooks.example.com", "93.184.215.14")
 	dns.Set("internal.example.com", "10.0.0.7")
-	ws := uuid.New()
-	require.NoError(t, uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Workspaces().Create(ctx, model.Workspace{ID: ws, Name: "w", CreatedAt: clock.Now()})
-	}))
+	e := webhooktest.NewEndpoints(t, clock, policy, dns)
 	return harness{
-		svc: webhooks.NewService(uow, sealer, clock, system.NewIDs(), policy, dns), uow: uow, clock: clock,
-		admin:  model.Principal{WorkspaceID: ws, UserID: uuid.New(), Role: model.RoleAdmin},
-		member: model.Principal{WorkspaceID: ws, UserID: uuid.New(), Role: model.RoleMember},
+		svc: e.Service, uow: e.UoW, clock: clock, admin: e.Admin,
+		member: model.Principal{WorkspaceID: e.Admin.WorkspaceID, UserID: uuid.New(), Role: model.RoleMember},
 	}
 }
 

@@ -13,9 +13,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/adapters/aesgcm"
-	"github.com/oncehq/once/adapters/memory"
-	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/fetchpolicy"
 	"github.com/oncehq/once/domain/jobs"
@@ -38,25 +35,16 @@ type harness struct {
 
 func newHarness(t *testing.T) harness {
 	t.Helper()
-	keys, err := aesgcm.ParseKeys("k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
-	require.NoError(t, err)
-	sealer, err := aesgcm.NewSealer(keys)
-	require.NoError(t, err)
-	uow := memory.NewUnitOfWork(memory.NewDB())
+	// Now, as a receiver checks a signature's time against its own.
 	clock := testkit.NewManualClockAt(time.Now().UTC())
 	// The receivers of these tests listen on loopback, which an operator
 	// opens as here.
 	policy, err := fetchpolicy.Parse("127.0.0.0/8", "")
 	require.NoError(t, err)
-	svc := webhooks.NewService(uow, sealer, clock, system.NewIDs(), policy, testkit.NewResolver())
-	ws := uuid.New()
-	require.NoError(t, uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Workspaces().Create(ctx, model.Workspace{ID: ws, Name: "w", CreatedAt: clock.Now()})
-	}))
+	e := webhooktest.NewEndpoints(t, clock, policy, testkit.NewResolver())
 	return harness{
-		uow: uow, svc: svc, clock: clock,
-		handler: delivery.NewHandler(uow, svc, &http.Client{Timeout: 10 * time.Second}, clock, nil),
-		admin:   model.Principal{WorkspaceID: ws, UserID: uuid.New(), Role: model.RoleAdmin},
+		uow: e.UoW, svc: e.Service, clock: clock, admin: e.Admin,
+		handler: delivery.NewHandler(e.UoW, e.Service, &http.Client{Timeout: 10 * time.Second}, clock, nil),
 	}
 }
 
