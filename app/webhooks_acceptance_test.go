@@ -75,7 +75,7 @@ func testWebhookDelivery(t *testing.T, db *pgtest.DB) {
 
 	// The delivery to the receiver that is down waits for its next
 	// attempt, and says why.
-	var waiting httpapi.WebhookDeliveryList
+	var waiting httpapi.ListOf[httpapi.WebhookDelivery]
 	apitest.Eventually(t, 30*time.Second, "the failed delivery listed", func() bool {
 		res := s.Do(t, http.MethodGet, "/v1/webhook-endpoints/"+broken.ID.String()+"/deliveries", nil, nil)
 		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
@@ -90,7 +90,7 @@ func testWebhookDelivery(t *testing.T, db *pgtest.DB) {
 	require.Zero(t, d.Attempts, "an outage spends no attempt")
 	res = s.Do(t, http.MethodGet, "/v1/webhook-endpoints/"+created.ID.String()+"/deliveries", nil, nil)
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
-	var none httpapi.WebhookDeliveryList
+	var none httpapi.ListOf[httpapi.WebhookDelivery]
 	res.JSON(t, &none)
 	require.Empty(t, none.Items, "the delivered one is done")
 }

@@ -617,8 +617,8 @@ func (_c *Outbox_ListParked_Call) RunAndReturn(run func(ctx context.Context, lim
 }
 
 // Undelivered provides a mock function for the type Outbox
-func (_mock *Outbox) Undelivered(ctx context.Context, destination string, limit int) ([]model.OutboxEvent, error) {
-	ret := _mock.Called(ctx, destination, limit)
+func (_mock *Outbox) Undelivered(ctx context.Context, destination string, q ports.ListQuery) ([]model.OutboxEvent, error) {
+	ret := _mock.Called(ctx, destination, q)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Undelivered")
@@ -626,18 +626,18 @@ func (_mock *Outbox) Undelivered(ctx context.Context, destination string, limit 
 
 	var r0 []model.OutboxEvent
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, string, int) ([]model.OutboxEvent, error)); ok {
-		return returnFunc(ctx, destination, limit)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, ports.ListQuery) ([]model.OutboxEvent, error)); ok {
+		return returnFunc(ctx, destination, q)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, string, int) []model.OutboxEvent); ok {
-		r0 = returnFunc(ctx, destination, limit)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, ports.ListQuery) []model.OutboxEvent); ok {
+		r0 = returnFunc(ctx, destination, q)
 	} else {
 		if ret.Get(0) != nil {
 			r0 = ret.Get(0).([]model.OutboxEvent)
 		}
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, string, int) error); ok {
-		r1 = returnFunc(ctx, destination, limit)
+	if returnFunc, ok := ret.Get(1).(func(context.Context, string, ports.ListQuery) error); ok {
+		r1 = returnFunc(ctx, destination, q)
 	} else {
 		r1 = ret.Error(1)
 	}
@@ -652,12 +652,12 @@ type Outbox_Undelivered_Call struct {
 // Undelivered is a helper method to define mock.On call
 //   - ctx context.Context
 //   - destination string
-//   - limit int
-func (_e *Outbox_Expecter) Undelivered(ctx any, destination any, limit any) *Outbox_Undelivered_Call {
-	return &Outbox_Undelivered_Call{Call: _e.mock.On("Undelivered", ctx, destination, limit)}
+//   - q ports.ListQuery
+func (_e *Outbox_Expecter) Undelivered(ctx any, destination any, q any) *Outbox_Undelivered_Call {
+	return &Outbox_Undelivered_Call{Call: _e.mock.On("Undelivered", ctx, destination, q)}
 }
 
-func (_c *Outbox_Undelivered_Call) Run(run func(ctx context.Context, destination string, limit int)) *Outbox_Undelivered_Call {
+func (_c *Outbox_Undelivered_Call) Run(run func(ctx context.Context, destination string, q ports.ListQuery)) *Outbox_Undelivered_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -667,9 +667,9 @@ func (_c *Outbox_Undelivered_Call) Run(run func(ctx context.Context, destination
 		if args[1] != nil {
 			arg1 = args[1].(string)
 		}
-		var arg2 int
+		var arg2 ports.ListQuery
 		if args[2] != nil {
-			arg2 = args[2].(int)
+			arg2 = args[2].(ports.ListQuery)
 		}
 		run(
 			arg0,
@@ -685,7 +685,7 @@ func (_c *Outbox_Undelivered_Call) Return(outboxEvents []model.OutboxEvent, err 
 	return _c
 }
 
-func (_c *Outbox_Undelivered_Call) RunAndReturn(run func(ctx context.Context, destination string, limit int) ([]model.OutboxEvent, error)) *Outbox_Undelivered_Call {
+func (_c *Outbox_Undelivered_Call) RunAndReturn(run func(ctx context.Context, destination string, q ports.ListQuery) ([]model.OutboxEvent, error)) *Outbox_Undelivered_Call {
 	_c.Call.Return(run)
 	return _c
 }

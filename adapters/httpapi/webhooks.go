@@ -78,18 +78,9 @@ type WebhookDelivery struct {
 	CreatedAt     time.Time  `json:"created_at"`
 }
 
-// WebhookDeliveryList is an endpoint's deliveries that are not done.
-type WebhookDeliveryList struct {
-	Items []WebhookDelivery `json:"items" doc:"Newest first"`
-}
-
 type ListWebhookDeliveriesInput struct {
-	ID    uuid.UUID `path:"id" format:"uuid"`
-	Limit int       `query:"limit" minimum:"1" maximum:"100" default:"20" doc:"How many, newest first"`
-}
-
-type WebhookDeliveryListOutput struct {
-	Body WebhookDeliveryList
+	ID uuid.UUID `path:"id" format:"uuid"`
+	ListParams
 }
 
 // deliveryStates name an outbox status for a receiver's admin.
@@ -167,7 +158,7 @@ func (h *handlers) registerWebhookEndpoints(api huma.API) {
 	}, h.deleteWebhookEndpoint)
 	huma.Register(api, get("listWebhookDeliveries", "/v1/webhook-endpoints/{id}/deliveries", "webhooks",
 		"List an endpoint's deliveries that are not done",
-		"The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters), newest first. Delivered ones are not listed."+adminsOnly,
+		"The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true."+adminsOnly,
 		401, 403, 404, 422, 500, 503), h.listWebhookDeliveries)
 	registerIdempotent(api, huma.Operation{
 		OperationID: "rotateWebhookEndpointSecret", Method: http.MethodPost, Path: "/v1/webhook-endpoints/{id}/rotate-secret",
@@ -257,18 +248,14 @@ func (h *handlers) deleteWebhookEndpoint(ctx context.Context, in *IDInput) (*NoC
 	return &NoContent{}, nil
 }
 
-func (h *handlers) listWebhookDeliveries(ctx context.Context, in *ListWebhookDeliveriesInput) (*WebhookDeliveryListOutput, error) {
+func (h *handlers) listWebhookDeliveries(ctx context.Context, in *ListWebhookDeliveriesInput) (*ListOutput[WebhookDelivery], error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
-	events, err := h.deps.Webhooks.Undelivered(ctx, p, in.ID, in.Limit)
+	page, err := h.deps.Webhooks.Undelivered(ctx, p, in.ID, ports.ListQuery{Limit: in.Limit, StartingAfter: in.StartingAfter})
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
-	out := &WebhookDeliveryListOutput{Body: WebhookDeliveryList{Items: make([]WebhookDelivery, 0, len(events))}}
-	for _, e := range events {
-		out.Body.Items = append(out.Body.Items, toWebhookDelivery(e))
-	}
-	return out, nil
+	return listOutput(page, toWebhookDelivery), nil
 }

@@ -332,24 +332,22 @@ func invalidURL(reason string) error {
 	return &domain.Error{Code: domain.CodeValidation, Field: "url", Message: "url " + reason}
 }
 
-// MaxUndelivered bounds a list of an endpoint's undelivered events.
-const MaxUndelivered = 100
-
-// Undelivered returns the deliveries to the endpoint id that are not
-// done, newest first, at most limit (1 to MaxUndelivered): those waiting
-// for their next attempt, with the last error, and those given up on
-// (dead letters, which admins re-drive with the others).
+// Undelivered returns a page of the deliveries to the endpoint id that
+// are not done, newest first, paged as every list: those waiting for
+// their next attempt, with the last error, and those given up on (dead
+// letters, which admins re-drive with the others).
 //
 // Errors: CodeForbidden, CodeNotFound for no such endpoint.
-func (s *Service) Undelivered(ctx context.Context, p model.Principal, id uuid.UUID, limit int) ([]model.OutboxEvent, error) {
+func (s *Service) Undelivered(ctx context.Context, p model.Principal, id uuid.UUID, q ports.ListQuery) (pagination.Page[model.OutboxEvent], error) {
 	if err := requireAdmin(p); err != nil {
-		return nil, err
+		return pagination.Page[model.OutboxEvent]{}, err
 	}
-	limit = min(max(limit, 1), MaxUndelivered)
-	return ports.Query(ctx, s.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) ([]model.OutboxEvent, error) {
-		if _, err := repo(tx).Get(ctx, id); err != nil {
-			return nil, err
+	return pagination.List(ctx, s.lists, p, q, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.OutboxEvent, error) {
+		return func(ctx context.Context, q ports.ListQuery) ([]model.OutboxEvent, error) {
+			if _, err := repo(tx).Get(ctx, id); err != nil {
+				return nil, err
+			}
+			return tx.Outbox().Undelivered(ctx, model.WebhookDestination(id), q)
 		}
-		return tx.Outbox().Undelivered(ctx, model.WebhookDestination(id), limit)
 	})
 }

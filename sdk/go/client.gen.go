@@ -987,6 +987,15 @@ type ListOfStore struct {
 	Items   []Store `json:"items"`
 }
 
+// ListOfWebhookDelivery defines model for ListOfWebhookDelivery.
+type ListOfWebhookDelivery struct {
+	// HasMore Older items exist: ask again with starting_after = the id of the last item
+	//
+	// Example: false
+	HasMore bool              `json:"has_more"`
+	Items   []WebhookDelivery `json:"items"`
+}
+
 // ListOfWebhookEndpoint defines model for ListOfWebhookEndpoint.
 type ListOfWebhookEndpoint struct {
 	// HasMore Older items exist: ask again with starting_after = the id of the last item
@@ -1544,12 +1553,6 @@ type WebhookDeliveryEventType string
 // Example: waiting
 type WebhookDeliveryState string
 
-// WebhookDeliveryList defines model for WebhookDeliveryList.
-type WebhookDeliveryList struct {
-	// Items Newest first
-	Items []WebhookDelivery `json:"items"`
-}
-
 // WebhookEndpoint defines model for WebhookEndpoint.
 type WebhookEndpoint struct {
 	// CreatedAt Example: 2026-03-14T09:26:53Z
@@ -1875,8 +1878,11 @@ type CreateWebhookEndpointParams struct {
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
 type ListWebhookDeliveriesParams struct {
-	// Limit How many, newest first
+	// Limit Page size
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// StartingAfter Cursor: the id of the last item of the previous page; the page holds older items
+	StartingAfter *openapi_types.UUID `form:"starting_after,omitempty" json:"starting_after,omitempty"`
 }
 
 // RotateWebhookEndpointSecretParams defines parameters for RotateWebhookEndpointSecret.
@@ -2404,7 +2410,7 @@ type ClientInterface interface {
 
 	// ListWebhookDeliveries List an endpoint's deliveries that are not done
 	//
-	// The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters), newest first. Delivered ones are not listed. Workspace admins only.
+	// The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
 	// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 	ListWebhookDeliveries(ctx context.Context, id openapi_types.UUID, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3329,7 +3335,7 @@ func (c *Client) UpdateWebhookEndpoint(ctx context.Context, id openapi_types.UUI
 
 // ListWebhookDeliveries List an endpoint's deliveries that are not done
 //
-// The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters), newest first. Delivered ones are not listed. Workspace admins only.
+// The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
 // Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 func (c *Client) ListWebhookDeliveries(ctx context.Context, id openapi_types.UUID, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5500,6 +5506,18 @@ func NewListWebhookDeliveriesRequest(server string, id openapi_types.UUID, param
 
 		}
 
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -6071,7 +6089,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListWebhookDeliveriesWithResponse List an endpoint's deliveries that are not done
 	//
-	// The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters), newest first. Delivered ones are not listed. Workspace admins only.
+	// The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10651,7 +10669,7 @@ type ListWebhookDeliveriesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *WebhookDeliveryList
+	JSON200 *ListOfWebhookDelivery
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -10673,7 +10691,7 @@ type ListWebhookDeliveriesResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListWebhookDeliveriesResponse) GetJSON200() *WebhookDeliveryList {
+func (r ListWebhookDeliveriesResponse) GetJSON200() *ListOfWebhookDelivery {
 	return r.JSON200
 }
 
@@ -11634,7 +11652,7 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithResponse(ctx context.Cont
 
 // ListWebhookDeliveriesWithResponse List an endpoint's deliveries that are not done
 //
-// The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters), newest first. Delivered ones are not listed. Workspace admins only.
+// The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -16650,7 +16668,7 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest WebhookDeliveryList
+		var dest ListOfWebhookDelivery
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

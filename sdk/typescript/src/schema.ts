@@ -624,7 +624,7 @@ export interface paths {
         };
         /**
          * List an endpoint's deliveries that are not done
-         * @description The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters), newest first. Delivered ones are not listed. Workspace admins only.
+         * @description The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -943,6 +943,14 @@ export interface components {
              */
             has_more: boolean;
             items: components["schemas"]["Store"][];
+        };
+        ListOfWebhookDelivery: {
+            /**
+             * @description Older items exist: ask again with starting_after = the id of the last item
+             * @example false
+             */
+            has_more: boolean;
+            items: components["schemas"]["WebhookDelivery"][];
         };
         ListOfWebhookEndpoint: {
             /**
@@ -1506,10 +1514,6 @@ export interface components {
              * @enum {string}
              */
             state: "waiting" | "sending" | "dead_letter";
-        };
-        WebhookDeliveryList: {
-            /** @description Newest first */
-            items: components["schemas"]["WebhookDelivery"][];
         };
         WebhookEndpoint: {
             /**
@@ -5862,10 +5866,15 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description How many, newest first
+                 * @description Page size
                  * @example 20
                  */
                 limit?: number;
+                /**
+                 * @description Cursor: the id of the last item of the previous page; the page holds older items
+                 * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+                 */
+                starting_after?: string;
             };
             header?: never;
             path: {
@@ -5883,7 +5892,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                    "application/json": components["schemas"]["ListOfWebhookDelivery"];
                 };
             };
             /** @description Unauthorized */
