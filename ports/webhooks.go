@@ -17,6 +17,13 @@ type WebhookEndpointRepository interface {
 	// secret version, both sealed secrets, the previous one's expiry,
 	// updated_at); domain.CodeNotFound if absent.
 	Update(ctx context.Context, e model.WebhookEndpoint) error
+	// Change reads the endpoint id, applies fn to it and saves the mutable
+	// fields fn left (as Update), holding the row from the read to the
+	// write: of two transactions changing one endpoint, the second reads
+	// what the first saved (it waits for the first to end). It returns the
+	// endpoint as saved; domain.CodeNotFound if absent; fn's error as it
+	// is, with nothing saved.
+	Change(ctx context.Context, id uuid.UUID, fn func(e *model.WebhookEndpoint) error) (model.WebhookEndpoint, error)
 	// Delete removes the endpoint; domain.CodeNotFound if absent.
 	Delete(ctx context.Context, id uuid.UUID) error
 	// Subscribed returns the workspace's enabled endpoints that receive

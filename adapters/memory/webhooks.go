@@ -3,6 +3,7 @@ package memory
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"slices"
 
@@ -36,12 +37,46 @@ func copyWebhookEndpoint(e model.WebhookEndpoint) model.WebhookEndpoint {
 }
 
 func (r webhookEndpointRepo) Update(_ context.Context, e model.WebhookEndpoint) error {
-	return webhookEndpointTable.update(r.t, e.ID, func(cur *model.WebhookEndpoint) {
-		cur.URL, cur.EventTypes, cur.Enabled = e.URL, e.EventTypes, e.Enabled
-		cur.SecretVersion, cur.SealedSecret = e.SecretVersion, e.SealedSecret
-		cur.SealedPreviousSecret, cur.PreviousSecretExpiresAt = e.SealedPreviousSecret, e.PreviousSecretExpiresAt
-		cur.UpdatedAt = e.UpdatedAt
-	})
+	return webhookEndpointTable.update(r.t, e.ID, func(cur *model.WebhookEndpoint) { setMutable(cur, e) })
+}
+
+// setMutable copies what Update replaces.
+func setMutable(cur *model.WebhookEndpoint, e model.WebhookEndpoint) {
+	cur.URL, cur.EventTypes, cur.Enabled = e.URL, e.EventTypes, e.Enabled
+	cur.SecretVersion, cur.SealedSecret = e.SecretVersion, e.SealedSecret
+	cur.SealedPreviousSecret, cur.PreviousSecretExpiresAt = e.SealedPreviousSecret, e.PreviousSecretExpiresAt
+	cur.UpdatedAt = e.UpdatedAt
+}
+
+func webhookEndpointRowLock(id uuid.UUID) uniqueKey {
+	return uniqueKey{"webhook_endpoints_row", id.String()}
+}
+
+// Change takes the row's lock, as operationRepo.Update does, before it
+// reads: a concurrent change waits until this transaction ends.
+func (r webhookEndpointRepo) Change(ctx context.Context, id uuid.UUID, fn func(e *model.WebhookEndpoint) error) (model.WebhookEndpoint, error) {
+	lock := webhookEndpointRowLock(id)
+	var saved model.WebhookEndpoint
+	for {
+		if err := r.t.db.waitRowLock(ctx, r.t, lock); err != nil {
+			return saved, err
+		}
+		err := webhookEndpointTable.change(r.t, id, func(cur *model.WebhookEndpoint) error {
+			if !r.t.db.lockRowLocked(r.t, lock) {
+				return errRowLocked // taken since the wait: wait again
+			}
+			next := copyWebhookEndpoint(*cur)
+			if err := fn(&next); err != nil {
+				return err
+			}
+			setMutable(cur, next)
+			saved = copyWebhookEndpoint(*cur)
+			return nil
+		})
+		if !errors.Is(err, errRowLocked) {
+			return saved, err
+		}
+	}
 }
 
 // Delete moves the row out of every workspace: the memory tables keep

@@ -39,6 +39,25 @@ func (r *WebhookEndpointRepository) Update(ctx context.Context, e model.WebhookE
 		row.SealedPreviousSecret, row.PreviousSecretExpiresAt, row.UpdatedAt, r.workspace, e.ID)
 }
 
+// Change reads the row FOR UPDATE: a concurrent change of the endpoint
+// waits at its own read until this transaction ends, then reads what it
+// saved.
+func (r *WebhookEndpointRepository) Change(ctx context.Context, id uuid.UUID, fn func(e *model.WebhookEndpoint) error) (model.WebhookEndpoint, error) {
+	var row webhookEndpointRow
+	err := r.db.NewSelect().Model(&row).Where("workspace_id = ? AND id = ?", r.workspace, id).For("UPDATE").Scan(ctx)
+	if err != nil {
+		return model.WebhookEndpoint{}, mapError(err, r.noun)
+	}
+	read := row.domain()
+	e := row.domain()
+	if err := fn(&e); err != nil {
+		return e, err
+	}
+	// What Update does not replace stays as read.
+	e.ID, e.WorkspaceID, e.CreatedAt = read.ID, read.WorkspaceID, read.CreatedAt
+	return e, r.Update(ctx, e)
+}
+
 const deleteWebhookEndpoint = `DELETE FROM webhook_endpoints WHERE workspace_id = ? AND id = ?`
 
 func (r *WebhookEndpointRepository) Delete(ctx context.Context, id uuid.UUID) error {

@@ -267,15 +267,13 @@ func (s *Service) change(ctx context.Context, p model.Principal, id uuid.UUID, f
 // changeIn applies fn to the endpoint id and saves it in tx, with
 // updated_at moved to now before fn runs.
 func (s *Service) changeIn(ctx context.Context, tx ports.Tx, id uuid.UUID, fn func(e *model.WebhookEndpoint) error) (model.WebhookEndpoint, error) {
-	e, err := repo(tx).Get(ctx, id)
-	if err != nil {
-		return e, err
-	}
-	e.UpdatedAt = s.clock.Now()
-	if err := fn(&e); err != nil {
-		return e, err
-	}
-	return e, repo(tx).Update(ctx, e)
+	// One call from the read to the write: of two changes crossing (two
+	// rotations, a rotation and a PATCH), the second works on what the
+	// first saved, so no answered secret is lost.
+	return repo(tx).Change(ctx, id, func(e *model.WebhookEndpoint) error {
+		e.UpdatedAt = s.clock.Now()
+		return fn(e)
+	})
 }
 
 // newSecret makes a new secret for e, seals it as e's next version and

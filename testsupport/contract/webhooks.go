@@ -153,6 +153,71 @@ func testWebhookEndpoints(t *testing.T, h Harness) {
 		require.Equal(t, webhookEndpointTable.stored(wants), got[0], "every field, secrets included")
 	})
 
+	t.Run("change saves what fn leaves, and nothing when fn fails", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		e := newWebhookEndpoint(ws)
+		require.NoError(t, webhookEndpointTable.create(t, h, e))
+		changed, want := webhookEndpointTable.change(e)
+		saved := mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (model.WebhookEndpoint, error) {
+			return webhookEndpoints(tx).Change(ctx, e.ID, func(cur *model.WebhookEndpoint) error {
+				require.Equal(t, webhookEndpointTable.stored(e), *cur, "fn gets the endpoint as stored")
+				*cur = changed
+				return nil
+			})
+		})
+		require.Equal(t, want, webhookEndpointTable.stored(saved))
+		got, err := webhookEndpointTable.get(t, h, ws, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+
+		_, err = query(t, h, ws, func(ctx context.Context, tx ports.Tx) (model.WebhookEndpoint, error) {
+			return webhookEndpoints(tx).Change(ctx, e.ID, func(cur *model.WebhookEndpoint) error {
+				cur.Enabled = !cur.Enabled
+				return errRollback
+			})
+		})
+		require.ErrorIs(t, err, errRollback)
+		got, err = webhookEndpointTable.get(t, h, ws, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		_, err = query(t, h, ws, func(ctx context.Context, tx ports.Tx) (model.WebhookEndpoint, error) {
+			return webhookEndpoints(tx).Change(ctx, uuid.New(), func(*model.WebhookEndpoint) error { return nil })
+		})
+		requireCode(t, err, domain.CodeNotFound)
+	})
+
+	t.Run("a change waits for a concurrent one and builds on it", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		e := newWebhookEndpoint(ws)
+		require.NoError(t, webhookEndpointTable.create(t, h, e))
+		bump := func(ctx context.Context, tx ports.Tx) error {
+			_, err := webhookEndpoints(tx).Change(ctx, e.ID, func(cur *model.WebhookEndpoint) error {
+				cur.SecretVersion++
+				return nil
+			})
+			return err
+		}
+		firstChanged, release := make(chan struct{}), make(chan struct{})
+		firstDone := make(chan error, 1)
+		go func() {
+			firstDone <- transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+				err := bump(ctx, tx)
+				close(firstChanged)
+				<-release
+				return err
+			})
+		}()
+		<-firstChanged
+		secondDone := make(chan error, 1)
+		go func() { secondDone <- transact(t, h, ws, bump) }()
+		close(release)
+		require.NoError(t, <-firstDone)
+		require.NoError(t, within(t, 30*time.Second, "the second change", func() error { return <-secondDone }))
+		got, err := webhookEndpointTable.get(t, h, ws, e.ID)
+		require.NoError(t, err)
+		require.Equal(t, e.SecretVersion+2, got.SecretVersion, "neither change is lost")
+	})
+
 	t.Run("a rolled back delete keeps the endpoint", func(t *testing.T) {
 		ws := newWorkspace(t, h)
 		e := newWebhookEndpoint(ws)
