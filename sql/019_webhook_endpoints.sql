@@ -1,4 +1,4 @@
--- 016_webhook_endpoints: the URLs a workspace's events are pushed to,
+-- 019_webhook_endpoints: the URLs a workspace's events are pushed to,
 -- signed per the Standard Webhooks specification.
 --
 -- Runs as the schema owner. Row-level security is the form of 001 and 003:
