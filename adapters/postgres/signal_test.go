@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/testsupport/contract"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
@@ -92,4 +93,22 @@ func TestSignalListensOnlyOnceSomeoneWaits(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// Two Signals, each with its own pool and LISTEN connection, as two
+// processes on one database would have.
+func TestOperationEndsContract(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	other, err := postgres.Open(ctx, db.AppDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	sender := postgres.NewSignal(ctx, db.App, db.AppDSN, nil)
+	t.Cleanup(func() { _ = sender.Close() })
+	receiver := postgres.NewSignal(ctx, other, db.AppDSN, nil)
+	t.Cleanup(func() { _ = receiver.Close() })
+	contract.OperationEnds(t, sender, receiver)
 }
