@@ -2,8 +2,12 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/testsupport/contract"
@@ -111,4 +115,40 @@ func TestOperationEndsContract(t *testing.T) {
 	receiver := postgres.NewSignal(ctx, other, db.AppDSN, nil)
 	t.Cleanup(func() { _ = receiver.Close() })
 	contract.OperationEnds(t, sender, receiver)
+}
+
+// missCounter counts Missed calls and ignores what is heard.
+type missCounter struct{ missed chan struct{} }
+
+func (m missCounter) Heard([]uuid.UUID) {}
+func (m missCounter) Missed()           { m.missed <- struct{}{} }
+
+// When the LISTEN connection is lost, ends sent meanwhile go unheard: on
+// reconnecting, the Signal tells its listener so (Missed), and every
+// waiter re-reads.
+func TestOperationEndsMissedAfterConnectionLoss(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	ctx := context.Background()
+	s := postgres.NewSignal(ctx, db.App, db.AppDSN, nil)
+	t.Cleanup(func() { _ = s.Close() })
+	l := missCounter{missed: make(chan struct{}, 10)}
+	s.Listen(l)
+	awaitMissed := func(what string) {
+		t.Helper()
+		select {
+		case <-l.missed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no Missed within 10s", what)
+		}
+	}
+	awaitMissed("listening")
+
+	super, err := sql.Open("pgx", pgtest.SuperuserDSN())
+	require.NoError(t, err)
+	defer super.Close()
+	_, err = super.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = $1 AND usename = $2 AND query ILIKE 'listen%'`, db.Name, db.AppRole)
+	require.NoError(t, err)
+	awaitMissed("listening again after the connection was ended")
 }
