@@ -82,8 +82,11 @@ func (w *Waiters) Missed() {
 
 // Stop wakes every waiter and makes every later wait return at once, so
 // that a server shutting down is not held by reads that may wait for
-// MaxWait: each answers with the state it reads.
+// MaxWait: each answers with the state it reads. A nil Waiters has none.
 func (w *Waiters) Stop() {
+	if w == nil {
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.stopped = true
