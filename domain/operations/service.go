@@ -72,13 +72,26 @@ func (s *Service) Wait(ctx context.Context, p model.Principal, id uuid.UUID, wai
 		if err != nil || op.Finished() || s.waiters.isStopped() {
 			return op, err
 		}
-		select {
-		case <-one.wake: // read again: it may have ended
-		case <-timer.C:
+		if woken := s.park(ctx, one, timer); !woken {
+			if ctx.Err() != nil {
+				return op, nil
+			}
 			return s.Get(ctx, p, id)
-		case <-ctx.Done():
-			return op, nil
 		}
+	}
+}
+
+// park waits for one's wake-up (true), the timer or ctx's end (false).
+func (s *Service) park(ctx context.Context, one *waiter, timer *time.Timer) bool {
+	s.waiters.park(1)
+	defer s.waiters.park(-1)
+	select {
+	case <-one.wake: // read again: it may have ended
+		return true
+	case <-timer.C:
+		return false
+	case <-ctx.Done():
+		return false
 	}
 }
 

@@ -32,7 +32,7 @@ func waitSetup(max, perWorkspace int) (ports.UnitOfWork, *operations.Waiters, *o
 }
 
 // startWait waits in the background and returns where its answer comes,
-// once the waiter is registered (n waiters in all).
+// once the waiter waits (n waiters in all).
 func startWait(t *testing.T, svc *operations.Service, w *operations.Waiters, p model.Principal, id uuid.UUID, n int) <-chan waitResult {
 	t.Helper()
 	return startWaitCtx(t, context.Background(), svc, w, p, id, n)
@@ -45,7 +45,7 @@ func startWaitCtx(t *testing.T, ctx context.Context, svc *operations.Service, w 
 		op, err := svc.Wait(ctx, p, id, operations.MaxWait)
 		out <- waitResult{op, err}
 	}()
-	require.Eventually(t, func() bool { return w.Count() == n }, 10*time.Second, time.Millisecond, "waiter registered")
+	require.Eventually(t, func() bool { return w.Waiting() == n }, 10*time.Second, time.Millisecond, "waiter registered")
 	return out
 }
 
@@ -85,7 +85,7 @@ func TestWaitAnswersWhenTheOperationEnds(t *testing.T) {
 	r := answer(t, ch)
 	require.NoError(t, r.err)
 	assert.Equal(t, model.OperationSucceeded, r.op.Status)
-	require.Eventually(t, func() bool { return waiters.Count() == 0 }, 10*time.Second, time.Millisecond, "waiter gone")
+	require.Eventually(t, func() bool { return waiters.Waiting() == 0 }, 10*time.Second, time.Millisecond, "waiter gone")
 }
 
 func TestWaitAnswersAtOnceForAFinishedOrMissingOperation(t *testing.T) {
@@ -100,7 +100,7 @@ func TestWaitAnswersAtOnceForAFinishedOrMissingOperation(t *testing.T) {
 
 	_, err = svc.Wait(context.Background(), p, uuid.New(), operations.MaxWait)
 	assert.True(t, domain.IsCode(err, domain.CodeNotFound), "got %v", err)
-	assert.Zero(t, waiters.Count())
+	assert.Zero(t, waiters.Waiting())
 }
 
 func TestWaitEndsWithItsTimeOrTheCaller(t *testing.T) {
@@ -155,5 +155,5 @@ func TestWaitersAreCappedPerWorkspaceAndProcessAndStop(t *testing.T) {
 	got, err := svc.Wait(context.Background(), b, opB.ID, operations.MaxWait)
 	require.NoError(t, err)
 	assert.Equal(t, model.OperationPending, got.Status)
-	assert.Zero(t, waiters.Count())
+	assert.Zero(t, waiters.Waiting())
 }

@@ -34,7 +34,9 @@ type Waiters struct {
 	byOperation   map[uuid.UUID]map[*waiter]struct{}
 	byWorkspace   map[uuid.UUID]int
 	total         int
-	stopped       bool
+	// parked are the waiters between a read and their wake-up.
+	parked  int
+	stopped bool
 }
 
 // waiter is one read waiting; wake holds one wake-up, so a wake-up never
@@ -55,11 +57,19 @@ func NewWaiters(ends ports.OperationEnds, max, perWorkspace int) *Waiters {
 
 var _ ports.OperationEndListener = (*Waiters)(nil)
 
-// Count is the number of reads waiting now.
-func (w *Waiters) Count() int {
+// Waiting is the number of reads parked now: registered, read once, and
+// waiting for a wake-up with nothing held.
+func (w *Waiters) Waiting() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.total
+	return w.parked
+}
+
+// park counts the waiters that wait for a wake-up (Waiting).
+func (w *Waiters) park(delta int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.parked += delta
 }
 
 // Heard implements ports.OperationEndListener: it wakes the waiters of ids.
