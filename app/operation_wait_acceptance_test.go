@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"net/http"
 	"sync"
 	"testing"
@@ -11,8 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/domain/model"
-	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
@@ -22,32 +19,6 @@ import (
 // its wait is over (the end was never heard) fails the test. It is no
 // claim on speed: the latency is logged, not asserted.
 const woken = 10 * time.Second
-
-// pendingOperation writes a pending operation in s's workspace, through
-// s's unit of work, as a use case would.
-func pendingOperation(t *testing.T, s *apitest.Server) model.Operation {
-	t.Helper()
-	now := time.Now()
-	op := model.Operation{
-		ID: uuid.New(), WorkspaceID: s.Workspace, Kind: model.OperationStoreVerify, Status: model.OperationPending,
-		ResourceType: "store", ResourceID: uuid.New(), CreatedBy: s.User, CreatedAt: now, UpdatedAt: now,
-	}
-	require.NoError(t, s.UoW.Transact(context.Background(), s.Workspace, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Operations().Create(ctx, op)
-	}))
-	return op
-}
-
-// succeed ends op through s's unit of work, as a worker would; it
-// returns when the end committed.
-func succeed(t *testing.T, s *apitest.Server, op model.Operation) time.Time {
-	t.Helper()
-	op.Succeed(time.Now())
-	require.NoError(t, s.UoW.Transact(context.Background(), op.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Operations().Update(ctx, op)
-	}))
-	return time.Now()
-}
 
 type waitAnswer struct {
 	status int
@@ -105,11 +76,11 @@ func TestPostgresWaitIsWokenByAnEndInAnotherProcess(t *testing.T) {
 	db := pgtest.New(t)
 	a := apitest.Start(t, apitest.Config(db.AppDSN), db)
 	b := apitest.Start(t, apitest.Config(db.AppDSN), db)
-	op := pendingOperation(t, a)
+	op := a.PendingOperation(t)
 
 	answer := waitFor(t, b, b.TokenFor(t, a.Workspace, a.User), op.ID)
 	apitest.Eventually(t, woken, "the read waiting on B", func() bool { return b.Waiters.Waiting() == 1 })
-	ended := succeed(t, a, op)
+	ended := a.SucceedOperation(t, op)
 
 	got := answered(t, answer)
 	require.Equal(t, http.StatusOK, got.status)
@@ -130,7 +101,7 @@ func TestPostgresThousandWaitersHoldNoConnection(t *testing.T) {
 	cfg := apitest.Config(role.dsn)
 	cfg.DBMaxConns, cfg.DBMaxIdle = pool, pool
 	s := apitest.Start(t, cfg, db)
-	op := pendingOperation(t, s)
+	op := s.PendingOperation(t)
 
 	answers := make([]<-chan waitAnswer, waiters)
 	for i := range answers {
@@ -144,7 +115,7 @@ func TestPostgresThousandWaitersHoldNoConnection(t *testing.T) {
 	assert.LessOrEqual(t, sessions, pool+listener, "sessions of the service with %d reads waiting", waiters)
 	assert.Zero(t, busy, "sessions of the service in a transaction or a statement while %d reads wait", waiters)
 
-	ended := succeed(t, s, op)
+	ended := s.SucceedOperation(t, op)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var slowest time.Duration

@@ -10,8 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/domain/model"
-	"github.com/oncehq/once/ports"
 	once "github.com/oncehq/once/sdk/go"
 	"github.com/oncehq/once/testsupport/apitest"
 )
@@ -27,36 +25,12 @@ func waitClient(t *testing.T, s *apitest.Server) *once.ClientWithResponses {
 	return c
 }
 
-// pending writes a pending operation in s's workspace and returns a func
-// that ends it succeeded, as a worker would.
-func pending(t *testing.T, s *apitest.Server) (model.Operation, func()) {
-	t.Helper()
-	now := time.Now()
-	op := model.Operation{
-		ID: uuid.New(), WorkspaceID: s.Workspace, Kind: model.OperationStoreVerify, Status: model.OperationPending,
-		ResourceType: "store", ResourceID: uuid.New(), CreatedBy: s.User, CreatedAt: now, UpdatedAt: now,
-	}
-	write := func(op model.Operation, create bool) {
-		require.NoError(t, s.UoW.Transact(context.Background(), s.Workspace, func(ctx context.Context, tx ports.Tx) error {
-			if create {
-				return tx.Operations().Create(ctx, op)
-			}
-			return tx.Operations().Update(ctx, op)
-		}))
-	}
-	write(op, true)
-	return op, func() {
-		op.Succeed(time.Now())
-		write(op, false)
-	}
-}
-
 // WaitForOperation returns once the operation ends: the server holds its
 // read (the test sees it parked) and answers it when the end commits.
 func TestWaitForOperationReturnsWhenTheOperationEnds(t *testing.T) {
 	s := apitest.Memory(t)
 	c := waitClient(t, s)
-	op, end := pending(t, s)
+	op := s.PendingOperation(t)
 
 	type result struct {
 		op  *once.Operation
@@ -68,7 +42,7 @@ func TestWaitForOperationReturnsWhenTheOperationEnds(t *testing.T) {
 		done <- result{got, err}
 	}()
 	apitest.Eventually(t, 10*time.Second, "the read waiting on the server", func() bool { return s.Waiters.Waiting() == 1 })
-	end()
+	s.SucceedOperation(t, op)
 
 	select {
 	case r := <-done:
@@ -87,7 +61,7 @@ func TestWaitForOperationReturnsWhenTheOperationEnds(t *testing.T) {
 func TestWaitForOperationStopsAtTheDeadlineAndOnErrors(t *testing.T) {
 	s := apitest.Memory(t)
 	c := waitClient(t, s)
-	op, _ := pending(t, s)
+	op := s.PendingOperation(t)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
