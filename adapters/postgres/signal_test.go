@@ -23,10 +23,10 @@ func waitWake(t *testing.T, s *postgres.Signal, d time.Duration, what string) {
 	}
 }
 
-// Committed in one process wakes the Dispatchers of another: two Signals,
-// each with its own pool and LISTEN connection, as two processes would.
-func TestSignalWakesAcrossConnections(t *testing.T) {
-	t.Parallel()
+// twoProcesses are two Signals on one database, each with its own pool
+// and LISTEN connection, as two processes would have.
+func twoProcesses(t *testing.T) (sender, receiver *postgres.Signal) {
+	t.Helper()
 	db := pgtest.New(t)
 	ctx := context.Background()
 	other, err := postgres.Open(ctx, db.AppDSN)
@@ -34,11 +34,17 @@ func TestSignalWakesAcrossConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = other.Close() })
-
-	sender := postgres.NewSignal(ctx, db.App, db.AppDSN, nil)
+	sender = postgres.NewSignal(ctx, db.App, db.AppDSN, nil)
 	t.Cleanup(func() { _ = sender.Close() })
-	receiver := postgres.NewSignal(ctx, other, db.AppDSN, nil)
+	receiver = postgres.NewSignal(ctx, other, db.AppDSN, nil)
 	t.Cleanup(func() { _ = receiver.Close() })
+	return sender, receiver
+}
+
+// Committed in one process wakes the Dispatchers of another.
+func TestSignalWakesAcrossConnections(t *testing.T) {
+	t.Parallel()
+	sender, receiver := twoProcesses(t)
 
 	// Each Signal wakes once when its LISTEN is in place (anything sent
 	// before was unheard); after that, the receiver is listening.
@@ -99,21 +105,10 @@ func TestSignalListensOnlyOnceSomeoneWaits(t *testing.T) {
 	}
 }
 
-// Two Signals, each with its own pool and LISTEN connection, as two
-// processes on one database would have.
+// The ends one process announces reach the listener of another.
 func TestOperationEndsContract(t *testing.T) {
 	t.Parallel()
-	db := pgtest.New(t)
-	ctx := context.Background()
-	other, err := postgres.Open(ctx, db.AppDSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = other.Close() })
-	sender := postgres.NewSignal(ctx, db.App, db.AppDSN, nil)
-	t.Cleanup(func() { _ = sender.Close() })
-	receiver := postgres.NewSignal(ctx, other, db.AppDSN, nil)
-	t.Cleanup(func() { _ = receiver.Close() })
+	sender, receiver := twoProcesses(t)
 	contract.OperationEnds(t, sender, receiver)
 }
 

@@ -2,11 +2,11 @@ package operations
 
 import (
 	"context"
-	"sync"
 
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/oncommit"
 	"github.com/oncehq/once/ports"
 )
 
@@ -20,51 +20,16 @@ import (
 // A commit that fails with CodeUnavailable may still have committed; it
 // announces nothing, and its waiters answer when their wait ends.
 func AnnounceEnds(uow ports.UnitOfWork, ends ports.OperationEnds) ports.UnitOfWork {
-	return announcingUnitOfWork{next: uow, ends: ends}
-}
-
-type announcingUnitOfWork struct {
-	next ports.UnitOfWork
-	ends ports.OperationEnds
-}
-
-func (u announcingUnitOfWork) Transact(ctx context.Context, workspace uuid.UUID, fn func(ctx context.Context, tx ports.Tx) error) error {
-	ended := &endedIDs{}
-	err := u.next.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
-		// An adapter that retries fn may leave the ids of a rolled-back
-		// attempt: a spurious announcement, which waiters allow.
-		return fn(ctx, announcingTx{Tx: tx, ended: ended})
-	})
-	if err == nil {
-		if ids := ended.take(); len(ids) > 0 {
-			u.ends.Ended(ids...)
-		}
-	}
-	return err
-}
-
-// endedIDs are the operations a transaction ended; locked because a use
-// case may share its tx between goroutines.
-type endedIDs struct {
-	mu  sync.Mutex
-	ids []uuid.UUID
-}
-
-func (e *endedIDs) add(id uuid.UUID) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.ids = append(e.ids, id)
-}
-
-func (e *endedIDs) take() []uuid.UUID {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.ids
+	return oncommit.Wrap(uow,
+		func(tx ports.Tx, ended *oncommit.Notes[uuid.UUID]) ports.Tx {
+			return announcingTx{Tx: tx, ended: ended}
+		},
+		func(_ context.Context, ended []uuid.UUID) { ends.Ended(ended...) })
 }
 
 type announcingTx struct {
 	ports.Tx
-	ended *endedIDs
+	ended *oncommit.Notes[uuid.UUID]
 }
 
 func (t announcingTx) Operations() ports.OperationRepository {
@@ -73,7 +38,7 @@ func (t announcingTx) Operations() ports.OperationRepository {
 
 type announcingOperations struct {
 	ports.OperationRepository
-	ended *endedIDs
+	ended *oncommit.Notes[uuid.UUID]
 }
 
 func (o announcingOperations) Update(ctx context.Context, op model.Operation) error {
@@ -81,7 +46,7 @@ func (o announcingOperations) Update(ctx context.Context, op model.Operation) er
 		return err
 	}
 	if op.Finished() {
-		o.ended.add(op.ID)
+		o.ended.Add(op.ID)
 	}
 	return nil
 }

@@ -37,11 +37,7 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 	s := apitest.Start(t, cfg, nil)
 	ctx := t.Context()
 
-	c, err := once.NewClientWithResponses(s.URL, once.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-		req.Header.Set("Authorization", "Bearer "+s.Token)
-		return nil
-	}))
-	require.NoError(t, err)
+	c := adminClient(t, s)
 
 	// Every operation the scenario starts; all must end succeeded.
 	var started []uuid.UUID

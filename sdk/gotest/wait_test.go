@@ -14,8 +14,8 @@ import (
 	"github.com/oncehq/once/testsupport/apitest"
 )
 
-// waitClient is a client of s as its admin.
-func waitClient(t *testing.T, s *apitest.Server) *once.ClientWithResponses {
+// adminClient is a client of s as its admin.
+func adminClient(t *testing.T, s *apitest.Server) *once.ClientWithResponses {
 	t.Helper()
 	c, err := once.NewClientWithResponses(s.URL, once.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 		req.Header.Set("Authorization", "Bearer "+s.Token)
@@ -29,7 +29,7 @@ func waitClient(t *testing.T, s *apitest.Server) *once.ClientWithResponses {
 // read (the test sees it parked) and answers it when the end commits.
 func TestWaitForOperationReturnsWhenTheOperationEnds(t *testing.T) {
 	s := apitest.Memory(t)
-	c := waitClient(t, s)
+	c := adminClient(t, s)
 	op := s.PendingOperation(t)
 
 	type result struct {
@@ -60,7 +60,7 @@ func TestWaitForOperationReturnsWhenTheOperationEnds(t *testing.T) {
 // is an error at once.
 func TestWaitForOperationStopsAtTheDeadlineAndOnErrors(t *testing.T) {
 	s := apitest.Memory(t)
-	c := waitClient(t, s)
+	c := adminClient(t, s)
 	op := s.PendingOperation(t)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
