@@ -134,3 +134,39 @@ func TestPostgresThousandWaitersHoldNoConnection(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d reads answered, the last %s after the end committed", waiters, slowest)
 }
+
+// The wait parameter is checked, 0 answers at once, and a workspace over
+// its cap of waiting reads is answered 429 TOO_MANY_WAITERS with
+// Retry-After while the same read without wait still answers.
+func TestWaitIsValidatedAndCapped(t *testing.T) {
+	cfg := apitest.Config("")
+	cfg.WorkspaceOperationWaiters = 1
+	s := apitest.Start(t, cfg, nil)
+	op := s.PendingOperation(t)
+	path := "/v1/operations/" + op.ID.String()
+
+	for _, bad := range []string{"abc", "1m", "-1s", "1.5s", "1234567"} {
+		r := s.Do(t, http.MethodGet, path+"?wait="+bad, nil, nil)
+		require.Equal(t, http.StatusUnprocessableEntity, r.Status, "wait=%s: %s", bad, r.Body)
+		p := r.Problem(t)
+		assert.Equal(t, "VALIDATION_FAILED", p.Code)
+		assert.Equal(t, []string{"query.wait"}, p.Locations(), "wait=%s", bad)
+	}
+	r := s.Do(t, http.MethodGet, path+"?wait=0", nil, nil)
+	require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+
+	first := waitFor(t, s, s.Token, op.ID)
+	apitest.Eventually(t, woken, "the first read waiting", func() bool { return s.Waiters.Waiting() == 1 })
+	r = s.Do(t, http.MethodGet, path+"?wait=500ms", nil, nil)
+	require.Equal(t, http.StatusTooManyRequests, r.Status, "%s", r.Body)
+	p := r.Problem(t)
+	assert.Equal(t, "TOO_MANY_WAITERS", p.Code)
+	assert.True(t, p.RetrySameKey)
+	assert.NotEmpty(t, r.Header.Get("Retry-After"))
+	require.Equal(t, http.StatusOK, s.Do(t, http.MethodGet, path, nil, nil).Status, "without wait")
+
+	s.SucceedOperation(t, op)
+	got := answered(t, first)
+	require.Equal(t, http.StatusOK, got.status)
+	assert.Equal(t, "succeeded", got.op.Status)
+}
