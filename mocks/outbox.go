@@ -617,8 +617,8 @@ func (_c *Outbox_ListParked_Call) RunAndReturn(run func(ctx context.Context, lim
 }
 
 // Wake provides a mock function for the type Outbox
-func (_mock *Outbox) Wake(ctx context.Context, lastError string, at time.Time) (int, error) {
-	ret := _mock.Called(ctx, lastError, at)
+func (_mock *Outbox) Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error) {
+	ret := _mock.Called(ctx, lastError, from, every)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Wake")
@@ -626,16 +626,16 @@ func (_mock *Outbox) Wake(ctx context.Context, lastError string, at time.Time) (
 
 	var r0 int
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time) (int, error)); ok {
-		return returnFunc(ctx, lastError, at)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time, time.Duration) (int, error)); ok {
+		return returnFunc(ctx, lastError, from, every)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time) int); ok {
-		r0 = returnFunc(ctx, lastError, at)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time, time.Duration) int); ok {
+		r0 = returnFunc(ctx, lastError, from, every)
 	} else {
 		r0 = ret.Get(0).(int)
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, string, time.Time) error); ok {
-		r1 = returnFunc(ctx, lastError, at)
+	if returnFunc, ok := ret.Get(1).(func(context.Context, string, time.Time, time.Duration) error); ok {
+		r1 = returnFunc(ctx, lastError, from, every)
 	} else {
 		r1 = ret.Error(1)
 	}
@@ -650,12 +650,13 @@ type Outbox_Wake_Call struct {
 // Wake is a helper method to define mock.On call
 //   - ctx context.Context
 //   - lastError string
-//   - at time.Time
-func (_e *Outbox_Expecter) Wake(ctx any, lastError any, at any) *Outbox_Wake_Call {
-	return &Outbox_Wake_Call{Call: _e.mock.On("Wake", ctx, lastError, at)}
+//   - from time.Time
+//   - every time.Duration
+func (_e *Outbox_Expecter) Wake(ctx any, lastError any, from any, every any) *Outbox_Wake_Call {
+	return &Outbox_Wake_Call{Call: _e.mock.On("Wake", ctx, lastError, from, every)}
 }
 
-func (_c *Outbox_Wake_Call) Run(run func(ctx context.Context, lastError string, at time.Time)) *Outbox_Wake_Call {
+func (_c *Outbox_Wake_Call) Run(run func(ctx context.Context, lastError string, from time.Time, every time.Duration)) *Outbox_Wake_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -669,10 +670,15 @@ func (_c *Outbox_Wake_Call) Run(run func(ctx context.Context, lastError string, 
 		if args[2] != nil {
 			arg2 = args[2].(time.Time)
 		}
+		var arg3 time.Duration
+		if args[3] != nil {
+			arg3 = args[3].(time.Duration)
+		}
 		run(
 			arg0,
 			arg1,
 			arg2,
+			arg3,
 		)
 	})
 	return _c
@@ -683,7 +689,7 @@ func (_c *Outbox_Wake_Call) Return(n int, err error) *Outbox_Wake_Call {
 	return _c
 }
 
-func (_c *Outbox_Wake_Call) RunAndReturn(run func(ctx context.Context, lastError string, at time.Time) (int, error)) *Outbox_Wake_Call {
+func (_c *Outbox_Wake_Call) RunAndReturn(run func(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error)) *Outbox_Wake_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -60,11 +60,12 @@ type Outbox interface {
 	ListParked(ctx context.Context, limit int) ([]model.OutboxEvent, error)
 
 	// Wake makes this workspace's events parked with last_error lastError
-	// (exactly) and due after at due at at instead, a microsecond apart in
-	// the order they were due, so the jobs of an ordering key come back in
-	// their order: the worker parked them long for a destination that was
-	// down, and it answers again. It returns how many it woke.
-	Wake(ctx context.Context, lastError string, at time.Time) (int, error)
+	// (exactly) and due after from due from from instead, every apart (at
+	// least a microsecond) in the order they were due, so the jobs of an
+	// ordering key come back in their order and a backlog comes back at a
+	// pace: the worker parked them long for a destination that was down,
+	// and it answers again. It returns how many it woke.
+	Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error)
 
 	// ForOperations returns, by operation id, the event that delivers each
 	// of ops' jobs (the event whose payload names the operation and whose

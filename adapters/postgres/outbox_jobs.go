@@ -41,8 +41,9 @@ func (o *Outbox) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAt
 }
 
 // Wake implements ports.Outbox.
-func (o *Outbox) Wake(ctx context.Context, lastError string, at time.Time) (int, error) {
-	return rowsAffected(o.db.ExecContext(ctx, wakeParked, at, o.workspace, lastError, at, o.workspace, lastError))
+func (o *Outbox) Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error) {
+	micros := max(every.Microseconds(), 1)
+	return rowsAffected(o.db.ExecContext(ctx, wakeParked, from, micros, o.workspace, lastError, from, o.workspace, lastError))
 }
 
 // ListParked implements ports.Outbox.

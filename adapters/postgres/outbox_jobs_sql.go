@@ -67,14 +67,15 @@ SELECT ` + outboxEventColumns + `
 // wakeParked brings forward the events of a workspace that a worker parked
 // long with one reason (deferJob's last_error, matched exactly) and that
 // are not due yet: what they waited for, a destination that was down,
-// answers again. They become due from the given time a microsecond apart,
-// in the order they were due, so the Dispatcher publishes an ordering
-// key's jobs in their order (it claims by next_attempt_at). Only a pending
-// event nobody holds is moved: one the Dispatcher claims meanwhile is its.
+// answers again. They become due from the given time, the given number of
+// microseconds apart, in the order they were due, so the Dispatcher
+// publishes an ordering key's jobs in their order (it claims by
+// next_attempt_at) and a backlog at a pace. Only a pending event nobody
+// holds is moved: one the Dispatcher claims meanwhile is its.
 const wakeParked = `
 UPDATE outbox_events e
    SET next_attempt_at = w.due
-  FROM (SELECT id, ?::timestamptz + (row_number() OVER (ORDER BY next_attempt_at, id) - 1) * interval '1 microsecond' AS due
+  FROM (SELECT id, ?::timestamptz + (row_number() OVER (ORDER BY next_attempt_at, id) - 1) * (?::bigint * interval '1 microsecond') AS due
           FROM outbox_events
          WHERE workspace_id = ? AND status = 'pending' AND locked_by IS NULL
            AND last_error = ? AND next_attempt_at > ?) w

@@ -130,13 +130,13 @@ func (f *Failures) Defer(ctx context.Context, msg ports.Message, until time.Time
 
 // Wake implements ports.JobWaits: in one transaction of workspace, the
 // events parked with reason (as Defer wrote it) and not yet due are due
-// now, in their order.
-func (f *Failures) Wake(ctx context.Context, workspace uuid.UUID, reason string) (int, error) {
+// from now + after, every apart, in their order.
+func (f *Failures) Wake(ctx context.Context, workspace uuid.UUID, reason string, after, every time.Duration) (int, error) {
 	lastError := domain.SanitizeText(model.JobWait(reason))
 	var n int
 	err := f.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		n, err = tx.Outbox().Wake(ctx, lastError, f.clock.Now())
+		n, err = tx.Outbox().Wake(ctx, lastError, f.clock.Now().Add(after), every)
 		return err
 	})
 	return n, err
