@@ -3,6 +3,7 @@ package ports
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -74,7 +75,7 @@ type OperationRepository interface {
 	// Get returns the operation; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (model.Operation, error)
 	// Update replaces status, error and updated_at; domain.CodeNotFound if
-	// absent. A finished operation (succeeded or failed) keeps its
+	// absent. A finished operation (succeeded, failed or cancelled) keeps its
 	// outcome: the one change it takes is a reopen, failed back to
 	// pending. Any other update of a finished operation changes nothing
 	// and is ErrOperationFinished (domain.CodeInvalidState), whatever the
@@ -84,6 +85,16 @@ type OperationRepository interface {
 	// first and sees its outcome; an adapter that cannot wait refuses at
 	// once with domain.CodeUnavailable while the first is open).
 	Update(ctx context.Context, op model.Operation) error
+	// Cancel records a user's cancel of the operation id on the stored row,
+	// whatever the caller read before: a pending operation becomes
+	// cancelled (updated_at = now); a running one stays running, its
+	// CancelRequestedAt set to now unless it is set already; a finished
+	// one is left as it is. It returns the operation as it is stored
+	// after; domain.CodeNotFound if absent. It takes the row's lock as
+	// Update does, so of a cancel and a job's start (pending to running)
+	// the second sees what the first wrote: a job never starts on a
+	// cancelled operation, and a cancel never ends a running one.
+	Cancel(ctx context.Context, id uuid.UUID, now time.Time) (model.Operation, error)
 	// List returns a page of this workspace's operations matching q
 	// (status and kind), newest first, as every list does (ListQuery).
 	List(ctx context.Context, q ListQuery) ([]model.Operation, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -136,7 +137,7 @@ const updateOperation = `
 UPDATE operations
    SET status = ?, error = ?, updated_at = coalesce(?, now())
  WHERE workspace_id = ? AND id = ?
-   AND (status NOT IN ('succeeded', 'failed') OR (status = 'failed' AND ?::text = 'pending'))`
+   AND (status NOT IN ('succeeded', 'failed', 'cancelled') OR (status = 'failed' AND ?::text = 'pending'))`
 
 // selectOperationStatus tells why updateOperation changed nothing.
 const selectOperationStatus = `SELECT status FROM operations WHERE workspace_id = ? AND id = ?`
@@ -156,6 +157,32 @@ func (r *OperationRepository) Update(ctx context.Context, op model.Operation) er
 		return mapError(err, "operation")
 	}
 	return operationFinished(op.ID, model.OperationStatus(status))
+}
+
+// cancelOperation is OperationRepository.Cancel in one statement, so the
+// decision is made on the row as it is locked and written, as for
+// updateOperation: a pending operation is cancelled, a running one gets
+// its cancel_requested_at (kept if set), a finished one is not matched
+// (Cancel then reads it). Column references in SET read the row as it was.
+const cancelOperation = `
+UPDATE operations
+   SET status = CASE WHEN status = 'pending' THEN 'cancelled' ELSE status END,
+       error = CASE WHEN status = 'pending' THEN NULL ELSE error END,
+       cancel_requested_at = CASE WHEN status = 'running' THEN coalesce(cancel_requested_at, ?0) ELSE cancel_requested_at END,
+       updated_at = CASE WHEN status = 'running' AND cancel_requested_at IS NOT NULL THEN updated_at ELSE ?0 END
+ WHERE workspace_id = ?1 AND id = ?2 AND status IN ('pending', 'running')
+RETURNING *`
+
+// Cancel implements ports.OperationRepository.
+func (r *OperationRepository) Cancel(ctx context.Context, id uuid.UUID, now time.Time) (model.Operation, error) {
+	var rows []operationRow
+	if err := r.db.NewRaw(cancelOperation, now, r.workspace, id).Scan(ctx, &rows); err != nil {
+		return model.Operation{}, mapError(err, "operation")
+	}
+	if len(rows) == 1 {
+		return rows[0].domain(), nil
+	}
+	return r.Get(ctx, id)
 }
 
 // operationFinished is Update's refusal of a change to an operation that
