@@ -108,7 +108,9 @@ func testOperationCancel(t *testing.T, h Harness) {
 		requireCode(t, err, domain.CodeNotFound)
 		_, err = cancel(t, ws, uuid.New())
 		requireCode(t, err, domain.CodeNotFound)
-		got := mustQuery(t, h, other, func(ctx context.Context, tx ports.Tx) (model.Operation, error) { return tx.Operations().Get(ctx, op.ID) })
+		got := mustQuery(t, h, other, func(ctx context.Context, tx ports.Tx) (model.Operation, error) {
+			return tx.Operations().Get(ctx, op.ID)
+		})
 		require.Equal(t, model.OperationPending, got.Status)
 	})
 
