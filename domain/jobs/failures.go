@@ -18,8 +18,9 @@ import (
 const ReasonGaveUp = "the job failed and was stopped; an operator can retry it"
 
 // Failures ends the jobs a worker gives up on, and reopens them when an
-// operator re-drives them. It is the one place where a job of any type
-// ends without its handler's say, so every task type behaves the same:
+// operator re-drives them; it also ends the jobs users cancel (Cancel).
+// It is the one place where a job of any type ends without its handler's
+// say, so every task type behaves the same:
 // task and operation failed with a sanitized reason, the event in the
 // operators' dead letters; on re-drive, task and operation back to pending
 // and the event delivered again.
@@ -142,16 +143,19 @@ func UserReason(cause error) string {
 	return ReasonGaveUp
 }
 
-// fail ends op and its task failed with reason.
+// fail ends op and its task failed with reason, the operation first (as
+// TaskRow.Start and Cancel take them).
 func (f *Failures) fail(ctx context.Context, tx ports.Tx, op model.Operation, reason string) error {
 	now := f.clock.Now()
-	if task := f.tasks[op.Kind]; task != nil {
-		if err := task.Fail(ctx, tx, op, reason, now); err != nil {
-			return err
-		}
+	failed := op
+	failed.Fail(reason, now)
+	if err := tx.Operations().Update(ctx, failed); err != nil {
+		return err
 	}
-	op.Fail(reason, now)
-	return tx.Operations().Update(ctx, op)
+	if task := f.tasks[op.Kind]; task != nil {
+		return task.Fail(ctx, tx, op, reason, now)
+	}
+	return nil
 }
 
 // Reopen prepares, in tx, the re-drive of a dead-lettered event: if its

@@ -22,7 +22,11 @@ import (
 // external system is called:
 //
 //  1. Begin: read the operation and the task; a finished one means a
-//     duplicate delivery (proceed false, done). A task that cannot run
+//     duplicate delivery (proceed false, done), a cancelled one included:
+//     a job cancelled before it started never calls out. A running one
+//     whose cancel a user asked for ends cancelled here, before calling
+//     the external system again (a retry, a redelivery, a wait's end:
+//     the step boundary every kind has). A task that cannot run
 //     (its store or product is gone) is ended here. Otherwise task and
 //     operation become running and Begin hands Call what it needs.
 //  2. Call: the external call, outside any transaction, with the job's
@@ -229,6 +233,10 @@ func (o OnRow[J, T, S, W, R]) Begin(ctx context.Context, tx ports.Tx, log *slog.
 		log.Info(run.Noun+" already finished: duplicate delivery", "status", o.status(row))
 		return w, false, nil
 	}
+	if op.CancelRequested() {
+		log.Info(run.Noun + " cancelled by a user while it ran: stopped before calling again")
+		return w, false, o.Task.Stop(ctx, tx, op, row, now)
+	}
 	if o.Prepare != nil {
 		var reason string
 		if w, reason, err = o.Prepare(ctx, tx, log, row); err != nil {
@@ -293,6 +301,15 @@ func (o OnOperation[J, T, R]) Begin(ctx context.Context, tx ports.Tx, log *slog.
 	}
 	if row, done, err = o.Check(ctx, tx, log, run, op, now); err != nil || done {
 		return row, false, err
+	}
+	if op.CancelRequested() {
+		log.Info("operation cancelled by a user while it ran: stopped before calling again")
+		var none R
+		if err := o.Record(ctx, tx, log, row, none, ReasonStopped, now); err != nil {
+			return row, false, err
+		}
+		op.Cancel(now)
+		return row, false, tx.Operations().Update(ctx, op)
 	}
 	if op.Status == model.OperationRunning {
 		return row, true, nil // a redelivery after a failed attempt
