@@ -143,19 +143,17 @@ func UserReason(cause error) string {
 	return ReasonGaveUp
 }
 
-// fail ends op and its task failed with reason, the operation first (as
-// TaskRow.Start and Cancel take them).
+// fail ends op and its task failed with reason, the task first, as a
+// job's End writes them (see TaskRow.End).
 func (f *Failures) fail(ctx context.Context, tx ports.Tx, op model.Operation, reason string) error {
 	now := f.clock.Now()
-	failed := op
-	failed.Fail(reason, now)
-	if err := tx.Operations().Update(ctx, failed); err != nil {
-		return err
-	}
 	if task := f.tasks[op.Kind]; task != nil {
-		return task.Fail(ctx, tx, op, reason, now)
+		if err := task.Fail(ctx, tx, op, reason, now); err != nil {
+			return err
+		}
 	}
-	return nil
+	op.Fail(reason, now)
+	return tx.Operations().Update(ctx, op)
 }
 
 // Reopen prepares, in tx, the re-drive of a dead-lettered event: if its

@@ -149,15 +149,20 @@ func (r TaskRow[T, S]) Start(ctx context.Context, tx ports.Tx, op model.Operatio
 	return nil
 }
 
-// End ends row and its operation failed with reason, in tx, the
-// operation first (see Start).
+// End ends row and its operation failed with reason, in tx. Unlike Start
+// it writes the row first: End mostly ends a running job, which a cancel
+// does not write the row of. The one pending job it ends (Prepare found
+// it cannot run) may meet a cancel taking the two rows the other way
+// round; PostgreSQL then breaks the deadlock by failing one of them,
+// which is retried (the job redelivered, the cancel sent again with its
+// key).
 func (r TaskRow[T, S]) End(ctx context.Context, tx ports.Tx, op model.Operation, row T, reason string, now time.Time) error {
-	op.Fail(reason, now)
-	domain.ReportOperationFailed(ctx)
-	if err := tx.Operations().Update(ctx, op); err != nil {
+	if err := r.fail(ctx, tx, row, reason, now); err != nil {
 		return err
 	}
-	return r.fail(ctx, tx, row, reason, now)
+	op.Fail(reason, now)
+	domain.ReportOperationFailed(ctx)
+	return tx.Operations().Update(ctx, op)
 }
 
 // Stop ends a running job whose cancel a user asked for, in tx, before it
