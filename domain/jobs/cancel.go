@@ -16,8 +16,9 @@ import (
 const ReasonCancelled = "cancelled by a user before the job started"
 
 // ReasonStopped is what the task of a running job says when the job
-// stopped at a user's cancel before calling the external system again.
-const ReasonStopped = "cancelled by a user; the job stopped before calling again"
+// stopped at a user's cancel: before calling the external system again
+// (its next start), or midway through a call its kind can stop (Job.Stop).
+const ReasonStopped = "cancelled by a user while the job ran; it stopped before finishing"
 
 // Cancel is a user's cancel of the operation id, in tx (the request's
 // unit of work, with its idempotency record):
@@ -30,7 +31,8 @@ const ReasonStopped = "cancelled by a user; the job stopped before calling again
 //     start and the cancel take the operation's row lock, so whichever
 //     comes second sees the first (ports.OperationRepository.Cancel).
 //   - running: the cancel is recorded (CancelRequestedAt); the job stops
-//     where its kind can (see Handler) and otherwise ends with what the
+//     where its kind can (a kind with Job.Stop midway through its call,
+//     every kind at its next start) and otherwise ends with what the
 //     external system did.
 //   - cancelled already: answered as it is, so a second cancel answers
 //     as the first did.

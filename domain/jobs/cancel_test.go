@@ -176,3 +176,35 @@ func TestCancelOfARunningJobStopsItsNextAttempt(t *testing.T) {
 	_, err = h.cancel(t, uuid.New())
 	assert.True(t, domain.IsCode(err, domain.CodeNotFound), "%v", err)
 }
+
+// A kind that can stop midway (Job.Stop): a cancel while its call runs
+// cancels the call's context, and the job ends cancelled.
+func TestCancelStopsARunningCallOfAKindThatCanStop(t *testing.T) {
+	h := newCancelHarness(t)
+	calling, stop := make(chan struct{}), make(chan error, 1)
+	row := jobs.OnRow[transferPayload, model.MaterialTransfer, model.TaskStatus, struct{}, struct{}]{Task: materials.Task.TaskRow}
+	handler := jobs.NewHandler(jobs.Job[transferPayload, struct{}, struct{}]{
+		Event: model.EventMaterialTransfer, Noun: "transfer", External: "source", Refused: "the source refused",
+		Begin: row.Begin, End: row.End, Stop: row.Stop,
+		Call: func(ctx context.Context, _ *slog.Logger, _ jobs.Run[transferPayload], _ struct{}) (struct{}, error) {
+			close(calling)
+			<-ctx.Done() // a long read, until the cancel
+			stop <- context.Cause(ctx)
+			return struct{}{}, ctx.Err()
+		},
+	}, h.uow, system.NewClock(), nil).WithCancelPoll(time.Millisecond)
+	msg, op := h.start(t)
+	handled := make(chan error, 1)
+	go func() { handled <- handler.Handle(context.Background(), msg) }()
+	<-calling
+
+	requested, err := h.cancel(t, op.ID)
+	require.NoError(t, err)
+	assert.Equal(t, model.OperationRunning, requested.Status, "running: the cancel is a request")
+	require.NoError(t, <-handled, "stopped and recorded: nothing to retry")
+	assert.Error(t, <-stop)
+	got, tr, _ := h.state(t, op)
+	assert.Equal(t, model.OperationCancelled, got.Status)
+	assert.Equal(t, model.TaskFailed, tr.Status)
+	assert.Equal(t, jobs.ReasonStopped, tr.Reason)
+}
