@@ -113,6 +113,22 @@ func TestPostgresCancelledQueuedJobsNeverReachTheSimulator(t *testing.T) {
 		assert.JSONEq(t, string(first.Body), string(again.Body), "a second cancel answers the same")
 	}
 
+	// Concurrent cancels of one queued job, each with a key of its own
+	// (several clients): one ends it, all answer the same.
+	racing := startTask(t, api, "/v1/stores", storeBody(shop+"-2"))
+	queued = append(queued, racing)
+	const n = 8
+	answers := make([]apitest.Response, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { answers[i] = cancel(racing.Operation.ID, key()) })
+	}
+	wg.Wait()
+	for _, r := range answers {
+		require.Equal(t, http.StatusOK, r.Status, string(r.Body))
+		assert.JSONEq(t, string(answers[0].Body), string(r.Body))
+	}
+
 	// A worker starts (in a process of its own, as `once work`) and takes
 	// the cancelled jobs' messages.
 	workerCfg := cfg
@@ -125,7 +141,9 @@ func TestPostgresCancelledQueuedJobsNeverReachTheSimulator(t *testing.T) {
 
 	ledger, err := simhttp.ReadLedger(ledgerPath)
 	require.NoError(t, err)
-	assert.Empty(t, simhttp.Select(ledger, simhttp.Filter{Kind: simhttp.KindVerify, Token: verify.token}), "no verification reached the platform")
+	for _, op := range []started{verify, racing} {
+		assert.Empty(t, simhttp.Select(ledger, simhttp.Filter{Kind: simhttp.KindVerify, Token: op.token}), "no verification reached the platform")
+	}
 	assert.Empty(t, simhttp.Select(ledger, simhttp.Filter{Kind: simhttp.KindGenerate, Token: ai.token}), "no AI call, so nothing charged")
 	assert.Zero(t, api.CountRows(t, "ai_billing_records"), "nothing billed")
 	for _, op := range queued {
