@@ -73,7 +73,7 @@ type Job[J Payload, W, R any] struct {
 	// done outside that matters (it only reads from the external system,
 	// or its steps resume), and ends the job cancelled when it was: while
 	// Call runs, the handler watches the operation, and a user's cancel
-	// cancels Call's context (OnRow.Stop, OnOperation.Stop). Without it, a
+	// cancels Call's context (OnRow.Stop). Without it, a
 	// cancel of a running job waits for the job's next start (Begin).
 	Stop func(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], now time.Time) error
 	// Settle, if set, decides what a conflict in End's transaction means
@@ -420,20 +420,6 @@ func (o OnOperation[J, T, R]) End(ctx context.Context, tx ports.Tx, log *slog.Lo
 	}
 	op.Succeed(now)
 	return tx.Operations().Update(ctx, op)
-}
-
-// Stop is Job.Stop over an operation: the job ends cancelled unless a
-// concurrent delivery finished it or the row moved on (Check).
-func (o OnOperation[J, T, R]) Stop(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], now time.Time) error {
-	op, done, err := o.load(ctx, tx, log, run, "operation finished by a concurrent delivery")
-	if err != nil || done {
-		return err
-	}
-	row, done, err := o.Check(ctx, tx, log, run, op, now)
-	if err != nil || done {
-		return err
-	}
-	return o.stop(ctx, tx, log, op, row, now)
 }
 
 // stop records on row that the job stopped, and ends op cancelled.
