@@ -14,28 +14,36 @@ import (
 )
 
 // Update implements ports.OperationRepository: a finished operation
-// keeps its outcome but for a reopen (failed back to pending), checked
-// under the operation's row lock (changeLocked).
+// keeps its outcome but for a reopen (failed back to pending), and a
+// cancel is taken by a pending operation or a running one whose cancel was
+// requested, checked under the operation's row lock (changeLocked).
 func (r operationRepo) Update(ctx context.Context, op model.Operation) error {
 	return r.changeLocked(ctx, op.ID, func(cur *model.Operation) error {
-		if cur.Finished() && !(cur.Status == model.OperationFailed && op.Status == model.OperationPending) {
-			return domain.Wrap(domain.CodeInvalidState, ports.ErrOperationFinished,
-				fmt.Sprintf("operation %s already %s", op.ID, cur.Status))
+		reopen := cur.Status == model.OperationFailed && op.Status == model.OperationPending
+		cancel := op.Status == model.OperationCancelled
+		if (cur.Finished() && !reopen) || (cancel && cur.Status != model.OperationPending && !cur.CancelRequested()) {
+			return refusedUpdate(op.ID, *cur)
 		}
 		cur.Status, cur.Error, cur.UpdatedAt = op.Status, op.Error, op.UpdatedAt
 		return nil
 	})
 }
 
-// Cancel implements ports.OperationRepository, as PostgreSQL's
-// cancelOperation: decided on the row under its lock (changeLocked).
-func (r operationRepo) Cancel(ctx context.Context, id uuid.UUID, now time.Time) (model.Operation, error) {
+// refusedUpdate is Update's refusal, as PostgreSQL's adapter words it.
+func refusedUpdate(id uuid.UUID, cur model.Operation) error {
+	cause := ports.ErrOperationStarted
+	if cur.Finished() {
+		cause = ports.ErrOperationFinished
+	}
+	return domain.Wrap(domain.CodeInvalidState, cause, fmt.Sprintf("operation %s already %s", id, cur.Status))
+}
+
+// RequestCancel implements ports.OperationRepository, as PostgreSQL's
+// requestCancel: decided on the row under its lock (changeLocked).
+func (r operationRepo) RequestCancel(ctx context.Context, id uuid.UUID, now time.Time) (model.Operation, error) {
 	var out model.Operation
 	err := r.changeLocked(ctx, id, func(cur *model.Operation) error {
-		switch {
-		case cur.Status == model.OperationPending:
-			cur.Cancel(now)
-		case cur.Status == model.OperationRunning && !cur.CancelRequested():
+		if cur.Status == model.OperationRunning && !cur.CancelRequested() {
 			cur.CancelRequestedAt, cur.UpdatedAt = now, now
 		}
 		out = *cur

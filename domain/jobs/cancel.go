@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 
 	"github.com/google/uuid"
 
@@ -28,8 +29,9 @@ const ReasonStopped = "cancelled by a user while the job ran; it stopped before 
 //     if it waits in the outbox (a first delivery, a retry, a worker's
 //     wait), is withdrawn so nothing delivers it again. A delivery already
 //     in flight finds the operation finished and does nothing: a job's
-//     start and the cancel take the operation's row lock, so whichever
-//     comes second sees the first (ports.OperationRepository.Cancel).
+//     start and the cancel are both an OperationRepository.Update, so
+//     whichever comes second sees the first (the end goes through Update,
+//     as every end does).
 //   - running: the cancel is recorded (CancelRequestedAt); the job stops
 //     where its kind can (a kind with Job.Stop midway through its call,
 //     every kind at its next start) and otherwise ends with what the
@@ -40,24 +42,30 @@ const ReasonStopped = "cancelled by a user while the job ran; it stopped before 
 //
 // An operation of another workspace, or none, is domain.CodeNotFound.
 func (f *Failures) Cancel(ctx context.Context, tx ports.Tx, id uuid.UUID) (model.Operation, error) {
-	before, err := tx.Operations().Get(ctx, id)
-	if err != nil || before.Status == model.OperationCancelled {
-		return before, err
-	}
-	now := f.clock.Now()
-	op, err := tx.Operations().Cancel(ctx, id, now)
+	op, err := tx.Operations().Get(ctx, id)
 	if err != nil {
 		return op, err
 	}
+	now := f.clock.Now()
+	if op.Status == model.OperationPending {
+		cancelled := op
+		cancelled.Cancel(now)
+		err := tx.Operations().Update(ctx, cancelled)
+		switch {
+		case err == nil:
+			return cancelled, f.cancelled(ctx, tx, cancelled)
+		case !errors.Is(err, ports.ErrOperationStarted) && !errors.Is(err, ports.ErrOperationFinished):
+			return op, err
+		}
+		// The job started first, or the operation ended (another cancel
+		// among the ways): see it as it is now.
+	}
+	if op, err = tx.Operations().RequestCancel(ctx, id, now); err != nil {
+		return op, err
+	}
 	switch op.Status {
-	case model.OperationRunning:
+	case model.OperationRunning, model.OperationCancelled:
 		return op, nil
-	case model.OperationCancelled:
-		// Cancelled by this call (a concurrent cancel that came first
-		// holds the row until it commits, and this read then sees it):
-		// the task row and the event follow the operation here, in the
-		// same transaction.
-		return op, f.cancelled(ctx, tx, op)
 	}
 	return op, domain.Errorf(domain.CodeOperationFinished, "operation %s already %s: nothing is left to cancel", op.ID, op.Status)
 }

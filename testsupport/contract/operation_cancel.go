@@ -12,136 +12,144 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-// testOperationCancel: a user's cancel (OperationRepository.Cancel) ends a
-// pending operation, only marks a running one, leaves a finished one as it
-// is, and is ordered against a job's start on the same row.
+// testOperationCancel: a cancel is an Update to cancelled, taken by a
+// pending operation and, once its cancel was requested (RequestCancel), by
+// a running one; a cancelled operation takes nothing else; of a cancel and
+// a job's start on one row, the second sees the first.
 func testOperationCancel(t *testing.T, h Harness) {
 	ws, other := newWorkspace(t, h), newWorkspace(t, h)
-	cancel := func(t *testing.T, ws, id uuid.UUID) (model.Operation, error) {
+	update := func(t *testing.T, op model.Operation) error {
+		return transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Operations().Update(ctx, op) })
+	}
+	request := func(t *testing.T, ws, id uuid.UUID) (model.Operation, error) {
 		var op model.Operation
 		err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 			var err error
-			op, err = tx.Operations().Cancel(ctx, id, now())
+			op, err = tx.Operations().RequestCancel(ctx, id, now())
 			return err
 		})
 		return op, err
 	}
 	stored := func(t *testing.T, id uuid.UUID) model.Operation {
-		return mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (model.Operation, error) { return tx.Operations().Get(ctx, id) })
+		return mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (model.Operation, error) {
+			return tx.Operations().Get(ctx, id)
+		})
+	}
+	refused := func(t *testing.T, err error, cause error) {
+		t.Helper()
+		requireCode(t, err, domain.CodeInvalidState)
+		require.ErrorIs(t, err, cause)
 	}
 
-	t.Run("a pending operation is cancelled, and a second cancel answers the same", func(t *testing.T) {
+	t.Run("a pending operation takes a cancel, and then nothing else, not even a reopen", func(t *testing.T) {
 		op := newOperation(ws)
 		createOperation(t, h, op)
-		got, err := cancel(t, ws, op.ID)
-		require.NoError(t, err)
-		require.Equal(t, model.OperationCancelled, got.Status)
+		cancelled := op
+		cancelled.Cancel(now())
+		require.NoError(t, update(t, cancelled))
+		require.Equal(t, operationTable.stored(cancelled), stored(t, op.ID))
+		got := stored(t, op.ID)
 		require.True(t, got.Finished())
-		require.False(t, got.CancelRequested(), "nothing ran, nothing to stop")
-		require.Equal(t, got, stored(t, op.ID))
 
-		again, err := cancel(t, ws, op.ID)
+		for _, change := range []func(*model.Operation){
+			func(op *model.Operation) { op.Start(now()) },
+			func(op *model.Operation) { op.Succeed(now()) },
+			func(op *model.Operation) { op.Reopen(now()) },
+			func(op *model.Operation) { op.Cancel(now()) },
+		} {
+			next := op
+			change(&next)
+			refused(t, update(t, next), ports.ErrOperationFinished)
+		}
+		got, err := request(t, ws, op.ID)
 		require.NoError(t, err)
-		require.Equal(t, got, again)
+		require.Equal(t, operationTable.stored(cancelled), got, "a request changes nothing on a cancelled operation")
 	})
 
-	t.Run("a running operation keeps running with the time of the first request", func(t *testing.T) {
+	t.Run("a running operation takes a cancel only once it was requested, and keeps the first request", func(t *testing.T) {
 		op := newOperation(ws)
 		op.Start(now())
 		createOperation(t, h, op)
-		first, err := cancel(t, ws, op.ID)
+		cancelled := op
+		cancelled.Cancel(now())
+		refused(t, update(t, cancelled), ports.ErrOperationStarted)
+		require.Equal(t, model.OperationRunning, stored(t, op.ID).Status)
+
+		first, err := request(t, ws, op.ID)
 		require.NoError(t, err)
 		require.Equal(t, model.OperationRunning, first.Status)
 		require.True(t, first.CancelRequested())
-		again, err := cancel(t, ws, op.ID)
+		require.Equal(t, first, stored(t, op.ID))
+		again, err := request(t, ws, op.ID)
 		require.NoError(t, err)
 		require.Equal(t, first, again)
-		require.Equal(t, first, stored(t, op.ID))
 
-		// The job may still end it as the external system answered.
-		done := first
-		done.Succeed(now())
-		require.NoError(t, transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Operations().Update(ctx, done) }))
+		stopped := first
+		stopped.Cancel(now())
+		require.NoError(t, update(t, stopped), "the job stops at the request")
 		got := stored(t, op.ID)
-		require.Equal(t, model.OperationSucceeded, got.Status)
+		require.Equal(t, model.OperationCancelled, got.Status)
 		require.Equal(t, first.CancelRequestedAt, got.CancelRequestedAt, "the request stays on record")
 	})
 
-	t.Run("a finished operation is left as it is", func(t *testing.T) {
-		for _, end := range []func(*model.Operation){
-			func(op *model.Operation) { op.Succeed(now()) },
-			func(op *model.Operation) { op.Fail("the platform refused", now()) },
-		} {
+	t.Run("a requested running operation may still end as its job answered", func(t *testing.T) {
+		op := newOperation(ws)
+		op.Start(now())
+		createOperation(t, h, op)
+		requested, err := request(t, ws, op.ID)
+		require.NoError(t, err)
+		done := requested
+		done.Succeed(now())
+		require.NoError(t, update(t, done))
+		require.Equal(t, model.OperationSucceeded, stored(t, op.ID).Status)
+	})
+
+	t.Run("a request leaves a pending or finished operation as it is", func(t *testing.T) {
+		for _, status := range []model.OperationStatus{model.OperationPending, model.OperationSucceeded, model.OperationFailed} {
 			op := newOperation(ws)
-			end(&op)
+			op.Status = status
 			createOperation(t, h, op)
-			got, err := cancel(t, ws, op.ID)
+			got, err := request(t, ws, op.ID)
 			require.NoError(t, err)
 			require.Equal(t, operationTable.stored(op), got)
 			require.Equal(t, got, stored(t, op.ID))
 		}
 	})
 
-	t.Run("a cancelled operation takes no other outcome, not even a reopen", func(t *testing.T) {
-		op := newOperation(ws)
-		createOperation(t, h, op)
-		_, err := cancel(t, ws, op.ID)
-		require.NoError(t, err)
-		for _, change := range []func(*model.Operation){
-			func(op *model.Operation) { op.Start(now()) },
-			func(op *model.Operation) { op.Succeed(now()) },
-			func(op *model.Operation) { op.Reopen(now()) },
-		} {
-			next := op
-			change(&next)
-			err := transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Operations().Update(ctx, next) })
-			requireCode(t, err, domain.CodeInvalidState)
-			require.ErrorIs(t, err, ports.ErrOperationFinished)
-		}
-		require.Equal(t, model.OperationCancelled, stored(t, op.ID).Status)
-	})
-
 	t.Run("another workspace's operation, or a missing one, is not found", func(t *testing.T) {
 		op := newOperation(other)
+		op.Start(now())
 		createOperation(t, h, op)
-		_, err := cancel(t, ws, op.ID)
+		_, err := request(t, ws, op.ID)
 		requireCode(t, err, domain.CodeNotFound)
-		_, err = cancel(t, ws, uuid.New())
+		_, err = request(t, ws, uuid.New())
 		requireCode(t, err, domain.CodeNotFound)
 		got := mustQuery(t, h, other, func(ctx context.Context, tx ports.Tx) (model.Operation, error) {
 			return tx.Operations().Get(ctx, op.ID)
 		})
-		require.Equal(t, model.OperationPending, got.Status)
+		require.False(t, got.CancelRequested())
 	})
 
 	t.Run("of a cancel and a job's start on one pending operation, the second sees the first", func(t *testing.T) {
 		op := newOperation(ws)
 		createOperation(t, h, op)
-		started := op
-		started.Start(now())
-		var afterCancel model.Operation
+		outcomes := [2]model.Operation{op, op}
+		outcomes[0].Cancel(now())
+		outcomes[1].Start(now())
 		results := raceTwo(t, h, ws, func(i int, ctx context.Context, tx ports.Tx) error {
-			if i == 0 {
-				var err error
-				afterCancel, err = tx.Operations().Cancel(ctx, op.ID, now())
-				return err
-			}
-			// The job's start: a plain read, then the update.
+			// Each a plain read first, then the update.
 			if _, err := tx.Operations().Get(ctx, op.ID); err != nil {
 				return err
 			}
-			return tx.Operations().Update(ctx, started)
+			return tx.Operations().Update(ctx, outcomes[i])
 		})
-		got := stored(t, op.ID)
-		switch got.Status {
+		switch got := stored(t, op.ID); got.Status {
 		case model.OperationCancelled: // the cancel first: the start is refused
 			require.NoError(t, results[0])
-			require.ErrorIs(t, results[1], ports.ErrOperationFinished)
-		case model.OperationRunning: // the start first: the cancel only asks
-			require.NoError(t, results[0])
+			refused(t, results[1], ports.ErrOperationFinished)
+		case model.OperationRunning: // the start first: the cancel is refused
 			require.NoError(t, results[1])
-			require.True(t, got.CancelRequested())
-			require.Equal(t, got, afterCancel)
+			refused(t, results[0], ports.ErrOperationStarted)
 		default:
 			t.Fatalf("operation %s after a cancel and a start", got.Status)
 		}
