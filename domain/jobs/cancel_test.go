@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/materials"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/ports"
 )
 
@@ -207,4 +210,49 @@ func TestCancelStopsARunningCallOfAKindThatCanStop(t *testing.T) {
 	assert.Equal(t, model.OperationCancelled, got.Status)
 	assert.Equal(t, model.TaskFailed, tr.Status)
 	assert.Equal(t, jobs.ReasonStopped, tr.Reason)
+}
+
+// endsHeard records what the unit of work announces (ports.OperationEnds).
+type endsHeard struct {
+	mu  sync.Mutex
+	ids []uuid.UUID
+}
+
+func (e *endsHeard) Ended(ids ...uuid.UUID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ids = append(e.ids, ids...)
+}
+
+func (e *endsHeard) Listen(ports.OperationEndListener) {}
+
+func (e *endsHeard) heard() []uuid.UUID {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.ids)
+}
+
+// A cancel is an end like any other: the unit of work announces it after
+// its commit (operations.AnnounceEnds), so waiting reads answer at once. A
+// request to a running job ends nothing, and announces nothing.
+func TestCancelIsAnnouncedAsAnEnd(t *testing.T) {
+	h := newCancelHarness(t)
+	var ends endsHeard
+	h.uow = operations.AnnounceEnds(h.uow, &ends)
+	_, pending := h.start(t)
+	msg, running := h.start(t)
+	h.callErr = domain.Errorf(domain.CodeUnavailable, "source timeout")
+	require.Error(t, jobs.NewHandler(jobs.Job[transferPayload, struct{}, struct{}]{
+		Event: model.EventMaterialTransfer, Noun: "transfer", External: "source", Refused: "the source refused",
+		Begin: jobs.OnRow[transferPayload, model.MaterialTransfer, model.TaskStatus, struct{}, struct{}]{Task: materials.Task.TaskRow}.Begin,
+		Call: func(context.Context, *slog.Logger, jobs.Run[transferPayload], struct{}) (struct{}, error) {
+			return struct{}{}, h.callErr
+		},
+	}, h.uow, system.NewClock(), nil).Handle(context.Background(), msg), "started, then a transient failure")
+
+	_, err := h.cancel(t, pending.ID)
+	require.NoError(t, err)
+	_, err = h.cancel(t, running.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []uuid.UUID{pending.ID}, ends.heard())
 }
