@@ -73,8 +73,8 @@ type Job[J Payload, W, R any] struct {
 	// done outside that matters (it only reads from the external system,
 	// or its steps resume), and ends the job cancelled when it was: while
 	// Call runs, the handler watches the operation, and a user's cancel
-	// cancels Call's context (OnRow.Stop). Without it, a
-	// cancel of a running job waits for the job's next start (Begin).
+	// cancels Call's context (OnRow.Stop). Without it, a cancel of a
+	// running job waits for the job's next start (Begin).
 	Stop func(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], now time.Time) error
 	// Settle, if set, decides what a conflict in End's transaction means
 	// (a concurrent delivery recording the same task); without it the
