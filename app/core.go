@@ -47,6 +47,7 @@ var CoreModule = fx.Module("core",
 		newJobFailures,
 		func(f *jobs.Failures) dispatch.JobReopener { return f },
 		func(f *jobs.Failures) ports.JobFailures { return f },
+		func(f *jobs.Failures) httpapi.OperationCanceller { return f },
 		func(d ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *prometheus.Metrics {
 			return prometheus.New(d, clock, log)
 		},

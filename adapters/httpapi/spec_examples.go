@@ -82,6 +82,7 @@ var propertyExamples = map[string]any{
 	"last_error":       "publish: broker unavailable",
 	"redriven":         3,
 
+	"Operation.cancel_requested_at":     "2026-03-14T09:27:01Z",
 	"OperationDelivery.status":          "pending",
 	"OperationDelivery.attempts":        2,
 	"OperationDelivery.next_attempt_at": "2026-03-14T09:27:05Z",

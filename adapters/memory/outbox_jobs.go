@@ -61,6 +61,29 @@ func (r outboxRepo) Defer(_ context.Context, id uuid.UUID, until time.Time, jobA
 	})
 }
 
+// Withdraw implements ports.Outbox, as PostgreSQL's withdrawJob: an event
+// waiting or dead-lettered is retired as dispatched; one in flight is left
+// alone; a locked one answers CodeUnavailable as DeadLetterJob does.
+func (r outboxRepo) Withdraw(_ context.Context, id uuid.UUID, reason string, at time.Time) (bool, error) {
+	t := r.t
+	return inLock(t, func() (bool, error) {
+		d := dispatchRepo{t}
+		row, ok := t.visibleEventLocked(id)
+		if !ok || inFlight(row.event) {
+			return false, nil
+		}
+		if d.lockedByOtherLocked(id) {
+			return false, domain.Errorf(domain.CodeUnavailable, "outbox event %s is locked by another transaction", id)
+		}
+		e := &row.event
+		e.Status, e.DispatchedAt, e.LastError = model.OutboxDispatched, at, reason
+		e.LockedBy, e.LockedUntil = "", time.Time{}
+		row.event = copyEvent(row.event)
+		d.stageLocked(row)
+		return true, nil
+	})
+}
+
 // inFlight reports whether e has been published and its job may be
 // running: dispatched, dispatching, or held by a writer's relay (the only
 // pending events with a lock).

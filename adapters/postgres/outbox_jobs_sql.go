@@ -37,6 +37,19 @@ UPDATE outbox_events
  WHERE workspace_id = ? AND id = ?
    AND (status IN ('dispatching', 'dispatched') OR (status = 'pending' AND locked_by IS NOT NULL))`
 
+// withdrawJob retires the event of a cancelled job that is not in flight:
+// waiting (pending, held by no relay) or parked for an operator. It moves
+// to the dispatched history (a partition of its own, sql/009), where
+// retention deletes it as any delivered event. An event in flight is left
+// to its job, which finds the operation cancelled; the row lock this
+// UPDATE takes makes a concurrent claim wait and then skip the row, whose
+// status no longer matches.
+const withdrawJob = `
+UPDATE outbox_events
+   SET status = 'dispatched', dispatched_at = ?, last_error = ?, locked_by = NULL, locked_until = NULL
+ WHERE workspace_id = ? AND id = ?
+   AND ((status = 'pending' AND locked_by IS NULL) OR status = 'dead_letter')`
+
 // outboxEventColumns are the columns an outboxRow reads.
 const outboxEventColumns = `id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload,
        status, attempt_count, next_attempt_at, locked_by, locked_until,

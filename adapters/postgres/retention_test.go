@@ -84,8 +84,10 @@ func TestRetentionDeletesOnlyFinishedRecordsPastTheirRetention(t *testing.T) {
 	old, recent := now.Add(-40*24*time.Hour), now.Add(-24*time.Hour)
 	oldDead, recentDead := now.Add(-20*24*time.Hour), now.Add(-2*24*time.Hour)
 
-	ws, other := uuid.New(), uuid.New()
-	for _, id := range []uuid.UUID{ws, other} {
+	// cancelling: a workspace whose one finished record is a cancelled
+	// operation, found by the discovery's operations arm alone.
+	ws, other, cancelling := uuid.New(), uuid.New(), uuid.New()
+	for _, id := range []uuid.UUID{ws, other, cancelling} {
 		w.exec(`INSERT INTO workspaces (id, name) VALUES ($1, 'w')`, id)
 	}
 	gone, kept := map[string][]uuid.UUID{}, map[string][]uuid.UUID{}
@@ -94,6 +96,8 @@ func TestRetentionDeletesOnlyFinishedRecordsPastTheirRetention(t *testing.T) {
 	// Operations.
 	add(gone, "operations", w.operation(ws, "succeeded", old))
 	add(gone, "operations", w.operation(ws, "failed", old))
+	add(gone, "operations", w.operation(ws, "cancelled", old))
+	add(gone, "operations", w.operation(cancelling, "cancelled", old))
 	add(gone, "operations", w.operation(other, "succeeded", old))
 	add(kept, "operations", w.operation(ws, "pending", old))
 	add(kept, "operations", w.operation(ws, "running", old))

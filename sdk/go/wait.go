@@ -14,8 +14,8 @@ import (
 // cut to it); each read asks for at most this.
 const maxOperationWait = 25 * time.Second
 
-// WaitForOperation reads the operation id until it is succeeded or failed
-// and returns it. Each read asks the server to wait (GET
+// WaitForOperation reads the operation id until it is succeeded, failed or
+// cancelled and returns it. Each read asks the server to wait (GET
 // /v1/operations/{id}?wait=) up to 25 s or the time left before ctx's
 // deadline, so the answer comes as soon as the operation ends, whichever
 // server the request reaches; a read answered before the end (the wait
@@ -58,7 +58,7 @@ func WaitForOperation(ctx context.Context, c ClientInterface, id uuid.UUID, reqE
 			return last, fmt.Errorf("once: getOperation %s: %d %s", id, res.StatusCode(), res.Body)
 		}
 		last = res.JSON200
-		if last.Status == OperationStatusSucceeded || last.Status == OperationStatusFailed {
+		if last.Status == OperationStatusSucceeded || last.Status == OperationStatusFailed || last.Status == OperationStatusCancelled {
 			return last, nil
 		}
 	}

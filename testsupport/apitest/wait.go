@@ -20,7 +20,8 @@ type Operation struct {
 }
 
 // WaitOperation polls GET /v1/operations/{id} until it reaches one of the
-// final states (succeeded, failed) or the timeout passes, and returns it.
+// final states (succeeded, failed, cancelled) or the timeout passes, and
+// returns it.
 func (s *Server) WaitOperation(t testing.TB, id uuid.UUID, timeout time.Duration) Operation {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -31,7 +32,7 @@ func (s *Server) WaitOperation(t testing.TB, id uuid.UUID, timeout time.Duration
 			t.Fatalf("get operation: %d %s", r.Status, r.Body)
 		}
 		r.JSON(t, &op)
-		if op.Status == "succeeded" || op.Status == "failed" {
+		if op.Status == "succeeded" || op.Status == "failed" || op.Status == "cancelled" {
 			return op
 		}
 		if time.Now().After(deadline) {

@@ -70,6 +70,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Concurrency", testConcurrency},
 		{"OperationList", testOperationList},
 		{"OperationOutcomes", testOperationOutcomes},
+		{"OperationCancel", testOperationCancel},
 		{"Products", testProducts},
 		{"LiveKeys", testLiveKeys},
 		{"Kinds", testKinds},

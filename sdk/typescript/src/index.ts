@@ -157,10 +157,10 @@ export class OperationWaitTimeout extends Error {
 }
 
 /**
- * Reads the operation `id` until it is `succeeded` or `failed` and returns
- * it. Each read asks the server to wait (`GET /v1/operations/{id}?wait=`) up
- * to 25 s or the time left, so the answer comes as soon as the operation
- * ends, whichever server the request reaches; a read answered before the
+ * Reads the operation `id` until it is `succeeded`, `failed` or `cancelled`
+ * and returns it. Each read asks the server to wait
+ * (`GET /v1/operations/{id}?wait=`) up to 25 s or the time left, so the
+ * answer comes as soon as the operation ends, whichever server the request reaches; a read answered before the
  * end (its wait was over) is followed by the next. Network errors, 5xx and
  * `429` (over the server's cap on waiting reads) are retried as
  * `idempotent` retries them, after `Retry-After`. Any other answer than 200
@@ -194,7 +194,7 @@ export async function waitForOperation(
       throw new Error(`once: getOperation ${id}: ${res.response.status} ${JSON.stringify(res.error)}`);
     }
     last = res.data;
-    if (last.status === "succeeded" || last.status === "failed") {
+    if (last.status === "succeeded" || last.status === "failed" || last.status === "cancelled") {
       return last;
     }
   }

@@ -248,11 +248,33 @@ export interface paths {
         };
         /**
          * Read an operation
-         * @description Follow asynchronous work from pending to running to succeeded or failed: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
+         * @description Follow asynchronous work from pending to running to succeeded, failed or cancelled: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
          */
         get: operations["getOperation"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operations/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an operation
+         * @description A pending operation (its job not started) ends cancelled at once: its job never calls the external system, and its waiting retries and redelivered messages do nothing. A running one records cancel_requested_at and stays running: its job stops before it calls the external system again, ending cancelled, and otherwise ends with what the external system did (succeeded or failed, recorded truthfully). Cancelling a cancelled operation answers the same; a succeeded or failed one is 409 OPERATION_FINISHED.
+         *
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         */
+        post: operations["cancelOperation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -964,6 +986,12 @@ export interface components {
         Operation: {
             /**
              * Format: date-time
+             * @description When a cancel was asked for while the job ran: it stops where its kind can, otherwise the operation ends with what the external system did
+             * @example 2026-03-14T09:27:01Z
+             */
+            cancel_requested_at?: string;
+            /**
+             * Format: date-time
              * @example 2026-03-14T09:26:53Z
              */
             created_at: string;
@@ -992,7 +1020,7 @@ export interface components {
              * @example succeeded
              * @enum {string}
              */
-            status: "pending" | "running" | "succeeded" | "failed";
+            status: "pending" | "running" | "succeeded" | "failed" | "cancelled";
             /**
              * Format: date-time
              * @example 2026-03-14T09:26:55Z
@@ -2904,7 +2932,7 @@ export interface operations {
                  * @description Only operations in this state
                  * @example succeeded
                  */
-                status?: "pending" | "running" | "succeeded" | "failed";
+                status?: "pending" | "running" | "succeeded" | "failed" | "cancelled";
                 /** @description Only operations of this kind */
                 kind?: string;
                 /**
@@ -2992,7 +3020,7 @@ export interface operations {
     getOperation: {
         parameters: {
             query?: {
-                /** @description Wait up to this long for the operation to end before answering: seconds (25 or 25s) or milliseconds (500ms), at most 25s (longer waits are cut to 25s). The answer comes as soon as the operation is succeeded or failed, or with its current state when the wait is over; ask again while it is pending or running. Absent or 0: answer at once. Over the server's cap on waiting reads: 429 TOO_MANY_WAITERS */
+                /** @description Wait up to this long for the operation to end before answering: seconds (25 or 25s) or milliseconds (500ms), at most 25s (longer waits are cut to 25s). The answer comes as soon as the operation is succeeded, failed or cancelled, or with its current state when the wait is over; ask again while it is pending or running. Absent or 0: answer at once. Over the server's cap on waiting reads: 429 TOO_MANY_WAITERS */
                 wait?: string;
             };
             header?: never;
@@ -3038,6 +3066,124 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelOperation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A UUID the client generates once per logical operation and sends again on every retry of it. Accepted bare or as a quoted string ("..."). A retry with the same key and request gets the original response with Idempotent-Replayed: true. */
+                "Idempotency-Key": string;
+            };
+            path: {
+                /**
+                 * @description The operation id
+                 * @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Idempotent-Replayed"?: "true";
+                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying with the same Idempotency-Key; sent with IDEMPOTENCY_REQUEST_IN_PROGRESS. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
