@@ -6,6 +6,7 @@ import (
 	"github.com/oncehq/once/adapters/netguard"
 	"github.com/oncehq/once/adapters/objectstore/localfs"
 	"github.com/oncehq/once/adapters/objectstore/memstore"
+	"github.com/oncehq/once/adapters/objectstore/s3store"
 	"github.com/oncehq/once/domain/products"
 	"github.com/oncehq/once/ports"
 )
@@ -26,12 +27,14 @@ func TasksModule() fx.Option {
 }
 
 // newObjectStore picks the object store: memory on the embedded default
-// (objects live as long as the embedded database), a local directory
-// otherwise.
+// (objects live as long as the embedded database), an S3 bucket when
+// configured, a local directory otherwise.
 func newObjectStore(cfg ObjectStoreConfig, db DatabaseConfig) (ports.ObjectStore, error) {
 	switch cfg.store(db.Embedded()) {
 	case ObjectStoreMemory:
 		return memstore.New(), nil
+	case ObjectStoreS3:
+		return s3store.New(cfg.s3())
 	default:
 		return localfs.New(cfg.ObjectStoreDir)
 	}
