@@ -7,6 +7,7 @@ import (
 	"github.com/oncehq/once/adapters/objectstore/localfs"
 	"github.com/oncehq/once/adapters/objectstore/memstore"
 	"github.com/oncehq/once/adapters/objectstore/s3store"
+	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/products"
 	"github.com/oncehq/once/ports"
 )
@@ -23,7 +24,15 @@ func TasksModule() fx.Option {
 			products.NewService,
 		),
 		withKindsCode(kindServices),
+		fx.Decorate(withURLTTL),
 	)
+}
+
+// withURLTTL gives the media service the configured life of its
+// pre-signed URLs.
+func withURLTTL(s *media.Service, cfg ObjectStoreConfig) *media.Service {
+	s.URLTTL = cfg.S3URLTTL
+	return s
 }
 
 // newObjectStore picks the object store: memory on the embedded default

@@ -23,6 +23,7 @@ const (
 	CodePreconditionFailed    Code = "PRECONDITION_FAILED"
 	CodePreconditionRequired  Code = "PRECONDITION_REQUIRED"
 	CodeInvalidState          Code = "INVALID_STATE"
+	CodeUploadMismatch        Code = "UPLOAD_MISMATCH"
 	CodeBodyTooLarge          Code = "REQUEST_BODY_TOO_LARGE"
 	CodeUnsupportedMediaType  Code = "UNSUPPORTED_MEDIA_TYPE"
 	CodeRequestTimeout        Code = "REQUEST_TIMEOUT"

@@ -76,6 +76,7 @@ type mediaRow struct {
 	Filename    string             `bun:"filename,notnull"`
 	ContentType string             `bun:"content_type,notnull"`
 	SizeBytes   int64              `bun:"size_bytes,notnull"`
+	SHA256      *string            `bun:"sha256"`
 	ObjectKey   string             `bun:"object_key,notnull"`
 	Status      string             `bun:"status,notnull"`
 	Variants    []mediaVariantJSON `bun:"variants,type:jsonb,notnull"`
@@ -93,7 +94,7 @@ func toMediaVariants(vs []model.MediaVariant) []mediaVariantJSON {
 func toMediaRow(m model.Media) *mediaRow {
 	return &mediaRow{
 		rowKeys: rowKeys{m.ID, m.WorkspaceID}, Filename: m.Filename, ContentType: m.ContentType,
-		SizeBytes: m.SizeBytes, ObjectKey: m.ObjectKey, Status: string(m.Status), Variants: toMediaVariants(m.Variants),
+		SizeBytes: m.SizeBytes, SHA256: strPtr(m.SHA256), ObjectKey: m.ObjectKey, Status: string(m.Status), Variants: toMediaVariants(m.Variants),
 		taskTimes: toTaskTimes(m.Reason, m.CreatedAt, m.UpdatedAt),
 	}
 }
@@ -105,7 +106,7 @@ func (r *mediaRow) domain() model.Media {
 	}
 	return model.Media{
 		ID: r.ID, WorkspaceID: r.WorkspaceID, Filename: r.Filename, ContentType: r.ContentType,
-		SizeBytes: r.SizeBytes, ObjectKey: r.ObjectKey, Status: model.MediaStatus(r.Status), Variants: vs,
+		SizeBytes: r.SizeBytes, SHA256: strVal(r.SHA256), ObjectKey: r.ObjectKey, Status: model.MediaStatus(r.Status), Variants: vs,
 		Reason: strVal(r.Reason), CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
 	}
 }

@@ -21,6 +21,7 @@ var mediaTable = table[model.Media]{
 	row:  func(_ *testing.T, _ Harness, ws uuid.UUID) model.Media { return newMedia(ws) },
 	full: func(m *model.Media) {
 		m.Status, m.Reason = model.MediaReady, "a reason"
+		m.SHA256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 		m.Variants = []model.MediaVariant{{Name: "thumbnail", ObjectKey: "t/1", SizeBytes: 10}, {Name: "medium", ObjectKey: "m/1", SizeBytes: 100}}
 	},
 	stored: func(m model.Media) model.Media {
@@ -37,6 +38,7 @@ var mediaTable = table[model.Media]{
 	},
 	immutable: func(m *model.Media) {
 		m.Filename, m.ContentType, m.SizeBytes, m.ObjectKey = "other.png", "image/jpeg", 1, "other"
+		m.SHA256 = "0000000000000000000000000000000000000000000000000000000000000000"
 		m.CreatedAt = m.CreatedAt.Add(-time.Hour)
 	},
 }
