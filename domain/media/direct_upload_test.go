@@ -143,4 +143,3 @@ func TestCompleteRefusesAnObjectThatIsNotTheRegisteredOne(t *testing.T) {
 		})
 	}
 }
-
