@@ -1,0 +1,83 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/adapters/httpapi"
+	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/pgtest"
+	"github.com/oncehq/once/testsupport/s3test"
+)
+
+// With media in S3, registering answers a pre-signed PUT (a replay of the
+// registration a freshly signed one, while the saved response keeps the
+// API route), curl uploads to it without a byte through the service,
+// complete starts the processing, and no signed URL or store key is left
+// in the database or the logs (the server's secret scan at the end).
+func TestDirectUploadOnS3(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.NewBucket(t)
+	// The adapter takes its credentials from the usual AWS sources.
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	db := pgtest.New(t)
+	cfg := apitest.Config(db.AppDSN)
+	cfg.ObjectStore, cfg.S3Endpoint, cfg.S3Bucket, cfg.S3PathStyle, cfg.S3Region = app.ObjectStoreS3, srv.Endpoint, bucket, true, s3test.Region
+	s := apitest.Start(t, cfg, db)
+
+	data := []byte("\x89PNG\r\n\x1a\n not decoded before the worker")
+	sum := sha256.Sum256(data)
+	body := map[string]any{"filename": "mug.png", "content_type": "image/png", "size_bytes": len(data), "sha256": hex.EncodeToString(sum[:])}
+	key := map[string]string{"Idempotency-Key": uuid.NewString()}
+	res := s.Do(t, http.MethodPost, "/v1/media", body, key)
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	var registered httpapi.MediaRegistered
+	res.JSON(t, &registered)
+	up := registered.Upload
+	require.True(t, strings.HasPrefix(up.URL, srv.Endpoint+"/"), "a URL of the store: %s", up.URL)
+	assert.Contains(t, up.URL, "X-Amz-Signature=")
+	require.NotNil(t, up.ExpiresAt)
+	assert.Equal(t, "image/png", up.Headers["Content-Type"])
+
+	replay := s.Do(t, http.MethodPost, "/v1/media", body, key)
+	require.Equal(t, http.StatusCreated, replay.Status, "%s", replay.Body)
+	var again httpapi.MediaRegistered
+	replay.JSON(t, &again)
+	assert.Equal(t, registered.Media.ID, again.Media.ID)
+	assert.Contains(t, again.Upload.URL, "X-Amz-Signature=", "a replay answers a signed URL, not the saved route")
+
+	noDigest := s.Do(t, http.MethodPost, "/v1/media", map[string]any{"filename": "mug.png", "content_type": "image/png", "size_bytes": len(data)},
+		map[string]string{"Idempotency-Key": uuid.NewString()})
+	assert.Equal(t, http.StatusUnprocessableEntity, noDigest.Status, "%s", noDigest.Body)
+
+	args := []string{"-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", up.Method, "--data-binary", "@-"}
+	for k, v := range up.Headers {
+		args = append(args, "-H", k+": "+v)
+	}
+	curl := exec.Command("curl", append(args, up.URL)...)
+	curl.Stdin = bytes.NewReader(data)
+	out, err := curl.Output()
+	require.NoError(t, err)
+	require.Equal(t, "200", string(out))
+
+	id := registered.Media.ID.String()
+	done := s.Do(t, http.MethodPost, "/v1/media/"+id+"/complete", nil, map[string]string{"Idempotency-Key": uuid.NewString()})
+	require.Equal(t, http.StatusAccepted, done.Status, "%s", done.Body)
+	read := s.Do(t, http.MethodGet, "/v1/media/"+id, nil, nil)
+	require.Equal(t, http.StatusOK, read.Status, "%s", read.Body)
+	var m httpapi.Media
+	read.JSON(t, &m)
+	assert.Equal(t, "processing", m.Status)
+	assert.Nil(t, m.Upload, "no upload once completed")
+}
