@@ -1,11 +1,9 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -61,15 +59,7 @@ func TestDirectUploadOnS3(t *testing.T) {
 		map[string]string{"Idempotency-Key": uuid.NewString()})
 	assert.Equal(t, http.StatusUnprocessableEntity, noDigest.Status, "%s", noDigest.Body)
 
-	args := []string{"-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", up.Method, "--data-binary", "@-"}
-	for k, v := range up.Headers {
-		args = append(args, "-H", k+": "+v)
-	}
-	curl := exec.Command("curl", append(args, up.URL)...)
-	curl.Stdin = bytes.NewReader(data)
-	out, err := curl.Output()
-	require.NoError(t, err)
-	require.Equal(t, "200", string(out))
+	require.Equal(t, "200", s3test.Curl(t, up.Method, up.URL, up.Headers, data))
 
 	id := registered.Media.ID.String()
 	done := s.Do(t, http.MethodPost, "/v1/media/"+id+"/complete", nil, map[string]string{"Idempotency-Key": uuid.NewString()})

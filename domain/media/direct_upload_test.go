@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
-	"os/exec"
 	"testing"
 
 	"github.com/google/uuid"
@@ -44,21 +43,10 @@ func hexSHA256(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// curlPut sends data to the signed request with curl, as a client would,
-// and returns the HTTP status.
+// curlPut sends data to the signed request with curl and returns the
+// HTTP status.
 func curlPut(t *testing.T, req ports.SignedRequest, data []byte) string {
-	t.Helper()
-	curl, err := exec.LookPath("curl")
-	require.NoError(t, err, "curl is needed to play the client")
-	args := []string{"-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", req.Method, "--data-binary", "@-"}
-	for k, v := range req.Headers {
-		args = append(args, "-H", k+": "+v)
-	}
-	cmd := exec.Command(curl, append(args, req.URL)...)
-	cmd.Stdin = bytes.NewReader(data)
-	out, err := cmd.Output()
-	require.NoError(t, err)
-	return string(out)
+	return s3test.Curl(t, req.Method, req.URL, req.Headers, data)
 }
 
 // A client uploads with curl to the URL registering answered (no byte
