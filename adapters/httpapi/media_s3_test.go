@@ -1,11 +1,17 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -21,8 +27,10 @@ import (
 // With media in S3, registering answers a pre-signed PUT (a replay of the
 // registration a freshly signed one, while the saved response keeps the
 // API route), curl uploads to it without a byte through the service,
-// complete starts the processing, and no signed URL or store key is left
-// in the database or the logs (the server's secret scan at the end).
+// complete starts the processing, the worker derives the variants from
+// the store, a read answers pre-signed downloads of the original and each
+// variant, and no signed URL or store key is left in the database or the
+// logs (the server's secret scan at the end).
 func TestDirectUploadOnS3(t *testing.T) {
 	srv := s3test.Start(t)
 	bucket := srv.NewBucket(t)
@@ -31,10 +39,14 @@ func TestDirectUploadOnS3(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
 	db := pgtest.New(t)
 	cfg := apitest.Config(db.AppDSN)
+	cfg.Dispatcher, cfg.Worker = true, true
+	cfg.DispatchPollInterval = 20 * time.Millisecond
 	cfg.ObjectStore, cfg.S3Endpoint, cfg.S3Bucket, cfg.S3PathStyle, cfg.S3Region = app.ObjectStoreS3, srv.Endpoint, bucket, true, s3test.Region
 	s := apitest.Start(t, cfg, db)
 
-	data := []byte("\x89PNG\r\n\x1a\n not decoded before the worker")
+	var file bytes.Buffer
+	require.NoError(t, pngEncode(&file, 300, 200))
+	data := file.Bytes()
 	sum := sha256.Sum256(data)
 	body := map[string]any{"filename": "mug.png", "content_type": "image/png", "size_bytes": len(data), "sha256": hex.EncodeToString(sum[:])}
 	key := map[string]string{"Idempotency-Key": uuid.NewString()}
@@ -68,6 +80,50 @@ func TestDirectUploadOnS3(t *testing.T) {
 	require.Equal(t, http.StatusOK, read.Status, "%s", read.Body)
 	var m httpapi.Media
 	read.JSON(t, &m)
-	assert.Equal(t, "processing", m.Status)
 	assert.Nil(t, m.Upload, "no upload once completed")
+
+	var completed httpapi.MediaCompleted
+	done.JSON(t, &completed)
+	op := s.WaitOperation(t, completed.Operation.ID, 30*time.Second)
+	require.Equal(t, "succeeded", op.Status, "%+v", op)
+	read = s.Do(t, http.MethodGet, "/v1/media/"+id, nil, nil)
+	require.Equal(t, http.StatusOK, read.Status, "%s", read.Body)
+	m = httpapi.Media{}
+	read.JSON(t, &m)
+	require.Equal(t, "ready", m.Status)
+	require.Len(t, m.Variants, 2)
+	require.Len(t, m.Downloads, 3, "the original and each variant: %+v", m.Downloads)
+	for name, d := range m.Downloads {
+		resp, err := http.Get(d.URL)
+		require.NoError(t, err)
+		got, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "download of %s", name)
+		_, format, err := image.DecodeConfig(bytes.NewReader(got))
+		require.NoError(t, err, "download of %s", name)
+		assert.Equal(t, "png", format, "download of %s", name)
+	}
+	assert.Equal(t, data, mustGet(t, m.Downloads["original"].URL), "the original is the uploaded file")
+}
+
+func mustGet(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return body
+}
+
+// pngEncode writes a w x h PNG with some detail to scale.
+func pngEncode(w io.Writer, width, height int) error {
+	img := image.NewNRGBA(image.Rect(0, 0, width, height))
+	for y := range height {
+		for x := range width {
+			img.SetNRGBA(x, y, color.NRGBA{R: uint8(x), G: uint8(y), B: 128, A: 255})
+		}
+	}
+	return png.Encode(w, img)
 }
