@@ -27,7 +27,14 @@ import (
 // to the store with the URL the service signs.
 func s3Harness(t *testing.T) (*harness, ports.ObjectStore) {
 	t.Helper()
-	store := s3test.Start(t).NewStore(t)
+	h, store, _ := s3HarnessWithServer(t)
+	return h, store
+}
+
+func s3HarnessWithServer(t *testing.T) (*harness, ports.ObjectStore, *s3test.Server) {
+	t.Helper()
+	srv := s3test.Start(t)
+	store := srv.NewStore(t)
 	uow := memory.NewUnitOfWork(memory.NewDB())
 	h := &harness{
 		uow:  uow,
@@ -35,7 +42,7 @@ func s3Harness(t *testing.T) (*harness, ports.ObjectStore) {
 		p:    model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin},
 		logs: &testkit.LogBuffer{},
 	}
-	return h, store
+	return h, store, srv
 }
 
 func hexSHA256(data []byte) string {
@@ -78,8 +85,7 @@ func TestDirectUploadToS3(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, model.EventMediaProcess, ev.Type)
 
-	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	require.NoError(t, media.NewProcessHandler(h.uow, store, system.NewClock(), log).Handle(ctx, ports.MessageOf(ev)))
+	require.NoError(t, s3Handler(h, store).Handle(ctx, ports.MessageOf(ev)))
 	got, o := h.state(t, m.ID, op.ID)
 	require.Equal(t, model.MediaReady, got.Status, "reason: %s", got.Reason)
 	assert.Equal(t, model.OperationSucceeded, o.Status)
@@ -130,4 +136,48 @@ func TestCompleteRefusesAnObjectThatIsNotTheRegisteredOne(t *testing.T) {
 			assert.Equal(t, model.MediaAwaitingUpload, got.Status, "the client may upload again")
 		})
 	}
+}
+
+func s3Handler(h *harness, store ports.ObjectStore) *media.ProcessHandler {
+	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return media.NewProcessHandler(h.uow, store, system.NewClock(), log)
+}
+
+// The S3 server down during a derivation: the job fails as unavailable
+// (the worker retries it) and leaves the media processing; once the
+// server is back the same message makes the media ready, each variant one
+// object.
+func TestS3OutageDuringDerivationIsRetried(t *testing.T) {
+	h, store, srv := s3HarnessWithServer(t)
+	ctx := context.Background()
+	data := pngBytes(t, 300, 300)
+	m, err := h.register(ctx, media.Registration{Filename: "p.png", ContentType: "image/png", SizeBytes: int64(len(data)), SHA256: hexSHA256(data)})
+	require.NoError(t, err)
+	put, _, err := h.svc.UploadURL(ctx, m)
+	require.NoError(t, err)
+	require.Equal(t, "200", curlPut(t, put, data))
+	m, op, ev, err := h.complete(t, ctx, m.ID)
+	require.NoError(t, err)
+	msg := ports.MessageOf(ev)
+
+	srv.Stop()
+	err = s3Handler(h, store).Handle(ctx, msg)
+	assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err), "%v", err)
+	got, o := h.state(t, m.ID, op.ID)
+	assert.Equal(t, model.MediaProcessing, got.Status)
+	assert.Equal(t, model.OperationRunning, o.Status)
+
+	srv.Restart(t)
+	handler := s3Handler(h, store)
+	require.NoError(t, handler.Handle(ctx, msg))
+	require.NoError(t, handler.Handle(ctx, msg), "a redelivery after success changes nothing")
+	got, o = h.state(t, m.ID, op.ID)
+	require.Equal(t, model.MediaReady, got.Status, "reason: %s", got.Reason)
+	assert.Equal(t, model.OperationSucceeded, o.Status)
+	for _, v := range got.Variants {
+		_, info, err := store.Get(ctx, v.ObjectKey)
+		require.NoError(t, err)
+		assert.Equal(t, v.SizeBytes, info.Size, "variant %s as recorded", v.Name)
+	}
+	assert.NotContains(t, h.logs.String(), "X-Amz-Signature", "signed URLs stay out of logs")
 }
