@@ -54,6 +54,9 @@ type ObjectStore interface {
 	Get(ctx context.Context, key string) ([]byte, ObjectInfo, error)
 	// Stat describes the object; domain.CodeNotFound if there is none.
 	Stat(ctx context.Context, key string) (ObjectInfo, error)
+	// Delete removes the object. Deleting an absent object is no error,
+	// so a clean-up interrupted halfway can run again.
+	Delete(ctx context.Context, key string) error
 }
 
 // ObjectPresigner is an ObjectStore that can sign requests clients send to

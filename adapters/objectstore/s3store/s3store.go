@@ -234,6 +234,19 @@ func (s *Store) Stat(ctx context.Context, key string) (ports.ObjectInfo, error) 
 	return ports.ObjectInfo{Key: key, Size: st.Size, ContentType: contentType, SHA256: hex.EncodeToString(digest)}, nil
 }
 
+// Delete removes the object; S3 answers a delete of an absent object
+// with success.
+//
+// Errors: domain.CodeValidation for an invalid key, domain.CodeUnavailable
+// when the store cannot be reached or refuses, or the context's error.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	name, err := s.name(ctx, key)
+	if err != nil {
+		return err
+	}
+	return s.fail(ctx, s.client.RemoveObject(ctx, s.bucket, name, minio.RemoveObjectOptions{}), "object cannot be deleted")
+}
+
 // PresignPut signs a PUT of key that only the described content passes:
 // the content type and the checksum are signed headers the client must
 // send as given, and the store rejects a body whose SHA-256 is not the
