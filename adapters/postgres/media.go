@@ -59,6 +59,31 @@ UPDATE media
    SET status = ?, updated_at = coalesce(?::timestamptz, now())
  WHERE workspace_id = ? AND id = ? AND status = ?`
 
+// AwaitingUploadSince locks what it returns (FOR UPDATE), so the
+// clean-up's transition of each cannot interleave with a Complete; rows a
+// Complete holds are skipped, and the next pass sees them again if they
+// still await their upload.
+func (r *MediaRepository) AwaitingUploadSince(ctx context.Context, before time.Time, limit int) ([]model.Media, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var rows []mediaRow
+	err := r.db.NewSelect().Model(&rows).
+		Where("workspace_id = ?", r.workspace).
+		Where("status = ?", string(model.MediaAwaitingUpload)).
+		Where("created_at < ?", before).
+		OrderExpr("created_at").Limit(int64(limit)).
+		For("UPDATE SKIP LOCKED").Scan(ctx)
+	if err != nil {
+		return nil, mapError(err, "media")
+	}
+	out := make([]model.Media, 0, len(rows))
+	for i := range rows {
+		out = append(out, rows[i].domain())
+	}
+	return out, nil
+}
+
 const selectMediaStatus = `SELECT status FROM media WHERE workspace_id = ? AND id = ?`
 
 // mediaVariantJSON is one element of media.variants. Its field names are

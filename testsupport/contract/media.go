@@ -122,6 +122,36 @@ func testMedia(t *testing.T, h Harness) {
 		require.Equal(t, model.MediaRejected, got.Status)
 	})
 
+	t.Run("awaiting upload since: only the workspace's media awaiting their upload, registered before, oldest first, bounded", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		base := writeTime().Add(-time.Hour)
+		at := func(m model.Media, d time.Duration) model.Media {
+			m.CreatedAt, m.UpdatedAt = base.Add(d), base.Add(d)
+			require.NoError(t, mediaTable.create(t, h, m))
+			return m
+		}
+		second := at(newMedia(ws), 2*time.Minute)
+		first := at(newMedia(ws), time.Minute)
+		completed := newMedia(ws)
+		completed.Status = model.MediaProcessing
+		at(completed, 0)
+		at(newMedia(ws), 10*time.Minute) // too young
+		at(newMedia(other), 0)           // another workspace's
+		var got []model.Media
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			var err error
+			got, err = tx.Media().AwaitingUploadSince(ctx, base.Add(5*time.Minute), 10)
+			return err
+		})
+		require.Equal(t, []uuid.UUID{first.ID, second.ID}, mediaIDs(got))
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			var err error
+			got, err = tx.Media().AwaitingUploadSince(ctx, base.Add(5*time.Minute), 1)
+			return err
+		})
+		require.Equal(t, []uuid.UUID{first.ID}, mediaIDs(got))
+	})
+
 	t.Run("transition of missing media or of another workspace's is not found", func(t *testing.T) {
 		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
 		err := transact(t, h, wsA, func(ctx context.Context, tx ports.Tx) error {
@@ -164,3 +194,11 @@ var _ = registerKind("media", kindContract{
 	table: mediaTable.check, own: testMedia,
 	list: listing(byStatus(mediaTable, func(m *model.Media) *model.MediaStatus { return &m.Status }, model.MediaReady, model.MediaAwaitingUpload)),
 })
+
+func mediaIDs(ms []model.Media) []uuid.UUID {
+	ids := make([]uuid.UUID, 0, len(ms))
+	for _, m := range ms {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
