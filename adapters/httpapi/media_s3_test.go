@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"image"
@@ -19,6 +20,8 @@ import (
 
 	"github.com/oncehq/once/adapters/httpapi"
 	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/testsupport/s3test"
@@ -126,4 +129,49 @@ func pngEncode(w io.Writer, width, height int) error {
 		}
 	}
 	return png.Encode(w, img)
+}
+
+// With a short ONCE_MEDIA_UPLOAD_EXPIRY (its floor, on a manual clock), a
+// media registered and uploaded but never completed is rejected by the
+// maintenance of the process and its object is gone from the store.
+func TestUploadNeverCompletedExpiresOnS3(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.NewBucket(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
+	db := pgtest.New(t)
+	cfg := apitest.Config(db.AppDSN)
+	cfg.ObjectStore, cfg.S3Endpoint, cfg.S3Bucket, cfg.S3PathStyle, cfg.S3Region = app.ObjectStoreS3, srv.Endpoint, bucket, true, s3test.Region
+	cfg.MediaUploadExpiry, cfg.CleanupInterval = 2*time.Hour, 20*time.Millisecond
+	cfg.TokenTTL = 72 * time.Hour // the clock jumps past the expiry
+	clock := apitest.NewManualClock()
+	s := apitest.Start(t, cfg, db, apitest.WithClock(clock))
+
+	data := []byte("\x89PNG\r\n\x1a\n never completed")
+	sum := sha256.Sum256(data)
+	res := s.Do(t, http.MethodPost, "/v1/media",
+		map[string]any{"filename": "mug.png", "content_type": "image/png", "size_bytes": len(data), "sha256": hex.EncodeToString(sum[:])},
+		map[string]string{"Idempotency-Key": uuid.NewString()})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	var registered httpapi.MediaRegistered
+	res.JSON(t, &registered)
+	up := registered.Upload
+	require.Equal(t, "200", s3test.Curl(t, up.Method, up.URL, up.Headers, data))
+	object := httpapi.Media{}
+	read := func() httpapi.Media {
+		r := s.Do(t, http.MethodGet, "/v1/media/"+registered.Media.ID.String(), nil, nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		object = httpapi.Media{}
+		r.JSON(t, &object)
+		return object
+	}
+	require.Equal(t, "awaiting_upload", read().Status)
+
+	clock.Advance(2*time.Hour + time.Minute)
+	apitest.Eventually(t, 20*time.Second, "the expired upload rejected", func() bool { return read().Status == "rejected" })
+	assert.Equal(t, "the upload was not completed in time", object.Reason)
+	assert.Nil(t, object.Upload, "no upload URL for a rejected media")
+	store := srv.StoreOn(t, bucket)
+	_, err := store.Stat(context.Background(), media.ObjectKey(s.Workspace, registered.Media.ID))
+	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "the object is gone: %v", err)
 }

@@ -114,7 +114,14 @@ func (s *Server) NewBucket(t testing.TB) string {
 // NewStore returns a store on a new bucket of the server.
 func (s *Server) NewStore(t testing.TB) *s3store.Store {
 	t.Helper()
-	store, err := s3store.New(s.Config(s.NewBucket(t)))
+	return s.StoreOn(t, s.NewBucket(t))
+}
+
+// StoreOn returns a store on bucket, to look at what the service under
+// test stored there.
+func (s *Server) StoreOn(t testing.TB, bucket string) *s3store.Store {
+	t.Helper()
+	store, err := s3store.New(s.Config(bucket))
 	if err != nil {
 		t.Fatal(err)
 	}
