@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/httpapi"
-	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/testsupport/apitest"
@@ -36,15 +35,11 @@ import (
 // logs (the server's secret scan at the end).
 func TestDirectUploadOnS3(t *testing.T) {
 	srv := s3test.Start(t)
-	bucket := srv.NewBucket(t)
-	// The adapter takes its credentials from the usual AWS sources.
-	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
 	db := pgtest.New(t)
 	cfg := apitest.Config(db.AppDSN)
+	apitest.UseS3(t, &cfg, srv)
 	cfg.Dispatcher, cfg.Worker = true, true
 	cfg.DispatchPollInterval = 20 * time.Millisecond
-	cfg.ObjectStore, cfg.S3Endpoint, cfg.S3Bucket, cfg.S3PathStyle, cfg.S3Region = app.ObjectStoreS3, srv.Endpoint, bucket, true, s3test.Region
 	s := apitest.Start(t, cfg, db)
 
 	var file bytes.Buffer
@@ -136,12 +131,9 @@ func pngEncode(w io.Writer, width, height int) error {
 // maintenance of the process and its object is gone from the store.
 func TestUploadNeverCompletedExpiresOnS3(t *testing.T) {
 	srv := s3test.Start(t)
-	bucket := srv.NewBucket(t)
-	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
 	db := pgtest.New(t)
 	cfg := apitest.Config(db.AppDSN)
-	cfg.ObjectStore, cfg.S3Endpoint, cfg.S3Bucket, cfg.S3PathStyle, cfg.S3Region = app.ObjectStoreS3, srv.Endpoint, bucket, true, s3test.Region
+	bucket := apitest.UseS3(t, &cfg, srv)
 	cfg.MediaUploadExpiry, cfg.CleanupInterval = 2*time.Hour, 20*time.Millisecond
 	cfg.TokenTTL = 72 * time.Hour // the clock jumps past the expiry
 	clock := apitest.NewManualClock()

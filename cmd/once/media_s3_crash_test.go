@@ -36,16 +36,13 @@ func TestMediaOnS3SurvivesWorkerKillsAndAnOutage(t *testing.T) {
 		t.Skip("kills processes for a while")
 	}
 	srv := s3test.Start(t)
-	bucket := srv.NewBucket(t)
-	// The API here and `once work` below take the credentials from the
-	// environment, as in production.
-	t.Setenv("AWS_ACCESS_KEY_ID", s3test.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s3test.SecretKey)
 	db := pgtest.New(t)
 	cfg := apitest.Config(db.AppDSN)
+	// The API here and `once work` below take the credentials from the
+	// environment, as in production.
+	bucket := apitest.UseS3(t, &cfg, srv)
 	cfg.Queue, cfg.Dispatcher, cfg.Worker = app.QueueAMQP, true, false
 	cfg.DispatchPollInterval = 100 * time.Millisecond
-	cfg.ObjectStore, cfg.S3Endpoint, cfg.S3Bucket, cfg.S3PathStyle, cfg.S3Region = app.ObjectStoreS3, srv.Endpoint, bucket, true, s3test.Region
 	deleteAMQPTopicsLater(t, cfg.AMQPURL, cfg.QueuePrefix)
 	api := apitest.Start(t, cfg, db)
 	env := []string{

@@ -27,18 +27,19 @@ import (
 // to the store with the URL the service signs.
 func s3Harness(t *testing.T) (*harness, ports.ObjectStore) {
 	t.Helper()
-	h, store, _ := s3HarnessWithServer(t)
+	h, store, _ := s3HarnessWithServer(t, system.NewClock())
 	return h, store
 }
 
-func s3HarnessWithServer(t *testing.T) (*harness, ports.ObjectStore, *s3test.Server) {
+// s3HarnessWithServer is s3Harness on clock, with the server (to stop it).
+func s3HarnessWithServer(t *testing.T, clock ports.Clock) (*harness, ports.ObjectStore, *s3test.Server) {
 	t.Helper()
 	srv := s3test.Start(t)
 	store := srv.NewStore(t)
 	uow := memory.NewUnitOfWork(memory.NewDB())
 	h := &harness{
 		uow:  uow,
-		svc:  media.NewService(uow, store, system.NewClock(), system.NewIDs()),
+		svc:  media.NewService(uow, store, clock, system.NewIDs()),
 		p:    model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin},
 		logs: &testkit.LogBuffer{},
 	}
@@ -148,7 +149,7 @@ func s3Handler(h *harness, store ports.ObjectStore) *media.ProcessHandler {
 // server is back the same message makes the media ready, each variant one
 // object.
 func TestS3OutageDuringDerivationIsRetried(t *testing.T) {
-	h, store, srv := s3HarnessWithServer(t)
+	h, store, srv := s3HarnessWithServer(t, system.NewClock())
 	ctx := context.Background()
 	data := pngBytes(t, 300, 300)
 	m, err := h.register(ctx, media.Registration{Filename: "p.png", ContentType: "image/png", SizeBytes: int64(len(data)), SHA256: hexSHA256(data)})

@@ -9,13 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/oncehq/once/adapters/memory"
-	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
-	"github.com/oncehq/once/testsupport/s3test"
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
@@ -47,15 +44,9 @@ func (d oneWorkspace) WorkspacesWithExpired(ctx context.Context, kind model.Expi
 // short one here) and their object, uploaded or not, is deleted from the
 // real S3 server; completed media and younger registrations stay.
 func TestUploadsNeverCompletedExpireWithTheirObject(t *testing.T) {
-	store := s3test.Start(t).NewStore(t)
-	uow := memory.NewUnitOfWork(memory.NewDB())
 	clock := testkit.NewManualClock()
-	h := &harness{
-		uow:  uow,
-		svc:  media.NewService(uow, store, clock, system.NewIDs()),
-		p:    model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin},
-		logs: &testkit.LogBuffer{},
-	}
+	h, store, _ := s3HarnessWithServer(t, clock)
+	uow := h.uow
 	ctx := context.Background()
 	data := pngBytes(t, 32, 32)
 	register := func() model.Media {
