@@ -6,8 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"image"
-	"image/color"
-	"image/png"
 	"io"
 	"net/http"
 	"strings"
@@ -24,6 +22,7 @@ import (
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/testsupport/s3test"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 // With media in S3, registering answers a pre-signed PUT (a replay of the
@@ -42,9 +41,7 @@ func TestDirectUploadOnS3(t *testing.T) {
 	cfg.DispatchPollInterval = 20 * time.Millisecond
 	s := apitest.Start(t, cfg, db)
 
-	var file bytes.Buffer
-	require.NoError(t, pngEncode(&file, 300, 200))
-	data := file.Bytes()
+	data := testkit.PNG(t, 300, 200)
 	sum := sha256.Sum256(data)
 	body := map[string]any{"filename": "mug.png", "content_type": "image/png", "size_bytes": len(data), "sha256": hex.EncodeToString(sum[:])}
 	key := map[string]string{"Idempotency-Key": uuid.NewString()}
@@ -113,17 +110,6 @@ func mustGet(t *testing.T, url string) []byte {
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return body
-}
-
-// pngEncode writes a w x h PNG with some detail to scale.
-func pngEncode(w io.Writer, width, height int) error {
-	img := image.NewNRGBA(image.Rect(0, 0, width, height))
-	for y := range height {
-		for x := range width {
-			img.SetNRGBA(x, y, color.NRGBA{R: uint8(x), G: uint8(y), B: 128, A: 255})
-		}
-	}
-	return png.Encode(w, img)
 }
 
 // With a short ONCE_MEDIA_UPLOAD_EXPIRY (its floor, on a manual clock), a

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"image"
-	"image/color"
-	"image/png"
 	"net/http"
 	"strings"
 	"testing"
@@ -24,6 +20,7 @@ import (
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/testsupport/s3test"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 // Media on a real S3 server, uploaded straight to it with curl, processed
@@ -67,7 +64,7 @@ func TestMediaOnS3SurvivesWorkerKillsAndAnOutage(t *testing.T) {
 	type started struct{ media, op uuid.UUID }
 	var all []started
 	for i := range n {
-		data := pngOf(t, 900+i, 700)
+		data := testkit.PNG(t, 900+i, 700)
 		sum := sha256.Sum256(data)
 		res := api.Do(t, http.MethodPost, "/v1/media",
 			map[string]any{"filename": "p.png", "content_type": "image/png", "size_bytes": len(data), "sha256": hex.EncodeToString(sum[:])},
@@ -133,19 +130,6 @@ func TestMediaOnS3SurvivesWorkerKillsAndAnOutage(t *testing.T) {
 			assert.NotContains(t, out, secret, "a worker's log carries a store credential")
 		}
 	}
-}
-
-func pngOf(t *testing.T, w, h int) []byte {
-	t.Helper()
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	for y := range h {
-		for x := range w {
-			img.SetNRGBA(x, y, color.NRGBA{R: uint8(x), G: uint8(y), B: uint8(x ^ y), A: 255})
-		}
-	}
-	var buf bytes.Buffer
-	require.NoError(t, png.Encode(&buf, img))
-	return buf.Bytes()
 }
 
 // countMedia and countOperations count the rows of the API's workspace
