@@ -16,6 +16,7 @@ type WorkerConfig struct {
 	WorkConcurrency  int           `env:"ONCE_WORK_CONCURRENCY"`
 	WorkBuffer       int           `env:"ONCE_WORK_BUFFER"`
 	WorkDeadline     time.Duration `env:"ONCE_WORK_DEADLINE"`
+	WorkOutageWait   time.Duration `env:"ONCE_WORK_OUTAGE_WAIT"`
 	WorkerMaxRetries int           `env:"ONCE_WORKER_MAX_RETRIES"`
 	SimURL           string        `env:"ONCE_SIM_URL"`
 	SimTimeout       time.Duration `env:"ONCE_SIM_TIMEOUT"`
@@ -24,7 +25,7 @@ type WorkerConfig struct {
 func defaultWorkerConfig() WorkerConfig {
 	return WorkerConfig{
 		WorkConcurrency: queue.DefaultConcurrency, WorkBuffer: DefaultWorkBuffer, WorkDeadline: queue.DefaultDeadline,
-		WorkerMaxRetries: 5, SimTimeout: simhttp.DefaultTimeout,
+		WorkOutageWait: queue.DefaultOutageWait, WorkerMaxRetries: 5, SimTimeout: simhttp.DefaultTimeout,
 	}
 }
 
@@ -48,6 +49,7 @@ func (c WorkerConfig) Validate() error {
 		invalidIf(c.WorkConcurrency < 1, "ONCE_WORK_CONCURRENCY must be at least 1"),
 		invalidIf(c.WorkBuffer < c.WorkConcurrency, "ONCE_WORK_BUFFER must be at least ONCE_WORK_CONCURRENCY"),
 		invalidIf(c.WorkDeadline <= 0, "ONCE_WORK_DEADLINE must be positive"),
+		invalidIf(c.WorkOutageWait <= 0, "ONCE_WORK_OUTAGE_WAIT must be positive"),
 		invalidIf(c.WorkerMaxRetries < 0, "ONCE_WORKER_MAX_RETRIES must not be negative"),
 		invalidIf(c.SimTimeout <= 0, "ONCE_SIM_TIMEOUT must be positive"),
 		invalidIf(client != nil, "ONCE_SIM_URL: %w", client),
@@ -70,6 +72,10 @@ var workerSettings = settingGroup{
 		"ONCE_WORK_DEADLINE": {
 			help: "how long after its commit a job keeps trying transient failures (kinds may say otherwise)",
 			doc:  "how long after its commit a job keeps trying transient failures (its destination down, our database failing over) before it is given up on; a kind may set its own ([the work side](delivery.md#the-work-side))",
+		},
+		"ONCE_WORK_OUTAGE_WAIT": {
+			help: "how long a job parked for a destination that is down waits before it asks again, unless an answer from it wakes it sooner",
+			doc:  "how long a job parked for a destination (or marketplace) whose breaker is open waits before it asks again on its own; one job per cooldown comes back to probe it, and the first call it answers wakes the others at once ([the work side](delivery.md#the-work-side))",
 		},
 		"ONCE_WORKER_MAX_RETRIES": {
 			help: "runs of a job that may fail by its own fault (not its destination's) before it is given up on",

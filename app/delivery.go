@@ -134,7 +134,7 @@ func newWorker(cfg WorkerConfig, brokers QueueConfig, in workerIn) (*queue.Worke
 		queue.WorkerConfig{
 			Namespace: brokers.QueuePrefix, Concurrency: cfg.WorkConcurrency, Gate: workerGate{in.Gate},
 			MaxRetries: cfg.WorkerMaxRetries, Deadlines: retryDeadlines(), DefaultDeadline: cfg.WorkDeadline,
-			Observer: in.Metrics,
+			OutageWait: cfg.WorkOutageWait, Observer: in.Metrics,
 		}, in.Log)
 }
 

@@ -22,12 +22,12 @@ func newDestinationGate(clock ports.Clock) *destinations.Gate {
 // workerGate adapts a destinations.Gate to the worker's queue.Gate.
 type workerGate struct{ gate *destinations.Gate }
 
-func (w workerGate) Try(destination string) (func(queue.CallResult), time.Time, string) {
+func (w workerGate) Try(destination string) (func(queue.CallResult), queue.Refusal) {
 	permit, wait := w.gate.Try(model.ParseDestination(destination))
 	if permit == nil {
-		return nil, wait.Until, string(wait.Why)
+		return nil, queue.Refusal{Until: wait.Until, Why: string(wait.Why), Of: wait.Of.String(), Every: wait.Every}
 	}
-	return func(r queue.CallResult) { permit.Done(outcomeOf(r)) }, time.Time{}, ""
+	return func(r queue.CallResult) { permit.Done(outcomeOf(r)) }, queue.Refusal{}
 }
 
 // outcomeOf is what the gate learns from how a job's call went.

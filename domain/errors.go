@@ -32,6 +32,7 @@ const (
 	CodeIdempotencyKeyReused  Code = "IDEMPOTENCY_KEY_REUSED"
 	CodeIdempotencyInProgress Code = "IDEMPOTENCY_REQUEST_IN_PROGRESS"
 	CodeRateLimited           Code = "RATE_LIMITED"
+	CodeTooManyWaiters        Code = "TOO_MANY_WAITERS"
 	CodeUnsafePayload         Code = "UNSAFE_PAYLOAD"
 	CodeUnavailable           Code = "UNAVAILABLE"
 	CodeInternal              Code = "INTERNAL"
@@ -45,7 +46,7 @@ const (
 // over its limits.
 func (c Code) RetrySameKey() bool {
 	switch c {
-	case CodeIdempotencyInProgress, CodeRequestTimeout, CodeRateLimited, CodeUnavailable, CodeInternal:
+	case CodeIdempotencyInProgress, CodeRequestTimeout, CodeRateLimited, CodeTooManyWaiters, CodeUnavailable, CodeInternal:
 		return true
 	default:
 		return false

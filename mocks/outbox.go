@@ -615,3 +615,81 @@ func (_c *Outbox_ListParked_Call) RunAndReturn(run func(ctx context.Context, lim
 	_c.Call.Return(run)
 	return _c
 }
+
+// Wake provides a mock function for the type Outbox
+func (_mock *Outbox) Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error) {
+	ret := _mock.Called(ctx, lastError, from, every)
+
+	if len(ret) == 0 {
+		panic("no return value specified for Wake")
+	}
+
+	var r0 int
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time, time.Duration) (int, error)); ok {
+		return returnFunc(ctx, lastError, from, every)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time, time.Duration) int); ok {
+		r0 = returnFunc(ctx, lastError, from, every)
+	} else {
+		r0 = ret.Get(0).(int)
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, string, time.Time, time.Duration) error); ok {
+		r1 = returnFunc(ctx, lastError, from, every)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// Outbox_Wake_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'Wake'
+type Outbox_Wake_Call struct {
+	*mock.Call
+}
+
+// Wake is a helper method to define mock.On call
+//   - ctx context.Context
+//   - lastError string
+//   - from time.Time
+//   - every time.Duration
+func (_e *Outbox_Expecter) Wake(ctx any, lastError any, from any, every any) *Outbox_Wake_Call {
+	return &Outbox_Wake_Call{Call: _e.mock.On("Wake", ctx, lastError, from, every)}
+}
+
+func (_c *Outbox_Wake_Call) Run(run func(ctx context.Context, lastError string, from time.Time, every time.Duration)) *Outbox_Wake_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 string
+		if args[1] != nil {
+			arg1 = args[1].(string)
+		}
+		var arg2 time.Time
+		if args[2] != nil {
+			arg2 = args[2].(time.Time)
+		}
+		var arg3 time.Duration
+		if args[3] != nil {
+			arg3 = args[3].(time.Duration)
+		}
+		run(
+			arg0,
+			arg1,
+			arg2,
+			arg3,
+		)
+	})
+	return _c
+}
+
+func (_c *Outbox_Wake_Call) Return(n int, err error) *Outbox_Wake_Call {
+	_c.Call.Return(n, err)
+	return _c
+}
+
+func (_c *Outbox_Wake_Call) RunAndReturn(run func(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error)) *Outbox_Wake_Call {
+	_c.Call.Return(run)
+	return _c
+}

@@ -3,6 +3,8 @@ package ports
 import (
 	"context"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // JobFailures records that a worker gave up on a job, so the job ends and
@@ -33,6 +35,11 @@ type JobWaits interface {
 	// is (nil). An error means nothing was recorded: the message must be
 	// delivered again.
 	Defer(ctx context.Context, msg Message, until time.Time, attempts int, reason string) error
+	// Wake brings forward the jobs of workspace parked with reason (as
+	// Defer was given it) and not yet due: what they waited for is over
+	// sooner than they were parked for. They are due from now + after,
+	// every apart, in their order. It returns how many it woke.
+	Wake(ctx context.Context, workspace uuid.UUID, reason string, after, every time.Duration) (int, error)
 }
 
 // MessageHandler processes one delivered message. Delivery is at-least-once:

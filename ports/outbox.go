@@ -59,6 +59,14 @@ type Outbox interface {
 	// soonest due first, at most limit of them (limit <= 0 returns none).
 	ListParked(ctx context.Context, limit int) ([]model.OutboxEvent, error)
 
+	// Wake makes this workspace's events parked with last_error lastError
+	// (exactly) and due after from due from from instead, every apart (at
+	// least a microsecond) in the order they were due, so the jobs of an
+	// ordering key come back in their order and a backlog comes back at a
+	// pace: the worker parked them long for a destination that was down,
+	// and it answers again. It returns how many it woke.
+	Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error)
+
 	// ForOperations returns, by operation id, the event that delivers each
 	// of ops' jobs (the event whose payload names the operation and whose
 	// aggregate is the operation's resource). Operations without an event

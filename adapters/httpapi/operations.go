@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/ports"
 )
 
@@ -36,7 +39,19 @@ type OperationDelivery struct {
 }
 
 type GetOperationInput struct {
-	ID uuid.UUID `path:"id" format:"uuid" doc:"The operation id"`
+	ID   uuid.UUID `path:"id" format:"uuid" doc:"The operation id"`
+	Wait string    `query:"wait" pattern:"^[0-9]{1,6}(ms|s)?$" example:"25s" doc:"Wait up to this long for the operation to end before answering: seconds (25 or 25s) or milliseconds (500ms), at most 25s (longer waits are cut to 25s). The answer comes as soon as the operation is succeeded or failed, or with its current state when the wait is over; ask again while it is pending or running. Absent or 0: answer at once. Over the server's cap on waiting reads: 429 TOO_MANY_WAITERS"`
+}
+
+// waitOf reads the wait parameter, which the pattern made a number of
+// seconds or, with ms, milliseconds.
+func waitOf(s string) time.Duration {
+	unit := time.Second
+	if ms, ok := strings.CutSuffix(s, "ms"); ok {
+		s, unit = ms, time.Millisecond
+	}
+	n, _ := strconv.Atoi(strings.TrimSuffix(s, "s"))
+	return min(time.Duration(n)*unit, operations.MaxWait)
 }
 
 type OperationOutput struct {
@@ -83,8 +98,8 @@ func toOperation(op model.Operation) Operation {
 
 func (h *handlers) registerOperations(api huma.API) {
 	huma.Register(api, get("getOperation", "/v1/operations/{id}", "operations", "Read an operation",
-		"Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).",
-		401, 403, 404, 500, 503), h.getOperation)
+		"Follow asynchronous work from pending to running to succeeded or failed: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).",
+		401, 403, 404, 422, 500, 503), h.getOperation)
 	huma.Register(api, get("listOperations", "/v1/operations", "operations", "List operations",
 		"Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.",
 		401, 403, 422, 500, 503), h.listOperations)
@@ -121,7 +136,11 @@ func (h *handlers) listOperations(ctx context.Context, in *ListOperationsInput) 
 }
 
 func (h *handlers) getOperation(ctx context.Context, in *GetOperationInput) (*OperationOutput, error) {
-	return getOne(ctx, in.ID, h.deps.Operations.Get, func(op model.Operation) *OperationOutput {
+	wait := waitOf(in.Wait)
+	read := func(ctx context.Context, p model.Principal, id uuid.UUID) (model.Operation, error) {
+		return h.deps.Operations.Wait(ctx, p, id, wait)
+	}
+	return getOne(ctx, in.ID, read, func(op model.Operation) *OperationOutput {
 		return &OperationOutput{Body: toOperation(op)}
 	})
 }

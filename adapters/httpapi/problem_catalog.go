@@ -63,6 +63,7 @@ var sharedErrors = []errorEntry{
 	{domain.CodeValidation, http.StatusUnprocessableEntity, "The input is invalid; `errors` lists each field and why. 400 when the body is missing or cannot be read as JSON (not JSON, nested too deeply); 422 when it was read and a field is wrong, an id among them (the 36-character hyphenated form only)."},
 	{domain.CodePreconditionRequired, http.StatusPreconditionRequired, "The update needs an `If-Match` header with the revision (the `ETag`) you read."},
 	{domain.CodeRateLimited, http.StatusTooManyRequests, "The workspace is over one of its limits: its rate of writes, or the requests it may have in progress at once. Nothing ran; retry the same request with the same key after `Retry-After` seconds. `RateLimit-Policy` and `RateLimit` name the limit."},
+	{domain.CodeTooManyWaiters, http.StatusTooManyRequests, "Too many reads wait for an operation's end (`?wait=`) on this server, for the workspace or in all. Read it without `wait`, or ask again after `Retry-After` seconds."},
 	{domain.CodeInternal, http.StatusInternalServerError, "An unexpected error; nothing was committed. Retry with the same key."},
 	{domain.CodeUnsafePayload, http.StatusInternalServerError, "The service refused to write a payload that would carry a secret. A bug on our side; report it."},
 	{domain.CodeUnavailable, http.StatusServiceUnavailable, "A dependency is unavailable or saturated. Retry with the same key, after `Retry-After` when sent."},

@@ -92,6 +92,32 @@ func (r outboxRepo) ListParked(_ context.Context, limit int) ([]model.OutboxEven
 	})
 }
 
+// Wake implements ports.Outbox, as PostgreSQL's wakeParked.
+func (r outboxRepo) Wake(_ context.Context, lastError string, from time.Time, every time.Duration) (int, error) {
+	every = max(every.Truncate(time.Microsecond), time.Microsecond)
+	t := r.t
+	return inLock(t, func() (int, error) {
+		d := dispatchRepo{t}
+		var rows []eventRow
+		for _, row := range t.visibleEventsLocked() {
+			e := row.event
+			if e.Status == model.OutboxPending && e.LockedBy == "" && e.LastError == lastError && e.NextAttemptAt.After(from) &&
+				!d.lockedByOtherLocked(e.ID) {
+				rows = append(rows, row)
+			}
+		}
+		slices.SortFunc(rows, func(a, b eventRow) int {
+			return cmp.Or(a.event.NextAttemptAt.Compare(b.event.NextAttemptAt), cmp.Compare(a.event.ID.String(), b.event.ID.String()))
+		})
+		for i, row := range rows {
+			row.event.NextAttemptAt = from.Add(time.Duration(i) * every)
+			row.event = copyEvent(row.event)
+			d.stageLocked(row)
+		}
+		return len(rows), nil
+	})
+}
+
 // ForOperations implements ports.Outbox.
 func (r outboxRepo) ForOperations(_ context.Context, ops []model.Operation) (map[uuid.UUID]model.OutboxEvent, error) {
 	t := r.t

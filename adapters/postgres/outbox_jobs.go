@@ -40,6 +40,12 @@ func (o *Outbox) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAt
 	return n == 1, err
 }
 
+// Wake implements ports.Outbox.
+func (o *Outbox) Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error) {
+	micros := max(every.Microseconds(), 1)
+	return rowsAffected(o.db.ExecContext(ctx, wakeParked, from, micros, o.workspace, lastError, from, o.workspace, lastError))
+}
+
 // ListParked implements ports.Outbox.
 func (o *Outbox) ListParked(ctx context.Context, limit int) ([]model.OutboxEvent, error) {
 	if limit <= 0 {

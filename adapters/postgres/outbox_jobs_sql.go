@@ -63,3 +63,21 @@ SELECT ` + outboxEventColumns + `
  WHERE workspace_id = ? AND status = 'pending' AND locked_by IS NULL AND starts_with(last_error, ?)
  ORDER BY next_attempt_at, id
  LIMIT ?`
+
+// wakeParked brings forward the events of a workspace that a worker parked
+// long with one reason (deferJob's last_error, matched exactly) and that
+// are not due yet: what they waited for, a destination that was down,
+// answers again. They become due from the given time, the given number of
+// microseconds apart, in the order they were due, so the Dispatcher
+// publishes an ordering key's jobs in their order (it claims by
+// next_attempt_at) and a backlog at a pace. Only a pending event nobody
+// holds is moved: one the Dispatcher claims meanwhile is its.
+const wakeParked = `
+UPDATE outbox_events e
+   SET next_attempt_at = w.due
+  FROM (SELECT id, ?::timestamptz + (row_number() OVER (ORDER BY next_attempt_at, id) - 1) * (?::bigint * interval '1 microsecond') AS due
+          FROM outbox_events
+         WHERE workspace_id = ? AND status = 'pending' AND locked_by IS NULL
+           AND last_error = ? AND next_attempt_at > ?) w
+ WHERE e.workspace_id = ? AND e.id = w.id
+   AND e.status = 'pending' AND e.locked_by IS NULL AND e.last_error = ?`

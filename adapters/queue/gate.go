@@ -14,10 +14,33 @@ import (
 type Gate interface {
 	// Try asks to start one call to destination now. Granted, done is
 	// non-nil and must be called once with how the call went; refused,
-	// until is the earliest time worth asking again and why says what the
-	// wait is for ("paced", "busy", "breaker_open", "probing", "paused").
-	Try(destination string) (done func(CallResult), until time.Time, why string)
+	// refused says until when and why.
+	Try(destination string) (done func(CallResult), refused Refusal)
 }
+
+// Refusal is a Gate's answer when it grants no call.
+type Refusal struct {
+	// Until is the earliest time worth asking again.
+	Until time.Time
+	// Why is what the wait is for: WhyPaced, "busy", WhyBreakerOpen,
+	// "probing", "paused".
+	Why string
+	// Of is the destination whose state refused: the one asked for, or
+	// its platform, whose breaker holds all of its accounts ("" : the one
+	// asked for).
+	Of string
+	// Every is, for a paced refusal, the time between two calls at the
+	// destination's current rate (0: unknown).
+	Every time.Duration
+}
+
+// The refusals the slots treat apart.
+const (
+	// WhyPaced: the destination's rate is spent, or it asked to wait.
+	WhyPaced = "paced"
+	// WhyBreakerOpen: the destination, or its platform, is down.
+	WhyBreakerOpen = "breaker_open"
+)
 
 // CallResult is how a job's call to its destination went, as its error
 // tells: what the Gate learns from.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/platformerr"
@@ -92,8 +93,13 @@ func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time
 		}
 		until, reason = now.Add(p.spread(min(time.Duration(wait), p.maxInterval))), domain.SanitizeError(err)
 	}
-	if until.After(p.deadline(m, now)) {
-		return until, attempts, "", false
+	if deadline := p.deadline(m, now); until.After(deadline) {
+		if w == nil || !now.Before(deadline) {
+			return until, attempts, "", false
+		}
+		// A wait for the destination ends at the deadline at the latest,
+		// where the job asks once more before it gives up.
+		until = deadline
 	}
 	return until, attempts, reason, true
 }
@@ -144,5 +150,41 @@ func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *
 				"event_type", m.Type, "destination", m.Destination, "until", until, "attempts", attempts, "reason", reason)
 			return nil, nil
 		}
+	}
+}
+
+// wakeTimeout bounds the wake of one workspace's parked jobs.
+const wakeTimeout = 30 * time.Second
+
+// wakeWithin is how long the jobs woken after an outage take to come
+// back, at most: spread, so the backlog leaves the worker to the other
+// destinations' jobs too instead of coming all at once ahead of them.
+const wakeWithin = 30 * time.Second
+
+// wakeParked brings forward, in the outbox, the jobs parked long for a
+// destination that answers again (slots.answered), workspace after
+// workspace, spread over wakeWithin by how many the worker parked, and at
+// most maxEvery apart. If it fails they come back at their time all the
+// same.
+func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger) func(destination, reason string, workspaces map[uuid.UUID]int) {
+	return func(destination, reason string, workspaces map[uuid.UUID]int) {
+		parked := 0
+		for _, n := range workspaces {
+			parked += n
+		}
+		every := min(maxEvery, wakeWithin/time.Duration(max(parked, 1)))
+		woken := 0
+		for ws := range workspaces {
+			ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
+			n, err := waits.Wake(ctx, ws, reason, time.Duration(woken)*every, every)
+			cancel()
+			woken += n
+			if err != nil {
+				log.Warn("waking the jobs parked for a destination that is back failed: they come back at their time",
+					"destination", destination, "workspace", ws, "error", domain.SanitizeError(err))
+			}
+		}
+		log.Info("destination answers again: its parked jobs are due now", "destination", destination,
+			"workspaces", len(workspaces), "jobs", woken, "every", every)
 	}
 }

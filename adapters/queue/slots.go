@@ -5,8 +5,10 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,7 +29,11 @@ import (
 //     Gate grants the call. A wait longer than hold is not spent in a
 //     slot nor in memory: the message is told to wait durably (wait.until),
 //     with every message of its ordering key waiting behind it, so the key
-//     keeps its order when they come back.
+//     keeps its order when they come back. Messages for a paced
+//     destination come back at its pace, each at a turn of its own
+//     (booked); messages for a destination that is down come back one per
+//     cooldown, to probe it, and the rest when a call to it is answered
+//     (asleep), or after outageWait at the latest.
 //
 // The messages waiting are the ones the broker handed out (the
 // subscriber's prefetch), so the lookahead is as deep as that.
@@ -36,6 +42,13 @@ type slots struct {
 	hold time.Duration
 	gate Gate
 	now  func() time.Time
+	// outageWait is how long a message parked for a destination that is
+	// down waits if nothing wakes it (default 10m).
+	outageWait time.Duration
+	// woken hears that a destination some messages were parked long for
+	// answers again: the workspaces whose messages were parked with
+	// reason, and how many each. It runs in a goroutine of its own.
+	woken func(destination, reason string, workspaces map[uuid.UUID]int)
 
 	mu      sync.Mutex
 	closed  bool // no ticket gets a slot any more (the worker drains)
@@ -50,15 +63,21 @@ type slots struct {
 	keys    map[string]*list.List // each ordering key's waiting tickets and reservations, in arrival order
 	keyWait map[string]time.Time  // keys whose line was parked until then: later arrivals wait behind it
 	busy    map[string]bool       // ordering keys with a job running
-	blocked map[string]refusal    // destinations refused until then (the Gate's answer, cached)
+	blocked map[string]Refusal    // destinations refused until then (the Gate's answer, cached)
+	booked  map[string]time.Time  // paced destinations: the next free turn of a message parked for one
+	probeAt map[string]time.Time  // destinations down: when the message parked to probe them comes back
+	asleep  map[string]*sleepers  // destinations down: the messages parked long for them
 	wake    *time.Timer
 	wakeAt  time.Time
 }
 
-// refusal is a Gate's answer to a destination: no call before until.
-type refusal struct {
-	until time.Time
-	why   string
+// sleepers are the messages parked long for a destination that is down,
+// as wake needs them: their workspaces (with how many each), and their
+// ordering keys.
+type sleepers struct {
+	reason     string
+	workspaces map[uuid.UUID]int
+	keys       map[string]struct{}
 }
 
 // ticket is one message waiting for a slot.
@@ -114,9 +133,10 @@ func newSlots(size int, hold time.Duration, gate Gate, now func() time.Time) *sl
 		now = time.Now
 	}
 	return &slots{
-		size: size, hold: hold, gate: gate, now: now,
+		size: size, hold: hold, gate: gate, now: now, outageWait: DefaultOutageWait,
 		queues: map[uuid.UUID]*list.List{}, keys: map[string]*list.List{}, served: map[uuid.UUID]uint64{},
-		busy: map[string]bool{}, blocked: map[string]refusal{}, keyWait: map[string]time.Time{},
+		busy: map[string]bool{}, blocked: map[string]Refusal{}, keyWait: map[string]time.Time{},
+		booked: map[string]time.Time{}, probeAt: map[string]time.Time{}, asleep: map[string]*sleepers{},
 	}
 }
 
@@ -202,9 +222,9 @@ func (s *slots) line(workspace uuid.UUID, destination, key string, t *ticket) (*
 	}
 	if until, ok := s.keyWait[key]; ok {
 		if s.now().Before(until) {
-			s.keyWait[key] = until.Add(1)
+			s.keyWait[key] = until.Add(time.Microsecond)
 			s.leaveKey(t)
-			return nil, &waitFor{until: until.Add(1), reason: "waiting behind an earlier job of its ordering key"}, nil
+			return nil, &waitFor{until: until.Add(time.Microsecond), reason: "waiting behind an earlier job of its ordering key"}, nil
 		}
 		delete(s.keyWait, key)
 	}
@@ -240,6 +260,9 @@ func (s *slots) finish(t *ticket, done func(CallResult), r CallResult) {
 	}
 	if t.destination != "" {
 		delete(s.blocked, t.destination) // a call ended: its destination may take another
+		if !r.Failed && !r.Abandoned {
+			s.answered(t.destination)
+		}
 	}
 	s.pump()
 }
@@ -347,10 +370,14 @@ func (s *slots) forgetServed() {
 }
 
 // inMemoryPerDestination is how many of a workspace's messages may wait
-// in memory for one refused destination; the rest wait durably, spread
-// over the following holds, so a seller's backlog of thousands neither
-// fills the scans nor comes back all at once.
+// in memory for one refused destination; the rest wait durably, each
+// booked a turn at the destination's pace, so a seller's backlog of
+// thousands neither fills the scans nor comes back all at once.
 const inMemoryPerDestination = 32
+
+// DefaultOutageWait is how long a message parked for a destination that
+// is down waits if no answer from it wakes it sooner.
+const DefaultOutageWait = 10 * time.Minute
 
 // pick is the first ticket of q that may start now, with its Gate
 // permit. Tickets whose destination refuses for longer than hold, or
@@ -368,51 +395,129 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 			return t, nil
 		}
 		r, refused := s.blocked[t.destination]
-		if !refused || !r.until.After(now) {
+		if !refused || !r.Until.After(now) {
 			var done func(CallResult)
-			if done, r.until, r.why = s.gate.Try(t.destination); done != nil {
+			if done, r = s.gate.Try(t.destination); done != nil {
 				delete(s.blocked, t.destination)
 				return t, done
 			}
-			if !r.until.After(now) { // a refusal must end in the future, or nothing wakes the line
-				r.until = now.Add(time.Millisecond)
+			if !r.Until.After(now) { // a refusal must end in the future, or nothing wakes the line
+				r.Until = now.Add(time.Millisecond)
 			}
 			s.blocked[t.destination] = r
 		}
-		until, why := r.until, r.why
 		n := skipped[t.destination]
 		skipped[t.destination] = n + 1
+		reason := "waiting for " + t.destination + ": " + r.Why
 		switch {
-		case until.Sub(now) > s.hold:
-			e = s.waitDurably(t, until, "waiting for "+t.destination+": "+why, e)
+		case r.Why == WhyBreakerOpen && r.Until.Sub(now) > s.hold:
+			e = s.waitOutage(t, r, now, e)
+		case r.Until.Sub(now) > s.hold:
+			e = s.waitDurably(t, s.turn(t.destination, r, r.Until), reason, e)
 		case n >= inMemoryPerDestination:
-			later := until.Add(time.Duration(n/inMemoryPerDestination) * s.hold)
-			e = s.waitDurably(t, later, "waiting for "+t.destination+": "+why, e)
+			// Behind the ones waiting in memory, whose turns come first;
+			// without a pace, a group of them per hold.
+			earliest := r.Until.Add(inMemoryPerDestination * r.Every)
+			if r.Every <= 0 {
+				earliest = r.Until.Add(time.Duration(n/inMemoryPerDestination) * s.hold)
+			}
+			e = s.waitDurably(t, s.turn(t.destination, r, earliest), reason, e)
 		}
 	}
 	return nil, nil
 }
 
+// turn is when a message parked for destination, refused with r, comes
+// back: the next turn at its pace from earliest on, so those parked come
+// back one call's time apart and find the call free; without a pace
+// (r.Every 0), at earliest, spread over a hold (under mu).
+func (s *slots) turn(destination string, r Refusal, earliest time.Time) time.Time {
+	if r.Every <= 0 {
+		return earliest.Add(rand.N(s.hold))
+	}
+	at := earliest
+	if b, ok := s.booked[destination]; ok && b.After(at) {
+		at = b
+	}
+	if len(s.booked) >= maxBooked {
+		now := s.now()
+		maps.DeleteFunc(s.booked, func(_ string, b time.Time) bool { return !b.After(now) })
+	}
+	s.booked[destination] = at.Add(r.Every)
+	return at
+}
+
+// maxBooked bounds the destinations whose turns the slots remember
+// before they forget those with none booked ahead.
+const maxBooked = 4096
+
+// waitOutage parks t for a destination that is down (its own breaker or
+// its platform's, r.Of): the first ticket refused in a cooldown comes
+// back when the cooldown ends, to be the probe; the others sleep for
+// outageWait, and come back as soon as a call to the destination is
+// answered (answered), which spares the database and the broker a round
+// per ticket per cooldown during a long outage (under mu).
+func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Element) *list.Element {
+	down := cmp.Or(r.Of, t.destination)
+	reason := "waiting for " + down + ": " + r.Why
+	if at, ok := s.probeAt[down]; !ok || at.Before(r.Until) {
+		s.probeAt[down] = r.Until
+		return s.waitDurably(t, r.Until.Add(rand.N(s.hold)), reason, next)
+	}
+	z := s.asleep[down]
+	if z == nil {
+		z = &sleepers{reason: reason, workspaces: map[uuid.UUID]int{}, keys: map[string]struct{}{}}
+		s.asleep[down] = z
+	}
+	z.workspaces[t.workspace]++
+	if t.key != "" {
+		z.keys[t.key] = struct{}{}
+	}
+	return s.waitDurably(t, now.Add(s.outageWait+rand.N(s.outageWait/10)), reason, next)
+}
+
+// answered: a call to destination was answered, so it is up, and so is
+// its platform. The messages parked long for either are woken (under mu):
+// their keys' later arrivals wait only a hold behind them, and s.woken
+// brings them forward in the outbox.
+func (s *slots) answered(destination string) {
+	platform, _, _ := strings.Cut(destination, "/")
+	for _, down := range []string{destination, platform} {
+		z := s.asleep[down]
+		if z == nil {
+			continue
+		}
+		delete(s.asleep, down)
+		delete(s.probeAt, down)
+		soon := s.now().Add(s.hold)
+		for key := range z.keys {
+			if until, ok := s.keyWait[key]; ok && until.After(soon) {
+				s.keyWait[key] = soon
+			}
+		}
+		if s.woken != nil {
+			go s.woken(down, z.reason, z.workspaces)
+		}
+	}
+}
+
 // waitDurably answers t, and every ticket of its ordering key behind it,
-// with a durable wait until then (a nanosecond apart, so they come back
-// in order); reservations of the key not yet in a line get theirs when
-// they ask, and so do the key's later arrivals while the wait lasts. It
-// returns where the scan of t's queue goes on: next, or past it if next
-// was one of them.
+// with a durable wait until then (a microsecond apart, the database's
+// resolution, so they come back in order); reservations of the key not
+// yet in a line get theirs when they ask, and so do the key's later
+// arrivals while the wait lasts. It returns where the scan of t's queue
+// goes on: next, or past it if next was one of them.
 func (s *slots) waitDurably(t *ticket, until time.Time, reason string, next *list.Element) *list.Element {
-	// Spread over a hold: the jobs refused by one breaker are not all
-	// delivered again at the instant it lets a probe through.
-	until = until.Add(rand.N(s.hold))
 	line := []*ticket{t}
 	if t.key != "" {
 		line = line[:0]
 		for e := s.keys[t.key].Front(); e != nil; e = e.Next() {
 			line = append(line, e.Value.(*ticket))
 		}
-		s.keyWait[t.key] = until.Add(time.Duration(len(line)))
+		s.keyWait[t.key] = until.Add(time.Duration(len(line)) * time.Microsecond)
 	}
 	for i, w := range line {
-		wait := &waitFor{until: until.Add(time.Duration(i)), reason: reason}
+		wait := &waitFor{until: until.Add(time.Duration(i) * time.Microsecond), reason: reason}
 		if w.inQueue == nil { // a reservation
 			w.parked = wait
 			s.leaveKey(w)
@@ -432,12 +537,15 @@ func (s *slots) waitDurably(t *ticket, until time.Time, reason string, next *lis
 func (s *slots) armWake(now time.Time) {
 	var soonest time.Time
 	for d, r := range s.blocked {
-		if !r.until.After(now) {
+		if !r.Until.After(now) {
 			delete(s.blocked, d)
+			if b, ok := s.booked[d]; ok && !b.After(now) {
+				delete(s.booked, d) // no turn booked ahead: forgotten
+			}
 			continue
 		}
-		if soonest.IsZero() || r.until.Before(soonest) {
-			soonest = r.until
+		if soonest.IsZero() || r.Until.Before(soonest) {
+			soonest = r.Until
 		}
 	}
 	if soonest.IsZero() || s.waiting == 0 || (!s.wakeAt.IsZero() && !soonest.Before(s.wakeAt) && s.wakeAt.After(now)) {

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"testing"
@@ -115,25 +116,28 @@ func TestSlotsRunAKeyOneAtATimeInOrder(t *testing.T) {
 	<-line[2].done
 }
 
-// fakeGate refuses the destinations in refuse until then, and counts the
-// outcomes it hears.
+// fakeGate refuses the destinations in refuse until then (why: breaker_open
+// unless said, of and every as given), and counts the outcomes it hears.
 type fakeGate struct {
 	mu      sync.Mutex
 	refuse  map[string]time.Time
+	why     string
+	of      string
+	every   time.Duration
 	results []CallResult
 }
 
-func (g *fakeGate) Try(d string) (func(CallResult), time.Time, string) {
+func (g *fakeGate) Try(d string) (func(CallResult), Refusal) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if until, ok := g.refuse[d]; ok {
-		return nil, until, "breaker_open"
+		return nil, Refusal{Until: until, Why: cmp.Or(g.why, WhyBreakerOpen), Of: g.of, Every: g.every}
 	}
 	return func(r CallResult) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.results = append(g.results, r)
-	}, time.Time{}, ""
+	}, Refusal{}
 }
 
 // A destination refused for longer than the hold parks its messages
@@ -283,4 +287,124 @@ func TestSlotsParkAKeysWholeLine(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, later, "a later arrival of the key waits behind the parked line")
 	assert.True(t, later.until.After(wait.until))
+}
+
+// A platform that is down parks one message per cooldown to probe it and
+// the others long; the first call to it that is answered wakes them, with
+// the reason they were parked with, for each workspace.
+func TestSlotsParkAnOutageLongButForOneProbe(t *testing.T) {
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	cooldown := now.Add(30 * time.Second)
+	gate := &fakeGate{of: "shopify", refuse: map[string]time.Time{"shopify/a": cooldown, "shopify/b": cooldown, "shopify/c": cooldown}}
+	s := newSlots(1, 2*time.Second, gate, func() time.Time { return now })
+	type wake struct {
+		destination, reason string
+		workspaces          map[uuid.UUID]int
+	}
+	woken := make(chan wake, 1)
+	s.woken = func(d, r string, ws map[uuid.UUID]int) { woken <- wake{d, r, ws} }
+	ws1, ws2 := uuid.New(), uuid.New()
+
+	probe := acquireAsync(s, context.Background(), ws1, "shopify/a", "")
+	<-probe.done
+	sleeper := acquireAsync(s, context.Background(), ws1, "shopify/b", "catalog/1")
+	<-sleeper.done
+	other := acquireAsync(s, context.Background(), ws2, "shopify/c", "")
+	<-other.done
+	require.NotNil(t, probe.wait)
+	assert.False(t, probe.wait.until.Before(cooldown), "the probe comes back when the cooldown ends")
+	assert.True(t, probe.wait.until.Before(cooldown.Add(2*time.Second)))
+	for _, w := range []*waiter{sleeper, other} {
+		require.NotNil(t, w.wait)
+		assert.False(t, w.wait.until.Before(now.Add(DefaultOutageWait)), "the others sleep")
+		assert.Equal(t, "waiting for shopify: breaker_open", w.wait.reason)
+	}
+	select {
+	case w := <-woken:
+		t.Fatalf("woken before any answer: %+v", w)
+	default:
+	}
+
+	// A later arrival of the sleeper's key waits behind it...
+	_, behind, err := s.acquire(context.Background(), ws1, "", "catalog/1", nil)
+	require.NoError(t, err)
+	require.NotNil(t, behind)
+	assert.True(t, behind.until.After(sleeper.wait.until))
+
+	// ...until a call to the platform is answered: then all are woken.
+	up := acquireAsync(s, context.Background(), ws2, "shopify/d", "")
+	<-up.done
+	require.NotNil(t, up.release)
+	up.release(CallResult{Throttled: true})
+	w := <-woken
+	assert.Equal(t, "shopify", w.destination)
+	assert.Equal(t, sleeper.wait.reason, w.reason)
+	assert.Equal(t, map[uuid.UUID]int{ws1: 1, ws2: 1}, w.workspaces, "the probe is not asleep")
+	_, behind, err = s.acquire(context.Background(), ws1, "", "catalog/1", nil)
+	require.NoError(t, err)
+	require.NotNil(t, behind, "the key's arrivals still let the woken ones pass")
+	assert.False(t, behind.until.After(now.Add(3*time.Second)), "but only for a hold")
+}
+
+// A failed call wakes nothing: the destination is still down.
+func TestSlotsWakeNothingOnAFailure(t *testing.T) {
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	gate := &fakeGate{refuse: map[string]time.Time{"shopify/a": now.Add(time.Minute)}}
+	clock := now
+	s := newSlots(1, 2*time.Second, gate, func() time.Time { return clock }) // read under s.mu
+	woke := false
+	s.woken = func(string, string, map[uuid.UUID]int) { woke = true }
+	ws := uuid.New()
+	for range 2 {
+		<-acquireAsync(s, context.Background(), ws, "shopify/a", "").done
+	}
+	require.Len(t, s.asleep, 1)
+	gate.mu.Lock()
+	delete(gate.refuse, "shopify/a")
+	gate.mu.Unlock()
+	s.mu.Lock()
+	clock = now.Add(2 * time.Minute) // the cooldown is over: the probe goes
+	s.mu.Unlock()
+	call := acquireAsync(s, context.Background(), ws, "shopify/a", "")
+	<-call.done
+	call.release(CallResult{Failed: true})
+	assert.Len(t, s.asleep, 1, "still asleep")
+	assert.False(t, woke)
+}
+
+// Past the messages waiting in memory, those for a paced destination are
+// parked a turn each at its pace, one after another, across arrivals.
+func TestSlotsBookPacedMessagesATurnEach(t *testing.T) {
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	ready := now.Add(100 * time.Millisecond)
+	every := 500 * time.Millisecond
+	gate := &fakeGate{why: WhyPaced, every: every, refuse: map[string]time.Time{"shopify/a": ready}}
+	s := newSlots(1, 2*time.Second, gate, func() time.Time { return now })
+	ws := uuid.New()
+	blocker := acquireAsync(s, context.Background(), ws, "", "")
+	<-blocker.done
+	var inMemory []*waiter
+	for i := range inMemoryPerDestination {
+		inMemory = append(inMemory, acquireAsync(s, context.Background(), ws, "shopify/a", ""))
+		queued(t, s, i+1)
+	}
+	var parked []*waiter
+	for i := range 3 {
+		parked = append(parked, acquireAsync(s, context.Background(), ws, "shopify/a", ""))
+		queued(t, s, inMemoryPerDestination+i+1)
+	}
+	blocker.release(CallResult{}) // pumps: the scan parks what is past the memory's share
+	first := ready.Add(inMemoryPerDestination * every)
+	for i, w := range parked {
+		<-w.done
+		require.NotNil(t, w.wait)
+		assert.Equal(t, first.Add(time.Duration(i)*every), w.wait.until, "turn %d", i)
+	}
+	late := acquireAsync(s, context.Background(), ws, "shopify/a", "") // its arrival pumps again
+	<-late.done
+	require.NotNil(t, late.wait)
+	assert.Equal(t, first.Add(3*every), late.wait.until, "a later arrival's turn is after those booked")
+	for _, w := range inMemory {
+		assert.False(t, w.ended(), "the memory's share waits in memory")
+	}
 }

@@ -31,6 +31,11 @@ type WorkerConfig struct {
 	// Hold is the longest wait for a destination a message spends in
 	// memory (default 2s); longer waits are parked in the outbox.
 	Hold time.Duration
+	// OutageWait is how long a job waits, parked, for a destination (or
+	// its platform) that is down before it asks again on its own (default
+	// 10m); the first call to it that is answered wakes it sooner, and one
+	// job per cooldown comes back to probe it.
+	OutageWait time.Duration
 	// MaxRetries bounds the runs of a job that fail by its own fault
 	// (default 5); waits for its destination spend none.
 	MaxRetries int
@@ -68,6 +73,9 @@ func (c WorkerConfig) withDefaults() WorkerConfig {
 	}
 	if c.Hold == 0 {
 		c.Hold = 2 * time.Second
+	}
+	if c.OutageWait <= 0 {
+		c.OutageWait = DefaultOutageWait
 	}
 	if c.MaxRetries == 0 {
 		c.MaxRetries = 5
@@ -157,6 +165,10 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.J
 		obs = nopObserver{}
 	}
 	w := &Worker{router: router, stopped: make(chan struct{}), slots: newSlots(cfg.Concurrency, cfg.Hold, cfg.Gate, nil)}
+	w.slots.outageWait = cfg.OutageWait
+	// The woken come back a slot's worth per hold at most, a fraction of
+	// what the slots turn over at any latency worth pacing.
+	w.slots.woken = wakeParked(waits, cfg.Hold/time.Duration(cfg.Concurrency), logger)
 	router.AddMiddleware(
 		w.admit,
 		giveUp(failures),

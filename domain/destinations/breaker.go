@@ -77,10 +77,15 @@ func (b *breaker) failed(now time.Time, probe uint64, cfg BreakerConfig) {
 	default:
 		b.failures++
 		if b.failures >= cfg.Failures {
-			b.open, b.cooldown = true, cfg.Cooldown
-			b.openUntil = now.Add(b.cooldown)
+			b.trip(now, cfg)
 		}
 	}
+}
+
+// trip opens the breaker for its first cooldown.
+func (b *breaker) trip(now time.Time, cfg BreakerConfig) {
+	b.open, b.cooldown = true, cfg.Cooldown
+	b.openUntil = now.Add(b.cooldown)
 }
 
 // abandoned: the call ended on our side; a probe that did lets another go.

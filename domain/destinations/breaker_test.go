@@ -31,7 +31,7 @@ func TestConsecutiveFailuresOpenTheBreakerForItsCooldown(t *testing.T) {
 
 	inFlight := grant(t, g, shop)
 	grant(t, g, shop).Done(failed)
-	assert.Equal(t, destinations.Wait{Until: start.Add(5 * time.Second), Why: destinations.WhyBreakerOpen}, refuse(t, g, shop))
+	assert.Equal(t, destinations.Wait{Until: start.Add(5 * time.Second), Why: destinations.WhyBreakerOpen, Of: shop}, refuse(t, g, shop))
 	assert.Equal(t, destinations.BreakerOpen, state(t, g, shop).Breaker)
 	assert.Equal(t, start.Add(5*time.Second), state(t, g, shop).OpenUntil)
 	grant(t, g, otherShop).Done(succeeded)
@@ -49,7 +49,7 @@ func TestAfterItsCooldownTheBreakerLetsOneProbeGo(t *testing.T) {
 	require.Equal(t, destinations.BreakerHalfOpen, state(t, g, shop).Breaker)
 
 	probe := grant(t, g, shop)
-	assert.Equal(t, destinations.Wait{Until: c.Now().Add(time.Second), Why: destinations.WhyProbing}, refuse(t, g, shop))
+	assert.Equal(t, destinations.Wait{Until: c.Now().Add(time.Second), Why: destinations.WhyProbing, Of: shop}, refuse(t, g, shop))
 	probe.Done(succeeded)
 
 	assert.Equal(t, destinations.BreakerClosed, state(t, g, shop).Breaker)

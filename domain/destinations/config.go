@@ -43,7 +43,16 @@ type Config struct {
 	Systems map[string]Quota
 	// Fallback is the quota of a system not listed.
 	Fallback Quota
-	Breaker  BreakerConfig
+	// Platforms are the systems whose accounts one service answers for,
+	// which can fail as a whole (a marketplace): besides each account's
+	// breaker the platform has one, which opens when several of its
+	// accounts fail with no answer from any between, so an outage of
+	// the platform stops the calls to all of its shops at once. The
+	// others (an AI provider, a seller's web server, a webhook receiver)
+	// fail one account at a time and have none: one dead account must not
+	// stop its neighbours.
+	Platforms map[string]bool
+	Breaker   BreakerConfig
 	// IdleAfter is how long a destination goes unused (and untroubled)
 	// before the gate forgets it (default 10m), so a worker serving
 	// millions of shops keeps only those it serves now.
@@ -104,6 +113,7 @@ func DefaultConfig() Config {
 			"material": {Concurrency: 8},
 		},
 		Fallback:  Quota{Concurrency: 64},
+		Platforms: map[string]bool{"shopify": true, "amazon": true, "tiktok": true, "shopee": true, "lazada": true},
 		Breaker:   BreakerConfig{Failures: 5, Cooldown: 5 * time.Second, MaxCooldown: 30 * time.Second},
 		IdleAfter: 10 * time.Minute,
 	}

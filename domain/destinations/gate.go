@@ -35,6 +35,13 @@ const (
 type Wait struct {
 	Until time.Time
 	Why   Why
+	// Of is the destination whose state refused: the one asked for, or
+	// its platform (Config.Platforms) when the platform's breaker is open.
+	Of model.Destination
+	// Every is, for a paced wait, the time between two calls at the
+	// destination's current rate, so a caller holding many calls for it
+	// can tell when each may go.
+	Every time.Duration
 }
 
 // Gate decides, per destination, whether a call may start now, and learns
@@ -47,6 +54,7 @@ type Gate struct {
 	mu sync.Mutex
 	// destinations holds those seen lately; sweep forgets the idle ones.
 	destinations map[model.Destination]*destination
+	platforms    map[string]*platform
 	sweptAt      time.Time
 }
 
@@ -66,7 +74,7 @@ type destination struct {
 
 // NewGate returns the gate of cfg, telling time by clock.
 func NewGate(cfg Config, clock ports.Clock) *Gate {
-	return &Gate{cfg: cfg.withDefaults(), clock: clock, destinations: map[model.Destination]*destination{}}
+	return &Gate{cfg: cfg.withDefaults(), clock: clock, destinations: map[model.Destination]*destination{}, platforms: map[string]*platform{}}
 }
 
 // Permit is the right to make one call to a destination. End it with Done,
@@ -77,7 +85,11 @@ type Permit struct {
 	state       *destination
 	grant       uint64
 	probe       uint64
-	done        bool
+	// platform is the destination's platform breaker (nil: none), and
+	// platformProbe the call's number if it is that breaker's probe.
+	platform      *platform
+	platformProbe uint64
+	done          bool
 }
 
 // Destination is where the permitted call goes.
@@ -94,25 +106,44 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 	dest := g.destination(d, now)
 	dest.usedAt = now
 	if wait, paused := dest.pauseAt(now); paused {
-		return nil, wait
+		return nil, wait.of(d)
 	}
 	probe, wait := dest.breaker.admits(now)
 	if wait.Why != "" {
-		return nil, wait
+		return nil, wait.of(d)
+	}
+	plat := g.platform(d, now)
+	var platformProbe bool
+	if plat != nil {
+		if platformProbe, wait = plat.admits(now); wait.Why != "" {
+			return nil, wait.of(model.Destination{System: d.System})
+		}
 	}
 	if at := dest.pace.readyAt(now); at.After(now) {
 		dest.pacedWaits++
-		return nil, Wait{Until: at, Why: WhyPaced}
+		return nil, Wait{Until: at, Why: WhyPaced, Of: d, Every: dest.pace.interval()}
 	}
 	if dest.quota.Concurrency > 0 && dest.inFlight >= dest.quota.Concurrency {
-		return nil, Wait{Until: now.Add(busyHint), Why: WhyBusy}
+		return nil, Wait{Until: now.Add(busyHint), Why: WhyBusy, Of: d}
 	}
-	permit := &Permit{gate: g, destination: d, state: dest, grant: dest.pace.spend(now)}
+	permit := &Permit{gate: g, destination: d, state: dest, grant: dest.pace.spend(now), platform: plat}
 	if probe {
 		permit.probe = dest.breaker.startProbe()
 	}
+	if plat != nil {
+		plat.inFlight++
+		if platformProbe {
+			permit.platformProbe = plat.startProbe()
+		}
+	}
 	dest.inFlight++
 	return permit, Wait{}
+}
+
+// of is w, refused by d's state.
+func (w Wait) of(d model.Destination) Wait {
+	w.Of = d
+	return w
 }
 
 // Done reports the call's outcome: it frees the concurrency slot and
@@ -144,6 +175,33 @@ func (p *Permit) Done(o Outcome) {
 	default:
 		dest.breaker.abandoned(p.probe)
 	}
+	if plat := p.platform; plat != nil {
+		plat.inFlight--
+		plat.usedAt = now
+		switch o.Kind {
+		case Succeeded, Throttled:
+			plat.answered(p.platformProbe)
+		case Failed:
+			plat.failed(now, p.destination.Account, p.platformProbe, g.cfg.Breaker)
+		default:
+			plat.abandoned(p.platformProbe)
+		}
+	}
+}
+
+// platform is d's platform breaker, made if new; nil if d's system is not
+// a platform (Config.Platforms) or d names no account.
+func (g *Gate) platform(d model.Destination, now time.Time) *platform {
+	if d.Account == "" || !g.cfg.Platforms[d.System] {
+		return nil
+	}
+	plat, ok := g.platforms[d.System]
+	if !ok {
+		plat = &platform{}
+		g.platforms[d.System] = plat
+	}
+	plat.usedAt = now
+	return plat
 }
 
 // destination is d's state, made at its system's quota if d is new.
@@ -185,6 +243,11 @@ func (g *Gate) sweep(now time.Time) {
 	for d, dest := range g.destinations {
 		if dest.idle(now, g.cfg.IdleAfter) {
 			delete(g.destinations, d)
+		}
+	}
+	for system, plat := range g.platforms {
+		if plat.idle(now, g.cfg.IdleAfter) {
+			delete(g.platforms, system)
 		}
 	}
 }

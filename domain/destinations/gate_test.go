@@ -17,7 +17,7 @@ func TestTheConcurrencyCapHoldsCallsAtOnce(t *testing.T) {
 	g, c := newGate(destinations.Quota{Concurrency: 2}, destinations.BreakerConfig{})
 	first := grant(t, g, shop)
 	grant(t, g, shop)
-	assert.Equal(t, destinations.Wait{Until: start.Add(50 * time.Millisecond), Why: destinations.WhyBusy}, refuse(t, g, shop))
+	assert.Equal(t, destinations.Wait{Until: start.Add(50 * time.Millisecond), Why: destinations.WhyBusy, Of: shop}, refuse(t, g, shop))
 	grant(t, g, otherShop)
 
 	first.Done(succeeded)
@@ -43,7 +43,7 @@ func TestPauseHoldsADestinationUntilItsTimeOrResume(t *testing.T) {
 	inFlight := grant(t, g, shop)
 
 	g.Pause(shop, start.Add(time.Minute))
-	assert.Equal(t, destinations.Wait{Until: start.Add(time.Minute), Why: destinations.WhyPaused}, refuse(t, g, shop))
+	assert.Equal(t, destinations.Wait{Until: start.Add(time.Minute), Why: destinations.WhyPaused, Of: shop}, refuse(t, g, shop))
 	assert.True(t, state(t, g, shop).Paused)
 	grant(t, g, otherShop)
 	inFlight.Done(succeeded)
@@ -53,7 +53,7 @@ func TestPauseHoldsADestinationUntilItsTimeOrResume(t *testing.T) {
 
 	g.Pause(shop, time.Time{})
 	c.Advance(24 * time.Hour)
-	assert.Equal(t, destinations.Wait{Until: c.Now().Add(time.Minute), Why: destinations.WhyPaused}, refuse(t, g, shop))
+	assert.Equal(t, destinations.Wait{Until: c.Now().Add(time.Minute), Why: destinations.WhyPaused, Of: shop}, refuse(t, g, shop))
 	g.Resume(shop)
 	grant(t, g, shop)
 

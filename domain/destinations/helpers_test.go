@@ -65,3 +65,10 @@ var (
 func throttled(retryAfter time.Duration) destinations.Outcome {
 	return destinations.Outcome{Kind: destinations.Throttled, RetryAfter: retryAfter}
 }
+
+// paced is a paced wait without its interval, which the pace tests that
+// are about its end leave aside.
+func paced(w destinations.Wait) destinations.Wait {
+	w.Every = 0
+	return w
+}

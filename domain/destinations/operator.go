@@ -33,12 +33,16 @@ func (g *Gate) Resume(d model.Destination) {
 
 // CloseBreaker closes d's breaker by hand, its failures and cooldown
 // forgotten: an operator who knows the destination is back need not wait
-// for the probe.
+// for the probe. A platform's name alone (d without an account) closes
+// the platform's breaker.
 func (g *Gate) CloseBreaker(d model.Destination) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if dest, ok := g.destinations[d]; ok {
 		dest.breaker.close()
+	}
+	if plat, ok := g.platforms[d.System]; ok && d.Account == "" {
+		plat.close()
 	}
 }
 
@@ -80,6 +84,13 @@ func (g *Gate) Snapshot() []State {
 		}
 		if dest.breaker.open {
 			state.OpenUntil = dest.breaker.openUntil
+		}
+		states = append(states, state)
+	}
+	for system, plat := range g.platforms {
+		state := State{Destination: system, InFlight: plat.inFlight, Breaker: plat.state(now)}
+		if plat.open {
+			state.OpenUntil = plat.openUntil
 		}
 		states = append(states, state)
 	}

@@ -153,6 +153,15 @@ func (p *pace) refill(now time.Time) {
 	}
 }
 
+// interval is the time between two calls at the current rate (0:
+// unlimited).
+func (p *pace) interval() time.Duration {
+	if p.rate == 0 {
+		return 0
+	}
+	return seconds(1 / p.rate)
+}
+
 // blocked reports whether a Retry-After is still running at now.
 func (p *pace) blocked(now time.Time) bool { return now.Before(p.blockedUntil) }
 

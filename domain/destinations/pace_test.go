@@ -27,7 +27,7 @@ func TestTheBucketGrantsItsBurstThenItsRate(t *testing.T) {
 			for range tc.wantBurst {
 				grant(t, g, shop).Done(succeeded)
 			}
-			assert.Equal(t, destinations.Wait{Until: start.Add(tc.interval), Why: destinations.WhyPaced}, refuse(t, g, shop))
+			assert.Equal(t, destinations.Wait{Until: start.Add(tc.interval), Why: destinations.WhyPaced, Of: shop}, paced(refuse(t, g, shop)))
 
 			c.Advance(tc.interval - time.Millisecond)
 			refuse(t, g, shop)
@@ -45,7 +45,7 @@ func TestA429BlocksUntilItsRetryAfterAndHalvesTheRate(t *testing.T) {
 	first, second := grant(t, g, shop), grant(t, g, shop)
 
 	first.Done(throttled(3 * time.Second))
-	assert.Equal(t, destinations.Wait{Until: start.Add(3 * time.Second), Why: destinations.WhyPaced}, refuse(t, g, shop))
+	assert.Equal(t, destinations.Wait{Until: start.Add(3 * time.Second), Why: destinations.WhyPaced, Of: shop}, paced(refuse(t, g, shop)))
 	assert.Equal(t, 2.0, state(t, g, shop).Rate)
 	assert.Equal(t, start.Add(3*time.Second), state(t, g, shop).ThrottledUntil)
 	grant(t, g, otherShop)
@@ -140,7 +140,7 @@ func TestAQuotaHeaderNearlySpentStopsTheBurst(t *testing.T) {
 	}
 	grant(t, g, shop).Done(report(31))
 	grant(t, g, shop).Done(report(32))
-	assert.Equal(t, destinations.Wait{Until: start.Add(500 * time.Millisecond), Why: destinations.WhyPaced}, refuse(t, g, shop))
+	assert.Equal(t, destinations.Wait{Until: start.Add(500 * time.Millisecond), Why: destinations.WhyPaced, Of: shop}, paced(refuse(t, g, shop)))
 
 	// The rate itself is kept: a call every half second, as the bucket leaks.
 	c.Advance(500 * time.Millisecond)

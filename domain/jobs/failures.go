@@ -128,6 +128,20 @@ func (f *Failures) Defer(ctx context.Context, msg ports.Message, until time.Time
 	return err
 }
 
+// Wake implements ports.JobWaits: in one transaction of workspace, the
+// events parked with reason (as Defer wrote it) and not yet due are due
+// from now + after, every apart, in their order.
+func (f *Failures) Wake(ctx context.Context, workspace uuid.UUID, reason string, after, every time.Duration) (int, error) {
+	lastError := domain.SanitizeText(model.JobWait(reason))
+	var n int
+	err := f.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
+		var err error
+		n, err = tx.Outbox().Wake(ctx, lastError, f.clock.Now().Add(after), every)
+		return err
+	})
+	return n, err
+}
+
 // UserReason is what a user reads on an operation whose job was given up
 // because of cause: the client-safe message of a domain error (sanitized
 // all the same), else ReasonGaveUp. Driver errors and the like say nothing

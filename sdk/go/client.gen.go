@@ -1453,6 +1453,12 @@ type ListOperationsParams struct {
 // ListOperationsParamsStatus defines parameters for ListOperations.
 type ListOperationsParamsStatus string
 
+// GetOperationParams defines parameters for GetOperation.
+type GetOperationParams struct {
+	// Wait Wait up to this long for the operation to end before answering: seconds (25 or 25s) or milliseconds (500ms), at most 25s (longer waits are cut to 25s). The answer comes as soon as the operation is succeeded or failed, or with its current state when the wait is over; ask again while it is pending or running. Absent or 0: answer at once. Over the server's cap on waiting reads: 429 TOO_MANY_WAITERS
+	Wait *string `form:"wait,omitempty" json:"wait,omitempty"`
+}
+
 // ListDeadLettersParams defines parameters for ListDeadLetters.
 type ListDeadLettersParams struct {
 	// Limit Page size
@@ -1829,10 +1835,10 @@ type ClientInterface interface {
 
 	// GetOperation Read an operation
 	//
-	// Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
+	// Follow asynchronous work from pending to running to succeeded or failed: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 	//
 	// Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
-	GetOperation(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetOperation(ctx context.Context, id openapi_types.UUID, params *GetOperationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListDeadLetters List dead-lettered outbox events
 	//
@@ -2371,11 +2377,11 @@ func (c *Client) ListOperations(ctx context.Context, params *ListOperationsParam
 
 // GetOperation Read an operation
 //
-// Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
+// Follow asynchronous work from pending to running to succeeded or failed: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 //
 // Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
-func (c *Client) GetOperation(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetOperationRequest(c.Server, id)
+func (c *Client) GetOperation(ctx context.Context, id openapi_types.UUID, params *GetOperationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOperationRequest(c.Server, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3644,7 +3650,7 @@ func NewListOperationsRequest(server string, params *ListOperationsParams) (*htt
 }
 
 // NewGetOperationRequest constructs an http.Request for the GetOperation method
-func NewGetOperationRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+func NewGetOperationRequest(server string, id openapi_types.UUID, params *GetOperationParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3667,6 +3673,33 @@ func NewGetOperationRequest(server string, id openapi_types.UUID) (*http.Request
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -4880,12 +4913,12 @@ type ClientWithResponsesInterface interface {
 
 	// GetOperationWithResponse Read an operation
 	//
-	// Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
+	// Follow asynchronous work from pending to running to succeeded or failed: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
-	GetOperationWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetOperationResponse, error)
+	GetOperationWithResponse(ctx context.Context, id openapi_types.UUID, params *GetOperationParams, reqEditors ...RequestEditorFn) (*GetOperationResponse, error)
 
 	// ListDeadLettersWithResponse List dead-lettered outbox events
 	//
@@ -9358,13 +9391,13 @@ func (c *ClientWithResponses) ListOperationsWithResponse(ctx context.Context, pa
 
 // GetOperationWithResponse Read an operation
 //
-// Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
+// Follow asynchronous work from pending to running to succeeded or failed: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
-func (c *ClientWithResponses) GetOperationWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetOperationResponse, error) {
-	rsp, err := c.GetOperation(ctx, id, reqEditors...)
+func (c *ClientWithResponses) GetOperationWithResponse(ctx context.Context, id openapi_types.UUID, params *GetOperationParams, reqEditors ...RequestEditorFn) (*GetOperationResponse, error) {
+	rsp, err := c.GetOperation(ctx, id, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -145,15 +146,48 @@ type workerEnv struct {
 type parked struct {
 	events *queue.Publisher
 	count  atomic.Int32
+
+	mu      sync.Mutex
+	waiting map[*time.Timer]parkedJob
 }
 
-func (p *parked) Defer(_ context.Context, msg ports.Message, until time.Time, attempts int, _ string) error {
+// parkedJob is a job waiting on a timer, for Wake to find.
+type parkedJob struct {
+	msg    ports.Message
+	reason string
+}
+
+func (p *parked) Defer(_ context.Context, msg ports.Message, until time.Time, attempts int, reason string) error {
 	p.count.Add(1)
 	msg.Attempts = attempts
-	time.AfterFunc(time.Until(until), func() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waiting == nil {
+		p.waiting = map[*time.Timer]parkedJob{}
+	}
+	var timer *time.Timer
+	timer = time.AfterFunc(time.Until(until), func() {
+		p.mu.Lock()
+		delete(p.waiting, timer)
+		p.mu.Unlock()
 		_ = p.events.Publish(context.Background(), msg)
 	})
+	p.waiting[timer] = parkedJob{msg: msg, reason: reason}
 	return nil
+}
+
+func (p *parked) Wake(_ context.Context, workspace uuid.UUID, reason string, _, _ time.Duration) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for timer, job := range p.waiting {
+		if job.msg.WorkspaceID == workspace && job.reason == reason && timer.Stop() {
+			delete(p.waiting, timer)
+			_ = p.events.Publish(context.Background(), job.msg)
+			n++
+		}
+	}
+	return n, nil
 }
 
 // givenUp records the jobs the worker gives up on.

@@ -86,3 +86,5 @@ func (g noGiveUps) Defer(_ context.Context, msg ports.Message, _ time.Time, _ in
 	g.t.Errorf("the worker parked %s: %s", msg.ID, reason)
 	return nil
 }
+
+func (g noGiveUps) Wake(context.Context, uuid.UUID, string, time.Duration, time.Duration) (int, error) { return 0, nil }

@@ -248,7 +248,7 @@ export interface paths {
         };
         /**
          * Read an operation
-         * @description Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
+         * @description Follow asynchronous work from pending to running to succeeded or failed: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
          */
         get: operations["getOperation"];
         put?: never;
@@ -3042,7 +3042,10 @@ export interface operations {
     };
     getOperation: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Wait up to this long for the operation to end before answering: seconds (25 or 25s) or milliseconds (500ms), at most 25s (longer waits are cut to 25s). The answer comes as soon as the operation is succeeded or failed, or with its current state when the wait is over; ask again while it is pending or running. Absent or 0: answer at once. Over the server's cap on waiting reads: 429 TOO_MANY_WAITERS */
+                wait?: string;
+            };
             header?: never;
             path: {
                 /**

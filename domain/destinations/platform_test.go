@@ -1,0 +1,100 @@
+package destinations_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain/destinations"
+	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/testsupport/testkit"
+)
+
+// newPlatformGate is newGate with "shop" a platform: its shops share one
+// breaker besides their own.
+func newPlatformGate() (*destinations.Gate, *testkit.ManualClock) {
+	c := testkit.NewManualClockAt(start)
+	cfg := destinations.Config{
+		Platforms: map[string]bool{"shop": true},
+		Breaker:   destinations.BreakerConfig{Failures: 5, Cooldown: 5 * time.Second, MaxCooldown: 30 * time.Second},
+	}
+	return destinations.NewGate(cfg, c), c
+}
+
+func shopNamed(account string) model.Destination {
+	return model.Destination{System: "shop", Account: account}
+}
+
+var platformShop = model.Destination{System: "shop"}
+
+// failAcross fails n calls, one shop after another of accounts.
+func failAcross(t *testing.T, g *destinations.Gate, n int, accounts ...string) {
+	t.Helper()
+	for i := range n {
+		grant(t, g, shopNamed(accounts[i%len(accounts)])).Done(failed)
+	}
+}
+
+func TestAPlatformsBreakerOpensWhenSeveralOfItsShopsFailInARow(t *testing.T) {
+	g, _ := newPlatformGate()
+	failAcross(t, g, 5, "a", "b", "c")
+
+	wait := refuse(t, g, shopNamed("never-called"))
+	assert.Equal(t, destinations.Wait{Until: start.Add(5 * time.Second), Why: destinations.WhyBreakerOpen, Of: platformShop}, wait,
+		"a shop that never failed waits for its platform")
+	grant(t, g, provider).Done(succeeded) // not a platform: not held
+	assert.Equal(t, destinations.BreakerOpen, state(t, g, platformShop).Breaker)
+}
+
+func TestOneShopFailingOpensItsOwnBreakerNotItsPlatforms(t *testing.T) {
+	g, _ := newPlatformGate()
+	failAcross(t, g, 5, "a")
+
+	assert.Equal(t, destinations.WhyBreakerOpen, refuse(t, g, shopNamed("a")).Why)
+	assert.Equal(t, shopNamed("a"), refuse(t, g, shopNamed("a")).Of)
+	grant(t, g, shopNamed("b")).Done(succeeded)
+}
+
+func TestAnAnswerFromAnyShopEndsThePlatformsStreak(t *testing.T) {
+	g, _ := newPlatformGate()
+	failAcross(t, g, 4, "a", "b", "c")
+	grant(t, g, shopNamed("d")).Done(throttled(0)) // a 429 is an answer too
+	failAcross(t, g, 4, "a", "b", "c")
+
+	grant(t, g, shopNamed("e")).Done(succeeded)
+	assert.Equal(t, destinations.BreakerClosed, state(t, g, platformShop).Breaker)
+}
+
+func TestAPlatformsProbeIsAnyShopsCallAndItsAnswerClosesIt(t *testing.T) {
+	g, c := newPlatformGate()
+	failAcross(t, g, 5, "a", "b", "c")
+	c.Advance(5 * time.Second)
+
+	probe := grant(t, g, shopNamed("d"))
+	assert.Equal(t, destinations.WhyProbing, refuse(t, g, shopNamed("e")).Why, "one probe at a time")
+	probe.Done(failed)
+	assert.Equal(t, destinations.Wait{Until: c.Now().Add(10 * time.Second), Why: destinations.WhyBreakerOpen, Of: platformShop},
+		refuse(t, g, shopNamed("e")), "a failed probe doubles the cooldown")
+
+	c.Advance(10 * time.Second)
+	grant(t, g, shopNamed("e")).Done(succeeded)
+	grant(t, g, shopNamed("f")).Done(succeeded)
+	assert.Equal(t, destinations.BreakerClosed, state(t, g, platformShop).Breaker)
+}
+
+func TestAnOperatorClosesAPlatformsBreakerByItsName(t *testing.T) {
+	g, _ := newPlatformGate()
+	failAcross(t, g, 5, "a", "b", "c")
+	require.Equal(t, destinations.BreakerOpen, state(t, g, platformShop).Breaker)
+
+	g.CloseBreaker(platformShop)
+	grant(t, g, shopNamed("d")).Done(succeeded)
+}
+
+func TestAPacedWaitSaysTheTimeBetweenCalls(t *testing.T) {
+	g, _ := newGate(destinations.Quota{Rate: 4, Burst: 1}, destinations.BreakerConfig{})
+	grant(t, g, shop).Done(succeeded)
+	assert.Equal(t, 250*time.Millisecond, refuse(t, g, shop).Every)
+}
