@@ -125,16 +125,7 @@ func TestUploadNeverCompletedExpiresOnS3(t *testing.T) {
 	clock := apitest.NewManualClock()
 	s := apitest.Start(t, cfg, db, apitest.WithClock(clock))
 
-	data := []byte("\x89PNG\r\n\x1a\n never completed")
-	sum := sha256.Sum256(data)
-	res := s.Do(t, http.MethodPost, "/v1/media",
-		map[string]any{"filename": "mug.png", "content_type": "image/png", "size_bytes": len(data), "sha256": hex.EncodeToString(sum[:])},
-		map[string]string{"Idempotency-Key": uuid.NewString()})
-	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
-	var registered httpapi.MediaRegistered
-	res.JSON(t, &registered)
-	up := registered.Upload
-	require.Equal(t, "200", s3test.Curl(t, up.Method, up.URL, up.Headers, data))
+	registered := s.UploadDirect(t, []byte("\x89PNG\r\n\x1a\n never completed"))
 	object := httpapi.Media{}
 	read := func() httpapi.Media {
 		r := s.Do(t, http.MethodGet, "/v1/media/"+registered.Media.ID.String(), nil, nil)

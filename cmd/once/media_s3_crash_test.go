@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"strings"
 	"testing"
@@ -64,15 +62,7 @@ func TestMediaOnS3SurvivesWorkerKillsAndAnOutage(t *testing.T) {
 	type started struct{ media, op uuid.UUID }
 	var all []started
 	for i := range n {
-		data := testkit.PNG(t, 900+i, 700)
-		sum := sha256.Sum256(data)
-		res := api.Do(t, http.MethodPost, "/v1/media",
-			map[string]any{"filename": "p.png", "content_type": "image/png", "size_bytes": len(data), "sha256": hex.EncodeToString(sum[:])},
-			map[string]string{"Idempotency-Key": uuid.NewString()})
-		require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
-		var reg httpapi.MediaRegistered
-		res.JSON(t, &reg)
-		require.Equal(t, "200", s3test.Curl(t, reg.Upload.Method, reg.Upload.URL, reg.Upload.Headers, data))
+		reg := api.UploadDirect(t, testkit.PNG(t, 900+i, 700))
 		done := api.Do(t, http.MethodPost, "/v1/media/"+reg.Media.ID.String()+"/complete", nil, map[string]string{"Idempotency-Key": uuid.NewString()})
 		require.Equal(t, http.StatusAccepted, done.Status, "%s", done.Body)
 		var completed httpapi.MediaCompleted
