@@ -24,6 +24,7 @@ const (
 	CodePreconditionRequired  Code = "PRECONDITION_REQUIRED"
 	CodeInvalidState          Code = "INVALID_STATE"
 	CodeOperationFinished     Code = "OPERATION_FINISHED"
+	CodeUploadMismatch        Code = "UPLOAD_MISMATCH"
 	CodeBodyTooLarge          Code = "REQUEST_BODY_TOO_LARGE"
 	CodeUnsupportedMediaType  Code = "UNSUPPORTED_MEDIA_TYPE"
 	CodeRequestTimeout        Code = "REQUEST_TIMEOUT"

@@ -257,3 +257,32 @@ func TestOwnRetentionStatementsBelongToExpiringKinds(t *testing.T) {
 		assert.True(t, tables[table], "own retention statement of %s, which is no expiring kind's table", table)
 	}
 }
+
+// The upload expiry discovers the workspaces holding media still awaiting
+// their upload registered before the horizon, and no others.
+func TestExpiredWorkspacesFindsMediaUploadsNeverCompleted(t *testing.T) {
+	db := pgtest.New(t)
+	super, err := sql.Open("pgx", db.SuperuserDSN())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = super.Close() })
+	w := retentionWorld{t: t, super: super}
+	now := time.Now().UTC()
+	old, recent := now.Add(-48*time.Hour), now.Add(-time.Hour)
+	media := func(ws uuid.UUID, status string, at time.Time) {
+		w.exec(`INSERT INTO media (id, workspace_id, filename, content_type, size_bytes, object_key, status, created_at, updated_at)
+			VALUES ($1, $2, 'p.png', 'image/png', 1, 'k', $3, $4, $4)`, uuid.New(), ws, status, at)
+	}
+	expired, young, completed := uuid.New(), uuid.New(), uuid.New()
+	for _, id := range []uuid.UUID{expired, young, completed} {
+		w.exec(`INSERT INTO workspaces (id, name) VALUES ($1, 'w')`, id)
+	}
+	media(expired, "awaiting_upload", old)
+	media(young, "awaiting_upload", recent)
+	media(completed, "processing", old)
+	media(completed, "rejected", old)
+
+	r := postgres.NewRetention(db.App, postgres.NewUnitOfWork(db.App))
+	got, err := r.WorkspacesWithExpired(context.Background(), model.ExpiringMediaUploads, now.Add(-24*time.Hour), 10)
+	require.NoError(t, err)
+	assert.Equal(t, []uuid.UUID{expired}, got)
+}

@@ -752,6 +752,17 @@ type DeadLetterList struct {
 	Items   []DeadLetter `json:"items"`
 }
 
+// Download defines model for Download.
+type Download struct {
+	// ExpiresAt Example: 2026-03-14T09:41:53Z
+	ExpiresAt time.Time `json:"expires_at"`
+
+	// Url A pre-signed GET of the object store; a credential until expires_at
+	//
+	// Example: https://media.s3.example/media/0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90/thumbnail
+	Url string `json:"url"`
+}
+
 // ErrorDetail defines model for ErrorDetail.
 type ErrorDetail struct {
 	// Location Where the error occurred, e.g. 'body.items[3].tags' or 'path.thing-id'
@@ -882,6 +893,11 @@ type Media struct {
 	// CreatedAt Example: 2026-03-14T09:26:53Z
 	CreatedAt time.Time `json:"created_at"`
 
+	// Downloads getMedia only, with an S3 store, once ready: pre-signed downloads of the original and each variant, by name (original, thumbnail, medium)
+	//
+	// Example: {"thumbnail":{"expires_at":"2026-03-14T09:41:53Z","url":"https://media.s3.example/media/0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90/thumbnail"}}
+	Downloads *map[string]Download `json:"downloads,omitempty"`
+
 	// Filename Example: linen-shirt-front.png
 	Filename string `json:"filename"`
 
@@ -901,6 +917,7 @@ type Media struct {
 
 	// UpdatedAt Example: 2026-03-14T09:26:55Z
 	UpdatedAt time.Time      `json:"updated_at"`
+	Upload    *UploadTarget  `json:"upload,omitempty"`
 	Variants  []MediaVariant `json:"variants"`
 }
 
@@ -1216,6 +1233,11 @@ type RegisterMediaRequest struct {
 	// Filename Example: linen-shirt-front.png
 	Filename string `json:"filename"`
 
+	// Sha256 The file's SHA-256, hex. Required when the service stores media in S3 (uploads go straight to the store, which checks it); optional otherwise, and then checked on upload.
+	//
+	// Example: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+	Sha256 *string `json:"sha256,omitempty"`
+
 	// SizeBytes The exact size of the file to upload
 	//
 	// Example: 482113
@@ -1314,10 +1336,22 @@ type StoreCredentialsBody struct {
 
 // UploadTarget defines model for UploadTarget.
 type UploadTarget struct {
+	// ExpiresAt When a pre-signed URL stops working; register again with the same Idempotency-Key, or read the media, for a new one
+	//
+	// Example: 2026-03-14T09:41:53Z
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+
+	// Headers Headers to send exactly as given (pre-signed uploads: Content-Type, Content-Length and x-amz-checksum-sha256)
+	//
+	// Example: {"Content-Length":"482113","Content-Type":"image/png","x-amz-checksum-sha256":"n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg="}
+	Headers *map[string]string `json:"headers,omitempty"`
+
 	// Method Example: PUT
 	Method string `json:"method"`
 
-	// Url Example: /v1/media/0b7c.../content
+	// Url Where to send the bytes: this API's upload route, or a pre-signed URL of the object store (a credential: keep it to yourself; it expires at expires_at). A repeated registration with the same Idempotency-Key answers a fresh URL.
+	//
+	// Example: /v1/media/0b7c.../content
 	Url string `json:"url"`
 }
 

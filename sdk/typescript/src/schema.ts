@@ -783,6 +783,18 @@ export interface components {
             has_more: boolean;
             items: components["schemas"]["DeadLetter"][];
         };
+        Download: {
+            /**
+             * Format: date-time
+             * @example 2026-03-14T09:41:53Z
+             */
+            expires_at: string;
+            /**
+             * @description A pre-signed GET of the object store; a credential until expires_at
+             * @example https://media.s3.example/media/0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90/thumbnail
+             */
+            url: string;
+        };
         ErrorDetail: {
             /**
              * @description Where the error occurred, e.g. 'body.items[3].tags' or 'path.thing-id'
@@ -909,6 +921,18 @@ export interface components {
              * @example 2026-03-14T09:26:53Z
              */
             created_at: string;
+            /**
+             * @description getMedia only, with an S3 store, once ready: pre-signed downloads of the original and each variant, by name (original, thumbnail, medium)
+             * @example {
+             *       "thumbnail": {
+             *         "expires_at": "2026-03-14T09:41:53Z",
+             *         "url": "https://media.s3.example/media/0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90/thumbnail"
+             *       }
+             *     }
+             */
+            downloads?: {
+                [key: string]: components["schemas"]["Download"];
+            };
             /** @example linen-shirt-front.png */
             filename: string;
             /**
@@ -936,6 +960,8 @@ export interface components {
              * @example 2026-03-14T09:26:55Z
              */
             updated_at: string;
+            /** @description getMedia only, with an S3 store, while awaiting the upload: a fresh pre-signed upload */
+            upload?: components["schemas"]["UploadTarget"];
             variants: components["schemas"]["MediaVariant"][];
         };
         MediaCompleted: {
@@ -1258,6 +1284,11 @@ export interface components {
             /** @example linen-shirt-front.png */
             filename: string;
             /**
+             * @description The file's SHA-256, hex. Required when the service stores media in S3 (uploads go straight to the store, which checks it); optional otherwise, and then checked on upload.
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
+            sha256?: string;
+            /**
              * Format: int64
              * @description The exact size of the file to upload
              * @example 482113
@@ -1348,9 +1379,29 @@ export interface components {
             api_secret: string;
         };
         UploadTarget: {
+            /**
+             * Format: date-time
+             * @description When a pre-signed URL stops working; register again with the same Idempotency-Key, or read the media, for a new one
+             * @example 2026-03-14T09:41:53Z
+             */
+            expires_at?: string;
+            /**
+             * @description Headers to send exactly as given (pre-signed uploads: Content-Type, Content-Length and x-amz-checksum-sha256)
+             * @example {
+             *       "Content-Length": "482113",
+             *       "Content-Type": "image/png",
+             *       "x-amz-checksum-sha256": "n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg="
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
             /** @example PUT */
             method: string;
-            /** @example /v1/media/0b7c.../content */
+            /**
+             * @description Where to send the bytes: this API's upload route, or a pre-signed URL of the object store (a credential: keep it to yourself; it expires at expires_at). A repeated registration with the same Idempotency-Key answers a fresh URL.
+             * @example /v1/media/0b7c.../content
+             */
             url: string;
         };
     };
