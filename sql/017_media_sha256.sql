@@ -1,4 +1,4 @@
--- 016_media_sha256: the SHA-256 a client declares when it registers media,
+-- 017_media_sha256: the SHA-256 a client declares when it registers media,
 -- hex. A direct upload to an S3 store is signed for it (the store refuses
 -- other bytes) and completing checks the stored object against it. NULL:
 -- none declared (uploads through the API, which need none).

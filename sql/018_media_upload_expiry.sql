@@ -1,4 +1,4 @@
--- 017_media_upload_expiry: the clean-up of media registered and never
+-- 018_media_upload_expiry: the clean-up of media registered and never
 -- uploaded discovers the workspaces holding some through
 -- once_expired_workspaces, as the retention does (kind 'media_uploads':
 -- media still awaiting their upload, by created_at). The discovery role
@@ -7,8 +7,8 @@
 -- check of a plain task table (whose finished rows would be succeeded or
 -- failed ones, which media have not). The index serves the probe.
 --
--- The function is 013's with the one arm added; CREATE OR REPLACE keeps
--- its owner (once_discovery) and grants.
+-- The function is 016's (cancelled operations are finished) with the one
+-- arm added; CREATE OR REPLACE keeps its owner (once_discovery) and grants.
 
 GRANT SELECT (workspace_id, status, created_at) ON media TO once_discovery;
 CREATE POLICY discovery_schedule ON media AS PERMISSIVE FOR SELECT TO once_discovery USING (true);
@@ -29,7 +29,7 @@ BEGIN
     WHEN 'dead_letters' THEN
         tbl := 'outbox_events'; finished := $f$status = 'dead_letter'$f$; at := 'dead_lettered_at';
     WHEN 'operations' THEN
-        tbl := 'operations';
+        tbl := 'operations'; finished := $f$status IN ('succeeded', 'failed', 'cancelled')$f$;
     WHEN 'publications' THEN
         tbl := 'publications'; finished := $f$status = 'failed'$f$;
     WHEN 'media_uploads' THEN
