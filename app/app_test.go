@@ -26,6 +26,8 @@ func TestValidateApp(t *testing.T) {
 	bullmq := apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable")
 	bullmq.Queue, bullmq.Dispatcher = app.QueueBullMQ, true
 	memoryRelay := apitest.Config("")
+	s3 := apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable")
+	s3.ObjectStore, s3.S3Endpoint, s3.S3Bucket = app.ObjectStoreS3, "https://s3.eu-central-1.amazonaws.com", "once-media"
 	memoryRelay.Relay = app.RelayOn
 	configs := map[string]app.Config{
 		"postgres+amqp, relay only": relayOnly,
@@ -34,6 +36,7 @@ func TestValidateApp(t *testing.T) {
 		"memory":                    apitest.Config(""),
 		"postgres":                  apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable"),
 		"postgres+redis":            redis,
+		"postgres+s3":               s3,
 	}
 	for name, cfg := range configs {
 		t.Run(name, func(t *testing.T) {

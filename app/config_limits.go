@@ -30,12 +30,19 @@ type LimitsConfig struct {
 	RateLimitTimeout        time.Duration `env:"ONCE_RATE_LIMIT_TIMEOUT"`
 	WorkspaceMaxConcurrency string        `env:"ONCE_WORKSPACE_MAX_CONCURRENCY"`
 	WorkspaceQueueTimeout   time.Duration `env:"ONCE_WORKSPACE_QUEUE_TIMEOUT"`
+	// OperationWaiters and WorkspaceOperationWaiters cap the reads that
+	// wait for an operation's end (?wait=) in one process, in all and per
+	// workspace: each holds a request and a client connection, never a
+	// database connection.
+	OperationWaiters          int `env:"ONCE_OPERATION_WAITERS"`
+	WorkspaceOperationWaiters int `env:"ONCE_WORKSPACE_OPERATION_WAITERS"`
 }
 
 func defaultLimitsConfig() LimitsConfig {
 	return LimitsConfig{
 		RateLimit: "100/s:200", RateLimitTimeout: limits.DefaultStoreTimeout,
 		WorkspaceMaxConcurrency: "auto", WorkspaceQueueTimeout: 5 * time.Second,
+		OperationWaiters: 10_000, WorkspaceOperationWaiters: 1_000,
 	}
 }
 
@@ -82,6 +89,8 @@ func (c LimitsConfig) Validate(embedded bool, redisURL string) error {
 		invalidIf(outside(c.RateLimitTimeout, time.Millisecond, 5*time.Second), "ONCE_RATE_LIMIT_TIMEOUT=%s must be between 1ms and 5s: a write holds its database connection while it waits", c.RateLimitTimeout),
 		invalidIf(!c.validConcurrency(), "ONCE_WORKSPACE_MAX_CONCURRENCY=%q must be auto, off or a number from 1 to 1000", c.WorkspaceMaxConcurrency),
 		invalidIf(outside(c.WorkspaceQueueTimeout, 0, time.Minute), "ONCE_WORKSPACE_QUEUE_TIMEOUT=%s must be between 0 and 1m: a request over its workspace's cap waits that long for a slot", c.WorkspaceQueueTimeout),
+		invalidIf(outside(c.OperationWaiters, 1, 1_000_000), "ONCE_OPERATION_WAITERS=%d must be between 1 and 1000000", c.OperationWaiters),
+		invalidIf(outside(c.WorkspaceOperationWaiters, 1, c.OperationWaiters), "ONCE_WORKSPACE_OPERATION_WAITERS=%d must be between 1 and ONCE_OPERATION_WAITERS (%d)", c.WorkspaceOperationWaiters, c.OperationWaiters),
 	)
 }
 
@@ -144,6 +153,14 @@ var limitsSettings = settingGroup{
 		"ONCE_WORKSPACE_QUEUE_TIMEOUT": {
 			help: "how long a request over ONCE_WORKSPACE_MAX_CONCURRENCY waits, first come first served within its workspace and holding no connection, for one of those to finish (0 to 1m; 0: at once); then, or with " + strconv.Itoa(limits.WaitingPerSlot) + " times the cap already waiting, 429 RATE_LIMITED",
 			doc:  "how long a request over that cap waits, first come first served within its workspace and holding no connection, for one of them to finish (`0` to `1m`; `0` refuses at once); then, or when " + strconv.Itoa(limits.WaitingPerSlot) + " times the cap already wait, `429 RATE_LIMITED` (see [Limits per workspace](#limits-per-workspace))",
+		},
+		"ONCE_OPERATION_WAITERS": {
+			help: "reads of an operation that may wait for its end (GET /v1/operations/{id}?wait=) at once in one process; over it: 429 TOO_MANY_WAITERS",
+			doc:  "reads of an operation that may wait for its end (`GET /v1/operations/{id}?wait=`, see [Waiting for an operation](api.md#waiting-for-an-operation)) at once in one process; each holds a request and a client connection, no database connection. Over it: `429 TOO_MANY_WAITERS`",
+		},
+		"ONCE_WORKSPACE_OPERATION_WAITERS": {
+			help: "of those, how many one workspace may have in one process; over it: 429 TOO_MANY_WAITERS",
+			doc:  "of those, how many one workspace may have in one process (at most `ONCE_OPERATION_WAITERS`); over it: `429 TOO_MANY_WAITERS`",
 		},
 	},
 }

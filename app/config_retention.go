@@ -6,6 +6,7 @@ import (
 
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/retention"
 	"github.com/oncehq/once/domain/sweep"
 )
@@ -23,6 +24,7 @@ type RetentionConfig struct {
 	OperationRetention      time.Duration `env:"ONCE_OPERATION_RETENTION"`
 	TaskRetention           time.Duration `env:"ONCE_TASK_RETENTION"`
 	DeadLetterRetention     time.Duration `env:"ONCE_DEAD_LETTER_RETENTION"`
+	MediaUploadExpiry       time.Duration `env:"ONCE_MEDIA_UPLOAD_EXPIRY"`
 }
 
 func defaultRetentionConfig() RetentionConfig {
@@ -30,6 +32,7 @@ func defaultRetentionConfig() RetentionConfig {
 		CleanupInterval: time.Minute, CleanupBatch: sweep.DefaultBatch,
 		OutboxRetention: dispatch.DefaultRetention, OutboxPartitionInterval: postgres.DefaultPartitionWidth,
 		OperationRetention: retention.DefaultOperations, TaskRetention: retention.DefaultTasks, DeadLetterRetention: retention.DefaultDeadLetters,
+		MediaUploadExpiry: media.DefaultUploadExpiry,
 	}
 }
 
@@ -48,6 +51,7 @@ func (c RetentionConfig) Validate(idempotencyRetention time.Duration) error {
 		invalidIf(c.OutboxRetention < time.Hour, "ONCE_OUTBOX_RETENTION must be at least 1h: dispatched events are kept for troubleshooting"),
 		invalidIf(outside(c.OutboxPartitionInterval, time.Minute, 31*24*time.Hour), "ONCE_OUTBOX_PARTITION_INTERVAL must be between 1m and 744h"),
 		c.RetentionPolicy().Validate(idempotencyRetention),
+		invalidIf(c.MediaUploadExpiry < media.MinUploadExpiry, "ONCE_MEDIA_UPLOAD_EXPIRY must be at least 2h: it must outlast a pre-signed upload URL"),
 	)
 }
 
@@ -79,6 +83,10 @@ var retentionSettings = settingGroup{
 		"ONCE_TASK_RETENTION": {
 			help: "how long a finished task (catalog sync, material transfer, failed publication, unbilled AI task) is kept (same minimum)",
 			doc:  "the same for finished tasks: catalog syncs, material transfers (with their items), failed publications, AI tasks without a billing record",
+		},
+		"ONCE_MEDIA_UPLOAD_EXPIRY": {
+			help: "how long registered media may await their upload before they are rejected and their object deleted (at least 2h)",
+			doc:  "media still awaiting their upload this long after registration are rejected (`the upload was not completed in time`) and their object, if any, deleted, by the cleanup of PostgreSQL deployments ([retention](operating.md#retention)); at least `2h`, longer than a pre-signed upload URL lives",
 		},
 		"ONCE_DEAD_LETTER_RETENTION": {
 			help: "how long a dead letter is kept from the moment it became one (at least 24h, at most ONCE_OPERATION_RETENTION)",

@@ -174,3 +174,35 @@ func TestConfigNamesTheDispatchersBounds(t *testing.T) {
 		t.Errorf("%q names a Go field", err)
 	}
 }
+
+func TestConfigChecksTheS3Settings(t *testing.T) {
+	valid := map[string]string{
+		"ONCE_OBJECT_STORE": "s3",
+		"ONCE_S3_ENDPOINT":  "https://s3.eu-central-1.amazonaws.com",
+		"ONCE_S3_BUCKET":    "once-media",
+	}
+	for name, value := range valid {
+		t.Setenv(name, value)
+	}
+	cfg, err := LoadConfig()
+	if err != nil {
+		t.Fatalf("valid S3 settings: %v", err)
+	}
+	if cfg.S3URLTTL != 15*time.Minute || cfg.S3Region != "us-east-1" {
+		t.Fatalf("unexpected defaults: %+v", cfg.ObjectStoreConfig)
+	}
+	for name, value := range map[string]string{
+		"ONCE_S3_ENDPOINT": "s3.amazonaws.com/bucket",
+		"ONCE_S3_BUCKET":   "",
+		"ONCE_S3_PREFIX":   "no-slash",
+		"ONCE_S3_URL_TTL":  "2h",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, value)
+			_, err := LoadConfig()
+			if err == nil || !strings.Contains(err.Error(), name) {
+				t.Fatalf("%s=%q: want an error naming the variable, got %v", name, value, err)
+			}
+		})
+	}
+}

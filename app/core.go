@@ -34,7 +34,10 @@ var CoreModule = fx.Module("core",
 		newIssuer,
 		newVerifier,
 		newIdempotency,
-		operations.NewService,
+		newOperationWaiters,
+		func(uow ports.UnitOfWork, w *operations.Waiters) *operations.Service {
+			return operations.NewService(uow).WithWaiters(w)
+		},
 		pagination.NewService,
 		func(uow ports.UnitOfWork, clock ports.Clock, secrets SecretsConfig) *workspaces.Service {
 			return workspaces.NewService(uow, clock).WithMembershipCache(secrets.AuthCacheSize, secrets.AuthCacheTTL)
@@ -44,6 +47,7 @@ var CoreModule = fx.Module("core",
 		newJobFailures,
 		func(f *jobs.Failures) dispatch.JobReopener { return f },
 		func(f *jobs.Failures) ports.JobFailures { return f },
+		func(f *jobs.Failures) httpapi.OperationCanceller { return f },
 		func(d ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *prometheus.Metrics {
 			return prometheus.New(d, clock, log)
 		},
@@ -81,6 +85,12 @@ func newIdempotency(in idempotencyIn, cfg IdempotencyConfig) (*idempotency.Servi
 // re-drive, for every task kind as the kinds registered it (withKindsCode).
 func newJobFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger) *jobs.Failures {
 	return jobs.NewFailures(uow, clock, log.With("component", "jobs"), jobKinds(jobs.Registered())...)
+}
+
+// newOperationWaiters are the reads of this process waiting for an
+// operation's end, capped as LimitsConfig says.
+func newOperationWaiters(ends ports.OperationEnds, cfg LimitsConfig) *operations.Waiters {
+	return operations.NewWaiters(ends, cfg.OperationWaiters, cfg.WorkspaceOperationWaiters)
 }
 
 func newSealer(cfg SecretsConfig) (*aesgcm.Sealer, error) {

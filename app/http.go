@@ -16,6 +16,7 @@ import (
 	"github.com/oncehq/once/adapters/httpapi"
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/domain/kinds"
+	"github.com/oncehq/once/domain/operations"
 )
 
 // HTTPModule serves the API.
@@ -28,7 +29,7 @@ var HTTPModule = fx.Module("http",
 // The API server stops first (see Serve): its requests in flight finish
 // before the workers and the Dispatcher stop, within the one shutdown
 // timeout.
-func newHTTPServer(lc fx.Lifecycle, cfg HTTPConfig, deps httpapi.Deps, t Tracing, metrics *prometheus.Metrics, sd *Shutdown, log *slog.Logger) (*http.Server, error) {
+func newHTTPServer(lc fx.Lifecycle, cfg HTTPConfig, deps httpapi.Deps, waiters *operations.Waiters, t Tracing, metrics *prometheus.Metrics, sd *Shutdown, log *slog.Logger) (*http.Server, error) {
 	log = log.With("component", "http")
 	mux := http.NewServeMux()
 	if err := checkTaskRoutes(httpapi.NewAPI(mux, deps)); err != nil {
@@ -46,6 +47,9 @@ func newHTTPServer(lc fx.Lifecycle, cfg HTTPConfig, deps httpapi.Deps, t Tracing
 		// 4096 bytes of slack above the cap).
 		MaxHeaderBytes: cfg.HTTPMaxHeaderBytes,
 	}
+	// Reads waiting for an operation's end answer as the server shuts
+	// down, instead of holding its drain for up to operations.MaxWait.
+	srv.RegisterOnShutdown(waiters.Stop)
 	serveInBackground(lc, srv, cfg.HTTPAddr, "ONCE_HTTP_ADDR", log, "http server", func(ctx context.Context) error {
 		return sd.shutdownServer(ctx, srv, "http server")
 	})

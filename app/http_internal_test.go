@@ -28,7 +28,7 @@ func serveOnLoopback(t *testing.T, cfg Config) string {
 func serveWithShutdown(t *testing.T, cfg Config, sd *Shutdown) string {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	srv, err := newHTTPServer(fxtest.NewLifecycle(t), cfg.HTTPConfig, httpapi.Deps{}, Tracing{}, prometheus.New(nil, nil, log), sd, log)
+	srv, err := newHTTPServer(fxtest.NewLifecycle(t), cfg.HTTPConfig, httpapi.Deps{}, nil, Tracing{}, prometheus.New(nil, nil, log), sd, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/retention"
 	"github.com/oncehq/once/ports"
@@ -25,7 +26,7 @@ import (
 // maintenance. worker says whether our workers consume the queue (of
 // the kind ONCE_QUEUE names) here.
 func maintenance(process ProcessConfig, queue string, worker bool) fx.Option {
-	services := []fx.Option{idempotencyCleanup, retentionCleanup}
+	services := []fx.Option{idempotencyCleanup, retentionCleanup, uploadExpiry}
 	if process.Dispatcher {
 		services = append(services, outboxRetentionCleanup)
 	}
@@ -52,6 +53,29 @@ var retentionCleanup = fx.Invoke(func(lc fx.Lifecycle, in retentionIn) {
 	c := retention.NewCleaner(in.Store, in.Clock, in.Config.RetentionPolicy(), in.Config.CleanupBatch, obs)
 	runEvery(lc, in.Config.CleanupInterval, in.Log, "retention cleanup", c.RunOnce)
 })
+
+// uploadExpiry rejects media never uploaded past ONCE_MEDIA_UPLOAD_EXPIRY
+// and deletes their objects, where the store can discover them across
+// workspaces (PostgreSQL; the embedded store keeps everything until the
+// process exits, objects included).
+var uploadExpiry = fx.Invoke(func(lc fx.Lifecycle, in uploadExpiryIn) {
+	if in.Discovery == nil {
+		return
+	}
+	e := &media.UploadExpirer{UOW: in.UOW, Discovery: in.Discovery, Store: in.Store, Clock: in.Clock,
+		Expiry: in.Config.MediaUploadExpiry, Batch: in.Config.CleanupBatch}
+	runEvery(lc, in.Config.CleanupInterval, in.Log, "media upload expiry", e.RunOnce)
+})
+
+type uploadExpiryIn struct {
+	fx.In
+	Discovery ports.Retention `optional:"true"`
+	UOW       ports.UnitOfWork
+	Store     ports.ObjectStore
+	Clock     ports.Clock
+	Config    RetentionConfig
+	Log       *slog.Logger
+}
 
 // outboxRetentionCleanup drops the outbox's dispatched events past their
 // retention and keeps its partitions ahead of what is dispatched.

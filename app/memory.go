@@ -11,6 +11,7 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/ports"
 )
@@ -20,9 +21,9 @@ import (
 var MemoryModule = fx.Module("memory",
 	fx.Provide(
 		memory.NewDB,
-		fx.Annotate(memory.NewSignal, fx.As(new(ports.DispatchSignal))),
-		func(db *memory.DB, signal ports.DispatchSignal) ports.UnitOfWork {
-			return dispatch.NotifyOnCommit(memory.NewUnitOfWork(db), signal)
+		fx.Annotate(memory.NewSignal, fx.As(new(ports.DispatchSignal)), fx.As(new(ports.OperationEnds))),
+		func(db *memory.DB, signal ports.DispatchSignal, ends ports.OperationEnds) ports.UnitOfWork {
+			return operations.AnnounceEnds(dispatch.NotifyOnCommit(memory.NewUnitOfWork(db), signal), ends)
 		},
 		fx.Annotate(memory.NewOutboxRelayMarks, fx.As(new(ports.OutboxRelayMarks))),
 		fx.Annotate(memory.NewDiscovery, fx.As(new(ports.IdempotencyDiscovery))),

@@ -11,6 +11,7 @@ import (
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/ports"
 )
 
@@ -24,8 +25,12 @@ var PostgresModule = fx.Module("postgres",
 		func(s *postgres.ServerIdentity) ports.StoreEpoch { return s },
 		newPostgresDB,
 		newPostgresSignal,
-		func(db *bun.DB, signal ports.DispatchSignal, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.UnitOfWork {
-			return dispatch.NotifyOnCommit(newPostgresUoW(db, server, cfg), signal)
+		// One Signal, one LISTEN connection: it wakes the Dispatchers and
+		// the reads waiting for an operation's end alike.
+		func(s *postgres.Signal) ports.DispatchSignal { return s },
+		func(s *postgres.Signal) ports.OperationEnds { return s },
+		func(db *bun.DB, signal ports.DispatchSignal, ends ports.OperationEnds, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.UnitOfWork {
+			return operations.AnnounceEnds(dispatch.NotifyOnCommit(newPostgresUoW(db, server, cfg), signal), ends)
 		},
 		fx.Annotate(func(db *bun.DB) *postgres.Discovery { return postgres.NewDiscovery(db) }, fx.As(new(ports.IdempotencyDiscovery))),
 		fx.Annotate(func(db *bun.DB) *postgres.OutboxDiscovery { return postgres.NewOutboxDiscovery(db) }, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
@@ -157,12 +162,13 @@ func findPooler(ctx context.Context, pool postgres.Pool, cfg DatabaseConfig, log
 	return pool, nil
 }
 
-// newPostgresSignal wakes dispatchers in every process: an in-process wake
+// newPostgresSignal wakes dispatchers and the reads waiting for an
+// operation's end in every process: an in-process wake
 // plus one coalesced NOTIFY after commit (through the pool: a NOTIFY is a
 // statement like any other, also through a transaction pooler), and a
 // LISTEN connection to cfg.ListenURL, which must be PostgreSQL itself,
-// for a process that runs a Dispatcher.
-func newPostgresSignal(lc fx.Lifecycle, db *bun.DB, reach postgresReach, cfg DatabaseConfig, process ProcessConfig, log *slog.Logger) ports.DispatchSignal {
+// for a process that runs a Dispatcher or answers reads that wait.
+func newPostgresSignal(lc fx.Lifecycle, db *bun.DB, reach postgresReach, cfg DatabaseConfig, process ProcessConfig, log *slog.Logger) *postgres.Signal {
 	if process.Dispatcher && reach.transactionPooler && cfg.DatabaseListenURL == "" {
 		log.Warn("the Dispatcher LISTENs through the pooler in transaction mode that DATABASE_URL reaches, "+
 			"which passes on no notification, so events wait for ONCE_DISPATCH_POLL_INTERVAL; "+

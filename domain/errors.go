@@ -23,6 +23,8 @@ const (
 	CodePreconditionFailed    Code = "PRECONDITION_FAILED"
 	CodePreconditionRequired  Code = "PRECONDITION_REQUIRED"
 	CodeInvalidState          Code = "INVALID_STATE"
+	CodeOperationFinished     Code = "OPERATION_FINISHED"
+	CodeUploadMismatch        Code = "UPLOAD_MISMATCH"
 	CodeBodyTooLarge          Code = "REQUEST_BODY_TOO_LARGE"
 	CodeUnsupportedMediaType  Code = "UNSUPPORTED_MEDIA_TYPE"
 	CodeRequestTimeout        Code = "REQUEST_TIMEOUT"
@@ -31,6 +33,7 @@ const (
 	CodeIdempotencyKeyReused  Code = "IDEMPOTENCY_KEY_REUSED"
 	CodeIdempotencyInProgress Code = "IDEMPOTENCY_REQUEST_IN_PROGRESS"
 	CodeRateLimited           Code = "RATE_LIMITED"
+	CodeTooManyWaiters        Code = "TOO_MANY_WAITERS"
 	CodeUnsafePayload         Code = "UNSAFE_PAYLOAD"
 	CodeUnavailable           Code = "UNAVAILABLE"
 	CodeInternal              Code = "INTERNAL"
@@ -44,7 +47,7 @@ const (
 // over its limits.
 func (c Code) RetrySameKey() bool {
 	switch c {
-	case CodeIdempotencyInProgress, CodeRequestTimeout, CodeRateLimited, CodeUnavailable, CodeInternal:
+	case CodeIdempotencyInProgress, CodeRequestTimeout, CodeRateLimited, CodeTooManyWaiters, CodeUnavailable, CodeInternal:
 		return true
 	default:
 		return false

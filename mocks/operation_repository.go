@@ -6,6 +6,7 @@ package mocks
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/oncehq/once/domain/model"
@@ -236,6 +237,78 @@ func (_c *OperationRepository_List_Call) Return(operations []model.Operation, er
 }
 
 func (_c *OperationRepository_List_Call) RunAndReturn(run func(ctx context.Context, q ports.ListQuery) ([]model.Operation, error)) *OperationRepository_List_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
+// RequestCancel provides a mock function for the type OperationRepository
+func (_mock *OperationRepository) RequestCancel(ctx context.Context, id uuid.UUID, now time.Time) (model.Operation, error) {
+	ret := _mock.Called(ctx, id, now)
+
+	if len(ret) == 0 {
+		panic("no return value specified for RequestCancel")
+	}
+
+	var r0 model.Operation
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, time.Time) (model.Operation, error)); ok {
+		return returnFunc(ctx, id, now)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, time.Time) model.Operation); ok {
+		r0 = returnFunc(ctx, id, now)
+	} else {
+		r0 = ret.Get(0).(model.Operation)
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID, time.Time) error); ok {
+		r1 = returnFunc(ctx, id, now)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// OperationRepository_RequestCancel_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'RequestCancel'
+type OperationRepository_RequestCancel_Call struct {
+	*mock.Call
+}
+
+// RequestCancel is a helper method to define mock.On call
+//   - ctx context.Context
+//   - id uuid.UUID
+//   - now time.Time
+func (_e *OperationRepository_Expecter) RequestCancel(ctx any, id any, now any) *OperationRepository_RequestCancel_Call {
+	return &OperationRepository_RequestCancel_Call{Call: _e.mock.On("RequestCancel", ctx, id, now)}
+}
+
+func (_c *OperationRepository_RequestCancel_Call) Run(run func(ctx context.Context, id uuid.UUID, now time.Time)) *OperationRepository_RequestCancel_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 uuid.UUID
+		if args[1] != nil {
+			arg1 = args[1].(uuid.UUID)
+		}
+		var arg2 time.Time
+		if args[2] != nil {
+			arg2 = args[2].(time.Time)
+		}
+		run(
+			arg0,
+			arg1,
+			arg2,
+		)
+	})
+	return _c
+}
+
+func (_c *OperationRepository_RequestCancel_Call) Return(operation model.Operation, err error) *OperationRepository_RequestCancel_Call {
+	_c.Call.Return(operation, err)
+	return _c
+}
+
+func (_c *OperationRepository_RequestCancel_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID, now time.Time) (model.Operation, error)) *OperationRepository_RequestCancel_Call {
 	_c.Call.Return(run)
 	return _c
 }

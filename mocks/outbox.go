@@ -691,8 +691,8 @@ func (_c *Outbox_Undelivered_Call) RunAndReturn(run func(ctx context.Context, de
 }
 
 // Wake provides a mock function for the type Outbox
-func (_mock *Outbox) Wake(ctx context.Context, lastError string, at time.Time) (int, error) {
-	ret := _mock.Called(ctx, lastError, at)
+func (_mock *Outbox) Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error) {
+	ret := _mock.Called(ctx, lastError, from, every)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Wake")
@@ -700,16 +700,16 @@ func (_mock *Outbox) Wake(ctx context.Context, lastError string, at time.Time) (
 
 	var r0 int
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time) (int, error)); ok {
-		return returnFunc(ctx, lastError, at)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time, time.Duration) (int, error)); ok {
+		return returnFunc(ctx, lastError, from, every)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time) int); ok {
-		r0 = returnFunc(ctx, lastError, at)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time, time.Duration) int); ok {
+		r0 = returnFunc(ctx, lastError, from, every)
 	} else {
 		r0 = ret.Get(0).(int)
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, string, time.Time) error); ok {
-		r1 = returnFunc(ctx, lastError, at)
+	if returnFunc, ok := ret.Get(1).(func(context.Context, string, time.Time, time.Duration) error); ok {
+		r1 = returnFunc(ctx, lastError, from, every)
 	} else {
 		r1 = ret.Error(1)
 	}
@@ -724,12 +724,13 @@ type Outbox_Wake_Call struct {
 // Wake is a helper method to define mock.On call
 //   - ctx context.Context
 //   - lastError string
-//   - at time.Time
-func (_e *Outbox_Expecter) Wake(ctx any, lastError any, at any) *Outbox_Wake_Call {
-	return &Outbox_Wake_Call{Call: _e.mock.On("Wake", ctx, lastError, at)}
+//   - from time.Time
+//   - every time.Duration
+func (_e *Outbox_Expecter) Wake(ctx any, lastError any, from any, every any) *Outbox_Wake_Call {
+	return &Outbox_Wake_Call{Call: _e.mock.On("Wake", ctx, lastError, from, every)}
 }
 
-func (_c *Outbox_Wake_Call) Run(run func(ctx context.Context, lastError string, at time.Time)) *Outbox_Wake_Call {
+func (_c *Outbox_Wake_Call) Run(run func(ctx context.Context, lastError string, from time.Time, every time.Duration)) *Outbox_Wake_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -743,10 +744,15 @@ func (_c *Outbox_Wake_Call) Run(run func(ctx context.Context, lastError string, 
 		if args[2] != nil {
 			arg2 = args[2].(time.Time)
 		}
+		var arg3 time.Duration
+		if args[3] != nil {
+			arg3 = args[3].(time.Duration)
+		}
 		run(
 			arg0,
 			arg1,
 			arg2,
+			arg3,
 		)
 	})
 	return _c
@@ -757,7 +763,85 @@ func (_c *Outbox_Wake_Call) Return(n int, err error) *Outbox_Wake_Call {
 	return _c
 }
 
-func (_c *Outbox_Wake_Call) RunAndReturn(run func(ctx context.Context, lastError string, at time.Time) (int, error)) *Outbox_Wake_Call {
+func (_c *Outbox_Wake_Call) RunAndReturn(run func(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error)) *Outbox_Wake_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
+// Withdraw provides a mock function for the type Outbox
+func (_mock *Outbox) Withdraw(ctx context.Context, id uuid.UUID, reason string, at time.Time) (bool, error) {
+	ret := _mock.Called(ctx, id, reason, at)
+
+	if len(ret) == 0 {
+		panic("no return value specified for Withdraw")
+	}
+
+	var r0 bool
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, string, time.Time) (bool, error)); ok {
+		return returnFunc(ctx, id, reason, at)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, string, time.Time) bool); ok {
+		r0 = returnFunc(ctx, id, reason, at)
+	} else {
+		r0 = ret.Get(0).(bool)
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID, string, time.Time) error); ok {
+		r1 = returnFunc(ctx, id, reason, at)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// Outbox_Withdraw_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'Withdraw'
+type Outbox_Withdraw_Call struct {
+	*mock.Call
+}
+
+// Withdraw is a helper method to define mock.On call
+//   - ctx context.Context
+//   - id uuid.UUID
+//   - reason string
+//   - at time.Time
+func (_e *Outbox_Expecter) Withdraw(ctx any, id any, reason any, at any) *Outbox_Withdraw_Call {
+	return &Outbox_Withdraw_Call{Call: _e.mock.On("Withdraw", ctx, id, reason, at)}
+}
+
+func (_c *Outbox_Withdraw_Call) Run(run func(ctx context.Context, id uuid.UUID, reason string, at time.Time)) *Outbox_Withdraw_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 uuid.UUID
+		if args[1] != nil {
+			arg1 = args[1].(uuid.UUID)
+		}
+		var arg2 string
+		if args[2] != nil {
+			arg2 = args[2].(string)
+		}
+		var arg3 time.Time
+		if args[3] != nil {
+			arg3 = args[3].(time.Time)
+		}
+		run(
+			arg0,
+			arg1,
+			arg2,
+			arg3,
+		)
+	})
+	return _c
+}
+
+func (_c *Outbox_Withdraw_Call) Return(b bool, err error) *Outbox_Withdraw_Call {
+	_c.Call.Return(b, err)
+	return _c
+}
+
+func (_c *Outbox_Withdraw_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID, reason string, at time.Time) (bool, error)) *Outbox_Withdraw_Call {
 	_c.Call.Return(run)
 	return _c
 }

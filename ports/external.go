@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"time"
 
 	"github.com/oncehq/once/domain/model"
 )
@@ -53,6 +54,35 @@ type ObjectStore interface {
 	Get(ctx context.Context, key string) ([]byte, ObjectInfo, error)
 	// Stat describes the object; domain.CodeNotFound if there is none.
 	Stat(ctx context.Context, key string) (ObjectInfo, error)
+	// Delete removes the object. Deleting an absent object is no error,
+	// so a clean-up interrupted halfway can run again.
+	Delete(ctx context.Context, key string) error
+}
+
+// ObjectPresigner is an ObjectStore that can sign requests clients send to
+// it themselves, so the bytes of an upload or a download never pass
+// through the service. A signed URL is a bearer credential until it
+// expires: it is handed to the one client that asked and never stored,
+// logged or put in an error. Stores that cannot sign (memory, local) do
+// not implement it, and uploads and downloads go through the API.
+type ObjectPresigner interface {
+	// PresignPut signs an upload of exactly want's content to key: the
+	// client must send the returned headers, and the store refuses content
+	// whose type or SHA-256 is not want's. want.SHA256 is hex.
+	// domain.CodeValidation for an invalid key or digest.
+	PresignPut(ctx context.Context, key string, want ObjectInfo, ttl time.Duration) (SignedRequest, error)
+	// PresignGet signs a download of key. It does not check that the
+	// object exists. domain.CodeValidation for an invalid key.
+	PresignGet(ctx context.Context, key string, ttl time.Duration) (SignedRequest, error)
+}
+
+// SignedRequest is a request a client may send to the object store until
+// ExpiresAt, with Headers exactly as given.
+type SignedRequest struct {
+	Method    string
+	URL       string
+	Headers   map[string]string
+	ExpiresAt time.Time
 }
 
 // ObjectInfo describes a stored object.

@@ -35,10 +35,11 @@ type JobWaits interface {
 	// is (nil). An error means nothing was recorded: the message must be
 	// delivered again.
 	Defer(ctx context.Context, msg Message, until time.Time, attempts int, reason string) error
-	// Wake brings forward to now the jobs of workspace parked with reason
-	// (as Defer was given it) and not yet due: what they waited for is
-	// over sooner than they were parked for. It returns how many it woke.
-	Wake(ctx context.Context, workspace uuid.UUID, reason string) (int, error)
+	// Wake brings forward the jobs of workspace parked with reason (as
+	// Defer was given it) and not yet due: what they waited for is over
+	// sooner than they were parked for. They are due from now + after,
+	// every apart, in their order. It returns how many it woke.
+	Wake(ctx context.Context, workspace uuid.UUID, reason string, after, every time.Duration) (int, error)
 }
 
 // MessageHandler processes one delivered message. Delivery is at-least-once:

@@ -25,4 +25,9 @@ type MediaRepository interface {
 	// the new status). domain.CodeInvalidState if the media has another
 	// status (nothing changes), domain.CodeNotFound if absent.
 	Transition(ctx context.Context, id uuid.UUID, from, to model.MediaStatus, at time.Time) error
+	// AwaitingUploadSince returns up to limit media of the transaction's
+	// workspace still awaiting their upload that were registered before
+	// `before`, oldest first, skipping rows another transaction holds
+	// (PostgreSQL locks the rows returned until the transaction ends).
+	AwaitingUploadSince(ctx context.Context, before time.Time, limit int) ([]model.Media, error)
 }

@@ -53,6 +53,16 @@ type Outbox interface {
 	// changed. A negative jobAttempts is domain.CodeValidation.
 	Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error)
 
+	// Withdraw retires the event of a job whose operation was cancelled
+	// before the job started, so that nothing delivers it again: an event
+	// waiting in the outbox (pending and held by no relay: its first
+	// delivery, a retry or a worker's wait) or parked for an operator
+	// (dead_letter) becomes dispatched at `at`, last_error = reason
+	// (already sanitized), lock cleared. An event in flight (dispatching,
+	// dispatched, or held by a relay), or a missing one: false, nothing
+	// changed; its job, if it runs, finds its operation finished.
+	Withdraw(ctx context.Context, id uuid.UUID, reason string, at time.Time) (bool, error)
+
 	// ListParked returns this workspace's events whose jobs a worker parked
 	// and that nobody has taken up since (model.OutboxEvent.ParkedByWorker:
 	// pending, unlocked, last_error starting with model.JobWaitPrefix),
@@ -60,11 +70,12 @@ type Outbox interface {
 	ListParked(ctx context.Context, limit int) ([]model.OutboxEvent, error)
 
 	// Wake makes this workspace's events parked with last_error lastError
-	// (exactly) and due after at due at at instead, a microsecond apart in
-	// the order they were due, so the jobs of an ordering key come back in
-	// their order: the worker parked them long for a destination that was
-	// down, and it answers again. It returns how many it woke.
-	Wake(ctx context.Context, lastError string, at time.Time) (int, error)
+	// (exactly) and due after from due from from instead, every apart (at
+	// least a microsecond) in the order they were due, so the jobs of an
+	// ordering key come back in their order and a backlog comes back at a
+	// pace: the worker parked them long for a destination that was down,
+	// and it answers again. It returns how many it woke.
+	Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error)
 
 	// ForOperations returns, by operation id, the event that delivers each
 	// of ops' jobs (the event whose payload names the operation and whose

@@ -3,6 +3,7 @@ package ports
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -67,6 +68,12 @@ type StoreRepository interface {
 // first) and its own must be dropped.
 var ErrOperationFinished = errors.New("operation already finished")
 
+// ErrOperationStarted is the cause of the error OperationRepository.Update
+// returns for a cancel of an operation whose job started first (it is
+// running, and no cancel was requested of it): the cancel becomes a
+// request (RequestCancel).
+var ErrOperationStarted = errors.New("operation already started")
+
 // OperationRepository stores user-visible operations.
 type OperationRepository interface {
 	// Create writes op; domain.CodeConflict if its id exists.
@@ -74,16 +81,28 @@ type OperationRepository interface {
 	// Get returns the operation; domain.CodeNotFound otherwise.
 	Get(ctx context.Context, id uuid.UUID) (model.Operation, error)
 	// Update replaces status, error and updated_at; domain.CodeNotFound if
-	// absent. A finished operation (succeeded or failed) keeps its
-	// outcome: the one change it takes is a reopen, failed back to
+	// absent. A finished operation (succeeded, failed or cancelled) keeps
+	// its outcome: the one change it takes is a reopen, failed back to
 	// pending. Any other update of a finished operation changes nothing
 	// and is ErrOperationFinished (domain.CodeInvalidState), whatever the
 	// caller read before: the check is made on the stored row as it is
 	// written, so of two transactions ending one operation at once the
 	// second fails (where the database locks the row it waits for the
 	// first and sees its outcome; an adapter that cannot wait refuses at
-	// once with domain.CodeUnavailable while the first is open).
+	// once with domain.CodeUnavailable while the first is open). A cancel
+	// (status cancelled) is taken by a pending operation, or by a running
+	// one whose cancel was requested (its job stopping at it); a running
+	// one without the request changes nothing and is ErrOperationStarted
+	// (domain.CodeInvalidState), checked the same way: of a cancel and a
+	// job's start, the second sees the first. Every end of an operation
+	// goes through Update.
 	Update(ctx context.Context, op model.Operation) error
+	// RequestCancel records a user's cancel of the running operation id:
+	// CancelRequestedAt and updated_at = now, unless the request is on
+	// record already. An operation that is not running is left as it is.
+	// It returns the operation as stored after; domain.CodeNotFound if
+	// absent. It takes the row's lock as Update does.
+	RequestCancel(ctx context.Context, id uuid.UUID, now time.Time) (model.Operation, error)
 	// List returns a page of this workspace's operations matching q
 	// (status and kind), newest first, as every list does (ListQuery).
 	List(ctx context.Context, q ListQuery) ([]model.Operation, error)

@@ -2,7 +2,8 @@
 # Makes sure the services the tests talk to are installed and running:
 # PostgreSQL, Redis and RabbitMQ, Node.js for the BullMQ worker, Chromium
 # for the operator console's browser test, HAProxy for the rolling restart
-# test and PgBouncer for the pooler test. Installs them with apt-get where
+# test, PgBouncer for the pooler test and the versitygw S3 server the
+# object-store tests start privately. Installs them with apt-get where
 # missing (a fresh machine), starts them where down, and waits until each
 # answers.
 # Idempotent: on a machine where all three run it only checks.
@@ -126,6 +127,13 @@ german() {
   log "de_DE.UTF-8 locale ready"
 }
 
+# versitygw is only built: the tests that need it run private ones
+# (testsupport/s3test). Built once per machine into the user's cache from
+# the Go module proxy, so the first test run does not spend a minute on it.
+s3gateway() {
+  log "versitygw ready: $(cd "$(dirname "$0")/.." && go run ./testsupport/s3test/prebuild)"
+}
+
 german
 postgres
 redis
@@ -134,3 +142,4 @@ nodejs
 browser
 balancer
 pooler
+s3gateway

@@ -44,9 +44,11 @@ type Deps struct {
 	Idempotency  *idempotency.Service
 	Stores       *stores.Service
 	Operations   *operations.Service
-	Products     *products.Service
-	Media        *media.Service
-	DeadLetters  DeadLetters
+	// Cancel cancels operations (POST /v1/operations/{id}/cancel).
+	Cancel      OperationCanceller
+	Products    *products.Service
+	Media       *media.Service
+	DeadLetters DeadLetters
 	// TaskServices are the use cases of the kinds of task, which their
 	// routes find by type (taskService).
 	TaskServices []any `group:"task_services"`

@@ -60,6 +60,7 @@ var retryable4xx = map[domain.Code]bool{
 	domain.CodeIdempotencyInProgress: true,
 	domain.CodeRequestTimeout:        true,
 	domain.CodeRateLimited:           true,
+	domain.CodeTooManyWaiters:        true,
 }
 
 func TestEveryDomainCodeMapsToOneStatusAndA4xxSaysWhetherToRetry(t *testing.T) {

@@ -52,6 +52,11 @@ var propertyExamples = map[string]any{
 	"MediaVariant.size_bytes": 9120,
 	"method":                  "PUT",
 	"url":                     "/v1/media/0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90/content",
+	"sha256":                  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+	"expires_at":              "2026-03-14T09:41:53Z",
+	"UploadTarget.headers":    map[string]any{"Content-Type": "image/png", "Content-Length": "482113", "x-amz-checksum-sha256": "n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg="},
+	"Download.url":            "https://media.s3.example/media/0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90/thumbnail",
+	"Media.downloads":         map[string]any{"thumbnail": map[string]any{"url": "https://media.s3.example/media/0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90/thumbnail", "expires_at": "2026-03-14T09:41:53Z"}},
 
 	// Material transfers.
 	"source_urls":             []any{"https://supplier.example/a.png", "https://supplier.example/b.png"},
@@ -95,6 +100,7 @@ var propertyExamples = map[string]any{
 	"last_error":       "publish: broker unavailable",
 	"redriven":         3,
 
+	"Operation.cancel_requested_at":     "2026-03-14T09:27:01Z",
 	"OperationDelivery.status":          "pending",
 	"OperationDelivery.attempts":        2,
 	"OperationDelivery.next_attempt_at": "2026-03-14T09:27:05Z",

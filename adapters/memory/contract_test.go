@@ -21,3 +21,9 @@ func TestContract(t *testing.T) {
 		}
 	})
 }
+
+// In one process the sender is the receiver.
+func TestOperationEndsContract(t *testing.T) {
+	s := memory.NewSignal()
+	contract.OperationEnds(t, s, s)
+}

@@ -363,8 +363,10 @@ func (d *OutboxDiscovery) Stats(_ context.Context, now time.Time) (ports.OutboxS
 
 // Signal is the in-process ports.DispatchSignal: Committed wakes Wake at
 // once. The channel holds one wake-up, so calls coalesce and never block.
+// It is the in-process ports.OperationEnds too (operation_ends.go).
 type Signal struct {
 	wake chan struct{}
+	ends operationEnds
 }
 
 var _ ports.DispatchSignal = (*Signal)(nil)

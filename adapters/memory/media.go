@@ -2,6 +2,8 @@ package memory
 
 import (
 	"context"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,6 +52,17 @@ func mediaRowLock(id uuid.UUID) uniqueKey { return uniqueKey{"media_row", id.Str
 
 func mediaNotIn(id uuid.UUID, want, got model.MediaStatus) error {
 	return domain.Errorf(domain.CodeInvalidState, "media %s is %s, not %s", id, got, want)
+}
+
+func (r mediaRepo) AwaitingUploadSince(ctx context.Context, before time.Time, limit int) ([]model.Media, error) {
+	all, err := mediaTable.list(r.t, ports.ListQuery{Status: string(model.MediaAwaitingUpload), Limit: math.MaxInt}, func(m model.Media, q ports.ListQuery) bool {
+		return is(q.Status, string(m.Status)) && m.CreatedAt.Before(before)
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(all, func(a, b model.Media) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return all[:min(len(all), max(limit, 0))], nil
 }
 
 func (r mediaRepo) List(_ context.Context, q ports.ListQuery) ([]model.Media, error) {

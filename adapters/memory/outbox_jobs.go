@@ -63,6 +63,29 @@ func (r outboxRepo) Defer(_ context.Context, id uuid.UUID, until time.Time, jobA
 	})
 }
 
+// Withdraw implements ports.Outbox, as PostgreSQL's withdrawJob: an event
+// waiting or dead-lettered is retired as dispatched; one in flight is left
+// alone; a locked one answers CodeUnavailable as DeadLetterJob does.
+func (r outboxRepo) Withdraw(_ context.Context, id uuid.UUID, reason string, at time.Time) (bool, error) {
+	t := r.t
+	return inLock(t, func() (bool, error) {
+		d := dispatchRepo{t}
+		row, ok := t.visibleEventLocked(id)
+		if !ok || inFlight(row.event) {
+			return false, nil
+		}
+		if d.lockedByOtherLocked(id) {
+			return false, domain.Errorf(domain.CodeUnavailable, "outbox event %s is locked by another transaction", id)
+		}
+		e := &row.event
+		e.Status, e.DispatchedAt, e.LastError = model.OutboxDispatched, at, reason
+		e.LockedBy, e.LockedUntil = "", time.Time{}
+		row.event = copyEvent(row.event)
+		d.stageLocked(row)
+		return true, nil
+	})
+}
+
 // inFlight reports whether e has been published and its job may be
 // running: dispatched, dispatching, or held by a writer's relay (the only
 // pending events with a lock).
@@ -95,14 +118,15 @@ func (r outboxRepo) ListParked(_ context.Context, limit int) ([]model.OutboxEven
 }
 
 // Wake implements ports.Outbox, as PostgreSQL's wakeParked.
-func (r outboxRepo) Wake(_ context.Context, lastError string, at time.Time) (int, error) {
+func (r outboxRepo) Wake(_ context.Context, lastError string, from time.Time, every time.Duration) (int, error) {
+	every = max(every.Truncate(time.Microsecond), time.Microsecond)
 	t := r.t
 	return inLock(t, func() (int, error) {
 		d := dispatchRepo{t}
 		var rows []eventRow
 		for _, row := range t.visibleEventsLocked() {
 			e := row.event
-			if e.Status == model.OutboxPending && e.LockedBy == "" && e.LastError == lastError && e.NextAttemptAt.After(at) &&
+			if e.Status == model.OutboxPending && e.LockedBy == "" && e.LastError == lastError && e.NextAttemptAt.After(from) &&
 				!d.lockedByOtherLocked(e.ID) {
 				rows = append(rows, row)
 			}
@@ -111,7 +135,7 @@ func (r outboxRepo) Wake(_ context.Context, lastError string, at time.Time) (int
 			return cmp.Or(a.event.NextAttemptAt.Compare(b.event.NextAttemptAt), cmp.Compare(a.event.ID.String(), b.event.ID.String()))
 		})
 		for i, row := range rows {
-			row.event.NextAttemptAt = at.Add(time.Duration(i) * time.Microsecond)
+			row.event.NextAttemptAt = from.Add(time.Duration(i) * every)
 			row.event = copyEvent(row.event)
 			d.stageLocked(row)
 		}

@@ -59,6 +59,31 @@ UPDATE media
    SET status = ?, updated_at = coalesce(?::timestamptz, now())
  WHERE workspace_id = ? AND id = ? AND status = ?`
 
+// AwaitingUploadSince locks what it returns (FOR UPDATE), so the
+// clean-up's transition of each cannot interleave with a Complete; rows a
+// Complete holds are skipped, and the next pass sees them again if they
+// still await their upload.
+func (r *MediaRepository) AwaitingUploadSince(ctx context.Context, before time.Time, limit int) ([]model.Media, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var rows []mediaRow
+	err := r.db.NewSelect().Model(&rows).
+		Where("workspace_id = ?", r.workspace).
+		Where("status = ?", string(model.MediaAwaitingUpload)).
+		Where("created_at < ?", before).
+		OrderExpr("created_at").Limit(int64(limit)).
+		For("UPDATE SKIP LOCKED").Scan(ctx)
+	if err != nil {
+		return nil, mapError(err, "media")
+	}
+	out := make([]model.Media, 0, len(rows))
+	for i := range rows {
+		out = append(out, rows[i].domain())
+	}
+	return out, nil
+}
+
 const selectMediaStatus = `SELECT status FROM media WHERE workspace_id = ? AND id = ?`
 
 // mediaVariantJSON is one element of media.variants. Its field names are
@@ -76,6 +101,7 @@ type mediaRow struct {
 	Filename    string             `bun:"filename,notnull"`
 	ContentType string             `bun:"content_type,notnull"`
 	SizeBytes   int64              `bun:"size_bytes,notnull"`
+	SHA256      *string            `bun:"sha256"`
 	ObjectKey   string             `bun:"object_key,notnull"`
 	Status      string             `bun:"status,notnull"`
 	Variants    []mediaVariantJSON `bun:"variants,type:jsonb,notnull"`
@@ -93,7 +119,7 @@ func toMediaVariants(vs []model.MediaVariant) []mediaVariantJSON {
 func toMediaRow(m model.Media) *mediaRow {
 	return &mediaRow{
 		rowKeys: rowKeys{m.ID, m.WorkspaceID}, Filename: m.Filename, ContentType: m.ContentType,
-		SizeBytes: m.SizeBytes, ObjectKey: m.ObjectKey, Status: string(m.Status), Variants: toMediaVariants(m.Variants),
+		SizeBytes: m.SizeBytes, SHA256: strPtr(m.SHA256), ObjectKey: m.ObjectKey, Status: string(m.Status), Variants: toMediaVariants(m.Variants),
 		taskTimes: toTaskTimes(m.Reason, m.CreatedAt, m.UpdatedAt),
 	}
 }
@@ -105,7 +131,7 @@ func (r *mediaRow) domain() model.Media {
 	}
 	return model.Media{
 		ID: r.ID, WorkspaceID: r.WorkspaceID, Filename: r.Filename, ContentType: r.ContentType,
-		SizeBytes: r.SizeBytes, ObjectKey: r.ObjectKey, Status: model.MediaStatus(r.Status), Variants: vs,
+		SizeBytes: r.SizeBytes, SHA256: strVal(r.SHA256), ObjectKey: r.ObjectKey, Status: model.MediaStatus(r.Status), Variants: vs,
 		Reason: strVal(r.Reason), CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
 	}
 }

@@ -57,6 +57,8 @@ type operationRow struct {
 	ResourceID   *uuid.UUID `bun:"resource_id,type:uuid"`
 	Error        *string    `bun:"error"`
 	CreatedBy    uuid.UUID  `bun:"created_by,type:uuid"`
+	// CancelRequestedAt is NULL unless a cancel reached the running job.
+	CancelRequestedAt *time.Time `bun:"cancel_requested_at"`
 	rowTimes
 }
 
@@ -64,7 +66,8 @@ func toOperationRow(op model.Operation) *operationRow {
 	return &operationRow{
 		rowKeys: rowKeys{op.ID, op.WorkspaceID}, Kind: op.Kind, Status: string(op.Status),
 		ResourceType: op.ResourceType, ResourceID: uuidPtr(op.ResourceID), Error: strPtr(op.Error),
-		CreatedBy: op.CreatedBy, rowTimes: toRowTimes(op.CreatedAt, op.UpdatedAt),
+		CreatedBy: op.CreatedBy, CancelRequestedAt: timePtr(op.CancelRequestedAt),
+		rowTimes: toRowTimes(op.CreatedAt, op.UpdatedAt),
 	}
 }
 
@@ -72,7 +75,8 @@ func (r *operationRow) domain() model.Operation {
 	return model.Operation{
 		ID: r.ID, WorkspaceID: r.WorkspaceID, Kind: r.Kind, Status: model.OperationStatus(r.Status),
 		ResourceType: r.ResourceType, ResourceID: uuidVal(r.ResourceID), Error: strVal(r.Error),
-		CreatedBy: r.CreatedBy, CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
+		CreatedBy: r.CreatedBy, CancelRequestedAt: timeVal(r.CancelRequestedAt),
+		CreatedAt: timeVal(r.CreatedAt), UpdatedAt: timeVal(r.UpdatedAt),
 	}
 }
 

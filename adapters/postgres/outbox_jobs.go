@@ -41,9 +41,23 @@ func (o *Outbox) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAt
 	return n == 1, err
 }
 
+// Withdraw implements ports.Outbox.
+func (o *Outbox) Withdraw(ctx context.Context, id uuid.UUID, reason string, at time.Time) (bool, error) {
+	// A mark may be moving the event between partitions right now, as for
+	// DeadLetterJob.
+	var n int
+	err := retryMoved(ctx, o.db, func() error {
+		var err error
+		n, err = rowsAffected(o.db.ExecContext(ctx, withdrawJob, at, strPtr(reason), o.workspace, id))
+		return err
+	})
+	return n == 1, err
+}
+
 // Wake implements ports.Outbox.
-func (o *Outbox) Wake(ctx context.Context, lastError string, at time.Time) (int, error) {
-	return rowsAffected(o.db.ExecContext(ctx, wakeParked, at, o.workspace, lastError, at, o.workspace, lastError))
+func (o *Outbox) Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error) {
+	micros := max(every.Microseconds(), 1)
+	return rowsAffected(o.db.ExecContext(ctx, wakeParked, from, micros, o.workspace, lastError, from, o.workspace, lastError))
 }
 
 // ListParked implements ports.Outbox.

@@ -37,6 +37,19 @@ UPDATE outbox_events
  WHERE workspace_id = ? AND id = ?
    AND (status IN ('dispatching', 'dispatched') OR (status = 'pending' AND locked_by IS NOT NULL))`
 
+// withdrawJob retires the event of a cancelled job that is not in flight:
+// waiting (pending, held by no relay) or parked for an operator. It moves
+// to the dispatched history (a partition of its own, sql/009), where
+// retention deletes it as any delivered event. An event in flight is left
+// to its job, which finds the operation cancelled; the row lock this
+// UPDATE takes makes a concurrent claim wait and then skip the row, whose
+// status no longer matches.
+const withdrawJob = `
+UPDATE outbox_events
+   SET status = 'dispatched', dispatched_at = ?, last_error = ?, locked_by = NULL, locked_until = NULL
+ WHERE workspace_id = ? AND id = ?
+   AND ((status = 'pending' AND locked_by IS NULL) OR status = 'dead_letter')`
+
 // outboxEventColumns are the columns an outboxRow reads.
 const outboxEventColumns = `id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload,
        status, attempt_count, next_attempt_at, locked_by, locked_until,
@@ -67,14 +80,15 @@ SELECT ` + outboxEventColumns + `
 // wakeParked brings forward the events of a workspace that a worker parked
 // long with one reason (deferJob's last_error, matched exactly) and that
 // are not due yet: what they waited for, a destination that was down,
-// answers again. They become due from the given time a microsecond apart,
-// in the order they were due, so the Dispatcher publishes an ordering
-// key's jobs in their order (it claims by next_attempt_at). Only a pending
-// event nobody holds is moved: one the Dispatcher claims meanwhile is its.
+// answers again. They become due from the given time, the given number of
+// microseconds apart, in the order they were due, so the Dispatcher
+// publishes an ordering key's jobs in their order (it claims by
+// next_attempt_at) and a backlog at a pace. Only a pending event nobody
+// holds is moved: one the Dispatcher claims meanwhile is its.
 const wakeParked = `
 UPDATE outbox_events e
    SET next_attempt_at = w.due
-  FROM (SELECT id, ?::timestamptz + (row_number() OVER (ORDER BY next_attempt_at, id) - 1) * interval '1 microsecond' AS due
+  FROM (SELECT id, ?::timestamptz + (row_number() OVER (ORDER BY next_attempt_at, id) - 1) * (?::bigint * interval '1 microsecond') AS due
           FROM outbox_events
          WHERE workspace_id = ? AND status = 'pending' AND locked_by IS NULL
            AND last_error = ? AND next_attempt_at > ?) w

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -126,17 +127,21 @@ func (r *OperationRepository) Get(ctx context.Context, id uuid.UUID) (model.Oper
 
 // updateOperation writes an operation's progress unless it ended: a
 // finished operation keeps its outcome, but for a reopen (failed back to
-// pending). The condition is part of the UPDATE, so it is decided on the
-// row being written, never on what the caller read: a transaction that
-// ends the same operation at the same moment holds the row's lock, this
-// one waits for it and then, in READ COMMITTED, checks the condition
-// against the row that transaction committed. Of two deliveries of one
-// job, only the first records its outcome.
+// pending). A cancel is written over a pending operation, or a running one
+// whose cancel was requested. The conditions are part of the UPDATE, so
+// they are decided on the row being written, never on what the caller
+// read: a transaction that ends the same operation (or starts its job) at
+// the same moment holds the row's lock, this one waits for it and then,
+// in READ COMMITTED, checks the conditions against the row that
+// transaction committed. Of two deliveries of one job, only the first
+// records its outcome; of a cancel and a job's start, the second sees the
+// first.
 const updateOperation = `
 UPDATE operations
-   SET status = ?, error = ?, updated_at = coalesce(?, now())
- WHERE workspace_id = ? AND id = ?
-   AND (status NOT IN ('succeeded', 'failed') OR (status = 'failed' AND ?::text = 'pending'))`
+   SET status = ?0, error = ?1, updated_at = coalesce(?2, now())
+ WHERE workspace_id = ?3 AND id = ?4
+   AND (status NOT IN ('succeeded', 'failed', 'cancelled') OR (status = 'failed' AND ?0::text = 'pending'))
+   AND (?0::text <> 'cancelled' OR status = 'pending' OR cancel_requested_at IS NOT NULL)`
 
 // selectOperationStatus tells why updateOperation changed nothing.
 const selectOperationStatus = `SELECT status FROM operations WHERE workspace_id = ? AND id = ?`
@@ -144,7 +149,7 @@ const selectOperationStatus = `SELECT status FROM operations WHERE workspace_id 
 // Update implements ports.OperationRepository.
 func (r *OperationRepository) Update(ctx context.Context, op model.Operation) error {
 	res, err := r.db.ExecContext(ctx, updateOperation,
-		string(op.Status), strPtr(op.Error), timePtr(op.UpdatedAt), r.workspace, op.ID, string(op.Status))
+		string(op.Status), strPtr(op.Error), timePtr(op.UpdatedAt), r.workspace, op.ID)
 	if err != nil {
 		return mapError(err, "operation")
 	}
@@ -155,14 +160,39 @@ func (r *OperationRepository) Update(ctx context.Context, op model.Operation) er
 	if err := r.db.NewRaw(selectOperationStatus, r.workspace, op.ID).Scan(ctx, &status); err != nil {
 		return mapError(err, "operation")
 	}
-	return operationFinished(op.ID, model.OperationStatus(status))
+	return refusedUpdate(op.ID, model.Operation{Status: model.OperationStatus(status)})
 }
 
-// operationFinished is Update's refusal of a change to an operation that
-// ended as status.
-func operationFinished(id uuid.UUID, status model.OperationStatus) error {
-	return domain.Wrap(domain.CodeInvalidState, ports.ErrOperationFinished,
-		fmt.Sprintf("operation %s already %s", id, status))
+// requestCancel is OperationRepository.RequestCancel in one statement, on
+// the row as it is locked and written, as for updateOperation.
+const requestCancel = `
+UPDATE operations
+   SET cancel_requested_at = ?0, updated_at = ?0
+ WHERE workspace_id = ?1 AND id = ?2 AND status = 'running' AND cancel_requested_at IS NULL
+RETURNING *`
+
+// RequestCancel implements ports.OperationRepository.
+func (r *OperationRepository) RequestCancel(ctx context.Context, id uuid.UUID, now time.Time) (model.Operation, error) {
+	var rows []operationRow
+	if err := r.db.NewRaw(requestCancel, now, r.workspace, id).Scan(ctx, &rows); err != nil {
+		return model.Operation{}, mapError(err, "operation")
+	}
+	if len(rows) == 1 {
+		return rows[0].domain(), nil
+	}
+	return r.Get(ctx, id)
+}
+
+// refusedUpdate is Update's refusal of a change to the operation id, which
+// is stored as cur: it ended (ErrOperationFinished), or its job started
+// before a cancel (ErrOperationStarted).
+func refusedUpdate(id uuid.UUID, cur model.Operation) error {
+	if cur.Finished() {
+		return domain.Wrap(domain.CodeInvalidState, ports.ErrOperationFinished,
+			fmt.Sprintf("operation %s already %s", id, cur.Status))
+	}
+	return domain.Wrap(domain.CodeInvalidState, ports.ErrOperationStarted,
+		fmt.Sprintf("operation %s already %s", id, cur.Status))
 }
 
 // selectStoreByShop finds the store that holds a (platform, shop) pair, so

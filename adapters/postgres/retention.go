@@ -27,7 +27,7 @@ func NewRetention(db bun.IDB, uow *UnitOfWork) *Retention { return &Retention{db
 
 // WorkspacesWithExpired implements ports.Retention.
 func (r *Retention) WorkspacesWithExpired(ctx context.Context, kind model.Expiring, before time.Time, limit int) ([]uuid.UUID, error) {
-	if _, ok := deleteExpired[kind]; !ok {
+	if _, ok := deleteExpired[kind]; !ok && kind != model.ExpiringMediaUploads {
 		return nil, domain.Errorf(domain.CodeValidation, "no retention for %q", kind)
 	}
 	if limit <= 0 {

@@ -76,7 +76,7 @@ DELETE FROM outbox_events
 DELETE FROM operations
  WHERE ctid = ANY (ARRAY(
         SELECT o.ctid FROM operations o
-         WHERE o.workspace_id = ?0 AND o.status IN ('succeeded', 'failed') AND o.updated_at < ?1
+         WHERE o.workspace_id = ?0 AND o.status IN ('succeeded', 'failed', 'cancelled') AND o.updated_at < ?1
            AND NOT EXISTS (SELECT 1 FROM outbox_events e
                             WHERE e.workspace_id = o.workspace_id
                               AND e.event_payload->>'operation_id' = o.id::text

@@ -84,8 +84,10 @@ func TestRetentionDeletesOnlyFinishedRecordsPastTheirRetention(t *testing.T) {
 	old, recent := now.Add(-40*24*time.Hour), now.Add(-24*time.Hour)
 	oldDead, recentDead := now.Add(-20*24*time.Hour), now.Add(-2*24*time.Hour)
 
-	ws, other := uuid.New(), uuid.New()
-	for _, id := range []uuid.UUID{ws, other} {
+	// cancelling: a workspace whose one finished record is a cancelled
+	// operation, found by the discovery's operations arm alone.
+	ws, other, cancelling := uuid.New(), uuid.New(), uuid.New()
+	for _, id := range []uuid.UUID{ws, other, cancelling} {
 		w.exec(`INSERT INTO workspaces (id, name) VALUES ($1, 'w')`, id)
 	}
 	gone, kept := map[string][]uuid.UUID{}, map[string][]uuid.UUID{}
@@ -94,6 +96,8 @@ func TestRetentionDeletesOnlyFinishedRecordsPastTheirRetention(t *testing.T) {
 	// Operations.
 	add(gone, "operations", w.operation(ws, "succeeded", old))
 	add(gone, "operations", w.operation(ws, "failed", old))
+	add(gone, "operations", w.operation(ws, "cancelled", old))
+	add(gone, "operations", w.operation(cancelling, "cancelled", old))
 	add(gone, "operations", w.operation(other, "succeeded", old))
 	add(kept, "operations", w.operation(ws, "pending", old))
 	add(kept, "operations", w.operation(ws, "running", old))
@@ -252,4 +256,33 @@ func TestOwnRetentionStatementsBelongToExpiringKinds(t *testing.T) {
 	for table := range postgres.OwnExpiry {
 		assert.True(t, tables[table], "own retention statement of %s, which is no expiring kind's table", table)
 	}
+}
+
+// The upload expiry discovers the workspaces holding media still awaiting
+// their upload registered before the horizon, and no others.
+func TestExpiredWorkspacesFindsMediaUploadsNeverCompleted(t *testing.T) {
+	db := pgtest.New(t)
+	super, err := sql.Open("pgx", db.SuperuserDSN())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = super.Close() })
+	w := retentionWorld{t: t, super: super}
+	now := time.Now().UTC()
+	old, recent := now.Add(-48*time.Hour), now.Add(-time.Hour)
+	media := func(ws uuid.UUID, status string, at time.Time) {
+		w.exec(`INSERT INTO media (id, workspace_id, filename, content_type, size_bytes, object_key, status, created_at, updated_at)
+			VALUES ($1, $2, 'p.png', 'image/png', 1, 'k', $3, $4, $4)`, uuid.New(), ws, status, at)
+	}
+	expired, young, completed := uuid.New(), uuid.New(), uuid.New()
+	for _, id := range []uuid.UUID{expired, young, completed} {
+		w.exec(`INSERT INTO workspaces (id, name) VALUES ($1, 'w')`, id)
+	}
+	media(expired, "awaiting_upload", old)
+	media(young, "awaiting_upload", recent)
+	media(completed, "processing", old)
+	media(completed, "rejected", old)
+
+	r := postgres.NewRetention(db.App, postgres.NewUnitOfWork(db.App))
+	got, err := r.WorkspacesWithExpired(context.Background(), model.ExpiringMediaUploads, now.Add(-24*time.Hour), 10)
+	require.NoError(t, err)
+	assert.Equal(t, []uuid.UUID{expired}, got)
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // The webhook endpoints of one transaction: the webhook_endpoints table of
-// sql/016_webhook_endpoints.sql.
+// sql/019_webhook_endpoints.sql.
 
 // WebhookEndpointRepository implements ports.WebhookEndpointRepository.
 type WebhookEndpointRepository struct{ webhookEndpointTable }

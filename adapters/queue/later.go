@@ -156,15 +156,27 @@ func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *
 // wakeTimeout bounds the wake of one workspace's parked jobs.
 const wakeTimeout = 30 * time.Second
 
+// wakeWithin is how long the jobs woken after an outage take to come
+// back, at most: spread, so the backlog leaves the worker to the other
+// destinations' jobs too instead of coming all at once ahead of them.
+const wakeWithin = 30 * time.Second
+
 // wakeParked brings forward, in the outbox, the jobs parked long for a
-// destination that answers again (slots.answered), workspace by
-// workspace. If it fails they come back at their time all the same.
-func wakeParked(waits ports.JobWaits, log *slog.Logger) func(destination, reason string, workspaces []uuid.UUID) {
-	return func(destination, reason string, workspaces []uuid.UUID) {
+// destination that answers again (slots.answered), workspace after
+// workspace, spread over wakeWithin by how many the worker parked, and at
+// most maxEvery apart. If it fails they come back at their time all the
+// same.
+func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger) func(destination, reason string, workspaces map[uuid.UUID]int) {
+	return func(destination, reason string, workspaces map[uuid.UUID]int) {
+		parked := 0
+		for _, n := range workspaces {
+			parked += n
+		}
+		every := min(maxEvery, wakeWithin/time.Duration(max(parked, 1)))
 		woken := 0
-		for _, ws := range workspaces {
+		for ws := range workspaces {
 			ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
-			n, err := waits.Wake(ctx, ws, reason)
+			n, err := waits.Wake(ctx, ws, reason, time.Duration(woken)*every, every)
 			cancel()
 			woken += n
 			if err != nil {
@@ -173,6 +185,6 @@ func wakeParked(waits ports.JobWaits, log *slog.Logger) func(destination, reason
 			}
 		}
 		log.Info("destination answers again: its parked jobs are due now", "destination", destination,
-			"workspaces", len(workspaces), "jobs", woken)
+			"workspaces", len(workspaces), "jobs", woken, "every", every)
 	}
 }

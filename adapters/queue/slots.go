@@ -47,8 +47,8 @@ type slots struct {
 	outageWait time.Duration
 	// woken hears that a destination some messages were parked long for
 	// answers again: the workspaces whose messages were parked with
-	// reason. It runs in a goroutine of its own.
-	woken func(destination, reason string, workspaces []uuid.UUID)
+	// reason, and how many each. It runs in a goroutine of its own.
+	woken func(destination, reason string, workspaces map[uuid.UUID]int)
 
 	mu      sync.Mutex
 	closed  bool // no ticket gets a slot any more (the worker drains)
@@ -72,10 +72,11 @@ type slots struct {
 }
 
 // sleepers are the messages parked long for a destination that is down,
-// as wake needs them: their workspaces, and their ordering keys.
+// as wake needs them: their workspaces (with how many each), and their
+// ordering keys.
 type sleepers struct {
 	reason     string
-	workspaces map[uuid.UUID]struct{}
+	workspaces map[uuid.UUID]int
 	keys       map[string]struct{}
 }
 
@@ -465,10 +466,10 @@ func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Eleme
 	}
 	z := s.asleep[down]
 	if z == nil {
-		z = &sleepers{reason: reason, workspaces: map[uuid.UUID]struct{}{}, keys: map[string]struct{}{}}
+		z = &sleepers{reason: reason, workspaces: map[uuid.UUID]int{}, keys: map[string]struct{}{}}
 		s.asleep[down] = z
 	}
-	z.workspaces[t.workspace] = struct{}{}
+	z.workspaces[t.workspace]++
 	if t.key != "" {
 		z.keys[t.key] = struct{}{}
 	}
@@ -495,7 +496,7 @@ func (s *slots) answered(destination string) {
 			}
 		}
 		if s.woken != nil {
-			go s.woken(down, z.reason, slices.Collect(maps.Keys(z.workspaces)))
+			go s.woken(down, z.reason, z.workspaces)
 		}
 	}
 }

@@ -299,10 +299,10 @@ func TestSlotsParkAnOutageLongButForOneProbe(t *testing.T) {
 	s := newSlots(1, 2*time.Second, gate, func() time.Time { return now })
 	type wake struct {
 		destination, reason string
-		workspaces          []uuid.UUID
+		workspaces          map[uuid.UUID]int
 	}
 	woken := make(chan wake, 1)
-	s.woken = func(d, r string, ws []uuid.UUID) { woken <- wake{d, r, ws} }
+	s.woken = func(d, r string, ws map[uuid.UUID]int) { woken <- wake{d, r, ws} }
 	ws1, ws2 := uuid.New(), uuid.New()
 
 	probe := acquireAsync(s, context.Background(), ws1, "shopify/a", "")
@@ -339,7 +339,7 @@ func TestSlotsParkAnOutageLongButForOneProbe(t *testing.T) {
 	w := <-woken
 	assert.Equal(t, "shopify", w.destination)
 	assert.Equal(t, sleeper.wait.reason, w.reason)
-	assert.ElementsMatch(t, []uuid.UUID{ws1, ws2}, w.workspaces)
+	assert.Equal(t, map[uuid.UUID]int{ws1: 1, ws2: 1}, w.workspaces, "the probe is not asleep")
 	_, behind, err = s.acquire(context.Background(), ws1, "", "catalog/1", nil)
 	require.NoError(t, err)
 	require.NotNil(t, behind, "the key's arrivals still let the woken ones pass")
@@ -353,7 +353,7 @@ func TestSlotsWakeNothingOnAFailure(t *testing.T) {
 	clock := now
 	s := newSlots(1, 2*time.Second, gate, func() time.Time { return clock }) // read under s.mu
 	woke := false
-	s.woken = func(string, string, []uuid.UUID) { woke = true }
+	s.woken = func(string, string, map[uuid.UUID]int) { woke = true }
 	ws := uuid.New()
 	for range 2 {
 		<-acquireAsync(s, context.Background(), ws, "shopify/a", "").done

@@ -166,7 +166,9 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.J
 	}
 	w := &Worker{router: router, stopped: make(chan struct{}), slots: newSlots(cfg.Concurrency, cfg.Hold, cfg.Gate, nil)}
 	w.slots.outageWait = cfg.OutageWait
-	w.slots.woken = wakeParked(waits, logger)
+	// The woken come back a slot's worth per hold at most, a fraction of
+	// what the slots turn over at any latency worth pacing.
+	w.slots.woken = wakeParked(waits, cfg.Hold/time.Duration(cfg.Concurrency), logger)
 	router.AddMiddleware(
 		w.admit,
 		giveUp(failures),

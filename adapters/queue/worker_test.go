@@ -26,7 +26,9 @@ func (dropFailures) GiveUp(context.Context, ports.Message, error, int) error { r
 // dropFailures parks nothing either: the tests that use it never wait.
 func (dropFailures) Defer(context.Context, ports.Message, time.Time, int, string) error { return nil }
 
-func (dropFailures) Wake(context.Context, uuid.UUID, string) (int, error) { return 0, nil }
+func (dropFailures) Wake(context.Context, uuid.UUID, string, time.Duration, time.Duration) (int, error) {
+	return 0, nil
+}
 
 // republish stands in for the outbox and its Dispatcher: a job the worker
 // parks is published again on pub, with the attempts counted, once its
@@ -40,7 +42,9 @@ func (r republish) Defer(_ context.Context, m ports.Message, until time.Time, at
 }
 
 // Wake wakes nothing: the tests that use republish wait out every wait.
-func (republish) Wake(context.Context, uuid.UUID, string) (int, error) { return 0, nil }
+func (republish) Wake(context.Context, uuid.UUID, string, time.Duration, time.Duration) (int, error) {
+	return 0, nil
+}
 
 func newWorker(t *testing.T) (*queue.Worker, func() error) {
 	t.Helper()

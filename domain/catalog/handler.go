@@ -56,7 +56,9 @@ func NewSyncHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, sealer 
 	}
 	return jobs.NewHandler(jobs.Job[model.CatalogSyncRun, model.Store, []model.CatalogItem]{
 		Event: Task.EventType, Noun: "sync", External: "platform", Refused: ReasonPlatformRefused,
-		Begin: row.Begin, Call: call, End: row.End,
+		// A sync only reads from the platform: stopped midway, nothing
+		// outside changed, and nothing is recorded.
+		Begin: row.Begin, Call: call, End: row.End, Stop: row.Stop,
 	}, uow, clock, log)
 }
 

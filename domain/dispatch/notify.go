@@ -2,11 +2,9 @@ package dispatch
 
 import (
 	"context"
-	"sync/atomic"
-
-	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/oncommit"
 	"github.com/oncehq/once/ports"
 )
 
@@ -20,33 +18,17 @@ import (
 // A commit that fails with CodeUnavailable may still have committed; no
 // signal is sent then, and the Dispatcher's poll picks the events up.
 func NotifyOnCommit(uow ports.UnitOfWork, signal ports.DispatchSignal) ports.UnitOfWork {
-	return notifyingUnitOfWork{next: uow, signal: signal}
-}
-
-type notifyingUnitOfWork struct {
-	next   ports.UnitOfWork
-	signal ports.DispatchSignal
-}
-
-func (u notifyingUnitOfWork) Transact(ctx context.Context, workspace uuid.UUID, fn func(ctx context.Context, tx ports.Tx) error) error {
-	// Atomic because a use case may share its tx between goroutines.
-	var appended atomic.Bool
-	err := u.next.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
-		// An adapter that retries fn (on a serialization failure, say) may
-		// leave appended set by a rolled-back attempt: a spurious wake-up,
-		// which DispatchSignal allows.
-		return fn(ctx, notifyingTx{Tx: tx, appended: &appended})
-	})
-	if err == nil && appended.Load() {
-		u.signal.Committed()
-	}
-	return err
+	return oncommit.Wrap(uow,
+		func(tx ports.Tx, appended *oncommit.Notes[struct{}]) ports.Tx {
+			return notifyingTx{Tx: tx, appended: appended}
+		},
+		func(context.Context, []struct{}) { signal.Committed() })
 }
 
 // notifyingTx is a Tx whose Outbox notes successful appends.
 type notifyingTx struct {
 	ports.Tx
-	appended *atomic.Bool
+	appended *oncommit.Notes[struct{}]
 }
 
 func (t notifyingTx) Outbox() ports.Outbox {
@@ -55,7 +37,7 @@ func (t notifyingTx) Outbox() ports.Outbox {
 
 type notifyingOutbox struct {
 	ports.Outbox
-	appended *atomic.Bool
+	appended *oncommit.Notes[struct{}]
 }
 
 func (o notifyingOutbox) Append(ctx context.Context, events ...model.OutboxEvent) error {
@@ -66,7 +48,7 @@ func (o notifyingOutbox) Append(ctx context.Context, events ...model.OutboxEvent
 		// A held event is the relay's until its hold ends (Relay): a
 		// Dispatcher woken now would find nothing due.
 		if e.LockedBy == "" {
-			o.appended.Store(true)
+			o.appended.Add(struct{}{})
 			break
 		}
 	}

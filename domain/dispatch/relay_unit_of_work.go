@@ -2,11 +2,9 @@ package dispatch
 
 import (
 	"context"
-	"sync"
-
-	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/oncommit"
 	"github.com/oncehq/once/ports"
 )
 
@@ -20,63 +18,23 @@ import (
 // that fails with CodeUnavailable may still have committed: its events are
 // not handed over and the Dispatchers deliver them when the hold ends.
 func (r *Relay) UnitOfWork(uow ports.UnitOfWork) ports.UnitOfWork {
-	return relayingUnitOfWork{next: uow, relay: r}
-}
-
-type relayingUnitOfWork struct {
-	next  ports.UnitOfWork
-	relay *Relay
-}
-
-func (u relayingUnitOfWork) Transact(ctx context.Context, workspace uuid.UUID, fn func(ctx context.Context, tx ports.Tx) error) error {
-	held := &heldEvents{}
-	err := u.next.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
-		// An adapter that runs fn again starts from nothing held.
-		held.reset()
-		return fn(ctx, relayingTx{Tx: tx, relay: u.relay, held: held})
-	})
-	if err != nil {
-		return err
-	}
-	if events := held.take(); len(events) > 0 {
-		if h := u.relay.hooks.Committed; h != nil {
-			h(events)
-		}
-		u.relay.hand(ctx, events)
-	}
-	return nil
-}
-
-// heldEvents are the events one transaction appended held. Guarded: a use
-// case may share its tx between goroutines.
-type heldEvents struct {
-	mu     sync.Mutex
-	events []model.OutboxEvent
-}
-
-func (h *heldEvents) reset() {
-	h.mu.Lock()
-	h.events = nil
-	h.mu.Unlock()
-}
-
-func (h *heldEvents) add(events []model.OutboxEvent) {
-	h.mu.Lock()
-	h.events = append(h.events, events...)
-	h.mu.Unlock()
-}
-
-func (h *heldEvents) take() []model.OutboxEvent {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.events
+	return oncommit.Wrap(uow,
+		func(tx ports.Tx, held *oncommit.Notes[model.OutboxEvent]) ports.Tx {
+			return relayingTx{Tx: tx, relay: r, held: held}
+		},
+		func(ctx context.Context, events []model.OutboxEvent) {
+			if h := r.hooks.Committed; h != nil {
+				h(events)
+			}
+			r.hand(ctx, events)
+		})
 }
 
 // relayingTx is a Tx whose Outbox writes events held by the relay.
 type relayingTx struct {
 	ports.Tx
 	relay *Relay
-	held  *heldEvents
+	held  *oncommit.Notes[model.OutboxEvent]
 }
 
 func (t relayingTx) Outbox() ports.Outbox {
@@ -86,7 +44,7 @@ func (t relayingTx) Outbox() ports.Outbox {
 type relayingOutbox struct {
 	ports.Outbox
 	relay *Relay
-	held  *heldEvents
+	held  *oncommit.Notes[model.OutboxEvent]
 }
 
 func (o relayingOutbox) Append(ctx context.Context, events ...model.OutboxEvent) error {
@@ -104,6 +62,6 @@ func (o relayingOutbox) Append(ctx context.Context, events ...model.OutboxEvent)
 	if err := o.Outbox.Append(ctx, out...); err != nil {
 		return err
 	}
-	o.held.add(held)
+	o.held.Add(held...)
 	return nil
 }

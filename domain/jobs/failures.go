@@ -19,8 +19,9 @@ import (
 const ReasonGaveUp = "the job failed and was stopped; an operator can retry it"
 
 // Failures ends the jobs a worker gives up on, and reopens them when an
-// operator re-drives them. It is the one place where a job of any type
-// ends without its handler's say, so every task type behaves the same:
+// operator re-drives them; it also ends the jobs users cancel (Cancel).
+// It is the one place where a job of any type ends without its handler's
+// say, so every task type behaves the same:
 // task and operation failed with a sanitized reason, the event in the
 // operators' dead letters; on re-drive, task and operation back to pending
 // and the event delivered again.
@@ -137,13 +138,13 @@ func (f *Failures) Defer(ctx context.Context, msg ports.Message, until time.Time
 
 // Wake implements ports.JobWaits: in one transaction of workspace, the
 // events parked with reason (as Defer wrote it) and not yet due are due
-// now, in their order.
-func (f *Failures) Wake(ctx context.Context, workspace uuid.UUID, reason string) (int, error) {
+// from now + after, every apart, in their order.
+func (f *Failures) Wake(ctx context.Context, workspace uuid.UUID, reason string, after, every time.Duration) (int, error) {
 	lastError := domain.SanitizeText(model.JobWait(reason))
 	var n int
 	err := f.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		n, err = tx.Outbox().Wake(ctx, lastError, f.clock.Now())
+		n, err = tx.Outbox().Wake(ctx, lastError, f.clock.Now().Add(after), every)
 		return err
 	})
 	return n, err
@@ -163,7 +164,8 @@ func UserReason(cause error) string {
 	return ReasonGaveUp
 }
 
-// fail ends op and its task failed with reason.
+// fail ends op and its task failed with reason, the task first, as a
+// job's End writes them (see TaskRow.End).
 func (f *Failures) fail(ctx context.Context, tx ports.Tx, op model.Operation, reason string) error {
 	now := f.clock.Now()
 	if task := f.tasks[op.Kind]; task != nil {

@@ -22,7 +22,11 @@ import (
 // external system is called:
 //
 //  1. Begin: read the operation and the task; a finished one means a
-//     duplicate delivery (proceed false, done). A task that cannot run
+//     duplicate delivery (proceed false, done), a cancelled one included:
+//     a job cancelled before it started never calls out. A running one
+//     whose cancel a user asked for ends cancelled here, before calling
+//     the external system again (a retry, a redelivery, a wait's end:
+//     the step boundary every kind has). A task that cannot run
 //     (its store or product is gone) is ended here. Otherwise task and
 //     operation become running and Begin hands Call what it needs.
 //  2. Call: the external call, outside any transaction, with the job's
@@ -65,6 +69,13 @@ type Job[J Payload, W, R any] struct {
 	Begin func(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], now time.Time) (w W, proceed bool, err error)
 	Call  func(ctx context.Context, log *slog.Logger, run Run[J], w W) (R, error)
 	End   func(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], out R, reason string, now time.Time) error
+	// Stop, if set, says the kind's Call can be stopped midway with nothing
+	// done outside that matters (it only reads from the external system,
+	// or its steps resume), and ends the job cancelled when it was: while
+	// Call runs, the handler watches the operation, and a user's cancel
+	// cancels Call's context (OnRow.Stop). Without it, a cancel of a
+	// running job waits for the job's next start (Begin).
+	Stop func(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], now time.Time) error
 	// Settle, if set, decides what a conflict in End's transaction means
 	// (a concurrent delivery recording the same task); without it the
 	// conflict is returned.
@@ -91,10 +102,11 @@ type Run[J any] struct {
 
 // Handler runs a Job for each delivery of its event type.
 type Handler[J Payload, W, R any] struct {
-	job   Job[J, W, R]
-	uow   ports.UnitOfWork
-	clock ports.Clock
-	log   *slog.Logger
+	job        Job[J, W, R]
+	uow        ports.UnitOfWork
+	clock      ports.Clock
+	log        *slog.Logger
+	cancelPoll time.Duration
 }
 
 var _ ports.MessageHandler = (*Handler[Payload, any, any])(nil)
@@ -104,7 +116,7 @@ func NewHandler[J Payload, W, R any](job Job[J, W, R], uow ports.UnitOfWork, clo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler[J, W, R]{job: job, uow: uow, clock: clock, log: log.With("handler", job.Event)}
+	return &Handler[J, W, R]{job: job, uow: uow, clock: clock, log: log.With("handler", job.Event), cancelPoll: CancelPoll}
 }
 
 // Event is the event type h runs: the worker hands it the messages of
@@ -135,7 +147,16 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 		return h.lostRace(log, err, "")
 	}
 
-	out, err := j.Call(ctx, log, run, w)
+	callCtx, endWatch := h.watchCancel(ctx, run)
+	out, err := j.Call(callCtx, log, run, w)
+	endWatch()
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), errCancelRequested) {
+		log.Info(j.Noun+" stopped at a user's cancel", "error", domain.SanitizeError(err))
+		err = Transact(ctx, h.uow, run.Workspace, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
+			return j.Stop(ctx, tx, log, run, h.clock.Now())
+		})
+		return h.lostRace(log, err, "")
+	}
 	reason := ""
 	if err != nil {
 		if reason, err = h.verdict(ctx, log, err); err != nil {
@@ -149,6 +170,68 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 		return j.Settle(ctx, log, run, err)
 	}
 	return h.lostRace(log, err, reason)
+}
+
+// CancelPoll is how often a running job whose kind can stop (Job.Stop)
+// reads its operation for a user's cancel, unless WithCancelPoll says
+// otherwise: one short read per running job and poll, for the few kinds
+// that need it.
+const CancelPoll = time.Second
+
+// WithCancelPoll sets how often a running job whose kind can stop reads
+// its operation for a user's cancel (<= 0: CancelPoll). It returns h.
+func (h *Handler[J, W, R]) WithCancelPoll(every time.Duration) *Handler[J, W, R] {
+	if every <= 0 {
+		every = CancelPoll
+	}
+	h.cancelPoll = every
+	return h
+}
+
+// errCancelRequested is the cause of a Call's context cancelled by the
+// watch: a user asked to cancel the running job.
+var errCancelRequested = errors.New("cancel requested by a user")
+
+// watchCancel is the context Call runs in: for a kind that can stop
+// (Job.Stop), one that a user's cancel cancels, found by reading the
+// operation every cancelPoll until end is called. A failed read is let
+// be: the next poll reads again, and the job's next start checks anyway.
+func (h *Handler[J, W, R]) watchCancel(ctx context.Context, run Run[J]) (callCtx context.Context, end func()) {
+	if h.job.Stop == nil {
+		return ctx, func() {}
+	}
+	callCtx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(h.cancelPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-callCtx.Done():
+				return
+			case <-tick.C:
+			}
+			var requested bool
+			err := h.uow.Transact(callCtx, run.Workspace, func(ctx context.Context, tx ports.Tx) error {
+				op, err := tx.Operations().Get(ctx, run.OperationID)
+				requested = op.CancelRequested()
+				return err
+			})
+			if err == nil && requested {
+				cancel(errCancelRequested)
+				return
+			}
+		}
+	}()
+	return callCtx, func() {
+		close(done)
+		<-stopped
+		cancel(nil)
+	}
 }
 
 // lostRace drops this delivery when its transaction found the operation
@@ -229,6 +312,10 @@ func (o OnRow[J, T, S, W, R]) Begin(ctx context.Context, tx ports.Tx, log *slog.
 		log.Info(run.Noun+" already finished: duplicate delivery", "status", o.status(row))
 		return w, false, nil
 	}
+	if op.CancelRequested() {
+		log.Info(run.Noun + " cancelled by a user while it ran: stopped before calling again")
+		return w, false, o.Task.Stop(ctx, tx, op, row, now)
+	}
 	if o.Prepare != nil {
 		var reason string
 		if w, reason, err = o.Prepare(ctx, tx, log, row); err != nil {
@@ -263,6 +350,16 @@ func (o OnRow[J, T, S, W, R]) End(ctx context.Context, tx ports.Tx, log *slog.Lo
 	return SaveEnded(ctx, tx, op)
 }
 
+// Stop is Job.Stop over a task row: the job ends cancelled unless a
+// concurrent delivery finished it.
+func (o OnRow[J, T, S, W, R]) Stop(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], now time.Time) error {
+	op, row, err := o.Task.Load(ctx, tx, run.OperationID, run.TaskID)
+	if err != nil || o.Task.Finished(op, row) {
+		return err
+	}
+	return o.Task.Stop(ctx, tx, op, row, now)
+}
+
 func (o OnRow[J, T, S, W, R]) status(row T) S {
 	status, _, _ := o.Task.State(&row)
 	return *status
@@ -294,6 +391,10 @@ func (o OnOperation[J, T, R]) Begin(ctx context.Context, tx ports.Tx, log *slog.
 	if row, done, err = o.Check(ctx, tx, log, run, op, now); err != nil || done {
 		return row, false, err
 	}
+	if op.CancelRequested() {
+		log.Info("operation cancelled by a user while it ran: stopped before calling again")
+		return row, false, o.stop(ctx, tx, log, op, row, now)
+	}
 	if op.Status == model.OperationRunning {
 		return row, true, nil // a redelivery after a failed attempt
 	}
@@ -318,6 +419,16 @@ func (o OnOperation[J, T, R]) End(ctx context.Context, tx ports.Tx, log *slog.Lo
 		return EndOperation(ctx, tx, op, reason, now)
 	}
 	op.Succeed(now)
+	return SaveEnded(ctx, tx, op)
+}
+
+// stop records on row that the job stopped, and ends op cancelled.
+func (o OnOperation[J, T, R]) stop(ctx context.Context, tx ports.Tx, log *slog.Logger, op model.Operation, row T, now time.Time) error {
+	var none R
+	if err := o.Record(ctx, tx, log, row, none, ReasonStopped, now); err != nil {
+		return err
+	}
+	op.Cancel(now)
 	return SaveEnded(ctx, tx, op)
 }
 

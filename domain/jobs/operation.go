@@ -41,7 +41,8 @@ func Operation(ctx context.Context, tx ports.Tx, operationID uuid.UUID, kind str
 	return op, nil
 }
 
-// SaveEnded saves op, which has just ended (succeeded or failed), in tx,
+// SaveEnded saves op, which has just ended (succeeded, failed or
+// cancelled), in tx,
 // with the notifications of its end (webhooks.OperationEnded): the one
 // write of an operation's end, so that none ends unannounced and none is
 // announced that did not end (both commit, or neither).

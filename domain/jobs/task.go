@@ -131,35 +131,59 @@ func (r TaskRow[T, S]) Finished(op model.Operation, row T) bool {
 }
 
 // Start marks row and its operation running, in tx, where they are not
-// yet (a redelivery after a failed attempt finds them running).
+// yet (a redelivery after a failed attempt finds them running). The
+// operation's row comes first, then the task's, the order Cancel takes
+// them in, so that a cancel and a start never wait for each other both.
 func (r TaskRow[T, S]) Start(ctx context.Context, tx ports.Tx, op model.Operation, row T, now time.Time) error {
-	status, _, updatedAt := r.State(&row)
-	if r.Running != "" && *status != r.Running {
-		*status, *updatedAt = r.Running, now
-		if err := r.Save(ctx, tx, row); err != nil {
+	if op.Status != model.OperationRunning {
+		op.Start(now)
+		if err := tx.Operations().Update(ctx, op); err != nil {
 			return err
 		}
 	}
-	if op.Status == model.OperationRunning {
-		return nil
+	status, _, updatedAt := r.State(&row)
+	if r.Running != "" && *status != r.Running {
+		*status, *updatedAt = r.Running, now
+		return r.Save(ctx, tx, row)
 	}
-	op.Start(now)
-	return tx.Operations().Update(ctx, op)
+	return nil
 }
 
-// End ends row and its operation failed with reason, in tx.
+// End ends row and its operation failed with reason, in tx. Unlike Start
+// it writes the row first: End mostly ends a running job, which a cancel
+// does not write the row of. The one pending job it ends (Prepare found
+// it cannot run) may meet a cancel taking the two rows the other way
+// round; PostgreSQL then breaks the deadlock by failing one of them,
+// which is retried (the job redelivered, the cancel sent again with its
+// key).
 func (r TaskRow[T, S]) End(ctx context.Context, tx ports.Tx, op model.Operation, row T, reason string, now time.Time) error {
-	status, rowReason, updatedAt := r.State(&row)
-	*status, *updatedAt = r.Failed, now
-	if rowReason != nil {
-		*rowReason = reason
-	}
-	if err := r.Save(ctx, tx, row); err != nil {
+	if err := r.fail(ctx, tx, row, reason, now); err != nil {
 		return err
 	}
 	op.Fail(reason, now)
 	domain.ReportOperationFailed(ctx)
 	return SaveEnded(ctx, tx, op)
+}
+
+// Stop ends a running job whose cancel a user asked for, in tx, before it
+// calls the external system again: its operation cancelled, its row
+// failed with ReasonStopped (see Start for the order).
+func (r TaskRow[T, S]) Stop(ctx context.Context, tx ports.Tx, op model.Operation, row T, now time.Time) error {
+	op.Cancel(now)
+	if err := SaveEnded(ctx, tx, op); err != nil {
+		return err
+	}
+	return r.fail(ctx, tx, row, ReasonStopped, now)
+}
+
+// fail saves row failed with reason.
+func (r TaskRow[T, S]) fail(ctx context.Context, tx ports.Tx, row T, reason string, now time.Time) error {
+	status, rowReason, updatedAt := r.State(&row)
+	*status, *updatedAt = r.Failed, now
+	if rowReason != nil {
+		*rowReason = reason
+	}
+	return r.Save(ctx, tx, row)
 }
 
 // EndJob ends a job's task and operation failed with reason in a

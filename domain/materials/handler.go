@@ -51,7 +51,9 @@ func NewTransferHandler(uow ports.UnitOfWork, source ports.MaterialSource, store
 	}
 	return jobs.NewHandler(jobs.Job[model.MaterialTransferRun, model.MaterialTransfer, struct{}]{
 		Event: Task.EventType, Noun: "transfer", External: "source",
-		Begin: row.Begin, Call: h.copyAll, End: row.End,
+		// A transfer only reads from its source; stopped midway, the items
+		// it copied stay in our object store, recorded done.
+		Begin: row.Begin, Call: h.copyAll, End: row.End, Stop: row.Stop,
 	}, uow, clock, log)
 }
 

@@ -24,7 +24,8 @@ import (
 // Errors: domain.CodeNotFound if there is no such media,
 // domain.CodeInvalidState if it is not awaiting its upload (completed
 // already, by this or a concurrent request, ready or rejected) or if no
-// content was uploaded, domain.CodeUnavailable (or the store's other
+// content was uploaded, domain.CodeUploadMismatch if the stored object is
+// not the registered size, content type or SHA-256 (no job starts), domain.CodeUnavailable (or the store's other
 // errors) when the object store cannot be asked; the repositories' errors.
 func (s *Service) Complete(ctx context.Context, tx ports.Tx, p model.Principal, id uuid.UUID) (model.Media, model.Operation, error) {
 	m, err := tx.Media().Get(ctx, id)
@@ -34,10 +35,14 @@ func (s *Service) Complete(ctx context.Context, tx ports.Tx, p model.Principal, 
 	if m.Status != model.MediaAwaitingUpload {
 		return model.Media{}, model.Operation{}, domain.Errorf(domain.CodeInvalidState, "media is %s, not awaiting its upload", m.Status)
 	}
-	if _, err := s.store.Stat(ctx, m.ObjectKey); err != nil {
+	info, err := s.store.Stat(ctx, m.ObjectKey)
+	if err != nil {
 		if domain.IsCode(err, domain.CodeNotFound) {
 			return model.Media{}, model.Operation{}, domain.Errorf(domain.CodeInvalidState, "no content was uploaded: upload the content first")
 		}
+		return model.Media{}, model.Operation{}, err
+	}
+	if err := matchesRegistration(m, info); err != nil {
 		return model.Media{}, model.Operation{}, err
 	}
 
@@ -65,4 +70,22 @@ func (s *Service) Complete(ctx context.Context, tx ports.Tx, p model.Principal, 
 		return model.Media{}, model.Operation{}, err
 	}
 	return m, op, nil
+}
+
+// matchesRegistration checks the stored object against what was
+// registered: a direct upload reached the store without passing our
+// checks, so completing is where a wrong size, type or digest is refused,
+// before any job starts.
+//
+// Errors: domain.CodeUploadMismatch.
+func matchesRegistration(m model.Media, info ports.ObjectInfo) error {
+	switch {
+	case info.Size != m.SizeBytes:
+		return domain.Errorf(domain.CodeUploadMismatch, "the uploaded content is %d bytes, %d were registered", info.Size, m.SizeBytes)
+	case normalizeContentType(info.ContentType) != m.ContentType:
+		return domain.Errorf(domain.CodeUploadMismatch, "the uploaded content type is not the registered %s", m.ContentType)
+	case m.SHA256 != "" && info.SHA256 != m.SHA256:
+		return domain.Errorf(domain.CodeUploadMismatch, "the uploaded content's SHA-256 is not the registered one")
+	}
+	return nil
 }

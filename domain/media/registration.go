@@ -1,6 +1,8 @@
 package media
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"unicode/utf8"
 
@@ -27,12 +29,16 @@ type Registration struct {
 	Filename    string
 	ContentType string
 	SizeBytes   int64
+	// SHA256 is the content's hex digest; optional for uploads through
+	// the API, required for direct uploads (a store that pre-signs).
+	SHA256 string
 }
 
 // normalize trims the file name and lower-cases the content type.
 func (r Registration) normalize() Registration {
 	r.Filename = strings.TrimSpace(r.Filename)
 	r.ContentType = normalizeContentType(r.ContentType)
+	r.SHA256 = strings.ToLower(strings.TrimSpace(r.SHA256))
 	return r
 }
 
@@ -49,6 +55,8 @@ func (r Registration) validate() error {
 		return domain.Errorf(domain.CodeValidation, "content_type must be image/png or image/jpeg")
 	case r.SizeBytes < 1 || r.SizeBytes > MaxSizeBytes:
 		return domain.Errorf(domain.CodeValidation, "size_bytes must be between 1 and %d (20 MiB)", MaxSizeBytes)
+	case r.SHA256 != "" && !isHexSHA256(r.SHA256):
+		return domain.Errorf(domain.CodeValidation, "sha256 must be the content's SHA-256 as 64 hex digits")
 	}
 	return nil
 }
@@ -57,4 +65,9 @@ func (r Registration) validate() error {
 // kept, so "image/png; x=y" is not an accepted type.
 func normalizeContentType(ct string) string {
 	return strings.ToLower(strings.TrimSpace(ct))
+}
+
+func isHexSHA256(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == sha256.Size
 }

@@ -6,6 +6,8 @@ package media
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,11 +36,68 @@ var Kind = jobs.Register(Task.Kind(), NewService, NewProcessHandler)
 type Service struct {
 	jobs.Starter
 	store ports.ObjectStore
+	// signer is the store when it can pre-sign (direct uploads and
+	// downloads), nil otherwise.
+	signer ports.ObjectPresigner
+	// URLTTL is the life of the URLs signer signs.
+	URLTTL time.Duration
 }
+
+// DefaultURLTTL is the life of a pre-signed URL unless configured.
+const DefaultURLTTL = 15 * time.Minute
 
 // NewService builds the service.
 func NewService(uow ports.UnitOfWork, store ports.ObjectStore, clock ports.Clock, ids ports.IDGenerator) *Service {
-	return &Service{Starter: jobs.Starter{UOW: uow, Clock: clock, IDs: ids}, store: store}
+	signer, _ := store.(ports.ObjectPresigner)
+	return &Service{Starter: jobs.Starter{UOW: uow, Clock: clock, IDs: ids}, store: store, signer: signer, URLTTL: DefaultURLTTL}
+}
+
+// DirectUploads says whether clients upload straight to the object store
+// (with the URL of UploadURL) rather than through the API.
+func (s *Service) DirectUploads() bool { return s.signer != nil }
+
+// UploadURL signs a direct upload of m's registered content, for the
+// client that registered it. The URL is a credential: it goes into that
+// response only, never into storage, logs or errors. ok is false when the
+// store cannot sign or m no longer awaits its upload (the upload goes
+// through the API, or not at all).
+//
+// Errors: the store's (domain.CodeUnavailable when its credentials cannot
+// be had).
+func (s *Service) UploadURL(ctx context.Context, m model.Media) (ports.SignedRequest, bool, error) {
+	if s.signer == nil || m.Status != model.MediaAwaitingUpload || m.SHA256 == "" {
+		return ports.SignedRequest{}, false, nil
+	}
+	req, err := s.signer.PresignPut(ctx, m.ObjectKey, ports.ObjectInfo{Size: m.SizeBytes, ContentType: m.ContentType, SHA256: m.SHA256}, s.URLTTL)
+	return req, err == nil, err
+}
+
+// DownloadURLs signs downloads of m's original and variants, by name
+// ("original", then the variants'), for the client that reads m. Like
+// UploadURL's, they are handed out and never kept. ok is false when the
+// store cannot sign; media not yet processed have no downloads.
+//
+// Errors: the store's.
+func (s *Service) DownloadURLs(ctx context.Context, m model.Media) (map[string]ports.SignedRequest, bool, error) {
+	if s.signer == nil {
+		return nil, false, nil
+	}
+	if m.Status != model.MediaReady {
+		return nil, true, nil
+	}
+	urls := make(map[string]ports.SignedRequest, len(m.Variants)+1)
+	keys := map[string]string{"original": m.ObjectKey}
+	for _, v := range m.Variants {
+		keys[v.Name] = v.ObjectKey
+	}
+	for name, key := range keys {
+		req, err := s.signer.PresignGet(ctx, key, s.URLTTL)
+		if err != nil {
+			return nil, false, err
+		}
+		urls[name] = req
+	}
+	return urls, true, nil
 }
 
 // Register records, in the caller's transaction (the endpoint is
@@ -53,6 +112,10 @@ func (s *Service) Register(ctx context.Context, tx ports.Tx, p model.Principal, 
 	if err := r.validate(); err != nil {
 		return model.Media{}, err
 	}
+	if s.signer != nil && r.SHA256 == "" {
+		// The store checks a direct upload against the signed digest.
+		return model.Media{}, domain.Errorf(domain.CodeValidation, "sha256 is required: the content is uploaded straight to the object store, which checks it")
+	}
 	now := s.Clock.Now()
 	id := s.IDs.NewID()
 	m := model.Media{
@@ -61,6 +124,7 @@ func (s *Service) Register(ctx context.Context, tx ports.Tx, p model.Principal, 
 		Filename:    r.Filename,
 		ContentType: r.ContentType,
 		SizeBytes:   r.SizeBytes,
+		SHA256:      r.SHA256,
 		ObjectKey:   ObjectKey(p.WorkspaceID, id),
 		Status:      model.MediaAwaitingUpload,
 		CreatedAt:   now,
@@ -95,6 +159,11 @@ func (s *Service) Upload(ctx context.Context, p model.Principal, id uuid.UUID, c
 	}
 	if normalizeContentType(contentType) != m.ContentType {
 		return model.Media{}, domain.Errorf(domain.CodeValidation, "the content type is not the registered %s", m.ContentType)
+	}
+	if m.SHA256 != "" {
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != m.SHA256 {
+			return model.Media{}, domain.Errorf(domain.CodeValidation, "the content's SHA-256 is not the registered one")
+		}
 	}
 	// Stored outside any transaction: nothing is held open during the
 	// transfer. Complete checks that the object exists.

@@ -38,6 +38,9 @@ type Media struct {
 	// SizeBytes is what the client declared at registration; the worker
 	// checks the stored object against it.
 	SizeBytes int64
+	// SHA256 is the hex digest the client declared at registration, if
+	// any: a direct upload is signed for it and completing checks it.
+	SHA256    string
 	ObjectKey string
 	Status    MediaStatus
 	// Variants are the derived files, by name ("thumbnail", "medium").

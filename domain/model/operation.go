@@ -14,7 +14,17 @@ const (
 	OperationRunning   OperationStatus = "running"
 	OperationSucceeded OperationStatus = "succeeded"
 	OperationFailed    OperationStatus = "failed"
+	// OperationCancelled: a user cancelled the operation before its job
+	// called the external system, or its job stopped at a cancel
+	// request; its job never runs (again).
+	OperationCancelled OperationStatus = "cancelled"
 )
+
+// OperationStatuses are the states an operation can be in, in the order
+// an operation goes through them.
+var OperationStatuses = []OperationStatus{
+	OperationPending, OperationRunning, OperationSucceeded, OperationFailed, OperationCancelled,
+}
 
 // Operation is the user-visible record of one piece of asynchronous work. It
 // is the truth a client polls; the outbox is only how the work gets delivered.
@@ -28,8 +38,12 @@ type Operation struct {
 	// Error is a sanitized, client-safe failure reason; empty unless failed.
 	Error     string
 	CreatedBy uuid.UUID
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// CancelRequestedAt is when a user asked to cancel the operation while
+	// its job was running (zero: never). The job stops where its kind can;
+	// otherwise the operation ends with what the external system did.
+	CancelRequestedAt time.Time
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 	// Delivery is how the event that carries the operation's job is
 	// getting on, when it is still kept. It is read from the outbox, not
 	// stored with the operation: repositories ignore it.
@@ -73,10 +87,20 @@ func (op *Operation) Fail(reason string, now time.Time) {
 	op.Status, op.Error, op.UpdatedAt = OperationFailed, reason, now
 }
 
-// Finished reports whether the operation ended, succeeded or failed, so
-// nothing more is to be done for it.
+// Cancel ends the operation cancelled: its job did not call the external
+// system, and never will.
+func (op *Operation) Cancel(now time.Time) {
+	op.Status, op.Error, op.UpdatedAt = OperationCancelled, "", now
+}
+
+// CancelRequested reports whether a user asked to cancel the operation
+// while its job ran.
+func (op *Operation) CancelRequested() bool { return !op.CancelRequestedAt.IsZero() }
+
+// Finished reports whether the operation ended, succeeded, failed or
+// cancelled, so nothing more is to be done for it.
 func (op *Operation) Finished() bool {
-	return op.Status == OperationSucceeded || op.Status == OperationFailed
+	return op.Status == OperationSucceeded || op.Status == OperationFailed || op.Status == OperationCancelled
 }
 
 // Reopen puts a failed operation back to pending: an operator re-drove

@@ -17,4 +17,8 @@ const (
 	// ExpiringOperations are succeeded or failed operations that no
 	// undelivered or dead-lettered event refers to.
 	ExpiringOperations Expiring = "operations"
+	// ExpiringMediaUploads are media still awaiting their upload long
+	// after registration (domain/media's UploadExpirer). Only discovered
+	// through ports.Retention: their clean-up also deletes objects.
+	ExpiringMediaUploads Expiring = "media_uploads"
 )

@@ -2,6 +2,7 @@ package operations
 
 import (
 	"context"
+	"slices"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
@@ -13,13 +14,11 @@ import (
 // (status, kind), newest first, each with its delivery, paged as every
 // list is (pagination.List: limit, starting_after, has_more).
 //
-// Errors: CodeValidation for a status that is not pending, running,
-// succeeded or failed, or a limit out of bounds.
+// Errors: CodeValidation for a status that is not one of
+// model.OperationStatuses, or a limit out of bounds.
 func (s *Service) List(ctx context.Context, p model.Principal, q ports.ListQuery) (pagination.Page[model.Operation], error) {
-	switch model.OperationStatus(q.Status) {
-	case "", model.OperationPending, model.OperationRunning, model.OperationSucceeded, model.OperationFailed:
-	default:
-		return pagination.Page[model.Operation]{}, domain.Errorf(domain.CodeValidation, "status must be one of pending, running, succeeded, failed")
+	if q.Status != "" && !slices.Contains(model.OperationStatuses, model.OperationStatus(q.Status)) {
+		return pagination.Page[model.Operation]{}, domain.Errorf(domain.CodeValidation, "status must be one of pending, running, succeeded, failed, cancelled")
 	}
 	return pagination.List(ctx, pagination.NewService(s.uow), p, q, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Operation, error) {
 		return func(ctx context.Context, q ports.ListQuery) ([]model.Operation, error) {

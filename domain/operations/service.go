@@ -3,6 +3,7 @@ package operations
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -12,10 +13,18 @@ import (
 
 // Service reads operations.
 type Service struct {
-	uow ports.UnitOfWork
+	uow     ports.UnitOfWork
+	waiters *Waiters
 }
 
 func NewService(uow ports.UnitOfWork) *Service { return &Service{uow: uow} }
+
+// WithWaiters lets reads wait for an operation's end (Wait); without them
+// Wait reads at once.
+func (s *Service) WithWaiters(w *Waiters) *Service {
+	s.waiters = w
+	return s
+}
 
 // Get reads one operation of the caller's workspace, with its delivery;
 // CodeNotFound otherwise.
@@ -33,6 +42,57 @@ func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (mod
 		return err
 	})
 	return op, err
+}
+
+// Wait reads one operation as Get does, but first waits, up to wait (at
+// most MaxWait), for it to end: it answers as soon as the operation is
+// finished, or with its state when the wait is over, the caller went away
+// or the waiters were stopped. It holds no database connection while it
+// waits. CodeTooManyWaiters when this process or the workspace has as many
+// reads waiting as it may.
+//
+// The waiter is registered before the first read, so an end committed
+// between that read and the wait still wakes it.
+func (s *Service) Wait(ctx context.Context, p model.Principal, id uuid.UUID, wait time.Duration) (model.Operation, error) {
+	if wait <= 0 || s.waiters == nil {
+		return s.Get(ctx, p, id)
+	}
+	one, err := s.waiters.add(p.WorkspaceID, id)
+	if err != nil || one == nil {
+		if err != nil {
+			return model.Operation{}, err
+		}
+		return s.Get(ctx, p, id)
+	}
+	defer s.waiters.remove(one)
+	timer := time.NewTimer(min(wait, MaxWait))
+	defer timer.Stop()
+	for {
+		op, err := s.Get(ctx, p, id)
+		if err != nil || op.Finished() || s.waiters.isStopped() {
+			return op, err
+		}
+		if woken := s.park(ctx, one, timer); !woken {
+			if ctx.Err() != nil {
+				return op, nil
+			}
+			return s.Get(ctx, p, id)
+		}
+	}
+}
+
+// park waits for one's wake-up (true), the timer or ctx's end (false).
+func (s *Service) park(ctx context.Context, one *waiter, timer *time.Timer) bool {
+	s.waiters.park(1)
+	defer s.waiters.park(-1)
+	select {
+	case <-one.wake: // read again: it may have ended
+		return true
+	case <-timer.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // withDelivery sets the Delivery of each of ops whose event is still kept.

@@ -26,6 +26,8 @@ func OperationEnded(ctx context.Context, tx ports.Tx, op model.Operation) error 
 		eventType = model.WebhookOperationSucceeded
 	case model.OperationFailed:
 		eventType = model.WebhookOperationFailed
+	case model.OperationCancelled:
+		eventType = model.WebhookOperationCancelled
 	default:
 		return nil
 	}

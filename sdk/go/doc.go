@@ -5,8 +5,9 @@
 // (released with tags sdk/go/vX.Y.Z). client.gen.go is generated from
 // openapi/openapi-3.0.yaml by oapi-codegen (`make sdk`; `make
 // openapi-check` fails if it is stale), internal/params encodes its
-// parameters, and idempotent.go is the one thing written by hand: safe
-// retries of idempotent calls.
+// parameters, and two files are written by hand: idempotent.go, safe
+// retries of idempotent calls, and wait.go, WaitForOperation, which reads
+// an operation with ?wait= until it ends.
 //
 //	c, _ := once.NewClient(baseURL, once.WithRequestEditorFn(bearer(token)))
 //	res, err := once.Idempotent(ctx, once.RetryPolicy{},

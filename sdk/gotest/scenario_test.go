@@ -9,7 +9,6 @@ package gotest
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -38,11 +37,7 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 	s := apitest.Start(t, cfg, nil)
 	ctx := t.Context()
 
-	c, err := once.NewClientWithResponses(s.URL, once.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
-		req.Header.Set("Authorization", "Bearer "+s.Token)
-		return nil
-	}))
-	require.NoError(t, err)
+	c := adminClient(t, s)
 
 	// Every operation the scenario starts; all must end succeeded.
 	var started []uuid.UUID
@@ -250,22 +245,18 @@ func TestGeneratedClientDrivesAWholeScenario(t *testing.T) {
 	assert.False(t, listRes.JSON200.HasMore, "one page")
 }
 
-// waitOperation polls getOperation until the operation succeeded; a failed
-// one fails the test at once.
+// waitOperation waits for the operation's end with the SDK's helper
+// (getOperation with ?wait=) and requires it succeeded.
 func waitOperation(t *testing.T, c *once.ClientWithResponses, id uuid.UUID, what string) once.Operation {
 	t.Helper()
-	var op once.Operation
-	poll(t, fmt.Sprintf("%s (operation %s) succeeded", what, id), func() (bool, string) {
-		r, err := c.GetOperationWithResponse(t.Context(), id)
-		require.NoError(t, err)
-		require.NotNil(t, r.JSON200, "getOperation: %d %s", r.StatusCode(), r.Body)
-		op = *r.JSON200
-		if op.Status == once.OperationStatusFailed {
-			t.Fatalf("%s: operation %s (%s) failed: %s", what, id, op.Kind, deref(op.Error))
-		}
-		return op.Status == once.OperationStatusSucceeded, string(op.Status)
-	})
-	return op
+	ctx, cancel := context.WithTimeout(t.Context(), pollTimeout)
+	defer cancel()
+	op, err := once.WaitForOperation(ctx, c, id)
+	require.NoError(t, err, "%s (operation %s): last state %+v", what, id, op)
+	if op.Status == once.OperationStatusFailed {
+		t.Fatalf("%s: operation %s (%s) failed: %s", what, id, op.Kind, deref(op.Error))
+	}
+	return *op
 }
 
 // poll calls check until it reports done or pollTimeout passes; check also

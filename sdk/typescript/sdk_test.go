@@ -4,15 +4,18 @@
 package typescript
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/faultproxy"
 )
@@ -38,8 +41,30 @@ func TestTypeScriptSDK(t *testing.T) {
 	limitedCfg.RateLimit = "1/s:1"
 	clock := apitest.NewManualClock()
 	limited := apitest.Start(t, limitedCfg, nil, apitest.WithClock(clock))
+	// Operations the waiting tests start and end on s, by id.
+	var opsMu sync.Mutex
+	ops := map[string]model.Operation{}
 	fault := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/operations":
+			op := s.PendingOperation(t)
+			opsMu.Lock()
+			ops[op.ID.String()] = op
+			opsMu.Unlock()
+			_, _ = io.WriteString(w, op.ID.String())
+			return
+		case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/operations/") && strings.HasSuffix(r.URL.Path, "/succeed"):
+			opsMu.Lock()
+			op, ok := ops[strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/operations/"), "/succeed")]
+			opsMu.Unlock()
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			s.SucceedOperation(t, op)
+		case r.Method == http.MethodGet && r.URL.Path == "/waiting":
+			_, _ = io.WriteString(w, strconv.Itoa(s.Waiters.Waiting()))
+			return
 		case r.Method == http.MethodPost && r.URL.Path == "/cut":
 			proxy.CutNextResponses(1)
 		case r.Method == http.MethodPost && r.URL.Path == "/clock":
@@ -78,6 +103,8 @@ func TestTypeScriptSDK(t *testing.T) {
 		"waits out a 429's Retry-After",
 		"gives up at maxElapsedMs with the last 429",
 		"gives up when its signal times out, with the last 429",
+		"waitForOperation returns when the operation ends",
+		"waitForOperation throws at its deadline with the last state",
 	} {
 		if !strings.Contains(string(out), " - "+name) {
 			t.Fatalf("npm test did not run %q against a server:\n%s", name, out)

@@ -24,6 +24,7 @@ import (
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/simulator/platformsim"
 	"github.com/oncehq/once/app"
+	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
@@ -54,6 +55,8 @@ type Server struct {
 	Issuer *jwtauth.Issuer
 	WS     *workspaces.Service
 	UoW    ports.UnitOfWork
+	// Waiters are the reads of this server waiting for an operation's end.
+	Waiters *operations.Waiters
 	// Sim is the simulated platform the workers call; nil without workers.
 	Sim *platformsim.Sim
 	// Resolver answers the service's host lookups (material source URLs)
@@ -144,7 +147,7 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	}
 	fxApp := fx.New(append([]fx.Option{app.Base(cfg, log), app.LimitsModule, app.Background(cfg),
 		fx.Decorate(func(ports.HostResolver) ports.HostResolver { return s.Resolver }),
-		fx.Populate(&deps, &tracing, &metrics, &ops, &s.Issuer, &s.WS, &s.UoW), fx.Invoke(optional)}, opts...)...)
+		fx.Populate(&deps, &tracing, &metrics, &ops, &s.Issuer, &s.WS, &s.UoW, &s.Waiters), fx.Invoke(optional)}, opts...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := fxApp.Start(ctx); err != nil {

@@ -71,6 +71,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Concurrency", testConcurrency},
 		{"OperationList", testOperationList},
 		{"OperationOutcomes", testOperationOutcomes},
+		{"OperationCancel", testOperationCancel},
 		{"Products", testProducts},
 		{"LiveKeys", testLiveKeys},
 		{"Kinds", testKinds},

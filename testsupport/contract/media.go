@@ -21,6 +21,7 @@ var mediaTable = table[model.Media]{
 	row:  func(_ *testing.T, _ Harness, ws uuid.UUID) model.Media { return newMedia(ws) },
 	full: func(m *model.Media) {
 		m.Status, m.Reason = model.MediaReady, "a reason"
+		m.SHA256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 		m.Variants = []model.MediaVariant{{Name: "thumbnail", ObjectKey: "t/1", SizeBytes: 10}, {Name: "medium", ObjectKey: "m/1", SizeBytes: 100}}
 	},
 	stored: func(m model.Media) model.Media {
@@ -37,6 +38,7 @@ var mediaTable = table[model.Media]{
 	},
 	immutable: func(m *model.Media) {
 		m.Filename, m.ContentType, m.SizeBytes, m.ObjectKey = "other.png", "image/jpeg", 1, "other"
+		m.SHA256 = "0000000000000000000000000000000000000000000000000000000000000000"
 		m.CreatedAt = m.CreatedAt.Add(-time.Hour)
 	},
 }
@@ -120,6 +122,36 @@ func testMedia(t *testing.T, h Harness) {
 		require.Equal(t, model.MediaRejected, got.Status)
 	})
 
+	t.Run("awaiting upload since: only the workspace's media awaiting their upload, registered before, oldest first, bounded", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		base := writeTime().Add(-time.Hour)
+		at := func(m model.Media, d time.Duration) model.Media {
+			m.CreatedAt, m.UpdatedAt = base.Add(d), base.Add(d)
+			require.NoError(t, mediaTable.create(t, h, m))
+			return m
+		}
+		second := at(newMedia(ws), 2*time.Minute)
+		first := at(newMedia(ws), time.Minute)
+		completed := newMedia(ws)
+		completed.Status = model.MediaProcessing
+		at(completed, 0)
+		at(newMedia(ws), 10*time.Minute) // too young
+		at(newMedia(other), 0)           // another workspace's
+		var got []model.Media
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			var err error
+			got, err = tx.Media().AwaitingUploadSince(ctx, base.Add(5*time.Minute), 10)
+			return err
+		})
+		require.Equal(t, []uuid.UUID{first.ID, second.ID}, mediaIDs(got))
+		inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			var err error
+			got, err = tx.Media().AwaitingUploadSince(ctx, base.Add(5*time.Minute), 1)
+			return err
+		})
+		require.Equal(t, []uuid.UUID{first.ID}, mediaIDs(got))
+	})
+
 	t.Run("transition of missing media or of another workspace's is not found", func(t *testing.T) {
 		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
 		err := transact(t, h, wsA, func(ctx context.Context, tx ports.Tx) error {
@@ -162,3 +194,11 @@ var _ = registerKind("media", kindContract{
 	table: mediaTable.check, own: testMedia,
 	list: listing(byStatus(mediaTable, func(m *model.Media) *model.MediaStatus { return &m.Status }, model.MediaReady, model.MediaAwaitingUpload)),
 })
+
+func mediaIDs(ms []model.Media) []uuid.UUID {
+	ids := make([]uuid.UUID, 0, len(ms))
+	for _, m := range ms {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}

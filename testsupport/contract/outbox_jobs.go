@@ -50,6 +50,56 @@ func testOutboxJobs(t *testing.T, h Harness) {
 		require.Equal(t, model.OutboxPending, got.Status)
 	})
 
+	t.Run("Withdraw retires a waiting or dead-lettered event, never one in flight", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		withdraw := func(id uuid.UUID) bool {
+			return mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (bool, error) {
+				return tx.Outbox().Withdraw(ctx, id, "cancelled", at)
+			})
+		}
+		requireWithdrawn := func(id uuid.UUID) {
+			t.Helper()
+			got := mustGetEvent(t, h, ws, id)
+			require.Equal(t, model.OutboxDispatched, got.Status)
+			require.Equal(t, "cancelled", got.LastError)
+			require.Empty(t, got.LockedBy)
+		}
+
+		waiting := newEvent(t, ws, at)
+		appendEvents(t, h, ws, waiting)
+		require.True(t, withdraw(waiting.ID))
+		requireWithdrawn(waiting.ID)
+		require.Empty(t, claimDue(t, h, ws, "d1", at.Add(time.Hour), 10), "a withdrawn event is never claimed")
+		require.False(t, withdraw(waiting.ID), "twice: nothing more to do")
+
+		parked := claimedEvent(t, h, ws, "d1", at)
+		require.Equal(t, 1, markDispatched(t, h, ws, "d1", at, parked.ID))
+		require.True(t, deferEvent(t, h, ws, parked.ID, at.Add(time.Hour), 1, model.JobWait("shopify/shop-1 is down")))
+		require.True(t, withdraw(parked.ID), "a worker's wait is waiting too")
+		requireWithdrawn(parked.ID)
+
+		dead := newEvent(t, ws, at)
+		appendEvents(t, h, ws, dead)
+		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			_, err := tx.Outbox().DeadLetterJob(ctx, dead.ID, "gave up")
+			return err
+		})
+		require.True(t, withdraw(dead.ID))
+		requireWithdrawn(dead.ID)
+
+		dispatching := claimedEvent(t, h, ws, "d2", at)
+		require.False(t, withdraw(dispatching.ID), "in flight: its job finds the operation cancelled")
+		require.Equal(t, model.OutboxDispatching, mustGetEvent(t, h, ws, dispatching.ID).Status)
+		require.Equal(t, 1, markDispatched(t, h, ws, "d2", at, dispatching.ID))
+		require.False(t, withdraw(dispatching.ID), "dispatched: already handed to the workers")
+
+		require.False(t, withdraw(uuid.New()))
+		foreign := newEvent(t, other, at)
+		appendEvents(t, h, other, foreign)
+		require.False(t, withdraw(foreign.ID), "another workspace's event is not seen")
+		require.Equal(t, model.OutboxPending, mustGetEvent(t, h, other, foreign.ID).Status)
+	})
+
 	t.Run("ForOperations finds each operation's event by its payload and resource", func(t *testing.T) {
 		e1, e2, foreign := newEvent(t, ws, at), newEvent(t, ws, at), newEvent(t, other, at)
 		appendEvents(t, h, ws, e1, e2)

@@ -122,7 +122,7 @@ func testOutboxWaits(t *testing.T, h Harness) {
 		foreign := parkedFor(other, at.Add(10*time.Minute), long)
 
 		woken := mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
-			return tx.Outbox().Wake(ctx, long, at)
+			return tx.Outbox().Wake(ctx, long, at, 0)
 		})
 		require.Equal(t, 2, woken)
 		require.WithinDuration(t, at.Add(-time.Second), mustGetEvent(t, h, ws, due).NextAttemptAt, time.Millisecond,
@@ -131,6 +131,23 @@ func testOutboxWaits(t *testing.T, h Harness) {
 			"the woken events are due at once, in the order they were due")
 		requireParked(t, mustGetEvent(t, h, ws, paced), at.Add(10*time.Minute), 0, reason)
 		requireParked(t, mustGetEvent(t, h, other, foreign), at.Add(10*time.Minute), 0, long)
+	})
+
+	t.Run("wake spreads the woken events every apart", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		long := model.JobWait("waiting for amazon: breaker_open")
+		var ids []uuid.UUID
+		for i := range 3 {
+			e := claimedEvent(t, h, ws, "d1", at)
+			require.True(t, deferEvent(t, h, ws, e.ID, at.Add(time.Hour+time.Duration(i)*time.Minute), 0, long))
+			ids = append(ids, e.ID)
+		}
+		require.Equal(t, 3, mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
+			return tx.Outbox().Wake(ctx, long, at, time.Second)
+		}))
+		for i, id := range ids {
+			require.WithinDuration(t, at.Add(time.Duration(i)*time.Second), mustGetEvent(t, h, ws, id).NextAttemptAt, time.Millisecond)
+		}
 	})
 
 	t.Run("negative job attempts are refused", func(t *testing.T) {

@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore func(t *testing.T) ports.ObjectStore) {
 	t.Run("InvalidKeys", func(t *testing.T) { testInvalidKeys(t, newStore(t)) })
 	t.Run("EmptyObjectAndDefaultContentType", func(t *testing.T) { testEmptyObject(t, newStore(t)) })
 	t.Run("StoredBytesAreNotAliased", func(t *testing.T) { testNotAliased(t, newStore(t)) })
+	t.Run("Delete", func(t *testing.T) { testDelete(t, newStore(t)) })
 }
 
 func digest(data []byte) string {
@@ -156,6 +157,7 @@ func testInvalidKeys(t *testing.T, s ports.ObjectStore) {
 			assert.Equal(t, domain.CodeValidation, domain.ErrorCode(err), "PutIfAbsent: %v", err)
 			_, _, err = s.Get(ctx, key)
 			assert.Equal(t, domain.CodeValidation, domain.ErrorCode(err), "Get: %v", err)
+			assert.Equal(t, domain.CodeValidation, domain.ErrorCode(s.Delete(ctx, key)), "Delete")
 			_, err = s.Stat(ctx, key)
 			assert.Equal(t, domain.CodeValidation, domain.ErrorCode(err), "Stat: %v", err)
 			var de *domain.Error
@@ -186,4 +188,26 @@ func testNotAliased(t *testing.T, s ports.ObjectStore) {
 	again, _, err := s.Get(ctx, "alias/object")
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(again, []byte("original")), "changing a returned slice changes nothing stored")
+}
+
+func testDelete(t *testing.T, s ports.ObjectStore) {
+	ctx := context.Background()
+	require.NoError(t, s.Put(ctx, "del/one", []byte("one"), "image/png"))
+	require.NoError(t, s.Put(ctx, "del/two", []byte("two"), "image/png"))
+	require.NoError(t, s.Delete(ctx, "del/one"))
+	_, err := s.Stat(ctx, "del/one")
+	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "deleted: %v", err)
+	_, _, err = s.Get(ctx, "del/one")
+	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "deleted: %v", err)
+	requireObject(t, s, "del/two", []byte("two"), "image/png")
+
+	require.NoError(t, s.Delete(ctx, "del/one"), "deleting again is no error")
+	require.NoError(t, s.Delete(ctx, "never/stored"), "deleting what never was is no error")
+	require.NoError(t, s.Delete(ctx, "del"), "a prefix of objects is no object: nothing to delete")
+	requireObject(t, s, "del/two", []byte("two"), "image/png")
+
+	created, err := s.PutIfAbsent(ctx, "del/one", []byte("again"), "image/jpeg")
+	require.NoError(t, err)
+	assert.True(t, created, "a deleted key is free again")
+	requireObject(t, s, "del/one", []byte("again"), "image/jpeg")
 }

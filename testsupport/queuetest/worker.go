@@ -176,7 +176,7 @@ func (p *parked) Defer(_ context.Context, msg ports.Message, until time.Time, at
 	return nil
 }
 
-func (p *parked) Wake(_ context.Context, workspace uuid.UUID, reason string) (int, error) {
+func (p *parked) Wake(_ context.Context, workspace uuid.UUID, reason string, _, _ time.Duration) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := 0

@@ -199,6 +199,32 @@ func (s *Store) Stat(ctx context.Context, key string) (ports.ObjectInfo, error) 
 	return ports.ObjectInfo{Key: key, Size: n, ContentType: objectstore.DefaultContentType, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
+// Delete removes the object and its sidecar; an absent object is no
+// error. Directories left empty stay: they are cheap, and removing them
+// would race with a concurrent write below them.
+//
+// Errors: domain.CodeValidation for an invalid key, domain.CodeUnavailable
+// when the file system fails, or the context's error.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	final, meta, err := s.paths(ctx, key)
+	if err != nil {
+		return err
+	}
+	mu := s.lock(key)
+	mu.Lock()
+	defer mu.Unlock()
+	if fi, err := os.Lstat(final); err == nil && !fi.Mode().IsRegular() {
+		return nil // a directory of other objects' keys, not an object
+	}
+	// The object first: a sidecar without its object is ignored by reads.
+	for _, name := range []string{final, meta} {
+		if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return unavailable(err, "object cannot be deleted")
+		}
+	}
+	return nil
+}
+
 // paths validates key and returns the object's and the sidecar's paths.
 func (s *Store) paths(ctx context.Context, key string) (final, meta string, err error) {
 	if err := ctx.Err(); err != nil {

@@ -24,6 +24,7 @@ const (
 	OpPutIfAbsent Op = "PutIfAbsent"
 	OpGet         Op = "Get"
 	OpStat        Op = "Stat"
+	OpDelete      Op = "Delete"
 )
 
 // Store is an object store in a map. The zero value is not usable; call New.
@@ -107,6 +108,20 @@ func (s *Store) Stat(ctx context.Context, key string) (ports.ObjectInfo, error) 
 		return ports.ObjectInfo{}, notFound()
 	}
 	return o.info, nil
+}
+
+// Delete removes the object; an absent one is no error.
+//
+// Errors: domain.CodeValidation for an invalid key, or what an injected
+// failure returns.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	if err := s.check(ctx, OpDelete, key); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.objects, key)
+	return nil
 }
 
 // Writes counts the writes that stored bytes under key: every Put, and

@@ -87,4 +87,6 @@ func (g noGiveUps) Defer(_ context.Context, msg ports.Message, _ time.Time, _ in
 	return nil
 }
 
-func (g noGiveUps) Wake(context.Context, uuid.UUID, string) (int, error) { return 0, nil }
+func (g noGiveUps) Wake(context.Context, uuid.UUID, string, time.Duration, time.Duration) (int, error) {
+	return 0, nil
+}

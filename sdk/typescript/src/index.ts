@@ -1,12 +1,14 @@
 // The TypeScript client of the once API: `schema.d.ts` is generated from the
 // committed spec by openapi-typescript (`npm run generate`; `make
 // openapi-check` fails if it is stale), requests go through openapi-fetch,
-// and `idempotent` is the one thing written by hand: safe retries.
+// and two helpers are written by hand: `idempotent`, safe retries, and
+// `waitForOperation`, which reads an operation with `?wait=` until it ends.
 import createClient, { type Client, type ClientOptions, mergeHeaders } from "openapi-fetch";
 import type { components, paths } from "./schema.js";
 
 export type { components, paths };
 export type Problem = components["schemas"]["Problem"];
+export type Operation = components["schemas"]["Operation"];
 
 /**
  * A typed client for the API at baseUrl, authenticated with a bearer token.
@@ -125,6 +127,75 @@ export async function idempotent<R extends Result>(
         return result; // the caller's deadline, as above
       }
       throw err;
+    }
+  }
+}
+
+/** The longest wait the server takes (longer ones are cut to it). */
+const MAX_OPERATION_WAIT_MS = 25_000;
+
+/** Bounds `waitForOperation`; every field has a default. */
+export interface WaitOptions {
+  /**
+   * Deadline of the whole wait (default: none, as long as the operation
+   * runs). Past it, `waitForOperation` throws an `OperationWaitTimeout`.
+   */
+  timeoutMs?: number;
+  /** Cancels the wait: it throws the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** The deadline passed before the operation ended. */
+export class OperationWaitTimeout extends Error {
+  override name = "OperationWaitTimeout";
+  /** The last state read, if any. */
+  readonly operation: Operation | undefined;
+  constructor(id: string, operation: Operation | undefined) {
+    super(`once: operation ${id} still ${operation?.status ?? "unread"} at the deadline`);
+    this.operation = operation;
+  }
+}
+
+/**
+ * Reads the operation `id` until it is `succeeded`, `failed` or `cancelled`
+ * and returns it. Each read asks the server to wait
+ * (`GET /v1/operations/{id}?wait=`) up to 25 s or the time left, so the
+ * answer comes as soon as the operation ends, whichever server the request reaches; a read answered before the
+ * end (its wait was over) is followed by the next. Network errors, 5xx and
+ * `429` (over the server's cap on waiting reads) are retried as
+ * `idempotent` retries them, after `Retry-After`. Any other answer than 200
+ * (404 for an unknown id) throws an Error that names its status.
+ */
+export async function waitForOperation(
+  client: Client<paths>,
+  id: string,
+  options: WaitOptions = {},
+): Promise<Operation> {
+  const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+  let last: Operation | undefined;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      throw new OperationWaitTimeout(id, last);
+    }
+    // Leave the answer a tenth of the time left (up to a second) to arrive
+    // before the deadline.
+    const waitMs = Math.max(1, Math.floor(Math.min(MAX_OPERATION_WAIT_MS, left - Math.min(left / 10, 1_000))));
+    const res = await idempotent(
+      () =>
+        client.GET("/v1/operations/{id}", {
+          params: { path: { id }, query: { wait: `${waitMs}ms` } },
+          signal: options.signal,
+        }),
+      { maxElapsedMs: Number.isFinite(left) ? left : waitMs + 60_000, signal: options.signal },
+    );
+    if (res.response.status !== 200 || res.data === undefined) {
+      throw new Error(`once: getOperation ${id}: ${res.response.status} ${JSON.stringify(res.error)}`);
+    }
+    last = res.data;
+    if (last.status === "succeeded" || last.status === "failed" || last.status === "cancelled") {
+      return last;
     }
   }
 }

@@ -248,11 +248,33 @@ export interface paths {
         };
         /**
          * Read an operation
-         * @description Poll this to follow asynchronous work from pending to running to succeeded or failed. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
+         * @description Follow asynchronous work from pending to running to succeeded, failed or cancelled: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
          */
         get: operations["getOperation"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operations/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an operation
+         * @description A pending operation (its job not started) ends cancelled at once: its job never calls the external system, and its waiting retries and redelivered messages do nothing. A running one records cancel_requested_at and stays running: its job stops before it calls the external system again, ending cancelled, and otherwise ends with what the external system did (succeeded or failed, recorded truthfully). Cancelling a cancelled operation answers the same; a succeeded or failed one is 409 OPERATION_FINISHED.
+         *
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         */
+        post: operations["cancelOperation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -874,6 +896,18 @@ export interface components {
             has_more: boolean;
             items: components["schemas"]["DeadLetter"][];
         };
+        Download: {
+            /**
+             * Format: date-time
+             * @example 2026-03-14T09:41:53Z
+             */
+            expires_at: string;
+            /**
+             * @description A pre-signed GET of the object store; a credential until expires_at
+             * @example https://media.s3.example/media/0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90/thumbnail
+             */
+            url: string;
+        };
         ErrorDetail: {
             /**
              * @description Where the error occurred, e.g. 'body.items[3].tags' or 'path.thing-id'
@@ -1016,6 +1050,18 @@ export interface components {
              * @example 2026-03-14T09:26:53Z
              */
             created_at: string;
+            /**
+             * @description getMedia only, with an S3 store, once ready: pre-signed downloads of the original and each variant, by name (original, thumbnail, medium)
+             * @example {
+             *       "thumbnail": {
+             *         "expires_at": "2026-03-14T09:41:53Z",
+             *         "url": "https://media.s3.example/media/0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90/thumbnail"
+             *       }
+             *     }
+             */
+            downloads?: {
+                [key: string]: components["schemas"]["Download"];
+            };
             /** @example linen-shirt-front.png */
             filename: string;
             /**
@@ -1043,6 +1089,8 @@ export interface components {
              * @example 2026-03-14T09:26:55Z
              */
             updated_at: string;
+            /** @description getMedia only, with an S3 store, while awaiting the upload: a fresh pre-signed upload */
+            upload?: components["schemas"]["UploadTarget"];
             variants: components["schemas"]["MediaVariant"][];
         };
         MediaCompleted: {
@@ -1093,6 +1141,12 @@ export interface components {
         Operation: {
             /**
              * Format: date-time
+             * @description When a cancel was asked for while the job ran: it stops where its kind can, otherwise the operation ends with what the external system did
+             * @example 2026-03-14T09:27:01Z
+             */
+            cancel_requested_at?: string;
+            /**
+             * Format: date-time
              * @example 2026-03-14T09:26:53Z
              */
             created_at: string;
@@ -1121,7 +1175,7 @@ export interface components {
              * @example succeeded
              * @enum {string}
              */
-            status: "pending" | "running" | "succeeded" | "failed";
+            status: "pending" | "running" | "succeeded" | "failed" | "cancelled";
             /**
              * Format: date-time
              * @example 2026-03-14T09:26:55Z
@@ -1359,6 +1413,11 @@ export interface components {
             /** @example linen-shirt-front.png */
             filename: string;
             /**
+             * @description The file's SHA-256, hex. Required when the service stores media in S3 (uploads go straight to the store, which checks it); optional otherwise, and then checked on upload.
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
+            sha256?: string;
+            /**
              * Format: int64
              * @description The exact size of the file to upload
              * @example 482113
@@ -1469,9 +1528,29 @@ export interface components {
             url?: string;
         };
         UploadTarget: {
+            /**
+             * Format: date-time
+             * @description When a pre-signed URL stops working; register again with the same Idempotency-Key, or read the media, for a new one
+             * @example 2026-03-14T09:41:53Z
+             */
+            expires_at?: string;
+            /**
+             * @description Headers to send exactly as given (pre-signed uploads: Content-Type, Content-Length and x-amz-checksum-sha256)
+             * @example {
+             *       "Content-Length": "482113",
+             *       "Content-Type": "image/png",
+             *       "x-amz-checksum-sha256": "n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg="
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
             /** @example PUT */
             method: string;
-            /** @example /v1/media/0b7c.../content */
+            /**
+             * @description Where to send the bytes: this API's upload route, or a pre-signed URL of the object store (a credential: keep it to yourself; it expires at expires_at). A repeated registration with the same Idempotency-Key answers a fresh URL.
+             * @example /v1/media/0b7c.../content
+             */
             url: string;
         };
         WebhookDelivery: {
@@ -3193,7 +3272,7 @@ export interface operations {
                  * @description Only operations in this state
                  * @example succeeded
                  */
-                status?: "pending" | "running" | "succeeded" | "failed";
+                status?: "pending" | "running" | "succeeded" | "failed" | "cancelled";
                 /** @description Only operations of this kind */
                 kind?: string;
                 /**
@@ -3280,7 +3359,10 @@ export interface operations {
     };
     getOperation: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Wait up to this long for the operation to end before answering: seconds (25 or 25s) or milliseconds (500ms), at most 25s (longer waits are cut to 25s). The answer comes as soon as the operation is succeeded, failed or cancelled, or with its current state when the wait is over; ask again while it is pending or running. Absent or 0: answer at once. Over the server's cap on waiting reads: 429 TOO_MANY_WAITERS */
+                wait?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -3324,6 +3406,124 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cancelOperation: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A UUID the client generates once per logical operation and sends again on every retry of it. Accepted bare or as a quoted string ("..."). A retry with the same key and request gets the original response with Idempotent-Replayed: true. */
+                "Idempotency-Key": string;
+            };
+            path: {
+                /**
+                 * @description The operation id
+                 * @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Idempotent-Replayed"?: "true";
+                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying with the same Idempotency-Key; sent with IDEMPOTENCY_REQUEST_IN_PROGRESS. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,0 +1,146 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"image"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/adapters/httpapi"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/pgtest"
+	"github.com/oncehq/once/testsupport/s3test"
+	"github.com/oncehq/once/testsupport/testkit"
+)
+
+// With media in S3, registering answers a pre-signed PUT (a replay of the
+// registration a freshly signed one, while the saved response keeps the
+// API route), curl uploads to it without a byte through the service,
+// complete starts the processing, the worker derives the variants from
+// the store, a read answers pre-signed downloads of the original and each
+// variant, and no signed URL or store key is left in the database or the
+// logs (the server's secret scan at the end).
+func TestDirectUploadOnS3(t *testing.T) {
+	srv := s3test.Start(t)
+	db := pgtest.New(t)
+	cfg := apitest.Config(db.AppDSN)
+	apitest.UseS3(t, &cfg, srv)
+	cfg.Dispatcher, cfg.Worker = true, true
+	cfg.DispatchPollInterval = 20 * time.Millisecond
+	s := apitest.Start(t, cfg, db)
+
+	data := testkit.PNG(t, 300, 200)
+	sum := sha256.Sum256(data)
+	body := map[string]any{"filename": "mug.png", "content_type": "image/png", "size_bytes": len(data), "sha256": hex.EncodeToString(sum[:])}
+	key := map[string]string{"Idempotency-Key": uuid.NewString()}
+	res := s.Do(t, http.MethodPost, "/v1/media", body, key)
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	var registered httpapi.MediaRegistered
+	res.JSON(t, &registered)
+	up := registered.Upload
+	require.True(t, strings.HasPrefix(up.URL, srv.Endpoint+"/"), "a URL of the store: %s", up.URL)
+	assert.Contains(t, up.URL, "X-Amz-Signature=")
+	require.NotNil(t, up.ExpiresAt)
+	assert.Equal(t, "image/png", up.Headers["Content-Type"])
+
+	replay := s.Do(t, http.MethodPost, "/v1/media", body, key)
+	require.Equal(t, http.StatusCreated, replay.Status, "%s", replay.Body)
+	var again httpapi.MediaRegistered
+	replay.JSON(t, &again)
+	assert.Equal(t, registered.Media.ID, again.Media.ID)
+	assert.Contains(t, again.Upload.URL, "X-Amz-Signature=", "a replay answers a signed URL, not the saved route")
+
+	noDigest := s.Do(t, http.MethodPost, "/v1/media", map[string]any{"filename": "mug.png", "content_type": "image/png", "size_bytes": len(data)},
+		map[string]string{"Idempotency-Key": uuid.NewString()})
+	assert.Equal(t, http.StatusUnprocessableEntity, noDigest.Status, "%s", noDigest.Body)
+
+	require.Equal(t, "200", s3test.Curl(t, up.Method, up.URL, up.Headers, data))
+
+	id := registered.Media.ID.String()
+	done := s.Do(t, http.MethodPost, "/v1/media/"+id+"/complete", nil, map[string]string{"Idempotency-Key": uuid.NewString()})
+	require.Equal(t, http.StatusAccepted, done.Status, "%s", done.Body)
+	read := s.Do(t, http.MethodGet, "/v1/media/"+id, nil, nil)
+	require.Equal(t, http.StatusOK, read.Status, "%s", read.Body)
+	var m httpapi.Media
+	read.JSON(t, &m)
+	assert.Nil(t, m.Upload, "no upload once completed")
+
+	var completed httpapi.MediaCompleted
+	done.JSON(t, &completed)
+	op := s.WaitOperation(t, completed.Operation.ID, 30*time.Second)
+	require.Equal(t, "succeeded", op.Status, "%+v", op)
+	read = s.Do(t, http.MethodGet, "/v1/media/"+id, nil, nil)
+	require.Equal(t, http.StatusOK, read.Status, "%s", read.Body)
+	m = httpapi.Media{}
+	read.JSON(t, &m)
+	require.Equal(t, "ready", m.Status)
+	require.Len(t, m.Variants, 2)
+	require.Len(t, m.Downloads, 3, "the original and each variant: %+v", m.Downloads)
+	for name, d := range m.Downloads {
+		resp, err := http.Get(d.URL)
+		require.NoError(t, err)
+		got, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "download of %s", name)
+		_, format, err := image.DecodeConfig(bytes.NewReader(got))
+		require.NoError(t, err, "download of %s", name)
+		assert.Equal(t, "png", format, "download of %s", name)
+	}
+	assert.Equal(t, data, mustGet(t, m.Downloads["original"].URL), "the original is the uploaded file")
+}
+
+func mustGet(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return body
+}
+
+// With a short ONCE_MEDIA_UPLOAD_EXPIRY (its floor, on a manual clock), a
+// media registered and uploaded but never completed is rejected by the
+// maintenance of the process and its object is gone from the store.
+func TestUploadNeverCompletedExpiresOnS3(t *testing.T) {
+	srv := s3test.Start(t)
+	db := pgtest.New(t)
+	cfg := apitest.Config(db.AppDSN)
+	bucket := apitest.UseS3(t, &cfg, srv)
+	cfg.MediaUploadExpiry, cfg.CleanupInterval = 2*time.Hour, 20*time.Millisecond
+	cfg.TokenTTL = 72 * time.Hour // the clock jumps past the expiry
+	clock := apitest.NewManualClock()
+	s := apitest.Start(t, cfg, db, apitest.WithClock(clock))
+
+	registered := s.UploadDirect(t, []byte("\x89PNG\r\n\x1a\n never completed"))
+	object := httpapi.Media{}
+	read := func() httpapi.Media {
+		r := s.Do(t, http.MethodGet, "/v1/media/"+registered.Media.ID.String(), nil, nil)
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		object = httpapi.Media{}
+		r.JSON(t, &object)
+		return object
+	}
+	require.Equal(t, "awaiting_upload", read().Status)
+
+	clock.Advance(2*time.Hour + time.Minute)
+	apitest.Eventually(t, 20*time.Second, "the expired upload rejected", func() bool { return read().Status == "rejected" })
+	assert.Equal(t, "the upload was not completed in time", object.Reason)
+	assert.Nil(t, object.Upload, "no upload URL for a rejected media")
+	store := srv.StoreOn(t, bucket)
+	_, err := store.Stat(context.Background(), media.ObjectKey(s.Workspace, registered.Media.ID))
+	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "the object is gone: %v", err)
+}
