@@ -41,6 +41,7 @@ func WorkerModule() fx.Option {
 			return queue.FairTransactions(uow, db.DBMaxConns/2)
 		}),
 		withKindsCode(kindHandlers),
+		webhookDelivery,
 		fx.Provide(newDestinationGate, newWorker,
 			fx.Annotate(destinationRoutes, fx.ResultTags(`group:"ops_routes,flatten"`))),
 		fx.Invoke(func(m *prometheus.Metrics, w *queue.Worker, gate *destinations.Gate, clock ports.Clock) {

@@ -10,6 +10,7 @@ import (
 	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/webhooks/delivery"
 	"github.com/oncehq/once/ports"
 )
 
@@ -52,6 +53,7 @@ func retryDeadlines() map[string]time.Duration {
 			out[k.EventType] = k.RetryFor
 		}
 	}
+	out[model.EventWebhookDeliver] = delivery.RetryFor
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/oncehq/once/adapters/objectstore/s3store"
 	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/products"
+	"github.com/oncehq/once/domain/webhooks"
 	"github.com/oncehq/once/ports"
 )
 
@@ -22,6 +23,7 @@ func TasksModule() fx.Option {
 			FetchConfig.fetchPolicy,
 			fx.Annotate(netguard.NewResolver, fx.As(new(ports.HostResolver))),
 			products.NewService,
+			webhooks.NewService,
 		),
 		withKindsCode(kindServices),
 		fx.Decorate(withURLTTL),

@@ -616,6 +616,80 @@ func (_c *Outbox_ListParked_Call) RunAndReturn(run func(ctx context.Context, lim
 	return _c
 }
 
+// Undelivered provides a mock function for the type Outbox
+func (_mock *Outbox) Undelivered(ctx context.Context, destination string, q ports.ListQuery) ([]model.OutboxEvent, error) {
+	ret := _mock.Called(ctx, destination, q)
+
+	if len(ret) == 0 {
+		panic("no return value specified for Undelivered")
+	}
+
+	var r0 []model.OutboxEvent
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, ports.ListQuery) ([]model.OutboxEvent, error)); ok {
+		return returnFunc(ctx, destination, q)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, ports.ListQuery) []model.OutboxEvent); ok {
+		r0 = returnFunc(ctx, destination, q)
+	} else {
+		if ret.Get(0) != nil {
+			r0 = ret.Get(0).([]model.OutboxEvent)
+		}
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, string, ports.ListQuery) error); ok {
+		r1 = returnFunc(ctx, destination, q)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// Outbox_Undelivered_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'Undelivered'
+type Outbox_Undelivered_Call struct {
+	*mock.Call
+}
+
+// Undelivered is a helper method to define mock.On call
+//   - ctx context.Context
+//   - destination string
+//   - q ports.ListQuery
+func (_e *Outbox_Expecter) Undelivered(ctx any, destination any, q any) *Outbox_Undelivered_Call {
+	return &Outbox_Undelivered_Call{Call: _e.mock.On("Undelivered", ctx, destination, q)}
+}
+
+func (_c *Outbox_Undelivered_Call) Run(run func(ctx context.Context, destination string, q ports.ListQuery)) *Outbox_Undelivered_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 string
+		if args[1] != nil {
+			arg1 = args[1].(string)
+		}
+		var arg2 ports.ListQuery
+		if args[2] != nil {
+			arg2 = args[2].(ports.ListQuery)
+		}
+		run(
+			arg0,
+			arg1,
+			arg2,
+		)
+	})
+	return _c
+}
+
+func (_c *Outbox_Undelivered_Call) Return(outboxEvents []model.OutboxEvent, err error) *Outbox_Undelivered_Call {
+	_c.Call.Return(outboxEvents, err)
+	return _c
+}
+
+func (_c *Outbox_Undelivered_Call) RunAndReturn(run func(ctx context.Context, destination string, q ports.ListQuery) ([]model.OutboxEvent, error)) *Outbox_Undelivered_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
 // Wake provides a mock function for the type Outbox
 func (_mock *Outbox) Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error) {
 	ret := _mock.Called(ctx, lastError, from, every)

@@ -82,4 +82,11 @@ type Outbox interface {
 	// aggregate is the operation's resource). Operations without an event
 	// (none was written, or retention deleted it) are absent.
 	ForOperations(ctx context.Context, ops []model.Operation) (map[uuid.UUID]model.OutboxEvent, error)
+
+	// Undelivered returns a page of the workspace's events to destination
+	// that are not dispatched (pending, dispatching or dead-lettered:
+	// waiting for their next attempt, or given up on), newest first by id
+	// as every list (ListQuery; its filters do not apply): what is stuck on
+	// the way to one destination, with its last error.
+	Undelivered(ctx context.Context, destination string, q ListQuery) ([]model.OutboxEvent, error)
 }

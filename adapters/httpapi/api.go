@@ -22,6 +22,7 @@ import (
 	"github.com/oncehq/once/domain/pagination"
 	"github.com/oncehq/once/domain/products"
 	"github.com/oncehq/once/domain/stores"
+	"github.com/oncehq/once/domain/webhooks"
 	"github.com/oncehq/once/domain/workspaces"
 )
 
@@ -55,6 +56,8 @@ type Deps struct {
 	Lists *pagination.Service
 	// Workspaces manages members (members.go).
 	Workspaces *workspaces.Service
+	// Webhooks manages webhook endpoints (webhooks.go).
+	Webhooks *webhooks.Service
 	// Limits are the workspaces' rate and cap on concurrent work (nil:
 	// none); the idempotency service applies them to its own routes.
 	Limits *limits.Limits `optional:"true"`
@@ -120,6 +123,7 @@ func Register(api huma.API, deps Deps) {
 	h.registerOperations(api)
 	h.registerDeadLetters(api)
 	h.registerMembers(api)
+	h.registerWebhookEndpoints(api)
 	addExamples(api.OpenAPI())
 	requireCanonicalIDs(api)
 	documentShapeProblems(api)

@@ -117,6 +117,17 @@ func registerIdempotent[I, O any](api huma.API, op huma.Operation, maxBody int64
 func runIdempotent[B any](ctx context.Context, svc *idempotency.Service, rawBody []byte,
 	work func(ctx context.Context, tx ports.Tx, p model.Principal) (status int, location string, body B, err error),
 ) (*IdempotentOutput[B], error) {
+	return runIdempotentShownOnce(ctx, svc, rawBody, work, nil)
+}
+
+// runIdempotentShownOnce is runIdempotent for an answer that carries
+// something shown once, such as a signing secret: saved returns the body
+// without it, which is what is saved, so a replay answers without it and
+// no stored response ever holds it. nil saves the body as answered.
+func runIdempotentShownOnce[B any](ctx context.Context, svc *idempotency.Service, rawBody []byte,
+	work func(ctx context.Context, tx ports.Tx, p model.Principal) (status int, location string, body B, err error),
+	saved func(B) B,
+) (*IdempotentOutput[B], error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, toProblem(ctx, err)
@@ -153,7 +164,11 @@ func runIdempotent[B any](ctx context.Context, svc *idempotency.Service, rawBody
 		if err != nil {
 			return model.SavedResponse{}, err
 		}
-		raw, err := json.Marshal(body)
+		kept := body
+		if saved != nil {
+			kept = saved(body)
+		}
+		raw, err := json.Marshal(kept)
 		if err != nil {
 			return model.SavedResponse{}, domain.Wrap(domain.CodeInternal, err, "response cannot be encoded")
 		}

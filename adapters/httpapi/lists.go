@@ -87,12 +87,17 @@ func registerList[I, T, W any, R lister[T]](api huma.API, h *handlers, operation
 		if err != nil {
 			return nil, toProblem(ctx, err)
 		}
-		out := &ListOutput[W]{Body: ListOf[W]{Items: make([]W, 0, len(page.Items)), HasMore: page.HasMore}}
-		for _, v := range page.Items {
-			out.Body.Items = append(out.Body.Items, render(v))
-		}
-		return out, nil
+		return listOutput(page, render), nil
 	})
+}
+
+// listOutput is page, each item shown by render.
+func listOutput[T, W any](page pagination.Page[T], render func(T) W) *ListOutput[W] {
+	out := &ListOutput[W]{Body: ListOf[W]{Items: make([]W, 0, len(page.Items)), HasMore: page.HasMore}}
+	for _, v := range page.Items {
+		out.Body.Items = append(out.Body.Items, render(v))
+	}
+	return out
 }
 
 // ListTasksInput filters a list of background tasks by state.

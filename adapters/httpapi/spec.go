@@ -23,6 +23,7 @@ var tagDescriptions = map[string]string{
 	"operations": "Background work started by idempotent writes; poll until succeeded or failed.",
 	"outbox":     "Events that could not be delivered (dead letters) and their redrive; admins only.",
 	"workspace":  "Members of the workspace; admins only.",
+	"webhooks":   "Endpoints the workspace's events are pushed to, signed per the Standard Webhooks specification; admins only.",
 }
 
 // idempotencyRules ends the description of every idempotent operation.

@@ -75,6 +75,19 @@ var propertyExamples = map[string]any{
 	// A state without an example of its own (a new task type's).
 	"status": "succeeded",
 
+	// Webhook endpoints.
+	"WebhookEndpoint.url":              "https://example.com/hooks/once",
+	"WebhookEndpointCreated.url":       "https://example.com/hooks/once",
+	"UpdateWebhookEndpointRequest.url": "https://example.com/hooks/once",
+	"event_types":                      []any{"operation.succeeded", "operation.failed"},
+	"enabled":                          true,
+	"signing_key_version":              2,
+	"previous_key_expires_at":          "2026-03-15T09:26:55Z",
+	"WebhookDelivery.state":            "waiting",
+	"WebhookDelivery.attempts":         0,
+	"WebhookDelivery.last_error":       "webhook receiver answered 503",
+	"next_attempt_at":                  "2026-03-14T09:31:55Z",
+
 	// Operations and failures.
 	"Operation.kind":   "store.verify",
 	"Operation.status": "succeeded",

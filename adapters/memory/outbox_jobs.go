@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 )
 
 // DeadLetterJob implements ports.Outbox. Where PostgreSQL would wait for a
@@ -157,5 +159,22 @@ func (r outboxRepo) ForOperations(_ context.Context, ops []model.Operation) (map
 			}
 		}
 		return out, nil
+	})
+}
+
+// Undelivered implements ports.Outbox.
+func (r outboxRepo) Undelivered(_ context.Context, destination string, q ports.ListQuery) ([]model.OutboxEvent, error) {
+	t := r.t
+	return inLock(t, func() ([]model.OutboxEvent, error) {
+		var rows []eventRow
+		for _, row := range t.visibleEventsLocked() {
+			e := row.event
+			if e.WorkspaceID == t.workspace && e.Destination == destination && e.Status != model.OutboxDispatched &&
+				(q.StartingAfter == uuid.Nil || bytes.Compare(e.ID[:], q.StartingAfter[:]) < 0) {
+				rows = append(rows, row)
+			}
+		}
+		slices.SortFunc(rows, func(a, b eventRow) int { return bytes.Compare(b.event.ID[:], a.event.ID[:]) })
+		return firstEvents(rows, q.Limit), nil
 	})
 }

@@ -108,6 +108,13 @@ func seedWorkspace(t testing.TB, uow ports.UnitOfWork, expires time.Time) uuid.U
 		if err := seedTaskTables(ctx, tx, ws, store.ID, op.ID); err != nil {
 			return err
 		}
+		endpoint := model.WebhookEndpoint{
+			ID: newID(t), WorkspaceID: ws, URL: "https://hooks.example.com/once", Enabled: true,
+			SecretVersion: 1, SealedSecret: []byte("sealed"), CreatedAt: t0, UpdatedAt: t0,
+		}
+		if err := ports.Repository[ports.WebhookEndpointRepository](tx).Create(ctx, endpoint); err != nil {
+			return err
+		}
 		sc := scopeFor(ws)
 		sc.UserID = user
 		rec := model.IdempotencyRecord{Scope: sc, FingerprintKeyID: "k1", Fingerprint: []byte{1, 2, 3}, CreatedAt: t0, ExpiresAt: expires}

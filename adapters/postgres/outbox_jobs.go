@@ -9,6 +9,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 )
 
 // DeadLetterJob implements ports.Outbox.
@@ -97,6 +98,30 @@ func (o *Outbox) ForOperations(ctx context.Context, ops []model.Operation) (map[
 		if resource, wanted := resources[opID]; ok && wanted && resource == e.AggregateID {
 			out[opID] = e
 		}
+	}
+	return out, nil
+}
+
+// Undelivered implements ports.Outbox. The status list keeps the query in
+// the live and dead partitions (sql/009), which hold what is not
+// dispatched: the dispatched history is never read.
+func (o *Outbox) Undelivered(ctx context.Context, destination string, q ports.ListQuery) ([]model.OutboxEvent, error) {
+	if q.Limit <= 0 {
+		return []model.OutboxEvent{}, nil
+	}
+	var rows []outboxRow
+	sel := o.db.NewSelect().Model(&rows).Where("workspace_id = ?", o.workspace).
+		Where("status IN ('pending', 'dispatching', 'dead_letter')").Where("destination = ?", destination)
+	if q.StartingAfter != uuid.Nil {
+		sel = sel.Where("id < ?", q.StartingAfter)
+	}
+	err := sel.OrderExpr("id DESC").Limit(int64(q.Limit)).Scan(ctx)
+	if err != nil {
+		return nil, mapError(err, "outbox event")
+	}
+	out := make([]model.OutboxEvent, len(rows))
+	for i := range rows {
+		out[i] = rows[i].domain()
 	}
 	return out, nil
 }

@@ -111,6 +111,10 @@ func DefaultConfig() Config {
 			// A material source is somebody's web server: a few downloads
 			// at once per host, as a browser would.
 			"material": {Concurrency: 8},
+			// A webhook receiver (an endpoint) is somebody's web server
+			// too: a slow one holds a few of a worker's slots, not the
+			// deliveries to every other endpoint.
+			"webhook": {Concurrency: 8},
 		},
 		Fallback:  Quota{Concurrency: 64},
 		Platforms: map[string]bool{"shopify": true, "amazon": true, "tiktok": true, "shopee": true, "lazada": true},

@@ -50,7 +50,7 @@ func (f *Failures) Cancel(ctx context.Context, tx ports.Tx, id uuid.UUID) (model
 	if op.Status == model.OperationPending {
 		cancelled := op
 		cancelled.Cancel(now)
-		err := tx.Operations().Update(ctx, cancelled)
+		err := SaveEnded(ctx, tx, cancelled)
 		switch {
 		case err == nil:
 			return cancelled, f.cancelled(ctx, tx, cancelled)

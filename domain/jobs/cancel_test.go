@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -255,4 +256,40 @@ func TestCancelIsAnnouncedAsAnEnd(t *testing.T) {
 	_, err = h.cancel(t, running.ID)
 	require.NoError(t, err)
 	assert.Equal(t, []uuid.UUID{pending.ID}, ends.heard())
+}
+
+// A cancel is pushed like any other end: in the cancel's transaction, one
+// operation.cancelled delivery per endpoint subscribed to it.
+func TestCancelIsPushedToSubscribedWebhooks(t *testing.T) {
+	h := newCancelHarness(t)
+	now := time.Now()
+	subscribed := model.WebhookEndpoint{ID: uuid.New(), WorkspaceID: h.ws, URL: "https://hooks.example/once",
+		EventTypes: []string{model.WebhookOperationCancelled}, Enabled: true, SecretVersion: 1, SealedSecret: []byte("sealed"),
+		CreatedAt: now, UpdatedAt: now}
+	other := subscribed
+	other.ID, other.EventTypes = uuid.New(), []string{model.WebhookOperationSucceeded}
+	require.NoError(t, h.uow.Transact(context.Background(), h.ws, func(ctx context.Context, tx ports.Tx) error {
+		endpoints := ports.Repository[ports.WebhookEndpointRepository](tx)
+		return errors.Join(endpoints.Create(ctx, subscribed), endpoints.Create(ctx, other))
+	}))
+	_, op := h.start(t)
+	_, err := h.cancel(t, op.ID)
+	require.NoError(t, err)
+
+	deliveries := func(endpoint uuid.UUID) []model.OutboxEvent {
+		var out []model.OutboxEvent
+		require.NoError(t, h.uow.Transact(context.Background(), h.ws, func(ctx context.Context, tx ports.Tx) error {
+			var err error
+			out, err = tx.Outbox().Undelivered(ctx, model.WebhookDestination(endpoint), ports.ListQuery{Limit: 10})
+			return err
+		}))
+		return out
+	}
+	got := deliveries(subscribed.ID)
+	require.Len(t, got, 1)
+	var d model.WebhookDelivery
+	require.NoError(t, json.Unmarshal([]byte(got[0].Payload), &d))
+	assert.Equal(t, model.WebhookOperationCancelled, d.Event.Type)
+	assert.Equal(t, op.ID, d.Event.Data.OperationID)
+	assert.Empty(t, deliveries(other.ID), "an endpoint not subscribed to cancels gets none")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/webhooks"
 	"github.com/oncehq/once/ports"
 )
 
@@ -68,6 +69,9 @@ func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error, a
 	err := f.uow.Transact(ctx, msg.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		ended = model.Operation{}
 		opID, ok := model.JobOperationID(msg.Payload)
+		if !ok {
+			opID = uuid.Nil
+		}
 		if ok {
 			op, err := tx.Operations().Get(ctx, opID)
 			if err != nil && !domain.IsCode(err, domain.CodeNotFound) {
@@ -83,8 +87,11 @@ func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error, a
 				ended = op
 			}
 		}
-		_, err := tx.Outbox().DeadLetterJob(ctx, msg.ID, lastError)
-		return err
+		dead, err := tx.Outbox().DeadLetterJob(ctx, msg.ID, lastError)
+		if err != nil || !dead {
+			return err
+		}
+		return webhooks.DeadLettered(ctx, tx, msg.WorkspaceID, msg.ID, msg.Type, opID, f.clock.Now())
 	})
 	if errors.Is(err, ports.ErrOperationFinished) {
 		// A concurrent delivery ended the job after the read above: its
@@ -167,7 +174,7 @@ func (f *Failures) fail(ctx context.Context, tx ports.Tx, op model.Operation, re
 		}
 	}
 	op.Fail(reason, now)
-	return tx.Operations().Update(ctx, op)
+	return SaveEnded(ctx, tx, op)
 }
 
 // Reopen prepares, in tx, the re-drive of a dead-lettered event: if its

@@ -347,7 +347,7 @@ func (o OnRow[J, T, S, W, R]) End(ctx context.Context, tx ports.Tx, log *slog.Lo
 		return err
 	}
 	op.Succeed(now)
-	return tx.Operations().Update(ctx, op)
+	return SaveEnded(ctx, tx, op)
 }
 
 // Stop is Job.Stop over a task row: the job ends cancelled unless a
@@ -419,7 +419,7 @@ func (o OnOperation[J, T, R]) End(ctx context.Context, tx ports.Tx, log *slog.Lo
 		return EndOperation(ctx, tx, op, reason, now)
 	}
 	op.Succeed(now)
-	return tx.Operations().Update(ctx, op)
+	return SaveEnded(ctx, tx, op)
 }
 
 // stop records on row that the job stopped, and ends op cancelled.
@@ -429,7 +429,7 @@ func (o OnOperation[J, T, R]) stop(ctx context.Context, tx ports.Tx, log *slog.L
 		return err
 	}
 	op.Cancel(now)
-	return tx.Operations().Update(ctx, op)
+	return SaveEnded(ctx, tx, op)
 }
 
 func (o OnOperation[J, T, R]) load(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], finished string) (model.Operation, bool, error) {
@@ -448,5 +448,5 @@ func (o OnOperation[J, T, R]) load(ctx context.Context, tx ports.Tx, log *slog.L
 func EndOperation(ctx context.Context, tx ports.Tx, op model.Operation, reason string, now time.Time) error {
 	op.Fail(domain.SanitizeText(reason), now)
 	domain.ReportOperationFailed(ctx)
-	return tx.Operations().Update(ctx, op)
+	return SaveEnded(ctx, tx, op)
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/webhooks"
 	"github.com/oncehq/once/ports"
 )
 
@@ -38,4 +39,16 @@ func Operation(ctx context.Context, tx ports.Tx, operationID uuid.UUID, kind str
 		return op, domain.Errorf(domain.CodeValidation, "operation %s is not a %s of %s", op.ID, kind, resourceID)
 	}
 	return op, nil
+}
+
+// SaveEnded saves op, which has just ended (succeeded, failed or
+// cancelled), in tx,
+// with the notifications of its end (webhooks.OperationEnded): the one
+// write of an operation's end, so that none ends unannounced and none is
+// announced that did not end (both commit, or neither).
+func SaveEnded(ctx context.Context, tx ports.Tx, op model.Operation) error {
+	if err := tx.Operations().Update(ctx, op); err != nil {
+		return err
+	}
+	return webhooks.OperationEnded(ctx, tx, op)
 }

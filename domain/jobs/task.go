@@ -162,7 +162,7 @@ func (r TaskRow[T, S]) End(ctx context.Context, tx ports.Tx, op model.Operation,
 	}
 	op.Fail(reason, now)
 	domain.ReportOperationFailed(ctx)
-	return tx.Operations().Update(ctx, op)
+	return SaveEnded(ctx, tx, op)
 }
 
 // Stop ends a running job whose cancel a user asked for, in tx, before it
@@ -170,7 +170,7 @@ func (r TaskRow[T, S]) End(ctx context.Context, tx ports.Tx, op model.Operation,
 // failed with ReasonStopped (see Start for the order).
 func (r TaskRow[T, S]) Stop(ctx context.Context, tx ports.Tx, op model.Operation, row T, now time.Time) error {
 	op.Cancel(now)
-	if err := tx.Operations().Update(ctx, op); err != nil {
+	if err := SaveEnded(ctx, tx, op); err != nil {
 		return err
 	}
 	return r.fail(ctx, tx, row, ReasonStopped, now)

@@ -126,7 +126,7 @@ func check(ctx context.Context, tx ports.Tx, log *slog.Logger, run jobs.Run[mode
 	case model.MediaReady:
 		log.Info("media already ready: processed by another operation")
 		op.Succeed(now)
-		return m, true, tx.Operations().Update(ctx, op)
+		return m, true, jobs.SaveEnded(ctx, tx, op)
 	case model.MediaRejected:
 		log.Info("media already rejected by another operation")
 		return m, true, jobs.EndOperation(ctx, tx, op, m.Reason, now)

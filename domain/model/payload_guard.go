@@ -70,7 +70,7 @@ var secretFragments = []string{
 var secretValue = regexp.MustCompile(
 	`(?i)(^bearer\s)|(^basic\s)|(-----BEGIN [A-Z ]*PRIVATE KEY-----)|` +
 		`(x-amz-signature=)|(x-goog-signature=)|([?&]signature=)|([?&]sig=)|` +
-		`(^eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.)`)
+		`(^eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.)|(^whsec_)`)
 
 // secretString reports a string value that looks like a secret.
 func secretString(s string) bool {
@@ -103,7 +103,7 @@ func secretPath(dec *jsontext.Decoder) string {
 // more than a byte comparison: ſ matches s).
 func mayMatchSecretValue(s string) bool {
 	s = strings.TrimSpace(s)
-	return hasPrefixFold(s, "bearer") || hasPrefixFold(s, "basic") || hasPrefixFold(s, "eyj") ||
+	return hasPrefixFold(s, "bearer") || hasPrefixFold(s, "basic") || hasPrefixFold(s, "eyj") || hasPrefixFold(s, "whsec_") ||
 		strings.Contains(s, "-----") || strings.IndexByte(s, '=') >= 0 || !isASCII(s)
 }
 

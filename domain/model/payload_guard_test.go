@@ -28,6 +28,7 @@ func TestCheckPayloadSafe(t *testing.T) {
 		{"jwt value", `{"note":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig"}`, false},
 		{"presigned url", `{"url":"https://b.s3.amazonaws.com/o?X-Amz-Signature=abc"}`, false},
 		{"pem", `{"note":"-----BEGIN RSA PRIVATE KEY-----\nMII"}`, false},
+		{"webhook signing secret", `{"note":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`, false},
 		{"not json", `{`, false},
 		{"two values", `{} {"a":1}`, false},
 		{"duplicate names", `{"a":1,"a":2}`, true},
@@ -59,6 +60,7 @@ func TestSecretValueFilterKeepsEveryMatch(t *testing.T) {
 		"Bearer abc", "  bearer\tabc", "BASIC dXNlcjpwYXNz", "baſic x", "\u00a0Bearer x",
 		"eyJhbGciOi.eyJzdWIi.sig", "EYJa.b.", "-----BEGIN RSA PRIVATE KEY-----",
 		"https://b.example/o?X-Amz-Signature=abc", "https://x/y?sig=1", "https://x/y?a=1&signature=2",
+		"WHSEC_abc", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 	} {
 		if !secretValue.MatchString(strings.TrimSpace(v)) {
 			continue // not a secret for the regexp either

@@ -20,8 +20,9 @@ const SecretMarker = "s3cr3t-marker"
 // secretMarkers are what no log line or row may carry: the credential
 // marker, the signature of a pre-signed object-store URL (which is a
 // credential until it expires: it goes into the one response that hands it
-// out), and the test S3 server's keys.
-var secretMarkers = []string{SecretMarker, "x-amz-signature", "x-amz-credential", strings.ToLower(s3test.AccessKey), strings.ToLower(s3test.SecretKey)}
+// out), the test S3 server's keys, and the start of every webhook signing
+// secret in plaintext (sealed, it is ciphertext).
+var secretMarkers = []string{SecretMarker, "x-amz-signature", "x-amz-credential", strings.ToLower(s3test.AccessKey), strings.ToLower(s3test.SecretKey), webhookSecretPrefix}
 
 // carriesSecret says whether s contains a secret marker.
 func carriesSecret(s string) bool {
@@ -38,6 +39,9 @@ func carriesSecret(s string) bool {
 func TestCredentials() (apiKey, apiSecret string) {
 	return "ak_" + SecretMarker + "_key", "sk_live_" + SecretMarker + "_9f8e7d"
 }
+
+// webhookSecretPrefix starts every webhook signing secret.
+const webhookSecretPrefix = "whsec_"
 
 // checkNoSecrets runs when every test server ends.
 func (s *Server) checkNoSecrets(t testing.TB) {

@@ -1,29 +1,19 @@
 // Package bullmqtest runs a stock BullMQ Worker in Node.js (node/worker.mjs,
 // with the bullmq version pinned in node/package.json) against what once
 // publishes with ONCE_QUEUE=bullmq, and reports every job it processed. It
-// installs the Node.js packages itself (npm ci into the git-ignored
-// node/node_modules) the first time a test needs them.
+// installs the Node.js packages itself (nodetest) the first time a test
+// needs them.
 //
 // Without node and npm the tests skip, unless CI is set: there they fail.
 package bullmqtest
 
 import (
-	"bytes"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
-)
 
-// installTimeout bounds `npm ci` (a cold npm cache downloads ~2 MB).
-const installTimeout = 5 * time.Minute
+	"github.com/oncehq/once/testsupport/nodetest"
+)
 
 // NodeDir is the Node.js project of the test worker.
 func NodeDir() string {
@@ -31,74 +21,9 @@ func NodeDir() string {
 	return filepath.Join(filepath.Dir(file), "node")
 }
 
-// Require makes sure node, npm and the pinned packages are there: it skips
-// t when node or npm is missing (fails it when CI is set), and runs
-// `npm ci` when node_modules does not match package-lock.json. Concurrent
-// test processes install once: the install holds a file lock.
+// Require makes sure node, npm and the pinned packages are there
+// (nodetest.Require).
 func Require(t testing.TB) {
 	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is not installed (CI is set): the BullMQ tests need a real BullMQ worker in Node.js", tool)
-			}
-			t.Skipf("%s is not installed: the BullMQ tests need a real BullMQ worker in Node.js (they fail instead when CI is set)", tool)
-		}
-	}
-	if err := install(); err != nil {
-		t.Fatalf("install the BullMQ test worker's packages: %v", err)
-	}
-}
-
-// install runs `npm ci` unless node_modules was installed from the
-// current package-lock.json (a stamp file records its hash).
-func install() error {
-	dir := NodeDir()
-	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
-	if err != nil {
-		return err
-	}
-	sum := sha256.Sum256(lock)
-	want := hex.EncodeToString(sum[:])
-	stamp := filepath.Join(dir, "node_modules", ".once-installed-from")
-	if got, err := os.ReadFile(stamp); err == nil && string(got) == want {
-		return nil
-	}
-
-	unlock, err := lockFile(filepath.Join(dir, ".install.lock"))
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	if got, err := os.ReadFile(stamp); err == nil && string(got) == want {
-		return nil // another process installed while we waited
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), installTimeout)
-	defer cancel()
-	// --ignore-scripts: nothing needs compiling (msgpackr falls back to
-	// JavaScript), and no install script runs on this machine.
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("npm ci in %s: %w\n%s", dir, err, out.String())
-	}
-	return os.WriteFile(stamp, []byte(want), 0o644)
-}
-
-// lockFile takes an exclusive lock on path, creating it.
-func lockFile(path string) (unlock func(), err error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		_ = f.Close()
-	}, nil
+	nodetest.Require(t, NodeDir(), "the BullMQ tests need a real BullMQ worker in Node.js")
 }

@@ -63,6 +63,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"OutboxJobs", testOutboxJobs},
 		{"OutboxWaits", testOutboxWaits},
 		{"OutboxParkedList", testOutboxParkedList},
+		{"OutboxUndelivered", testOutboxUndelivered},
 		{"Transactions", testTransactions},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyReplays", testIdempotencyReplays},
@@ -76,6 +77,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Kinds", testKinds},
 		{"Lists", testLists},
 		{"MemberAdmin", testMemberAdmin},
+		{"WebhookEndpoints", testWebhookEndpoints},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.run(t, newHarness(t)) })

@@ -125,3 +125,36 @@ func testOutboxJobs(t *testing.T, h Harness) {
 		})
 	})
 }
+
+// testOutboxUndelivered: what is not dispatched on the way to one
+// destination, newest first, in the workspace only.
+func testOutboxUndelivered(t *testing.T, h Harness) {
+	ws, other := newWorkspace(t, h), newWorkspace(t, h)
+	at := now()
+	const dest = "shopify/shop-1" // newEvent's
+	// Ids in time order, as the outbox's are.
+	dispatched := dispatchedEvent(t, h, ws, at)
+	dead := deadLetterEvent(t, h, ws, at.Add(time.Second))
+	pending := newEvent(t, ws, at.Add(2*time.Second))
+	pending.ID = uuid.Must(uuid.NewV7())
+	elsewhere := newEvent(t, ws, at.Add(3*time.Second))
+	elsewhere.ID = uuid.Must(uuid.NewV7())
+	elsewhere.Destination = "webhook/" + uuid.NewString()
+	appendEvents(t, h, ws, pending, elsewhere)
+	appendEvents(t, h, other, newEvent(t, other, at))
+
+	undelivered := func(destination string, q ports.ListQuery) []uuid.UUID {
+		return eventIDs(mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) ([]model.OutboxEvent, error) {
+			return tx.Outbox().Undelivered(ctx, destination, q)
+		}))
+	}
+	got := undelivered(dest, ports.ListQuery{Limit: 10})
+	require.ElementsMatch(t, []uuid.UUID{pending.ID, dead}, got)
+	require.NotContains(t, got, dispatched)
+	first := undelivered(dest, ports.ListQuery{Limit: 1})
+	require.Len(t, first, 1)
+	require.Equal(t, got[:1], first, "newest first by id")
+	require.Equal(t, got[1:], undelivered(dest, ports.ListQuery{Limit: 10, StartingAfter: first[0]}))
+	require.Equal(t, []uuid.UUID{elsewhere.ID}, undelivered(elsewhere.Destination, ports.ListQuery{Limit: 10}))
+	require.Empty(t, undelivered(dest, ports.ListQuery{}))
+}

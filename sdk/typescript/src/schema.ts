@@ -586,6 +586,99 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. Workspace admins only.
+         *
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a webhook endpoint */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Nothing more is delivered to it. An endpoint already deleted gets 404. Workspace admins only.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes the fields sent: the URL (checked as on create), the event types, enabled. Safe to repeat. Workspace admins only.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries that are not done
+         * @description The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret
+         * @description Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. Workspace admins only.
+         *
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -712,6 +805,26 @@ export interface components {
              * @enum {string}
              */
             platform: "shopify" | "amazon" | "tiktok" | "shopee" | "lazada";
+        };
+        CreateWebhookEndpointRequest: {
+            /**
+             * @description Default true
+             * @example true
+             */
+            enabled?: boolean;
+            /**
+             * @description The events to deliver
+             * @example [
+             *       "operation.succeeded",
+             *       "operation.failed"
+             *     ]
+             */
+            event_types: ("operation.succeeded" | "operation.failed" | "operation.cancelled" | "dead_letter.created")[];
+            /**
+             * @description An absolute http or https URL of a public host
+             * @example https://example.com/hooks/once
+             */
+            url: string;
         };
         DeadLetter: {
             /**
@@ -864,6 +977,22 @@ export interface components {
              */
             has_more: boolean;
             items: components["schemas"]["Store"][];
+        };
+        ListOfWebhookDelivery: {
+            /**
+             * @description Older items exist: ask again with starting_after = the id of the last item
+             * @example false
+             */
+            has_more: boolean;
+            items: components["schemas"]["WebhookDelivery"][];
+        };
+        ListOfWebhookEndpoint: {
+            /**
+             * @description Older items exist: ask again with starting_after = the id of the last item
+             * @example false
+             */
+            has_more: boolean;
+            items: components["schemas"]["WebhookEndpoint"][];
         };
         MaterialItem: {
             /** @example true */
@@ -1378,6 +1507,26 @@ export interface components {
              */
             api_secret: string;
         };
+        UpdateWebhookEndpointRequest: {
+            /**
+             * @description false stops deliveries to the endpoint until it is enabled again
+             * @example true
+             */
+            enabled?: boolean;
+            /**
+             * @description The events to deliver, replacing the list
+             * @example [
+             *       "operation.succeeded",
+             *       "operation.failed"
+             *     ]
+             */
+            event_types?: ("operation.succeeded" | "operation.failed" | "operation.cancelled" | "dead_letter.created")[];
+            /**
+             * @description An absolute http or https URL of a public host
+             * @example https://example.com/hooks/once
+             */
+            url?: string;
+        };
         UploadTarget: {
             /**
              * Format: date-time
@@ -1401,6 +1550,146 @@ export interface components {
             /**
              * @description Where to send the bytes: this API's upload route, or a pre-signed URL of the object store (a credential: keep it to yourself; it expires at expires_at). A repeated registration with the same Idempotency-Key answers a fresh URL.
              * @example /v1/media/0b7c.../content
+             */
+            url: string;
+        };
+        WebhookDelivery: {
+            /**
+             * Format: int64
+             * @description Attempts that failed by the receiver's answer (its refusals); its outages and throttling spend none
+             * @example 0
+             */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @example 2026-03-14T09:26:53Z
+             */
+            created_at: string;
+            /**
+             * @example operation.succeeded
+             * @enum {string}
+             */
+            event_type: "operation.succeeded" | "operation.failed" | "operation.cancelled" | "dead_letter.created";
+            /**
+             * Format: uuid
+             * @description The delivery's id, sent as webhook-id on every attempt
+             * @example 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+             */
+            id: string;
+            /**
+             * @description The last failure, sanitized: the receiver's status, or why it could not be reached
+             * @example webhook receiver answered 503
+             */
+            last_error?: string;
+            /**
+             * Format: date-time
+             * @description When a waiting delivery is tried again
+             * @example 2026-03-14T09:31:55Z
+             */
+            next_attempt_at?: string;
+            /**
+             * @description waiting: for its next attempt; sending: handed to a worker; dead_letter: given up on, re-drive it with the dead letters
+             * @example waiting
+             * @enum {string}
+             */
+            state: "waiting" | "sending" | "dead_letter";
+        };
+        WebhookEndpoint: {
+            /**
+             * Format: date-time
+             * @example 2026-03-14T09:26:53Z
+             */
+            created_at: string;
+            /**
+             * @description false: nothing is delivered to the endpoint for now
+             * @example true
+             */
+            enabled: boolean;
+            /**
+             * @description The events delivered to the endpoint
+             * @example [
+             *       "operation.succeeded",
+             *       "operation.failed"
+             *     ]
+             */
+            event_types: ("operation.succeeded" | "operation.failed" | "operation.cancelled" | "dead_letter.created")[];
+            /**
+             * Format: uuid
+             * @example 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description Until then deliveries are also signed with the secret the last rotation replaced
+             * @example 2026-03-15T09:26:55Z
+             */
+            previous_key_expires_at?: string;
+            /**
+             * Format: int64
+             * @description Grows by one at each rotation of the signing secret
+             * @example 2
+             */
+            signing_key_version: number;
+            /**
+             * Format: date-time
+             * @example 2026-03-14T09:26:55Z
+             */
+            updated_at: string;
+            /**
+             * @description Where deliveries are POSTed
+             * @example https://example.com/hooks/once
+             */
+            url: string;
+        };
+        WebhookEndpointCreated: {
+            /**
+             * Format: date-time
+             * @example 2026-03-14T09:26:53Z
+             */
+            created_at: string;
+            /**
+             * @description false: nothing is delivered to the endpoint for now
+             * @example true
+             */
+            enabled: boolean;
+            /**
+             * @description The events delivered to the endpoint
+             * @example [
+             *       "operation.succeeded",
+             *       "operation.failed"
+             *     ]
+             */
+            event_types: ("operation.succeeded" | "operation.failed" | "operation.cancelled" | "dead_letter.created")[];
+            /**
+             * Format: uuid
+             * @example 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description Until then deliveries are also signed with the secret the last rotation replaced
+             * @example 2026-03-15T09:26:55Z
+             */
+            previous_key_expires_at?: string;
+            /**
+             * @description The signing secret (whsec_ and base64), for a Standard Webhooks library to verify deliveries with. Shown in this answer only: a replay of the request (same Idempotency-Key) answers without it, and it cannot be read again; rotate to get a new one.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret?: string;
+            /**
+             * Format: int64
+             * @description Grows by one at each rotation of the signing secret
+             * @example 2
+             */
+            signing_key_version: number;
+            /**
+             * Format: date-time
+             * @example 2026-03-14T09:26:55Z
+             */
+            updated_at: string;
+            /**
+             * @description Where deliveries are POSTed
+             * @example https://example.com/hooks/once
              */
             url: string;
         };
@@ -5195,6 +5484,753 @@ export interface operations {
             /** @description Not Found */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Cursor: the id of the last item of the previous page; the page holds older items
+                 * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+                 */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListOfWebhookEndpoint"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A UUID the client generates once per logical operation and sends again on every retry of it. Accepted bare or as a quoted string ("..."). A retry with the same key and request gets the original response with Idempotent-Replayed: true. */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Idempotent-Replayed"?: "true";
+                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointCreated"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying with the same Idempotency-Key; sent with IDEMPOTENCY_REQUEST_IN_PROGRESS. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookEndpointRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Cursor: the id of the last item of the previous page; the page holds older items
+                 * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+                 */
+                starting_after?: string;
+            };
+            header?: never;
+            path: {
+                /** @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListOfWebhookDelivery"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A UUID the client generates once per logical operation and sends again on every retry of it. Accepted bare or as a quoted string ("..."). A retry with the same key and request gets the original response with Idempotent-Replayed: true. */
+                "Idempotency-Key": string;
+            };
+            path: {
+                /** @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Idempotent-Replayed"?: "true";
+                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointCreated"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying with the same Idempotency-Key; sent with IDEMPOTENCY_REQUEST_IN_PROGRESS. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
