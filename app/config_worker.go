@@ -71,15 +71,15 @@ var workerSettings = settingGroup{
 		},
 		"ONCE_WORK_DEADLINE": {
 			help: "how long after its commit a job keeps trying transient failures (kinds may say otherwise)",
-			doc:  "how long after its commit a job keeps trying transient failures (its destination down, our database failing over) before it is given up on; a kind may set its own ([the work side](delivery.md#the-work-side))",
+			doc:  "how long after its commit a job keeps trying transient failures (its destination down, our database failing over, our object store down) before it is given up on; a kind may set its own ([the work side](delivery.md#the-work-side))",
 		},
 		"ONCE_WORK_OUTAGE_WAIT": {
 			help: "how long a job parked for a destination that is down waits before it asks again, unless an answer from it wakes it sooner",
 			doc:  "how long a job parked for a destination (or marketplace) whose breaker is open waits before it asks again on its own; one job per cooldown comes back to probe it, and the first call it answers wakes the others at once ([the work side](delivery.md#the-work-side))",
 		},
 		"ONCE_WORKER_MAX_RETRIES": {
-			help: "runs of a job that may fail by its own fault (not its destination's) before it is given up on",
-			doc:  "runs of a job that may fail by its own fault (our database, our object store, an unclassified error) before the worker gives up on it (task and operation `failed`, event in the dead letters); the job waits, parked in the outbox, 1 s doubling up to 30 s, ±50 %, between them. A destination's outage, throttling or 5xx spends none of them ([the schedule](delivery.md#how-long-a-failing-job-keeps-trying))",
+			help: "runs of a job that may fail by its own fault (not an outage, its destination's or ours) before it is given up on",
+			doc:  "runs of a job that may fail by its own fault (an unclassified error, a panic) before the worker gives up on it (task and operation `failed`, event in the dead letters); the job waits, parked in the outbox, 1 s doubling up to 30 s, ±50 %, between them. A destination's outage, throttling or 5xx, and our own database or object store unavailable, spend none of them ([the schedule](delivery.md#how-long-a-failing-job-keeps-trying))",
 		},
 		"ONCE_SIM_URL": {
 			help: "URL of `once sim`, the platform, AI provider and material source the workers call; empty: in-process simulators",

@@ -151,7 +151,7 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	// A store verification the worker retries and gives up on: its event
 	// is a dead letter of stage "job", delivered at the first attempt and
 	// run three times.
-	f.set(model.EventStoreCredentialsVerify, domain.CodeUnavailable)
+	f.set(model.EventStoreCredentialsVerify, domain.CodeInternal)
 	op := startTask(t, s, "/v1/stores", storeBody("console-"+time.Now().Format("150405.000")))
 	require.Equal(t, "failed", s.WaitOperation(t, op.Operation.ID, 60*time.Second).Status)
 	event, lastError, found := deadLetterOf(t, s, op)

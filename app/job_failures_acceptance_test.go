@@ -151,7 +151,8 @@ func deadLetterOf(t *testing.T, s *apitest.Server, op started) (id uuid.UUID, la
 
 // For each of the six task types, against PostgreSQL and Redis: a job
 // that fails permanently ends its task and operation failed at its first
-// delivery; one that keeps failing transiently ends failed after the
+// delivery; one that keeps failing by its own fault (an unclassified
+// error, not an outage, which spends no attempt) ends failed after the
 // configured retries and is in the operators' dead letters; re-driven
 // once the fault is gone, its operation succeeds with exactly one side
 // effect in the ledger of the simulator served over HTTP.
@@ -184,9 +185,9 @@ func TestPostgresEveryJobThatGivesUpEndsFailedAndIsRedriven(t *testing.T) {
 			require.True(t, found, "the job is in the operators' dead letters")
 			assert.Equal(t, 1, deliveries(&f.counts, event), "one delivery, no retry")
 
-			// A transient failure, every time: failed after the retries.
+			// A failure of its own, every time: failed after the retries.
 			path, body = c.prepare(t, s)
-			f.set(kind, domain.CodeUnavailable)
+			f.set(kind, domain.CodeInternal)
 			transient := startTask(t, s, path, body)
 			op = s.WaitOperation(t, transient.Operation.ID, 60*time.Second)
 			require.Equal(t, "failed", op.Status)

@@ -35,9 +35,9 @@ type redeliver struct{ sanitizedError }
 // retryPolicy decides, for a job whose run failed transiently, when it
 // runs again and whether it still may.
 type retryPolicy struct {
-	// MaxAttempts bounds the runs that failed by the job's own fault (our
-	// database, our object store, an unclassified error); waits for its
-	// destination count none.
+	// MaxAttempts bounds the runs that failed by the job's own fault (an
+	// unclassified error, a panic); waits for its destination, or for a
+	// dependency of ours that is unavailable, count none.
 	maxAttempts int
 	// deadline is how long after its commit a job of an event type may
 	// keep trying transient failures (deadlines[type], else fallback).
@@ -76,7 +76,11 @@ func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time
 		until, reason = now.Add(max(retryAfter, time.Second)), "throttled by "+m.Destination
 	case !Retryable(err):
 		return until, attempts, "", false
-	case platformerr.IsUpstream(err):
+	case platformerr.IsUpstream(err) || domain.IsCode(err, domain.CodeUnavailable):
+		// A dependency that is down, the destination or one of ours (the
+		// database failing over, the object store), is waited out like
+		// an outage: it is not the job's fault, and a count of attempts
+		// that a minute's outage spends would fail jobs that are fine.
 		age := now.Sub(m.CreatedAt)
 		if m.CreatedAt.IsZero() {
 			age = 0

@@ -37,7 +37,8 @@ type WorkerConfig struct {
 	// job per cooldown comes back to probe it.
 	OutageWait time.Duration
 	// MaxRetries bounds the runs of a job that fail by its own fault
-	// (default 5); waits for its destination spend none.
+	// (default 5); waits for its destination, or for a dependency of ours
+	// that is unavailable, spend none.
 	MaxRetries int
 	// Deadlines is, per event type, how long after its commit a job keeps
 	// trying transient failures; other types get DefaultDeadline.

@@ -30,12 +30,12 @@ const maxRetries = 2
 // on a job (recorded through ports.JobFailures, then acknowledged), and
 // that a job given up on keeps its id.
 func RunWorkerContract(t *testing.T, newPair NewRawPair) {
-	t.Run("retries a transient failure and succeeds once", func(t *testing.T) {
+	t.Run("retries a failure of its own and succeeds once", func(t *testing.T) {
 		var calls, successes atomic.Int32
 		got := make(chan ports.Message, 1)
 		h := ports.MessageHandlerFunc(func(ctx context.Context, m ports.Message) error {
 			if calls.Add(1) <= 2 {
-				return domain.Errorf(domain.CodeUnavailable, "platform timed out")
+				return domain.Errorf(domain.CodeInternal, "handler tripped")
 			}
 			successes.Add(1)
 			got <- m
@@ -58,15 +58,37 @@ func RunWorkerContract(t *testing.T, newPair NewRawPair) {
 		}
 	})
 
+	t.Run("waits out a dependency that is down without spending attempts", func(t *testing.T) {
+		var calls atomic.Int32
+		got := make(chan ports.Message, 1)
+		h := ports.MessageHandlerFunc(func(ctx context.Context, m ports.Message) error {
+			if calls.Add(1) <= maxRetries+1 { // more than the attempts would allow
+				return domain.Errorf(domain.CodeUnavailable, "the database is failing over")
+			}
+			got <- m
+			return nil
+		})
+		env := startWorker(t, newPair, h)
+		want := freshJob()
+		env.publish(t, want)
+		select {
+		case m := <-got:
+			checkMessage(t, want, m) // Attempts still 0
+		case <-time.After(wait):
+			t.Fatalf("handler did not succeed within %s (%d calls)", wait, calls.Load())
+		}
+		env.failures.quiet(t, 500*time.Millisecond)
+	})
+
 	t.Run("gives up on a job that keeps failing after the retries", func(t *testing.T) {
 		// The cause reaches the dead letter: it must come out sanitized.
 		got := givesUp(t, newPair, 0, maxRetries+1, func() error {
-			return domain.Wrap(domain.CodeUnavailable, errors.New("dial: password=hunter2"), "upstream refused")
+			return domain.Wrap(domain.CodeInternal, errors.New("dial: password=hunter2"), "handler tripped")
 		})
 		if text := got.cause.Error(); text == "" || strings.Contains(text, "hunter2") {
 			t.Errorf("cause = %q, want a sanitized text", text)
 		}
-		if !domain.IsCode(got.cause, domain.CodeUnavailable) {
+		if !domain.IsCode(got.cause, domain.CodeInternal) {
 			t.Errorf("cause code = %s, want the handler's", domain.ErrorCode(got.cause))
 		}
 	})
