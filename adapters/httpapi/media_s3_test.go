@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/httpapi"
+	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/testsupport/apitest"
@@ -39,6 +40,7 @@ func TestDirectUploadOnS3(t *testing.T) {
 	apitest.UseS3(t, &cfg, srv)
 	cfg.Dispatcher, cfg.Worker = true, true
 	cfg.DispatchPollInterval = 20 * time.Millisecond
+	cfg.Queue = app.QueueRedis // the secret scan reads its streams too
 	s := apitest.Start(t, cfg, db)
 
 	data := testkit.PNG(t, 300, 200)

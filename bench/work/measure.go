@@ -135,14 +135,22 @@ func (p *peakSampler) peak() float64 {
 	return <-p.done
 }
 
-// parks is how many times the worker parked a job in the outbox to wait
-// (once_worker_jobs_total{outcome="waiting"}), 0 when it never did.
+// parks is how many times the worker parked a job in the outbox to wait:
+// after a run (once_worker_jobs_total{outcome="waiting"}) and before one,
+// refused by its destination's gate (once_worker_job_waits_total).
 func parks(st *stack) (float64, error) {
-	n, err := readMetricSum(st.metrics, "once_worker_jobs_total", `outcome="waiting"`)
-	if errors.Is(err, errNoSeries) {
-		return 0, nil
+	total := 0.0
+	for _, m := range []struct{ name, match string }{
+		{"once_worker_jobs_total", `outcome="waiting"`},
+		{"once_worker_job_waits_total", ""},
+	} {
+		n, err := readMetricSum(st.metrics, m.name, m.match)
+		if err != nil && !errors.Is(err, errNoSeries) {
+			return 0, err
+		}
+		total += n
 	}
-	return n, err
+	return total, nil
 }
 
 var errNoSeries = errors.New("no such series")

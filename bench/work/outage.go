@@ -33,7 +33,7 @@ func runOutage(ctx context.Context, r *runner, rep int) ([]figure, error) {
 	return []figure{
 		{name, "jobs created", count, float64(down.created), ""},
 		{name, "jobs succeeded", count, float64(down.succeeded), "all"},
-		{name, "jobs parked to wait (once_worker_jobs_total{outcome=\"waiting\"})", count, down.parks, ""},
+		{name, "jobs parked to wait (once_worker_jobs_total{outcome=\"waiting\"} + once_worker_job_waits_total)", count, down.parks, ""},
 		{name, "jobs failed", count, float64(down.failed), "0"},
 		{name, "dead letters", count, float64(down.shopify.deadLetters + down.amazon.deadLetters), "0"},
 		{name, "shopify jobs' own attempts spent (sum, job_attempts)", count, float64(down.shopify.jobSum), "0"},

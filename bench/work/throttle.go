@@ -44,7 +44,7 @@ func runThrottle(ctx context.Context, r *runner, rep int) ([]figure, error) {
 		{name, "throttled shop's first → last call", seconds, hot.hotDuration.Seconds(),
 			fmt.Sprintf("at best %.0f s", bucketDuration(r.cfg.Throttled, b).Seconds())},
 		{name, "429s answered to it", count, float64(hot.throttled), ""},
-		{name, "jobs parked to wait (once_worker_jobs_total{outcome=\"waiting\"})", count, hot.parks, ""},
+		{name, "jobs parked to wait (once_worker_jobs_total{outcome=\"waiting\"} + once_worker_job_waits_total)", count, hot.parks, ""},
 		{name, "its jobs failed", count, float64(hot.hotFailed), "0"},
 		{name, "its jobs' own attempts spent (sum)", count, float64(hot.hot.jobSum), "0"},
 		{name, "its dead letters", count, float64(hot.hot.deadLetters), "0"},

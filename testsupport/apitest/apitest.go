@@ -64,6 +64,9 @@ type Server struct {
 	Resolver *testkit.Resolver
 
 	stop func()
+	// streams is where the secret scan reads the queue's messages: the
+	// Redis URL and key prefix when the queue is Redis Streams.
+	streams struct{ url, prefix string }
 }
 
 // Stop stops the service as if its process exited: the API, the Dispatcher
@@ -177,6 +180,9 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	}
 	// Runs before Stop (cleanups run last first), on everything the test
 	// made this server do.
+	if cfg.Queue == app.QueueRedis {
+		s.streams.url, s.streams.prefix = cfg.RedisURL, cfg.QueuePrefix
+	}
 	t.Cleanup(func() { s.checkNoSecrets(t) })
 	s.URL, s.OpsURL = ts.URL, opsServer.URL
 

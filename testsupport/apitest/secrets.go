@@ -1,10 +1,13 @@
 package apitest
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/s3test"
@@ -46,6 +49,7 @@ const webhookSecretPrefix = "whsec_"
 // checkNoSecrets runs when every test server ends.
 func (s *Server) checkNoSecrets(t testing.TB) {
 	t.Helper()
+	s.checkStreams(t)
 	for i, line := range strings.Split(s.Logs.String(), "\n") {
 		if carriesSecret(line) {
 			t.Errorf("secret scan: log line %d carries a credential: %.300s", i+1, line)
@@ -100,4 +104,43 @@ func queryStrings(t testing.TB, db *sql.DB, q string) []string {
 		t.Errorf("secret scan: %v", err)
 	}
 	return out
+}
+
+// checkStreams reads every message still in the server's Redis streams
+// (its queue prefix's keys): no field of one may carry a secret.
+func (s *Server) checkStreams(t testing.TB) {
+	t.Helper()
+	if s.streams.url == "" {
+		return
+	}
+	opts, err := redis.ParseURL(s.streams.url)
+	if err != nil {
+		t.Errorf("secret scan: %v", err)
+		return
+	}
+	client := redis.NewClient(opts)
+	defer client.Close()
+	ctx := context.Background()
+	keys := client.Scan(ctx, 0, s.streams.prefix+"*", 100).Iterator()
+	for keys.Next(ctx) {
+		key := keys.Val()
+		if kind, err := client.Type(ctx, key).Result(); err != nil || kind != "stream" {
+			continue
+		}
+		entries, err := client.XRange(ctx, key, "-", "+").Result()
+		if err != nil {
+			t.Errorf("secret scan: XRANGE %s: %v", key, err)
+			continue
+		}
+		for _, e := range entries {
+			for field, v := range e.Values {
+				if carriesSecret(fmt.Sprint(v)) {
+					t.Errorf("secret scan: message %s of stream %s carries a credential in %s", e.ID, key, field)
+				}
+			}
+		}
+	}
+	if err := keys.Err(); err != nil {
+		t.Errorf("secret scan: SCAN: %v", err)
+	}
 }
