@@ -24,6 +24,18 @@ import (
 // attempt or is dead-lettered, and another marketplace's jobs run
 // throughout.
 func TestAPlatformDownParksItsJobsUntilItAnswersAgain(t *testing.T) {
+	platformDown(t, false)
+}
+
+// The same with the service stopped during the outage and started again:
+// the new worker knows nothing of the jobs the old one put to sleep, and
+// wakes them all the same, through the probe that comes back to it and
+// says what it waited for (ports.Message.WaitedFor).
+func TestAPlatformDownWakesTheJobsOfAWorkerThatIsGone(t *testing.T) {
+	platformDown(t, true)
+}
+
+func platformDown(t *testing.T, restart bool) {
 	ctx := context.Background()
 	simURL, ledgerPath := simServer(t)
 	sim := simhttp.NewAdmin(simURL)
@@ -33,6 +45,7 @@ func TestAPlatformDownParksItsJobsUntilItAnswersAgain(t *testing.T) {
 	cfg.Queue, cfg.Dispatcher, cfg.Worker = app.QueueRedis, true, true
 	cfg.SimURL, cfg.SimTimeout = simURL, 5*time.Second
 	cfg.WorkOutageWait = time.Hour
+	cfg.RedisClaimIdle = 2 * time.Second // what the stopped worker held comes back soon
 	s := apitest.Start(t, cfg, db)
 
 	const down = 12
@@ -63,6 +76,13 @@ func TestAPlatformDownParksItsJobsUntilItAnswersAgain(t *testing.T) {
 		require.Contains(t, []string{"pending", "running"}, got.Status, "no shopify job ended while it was down")
 	}
 
+	if restart {
+		s.Stop()
+		again := apitest.Start(t, cfg, db)
+		again.Token = again.TokenFor(t, s.Workspace, s.User)
+		again.Workspace, again.User = s.Workspace, s.User
+		s = again
+	}
 	require.NoError(t, sim.BringUp(ctx, "shopify"))
 	for _, op := range shopify {
 		got := s.WaitOperation(t, op, 2*time.Minute)

@@ -34,6 +34,11 @@ type Message struct {
 	// CreatedAt is when the event was committed: a job keeps trying
 	// transient failures until CreatedAt plus its kind's deadline.
 	CreatedAt time.Time
+	// WaitedFor is, for a job a worker parked (JobWaits.Defer), the reason
+	// it waited for (without model.JobWaitPrefix): a job that waited for a
+	// destination that was down and then reaches it tells, through it,
+	// which of its workspace's jobs to wake, whatever worker parked them.
+	WaitedFor string
 }
 
 // Publisher hands messages to a queue.

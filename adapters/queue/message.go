@@ -24,6 +24,7 @@ const (
 	MetadataOrderingKey = "ordering_key"
 	MetadataAttempts    = "attempts"
 	MetadataCreatedAt   = "created_at"
+	MetadataWaitedFor   = "waited_for"
 )
 
 // Topic is the broker topic of an event type: the namespace (e.g. "once.")
@@ -40,6 +41,7 @@ func ToMessage(m ports.Message) *message.Message {
 	setUnlessEmpty(msg, MetadataTraceparent, m.Traceparent)
 	setUnlessEmpty(msg, MetadataDestination, m.Destination)
 	setUnlessEmpty(msg, MetadataOrderingKey, m.OrderingKey)
+	setUnlessEmpty(msg, MetadataWaitedFor, m.WaitedFor)
 	if m.Attempts != 0 {
 		msg.Metadata.Set(MetadataAttempts, strconv.Itoa(m.Attempts))
 	}
@@ -71,6 +73,7 @@ func FromMessage(msg *message.Message) (ports.Message, error) {
 		Traceparent: msg.Metadata.Get(MetadataTraceparent),
 		Destination: msg.Metadata.Get(MetadataDestination),
 		OrderingKey: msg.Metadata.Get(MetadataOrderingKey),
+		WaitedFor:   msg.Metadata.Get(MetadataWaitedFor),
 	}
 	if ws := msg.Metadata.Get(MetadataWorkspaceID); ws != "" {
 		if m.WorkspaceID, err = uuid.Parse(ws); err != nil {

@@ -60,13 +60,14 @@ type slots struct {
 	turns   []uuid.UUID              // workspaces with tickets waiting
 	served  map[uuid.UUID]uint64     // when each workspace last got a slot (grants counts them)
 	grants  uint64
-	keys    map[string]*list.List // each ordering key's waiting tickets and reservations, in arrival order
-	keyWait map[string]time.Time  // keys whose line was parked until then: later arrivals wait behind it
-	busy    map[string]bool       // ordering keys with a job running
-	blocked map[string]Refusal    // destinations refused until then (the Gate's answer, cached)
-	booked  map[string]time.Time  // paced destinations: the next free turn of a message parked for one
-	probeAt map[string]time.Time  // destinations down: when the message parked to probe them comes back
-	asleep  map[string]*sleepers  // destinations down: the messages parked long for them
+	keys    map[string]*list.List              // each ordering key's waiting tickets and reservations, in arrival order
+	keyWait map[string]time.Time               // keys whose line was parked until then: later arrivals wait behind it
+	busy    map[string]bool                    // ordering keys with a job running
+	blocked map[string]Refusal                 // destinations refused until then (the Gate's answer, cached)
+	booked  map[string]time.Time               // paced destinations: the next free turn of a message parked for one
+	probeAt map[string]map[uuid.UUID]time.Time // destinations down: when each workspace's message parked to probe them comes back
+	asleep  map[string]*sleepers               // destinations down: the messages parked long for them
+	wokenAt map[string]time.Time               // reason and workspace: when a job that had waited for it woke the others
 	wake    *time.Timer
 	wakeAt  time.Time
 }
@@ -136,7 +137,8 @@ func newSlots(size int, hold time.Duration, gate Gate, now func() time.Time) *sl
 		size: size, hold: hold, gate: gate, now: now, outageWait: DefaultOutageWait,
 		queues: map[uuid.UUID]*list.List{}, keys: map[string]*list.List{}, served: map[uuid.UUID]uint64{},
 		busy: map[string]bool{}, blocked: map[string]Refusal{}, keyWait: map[string]time.Time{},
-		booked: map[string]time.Time{}, probeAt: map[string]time.Time{}, asleep: map[string]*sleepers{},
+		booked: map[string]time.Time{}, probeAt: map[string]map[uuid.UUID]time.Time{}, asleep: map[string]*sleepers{},
+		wokenAt: map[string]time.Time{},
 	}
 }
 
@@ -452,16 +454,24 @@ func (s *slots) turn(destination string, r Refusal, earliest time.Time) time.Tim
 const maxBooked = 4096
 
 // waitOutage parks t for a destination that is down (its own breaker or
-// its platform's, r.Of): the first ticket refused in a cooldown comes
-// back when the cooldown ends, to be the probe; the others sleep for
-// outageWait, and come back as soon as a call to the destination is
-// answered (answered), which spares the database and the broker a round
-// per ticket per cooldown during a long outage (under mu).
+// its platform's, r.Of): the first ticket of each workspace refused in a
+// cooldown comes back when the cooldown ends, to be a probe; the others
+// sleep for outageWait, and come back as soon as a call to the
+// destination is answered, which spares the database and the broker a
+// round per ticket per cooldown during a long outage (under mu). Two
+// things wake them: this worker's answered call (answered), and, should
+// this worker be gone, the workspace's probe itself, whose message says
+// what it waited for (answeredAfterWait) wherever it runs.
 func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Element) *list.Element {
 	down := cmp.Or(r.Of, t.destination)
 	reason := "waiting for " + down + ": " + r.Why
-	if at, ok := s.probeAt[down]; !ok || at.Before(r.Until) {
-		s.probeAt[down] = r.Until
+	probes := s.probeAt[down]
+	if probes == nil {
+		probes = map[uuid.UUID]time.Time{}
+		s.probeAt[down] = probes
+	}
+	if at, ok := probes[t.workspace]; !ok || at.Before(r.Until) {
+		probes[t.workspace] = r.Until
 		return s.waitDurably(t, r.Until.Add(rand.N(s.hold)), reason, next)
 	}
 	z := s.asleep[down]
@@ -489,7 +499,11 @@ func (s *slots) answered(destination string) {
 		}
 		delete(s.asleep, down)
 		delete(s.probeAt, down)
-		soon := s.now().Add(s.hold)
+		now := s.now()
+		for ws := range z.workspaces { // their returns need not wake them again
+			s.wokenAt[z.reason+"|"+ws.String()] = now
+		}
+		soon := now.Add(s.hold)
 		for key := range z.keys {
 			if until, ok := s.keyWait[key]; ok && until.After(soon) {
 				s.keyWait[key] = soon
@@ -499,6 +513,35 @@ func (s *slots) answered(destination string) {
 			go s.woken(down, z.reason, z.workspaces)
 		}
 	}
+}
+
+// rewakeAfter is how long after a job that had waited for a destination
+// woke its workspace's other sleepers another such job may wake them
+// again: the woken come back by the thousand, each with the same reason.
+const rewakeAfter = time.Minute
+
+// answeredAfterWait: a job of workspace that had been parked for waited
+// (ports.Message.WaitedFor) reached its destination. If it waited for a
+// breaker, its workspace's jobs asleep with the same reason are woken,
+// whatever worker parked them: the wake that survives the worker that
+// parked them (a kill -9, a rolling restart), at most once per
+// rewakeAfter per reason and workspace.
+func (s *slots) answeredAfterWait(workspace uuid.UUID, waited string) {
+	if !strings.HasSuffix(waited, ": "+WhyBreakerOpen) || s.woken == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key, now := waited+"|"+workspace.String(), s.now()
+	if at, ok := s.wokenAt[key]; ok && now.Sub(at) < rewakeAfter {
+		return
+	}
+	if len(s.wokenAt) >= maxBooked {
+		maps.DeleteFunc(s.wokenAt, func(_ string, at time.Time) bool { return now.Sub(at) >= rewakeAfter })
+	}
+	s.wokenAt[key] = now
+	down := strings.TrimSuffix(strings.TrimPrefix(waited, "waiting for "), ": "+WhyBreakerOpen)
+	go s.woken(down, waited, map[uuid.UUID]int{workspace: 0})
 }
 
 // waitDurably answers t, and every ticket of its ordering key behind it,

@@ -295,7 +295,7 @@ func TestSlotsParkAKeysWholeLine(t *testing.T) {
 func TestSlotsParkAnOutageLongButForOneProbe(t *testing.T) {
 	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
 	cooldown := now.Add(30 * time.Second)
-	gate := &fakeGate{of: "shopify", refuse: map[string]time.Time{"shopify/a": cooldown, "shopify/b": cooldown, "shopify/c": cooldown}}
+	gate := &fakeGate{of: "shopify", refuse: map[string]time.Time{"shopify/a": cooldown, "shopify/b": cooldown, "shopify/c": cooldown, "shopify/e": cooldown}}
 	s := newSlots(1, 2*time.Second, gate, func() time.Time { return now })
 	type wake struct {
 		destination, reason string
@@ -309,11 +309,15 @@ func TestSlotsParkAnOutageLongButForOneProbe(t *testing.T) {
 	<-probe.done
 	sleeper := acquireAsync(s, context.Background(), ws1, "shopify/b", "catalog/1")
 	<-sleeper.done
+	probe2 := acquireAsync(s, context.Background(), ws2, "shopify/e", "")
+	<-probe2.done
 	other := acquireAsync(s, context.Background(), ws2, "shopify/c", "")
 	<-other.done
-	require.NotNil(t, probe.wait)
-	assert.False(t, probe.wait.until.Before(cooldown), "the probe comes back when the cooldown ends")
-	assert.True(t, probe.wait.until.Before(cooldown.Add(2*time.Second)))
+	for _, p := range []*waiter{probe, probe2} {
+		require.NotNil(t, p.wait)
+		assert.False(t, p.wait.until.Before(cooldown), "each workspace's probe comes back when the cooldown ends")
+		assert.True(t, p.wait.until.Before(cooldown.Add(2*time.Second)))
+	}
 	for _, w := range []*waiter{sleeper, other} {
 		require.NotNil(t, w.wait)
 		assert.False(t, w.wait.until.Before(now.Add(DefaultOutageWait)), "the others sleep")
@@ -339,7 +343,13 @@ func TestSlotsParkAnOutageLongButForOneProbe(t *testing.T) {
 	w := <-woken
 	assert.Equal(t, "shopify", w.destination)
 	assert.Equal(t, sleeper.wait.reason, w.reason)
-	assert.Equal(t, map[uuid.UUID]int{ws1: 1, ws2: 1}, w.workspaces, "the probe is not asleep")
+	assert.Equal(t, map[uuid.UUID]int{ws1: 1, ws2: 1}, w.workspaces, "the probes are not asleep")
+	s.answeredAfterWait(ws1, sleeper.wait.reason)
+	select {
+	case w := <-woken:
+		t.Fatalf("woken again by a job this wake brought back: %+v", w)
+	default:
+	}
 	_, behind, err = s.acquire(context.Background(), ws1, "", "catalog/1", nil)
 	require.NoError(t, err)
 	require.NotNil(t, behind, "the key's arrivals still let the woken ones pass")
@@ -406,5 +416,39 @@ func TestSlotsBookPacedMessagesATurnEach(t *testing.T) {
 	assert.Equal(t, first.Add(3*every), late.wait.until, "a later arrival's turn is after those booked")
 	for _, w := range inMemory {
 		assert.False(t, w.ended(), "the memory's share waits in memory")
+	}
+}
+
+// A job that waited for a breaker and then reaches its destination wakes
+// its workspace's sleepers of the same reason, whatever worker parked
+// them (this one may have restarted since), once per rewakeAfter; a job
+// that waited for anything else wakes nothing.
+func TestSlotsLetAJobThatWaitedForABreakerWakeItsWorkspace(t *testing.T) {
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	clock := now
+	s := newSlots(1, 2*time.Second, nil, func() time.Time { return clock }) // read under s.mu
+	type wake struct {
+		destination, reason string
+		workspaces          map[uuid.UUID]int
+	}
+	woken := make(chan wake, 4)
+	s.woken = func(d, r string, ws map[uuid.UUID]int) { woken <- wake{d, r, ws} }
+	ws := uuid.New()
+
+	s.answeredAfterWait(ws, "waiting for shopify/a: paced")
+	s.answeredAfterWait(ws, "")
+	s.answeredAfterWait(ws, "waiting for shopify: breaker_open")
+	w := <-woken
+	assert.Equal(t, wake{"shopify", "waiting for shopify: breaker_open", map[uuid.UUID]int{ws: 0}}, w)
+	s.answeredAfterWait(ws, "waiting for shopify: breaker_open")
+	s.mu.Lock()
+	clock = now.Add(rewakeAfter)
+	s.mu.Unlock()
+	s.answeredAfterWait(ws, "waiting for shopify: breaker_open")
+	<-woken
+	select {
+	case w := <-woken:
+		t.Fatalf("woken more than once per rewakeAfter, or for a pace: %+v", w)
+	default:
 	}
 }

@@ -270,7 +270,11 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 		noteStarted(msg)
 		msg.SetContext(domain.WithOrderingKey(msg.Context(), m.OrderingKey))
 		out, err := h(msg)
-		release(callResultOf(err))
+		result := callResultOf(err)
+		release(result)
+		if !result.Failed && !result.Abandoned && m.Destination != "" {
+			w.slots.answeredAfterWait(m.WorkspaceID, m.WaitedFor)
+		}
 		return out, err
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/oncehq/once/adapters/queue/redisconn"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/s3test"
 )
@@ -107,27 +108,43 @@ func queryStrings(t testing.TB, db *sql.DB, q string) []string {
 }
 
 // checkStreams reads every message still in the server's Redis streams
-// (its queue prefix's keys): no field of one may carry a secret.
+// (its queue prefix's keys, on every primary of a cluster): no field of
+// one may carry a secret.
 func (s *Server) checkStreams(t testing.TB) {
 	t.Helper()
 	if s.streams.url == "" {
 		return
 	}
-	opts, err := redis.ParseURL(s.streams.url)
+	client, _, err := redisconn.NewClient(redisconn.Config{URL: s.streams.url})
 	if err != nil {
 		t.Errorf("secret scan: %v", err)
 		return
 	}
-	client := redis.NewClient(opts)
 	defer client.Close()
 	ctx := context.Background()
-	keys := client.Scan(ctx, 0, s.streams.prefix+"*", 100).Iterator()
+	if cluster, ok := client.(*redis.ClusterClient); ok {
+		err = cluster.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			s.checkStreamsOn(ctx, t, node)
+			return nil
+		})
+	} else {
+		s.checkStreamsOn(ctx, t, client)
+	}
+	if err != nil {
+		t.Errorf("secret scan: %v", err)
+	}
+}
+
+// checkStreamsOn is checkStreams on one node.
+func (s *Server) checkStreamsOn(ctx context.Context, t testing.TB, node redis.Cmdable) {
+	t.Helper()
+	keys := node.Scan(ctx, 0, s.streams.prefix+"*", 100).Iterator()
 	for keys.Next(ctx) {
 		key := keys.Val()
-		if kind, err := client.Type(ctx, key).Result(); err != nil || kind != "stream" {
+		if kind, err := node.Type(ctx, key).Result(); err != nil || kind != "stream" {
 			continue
 		}
-		entries, err := client.XRange(ctx, key, "-", "+").Result()
+		entries, err := node.XRange(ctx, key, "-", "+").Result()
 		if err != nil {
 			t.Errorf("secret scan: XRANGE %s: %v", key, err)
 			continue

@@ -86,6 +86,7 @@ func newMessage(eventType string, i int) ports.Message {
 	if i%2 == 0 {
 		m.Destination, m.OrderingKey = fmt.Sprintf("shopify/shop-%d", i), fmt.Sprintf("catalog/%d", i)
 		m.Attempts, m.CreatedAt = i+1, time.Date(2030, 1, 2, 3, 4, 5, 6789+i, time.UTC)
+		m.WaitedFor = "waiting for shopify: breaker_open"
 	}
 	return m
 }
@@ -214,15 +215,15 @@ func checkMessage(t *testing.T, want, got ports.Message) {
 	if got.ID != want.ID || got.Type != want.Type || got.WorkspaceID != want.WorkspaceID ||
 		got.Traceparent != want.Traceparent || !bytes.Equal(got.Payload, want.Payload) ||
 		got.Destination != want.Destination || got.OrderingKey != want.OrderingKey ||
-		got.Attempts != want.Attempts || !got.CreatedAt.Equal(want.CreatedAt) {
+		got.Attempts != want.Attempts || !got.CreatedAt.Equal(want.CreatedAt) || got.WaitedFor != want.WaitedFor {
 		t.Errorf("message %s:\n got  %+v\n want %+v", want.ID, show(got), show(want))
 	}
 }
 
 func show(m ports.Message) any {
 	return struct {
-		ID, Type, WorkspaceID, Traceparent, Payload, Destination, OrderingKey string
-		Attempts                                                              int
-		CreatedAt                                                             time.Time
-	}{m.ID.String(), m.Type, m.WorkspaceID.String(), m.Traceparent, string(m.Payload), m.Destination, m.OrderingKey, m.Attempts, m.CreatedAt}
+		ID, Type, WorkspaceID, Traceparent, Payload, Destination, OrderingKey, WaitedFor string
+		Attempts                                                                         int
+		CreatedAt                                                                        time.Time
+	}{m.ID.String(), m.Type, m.WorkspaceID.String(), m.Traceparent, string(m.Payload), m.Destination, m.OrderingKey, m.WaitedFor, m.Attempts, m.CreatedAt}
 }

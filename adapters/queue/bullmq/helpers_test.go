@@ -163,7 +163,7 @@ func toMessage(t *testing.T, j bullmqtest.Job) *message.Message {
 	// fields; the job id stays as the worker saw it.
 	m := queue.ToMessage(ports.Message{
 		Type: j.Name, WorkspaceID: d.WorkspaceID, Payload: payload, Traceparent: d.Traceparent,
-		Destination: d.Destination, OrderingKey: d.OrderingKey, Attempts: d.JobAttempts, CreatedAt: d.CreatedAt,
+		Destination: d.Destination, OrderingKey: d.OrderingKey, Attempts: d.JobAttempts, CreatedAt: d.CreatedAt, WaitedFor: d.WaitedFor,
 	})
 	m.UUID = j.ID
 	return m
