@@ -515,33 +515,58 @@ func (s *slots) answered(destination string) {
 	}
 }
 
-// rewakeAfter is how long after a job that had waited for a destination
-// woke its workspace's other sleepers another such job may wake them
-// again: the woken come back by the thousand, each with the same reason.
-const rewakeAfter = time.Minute
+// rewakeAfter is how long after a wake of a workspace's sleepers another
+// job that had waited may wake them again: the woken come back by the
+// thousand, each with the same reason, and need no second wake. It is
+// shorter than a breaker's shortest cooldown (5 s), so the probe of an
+// outage that began just after a wake is never taken for one of the
+// woken, which would leave the new sleepers asleep.
+const rewakeAfter = 2 * time.Second
 
-// answeredAfterWait: a job of workspace that had been parked for waited
-// (ports.Message.WaitedFor) reached its destination. If it waited for a
-// breaker, its workspace's jobs asleep with the same reason are woken,
-// whatever worker parked them: the wake that survives the worker that
-// parked them (a kill -9, a rolling restart), at most once per
-// rewakeAfter per reason and workspace.
-func (s *slots) answeredAfterWait(workspace uuid.UUID, waited string) {
-	if !strings.HasSuffix(waited, ": "+WhyBreakerOpen) || s.woken == nil {
+// answeredAfterWait: a job of workspace, bound for destination, that had
+// been parked for waited (ports.Message.WaitedFor) reached it. If it
+// waited because the destination was down (its breaker, or a transient
+// failure's retry), its workspace's jobs asleep for the destination or
+// its platform are woken, whatever worker parked them: the wake that
+// survives the worker that parked them (a kill -9, a rolling restart), at
+// most once per rewakeAfter per reason and workspace.
+func (s *slots) answeredAfterWait(workspace uuid.UUID, destination, waited string) {
+	if !waitedForAnOutage(waited) || s.woken == nil {
 		return
 	}
+	platform, _, _ := strings.Cut(destination, "/")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key, now := waited+"|"+workspace.String(), s.now()
-	if at, ok := s.wokenAt[key]; ok && now.Sub(at) < rewakeAfter {
-		return
-	}
+	now := s.now()
 	if len(s.wokenAt) >= maxBooked {
 		maps.DeleteFunc(s.wokenAt, func(_ string, at time.Time) bool { return now.Sub(at) >= rewakeAfter })
 	}
-	s.wokenAt[key] = now
-	down := strings.TrimSuffix(strings.TrimPrefix(waited, "waiting for "), ": "+WhyBreakerOpen)
-	go s.woken(down, waited, map[uuid.UUID]int{workspace: 0})
+	for _, down := range []string{destination, platform} {
+		reason := "waiting for " + down + ": " + WhyBreakerOpen
+		key := reason + "|" + workspace.String()
+		if at, ok := s.wokenAt[key]; ok && now.Sub(at) < rewakeAfter {
+			continue
+		}
+		s.wokenAt[key] = now
+		go s.woken(down, reason, map[uuid.UUID]int{workspace: 0})
+		if platform == destination {
+			break
+		}
+	}
+}
+
+// waitedForAnOutage says whether a job parked for waited had waited for
+// its destination to come back: its breaker open, or a transient
+// failure's retry (whose reason is the failure); not a pace, a cap, a
+// pause or its key's line, whose reasons start "waiting ".
+func waitedForAnOutage(waited string) bool {
+	switch {
+	case waited == "":
+		return false
+	case strings.HasSuffix(waited, ": "+WhyBreakerOpen), strings.HasSuffix(waited, ": probing"):
+		return true
+	}
+	return !strings.HasPrefix(waited, "waiting ")
 }
 
 // waitDurably answers t, and every ticket of its ordering key behind it,

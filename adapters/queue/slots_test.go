@@ -344,7 +344,9 @@ func TestSlotsParkAnOutageLongButForOneProbe(t *testing.T) {
 	assert.Equal(t, "shopify", w.destination)
 	assert.Equal(t, sleeper.wait.reason, w.reason)
 	assert.Equal(t, map[uuid.UUID]int{ws1: 1, ws2: 1}, w.workspaces, "the probes are not asleep")
-	s.answeredAfterWait(ws1, sleeper.wait.reason)
+	s.answeredAfterWait(ws1, "shopify/b", sleeper.wait.reason)
+	w = <-woken
+	assert.Equal(t, "shopify/b", w.destination, "a job this wake brought back wakes its shop's sleepers, not its platform's again")
 	select {
 	case w := <-woken:
 		t.Fatalf("woken again by a job this wake brought back: %+v", w)
@@ -419,36 +421,44 @@ func TestSlotsBookPacedMessagesATurnEach(t *testing.T) {
 	}
 }
 
-// A job that waited for a breaker and then reaches its destination wakes
-// its workspace's sleepers of the same reason, whatever worker parked
+// A job that waited for its destination to come back (a breaker, or a
+// transient failure's retry) and then reaches it wakes its workspace's
+// sleepers of its destination and its platform, whatever worker parked
 // them (this one may have restarted since), once per rewakeAfter; a job
-// that waited for anything else wakes nothing.
-func TestSlotsLetAJobThatWaitedForABreakerWakeItsWorkspace(t *testing.T) {
+// that waited for a pace wakes nothing.
+func TestSlotsLetAJobThatWaitedForAnOutageWakeItsWorkspace(t *testing.T) {
 	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
 	clock := now
 	s := newSlots(1, 2*time.Second, nil, func() time.Time { return clock }) // read under s.mu
-	type wake struct {
-		destination, reason string
-		workspaces          map[uuid.UUID]int
+	woken := make(chan string, 8)
+	s.woken = func(d, r string, ws map[uuid.UUID]int) {
+		assert.Equal(t, "waiting for "+d+": breaker_open", r)
+		woken <- d
 	}
-	woken := make(chan wake, 4)
-	s.woken = func(d, r string, ws map[uuid.UUID]int) { woken <- wake{d, r, ws} }
 	ws := uuid.New()
+	wokenNow := func() []string {
+		var got []string
+		for range 2 {
+			got = append(got, <-woken)
+		}
+		return got
+	}
 
-	s.answeredAfterWait(ws, "waiting for shopify/a: paced")
-	s.answeredAfterWait(ws, "")
-	s.answeredAfterWait(ws, "waiting for shopify: breaker_open")
-	w := <-woken
-	assert.Equal(t, wake{"shopify", "waiting for shopify: breaker_open", map[uuid.UUID]int{ws: 0}}, w)
-	s.answeredAfterWait(ws, "waiting for shopify: breaker_open")
+	s.answeredAfterWait(ws, "shopify/a", "waiting for shopify/a: paced")
+	s.answeredAfterWait(ws, "shopify/a", "waiting behind an earlier job of its ordering key")
+	s.answeredAfterWait(ws, "shopify/a", "")
+	s.answeredAfterWait(ws, "shopify/a", "waiting for shopify: breaker_open")
+	assert.ElementsMatch(t, []string{"shopify/a", "shopify"}, wokenNow())
+	s.answeredAfterWait(ws, "shopify/a", "waiting for shopify: breaker_open")
+	s.answeredAfterWait(ws, "shopify/a", "UNAVAILABLE: shopify answered 503")
 	s.mu.Lock()
 	clock = now.Add(rewakeAfter)
 	s.mu.Unlock()
-	s.answeredAfterWait(ws, "waiting for shopify: breaker_open")
-	<-woken
+	s.answeredAfterWait(ws, "shopify/a", "UNAVAILABLE: shopify answered 503")
+	assert.ElementsMatch(t, []string{"shopify/a", "shopify"}, wokenNow(), "a retry after a failure wakes too, once per rewakeAfter")
 	select {
-	case w := <-woken:
-		t.Fatalf("woken more than once per rewakeAfter, or for a pace: %+v", w)
+	case d := <-woken:
+		t.Fatalf("woken more than once per rewakeAfter, or for a pace: %s", d)
 	default:
 	}
 }

@@ -273,7 +273,7 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 		result := callResultOf(err)
 		release(result)
 		if !result.Failed && !result.Abandoned && m.Destination != "" {
-			w.slots.answeredAfterWait(m.WorkspaceID, m.WaitedFor)
+			w.slots.answeredAfterWait(m.WorkspaceID, m.Destination, m.WaitedFor)
 		}
 		return out, err
 	}
