@@ -30,7 +30,7 @@ type Refusal struct {
 	// asked for).
 	Of string
 	// Every is, for a paced refusal, the time between two calls at the
-	// destination's current rate (0: unknown).
+	// fastest the destination goes (0: unknown).
 	Every time.Duration
 }
 

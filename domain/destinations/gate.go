@@ -39,8 +39,9 @@ type Wait struct {
 	// its platform (Config.Platforms) when the platform's breaker is open.
 	Of model.Destination
 	// Every is, for a paced wait, the time between two calls at the
-	// destination's current rate, so a caller holding many calls for it
-	// can tell when each may go.
+	// fastest the destination's pace goes (its quota, or what it learnt
+	// its ceiling to be), so a caller holding many calls for it can give
+	// each a turn of its own.
 	Every time.Duration
 }
 

@@ -153,13 +153,16 @@ func (p *pace) refill(now time.Time) {
 	}
 }
 
-// interval is the time between two calls at the current rate (0:
-// unlimited).
+// interval is the time between two calls at the most the pace may learn
+// up to (0: unlimited). Not the current rate: calls held for a turn by
+// it would keep a slow-down's spacing after the pace learns its way back
+// up (a 429 halving 2/s made 128 held calls go at 1/s for two minutes);
+// held for the ceiling's turns, those that come too early wait again.
 func (p *pace) interval() time.Duration {
-	if p.rate == 0 {
+	if p.rate == 0 || p.ceiling == 0 {
 		return 0
 	}
-	return seconds(1 / p.rate)
+	return seconds(1 / p.ceiling)
 }
 
 // blocked reports whether a Retry-After is still running at now.

@@ -93,8 +93,14 @@ func TestAnOperatorClosesAPlatformsBreakerByItsName(t *testing.T) {
 	grant(t, g, shopNamed("d")).Done(succeeded)
 }
 
-func TestAPacedWaitSaysTheTimeBetweenCalls(t *testing.T) {
-	g, _ := newGate(destinations.Quota{Rate: 4, Burst: 1}, destinations.BreakerConfig{})
+func TestAPacedWaitSaysTheTimeBetweenCallsAtTheQuota(t *testing.T) {
+	g, c := newGate(destinations.Quota{Rate: 4, Burst: 1}, destinations.BreakerConfig{})
 	grant(t, g, shop).Done(succeeded)
 	assert.Equal(t, 250*time.Millisecond, refuse(t, g, shop).Every)
+
+	c.Advance(time.Second)
+	grant(t, g, shop).Done(throttled(0)) // the rate halves...
+	c.Advance(time.Second)
+	grant(t, g, shop).Done(succeeded)
+	assert.Equal(t, 250*time.Millisecond, refuse(t, g, shop).Every, "...the turns stay the quota's")
 }
