@@ -410,7 +410,7 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 		}
 		n := skipped[t.destination]
 		skipped[t.destination] = n + 1
-		reason := "waiting for " + t.destination + ": " + r.Why
+		reason := waitingFor(t.destination, r.Why)
 		switch {
 		case r.Why == WhyBreakerOpen && r.Until.Sub(now) > s.hold:
 			e = s.waitOutage(t, r, now, e)
@@ -464,7 +464,7 @@ const maxBooked = 4096
 // what it waited for (answeredAfterWait) wherever it runs.
 func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Element) *list.Element {
 	down := cmp.Or(r.Of, t.destination)
-	reason := "waiting for " + down + ": " + r.Why
+	reason := waitingFor(down, r.Why)
 	probes := s.probeAt[down]
 	if probes == nil {
 		probes = map[uuid.UUID]time.Time{}
@@ -542,7 +542,7 @@ func (s *slots) answeredAfterWait(workspace uuid.UUID, destination, waited strin
 		maps.DeleteFunc(s.wokenAt, func(_ string, at time.Time) bool { return now.Sub(at) >= rewakeAfter })
 	}
 	for _, down := range []string{destination, platform} {
-		reason := "waiting for " + down + ": " + WhyBreakerOpen
+		reason := waitingFor(down, WhyBreakerOpen)
 		key := reason + "|" + workspace.String()
 		if at, ok := s.wokenAt[key]; ok && now.Sub(at) < rewakeAfter {
 			continue
@@ -554,6 +554,11 @@ func (s *slots) answeredAfterWait(workspace uuid.UUID, destination, waited strin
 		}
 	}
 }
+
+// waitingFor is the reason a message parked for destination's refusal
+// why is parked with: what the outbox keeps, operators read, and Wake and
+// waitedForAnOutage match.
+func waitingFor(destination, why string) string { return "waiting for " + destination + ": " + why }
 
 // waitedForAnOutage says whether a job parked for waited had waited for
 // its destination to come back: its breaker open, or a transient
