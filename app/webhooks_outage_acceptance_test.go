@@ -22,13 +22,21 @@ import (
 // only a wake brings them back), a probe per cooldown finds it still
 // down; once it answers again, every delivery reaches it exactly once,
 // none spent an attempt and none is dead-lettered. PostgreSQL and Redis
-// Streams.
+// Streams. Restarted, the service is stopped during the outage and
+// started again: the new worker knows nothing of the sleepers the old one
+// parked, and the probe that comes back to it wakes them.
 func TestAWebhookReceiverDownGetsEveryDeliveryOnceItIsBack(t *testing.T) {
+	t.Run("same worker", func(t *testing.T) { receiverDown(t, false) })
+	t.Run("restarted", func(t *testing.T) { receiverDown(t, true) })
+}
+
+func receiverDown(t *testing.T, restart bool) {
 	db := pgtest.New(t)
 	cfg := apitest.Config(db.AppDSN)
 	cfg.Queue, cfg.Dispatcher, cfg.Worker = app.QueueRedis, true, true
 	cfg.FetchAllowCIDRs = "127.0.0.0/8"
 	cfg.WorkOutageWait = time.Hour
+	cfg.RedisClaimIdle = 2 * time.Second // what the stopped worker held comes back soon
 	s := apitest.Start(t, cfg, db)
 
 	receiver := webhooktest.NewCounter(t)
@@ -62,6 +70,13 @@ func TestAWebhookReceiverDownGetsEveryDeliveryOnceItIsBack(t *testing.T) {
 	})
 	require.Empty(t, receiver.State().Received, "nothing delivered while the receiver was down")
 
+	if restart {
+		s.Stop()
+		again := apitest.Start(t, cfg, db)
+		again.Workspace, again.User = s.Workspace, s.User
+		again.Token = again.TokenFor(t, s.Workspace, s.User)
+		s = again
+	}
 	receiver.Answer()
 	apitest.Eventually(t, 2*time.Minute, "every delivery received", func() bool {
 		return len(receiver.State().Received) == n
