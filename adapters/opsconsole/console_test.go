@@ -20,6 +20,7 @@ import (
 	"github.com/oncehq/once/adapters/opsconsole"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operator"
 	"github.com/oncehq/once/ports"
@@ -39,7 +40,8 @@ func start(t *testing.T) fixture {
 	db := memory.NewDB()
 	uow := memory.NewUnitOfWork(db)
 	clock := system.NewClock()
-	console := operator.NewConsole(memory.NewOutboxDiscovery(db), dispatch.NewAdmin(uow, clock, nil, nil), uow, clock)
+	console := operator.NewConsole(memory.NewOutboxDiscovery(db), dispatch.NewAdmin(uow, clock, nil, nil), uow, clock,
+		jobs.NewFailures(uow, clock, nil))
 	logs := &testkit.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	srv := httptest.NewServer(opsconsole.New(console, token, clock, log))

@@ -1,0 +1,53 @@
+package operator_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
+)
+
+func (h harness) operation(t *testing.T, workspace uuid.UUID, status model.OperationStatus) model.Operation {
+	t.Helper()
+	op := model.Operation{ID: uuid.New(), WorkspaceID: workspace, Kind: "store.verify", Status: status,
+		ResourceType: "store", ResourceID: uuid.New(), CreatedAt: h.now.Add(-time.Minute), UpdatedAt: h.now.Add(-time.Minute)}
+	require.NoError(t, h.uow.Transact(t.Context(), workspace, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Operations().Create(ctx, op)
+	}))
+	return op
+}
+
+// An operator cancels as a user does: a pending operation ends
+// cancelled, a second cancel answers the same, a running one has its
+// cancel requested, a finished one is refused with a stable code.
+func TestConsoleCancelsAnOperationAsTheAPIDoes(t *testing.T) {
+	h := newHarness()
+	ws := uuid.New()
+	pending := h.operation(t, ws, model.OperationPending)
+	op, err := h.console.Cancel(t.Context(), ws, pending.ID)
+	require.NoError(t, err)
+	assert.Equal(t, model.OperationCancelled, op.Status)
+	again, err := h.console.Cancel(t.Context(), ws, pending.ID)
+	require.NoError(t, err)
+	assert.Equal(t, model.OperationCancelled, again.Status, "cancel twice answers the same")
+
+	running := h.operation(t, ws, model.OperationRunning)
+	op, err = h.console.Cancel(t.Context(), ws, running.ID)
+	require.NoError(t, err)
+	assert.Equal(t, model.OperationRunning, op.Status)
+	assert.True(t, op.CancelRequested(), "the running job is told to stop")
+
+	done := h.operation(t, ws, model.OperationSucceeded)
+	_, err = h.console.Cancel(t.Context(), ws, done.ID)
+	assert.True(t, domain.IsCode(err, domain.CodeOperationFinished), "%v", err)
+
+	_, err = h.console.Cancel(t.Context(), uuid.New(), pending.ID)
+	assert.True(t, domain.IsCode(err, domain.CodeNotFound), "another workspace's: %v", err)
+}
