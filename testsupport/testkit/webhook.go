@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,14 +13,14 @@ import (
 )
 
 // WebhookEndpoint writes an endpoint of workspace for url, subscribed to
-// the operations' ends, with a sealed secret that opens with no key (the
+// every event type, with a sealed secret that opens with no key (the
 // tests that use it deliver nothing).
 func WebhookEndpoint(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, url string, enabled bool) model.WebhookEndpoint {
 	t.Helper()
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	e := model.WebhookEndpoint{
 		ID: uuid.Must(uuid.NewV7()), WorkspaceID: workspace, URL: url, Enabled: enabled,
-		EventTypes:    []string{model.WebhookOperationSucceeded, model.WebhookOperationFailed},
+		EventTypes:    slices.Clone(model.WebhookEventTypes),
 		SecretVersion: 1, SealedSecret: []byte("not a real sealed secret"), CreatedAt: now, UpdatedAt: now,
 	}
 	err := uow.Transact(context.Background(), workspace, func(ctx context.Context, tx ports.Tx) error {
