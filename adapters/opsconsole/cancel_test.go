@@ -68,6 +68,23 @@ func TestCancelAnOperation(t *testing.T) {
 	res = do(t, "POST", f.url+"/console/api/operations/"+ws.String()+"/not-an-id/cancel", strings.NewReader("{}"), bearer)
 	assert.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
 
+	res = do(t, "GET", f.url+"/console/api/operations/"+ws.String()+"/cancels", nil, map[string]string{"Cookie": cookie})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var recent struct {
+		Cancelled []struct {
+			ID     uuid.UUID `json:"id"`
+			Status string    `json:"status"`
+		} `json:"cancelled"`
+		Stopping []any `json:"stopping"`
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&recent))
+	require.Len(t, recent.Cancelled, 1)
+	assert.Equal(t, pending.ID, recent.Cancelled[0].ID)
+	assert.Empty(t, recent.Stopping)
+	lines := f.auditLines(t)
+	assert.Equal(t, "view_cancels", lines[len(lines)-1]["action"])
+	assert.Equal(t, ws.String(), lines[len(lines)-1]["workspace"])
+
 	var cancels []map[string]any
 	for _, l := range f.auditLines(t) {
 		if l["action"] == "cancel" {

@@ -4,8 +4,9 @@
 // workspace, the dead letters and failed jobs of every workspace grouped
 // by cause, the jobs workers parked grouped by destination, and the
 // webhook deliveries not done per endpoint; it shows one dead letter
-// (sanitized), re-drives one, a group or an endpoint's, and cancels an
-// operation. Every action is audited in one log line.
+// (sanitized), re-drives one, a group or an endpoint's, cancels an
+// operation and shows a workspace's recent cancels. Every action is
+// audited in one log line.
 package opsconsole
 
 import (
@@ -47,6 +48,7 @@ type Console interface {
 	Webhooks(ctx context.Context) (operator.Webhooks, error)
 	RedriveWebhook(ctx context.Context, workspace, endpoint uuid.UUID) ([]uuid.UUID, int, error)
 	Cancel(ctx context.Context, workspace, id uuid.UUID) (model.Operation, error)
+	Cancels(ctx context.Context, workspace uuid.UUID) (operator.Cancels, error)
 }
 
 var _ Console = (*operator.Console)(nil)
@@ -82,6 +84,7 @@ func New(console Console, token string, clock ports.Clock, log *slog.Logger) htt
 	mux.HandleFunc("GET /console/api/webhooks", h.api(h.webhooks))
 	mux.HandleFunc("POST /console/api/webhooks/{workspace}/{id}/redrive", h.api(h.redriveWebhook))
 	mux.HandleFunc("POST /console/api/operations/{workspace}/{id}/cancel", h.api(h.cancel))
+	mux.HandleFunc("GET /console/api/operations/{workspace}/cancels", h.api(h.cancels))
 	mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteProblem(w, r, domain.Errorf(domain.CodeNotFound, "no such console page"))
 	})

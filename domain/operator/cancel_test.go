@@ -51,3 +51,27 @@ func TestConsoleCancelsAnOperationAsTheAPIDoes(t *testing.T) {
 	_, err = h.console.Cancel(t.Context(), uuid.New(), pending.ID)
 	assert.True(t, domain.IsCode(err, domain.CodeNotFound), "another workspace's: %v", err)
 }
+
+// The console lists a workspace's recent cancels: the cancelled
+// operations and the running ones told to stop.
+func TestConsoleListsAWorkspacesCancels(t *testing.T) {
+	h := newHarness()
+	ws := uuid.New()
+	pending, running := h.operation(t, ws, model.OperationPending), h.operation(t, ws, model.OperationRunning)
+	h.operation(t, ws, model.OperationRunning)
+	h.operation(t, ws, model.OperationSucceeded)
+	for _, op := range []model.Operation{pending, running} {
+		_, err := h.console.Cancel(t.Context(), ws, op.ID)
+		require.NoError(t, err)
+	}
+	c, err := h.console.Cancels(t.Context(), ws)
+	require.NoError(t, err)
+	require.Len(t, c.Cancelled, 1)
+	assert.Equal(t, pending.ID, c.Cancelled[0].ID)
+	require.Len(t, c.Stopping, 1)
+	assert.Equal(t, running.ID, c.Stopping[0].ID)
+
+	other, err := h.console.Cancels(t.Context(), uuid.New())
+	require.NoError(t, err)
+	assert.Empty(t, other.Cancelled, "another workspace's")
+}

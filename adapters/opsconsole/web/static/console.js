@@ -281,6 +281,34 @@ async function cancelOperation(ev) {
     result.className = "status error";
   }
   await refresh();
+  if (!$("cancels").hidden || !$("cancels-empty").hidden) await showCancels();
+}
+
+// showCancels lists a workspace's newest cancelled operations and its
+// running ones told to stop.
+async function showCancels() {
+  const workspace = $("cancel-workspace").value.trim();
+  if (!workspace) {
+    say("Name the workspace whose cancels to show.", true);
+    return;
+  }
+  try {
+    const c = await call("GET", "operations/" + encodeURIComponent(workspace) + "/cancels");
+    const tbody = $("cancels").querySelector("tbody");
+    tbody.replaceChildren();
+    for (const op of [...c.stopping, ...c.cancelled]) {
+      const tr = el("tr", null, "cancelled-operation");
+      tr.dataset.operation = op.id;
+      tr.append(el("td", op.id, "id"), el("td", op.kind), el("td", op.status === "running" ? "running, stopping" : op.status, "status-cell"),
+        el("td", op.cancel_requested_at ? when(op.cancel_requested_at) : "–"), el("td", when(op.updated_at)));
+      tbody.append(tr);
+    }
+    const none = c.stopping.length + c.cancelled.length === 0;
+    $("cancels").hidden = none;
+    $("cancels-empty").hidden = !none;
+  } catch (err) {
+    say("Could not show the cancels of " + workspace + ": " + err.message, true);
+  }
 }
 
 let timer = null;
@@ -291,4 +319,5 @@ $("live").addEventListener("change", (ev) => {
 $("refresh").addEventListener("click", refresh);
 $("detail-close").addEventListener("click", () => $("detail").close());
 $("cancel-form").addEventListener("submit", cancelOperation);
+$("cancels-show").addEventListener("click", showCancels);
 refresh();
