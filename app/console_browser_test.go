@@ -17,7 +17,6 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operator"
-	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/testsupport/testkit"
@@ -166,12 +165,7 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 
 	// An operation of another workspace, cancelled from the page, then
 	// listed among the workspace's recent cancels.
-	now := time.Now()
-	pending := model.Operation{ID: uuid.New(), WorkspaceID: others[2], Kind: "store.verify", Status: model.OperationPending,
-		ResourceType: "store", ResourceID: uuid.New(), CreatedBy: s.User, CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, s.UoW.Transact(t.Context(), others[2], func(ctx context.Context, tx ports.Tx) error {
-		return tx.Operations().Create(ctx, pending)
-	}))
+	pending := testkit.Operation(t, s.UoW, others[2], s.User, model.OperationPending, time.Now())
 	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.confirm = () => true, true)`)) // the page asks first
 	require.NoError(t, err)
 	step(t, ctx, "cancel it",

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain/model"
-	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/testsupport/testkit"
@@ -93,11 +91,7 @@ func TestConsoleOnPostgresShowsWebhookDeliveriesAndCancels(t *testing.T) {
 	assert.Equal(t, 2, v.Endpoints[0].Waiting, "the cancel's end, pushed to the endpoint")
 
 	// A finished operation is not cancelled.
-	done := model.Operation{ID: uuid.New(), WorkspaceID: s.Workspace, Kind: "store.verify", Status: model.OperationSucceeded,
-		ResourceType: "store", ResourceID: uuid.New(), CreatedBy: s.User, CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, s.UoW.Transact(t.Context(), s.Workspace, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Operations().Create(ctx, done)
-	}))
+	done := testkit.Operation(t, s.UoW, s.Workspace, s.User, model.OperationSucceeded, now)
 	status, body := consoleCall(t, s, "POST", "operations/"+s.Workspace.String()+"/"+done.ID.String()+"/cancel")
 	assert.Equal(t, http.StatusConflict, status)
 	assert.Contains(t, string(body), `"code":"OPERATION_FINISHED"`)

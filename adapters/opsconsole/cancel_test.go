@@ -1,7 +1,6 @@
 package opsconsole_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -13,19 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain/model"
-	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/testkit"
 )
-
-func (f fixture) operation(t *testing.T, workspace uuid.UUID, status model.OperationStatus) model.Operation {
-	t.Helper()
-	now := time.Now().UTC()
-	op := model.Operation{ID: uuid.New(), WorkspaceID: workspace, Kind: "store.verify", Status: status,
-		ResourceType: "store", ResourceID: uuid.New(), CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, f.uow.Transact(t.Context(), workspace, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Operations().Create(ctx, op)
-	}))
-	return op
-}
 
 // An operator cancels an operation from the console: the public API's
 // use case, so a second cancel answers the same and a finished operation
@@ -34,8 +22,8 @@ func (f fixture) operation(t *testing.T, workspace uuid.UUID, status model.Opera
 func TestCancelAnOperation(t *testing.T) {
 	f := start(t)
 	ws := uuid.New()
-	pending := f.operation(t, ws, model.OperationPending)
-	done := f.operation(t, ws, model.OperationSucceeded)
+	pending := testkit.Operation(t, f.uow, ws, uuid.New(), model.OperationPending, time.Now())
+	done := testkit.Operation(t, f.uow, ws, uuid.New(), model.OperationSucceeded, time.Now())
 	cancel := func(workspace, id uuid.UUID, headers map[string]string) *http.Response {
 		return do(t, "POST", f.url+"/console/api/operations/"+workspace.String()+"/"+id.String()+"/cancel", strings.NewReader("{}"), headers)
 	}

@@ -1,7 +1,6 @@
 package opsconsole_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain/model"
-	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
@@ -86,13 +84,7 @@ func TestWebhookDeliveriesPerEndpoint(t *testing.T) {
 		map[string]string{"Cookie": cookie, "Origin": f.url, "Content-Type": "application/json"})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.JSONEq(t, `{"redriven":1}`, readBody(t, res))
-	var status model.OutboxStatus
-	require.NoError(t, f.uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
-		got, err := tx.Outbox().Get(ctx, dead.ID)
-		status = got.Status
-		return err
-	}))
-	assert.Equal(t, model.OutboxPending, status)
+	assert.Equal(t, model.OutboxPending, f.eventStatus(t, ws, dead.ID))
 	lines = f.auditLines(t)
 	last = lines[len(lines)-1]
 	assert.Equal(t, "redrive_webhook", last["action"])

@@ -1,7 +1,6 @@
 package operator_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -11,17 +10,11 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
-	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 func (h harness) operation(t *testing.T, workspace uuid.UUID, status model.OperationStatus) model.Operation {
-	t.Helper()
-	op := model.Operation{ID: uuid.New(), WorkspaceID: workspace, Kind: "store.verify", Status: status,
-		ResourceType: "store", ResourceID: uuid.New(), CreatedAt: h.now.Add(-time.Minute), UpdatedAt: h.now.Add(-time.Minute)}
-	require.NoError(t, h.uow.Transact(t.Context(), workspace, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Operations().Create(ctx, op)
-	}))
-	return op
+	return testkit.Operation(t, h.uow, workspace, uuid.New(), status, h.now.Add(-time.Minute))
 }
 
 // An operator cancels as a user does: a pending operation ends
