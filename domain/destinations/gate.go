@@ -40,8 +40,10 @@ type Wait struct {
 	Of model.Destination
 	// Every is, for a paced wait, the time between two calls at the
 	// fastest the destination's pace goes (its quota, or what it learnt
-	// its ceiling to be), so a caller holding many calls for it can give
-	// each a turn of its own.
+	// its ceiling to be); for a busy one, between two calls ending at its
+	// cap of calls at once, at the calls' usual length (0 before one
+	// ended). A caller holding many calls for it can so give each a turn
+	// of its own, instead of asking again all at once.
 	Every time.Duration
 }
 
@@ -69,6 +71,9 @@ type destination struct {
 	paused      bool
 	pausedUntil time.Time
 	usedAt      time.Time
+	// callTime is how long its calls take (a moving average, from the
+	// permit to its Done), 0 before one ended.
+	callTime time.Duration
 
 	pacedWaits, throttles, failures uint64
 }
@@ -90,6 +95,7 @@ type Permit struct {
 	// platformProbe the call's number if it is that breaker's probe.
 	platform      *platform
 	platformProbe uint64
+	startedAt     time.Time
 	done          bool
 }
 
@@ -125,9 +131,9 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 		return nil, Wait{Until: at, Why: WhyPaced, Of: d, Every: dest.pace.interval()}
 	}
 	if dest.quota.Concurrency > 0 && dest.inFlight >= dest.quota.Concurrency {
-		return nil, Wait{Until: now.Add(busyHint), Why: WhyBusy, Of: d}
+		return nil, Wait{Until: now.Add(busyHint), Why: WhyBusy, Of: d, Every: dest.callTime / time.Duration(dest.quota.Concurrency)}
 	}
-	permit := &Permit{gate: g, destination: d, state: dest, grant: dest.pace.spend(now), platform: plat}
+	permit := &Permit{gate: g, destination: d, state: dest, grant: dest.pace.spend(now), platform: plat, startedAt: now}
 	if probe {
 		permit.probe = dest.breaker.startProbe()
 	}
@@ -161,6 +167,7 @@ func (p *Permit) Done(o Outcome) {
 	dest := p.state
 	dest.inFlight--
 	dest.usedAt = now
+	dest.timed(now.Sub(p.startedAt))
 	switch o.Kind {
 	case Succeeded:
 		dest.breaker.answered(p.probe)
@@ -259,4 +266,15 @@ func (dest *destination) idle(now time.Time, idleAfter time.Duration) bool {
 	_, paused := dest.pauseAt(now)
 	return dest.inFlight == 0 && !dest.breaker.open && !paused && !dest.pace.blocked(now) &&
 		now.Sub(dest.usedAt) >= idleAfter
+}
+
+// timed adds a call's length to the destination's average: an
+// exponentially weighted one, an eighth per call, so it follows a
+// receiver that slows down within a few dozen calls.
+func (d *destination) timed(took time.Duration) {
+	if d.callTime == 0 {
+		d.callTime = took
+		return
+	}
+	d.callTime += (took - d.callTime) / 8
 }

@@ -29,6 +29,27 @@ func TestTheConcurrencyCapHoldsCallsAtOnce(t *testing.T) {
 	assert.Equal(t, destinations.WhyBusy, refuse(t, g, shop).Why, "only a Done frees a slot")
 }
 
+// A busy refusal says how often a call of the destination ends at its
+// cap, from how long its calls took, so a worker holding thousands of
+// jobs for it (a receiver's backlog after an outage) gives each a turn
+// instead of sending them all back to be refused again.
+func TestABusyRefusalSaysHowOftenACallEnds(t *testing.T) {
+	g, c := newGate(destinations.Quota{Concurrency: 4}, destinations.BreakerConfig{})
+	var first []*destinations.Permit
+	for range 4 {
+		first = append(first, grant(t, g, shop))
+	}
+	assert.Zero(t, refuse(t, g, shop).Every, "no call ended yet: nothing known")
+	c.Advance(40 * time.Millisecond)
+	for _, p := range first {
+		p.Done(succeeded)
+	}
+	for range 4 {
+		grant(t, g, shop)
+	}
+	assert.Equal(t, 10*time.Millisecond, refuse(t, g, shop).Every, "4 calls of 40 ms at once: one ends every 10 ms")
+}
+
 func TestABusyRefusalSpendsNoToken(t *testing.T) {
 	g, _ := newGate(destinations.Quota{Concurrency: 1, Rate: 1, Burst: 2}, destinations.BreakerConfig{})
 	first := grant(t, g, shop)
