@@ -45,22 +45,15 @@ func bullmqConfig(t *testing.T, databaseURL string) app.Config {
 func TestPostgresBullMQThousandEventsProcessedOnceByNodeWorkers(t *testing.T) {
 	db := pgtest.New(t)
 	cfg := bullmqConfig(t, db.AppDSN)
-	cfg.Dispatcher, cfg.Worker = true, true // serve's defaults: the worker must stay off
+	cfg.Dispatcher, cfg.Worker = true, true // serve's defaults: the worker takes once's own jobs only
 	cfg.DispatchPollInterval = 50 * time.Millisecond
 	const typeA, typeB = "test.bullmq.a", "test.bullmq.b"
 	cfg.BullMQQueues, cfg.BullMQPriorities = typeB+"=bullmq-b", typeB+"=2"
 	var pub ports.Publisher
 	var disc ports.OutboxDiscovery
-	var worker *queue.Worker
-	s := apitest.Start(t, cfg, db, fx.Populate(&pub, &disc), fx.Invoke(func(in struct {
-		fx.In
-		Worker *queue.Worker `optional:"true"`
-	}) {
-		worker = in.Worker
-	}))
-	require.IsType(t, &bullmq.Publisher{}, pub, "ONCE_QUEUE=bullmq wires the BullMQ publisher")
-	assert.Nil(t, worker, "no Go worker consumes BullMQ")
-	assert.Contains(t, s.Logs.String(), "no in-process worker", "serve says why no worker runs")
+	s := apitest.Start(t, cfg, db, fx.Populate(&pub, &disc))
+	require.IsType(t, &queue.ByType{}, pub, "ONCE_QUEUE=bullmq wires BullMQ, and Redis Streams for once's own jobs")
+	assert.Contains(t, s.Logs.String(), "worker consumes once's own jobs only", "serve says what its worker takes")
 
 	w := bullmqtest.StartWorker(t, bullmqtest.Options{
 		RedisURL: cfg.RedisURL, Prefix: cfg.BullMQPrefix, Queues: []string{typeA, "bullmq-b"}, Concurrency: 20,
