@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 
 	"go.uber.org/fx"
 
@@ -87,10 +86,10 @@ type handlersIn struct {
 	Handlers []jobHandler `group:"job_handlers"`
 }
 
-// newHandlers maps each kind's event type, and each of once's own
-// (ownEventTypes), to its handler.
+// newHandlers maps each kind's event type, and each of once's own, to its
+// handler; every kind must have one.
 func newHandlers(in handlersIn) (Handlers, error) {
-	return handlersOf(in.Handlers, append(slices.Clone(eventTypes), ownEventTypes...))
+	return handlersOf(in.Handlers, eventTypes)
 }
 
 // handlersOf maps the event type of each of hs to it. An event type of
