@@ -290,15 +290,18 @@ func TestBullMQConfig(t *testing.T) {
 	require.NoError(t, fx.ValidateApp(app.Serve(onPostgres, quiet)))
 
 	for name, mutate := range map[string]func(*app.Config){
-		"ONCE_BULLMQ_PREFIX":               func(c *app.Config) { c.BullMQPrefix = "" },
-		"ONCE_BULLMQ_QUEUES":               func(c *app.Config) { c.BullMQQueues = "a=b:c" },
-		"ONCE_BULLMQ_PRIORITIES":           func(c *app.Config) { c.BullMQPriorities = "a=0x10" },
-		"ONCE_BULLMQ_ATTEMPTS":             func(c *app.Config) { c.BullMQAttempts = 0 },
-		"ONCE_BULLMQ_BACKOFF":              func(c *app.Config) { c.BullMQBackoff = -time.Second },
-		"ONCE_BULLMQ_KEEP_COMPLETED_AGE":   func(c *app.Config) { c.BullMQKeepCompletedAge = c.DispatchLease },
-		"ONCE_BULLMQ_KEEP_COMPLETED_COUNT": func(c *app.Config) { c.BullMQKeepCompletedCount = 0 },
-		"ONCE_BULLMQ_KEEP_FAILED_AGE":      func(c *app.Config) { c.BullMQKeepFailedAge = 365 * 24 * time.Hour },
-		"ONCE_BULLMQ_KEEP_FAILED_COUNT":    func(c *app.Config) { c.BullMQKeepFailedCount = 10_000_000 },
+		"ONCE_BULLMQ_PREFIX": func(c *app.Config) { c.BullMQPrefix = "" },
+		"ONCE_BULLMQ_QUEUES": func(c *app.Config) { c.BullMQQueues = "a=b:c" },
+		// once's own jobs are not BullMQ's to map
+		"name webhook.deliver: once's own jobs":       func(c *app.Config) { c.BullMQQueues = "webhook.deliver=hooks" },
+		"ONCE_BULLMQ_PRIORITIES name webhook.deliver": func(c *app.Config) { c.BullMQPriorities = "webhook.deliver=1" },
+		"ONCE_BULLMQ_PRIORITIES":                      func(c *app.Config) { c.BullMQPriorities = "a=0x10" },
+		"ONCE_BULLMQ_ATTEMPTS":                        func(c *app.Config) { c.BullMQAttempts = 0 },
+		"ONCE_BULLMQ_BACKOFF":                         func(c *app.Config) { c.BullMQBackoff = -time.Second },
+		"ONCE_BULLMQ_KEEP_COMPLETED_AGE":              func(c *app.Config) { c.BullMQKeepCompletedAge = c.DispatchLease },
+		"ONCE_BULLMQ_KEEP_COMPLETED_COUNT":            func(c *app.Config) { c.BullMQKeepCompletedCount = 0 },
+		"ONCE_BULLMQ_KEEP_FAILED_AGE":                 func(c *app.Config) { c.BullMQKeepFailedAge = 365 * 24 * time.Hour },
+		"ONCE_BULLMQ_KEEP_FAILED_COUNT":               func(c *app.Config) { c.BullMQKeepFailedCount = 10_000_000 },
 	} {
 		c := ok
 		mutate(&c)
