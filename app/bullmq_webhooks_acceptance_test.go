@@ -12,14 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
 
-	"github.com/oncehq/once/adapters/httpapi"
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/bullmqtest"
 	"github.com/oncehq/once/testsupport/pgtest"
-	"github.com/oncehq/once/testsupport/webhooktest"
 )
 
 // With ONCE_QUEUE=bullmq against PostgreSQL and Redis, a store's
@@ -59,15 +57,7 @@ func testBullMQWebhooks(t *testing.T, inProcess bool) {
 		}
 	}), "the worker consumes once's own jobs only")
 
-	res := s.Do(t, http.MethodPost, "/v1/webhook-endpoints",
-		map[string]any{"url": "http://127.0.0.1:9/placeholder", "event_types": []string{model.WebhookOperationCancelled}},
-		map[string]string{"Idempotency-Key": uuid.NewString()})
-	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
-	var endpoint httpapi.WebhookEndpointCreated
-	res.JSON(t, &endpoint)
-	receiver := webhooktest.Start(t, endpoint.Secret)
-	res = s.Do(t, http.MethodPatch, "/v1/webhook-endpoints/"+endpoint.ID.String(), map[string]any{"url": receiver.URL}, nil)
-	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	endpoint, receiver := subscribedReceiver(t, s, model.WebhookOperationCancelled)
 
 	// The job lands in BullMQ's wait list for the Node.js workers.
 	verify := startTask(t, s, "/v1/stores", storeBody("bullmq-hooks-"+uuid.NewString()[:8]))
@@ -79,21 +69,12 @@ func testBullMQWebhooks(t *testing.T, inProcess bool) {
 		return slices.Contains(rc.LRange(ctx, wait, 0, -1).Val(), job.ID.String())
 	})
 
-	res = s.Do(t, http.MethodPost, "/v1/operations/"+verify.Operation.ID.String()+"/cancel", nil,
+	res := s.Do(t, http.MethodPost, "/v1/operations/"+verify.Operation.ID.String()+"/cancel", nil,
 		map[string]string{"Idempotency-Key": uuid.NewString()})
 	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
 
-	v := receiver.Next(t)
-	require.True(t, v.OK, "%+v", v)
-	require.True(t, v.First)
-	var delivery *model.OutboxEvent
-	for _, e := range s.Events(t) {
-		if e.ID.String() == v.ID {
-			delivery = &e
-		}
-	}
-	require.NotNil(t, delivery, "webhook-id %s is an outbox event's id", v.ID)
-	require.Equal(t, model.EventWebhookDeliver, delivery.Type)
+	delivery := nextDelivery(t, s, receiver)
+	assert.Equal(t, model.WebhookDestination(endpoint.ID), delivery.Destination)
 
 	// It went through the stream of once's own jobs, and BullMQ never saw it.
 	stream := queue.Topic(cfg.QueuePrefix, model.EventWebhookDeliver)
