@@ -85,8 +85,8 @@ var retentionSettings = settingGroup{
 			doc:  "the same for finished tasks: catalog syncs, material transfers (with their items), failed publications, AI tasks without a billing record",
 		},
 		"ONCE_MEDIA_UPLOAD_EXPIRY": {
-			help: "how long registered media may await their upload before they are rejected and their object deleted (at least 2h)",
-			doc:  "media still awaiting their upload this long after registration are rejected (`the upload was not completed in time`) and their object, if any, deleted, by the cleanup of PostgreSQL deployments ([retention](operating.md#retention)); at least `2h`, longer than a pre-signed upload URL lives",
+			help: "how long registered media may await their upload before they are deleted, with their object (at least 2h)",
+			doc:  "media still awaiting their upload this long after registration are deleted, with their object if any, and taken out of the product drafts naming them, by the cleanup of PostgreSQL deployments ([retention](operating.md#retention)); at least `2h`, longer than a pre-signed upload URL lives",
 		},
 		"ONCE_DEAD_LETTER_RETENTION": {
 			help: "how long a dead letter is kept from the moment it became one (at least 24h, at most ONCE_OPERATION_RETENTION)",

@@ -6,6 +6,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/adapters/opsconsole"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/operator"
 	"github.com/oncehq/once/ports"
 )
@@ -15,6 +16,8 @@ import (
 var ConsoleModule = fx.Module("console",
 	fx.Provide(
 		operator.NewConsole,
+		// The console cancels with the public API's use case.
+		func(f *jobs.Failures) operator.Canceller { return f },
 		fx.Annotate(newConsoleRoute, fx.ResultTags(`group:"ops_routes"`)),
 	),
 )

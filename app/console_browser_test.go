@@ -97,7 +97,9 @@ func refreshUntil(t *testing.T, ctx context.Context, what, condition string) {
 
 // An operator logs in to the console in a real browser, against
 // PostgreSQL with a Dispatcher and a worker running: sees the backlog, the
-// jobs parked by destination and the dead letters of other workspaces,
+// jobs parked by destination and the dead letters of other workspaces, an
+// endpoint's webhook deliveries by its host, cancels an operation and
+// sees it among its workspace's cancels,
 // sees the dead letter of a job the worker retried and gave up on appear
 // (its runs told apart from the Dispatcher's delivery attempts), looks at
 // it, re-drives it, and sees it gone; the job then succeeds.
@@ -148,6 +150,33 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"shopify/console-shop | 2 | 2 | shopify/console-shop: breaker open"}, waiting, "the parked jobs, by destination")
 
+	// Webhook deliveries to an endpoint of another workspace, one given up
+	// on: shown by the URL's host only.
+	hook := testkit.WebhookEndpoint(t, s.UoW, others[0], "https://hooks.example.com/in?token=tok_browser_0123", true)
+	testkit.DeadDelivery(t, s.UoW, others[0], hook.ID, later, "job failed: webhook receiver refused the delivery with 410")
+	testkit.PendingDelivery(t, s.UoW, others[0], hook.ID, time.Now(), later)
+	hookRow := `tr.webhook-endpoint[data-endpoint="` + hook.ID.String() + `"]`
+	refreshUntil(t, ctx, "the webhook endpoint appears", `document.querySelector('`+hookRow+`') !== null`)
+	hookCells, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`(r => [".host", ".state", ".waiting", ".dead"].map(c => r.querySelector(c).textContent))(document.querySelector('`+hookRow+`'))`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"hooks.example.com", "enabled", "1", "1"}, hookCells)
+	assert.NotContains(t, pageState(ctx), "tok_browser", "never the URL's path or query")
+
+	// An operation of another workspace, cancelled from the page, then
+	// listed among the workspace's recent cancels.
+	pending := testkit.Operation(t, s.UoW, others[2], s.User, model.OperationPending, time.Now())
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.confirm = () => true, true)`)) // the page asks first
+	require.NoError(t, err)
+	step(t, ctx, "cancel it",
+		chromedp.SendKeys(chromedp.ID("cancel-workspace"), others[2].String()),
+		chromedp.SendKeys(chromedp.ID("cancel-operation"), pending.ID.String()),
+		chromedp.Click(chromedp.ID("cancel-submit")),
+	)
+	refreshUntil(t, ctx, "the cancel is answered", `document.getElementById("cancel-result").textContent.includes("is cancelled")`)
+	step(t, ctx, "show the cancels", chromedp.Click(chromedp.ID("cancels-show")))
+	refreshUntil(t, ctx, "the cancel is listed", `document.querySelector('tr.cancelled-operation[data-operation="`+pending.ID.String()+`"]') !== null`)
+
 	// A store verification the worker retries and gives up on: its event
 	// is a dead letter of stage "job", delivered at the first attempt and
 	// run three times.
@@ -193,7 +222,7 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	// The job runs again and succeeds; each action left its audit line.
 	require.Equal(t, "succeeded", s.WaitOperation(t, op.Operation.ID, 60*time.Second).Status, "the re-driven verification")
 	logs := s.Logs.String()
-	for _, action := range []string{`"action":"login"`, `"action":"view"`, `"action":"redrive"`} {
+	for _, action := range []string{`"action":"login"`, `"action":"view"`, `"action":"redrive"`, `"action":"view_webhooks"`, `"action":"cancel"`, `"action":"view_cancels"`} {
 		assert.Contains(t, logs, action)
 	}
 	assert.Contains(t, logs, `"operator":"browser-test"`)

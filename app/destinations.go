@@ -15,9 +15,10 @@ import (
 )
 
 // newDestinationGate is a worker's pace and circuit breaker per
-// destination, with the platforms' published quotas as its start.
-func newDestinationGate(clock ports.Clock) *destinations.Gate {
-	return destinations.NewGate(destinations.DefaultConfig(), clock)
+// destination, with the platforms' published quotas as its start, no
+// destination holding more than half of the worker's slots.
+func newDestinationGate(cfg WorkerConfig, clock ports.Clock) *destinations.Gate {
+	return destinations.NewGate(destinations.DefaultConfig().WithinSlots(cfg.WorkConcurrency), clock)
 }
 
 // workerGate adapts a destinations.Gate to the worker's queue.Gate.

@@ -54,8 +54,8 @@ var retentionCleanup = fx.Invoke(func(lc fx.Lifecycle, in retentionIn) {
 	runEvery(lc, in.Config.CleanupInterval, in.Log, "retention cleanup", c.RunOnce)
 })
 
-// uploadExpiry rejects media never uploaded past ONCE_MEDIA_UPLOAD_EXPIRY
-// and deletes their objects, where the store can discover them across
+// uploadExpiry deletes media never completed past
+// ONCE_MEDIA_UPLOAD_EXPIRY with their objects, where the store can discover them across
 // workspaces (PostgreSQL; the embedded store keeps everything until the
 // process exits, objects included).
 var uploadExpiry = fx.Invoke(func(lc fx.Lifecycle, in uploadExpiryIn) {

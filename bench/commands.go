@@ -385,7 +385,10 @@ func benchWorkCmd() *cobra.Command {
 			"throughput: a backlog of store verifications across distinct shops, then the worker: jobs/s beside\n" +
 			"slots ÷ latency and cores ÷ CPU per job, and the same with one slot. fairness: workspace B's few jobs\n" +
 			"behind A's backlog beside alone. outage: shopify down while shopify and amazon jobs arrive. throttle:\n" +
-			"one shop's jobs against a per-shop bucket beside other shops. Figures are read after each run from\n" +
+			"one shop's jobs against a per-shop bucket beside other shops. push (run when named): how soon a client\n" +
+			"learns an operation ended, by a signed webhook to a receiver in this process, by ?wait= on a second\n" +
+			"serve and by polling each second (the peer); push-outage: the receiver down for --receiver-down.\n" +
+			"Figures are read after each run from\n" +
 			"PostgreSQL (as the superuser) and the simulator; median (min–max) of --reps interleaved repetitions.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -403,7 +406,7 @@ func benchWorkCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&scenarios, "scenarios", work.DefaultScenarios, "scenarios to run (throughput, fairness, outage, throttle), comma-separated")
+	f.StringVar(&scenarios, "scenarios", work.DefaultScenarios, "scenarios to run ("+work.AllScenarios+"), comma-separated")
 	f.IntVar(&cfg.Reps, "reps", 3, "repetitions, interleaved")
 	f.DurationVar(&cfg.Latency, "latency", 200*time.Millisecond, "latency of every platform call of the simulator")
 	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "how long a run waits for its jobs to end")
@@ -417,6 +420,9 @@ func benchWorkCmd() *cobra.Command {
 	f.IntVar(&cfg.Throttled, "throttled", 200, "throttle: jobs of the throttled shop")
 	f.StringVar(&cfg.ShopBucket, "shop-bucket", "40:2", "throttle: the simulator's bucket per shopify shop, capacity:leak_per_second")
 	f.IntVar(&cfg.OtherRate, "other-rate", 5, "throttle: other shops' jobs per second")
+	f.IntVar(&cfg.PushRate, "push-rate", 20, "push: operations started per second")
+	f.DurationVar(&cfg.PushFor, "push-for", 30*time.Second, "push: how long operations are started")
+	f.DurationVar(&cfg.ReceiverDown, "receiver-down", time.Minute, "push-outage: how long the webhook receiver answers 503")
 	f.StringArrayVar(&workEnv, "work-env", nil, "NAME=value laid over the worker's environment only (repeatable), e.g. ONCE_DB_MAX_CONNS=40")
 	f.IntVar(&cfg.MaxConnections, "pg-max-connections", storm.DefaultMaxConnections, "max_connections of the private cluster")
 	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb and pg_ctl (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")

@@ -690,6 +690,80 @@ func (_c *Outbox_Undelivered_Call) RunAndReturn(run func(ctx context.Context, de
 	return _c
 }
 
+// UndeliveredByDestination provides a mock function for the type Outbox
+func (_mock *Outbox) UndeliveredByDestination(ctx context.Context, prefix string, limit int) ([]ports.DestinationUndelivered, error) {
+	ret := _mock.Called(ctx, prefix, limit)
+
+	if len(ret) == 0 {
+		panic("no return value specified for UndeliveredByDestination")
+	}
+
+	var r0 []ports.DestinationUndelivered
+	var r1 error
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, int) ([]ports.DestinationUndelivered, error)); ok {
+		return returnFunc(ctx, prefix, limit)
+	}
+	if returnFunc, ok := ret.Get(0).(func(context.Context, string, int) []ports.DestinationUndelivered); ok {
+		r0 = returnFunc(ctx, prefix, limit)
+	} else {
+		if ret.Get(0) != nil {
+			r0 = ret.Get(0).([]ports.DestinationUndelivered)
+		}
+	}
+	if returnFunc, ok := ret.Get(1).(func(context.Context, string, int) error); ok {
+		r1 = returnFunc(ctx, prefix, limit)
+	} else {
+		r1 = ret.Error(1)
+	}
+	return r0, r1
+}
+
+// Outbox_UndeliveredByDestination_Call is a *mock.Call that shadows Run/Return methods with type explicit version for method 'UndeliveredByDestination'
+type Outbox_UndeliveredByDestination_Call struct {
+	*mock.Call
+}
+
+// UndeliveredByDestination is a helper method to define mock.On call
+//   - ctx context.Context
+//   - prefix string
+//   - limit int
+func (_e *Outbox_Expecter) UndeliveredByDestination(ctx any, prefix any, limit any) *Outbox_UndeliveredByDestination_Call {
+	return &Outbox_UndeliveredByDestination_Call{Call: _e.mock.On("UndeliveredByDestination", ctx, prefix, limit)}
+}
+
+func (_c *Outbox_UndeliveredByDestination_Call) Run(run func(ctx context.Context, prefix string, limit int)) *Outbox_UndeliveredByDestination_Call {
+	_c.Call.Run(func(args mock.Arguments) {
+		var arg0 context.Context
+		if args[0] != nil {
+			arg0 = args[0].(context.Context)
+		}
+		var arg1 string
+		if args[1] != nil {
+			arg1 = args[1].(string)
+		}
+		var arg2 int
+		if args[2] != nil {
+			arg2 = args[2].(int)
+		}
+		run(
+			arg0,
+			arg1,
+			arg2,
+		)
+	})
+	return _c
+}
+
+func (_c *Outbox_UndeliveredByDestination_Call) Return(destinationUndelivereds []ports.DestinationUndelivered, err error) *Outbox_UndeliveredByDestination_Call {
+	_c.Call.Return(destinationUndelivereds, err)
+	return _c
+}
+
+func (_c *Outbox_UndeliveredByDestination_Call) RunAndReturn(run func(ctx context.Context, prefix string, limit int) ([]ports.DestinationUndelivered, error)) *Outbox_UndeliveredByDestination_Call {
+	_c.Call.Return(run)
+	return _c
+}
+
 // Wake provides a mock function for the type Outbox
 func (_mock *Outbox) Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error) {
 	ret := _mock.Called(ctx, lastError, from, every)

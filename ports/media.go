@@ -25,6 +25,13 @@ type MediaRepository interface {
 	// the new status). domain.CodeInvalidState if the media has another
 	// status (nothing changes), domain.CodeNotFound if absent.
 	Transition(ctx context.Context, id uuid.UUID, from, to model.MediaStatus, at time.Time) error
+	// Delete removes media id only if its stored status is from: the same
+	// compare-and-set as Transition, so of a Delete and a concurrent
+	// Transition out of from exactly one succeeds (the other finds the
+	// media gone, or in its new status). domain.CodeInvalidState if the
+	// media has another status (nothing changes), domain.CodeNotFound if
+	// absent.
+	Delete(ctx context.Context, id uuid.UUID, from model.MediaStatus) error
 	// AwaitingUploadSince returns up to limit media of the transaction's
 	// workspace still awaiting their upload that were registered before
 	// `before`, oldest first, skipping rows another transaction holds

@@ -89,4 +89,32 @@ type Outbox interface {
 	// as every list (ListQuery; its filters do not apply): what is stuck on
 	// the way to one destination, with its last error.
 	Undelivered(ctx context.Context, destination string, q ListQuery) ([]model.OutboxEvent, error)
+
+	// UndeliveredByDestination counts this workspace's events that are not
+	// dispatched (as Undelivered) per destination starting with prefix
+	// ("webhook/": the deliveries of every webhook endpoint), in
+	// destination order. It reads at most limit events (limit <= 0 reads
+	// none): when the counts add up to limit, some may be left out, and
+	// the others are lower bounds.
+	UndeliveredByDestination(ctx context.Context, prefix string, limit int) ([]DestinationUndelivered, error)
+}
+
+// DestinationUndelivered is what is not dispatched on the way to one
+// destination of a workspace.
+type DestinationUndelivered struct {
+	Destination string
+	// Waiting is how many are pending or dispatching: waiting for their
+	// next attempt, or in one.
+	Waiting int
+	// DeadLetter is how many were given up on (re-drivable).
+	DeadLetter int
+	// OldestWaiting is when the oldest waiting one was created (zero when
+	// none waits).
+	OldestWaiting time.Time
+	// NextAttempt is the soonest next_attempt_at of the pending ones (zero
+	// when none is pending).
+	NextAttempt time.Time
+	// LastError is the last error of the newest event (by id) that has
+	// one, as stored (already sanitized); empty when none has.
+	LastError string
 }

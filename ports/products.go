@@ -2,6 +2,9 @@ package ports
 
 import (
 	"context"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/model"
 )
@@ -16,4 +19,10 @@ type ProductRepository interface {
 	// Returns the saved product. domain.CodePreconditionFailed if the stored
 	// revision differs (nothing changes), domain.CodeNotFound if absent.
 	Update(ctx context.Context, p model.Product, expectedRevision int) (model.Product, error)
+	// ForgetMedia takes media ids that no longer exist out of every
+	// product of the workspace naming any of them, keeping the order of
+	// the others, and, as a save does, bumps each such product's revision
+	// and sets its updated_at to at: an editor holding the previous
+	// revision is told the draft changed. Says how many products changed.
+	ForgetMedia(ctx context.Context, ids []uuid.UUID, at time.Time) (int, error)
 }

@@ -114,10 +114,12 @@ func mustGet(t *testing.T, url string) []byte {
 	return body
 }
 
-// With a short ONCE_MEDIA_UPLOAD_EXPIRY (its floor, on a manual clock), a
-// media registered and uploaded but never completed is rejected by the
-// maintenance of the process and its object is gone from the store.
-func TestUploadNeverCompletedExpiresOnS3(t *testing.T) {
+// With a short ONCE_MEDIA_UPLOAD_EXPIRY (its floor, on a manual clock),
+// media registered and never completed are gone after it, through the
+// maintenance of the process: one never uploaded and one uploaded with
+// curl and not completed answer 404 NOT_FOUND, the uploaded object is
+// gone from the S3 server, and the draft naming them names neither.
+func TestUploadNeverCompletedIsGoneOnS3(t *testing.T) {
 	srv := s3test.Start(t)
 	db := pgtest.New(t)
 	cfg := apitest.Config(db.AppDSN)
@@ -127,22 +129,43 @@ func TestUploadNeverCompletedExpiresOnS3(t *testing.T) {
 	clock := apitest.NewManualClock()
 	s := apitest.Start(t, cfg, db, apitest.WithClock(clock))
 
-	registered := s.UploadDirect(t, []byte("\x89PNG\r\n\x1a\n never completed"))
-	object := httpapi.Media{}
-	read := func() httpapi.Media {
-		r := s.Do(t, http.MethodGet, "/v1/media/"+registered.Media.ID.String(), nil, nil)
-		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-		object = httpapi.Media{}
-		r.JSON(t, &object)
-		return object
+	data := []byte("\x89PNG\r\n\x1a\n never completed")
+	uploaded := s.UploadDirect(t, data).Media.ID
+	sum := sha256.Sum256(data)
+	res := s.Do(t, http.MethodPost, "/v1/media",
+		map[string]any{"filename": "p.png", "content_type": "image/png", "size_bytes": len(data), "sha256": hex.EncodeToString(sum[:])},
+		map[string]string{"Idempotency-Key": uuid.NewString()})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	var registered httpapi.MediaRegistered
+	res.JSON(t, &registered)
+	neverUploaded := registered.Media.ID
+	res = s.Do(t, http.MethodPost, "/v1/products",
+		map[string]any{"title": "Mug", "price_minor": 1299, "currency": "EUR", "media_ids": []uuid.UUID{neverUploaded, uploaded}}, nil)
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	var draft httpapi.Product
+	res.JSON(t, &draft)
+
+	read := func(id uuid.UUID) apitest.Response {
+		return s.Do(t, http.MethodGet, "/v1/media/"+id.String(), nil, nil)
 	}
-	require.Equal(t, "awaiting_upload", read().Status)
+	for _, id := range []uuid.UUID{uploaded, neverUploaded} {
+		require.Equal(t, http.StatusOK, read(id).Status)
+	}
+	store := srv.StoreOn(t, bucket)
+	_, err := store.Stat(context.Background(), media.ObjectKey(s.Workspace, uploaded))
+	require.NoError(t, err, "the upload reached the store")
 
 	clock.Advance(2*time.Hour + time.Minute)
-	apitest.Eventually(t, 20*time.Second, "the expired upload rejected", func() bool { return read().Status == "rejected" })
-	assert.Equal(t, "the upload was not completed in time", object.Reason)
-	assert.Nil(t, object.Upload, "no upload URL for a rejected media")
-	store := srv.StoreOn(t, bucket)
-	_, err := store.Stat(context.Background(), media.ObjectKey(s.Workspace, registered.Media.ID))
-	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "the object is gone: %v", err)
+	apitest.Eventually(t, 20*time.Second, "the expired uploads gone", func() bool {
+		return read(uploaded).Status == http.StatusNotFound && read(neverUploaded).Status == http.StatusNotFound
+	})
+	for _, id := range []uuid.UUID{uploaded, neverUploaded} {
+		assert.Equal(t, "NOT_FOUND", read(id).Problem(t).Code)
+		_, err = store.Stat(context.Background(), media.ObjectKey(s.Workspace, id))
+		assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "the object is gone: %v", err)
+	}
+	var got httpapi.Product
+	s.Do(t, http.MethodGet, "/v1/products/"+draft.ID.String(), nil, nil).JSON(t, &got)
+	assert.Empty(t, got.MediaIDs, "the draft forgets the media that are gone")
+	assert.Greater(t, got.Revision, draft.Revision, "and its editor is told it changed")
 }

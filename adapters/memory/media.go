@@ -48,6 +48,22 @@ func (r mediaRepo) Transition(_ context.Context, id uuid.UUID, from, to model.Me
 	})
 }
 
+// Delete is Transition's compare-and-set, with its row lock, ending in a
+// removal: the row moves out of every workspace, which is what a deleted
+// row is to the memory tables (see webhookEndpointRepo.Delete).
+func (r mediaRepo) Delete(_ context.Context, id uuid.UUID, from model.MediaStatus) error {
+	return mediaTable.change(r.t, id, func(cur *model.Media) error {
+		if cur.Status != from {
+			return mediaNotIn(id, from, cur.Status)
+		}
+		if !r.t.db.lockRowLocked(r.t, mediaRowLock(id)) {
+			return domain.Errorf(domain.CodeInvalidState, "media %s is being changed by a concurrent request", id)
+		}
+		cur.WorkspaceID = uuid.Nil
+		return nil
+	})
+}
+
 func mediaRowLock(id uuid.UUID) uniqueKey { return uniqueKey{"media_row", id.String()} }
 
 func mediaNotIn(id uuid.UUID, want, got model.MediaStatus) error {

@@ -2,12 +2,16 @@ package memory
 
 import (
 	"context"
+	"math"
+	"slices"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 )
 
 // productRevisionKey is the right to write revision rev of product id. An
@@ -35,6 +39,35 @@ func (r productRepo) Update(_ context.Context, p model.Product, expectedRevision
 		return model.Product{}, err
 	}
 	return copyProduct(saved), nil
+}
+
+// ForgetMedia changes each product naming one of ids as an Update from
+// its current revision would, reserving the revision it writes: a
+// product another open transaction is saving fails the whole call (memory
+// refuses at once where PostgreSQL would wait), and the caller's next
+// pass tries again.
+func (r productRepo) ForgetMedia(_ context.Context, ids []uuid.UUID, at time.Time) (int, error) {
+	gone := func(id uuid.UUID) bool { return slices.Contains(ids, id) }
+	naming, err := productTable.list(r.t, ports.ListQuery{Limit: math.MaxInt}, func(p model.Product, _ ports.ListQuery) bool {
+		return slices.ContainsFunc(p.MediaIDs, gone)
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range naming {
+		err := productTable.change(r.t, p.ID, func(cur *model.Product) error {
+			if !r.t.db.reserveLocked(r.t, productRevisionKey(p.ID, cur.Revision+1)) {
+				return domain.Errorf(domain.CodePreconditionFailed, "product %s is being saved by a concurrent request", p.ID)
+			}
+			cur.MediaIDs = slices.DeleteFunc(cur.MediaIDs, gone) // cur is a copy
+			cur.UpdatedAt, cur.Revision = at, cur.Revision+1
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return len(naming), nil
 }
 
 // missingReference is what a foreign key violation maps to in the

@@ -2,9 +2,11 @@
 // API, embedded in the binary and served on the ops listener (never on the
 // public API), behind the operator token. It shows the outbox backlog per
 // workspace, the dead letters and failed jobs of every workspace grouped
-// by cause, and the jobs workers parked grouped by destination; it shows
-// one dead letter (sanitized), and re-drives one or a group. Every action
-// is audited in one log line.
+// by cause, the jobs workers parked grouped by destination, and the
+// webhook deliveries not done per endpoint; it shows one dead letter
+// (sanitized), re-drives one, a group or an endpoint's, cancels an
+// operation and shows a workspace's recent cancels. Every action is
+// audited in one log line.
 package opsconsole
 
 import (
@@ -43,6 +45,10 @@ type Console interface {
 	DeadLetter(ctx context.Context, workspace, id uuid.UUID) (model.OutboxEvent, error)
 	Redrive(ctx context.Context, workspace uuid.UUID, ids []uuid.UUID) (int, error)
 	RedriveGroup(ctx context.Context, key string) (operator.Redriven, error)
+	Webhooks(ctx context.Context) (operator.Webhooks, error)
+	RedriveWebhook(ctx context.Context, workspace, endpoint uuid.UUID) ([]uuid.UUID, int, error)
+	Cancel(ctx context.Context, workspace, id uuid.UUID) (model.Operation, error)
+	Cancels(ctx context.Context, workspace uuid.UUID) (operator.Cancels, error)
 }
 
 var _ Console = (*operator.Console)(nil)
@@ -75,6 +81,10 @@ func New(console Console, token string, clock ports.Clock, log *slog.Logger) htt
 	mux.HandleFunc("GET /console/api/dead-letters/{workspace}/{id}", h.api(h.deadLetter))
 	mux.HandleFunc("POST /console/api/dead-letters/{workspace}/{id}/redrive", h.api(h.redriveOne))
 	mux.HandleFunc("POST /console/api/groups/redrive", h.api(h.redriveGroup))
+	mux.HandleFunc("GET /console/api/webhooks", h.api(h.webhooks))
+	mux.HandleFunc("POST /console/api/webhooks/{workspace}/{id}/redrive", h.api(h.redriveWebhook))
+	mux.HandleFunc("POST /console/api/operations/{workspace}/{id}/cancel", h.api(h.cancel))
+	mux.HandleFunc("GET /console/api/operations/{workspace}/cancels", h.api(h.cancels))
 	mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteProblem(w, r, domain.Errorf(domain.CodeNotFound, "no such console page"))
 	})
@@ -221,13 +231,15 @@ func (h *handler) authenticate(r *http.Request) (string, error) {
 	return name, nil
 }
 
-func pathIDs(r *http.Request) (workspace, id uuid.UUID, err error) {
+// pathIDs reads the workspace and the id of the thing (an event, an
+// endpoint, an operation) a path names.
+func pathIDs(r *http.Request, thing string) (workspace, id uuid.UUID, err error) {
 	workspace, err = uuid.Parse(r.PathValue("workspace"))
 	if err == nil {
 		id, err = uuid.Parse(r.PathValue("id"))
 	}
 	if err != nil {
-		return uuid.Nil, uuid.Nil, domain.Errorf(domain.CodeValidation, "workspace and event ids must be UUIDs")
+		return uuid.Nil, uuid.Nil, domain.Errorf(domain.CodeValidation, "workspace and %s ids must be UUIDs", thing)
 	}
 	return workspace, id, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/oncehq/once/adapters/opsconsole"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operator"
 	"github.com/oncehq/once/ports"
@@ -39,7 +40,8 @@ func start(t *testing.T) fixture {
 	db := memory.NewDB()
 	uow := memory.NewUnitOfWork(db)
 	clock := system.NewClock()
-	console := operator.NewConsole(memory.NewOutboxDiscovery(db), dispatch.NewAdmin(uow, clock, nil, nil), uow, clock)
+	console := operator.NewConsole(memory.NewOutboxDiscovery(db), dispatch.NewAdmin(uow, clock, nil, nil), uow, clock,
+		jobs.NewFailures(uow, clock, nil))
 	logs := &testkit.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	srv := httptest.NewServer(opsconsole.New(console, token, clock, log))
@@ -84,6 +86,16 @@ func (f fixture) auditLines(t *testing.T) []map[string]any {
 		}
 	}
 	return out
+}
+
+// eventStatus reads the status of the outbox event id of workspace.
+func (f fixture) eventStatus(t *testing.T, workspace, id uuid.UUID) model.OutboxStatus {
+	t.Helper()
+	e, err := ports.Query(t.Context(), f.uow, workspace, func(ctx context.Context, tx ports.Tx) (model.OutboxEvent, error) {
+		return tx.Outbox().Get(ctx, id)
+	})
+	require.NoError(t, err)
+	return e.Status
 }
 
 func (f fixture) login(t *testing.T, name, presented string) *http.Response {
@@ -180,13 +192,7 @@ func TestARedriveThroughThePageMustBeASameOriginJSONRequest(t *testing.T) {
 		"Cookie": cookie, "Origin": f.url, "Content-Type": "application/json"})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.JSONEq(t, `{"redriven":1}`, readBody(t, res))
-	var status model.OutboxStatus
-	require.NoError(t, f.uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
-		got, err := tx.Outbox().Get(ctx, e.ID)
-		status = got.Status
-		return err
-	}))
-	assert.Equal(t, model.OutboxPending, status)
+	assert.Equal(t, model.OutboxPending, f.eventStatus(t, ws, e.ID))
 
 	var audited []map[string]any
 	for _, l := range f.auditLines(t) {

@@ -135,7 +135,7 @@ func (h *handler) deadLetters(r *http.Request) (any, []any, error) {
 }
 
 func (h *handler) deadLetter(r *http.Request) (any, []any, error) {
-	workspace, id, err := pathIDs(r)
+	workspace, id, err := pathIDs(r, "event")
 	audit := []any{"action", "view", "workspace", workspace, "ids", []uuid.UUID{id}}
 	if err != nil {
 		return nil, audit, err
@@ -153,7 +153,7 @@ func (h *handler) deadLetter(r *http.Request) (any, []any, error) {
 }
 
 func (h *handler) redriveOne(r *http.Request) (any, []any, error) {
-	workspace, id, err := pathIDs(r)
+	workspace, id, err := pathIDs(r, "event")
 	audit := []any{"action", "redrive", "workspace", workspace, "ids", []uuid.UUID{id}}
 	if err != nil {
 		return nil, audit, err

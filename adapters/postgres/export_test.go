@@ -48,3 +48,7 @@ var ClaimDueEventsSQL = claimDueEventsPgx
 
 // OwnExpiry are the retention statements kinds keep of their own, by table.
 var OwnExpiry = ownExpiry
+
+// UndeliveredByDestinationSQL is the count behind the operator's view of
+// the webhook deliveries, in pgx placeholders, for its plan.
+var UndeliveredByDestinationSQL = numberedPlaceholders(selectUndeliveredByDestination)

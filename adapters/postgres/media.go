@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"time"
 
@@ -34,6 +35,18 @@ func (r *MediaRepository) Update(ctx context.Context, m model.Media) error {
 
 func (r *MediaRepository) Transition(ctx context.Context, id uuid.UUID, from, to model.MediaStatus, at time.Time) error {
 	res, err := r.db.ExecContext(ctx, transitionMedia, string(to), timePtr(at), r.workspace, id, string(from))
+	return r.changedFrom(ctx, res, err, id, from)
+}
+
+func (r *MediaRepository) Delete(ctx context.Context, id uuid.UUID, from model.MediaStatus) error {
+	res, err := r.db.ExecContext(ctx, deleteMedia, r.workspace, id, string(from))
+	return r.changedFrom(ctx, res, err, id, from)
+}
+
+// changedFrom is the answer of a statement on media id guarded by
+// "status = from": nil if it matched the row, otherwise why not (absent,
+// or in another status, which selectMediaStatus tells apart).
+func (r *MediaRepository) changedFrom(ctx context.Context, res sql.Result, err error, id uuid.UUID, from model.MediaStatus) error {
 	if err != nil {
 		return mapError(err, "media")
 	}
@@ -58,6 +71,11 @@ const transitionMedia = `
 UPDATE media
    SET status = ?, updated_at = coalesce(?::timestamptz, now())
  WHERE workspace_id = ? AND id = ? AND status = ?`
+
+// deleteMedia is transitionMedia's compare-and-set for a removal: a
+// concurrent transition of the row makes it wait and re-check the status,
+// and a transition waiting for it finds no row.
+const deleteMedia = `DELETE FROM media WHERE workspace_id = ? AND id = ? AND status = ?`
 
 // AwaitingUploadSince locks what it returns (FOR UPDATE), so the
 // clean-up's transition of each cannot interleave with a Complete; rows a

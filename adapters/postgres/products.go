@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -72,6 +73,31 @@ UPDATE products
        updated_at = coalesce(?::timestamptz, now()), revision = revision + 1
  WHERE workspace_id = ? AND id = ? AND revision = ?
 RETURNING id, workspace_id, title, description, price_minor, currency, media_ids, revision, created_at, updated_at`
+
+func (r *ProductRepository) ForgetMedia(ctx context.Context, ids []uuid.UUID, at time.Time) (int, error) {
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	gone := pgdialect.Array(uuidStrings(ids))
+	res, err := r.db.ExecContext(ctx, forgetProductMedia, gone, timePtr(at), r.workspace, gone)
+	if err != nil {
+		return 0, mapError(err, "product")
+	}
+	n, err := res.RowsAffected()
+	return int(n), mapError(err, "product")
+}
+
+// forgetProductMedia rewrites media_ids without the ids given, in their
+// order (WITH ORDINALITY), on the products naming any (&&), bumping the
+// revision as updateProduct does. It reads the workspace's products
+// (products_workspace_id_id_key): media_ids has no index, as the clean-up
+// that runs it is the only reader by media, once per batch.
+const forgetProductMedia = `
+UPDATE products
+   SET media_ids = ARRAY(SELECT m FROM unnest(media_ids) WITH ORDINALITY AS u(m, n)
+                          WHERE m <> ALL (?::uuid[]) ORDER BY n),
+       updated_at = coalesce(?::timestamptz, now()), revision = revision + 1
+ WHERE workspace_id = ? AND media_ids && ?::uuid[]`
 
 const selectProductRevision = `SELECT revision FROM products WHERE workspace_id = ? AND id = ?`
 

@@ -134,28 +134,40 @@ func (d *deployment) startArgs(name string, args []string, overrides ...string) 
 // an authenticated request. conns is how many connections the bench's
 // client keeps open to it.
 func (d *deployment) startServe(ctx context.Context, conns int, overrides ...string) error {
+	api, err := d.startServeNamed(ctx, "serve", conns, overrides...)
+	if err != nil {
+		return err
+	}
+	d.api = api
+	return nil
+}
+
+// startServeNamed starts `once serve` as the process name (its log and
+// instance id: several may run) and returns a client of it, once it
+// answers, acting as the first workspace's admin.
+func (d *deployment) startServeNamed(ctx context.Context, name string, conns int, overrides ...string) (*client, error) {
 	port, err := pgcluster.FreePort()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	p, err := d.start("serve", append(overrides, "ONCE_HTTP_ADDR", addr)...)
+	p, err := d.startArgs(name, []string{"serve"}, append(overrides, "ONCE_HTTP_ADDR", addr)...)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	d.api = newClient("http://"+addr, d.api.token, conns)
+	api := newClient("http://"+addr, d.api.token, conns)
 	deadline := time.Now().Add(readyTimeout)
 	for {
-		if d.api.get(ctx, "/v1/operations").status == 200 {
-			return nil
+		if api.get(ctx, "/v1/operations").status == 200 {
+			return api, nil
 		}
 		switch {
 		case !p.alive():
-			return fmt.Errorf("once serve ended (%s):\n%s", p.state(), p.logTail())
+			return nil, fmt.Errorf("once serve ended (%s):\n%s", p.state(), p.logTail())
 		case time.Now().After(deadline):
-			return fmt.Errorf("once serve did not answer within %s:\n%s", readyTimeout, p.logTail())
+			return nil, fmt.Errorf("once serve did not answer within %s:\n%s", readyTimeout, p.logTail())
 		case ctx.Err() != nil:
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -66,6 +66,18 @@ func (s *Service) StartServe(ctx context.Context, conns int, overrides ...string
 	return s.d.startServe(ctx, conns, overrides...)
 }
 
+// StartAnotherServe starts one more `once serve`, as the process name
+// (several may run), with overrides, and returns a client of it acting as
+// the first workspace's admin over up to conns connections, once it
+// answers.
+func (s *Service) StartAnotherServe(ctx context.Context, name string, conns int, overrides ...string) (*API, error) {
+	c, err := s.d.startServeNamed(ctx, name, conns, overrides...)
+	if err != nil {
+		return nil, err
+	}
+	return &API{c: c}, nil
+}
+
 // Start starts `once <command>` with overrides (key, value pairs).
 func (s *Service) Start(command string, overrides ...string) (*Process, error) {
 	p, err := s.d.start(command, overrides...)
@@ -110,6 +122,12 @@ type API struct {
 // (0: no answer) and the body.
 func (a *API) Post(ctx context.Context, path, key string, body []byte) (int, []byte) {
 	ans := a.c.post(ctx, path, key, body)
+	return ans.status, ans.body
+}
+
+// Get sends a GET and returns the status (0: no answer) and the body.
+func (a *API) Get(ctx context.Context, path string) (int, []byte) {
+	ans := a.c.get(ctx, path)
 	return ans.status, ans.body
 }
 

@@ -14,12 +14,18 @@ const (
 	ScenarioFairness   = "fairness"
 	ScenarioOutage     = "outage"
 	ScenarioThrottle   = "throttle"
+	ScenarioPush       = "push"
+	ScenarioPushOutage = "push-outage"
 )
 
-var scenarios = []string{ScenarioThroughput, ScenarioFairness, ScenarioOutage, ScenarioThrottle}
+var scenarios = []string{ScenarioThroughput, ScenarioFairness, ScenarioOutage, ScenarioThrottle, ScenarioPush, ScenarioPushOutage}
 
-// DefaultScenarios is every scenario.
-var DefaultScenarios = strings.Join(scenarios, ",")
+// DefaultScenarios is the work side's scenarios; the push scenarios
+// (webhooks and ?wait=) run when named.
+var DefaultScenarios = strings.Join(scenarios[:4], ",")
+
+// AllScenarios is every scenario.
+var AllScenarios = strings.Join(scenarios, ",")
 
 // Config is what one `once-bench work` runs.
 type Config struct {
@@ -52,6 +58,12 @@ type Config struct {
 	ShopBucket string
 	OtherRate  int
 
+	// PushRate is the operations started per second, for PushFor, by the
+	// push scenarios; ReceiverDown how long push-outage's webhook
+	// receiver answers 503, from PushFor/2 after the first.
+	PushRate              int
+	PushFor, ReceiverDown time.Duration
+
 	// WorkEnv is laid over the worker's environment only (key, value
 	// pairs), to try a setting of the worker without its neighbours.
 	WorkEnv []string
@@ -61,7 +73,7 @@ func (c Config) validate() error {
 	var errs []error
 	for _, s := range c.Scenarios {
 		if !slices.Contains(scenarios, s) {
-			errs = append(errs, fmt.Errorf("unknown scenario %q (want %s)", s, DefaultScenarios))
+			errs = append(errs, fmt.Errorf("unknown scenario %q (want %s)", s, AllScenarios))
 		}
 	}
 	if c.Reps < 1 || c.Jobs < 1 || c.BeforeJobs < 0 || c.Backlog < 1 || c.Few < 1 || c.Throttled < 1 {
@@ -69,6 +81,11 @@ func (c Config) validate() error {
 	}
 	if c.Latency <= 0 || c.OutageFor <= 0 || c.OutageRate < 2 || c.OtherRate < 1 {
 		errs = append(errs, errors.New("--latency and --outage-for must be positive, --outage-rate at least 2, --other-rate at least 1"))
+	}
+	if c.runs(ScenarioPush) || c.runs(ScenarioPushOutage) {
+		if c.PushRate < 1 || c.PushFor <= 0 || c.ReceiverDown <= 0 {
+			errs = append(errs, errors.New("--push-rate must be at least 1, --push-for and --receiver-down positive"))
+		}
 	}
 	if _, err := parseBucket(c.ShopBucket); err != nil {
 		errs = append(errs, err)

@@ -24,23 +24,31 @@ const (
 // verification, one job calling the shop's platform.
 type store struct{ platform, shop string }
 
-// createStore connects s and returns the store's id.
-func createStore(ctx context.Context, api *storm.API, s store) (string, error) {
+// storeCreated is what connecting a store answered: the store's id and
+// its verification's operation id.
+type storeCreated struct{ store, operation string }
+
+// createStore connects s and returns the store's id and its
+// verification's operation.
+func createStore(ctx context.Context, api *storm.API, s store) (storeCreated, error) {
 	body := fmt.Appendf(nil, `{"platform":%q,"name":"bench %s","external_shop_id":%q,"credentials":{"api_key":"k","api_secret":"s"}}`,
 		s.platform, s.shop, s.shop)
 	status, answer := postRetrying(ctx, api, storesPath, body)
 	if status != 201 && status != 202 {
-		return "", fmt.Errorf("create store %s/%s: %d %s", s.platform, s.shop, status, answer)
+		return storeCreated{}, fmt.Errorf("create store %s/%s: %d %s", s.platform, s.shop, status, answer)
 	}
 	var created struct {
 		Store struct {
 			ID string `json:"id"`
 		} `json:"store"`
+		Operation struct {
+			ID string `json:"id"`
+		} `json:"operation"`
 	}
 	if err := json.Unmarshal(answer, &created); err != nil {
-		return "", fmt.Errorf("create store: %w: %s", err, answer)
+		return storeCreated{}, fmt.Errorf("create store: %w: %s", err, answer)
 	}
-	return created.Store.ID, nil
+	return storeCreated{created.Store.ID, created.Operation.ID}, nil
 }
 
 // verifyStore asks for one more verification of the store id: one more
@@ -106,6 +114,13 @@ func createStores(ctx context.Context, api *storm.API, n int, shops func(i int) 
 // createStoresSteadily connects rate stores a second, shops(i) each, for
 // d, each on its own goroutine, and returns how many it started.
 func createStoresSteadily(ctx context.Context, api *storm.API, rate int, d time.Duration, shops func(i int) store) (int, error) {
+	return createStoresSteadilyThen(ctx, api, rate, d, shops, nil)
+}
+
+// createStoresSteadilyThen is createStoresSteadily calling then (if not
+// nil) with each store created, on the goroutine that created it.
+func createStoresSteadilyThen(ctx context.Context, api *storm.API, rate int, d time.Duration, shops func(i int) store,
+	then func(ctx context.Context, c storeCreated)) (int, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	tick := time.NewTicker(time.Second / time.Duration(rate))
@@ -117,8 +132,13 @@ loop:
 	for ; ; n++ {
 		s := shops(n)
 		wg.Go(func() {
-			if _, err := createStore(ctx, api, s); err != nil {
+			c, err := createStore(ctx, api, s)
+			if err != nil {
 				cancel(err)
+				return
+			}
+			if then != nil {
+				then(ctx, c)
 			}
 		})
 		select {

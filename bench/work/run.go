@@ -53,6 +53,8 @@ var byName = map[string]scenario{
 	ScenarioFairness:   runFairness,
 	ScenarioOutage:     runOutage,
 	ScenarioThrottle:   runThrottle,
+	ScenarioPush:       runPush,
+	ScenarioPushOutage: runPushOutage,
 }
 
 func (r *runner) repetitions(ctx context.Context, res *results) error {
@@ -74,8 +76,14 @@ func (r *runner) repetitions(ctx context.Context, res *results) error {
 // in runs fn on a fresh deployment with its stack started (the simulator
 // with simFlags, serve, dispatch; not the worker).
 func (r *runner) in(ctx context.Context, label string, simFlags []string, fn func(*stack) error) error {
+	return r.inWith(ctx, label, simFlags, nil, fn)
+}
+
+// inWith is in with shared laid over every process's environment (key,
+// value pairs).
+func (r *runner) inWith(ctx context.Context, label string, simFlags, shared []string, fn func(*stack) error) error {
 	return r.cluster.In(ctx, label, func(svc *storm.Service) error {
-		st, err := startStack(ctx, svc, simFlags...)
+		st, err := startStack(ctx, svc, shared, simFlags...)
 		if err != nil {
 			return err
 		}
@@ -117,11 +125,13 @@ func describe(cfg Config, pgVersion string) string {
 	return fmt.Sprintf("Machine: %d cores (runtime.NumCPU), %s, PostgreSQL %s (a private cluster), Redis Streams at %s. "+
 		"One once serve (API only), one once dispatch, one once work (ONCE_WORK_CONCURRENCY %d unless said), once sim with every call taking %s. "+
 		"Sizes: throughput %d jobs (one slot: %d); fairness %d jobs of workspace A, then %d of B; "+
-		"outage: shopify down %s, jobs at %d/s from %s before to %s after; throttle: %d jobs of one shop, bucket %s, other shops at %d/s. "+
+		"outage: shopify down %s, jobs at %d/s from %s before to %s after; throttle: %d jobs of one shop, bucket %s, other shops at %d/s; "+
+		"push: %d operations/s for %s, a second once serve for ?wait=, the receiver in the bench's process (push-outage: %s longer, the receiver down %s from %s on). "+
 		"%d repetitions, interleaved; every variant on a fresh database.%s",
 		runtime.NumCPU(), runtime.Version(), pgVersion, cfg.RedisURL, app.DefaultConfig().WorkConcurrency, cfg.Latency,
 		cfg.Jobs, cfg.BeforeJobs, cfg.Backlog, cfg.Few, cfg.OutageFor, cfg.OutageRate, cfg.OutageLead, cfg.OutageLead,
-		cfg.Throttled, cfg.ShopBucket, cfg.OtherRate, cfg.Reps, workEnvNote(cfg.WorkEnv))
+		cfg.Throttled, cfg.ShopBucket, cfg.OtherRate, cfg.PushRate, cfg.PushFor, cfg.ReceiverDown, cfg.ReceiverDown, cfg.PushFor/2,
+		cfg.Reps, workEnvNote(cfg.WorkEnv))
 }
 
 func workEnvNote(env []string) string {

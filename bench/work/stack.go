@@ -26,12 +26,15 @@ type stack struct {
 	// workEnv is laid over the worker's environment only (key, value
 	// pairs).
 	workEnv []string
+	// shared is laid over every process's environment (key, value pairs).
+	shared []string
 }
 
 // startStack starts `once sim` with simFlags, serve and dispatch on Redis
-// Streams; the worker waits for startWork.
-func startStack(ctx context.Context, svc *storm.Service, simFlags ...string) (*stack, error) {
-	st := &stack{svc: svc}
+// Streams, every process with shared laid over its environment; the
+// worker waits for startWork.
+func startStack(ctx context.Context, svc *storm.Service, shared []string, simFlags ...string) (*stack, error) {
+	st := &stack{svc: svc, shared: shared}
 	var err error
 	if st.simURL, err = svc.StartSim(ctx, simFlags...); err != nil {
 		return nil, err
@@ -49,7 +52,8 @@ func startStack(ctx context.Context, svc *storm.Service, simFlags ...string) (*s
 
 // env is the settings every process of the stack shares, then overrides.
 func (st *stack) env(overrides ...string) []string {
-	return append([]string{"ONCE_QUEUE", app.QueueRedis, "ONCE_SIM_URL", st.simURL}, overrides...)
+	env := append([]string{"ONCE_QUEUE", app.QueueRedis, "ONCE_SIM_URL", st.simURL}, st.shared...)
+	return append(env, overrides...)
 }
 
 // startWork starts the one `once work` with slots jobs at once (0: its

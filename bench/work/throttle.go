@@ -95,11 +95,11 @@ func (r *runner) throttle(ctx context.Context, label string, b bucket, hot bool)
 // hotJobs connects the hot shop's store and asks for the rest of its
 // verifications at once.
 func (r *runner) hotJobs(ctx context.Context, st *stack) error {
-	id, err := createStore(ctx, st.api, store{"shopify", hotShop})
+	c, err := createStore(ctx, st.api, store{"shopify", hotShop})
 	if err != nil {
 		return err
 	}
-	return inParallel(ctx, r.cfg.Throttled-1, func(ctx context.Context, _ int) error { return verifyStore(ctx, st.api, id) })
+	return inParallel(ctx, r.cfg.Throttled-1, func(ctx context.Context, _ int) error { return verifyStore(ctx, st.api, c.store) })
 }
 
 func (r *runner) readThrottle(ctx context.Context, st *stack, b bucket, hot bool, run *throttleRun) error {

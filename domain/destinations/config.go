@@ -122,3 +122,25 @@ func DefaultConfig() Config {
 		IdleAfter: 10 * time.Minute,
 	}
 }
+
+// WithinSlots caps every quota's calls at once (and the fallback's) at
+// half of slots, at least one: a destination that hangs, whatever its
+// quota, holds at most half of a worker's slots until its breaker opens,
+// and the other destinations' jobs keep the rest. The default caps are
+// well below half of a worker's default slots: only a worker given few
+// sees the difference.
+func (cfg Config) WithinSlots(slots int) Config {
+	most := max(1, slots/2)
+	within := func(q Quota) Quota {
+		if q.Concurrency == 0 || q.Concurrency > most {
+			q.Concurrency = most
+		}
+		return q
+	}
+	systems := make(map[string]Quota, len(cfg.Systems))
+	for system, q := range cfg.Systems {
+		systems[system] = within(q)
+	}
+	cfg.Systems, cfg.Fallback = systems, within(cfg.Fallback)
+	return cfg
+}

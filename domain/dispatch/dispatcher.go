@@ -294,6 +294,9 @@ func (d *Dispatcher) dispatchWorkspace(ctx context.Context, ws uuid.UUID, order 
 		d.observer.DeadLettered(n)
 		d.log.Error("events dead-lettered: their lease expired once too often (the dispatcher holding them crashed or hung)",
 			"workspace", ws, "events", n)
+		if err := d.announceLeaseDeadLetters(ctx, ws, claim.DeadLettered); err != nil {
+			d.log.Error("dead letters not announced to the webhook endpoints", "workspace", ws, "events", n, "error", err)
+		}
 	}
 	batches := make([][]model.OutboxEvent, 0, 1+len(claim.TakenOver))
 	if len(claim.Events) > 0 {
@@ -507,6 +510,7 @@ func (d *Dispatcher) settleFailure(ctx context.Context, ws uuid.UUID, events []m
 				ours, err = tx.OutboxDispatch().DeadLetter(ctx, d.cfg.Owner, e.ID, lastError)
 				if ours {
 					res.DeadLettered++
+					err = announceDeadLetter(ctx, tx, e, now)
 				}
 			} else {
 				next := now.Add(backoff(attempt, d.cfg.BackoffBase, d.cfg.BackoffMax))

@@ -12,10 +12,6 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-// ReasonUploadExpired is recorded on media whose upload was not completed
-// in time.
-const ReasonUploadExpired = "the upload was not completed in time"
-
 // Bounds of the upload expiry. The shortest must outlast a pre-signed
 // upload URL (at most an hour): a client uploading with a URL it just got
 // must not find its media gone.
@@ -24,21 +20,26 @@ const (
 	MinUploadExpiry     = 2 * time.Hour
 )
 
-// UploadExpirer ends media registered and never completed: after Expiry,
-// each such media is rejected with ReasonUploadExpired and its object,
-// if the client uploaded one, is deleted. The row stays (rejected, as
-// content that failed its checks does): a product draft may name the
-// media, and reads it as rejected rather than as a dangling id.
+// UploadExpirer removes media registered and never completed: after
+// Expiry, each such media is deleted, row and object (if the client
+// uploaded one), and taken out of the product drafts naming it
+// (ports.ProductRepository.ForgetMedia), so nothing is left that names
+// it: reading it answers not found, as for an id never registered.
 //
 // Per media, in one transaction of its workspace: the row is locked and
-// moved out of awaiting_upload by compare-and-set (a concurrent Complete
+// deleted by compare-and-set on awaiting_upload (a concurrent Complete
 // either went first, and the media is left alone, or waits and then finds
-// it rejected), the object is deleted, then the transaction commits. A
-// failure before the commit leaves the media awaiting its upload and the
-// next pass repeats the delete, which is idempotent; so no media is
-// rejected with its object left behind. One case is left: a client
-// holding an upload URL signed shortly before the expiry can still upload
-// with it after (for at most the URL's life), and that object stays.
+// it gone), the object is deleted, the drafts forget the media, then the
+// transaction commits. A failure before the commit leaves the media
+// awaiting its upload and the next pass repeats the object's delete,
+// which is idempotent; so no media row goes with its object left behind.
+// Two cases are left. A client holding an upload URL signed shortly
+// before the expiry can still upload with it after (for at most the URL's
+// life), and that object stays. A draft saved concurrently with the
+// expiry that adds the media (it read the media before the expiry
+// committed, and writes after the drafts were rewritten) keeps its id;
+// its next save is refused (CodeReferenceNotFound, naming the id) until
+// the editor drops it.
 type UploadExpirer struct {
 	UOW       ports.UnitOfWork
 	Discovery ports.Retention
@@ -48,8 +49,8 @@ type UploadExpirer struct {
 	Batch     int
 }
 
-// RunOnce rejects every media whose upload expired by now and deletes
-// its object, and says how many.
+// RunOnce removes every media whose upload expired by now, with its
+// object, and says how many.
 func (e *UploadExpirer) RunOnce(ctx context.Context) (int, error) {
 	before := e.Clock.Now().Add(-e.Expiry)
 	return sweep.Run(ctx, e.UOW, sweep.Job{
@@ -68,24 +69,24 @@ func (e *UploadExpirer) expireIn(ctx context.Context, tx ports.Tx, before time.T
 	if err != nil {
 		return 0, err
 	}
-	now := e.Clock.Now()
-	n := 0
+	var gone []uuid.UUID
 	for _, m := range expired {
-		err := tx.Media().Transition(ctx, m.ID, model.MediaAwaitingUpload, model.MediaRejected, now)
+		err := tx.Media().Delete(ctx, m.ID, model.MediaAwaitingUpload)
 		if domain.IsCode(err, domain.CodeInvalidState) {
 			continue // completed meanwhile: not expired
 		}
 		if err != nil {
-			return n, err
-		}
-		m.Status, m.Reason, m.UpdatedAt = model.MediaRejected, ReasonUploadExpired, now
-		if err := tx.Media().Update(ctx, m); err != nil {
-			return n, err
+			return 0, err
 		}
 		if err := e.Store.Delete(ctx, m.ObjectKey); err != nil {
-			return n, err
+			return 0, err
 		}
-		n++
+		gone = append(gone, m.ID)
 	}
-	return n, nil
+	if len(gone) > 0 {
+		if _, err := tx.Products().ForgetMedia(ctx, gone, e.Clock.Now()); err != nil {
+			return 0, err
+		}
+	}
+	return len(gone), nil
 }

@@ -9,9 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/products"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
 )
@@ -40,9 +42,10 @@ func (d oneWorkspace) WorkspacesWithExpired(ctx context.Context, kind model.Expi
 	return []uuid.UUID{d.ws}, nil
 }
 
-// Media registered and never completed are rejected after the expiry (a
-// short one here) and their object, uploaded or not, is deleted from the
-// real S3 server; completed media and younger registrations stay.
+// Media registered and never completed are gone after the expiry (a short
+// one here): the row (reading it answers not found), the object, uploaded
+// or not, from the real S3 server, and the id from the draft naming it;
+// completed media and younger registrations stay.
 func TestUploadsNeverCompletedExpireWithTheirObject(t *testing.T) {
 	clock := testkit.NewManualClock()
 	h, store, _ := s3HarnessWithServer(t, clock)
@@ -69,6 +72,10 @@ func TestUploadsNeverCompletedExpireWithTheirObject(t *testing.T) {
 	upload(completed)
 	_, _, _, err := h.complete(t, ctx, completed.ID)
 	require.NoError(t, err)
+	drafts := products.NewService(uow, clock, system.NewIDs())
+	draft, err := drafts.Create(ctx, h.p, products.Draft{Title: "Mug", PriceMinor: 1999, Currency: "EUR",
+		MediaIDs: []uuid.UUID{neverUploaded.ID, completed.ID, uploadedNotCompleted.ID}})
+	require.NoError(t, err)
 	clock.Advance(expiry - time.Minute)
 	young := register()
 	upload(young)
@@ -83,25 +90,25 @@ func TestUploadsNeverCompletedExpireWithTheirObject(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
 	for _, m := range []model.Media{neverUploaded, uploadedNotCompleted} {
-		got, err := h.svc.Get(ctx, h.p, m.ID)
-		require.NoError(t, err)
-		assert.Equal(t, model.MediaRejected, got.Status)
-		assert.Equal(t, media.ReasonUploadExpired, got.Reason)
+		_, err := h.svc.Get(ctx, h.p, m.ID)
+		assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "the media is gone: %v", err)
 		_, err = store.Stat(ctx, m.ObjectKey)
 		assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "the object is gone: %v", err)
-		_, ok, err := h.svc.UploadURL(ctx, got)
-		require.NoError(t, err)
-		assert.False(t, ok, "no upload URL for expired media")
 	}
 	for _, m := range []model.Media{completed, young} {
 		got, err := h.svc.Get(ctx, h.p, m.ID)
 		require.NoError(t, err)
-		assert.NotEqual(t, model.MediaRejected, got.Status)
+		assert.Equal(t, m.ID, got.ID)
 		_, err = store.Stat(ctx, m.ObjectKey)
 		assert.NoError(t, err, "the object stays")
 	}
 	_, _, _, err = h.complete(t, ctx, uploadedNotCompleted.ID)
-	assert.Equal(t, domain.CodeInvalidState, domain.ErrorCode(err), "an expired upload cannot be completed: %v", err)
+	assert.Equal(t, domain.CodeNotFound, domain.ErrorCode(err), "an expired upload cannot be completed: %v", err)
+
+	got, err := drafts.Get(ctx, h.p, draft.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []uuid.UUID{completed.ID}, got.MediaIDs, "the draft forgets the media that are gone")
+	assert.Greater(t, got.Revision, draft.Revision, "and its editor is told it changed")
 
 	n, err = expirer.RunOnce(ctx)
 	require.NoError(t, err)

@@ -1,8 +1,9 @@
 // Package operator holds the platform operator's use cases, across
 // workspaces: the backlog of each workspace, the dead letters and failed
 // jobs of all of them grouped by cause, one looked at, and one or a whole
-// group re-driven; and the jobs workers parked until later, grouped by
-// destination.
+// group re-driven; the jobs workers parked until later, grouped by
+// destination; the webhook deliveries not done, per endpoint; and an
+// operation cancelled.
 //
 // It crosses workspaces the way the Dispatcher does: a discovery port
 // names the workspaces with work (ids and counts only, ports.OutboxBacklog),
@@ -45,11 +46,12 @@ type Console struct {
 	admin   *dispatch.Admin
 	uow     ports.UnitOfWork
 	clock   ports.Clock
+	cancel  Canceller
 }
 
 // NewConsole builds the operator's use cases.
-func NewConsole(backlog ports.OutboxBacklog, admin *dispatch.Admin, uow ports.UnitOfWork, clock ports.Clock) *Console {
-	return &Console{backlog: backlog, admin: admin, uow: uow, clock: clock}
+func NewConsole(backlog ports.OutboxBacklog, admin *dispatch.Admin, uow ports.UnitOfWork, clock ports.Clock, cancel Canceller) *Console {
+	return &Console{backlog: backlog, admin: admin, uow: uow, clock: clock, cancel: cancel}
 }
 
 // Backlog is the outbox work not done yet, per workspace.

@@ -11,6 +11,7 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operator"
 	"github.com/oncehq/once/ports"
@@ -32,7 +33,8 @@ func newHarness() harness {
 	uow := memory.NewUnitOfWork(db)
 	clock := fixedClock{time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
 	admin := dispatch.NewAdmin(uow, clock, nil, nil)
-	return harness{uow: uow, console: operator.NewConsole(memory.NewOutboxDiscovery(db), admin, uow, clock), now: clock.t}
+	cancel := jobs.NewFailures(uow, clock, nil)
+	return harness{uow: uow, console: operator.NewConsole(memory.NewOutboxDiscovery(db), admin, uow, clock, cancel), now: clock.t}
 }
 
 func (h harness) deadLetter(t *testing.T, workspace uuid.UUID, lastError string) model.OutboxEvent {

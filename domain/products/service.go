@@ -91,8 +91,10 @@ func (s *Service) Update(ctx context.Context, p model.Principal, id uuid.UUID, e
 }
 
 // requireMedia checks, in the draft's transaction, that every id names a
-// media record of the workspace. Media records are never deleted, so one
-// found here still exists when the draft commits.
+// media record of the workspace. The one media ever deleted is one never
+// uploaded, past ONCE_MEDIA_UPLOAD_EXPIRY (media.UploadExpirer), which
+// takes it out of the drafts naming it too; a save racing that expiry may
+// keep the id (see UploadExpirer), and its next save is refused here.
 func requireMedia(ctx context.Context, tx ports.Tx, ids []uuid.UUID) error {
 	for i, id := range ids {
 		_, err := tx.Media().Get(ctx, id)

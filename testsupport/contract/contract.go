@@ -64,6 +64,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"OutboxWaits", testOutboxWaits},
 		{"OutboxParkedList", testOutboxParkedList},
 		{"OutboxUndelivered", testOutboxUndelivered},
+		{"OutboxUndeliveredByDestination", testOutboxUndeliveredByDestination},
 		{"Transactions", testTransactions},
 		{"Idempotency", testIdempotency},
 		{"IdempotencyReplays", testIdempotencyReplays},

@@ -152,6 +152,54 @@ func testMedia(t *testing.T, h Harness) {
 		require.Equal(t, []uuid.UUID{first.ID}, mediaIDs(got))
 	})
 
+	t.Run("delete removes the media only from the given status", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		m := newMediaIn(t, h, ws)
+		del := func(ws uuid.UUID, from model.MediaStatus) error {
+			return transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Media().Delete(ctx, m.ID, from) })
+		}
+		requireCode(t, del(ws, model.MediaProcessing), domain.CodeInvalidState)
+		requireCode(t, del(other, model.MediaAwaitingUpload), domain.CodeNotFound)
+		got, err := mediaTable.get(t, h, ws, m.ID)
+		require.NoError(t, err)
+		require.Equal(t, mediaTable.stored(m), got, "a refused delete changes nothing")
+
+		require.NoError(t, del(ws, model.MediaAwaitingUpload))
+		_, err = mediaTable.get(t, h, ws, m.ID)
+		requireCode(t, err, domain.CodeNotFound)
+		listed := mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) ([]model.Media, error) {
+			return tx.Media().List(ctx, ports.ListQuery{Limit: 10})
+		})
+		require.Empty(t, listed)
+		requireCode(t, del(ws, model.MediaAwaitingUpload), domain.CodeNotFound)
+		err = transact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			return tx.Media().Transition(ctx, m.ID, model.MediaAwaitingUpload, model.MediaProcessing, writeTime())
+		})
+		requireCode(t, err, domain.CodeNotFound)
+	})
+
+	// The clean-up of an expired upload and a request completing it: the
+	// loser finds the media gone (not found) or completed (invalid state),
+	// as its adapter orders them.
+	t.Run("of a delete and a concurrent transition from one status exactly one wins", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		m := newMediaIn(t, h, ws)
+		winner, loserErr := oneWins(t, raceTwo(t, h, ws, func(i int, ctx context.Context, tx ports.Tx) error {
+			if i == 0 {
+				return tx.Media().Delete(ctx, m.ID, model.MediaAwaitingUpload)
+			}
+			return tx.Media().Transition(ctx, m.ID, model.MediaAwaitingUpload, model.MediaProcessing, writeTime())
+		}))
+		require.Contains(t, []domain.Code{domain.CodeNotFound, domain.CodeInvalidState}, domain.ErrorCode(loserErr), "loser: %v", loserErr)
+		got, err := mediaTable.get(t, h, ws, m.ID)
+		if winner == 0 {
+			requireCode(t, err, domain.CodeNotFound)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, model.MediaProcessing, got.Status)
+	})
+
 	t.Run("transition of missing media or of another workspace's is not found", func(t *testing.T) {
 		wsA, wsB := newWorkspace(t, h), newWorkspace(t, h)
 		err := transact(t, h, wsA, func(ctx context.Context, tx ports.Tx) error {

@@ -140,4 +140,49 @@ func testProducts(t *testing.T, h Harness) {
 		require.Equal(t, 2, got.Revision)
 		require.Equal(t, []string{"left", "right"}[winner], got.Title)
 	})
+
+	t.Run("forget media takes the ids out of the workspace's drafts naming them, in order, as a save", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		withMedia := func(ws uuid.UUID, ids ...uuid.UUID) model.Product {
+			p := newProduct(ws)
+			p.MediaIDs = ids
+			inTx(t, h, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Products().Create(ctx, p) })
+			return productTable.stored(p)
+		}
+		a, b, c, d := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+		many := withMedia(ws, c, a, d, b)
+		only := withMedia(ws, b)
+		untouched := withMedia(ws, d)
+		elsewhere := withMedia(other, a)
+
+		at := writeTime().Add(time.Hour)
+		n := mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
+			return tx.Products().ForgetMedia(ctx, []uuid.UUID{a, b}, at)
+		})
+		require.Equal(t, 2, n)
+
+		want := many
+		want.MediaIDs, want.Revision, want.UpdatedAt = []uuid.UUID{c, d}, 2, dbTime(at)
+		got, err := getProduct(t, h, ws, many.ID)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		want = only
+		want.MediaIDs, want.Revision, want.UpdatedAt = nil, 2, dbTime(at)
+		got, err = getProduct(t, h, ws, only.ID)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		for _, p := range []model.Product{untouched, elsewhere} {
+			got, err := getProduct(t, h, p.WorkspaceID, p.ID)
+			require.NoError(t, err)
+			require.Equal(t, p, got, "a draft naming none of the ids, or of another workspace, stays")
+		}
+
+		// The editor of the revision before is told the draft changed.
+		_, err = updateProduct(t, h, ws, many, 1)
+		requireCode(t, err, domain.CodePreconditionFailed)
+		n = mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
+			return tx.Products().ForgetMedia(ctx, []uuid.UUID{a, b}, at)
+		})
+		require.Zero(t, n, "nothing names them any more")
+	})
 }

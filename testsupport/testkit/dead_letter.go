@@ -45,8 +45,16 @@ func newEvent(t testing.TB, workspace uuid.UUID, at time.Time) model.OutboxEvent
 // other due event at `at`.
 func DeadLetter(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at time.Time, lastError string) model.OutboxEvent {
 	t.Helper()
-	e := PendingEvent(t, uow, workspace, at)
-	err := uow.Transact(context.Background(), workspace, func(ctx context.Context, tx ports.Tx) error {
+	return deadLettered(t, uow, newEvent(t, workspace, at), at, lastError)
+}
+
+// deadLettered appends e, claims it at `at` and parks it with lastError.
+func deadLettered(t testing.TB, uow ports.UnitOfWork, e model.OutboxEvent, at time.Time, lastError string) model.OutboxEvent {
+	t.Helper()
+	err := uow.Transact(context.Background(), e.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		if err := tx.Outbox().Append(ctx, e); err != nil {
+			return err
+		}
 		c, err := tx.OutboxDispatch().ClaimDue(ctx, "testkit", at, time.Minute, 1, 10)
 		if err != nil {
 			return err

@@ -1,7 +1,7 @@
 "use strict";
-// The operator console: reads the backlog, the waiting jobs and the dead
-// letters from /console/api/ with the session cookie, and re-drives with
-// JSON POSTs.
+// The operator console: reads the backlog, the waiting jobs, the webhook
+// deliveries and the dead letters from /console/api/ with the session
+// cookie, and re-drives and cancels with JSON POSTs.
 // Everything the server sends is put in the page as text, never as HTML.
 
 const api = "/console/api/";
@@ -107,6 +107,40 @@ function renderWaiting(w) {
   $("waiting-truncated").hidden = !w.truncated;
 }
 
+// endpointState says whether an endpoint still receives its deliveries.
+function endpointState(e) {
+  if (e.deleted) return "deleted";
+  return e.enabled ? "enabled" : "disabled";
+}
+
+function renderWebhooks(w) {
+  const tbody = $("webhooks").querySelector("tbody");
+  tbody.replaceChildren();
+  for (const e of w.endpoints) {
+    const tr = el("tr", null, "webhook-endpoint");
+    tr.dataset.endpoint = e.endpoint_id;
+    const ws = el("td", short(e.workspace_id), "id");
+    ws.title = e.workspace_id;
+    const id = el("td", short(e.endpoint_id), "id");
+    id.title = e.endpoint_id;
+    const actions = el("td", null, "row-actions");
+    if (e.dead_letter > 0) {
+      const redrive = el("button", "Re-drive dead letters", "redrive-webhook");
+      redrive.type = "button";
+      redrive.addEventListener("click", () => redriveWebhook(e));
+      actions.append(redrive);
+    }
+    tr.append(ws, id, el("td", e.host || "–", "id host"), el("td", endpointState(e), e.enabled && !e.deleted ? "state" : "state off"),
+      el("td", e.waiting, "n waiting"), el("td", e.dead_letter, e.dead_letter ? "n dead bad" : "n dead"),
+      el("td", age(e.oldest_waiting_age_seconds), "n"), el("td", e.next_attempt_at ? due(e.next_attempt_at, w.as_of) : "–"),
+      el("td", e.last_error || "–", "last-error"), actions);
+    tbody.append(tr);
+  }
+  $("webhooks-empty").hidden = w.endpoints.length > 0;
+  $("webhooks").hidden = w.endpoints.length === 0;
+  $("webhooks-truncated").hidden = !w.truncated;
+}
+
 function renderGroups(d) {
   const groups = $("groups");
   groups.replaceChildren();
@@ -156,9 +190,11 @@ function renderGroups(d) {
 
 async function refresh() {
   try {
-    const [b, w, d] = await Promise.all([call("GET", "backlog"), call("GET", "waiting"), call("GET", "dead-letters")]);
+    const [b, w, h, d] = await Promise.all([call("GET", "backlog"), call("GET", "waiting"), call("GET", "webhooks"),
+      call("GET", "dead-letters")]);
     renderBacklog(b);
     renderWaiting(w);
+    renderWebhooks(h);
     renderGroups(d);
     document.body.dataset.loaded = String(Date.now());
   } catch (err) {
@@ -209,6 +245,72 @@ async function redriveGroup(g) {
   await refresh();
 }
 
+async function redriveWebhook(e) {
+  if (!confirm("Re-drive the " + e.dead_letter + " dead-lettered deliveries to " + (e.host || e.endpoint_id) + "?")) return;
+  try {
+    const r = await call("POST", "webhooks/" + e.workspace_id + "/" + e.endpoint_id + "/redrive", {});
+    say("Re-drove " + r.redriven + " deliver" + (r.redriven === 1 ? "y" : "ies") + " to " + (e.host || e.endpoint_id) + ".");
+  } catch (err) {
+    say("Could not re-drive the deliveries to " + (e.host || e.endpoint_id) + ": " + err.message, true);
+  }
+  await refresh();
+}
+
+// cancelled says what became of an operation an operator cancelled.
+function cancelled(op) {
+  if (op.status === "cancelled") return "Operation " + op.id + " (" + op.kind + ") is cancelled.";
+  if (op.cancel_requested_at) {
+    return "Operation " + op.id + " (" + op.kind + ") is running: its job was told to stop at " + when(op.cancel_requested_at) +
+      "; it stops where its kind can, otherwise it ends with what the external system did.";
+  }
+  return "Operation " + op.id + " (" + op.kind + ") is " + op.status + ".";
+}
+
+async function cancelOperation(ev) {
+  ev.preventDefault();
+  const workspace = $("cancel-workspace").value.trim();
+  const id = $("cancel-operation").value.trim();
+  const result = $("cancel-result");
+  if (!confirm("Cancel operation " + id + " of workspace " + workspace + "?")) return;
+  try {
+    const op = await call("POST", "operations/" + encodeURIComponent(workspace) + "/" + encodeURIComponent(id) + "/cancel", {});
+    result.textContent = cancelled(op);
+    result.className = "status";
+  } catch (err) {
+    result.textContent = "Could not cancel " + id + ": " + err.message;
+    result.className = "status error";
+  }
+  await refresh();
+  if (!$("cancels").hidden || !$("cancels-empty").hidden) await showCancels();
+}
+
+// showCancels lists a workspace's newest cancelled operations and its
+// running ones told to stop.
+async function showCancels() {
+  const workspace = $("cancel-workspace").value.trim();
+  if (!workspace) {
+    say("Name the workspace whose cancels to show.", true);
+    return;
+  }
+  try {
+    const c = await call("GET", "operations/" + encodeURIComponent(workspace) + "/cancels");
+    const tbody = $("cancels").querySelector("tbody");
+    tbody.replaceChildren();
+    for (const op of [...c.stopping, ...c.cancelled]) {
+      const tr = el("tr", null, "cancelled-operation");
+      tr.dataset.operation = op.id;
+      tr.append(el("td", op.id, "id"), el("td", op.kind), el("td", op.status === "running" ? "running, stopping" : op.status, "status-cell"),
+        el("td", op.cancel_requested_at ? when(op.cancel_requested_at) : "–"), el("td", when(op.updated_at)));
+      tbody.append(tr);
+    }
+    const none = c.stopping.length + c.cancelled.length === 0;
+    $("cancels").hidden = none;
+    $("cancels-empty").hidden = !none;
+  } catch (err) {
+    say("Could not show the cancels of " + workspace + ": " + err.message, true);
+  }
+}
+
 let timer = null;
 $("live").addEventListener("change", (ev) => {
   clearInterval(timer);
@@ -216,4 +318,6 @@ $("live").addEventListener("change", (ev) => {
 });
 $("refresh").addEventListener("click", refresh);
 $("detail-close").addEventListener("click", () => $("detail").close());
+$("cancel-form").addEventListener("submit", cancelOperation);
+$("cancels-show").addEventListener("click", showCancels);
 refresh();

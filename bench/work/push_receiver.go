@@ -1,0 +1,106 @@
+package work
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+)
+
+// receiver is a webhook receiver as a customer writes one: it verifies
+// each delivery with the Standard Webhooks library, acknowledges it at
+// once, and dedupes on webhook-id. It keeps, per webhook-id, when it first
+// arrived and how long after the operation's end (the event's timestamp,
+// the end's updated_at, set inside the transaction that commits it: so the
+// figure is commit→receipt plus the commit itself, never less).
+type receiver struct {
+	URL  string
+	srv  *http.Server
+	down atomic.Bool // answer 503 without reading
+
+	mu       sync.Mutex
+	verifier *standardwebhooks.Webhook
+	first    map[string]time.Duration // webhook-id → end→receipt
+	lastAt   time.Time                // the newest first receipt
+	repeats  int                      // deliveries of a webhook-id seen before
+	rejected int                      // deliveries that failed verification
+}
+
+// startReceiver listens on a free loopback port.
+func startReceiver() (*receiver, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	rc := &receiver{URL: "http://" + ln.Addr().String() + "/hook", first: map[string]time.Duration{}}
+	rc.srv = &http.Server{Handler: rc, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = rc.srv.Serve(ln) }()
+	return rc, nil
+}
+
+func (rc *receiver) close() { _ = rc.srv.Close() }
+
+// trust sets the endpoint's signing secret (known once it is created).
+func (rc *receiver) trust(secret string) error {
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		return err
+	}
+	rc.mu.Lock()
+	rc.verifier = wh
+	rc.mu.Unlock()
+	return nil
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	at := time.Now()
+	if rc.down.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	var event struct {
+		Timestamp time.Time `json:"timestamp"`
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.verifier == nil || rc.verifier.Verify(body, r.Header) != nil || json.Unmarshal(body, &event) != nil {
+		rc.rejected++
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	id := r.Header.Get(standardwebhooks.HeaderWebhookID)
+	if _, seen := rc.first[id]; seen {
+		rc.repeats++
+	} else {
+		rc.first[id] = at.Sub(event.Timestamp)
+		rc.lastAt = at
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// received is what the receiver has seen so far.
+type received struct {
+	distinct, repeats, rejected int
+	latencies                   []time.Duration
+	last                        time.Time
+}
+
+func (rc *receiver) received() received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	out := received{distinct: len(rc.first), repeats: rc.repeats, rejected: rc.rejected, last: rc.lastAt}
+	for _, d := range rc.first {
+		out.latencies = append(out.latencies, d)
+	}
+	return out
+}
