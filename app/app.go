@@ -59,13 +59,11 @@ func Serve(cfg Config, log *slog.Logger) fx.Option {
 // check of the database's replication and, as configured, the Dispatcher
 // and the workers with the queue they need.
 func Background(cfg Config) fx.Option {
-	// Node.js workers consume BullMQ: no worker of ours runs on it.
-	worker := cfg.Worker && cfg.Queue != QueueBullMQ
-	opts := []fx.Option{maintenance(cfg.ProcessConfig, cfg.Queue, worker)}
+	opts := []fx.Option{maintenance(cfg.ProcessConfig, cfg.Queue, cfg.Worker)}
 	if !cfg.Embedded() {
 		opts = append(opts, replicationCheck)
 	}
-	if cfg.Dispatcher || worker || cfg.RelayEnabled() {
+	if cfg.Dispatcher || cfg.Worker || cfg.RelayEnabled() {
 		opts = append(opts, queueModule(cfg.Queue))
 	}
 	opts = append(opts, relayModule(cfg.RelayEnabled()))
@@ -73,10 +71,11 @@ func Background(cfg Config) fx.Option {
 		opts = append(opts, DispatchModule)
 	}
 	switch {
-	case worker:
-		opts = append(opts, WorkerModule(), externalSystemsModule(cfg.SimURL))
+	// Node.js workers consume BullMQ's jobs: ours consumes once's own.
+	case cfg.Worker && cfg.Queue == QueueBullMQ:
+		opts = append(opts, ownJobsWorkerModule())
 	case cfg.Worker:
-		opts = append(opts, noWorkerOnBullMQ)
+		opts = append(opts, WorkerModule(), externalSystemsModule(cfg.SimURL))
 	}
 	return fx.Options(opts...)
 }

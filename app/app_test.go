@@ -25,6 +25,11 @@ func TestValidateApp(t *testing.T) {
 	relayOnly.Queue, relayOnly.Relay = app.QueueAMQP, app.RelayOn
 	bullmq := apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable")
 	bullmq.Queue, bullmq.Dispatcher = app.QueueBullMQ, true
+	// serve with its in-process worker, and `once work`: once's own jobs.
+	bullmqWorker := bullmq
+	bullmqWorker.Worker = true
+	bullmqWork := bullmqWorker
+	bullmqWork.Dispatcher = false
 	memoryRelay := apitest.Config("")
 	s3 := apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable")
 	s3.ObjectStore, s3.S3Endpoint, s3.S3Bucket = app.ObjectStoreS3, "https://s3.eu-central-1.amazonaws.com", "once-media"
@@ -32,6 +37,8 @@ func TestValidateApp(t *testing.T) {
 	configs := map[string]app.Config{
 		"postgres+amqp, relay only": relayOnly,
 		"postgres+bullmq":           bullmq,
+		"postgres+bullmq, worker":   bullmqWorker,
+		"postgres+bullmq, work":     bullmqWork,
 		"memory, relay on":          memoryRelay,
 		"memory":                    apitest.Config(""),
 		"postgres":                  apitest.Config("postgres://once_service@127.0.0.1:5432/once?sslmode=disable"),

@@ -45,22 +45,15 @@ func bullmqConfig(t *testing.T, databaseURL string) app.Config {
 func TestPostgresBullMQThousandEventsProcessedOnceByNodeWorkers(t *testing.T) {
 	db := pgtest.New(t)
 	cfg := bullmqConfig(t, db.AppDSN)
-	cfg.Dispatcher, cfg.Worker = true, true // serve's defaults: the worker must stay off
+	cfg.Dispatcher, cfg.Worker = true, true // serve's defaults: the worker takes once's own jobs only
 	cfg.DispatchPollInterval = 50 * time.Millisecond
 	const typeA, typeB = "test.bullmq.a", "test.bullmq.b"
 	cfg.BullMQQueues, cfg.BullMQPriorities = typeB+"=bullmq-b", typeB+"=2"
 	var pub ports.Publisher
 	var disc ports.OutboxDiscovery
-	var worker *queue.Worker
-	s := apitest.Start(t, cfg, db, fx.Populate(&pub, &disc), fx.Invoke(func(in struct {
-		fx.In
-		Worker *queue.Worker `optional:"true"`
-	}) {
-		worker = in.Worker
-	}))
-	require.IsType(t, &bullmq.Publisher{}, pub, "ONCE_QUEUE=bullmq wires the BullMQ publisher")
-	assert.Nil(t, worker, "no Go worker consumes BullMQ")
-	assert.Contains(t, s.Logs.String(), "no in-process worker", "serve says why no worker runs")
+	s := apitest.Start(t, cfg, db, fx.Populate(&pub, &disc))
+	require.IsType(t, &queue.ByType{}, pub, "ONCE_QUEUE=bullmq wires BullMQ, and Redis Streams for once's own jobs")
+	assert.Contains(t, s.Logs.String(), "worker consumes once's own jobs only", "serve says what its worker takes")
 
 	w := bullmqtest.StartWorker(t, bullmqtest.Options{
 		RedisURL: cfg.RedisURL, Prefix: cfg.BullMQPrefix, Queues: []string{typeA, "bullmq-b"}, Concurrency: 20,
@@ -297,15 +290,18 @@ func TestBullMQConfig(t *testing.T) {
 	require.NoError(t, fx.ValidateApp(app.Serve(onPostgres, quiet)))
 
 	for name, mutate := range map[string]func(*app.Config){
-		"ONCE_BULLMQ_PREFIX":               func(c *app.Config) { c.BullMQPrefix = "" },
-		"ONCE_BULLMQ_QUEUES":               func(c *app.Config) { c.BullMQQueues = "a=b:c" },
-		"ONCE_BULLMQ_PRIORITIES":           func(c *app.Config) { c.BullMQPriorities = "a=0x10" },
-		"ONCE_BULLMQ_ATTEMPTS":             func(c *app.Config) { c.BullMQAttempts = 0 },
-		"ONCE_BULLMQ_BACKOFF":              func(c *app.Config) { c.BullMQBackoff = -time.Second },
-		"ONCE_BULLMQ_KEEP_COMPLETED_AGE":   func(c *app.Config) { c.BullMQKeepCompletedAge = c.DispatchLease },
-		"ONCE_BULLMQ_KEEP_COMPLETED_COUNT": func(c *app.Config) { c.BullMQKeepCompletedCount = 0 },
-		"ONCE_BULLMQ_KEEP_FAILED_AGE":      func(c *app.Config) { c.BullMQKeepFailedAge = 365 * 24 * time.Hour },
-		"ONCE_BULLMQ_KEEP_FAILED_COUNT":    func(c *app.Config) { c.BullMQKeepFailedCount = 10_000_000 },
+		"ONCE_BULLMQ_PREFIX": func(c *app.Config) { c.BullMQPrefix = "" },
+		"ONCE_BULLMQ_QUEUES": func(c *app.Config) { c.BullMQQueues = "a=b:c" },
+		// once's own jobs are not BullMQ's to map
+		"name webhook.deliver: once's own jobs":       func(c *app.Config) { c.BullMQQueues = "webhook.deliver=hooks" },
+		"ONCE_BULLMQ_PRIORITIES name webhook.deliver": func(c *app.Config) { c.BullMQPriorities = "webhook.deliver=1" },
+		"ONCE_BULLMQ_PRIORITIES":                      func(c *app.Config) { c.BullMQPriorities = "a=0x10" },
+		"ONCE_BULLMQ_ATTEMPTS":                        func(c *app.Config) { c.BullMQAttempts = 0 },
+		"ONCE_BULLMQ_BACKOFF":                         func(c *app.Config) { c.BullMQBackoff = -time.Second },
+		"ONCE_BULLMQ_KEEP_COMPLETED_AGE":              func(c *app.Config) { c.BullMQKeepCompletedAge = c.DispatchLease },
+		"ONCE_BULLMQ_KEEP_COMPLETED_COUNT":            func(c *app.Config) { c.BullMQKeepCompletedCount = 0 },
+		"ONCE_BULLMQ_KEEP_FAILED_AGE":                 func(c *app.Config) { c.BullMQKeepFailedAge = 365 * 24 * time.Hour },
+		"ONCE_BULLMQ_KEEP_FAILED_COUNT":               func(c *app.Config) { c.BullMQKeepFailedCount = 10_000_000 },
 	} {
 		c := ok
 		mutate(&c)

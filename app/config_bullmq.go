@@ -2,6 +2,7 @@ package app
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,11 +75,14 @@ func (c BullMQConfig) PublisherConfig(redisURL string) (bullmq.Config, error) {
 // republished event is deduplicated only while its first job is still
 // kept.
 func (c BullMQConfig) Validate(dispatchLease time.Duration) error {
-	_, routesErr := c.routes()
+	routes, routesErr := c.routes()
+	own := slices.IndexFunc(ownEventTypes, routes.Names)
 	const keptJobs = "%s must be between %d and %d: finished jobs stay in Redis up to that many per queue"
 	return errors.Join(
 		invalidIf(c.BullMQPrefix == "" || strings.ContainsAny(c.BullMQPrefix, " \t\r\n"), "ONCE_BULLMQ_PREFIX=%q must be a BullMQ key prefix (not empty, no white space)", c.BullMQPrefix),
 		invalidIf(routesErr != nil, "ONCE_BULLMQ_QUEUES / ONCE_BULLMQ_PRIORITIES: %v", routesErr),
+		// A mapping of once's own jobs would be silently ignored.
+		invalidIf(routesErr == nil && own >= 0, "ONCE_BULLMQ_QUEUES / ONCE_BULLMQ_PRIORITIES name %s: once's own jobs go to Redis Streams for `once work`, never to BullMQ", ownEventTypes[max(own, 0)]),
 		invalidIf(outside(c.BullMQAttempts, 1, maxBullMQAttempts), "ONCE_BULLMQ_ATTEMPTS must be between 1 and %d", maxBullMQAttempts),
 		invalidIf(outside(c.BullMQBackoff, 0, maxBullMQBackoff), "ONCE_BULLMQ_BACKOFF must be between 0 and %s", maxBullMQBackoff),
 		invalidIf(outside(c.BullMQKeepCompletedAge, 2*dispatchLease, maxBullMQKeepAge),
@@ -100,7 +104,7 @@ var bullmqSettings = settingGroup{
 		},
 		"ONCE_BULLMQ_QUEUES": {
 			help: "queue of each event type, type=queue,...,*=queue; empty: a queue per event type, named like it",
-			doc:  "event type → queue, `type=queue,…`, `*=queue` for every other type; empty: a queue per event type, named like it. Queue names hold no `:`",
+			doc:  "event type → queue, `type=queue,…`, `*=queue` for every other type; empty: a queue per event type, named like it. Queue names hold no `:`. once's own `webhook.deliver` is not BullMQ's: naming it here or in the priorities is refused",
 		},
 		"ONCE_BULLMQ_PRIORITIES": {
 			help: "priority of each event type, type=1..2097151,...",

@@ -108,8 +108,8 @@ var queueSettings = settingGroup{
 	title: "Queue and brokers",
 	vars: map[string]setting{
 		"ONCE_QUEUE": {
-			help: "the broker: memory (in-process), redis (Redis Streams), amqp (RabbitMQ) or bullmq (jobs for Node.js workers)",
-			doc:  "`memory`, `redis`, `amqp` or `bullmq`. `memory` is the embedded store's queue: with `DATABASE_URL`, `once serve` refuses it (unless `ONCE_ACCEPT_JOB_LOSS=true`) when it runs a Dispatcher or the relay, because the jobs the process holds are lost when it dies ([deploy.md](deploy.md#one-box))",
+			help: "the broker: memory (in-process), redis (Redis Streams), amqp (RabbitMQ) or bullmq (jobs for Node.js workers; once's own webhook deliveries on Redis Streams for `once work`)",
+			doc:  "`memory`, `redis`, `amqp` or `bullmq`. `bullmq` writes the task jobs for Node.js workers; once's own jobs (webhook deliveries) go to Redis Streams on the same Redis, for `once work` ([delivery.md](delivery.md#bullmq-nodejs-workers)). `memory` is the embedded store's queue: with `DATABASE_URL`, `once serve` refuses it (unless `ONCE_ACCEPT_JOB_LOSS=true`) when it runs a Dispatcher or the relay, because the jobs the process holds are lost when it dies ([deploy.md](deploy.md#one-box))",
 		},
 		"ONCE_ACCEPT_JOB_LOSS": {
 			help: "true: `once serve` runs on PostgreSQL with ONCE_QUEUE=memory although a crash loses the jobs the process holds (it refuses to start otherwise)",

@@ -30,6 +30,12 @@ var DispatchModule = fx.Module("dispatch",
 // registered them (withKindsCode). The external systems the handlers call
 // come from externalSystemsModule.
 func WorkerModule() fx.Option {
+	return workerModule(withKindsCode(kindHandlers))
+}
+
+// workerModule consumes the queue with the Handlers that handlers
+// provide, the webhook delivery among them.
+func workerModule(handlers ...fx.Option) fx.Option {
 	return fx.Module("worker",
 		// Every line of the workers and their handlers names its component.
 		fx.Decorate(func(log *slog.Logger) *slog.Logger { return log.With("component", "worker") }),
@@ -40,7 +46,7 @@ func WorkerModule() fx.Option {
 		fx.Decorate(func(uow ports.UnitOfWork, db DatabaseConfig) ports.UnitOfWork {
 			return queue.FairTransactions(uow, db.DBMaxConns/2)
 		}),
-		withKindsCode(kindHandlers),
+		fx.Options(handlers...),
 		webhookDelivery,
 		fx.Provide(newDestinationGate, newWorker,
 			fx.Annotate(destinationRoutes, fx.ResultTags(`group:"ops_routes,flatten"`))),

@@ -86,20 +86,27 @@ type handlersIn struct {
 	Handlers []jobHandler `group:"job_handlers"`
 }
 
-// newHandlers maps each kind's event type to its handler. A kind without
-// one would leave its jobs to be given up on, and a second handler of one
-// event type would be dropped: either refuses to start.
+// newHandlers maps each kind's event type, and each of once's own, to its
+// handler; every kind must have one.
 func newHandlers(in handlersIn) (Handlers, error) {
+	return handlersOf(in.Handlers, eventTypes)
+}
+
+// handlersOf maps the event type of each of hs to it. An event type of
+// required without one would leave its jobs to be given up on, and a
+// second handler of one event type would be dropped: either refuses to
+// start.
+func handlersOf(hs []jobHandler, required []string) (Handlers, error) {
 	handlers := Handlers{}
-	for _, h := range in.Handlers {
+	for _, h := range hs {
 		if handlers[h.Event()] != nil {
 			return nil, fmt.Errorf("two worker handlers for event type %s", h.Event())
 		}
 		handlers[h.Event()] = h
 	}
-	for _, k := range kinds.All {
-		if handlers[k.EventType] == nil {
-			return nil, fmt.Errorf("task kind %s has no worker handler", k.EventType)
+	for _, eventType := range required {
+		if handlers[eventType] == nil {
+			return nil, fmt.Errorf("event type %s has no worker handler", eventType)
 		}
 	}
 	return handlers, nil

@@ -27,26 +27,31 @@ type Broker struct {
 }
 
 // queueModule picks the broker from configuration with a plain switch.
-// BullMQ has a module of its own: it is a publisher only.
+// BullMQ has a module of its own: it publishes the jobs to BullMQ, and
+// once's own jobs to Redis Streams (bullmqModule).
 func queueModule(kind string) fx.Option {
 	if kind == QueueBullMQ {
 		return bullmqModule
 	}
 	return fx.Module("queue",
 		fx.Provide(
-			func(lc fx.Lifecycle, cfg QueueConfig, worker WorkerConfig, process ProcessConfig, log *slog.Logger, t Tracing) (*Broker, error) {
-				b, err := newBroker(cfg, process.Owner(), worker.WorkBuffer, t, log.With("component", "queue"))
-				if err != nil {
-					return nil, err
-				}
-				lc.Append(fx.Hook{OnStop: func(context.Context) error { return b.Publisher.Close() }})
-				return b, nil
-			},
+			newQueueBroker,
 			func(b *Broker, cfg QueueConfig, m tracing.Messaging, t Tracing) ports.Publisher {
 				return t.publisher(queue.NewPublisher(b.Publisher, cfg.QueuePrefix), m)
 			},
 		),
 	)
+}
+
+// newQueueBroker is the broker of cfg for this process, its publisher
+// closed at stop.
+func newQueueBroker(lc fx.Lifecycle, cfg QueueConfig, worker WorkerConfig, process ProcessConfig, log *slog.Logger, t Tracing) (*Broker, error) {
+	b, err := newBroker(cfg, process.Owner(), worker.WorkBuffer, t, log.With("component", "queue"))
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.Hook{OnStop: func(context.Context) error { return b.Publisher.Close() }})
+	return b, nil
 }
 
 // newBroker makes the broker of cfg, its Redis consumer named owner, its
@@ -96,10 +101,11 @@ func redisConfig(cfg QueueConfig, owner string) redisstream.Config {
 }
 
 // redisTrimModule trims the workers' streams, periodically, down to what
-// their consumer group still needs (redisstream.Trimmer), when the queue
-// is Redis.
+// their consumer group still needs (redisstream.Trimmer), when they
+// consume Redis Streams: with ONCE_QUEUE=redis, and with bullmq, whose
+// own jobs are there (the Handlers are then theirs only).
 func redisTrimModule(kind string) fx.Option {
-	if kind != QueueRedis {
+	if kind != QueueRedis && kind != QueueBullMQ {
 		return fx.Options()
 	}
 	return fx.Invoke(func(lc fx.Lifecycle, cfg QueueConfig, process ProcessConfig, handlers Handlers, log *slog.Logger) error {

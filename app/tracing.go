@@ -78,11 +78,12 @@ func (t Tracing) postgres() []postgres.OpenOption {
 // messaging names the broker of cfg and the destination of each event type
 // for the messaging spans: the stream (Redis), exchange (RabbitMQ) or
 // topic (memory) of queue.Topic, or the BullMQ queue of the routes (jobs).
+// With bullmq, once's own jobs are on Redis Streams (redisMessaging).
 func messaging(cfg QueueConfig, jobs BullMQConfig) tracing.Messaging {
 	topic := func(eventType string) string { return queue.Topic(cfg.QueuePrefix, eventType) }
 	switch cfg.Queue {
 	case QueueRedis:
-		return tracing.Messaging{System: "redis", Destination: topic}
+		return redisMessaging(cfg)
 	case QueueAMQP:
 		return tracing.Messaging{System: "rabbitmq", Destination: topic}
 	case QueueBullMQ:
@@ -91,4 +92,10 @@ func messaging(cfg QueueConfig, jobs BullMQConfig) tracing.Messaging {
 	default:
 		return tracing.Messaging{System: "gochannel", Destination: topic}
 	}
+}
+
+// redisMessaging names Redis Streams and the stream of each event type,
+// for ONCE_QUEUE=redis and for once's own jobs with bullmq.
+func redisMessaging(cfg QueueConfig) tracing.Messaging {
+	return tracing.Messaging{System: "redis", Destination: func(eventType string) string { return queue.Topic(cfg.QueuePrefix, eventType) }}
 }

@@ -40,6 +40,9 @@ func TestMessagingNamesTheBrokerAndItsDestination(t *testing.T) {
 	assert.Equal(t, "bullmq", m.System)
 	assert.Equal(t, "media", m.Destination("media.process"))
 	assert.Equal(t, "jobs", m.Destination("ai.task"))
+	own := redisMessaging(cfg.QueueConfig) // once's own jobs with bullmq
+	assert.Equal(t, "redis", own.System)
+	assert.Equal(t, "once.webhook.deliver", own.Destination("webhook.deliver"))
 }
 
 type nopPublisher struct{}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oncehq/once/adapters/netguard"
 	"github.com/oncehq/once/domain/fetchpolicy"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/webhooks"
 	"github.com/oncehq/once/domain/webhooks/delivery"
 	"github.com/oncehq/once/ports"
@@ -17,6 +18,12 @@ import (
 // webhookTimeout bounds one delivery, connect to answer: a receiver is
 // expected to acknowledge at once and do its work later.
 const webhookTimeout = 15 * time.Second
+
+// ownEventTypes are once's own jobs: work only its workers can do,
+// whatever the queue, since a webhook delivery needs the sealed signing
+// secrets and the guarded client. With ONCE_QUEUE=bullmq they go to Redis
+// Streams for once's workers, not to the Node.js ones (bullmqModule).
+var ownEventTypes = []string{model.EventWebhookDeliver}
 
 // webhookDelivery provides the worker's handler of webhook.deliver among
 // the kinds' handlers (newHandlers maps it to its event type).

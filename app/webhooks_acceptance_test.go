@@ -36,23 +36,14 @@ func testWebhookDelivery(t *testing.T, db *pgtest.DB) {
 	cfg.FetchAllowCIDRs = "127.0.0.0/8"
 	s := apitest.Start(t, cfg, db)
 
-	// The receiver needs the secret, the endpoint the receiver's URL.
-	res := s.Do(t, http.MethodPost, "/v1/webhook-endpoints",
-		map[string]any{"url": "http://127.0.0.1:9/placeholder", "event_types": []string{model.WebhookOperationSucceeded}},
-		map[string]string{"Idempotency-Key": uuid.NewString()})
-	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
-	var created httpapi.WebhookEndpointCreated
-	res.JSON(t, &created)
-	receiver := webhooktest.Start(t, created.Secret)
-	res = s.Do(t, http.MethodPatch, "/v1/webhook-endpoints/"+created.ID.String(), map[string]any{"url": receiver.URL}, nil)
-	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	created, receiver := subscribedReceiver(t, s, model.WebhookOperationSucceeded)
 
 	// A second endpoint whose receiver is down.
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(down.Close)
-	res = s.Do(t, http.MethodPost, "/v1/webhook-endpoints",
+	res := s.Do(t, http.MethodPost, "/v1/webhook-endpoints",
 		map[string]any{"url": down.URL + "/hook", "event_types": []string{model.WebhookOperationSucceeded}},
 		map[string]string{"Idempotency-Key": uuid.NewString()})
 	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
@@ -60,17 +51,7 @@ func testWebhookDelivery(t *testing.T, db *pgtest.DB) {
 	res.JSON(t, &broken)
 
 	verifiedStore(t, s)
-	v := receiver.Next(t)
-	require.True(t, v.OK, "%+v", v)
-	require.True(t, v.First)
-	var delivery *model.OutboxEvent
-	for _, e := range s.Events(t) {
-		if e.ID.String() == v.ID {
-			delivery = &e
-		}
-	}
-	require.NotNil(t, delivery, "webhook-id %s is an outbox event's id", v.ID)
-	require.Equal(t, model.EventWebhookDeliver, delivery.Type)
+	delivery := nextDelivery(t, s, receiver)
 	require.Equal(t, model.WebhookDestination(created.ID), delivery.Destination)
 
 	// The delivery to the receiver that is down waits for its next
@@ -93,4 +74,40 @@ func testWebhookDelivery(t *testing.T, db *pgtest.DB) {
 	var none httpapi.ListOf[httpapi.WebhookDelivery]
 	res.JSON(t, &none)
 	require.Empty(t, none.Items, "the delivered one is done")
+}
+
+// subscribedReceiver creates an endpoint of s subscribed to eventType,
+// delivering to a receiver written with the standardwebhooks npm package:
+// the receiver needs the endpoint's secret, the endpoint the receiver's
+// URL.
+func subscribedReceiver(t *testing.T, s *apitest.Server, eventType string) (httpapi.WebhookEndpointCreated, *webhooktest.Receiver) {
+	t.Helper()
+	res := s.Do(t, http.MethodPost, "/v1/webhook-endpoints",
+		map[string]any{"url": "http://127.0.0.1:9/placeholder", "event_types": []string{eventType}},
+		map[string]string{"Idempotency-Key": uuid.NewString()})
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	var created httpapi.WebhookEndpointCreated
+	res.JSON(t, &created)
+	receiver := webhooktest.Start(t, created.Secret)
+	res = s.Do(t, http.MethodPatch, "/v1/webhook-endpoints/"+created.ID.String(), map[string]any{"url": receiver.URL}, nil)
+	require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+	return created, receiver
+}
+
+// nextDelivery is the outbox event of the receiver's next request, which
+// must have verified, for the first time: its webhook-id is a
+// webhook.deliver event's id.
+func nextDelivery(t *testing.T, s *apitest.Server, receiver *webhooktest.Receiver) model.OutboxEvent {
+	t.Helper()
+	v := receiver.Next(t)
+	require.True(t, v.OK, "%+v", v)
+	require.True(t, v.First)
+	for _, e := range s.Events(t) {
+		if e.ID.String() == v.ID {
+			require.Equal(t, model.EventWebhookDeliver, e.Type)
+			return e
+		}
+	}
+	t.Fatalf("webhook-id %s is no outbox event's id", v.ID)
+	return model.OutboxEvent{}
 }

@@ -42,10 +42,10 @@ func dispatchCmd() *cobra.Command {
 }
 
 func workCmd() *cobra.Command {
-	return processCmd("work", "Run workers: consume the queue, one handler per event type", "", func(cfg app.Config) error {
-		if cfg.Queue == app.QueueBullMQ {
-			return app.ErrNoWorkerOnBullMQ
-		}
-		return runBackground(cfg, "once work", "redis or amqp", false, app.OpsAddrWork)
-	})
+	return processCmd("work", "Run workers: consume the queue, one handler per event type",
+		"With ONCE_QUEUE=bullmq, Node.js workers consume the task jobs: `once work`\n"+
+			"consumes once's own jobs only (webhook deliveries), from Redis Streams.",
+		func(cfg app.Config) error {
+			return runBackground(cfg, "once work", "redis, amqp or bullmq", false, app.OpsAddrWork)
+		})
 }

@@ -145,7 +145,8 @@ func runRelayFault(t *testing.T, queue, fault string) {
 		}
 	}
 
-	// The survivor: Dispatcher and workers (none of ours on BullMQ).
+	// The survivor: Dispatcher and workers (on BullMQ none of ours: the
+	// stores' jobs are the Node.js side's, and no webhook is subscribed).
 	survivorAPI := freeAddr(t)
 	survivorEnv := append(env(brokerAddr), "ONCE_HTTP_ADDR="+survivorAPI, "ONCE_DISPATCHER=true",
 		fmt.Sprintf("ONCE_WORKER=%t", queue != app.QueueBullMQ))

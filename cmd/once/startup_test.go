@@ -75,6 +75,10 @@ func TestStartupFailuresAreOneLine(t *testing.T) {
 		{"work, database down", []string{"work"},
 			append([]string{"DATABASE_URL=" + postgresDown, "ONCE_QUEUE=redis", "ONCE_REDIS_URL=" + redis}, secrets...),
 			[]string{"database unreachable", closed}},
+		// BullMQ's worker (once's own jobs) starts like any other.
+		{"work on bullmq, database down", []string{"work"},
+			append([]string{"DATABASE_URL=" + postgresDown, "ONCE_QUEUE=bullmq", "ONCE_REDIS_URL=" + redis}, secrets...),
+			[]string{"database unreachable", closed}},
 		{"dispatch, redis down", []string{"dispatch"},
 			append([]string{"DATABASE_URL=" + postgresDown, "ONCE_QUEUE=redis", "ONCE_REDIS_URL=redis://:" + password + "@" + closed + "/0"}, secrets...),
 			[]string{"broker unreachable", closed, "redis", "connection refused"}},

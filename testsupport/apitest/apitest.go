@@ -129,7 +129,9 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("test configuration: %v", err)
 	}
-	if cfg.Queue == app.QueueRedis {
+	// With bullmq, once's own jobs are on Redis Streams too.
+	onStreams := cfg.Queue == app.QueueRedis || cfg.Queue == app.QueueBullMQ
+	if onStreams {
 		// Registered first, so it runs after the service has stopped.
 		redistest.DeleteKeysLater(t, cfg.RedisURL, cfg.QueuePrefix)
 	}
@@ -180,7 +182,7 @@ func start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Serv
 	}
 	// Runs before Stop (cleanups run last first), on everything the test
 	// made this server do.
-	if cfg.Queue == app.QueueRedis {
+	if onStreams {
 		s.streams.url, s.streams.prefix = cfg.RedisURL, cfg.QueuePrefix
 	}
 	t.Cleanup(func() { s.checkNoSecrets(t) })

@@ -71,6 +71,14 @@ func (r Routes) Queue(eventType string) string {
 	return eventType
 }
 
+// Names reports whether the mapping names eventType itself (a queue or a
+// priority of its own; "*" names no type).
+func (r Routes) Names(eventType string) bool {
+	_, queue := r.queues[eventType]
+	_, priority := r.priorities[eventType]
+	return queue || priority
+}
+
 // Priority is the BullMQ priority of eventType's jobs (0: none).
 func (r Routes) Priority(eventType string) int { return r.priorities[eventType] }
 

@@ -23,6 +23,9 @@ func TestBullMQRoutes(t *testing.T) {
 	assert.Equal(t, 1, r.Priority("store.credentials.verify"))
 	assert.Equal(t, bullmq.MaxPriority, r.Priority("ai.task"))
 	assert.Equal(t, []string{"jobs", "media", "stores"}, r.QueuesOf("catalog.sync", "media.process"))
+	assert.True(t, r.Names("media.process"), "a queue of its own")
+	assert.True(t, r.Names("ai.task"), "a priority of its own")
+	assert.False(t, r.Names("catalog.sync"), "* names no type")
 
 	for _, bad := range [][2]string{
 		{"a=b:c", ""}, {"a=b c", ""}, {"a", ""}, {"=q", ""}, {"a=q,a=r", ""},
