@@ -13,7 +13,7 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   := -X github.com/oncehq/once/buildinfo.version=$(VERSION) -X github.com/oncehq/once/buildinfo.commit=$(COMMIT) -X github.com/oncehq/once/buildinfo.date=$(DATE)
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: run test sdk-go-test services build release release-check openapi config-doc openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention bench-work
+.PHONY: run test sdk-go-test services build release release-check openapi config-doc openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention bench-work bench-push
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -150,6 +150,11 @@ bench-soak: services build
 ##   a quick run: make bench-work WORK_ARGS='--reps 1 --outage-for 20s --throttled 80'; the issue's outage: WORK_ARGS='--scenarios outage --outage-for 10m'
 bench-work: build
 	bin/once-bench work $(WORK_ARGS)
+
+## bench-push: how soon a client learns an operation ended: a signed webhook, ?wait= on a second serve, a read each second (the peer); then a receiver down (docs/benchmarks.md, "Push"; prints a table)
+##   the issue's outage: make bench-push PUSH_ARGS='--scenarios push-outage --reps 1 --receiver-down 10m'
+bench-push: build
+	bin/once-bench work --scenarios push,push-outage $(PUSH_ARGS)
 
 ## bench-retention: WAL and time of removing 1M dispatched events (partition drop vs batched DELETE) and 1M idempotency records (prints a table)
 bench-retention: build

@@ -22,7 +22,7 @@ type Gate interface {
 type Refusal struct {
 	// Until is the earliest time worth asking again.
 	Until time.Time
-	// Why is what the wait is for: WhyPaced, "busy", WhyBreakerOpen,
+	// Why is what the wait is for: WhyPaced, WhyBusy, WhyBreakerOpen,
 	// "probing", "paused".
 	Why string
 	// Of is the destination whose state refused: the one asked for, or
@@ -30,7 +30,8 @@ type Refusal struct {
 	// asked for).
 	Of string
 	// Every is, for a paced refusal, the time between two calls at the
-	// fastest the destination goes (0: unknown).
+	// fastest the destination goes; for a busy one, between two of its
+	// calls ending (0: unknown).
 	Every time.Duration
 }
 
@@ -40,6 +41,8 @@ const (
 	WhyPaced = "paced"
 	// WhyBreakerOpen: the destination, or its platform, is down.
 	WhyBreakerOpen = "breaker_open"
+	// WhyBusy: the destination has its cap of calls in flight.
+	WhyBusy = "busy"
 )
 
 // CallResult is how a job's call to its destination went, as its error

@@ -377,14 +377,34 @@ func (s *slots) forgetServed() {
 // thousands neither fills the scans nor comes back all at once.
 const inMemoryPerDestination = 32
 
+// maxInMemoryPerDestination bounds inMemoryFor: every slot freed scans
+// the messages waiting.
+const maxInMemoryPerDestination = 1024
+
+// inMemoryFor is how many of a workspace's messages may wait in memory for
+// a destination that refused with r: inMemoryPerDestination, or, for one
+// that is only busy (its cap of calls in flight), as many as its calls
+// end within the hold at their usual length. Those would be parked for
+// less than the hold, each costing a transaction and a trip through the
+// outbox and the broker, to come back when memory would have served them:
+// after a receiver's outage, 12,000 deliveries to it came back and were
+// parked again and again, and the parks' transactions slowed its calls
+// (so more were parked).
+func (s *slots) inMemoryFor(r Refusal) int {
+	if r.Why != WhyBusy || r.Every <= 0 {
+		return inMemoryPerDestination
+	}
+	return min(max(inMemoryPerDestination, int(s.hold/r.Every)), maxInMemoryPerDestination)
+}
+
 // DefaultOutageWait is how long a message parked for a destination that
 // is down waits if no answer from it wakes it sooner.
 const DefaultOutageWait = 10 * time.Minute
 
 // pick is the first ticket of q that may start now, with its Gate
 // permit. Tickets whose destination refuses for longer than hold, or
-// beyond inMemoryPerDestination of them, are told to wait durably on the
-// way (under mu).
+// beyond inMemoryFor of them, are told to wait durably on the way (under
+// mu).
 func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 	skipped := map[string]int{}
 	for e := q.Front(); e != nil; {
@@ -416,12 +436,13 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 			e = s.waitOutage(t, r, now, e)
 		case r.Until.Sub(now) > s.hold:
 			e = s.waitDurably(t, s.turn(t.destination, r, r.Until), reason, e)
-		case n >= inMemoryPerDestination:
+		case n >= s.inMemoryFor(r):
 			// Behind the ones waiting in memory, whose turns come first;
 			// without a pace, a group of them per hold.
-			earliest := r.Until.Add(inMemoryPerDestination * r.Every)
+			limit := s.inMemoryFor(r)
+			earliest := r.Until.Add(time.Duration(limit) * r.Every)
 			if r.Every <= 0 {
-				earliest = r.Until.Add(time.Duration(n/inMemoryPerDestination) * s.hold)
+				earliest = r.Until.Add(time.Duration(n/limit) * s.hold)
 			}
 			e = s.waitDurably(t, s.turn(t.destination, r, earliest), reason, e)
 		}

@@ -421,6 +421,39 @@ func TestSlotsBookPacedMessagesATurnEach(t *testing.T) {
 	}
 }
 
+// A busy destination whose calls end every 20 ms keeps a hold's worth
+// of messages in memory (2 s ÷ 20 ms = 100, more than the 32 of a paced
+// one): they start within the hold, and parking them would cost more than
+// it saves. Those beyond are parked, a turn each after the ones in memory.
+func TestSlotsKeepAHoldsWorthOfABusyDestinationInMemory(t *testing.T) {
+	now := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+	ready := now.Add(50 * time.Millisecond)
+	every := 20 * time.Millisecond
+	gate := &fakeGate{why: WhyBusy, every: every, refuse: map[string]time.Time{"webhook/a": ready}}
+	s := newSlots(1, 2*time.Second, gate, func() time.Time { return now })
+	ws := uuid.New()
+	blocker := acquireAsync(s, context.Background(), ws, "", "")
+	<-blocker.done
+	const inMemory = 100
+	var waiters []*waiter
+	for i := range inMemory + 2 {
+		waiters = append(waiters, acquireAsync(s, context.Background(), ws, "webhook/a", ""))
+		queued(t, s, i+1)
+	}
+	blocker.release(CallResult{}) // pumps: the scan parks what is past the hold's worth
+	first := ready.Add(inMemory * every)
+	for i, w := range waiters[inMemory:] {
+		<-w.done
+		require.NotNil(t, w.wait)
+		assert.Equal(t, first.Add(time.Duration(i)*every), w.wait.until, "turn %d", i)
+	}
+	for _, w := range waiters[:inMemory] {
+		assert.False(t, w.ended(), "a hold's worth waits in memory")
+	}
+	_, _, waiting := s.stats()
+	assert.Equal(t, inMemory, waiting)
+}
+
 // A job that waited for its destination to come back (a breaker, or a
 // transient failure's retry) and then reaches it wakes its workspace's
 // sleepers of its destination and its platform, whatever worker parked
