@@ -74,7 +74,7 @@ func runPushOutage(ctx context.Context, r *runner, rep int) ([]figure, error) {
 		{name, "webhooks failing verification", count, float64(run.got.rejected), "0"},
 		{name, "deliveries dead-lettered", count, float64(run.deadLetters), "0"},
 		{name, "delivery attempts spent (sum, job_attempts)", count, float64(run.attemptsSpent), "0"},
-		{name, "receiver back → last delivery", seconds, run.backToLast.Seconds(), ""},
+		{name, "receiver back → last delivery of an operation ended before", seconds, run.backToLast.Seconds(), ""},
 	}, nil
 }
 
@@ -113,9 +113,9 @@ func (r *runner) push(ctx context.Context, label string, down bool) (run pushRun
 			return err
 		}
 		run.got = rc.received()
-		run.webhook, run.webhookMax = secondsOf(run.got.latencies)
+		run.webhook, run.webhookMax = secondsOf(run.got.latencies())
 		if !back.IsZero() {
-			run.backToLast = run.got.last.Sub(back)
+			run.backToLast = run.got.lastOfEndedBefore(back).Sub(back)
 		}
 		a, err := attemptsOf(ctx, st.svc.Super(), "webhook/%")
 		run.deadLetters, run.attemptsSpent = a.deadLetters, a.jobSum

@@ -25,10 +25,9 @@ type receiver struct {
 
 	mu       sync.Mutex
 	verifier *standardwebhooks.Webhook
-	first    map[string]time.Duration // webhook-id → end→receipt
-	lastAt   time.Time                // the newest first receipt
-	repeats  int                      // deliveries of a webhook-id seen before
-	rejected int                      // deliveries that failed verification
+	first    map[string]receipt // webhook-id → its first receipt
+	repeats  int                // deliveries of a webhook-id seen before
+	rejected int                // deliveries that failed verification
 }
 
 // startReceiver listens on a free loopback port.
@@ -37,7 +36,7 @@ func startReceiver() (*receiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := &receiver{URL: "http://" + ln.Addr().String() + "/hook", first: map[string]time.Duration{}}
+	rc := &receiver{URL: "http://" + ln.Addr().String() + "/hook", first: map[string]receipt{}}
 	rc.srv = &http.Server{Handler: rc, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = rc.srv.Serve(ln) }()
 	return rc, nil
@@ -82,25 +81,49 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, seen := rc.first[id]; seen {
 		rc.repeats++
 	} else {
-		rc.first[id] = at.Sub(event.Timestamp)
-		rc.lastAt = at
+		rc.first[id] = receipt{ended: event.Timestamp, at: at}
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// receipt is when a delivery first arrived, and when its operation ended
+// (the event's timestamp).
+type receipt struct{ ended, at time.Time }
+
 // received is what the receiver has seen so far.
 type received struct {
 	distinct, repeats, rejected int
-	latencies                   []time.Duration
-	last                        time.Time
+	receipts                    []receipt
 }
 
 func (rc *receiver) received() received {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	out := received{distinct: len(rc.first), repeats: rc.repeats, rejected: rc.rejected, last: rc.lastAt}
-	for _, d := range rc.first {
-		out.latencies = append(out.latencies, d)
+	out := received{distinct: len(rc.first), repeats: rc.repeats, rejected: rc.rejected}
+	for _, r := range rc.first {
+		out.receipts = append(out.receipts, r)
 	}
 	return out
+}
+
+// latencies are the receipts' end→receipt times.
+func (r received) latencies() []time.Duration {
+	out := make([]time.Duration, len(r.receipts))
+	for i, rc := range r.receipts {
+		out[i] = rc.at.Sub(rc.ended)
+	}
+	return out
+}
+
+// lastOfEndedBefore is the last receipt of an operation that ended before
+// t: when the backlog of an outage that ended at t was delivered, whatever
+// ended after it (the load goes on) aside.
+func (r received) lastOfEndedBefore(t time.Time) time.Time {
+	var last time.Time
+	for _, rc := range r.receipts {
+		if rc.ended.Before(t) && rc.at.After(last) {
+			last = rc.at
+		}
+	}
+	return last
 }

@@ -167,7 +167,9 @@ func (p *Permit) Done(o Outcome) {
 	dest := p.state
 	dest.inFlight--
 	dest.usedAt = now
-	dest.timed(now.Sub(p.startedAt))
+	if o.Kind == Succeeded || o.Kind == Throttled {
+		dest.timed(now.Sub(p.startedAt))
+	}
 	switch o.Kind {
 	case Succeeded:
 		dest.breaker.answered(p.probe)
@@ -268,13 +270,19 @@ func (dest *destination) idle(now time.Time, idleAfter time.Duration) bool {
 		now.Sub(dest.usedAt) >= idleAfter
 }
 
-// timed adds a call's length to the destination's average: an
+// timed adds an answered call's length to the destination's average: an
 // exponentially weighted one, an eighth per call, so it follows a
-// receiver that slows down within a few dozen calls.
+// receiver that slows down within a few dozen calls. A failure (a
+// timeout) is not a call's usual length and is left out. A sample is
+// clamped to at most 4 times the average, so one straggler does not
+// multiply the turns of a backlog parked meanwhile, and to at least 0: the
+// clock is the wall's, which may step back.
 func (d *destination) timed(took time.Duration) {
+	took = max(took, 0)
 	if d.callTime == 0 {
 		d.callTime = took
 		return
 	}
+	took = min(took, 4*d.callTime)
 	d.callTime += (took - d.callTime) / 8
 }

@@ -44,10 +44,21 @@ func TestABusyRefusalSaysHowOftenACallEnds(t *testing.T) {
 	for _, p := range first {
 		p.Done(succeeded)
 	}
+	var second []*destinations.Permit
 	for range 4 {
-		grant(t, g, shop)
+		second = append(second, grant(t, g, shop))
 	}
 	assert.Equal(t, 10*time.Millisecond, refuse(t, g, shop).Every, "4 calls of 40 ms at once: one ends every 10 ms")
+
+	// A timeout is not a call's usual length; a straggler counts as at
+	// most 4 times the average.
+	c.Advance(15 * time.Second)
+	second[0].Done(failed)
+	grant(t, g, shop)
+	assert.Equal(t, 10*time.Millisecond, refuse(t, g, shop).Every, "a failure teaches no length")
+	second[1].Done(succeeded)
+	grant(t, g, shop)
+	assert.Equal(t, 55*time.Millisecond/4, refuse(t, g, shop).Every, "40 ms + (160 ms − 40 ms) ÷ 8 = 55 ms, ÷ 4")
 }
 
 func TestABusyRefusalSpendsNoToken(t *testing.T) {
