@@ -87,6 +87,9 @@ func platformDown(t *testing.T, restart bool) {
 	for _, op := range shopify {
 		got := s.WaitOperation(t, op, 2*time.Minute)
 		require.Equal(t, "succeeded", got.Status, got.Error)
+		if v := operationDelivery(t, s, op); v.Delivery != nil {
+			assert.Empty(t, v.Delivery.LastError, "a succeeded job's waits on the way are not shown as its error")
+		}
 	}
 	for _, e := range s.Events(t) {
 		assert.Zero(t, e.JobAttempts, "the outage spent no attempt of %s", e.ID)

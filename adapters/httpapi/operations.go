@@ -38,7 +38,7 @@ type OperationDelivery struct {
 	Status        string     `json:"status" enum:"pending,dispatching,dispatched,dead_letter" doc:"pending: waiting for (another) attempt; dispatching: being handed to the workers; dispatched: handed to the workers; dead_letter: parked for an operator, who can re-drive it"`
 	Attempts      int        `json:"attempts" doc:"Failed delivery attempts so far"`
 	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty" doc:"When the next attempt is due; only while pending"`
-	LastError     string     `json:"last_error,omitempty" doc:"The last failure, sanitized"`
+	LastError     string     `json:"last_error,omitempty" doc:"The last failure, sanitized; absent once the operation succeeded (its waits on the way are history)"`
 }
 
 type GetOperationInput struct {

@@ -104,6 +104,11 @@ func withDelivery(ctx context.Context, tx ports.Tx, ops []model.Operation) error
 	for i := range ops {
 		if e, ok := events[ops[i].ID]; ok {
 			ops[i].Delivery = model.DeliveryOf(e)
+			if ops[i].Status == model.OperationSucceeded {
+				// Its job got through: what it waited for on the way (a
+				// breaker, a pace) is history, and read as a failure.
+				ops[i].Delivery.LastError = ""
+			}
 		}
 	}
 	return nil

@@ -1207,7 +1207,7 @@ type OperationDelivery struct {
 	// Example: 2
 	Attempts int64 `json:"attempts"`
 
-	// LastError The last failure, sanitized
+	// LastError The last failure, sanitized; absent once the operation succeeded (its waits on the way are history)
 	//
 	// Example: publish: broker unavailable
 	LastError *string `json:"last_error,omitempty"`

@@ -1193,7 +1193,7 @@ export interface components {
              */
             attempts: number;
             /**
-             * @description The last failure, sanitized
+             * @description The last failure, sanitized; absent once the operation succeeded (its waits on the way are history)
              * @example publish: broker unavailable
              */
             last_error?: string;
