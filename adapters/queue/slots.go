@@ -431,15 +431,15 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 		n := skipped[t.destination]
 		skipped[t.destination] = n + 1
 		reason := waitingFor(t.destination, r.Why)
+		limit := s.inMemoryFor(r)
 		switch {
 		case r.Why == WhyBreakerOpen && r.Until.Sub(now) > s.hold:
 			e = s.waitOutage(t, r, now, e)
 		case r.Until.Sub(now) > s.hold:
 			e = s.waitDurably(t, s.turn(t.destination, r, r.Until), reason, e)
-		case n >= s.inMemoryFor(r):
+		case n >= limit:
 			// Behind the ones waiting in memory, whose turns come first;
 			// without a pace, a group of them per hold.
-			limit := s.inMemoryFor(r)
 			earliest := r.Until.Add(time.Duration(limit) * r.Every)
 			if r.Every <= 0 {
 				earliest = r.Until.Add(time.Duration(n/limit) * s.hold)
