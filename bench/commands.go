@@ -375,7 +375,7 @@ func benchRetentionCmd() *cobra.Command {
 
 func benchWorkCmd() *cobra.Command {
 	cfg := work.Config{}
-	var scenarios string
+	var scenarios, workers string
 	var workEnv []string
 	cmd := &cobra.Command{
 		Use:   "work",
@@ -388,11 +388,19 @@ func benchWorkCmd() *cobra.Command {
 			"one shop's jobs against a per-shop bucket beside other shops. push (run when named): how soon a client\n" +
 			"learns an operation ended, by a signed webhook to a receiver in this process, by ?wait= on a second\n" +
 			"serve and by polling each second (the peer); push-outage: the receiver down for --receiver-down.\n" +
+			"throttle-platform (run when named): jobs of many amazon shops against one bucket of the whole platform.\n" +
+			"fairness-slow (run when named): workspace N's fast jobs beside workspace H's shops answering slowly.\n" +
+			"--workers 1,3 runs fairness, outage, throttle, throttle-platform and fairness-slow with 1 and with 3\n" +
+			"once work processes in every repetition (make bench-fleet).\n" +
 			"Figures are read after each run from\n" +
 			"PostgreSQL (as the superuser) and the simulator; median (min–max) of --reps interleaved repetitions.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Scenarios = strings.Split(scenarios, ",")
+			var err error
+			if cfg.Workers, err = work.ParseWorkers(workers); err != nil {
+				return err
+			}
 			for _, kv := range workEnv {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok {
@@ -420,6 +428,13 @@ func benchWorkCmd() *cobra.Command {
 	f.IntVar(&cfg.Throttled, "throttled", 200, "throttle: jobs of the throttled shop")
 	f.StringVar(&cfg.ShopBucket, "shop-bucket", "40:2", "throttle: the simulator's bucket per shopify shop, capacity:leak_per_second")
 	f.IntVar(&cfg.OtherRate, "other-rate", 5, "throttle: other shops' jobs per second")
+	f.StringVar(&workers, "workers", "1", "once work processes of the fleet scenarios: counts, comma-separated, each run in every repetition (e.g. 1,3)")
+	f.StringVar(&cfg.PlatformBucket, "platform-bucket", "10:5", "throttle-platform: the simulator's bucket of all amazon shops together, capacity:leak_per_second")
+	f.IntVar(&cfg.PlatformJobs, "platform-jobs", 100, "throttle-platform: jobs, each of an amazon shop of its own")
+	f.IntVar(&cfg.SlowDestinations, "slow-destinations", 32, "fairness-slow: workspace H's shops (tiktok), each a destination of its own")
+	f.IntVar(&cfg.SlowJobs, "slow-jobs", 20, "fairness-slow: jobs per shop of H")
+	f.DurationVar(&cfg.SlowLatency, "slow-latency", 14*time.Second, "fairness-slow: how long H's calls take to answer (the worker's ONCE_SIM_TIMEOUT is 30 s more)")
+	f.IntVar(&cfg.FastJobs, "fast-jobs", 1000, "fairness-slow: workspace N's jobs, each of a shopify shop of its own, at --latency")
 	f.IntVar(&cfg.PushRate, "push-rate", 20, "push: operations started per second")
 	f.DurationVar(&cfg.PushFor, "push-for", 30*time.Second, "push: how long operations are started")
 	f.DurationVar(&cfg.ReceiverDown, "receiver-down", time.Minute, "push-outage: how long the webhook receiver answers 503")

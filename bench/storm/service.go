@@ -84,6 +84,14 @@ func (s *Service) Start(command string, overrides ...string) (*Process, error) {
 	return &Process{p: p}, err
 }
 
+// StartNamed starts `once <command>` as the process name (its log and
+// instance id: several of one command may run, e.g. workers), with
+// overrides (key, value pairs).
+func (s *Service) StartNamed(name, command string, overrides ...string) (*Process, error) {
+	p, err := s.d.startArgs(name, []string{command}, overrides...)
+	return &Process{p: p}, err
+}
+
 // StartSim starts `once sim` with flags and returns its URL once it
 // listens.
 func (s *Service) StartSim(ctx context.Context, flags ...string) (string, error) {

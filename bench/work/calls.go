@@ -22,13 +22,34 @@ const spanKeysPerRead = 100
 // once, over every shop: the jobs that were running their external call
 // together, which the worker's slots bound.
 func peakCalls(ctx context.Context, sim *simhttp.Admin) (int, error) {
+	spans, err := callsOf(ctx, sim, "shop:")
+	return peakOverlap(spans), err
+}
+
+// callsAnswered is how many platform calls of the concurrency read-out's
+// keys starting with prefix (e.g. "shop:shopify/") the simulator answered
+// status.
+func callsAnswered(ctx context.Context, sim *simhttp.Admin, prefix string, status int) (int, error) {
+	spans, err := callsOf(ctx, sim, prefix)
+	n := 0
+	for _, s := range spans {
+		if s.Status == status {
+			n++
+		}
+	}
+	return n, err
+}
+
+// callsOf is every call of the simulator's concurrency read-out under the
+// keys starting with prefix.
+func callsOf(ctx context.Context, sim *simhttp.Admin, prefix string) ([]simcore.Span, error) {
 	all, err := sim.InFlight(ctx)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	var keys []string
 	for k := range all.MaxInFlight {
-		if strings.HasPrefix(k, "shop:") {
+		if strings.HasPrefix(k, prefix) {
 			keys = append(keys, k)
 		}
 	}
@@ -36,13 +57,13 @@ func peakCalls(ctx context.Context, sim *simhttp.Admin) (int, error) {
 	for chunk := range slices.Chunk(keys, spanKeysPerRead) {
 		got, err := sim.InFlight(ctx, chunk...)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		for _, s := range got.Calls {
 			spans = append(spans, s...)
 		}
 	}
-	return peakOverlap(spans), nil
+	return spans, nil
 }
 
 // peakOverlap is the most spans open at one instant; a span still open

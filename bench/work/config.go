@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -16,13 +17,26 @@ const (
 	ScenarioThrottle   = "throttle"
 	ScenarioPush       = "push"
 	ScenarioPushOutage = "push-outage"
+	// ScenarioPlatformThrottle and ScenarioSlowFairness are the fleet's
+	// (run when named): a platform's whole bucket, and a workspace whose
+	// destinations answer slowly.
+	ScenarioPlatformThrottle = "throttle-platform"
+	ScenarioSlowFairness     = "fairness-slow"
 )
 
-var scenarios = []string{ScenarioThroughput, ScenarioFairness, ScenarioOutage, ScenarioThrottle, ScenarioPush, ScenarioPushOutage}
+var scenarios = []string{ScenarioThroughput, ScenarioFairness, ScenarioOutage, ScenarioThrottle, ScenarioPush, ScenarioPushOutage,
+	ScenarioPlatformThrottle, ScenarioSlowFairness}
+
+// fleetScenarios run once per worker count of --workers; the others with
+// one worker (they measure that worker's limits and its clients).
+var fleetScenarios = []string{ScenarioFairness, ScenarioOutage, ScenarioThrottle, ScenarioPlatformThrottle, ScenarioSlowFairness}
 
 // DefaultScenarios is the work side's scenarios; the push scenarios
-// (webhooks and ?wait=) run when named.
+// (webhooks and ?wait=) and the fleet's run when named.
 var DefaultScenarios = strings.Join(scenarios[:4], ",")
+
+// FleetScenarios is what `make bench-fleet` runs with --workers 1,3.
+var FleetScenarios = strings.Join([]string{ScenarioPlatformThrottle, ScenarioThrottle, ScenarioOutage, ScenarioSlowFairness}, ",")
 
 // AllScenarios is every scenario.
 var AllScenarios = strings.Join(scenarios, ",")
@@ -36,6 +50,9 @@ type Config struct {
 
 	Scenarios []string
 	Reps      int
+	// Workers are the counts of `once work` processes each fleet scenario
+	// runs with, each in every repetition (ParseWorkers).
+	Workers []int
 	// Latency is the simulator's latency of every platform call.
 	Latency time.Duration
 	// Timeout bounds the wait for a run's jobs to end.
@@ -57,6 +74,17 @@ type Config struct {
 	Throttled  int
 	ShopBucket string
 	OtherRate  int
+
+	// PlatformBucket is amazon's bucket for all its shops together
+	// ("capacity:leak per second") in throttle-platform, PlatformJobs its
+	// verifications, one per shop.
+	PlatformBucket string
+	PlatformJobs   int
+	// SlowDestinations are the shops of fairness-slow's workspace H, each
+	// with SlowJobs verifications whose calls take SlowLatency; FastJobs
+	// are workspace N's, each of a shop of its own, at Latency.
+	SlowDestinations, SlowJobs, FastJobs int
+	SlowLatency                          time.Duration
 
 	// PushRate is the operations started per second, for PushFor, by the
 	// push scenarios; ReceiverDown how long push-outage's webhook
@@ -87,8 +115,19 @@ func (c Config) validate() error {
 			errs = append(errs, errors.New("--push-rate must be at least 1, --push-for and --receiver-down positive"))
 		}
 	}
-	if _, err := parseBucket(c.ShopBucket); err != nil {
-		errs = append(errs, err)
+	if len(c.Workers) == 0 {
+		errs = append(errs, errors.New("--workers: at least one count"))
+	}
+	if c.runs(ScenarioPlatformThrottle) && c.PlatformJobs < 1 {
+		errs = append(errs, errors.New("--platform-jobs must be at least 1"))
+	}
+	if c.runs(ScenarioSlowFairness) && (c.SlowDestinations < 1 || c.SlowJobs < 1 || c.FastJobs < 1 || c.SlowLatency <= 0) {
+		errs = append(errs, errors.New("--slow-destinations, --slow-jobs and --fast-jobs must be at least 1, --slow-latency positive"))
+	}
+	for flag, s := range map[string]string{"--shop-bucket": c.ShopBucket, "--platform-bucket": c.PlatformBucket} {
+		if _, err := parseBucket(flag, s); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -101,10 +140,24 @@ type bucket struct {
 	leak     float64 // per second
 }
 
-func parseBucket(s string) (bucket, error) {
+func parseBucket(flag, s string) (bucket, error) {
 	var b bucket
 	if _, err := fmt.Sscanf(s, "%d:%g", &b.capacity, &b.leak); err != nil || b.capacity < 1 || b.leak <= 0 {
-		return b, fmt.Errorf("--shop-bucket %q: want capacity:leak_per_second, e.g. 40:2", s)
+		return b, fmt.Errorf("%s %q: want capacity:leak_per_second, e.g. 40:2", flag, s)
 	}
 	return b, nil
+}
+
+// ParseWorkers reads --workers: counts of workers, comma-separated, each
+// at least 1 and named once ("1,3").
+func ParseWorkers(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || slices.Contains(out, n) {
+			return nil, fmt.Errorf("--workers %q: want distinct counts of at least 1, comma-separated, e.g. 1,3", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

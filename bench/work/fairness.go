@@ -62,7 +62,7 @@ func (r *runner) fairness(ctx context.Context, label string, backlog int) (run f
 				return err
 			}
 		}
-		if err := st.startWorkReady(ctx, 0); err != nil {
+		if err := st.startWorkersReady(ctx, r.workers, 0); err != nil {
 			return err
 		}
 		if backlog > 0 { // A's worker is busy once it has ended a job

@@ -2,6 +2,8 @@ package work
 
 import (
 	"time"
+
+	"github.com/oncehq/once/domain/destinations"
 )
 
 // jobsPerSecond is n jobs over the span of one worker's run: from the
@@ -59,4 +61,20 @@ func ratio(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+// probeBound is the most calls an outage of length d should see from a
+// fleet sharing one breaker of shape b: one probe at the end of each
+// cooldown (the first b.Cooldown, doubling up to b.MaxCooldown) that ends
+// within d, and 2 more: the slack for the calls that find it down
+// before the fleet's breaker has opened.
+func probeBound(d time.Duration, b destinations.BreakerConfig) int {
+	probes := 0
+	if b.Cooldown > 0 {
+		for at, cooldown := b.Cooldown, b.Cooldown; at <= d; at += cooldown {
+			probes++
+			cooldown = min(2*cooldown, max(b.MaxCooldown, b.Cooldown))
+		}
+	}
+	return probes + 2
 }

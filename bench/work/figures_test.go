@@ -1,9 +1,11 @@
 package work
 
 import (
-	"github.com/oncehq/once/adapters/simulator/simcore"
 	"testing"
 	"time"
+
+	"github.com/oncehq/once/adapters/simulator/simcore"
+	"github.com/oncehq/once/domain/destinations"
 )
 
 func TestJobsPerSecondCountsTheFirstJobsCall(t *testing.T) {
@@ -92,5 +94,23 @@ func TestPercentilesByNearestRank(t *testing.T) {
 	}
 	if got := percentiles(nil); got != (latency{}) {
 		t.Fatalf("percentiles of none = %+v, want zero", got)
+	}
+}
+
+func TestProbeBoundCountsOneProbePerCooldownPlusTwo(t *testing.T) {
+	b := destinations.BreakerConfig{Failures: 5, Cooldown: 5 * time.Second, MaxCooldown: 30 * time.Second}
+	// Cooldowns end at 5, 15, 35, 65, 95 … s.
+	for _, c := range []struct {
+		d    time.Duration
+		want int
+	}{
+		{4 * time.Second, 2},
+		{5 * time.Second, 3},
+		{time.Minute, 5},       // 5, 15, 35
+		{10 * time.Minute, 23}, // 5, 15, 35, then every 30 s to 575
+	} {
+		if got := probeBound(c.d, b); got != c.want {
+			t.Errorf("probeBound(%s) = %d, want %d", c.d, got, c.want)
+		}
 	}
 }

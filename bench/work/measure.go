@@ -34,8 +34,8 @@ func waitEnded(ctx context.Context, st *stack, progress io.Writer, timeout time.
 		switch {
 		case ended >= want:
 			return nil
-		case st.work != nil && !st.work.Alive():
-			return fmt.Errorf("once work ended:\n%s", st.work.LogTail())
+		case st.deadWorker() != nil:
+			return fmt.Errorf("once work ended:\n%s", st.deadWorker().LogTail())
 		case time.Now().After(deadline):
 			return fmt.Errorf("%d of %d jobs ended within %s", ended, want, timeout)
 		case time.Since(said) > progressEvery:
@@ -135,20 +135,22 @@ func (p *peakSampler) peak() float64 {
 	return <-p.done
 }
 
-// parks is how many times the worker parked a job in the outbox to wait:
-// after a run (once_worker_jobs_total{outcome="waiting"}) and before one,
-// refused by its destination's gate (once_worker_job_waits_total).
+// parks is how many times the workers parked a job in the outbox to
+// wait: after a run (once_worker_jobs_total{outcome="waiting"}) and before
+// one, refused by its destination's gate (once_worker_job_waits_total).
 func parks(st *stack) (float64, error) {
 	total := 0.0
-	for _, m := range []struct{ name, match string }{
-		{"once_worker_jobs_total", `outcome="waiting"`},
-		{"once_worker_job_waits_total", ""},
-	} {
-		n, err := readMetricSum(st.metrics, m.name, m.match)
-		if err != nil && !errors.Is(err, errNoSeries) {
-			return 0, err
+	for _, url := range st.metrics {
+		for _, m := range []struct{ name, match string }{
+			{"once_worker_jobs_total", `outcome="waiting"`},
+			{"once_worker_job_waits_total", ""},
+		} {
+			n, err := readMetricSum(url, m.name, m.match)
+			if err != nil && !errors.Is(err, errNoSeries) {
+				return 0, err
+			}
+			total += n
 		}
-		total += n
 	}
 	return total, nil
 }

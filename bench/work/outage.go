@@ -3,7 +3,10 @@ package work
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
+
+	"github.com/oncehq/once/domain/destinations"
 )
 
 // outageRun is what one run of the outage scenario measured.
@@ -16,6 +19,9 @@ type outageRun struct {
 	// endedAfterBack how many shopify jobs ended after it.
 	afterBack      time.Duration
 	endedAfterBack int
+	// whileDown is the calls that reached shopify while it was down (the
+	// simulator answered them 503).
+	whileDown int
 }
 
 // runOutage runs shopify and amazon jobs at a steady rate with shopify
@@ -44,6 +50,8 @@ func runOutage(ctx context.Context, r *runner, rep int) ([]figure, error) {
 		{name, "amazon p99 commit→end, no outage", seconds, calm.amazonLatency.p99, ""},
 		{name, "amazon p99 commit→end, shopify down", seconds, down.amazonLatency.p99, ""},
 		{name, "amazon p99 down ÷ no outage", times, ratio(down.amazonLatency.p99, calm.amazonLatency.p99), "≤ 1.5×"},
+		{name, "calls that reached shopify while down (simulator, every worker's)", count, float64(down.whileDown),
+			fmt.Sprintf("≤ %d (one probe per breaker cooldown for the fleet, + 2)", probeBound(r.cfg.OutageFor, destinations.DefaultConfig().Breaker))},
 		{name, "shopify jobs ended after it was back (they waited)", count, float64(down.endedAfterBack), ""},
 		{name, "shopify back → its last job's end", seconds, down.afterBack.Seconds(), "≤ 60 s"},
 	}, nil
@@ -55,7 +63,7 @@ func runOutage(ctx context.Context, r *runner, rep int) ([]figure, error) {
 // to end and reads what it cost.
 func (r *runner) outage(ctx context.Context, label string, down bool) (run outageRun, err error) {
 	err = r.in(ctx, label, r.latencyFlag(), func(st *stack) error {
-		if err := st.startWorkReady(ctx, 0); err != nil {
+		if err := st.startWorkersReady(ctx, r.workers, 0); err != nil {
 			return err
 		}
 		platforms := []string{"shopify", "amazon"}
@@ -91,6 +99,11 @@ func (r *runner) outage(ctx context.Context, label string, down bool) (run outag
 		var err error
 		if run.parks, err = parks(st); err != nil {
 			return err
+		}
+		if down {
+			if run.whileDown, err = callsAnswered(ctx, st.sim, "shop:shopify/", http.StatusServiceUnavailable); err != nil {
+				return err
+			}
 		}
 		return r.readOutage(ctx, st, back, &run)
 	})

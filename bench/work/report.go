@@ -18,6 +18,7 @@ var (
 	count     = func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
 	percent   = func(v float64) string { return fmt.Sprintf("%.0f %%", v) }
 	times     = func(v float64) string { return fmt.Sprintf("%.2f×", v) }
+	ratioUnit = func(v float64) string { return fmt.Sprintf("%.2f", v) }
 )
 
 // figure is one value one repetition measured.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +21,8 @@ type runner struct {
 	cfg      Config
 	cluster  *storm.Cluster
 	progress io.Writer
+	// workers is how many `once work` the scenario running now starts.
+	workers int
 }
 
 // Run runs cfg.Scenarios cfg.Reps times, interleaved, each variant on a
@@ -55,6 +59,9 @@ var byName = map[string]scenario{
 	ScenarioThrottle:   runThrottle,
 	ScenarioPush:       runPush,
 	ScenarioPushOutage: runPushOutage,
+
+	ScenarioPlatformThrottle: runPlatformThrottle,
+	ScenarioSlowFairness:     runSlowFairness,
 }
 
 func (r *runner) repetitions(ctx context.Context, res *results) error {
@@ -63,14 +70,33 @@ func (r *runner) repetitions(ctx context.Context, res *results) error {
 			if !r.cfg.runs(name) {
 				continue
 			}
-			figs, err := byName[name](ctx, r, rep)
-			if err != nil {
-				return fmt.Errorf("%s, repetition %d: %w", name, rep, err)
+			counts := []int{1}
+			if slices.Contains(fleetScenarios, name) {
+				counts = r.cfg.Workers
 			}
-			res.add(figs...)
+			for _, n := range counts {
+				r.workers = n
+				figs, err := byName[name](ctx, r, rep)
+				if err != nil {
+					return fmt.Errorf("%s with %s, repetition %d: %w", name, workersName(n), rep, err)
+				}
+				if len(r.cfg.Workers) > 1 || r.cfg.Workers[0] != 1 {
+					for i := range figs {
+						figs[i].scenario += ", " + workersName(n)
+					}
+				}
+				res.add(figs...)
+			}
 		}
 	}
 	return nil
+}
+
+func workersName(n int) string {
+	if n == 1 {
+		return "1 worker"
+	}
+	return fmt.Sprintf("%d workers", n)
 }
 
 // in runs fn on a fresh deployment with its stack started (the simulator
@@ -82,6 +108,9 @@ func (r *runner) in(ctx context.Context, label string, simFlags []string, fn fun
 // inWith is in with shared laid over every process's environment (key,
 // value pairs).
 func (r *runner) inWith(ctx context.Context, label string, simFlags, shared []string, fn func(*stack) error) error {
+	if r.workers > 1 {
+		label += fmt.Sprintf("-w%d", r.workers)
+	}
 	return r.cluster.In(ctx, label, func(svc *storm.Service) error {
 		st, err := startStack(ctx, svc, shared, simFlags...)
 		if err != nil {
@@ -95,42 +124,56 @@ func (r *runner) inWith(ctx context.Context, label string, simFlags, shared []st
 // latencyFlag is the simulator's flag for the bench's call latency.
 func (r *runner) latencyFlag() []string { return []string{"--latency", r.cfg.Latency.String()} }
 
-// startWorkReady starts the worker and waits until its ops listener
+// startWorkReady starts one worker and waits until its ops listener
 // answers, so a run's first commit does not wait for its start.
 func (st *stack) startWorkReady(ctx context.Context, slots int) error {
-	if err := st.startWork(slots); err != nil {
-		return err
+	return st.startWorkersReady(ctx, 1, slots)
+}
+
+// startWorkersReady starts n workers and waits until each one's ops
+// listener answers.
+func (st *stack) startWorkersReady(ctx context.Context, n, slots int) error {
+	for range n {
+		if err := st.startWork(slots); err != nil {
+			return err
+		}
 	}
 	deadline := time.Now().Add(time.Minute)
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, st.metrics, nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			_ = resp.Body.Close()
-			return nil
+	for i, w := range st.workers {
+		for {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, st.metrics[i], nil)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				_ = resp.Body.Close()
+				break
+			}
+			switch {
+			case !w.Alive():
+				return fmt.Errorf("once work ended:\n%s", w.LogTail())
+			case time.Now().After(deadline):
+				return fmt.Errorf("once work did not answer within a minute:\n%s", w.LogTail())
+			case ctx.Err() != nil:
+				return ctx.Err()
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		switch {
-		case !st.work.Alive():
-			return fmt.Errorf("once work ended:\n%s", st.work.LogTail())
-		case time.Now().After(deadline):
-			return fmt.Errorf("once work did not answer within a minute:\n%s", st.work.LogTail())
-		case ctx.Err() != nil:
-			return ctx.Err()
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	return nil
 }
 
 // describe says where and with which sizes the figures were measured.
 func describe(cfg Config, pgVersion string) string {
 	return fmt.Sprintf("Machine: %d cores (runtime.NumCPU), %s, PostgreSQL %s (a private cluster), Redis Streams at %s. "+
-		"One once serve (API only), one once dispatch, one once work (ONCE_WORK_CONCURRENCY %d unless said), once sim with every call taking %s. "+
+		"One once serve (API only), one once dispatch, once work (ONCE_WORK_CONCURRENCY %d each unless said; one unless said below), once sim with every call taking %s. "+
 		"Sizes: throughput %d jobs (one slot: %d); fairness %d jobs of workspace A, then %d of B; "+
 		"outage: shopify down %s, jobs at %d/s from %s before to %s after; throttle: %d jobs of one shop, bucket %s, other shops at %d/s; "+
 		"push: %d operations/s for %s, a second once serve for ?wait=, the receiver in the bench's process (push-outage: %s longer, the receiver down %s from %s on). "+
+		"throttle-platform: %d jobs of as many amazon shops, amazon's whole bucket %s; fairness-slow: N's %d jobs beside H's %d tiktok shops × %d jobs answering after %s. "+
+		"Fleet scenarios (fairness, outage, throttle, throttle-platform, fairness-slow) with %s once work processes, each count in every repetition. "+
 		"%d repetitions, interleaved; every variant on a fresh database.%s",
 		runtime.NumCPU(), runtime.Version(), pgVersion, cfg.RedisURL, app.DefaultConfig().WorkConcurrency, cfg.Latency,
 		cfg.Jobs, cfg.BeforeJobs, cfg.Backlog, cfg.Few, cfg.OutageFor, cfg.OutageRate, cfg.OutageLead, cfg.OutageLead,
 		cfg.Throttled, cfg.ShopBucket, cfg.OtherRate, cfg.PushRate, cfg.PushFor, cfg.ReceiverDown, cfg.ReceiverDown, cfg.PushFor/2,
+		cfg.PlatformJobs, cfg.PlatformBucket, cfg.FastJobs, cfg.SlowDestinations, cfg.SlowJobs, cfg.SlowLatency, workersList(cfg.Workers),
 		cfg.Reps, workEnvNote(cfg.WorkEnv))
 }
 
@@ -143,4 +186,12 @@ func workEnvNote(env []string) string {
 		pairs = append(pairs, env[i]+"="+env[i+1])
 	}
 	return " The worker alone with " + strings.Join(pairs, ", ") + "."
+}
+
+func workersList(counts []int) string {
+	s := make([]string, len(counts))
+	for i, n := range counts {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, " and ")
 }

@@ -15,14 +15,16 @@ import (
 const apiConns = 64
 
 // stack is one run's processes: the simulator, serve (API only) and
-// dispatch started at once, the one worker when the run says.
+// dispatch started at once, the workers when the run says.
 type stack struct {
-	svc     *storm.Service
-	api     *storm.API
-	sim     *simhttp.Admin
-	simURL  string
-	work    *storm.Process
-	metrics string // the worker's /metrics
+	svc    *storm.Service
+	api    *storm.API
+	sim    *simhttp.Admin
+	simURL string
+	// workers are the `once work` processes, metrics their /metrics, in
+	// the order started.
+	workers []*storm.Process
+	metrics []string
 	// workEnv is laid over the worker's environment only (key, value
 	// pairs).
 	workEnv []string
@@ -56,8 +58,9 @@ func (st *stack) env(overrides ...string) []string {
 	return append(env, overrides...)
 }
 
-// startWork starts the one `once work` with slots jobs at once (0: its
-// default), its metrics on a port of its own.
+// startWork starts one more `once work` with slots jobs at once (0: its
+// default), its metrics on a port of its own; the first is the process
+// "work", the next "work2", "work3"… (their logs and instance ids).
 func (st *stack) startWork(slots int) error {
 	port, err := pgcluster.FreePort()
 	if err != nil {
@@ -69,7 +72,25 @@ func (st *stack) startWork(slots int) error {
 		env = append(env, "ONCE_WORK_CONCURRENCY", strconv.Itoa(slots))
 	}
 	env = append(env, st.workEnv...)
-	st.metrics = "http://" + addr + "/metrics"
-	st.work, err = st.svc.Start("work", env...)
-	return err
+	name := "work"
+	if len(st.workers) > 0 {
+		name = fmt.Sprintf("work%d", len(st.workers)+1)
+	}
+	w, err := st.svc.StartNamed(name, "work", env...)
+	if err != nil {
+		return err
+	}
+	st.workers = append(st.workers, w)
+	st.metrics = append(st.metrics, "http://"+addr+"/metrics")
+	return nil
+}
+
+// deadWorker is the first worker that ended, nil while all run.
+func (st *stack) deadWorker() *storm.Process {
+	for _, w := range st.workers {
+		if !w.Alive() {
+			return w
+		}
+	}
+	return nil
 }

@@ -40,7 +40,7 @@ func (r *runner) throughput(ctx context.Context, label string, slots, n int) (fi
 		if err := st.startWork(slots); err != nil {
 			return err
 		}
-		sampler := samplePeak(st.metrics)
+		sampler := samplePeak(st.metrics[0])
 		err = waitEnded(ctx, st, r.progress, r.cfg.Timeout, n, "true")
 		admitted := sampler.peak()
 		if err != nil {
