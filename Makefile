@@ -13,7 +13,7 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   := -X github.com/oncehq/once/buildinfo.version=$(VERSION) -X github.com/oncehq/once/buildinfo.commit=$(COMMIT) -X github.com/oncehq/once/buildinfo.date=$(DATE)
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: run test sdk-go-test services build release release-check openapi config-doc openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention bench-work bench-push
+.PHONY: run test sdk-go-test services build release release-check openapi config-doc openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention bench-work bench-push bench-fleet
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -155,6 +155,11 @@ bench-work: build
 ##   the issue's outage: make bench-push PUSH_ARGS='--scenarios push-outage --reps 1 --receiver-down 10m'
 bench-push: build
 	bin/once-bench work --scenarios push,push-outage $(PUSH_ARGS)
+
+## bench-fleet: the work side with 1 and with 3 once work processes: a platform's whole bucket and a shop's, a platform's outage, a workspace of slow destinations beside a fast one (docs/benchmarks.md, "Fleet"; prints a table)
+##   a quick run: make bench-fleet FLEET_ARGS='--reps 1 --platform-jobs 30 --throttled 20 --outage-for 20s --slow-jobs 5 --fast-jobs 100'; the issue's outage: FLEET_ARGS='--scenarios outage --outage-for 10m'
+bench-fleet: build
+	bin/once-bench work --workers 1,3 --scenarios throttle-platform,throttle,outage,fairness-slow --shop-bucket 4:2 --throttled 60 $(FLEET_ARGS)
 
 ## bench-retention: WAL and time of removing 1M dispatched events (partition drop vs batched DELETE) and 1M idempotency records (prints a table)
 bench-retention: build

@@ -35,9 +35,6 @@ var fleetScenarios = []string{ScenarioFairness, ScenarioOutage, ScenarioThrottle
 // (webhooks and ?wait=) and the fleet's run when named.
 var DefaultScenarios = strings.Join(scenarios[:4], ",")
 
-// FleetScenarios is what `make bench-fleet` runs with --workers 1,3.
-var FleetScenarios = strings.Join([]string{ScenarioPlatformThrottle, ScenarioThrottle, ScenarioOutage, ScenarioSlowFairness}, ",")
-
 // AllScenarios is every scenario.
 var AllScenarios = strings.Join(scenarios, ",")
 
