@@ -24,8 +24,9 @@ type SecretsConfig struct {
 	JWTSecret string        `env:"ONCE_JWT_SECRET"`
 	JWTIssuer string        `env:"ONCE_JWT_ISSUER"`
 	TokenTTL  time.Duration `env:"ONCE_TOKEN_TTL"`
-	// OperatorToken is the operator console's credential (not a tenant
-	// token); empty turns the console off.
+	// OperatorToken is the operator credential (not a tenant token): the
+	// console and every operator route of the ops listener; empty turns
+	// them off.
 	OperatorToken      string `env:"ONCE_OPERATOR_TOKEN"`
 	IdempotencySecrets string `env:"ONCE_IDEMPOTENCY_SECRETS"`
 	CredentialKeys     string `env:"ONCE_CREDENTIAL_KEYS"`
@@ -107,9 +108,9 @@ var secretsSettings = settingGroup{
 			doc:  "lifetime of tokens made by `once token`",
 		},
 		"ONCE_OPERATOR_TOKEN": {
-			help:       "credential of the operator console, at least 32 bytes; empty: no console",
-			doc:        "the operator console's credential, ≥ 32 bytes and not `ONCE_JWT_SECRET`; a bearer token for its API, typed into its login form for the page. Not a tenant token: it sees every workspace's backlog and dead letters",
-			docDefault: "*(empty: console off)*",
+			help:       "the operator credential, at least 32 bytes: the console and the ops listener's actions (/destinations, /debug/pprof); empty: all off",
+			doc:        "the operator credential, ≥ 32 bytes and not `ONCE_JWT_SECRET`: a bearer token for the ops listener's operator routes (the console's API, `/destinations`, `/debug/pprof/`; see [operating.md](operating.md#operator-actions)), typed into the console's login form for the page. Not a tenant token: it sees every workspace's backlog and dead letters and pauses a platform's calls for all",
+			docDefault: "*(empty: console and operator actions off)*",
 		},
 		"ONCE_IDEMPOTENCY_SECRETS": {
 			help:       "keys of the idempotency fingerprints, id:base64key[,id:base64key...]; required with DATABASE_URL",

@@ -6,6 +6,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/adapters/opsconsole"
+	"github.com/oncehq/once/adapters/opshttp"
 	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/operator"
 	"github.com/oncehq/once/ports"
@@ -18,18 +19,18 @@ var ConsoleModule = fx.Module("console",
 		operator.NewConsole,
 		// The console cancels with the public API's use case.
 		func(f *jobs.Failures) operator.Canceller { return f },
-		fx.Annotate(newConsoleRoute, fx.ResultTags(`group:"ops_routes"`)),
+		fx.Annotate(newConsoleRoutes, fx.ResultTags(`group:"ops_routes,flatten"`)),
 	),
 )
 
-// newConsoleRoute is the console, or, with no operator token, a route that
-// says the console is off (and a start-up line saying so).
-func newConsoleRoute(secrets SecretsConfig, console *operator.Console, clock ports.Clock, log *slog.Logger) OpsRoute {
+// newConsoleRoutes are the console's routes, or, with no operator token,
+// one route that says the console is off (and a start-up line saying so).
+func newConsoleRoutes(guard *opshttp.Guard, console *operator.Console, clock ports.Clock, log *slog.Logger) []OpsRoute {
 	log = log.With("component", "console")
-	if secrets.OperatorToken == "" {
+	if guard.Credential() == nil {
 		log.Info("operator console off: set ONCE_OPERATOR_TOKEN to serve it on the ops listener")
-		return OpsRoute{Pattern: opsconsole.Prefix, Handler: opsconsole.Disabled()}
+		return []OpsRoute{{Pattern: opsconsole.Prefix, Handler: opsconsole.Disabled(), Access: opshttp.Open}}
 	}
 	log.Info("operator console on the ops listener", "path", opsconsole.Prefix)
-	return OpsRoute{Pattern: opsconsole.Prefix, Handler: opsconsole.New(console, secrets.OperatorToken, clock, log)}
+	return opsconsole.Routes(console, guard, clock, log)
 }

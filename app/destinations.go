@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/oncehq/once/adapters/opshttp"
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/kinds"
@@ -63,7 +64,9 @@ func retryDeadlines() map[string]time.Duration {
 // /destinations/pause?destination=shopify/my-shop&for=10m stops its calls
 // (without for: until resumed), /destinations/resume lets them go again,
 // /destinations/close-breaker closes its breaker by hand. They act on this
-// worker only: with several, call each.
+// worker only: with several, call each. All are the operator's: the
+// actions stop or release a platform's calls for every workspace, and the
+// list names tenants' shops.
 func destinationRoutes(gate *destinations.Gate, clock ports.Clock) []OpsRoute {
 	act := func(do func(d model.Destination, r *http.Request) error) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -83,7 +86,7 @@ func destinationRoutes(gate *destinations.Gate, clock ports.Clock) []OpsRoute {
 		{Pattern: "GET /destinations", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(gate.Snapshot())
-		})},
+		}), Access: opshttp.Operator},
 		{Pattern: "POST /destinations/pause", Handler: act(func(d model.Destination, r *http.Request) error {
 			var until time.Time
 			if f := r.URL.Query().Get("for"); f != "" {
@@ -95,8 +98,8 @@ func destinationRoutes(gate *destinations.Gate, clock ports.Clock) []OpsRoute {
 			}
 			gate.Pause(d, until)
 			return nil
-		})},
-		{Pattern: "POST /destinations/resume", Handler: act(func(d model.Destination, _ *http.Request) error { gate.Resume(d); return nil })},
-		{Pattern: "POST /destinations/close-breaker", Handler: act(func(d model.Destination, _ *http.Request) error { gate.CloseBreaker(d); return nil })},
+		}), Access: opshttp.Operator},
+		{Pattern: "POST /destinations/resume", Handler: act(func(d model.Destination, _ *http.Request) error { gate.Resume(d); return nil }), Access: opshttp.Operator},
+		{Pattern: "POST /destinations/close-breaker", Handler: act(func(d model.Destination, _ *http.Request) error { gate.CloseBreaker(d); return nil }), Access: opshttp.Operator},
 	}
 }

@@ -13,11 +13,13 @@ import (
 	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 
+	"github.com/oncehq/once/adapters/opshttp"
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
+	"github.com/oncehq/once/ports"
 	schema "github.com/oncehq/once/sql"
 )
 
@@ -41,9 +43,10 @@ func (c Config) WithOpsAddr(def string) Config {
 
 // OpsRoutesModule provides the routes every process serves on its ops
 // listener: /metrics, /healthz and /readyz, and the mux of every route in
-// the "ops_routes" group.
+// the "ops_routes" group, the operator's behind the operator credential.
 var OpsRoutesModule = fx.Module("ops_routes",
 	fx.Provide(
+		newOperatorGuard,
 		fx.Annotate(metricsRoute, fx.ResultTags(`group:"ops_routes"`)),
 		fx.Annotate(healthRoute, fx.ResultTags(`group:"ops_routes"`)),
 		fx.Annotate(newReadiness, fx.ResultTags(`group:"ops_routes"`)),
@@ -53,15 +56,22 @@ var OpsRoutesModule = fx.Module("ops_routes",
 )
 
 // OpsMux serves the ops routes.
-type OpsMux struct{ *http.ServeMux }
+type OpsMux struct{ http.Handler }
 
-// NewOpsMux routes each OpsRoute.
-func NewOpsMux(routes []OpsRoute) *OpsMux {
-	mux := http.NewServeMux()
-	for _, r := range routes {
-		mux.Handle(r.Pattern, r.Handler)
+// NewOpsMux routes each OpsRoute, an operator's behind guard; it refuses a
+// route that declares no access.
+func NewOpsMux(routes []OpsRoute, guard *opshttp.Guard) (*OpsMux, error) {
+	mux, err := opshttp.NewMux(routes, guard)
+	if err != nil {
+		return nil, err
 	}
-	return &OpsMux{mux}
+	return &OpsMux{mux}, nil
+}
+
+// newOperatorGuard checks the operator credential, ONCE_OPERATOR_TOKEN, on
+// the ops listener's operator routes; without one they are refused.
+func newOperatorGuard(secrets SecretsConfig, clock ports.Clock) *opshttp.Guard {
+	return opshttp.NewGuard(secrets.OperatorToken, clock)
 }
 
 // Ops is the ops listener on cfg.OpsAddr; nothing when it is empty (an
@@ -85,15 +95,16 @@ func Ops(cfg OpsConfig) fx.Option {
 }
 
 func metricsRoute(m *prometheus.Metrics) OpsRoute {
-	return OpsRoute{Pattern: "GET /metrics", Handler: m.Handler()}
+	return OpsRoute{Pattern: "GET /metrics", Handler: m.Handler(), Access: opshttp.Open}
 }
 
-// pprofRoute serves the Go profiler under /debug/pprof/ when
-// ONCE_OPS_PPROF is on, and 404 when it is off: a CPU profile costs the
-// process while it runs, so it is never there by accident.
+// pprofRoute serves the Go profiler under /debug/pprof/ to the operator
+// when ONCE_OPS_PPROF is on, and 404 when it is off: a CPU profile costs
+// the process while it runs, so it is never there by accident, and a
+// profile shows the process's command line and memory.
 func pprofRoute(cfg OpsConfig) OpsRoute {
 	if !cfg.OpsPprof {
-		return OpsRoute{Pattern: "/debug/pprof/", Handler: http.NotFoundHandler()}
+		return OpsRoute{Pattern: "/debug/pprof/", Handler: http.NotFoundHandler(), Access: opshttp.Operator}
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -101,7 +112,7 @@ func pprofRoute(cfg OpsConfig) OpsRoute {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	return OpsRoute{Pattern: "/debug/pprof/", Handler: mux}
+	return OpsRoute{Pattern: "/debug/pprof/", Handler: mux, Access: opshttp.Operator}
 }
 
 // healthRoute says the process is alive: it answers at all.
@@ -109,7 +120,7 @@ func healthRoute() OpsRoute {
 	return OpsRoute{Pattern: "GET /healthz", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
-	})}
+	}), Access: opshttp.Open}
 }
 
 // readinessTimeout bounds each check of /readyz.
@@ -194,7 +205,7 @@ func newReadiness(in readinessIn) OpsRoute {
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(code)
 		_ = json.NewEncoder(w).Encode(map[string]any{"status": status, "checks": results})
-	})}
+	}), Access: opshttp.Open}
 }
 
 // runChecks runs the checks side by side, each within readinessTimeout,

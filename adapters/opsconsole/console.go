@@ -1,6 +1,6 @@
 // Package opsconsole is the operator console: a small web page and its JSON
 // API, embedded in the binary and served on the ops listener (never on the
-// public API), behind the operator token. It shows the outbox backlog per
+// public API), its API behind the operator credential (adapters/opshttp). It shows the outbox backlog per
 // workspace, the dead letters and failed jobs of every workspace grouped
 // by cause, the jobs workers parked grouped by destination, and the
 // webhook deliveries not done per endpoint; it shows one dead letter
@@ -16,12 +16,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/adapters/httpapi"
+	"github.com/oncehq/once/adapters/opshttp"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operator"
@@ -33,6 +33,9 @@ var web embed.FS
 
 // Prefix is where the console is mounted on the ops listener.
 const Prefix = "/console/"
+
+// sessionTTL is how long a login lasts.
+const sessionTTL = 12 * time.Hour
 
 // maxBody bounds what a POST to the console may send.
 const maxBody = 16 << 10
@@ -55,40 +58,50 @@ var _ Console = (*operator.Console)(nil)
 
 type handler struct {
 	console Console
-	cred    credential
+	guard   *opshttp.Guard
 	clock   ports.Clock
 	log     *slog.Logger
 }
 
-// New returns the console's handler for everything under Prefix. token is
-// the operator credential (distinct from any tenant token): the API takes
-// it as a bearer token, the page through a login form that sets an
-// HttpOnly, SameSite=Strict session cookie. log receives the audit lines.
-func New(console Console, token string, clock ports.Clock, log *slog.Logger) http.Handler {
-	h := &handler{console: console, cred: newCredential(token), clock: clock, log: log}
+// Routes are the console's routes on the ops listener, under Prefix: the
+// page (the login form to anyone, the console to a logged-in operator),
+// its static files, the login and the logout are open; the JSON API is the
+// operator's, behind guard, which takes the operator token as a bearer
+// token or the session cookie the login form sets (HttpOnly,
+// SameSite=Strict). log receives the audit lines.
+func Routes(console Console, guard *opshttp.Guard, clock ports.Clock, log *slog.Logger) []opshttp.Route {
+	h := &handler{console: console, guard: guard, clock: clock, log: log}
 	static, err := fs.Sub(web, "web/static")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /console/{$}", h.page)
-	mux.Handle("GET /console/static/", http.StripPrefix("/console/static/", http.FileServerFS(static)))
-	mux.HandleFunc("POST /console/login", h.login)
-	mux.HandleFunc("POST /console/logout", h.logout)
-	mux.HandleFunc("GET /console/api/backlog", h.api(h.backlog))
-	mux.HandleFunc("GET /console/api/dead-letters", h.api(h.deadLetters))
-	mux.HandleFunc("GET /console/api/waiting", h.api(h.waiting))
-	mux.HandleFunc("GET /console/api/dead-letters/{workspace}/{id}", h.api(h.deadLetter))
-	mux.HandleFunc("POST /console/api/dead-letters/{workspace}/{id}/redrive", h.api(h.redriveOne))
-	mux.HandleFunc("POST /console/api/groups/redrive", h.api(h.redriveGroup))
-	mux.HandleFunc("GET /console/api/webhooks", h.api(h.webhooks))
-	mux.HandleFunc("POST /console/api/webhooks/{workspace}/{id}/redrive", h.api(h.redriveWebhook))
-	mux.HandleFunc("POST /console/api/operations/{workspace}/{id}/cancel", h.api(h.cancel))
-	mux.HandleFunc("GET /console/api/operations/{workspace}/cancels", h.api(h.cancels))
-	mux.HandleFunc("/console/", func(w http.ResponseWriter, r *http.Request) {
-		httpapi.WriteProblem(w, r, domain.Errorf(domain.CodeNotFound, "no such console page"))
-	})
-	return secureHeaders(mux)
+	api := http.NewServeMux()
+	api.HandleFunc("GET /console/api/backlog", h.api(h.backlog))
+	api.HandleFunc("GET /console/api/dead-letters", h.api(h.deadLetters))
+	api.HandleFunc("GET /console/api/waiting", h.api(h.waiting))
+	api.HandleFunc("GET /console/api/dead-letters/{workspace}/{id}", h.api(h.deadLetter))
+	api.HandleFunc("POST /console/api/dead-letters/{workspace}/{id}/redrive", h.api(h.redriveOne))
+	api.HandleFunc("POST /console/api/groups/redrive", h.api(h.redriveGroup))
+	api.HandleFunc("GET /console/api/webhooks", h.api(h.webhooks))
+	api.HandleFunc("POST /console/api/webhooks/{workspace}/{id}/redrive", h.api(h.redriveWebhook))
+	api.HandleFunc("POST /console/api/operations/{workspace}/{id}/cancel", h.api(h.cancel))
+	api.HandleFunc("GET /console/api/operations/{workspace}/cancels", h.api(h.cancels))
+	api.HandleFunc("/console/api/", notFound)
+	route := func(pattern string, handler http.Handler, access opshttp.Access) opshttp.Route {
+		return opshttp.Route{Pattern: pattern, Handler: secureHeaders(handler), Access: access}
+	}
+	return []opshttp.Route{
+		route("GET /console/{$}", http.HandlerFunc(h.page), opshttp.Open),
+		route("GET /console/static/", http.StripPrefix("/console/static/", http.FileServerFS(static)), opshttp.Open),
+		route("POST /console/login", http.HandlerFunc(h.login), opshttp.Open),
+		route("POST /console/logout", http.HandlerFunc(h.logout), opshttp.Open),
+		route("/console/api/", api, opshttp.Operator),
+		route(Prefix, http.HandlerFunc(notFound), opshttp.Open),
+	}
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	httpapi.WriteProblem(w, r, domain.Errorf(domain.CodeNotFound, "no such console page"))
 }
 
 // Disabled answers every console request while no operator token is set.
@@ -107,7 +120,8 @@ func secureHeaders(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("X-Content-Type-Options", "nosniff")
 		// same-origin, not no-referrer: with no-referrer a browser sends
-		// "Origin: null" on the page's own POSTs, which sameOrigin refuses.
+		// "Origin: null" on the page's own POSTs, which the ops listener
+		// refuses as cross-origin.
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("Cache-Control", "no-store")
 		next.ServeHTTP(w, r)
@@ -118,7 +132,7 @@ func secureHeaders(next http.Handler) http.Handler {
 // anyone else.
 func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 	name := "web/login.html"
-	if _, ok := h.sessionOperator(r); ok {
+	if _, ok := h.guard.SessionOperator(r); ok {
 		name = "web/console.html"
 	}
 	body, err := web.ReadFile(name)
@@ -130,20 +144,19 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
+// login checks the operator token typed in the form and starts a session.
+// The ops listener has already refused a cross-origin POST.
 func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-	if !sameOrigin(r) {
-		httpapi.WriteProblem(w, r, domain.Errorf(domain.CodeForbidden, "cross-origin login refused"))
-		return
-	}
-	name := operatorName(r.PostFormValue("operator"))
-	if name == "" || !h.cred.matches(r.PostFormValue("token")) {
+	name := opshttp.OperatorName(r.PostFormValue("operator"))
+	cred := h.guard.Credential()
+	if name == "" || !cred.Matches(r.PostFormValue("token")) {
 		h.log.WarnContext(r.Context(), "operator action", "operator", name, "action", "login", "outcome", "refused", "remote", r.RemoteAddr)
 		http.Redirect(w, r, Prefix+"?login=failed", http.StatusSeeOther)
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: cookieName, Value: h.cred.session(name, h.clock.Now().Add(sessionTTL)),
+		Name: opshttp.SessionCookie, Value: cred.Session(name, h.clock.Now().Add(sessionTTL)),
 		Path: Prefix, MaxAge: int(sessionTTL / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 	})
@@ -152,41 +165,23 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) logout(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
-		httpapi.WriteProblem(w, r, domain.Errorf(domain.CodeForbidden, "cross-origin logout refused"))
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: Prefix, MaxAge: -1,
+	http.SetCookie(w, &http.Cookie{Name: opshttp.SessionCookie, Value: "", Path: Prefix, MaxAge: -1,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	http.Redirect(w, r, Prefix, http.StatusSeeOther)
-}
-
-// sessionOperator reads the operator of a valid session cookie.
-func (h *handler) sessionOperator(r *http.Request) (string, bool) {
-	c, err := r.Cookie(cookieName)
-	if err != nil {
-		return "", false
-	}
-	return h.cred.operator(c.Value, h.clock.Now())
 }
 
 // apiFunc is one console API call: it returns the JSON answer and the
 // attributes of its audit line (with or without an error).
 type apiFunc func(r *http.Request) (answer any, audit []any, err error)
 
-// api authenticates a call (bearer token, or the page's session with the
-// CSRF checks for a change), runs it, writes one audit line after it, and
-// answers JSON or a problem.
+// api runs a call the ops listener has let through (the operator's),
+// writes one audit line after it naming the operator, and answers JSON or
+// a problem.
 func (h *handler) api(call apiFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		name, err := h.authenticate(r)
-		if err != nil {
-			httpapi.WriteProblem(w, r, err)
-			return
-		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		answer, audit, err := call(r)
-		attrs := append([]any{"operator", name}, audit...)
+		attrs := append([]any{"operator", opshttp.OperatorOf(r.Context())}, audit...)
 		if err != nil {
 			code, level := domain.ErrorCode(err), slog.LevelWarn
 			if code == domain.CodeInternal || code == domain.CodeUnavailable {
@@ -201,34 +196,6 @@ func (h *handler) api(call apiFunc) http.HandlerFunc {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(answer)
 	}
-}
-
-// authenticate accepts the operator token as a bearer token (the operator
-// is then named by X-Operator, "api" without it) or a session cookie. A
-// change made through the session must come from the console's origin
-// with a JSON body, which a cross-site form cannot send.
-func (h *handler) authenticate(r *http.Request) (string, error) {
-	if auth := r.Header.Get("Authorization"); auth != "" {
-		token, ok := strings.CutPrefix(auth, "Bearer ")
-		if !ok || !h.cred.matches(token) {
-			return "", domain.Errorf(domain.CodeUnauthenticated, "the operator token is required")
-		}
-		if name := operatorName(r.Header.Get("X-Operator")); name != "" {
-			return name, nil
-		}
-		return "api", nil
-	}
-	name, ok := h.sessionOperator(r)
-	if !ok {
-		return "", domain.Errorf(domain.CodeUnauthenticated, "log in to the operator console")
-	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		ct := r.Header.Get("Content-Type")
-		if !sameOrigin(r) || !strings.HasPrefix(ct, "application/json") {
-			return "", domain.Errorf(domain.CodeForbidden, "a change needs a same-origin JSON request")
-		}
-	}
-	return name, nil
 }
 
 // pathIDs reads the workspace and the id of the thing (an event, an

@@ -18,6 +18,7 @@ import (
 
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/opsconsole"
+	"github.com/oncehq/once/adapters/opshttp"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/jobs"
@@ -44,7 +45,12 @@ func start(t *testing.T) fixture {
 		jobs.NewFailures(uow, clock, nil))
 	logs := &testkit.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
-	srv := httptest.NewServer(opsconsole.New(console, token, clock, log))
+	// Served as the ops listener serves it: the API behind the operator
+	// credential, every change refused from another origin.
+	guard := opshttp.NewGuard(token, clock)
+	mux, err := opshttp.NewMux(opsconsole.Routes(console, guard, clock, log), guard)
+	require.NoError(t, err)
+	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return fixture{url: srv.URL, uow: uow, logs: logs}
 }

@@ -214,7 +214,7 @@ func TestOpsListenersOfServeDispatchAndWork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	w := newOpsWorld(t, app.QueueRedis, "127.0.0.1:6379")
+	w := newOpsWorld(t, app.QueueRedis, "127.0.0.1:6379", "ONCE_OPERATOR_TOKEN="+opsOperatorToken)
 	for command, checks := range map[string][]string{
 		"serve":    {"shutdown", "database", "migrations"},
 		"dispatch": {"shutdown", "database", "migrations", "broker", "publishing"},
@@ -260,6 +260,29 @@ func TestOpsListenersOfServeDispatchAndWork(t *testing.T) {
 
 	status, _ := w.call(http.MethodGet, "/metrics", nil)
 	assert.Equal(t, http.StatusNotFound, status, "no metrics on the public API")
+
+	// The worker's operator actions take the operator token.
+	pause := w.ops["work"] + "/destinations/pause?destination=ai/default"
+	status, body := w.operatorPost(pause, "")
+	assert.Equal(t, http.StatusUnauthorized, status, body)
+	status, body = w.operatorPost(pause, opsOperatorToken)
+	assert.Equal(t, http.StatusNoContent, status, body)
+}
+
+// opsOperatorToken is ONCE_OPERATOR_TOKEN where a test sets it.
+const opsOperatorToken = "ops-test-operator-token-0123456789abcdef"
+
+// operatorPost POSTs to an ops listener's url with token as the bearer
+// (none when empty), as curl does.
+func (w *opsWorld) operatorPost(url, token string) (int, string) {
+	w.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, nil)
+	require.NoError(w.t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	status, body := get(w.t, req)
+	return status, string(body)
 }
 
 // The split processes on a Redis Cluster of three masters, as ONCE_REDIS_URL
