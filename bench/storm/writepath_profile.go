@@ -31,9 +31,13 @@ func newServeProfiler(dir, label string) (*serveProfiler, error) {
 	return &serveProfiler{dir: dir, label: label, opsAddr: fmt.Sprintf("127.0.0.1:%d", port)}, nil
 }
 
+// profilerToken is the operator token the bench gives `once serve`: pprof
+// is an operator route of the ops listener.
+const profilerToken = "once-bench-profiler-operator-token"
+
 // env is what `once serve` needs to serve the profiler on a known port.
 func (p *serveProfiler) env() []string {
-	return []string{"ONCE_OPS_ADDR", p.opsAddr, "ONCE_OPS_PPROF", "true"}
+	return []string{"ONCE_OPS_ADDR", p.opsAddr, "ONCE_OPS_PPROF", "true", "ONCE_OPERATOR_TOKEN", profilerToken}
 }
 
 // start begins a CPU profile as long as the measured run (pprof counts
@@ -58,6 +62,7 @@ func (p *serveProfiler) fetch(ctx context.Context, seconds int, path string) err
 	if err != nil {
 		return err
 	}
+	req.Header.Set("Authorization", "Bearer "+profilerToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("CPU profile of once serve: %w", err)
