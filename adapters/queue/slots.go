@@ -7,7 +7,6 @@ import (
 	"errors"
 	"maps"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,9 +19,10 @@ import (
 // in is the policy of the work side:
 //
 //   - Fair between workspaces: each slot freed goes to the workspace with
-//     a message waiting that got one least recently, so one workspace's
-//     backlog of thousands takes at most its share of the slots while
-//     others have messages, and holds all of them only while it is alone.
+//     a message waiting that got one least recently, among those holding
+//     less than their share first (holdings), so one workspace's backlog
+//     of thousands, or its calls of 14 s, takes at most its share of the
+//     slots while others have messages, and all of them only alone.
 //   - Ordered per key: of the messages with one ordering key, only the
 //     first to arrive may start, and only once none of the key runs.
 //   - Paced per destination: a message starts only when its destination's
@@ -60,6 +60,7 @@ type slots struct {
 	turns   []uuid.UUID              // workspaces with tickets waiting
 	served  map[uuid.UUID]uint64     // when each workspace last got a slot (grants counts them)
 	grants  uint64
+	holding holdings                           // the slots each workspace holds, for its fair share
 	keys    map[string]*list.List              // each ordering key's waiting tickets and reservations, in arrival order
 	keyWait map[string]time.Time               // keys whose line was parked until then: later arrivals wait behind it
 	busy    map[string]bool                    // ordering keys with a job running
@@ -134,7 +135,7 @@ func newSlots(size int, hold time.Duration, gate Gate, now func() time.Time) *sl
 		now = time.Now
 	}
 	return &slots{
-		size: size, hold: hold, gate: gate, now: now, outageWait: DefaultOutageWait,
+		size: size, hold: hold, gate: gate, now: now, outageWait: DefaultOutageWait, holding: newHoldings(size),
 		queues: map[uuid.UUID]*list.List{}, keys: map[string]*list.List{}, served: map[uuid.UUID]uint64{},
 		busy: map[string]bool{}, blocked: map[string]Refusal{}, keyWait: map[string]time.Time{},
 		booked: map[string]time.Time{}, probeAt: map[string]map[uuid.UUID]time.Time{}, asleep: map[string]*sleepers{},
@@ -257,6 +258,7 @@ func (s *slots) finish(t *ticket, done func(CallResult), r CallResult) {
 		done(r)
 	}
 	s.running--
+	s.holding.give(t.workspace)
 	if t.key != "" {
 		delete(s.busy, t.key)
 	}
@@ -322,12 +324,12 @@ func (s *slots) dequeue(t *ticket) {
 }
 
 // pump hands free slots out (under mu): each to the workspace that got
-// one least recently, among those with a ticket that may start.
+// one least recently, among those with a ticket that may start, those
+// holding less than their share (holdings) first.
 func (s *slots) pump() {
 	now := s.now()
 	for s.running < s.size && len(s.turns) > 0 {
-		order := slices.Clone(s.turns)
-		slices.SortFunc(order, func(a, b uuid.UUID) int { return cmp.Compare(s.served[a], s.served[b]) })
+		order := s.holding.order(s.turns, s.served)
 		granted := false
 		for _, ws := range order {
 			q := s.queues[ws]
@@ -342,6 +344,7 @@ func (s *slots) pump() {
 			s.grants++
 			s.served[ws] = s.grants
 			s.running++
+			s.holding.take(ws)
 			s.peak = max(s.peak, s.running)
 			if t.key != "" {
 				s.busy[t.key] = true
