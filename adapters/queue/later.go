@@ -118,12 +118,17 @@ func (p retryPolicy) spread(wait time.Duration) time.Duration {
 // later sits between giving up and the slots: a job that must wait, or
 // whose run failed in a way worth trying again before its deadline, is
 // parked in the outbox until then (waits, with attempts counted as the
-// policy says) and its message acknowledged; its slot was already handed
-// on. Anything else goes on to be given up on. If parking fails the
-// message comes again from the broker.
-func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *slog.Logger) message.HandlerMiddleware {
+// policy says) and its message acknowledged; its slot is handed
+// on once the park commits (heldSlot). Anything else goes on to be given
+// up on. If parking fails the message comes again from the broker, after
+// backoff, and its call ends Abandoned.
+func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *slog.Logger, backoff *parkBackoff) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
+			held := &heldSlot{}
+			msg.SetContext(context.WithValue(msg.Context(), heldSlotKey{}, held))
+			parkFailed := false
+			defer func() { held.end(parkFailed) }()
 			out, err := h(msg)
 			var i *interrupted
 			if err == nil || errors.As(err, &i) || msg.Context().Err() != nil {
@@ -139,8 +144,12 @@ func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *
 			}
 			ctx := context.WithoutCancel(msg.Context())
 			if perr := waits.Defer(ctx, m, until, attempts, reason); perr != nil {
+				parkFailed = true
+				held.end(true) // the slot and the token are not held through the wait
+				backoff.failedPark(msg.Context())
 				return nil, &redeliver{sanitizedError{text: "parking the job failed: " + domain.SanitizeError(perr), cause: perr}}
 			}
+			backoff.parked()
 			var w *waitFor
 			retry := !errors.As(err, &w)
 			noteParked(msg, retry)

@@ -175,7 +175,7 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.J
 		giveUp(failures),
 		observeOutcome(obs),
 		markInterrupted,
-		later(waits, cfg.retryPolicy(), time.Now, logger),
+		later(waits, cfg.retryPolicy(), time.Now, logger, &parkBackoff{initial: cfg.InitialInterval, max: cfg.MaxInterval}),
 		w.takeSlot,
 		countAttempts,
 		sanitizeFailures,
@@ -271,6 +271,9 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 		msg.SetContext(domain.WithOrderingKey(msg.Context(), m.OrderingKey))
 		out, err := h(msg)
 		result := callResultOf(err)
+		if err != nil && hold(msg.Context(), release, result) {
+			return out, err // later lets the slot go once it knows whether the job is parked
+		}
 		release(result)
 		if !result.Failed && !result.Abandoned && m.Destination != "" {
 			w.slots.answeredAfterWait(m.WorkspaceID, m.Destination, m.WaitedFor)
