@@ -71,6 +71,7 @@ type slots struct {
 	wokenAt map[string]time.Time               // reason and workspace: when a job that had waited for it woke the others
 	wake    *time.Timer
 	wakeAt  time.Time
+	sweptAt time.Time // see sweep
 }
 
 // sleepers are the messages parked long for a destination that is down,
@@ -80,6 +81,7 @@ type sleepers struct {
 	reason     string
 	workspaces map[uuid.UUID]int
 	keys       map[string]struct{}
+	until      time.Time // the latest of their waits' ends
 }
 
 // ticket is one message waiting for a slot.
@@ -328,6 +330,7 @@ func (s *slots) dequeue(t *ticket) {
 // holding less than their share (holdings) first.
 func (s *slots) pump() {
 	now := s.now()
+	s.sweep(now)
 	for s.running < s.size && len(s.turns) > 0 {
 		order := s.holding.order(s.turns, s.served)
 		granted := false
@@ -507,7 +510,11 @@ func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Eleme
 	if t.key != "" {
 		z.keys[t.key] = struct{}{}
 	}
-	return s.waitDurably(t, now.Add(s.outageWait+rand.N(s.outageWait/10)), reason, next)
+	until := now.Add(s.outageWait + rand.N(s.outageWait/10))
+	if until.After(z.until) {
+		z.until = until
+	}
+	return s.waitDurably(t, until, reason, next)
 }
 
 // answered: a call to destination was answered, so it is up, and so is
