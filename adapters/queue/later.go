@@ -73,7 +73,7 @@ func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time
 	case errors.As(err, &w):
 		until, reason = w.until, w.reason
 	case throttled:
-		until, reason = now.Add(max(retryAfter, time.Second)), "throttled by "+m.Destination
+		until, reason = now.Add(max(retryAfter, time.Second)), throttledBy(m.Destination)
 	case !Retryable(err):
 		return until, attempts, "", false
 	case platformerr.IsUpstream(err) || domain.IsCode(err, domain.CodeUnavailable):
@@ -201,3 +201,7 @@ func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger) 
 			"workspaces", len(workspaces), "jobs", woken, "every", every)
 	}
 }
+
+// throttledBy is the reason a job answered 429 by destination is parked
+// with.
+func throttledBy(destination string) string { return "throttled by " + destination }

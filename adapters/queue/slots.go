@@ -81,6 +81,7 @@ type sleepers struct {
 	reason     string
 	workspaces map[uuid.UUID]int
 	keys       map[string]struct{}
+	since      time.Time // when the first was parked: calls started before say nothing of the outage
 	until      time.Time // the latest of their waits' ends
 }
 
@@ -90,6 +91,7 @@ type ticket struct {
 	destination string
 	key         string
 	seq         uint64
+	startedAt   time.Time // when it got its slot
 	inQueue     *list.Element
 	inKey       *list.Element
 	answer      chan grant // buffered: the pump never blocks on it
@@ -267,7 +269,7 @@ func (s *slots) finish(t *ticket, done func(CallResult), r CallResult) {
 	if t.destination != "" {
 		delete(s.blocked, t.destination) // a call ended: its destination may take another
 		if !r.Failed && !r.Abandoned {
-			s.answered(t.destination)
+			s.answered(t.destination, t.startedAt)
 		}
 	}
 	s.pump()
@@ -347,6 +349,7 @@ func (s *slots) pump() {
 			s.grants++
 			s.served[ws] = s.grants
 			s.running++
+			t.startedAt = now
 			s.holding.take(ws)
 			s.peak = max(s.peak, s.running)
 			if t.key != "" {
@@ -503,7 +506,7 @@ func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Eleme
 	}
 	z := s.asleep[down]
 	if z == nil {
-		z = &sleepers{reason: reason, workspaces: map[uuid.UUID]int{}, keys: map[string]struct{}{}}
+		z = &sleepers{reason: reason, workspaces: map[uuid.UUID]int{}, keys: map[string]struct{}{}, since: now}
 		s.asleep[down] = z
 	}
 	z.workspaces[t.workspace]++
@@ -517,15 +520,17 @@ func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Eleme
 	return s.waitDurably(t, until, reason, next)
 }
 
-// answered: a call to destination was answered, so it is up, and so is
-// its platform. The messages parked long for either are woken (under mu):
-// their keys' later arrivals wait only a hold behind them, and s.woken
+// answered: a call to destination, started at startedAt, was answered,
+// so it is up, and so is its platform. The messages parked long for
+// either since before the call started are woken, once (under mu): a call
+// that started before them and answers late says nothing of now. Their
+// keys' later arrivals wait only a hold behind them, and s.woken
 // brings them forward in the outbox.
-func (s *slots) answered(destination string) {
+func (s *slots) answered(destination string, startedAt time.Time) {
 	platform, _, _ := strings.Cut(destination, "/")
 	for _, down := range []string{destination, platform} {
 		z := s.asleep[down]
-		if z == nil {
+		if z == nil || startedAt.Before(z.since) {
 			continue
 		}
 		delete(s.asleep, down)
@@ -594,10 +599,10 @@ func waitingFor(destination, why string) string { return "waiting for " + destin
 // waitedForAnOutage says whether a job parked for waited had waited for
 // its destination to come back: its breaker open, or a transient
 // failure's retry (whose reason is the failure); not a pace, a cap, a
-// pause or its key's line, whose reasons start "waiting ".
+// pause or its key's line, whose reasons start "waiting ", nor a 429.
 func waitedForAnOutage(waited string) bool {
 	switch {
-	case waited == "":
+	case waited == "", strings.HasPrefix(waited, throttledBy("")):
 		return false
 	case strings.HasSuffix(waited, ": "+WhyBreakerOpen), strings.HasSuffix(waited, ": probing"):
 		return true
