@@ -23,7 +23,15 @@ import (
 type waitFor struct {
 	until  time.Time
 	reason string
+	// asleep, for a job parked to sleep through its destination's
+	// outage, is its fellow sleepers.
+	asleep *sleepers
 }
+
+// wokenBeforeParked says whether the wake of w's fellow sleepers ran
+// before w's park committed: its snapshot of the parked jobs may have
+// missed w, which would sleep the full outage wait.
+func (w *waitFor) wokenBeforeParked() bool { return w.asleep != nil && w.asleep.woken.Load() }
 
 func (w *waitFor) Error() string { return w.reason }
 
@@ -122,7 +130,7 @@ func (p retryPolicy) spread(wait time.Duration) time.Duration {
 // on once the park commits (heldSlot). Anything else goes on to be given
 // up on. If parking fails the message comes again from the broker, after
 // backoff, and its call ends Abandoned.
-func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *slog.Logger, backoff *parkBackoff) message.HandlerMiddleware {
+func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *slog.Logger, backoff *parkBackoff, rewake func(down, reason string, workspace uuid.UUID)) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
 			held := &heldSlot{}
@@ -152,6 +160,9 @@ func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *
 			backoff.parked()
 			var w *waitFor
 			retry := !errors.As(err, &w)
+			if !retry && w.wokenBeforeParked() && rewake != nil {
+				rewake(w.asleep.down, w.asleep.reason, m.WorkspaceID)
+			}
 			noteParked(msg, retry)
 			// A failed run that will run again is expected, not yet a
 			// fault: Warn. A wait for a destination is routine: Debug.

@@ -79,7 +79,7 @@ func TestAFailedParkDrainsNoTokenAndBacksOff(t *testing.T) {
 		return nil, platformerr.Upstream(errors.New("shopify answered 503"))
 	}
 	park := parkBackoff{initial: 100 * time.Millisecond, max: 30 * time.Second, sleep: slept.sleep}
-	h := later(outbox, WorkerConfig{}.withDefaults().retryPolicy(), time.Now, slog.New(slog.DiscardHandler), &park)(w.takeSlot(failing))
+	h := later(outbox, WorkerConfig{}.withDefaults().retryPolicy(), time.Now, slog.New(slog.DiscardHandler), &park, nil)(w.takeSlot(failing))
 
 	const spins = 10
 	for range spins {

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -78,11 +79,15 @@ type slots struct {
 // as wake needs them: their workspaces (with how many each), and their
 // ordering keys.
 type sleepers struct {
+	down       string
 	reason     string
 	workspaces map[uuid.UUID]int
 	keys       map[string]struct{}
 	since      time.Time // when the first was parked: calls started before say nothing of the outage
 	until      time.Time // the latest of their waits' ends
+	// woken is set once a wake took them: one whose park commits after
+	// it is woken again (wokenBeforeParked).
+	woken atomic.Bool
 }
 
 // ticket is one message waiting for a slot.
@@ -445,7 +450,7 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 		case r.Why == WhyBreakerOpen && r.Until.Sub(now) > s.hold:
 			e = s.waitOutage(t, r, now, e)
 		case r.Until.Sub(now) > s.hold:
-			e = s.waitDurably(t, s.turn(t.destination, r, r.Until), reason, e)
+			e = s.waitDurably(t, s.turn(t.destination, r, r.Until), reason, nil, e)
 		case n >= limit:
 			// Behind the ones waiting in memory, whose turns come first;
 			// without a pace, a group of them per hold.
@@ -453,7 +458,7 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 			if r.Every <= 0 {
 				earliest = r.Until.Add(time.Duration(n/limit) * s.hold)
 			}
-			e = s.waitDurably(t, s.turn(t.destination, r, earliest), reason, e)
+			e = s.waitDurably(t, s.turn(t.destination, r, earliest), reason, nil, e)
 		}
 	}
 	return nil, nil
@@ -502,11 +507,11 @@ func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Eleme
 	}
 	if at, ok := probes[t.workspace]; !ok || at.Before(r.Until) {
 		probes[t.workspace] = r.Until
-		return s.waitDurably(t, r.Until.Add(rand.N(s.hold)), reason, next)
+		return s.waitDurably(t, r.Until.Add(rand.N(s.hold)), reason, nil, next)
 	}
 	z := s.asleep[down]
 	if z == nil {
-		z = &sleepers{reason: reason, workspaces: map[uuid.UUID]int{}, keys: map[string]struct{}{}, since: now}
+		z = &sleepers{down: down, reason: reason, workspaces: map[uuid.UUID]int{}, keys: map[string]struct{}{}, since: now}
 		s.asleep[down] = z
 	}
 	z.workspaces[t.workspace]++
@@ -517,7 +522,7 @@ func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Eleme
 	if until.After(z.until) {
 		z.until = until
 	}
-	return s.waitDurably(t, until, reason, next)
+	return s.waitDurably(t, until, reason, z, next)
 }
 
 // answered: a call to destination, started at startedAt, was answered,
@@ -535,6 +540,7 @@ func (s *slots) answered(destination string, startedAt time.Time) {
 		}
 		delete(s.asleep, down)
 		delete(s.probeAt, down)
+		z.woken.Store(true)
 		now := s.now()
 		for ws := range z.workspaces { // their returns need not wake them again
 			s.wokenAt[z.reason+"|"+ws.String()] = now
@@ -614,9 +620,10 @@ func waitedForAnOutage(waited string) bool {
 // with a durable wait until then (a microsecond apart, the database's
 // resolution, so they come back in order); reservations of the key not
 // yet in a line get theirs when they ask, and so do the key's later
-// arrivals while the wait lasts. It returns where the scan of t's queue
+// arrivals while the wait lasts; z, if they sleep through an outage. It
+// returns where the scan of t's queue
 // goes on: next, or past it if next was one of them.
-func (s *slots) waitDurably(t *ticket, until time.Time, reason string, next *list.Element) *list.Element {
+func (s *slots) waitDurably(t *ticket, until time.Time, reason string, z *sleepers, next *list.Element) *list.Element {
 	line := []*ticket{t}
 	if t.key != "" {
 		line = line[:0]
@@ -626,7 +633,7 @@ func (s *slots) waitDurably(t *ticket, until time.Time, reason string, next *lis
 		s.keyWait[t.key] = until.Add(time.Duration(len(line)) * time.Microsecond)
 	}
 	for i, w := range line {
-		wait := &waitFor{until: until.Add(time.Duration(i) * time.Microsecond), reason: reason}
+		wait := &waitFor{until: until.Add(time.Duration(i) * time.Microsecond), reason: reason, asleep: z}
 		if w.inQueue == nil { // a reservation
 			w.parked = wait
 			s.leaveKey(w)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
@@ -175,7 +176,7 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.J
 		giveUp(failures),
 		observeOutcome(obs),
 		markInterrupted,
-		later(waits, cfg.retryPolicy(), time.Now, logger, &parkBackoff{initial: cfg.InitialInterval, max: cfg.MaxInterval}),
+		later(waits, cfg.retryPolicy(), time.Now, logger, &parkBackoff{initial: cfg.InitialInterval, max: cfg.MaxInterval}, w.rewake),
 		w.takeSlot,
 		countAttempts,
 		sanitizeFailures,
@@ -195,6 +196,12 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.J
 		router.AddConsumerHandler(eventType, Topic(cfg.Namespace, eventType), borrowed, handle(eventType, handlers[eventType]))
 	}
 	return w, nil
+}
+
+// rewake wakes workspace's jobs parked with reason for down again: one of
+// them was parked as the first wake ran (waitFor.wokenBeforeParked).
+func (w *Worker) rewake(down, reason string, workspace uuid.UUID) {
+	w.slots.woken(down, reason, map[uuid.UUID]int{workspace: 1})
 }
 
 // admit is the outermost middleware: it counts the jobs running, for
