@@ -188,9 +188,9 @@ const wakeWithin = 30 * time.Second
 // wakeParked brings forward, in the outbox, the jobs parked long for a
 // destination that answers again (slots.answered), workspace after
 // workspace, spread over wakeWithin by how many the worker parked, and at
-// most maxEvery apart. If it fails they come back at their time all the
-// same.
-func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger) func(destination, reason string, workspaces map[uuid.UUID]int) {
+// most maxEvery apart. A Wake that fails is tried again (retry); if it
+// keeps failing they come back at their time all the same.
+func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger, retry wakeRetries) func(destination, reason string, workspaces map[uuid.UUID]int) {
 	return func(destination, reason string, workspaces map[uuid.UUID]int) {
 		parked := 0
 		for _, n := range workspaces {
@@ -199,9 +199,11 @@ func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger) 
 		every := min(maxEvery, wakeWithin/time.Duration(max(parked, 1)))
 		woken := 0
 		for ws := range workspaces {
-			ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
-			n, err := waits.Wake(ctx, ws, reason, time.Duration(woken)*every, every)
-			cancel()
+			n, err := retry.do(func() (int, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
+				defer cancel()
+				return waits.Wake(ctx, ws, reason, time.Duration(woken)*every, every)
+			})
 			woken += n
 			if err != nil {
 				log.Warn("waking the jobs parked for a destination that is back failed: they come back at their time",
@@ -216,3 +218,36 @@ func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger) 
 // throttledBy is the reason a job answered 429 by destination is parked
 // with.
 func throttledBy(destination string) string { return "throttled by " + destination }
+
+// wakeRetries is how a Wake that failed is tried again: a serialization
+// failure after a cancel moved a row, a deadlock between two Wakes or a
+// blip of the database would otherwise leave the jobs asleep for the
+// full outage wait. At most tries in all, the wait between two doubling
+// from initial, ±half.
+type wakeRetries struct {
+	tries   int
+	initial time.Duration
+	// sleep waits d (nil: a timer).
+	sleep func(context.Context, time.Duration)
+}
+
+// defaultWakeRetries try a Wake over about 3.5 s.
+var defaultWakeRetries = wakeRetries{tries: 4, initial: 500 * time.Millisecond}
+
+// do runs wake until it succeeds or its tries are spent.
+func (r wakeRetries) do(wake func() (int, error)) (int, error) {
+	wait := r.initial
+	for try := 1; ; try++ {
+		n, err := wake()
+		if err == nil || try >= r.tries {
+			return n, err
+		}
+		d := wait/2 + rand.N(wait)
+		if r.sleep != nil {
+			r.sleep(context.Background(), d)
+		} else {
+			time.Sleep(d)
+		}
+		wait *= 2
+	}
+}

@@ -170,7 +170,7 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.J
 	w.slots.outageWait = cfg.OutageWait
 	// The woken come back a slot's worth per hold at most, a fraction of
 	// what the slots turn over at any latency worth pacing.
-	w.slots.woken = wakeParked(waits, cfg.Hold/time.Duration(cfg.Concurrency), logger)
+	w.slots.woken = wakeParked(waits, cfg.Hold/time.Duration(cfg.Concurrency), logger, defaultWakeRetries)
 	router.AddMiddleware(
 		w.admit,
 		giveUp(failures),
