@@ -63,7 +63,7 @@ type slots struct {
 	grants  uint64
 	holding holdings                           // the slots each workspace holds, for its fair share
 	keys    map[string]*list.List              // each ordering key's waiting tickets and reservations, in arrival order
-	keyWait map[string]time.Time               // keys whose line was parked until then: later arrivals wait behind it
+	keyWait map[string]keyLine                 // keys whose line was parked: later arrivals wait behind it
 	busy    map[string]bool                    // ordering keys with a job running
 	blocked map[string]Refusal                 // destinations refused until then (the Gate's answer, cached)
 	booked  map[string]time.Time               // paced destinations: the next free turn of a message parked for one
@@ -146,7 +146,7 @@ func newSlots(size int, hold time.Duration, gate Gate, now func() time.Time) *sl
 	return &slots{
 		size: size, hold: hold, gate: gate, now: now, outageWait: DefaultOutageWait, holding: newHoldings(size),
 		queues: map[uuid.UUID]*list.List{}, keys: map[string]*list.List{}, served: map[uuid.UUID]uint64{},
-		busy: map[string]bool{}, blocked: map[string]Refusal{}, keyWait: map[string]time.Time{},
+		busy: map[string]bool{}, blocked: map[string]Refusal{}, keyWait: map[string]keyLine{},
 		booked: map[string]time.Time{}, probeAt: map[string]map[uuid.UUID]time.Time{}, asleep: map[string]*sleepers{},
 		wokenAt: map[string]time.Time{},
 	}
@@ -232,11 +232,12 @@ func (s *slots) line(workspace uuid.UUID, destination, key string, t *ticket) (*
 	if t.parked != nil {
 		return nil, t.parked, nil
 	}
-	if until, ok := s.keyWait[key]; ok {
-		if s.now().Before(until) {
-			s.keyWait[key] = until.Add(time.Microsecond)
+	if kl, ok := s.keyWait[key]; ok {
+		if s.now().Before(kl.until) {
+			kl.until = kl.until.Add(time.Microsecond)
+			s.keyWait[key] = kl
 			s.leaveKey(t)
-			return nil, &waitFor{until: until.Add(time.Microsecond), reason: "waiting behind an earlier job of its ordering key"}, nil
+			return nil, kl.behind(workspace), nil
 		}
 		delete(s.keyWait, key)
 	}
@@ -547,8 +548,8 @@ func (s *slots) answered(destination string, startedAt time.Time) {
 		}
 		soon := now.Add(s.hold)
 		for key := range z.keys {
-			if until, ok := s.keyWait[key]; ok && until.After(soon) {
-				s.keyWait[key] = soon
+			if kl, ok := s.keyWait[key]; ok && kl.until.After(soon) {
+				s.keyWait[key] = keyLine{until: soon}
 			}
 		}
 		if s.woken != nil {
@@ -630,7 +631,7 @@ func (s *slots) waitDurably(t *ticket, until time.Time, reason string, z *sleepe
 		for e := s.keys[t.key].Front(); e != nil; e = e.Next() {
 			line = append(line, e.Value.(*ticket))
 		}
-		s.keyWait[t.key] = until.Add(time.Duration(len(line)) * time.Microsecond)
+		s.keyWait[t.key] = keyLine{until: until.Add(time.Duration(len(line)) * time.Microsecond), asleep: z}
 	}
 	for i, w := range line {
 		wait := &waitFor{until: until.Add(time.Duration(i) * time.Microsecond), reason: reason, asleep: z}

@@ -25,7 +25,7 @@ func (s *slots) sweep(now time.Time) {
 	}
 	s.sweptAt = now
 	over := func(at time.Time) bool { return !at.After(now) }
-	maps.DeleteFunc(s.keyWait, func(_ string, until time.Time) bool { return over(until) })
+	maps.DeleteFunc(s.keyWait, func(_ string, kl keyLine) bool { return over(kl.until) })
 	for down, probes := range s.probeAt {
 		maps.DeleteFunc(probes, func(_ uuid.UUID, at time.Time) bool { return over(at) })
 		if len(probes) == 0 {

@@ -65,3 +65,25 @@ func TestSlotsLetAThrottledJobWakeNoOne(t *testing.T) {
 	defer s.mu.Unlock()
 	assert.Empty(t, s.wokenAt, "woke its workspace's sleepers")
 }
+
+// A job of a key whose line sleeps through an outage, arriving after the
+// line was parked, waits behind it with the line's reason, so the wake
+// that brings the line back brings it back too: parked as "waiting
+// behind an earlier job", it matched no wake and slept the full wait.
+func TestSlotsParkALaterArrivalOfASleepingKeyToBeWokenWithIt(t *testing.T) {
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	gate := &fakeGate{refuse: map[string]time.Time{"shopify/a": now.Add(time.Minute)}}
+	s := newSlots(2, 2*time.Second, gate, func() time.Time { return now })
+	ws := uuid.New()
+	<-acquireAsync(s, context.Background(), ws, "shopify/a", "").done // the probe
+	sleeper := acquireAsync(s, context.Background(), ws, "shopify/a", "catalog/1")
+	<-sleeper.done
+	require.NotNil(t, sleeper.wait)
+
+	_, behind, err := s.acquire(context.Background(), ws, "shopify/a", "catalog/1", nil)
+	require.NoError(t, err)
+	require.NotNil(t, behind)
+	assert.True(t, behind.until.After(sleeper.wait.until), "behind the sleeper")
+	assert.Equal(t, sleeper.wait.reason, behind.reason, "woken with it")
+	assert.Same(t, sleeper.wait.asleep, behind.asleep)
+}
