@@ -23,7 +23,15 @@ import (
 type waitFor struct {
 	until  time.Time
 	reason string
+	// asleep, for a job parked to sleep through its destination's
+	// outage, is its fellow sleepers.
+	asleep *sleepers
 }
+
+// wokenBeforeParked says whether the wake of w's fellow sleepers ran
+// before w's park committed: its snapshot of the parked jobs may have
+// missed w, which would sleep the full outage wait.
+func (w *waitFor) wokenBeforeParked() bool { return w.asleep != nil && w.asleep.woken.Load() }
 
 func (w *waitFor) Error() string { return w.reason }
 
@@ -73,7 +81,7 @@ func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time
 	case errors.As(err, &w):
 		until, reason = w.until, w.reason
 	case throttled:
-		until, reason = now.Add(max(retryAfter, time.Second)), "throttled by "+m.Destination
+		until, reason = now.Add(max(retryAfter, time.Second)), throttledBy(m.Destination)
 	case !Retryable(err):
 		return until, attempts, "", false
 	case platformerr.IsUpstream(err) || domain.IsCode(err, domain.CodeUnavailable):
@@ -118,12 +126,17 @@ func (p retryPolicy) spread(wait time.Duration) time.Duration {
 // later sits between giving up and the slots: a job that must wait, or
 // whose run failed in a way worth trying again before its deadline, is
 // parked in the outbox until then (waits, with attempts counted as the
-// policy says) and its message acknowledged; its slot was already handed
-// on. Anything else goes on to be given up on. If parking fails the
-// message comes again from the broker.
-func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *slog.Logger) message.HandlerMiddleware {
+// policy says) and its message acknowledged; its slot is handed
+// on once the park commits (heldSlot). Anything else goes on to be given
+// up on. If parking fails the message comes again from the broker, after
+// backoff, and its call ends Abandoned.
+func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *slog.Logger, backoff *parkBackoff, rewake func(down, reason string, workspace uuid.UUID)) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
+			held := &heldSlot{}
+			msg.SetContext(context.WithValue(msg.Context(), heldSlotKey{}, held))
+			parkFailed := false
+			defer func() { held.end(parkFailed) }()
 			out, err := h(msg)
 			var i *interrupted
 			if err == nil || errors.As(err, &i) || msg.Context().Err() != nil {
@@ -139,10 +152,17 @@ func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *
 			}
 			ctx := context.WithoutCancel(msg.Context())
 			if perr := waits.Defer(ctx, m, until, attempts, reason); perr != nil {
+				parkFailed = true
+				held.end(true) // the slot and the token are not held through the wait
+				backoff.failedPark(msg.Context())
 				return nil, &redeliver{sanitizedError{text: "parking the job failed: " + domain.SanitizeError(perr), cause: perr}}
 			}
+			backoff.parked()
 			var w *waitFor
 			retry := !errors.As(err, &w)
+			if !retry && w.wokenBeforeParked() && rewake != nil {
+				rewake(w.asleep.down, w.asleep.reason, m.WorkspaceID)
+			}
 			noteParked(msg, retry)
 			// A failed run that will run again is expected, not yet a
 			// fault: Warn. A wait for a destination is routine: Debug.
@@ -168,9 +188,9 @@ const wakeWithin = 30 * time.Second
 // wakeParked brings forward, in the outbox, the jobs parked long for a
 // destination that answers again (slots.answered), workspace after
 // workspace, spread over wakeWithin by how many the worker parked, and at
-// most maxEvery apart. If it fails they come back at their time all the
-// same.
-func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger) func(destination, reason string, workspaces map[uuid.UUID]int) {
+// most maxEvery apart. A Wake that fails is tried again (retry); if it
+// keeps failing they come back at their time all the same.
+func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger, retry wakeRetries) func(destination, reason string, workspaces map[uuid.UUID]int) {
 	return func(destination, reason string, workspaces map[uuid.UUID]int) {
 		parked := 0
 		for _, n := range workspaces {
@@ -179,9 +199,11 @@ func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger) 
 		every := min(maxEvery, wakeWithin/time.Duration(max(parked, 1)))
 		woken := 0
 		for ws := range workspaces {
-			ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
-			n, err := waits.Wake(ctx, ws, reason, time.Duration(woken)*every, every)
-			cancel()
+			n, err := retry.do(func() (int, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
+				defer cancel()
+				return waits.Wake(ctx, ws, reason, time.Duration(woken)*every, every)
+			})
 			woken += n
 			if err != nil {
 				log.Warn("waking the jobs parked for a destination that is back failed: they come back at their time",
@@ -190,5 +212,42 @@ func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger) 
 		}
 		log.Info("destination answers again: its parked jobs are due now", "destination", destination,
 			"workspaces", len(workspaces), "jobs", woken, "every", every)
+	}
+}
+
+// throttledBy is the reason a job answered 429 by destination is parked
+// with.
+func throttledBy(destination string) string { return "throttled by " + destination }
+
+// wakeRetries is how a Wake that failed is tried again: a serialization
+// failure after a cancel moved a row, a deadlock between two Wakes or a
+// blip of the database would otherwise leave the jobs asleep for the
+// full outage wait. At most tries in all, the wait between two doubling
+// from initial, ±half.
+type wakeRetries struct {
+	tries   int
+	initial time.Duration
+	// sleep waits d (nil: a timer).
+	sleep func(context.Context, time.Duration)
+}
+
+// defaultWakeRetries try a Wake over about 3.5 s.
+var defaultWakeRetries = wakeRetries{tries: 4, initial: 500 * time.Millisecond}
+
+// do runs wake until it succeeds or its tries are spent.
+func (r wakeRetries) do(wake func() (int, error)) (int, error) {
+	wait := r.initial
+	for try := 1; ; try++ {
+		n, err := wake()
+		if err == nil || try >= r.tries {
+			return n, err
+		}
+		d := wait/2 + rand.N(wait)
+		if r.sleep != nil {
+			r.sleep(context.Background(), d)
+		} else {
+			time.Sleep(d)
+		}
+		wait *= 2
 	}
 }

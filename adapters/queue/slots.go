@@ -1,14 +1,11 @@
 package queue
 
 import (
-	"cmp"
 	"container/list"
 	"context"
 	"errors"
 	"maps"
 	"math/rand/v2"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,9 +17,10 @@ import (
 // in is the policy of the work side:
 //
 //   - Fair between workspaces: each slot freed goes to the workspace with
-//     a message waiting that got one least recently, so one workspace's
-//     backlog of thousands takes at most its share of the slots while
-//     others have messages, and holds all of them only while it is alone.
+//     a message waiting that got one least recently, among those holding
+//     less than their share first (holdings), so one workspace's backlog
+//     of thousands, or its calls of 14 s, takes at most its share of the
+//     slots while others have messages, and all of them only alone.
 //   - Ordered per key: of the messages with one ordering key, only the
 //     first to arrive may start, and only once none of the key runs.
 //   - Paced per destination: a message starts only when its destination's
@@ -60,8 +58,9 @@ type slots struct {
 	turns   []uuid.UUID              // workspaces with tickets waiting
 	served  map[uuid.UUID]uint64     // when each workspace last got a slot (grants counts them)
 	grants  uint64
+	holding holdings                           // the slots each workspace holds, for its fair share
 	keys    map[string]*list.List              // each ordering key's waiting tickets and reservations, in arrival order
-	keyWait map[string]time.Time               // keys whose line was parked until then: later arrivals wait behind it
+	keyWait map[string]keyLine                 // keys whose line was parked: later arrivals wait behind it
 	busy    map[string]bool                    // ordering keys with a job running
 	blocked map[string]Refusal                 // destinations refused until then (the Gate's answer, cached)
 	booked  map[string]time.Time               // paced destinations: the next free turn of a message parked for one
@@ -70,15 +69,7 @@ type slots struct {
 	wokenAt map[string]time.Time               // reason and workspace: when a job that had waited for it woke the others
 	wake    *time.Timer
 	wakeAt  time.Time
-}
-
-// sleepers are the messages parked long for a destination that is down,
-// as wake needs them: their workspaces (with how many each), and their
-// ordering keys.
-type sleepers struct {
-	reason     string
-	workspaces map[uuid.UUID]int
-	keys       map[string]struct{}
+	sweptAt time.Time // see sweep
 }
 
 // ticket is one message waiting for a slot.
@@ -87,6 +78,7 @@ type ticket struct {
 	destination string
 	key         string
 	seq         uint64
+	startedAt   time.Time // when it got its slot
 	inQueue     *list.Element
 	inKey       *list.Element
 	answer      chan grant // buffered: the pump never blocks on it
@@ -134,9 +126,9 @@ func newSlots(size int, hold time.Duration, gate Gate, now func() time.Time) *sl
 		now = time.Now
 	}
 	return &slots{
-		size: size, hold: hold, gate: gate, now: now, outageWait: DefaultOutageWait,
+		size: size, hold: hold, gate: gate, now: now, outageWait: DefaultOutageWait, holding: newHoldings(size),
 		queues: map[uuid.UUID]*list.List{}, keys: map[string]*list.List{}, served: map[uuid.UUID]uint64{},
-		busy: map[string]bool{}, blocked: map[string]Refusal{}, keyWait: map[string]time.Time{},
+		busy: map[string]bool{}, blocked: map[string]Refusal{}, keyWait: map[string]keyLine{},
 		booked: map[string]time.Time{}, probeAt: map[string]map[uuid.UUID]time.Time{}, asleep: map[string]*sleepers{},
 		wokenAt: map[string]time.Time{},
 	}
@@ -222,11 +214,12 @@ func (s *slots) line(workspace uuid.UUID, destination, key string, t *ticket) (*
 	if t.parked != nil {
 		return nil, t.parked, nil
 	}
-	if until, ok := s.keyWait[key]; ok {
-		if s.now().Before(until) {
-			s.keyWait[key] = until.Add(time.Microsecond)
+	if kl, ok := s.keyWait[key]; ok {
+		if s.now().Before(kl.until) {
+			kl.until = kl.until.Add(time.Microsecond)
+			s.keyWait[key] = kl
 			s.leaveKey(t)
-			return nil, &waitFor{until: until.Add(time.Microsecond), reason: "waiting behind an earlier job of its ordering key"}, nil
+			return nil, kl.behind(workspace), nil
 		}
 		delete(s.keyWait, key)
 	}
@@ -257,13 +250,14 @@ func (s *slots) finish(t *ticket, done func(CallResult), r CallResult) {
 		done(r)
 	}
 	s.running--
+	s.holding.give(t.workspace)
 	if t.key != "" {
 		delete(s.busy, t.key)
 	}
 	if t.destination != "" {
 		delete(s.blocked, t.destination) // a call ended: its destination may take another
 		if !r.Failed && !r.Abandoned {
-			s.answered(t.destination)
+			s.answered(t.destination, t.startedAt)
 		}
 	}
 	s.pump()
@@ -322,12 +316,13 @@ func (s *slots) dequeue(t *ticket) {
 }
 
 // pump hands free slots out (under mu): each to the workspace that got
-// one least recently, among those with a ticket that may start.
+// one least recently, among those with a ticket that may start, those
+// holding less than their share (holdings) first.
 func (s *slots) pump() {
 	now := s.now()
+	s.sweep(now)
 	for s.running < s.size && len(s.turns) > 0 {
-		order := slices.Clone(s.turns)
-		slices.SortFunc(order, func(a, b uuid.UUID) int { return cmp.Compare(s.served[a], s.served[b]) })
+		order := s.holding.order(s.turns, s.served)
 		granted := false
 		for _, ws := range order {
 			q := s.queues[ws]
@@ -342,6 +337,8 @@ func (s *slots) pump() {
 			s.grants++
 			s.served[ws] = s.grants
 			s.running++
+			t.startedAt = now
+			s.holding.take(ws)
 			s.peak = max(s.peak, s.running)
 			if t.key != "" {
 				s.busy[t.key] = true
@@ -436,7 +433,7 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 		case r.Why == WhyBreakerOpen && r.Until.Sub(now) > s.hold:
 			e = s.waitOutage(t, r, now, e)
 		case r.Until.Sub(now) > s.hold:
-			e = s.waitDurably(t, s.turn(t.destination, r, r.Until), reason, e)
+			e = s.waitDurably(t, s.turn(t.destination, r, r.Until), reason, nil, e)
 		case n >= limit:
 			// Behind the ones waiting in memory, whose turns come first;
 			// without a pace, a group of them per hold.
@@ -444,7 +441,7 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 			if r.Every <= 0 {
 				earliest = r.Until.Add(time.Duration(n/limit) * s.hold)
 			}
-			e = s.waitDurably(t, s.turn(t.destination, r, earliest), reason, e)
+			e = s.waitDurably(t, s.turn(t.destination, r, earliest), reason, nil, e)
 		}
 	}
 	return nil, nil
@@ -474,144 +471,24 @@ func (s *slots) turn(destination string, r Refusal, earliest time.Time) time.Tim
 // before they forget those with none booked ahead.
 const maxBooked = 4096
 
-// waitOutage parks t for a destination that is down (its own breaker or
-// its platform's, r.Of): the first ticket of each workspace refused in a
-// cooldown comes back when the cooldown ends, to be a probe; the others
-// sleep for outageWait, and come back as soon as a call to the
-// destination is answered, which spares the database and the broker a
-// round per ticket per cooldown during a long outage (under mu). Two
-// things wake them: this worker's answered call (answered), and, should
-// this worker be gone, the workspace's probe itself, whose message says
-// what it waited for (answeredAfterWait) wherever it runs.
-func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Element) *list.Element {
-	down := cmp.Or(r.Of, t.destination)
-	reason := waitingFor(down, r.Why)
-	probes := s.probeAt[down]
-	if probes == nil {
-		probes = map[uuid.UUID]time.Time{}
-		s.probeAt[down] = probes
-	}
-	if at, ok := probes[t.workspace]; !ok || at.Before(r.Until) {
-		probes[t.workspace] = r.Until
-		return s.waitDurably(t, r.Until.Add(rand.N(s.hold)), reason, next)
-	}
-	z := s.asleep[down]
-	if z == nil {
-		z = &sleepers{reason: reason, workspaces: map[uuid.UUID]int{}, keys: map[string]struct{}{}}
-		s.asleep[down] = z
-	}
-	z.workspaces[t.workspace]++
-	if t.key != "" {
-		z.keys[t.key] = struct{}{}
-	}
-	return s.waitDurably(t, now.Add(s.outageWait+rand.N(s.outageWait/10)), reason, next)
-}
-
-// answered: a call to destination was answered, so it is up, and so is
-// its platform. The messages parked long for either are woken (under mu):
-// their keys' later arrivals wait only a hold behind them, and s.woken
-// brings them forward in the outbox.
-func (s *slots) answered(destination string) {
-	platform, _, _ := strings.Cut(destination, "/")
-	for _, down := range []string{destination, platform} {
-		z := s.asleep[down]
-		if z == nil {
-			continue
-		}
-		delete(s.asleep, down)
-		delete(s.probeAt, down)
-		now := s.now()
-		for ws := range z.workspaces { // their returns need not wake them again
-			s.wokenAt[z.reason+"|"+ws.String()] = now
-		}
-		soon := now.Add(s.hold)
-		for key := range z.keys {
-			if until, ok := s.keyWait[key]; ok && until.After(soon) {
-				s.keyWait[key] = soon
-			}
-		}
-		if s.woken != nil {
-			go s.woken(down, z.reason, z.workspaces)
-		}
-	}
-}
-
-// rewakeAfter is how long after a wake of a workspace's sleepers another
-// job that had waited may wake them again: the woken come back by the
-// thousand, each with the same reason, and need no second wake. It is
-// shorter than a breaker's shortest cooldown (5 s), so the probe of an
-// outage that began just after a wake is never taken for one of the
-// woken, which would leave the new sleepers asleep.
-const rewakeAfter = 2 * time.Second
-
-// answeredAfterWait: a job of workspace, bound for destination, that had
-// been parked for waited (ports.Message.WaitedFor) reached it. If it
-// waited because the destination was down (its breaker, or a transient
-// failure's retry), its workspace's jobs asleep for the destination or
-// its platform are woken, whatever worker parked them: the wake that
-// survives the worker that parked them (a kill -9, a rolling restart), at
-// most once per rewakeAfter per reason and workspace.
-func (s *slots) answeredAfterWait(workspace uuid.UUID, destination, waited string) {
-	if !waitedForAnOutage(waited) || s.woken == nil {
-		return
-	}
-	platform, _, _ := strings.Cut(destination, "/")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	if len(s.wokenAt) >= maxBooked {
-		maps.DeleteFunc(s.wokenAt, func(_ string, at time.Time) bool { return now.Sub(at) >= rewakeAfter })
-	}
-	for _, down := range []string{destination, platform} {
-		reason := waitingFor(down, WhyBreakerOpen)
-		key := reason + "|" + workspace.String()
-		if at, ok := s.wokenAt[key]; ok && now.Sub(at) < rewakeAfter {
-			continue
-		}
-		s.wokenAt[key] = now
-		go s.woken(down, reason, map[uuid.UUID]int{workspace: 0})
-		if platform == destination {
-			break
-		}
-	}
-}
-
-// waitingFor is the reason a message parked for destination's refusal
-// why is parked with: what the outbox keeps, operators read, and Wake and
-// waitedForAnOutage match.
-func waitingFor(destination, why string) string { return "waiting for " + destination + ": " + why }
-
-// waitedForAnOutage says whether a job parked for waited had waited for
-// its destination to come back: its breaker open, or a transient
-// failure's retry (whose reason is the failure); not a pace, a cap, a
-// pause or its key's line, whose reasons start "waiting ".
-func waitedForAnOutage(waited string) bool {
-	switch {
-	case waited == "":
-		return false
-	case strings.HasSuffix(waited, ": "+WhyBreakerOpen), strings.HasSuffix(waited, ": probing"):
-		return true
-	}
-	return !strings.HasPrefix(waited, "waiting ")
-}
-
 // waitDurably answers t, and every ticket of its ordering key behind it,
 // with a durable wait until then (a microsecond apart, the database's
 // resolution, so they come back in order); reservations of the key not
 // yet in a line get theirs when they ask, and so do the key's later
-// arrivals while the wait lasts. It returns where the scan of t's queue
+// arrivals while the wait lasts; z, if they sleep through an outage. It
+// returns where the scan of t's queue
 // goes on: next, or past it if next was one of them.
-func (s *slots) waitDurably(t *ticket, until time.Time, reason string, next *list.Element) *list.Element {
+func (s *slots) waitDurably(t *ticket, until time.Time, reason string, z *sleepers, next *list.Element) *list.Element {
 	line := []*ticket{t}
 	if t.key != "" {
 		line = line[:0]
 		for e := s.keys[t.key].Front(); e != nil; e = e.Next() {
 			line = append(line, e.Value.(*ticket))
 		}
-		s.keyWait[t.key] = until.Add(time.Duration(len(line)) * time.Microsecond)
+		s.keyWait[t.key] = keyLine{until: until.Add(time.Duration(len(line)) * time.Microsecond), asleep: z}
 	}
 	for i, w := range line {
-		wait := &waitFor{until: until.Add(time.Duration(i) * time.Microsecond), reason: reason}
+		wait := &waitFor{until: until.Add(time.Duration(i) * time.Microsecond), reason: reason, asleep: z}
 		if w.inQueue == nil { // a reservation
 			w.parked = wait
 			s.leaveKey(w)

@@ -343,7 +343,7 @@ func TestSlotsParkAnOutageLongButForOneProbe(t *testing.T) {
 	w := <-woken
 	assert.Equal(t, "shopify", w.destination)
 	assert.Equal(t, sleeper.wait.reason, w.reason)
-	assert.Equal(t, map[uuid.UUID]int{ws1: 1, ws2: 1}, w.workspaces, "the probes are not asleep")
+	assert.Equal(t, map[uuid.UUID]int{ws1: 2, ws2: 1}, w.workspaces, "the probes are not asleep; the key's later arrival is")
 	s.answeredAfterWait(ws1, "shopify/b", sleeper.wait.reason)
 	w = <-woken
 	assert.Equal(t, "shopify/b", w.destination, "a job this wake brought back wakes its shop's sleepers, not its platform's again")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
@@ -169,13 +170,13 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.J
 	w.slots.outageWait = cfg.OutageWait
 	// The woken come back a slot's worth per hold at most, a fraction of
 	// what the slots turn over at any latency worth pacing.
-	w.slots.woken = wakeParked(waits, cfg.Hold/time.Duration(cfg.Concurrency), logger)
+	w.slots.woken = wakeParked(waits, cfg.Hold/time.Duration(cfg.Concurrency), logger, defaultWakeRetries)
 	router.AddMiddleware(
 		w.admit,
 		giveUp(failures),
 		observeOutcome(obs),
 		markInterrupted,
-		later(waits, cfg.retryPolicy(), time.Now, logger),
+		later(waits, cfg.retryPolicy(), time.Now, logger, &parkBackoff{initial: cfg.InitialInterval, max: cfg.MaxInterval}, w.rewake),
 		w.takeSlot,
 		countAttempts,
 		sanitizeFailures,
@@ -195,6 +196,12 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.J
 		router.AddConsumerHandler(eventType, Topic(cfg.Namespace, eventType), borrowed, handle(eventType, handlers[eventType]))
 	}
 	return w, nil
+}
+
+// rewake wakes workspace's jobs parked with reason for down again: one of
+// them was parked as the first wake ran (waitFor.wokenBeforeParked).
+func (w *Worker) rewake(down, reason string, workspace uuid.UUID) {
+	w.slots.woken(down, reason, map[uuid.UUID]int{workspace: 1})
 }
 
 // admit is the outermost middleware: it counts the jobs running, for
@@ -271,6 +278,9 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 		msg.SetContext(domain.WithOrderingKey(msg.Context(), m.OrderingKey))
 		out, err := h(msg)
 		result := callResultOf(err)
+		if err != nil && hold(msg.Context(), release, result) {
+			return out, err // later lets the slot go once it knows whether the job is parked
+		}
 		release(result)
 		if !result.Failed && !result.Abandoned && m.Destination != "" {
 			w.slots.answeredAfterWait(m.WorkspaceID, m.Destination, m.WaitedFor)

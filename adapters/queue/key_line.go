@@ -1,0 +1,33 @@
+package queue
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// keyLine is an ordering key whose line was parked: its later arrivals
+// are parked behind it, until then.
+type keyLine struct {
+	until time.Time
+	// asleep, if the line sleeps through its destination's outage, is
+	// its fellow sleepers.
+	asleep *sleepers
+}
+
+// behindAnEarlierJob is the reason a later arrival waits behind a parked
+// line for.
+const behindAnEarlierJob = "waiting behind an earlier job of its ordering key"
+
+// behind is the wait of a later arrival of the key, of workspace (under
+// the slots' mu): behind the line, and, if the line sleeps through an
+// outage, with it, so the wake that brings the line back brings it back
+// too (with a reason of its own it would match no wake, and sleep the
+// full outage wait).
+func (kl keyLine) behind(workspace uuid.UUID) *waitFor {
+	if z := kl.asleep; z != nil && !z.woken.Load() {
+		z.workspaces[workspace]++ // its workspace's Wake brings it back
+		return &waitFor{until: kl.until, reason: z.reason, asleep: z}
+	}
+	return &waitFor{until: kl.until, reason: behindAnEarlierJob}
+}
