@@ -62,9 +62,10 @@ type CallResult struct {
 
 // callResultOf reads a job's error as the outcome of its call. A nil
 // error is a call answered (a permanent refusal included: the job ended
-// failed, the destination answered).
+// failed, the destination answered), and so is a refusal the job is
+// retried after (platformerr.Refused).
 func callResultOf(err error) CallResult {
-	if err == nil {
+	if err == nil || platformerr.IsRefused(err) {
 		return CallResult{}
 	}
 	if wait, ok := platformerr.ThrottledFor(err); ok {

@@ -171,7 +171,8 @@ func TestAnswersAreSortedForTheWorker(t *testing.T) {
 	status.Store(http.StatusGone)
 	err = h.handler.Handle(t.Context(), msg)
 	require.Error(t, err)
-	require.False(t, platformerr.IsUpstream(err), "a refusal spends an attempt")
+	require.False(t, platformerr.IsUpstream(err), "a refusal is no outage")
+	require.True(t, platformerr.IsRefused(err), "a refusal spends an attempt: %v", err)
 
 	// Disabled, then deleted: nothing is sent, the delivery is done.
 	before := calls.Load()
