@@ -55,8 +55,9 @@ type CallResult struct {
 	// Failed: a transient failure of the call itself (5xx, timeout,
 	// refused connection), which counts toward the breaker.
 	Failed bool
-	// Abandoned: the job failed on our side or was interrupted; the call's
-	// fate teaches nothing.
+	// Abandoned: the job failed on our side or was interrupted, or made no
+	// call (domain.ReportNoCall: a duplicate, a cancelled job); the call's
+	// fate teaches nothing, and a probe it held goes to another job.
 	Abandoned bool
 }
 

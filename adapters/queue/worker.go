@@ -271,6 +271,9 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 		msg.SetContext(domain.WithOrderingKey(msg.Context(), m.OrderingKey))
 		out, err := h(msg)
 		result := callResultOf(err)
+		if domain.NoCallReported(msg.Context()) {
+			result = CallResult{Abandoned: true} // nothing to learn, the probe (if it was one) released
+		}
 		release(result)
 		if !result.Failed && !result.Abandoned && m.Destination != "" {
 			w.slots.answeredAfterWait(m.WorkspaceID, m.Destination, m.WaitedFor)

@@ -79,6 +79,7 @@ func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
 	})
 	if domain.IsCode(err, domain.CodeNotFound) {
 		log.Info("webhook endpoint deleted, delivery dropped")
+		domain.ReportNoCall(ctx)
 		return nil
 	}
 	if err != nil {
@@ -86,6 +87,7 @@ func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
 	}
 	if !e.Enabled {
 		log.Info("webhook endpoint disabled, delivery dropped")
+		domain.ReportNoCall(ctx)
 		return nil
 	}
 	now := h.clock.Now()

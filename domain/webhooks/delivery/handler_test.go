@@ -179,9 +179,13 @@ func TestAnswersAreSortedForTheWorker(t *testing.T) {
 	off := false
 	_, err = h.svc.Update(t.Context(), h.admin, e.Endpoint.ID, webhooks.Patch{Enabled: &off})
 	require.NoError(t, err)
-	require.NoError(t, h.handler.Handle(t.Context(), msg))
+	disabled, _ := domain.WithJobReport(t.Context())
+	require.NoError(t, h.handler.Handle(disabled, msg))
+	require.True(t, domain.NoCallReported(disabled), "no call: nothing for the endpoint's breaker to learn")
 	require.NoError(t, h.svc.Delete(t.Context(), h.admin, e.Endpoint.ID))
-	require.NoError(t, h.handler.Handle(t.Context(), msg))
+	deleted, _ := domain.WithJobReport(t.Context())
+	require.NoError(t, h.handler.Handle(deleted, msg))
+	require.True(t, domain.NoCallReported(deleted))
 	require.Equal(t, before, calls.Load())
 
 	// A receiver that does not answer is a transient failure too.
