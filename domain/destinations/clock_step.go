@@ -12,12 +12,26 @@ import "time"
 // elapsed since a step counts from the new reading.
 type readings struct{ last time.Time }
 
-// stepBack is how far the clock stepped back between the last reading
-// and now (0: it did not), and takes now as the last reading.
+// minStep is the least step back that readings acts on. Two calls that
+// read the clock just before they take the gate's lock may take it in the
+// other order, microseconds or milliseconds apart: that is no step, and
+// moving the times back by it would hand out tokens never earned. NTP
+// slews an offset below 128 ms and steps a larger one; a step shorter
+// than minStep costs a wait at most that much longer.
+const minStep = 100 * time.Millisecond
+
+// stepBack is how far the clock stepped back between the latest reading
+// and now (0: it did not, or by less than minStep), and keeps the latest.
 func (r *readings) stepBack(now time.Time) time.Duration {
 	back := r.last.Sub(now)
+	if back < minStep {
+		if back < 0 {
+			r.last = now
+		}
+		return 0
+	}
 	r.last = now
-	return max(back, 0)
+	return back
 }
 
 // earlier is t moved back by d; the zero time (unset) stays zero.

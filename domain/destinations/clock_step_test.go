@@ -55,4 +55,20 @@ func TestABackwardStepOfTheClockDoesNotStallThePace(t *testing.T) {
 		c.Advance(4 * time.Second)
 		grant(t, g, provider).Done(succeeded)
 	})
+
+	t.Run("calls that read the clock out of order are no step", func(t *testing.T) {
+		// Two calls read the clock before they take the gate's lock, and
+		// take it in the other order: the later reading first.
+		g, c := newGate(destinations.Quota{Rate: 2, Burst: 1}, destinations.BreakerConfig{})
+		first := grant(t, g, shop)
+		c.Advance(10 * time.Millisecond)
+		refuse(t, g, shop)
+		c.Advance(-10 * time.Millisecond)
+		first.Done(succeeded)
+
+		c.Advance(500*time.Millisecond - time.Millisecond)
+		refuse(t, g, shop) // no token earned early
+		c.Advance(time.Millisecond)
+		grant(t, g, shop)
+	})
 }
