@@ -79,7 +79,7 @@ var workerSettings = settingGroup{
 		},
 		"ONCE_WORKER_MAX_RETRIES": {
 			help: "runs of a job that may fail by its own fault (not an outage, its destination's or ours) before it is given up on",
-			doc:  "runs of a job that may fail by its own fault (an unclassified error, a panic) before the worker gives up on it (task and operation `failed`, event in the dead letters); the job waits, parked in the outbox, 1 s doubling up to 30 s, ±50 %, between them. A destination's outage, throttling or 5xx, and our own database or object store unavailable, spend none of them ([the schedule](delivery.md#how-long-a-failing-job-keeps-trying))",
+			doc:  "runs of a job that may fail by its own fault (an unclassified error, a panic, a webhook receiver's refusal such as `404`) before the worker gives up on it (task and operation `failed`, event in the dead letters); the job waits, parked in the outbox, 1 s doubling up to 30 s, ±50 %, between them. A destination's outage, throttling or 5xx, and our own database or object store unavailable, spend none of them ([the schedule](delivery.md#how-long-a-failing-job-keeps-trying))",
 		},
 		"ONCE_SIM_URL": {
 			help: "URL of `once sim`, the platform, AI provider and material source the workers call; empty: in-process simulators",

@@ -31,8 +31,8 @@ type JobWaits interface {
 	// Dispatcher publishes it again then, with job_attempts = attempts
 	// (msg.Attempts when the wait is not the job's fault, one more when
 	// it is) and last_error = reason (sanitized here) for operators. An
-	// event that is gone, dead-lettered or already pending is left as it
-	// is (nil). An error means nothing was recorded: the message must be
+	// event that is gone, dead-lettered or already pending, or whose job
+	// ended (msg is a late duplicate), is left as it is (nil). An error means nothing was recorded: the message must be
 	// delivered again.
 	Defer(ctx context.Context, msg Message, until time.Time, attempts int, reason string) error
 	// Wake brings forward the jobs of workspace parked with reason (as

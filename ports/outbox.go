@@ -49,8 +49,11 @@ type Outbox interface {
 	// reason (already sanitized); its lock and dispatched_at are cleared
 	// and attempt_count, the Dispatcher's publish attempts, is reset to 0,
 	// so a job that waits out an outage never spends them. A pending event
-	// that is not held, a dead letter or a missing event: false, nothing
-	// changed. A negative jobAttempts is domain.CodeValidation.
+	// that is not held, a dead letter, a missing event, or the event of a
+	// job that ended (the operation its payload names succeeded, failed or
+	// was cancelled: a late duplicate of its message was turned away):
+	// false, nothing changed. A negative jobAttempts is
+	// domain.CodeValidation.
 	Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error)
 
 	// Withdraw retires the event of a job whose operation was cancelled

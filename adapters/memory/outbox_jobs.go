@@ -39,16 +39,24 @@ func (r outboxRepo) DeadLetterJob(_ context.Context, id uuid.UUID, reason string
 
 // Defer implements ports.Outbox, as PostgreSQL's deferJob: an event in
 // flight (dispatched, dispatching, or pending and held by a relay) is
-// parked; a locked one answers CodeUnavailable as DeadLetterJob does.
-func (r outboxRepo) Defer(_ context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error) {
+// parked, unless its job ended (the operation its payload names is
+// finished, read once no other transaction holds its row, as deferJob's
+// FOR SHARE waits); a locked event answers CodeUnavailable as
+// DeadLetterJob does.
+func (r outboxRepo) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error) {
 	if jobAttempts < 0 {
 		return false, domain.Errorf(domain.CodeValidation, "a job's attempts cannot be negative")
 	}
 	t := r.t
+	if op, ok := r.operationOf(id); ok {
+		if err := t.db.waitRowLock(ctx, t, operationRowLock(op)); err != nil {
+			return false, err
+		}
+	}
 	return inLock(t, func() (bool, error) {
 		d := dispatchRepo{t}
 		row, ok := t.visibleEventLocked(id)
-		if !ok || !inFlight(row.event) {
+		if !ok || !inFlight(row.event) || jobEndedLocked(t, row.event) {
 			return false, nil
 		}
 		if d.lockedByOtherLocked(id) {
@@ -61,6 +69,31 @@ func (r outboxRepo) Defer(_ context.Context, id uuid.UUID, until time.Time, jobA
 		d.stageLocked(row)
 		return true, nil
 	})
+}
+
+// operationOf is the operation event id's payload names, if t sees the
+// event and it names one.
+func (r outboxRepo) operationOf(id uuid.UUID) (uuid.UUID, bool) {
+	op, _ := inLock(r.t, func() (uuid.UUID, error) {
+		row, ok := r.t.visibleEventLocked(id)
+		if !ok {
+			return uuid.Nil, nil
+		}
+		op, _ := model.JobOperationID(row.event.Payload)
+		return op, nil
+	})
+	return op, op != uuid.Nil
+}
+
+// jobEndedLocked reports whether the job of e ended: the operation its
+// payload names is one t sees, finished. Call with db.mu held.
+func jobEndedLocked(t *tx, e model.OutboxEvent) bool {
+	id, ok := model.JobOperationID(e.Payload)
+	if !ok {
+		return false
+	}
+	op, seen := operationTable.visibleLocked(t, id)
+	return seen && op.Finished()
 }
 
 // Withdraw implements ports.Outbox, as PostgreSQL's withdrawJob: an event

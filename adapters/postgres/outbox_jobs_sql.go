@@ -22,6 +22,21 @@ UPDATE outbox_events
 // locked_by). A pending event that is not held is already waiting, and a
 // dead letter is an operator's: both are left alone.
 //
+// So is the event of a job that ended: its operation (the one its payload
+// names, outbox_events_operation_idx's expression) succeeded, failed or
+// was cancelled, a cancel's withdrawn event included (dispatched, like a
+// delivered one). A late duplicate of its message (a broker's redelivery
+// after a worker was killed) that its destination's gate turned away
+// would otherwise make it pending again: delivered once more, and shown
+// as waiting on an operation that is over. The operation's row is read
+// FOR SHARE: a job's end, a cancel and a give-up all update that row
+// before they touch the event, so a park that meets one of them in flight
+// waits for its commit and then sees the operation ended, and one of them
+// that comes second finds the event parked, as a park before its end
+// leaves it (the next delivery finds the operation finished). An event
+// whose payload names no operation (a webhook delivery) has nothing to
+// end it here and is parked as in flight.
+//
 // A dispatched event moves from its dispatched partition back to
 // outbox_events_live (sql/009_outbox_partitions.sql): dispatched_at is
 // cleared with it. The lock is cleared too, so the Dispatcher's or relay's
@@ -30,12 +45,25 @@ UPDATE outbox_events
 // it counts the Dispatcher's publish attempts, and a job parked for an
 // hour-long outage is published again many times without any of them
 // failing.
+//
+// Parameters: next_attempt_at, job_attempts, last_error, the workspace,
+// the event's id.
 const deferJob = `
+WITH job AS (
+    SELECT o.status
+      FROM operations o
+     WHERE o.workspace_id = ?3
+       AND o.id = (SELECT (e.event_payload->>'operation_id')::uuid
+                     FROM outbox_events e
+                    WHERE e.workspace_id = ?3 AND e.id = ?4)
+       FOR SHARE
+)
 UPDATE outbox_events
-   SET status = 'pending', next_attempt_at = ?, job_attempts = ?, last_error = ?,
+   SET status = 'pending', next_attempt_at = ?0, job_attempts = ?1, last_error = ?2,
        locked_by = NULL, locked_until = NULL, dispatched_at = NULL, attempt_count = 0
- WHERE workspace_id = ? AND id = ?
-   AND (status IN ('dispatching', 'dispatched') OR (status = 'pending' AND locked_by IS NOT NULL))`
+ WHERE workspace_id = ?3 AND id = ?4
+   AND (status IN ('dispatching', 'dispatched') OR (status = 'pending' AND locked_by IS NOT NULL))
+   AND NOT EXISTS (SELECT 1 FROM job WHERE job.status IN ('succeeded', 'failed', 'cancelled'))`
 
 // withdrawJob retires the event of a cancelled job that is not in flight:
 // waiting (pending, held by no relay) or parked for an operator. It moves

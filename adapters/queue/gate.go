@@ -55,16 +55,18 @@ type CallResult struct {
 	// Failed: a transient failure of the call itself (5xx, timeout,
 	// refused connection), which counts toward the breaker.
 	Failed bool
-	// Abandoned: the job failed on our side or was interrupted; the call's
-	// fate teaches nothing.
+	// Abandoned: the job failed on our side or was interrupted, or made no
+	// call (domain.ReportNoCall: a duplicate, a cancelled job); the call's
+	// fate teaches nothing, and a probe it held goes to another job.
 	Abandoned bool
 }
 
 // callResultOf reads a job's error as the outcome of its call. A nil
 // error is a call answered (a permanent refusal included: the job ended
-// failed, the destination answered).
+// failed, the destination answered), and so is a refusal the job is
+// retried after (platformerr.Refused).
 func callResultOf(err error) CallResult {
-	if err == nil {
+	if err == nil || platformerr.IsRefused(err) {
 		return CallResult{}
 	}
 	if wait, ok := platformerr.ThrottledFor(err); ok {

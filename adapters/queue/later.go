@@ -77,14 +77,17 @@ func (p retryPolicy) deadline(m ports.Message, now time.Time) time.Time {
 func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time.Time, attempts int, reason string, ok bool) {
 	attempts = m.Attempts
 	var w *waitFor
+	// A destination's refusal (platformerr.Refused) is tried again as a
+	// failure of the job's own, whatever its code: it spends attempts.
+	refused := platformerr.IsRefused(err)
 	switch retryAfter, throttled := platformerr.ThrottledFor(err); {
 	case errors.As(err, &w):
 		until, reason = w.until, w.reason
 	case throttled:
 		until, reason = now.Add(max(retryAfter, time.Second)), throttledBy(m.Destination)
-	case !Retryable(err):
+	case !refused && !Retryable(err):
 		return until, attempts, "", false
-	case platformerr.IsUpstream(err) || domain.IsCode(err, domain.CodeUnavailable):
+	case !refused && (platformerr.IsUpstream(err) || domain.IsCode(err, domain.CodeUnavailable)):
 		// A dependency that is down, the destination or one of ours (the
 		// database failing over, the object store), is waited out like
 		// an outage: it is not the job's fault, and a count of attempts

@@ -278,6 +278,9 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 		msg.SetContext(domain.WithOrderingKey(msg.Context(), m.OrderingKey))
 		out, err := h(msg)
 		result := callResultOf(err)
+		if domain.NoCallReported(msg.Context()) {
+			result = CallResult{Abandoned: true} // nothing to learn, the probe (if it was one) released
+		}
 		if err != nil && hold(msg.Context(), release, result) {
 			return out, err // later lets the slot go once it knows whether the job is parked
 		}

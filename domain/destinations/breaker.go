@@ -32,11 +32,22 @@ type breaker struct {
 	// the current one's.
 	probing bool
 	probe   uint64
+	// readings moves openUntil back when the clock steps back (follow).
+	readings readings
+}
+
+// follow takes a backward step of the clock out of openUntil (readings):
+// the cooldown keeps what it had left.
+func (b *breaker) follow(now time.Time) {
+	if back := b.readings.stepBack(now); back > 0 {
+		b.openUntil = earlier(b.openUntil, back)
+	}
 }
 
 // admits says whether a call may start at now (a zero Wait) and whether it
 // would be the probe.
 func (b *breaker) admits(now time.Time) (probe bool, wait Wait) {
+	b.follow(now)
 	switch {
 	case !b.open:
 		return false, Wait{}
@@ -67,6 +78,7 @@ func (b *breaker) answered(probe uint64) {
 
 // failed: the call failed upstream (a 5xx, a timeout, a refused connection).
 func (b *breaker) failed(now time.Time, probe uint64, cfg BreakerConfig) {
+	b.follow(now)
 	switch {
 	case b.isProbe(probe):
 		b.probing = false

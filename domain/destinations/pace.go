@@ -51,6 +51,9 @@ type pace struct {
 	slowedAt     uint64
 	// recent counts an unlimited pace's grants, to start its learning from.
 	recent recentGrants
+	// readings moves filledAt and blockedUntil back when the clock steps
+	// back (follow).
+	readings readings
 }
 
 func newPace(q Quota, now time.Time) pace {
@@ -59,8 +62,18 @@ func newPace(q Quota, now time.Time) pace {
 	return p
 }
 
+// follow takes a backward step of the clock out of the pace's times
+// (readings): the bucket refills from the new reading on, and a
+// Retry-After keeps what it had left.
+func (p *pace) follow(now time.Time) {
+	if back := p.readings.stepBack(now); back > 0 {
+		p.filledAt, p.blockedUntil = earlier(p.filledAt, back), earlier(p.blockedUntil, back)
+	}
+}
+
 // readyAt is the earliest time a call may start: now, or later.
 func (p *pace) readyAt(now time.Time) time.Time {
+	p.follow(now)
 	if now.Before(p.blockedUntil) {
 		return p.blockedUntil
 	}
@@ -80,6 +93,7 @@ const tokenSlack = 1e-9
 
 // spend takes a token for a call readyAt allowed, and numbers the grant.
 func (p *pace) spend(now time.Time) uint64 {
+	p.follow(now)
 	if p.rate == 0 {
 		p.recent.add(now)
 	} else {
@@ -94,6 +108,7 @@ func (p *pace) spend(now time.Time) uint64 {
 // one, and then the bucket at the rate learned: unless the call predates
 // the last slow-down (and the pace has a rate since), a slower one.
 func (p *pace) throttled(now time.Time, grant uint64, retryAfter time.Duration) {
+	p.follow(now)
 	if grant > p.slowedAt || p.rate == 0 {
 		p.slowDown(now)
 	}
@@ -127,6 +142,7 @@ func (p *pace) slowDown(now time.Time) {
 // spent (the next call waits a full interval of the rate, no burst) and
 // the rate does not rise.
 func (p *pace) succeeded(now time.Time, grant uint64, quotaUsed, quotaLimit int) {
+	p.follow(now)
 	if p.rate == 0 {
 		return
 	}
@@ -145,7 +161,8 @@ func (p *pace) succeeded(now time.Time, grant uint64, quotaUsed, quotaLimit int)
 }
 
 // refill brings tokens up to now at the current rate (from filledAt,
-// which is in the future while a Retry-After runs).
+// which is in the future while a Retry-After runs, and only then: follow
+// moves it back when the clock steps back).
 func (p *pace) refill(now time.Time) {
 	if elapsed := now.Sub(p.filledAt); elapsed > 0 {
 		p.tokens = min(p.burst, p.tokens+p.rate*elapsed.Seconds())
@@ -166,7 +183,10 @@ func (p *pace) interval() time.Duration {
 }
 
 // blocked reports whether a Retry-After is still running at now.
-func (p *pace) blocked(now time.Time) bool { return now.Before(p.blockedUntil) }
+func (p *pace) blocked(now time.Time) bool {
+	p.follow(now)
+	return now.Before(p.blockedUntil)
+}
 
 // seconds is s as a Duration, rounded up so a wait is never short.
 func seconds(s float64) time.Duration { return time.Duration(math.Ceil(s * float64(time.Second))) }

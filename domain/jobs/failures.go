@@ -130,8 +130,9 @@ func (f *Failures) Defer(ctx context.Context, msg ports.Message, until time.Time
 		return err
 	})
 	if err == nil && !parked {
-		// Gone, dead-lettered, or parked already by a duplicate delivery.
-		log.Debug("job deferred, but its event is not in flight: left as it is", "reason", lastError)
+		// Gone, dead-lettered, parked already by a duplicate delivery, or
+		// ended (this delivery is a late duplicate of a job that is over).
+		log.Debug("job deferred, but its event is not in flight or its job ended: left as it is", "reason", lastError)
 	}
 	return err
 }

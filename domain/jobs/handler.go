@@ -144,6 +144,9 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 		return err
 	})
 	if err != nil || !proceed {
+		// Nothing was called: whatever Begin found, the destination's pace
+		// and breaker have nothing to learn from this delivery.
+		domain.ReportNoCall(ctx)
 		return h.lostRace(log, err, "")
 	}
 
@@ -152,6 +155,7 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 	endWatch()
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(callCtx), errCancelRequested) {
 		log.Info(j.Noun+" stopped at a user's cancel", "error", domain.SanitizeError(err))
+		domain.ReportNoCall(ctx) // the call was cut short by us, not answered
 		err = Transact(ctx, h.uow, run.Workspace, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 			return j.Stop(ctx, tx, log, run, h.clock.Now())
 		})

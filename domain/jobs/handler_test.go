@@ -28,11 +28,13 @@ func (p testPayload) Operation() uuid.UUID { return p.OperationID }
 func (p testPayload) Task() uuid.UUID      { return p.TaskID }
 
 // outcome is what the lifecycle did with one delivery: whether it called
-// out, and what End recorded.
+// out, what End recorded, and whether it told the worker it made no call
+// (domain.ReportNoCall).
 type outcome struct {
 	called bool
 	ended  bool
 	reason string
+	noCall bool
 }
 
 // runJob delivers one message to a handler whose Call fails with callErr
@@ -59,7 +61,9 @@ func runJob(t *testing.T, proceed bool, callErr error) (outcome, error) {
 	}, memory.NewUnitOfWork(memory.NewDB()), system.NewClock(), nil)
 	payload, err := json.Marshal(testPayload{OperationID: uuid.New(), TaskID: uuid.New()})
 	require.NoError(t, err)
-	err = h.Handle(context.Background(), ports.Message{ID: uuid.New(), Type: "test.job", WorkspaceID: uuid.New(), Payload: payload})
+	ctx, _ := domain.WithJobReport(context.Background())
+	err = h.Handle(ctx, ports.Message{ID: uuid.New(), Type: "test.job", WorkspaceID: uuid.New(), Payload: payload})
+	got.noCall = domain.NoCallReported(ctx)
 	return got, err
 }
 
@@ -74,7 +78,7 @@ func TestJobSortsTheCallsOutcome(t *testing.T) {
 
 	got, err = runJob(t, false, nil)
 	require.NoError(t, err)
-	assert.Equal(t, outcome{}, got, "a finished task is a duplicate: no call, nothing recorded")
+	assert.Equal(t, outcome{noCall: true}, got, "a finished task is a duplicate: no call, nothing recorded, nothing for its destination's gate to learn")
 
 	got, err = runJob(t, true, domain.Errorf(domain.CodeValidation, "listing title too long"))
 	require.NoError(t, err)

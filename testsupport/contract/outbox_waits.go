@@ -2,6 +2,7 @@ package contract
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -97,6 +98,67 @@ func testOutboxWaits(t *testing.T, h Harness) {
 		require.False(t, deferEvent(t, h, ws, dead, until, 1, reason))
 		requireSameEvent(t, pending, mustGetEvent(t, h, ws, pending.ID))
 		requireSameEvent(t, deadBefore, mustGetEvent(t, h, ws, dead))
+	})
+
+	t.Run("the event of a job that ended is left as it is: a late duplicate does not bring it back", func(t *testing.T) {
+		// A duplicate copy of a job's message (a broker's redelivery after
+		// a worker was killed) may reach a worker after the job ended, and
+		// be refused by its destination's gate there: its park must not
+		// make the event pending again, to be delivered once more and shown
+		// as waiting on an operation that is over.
+		ws := newWorkspace(t, h)
+		jobOf := func(status model.OperationStatus) (model.Operation, model.OutboxEvent) {
+			op := newOperation(ws)
+			op.Status = status
+			createOperation(t, h, op)
+			e := newEvent(t, ws, at)
+			var err error
+			e.Payload, err = json.Marshal(model.StoreCredentialsVerify{StoreID: e.AggregateID, CredentialVersion: 1,
+				JobOperation: model.JobOperation{OperationID: op.ID}})
+			require.NoError(t, err)
+			e.NextAttemptAt = at
+			appendEvents(t, h, ws, e)
+			require.Equal(t, []uuid.UUID{e.ID}, eventIDs(claimDue(t, h, ws, "d1", at, 1)))
+			return op, e
+		}
+		for _, status := range []model.OperationStatus{model.OperationSucceeded, model.OperationFailed, model.OperationCancelled} {
+			_, dispatching := jobOf(status)
+			before := mustGetEvent(t, h, ws, dispatching.ID)
+			require.False(t, deferEvent(t, h, ws, dispatching.ID, until, 1, reason), "dispatching, operation %s", status)
+			requireSameEvent(t, before, mustGetEvent(t, h, ws, dispatching.ID))
+
+			_, dispatched := jobOf(status)
+			require.Equal(t, 1, markDispatched(t, h, ws, "d1", at, dispatched.ID))
+			before = mustGetEvent(t, h, ws, dispatched.ID)
+			require.False(t, deferEvent(t, h, ws, dispatched.ID, until, 1, reason), "dispatched, operation %s", status)
+			requireSameEvent(t, before, mustGetEvent(t, h, ws, dispatched.ID))
+		}
+
+		// A cancel withdrew the parked event (to the dispatched history);
+		// a copy still in the broker is then refused by the gate.
+		op, withdrawn := jobOf(model.OperationPending)
+		require.Equal(t, 1, markDispatched(t, h, ws, "d1", at, withdrawn.ID))
+		require.True(t, deferEvent(t, h, ws, withdrawn.ID, until, 0, reason))
+		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			op.Cancel(at)
+			if err := tx.Operations().Update(ctx, op); err != nil {
+				return err
+			}
+			found, err := tx.Outbox().Withdraw(ctx, withdrawn.ID, "cancelled", at)
+			require.True(t, found)
+			return err
+		})
+		before := mustGetEvent(t, h, ws, withdrawn.ID)
+		require.Equal(t, model.OutboxDispatched, before.Status)
+		require.False(t, deferEvent(t, h, ws, withdrawn.ID, until, 0, reason))
+		requireSameEvent(t, before, mustGetEvent(t, h, ws, withdrawn.ID))
+
+		// A job still pending or running is parked as any other.
+		for _, status := range []model.OperationStatus{model.OperationPending, model.OperationRunning} {
+			_, e := jobOf(status)
+			require.True(t, deferEvent(t, h, ws, e.ID, until, 1, reason), "operation %s", status)
+			requireParked(t, mustGetEvent(t, h, ws, e.ID), until, 1, reason)
+		}
 	})
 
 	t.Run("another workspace's event and an unknown one are not found", func(t *testing.T) {

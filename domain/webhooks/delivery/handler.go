@@ -63,8 +63,9 @@ func (h *Handler) Event() string { return model.EventWebhookDeliver }
 // (platformerr.Upstream: the endpoint's breaker counts it, the delivery
 // spends no attempt and waits longer each time, until RetryFor); a 429 is
 // a throttle (its Retry-After paces the endpoint); any other answer is a
-// refusal, retried with backoff a few times (the worker's attempts), then
-// dead-lettered, for an admin to re-drive.
+// refusal (platformerr.Refused), retried with backoff a few times (the
+// worker's attempts, one spent per refusal), then dead-lettered, for an
+// admin to re-drive.
 func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
 	d, err := jobs.Decode(msg, model.EventWebhookDeliver, func(d model.WebhookDelivery) bool {
 		return d.EndpointID != uuid.Nil && d.Event.Type != ""
@@ -78,6 +79,7 @@ func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
 	})
 	if domain.IsCode(err, domain.CodeNotFound) {
 		log.Info("webhook endpoint deleted, delivery dropped")
+		domain.ReportNoCall(ctx)
 		return nil
 	}
 	if err != nil {
@@ -85,6 +87,7 @@ func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
 	}
 	if !e.Enabled {
 		log.Info("webhook endpoint disabled, delivery dropped")
+		domain.ReportNoCall(ctx)
 		return nil
 	}
 	now := h.clock.Now()
@@ -138,8 +141,11 @@ func (h *Handler) post(ctx context.Context, log *slog.Logger, url string, header
 		log.Warn("webhook receiver failed, delivery will be retried", "status", status)
 		return platformerr.Upstream(domain.Errorf(domain.CodeUnavailable, "webhook receiver answered %d", status))
 	default:
+		// Not an outage, which would be waited out for RetryFor, POSTed
+		// again and again: the receiver answered, and only its owner can
+		// change that answer.
 		log.Warn("webhook receiver refused the delivery", "status", status)
-		return domain.Errorf(domain.CodeUnavailable, "webhook receiver refused the delivery with %d", status)
+		return platformerr.Refused(fmt.Errorf("webhook receiver refused the delivery with %d", status))
 	}
 }
 

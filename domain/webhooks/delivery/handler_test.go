@@ -171,16 +171,21 @@ func TestAnswersAreSortedForTheWorker(t *testing.T) {
 	status.Store(http.StatusGone)
 	err = h.handler.Handle(t.Context(), msg)
 	require.Error(t, err)
-	require.False(t, platformerr.IsUpstream(err), "a refusal spends an attempt")
+	require.False(t, platformerr.IsUpstream(err), "a refusal is no outage")
+	require.True(t, platformerr.IsRefused(err), "a refusal spends an attempt: %v", err)
 
 	// Disabled, then deleted: nothing is sent, the delivery is done.
 	before := calls.Load()
 	off := false
 	_, err = h.svc.Update(t.Context(), h.admin, e.Endpoint.ID, webhooks.Patch{Enabled: &off})
 	require.NoError(t, err)
-	require.NoError(t, h.handler.Handle(t.Context(), msg))
+	disabled, _ := domain.WithJobReport(t.Context())
+	require.NoError(t, h.handler.Handle(disabled, msg))
+	require.True(t, domain.NoCallReported(disabled), "no call: nothing for the endpoint's breaker to learn")
 	require.NoError(t, h.svc.Delete(t.Context(), h.admin, e.Endpoint.ID))
-	require.NoError(t, h.handler.Handle(t.Context(), msg))
+	deleted, _ := domain.WithJobReport(t.Context())
+	require.NoError(t, h.handler.Handle(deleted, msg))
+	require.True(t, domain.NoCallReported(deleted))
 	require.Equal(t, before, calls.Load())
 
 	// A receiver that does not answer is a transient failure too.

@@ -1,0 +1,45 @@
+package queue
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/platformerr"
+	"github.com/oncehq/once/ports"
+)
+
+// A destination's refusal that may be fixed (a webhook receiver's 404) is
+// retried as the job's own failure: each run spends an attempt, and once
+// they are spent the job is given up on, whatever the error's code. An
+// outage, by contrast, spends none. The call was answered either way but
+// for the outage.
+func TestARefusalSpendsAttemptsWhereAnOutageSpendsNone(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	p := retryPolicy{maxAttempts: 2, fallback: time.Hour, initial: time.Second, maxInterval: 30 * time.Second, multiplier: 2}
+	m := ports.Message{CreatedAt: now}
+	refusal := platformerr.Refused(domain.Errorf(domain.CodeUnavailable, "webhook receiver refused the delivery with 404"))
+
+	for attempts := 1; attempts <= 2; attempts++ {
+		until, spent, reason, ok := p.next(m, refusal, now)
+		require.True(t, ok, "run %d is retried", attempts)
+		require.Equal(t, attempts, spent)
+		require.Equal(t, now.Add(time.Duration(1<<(attempts-1))*time.Second), until)
+		require.Contains(t, reason, "404")
+		m.Attempts = spent
+	}
+	_, _, _, ok := p.next(m, refusal, now)
+	require.False(t, ok, "given up once its attempts are spent")
+
+	outage := platformerr.Upstream(domain.Errorf(domain.CodeUnavailable, "webhook receiver answered 503"))
+	_, spent, _, ok := p.next(m, outage, now)
+	require.True(t, ok)
+	require.Equal(t, m.Attempts, spent, "an outage spends no attempt")
+
+	require.Equal(t, CallResult{}, callResultOf(refusal), "the receiver answered")
+	require.Equal(t, CallResult{Failed: true}, callResultOf(outage))
+	require.Equal(t, CallResult{Abandoned: true}, callResultOf(errors.New("the database is down")))
+}
