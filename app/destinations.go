@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/kinds"
@@ -18,7 +19,7 @@ import (
 // destination, with the platforms' published quotas as its start, no
 // destination holding more than half of the worker's slots.
 func newDestinationGate(cfg WorkerConfig, clock ports.Clock) *destinations.Gate {
-	return destinations.NewGate(destinations.DefaultConfig().WithinSlots(cfg.WorkConcurrency), clock)
+	return destinations.NewGate(destinations.DefaultConfig().WithinSlots(cfg.WorkConcurrency), clock, memory.NewDestinationStates())
 }
 
 // workerGate adapts a destinations.Gate to the worker's queue.Gate.
@@ -93,10 +94,9 @@ func destinationRoutes(gate *destinations.Gate, clock ports.Clock) []OpsRoute {
 				}
 				until = clock.Now().Add(span)
 			}
-			gate.Pause(d, until)
-			return nil
+			return gate.Pause(r.Context(), d, until)
 		})},
-		{Pattern: "POST /destinations/resume", Handler: act(func(d model.Destination, _ *http.Request) error { gate.Resume(d); return nil })},
-		{Pattern: "POST /destinations/close-breaker", Handler: act(func(d model.Destination, _ *http.Request) error { gate.CloseBreaker(d); return nil })},
+		{Pattern: "POST /destinations/resume", Handler: act(func(d model.Destination, r *http.Request) error { return gate.Resume(r.Context(), d) })},
+		{Pattern: "POST /destinations/close-breaker", Handler: act(func(d model.Destination, r *http.Request) error { return gate.CloseBreaker(r.Context(), d) })},
 	}
 }

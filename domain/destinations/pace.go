@@ -49,8 +49,6 @@ type pace struct {
 	blockedUntil time.Time
 	grants       uint64
 	slowedAt     uint64
-	// recent counts an unlimited pace's grants, to start its learning from.
-	recent recentGrants
 }
 
 func newPace(q Quota, now time.Time) pace {
@@ -78,13 +76,14 @@ func (p *pace) readyAt(now time.Time) time.Time {
 // back at the time readyAt named is not sent away for a nanosecond.
 const tokenSlack = 1e-9
 
-// spend takes a token for a call readyAt allowed, and numbers the grant.
-func (p *pace) spend(now time.Time) uint64 {
+// spend takes a token for a call readyAt allowed, and numbers the grant:
+// 0 for a call without a rate, which needs no token and so writes
+// nothing (its outcome, if it is a 429, teaches the pace its first rate).
+func (p *pace) spend() uint64 {
 	if p.rate == 0 {
-		p.recent.add(now)
-	} else {
-		p.tokens--
+		return 0
 	}
+	p.tokens--
 	p.grants++
 	return p.grants
 }
@@ -93,9 +92,11 @@ func (p *pace) spend(now time.Time) uint64 {
 // retryAfter has passed (unknown: one call's worth of the new rate), then
 // one, and then the bucket at the rate learned: unless the call predates
 // the last slow-down (and the pace has a rate since), a slower one.
-func (p *pace) throttled(now time.Time, grant uint64, retryAfter time.Duration) {
+// recent is what this process was getting of an unlimited pace, calls a
+// second, to start its learning from.
+func (p *pace) throttled(now time.Time, grant uint64, retryAfter time.Duration, recent float64) {
 	if grant > p.slowedAt || p.rate == 0 {
-		p.slowDown(now)
+		p.slowDown(now, recent)
 	}
 	if retryAfter <= 0 {
 		retryAfter = seconds(1 / p.rate)
@@ -107,9 +108,9 @@ func (p *pace) throttled(now time.Time, grant uint64, retryAfter time.Duration) 
 	}
 }
 
-func (p *pace) slowDown(now time.Time) {
+func (p *pace) slowDown(now time.Time, recent float64) {
 	if p.rate == 0 {
-		p.rate = max(1, unpacedStart*p.recent.perSecond(now))
+		p.rate = max(1, unpacedStart*recent)
 		p.ceiling = p.rate / unpacedStart
 	} else {
 		p.refill(now)
@@ -140,7 +141,7 @@ func (p *pace) succeeded(now time.Time, grant uint64, quotaUsed, quotaLimit int)
 	}
 	p.rate = min(p.ceiling, p.rate+speedUp*p.ceiling)
 	if p.unpaced && p.rate >= p.ceiling {
-		p.rate, p.ceiling, p.recent = 0, 0, recentGrants{}
+		p.rate, p.ceiling = 0, 0
 	}
 }
 
