@@ -2,11 +2,15 @@ package app
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 	"net/http"
 	"time"
 
+	"github.com/uptrace/bun"
+	"go.uber.org/fx"
+
 	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/kinds"
@@ -15,11 +19,37 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-// newDestinationGate is a worker's pace and circuit breaker per
-// destination, with the platforms' published quotas as its start, no
+// destinationGateIn are the stores a Gate's records may be kept in; DB
+// only with PostgreSQL.
+type destinationGateIn struct {
+	fx.In
+	DB *bun.DB `optional:"true"`
+}
+
+// newDestinationGate is the pace and circuit breaker per destination of
+// the worker, with the platforms' published quotas as its start, no
 // destination holding more than half of the worker's slots.
-func newDestinationGate(cfg WorkerConfig, clock ports.Clock) *destinations.Gate {
-	return destinations.NewGate(destinations.DefaultConfig().WithinSlots(cfg.WorkConcurrency), clock, memory.NewDestinationStates())
+func newDestinationGate(cfg WorkerConfig, clock ports.Clock, in destinationGateIn) *destinations.Gate {
+	return destinations.NewGate(destinations.DefaultConfig().WithinSlots(cfg.WorkConcurrency), clock, destinationStates(in))
+}
+
+// destinationStates is where the fleet's workers keep each destination's
+// pace, breaker and pause, so that they obey one state between them:
+//
+//   - PostgreSQL, whenever the deployment has it (every deployment but
+//     the embedded one): every worker already reaches it, it survives a
+//     worker's restart, and a call costs it one short statement at most
+//     (destinations.Gate says when);
+//   - this process's memory on the embedded store: there is one process,
+//     so nothing to share, and its state goes with it as the embedded
+//     queue's does.
+func destinationStates(in destinationGateIn) ports.DestinationStates {
+	switch {
+	case in.DB != nil:
+		return postgres.NewDestinationStates(in.DB)
+	default:
+		return memory.NewDestinationStates()
+	}
 }
 
 // workerGate adapts a destinations.Gate to the worker's queue.Gate.
@@ -60,11 +90,14 @@ func retryDeadlines() map[string]time.Duration {
 }
 
 // destinationRoutes are the worker's destinations on its ops listener:
-// GET /destinations lists what its gate holds (JSON); POST
+// GET /destinations lists what its gate holds (JSON: the fleet's state as
+// this worker last read it, its own calls in flight); POST
 // /destinations/pause?destination=shopify/my-shop&for=10m stops its calls
 // (without for: until resumed), /destinations/resume lets them go again,
-// /destinations/close-breaker closes its breaker by hand. They act on this
-// worker only: with several, call each.
+// /destinations/close-breaker closes its breaker by hand. The actions
+// write the fleet's state (destinationStates): call any one worker, and
+// every worker obeys within a second. A store that cannot be written
+// answers 503, and nothing changed.
 func destinationRoutes(gate *destinations.Gate, clock ports.Clock) []OpsRoute {
 	act := func(do func(d model.Destination, r *http.Request) error) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -74,7 +107,11 @@ func destinationRoutes(gate *destinations.Gate, clock ports.Clock) []OpsRoute {
 				return
 			}
 			if err := do(d, r); err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
+				status := http.StatusServiceUnavailable
+				if errors.As(err, new(badRequest)) {
+					status = http.StatusBadRequest
+				}
+				http.Error(w, err.Error(), status)
 				return
 			}
 			w.WriteHeader(http.StatusNoContent)
@@ -90,7 +127,7 @@ func destinationRoutes(gate *destinations.Gate, clock ports.Clock) []OpsRoute {
 			if f := r.URL.Query().Get("for"); f != "" {
 				span, err := time.ParseDuration(f)
 				if err != nil || span <= 0 {
-					return fmt.Errorf("for must be a positive duration such as 10m")
+					return badRequest("for must be a positive duration such as 10m")
 				}
 				until = clock.Now().Add(span)
 			}
@@ -100,3 +137,8 @@ func destinationRoutes(gate *destinations.Gate, clock ports.Clock) []OpsRoute {
 		{Pattern: "POST /destinations/close-breaker", Handler: act(func(d model.Destination, r *http.Request) error { return gate.CloseBreaker(r.Context(), d) })},
 	}
 }
+
+// badRequest is an operator's mistake in a destination route's request.
+type badRequest string
+
+func (e badRequest) Error() string { return string(e) }

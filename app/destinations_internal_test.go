@@ -1,0 +1,62 @@
+package app
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/domain/destinations"
+	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/testsupport/pgtest"
+	"github.com/oncehq/once/testsupport/testkit"
+)
+
+// The embedded store keeps the fleet's state in memory (one process);
+// any deployment with PostgreSQL keeps it there.
+func TestDestinationStatesLiveInPostgreSQLWhenTheDeploymentHasIt(t *testing.T) {
+	assert.IsType(t, &memory.DestinationStates{}, destinationStates(destinationGateIn{}))
+	db := pgtest.New(t)
+	assert.IsType(t, &postgres.DestinationStates{}, destinationStates(destinationGateIn{DB: db.App}))
+}
+
+// An operator pauses a destination on one worker's ops listener and every
+// worker obeys: the routes write the fleet's state, not one gate's.
+func TestAPauseThroughOneWorkerHoldsEveryWorker(t *testing.T) {
+	db := pgtest.New(t)
+	clock := testkit.NewManualClockAt(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	worker := func() *destinations.Gate {
+		return newDestinationGate(WorkerConfig{WorkConcurrency: 16}, clock, destinationGateIn{DB: db.App})
+	}
+	a, b := worker(), worker()
+	shop := model.Destination{System: "shopify", Account: "paused-shop"}
+	permit, _ := b.Try(shop)
+	require.NotNil(t, permit)
+	permit.Done(destinations.Outcome{Kind: destinations.Succeeded})
+
+	post := func(gate *destinations.Gate, path string) int {
+		mux := http.NewServeMux()
+		for _, r := range destinationRoutes(gate, clock) {
+			mux.Handle(r.Pattern, r.Handler)
+		}
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, nil))
+		return rec.Code
+	}
+	require.Equal(t, http.StatusNoContent, post(a, "/destinations/pause?destination=shopify/paused-shop&for=10m"))
+	permit, wait := b.Try(shop)
+	require.Nil(t, permit, "the other worker sends no call to a paused destination")
+	assert.Equal(t, destinations.WhyPaused, wait.Why)
+	assert.Equal(t, clock.Now().Add(10*time.Minute), wait.Until)
+
+	require.Equal(t, http.StatusNoContent, post(a, "/destinations/resume?destination=shopify/paused-shop"))
+	clock.Advance(destinations.DefaultStateTTL) // what it read of the pause a moment ago grows stale
+	permit, _ = b.Try(shop)
+	assert.NotNil(t, permit, "the resume reaches it too")
+	assert.Equal(t, http.StatusBadRequest, post(a, "/destinations/pause?destination=shopify/paused-shop&for=soon"))
+}
