@@ -67,7 +67,13 @@ type Config struct {
 	// fail one account at a time and have none: one dead account must not
 	// stop its neighbours.
 	Platforms map[string]bool
-	Breaker   BreakerConfig
+	// Applications holds, for a platform, the quota of our application
+	// as a whole, which every account's calls spend together besides
+	// their own (a platform without one starts unpaced at that level).
+	// Either way a 429 the platform says is the application's
+	// (platformerr.ScopeApplication) paces every one of its accounts.
+	Applications map[string]Quota
+	Breaker      BreakerConfig
 	// IdleAfter is how long a destination goes unused (and untroubled)
 	// before the gate forgets it (default 10m), so a worker serving
 	// millions of shops keeps only those it serves now.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
 
@@ -130,10 +131,12 @@ type Permit struct {
 	own         target
 	grant       uint64
 	probe       string
-	// platform is the destination's platform (nil: none), and
-	// platformProbe the call's probe name if it is that breaker's probe.
+	// platform is the destination's platform (nil: none), platformGrant
+	// the call's token of the application's bucket, and platformProbe the
+	// call's probe name if it is that breaker's probe.
 	platform      *platform
 	onPlatform    target
+	platformGrant uint64
 	platformProbe string
 	startedAt     time.Time
 	done          bool
@@ -163,7 +166,7 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 	g.mu.Unlock()
 
 	own := target{key: d.String(), quota: dest.quota}
-	onPlatform := target{key: d.System, quota: Quota{}}
+	onPlatform := target{key: d.System, quota: g.cfg.Applications[d.System]}
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.StateTimeout)
 	defer cancel()
 	for range maxSwaps {
@@ -250,6 +253,13 @@ func (g *Gate) admit(d model.Destination, dest *destination, plat *platform, own
 		dest.pacedWaits++
 		return nil, Wait{Until: at, Why: WhyPaced, Of: d, Every: s.pace.interval()}, nil, nil
 	}
+	if plat != nil {
+		// The application's bucket: every account of the platform spends it.
+		if at := ps.pace.readyAt(now); at.After(now) {
+			dest.pacedWaits++
+			return nil, Wait{Until: at, Why: WhyPaced, Of: model.Destination{System: d.System}, Every: ps.pace.interval()}, nil, nil
+		}
+	}
 	if dest.quota.Concurrency > 0 && dest.inFlight >= dest.quota.Concurrency {
 		return nil, Wait{Until: now.Add(busyHint), Why: WhyBusy, Of: d, Every: dest.callTime / time.Duration(dest.quota.Concurrency)}, nil, nil
 	}
@@ -264,6 +274,13 @@ func (g *Gate) admit(d model.Destination, dest *destination, plat *platform, own
 		permit.probe = g.probeName()
 		s.breaker.startProbe(permit.probe, now, g.cfg.Breaker.ProbeLease)
 		writeOwn = &s
+	}
+	if plat != nil {
+		if permit.platformGrant = ps.pace.spend(); permit.platformGrant != 0 {
+			writePlat = &ps
+		} else {
+			plat.recent.add(now)
+		}
 	}
 	if platformProbe {
 		permit.platformProbe = g.probeName()
@@ -340,10 +357,15 @@ func (p *Permit) Done(o Outcome) {
 		dest.failures++
 	}
 	recent := dest.recent.perSecond(now)
+	var platformRecent float64
 	if plat := p.platform; plat != nil {
 		plat.inFlight--
 		plat.usedAt = now
+		platformRecent = plat.recent.perSecond(now)
 	}
+	// A 429 of the application's quota is the platform's to learn from;
+	// the account's own pace is not to blame.
+	byApplication := o.Kind == Throttled && o.Scope == platformerr.ScopeApplication && p.platform != nil
 	g.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.StateTimeout)
@@ -356,7 +378,9 @@ func (p *Permit) Done(o Outcome) {
 		case Throttled:
 			// A 429 is an answer: the destination is up, only busy.
 			s.breaker.answered(p.probe)
-			s.pace.throttled(now, p.grant, o.RetryAfter, recent)
+			if !byApplication {
+				s.pace.throttled(now, p.grant, o.RetryAfter, recent)
+			}
 		case Failed:
 			s.breaker.failed(now, p.probe, g.cfg.Breaker)
 		default:
@@ -366,8 +390,14 @@ func (p *Permit) Done(o Outcome) {
 	if p.platform != nil && err == nil {
 		err = g.update(ctx, p.onPlatform, now, func(s *shared) {
 			switch o.Kind {
-			case Succeeded, Throttled:
+			case Succeeded:
 				s.platformAnswered(p.platformProbe)
+				s.pace.succeeded(now, p.platformGrant, 0, 0)
+			case Throttled:
+				s.platformAnswered(p.platformProbe)
+				if byApplication {
+					s.pace.throttled(now, p.platformGrant, o.RetryAfter, platformRecent)
+				}
 			case Failed:
 				s.platformFailed(now, p.destination.Account, p.platformProbe, g.cfg.Breaker)
 			default:

@@ -42,7 +42,7 @@ func (g *Gate) CloseBreaker(ctx context.Context, d model.Destination) error {
 // target is d's record: a platform's own when d names only a system.
 func (g *Gate) target(d model.Destination) target {
 	if d.Account == "" {
-		return target{key: d.System}
+		return target{key: d.System, quota: g.cfg.Applications[d.System]}
 	}
 	return target{key: d.String(), quota: g.cfg.quota(d.System)}
 }
@@ -115,7 +115,7 @@ func (g *Gate) Snapshot() []State {
 		if rec, ok := g.records[system]; ok {
 			s = rec.state
 		}
-		state := State{Destination: system, InFlight: plat.inFlight, Breaker: s.breaker.state(now)}
+		state := State{Destination: system, InFlight: plat.inFlight, Rate: s.pace.rate, Breaker: s.breaker.state(now), ThrottledUntil: s.pace.blockedUntil}
 		if s.breaker.open {
 			state.OpenUntil = s.breaker.openUntil
 		}

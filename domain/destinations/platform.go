@@ -49,4 +49,7 @@ func (s *shared) platformAnswered(probe string) {
 type platform struct {
 	inFlight int
 	usedAt   time.Time
+	// recent counts the grants of an unpaced application bucket, to
+	// start its learning from at its first 429.
+	recent recentGrants
 }

@@ -13,6 +13,7 @@ import (
 
 	dest "github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/testkit"
 )
@@ -22,15 +23,18 @@ var fleetStart = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // fleetConfig is the shape of every Gate of the fleet tests: "shop" paced
 // at 5 calls a second with bursts of 10, a platform whose shops share a
-// breaker; "ai" unpaced; a breaker that opens at the second failure.
-func fleetConfig() dest.Config {
+// breaker; app a platform whose application is paced at 5 calls a second
+// with bursts of 10, its shops unpaced; "ai" unpaced; a breaker that
+// opens at the second failure.
+func fleetConfig(app string) dest.Config {
 	return dest.Config{
 		Systems: map[string]dest.Quota{
 			"shop": {Rate: 5, Burst: 10},
 			"ai":   {},
 		},
-		Platforms: map[string]bool{"shop": true},
-		Breaker:   dest.BreakerConfig{Failures: 2, Cooldown: 5 * time.Second, MaxCooldown: 30 * time.Second},
+		Platforms:    map[string]bool{"shop": true, app: true},
+		Applications: map[string]dest.Quota{app: {Rate: 5, Burst: 10}},
+		Breaker:      dest.BreakerConfig{Failures: 2, Cooldown: 5 * time.Second, MaxCooldown: 30 * time.Second},
 	}
 }
 
@@ -44,11 +48,15 @@ func DestinationStates(t *testing.T, store ports.DestinationStates) {
 	ctx := context.Background()
 	key := func() string { return "contract/" + uuid.NewString() }
 	shop := func() model.Destination { return model.Destination{System: "shop", Account: uuid.NewString()} }
+	// app is a platform of the test's own, whose record no other test
+	// shares.
+	var app string
 	fleet := func(n int) ([]*dest.Gate, *testkit.ManualClock) {
 		clock := testkit.NewManualClockAt(fleetStart)
+		app = "app-" + uuid.NewString()[:8]
 		gates := make([]*dest.Gate, n)
 		for i := range gates {
-			gates[i] = dest.NewGate(fleetConfig(), clock, store)
+			gates[i] = dest.NewGate(fleetConfig(app), clock, store)
 		}
 		return gates, clock
 	}
@@ -212,6 +220,35 @@ func DestinationStates(t *testing.T, store ports.DestinationStates) {
 		w := refuse(t, gates[1], d)
 		assert.Equal(t, dest.WhyPaced, w.Why)
 		assert.Equal(t, fleetStart.Add(3*time.Second), w.Until, "its Retry-After holds the fleet")
+	})
+
+	t.Run("an application's 429 to one shop paces every shop of the platform, on every worker", func(t *testing.T) {
+		gates, clock := fleet(2)
+		a, b := model.Destination{System: app, Account: "a"}, model.Destination{System: app, Account: "b"}
+		grant(t, gates[0], a).Done(dest.Outcome{Kind: dest.Throttled, RetryAfter: 2 * time.Second, Scope: platformerr.ScopeApplication})
+		w := refuse(t, gates[1], b)
+		assert.Equal(t, dest.WhyPaced, w.Why)
+		assert.Equal(t, fleetStart.Add(2*time.Second), w.Until, "the platform's Retry-After holds its other shops")
+		assert.Equal(t, model.Destination{System: app}, w.Of, "the platform's bucket refused")
+		clock.Advance(2 * time.Second)
+		grant(t, gates[1], b).Done(dest.Outcome{Kind: dest.Succeeded})
+		assert.Equal(t, dest.WhyPaced, refuse(t, gates[0], a).Why, "and then at the rate learnt, not at once again")
+	})
+
+	t.Run("every shop of a platform spends its application's one bucket, on every worker", func(t *testing.T) {
+		gates, clock := fleet(2)
+		granted := 0
+		for range 100 { // a second, in steps of 10 ms, a new shop each time
+			for _, g := range gates {
+				if permit, _ := g.Try(model.Destination{System: app, Account: uuid.NewString()}); permit != nil {
+					granted++
+					permit.Done(dest.Outcome{Kind: dest.Succeeded})
+				}
+			}
+			clock.Advance(10 * time.Millisecond)
+		}
+		assert.LessOrEqual(t, granted, 5+10, "over a second, the application's rate and burst for all its shops")
+		assert.GreaterOrEqual(t, granted, 14, "and the bucket is served")
 	})
 
 	t.Run("a pause written by one worker is obeyed by all, a resume too", func(t *testing.T) {
