@@ -1,8 +1,10 @@
 package app
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -12,6 +14,8 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/postgres"
 	"github.com/oncehq/once/adapters/queue"
+	"github.com/oncehq/once/adapters/queue/redisconn"
+	"github.com/oncehq/once/adapters/redisstates"
 	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/kinds"
 	"github.com/oncehq/once/domain/model"
@@ -19,36 +23,66 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-// destinationGateIn are the stores a Gate's records may be kept in; DB
-// only with PostgreSQL.
+// destinationGateIn is what a Gate's records may be kept in: the
+// deployment's configuration, and its PostgreSQL (DB, absent on the
+// embedded store).
 type destinationGateIn struct {
 	fx.In
-	DB *bun.DB `optional:"true"`
+	Lifecycle fx.Lifecycle
+	Database  DatabaseConfig
+	Queue     QueueConfig
+	DB        *bun.DB `optional:"true"`
 }
 
 // newDestinationGate is the pace and circuit breaker per destination of
 // the worker, with the platforms' published quotas as its start, no
 // destination holding more than half of the worker's slots.
-func newDestinationGate(cfg WorkerConfig, clock ports.Clock, in destinationGateIn) *destinations.Gate {
-	return destinations.NewGate(destinations.DefaultConfig().WithinSlots(cfg.WorkConcurrency), clock, destinationStates(in))
+func newDestinationGate(cfg WorkerConfig, clock ports.Clock, in destinationGateIn) (*destinations.Gate, error) {
+	states, err := destinationStates(in)
+	if err != nil {
+		return nil, err
+	}
+	return destinations.NewGate(destinations.DefaultConfig().WithinSlots(cfg.WorkConcurrency), clock, states), nil
 }
 
+// destinationStatesDialTimeout bounds connecting to the Redis the
+// destinations' records are kept in; each read or write is bounded by
+// destinations.Config.StateTimeout besides.
+const destinationStatesDialTimeout = time.Second
+
 // destinationStates is where the fleet's workers keep each destination's
-// pace, breaker and pause, so that they obey one state between them:
+// pace, breaker and pause, so that they obey one state between them. It
+// uses what the deployment already has:
 //
-//   - PostgreSQL, whenever the deployment has it (every deployment but
-//     the embedded one): every worker already reaches it, it survives a
-//     worker's restart, and a call costs it one short statement at most
-//     (destinations.Gate says when);
 //   - this process's memory on the embedded store: there is one process,
 //     so nothing to share, and its state goes with it as the embedded
-//     queue's does.
-func destinationStates(in destinationGateIn) ports.DestinationStates {
+//     queue's does;
+//   - Redis when the jobs go through it (ONCE_QUEUE redis or bullmq):
+//     every worker already depends on it, and a destination with a rate
+//     writes a record per call, which Redis answers in well under a
+//     millisecond and which so stays off the database the jobs' own
+//     transactions wait for;
+//   - PostgreSQL otherwise (RabbitMQ, or the in-process queue beside
+//     PostgreSQL): every worker reaches it, and a call costs it one short
+//     statement at most (destinations.Gate says when).
+//
+// All three survive nothing less than what the deployment's jobs do: a
+// worker's restart loses no pause, no open breaker, no learnt rate.
+func destinationStates(in destinationGateIn) (ports.DestinationStates, error) {
 	switch {
-	case in.DB != nil:
-		return postgres.NewDestinationStates(in.DB)
+	case in.Database.Embedded() || in.DB == nil:
+		return memory.NewDestinationStates(), nil
+	case in.Queue.Queue == QueueRedis || in.Queue.Queue == QueueBullMQ:
+		client, _, err := redisconn.NewClient(redisconn.Config{URL: in.Queue.RedisURL, DialTimeout: destinationStatesDialTimeout, FollowContext: true})
+		if err != nil {
+			return nil, fmt.Errorf("ONCE_REDIS_URL (the destinations' state): %w", err)
+		}
+		in.Lifecycle.Append(fx.StopHook(func(context.Context) error { return client.Close() }))
+		// Under the queue's prefix, as the deployment's streams are: two
+		// deployments sharing a Redis share no destination's state.
+		return redisstates.New(client, in.Queue.QueuePrefix+"destination:"), nil
 	default:
-		return memory.NewDestinationStates()
+		return postgres.NewDestinationStates(in.DB), nil
 	}
 }
 

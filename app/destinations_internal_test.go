@@ -8,21 +8,41 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/fx/fxtest"
 
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/adapters/redisstates"
 	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
-// The embedded store keeps the fleet's state in memory (one process);
-// any deployment with PostgreSQL keeps it there.
-func TestDestinationStatesLiveInPostgreSQLWhenTheDeploymentHasIt(t *testing.T) {
-	assert.IsType(t, &memory.DestinationStates{}, destinationStates(destinationGateIn{}))
+// The embedded store keeps the fleet's state in memory (one process); a
+// deployment whose jobs go through Redis keeps it there, any other in its
+// PostgreSQL.
+func TestDestinationStatesLiveWhereTheDeploymentsJobsDo(t *testing.T) {
 	db := pgtest.New(t)
-	assert.IsType(t, &postgres.DestinationStates{}, destinationStates(destinationGateIn{DB: db.App}))
+	lc := fxtest.NewLifecycle(t)
+	states := func(queue string, withDB bool) ports.DestinationStates {
+		t.Helper()
+		in := destinationGateIn{Lifecycle: lc, Queue: QueueConfig{Queue: queue, RedisURL: "redis://127.0.0.1:6379/0"}}
+		if withDB {
+			in.Database.DatabaseURL, in.DB = db.AppDSN, db.App
+		}
+		s, err := destinationStates(in)
+		require.NoError(t, err)
+		return s
+	}
+	assert.IsType(t, &memory.DestinationStates{}, states(QueueMemory, false))
+	assert.IsType(t, &memory.DestinationStates{}, states(QueueRedis, false), "the embedded store is one process")
+	assert.IsType(t, &postgres.DestinationStates{}, states(QueueAMQP, true))
+	assert.IsType(t, &postgres.DestinationStates{}, states(QueueMemory, true))
+	assert.IsType(t, &redisstates.States{}, states(QueueRedis, true))
+	assert.IsType(t, &redisstates.States{}, states(QueueBullMQ, true))
+	lc.RequireStart().RequireStop()
 }
 
 // An operator pauses a destination on one worker's ops listener and every
@@ -31,7 +51,10 @@ func TestAPauseThroughOneWorkerHoldsEveryWorker(t *testing.T) {
 	db := pgtest.New(t)
 	clock := testkit.NewManualClockAt(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	worker := func() *destinations.Gate {
-		return newDestinationGate(WorkerConfig{WorkConcurrency: 16}, clock, destinationGateIn{DB: db.App})
+		g, err := newDestinationGate(WorkerConfig{WorkConcurrency: 16}, clock,
+			destinationGateIn{Database: DatabaseConfig{DatabaseURL: db.AppDSN}, Queue: QueueConfig{Queue: QueueAMQP}, DB: db.App})
+		require.NoError(t, err)
+		return g
 	}
 	a, b := worker(), worker()
 	shop := model.Destination{System: "shopify", Account: "paused-shop"}
