@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -12,9 +13,11 @@ import (
 
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/redisstates"
 	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
 	"github.com/oncehq/once/testsupport/testkit"
@@ -82,4 +85,29 @@ func TestAPauseThroughOneWorkerHoldsEveryWorker(t *testing.T) {
 	permit, _ = b.Try(shop)
 	assert.NotNil(t, permit, "the resume reaches it too")
 	assert.Equal(t, http.StatusBadRequest, post(a, "/destinations/pause?destination=shopify/paused-shop&for=soon"))
+}
+
+// A job answered 429 by its marketplace's application-wide quota slows
+// every shop of that marketplace: the worker's report of the call does not
+// say whose quota it was, the job's error does, and the handlers pass it on.
+func TestAnApplicationsThrottleReachesTheGateFromTheJobsError(t *testing.T) {
+	clock := testkit.NewManualClockAt(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	gate, err := newDestinationGate(WorkerConfig{WorkConcurrency: 16}, clock, destinationGateIn{})
+	require.NoError(t, err)
+	scopes := newThrottleScopes()
+	w := workerGate{gate: gate, scopes: scopes}
+	throttle := &platformerr.Throttled{RetryAfter: 3 * time.Second, Scope: platformerr.ScopeApplication}
+	handlers := scopes.handlers(Handlers{"listing.publish": ports.MessageHandlerFunc(func(context.Context, ports.Message) error { return throttle })})
+
+	done, refused := w.Try("amazon/shop-a")
+	require.NotNil(t, done, "%+v", refused)
+	err = handlers["listing.publish"].Handle(context.Background(), ports.Message{Destination: "amazon/shop-a"})
+	done(queue.CallResult{Throttled: true, RetryAfter: 3 * time.Second})
+	require.ErrorIs(t, err, throttle)
+
+	done, refused = w.Try("amazon/shop-b")
+	assert.Nil(t, done, "another shop of the marketplace waits for the application's quota too")
+	assert.Equal(t, queue.Refusal{Until: clock.Now().Add(3 * time.Second), Why: queue.WhyPaced, Of: "amazon", Every: refused.Every}, refused)
+	done, _ = w.Try("shopify/shop-c")
+	assert.NotNil(t, done, "another marketplace does not")
 }
