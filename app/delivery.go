@@ -137,9 +137,10 @@ func newWorker(cfg WorkerConfig, brokers QueueConfig, in workerIn) (*queue.Worke
 	}
 	// Its own records go through the worker's turns at the database too.
 	failures := newJobFailures(in.UnitOfWork, in.Clock, in.Log)
-	return queue.NewWorker(sub, failures, failures, in.Tracing.handlers(in.Handlers, in.Messaging),
+	scopes := newThrottleScopes()
+	return queue.NewWorker(sub, failures, failures, scopes.handlers(in.Tracing.handlers(in.Handlers, in.Messaging)),
 		queue.WorkerConfig{
-			Namespace: brokers.QueuePrefix, Concurrency: cfg.WorkConcurrency, Gate: workerGate{in.Gate},
+			Namespace: brokers.QueuePrefix, Concurrency: cfg.WorkConcurrency, Gate: workerGate{gate: in.Gate, scopes: scopes},
 			MaxRetries: cfg.WorkerMaxRetries, Deadlines: retryDeadlines(), DefaultDeadline: cfg.WorkDeadline,
 			OutageWait: cfg.WorkOutageWait, Observer: in.Metrics,
 		}, in.Log)

@@ -58,7 +58,7 @@ func (g gateOf) Try(destination string) (func(queue.CallResult), queue.Refusal) 
 func TestAJobThatMadeNoCallLeavesTheBreakerAsItWas(t *testing.T) {
 	shop := model.Destination{System: "shop", Account: "a"}
 	clock := testkit.NewManualClock()
-	gate := destinations.NewGate(destinations.Config{Breaker: destinations.BreakerConfig{Failures: 1, Cooldown: 5 * time.Second}}, clock)
+	gate := destinations.NewGate(destinations.Config{Breaker: destinations.BreakerConfig{Failures: 1, Cooldown: 5 * time.Second}}, clock, memory.NewDestinationStates())
 	down, _ := gate.Try(shop)
 	require.NotNil(t, down)
 	down.Done(destinations.Outcome{Kind: destinations.Failed})

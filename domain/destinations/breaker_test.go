@@ -114,7 +114,7 @@ func TestCloseBreakerClosesItByHand(t *testing.T) {
 	c.Advance(5 * time.Second)
 	probe := grant(t, g, shop)
 
-	g.CloseBreaker(shop)
+	require.NoError(t, g.CloseBreaker(ctx, shop))
 	assert.Equal(t, destinations.BreakerClosed, state(t, g, shop).Breaker)
 	assert.Zero(t, state(t, g, shop).OpenUntil)
 	grant(t, g, shop)
@@ -126,5 +126,5 @@ func TestCloseBreakerClosesItByHand(t *testing.T) {
 	grant(t, g, shop).Done(failed)
 	assert.Equal(t, c.Now().Add(5*time.Second), refuse(t, g, shop).Until, "the cooldown starts again from its first")
 
-	g.CloseBreaker(provider) // unknown: nothing to close
+	require.NoError(t, g.CloseBreaker(ctx, provider)) // unknown: nothing to close
 }

@@ -1,43 +1,67 @@
 package destinations
 
-import "time"
+import (
+	"sync"
+	"time"
 
-// readings notices the wall clock stepping back (NTP, a VM resumed): the
-// gate's clock has no monotonic reading, so a time it stored a moment ago
-// (a bucket's last refill, a Retry-After's or a cooldown's end) is then
-// ahead of "now" by the step, and a wait measured against it would last
-// the step longer: an hour's step would refuse every call to a paced
-// destination for an hour. A holder of such times moves them back by the
-// step (stepBack), so each wait keeps what it had left and the time
-// elapsed since a step counts from the new reading.
-type readings struct{ last time.Time }
+	"github.com/oncehq/once/ports"
+)
 
-// minStep is the least step back that readings acts on. Two calls that
-// read the clock just before they take the gate's lock may take it in the
+// steadyClock is the gate's clock: the wall's (ports.Clock has no
+// monotonic reading), less every step back it noticed (NTP, a VM
+// resumed). The times a gate keeps in the fleet's records (a bucket's
+// last refill, a Retry-After's or a cooldown's end) are read on this
+// clock, so a step back of this process's wall leaves them where they
+// were: every wait keeps what it had left, and the bucket refills from
+// the new reading on. Read on the wall, an hour's step back would refuse
+// every call to a paced destination for an hour. The times the gate
+// hands out (Wait.Until, a Snapshot's) and takes in (a pause's end) are
+// the wall's: outside and inside convert them.
+type steadyClock struct {
+	wall ports.Clock
+
+	mu sync.Mutex
+	// last is the latest wall reading; skew the steps back noticed, summed.
+	last time.Time
+	skew time.Duration
+}
+
+// minStep is the least step back the clock acts on. Two calls that read
+// the clock just before they take the gate's lock may take it in the
 // other order, microseconds or milliseconds apart: that is no step, and
 // moving the times back by it would hand out tokens never earned. NTP
 // slews an offset below 128 ms and steps a larger one; a step shorter
 // than minStep costs a wait at most that much longer.
 const minStep = 100 * time.Millisecond
 
-// stepBack is how far the clock stepped back between the latest reading
-// and now (0: it did not, or by less than minStep), and keeps the latest.
-func (r *readings) stepBack(now time.Time) time.Duration {
-	back := r.last.Sub(now)
-	if back < minStep {
-		if back < 0 {
-			r.last = now
-		}
-		return 0
+func newSteadyClock(wall ports.Clock) *steadyClock { return &steadyClock{wall: wall} }
+
+// Now is the wall's reading plus the steps back noticed so far.
+func (c *steadyClock) Now() time.Time {
+	now := c.wall.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch back := c.last.Sub(now); {
+	case c.last.IsZero() || back <= 0:
+		c.last = now
+	case back >= minStep:
+		c.skew += back
+		c.last = now
 	}
-	r.last = now
-	return back
+	return now.Add(c.skew)
 }
 
-// earlier is t moved back by d; the zero time (unset) stays zero.
-func earlier(t time.Time, d time.Duration) time.Time {
-	if t.IsZero() || d == 0 {
+// outside is t, a time on this clock, on the wall's; zero stays zero.
+func (c *steadyClock) outside(t time.Time) time.Time { return c.shift(t, -1) }
+
+// inside is t, a time on the wall's clock, on this one; zero stays zero.
+func (c *steadyClock) inside(t time.Time) time.Time { return c.shift(t, 1) }
+
+func (c *steadyClock) shift(t time.Time, sign time.Duration) time.Time {
+	if t.IsZero() {
 		return t
 	}
-	return t.Add(-d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return t.Add(sign * c.skew)
 }

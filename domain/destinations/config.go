@@ -33,7 +33,22 @@ type BreakerConfig struct {
 	Cooldown time.Duration
 	// MaxCooldown ...up to this (default 30s).
 	MaxCooldown time.Duration
+	// ProbeLease is how long the half-open probe a worker took is its own
+	// (default DefaultProbeLease): a worker killed while probing never
+	// answers, and after this another worker probes.
+	ProbeLease time.Duration
 }
+
+// Defaults of the fleet's state.
+const (
+	// DefaultProbeLease is BreakerConfig.ProbeLease's default: longer
+	// than a call takes, short beside an outage.
+	DefaultProbeLease = 30 * time.Second
+	// DefaultStateTTL is Config.StateTTL's default.
+	DefaultStateTTL = time.Second
+	// DefaultStateTimeout is Config.StateTimeout's default.
+	DefaultStateTimeout = 500 * time.Millisecond
+)
 
 // Config is the shape of a Gate.
 type Config struct {
@@ -52,11 +67,26 @@ type Config struct {
 	// fail one account at a time and have none: one dead account must not
 	// stop its neighbours.
 	Platforms map[string]bool
-	Breaker   BreakerConfig
+	// Applications holds, for a platform, the quota of our application
+	// as a whole, which every account's calls spend together besides
+	// their own (a platform without one starts unpaced at that level).
+	// Either way a 429 the platform says is the application's
+	// (platformerr.ScopeApplication) paces every one of its accounts.
+	Applications map[string]Quota
+	Breaker      BreakerConfig
 	// IdleAfter is how long a destination goes unused (and untroubled)
 	// before the gate forgets it (default 10m), so a worker serving
 	// millions of shops keeps only those it serves now.
 	IdleAfter time.Duration
+	// StateTTL is how long a gate uses the fleet's state of a destination
+	// as it last read it before reading it again (default 1s): the most a
+	// worker lags behind a pause, a resume or a breaker opened by another
+	// when it takes no token (a destination without a rate); a call that
+	// takes a token writes, and so meets the current state at once.
+	StateTTL time.Duration
+	// StateTimeout bounds one read or write of the fleet's state (default
+	// 500ms); past it the call is refused for a second (WhyUnknown).
+	StateTimeout time.Duration
 }
 
 // withDefaults fills what cfg leaves unset.
@@ -64,7 +94,10 @@ func (cfg Config) withDefaults() Config {
 	cfg.Breaker.Failures = cmp.Or(max(cfg.Breaker.Failures, 0), 5)
 	cfg.Breaker.Cooldown = cmp.Or(max(cfg.Breaker.Cooldown, 0), 5*time.Second)
 	cfg.Breaker.MaxCooldown = max(cmp.Or(max(cfg.Breaker.MaxCooldown, 0), 30*time.Second), cfg.Breaker.Cooldown)
+	cfg.Breaker.ProbeLease = cmp.Or(max(cfg.Breaker.ProbeLease, 0), DefaultProbeLease)
 	cfg.IdleAfter = cmp.Or(max(cfg.IdleAfter, 0), 10*time.Minute)
+	cfg.StateTTL = cmp.Or(max(cfg.StateTTL, 0), DefaultStateTTL)
+	cfg.StateTimeout = cmp.Or(max(cfg.StateTimeout, 0), DefaultStateTimeout)
 	return cfg
 }
 

@@ -26,7 +26,15 @@
 // worker can give a waiting job's slot back (deferring it durably) instead
 // of sleeping on it.
 //
-// The Gate is in memory and per process: each worker learns its own pace.
-// With several workers a destination may see their sum; its 429s then
-// teach each of them to slow down.
+// What the Gate learns is the fleet's, not one worker's: it keeps it in
+// ports.DestinationStates (PostgreSQL, Redis, or memory for one process),
+// where every worker reads and writes the same record per destination by
+// compare-and-set. So the workers spend one bucket between them, exactly
+// one of them probes a half-open breaker per cooldown (a lease, which a
+// killed worker's runs out), and a pause written through one is obeyed by
+// all. A platform (Config.Platforms) has a record of its own too: its
+// breaker, and the bucket of our application's quota, which every shop's
+// call spends besides its shop's and which a 429 of the application's
+// quota (platformerr.ScopeApplication) slows. Only a worker's calls in
+// flight, their cap and its counters stay in its memory.
 package destinations

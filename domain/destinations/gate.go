@@ -1,10 +1,17 @@
 package destinations
 
 import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
 
@@ -28,6 +35,9 @@ const (
 	WhyProbing Why = "probing"
 	// WhyPaused: an operator paused the destination.
 	WhyPaused Why = "paused"
+	// WhyUnknown: the fleet's state of the destination could not be read
+	// or written (ports.DestinationStates failed).
+	WhyUnknown Why = "state_unavailable"
 )
 
 // Wait is Try's answer when it gives no permit: the earliest time worth
@@ -48,39 +58,68 @@ type Wait struct {
 }
 
 // Gate decides, per destination, whether a call may start now, and learns
-// from how calls end. It is safe for concurrent use; each call takes one
-// short lock.
+// from how calls end. What it learns (the pace, the breaker, a pause) it
+// keeps in ports.DestinationStates, which every worker of the fleet
+// shares, and caches for at most Config.StateTTL; what is only this
+// process's (its calls in flight and their cap) it keeps in memory. It is
+// safe for concurrent use.
+//
+// A call costs the store at most one write (a Swap taking the call's
+// token, or the probe's lease) when the destination has a rate or is
+// half-open, and otherwise at most one read per destination per
+// StateTTL; a Swap that loses a race to another worker reads what won
+// and decides again. An outcome writes only when it teaches something (a
+// 429, a failure, a probe's answer, a success while the pace climbs back
+// or a streak of failures runs).
 type Gate struct {
-	cfg   Config
-	clock ports.Clock
+	cfg    Config
+	clock  *steadyClock
+	states ports.DestinationStates
+	// id names this gate in the probe leases it takes.
+	id string
 
 	mu sync.Mutex
 	// destinations holds those seen lately; sweep forgets the idle ones.
 	destinations map[model.Destination]*destination
 	platforms    map[string]*platform
-	sweptAt      time.Time
+	// records caches the shared state by key, as last read or written.
+	records map[string]*record
+	probes  uint64
+	sweptAt time.Time
 }
 
-// destination is what the gate keeps for one destination.
+// record is a cached record of the store: its version, its state, and
+// when this gate read it.
+type record struct {
+	version int64
+	state   shared
+	readAt  time.Time
+}
+
+// destination is what this process keeps for one destination.
 type destination struct {
 	quota    Quota
 	inFlight int
-	pace     pace
-	breaker  breaker
-	// paused (until pausedUntil, or until resumed if that is zero).
-	paused      bool
-	pausedUntil time.Time
-	usedAt      time.Time
+	usedAt   time.Time
 	// callTime is how long its calls take (a moving average, from the
 	// permit to its Done), 0 before one ended.
 	callTime time.Duration
+	// recent counts the grants of an unlimited pace, to start its
+	// learning from at its first 429.
+	recent recentGrants
 
-	pacedWaits, throttles, failures uint64
+	pacedWaits, throttles, failures, stateErrors uint64
 }
 
-// NewGate returns the gate of cfg, telling time by clock.
-func NewGate(cfg Config, clock ports.Clock) *Gate {
-	return &Gate{cfg: cfg.withDefaults(), clock: clock, destinations: map[model.Destination]*destination{}, platforms: map[string]*platform{}}
+// NewGate returns the gate of cfg, telling time by clock, keeping the
+// fleet's state of each destination in states.
+func NewGate(cfg Config, clock ports.Clock, states ports.DestinationStates) *Gate {
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	return &Gate{
+		cfg: cfg.withDefaults(), clock: newSteadyClock(clock), states: states, id: hex.EncodeToString(id[:]),
+		destinations: map[model.Destination]*destination{}, platforms: map[string]*platform{}, records: map[string]*record{},
+	}
 }
 
 // Permit is the right to make one call to a destination. End it with Done,
@@ -89,14 +128,24 @@ type Permit struct {
 	gate        *Gate
 	destination model.Destination
 	state       *destination
+	own         target
 	grant       uint64
-	probe       uint64
-	// platform is the destination's platform breaker (nil: none), and
-	// platformProbe the call's number if it is that breaker's probe.
+	probe       string
+	// platform is the destination's platform (nil: none), platformGrant
+	// the call's token of the application's bucket, and platformProbe the
+	// call's probe name if it is that breaker's probe.
 	platform      *platform
-	platformProbe uint64
+	onPlatform    target
+	platformGrant uint64
+	platformProbe string
 	startedAt     time.Time
 	done          bool
+}
+
+// target is a record of the store and the quota it starts from.
+type target struct {
+	key   string
+	quota Quota
 }
 
 // Destination is where the permitted call goes.
@@ -105,47 +154,183 @@ func (p *Permit) Destination() model.Destination { return p.destination }
 // Try asks to start one call to d now. Either a Permit (end it with Done,
 // exactly once), or the earliest time worth asking again and why not now.
 // A refusal costs nothing: no slot, no token, no probe is held for it.
+// When the store cannot be asked, Try refuses for stateRetry (WhyUnknown):
+// a pace the fleet shares is not one worker's to guess.
 func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
+	permit, wait := g.try(d)
+	wait.Until = g.clock.outside(wait.Until)
+	return permit, wait
+}
+
+// try is Try, its Wait on the gate's clock.
+func (g *Gate) try(d model.Destination) (*Permit, Wait) {
 	now := g.clock.Now()
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	g.sweep(now)
 	dest := g.destination(d, now)
 	dest.usedAt = now
-	if wait, paused := dest.pauseAt(now); paused {
-		return nil, wait.of(d)
-	}
-	probe, wait := dest.breaker.admits(now)
-	if wait.Why != "" {
-		return nil, wait.of(d)
-	}
 	plat := g.platform(d, now)
+	g.mu.Unlock()
+
+	own := target{key: d.String(), quota: dest.quota}
+	onPlatform := target{key: d.System, quota: g.cfg.Applications[d.System]}
+	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.StateTimeout)
+	defer cancel()
+	for range maxSwaps {
+		ownRec, err := g.recent(ctx, own, now)
+		if err != nil {
+			return nil, g.unavailable(dest, d, now)
+		}
+		var platRec record
+		if plat != nil {
+			if platRec, err = g.recent(ctx, onPlatform, now); err != nil {
+				return nil, g.unavailable(dest, d, now)
+			}
+		}
+		permit, wait, writeOwn, writePlat := g.admit(d, dest, plat, ownRec, platRec, now)
+		if permit == nil {
+			return nil, wait
+		}
+		permit.own, permit.onPlatform = own, onPlatform
+		if writeOwn != nil {
+			swapped, err := g.swap(ctx, own, ownRec.version, *writeOwn, now)
+			if err != nil || !swapped {
+				permit.cancel()
+				if err != nil {
+					return nil, g.unavailable(dest, d, now)
+				}
+				continue
+			}
+		}
+		if writePlat != nil {
+			swapped, err := g.swap(ctx, onPlatform, platRec.version, *writePlat, now)
+			if err != nil || !swapped {
+				permit.cancel()
+				if writeOwn != nil {
+					// Give back what the call took of its own record.
+					_ = g.update(ctx, own, now, func(s *shared) {
+						if permit.grant != 0 {
+							s.pace.tokens = min(s.pace.burst, s.pace.tokens+1)
+						}
+						s.breaker.abandoned(permit.probe)
+					})
+				}
+				if err != nil {
+					return nil, g.unavailable(dest, d, now)
+				}
+				continue
+			}
+		}
+		return permit, Wait{}
+	}
+	// Other workers won every race: they are taking this destination's
+	// calls, and it will still be there in a moment.
+	return nil, Wait{Until: now.Add(busyHint), Why: WhyBusy, Of: d}
+}
+
+// maxSwaps bounds the writes one Try or one outcome makes when other
+// workers keep winning the race for the same record.
+const maxSwaps = 3
+
+// admit decides, from the records as this gate knows them, whether d may
+// take a call now. Granted, it returns the permit (its slots reserved)
+// and the states to write (nil: nothing to write).
+func (g *Gate) admit(d model.Destination, dest *destination, plat *platform, ownRec, platRec record, now time.Time) (*Permit, Wait, *shared, *shared) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := ownRec.state.clone()
+	s.settle(now)
+	if wait, paused := s.pauseAt(now); paused {
+		return nil, wait.of(d), nil, nil
+	}
+	probe, wait := s.breaker.admits(now)
+	if wait.Why != "" {
+		return nil, wait.of(d), nil, nil
+	}
+	var ps shared
 	var platformProbe bool
 	if plat != nil {
-		if platformProbe, wait = plat.admits(now); wait.Why != "" {
-			return nil, wait.of(model.Destination{System: d.System})
+		ps = platRec.state.clone()
+		ps.settle(now)
+		if platformProbe, wait = ps.breaker.admits(now); wait.Why != "" {
+			return nil, wait.of(model.Destination{System: d.System}), nil, nil
 		}
 	}
-	if at := dest.pace.readyAt(now); at.After(now) {
+	if at := s.pace.readyAt(now); at.After(now) {
 		dest.pacedWaits++
-		return nil, Wait{Until: at, Why: WhyPaced, Of: d, Every: dest.pace.interval()}
-	}
-	if dest.quota.Concurrency > 0 && dest.inFlight >= dest.quota.Concurrency {
-		return nil, Wait{Until: now.Add(busyHint), Why: WhyBusy, Of: d, Every: dest.callTime / time.Duration(dest.quota.Concurrency)}
-	}
-	permit := &Permit{gate: g, destination: d, state: dest, grant: dest.pace.spend(now), platform: plat, startedAt: now}
-	if probe {
-		permit.probe = dest.breaker.startProbe()
+		return nil, Wait{Until: at, Why: WhyPaced, Of: d, Every: s.pace.interval()}, nil, nil
 	}
 	if plat != nil {
-		plat.inFlight++
-		if platformProbe {
-			permit.platformProbe = plat.startProbe()
+		// The application's bucket: every account of the platform spends it.
+		if at := ps.pace.readyAt(now); at.After(now) {
+			dest.pacedWaits++
+			return nil, Wait{Until: at, Why: WhyPaced, Of: model.Destination{System: d.System}, Every: ps.pace.interval()}, nil, nil
 		}
 	}
+	if dest.quota.Concurrency > 0 && dest.inFlight >= dest.quota.Concurrency {
+		return nil, Wait{Until: now.Add(busyHint), Why: WhyBusy, Of: d, Every: dest.callTime / time.Duration(dest.quota.Concurrency)}, nil, nil
+	}
+	permit := &Permit{gate: g, destination: d, state: dest, platform: plat, startedAt: now}
+	var writeOwn, writePlat *shared
+	if permit.grant = s.pace.spend(); permit.grant != 0 {
+		writeOwn = &s
+	} else {
+		dest.recent.add(now)
+	}
+	if probe {
+		permit.probe = g.probeName()
+		s.breaker.startProbe(permit.probe, now, g.cfg.Breaker.ProbeLease)
+		writeOwn = &s
+	}
+	if plat != nil {
+		if permit.platformGrant = ps.pace.spend(); permit.platformGrant != 0 {
+			writePlat = &ps
+		} else {
+			plat.recent.add(now)
+		}
+	}
+	if platformProbe {
+		permit.platformProbe = g.probeName()
+		ps.breaker.startProbe(permit.platformProbe, now, g.cfg.Breaker.ProbeLease)
+		writePlat = &ps
+	}
 	dest.inFlight++
-	return permit, Wait{}
+	if plat != nil {
+		plat.inFlight++
+	}
+	return permit, Wait{}, writeOwn, writePlat
 }
+
+// cancel gives back the slots admit reserved for a permit whose write
+// lost its race.
+func (p *Permit) cancel() {
+	g := p.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p.done = true
+	p.state.inFlight--
+	if p.platform != nil {
+		p.platform.inFlight--
+	}
+}
+
+// probeName is a name no other probe has (under mu).
+func (g *Gate) probeName() string {
+	g.probes++
+	return g.id + ":" + strconv.FormatUint(g.probes, 10)
+}
+
+// unavailable is Try's answer when the store could not be asked.
+func (g *Gate) unavailable(dest *destination, d model.Destination, now time.Time) Wait {
+	g.mu.Lock()
+	dest.stateErrors++
+	g.mu.Unlock()
+	return Wait{Until: now.Add(stateRetry), Why: WhyUnknown, Of: d}
+}
+
+// stateRetry is how soon a call refused because the store could not be
+// asked asks again.
+const stateRetry = time.Second
 
 // of is w, refused by d's state.
 func (w Wait) of(d model.Destination) Wait {
@@ -154,13 +339,15 @@ func (w Wait) of(d model.Destination) Wait {
 }
 
 // Done reports the call's outcome: it frees the concurrency slot and
-// teaches the gate. A second Done of the same permit does nothing.
+// teaches the fleet's state. A second Done of the same permit does
+// nothing. What the store could not be told is lost (the destination's
+// next outcome teaches it again; a probe's lease runs out).
 func (p *Permit) Done(o Outcome) {
 	g := p.gate
 	now := g.clock.Now()
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if p.done {
+		g.mu.Unlock()
 		return
 	}
 	p.done = true
@@ -171,36 +358,144 @@ func (p *Permit) Done(o Outcome) {
 		dest.timed(now.Sub(p.startedAt))
 	}
 	switch o.Kind {
-	case Succeeded:
-		dest.breaker.answered(p.probe)
-		dest.pace.succeeded(now, p.grant, o.QuotaUsed, o.QuotaLimit)
 	case Throttled:
-		// A 429 is an answer: the destination is up, only busy.
 		dest.throttles++
-		dest.breaker.answered(p.probe)
-		dest.pace.throttled(now, p.grant, o.RetryAfter)
 	case Failed:
 		dest.failures++
-		dest.breaker.failed(now, p.probe, g.cfg.Breaker)
-	default:
-		dest.breaker.abandoned(p.probe)
 	}
+	recent := dest.recent.perSecond(now)
+	var platformRecent float64
 	if plat := p.platform; plat != nil {
 		plat.inFlight--
 		plat.usedAt = now
+		platformRecent = plat.recent.perSecond(now)
+	}
+	// A 429 of the application's quota is the platform's to learn from;
+	// the account's own pace is not to blame.
+	byApplication := o.Kind == Throttled && o.Scope == platformerr.ScopeApplication && p.platform != nil
+	g.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.StateTimeout)
+	defer cancel()
+	err := g.update(ctx, p.own, now, func(s *shared) {
 		switch o.Kind {
-		case Succeeded, Throttled:
-			plat.answered(p.platformProbe)
+		case Succeeded:
+			s.breaker.answered(p.probe)
+			s.pace.succeeded(now, p.grant, o.QuotaUsed, o.QuotaLimit)
+		case Throttled:
+			// A 429 is an answer: the destination is up, only busy.
+			s.breaker.answered(p.probe)
+			if !byApplication {
+				s.pace.throttled(now, p.grant, o.RetryAfter, recent)
+			}
 		case Failed:
-			plat.failed(now, p.destination.Account, p.platformProbe, g.cfg.Breaker)
+			s.breaker.failed(now, p.probe, g.cfg.Breaker)
 		default:
-			plat.abandoned(p.platformProbe)
+			s.breaker.abandoned(p.probe)
 		}
+	})
+	if p.platform != nil && err == nil {
+		err = g.update(ctx, p.onPlatform, now, func(s *shared) {
+			switch o.Kind {
+			case Succeeded:
+				s.platformAnswered(p.platformProbe)
+				s.pace.succeeded(now, p.platformGrant, 0, 0)
+			case Throttled:
+				s.platformAnswered(p.platformProbe)
+				if byApplication {
+					s.pace.throttled(now, p.platformGrant, o.RetryAfter, platformRecent)
+				}
+			case Failed:
+				s.platformFailed(now, p.destination.Account, p.platformProbe, g.cfg.Breaker)
+			default:
+				s.breaker.abandoned(p.platformProbe)
+			}
+		})
+	}
+	if err != nil {
+		g.mu.Lock()
+		dest.stateErrors++
+		g.mu.Unlock()
 	}
 }
 
-// platform is d's platform breaker, made if new; nil if d's system is not
-// a platform (Config.Platforms) or d names no account.
+// recent is t's record: the cached one if it was read within StateTTL,
+// or as the store has it now.
+func (g *Gate) recent(ctx context.Context, t target, now time.Time) (record, error) {
+	g.mu.Lock()
+	cached, ok := g.records[t.key]
+	if ok && now.Sub(cached.readAt) < g.cfg.StateTTL && !now.Before(cached.readAt) {
+		r := *cached
+		g.mu.Unlock()
+		return r, nil
+	}
+	g.mu.Unlock()
+	r, err := g.states.Load(ctx, t.key)
+	if err != nil {
+		return record{}, err
+	}
+	return g.remember(t, r, now), nil
+}
+
+// remember caches r, the record of t read or written at now.
+func (g *Gate) remember(t target, r model.DestinationRecord, now time.Time) record {
+	state, ok := decode(r.State)
+	if r.Version == 0 || !ok {
+		state = newShared(t.quota, now)
+	}
+	rec := record{version: r.Version, state: state, readAt: now}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.records[t.key] = &rec
+	return rec
+}
+
+// swap writes state as t's record if it is still at version, caching
+// what the store answers.
+func (g *Gate) swap(ctx context.Context, t target, version int64, state shared, now time.Time) (bool, error) {
+	r, swapped, err := g.states.Swap(ctx, t.key, version, state.encode())
+	if err != nil {
+		return false, err
+	}
+	g.remember(t, r, now)
+	return swapped, nil
+}
+
+// update applies learn to t's record and writes it, unless learn changed
+// nothing a write must keep; a write that loses its race reads what won
+// and learns again from it.
+func (g *Gate) update(ctx context.Context, t target, now time.Time, learn func(s *shared)) error {
+	for range maxSwaps {
+		rec, err := g.recent(ctx, t, now)
+		if err != nil {
+			return err
+		}
+		before := rec.state.clone()
+		before.settle(now)
+		after := before.clone()
+		learn(&after)
+		after.settle(now)
+		encoded := after.encode()
+		if bytes.Equal(before.encode(), encoded) {
+			return nil
+		}
+		r, swapped, err := g.states.Swap(ctx, t.key, rec.version, encoded)
+		if err != nil {
+			return err
+		}
+		g.remember(t, r, now)
+		if swapped {
+			return nil
+		}
+	}
+	return errContended
+}
+
+// errContended: other workers won every race to write a record.
+var errContended = errors.New("destinations: other workers kept writing the record first")
+
+// platform is d's platform's local state, made if new; nil if d's system
+// is not a platform (Config.Platforms) or d names no account.
 func (g *Gate) platform(d model.Destination, now time.Time) *platform {
 	if d.Account == "" || !g.cfg.Platforms[d.System] {
 		return nil
@@ -214,60 +509,48 @@ func (g *Gate) platform(d model.Destination, now time.Time) *platform {
 	return plat
 }
 
-// destination is d's state, made at its system's quota if d is new.
+// destination is d's local state, made at its system's quota if d is new.
 func (g *Gate) destination(d model.Destination, now time.Time) *destination {
 	dest, ok := g.destinations[d]
 	if !ok {
-		quota := g.cfg.quota(d.System)
-		dest = &destination{quota: quota, pace: newPace(quota, now), usedAt: now}
+		dest = &destination{quota: g.cfg.quota(d.System), usedAt: now}
 		g.destinations[d] = dest
 	}
 	return dest
 }
 
-// pauseAt says whether dest is paused at now (ending a pause whose time is
-// over), and until when to wait if so. A pause until resumed is asked
-// about again after pauseRecheck.
-func (dest *destination) pauseAt(now time.Time) (Wait, bool) {
-	if !dest.paused {
-		return Wait{}, false
-	}
-	if dest.pausedUntil.IsZero() {
-		return Wait{Until: now.Add(pauseRecheck), Why: WhyPaused}, true
-	}
-	if !now.Before(dest.pausedUntil) {
-		dest.paused, dest.pausedUntil = false, time.Time{}
-		return Wait{}, false
-	}
-	return Wait{Until: dest.pausedUntil, Why: WhyPaused}, true
-}
-
 // sweep forgets the destinations idle for cfg.IdleAfter, at most a few
-// times per IdleAfter, so a call pays for it rarely and the map holds only
-// the destinations in use (or in trouble) lately.
+// times per IdleAfter, so a call pays for it rarely and the maps hold only
+// the destinations in use (or in trouble, as last seen) lately. What is
+// forgotten here stays in the store.
 func (g *Gate) sweep(now time.Time) {
 	if now.Sub(g.sweptAt) < g.cfg.IdleAfter/4 {
 		return
 	}
 	g.sweptAt = now
 	for d, dest := range g.destinations {
-		if dest.idle(now, g.cfg.IdleAfter) {
+		key := d.String()
+		if dest.inFlight == 0 && now.Sub(dest.usedAt) >= g.cfg.IdleAfter && !g.troubled(key, now) {
 			delete(g.destinations, d)
+			delete(g.records, key)
 		}
 	}
 	for system, plat := range g.platforms {
-		if plat.idle(now, g.cfg.IdleAfter) {
+		if plat.inFlight == 0 && now.Sub(plat.usedAt) >= g.cfg.IdleAfter && !g.troubled(system, now) {
 			delete(g.platforms, system)
+			delete(g.records, system)
 		}
 	}
 }
 
-// idle: nothing in flight, nothing to remember (breaker closed, not
-// paused, no Retry-After running), and unused for idleAfter.
-func (dest *destination) idle(now time.Time, idleAfter time.Duration) bool {
-	_, paused := dest.pauseAt(now)
-	return dest.inFlight == 0 && !dest.breaker.open && !paused && !dest.pace.blocked(now) &&
-		now.Sub(dest.usedAt) >= idleAfter
+// troubled: key's cached record has something to remember (under mu).
+func (g *Gate) troubled(key string, now time.Time) bool {
+	rec, ok := g.records[key]
+	if !ok {
+		return false
+	}
+	s := rec.state.clone()
+	return s.troubled(now)
 }
 
 // timed adds an answered call's length to the destination's average: an

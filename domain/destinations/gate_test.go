@@ -74,7 +74,7 @@ func TestPauseHoldsADestinationUntilItsTimeOrResume(t *testing.T) {
 	g, c := newGate(destinations.Quota{}, destinations.BreakerConfig{})
 	inFlight := grant(t, g, shop)
 
-	g.Pause(shop, start.Add(time.Minute))
+	require.NoError(t, g.Pause(ctx, shop, start.Add(time.Minute)))
 	assert.Equal(t, destinations.Wait{Until: start.Add(time.Minute), Why: destinations.WhyPaused, Of: shop}, refuse(t, g, shop))
 	assert.True(t, state(t, g, shop).Paused)
 	grant(t, g, otherShop)
@@ -83,13 +83,13 @@ func TestPauseHoldsADestinationUntilItsTimeOrResume(t *testing.T) {
 	grant(t, g, shop)
 	assert.False(t, state(t, g, shop).Paused)
 
-	g.Pause(shop, time.Time{})
+	require.NoError(t, g.Pause(ctx, shop, time.Time{}))
 	c.Advance(24 * time.Hour)
 	assert.Equal(t, destinations.Wait{Until: c.Now().Add(time.Minute), Why: destinations.WhyPaused, Of: shop}, refuse(t, g, shop))
-	g.Resume(shop)
+	require.NoError(t, g.Resume(ctx, shop))
 	grant(t, g, shop)
 
-	g.Pause(provider, time.Time{}) // never seen: paused all the same
+	require.NoError(t, g.Pause(ctx, provider, time.Time{})) // never seen: paused all the same
 	refuse(t, g, provider)
 }
 
@@ -127,7 +127,7 @@ func TestIdleDestinationsAreForgotten(t *testing.T) {
 		grant(t, g, broken).Done(failed)
 		c.Advance(time.Second)
 	}
-	g.Pause(paused, time.Time{})
+	require.NoError(t, g.Pause(ctx, paused, time.Time{}))
 
 	c.Advance(10 * time.Minute)
 	grant(t, g, shop)

@@ -1,11 +1,13 @@
 package destinations_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/testkit"
@@ -26,7 +28,7 @@ var (
 func newGate(quota destinations.Quota, breaker destinations.BreakerConfig) (*destinations.Gate, *testkit.ManualClock) {
 	c := testkit.NewManualClockAt(start)
 	cfg := destinations.Config{Systems: map[string]destinations.Quota{"shop": quota}, Breaker: breaker}
-	return destinations.NewGate(cfg, c), c
+	return destinations.NewGate(cfg, c, memory.NewDestinationStates()), c
 }
 
 func grant(t *testing.T, g *destinations.Gate, d model.Destination) *destinations.Permit {
@@ -72,3 +74,5 @@ func paced(w destinations.Wait) destinations.Wait {
 	w.Every = 0
 	return w
 }
+
+var ctx = context.Background()

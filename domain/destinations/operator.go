@@ -1,6 +1,7 @@
 package destinations
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"time"
@@ -12,38 +13,53 @@ import (
 // should ask again: the pause has no end to wait for.
 const pauseRecheck = time.Minute
 
-// Pause lets no call start to d until until (zero: until Resume). Calls in
-// flight go on.
-func (g *Gate) Pause(d model.Destination, until time.Time) {
-	now := g.clock.Now()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	dest := g.destination(d, now)
-	dest.paused, dest.pausedUntil, dest.usedAt = true, until, now
+// Pause lets no call start to d until until (zero: until Resume), on
+// every worker of the fleet: the pause is written to the store, which
+// each of them reads within Config.StateTTL. Calls in flight go on. An
+// error is the store's: nothing was paused.
+func (g *Gate) Pause(ctx context.Context, d model.Destination, until time.Time) error {
+	until = g.clock.inside(until)
+	return g.operate(ctx, d, func(s *shared) { s.paused, s.pausedUntil = true, until })
 }
 
-// Resume ends d's pause.
-func (g *Gate) Resume(d model.Destination) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if dest, ok := g.destinations[d]; ok {
-		dest.paused, dest.pausedUntil = false, time.Time{}
-	}
+// Resume ends d's pause, on every worker of the fleet.
+func (g *Gate) Resume(ctx context.Context, d model.Destination) error {
+	return g.operate(ctx, d, func(s *shared) { s.paused, s.pausedUntil = false, time.Time{} })
 }
 
 // CloseBreaker closes d's breaker by hand, its failures and cooldown
-// forgotten: an operator who knows the destination is back need not wait
-// for the probe. A platform's name alone (d without an account) closes
-// the platform's breaker.
-func (g *Gate) CloseBreaker(d model.Destination) {
+// forgotten, on every worker of the fleet: an operator who knows the
+// destination is back need not wait for the probe. A platform's name
+// alone (d without an account) closes the platform's breaker.
+func (g *Gate) CloseBreaker(ctx context.Context, d model.Destination) error {
+	return g.operate(ctx, d, func(s *shared) {
+		s.breaker.close()
+		if d.Account == "" {
+			s.accounts = nil
+		}
+	})
+}
+
+// target is d's record: a platform's own when d names only a system.
+func (g *Gate) target(d model.Destination) target {
+	if d.Account == "" {
+		return target{key: d.System, quota: g.cfg.Applications[d.System]}
+	}
+	return target{key: d.String(), quota: g.cfg.quota(d.System)}
+}
+
+// operate applies an operator's change to d's record as the store has it
+// now (not as cached), and makes this gate's cache see it at once (and
+// its Snapshot list d).
+func (g *Gate) operate(ctx context.Context, d model.Destination, change func(s *shared)) error {
+	t, now := g.target(d), g.clock.Now()
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if dest, ok := g.destinations[d]; ok {
-		dest.breaker.close()
+	delete(g.records, t.key)
+	if d.Account != "" {
+		g.destination(d, now).usedAt = now
 	}
-	if plat, ok := g.platforms[d.System]; ok && d.Account == "" {
-		plat.close()
-	}
+	g.mu.Unlock()
+	return g.update(ctx, t, now, change)
 }
 
 // State is one destination as the gate sees it, for metrics and operators.
@@ -64,33 +80,45 @@ type State struct {
 	PausedUntil time.Time
 	// The counters run from when the gate first saw the destination (or
 	// saw it again after forgetting it idle): calls turned away by the
-	// pace, 429s, upstream failures.
-	PacedWaits, Throttles, Failures uint64
+	// pace, 429s, upstream failures, and calls the fleet's state could
+	// not be read or written for.
+	PacedWaits, Throttles, Failures, StateErrors uint64
 }
 
-// Snapshot is every destination the gate holds, sorted by destination.
+// Snapshot is every destination the gate holds, sorted by destination:
+// the shared state as this gate last read it (at most Config.StateTTL
+// old while the destination is in use), its own calls in flight and
+// counters. It asks the store nothing.
 func (g *Gate) Snapshot() []State {
 	now := g.clock.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	states := make([]State, 0, len(g.destinations))
+	states := make([]State, 0, len(g.destinations)+len(g.platforms))
 	for d, dest := range g.destinations {
-		_, paused := dest.pauseAt(now)
-		state := State{
-			Destination: d.String(), InFlight: dest.inFlight, Rate: dest.pace.rate,
-			Breaker: dest.breaker.state(now), ThrottledUntil: dest.pace.blockedUntil,
-			Paused: paused, PausedUntil: dest.pausedUntil,
-			PacedWaits: dest.pacedWaits, Throttles: dest.throttles, Failures: dest.failures,
+		s := newShared(dest.quota, now)
+		if rec, ok := g.records[d.String()]; ok {
+			s = rec.state.clone()
 		}
-		if dest.breaker.open {
-			state.OpenUntil = dest.breaker.openUntil
+		_, paused := s.pauseAt(now)
+		state := State{
+			Destination: d.String(), InFlight: dest.inFlight, Rate: s.pace.rate,
+			Breaker: s.breaker.state(now), ThrottledUntil: g.clock.outside(s.pace.blockedUntil),
+			Paused: paused, PausedUntil: g.clock.outside(s.pausedUntil),
+			PacedWaits: dest.pacedWaits, Throttles: dest.throttles, Failures: dest.failures, StateErrors: dest.stateErrors,
+		}
+		if s.breaker.open {
+			state.OpenUntil = g.clock.outside(s.breaker.openUntil)
 		}
 		states = append(states, state)
 	}
 	for system, plat := range g.platforms {
-		state := State{Destination: system, InFlight: plat.inFlight, Breaker: plat.state(now)}
-		if plat.open {
-			state.OpenUntil = plat.openUntil
+		var s shared
+		if rec, ok := g.records[system]; ok {
+			s = rec.state
+		}
+		state := State{Destination: system, InFlight: plat.inFlight, Rate: s.pace.rate, Breaker: s.breaker.state(now), ThrottledUntil: g.clock.outside(s.pace.blockedUntil)}
+		if s.breaker.open {
+			state.OpenUntil = g.clock.outside(s.breaker.openUntil)
 		}
 		states = append(states, state)
 	}

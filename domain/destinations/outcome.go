@@ -43,6 +43,11 @@ type Outcome struct {
 	// RetryAfter is, for Throttled, how long the destination asked to
 	// wait (0: it did not say).
 	RetryAfter time.Duration
+	// Scope is, for Throttled, what the destination said was spent: its
+	// account's quota (platformerr.ScopeAccount, also when it did not say)
+	// or its platform's whole application's (ScopeApplication), which the
+	// Gate then paces for every account of the platform.
+	Scope platformerr.Scope
 	// QuotaUsed of QuotaLimit is the destination's own count of its quota
 	// spent, when it reports one (Shopify's X-Shopify-Shop-Api-Call-Limit
 	// "32/40"); QuotaLimit 0: no report.
@@ -63,7 +68,7 @@ func OutcomeOf(ctx context.Context, err error) Outcome {
 		return Outcome{Kind: Abandoned}
 	}
 	if retryAfter, ok := platformerr.ThrottledFor(err); ok {
-		return Outcome{Kind: Throttled, RetryAfter: retryAfter}
+		return Outcome{Kind: Throttled, RetryAfter: retryAfter, Scope: platformerr.ThrottledScope(err)}
 	}
 	if platformerr.IsUpstream(err) {
 		return Outcome{Kind: Failed}

@@ -25,6 +25,8 @@ func TestOutcomeOfSortsACallsError(t *testing.T) {
 	}{
 		{"no error", context.Background(), nil, succeeded},
 		{"a 429", context.Background(), &platformerr.Throttled{RetryAfter: 7 * time.Second}, throttled(7 * time.Second)},
+		{"a 429 of the application's quota", context.Background(), &platformerr.Throttled{RetryAfter: time.Second, Scope: platformerr.ScopeApplication},
+			destinations.Outcome{Kind: destinations.Throttled, RetryAfter: time.Second, Scope: platformerr.ScopeApplication}},
 		{"an upstream failure", context.Background(), platformerr.Upstream(timeout), failed},
 		{"our database down", context.Background(), domain.Errorf(domain.CodeUnavailable, "database"), abandoned},
 		{"our context ended", cancelled, platformerr.Upstream(timeout), abandoned},

@@ -49,11 +49,6 @@ type pace struct {
 	blockedUntil time.Time
 	grants       uint64
 	slowedAt     uint64
-	// recent counts an unlimited pace's grants, to start its learning from.
-	recent recentGrants
-	// readings moves filledAt and blockedUntil back when the clock steps
-	// back (follow).
-	readings readings
 }
 
 func newPace(q Quota, now time.Time) pace {
@@ -62,18 +57,8 @@ func newPace(q Quota, now time.Time) pace {
 	return p
 }
 
-// follow takes a backward step of the clock out of the pace's times
-// (readings): the bucket refills from the new reading on, and a
-// Retry-After keeps what it had left.
-func (p *pace) follow(now time.Time) {
-	if back := p.readings.stepBack(now); back > 0 {
-		p.filledAt, p.blockedUntil = earlier(p.filledAt, back), earlier(p.blockedUntil, back)
-	}
-}
-
 // readyAt is the earliest time a call may start: now, or later.
 func (p *pace) readyAt(now time.Time) time.Time {
-	p.follow(now)
 	if now.Before(p.blockedUntil) {
 		return p.blockedUntil
 	}
@@ -91,14 +76,14 @@ func (p *pace) readyAt(now time.Time) time.Time {
 // back at the time readyAt named is not sent away for a nanosecond.
 const tokenSlack = 1e-9
 
-// spend takes a token for a call readyAt allowed, and numbers the grant.
-func (p *pace) spend(now time.Time) uint64 {
-	p.follow(now)
+// spend takes a token for a call readyAt allowed, and numbers the grant:
+// 0 for a call without a rate, which needs no token and so writes
+// nothing (its outcome, if it is a 429, teaches the pace its first rate).
+func (p *pace) spend() uint64 {
 	if p.rate == 0 {
-		p.recent.add(now)
-	} else {
-		p.tokens--
+		return 0
 	}
+	p.tokens--
 	p.grants++
 	return p.grants
 }
@@ -107,10 +92,11 @@ func (p *pace) spend(now time.Time) uint64 {
 // retryAfter has passed (unknown: one call's worth of the new rate), then
 // one, and then the bucket at the rate learned: unless the call predates
 // the last slow-down (and the pace has a rate since), a slower one.
-func (p *pace) throttled(now time.Time, grant uint64, retryAfter time.Duration) {
-	p.follow(now)
+// recent is what this process was getting of an unlimited pace, calls a
+// second, to start its learning from.
+func (p *pace) throttled(now time.Time, grant uint64, retryAfter time.Duration, recent float64) {
 	if grant > p.slowedAt || p.rate == 0 {
-		p.slowDown(now)
+		p.slowDown(now, recent)
 	}
 	if retryAfter <= 0 {
 		retryAfter = seconds(1 / p.rate)
@@ -122,9 +108,9 @@ func (p *pace) throttled(now time.Time, grant uint64, retryAfter time.Duration) 
 	}
 }
 
-func (p *pace) slowDown(now time.Time) {
+func (p *pace) slowDown(now time.Time, recent float64) {
 	if p.rate == 0 {
-		p.rate = max(1, unpacedStart*p.recent.perSecond(now))
+		p.rate = max(1, unpacedStart*recent)
 		p.ceiling = p.rate / unpacedStart
 	} else {
 		p.refill(now)
@@ -142,7 +128,6 @@ func (p *pace) slowDown(now time.Time) {
 // spent (the next call waits a full interval of the rate, no burst) and
 // the rate does not rise.
 func (p *pace) succeeded(now time.Time, grant uint64, quotaUsed, quotaLimit int) {
-	p.follow(now)
 	if p.rate == 0 {
 		return
 	}
@@ -156,13 +141,12 @@ func (p *pace) succeeded(now time.Time, grant uint64, quotaUsed, quotaLimit int)
 	}
 	p.rate = min(p.ceiling, p.rate+speedUp*p.ceiling)
 	if p.unpaced && p.rate >= p.ceiling {
-		p.rate, p.ceiling, p.recent = 0, 0, recentGrants{}
+		p.rate, p.ceiling = 0, 0
 	}
 }
 
 // refill brings tokens up to now at the current rate (from filledAt,
-// which is in the future while a Retry-After runs, and only then: follow
-// moves it back when the clock steps back).
+// which is in the future while a Retry-After runs).
 func (p *pace) refill(now time.Time) {
 	if elapsed := now.Sub(p.filledAt); elapsed > 0 {
 		p.tokens = min(p.burst, p.tokens+p.rate*elapsed.Seconds())
@@ -183,10 +167,7 @@ func (p *pace) interval() time.Duration {
 }
 
 // blocked reports whether a Retry-After is still running at now.
-func (p *pace) blocked(now time.Time) bool {
-	p.follow(now)
-	return now.Before(p.blockedUntil)
-}
+func (p *pace) blocked(now time.Time) bool { return now.Before(p.blockedUntil) }
 
 // seconds is s as a Duration, rounded up so a wait is never short.
 func seconds(s float64) time.Duration { return time.Duration(math.Ceil(s * float64(time.Second))) }

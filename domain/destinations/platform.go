@@ -11,50 +11,45 @@ import (
 // its platform's.
 const platformAccounts = 3
 
-// platform is the breaker of a system that fails as a whole
-// (Config.Platforms): Shopify down is every Shopify shop down, and waiting
-// for each shop's breaker to learn it one by one would send, and fail, a
-// call per shop per cooldown. Its probe is the first call to any of its
-// accounts after the cooldown.
-type platform struct {
-	breaker
-	// accounts whose failures make the current streak, up to
-	// platformAccounts.
-	accounts []string
-	inFlight int
-	usedAt   time.Time
-}
+// A platform is a system that fails as a whole (Config.Platforms):
+// Shopify down is every Shopify shop down, and waiting for each shop's
+// breaker to learn it one by one would send, and fail, a call per shop per
+// cooldown. So besides each account's record the platform has one of its
+// own (its key is the system's name), whose breaker's probe is the first
+// call to any of its accounts after the cooldown, and whose accounts are
+// the streak of failing accounts.
 
-// failed: a call to account failed upstream.
-func (p *platform) failed(now time.Time, account string, probe uint64, cfg BreakerConfig) {
-	if p.isProbe(probe) || p.open {
-		p.breaker.failed(now, probe, cfg)
+// platformFailed: a call to account failed upstream (probe: the
+// platform's probe's name, or "").
+func (s *shared) platformFailed(now time.Time, account, probe string, cfg BreakerConfig) {
+	b := &s.breaker
+	if b.isProbe(probe) || b.open {
+		b.failed(now, probe, cfg)
 		return
 	}
-	if len(p.accounts) < platformAccounts && !slices.Contains(p.accounts, account) {
-		p.accounts = append(p.accounts, account)
+	if len(s.accounts) < platformAccounts && !slices.Contains(s.accounts, account) {
+		s.accounts = append(s.accounts, account)
 	}
-	p.failures++
-	if p.failures >= cfg.Failures && len(p.accounts) >= platformAccounts {
-		p.trip(now, cfg)
-	}
-}
-
-// answered: one of its accounts answered a call. The streak is over.
-func (p *platform) answered(probe uint64) {
-	p.breaker.answered(probe)
-	if !p.open {
-		p.accounts = p.accounts[:0]
+	b.failures++
+	if b.failures >= cfg.Failures && len(s.accounts) >= platformAccounts {
+		b.trip(now, cfg)
 	}
 }
 
-// close closes it by hand.
-func (p *platform) close() {
-	p.breaker.close()
-	p.accounts = p.accounts[:0]
+// platformAnswered: one of its accounts answered a call. The streak is over.
+func (s *shared) platformAnswered(probe string) {
+	s.breaker.answered(probe)
+	if !s.breaker.open {
+		s.accounts = nil
+	}
 }
 
-// idle: closed, no streak running, unused for idleAfter.
-func (p *platform) idle(now time.Time, idleAfter time.Duration) bool {
-	return p.inFlight == 0 && !p.open && p.failures == 0 && now.Sub(p.usedAt) >= idleAfter
+// platform is what this process keeps of a platform besides the shared
+// record: its calls in flight.
+type platform struct {
+	inFlight int
+	usedAt   time.Time
+	// recent counts the grants of an unpaced application bucket, to
+	// start its learning from at its first 429.
+	recent recentGrants
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/testkit"
@@ -20,7 +21,7 @@ func newPlatformGate() (*destinations.Gate, *testkit.ManualClock) {
 		Platforms: map[string]bool{"shop": true},
 		Breaker:   destinations.BreakerConfig{Failures: 5, Cooldown: 5 * time.Second, MaxCooldown: 30 * time.Second},
 	}
-	return destinations.NewGate(cfg, c), c
+	return destinations.NewGate(cfg, c, memory.NewDestinationStates()), c
 }
 
 func shopNamed(account string) model.Destination {
@@ -89,7 +90,7 @@ func TestAnOperatorClosesAPlatformsBreakerByItsName(t *testing.T) {
 	failAcross(t, g, 5, "a", "b", "c")
 	require.Equal(t, destinations.BreakerOpen, state(t, g, platformShop).Breaker)
 
-	g.CloseBreaker(platformShop)
+	require.NoError(t, g.CloseBreaker(ctx, platformShop))
 	grant(t, g, shopNamed("d")).Done(succeeded)
 }
 

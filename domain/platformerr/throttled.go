@@ -14,6 +14,11 @@ import (
 // job on it.
 type Throttled struct {
 	RetryAfter time.Duration
+	// Scope is what the system throttled: ScopeApplication when it says
+	// the whole application's quota is spent (every seller's calls), or
+	// ScopeAccount (the zero value, also when it does not say) for the
+	// one seller's.
+	Scope Scope
 	// Cause is the adapter's error, kept for logs.
 	Cause error
 }
@@ -27,6 +32,28 @@ func (t *Throttled) Error() string {
 
 func (t *Throttled) Unwrap() []error {
 	return []error{domain.Errorf(domain.CodeUnavailable, "throttled by the external system"), t.Cause}
+}
+
+// Scope is the level at which a system throttles.
+type Scope string
+
+const (
+	// ScopeAccount: the seller's (the shop's) own quota.
+	ScopeAccount Scope = ""
+	// ScopeApplication: the quota of our application on the platform, which
+	// every seller's calls spend together (SP-API counts quotas per
+	// application as well as per selling partner and application).
+	ScopeApplication Scope = "application"
+)
+
+// ThrottledScope is what err, a Throttled, says was throttled
+// (ScopeAccount for any other error).
+func ThrottledScope(err error) Scope {
+	var t *Throttled
+	if errors.As(err, &t) {
+		return t.Scope
+	}
+	return ScopeAccount
 }
 
 // ThrottledFor reports whether err is a Throttled, and the wait it asks for.

@@ -42,7 +42,8 @@ type ClientConfig struct {
 // token, which the server honours as an idempotency key. Errors are
 // *domain.Error:
 //
-//   - *platformerr.Throttled for a 429 (RetryAfter from Retry-After): the
+//   - *platformerr.Throttled for a 429 (RetryAfter from Retry-After, Scope
+//     from X-RateLimit-Scope: the shop's quota or the application's): the
 //     system did not act and asks to wait; it is CodeUnavailable too;
 //   - CodeUnavailable (transient: retry) when the call may not have
 //     reached the system or its answer was lost: a connection refused or
@@ -201,7 +202,11 @@ func classify(system string, res *http.Response, data []byte) error {
 	switch {
 	case status == http.StatusTooManyRequests:
 		wait := retryAfter(res.Header)
-		return &platformerr.Throttled{RetryAfter: wait, Cause: &domain.Error{Code: domain.CodeUnavailable, Message: message, RetryAfter: wait}}
+		scope := platformerr.ScopeAccount
+		if res.Header.Get(HeaderRateLimitScope) == RateLimitScopeApplication {
+			scope = platformerr.ScopeApplication
+		}
+		return &platformerr.Throttled{RetryAfter: wait, Scope: scope, Cause: &domain.Error{Code: domain.CodeUnavailable, Message: message, RetryAfter: wait}}
 	case status >= 500 || status == http.StatusRequestTimeout:
 		return &domain.Error{Code: domain.CodeUnavailable, Message: message, RetryAfter: retryAfter(res.Header)}
 	}

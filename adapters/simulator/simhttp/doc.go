@@ -11,7 +11,8 @@
 //     are injected per call through an admin API: fail, reject, fail after
 //     acting, delay, or hold a call open until released. Each platform can
 //     have its own latency, outages, and leaky buckets per shop and per
-//     platform that answer 429 with Retry-After; the server counts the
+//     platform that answer 429 with Retry-After and X-RateLimit-Scope
+//     (shop, or application: the platform's bucket); the server counts the
 //     429s, the platform calls in flight per shop and per ordering key,
 //     and the effects per shop over time.
 //   - Client is the shipped PlatformGateway, AIProvider and MaterialSource

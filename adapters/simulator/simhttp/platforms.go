@@ -87,6 +87,9 @@ type gate struct {
 	down bool
 	// wait is how long a throttled call must wait; zero: admitted.
 	wait time.Duration
+	// scope is, for a throttled call, whose bucket has the longer wait:
+	// RateLimitScopeShop or RateLimitScopeApplication (the platform's).
+	scope string
 	// quota is the shop bucket's "used/capacity", empty without one.
 	quota string
 }
@@ -102,9 +105,12 @@ func (p *platforms) admit(d model.Destination) gate {
 	shop := p.bucketLocked(ScopeShop, d.System, ShopKey(d))
 	both := []*simcore.Bucket{shop, p.bucketLocked(ScopePlatform, d.System, d.System)}
 	if !g.down {
-		for _, b := range both {
-			if b != nil {
-				g.wait = max(g.wait, b.Wait(now))
+		for i, b := range both {
+			if b == nil {
+				continue
+			}
+			if wait := b.Wait(now); wait > g.wait {
+				g.wait, g.scope = wait, []string{RateLimitScopeShop, RateLimitScopeApplication}[i]
 			}
 		}
 		if g.wait > 0 {

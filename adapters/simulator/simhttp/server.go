@@ -284,6 +284,7 @@ func (s *Server) admit(h http.Header, dest model.Destination) error {
 	case g.down:
 		return domain.Errorf(domain.CodeUnavailable, "simulated %s outage", dest.System)
 	case g.wait > 0:
+		h.Set(HeaderRateLimitScope, g.scope)
 		return &domain.Error{Code: domain.CodeRateLimited, Message: "too many calls to " + dest.System + ", slow down", RetryAfter: g.wait}
 	}
 	return nil

@@ -67,6 +67,17 @@ const (
 	// of a platform with shop buckets, under Shopify's name whatever the
 	// platform.
 	HeaderCallLimit = "X-Shopify-Shop-Api-Call-Limit"
+	// HeaderRateLimitScope says, on a 429, whose quota is spent: "shop"
+	// (the shop's bucket) or "application" (the platform's bucket, which
+	// every shop of our application spends together), as GitHub's
+	// x-ratelimit-resource names the limit a request hit.
+	HeaderRateLimitScope = "X-RateLimit-Scope"
+)
+
+// The values of HeaderRateLimitScope.
+const (
+	RateLimitScopeShop        = "shop"
+	RateLimitScopeApplication = "application"
 )
 
 type verifyBody struct {
