@@ -137,10 +137,9 @@ func newWorker(cfg WorkerConfig, brokers QueueConfig, in workerIn) (*queue.Worke
 	}
 	// Its own records go through the worker's turns at the database too.
 	failures := newJobFailures(in.UnitOfWork, in.Clock, in.Log)
-	scopes := newThrottleScopes()
-	return queue.NewWorker(sub, failures, failures, scopes.handlers(in.Tracing.handlers(in.Handlers, in.Messaging)),
+	return queue.NewWorker(sub, failures, failures, in.Tracing.handlers(in.Handlers, in.Messaging),
 		queue.WorkerConfig{
-			Namespace: brokers.QueuePrefix, Concurrency: cfg.WorkConcurrency, Gate: workerGate{gate: in.Gate, scopes: scopes},
+			Namespace: brokers.QueuePrefix, Concurrency: cfg.WorkConcurrency, Gate: workerGate{gate: in.Gate},
 			MaxRetries: cfg.WorkerMaxRetries, Deadlines: retryDeadlines(), DefaultDeadline: cfg.WorkDeadline,
 			OutageWait: cfg.WorkOutageWait, Observer: in.Metrics,
 		}, in.Log)

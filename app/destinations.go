@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -90,82 +89,21 @@ func destinationStates(in destinationGateIn) (ports.DestinationStates, error) {
 }
 
 // workerGate adapts a destinations.Gate to the worker's queue.Gate.
-type workerGate struct {
-	gate   *destinations.Gate
-	scopes *throttleScopes
-}
+type workerGate struct{ gate *destinations.Gate }
 
 func (w workerGate) Try(destination string) (func(queue.CallResult), queue.Refusal) {
 	permit, wait := w.gate.Try(model.ParseDestination(destination))
 	if permit == nil {
 		return nil, queue.Refusal{Until: wait.Until, Why: string(wait.Why), Of: wait.Of.String(), Every: wait.Every}
 	}
-	return func(r queue.CallResult) {
-		o := outcomeOf(r)
-		if r.Throttled && w.scopes.take(destination) {
-			o.Scope = platformerr.ScopeApplication
-		}
-		permit.Done(o)
-	}, queue.Refusal{}
-}
-
-// throttleScopes tells the gate which 429s were the application's. The
-// worker reports a call's end as a queue.CallResult, which says a 429 and
-// its Retry-After but not whose quota was spent; the job's error says it
-// (platformerr.ThrottledScope). So the worker's handlers note, per
-// destination, the 429s of the application's quota they returned, and the
-// permit of the next 429 of that destination to end takes one note: the
-// handler returns before its permit ends (queue.Worker's takeSlot), so
-// each such 429 teaches the platform's bucket once. Two 429s of one
-// destination ending at once may swap their notes, which changes nothing:
-// both are that destination's.
-type throttleScopes struct {
-	mu sync.Mutex
-	// byApplication counts, per destination, the notes not taken yet.
-	byApplication map[string]int
-}
-
-func newThrottleScopes() *throttleScopes { return &throttleScopes{byApplication: map[string]int{}} }
-
-// handlers is hs, each noting the application's 429s it returns.
-func (s *throttleScopes) handlers(hs Handlers) Handlers {
-	noted := make(Handlers, len(hs))
-	for eventType, h := range hs {
-		noted[eventType] = ports.MessageHandlerFunc(func(ctx context.Context, msg ports.Message) error {
-			err := h.Handle(ctx, msg)
-			if msg.Destination != "" && platformerr.ThrottledScope(err) == platformerr.ScopeApplication {
-				s.mu.Lock()
-				s.byApplication[msg.Destination]++
-				s.mu.Unlock()
-			}
-			return err
-		})
-	}
-	return noted
-}
-
-// take takes one note of destination, if there is one.
-func (s *throttleScopes) take(destination string) bool {
-	if s == nil {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := s.byApplication[destination]
-	if n == 0 {
-		return false
-	}
-	if n == 1 {
-		delete(s.byApplication, destination)
-	} else {
-		s.byApplication[destination] = n - 1
-	}
-	return true
+	return func(r queue.CallResult) { permit.Done(outcomeOf(r)) }, queue.Refusal{}
 }
 
 // outcomeOf is what the gate learns from how a job's call went.
 func outcomeOf(r queue.CallResult) destinations.Outcome {
 	switch {
+	case r.Throttled && r.OfApplication:
+		return destinations.Outcome{Kind: destinations.Throttled, RetryAfter: r.RetryAfter, Scope: platformerr.ScopeApplication}
 	case r.Throttled:
 		return destinations.Outcome{Kind: destinations.Throttled, RetryAfter: r.RetryAfter}
 	case r.Failed:

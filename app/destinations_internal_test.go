@@ -1,7 +1,7 @@
 package app
 
 import (
-	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -88,22 +88,18 @@ func TestAPauseThroughOneWorkerHoldsEveryWorker(t *testing.T) {
 }
 
 // A job answered 429 by its marketplace's application-wide quota slows
-// every shop of that marketplace: the worker's report of the call does not
-// say whose quota it was, the job's error does, and the handlers pass it on.
+// every shop of that marketplace: the job's error says whose quota it was,
+// and the worker's report of the call passes it on to the gate.
 func TestAnApplicationsThrottleReachesTheGateFromTheJobsError(t *testing.T) {
 	clock := testkit.NewManualClockAt(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	gate, err := newDestinationGate(WorkerConfig{WorkConcurrency: 16}, clock, destinationGateIn{})
 	require.NoError(t, err)
-	scopes := newThrottleScopes()
-	w := workerGate{gate: gate, scopes: scopes}
-	throttle := &platformerr.Throttled{RetryAfter: 3 * time.Second, Scope: platformerr.ScopeApplication}
-	handlers := scopes.handlers(Handlers{"listing.publish": ports.MessageHandlerFunc(func(context.Context, ports.Message) error { return throttle })})
+	w := workerGate{gate: gate}
+	throttle := fmt.Errorf("publish: %w", &platformerr.Throttled{RetryAfter: 3 * time.Second, Scope: platformerr.ScopeApplication})
 
 	done, refused := w.Try("amazon/shop-a")
 	require.NotNil(t, done, "%+v", refused)
-	err = handlers["listing.publish"].Handle(context.Background(), ports.Message{Destination: "amazon/shop-a"})
-	done(queue.CallResult{Throttled: true, RetryAfter: 3 * time.Second})
-	require.ErrorIs(t, err, throttle)
+	done(queue.CallResultOf(throttle))
 
 	done, refused = w.Try("amazon/shop-b")
 	assert.Nil(t, done, "another shop of the marketplace waits for the application's quota too")

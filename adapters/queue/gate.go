@@ -49,9 +49,11 @@ const (
 // tells: what the Gate learns from.
 type CallResult struct {
 	// Throttled: the destination answered 429, asking to wait RetryAfter
-	// (0: unsaid).
-	Throttled  bool
-	RetryAfter time.Duration
+	// (0: unsaid); OfApplication when it said the quota spent is the
+	// application's on the whole platform, not the seller's own.
+	Throttled     bool
+	RetryAfter    time.Duration
+	OfApplication bool
 	// Failed: a transient failure of the call itself (5xx, timeout,
 	// refused connection), which counts toward the breaker.
 	Failed bool
@@ -61,16 +63,16 @@ type CallResult struct {
 	Abandoned bool
 }
 
-// callResultOf reads a job's error as the outcome of its call. A nil
+// CallResultOf reads a job's error as the outcome of its call. A nil
 // error is a call answered (a permanent refusal included: the job ended
 // failed, the destination answered), and so is a refusal the job is
 // retried after (platformerr.Refused).
-func callResultOf(err error) CallResult {
+func CallResultOf(err error) CallResult {
 	if err == nil || platformerr.IsRefused(err) {
 		return CallResult{}
 	}
 	if wait, ok := platformerr.ThrottledFor(err); ok {
-		return CallResult{Throttled: true, RetryAfter: wait}
+		return CallResult{Throttled: true, RetryAfter: wait, OfApplication: platformerr.ThrottledScope(err) == platformerr.ScopeApplication}
 	}
 	var i *interrupted
 	if platformerr.IsUpstream(err) && !errors.As(err, &i) {

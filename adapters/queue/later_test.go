@@ -39,7 +39,7 @@ func TestARefusalSpendsAttemptsWhereAnOutageSpendsNone(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, m.Attempts, spent, "an outage spends no attempt")
 
-	require.Equal(t, CallResult{}, callResultOf(refusal), "the receiver answered")
-	require.Equal(t, CallResult{Failed: true}, callResultOf(outage))
-	require.Equal(t, CallResult{Abandoned: true}, callResultOf(errors.New("the database is down")))
+	require.Equal(t, CallResult{}, CallResultOf(refusal), "the receiver answered")
+	require.Equal(t, CallResult{Failed: true}, CallResultOf(outage))
+	require.Equal(t, CallResult{Abandoned: true}, CallResultOf(errors.New("the database is down")))
 }

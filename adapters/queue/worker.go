@@ -277,7 +277,7 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 		noteStarted(msg)
 		msg.SetContext(domain.WithOrderingKey(msg.Context(), m.OrderingKey))
 		out, err := h(msg)
-		result := callResultOf(err)
+		result := CallResultOf(err)
 		if domain.NoCallReported(msg.Context()) {
 			result = CallResult{Abandoned: true} // nothing to learn, the probe (if it was one) released
 		}
