@@ -4,21 +4,37 @@ import (
 	"github.com/oncehq/once/domain/model"
 )
 
-// keyBlockedLocked reports whether row waits for an earlier event of its
+// keyOrder is, for one claim, every numbered event of t's workspace by
+// ordering key, so that deciding whether a candidate waits reads only its
+// own key's events.
+type keyOrder map[string][]eventRow
+
+// keyOrderLocked gathers the events with an ordering key and a keySeq
+// that t sees. Call with db.mu held.
+func (t *tx) keyOrderLocked() keyOrder {
+	order := keyOrder{}
+	for _, row := range t.visibleEventsLocked() {
+		if row.keySeq != 0 && row.event.OrderingKey != "" {
+			order[row.event.OrderingKey] = append(order[row.event.OrderingKey], row)
+		}
+	}
+	return order
+}
+
+// blockedLocked reports whether row waits for an earlier event of its
 // ordering key, as claimDueEvents decides it in PostgreSQL
 // (adapters/postgres/outbox_dispatch_sql.go): an earlier event (smaller
 // keySeq, same workspace and key) that is pending, dispatching or
 // dead-lettered blocks it, and so does the latest earlier dispatched one
 // while its job's operation has not finished. An event without a key, or
-// appended before its key was numbered, waits for nothing. Call with
-// db.mu held.
-func (t *tx) keyBlockedLocked(row eventRow) bool {
+// not numbered, waits for nothing. Call with db.mu held.
+func (o keyOrder) blockedLocked(t *tx, row eventRow) bool {
 	if row.keySeq == 0 || row.event.OrderingKey == "" {
 		return false
 	}
 	var latest *eventRow
-	for _, other := range t.visibleEventsLocked() {
-		if other.event.OrderingKey != row.event.OrderingKey || other.keySeq == 0 || other.keySeq >= row.keySeq {
+	for i, other := range o[row.event.OrderingKey] {
+		if other.keySeq >= row.keySeq {
 			continue
 		}
 		switch other.event.Status {
@@ -26,7 +42,7 @@ func (t *tx) keyBlockedLocked(row eventRow) bool {
 			return true
 		case model.OutboxDispatched:
 			if latest == nil || other.keySeq > latest.keySeq {
-				latest = &other
+				latest = &o[row.event.OrderingKey][i]
 			}
 		}
 	}
