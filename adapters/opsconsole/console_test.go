@@ -295,3 +295,32 @@ func TestDeadLettersTellDeliveryAttemptsFromJobAttempts(t *testing.T) {
 	}
 	assert.True(t, seen[refused.ID] && seen[job.ID], "both dead letters are listed")
 }
+
+// A dead letter of a job with an ordering key holds the key's later jobs
+// until it is re-driven or released: its view says which key.
+func TestADeadLetterShowsTheOrderingKeyItHolds(t *testing.T) {
+	f := start(t)
+	ws := uuid.New()
+	at := time.Now()
+	e := testkit.DeadLetter(t, f.uow, ws, at, "cannot publish: broker unreachable")
+	keyed, err := model.NewOutboxEvent(uuid.New(), ws, e.Type, e.AggregateType, e.AggregateID, e.Payload, at)
+	require.NoError(t, err)
+	keyed.OrderingKey = "catalog/" + e.AggregateID.String()
+	require.NoError(t, f.uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
+		if err := tx.Outbox().Append(ctx, keyed); err != nil {
+			return err
+		}
+		_, err := tx.Outbox().DeadLetterJob(ctx, keyed.ID, "gave up")
+		return err
+	}))
+	cookie := f.login(t, "alice", token).Cookies()[0].String()
+	view := func(id uuid.UUID) map[string]any {
+		res := do(t, "GET", f.url+"/console/api/dead-letters/"+ws.String()+"/"+id.String(), nil, map[string]string{"Cookie": cookie})
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		var v map[string]any
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&v))
+		return v
+	}
+	assert.Equal(t, keyed.OrderingKey, view(keyed.ID)["holds_ordering_key"])
+	assert.NotContains(t, view(e.ID), "holds_ordering_key", "no key, nothing held")
+}

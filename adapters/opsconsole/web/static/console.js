@@ -210,7 +210,7 @@ async function show(workspace, id) {
     for (const [label, value] of [
       ["Event", e.id], ["Workspace", e.workspace_id], ["Type", e.event_type],
       ["Aggregate", e.aggregate_type + " " + e.aggregate_id], ["Operation", e.operation_id || "–"],
-      ["Stage", e.stage], ["Delivery attempts", e.attempt_count], ["Job attempts", e.job_attempts ?? "–"], ["Created", when(e.created_at)], ["Last error", e.last_error],
+      ["Stage", e.stage], ["Holds ordering key", e.holds_ordering_key || "–"], ["Delivery attempts", e.attempt_count], ["Job attempts", e.job_attempts ?? "–"], ["Created", when(e.created_at)], ["Last error", e.last_error],
     ]) {
       dl.append(el("dt", label), el("dd", value));
     }
