@@ -166,6 +166,20 @@ func (h *handler) redriveOne(r *http.Request) (any, []any, error) {
 	return redrivenView{Redriven: n}, append(audit, "count", n), err
 }
 
+type releasedView struct {
+	Released int `json:"released"`
+}
+
+func (h *handler) releaseOne(r *http.Request) (any, []any, error) {
+	workspace, id, err := pathIDs(r, "event")
+	audit := []any{"action", "release", "workspace", workspace, "ids", []uuid.UUID{id}}
+	if err != nil {
+		return nil, audit, err
+	}
+	n, err := h.console.Release(r.Context(), workspace, []uuid.UUID{id})
+	return releasedView{Released: n}, append(audit, "count", n), err
+}
+
 func (h *handler) redriveGroup(r *http.Request) (any, []any, error) {
 	var in struct {
 		Key string `json:"key"`

@@ -218,6 +218,8 @@ async function show(workspace, id) {
       ? "(withheld: a field looks like a secret)"
       : JSON.stringify(e.payload ?? null, null, 2);
     $("detail-redrive").onclick = async () => { $("detail").close(); await redriveOne(workspace, id); };
+    $("detail-release").hidden = !e.holds_ordering_key;
+    $("detail-release").onclick = async () => { $("detail").close(); await releaseOne(workspace, id); };
     $("detail").showModal();
   } catch (err) {
     say("Could not show " + id + ": " + err.message, true);
@@ -230,6 +232,16 @@ async function redriveOne(workspace, id) {
     say("Re-drove " + r.redriven + " event" + (r.redriven === 1 ? "" : "s") + ".");
   } catch (err) {
     say("Could not re-drive " + id + ": " + err.message, true);
+  }
+  await refresh();
+}
+
+async function releaseOne(workspace, id) {
+  try {
+    const r = await call("POST", "dead-letters/" + workspace + "/" + id + "/release", {});
+    say("Released " + r.released + " event" + (r.released === 1 ? "" : "s") + ": the job stays given up on, its key goes on.");
+  } catch (err) {
+    say("Could not release " + id + ": " + err.message, true);
   }
   await refresh();
 }
