@@ -51,7 +51,8 @@ package postgres
 //     starts them out of order. An earlier event that is pending (waiting,
 //     held by a relay, or parked by its worker for a retry), dispatching
 //     or dead-lettered has not ended: a dead letter holds its key until an
-//     operator redrives it (or withdraws it with its operation's cancel).
+//     operator redrives or releases it (dispatch.Admin.Release, which
+//     retires it as dispatched).
 //     A dispatched one has ended once its job's operation is succeeded,
 //     failed or cancelled, or is gone (retention removes finished ones
 //     only); an event that names no operation has ended once dispatched
@@ -66,7 +67,13 @@ package postgres
 //     plan), made only for keyed candidates; events without a key
 //     (key_seq NULL) pay nothing.
 //     Plain operators throughout, so the pending index keeps leading the
-//     scan. Events appended before sql/021 have no key_seq and are not
+//     scan. The price is paid by waiting events: a due event that is
+//     blocked is read and probed again by every claim that walks past it
+//     in the pending index, so a backlog of many due events behind their
+//     keys' earlier jobs (several live jobs per key, which the kinds do
+//     not allow yet, or a dead letter holding a busy key) makes each claim
+//     longer; such a backlog would want its own index or a per-key head
+//     table. Events appended before sql/021 have no key_seq and are not
 //     ordered here (the worker still orders them in memory).
 //   - UPDATE ... FROM claimed: the update hits the locked rows by id (the
 //     status the CTEs locked them in names the partition, so the planner
