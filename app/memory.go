@@ -22,8 +22,10 @@ var MemoryModule = fx.Module("memory",
 	fx.Provide(
 		memory.NewDB,
 		fx.Annotate(memory.NewSignal, fx.As(new(ports.DispatchSignal)), fx.As(new(ports.OperationEnds))),
+		// An operation's end wakes the Dispatchers too: it may free the
+		// next event of its job's ordering key (dispatch.WakeOnEnds).
 		func(db *memory.DB, signal ports.DispatchSignal, ends ports.OperationEnds) ports.UnitOfWork {
-			return operations.AnnounceEnds(dispatch.NotifyOnCommit(memory.NewUnitOfWork(db), signal), ends)
+			return operations.AnnounceEnds(dispatch.NotifyOnCommit(memory.NewUnitOfWork(db), signal), dispatch.WakeOnEnds(ends, signal))
 		},
 		fx.Annotate(memory.NewOutboxRelayMarks, fx.As(new(ports.OutboxRelayMarks))),
 		fx.Annotate(memory.NewDiscovery, fx.As(new(ports.IdempotencyDiscovery))),

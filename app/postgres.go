@@ -29,8 +29,10 @@ var PostgresModule = fx.Module("postgres",
 		// the reads waiting for an operation's end alike.
 		func(s *postgres.Signal) ports.DispatchSignal { return s },
 		func(s *postgres.Signal) ports.OperationEnds { return s },
+		// An operation's end wakes the Dispatchers too: it may free the
+		// next event of its job's ordering key (dispatch.WakeOnEnds).
 		func(db *bun.DB, signal ports.DispatchSignal, ends ports.OperationEnds, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.UnitOfWork {
-			return operations.AnnounceEnds(dispatch.NotifyOnCommit(newPostgresUoW(db, server, cfg), signal), ends)
+			return operations.AnnounceEnds(dispatch.NotifyOnCommit(newPostgresUoW(db, server, cfg), signal), dispatch.WakeOnEnds(ends, signal))
 		},
 		fx.Annotate(func(db *bun.DB) *postgres.Discovery { return postgres.NewDiscovery(db) }, fx.As(new(ports.IdempotencyDiscovery))),
 		fx.Annotate(func(db *bun.DB) *postgres.OutboxDiscovery { return postgres.NewOutboxDiscovery(db) }, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),

@@ -59,7 +59,8 @@ func (r dispatchRepo) stageLocked(row eventRow) {
 // ClaimDue claims as PostgreSQL's claimDueEvents does: up to limit due
 // pending events and at most one expired lease (the oldest), oldest due
 // first; a takeover counts an attempt, and dead-letters the event once its
-// attempts reach maxAttempts.
+// attempts reach maxAttempts. A pending event whose ordering key waits for
+// an earlier event is not claimed (keyOrder.blockedLocked).
 func (r dispatchRepo) ClaimDue(_ context.Context, owner string, now time.Time, lease time.Duration, limit, maxAttempts int) (ports.Claim, error) {
 	t := r.t
 	return inLock(t, func() (ports.Claim, error) {
@@ -83,6 +84,7 @@ func (r dispatchRepo) ClaimDue(_ context.Context, owner string, now time.Time, l
 			return cmp.Or(a.due.Compare(b.due), cmp.Compare(a.row.seq, b.row.seq))
 		}
 		var pending, expired []candidate
+		keys := t.keyOrderLocked()
 		for _, row := range t.visibleEventsLocked() {
 			if r.lockedByOtherLocked(row.event.ID) {
 				continue
@@ -90,7 +92,7 @@ func (r dispatchRepo) ClaimDue(_ context.Context, owner string, now time.Time, l
 			if at, ok := dueAt(row.event, now); ok {
 				if row.event.Status == model.OutboxDispatching {
 					expired = append(expired, candidate{row, at})
-				} else {
+				} else if !keys.blockedLocked(t, row) {
 					pending = append(pending, candidate{row, at})
 				}
 			}
@@ -117,7 +119,7 @@ func (r dispatchRepo) ClaimDue(_ context.Context, owner string, now time.Time, l
 				e.LockedUntil = now.Add(lease)
 			}
 			e = copyEvent(e)
-			r.stageLocked(eventRow{event: e, seq: c.row.seq})
+			r.stageLocked(eventRow{event: e, seq: c.row.seq, keySeq: c.row.keySeq})
 			switch {
 			case e.Status == model.OutboxDeadLetter:
 				claim.DeadLettered = append(claim.DeadLettered, e.ID)

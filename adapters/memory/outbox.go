@@ -21,6 +21,11 @@ var _ ports.Outbox = outboxRepo{}
 type eventRow struct {
 	event model.OutboxEvent
 	seq   int64
+	// keySeq is the event's place in its ordering key's commit order,
+	// given at commit (tx.commit), as PostgreSQL's key_seq
+	// (sql/021_ordering_in_the_outbox.sql); 0 without a key, or until the
+	// appending transaction commits.
+	keySeq int64
 }
 
 func eventKey(id uuid.UUID) uniqueKey { return uniqueKey{"outbox_events_pkey", id.String()} }
@@ -49,6 +54,9 @@ func (r outboxRepo) Append(_ context.Context, events ...model.OutboxEvent) error
 			e = copyEvent(e)
 			e.Status = model.OutboxPending
 			t.events[e.ID] = eventRow{event: e, seq: t.db.nextSeqLocked()}
+			if e.OrderingKey != "" {
+				t.keyed = append(t.keyed, e.ID)
+			}
 		}
 		return nil
 	})

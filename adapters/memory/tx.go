@@ -34,6 +34,11 @@ type tx struct {
 	// events it holds in db.eventLocks.
 	eventDeletes map[uuid.UUID]bool
 	lockedEvents []uuid.UUID
+	// keyed are the events with an ordering key t appended, in the order
+	// appended: commit numbers them (keySeq) under the database mutex, so
+	// that within a key their order is the commit order, as PostgreSQL's
+	// advisory lock makes it (adapters/postgres/outbox_sql.go).
+	keyed []uuid.UUID
 	// rowLocks are the row locks t holds in db.rowLocks; ended is closed
 	// when t ends, waking the transactions that wait for them
 	// (waitRowLock); waitingFor is the one t waits for, if any.
@@ -156,6 +161,12 @@ func (t *tx) commit() {
 	}
 	for id, e := range t.events {
 		db.events[id] = e
+	}
+	for _, id := range t.keyed {
+		if row, ok := db.events[id]; ok && row.keySeq == 0 {
+			row.keySeq = db.nextSeqLocked()
+			db.events[id] = row
+		}
 	}
 	for id := range t.eventDeletes {
 		delete(db.events, id)

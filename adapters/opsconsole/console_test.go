@@ -301,3 +301,62 @@ func TestDeadLettersTellDeliveryAttemptsFromJobAttempts(t *testing.T) {
 	}
 	assert.True(t, seen[refused.ID] && seen[job.ID], "both dead letters are listed")
 }
+
+// A dead letter of a job with an ordering key holds the key's later jobs
+// until it is re-driven or released: its view says which key.
+func TestADeadLetterShowsTheOrderingKeyItHolds(t *testing.T) {
+	f := start(t)
+	ws := uuid.New()
+	at := time.Now()
+	e := testkit.DeadLetter(t, f.uow, ws, at, "cannot publish: broker unreachable")
+	keyed, err := model.NewOutboxEvent(uuid.New(), ws, e.Type, e.AggregateType, e.AggregateID, e.Payload, at)
+	require.NoError(t, err)
+	keyed.OrderingKey = "catalog/" + e.AggregateID.String()
+	require.NoError(t, f.uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
+		if err := tx.Outbox().Append(ctx, keyed); err != nil {
+			return err
+		}
+		_, err := tx.Outbox().DeadLetterJob(ctx, keyed.ID, "gave up")
+		return err
+	}))
+	cookie := f.login(t, "alice", token).Cookies()[0].String()
+	view := func(id uuid.UUID) map[string]any {
+		res := do(t, "GET", f.url+"/console/api/dead-letters/"+ws.String()+"/"+id.String(), nil, map[string]string{"Cookie": cookie})
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		var v map[string]any
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&v))
+		return v
+	}
+	assert.Equal(t, keyed.OrderingKey, view(keyed.ID)["holds_ordering_key"])
+	assert.NotContains(t, view(e.ID), "holds_ordering_key", "no key, nothing held")
+}
+
+// Releasing a dead letter from the console retires it (a job given up on
+// is not run again) so the key it holds goes on; like a re-drive, only a
+// same-origin JSON request does it, and it is audited.
+func TestAReleaseRetiresADeadLetterOfAJobGivenUpOn(t *testing.T) {
+	f := start(t)
+	ws := uuid.New()
+	at := time.Now()
+	e := testkit.PendingEvent(t, f.uow, ws, at)
+	require.NoError(t, f.uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
+		_, err := tx.Outbox().DeadLetterJob(ctx, e.ID, "gave up")
+		return err
+	}))
+	cookie := f.login(t, "alice", token).Cookies()[0].String()
+	release := f.url + "/console/api/dead-letters/" + ws.String() + "/" + e.ID.String() + "/release"
+
+	res := do(t, "POST", release, strings.NewReader("{}"), map[string]string{
+		"Cookie": cookie, "Origin": "https://evil.example", "Content-Type": "application/json"})
+	assert.Equal(t, http.StatusForbidden, res.StatusCode, "another origin")
+	res = do(t, "POST", release, strings.NewReader("{}"), map[string]string{
+		"Cookie": cookie, "Origin": f.url, "Content-Type": "application/json"})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.JSONEq(t, `{"released":1}`, readBody(t, res))
+	assert.Equal(t, model.OutboxDispatched, f.eventStatus(t, ws, e.ID))
+	var actions []string
+	for _, l := range f.auditLines(t) {
+		actions = append(actions, l["action"].(string)+" "+l["outcome"].(string))
+	}
+	assert.Contains(t, actions, "release ok")
+}

@@ -78,11 +78,14 @@ type deadLettersView struct {
 
 type deadLetterView struct {
 	eventSummary
-	OperationID     *uuid.UUID      `json:"operation_id,omitempty"`
-	Stage           string          `json:"stage"`
-	LastError       string          `json:"last_error"`
-	Payload         json.RawMessage `json:"payload,omitempty"`
-	PayloadWithheld bool            `json:"payload_withheld"`
+	OperationID *uuid.UUID `json:"operation_id,omitempty"`
+	Stage       string     `json:"stage"`
+	// HoldsOrderingKey is the job's ordering key: a dead letter holds its
+	// key's later jobs until it is re-driven or released.
+	HoldsOrderingKey string          `json:"holds_ordering_key,omitempty"`
+	LastError        string          `json:"last_error"`
+	Payload          json.RawMessage `json:"payload,omitempty"`
+	PayloadWithheld  bool            `json:"payload_withheld"`
 }
 
 type redrivenView struct {
@@ -144,7 +147,8 @@ func (h *handler) deadLetter(r *http.Request) (any, []any, error) {
 	if err != nil {
 		return nil, audit, err
 	}
-	v := deadLetterView{eventSummary: summary(e), Stage: dispatch.Stage(e), LastError: e.LastError, Payload: operator.ShownPayload(e)}
+	v := deadLetterView{eventSummary: summary(e), Stage: dispatch.Stage(e), HoldsOrderingKey: e.OrderingKey,
+		LastError: e.LastError, Payload: operator.ShownPayload(e)}
 	v.PayloadWithheld = v.Payload == nil && len(e.Payload) > 0
 	if op, ok := model.JobOperationID(e.Payload); ok {
 		v.OperationID = &op
@@ -160,6 +164,20 @@ func (h *handler) redriveOne(r *http.Request) (any, []any, error) {
 	}
 	n, err := h.console.Redrive(r.Context(), workspace, []uuid.UUID{id})
 	return redrivenView{Redriven: n}, append(audit, "count", n), err
+}
+
+type releasedView struct {
+	Released int `json:"released"`
+}
+
+func (h *handler) releaseOne(r *http.Request) (any, []any, error) {
+	workspace, id, err := pathIDs(r, "event")
+	audit := []any{"action", "release", "workspace", workspace, "ids", []uuid.UUID{id}}
+	if err != nil {
+		return nil, audit, err
+	}
+	n, err := h.console.Release(r.Context(), workspace, []uuid.UUID{id})
+	return releasedView{Released: n}, append(audit, "count", n), err
 }
 
 func (h *handler) redriveGroup(r *http.Request) (any, []any, error) {

@@ -133,6 +133,9 @@ type outboxRow struct {
 	Destination   *string         `bun:"destination"`
 	OrderingKey   *string         `bun:"ordering_key"`
 	JobAttempts   int             `bun:"job_attempts,notnull"`
+	// KeySeq is the event's place in its ordering key's commit order
+	// (sql/021_ordering_in_the_outbox.sql); Append sets it.
+	KeySeq *int64 `bun:"key_seq"`
 }
 
 func toOutboxRow(e model.OutboxEvent) *outboxRow {

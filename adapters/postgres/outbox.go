@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
@@ -39,8 +40,43 @@ func (o *Outbox) Append(ctx context.Context, events ...model.OutboxEvent) error 
 		}
 		rows = append(rows, toOutboxRow(e))
 	}
+	if err := o.orderByKey(ctx, rows); err != nil {
+		return err
+	}
 	_, err := o.db.NewInsert().Model(&rows).Exec(ctx)
 	return mapError(err, "outbox event")
+}
+
+// orderByKey gives each row with an ordering key its key_seq, drawn while
+// the transaction holds its keys' locks (lockOrderingKeys), so that within
+// a key key_seq order is commit order. One round trip, and none for a
+// batch without keys.
+func (o *Outbox) orderByKey(ctx context.Context, rows []*outboxRow) error {
+	var keys []string
+	for _, r := range rows {
+		if r.OrderingKey != nil {
+			keys = append(keys, *r.OrderingKey)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	var seqs []int64
+	err := o.db.NewRaw(lockOrderingKeys, o.workspace.String(), pgdialect.Array(keys), len(keys)).Scan(ctx, &seqs)
+	if err != nil {
+		return mapError(err, "outbox event")
+	}
+	if len(seqs) != len(keys) {
+		return domain.Errorf(domain.CodeInternal, "outbox: %d ordering sequence values for %d events", len(seqs), len(keys))
+	}
+	i := 0
+	for _, r := range rows {
+		if r.OrderingKey != nil {
+			r.KeySeq = &seqs[i]
+			i++
+		}
+	}
+	return nil
 }
 
 // Get implements ports.Outbox.

@@ -44,6 +44,37 @@ package postgres
 //     most ?2 events, oldest due first. A branch may lock a row the final
 //     LIMIT drops; the claim's transaction is short and that row becomes
 //     claimable again at its end.
+//   - Ordering keys (sql/021_ordering_in_the_outbox.sql): a pending event
+//     with a key_seq is claimed only once every earlier event of its key
+//     (same workspace, smaller key_seq, which is commit order) has ended,
+//     so no worker, however many run, holds two jobs of one key at once or
+//     starts them out of order. An earlier event that is pending (waiting,
+//     held by a relay, or parked by its worker for a retry), dispatching
+//     or dead-lettered has not ended: a dead letter holds its key until an
+//     operator redrives or releases it (dispatch.Admin.Release, which
+//     retires it as dispatched).
+//     A dispatched one has ended once its job's operation is succeeded,
+//     failed or cancelled, or is gone (retention removes finished ones
+//     only); an event that names no operation has ended once dispatched
+//     (nothing more is known of it). Only the latest earlier dispatched
+//     event is looked at, not the key's whole history: it was claimed
+//     here only after every event before it had ended, and an ended event
+//     stays ended, so its own end is the key's. Both tests are probes of
+//     outbox_events_key_idx (workspace_id, ordering_key, key_seq) per
+//     partition (the dispatched history's included, newest first, one row)
+//     and one of operations' primary key (the latest event's operation id
+//     is a scalar subquery, so it is a key to look up, not a join to
+//     plan), made only for keyed candidates; events without a key
+//     (key_seq NULL) pay nothing.
+//     Plain operators throughout, so the pending index keeps leading the
+//     scan. The price is paid by waiting events: a due event that is
+//     blocked is read and probed again by every claim that walks past it
+//     in the pending index, so a backlog of many due events behind their
+//     keys' earlier jobs (several live jobs per key, which the kinds do
+//     not allow yet, or a dead letter holding a busy key) makes each claim
+//     longer; such a backlog would want its own index or a per-key head
+//     table. Events appended before sql/021 have no key_seq and are not
+//     ordered here (the worker still orders them in memory).
 //   - UPDATE ... FROM claimed: the update hits the locked rows by id (the
 //     status the CTEs locked them in names the partition, so the planner
 //     visits outbox_events_live only, not every day of the dispatched
@@ -55,8 +86,21 @@ package postgres
 const claimDueEvents = `
 WITH pending AS (
     SELECT id, next_attempt_at AS due_at
-      FROM outbox_events
+      FROM outbox_events p
      WHERE workspace_id = ?0 AND status = 'pending' AND next_attempt_at <= ?1
+       AND (p.key_seq IS NULL
+            OR (NOT EXISTS (
+                    SELECT 1 FROM outbox_events b
+                     WHERE b.workspace_id = ?0 AND b.ordering_key = p.ordering_key AND b.key_seq < p.key_seq
+                       AND b.status IN ('pending', 'dispatching', 'dead_letter'))
+                AND NOT EXISTS (
+                    SELECT 1 FROM operations o
+                     WHERE o.workspace_id = ?0 AND o.status NOT IN ('succeeded', 'failed', 'cancelled')
+                       AND o.id = (SELECT (b.event_payload->>'operation_id')::uuid FROM outbox_events b
+                                    WHERE b.workspace_id = ?0 AND b.status = 'dispatched'
+                                      AND b.ordering_key = p.ordering_key AND b.key_seq < p.key_seq
+                                    ORDER BY b.key_seq DESC
+                                    LIMIT 1))))
      ORDER BY next_attempt_at
      LIMIT ?2
        FOR UPDATE SKIP LOCKED

@@ -60,6 +60,7 @@ var environments = map[string]environment{
 	"once workspace member remove": {tracing: true},
 	"once outbox dead-letters":     {tracing: true},
 	"once outbox redrive":          {tracing: true},
+	"once outbox release":          {tracing: true},
 
 	"once migrate": {only: []string{"ONCE_MIGRATE_DATABASE_URL"}},
 	"once bootstrap": {

@@ -15,7 +15,7 @@ import (
 
 func outboxCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "outbox", Short: "Operate the outbox: dead letters and re-drive"}
-	cmd.AddCommand(deadLettersCmd(), redriveCmd())
+	cmd.AddCommand(deadLettersCmd(), redriveCmd(), releaseCmd())
 	return cmd
 }
 
@@ -104,6 +104,40 @@ func redriveCmd() *cobra.Command {
 	redrive.Flags().BoolVar(&all, "all", false, "every dead-lettered event of the workspace")
 	_ = redrive.MarkFlagRequired("workspace")
 	return redrive
+}
+
+// releaseCmd retires dead letters of jobs given up on without running them
+// again, so that the ordering keys they hold go on (dispatch.Admin.Release).
+func releaseCmd() *cobra.Command {
+	var workspace string
+	var ids []string
+	release := leafCommand("release", "Retire dead-lettered jobs given up on without re-driving them, letting their ordering keys' later jobs go (--id, repeatable)", func(cmd *cobra.Command) error {
+		ws, err := parseID("workspace", workspace)
+		if err != nil {
+			return err
+		}
+		var parsed []uuid.UUID
+		for _, s := range ids {
+			id, err := parseID(fmt.Sprintf("id %q", s), s)
+			if err != nil {
+				return err
+			}
+			parsed = append(parsed, id)
+		}
+		return withAdmin(cmd.Context(), func(a *dispatch.Admin) error {
+			n, err := a.Release(cmd.Context(), ws, parsed)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "released: %d\n", n)
+			return nil
+		})
+	})
+	release.Flags().StringVar(&workspace, "workspace", "", "workspace id")
+	release.Flags().StringSliceVar(&ids, "id", nil, "event id (repeatable)")
+	_ = release.MarkFlagRequired("workspace")
+	_ = release.MarkFlagRequired("id")
+	return release
 }
 
 // withAdmin starts the storage without servers and hands over the outbox

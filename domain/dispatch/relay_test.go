@@ -203,6 +203,41 @@ func TestRelayLeavesLaterJobsToTheDispatchers(t *testing.T) {
 	require.Equal(t, ev.NextAttemptAt, got.NextAttemptAt)
 }
 
+// An event with an ordering key may have to wait for an earlier job of its
+// key, which only the Dispatcher's claim knows (it reads the key's order in
+// the outbox): the relay leaves every keyed event to the Dispatchers and
+// publishes nothing of it, even when it comes in one commit with events it
+// does publish. The second job of key "store/a" here is blocked by the
+// first, which has not run.
+func TestRelayLeavesKeyedEventsToTheDispatchers(t *testing.T) {
+	e := newEnv(t)
+	pub := &recorder{}
+	_, uow := e.startRelay(t, pub, dispatch.RelayHooks{})
+	ws := uuid.New()
+	var events []model.OutboxEvent
+	for i, key := range []string{"store/a", "store/a", ""} {
+		ev, err := model.NewOutboxEvent(uuid.Must(uuid.NewV7()), ws, "test.event", "thing", uuid.New(), payload{N: i}, e.clock.Now())
+		require.NoError(t, err)
+		ev.OrderingKey = key
+		events = append(events, ev)
+	}
+	require.NoError(t, uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Outbox().Append(ctx, events...)
+	}))
+	unkeyed := events[2]
+	e.waitStatus(t, []model.OutboxEvent{unkeyed}, dispatched)
+
+	counts := pub.countByID()
+	require.Equal(t, 1, counts[unkeyed.ID], "the event without a key goes out through the relay")
+	for _, keyed := range events[:2] {
+		require.Zero(t, counts[keyed.ID], "published by the relay")
+		got := e.event(t, ws, keyed.ID)
+		require.Equal(t, model.OutboxPending, got.Status)
+		require.Empty(t, got.LockedBy, "not held: the Dispatchers' at once")
+		require.False(t, got.NextAttemptAt.After(e.clock.Now()), "due now")
+	}
+}
+
 // The same hold on PostgreSQL: the held row is not claimed by a Dispatcher
 // before the hold ends, and is after, uncounted; the relay's late mark,
 // fenced by holder and status, leaves the Dispatcher's delivery alone.

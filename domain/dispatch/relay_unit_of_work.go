@@ -14,7 +14,12 @@ import (
 // follow-up events take the same path as a request's.
 //
 // An event appended with a next_attempt_at beyond the hold (a job meant
-// for later) is written as given and left to the Dispatchers. A commit
+// for later) is written as given and left to the Dispatchers. So is every
+// event with an ordering key: it may have to wait for an earlier job of its
+// key, and only the Dispatchers' claim reads the key's order in the outbox
+// (claimDueEvents); the relay, publishing right after the commit, would
+// start it beside or before that job. It is written due now and unheld, and
+// the commit wakes the Dispatchers (NotifyOnCommit). A commit
 // that fails with CodeUnavailable may still have committed: its events are
 // not handed over and the Dispatchers deliver them when the hold ends.
 func (r *Relay) UnitOfWork(uow ports.UnitOfWork) ports.UnitOfWork {
@@ -53,7 +58,7 @@ func (o relayingOutbox) Append(ctx context.Context, events ...model.OutboxEvent)
 	out := make([]model.OutboxEvent, len(events))
 	var held []model.OutboxEvent
 	for i, e := range events {
-		if (e.Status == "" || e.Status == model.OutboxPending) && e.LockedBy == "" && !e.NextAttemptAt.After(until) {
+		if (e.Status == "" || e.Status == model.OutboxPending) && e.LockedBy == "" && e.OrderingKey == "" && !e.NextAttemptAt.After(until) {
 			e.LockedBy, e.NextAttemptAt = o.relay.cfg.Holder, until
 			held = append(held, e)
 		}

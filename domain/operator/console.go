@@ -215,6 +215,16 @@ func (c *Console) Redrive(ctx context.Context, workspace uuid.UUID, ids []uuid.U
 	return c.admin.Redrive(ctx, workspace, ids)
 }
 
+// Release retires dead letters of one workspace by id without running
+// their jobs again, so the ordering keys they hold go on (see
+// dispatch.Admin.Release), and says how many. At least one id.
+func (c *Console) Release(ctx context.Context, workspace uuid.UUID, ids []uuid.UUID) (int, error) {
+	if len(ids) == 0 {
+		return 0, domain.Errorf(domain.CodeValidation, "name at least one event to release")
+	}
+	return c.admin.Release(ctx, workspace, ids)
+}
+
 // Redriven is what a group re-drive did.
 type Redriven struct {
 	// Count is how many events went back to pending.

@@ -210,7 +210,7 @@ async function show(workspace, id) {
     for (const [label, value] of [
       ["Event", e.id], ["Workspace", e.workspace_id], ["Type", e.event_type],
       ["Aggregate", e.aggregate_type + " " + e.aggregate_id], ["Operation", e.operation_id || "–"],
-      ["Stage", e.stage], ["Delivery attempts", e.attempt_count], ["Job attempts", e.job_attempts ?? "–"], ["Created", when(e.created_at)], ["Last error", e.last_error],
+      ["Stage", e.stage], ["Holds ordering key", e.holds_ordering_key || "–"], ["Delivery attempts", e.attempt_count], ["Job attempts", e.job_attempts ?? "–"], ["Created", when(e.created_at)], ["Last error", e.last_error],
     ]) {
       dl.append(el("dt", label), el("dd", value));
     }
@@ -218,6 +218,8 @@ async function show(workspace, id) {
       ? "(withheld: a field looks like a secret)"
       : JSON.stringify(e.payload ?? null, null, 2);
     $("detail-redrive").onclick = async () => { $("detail").close(); await redriveOne(workspace, id); };
+    $("detail-release").hidden = !e.holds_ordering_key;
+    $("detail-release").onclick = async () => { $("detail").close(); await releaseOne(workspace, id); };
     $("detail").showModal();
   } catch (err) {
     say("Could not show " + id + ": " + err.message, true);
@@ -230,6 +232,16 @@ async function redriveOne(workspace, id) {
     say("Re-drove " + r.redriven + " event" + (r.redriven === 1 ? "" : "s") + ".");
   } catch (err) {
     say("Could not re-drive " + id + ": " + err.message, true);
+  }
+  await refresh();
+}
+
+async function releaseOne(workspace, id) {
+  try {
+    const r = await call("POST", "dead-letters/" + workspace + "/" + id + "/release", {});
+    say("Released " + r.released + " event" + (r.released === 1 ? "" : "s") + ": the job stays given up on, its key goes on.");
+  } catch (err) {
+    say("Could not release " + id + ": " + err.message, true);
   }
   await refresh();
 }
