@@ -302,9 +302,14 @@ func (f *failover) waitSettled() {
 		if open > 0 {
 			return false
 		}
-		streams, err := rdb.Keys(ctx, f.w.queuePrefix+"*").Result()
+		keys, err := rdb.Keys(ctx, f.w.queuePrefix+"*").Result()
 		require.NoError(f.t, err)
-		for _, stream := range streams {
+		for _, stream := range keys {
+			// The destinations' records live under the prefix too.
+			if kind, err := rdb.Type(ctx, stream).Result(); err != nil || kind != "stream" {
+				require.NoError(f.t, err)
+				continue
+			}
 			info, err := rdb.XInfoStream(ctx, stream).Result()
 			require.NoError(f.t, err)
 			groups, err := rdb.XInfoGroups(ctx, stream).Result()
