@@ -32,9 +32,12 @@
 -- of the dispatched history included, and on those made later.
 --
 -- Runs as the schema owner, in one transaction: a nullable column without
--- a default rewrites no row; the index is built on the existing rows
--- under the migration's lock (every existing key_seq is NULL, so the
--- partial index is empty until new events arrive).
+-- a default rewrites no row. The index starts empty (every existing
+-- key_seq is NULL), but its build still reads every row of every
+-- partition, the dispatched history included, under a SHARE lock that
+-- holds the outbox's writes (the API's appends, claims, marks and parks)
+-- for as long as that read takes: on a history of millions of rows, run
+-- the migration in a quiet moment (docs/operating.md, "Migrating to 021").
 CREATE SEQUENCE outbox_events_key_seq AS bigint;
 GRANT USAGE ON SEQUENCE outbox_events_key_seq TO once_app;
 

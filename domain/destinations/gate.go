@@ -73,7 +73,7 @@ type Wait struct {
 // or a streak of failures runs).
 type Gate struct {
 	cfg    Config
-	clock  *steadyClock
+	clock  ports.Clock
 	states ports.DestinationStates
 	// id names this gate in the probe leases it takes.
 	id string
@@ -117,7 +117,7 @@ func NewGate(cfg Config, clock ports.Clock, states ports.DestinationStates) *Gat
 	var id [8]byte
 	_, _ = rand.Read(id[:])
 	return &Gate{
-		cfg: cfg.withDefaults(), clock: newSteadyClock(clock), states: states, id: hex.EncodeToString(id[:]),
+		cfg: cfg.withDefaults(), clock: clock, states: states, id: hex.EncodeToString(id[:]),
 		destinations: map[model.Destination]*destination{}, platforms: map[string]*platform{}, records: map[string]*record{},
 	}
 }
@@ -157,13 +157,6 @@ func (p *Permit) Destination() model.Destination { return p.destination }
 // When the store cannot be asked, Try refuses for stateRetry (WhyUnknown):
 // a pace the fleet shares is not one worker's to guess.
 func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
-	permit, wait := g.try(d)
-	wait.Until = g.clock.outside(wait.Until)
-	return permit, wait
-}
-
-// try is Try, its Wait on the gate's clock.
-func (g *Gate) try(d model.Destination) (*Permit, Wait) {
 	now := g.clock.Now()
 	g.mu.Lock()
 	g.sweep(now)
@@ -177,13 +170,13 @@ func (g *Gate) try(d model.Destination) (*Permit, Wait) {
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.StateTimeout)
 	defer cancel()
 	for range maxSwaps {
-		ownRec, err := g.recent(ctx, own, now)
+		ownRec, err := g.bounded(ctx, own, now)
 		if err != nil {
 			return nil, g.unavailable(dest, d, now)
 		}
 		var platRec record
 		if plat != nil {
-			if platRec, err = g.recent(ctx, onPlatform, now); err != nil {
+			if platRec, err = g.bounded(ctx, onPlatform, now); err != nil {
 				return nil, g.unavailable(dest, d, now)
 			}
 		}
@@ -207,13 +200,14 @@ func (g *Gate) try(d model.Destination) (*Permit, Wait) {
 			if err != nil || !swapped {
 				permit.cancel()
 				if writeOwn != nil {
-					// Give back what the call took of its own record.
-					_ = g.update(ctx, own, now, func(s *shared) {
-						if permit.grant != 0 {
-							s.pace.tokens = min(s.pace.burst, s.pace.tokens+1)
-						}
+					// Give back what the call took of its own record, on
+					// a context of its own: the Try's may be what ran out.
+					back, cancelBack := context.WithTimeout(context.Background(), g.cfg.StateTimeout)
+					_ = g.update(back, own, now, func(s *shared) {
+						s.pace.refund(permit.grant)
 						s.breaker.abandoned(permit.probe)
 					})
+					cancelBack()
 				}
 				if err != nil {
 					return nil, g.unavailable(dest, d, now)
@@ -239,7 +233,7 @@ func (g *Gate) admit(d model.Destination, dest *destination, plat *platform, own
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := ownRec.state.clone()
-	s.settle(now)
+	s.settle(now, g.cfg.Breaker.ProbeLease)
 	if wait, paused := s.pauseAt(now); paused {
 		return nil, wait.of(d), nil, nil
 	}
@@ -251,7 +245,7 @@ func (g *Gate) admit(d model.Destination, dest *destination, plat *platform, own
 	var platformProbe bool
 	if plat != nil {
 		ps = platRec.state.clone()
-		ps.settle(now)
+		ps.settle(now, g.cfg.Breaker.ProbeLease)
 		if platformProbe, wait = ps.breaker.admits(now); wait.Why != "" {
 			return nil, wait.of(model.Destination{System: d.System}), nil, nil
 		}
@@ -391,11 +385,17 @@ func (p *Permit) Done(o Outcome) {
 		case Failed:
 			s.breaker.failed(now, p.probe, g.cfg.Breaker)
 		default:
+			// No call reached it (our side failed, or the job had
+			// nothing to call): the token goes back, the probe to the
+			// next caller.
+			s.pace.refund(p.grant)
 			s.breaker.abandoned(p.probe)
 		}
 	})
-	if p.platform != nil && err == nil {
-		err = g.update(ctx, p.onPlatform, now, func(s *shared) {
+	if p.platform != nil {
+		// Told even when the account's record could not be: the
+		// platform's probe lease must not wait out its length.
+		err = errors.Join(err, g.update(ctx, p.onPlatform, now, func(s *shared) {
 			switch o.Kind {
 			case Succeeded:
 				s.platformAnswered(p.platformProbe)
@@ -408,9 +408,10 @@ func (p *Permit) Done(o Outcome) {
 			case Failed:
 				s.platformFailed(now, p.destination.Account, p.platformProbe, g.cfg.Breaker)
 			default:
+				s.pace.refund(p.platformGrant)
 				s.breaker.abandoned(p.platformProbe)
 			}
-		})
+		}))
 	}
 	if err != nil {
 		g.mu.Lock()
@@ -435,6 +436,28 @@ func (g *Gate) recent(ctx context.Context, t target, now time.Time) (record, err
 		return record{}, err
 	}
 	return g.remember(t, r, now), nil
+}
+
+// bounded is t's record (recent), its times first brought within their
+// lengths of now and written so (shared.bound): only a record a clock
+// step or a clock ahead left in the future costs that write, and once
+// written, the bucket refills from the bound on instead of from it again
+// at each read.
+func (g *Gate) bounded(ctx context.Context, t target, now time.Time) (record, error) {
+	rec, err := g.recent(ctx, t, now)
+	if err != nil {
+		return rec, err
+	}
+	state := rec.state.clone()
+	if !state.bound(now, g.cfg.Breaker.ProbeLease) {
+		return rec, nil
+	}
+	if _, err := g.swap(ctx, t, rec.version, state, now); err != nil {
+		return rec, err
+	}
+	// Ours, or what another worker wrote first, as swap cached it; the
+	// caller bounds what it reads again before deciding (settle).
+	return g.recent(ctx, t, now)
 }
 
 // remember caches r, the record of t read or written at now.
@@ -471,10 +494,10 @@ func (g *Gate) update(ctx context.Context, t target, now time.Time, learn func(s
 			return err
 		}
 		before := rec.state.clone()
-		before.settle(now)
+		before.settle(now, g.cfg.Breaker.ProbeLease)
 		after := before.clone()
 		learn(&after)
-		after.settle(now)
+		after.settle(now, g.cfg.Breaker.ProbeLease)
 		encoded := after.encode()
 		if bytes.Equal(before.encode(), encoded) {
 			return nil

@@ -18,7 +18,6 @@ const pauseRecheck = time.Minute
 // each of them reads within Config.StateTTL. Calls in flight go on. An
 // error is the store's: nothing was paused.
 func (g *Gate) Pause(ctx context.Context, d model.Destination, until time.Time) error {
-	until = g.clock.inside(until)
 	return g.operate(ctx, d, func(s *shared) { s.paused, s.pausedUntil = true, until })
 }
 
@@ -102,12 +101,12 @@ func (g *Gate) Snapshot() []State {
 		_, paused := s.pauseAt(now)
 		state := State{
 			Destination: d.String(), InFlight: dest.inFlight, Rate: s.pace.rate,
-			Breaker: s.breaker.state(now), ThrottledUntil: g.clock.outside(s.pace.blockedUntil),
-			Paused: paused, PausedUntil: g.clock.outside(s.pausedUntil),
+			Breaker: s.breaker.state(now), ThrottledUntil: s.pace.blockedUntil,
+			Paused: paused, PausedUntil: s.pausedUntil,
 			PacedWaits: dest.pacedWaits, Throttles: dest.throttles, Failures: dest.failures, StateErrors: dest.stateErrors,
 		}
 		if s.breaker.open {
-			state.OpenUntil = g.clock.outside(s.breaker.openUntil)
+			state.OpenUntil = s.breaker.openUntil
 		}
 		states = append(states, state)
 	}
@@ -116,9 +115,9 @@ func (g *Gate) Snapshot() []State {
 		if rec, ok := g.records[system]; ok {
 			s = rec.state
 		}
-		state := State{Destination: system, InFlight: plat.inFlight, Rate: s.pace.rate, Breaker: s.breaker.state(now), ThrottledUntil: g.clock.outside(s.pace.blockedUntil)}
+		state := State{Destination: system, InFlight: plat.inFlight, Rate: s.pace.rate, Breaker: s.breaker.state(now), ThrottledUntil: s.pace.blockedUntil}
 		if s.breaker.open {
-			state.OpenUntil = g.clock.outside(s.breaker.openUntil)
+			state.OpenUntil = s.breaker.openUntil
 		}
 		states = append(states, state)
 	}

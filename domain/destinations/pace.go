@@ -47,8 +47,10 @@ type pace struct {
 	filledAt time.Time
 	// blockedUntil is when the destination's last Retry-After ends.
 	blockedUntil time.Time
-	grants       uint64
-	slowedAt     uint64
+	// blockedFor is the length of the Retry-After that set blockedUntil.
+	blockedFor time.Duration
+	grants     uint64
+	slowedAt   uint64
 }
 
 func newPace(q Quota, now time.Time) pace {
@@ -103,7 +105,7 @@ func (p *pace) throttled(now time.Time, grant uint64, retryAfter time.Duration, 
 	}
 	if until := now.Add(retryAfter); until.After(p.blockedUntil) {
 		// The destination named the time its next call may go: one may.
-		p.blockedUntil = until
+		p.blockedUntil, p.blockedFor = until, retryAfter
 		p.tokens, p.filledAt = 1, until
 	}
 }
@@ -142,6 +144,14 @@ func (p *pace) succeeded(now time.Time, grant uint64, quotaUsed, quotaLimit int)
 	p.rate = min(p.ceiling, p.rate+speedUp*p.ceiling)
 	if p.unpaced && p.rate >= p.ceiling {
 		p.rate, p.ceiling = 0, 0
+	}
+}
+
+// refund gives back the token of grant (0: the call took none): the call
+// it was for never reached the destination.
+func (p *pace) refund(grant uint64) {
+	if grant != 0 && p.rate > 0 {
+		p.tokens = min(p.burst, p.tokens+1)
 	}
 }
 

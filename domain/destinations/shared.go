@@ -33,11 +33,49 @@ func (s shared) clone() shared {
 // settle brings s to now as any reader would: the bucket refilled, a pause
 // whose time is over ended. Two states equal once settled differ in
 // nothing a write needs to keep.
-func (s *shared) settle(now time.Time) {
+func (s *shared) settle(now time.Time, probeLease time.Duration) {
+	s.bound(now, probeLease)
 	if s.pace.rate > 0 {
 		s.pace.refill(now)
 	}
 	s.pauseAt(now)
+}
+
+// bound brings every time s keeps to at most its own length ahead of now:
+// a Retry-After's end to its length, an open breaker's to its cooldown, a
+// probe's lease to the lease, the bucket's last refill to the Retry-After
+// running (or now). The record's times are the clocks of the workers that
+// wrote them: one whose wall clock ran ahead, or this one's stepped back
+// (NTP, a VM resumed), would otherwise make every worker wait out the
+// difference too, and an hour's step would refuse every call to a paced
+// destination for an hour. So a step costs a wait at most its whole
+// length again, never the step. Within minStep a time is left alone: two
+// calls that read the clock before they take the gate's lock may take it
+// in the other order, and moving the last refill back by that would hand
+// out tokens never earned.
+func (s *shared) bound(now time.Time, probeLease time.Duration) (moved bool) {
+	p, b := &s.pace, &s.breaker
+	before := [4]time.Time{p.blockedUntil, p.filledAt, b.openUntil, b.probeUntil}
+	p.blockedUntil = atMost(p.blockedUntil, now, p.blockedFor)
+	p.filledAt = atMost(p.filledAt, now, max(p.blockedUntil.Sub(now), 0))
+	if b.open {
+		b.openUntil = atMost(b.openUntil, now, b.cooldown)
+	}
+	b.probeUntil = atMost(b.probeUntil, now, probeLease)
+	return before != [4]time.Time{p.blockedUntil, p.filledAt, b.openUntil, b.probeUntil}
+}
+
+// minStep is the least a time may stand past its bound before bound moves
+// it (see bound).
+const minStep = 100 * time.Millisecond
+
+// atMost is t, or now+length if t is later than that by minStep or more;
+// the zero time (unset) stays zero.
+func atMost(t, now time.Time, length time.Duration) time.Time {
+	if limit := now.Add(length); !t.IsZero() && t.Sub(limit) >= minStep {
+		return limit
+	}
+	return t
 }
 
 // pauseAt says whether s is paused at now (ending a pause whose time is
@@ -68,15 +106,16 @@ func (s *shared) troubled(now time.Time) bool {
 // record's format, read by every worker of every version deployed at
 // once, so a field is only ever added.
 type sharedWire struct {
-	Unpaced      bool      `json:"unpaced,omitempty"`
-	Ceiling      float64   `json:"ceiling,omitempty"`
-	Rate         float64   `json:"rate,omitempty"`
-	Burst        float64   `json:"burst,omitempty"`
-	Tokens       float64   `json:"tokens,omitempty"`
-	FilledAt     time.Time `json:"filled_at"`
-	BlockedUntil time.Time `json:"blocked_until,omitzero"`
-	Grants       uint64    `json:"grants,omitempty"`
-	SlowedAt     uint64    `json:"slowed_at,omitempty"`
+	Unpaced      bool          `json:"unpaced,omitempty"`
+	Ceiling      float64       `json:"ceiling,omitempty"`
+	Rate         float64       `json:"rate,omitempty"`
+	Burst        float64       `json:"burst,omitempty"`
+	Tokens       float64       `json:"tokens,omitempty"`
+	FilledAt     time.Time     `json:"filled_at"`
+	BlockedUntil time.Time     `json:"blocked_until,omitzero"`
+	BlockedFor   time.Duration `json:"blocked_for,omitempty"`
+	Grants       uint64        `json:"grants,omitempty"`
+	SlowedAt     uint64        `json:"slowed_at,omitempty"`
 
 	Failures   int           `json:"failures,omitempty"`
 	Open       bool          `json:"open,omitempty"`
@@ -94,7 +133,7 @@ func (s shared) encode() []byte {
 	p, b := s.pace, s.breaker
 	out, err := json.Marshal(sharedWire{
 		Unpaced: p.unpaced, Ceiling: p.ceiling, Rate: p.rate, Burst: p.burst, Tokens: p.tokens,
-		FilledAt: p.filledAt, BlockedUntil: p.blockedUntil, Grants: p.grants, SlowedAt: p.slowedAt,
+		FilledAt: p.filledAt, BlockedUntil: p.blockedUntil, BlockedFor: p.blockedFor, Grants: p.grants, SlowedAt: p.slowedAt,
 		Failures: b.failures, Open: b.open, OpenUntil: b.openUntil, Cooldown: b.cooldown,
 		ProbeBy: b.probeBy, ProbeUntil: b.probeUntil, Accounts: s.accounts,
 		Paused: s.paused, PausedUntil: s.pausedUntil,
@@ -115,7 +154,7 @@ func decode(data []byte) (shared, bool) {
 	return shared{
 		pace: pace{
 			unpaced: w.Unpaced, ceiling: w.Ceiling, rate: w.Rate, burst: w.Burst, tokens: w.Tokens,
-			filledAt: w.FilledAt, blockedUntil: w.BlockedUntil, grants: w.Grants, slowedAt: w.SlowedAt,
+			filledAt: w.FilledAt, blockedUntil: w.BlockedUntil, blockedFor: w.BlockedFor, grants: w.Grants, slowedAt: w.SlowedAt,
 		},
 		breaker: breaker{
 			failures: w.Failures, open: w.Open, openUntil: w.OpenUntil, cooldown: w.Cooldown,
