@@ -82,9 +82,9 @@ func newIdempotency(in idempotencyIn, cfg IdempotencyConfig) (*idempotency.Servi
 }
 
 // newJobFailures ends the jobs workers give up on and reopens them on
-// re-drive, for every task kind as the kinds registered it (withKindsCode).
+// re-drive, for every task kind as kindCode lists it (withKindsCode).
 func newJobFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger) *jobs.Failures {
-	return jobs.NewFailures(uow, clock, log.With("component", "jobs"), jobKinds(jobs.Registered())...)
+	return jobs.NewFailures(uow, clock, log.With("component", "jobs"), jobKinds(kindCode)...)
 }
 
 // newOperationWaiters are the reads of this process waiting for an

@@ -27,7 +27,7 @@ var DispatchModule = fx.Module("dispatch",
 )
 
 // WorkerModule consumes the queue: one handler per task kind, as the kinds
-// registered them (withKindsCode). The external systems the handlers call
+// listed them (withKindsCode). The external systems the handlers call
 // come from externalSystemsModule.
 func WorkerModule() fx.Option {
 	return workerModule(withKindsCode(kindHandlers))

@@ -3,7 +3,6 @@ package app
 import (
 	"errors"
 	"fmt"
-	"reflect"
 
 	"go.uber.org/fx"
 
@@ -12,28 +11,21 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-// withKindsCode is wire applied to the code of the kinds of the list
-// (kinds.All), or the error of what that code lacks (checkRegistered).
-// Each kind registers its use case, worker handler and failure hook from
-// its own package (jobs.Register); they are read here when the
-// application is built, never at package initialization. A kind's
-// package is linked because its HTTP routes import it
-// (adapters/httpapi/<kind>.go names its use case): one that nothing links
-// registers nothing, and the application refuses to build. What needs
-// only the kinds' facts ranges over kinds.All; what needs their code is
+// withKindsCode is wire applied to the code of the kinds (kindCode), or
+// the error of what that code lacks (checkRegistered). What needs only
+// the kinds' facts ranges over kinds.All; what needs their code is
 // derived from here: the use cases provided (TasksModule), the handler of
 // each event type (WorkerModule, newHandlers), the tasks jobs.Failures
 // ends and reopens (newJobFailures). TestEveryTaskKindIsWired checks that
-// each listed kind is registered, and has its retention rule, its
-// handler, its failure hook and an HTTP route that starts it
-// (checkKinds).
-func withKindsCode(wire func(code []jobs.Registration) fx.Option) fx.Option {
-	return wireKinds(kinds.All, jobs.Registered(), wire)
+// each listed kind has its retention rule, its handler, its failure hook
+// and an HTTP route that starts it (checkKinds).
+func withKindsCode(wire func(code []kindModule) fx.Option) fx.Option {
+	return wireKinds(kinds.All, kindCode, wire)
 }
 
 // wireKinds is wire applied to code, or fx.Error of what code lacks for
 // the declared kinds.
-func wireKinds(declared []kinds.Kind, code []jobs.Registration, wire func(code []jobs.Registration) fx.Option) fx.Option {
+func wireKinds(declared []kinds.Kind, code []kindModule, wire func(code []kindModule) fx.Option) fx.Option {
 	if err := checkRegistered(declared, code); err != nil {
 		return fx.Error(err)
 	}
@@ -48,28 +40,18 @@ type jobHandler interface {
 
 // kindServices provides the use case of every kind, as its own type and
 // among the task services the HTTP routes find theirs in
-// (httpapi.Deps.TaskServices).
-func kindServices(code []jobs.Registration) fx.Option {
+// (httpapi.Deps.TaskServices): one instance, both ways.
+func kindServices(code []kindModule) fx.Option {
 	services := make([]any, 0, 2*len(code))
 	for _, k := range code {
-		services = append(services, k.Service, fx.Annotate(asAny(k.Service), fx.ResultTags(`group:"task_services"`)))
+		services = append(services, k.Service, fx.Annotate(k.asTaskService, fx.ResultTags(`group:"task_services"`)))
 	}
 	return fx.Provide(services...)
 }
 
-// asAny is a constructor taking what constructor returns and returning it
-// as an any, so one instance of each use case also joins a group of
-// values of different types.
-func asAny(constructor any) any {
-	built := reflect.TypeOf(constructor).Out(0)
-	anyType := reflect.TypeFor[any]()
-	return reflect.MakeFunc(reflect.FuncOf([]reflect.Type{built}, []reflect.Type{anyType}, false),
-		func(in []reflect.Value) []reflect.Value { return []reflect.Value{in[0].Convert(anyType)} }).Interface()
-}
-
 // kindHandlers provides the handler of every kind, and the Handlers that
 // map their event types to them.
-func kindHandlers(code []jobs.Registration) fx.Option {
+func kindHandlers(code []kindModule) fx.Option {
 	handlers := make([]any, 0, len(code)+1)
 	for _, k := range code {
 		handlers = append(handlers, fx.Annotate(k.Handler, fx.As(new(jobHandler)), fx.ResultTags(`group:"job_handlers"`)))
@@ -123,7 +105,7 @@ var eventTypes = func() []string {
 }()
 
 // jobKinds are the kinds as jobs.Failures takes them.
-func jobKinds(code []jobs.Registration) []jobs.Kind {
+func jobKinds(code []kindModule) []jobs.Kind {
 	out := make([]jobs.Kind, 0, len(code))
 	for _, k := range code {
 		out = append(out, k.Kind)
@@ -132,12 +114,11 @@ func jobKinds(code []jobs.Registration) []jobs.Kind {
 }
 
 // checkRegistered reports what the application cannot be built without:
-// each declared kind has its names and table, is declared once and
-// registered once (jobs.Register: a kind whose package nothing links has
-// no registration) with a use case, a worker handler and a failure hook;
-// and no registration is of a kind that is not declared (its jobs would
-// be written and never expire, or its route start tasks no list knows).
-func checkRegistered(declared []kinds.Kind, code []jobs.Registration) error {
+// each declared kind has its names and table, is declared once and has
+// one line in kindCode with a use case, a worker handler and a failure
+// hook; and no line is of a kind that is not declared (its jobs would be
+// written and never expire, or its route start tasks no list knows).
+func checkRegistered(declared []kinds.Kind, code []kindModule) error {
 	var errs []error
 	events := map[string]bool{}
 	for _, d := range declared {
@@ -152,22 +133,22 @@ func checkRegistered(declared []kinds.Kind, code []jobs.Registration) error {
 	registered := map[string]bool{}
 	for _, k := range code {
 		if !events[k.EventType] || registered[k.EventType] {
-			errs = append(errs, fmt.Errorf("registration of task kind %q, which is not declared once in kinds.All", k.EventType))
+			errs = append(errs, fmt.Errorf("line of kindCode for task kind %q, which is not declared once in kinds.All", k.EventType))
 		}
 		registered[k.EventType] = true
 		errs = append(errs, checkRegistration(k))
 	}
 	for _, d := range declared {
 		if !registered[d.EventType] {
-			errs = append(errs, missing(d.EventType, "registration (jobs.Register in its package, linked by its HTTP routes)"))
+			errs = append(errs, missing(d.EventType, "line in kindCode (app/kind_list.go)"))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// checkRegistration reports what the registration k lacks: a use case, a
+// checkRegistration reports what the line k lacks: a use case, a
 // worker handler and a failure hook.
-func checkRegistration(k jobs.Registration) error {
+func checkRegistration(k kindModule) error {
 	var errs []error
 	if k.Service == nil {
 		errs = append(errs, missing(k.EventType, "use case"))

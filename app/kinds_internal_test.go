@@ -15,8 +15,9 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/oncehq/once/adapters/httpapi"
-	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/kinds"
+	"github.com/oncehq/once/domain/media"
+	"github.com/oncehq/once/domain/stores"
 )
 
 // wiring builds what checkKinds checks, as the application builds it: the
@@ -37,7 +38,7 @@ func wiring(t *testing.T) (Handlers, map[string][]string) {
 // and an HTTP route that starts it.
 func TestEveryTaskKindIsWired(t *testing.T) {
 	handlers, starts := wiring(t)
-	require.NoError(t, checkKinds(kinds.All, jobs.Registered(), handlers, starts))
+	require.NoError(t, checkKinds(kinds.All, kindCode, handlers, starts))
 	assert.Len(t, handlers, len(kinds.All))
 	assert.ElementsMatch(t, eventTypes, slices.Collect(maps.Keys(handlers)), "BullMQ checks the queues of every kind")
 }
@@ -58,8 +59,8 @@ func TestAKindNotFullyWiredIsReported(t *testing.T) {
 		change(&declared[len(declared)-1])
 		return declared
 	}
-	code := jobs.Registered()
-	codeWith := func(change func(k *jobs.Registration)) []jobs.Registration {
+	code := kindCode
+	codeWith := func(change func(k *kindModule)) []kindModule {
 		changed := slices.Clone(code)
 		for i := range changed {
 			if changed[i].EventType == event {
@@ -68,21 +69,21 @@ func TestAKindNotFullyWiredIsReported(t *testing.T) {
 		}
 		return changed
 	}
-	notSample := func(k jobs.Registration) bool { return k.EventType == event }
+	notSample := func(k kindModule) bool { return k.EventType == event }
 	noHandler := maps.Clone(handlers)
 	delete(noHandler, event)
 	thing := kinds.Kind{EventType: "thing.do", OperationKind: "thing.do", ResourceType: "thing", Table: "things", Retention: kinds.ExpiresFinished}
 
 	cases := map[string]struct {
 		declared []kinds.Kind
-		code     []jobs.Registration
+		code     []kindModule
 		handlers Handlers
 		starts   map[string][]string
 		want     []string
 	}{
 		"a kind declared and nothing else": {
 			declared: append(slices.Clone(kinds.All), thing), code: code, handlers: handlers, starts: starts,
-			want: []string{`"thing.do" has no registration`, `"thing.do" has no worker handler`, `"thing.do" has no HTTP route`},
+			want: []string{`"thing.do" has no line in kindCode`, `"thing.do" has no worker handler`, `"thing.do" has no HTTP route`},
 		},
 		"no retention rule": {
 			declared: declaredWith(func(k *kinds.Kind) { k.Retention = kinds.Undeclared }), code: code, handlers: handlers, starts: starts,
@@ -97,21 +98,21 @@ func TestAKindNotFullyWiredIsReported(t *testing.T) {
 			want: []string{`"` + event + `" has no HTTP route`},
 		},
 		"no failure hook": {
-			declared: kinds.All, code: codeWith(func(k *jobs.Registration) { k.Task = nil }), handlers: handlers, starts: starts,
+			declared: kinds.All, code: codeWith(func(k *kindModule) { k.Task = nil }), handlers: handlers, starts: starts,
 			want: []string{`"` + event + `" has no failure hook`},
 		},
 		"no use case": {
-			declared: kinds.All, code: codeWith(func(k *jobs.Registration) { k.Service = nil }), handlers: handlers, starts: starts,
+			declared: kinds.All, code: codeWith(func(k *kindModule) { k.Service = nil }), handlers: handlers, starts: starts,
 			want: []string{`"` + event + `" has no use case`},
 		},
 		"no worker handler constructor": {
-			declared: kinds.All, code: codeWith(func(k *jobs.Registration) { k.Handler = nil }), handlers: handlers, starts: starts,
+			declared: kinds.All, code: codeWith(func(k *kindModule) { k.Handler = nil }), handlers: handlers, starts: starts,
 			want: []string{`"` + event + `" has no worker handler constructor`},
 		},
 		// A kind whose package nothing links registers nothing.
 		"no registration": {
 			declared: kinds.All, code: slices.DeleteFunc(slices.Clone(code), notSample), handlers: handlers, starts: starts,
-			want: []string{`"` + event + `" has no registration`},
+			want: []string{`"` + event + `" has no line in kindCode`},
 		},
 		"no names": {
 			declared: declaredWith(func(k *kinds.Kind) { k.Table = "" }), code: code, handlers: handlers, starts: starts,
@@ -123,13 +124,13 @@ func TestAKindNotFullyWiredIsReported(t *testing.T) {
 		},
 		"registered twice": {
 			declared: kinds.All, code: append(slices.Clone(code), code[0]), handlers: handlers, starts: starts,
-			want: []string{`registration of task kind "` + code[0].EventType + `", which is not declared once`},
+			want: []string{`line of kindCode for task kind "` + code[0].EventType + `", which is not declared once`},
 		},
 		"a kind left out of the list": {
 			declared: slices.DeleteFunc(slices.Clone(kinds.All), func(k kinds.Kind) bool { return k.EventType == event }),
 			code:     code, handlers: handlers, starts: starts,
 			want: []string{
-				`registration of task kind "` + event + `", which is not declared once`,
+				`line of kindCode for task kind "` + event + `", which is not declared once`,
 				`worker handler for "` + event + `", which is no declared task kind`,
 				`starts "` + event + `", which is no declared task kind`,
 			},
@@ -150,13 +151,13 @@ func TestAKindNotFullyWiredIsReported(t *testing.T) {
 // registered (its package not linked) or a registration is of no declared
 // kind.
 func TestTheApplicationRefusesUnregisteredKinds(t *testing.T) {
-	code := jobs.Registered()
+	code := kindCode
 	event := kinds.All[len(kinds.All)-1].EventType
-	unregistered := slices.DeleteFunc(slices.Clone(code), func(k jobs.Registration) bool { return k.EventType == event })
+	unregistered := slices.DeleteFunc(slices.Clone(code), func(k kindModule) bool { return k.EventType == event })
 	err := fx.ValidateApp(wireKinds(kinds.All, unregistered, kindServices))
-	require.ErrorContains(t, err, `"`+event+`" has no registration`)
+	require.ErrorContains(t, err, `"`+event+`" has no line in kindCode`)
 	err = fx.ValidateApp(wireKinds(kinds.All[:len(kinds.All)-1], code, kindHandlers))
-	require.ErrorContains(t, err, `registration of task kind "`+event+`", which is not declared once`)
+	require.ErrorContains(t, err, `line of kindCode for task kind "`+event+`", which is not declared once`)
 }
 
 // checkKinds, the wiring check of the tests, reports what each declared kind (in declared, kinds.All)
@@ -165,7 +166,7 @@ func TestTheApplicationRefusesUnregisteredKinds(t *testing.T) {
 // starts, httpapi.TaskStarts); and a handler or a route for a kind that is
 // not declared (its jobs would be written and never run, or its rows
 // never expire).
-func checkKinds(declared []kinds.Kind, code []jobs.Registration, handlers Handlers, starts map[string][]string) error {
+func checkKinds(declared []kinds.Kind, code []kindModule, handlers Handlers, starts map[string][]string) error {
 	errs := []error{checkRegistered(declared, code)}
 	events := map[string]bool{}
 	for _, d := range declared {
@@ -184,4 +185,21 @@ func checkKinds(declared []kinds.Kind, code []jobs.Registration, handlers Handle
 	}
 	errs = append(errs, checkStarts(declared, starts))
 	return errors.Join(errs...)
+}
+
+// A line of kindCode whose use case type is not what its constructor
+// builds leaves the task services without their input: the application
+// refuses to build, as moduleOf says.
+func TestAKindLineWithTheWrongUseCaseTypeRefusesToBuild(t *testing.T) {
+	newStores := func() *stores.Service { return &stores.Service{} }
+	build := func(line kindModule) error {
+		return fx.ValidateApp(kindServices([]kindModule{line}),
+			fx.Invoke(func(in struct {
+				fx.In
+				Services []any `group:"task_services"`
+			}) {
+			}))
+	}
+	require.NoError(t, build(moduleOf[*stores.Service](stores.VerifyKind, newStores, nil)))
+	require.ErrorContains(t, build(moduleOf[*media.Service](stores.VerifyKind, newStores, nil)), "*media.Service")
 }

@@ -14,7 +14,7 @@ import (
 )
 
 // TasksModule provides the use cases that start background tasks (one
-// per task kind, as the kinds registered them: withKindsCode), the
+// per task kind, as kindCode lists them: withKindsCode), the
 // products they work on and the object store they write to.
 func TasksModule() fx.Option {
 	return fx.Module("tasks",

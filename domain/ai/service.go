@@ -19,9 +19,9 @@ const MaxInstructions = 2000
 // Task is an AI task as the steps every job shares see it.
 var Task = jobs.TaskTable[model.AITask](kinds.AITask, ports.Repository[ports.AITaskRepository])
 
-// Kind is the AI task (names and failure hook), registered with
-// its use case and worker handler for the application to wire.
-var Kind = jobs.Register(Task.Kind(), NewService, NewTaskHandler)
+// Kind is the AI task (names and failure hook), listed with
+// its use case and worker handler in app/kind_list.go.
+var Kind = Task.Kind()
 
 // Service starts and reads AI tasks.
 type Service struct{ jobs.Starter }

@@ -19,9 +19,9 @@ import (
 // Task is a catalog sync as the steps every job shares see it.
 var Task = jobs.TaskTable[model.CatalogSync](kinds.CatalogSync, ports.Repository[ports.SyncRepository])
 
-// Kind is the catalog sync (names and failure hook), registered with
-// its use case and worker handler for the application to wire.
-var Kind = jobs.Register(Task.Kind(), NewService, NewSyncHandler)
+// Kind is the catalog sync (names and failure hook), listed with
+// its use case and worker handler in app/kind_list.go.
+var Kind = Task.Kind()
 
 // Service starts and reads catalog syncs.
 type Service struct{ jobs.Starter }

@@ -57,7 +57,7 @@ func (n Names) Spec(resourceID uuid.UUID, route Route, payload func(model.JobOpe
 // failure hook, the Task that Failures ends when a worker gives up on a
 // job of the kind and reopens on re-drive. Each kind declares it once,
 // beside its use case, from its Task (TaskRow.Kind): catalog.Kind,
-// stores.VerifyKind, and registers it (Register).
+// stores.VerifyKind; app/kind_list.go lists it with its code.
 type Kind struct {
 	Names
 	Task Task

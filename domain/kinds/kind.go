@@ -5,7 +5,7 @@
 // Each kind's descriptor is declared in its own file here and listed on
 // one line in All. What needs a kind's code registers from the kind's own
 // files and is checked against the list: its use case, handler and
-// failure hook (jobs.Register, in its domain package), its repository and
+// failure hook (listed in app/kind_list.go), its repository and
 // routes (in its adapter files).
 package kinds
 

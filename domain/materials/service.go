@@ -19,9 +19,9 @@ import (
 // Task is a material transfer as the steps every job shares see it.
 var Task = jobs.TaskTable[model.MaterialTransfer](kinds.MaterialTransfer, func(tx ports.Tx) transfers { return transfers{ports.Repository[ports.MaterialTransferRepository](tx)} })
 
-// Kind is the material transfer (names and failure hook), registered with
-// its use case and worker handler for the application to wire.
-var Kind = jobs.Register(Task.Kind(), NewService, NewTransferHandler)
+// Kind is the material transfer (names and failure hook), listed with
+// its use case and worker handler in app/kind_list.go.
+var Kind = Task.Kind()
 
 // transfers saves a transfer's status, reason and updated_at (its items
 // are recorded one by one, by MarkItemDone).

@@ -28,9 +28,9 @@ var Task = jobs.StatusTable(kinds.MediaProcess, ports.Tx.Media,
 	},
 	model.MediaProcessing, model.MediaRejected)
 
-// Kind is the media processing (names and failure hook), registered with
-// its use case and worker handler for the application to wire.
-var Kind = jobs.Register(Task.Kind(), NewService, NewProcessHandler)
+// Kind is the media processing (names and failure hook), listed with
+// its use case and worker handler in app/kind_list.go.
+var Kind = Task.Kind()
 
 // Service registers, receives, completes and reads media.
 type Service struct {

@@ -20,9 +20,9 @@ import (
 // Task is a first publication as the steps every job shares see it.
 var Task = jobs.TaskTable[model.Publication](kinds.ListingPublish, ports.Repository[ports.PublicationRepository])
 
-// Kind is the listing publication (names and failure hook), registered with
-// its use case and worker handler for the application to wire.
-var Kind = jobs.Register(Task.Kind(), NewService, NewPublishHandler)
+// Kind is the listing publication (names and failure hook), listed with
+// its use case and worker handler in app/kind_list.go.
+var Kind = Task.Kind()
 
 // Service starts and reads publications.
 type Service struct{ jobs.Starter }

@@ -17,10 +17,9 @@ var VerifyTask = jobs.StatusTable(kinds.StoreVerify, ports.Tx.Stores,
 	func(s *model.Store) (*model.StoreStatus, *string, *time.Time) { return &s.Status, nil, &s.UpdatedAt },
 	model.StorePendingVerification, model.StoreVerificationFailed)
 
-// VerifyKind is the store verification (names and failure hook),
-// registered with its use case and worker handler for the application to
-// wire.
-var VerifyKind = jobs.Register(VerifyTask.Kind(), NewService, NewVerifyHandler)
+// VerifyKind is the store verification (names and failure hook), listed with
+// its use case and worker handler in app/kind_list.go.
+var VerifyKind = VerifyTask.Kind()
 
 // verifyJob builds the operation that tracks one verification of store's
 // current credential version and the store.credentials.verify event that
