@@ -20,12 +20,7 @@ import (
 func TestSlotsHoldAWorkspaceToItsShareWhileOthersWait(t *testing.T) {
 	s := newSlots(4, time.Second, nil, nil)
 	h, n := uuid.New(), uuid.New()
-	var held []*waiter
-	for range 4 { // alone, H may take every slot
-		w := acquireAsync(s, context.Background(), h, "webhook/h", "")
-		<-w.done
-		held = append(held, w)
-	}
+	held := started(s, h, "webhook/h", 4) // alone, H may take every slot
 	var backlog []*waiter
 	for i := range 8 {
 		backlog = append(backlog, acquireAsync(s, context.Background(), h, "webhook/h", ""))
@@ -58,12 +53,7 @@ func TestSlotsKeepASpareSlotFromAWorkspaceOfLongCalls(t *testing.T) {
 	clock := testkit.NewManualClock()
 	s := newSlots(8, time.Second, nil, clock.Now)
 	h, n := uuid.New(), uuid.New()
-	var held []*waiter
-	for range 7 {
-		w := acquireAsync(s, context.Background(), h, "webhook/h", "")
-		<-w.done
-		held = append(held, w)
-	}
+	held := started(s, h, "webhook/h", 7)
 	backlog := acquireAsync(s, context.Background(), h, "webhook/h", "")
 	queued(t, s, 1)
 	running, _, _ := s.stats()
@@ -89,12 +79,7 @@ func TestSlotsGiveTheSpareToAWorkspaceOfShortCalls(t *testing.T) {
 	clock := testkit.NewManualClock()
 	s := newSlots(8, time.Second, nil, clock.Now)
 	ws := uuid.New()
-	var held []*waiter
-	for range 7 {
-		w := acquireAsync(s, context.Background(), ws, "webhook/f", "")
-		<-w.done
-		held = append(held, w)
-	}
+	held := started(s, ws, "webhook/f", 7)
 	clock.Advance(100 * time.Millisecond)
 	held[0].release(CallResult{})
 	for range 2 {
