@@ -239,9 +239,15 @@ func (s *slots) releaser(t *ticket, g grant) func(CallResult) {
 	var once sync.Once
 	return func(r CallResult) {
 		once.Do(func() {
+			if g.done != nil {
+				// Before the lock: the Gate may write the fleet's record
+				// (the call's lease given back), and every other slot
+				// waits while the lock is held.
+				g.done(r)
+			}
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			s.finish(t, g.done, r)
+			s.finish(t, nil, r)
 		})
 	}
 }
