@@ -170,7 +170,8 @@ func DefaultConfig() Config {
 
 // WithinSlots caps every quota's calls at once (and the fallback's) at
 // half of slots, at least one: a destination that hangs, whatever its
-// quota, holds at most half of a worker's slots until its breaker opens,
+// quota, holds at most half of a worker's slots (of the fleet's, since
+// the cap counts every worker's calls) until its breaker opens,
 // and the other destinations' jobs keep the rest. The default caps are
 // well below half of a worker's default slots: only a worker given few
 // sees the difference.
