@@ -65,8 +65,9 @@ const destinationStatesDialTimeout = time.Second
 //     millisecond and which so stays off the database the jobs' own
 //     transactions wait for;
 //   - PostgreSQL otherwise (RabbitMQ, or the in-process queue beside
-//     PostgreSQL): every worker reaches it, and a call costs it one short
-//     statement at most (destinations.Gate says when).
+//     PostgreSQL): every worker reaches it, and a call costs it a short
+//     statement at its start and one at its end at most
+//     (destinations.Gate says when).
 //
 // All three survive nothing less than what the deployment's jobs do: a
 // worker's restart loses no pause, no open breaker, no learnt rate.

@@ -3,6 +3,7 @@ package queue
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -13,20 +14,77 @@ import (
 // last 100 ms, and ends up holding nearly all of them. While other
 // workspaces have work, a workspace holding its share (the slots divided
 // by the workspaces with work, at least one) starts nothing more unless
-// none of the others can start; alone it may hold every slot.
+// none of the others can start; alone it may hold every slot but the
+// spare ones, unless its calls are short.
+//
+// The spare slots (an eighth) are for a workspace that comes while
+// others' long calls hold the rest: no slot is taken back from a call, so
+// a workspace whose backlog reached the worker first (its 256 calls of
+// 14 s started in the same millisecond) would otherwise keep every slot
+// until they end, and a workspace arriving a moment later would wait
+// them out whatever its share. A spare slot goes only to a workspace
+// holding less than its share as it would be with one more workspace, or
+// whose slots lately came back within the worker's hold: those turn over
+// soon enough to leave room.
+//
+// This is the share of one worker's slots. What a worker knows of the
+// others is only what the fleet's destination records say (each
+// destination's calls in flight, against its cap, across the fleet);
+// it does not see which workspaces the other workers serve nor how many
+// slots each holds there, so a workspace's share of the fleet is kept
+// as each worker's share of its own slots, and the destinations' caps
+// bound what its slow destinations hold across all of them.
 type holdings struct {
 	size int
 	held map[uuid.UUID]int // slots each workspace holds, without zeros
+	// usual is, per workspace holding slots, how long it held its slots
+	// lately (an average, an eighth per slot given back).
+	usual map[uuid.UUID]time.Duration
 }
 
-func newHoldings(size int) holdings { return holdings{size: size, held: map[uuid.UUID]int{}} }
+func newHoldings(size int) holdings {
+	return holdings{size: size, held: map[uuid.UUID]int{}, usual: map[uuid.UUID]time.Duration{}}
+}
 
 func (h *holdings) take(ws uuid.UUID) { h.held[ws]++ }
 
-func (h *holdings) give(ws uuid.UUID) {
+// give takes back a slot ws held for took.
+func (h *holdings) give(ws uuid.UUID, took time.Duration) {
 	if h.held[ws]--; h.held[ws] <= 0 {
 		delete(h.held, ws)
+		delete(h.usual, ws)
+		return
 	}
+	took = max(took, 0)
+	if u, ok := h.usual[ws]; ok {
+		took = u + (took-u)/8
+	}
+	h.usual[ws] = took
+}
+
+// spare is how many of the slots only some workspaces may take (see
+// holdings): none of fewer than 8.
+func (h *holdings) spare() int { return h.size / 8 }
+
+// mayTakeSpare: ws, a workspace with messages waiting (waiting: all of
+// them), may take one of the spare slots; short is the longest a slot may
+// be held to count as turning over soon.
+func (h *holdings) mayTakeSpare(ws uuid.UUID, waiting []uuid.UUID, short time.Duration) bool {
+	if u, ok := h.usual[ws]; ok && u < short {
+		return true
+	}
+	return h.held[ws] < h.size/(h.withWork(waiting)+1)
+}
+
+// withWork counts the workspaces holding slots or waiting for one.
+func (h *holdings) withWork(waiting []uuid.UUID) int {
+	n := len(h.held)
+	for _, ws := range waiting {
+		if h.held[ws] == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // order is the order in which the workspaces with messages waiting
@@ -35,13 +93,7 @@ func (h *holdings) give(ws uuid.UUID) {
 // a message); within each, the one served least recently (served: the
 // number of the grant each last got) first.
 func (h *holdings) order(waiting []uuid.UUID, served map[uuid.UUID]uint64) []uuid.UUID {
-	withWork := len(h.held)
-	for _, ws := range waiting {
-		if h.held[ws] == 0 {
-			withWork++
-		}
-	}
-	share := max(1, h.size/max(1, withWork))
+	share := max(1, h.size/max(1, h.withWork(waiting)))
 	full := func(ws uuid.UUID) int {
 		if h.held[ws] >= share {
 			return 1

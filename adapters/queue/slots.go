@@ -20,7 +20,9 @@ import (
 //     a message waiting that got one least recently, among those holding
 //     less than their share first (holdings), so one workspace's backlog
 //     of thousands, or its calls of 14 s, takes at most its share of the
-//     slots while others have messages, and all of them only alone.
+//     slots while others have messages, and all of them only alone (and
+//     then, if its calls are long, all but a few spare ones for a
+//     workspace that comes: holdings).
 //   - Ordered per key: of the messages with one ordering key, only the
 //     first to arrive may start, and only once none of the key runs.
 //   - Paced per destination: a message starts only when its destination's
@@ -237,9 +239,15 @@ func (s *slots) releaser(t *ticket, g grant) func(CallResult) {
 	var once sync.Once
 	return func(r CallResult) {
 		once.Do(func() {
+			if g.done != nil {
+				// Before the lock: the Gate may write the fleet's record
+				// (the call's lease given back), and every other slot
+				// waits while the lock is held.
+				g.done(r)
+			}
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			s.finish(t, g.done, r)
+			s.finish(t, nil, r)
 		})
 	}
 }
@@ -250,7 +258,7 @@ func (s *slots) finish(t *ticket, done func(CallResult), r CallResult) {
 		done(r)
 	}
 	s.running--
-	s.holding.give(t.workspace)
+	s.holding.give(t.workspace, s.now().Sub(t.startedAt))
 	if t.key != "" {
 		delete(s.busy, t.key)
 	}
@@ -323,11 +331,15 @@ func (s *slots) pump() {
 	s.sweep(now)
 	for s.running < s.size && len(s.turns) > 0 {
 		order := s.holding.order(s.turns, s.served)
+		spare := s.size-s.running <= s.holding.spare()
 		granted := false
 		for _, ws := range order {
 			q := s.queues[ws]
 			if q == nil {
 				continue // pick emptied it, parking its tickets
+			}
+			if spare && !s.holding.mayTakeSpare(ws, s.turns, s.hold) {
+				continue
 			}
 			t, done := s.pick(q, now)
 			if t == nil {

@@ -39,6 +39,17 @@ func (w *waiter) ended() bool {
 	}
 }
 
+// started is n jobs of ws for dest, each started in a slot of s.
+func started(s *slots, ws uuid.UUID, dest string, n int) []*waiter {
+	var held []*waiter
+	for range n {
+		w := acquireAsync(s, context.Background(), ws, dest, "")
+		<-w.done
+		held = append(held, w)
+	}
+	return held
+}
+
 // queued waits until n tickets wait in s: the goroutines have enqueued.
 func queued(t *testing.T, s *slots, n int) {
 	t.Helper()
@@ -48,12 +59,7 @@ func queued(t *testing.T, s *slots, n int) {
 func TestSlotsNeverRunMoreThanTheirSize(t *testing.T) {
 	s := newSlots(3, time.Second, nil, nil)
 	ws := uuid.New()
-	var ws_ []*waiter
-	for range 3 {
-		w := acquireAsync(s, context.Background(), ws, "", "")
-		<-w.done
-		ws_ = append(ws_, w)
-	}
+	ws_ := started(s, ws, "", 3)
 	fourth := acquireAsync(s, context.Background(), ws, "", "")
 	queued(t, s, 1)
 	assert.False(t, fourth.ended(), "a fourth job started while three run")

@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// Quota is a destination's pace: at most Concurrency calls at once (0: no
-// cap) and Rate calls per second with bursts of Burst (Rate 0: no rate).
+// Quota is a destination's pace: at most Concurrency calls at once across
+// the fleet of workers (0: no cap) and Rate calls per second with bursts
+// of Burst (Rate 0: no rate).
 type Quota struct {
 	Concurrency int
 	Rate        float64
@@ -44,6 +45,10 @@ const (
 	// DefaultProbeLease is BreakerConfig.ProbeLease's default: longer
 	// than a call takes, short beside an outage.
 	DefaultProbeLease = 30 * time.Second
+	// DefaultCallLease is Config.CallLease's default: longer than a
+	// call's timeout (an answer's headers within 30 s), short enough that
+	// a killed worker's calls stop counting against a cap soon.
+	DefaultCallLease = 2 * time.Minute
 	// DefaultStateTTL is Config.StateTTL's default.
 	DefaultStateTTL = time.Second
 	// DefaultStateTimeout is Config.StateTimeout's default.
@@ -87,6 +92,12 @@ type Config struct {
 	// StateTimeout bounds one read or write of the fleet's state (default
 	// 500ms); past it the call is refused for a second (WhyUnknown).
 	StateTimeout time.Duration
+	// CallLease is how long a call counts against its destination's cap
+	// of calls at once across the fleet unless it ends first (default
+	// DefaultCallLease): a worker killed during calls never says they
+	// ended. A call longer than this stops counting, and the fleet may
+	// then hold one more than the cap.
+	CallLease time.Duration
 }
 
 // withDefaults fills what cfg leaves unset.
@@ -98,6 +109,7 @@ func (cfg Config) withDefaults() Config {
 	cfg.IdleAfter = cmp.Or(max(cfg.IdleAfter, 0), 10*time.Minute)
 	cfg.StateTTL = cmp.Or(max(cfg.StateTTL, 0), DefaultStateTTL)
 	cfg.StateTimeout = cmp.Or(max(cfg.StateTimeout, 0), DefaultStateTimeout)
+	cfg.CallLease = cmp.Or(max(cfg.CallLease, 0), DefaultCallLease)
 	return cfg
 }
 
@@ -158,7 +170,8 @@ func DefaultConfig() Config {
 
 // WithinSlots caps every quota's calls at once (and the fallback's) at
 // half of slots, at least one: a destination that hangs, whatever its
-// quota, holds at most half of a worker's slots until its breaker opens,
+// quota, holds at most half of a worker's slots (of the fleet's, since
+// the cap counts every worker's calls) until its breaker opens,
 // and the other destinations' jobs keep the rest. The default caps are
 // well below half of a worker's default slots: only a worker given few
 // sees the difference.

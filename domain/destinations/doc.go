@@ -35,6 +35,8 @@
 // all. A platform (Config.Platforms) has a record of its own too: its
 // breaker, and the bucket of our application's quota, which every shop's
 // call spends besides its shop's and which a 429 of the application's
-// quota (platformerr.ScopeApplication) slows. Only a worker's calls in
-// flight, their cap and its counters stay in its memory.
+// quota (platformerr.ScopeApplication) slows. A destination's calls in
+// flight are counted against its cap across the fleet too, each a lease in
+// its record (calls). Only a worker's counters, and which of the calls
+// in flight are its own, stay in its memory.
 package destinations

@@ -20,6 +20,11 @@ import (
 // permits is done, which is what frees a slot.
 const busyHint = 50 * time.Millisecond
 
+// elsewhereRecheck is the longest a call turned away because other
+// workers' calls fill the cap waits to ask again: each asking costs a
+// read of the record.
+const elsewhereRecheck = time.Second
+
 // Why says why Try gave no permit.
 type Why string
 
@@ -61,21 +66,25 @@ type Wait struct {
 // from how calls end. What it learns (the pace, the breaker, a pause) it
 // keeps in ports.DestinationStates, which every worker of the fleet
 // shares, and caches for at most Config.StateTTL; what is only this
-// process's (its calls in flight and their cap) it keeps in memory. It is
-// safe for concurrent use.
+// process's (which calls in flight are its own, their usual length, its
+// counters) it keeps in memory. It is safe for concurrent use.
 //
-// A call costs the store at most one write (a Swap taking the call's
-// token, or the probe's lease) when the destination has a rate or is
-// half-open, and otherwise at most one read per destination per
+// A call costs the store at most one write when it starts (a Swap taking
+// the call's lease when the destination caps its calls at once, its token
+// when it has a rate, the probe's lease when it is half-open: all in the
+// one Swap), and otherwise at most one read per destination per
 // StateTTL; a Swap that loses a race to another worker reads what won
-// and decides again. An outcome writes only when it teaches something (a
-// 429, a failure, a probe's answer, a success while the pace climbs back
-// or a streak of failures runs).
+// and decides again. An outcome writes only when it teaches something or
+// gives something back (a call's lease, a 429, a failure, a probe's
+// answer, a success while the pace climbs back or a streak of failures
+// runs). A call refused because other workers' calls fill the cap reads
+// the record again when the refusal says to ask again (busyHint to
+// elsewhereRecheck), if the gate read it longer ago than busyHint.
 type Gate struct {
 	cfg    Config
 	clock  ports.Clock
 	states ports.DestinationStates
-	// id names this gate in the probe leases it takes.
+	// id names this gate in the probe and call leases it takes.
 	id string
 
 	mu sync.Mutex
@@ -107,6 +116,9 @@ type destination struct {
 	// recent counts the grants of an unlimited pace, to start its
 	// learning from at its first 429.
 	recent recentGrants
+	// leases names this gate's calls in flight to it, when its quota caps
+	// them (see calls).
+	leases map[string]struct{}
 
 	pacedWaits, throttles, failures, stateErrors uint64
 }
@@ -131,6 +143,9 @@ type Permit struct {
 	own         target
 	grant       uint64
 	probe       string
+	// lease is the call's lease in the destination's record ("": its
+	// calls are not capped).
+	lease string
 	// platform is the destination's platform (nil: none), platformGrant
 	// the call's token of the application's bucket, and platformProbe the
 	// call's probe name if it is that breaker's probe.
@@ -169,6 +184,7 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 	onPlatform := target{key: d.System, quota: g.cfg.Applications[d.System]}
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.StateTimeout)
 	defer cancel()
+	reread := false
 	for range maxSwaps {
 		ownRec, err := g.bounded(ctx, own, now)
 		if err != nil {
@@ -182,6 +198,14 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 		}
 		permit, wait, writeOwn, writePlat := g.admit(d, dest, plat, ownRec, platRec, now)
 		if permit == nil {
+			if wait.Why == WhyBusy && !reread && now.Sub(ownRec.readAt) >= busyHint && g.busyElsewhere(dest) {
+				// Other workers' calls fill the cap as this gate last
+				// read them: some may have ended since, and nothing
+				// tells this gate but the record.
+				reread = true
+				g.forget(own.key)
+				continue
+			}
 			return nil, wait
 		}
 		permit.own, permit.onPlatform = own, onPlatform
@@ -206,6 +230,7 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 					_ = g.update(back, own, now, func(s *shared) {
 						s.pace.refund(permit.grant)
 						s.breaker.abandoned(permit.probe)
+						s.calls = s.calls.ended(permit.lease)
 					})
 					cancelBack()
 				}
@@ -222,6 +247,21 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 	return nil, Wait{Until: now.Add(busyHint), Why: WhyBusy, Of: d}
 }
 
+// busyElsewhere: d's cap is not full of this gate's own calls, so a busy
+// refusal came from the other workers' leases.
+func (g *Gate) busyElsewhere(dest *destination) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return dest.inFlight < dest.quota.Concurrency
+}
+
+// forget drops the cached record of key: the next read asks the store.
+func (g *Gate) forget(key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.records, key)
+}
+
 // maxSwaps bounds the writes one Try or one outcome makes when other
 // workers keep winning the race for the same record.
 const maxSwaps = 3
@@ -233,7 +273,7 @@ func (g *Gate) admit(d model.Destination, dest *destination, plat *platform, own
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := ownRec.state.clone()
-	s.settle(now, g.cfg.Breaker.ProbeLease)
+	s.settle(now, g.cfg)
 	if wait, paused := s.pauseAt(now); paused {
 		return nil, wait.of(d), nil, nil
 	}
@@ -245,7 +285,7 @@ func (g *Gate) admit(d model.Destination, dest *destination, plat *platform, own
 	var platformProbe bool
 	if plat != nil {
 		ps = platRec.state.clone()
-		ps.settle(now, g.cfg.Breaker.ProbeLease)
+		ps.settle(now, g.cfg)
 		if platformProbe, wait = ps.breaker.admits(now); wait.Why != "" {
 			return nil, wait.of(model.Destination{System: d.System}), nil, nil
 		}
@@ -261,8 +301,19 @@ func (g *Gate) admit(d model.Destination, dest *destination, plat *platform, own
 			return nil, Wait{Until: at, Why: WhyPaced, Of: model.Destination{System: d.System}, Every: ps.pace.interval()}, nil, nil
 		}
 	}
-	if dest.quota.Concurrency > 0 && dest.inFlight >= dest.quota.Concurrency {
-		return nil, Wait{Until: now.Add(busyHint), Why: WhyBusy, Of: d, Every: dest.callTime / time.Duration(dest.quota.Concurrency)}, nil, nil
+	capped := dest.quota.Concurrency > 0
+	// The cap counts this gate's calls as it knows them and the other
+	// workers' as their leases in the record say.
+	if capped && dest.inFlight+s.calls.others(g.id) >= dest.quota.Concurrency {
+		every := dest.callTime / time.Duration(dest.quota.Concurrency)
+		until := now.Add(busyHint)
+		if dest.inFlight < dest.quota.Concurrency {
+			// Held by other workers: no Done of this gate's says when
+			// one ends, so ask again when one would, at their usual
+			// length, reading the record again (Try).
+			until = now.Add(min(max(every, busyHint), elsewhereRecheck))
+		}
+		return nil, Wait{Until: until, Why: WhyBusy, Of: d, Every: every}, nil, nil
 	}
 	permit := &Permit{gate: g, destination: d, state: dest, platform: plat, startedAt: now}
 	var writeOwn, writePlat *shared
@@ -271,8 +322,17 @@ func (g *Gate) admit(d model.Destination, dest *destination, plat *platform, own
 	} else {
 		dest.recent.add(now)
 	}
+	if capped {
+		permit.lease = g.name()
+		s.calls = s.calls.started(permit.lease, now.Add(g.cfg.CallLease), g.id, dest.leases)
+		if dest.leases == nil {
+			dest.leases = map[string]struct{}{}
+		}
+		dest.leases[permit.lease] = struct{}{}
+		writeOwn = &s
+	}
 	if probe {
-		permit.probe = g.probeName()
+		permit.probe = g.name()
 		s.breaker.startProbe(permit.probe, now, g.cfg.Breaker.ProbeLease)
 		writeOwn = &s
 	}
@@ -284,7 +344,7 @@ func (g *Gate) admit(d model.Destination, dest *destination, plat *platform, own
 		}
 	}
 	if platformProbe {
-		permit.platformProbe = g.probeName()
+		permit.platformProbe = g.name()
 		ps.breaker.startProbe(permit.platformProbe, now, g.cfg.Breaker.ProbeLease)
 		writePlat = &ps
 	}
@@ -303,13 +363,14 @@ func (p *Permit) cancel() {
 	defer g.mu.Unlock()
 	p.done = true
 	p.state.inFlight--
+	delete(p.state.leases, p.lease)
 	if p.platform != nil {
 		p.platform.inFlight--
 	}
 }
 
-// probeName is a name no other probe has (under mu).
-func (g *Gate) probeName() string {
+// name is a name no other probe or call lease has (under mu).
+func (g *Gate) name() string {
 	g.probes++
 	return g.id + ":" + strconv.FormatUint(g.probes, 10)
 }
@@ -347,6 +408,7 @@ func (p *Permit) Done(o Outcome) {
 	p.done = true
 	dest := p.state
 	dest.inFlight--
+	delete(dest.leases, p.lease)
 	dest.usedAt = now
 	if o.Kind == Succeeded || o.Kind == Throttled {
 		dest.timed(now.Sub(p.startedAt))
@@ -371,7 +433,8 @@ func (p *Permit) Done(o Outcome) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.StateTimeout)
 	defer cancel()
-	err := g.update(ctx, p.own, now, func(s *shared) {
+	learn := func(s *shared) {
+		s.calls = s.calls.ended(p.lease)
 		switch o.Kind {
 		case Succeeded:
 			s.breaker.answered(p.probe)
@@ -391,7 +454,13 @@ func (p *Permit) Done(o Outcome) {
 			s.pace.refund(p.grant)
 			s.breaker.abandoned(p.probe)
 		}
-	})
+	}
+	err := g.update(ctx, p.own, now, learn)
+	if errors.Is(err, errContended) && p.lease != "" {
+		// A lease left behind holds a slot of the cap from every other
+		// worker until it runs out: worth a few more tries.
+		err = g.update(ctx, p.own, now, learn)
+	}
 	if p.platform != nil {
 		// Told even when the account's record could not be: the
 		// platform's probe lease must not wait out its length.
@@ -449,7 +518,7 @@ func (g *Gate) bounded(ctx context.Context, t target, now time.Time) (record, er
 		return rec, err
 	}
 	state := rec.state.clone()
-	if !state.bound(now, g.cfg.Breaker.ProbeLease) {
+	if !state.bound(now, g.cfg) {
 		return rec, nil
 	}
 	if _, err := g.swap(ctx, t, rec.version, state, now); err != nil {
@@ -494,10 +563,10 @@ func (g *Gate) update(ctx context.Context, t target, now time.Time, learn func(s
 			return err
 		}
 		before := rec.state.clone()
-		before.settle(now, g.cfg.Breaker.ProbeLease)
+		before.settle(now, g.cfg)
 		after := before.clone()
 		learn(&after)
-		after.settle(now, g.cfg.Breaker.ProbeLease)
+		after.settle(now, g.cfg)
 		encoded := after.encode()
 		if bytes.Equal(before.encode(), encoded) {
 			return nil

@@ -52,19 +52,22 @@ func (g *Gate) target(d model.Destination) target {
 // its Snapshot list d).
 func (g *Gate) operate(ctx context.Context, d model.Destination, change func(s *shared)) error {
 	t, now := g.target(d), g.clock.Now()
-	g.mu.Lock()
-	delete(g.records, t.key)
+	g.forget(t.key)
 	if d.Account != "" {
+		g.mu.Lock()
 		g.destination(d, now).usedAt = now
+		g.mu.Unlock()
 	}
-	g.mu.Unlock()
 	return g.update(ctx, t, now, change)
 }
 
 // State is one destination as the gate sees it, for metrics and operators.
 type State struct {
 	Destination string
-	InFlight    int
+	// InFlight counts this worker's calls to it in flight, FleetInFlight
+	// every worker's as the record said when last read (0 for a
+	// destination whose calls are not capped: nobody counts them).
+	InFlight, FleetInFlight int
 	// Rate is the current learned rate, calls a second (0: unlimited).
 	Rate float64
 	// Breaker is BreakerClosed, BreakerOpen or BreakerHalfOpen.
@@ -100,7 +103,7 @@ func (g *Gate) Snapshot() []State {
 		}
 		_, paused := s.pauseAt(now)
 		state := State{
-			Destination: d.String(), InFlight: dest.inFlight, Rate: s.pace.rate,
+			Destination: d.String(), InFlight: dest.inFlight, FleetInFlight: len(s.calls.live(now)), Rate: s.pace.rate,
 			Breaker: s.breaker.state(now), ThrottledUntil: s.pace.blockedUntil,
 			Paused: paused, PausedUntil: s.pausedUntil,
 			PacedWaits: dest.pacedWaits, Throttles: dest.throttles, Failures: dest.failures, StateErrors: dest.stateErrors,

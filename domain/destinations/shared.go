@@ -20,6 +20,9 @@ type shared struct {
 	// paused (until pausedUntil, or until resumed if that is zero).
 	paused      bool
 	pausedUntil time.Time
+	// calls are the destination's calls in flight across the fleet (see
+	// calls), kept when its quota caps them.
+	calls calls
 }
 
 func newShared(q Quota, now time.Time) shared { return shared{pace: newPace(q, now)} }
@@ -27,23 +30,25 @@ func newShared(q Quota, now time.Time) shared { return shared{pace: newPace(q, n
 // clone is a copy of s that shares nothing with it.
 func (s shared) clone() shared {
 	s.accounts = slices.Clone(s.accounts)
+	s.calls = slices.Clone(s.calls)
 	return s
 }
 
 // settle brings s to now as any reader would: the bucket refilled, a pause
-// whose time is over ended. Two states equal once settled differ in
-// nothing a write needs to keep.
-func (s *shared) settle(now time.Time, probeLease time.Duration) {
-	s.bound(now, probeLease)
+// whose time is over ended, the calls whose leases are over forgotten.
+// Two states equal once settled differ in nothing a write needs to keep.
+func (s *shared) settle(now time.Time, cfg Config) {
+	s.bound(now, cfg)
 	if s.pace.rate > 0 {
 		s.pace.refill(now)
 	}
 	s.pauseAt(now)
+	s.calls = s.calls.live(now)
 }
 
 // bound brings every time s keeps to at most its own length ahead of now:
 // a Retry-After's end to its length, an open breaker's to its cooldown, a
-// probe's lease to the lease, the bucket's last refill to the Retry-After
+// probe's lease to the lease, a call's lease to its length, the bucket's last refill to the Retry-After
 // running (or now). The record's times are the clocks of the workers that
 // wrote them: one whose wall clock ran ahead, or this one's stepped back
 // (NTP, a VM resumed), would otherwise make every worker wait out the
@@ -53,7 +58,7 @@ func (s *shared) settle(now time.Time, probeLease time.Duration) {
 // calls that read the clock before they take the gate's lock may take it
 // in the other order, and moving the last refill back by that would hand
 // out tokens never earned.
-func (s *shared) bound(now time.Time, probeLease time.Duration) (moved bool) {
+func (s *shared) bound(now time.Time, cfg Config) (moved bool) {
 	p, b := &s.pace, &s.breaker
 	before := [4]time.Time{p.blockedUntil, p.filledAt, b.openUntil, b.probeUntil}
 	p.blockedUntil = atMost(p.blockedUntil, now, p.blockedFor)
@@ -61,8 +66,9 @@ func (s *shared) bound(now time.Time, probeLease time.Duration) (moved bool) {
 	if b.open {
 		b.openUntil = atMost(b.openUntil, now, b.cooldown)
 	}
-	b.probeUntil = atMost(b.probeUntil, now, probeLease)
-	return before != [4]time.Time{p.blockedUntil, p.filledAt, b.openUntil, b.probeUntil}
+	b.probeUntil = atMost(b.probeUntil, now, cfg.Breaker.ProbeLease)
+	callsMoved := s.calls.bound(now, cfg.CallLease)
+	return callsMoved || before != [4]time.Time{p.blockedUntil, p.filledAt, b.openUntil, b.probeUntil}
 }
 
 // minStep is the least a time may stand past its bound before bound moves
@@ -127,6 +133,8 @@ type sharedWire struct {
 
 	Paused      bool      `json:"paused,omitempty"`
 	PausedUntil time.Time `json:"paused_until,omitzero"`
+
+	Calls []callWire `json:"calls,omitempty"`
 }
 
 func (s shared) encode() []byte {
@@ -136,7 +144,7 @@ func (s shared) encode() []byte {
 		FilledAt: p.filledAt, BlockedUntil: p.blockedUntil, BlockedFor: p.blockedFor, Grants: p.grants, SlowedAt: p.slowedAt,
 		Failures: b.failures, Open: b.open, OpenUntil: b.openUntil, Cooldown: b.cooldown,
 		ProbeBy: b.probeBy, ProbeUntil: b.probeUntil, Accounts: s.accounts,
-		Paused: s.paused, PausedUntil: s.pausedUntil,
+		Paused: s.paused, PausedUntil: s.pausedUntil, Calls: s.calls.wire(),
 	})
 	if err != nil {
 		panic(err) // numbers, strings and times only: it cannot fail
@@ -160,6 +168,6 @@ func decode(data []byte) (shared, bool) {
 			failures: w.Failures, open: w.Open, openUntil: w.OpenUntil, cooldown: w.Cooldown,
 			probeBy: w.ProbeBy, probeUntil: w.ProbeUntil,
 		},
-		accounts: w.Accounts, paused: w.Paused, pausedUntil: w.PausedUntil,
+		accounts: w.Accounts, paused: w.Paused, pausedUntil: w.PausedUntil, calls: callsOf(w.Calls),
 	}, true
 }
