@@ -1,7 +1,7 @@
 # The two commands a new user needs: `make run` and `make test`.
 GO        ?= go
 PKGS      ?= ./...
-TEST_FLAGS ?= -race -count=1 -timeout 15m
+TEST_FLAGS ?= -race -count=1 -timeout 30m
 
 # What `once version` prints, stamped by the linker (see buildinfo/): the
 # service's tag (vX.Y.Z; the Go SDK's sdk/go/vX.Y.Z tags are not the
