@@ -105,10 +105,9 @@ func (s *slots) answered(destination string, startedAt time.Time) {
 // rewakeAfter is how long after a wake of a workspace's sleepers another
 // job that had waited may wake them again: the woken come back by the
 // thousand, each having waited for the same outage, and need no second
-// wake. It is
-// shorter than a breaker's shortest cooldown (5 s), so the probe of an
-// outage that began just after a wake is never taken for one of the
-// woken, which would leave the new sleepers asleep.
+// wake. It is shorter than a breaker's shortest cooldown (5 s), so the
+// probe of an outage that began just after a wake is never taken for one
+// of the woken, which would leave the new sleepers asleep.
 const rewakeAfter = 2 * time.Second
 
 // answeredAfterWait: a job of workspace, bound for destination, that had
