@@ -18,7 +18,7 @@ import (
 
 // A database at 021 whose queue holds events the workers parked under the
 // old scheme (their wait written behind a prefix of last_error) migrates
-// to 022 with each wait in its columns and the prefix gone from the text;
+// through 022 and 023 with each wait in its columns and the prefix gone from the text;
 // nothing else changes, the dispatched history included, and the parked
 // list and the wake after an outage find the carried-over events.
 func TestMigrationToJobWaitsCarriesTheParkedEventsOver(t *testing.T) {

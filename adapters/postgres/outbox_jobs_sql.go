@@ -101,7 +101,7 @@ SELECT ` + outboxEventColumns + `
 // parked (deferJob) and that nobody has taken up since: the same test as
 // markDispatched's for a parked event (model.OutboxEvent.ParkedByWorker),
 // soonest due first. Pending events live in outbox_events_live; the
-// parked ones are in outbox_events_parked_idx (sql/022_job_waits.sql).
+// parked ones are in outbox_events_parked_idx (sql/023_job_waits_backfill.sql).
 const selectParkedEvents = `
 SELECT ` + outboxEventColumns + `
   FROM outbox_events
@@ -111,7 +111,7 @@ SELECT ` + outboxEventColumns + `
 
 // wakeParked brings forward the events of a workspace that a worker parked
 // long for one kind and destination (deferJob's wait_kind and waited_for,
-// outbox_events_parked_idx) and that are not due yet: what they waited for, a destination that was down,
+// outbox_events_parked_idx, sql/023) and that are not due yet: what they waited for, a destination that was down,
 // answers again. They become due from the given time, the given number of
 // microseconds apart, in the order they were due, so the Dispatcher
 // publishes an ordering key's jobs in their order (it claims by

@@ -70,7 +70,7 @@ UPDATE outbox_events_live
 	require.NotContains(t, claim, "outbox_events_parked_idx", "the claim keeps to the pending index:\n%s", claim)
 
 	// The wake after an outage reads the parked events of one kind and
-	// destination only (sql/022_job_waits.sql).
+	// destination only (sql/023_job_waits_backfill.sql).
 	wake := explain(t, tx.QueryContext, postgres.WakeParkedSQL, now, 1000, ws, "outage", "shopify")
 	t.Logf("wake plan:\n%s", wake)
 	require.Contains(t, wake, "outbox_events_parked_idx", "wake plan:\n%s", wake)

@@ -21,11 +21,11 @@ func TestNoStateIsReadOutOfAWaitsReason(t *testing.T) {
 	// Each needle may appear only in the files listed (slash paths from
 	// the module's root): its one definition.
 	needles := map[string][]string{
-		`job waits: `:     {"sql/022_job_waits.sql"},
+		`job waits: `:     {"sql/023_job_waits_backfill.sql"},
 		`JobWaitPrefix`:   nil,
 		`"waiting for "`:  {"adapters/queue/outage.go"},
 		`"throttled by "`: {"adapters/queue/later.go"},
-		`waiting behind an earlier job of its ordering key`: {"adapters/queue/key_line.go", "sql/022_job_waits.sql"},
+		`waiting behind an earlier job of its ordering key`: {"adapters/queue/key_line.go", "sql/023_job_waits_backfill.sql"},
 		`"waiting "`: nil,
 	}
 	// A last error handed to a text test (Go), or matched by a prefix or
@@ -36,7 +36,7 @@ func TestNoStateIsReadOutOfAWaitsReason(t *testing.T) {
 	}
 	// The give-up record of a job is still told apart by its prefix
 	// (model.JobFailurePrefix): a dead letter's stage, and its attempts.
-	readsAllowed := map[string]bool{"domain/dispatch/admin.go": true, "sql/022_job_waits.sql": true}
+	readsAllowed := map[string]bool{"domain/dispatch/admin.go": true, "sql/023_job_waits_backfill.sql": true}
 
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
