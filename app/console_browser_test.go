@@ -129,7 +129,8 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	testkit.PendingEvent(t, s.UoW, others[2], later)
 	// Jobs a worker parked for an hour, for one destination in two of them.
 	for _, ws := range others[1:] {
-		testkit.ParkedEvent(t, s.UoW, ws, time.Now(), "shopify/console-shop", later, "shopify/console-shop: breaker open")
+		testkit.ParkedEvent(t, s.UoW, ws, time.Now(), "shopify/console-shop", later,
+			model.JobWait{Kind: model.JobWaitOutage, For: "shopify/console-shop", Reason: "waiting for shopify/console-shop: breaker_open"})
 	}
 
 	step(t, ctx, "log in",
@@ -148,7 +149,7 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	waiting, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
 		`[...document.querySelectorAll("tr.waiting-destination")].map(r => [".destination", ".jobs", ".workspaces", ".reason"].map(c => r.querySelector(c).textContent).join(" | "))`))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"shopify/console-shop | 2 | 2 | shopify/console-shop: breaker open"}, waiting, "the parked jobs, by destination")
+	assert.Equal(t, []string{"shopify/console-shop | 2 | 2 | outage: waiting for shopify/console-shop: breaker_open"}, waiting, "the parked jobs, by destination")
 
 	// Webhook deliveries to an endpoint of another workspace, one given up
 	// on: shown by the URL's host only.

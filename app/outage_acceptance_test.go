@@ -54,11 +54,11 @@ func platformDown(t *testing.T, restart bool) {
 		_, op := startTaskAndOperation(t, s, "/v1/stores", storeBody(fmt.Sprintf("down-%d-%s", i, uuid.NewString()[:8])))
 		shopify = append(shopify, op)
 	}
-	sleeping := model.JobWait("waiting for shopify: breaker_open")
+	sleeping := "shopify" // asleep for its outage
 	require.Eventually(t, func() bool {
 		n := 0
 		for _, e := range s.Events(t) {
-			if e.ParkedByWorker() && e.LastError == sleeping && time.Until(e.NextAttemptAt) > 30*time.Minute {
+			if e.ParkedByWorker() && e.WaitKind == model.JobWaitOutage && e.WaitedFor == sleeping && time.Until(e.NextAttemptAt) > 30*time.Minute {
 				n++
 			}
 		}

@@ -53,11 +53,11 @@ func receiverDown(t *testing.T, restart bool) {
 		require.Equal(t, "succeeded", got.Status, "a receiver down delays no job: %s", got.Error)
 	}
 
-	sleeping := model.JobWait("waiting for " + model.WebhookDestination(endpoint) + ": " + "breaker_open")
+	sleeping := model.WebhookDestination(endpoint) // asleep for its outage
 	apitest.Eventually(t, time.Minute, "the deliveries asleep while the receiver is down", func() bool {
 		asleep := 0
 		for _, e := range webhookDeliveries(t, s) {
-			if e.ParkedByWorker() && e.LastError == sleeping && time.Until(e.NextAttemptAt) > 30*time.Minute {
+			if e.ParkedByWorker() && e.WaitKind == model.JobWaitOutage && e.WaitedFor == sleeping && time.Until(e.NextAttemptAt) > 30*time.Minute {
 				asleep++
 			}
 		}

@@ -189,8 +189,8 @@ func (_c *Outbox_DeadLetterJob_Call) RunAndReturn(run func(ctx context.Context, 
 }
 
 // Defer provides a mock function for the type Outbox
-func (_mock *Outbox) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error) {
-	ret := _mock.Called(ctx, id, until, jobAttempts, reason)
+func (_mock *Outbox) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, wait model.JobWait) (bool, error) {
+	ret := _mock.Called(ctx, id, until, jobAttempts, wait)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Defer")
@@ -198,16 +198,16 @@ func (_mock *Outbox) Defer(ctx context.Context, id uuid.UUID, until time.Time, j
 
 	var r0 bool
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, time.Time, int, string) (bool, error)); ok {
-		return returnFunc(ctx, id, until, jobAttempts, reason)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, time.Time, int, model.JobWait) (bool, error)); ok {
+		return returnFunc(ctx, id, until, jobAttempts, wait)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, time.Time, int, string) bool); ok {
-		r0 = returnFunc(ctx, id, until, jobAttempts, reason)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, time.Time, int, model.JobWait) bool); ok {
+		r0 = returnFunc(ctx, id, until, jobAttempts, wait)
 	} else {
 		r0 = ret.Get(0).(bool)
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID, time.Time, int, string) error); ok {
-		r1 = returnFunc(ctx, id, until, jobAttempts, reason)
+	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID, time.Time, int, model.JobWait) error); ok {
+		r1 = returnFunc(ctx, id, until, jobAttempts, wait)
 	} else {
 		r1 = ret.Error(1)
 	}
@@ -224,12 +224,12 @@ type Outbox_Defer_Call struct {
 //   - id uuid.UUID
 //   - until time.Time
 //   - jobAttempts int
-//   - reason string
-func (_e *Outbox_Expecter) Defer(ctx any, id any, until any, jobAttempts any, reason any) *Outbox_Defer_Call {
-	return &Outbox_Defer_Call{Call: _e.mock.On("Defer", ctx, id, until, jobAttempts, reason)}
+//   - wait model.JobWait
+func (_e *Outbox_Expecter) Defer(ctx any, id any, until any, jobAttempts any, wait any) *Outbox_Defer_Call {
+	return &Outbox_Defer_Call{Call: _e.mock.On("Defer", ctx, id, until, jobAttempts, wait)}
 }
 
-func (_c *Outbox_Defer_Call) Run(run func(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string)) *Outbox_Defer_Call {
+func (_c *Outbox_Defer_Call) Run(run func(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, wait model.JobWait)) *Outbox_Defer_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -247,9 +247,9 @@ func (_c *Outbox_Defer_Call) Run(run func(ctx context.Context, id uuid.UUID, unt
 		if args[3] != nil {
 			arg3 = args[3].(int)
 		}
-		var arg4 string
+		var arg4 model.JobWait
 		if args[4] != nil {
-			arg4 = args[4].(string)
+			arg4 = args[4].(model.JobWait)
 		}
 		run(
 			arg0,
@@ -267,7 +267,7 @@ func (_c *Outbox_Defer_Call) Return(b bool, err error) *Outbox_Defer_Call {
 	return _c
 }
 
-func (_c *Outbox_Defer_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error)) *Outbox_Defer_Call {
+func (_c *Outbox_Defer_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, wait model.JobWait) (bool, error)) *Outbox_Defer_Call {
 	_c.Call.Return(run)
 	return _c
 }
@@ -765,8 +765,8 @@ func (_c *Outbox_UndeliveredByDestination_Call) RunAndReturn(run func(ctx contex
 }
 
 // Wake provides a mock function for the type Outbox
-func (_mock *Outbox) Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error) {
-	ret := _mock.Called(ctx, lastError, from, every)
+func (_mock *Outbox) Wake(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, every time.Duration) (int, error) {
+	ret := _mock.Called(ctx, kind, waitedFor, from, every)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Wake")
@@ -774,16 +774,16 @@ func (_mock *Outbox) Wake(ctx context.Context, lastError string, from time.Time,
 
 	var r0 int
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time, time.Duration) (int, error)); ok {
-		return returnFunc(ctx, lastError, from, every)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.JobWaitKind, string, time.Time, time.Duration) (int, error)); ok {
+		return returnFunc(ctx, kind, waitedFor, from, every)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, string, time.Time, time.Duration) int); ok {
-		r0 = returnFunc(ctx, lastError, from, every)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.JobWaitKind, string, time.Time, time.Duration) int); ok {
+		r0 = returnFunc(ctx, kind, waitedFor, from, every)
 	} else {
 		r0 = ret.Get(0).(int)
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, string, time.Time, time.Duration) error); ok {
-		r1 = returnFunc(ctx, lastError, from, every)
+	if returnFunc, ok := ret.Get(1).(func(context.Context, model.JobWaitKind, string, time.Time, time.Duration) error); ok {
+		r1 = returnFunc(ctx, kind, waitedFor, from, every)
 	} else {
 		r1 = ret.Error(1)
 	}
@@ -797,36 +797,42 @@ type Outbox_Wake_Call struct {
 
 // Wake is a helper method to define mock.On call
 //   - ctx context.Context
-//   - lastError string
+//   - kind model.JobWaitKind
+//   - waitedFor string
 //   - from time.Time
 //   - every time.Duration
-func (_e *Outbox_Expecter) Wake(ctx any, lastError any, from any, every any) *Outbox_Wake_Call {
-	return &Outbox_Wake_Call{Call: _e.mock.On("Wake", ctx, lastError, from, every)}
+func (_e *Outbox_Expecter) Wake(ctx any, kind any, waitedFor any, from any, every any) *Outbox_Wake_Call {
+	return &Outbox_Wake_Call{Call: _e.mock.On("Wake", ctx, kind, waitedFor, from, every)}
 }
 
-func (_c *Outbox_Wake_Call) Run(run func(ctx context.Context, lastError string, from time.Time, every time.Duration)) *Outbox_Wake_Call {
+func (_c *Outbox_Wake_Call) Run(run func(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, every time.Duration)) *Outbox_Wake_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
 			arg0 = args[0].(context.Context)
 		}
-		var arg1 string
+		var arg1 model.JobWaitKind
 		if args[1] != nil {
-			arg1 = args[1].(string)
+			arg1 = args[1].(model.JobWaitKind)
 		}
-		var arg2 time.Time
+		var arg2 string
 		if args[2] != nil {
-			arg2 = args[2].(time.Time)
+			arg2 = args[2].(string)
 		}
-		var arg3 time.Duration
+		var arg3 time.Time
 		if args[3] != nil {
-			arg3 = args[3].(time.Duration)
+			arg3 = args[3].(time.Time)
+		}
+		var arg4 time.Duration
+		if args[4] != nil {
+			arg4 = args[4].(time.Duration)
 		}
 		run(
 			arg0,
 			arg1,
 			arg2,
 			arg3,
+			arg4,
 		)
 	})
 	return _c
@@ -837,7 +843,7 @@ func (_c *Outbox_Wake_Call) Return(n int, err error) *Outbox_Wake_Call {
 	return _c
 }
 
-func (_c *Outbox_Wake_Call) RunAndReturn(run func(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error)) *Outbox_Wake_Call {
+func (_c *Outbox_Wake_Call) RunAndReturn(run func(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, every time.Duration) (int, error)) *Outbox_Wake_Call {
 	_c.Call.Return(run)
 	return _c
 }

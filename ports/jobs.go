@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain/model"
 )
 
 // JobFailures records that a worker gave up on a job, so the job ends and
@@ -30,16 +32,17 @@ type JobWaits interface {
 	// Defer puts msg's event back in the outbox, pending from until, so the
 	// Dispatcher publishes it again then, with job_attempts = attempts
 	// (msg.Attempts when the wait is not the job's fault, one more when
-	// it is) and last_error = reason (sanitized here) for operators. An
+	// it is), the wait's kind and destination, and its reason (sanitized
+	// here) as last_error for operators. An
 	// event that is gone, dead-lettered or already pending, or whose job
 	// ended (msg is a late duplicate), is left as it is (nil). An error means nothing was recorded: the message must be
 	// delivered again.
-	Defer(ctx context.Context, msg Message, until time.Time, attempts int, reason string) error
-	// Wake brings forward the jobs of workspace parked with reason (as
-	// Defer was given it) and not yet due: what they waited for is over
+	Defer(ctx context.Context, msg Message, until time.Time, attempts int, wait model.JobWait) error
+	// Wake brings forward the jobs of workspace parked for kind and
+	// waitedFor (a Defer's wait.Kind and wait.For) and not yet due: what they waited for is over
 	// sooner than they were parked for. They are due from now + after,
 	// every apart, in their order. It returns how many it woke.
-	Wake(ctx context.Context, workspace uuid.UUID, reason string, after, every time.Duration) (int, error)
+	Wake(ctx context.Context, workspace uuid.UUID, kind model.JobWaitKind, waitedFor string, after, every time.Duration) (int, error)
 }
 
 // MessageHandler processes one delivered message. Delivery is at-least-once:

@@ -1,10 +1,6 @@
 package ports
 
-import (
-	"strings"
-
-	"github.com/oncehq/once/domain/model"
-)
+import "github.com/oncehq/once/domain/model"
 
 // MessageOf is the message that delivers event: what the Dispatcher and a
 // writer's relay publish, and what a worker receives.
@@ -19,15 +15,7 @@ func MessageOf(e model.OutboxEvent) Message {
 		OrderingKey: e.OrderingKey,
 		Attempts:    e.JobAttempts,
 		CreatedAt:   e.CreatedAt,
-		WaitedFor:   waitedFor(e),
+		WaitKind:    e.WaitKind,
+		WaitedFor:   e.WaitedFor,
 	}
-}
-
-// waitedFor is what e's job waited for, if a worker parked it.
-func waitedFor(e model.OutboxEvent) string {
-	reason, parked := strings.CutPrefix(e.LastError, model.JobWaitPrefix)
-	if !parked {
-		return ""
-	}
-	return reason
 }

@@ -45,8 +45,9 @@ type Outbox interface {
 	// run, until later (ports.JobWaits): an event dispatched or dispatching
 	// (published, perhaps not marked yet), or held by a writer's relay
 	// (published by it, not marked yet), becomes pending with
-	// next_attempt_at = until, job_attempts = jobAttempts and last_error =
-	// reason (already sanitized); its lock and dispatched_at are cleared
+	// next_attempt_at = until, job_attempts = jobAttempts, wait_kind and
+	// waited_for = wait's Kind and For, and last_error = wait.Reason
+	// (already sanitized; for people only); its lock and dispatched_at are cleared
 	// and attempt_count, the Dispatcher's publish attempts, is reset to 0,
 	// so a job that waits out an outage never spends them. A pending event
 	// that is not held, a dead letter, a missing event, or the event of a
@@ -54,7 +55,7 @@ type Outbox interface {
 	// was cancelled: a late duplicate of its message was turned away):
 	// false, nothing changed. A negative jobAttempts is
 	// domain.CodeValidation.
-	Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error)
+	Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, wait model.JobWait) (bool, error)
 
 	// Withdraw retires the event of a job whose operation was cancelled
 	// before the job started, so that nothing delivers it again: an event
@@ -68,17 +69,19 @@ type Outbox interface {
 
 	// ListParked returns this workspace's events whose jobs a worker parked
 	// and that nobody has taken up since (model.OutboxEvent.ParkedByWorker:
-	// pending, unlocked, last_error starting with model.JobWaitPrefix),
+	// pending, unlocked, with a wait_kind),
 	// soonest due first, at most limit of them (limit <= 0 returns none).
 	ListParked(ctx context.Context, limit int) ([]model.OutboxEvent, error)
 
-	// Wake makes this workspace's events parked with last_error lastError
-	// (exactly) and due after from due from from instead, every apart (at
+	// Wake makes this workspace's events parked for kind and waitedFor
+	// (their wait_kind and waited_for, exactly) and due after from due
+	// from from instead, every apart (at
 	// least a microsecond) in the order they were due, so the jobs of an
 	// ordering key come back in their order and a backlog comes back at a
 	// pace: the worker parked them long for a destination that was down,
-	// and it answers again. It returns how many it woke.
-	Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error)
+	// and it answers again. An empty waitedFor wakes none. It returns how
+	// many it woke.
+	Wake(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, every time.Duration) (int, error)
 
 	// ForOperations returns, by operation id, the event that delivers each
 	// of ops' jobs (the event whose payload names the operation and whose

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain/model"
 )
 
 // Message is one outbox event on its way to a queue. ID is the outbox event
@@ -34,10 +36,12 @@ type Message struct {
 	// CreatedAt is when the event was committed: a job keeps trying
 	// transient failures until CreatedAt plus its kind's deadline.
 	CreatedAt time.Time
-	// WaitedFor is, for a job a worker parked (JobWaits.Defer), the reason
-	// it waited for (without model.JobWaitPrefix): a job that waited for a
-	// destination that was down and then reaches it tells, through it,
-	// which of its workspace's jobs to wake, whatever worker parked them.
+	// WaitKind and WaitedFor are, for a job a worker parked
+	// (JobWaits.Defer), why and for which destination it waited: a job
+	// that waited for a destination that was down and then reaches it
+	// tells, through them, that its workspace's jobs asleep for it may
+	// wake, whatever worker parked them. Empty for a job nobody parked.
+	WaitKind  model.JobWaitKind
 	WaitedFor string
 }
 

@@ -109,6 +109,7 @@ func (r dispatchRepo) ClaimDue(_ context.Context, owner string, now time.Time, l
 			if takenOver {
 				e.AttemptCount++
 				e.LastError = model.LeaseExpiredError(e.AttemptCount)
+				e.ClearWait()
 			}
 			if takenOver && e.AttemptCount >= maxAttempts {
 				e.Status = model.OutboxDeadLetter
@@ -199,6 +200,7 @@ func (r dispatchRepo) Release(_ context.Context, owner string, id uuid.UUID, nex
 		e.AttemptCount++
 		e.NextAttemptAt = nextAttemptAt
 		e.LastError = lastError
+		e.ClearWait()
 	})
 	return n == 1, err
 }
@@ -212,6 +214,7 @@ func (r dispatchRepo) Postpone(_ context.Context, owner string, ids []uuid.UUID,
 		e.NextAttemptAt = nextAttemptAt
 		if lastError != "" {
 			e.LastError = lastError
+			e.ClearWait()
 		}
 	})
 }
@@ -221,6 +224,7 @@ func (r dispatchRepo) DeadLetter(_ context.Context, owner string, id uuid.UUID, 
 		e.Status = model.OutboxDeadLetter
 		e.AttemptCount++
 		e.LastError = lastError
+		e.ClearWait()
 	})
 	return n == 1, err
 }

@@ -30,6 +30,7 @@ func (r outboxRepo) DeadLetterJob(_ context.Context, id uuid.UUID, reason string
 		}
 		row.event.Status = model.OutboxDeadLetter
 		row.event.LastError = reason
+		row.event.ClearWait()
 		row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
 		row.event = copyEvent(row.event)
 		d.stageLocked(row)
@@ -43,9 +44,12 @@ func (r outboxRepo) DeadLetterJob(_ context.Context, id uuid.UUID, reason string
 // finished, read once no other transaction holds its row, as deferJob's
 // FOR SHARE waits); a locked event answers CodeUnavailable as
 // DeadLetterJob does.
-func (r outboxRepo) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error) {
+func (r outboxRepo) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, wait model.JobWait) (bool, error) {
 	if jobAttempts < 0 {
 		return false, domain.Errorf(domain.CodeValidation, "a job's attempts cannot be negative")
+	}
+	if !wait.Kind.Valid() {
+		return false, domain.Errorf(domain.CodeValidation, "a job's wait has no known kind")
 	}
 	t := r.t
 	if op, ok := r.operationOf(id); ok {
@@ -63,7 +67,8 @@ func (r outboxRepo) Defer(ctx context.Context, id uuid.UUID, until time.Time, jo
 			return false, domain.Errorf(domain.CodeUnavailable, "outbox event %s is locked by another transaction", id)
 		}
 		e := &row.event
-		e.Status, e.NextAttemptAt, e.JobAttempts, e.LastError = model.OutboxPending, until, jobAttempts, reason
+		e.Status, e.NextAttemptAt, e.JobAttempts, e.LastError = model.OutboxPending, until, jobAttempts, wait.Reason
+		e.WaitKind, e.WaitedFor = wait.Kind, wait.For
 		e.LockedBy, e.LockedUntil, e.DispatchedAt, e.AttemptCount = "", time.Time{}, time.Time{}, 0
 		row.event = copyEvent(row.event)
 		d.stageLocked(row)
@@ -112,6 +117,7 @@ func (r outboxRepo) Withdraw(_ context.Context, id uuid.UUID, reason string, at 
 		}
 		e := &row.event
 		e.Status, e.DispatchedAt, e.LastError = model.OutboxDispatched, at, reason
+		e.ClearWait()
 		e.LockedBy, e.LockedUntil = "", time.Time{}
 		row.event = copyEvent(row.event)
 		d.stageLocked(row)
@@ -151,7 +157,7 @@ func (r outboxRepo) ListParked(_ context.Context, limit int) ([]model.OutboxEven
 }
 
 // Wake implements ports.Outbox, as PostgreSQL's wakeParked.
-func (r outboxRepo) Wake(_ context.Context, lastError string, from time.Time, every time.Duration) (int, error) {
+func (r outboxRepo) Wake(_ context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, every time.Duration) (int, error) {
 	every = max(every.Truncate(time.Microsecond), time.Microsecond)
 	t := r.t
 	return inLock(t, func() (int, error) {
@@ -159,7 +165,8 @@ func (r outboxRepo) Wake(_ context.Context, lastError string, from time.Time, ev
 		var rows []eventRow
 		for _, row := range t.visibleEventsLocked() {
 			e := row.event
-			if e.Status == model.OutboxPending && e.LockedBy == "" && e.LastError == lastError && e.NextAttemptAt.After(from) &&
+			if e.Status == model.OutboxPending && e.LockedBy == "" && e.WaitKind == kind && waitedFor != "" && e.WaitedFor == waitedFor &&
+				e.NextAttemptAt.After(from) &&
 				!d.lockedByOtherLocked(e.ID) {
 				rows = append(rows, row)
 			}

@@ -37,6 +37,7 @@ func (m *OutboxRelayMarks) ReleaseHeld(ctx context.Context, holder string, event
 		e.NextAttemptAt = nextAttemptAt
 		if lastError != "" {
 			e.LastError = lastError
+			e.ClearWait()
 		}
 	})
 }

@@ -14,7 +14,12 @@ type waitingDestination struct {
 	Workspaces  int       `json:"workspaces"`
 	EarliestDue time.Time `json:"earliest_due"`
 	LatestDue   time.Time `json:"latest_due"`
-	Reason      string    `json:"reason"`
+	// Kind, WaitedFor and Reason say why one of them waits: the kind of
+	// its wait (model.JobWaitKind), the destination it waits for (its own
+	// or its platform; absent when none) and the reason for people.
+	Kind      string `json:"kind"`
+	WaitedFor string `json:"waited_for,omitempty"`
+	Reason    string `json:"reason"`
 }
 
 type waitingView struct {
@@ -32,7 +37,7 @@ func (h *handler) waiting(r *http.Request) (any, []any, error) {
 	v := waitingView{Destinations: make([]waitingDestination, len(w.Destinations)), Total: w.Total, snapshot: h.snapshot(w.Truncated)}
 	for i, d := range w.Destinations {
 		v.Destinations[i] = waitingDestination{Destination: d.Destination, Jobs: d.Jobs, Workspaces: d.Workspaces,
-			EarliestDue: d.EarliestDue, LatestDue: d.LatestDue, Reason: d.Reason}
+			EarliestDue: d.EarliestDue, LatestDue: d.LatestDue, Kind: string(d.Kind), WaitedFor: d.WaitedFor, Reason: d.Reason}
 	}
 	return v, append(audit, "destinations", len(w.Destinations), "count", w.Total), nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
@@ -19,9 +20,11 @@ func TestWaitingJobsByDestination(t *testing.T) {
 	f := start(t)
 	a, b := uuid.New(), uuid.New()
 	now := time.Now().UTC().Truncate(time.Second)
-	testkit.ParkedEvent(t, f.uow, a, now, "shopify/shop-1", now.Add(time.Hour), "shopify/shop-1: breaker open")
-	testkit.ParkedEvent(t, f.uow, b, now, "shopify/shop-1", now.Add(2*time.Hour), "shopify/shop-1: breaker open")
-	testkit.ParkedEvent(t, f.uow, b, now, "ai/default", now.Add(time.Minute), "ai/default: pace spent")
+	down := model.JobWait{Kind: model.JobWaitOutage, For: "shopify", Reason: "waiting for shopify: breaker_open"}
+	testkit.ParkedEvent(t, f.uow, a, now, "shopify/shop-1", now.Add(time.Hour), down)
+	testkit.ParkedEvent(t, f.uow, b, now, "shopify/shop-1", now.Add(2*time.Hour), down)
+	testkit.ParkedEvent(t, f.uow, b, now, "ai/default", now.Add(time.Minute),
+		model.JobWait{Kind: model.JobWaitPaced, For: "ai/default", Reason: "waiting for ai/default: paced"})
 	testkit.PendingEvent(t, f.uow, a, now)
 
 	cookie := f.login(t, "alice", token).Cookies()[0].String()
@@ -39,6 +42,8 @@ func TestWaitingJobsByDestination(t *testing.T) {
 			Workspaces  int       `json:"workspaces"`
 			EarliestDue time.Time `json:"earliest_due"`
 			LatestDue   time.Time `json:"latest_due"`
+			Kind        string    `json:"kind"`
+			WaitedFor   string    `json:"waited_for"`
 			Reason      string    `json:"reason"`
 		} `json:"destinations"`
 		Total     int  `json:"total"`
@@ -54,7 +59,9 @@ func TestWaitingJobsByDestination(t *testing.T) {
 	assert.Equal(t, 2, shop.Workspaces)
 	assert.True(t, shop.EarliestDue.Equal(now.Add(time.Hour)), "earliest %s", shop.EarliestDue)
 	assert.True(t, shop.LatestDue.Equal(now.Add(2*time.Hour)), "latest %s", shop.LatestDue)
-	assert.Equal(t, "shopify/shop-1: breaker open", shop.Reason)
+	assert.Equal(t, "outage", shop.Kind)
+	assert.Equal(t, "shopify", shop.WaitedFor, "the platform whose breaker is open")
+	assert.Equal(t, "waiting for shopify: breaker_open", shop.Reason)
 	assert.Equal(t, "ai/default", view.Destinations[1].Destination)
 
 	lines := f.auditLines(t)

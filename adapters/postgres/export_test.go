@@ -46,6 +46,9 @@ var ServerWentAway = serverWentAway
 // EXPLAIN.
 var ClaimDueEventsSQL = claimDueEventsPgx
 
+// WakeParkedSQL is the wake's statement in pgx placeholders, for the same.
+var WakeParkedSQL = pgxPlaceholders(wakeParked)
+
 // OwnExpiry are the retention statements kinds keep of their own, by table.
 var OwnExpiry = ownExpiry
 

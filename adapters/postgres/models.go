@@ -136,6 +136,10 @@ type outboxRow struct {
 	// KeySeq is the event's place in its ordering key's commit order
 	// (sql/021_ordering_in_the_outbox.sql); Append sets it.
 	KeySeq *int64 `bun:"key_seq"`
+	// WaitKind and WaitedFor are a parked job's wait
+	// (sql/022_job_waits.sql): deferJob sets them.
+	WaitKind  *string `bun:"wait_kind"`
+	WaitedFor *string `bun:"waited_for"`
 }
 
 func toOutboxRow(e model.OutboxEvent) *outboxRow {
@@ -153,7 +157,7 @@ func toOutboxRow(e model.OutboxEvent) *outboxRow {
 		NextAttemptAt: timePtr(e.NextAttemptAt), LockedBy: strPtr(e.LockedBy), LockedUntil: timePtr(e.LockedUntil),
 		LastError: strPtr(e.LastError), Traceparent: strPtr(e.Traceparent), CreatedAt: timePtr(e.CreatedAt),
 		DispatchedAt: timePtr(e.DispatchedAt), Destination: strPtr(e.Destination), OrderingKey: strPtr(e.OrderingKey),
-		JobAttempts: e.JobAttempts,
+		JobAttempts: e.JobAttempts, WaitKind: strPtr(string(e.WaitKind)), WaitedFor: strPtr(e.WaitedFor),
 	}
 }
 
@@ -165,6 +169,7 @@ func (r *outboxRow) domain() model.OutboxEvent {
 		LockedUntil: timeVal(r.LockedUntil), LastError: strVal(r.LastError), Traceparent: strVal(r.Traceparent),
 		CreatedAt: timeVal(r.CreatedAt), DispatchedAt: timeVal(r.DispatchedAt),
 		Destination: strVal(r.Destination), OrderingKey: strVal(r.OrderingKey), JobAttempts: r.JobAttempts,
+		WaitKind: model.JobWaitKind(strVal(r.WaitKind)), WaitedFor: strVal(r.WaitedFor),
 	}
 }
 

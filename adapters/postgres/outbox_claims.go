@@ -67,7 +67,8 @@ func (c *OutboxClaims) ClaimDue(ctx context.Context, workspace uuid.UUID, owner 
 			if err := r.Scan(&row.ID, &row.WorkspaceID, &row.EventType, &row.AggregateType, &row.AggregateID,
 				&row.EventPayload, &row.Status, &row.AttemptCount, &row.NextAttemptAt, &row.LockedBy,
 				&row.LockedUntil, &row.LastError, &row.Traceparent, &row.CreatedAt, &row.DispatchedAt,
-				&row.Destination, &row.OrderingKey, &row.JobAttempts, &row.DueAt, &row.TakenOver); err != nil {
+				&row.Destination, &row.OrderingKey, &row.JobAttempts, &row.WaitKind, &row.WaitedFor,
+				&row.DueAt, &row.TakenOver); err != nil {
 				return err
 			}
 			rows = append(rows, row)
@@ -93,7 +94,7 @@ func (c *OutboxClaims) MarkDispatched(ctx context.Context, workspace uuid.UUID, 
 		tag, err := br.Exec()
 		n = int(tag.RowsAffected())
 		return err
-	}, markDispatchedPgx, at, pgxUUID(workspace), pgxUUIDs(ids), owner, model.JobWaitPrefix)
+	}, markDispatchedPgx, at, pgxUUID(workspace), pgxUUIDs(ids), owner)
 	return n, err
 }
 

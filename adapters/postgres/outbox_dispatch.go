@@ -102,7 +102,7 @@ func (d *OutboxDispatch) MarkDispatched(ctx context.Context, owner string, ids [
 	if at.IsZero() {
 		at = time.Now()
 	}
-	return d.exec(ctx, markDispatched, at, d.workspace, pgdialect.Array(uuidStrings(ids)), owner, model.JobWaitPrefix)
+	return d.exec(ctx, markDispatched, at, d.workspace, pgdialect.Array(uuidStrings(ids)), owner)
 }
 
 // Release implements ports.OutboxDispatch.

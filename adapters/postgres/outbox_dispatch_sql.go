@@ -123,13 +123,15 @@ UPDATE outbox_events e
        locked_by     = CASE WHEN c.taken_over AND e.attempt_count + 1 >= ?5 THEN NULL ELSE ?3 END,
        locked_until  = CASE WHEN c.taken_over AND e.attempt_count + 1 >= ?5 THEN NULL ELSE ?4::timestamptz END,
        last_error    = CASE WHEN c.taken_over THEN format(?6, e.attempt_count + 1) ELSE e.last_error END,
+       wait_kind     = CASE WHEN c.taken_over THEN NULL ELSE e.wait_kind END,
+       waited_for    = CASE WHEN c.taken_over THEN NULL ELSE e.waited_for END,
        attempt_count = e.attempt_count + c.taken_over::int
   FROM claimed c
  WHERE e.workspace_id = ?0 AND e.status IN ('pending', 'dispatching') AND e.id = c.id
 RETURNING e.id, e.workspace_id, e.event_type, e.aggregate_type, e.aggregate_id, e.event_payload,
           e.status, e.attempt_count, e.next_attempt_at, e.locked_by, e.locked_until,
           e.last_error, e.traceparent, e.created_at, e.dispatched_at,
-          e.destination, e.ordering_key, e.job_attempts, c.due_at, c.taken_over`
+          e.destination, e.ordering_key, e.job_attempts, e.wait_kind, e.waited_for, c.due_at, c.taken_over`
 
 // markDispatched records that the publisher accepted the events. Fenced:
 // only rows still dispatching and locked by the caller change. If our lease
@@ -139,8 +141,7 @@ RETURNING e.id, e.workspace_id, e.event_type, e.aggregate_type, e.aggregate_id, 
 // cleared: they mean something only while dispatching.
 //
 // A worker may have run the job and parked it (deferJob) before this mark:
-// the event is pending again, unlocked, its last_error starting with ?4
-// (model.JobWaitPrefix). It stays so (every SET keeps its value), but it
+// the event is pending again, unlocked, with a wait_kind. It stays so (every SET keeps its value), but it
 // matches and is counted: the Dispatcher's work on it is done, and a count
 // short of the batch would read as a lease taken over. The test is in the
 // WHERE so that it sees the row as the worker's commit left it: an UPDATE
@@ -156,34 +157,40 @@ UPDATE outbox_events
        locked_by = NULL, locked_until = NULL
  WHERE workspace_id = ?1 AND id = ANY (?2::uuid[])
    AND ((status = 'dispatching' AND locked_by = ?3)
-        OR (status = 'pending' AND locked_by IS NULL AND starts_with(last_error, ?4)))`
+        OR (status = 'pending' AND locked_by IS NULL AND wait_kind IS NOT NULL))`
 
 // releaseEvent returns a failed event to pending for a later attempt: the
 // caller computed next_attempt_at (backoff with jitter) and sanitized the
 // error. Fenced like markDispatched, so a stale Dispatcher cannot undo a
-// newer owner's claim or count an attempt twice.
+// newer owner's claim or count an attempt twice. Every statement that
+// writes a last error of its own ends the wait a worker recorded
+// (wait_kind, waited_for: sql/022_job_waits.sql), so the event is not
+// taken for a parked one.
 const releaseEvent = `
 UPDATE outbox_events
    SET status = 'pending', attempt_count = attempt_count + 1, next_attempt_at = ?,
-       last_error = ?, locked_by = NULL, locked_until = NULL
+       last_error = ?, locked_by = NULL, locked_until = NULL, wait_kind = NULL, waited_for = NULL
  WHERE workspace_id = ? AND id = ? AND status = 'dispatching' AND locked_by = ?`
 
 // postponeEvents returns claimed events to pending without counting an
 // attempt: the broker was unreachable or this Dispatcher is stopping, which
-// says nothing about the events. A NULL error keeps the last one. Fenced
+// says nothing about the events. A NULL error keeps the last one (and the
+// wait a worker recorded); an error ends it, as releaseEvent says. Fenced
 // like markDispatched.
 const postponeEvents = `
 UPDATE outbox_events
-   SET status = 'pending', next_attempt_at = ?, last_error = coalesce(?, last_error),
-       locked_by = NULL, locked_until = NULL
- WHERE workspace_id = ? AND id IN (?) AND status = 'dispatching' AND locked_by = ?`
+   SET status = 'pending', next_attempt_at = ?0, last_error = coalesce(?1, last_error),
+       locked_by = NULL, locked_until = NULL,
+       wait_kind = CASE WHEN ?1::text IS NULL THEN wait_kind END,
+       waited_for = CASE WHEN ?1::text IS NULL THEN waited_for END
+ WHERE workspace_id = ?2 AND id IN (?3) AND status = 'dispatching' AND locked_by = ?4`
 
 // deadLetterEvent parks an event that failed too often, keeping the
 // (sanitized) error for operators. Fenced like markDispatched.
 const deadLetterEvent = `
 UPDATE outbox_events
    SET status = 'dead_letter', attempt_count = attempt_count + 1,
-       last_error = ?, locked_by = NULL, locked_until = NULL
+       last_error = ?, locked_by = NULL, locked_until = NULL, wait_kind = NULL, waited_for = NULL
  WHERE workspace_id = ? AND id = ? AND status = 'dispatching' AND locked_by = ?`
 
 // redriveEvents / redriveAllEvents give dead letters a fresh start, on an

@@ -26,16 +26,20 @@ func (o *Outbox) DeadLetterJob(ctx context.Context, id uuid.UUID, reason string)
 }
 
 // Defer implements ports.Outbox.
-func (o *Outbox) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, reason string) (bool, error) {
+func (o *Outbox) Defer(ctx context.Context, id uuid.UUID, until time.Time, jobAttempts int, wait model.JobWait) (bool, error) {
 	if jobAttempts < 0 {
 		return false, domain.Errorf(domain.CodeValidation, "a job's attempts cannot be negative")
+	}
+	if !wait.Kind.Valid() {
+		return false, domain.Errorf(domain.CodeValidation, "a job's wait has no known kind")
 	}
 	// A mark may be moving the event between partitions right now, as for
 	// DeadLetterJob.
 	var n int
 	err := retryMoved(ctx, o.db, func() error {
 		var err error
-		n, err = rowsAffected(o.db.ExecContext(ctx, deferJob, until, jobAttempts, strPtr(reason), o.workspace, id))
+		n, err = rowsAffected(o.db.ExecContext(ctx, deferJob, until, jobAttempts, strPtr(wait.Reason), o.workspace, id,
+			string(wait.Kind), strPtr(wait.For)))
 		return err
 	})
 	return n == 1, err
@@ -55,9 +59,9 @@ func (o *Outbox) Withdraw(ctx context.Context, id uuid.UUID, reason string, at t
 }
 
 // Wake implements ports.Outbox.
-func (o *Outbox) Wake(ctx context.Context, lastError string, from time.Time, every time.Duration) (int, error) {
+func (o *Outbox) Wake(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, every time.Duration) (int, error) {
 	micros := max(every.Microseconds(), 1)
-	return rowsAffected(o.db.ExecContext(ctx, wakeParked, from, micros, o.workspace, lastError, from, o.workspace, lastError))
+	return rowsAffected(o.db.ExecContext(ctx, wakeParked, from, micros, o.workspace, string(kind), waitedFor))
 }
 
 // ListParked implements ports.Outbox.
@@ -66,7 +70,7 @@ func (o *Outbox) ListParked(ctx context.Context, limit int) ([]model.OutboxEvent
 		return []model.OutboxEvent{}, nil
 	}
 	var rows []outboxRow
-	if err := o.db.NewRaw(selectParkedEvents, o.workspace, model.JobWaitPrefix, limit).Scan(ctx, &rows); err != nil {
+	if err := o.db.NewRaw(selectParkedEvents, o.workspace, limit).Scan(ctx, &rows); err != nil {
 		return nil, mapError(err, "outbox event")
 	}
 	out := make([]model.OutboxEvent, len(rows))

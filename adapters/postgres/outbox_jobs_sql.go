@@ -10,12 +10,14 @@ package postgres
 // not deliveries.
 const deadLetterJob = `
 UPDATE outbox_events
-   SET status = 'dead_letter', last_error = ?, locked_by = NULL, locked_until = NULL
+   SET status = 'dead_letter', last_error = ?, locked_by = NULL, locked_until = NULL,
+       wait_kind = NULL, waited_for = NULL
  WHERE workspace_id = ? AND id = ?`
 
 // deferJob parks the event of a job a worker must hold back (its
 // destination's breaker open or pace spent, a backoff): pending again,
-// due at until, with the job's own attempts and why. It takes an event in
+// due at until, with the job's own attempts and its wait (wait_kind,
+// waited_for; last_error the reason for people). It takes an event in
 // flight: dispatched, dispatching (the worker was quicker than the
 // Dispatcher's mark) or pending and held by a writer's relay (quicker than
 // the relay's mark; held events are the only pending ones with a
@@ -41,13 +43,13 @@ UPDATE outbox_events
 // outbox_events_live (sql/009_outbox_partitions.sql): dispatched_at is
 // cleared with it. The lock is cleared too, so the Dispatcher's or relay's
 // fenced mark that may still come changes nothing (it recognises the
-// parked event by its last_error: markDispatched). attempt_count is reset:
+// parked event by its wait_kind: markDispatched). attempt_count is reset:
 // it counts the Dispatcher's publish attempts, and a job parked for an
 // hour-long outage is published again many times without any of them
 // failing.
 //
 // Parameters: next_attempt_at, job_attempts, last_error, the workspace,
-// the event's id.
+// the event's id, wait_kind, waited_for.
 const deferJob = `
 WITH job AS (
     SELECT o.status
@@ -60,6 +62,7 @@ WITH job AS (
 )
 UPDATE outbox_events
    SET status = 'pending', next_attempt_at = ?0, job_attempts = ?1, last_error = ?2,
+       wait_kind = ?5, waited_for = ?6,
        locked_by = NULL, locked_until = NULL, dispatched_at = NULL, attempt_count = 0
  WHERE workspace_id = ?3 AND id = ?4
    AND (status IN ('dispatching', 'dispatched') OR (status = 'pending' AND locked_by IS NOT NULL))
@@ -74,7 +77,8 @@ UPDATE outbox_events
 // status no longer matches.
 const withdrawJob = `
 UPDATE outbox_events
-   SET status = 'dispatched', dispatched_at = ?, last_error = ?, locked_by = NULL, locked_until = NULL
+   SET status = 'dispatched', dispatched_at = ?, last_error = ?, locked_by = NULL, locked_until = NULL,
+       wait_kind = NULL, waited_for = NULL
  WHERE workspace_id = ? AND id = ?
    AND ((status = 'pending' AND locked_by IS NULL) OR status = 'dead_letter')`
 
@@ -82,7 +86,7 @@ UPDATE outbox_events
 const outboxEventColumns = `id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload,
        status, attempt_count, next_attempt_at, locked_by, locked_until,
        last_error, traceparent, created_at, dispatched_at,
-       destination, ordering_key, job_attempts`
+       destination, ordering_key, job_attempts, wait_kind, waited_for`
 
 // selectEventsForOperations finds the events that deliver the jobs of
 // some operations: every job payload names its operation (operation_id),
@@ -96,18 +100,18 @@ SELECT ` + outboxEventColumns + `
 // selectParkedEvents lists the events of a workspace whose jobs a worker
 // parked (deferJob) and that nobody has taken up since: the same test as
 // markDispatched's for a parked event (model.OutboxEvent.ParkedByWorker),
-// soonest due first. Pending events live in outbox_events_live, read
-// through outbox_events_pending_idx (workspace_id, next_attempt_at).
+// soonest due first. Pending events live in outbox_events_live; the
+// parked ones are in outbox_events_parked_idx (sql/023_job_waits_backfill.sql).
 const selectParkedEvents = `
 SELECT ` + outboxEventColumns + `
   FROM outbox_events
- WHERE workspace_id = ? AND status = 'pending' AND locked_by IS NULL AND starts_with(last_error, ?)
+ WHERE workspace_id = ? AND status = 'pending' AND locked_by IS NULL AND wait_kind IS NOT NULL
  ORDER BY next_attempt_at, id
  LIMIT ?`
 
 // wakeParked brings forward the events of a workspace that a worker parked
-// long with one reason (deferJob's last_error, matched exactly) and that
-// are not due yet: what they waited for, a destination that was down,
+// long for one kind and destination (deferJob's wait_kind and waited_for,
+// outbox_events_parked_idx, sql/023) and that are not due yet: what they waited for, a destination that was down,
 // answers again. They become due from the given time, the given number of
 // microseconds apart, in the order they were due, so the Dispatcher
 // publishes an ordering key's jobs in their order (it claims by
@@ -116,9 +120,9 @@ SELECT ` + outboxEventColumns + `
 const wakeParked = `
 UPDATE outbox_events e
    SET next_attempt_at = w.due
-  FROM (SELECT id, ?::timestamptz + (row_number() OVER (ORDER BY next_attempt_at, id) - 1) * (?::bigint * interval '1 microsecond') AS due
+  FROM (SELECT id, ?0::timestamptz + (row_number() OVER (ORDER BY next_attempt_at, id) - 1) * (?1::bigint * interval '1 microsecond') AS due
           FROM outbox_events
-         WHERE workspace_id = ? AND status = 'pending' AND locked_by IS NULL
-           AND last_error = ? AND next_attempt_at > ?) w
- WHERE e.workspace_id = ? AND e.id = w.id
-   AND e.status = 'pending' AND e.locked_by IS NULL AND e.last_error = ?`
+         WHERE workspace_id = ?2 AND status = 'pending' AND locked_by IS NULL
+           AND wait_kind = ?3 AND waited_for = ?4 AND next_attempt_at > ?0) w
+ WHERE e.workspace_id = ?2 AND e.id = w.id
+   AND e.status = 'pending' AND e.locked_by IS NULL AND e.wait_kind = ?3 AND e.waited_for = ?4`

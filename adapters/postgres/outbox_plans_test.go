@@ -24,7 +24,8 @@ import (
 // table sequentially, and never visit the dispatched or dead partitions
 // but through outbox_events_key_idx, the probe of an ordering key's earlier
 // events (sql/021_ordering_in_the_outbox.sql) that only a keyed candidate
-// makes.
+// makes. The wake after an outage reads outbox_events_parked_idx, which
+// the claim never uses.
 func TestClaimAndDiscoveryUseTheQueueIndexesOnALargeTable(t *testing.T) {
 	db, super := largeTableDB(t, "writes 220k rows")
 	ctx := context.Background()
@@ -47,6 +48,13 @@ SELECT gen_random_uuid(), ('00000000-0000-7000-8000-' || lpad(to_hex(i % 100), 1
   FROM (VALUES ('dispatched', 200000), ('dead_letter', 1000), ('pending', 18000), ('dispatching', 2000)) AS k(status, n),
        generate_series(1, k.n) AS i`, now)
 	require.NoError(t, err)
+	// A tenth of the pending events a worker parked, most for an outage.
+	_, err = super.ExecContext(ctx, `
+UPDATE outbox_events_live
+   SET wait_kind = CASE WHEN random() < 0.8 THEN 'outage' ELSE 'paced' END,
+       waited_for = CASE WHEN random() < 0.5 THEN 'shopify' ELSE 'amazon' END
+ WHERE status = 'pending' AND random() < 0.1`)
+	require.NoError(t, err)
 	_, err = super.ExecContext(ctx, `ANALYZE outbox_events`)
 	require.NoError(t, err)
 
@@ -59,6 +67,14 @@ SELECT gen_random_uuid(), ('00000000-0000-7000-8000-' || lpad(to_hex(i % 100), 1
 	claim := explain(t, tx.QueryContext, postgres.ClaimDueEventsSQL,
 		ws, now, 100, "explainer", now.Add(time.Minute), 10, model.LeaseExpiredErrorFormat)
 	requireQueueIndexesOnly(t, "claim", claim)
+	require.NotContains(t, claim, "outbox_events_parked_idx", "the claim keeps to the pending index:\n%s", claim)
+
+	// The wake after an outage reads the parked events of one kind and
+	// destination only (sql/023_job_waits_backfill.sql).
+	wake := explain(t, tx.QueryContext, postgres.WakeParkedSQL, now, 1000, ws, "outage", "shopify")
+	t.Logf("wake plan:\n%s", wake)
+	require.Contains(t, wake, "outbox_events_parked_idx", "wake plan:\n%s", wake)
+	require.NotContains(t, wake, "Seq Scan", "wake plan:\n%s", wake)
 
 	// The discovery function's body as once_discovery runs it (it sees
 	// every workspace), with its parameters filled in.

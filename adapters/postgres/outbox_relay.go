@@ -7,7 +7,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -34,7 +33,7 @@ func (m *OutboxRelayMarks) MarkRelayed(ctx context.Context, holder string, event
 		at = time.Now()
 	}
 	return m.each(ctx, holder, events, func(ws uuid.UUID, ids []uuid.UUID) (string, []any) {
-		return markRelayed, []any{at, pgxUUID(ws), pgxUUIDs(ids), holder, model.JobWaitPrefix}
+		return markRelayed, []any{at, pgxUUID(ws), pgxUUIDs(ids), holder}
 	})
 }
 

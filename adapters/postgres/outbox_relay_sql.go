@@ -17,21 +17,24 @@ package postgres
 
 // markRelayed records that the broker accepted the events the writer
 // relayed. An event whose worker already parked it (deferJob: the hold
-// cleared, last_error starting with $5, model.JobWaitPrefix) is left
-// pending and counted, for the reasons markDispatched gives.
+// cleared, a wait_kind set) is left pending and counted, for the reasons
+// markDispatched gives.
 const markRelayed = `
 UPDATE outbox_events
    SET status        = CASE WHEN locked_by = $4 THEN 'dispatched' ELSE status END,
        dispatched_at = CASE WHEN locked_by = $4 THEN $1::timestamptz ELSE dispatched_at END,
        locked_by = NULL
  WHERE workspace_id = $2 AND id = ANY ($3::uuid[]) AND status = 'pending'
-   AND (locked_by = $4 OR (locked_by IS NULL AND starts_with(last_error, $5)))`
+   AND (locked_by = $4 OR (locked_by IS NULL AND wait_kind IS NOT NULL))`
 
 // releaseHeld hands held events to the Dispatchers at once, without
 // counting an attempt: the relay could not publish them (the broker was
 // unreachable or refused, or the writer is stopping). A NULL error keeps
-// the last one.
+// the last one; an error of its own ends any wait a worker recorded, as
+// every such write does (sql/022_job_waits.sql).
 const releaseHeld = `
 UPDATE outbox_events
-   SET next_attempt_at = $1, last_error = coalesce($5, last_error), locked_by = NULL
+   SET next_attempt_at = $1, last_error = coalesce($5, last_error), locked_by = NULL,
+       wait_kind = CASE WHEN $5 IS NULL THEN wait_kind END,
+       waited_for = CASE WHEN $5 IS NULL THEN waited_for END
  WHERE workspace_id = $2 AND id = ANY ($3::uuid[]) AND status = 'pending' AND locked_by = $4`

@@ -23,7 +23,8 @@ type Refusal struct {
 	// Until is the earliest time worth asking again.
 	Until time.Time
 	// Why is what the wait is for: WhyPaced, WhyBusy, WhyBreakerOpen,
-	// "probing", "paused".
+	// WhyProbing, WhyPaused, or another the slots know nothing of (the
+	// destination's state could not be read).
 	Why string
 	// Of is the destination whose state refused: the one asked for, or
 	// its platform, whose breaker holds all of its accounts ("" : the one
@@ -43,6 +44,11 @@ const (
 	WhyBreakerOpen = "breaker_open"
 	// WhyBusy: the destination has its cap of calls in flight.
 	WhyBusy = "busy"
+	// WhyProbing: the destination's breaker is half-open and its probe
+	// is out.
+	WhyProbing = "probing"
+	// WhyPaused: an operator paused the destination.
+	WhyPaused = "paused"
 )
 
 // CallResult is how a job's call to its destination went, as its error

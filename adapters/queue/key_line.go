@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain/model"
 )
 
 // keyLine is an ordering key whose line was parked: its later arrivals
@@ -15,19 +17,18 @@ type keyLine struct {
 	asleep *sleepers
 }
 
-// behindAnEarlierJob is the reason a later arrival waits behind a parked
-// line for.
-const behindAnEarlierJob = "waiting behind an earlier job of its ordering key"
+// behindAnEarlierJob is the wait of a later arrival behind a parked line.
+var behindAnEarlierJob = model.JobWait{Kind: model.JobWaitOrdering, Reason: "waiting behind an earlier job of its ordering key"}
 
 // behind is the wait of a later arrival of the key, of workspace (under
 // the slots' mu): behind the line, and, if the line sleeps through an
 // outage, with it, so the wake that brings the line back brings it back
-// too (with a reason of its own it would match no wake, and sleep the
-// full outage wait).
+// too (with a wait of its own it would match no wake, and sleep the full
+// outage wait).
 func (kl keyLine) behind(workspace uuid.UUID) *waitFor {
 	if z := kl.asleep; z != nil && !z.woken.Load() {
 		z.workspaces[workspace]++ // its workspace's Wake brings it back
-		return &waitFor{until: kl.until, reason: z.reason, asleep: z}
+		return &waitFor{until: kl.until, wait: z.wait, asleep: z}
 	}
-	return &waitFor{until: kl.until, reason: behindAnEarlierJob}
+	return &waitFor{until: kl.until, wait: behindAnEarlierJob}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
@@ -21,8 +22,8 @@ import (
 // (ports.JobWaits) and acknowledges the message, so no slot and no
 // process holds the wait.
 type waitFor struct {
-	until  time.Time
-	reason string
+	until time.Time
+	wait  model.JobWait
 	// asleep, for a job parked to sleep through its destination's
 	// outage, is its fellow sleepers.
 	asleep *sleepers
@@ -33,7 +34,7 @@ type waitFor struct {
 // missed w, which would sleep the full outage wait.
 func (w *waitFor) wokenBeforeParked() bool { return w.asleep != nil && w.asleep.woken.Load() }
 
-func (w *waitFor) Error() string { return w.reason }
+func (w *waitFor) Error() string { return w.wait.Reason }
 
 // redeliver is an error after which the message must come again from the
 // broker: the job could not be parked (the database was unreachable).
@@ -73,8 +74,9 @@ func (p retryPolicy) deadline(m ports.Message, now time.Time) time.Time {
 }
 
 // next is when the job m, whose run failed with err at now, runs again,
-// with how many own attempts it will have spent, or false to give up.
-func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time.Time, attempts int, reason string, ok bool) {
+// with how many own attempts it will have spent and what it waits for, or
+// false to give up.
+func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time.Time, attempts int, wait model.JobWait, ok bool) {
 	attempts = m.Attempts
 	var w *waitFor
 	// A destination's refusal (platformerr.Refused) is tried again as a
@@ -82,11 +84,11 @@ func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time
 	refused := platformerr.IsRefused(err)
 	switch retryAfter, throttled := platformerr.ThrottledFor(err); {
 	case errors.As(err, &w):
-		until, reason = w.until, w.reason
+		until, wait = w.until, w.wait
 	case throttled:
-		until, reason = now.Add(max(retryAfter, time.Second)), throttledBy(m.Destination)
+		until, wait = now.Add(max(retryAfter, time.Second)), throttledBy(m.Destination)
 	case !refused && !Retryable(err):
-		return until, attempts, "", false
+		return until, attempts, wait, false
 	case !refused && (platformerr.IsUpstream(err) || domain.IsCode(err, domain.CodeUnavailable)):
 		// A dependency that is down, the destination or one of ours (the
 		// database failing over, the object store), is waited out like
@@ -96,27 +98,27 @@ func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time
 		if m.CreatedAt.IsZero() {
 			age = 0
 		}
-		until, reason = now.Add(p.spread(min(max(age/4, p.initial), p.maxInterval))), domain.SanitizeError(err)
+		until, wait = now.Add(p.spread(min(max(age/4, p.initial), p.maxInterval))), retrying(m, err)
 	default:
 		attempts++
 		if attempts > p.maxAttempts {
-			return until, attempts, "", false
+			return until, attempts, wait, false
 		}
-		wait := float64(p.initial)
+		backoff := float64(p.initial)
 		for range attempts - 1 {
-			wait *= p.multiplier
+			backoff *= p.multiplier
 		}
-		until, reason = now.Add(p.spread(min(time.Duration(wait), p.maxInterval))), domain.SanitizeError(err)
+		until, wait = now.Add(p.spread(min(time.Duration(backoff), p.maxInterval))), retrying(m, err)
 	}
 	if deadline := p.deadline(m, now); until.After(deadline) {
 		if w == nil || !now.Before(deadline) {
-			return until, attempts, "", false
+			return until, attempts, wait, false
 		}
 		// A wait for the destination ends at the deadline at the latest,
 		// where the job asks once more before it gives up.
 		until = deadline
 	}
-	return until, attempts, reason, true
+	return until, attempts, wait, true
 }
 
 // spread randomizes wait by ±jitter, so jobs that failed together do not
@@ -133,7 +135,7 @@ func (p retryPolicy) spread(wait time.Duration) time.Duration {
 // on once the park commits (heldSlot). Anything else goes on to be given
 // up on. If parking fails the message comes again from the broker, after
 // backoff, and its call ends Abandoned.
-func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *slog.Logger, backoff *parkBackoff, rewake func(down, reason string, workspace uuid.UUID)) message.HandlerMiddleware {
+func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *slog.Logger, backoff *parkBackoff, rewake func(down string, workspace uuid.UUID)) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
 			held := &heldSlot{}
@@ -149,12 +151,12 @@ func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *
 			if decodeErr != nil {
 				return out, err
 			}
-			until, attempts, reason, ok := policy.next(m, err, now())
+			until, attempts, wait, ok := policy.next(m, err, now())
 			if !ok {
 				return out, err
 			}
 			ctx := context.WithoutCancel(msg.Context())
-			if perr := waits.Defer(ctx, m, until, attempts, reason); perr != nil {
+			if perr := waits.Defer(ctx, m, until, attempts, wait); perr != nil {
 				parkFailed = true
 				held.end(true) // the slot and the token are not held through the wait
 				backoff.failedPark(msg.Context())
@@ -164,7 +166,7 @@ func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *
 			var w *waitFor
 			retry := !errors.As(err, &w)
 			if !retry && w.wokenBeforeParked() && rewake != nil {
-				rewake(w.asleep.down, w.asleep.reason, m.WorkspaceID)
+				rewake(w.asleep.down, m.WorkspaceID)
 			}
 			noteParked(msg, retry)
 			// A failed run that will run again is expected, not yet a
@@ -174,7 +176,7 @@ func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *
 				level = slog.LevelWarn
 			}
 			log.Log(ctx, level, "job parked until it may run again", "message", m.ID, "workspace", m.WorkspaceID,
-				"event_type", m.Type, "destination", m.Destination, "until", until, "attempts", attempts, "reason", reason)
+				"event_type", m.Type, "destination", m.Destination, "until", until, "attempts", attempts, "wait", wait.Kind, "waited_for", wait.For, "reason", wait.Reason)
 			return nil, nil
 		}
 	}
@@ -193,8 +195,8 @@ const wakeWithin = 30 * time.Second
 // workspace, spread over wakeWithin by how many the worker parked, and at
 // most maxEvery apart. A Wake that fails is tried again (retry); if it
 // keeps failing they come back at their time all the same.
-func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger, retry wakeRetries) func(destination, reason string, workspaces map[uuid.UUID]int) {
-	return func(destination, reason string, workspaces map[uuid.UUID]int) {
+func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger, retry wakeRetries) func(destination string, workspaces map[uuid.UUID]int) {
+	return func(destination string, workspaces map[uuid.UUID]int) {
 		parked := 0
 		for _, n := range workspaces {
 			parked += n
@@ -205,7 +207,7 @@ func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger, 
 			n, err := retry.do(func() (int, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
 				defer cancel()
-				return waits.Wake(ctx, ws, reason, time.Duration(woken)*every, every)
+				return waits.Wake(ctx, ws, model.JobWaitOutage, destination, time.Duration(woken)*every, every)
 			})
 			woken += n
 			if err != nil {
@@ -218,9 +220,17 @@ func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger, 
 	}
 }
 
-// throttledBy is the reason a job answered 429 by destination is parked
-// with.
-func throttledBy(destination string) string { return "throttled by " + destination }
+// throttledBy is the wait of a job answered 429 by destination.
+func throttledBy(destination string) model.JobWait {
+	return model.JobWait{Kind: model.JobWaitThrottled, For: destination, Reason: "throttled by " + destination}
+}
+
+// retrying is the wait of job m, whose run failed with err and is tried
+// again: for m's destination, if it has one (the failure may be ours),
+// the failure its reason.
+func retrying(m ports.Message, err error) model.JobWait {
+	return model.JobWait{Kind: model.JobWaitRetry, For: m.Destination, Reason: domain.SanitizeError(err)}
+}
 
 // wakeRetries is how a Wake that failed is tried again: a serialization
 // failure after a cancel moved a row, a deadlock between two Wakes or a

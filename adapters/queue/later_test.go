@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
@@ -24,11 +25,12 @@ func TestARefusalSpendsAttemptsWhereAnOutageSpendsNone(t *testing.T) {
 	refusal := platformerr.Refused(domain.Errorf(domain.CodeUnavailable, "webhook receiver refused the delivery with 404"))
 
 	for attempts := 1; attempts <= 2; attempts++ {
-		until, spent, reason, ok := p.next(m, refusal, now)
+		until, spent, wait, ok := p.next(m, refusal, now)
 		require.True(t, ok, "run %d is retried", attempts)
 		require.Equal(t, attempts, spent)
 		require.Equal(t, now.Add(time.Duration(1<<(attempts-1))*time.Second), until)
-		require.Contains(t, reason, "404")
+		require.Contains(t, wait.Reason, "404")
+		require.Equal(t, model.JobWaitRetry, wait.Kind)
 		m.Attempts = spent
 	}
 	_, _, _, ok := p.next(m, refusal, now)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -24,6 +25,7 @@ const (
 	MetadataOrderingKey = "ordering_key"
 	MetadataAttempts    = "attempts"
 	MetadataCreatedAt   = "created_at"
+	MetadataWaitKind    = "wait_kind"
 	MetadataWaitedFor   = "waited_for"
 )
 
@@ -41,6 +43,7 @@ func ToMessage(m ports.Message) *message.Message {
 	setUnlessEmpty(msg, MetadataTraceparent, m.Traceparent)
 	setUnlessEmpty(msg, MetadataDestination, m.Destination)
 	setUnlessEmpty(msg, MetadataOrderingKey, m.OrderingKey)
+	setUnlessEmpty(msg, MetadataWaitKind, string(m.WaitKind))
 	setUnlessEmpty(msg, MetadataWaitedFor, m.WaitedFor)
 	if m.Attempts != 0 {
 		msg.Metadata.Set(MetadataAttempts, strconv.Itoa(m.Attempts))
@@ -73,6 +76,7 @@ func FromMessage(msg *message.Message) (ports.Message, error) {
 		Traceparent: msg.Metadata.Get(MetadataTraceparent),
 		Destination: msg.Metadata.Get(MetadataDestination),
 		OrderingKey: msg.Metadata.Get(MetadataOrderingKey),
+		WaitKind:    model.JobWaitKind(msg.Metadata.Get(MetadataWaitKind)),
 		WaitedFor:   msg.Metadata.Get(MetadataWaitedFor),
 	}
 	if ws := msg.Metadata.Get(MetadataWorkspaceID); ws != "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -19,7 +20,7 @@ func TestMessageRoundTrip(t *testing.T) {
 		ID: uuid.New(), Type: "store.credentials.verify", WorkspaceID: uuid.New(),
 		Payload: []byte(`{"task_id":"t"}`), Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
 		Destination: "shopify/shop-1", OrderingKey: "catalog/store-1", Attempts: 3,
-		CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC), WaitedFor: "waiting for shopify: breaker_open",
+		CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC), WaitKind: model.JobWaitOutage, WaitedFor: "shopify",
 	}
 	wm := queue.ToMessage(m)
 	if wm.UUID != m.ID.String() {
@@ -28,7 +29,7 @@ func TestMessageRoundTrip(t *testing.T) {
 	for k, want := range map[string]string{
 		queue.MetadataEventType: m.Type, queue.MetadataWorkspaceID: m.WorkspaceID.String(), queue.MetadataTraceparent: m.Traceparent,
 		queue.MetadataDestination: "shopify/shop-1", queue.MetadataOrderingKey: "catalog/store-1", queue.MetadataAttempts: "3",
-		queue.MetadataCreatedAt: "2026-01-02T03:04:05.123456789Z", queue.MetadataWaitedFor: "waiting for shopify: breaker_open",
+		queue.MetadataCreatedAt: "2026-01-02T03:04:05.123456789Z", queue.MetadataWaitKind: "outage", queue.MetadataWaitedFor: "shopify",
 	} {
 		if got := wm.Metadata.Get(k); got != want {
 			t.Errorf("metadata %s = %q, want %q", k, got, want)
@@ -53,7 +54,7 @@ func TestFromMessageReadsAbsentJobFieldsAsZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Destination != "" || got.OrderingKey != "" || got.Attempts != 0 || !got.CreatedAt.IsZero() || got.WaitedFor != "" {
+	if got.Destination != "" || got.OrderingKey != "" || got.Attempts != 0 || !got.CreatedAt.IsZero() || got.WaitKind != "" || got.WaitedFor != "" {
 		t.Errorf("job fields = %+v, want zero", got)
 	}
 }
@@ -63,7 +64,7 @@ func TestToMessageOmitsUnsetFields(t *testing.T) {
 	if _, ok := wm.Metadata[queue.MetadataTraceparent]; ok {
 		t.Error("traceparent set for a message without one")
 	}
-	for _, k := range []string{queue.MetadataWorkspaceID, queue.MetadataDestination, queue.MetadataOrderingKey, queue.MetadataAttempts, queue.MetadataCreatedAt, queue.MetadataWaitedFor} {
+	for _, k := range []string{queue.MetadataWorkspaceID, queue.MetadataDestination, queue.MetadataOrderingKey, queue.MetadataAttempts, queue.MetadataCreatedAt, queue.MetadataWaitKind, queue.MetadataWaitedFor} {
 		if _, ok := wm.Metadata[k]; ok {
 			t.Errorf("%s set for a message without one", k)
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain/model"
 )
 
 // The slots' policy for a destination that is down: one message per
@@ -21,7 +23,7 @@ import (
 // ordering keys.
 type sleepers struct {
 	down       string
-	reason     string
+	wait       model.JobWait // what each of them was parked with
 	workspaces map[uuid.UUID]int
 	keys       map[string]struct{}
 	since      time.Time // when the first was parked: calls started before say nothing of the outage
@@ -42,7 +44,7 @@ type sleepers struct {
 // what it waited for (answeredAfterWait) wherever it runs.
 func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Element) *list.Element {
 	down := cmp.Or(r.Of, t.destination)
-	reason := waitingFor(down, r.Why)
+	wait := waitingFor(down, r.Why)
 	probes := s.probeAt[down]
 	if probes == nil {
 		probes = map[uuid.UUID]time.Time{}
@@ -50,11 +52,11 @@ func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Eleme
 	}
 	if at, ok := probes[t.workspace]; !ok || at.Before(r.Until) {
 		probes[t.workspace] = r.Until
-		return s.waitDurably(t, r.Until.Add(rand.N(s.hold)), reason, nil, next)
+		return s.waitDurably(t, r.Until.Add(rand.N(s.hold)), wait, nil, next)
 	}
 	z := s.asleep[down]
 	if z == nil {
-		z = &sleepers{down: down, reason: reason, workspaces: map[uuid.UUID]int{}, keys: map[string]struct{}{}, since: now}
+		z = &sleepers{down: down, wait: wait, workspaces: map[uuid.UUID]int{}, keys: map[string]struct{}{}, since: now}
 		s.asleep[down] = z
 	}
 	z.workspaces[t.workspace]++
@@ -65,7 +67,7 @@ func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Eleme
 	if until.After(z.until) {
 		z.until = until
 	}
-	return s.waitDurably(t, until, reason, z, next)
+	return s.waitDurably(t, until, wait, z, next)
 }
 
 // answered: a call to destination, started at startedAt, was answered,
@@ -86,7 +88,7 @@ func (s *slots) answered(destination string, startedAt time.Time) {
 		z.woken.Store(true)
 		now := s.now()
 		for ws := range z.workspaces { // their returns need not wake them again
-			s.wokenAt[z.reason+"|"+ws.String()] = now
+			s.wokenAt[down+"|"+ws.String()] = now
 		}
 		soon := now.Add(s.hold)
 		for key := range z.keys {
@@ -95,28 +97,29 @@ func (s *slots) answered(destination string, startedAt time.Time) {
 			}
 		}
 		if s.woken != nil {
-			go s.woken(down, z.reason, z.workspaces)
+			go s.woken(down, z.workspaces)
 		}
 	}
 }
 
 // rewakeAfter is how long after a wake of a workspace's sleepers another
 // job that had waited may wake them again: the woken come back by the
-// thousand, each with the same reason, and need no second wake. It is
-// shorter than a breaker's shortest cooldown (5 s), so the probe of an
-// outage that began just after a wake is never taken for one of the
-// woken, which would leave the new sleepers asleep.
+// thousand, each having waited for the same outage, and need no second
+// wake. It is shorter than a breaker's shortest cooldown (5 s), so the
+// probe of an outage that began just after a wake is never taken for one
+// of the woken, which would leave the new sleepers asleep.
 const rewakeAfter = 2 * time.Second
 
 // answeredAfterWait: a job of workspace, bound for destination, that had
-// been parked for waited (ports.Message.WaitedFor) reached it. If it
-// waited because the destination was down (its breaker, or a transient
-// failure's retry), its workspace's jobs asleep for the destination or
-// its platform are woken, whatever worker parked them: the wake that
-// survives the worker that parked them (a kill -9, a rolling restart), at
-// most once per rewakeAfter per reason and workspace.
-func (s *slots) answeredAfterWait(workspace uuid.UUID, destination, waited string) {
-	if !waitedForAnOutage(waited) || s.woken == nil {
+// been parked for a wait of kind waited (ports.Message.WaitKind) reached
+// it. If it waited because the destination was down (its breaker, or a
+// transient failure's retry: model.JobWaitKind.AfterAnOutage), its
+// workspace's jobs asleep for the destination or its platform are woken,
+// whatever worker parked them: the wake that survives the worker that
+// parked them (a kill -9, a rolling restart), at most once per
+// rewakeAfter per destination and workspace.
+func (s *slots) answeredAfterWait(workspace uuid.UUID, destination string, waited model.JobWaitKind) {
+	if !waited.AfterAnOutage() || s.woken == nil {
 		return
 	}
 	platform, _, _ := strings.Cut(destination, "/")
@@ -127,34 +130,36 @@ func (s *slots) answeredAfterWait(workspace uuid.UUID, destination, waited strin
 		maps.DeleteFunc(s.wokenAt, func(_ string, at time.Time) bool { return now.Sub(at) >= rewakeAfter })
 	}
 	for _, down := range []string{destination, platform} {
-		reason := waitingFor(down, WhyBreakerOpen)
-		key := reason + "|" + workspace.String()
+		key := down + "|" + workspace.String()
 		if at, ok := s.wokenAt[key]; ok && now.Sub(at) < rewakeAfter {
 			continue
 		}
 		s.wokenAt[key] = now
-		go s.woken(down, reason, map[uuid.UUID]int{workspace: 0})
+		go s.woken(down, map[uuid.UUID]int{workspace: 0})
 		if platform == destination {
 			break
 		}
 	}
 }
 
-// waitingFor is the reason a message parked for destination's refusal
-// why is parked with: what the outbox keeps, operators read, and Wake and
-// waitedForAnOutage match.
-func waitingFor(destination, why string) string { return "waiting for " + destination + ": " + why }
+// waitingFor is the wait of a message parked for destination's refusal
+// why: what the outbox keeps (kind and destination in columns of their
+// own, the reason for operators to read), and what Wake matches.
+func waitingFor(destination, why string) model.JobWait {
+	return model.JobWait{Kind: waitKindOf(why), For: destination, Reason: "waiting for " + destination + ": " + why}
+}
 
-// waitedForAnOutage says whether a job parked for waited had waited for
-// its destination to come back: its breaker open, or a transient
-// failure's retry (whose reason is the failure); not a pace, a cap, a
-// pause or its key's line, whose reasons start "waiting ", nor a 429.
-func waitedForAnOutage(waited string) bool {
-	switch {
-	case waited == "", strings.HasPrefix(waited, throttledBy("")):
-		return false
-	case strings.HasSuffix(waited, ": "+WhyBreakerOpen), strings.HasSuffix(waited, ": probing"):
-		return true
+// waitKindOf is the kind of wait a Gate's refusal why stands for.
+func waitKindOf(why string) model.JobWaitKind {
+	switch why {
+	case WhyBreakerOpen, WhyProbing:
+		return model.JobWaitOutage
+	case WhyPaced:
+		return model.JobWaitPaced
+	case WhyBusy:
+		return model.JobWaitBusy
+	case WhyPaused:
+		return model.JobWaitPaused
 	}
-	return !strings.HasPrefix(waited, "waiting ")
+	return model.JobWaitStateUnavailable
 }

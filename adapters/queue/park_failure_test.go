@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
@@ -49,12 +50,12 @@ func (g *tokenGate) left() int {
 // unreachableOutbox fails every park, as the database does in an outage.
 type unreachableOutbox struct{ parks int }
 
-func (o *unreachableOutbox) Defer(context.Context, ports.Message, time.Time, int, string) error {
+func (o *unreachableOutbox) Defer(context.Context, ports.Message, time.Time, int, model.JobWait) error {
 	o.parks++
 	return errors.New("dial tcp 127.0.0.1:5432: connect: connection refused")
 }
 
-func (o *unreachableOutbox) Wake(context.Context, uuid.UUID, string, time.Duration, time.Duration) (int, error) {
+func (o *unreachableOutbox) Wake(context.Context, uuid.UUID, model.JobWaitKind, string, time.Duration, time.Duration) (int, error) {
 	return 0, nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain/model"
 )
 
 // slots hands a worker's Concurrency slots to the messages waiting for
@@ -46,9 +48,9 @@ type slots struct {
 	// down waits if nothing wakes it (default 10m).
 	outageWait time.Duration
 	// woken hears that a destination some messages were parked long for
-	// answers again: the workspaces whose messages were parked with
-	// reason, and how many each. It runs in a goroutine of its own.
-	woken func(destination, reason string, workspaces map[uuid.UUID]int)
+	// answers again: the workspaces whose messages were parked for its
+	// outage, and how many each. It runs in a goroutine of its own.
+	woken func(destination string, workspaces map[uuid.UUID]int)
 
 	mu      sync.Mutex
 	closed  bool // no ticket gets a slot any more (the worker drains)
@@ -68,7 +70,7 @@ type slots struct {
 	booked  map[string]time.Time               // paced destinations: the next free turn of a message parked for one
 	probeAt map[string]map[uuid.UUID]time.Time // destinations down: when each workspace's message parked to probe them comes back
 	asleep  map[string]*sleepers               // destinations down: the messages parked long for them
-	wokenAt map[string]time.Time               // reason and workspace: when a job that had waited for it woke the others
+	wokenAt map[string]time.Time               // destination and workspace: when a job that had waited for it woke the others
 	wake    *time.Timer
 	wakeAt  time.Time
 	sweptAt time.Time // see sweep
@@ -439,13 +441,13 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 		}
 		n := skipped[t.destination]
 		skipped[t.destination] = n + 1
-		reason := waitingFor(t.destination, r.Why)
+		wait := waitingFor(t.destination, r.Why)
 		limit := s.inMemoryFor(r)
 		switch {
 		case r.Why == WhyBreakerOpen && r.Until.Sub(now) > s.hold:
 			e = s.waitOutage(t, r, now, e)
 		case r.Until.Sub(now) > s.hold:
-			e = s.waitDurably(t, s.turn(t.destination, r, r.Until), reason, nil, e)
+			e = s.waitDurably(t, s.turn(t.destination, r, r.Until), wait, nil, e)
 		case n >= limit:
 			// Behind the ones waiting in memory, whose turns come first;
 			// without a pace, a group of them per hold.
@@ -453,7 +455,7 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 			if r.Every <= 0 {
 				earliest = r.Until.Add(time.Duration(n/limit) * s.hold)
 			}
-			e = s.waitDurably(t, s.turn(t.destination, r, earliest), reason, nil, e)
+			e = s.waitDurably(t, s.turn(t.destination, r, earliest), wait, nil, e)
 		}
 	}
 	return nil, nil
@@ -490,7 +492,7 @@ const maxBooked = 4096
 // arrivals while the wait lasts; z, if they sleep through an outage. It
 // returns where the scan of t's queue
 // goes on: next, or past it if next was one of them.
-func (s *slots) waitDurably(t *ticket, until time.Time, reason string, z *sleepers, next *list.Element) *list.Element {
+func (s *slots) waitDurably(t *ticket, until time.Time, parked model.JobWait, z *sleepers, next *list.Element) *list.Element {
 	line := []*ticket{t}
 	if t.key != "" {
 		line = line[:0]
@@ -500,7 +502,7 @@ func (s *slots) waitDurably(t *ticket, until time.Time, reason string, z *sleepe
 		s.keyWait[t.key] = keyLine{until: until.Add(time.Duration(len(line)) * time.Microsecond), asleep: z}
 	}
 	for i, w := range line {
-		wait := &waitFor{until: until.Add(time.Duration(i) * time.Microsecond), reason: reason, asleep: z}
+		wait := &waitFor{until: until.Add(time.Duration(i) * time.Microsecond), wait: parked, asleep: z}
 		if w.inQueue == nil { // a reservation
 			w.parked = wait
 			s.leaveKey(w)

@@ -10,6 +10,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/domain/model"
 )
 
 // waiter is one acquire running in its own goroutine, as the worker's
@@ -304,11 +306,11 @@ func TestSlotsParkAnOutageLongButForOneProbe(t *testing.T) {
 	gate := &fakeGate{of: "shopify", refuse: map[string]time.Time{"shopify/a": cooldown, "shopify/b": cooldown, "shopify/c": cooldown, "shopify/e": cooldown}}
 	s := newSlots(1, 2*time.Second, gate, func() time.Time { return now })
 	type wake struct {
-		destination, reason string
-		workspaces          map[uuid.UUID]int
+		destination string
+		workspaces  map[uuid.UUID]int
 	}
 	woken := make(chan wake, 1)
-	s.woken = func(d, r string, ws map[uuid.UUID]int) { woken <- wake{d, r, ws} }
+	s.woken = func(d string, ws map[uuid.UUID]int) { woken <- wake{d, ws} }
 	ws1, ws2 := uuid.New(), uuid.New()
 
 	probe := acquireAsync(s, context.Background(), ws1, "shopify/a", "")
@@ -327,7 +329,7 @@ func TestSlotsParkAnOutageLongButForOneProbe(t *testing.T) {
 	for _, w := range []*waiter{sleeper, other} {
 		require.NotNil(t, w.wait)
 		assert.False(t, w.wait.until.Before(now.Add(DefaultOutageWait)), "the others sleep")
-		assert.Equal(t, "waiting for shopify: breaker_open", w.wait.reason)
+		assert.Equal(t, model.JobWait{Kind: model.JobWaitOutage, For: "shopify", Reason: "waiting for shopify: breaker_open"}, w.wait.wait)
 	}
 	select {
 	case w := <-woken:
@@ -348,9 +350,9 @@ func TestSlotsParkAnOutageLongButForOneProbe(t *testing.T) {
 	up.release(CallResult{Throttled: true})
 	w := <-woken
 	assert.Equal(t, "shopify", w.destination)
-	assert.Equal(t, sleeper.wait.reason, w.reason)
+	assert.Equal(t, sleeper.wait.wait.For, w.destination)
 	assert.Equal(t, map[uuid.UUID]int{ws1: 2, ws2: 1}, w.workspaces, "the probes are not asleep; the key's later arrival is")
-	s.answeredAfterWait(ws1, "shopify/b", sleeper.wait.reason)
+	s.answeredAfterWait(ws1, "shopify/b", sleeper.wait.wait.Kind)
 	w = <-woken
 	assert.Equal(t, "shopify/b", w.destination, "a job this wake brought back wakes its shop's sleepers, not its platform's again")
 	select {
@@ -371,7 +373,7 @@ func TestSlotsWakeNothingOnAFailure(t *testing.T) {
 	clock := now
 	s := newSlots(1, 2*time.Second, gate, func() time.Time { return clock }) // read under s.mu
 	woke := false
-	s.woken = func(string, string, map[uuid.UUID]int) { woke = true }
+	s.woken = func(string, map[uuid.UUID]int) { woke = true }
 	ws := uuid.New()
 	for range 2 {
 		<-acquireAsync(s, context.Background(), ws, "shopify/a", "").done
@@ -470,10 +472,7 @@ func TestSlotsLetAJobThatWaitedForAnOutageWakeItsWorkspace(t *testing.T) {
 	clock := now
 	s := newSlots(1, 2*time.Second, nil, func() time.Time { return clock }) // read under s.mu
 	woken := make(chan string, 8)
-	s.woken = func(d, r string, ws map[uuid.UUID]int) {
-		assert.Equal(t, "waiting for "+d+": breaker_open", r)
-		woken <- d
-	}
+	s.woken = func(d string, ws map[uuid.UUID]int) { woken <- d }
 	ws := uuid.New()
 	wokenNow := func() []string {
 		var got []string
@@ -483,17 +482,18 @@ func TestSlotsLetAJobThatWaitedForAnOutageWakeItsWorkspace(t *testing.T) {
 		return got
 	}
 
-	s.answeredAfterWait(ws, "shopify/a", "waiting for shopify/a: paced")
-	s.answeredAfterWait(ws, "shopify/a", "waiting behind an earlier job of its ordering key")
-	s.answeredAfterWait(ws, "shopify/a", "")
-	s.answeredAfterWait(ws, "shopify/a", "waiting for shopify: breaker_open")
+	for _, k := range []model.JobWaitKind{model.JobWaitPaced, model.JobWaitBusy, model.JobWaitPaused, model.JobWaitStateUnavailable,
+		model.JobWaitThrottled, model.JobWaitOrdering, ""} {
+		s.answeredAfterWait(ws, "shopify/a", k)
+	}
+	s.answeredAfterWait(ws, "shopify/a", model.JobWaitOutage)
 	assert.ElementsMatch(t, []string{"shopify/a", "shopify"}, wokenNow())
-	s.answeredAfterWait(ws, "shopify/a", "waiting for shopify: breaker_open")
-	s.answeredAfterWait(ws, "shopify/a", "UNAVAILABLE: shopify answered 503")
+	s.answeredAfterWait(ws, "shopify/a", model.JobWaitOutage)
+	s.answeredAfterWait(ws, "shopify/a", model.JobWaitRetry)
 	s.mu.Lock()
 	clock = now.Add(rewakeAfter)
 	s.mu.Unlock()
-	s.answeredAfterWait(ws, "shopify/a", "UNAVAILABLE: shopify answered 503")
+	s.answeredAfterWait(ws, "shopify/a", model.JobWaitRetry)
 	assert.ElementsMatch(t, []string{"shopify/a", "shopify"}, wokenNow(), "a retry after a failure wakes too, once per rewakeAfter")
 	select {
 	case d := <-woken:

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -24,14 +25,14 @@ type slowPark struct {
 	during func()
 }
 
-func (o *slowPark) Defer(context.Context, ports.Message, time.Time, int, string) error {
+func (o *slowPark) Defer(context.Context, ports.Message, time.Time, int, model.JobWait) error {
 	if o.parks++; o.parks == 2 {
 		o.during()
 	}
 	return nil
 }
 
-func (o *slowPark) Wake(context.Context, uuid.UUID, string, time.Duration, time.Duration) (int, error) {
+func (o *slowPark) Wake(context.Context, uuid.UUID, model.JobWaitKind, string, time.Duration, time.Duration) (int, error) {
 	return 0, nil
 }
 
@@ -42,13 +43,13 @@ func TestAParkThatCommitsAfterTheWakeIsWokenToo(t *testing.T) {
 	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
 	gate := &fakeGate{refuse: map[string]time.Time{"shopify/a": now.Add(time.Minute)}}
 	s := newSlots(2, 2*time.Second, gate, func() time.Time { return now })
-	s.woken = func(string, string, map[uuid.UUID]int) {} // the Wake, whose snapshot misses the park in flight
+	s.woken = func(string, map[uuid.UUID]int) {} // the Wake, whose snapshot misses the park in flight
 	var mu sync.Mutex
 	var rewoken []string
-	rewake := func(down, reason string, _ uuid.UUID) {
+	rewake := func(down string, _ uuid.UUID) {
 		mu.Lock()
 		defer mu.Unlock()
-		rewoken = append(rewoken, down+" "+reason)
+		rewoken = append(rewoken, down)
 	}
 	outbox := &slowPark{during: func() {
 		s.mu.Lock()
@@ -67,5 +68,5 @@ func TestAParkThatCommitsAfterTheWakeIsWokenToo(t *testing.T) {
 	require.Equal(t, 2, outbox.parks)
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []string{"shopify/a " + waitingFor("shopify/a", WhyBreakerOpen)}, rewoken)
+	assert.Equal(t, []string{"shopify/a"}, rewoken)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -22,9 +23,11 @@ type flakyWake struct {
 	calls    int
 }
 
-func (f *flakyWake) Defer(context.Context, ports.Message, time.Time, int, string) error { return nil }
+func (f *flakyWake) Defer(context.Context, ports.Message, time.Time, int, model.JobWait) error {
+	return nil
+}
 
-func (f *flakyWake) Wake(context.Context, uuid.UUID, string, time.Duration, time.Duration) (int, error) {
+func (f *flakyWake) Wake(context.Context, uuid.UUID, model.JobWaitKind, string, time.Duration, time.Duration) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
@@ -42,13 +45,13 @@ func TestAFailedWakeIsTriedAgain(t *testing.T) {
 	ws := uuid.New()
 
 	blips := &flakyWake{failures: 2}
-	wakeParked(blips, time.Millisecond, slog.New(slog.DiscardHandler), retry)("shopify", "waiting for shopify: breaker_open", map[uuid.UUID]int{ws: 3})
+	wakeParked(blips, time.Millisecond, slog.New(slog.DiscardHandler), retry)("shopify", map[uuid.UUID]int{ws: 3})
 	assert.Equal(t, 3, blips.calls, "tried until it succeeded")
 	assert.Len(t, waited, 2)
 
 	waited = nil
 	down := &flakyWake{failures: 100}
-	wakeParked(down, time.Millisecond, slog.New(slog.DiscardHandler), retry)("shopify", "waiting for shopify: breaker_open", map[uuid.UUID]int{ws: 3})
+	wakeParked(down, time.Millisecond, slog.New(slog.DiscardHandler), retry)("shopify", map[uuid.UUID]int{ws: 3})
 	assert.Equal(t, 4, down.calls, "bounded")
 	if assert.Len(t, waited, 3) {
 		assert.Greater(t, waited[2], waited[0], "the waits grow")

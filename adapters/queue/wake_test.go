@@ -19,7 +19,7 @@ func TestSlotsWakeOnlyForACallStartedAfterTheSleepersParked(t *testing.T) {
 	gate := &fakeGate{refuse: map[string]time.Time{}}
 	s := newSlots(4, 2*time.Second, gate, func() time.Time { return clock }) // read under s.mu
 	woken := make(chan string, 4)
-	s.woken = func(d, _ string, _ map[uuid.UUID]int) { woken <- d }
+	s.woken = func(d string, _ map[uuid.UUID]int) { woken <- d }
 	ws := uuid.New()
 	tick := func(d time.Duration) {
 		s.mu.Lock()
@@ -59,8 +59,8 @@ func TestSlotsWakeOnlyForACallStartedAfterTheSleepersParked(t *testing.T) {
 // sleepers, a Wake transaction per job).
 func TestSlotsLetAThrottledJobWakeNoOne(t *testing.T) {
 	s := newSlots(1, 2*time.Second, nil, nil)
-	s.woken = func(string, string, map[uuid.UUID]int) {}
-	s.answeredAfterWait(uuid.New(), "shopify/a", throttledBy("shopify/a"))
+	s.woken = func(string, map[uuid.UUID]int) {}
+	s.answeredAfterWait(uuid.New(), "shopify/a", throttledBy("shopify/a").Kind)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	assert.Empty(t, s.wokenAt, "woke its workspace's sleepers")
@@ -84,6 +84,6 @@ func TestSlotsParkALaterArrivalOfASleepingKeyToBeWokenWithIt(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, behind)
 	assert.True(t, behind.until.After(sleeper.wait.until), "behind the sleeper")
-	assert.Equal(t, sleeper.wait.reason, behind.reason, "woken with it")
+	assert.Equal(t, sleeper.wait.wait, behind.wait, "woken with it")
 	assert.Same(t, sleeper.wait.asleep, behind.asleep)
 }

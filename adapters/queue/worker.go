@@ -198,10 +198,10 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.J
 	return w, nil
 }
 
-// rewake wakes workspace's jobs parked with reason for down again: one of
+// rewake wakes workspace's jobs parked for down's outage again: one of
 // them was parked as the first wake ran (waitFor.wokenBeforeParked).
-func (w *Worker) rewake(down, reason string, workspace uuid.UUID) {
-	w.slots.woken(down, reason, map[uuid.UUID]int{workspace: 1})
+func (w *Worker) rewake(down string, workspace uuid.UUID) {
+	w.slots.woken(down, map[uuid.UUID]int{workspace: 1})
 }
 
 // admit is the outermost middleware: it counts the jobs running, for
@@ -286,7 +286,7 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 		}
 		release(result)
 		if !result.Failed && !result.Abandoned && m.Destination != "" {
-			w.slots.answeredAfterWait(m.WorkspaceID, m.Destination, m.WaitedFor)
+			w.slots.answeredAfterWait(m.WorkspaceID, m.Destination, m.WaitKind)
 		}
 		return out, err
 	}

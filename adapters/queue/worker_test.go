@@ -12,6 +12,7 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/memqueue"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/queuetest"
 )
@@ -24,9 +25,11 @@ type dropFailures struct{}
 func (dropFailures) GiveUp(context.Context, ports.Message, error, int) error { return nil }
 
 // dropFailures parks nothing either: the tests that use it never wait.
-func (dropFailures) Defer(context.Context, ports.Message, time.Time, int, string) error { return nil }
+func (dropFailures) Defer(context.Context, ports.Message, time.Time, int, model.JobWait) error {
+	return nil
+}
 
-func (dropFailures) Wake(context.Context, uuid.UUID, string, time.Duration, time.Duration) (int, error) {
+func (dropFailures) Wake(context.Context, uuid.UUID, model.JobWaitKind, string, time.Duration, time.Duration) (int, error) {
 	return 0, nil
 }
 
@@ -35,14 +38,14 @@ func (dropFailures) Wake(context.Context, uuid.UUID, string, time.Duration, time
 // wait is over.
 type republish struct{ pub message.Publisher }
 
-func (r republish) Defer(_ context.Context, m ports.Message, until time.Time, attempts int, _ string) error {
+func (r republish) Defer(_ context.Context, m ports.Message, until time.Time, attempts int, _ model.JobWait) error {
 	m.Attempts = attempts
 	time.AfterFunc(time.Until(until), func() { _ = r.pub.Publish(queue.Topic("", m.Type), queue.ToMessage(m)) })
 	return nil
 }
 
 // Wake wakes nothing: the tests that use republish wait out every wait.
-func (republish) Wake(context.Context, uuid.UUID, string, time.Duration, time.Duration) (int, error) {
+func (republish) Wake(context.Context, uuid.UUID, model.JobWaitKind, string, time.Duration, time.Duration) (int, error) {
 	return 0, nil
 }
 

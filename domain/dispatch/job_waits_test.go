@@ -44,7 +44,7 @@ func parkingBroker(t *testing.T, uow ports.UnitOfWork, until time.Time) *recorde
 	return &recorder{fail: func(msgs []ports.Message) error {
 		for _, m := range msgs {
 			require.NoError(t, uow.Transact(context.Background(), m.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-				parked, err := tx.Outbox().Defer(ctx, m.ID, until, m.Attempts, model.JobWait("the destination is down"))
+				parked, err := tx.Outbox().Defer(ctx, m.ID, until, m.Attempts, model.JobWait{Kind: model.JobWaitOutage, For: "shopify", Reason: "the destination is down"})
 				require.True(t, parked)
 				return err
 			}))

@@ -111,41 +111,40 @@ func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error, a
 }
 
 // Defer implements ports.JobWaits: msg's event, in one transaction of its
-// workspace, is parked until `until` with the job's attempts, its last
-// error model.JobWait(reason), sanitized. Task and operation stay as they
+// workspace, is parked until `until` with the job's attempts and wait, its
+// reason sanitized. Task and operation stay as they
 // are: the job is not over, only later. A message without a workspace
 // cannot come from the outbox and has no row to park: logged and dropped,
 // as GiveUp does.
-func (f *Failures) Defer(ctx context.Context, msg ports.Message, until time.Time, attempts int, reason string) error {
+func (f *Failures) Defer(ctx context.Context, msg ports.Message, until time.Time, attempts int, wait model.JobWait) error {
 	log := domain.LogWithin(ctx, f.log.With("message", msg.ID, "event_type", msg.Type, "workspace", msg.WorkspaceID))
-	lastError := domain.SanitizeText(model.JobWait(reason))
+	wait.Reason = domain.SanitizeText(wait.Reason)
 	if msg.WorkspaceID == uuid.Nil {
-		log.Error("job deferred, message has no workspace: dropped", "reason", lastError)
+		log.Error("job deferred, message has no workspace: dropped", "wait", wait.Kind, "reason", wait.Reason)
 		return nil
 	}
 	var parked bool
 	err := f.uow.Transact(ctx, msg.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		parked, err = tx.Outbox().Defer(ctx, msg.ID, until, attempts, lastError)
+		parked, err = tx.Outbox().Defer(ctx, msg.ID, until, attempts, wait)
 		return err
 	})
 	if err == nil && !parked {
 		// Gone, dead-lettered, parked already by a duplicate delivery, or
 		// ended (this delivery is a late duplicate of a job that is over).
-		log.Debug("job deferred, but its event is not in flight or its job ended: left as it is", "reason", lastError)
+		log.Debug("job deferred, but its event is not in flight or its job ended: left as it is", "wait", wait.Kind, "reason", wait.Reason)
 	}
 	return err
 }
 
 // Wake implements ports.JobWaits: in one transaction of workspace, the
-// events parked with reason (as Defer wrote it) and not yet due are due
-// from now + after, every apart, in their order.
-func (f *Failures) Wake(ctx context.Context, workspace uuid.UUID, reason string, after, every time.Duration) (int, error) {
-	lastError := domain.SanitizeText(model.JobWait(reason))
+// events parked for kind and waitedFor and not yet due are due from now +
+// after, every apart, in their order.
+func (f *Failures) Wake(ctx context.Context, workspace uuid.UUID, kind model.JobWaitKind, waitedFor string, after, every time.Duration) (int, error) {
 	var n int
 	err := f.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		n, err = tx.Outbox().Wake(ctx, lastError, f.clock.Now().Add(after), every)
+		n, err = tx.Outbox().Wake(ctx, kind, waitedFor, f.clock.Now().Add(after), every)
 		return err
 	})
 	return n, err

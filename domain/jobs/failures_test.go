@@ -2,7 +2,6 @@ package jobs_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -50,22 +49,25 @@ func TestDeferParksTheJobsEvent(t *testing.T) {
 	msg := ports.Message{ID: ev.ID, Type: ev.Type, WorkspaceID: ws, Attempts: 1}
 	until := at.Add(time.Hour)
 
-	require.NoError(t, f.Defer(context.Background(), msg, until, 2, "breaker open, password=hunter2"))
+	wait := model.JobWait{Kind: model.JobWaitOutage, For: "shopify", Reason: "breaker open, password=hunter2"}
+	require.NoError(t, f.Defer(context.Background(), msg, until, 2, wait))
 	got := get()
 	require.Equal(t, model.OutboxPending, got.Status)
 	require.True(t, got.NextAttemptAt.Equal(until))
 	require.Equal(t, 2, got.JobAttempts)
 	require.True(t, got.ParkedByWorker(), "last error %q", got.LastError)
+	require.Equal(t, model.JobWaitOutage, got.WaitKind)
+	require.Equal(t, "shopify", got.WaitedFor)
 	require.NotContains(t, got.LastError, "hunter2", "the reason is sanitized")
 
 	// Parked already (a duplicate delivery): left as it is.
-	require.NoError(t, f.Defer(context.Background(), msg, until.Add(time.Hour), 5, "again"))
+	require.NoError(t, f.Defer(context.Background(), msg, until.Add(time.Hour), 5, wait))
 	require.Equal(t, got, get())
 
 	// A message without a workspace has no row to park.
-	require.NoError(t, f.Defer(context.Background(), ports.Message{ID: uuid.New()}, until, 0, "x"))
+	require.NoError(t, f.Defer(context.Background(), ports.Message{ID: uuid.New()}, until, 0, wait))
 
-	err = f.Defer(context.Background(), msg, until, -1, "x")
+	err = f.Defer(context.Background(), msg, until, -1, wait)
 	require.True(t, domain.IsCode(err, domain.CodeValidation), "negative attempts: %v", err)
-	require.True(t, strings.HasPrefix(get().LastError, model.JobWaitPrefix))
+	require.Equal(t, got, get())
 }

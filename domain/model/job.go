@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -119,21 +118,11 @@ func JobFailure(attempts int, cause string) string {
 	return fmt.Sprintf("%safter %d %s: %s", JobFailurePrefix, attempts, unit, cause)
 }
 
-// JobWaitPrefix starts the last error of an event whose job a worker
-// parked until later (ports.JobWaits): pending again, its lock cleared. A
-// Dispatcher's or relay's mark that comes after the park tells it by this
-// from an event another Dispatcher took over, leaves it pending and counts
-// it as settled.
-const JobWaitPrefix = "job waits: "
-
-// JobWait is the last error of an event whose job waits for reason.
-func JobWait(reason string) string { return JobWaitPrefix + reason }
-
-// ParkedByWorker reports whether e is an event a worker parked (JobWait)
-// and that nobody has taken up since: pending, unlocked, its last error
-// the worker's.
+// ParkedByWorker reports whether e is an event a worker parked
+// (ports.JobWaits.Defer) and that nobody has taken up since: pending,
+// unlocked, with the kind of wait the worker recorded.
 func (e OutboxEvent) ParkedByWorker() bool {
-	return e.Status == OutboxPending && e.LockedBy == "" && strings.HasPrefix(e.LastError, JobWaitPrefix)
+	return e.Status == OutboxPending && e.LockedBy == "" && e.WaitKind != ""
 }
 
 var jobAttempts = regexp.MustCompile(`^` + regexp.QuoteMeta(JobFailurePrefix) + `after (\d+) attempts?: `)

@@ -47,7 +47,19 @@ type OutboxEvent struct {
 	// JobAttempts is how many of the job's runs failed by its own fault
 	// (ports.JobWaits), apart from AttemptCount, the Dispatcher's.
 	JobAttempts int
+	// WaitKind and WaitedFor are, for an event whose job a worker parked
+	// (JobWait), why and for which destination; LastError then holds the
+	// reason for people. Both are cleared with every later failure, give-up
+	// or withdrawal that writes a last error of its own (ClearWait), and
+	// kept while the event is claimed and published again, so the message
+	// tells the worker what its job waited for.
+	WaitKind  JobWaitKind
+	WaitedFor string
 }
+
+// ClearWait forgets what a worker parked e for, as every write of a last
+// error other than a park's does.
+func (e *OutboxEvent) ClearWait() { e.WaitKind, e.WaitedFor = "", "" }
 
 // LeaseExpiredErrorFormat is the last_error of an event taken over after its
 // lease expired: the Dispatcher that held it crashed or hung, perhaps

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,9 +34,13 @@ type WaitingDestination struct {
 	// EarliestDue and LatestDue bound their next_attempt_at: when the first
 	// and the last of them is published again.
 	EarliestDue, LatestDue time.Time
-	// Reason is why one of them waits: its last error after
-	// model.JobWaitPrefix, sanitized when the worker wrote it.
-	Reason string
+	// Kind, WaitedFor and Reason are why one of them waits: the kind of
+	// its wait, the destination it waits for (its own or its platform;
+	// empty for a wait that is no destination's) and its last error, the
+	// reason for people, sanitized when the worker wrote it.
+	Kind      model.JobWaitKind
+	WaitedFor string
+	Reason    string
 }
 
 // Waiting is every workspace's parked jobs, grouped by destination.
@@ -109,7 +112,7 @@ func (g *waitingGroups) add(events []model.OutboxEvent) {
 			i = len(g.groups)
 			g.index[dest] = i
 			g.groups = append(g.groups, WaitingDestination{Destination: dest, EarliestDue: e.NextAttemptAt,
-				LatestDue: e.NextAttemptAt, Reason: strings.TrimPrefix(e.LastError, model.JobWaitPrefix)})
+				LatestDue: e.NextAttemptAt, Kind: e.WaitKind, WaitedFor: e.WaitedFor, Reason: e.LastError})
 			g.workspaces[dest] = map[uuid.UUID]bool{}
 		}
 		d := &g.groups[i]

@@ -74,7 +74,7 @@ func testOutboxJobs(t *testing.T, h Harness) {
 
 		parked := claimedEvent(t, h, ws, "d1", at)
 		require.Equal(t, 1, markDispatched(t, h, ws, "d1", at, parked.ID))
-		require.True(t, deferEvent(t, h, ws, parked.ID, at.Add(time.Hour), 1, model.JobWait("shopify/shop-1 is down")))
+		require.True(t, deferEvent(t, h, ws, parked.ID, at.Add(time.Hour), 1, model.JobWait{Kind: model.JobWaitRetry, For: "shopify/shop-1", Reason: "shopify/shop-1 is down"}))
 		require.True(t, withdraw(parked.ID), "a worker's wait is waiting too")
 		requireWithdrawn(parked.ID)
 

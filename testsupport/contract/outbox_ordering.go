@@ -87,7 +87,7 @@ func testOutboxOrdering(t *testing.T, h Harness) {
 		jobs := commitKeyedJobs(t, h, ws, at, "store/a", "store/a")
 		require.Equal(t, []uuid.UUID{jobs[0].event.ID}, eventIDs(claimDue(t, h, ws, "d1", at, 10)))
 		require.Equal(t, 1, markDispatched(t, h, ws, "d1", at, jobs[0].event.ID))
-		require.True(t, deferEvent(t, h, ws, jobs[0].event.ID, at.Add(time.Hour), 1, model.JobWait("shopify/shop-1 is down")))
+		require.True(t, deferEvent(t, h, ws, jobs[0].event.ID, at.Add(time.Hour), 1, model.JobWait{Kind: model.JobWaitRetry, For: "shopify/shop-1", Reason: "shopify/shop-1 is down"}))
 		require.Empty(t, claimDue(t, h, ws, "d1", at.Add(time.Minute), 10), "the retry of the first comes before the second")
 		require.Equal(t, []uuid.UUID{jobs[0].event.ID}, eventIDs(claimDue(t, h, ws, "d1", at.Add(time.Hour), 10)))
 	})

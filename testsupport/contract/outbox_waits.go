@@ -17,26 +17,39 @@ import (
 // Durable waits (ports.Outbox.Defer): a worker parks the event of a job
 // that must wait until later, and the Dispatcher publishes it again then.
 
-func deferEvent(t *testing.T, h Harness, workspace, id uuid.UUID, until time.Time, attempts int, reason string) bool {
+func deferEvent(t *testing.T, h Harness, workspace, id uuid.UUID, until time.Time, attempts int, wait model.JobWait) bool {
 	t.Helper()
 	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (bool, error) {
-		return tx.Outbox().Defer(ctx, id, until, attempts, reason)
+		return tx.Outbox().Defer(ctx, id, until, attempts, wait)
 	})
 }
 
 // requireParked asserts e is pending from until with the job's attempts
-// and reason, its lock, delivery time and publish attempts cleared.
-func requireParked(t *testing.T, e model.OutboxEvent, until time.Time, attempts int, reason string) {
+// and wait (its kind and destination, its reason the last error), its
+// lock, delivery time and publish attempts cleared.
+func requireParked(t *testing.T, e model.OutboxEvent, until time.Time, attempts int, wait model.JobWait) {
 	t.Helper()
-	requireReturned(t, e, 0, until, reason)
+	requireReturned(t, e, 0, until, wait.Reason)
 	require.Equal(t, attempts, e.JobAttempts)
 	require.True(t, e.DispatchedAt.IsZero(), "dispatched_at = %s", e.DispatchedAt)
+	require.Equal(t, wait.Kind, e.WaitKind)
+	require.Equal(t, wait.For, e.WaitedFor)
+	require.True(t, e.ParkedByWorker())
+}
+
+// wakeOutage wakes workspace's events parked for waitedFor's outage from
+// from on, every apart.
+func wakeOutage(t *testing.T, h Harness, workspace uuid.UUID, waitedFor string, from time.Time, every time.Duration) int {
+	t.Helper()
+	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (int, error) {
+		return tx.Outbox().Wake(ctx, model.JobWaitOutage, waitedFor, from, every)
+	})
 }
 
 func testOutboxWaits(t *testing.T, h Harness) {
 	at := now()
 	until := at.Add(time.Hour)
-	reason := model.JobWait("shopify/shop-1 is down")
+	reason := model.JobWait{Kind: model.JobWaitRetry, For: "shopify/shop-1", Reason: "shopify/shop-1 is down"}
 
 	t.Run("a dispatched event is parked, and claimable only from until, with the job's attempts", func(t *testing.T) {
 		ws := newWorkspace(t, h)
@@ -169,10 +182,10 @@ func testOutboxWaits(t *testing.T, h Harness) {
 		require.Equal(t, model.OutboxDispatched, mustGetEvent(t, h, other, foreign).Status)
 	})
 
-	t.Run("wake brings forward the events parked with its reason, in their order, and nothing else", func(t *testing.T) {
+	t.Run("wake brings forward the events parked for its kind and destination, in their order, and nothing else", func(t *testing.T) {
 		ws, other := newWorkspace(t, h), newWorkspace(t, h)
-		long := model.JobWait("waiting for shopify: breaker_open")
-		parkedFor := func(ws uuid.UUID, until time.Time, reason string) uuid.UUID {
+		long := model.JobWait{Kind: model.JobWaitOutage, For: "shopify", Reason: "waiting for shopify: breaker_open"}
+		parkedFor := func(ws uuid.UUID, until time.Time, reason model.JobWait) uuid.UUID {
 			e := claimedEvent(t, h, ws, "d1", at)
 			require.True(t, deferEvent(t, h, ws, e.ID, until, 0, reason))
 			return e.ID
@@ -180,33 +193,38 @@ func testOutboxWaits(t *testing.T, h Harness) {
 		second := parkedFor(ws, at.Add(20*time.Minute), long)
 		first := parkedFor(ws, at.Add(10*time.Minute), long)
 		paced := parkedFor(ws, at.Add(10*time.Minute), reason)
+		// The same destination, another kind; the same kind, another
+		// destination; and the same text for people, with no kind of an
+		// outage: none of them is woken.
+		pacedShopify := model.JobWait{Kind: model.JobWaitPaced, For: "shopify", Reason: long.Reason}
+		samePace := parkedFor(ws, at.Add(10*time.Minute), pacedShopify)
+		amazon := model.JobWait{Kind: model.JobWaitOutage, For: "amazon", Reason: long.Reason}
+		otherDown := parkedFor(ws, at.Add(10*time.Minute), amazon)
 		due := parkedFor(ws, at.Add(-time.Second), long)
 		foreign := parkedFor(other, at.Add(10*time.Minute), long)
 
-		woken := mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
-			return tx.Outbox().Wake(ctx, long, at, 0)
-		})
-		require.Equal(t, 2, woken)
+		require.Equal(t, 2, wakeOutage(t, h, ws, "shopify", at, 0))
 		require.WithinDuration(t, at.Add(-time.Second), mustGetEvent(t, h, ws, due).NextAttemptAt, time.Millisecond,
 			"an event already due is left as it is")
 		require.Equal(t, []uuid.UUID{due, first, second}, eventIDs(claimDue(t, h, ws, "d2", at.Add(time.Millisecond), 10)),
 			"the woken events are due at once, in the order they were due")
 		requireParked(t, mustGetEvent(t, h, ws, paced), at.Add(10*time.Minute), 0, reason)
+		requireParked(t, mustGetEvent(t, h, ws, samePace), at.Add(10*time.Minute), 0, pacedShopify)
+		requireParked(t, mustGetEvent(t, h, ws, otherDown), at.Add(10*time.Minute), 0, amazon)
 		requireParked(t, mustGetEvent(t, h, other, foreign), at.Add(10*time.Minute), 0, long)
+		require.Zero(t, wakeOutage(t, h, ws, "", at, 0), "an empty destination wakes nothing")
 	})
 
 	t.Run("wake spreads the woken events every apart", func(t *testing.T) {
 		ws := newWorkspace(t, h)
-		long := model.JobWait("waiting for amazon: breaker_open")
+		long := model.JobWait{Kind: model.JobWaitOutage, For: "amazon", Reason: "waiting for amazon: breaker_open"}
 		var ids []uuid.UUID
 		for i := range 3 {
 			e := claimedEvent(t, h, ws, "d1", at)
 			require.True(t, deferEvent(t, h, ws, e.ID, at.Add(time.Hour+time.Duration(i)*time.Minute), 0, long))
 			ids = append(ids, e.ID)
 		}
-		require.Equal(t, 3, mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
-			return tx.Outbox().Wake(ctx, long, at, time.Second)
-		}))
+		require.Equal(t, 3, wakeOutage(t, h, ws, "amazon", at, time.Second))
 		for i, id := range ids {
 			require.WithinDuration(t, at.Add(time.Duration(i)*time.Second), mustGetEvent(t, h, ws, id).NextAttemptAt, time.Millisecond)
 		}
@@ -221,6 +239,51 @@ func testOutboxWaits(t *testing.T, h Harness) {
 		requireCode(t, err, domain.CodeValidation)
 		require.Equal(t, model.OutboxDispatched, mustGetEvent(t, h, ws, id).Status)
 	})
+
+	t.Run("a wait of no known kind is refused", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		id := dispatchedEvent(t, h, ws, at)
+		for _, kind := range []model.JobWaitKind{"", "waiting for shopify"} {
+			_, err := query(t, h, ws, func(ctx context.Context, tx ports.Tx) (bool, error) {
+				return tx.Outbox().Defer(ctx, id, until, 0, model.JobWait{Kind: kind, Reason: "down"})
+			})
+			requireCode(t, err, domain.CodeValidation)
+		}
+		require.Equal(t, model.OutboxDispatched, mustGetEvent(t, h, ws, id).Status)
+	})
+
+	t.Run("a later failure, give-up or claim ends the wait: the event is no longer parked", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		parkedThen := func(claimAt time.Time) model.OutboxEvent {
+			e := claimedEvent(t, h, ws, "d1", claimAt)
+			require.True(t, deferEvent(t, h, ws, e.ID, claimAt.Add(time.Minute), 0, reason))
+			return e
+		}
+		// Claimed again and released by a Dispatcher with its own error.
+		released := parkedThen(at)
+		require.Equal(t, []uuid.UUID{released.ID}, eventIDs(claimDue(t, h, ws, "d2", at.Add(time.Minute), 10)))
+		got := mustGetEvent(t, h, ws, released.ID)
+		require.Equal(t, reason.Kind, got.WaitKind, "published again, the event still says what its job waited for")
+		require.True(t, release(t, h, ws, "d2", released.ID, at.Add(time.Hour), "broker said no"))
+		got = mustGetEvent(t, h, ws, released.ID)
+		require.False(t, got.ParkedByWorker())
+		require.Empty(t, got.WaitKind)
+		require.Empty(t, got.WaitedFor)
+
+		// Given up on by its worker, then redriven by an operator.
+		ws = newWorkspace(t, h)
+		given := parkedThen(at)
+		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
+			_, err := tx.Outbox().DeadLetterJob(ctx, given.ID, model.JobFailure(3, "boom"))
+			return err
+		})
+		require.Equal(t, 1, redrive(t, h, ws, []uuid.UUID{given.ID}, at.Add(time.Hour)))
+		got = mustGetEvent(t, h, ws, given.ID)
+		require.Equal(t, model.OutboxPending, got.Status)
+		require.False(t, got.ParkedByWorker())
+		require.Empty(t, got.WaitKind)
+		require.Empty(t, listParked(t, h, ws, 10))
+	})
 }
 
 func listParked(t *testing.T, h Harness, workspace uuid.UUID, limit int) []model.OutboxEvent {
@@ -234,7 +297,7 @@ func listParked(t *testing.T, h Harness, workspace uuid.UUID, limit int) []model
 // for which destination.
 func testOutboxParkedList(t *testing.T, h Harness) {
 	at := now()
-	reason := model.JobWait("shopify/shop-1: breaker open")
+	reason := model.JobWait{Kind: model.JobWaitOutage, For: "shopify", Reason: "shopify/shop-1: breaker open"}
 
 	t.Run("parked events are listed soonest due first, and nothing else", func(t *testing.T) {
 		ws, other := newWorkspace(t, h), newWorkspace(t, h)
@@ -246,6 +309,12 @@ func testOutboxParkedList(t *testing.T, h Harness) {
 		// tried, nor a dead letter, nor another workspace's parked event.
 		released := claimedEvent(t, h, ws, "d1", at)
 		require.True(t, release(t, h, ws, "d1", released.ID, at.Add(time.Hour), "broker said no"))
+		// Nor one whose last error only reads like a worker's wait: the
+		// text is for people, the kind says what is parked.
+		lookalike := claimedEvent(t, h, ws, "d1", at)
+		require.True(t, release(t, h, ws, "d1", lookalike.ID, at.Add(time.Hour), "job waits: waiting for shopify: breaker_open"))
+		postponed := claimedEvent(t, h, ws, "d1", at)
+		require.Equal(t, 1, postpone(t, h, ws, "d1", at.Add(time.Hour), "job waits: throttled by shopify", postponed.ID))
 		appendEvents(t, h, ws, newEvent(t, ws, at.Add(3*time.Hour)))
 		deadLetterEvent(t, h, other, at)
 		foreign := claimedEvent(t, h, other, "d1", at)
@@ -255,6 +324,8 @@ func testOutboxParkedList(t *testing.T, h Harness) {
 		require.Equal(t, []uuid.UUID{sooner.ID, later.ID}, eventIDs(got))
 		requireParked(t, got[1], at.Add(2*time.Hour), 1, reason)
 		require.Equal(t, later.Destination, got[1].Destination)
+		require.Equal(t, model.JobWaitOutage, got[0].WaitKind, "the list says why each waits")
+		require.Equal(t, "shopify", got[0].WaitedFor, "and for which destination")
 		require.Equal(t, []uuid.UUID{sooner.ID}, eventIDs(listParked(t, h, ws, 1)))
 		require.Empty(t, listParked(t, h, ws, 0))
 		require.Equal(t, []uuid.UUID{foreign.ID}, eventIDs(listParked(t, h, other, 10)))

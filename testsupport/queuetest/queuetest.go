@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/adapters/queue"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -86,7 +87,7 @@ func newMessage(eventType string, i int) ports.Message {
 	if i%2 == 0 {
 		m.Destination, m.OrderingKey = fmt.Sprintf("shopify/shop-%d", i), fmt.Sprintf("catalog/%d", i)
 		m.Attempts, m.CreatedAt = i+1, time.Date(2030, 1, 2, 3, 4, 5, 6789+i, time.UTC)
-		m.WaitedFor = "waiting for shopify: breaker_open"
+		m.WaitKind, m.WaitedFor = model.JobWaitOutage, "shopify"
 	}
 	return m
 }
@@ -215,15 +216,16 @@ func checkMessage(t *testing.T, want, got ports.Message) {
 	if got.ID != want.ID || got.Type != want.Type || got.WorkspaceID != want.WorkspaceID ||
 		got.Traceparent != want.Traceparent || !bytes.Equal(got.Payload, want.Payload) ||
 		got.Destination != want.Destination || got.OrderingKey != want.OrderingKey ||
-		got.Attempts != want.Attempts || !got.CreatedAt.Equal(want.CreatedAt) || got.WaitedFor != want.WaitedFor {
+		got.Attempts != want.Attempts || !got.CreatedAt.Equal(want.CreatedAt) || got.WaitKind != want.WaitKind || got.WaitedFor != want.WaitedFor {
 		t.Errorf("message %s:\n got  %+v\n want %+v", want.ID, show(got), show(want))
 	}
 }
 
 func show(m ports.Message) any {
 	return struct {
-		ID, Type, WorkspaceID, Traceparent, Payload, Destination, OrderingKey, WaitedFor string
-		Attempts                                                                         int
-		CreatedAt                                                                        time.Time
-	}{m.ID.String(), m.Type, m.WorkspaceID.String(), m.Traceparent, string(m.Payload), m.Destination, m.OrderingKey, m.WaitedFor, m.Attempts, m.CreatedAt}
+		ID, Type, WorkspaceID, Traceparent, Payload, Destination, OrderingKey, WaitKind, WaitedFor string
+		Attempts                                                                                   int
+		CreatedAt                                                                                  time.Time
+	}{m.ID.String(), m.Type, m.WorkspaceID.String(), m.Traceparent, string(m.Payload), m.Destination, m.OrderingKey,
+		string(m.WaitKind), m.WaitedFor, m.Attempts, m.CreatedAt}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
@@ -175,11 +176,11 @@ type parked struct {
 
 // parkedJob is a job waiting on a timer, for Wake to find.
 type parkedJob struct {
-	msg    ports.Message
-	reason string
+	msg  ports.Message
+	wait model.JobWait
 }
 
-func (p *parked) Defer(_ context.Context, msg ports.Message, until time.Time, attempts int, reason string) error {
+func (p *parked) Defer(_ context.Context, msg ports.Message, until time.Time, attempts int, wait model.JobWait) error {
 	p.count.Add(1)
 	msg.Attempts = attempts
 	p.mu.Lock()
@@ -194,16 +195,16 @@ func (p *parked) Defer(_ context.Context, msg ports.Message, until time.Time, at
 		p.mu.Unlock()
 		_ = p.events.Publish(context.Background(), msg)
 	})
-	p.waiting[timer] = parkedJob{msg: msg, reason: reason}
+	p.waiting[timer] = parkedJob{msg: msg, wait: wait}
 	return nil
 }
 
-func (p *parked) Wake(_ context.Context, workspace uuid.UUID, reason string, _, _ time.Duration) (int, error) {
+func (p *parked) Wake(_ context.Context, workspace uuid.UUID, kind model.JobWaitKind, waitedFor string, _, _ time.Duration) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := 0
 	for timer, job := range p.waiting {
-		if job.msg.WorkspaceID == workspace && job.reason == reason && timer.Stop() {
+		if job.msg.WorkspaceID == workspace && job.wait.Kind == kind && job.wait.For == waitedFor && timer.Stop() {
 			delete(p.waiting, timer)
 			_ = p.events.Publish(context.Background(), job.msg)
 			n++

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/adapters/queue"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/queuetest"
 )
@@ -82,11 +83,11 @@ func (g noGiveUps) GiveUp(_ context.Context, msg ports.Message, cause error, _ i
 }
 
 // Defer fails the test too: no job here waits.
-func (g noGiveUps) Defer(_ context.Context, msg ports.Message, _ time.Time, _ int, reason string) error {
-	g.t.Errorf("the worker parked %s: %s", msg.ID, reason)
+func (g noGiveUps) Defer(_ context.Context, msg ports.Message, _ time.Time, _ int, wait model.JobWait) error {
+	g.t.Errorf("the worker parked %s: %s", msg.ID, wait.Reason)
 	return nil
 }
 
-func (g noGiveUps) Wake(context.Context, uuid.UUID, string, time.Duration, time.Duration) (int, error) {
+func (g noGiveUps) Wake(context.Context, uuid.UUID, model.JobWaitKind, string, time.Duration, time.Duration) (int, error) {
 	return 0, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/oncehq/once/adapters/queue"
 	"github.com/oncehq/once/adapters/queue/bullmq"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/bullmqtest"
 	"github.com/oncehq/once/testsupport/queuetest"
@@ -163,7 +164,8 @@ func toMessage(t *testing.T, j bullmqtest.Job) *message.Message {
 	// fields; the job id stays as the worker saw it.
 	m := queue.ToMessage(ports.Message{
 		Type: j.Name, WorkspaceID: d.WorkspaceID, Payload: payload, Traceparent: d.Traceparent,
-		Destination: d.Destination, OrderingKey: d.OrderingKey, Attempts: d.JobAttempts, CreatedAt: d.CreatedAt, WaitedFor: d.WaitedFor,
+		Destination: d.Destination, OrderingKey: d.OrderingKey, Attempts: d.JobAttempts, CreatedAt: d.CreatedAt,
+		WaitKind: model.JobWaitKind(d.WaitKind), WaitedFor: d.WaitedFor,
 	})
 	m.UUID = j.ID
 	return m

@@ -44,8 +44,9 @@ type Retention struct {
 // JobAttempts and CreatedAt are the message's Attempts and CreatedAt
 // (absent when zero): the runs that failed by the job's own fault before
 // this publish (named apart from BullMQ's own attempts), and when the
-// event was committed, for a deadline counted from it. WaitedFor is, for a
-// job our worker once parked, what it waited for (ports.Message.WaitedFor).
+// event was committed, for a deadline counted from it. WaitKind and
+// WaitedFor are, for a job our worker once parked, why and for which
+// destination it waited (ports.Message.WaitKind, WaitedFor).
 type Data struct {
 	EventID     uuid.UUID       `json:"event_id"`
 	WorkspaceID uuid.UUID       `json:"workspace_id"`
@@ -54,6 +55,7 @@ type Data struct {
 	OrderingKey string          `json:"ordering_key,omitempty"`
 	JobAttempts int             `json:"job_attempts,omitempty"`
 	CreatedAt   time.Time       `json:"created_at,omitzero"`
+	WaitKind    string          `json:"wait_kind,omitempty"`
 	WaitedFor   string          `json:"waited_for,omitempty"`
 	Payload     json.RawMessage `json:"payload"`
 }
@@ -105,7 +107,7 @@ func newJob(m ports.Message, queue string, priority int, o JobOptions) (job, err
 	data, err := json.Marshal(Data{
 		EventID: m.ID, WorkspaceID: m.WorkspaceID, Traceparent: m.Traceparent,
 		Destination: m.Destination, OrderingKey: m.OrderingKey, JobAttempts: m.Attempts, CreatedAt: m.CreatedAt.UTC(),
-		WaitedFor: m.WaitedFor, Payload: payload,
+		WaitKind: string(m.WaitKind), WaitedFor: m.WaitedFor, Payload: payload,
 	})
 	if err != nil {
 		return job{}, domain.Wrap(domain.CodeValidation, err, "bullmq: job data cannot be encoded")

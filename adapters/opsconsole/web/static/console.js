@@ -99,7 +99,7 @@ function renderWaiting(w) {
     const tr = el("tr", null, "waiting-destination");
     tr.dataset.destination = d.destination;
     tr.append(el("td", d.destination, "id destination"), el("td", d.jobs, "n jobs"), el("td", d.workspaces, "n workspaces"),
-      el("td", due(d.earliest_due, w.as_of)), el("td", due(d.latest_due, w.as_of)), el("td", d.reason, "reason"));
+      el("td", due(d.earliest_due, w.as_of)), el("td", due(d.latest_due, w.as_of)), el("td", d.kind + ": " + d.reason, "reason"));
     tbody.append(tr);
   }
   $("waiting-empty").hidden = w.destinations.length > 0;
