@@ -71,7 +71,7 @@ var workerSettings = settingGroup{
 		},
 		"ONCE_WORK_DEADLINE": {
 			help: "how long after its commit a job keeps trying transient failures (kinds may say otherwise)",
-			doc:  "how long after its commit a job keeps trying transient failures (its destination down, our database failing over, our object store down) before it is given up on; a kind may set its own ([the work side](delivery.md#the-work-side))",
+			doc:  "how long after its commit a job keeps trying transient failures (its destination down, our database failing over, our object store down) before it is given up on; a job that only waits its turn (a pace, a cap, a pause, its ordering key) is not failed by it; a kind may set its own ([the work side](delivery.md#the-work-side))",
 		},
 		"ONCE_WORK_OUTAGE_WAIT": {
 			help: "how long a job parked for a destination that is down waits before it asks again, unless an answer from it wakes it sooner",

@@ -110,6 +110,11 @@ func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time
 		}
 		until, wait = now.Add(p.spread(min(time.Duration(backoff), p.maxInterval))), retrying(m, err)
 	}
+	if w != nil && w.wait.Kind.TakesATurn() {
+		// Waiting its turn is not failing: a backlog paced longer than
+		// the deadline is served in its turn, not failed for its length.
+		return until, attempts, wait, true
+	}
 	if deadline := p.deadline(m, now); until.After(deadline) {
 		if w == nil || !now.Before(deadline) {
 			return until, attempts, wait, false

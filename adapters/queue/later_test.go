@@ -45,3 +45,26 @@ func TestARefusalSpendsAttemptsWhereAnOutageSpendsNone(t *testing.T) {
 	require.Equal(t, CallResult{Failed: true}, CallResultOf(outage))
 	require.Equal(t, CallResult{Abandoned: true}, CallResultOf(errors.New("the database is down")))
 }
+
+// A job that only waits its turn (its destination's pace or cap, an
+// operator's pause, an earlier job of its key) is not failed by its
+// deadline: a paced backlog longer than the deadline waits. A wait for an
+// outage still ends at the deadline, where the job is given up on.
+func TestTheDeadlineFailsNoJobThatOnlyWaitedItsTurn(t *testing.T) {
+	commit := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	p := retryPolicy{maxAttempts: 2, fallback: 6 * time.Hour, initial: time.Second, maxInterval: 30 * time.Second, multiplier: 2}
+	m := ports.Message{CreatedAt: commit}
+	now := commit.Add(7 * time.Hour) // past the deadline
+	for _, kind := range []model.JobWaitKind{model.JobWaitPaced, model.JobWaitBusy, model.JobWaitPaused, model.JobWaitOrdering} {
+		turn := now.Add(time.Minute)
+		until, spent, wait, ok := p.next(m, &waitFor{until: turn, wait: model.JobWait{Kind: kind, For: "shopify/shop-1", Reason: "its turn"}}, now)
+		require.True(t, ok, "%s: a job waiting its turn past its deadline still waits", kind)
+		require.Equal(t, turn, until, kind)
+		require.Zero(t, spent, kind)
+		require.Equal(t, kind, wait.Kind)
+	}
+	for _, kind := range []model.JobWaitKind{model.JobWaitOutage, model.JobWaitStateUnavailable} {
+		_, _, _, ok := p.next(m, &waitFor{until: now.Add(time.Minute), wait: model.JobWait{Kind: kind, For: "shopify", Reason: "down"}}, now)
+		require.False(t, ok, "%s: an outage is waited out until the deadline, no longer", kind)
+	}
+}

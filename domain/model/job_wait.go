@@ -52,6 +52,15 @@ func (k JobWaitKind) Valid() bool {
 // line say nothing of an outage's end.
 func (k JobWaitKind) AfterAnOutage() bool { return k == JobWaitOutage || k == JobWaitRetry }
 
+// TakesATurn reports whether a job parked for k only waits its turn:
+// its destination's pace or cap, an operator's pause, an earlier job of
+// its key. Such a wait is no failure, so no deadline ends it (a backlog
+// paced longer than the deadline waits); an outage, a 429 or a failed run
+// are waited out until the job's deadline, no longer.
+func (k JobWaitKind) TakesATurn() bool {
+	return k == JobWaitPaced || k == JobWaitBusy || k == JobWaitPaused || k == JobWaitOrdering
+}
+
 // JobWait is the state of a job a worker parks: why (Kind), what for (For,
 // the destination it waits for: its own, or its platform whose breaker
 // holds all of the platform's accounts; empty when the wait is no
