@@ -167,16 +167,30 @@ func (s *slots) cancel(t *ticket) {
 // job's outcome is recorded with what its call taught, or a durable wait
 // instead of a slot, or ctx's error if the worker stops first.
 func (s *slots) acquire(ctx context.Context, workspace uuid.UUID, destination, key string, reserved *ticket) (release func(CallResult), wait *waitFor, err error) {
+	_, release, wait, err = s.acquireCall(ctx, workspace, destination, key, reserved)
+	return release, wait, err
+}
+
+// acquireCall is acquire with, beside the slot's release, teach: it tells
+// the Gate how the job's call went at once, before the slot is released
+// (which does it too, if teach was not called). A 429 must reach the
+// Gate as soon as it is answered: the slot of a throttled job is held
+// until the job is parked, a transaction, and every call the Gate lets
+// through meanwhile, at a pace it does not yet know to be too fast, is
+// answered 429 too (a worker's 100 jobs of one platform's bucket met 44
+// 429s in the first second).
+func (s *slots) acquireCall(ctx context.Context, workspace uuid.UUID, destination, key string, reserved *ticket) (teach, release func(CallResult), wait *waitFor, err error) {
 	t, answered, err := s.line(workspace, destination, key, reserved)
 	if err != nil || answered != nil {
-		return nil, answered, err
+		return nil, nil, answered, err
 	}
 	select {
 	case g := <-t.answer:
 		if g.stopped {
-			return nil, nil, errStopping
+			return nil, nil, nil, errStopping
 		}
-		return s.releaser(t, g), g.wait, nil
+		teach, release = s.releaser(t, g)
+		return teach, release, g.wait, nil
 	case <-ctx.Done():
 	}
 	s.mu.Lock()
@@ -184,13 +198,13 @@ func (s *slots) acquire(ctx context.Context, workspace uuid.UUID, destination, k
 	if t.inQueue != nil {
 		s.dequeue(t)
 		s.pump()
-		return nil, nil, context.Cause(ctx)
+		return nil, nil, nil, context.Cause(ctx)
 	}
 	// Answered while ctx ended: give the slot (if any) back.
 	if g := <-t.answer; g.wait == nil && !g.stopped {
 		s.finish(t, g.done, CallResult{Abandoned: true})
 	}
-	return nil, nil, context.Cause(ctx)
+	return nil, nil, nil, context.Cause(ctx)
 }
 
 // line puts a message in its workspace's line (its reservation's place in
@@ -233,25 +247,31 @@ func (s *slots) line(workspace uuid.UUID, destination, key string, t *ticket) (*
 	return t, nil, nil
 }
 
-// releaser is what acquire hands out for g: nil for a wait.
-func (s *slots) releaser(t *ticket, g grant) func(CallResult) {
+// releaser is what acquire hands out for g (nil for a wait): teach
+// tells the Gate the call's result, once, and release frees the slot,
+// teaching first if teach was not called.
+func (s *slots) releaser(t *ticket, g grant) (teach, release func(CallResult)) {
 	if g.wait != nil {
-		return nil
+		return nil, nil
 	}
-	var once sync.Once
-	return func(r CallResult) {
-		once.Do(func() {
-			if g.done != nil {
-				// Before the lock: the Gate may write the fleet's record
-				// (the call's lease given back), and every other slot
-				// waits while the lock is held.
-				g.done(r)
-			}
+	var taught, released sync.Once
+	teach = func(r CallResult) {
+		if g.done != nil {
+			taught.Do(func() { g.done(r) })
+		}
+	}
+	release = func(r CallResult) {
+		released.Do(func() {
+			// Taught before the lock: the Gate may write the fleet's
+			// record (the call's lease given back), and every other slot
+			// waits while the lock is held.
+			teach(r)
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.finish(t, nil, r)
 		})
 	}
+	return teach, release
 }
 
 // finish frees t's slot (under mu) and hands it on.

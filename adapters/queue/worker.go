@@ -267,7 +267,7 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 			noteStarted(msg)
 			return h(msg)
 		}
-		release, wait, err := w.slots.acquire(msg.Context(), m.WorkspaceID, m.Destination, m.OrderingKey, reserved)
+		teach, release, wait, err := w.slots.acquireCall(msg.Context(), m.WorkspaceID, m.Destination, m.OrderingKey, reserved)
 		if err != nil {
 			return nil, &interrupted{sanitizedError{text: "not started: the worker is stopping", cause: err}}
 		}
@@ -280,6 +280,9 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 		result := CallResultOf(err)
 		if domain.NoCallReported(msg.Context()) {
 			result = CallResult{Abandoned: true} // nothing to learn, the probe (if it was one) released
+		}
+		if result.Throttled {
+			teach(result) // now, not once the job is parked (acquireCall)
 		}
 		if err != nil && hold(msg.Context(), release, result) {
 			return out, err // later lets the slot go once it knows whether the job is parked

@@ -74,7 +74,8 @@ type Config struct {
 	Platforms map[string]bool
 	// Applications holds, for a platform, the quota of our application
 	// as a whole, which every account's calls spend together besides
-	// their own (a platform without one starts unpaced at that level).
+	// their own (a platform without one starts at one account's quota
+	// and grows from there until a 429 or unpaced: newStartingPace).
 	// Either way a 429 the platform says is the application's
 	// (platformerr.ScopeApplication) paces every one of its accounts.
 	Applications map[string]Quota

@@ -157,10 +157,22 @@ type Permit struct {
 	done          bool
 }
 
-// target is a record of the store and the quota it starts from.
+// target is a record of the store and the quota it starts from
+// (starting: as a newStartingPace).
 type target struct {
-	key   string
-	quota Quota
+	key      string
+	quota    Quota
+	starting bool
+}
+
+// application is the record of a platform as a whole, whose pace is our
+// application's bucket: at its configured quota, or starting from one
+// account's (newStartingPace).
+func (g *Gate) application(system string) target {
+	if q, ok := g.cfg.Applications[system]; ok && q.Rate > 0 {
+		return target{key: system, quota: q}
+	}
+	return target{key: system, quota: g.cfg.quota(system), starting: true}
 }
 
 // Destination is where the permitted call goes.
@@ -181,7 +193,7 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 	g.mu.Unlock()
 
 	own := target{key: d.String(), quota: dest.quota}
-	onPlatform := target{key: d.System, quota: g.cfg.Applications[d.System]}
+	onPlatform := g.application(d.System)
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.StateTimeout)
 	defer cancel()
 	reread := false
@@ -533,7 +545,7 @@ func (g *Gate) bounded(ctx context.Context, t target, now time.Time) (record, er
 func (g *Gate) remember(t target, r model.DestinationRecord, now time.Time) record {
 	state, ok := decode(r.State)
 	if r.Version == 0 || !ok {
-		state = newShared(t.quota, now)
+		state = newShared(t, now)
 	}
 	rec := record{version: r.Version, state: state, readAt: now}
 	g.mu.Lock()

@@ -108,7 +108,7 @@ func TestSnapshotCountsPerDestinationSortedByName(t *testing.T) {
 		Destination: "ai/p", Breaker: destinations.BreakerClosed, Failures: 1,
 	}, snapshot[0])
 	assert.Equal(t, destinations.State{
-		Destination: "shop/a", InFlight: 1, Rate: 0.5, Breaker: destinations.BreakerClosed,
+		Destination: "shop/a", InFlight: 1, Rate: 0.7, Breaker: destinations.BreakerClosed,
 		ThrottledUntil: start.Add(time.Second), PacedWaits: 2, Throttles: 1,
 	}, snapshot[1])
 	inFlight.Done(succeeded)

@@ -42,7 +42,7 @@ func (g *Gate) CloseBreaker(ctx context.Context, d model.Destination) error {
 // target is d's record: a platform's own when d names only a system.
 func (g *Gate) target(d model.Destination) target {
 	if d.Account == "" {
-		return target{key: d.System, quota: g.cfg.Applications[d.System]}
+		return g.application(d.System)
 	}
 	return target{key: d.String(), quota: g.cfg.quota(d.System)}
 }
@@ -97,7 +97,7 @@ func (g *Gate) Snapshot() []State {
 	defer g.mu.Unlock()
 	states := make([]State, 0, len(g.destinations)+len(g.platforms))
 	for d, dest := range g.destinations {
-		s := newShared(dest.quota, now)
+		s := newShared(target{quota: dest.quota}, now)
 		if rec, ok := g.records[d.String()]; ok {
 			s = rec.state.clone()
 		}

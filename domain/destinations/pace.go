@@ -5,20 +5,41 @@ import (
 	"time"
 )
 
-// How a pace learns from the destination's answers: down by half at a
-// 429, up by a twentieth of its ceiling per success (additive increase,
-// multiplicative decrease, as TCP does), so it settles just under what the
-// destination allows and finds its way back when the destination recovers.
+// How a pace learns from the destination's answers. A 429 is the only
+// sign of the destination's real rate, and a bucket's burst delays it: a
+// pace a little too fast is answered 429 only once the destination's
+// burst is spent, seconds later. So a pace remembers the rate that met
+// its last 429 (met) and, as TCP's CUBIC does with the window of its last
+// loss, backs off below it, climbs back quickly at first and ever more
+// slowly as it nears it, stays there, and only after probeAfter calls
+// without a 429 probes beyond it, slowly (the destination's rate may have
+// risen, or met may have been low). A pace that climbed back by a fixed
+// step up to what it had before the 429 (its ceiling: what it got when the
+// first 429 met a flood, far above the destination's rate) was answered
+// 429 again within a few calls, about once a second.
 const (
-	slowDown = 0.5
-	speedUp  = 0.05
+	// backOff is the share of the rate that met a 429 the pace goes on at.
+	backOff = 0.7
+	// closeIn is the share of the way back to met a success climbs.
+	closeIn = 0.2
+	// minClimb is the least a success below met climbs, a share of met,
+	// so the climb gets there rather than only nearer.
+	minClimb = 0.02
+	// probeAfter is how many calls a pace takes since its last slow-down
+	// before it probes beyond met: one 429 per that many calls at most
+	// from probing, and the destination's bucket time to show whether
+	// met was too fast.
+	probeAfter = 20
+	// probeStep is how far each success beyond probeAfter raises the rate,
+	// a share of met.
+	probeStep = 0.005
+	// speedUp is how far each success raises a rate slowed down by
+	// something else than a 429 learnt (a record from before met), a
+	// share of the ceiling.
+	speedUp = 0.05
 	// minRate is the floor of a learned rate (calls a second): a
 	// destination that keeps answering 429 is still asked now and then.
 	minRate = 0.1
-	// unpacedStart is the share, at its first 429, of what a destination
-	// without a configured rate was getting that its learned rate starts
-	// from.
-	unpacedStart = 0.8
 	// nearlySpent is the share of its own quota, as a destination reports
 	// it in a header, past which the pace stops bursting.
 	nearlySpent = 0.8
@@ -33,12 +54,18 @@ const (
 // number) tell those calls apart.
 type pace struct {
 	// unpaced: the system has no configured rate, so the pace is
-	// unlimited until the first 429, and becomes unlimited again once it
-	// has learned its way back up to ceiling.
+	// unlimited (or starting: newStartingPace) until the first 429. From
+	// then on it keeps what it learnt: unlimited again, it met the same
+	// 429s in a flood.
 	unpaced bool
-	// ceiling is the most the rate may learn up to: the configured rate,
-	// or what an unpaced destination was getting at its first 429.
+	// ceiling is the most the rate may learn up to: the configured rate
+	// (0 for an unpaced destination: none).
 	ceiling float64
+	// met is the rate that met the last 429 (0: none yet), which the
+	// rate climbs back to and stays at (see backOff).
+	met float64
+	// starting: the pace has not met a 429 yet and grows (newStartingPace).
+	starting bool
 	// rate is the current rate, calls a second (0: unlimited).
 	rate   float64
 	burst  float64
@@ -51,6 +78,8 @@ type pace struct {
 	blockedFor time.Duration
 	grants     uint64
 	slowedAt   uint64
+	// slowedTime is when the last slow-down was (zero: none yet).
+	slowedTime time.Time
 }
 
 func newPace(q Quota, now time.Time) pace {
@@ -58,6 +87,30 @@ func newPace(q Quota, now time.Time) pace {
 	p.tokens = p.burst
 	return p
 }
+
+// newStartingPace is the pace of a bucket whose rate nobody configured
+// but which every account of a platform spends together (our
+// application's, Config.Applications): unpaced, such a bucket meets a
+// worker's first batch of calls for the platform's accounts all at once,
+// and by the time the first 429 is learnt the rest of the batch is
+// answered 429 too (37 calls at once, 26 429s). So it starts at one
+// account's quota, q, which the platform must allow the application as a
+// whole (it serves one seller at full speed), and each success adds one
+// call a second: the rate doubles in about a second of calls at it, as
+// TCP's slow start doubles its window per round trip. A 429 ends the
+// start, and the pace learns as any other; a start that reaches
+// startEnd without one ends unpaced, nothing learnt. Without a rate in q
+// it is unpaced from the start.
+func newStartingPace(q Quota, now time.Time) pace {
+	p := newPace(q, now)
+	p.unpaced, p.ceiling, p.starting = true, 0, p.rate > 0
+	return p
+}
+
+// startEnd is the rate (calls a second) at which a starting pace that met
+// no 429 ends unpaced: beyond a quota of one account by far, and where
+// our application's bucket, if any, is no longer in sight.
+const startEnd = 1000
 
 // readyAt is the earliest time a call may start: now, or later.
 func (p *pace) readyAt(now time.Time) time.Time {
@@ -111,18 +164,52 @@ func (p *pace) throttled(now time.Time, grant uint64, retryAfter time.Duration, 
 }
 
 func (p *pace) slowDown(now time.Time, recent float64) {
-	if p.rate == 0 {
-		p.rate = max(1, unpacedStart*recent)
-		p.ceiling = p.rate / unpacedStart
-	} else {
+	p.starting = false
+	switch {
+	case p.rate == 0:
+		// What the destination was getting, burst and all.
+		p.met = max(1, recent)
+	default:
 		p.refill(now)
-		p.rate = max(min(minRate, p.ceiling), p.rate*slowDown)
+		p.met = p.rate
+		if served, ok := p.servedSince(now); ok {
+			p.met = min(p.met, served)
+		}
+	}
+	p.rate = max(minRate, p.met*backOff)
+	if p.ceiling > 0 {
+		p.rate = min(p.rate, p.ceiling)
+	}
+	if p.unpaced {
+		// The bucket a configured rate without a burst gets, a second's
+		// worth, so a call that comes a little late for its token does
+		// not lose it: with one token, every late call slowed the pace by
+		// its lateness (a learnt 5.4/s served 4.5/s).
+		p.burst = max(1, math.Ceil(p.rate))
 	}
 	// The destination says its bucket is empty: so is ours.
 	p.tokens = 0
 	p.filledAt = now
-	p.slowedAt = p.grants
+	p.slowedAt, p.slowedTime = p.grants, now
 }
+
+// servedSince is the rate the destination served since the last
+// slow-down, to now: its bucket was full at both 429s, so what it took
+// between them is what it leaks, whatever our pace said (a Retry-After's
+// wait lowers what a pace sends without lowering its rate, and would
+// hide for long how far above the destination's rate the pace is). Not
+// if the last slow-down is more than measureWithin ago: the destination
+// may have been idle, its bucket empty, meanwhile.
+func (p *pace) servedSince(now time.Time) (float64, bool) {
+	since := now.Sub(p.slowedTime).Seconds()
+	if p.slowedTime.IsZero() || since <= 0 || since > measureWithin.Seconds() {
+		return 0, false
+	}
+	return float64(p.grants-p.slowedAt) / since, true
+}
+
+// measureWithin bounds the span servedSince measures over.
+const measureWithin = 30 * time.Second
 
 // succeeded learns from a success of the call of grant, which reported
 // quotaUsed of quotaLimit (0: no report). Past nearlySpent of its own
@@ -141,9 +228,24 @@ func (p *pace) succeeded(now time.Time, grant uint64, quotaUsed, quotaLimit int)
 	if grant <= p.slowedAt {
 		return
 	}
-	p.rate = min(p.ceiling, p.rate+speedUp*p.ceiling)
-	if p.unpaced && p.rate >= p.ceiling {
-		p.rate, p.ceiling = 0, 0
+	if p.starting {
+		if p.rate++; p.rate >= startEnd {
+			p.rate, p.starting = 0, false
+		}
+		return
+	}
+	switch {
+	case p.met == 0:
+		// A record slowed down before met was kept: back up to the
+		// ceiling, as it was written to.
+		p.rate += speedUp * p.ceiling
+	case p.rate < p.met:
+		p.rate = min(p.met, p.rate+max(closeIn*(p.met-p.rate), minClimb*p.met))
+	case p.grants-p.slowedAt > probeAfter:
+		p.rate += probeStep * p.met
+	}
+	if p.ceiling > 0 {
+		p.rate = min(p.rate, p.ceiling)
 	}
 }
 
@@ -170,10 +272,14 @@ func (p *pace) refill(now time.Time) {
 // up (a 429 halving 2/s made 128 held calls go at 1/s for two minutes);
 // held for the ceiling's turns, those that come too early wait again.
 func (p *pace) interval() time.Duration {
-	if p.rate == 0 || p.ceiling == 0 {
+	most := p.ceiling
+	if p.unpaced {
+		most = max(p.met, p.rate)
+	}
+	if p.rate == 0 || most == 0 {
 		return 0
 	}
-	return seconds(1 / p.ceiling)
+	return seconds(1 / most)
 }
 
 // blocked reports whether a Retry-After is still running at now.

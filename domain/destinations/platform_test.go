@@ -1,6 +1,7 @@
 package destinations_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
@@ -104,4 +106,53 @@ func TestAPacedWaitSaysTheTimeBetweenCallsAtTheQuota(t *testing.T) {
 	c.Advance(time.Second)
 	grant(t, g, shop).Done(succeeded)
 	assert.Equal(t, 250*time.Millisecond, refuse(t, g, shop).Every, "...the turns stay the quota's")
+}
+
+// newPacedPlatformGate is newPlatformGate with a quota for each of the
+// platform's shops (5/s, burst 10) and none for the platform as a whole.
+func newPacedPlatformGate() (*destinations.Gate, *testkit.ManualClock) {
+	c := testkit.NewManualClockAt(start)
+	cfg := destinations.Config{
+		Systems:   map[string]destinations.Quota{"shop": {Rate: 5, Burst: 10}},
+		Platforms: map[string]bool{"shop": true},
+	}
+	return destinations.NewGate(cfg, c, memory.NewDestinationStates()), c
+}
+
+// A platform's application bucket nobody configured starts at one
+// account's quota, which the platform must allow the application as a
+// whole, and grows by one call a second per success: a worker's first
+// batch of calls for many shops is not sent all at once into a bucket
+// nobody knows. A 429 ends the start; a start that meets none ends
+// unpaced.
+func TestAPlatformsApplicationBucketStartsAtOneShopsQuotaAndGrows(t *testing.T) {
+	g, c := newPacedPlatformGate()
+	var first []*destinations.Permit
+	for i := range 10 {
+		first = append(first, grant(t, g, shopNamed(fmt.Sprint("s", i))))
+	}
+	w := refuse(t, g, shopNamed("s10"))
+	assert.Equal(t, destinations.Wait{Until: start.Add(200 * time.Millisecond), Why: destinations.WhyPaced, Of: platformShop}, paced(w),
+		"the application's burst is one shop's")
+	for _, p := range first {
+		p.Done(succeeded)
+	}
+	assert.Equal(t, 15.0, state(t, g, platformShop).Rate, "one call a second more per success")
+
+	for i := range 1000 {
+		c.Advance(time.Second)
+		grant(t, g, shopNamed(fmt.Sprint("t", i))).Done(succeeded)
+	}
+	assert.Zero(t, state(t, g, platformShop).Rate, "no 429 all the way: unpaced")
+}
+
+func TestA429EndsTheApplicationBucketsStart(t *testing.T) {
+	g, c := newPacedPlatformGate()
+	grant(t, g, shopNamed("a")).Done(destinations.Outcome{Kind: destinations.Throttled, RetryAfter: time.Second, Scope: platformerr.ScopeApplication})
+	assert.InDelta(t, 3.5, state(t, g, platformShop).Rate, 1e-9, "0.7 of the rate that met it")
+	for i := range 100 {
+		c.Advance(time.Second)
+		grant(t, g, shopNamed(fmt.Sprint("b", i))).Done(succeeded)
+	}
+	assert.Less(t, state(t, g, platformShop).Rate, 10.0, "no longer growing by a call a second per success")
 }

@@ -25,7 +25,13 @@ type shared struct {
 	calls calls
 }
 
-func newShared(q Quota, now time.Time) shared { return shared{pace: newPace(q, now)} }
+// newShared is the state of t before anything is learnt.
+func newShared(t target, now time.Time) shared {
+	if t.starting {
+		return shared{pace: newStartingPace(t.quota, now)}
+	}
+	return shared{pace: newPace(t.quota, now)}
+}
 
 // clone is a copy of s that shares nothing with it.
 func (s shared) clone() shared {
@@ -114,6 +120,8 @@ func (s *shared) troubled(now time.Time) bool {
 type sharedWire struct {
 	Unpaced      bool          `json:"unpaced,omitempty"`
 	Ceiling      float64       `json:"ceiling,omitempty"`
+	Met          float64       `json:"met,omitempty"`
+	Starting     bool          `json:"starting,omitempty"`
 	Rate         float64       `json:"rate,omitempty"`
 	Burst        float64       `json:"burst,omitempty"`
 	Tokens       float64       `json:"tokens,omitempty"`
@@ -122,6 +130,7 @@ type sharedWire struct {
 	BlockedFor   time.Duration `json:"blocked_for,omitempty"`
 	Grants       uint64        `json:"grants,omitempty"`
 	SlowedAt     uint64        `json:"slowed_at,omitempty"`
+	SlowedTime   time.Time     `json:"slowed_time,omitzero"`
 
 	Failures   int           `json:"failures,omitempty"`
 	Open       bool          `json:"open,omitempty"`
@@ -140,8 +149,8 @@ type sharedWire struct {
 func (s shared) encode() []byte {
 	p, b := s.pace, s.breaker
 	out, err := json.Marshal(sharedWire{
-		Unpaced: p.unpaced, Ceiling: p.ceiling, Rate: p.rate, Burst: p.burst, Tokens: p.tokens,
-		FilledAt: p.filledAt, BlockedUntil: p.blockedUntil, BlockedFor: p.blockedFor, Grants: p.grants, SlowedAt: p.slowedAt,
+		Unpaced: p.unpaced, Ceiling: p.ceiling, Met: p.met, Starting: p.starting, Rate: p.rate, Burst: p.burst, Tokens: p.tokens,
+		FilledAt: p.filledAt, BlockedUntil: p.blockedUntil, BlockedFor: p.blockedFor, Grants: p.grants, SlowedAt: p.slowedAt, SlowedTime: p.slowedTime,
 		Failures: b.failures, Open: b.open, OpenUntil: b.openUntil, Cooldown: b.cooldown,
 		ProbeBy: b.probeBy, ProbeUntil: b.probeUntil, Accounts: s.accounts,
 		Paused: s.paused, PausedUntil: s.pausedUntil, Calls: s.calls.wire(),
@@ -161,8 +170,8 @@ func decode(data []byte) (shared, bool) {
 	}
 	return shared{
 		pace: pace{
-			unpaced: w.Unpaced, ceiling: w.Ceiling, rate: w.Rate, burst: w.Burst, tokens: w.Tokens,
-			filledAt: w.FilledAt, blockedUntil: w.BlockedUntil, blockedFor: w.BlockedFor, grants: w.Grants, slowedAt: w.SlowedAt,
+			unpaced: w.Unpaced, ceiling: w.Ceiling, met: w.Met, starting: w.Starting, rate: w.Rate, burst: w.Burst, tokens: w.Tokens,
+			filledAt: w.FilledAt, blockedUntil: w.BlockedUntil, blockedFor: w.BlockedFor, grants: w.Grants, slowedAt: w.SlowedAt, slowedTime: w.SlowedTime,
 		},
 		breaker: breaker{
 			failures: w.Failures, open: w.Open, openUntil: w.OpenUntil, cooldown: w.Cooldown,
