@@ -139,7 +139,7 @@ func newWorker(cfg WorkerConfig, brokers QueueConfig, in workerIn) (*queue.Worke
 	failures := newJobFailures(in.UnitOfWork, in.Clock, in.Log)
 	return queue.NewWorker(sub, failures, failures, in.Tracing.handlers(in.Handlers, in.Messaging),
 		queue.WorkerConfig{
-			Namespace: brokers.QueuePrefix, Concurrency: cfg.WorkConcurrency, Gate: workerGate{gate: in.Gate},
+			Namespace: brokers.QueuePrefix, Concurrency: cfg.WorkConcurrency, Destinations: workerGate{gate: in.Gate},
 			MaxRetries: cfg.WorkerMaxRetries, Deadlines: retryDeadlines(), DefaultDeadline: cfg.WorkDeadline,
 			OutageWait: cfg.WorkOutageWait, Observer: in.Metrics,
 		}, in.Log)

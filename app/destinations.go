@@ -89,7 +89,7 @@ func destinationStates(in destinationGateIn) (ports.DestinationStates, error) {
 	}
 }
 
-// workerGate adapts a destinations.Gate to the worker's queue.Gate.
+// workerGate adapts a destinations.Gate to the worker's queue.Destinations.
 type workerGate struct{ gate *destinations.Gate }
 
 func (w workerGate) Try(destination string) (func(queue.CallResult), queue.Refusal) {

@@ -21,7 +21,7 @@ import (
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
-// gateOf adapts a destinations.Gate to the worker's queue.Gate, as the
+// gateOf adapts a destinations.Gate to the worker's queue.Destinations, as the
 // application does, and hands each call's result to ended once the gate
 // learnt it.
 type gateOf struct {
@@ -93,7 +93,7 @@ func TestAJobThatMadeNoCallLeavesTheBreakerAsItWas(t *testing.T) {
 	ended := make(chan queue.CallResult, 1)
 	w, err := queue.NewWorker(sub, dropFailures{}, dropFailures{},
 		map[string]ports.MessageHandler{model.EventStoreCredentialsVerify: handler},
-		queue.WorkerConfig{Gate: gateOf{gate: gate, ended: ended}}, queuetest.Logger(t))
+		queue.WorkerConfig{Destinations: gateOf{gate: gate, ended: ended}}, queuetest.Logger(t))
 	require.NoError(t, err)
 	require.NoError(t, w.Run(t.Context()))
 	defer w.Close()

@@ -149,7 +149,7 @@ func waitingFor(destination, why string) model.JobWait {
 	return model.JobWait{Kind: waitKindOf(why), For: destination, Reason: "waiting for " + destination + ": " + why}
 }
 
-// waitKindOf is the kind of wait a Gate's refusal why stands for.
+// waitKindOf is the kind of wait the destinations' refusal why stands for.
 func waitKindOf(why string) model.JobWaitKind {
 	switch why {
 	case WhyBreakerOpen, WhyProbing:

@@ -55,7 +55,7 @@ func (b *parkBackoff) parked() {
 }
 
 // heldSlot carries a job's slot from takeSlot out to later when its run
-// failed: the slot and the Gate's permit are let go once later knows
+// failed: the slot and the destinations's permit are let go once later knows
 // whether the job is parked, so a job that could not be parked ends its
 // call Abandoned, which gives the destination's token back (the message
 // comes again and runs again: this run's call must not count twice).

@@ -28,7 +28,7 @@ import (
 //   - Ordered per key: of the messages with one ordering key, only the
 //     first to arrive may start, and only once none of the key runs.
 //   - Paced per destination: a message starts only when its destination's
-//     Gate grants the call. A wait longer than hold is not spent in a
+//     state (Destinations) grants the call. A wait longer than hold is not spent in a
 //     slot nor in memory: the message is told to wait durably (wait.until),
 //     with every message of its ordering key waiting behind it, so the key
 //     keeps its order when they come back. Messages for a paced
@@ -42,7 +42,7 @@ import (
 type slots struct {
 	size int
 	hold time.Duration
-	gate Gate
+	gate Destinations
 	now  func() time.Time
 	// outageWait is how long a message parked for a destination that is
 	// down waits if nothing wakes it (default 10m).
@@ -66,7 +66,7 @@ type slots struct {
 	keys    map[string]*list.List              // each ordering key's waiting tickets and reservations, in arrival order
 	keyWait map[string]keyLine                 // keys whose line was parked: later arrivals wait behind it
 	busy    map[string]bool                    // ordering keys with a job running
-	blocked map[string]Refusal                 // destinations refused until then (the Gate's answer, cached)
+	blocked map[string]Refusal                 // destinations refused until then (the destinations's answer, cached)
 	booked  map[string]time.Time               // paced destinations: the next free turn of a message parked for one
 	probeAt map[string]map[uuid.UUID]time.Time // destinations down: when each workspace's message parked to probe them comes back
 	asleep  map[string]*sleepers               // destinations down: the messages parked long for them
@@ -91,7 +91,7 @@ type ticket struct {
 	parked *waitFor
 }
 
-// grant is a ticket's answer: a slot (done reports its call to the Gate,
+// grant is a ticket's answer: a slot (done reports its call to the destinations,
 // nil without a destination), a durable wait, or stopped: the worker
 // drains and the message is handed back unstarted.
 type grant struct {
@@ -125,7 +125,7 @@ func (s *slots) close() {
 	}
 }
 
-func newSlots(size int, hold time.Duration, gate Gate, now func() time.Time) *slots {
+func newSlots(size int, hold time.Duration, gate Destinations, now func() time.Time) *slots {
 	if now == nil {
 		now = time.Now
 	}
@@ -172,11 +172,11 @@ func (s *slots) acquire(ctx context.Context, workspace uuid.UUID, destination, k
 }
 
 // acquireCall is acquire with, beside the slot's release, teach: it tells
-// the Gate how the job's call went at once, before the slot is released
+// the destinations how the job's call went at once, before the slot is released
 // (which does it too, if teach was not called). A 429 must reach the
-// Gate as soon as it is answered: the slot of a throttled job is held
-// until the job is parked, a transaction, and every call the Gate lets
-// through meanwhile, at a pace it does not yet know to be too fast, is
+// destinations as soon as it is answered: the slot of a throttled job is held
+// until the job is parked, a transaction, and every call they let
+// through meanwhile, at a pace they do not yet know to be too fast, is
 // answered 429 too (a worker's 100 jobs of one platform's bucket met 44
 // 429s in the first second).
 func (s *slots) acquireCall(ctx context.Context, workspace uuid.UUID, destination, key string, reserved *ticket) (teach, release func(CallResult), wait *waitFor, err error) {
@@ -248,7 +248,7 @@ func (s *slots) line(workspace uuid.UUID, destination, key string, t *ticket) (*
 }
 
 // releaser is what acquire hands out for g (nil for a wait): teach
-// tells the Gate the call's result, once, and release frees the slot,
+// tells the destinations the call's result, once, and release frees the slot,
 // teaching first if teach was not called.
 func (s *slots) releaser(t *ticket, g grant) (teach, release func(CallResult)) {
 	if g.wait != nil {
@@ -262,7 +262,7 @@ func (s *slots) releaser(t *ticket, g grant) (teach, release func(CallResult)) {
 	}
 	release = func(r CallResult) {
 		released.Do(func() {
-			// Taught before the lock: the Gate may write the fleet's
+			// Taught before the lock: the destinations may write the fleet's
 			// record (the call's lease given back), and every other slot
 			// waits while the lock is held.
 			teach(r)
@@ -432,7 +432,7 @@ func (s *slots) inMemoryFor(r Refusal) int {
 // is down waits if no answer from it wakes it sooner.
 const DefaultOutageWait = 10 * time.Minute
 
-// pick is the first ticket of q that may start now, with its Gate
+// pick is the first ticket of q that may start now, with its destination's
 // permit. Tickets whose destination refuses for longer than hold, or
 // beyond inMemoryFor of them, are told to wait durably on the way (under
 // mu).

@@ -27,8 +27,8 @@ type WorkerConfig struct {
 	// DefaultConcurrency): a job spends most of its life waiting on an
 	// external system, holding no database connection meanwhile.
 	Concurrency int
-	// Gate paces calls per destination (nil: none).
-	Gate Gate
+	// Destinations paces calls per destination (nil: none).
+	Destinations Destinations
 	// Hold is the longest wait for a destination a message spends in
 	// memory (default 2s); longer waits are parked in the outbox.
 	Hold time.Duration
@@ -115,7 +115,7 @@ func (c WorkerConfig) retryPolicy() retryPolicy {
 //
 // Every message the broker hands out waits for one of Concurrency slots
 // (slots: fair between workspaces, ordered per key, paced per destination
-// by the Gate). Around every handler, from the outside in: giving up,
+// by the destinations). Around every handler, from the outside in: giving up,
 // shutdown detection, durable waits (later), the slot, error sanitizing,
 // panic recovery. A job that must wait (its destination refuses calls for
 // a while, or its run failed in a way worth trying again before its
@@ -166,7 +166,7 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.J
 	if obs == nil {
 		obs = nopObserver{}
 	}
-	w := &Worker{router: router, stopped: make(chan struct{}), slots: newSlots(cfg.Concurrency, cfg.Hold, cfg.Gate, nil)}
+	w := &Worker{router: router, stopped: make(chan struct{}), slots: newSlots(cfg.Concurrency, cfg.Hold, cfg.Destinations, nil)}
 	w.slots.outageWait = cfg.OutageWait
 	// The woken come back a slot's worth per hold at most, a fraction of
 	// what the slots turn over at any latency worth pacing.
@@ -253,7 +253,7 @@ func (w *Worker) Drain(ctx context.Context) error {
 }
 
 // takeSlot runs the job in one of the worker's slots, once slots gives it
-// one, and tells the Gate how its call went; a message that must wait for
+// one, and tells the destinations how its call went; a message that must wait for
 // its destination returns the wait, for later to park. A message that
 // cannot be read runs at once, to fail.
 func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {

@@ -7,18 +7,18 @@ import (
 	"github.com/oncehq/once/domain/platformerr"
 )
 
-// Gate paces the calls to each destination a job names
+// Destinations paces the calls to each destination a job names
 // (ports.Message.Destination): how many at once, how fast, and whether
 // its circuit breaker lets them through. The application adapts
 // domain/destinations to it; nil lets every call through.
-type Gate interface {
+type Destinations interface {
 	// Try asks to start one call to destination now. Granted, done is
 	// non-nil and must be called once with how the call went; refused,
 	// refused says until when and why.
 	Try(destination string) (done func(CallResult), refused Refusal)
 }
 
-// Refusal is a Gate's answer when it grants no call.
+// Refusal is the Destinations' answer when it grants no call.
 type Refusal struct {
 	// Until is the earliest time worth asking again.
 	Until time.Time
@@ -52,7 +52,7 @@ const (
 )
 
 // CallResult is how a job's call to its destination went, as its error
-// tells: what the Gate learns from.
+// tells: what the destinations learns from.
 type CallResult struct {
 	// Throttled: the destination answered 429, asking to wait RetryAfter
 	// (0: unsaid); OfApplication when it said the quota spent is the
