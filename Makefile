@@ -158,6 +158,7 @@ bench-push: build
 
 ## bench-fleet: the work side with 1 and with 3 once work processes: a platform's whole bucket and a shop's, a platform's outage, a workspace of slow destinations beside a fast one (docs/benchmarks.md, "Fleet"; prints a table)
 ##   a quick run: make bench-fleet FLEET_ARGS='--reps 1 --platform-jobs 30 --throttled 20 --outage-for 20s --slow-jobs 5 --fast-jobs 100'; the issue's outage: FLEET_ARGS='--scenarios outage --outage-for 10m'
+##   ordering across the fleet (workers killed -9): FLEET_ARGS='--scenarios ordering' (10,000 jobs over 200 keys; --ordering-jobs 1000 --ordering-keys 50 for a quick one)
 bench-fleet: build
 	bin/once-bench work --workers 1,3 --scenarios throttle-platform,throttle,outage,fairness-slow --shop-bucket 4:2 --throttled 60 $(FLEET_ARGS)
 

@@ -390,7 +390,9 @@ func benchWorkCmd() *cobra.Command {
 			"serve and by polling each second (the peer); push-outage: the receiver down for --receiver-down.\n" +
 			"throttle-platform (run when named): jobs of many amazon shops against one bucket of the whole platform.\n" +
 			"fairness-slow (run when named): workspace N's fast jobs beside workspace H's shops answering slowly.\n" +
-			"--workers 1,3 runs fairness, outage, throttle, throttle-platform and fairness-slow with 1 and with 3\n" +
+			"ordering (run when named): publications of many products, several live per product and store, a second\n" +
+			"once dispatch on, one worker killed -9 every --kill-every: per key, calls in commit order, never two at once.\n" +
+			"--workers 1,3 runs fairness, outage, throttle, throttle-platform, fairness-slow and ordering with 1 and 3\n" +
 			"once work processes in every repetition (make bench-fleet).\n" +
 			"Figures are read after each run from\n" +
 			"PostgreSQL (as the superuser) and the simulator; median (min–max) of --reps interleaved repetitions.",
@@ -435,6 +437,10 @@ func benchWorkCmd() *cobra.Command {
 	f.IntVar(&cfg.SlowJobs, "slow-jobs", 20, "fairness-slow: jobs per shop of H")
 	f.DurationVar(&cfg.SlowLatency, "slow-latency", 14*time.Second, "fairness-slow: how long H's calls take to answer (the worker's ONCE_SIM_TIMEOUT is 30 s more)")
 	f.IntVar(&cfg.FastJobs, "fast-jobs", 1000, "fairness-slow: workspace N's jobs, each of a shopify shop of its own, at --latency")
+	f.IntVar(&cfg.OrderingJobs, "ordering-jobs", 10000, "ordering: publications, spread evenly over the keys")
+	f.IntVar(&cfg.OrderingKeys, "ordering-keys", 200, "ordering: ordering keys (products, each published to one store)")
+	f.IntVar(&cfg.OrderingStores, "ordering-stores", 20, "ordering: shopify stores the products are published to")
+	f.DurationVar(&cfg.KillEvery, "kill-every", 3*time.Second, "ordering: how often one worker is killed -9 (and started again)")
 	f.IntVar(&cfg.PushRate, "push-rate", 20, "push: operations started per second")
 	f.DurationVar(&cfg.PushFor, "push-for", 30*time.Second, "push: how long operations are started")
 	f.DurationVar(&cfg.ReceiverDown, "receiver-down", time.Minute, "push-outage: how long the webhook receiver answers 503")

@@ -17,8 +17,11 @@ type PlatformGateway interface {
 	// an error; errors are transport failures worth retrying
 	// (domain.CodeUnavailable) or permanent ones (other codes).
 	VerifyCredentials(ctx context.Context, req VerifyCredentialsRequest) (VerifyCredentialsResult, error)
-	// CreateListing creates a listing once per request token: a repeated
-	// token returns the first listing and creates nothing.
+	// CreateListing puts the shop's listing of req.SKU once per request
+	// token: the first token of a SKU creates the listing, a later one
+	// replaces its content and names the same listing (as SP-API's
+	// putListingsItem does by seller SKU); a repeated token returns the
+	// listing it acted on and changes nothing.
 	CreateListing(ctx context.Context, req CreateListingRequest) (CreateListingResult, error)
 	// FetchCatalog returns every listing of the shop.
 	FetchCatalog(ctx context.Context, req FetchCatalogRequest) ([]CatalogListing, error)
@@ -138,11 +141,14 @@ type CreateListingRequest struct {
 	RequestToken   string
 	Platform       string
 	ExternalShopID string
-	Credentials    model.StoreCredentials
-	Title          string
-	Description    string
-	PriceMinor     int64
-	Currency       string
+	// SKU is the seller's id of the item in the shop (our product's id):
+	// the shop holds one listing per SKU.
+	SKU         string
+	Credentials model.StoreCredentials
+	Title       string
+	Description string
+	PriceMinor  int64
+	Currency    string
 }
 
 // CreateListingResult names the listing on the platform.

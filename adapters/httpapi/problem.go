@@ -62,7 +62,7 @@ type Problem struct {
 	// request again with the same Idempotency-Key can succeed.
 	RetrySameKey bool `json:"retry_same_key" doc:"Whether retrying the same request with the same Idempotency-Key can succeed"`
 	// ResourceID names the resource a conflict is about.
-	ResourceID string              `json:"resource_id,omitempty" format:"uuid" doc:"The resource the conflict is about: the active sync for SYNC_ALREADY_ACTIVE, the existing publication for ALREADY_PUBLISHED, the existing store for STORE_ALREADY_EXISTS"`
+	ResourceID string              `json:"resource_id,omitempty" format:"uuid" doc:"The resource the conflict is about: the active sync for SYNC_ALREADY_ACTIVE, the existing store for STORE_ALREADY_EXISTS"`
 	Errors     []*huma.ErrorDetail `json:"errors,omitempty" doc:"Details of invalid input; location names the field (body.name, body.source_urls[1], query.kind)"`
 
 	retryAfter time.Duration

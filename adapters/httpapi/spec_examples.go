@@ -42,6 +42,7 @@ var propertyExamples = map[string]any{
 	"product_revision":    3,
 	"external_listing_id": "gid://shopify/Product/8123456789",
 	"Publication.status":  "succeeded",
+	"waits_behind":        "2b6f0c1e-7d3a-4e59-9c8b-1a0f5e6d7c42",
 
 	// Media.
 	"filename":                "linen-shirt-front.png",

@@ -3,37 +3,40 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 )
 
-// The first publications of one transaction: the publications table of
-// sql/003_task_tables.sql (at most one publication per product and store
-// that is not failed). Its row model is at the end.
+// The publications of one transaction: the publications table of
+// sql/003_task_tables.sql and sql/024_successive_publications.sql (several
+// per product and store, in a line by waits_behind). Its row model is at
+// the end.
 
-// publicationActiveIndex is the partial unique index of live
-// publications: one per product and store that is not failed.
-const publicationActiveIndex = "publications_active_key"
-
-// insertPublication writes a publication unless the product already has
-// one for the store that is not failed (publications_active_key).
 const insertPublication = `
 INSERT INTO publications (
        id, workspace_id, product_id, store_id, operation_id, product_revision, status,
-       external_listing_id, reason, created_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?::timestamptz, now()), coalesce(?::timestamptz, now()))
-ON CONFLICT (workspace_id, product_id, store_id) WHERE status <> 'failed' DO NOTHING`
+       external_listing_id, reason, waits_behind, created_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, coalesce(?::timestamptz, now()), coalesce(?::timestamptz, now()))`
 
-// selectActivePublication finds the publication that won: a new statement,
-// so under READ COMMITTED it sees the row the INSERT waited for.
-const selectActivePublication = `
-SELECT id FROM publications
- WHERE workspace_id = ? AND product_id = ? AND store_id = ? AND status <> 'failed'`
+// lockPublicationLine takes, for the transaction, the advisory lock of the
+// line of a product's publications to a store, so that the line's last
+// publication read next is the last committed one and stays the last until
+// this transaction ends (022).
+const lockPublicationLine = `
+SELECT pg_advisory_xact_lock(hashtextextended('once.publication_line:' || ?::text || ':' || ?::text || ':' || ?::text, 0))`
+
+// selectLastInLine is the publication of the line no other waits behind;
+// of publications made before the line had links, the newest.
+const selectLastInLine = `
+SELECT p.id FROM publications p
+ WHERE p.workspace_id = ?0 AND p.product_id = ?1 AND p.store_id = ?2
+   AND NOT EXISTS (SELECT 1 FROM publications n WHERE n.workspace_id = ?0 AND n.waits_behind = p.id)
+ ORDER BY p.created_at DESC, p.id DESC LIMIT 1`
 
 // PublicationRepository implements ports.PublicationRepository.
 type PublicationRepository struct{ publicationTable }
@@ -45,25 +48,29 @@ var _ = ports.Register(kindRepositories, func(t *Tx) ports.PublicationRepository
 })
 
 func (r *PublicationRepository) Create(ctx context.Context, p model.Publication) error {
-	return insertUnlessLive(ctx, r.db, "publication", func() (sql.Result, error) {
-		return r.db.ExecContext(ctx, insertPublication,
-			p.ID, p.WorkspaceID, p.ProductID, p.StoreID, p.OperationID, p.ProductRevision, string(p.Status),
-			strPtr(p.ExternalListingID), strPtr(p.Reason), timePtr(p.CreatedAt), timePtr(p.UpdatedAt))
-	}, r.db.NewRaw(selectActivePublication, r.workspace, p.ProductID, p.StoreID), func(uuid.UUID) *domain.Error {
-		return domain.Errorf(domain.CodeAlreadyPublished, "product %s is already published to store %s", p.ProductID, p.StoreID)
-	})
+	_, err := r.db.ExecContext(ctx, insertPublication,
+		p.ID, p.WorkspaceID, p.ProductID, p.StoreID, p.OperationID, p.ProductRevision, string(p.Status),
+		strPtr(p.ExternalListingID), strPtr(p.Reason), uuidPtr(p.WaitsBehind), timePtr(p.CreatedAt), timePtr(p.UpdatedAt))
+	return mapError(err, "publication")
+}
+
+func (r *PublicationRepository) LastInLine(ctx context.Context, product, store uuid.UUID) (uuid.UUID, error) {
+	if _, err := r.db.ExecContext(ctx, lockPublicationLine, r.workspace, product, store); err != nil {
+		return uuid.Nil, mapError(err, "publication")
+	}
+	var last uuid.UUID
+	err := r.db.NewRaw(selectLastInLine, r.workspace, product, store).Scan(ctx, &last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return uuid.Nil, nil
+	}
+	return last, mapError(err, "publication")
 }
 
 var updatePublication = updateTaskRow("publications", "status = ?", "external_listing_id = ?", "reason = ?")
 
-// Update can move a failed publication back into the partial unique index;
-// if another one holds the product and store by then, that is a unique
-// violation (publicationActiveIndex), mapped to CodeAlreadyPublished.
 func (r *PublicationRepository) Update(ctx context.Context, p model.Publication) error {
-	err := r.update(ctx, updatePublication,
+	return r.update(ctx, updatePublication,
 		string(p.Status), strPtr(p.ExternalListingID), strPtr(p.Reason), timePtr(p.UpdatedAt), r.workspace, p.ID)
-	return liveIndexTaken(err, publicationActiveIndex, domain.CodeAlreadyPublished,
-		"the product already has a publication to this store that is not failed")
 }
 
 func (r *PublicationRepository) List(ctx context.Context, q ports.ListQuery) ([]model.Publication, error) {
@@ -75,15 +82,17 @@ type publicationRow struct {
 	bun.BaseModel `bun:"table:publications"`
 
 	taskState
-	ProductID         uuid.UUID `bun:"product_id,type:uuid"`
-	StoreID           uuid.UUID `bun:"store_id,type:uuid"`
-	ProductRevision   int       `bun:"product_revision,notnull"`
-	ExternalListingID *string   `bun:"external_listing_id"`
+	ProductID         uuid.UUID  `bun:"product_id,type:uuid"`
+	StoreID           uuid.UUID  `bun:"store_id,type:uuid"`
+	ProductRevision   int        `bun:"product_revision,notnull"`
+	ExternalListingID *string    `bun:"external_listing_id"`
+	WaitsBehind       *uuid.UUID `bun:"waits_behind,type:uuid"`
 }
 
 func (r *publicationRow) domain() model.Publication {
 	return model.Publication{
 		TaskState: r.state(), ProductID: r.ProductID, StoreID: r.StoreID,
 		ProductRevision: r.ProductRevision, ExternalListingID: strVal(r.ExternalListingID),
+		WaitsBehind: uuidVal(r.WaitsBehind),
 	}
 }

@@ -85,6 +85,16 @@ func (p *process) stop() {
 	}
 }
 
+// kill sends SIGKILL and waits; a no-op on a process that already ended.
+func (p *process) kill() {
+	if !p.alive() {
+		return
+	}
+	p.stopped = true
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
 // logTail is the end of the process's output, for error messages.
 func (p *process) logTail() string { return tail(p.logPath, 2000) }
 

@@ -154,6 +154,10 @@ func (p *Process) LogTail() string { return p.p.logTail() }
 // Stop sends SIGTERM and waits (killing it after a grace).
 func (p *Process) Stop() { p.p.stop() }
 
+// Kill sends SIGKILL (kill -9: no shutdown of any kind) and waits for it
+// to end.
+func (p *Process) Kill() { p.p.kill() }
+
 // ProcessCPU is the CPU time (user and system) the process pid has spent.
 func ProcessCPU(pid int) (time.Duration, error) { return processCPU(pid) }
 

@@ -22,14 +22,18 @@ const (
 	// destinations answer slowly.
 	ScenarioPlatformThrottle = "throttle-platform"
 	ScenarioSlowFairness     = "fairness-slow"
+	// ScenarioOrdering is the fleet's too: jobs of many ordering keys,
+	// several live per key, while workers are killed -9.
+	ScenarioOrdering = "ordering"
 )
 
 var scenarios = []string{ScenarioThroughput, ScenarioFairness, ScenarioOutage, ScenarioThrottle, ScenarioPush, ScenarioPushOutage,
-	ScenarioPlatformThrottle, ScenarioSlowFairness}
+	ScenarioPlatformThrottle, ScenarioSlowFairness, ScenarioOrdering}
 
 // fleetScenarios run once per worker count of --workers; the others with
 // one worker (they measure that worker's limits and its clients).
-var fleetScenarios = []string{ScenarioFairness, ScenarioOutage, ScenarioThrottle, ScenarioPlatformThrottle, ScenarioSlowFairness}
+var fleetScenarios = []string{ScenarioFairness, ScenarioOutage, ScenarioThrottle, ScenarioPlatformThrottle, ScenarioSlowFairness,
+	ScenarioOrdering}
 
 // DefaultScenarios is the work side's scenarios; the push scenarios
 // (webhooks and ?wait=) and the fleet's run when named.
@@ -83,6 +87,12 @@ type Config struct {
 	SlowDestinations, SlowJobs, FastJobs int
 	SlowLatency                          time.Duration
 
+	// OrderingJobs are ordering's publications, over OrderingKeys keys
+	// (products, each published to one of OrderingStores stores) while one
+	// worker is killed -9 every KillEvery and started again.
+	OrderingJobs, OrderingKeys, OrderingStores int
+	KillEvery                                  time.Duration
+
 	// PushRate is the operations started per second, for PushFor, by the
 	// push scenarios; ReceiverDown how long push-outage's webhook
 	// receiver answers 503, from PushFor/2 after the first.
@@ -120,6 +130,9 @@ func (c Config) validate() error {
 	}
 	if c.runs(ScenarioSlowFairness) && (c.SlowDestinations < 1 || c.SlowJobs < 1 || c.FastJobs < 1 || c.SlowLatency <= 0) {
 		errs = append(errs, errors.New("--slow-destinations, --slow-jobs and --fast-jobs must be at least 1, --slow-latency positive"))
+	}
+	if c.runs(ScenarioOrdering) && (c.OrderingKeys < 1 || c.OrderingJobs < 2*c.OrderingKeys || c.OrderingStores < 1 || c.KillEvery <= 0) {
+		errs = append(errs, errors.New("--ordering-keys and --ordering-stores must be at least 1, --ordering-jobs at least twice the keys, --kill-every positive"))
 	}
 	for flag, s := range map[string]string{"--shop-bucket": c.ShopBucket, "--platform-bucket": c.PlatformBucket} {
 		if _, err := parseBucket(flag, s); err != nil {

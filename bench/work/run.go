@@ -62,6 +62,7 @@ var byName = map[string]scenario{
 
 	ScenarioPlatformThrottle: runPlatformThrottle,
 	ScenarioSlowFairness:     runSlowFairness,
+	ScenarioOrdering:         runOrdering,
 }
 
 func (r *runner) repetitions(ctx context.Context, res *results) error {
@@ -168,12 +169,14 @@ func describe(cfg Config, pgVersion string) string {
 		"outage: shopify down %s, jobs at %d/s from %s before to %s after; throttle: %d jobs of one shop, bucket %s, other shops at %d/s; "+
 		"push: %d operations/s for %s, a second once serve for ?wait=, the receiver in the bench's process (push-outage: %s longer, the receiver down %s from %s on). "+
 		"throttle-platform: %d jobs of as many amazon shops, amazon's whole bucket %s; fairness-slow: N's %d jobs beside H's %d tiktok shops × %d jobs answering after %s. "+
-		"Fleet scenarios (fairness, outage, throttle, throttle-platform, fairness-slow) with %s once work processes, each count in every repetition. "+
+		"ordering: %d publications of %d products, each to one of %d shopify stores, a second once dispatch, ONCE_REDIS_CLAIM_IDLE %s, a worker killed -9 every %s and started again. "+
+		"Fleet scenarios (fairness, outage, throttle, throttle-platform, fairness-slow, ordering) with %s once work processes, each count in every repetition. "+
 		"%d repetitions, interleaved; every variant on a fresh database.%s",
 		runtime.NumCPU(), runtime.Version(), pgVersion, cfg.RedisURL, app.DefaultConfig().WorkConcurrency, cfg.Latency,
 		cfg.Jobs, cfg.BeforeJobs, cfg.Backlog, cfg.Few, cfg.OutageFor, cfg.OutageRate, cfg.OutageLead, cfg.OutageLead,
 		cfg.Throttled, cfg.ShopBucket, cfg.OtherRate, cfg.PushRate, cfg.PushFor, cfg.ReceiverDown, cfg.ReceiverDown, cfg.PushFor/2,
-		cfg.PlatformJobs, cfg.PlatformBucket, cfg.FastJobs, cfg.SlowDestinations, cfg.SlowJobs, cfg.SlowLatency, workersList(cfg.Workers),
+		cfg.PlatformJobs, cfg.PlatformBucket, cfg.FastJobs, cfg.SlowDestinations, cfg.SlowJobs, cfg.SlowLatency,
+		cfg.OrderingJobs, cfg.OrderingKeys, cfg.OrderingStores, orderingClaimIdle, cfg.KillEvery, workersList(cfg.Workers),
 		cfg.Reps, workEnvNote(cfg.WorkEnv))
 }
 

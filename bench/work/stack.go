@@ -62,9 +62,35 @@ func (st *stack) env(overrides ...string) []string {
 // default), its metrics on a port of its own; the first is the process
 // "work", the next "work2", "work3"… (their logs and instance ids).
 func (st *stack) startWork(slots int) error {
-	port, err := pgcluster.FreePort()
+	name := "work"
+	if len(st.workers) > 0 {
+		name = fmt.Sprintf("work%d", len(st.workers)+1)
+	}
+	w, metrics, err := st.launchWork(name, slots)
 	if err != nil {
 		return err
+	}
+	st.workers = append(st.workers, w)
+	st.metrics = append(st.metrics, metrics)
+	return nil
+}
+
+// restartWork starts worker i again under its name (its instance id:
+// what a restarted pod keeps) after it ended.
+func (st *stack) restartWork(i, slots int, name string) error {
+	w, metrics, err := st.launchWork(name, slots)
+	if err != nil {
+		return err
+	}
+	st.workers[i], st.metrics[i] = w, metrics
+	return nil
+}
+
+// launchWork starts `once work` as name and returns it and its /metrics.
+func (st *stack) launchWork(name string, slots int) (*storm.Process, string, error) {
+	port, err := pgcluster.FreePort()
+	if err != nil {
+		return nil, "", err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	env := st.env("ONCE_OPS_ADDR", addr)
@@ -72,17 +98,8 @@ func (st *stack) startWork(slots int) error {
 		env = append(env, "ONCE_WORK_CONCURRENCY", strconv.Itoa(slots))
 	}
 	env = append(env, st.workEnv...)
-	name := "work"
-	if len(st.workers) > 0 {
-		name = fmt.Sprintf("work%d", len(st.workers)+1)
-	}
 	w, err := st.svc.StartNamed(name, "work", env...)
-	if err != nil {
-		return err
-	}
-	st.workers = append(st.workers, w)
-	st.metrics = append(st.metrics, "http://"+addr+"/metrics")
-	return nil
+	return w, "http://" + addr + "/metrics", err
 }
 
 // deadWorker is the first worker that ended, nil while all run.

@@ -182,7 +182,7 @@ func (f *Failures) fail(ctx context.Context, tx ports.Tx, op model.Operation, re
 // back to pending so the next delivery runs it. Other events (never
 // delivered, or whose operation is gone) need nothing. A task that cannot
 // be reopened (a newer one took its place) is the repository's domain
-// error, e.g. CodeAlreadyPublished; the caller re-drives the event in the
+// error, e.g. CodeSyncAlreadyActive; the caller re-drives the event in the
 // same transaction, so then it stays a dead letter.
 func (f *Failures) Reopen(ctx context.Context, tx ports.Tx, event model.OutboxEvent) error {
 	opID, ok := model.JobOperationID(event.Payload)

@@ -24,7 +24,7 @@ type Task interface {
 	// Reopen puts the task of op, failed because its job gave up, back
 	// where a worker takes it up again. A task that cannot be reopened (a
 	// newer one took its place) is a domain error with its code, e.g.
-	// CodeAlreadyPublished or CodeSyncAlreadyActive.
+	// CodeSyncAlreadyActive.
 	Reopen(ctx context.Context, tx ports.Tx, op model.Operation, now time.Time) error
 }
 

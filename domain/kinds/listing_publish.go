@@ -1,12 +1,9 @@
 package kinds
 
-import (
-	"net/http"
-
-	"github.com/oncehq/once/domain/model"
-)
+import "github.com/oncehq/once/domain/model"
 
 // ListingPublish publishes a product on a store; a succeeded publication
-// is a record kept (it says the product is listed).
-var ListingPublish = Kind{EventType: model.EventListingPublish, OperationKind: model.OperationListingPublish, ResourceType: "publication", Table: "publications", Retention: ExpiresFailed,
-	Conflict: &Conflict{Code: "ALREADY_PUBLISHED", Status: http.StatusConflict, Help: "The product already has a live publication on this store; `resource_id` names it."}}
+// is a record kept (it says the product is listed). A product may have
+// several live publications to one store: they run one after another, in
+// the order they were committed (their ordering key).
+var ListingPublish = Kind{EventType: model.EventListingPublish, OperationKind: model.OperationListingPublish, ResourceType: "publication", Table: "publications", Retention: ExpiresFailed}

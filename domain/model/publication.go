@@ -4,7 +4,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// The jobs of first publications: the event type that asks a worker for one
+// The jobs of publications: the event type that asks a worker for one
 // (it names the job) and the kind of the operation that tracks it (what
 // users see).
 const (
@@ -12,9 +12,10 @@ const (
 	OperationListingPublish = "listing.publish"
 )
 
-// Publication is the first publish of a product to a store: a task whose
-// worker creates the listing on the platform with the task id as the
-// request token, so the platform never holds two listings for it.
+// Publication is one publish of a product to a store: a task whose worker
+// puts the product's listing on the platform (created by the first
+// publication, replaced by later ones: one listing per shop and product)
+// with the task's request token, so retries never make two listings.
 type Publication struct {
 	TaskState
 	ProductID uuid.UUID
@@ -23,6 +24,10 @@ type Publication struct {
 	// snapshot reference).
 	ProductRevision   int
 	ExternalListingID string
+	// WaitsBehind is the publication of the same product and store that
+	// was the last one when this one was requested (uuid.Nil for the
+	// first): this one starts only once that one ended.
+	WaitsBehind uuid.UUID
 }
 
 // ListingPublish is the payload of EventListingPublish.

@@ -21,8 +21,11 @@ const (
 	ReasonPlatformRefused = "the platform refused the listing"
 )
 
-// PublishHandler creates the listing for one listing.publish message (the
-// lifecycle is jobs.Job). The job's request token (derived from the publish
+// PublishHandler puts the product's listing for one listing.publish
+// message (the lifecycle is jobs.Job): the platform holds one listing per
+// shop and SKU (the product's id), created by the product's first
+// publication to the store and replaced by each later one, which starts
+// only once the one before it ended (PublishRoute). The job's request token (derived from the publish
 // request; the publication id for a job that has none,
 // domain/model/request_token.go) goes to the platform, so a redelivered
 // message (or one whose first delivery died after the platform acted, or
@@ -30,7 +33,7 @@ const (
 // after its first commit was lost, never creates a second listing.
 //
 //  1. a publication whose store or product is gone fails.
-//  2. open the store's credentials and call CreateListing.
+//  2. open the store's credentials and call CreateListing for the SKU.
 //  3. record the listing id: publication and operation succeeded.
 //
 // Which draft is published: the product as it is when the worker reads it.
@@ -58,7 +61,7 @@ func NewPublishHandler(uow ports.UnitOfWork, gateway ports.PlatformGateway, seal
 		}
 		res, err := gateway.CreateListing(ctx, ports.CreateListingRequest{
 			RequestToken: run.Job.TokenOr(w.pub.ID), Platform: w.store.Platform, ExternalShopID: w.store.ExternalShopID,
-			Credentials: creds, Title: w.product.Title, Description: w.product.Description,
+			SKU: w.product.ID.String(), Credentials: creds, Title: w.product.Title, Description: w.product.Description,
 			PriceMinor: w.product.PriceMinor, Currency: w.product.Currency,
 		})
 		if id, ok := listedBefore(err); ok {

@@ -1,8 +1,9 @@
-// Package publishing holds the first publish of a product to a store: the
-// use case that records the publication task with its operation and
-// listing.publish event, and the worker that creates the listing on the
-// platform with the publication id as the request token, so the platform
-// never holds two listings for one publication.
+// Package publishing holds the publishes of a product to a store: the use
+// case that records a publication task with its operation and
+// listing.publish event, and the worker that puts the product's listing on
+// the platform (the first publication creates it, a later one replaces its
+// content) with the publication's request token, so the platform never
+// holds two listings for one product.
 package publishing
 
 import (
@@ -37,12 +38,14 @@ func NewService(uow ports.UnitOfWork, clock ports.Clock, ids ports.IDGenerator) 
 // the listing.publish event that starts the worker. It runs inside the
 // caller's transaction so the idempotency record commits with it.
 //
+// A product may be published to a store again while an earlier
+// publication of it there is live: the new one names the last one in
+// WaitsBehind and its job starts only once that one ended (PublishRoute),
+// so publications land on the platform in the order they were committed.
+//
 // Errors: CodeNotFound if the workspace has no such product or store,
 // CodeInvalidState if the store's credentials are not verified ("verify the
-// store first"), CodeAlreadyPublished with ResourceID = the existing
-// publication if the product already has a publication to this store that
-// did not fail (enforced by the database, so concurrent requests cannot
-// both win).
+// store first").
 func (s *Service) Publish(ctx context.Context, tx ports.Tx, p model.Principal, productID, storeID uuid.UUID) (model.Publication, model.Operation, error) {
 	product, err := tx.Products().Get(ctx, productID)
 	if err != nil {
@@ -52,7 +55,14 @@ func (s *Service) Publish(ctx context.Context, tx ports.Tx, p model.Principal, p
 	if err != nil {
 		return model.Publication{}, model.Operation{}, err
 	}
-	pub := model.Publication{TaskState: s.NewTask(p), ProductID: product.ID, StoreID: storeID, ProductRevision: product.Revision}
+	// Held until the transaction ends, so a concurrent publish of the
+	// product to the store names this one, not the same one as this.
+	behind, err := ports.Repository[ports.PublicationRepository](tx).LastInLine(ctx, product.ID, storeID)
+	if err != nil {
+		return model.Publication{}, model.Operation{}, err
+	}
+	pub := model.Publication{TaskState: s.NewTask(p), ProductID: product.ID, StoreID: storeID,
+		ProductRevision: product.Revision, WaitsBehind: behind}
 	return Task.Begin(ctx, tx, s.IDs, p, pub, PublishRoute(store, product.ID), func(op model.JobOperation) any {
 		return model.ListingPublish{PublicationID: pub.ID, ProductRevision: pub.ProductRevision, JobOperation: op}
 	})

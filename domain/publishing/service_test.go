@@ -3,7 +3,6 @@ package publishing_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 
 	"github.com/google/uuid"
@@ -73,29 +72,35 @@ func TestPublishOfAMissingProductOrStoreIsNotFound(t *testing.T) {
 	assert.True(t, domain.IsCode(err, domain.CodeNotFound), "got %v", err)
 }
 
-// A second publish of the product to the same store is refused, naming the
-// first publication; another store is another publication.
-func TestSecondPublishIsAlreadyPublishedWithTheFirstID(t *testing.T) {
+// A product is published to a store again while its first publication
+// there is live: the second waits behind the first (same ordering key),
+// and once both ran the shop holds one listing, with the second's content.
+func TestSuccessivePublishesWaitInLineAndReplaceOneListing(t *testing.T) {
 	h := newHarness(t)
 	store := h.store(t, true)
 	product := h.product(t, "Mug")
-	first, _, _ := h.publish(t, product.ID, store.ID)
+	first, _, firstMsg := h.publish(t, product.ID, store.ID)
+	assert.Equal(t, uuid.Nil, first.WaitsBehind, "the first of its line")
 
-	_, _, err := h.tryPublish(product.ID, store.ID)
-	assert.True(t, domain.IsCode(err, domain.CodeAlreadyPublished), "got %v", err)
-	var de *domain.Error
-	require.True(t, errors.As(err, &de))
-	assert.Equal(t, first.ID.String(), de.ResourceID)
-	assert.Len(t, h.pendingEvents(t, model.EventListingPublish), 1, "the refused publish wrote no event")
+	h.editProduct(t, product.ID, "Mug, blue")
+	second, _, secondMsg := h.publish(t, product.ID, store.ID)
+	assert.Equal(t, first.ID, second.WaitsBehind, "it waits behind the live one")
+	assert.Equal(t, firstMsg.OrderingKey, secondMsg.OrderingKey, "the outbox runs them one after the other")
+	third, _, _ := h.publish(t, product.ID, store.ID)
+	assert.Equal(t, second.ID, third.WaitsBehind)
 
-	// Still refused once the first one succeeded.
-	require.NoError(t, h.handler.Handle(context.Background(), h.message(t, first.ID)))
-	_, _, err = h.tryPublish(product.ID, store.ID)
-	assert.True(t, domain.IsCode(err, domain.CodeAlreadyPublished), "got %v", err)
+	require.NoError(t, h.handler.Handle(context.Background(), firstMsg))
+	require.NoError(t, h.handler.Handle(context.Background(), secondMsg))
+	one, _ := h.state(t, first.ID, first.OperationID)
+	two, _ := h.state(t, second.ID, second.OperationID)
+	require.Equal(t, model.TaskSucceeded, two.Status)
+	assert.Equal(t, one.ExternalListingID, two.ExternalListingID, "one listing per product and shop")
+	require.Equal(t, 1, h.sim.ListingCount())
+	assert.Equal(t, "Mug, blue", h.sim.Listings()[0].Title, "the later publication's content")
 
 	other := h.store(t, true)
-	_, _, err = h.tryPublish(product.ID, other.ID)
-	assert.NoError(t, err)
+	elsewhere, _, _ := h.publish(t, product.ID, other.ID)
+	assert.Equal(t, uuid.Nil, elsewhere.WaitsBehind, "another store is another line")
 }
 
 // A failed publication does not block publishing again.

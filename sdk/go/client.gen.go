@@ -1263,7 +1263,7 @@ type Problem struct {
 	// Example: urn:once:request:0193a4b2-7c1d-7e3f-9a8b-1c2d3e4f5a6b
 	Instance *string `json:"instance,omitempty"`
 
-	// ResourceId The resource the conflict is about: the active sync for SYNC_ALREADY_ACTIVE, the existing publication for ALREADY_PUBLISHED, the existing store for STORE_ALREADY_EXISTS
+	// ResourceId The resource the conflict is about: the active sync for SYNC_ALREADY_ACTIVE, the existing store for STORE_ALREADY_EXISTS
 	//
 	// Example: 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4
 	ResourceId *openapi_types.UUID `json:"resource_id,omitempty"`
@@ -1378,6 +1378,11 @@ type Publication struct {
 
 	// UpdatedAt Example: 2026-03-14T09:26:55Z
 	UpdatedAt time.Time `json:"updated_at"`
+
+	// WaitsBehind The publication of this product to this store that was the last one when this one was requested: this one starts only once that one's job has ended (one given up on holds the line until an operator re-drives or releases it). Absent for the first one.
+	//
+	// Example: 2b6f0c1e-7d3a-4e59-9c8b-1a0f5e6d7c42
+	WaitsBehind *openapi_types.UUID `json:"waits_behind,omitempty"`
 }
 
 // PublicationStatus Example: succeeded
@@ -2295,9 +2300,9 @@ type ClientInterface interface {
 	// Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
 	UpdateProduct(ctx context.Context, id openapi_types.UUID, params *UpdateProductParams, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PublishProductWithBody Publish a product to a store for the first time
+	// PublishProductWithBody Publish a product to a store
 	//
-	// Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
+	// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2306,9 +2311,9 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/products/{id}/publications (the `PublishProduct` operationId).
 	PublishProductWithBody(ctx context.Context, id openapi_types.UUID, params *PublishProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PublishProduct Publish a product to a store for the first time
+	// PublishProduct Publish a product to a store
 	//
-	// Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
+	// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -3031,9 +3036,9 @@ func (c *Client) UpdateProduct(ctx context.Context, id openapi_types.UUID, param
 	return c.Client.Do(req)
 }
 
-// PublishProductWithBody Publish a product to a store for the first time
+// PublishProductWithBody Publish a product to a store
 //
-// Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
+// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -3052,9 +3057,9 @@ func (c *Client) PublishProductWithBody(ctx context.Context, id openapi_types.UU
 	return c.Client.Do(req)
 }
 
-// PublishProduct Publish a product to a store for the first time
+// PublishProduct Publish a product to a store
 //
-// Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
+// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -6056,9 +6061,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
 	UpdateProductWithResponse(ctx context.Context, id openapi_types.UUID, params *UpdateProductParams, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error)
 
-	// PublishProductWithBodyWithResponse Publish a product to a store for the first time
+	// PublishProductWithBodyWithResponse Publish a product to a store
 	//
-	// Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
+	// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -6067,9 +6072,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/products/{id}/publications (the `PublishProduct` operationId).
 	PublishProductWithBodyWithResponse(ctx context.Context, id openapi_types.UUID, params *PublishProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishProductResponse, error)
 
-	// PublishProductWithResponse Publish a product to a store for the first time
+	// PublishProductWithResponse Publish a product to a store
 	//
-	// Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
+	// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -11641,9 +11646,9 @@ func (c *ClientWithResponses) UpdateProductWithResponse(ctx context.Context, id 
 	return ParseUpdateProductResponse(rsp)
 }
 
-// PublishProductWithBodyWithResponse Publish a product to a store for the first time
+// PublishProductWithBodyWithResponse Publish a product to a store
 //
-// Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
+// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11658,9 +11663,9 @@ func (c *ClientWithResponses) PublishProductWithBodyWithResponse(ctx context.Con
 	return ParsePublishProductResponse(rsp)
 }
 
-// PublishProductWithResponse Publish a product to a store for the first time
+// PublishProductWithResponse Publish a product to a store
 //
-// Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
+// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //

@@ -72,6 +72,11 @@ func (s *Sim) applyLocked(e Effect) {
 		}
 	case CallCreateListing:
 		l := *e.Listing
+		if at, ok := s.skuLocked(l.ListingContent); ok {
+			s.listingTokens[e.Token] = listingOutcome{request: listingRequest(l), index: at}
+			s.listings[at] = l
+			break
+		}
 		s.listingTokens[e.Token] = listingOutcome{request: listingRequest(l), index: len(s.listings)}
 		s.listings = append(s.listings, l)
 	}
@@ -88,6 +93,6 @@ func verifyRequest(platform, shopID, keyHash string) string {
 // the same listing (credentials aside: they may be rotated between
 // attempts).
 func listingRequest(l Listing) string {
-	return strings.Join([]string{l.Platform, l.ExternalShopID, l.Title, l.Description,
+	return strings.Join([]string{l.Platform, l.ExternalShopID, l.SKU, l.Title, l.Description,
 		strconv.FormatInt(l.PriceMinor, 10), l.Currency}, "\x00")
 }

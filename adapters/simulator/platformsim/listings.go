@@ -26,10 +26,14 @@ type Listing struct {
 type ListingContent struct {
 	Platform       string `json:"platform"`
 	ExternalShopID string `json:"external_shop_id"`
-	Title          string `json:"title"`
-	Description    string `json:"description"`
-	PriceMinor     int64  `json:"price_minor"`
-	Currency       string `json:"currency"`
+	// SKU is the seller's id of the item: the shop holds one listing per
+	// SKU, and a new token for a SKU it lists replaces that listing's
+	// content. Empty: every token creates a listing of its own.
+	SKU         string `json:"sku,omitempty"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	PriceMinor  int64  `json:"price_minor"`
+	Currency    string `json:"currency"`
 }
 
 type listingOutcome struct {
@@ -37,9 +41,10 @@ type listingOutcome struct {
 	index   int
 }
 
-// CreateListing creates one listing per request token. A repeated token
-// with the same request returns the first listing's id and creates
-// nothing, whoever's credentials it comes with (the token is the platform's
+// CreateListing creates one listing per request token, or, for a SKU the
+// shop lists already, replaces that listing's content (same id). A
+// repeated token with the same request returns the listing's id and
+// changes nothing, whoever's credentials it comes with (the token is the platform's
 // idempotency key, and credentials may be rotated between attempts).
 // Injected failures apply: FailNext before anything happens,
 // FailAfterEffect after the listing was created (or looked up).
@@ -62,16 +67,20 @@ func (s *Sim) CreateListing(ctx context.Context, req ports.CreateListingRequest)
 			return ports.CreateListingResult{}, err
 		}
 
-		// l is the listing this call asks for: created if the token is new,
-		// compared with the first request of the token otherwise.
+		// l is the listing this call asks for: created (or the SKU's
+		// replaced) if the token is new, compared with the first request of
+		// the token otherwise.
 		l := Listing{
 			ID:    fmt.Sprintf("lst_%06d", len(s.listings)+1),
 			Token: req.RequestToken,
 			ListingContent: ListingContent{
-				Platform: req.Platform, ExternalShopID: req.ExternalShopID, Title: req.Title,
+				Platform: req.Platform, ExternalShopID: req.ExternalShopID, SKU: req.SKU, Title: req.Title,
 				Description: req.Description, PriceMinor: req.PriceMinor, Currency: req.Currency,
 			},
 			CreatedAt: call.At,
+		}
+		if at, ok := s.skuLocked(l.ListingContent); ok {
+			l.ID, l.CreatedAt = s.listings[at].ID, s.listings[at].CreatedAt
 		}
 		if first, ok := s.listingTokens[req.RequestToken]; ok {
 			id := s.listings[first.index].ID
@@ -109,7 +118,20 @@ func validateListing(req ports.CreateListingRequest) error {
 	return nil
 }
 
-// Listings returns every listing created so far, in order.
+// skuLocked is the index of the shop's listing of c's SKU, if it has one.
+// Call with mu held.
+func (s *Sim) skuLocked(c ListingContent) (int, bool) {
+	if c.SKU == "" {
+		return 0, false
+	}
+	i := slices.IndexFunc(s.listings, func(l Listing) bool {
+		return l.SKU == c.SKU && l.Platform == c.Platform && l.ExternalShopID == c.ExternalShopID
+	})
+	return i, i >= 0
+}
+
+// Listings returns every listing created so far, in order (a replaced one
+// with its latest content).
 func (s *Sim) Listings() []Listing {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -135,3 +135,39 @@ func TestCreateListingRefusesBadRequestsWithoutEffect(t *testing.T) {
 	assert.Zero(t, sim.ListingCount())
 	assert.Zero(t, sim.EffectCount())
 }
+
+// A new token for a SKU the shop lists replaces that listing's content
+// under the same id (one listing per shop and SKU), and a restart that
+// replays the effects knows it so; the first token still answers alone.
+func TestCreateListingOfAListedSKUReplacesIt(t *testing.T) {
+	j := &journal{}
+	sim := platformsim.New(platformsim.WithJournal(j))
+	ctx := context.Background()
+	first := listing("pub-1", "Mug")
+	first.SKU = "product-1"
+	a, err := sim.CreateListing(ctx, first)
+	require.NoError(t, err)
+	second := listing("pub-2", "Mug, blue")
+	second.SKU = "product-1"
+	b, err := sim.CreateListing(ctx, second)
+	require.NoError(t, err)
+	assert.Equal(t, a.ExternalListingID, b.ExternalListingID)
+	require.Equal(t, 1, sim.ListingCount())
+	assert.Equal(t, "Mug, blue", sim.Listings()[0].Title)
+	assert.Equal(t, 2, sim.EffectCount(), "one effect per token")
+
+	other := listing("pub-3", "Mug")
+	other.SKU, other.ExternalShopID = "product-1", "shop-2"
+	c, err := sim.CreateListing(ctx, other)
+	require.NoError(t, err)
+	assert.NotEqual(t, a.ExternalListingID, c.ExternalListingID, "another shop lists it apart")
+
+	restarted := platformsim.New()
+	require.NoError(t, restarted.Restore(j.effects))
+	assert.Equal(t, 2, restarted.ListingCount())
+	assert.Equal(t, "Mug, blue", restarted.Listings()[0].Title)
+	again, err := restarted.CreateListing(ctx, first)
+	require.NoError(t, err)
+	assert.Equal(t, a.ExternalListingID, again.ExternalListingID, "the first token answers again")
+	assert.Equal(t, "Mug, blue", restarted.Listings()[0].Title, "and changes nothing")
+}

@@ -102,7 +102,7 @@ func (c *Client) VerifyCredentials(ctx context.Context, req ports.VerifyCredenti
 func (c *Client) CreateListing(ctx context.Context, req ports.CreateListingRequest) (ports.CreateListingResult, error) {
 	var a listingAnswer
 	err := c.call(ctx, "platform", PathListings, callInfo{token: req.RequestToken, creds: req.Credentials}, listingBody{
-		Platform: req.Platform, ExternalShopID: req.ExternalShopID, Title: req.Title,
+		Platform: req.Platform, ExternalShopID: req.ExternalShopID, SKU: req.SKU, Title: req.Title,
 		Description: req.Description, PriceMinor: req.PriceMinor, Currency: req.Currency,
 	}, &a)
 	return ports.CreateListingResult{ExternalListingID: a.ExternalListingID}, err

@@ -142,7 +142,7 @@ func (s *Server) routes() {
 	s.mux.Handle("POST "+PathListings, serveCall(s, KindListing, func(ctx context.Context, c callInfo, b listingBody) (listingAnswer, error) {
 		r, err := s.platform.CreateListing(ctx, ports.CreateListingRequest{
 			RequestToken: c.token, Platform: b.Platform, ExternalShopID: b.ExternalShopID, Credentials: c.creds,
-			Title: b.Title, Description: b.Description, PriceMinor: b.PriceMinor, Currency: b.Currency,
+			SKU: b.SKU, Title: b.Title, Description: b.Description, PriceMinor: b.PriceMinor, Currency: b.Currency,
 		})
 		return listingAnswer{ExternalListingID: r.ExternalListingID}, err
 	}))

@@ -393,8 +393,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Publish a product to a store for the first time
-         * @description Creates the publish task; the worker creates the listing on the platform with the task id as the request token, so retries, duplicate deliveries and timeouts never make two listings. A product has one live publication per store (409 ALREADY_PUBLISHED with its id). Idempotent.
+         * Publish a product to a store
+         * @description Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
          *
          *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
@@ -1246,7 +1246,7 @@ export interface components {
             instance?: string;
             /**
              * Format: uuid
-             * @description The resource the conflict is about: the active sync for SYNC_ALREADY_ACTIVE, the existing publication for ALREADY_PUBLISHED, the existing store for STORE_ALREADY_EXISTS
+             * @description The resource the conflict is about: the active sync for SYNC_ALREADY_ACTIVE, the existing store for STORE_ALREADY_EXISTS
              * @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4
              */
             resource_id?: string;
@@ -1383,6 +1383,12 @@ export interface components {
              * @example 2026-03-14T09:26:55Z
              */
             updated_at: string;
+            /**
+             * Format: uuid
+             * @description The publication of this product to this store that was the last one when this one was requested: this one starts only once that one's job has ended (one given up on holds the line until an operator re-drives or releases it). Absent for the first one.
+             * @example 2b6f0c1e-7d3a-4e59-9c8b-1a0f5e6d7c42
+             */
+            waits_behind?: string;
         };
         PublicationAccepted: {
             operation: components["schemas"]["Operation"];
