@@ -120,7 +120,10 @@ func NewIssuer(cfg SecretsConfig) (*jwtauth.Issuer, error) {
 	if ring == nil {
 		return nil, errors.New("no token secret to sign with: set ONCE_JWT_SECRET or ONCE_JWT_SECRETS (tokens from ONCE_JWKS_URLS are signed by the identity provider)")
 	}
-	return jwtauth.NewIssuer(ring, cfg.JWTIssuer, cfg.JWTAudience, cfg.TokenTTL)
+	return jwtauth.NewIssuer(ring, jwtauth.IssuerOptions{
+		Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience,
+		WorkspaceClaim: cfg.JWTWorkspaceClaim, UserClaim: cfg.JWTUserClaim, TTL: cfg.TokenTTL,
+	})
 }
 
 // newVerifier accepts the tokens of the HS256 keyring and of the identity

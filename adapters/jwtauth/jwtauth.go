@@ -5,6 +5,7 @@
 package jwtauth
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,28 +43,34 @@ type Claims struct {
 
 // Issuer signs access tokens with the first secret of a keyring.
 type Issuer struct {
-	ring     *Keyring
-	issuer   string
-	audience string
-	ttl      time.Duration
-	now      func() time.Time
+	ring *Keyring
+	opts IssuerOptions
+	now  func() time.Time
 }
 
-// NewIssuer builds an Issuer that signs with ring's first secret, names
-// issuer as "iss" and audience (when not empty) as "aud", and lets tokens
-// live for ttl (> 0). Its tokens name the user in "sub" and the workspace
-// in "wsp", the default claims.
-func NewIssuer(ring *Keyring, issuer, audience string, ttl time.Duration) (*Issuer, error) {
+// IssuerOptions say what an Issuer's tokens say: "iss", "aud" when not
+// empty, the claims naming the workspace and the user (empty: the
+// defaults, as VerifierOptions), and how long they live (> 0).
+type IssuerOptions struct {
+	Issuer, Audience          string
+	WorkspaceClaim, UserClaim string
+	TTL                       time.Duration
+}
+
+// NewIssuer builds an Issuer that signs with ring's first secret.
+func NewIssuer(ring *Keyring, opts IssuerOptions) (*Issuer, error) {
 	if ring == nil {
 		return nil, errors.New("jwtauth: no keyring to sign with")
 	}
-	if issuer == "" {
+	if opts.Issuer == "" {
 		return nil, errors.New("jwtauth: the issuer is empty")
 	}
-	if ttl <= 0 {
+	if opts.TTL <= 0 {
 		return nil, errors.New("jwtauth: the token lifetime must be positive")
 	}
-	return &Issuer{ring: ring, issuer: issuer, audience: audience, ttl: ttl, now: time.Now}, nil
+	opts.WorkspaceClaim = cmp.Or(opts.WorkspaceClaim, DefaultWorkspaceClaim)
+	opts.UserClaim = cmp.Or(opts.UserClaim, DefaultUserClaim)
+	return &Issuer{ring: ring, opts: opts, now: time.Now}, nil
 }
 
 // Issue signs a token for user in workspace, valid from now for the ttl.
@@ -73,14 +80,14 @@ func (i *Issuer) Issue(workspace, user uuid.UUID) (string, error) {
 	}
 	now := i.now()
 	claims := jwt.MapClaims{
-		"iss":                 i.issuer,
-		DefaultUserClaim:      user.String(),
-		DefaultWorkspaceClaim: workspace.String(),
+		"iss":                 i.opts.Issuer,
+		i.opts.UserClaim:      user.String(),
+		i.opts.WorkspaceClaim: workspace.String(),
 		"iat":                 now.Unix(),
-		"exp":                 now.Add(i.ttl).Unix(),
+		"exp":                 now.Add(i.opts.TTL).Unix(),
 	}
-	if i.audience != "" {
-		claims["aud"] = i.audience
+	if i.opts.Audience != "" {
+		claims["aud"] = i.opts.Audience
 	}
 	token := jwt.NewWithClaims(hs256, claims)
 	secret := i.ring.signing()
@@ -135,12 +142,8 @@ func NewVerifier(opts VerifierOptions) (*Verifier, error) {
 	if opts.Leeway < 0 {
 		return nil, errors.New("jwtauth: the leeway is negative")
 	}
-	if opts.WorkspaceClaim == "" {
-		opts.WorkspaceClaim = DefaultWorkspaceClaim
-	}
-	if opts.UserClaim == "" {
-		opts.UserClaim = DefaultUserClaim
-	}
+	opts.WorkspaceClaim = cmp.Or(opts.WorkspaceClaim, DefaultWorkspaceClaim)
+	opts.UserClaim = cmp.Or(opts.UserClaim, DefaultUserClaim)
 	var methods []string
 	if opts.Keyring != nil {
 		methods = append(methods, hs256.Alg())

@@ -23,7 +23,7 @@ var (
 
 func newPair(t *testing.T) (*Issuer, *Verifier) {
 	t.Helper()
-	iss, err := NewIssuer(ring(t, Secret{Key: secret}), issuer, "", 15*time.Minute)
+	iss, err := NewIssuer(ring(t, Secret{Key: secret}), IssuerOptions{Issuer: issuer, TTL: 15 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestVerifyExpired(t *testing.T) {
 
 func newIssuerNow(t *testing.T, now time.Time) (*Issuer, error) {
 	t.Helper()
-	iss, err := NewIssuer(ring(t, Secret{Key: secret}), issuer, "", 15*time.Minute)
+	iss, err := NewIssuer(ring(t, Secret{Key: secret}), IssuerOptions{Issuer: issuer, TTL: 15 * time.Minute})
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func TestVerifyRefuses(t *testing.T) {
 		c[name] = value
 		return c
 	}
-	otherIssuer, _ := NewIssuer(ring(t, Secret{Key: secret}), "someone-else", "", time.Minute)
+	otherIssuer, _ := NewIssuer(ring(t, Secret{Key: secret}), IssuerOptions{Issuer: "someone-else", TTL: time.Minute})
 	otherToken, _ := otherIssuer.Issue(workspace, user)
 	goodToken := sign(t, jwt.SigningMethodHS256, secret, validClaims())
 	parts := strings.Split(goodToken, ".")
@@ -228,7 +228,7 @@ func TestConstructorsRefuse(t *testing.T) {
 		t.Error("NewKeyring accepted an id twice")
 	}
 	r := ring(t, Secret{Key: secret})
-	if _, err := NewIssuer(r, "", "", time.Minute); err == nil {
+	if _, err := NewIssuer(r, IssuerOptions{Issuer: "", TTL: time.Minute}); err == nil {
 		t.Error("NewIssuer accepted an empty issuer")
 	}
 	if _, err := NewVerifier(VerifierOptions{Keyring: r}); err == nil {
@@ -237,10 +237,10 @@ func TestConstructorsRefuse(t *testing.T) {
 	if _, err := NewVerifier(VerifierOptions{Issuer: issuer}); err == nil {
 		t.Error("NewVerifier accepted neither a keyring nor a JWKS")
 	}
-	if _, err := NewIssuer(r, issuer, "", 0); err == nil {
+	if _, err := NewIssuer(r, IssuerOptions{Issuer: issuer, TTL: 0}); err == nil {
 		t.Error("NewIssuer accepted a zero ttl")
 	}
-	if _, err := NewIssuer(nil, issuer, "", time.Minute); err == nil {
+	if _, err := NewIssuer(nil, IssuerOptions{Issuer: issuer, TTL: time.Minute}); err == nil {
 		t.Error("NewIssuer accepted no keyring")
 	}
 	iss, _ := newPair(t)
@@ -254,7 +254,7 @@ func TestConstructorsRefuse(t *testing.T) {
 
 func TestSecretIsCopied(t *testing.T) {
 	s := append([]byte(nil), secret...)
-	iss, _ := NewIssuer(ring(t, Secret{Key: s}), issuer, "", time.Minute)
+	iss, _ := NewIssuer(ring(t, Secret{Key: s}), IssuerOptions{Issuer: issuer, TTL: time.Minute})
 	ver, _ := NewVerifier(VerifierOptions{Keyring: ring(t, Secret{Key: s}), Issuer: issuer})
 	s[0] ^= 0xFF
 	token, _ := iss.Issue(workspace, user)

@@ -24,7 +24,7 @@ func TestKeyringRotation(t *testing.T) {
 	issued := make([]string, len(steps))
 	verifiers := make([]*Verifier, len(steps))
 	for i, s := range steps {
-		iss, err := NewIssuer(s.ring, issuer, "", time.Hour)
+		iss, err := NewIssuer(s.ring, IssuerOptions{Issuer: issuer, TTL: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
