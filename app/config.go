@@ -82,6 +82,18 @@ func LoadConfig() (Config, error) {
 	return c, c.Validate()
 }
 
+// LoadBackgroundConfig is LoadConfig for a process that serves no API
+// (once dispatch, once work): it verifies no token, so it needs no token
+// setting, and a worker, which calls URLs tenants choose, holds no secret
+// that could forge one.
+func LoadBackgroundConfig() (Config, error) {
+	c, err := ReadConfig()
+	if err != nil {
+		return Config{}, err
+	}
+	return c, c.validate(false)
+}
+
 // ReadConfig is LoadConfig without the validation, for `once config`,
 // which shows an invalid configuration too.
 func ReadConfig() (Config, error) {
@@ -95,9 +107,12 @@ func ReadConfig() (Config, error) {
 
 // Validate says everything that is wrong at once, naming the variables:
 // each group checks its own, given what it needs of the others.
-func (c Config) Validate() error {
+func (c Config) Validate() error { return c.validate(true) }
+
+// validate is Validate, the token settings required when verifiesTokens.
+func (c Config) validate(verifiesTokens bool) error {
 	return errors.Join(
-		c.SecretsConfig.Validate(c.Embedded()),
+		c.SecretsConfig.Validate(c.Embedded(), verifiesTokens),
 		c.IdempotencyConfig.Validate(),
 		c.DatabaseConfig.Validate(),
 		c.HTTPConfig.Validate(),

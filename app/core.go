@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"go.uber.org/fx"
@@ -31,7 +32,7 @@ var CoreModule = fx.Module("core",
 		fx.Annotate(system.NewIDs, fx.As(new(ports.IDGenerator))),
 		fx.Annotate(newSealer, fx.As(new(ports.CredentialSealer))),
 		newFingerprinter,
-		newIssuer,
+		NewIssuer,
 		newVerifier,
 		newIdempotency,
 		newOperationWaiters,
@@ -109,18 +110,67 @@ func newFingerprinter(cfg SecretsConfig) (*idempotency.Fingerprinter, error) {
 	return idempotency.NewFingerprinter(secrets)
 }
 
-func newIssuer(cfg SecretsConfig) (*jwtauth.Issuer, error) {
-	return jwtauth.NewIssuer([]byte(cfg.JWTSecret), cfg.JWTIssuer, cfg.TokenTTL)
+// NewIssuer signs tokens with the first secret of the HS256 keyring
+// (`once token`, the demo); without a keyring there is nothing to sign with.
+func NewIssuer(cfg SecretsConfig) (*jwtauth.Issuer, error) {
+	ring, err := cfg.Keyring()
+	if err != nil {
+		return nil, err
+	}
+	if ring == nil {
+		return nil, errors.New("no token secret to sign with: set ONCE_JWT_SECRET or ONCE_JWT_SECRETS (tokens from ONCE_JWKS_URLS are signed by the identity provider)")
+	}
+	return jwtauth.NewIssuer(ring, jwtauth.IssuerOptions{
+		Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience,
+		WorkspaceClaim: cfg.JWTWorkspaceClaim, UserClaim: cfg.JWTUserClaim, TTL: cfg.TokenTTL,
+	})
 }
 
-func newVerifier(cfg SecretsConfig) (*jwtauth.Verifier, error) {
-	return jwtauth.NewVerifier([]byte(cfg.JWTSecret), cfg.JWTIssuer)
+// newVerifier accepts the tokens of the HS256 keyring and of the identity
+// providers' JWKS, as configured; the JWKS are fetched again in the
+// background while the application runs.
+func newVerifier(lc fx.Lifecycle, cfg SecretsConfig, log *slog.Logger) (*jwtauth.Verifier, error) {
+	ring, err := cfg.Keyring()
+	if err != nil {
+		return nil, err
+	}
+	opts := jwtauth.VerifierOptions{
+		Keyring: ring, Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience,
+		WorkspaceClaim: cfg.JWTWorkspaceClaim, UserClaim: cfg.JWTUserClaim, Leeway: cfg.JWTLeeway,
+	}
+	if urls := cfg.JWKSURLList(); len(urls) > 0 {
+		jwks, err := jwtauth.NewJWKS(jwtauth.JWKSOptions{
+			URLs: urls, Refresh: cfg.JWKSRefresh, MinRefresh: cfg.JWKSMinRefresh, Log: log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		lc.Append(fx.Hook{
+			OnStart: func(context.Context) error {
+				go func() { defer close(done); jwks.Run(ctx) }()
+				return nil
+			},
+			OnStop: func(stopCtx context.Context) error {
+				cancel()
+				select {
+				case <-done:
+					return nil
+				case <-stopCtx.Done():
+					return stopCtx.Err()
+				}
+			},
+		})
+		opts.JWKS = jwks
+	}
+	return jwtauth.NewVerifier(opts)
 }
 
 // newAuthenticator checks the token, then the membership it claims.
 func newAuthenticator(v *jwtauth.Verifier, ws *workspaces.Service) httpapi.Authenticator {
 	return func(ctx context.Context, token string) (model.Principal, error) {
-		claims, err := v.Verify(token)
+		claims, err := v.Verify(ctx, token)
 		if err != nil {
 			return model.Principal{}, err
 		}

@@ -1,8 +1,12 @@
-// Package jwtauth issues and verifies the access tokens of once: HS256 JWTs
-// that name a user (sub) and a workspace (wsp).
+// Package jwtauth issues and verifies the access tokens of once: JWTs that
+// name a user and a workspace, signed either by once with an HS256 keyring
+// (the embedded default, small deployments) or by the team's identity
+// provider, whose public keys a JWKS holds (RS256, ES256, EdDSA).
 package jwtauth
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -17,12 +21,19 @@ import (
 // section 3.2: a key of at least the hash output size).
 const MinSecretLen = 32
 
-// maxTokenLen bounds the work a caller can ask of Verify; our tokens are a
-// few hundred bytes.
+// maxTokenLen bounds the work a caller can ask of Verify; tokens are a few
+// hundred bytes, an identity provider's a few kB.
 const maxTokenLen = 8 << 10
 
-// algorithm is the one signing method issued and accepted.
-var algorithm = jwt.SigningMethodHS256
+// Default claim names and clock leeway of VerifierOptions.
+const (
+	DefaultWorkspaceClaim = "wsp"
+	DefaultUserClaim      = "sub"
+	DefaultLeeway         = 30 * time.Second
+)
+
+// hs256 is the one algorithm of the keyring; the JWKS's are in fits.
+var hs256 = jwt.SigningMethodHS256
 
 // Claims is what a verified token says about its bearer.
 type Claims struct {
@@ -30,30 +41,36 @@ type Claims struct {
 	UserID      uuid.UUID
 }
 
-// tokenClaims is the wire form: sub = user id, wsp = workspace id.
-type tokenClaims struct {
-	WorkspaceID string `json:"wsp"`
-	jwt.RegisteredClaims
-}
-
-// Issuer signs access tokens.
+// Issuer signs access tokens with the first secret of a keyring.
 type Issuer struct {
-	secret []byte
-	issuer string
-	ttl    time.Duration
-	now    func() time.Time
+	ring *Keyring
+	opts IssuerOptions
+	now  func() time.Time
 }
 
-// NewIssuer builds an Issuer that signs with secret (at least MinSecretLen
-// bytes), names issuer as "iss", and lets tokens live for ttl (> 0).
-func NewIssuer(secret []byte, issuer string, ttl time.Duration) (*Issuer, error) {
-	if err := checkConfig(secret, issuer); err != nil {
-		return nil, err
+// IssuerOptions say what an Issuer's tokens say: "iss", "aud" when not
+// empty, the claims naming the workspace and the user (empty: the
+// defaults, as VerifierOptions), and how long they live (> 0).
+type IssuerOptions struct {
+	Issuer, Audience          string
+	WorkspaceClaim, UserClaim string
+	TTL                       time.Duration
+}
+
+// NewIssuer builds an Issuer that signs with ring's first secret.
+func NewIssuer(ring *Keyring, opts IssuerOptions) (*Issuer, error) {
+	if ring == nil {
+		return nil, errors.New("jwtauth: no keyring to sign with")
 	}
-	if ttl <= 0 {
+	if opts.Issuer == "" {
+		return nil, errors.New("jwtauth: the issuer is empty")
+	}
+	if opts.TTL <= 0 {
 		return nil, errors.New("jwtauth: the token lifetime must be positive")
 	}
-	return &Issuer{secret: clone(secret), issuer: issuer, ttl: ttl, now: time.Now}, nil
+	opts.WorkspaceClaim = cmp.Or(opts.WorkspaceClaim, DefaultWorkspaceClaim)
+	opts.UserClaim = cmp.Or(opts.UserClaim, DefaultUserClaim)
+	return &Issuer{ring: ring, opts: opts, now: time.Now}, nil
 }
 
 // Issue signs a token for user in workspace, valid from now for the ttl.
@@ -62,50 +79,90 @@ func (i *Issuer) Issue(workspace, user uuid.UUID) (string, error) {
 		return "", errors.New("jwtauth: a token needs a workspace and a user")
 	}
 	now := i.now()
-	claims := tokenClaims{
-		WorkspaceID: workspace.String(),
-		RegisteredClaims: jwt.RegisteredClaims{
-			Issuer:    i.issuer,
-			Subject:   user.String(),
-			IssuedAt:  jwt.NewNumericDate(now),
-			ExpiresAt: jwt.NewNumericDate(now.Add(i.ttl)),
-		},
+	claims := jwt.MapClaims{
+		"iss":                 i.opts.Issuer,
+		i.opts.UserClaim:      user.String(),
+		i.opts.WorkspaceClaim: workspace.String(),
+		"iat":                 now.Unix(),
+		"exp":                 now.Add(i.opts.TTL).Unix(),
 	}
-	token, err := jwt.NewWithClaims(algorithm, claims).SignedString(i.secret)
+	if i.opts.Audience != "" {
+		claims["aud"] = i.opts.Audience
+	}
+	token := jwt.NewWithClaims(hs256, claims)
+	secret := i.ring.signing()
+	if secret.ID != "" {
+		token.Header["kid"] = secret.ID
+	}
+	signed, err := token.SignedString(secret.Key)
 	if err != nil {
 		return "", fmt.Errorf("jwtauth: sign: %w", err)
 	}
-	return token, nil
+	return signed, nil
+}
+
+// VerifierOptions say which tokens a Verifier accepts.
+type VerifierOptions struct {
+	// Keyring verifies HS256 tokens; JWKS RS256, ES256 and EdDSA ones.
+	// At least one is needed; an algorithm whose source is absent is
+	// refused, so "none" always is, and so is HS256 without a keyring
+	// (the public key used as an HMAC secret).
+	Keyring *Keyring
+	JWKS    *JWKS
+	// Issuer is the "iss" required; Audience, when not empty, a value "aud"
+	// must hold.
+	Issuer   string
+	Audience string
+	// WorkspaceClaim and UserClaim name the claims holding the workspace
+	// and user ids (UUIDs); empty: DefaultWorkspaceClaim, DefaultUserClaim.
+	WorkspaceClaim, UserClaim string
+	// Leeway is the clock skew allowed on exp, nbf and iat.
+	Leeway time.Duration
 }
 
 // Verifier checks access tokens.
 type Verifier struct {
-	secret []byte
-	issuer string
-	now    func() time.Time
+	opts    VerifierOptions
+	methods []string
+	now     func() time.Time
 	// verified remembers tokens that passed (verified.go): a client sends
 	// the same token with every request, and checking it again was a tenth
 	// of the service's CPU per write.
 	verified *verifiedTokens
 }
 
-// NewVerifier builds a Verifier for tokens signed with secret (at least
-// MinSecretLen bytes) by issuer.
-func NewVerifier(secret []byte, issuer string) (*Verifier, error) {
-	if err := checkConfig(secret, issuer); err != nil {
-		return nil, err
+// NewVerifier builds a Verifier for opts.
+func NewVerifier(opts VerifierOptions) (*Verifier, error) {
+	if opts.Keyring == nil && opts.JWKS == nil {
+		return nil, errors.New("jwtauth: nothing to verify tokens with: no keyring and no JWKS")
 	}
-	return &Verifier{secret: clone(secret), issuer: issuer, now: time.Now, verified: newVerifiedTokens(verifiedTokensSize)}, nil
+	if opts.Issuer == "" {
+		return nil, errors.New("jwtauth: the issuer is empty")
+	}
+	if opts.Leeway < 0 {
+		return nil, errors.New("jwtauth: the leeway is negative")
+	}
+	opts.WorkspaceClaim = cmp.Or(opts.WorkspaceClaim, DefaultWorkspaceClaim)
+	opts.UserClaim = cmp.Or(opts.UserClaim, DefaultUserClaim)
+	var methods []string
+	if opts.Keyring != nil {
+		methods = append(methods, hs256.Alg())
+	}
+	if opts.JWKS != nil {
+		methods = append(methods, "RS256", "ES256", "EdDSA")
+	}
+	return &Verifier{opts: opts, methods: methods, now: time.Now, verified: newVerifiedTokens(verifiedTokensSize)}, nil
 }
 
-// Verify checks token's HS256 signature, its issuer, that it carries an
-// expiry that has not passed, and that sub and wsp are UUIDs, and returns
-// its claims. Any other algorithm, "none" included, is refused. Every failure
-// is domain.CodeUnauthenticated; the message never echoes the token.
+// Verify checks token's signature with the key its algorithm and kid
+// name, its issuer, its audience when one is configured, that it carries an
+// expiry that has not passed (give or take the leeway), and that the
+// workspace and user claims are UUIDs, and returns them. Every failure is
+// domain.CodeUnauthenticated; the message never echoes the token.
 //
-// A token that passed is remembered until its expiry (verified.go), so a
-// repeated token costs a map lookup and a clock read.
-func (v *Verifier) Verify(token string) (Claims, error) {
+// A token that passed is remembered (verified.go), so a repeated token
+// costs a map lookup and a clock read.
+func (v *Verifier) Verify(ctx context.Context, token string) (Claims, error) {
 	if c, ok := v.verified.get(token, v.now()); ok {
 		return c, nil
 	}
@@ -115,43 +172,87 @@ func (v *Verifier) Verify(token string) (Claims, error) {
 	if len(token) > maxTokenLen {
 		return Claims{}, domain.Errorf(domain.CodeUnauthenticated, "the access token is invalid")
 	}
-	var claims tokenClaims
-	_, err := jwt.ParseWithClaims(token, &claims,
-		func(*jwt.Token) (any, error) { return v.secret, nil },
-		jwt.WithValidMethods([]string{algorithm.Alg()}),
-		jwt.WithIssuer(v.issuer),
+	// recheck is when the key's source must be asked again (a JWKS key
+	// may be removed); zero: never before the expiry.
+	var recheck time.Time
+	keyOf := func(t *jwt.Token) (any, error) {
+		key, until, err := v.key(ctx, t)
+		recheck = until
+		return key, err
+	}
+	opts := []jwt.ParserOption{
+		jwt.WithValidMethods(v.methods),
+		jwt.WithIssuer(v.opts.Issuer),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
+		jwt.WithLeeway(v.opts.Leeway),
 		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(v.now),
-	)
-	if err != nil {
+	}
+	if v.opts.Audience != "" {
+		opts = append(opts, jwt.WithAudience(v.opts.Audience))
+	}
+	claims := jwt.MapClaims{}
+	if _, err := jwt.ParseWithClaims(token, claims, keyOf, opts...); err != nil {
 		if errors.Is(err, jwt.ErrTokenExpired) {
 			return Claims{}, domain.Wrap(domain.CodeUnauthenticated, err, "the access token has expired")
 		}
 		return Claims{}, domain.Wrap(domain.CodeUnauthenticated, err, "the access token is invalid")
 	}
-	user, err := uuid.Parse(claims.Subject)
-	if err != nil || user == uuid.Nil {
+	user, ok := uuidClaim(claims, v.opts.UserClaim)
+	if !ok {
 		return Claims{}, domain.Errorf(domain.CodeUnauthenticated, "the access token names no valid user")
 	}
-	workspace, err := uuid.Parse(claims.WorkspaceID)
-	if err != nil || workspace == uuid.Nil {
+	workspace, ok := uuidClaim(claims, v.opts.WorkspaceClaim)
+	if !ok {
 		return Claims{}, domain.Errorf(domain.CodeUnauthenticated, "the access token names no valid workspace")
 	}
 	c := Claims{WorkspaceID: workspace, UserID: user}
-	v.verified.put(token, c, claims.ExpiresAt.Time)
+	exp, _ := claims.GetExpirationTime() // required above
+	until := exp.Add(v.opts.Leeway)
+	if !recheck.IsZero() && recheck.Before(until) {
+		until = recheck
+	}
+	v.verified.put(token, c, until)
 	return c, nil
 }
 
-func checkConfig(secret []byte, issuer string) error {
-	if len(secret) < MinSecretLen {
-		return fmt.Errorf("jwtauth: the signing secret is %d bytes; at least %d are required", len(secret), MinSecretLen)
+// key is the key for t's algorithm and kid, and when to ask for it again.
+func (v *Verifier) key(ctx context.Context, t *jwt.Token) (any, time.Time, error) {
+	kid, hasKID := t.Header["kid"].(string)
+	if _, present := t.Header["kid"]; present && !hasKID {
+		return nil, time.Time{}, errors.New("the kid is not a string")
 	}
-	if issuer == "" {
-		return errors.New("jwtauth: the issuer is empty")
+	switch alg := t.Method.Alg(); alg {
+	case hs256.Alg():
+		key, ok := v.opts.Keyring.verifying(kid, hasKID)
+		if !ok {
+			return nil, time.Time{}, errors.New("no secret has this kid")
+		}
+		return key, time.Time{}, nil
+	default: // WithValidMethods let through only the JWKS's algorithms
+		return v.opts.JWKS.verifying(ctx, alg, kid, hasKID)
 	}
-	return nil
+}
+
+// uuidClaim reads claim as a UUID string other than the nil UUID.
+func uuidClaim(claims jwt.MapClaims, claim string) (uuid.UUID, bool) {
+	s, ok := claims[claim].(string)
+	if !ok {
+		return uuid.Nil, false
+	}
+	id, err := uuid.Parse(s)
+	return id, err == nil && id != uuid.Nil
+}
+
+// verificationKeys is keys as golang-jwt's set of candidates: a signature
+// any of them verifies passes.
+func verificationKeys(keys []any) jwt.VerificationKeySet {
+	set := jwt.VerificationKeySet{Keys: make([]jwt.VerificationKey, len(keys))}
+	for i, k := range keys {
+		set.Keys[i] = k
+	}
+	return set
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }

@@ -23,15 +23,24 @@ var (
 
 func newPair(t *testing.T) (*Issuer, *Verifier) {
 	t.Helper()
-	iss, err := NewIssuer(secret, issuer, 15*time.Minute)
+	iss, err := NewIssuer(ring(t, Secret{Key: secret}), IssuerOptions{Issuer: issuer, TTL: 15 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ver, err := NewVerifier(secret, issuer)
+	ver, err := NewVerifier(VerifierOptions{Keyring: ring(t, Secret{Key: secret}), Issuer: issuer})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return iss, ver
+}
+
+func ring(t *testing.T, secrets ...Secret) *Keyring {
+	t.Helper()
+	r, err := NewKeyring(secrets...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // sign makes a token with arbitrary claims and method, for the cases Issue
@@ -62,7 +71,7 @@ func TestIssueVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ver.Verify(token)
+	got, err := ver.Verify(t.Context(), token)
 	if err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
@@ -71,7 +80,7 @@ func TestIssueVerify(t *testing.T) {
 	}
 	// A hand-made token with the same claims verifies too: the wire format
 	// is the contract.
-	if _, err := ver.Verify(sign(t, jwt.SigningMethodHS256, secret, validClaims())); err != nil {
+	if _, err := ver.Verify(t.Context(), sign(t, jwt.SigningMethodHS256, secret, validClaims())); err != nil {
 		t.Fatalf("hand-made token: %v", err)
 	}
 }
@@ -101,7 +110,7 @@ func TestVerifyExpired(t *testing.T) {
 	iss, ver := newPair(t)
 	iss.now = func() time.Time { return time.Now().Add(-time.Hour) }
 	token, _ := iss.Issue(workspace, user)
-	_, err := ver.Verify(token)
+	_, err := ver.Verify(t.Context(), token)
 	if !domain.IsCode(err, domain.CodeUnauthenticated) {
 		t.Fatalf("err = %v, want %s", err, domain.CodeUnauthenticated)
 	}
@@ -114,14 +123,14 @@ func TestVerifyExpired(t *testing.T) {
 	fresh, _ := newIssuerNow(t, time.Now())
 	token, _ = fresh.Issue(workspace, user)
 	ver.now = func() time.Time { return time.Now().Add(time.Hour) }
-	if _, err := ver.Verify(token); !domain.IsCode(err, domain.CodeUnauthenticated) {
+	if _, err := ver.Verify(t.Context(), token); !domain.IsCode(err, domain.CodeUnauthenticated) {
 		t.Fatalf("err = %v, want %s", err, domain.CodeUnauthenticated)
 	}
 }
 
 func newIssuerNow(t *testing.T, now time.Time) (*Issuer, error) {
 	t.Helper()
-	iss, err := NewIssuer(secret, issuer, 15*time.Minute)
+	iss, err := NewIssuer(ring(t, Secret{Key: secret}), IssuerOptions{Issuer: issuer, TTL: 15 * time.Minute})
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +154,7 @@ func TestVerifyRefuses(t *testing.T) {
 		c[name] = value
 		return c
 	}
-	otherIssuer, _ := NewIssuer(secret, "someone-else", time.Minute)
+	otherIssuer, _ := NewIssuer(ring(t, Secret{Key: secret}), IssuerOptions{Issuer: "someone-else", TTL: time.Minute})
 	otherToken, _ := otherIssuer.Issue(workspace, user)
 	goodToken := sign(t, jwt.SigningMethodHS256, secret, validClaims())
 	parts := strings.Split(goodToken, ".")
@@ -179,7 +188,7 @@ func TestVerifyRefuses(t *testing.T) {
 	}
 	for name, token := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := ver.Verify(token)
+			got, err := ver.Verify(t.Context(), token)
 			if !domain.IsCode(err, domain.CodeUnauthenticated) {
 				t.Fatalf("Verify = %+v, %v; want %s", got, err, domain.CodeUnauthenticated)
 			}
@@ -206,21 +215,33 @@ func jwtSegment(t *testing.T, claims jwt.MapClaims) string {
 }
 
 func TestConstructorsRefuse(t *testing.T) {
-	short := secret[:31]
-	if _, err := NewIssuer(short, issuer, time.Minute); err == nil {
-		t.Error("NewIssuer accepted a 31-byte secret")
+	if _, err := NewKeyring(Secret{Key: secret[:31]}); err == nil {
+		t.Error("NewKeyring accepted a 31-byte secret")
 	}
-	if _, err := NewVerifier(short, issuer); err == nil {
-		t.Error("NewVerifier accepted a 31-byte secret")
+	if _, err := NewKeyring(); err == nil {
+		t.Error("NewKeyring accepted no secret")
 	}
-	if _, err := NewIssuer(secret, "", time.Minute); err == nil {
+	if _, err := NewKeyring(Secret{ID: "a", Key: secret}, Secret{Key: secret}); err == nil {
+		t.Error("NewKeyring accepted a secret without an id beside another")
+	}
+	if _, err := NewKeyring(Secret{ID: "a", Key: secret}, Secret{ID: "a", Key: secret}); err == nil {
+		t.Error("NewKeyring accepted an id twice")
+	}
+	r := ring(t, Secret{Key: secret})
+	if _, err := NewIssuer(r, IssuerOptions{Issuer: "", TTL: time.Minute}); err == nil {
 		t.Error("NewIssuer accepted an empty issuer")
 	}
-	if _, err := NewVerifier(secret, ""); err == nil {
+	if _, err := NewVerifier(VerifierOptions{Keyring: r}); err == nil {
 		t.Error("NewVerifier accepted an empty issuer")
 	}
-	if _, err := NewIssuer(secret, issuer, 0); err == nil {
+	if _, err := NewVerifier(VerifierOptions{Issuer: issuer}); err == nil {
+		t.Error("NewVerifier accepted neither a keyring nor a JWKS")
+	}
+	if _, err := NewIssuer(r, IssuerOptions{Issuer: issuer, TTL: 0}); err == nil {
 		t.Error("NewIssuer accepted a zero ttl")
+	}
+	if _, err := NewIssuer(nil, IssuerOptions{Issuer: issuer, TTL: time.Minute}); err == nil {
+		t.Error("NewIssuer accepted no keyring")
 	}
 	iss, _ := newPair(t)
 	if _, err := iss.Issue(uuid.Nil, user); err == nil {
@@ -233,11 +254,11 @@ func TestConstructorsRefuse(t *testing.T) {
 
 func TestSecretIsCopied(t *testing.T) {
 	s := append([]byte(nil), secret...)
-	iss, _ := NewIssuer(s, issuer, time.Minute)
-	ver, _ := NewVerifier(s, issuer)
+	iss, _ := NewIssuer(ring(t, Secret{Key: s}), IssuerOptions{Issuer: issuer, TTL: time.Minute})
+	ver, _ := NewVerifier(VerifierOptions{Keyring: ring(t, Secret{Key: s}), Issuer: issuer})
 	s[0] ^= 0xFF
 	token, _ := iss.Issue(workspace, user)
-	if _, err := ver.Verify(token); err != nil {
+	if _, err := ver.Verify(t.Context(), token); err != nil {
 		t.Fatalf("changing the caller's slice changed the key: %v", err)
 	}
 }
@@ -254,20 +275,20 @@ func TestVerifiedTokenExpiresFromMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // the second answer comes from memory
-		c, err := ver.Verify(token)
+		c, err := ver.Verify(t.Context(), token)
 		if err != nil || c.WorkspaceID != workspace || c.UserID != user {
 			t.Fatalf("Verify = %+v, %v; want the token's claims", c, err)
 		}
 	}
 	ver.now = func() time.Time { return now.Add(15 * time.Minute) }
-	if _, err := ver.Verify(token); !domain.IsCode(err, domain.CodeUnauthenticated) {
+	if _, err := ver.Verify(t.Context(), token); !domain.IsCode(err, domain.CodeUnauthenticated) {
 		t.Fatalf("err = %v at the expiry, want %s", err, domain.CodeUnauthenticated)
 	}
 
 	tampered := token[:len(token)-2] + "xx"
 	ver.now = func() time.Time { return now }
 	for range 2 {
-		if _, err := ver.Verify(tampered); !domain.IsCode(err, domain.CodeUnauthenticated) {
+		if _, err := ver.Verify(t.Context(), tampered); !domain.IsCode(err, domain.CodeUnauthenticated) {
 			t.Fatalf("err = %v for a tampered token, want %s", err, domain.CodeUnauthenticated)
 		}
 	}

@@ -10,16 +10,20 @@ import (
 // bytes each, so a few MB at most; the least recently used goes first.
 const verifiedTokensSize = 10_000
 
-// verifiedTokens remembers tokens that passed Verify, until they expire.
+// verifiedTokens remembers tokens that passed Verify, until they expire
+// or their key's source must be asked again.
 //
 // Why that is exact and not an approximation: what Verify checks of a token
-// is fixed by its bytes (the HS256 signature under the Verifier's one
-// secret, the issuer, sub and wsp) except the time, and the time can only
-// make a token that passed fail by passing its expiry (iat is checked
-// against the past, which only moves away). So a token is remembered with
-// its expiry and forgotten at it. Membership is not part of it: the
-// Authenticator checks that on every request (through its own cache, whose
-// bound is documented in domain/workspaces).
+// is fixed by its bytes (the signature under a key of the Verifier, the
+// issuer, the audience, the workspace and user claims) except the time and
+// the keys. The time can only make a token that passed fail by passing its
+// expiry (iat is checked against the past, which only moves away), so a
+// token is forgotten at it (plus the leeway). The keyring is fixed for the
+// process's life; a JWKS key can be removed, so a token it verified is
+// forgotten when its set is due to be fetched again (JWKS.verifying), and
+// a removed key is refused within the JWKS's refresh. Membership is not
+// part of it: the Authenticator checks that on every request (through its
+// own cache, whose bound is documented in domain/workspaces).
 type verifiedTokens struct {
 	lru *lru.Cache[string, verifiedToken]
 }

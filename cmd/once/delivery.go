@@ -35,7 +35,7 @@ func runBackground(cfg app.Config, what, queues string, dispatcher bool, opsAddr
 func dispatchCmd() *cobra.Command {
 	return processCmd("dispatch", "Run a Dispatcher: deliver committed outbox events to the queue",
 		"Runs the Dispatcher and the outbox and idempotency cleanups, without the API.\n"+
-			"Any number may run at once; they share the work through leases.",
+			"Any number may run at once; they share the work through leases.", app.LoadBackgroundConfig,
 		func(cfg app.Config) error {
 			return runBackground(cfg, "once dispatch", "redis, amqp or bullmq", true, app.OpsAddrDispatch)
 		})
@@ -44,7 +44,7 @@ func dispatchCmd() *cobra.Command {
 func workCmd() *cobra.Command {
 	return processCmd("work", "Run workers: consume the queue, one handler per event type",
 		"With ONCE_QUEUE=bullmq, Node.js workers consume the task jobs: `once work`\n"+
-			"consumes once's own jobs only (webhook deliveries), from Redis Streams.",
+			"consumes once's own jobs only (webhook deliveries), from Redis Streams.", app.LoadBackgroundConfig,
 		func(cfg app.Config) error {
 			return runBackground(cfg, "once work", "redis, amqp or bullmq", false, app.OpsAddrWork)
 		})

@@ -84,7 +84,7 @@ func newOpsWorldOn(t *testing.T, db *pgtest.DB, queue, brokerAddr string, extra 
 	for _, command := range []string{"serve", "dispatch", "work"} {
 		addr := freeAddr(t)
 		w.ops[command] = "http://" + addr
-		penv := append(append([]string{}, env...), "ONCE_OPS_ADDR="+addr)
+		penv := append(withoutTokenSecret(env, command), "ONCE_OPS_ADDR="+addr)
 		if command == "serve" {
 			penv = append(penv, "ONCE_HTTP_ADDR="+strings.TrimPrefix(w.api, "http://"), "ONCE_DISPATCHER=false", "ONCE_WORKER=false")
 		}
@@ -105,6 +105,21 @@ func newOpsWorldOn(t *testing.T, db *pgtest.DB, queue, brokerAddr string, extra 
 		})
 	}
 	return w
+}
+
+// withoutTokenSecret is env, without the token secret for the processes
+// that verify no token (dispatch, work): they start without one.
+func withoutTokenSecret(env []string, command string) []string {
+	if command == "serve" {
+		return append([]string{}, env...)
+	}
+	var out []string
+	for _, v := range env {
+		if !strings.HasPrefix(v, "ONCE_JWT_SECRET=") {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // lastLine is what a command printed last (its log lines come first).

@@ -39,14 +39,7 @@ import (
 // request held in flight (blocked on a lock in PostgreSQL) when the
 // SIGTERM arrives is answered too, after the drain.
 func TestRollingRestartBehindHAProxyFailsNoRequest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts processes")
-	}
-	haproxy, err := exec.LookPath("haproxy")
-	if err != nil {
-		t.Skip("haproxy is not installed (scripts/services.sh installs it)")
-	}
-	r := newRollingRun(t, haproxy)
+	r := newRollingRun(t, haproxyOrSkip(t))
 	load := r.startLoad(4)
 	for round := range 2 {
 		for _, inst := range r.instances {
@@ -64,6 +57,19 @@ func TestRollingRestartBehindHAProxyFailsNoRequest(t *testing.T) {
 	assert.Equal(t, int(load.created.Load()), stores)
 }
 
+// haproxyOrSkip is the path of haproxy; the test is skipped without it, or
+// with -short (it starts processes).
+func haproxyOrSkip(t *testing.T) string {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	haproxy, err := exec.LookPath("haproxy")
+	if err != nil {
+		t.Skip("haproxy is not installed (scripts/services.sh installs it)")
+	}
+	return haproxy
+}
+
 // serveInstance is one `once serve` with fixed API and ops ports, so that
 // HAProxy finds it again after a restart.
 type serveInstance struct {
@@ -76,11 +82,16 @@ type rollingRun struct {
 	t         *testing.T
 	env       []string
 	token     string
+	user      string
 	workspace uuid.UUID
 	super     *sql.DB
 	instances []*serveInstance
 	front     string // HAProxy's frontend, host:port
 	stats     string // HAProxy's stats socket
+	// tokens, when set, are the tokens post takes turns with instead of
+	// token (the secret rotation's test adds each step's).
+	tokens atomic.Pointer[[]string]
+	turn   atomic.Int64
 }
 
 func newRollingRun(t *testing.T, haproxy string) *rollingRun {
@@ -106,6 +117,7 @@ func newRollingRun(t *testing.T, haproxy string) *rollingRun {
 	r.super = super
 
 	user := uuid.New()
+	r.user = user.String()
 	r.workspace = uuid.MustParse(lastLine(runOnce(t, r.env, "workspace", "create", "--name", "rolling", "--admin", user.String())))
 	r.token = lastLine(runOnce(t, r.env, "token", "--workspace", r.workspace.String(), "--user", user.String()))
 
@@ -294,7 +306,11 @@ func (r *rollingRun) post(base, path, body, key string) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	req.Header.Set("Authorization", "Bearer "+r.token)
+	token := r.token
+	if tokens := r.tokens.Load(); tokens != nil {
+		token = (*tokens)[int(r.turn.Add(1))%len(*tokens)]
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)

@@ -17,12 +17,14 @@ import (
 )
 
 // processCmd is the command of a long-lived process (serve, dispatch,
-// work): it loads the configuration and runs run with it.
-func processCmd(use, short, long string, run func(cfg app.Config) error) *cobra.Command {
+// work): it loads the configuration with load (app.LoadConfig, or
+// app.LoadBackgroundConfig for a process that verifies no token) and runs
+// run with it.
+func processCmd(use, short, long string, load func() (app.Config, error), run func(cfg app.Config) error) *cobra.Command {
 	return &cobra.Command{
 		Use: use, Short: short, Long: long, Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			cfg, err := app.LoadConfig()
+			cfg, err := load()
 			if err != nil {
 				return err
 			}

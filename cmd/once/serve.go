@@ -7,7 +7,7 @@ import (
 )
 
 func serveCmd() *cobra.Command {
-	return processCmd("serve", "Run the API server (embedded in-memory store unless DATABASE_URL is set)", "",
+	return processCmd("serve", "Run the API server (embedded in-memory store unless DATABASE_URL is set)", "", app.LoadConfig,
 		func(cfg app.Config) error {
 			if err := cfg.JobLoss(); err != nil {
 				return startupError(err)

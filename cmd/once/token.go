@@ -5,13 +5,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/oncehq/once/adapters/jwtauth"
 	"github.com/oncehq/once/app"
 )
 
 func tokenCmd() *cobra.Command {
 	var workspace, user string
-	cmd := leafCommand("token", "Print a bearer token for local use, signed with ONCE_JWT_SECRET", func(cmd *cobra.Command) error {
+	cmd := leafCommand("token", "Print a bearer token for local use, signed with the first secret of ONCE_JWT_SECRETS (or ONCE_JWT_SECRET)", func(cmd *cobra.Command) error {
 		cfg, err := app.LoadConfig()
 		if err != nil {
 			return err
@@ -28,7 +27,7 @@ func tokenCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		issuer, err := jwtauth.NewIssuer([]byte(cfg.JWTSecret), cfg.JWTIssuer, cfg.TokenTTL)
+		issuer, err := app.NewIssuer(cfg.SecretsConfig)
 		if err != nil {
 			return err
 		}
