@@ -129,7 +129,7 @@ func (h *handlers) registerWebhookEndpoints(api huma.API) {
 		OperationID: "createWebhookEndpoint", Method: http.MethodPost, Path: "/v1/webhook-endpoints",
 		Summary: "Create a webhook endpoint",
 		Description: "The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. " +
-			"The answer holds the signing secret, shown only there." + adminsOnly,
+			"The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED)." + adminsOnly,
 		Tags: []string{"webhooks"}, Security: bearer, Errors: []int{400, 401, 403, 409, 413, 422, 500, 503},
 	}), h.deps.MaxBodyBytes, h.createWebhookEndpoint)
 	h.registerWebhookEndpointList(api)
@@ -139,8 +139,8 @@ func (h *handlers) registerWebhookEndpoints(api huma.API) {
 		OperationID: "updateWebhookEndpoint", Method: http.MethodPatch, Path: "/v1/webhook-endpoints/{id}",
 		MaxBodyBytes: h.deps.MaxBodyBytes,
 		Summary:      "Update a webhook endpoint",
-		Description:  "Changes the fields sent: the URL (checked as on create), the event types, enabled. Safe to repeat." + adminsOnly,
-		Tags:         []string{"webhooks"}, Security: bearer, Errors: []int{400, 401, 403, 404, 413, 422, 500, 503},
+		Description:  "Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat." + adminsOnly,
+		Tags:         []string{"webhooks"}, Security: bearer, Errors: []int{400, 401, 403, 404, 409, 413, 422, 500, 503},
 	}, h.updateWebhookEndpoint)
 	huma.Register(api, huma.Operation{
 		OperationID: "deleteWebhookEndpoint", Method: http.MethodDelete, Path: "/v1/webhook-endpoints/{id}",
