@@ -167,7 +167,7 @@ var limitsSettings = settingGroup{
 		},
 		"ONCE_OPERATION_WAITERS": {
 			help: "reads of an operation that may wait for its end (GET /v1/operations/{id}?wait=) at once in one process; over it: 429 TOO_MANY_WAITERS",
-			doc:  "reads of an operation that may wait for its end (`GET /v1/operations/{id}?wait=`, see [Waiting for an operation](api.md#waiting-for-an-operation)) at once in one process; each holds a request and a client connection, no database connection. Over it: `429 TOO_MANY_WAITERS`",
+			doc:  "reads of an operation that may wait for its end (`GET /v1/operations/{id}?wait=`, see [Waiting for an operation](api.md#waiting-for-an-operation)) at once in one process; each holds a request and a client connection, no database connection, and none of its workspace's slots of `ONCE_WORKSPACE_MAX_CONCURRENCY` while it waits (these caps bound waits instead). Over it: `429 TOO_MANY_WAITERS`",
 		},
 		"ONCE_WORKSPACE_OPERATION_WAITERS": {
 			help: "of those, how many one workspace may have in one process; over it: 429 TOO_MANY_WAITERS",

@@ -85,7 +85,7 @@ func registerIdempotent[I, O any](api huma.API, op huma.Operation, maxBody int64
 	if op.Metadata == nil {
 		op.Metadata = map[string]any{}
 	}
-	op.Metadata[idempotentMeta] = true
+	op.Metadata[admitsItselfMeta] = true
 	op.MaxBodyBytes = maxBody
 	op.Description += idempotencyRules
 	if out, ok := reflect.TypeFor[O]().FieldByName("Body"); ok {
