@@ -10,6 +10,7 @@ import (
 
 	"github.com/oncehq/once/adapters/queue/redisconn"
 	"github.com/oncehq/once/domain/limits"
+	"github.com/oncehq/once/domain/webhooks"
 )
 
 // LimitsConfig is the per-workspace limits (app/limits.go): the rate of
@@ -36,6 +37,9 @@ type LimitsConfig struct {
 	// database connection.
 	OperationWaiters          int `env:"ONCE_OPERATION_WAITERS"`
 	WorkspaceOperationWaiters int `env:"ONCE_WORKSPACE_OPERATION_WAITERS"`
+	// WorkspaceWebhookEndpoints caps one workspace's webhook endpoints:
+	// each is a delivery job at every operation's end.
+	WorkspaceWebhookEndpoints int `env:"ONCE_WORKSPACE_WEBHOOK_ENDPOINTS"`
 }
 
 func defaultLimitsConfig() LimitsConfig {
@@ -43,7 +47,13 @@ func defaultLimitsConfig() LimitsConfig {
 		RateLimit: "100/s:200", RateLimitTimeout: limits.DefaultStoreTimeout,
 		WorkspaceMaxConcurrency: "auto", WorkspaceQueueTimeout: 5 * time.Second,
 		OperationWaiters: 10_000, WorkspaceOperationWaiters: 1_000,
+		WorkspaceWebhookEndpoints: 100,
 	}
+}
+
+// webhookLimits is what the webhook endpoints' use case is bounded by.
+func (c LimitsConfig) webhookLimits() webhooks.Limits {
+	return webhooks.Limits{MaxEndpoints: c.WorkspaceWebhookEndpoints}
 }
 
 func (c LimitsConfig) limitsPolicy() (limits.Policy, error) {
@@ -91,6 +101,7 @@ func (c LimitsConfig) Validate(embedded bool, redisURL string) error {
 		invalidIf(outside(c.WorkspaceQueueTimeout, 0, time.Minute), "ONCE_WORKSPACE_QUEUE_TIMEOUT=%s must be between 0 and 1m: a request over its workspace's cap waits that long for a slot", c.WorkspaceQueueTimeout),
 		invalidIf(outside(c.OperationWaiters, 1, 1_000_000), "ONCE_OPERATION_WAITERS=%d must be between 1 and 1000000", c.OperationWaiters),
 		invalidIf(outside(c.WorkspaceOperationWaiters, 1, c.OperationWaiters), "ONCE_WORKSPACE_OPERATION_WAITERS=%d must be between 1 and ONCE_OPERATION_WAITERS (%d)", c.WorkspaceOperationWaiters, c.OperationWaiters),
+		invalidIf(outside(c.WorkspaceWebhookEndpoints, 1, 10_000), "ONCE_WORKSPACE_WEBHOOK_ENDPOINTS=%d must be between 1 and 10000: every operation's end writes one delivery per endpoint", c.WorkspaceWebhookEndpoints),
 	)
 }
 
@@ -156,11 +167,15 @@ var limitsSettings = settingGroup{
 		},
 		"ONCE_OPERATION_WAITERS": {
 			help: "reads of an operation that may wait for its end (GET /v1/operations/{id}?wait=) at once in one process; over it: 429 TOO_MANY_WAITERS",
-			doc:  "reads of an operation that may wait for its end (`GET /v1/operations/{id}?wait=`, see [Waiting for an operation](api.md#waiting-for-an-operation)) at once in one process; each holds a request and a client connection, no database connection. Over it: `429 TOO_MANY_WAITERS`",
+			doc:  "reads of an operation that may wait for its end (`GET /v1/operations/{id}?wait=`, see [Waiting for an operation](api.md#waiting-for-an-operation)) at once in one process; each holds a request and a client connection, no database connection, and none of its workspace's slots of `ONCE_WORKSPACE_MAX_CONCURRENCY` while it waits (these caps bound waits instead). Over it: `429 TOO_MANY_WAITERS`",
 		},
 		"ONCE_WORKSPACE_OPERATION_WAITERS": {
 			help: "of those, how many one workspace may have in one process; over it: 429 TOO_MANY_WAITERS",
 			doc:  "of those, how many one workspace may have in one process (at most `ONCE_OPERATION_WAITERS`); over it: `429 TOO_MANY_WAITERS`",
+		},
+		"ONCE_WORKSPACE_WEBHOOK_ENDPOINTS": {
+			help: "webhook endpoints one workspace may have (1 to 10000; every operation's end writes one delivery per subscribed endpoint); over it: 409 LIMIT_REACHED. One URL twice in a workspace: 409 WEBHOOK_ENDPOINT_EXISTS",
+			doc:  "webhook endpoints one workspace may have (`1` to `10000`; every operation's end writes one delivery per subscribed endpoint). Over it: `409 LIMIT_REACHED`. One URL twice in a workspace is refused: `409 WEBHOOK_ENDPOINT_EXISTS`",
 		},
 	},
 }

@@ -36,9 +36,7 @@ var CoreModule = fx.Module("core",
 		newVerifier,
 		newIdempotency,
 		newOperationWaiters,
-		func(uow ports.UnitOfWork, w *operations.Waiters) *operations.Service {
-			return operations.NewService(uow).WithWaiters(w)
-		},
+		newOperations,
 		pagination.NewService,
 		func(uow ports.UnitOfWork, clock ports.Clock, secrets SecretsConfig) *workspaces.Service {
 			return workspaces.NewService(uow, clock).WithMembershipCache(secrets.AuthCacheSize, secrets.AuthCacheTTL)
@@ -80,6 +78,26 @@ func newIdempotency(in idempotencyIn, cfg IdempotencyConfig) (*idempotency.Servi
 		opts = append(opts, idempotency.WithAdmission(in.Limits))
 	}
 	return idempotency.NewService(in.UnitOfWork, in.Fingerprint, in.Clock, cfg.IdempotencyRetention, opts...)
+}
+
+// operationsIn are the operations service's dependencies: Limits when the
+// API provides them (LimitsModule).
+type operationsIn struct {
+	fx.In
+	UnitOfWork ports.UnitOfWork
+	Waiters    *operations.Waiters
+	Limits     *limits.Limits `optional:"true"`
+}
+
+// newOperations is the operations service: its reads wait for ends, and
+// are admitted by the workspaces' limits one read at a time, never for a
+// whole wait.
+func newOperations(in operationsIn) *operations.Service {
+	s := operations.NewService(in.UnitOfWork).WithWaiters(in.Waiters)
+	if in.Limits != nil {
+		s = s.WithAdmission(in.Limits)
+	}
+	return s
 }
 
 // newJobFailures ends the jobs workers give up on and reopens them on

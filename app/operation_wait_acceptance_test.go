@@ -170,3 +170,37 @@ func TestWaitIsValidatedAndCapped(t *testing.T) {
 	require.Equal(t, http.StatusOK, got.status)
 	assert.Equal(t, "succeeded", got.op.Status)
 }
+
+// Six reads waiting for an operation's end, with the workspace's cap on
+// concurrent work on (5, PostgreSQL's default) and no queueing (a request
+// over the cap is refused at once, so a slot held by a wait shows as a
+// 429): all six park, since a wait holds no slot, and meanwhile the
+// workspace's other requests are served; the ends answer the six.
+func TestSixParallelWaitsLeaveTheWorkspacesOtherRequestsServed(t *testing.T) {
+	cfg := apitest.Config("")
+	cfg.WorkspaceMaxConcurrency = "5"
+	cfg.WorkspaceQueueTimeout = 0
+	s := apitest.Start(t, cfg, nil)
+	op := s.PendingOperation(t)
+	path := "/v1/operations/" + op.ID.String()
+
+	const waits = 6
+	answers := make([]<-chan waitAnswer, 0, waits)
+	for range waits {
+		answers = append(answers, waitFor(t, s, s.Token, op.ID))
+	}
+	apitest.Eventually(t, woken, "six reads waiting", func() bool { return s.Waiters.Waiting() == waits })
+	for range 10 {
+		for _, p := range []string{path, "/v1/operations", "/v1/products"} {
+			r := s.Do(t, http.MethodGet, p, nil, nil)
+			require.Equal(t, http.StatusOK, r.Status, "GET %s while %d reads wait: %s", p, waits, r.Body)
+		}
+	}
+
+	s.SucceedOperation(t, op)
+	for _, a := range answers {
+		got := answered(t, a)
+		require.Equal(t, http.StatusOK, got.status)
+		assert.Equal(t, "succeeded", got.op.Status)
+	}
+}

@@ -24,6 +24,7 @@ func TasksModule() fx.Option {
 			fx.Annotate(netguard.NewResolver, fx.As(new(ports.HostResolver))),
 			products.NewService,
 			webhooks.NewService,
+			LimitsConfig.webhookLimits,
 		),
 		withKindsCode(kindServices),
 		fx.Decorate(withURLTTL),

@@ -83,7 +83,7 @@ func testWebhookDelivery(t *testing.T, db *pgtest.DB) {
 func subscribedReceiver(t *testing.T, s *apitest.Server, eventType string) (httpapi.WebhookEndpointCreated, *webhooktest.Receiver) {
 	t.Helper()
 	res := s.Do(t, http.MethodPost, "/v1/webhook-endpoints",
-		map[string]any{"url": "http://127.0.0.1:9/placeholder", "event_types": []string{eventType}},
+		map[string]any{"url": "http://127.0.0.1:9/placeholder/" + uuid.NewString(), "event_types": []string{eventType}},
 		map[string]string{"Idempotency-Key": uuid.NewString()})
 	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
 	var created httpapi.WebhookEndpointCreated

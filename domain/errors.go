@@ -20,6 +20,8 @@ const (
 	CodeMethodNotAllowed      Code = "METHOD_NOT_ALLOWED"
 	CodeConflict              Code = "CONFLICT"
 	CodeStoreExists           Code = "STORE_ALREADY_EXISTS"
+	CodeWebhookEndpointExists Code = "WEBHOOK_ENDPOINT_EXISTS"
+	CodeLimitReached          Code = "LIMIT_REACHED"
 	CodePreconditionFailed    Code = "PRECONDITION_FAILED"
 	CodePreconditionRequired  Code = "PRECONDITION_REQUIRED"
 	CodeInvalidState          Code = "INVALID_STATE"

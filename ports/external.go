@@ -93,7 +93,8 @@ type ObjectInfo struct {
 	Key         string
 	Size        int64
 	ContentType string
-	// SHA256 is the hex digest of the content.
+	// SHA256 is the hex digest of the content; empty from a Stat of an
+	// object the store keeps no digest of.
 	SHA256 string
 }
 

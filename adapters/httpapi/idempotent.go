@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -84,9 +85,12 @@ func registerIdempotent[I, O any](api huma.API, op huma.Operation, maxBody int64
 	if op.Metadata == nil {
 		op.Metadata = map[string]any{}
 	}
-	op.Metadata[idempotentMeta] = true
+	op.Metadata[admitsItselfMeta] = true
 	op.MaxBodyBytes = maxBody
 	op.Description += idempotencyRules
+	if out, ok := reflect.TypeFor[O]().FieldByName("Body"); ok {
+		checkShownOnce(out.Type)
+	}
 	huma.Register(api, op, handler)
 	markHeaderRequired(api, op.Method, op.Path, idempotencyKeyHeader)
 	// RawBody (kept for the fingerprint) makes huma advertise a binary body
@@ -113,20 +117,11 @@ func registerIdempotent[I, O any](api huma.API, op huma.Operation, maxBody int64
 // runIdempotent runs work at most once for the request's key and renders the
 // result, fresh or replayed, as an IdempotentOutput. rawBody is the request
 // body as received (nil for operations without one). work returns the
-// status, the Location (may be empty) and the body of a fresh execution.
+// status, the Location (may be empty) and the body of a fresh execution;
+// the body is saved without its shown:"once" fields (shown_once.go), so a
+// replay answers without them and no stored response ever holds them.
 func runIdempotent[B any](ctx context.Context, svc *idempotency.Service, rawBody []byte,
 	work func(ctx context.Context, tx ports.Tx, p model.Principal) (status int, location string, body B, err error),
-) (*IdempotentOutput[B], error) {
-	return runIdempotentShownOnce(ctx, svc, rawBody, work, nil)
-}
-
-// runIdempotentShownOnce is runIdempotent for an answer that carries
-// something shown once, such as a signing secret: saved returns the body
-// without it, which is what is saved, so a replay answers without it and
-// no stored response ever holds it. nil saves the body as answered.
-func runIdempotentShownOnce[B any](ctx context.Context, svc *idempotency.Service, rawBody []byte,
-	work func(ctx context.Context, tx ports.Tx, p model.Principal) (status int, location string, body B, err error),
-	saved func(B) B,
 ) (*IdempotentOutput[B], error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
@@ -164,11 +159,7 @@ func runIdempotentShownOnce[B any](ctx context.Context, svc *idempotency.Service
 		if err != nil {
 			return model.SavedResponse{}, err
 		}
-		kept := body
-		if saved != nil {
-			kept = saved(body)
-		}
-		raw, err := json.Marshal(kept)
+		raw, err := savedBody(body)
 		if err != nil {
 			return model.SavedResponse{}, domain.Wrap(domain.CodeInternal, err, "response cannot be encoded")
 		}

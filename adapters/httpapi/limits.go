@@ -13,15 +13,18 @@ import (
 	"github.com/oncehq/once/domain/limits"
 )
 
-// idempotentMeta marks, in an operation's Metadata, a route that goes
-// through the idempotency service, which applies the workspace's limits
-// itself (idempotency.WithAdmission): after its in-memory answers, so
-// that a storm of retries answered from memory is never refused.
-const idempotentMeta = "once-idempotent"
+// admitsItselfMeta marks, in an operation's Metadata, a route whose use
+// case applies the workspace's limits itself: every route through the
+// idempotency service (idempotency.WithAdmission), after its in-memory
+// answers, so that a storm of retries answered from memory is never
+// refused; and the read of an operation (operations.WithAdmission),
+// around each database read and never while it waits for the end
+// (?wait=), so that waiting reads hold none of the workspace's slots.
+const admitsItselfMeta = "once-admits-itself"
 
 // admitWorkspace applies the workspace's limits (domain/limits) to every
-// authenticated operation that does not go through the idempotency
-// service: each holds one of the workspace's slots of concurrent work for
+// authenticated operation that does not apply them itself
+// (admitsItselfMeta): each holds one of the workspace's slots of concurrent work for
 // as long as it runs, and a write (any method but GET and HEAD) is charged
 // to the workspace's rate before it runs. Reads are not charged: they are
 // cheap, and a client polling its operations must not use up the allowance
@@ -29,7 +32,7 @@ const idempotentMeta = "once-idempotent"
 func admitWorkspace(api huma.API, l *limits.Limits) func(huma.Context, func(huma.Context)) {
 	return func(ctx huma.Context, next func(huma.Context)) {
 		op := ctx.Operation()
-		if op == nil || len(op.Security) == 0 || op.Metadata[idempotentMeta] == true {
+		if op == nil || len(op.Security) == 0 || op.Metadata[admitsItselfMeta] == true {
 			next(ctx)
 			return
 		}

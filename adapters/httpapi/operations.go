@@ -115,9 +115,12 @@ func toOperation(op model.Operation) Operation {
 }
 
 func (h *handlers) registerOperations(api huma.API) {
-	huma.Register(api, get("getOperation", "/v1/operations/{id}", "operations", "Read an operation",
+	read := get("getOperation", "/v1/operations/{id}", "operations", "Read an operation",
 		"Follow asynchronous work from pending to running to succeeded, failed or cancelled: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).",
-		401, 403, 404, 422, 500, 503), h.getOperation)
+		401, 403, 404, 422, 500, 503)
+	// The use case admits each of its reads, not the wait between them.
+	read.Metadata = map[string]any{admitsItselfMeta: true}
+	huma.Register(api, read, h.getOperation)
 	huma.Register(api, get("listOperations", "/v1/operations", "operations", "List operations",
 		"Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.",
 		401, 403, 422, 500, 503), h.listOperations)

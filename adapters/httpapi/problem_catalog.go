@@ -56,6 +56,8 @@ var sharedErrors = []errorEntry{
 	{domain.CodeInvalidState, http.StatusConflict, "The resource is not in a state that allows this, e.g. completing an upload whose bytes never arrived."},
 	{domain.CodeOperationFinished, http.StatusConflict, "The operation ended (succeeded or failed) before the cancel: nothing is left to stop. Read it for its outcome."},
 	{domain.CodeUploadMismatch, http.StatusUnprocessableEntity, "The uploaded object is not the registered size, content type or SHA-256; nothing was started. Upload the registered content again (a new upload URL comes with a repeated registration or a read), then complete."},
+	{domain.CodeWebhookEndpointExists, http.StatusConflict, "An endpoint of the workspace already has this `url`; `resource_id` names it. Change that endpoint's event types instead."},
+	{domain.CodeLimitReached, http.StatusConflict, "The workspace has as many of this resource as it may (webhook endpoints: `ONCE_WORKSPACE_WEBHOOK_ENDPOINTS`, 100 by default). Delete one first."},
 	{domain.CodeStoreExists, http.StatusConflict, "A store with this platform and `external_shop_id` already exists; `resource_id` names it."},
 	{domain.CodePreconditionFailed, http.StatusPreconditionFailed, "`If-Match` names an old revision: read the resource again and re-apply your change."},
 	{domain.CodeBodyTooLarge, http.StatusRequestEntityTooLarge, "The request body exceeds the limit."},

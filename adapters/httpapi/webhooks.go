@@ -32,7 +32,7 @@ type WebhookEndpoint struct {
 // answer of a create or a rotation: the one place the secret is shown.
 type WebhookEndpointCreated struct {
 	WebhookEndpoint
-	Secret string `json:"secret,omitempty" doc:"The signing secret (whsec_ and base64), for a Standard Webhooks library to verify deliveries with. Shown in this answer only: a replay of the request (same Idempotency-Key) answers without it, and it cannot be read again; rotate to get a new one." example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"`
+	Secret string `json:"secret,omitempty" shown:"once" doc:"The signing secret (whsec_ and base64), for a Standard Webhooks library to verify deliveries with. Shown in this answer only: a replay of the request (same Idempotency-Key) answers without it, and it cannot be read again; rotate to get a new one." example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"`
 }
 
 type CreateWebhookEndpointRequest struct {
@@ -121,13 +121,6 @@ func toWebhookEndpointCreated(w webhooks.WithSecret) WebhookEndpointCreated {
 	return WebhookEndpointCreated{WebhookEndpoint: toWebhookEndpoint(w.Endpoint), Secret: w.Secret}
 }
 
-// withoutSecret is what an idempotent create or rotation saves: the
-// answer without the secret, so no stored response holds it.
-func withoutSecret(b WebhookEndpointCreated) WebhookEndpointCreated {
-	b.Secret = ""
-	return b
-}
-
 func webhookEndpointLocation(id uuid.UUID) string { return "/v1/webhook-endpoints/" + id.String() }
 
 func (h *handlers) registerWebhookEndpoints(api huma.API) {
@@ -136,7 +129,7 @@ func (h *handlers) registerWebhookEndpoints(api huma.API) {
 		OperationID: "createWebhookEndpoint", Method: http.MethodPost, Path: "/v1/webhook-endpoints",
 		Summary: "Create a webhook endpoint",
 		Description: "The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. " +
-			"The answer holds the signing secret, shown only there." + adminsOnly,
+			"The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED)." + adminsOnly,
 		Tags: []string{"webhooks"}, Security: bearer, Errors: []int{400, 401, 403, 409, 413, 422, 500, 503},
 	}), h.deps.MaxBodyBytes, h.createWebhookEndpoint)
 	h.registerWebhookEndpointList(api)
@@ -146,8 +139,8 @@ func (h *handlers) registerWebhookEndpoints(api huma.API) {
 		OperationID: "updateWebhookEndpoint", Method: http.MethodPatch, Path: "/v1/webhook-endpoints/{id}",
 		MaxBodyBytes: h.deps.MaxBodyBytes,
 		Summary:      "Update a webhook endpoint",
-		Description:  "Changes the fields sent: the URL (checked as on create), the event types, enabled. Safe to repeat." + adminsOnly,
-		Tags:         []string{"webhooks"}, Security: bearer, Errors: []int{400, 401, 403, 404, 413, 422, 500, 503},
+		Description:  "Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat." + adminsOnly,
+		Tags:         []string{"webhooks"}, Security: bearer, Errors: []int{400, 401, 403, 404, 409, 413, 422, 500, 503},
 	}, h.updateWebhookEndpoint)
 	huma.Register(api, huma.Operation{
 		OperationID: "deleteWebhookEndpoint", Method: http.MethodDelete, Path: "/v1/webhook-endpoints/{id}",
@@ -195,25 +188,25 @@ func (h *handlers) createWebhookEndpoint(ctx context.Context, in *CreateWebhookE
 		return nil, toProblem(ctx, err)
 	}
 	enabled := in.Body.Enabled == nil || *in.Body.Enabled
-	return runIdempotentShownOnce(ctx, h.deps.Idempotency, in.RawBody,
+	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
 		func(ctx context.Context, tx ports.Tx, p model.Principal) (int, string, WebhookEndpointCreated, error) {
 			created, err := h.deps.Webhooks.Create(ctx, tx, p, webhooks.CreateCommand{URL: in.Body.URL, EventTypes: in.Body.EventTypes, Enabled: enabled})
 			if err != nil {
 				return 0, "", WebhookEndpointCreated{}, err
 			}
 			return http.StatusCreated, webhookEndpointLocation(created.Endpoint.ID), toWebhookEndpointCreated(created), nil
-		}, withoutSecret)
+		})
 }
 
 func (h *handlers) rotateWebhookEndpointSecret(ctx context.Context, in *RotateWebhookSecretInput) (*IdempotentOutput[WebhookEndpointCreated], error) {
-	return runIdempotentShownOnce(ctx, h.deps.Idempotency, nil,
+	return runIdempotent(ctx, h.deps.Idempotency, nil,
 		func(ctx context.Context, tx ports.Tx, p model.Principal) (int, string, WebhookEndpointCreated, error) {
 			rotated, err := h.deps.Webhooks.RotateSecret(ctx, tx, p, in.ID)
 			if err != nil {
 				return 0, "", WebhookEndpointCreated{}, err
 			}
 			return http.StatusOK, "", toWebhookEndpointCreated(rotated), nil
-		}, withoutSecret)
+		})
 }
 
 func (h *handlers) updateWebhookEndpoint(ctx context.Context, in *UpdateWebhookEndpointInput) (*ReadOutput[WebhookEndpoint], error) {

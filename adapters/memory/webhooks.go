@@ -79,6 +79,40 @@ func (r webhookEndpointRepo) Change(ctx context.Context, id uuid.UUID, fn func(e
 	}
 }
 
+// CountLocked takes the workspace's endpoint-set lock, as the PostgreSQL
+// adapter's advisory lock, then counts what is committed and what t wrote.
+func (r webhookEndpointRepo) CountLocked(ctx context.Context, url string, except uuid.UUID) (ports.WebhookEndpointCount, error) {
+	lock := uniqueKey{"webhook_endpoints_of", r.t.workspace.String()}
+	for {
+		if err := r.t.db.waitRowLock(ctx, r.t, lock); err != nil {
+			return ports.WebhookEndpointCount{}, err
+		}
+		err := r.t.inLock(func() error {
+			if !r.t.db.lockRowLocked(r.t, lock) {
+				return errRowLocked // taken since the wait: wait again
+			}
+			return nil
+		})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errRowLocked) {
+			return ports.WebhookEndpointCount{}, err
+		}
+	}
+	all, err := webhookEndpointTable.list(r.t, ports.ListQuery{Limit: math.MaxInt}, func(model.WebhookEndpoint, ports.ListQuery) bool { return true })
+	if err != nil {
+		return ports.WebhookEndpointCount{}, err
+	}
+	n := ports.WebhookEndpointCount{All: len(all)}
+	for _, e := range all {
+		if e.URL == url && e.ID != except {
+			n.SameURL = e.ID
+		}
+	}
+	return n, nil
+}
+
 // Delete moves the row out of every workspace: the memory tables keep
 // no deletions, and a row of no workspace is one no transaction sees
 // (table.visibleLocked), which is what a deleted row is. Its id stays

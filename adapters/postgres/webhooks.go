@@ -58,6 +58,34 @@ func (r *WebhookEndpointRepository) Change(ctx context.Context, id uuid.UUID, fn
 	return e, r.Update(ctx, e)
 }
 
+// lockWebhookEndpointSet serializes, per workspace, the writes that
+// count the endpoints first (a create, a URL change): the lock lasts
+// until the transaction ends, so the next one's count, a statement of
+// its own taken after the lock, sees what the first wrote. Not the
+// workspace's row FOR UPDATE: that waits for every write of the workspace
+// whose foreign key share-locks it.
+const lockWebhookEndpointSet = `SELECT pg_advisory_xact_lock(hashtextextended('once.webhook_endpoints:' || ?::text, 0))`
+
+// countWebhookEndpoints reads the workspace's endpoints through
+// webhook_endpoints_workspace_id_idx (a workspace has few: the cap).
+const countWebhookEndpoints = `
+SELECT count(*), (array_agg(id) FILTER (WHERE url = ? AND id <> ?))[1]
+  FROM webhook_endpoints
+ WHERE workspace_id = ?`
+
+func (r *WebhookEndpointRepository) CountLocked(ctx context.Context, url string, except uuid.UUID) (ports.WebhookEndpointCount, error) {
+	if _, err := r.db.NewRaw(lockWebhookEndpointSet, r.workspace).Exec(ctx); err != nil {
+		return ports.WebhookEndpointCount{}, mapError(err, r.noun)
+	}
+	var n ports.WebhookEndpointCount
+	var same uuid.NullUUID
+	if err := r.db.NewRaw(countWebhookEndpoints, url, except, r.workspace).Scan(ctx, &n.All, &same); err != nil {
+		return ports.WebhookEndpointCount{}, mapError(err, r.noun)
+	}
+	n.SameURL = same.UUID
+	return n, nil
+}
+
 const deleteWebhookEndpoint = `DELETE FROM webhook_endpoints WHERE workspace_id = ? AND id = ?`
 
 func (r *WebhookEndpointRepository) Delete(ctx context.Context, id uuid.UUID) error {

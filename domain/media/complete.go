@@ -84,6 +84,9 @@ func matchesRegistration(m model.Media, info ports.ObjectInfo) error {
 		return domain.Errorf(domain.CodeUploadMismatch, "the uploaded content is %d bytes, %d were registered", info.Size, m.SizeBytes)
 	case normalizeContentType(info.ContentType) != m.ContentType:
 		return domain.Errorf(domain.CodeUploadMismatch, "the uploaded content type is not the registered %s", m.ContentType)
+	case m.SHA256 != "" && info.SHA256 == "":
+		// Not a signed upload's object: its digest cannot be checked.
+		return domain.Errorf(domain.CodeUploadMismatch, "the uploaded content has no SHA-256 checksum; upload it with the signed request")
 	case m.SHA256 != "" && info.SHA256 != m.SHA256:
 		return domain.Errorf(domain.CodeUploadMismatch, "the uploaded content's SHA-256 is not the registered one")
 	}

@@ -182,3 +182,26 @@ func TestS3OutageDuringDerivationIsRetried(t *testing.T) {
 	}
 	assert.NotContains(t, h.logs.String(), "X-Amz-Signature", "signed URLs stay out of logs")
 }
+
+// Completing an object the store keeps no SHA-256 checksum of (written
+// there by some other client than a signed upload) is UPLOAD_MISMATCH,
+// the client's to fix by uploading again, not a 500: the digest cannot be
+// checked, so it does not match.
+func TestCompleteRefusesAnObjectWithoutAChecksum(t *testing.T) {
+	srv := s3test.Start(t)
+	bucket := srv.NewBucket(t)
+	store := srv.StoreOn(t, bucket)
+	h := &harness{
+		uow: memory.NewUnitOfWork(memory.NewDB()), p: model.Principal{WorkspaceID: uuid.New(), UserID: uuid.New(), Role: model.RoleAdmin},
+		logs: &testkit.LogBuffer{},
+	}
+	h.svc = media.NewService(h.uow, store, system.NewClock(), system.NewIDs())
+	ctx := context.Background()
+	data := pngBytes(t, 64, 64)
+	m, err := h.register(ctx, media.Registration{Filename: "p.png", ContentType: "image/png", SizeBytes: int64(len(data)), SHA256: hexSHA256(data)})
+	require.NoError(t, err)
+	srv.PutWithoutChecksum(t, bucket, m.ObjectKey, data, "image/png")
+	_, _, _, err = h.complete(t, ctx, m.ID)
+	assert.Equal(t, domain.CodeUploadMismatch, domain.ErrorCode(err), "%v", err)
+	assert.Empty(t, h.events(t), "no job")
+}

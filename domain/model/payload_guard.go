@@ -125,6 +125,12 @@ func hasPrefixFold(s, prefix string) bool {
 // tenth of the CPU of an idempotent write.
 var nameNormalizer = strings.NewReplacer("_", "", "-", "", " ", "")
 
+// SecretLikeName says whether a JSON field name reads like one that holds a
+// secret (a credential, cookie, token, signature or signed URL). It judges
+// names a program chose (a payload's or a response type's fields), not
+// text a tenant wrote.
+func SecretLikeName(name string) bool { return secretName(name) }
+
 func secretName(name string) bool {
 	n := strings.ToLower(nameNormalizer.Replace(name))
 	if secretNames[n] {

@@ -13,11 +13,32 @@ import (
 
 // Service reads operations.
 type Service struct {
-	uow     ports.UnitOfWork
-	waiters *Waiters
+	uow       ports.UnitOfWork
+	waiters   *Waiters
+	admission Admission
 }
 
-func NewService(uow ports.UnitOfWork) *Service { return &Service{uow: uow} }
+// Admission admits the database work of one request of a workspace, or
+// refuses it (the workspace's limits, domain/limits); leave ends it.
+type Admission interface {
+	Enter(ctx context.Context, workspace uuid.UUID) (leave func(), err error)
+}
+
+// admitAll is the Admission of a Service without WithAdmission.
+type admitAll struct{}
+
+func (admitAll) Enter(context.Context, uuid.UUID) (func(), error) { return func() {}, nil }
+
+func NewService(uow ports.UnitOfWork) *Service { return &Service{uow: uow, admission: admitAll{}} }
+
+// WithAdmission makes Wait ask a around each of its reads, and never
+// while it waits: a read waiting for an end holds none of its workspace's
+// slots of concurrent work, so waits (bounded on their own by Waiters)
+// cannot starve the workspace's other requests.
+func (s *Service) WithAdmission(a Admission) *Service {
+	s.admission = a
+	return s
+}
 
 // WithWaiters lets reads wait for an operation's end (Wait); without them
 // Wait reads at once.
@@ -55,20 +76,20 @@ func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (mod
 // between that read and the wait still wakes it.
 func (s *Service) Wait(ctx context.Context, p model.Principal, id uuid.UUID, wait time.Duration) (model.Operation, error) {
 	if wait <= 0 || s.waiters == nil {
-		return s.Get(ctx, p, id)
+		return s.admittedGet(ctx, p, id)
 	}
 	one, err := s.waiters.add(p.WorkspaceID, id)
 	if err != nil || one == nil {
 		if err != nil {
 			return model.Operation{}, err
 		}
-		return s.Get(ctx, p, id)
+		return s.admittedGet(ctx, p, id)
 	}
 	defer s.waiters.remove(one)
 	timer := time.NewTimer(min(wait, MaxWait))
 	defer timer.Stop()
 	for {
-		op, err := s.Get(ctx, p, id)
+		op, err := s.admittedGet(ctx, p, id)
 		if err != nil || op.Finished() || s.waiters.isStopped() {
 			return op, err
 		}
@@ -76,9 +97,19 @@ func (s *Service) Wait(ctx context.Context, p model.Principal, id uuid.UUID, wai
 			if ctx.Err() != nil {
 				return op, nil
 			}
-			return s.Get(ctx, p, id)
+			return s.admittedGet(ctx, p, id)
 		}
 	}
+}
+
+// admittedGet is Get within one admission of the workspace's work.
+func (s *Service) admittedGet(ctx context.Context, p model.Principal, id uuid.UUID) (model.Operation, error) {
+	leave, err := s.admission.Enter(ctx, p.WorkspaceID)
+	if err != nil {
+		return model.Operation{}, err
+	}
+	defer leave()
+	return s.Get(ctx, p, id)
 }
 
 // park waits for one's wake-up (true), the timer or ctx's end (false).

@@ -33,6 +33,15 @@ const MaxURLLength = 2048
 // gets 503 rather than holding the request.
 const resolveBudget = 3 * time.Second
 
+// Limits bound what one workspace may hold.
+type Limits struct {
+	// MaxEndpoints is how many endpoints one workspace may have: every
+	// operation's end writes one delivery per subscribed endpoint, in its
+	// own transaction, so endpoints without bound would make any end a
+	// fan-out of as many jobs (docs/configuration.md).
+	MaxEndpoints int
+}
+
 // Service manages webhook endpoints. Every use case is for the
 // workspace's admins only (CodeForbidden otherwise).
 type Service struct {
@@ -43,16 +52,17 @@ type Service struct {
 	policy   fetchpolicy.Policy
 	resolver ports.HostResolver
 	lists    *pagination.Service
+	limits   Limits
 }
 
 // NewService builds the service. policy and resolver check an endpoint's
 // URL as a material transfer's source URLs are checked: the deliveries
 // are requests the service makes on the workspace's behalf.
 func NewService(uow ports.UnitOfWork, sealer ports.CredentialSealer, clock ports.Clock, ids ports.IDGenerator,
-	policy fetchpolicy.Policy, resolver ports.HostResolver,
+	policy fetchpolicy.Policy, resolver ports.HostResolver, limits Limits,
 ) *Service {
 	return &Service{uow: uow, sealer: sealer, clock: clock, ids: ids, policy: policy, resolver: resolver,
-		lists: pagination.NewService(uow)}
+		lists: pagination.NewService(uow), limits: limits}
 }
 
 // WithSecret is an endpoint and its signing secret in plaintext, which
@@ -124,7 +134,9 @@ func (s *Service) CheckURL(ctx context.Context, p model.Principal, raw string) e
 // the secret, which is never shown again. Callers run CheckURL first.
 //
 // Errors: CodeForbidden, CodeValidation for a URL of a refused form or
-// unknown or no event types.
+// unknown or no event types, CodeWebhookEndpointExists for a URL another
+// endpoint of the workspace has, CodeLimitReached when the workspace has
+// Limits.MaxEndpoints.
 func (s *Service) Create(ctx context.Context, tx ports.Tx, p model.Principal, cmd CreateCommand) (WithSecret, error) {
 	if err := requireAdmin(p); err != nil {
 		return WithSecret{}, err
@@ -134,6 +146,9 @@ func (s *Service) Create(ctx context.Context, tx ports.Tx, p model.Principal, cm
 		return WithSecret{}, err
 	}
 	if _, err := s.checkForm(cmd.URL); err != nil {
+		return WithSecret{}, err
+	}
+	if err := s.admit(ctx, tx, cmd.URL, uuid.Nil); err != nil {
 		return WithSecret{}, err
 	}
 	now := s.clock.Now()
@@ -174,7 +189,7 @@ func (s *Service) List(ctx context.Context, p model.Principal, q ports.ListQuery
 // Update changes what patch sets: the URL, the event types, whether the
 // endpoint is enabled. Callers run CheckURL on a new URL first.
 //
-// Errors: Create's, and CodeNotFound.
+// Errors: Create's (but CodeLimitReached), and CodeNotFound.
 func (s *Service) Update(ctx context.Context, p model.Principal, id uuid.UUID, patch Patch) (model.WebhookEndpoint, error) {
 	if err := requireAdmin(p); err != nil {
 		return model.WebhookEndpoint{}, err
@@ -191,17 +206,24 @@ func (s *Service) Update(ctx context.Context, p model.Principal, id uuid.UUID, p
 			return model.WebhookEndpoint{}, err
 		}
 	}
-	return s.change(ctx, p, id, func(e *model.WebhookEndpoint) error {
+	return ports.Query(ctx, s.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) (model.WebhookEndpoint, error) {
 		if patch.URL != nil {
-			e.URL = *patch.URL
+			if err := s.admit(ctx, tx, *patch.URL, id); err != nil {
+				return model.WebhookEndpoint{}, err
+			}
 		}
-		if patch.EventTypes != nil {
-			e.EventTypes = events
-		}
-		if patch.Enabled != nil {
-			e.Enabled = *patch.Enabled
-		}
-		return nil
+		return s.changeIn(ctx, tx, id, func(e *model.WebhookEndpoint) error {
+			if patch.URL != nil {
+				e.URL = *patch.URL
+			}
+			if patch.EventTypes != nil {
+				e.EventTypes = events
+			}
+			if patch.Enabled != nil {
+				e.Enabled = *patch.Enabled
+			}
+			return nil
+		})
 	})
 }
 
@@ -256,14 +278,6 @@ func (s *Service) SigningSecrets(e model.WebhookEndpoint, now time.Time) ([]stri
 	return secrets, nil
 }
 
-// change applies fn to the endpoint id and saves it, in a transaction of
-// its own (changeIn).
-func (s *Service) change(ctx context.Context, p model.Principal, id uuid.UUID, fn func(e *model.WebhookEndpoint) error) (model.WebhookEndpoint, error) {
-	return ports.Query(ctx, s.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) (model.WebhookEndpoint, error) {
-		return s.changeIn(ctx, tx, id, fn)
-	})
-}
-
 // changeIn applies fn to the endpoint id and saves it in tx, with
 // updated_at moved to now before fn runs.
 func (s *Service) changeIn(ctx context.Context, tx ports.Tx, id uuid.UUID, fn func(e *model.WebhookEndpoint) error) (model.WebhookEndpoint, error) {
@@ -274,6 +288,27 @@ func (s *Service) changeIn(ctx context.Context, tx ports.Tx, id uuid.UUID, fn fu
 		e.UpdatedAt = s.clock.Now()
 		return fn(e)
 	})
+}
+
+// admit takes the workspace's endpoint lock for tx (held to its end, so
+// parallel creates are counted one after the other) and refuses url when
+// an endpoint other than except has it, and a new endpoint (except
+// uuid.Nil) when the workspace has Limits.MaxEndpoints already. One URL
+// twice would be two deliveries of every event to one receiver. The
+// messages never repeat the URL, which may carry a token.
+func (s *Service) admit(ctx context.Context, tx ports.Tx, url string, except uuid.UUID) error {
+	n, err := repo(tx).CountLocked(ctx, url, except)
+	if err != nil {
+		return err
+	}
+	if n.SameURL != uuid.Nil {
+		return &domain.Error{Code: domain.CodeWebhookEndpointExists, Field: "url", ResourceID: n.SameURL.String(),
+			Message: "an endpoint of the workspace already has this url"}
+	}
+	if except == uuid.Nil && n.All >= s.limits.MaxEndpoints {
+		return domain.Errorf(domain.CodeLimitReached, "the workspace has %d webhook endpoints, as many as it may; delete one first", n.All)
+	}
+	return nil
 }
 
 // newSecret makes a new secret for e, seals it as e's next version and

@@ -2,6 +2,7 @@ package webhooks_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,9 @@ type harness struct {
 	member model.Principal
 }
 
-func newHarness(t *testing.T) harness {
+func newHarness(t *testing.T) harness { return newHarnessWith(t, webhooks.Limits{MaxEndpoints: 100}) }
+
+func newHarnessWith(t *testing.T, limits webhooks.Limits) harness {
 	t.Helper()
 	clock := testkit.NewManualClock()
 	policy, err := fetchpolicy.Parse("", "")
@@ -35,7 +38,7 @@ func newHarness(t *testing.T) harness {
 	dns := testkit.NewResolver()
 	dns.Set("hooks.example.com", "93.184.215.14")
 	dns.Set("internal.example.com", "10.0.0.7")
-	e := webhooktest.NewEndpoints(t, clock, policy, dns)
+	e := webhooktest.NewEndpoints(t, clock, policy, dns, limits)
 	return harness{
 		svc: e.Service, uow: e.UoW, clock: clock, admin: e.Admin,
 		member: model.Principal{WorkspaceID: e.Admin.WorkspaceID, UserID: uuid.New(), Role: model.RoleMember},
@@ -62,7 +65,7 @@ func (h harness) rotate(ctx context.Context, p model.Principal, id uuid.UUID) (w
 func (h harness) create(t *testing.T) webhooks.WithSecret {
 	t.Helper()
 	created, err := h.createAs(t.Context(), h.admin, webhooks.CreateCommand{
-		URL: "https://hooks.example.com/once", EventTypes: []string{model.WebhookOperationSucceeded}, Enabled: true,
+		URL: "https://hooks.example.com/once/" + uuid.NewString(), EventTypes: []string{model.WebhookOperationSucceeded}, Enabled: true,
 	})
 	require.NoError(t, err)
 	return created
@@ -213,4 +216,46 @@ func TestDeleteAndList(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, page.Items, 1)
 	require.Equal(t, second.Endpoint.ID, page.Items[0].ID)
+}
+
+// TestAWorkspaceHasAtMostItsCapOfEndpointsEachURLOnce: with the cap at
+// 1,000, the 1,001st endpoint is refused (LIMIT_REACHED) and nothing is
+// written; a URL another endpoint has is refused on create and on a
+// change of URL (WEBHOOK_ENDPOINT_EXISTS, naming that endpoint), while
+// an endpoint keeps its own URL in a patch; a delete makes room.
+func TestAWorkspaceHasAtMostItsCapOfEndpointsEachURLOnce(t *testing.T) {
+	const maxEndpoints = 1_000
+	h := newHarnessWith(t, webhooks.Limits{MaxEndpoints: maxEndpoints})
+	cmd := func(url string) webhooks.CreateCommand {
+		return webhooks.CreateCommand{URL: url, EventTypes: []string{model.WebhookOperationSucceeded}, Enabled: true}
+	}
+	first, err := h.createAs(t.Context(), h.admin, cmd("https://hooks.example.com/victim"))
+	require.NoError(t, err)
+	_, err = h.createAs(t.Context(), h.admin, cmd("https://hooks.example.com/victim"))
+	var de *domain.Error
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, domain.CodeWebhookEndpointExists, de.Code)
+	require.Equal(t, first.Endpoint.ID.String(), de.ResourceID)
+	require.NotContains(t, de.Message, "victim", "the URL may carry a token: never repeated")
+
+	var last webhooks.WithSecret
+	for i := 2; i <= maxEndpoints; i++ {
+		last, err = h.createAs(t.Context(), h.admin, cmd(fmt.Sprintf("https://hooks.example.com/%d", i)))
+		require.NoError(t, err, "endpoint %d", i)
+	}
+	_, err = h.createAs(t.Context(), h.admin, cmd("https://hooks.example.com/one-too-many"))
+	require.Equal(t, domain.CodeLimitReached, domain.ErrorCode(err), "%v", err)
+	page, err := h.svc.List(t.Context(), h.admin, ports.ListQuery{Limit: 10})
+	require.NoError(t, err)
+	require.Equal(t, last.Endpoint.ID, page.Items[0].ID, "the refused one was not written")
+
+	taken := first.Endpoint.URL
+	_, err = h.svc.Update(t.Context(), h.admin, last.Endpoint.ID, webhooks.Patch{URL: &taken})
+	require.Equal(t, domain.CodeWebhookEndpointExists, domain.ErrorCode(err), "%v", err)
+	_, err = h.svc.Update(t.Context(), h.admin, first.Endpoint.ID, webhooks.Patch{URL: &taken})
+	require.NoError(t, err, "at the cap, an endpoint keeps its own URL")
+
+	require.NoError(t, h.svc.Delete(t.Context(), h.admin, first.Endpoint.ID))
+	_, err = h.createAs(t.Context(), h.admin, cmd("https://hooks.example.com/one-too-many"))
+	require.NoError(t, err, "a delete makes room")
 }

@@ -84,6 +84,15 @@ func Postgres(t testing.TB, opts ...fx.Option) *Server {
 	return start(t, Config(db.AppDSN), db, opts...)
 }
 
+// OnEachStore runs test as a subtest on the memory adapters and on
+// PostgreSQL, each with a server of its own.
+func OnEachStore(t *testing.T, test func(t *testing.T, s *Server)) {
+	t.Helper()
+	for name, start := range map[string]func(testing.TB, ...fx.Option) *Server{"memory": Memory, "postgresql": Postgres} {
+		t.Run(name, func(t *testing.T) { test(t, start(t)) })
+	}
+}
+
 // Start starts the service with cfg (Config gives the test defaults). On
 // PostgreSQL pass the database too.
 func Start(t testing.TB, cfg app.Config, db *pgtest.DB, opts ...fx.Option) *Server {

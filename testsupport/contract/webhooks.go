@@ -3,11 +3,14 @@ package contract
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
@@ -84,6 +87,58 @@ func testWebhookEndpoints(t *testing.T, h Harness) {
 		require.Nil(t, got.SealedPreviousSecret)
 		require.True(t, got.PreviousSecretExpiresAt.IsZero())
 		require.Empty(t, got.EventTypes)
+	})
+
+	t.Run("count locked: parallel creates cannot pass a cap or write one URL twice", func(t *testing.T) {
+		ws, other := newWorkspace(t, h), newWorkspace(t, h)
+		require.NoError(t, webhookEndpointTable.create(t, h, newWebhookEndpoint(other)))
+		// Each writer counts under the lock and creates only below the
+		// cap and for a URL not taken, as the use case does; they start
+		// together, so without the lock several count the same number.
+		const writers, maxEndpoints = 12, 4
+		start := make(chan struct{})
+		created := make(chan uuid.UUID, writers)
+		var wg sync.WaitGroup
+		for i := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				e := newWebhookEndpoint(ws)
+				e.URL = fmt.Sprintf("https://hooks.example.com/%d", i%(writers/2)) // each URL twice
+				err := h.UoW.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
+					n, err := webhookEndpoints(tx).CountLocked(ctx, e.URL, uuid.Nil)
+					if err != nil || n.All >= maxEndpoints || n.SameURL != uuid.Nil {
+						return err
+					}
+					created <- e.ID
+					return webhookEndpoints(tx).Create(ctx, e)
+				})
+				assert.NoError(t, err)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		close(created)
+		require.Len(t, created, maxEndpoints, "the cap held")
+		all := mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) ([]model.WebhookEndpoint, error) {
+			return webhookEndpoints(tx).List(ctx, ports.ListQuery{Limit: 100})
+		})
+		require.Len(t, all, maxEndpoints)
+		urls := map[string]bool{}
+		for _, e := range all {
+			require.False(t, urls[e.URL], "%s written twice", e.URL)
+			urls[e.URL] = true
+		}
+
+		n := mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (ports.WebhookEndpointCount, error) {
+			return webhookEndpoints(tx).CountLocked(ctx, all[0].URL, uuid.Nil)
+		})
+		require.Equal(t, ports.WebhookEndpointCount{All: maxEndpoints, SameURL: all[0].ID}, n, "the other workspace's endpoint is not counted")
+		n = mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (ports.WebhookEndpointCount, error) {
+			return webhookEndpoints(tx).CountLocked(ctx, all[0].URL, all[0].ID)
+		})
+		require.Equal(t, uuid.Nil, n.SameURL, "except is not its own duplicate")
 	})
 
 	t.Run("list is the workspace's endpoints newest first", func(t *testing.T) {

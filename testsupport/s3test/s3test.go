@@ -10,6 +10,7 @@
 package s3test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -197,6 +198,18 @@ func (s *Server) waitReady(exited <-chan struct{}) error {
 			return fmt.Errorf("versitygw on %s did not answer within %s: %v", s.addr, startTimeout, err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// PutWithoutChecksum writes data as object name of bucket with no
+// SHA-256 checksum, as a client of the bucket other than the service may.
+func (s *Server) PutWithoutChecksum(t testing.TB, bucket, name string, data []byte, contentType string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	_, err := s.client().PutObject(ctx, bucket, name, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{ContentType: contentType})
+	if err != nil {
+		t.Fatalf("s3test: put without checksum: %v", err)
 	}
 }
 

@@ -25,8 +25,8 @@ type Endpoints struct {
 }
 
 // NewEndpoints builds the use case with a test key, clock, the URL
-// policy and the resolver its checks use.
-func NewEndpoints(t testing.TB, clock ports.Clock, policy fetchpolicy.Policy, resolver ports.HostResolver) Endpoints {
+// policy and the resolver its checks use, and limits.
+func NewEndpoints(t testing.TB, clock ports.Clock, policy fetchpolicy.Policy, resolver ports.HostResolver, limits webhooks.Limits) Endpoints {
 	t.Helper()
 	keys, err := aesgcm.ParseKeys("k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
 	if err != nil {
@@ -45,7 +45,7 @@ func NewEndpoints(t testing.TB, clock ports.Clock, policy fetchpolicy.Policy, re
 		t.Fatal(err)
 	}
 	return Endpoints{
-		Service: webhooks.NewService(uow, sealer, clock, system.NewIDs(), policy, resolver), UoW: uow,
+		Service: webhooks.NewService(uow, sealer, clock, system.NewIDs(), policy, resolver, limits), UoW: uow,
 		Admin: model.Principal{WorkspaceID: ws, UserID: uuid.New(), Role: model.RoleAdmin},
 	}
 }

@@ -209,11 +209,12 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, ports.ObjectInfo, 
 }
 
 // Stat describes the object, its digest from the S3 checksum stored with
-// it.
+// it: none (SHA256 empty) for an object stored without a SHA-256
+// checksum, which neither this adapter nor a direct upload it signed
+// writes, so a client wrote it some other way; the caller decides (an
+// upload's completion refuses it as not the registered content).
 //
-// Errors: as Get; domain.CodeInternal for an object stored without a
-// SHA-256 checksum (not written by this adapter or a direct upload it
-// signed).
+// Errors: as Get.
 func (s *Store) Stat(ctx context.Context, key string) (ports.ObjectInfo, error) {
 	name, err := s.name(ctx, key)
 	if err != nil {
@@ -223,15 +224,15 @@ func (s *Store) Stat(ctx context.Context, key string) (ports.ObjectInfo, error) 
 	if err != nil {
 		return ports.ObjectInfo{}, s.fail(ctx, err, "object cannot be described")
 	}
-	digest, err := base64.StdEncoding.DecodeString(st.ChecksumSHA256)
-	if err != nil || len(digest) != sha256.Size {
-		return ports.ObjectInfo{}, domain.Errorf(domain.CodeInternal, "object has no SHA-256 checksum")
-	}
 	contentType := st.ContentType
 	if contentType == "" {
 		contentType = objectstore.DefaultContentType
 	}
-	return ports.ObjectInfo{Key: key, Size: st.Size, ContentType: contentType, SHA256: hex.EncodeToString(digest)}, nil
+	info := ports.ObjectInfo{Key: key, Size: st.Size, ContentType: contentType}
+	if digest, err := base64.StdEncoding.DecodeString(st.ChecksumSHA256); err == nil && len(digest) == sha256.Size {
+		info.SHA256 = hex.EncodeToString(digest)
+	}
+	return info, nil
 }
 
 // Delete removes the object; S3 answers a delete of an absent object

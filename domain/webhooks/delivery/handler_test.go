@@ -41,7 +41,7 @@ func newHarness(t *testing.T) harness {
 	// opens as here.
 	policy, err := fetchpolicy.Parse("127.0.0.0/8", "")
 	require.NoError(t, err)
-	e := webhooktest.NewEndpoints(t, clock, policy, testkit.NewResolver())
+	e := webhooktest.NewEndpoints(t, clock, policy, testkit.NewResolver(), webhooks.Limits{MaxEndpoints: 100})
 	return harness{
 		uow: e.UoW, svc: e.Service, clock: clock, admin: e.Admin,
 		handler: delivery.NewHandler(e.UoW, e.Service, &http.Client{Timeout: 10 * time.Second}, clock, nil),
@@ -94,11 +94,11 @@ func TestAnOperationsEndReachesAStockReceiver(t *testing.T) {
 	url := receiver.URL
 	_, err := h.svc.Update(t.Context(), h.admin, created.Endpoint.ID, webhooks.Patch{URL: &url})
 	require.NoError(t, err)
-	disabled := h.endpoint(t, receiver.URL, model.WebhookOperationSucceeded)
+	disabled := h.endpoint(t, receiver.URL+"/disabled", model.WebhookOperationSucceeded)
 	off := false
 	_, err = h.svc.Update(t.Context(), h.admin, disabled.Endpoint.ID, webhooks.Patch{Enabled: &off})
 	require.NoError(t, err)
-	h.endpoint(t, receiver.URL, model.WebhookOperationFailed)
+	h.endpoint(t, receiver.URL+"/failures", model.WebhookOperationFailed)
 
 	deliveries := h.endOperation(t, model.OperationSucceeded)
 	require.Len(t, deliveries, 1, "the one enabled endpoint subscribed to operation.succeeded")
