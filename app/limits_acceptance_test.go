@@ -168,12 +168,12 @@ func TestAWorkspaceOverItsCapWaitsItsTurnAndIsRefusedWhenItsQueueIsFull(t *testi
 	want := map[int]int{http.StatusOK: 1, http.StatusCreated: limits.WaitingPerSlot - 1}
 	go func() { waiters <- s.Do(t, "GET", "/v1/operations", nil, nil).Status }()
 	for i := 1; i < limits.WaitingPerSlot; i++ {
-		apitest.Eventually(t, time.Minute, "queued", func() bool { return lim.Gate().Waiting(s.Workspace) == i })
+		apitest.Eventually(t, time.Minute, "queued", func() bool { return lim.Admission().Waiting(s.Workspace) == i })
 		go func() {
 			waiters <- s.Do(t, "POST", "/v1/stores", storeBody(fmt.Sprint("waiting-", i)), map[string]string{"Idempotency-Key": key()}).Status
 		}()
 	}
-	apitest.Eventually(t, time.Minute, "queue full", func() bool { return lim.Gate().Waiting(s.Workspace) == limits.WaitingPerSlot })
+	apitest.Eventually(t, time.Minute, "queue full", func() bool { return lim.Admission().Waiting(s.Workspace) == limits.WaitingPerSlot })
 
 	asserts429(t, s.Do(t, "POST", "/v1/stores", storeBody("next"), map[string]string{"Idempotency-Key": key()}), "concurrency")
 	r := s.Do(t, "GET", "/v1/operations", nil, nil)
@@ -190,7 +190,7 @@ func TestAWorkspaceOverItsCapWaitsItsTurnAndIsRefusedWhenItsQueueIsFull(t *testi
 		got[<-waiters]++
 	}
 	assert.Equal(t, want, got, "every waiting request was served in its turn")
-	assert.Zero(t, lim.Gate().InFlight(s.Workspace))
+	assert.Zero(t, lim.Admission().InFlight(s.Workspace))
 	assert.Equal(t, http.StatusOK, s.Do(t, "GET", "/v1/operations", nil, nil).Status, "the slots are back")
 
 	metrics := s.Metrics(t)

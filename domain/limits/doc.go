@@ -10,7 +10,7 @@
 //     nothing, so a client retrying after a timeout is never refused for
 //     a request that already succeeded.
 //   - A cap on the database work a workspace has in flight in this
-//     process (Limits.Enter, Gate): a storm from one workspace holds at
+//     process (Limits.Enter, Admission): a storm from one workspace holds at
 //     most that many of the pool's connections, and the others keep
 //     theirs. Over the cap a request waits its turn, first come first
 //     served within its workspace, for a slot the work ahead gives back:

@@ -60,14 +60,14 @@ type Config struct {
 // Limits enforces a workspace's rate and its cap on concurrent work. A nil
 // *Limits enforces nothing.
 type Limits struct {
-	policy  Policy
-	gate    *Gate
-	limiter ports.RateLimiter
-	clock   ports.Clock
-	obs     Observer
-	log     *slog.Logger
-	timeout time.Duration
-	pause   time.Duration
+	policy    Policy
+	admission *Admission
+	limiter   ports.RateLimiter
+	clock     ports.Clock
+	obs       Observer
+	log       *slog.Logger
+	timeout   time.Duration
+	pause     time.Duration
 
 	mu        sync.Mutex
 	failing   bool      // the store's last answer was an error
@@ -77,7 +77,7 @@ type Limits struct {
 // New returns the Limits of cfg; obs may be nil.
 func New(cfg Config, limiter ports.RateLimiter, clock ports.Clock, obs Observer, log *slog.Logger) *Limits {
 	l := &Limits{
-		policy: cfg.Policy, gate: NewGate(GateConfig{Max: cfg.MaxConcurrent, Wait: cfg.QueueTimeout}), limiter: limiter, clock: clock, obs: obs, log: log,
+		policy: cfg.Policy, admission: NewAdmission(AdmissionConfig{Max: cfg.MaxConcurrent, Wait: cfg.QueueTimeout}), limiter: limiter, clock: clock, obs: obs, log: log,
 		timeout: cfg.StoreTimeout, pause: cfg.Pause,
 	}
 	if l.timeout <= 0 {
@@ -89,21 +89,21 @@ func New(cfg Config, limiter ports.RateLimiter, clock ports.Clock, obs Observer,
 	return l
 }
 
-// Gate is the cap on concurrent work (for tests: they synchronise on it).
-func (l *Limits) Gate() *Gate { return l.gate }
+// Admission is the cap on concurrent work (for tests: they synchronise on it).
+func (l *Limits) Admission() *Admission { return l.admission }
 
 // Enter admits one unit of database work of workspace. Over the cap it
-// waits its turn behind the workspace's other work (see Gate), and is
+// waits its turn behind the workspace's other work (see Admission), and is
 // refused with CodeRateLimited when the queue is full, the wait runs out,
 // or ctx ends first. leave gives the slot back; call it once the work is
 // done.
 func (l *Limits) Enter(ctx context.Context, workspace uuid.UUID) (leave func(), err error) {
-	if l == nil || l.gate.Max() < 1 {
+	if l == nil || l.admission.Max() < 1 {
 		return func() {}, nil
 	}
-	waited, err := l.gate.Enter(ctx, workspace)
+	waited, err := l.admission.Enter(ctx, workspace)
 	if err != nil {
-		r := &Refusal{Policy: PolicyConcurrency, Quota: l.gate.Max(), RetryAfter: ConcurrencyRetryAfter}
+		r := &Refusal{Policy: PolicyConcurrency, Quota: l.admission.Max(), RetryAfter: ConcurrencyRetryAfter}
 		if errors.Is(err, ErrQueueFull) || errors.Is(err, ErrWaitTimedOut) {
 			l.observe(PolicyConcurrency, OutcomeLimited)
 			return nil, refused(r, fmt.Sprintf(
@@ -120,7 +120,7 @@ func (l *Limits) Enter(ctx context.Context, workspace uuid.UUID) (leave func(), 
 		l.observe(PolicyConcurrency, OutcomeAllowed)
 	}
 	var once sync.Once
-	return func() { once.Do(func() { l.gate.Leave(workspace) }) }, nil
+	return func() { once.Do(func() { l.admission.Leave(workspace) }) }, nil
 }
 
 // Spend charges one write to workspace's rate, or refuses it with

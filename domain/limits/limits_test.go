@@ -178,7 +178,7 @@ func TestEnterRefusesOverTheCapAndLeaveGivesTheSlotBackOnce(t *testing.T) {
 
 	leave()
 	leave() // a second call gives back nothing more
-	assert.Zero(t, l.Gate().InFlight(ws))
+	assert.Zero(t, l.Admission().InFlight(ws))
 	_, err = l.Enter(context.Background(), ws)
 	require.NoError(t, err)
 	assert.Equal(t, 1, obs.count(limits.PolicyConcurrency, limits.OutcomeLimited))
@@ -201,14 +201,14 @@ func TestEnterWaitsItsTurnOverTheCapThenRefuses(t *testing.T) {
 		assert.NoError(t, err)
 		next <- leave
 	}()
-	require.Eventually(t, func() bool { return l.Gate().Waiting(ws) == 1 }, 30*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return l.Admission().Waiting(ws) == 1 }, 30*time.Second, time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	abandoned := make(chan error, 1)
 	go func() {
 		_, err := l.Enter(ctx, ws)
 		abandoned <- err
 	}()
-	require.Eventually(t, func() bool { return l.Gate().Waiting(ws) == 2 }, 30*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return l.Admission().Waiting(ws) == 2 }, 30*time.Second, time.Millisecond)
 	cancel()
 	err = <-abandoned
 	assert.True(t, domain.IsCode(err, domain.CodeRateLimited), "%v", err)
@@ -216,7 +216,7 @@ func TestEnterWaitsItsTurnOverTheCapThenRefuses(t *testing.T) {
 
 	leave()
 	(<-next)()
-	assert.Zero(t, l.Gate().InFlight(ws))
+	assert.Zero(t, l.Admission().InFlight(ws))
 	assert.Equal(t, 1, obs.count(limits.PolicyConcurrency, limits.OutcomeAllowed))
 	assert.Equal(t, 1, obs.count(limits.PolicyConcurrency, limits.OutcomeWaited))
 	assert.Zero(t, obs.count(limits.PolicyConcurrency, limits.OutcomeLimited))
@@ -231,5 +231,5 @@ func TestEnterWaitsItsTurnOverTheCapThenRefuses(t *testing.T) {
 	assert.Equal(t, limits.Refusal{Policy: limits.PolicyConcurrency, Quota: 1, RetryAfter: limits.ConcurrencyRetryAfter}, *r)
 	assert.Equal(t, 1, obs.count(limits.PolicyConcurrency, limits.OutcomeLimited))
 	leave()
-	assert.Zero(t, short.Gate().InFlight(ws))
+	assert.Zero(t, short.Admission().InFlight(ws))
 }

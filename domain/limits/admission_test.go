@@ -20,7 +20,7 @@ import (
 // leaves for the reason the test gives it.
 const long = time.Minute
 
-// waitFor polls the gate's observable state; the deadline is generous for
+// waitFor polls the admission's observable state; the deadline is generous for
 // a loaded machine.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -29,7 +29,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // enter is Enter in a goroutine of its own: its answer arrives on the
 // channel.
-func enter(ctx context.Context, g *limits.Gate, ws uuid.UUID) <-chan error {
+func enter(ctx context.Context, g *limits.Admission, ws uuid.UUID) <-chan error {
 	done := make(chan error, 1)
 	go func() {
 		_, err := g.Enter(ctx, ws)
@@ -39,7 +39,7 @@ func enter(ctx context.Context, g *limits.Gate, ws uuid.UUID) <-chan error {
 }
 
 func TestTheGateCapsEachWorkspaceApart(t *testing.T) {
-	g := limits.NewGate(limits.GateConfig{Max: 2}) // no wait: over the cap is refused at once
+	g := limits.NewAdmission(limits.AdmissionConfig{Max: 2}) // no wait: over the cap is refused at once
 	a, b := uuid.New(), uuid.New()
 	ctx := context.Background()
 	for range 2 {
@@ -60,9 +60,9 @@ func TestTheGateCapsEachWorkspaceApart(t *testing.T) {
 	g.Leave(b)
 	assert.Zero(t, g.InFlight(a))
 	assert.Zero(t, g.InFlight(b))
-	assert.Zero(t, limits.Tracked(g), "an idle gate holds nothing")
+	assert.Zero(t, limits.Tracked(g), "an idle admission holds nothing")
 
-	open := limits.NewGate(limits.GateConfig{Max: 0, Wait: long})
+	open := limits.NewAdmission(limits.AdmissionConfig{Max: 0, Wait: long})
 	for range 100 {
 		_, err := open.Enter(ctx, a)
 		require.NoError(t, err, "no cap")
@@ -72,7 +72,7 @@ func TestTheGateCapsEachWorkspaceApart(t *testing.T) {
 // Over the cap, units wait and are served in the order they came: each
 // slot given back goes to the first waiter.
 func TestWaitersAreServedFirstComeFirstServed(t *testing.T) {
-	g := limits.NewGate(limits.GateConfig{Max: 1, Wait: long})
+	g := limits.NewAdmission(limits.AdmissionConfig{Max: 1, Wait: long})
 	ws := uuid.New()
 	_, err := g.Enter(context.Background(), ws)
 	require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestWaitersAreServedFirstComeFirstServed(t *testing.T) {
 
 // A wait that runs out is refused and holds nothing.
 func TestAWaitThatRunsOutIsRefused(t *testing.T) {
-	g := limits.NewGate(limits.GateConfig{Max: 1, Wait: time.Millisecond})
+	g := limits.NewAdmission(limits.AdmissionConfig{Max: 1, Wait: time.Millisecond})
 	ws := uuid.New()
 	_, err := g.Enter(context.Background(), ws)
 	require.NoError(t, err)
@@ -118,7 +118,7 @@ func TestAWaitThatRunsOutIsRefused(t *testing.T) {
 // A waiter whose context ends leaves the queue with its context's cause;
 // the one behind it takes its place.
 func TestAnEndedContextFreesItsPlaceInTheQueue(t *testing.T) {
-	g := limits.NewGate(limits.GateConfig{Max: 1, Wait: long})
+	g := limits.NewAdmission(limits.AdmissionConfig{Max: 1, Wait: long})
 	ws := uuid.New()
 	_, err := g.Enter(context.Background(), ws)
 	require.NoError(t, err)
@@ -146,14 +146,14 @@ func TestAnEndedContextFreesItsPlaceInTheQueue(t *testing.T) {
 // a unit is refused at once.
 func TestAFullQueueRefusesAtOnce(t *testing.T) {
 	for name, c := range map[string]struct {
-		cfg     limits.GateConfig
+		cfg     limits.AdmissionConfig
 		waiting int
 	}{
-		"default": {limits.GateConfig{Max: 2, Wait: long}, limits.WaitingPerSlot * 2},
-		"set":     {limits.GateConfig{Max: 2, Wait: long, MaxWaiting: 3}, 3},
+		"default": {limits.AdmissionConfig{Max: 2, Wait: long}, limits.WaitingPerSlot * 2},
+		"set":     {limits.AdmissionConfig{Max: 2, Wait: long, MaxWaiting: 3}, 3},
 	} {
 		t.Run(name, func(t *testing.T) {
-			g := limits.NewGate(c.cfg)
+			g := limits.NewAdmission(c.cfg)
 			ws := uuid.New()
 			for range 2 {
 				_, err := g.Enter(context.Background(), ws)
@@ -184,7 +184,7 @@ func TestAFullQueueRefusesAtOnce(t *testing.T) {
 // often end just as a slot is handed over, which must pass it on.
 func TestTheGateLeaksNoSlot(t *testing.T) {
 	const max = 3
-	g := limits.NewGate(limits.GateConfig{Max: max, Wait: 20 * time.Microsecond, MaxWaiting: 8})
+	g := limits.NewAdmission(limits.AdmissionConfig{Max: max, Wait: 20 * time.Microsecond, MaxWaiting: 8})
 	workspaces := []uuid.UUID{uuid.New(), uuid.New()}
 	var holding [2]atomic.Int32
 	var wg sync.WaitGroup

@@ -17,17 +17,17 @@ import (
 // and sockets until their wait ran out.
 const WaitingPerSlot = 4
 
-// Why Gate.Enter gave no slot (besides the caller's context ending).
+// Why Admission.Enter gave no slot (besides the caller's context ending).
 var (
 	// ErrQueueFull: the workspace has its cap in flight and as many
-	// waiting as may wait (or the gate does not wait).
+	// waiting as may wait (or the admission does not wait).
 	ErrQueueFull = errors.New("the workspace's slots are taken and its queue is full")
-	// ErrWaitTimedOut: no slot came free within the gate's wait.
+	// ErrWaitTimedOut: no slot came free within the admission's wait.
 	ErrWaitTimedOut = errors.New("no slot came free within the wait")
 )
 
-// GateConfig is the shape of a Gate.
-type GateConfig struct {
+// AdmissionConfig is the shape of a Admission.
+type AdmissionConfig struct {
 	// Max is each workspace's cap on units of work in flight (< 1: none).
 	Max int
 	// Wait is the longest a unit of work waits for a slot (<= 0: it is
@@ -38,17 +38,17 @@ type GateConfig struct {
 	MaxWaiting int
 }
 
-// Gate counts the units of work each workspace has in flight in this
+// Admission counts the units of work each workspace has in flight in this
 // process and holds each workspace to its cap. One over the cap waits, in
 // the order they came (first come, first served within the workspace),
 // for a slot given back, at most Wait and only while its context lasts;
 // when the queue is full, or the wait ends without a slot, it is refused.
 // A workspace only ever waits behind its own work, never another's.
 //
-// The queue is the gate's own rather than a semaphore's: a waiter is
+// The queue is the admission's own rather than a semaphore's: a waiter is
 // queued under the same lock that counts it, so the order, the counts
 // and a slot handed from one unit to the next never disagree.
-type Gate struct {
+type Admission struct {
 	max, maxWaiting int
 	wait            time.Duration
 
@@ -59,7 +59,7 @@ type Gate struct {
 	workspaces map[uuid.UUID]*slots
 }
 
-// slots is one workspace's share of the gate.
+// slots is one workspace's share of the admission.
 type slots struct {
 	inFlight int
 	// waiting holds, first come first, a channel per waiter, closed when
@@ -67,23 +67,23 @@ type slots struct {
 	waiting list.List
 }
 
-// NewGate returns the gate of cfg.
-func NewGate(cfg GateConfig) *Gate {
+// NewAdmission returns the admission of cfg.
+func NewAdmission(cfg AdmissionConfig) *Admission {
 	if cfg.MaxWaiting <= 0 {
 		cfg.MaxWaiting = WaitingPerSlot * max(cfg.Max, 0)
 	}
-	return &Gate{max: cfg.Max, maxWaiting: cfg.MaxWaiting, wait: cfg.Wait, workspaces: map[uuid.UUID]*slots{}}
+	return &Admission{max: cfg.Max, maxWaiting: cfg.MaxWaiting, wait: cfg.Wait, workspaces: map[uuid.UUID]*slots{}}
 }
 
 // Max is the cap (< 1: none).
-func (g *Gate) Max() int { return g.max }
+func (g *Admission) Max() int { return g.max }
 
 // Enter takes one of workspace's slots: at once when one is free and
 // nobody of the workspace waits before it, else after waiting its turn
 // (waited true). It fails with ErrQueueFull, ErrWaitTimedOut, or the
 // cause of ctx's end, holding nothing. Each nil error must be matched by
 // one Leave.
-func (g *Gate) Enter(ctx context.Context, workspace uuid.UUID) (waited bool, err error) {
+func (g *Admission) Enter(ctx context.Context, workspace uuid.UUID) (waited bool, err error) {
 	if g.max < 1 {
 		return false, nil
 	}
@@ -132,7 +132,7 @@ func (g *Gate) Enter(ctx context.Context, workspace uuid.UUID) (waited bool, err
 
 // Leave gives back a slot Enter took: to the workspace's first waiter,
 // if any.
-func (g *Gate) Leave(workspace uuid.UUID) {
+func (g *Admission) Leave(workspace uuid.UUID) {
 	if g.max < 1 {
 		return
 	}
@@ -145,7 +145,7 @@ func (g *Gate) Leave(workspace uuid.UUID) {
 
 // giveBack hands one slot of s to its first waiter, or frees it. g.mu is
 // held.
-func (g *Gate) giveBack(workspace uuid.UUID, s *slots) {
+func (g *Admission) giveBack(workspace uuid.UUID, s *slots) {
 	if first := s.waiting.Front(); first != nil {
 		s.waiting.Remove(first)
 		close(first.Value.(chan struct{})) // the slot changes hands: inFlight stays
@@ -157,7 +157,7 @@ func (g *Gate) giveBack(workspace uuid.UUID, s *slots) {
 
 // forgetIdle drops s once nothing of its workspace is in flight or
 // waiting. g.mu is held.
-func (g *Gate) forgetIdle(workspace uuid.UUID, s *slots) {
+func (g *Admission) forgetIdle(workspace uuid.UUID, s *slots) {
 	if s.inFlight <= 0 && s.waiting.Len() == 0 {
 		delete(g.workspaces, workspace)
 	}
@@ -165,7 +165,7 @@ func (g *Gate) forgetIdle(workspace uuid.UUID, s *slots) {
 
 // InFlight is how many units of work workspace has in flight (for tests:
 // they synchronise on it).
-func (g *Gate) InFlight(workspace uuid.UUID) int {
+func (g *Admission) InFlight(workspace uuid.UUID) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s := g.workspaces[workspace]; s != nil {
@@ -176,7 +176,7 @@ func (g *Gate) InFlight(workspace uuid.UUID) int {
 
 // Waiting is how many units of work of workspace wait for a slot (for
 // tests: they synchronise on it).
-func (g *Gate) Waiting(workspace uuid.UUID) int {
+func (g *Admission) Waiting(workspace uuid.UUID) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s := g.workspaces[workspace]; s != nil {
