@@ -117,8 +117,8 @@ func (_c *Outbox_Append_Call) RunAndReturn(run func(ctx context.Context, events 
 }
 
 // DeadLetterJob provides a mock function for the type Outbox
-func (_mock *Outbox) DeadLetterJob(ctx context.Context, id uuid.UUID, reason string) (bool, error) {
-	ret := _mock.Called(ctx, id, reason)
+func (_mock *Outbox) DeadLetterJob(ctx context.Context, id uuid.UUID, attempts int, reason string) (bool, error) {
+	ret := _mock.Called(ctx, id, attempts, reason)
 
 	if len(ret) == 0 {
 		panic("no return value specified for DeadLetterJob")
@@ -126,16 +126,16 @@ func (_mock *Outbox) DeadLetterJob(ctx context.Context, id uuid.UUID, reason str
 
 	var r0 bool
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, string) (bool, error)); ok {
-		return returnFunc(ctx, id, reason)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, int, string) (bool, error)); ok {
+		return returnFunc(ctx, id, attempts, reason)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, string) bool); ok {
-		r0 = returnFunc(ctx, id, reason)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, uuid.UUID, int, string) bool); ok {
+		r0 = returnFunc(ctx, id, attempts, reason)
 	} else {
 		r0 = ret.Get(0).(bool)
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID, string) error); ok {
-		r1 = returnFunc(ctx, id, reason)
+	if returnFunc, ok := ret.Get(1).(func(context.Context, uuid.UUID, int, string) error); ok {
+		r1 = returnFunc(ctx, id, attempts, reason)
 	} else {
 		r1 = ret.Error(1)
 	}
@@ -150,12 +150,13 @@ type Outbox_DeadLetterJob_Call struct {
 // DeadLetterJob is a helper method to define mock.On call
 //   - ctx context.Context
 //   - id uuid.UUID
+//   - attempts int
 //   - reason string
-func (_e *Outbox_Expecter) DeadLetterJob(ctx any, id any, reason any) *Outbox_DeadLetterJob_Call {
-	return &Outbox_DeadLetterJob_Call{Call: _e.mock.On("DeadLetterJob", ctx, id, reason)}
+func (_e *Outbox_Expecter) DeadLetterJob(ctx any, id any, attempts any, reason any) *Outbox_DeadLetterJob_Call {
+	return &Outbox_DeadLetterJob_Call{Call: _e.mock.On("DeadLetterJob", ctx, id, attempts, reason)}
 }
 
-func (_c *Outbox_DeadLetterJob_Call) Run(run func(ctx context.Context, id uuid.UUID, reason string)) *Outbox_DeadLetterJob_Call {
+func (_c *Outbox_DeadLetterJob_Call) Run(run func(ctx context.Context, id uuid.UUID, attempts int, reason string)) *Outbox_DeadLetterJob_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -165,14 +166,19 @@ func (_c *Outbox_DeadLetterJob_Call) Run(run func(ctx context.Context, id uuid.U
 		if args[1] != nil {
 			arg1 = args[1].(uuid.UUID)
 		}
-		var arg2 string
+		var arg2 int
 		if args[2] != nil {
-			arg2 = args[2].(string)
+			arg2 = args[2].(int)
+		}
+		var arg3 string
+		if args[3] != nil {
+			arg3 = args[3].(string)
 		}
 		run(
 			arg0,
 			arg1,
 			arg2,
+			arg3,
 		)
 	})
 	return _c
@@ -183,7 +189,7 @@ func (_c *Outbox_DeadLetterJob_Call) Return(b bool, err error) *Outbox_DeadLette
 	return _c
 }
 
-func (_c *Outbox_DeadLetterJob_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID, reason string) (bool, error)) *Outbox_DeadLetterJob_Call {
+func (_c *Outbox_DeadLetterJob_Call) RunAndReturn(run func(ctx context.Context, id uuid.UUID, attempts int, reason string) (bool, error)) *Outbox_DeadLetterJob_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -35,11 +35,13 @@ type Outbox interface {
 
 	// DeadLetterJob parks an event whose job a worker gave up on (retries
 	// spent, or a failure it cannot classify), whatever its delivery status:
-	// status dead_letter, last_error = reason (already sanitized), lock
-	// cleared, attempt_count kept. Operators then see it beside the events
-	// the Dispatcher could not deliver, and a re-drive runs the job again.
-	// False if the event does not exist (e.g. already deleted).
-	DeadLetterJob(ctx context.Context, id uuid.UUID, reason string) (bool, error)
+	// status dead_letter, failed_in job, job_attempts = attempts (the
+	// worker's runs of it), last_error = reason (already sanitized, for
+	// people only), lock cleared, attempt_count kept. Operators then see it
+	// beside the events the Dispatcher could not deliver, and a re-drive
+	// runs the job again. False if the event does not exist (e.g. already
+	// deleted). A negative attempts is domain.CodeValidation.
+	DeadLetterJob(ctx context.Context, id uuid.UUID, attempts int, reason string) (bool, error)
 
 	// Defer parks an event whose job a worker is running, or is about to
 	// run, until later (ports.JobWaits): an event dispatched or dispatching

@@ -52,11 +52,13 @@ type OutboxDispatch interface {
 	Release(ctx context.Context, owner string, id uuid.UUID, nextAttemptAt time.Time, lastError string) (bool, error)
 
 	// DeadLetter parks an event that failed too often: attempt_count + 1,
-	// status dead_letter, last_error kept for operators. Fenced by owner.
+	// status dead_letter, failed_in delivery, last_error kept for
+	// operators. Fenced by owner.
 	DeadLetter(ctx context.Context, owner string, id uuid.UUID, lastError string) (bool, error)
 
 	// Redrive moves dead-lettered events back to pending with attempt_count
-	// and job_attempts 0 (the job starts over) and next_attempt_at = now;
+	// and job_attempts 0 (the job starts over), failed_in cleared and
+	// next_attempt_at = now;
 	// ids nil means all of this workspace's. Events that are not
 	// dead-lettered are left alone. Returns how many moved.
 	Redrive(ctx context.Context, ids []uuid.UUID, now time.Time) (int, error)

@@ -210,7 +210,7 @@ func TestListDeadLettersPages(t *testing.T) {
 			continue // one event stays out of the dead letters
 		}
 		require.NoError(t, s.UoW.Transact(context.Background(), s.Workspace, func(ctx context.Context, tx ports.Tx) error {
-			_, err := tx.Outbox().DeadLetterJob(ctx, e.ID, "the job failed: platform unavailable")
+			_, err := tx.Outbox().DeadLetterJob(ctx, e.ID, 1, "the job failed: platform unavailable")
 			return err
 		}))
 		want = append(want, e.ID.String())

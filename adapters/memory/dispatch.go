@@ -112,7 +112,7 @@ func (r dispatchRepo) ClaimDue(_ context.Context, owner string, now time.Time, l
 				e.ClearWait()
 			}
 			if takenOver && e.AttemptCount >= maxAttempts {
-				e.Status = model.OutboxDeadLetter
+				e.Status, e.FailedIn = model.OutboxDeadLetter, model.FailedInDelivery
 				e.LockedBy, e.LockedUntil = "", time.Time{}
 			} else {
 				e.Status = model.OutboxDispatching
@@ -221,7 +221,7 @@ func (r dispatchRepo) Postpone(_ context.Context, owner string, ids []uuid.UUID,
 
 func (r dispatchRepo) DeadLetter(_ context.Context, owner string, id uuid.UUID, lastError string) (bool, error) {
 	n, err := r.settleOwned(owner, []uuid.UUID{id}, false, func(e *model.OutboxEvent) {
-		e.Status = model.OutboxDeadLetter
+		e.Status, e.FailedIn = model.OutboxDeadLetter, model.FailedInDelivery
 		e.AttemptCount++
 		e.LastError = lastError
 		e.ClearWait()
@@ -253,7 +253,7 @@ func (r dispatchRepo) Redrive(_ context.Context, ids []uuid.UUID, now time.Time)
 			}
 			seen[row.event.ID] = true
 			row.event.Status = model.OutboxPending
-			row.event.AttemptCount, row.event.JobAttempts = 0, 0
+			row.event.AttemptCount, row.event.JobAttempts, row.event.FailedIn = 0, 0, ""
 			row.event.NextAttemptAt, row.event.CreatedAt = now, now // the job's deadline starts over
 			row.event = copyEvent(row.event)
 			r.stageLocked(row)

@@ -17,7 +17,10 @@ import (
 // DeadLetterJob implements ports.Outbox. Where PostgreSQL would wait for a
 // Dispatcher that holds the row, memory answers CodeUnavailable: the
 // worker delivers the message again and gives up once more.
-func (r outboxRepo) DeadLetterJob(_ context.Context, id uuid.UUID, reason string) (bool, error) {
+func (r outboxRepo) DeadLetterJob(_ context.Context, id uuid.UUID, attempts int, reason string) (bool, error) {
+	if attempts < 0 {
+		return false, domain.Errorf(domain.CodeValidation, "a job's attempts cannot be negative")
+	}
 	t := r.t
 	return inLock(t, func() (bool, error) {
 		d := dispatchRepo{t}
@@ -28,7 +31,7 @@ func (r outboxRepo) DeadLetterJob(_ context.Context, id uuid.UUID, reason string
 		if d.lockedByOtherLocked(id) {
 			return false, domain.Errorf(domain.CodeUnavailable, "outbox event %s is locked by another transaction", id)
 		}
-		row.event.Status = model.OutboxDeadLetter
+		row.event.Status, row.event.FailedIn, row.event.JobAttempts = model.OutboxDeadLetter, model.FailedInJob, attempts
 		row.event.LastError = reason
 		row.event.ClearWait()
 		row.event.LockedBy, row.event.LockedUntil = "", time.Time{}
@@ -116,7 +119,7 @@ func (r outboxRepo) Withdraw(_ context.Context, id uuid.UUID, reason string, at 
 			return false, domain.Errorf(domain.CodeUnavailable, "outbox event %s is locked by another transaction", id)
 		}
 		e := &row.event
-		e.Status, e.DispatchedAt, e.LastError = model.OutboxDispatched, at, reason
+		e.Status, e.DispatchedAt, e.LastError, e.FailedIn = model.OutboxDispatched, at, reason, ""
 		e.ClearWait()
 		e.LockedBy, e.LockedUntil = "", time.Time{}
 		row.event = copyEvent(row.event)

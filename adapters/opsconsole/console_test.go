@@ -267,7 +267,7 @@ func TestDeadLettersTellDeliveryAttemptsFromJobAttempts(t *testing.T) {
 	refused := testkit.DeadLetter(t, f.uow, ws, time.Now(), "cannot publish: refused")
 	job := testkit.PendingEvent(t, f.uow, ws, time.Now())
 	require.NoError(t, f.uow.Transact(context.Background(), ws, func(ctx context.Context, tx ports.Tx) error {
-		_, err := tx.Outbox().DeadLetterJob(ctx, job.ID, model.JobFailure(6, "platform unavailable"))
+		_, err := tx.Outbox().DeadLetterJob(ctx, job.ID, 6, model.JobFailure(6, "platform unavailable"))
 		return err
 	}))
 
@@ -316,7 +316,7 @@ func TestADeadLetterShowsTheOrderingKeyItHolds(t *testing.T) {
 		if err := tx.Outbox().Append(ctx, keyed); err != nil {
 			return err
 		}
-		_, err := tx.Outbox().DeadLetterJob(ctx, keyed.ID, "gave up")
+		_, err := tx.Outbox().DeadLetterJob(ctx, keyed.ID, 1, "gave up")
 		return err
 	}))
 	cookie := f.login(t, "alice", token).Cookies()[0].String()
@@ -340,7 +340,7 @@ func TestAReleaseRetiresADeadLetterOfAJobGivenUpOn(t *testing.T) {
 	at := time.Now()
 	e := testkit.PendingEvent(t, f.uow, ws, at)
 	require.NoError(t, f.uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
-		_, err := tx.Outbox().DeadLetterJob(ctx, e.ID, "gave up")
+		_, err := tx.Outbox().DeadLetterJob(ctx, e.ID, 1, "gave up")
 		return err
 	}))
 	cookie := f.login(t, "alice", token).Cookies()[0].String()

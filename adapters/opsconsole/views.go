@@ -95,7 +95,8 @@ type redrivenView struct {
 func summary(e model.OutboxEvent) eventSummary {
 	s := eventSummary{ID: e.ID, Workspace: e.WorkspaceID, EventType: e.Type, AggregateType: e.AggregateType,
 		AggregateID: e.AggregateID, AttemptCount: e.AttemptCount, CreatedAt: e.CreatedAt}
-	if n, ok := model.JobAttempts(e.LastError); ok {
+	if e.FailedIn == model.FailedInJob {
+		n := e.JobAttempts
 		s.JobAttempts = &n
 	}
 	return s

@@ -13,7 +13,6 @@ import (
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
 	schema "github.com/oncehq/once/sql"
-	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // A database at 021 whose queue holds events the workers parked under the
@@ -23,11 +22,8 @@ import (
 // list and the wake after an outage find the carried-over events.
 func TestMigrationToJobWaitsCarriesTheParkedEventsOver(t *testing.T) {
 	t.Parallel()
-	db := pgtest.NewWithSchema(t, migrationsBefore(t, "022"))
+	db, super := databaseBefore(t, "022")
 	ctx := context.Background()
-	super, err := sql.Open("pgx", db.SuperuserDSN())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = super.Close() })
 
 	ws := uuid.New()
 	now := time.Now().UTC().Truncate(time.Microsecond)

@@ -34,6 +34,18 @@ func migrationsBefore(t *testing.T, version string) fstest.MapFS {
 	return out
 }
 
+// databaseBefore is a database migrated up to (not including) version,
+// and a superuser's connection to it, which writes rows as an older
+// version left them (row-level security does not bind it).
+func databaseBefore(t *testing.T, version string) (*pgtest.DB, *sql.DB) {
+	t.Helper()
+	db := pgtest.NewWithSchema(t, migrationsBefore(t, version))
+	super, err := sql.Open("pgx", db.SuperuserDSN())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = super.Close() })
+	return db, super
+}
+
 // outboxFingerprint is every column of every outbox row, in id order, as
 // one hash, with the count per status: equal before and after means no
 // row was lost, added or changed.

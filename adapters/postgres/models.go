@@ -140,6 +140,9 @@ type outboxRow struct {
 	// (sql/022_job_waits.sql): deferJob sets them.
 	WaitKind  *string `bun:"wait_kind"`
 	WaitedFor *string `bun:"waited_for"`
+	// FailedIn is where a dead letter gave up
+	// (sql/024_dead_letter_stage.sql).
+	FailedIn *string `bun:"failed_in"`
 }
 
 func toOutboxRow(e model.OutboxEvent) *outboxRow {
@@ -158,6 +161,7 @@ func toOutboxRow(e model.OutboxEvent) *outboxRow {
 		LastError: strPtr(e.LastError), Traceparent: strPtr(e.Traceparent), CreatedAt: timePtr(e.CreatedAt),
 		DispatchedAt: timePtr(e.DispatchedAt), Destination: strPtr(e.Destination), OrderingKey: strPtr(e.OrderingKey),
 		JobAttempts: e.JobAttempts, WaitKind: strPtr(string(e.WaitKind)), WaitedFor: strPtr(e.WaitedFor),
+		FailedIn: strPtr(string(e.FailedIn)),
 	}
 }
 
@@ -170,6 +174,7 @@ func (r *outboxRow) domain() model.OutboxEvent {
 		CreatedAt: timeVal(r.CreatedAt), DispatchedAt: timeVal(r.DispatchedAt),
 		Destination: strVal(r.Destination), OrderingKey: strVal(r.OrderingKey), JobAttempts: r.JobAttempts,
 		WaitKind: model.JobWaitKind(strVal(r.WaitKind)), WaitedFor: strVal(r.WaitedFor),
+		FailedIn: model.DeadLetterStage(strVal(r.FailedIn)),
 	}
 }
 

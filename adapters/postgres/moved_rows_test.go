@@ -87,7 +87,7 @@ func followMovedEvents(t *testing.T, db *pgsandbox.Sandbox) {
 		name: "a job's dead letter while the Dispatcher marks the event",
 		move: `UPDATE outbox_events SET status = 'dispatched', dispatched_at = now(), locked_by = NULL, locked_until = NULL WHERE id = $1`,
 		waiter: func(ctx context.Context, tx ports.Tx, id uuid.UUID) (bool, error) {
-			return tx.Outbox().DeadLetterJob(ctx, id, "given up")
+			return tx.Outbox().DeadLetterJob(ctx, id, 1, "given up")
 		},
 		want: true, status: model.OutboxDeadLetter,
 	}, {

@@ -125,6 +125,7 @@ UPDATE outbox_events e
        last_error    = CASE WHEN c.taken_over THEN format(?6, e.attempt_count + 1) ELSE e.last_error END,
        wait_kind     = CASE WHEN c.taken_over THEN NULL ELSE e.wait_kind END,
        waited_for    = CASE WHEN c.taken_over THEN NULL ELSE e.waited_for END,
+       failed_in     = CASE WHEN c.taken_over AND e.attempt_count + 1 >= ?5 THEN 'delivery' END,
        attempt_count = e.attempt_count + c.taken_over::int
   FROM claimed c
  WHERE e.workspace_id = ?0 AND e.status IN ('pending', 'dispatching') AND e.id = c.id
@@ -189,7 +190,7 @@ UPDATE outbox_events
 // (sanitized) error for operators. Fenced like markDispatched.
 const deadLetterEvent = `
 UPDATE outbox_events
-   SET status = 'dead_letter', attempt_count = attempt_count + 1,
+   SET status = 'dead_letter', failed_in = 'delivery', attempt_count = attempt_count + 1,
        last_error = ?, locked_by = NULL, locked_until = NULL, wait_kind = NULL, waited_for = NULL
  WHERE workspace_id = ? AND id = ? AND status = 'dispatching' AND locked_by = ?`
 
@@ -202,15 +203,16 @@ UPDATE outbox_events
 // given up on again at its first failure; and so does created_at, from
 // which the worker counts the job's deadline for transient failures (a
 // job given up on at its deadline would otherwise be given up on again at
-// once). Both placeholders are the operator's now.
+// once). failed_in goes with the dead letter. Both placeholders are the
+// operator's now.
 const redriveEvents = `
 UPDATE outbox_events
-   SET status = 'pending', attempt_count = 0, job_attempts = 0, next_attempt_at = ?, created_at = ?
+   SET status = 'pending', attempt_count = 0, job_attempts = 0, failed_in = NULL, next_attempt_at = ?, created_at = ?
  WHERE workspace_id = ? AND status = 'dead_letter' AND id IN (?)`
 
 const redriveAllEvents = `
 UPDATE outbox_events
-   SET status = 'pending', attempt_count = 0, job_attempts = 0, next_attempt_at = ?, created_at = ?
+   SET status = 'pending', attempt_count = 0, job_attempts = 0, failed_in = NULL, next_attempt_at = ?, created_at = ?
  WHERE workspace_id = ? AND status = 'dead_letter'`
 
 // deleteDispatchedBefore removes at most a batch of one workspace's events

@@ -13,13 +13,16 @@ import (
 )
 
 // DeadLetterJob implements ports.Outbox.
-func (o *Outbox) DeadLetterJob(ctx context.Context, id uuid.UUID, reason string) (bool, error) {
+func (o *Outbox) DeadLetterJob(ctx context.Context, id uuid.UUID, attempts int, reason string) (bool, error) {
+	if attempts < 0 {
+		return false, domain.Errorf(domain.CodeValidation, "a job's attempts cannot be negative")
+	}
 	// The Dispatcher's mark may be moving the event to the dispatched
 	// history right now: follow it there (moved_rows.go).
 	var n int
 	err := retryMoved(ctx, o.db, func() error {
 		var err error
-		n, err = rowsAffected(o.db.ExecContext(ctx, deadLetterJob, strPtr(reason), o.workspace, id))
+		n, err = rowsAffected(o.db.ExecContext(ctx, deadLetterJob, attempts, strPtr(reason), o.workspace, id))
 		return err
 	})
 	return n == 1, err

@@ -7,11 +7,15 @@ package postgres
 // leaves the dead letter alone. The row lock this UPDATE takes makes a
 // concurrent claim or mark wait for the worker's transaction. attempt_count
 // is kept: it counts delivery attempts, and the worker's own retries are
-// not deliveries.
+// not deliveries; those are job_attempts, and failed_in says the job gave
+// up (sql/024_dead_letter_stage.sql), so nothing reads either out of
+// last_error.
+//
+// Parameters: job_attempts, last_error, the workspace, the event's id.
 const deadLetterJob = `
 UPDATE outbox_events
-   SET status = 'dead_letter', last_error = ?, locked_by = NULL, locked_until = NULL,
-       wait_kind = NULL, waited_for = NULL
+   SET status = 'dead_letter', failed_in = 'job', job_attempts = ?, last_error = ?,
+       locked_by = NULL, locked_until = NULL, wait_kind = NULL, waited_for = NULL
  WHERE workspace_id = ? AND id = ?`
 
 // deferJob parks the event of a job a worker must hold back (its
@@ -78,7 +82,7 @@ UPDATE outbox_events
 const withdrawJob = `
 UPDATE outbox_events
    SET status = 'dispatched', dispatched_at = ?, last_error = ?, locked_by = NULL, locked_until = NULL,
-       wait_kind = NULL, waited_for = NULL
+       wait_kind = NULL, waited_for = NULL, failed_in = NULL
  WHERE workspace_id = ? AND id = ?
    AND ((status = 'pending' AND locked_by IS NULL) OR status = 'dead_letter')`
 
@@ -86,7 +90,7 @@ UPDATE outbox_events
 const outboxEventColumns = `id, workspace_id, event_type, aggregate_type, aggregate_id, event_payload,
        status, attempt_count, next_attempt_at, locked_by, locked_until,
        last_error, traceparent, created_at, dispatched_at,
-       destination, ordering_key, job_attempts, wait_kind, waited_for`
+       destination, ordering_key, job_attempts, wait_kind, waited_for, failed_in`
 
 // selectEventsForOperations finds the events that deliver the jobs of
 // some operations: every job payload names its operation (operation_id),

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -181,12 +180,13 @@ func GroupByError(events []model.OutboxEvent) []DeadLetterGroup {
 	return groups
 }
 
-// Stage says where a dead letter gave up: "delivery" (the Dispatcher could
-// not publish it) or "job" (it was delivered and the worker gave up on
-// its job: its last error starts with model.JobFailurePrefix).
+// Stage says where a dead letter gave up, as its adapter recorded it
+// (model.OutboxEvent.FailedIn): "delivery" (the Dispatcher could not
+// publish it) or "job" (it was delivered and the worker gave up on its
+// job). Its last error is for people and is never read for this.
 func Stage(e model.OutboxEvent) string {
-	if strings.HasPrefix(e.LastError, model.JobFailurePrefix) {
-		return "job"
+	if e.FailedIn == model.FailedInJob {
+		return string(model.FailedInJob)
 	}
-	return "delivery"
+	return string(model.FailedInDelivery)
 }

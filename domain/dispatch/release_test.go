@@ -64,7 +64,7 @@ func TestReleaseLetsAKeyHeldByADeadLetterGoOn(t *testing.T) {
 		if err := tx.Operations().Update(ctx, firstOp); err != nil {
 			return err
 		}
-		_, err := tx.Outbox().DeadLetterJob(ctx, first.ID, "gave up")
+		_, err := tx.Outbox().DeadLetterJob(ctx, first.ID, 1, "gave up")
 		return err
 	}))
 	require.Empty(t, e.claimIDs(t, ws), "the dead letter holds store/a")

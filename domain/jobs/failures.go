@@ -87,7 +87,7 @@ func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error, a
 				ended = op
 			}
 		}
-		dead, err := tx.Outbox().DeadLetterJob(ctx, msg.ID, lastError)
+		dead, err := tx.Outbox().DeadLetterJob(ctx, msg.ID, max(attempts, 0), lastError)
 		if err != nil || !dead {
 			return err
 		}

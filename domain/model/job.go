@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -98,15 +96,15 @@ func NewJob(ctx context.Context, ids IDSource, p Principal, now time.Time, spec 
 }
 
 // JobFailurePrefix starts the last error of an event whose job a worker
-// gave up on, telling it from an event the Dispatcher could not deliver
-// (whose last error the Dispatcher writes, and overwrites on its next
-// failure).
+// gave up on, for people reading it. Nothing reads it back: where a dead
+// letter gave up and the job's attempts are columns of their own
+// (OutboxEvent.FailedIn and JobAttempts, sql/025_dead_letter_stage.sql).
 const JobFailurePrefix = "job failed: "
 
 // JobFailure is the last error of an event whose job a worker gave up on
 // after attempts runs in one delivery (its first and its retries), for
 // cause. The attempts come first, so that bounding a long cause cannot cut
-// them; JobAttempts reads them back.
+// them from what people read.
 func JobFailure(attempts int, cause string) string {
 	if attempts < 1 {
 		return JobFailurePrefix + cause
@@ -123,21 +121,6 @@ func JobFailure(attempts int, cause string) string {
 // unlocked, with the kind of wait the worker recorded.
 func (e OutboxEvent) ParkedByWorker() bool {
 	return e.Status == OutboxPending && e.LockedBy == "" && e.WaitKind != ""
-}
-
-var jobAttempts = regexp.MustCompile(`^` + regexp.QuoteMeta(JobFailurePrefix) + `after (\d+) attempts?: `)
-
-// JobAttempts is how many times the worker ran the job before it gave up,
-// as JobFailure wrote it into an event's last error; false when lastError
-// is not such a record (an event the Dispatcher could not deliver, or one
-// given up on without a count).
-func JobAttempts(lastError string) (int, bool) {
-	m := jobAttempts.FindStringSubmatch(lastError)
-	if m == nil {
-		return 0, false
-	}
-	n, err := strconv.Atoi(m[1])
-	return n, err == nil
 }
 
 // JobOperationID reads the operation a job's payload names: every job

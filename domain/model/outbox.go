@@ -55,7 +55,22 @@ type OutboxEvent struct {
 	// tells the worker what its job waited for.
 	WaitKind  JobWaitKind
 	WaitedFor string
+	// FailedIn is, for a dead letter, where it gave up: its delivery (the
+	// Dispatcher could not publish it) or its job (the worker gave up, and
+	// JobAttempts are the runs it made). Empty for any other status.
+	FailedIn DeadLetterStage
 }
+
+// DeadLetterStage is where a dead letter gave up (OutboxEvent.FailedIn).
+type DeadLetterStage string
+
+const (
+	// FailedInDelivery: the Dispatcher could not publish the event.
+	FailedInDelivery DeadLetterStage = "delivery"
+	// FailedInJob: the event was delivered and the worker gave up on its
+	// job (task and operation failed).
+	FailedInJob DeadLetterStage = "job"
+)
 
 // ClearWait forgets what a worker parked e for, as every write of a last
 // error other than a park's does.

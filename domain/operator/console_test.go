@@ -51,7 +51,7 @@ func TestConsoleGroupsDeadLettersAcrossWorkspacesAndRedrivesAGroup(t *testing.T)
 	refusedA1 := h.deadLetter(t, a, "cannot publish: connection refused after 3 attempts")
 	refusedA2 := h.deadLetter(t, a, "cannot publish: connection refused after 10 attempts")
 	refusedB := h.deadLetter(t, b, "cannot publish: connection refused after 3 attempts")
-	job := h.deadLetter(t, b, model.JobFailurePrefix+"platform answered 503 for store "+uuid.NewString())
+	job := testkit.JobDeadLetter(t, h.uow, b, h.now, 2, model.JobFailure(0, "platform answered 503 for store "+uuid.NewString()))
 	h.pending(t, c)
 
 	backlog, err := h.console.Backlog(t.Context())

@@ -61,6 +61,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"OutboxRetention", testOutboxRetention},
 		{"OutboxRelay", testOutboxRelay},
 		{"OutboxJobs", testOutboxJobs},
+		{"DeadLetterStage", testDeadLetterStage},
 		{"OutboxOrdering", testOutboxOrdering},
 		{"OutboxWaits", testOutboxWaits},
 		{"OutboxParkedList", testOutboxParkedList},

@@ -105,7 +105,7 @@ func testOutbox(t *testing.T, h Harness) {
 			e.ID = uuid.Must(uuid.NewV7())
 			appendEvents(t, h, ws, e, newEvent(t, ws, now())) // the second stays pending
 			mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-				_, err := tx.Outbox().DeadLetterJob(ctx, e.ID, "the job failed")
+				_, err := tx.Outbox().DeadLetterJob(ctx, e.ID, 1, "the job failed")
 				return err
 			})
 			parked = append(parked, e.ID)
@@ -113,7 +113,7 @@ func testOutbox(t *testing.T, h Harness) {
 		stranger := newEvent(t, other, now())
 		appendEvents(t, h, other, stranger)
 		mustTransact(t, h, other, func(ctx context.Context, tx ports.Tx) error {
-			_, err := tx.Outbox().DeadLetterJob(ctx, stranger.ID, "the job failed")
+			_, err := tx.Outbox().DeadLetterJob(ctx, stranger.ID, 1, "the job failed")
 			return err
 		})
 		page := func(q ports.ListQuery) []uuid.UUID {

@@ -23,7 +23,7 @@ func testOutboxJobs(t *testing.T, h Harness) {
 		e := newEvent(t, ws, at)
 		appendEvents(t, h, ws, e)
 		found := mustQuery(t, h, ws, func(ctx context.Context, tx ports.Tx) (bool, error) {
-			return tx.Outbox().DeadLetterJob(ctx, e.ID, "the job failed: platform unavailable")
+			return tx.Outbox().DeadLetterJob(ctx, e.ID, 1, "the job failed: platform unavailable")
 		})
 		require.True(t, found)
 		got, err := getEvent(t, h, ws, e.ID)
@@ -39,7 +39,7 @@ func testOutboxJobs(t *testing.T, h Harness) {
 		appendEvents(t, h, other, e)
 		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
 			for _, id := range []uuid.UUID{e.ID, uuid.New()} {
-				found, err := tx.Outbox().DeadLetterJob(ctx, id, "x")
+				found, err := tx.Outbox().DeadLetterJob(ctx, id, 1, "x")
 				require.NoError(t, err)
 				require.False(t, found, "event %s", id)
 			}
@@ -81,7 +81,7 @@ func testOutboxJobs(t *testing.T, h Harness) {
 		dead := newEvent(t, ws, at)
 		appendEvents(t, h, ws, dead)
 		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			_, err := tx.Outbox().DeadLetterJob(ctx, dead.ID, "gave up")
+			_, err := tx.Outbox().DeadLetterJob(ctx, dead.ID, 1, "gave up")
 			return err
 		})
 		require.True(t, withdraw(dead.ID))

@@ -102,7 +102,7 @@ func testOutboxOrdering(t *testing.T, h Harness) {
 		// event is dead-lettered.
 		endJob(t, h, first, model.OperationFailed, at)
 		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			found, err := tx.Outbox().DeadLetterJob(ctx, first.event.ID, "gave up")
+			found, err := tx.Outbox().DeadLetterJob(ctx, first.event.ID, 1, "gave up")
 			require.True(t, found)
 			return err
 		})

@@ -274,7 +274,7 @@ func testOutboxWaits(t *testing.T, h Harness) {
 		ws = newWorkspace(t, h)
 		given := parkedThen(at)
 		mustTransact(t, h, ws, func(ctx context.Context, tx ports.Tx) error {
-			_, err := tx.Outbox().DeadLetterJob(ctx, given.ID, model.JobFailure(3, "boom"))
+			_, err := tx.Outbox().DeadLetterJob(ctx, given.ID, 3, model.JobFailure(3, "boom"))
 			return err
 		})
 		require.Equal(t, 1, redrive(t, h, ws, []uuid.UUID{given.ID}, at.Add(time.Hour)))

@@ -68,6 +68,30 @@ func deadLettered(t testing.TB, uow ports.UnitOfWork, e model.OutboxEvent, at ti
 	if err != nil {
 		t.Fatalf("dead-letter event: %v", err)
 	}
-	e.Status, e.LastError, e.AttemptCount = model.OutboxDeadLetter, lastError, 1
+	e.Status, e.LastError, e.AttemptCount, e.FailedIn = model.OutboxDeadLetter, lastError, 1, model.FailedInDelivery
+	return e
+}
+
+// JobDeadLetter appends an event to workspace and parks it as a worker
+// does when it gives up on its job after attempts runs, with lastError.
+func JobDeadLetter(t testing.TB, uow ports.UnitOfWork, workspace uuid.UUID, at time.Time, attempts int, lastError string) model.OutboxEvent {
+	t.Helper()
+	return jobDeadLettered(t, uow, newEvent(t, workspace, at), attempts, lastError)
+}
+
+// jobDeadLettered appends e and parks it as its worker gives up on it.
+func jobDeadLettered(t testing.TB, uow ports.UnitOfWork, e model.OutboxEvent, attempts int, lastError string) model.OutboxEvent {
+	t.Helper()
+	err := uow.Transact(context.Background(), e.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		if err := tx.Outbox().Append(ctx, e); err != nil {
+			return err
+		}
+		_, err := tx.Outbox().DeadLetterJob(ctx, e.ID, attempts, lastError)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("dead-letter job: %v", err)
+	}
+	e.Status, e.LastError, e.JobAttempts, e.FailedIn = model.OutboxDeadLetter, lastError, attempts, model.FailedInJob
 	return e
 }

@@ -47,11 +47,10 @@ func PendingDelivery(t testing.TB, uow ports.UnitOfWork, workspace, endpoint uui
 }
 
 // DeadDelivery appends a delivery to endpoint of workspace and parks it
-// with lastError, as a worker gives up on it. The workspace must have no
-// other due event at `at`.
+// with lastError, as a worker gives up on it after one run.
 func DeadDelivery(t testing.TB, uow ports.UnitOfWork, workspace, endpoint uuid.UUID, at time.Time, lastError string) model.OutboxEvent {
 	t.Helper()
-	return deadLettered(t, uow, newDelivery(t, workspace, endpoint, at), at, lastError)
+	return jobDeadLettered(t, uow, newDelivery(t, workspace, endpoint, at), 1, lastError)
 }
 
 // newDelivery is a pending webhook delivery to endpoint, created and due
