@@ -358,3 +358,54 @@ func untilNot503(do func() int) int {
 	}
 	return status
 }
+
+// A request that must look a host up (a material transfer's sources)
+// does so only once the workspace's limits admit it, and a replay of its
+// key looks nothing up again: a member cannot drive look-ups of names it
+// chooses faster than its limits let its requests through.
+func TestHostLookUpsComeAfterAdmissionAndAReplayRepeatsNone(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var lim *limits.Limits
+	s := limited(t, func(c *app.Config) {
+		c.WorkspaceMaxConcurrency = "1"
+		c.WorkspaceQueueTimeout = time.Minute // nobody's wait runs out here
+	},
+		fx.Populate(&lim),
+		apitest.WithBeforeAppend(func(ctx context.Context, events []model.OutboxEvent) error {
+			if len(events) > 0 && events[0].Type == model.EventStoreCredentialsVerify {
+				once.Do(func() { close(entered) })
+				<-release
+			}
+			return nil
+		}))
+	var releaseOnce sync.Once
+	open := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(open)
+	s.Resolver.Set("cdn.supplier.example", "93.184.215.14")
+	held := make(chan int, 1)
+	go func() {
+		held <- s.Do(t, "POST", "/v1/stores", storeBody("held"), map[string]string{"Idempotency-Key": key()}).Status
+	}()
+	select { // the workspace's one slot is taken, inside its transaction
+	case <-entered:
+	case <-time.After(time.Minute):
+		t.Fatal("the held request never reached its transaction")
+	}
+
+	transfer := map[string]any{"source_urls": []string{"https://cdn.supplier.example/a.png"}}
+	headers := map[string]string{"Idempotency-Key": key()}
+	started := make(chan int, 1)
+	go func() { started <- s.Do(t, "POST", "/v1/material-transfers", transfer, headers).Status }()
+	apitest.Eventually(t, time.Minute, "the transfer waits for a slot", func() bool { return lim.Admission().Waiting(s.Workspace) == 1 })
+	assert.Empty(t, s.Resolver.Lookups(), "no look-up before the workspace's limits admit the request")
+
+	open()
+	require.Equal(t, http.StatusCreated, <-held)
+	require.Equal(t, http.StatusAccepted, <-started)
+	require.Equal(t, []string{"cdn.supplier.example"}, s.Resolver.Lookups())
+	replay := s.Do(t, "POST", "/v1/material-transfers", transfer, headers)
+	require.Equal(t, http.StatusAccepted, replay.Status)
+	assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	assert.Equal(t, []string{"cdn.supplier.example"}, s.Resolver.Lookups(), "a replay looks nothing up again")
+}

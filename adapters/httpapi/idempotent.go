@@ -123,6 +123,19 @@ func registerIdempotent[I, O any](api huma.API, op huma.Operation, maxBody int64
 func runIdempotent[B any](ctx context.Context, svc *idempotency.Service, rawBody []byte,
 	work func(ctx context.Context, tx ports.Tx, p model.Principal) (status int, location string, body B, err error),
 ) (*IdempotentOutput[B], error) {
+	return runIdempotentChecked(ctx, svc, rawBody, nil, work)
+}
+
+// runIdempotentChecked is runIdempotent with check, what the request must
+// pass that waits on the network (DNS): the idempotency service runs it
+// once the workspace's limits admit the request and no saved response in
+// memory answers it, outside the transaction (idempotency.Request.Check),
+// so a member's requests drive look-ups only as fast as its limits let
+// them, and a replay repeats none.
+func runIdempotentChecked[B any](ctx context.Context, svc *idempotency.Service, rawBody []byte,
+	check func(ctx context.Context, p model.Principal) error,
+	work func(ctx context.Context, tx ports.Tx, p model.Principal) (status int, location string, body B, err error),
+) (*IdempotentOutput[B], error) {
 	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, toProblem(ctx, err)
@@ -151,6 +164,9 @@ func runIdempotent[B any](ctx context.Context, svc *idempotency.Service, rawBody
 			IfMatch:     facts.IfMatch,
 			Body:        rawBody,
 		},
+	}
+	if check != nil {
+		req.Check = func(ctx context.Context) error { return check(ctx, p) }
 	}
 
 	var fresh *IdempotentOutput[B]

@@ -45,14 +45,14 @@ func registerTask[I, A any](h *handlers, api huma.API, kind jobs.Kind, op huma.O
 ) {
 	op = startsTask(op, kind)
 	registerIdempotent(api, op, h.deps.MaxBodyBytes, func(ctx context.Context, in *I) (*IdempotentOutput[A], error) {
+		var check func(context.Context, model.Principal) error
 		if c, ok := any(in).(checkedInput); ok {
-			// Checks that wait on the network (DNS): before the
-			// idempotency claim opens a transaction, never inside it.
-			if err := c.check(ctx, h); err != nil {
-				return nil, toProblem(ctx, err)
-			}
+			// Checks that wait on the network (DNS): once admitted,
+			// before the idempotency claim opens a transaction, never
+			// inside it.
+			check = func(ctx context.Context, _ model.Principal) error { return c.check(ctx, h) }
 		}
-		return runIdempotent(ctx, h.deps.Idempotency, rawBody(in),
+		return runIdempotentChecked(ctx, h.deps.Idempotency, rawBody(in), check,
 			func(ctx context.Context, tx ports.Tx, p model.Principal) (int, string, A, error) {
 				answer, operation, err := start(ctx, tx, p, in)
 				if err != nil {

@@ -179,16 +179,11 @@ func (h *handlers) registerWebhookEndpointList(api huma.API) {
 }
 
 func (h *handlers) createWebhookEndpoint(ctx context.Context, in *CreateWebhookEndpointInput) (*IdempotentOutput[WebhookEndpointCreated], error) {
-	p, err := principalFrom(ctx)
-	if err != nil {
-		return nil, toProblem(ctx, err)
-	}
-	// Resolving the host waits on DNS: before the transaction.
-	if err := h.deps.Webhooks.CheckURL(ctx, p, in.Body.URL); err != nil {
-		return nil, toProblem(ctx, err)
-	}
 	enabled := in.Body.Enabled == nil || *in.Body.Enabled
-	return runIdempotent(ctx, h.deps.Idempotency, in.RawBody,
+	// Resolving the host waits on DNS: once admitted, before the
+	// transaction.
+	checkURL := func(ctx context.Context, p model.Principal) error { return h.deps.Webhooks.CheckURL(ctx, p, in.Body.URL) }
+	return runIdempotentChecked(ctx, h.deps.Idempotency, in.RawBody, checkURL,
 		func(ctx context.Context, tx ports.Tx, p model.Principal) (int, string, WebhookEndpointCreated, error) {
 			created, err := h.deps.Webhooks.Create(ctx, tx, p, webhooks.CreateCommand{URL: in.Body.URL, EventTypes: in.Body.EventTypes, Enabled: enabled})
 			if err != nil {

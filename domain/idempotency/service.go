@@ -31,6 +31,13 @@ var replayedHeaders = []string{"Location", "Content-Location", "ETag"}
 type Request struct {
 	Scope model.IdempotencyScope
 	Shape RequestShape
+	// Check, if set, is what the request must pass that waits on the
+	// network (a host's DNS look-up): it runs once the request is
+	// admitted (the workspace's limits) and no saved response in memory
+	// answers it, outside any transaction. A failed check fails the
+	// request as its work would, so a key an earlier request completed
+	// still gets its saved response.
+	Check func(ctx context.Context) error
 }
 
 // Result is what the client gets: the response, and whether it is a replay of
@@ -156,6 +163,11 @@ func (s *Service) Run(ctx context.Context, req Request, work Work) (Result, erro
 		return Result{}, err
 	}
 	defer leave()
+	if req.Check != nil {
+		if err := req.Check(ctx); err != nil {
+			work = func(context.Context, ports.Tx) (model.SavedResponse, error) { return model.SavedResponse{}, err }
+		}
+	}
 	return s.claimAndExecute(ctx, req, fingerprinted{keyID: keyID, sum: sum, epoch: epoch}, f, work)
 }
 

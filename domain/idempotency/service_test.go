@@ -133,3 +133,34 @@ func TestRetentionBelowADayIsRefused(t *testing.T) {
 	_, err := idempotency.NewService(nil, nil, nil, 23*time.Hour)
 	assert.Equal(t, domain.CodeValidation, domain.ErrorCode(err))
 }
+
+// A request's network check that fails now does not hide the response an
+// earlier request with its key completed: the claim finds the record and
+// replays it; on a fresh key the check's error is the request's, and
+// nothing runs.
+func TestAFailedCheckStillReplaysACompletedKey(t *testing.T) {
+	svc, store, fp := harness(t)
+	req := request(`{"a":1}`)
+	down := domain.Errorf(domain.CodeUnavailable, "dns timeout")
+	req.Check = func(context.Context) error { return down }
+	keyID, sum, err := fp.Fingerprint(req.Shape)
+	require.NoError(t, err)
+	store.EXPECT().Claim(mock.Anything, mock.Anything).Return(&model.IdempotencyRecord{
+		FingerprintKeyID: keyID, Fingerprint: sum, Status: model.IdempotencyCompleted,
+		Response: model.SavedResponse{Status: 202, Body: []byte(`{}`)},
+	}, nil).Once()
+	noWork := func(context.Context, ports.Tx) (model.SavedResponse, error) {
+		t.Fatal("work ran though its check failed")
+		return model.SavedResponse{}, nil
+	}
+	result, err := svc.Run(context.Background(), req, noWork)
+	require.NoError(t, err)
+	assert.True(t, result.Replayed)
+	assert.Equal(t, 202, result.Response.Status)
+
+	fresh := request(`{"a":1}`)
+	fresh.Check = req.Check
+	store.EXPECT().Claim(mock.Anything, mock.Anything).Return(nil, nil).Once()
+	_, err = svc.Run(context.Background(), fresh, noWork)
+	assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err))
+}
