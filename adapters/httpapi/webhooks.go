@@ -182,7 +182,9 @@ func (h *handlers) createWebhookEndpoint(ctx context.Context, in *CreateWebhookE
 	enabled := in.Body.Enabled == nil || *in.Body.Enabled
 	// Resolving the host waits on DNS: once admitted, before the
 	// transaction.
-	checkURL := func(ctx context.Context, p model.Principal) error { return h.deps.Webhooks.CheckURL(ctx, p, in.Body.URL) }
+	checkURL := func(ctx context.Context, p model.Principal) error {
+		return h.deps.Webhooks.CheckURL(ctx, p, in.Body.URL)
+	}
 	return runIdempotentChecked(ctx, h.deps.Idempotency, in.RawBody, checkURL,
 		func(ctx context.Context, tx ports.Tx, p model.Principal) (int, string, WebhookEndpointCreated, error) {
 			created, err := h.deps.Webhooks.Create(ctx, tx, p, webhooks.CreateCommand{URL: in.Body.URL, EventTypes: in.Body.EventTypes, Enabled: enabled})
