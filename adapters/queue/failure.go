@@ -119,9 +119,7 @@ func giveUp(failures ports.JobFailures) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
 			out, err := h(msg)
-			var i *interrupted
-			var r *redeliver
-			if err == nil || errors.As(err, &i) || errors.As(err, &r) {
+			if o := classify(err); o.kind == kindSucceeded || o.handedBack() {
 				return out, err
 			}
 			m, decodeErr := FromMessage(msg)

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -113,14 +112,12 @@ func observeOutcome(obs JobObserver) message.HandlerMiddleware {
 				return out, err
 			}
 			outcome := OutcomeSucceeded
-			var i *interrupted
-			var r *redeliver
-			switch {
+			switch o := classify(err); {
 			case parked.parked:
 				outcome = OutcomeWaiting
-			case errors.As(err, &i), errors.As(err, &r):
+			case o.handedBack():
 				outcome = OutcomeInterrupted
-			case err != nil:
+			case o.kind != kindSucceeded:
 				outcome = OutcomeGivenUp
 			case report.OperationFailed():
 				outcome = OutcomeFailed

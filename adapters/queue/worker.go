@@ -225,8 +225,7 @@ func (w *Worker) admit(h message.HandlerFunc) message.HandlerFunc {
 		defer w.running.Done()
 		defer w.active.Add(-1)
 		out, err := h(msg)
-		var i *interrupted
-		if errors.As(err, &i) {
+		if classify(err).kind == kindInterrupted {
 			w.handedBack.Add(1)
 		}
 		return out, err
@@ -277,7 +276,7 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 		noteStarted(msg)
 		msg.SetContext(domain.WithOrderingKey(msg.Context(), m.OrderingKey))
 		out, err := h(msg)
-		result := CallResultOf(err)
+		result := classify(err).call
 		if domain.NoCallReported(msg.Context()) {
 			result = CallResult{Abandoned: true} // nothing to learn, the probe (if it was one) released
 		}
