@@ -139,15 +139,18 @@ func (p retryPolicy) spread(wait time.Duration) time.Duration {
 // on once the park commits (heldSlot). Anything else goes on to be given
 // up on. If parking fails the message comes again from the broker, after
 // backoff, and its call ends Abandoned.
+// It decides from the outcome takeSlot, which it wraps, read from the
+// run's error (jobRun.outcome), not from the error again.
 func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *slog.Logger, backoff *parkBackoff, rewake func(down string, workspace uuid.UUID)) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
+			run := runOf(msg)
 			held := &heldSlot{}
-			msg.SetContext(context.WithValue(msg.Context(), heldSlotKey{}, held))
+			run.held = held
 			parkFailed := false
 			defer func() { held.end(parkFailed) }()
 			out, err := h(msg)
-			o := classify(err)
+			o := run.outcome
 			if o.kind == kindSucceeded || o.kind == kindInterrupted || msg.Context().Err() != nil {
 				return out, err // a stop is not the job's failure: it is handed back
 			}
@@ -164,14 +167,16 @@ func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *
 				parkFailed = true
 				held.end(true) // the slot and the token are not held through the wait
 				backoff.failedPark(msg.Context())
-				return nil, &redeliver{sanitizedError{text: "parking the job failed: " + domain.SanitizeError(perr), cause: perr}}
+				rerr := &redeliver{sanitizedError{text: "parking the job failed: " + domain.SanitizeError(perr), cause: perr}}
+				run.outcome.kind, run.outcome.err = kindRedelivered, rerr
+				return nil, rerr
 			}
 			backoff.parked()
 			retry := o.kind != kindWaitTurn
 			if !retry && o.wait.wokenBeforeParked() && rewake != nil {
 				rewake(o.wait.asleep.down, m.WorkspaceID)
 			}
-			noteParked(msg, retry)
+			run.parked, run.retry = true, retry
 			// A failed run that will run again is expected, not yet a
 			// fault: Warn. A wait for a destination is routine: Debug.
 			level := slog.LevelDebug
