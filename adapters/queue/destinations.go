@@ -1,11 +1,6 @@
 package queue
 
-import (
-	"errors"
-	"time"
-
-	"github.com/oncehq/once/domain/platformerr"
-)
+import "time"
 
 // Destinations paces the calls to each destination a job names
 // (ports.Message.Destination): how many at once, how fast, and whether
@@ -67,22 +62,4 @@ type CallResult struct {
 	// call (domain.ReportNoCall: a duplicate, a cancelled job); the call's
 	// fate teaches nothing, and a probe it held goes to another job.
 	Abandoned bool
-}
-
-// CallResultOf reads a job's error as the outcome of its call. A nil
-// error is a call answered (a permanent refusal included: the job ended
-// failed, the destination answered), and so is a refusal the job is
-// retried after (platformerr.Refused).
-func CallResultOf(err error) CallResult {
-	if err == nil || platformerr.IsRefused(err) {
-		return CallResult{}
-	}
-	if wait, ok := platformerr.ThrottledFor(err); ok {
-		return CallResult{Throttled: true, RetryAfter: wait, OfApplication: platformerr.ThrottledScope(err) == platformerr.ScopeApplication}
-	}
-	var i *interrupted
-	if platformerr.IsUpstream(err) && !errors.As(err, &i) {
-		return CallResult{Failed: true}
-	}
-	return CallResult{Abandoned: true}
 }

@@ -104,7 +104,10 @@ func markInterrupted(h message.HandlerFunc) message.HandlerFunc {
 	return func(msg *message.Message) ([]*message.Message, error) {
 		out, err := h(msg)
 		if err != nil && msg.Context().Err() != nil {
-			return out, &interrupted{sanitizedError{text: domain.SanitizeError(err), cause: err}}
+			ierr := &interrupted{sanitizedError{text: domain.SanitizeError(err), cause: err}}
+			run := runOf(msg)
+			run.outcome.kind, run.outcome.err = kindInterrupted, ierr
+			return out, ierr
 		}
 		return out, err
 	}
@@ -119,9 +122,7 @@ func giveUp(failures ports.JobFailures) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
 			out, err := h(msg)
-			var i *interrupted
-			var r *redeliver
-			if err == nil || errors.As(err, &i) || errors.As(err, &r) {
+			if err == nil || runOf(msg).outcome.handedBack() {
 				return out, err
 			}
 			m, decodeErr := FromMessage(msg)
@@ -130,7 +131,7 @@ func giveUp(failures ports.JobFailures) message.HandlerMiddleware {
 			}
 			// The job's end is recorded even when the handler's context
 			// ended with its failure; the broker's ack follows.
-			if err := failures.GiveUp(context.WithoutCancel(msg.Context()), m, err, m.Attempts+attemptsOf(msg)); err != nil {
+			if err := failures.GiveUp(context.WithoutCancel(msg.Context()), m, err, m.Attempts+runOf(msg).attempts); err != nil {
 				return nil, err
 			}
 			return nil, nil

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
-	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
 
@@ -73,23 +71,20 @@ func (p retryPolicy) deadline(m ports.Message, now time.Time) time.Time {
 	return created.Add(d)
 }
 
-// next is when the job m, whose run failed with err at now, runs again,
-// with how many own attempts it will have spent and what it waits for, or
+// next is when the job m, whose run came to o at now, runs again, with
+// how many own attempts it will have spent and what it waits for, or
 // false to give up.
-func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time.Time, attempts int, wait model.JobWait, ok bool) {
+func (p retryPolicy) next(m ports.Message, o outcome, now time.Time) (until time.Time, attempts int, wait model.JobWait, ok bool) {
 	attempts = m.Attempts
-	var w *waitFor
-	// A destination's refusal (platformerr.Refused) is tried again as a
-	// failure of the job's own, whatever its code: it spends attempts.
-	refused := platformerr.IsRefused(err)
-	switch retryAfter, throttled := platformerr.ThrottledFor(err); {
-	case errors.As(err, &w):
+	w := o.wait
+	switch o.kind {
+	case kindWaitTurn:
 		until, wait = w.until, w.wait
-	case throttled:
-		until, wait = now.Add(max(retryAfter, time.Second)), throttledBy(m.Destination)
-	case !refused && !Retryable(err):
+	case kindThrottled:
+		until, wait = now.Add(max(o.retryAfter, time.Second)), throttledBy(m.Destination)
+	case kindPermanent:
 		return until, attempts, wait, false
-	case !refused && (platformerr.IsUpstream(err) || domain.IsCode(err, domain.CodeUnavailable)):
+	case kindOutage:
 		// A dependency that is down, the destination or one of ours (the
 		// database failing over, the object store), is waited out like
 		// an outage: it is not the job's fault, and a count of attempts
@@ -98,8 +93,10 @@ func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time
 		if m.CreatedAt.IsZero() {
 			age = 0
 		}
-		until, wait = now.Add(p.spread(min(max(age/4, p.initial), p.maxInterval))), retrying(m, err)
-	default:
+		until, wait = now.Add(p.spread(min(max(age/4, p.initial), p.maxInterval))), retrying(m, o.err)
+	case kindRefused, kindOwnFailure:
+		// A destination's refusal (platformerr.Refused) is tried again as a
+		// failure of the job's own, whatever its code: it spends attempts.
 		attempts++
 		if attempts > p.maxAttempts {
 			return until, attempts, wait, false
@@ -108,7 +105,9 @@ func (p retryPolicy) next(m ports.Message, err error, now time.Time) (until time
 		for range attempts - 1 {
 			backoff *= p.multiplier
 		}
-		until, wait = now.Add(p.spread(min(time.Duration(backoff), p.maxInterval))), retrying(m, err)
+		until, wait = now.Add(p.spread(min(time.Duration(backoff), p.maxInterval))), retrying(m, o.err)
+	default: // succeeded, or handed back: nothing to retry
+		return until, attempts, wait, false
 	}
 	if w != nil && w.wait.Kind.TakesATurn() {
 		// Waiting its turn is not failing: a backlog paced longer than
@@ -140,23 +139,26 @@ func (p retryPolicy) spread(wait time.Duration) time.Duration {
 // on once the park commits (heldSlot). Anything else goes on to be given
 // up on. If parking fails the message comes again from the broker, after
 // backoff, and its call ends Abandoned.
+// It decides from the outcome takeSlot, which it wraps, read from the
+// run's error (jobRun.outcome), not from the error again.
 func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *slog.Logger, backoff *parkBackoff, rewake func(down string, workspace uuid.UUID)) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
+			run := runOf(msg)
 			held := &heldSlot{}
-			msg.SetContext(context.WithValue(msg.Context(), heldSlotKey{}, held))
+			run.held = held
 			parkFailed := false
 			defer func() { held.end(parkFailed) }()
 			out, err := h(msg)
-			var i *interrupted
-			if err == nil || errors.As(err, &i) || msg.Context().Err() != nil {
+			o := run.outcome
+			if o.kind == kindSucceeded || o.kind == kindInterrupted || msg.Context().Err() != nil {
 				return out, err // a stop is not the job's failure: it is handed back
 			}
 			m, decodeErr := FromMessage(msg)
 			if decodeErr != nil {
 				return out, err
 			}
-			until, attempts, wait, ok := policy.next(m, err, now())
+			until, attempts, wait, ok := policy.next(m, o, now())
 			if !ok {
 				return out, err
 			}
@@ -165,15 +167,16 @@ func later(waits ports.JobWaits, policy retryPolicy, now func() time.Time, log *
 				parkFailed = true
 				held.end(true) // the slot and the token are not held through the wait
 				backoff.failedPark(msg.Context())
-				return nil, &redeliver{sanitizedError{text: "parking the job failed: " + domain.SanitizeError(perr), cause: perr}}
+				rerr := &redeliver{sanitizedError{text: "parking the job failed: " + domain.SanitizeError(perr), cause: perr}}
+				run.outcome.kind, run.outcome.err = kindRedelivered, rerr
+				return nil, rerr
 			}
 			backoff.parked()
-			var w *waitFor
-			retry := !errors.As(err, &w)
-			if !retry && w.wokenBeforeParked() && rewake != nil {
-				rewake(w.asleep.down, m.WorkspaceID)
+			retry := o.kind != kindWaitTurn
+			if !retry && o.wait.wokenBeforeParked() && rewake != nil {
+				rewake(o.wait.asleep.down, m.WorkspaceID)
 			}
-			noteParked(msg, retry)
+			run.parked, run.retry = true, retry
 			// A failed run that will run again is expected, not yet a
 			// fault: Warn. A wait for a destination is routine: Debug.
 			level := slog.LevelDebug

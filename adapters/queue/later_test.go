@@ -25,7 +25,7 @@ func TestARefusalSpendsAttemptsWhereAnOutageSpendsNone(t *testing.T) {
 	refusal := platformerr.Refused(domain.Errorf(domain.CodeUnavailable, "webhook receiver refused the delivery with 404"))
 
 	for attempts := 1; attempts <= 2; attempts++ {
-		until, spent, wait, ok := p.next(m, refusal, now)
+		until, spent, wait, ok := p.next(m, classify(refusal), now)
 		require.True(t, ok, "run %d is retried", attempts)
 		require.Equal(t, attempts, spent)
 		require.Equal(t, now.Add(time.Duration(1<<(attempts-1))*time.Second), until)
@@ -33,11 +33,11 @@ func TestARefusalSpendsAttemptsWhereAnOutageSpendsNone(t *testing.T) {
 		require.Equal(t, model.JobWaitRetry, wait.Kind)
 		m.Attempts = spent
 	}
-	_, _, _, ok := p.next(m, refusal, now)
+	_, _, _, ok := p.next(m, classify(refusal), now)
 	require.False(t, ok, "given up once its attempts are spent")
 
 	outage := platformerr.Upstream(domain.Errorf(domain.CodeUnavailable, "webhook receiver answered 503"))
-	_, spent, _, ok := p.next(m, outage, now)
+	_, spent, _, ok := p.next(m, classify(outage), now)
 	require.True(t, ok)
 	require.Equal(t, m.Attempts, spent, "an outage spends no attempt")
 
@@ -57,14 +57,14 @@ func TestTheDeadlineFailsNoJobThatOnlyWaitedItsTurn(t *testing.T) {
 	now := commit.Add(7 * time.Hour) // past the deadline
 	for _, kind := range []model.JobWaitKind{model.JobWaitPaced, model.JobWaitBusy, model.JobWaitPaused, model.JobWaitOrdering} {
 		turn := now.Add(time.Minute)
-		until, spent, wait, ok := p.next(m, &waitFor{until: turn, wait: model.JobWait{Kind: kind, For: "shopify/shop-1", Reason: "its turn"}}, now)
+		until, spent, wait, ok := p.next(m, classify(&waitFor{until: turn, wait: model.JobWait{Kind: kind, For: "shopify/shop-1", Reason: "its turn"}}), now)
 		require.True(t, ok, "%s: a job waiting its turn past its deadline still waits", kind)
 		require.Equal(t, turn, until, kind)
 		require.Zero(t, spent, kind)
 		require.Equal(t, kind, wait.Kind)
 	}
 	for _, kind := range []model.JobWaitKind{model.JobWaitOutage, model.JobWaitStateUnavailable} {
-		_, _, _, ok := p.next(m, &waitFor{until: now.Add(time.Minute), wait: model.JobWait{Kind: kind, For: "shopify", Reason: "down"}}, now)
+		_, _, _, ok := p.next(m, classify(&waitFor{until: now.Add(time.Minute), wait: model.JobWait{Kind: kind, For: "shopify", Reason: "down"}}), now)
 		require.False(t, ok, "%s: an outage is waited out until the deadline, no longer", kind)
 	}
 }

@@ -1,8 +1,6 @@
 package queue
 
 import (
-	"context"
-	"errors"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -46,49 +44,12 @@ const (
 	OutcomeWaiting = "waiting"
 )
 
-// parking is what later tells observeOutcome about a job it parked.
-type parking struct {
-	parked bool
-	// retry: the run failed (as opposed to never starting for its
-	// destination), so the job runs again.
-	retry bool
-}
-
-type parkingKey struct{}
-
-// noteParked records, for observeOutcome, that msg's job was parked.
-func noteParked(msg *message.Message, retry bool) {
-	if p, ok := msg.Context().Value(parkingKey{}).(*parking); ok {
-		p.parked, p.retry = true, retry
-	}
-}
-
 type nopObserver struct{}
 
 func (nopObserver) JobStarted(string)                      {}
 func (nopObserver) JobWaited(string)                       {}
 func (nopObserver) JobRetried(string)                      {}
 func (nopObserver) JobEnded(string, string, time.Duration) {}
-
-type attemptsKey struct{}
-
-// run is a job's run as observeOutcome follows it: whether, and when, it
-// got a slot.
-type run struct {
-	obs       JobObserver
-	eventType string
-	started   time.Time
-}
-
-type runKey struct{}
-
-// noteStarted tells observeOutcome that msg's job got a slot.
-func noteStarted(msg *message.Message) {
-	if r, ok := msg.Context().Value(runKey{}).(*run); ok && r.started.IsZero() {
-		r.started = time.Now()
-		r.obs.JobStarted(r.eventType)
-	}
-}
 
 // observeOutcome sits just inside giveUp, where a job's end is known: an
 // error here is given up on unless it is a shutdown; without one, the
@@ -97,28 +58,24 @@ func observeOutcome(obs JobObserver) message.HandlerMiddleware {
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) ([]*message.Message, error) {
 			eventType := message.HandlerNameFromCtx(msg.Context())
-			attempts, parked := new(int), new(parking)
-			job := &run{obs: obs, eventType: eventType}
-			ctx := context.WithValue(context.WithValue(msg.Context(), attemptsKey{}, attempts), parkingKey{}, parked)
-			ctx, report := domain.WithJobReport(context.WithValue(ctx, runKey{}, job))
+			job := startRun(msg, obs, eventType)
+			ctx, report := domain.WithJobReport(msg.Context())
 			msg.SetContext(ctx)
 			out, err := h(msg)
-			if parked.retry {
+			if job.retry {
 				obs.JobRetried(eventType)
 			}
 			if job.started.IsZero() { // it never got a slot
-				if parked.parked {
+				if job.parked {
 					obs.JobWaited(eventType)
 				}
 				return out, err
 			}
 			outcome := OutcomeSucceeded
-			var i *interrupted
-			var r *redeliver
 			switch {
-			case parked.parked:
+			case job.parked:
 				outcome = OutcomeWaiting
-			case errors.As(err, &i), errors.As(err, &r):
+			case err != nil && job.outcome.handedBack():
 				outcome = OutcomeInterrupted
 			case err != nil:
 				outcome = OutcomeGivenUp
@@ -128,26 +85,5 @@ func observeOutcome(obs JobObserver) message.HandlerMiddleware {
 			obs.JobEnded(eventType, outcome, time.Since(job.started))
 			return out, err
 		}
-	}
-}
-
-// attemptsOf is how many times the job msg carries ran in this delivery,
-// as countAttempts counted them on the context observeOutcome gave msg
-// (giveUp, outside both, reads it after they returned).
-func attemptsOf(msg *message.Message) int {
-	if n, ok := msg.Context().Value(attemptsKey{}).(*int); ok {
-		return *n
-	}
-	return 0
-}
-
-// countAttempts sits inside the retries and counts each attempt for
-// observeOutcome.
-func countAttempts(h message.HandlerFunc) message.HandlerFunc {
-	return func(msg *message.Message) ([]*message.Message, error) {
-		if n, ok := msg.Context().Value(attemptsKey{}).(*int); ok {
-			*n++
-		}
-		return h(msg)
 	}
 }

@@ -64,15 +64,12 @@ type heldSlot struct {
 	result  CallResult
 }
 
-type heldSlotKey struct{}
-
-// hold keeps release for later to call, if later put a heldSlot in ctx.
-func hold(ctx context.Context, release func(CallResult), result CallResult) bool {
-	h, _ := ctx.Value(heldSlotKey{}).(*heldSlot)
-	if h == nil {
+// hold keeps release for later to call, if later holds slots.
+func hold(run *jobRun, release func(CallResult), result CallResult) bool {
+	if run.held == nil {
 		return false
 	}
-	h.release, h.result = release, result
+	run.held.release, run.held.result = release, result
 	return true
 }
 

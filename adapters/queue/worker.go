@@ -171,17 +171,7 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.J
 	// The woken come back a slot's worth per hold at most, a fraction of
 	// what the slots turn over at any latency worth pacing.
 	w.slots.woken = wakeParked(waits, cfg.Hold/time.Duration(cfg.Concurrency), logger, defaultWakeRetries)
-	router.AddMiddleware(
-		w.admit,
-		giveUp(failures),
-		observeOutcome(obs),
-		markInterrupted,
-		later(waits, cfg.retryPolicy(), time.Now, logger, &parkBackoff{initial: cfg.InitialInterval, max: cfg.MaxInterval}, w.rewake),
-		w.takeSlot,
-		countAttempts,
-		sanitizeFailures,
-		middleware.Recoverer,
-	)
+	router.AddMiddleware(w.around(failures, waits, cfg, obs, logger)...)
 
 	borrowed := reservingSubscriber{Subscriber: borrowedSubscriber{sub}, slots: w.slots}
 	types := make([]string, 0, len(handlers))
@@ -196,6 +186,23 @@ func NewWorker(sub message.Subscriber, failures ports.JobFailures, waits ports.J
 		router.AddConsumerHandler(eventType, Topic(cfg.Namespace, eventType), borrowed, handle(eventType, handlers[eventType]))
 	}
 	return w, nil
+}
+
+// around is what runs around every handler, from the outside in (see
+// Worker). takeSlot classifies the run's error once (jobRun.outcome);
+// later, markInterrupted, observeOutcome, giveUp and admit decide from it.
+func (w *Worker) around(failures ports.JobFailures, waits ports.JobWaits, cfg WorkerConfig, obs JobObserver, logger *slog.Logger) []message.HandlerMiddleware {
+	return []message.HandlerMiddleware{
+		w.admit,
+		giveUp(failures),
+		observeOutcome(obs),
+		markInterrupted,
+		later(waits, cfg.retryPolicy(), time.Now, logger, &parkBackoff{initial: cfg.InitialInterval, max: cfg.MaxInterval}, w.rewake),
+		w.takeSlot,
+		countAttempts,
+		sanitizeFailures,
+		middleware.Recoverer,
+	}
 }
 
 // rewake wakes workspace's jobs parked for down's outage again: one of
@@ -225,8 +232,7 @@ func (w *Worker) admit(h message.HandlerFunc) message.HandlerFunc {
 		defer w.running.Done()
 		defer w.active.Add(-1)
 		out, err := h(msg)
-		var i *interrupted
-		if errors.As(err, &i) {
+		if err != nil && runOf(msg).outcome.kind == kindInterrupted {
 			w.handedBack.Add(1)
 		}
 		return out, err
@@ -258,6 +264,7 @@ func (w *Worker) Drain(ctx context.Context) error {
 // cannot be read runs at once, to fail.
 func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 	return func(msg *message.Message) ([]*message.Message, error) {
+		run := runOf(msg)
 		reserved, _ := msg.Context().Value(reservationKey{}).(*ticket)
 		m, err := FromMessage(msg)
 		if err != nil {
@@ -265,26 +272,32 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 				w.slots.cancel(reserved)
 			}
 			noteStarted(msg)
-			return h(msg)
+			out, err := h(msg)
+			run.outcome = classify(err)
+			return out, err
 		}
 		teach, release, wait, err := w.slots.acquireCall(msg.Context(), m.WorkspaceID, m.Destination, m.OrderingKey, reserved)
 		if err != nil {
-			return nil, &interrupted{sanitizedError{text: "not started: the worker is stopping", cause: err}}
+			err = &interrupted{sanitizedError{text: "not started: the worker is stopping", cause: err}}
+			run.outcome = classify(err)
+			return nil, err
 		}
 		if wait != nil {
+			run.outcome = classify(wait)
 			return nil, wait
 		}
 		noteStarted(msg)
 		msg.SetContext(domain.WithOrderingKey(msg.Context(), m.OrderingKey))
 		out, err := h(msg)
-		result := CallResultOf(err)
+		run.outcome = classify(err)
+		result := run.outcome.call
 		if domain.NoCallReported(msg.Context()) {
 			result = CallResult{Abandoned: true} // nothing to learn, the probe (if it was one) released
 		}
 		if result.Throttled {
 			teach(result) // now, not once the job is parked (acquireCall)
 		}
-		if err != nil && hold(msg.Context(), release, result) {
+		if err != nil && hold(run, release, result) {
 			return out, err // later lets the slot go once it knows whether the job is parked
 		}
 		release(result)
