@@ -57,10 +57,9 @@ func NewHandler(uow ports.UnitOfWork, endpoints *webhooks.Service, client *http.
 func (h *Handler) Event() string { return model.EventWebhookDeliver }
 
 // Handle delivers one event to its endpoint, with webhook-id = the
-// message's id, the same on every retry. What it sends, and where, is the
-// delivery the outbox holds under that id (stored), never the message's
-// payload. A delivery not found, or an endpoint deleted or disabled since,
-// gets nothing. A 2xx answer is done. A transport failure, a
+// message's id, the same on every retry. It sends only the delivery the
+// outbox holds under that id, as written (stored): a forged message, an
+// endpoint deleted or disabled since, gets nothing. A 2xx answer is done. A transport failure, a
 // timeout, a 408 or a 5xx is the receiver's transient failure
 // (platformerr.Upstream: the endpoint's breaker counts it, the delivery
 // spends no attempt and waits longer each time, until RetryFor); a 429 is
@@ -77,16 +76,18 @@ func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
 	}
 	log := domain.LogWithin(ctx, h.log.With("message", msg.ID, "workspace", msg.WorkspaceID, "endpoint", sent.EndpointID))
 	d, e, err := h.stored(ctx, msg)
+	if domain.IsCode(err, domain.CodeValidation) {
+		log.Warn("message is no webhook delivery of the outbox (forged, or deleted by retention): dropped", "error", domain.SanitizeError(err))
+		domain.ReportNoCall(ctx)
+		return nil
+	}
 	if domain.IsCode(err, domain.CodeNotFound) {
-		log.Info("webhook delivery or endpoint not found, delivery dropped", "error", domain.SanitizeError(err))
+		log.Info("webhook endpoint deleted, delivery dropped")
 		domain.ReportNoCall(ctx)
 		return nil
 	}
 	if err != nil {
 		return err
-	}
-	if d.EndpointID != sent.EndpointID {
-		log.Warn("message names another endpoint than its stored delivery, the stored one is used", "stored_endpoint", d.EndpointID)
 	}
 	if !e.Enabled {
 		log.Info("webhook endpoint disabled, delivery dropped")
@@ -110,25 +111,24 @@ func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
 	return h.post(ctx, log, e.URL, headers, body)
 }
 
-// stored is the delivery msg stands for, as the outbox holds it, and its
-// endpoint: a message is only a pointer. Whoever can write to the broker
-// could otherwise have a victim's endpoint secret sign a body of their
-// choosing; so the delivery must exist in the message's workspace with
-// the message's id and type, and what is sent is what it holds.
-// domain.CodeNotFound when it does not (forged, or past the outbox's
-// retention) or its endpoint is gone.
+// stored is the delivery msg stands for, as the outbox holds it
+// (jobs.Stored: the event of its id, type and payload in its workspace),
+// and its endpoint. Whoever can write to the broker could otherwise have a
+// victim endpoint's secret sign a body of their choosing.
+// domain.CodeValidation when the delivery is not there, domain.CodeNotFound
+// when its endpoint is not.
 func (h *Handler) stored(ctx context.Context, msg ports.Message) (model.WebhookDelivery, model.WebhookEndpoint, error) {
 	type found struct {
 		d model.WebhookDelivery
 		e model.WebhookEndpoint
 	}
 	f, err := ports.Query(ctx, h.uow, msg.WorkspaceID, func(ctx context.Context, tx ports.Tx) (found, error) {
-		event, err := tx.Outbox().Get(ctx, msg.ID)
+		event, err := jobs.Stored(ctx, tx, msg)
+		if domain.IsCode(err, domain.CodeNotFound) {
+			return found{}, domain.Wrap(domain.CodeValidation, err, "message is no webhook delivery of its workspace's outbox")
+		}
 		if err != nil {
 			return found{}, err
-		}
-		if event.Type != model.EventWebhookDeliver {
-			return found{}, domain.Errorf(domain.CodeNotFound, "outbox event %s is no webhook delivery", msg.ID)
 		}
 		var d model.WebhookDelivery
 		if err := json.Unmarshal(event.Payload, &d); err != nil {

@@ -248,9 +248,8 @@ func (h harness) deliveries(t *testing.T, about uuid.UUID) []model.OutboxEvent {
 // A message on the broker is trusted only as far as the outbox agrees:
 // one forged by whoever can write to Redis or RabbitMQ, naming a
 // victim's workspace and endpoint, never gets its own body signed with
-// the endpoint's secret. A message with no delivery of that id in its
-// workspace sends nothing; one reusing a delivery's id (a receiver sees
-// it as webhook-id) sends the stored body to the stored endpoint.
+// the endpoint's secret: a message that is not a delivery of the outbox,
+// as written, sends nothing.
 func TestAForgedMessageSendsNothingOfItsOwn(t *testing.T) {
 	h := newHarness(t)
 	bodies := make(chan string, 16)
@@ -289,19 +288,19 @@ func TestAForgedMessageSendsNothingOfItsOwn(t *testing.T) {
 	require.NoError(t, h.handler.Handle(ctx, forged(job.ID, victim.Endpoint.ID)))
 	require.True(t, domain.NoCallReported(ctx))
 
-	// A real delivery's id with the attacker's body: the stored body goes.
+	// A real delivery's id (a receiver sees it as webhook-id) with the
+	// attacker's body: nothing is sent; the delivery itself sends its own.
 	deliveries := h.endOperation(t, model.OperationSucceeded)
 	require.Len(t, deliveries, 1)
-	require.NoError(t, h.handler.Handle(t.Context(), forged(deliveries[0].ID, victim.Endpoint.ID)))
+	ctx, _ = domain.WithJobReport(t.Context())
+	require.NoError(t, h.handler.Handle(ctx, forged(deliveries[0].ID, victim.Endpoint.ID)))
+	require.True(t, domain.NoCallReported(ctx))
+	require.Empty(t, bodies, "no forged message was sent")
+	require.NoError(t, h.handler.Handle(t.Context(), ports.MessageOf(deliveries[0])))
 	var stored model.WebhookDelivery
 	require.NoError(t, json.Unmarshal(deliveries[0].Payload, &stored))
 	want, err := json.Marshal(stored.Event)
 	require.NoError(t, err)
-	select {
-	case got := <-bodies:
-		require.JSONEq(t, string(want), got, "the stored event, not the message's")
-	default:
-		t.Fatal("the stored delivery was not sent")
-	}
+	require.JSONEq(t, string(want), <-bodies, "the stored event")
 	require.Empty(t, bodies, "nothing else was sent")
 }
