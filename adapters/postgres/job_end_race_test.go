@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"sync"
 	"testing"
@@ -89,9 +88,7 @@ func TestASecondDeliveryNeverOverwritesARecordedOutcome(t *testing.T) {
 		End: row.End,
 	}, uow, system.NewClock(), slog.New(slog.NewJSONHandler(&logs, nil)))
 
-	payload, err := json.Marshal(racePayload{JobOperation: model.JobOperation{OperationID: op.ID}, TransferID: transfer.ID})
-	require.NoError(t, err)
-	msg := ports.Message{ID: newID(t), Type: model.EventMaterialTransfer, WorkspaceID: ws, Payload: payload}
+	msg := testkit.JobMessage(t, uow, ws, op.ID)
 	errs := make(chan error, 1)
 	go func() { errs <- handler.Handle(context.WithValue(ctx, raceRole{}, "second"), msg) }()
 	require.NoError(t, handler.Handle(context.WithValue(ctx, raceRole{}, "first"), msg))

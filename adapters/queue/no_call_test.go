@@ -2,7 +2,6 @@ package queue_test
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"testing"
 	"time"
@@ -70,8 +69,15 @@ func TestAJobThatMadeNoCallLeavesTheBreakerAsItWas(t *testing.T) {
 	ws, store := uuid.New(), uuid.New()
 	op := model.Operation{ID: uuid.New(), WorkspaceID: ws, Kind: model.OperationStoreVerify, Status: model.OperationSucceeded,
 		ResourceType: "store", ResourceID: store, CreatedBy: uuid.New(), CreatedAt: clock.Now(), UpdatedAt: clock.Now()}
+	event, err := model.NewOutboxEvent(uuid.New(), ws, model.EventStoreCredentialsVerify, "store", store,
+		model.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1, JobOperation: model.JobOperation{OperationID: op.ID}}, clock.Now())
+	require.NoError(t, err)
+	event.Destination = shop.String()
 	require.NoError(t, uow.Transact(t.Context(), ws, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Operations().Create(ctx, op)
+		if err := tx.Operations().Create(ctx, op); err != nil {
+			return err
+		}
+		return tx.Outbox().Append(ctx, event) // a worker runs only the outbox's events
 	}))
 	called := false
 	handler := jobs.NewHandler(jobs.Job[model.StoreCredentialsVerify, struct{}, struct{}]{
@@ -98,11 +104,7 @@ func TestAJobThatMadeNoCallLeavesTheBreakerAsItWas(t *testing.T) {
 	require.NoError(t, w.Run(t.Context()))
 	defer w.Close()
 
-	payload, err := json.Marshal(model.StoreCredentialsVerify{StoreID: store, CredentialVersion: 1,
-		JobOperation: model.JobOperation{OperationID: op.ID}})
-	require.NoError(t, err)
-	duplicate := ports.Message{ID: uuid.New(), Type: model.EventStoreCredentialsVerify, WorkspaceID: ws,
-		Destination: shop.String(), Payload: payload, CreatedAt: clock.Now()}
+	duplicate := ports.MessageOf(event)
 	require.NoError(t, pub.Publish(queue.Topic("", duplicate.Type), queue.ToMessage(duplicate)))
 
 	var result queue.CallResult

@@ -170,11 +170,11 @@ func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
 
 	bad = msg
 	bad.Payload = []byte(`{"sync_id":"` + uuid.NewString() + `","operation_id":"` + uuid.NewString() + `"}`)
-	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
+	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation), "no event of the outbox as written (jobs.Stored)")
 
 	bad = msg
 	bad.WorkspaceID = uuid.New()
-	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
+	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation), "no event of the outbox as written (jobs.Stored)")
 
 	assert.Empty(t, h.sim.Calls())
 }

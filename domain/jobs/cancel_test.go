@@ -22,6 +22,7 @@ import (
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 type transferPayload struct {
@@ -68,21 +69,15 @@ func newCancelHarness(t *testing.T) *cancelHarness {
 // returns the message that delivers the job.
 func (h *cancelHarness) start(t *testing.T) (ports.Message, model.Operation) {
 	t.Helper()
-	var msg ports.Message
 	var op model.Operation
 	require.NoError(t, h.uow.Transact(context.Background(), h.ws, func(ctx context.Context, tx ports.Tx) error {
 		row := model.MaterialTransfer{TaskState: model.NewTaskState(uuid.New(), h.ws, time.Now())}
 		var err error
 		_, op, err = materials.Task.Begin(ctx, tx, system.NewIDs(), model.Principal{WorkspaceID: h.ws, UserID: uuid.New()}, row,
 			jobs.Route{}, func(jo model.JobOperation) any { return transferPayload{JobOperation: jo, TransferID: row.ID} })
-		if err != nil {
-			return err
-		}
-		payload, err := json.Marshal(transferPayload{JobOperation: model.JobOperation{OperationID: op.ID}, TransferID: row.ID})
-		msg = ports.Message{ID: uuid.New(), Type: model.EventMaterialTransfer, WorkspaceID: h.ws, Payload: payload}
 		return err
 	}))
-	return msg, op
+	return testkit.JobMessage(t, h.uow, h.ws, op.ID), op
 }
 
 func (h *cancelHarness) cancel(t *testing.T, id uuid.UUID) (model.Operation, error) {

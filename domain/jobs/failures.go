@@ -52,8 +52,10 @@ func NewFailures(uow ports.UnitOfWork, clock ports.Clock, log *slog.Logger, kind
 
 // GiveUp implements ports.JobFailures. A message without a workspace
 // cannot come from the outbox and has no row to record on: it is logged
-// and dropped. A job whose operation already ended (a duplicate that
-// failed after the first delivery finished) is left as it is.
+// and dropped, as is a message that is not the outbox event of its id
+// (Stored): it fails nothing. A job whose operation already ended (a
+// duplicate that failed after the first delivery finished) is left as it
+// is.
 func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error, attempts int) error {
 	reason, lastError := UserReason(cause), domain.SanitizeError(cause)
 	if lastError == "" {
@@ -66,8 +68,17 @@ func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error, a
 		return nil
 	}
 	var ended model.Operation
+	forged := false
 	err := f.uow.Transact(ctx, msg.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
-		ended = model.Operation{}
+		ended, forged = model.Operation{}, false
+		if _, err := Stored(ctx, tx, msg); domain.IsCode(err, domain.CodeNotFound) {
+			// The operation its payload names is no job of this message:
+			// failing it would let a forged message fail anyone's.
+			forged = true
+			return nil
+		} else if err != nil {
+			return err
+		}
 		opID, ok := model.JobOperationID(msg.Payload)
 		if !ok {
 			opID = uuid.Nil
@@ -101,6 +112,10 @@ func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error, a
 	}
 	if err != nil {
 		return err
+	}
+	if forged {
+		log.Warn("job given up, message is not an event of the outbox (forged, or deleted by retention): dropped", "error", lastError)
+		return nil
 	}
 	if ended.ID != uuid.Nil {
 		log.Warn("job given up: task and operation failed, event dead-lettered", "operation", ended.ID, "error", lastError)

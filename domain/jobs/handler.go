@@ -50,8 +50,9 @@ import (
 //     delivery's outcome is dropped with a log line, as in step 1.
 //
 // A message that can never succeed (another event type, a payload that
-// does not decode or lacks an id) is CodeValidation, which the worker
-// gives up on at once.
+// does not decode or lacks an id, a message that is not an event of its
+// workspace's outbox as written: Stored) is CodeValidation, which the
+// worker gives up on at once.
 type Job[J Payload, W, R any] struct {
 	// Event is the event type the handler runs.
 	Event string
@@ -139,6 +140,14 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 	var w W
 	proceed := false
 	err = Transact(ctx, h.uow, run.Workspace, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
+		if _, err := Stored(ctx, tx, msg); err != nil {
+			if domain.IsCode(err, domain.CodeNotFound) {
+				// Never from our outbox (or deleted from it): running it
+				// would act on whatever ids the message names.
+				return domain.Wrap(domain.CodeValidation, err, "message is no job of its workspace's outbox")
+			}
+			return err
+		}
 		var err error
 		w, proceed, err = j.Begin(ctx, tx, log, run, h.clock.Now())
 		return err

@@ -2,7 +2,6 @@ package jobs_test
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/platformerr"
 	"github.com/oncehq/once/ports"
 )
@@ -42,6 +42,7 @@ type outcome struct {
 func runJob(t *testing.T, proceed bool, callErr error) (outcome, error) {
 	t.Helper()
 	var got outcome
+	uow := memory.NewUnitOfWork(memory.NewDB())
 	h := jobs.NewHandler(jobs.Job[testPayload, string, string]{
 		Event: "test.job", Noun: "test", External: "system", Refused: "the system refused",
 		Begin: func(context.Context, ports.Tx, *slog.Logger, jobs.Run[testPayload], time.Time) (string, bool, error) {
@@ -58,11 +59,15 @@ func runJob(t *testing.T, proceed bool, callErr error) (outcome, error) {
 			}
 			return nil
 		},
-	}, memory.NewUnitOfWork(memory.NewDB()), system.NewClock(), nil)
-	payload, err := json.Marshal(testPayload{OperationID: uuid.New(), TaskID: uuid.New()})
+	}, uow, system.NewClock(), nil)
+	event, err := model.NewOutboxEvent(uuid.New(), uuid.New(), "test.job", "test", uuid.New(),
+		testPayload{OperationID: uuid.New(), TaskID: uuid.New()}, time.Now())
 	require.NoError(t, err)
+	require.NoError(t, uow.Transact(context.Background(), event.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Outbox().Append(ctx, event)
+	}))
 	ctx, _ := domain.WithJobReport(context.Background())
-	err = h.Handle(ctx, ports.Message{ID: uuid.New(), Type: "test.job", WorkspaceID: uuid.New(), Payload: payload})
+	err = h.Handle(ctx, ports.MessageOf(event))
 	got.noCall = domain.NoCallReported(ctx)
 	return got, err
 }

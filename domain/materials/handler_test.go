@@ -288,11 +288,11 @@ func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
 
 	bad = msg
 	bad.Payload, _ = json.Marshal(model.MaterialTransferRun{TransferID: uuid.New(), JobOperation: model.JobOperation{OperationID: uuid.New()}})
-	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
+	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation), "no event of the outbox as written (jobs.Stored)")
 
 	bad = msg
-	bad.WorkspaceID = uuid.New() // another workspace sees no row
-	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
+	bad.WorkspaceID = uuid.New() // another workspace's outbox has no such event
+	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation), "no event of the outbox as written (jobs.Stored)")
 
 	assert.Zero(t, h.source.FetchCount())
 }

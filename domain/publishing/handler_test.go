@@ -208,11 +208,11 @@ func TestMessagesThatCanNeverSucceedArePermanentErrors(t *testing.T) {
 
 	bad = msg
 	bad.Payload = []byte(`{"publication_id":"` + uuid.NewString() + `","product_revision":1,"operation_id":"` + uuid.NewString() + `"}`)
-	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
+	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation), "no event of the outbox as written (jobs.Stored)")
 
 	bad = msg
-	bad.WorkspaceID = uuid.New() // another workspace sees neither row
-	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeNotFound))
+	bad.WorkspaceID = uuid.New() // another workspace's outbox has no such event
+	assert.True(t, domain.IsCode(h.handler.Handle(context.Background(), bad), domain.CodeValidation), "no event of the outbox as written (jobs.Stored)")
 
 	assert.Empty(t, h.sim.Calls())
 }

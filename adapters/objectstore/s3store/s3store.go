@@ -8,7 +8,7 @@
 // service modules, path-style and virtual-host addressing by one option,
 // the usual AWS credential sources as one chain, and SigV4 pre-signing of
 // extra headers (PresignHeader), which a direct upload needs to bind the
-// content type and checksum to the URL.
+// content type, checksum and length to the URL.
 //
 // Layout: the object of key k is the S3 object Prefix+k in the bucket.
 // Every object is written in one request (never multipart: objects are at
@@ -249,9 +249,12 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 }
 
 // PresignPut signs a PUT of key that only the described content passes:
-// the content type and the checksum are signed headers the client must
-// send as given, and the store rejects a body whose SHA-256 is not the
-// signed one.
+// the content type, the checksum and the content length are signed
+// headers the client must send as given, and the store rejects a body
+// whose SHA-256 is not the signed one. The length is signed because the
+// checksum alone binds no size: a client that registered 1 byte with a
+// large file's digest could otherwise put the large file, which would stay
+// in the shared bucket until the upload expires.
 //
 // Errors: domain.CodeValidation for an invalid key or a digest that is not
 // hex SHA-256; domain.CodeUnavailable when the credentials cannot be had.
@@ -267,12 +270,13 @@ func (s *Store) PresignPut(ctx context.Context, key string, want ports.ObjectInf
 	headers := http.Header{}
 	headers.Set("Content-Type", want.ContentType)
 	headers.Set("X-Amz-Checksum-Sha256", base64.StdEncoding.EncodeToString(digest))
+	headers.Set("Content-Length", formatInt(want.Size))
 	expires := time.Now().Add(ttl)
 	u, err := s.client.PresignHeader(ctx, http.MethodPut, s.bucket, name, ttl, nil, headers)
 	if err != nil {
 		return ports.SignedRequest{}, s.fail(ctx, err, "upload cannot be signed")
 	}
-	out := map[string]string{"Content-Length": formatInt(want.Size)}
+	out := make(map[string]string, len(headers))
 	for k := range headers {
 		out[k] = headers.Get(k)
 	}

@@ -57,8 +57,9 @@ func NewHandler(uow ports.UnitOfWork, endpoints *webhooks.Service, client *http.
 func (h *Handler) Event() string { return model.EventWebhookDeliver }
 
 // Handle delivers one event to its endpoint, with webhook-id = the
-// message's id, the same on every retry. An endpoint deleted or disabled
-// since gets nothing. A 2xx answer is done. A transport failure, a
+// message's id, the same on every retry. It sends only the delivery the
+// outbox holds under that id, as written (stored): a forged message, an
+// endpoint deleted or disabled since, gets nothing. A 2xx answer is done. A transport failure, a
 // timeout, a 408 or a 5xx is the receiver's transient failure
 // (platformerr.Upstream: the endpoint's breaker counts it, the delivery
 // spends no attempt and waits longer each time, until RetryFor); a 429 is
@@ -67,16 +68,19 @@ func (h *Handler) Event() string { return model.EventWebhookDeliver }
 // worker's attempts, one spent per refusal), then dead-lettered, for an
 // admin to re-drive.
 func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
-	d, err := jobs.Decode(msg, model.EventWebhookDeliver, func(d model.WebhookDelivery) bool {
+	sent, err := jobs.Decode(msg, model.EventWebhookDeliver, func(d model.WebhookDelivery) bool {
 		return d.EndpointID != uuid.Nil && d.Event.Type != ""
 	})
 	if err != nil {
 		return err
 	}
-	log := domain.LogWithin(ctx, h.log.With("message", msg.ID, "workspace", msg.WorkspaceID, "endpoint", d.EndpointID))
-	e, err := ports.Query(ctx, h.uow, msg.WorkspaceID, func(ctx context.Context, tx ports.Tx) (model.WebhookEndpoint, error) {
-		return ports.Repository[ports.WebhookEndpointRepository](tx).Get(ctx, d.EndpointID)
-	})
+	log := domain.LogWithin(ctx, h.log.With("message", msg.ID, "workspace", msg.WorkspaceID, "endpoint", sent.EndpointID))
+	d, e, err := h.stored(ctx, msg)
+	if domain.IsCode(err, domain.CodeValidation) {
+		log.Warn("message is no webhook delivery of the outbox (forged, or deleted by retention): dropped", "error", domain.SanitizeError(err))
+		domain.ReportNoCall(ctx)
+		return nil
+	}
 	if domain.IsCode(err, domain.CodeNotFound) {
 		log.Info("webhook endpoint deleted, delivery dropped")
 		domain.ReportNoCall(ctx)
@@ -105,6 +109,35 @@ func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
 		return jobs.Retry(err)
 	}
 	return h.post(ctx, log, e.URL, headers, body)
+}
+
+// stored is the delivery msg stands for, as the outbox holds it
+// (jobs.Stored: the event of its id, type and payload in its workspace),
+// and its endpoint. Whoever can write to the broker could otherwise have a
+// victim endpoint's secret sign a body of their choosing.
+// domain.CodeValidation when the delivery is not there, domain.CodeNotFound
+// when its endpoint is not.
+func (h *Handler) stored(ctx context.Context, msg ports.Message) (model.WebhookDelivery, model.WebhookEndpoint, error) {
+	type found struct {
+		d model.WebhookDelivery
+		e model.WebhookEndpoint
+	}
+	f, err := ports.Query(ctx, h.uow, msg.WorkspaceID, func(ctx context.Context, tx ports.Tx) (found, error) {
+		event, err := jobs.Stored(ctx, tx, msg)
+		if domain.IsCode(err, domain.CodeNotFound) {
+			return found{}, domain.Wrap(domain.CodeValidation, err, "message is no webhook delivery of its workspace's outbox")
+		}
+		if err != nil {
+			return found{}, err
+		}
+		var d model.WebhookDelivery
+		if err := json.Unmarshal(event.Payload, &d); err != nil {
+			return found{}, domain.Wrap(domain.CodeValidation, err, "stored webhook delivery cannot be decoded")
+		}
+		e, err := ports.Repository[ports.WebhookEndpointRepository](tx).Get(ctx, d.EndpointID)
+		return found{d: d, e: e}, err
+	})
+	return f.d, f.e, err
 }
 
 // post sends the delivery and sorts the answer (Handle).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -242,4 +243,64 @@ func (h harness) deliveries(t *testing.T, about uuid.UUID) []model.OutboxEvent {
 		}
 	}
 	return out
+}
+
+// A message on the broker is trusted only as far as the outbox agrees:
+// one forged by whoever can write to Redis or RabbitMQ, naming a
+// victim's workspace and endpoint, never gets its own body signed with
+// the endpoint's secret: a message that is not a delivery of the outbox,
+// as written, sends nothing.
+func TestAForgedMessageSendsNothingOfItsOwn(t *testing.T) {
+	h := newHarness(t)
+	bodies := make(chan string, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- string(b)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	victim := h.endpoint(t, srv.URL+"/hook", model.WebhookOperationSucceeded)
+	attacker := model.WebhookEventBody{
+		Type: model.WebhookOperationSucceeded, Timestamp: h.clock.Now(),
+		Data: model.WebhookEventData{OperationID: uuid.New(), Kind: "attacker-chosen", Status: model.OperationSucceeded},
+	}
+	forged := func(id uuid.UUID, endpoint uuid.UUID) ports.Message {
+		payload, err := json.Marshal(model.WebhookDelivery{EndpointID: endpoint, Event: attacker})
+		require.NoError(t, err)
+		return ports.Message{
+			ID: id, Type: model.EventWebhookDeliver, WorkspaceID: h.admin.WorkspaceID, Payload: payload,
+			Destination: model.WebhookDestination(endpoint), CreatedAt: h.clock.Now(),
+		}
+	}
+
+	// No delivery of that id: nothing is sent.
+	ctx, _ := domain.WithJobReport(t.Context())
+	require.NoError(t, h.handler.Handle(ctx, forged(uuid.Must(uuid.NewV7()), victim.Endpoint.ID)))
+	require.True(t, domain.NoCallReported(ctx))
+
+	// The id of an event of another type (a job's): nothing is sent.
+	job, err := model.NewOutboxEvent(uuid.Must(uuid.NewV7()), h.admin.WorkspaceID, "store.credentials.verify", "store", uuid.New(), map[string]string{}, h.clock.Now())
+	require.NoError(t, err)
+	require.NoError(t, h.uow.Transact(t.Context(), h.admin.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Outbox().Append(ctx, job)
+	}))
+	ctx, _ = domain.WithJobReport(t.Context())
+	require.NoError(t, h.handler.Handle(ctx, forged(job.ID, victim.Endpoint.ID)))
+	require.True(t, domain.NoCallReported(ctx))
+
+	// A real delivery's id (a receiver sees it as webhook-id) with the
+	// attacker's body: nothing is sent; the delivery itself sends its own.
+	deliveries := h.endOperation(t, model.OperationSucceeded)
+	require.Len(t, deliveries, 1)
+	ctx, _ = domain.WithJobReport(t.Context())
+	require.NoError(t, h.handler.Handle(ctx, forged(deliveries[0].ID, victim.Endpoint.ID)))
+	require.True(t, domain.NoCallReported(ctx))
+	require.Empty(t, bodies, "no forged message was sent")
+	require.NoError(t, h.handler.Handle(t.Context(), ports.MessageOf(deliveries[0])))
+	var stored model.WebhookDelivery
+	require.NoError(t, json.Unmarshal(deliveries[0].Payload, &stored))
+	want, err := json.Marshal(stored.Event)
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), <-bodies, "the stored event")
+	require.Empty(t, bodies, "nothing else was sent")
 }
