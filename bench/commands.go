@@ -427,6 +427,7 @@ func benchWorkCmd() *cobra.Command {
 	f.DurationVar(&cfg.OutageFor, "outage-for", time.Minute, "outage: how long shopify answers 503")
 	f.DurationVar(&cfg.OutageLead, "outage-lead", 10*time.Second, "outage: jobs arrive this long before the outage and after it")
 	f.IntVar(&cfg.OutageRate, "outage-rate", 20, "outage: jobs created per second, half for each platform")
+	f.BoolVar(&cfg.OutageCalm, "outage-calm", true, "outage: also run the load without the outage (amazon's p99 beside it)")
 	f.IntVar(&cfg.Throttled, "throttled", 200, "throttle: jobs of the throttled shop")
 	f.StringVar(&cfg.ShopBucket, "shop-bucket", "40:2", "throttle: the simulator's bucket per shopify shop, capacity:leak_per_second")
 	f.IntVar(&cfg.OtherRate, "other-rate", 5, "throttle: other shops' jobs per second")

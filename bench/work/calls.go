@@ -26,20 +26,6 @@ func peakCalls(ctx context.Context, sim *simhttp.Admin) (int, error) {
 	return peakOverlap(spans), err
 }
 
-// callsAnswered is how many platform calls of the concurrency read-out's
-// keys starting with prefix (e.g. "shop:shopify/") the simulator answered
-// status.
-func callsAnswered(ctx context.Context, sim *simhttp.Admin, prefix string, status int) (int, error) {
-	spans, err := callsOf(ctx, sim, prefix)
-	n := 0
-	for _, s := range spans {
-		if s.Status == status {
-			n++
-		}
-	}
-	return n, err
-}
-
 // callsOf is every call of the simulator's concurrency read-out under the
 // keys starting with prefix.
 func callsOf(ctx context.Context, sim *simhttp.Admin, prefix string) ([]simcore.Span, error) {

@@ -69,6 +69,9 @@ type Config struct {
 	// OutageLead after it.
 	OutageFor, OutageLead time.Duration
 	OutageRate            int
+	// OutageCalm runs the same load without the outage first, for amazon's
+	// p99 beside it; off, a long outage's repetition takes half the time.
+	OutageCalm bool
 	// Throttled is the throttled shop's jobs; ShopBucket its bucket
 	// ("capacity:leak per second"); OtherRate the other shops' jobs per
 	// second while it runs.

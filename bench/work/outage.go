@@ -20,23 +20,28 @@ type outageRun struct {
 	afterBack      time.Duration
 	endedAfterBack int
 	// whileDown is the calls that reached shopify while it was down (the
-	// simulator answered them 503).
+	// simulator answered them 503), and how they fall.
 	whileDown int
+	downCalls outageCalls
 }
 
 // runOutage runs shopify and amazon jobs at a steady rate with shopify
 // down in the middle, beside the same load without the outage.
 func runOutage(ctx context.Context, r *runner, rep int) ([]figure, error) {
-	calm, err := r.outage(ctx, fmt.Sprintf("outage-none-%d", rep), false)
-	if err != nil {
-		return nil, err
+	var calm outageRun
+	if r.cfg.OutageCalm {
+		var err error
+		if calm, err = r.outage(ctx, fmt.Sprintf("outage-none-%d", rep), false); err != nil {
+			return nil, err
+		}
 	}
 	down, err := r.outage(ctx, fmt.Sprintf("outage-%d", rep), true)
 	if err != nil {
 		return nil, err
 	}
 	name := fmt.Sprintf("outage, shopify down %s", r.cfg.OutageFor)
-	return []figure{
+	breaker := destinations.DefaultConfig().Breaker
+	figs := []figure{
 		{name, "jobs created", count, float64(down.created), ""},
 		{name, "jobs succeeded", count, float64(down.succeeded), "all"},
 		{name, "jobs parked to wait (once_worker_jobs_total{outcome=\"waiting\"} + once_worker_job_waits_total)", count, down.parks, ""},
@@ -47,14 +52,22 @@ func runOutage(ctx context.Context, r *runner, rep int) ([]figure, error) {
 		{name, "shopify deliveries by the Dispatcher (sum attempt_count)", count, float64(down.shopify.dispatchSum), ""},
 		{name, "shopify deliveries by the Dispatcher (max attempt_count)", count, float64(down.shopify.dispatchMax), ""},
 		{name, "amazon jobs' own attempts spent (sum)", count, float64(down.amazon.jobSum), "0"},
-		{name, "amazon p99 commit→end, no outage", seconds, calm.amazonLatency.p99, ""},
 		{name, "amazon p99 commit→end, shopify down", seconds, down.amazonLatency.p99, ""},
-		{name, "amazon p99 down ÷ no outage", times, ratio(down.amazonLatency.p99, calm.amazonLatency.p99), "≤ 1.5×"},
 		{name, "calls that reached shopify while down (simulator, every worker's)", count, float64(down.whileDown),
-			fmt.Sprintf("≤ %d (one probe per breaker cooldown for the fleet, + 2)", probeBound(r.cfg.OutageFor, destinations.DefaultConfig().Breaker))},
+			fmt.Sprintf("≤ %d (one probe per breaker cooldown for the fleet, + 2)", probeBound(r.cfg.OutageFor, breaker))},
+		{name, fmt.Sprintf("of them, before the fleet's breaker opened (it opens at %d failures)", breaker.Failures), count, float64(down.downCalls.opening), ""},
+		{name, "of them, probes (after it opened)", count, float64(down.downCalls.probes),
+			fmt.Sprintf("≤ %d (one per cooldown)", probeBound(r.cfg.OutageFor, breaker)-2)},
+		{name, "probes less than half a cooldown after the one before (two in one cooldown)", count, float64(down.downCalls.doubled), "0"},
 		{name, "shopify jobs ended after it was back (they waited)", count, float64(down.endedAfterBack), ""},
 		{name, "shopify back → its last job's end", seconds, down.afterBack.Seconds(), "≤ 60 s"},
-	}, nil
+	}
+	if r.cfg.OutageCalm {
+		figs = append(figs,
+			figure{name, "amazon p99 commit→end, no outage", seconds, calm.amazonLatency.p99, ""},
+			figure{name, "amazon p99 down ÷ no outage", times, ratio(down.amazonLatency.p99, calm.amazonLatency.p99), "≤ 1.5×"})
+	}
+	return figs, nil
 }
 
 // outage creates jobs alternately for shopify and amazon shops at
@@ -101,9 +114,18 @@ func (r *runner) outage(ctx context.Context, label string, down bool) (run outag
 			return err
 		}
 		if down {
-			if run.whileDown, err = callsAnswered(ctx, st.sim, "shop:shopify/", http.StatusServiceUnavailable); err != nil {
+			spans, err := callsOf(ctx, st.sim, "shop:shopify/")
+			if err != nil {
 				return err
 			}
+			var starts []time.Time
+			for _, s := range spans {
+				if s.Status == http.StatusServiceUnavailable {
+					starts = append(starts, s.Start)
+				}
+			}
+			run.whileDown = len(starts)
+			run.downCalls = splitOutageCalls(starts, destinations.DefaultConfig().Breaker.Cooldown)
 		}
 		return r.readOutage(ctx, st, back, &run)
 	})
