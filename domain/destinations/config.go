@@ -45,10 +45,13 @@ const (
 	// DefaultProbeLease is BreakerConfig.ProbeLease's default: longer
 	// than a call takes, short beside an outage.
 	DefaultProbeLease = 30 * time.Second
-	// DefaultCallLease is Config.CallLease's default: longer than a
-	// call's timeout (an answer's headers within 30 s), short enough that
-	// a killed worker's calls stop counting against a cap soon.
-	DefaultCallLease = 2 * time.Minute
+	// DefaultCallLease is Config.CallLease's default: as long as a
+	// call's timeout (an answer's headers within 30 s), so that a killed
+	// worker's calls stop counting against a cap within half a minute: a
+	// webhook endpoint's 8 deliveries in flight in a worker killed -9
+	// held the endpoint for its restart's first 2 minutes at 2 minutes.
+	// A call that outlives it (a slow body) stops counting a little early.
+	DefaultCallLease = 30 * time.Second
 	// DefaultStateTTL is Config.StateTTL's default.
 	DefaultStateTTL = time.Second
 	// DefaultStateTimeout is Config.StateTimeout's default.
