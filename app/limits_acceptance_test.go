@@ -134,34 +134,7 @@ func TestWritesGoThroughWhenTheRateLimiterIsUnreachable(t *testing.T) {
 // the cap) they are refused at once, idempotent writes and reads alike,
 // while another workspace is served.
 func TestAWorkspaceOverItsCapWaitsItsTurnAndIsRefusedWhenItsQueueIsFull(t *testing.T) {
-	entered := make(chan struct{})
-	release := make(chan struct{})
-	var once sync.Once
-	var lim *limits.Limits
-	s := limited(t, func(c *app.Config) {
-		c.WorkspaceMaxConcurrency = "1"
-		c.WorkspaceQueueTimeout = time.Minute // nobody's wait runs out here
-	},
-		fx.Populate(&lim),
-		apitest.WithBeforeAppend(func(ctx context.Context, events []model.OutboxEvent) error {
-			if len(events) > 0 && events[0].Type == model.EventStoreCredentialsVerify {
-				once.Do(func() { close(entered) })
-				<-release
-			}
-			return nil
-		}))
-	var releaseOnce sync.Once
-	open := func() { releaseOnce.Do(func() { close(release) }) }
-	t.Cleanup(open) // before the server stops, which waits for the held requests
-	held := make(chan int, 1)
-	go func() {
-		held <- s.Do(t, "POST", "/v1/stores", storeBody("held"), map[string]string{"Idempotency-Key": key()}).Status
-	}()
-	select { // the workspace's one slot is taken, inside its transaction
-	case <-entered:
-	case <-time.After(time.Minute):
-		t.Fatal("the held request never reached its transaction")
-	}
+	s, lim, open, held := oneSlotHeld(t)
 
 	// Four wait: a read, and three creates.
 	waiters := make(chan int, limits.WaitingPerSlot)
@@ -364,34 +337,8 @@ func untilNot503(do func() int) int {
 // key looks nothing up again: a member cannot drive look-ups of names it
 // chooses faster than its limits let its requests through.
 func TestHostLookUpsComeAfterAdmissionAndAReplayRepeatsNone(t *testing.T) {
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	var lim *limits.Limits
-	s := limited(t, func(c *app.Config) {
-		c.WorkspaceMaxConcurrency = "1"
-		c.WorkspaceQueueTimeout = time.Minute // nobody's wait runs out here
-	},
-		fx.Populate(&lim),
-		apitest.WithBeforeAppend(func(ctx context.Context, events []model.OutboxEvent) error {
-			if len(events) > 0 && events[0].Type == model.EventStoreCredentialsVerify {
-				once.Do(func() { close(entered) })
-				<-release
-			}
-			return nil
-		}))
-	var releaseOnce sync.Once
-	open := func() { releaseOnce.Do(func() { close(release) }) }
-	t.Cleanup(open)
+	s, lim, open, held := oneSlotHeld(t)
 	s.Resolver.Set("cdn.supplier.example", "93.184.215.14")
-	held := make(chan int, 1)
-	go func() {
-		held <- s.Do(t, "POST", "/v1/stores", storeBody("held"), map[string]string{"Idempotency-Key": key()}).Status
-	}()
-	select { // the workspace's one slot is taken, inside its transaction
-	case <-entered:
-	case <-time.After(time.Minute):
-		t.Fatal("the held request never reached its transaction")
-	}
 
 	transfer := map[string]any{"source_urls": []string{"https://cdn.supplier.example/a.png"}}
 	headers := map[string]string{"Idempotency-Key": key()}
@@ -408,4 +355,40 @@ func TestHostLookUpsComeAfterAdmissionAndAReplayRepeatsNone(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, replay.Status)
 	assert.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
 	assert.Equal(t, []string{"cdn.supplier.example"}, s.Resolver.Lookups(), "a replay looks nothing up again")
+}
+
+// oneSlotHeld starts a server whose workspaces have one slot of
+// concurrent work each (waits never run out) and takes the test
+// workspace's slot with a store create held inside its transaction. open
+// lets it finish (also at cleanup, before the server stops, which waits
+// for it); held gets its status.
+func oneSlotHeld(t *testing.T) (s *apitest.Server, lim *limits.Limits, open func(), held <-chan int) {
+	t.Helper()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s = limited(t, func(c *app.Config) {
+		c.WorkspaceMaxConcurrency = "1"
+		c.WorkspaceQueueTimeout = time.Minute // nobody's wait runs out here
+	},
+		fx.Populate(&lim),
+		apitest.WithBeforeAppend(func(ctx context.Context, events []model.OutboxEvent) error {
+			if len(events) > 0 && events[0].Type == model.EventStoreCredentialsVerify {
+				once.Do(func() { close(entered) })
+				<-release
+			}
+			return nil
+		}))
+	var releaseOnce sync.Once
+	open = func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(open)
+	status := make(chan int, 1)
+	go func() {
+		status <- s.Do(t, "POST", "/v1/stores", storeBody("held"), map[string]string{"Idempotency-Key": key()}).Status
+	}()
+	select { // the workspace's one slot is taken, inside its transaction
+	case <-entered:
+	case <-time.After(time.Minute):
+		t.Fatal("the held request never reached its transaction")
+	}
+	return s, lim, open, status
 }
