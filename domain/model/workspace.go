@@ -38,6 +38,12 @@ type Member struct {
 // check.
 type Principal struct {
 	WorkspaceID uuid.UUID
-	UserID      uuid.UUID
-	Role        Role
+	// UserID is the user, or for an API key the admin who created it (so
+	// what the key does is attributed to someone who may answer for it).
+	UserID uuid.UUID
+	Role   Role
+	// APIKeyID is the API key the request came with; zero for a user's
+	// token. Scopes are that key's rights (see Allows); unused for a user.
+	APIKeyID uuid.UUID
+	Scopes   []Scope
 }
