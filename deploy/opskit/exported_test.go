@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -171,18 +172,18 @@ func receiver(t *testing.T, status int) string {
 	return s.URL + "/hook"
 }
 
-// runExporterQueries runs each postgres_exporter query on db as the
-// schema owner, and checks it answers one row with every column its
-// metrics name.
+// runExporterQueries runs each postgres_exporter query on db as a role
+// with the grants docs/operating.md gives postgres_exporter's, and checks
+// it answers one row with every column its metrics name.
 func runExporterQueries(t *testing.T, db *pgtest.DB, raw []byte) {
 	t.Helper()
 	file, err := ParseExporterQueries(raw)
 	require.NoError(t, err)
-	conn, err := sql.Open("pgx", db.OwnerDSN)
-	require.NoError(t, err)
-	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	conn, err := sql.Open("pgx", exporterRole(ctx, t, db))
+	require.NoError(t, err)
+	defer conn.Close()
 	for name, q := range file {
 		rows, err := conn.QueryContext(ctx, q.Query)
 		require.NoError(t, err, name)
@@ -201,4 +202,58 @@ func runExporterQueries(t *testing.T, db *pgtest.DB, raw []byte) {
 			}
 		}
 	}
+}
+
+// exporterRole creates a login role with the grants docs/operating.md
+// gives postgres_exporter's role (dropped when t ends) and returns its DSN
+// to db.
+func exporterRole(ctx context.Context, t *testing.T, db *pgtest.DB) string {
+	t.Helper()
+	role := "opskit_exporter_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	super, err := sql.Open("pgx", pgtest.SuperuserDSN())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = super.Close() })
+	dbDSN, err := url.Parse(pgtest.SuperuserDSN())
+	require.NoError(t, err)
+	dbDSN.Path = "/" + db.Name
+	superInDB, err := sql.Open("pgx", dbDSN.String())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = superInDB.Close() })
+	_, err = super.ExecContext(ctx, "CREATE ROLE "+role+" LOGIN")
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_, err := superInDB.ExecContext(ctx, "DROP OWNED BY "+role)
+		assert.NoError(t, err)
+		_, err = super.ExecContext(ctx, "DROP ROLE "+role)
+		assert.NoError(t, err)
+	})
+	for _, grant := range exporterGrants(t) {
+		grant = strings.ReplaceAll(grant, "postgres_exporter", role)
+		grant = strings.ReplaceAll(grant, "DATABASE once ", "DATABASE "+db.Name+" ")
+		conn := super
+		if strings.Contains(grant, " ON FUNCTION ") || strings.Contains(grant, " ON SCHEMA ") {
+			conn = superInDB
+		}
+		_, err := conn.ExecContext(ctx, grant)
+		require.NoError(t, err, grant)
+	}
+	dbDSN.User = url.User(role)
+	return dbDSN.String()
+}
+
+// exporterGrants are the GRANT statements of docs/operating.md's
+// postgres_exporter paragraph.
+func exporterGrants(t *testing.T) []string {
+	t.Helper()
+	doc, err := os.ReadFile(operatingDoc)
+	require.NoError(t, err)
+	var grants []string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(line, "GRANT ") && strings.Contains(line, "postgres_exporter") {
+			grants = append(grants, strings.TrimSuffix(strings.TrimSpace(line), ";"))
+		}
+	}
+	require.NotEmpty(t, grants, "docs/operating.md grants postgres_exporter's role nothing")
+	return grants
 }
