@@ -1,6 +1,7 @@
 package opskit
 
 import (
+	"encoding/json"
 	"os"
 	"regexp"
 	"strings"
@@ -120,4 +121,51 @@ func headingAnchors(doc string) map[string]bool {
 		out[b.String()] = true
 	}
 	return out
+}
+
+// The dashboard is one Grafana can provision: unique panel ids, each
+// panel on the datasource variable with at least one query, a row for
+// each part of the service.
+func TestTheDashboardIsWellFormed(t *testing.T) {
+	raw, err := os.ReadFile(dashboardFile)
+	require.NoError(t, err)
+	type panel struct {
+		ID         int    `json:"id"`
+		Type       string `json:"type"`
+		Title      string `json:"title"`
+		Datasource struct {
+			UID string `json:"uid"`
+		} `json:"datasource"`
+		Targets []struct {
+			Expr string `json:"expr"`
+		} `json:"targets"`
+	}
+	var dash struct {
+		UID        string  `json:"uid"`
+		Title      string  `json:"title"`
+		Panels     []panel `json:"panels"`
+		Templating struct {
+			List []struct {
+				Name, Type string
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &dash))
+	assert.NotEmpty(t, dash.UID)
+	require.Len(t, dash.Templating.List, 1)
+	assert.Equal(t, "datasource", dash.Templating.List[0].Name)
+	ids := map[int]bool{}
+	var rows []string
+	for _, p := range dash.Panels {
+		assert.False(t, ids[p.ID], "panel id %d twice", p.ID)
+		ids[p.ID] = true
+		if p.Type == "row" {
+			rows = append(rows, p.Title)
+			continue
+		}
+		assert.Equal(t, "${datasource}", p.Datasource.UID, p.Title)
+		assert.NotEmpty(t, p.Targets, p.Title)
+	}
+	assert.Equal(t, []string{"API (once serve)", "Outbox and relay", "Dispatchers (once dispatch)",
+		"Workers and destinations (once work)", "Webhooks", "Database"}, rows)
 }
