@@ -13,7 +13,7 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   := -X github.com/oncehq/once/buildinfo.version=$(VERSION) -X github.com/oncehq/once/buildinfo.commit=$(COMMIT) -X github.com/oncehq/once/buildinfo.date=$(DATE)
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: run test sdk-go-test services build release release-check openapi config-doc openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention bench-work bench-push bench-fleet
+.PHONY: run test sdk-go-test ops-rules services build release release-check openapi config-doc openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention bench-work bench-push bench-fleet
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -22,12 +22,19 @@ run:
 ## test: every test, with PostgreSQL, Redis and RabbitMQ started (installed if missing)
 test: services
 	$(GO) vet $(PKGS)
+	$(MAKE) ops-rules
 	$(GO) test $(TEST_FLAGS) $(PKGS)
 	$(MAKE) sdk-go-test
 
 ## sdk-go-test: the Go SDK's own tests (sdk/go is a module of its own; sdk/gotest tests it against the server)
 sdk-go-test:
 	cd sdk/go && $(GO) vet ./... && $(GO) test $(TEST_FLAGS) ./...
+
+## ops-rules: promtool checks the alert rules of deploy/prometheus and runs their unit tests (promtool from Debian's package: scripts/ops-tools.sh)
+ops-rules:
+	@promtool=$$(bash scripts/ops-tools.sh) && \
+	$$promtool check rules deploy/prometheus/once-rules.yaml && \
+	cd deploy/prometheus && $$promtool test rules once-rules.test.yaml
 
 services:
 	bash scripts/services.sh
