@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncehq/once/adapters/opshttp"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
@@ -108,7 +109,7 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	db := pgtest.New(t)
 	cfg := apitest.Config(db.AppDSN)
 	cfg.Queue, cfg.Dispatcher, cfg.Worker = app.QueueMemory, true, true
-	cfg.OperatorToken = consoleToken
+	cfg.Operators = opshttp.Entry("browser-test", consoleToken)
 	cfg.WorkerMaxRetries = 2 // waits of about 1 s and 2 s
 	var f faults
 	s := apitest.Start(t, cfg, db, f.inject())
@@ -135,8 +136,7 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 
 	step(t, ctx, "log in",
 		chromedp.Navigate(console),
-		chromedp.WaitVisible(chromedp.ID("operator")),
-		chromedp.SendKeys(chromedp.ID("operator"), "browser-test"),
+		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), consoleToken),
 		chromedp.Click(chromedp.ID("login-submit")),
 		chromedp.WaitVisible(chromedp.ID("refresh")),
