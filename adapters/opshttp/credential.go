@@ -110,6 +110,9 @@ func (o *Operators) AddLegacyToken(token string) error {
 	if len(token) < MinTokenLen {
 		return fmt.Errorf("the operator token must be at least %d bytes", MinTokenLen)
 	}
+	if _, taken := o.byName[LegacyOperator]; taken {
+		return fmt.Errorf("an operator is already named %q, the name of the shared token: rename them, or drop the shared token", LegacyOperator)
+	}
 	return o.Add(LegacyOperator, HashToken(token))
 }
 

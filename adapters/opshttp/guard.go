@@ -45,12 +45,6 @@ func NewGuard(operators *Operators, sessions ports.OperatorSessions, clock ports
 // served.
 func (g *Guard) On() bool { return !g.operators.Empty() }
 
-// IsOperator says name is one of the operators configured.
-func (g *Guard) IsOperator(name string) bool {
-	_, ok := g.operators.fingerprint(name)
-	return ok
-}
-
 type operatorKey struct{}
 
 // OperatorOf is the operator a request to an Operator route came from, for
