@@ -223,10 +223,26 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Re-drove 1 event.", status)
 
-	// The job runs again and succeeds; each action left its audit line.
+	// The job runs again and succeeds.
 	require.Equal(t, "succeeded", s.WaitOperation(t, op.Operation.ID, 60*time.Second).Status, "the re-driven verification")
+
+	// The operator revokes their own sessions: the page's next call is
+	// refused and it goes back to the login form.
+	step(t, ctx, "revoke the sessions",
+		chromedp.SendKeys(chromedp.ID("revoke-operator"), "browser-test"),
+		chromedp.Click(chromedp.ID("revoke-submit")),
+	)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("revoke-result").textContent !== ""`,
+		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err, "the revocation answered: %s", pageState(ctx))
+	result, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("revoke-result")))
+	require.NoError(t, err)
+	assert.Equal(t, "Ended 1 session(s) of browser-test.", result)
+	step(t, ctx, "logged out by it", chromedp.Click(chromedp.ID("refresh")), chromedp.WaitVisible(chromedp.ID("login-submit")))
+
+	// Each action left its audit line.
 	logs := s.Logs.String()
-	for _, action := range []string{`"action":"login"`, `"action":"view"`, `"action":"redrive"`, `"action":"view_webhooks"`, `"action":"cancel"`, `"action":"view_cancels"`} {
+	for _, action := range []string{`"action":"login"`, `"action":"view"`, `"action":"redrive"`, `"action":"view_webhooks"`, `"action":"cancel"`, `"action":"view_cancels"`, `"action":"revoke_sessions"`} {
 		assert.Contains(t, logs, action)
 	}
 	assert.Contains(t, logs, `"operator":"browser-test"`)
