@@ -124,7 +124,7 @@ func (c Config) validate(verifiesTokens bool) error {
 		c.RelayConfig.Validate(),
 		c.ShutdownConfig.Validate(),
 		c.LoggingConfig.Validate(),
-		c.OpsConfig.Validate(),
+		c.OpsConfig.Validate(c.OperatorToken),
 		c.FetchConfig.Validate(),
 		c.LimitsConfig.Validate(c.Embedded(), c.RedisURL),
 	)

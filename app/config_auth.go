@@ -40,9 +40,9 @@ type SecretsConfig struct {
 	JWTUserClaim      string        `env:"ONCE_JWT_USER_CLAIM"`
 	JWTLeeway         time.Duration `env:"ONCE_JWT_LEEWAY"`
 	TokenTTL          time.Duration `env:"ONCE_TOKEN_TTL"`
-	// OperatorToken is the operator credential (not a tenant token): the
-	// console and every operator route of the ops listener; empty turns
-	// them off.
+	// OperatorToken is the legacy operator credential, one token shared
+	// by all operators (named opshttp.LegacyOperator), beside or instead
+	// of OpsConfig.Operators.
 	OperatorToken      string `env:"ONCE_OPERATOR_TOKEN"`
 	IdempotencySecrets string `env:"ONCE_IDEMPOTENCY_SECRETS"`
 	CredentialKeys     string `env:"ONCE_CREDENTIAL_KEYS"`
@@ -100,7 +100,7 @@ func (c SecretsConfig) Validate(embedded, verifiesTokens bool) error {
 		invalidIf(outside(c.JWTLeeway, 0, 5*time.Minute), "ONCE_JWT_LEEWAY=%s must be between 0 and 5m", c.JWTLeeway),
 		invalidIf(c.TokenTTL <= 0, "ONCE_TOKEN_TTL must be positive"),
 		invalidIf(c.OperatorToken != "" && (len(c.OperatorToken) < 32 || hasSecret(ring, c.OperatorToken)),
-			"ONCE_OPERATOR_TOKEN must be at least 32 bytes and differ from the token secrets ONCE_JWT_SECRET(S) (or be empty: no operator console)"),
+			"ONCE_OPERATOR_TOKEN must be at least 32 bytes and differ from the token secrets ONCE_JWT_SECRET(S) (or be empty; better: ONCE_OPERATORS)"),
 		invalidIf(outside(c.AuthCacheSize, 0, 1_000_000), "ONCE_AUTH_CACHE_SIZE=%d must be between 0 (off) and 1000000", c.AuthCacheSize),
 		invalidIf(outside(c.AuthCacheTTL, 0, workspaces.MaxMembershipCacheTTL), "ONCE_AUTH_CACHE_TTL=%s must be between 0 (off) and %s: a member removed through another process keeps access that long", c.AuthCacheTTL, workspaces.MaxMembershipCacheTTL),
 	)
@@ -245,9 +245,9 @@ var secretsSettings = settingGroup{
 			doc:  "lifetime of tokens made by `once token`",
 		},
 		"ONCE_OPERATOR_TOKEN": {
-			help:       "the operator credential, at least 32 bytes: the console and the ops listener's actions (/destinations, /debug/pprof); empty: all off",
-			doc:        "the operator credential, ≥ 32 bytes and none of the token secrets: a bearer token for the ops listener's operator routes (the console's API, `/destinations`, `/debug/pprof/`; see [operating.md](operating.md#operator-actions)), typed into the console's login form for the page. Not a tenant token: it sees every workspace's backlog and dead letters and pauses a platform's calls for all",
-			docDefault: "*(empty: console and operator actions off)*",
+			help:       "legacy: one operator token shared by all, at least 32 bytes, named \"operator\" in the audit log; prefer ONCE_OPERATORS",
+			doc:        "**legacy**: one operator token shared by every operator (≥ 32 bytes, none of the token secrets), which the audit log can only name `operator`; kept so that deployments that set it go on working, beside `ONCE_OPERATORS` or alone (start-up warns). Give each operator a token of their own in `ONCE_OPERATORS` instead ([operating.md](operating.md#operators)). Not a tenant token: an operator sees every workspace's backlog and dead letters and pauses a platform's calls for all",
+			docDefault: "*(empty)*",
 		},
 		"ONCE_IDEMPOTENCY_SECRETS": {
 			help:       "keys of the idempotency fingerprints, id:base64key[,id:base64key...]; required with DATABASE_URL",

@@ -31,8 +31,10 @@ func ConfigVars() []ConfigVar {
 }
 
 // secretName matches the variables whose values are secrets, by name, so
-// that a new one is masked without anyone remembering to.
-var secretName = regexp.MustCompile(`SECRET|PASSWORD|_TOKEN$|_KEYS?$`)
+// that a new one is masked without anyone remembering to; and
+// ONCE_OPERATORS, whose tokens' hashes are no one's business either (its
+// names stay shown).
+var secretName = regexp.MustCompile(`SECRET|PASSWORD|_TOKEN$|_KEYS?$|^ONCE_OPERATORS$`)
 
 // ConfigValue is a variable's effective value, masked when secret, and
 // where it came from.

@@ -62,6 +62,7 @@ func TestEffectiveMasksSecretsAndPasswords(t *testing.T) {
 	c.IdempotencySecrets = "k2:c2VjcmV0LWtleS10d28=,k1:c2VjcmV0LWtleS1vbmU="
 	c.CredentialKeys = "c1:Y3JlZGVudGlhbHMta2V5LTMyYnl0ZXMtbG9uZy1vbmU="
 	c.OperatorToken = "operator-token-0123456789abcdef0123"
+	c.Operators = "alice:3c4fa1b2,bob:9a0ec3d4"
 	c.DatabaseURL = "postgres://once_service:db-pass-1@db:5432/once?sslmode=require"
 	c.MigrateDatabaseURL = "host=db user=once_owner password='mig pass 2' dbname=once"
 	c.RedisURL = "redis://:redis-pass-3@cache:6379/0"
@@ -81,6 +82,7 @@ func TestEffectiveMasksSecretsAndPasswords(t *testing.T) {
 	}
 	assert.Equal(t, "********", got["ONCE_JWT_SECRET"].Value)
 	assert.Equal(t, "k2:********,k1:********", got["ONCE_IDEMPOTENCY_SECRETS"].Value, "the ids say which keys are set")
+	assert.Equal(t, "alice:********,bob:********", got["ONCE_OPERATORS"].Value, "the names say who may operate")
 	assert.Equal(t, "postgres://once_service:********@db:5432/once?sslmode=require", got["DATABASE_URL"].Value)
 	assert.Equal(t, "host=db user=once_owner password=******** dbname=once", got["ONCE_MIGRATE_DATABASE_URL"].Value)
 	assert.Equal(t, "amqp://guest:********@127.0.0.1:5672/", got["ONCE_AMQP_URL"].Value)

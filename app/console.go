@@ -13,7 +13,8 @@ import (
 )
 
 // ConsoleModule puts the operator console on the ops listener, under
-// opsconsole.Prefix, in every process: on when ONCE_OPERATOR_TOKEN is set.
+// opsconsole.Prefix, in every process: on when there is an operator
+// (ONCE_OPERATORS, ONCE_OPERATORS_FILE or the legacy ONCE_OPERATOR_TOKEN).
 var ConsoleModule = fx.Module("console",
 	fx.Provide(
 		operator.NewConsole,
@@ -23,12 +24,12 @@ var ConsoleModule = fx.Module("console",
 	),
 )
 
-// newConsoleRoutes are the console's routes, or, with no operator token,
-// one route that says the console is off (and a start-up line saying so).
+// newConsoleRoutes are the console's routes, or, with no operator, one
+// route that says the console is off (and a start-up line saying so).
 func newConsoleRoutes(guard *opshttp.Guard, console *operator.Console, clock ports.Clock, log *slog.Logger) []OpsRoute {
 	log = log.With("component", "console")
-	if guard.Credential() == nil {
-		log.Info("operator console off: set ONCE_OPERATOR_TOKEN to serve it on the ops listener")
+	if !guard.On() {
+		log.Info("operator console off: set ONCE_OPERATORS to serve it on the ops listener")
 		return []OpsRoute{{Pattern: opsconsole.Prefix, Handler: opsconsole.Disabled(), Access: opshttp.Open}}
 	}
 	log.Info("operator console on the ops listener", "path", opsconsole.Prefix)

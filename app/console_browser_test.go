@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/oncehq/once/adapters/opshttp"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/model"
@@ -108,7 +109,7 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	db := pgtest.New(t)
 	cfg := apitest.Config(db.AppDSN)
 	cfg.Queue, cfg.Dispatcher, cfg.Worker = app.QueueMemory, true, true
-	cfg.OperatorToken = consoleToken
+	cfg.Operators = opshttp.Entry("browser-test", consoleToken)
 	cfg.WorkerMaxRetries = 2 // waits of about 1 s and 2 s
 	var f faults
 	s := apitest.Start(t, cfg, db, f.inject())
@@ -135,8 +136,7 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 
 	step(t, ctx, "log in",
 		chromedp.Navigate(console),
-		chromedp.WaitVisible(chromedp.ID("operator")),
-		chromedp.SendKeys(chromedp.ID("operator"), "browser-test"),
+		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), consoleToken),
 		chromedp.Click(chromedp.ID("login-submit")),
 		chromedp.WaitVisible(chromedp.ID("refresh")),
@@ -223,10 +223,26 @@ func TestConsoleInChromiumShowsAndRedrivesADeadLetter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Re-drove 1 event.", status)
 
-	// The job runs again and succeeds; each action left its audit line.
+	// The job runs again and succeeds.
 	require.Equal(t, "succeeded", s.WaitOperation(t, op.Operation.ID, 60*time.Second).Status, "the re-driven verification")
+
+	// The operator revokes their own sessions: the page's next call is
+	// refused and it goes back to the login form.
+	step(t, ctx, "revoke the sessions",
+		chromedp.SendKeys(chromedp.ID("revoke-operator"), "browser-test"),
+		chromedp.Click(chromedp.ID("revoke-submit")),
+	)
+	_, err = chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("revoke-result").textContent !== ""`,
+		chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err, "the revocation answered: %s", pageState(ctx))
+	result, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("revoke-result")))
+	require.NoError(t, err)
+	assert.Equal(t, "Ended 1 session(s) of browser-test.", result)
+	step(t, ctx, "logged out by it", chromedp.Click(chromedp.ID("refresh")), chromedp.WaitVisible(chromedp.ID("login-submit")))
+
+	// Each action left its audit line.
 	logs := s.Logs.String()
-	for _, action := range []string{`"action":"login"`, `"action":"view"`, `"action":"redrive"`, `"action":"view_webhooks"`, `"action":"cancel"`, `"action":"view_cancels"`} {
+	for _, action := range []string{`"action":"login"`, `"action":"view"`, `"action":"redrive"`, `"action":"view_webhooks"`, `"action":"cancel"`, `"action":"view_cancels"`, `"action":"revoke_sessions"`} {
 		assert.Contains(t, logs, action)
 	}
 	assert.Contains(t, logs, `"operator":"browser-test"`)

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 
+	"github.com/oncehq/once/adapters/opshttp"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/testkit"
@@ -71,4 +74,39 @@ func TestConfigChecksTheOperatorToken(t *testing.T) {
 	}
 	cfg.OperatorToken = consoleToken
 	require.NoError(t, cfg.Validate())
+}
+
+// ONCE_OPERATORS holds names and hashes, never tokens; the ops listener's
+// TLS takes a certificate and its key, both or neither.
+func TestConfigChecksTheOperatorsAndTheOpsTLS(t *testing.T) {
+	cfg := apitest.Config("")
+	token := "alice-operator-token-0123456789abcdef0123"
+	cfg.Operators = opshttp.Entry("alice", token) + "," + opshttp.Entry("bob", token+"-bob")
+	require.NoError(t, cfg.Validate())
+	ops, err := cfg.OperatorsOf(cfg.OperatorToken)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"alice", "bob"}, ops.Names())
+
+	file := filepath.Join(t.TempDir(), "operators")
+	require.NoError(t, os.WriteFile(file, []byte("# on call\n"+opshttp.Entry("carol", token+"-carol")+"\n"), 0o600))
+	cfg.OperatorsFile = file
+	cfg.OperatorToken = consoleToken
+	ops, err = cfg.OperatorsOf(cfg.OperatorToken)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"alice", "bob", "carol", opshttp.LegacyOperator}, ops.Names(), "the legacy token is one more operator")
+
+	for name, mutate := range map[string]func(*app.Config){
+		"a token for a hash":     func(c *app.Config) { c.Operators = "alice:" + token },
+		"a missing file":         func(c *app.Config) { c.OperatorsFile = filepath.Join(t.TempDir(), "none") },
+		"a name given twice":     func(c *app.Config) { c.Operators = opshttp.Entry("carol", token) },
+		"a certificate, no key":  func(c *app.Config) { c.OpsTLSCertFile = file },
+		"a key, no certificate":  func(c *app.Config) { c.OpsTLSKeyFile = file },
+		"files that are not PEM": func(c *app.Config) { c.OpsTLSCertFile, c.OpsTLSKeyFile = file, file },
+	} {
+		c := cfg
+		mutate(&c)
+		err := c.Validate()
+		require.Error(t, err, name)
+		assert.NotContains(t, err.Error(), token, "%s: no token in the error", name)
+	}
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -94,7 +95,10 @@ func serveInBackground(lc fx.Lifecycle, srv *http.Server, addr, variable string,
 			if err != nil {
 				return listenError(addr, variable, err)
 			}
-			log.Info(what+" listening", slog.String("addr", ln.Addr().String()))
+			if srv.TLSConfig != nil {
+				ln = tls.NewListener(ln, srv.TLSConfig)
+			}
+			log.Info(what+" listening", slog.String("addr", ln.Addr().String()), slog.Bool("tls", srv.TLSConfig != nil))
 			go func() {
 				if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 					log.Error(what+" stopped", slog.String("error", err.Error()))

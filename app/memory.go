@@ -31,6 +31,8 @@ var MemoryModule = fx.Module("memory",
 		fx.Annotate(memory.NewDiscovery, fx.As(new(ports.IdempotencyDiscovery))),
 		fx.Annotate(memory.NewOutboxDiscovery, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
 		fx.Annotate(memory.NewOutboxPartitions, fx.As(new(ports.OutboxPartitions))),
+		// The console's sessions: the one process is the deployment.
+		fx.Annotate(memory.NewOperatorSessions, fx.As(new(ports.OperatorSessions))),
 	),
 	fx.Invoke(func(log *slog.Logger) {
 		log.Warn("running on the embedded in-memory store: nothing is persisted; set DATABASE_URL to use PostgreSQL", "component", "memory")

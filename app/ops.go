@@ -68,21 +68,37 @@ func NewOpsMux(routes []OpsRoute, guard *opshttp.Guard) (*OpsMux, error) {
 	return &OpsMux{mux}, nil
 }
 
-// newOperatorGuard checks the operator credential, ONCE_OPERATOR_TOKEN, on
-// the ops listener's operator routes; without one they are refused.
-func newOperatorGuard(secrets SecretsConfig, clock ports.Clock) *opshttp.Guard {
-	return opshttp.NewGuard(secrets.OperatorToken, clock)
+// newOperatorGuard checks the operators' tokens (ONCE_OPERATORS,
+// ONCE_OPERATORS_FILE, the legacy ONCE_OPERATOR_TOKEN) and the console's
+// sessions on the ops listener's operator routes; with no operator they
+// are refused.
+func newOperatorGuard(ops OpsConfig, secrets SecretsConfig, sessions ports.OperatorSessions, clock ports.Clock, log *slog.Logger) (*opshttp.Guard, error) {
+	operators, err := ops.OperatorsOf(secrets.OperatorToken)
+	if err != nil {
+		return nil, err
+	}
+	if secrets.OperatorToken != "" {
+		log.Warn("ONCE_OPERATOR_TOKEN is one token shared by every operator, named "+opshttp.LegacyOperator+" in the audit log: give each operator their own in ONCE_OPERATORS (docs/operating.md#operators)",
+			"component", "ops")
+	}
+	return opshttp.NewGuard(operators, sessions, clock), nil
 }
 
-// Ops is the ops listener on cfg.OpsAddr; nothing when it is empty (an
-// application embedded in a test, which serves the OpsMux itself).
+// Ops is the ops listener on cfg.OpsAddr, over TLS when
+// ONCE_OPS_TLS_CERT_FILE is set; nothing when it is empty (an application
+// embedded in a test, which serves the OpsMux itself).
 func Ops(cfg OpsConfig) fx.Option {
 	if cfg.OpsAddr == "" {
 		return fx.Options()
 	}
 	return fx.Module("ops",
-		fx.Invoke(func(lc fx.Lifecycle, mux *OpsMux, log *slog.Logger) {
+		fx.Invoke(func(lc fx.Lifecycle, mux *OpsMux, log *slog.Logger) error {
+			tlsConfig, err := cfg.TLSConfig()
+			if err != nil {
+				return err
+			}
 			srv := &http.Server{
+				TLSConfig:         tlsConfig,
 				Handler:           mux,
 				ReadHeaderTimeout: 10 * time.Second,
 				ReadTimeout:       30 * time.Second,
@@ -90,6 +106,7 @@ func Ops(cfg OpsConfig) fx.Option {
 				IdleTimeout:       2 * time.Minute,
 			}
 			serveInBackground(lc, srv, cfg.OpsAddr, "ONCE_OPS_ADDR", log.With("component", "ops"), "ops server", nil)
+			return nil
 		}),
 	)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/oncehq/once/adapters/opshttp"
 	"github.com/oncehq/once/app"
 	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 // opsCall sends one request to the ops listener with the headers given.
@@ -243,4 +244,30 @@ func TestEveryOpsRouteIsOpenOrTheOperators(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, operator, 6, "destinations (4), pprof, the console's API")
+}
+
+// A console session is kept in PostgreSQL, so every process sees it and
+// its end: an operator revokes all of an operator's sessions through one
+// process and another refuses them at once.
+func TestRevokedSessionsAreRefusedByEveryProcess(t *testing.T) {
+	db := pgtest.New(t)
+	start := func() *apitest.Server {
+		cfg := apitest.Config(db.AppDSN)
+		cfg.OperatorToken = consoleToken
+		return apitest.Start(t, cfg, db)
+	}
+	a, b := start(), start()
+	cookie := consoleSession(t, a)
+	backlog := func(s *apitest.Server) int {
+		status, _ := opsCall(t, http.MethodGet, s.OpsURL+"/console/api/backlog", map[string]string{"Cookie": cookie}, nil)
+		return status
+	}
+	require.Equal(t, http.StatusOK, backlog(b), "a session made by one process is good in another")
+
+	status, body := opsCall(t, http.MethodPost, a.OpsURL+"/console/api/operators/operator/revoke-sessions",
+		map[string]string{"Cookie": cookie, "Content-Type": "application/json", "Origin": a.OpsURL}, strings.NewReader("{}"))
+	require.Equal(t, http.StatusOK, status, body)
+	assert.JSONEq(t, `{"revoked":1}`, body)
+	assert.Equal(t, http.StatusUnauthorized, backlog(b), "revoked through a, refused by b")
+	assert.Equal(t, http.StatusUnauthorized, backlog(a))
 }

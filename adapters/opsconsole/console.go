@@ -34,9 +34,6 @@ var web embed.FS
 // Prefix is where the console is mounted on the ops listener.
 const Prefix = "/console/"
 
-// sessionTTL is how long a login lasts.
-const sessionTTL = 12 * time.Hour
-
 // maxBody bounds what a POST to the console may send.
 const maxBody = 16 << 10
 
@@ -67,9 +64,11 @@ type handler struct {
 // Routes are the console's routes on the ops listener, under Prefix: the
 // page (the login form to anyone, the console to a logged-in operator),
 // its static files, the login and the logout are open; the JSON API is the
-// operator's, behind guard, which takes the operator token as a bearer
+// operators', behind guard, which takes an operator's token as a bearer
 // token or the session cookie the login form sets (HttpOnly,
-// SameSite=Strict). log receives the audit lines.
+// SameSite=Strict, Secure over TLS; kept where every process reads it, so
+// a logout or a revocation ends it everywhere). log receives the audit
+// lines.
 func Routes(console Console, guard *opshttp.Guard, clock ports.Clock, log *slog.Logger) []opshttp.Route {
 	h := &handler{console: console, guard: guard, clock: clock, log: log}
 	static, err := fs.Sub(web, "web/static")
@@ -88,6 +87,7 @@ func Routes(console Console, guard *opshttp.Guard, clock ports.Clock, log *slog.
 	api.HandleFunc("POST /console/api/webhooks/{workspace}/{id}/redrive", h.api(h.redriveWebhook))
 	api.HandleFunc("POST /console/api/operations/{workspace}/{id}/cancel", h.api(h.cancel))
 	api.HandleFunc("GET /console/api/operations/{workspace}/cancels", h.api(h.cancels))
+	api.HandleFunc("POST /console/api/operators/{name}/revoke-sessions", h.api(h.revokeSessions))
 	api.HandleFunc("/console/api/", notFound)
 	route := func(pattern string, handler http.Handler, access opshttp.Access) opshttp.Route {
 		return opshttp.Route{Pattern: pattern, Handler: secureHeaders(handler), Access: access}
@@ -106,10 +106,10 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteProblem(w, r, domain.Errorf(domain.CodeNotFound, "no such console page"))
 }
 
-// Disabled answers every console request while no operator token is set.
+// Disabled answers every console request while no operator is set.
 func Disabled() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		httpapi.WriteProblem(w, r, domain.Errorf(domain.CodeNotFound, "the operator console is off: set ONCE_OPERATOR_TOKEN to turn it on"))
+		httpapi.WriteProblem(w, r, domain.Errorf(domain.CodeNotFound, "the operator console is off: set ONCE_OPERATORS (or ONCE_OPERATORS_FILE, or the legacy ONCE_OPERATOR_TOKEN) to turn it on"))
 	})
 }
 
@@ -146,30 +146,50 @@ func (h *handler) page(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// login checks the operator token typed in the form and starts a session.
-// The ops listener has already refused a cross-origin POST.
+// login checks the token typed in the form and starts a session of the
+// operator it belongs to: the token names them, not a name typed beside
+// it. The ops listener has already refused a cross-origin POST. Wrong
+// tokens are throttled per address (opshttp.Throttle): past the bound the
+// form answers 429 with Retry-After.
 func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-	name := opshttp.OperatorName(r.PostFormValue("operator"))
-	cred := h.guard.Credential()
-	if name == "" || !cred.Matches(r.PostFormValue("token")) {
-		h.log.WarnContext(r.Context(), "operator action", "operator", name, "action", "login", "outcome", "refused", "remote", r.RemoteAddr)
+	value, name, err := h.guard.Login(r, r.PostFormValue("token"))
+	switch {
+	case domain.IsCode(err, domain.CodeUnauthenticated):
+		h.log.WarnContext(r.Context(), "operator action", "operator", "", "action", "login", "outcome", "refused", "remote", r.RemoteAddr)
 		http.Redirect(w, r, Prefix+"?login=failed", http.StatusSeeOther)
 		return
+	case err != nil:
+		h.log.WarnContext(r.Context(), "operator action", "operator", "", "action", "login", "outcome", "failed",
+			"code", string(domain.ErrorCode(err)), "remote", r.RemoteAddr)
+		httpapi.WriteProblem(w, r, err)
+		return
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name: opshttp.SessionCookie, Value: cred.Session(name, h.clock.Now().Add(sessionTTL)),
-		Path: Prefix, MaxAge: int(sessionTTL / time.Second),
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
-	})
+	http.SetCookie(w, sessionCookie(r, value, int(opshttp.SessionTTL/time.Second)))
 	h.log.InfoContext(r.Context(), "operator action", "operator", name, "action", "login", "outcome", "ok", "remote", r.RemoteAddr)
 	http.Redirect(w, r, Prefix, http.StatusSeeOther)
 }
 
+// logout ends the session in every process, not only in this browser.
 func (h *handler) logout(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: opshttp.SessionCookie, Value: "", Path: Prefix, MaxAge: -1,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	name, _ := h.guard.SessionOperator(r)
+	if err := h.guard.Logout(r); err != nil {
+		h.log.ErrorContext(r.Context(), "operator action", "operator", name, "action", "logout", "outcome", "failed", "error", domain.SanitizeError(err))
+		httpapi.WriteProblem(w, r, domain.Wrap(domain.CodeUnavailable, err, "the session could not be ended"))
+		return
+	}
+	if name != "" {
+		h.log.InfoContext(r.Context(), "operator action", "operator", name, "action", "logout", "outcome", "ok")
+	}
+	http.SetCookie(w, sessionCookie(r, "", -1))
 	http.Redirect(w, r, Prefix, http.StatusSeeOther)
+}
+
+// sessionCookie is the session's cookie: HttpOnly, SameSite=Strict, and
+// Secure when the ops listener is served over TLS.
+func sessionCookie(r *http.Request, value string, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: opshttp.SessionCookie, Value: value, Path: Prefix, MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil}
 }
 
 // apiFunc is one console API call: it returns the JSON answer and the

@@ -28,7 +28,11 @@ import (
 	"github.com/oncehq/once/testsupport/testkit"
 )
 
-const token = "operator-token-0123456789abcdef0123456789"
+// token is alice's, ciToken the CI's: operators of their own.
+const (
+	token   = "operator-token-0123456789abcdef0123456789"
+	ciToken = "ci-operator-token-0123456789abcdef01234567"
+)
 
 type fixture struct {
 	url  string
@@ -47,7 +51,9 @@ func start(t *testing.T) fixture {
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	// Served as the ops listener serves it: the API behind the operator
 	// credential, every change refused from another origin.
-	guard := opshttp.NewGuard(token, clock)
+	operators := opshttp.NewOperators()
+	require.NoError(t, operators.AddEntries(opshttp.Entry("alice", token)+","+opshttp.Entry("ci", ciToken)))
+	guard := opshttp.NewGuard(operators, memory.NewOperatorSessions(), clock)
 	mux, err := opshttp.NewMux(opsconsole.Routes(console, guard, clock, log), guard)
 	require.NoError(t, err)
 	srv := httptest.NewServer(mux)
@@ -104,9 +110,11 @@ func (f fixture) eventStatus(t *testing.T, workspace, id uuid.UUID) model.Outbox
 	return e.Status
 }
 
-func (f fixture) login(t *testing.T, name, presented string) *http.Response {
+// login types presented into the login form: the token names its
+// operator.
+func (f fixture) login(t *testing.T, presented string) *http.Response {
 	t.Helper()
-	form := url.Values{"operator": {name}, "token": {presented}}
+	form := url.Values{"token": {presented}}
 	return do(t, "POST", f.url+"/console/login", strings.NewReader(form.Encode()), map[string]string{
 		"Content-Type": "application/x-www-form-urlencoded", "Origin": f.url,
 	})
@@ -126,7 +134,8 @@ func TestTheAPINeedsTheOperatorToken(t *testing.T) {
 		assert.Contains(t, readBody(t, res), `"code":"UNAUTHENTICATED"`, name)
 	}
 
-	res := do(t, "GET", f.url+"/console/api/backlog", nil, map[string]string{"Authorization": "Bearer " + token, "X-Operator": "ci"})
+	// X-Operator names no one: the token does.
+	res := do(t, "GET", f.url+"/console/api/backlog", nil, map[string]string{"Authorization": "Bearer " + ciToken, "X-Operator": "mallory"})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.Equal(t, "no-store", res.Header.Get("Cache-Control"))
 	lines := f.auditLines(t)
@@ -137,7 +146,7 @@ func TestTheAPINeedsTheOperatorToken(t *testing.T) {
 
 func TestTheLoginSetsAStrictHttpOnlySessionAndAWrongTokenIsRefused(t *testing.T) {
 	f := start(t)
-	res := f.login(t, "alice", "not the token")
+	res := f.login(t, "not the token")
 	assert.Equal(t, http.StatusSeeOther, res.StatusCode)
 	assert.Equal(t, "/console/?login=failed", res.Header.Get("Location"))
 	assert.Empty(t, res.Cookies())
@@ -145,7 +154,7 @@ func TestTheLoginSetsAStrictHttpOnlySessionAndAWrongTokenIsRefused(t *testing.T)
 	page := readBody(t, do(t, "GET", f.url+"/console/", nil, nil))
 	assert.Contains(t, page, `action="/console/login"`, "logged out: the login form")
 
-	res = f.login(t, "alice", token)
+	res = f.login(t, token)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
 	require.Len(t, res.Cookies(), 1)
 	c := res.Cookies()[0]
@@ -158,7 +167,7 @@ func TestTheLoginSetsAStrictHttpOnlySessionAndAWrongTokenIsRefused(t *testing.T)
 	assert.Contains(t, readBody(t, res), "Backlog per workspace", "logged in: the console")
 	assert.Contains(t, res.Header.Get("Content-Security-Policy"), "script-src 'self'")
 
-	cross := do(t, "POST", f.url+"/console/login", strings.NewReader(url.Values{"operator": {"x"}, "token": {token}}.Encode()),
+	cross := do(t, "POST", f.url+"/console/login", strings.NewReader(url.Values{"token": {token}}.Encode()),
 		map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "https://evil.example"})
 	assert.Equal(t, http.StatusForbidden, cross.StatusCode, "a login from another site")
 
@@ -173,7 +182,7 @@ func TestARedriveThroughThePageMustBeASameOriginJSONRequest(t *testing.T) {
 	f := start(t)
 	ws := uuid.New()
 	e := testkit.DeadLetter(t, f.uow, ws, time.Now(), "cannot publish: broker unreachable")
-	cookie := f.login(t, "alice", token).Cookies()[0].String()
+	cookie := f.login(t, token).Cookies()[0].String()
 	redrive := f.url + "/console/api/dead-letters/" + ws.String() + "/" + e.ID.String() + "/redrive"
 
 	res := do(t, "POST", redrive, strings.NewReader("x=1"), map[string]string{
@@ -220,7 +229,7 @@ func TestGroupRedriveAcrossWorkspaces(t *testing.T) {
 	a, b := uuid.New(), uuid.New()
 	testkit.DeadLetter(t, f.uow, a, time.Now(), "cannot publish: attempt 3 refused")
 	testkit.DeadLetter(t, f.uow, b, time.Now(), "cannot publish: attempt 9 refused")
-	bearer := map[string]string{"Authorization": "Bearer " + token, "X-Operator": "ci"}
+	bearer := map[string]string{"Authorization": "Bearer " + ciToken}
 
 	res := do(t, "GET", f.url+"/console/api/dead-letters", nil, bearer)
 	require.Equal(t, http.StatusOK, res.StatusCode)
@@ -238,13 +247,13 @@ func TestGroupRedriveAcrossWorkspaces(t *testing.T) {
 
 	body, _ := json.Marshal(map[string]string{"key": list.Groups[0].Key})
 	res = do(t, "POST", f.url+"/console/api/groups/redrive", strings.NewReader(string(body)),
-		map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+		map[string]string{"Authorization": "Bearer " + ciToken, "Content-Type": "application/json"})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	assert.JSONEq(t, `{"redriven":2}`, readBody(t, res))
 	lines := f.auditLines(t)
 	last := lines[len(lines)-1]
 	assert.Equal(t, "redrive_group", last["action"])
-	assert.Equal(t, "api", last["operator"])
+	assert.Equal(t, "ci", last["operator"])
 	assert.ElementsMatch(t, []any{a.String(), b.String()}, last["workspace"])
 	assert.Equal(t, 2.0, last["count"])
 }
@@ -271,7 +280,7 @@ func TestDeadLettersTellDeliveryAttemptsFromJobAttempts(t *testing.T) {
 		return err
 	}))
 
-	res := do(t, "GET", f.url+"/console/api/dead-letters", nil, map[string]string{"Authorization": "Bearer " + token, "X-Operator": "ci"})
+	res := do(t, "GET", f.url+"/console/api/dead-letters", nil, map[string]string{"Authorization": "Bearer " + ciToken})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	var list struct {
 		Groups []struct {
@@ -319,7 +328,7 @@ func TestADeadLetterShowsTheOrderingKeyItHolds(t *testing.T) {
 		_, err := tx.Outbox().DeadLetterJob(ctx, keyed.ID, 1, "gave up")
 		return err
 	}))
-	cookie := f.login(t, "alice", token).Cookies()[0].String()
+	cookie := f.login(t, token).Cookies()[0].String()
 	view := func(id uuid.UUID) map[string]any {
 		res := do(t, "GET", f.url+"/console/api/dead-letters/"+ws.String()+"/"+id.String(), nil, map[string]string{"Cookie": cookie})
 		require.Equal(t, http.StatusOK, res.StatusCode)
@@ -343,7 +352,7 @@ func TestAReleaseRetiresADeadLetterOfAJobGivenUpOn(t *testing.T) {
 		_, err := tx.Outbox().DeadLetterJob(ctx, e.ID, 1, "gave up")
 		return err
 	}))
-	cookie := f.login(t, "alice", token).Cookies()[0].String()
+	cookie := f.login(t, token).Cookies()[0].String()
 	release := f.url + "/console/api/dead-letters/" + ws.String() + "/" + e.ID.String() + "/release"
 
 	res := do(t, "POST", release, strings.NewReader("{}"), map[string]string{
@@ -359,4 +368,32 @@ func TestAReleaseRetiresADeadLetterOfAJobGivenUpOn(t *testing.T) {
 		actions = append(actions, l["action"].(string)+" "+l["outcome"].(string))
 	}
 	assert.Contains(t, actions, "release ok")
+}
+
+// Logging out ends the session where it is kept, not only in this
+// browser: a copy of the cookie taken before is refused after.
+func TestLogoutRevokesTheSession(t *testing.T) {
+	f := start(t)
+	cookie := f.login(t, token).Cookies()[0].String()
+	res := do(t, "GET", f.url+"/console/api/backlog", nil, map[string]string{"Cookie": cookie})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+
+	res = do(t, "POST", f.url+"/console/logout", nil, map[string]string{"Cookie": cookie, "Origin": f.url})
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	res = do(t, "GET", f.url+"/console/api/backlog", nil, map[string]string{"Cookie": cookie})
+	assert.Equal(t, http.StatusUnauthorized, res.StatusCode, "the copied cookie after logout")
+}
+
+// Wrong tokens typed into the login form are throttled per address: past
+// the budget the form answers 429 with Retry-After, the right token too.
+func TestWrongLoginsAreThrottled(t *testing.T) {
+	f := start(t)
+	for i := range opshttp.FailuresPerAddress {
+		res := f.login(t, "wrong-"+token)
+		require.Equal(t, http.StatusSeeOther, res.StatusCode, "attempt %d", i+1)
+	}
+	res := f.login(t, token)
+	assert.Equal(t, http.StatusTooManyRequests, res.StatusCode)
+	assert.NotEmpty(t, res.Header.Get("Retry-After"))
+	assert.Empty(t, res.Cookies())
 }

@@ -27,7 +27,7 @@ func TestWaitingJobsByDestination(t *testing.T) {
 		model.JobWait{Kind: model.JobWaitPaced, For: "ai/default", Reason: "waiting for ai/default: paced"})
 	testkit.PendingEvent(t, f.uow, a, now)
 
-	cookie := f.login(t, "alice", token).Cookies()[0].String()
+	cookie := f.login(t, token).Cookies()[0].String()
 	page := readBody(t, do(t, "GET", f.url+"/console/", nil, map[string]string{"Cookie": cookie}))
 	assert.Contains(t, page, `<a href="#waiting-view">Waiting jobs by destination</a>`)
 	assert.Contains(t, page, `<section id="waiting-view">`)

@@ -35,7 +35,7 @@ func TestWebhookDeliveriesPerEndpoint(t *testing.T) {
 		assert.Equal(t, http.StatusUnauthorized, res.StatusCode, r.path)
 	}
 
-	cookie := f.login(t, "alice", token).Cookies()[0].String()
+	cookie := f.login(t, token).Cookies()[0].String()
 	page := readBody(t, do(t, "GET", f.url+"/console/", nil, map[string]string{"Cookie": cookie}))
 	assert.Contains(t, page, `<a href="#webhooks-view">Webhook deliveries by endpoint</a>`)
 	assert.Contains(t, page, `<section id="webhooks-view">`)

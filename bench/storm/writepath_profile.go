@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oncehq/once/adapters/opshttp"
 	"github.com/oncehq/once/testsupport/pgcluster"
 )
 
@@ -31,13 +32,13 @@ func newServeProfiler(dir, label string) (*serveProfiler, error) {
 	return &serveProfiler{dir: dir, label: label, opsAddr: fmt.Sprintf("127.0.0.1:%d", port)}, nil
 }
 
-// profilerToken is the operator token the bench gives `once serve`: pprof
-// is an operator route of the ops listener.
+// profilerToken is the token of the operator "bench" the bench gives
+// `once serve`: pprof is an operator route of the ops listener.
 const profilerToken = "once-bench-profiler-operator-token"
 
 // env is what `once serve` needs to serve the profiler on a known port.
 func (p *serveProfiler) env() []string {
-	return []string{"ONCE_OPS_ADDR", p.opsAddr, "ONCE_OPS_PPROF", "true", "ONCE_OPERATOR_TOKEN", profilerToken}
+	return []string{"ONCE_OPS_ADDR", p.opsAddr, "ONCE_OPS_PPROF", "true", "ONCE_OPERATORS", opshttp.Entry("bench", profilerToken)}
 }
 
 // start begins a CPU profile as long as the measured run (pprof counts

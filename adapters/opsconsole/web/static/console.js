@@ -323,6 +323,23 @@ async function showCancels() {
   }
 }
 
+// revokeSessions ends every console session of the operator named, this
+// one's included when it is the operator's own name.
+async function revokeSessions(ev) {
+  ev.preventDefault();
+  const name = $("revoke-operator").value.trim();
+  const result = $("revoke-result");
+  if (!confirm("End every console session of " + name + ", in every process?")) return;
+  try {
+    const r = await call("POST", "operators/" + encodeURIComponent(name) + "/revoke-sessions", {});
+    result.textContent = "Ended " + r.revoked + " session(s) of " + name + ".";
+    result.className = "status";
+  } catch (err) {
+    result.textContent = "Could not revoke the sessions of " + name + ": " + err.message;
+    result.className = "status error";
+  }
+}
+
 let timer = null;
 $("live").addEventListener("change", (ev) => {
   clearInterval(timer);
@@ -332,4 +349,5 @@ $("refresh").addEventListener("click", refresh);
 $("detail-close").addEventListener("click", () => $("detail").close());
 $("cancel-form").addEventListener("submit", cancelOperation);
 $("cancels-show").addEventListener("click", showCancels);
+$("revoke-form").addEventListener("submit", revokeSessions);
 refresh();
