@@ -255,8 +255,8 @@ var secretsSettings = settingGroup{
 			docDefault: "dev secret on the embedded store",
 		},
 		"ONCE_CREDENTIAL_KEYS": {
-			help:       "AES-256-GCM keys of the stored platform credentials, id:base64-32-bytes[,...]; required with DATABASE_URL",
-			doc:        "AES-256-GCM keyring for store credentials, `id:base64-32-bytes[,…]`; the first seals, all open",
+			help:       "AES-256-GCM keys of the stored secrets (store credentials, webhook secrets), id:base64-32-bytes[,...], the first seals; required with DATABASE_URL",
+			doc:        "AES-256-GCM keyring for the stored secrets (store credentials, webhook signing secrets), `id:base64-32-bytes[,…]`; the first seals, all open; retiring a key: [operating.md](operating.md#retiring-a-credential-key)",
 			docDefault: "dev key on the embedded store",
 		},
 		"ONCE_AUTH_CACHE_SIZE": {

@@ -48,6 +48,8 @@ var PostgresModule = fx.Module("postgres",
 		func(db *bun.DB, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.Retention {
 			return postgres.NewRetention(db, newPostgresUoW(db, server, cfg))
 		},
+		// Every workspace, for the re-seal of the stored secrets.
+		fx.Annotate(func(db *bun.DB) *postgres.SealedSecretWorkspaces { return postgres.NewSealedSecretWorkspaces(db) }, fx.As(new(ports.SealedSecretWorkspaces))),
 		// The relay's marks and releases, one round trip per batch.
 		func(db *bun.DB, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.OutboxRelayMarks {
 			return postgres.NewOutboxRelayMarks(newPostgresUoW(db, server, cfg))

@@ -14,7 +14,10 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-var _ ports.CredentialSealer = (*Sealer)(nil)
+var (
+	_ ports.CredentialSealer = (*Sealer)(nil)
+	_ ports.SealingKeys      = (*Sealer)(nil)
+)
 
 // KeyLen is the length of an AES-256 key in bytes.
 const KeyLen = 32
@@ -96,8 +99,20 @@ func ParseKeys(spec string) ([]Key, error) {
 	return keys, nil
 }
 
-// CurrentKeyID names the key that Seal uses.
-func (s *Sealer) CurrentKeyID() string { return s.currentID }
+// SealingKey implements ports.SealingKeys: the key Seal uses.
+func (s *Sealer) SealingKey() string { return s.currentID }
+
+// KeyOf implements ports.SealingKeys: the key id in ciphertext's header,
+// and whether the keyring holds it. It opens nothing.
+func (s *Sealer) KeyOf(ciphertext []byte) (string, bool, error) {
+	header, _, err := splitHeader(ciphertext)
+	if err != nil {
+		return "", false, err
+	}
+	id := string(header[2:])
+	_, held := s.aeads[id]
+	return id, held, nil
+}
 
 // Seal encrypts plaintext under the current key with a fresh random nonce,
 // binding it to aad.
@@ -121,14 +136,10 @@ func (s *Sealer) Seal(plaintext, aad []byte) ([]byte, error) {
 // fails with domain.CodeInternal when the ciphertext is malformed or was
 // tampered with, its key is not in the keyring, or aad differs.
 func (s *Sealer) Open(ciphertext, aad []byte) ([]byte, error) {
-	if len(ciphertext) < 2 || ciphertext[0] != formatV1 {
-		return nil, openError("unknown ciphertext format")
+	header, rest, err := splitHeader(ciphertext)
+	if err != nil {
+		return nil, err
 	}
-	idLen := int(ciphertext[1])
-	if len(ciphertext) < 2+idLen {
-		return nil, openError("truncated ciphertext")
-	}
-	header, rest := ciphertext[:2+idLen], ciphertext[2+idLen:]
 	aead, ok := s.aeads[string(header[2:])]
 	if !ok {
 		return nil, openError("sealed with a key that is not in the keyring")
@@ -142,6 +153,19 @@ func (s *Sealer) Open(ciphertext, aad []byte) ([]byte, error) {
 		return nil, openError("authentication failed (wrong key, aad or tampered ciphertext)")
 	}
 	return plaintext, nil
+}
+
+// splitHeader cuts ciphertext into its header (format, id length, key
+// id) and the rest.
+func splitHeader(ciphertext []byte) (header, rest []byte, err error) {
+	if len(ciphertext) < 2 || ciphertext[0] != formatV1 {
+		return nil, nil, openError("unknown ciphertext format")
+	}
+	idLen := int(ciphertext[1])
+	if len(ciphertext) < 2+idLen {
+		return nil, nil, openError("truncated ciphertext")
+	}
+	return ciphertext[:2+idLen], ciphertext[2+idLen:], nil
 }
 
 func additionalData(header, aad []byte) []byte {

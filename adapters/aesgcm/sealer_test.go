@@ -118,8 +118,8 @@ func TestRotation(t *testing.T) {
 	if _, err := old.Open(fresh, aad); err == nil {
 		t.Fatal("a ciphertext sealed with the new key opened without it")
 	}
-	if rotated.CurrentKeyID() != "2025-07" {
-		t.Fatalf("current key = %q", rotated.CurrentKeyID())
+	if rotated.SealingKey() != "2025-07" {
+		t.Fatalf("current key = %q", rotated.SealingKey())
 	}
 
 	// The same id with a different key must not open.

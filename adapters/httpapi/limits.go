@@ -20,6 +20,22 @@ import (
 // refused; and the read of an operation (operations.WithAdmission),
 // around each database read and never while it waits for the end
 // (?wait=), so that waiting reads hold none of the workspace's slots.
+//
+// What such a route does before the workspace's limits apply, and why it
+// stays bounded: the request is authenticated first (authMiddleware; an
+// unauthenticated caller's body is never read), then huma reads its body,
+// at most ONCE_MAX_BODY_BYTES (256 KiB by default: every route with a body
+// is capped there, TestEveryBodyIsCapped), decodes and validates it, and
+// the idempotency service fingerprints it (an HMAC of its canonical JSON)
+// and looks its key up in memory. That cannot move after admission: a
+// retry answered from the in-memory saved response needs its fingerprint,
+// which needs the body, and must never be refused. The cost is linear in
+// what the authenticated caller sends, with no amplification (nothing is
+// looked up on the network: DNS checks run after admission,
+// idempotency.Request.Check), and no database work of its own is done
+// before it (a replay from memory has the store's identity confirmed by a
+// question the whole process shares, one at a time: idempotency's
+// confirmations).
 const admitsItselfMeta = "once-admits-itself"
 
 // admitWorkspace applies the workspace's limits (domain/limits) to every

@@ -157,9 +157,18 @@ func (h *handlers) registerWebhookEndpoints(api huma.API) {
 		OperationID: "rotateWebhookEndpointSecret", Method: http.MethodPost, Path: "/v1/webhook-endpoints/{id}/rotate-secret",
 		Summary: "Rotate a webhook endpoint's signing secret",
 		Description: "Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret " +
-			"(two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once." + adminsOnly,
+			"(two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. " +
+			"To stop the replaced secret before its 24 hours (it may have leaked), revoke it: DELETE /v1/webhook-endpoints/{id}/previous-secret." + adminsOnly,
 		Tags: []string{"webhooks"}, Security: bearer, Errors: []int{400, 401, 403, 404, 409, 422, 500, 503},
 	}, h.deps.MaxBodyBytes, h.rotateWebhookEndpointSecret)
+	huma.Register(api, huma.Operation{
+		OperationID: "revokeWebhookEndpointPreviousSecret", Method: http.MethodDelete, Path: "/v1/webhook-endpoints/{id}/previous-secret",
+		Summary: "Revoke a webhook endpoint's replaced secret now",
+		Description: "Stops, at once, the secret the last rotation replaced: from now on deliveries are signed with the current secret only " +
+			"(one signature in webhook-signature), instead of both until previous_key_expires_at. " +
+			"Answers the endpoint, without previous_key_expires_at. Safe to repeat: an endpoint with no replaced secret is answered as it is." + adminsOnly,
+		Tags: []string{"webhooks"}, Security: bearer, Errors: []int{401, 403, 404, 422, 500, 503},
+	}, h.revokeWebhookEndpointPreviousSecret)
 }
 
 func (h *handlers) registerWebhookEndpointList(api huma.API) {
@@ -204,6 +213,18 @@ func (h *handlers) rotateWebhookEndpointSecret(ctx context.Context, in *RotateWe
 			}
 			return http.StatusOK, "", toWebhookEndpointCreated(rotated), nil
 		})
+}
+
+func (h *handlers) revokeWebhookEndpointPreviousSecret(ctx context.Context, in *IDInput) (*ReadOutput[WebhookEndpoint], error) {
+	p, err := principalFrom(ctx)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	e, err := h.deps.Webhooks.RevokePreviousSecret(ctx, p, in.ID)
+	if err != nil {
+		return nil, toProblem(ctx, err)
+	}
+	return &ReadOutput[WebhookEndpoint]{Body: toWebhookEndpoint(e)}, nil
 }
 
 func (h *handlers) updateWebhookEndpoint(ctx context.Context, in *UpdateWebhookEndpointInput) (*ReadOutput[WebhookEndpoint], error) {

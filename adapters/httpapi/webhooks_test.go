@@ -76,6 +76,17 @@ func TestAdminsManageWebhookEndpoints(t *testing.T) {
 	require.NotNil(t, rotated.PreviousKeyExpiresAt)
 	secrets = append(secrets, rotated.Secret)
 
+	// The replaced secret revoked now, not at the end of its overlap; a
+	// repeat answers the same.
+	for range 2 {
+		res = s.Do(t, http.MethodDelete, "/v1/webhook-endpoints/"+created.ID.String()+"/previous-secret", nil, nil)
+		require.Equal(t, http.StatusOK, res.Status, "%s", res.Body)
+		var revoked httpapi.WebhookEndpoint
+		res.JSON(t, &revoked)
+		assert.Nil(t, revoked.PreviousKeyExpiresAt)
+		assert.Equal(t, 2, revoked.SigningKeyVersion)
+	}
+
 	res = s.Do(t, http.MethodDelete, "/v1/webhook-endpoints/"+created.ID.String(), nil, nil)
 	require.Equal(t, http.StatusNoContent, res.Status, "%s", res.Body)
 	res = s.Do(t, http.MethodDelete, "/v1/webhook-endpoints/"+created.ID.String(), nil, nil)
@@ -118,6 +129,7 @@ func TestWebhookEndpointsAreForAdminsOnly(t *testing.T) {
 		{http.MethodGet, "/v1/webhook-endpoints/" + id + "/deliveries", nil, false},
 		{http.MethodPatch, "/v1/webhook-endpoints/" + id, map[string]any{"enabled": false}, false},
 		{http.MethodPost, "/v1/webhook-endpoints/" + id + "/rotate-secret", nil, true},
+		{http.MethodDelete, "/v1/webhook-endpoints/" + id + "/previous-secret", nil, false},
 		{http.MethodDelete, "/v1/webhook-endpoints/" + id, nil, false},
 	} {
 		headers := map[string]string{"Authorization": asMember["Authorization"]}

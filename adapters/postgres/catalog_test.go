@@ -70,15 +70,16 @@ SELECT c.relname FROM pg_catalog.pg_class c
 	}
 
 	// The policies cast the setting, never the column, and fail closed;
-	// the one exception is the discovery role's read of the scheduling
-	// columns (sql/004, and sql/008 for the retention cleanup), exactly as
-	// reviewed: SELECT only, for that role only, on the tables discovery
-	// reads.
+	// the exceptions are the discovery role's read of the scheduling
+	// columns (sql/004, and sql/008 for the retention cleanup) and of the
+	// workspaces' ids (sql/030, for the re-seal), exactly as reviewed:
+	// SELECT only, for that role only, on the tables discovery reads.
 	var badPolicies int
 	if err := db.Owner.NewRaw(`
 SELECT count(*) FROM pg_catalog.pg_policies
  WHERE schemaname = 'public'
-   AND NOT (policyname = 'discovery_schedule' AND tablename IN (?)
+   AND NOT (((policyname = 'discovery_schedule' AND tablename IN (?))
+             OR (policyname = 'discovery_list' AND tablename = 'workspaces'))
             AND permissive = 'PERMISSIVE' AND cmd = 'SELECT' AND roles = ARRAY[?]::name[]
             AND qual = 'true' AND with_check IS NULL)
    AND (qual !~ '^\((workspace_id|id) = \( SELECT \(NULLIF\(current_setting\(''app.workspace_id''::text, true\), ''''::text\)\)::uuid AS "nullif"\)\)$'
@@ -288,7 +289,7 @@ func TestCatalogDiscoveryRoleSeesSchedulingColumnsOnly(t *testing.T) {
 	defer conn.Close()
 	wsA, wsB := newID(t).String(), newID(t).String()
 	for _, ws := range []string{wsA, wsB} {
-		for _, table := range []string{"outbox_events", "idempotency_requests", "stores"} {
+		for _, table := range []string{"workspaces", "outbox_events", "idempotency_requests", "stores"} {
 			if _, err := conn.ExecContext(ctx, insertFor(table, ws)); err != nil {
 				t.Fatalf("seed %s: %v", table, err)
 			}
@@ -313,6 +314,13 @@ func TestCatalogDiscoveryRoleSeesSchedulingColumnsOnly(t *testing.T) {
 	if workspaces != 2 {
 		t.Errorf("idempotency_requests: the discovery role sees %d workspaces, want both", workspaces)
 	}
+	// The workspaces' ids, and nothing else of them (sql/030, the re-seal).
+	if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM workspaces WHERE id IN ('`+wsA+`', '`+wsB+`')`).Scan(&workspaces); err != nil {
+		t.Fatalf("the ids of workspaces: %v", err)
+	}
+	if workspaces != 2 {
+		t.Errorf("workspaces: the discovery role sees %d of them, want both", workspaces)
+	}
 
 	for _, stmt := range []string{
 		`SELECT event_payload FROM outbox_events`,
@@ -325,7 +333,8 @@ func TestCatalogDiscoveryRoleSeesSchedulingColumnsOnly(t *testing.T) {
 		`SELECT * FROM idempotency_requests`,
 		`SELECT id FROM stores`,
 		`SELECT id FROM operations`,
-		`SELECT id FROM workspaces`,
+		`SELECT name FROM workspaces`,
+		`SELECT * FROM workspaces`,
 		`UPDATE outbox_events SET status = status`,
 		`DELETE FROM outbox_events`,
 		`DELETE FROM idempotency_requests`,

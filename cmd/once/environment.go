@@ -61,6 +61,7 @@ var environments = map[string]environment{
 	"once outbox dead-letters":     {tracing: true},
 	"once outbox redrive":          {tracing: true},
 	"once outbox release":          {tracing: true},
+	"once secrets reseal":          {tracing: true},
 
 	"once migrate": {only: []string{"ONCE_MIGRATE_DATABASE_URL"}},
 	"once bootstrap": {

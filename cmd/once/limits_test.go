@@ -20,9 +20,9 @@ import (
 )
 
 // The per-workspace limits on the real thing: two `once serve` processes on
-// one PostgreSQL share one Redis. Workspace A sends twenty times its rate
-// for 30 s, spread over both processes; workspace B sends half its rate
-// meanwhile. A gets 429s with Retry-After and the RateLimit headers, B's
+// one PostgreSQL share one Redis. Workspace A sends a fixed number of
+// writes (requestsA) paced at twenty times its rate (about 30 s), spread
+// over both processes; workspace B sends half its rate meanwhile. A gets 429s with Retry-After and the RateLimit headers, B's
 // requests all succeed, neither gets a 5xx, and A's accepted writes are
 // one allowance, not one per process: at most its burst plus its rate over
 // the time the run took (that bound is an upper one whatever the
@@ -30,8 +30,8 @@ import (
 func TestLimitsHoldAcrossTwoServeProcessesSharingRedis(t *testing.T) {
 	const (
 		rate, burst = 2, 2 // per second, for workspace A and B alike
-		runFor      = 30 * time.Second
 		aPerSecond  = 20 * rate
+		requestsA   = 30 * aPerSecond // a count, not a duration: the pace sets how long it takes
 		senders     = 16
 	)
 	db := pgtest.New(t)
@@ -113,7 +113,7 @@ func TestLimitsHoldAcrossTwoServeProcessesSharingRedis(t *testing.T) {
 	}
 	start := time.Now()
 	tick := time.NewTicker(time.Second / aPerSecond)
-	for n := 0; time.Since(start) < runFor; n++ {
+	for n := range requestsA {
 		<-tick.C
 		jobs <- job{"A", n}
 		if n%(2*aPerSecond/rate) == 0 {

@@ -26,6 +26,17 @@ func runCommand(t *testing.T, cmd *cobra.Command, args ...string) (string, error
 	return out.String(), err
 }
 
+// useTestDatabase points the commands at a new database with test
+// secrets and the credential keyring keys.
+func useTestDatabase(t *testing.T, keys string) {
+	t.Helper()
+	db := pgtest.New(t)
+	t.Setenv("DATABASE_URL", db.AppDSN)
+	t.Setenv("ONCE_JWT_SECRET", "member-test-jwt-secret-0123456789abcdef0123")
+	t.Setenv("ONCE_IDEMPOTENCY_SECRETS", "t1:bWVtYmVyLXRlc3QtaWRlbXBvdGVuY3ktc2VjcmV0LTAxMjM0NQ==")
+	t.Setenv("ONCE_CREDENTIAL_KEYS", keys)
+}
+
 func runWorkspace(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	return runCommand(t, workspaceCmd(), args...)
@@ -34,11 +45,7 @@ func runWorkspace(t *testing.T, args ...string) (string, error) {
 // TestMemberCommands: on PostgreSQL, the operator adds, lists and removes
 // members, and the last admin stays.
 func TestMemberCommands(t *testing.T) {
-	db := pgtest.New(t)
-	t.Setenv("DATABASE_URL", db.AppDSN)
-	t.Setenv("ONCE_JWT_SECRET", "member-test-jwt-secret-0123456789abcdef0123")
-	t.Setenv("ONCE_IDEMPOTENCY_SECRETS", "t1:bWVtYmVyLXRlc3QtaWRlbXBvdGVuY3ktc2VjcmV0LTAxMjM0NQ==")
-	t.Setenv("ONCE_CREDENTIAL_KEYS", "t1:bWVtYmVyLXRlc3QtY3JlZGVudGlhbHMta2V5LTMyYnk=")
+	useTestDatabase(t, "t1:bWVtYmVyLXRlc3QtY3JlZGVudGlhbHMta2V5LTMyYnk=")
 
 	admin, user := uuid.NewString(), uuid.NewString()
 	out, err := runWorkspace(t, "create", "--name", "members", "--admin", admin)

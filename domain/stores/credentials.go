@@ -18,10 +18,10 @@ type sealedCredentials struct {
 	APISecret string `json:"s"`
 }
 
-// credentialAAD binds a ciphertext to its store, workspace and version, so a
+// CredentialAAD binds a ciphertext to its store, workspace and version, so a
 // sealed blob copied to another row or replayed from an older version does
 // not open.
-func credentialAAD(s model.Store) []byte {
+func CredentialAAD(s model.Store) []byte {
 	return []byte(fmt.Sprintf("store:%s/workspace:%s/v%d", s.ID, s.WorkspaceID, s.CredentialVersion))
 }
 
@@ -31,7 +31,7 @@ func SealCredentials(sealer ports.CredentialSealer, store model.Store, creds mod
 	if err != nil {
 		return nil, domain.Wrap(domain.CodeInternal, err, "credentials cannot be encoded")
 	}
-	sealed, err := sealer.Seal(plain, credentialAAD(store))
+	sealed, err := sealer.Seal(plain, CredentialAAD(store))
 	if err != nil {
 		return nil, domain.Wrap(domain.CodeInternal, err, "credentials cannot be sealed")
 	}
@@ -40,7 +40,7 @@ func SealCredentials(sealer ports.CredentialSealer, store model.Store, creds mod
 
 // OpenCredentials decrypts store's credentials for a worker about to use them.
 func OpenCredentials(sealer ports.CredentialSealer, store model.Store) (model.StoreCredentials, error) {
-	plain, err := sealer.Open(store.SealedCredentials, credentialAAD(store))
+	plain, err := sealer.Open(store.SealedCredentials, CredentialAAD(store))
 	if err != nil {
 		return model.StoreCredentials{}, domain.Wrap(domain.CodeInternal, err, "credentials cannot be opened")
 	}

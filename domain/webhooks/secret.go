@@ -28,17 +28,17 @@ func NewSecret() (string, error) {
 	return SecretPrefix + base64.StdEncoding.EncodeToString(key), nil
 }
 
-// secretAAD binds a sealed secret to its endpoint, workspace and version,
+// SecretAAD binds a sealed secret to its endpoint, workspace and version,
 // so a ciphertext copied to another row, or an older version written back
 // as the current one, does not open.
-func secretAAD(e model.WebhookEndpoint, version int) []byte {
+func SecretAAD(e model.WebhookEndpoint, version int) []byte {
 	return []byte(fmt.Sprintf("webhook:%s/workspace:%s/v%d", e.ID, e.WorkspaceID, version))
 }
 
 // sealSecret encrypts secret as e's current version (e's id, workspace
 // and SecretVersion set).
 func sealSecret(sealer ports.CredentialSealer, e model.WebhookEndpoint, secret string) ([]byte, error) {
-	sealed, err := sealer.Seal([]byte(secret), secretAAD(e, e.SecretVersion))
+	sealed, err := sealer.Seal([]byte(secret), SecretAAD(e, e.SecretVersion))
 	if err != nil {
 		return nil, domain.Wrap(domain.CodeInternal, err, "a webhook secret cannot be sealed")
 	}
@@ -47,7 +47,7 @@ func sealSecret(sealer ports.CredentialSealer, e model.WebhookEndpoint, secret s
 
 // openSecret decrypts sealed, e's secret of version.
 func openSecret(sealer ports.CredentialSealer, e model.WebhookEndpoint, sealed []byte, version int) (string, error) {
-	plain, err := sealer.Open(sealed, secretAAD(e, version))
+	plain, err := sealer.Open(sealed, SecretAAD(e, version))
 	if err != nil {
 		return "", domain.Wrap(domain.CodeInternal, err, "a webhook secret cannot be opened")
 	}

@@ -260,6 +260,28 @@ func (s *Service) RotateSecret(ctx context.Context, tx ports.Tx, p model.Princip
 	return WithSecret{Endpoint: e, Secret: secret}, nil
 }
 
+// RevokePreviousSecret stops, at once, the secret the last rotation
+// replaced: deliveries are signed with the current secret only from now
+// on, as if the overlap had ended (for a replaced secret that may have
+// leaked). An endpoint without one is left as it is, so a repeat changes
+// nothing.
+//
+// Errors: CodeForbidden, CodeNotFound.
+func (s *Service) RevokePreviousSecret(ctx context.Context, p model.Principal, id uuid.UUID) (model.WebhookEndpoint, error) {
+	if err := requireAdmin(p); err != nil {
+		return model.WebhookEndpoint{}, err
+	}
+	return ports.Query(ctx, s.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) (model.WebhookEndpoint, error) {
+		return repo(tx).Change(ctx, id, func(e *model.WebhookEndpoint) error {
+			if e.SealedPreviousSecret == nil {
+				return nil
+			}
+			e.SealedPreviousSecret, e.PreviousSecretExpiresAt, e.UpdatedAt = nil, time.Time{}, s.clock.Now()
+			return nil
+		})
+	})
+}
+
 // SigningSecrets are the secrets a delivery to e is signed with at now:
 // the current one, then the one it replaced while its overlap lasts.
 func (s *Service) SigningSecrets(e model.WebhookEndpoint, now time.Time) ([]string, error) {

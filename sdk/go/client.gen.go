@@ -2486,9 +2486,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 	ListWebhookDeliveries(ctx context.Context, id openapi_types.UUID, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RevokeWebhookEndpointPreviousSecret Revoke a webhook endpoint's replaced secret now
+	//
+	// Stops, at once, the secret the last rotation replaced: from now on deliveries are signed with the current secret only (one signature in webhook-signature), instead of both until previous_key_expires_at. Answers the endpoint, without previous_key_expires_at. Safe to repeat: an endpoint with no replaced secret is answered as it is. Workspace admins only.
+	//
+	// Corresponds with DELETE /v1/webhook-endpoints/{id}/previous-secret (the `RevokeWebhookEndpointPreviousSecret` operationId).
+	RevokeWebhookEndpointPreviousSecret(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
 	//
-	// Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. Workspace admins only.
+	// Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. To stop the replaced secret before its 24 hours (it may have leaked), revoke it: DELETE /v1/webhook-endpoints/{id}/previous-secret. Workspace admins only.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -3440,9 +3447,26 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, id openapi_types.UUI
 	return c.Client.Do(req)
 }
 
+// RevokeWebhookEndpointPreviousSecret Revoke a webhook endpoint's replaced secret now
+//
+// Stops, at once, the secret the last rotation replaced: from now on deliveries are signed with the current secret only (one signature in webhook-signature), instead of both until previous_key_expires_at. Answers the endpoint, without previous_key_expires_at. Safe to repeat: an endpoint with no replaced secret is answered as it is. Workspace admins only.
+//
+// Corresponds with DELETE /v1/webhook-endpoints/{id}/previous-secret (the `RevokeWebhookEndpointPreviousSecret` operationId).
+func (c *Client) RevokeWebhookEndpointPreviousSecret(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeWebhookEndpointPreviousSecretRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
 //
-// Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. Workspace admins only.
+// Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. To stop the replaced secret before its 24 hours (it may have leaked), revoke it: DELETE /v1/webhook-endpoints/{id}/previous-secret. Workspace admins only.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -5696,6 +5720,40 @@ func NewListWebhookDeliveriesRequest(server string, id openapi_types.UUID, param
 	return req, nil
 }
 
+// NewRevokeWebhookEndpointPreviousSecretRequest constructs an http.Request for the RevokeWebhookEndpointPreviousSecret method
+func NewRevokeWebhookEndpointPreviousSecretRequest(server string, id openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s/previous-secret", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewRotateWebhookEndpointSecretRequest constructs an http.Request for the RotateWebhookEndpointSecret method
 func NewRotateWebhookEndpointSecretRequest(server string, id openapi_types.UUID, params *RotateWebhookEndpointSecretParams) (*http.Request, error) {
 	var err error
@@ -6271,9 +6329,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 	ListWebhookDeliveriesWithResponse(ctx context.Context, id openapi_types.UUID, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
 
+	// RevokeWebhookEndpointPreviousSecretWithResponse Revoke a webhook endpoint's replaced secret now
+	//
+	// Stops, at once, the secret the last rotation replaced: from now on deliveries are signed with the current secret only (one signature in webhook-signature), instead of both until previous_key_expires_at. Answers the endpoint, without previous_key_expires_at. Safe to repeat: an endpoint with no replaced secret is answered as it is. Workspace admins only.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/webhook-endpoints/{id}/previous-secret (the `RevokeWebhookEndpointPreviousSecret` operationId).
+	RevokeWebhookEndpointPreviousSecretWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*RevokeWebhookEndpointPreviousSecretResponse, error)
+
 	// RotateWebhookEndpointSecretWithResponse Rotate a webhook endpoint's signing secret
 	//
-	// Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. Workspace admins only.
+	// Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. To stop the replaced secret before its 24 hours (it may have leaked), revoke it: DELETE /v1/webhook-endpoints/{id}/previous-secret. Workspace admins only.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -11070,6 +11137,112 @@ func (r ListWebhookDeliveriesResponse) ContentType() string {
 	return ""
 }
 
+// RevokeWebhookEndpointPreviousSecretResponse200Headers the declared response headers of an HTTP 200 response for RevokeWebhookEndpointPreviousSecret
+type RevokeWebhookEndpointPreviousSecretResponse200Headers struct {
+	XRequestId *string
+}
+
+// RevokeWebhookEndpointPreviousSecretResponse429Headers the declared response headers of an HTTP 429 response for RevokeWebhookEndpointPreviousSecret
+type RevokeWebhookEndpointPreviousSecretResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
+type RevokeWebhookEndpointPreviousSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *WebhookEndpoint
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RevokeWebhookEndpointPreviousSecretResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokeWebhookEndpointPreviousSecretResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokeWebhookEndpointPreviousSecretResponse) GetJSON200() *WebhookEndpoint {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RevokeWebhookEndpointPreviousSecretResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RevokeWebhookEndpointPreviousSecretResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RevokeWebhookEndpointPreviousSecretResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RevokeWebhookEndpointPreviousSecretResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RevokeWebhookEndpointPreviousSecretResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RevokeWebhookEndpointPreviousSecretResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RevokeWebhookEndpointPreviousSecretResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeWebhookEndpointPreviousSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeWebhookEndpointPreviousSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeWebhookEndpointPreviousSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeWebhookEndpointPreviousSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RotateWebhookEndpointSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookEndpointSecret
 type RotateWebhookEndpointSecretResponse200Headers struct {
 	IdempotentReplayed *string
@@ -11993,9 +12166,24 @@ func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Cont
 	return ParseListWebhookDeliveriesResponse(rsp)
 }
 
+// RevokeWebhookEndpointPreviousSecretWithResponse Revoke a webhook endpoint's replaced secret now
+//
+// Stops, at once, the secret the last rotation replaced: from now on deliveries are signed with the current secret only (one signature in webhook-signature), instead of both until previous_key_expires_at. Answers the endpoint, without previous_key_expires_at. Safe to repeat: an endpoint with no replaced secret is answered as it is. Workspace admins only.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/webhook-endpoints/{id}/previous-secret (the `RevokeWebhookEndpointPreviousSecret` operationId).
+func (c *ClientWithResponses) RevokeWebhookEndpointPreviousSecretWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*RevokeWebhookEndpointPreviousSecretResponse, error) {
+	rsp, err := c.RevokeWebhookEndpointPreviousSecret(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeWebhookEndpointPreviousSecretResponse(rsp)
+}
+
 // RotateWebhookEndpointSecretWithResponse Rotate a webhook endpoint's signing secret
 //
-// Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. Workspace admins only.
+// Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. To stop the replaced secret before its 24 hours (it may have leaked), revoke it: DELETE /v1/webhook-endpoints/{id}/previous-secret. Workspace admins only.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -17223,6 +17411,118 @@ func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliver
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListWebhookDeliveriesResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeWebhookEndpointPreviousSecretResponse parses an HTTP response from a RevokeWebhookEndpointPreviousSecretWithResponse call
+func ParseRevokeWebhookEndpointPreviousSecretResponse(rsp *http.Response) (*RevokeWebhookEndpointPreviousSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeWebhookEndpointPreviousSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest WebhookEndpoint
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RevokeWebhookEndpointPreviousSecretResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers RevokeWebhookEndpointPreviousSecretResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

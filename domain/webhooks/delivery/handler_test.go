@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/domain"
@@ -303,4 +305,51 @@ func TestAForgedMessageSendsNothingOfItsOwn(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, string(want), <-bodies, "the stored event")
 	require.Empty(t, bodies, "nothing else was sent")
+}
+
+// An admin who fears the replaced secret leaked revokes it at once: the
+// next delivery is signed with the new secret only, not for the rest of
+// the overlap with both. Revoking again changes nothing.
+func TestARevokedPreviousSecretSignsNothingMore(t *testing.T) {
+	h := newHarness(t)
+	type sent struct {
+		header http.Header
+		body   []byte
+	}
+	got := make(chan sent, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- sent{r.Header.Clone(), body}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	created := h.endpoint(t, srv.URL, model.WebhookOperationSucceeded)
+	rotated, err := ports.Query(t.Context(), h.uow, h.admin.WorkspaceID, func(ctx context.Context, tx ports.Tx) (webhooks.WithSecret, error) {
+		return h.svc.RotateSecret(ctx, tx, h.admin, created.Endpoint.ID)
+	})
+	require.NoError(t, err)
+	deliver := func() sent {
+		d := h.endOperation(t, model.OperationSucceeded)
+		require.Len(t, d, 1)
+		require.NoError(t, h.handler.Handle(t.Context(), ports.MessageOf(d[0])))
+		return <-got
+	}
+	verifies := func(s sent, secret string) bool {
+		wh, err := standardwebhooks.NewWebhook(secret)
+		require.NoError(t, err)
+		return wh.Verify(s.body, s.header) == nil
+	}
+	during := deliver()
+	require.True(t, verifies(during, created.Secret), "during the overlap the replaced secret signs too")
+
+	for range 2 {
+		e, err := h.svc.RevokePreviousSecret(t.Context(), h.admin, created.Endpoint.ID)
+		require.NoError(t, err)
+		require.Nil(t, e.SealedPreviousSecret)
+		require.Equal(t, 2, e.SecretVersion)
+	}
+	after := deliver()
+	require.Len(t, strings.Fields(after.header.Get(webhooks.HeaderSignature)), 1, "the new secret's signature only")
+	require.True(t, verifies(after, rotated.Secret))
+	require.False(t, verifies(after, created.Secret))
 }

@@ -657,6 +657,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-endpoints/{id}/previous-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a webhook endpoint's replaced secret now
+         * @description Stops, at once, the secret the last rotation replaced: from now on deliveries are signed with the current secret only (one signature in webhook-signature), instead of both until previous_key_expires_at. Answers the endpoint, without previous_key_expires_at. Safe to repeat: an endpoint with no replaced secret is answered as it is. Workspace admins only.
+         */
+        delete: operations["revokeWebhookEndpointPreviousSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook-endpoints/{id}/rotate-secret": {
         parameters: {
             query?: never;
@@ -668,7 +688,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook endpoint's signing secret
-         * @description Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. Workspace admins only.
+         * @description Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. To stop the replaced secret before its 24 hours (it may have leaked), revoke it: DELETE /v1/webhook-endpoints/{id}/previous-secret. Workspace admins only.
          *
          *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
@@ -6108,6 +6128,96 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ListOfWebhookDelivery"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeWebhookEndpointPreviousSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description Unauthorized */
