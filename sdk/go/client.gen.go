@@ -2064,12 +2064,16 @@ type ClientInterface interface {
 	//
 	// The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/ai-tasks (the `ListAITasks` operationId).
 	ListAITasks(ctx context.Context, params *ListAITasksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StartAITaskWithBody Start an AI task (text, category or image)
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+	//
+	// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2082,6 +2086,8 @@ type ClientInterface interface {
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
 	//
+	// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2091,6 +2097,8 @@ type ClientInterface interface {
 
 	// GetAITask Read an AI task
 	//
+	// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/ai-tasks/{id} (the `GetAITask` operationId).
 	GetAITask(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2098,12 +2106,16 @@ type ClientInterface interface {
 	//
 	// The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/material-transfers (the `ListMaterialTransfers` operationId).
 	ListMaterialTransfers(ctx context.Context, params *ListMaterialTransfersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StartMaterialTransferWithBody Transfer collected material into our storage
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
+	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2116,6 +2128,8 @@ type ClientInterface interface {
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
 	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2125,6 +2139,8 @@ type ClientInterface interface {
 
 	// GetMaterialTransfer Read a material transfer
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/material-transfers/{id} (the `GetMaterialTransfer` operationId).
 	GetMaterialTransfer(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2132,12 +2148,16 @@ type ClientInterface interface {
 	//
 	// The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/media (the `ListMedia` operationId).
 	ListMedia(ctx context.Context, params *ListMediaParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RegisterMediaWithBody Register an upload
 	//
 	// Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
+	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2150,6 +2170,8 @@ type ClientInterface interface {
 	//
 	// Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
 	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2159,12 +2181,16 @@ type ClientInterface interface {
 
 	// GetMedia Read a media record
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/media/{id} (the `GetMedia` operationId).
 	GetMedia(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CompleteMediaUpload Complete an upload
 	//
 	// Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
+	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2175,6 +2201,8 @@ type ClientInterface interface {
 	//
 	// Allowed until the upload is completed; a repeated upload replaces the bytes. The size and content type must match the registration.
 	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v1/media/{id}/content (the `UploadMediaContent` operationId).
@@ -2184,12 +2212,16 @@ type ClientInterface interface {
 	//
 	// Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `members:read`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/members (the `ListMembers` operationId).
 	ListMembers(ctx context.Context, params *ListMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AddMemberWithBody Add a member
 	//
 	// Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
+	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2200,6 +2232,8 @@ type ClientInterface interface {
 	//
 	// Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
 	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/members (the `AddMember` operationId).
@@ -2209,12 +2243,16 @@ type ClientInterface interface {
 	//
 	// Workspace admins only. The last admin cannot be removed (409 INVALID_STATE). A member already removed gets 404.
 	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with DELETE /v1/members/{user_id} (the `RemoveMember` operationId).
 	RemoveMember(ctx context.Context, userId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListOperations List operations
 	//
 	// Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
 	//
 	// Corresponds with GET /v1/operations (the `ListOperations` operationId).
 	ListOperations(ctx context.Context, params *ListOperationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2223,12 +2261,16 @@ type ClientInterface interface {
 	//
 	// Follow asynchronous work from pending to running to succeeded, failed or cancelled: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 	//
+	// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
 	GetOperation(ctx context.Context, id openapi_types.UUID, params *GetOperationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelOperation Cancel an operation
 	//
 	// A pending operation (its job not started) ends cancelled at once: its job never calls the external system, and its waiting retries and redelivered messages do nothing. A running one records cancel_requested_at and stays running: its job stops before it calls the external system again, ending cancelled, and otherwise ends with what the external system did (succeeded or failed, recorded truthfully). Cancelling a cancelled operation answers the same; a succeeded or failed one is 409 OPERATION_FINISHED.
+	//
+	// **Scope.** `operations:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2239,12 +2281,16 @@ type ClientInterface interface {
 	//
 	// Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
+	// **Scope.** `outbox:read`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/outbox/dead-letters (the `ListDeadLetters` operationId).
 	ListDeadLetters(ctx context.Context, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RedriveAllDeadLetters Re-drive every dead-lettered event of the workspace
 	//
 	// Safe to repeat. Workspace admins only.
+	//
+	// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
 	//
 	// Corresponds with POST /v1/outbox/dead-letters/redrive (the `RedriveAllDeadLetters` operationId).
 	RedriveAllDeadLetters(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2253,6 +2299,8 @@ type ClientInterface interface {
 	//
 	// Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
 	//
+	// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with POST /v1/outbox/dead-letters/{id}/redrive (the `RedriveDeadLetter` operationId).
 	RedriveDeadLetter(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2260,10 +2308,14 @@ type ClientInterface interface {
 	//
 	// The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/products (the `ListProducts` operationId).
 	ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateProductWithBody Create a product draft
+	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2272,6 +2324,8 @@ type ClientInterface interface {
 
 	// CreateProduct Create a product draft
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
@@ -2279,12 +2333,16 @@ type ClientInterface interface {
 
 	// GetProduct Read a product draft
 	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/products/{id} (the `GetProduct` operationId).
 	GetProduct(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateProductWithBody Save a product draft
 	//
 	// Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
+	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2295,6 +2353,8 @@ type ClientInterface interface {
 	//
 	// Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
@@ -2303,6 +2363,8 @@ type ClientInterface interface {
 	// PublishProductWithBody Publish a product to a store
 	//
 	// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
+	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2315,6 +2377,8 @@ type ClientInterface interface {
 	//
 	// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2326,10 +2390,14 @@ type ClientInterface interface {
 	//
 	// The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/publications (the `ListPublications` operationId).
 	ListPublications(ctx context.Context, params *ListPublicationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPublication Read a publication
+	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
 	//
 	// Corresponds with GET /v1/publications/{id} (the `GetPublication` operationId).
 	GetPublication(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2338,12 +2406,16 @@ type ClientInterface interface {
 	//
 	// The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/stores (the `ListStores` operationId).
 	ListStores(ctx context.Context, params *ListStoresParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateStoreWithBody Connect a store
 	//
 	// Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
+	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2356,6 +2428,8 @@ type ClientInterface interface {
 	//
 	// Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
 	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2365,12 +2439,16 @@ type ClientInterface interface {
 
 	// GetStore Read a store
 	//
+	// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/stores/{id} (the `GetStore` operationId).
 	GetStore(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplaceStoreAuthorizationWithBody Replace a store's credentials
 	//
 	// Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
+	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2383,6 +2461,8 @@ type ClientInterface interface {
 	//
 	// Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
 	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2394,6 +2474,8 @@ type ClientInterface interface {
 	//
 	// At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
 	//
+	// **Scope.** `syncs:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Corresponds with POST /v1/stores/{id}/syncs (the `StartCatalogSync` operationId).
@@ -2401,7 +2483,7 @@ type ClientInterface interface {
 
 	// VerifyStore Verify a store's credentials again
 	//
-	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2412,10 +2494,14 @@ type ClientInterface interface {
 	//
 	// The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/syncs (the `ListCatalogSyncs` operationId).
 	ListCatalogSyncs(ctx context.Context, params *ListCatalogSyncsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCatalogSync Read a catalog sync
+	//
+	// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
 	//
 	// Corresponds with GET /v1/syncs/{id} (the `GetCatalogSync` operationId).
 	GetCatalogSync(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2424,12 +2510,16 @@ type ClientInterface interface {
 	//
 	// Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
+	// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/webhook-endpoints (the `ListWebhookEndpoints` operationId).
 	ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateWebhookEndpointWithBody Create a webhook endpoint
 	//
 	// The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
+	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2442,6 +2532,8 @@ type ClientInterface interface {
 	//
 	// The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2453,10 +2545,14 @@ type ClientInterface interface {
 	//
 	// Nothing more is delivered to it. An endpoint already deleted gets 404. Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with DELETE /v1/webhook-endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
 	DeleteWebhookEndpoint(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWebhookEndpoint Read a webhook endpoint
+	//
+	// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
 	//
 	// Corresponds with GET /v1/webhook-endpoints/{id} (the `GetWebhookEndpoint` operationId).
 	GetWebhookEndpoint(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2464,6 +2560,8 @@ type ClientInterface interface {
 	// UpdateWebhookEndpointWithBody Update a webhook endpoint
 	//
 	// Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
+	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2474,6 +2572,8 @@ type ClientInterface interface {
 	//
 	// Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
@@ -2483,12 +2583,16 @@ type ClientInterface interface {
 	//
 	// The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
+	// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 	ListWebhookDeliveries(ctx context.Context, id openapi_types.UUID, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
 	//
 	// Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. Workspace admins only.
+	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2499,6 +2603,8 @@ type ClientInterface interface {
 // ListAITasks List AI tasks
 //
 // The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
 //
 // Corresponds with GET /v1/ai-tasks (the `ListAITasks` operationId).
 func (c *Client) ListAITasks(ctx context.Context, params *ListAITasksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2516,6 +2622,8 @@ func (c *Client) ListAITasks(ctx context.Context, params *ListAITasksParams, req
 // StartAITaskWithBody Start an AI task (text, category or image)
 //
 // One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+//
+// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -2538,6 +2646,8 @@ func (c *Client) StartAITaskWithBody(ctx context.Context, params *StartAITaskPar
 //
 // One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
 //
+// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -2557,6 +2667,8 @@ func (c *Client) StartAITask(ctx context.Context, params *StartAITaskParams, bod
 
 // GetAITask Read an AI task
 //
+// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/ai-tasks/{id} (the `GetAITask` operationId).
 func (c *Client) GetAITask(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAITaskRequest(c.Server, id)
@@ -2574,6 +2686,8 @@ func (c *Client) GetAITask(ctx context.Context, id openapi_types.UUID, reqEditor
 //
 // The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/material-transfers (the `ListMaterialTransfers` operationId).
 func (c *Client) ListMaterialTransfers(ctx context.Context, params *ListMaterialTransfersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMaterialTransfersRequest(c.Server, params)
@@ -2590,6 +2704,8 @@ func (c *Client) ListMaterialTransfers(ctx context.Context, params *ListMaterial
 // StartMaterialTransferWithBody Transfer collected material into our storage
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
+//
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -2612,6 +2728,8 @@ func (c *Client) StartMaterialTransferWithBody(ctx context.Context, params *Star
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
 //
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -2631,6 +2749,8 @@ func (c *Client) StartMaterialTransfer(ctx context.Context, params *StartMateria
 
 // GetMaterialTransfer Read a material transfer
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/material-transfers/{id} (the `GetMaterialTransfer` operationId).
 func (c *Client) GetMaterialTransfer(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMaterialTransferRequest(c.Server, id)
@@ -2648,6 +2768,8 @@ func (c *Client) GetMaterialTransfer(ctx context.Context, id openapi_types.UUID,
 //
 // The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/media (the `ListMedia` operationId).
 func (c *Client) ListMedia(ctx context.Context, params *ListMediaParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMediaRequest(c.Server, params)
@@ -2664,6 +2786,8 @@ func (c *Client) ListMedia(ctx context.Context, params *ListMediaParams, reqEdit
 // RegisterMediaWithBody Register an upload
 //
 // Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
+//
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -2686,6 +2810,8 @@ func (c *Client) RegisterMediaWithBody(ctx context.Context, params *RegisterMedi
 //
 // Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
 //
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -2705,6 +2831,8 @@ func (c *Client) RegisterMedia(ctx context.Context, params *RegisterMediaParams,
 
 // GetMedia Read a media record
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/media/{id} (the `GetMedia` operationId).
 func (c *Client) GetMedia(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMediaRequest(c.Server, id)
@@ -2721,6 +2849,8 @@ func (c *Client) GetMedia(ctx context.Context, id openapi_types.UUID, reqEditors
 // CompleteMediaUpload Complete an upload
 //
 // Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
+//
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -2741,6 +2871,8 @@ func (c *Client) CompleteMediaUpload(ctx context.Context, id openapi_types.UUID,
 //
 // Allowed until the upload is completed; a repeated upload replaces the bytes. The size and content type must match the registration.
 //
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v1/media/{id}/content (the `UploadMediaContent` operationId).
@@ -2760,6 +2892,8 @@ func (c *Client) UploadMediaContentWithBody(ctx context.Context, id openapi_type
 //
 // Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `members:read`: admins have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/members (the `ListMembers` operationId).
 func (c *Client) ListMembers(ctx context.Context, params *ListMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMembersRequest(c.Server, params)
@@ -2776,6 +2910,8 @@ func (c *Client) ListMembers(ctx context.Context, params *ListMembersParams, req
 // AddMemberWithBody Add a member
 //
 // Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
+//
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2796,6 +2932,8 @@ func (c *Client) AddMemberWithBody(ctx context.Context, contentType string, body
 //
 // Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
 //
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/members (the `AddMember` operationId).
@@ -2815,6 +2953,8 @@ func (c *Client) AddMember(ctx context.Context, body AddMemberJSONRequestBody, r
 //
 // Workspace admins only. The last admin cannot be removed (409 INVALID_STATE). A member already removed gets 404.
 //
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
+//
 // Corresponds with DELETE /v1/members/{user_id} (the `RemoveMember` operationId).
 func (c *Client) RemoveMember(ctx context.Context, userId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRemoveMemberRequest(c.Server, userId)
@@ -2831,6 +2971,8 @@ func (c *Client) RemoveMember(ctx context.Context, userId openapi_types.UUID, re
 // ListOperations List operations
 //
 // Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
 //
 // Corresponds with GET /v1/operations (the `ListOperations` operationId).
 func (c *Client) ListOperations(ctx context.Context, params *ListOperationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2849,6 +2991,8 @@ func (c *Client) ListOperations(ctx context.Context, params *ListOperationsParam
 //
 // Follow asynchronous work from pending to running to succeeded, failed or cancelled: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 //
+// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
 func (c *Client) GetOperation(ctx context.Context, id openapi_types.UUID, params *GetOperationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOperationRequest(c.Server, id, params)
@@ -2865,6 +3009,8 @@ func (c *Client) GetOperation(ctx context.Context, id openapi_types.UUID, params
 // CancelOperation Cancel an operation
 //
 // A pending operation (its job not started) ends cancelled at once: its job never calls the external system, and its waiting retries and redelivered messages do nothing. A running one records cancel_requested_at and stays running: its job stops before it calls the external system again, ending cancelled, and otherwise ends with what the external system did (succeeded or failed, recorded truthfully). Cancelling a cancelled operation answers the same; a succeeded or failed one is 409 OPERATION_FINISHED.
+//
+// **Scope.** `operations:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -2885,6 +3031,8 @@ func (c *Client) CancelOperation(ctx context.Context, id openapi_types.UUID, par
 //
 // Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
+// **Scope.** `outbox:read`: admins have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/outbox/dead-letters (the `ListDeadLetters` operationId).
 func (c *Client) ListDeadLetters(ctx context.Context, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListDeadLettersRequest(c.Server, params)
@@ -2901,6 +3049,8 @@ func (c *Client) ListDeadLetters(ctx context.Context, params *ListDeadLettersPar
 // RedriveAllDeadLetters Re-drive every dead-lettered event of the workspace
 //
 // Safe to repeat. Workspace admins only.
+//
+// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
 //
 // Corresponds with POST /v1/outbox/dead-letters/redrive (the `RedriveAllDeadLetters` operationId).
 func (c *Client) RedriveAllDeadLetters(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2919,6 +3069,8 @@ func (c *Client) RedriveAllDeadLetters(ctx context.Context, reqEditors ...Reques
 //
 // Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
 //
+// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
+//
 // Corresponds with POST /v1/outbox/dead-letters/{id}/redrive (the `RedriveDeadLetter` operationId).
 func (c *Client) RedriveDeadLetter(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRedriveDeadLetterRequest(c.Server, id)
@@ -2936,6 +3088,8 @@ func (c *Client) RedriveDeadLetter(ctx context.Context, id openapi_types.UUID, r
 //
 // The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/products (the `ListProducts` operationId).
 func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListProductsRequest(c.Server, params)
@@ -2950,6 +3104,8 @@ func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, r
 }
 
 // CreateProductWithBody Create a product draft
+//
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2968,6 +3124,8 @@ func (c *Client) CreateProductWithBody(ctx context.Context, contentType string, 
 
 // CreateProduct Create a product draft
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/products (the `CreateProduct` operationId).
@@ -2985,6 +3143,8 @@ func (c *Client) CreateProduct(ctx context.Context, body CreateProductJSONReques
 
 // GetProduct Read a product draft
 //
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/products/{id} (the `GetProduct` operationId).
 func (c *Client) GetProduct(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetProductRequest(c.Server, id)
@@ -3001,6 +3161,8 @@ func (c *Client) GetProduct(ctx context.Context, id openapi_types.UUID, reqEdito
 // UpdateProductWithBody Save a product draft
 //
 // Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
+//
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3021,6 +3183,8 @@ func (c *Client) UpdateProductWithBody(ctx context.Context, id openapi_types.UUI
 //
 // Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
@@ -3039,6 +3203,8 @@ func (c *Client) UpdateProduct(ctx context.Context, id openapi_types.UUID, param
 // PublishProductWithBody Publish a product to a store
 //
 // Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
+//
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -3061,6 +3227,8 @@ func (c *Client) PublishProductWithBody(ctx context.Context, id openapi_types.UU
 //
 // Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -3082,6 +3250,8 @@ func (c *Client) PublishProduct(ctx context.Context, id openapi_types.UUID, para
 //
 // The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/publications (the `ListPublications` operationId).
 func (c *Client) ListPublications(ctx context.Context, params *ListPublicationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListPublicationsRequest(c.Server, params)
@@ -3096,6 +3266,8 @@ func (c *Client) ListPublications(ctx context.Context, params *ListPublicationsP
 }
 
 // GetPublication Read a publication
+//
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
 //
 // Corresponds with GET /v1/publications/{id} (the `GetPublication` operationId).
 func (c *Client) GetPublication(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3114,6 +3286,8 @@ func (c *Client) GetPublication(ctx context.Context, id openapi_types.UUID, reqE
 //
 // The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/stores (the `ListStores` operationId).
 func (c *Client) ListStores(ctx context.Context, params *ListStoresParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListStoresRequest(c.Server, params)
@@ -3130,6 +3304,8 @@ func (c *Client) ListStores(ctx context.Context, params *ListStoresParams, reqEd
 // CreateStoreWithBody Connect a store
 //
 // Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
+//
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -3152,6 +3328,8 @@ func (c *Client) CreateStoreWithBody(ctx context.Context, params *CreateStorePar
 //
 // Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
 //
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -3171,6 +3349,8 @@ func (c *Client) CreateStore(ctx context.Context, params *CreateStoreParams, bod
 
 // GetStore Read a store
 //
+// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/stores/{id} (the `GetStore` operationId).
 func (c *Client) GetStore(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetStoreRequest(c.Server, id)
@@ -3187,6 +3367,8 @@ func (c *Client) GetStore(ctx context.Context, id openapi_types.UUID, reqEditors
 // ReplaceStoreAuthorizationWithBody Replace a store's credentials
 //
 // Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
+//
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -3209,6 +3391,8 @@ func (c *Client) ReplaceStoreAuthorizationWithBody(ctx context.Context, id opena
 //
 // Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
 //
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -3230,6 +3414,8 @@ func (c *Client) ReplaceStoreAuthorization(ctx context.Context, id openapi_types
 //
 // At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
 //
+// **Scope.** `syncs:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Corresponds with POST /v1/stores/{id}/syncs (the `StartCatalogSync` operationId).
@@ -3246,6 +3432,8 @@ func (c *Client) StartCatalogSync(ctx context.Context, id openapi_types.UUID, pa
 }
 
 // VerifyStore Verify a store's credentials again
+//
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -3266,6 +3454,8 @@ func (c *Client) VerifyStore(ctx context.Context, id openapi_types.UUID, params 
 //
 // The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/syncs (the `ListCatalogSyncs` operationId).
 func (c *Client) ListCatalogSyncs(ctx context.Context, params *ListCatalogSyncsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListCatalogSyncsRequest(c.Server, params)
@@ -3280,6 +3470,8 @@ func (c *Client) ListCatalogSyncs(ctx context.Context, params *ListCatalogSyncsP
 }
 
 // GetCatalogSync Read a catalog sync
+//
+// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
 //
 // Corresponds with GET /v1/syncs/{id} (the `GetCatalogSync` operationId).
 func (c *Client) GetCatalogSync(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3298,6 +3490,8 @@ func (c *Client) GetCatalogSync(ctx context.Context, id openapi_types.UUID, reqE
 //
 // Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
+// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/webhook-endpoints (the `ListWebhookEndpoints` operationId).
 func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListWebhookEndpointsRequest(c.Server, params)
@@ -3314,6 +3508,8 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEn
 // CreateWebhookEndpointWithBody Create a webhook endpoint
 //
 // The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
+//
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -3336,6 +3532,8 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, params *Crea
 //
 // The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -3357,6 +3555,8 @@ func (c *Client) CreateWebhookEndpoint(ctx context.Context, params *CreateWebhoo
 //
 // Nothing more is delivered to it. An endpoint already deleted gets 404. Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // Corresponds with DELETE /v1/webhook-endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
 func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteWebhookEndpointRequest(c.Server, id)
@@ -3371,6 +3571,8 @@ func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id openapi_types.UUI
 }
 
 // GetWebhookEndpoint Read a webhook endpoint
+//
+// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
 //
 // Corresponds with GET /v1/webhook-endpoints/{id} (the `GetWebhookEndpoint` operationId).
 func (c *Client) GetWebhookEndpoint(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3388,6 +3590,8 @@ func (c *Client) GetWebhookEndpoint(ctx context.Context, id openapi_types.UUID, 
 // UpdateWebhookEndpointWithBody Update a webhook endpoint
 //
 // Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
+//
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3408,6 +3612,8 @@ func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, id openapi_t
 //
 // Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
@@ -3427,6 +3633,8 @@ func (c *Client) UpdateWebhookEndpoint(ctx context.Context, id openapi_types.UUI
 //
 // The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
+// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 func (c *Client) ListWebhookDeliveries(ctx context.Context, id openapi_types.UUID, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListWebhookDeliveriesRequest(c.Server, id, params)
@@ -3443,6 +3651,8 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, id openapi_types.UUI
 // RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
 //
 // Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. Workspace admins only.
+//
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -5791,6 +6001,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/ai-tasks (the `ListAITasks` operationId).
@@ -5799,6 +6011,8 @@ type ClientWithResponsesInterface interface {
 	// StartAITaskWithBodyWithResponse Start an AI task (text, category or image)
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+	//
+	// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -5811,6 +6025,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
 	//
+	// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -5819,6 +6035,8 @@ type ClientWithResponsesInterface interface {
 	StartAITaskWithResponse(ctx context.Context, params *StartAITaskParams, body StartAITaskJSONRequestBody, reqEditors ...RequestEditorFn) (*StartAITaskResponse, error)
 
 	// GetAITaskWithResponse Read an AI task
+	//
+	// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5829,6 +6047,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/material-transfers (the `ListMaterialTransfers` operationId).
@@ -5837,6 +6057,8 @@ type ClientWithResponsesInterface interface {
 	// StartMaterialTransferWithBodyWithResponse Transfer collected material into our storage
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
+	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -5849,6 +6071,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
 	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -5857,6 +6081,8 @@ type ClientWithResponsesInterface interface {
 	StartMaterialTransferWithResponse(ctx context.Context, params *StartMaterialTransferParams, body StartMaterialTransferJSONRequestBody, reqEditors ...RequestEditorFn) (*StartMaterialTransferResponse, error)
 
 	// GetMaterialTransferWithResponse Read a material transfer
+	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5867,6 +6093,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/media (the `ListMedia` operationId).
@@ -5875,6 +6103,8 @@ type ClientWithResponsesInterface interface {
 	// RegisterMediaWithBodyWithResponse Register an upload
 	//
 	// Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
+	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -5887,6 +6117,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
 	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -5896,6 +6128,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetMediaWithResponse Read a media record
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/media/{id} (the `GetMedia` operationId).
@@ -5904,6 +6138,8 @@ type ClientWithResponsesInterface interface {
 	// CompleteMediaUploadWithResponse Complete an upload
 	//
 	// Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
+	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -5916,6 +6152,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Allowed until the upload is completed; a repeated upload replaces the bytes. The size and content type must match the registration.
 	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/media/{id}/content (the `UploadMediaContent` operationId).
@@ -5924,6 +6162,8 @@ type ClientWithResponsesInterface interface {
 	// ListMembersWithResponse List the workspace's members
 	//
 	// Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
+	//
+	// **Scope.** `members:read`: admins have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5934,6 +6174,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
 	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/members (the `AddMember` operationId).
@@ -5942,6 +6184,8 @@ type ClientWithResponsesInterface interface {
 	// AddMemberWithResponse Add a member
 	//
 	// Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
+	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5952,6 +6196,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Workspace admins only. The last admin cannot be removed (409 INVALID_STATE). A member already removed gets 404.
 	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/members/{user_id} (the `RemoveMember` operationId).
@@ -5960,6 +6206,8 @@ type ClientWithResponsesInterface interface {
 	// ListOperationsWithResponse List operations
 	//
 	// Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5970,6 +6218,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Follow asynchronous work from pending to running to succeeded, failed or cancelled: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 	//
+	// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
@@ -5978,6 +6228,8 @@ type ClientWithResponsesInterface interface {
 	// CancelOperationWithResponse Cancel an operation
 	//
 	// A pending operation (its job not started) ends cancelled at once: its job never calls the external system, and its waiting retries and redelivered messages do nothing. A running one records cancel_requested_at and stays running: its job stops before it calls the external system again, ending cancelled, and otherwise ends with what the external system did (succeeded or failed, recorded truthfully). Cancelling a cancelled operation answers the same; a succeeded or failed one is 409 OPERATION_FINISHED.
+	//
+	// **Scope.** `operations:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -5990,6 +6242,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
+	// **Scope.** `outbox:read`: admins have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/outbox/dead-letters (the `ListDeadLetters` operationId).
@@ -5998,6 +6252,8 @@ type ClientWithResponsesInterface interface {
 	// RedriveAllDeadLettersWithResponse Re-drive every dead-lettered event of the workspace
 	//
 	// Safe to repeat. Workspace admins only.
+	//
+	// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6008,6 +6264,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
 	//
+	// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/outbox/dead-letters/{id}/redrive (the `RedriveDeadLetter` operationId).
@@ -6017,12 +6275,16 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/products (the `ListProducts` operationId).
 	ListProductsWithResponse(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*ListProductsResponse, error)
 
 	// CreateProductWithBodyWithResponse Create a product draft
+	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6031,12 +6293,16 @@ type ClientWithResponsesInterface interface {
 
 	// CreateProductWithResponse Create a product draft
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
 	CreateProductWithResponse(ctx context.Context, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
 
 	// GetProductWithResponse Read a product draft
+	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6047,6 +6313,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
@@ -6056,6 +6324,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
@@ -6064,6 +6334,8 @@ type ClientWithResponsesInterface interface {
 	// PublishProductWithBodyWithResponse Publish a product to a store
 	//
 	// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
+	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -6076,6 +6348,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -6087,12 +6361,16 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/publications (the `ListPublications` operationId).
 	ListPublicationsWithResponse(ctx context.Context, params *ListPublicationsParams, reqEditors ...RequestEditorFn) (*ListPublicationsResponse, error)
 
 	// GetPublicationWithResponse Read a publication
+	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6103,6 +6381,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/stores (the `ListStores` operationId).
@@ -6111,6 +6391,8 @@ type ClientWithResponsesInterface interface {
 	// CreateStoreWithBodyWithResponse Connect a store
 	//
 	// Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
+	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -6123,6 +6405,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
 	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -6132,6 +6416,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetStoreWithResponse Read a store
 	//
+	// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/stores/{id} (the `GetStore` operationId).
@@ -6140,6 +6426,8 @@ type ClientWithResponsesInterface interface {
 	// ReplaceStoreAuthorizationWithBodyWithResponse Replace a store's credentials
 	//
 	// Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
+	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -6152,6 +6440,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
 	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -6163,6 +6453,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
 	//
+	// **Scope.** `syncs:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6172,7 +6464,7 @@ type ClientWithResponsesInterface interface {
 
 	// VerifyStoreWithResponse Verify a store's credentials again
 	//
-	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -6185,12 +6477,16 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/syncs (the `ListCatalogSyncs` operationId).
 	ListCatalogSyncsWithResponse(ctx context.Context, params *ListCatalogSyncsParams, reqEditors ...RequestEditorFn) (*ListCatalogSyncsResponse, error)
 
 	// GetCatalogSyncWithResponse Read a catalog sync
+	//
+	// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6201,6 +6497,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
+	// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/webhook-endpoints (the `ListWebhookEndpoints` operationId).
@@ -6209,6 +6507,8 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookEndpointWithBodyWithResponse Create a webhook endpoint
 	//
 	// The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
+	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -6221,6 +6521,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -6232,12 +6534,16 @@ type ClientWithResponsesInterface interface {
 	//
 	// Nothing more is delivered to it. An endpoint already deleted gets 404. Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/webhook-endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
 	DeleteWebhookEndpointWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteWebhookEndpointResponse, error)
 
 	// GetWebhookEndpointWithResponse Read a webhook endpoint
+	//
+	// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6248,6 +6554,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
@@ -6256,6 +6564,8 @@ type ClientWithResponsesInterface interface {
 	// UpdateWebhookEndpointWithResponse Update a webhook endpoint
 	//
 	// Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
+	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6266,6 +6576,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
+	// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
@@ -6274,6 +6586,8 @@ type ClientWithResponsesInterface interface {
 	// RotateWebhookEndpointSecretWithResponse Rotate a webhook endpoint's signing secret
 	//
 	// Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. Workspace admins only.
+	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -11203,6 +11517,8 @@ func (r RotateWebhookEndpointSecretResponse) ContentType() string {
 //
 // The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/ai-tasks (the `ListAITasks` operationId).
@@ -11217,6 +11533,8 @@ func (c *ClientWithResponses) ListAITasksWithResponse(ctx context.Context, param
 // StartAITaskWithBodyWithResponse Start an AI task (text, category or image)
 //
 // One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+//
+// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11235,6 +11553,8 @@ func (c *ClientWithResponses) StartAITaskWithBodyWithResponse(ctx context.Contex
 //
 // One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
 //
+// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11249,6 +11569,8 @@ func (c *ClientWithResponses) StartAITaskWithResponse(ctx context.Context, param
 }
 
 // GetAITaskWithResponse Read an AI task
+//
+// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11265,6 +11587,8 @@ func (c *ClientWithResponses) GetAITaskWithResponse(ctx context.Context, id open
 //
 // The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/material-transfers (the `ListMaterialTransfers` operationId).
@@ -11279,6 +11603,8 @@ func (c *ClientWithResponses) ListMaterialTransfersWithResponse(ctx context.Cont
 // StartMaterialTransferWithBodyWithResponse Transfer collected material into our storage
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
+//
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11297,6 +11623,8 @@ func (c *ClientWithResponses) StartMaterialTransferWithBodyWithResponse(ctx cont
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
 //
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11311,6 +11639,8 @@ func (c *ClientWithResponses) StartMaterialTransferWithResponse(ctx context.Cont
 }
 
 // GetMaterialTransferWithResponse Read a material transfer
+//
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11327,6 +11657,8 @@ func (c *ClientWithResponses) GetMaterialTransferWithResponse(ctx context.Contex
 //
 // The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/media (the `ListMedia` operationId).
@@ -11341,6 +11673,8 @@ func (c *ClientWithResponses) ListMediaWithResponse(ctx context.Context, params 
 // RegisterMediaWithBodyWithResponse Register an upload
 //
 // Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
+//
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11359,6 +11693,8 @@ func (c *ClientWithResponses) RegisterMediaWithBodyWithResponse(ctx context.Cont
 //
 // Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
 //
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11374,6 +11710,8 @@ func (c *ClientWithResponses) RegisterMediaWithResponse(ctx context.Context, par
 
 // GetMediaWithResponse Read a media record
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/media/{id} (the `GetMedia` operationId).
@@ -11388,6 +11726,8 @@ func (c *ClientWithResponses) GetMediaWithResponse(ctx context.Context, id opena
 // CompleteMediaUploadWithResponse Complete an upload
 //
 // Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
+//
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11406,6 +11746,8 @@ func (c *ClientWithResponses) CompleteMediaUploadWithResponse(ctx context.Contex
 //
 // Allowed until the upload is completed; a repeated upload replaces the bytes. The size and content type must match the registration.
 //
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/media/{id}/content (the `UploadMediaContent` operationId).
@@ -11420,6 +11762,8 @@ func (c *ClientWithResponses) UploadMediaContentWithBodyWithResponse(ctx context
 // ListMembersWithResponse List the workspace's members
 //
 // Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
+//
+// **Scope.** `members:read`: admins have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11436,6 +11780,8 @@ func (c *ClientWithResponses) ListMembersWithResponse(ctx context.Context, param
 //
 // Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
 //
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/members (the `AddMember` operationId).
@@ -11450,6 +11796,8 @@ func (c *ClientWithResponses) AddMemberWithBodyWithResponse(ctx context.Context,
 // AddMemberWithResponse Add a member
 //
 // Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
+//
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11466,6 +11814,8 @@ func (c *ClientWithResponses) AddMemberWithResponse(ctx context.Context, body Ad
 //
 // Workspace admins only. The last admin cannot be removed (409 INVALID_STATE). A member already removed gets 404.
 //
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/members/{user_id} (the `RemoveMember` operationId).
@@ -11480,6 +11830,8 @@ func (c *ClientWithResponses) RemoveMemberWithResponse(ctx context.Context, user
 // ListOperationsWithResponse List operations
 //
 // Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11496,6 +11848,8 @@ func (c *ClientWithResponses) ListOperationsWithResponse(ctx context.Context, pa
 //
 // Follow asynchronous work from pending to running to succeeded, failed or cancelled: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 //
+// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
@@ -11510,6 +11864,8 @@ func (c *ClientWithResponses) GetOperationWithResponse(ctx context.Context, id o
 // CancelOperationWithResponse Cancel an operation
 //
 // A pending operation (its job not started) ends cancelled at once: its job never calls the external system, and its waiting retries and redelivered messages do nothing. A running one records cancel_requested_at and stays running: its job stops before it calls the external system again, ending cancelled, and otherwise ends with what the external system did (succeeded or failed, recorded truthfully). Cancelling a cancelled operation answers the same; a succeeded or failed one is 409 OPERATION_FINISHED.
+//
+// **Scope.** `operations:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11528,6 +11884,8 @@ func (c *ClientWithResponses) CancelOperationWithResponse(ctx context.Context, i
 //
 // Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
+// **Scope.** `outbox:read`: admins have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/outbox/dead-letters (the `ListDeadLetters` operationId).
@@ -11542,6 +11900,8 @@ func (c *ClientWithResponses) ListDeadLettersWithResponse(ctx context.Context, p
 // RedriveAllDeadLettersWithResponse Re-drive every dead-lettered event of the workspace
 //
 // Safe to repeat. Workspace admins only.
+//
+// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11558,6 +11918,8 @@ func (c *ClientWithResponses) RedriveAllDeadLettersWithResponse(ctx context.Cont
 //
 // Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
 //
+// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/outbox/dead-letters/{id}/redrive (the `RedriveDeadLetter` operationId).
@@ -11573,6 +11935,8 @@ func (c *ClientWithResponses) RedriveDeadLetterWithResponse(ctx context.Context,
 //
 // The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/products (the `ListProducts` operationId).
@@ -11585,6 +11949,8 @@ func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, para
 }
 
 // CreateProductWithBodyWithResponse Create a product draft
+//
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11599,6 +11965,8 @@ func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Cont
 
 // CreateProductWithResponse Create a product draft
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/products (the `CreateProduct` operationId).
@@ -11611,6 +11979,8 @@ func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, bod
 }
 
 // GetProductWithResponse Read a product draft
+//
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11627,6 +11997,8 @@ func (c *ClientWithResponses) GetProductWithResponse(ctx context.Context, id ope
 //
 // Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
@@ -11642,6 +12014,8 @@ func (c *ClientWithResponses) UpdateProductWithBodyWithResponse(ctx context.Cont
 //
 // Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
@@ -11656,6 +12030,8 @@ func (c *ClientWithResponses) UpdateProductWithResponse(ctx context.Context, id 
 // PublishProductWithBodyWithResponse Publish a product to a store
 //
 // Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
+//
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11674,6 +12050,8 @@ func (c *ClientWithResponses) PublishProductWithBodyWithResponse(ctx context.Con
 //
 // Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11691,6 +12069,8 @@ func (c *ClientWithResponses) PublishProductWithResponse(ctx context.Context, id
 //
 // The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/publications (the `ListPublications` operationId).
@@ -11703,6 +12083,8 @@ func (c *ClientWithResponses) ListPublicationsWithResponse(ctx context.Context, 
 }
 
 // GetPublicationWithResponse Read a publication
+//
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11719,6 +12101,8 @@ func (c *ClientWithResponses) GetPublicationWithResponse(ctx context.Context, id
 //
 // The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/stores (the `ListStores` operationId).
@@ -11733,6 +12117,8 @@ func (c *ClientWithResponses) ListStoresWithResponse(ctx context.Context, params
 // CreateStoreWithBodyWithResponse Connect a store
 //
 // Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
+//
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11751,6 +12137,8 @@ func (c *ClientWithResponses) CreateStoreWithBodyWithResponse(ctx context.Contex
 //
 // Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
 //
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11766,6 +12154,8 @@ func (c *ClientWithResponses) CreateStoreWithResponse(ctx context.Context, param
 
 // GetStoreWithResponse Read a store
 //
+// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/stores/{id} (the `GetStore` operationId).
@@ -11780,6 +12170,8 @@ func (c *ClientWithResponses) GetStoreWithResponse(ctx context.Context, id opena
 // ReplaceStoreAuthorizationWithBodyWithResponse Replace a store's credentials
 //
 // Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
+//
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11798,6 +12190,8 @@ func (c *ClientWithResponses) ReplaceStoreAuthorizationWithBodyWithResponse(ctx 
 //
 // Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
 //
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11815,6 +12209,8 @@ func (c *ClientWithResponses) ReplaceStoreAuthorizationWithResponse(ctx context.
 //
 // At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
 //
+// **Scope.** `syncs:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -11829,6 +12225,8 @@ func (c *ClientWithResponses) StartCatalogSyncWithResponse(ctx context.Context, 
 }
 
 // VerifyStoreWithResponse Verify a store's credentials again
+//
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11847,6 +12245,8 @@ func (c *ClientWithResponses) VerifyStoreWithResponse(ctx context.Context, id op
 //
 // The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/syncs (the `ListCatalogSyncs` operationId).
@@ -11859,6 +12259,8 @@ func (c *ClientWithResponses) ListCatalogSyncsWithResponse(ctx context.Context, 
 }
 
 // GetCatalogSyncWithResponse Read a catalog sync
+//
+// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11875,6 +12277,8 @@ func (c *ClientWithResponses) GetCatalogSyncWithResponse(ctx context.Context, id
 //
 // Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
+// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/webhook-endpoints (the `ListWebhookEndpoints` operationId).
@@ -11889,6 +12293,8 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 // CreateWebhookEndpointWithBodyWithResponse Create a webhook endpoint
 //
 // The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
+//
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11907,6 +12313,8 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 //
 // The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11924,6 +12332,8 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithResponse(ctx context.Cont
 //
 // Nothing more is delivered to it. An endpoint already deleted gets 404. Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/webhook-endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
@@ -11936,6 +12346,8 @@ func (c *ClientWithResponses) DeleteWebhookEndpointWithResponse(ctx context.Cont
 }
 
 // GetWebhookEndpointWithResponse Read a webhook endpoint
+//
+// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11952,6 +12364,8 @@ func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context
 //
 // Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
@@ -11966,6 +12380,8 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx cont
 // UpdateWebhookEndpointWithResponse Update a webhook endpoint
 //
 // Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
+//
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11982,6 +12398,8 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithResponse(ctx context.Cont
 //
 // The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
+// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
@@ -11996,6 +12414,8 @@ func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Cont
 // RotateWebhookEndpointSecretWithResponse Rotate a webhook endpoint's signing secret
 //
 // Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. Workspace admins only.
+//
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
