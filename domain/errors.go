@@ -15,6 +15,7 @@ const (
 	CodeValidation            Code = "VALIDATION_FAILED"
 	CodeUnauthenticated       Code = "UNAUTHENTICATED"
 	CodeForbidden             Code = "FORBIDDEN"
+	CodeInsufficientScope     Code = "INSUFFICIENT_SCOPE"
 	CodeNotFound              Code = "NOT_FOUND"
 	CodeReferenceNotFound     Code = "REFERENCE_NOT_FOUND"
 	CodeMethodNotAllowed      Code = "METHOD_NOT_ALLOWED"

@@ -52,15 +52,15 @@ var _ = registerKindRoutes((*handlers).registerAITasks)
 
 func (h *handlers) registerAITasks(api huma.API) {
 	tasks := taskService[*ai.Service](h)
-	registerTask(h, api, ai.Kind, post("startAITask", "/v1/ai-tasks", "ai", "Start an AI task (text, category or image)",
+	registerTask(h, api, ai.Kind, needs(model.ScopeAIWrite, post("startAITask", "/v1/ai-tasks", "ai", "Start an AI task (text, category or image)",
 		"One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.",
-		400, 401, 403, 404, 409, 413, 422, 500, 503), taskAt("/v1/ai-tasks/"),
+		400, 401, 403, 404, 409, 413, 422, 500, 503)), taskAt("/v1/ai-tasks/"),
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *StartAITaskInput) (AITaskAccepted, model.Operation, error) {
 			t, op, err := tasks.Start(ctx, tx, p, ai.StartCommand{
 				ProductID: in.Body.ProductID, Kind: model.AIKind(in.Body.Kind), Instructions: in.Body.Instructions,
 			})
 			return AITaskAccepted{Task: toAITask(t), OperationAccepted: accepted(op)}, op, err
 		})
-	registerRead(api, "getAITask", "/v1/ai-tasks/{id}", "Read an AI task", "ai", tasks.Get, toAITask)
-	registerList[ListAITasksInput](api, h, "listAITasks", "/v1/ai-tasks", "List AI tasks", "ai", "The workspace's AI tasks.", ports.Repository[ports.AITaskRepository], toAITask)
+	registerRead(api, model.ScopeAIRead, "getAITask", "/v1/ai-tasks/{id}", "Read an AI task", "ai", tasks.Get, toAITask)
+	registerList[ListAITasksInput](api, h, model.ScopeAIRead, "listAITasks", "/v1/ai-tasks", "List AI tasks", "ai", "The workspace's AI tasks.", ports.Repository[ports.AITaskRepository], toAITask)
 }

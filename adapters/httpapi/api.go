@@ -106,7 +106,9 @@ func Register(api huma.API, deps Deps) {
 		deps.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if deps.Authenticate != nil {
-		api.UseMiddleware(authMiddleware(api, deps.Authenticate))
+		// The scope right after the token, before the limits and any
+		// look at the body: a refused caller costs the workspace nothing.
+		api.UseMiddleware(authMiddleware(api, deps.Authenticate), requireScope(api))
 	}
 	if deps.Limits != nil {
 		api.UseMiddleware(admitWorkspace(api, deps.Limits))
@@ -124,6 +126,7 @@ func Register(api huma.API, deps Deps) {
 	h.registerDeadLetters(api)
 	h.registerMembers(api)
 	h.registerWebhookEndpoints(api)
+	documentScopes(api)
 	addExamples(api.OpenAPI())
 	requireCanonicalIDs(api)
 	documentShapeProblems(api)

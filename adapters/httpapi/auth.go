@@ -54,3 +54,16 @@ func writeDomainError(api huma.API, ctx huma.Context, err error) {
 	}
 	_ = huma.WriteErr(api, ctx, p.Status, p.Detail, err)
 }
+
+// securedCall is the operation of a call to an authenticated route and
+// its caller, for the middlewares that run after authMiddleware; false for
+// a route without security, or a call not authenticated (its handler
+// refuses it).
+func securedCall(ctx huma.Context) (*huma.Operation, model.Principal, bool) {
+	op := ctx.Operation()
+	if op == nil || len(op.Security) == 0 {
+		return nil, model.Principal{}, false
+	}
+	p, err := principalFrom(ctx.Context())
+	return op, p, err == nil
+}

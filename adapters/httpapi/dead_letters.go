@@ -8,7 +8,6 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
-	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/pagination"
@@ -71,12 +70,15 @@ type RedriveOutput struct {
 	Body Redriven
 }
 
+// registerDeadLetters registers the dead-letter routes; their outbox
+// scopes are the admins' only, which requireScope checks before a handler
+// runs.
 func (h *handlers) registerDeadLetters(api huma.API) {
 	errs := []int{401, 403, 500, 503}
-	huma.Register(api, get("listDeadLetters", "/v1/outbox/dead-letters", "outbox", "List dead-lettered outbox events",
+	huma.Register(api, needs(model.ScopeOutboxRead, get("listDeadLetters", "/v1/outbox/dead-letters", "outbox", "List dead-lettered outbox events",
 		"Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.",
-		append([]int{422}, errs...)...), h.listDeadLetters)
-	huma.Register(api, huma.Operation{
+		append([]int{422}, errs...)...)), h.listDeadLetters)
+	huma.Register(api, needs(model.ScopeOutboxWrite, huma.Operation{
 		OperationID: "redriveDeadLetter",
 		Method:      http.MethodPost,
 		Path:        "/v1/outbox/dead-letters/{id}/redrive",
@@ -85,8 +87,8 @@ func (h *handlers) registerDeadLetters(api huma.API) {
 		Tags:        []string{"outbox"},
 		Security:    bearer,
 		Errors:      append([]int{404, 422}, errs...),
-	}, h.redriveOne)
-	huma.Register(api, huma.Operation{
+	}), h.redriveOne)
+	huma.Register(api, needs(model.ScopeOutboxWrite, huma.Operation{
 		OperationID: "redriveAllDeadLetters",
 		Method:      http.MethodPost,
 		Path:        "/v1/outbox/dead-letters/redrive",
@@ -95,22 +97,11 @@ func (h *handlers) registerDeadLetters(api huma.API) {
 		Tags:        []string{"outbox"},
 		Security:    bearer,
 		Errors:      errs,
-	}, h.redriveAll)
-}
-
-func admin(ctx context.Context) (model.Principal, error) {
-	p, err := principalFrom(ctx)
-	if err != nil {
-		return p, err
-	}
-	if p.Role != model.RoleAdmin {
-		return p, domain.Errorf(domain.CodeForbidden, "workspace admins only")
-	}
-	return p, nil
+	}), h.redriveAll)
 }
 
 func (h *handlers) listDeadLetters(ctx context.Context, in *ListDeadLettersInput) (*ListDeadLettersOutput, error) {
-	p, err := admin(ctx)
+	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
@@ -139,7 +130,7 @@ func (h *handlers) listDeadLetters(ctx context.Context, in *ListDeadLettersInput
 }
 
 func (h *handlers) redriveOne(ctx context.Context, in *RedriveOneInput) (*RedriveOutput, error) {
-	p, err := admin(ctx)
+	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}
@@ -151,7 +142,7 @@ func (h *handlers) redriveOne(ctx context.Context, in *RedriveOneInput) (*Redriv
 }
 
 func (h *handlers) redriveAll(ctx context.Context, _ *struct{}) (*RedriveOutput, error) {
-	p, err := admin(ctx)
+	p, err := principalFrom(ctx)
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}

@@ -47,14 +47,9 @@ const admitsItselfMeta = "once-admits-itself"
 // of its writes; the cap on concurrent work bounds them.
 func admitWorkspace(api huma.API, l *limits.Limits) func(huma.Context, func(huma.Context)) {
 	return func(ctx huma.Context, next func(huma.Context)) {
-		op := ctx.Operation()
-		if op == nil || len(op.Security) == 0 || op.Metadata[admitsItselfMeta] == true {
+		op, p, ok := securedCall(ctx)
+		if !ok || op.Metadata[admitsItselfMeta] == true {
 			next(ctx)
-			return
-		}
-		p, err := principalFrom(ctx.Context())
-		if err != nil {
-			next(ctx) // not authenticated: the handler refuses it
 			return
 		}
 		refuse := func(err error) {

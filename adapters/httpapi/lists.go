@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
+	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/pagination"
 	"github.com/oncehq/once/ports"
 )
@@ -66,16 +67,16 @@ type lister[T any] interface {
 	List(ctx context.Context, q ports.ListQuery) ([]T, error)
 }
 
-// registerList registers one list endpoint: GET path, newest first, paged
+// registerList registers one list endpoint needing scope: GET path, newest first, paged
 // by limit and starting_after, filtered by what the input I declares, over
 // the List of the repository repo picks in the transaction (e.g.
 // ports.Repository[ports.SyncRepository]).
-func registerList[I, T, W any, R lister[T]](api huma.API, h *handlers, operationID, path, summary, tag, description string,
+func registerList[I, T, W any, R lister[T]](api huma.API, h *handlers, scope model.Scope, operationID, path, summary, tag, description string,
 	repo func(ports.Tx) R, render func(T) W,
 ) {
-	op := get(operationID, path, tag, summary,
+	op := needs(scope, get(operationID, path, tag, summary,
 		description+" Newest first; pass the id of the last item as starting_after for the next page while has_more is true.",
-		401, 403, 422, 500, 503)
+		401, 403, 422, 500, 503))
 	list := func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]T, error) { return repo(tx).List }
 	filters := listFilters[I]()
 	huma.Register(api, op, func(ctx context.Context, in *I) (*ListOutput[W], error) {

@@ -52,15 +52,15 @@ var _ = registerKindRoutes((*handlers).registerMaterialTransfers)
 
 func (h *handlers) registerMaterialTransfers(api huma.API) {
 	transfers := taskService[*materials.Service](h)
-	registerTask(h, api, materials.Kind, post("startMaterialTransfer", "/v1/material-transfers", "materials", "Transfer collected material into our storage",
+	registerTask(h, api, materials.Kind, needs(model.ScopeMediaWrite, post("startMaterialTransfer", "/v1/material-transfers", "materials", "Transfer collected material into our storage",
 		"Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.",
-		400, 401, 403, 409, 413, 422, 500, 503), taskAt("/v1/material-transfers/"),
+		400, 401, 403, 409, 413, 422, 500, 503)), taskAt("/v1/material-transfers/"),
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *StartMaterialTransferInput) (MaterialTransferAccepted, model.Operation, error) {
 			t, op, err := transfers.Start(ctx, tx, p, in.Body.SourceURLs)
 			return MaterialTransferAccepted{Transfer: toMaterialTransfer(t), OperationAccepted: accepted(op)}, op, err
 		})
-	registerRead(api, "getMaterialTransfer", "/v1/material-transfers/{id}", "Read a material transfer", "materials", transfers.Get, toMaterialTransfer)
-	registerList[ListTasksInput](api, h, "listMaterialTransfers", "/v1/material-transfers", "List material transfers", "materials", "The workspace's material transfers, without their items (GET one transfer for them).", ports.Repository[ports.MaterialTransferRepository], toMaterialTransfer)
+	registerRead(api, model.ScopeMediaRead, "getMaterialTransfer", "/v1/material-transfers/{id}", "Read a material transfer", "materials", transfers.Get, toMaterialTransfer)
+	registerList[ListTasksInput](api, h, model.ScopeMediaRead, "listMaterialTransfers", "/v1/material-transfers", "List material transfers", "materials", "The workspace's material transfers, without their items (GET one transfer for them).", ports.Repository[ports.MaterialTransferRepository], toMaterialTransfer)
 }
 
 // check resolves the sources' hosts, which waits on DNS.

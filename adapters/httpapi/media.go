@@ -112,10 +112,10 @@ type ListMediaInput struct {
 }
 
 func (h *handlers) registerMedia(api huma.API) {
-	registerIdempotent(api, created(post("registerMedia", "/v1/media", "media", "Register an upload",
+	registerIdempotent(api, needs(model.ScopeMediaWrite, created(post("registerMedia", "/v1/media", "media", "Register an upload",
 		"Creates the media record; upload the bytes to the returned target, then complete. Idempotent.",
-		400, 401, 403, 409, 413, 422, 500, 503)), h.deps.MaxBodyBytes, h.registerMediaUpload)
-	huma.Register(api, huma.Operation{
+		400, 401, 403, 409, 413, 422, 500, 503))), h.deps.MaxBodyBytes, h.registerMediaUpload)
+	huma.Register(api, needs(model.ScopeMediaWrite, huma.Operation{
 		OperationID:  "uploadMediaContent",
 		Method:       http.MethodPut,
 		Path:         "/v1/media/{id}/content",
@@ -126,20 +126,20 @@ func (h *handlers) registerMedia(api huma.API) {
 		MaxBodyBytes: MaxMediaBytes + 1,
 		Middlewares:  huma.Middlewares{captureContentType},
 		Errors:       []int{401, 403, 404, 409, 413, 422, 500, 503},
-	}, h.uploadMedia)
+	}), h.uploadMedia)
 	if op := registered(api, http.MethodPut, "/v1/media/{id}/content"); op != nil && op.RequestBody != nil {
 		binary := &huma.MediaType{Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}}
 		op.RequestBody.Content = map[string]*huma.MediaType{"image/png": binary, "image/jpeg": binary}
 	}
-	registerTask(h, api, media.Kind, post("completeMediaUpload", "/v1/media/{id}/complete", "media", "Complete an upload",
+	registerTask(h, api, media.Kind, needs(model.ScopeMediaWrite, post("completeMediaUpload", "/v1/media/{id}/complete", "media", "Complete an upload",
 		"Starts validating the file and deriving its variants, once however often it is asked. Idempotent.",
-		400, 401, 403, 404, 409, 500, 503), atOperation,
+		400, 401, 403, 404, 409, 500, 503)), atOperation,
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *CompleteMediaInput) (MediaCompleted, model.Operation, error) {
 			m, op, err := h.deps.Media.Complete(ctx, tx, p, in.ID)
 			return MediaCompleted{Media: toMedia(m), Operation: toOperation(op)}, op, err
 		})
-	registerRead(api, "getMedia", "/v1/media/{id}", "Read a media record", "media", h.readMedia, toMediaRead)
-	registerList[ListMediaInput](api, h, "listMedia", "/v1/media", "List media", "media", "The workspace's media.", ports.Tx.Media, toMedia)
+	registerRead(api, model.ScopeMediaRead, "getMedia", "/v1/media/{id}", "Read a media record", "media", h.readMedia, toMediaRead)
+	registerList[ListMediaInput](api, h, model.ScopeMediaRead, "listMedia", "/v1/media", "List media", "media", "The workspace's media.", ports.Tx.Media, toMedia)
 }
 
 // registerMediaUpload registers media. The saved response (replayed for

@@ -60,25 +60,25 @@ func toMember(m model.Member) Member {
 }
 
 func (h *handlers) registerMembers(api huma.API) {
-	huma.Register(api, huma.Operation{
+	huma.Register(api, needs(model.ScopeMembersRead, huma.Operation{
 		OperationID: "listMembers", Method: http.MethodGet, Path: "/v1/members",
 		Summary:     "List the workspace's members",
 		Description: "Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.",
 		Tags:        []string{"workspace"}, Security: bearer, Errors: []int{401, 403, 422, 500, 503},
-	}, h.listMembers)
-	huma.Register(api, huma.Operation{
+	}), h.listMembers)
+	huma.Register(api, needs(model.ScopeMembersWrite, huma.Operation{
 		OperationID: "addMember", Method: http.MethodPost, Path: "/v1/members", DefaultStatus: http.StatusCreated,
 		MaxBodyBytes: h.deps.MaxBodyBytes,
 		Summary:      "Add a member",
 		Description:  "Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.",
 		Tags:         []string{"workspace"}, Security: bearer, Errors: []int{401, 403, 409, 422, 500, 503},
-	}, h.addMember)
-	huma.Register(api, huma.Operation{
+	}), h.addMember)
+	huma.Register(api, needs(model.ScopeMembersWrite, huma.Operation{
 		OperationID: "removeMember", Method: http.MethodDelete, Path: "/v1/members/{user_id}", DefaultStatus: http.StatusNoContent,
 		Summary:     "Remove a member",
 		Description: "Workspace admins only. The last admin cannot be removed (409 INVALID_STATE). A member already removed gets 404.",
 		Tags:        []string{"workspace"}, Security: bearer, Errors: []int{401, 403, 404, 409, 500, 503},
-	}, h.removeMember)
+	}), h.removeMember)
 }
 
 func (h *handlers) listMembers(ctx context.Context, in *ListMembersInput) (*MemberListOutput, error) {

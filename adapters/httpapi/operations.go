@@ -120,12 +120,12 @@ func (h *handlers) registerOperations(api huma.API) {
 		401, 403, 404, 422, 500, 503)
 	// The use case admits each of its reads, not the wait between them.
 	read.Metadata = map[string]any{admitsItselfMeta: true}
-	huma.Register(api, read, h.getOperation)
-	huma.Register(api, get("listOperations", "/v1/operations", "operations", "List operations",
+	huma.Register(api, needs(model.ScopeOperationsRead, read), h.getOperation)
+	huma.Register(api, needs(model.ScopeOperationsRead, get("listOperations", "/v1/operations", "operations", "List operations",
 		"Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.",
-		401, 403, 422, 500, 503), h.listOperations)
+		401, 403, 422, 500, 503)), h.listOperations)
 	deprecateListParameter(api, "/v1/operations", "before")
-	registerIdempotent(api, huma.Operation{
+	registerIdempotent(api, needs(model.ScopeOperationsWrite, huma.Operation{
 		OperationID: "cancelOperation",
 		Method:      http.MethodPost,
 		Path:        "/v1/operations/{id}/cancel",
@@ -137,7 +137,7 @@ func (h *handlers) registerOperations(api huma.API) {
 		DefaultStatus: http.StatusOK,
 		Security:      bearer,
 		Errors:        []int{400, 401, 403, 404, 409, 422, 500, 503},
-	}, h.deps.MaxBodyBytes, h.cancelOperation)
+	}), h.deps.MaxBodyBytes, h.cancelOperation)
 }
 
 func (h *handlers) cancelOperation(ctx context.Context, in *CancelOperationInput) (*IdempotentOutput[Operation], error) {

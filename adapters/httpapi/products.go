@@ -101,11 +101,11 @@ type ListProductsInput struct {
 }
 
 func (h *handlers) registerProducts(api huma.API) {
-	create := created(post("createProduct", "/v1/products", "products", "Create a product draft", "", 401, 403, 413, 422, 500, 503))
+	create := needs(model.ScopeProductsWrite, created(post("createProduct", "/v1/products", "products", "Create a product draft", "", 401, 403, 413, 422, 500, 503)))
 	create.MaxBodyBytes = h.deps.MaxBodyBytes
 	huma.Register(api, create, h.createProduct)
-	huma.Register(api, get("getProduct", "/v1/products/{id}", "products", "Read a product draft", "", 401, 403, 404, 422, 500, 503), h.getProduct)
-	huma.Register(api, huma.Operation{
+	huma.Register(api, needs(model.ScopeProductsRead, get("getProduct", "/v1/products/{id}", "products", "Read a product draft", "", 401, 403, 404, 422, 500, 503)), h.getProduct)
+	huma.Register(api, needs(model.ScopeProductsWrite, huma.Operation{
 		OperationID:  "updateProduct",
 		Method:       http.MethodPut,
 		Path:         "/v1/products/{id}",
@@ -115,9 +115,9 @@ func (h *handlers) registerProducts(api huma.API) {
 		Security:     bearer,
 		MaxBodyBytes: h.deps.MaxBodyBytes,
 		Errors:       []int{401, 403, 404, 412, 413, 422, 428, 500, 503},
-	}, h.updateProduct)
+	}), h.updateProduct)
 	markHeaderRequired(api, http.MethodPut, "/v1/products/{id}", "If-Match")
-	registerList[ListProductsInput](api, h, "listProducts", "/v1/products", "List products", "products", "The workspace's product drafts.", ports.Tx.Products, toProduct)
+	registerList[ListProductsInput](api, h, model.ScopeProductsRead, "listProducts", "/v1/products", "List products", "products", "The workspace's product drafts.", ports.Tx.Products, toProduct)
 }
 
 func (h *handlers) createProduct(ctx context.Context, in *CreateProductInput) (*ProductOutput, error) {

@@ -62,13 +62,13 @@ var _ = registerKindRoutes((*handlers).registerPublications)
 
 func (h *handlers) registerPublications(api huma.API) {
 	publisher := taskService[*publishing.Service](h)
-	registerTask(h, api, publishing.Kind, post("publishProduct", "/v1/products/{id}/publications", "publishing", "Publish a product to a store",
+	registerTask(h, api, publishing.Kind, needs(model.ScopeProductsWrite, post("publishProduct", "/v1/products/{id}/publications", "publishing", "Publish a product to a store",
 		"Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.",
-		400, 401, 403, 404, 409, 413, 422, 500, 503), taskAt("/v1/publications/"),
+		400, 401, 403, 404, 409, 413, 422, 500, 503)), taskAt("/v1/publications/"),
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *PublishProductInput) (PublicationAccepted, model.Operation, error) {
 			pub, op, err := publisher.Publish(ctx, tx, p, in.ProductID, in.Body.StoreID)
 			return PublicationAccepted{Publication: toPublication(pub), OperationAccepted: accepted(op)}, op, err
 		})
-	registerRead(api, "getPublication", "/v1/publications/{id}", "Read a publication", "publishing", publisher.Get, toPublication)
-	registerList[ListPublicationsInput](api, h, "listPublications", "/v1/publications", "List publications", "publishing", "The workspace's publications.", ports.Repository[ports.PublicationRepository], toPublication)
+	registerRead(api, model.ScopeProductsRead, "getPublication", "/v1/publications/{id}", "Read a publication", "publishing", publisher.Get, toPublication)
+	registerList[ListPublicationsInput](api, h, model.ScopeProductsRead, "listPublications", "/v1/publications", "List publications", "publishing", "The workspace's publications.", ports.Repository[ports.PublicationRepository], toPublication)
 }

@@ -30,12 +30,12 @@ func get(operationID, path, tag, summary, description string, errors ...int) hum
 }
 
 // registerRead registers the "read one" route of a resource of the
-// caller's workspace (a task, a media): GET path, the use case's read,
+// caller's workspace (a task, a media): GET path, the scope it needs, the use case's read,
 // and how the domain value is shown. A task type's read route is one call.
-func registerRead[D, T any](api huma.API, operationID, path, summary, tag string,
+func registerRead[D, T any](api huma.API, scope model.Scope, operationID, path, summary, tag string,
 	read func(context.Context, model.Principal, uuid.UUID) (D, error), show func(D) T,
 ) {
-	huma.Register(api, get(operationID, path, tag, summary, "", 401, 403, 404, 422, 500, 503), func(ctx context.Context, in *IDInput) (*ReadOutput[T], error) {
+	huma.Register(api, needs(scope, get(operationID, path, tag, summary, "", 401, 403, 404, 422, 500, 503)), func(ctx context.Context, in *IDInput) (*ReadOutput[T], error) {
 		p, err := principalFrom(ctx)
 		if err != nil {
 			return nil, toProblem(ctx, err)

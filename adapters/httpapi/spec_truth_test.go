@@ -28,7 +28,11 @@ type servedOperation struct {
 	RequestBody *struct {
 		Content map[string]any `json:"content"`
 	} `json:"requestBody"`
-	Responses map[string]any `json:"responses"`
+	Responses map[string]any        `json:"responses"`
+	Security  []map[string][]string `json:"security"`
+	// Scope is the one scope the operation needs (x-once-scope).
+	Scope       string `json:"x-once-scope"`
+	Description string `json:"description"`
 }
 
 func (op servedOperation) takes(in, name string) bool {

@@ -73,9 +73,9 @@ type ListStoresInput struct {
 }
 
 func (h *handlers) registerStores(api huma.API) {
-	create := post("createStore", "/v1/stores", "stores", "Connect a store",
+	create := needs(model.ScopeStoresWrite, post("createStore", "/v1/stores", "stores", "Connect a store",
 		"Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.",
-		400, 401, 403, 409, 413, 422, 500, 503)
+		400, 401, 403, 409, 413, 422, 500, 503))
 	create.DefaultStatus = http.StatusCreated
 	registerTask(h, api, stores.VerifyKind, create, taskAt("/v1/stores/"),
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *CreateStoreInput) (StoreCreated, model.Operation, error) {
@@ -86,7 +86,7 @@ func (h *handlers) registerStores(api huma.API) {
 			return StoreCreated{Store: toStore(c.Store), Operation: toOperation(c.Operation)}, c.Operation, err
 		})
 
-	huma.Register(api, huma.Operation{
+	huma.Register(api, needs(model.ScopeStoresRead, huma.Operation{
 		OperationID: "getStore",
 		Method:      http.MethodGet,
 		Path:        "/v1/stores/{id}",
@@ -94,8 +94,8 @@ func (h *handlers) registerStores(api huma.API) {
 		Tags:        []string{"stores"},
 		Security:    bearer,
 		Errors:      []int{401, 403, 404, 500, 503},
-	}, h.getStore)
-	registerList[ListStoresInput](api, h, "listStores", "/v1/stores", "List stores", "stores", "The workspace's stores.", ports.Tx.Stores, toStore)
+	}), h.getStore)
+	registerList[ListStoresInput](api, h, model.ScopeStoresRead, "listStores", "/v1/stores", "List stores", "stores", "The workspace's stores.", ports.Tx.Stores, toStore)
 }
 
 func (h *handlers) getStore(ctx context.Context, in *GetStoreInput) (*StoreOutput, error) {

@@ -29,7 +29,7 @@ type VerifyStoreInput struct {
 }
 
 func (h *handlers) registerStoreAuthorization(api huma.API) {
-	registerIdempotent(api, startsTask(huma.Operation{
+	registerIdempotent(api, startsTask(needs(model.ScopeStoresWrite, huma.Operation{
 		OperationID:   "replaceStoreAuthorization",
 		Method:        http.MethodPut,
 		Path:          "/v1/stores/{id}/authorization",
@@ -39,9 +39,9 @@ func (h *handlers) registerStoreAuthorization(api huma.API) {
 		DefaultStatus: http.StatusAccepted,
 		Security:      bearer,
 		Errors:        []int{400, 401, 403, 404, 409, 413, 422, 500, 503},
-	}, stores.VerifyKind), h.deps.MaxBodyBytes, h.replaceAuthorization)
-	registerIdempotent(api, startsTask(post("verifyStore", "/v1/stores/{id}/verifications", "stores", "Verify a store's credentials again",
-		"", 400, 401, 403, 404, 409, 500, 503), stores.VerifyKind), h.deps.MaxBodyBytes, h.verifyStore)
+	}), stores.VerifyKind), h.deps.MaxBodyBytes, h.replaceAuthorization)
+	registerIdempotent(api, startsTask(needs(model.ScopeStoresWrite, post("verifyStore", "/v1/stores/{id}/verifications", "stores", "Verify a store's credentials again",
+		"", 400, 401, 403, 404, 409, 500, 503)), stores.VerifyKind), h.deps.MaxBodyBytes, h.verifyStore)
 }
 
 func (h *handlers) replaceAuthorization(ctx context.Context, in *ReplaceAuthorizationInput) (*IdempotentOutput[StoreCreated], error) {

@@ -43,13 +43,13 @@ var _ = registerKindRoutes((*handlers).registerSyncs)
 
 func (h *handlers) registerSyncs(api huma.API) {
 	catalogs := taskService[*catalog.Service](h)
-	registerTask(h, api, catalog.Kind, post("startCatalogSync", "/v1/stores/{id}/syncs", "stores", "Start a full catalog sync of a store",
+	registerTask(h, api, catalog.Kind, needs(model.ScopeSyncsWrite, post("startCatalogSync", "/v1/stores/{id}/syncs", "stores", "Start a full catalog sync of a store",
 		"At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.",
-		400, 401, 403, 404, 409, 500, 503), taskAt("/v1/syncs/"),
+		400, 401, 403, 404, 409, 500, 503)), taskAt("/v1/syncs/"),
 		func(ctx context.Context, tx ports.Tx, p model.Principal, in *StartSyncInput) (CatalogSyncAccepted, model.Operation, error) {
 			s, op, err := catalogs.StartSync(ctx, tx, p, in.StoreID)
 			return CatalogSyncAccepted{Sync: toCatalogSync(s), OperationAccepted: accepted(op)}, op, err
 		})
-	registerRead(api, "getCatalogSync", "/v1/syncs/{id}", "Read a catalog sync", "stores", catalogs.Get, toCatalogSync)
-	registerList[ListSyncsInput](api, h, "listCatalogSyncs", "/v1/syncs", "List catalog syncs", "stores", "The workspace's catalog syncs.", ports.Repository[ports.SyncRepository], toCatalogSync)
+	registerRead(api, model.ScopeSyncsRead, "getCatalogSync", "/v1/syncs/{id}", "Read a catalog sync", "stores", catalogs.Get, toCatalogSync)
+	registerList[ListSyncsInput](api, h, model.ScopeSyncsRead, "listCatalogSyncs", "/v1/syncs", "List catalog syncs", "stores", "The workspace's catalog syncs.", ports.Repository[ports.SyncRepository], toCatalogSync)
 }

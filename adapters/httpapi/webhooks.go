@@ -125,56 +125,56 @@ func webhookEndpointLocation(id uuid.UUID) string { return "/v1/webhook-endpoint
 
 func (h *handlers) registerWebhookEndpoints(api huma.API) {
 	const adminsOnly = " Workspace admins only."
-	registerIdempotent(api, created(huma.Operation{
+	registerIdempotent(api, needs(model.ScopeWebhooksWrite, created(huma.Operation{
 		OperationID: "createWebhookEndpoint", Method: http.MethodPost, Path: "/v1/webhook-endpoints",
 		Summary: "Create a webhook endpoint",
 		Description: "The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. " +
 			"The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED)." + adminsOnly,
 		Tags: []string{"webhooks"}, Security: bearer, Errors: []int{400, 401, 403, 409, 413, 422, 500, 503},
-	}), h.deps.MaxBodyBytes, h.createWebhookEndpoint)
+	})), h.deps.MaxBodyBytes, h.createWebhookEndpoint)
 	h.registerWebhookEndpointList(api)
-	registerRead(api, "getWebhookEndpoint", "/v1/webhook-endpoints/{id}", "Read a webhook endpoint", "webhooks",
+	registerRead(api, model.ScopeWebhooksRead, "getWebhookEndpoint", "/v1/webhook-endpoints/{id}", "Read a webhook endpoint", "webhooks",
 		h.deps.Webhooks.Get, toWebhookEndpoint)
-	huma.Register(api, huma.Operation{
+	huma.Register(api, needs(model.ScopeWebhooksWrite, huma.Operation{
 		OperationID: "updateWebhookEndpoint", Method: http.MethodPatch, Path: "/v1/webhook-endpoints/{id}",
 		MaxBodyBytes: h.deps.MaxBodyBytes,
 		Summary:      "Update a webhook endpoint",
 		Description:  "Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat." + adminsOnly,
 		Tags:         []string{"webhooks"}, Security: bearer, Errors: []int{400, 401, 403, 404, 409, 413, 422, 500, 503},
-	}, h.updateWebhookEndpoint)
-	huma.Register(api, huma.Operation{
+	}), h.updateWebhookEndpoint)
+	huma.Register(api, needs(model.ScopeWebhooksWrite, huma.Operation{
 		OperationID: "deleteWebhookEndpoint", Method: http.MethodDelete, Path: "/v1/webhook-endpoints/{id}",
 		DefaultStatus: http.StatusNoContent,
 		Summary:       "Delete a webhook endpoint",
 		Description:   "Nothing more is delivered to it. An endpoint already deleted gets 404." + adminsOnly,
 		Tags:          []string{"webhooks"}, Security: bearer, Errors: []int{401, 403, 404, 422, 500, 503},
-	}, h.deleteWebhookEndpoint)
-	huma.Register(api, get("listWebhookDeliveries", "/v1/webhook-endpoints/{id}/deliveries", "webhooks",
+	}), h.deleteWebhookEndpoint)
+	huma.Register(api, needs(model.ScopeWebhooksRead, get("listWebhookDeliveries", "/v1/webhook-endpoints/{id}/deliveries", "webhooks",
 		"List an endpoint's deliveries that are not done",
 		"The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true."+adminsOnly,
-		401, 403, 404, 422, 500, 503), h.listWebhookDeliveries)
-	registerIdempotent(api, huma.Operation{
+		401, 403, 404, 422, 500, 503)), h.listWebhookDeliveries)
+	registerIdempotent(api, needs(model.ScopeWebhooksWrite, huma.Operation{
 		OperationID: "rotateWebhookEndpointSecret", Method: http.MethodPost, Path: "/v1/webhook-endpoints/{id}/rotate-secret",
 		Summary: "Rotate a webhook endpoint's signing secret",
 		Description: "Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret " +
 			"(two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. " +
 			"To stop the replaced secret before its 24 hours (it may have leaked), revoke it: DELETE /v1/webhook-endpoints/{id}/previous-secret." + adminsOnly,
 		Tags: []string{"webhooks"}, Security: bearer, Errors: []int{400, 401, 403, 404, 409, 422, 500, 503},
-	}, h.deps.MaxBodyBytes, h.rotateWebhookEndpointSecret)
-	huma.Register(api, huma.Operation{
+	}), h.deps.MaxBodyBytes, h.rotateWebhookEndpointSecret)
+	huma.Register(api, needs(model.ScopeWebhooksWrite, huma.Operation{
 		OperationID: "revokeWebhookEndpointPreviousSecret", Method: http.MethodDelete, Path: "/v1/webhook-endpoints/{id}/previous-secret",
 		Summary: "Revoke a webhook endpoint's replaced secret now",
 		Description: "Stops, at once, the secret the last rotation replaced: from now on deliveries are signed with the current secret only " +
 			"(one signature in webhook-signature), instead of both until previous_key_expires_at. " +
 			"Answers the endpoint, without previous_key_expires_at. Safe to repeat: an endpoint with no replaced secret is answered as it is." + adminsOnly,
 		Tags: []string{"webhooks"}, Security: bearer, Errors: []int{401, 403, 404, 422, 500, 503},
-	}, h.revokeWebhookEndpointPreviousSecret)
+	}), h.revokeWebhookEndpointPreviousSecret)
 }
 
 func (h *handlers) registerWebhookEndpointList(api huma.API) {
-	huma.Register(api, get("listWebhookEndpoints", "/v1/webhook-endpoints", "webhooks", "List webhook endpoints",
+	huma.Register(api, needs(model.ScopeWebhooksRead, get("listWebhookEndpoints", "/v1/webhook-endpoints", "webhooks", "List webhook endpoints",
 		"Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.",
-		401, 403, 422, 500, 503), func(ctx context.Context, in *ListWebhookEndpointsInput) (*ListOutput[WebhookEndpoint], error) {
+		401, 403, 422, 500, 503)), func(ctx context.Context, in *ListWebhookEndpointsInput) (*ListOutput[WebhookEndpoint], error) {
 		p, err := principalFrom(ctx)
 		if err != nil {
 			return nil, toProblem(ctx, err)

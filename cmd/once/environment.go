@@ -81,7 +81,7 @@ var environments = map[string]environment{
 	"once sim ledger": {only: []string{"ONCE_SIM_URL"}},
 }
 
-var readsNoEnvironment = map[string]bool{"once openapi": true, "once errors": true, "once version": true}
+var readsNoEnvironment = map[string]bool{"once openapi": true, "once errors": true, "once scopes": true, "once version": true}
 
 // standaloneEnvironment is what dispatch and work read: the whole
 // configuration but the two switches they set themselves, with their own

@@ -43,7 +43,7 @@ func rootCmd() *cobra.Command {
 		return &usageError{err: err, usage: cmd.UsageString()}
 	})
 	root.AddCommand(serveCmd(), dispatchCmd(), workCmd(), outboxCmd(), migrateCmd(), bootstrapCmd(), tokenCmd(),
-		openapiCmd(), errorsCmd(), workspaceCmd(), operatorCmd(), secretsCmd(), simCmd(), configCmd(), versionCmd())
+		openapiCmd(), errorsCmd(), scopesCmd(), workspaceCmd(), operatorCmd(), secretsCmd(), simCmd(), configCmd(), versionCmd())
 	describeEnvironments(root)
 	return root
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
 )
 
 // Scope is one right over one family of resources: "<family>:read" or
@@ -62,10 +64,11 @@ func (s Scope) Family() string {
 }
 
 // adminOnlyScopes are the rights a member (not an admin) never has: who is
-// in the workspace, its machine keys, where its events go and redriving
-// its dead letters.
+// in the workspace (listing its members included, admin-only since members
+// exist), its machine keys, where its events go and redriving its dead
+// letters.
 var adminOnlyScopes = []Scope{
-	ScopeMembersWrite,
+	ScopeMembersRead, ScopeMembersWrite,
 	ScopeKeysRead, ScopeKeysWrite,
 	ScopeWebhooksRead, ScopeWebhooksWrite,
 	ScopeOutboxRead, ScopeOutboxWrite,
@@ -97,4 +100,19 @@ func (p Principal) Allows(s Scope) bool {
 		return slices.Contains(RoleScopes(p.Role), s)
 	}
 	return slices.Contains(p.Scopes, s)
+}
+
+// Require is nil when p Allows s, and otherwise the refusal: for an API key
+// domain.CodeInsufficientScope, for a user whose role lacks s (a member on
+// an admin-only scope) domain.CodeForbidden, as before scopes existed.
+// Both name the scope needed.
+func (p Principal) Require(s Scope) error {
+	switch {
+	case p.Allows(s):
+		return nil
+	case p.APIKeyID != uuid.Nil:
+		return domain.Errorf(domain.CodeInsufficientScope, "this API key lacks the %s scope", s)
+	default:
+		return domain.Errorf(domain.CodeForbidden, "workspace admins only: this needs the %s scope, which the %s role does not have", s, p.Role)
+	}
 }

@@ -1,9 +1,12 @@
 package model
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/oncehq/once/domain"
 )
 
 func TestAMemberHasEveryScopeButTheAdminOnesAndAKeyOnlyItsOwn(t *testing.T) {
@@ -33,4 +36,31 @@ func contains(ss []Scope, s Scope) bool {
 		}
 	}
 	return false
+}
+
+func TestRequireRefusesAKeyAndAMemberEachWithItsCode(t *testing.T) {
+	ws := uuid.New()
+	member := Principal{WorkspaceID: ws, UserID: uuid.New(), Role: RoleMember}
+	key := Principal{WorkspaceID: ws, UserID: uuid.New(), Role: RoleAdmin, APIKeyID: uuid.New(), Scopes: []Scope{ScopeWebhooksRead}}
+	if err := member.Require(ScopeMediaWrite); err != nil {
+		t.Errorf("a member refused media:write: %v", err)
+	}
+	if err := key.Require(ScopeWebhooksRead); err != nil {
+		t.Errorf("a webhooks:read key refused it: %v", err)
+	}
+	for _, c := range []struct {
+		p    Principal
+		s    Scope
+		code domain.Code
+	}{
+		{member, ScopeMembersRead, domain.CodeForbidden},
+		{member, ScopeWebhooksWrite, domain.CodeForbidden},
+		{key, ScopeWebhooksWrite, domain.CodeInsufficientScope},
+		{key, ScopeMediaRead, domain.CodeInsufficientScope},
+	} {
+		err := c.p.Require(c.s)
+		if !domain.IsCode(err, c.code) || !strings.Contains(err.Error(), string(c.s)) {
+			t.Errorf("Require(%s) = %v, want %s naming the scope", c.s, err, c.code)
+		}
+	}
 }

@@ -42,8 +42,9 @@ type Limits struct {
 	MaxEndpoints int
 }
 
-// Service manages webhook endpoints. Every use case is for the
-// workspace's admins only (CodeForbidden otherwise).
+// Service manages webhook endpoints. Every use case needs webhooks:read or
+// webhooks:write, which only the workspace's admins have (CodeForbidden
+// otherwise; CodeInsufficientScope for an API key without it).
 type Service struct {
 	uow      ports.UnitOfWork
 	sealer   ports.CredentialSealer
@@ -86,14 +87,6 @@ type Patch struct {
 	Enabled    *bool
 }
 
-// requireAdmin refuses a caller who is not an admin of the workspace.
-func requireAdmin(p model.Principal) error {
-	if p.Role != model.RoleAdmin {
-		return domain.Errorf(domain.CodeForbidden, "only a workspace admin may manage webhook endpoints")
-	}
-	return nil
-}
-
 // CheckURL says whether raw may be an endpoint's URL: an absolute http
 // or https URL of at most MaxURLLength bytes whose host the fetch policy
 // lets the service reach, a public address or a name resolving to public
@@ -105,7 +98,7 @@ func requireAdmin(p model.Principal) error {
 // (field "url"), never repeating the URL, which may carry a token;
 // CodeUnavailable when the host cannot be resolved now.
 func (s *Service) CheckURL(ctx context.Context, p model.Principal, raw string) error {
-	if err := requireAdmin(p); err != nil {
+	if err := p.Require(model.ScopeWebhooksWrite); err != nil {
 		return err
 	}
 	t, err := s.checkForm(raw)
@@ -138,7 +131,7 @@ func (s *Service) CheckURL(ctx context.Context, p model.Principal, raw string) e
 // endpoint of the workspace has, CodeLimitReached when the workspace has
 // Limits.MaxEndpoints.
 func (s *Service) Create(ctx context.Context, tx ports.Tx, p model.Principal, cmd CreateCommand) (WithSecret, error) {
-	if err := requireAdmin(p); err != nil {
+	if err := p.Require(model.ScopeWebhooksWrite); err != nil {
 		return WithSecret{}, err
 	}
 	events, err := checkEventTypes(cmd.EventTypes)
@@ -168,7 +161,7 @@ func (s *Service) Create(ctx context.Context, tx ports.Tx, p model.Principal, cm
 
 // Get reads one endpoint. Errors: CodeNotFound.
 func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (model.WebhookEndpoint, error) {
-	if err := requireAdmin(p); err != nil {
+	if err := p.Require(model.ScopeWebhooksRead); err != nil {
 		return model.WebhookEndpoint{}, err
 	}
 	return ports.Query(ctx, s.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) (model.WebhookEndpoint, error) {
@@ -178,7 +171,7 @@ func (s *Service) Get(ctx context.Context, p model.Principal, id uuid.UUID) (mod
 
 // List returns a page of the workspace's endpoints, newest first.
 func (s *Service) List(ctx context.Context, p model.Principal, q ports.ListQuery) (pagination.Page[model.WebhookEndpoint], error) {
-	if err := requireAdmin(p); err != nil {
+	if err := p.Require(model.ScopeWebhooksRead); err != nil {
 		return pagination.Page[model.WebhookEndpoint]{}, err
 	}
 	return pagination.List(ctx, s.lists, p, q, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.WebhookEndpoint, error) {
@@ -191,7 +184,7 @@ func (s *Service) List(ctx context.Context, p model.Principal, q ports.ListQuery
 //
 // Errors: Create's (but CodeLimitReached), and CodeNotFound.
 func (s *Service) Update(ctx context.Context, p model.Principal, id uuid.UUID, patch Patch) (model.WebhookEndpoint, error) {
-	if err := requireAdmin(p); err != nil {
+	if err := p.Require(model.ScopeWebhooksWrite); err != nil {
 		return model.WebhookEndpoint{}, err
 	}
 	var events []string
@@ -229,7 +222,7 @@ func (s *Service) Update(ctx context.Context, p model.Principal, id uuid.UUID, p
 
 // Delete removes an endpoint. Errors: CodeNotFound.
 func (s *Service) Delete(ctx context.Context, p model.Principal, id uuid.UUID) error {
-	if err := requireAdmin(p); err != nil {
+	if err := p.Require(model.ScopeWebhooksWrite); err != nil {
 		return err
 	}
 	return s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
@@ -244,7 +237,7 @@ func (s *Service) Delete(ctx context.Context, p model.Principal, id uuid.UUID) e
 //
 // Errors: CodeForbidden, CodeNotFound.
 func (s *Service) RotateSecret(ctx context.Context, tx ports.Tx, p model.Principal, id uuid.UUID) (WithSecret, error) {
-	if err := requireAdmin(p); err != nil {
+	if err := p.Require(model.ScopeWebhooksWrite); err != nil {
 		return WithSecret{}, err
 	}
 	var secret string
@@ -268,7 +261,7 @@ func (s *Service) RotateSecret(ctx context.Context, tx ports.Tx, p model.Princip
 //
 // Errors: CodeForbidden, CodeNotFound.
 func (s *Service) RevokePreviousSecret(ctx context.Context, p model.Principal, id uuid.UUID) (model.WebhookEndpoint, error) {
-	if err := requireAdmin(p); err != nil {
+	if err := p.Require(model.ScopeWebhooksWrite); err != nil {
 		return model.WebhookEndpoint{}, err
 	}
 	return ports.Query(ctx, s.uow, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) (model.WebhookEndpoint, error) {
@@ -394,7 +387,7 @@ func invalidURL(reason string) error {
 //
 // Errors: CodeForbidden, CodeNotFound for no such endpoint.
 func (s *Service) Undelivered(ctx context.Context, p model.Principal, id uuid.UUID, q ports.ListQuery) (pagination.Page[model.OutboxEvent], error) {
-	if err := requireAdmin(p); err != nil {
+	if err := p.Require(model.ScopeWebhooksRead); err != nil {
 		return pagination.Page[model.OutboxEvent]{}, err
 	}
 	return pagination.List(ctx, s.lists, p, q, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.OutboxEvent, error) {

@@ -11,19 +11,11 @@ import (
 	"github.com/oncehq/once/ports"
 )
 
-// requireAdmin refuses a caller who is not an admin of the workspace.
-func requireAdmin(p model.Principal) error {
-	if p.Role != model.RoleAdmin {
-		return domain.Errorf(domain.CodeForbidden, "only a workspace admin may manage members")
-	}
-	return nil
-}
-
-// AddMember makes user a member of p's workspace with role. Admins only.
-// Errors: CodeValidation for a nil user or an unknown role, CodeConflict
+// AddMember makes user a member of p's workspace with role. Needs
+// members:write (admins; Principal.Require says why not). Errors: CodeValidation for a nil user or an unknown role, CodeConflict
 // with ResourceID = the user if already a member.
 func (s *Service) AddMember(ctx context.Context, p model.Principal, user uuid.UUID, role model.Role) (model.Member, error) {
-	if err := requireAdmin(p); err != nil {
+	if err := p.Require(model.ScopeMembersWrite); err != nil {
 		return model.Member{}, err
 	}
 	switch {
@@ -48,9 +40,9 @@ func (s *Service) AddMember(ctx context.Context, p model.Principal, user uuid.UU
 
 // ListMembers returns a page of the members of p's workspace, in user id
 // order, paged like every list (q's limit and cursor; its filters do not
-// apply). Admins only.
+// apply). Needs members:read (admins).
 func (s *Service) ListMembers(ctx context.Context, p model.Principal, q ports.ListQuery) (pagination.Page[model.Member], error) {
-	if err := requireAdmin(p); err != nil {
+	if err := p.Require(model.ScopeMembersRead); err != nil {
 		return pagination.Page[model.Member]{}, err
 	}
 	return pagination.List(ctx, pagination.NewService(s.uow), p, q, func(tx ports.Tx) func(context.Context, ports.ListQuery) ([]model.Member, error) {
@@ -58,10 +50,11 @@ func (s *Service) ListMembers(ctx context.Context, p model.Principal, q ports.Li
 	})
 }
 
-// RemoveMember removes user from p's workspace. Admins only; the last admin
-// cannot be removed (CodeInvalidState), so a workspace always has one.
+// RemoveMember removes user from p's workspace. Needs members:write
+// (admins); the last admin cannot be removed (CodeInvalidState), so a
+// workspace always has one.
 func (s *Service) RemoveMember(ctx context.Context, p model.Principal, user uuid.UUID) error {
-	if err := requireAdmin(p); err != nil {
+	if err := p.Require(model.ScopeMembersWrite); err != nil {
 		return err
 	}
 	err := s.uow.Transact(ctx, p.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {

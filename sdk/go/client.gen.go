@@ -2064,12 +2064,16 @@ type ClientInterface interface {
 	//
 	// The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/ai-tasks (the `ListAITasks` operationId).
 	ListAITasks(ctx context.Context, params *ListAITasksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StartAITaskWithBody Start an AI task (text, category or image)
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+	//
+	// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2082,6 +2086,8 @@ type ClientInterface interface {
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
 	//
+	// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2091,6 +2097,8 @@ type ClientInterface interface {
 
 	// GetAITask Read an AI task
 	//
+	// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/ai-tasks/{id} (the `GetAITask` operationId).
 	GetAITask(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2098,12 +2106,16 @@ type ClientInterface interface {
 	//
 	// The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/material-transfers (the `ListMaterialTransfers` operationId).
 	ListMaterialTransfers(ctx context.Context, params *ListMaterialTransfersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StartMaterialTransferWithBody Transfer collected material into our storage
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
+	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2116,6 +2128,8 @@ type ClientInterface interface {
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
 	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2125,6 +2139,8 @@ type ClientInterface interface {
 
 	// GetMaterialTransfer Read a material transfer
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/material-transfers/{id} (the `GetMaterialTransfer` operationId).
 	GetMaterialTransfer(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2132,12 +2148,16 @@ type ClientInterface interface {
 	//
 	// The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/media (the `ListMedia` operationId).
 	ListMedia(ctx context.Context, params *ListMediaParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RegisterMediaWithBody Register an upload
 	//
 	// Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
+	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2150,6 +2170,8 @@ type ClientInterface interface {
 	//
 	// Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
 	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2159,12 +2181,16 @@ type ClientInterface interface {
 
 	// GetMedia Read a media record
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/media/{id} (the `GetMedia` operationId).
 	GetMedia(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CompleteMediaUpload Complete an upload
 	//
 	// Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
+	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2175,6 +2201,8 @@ type ClientInterface interface {
 	//
 	// Allowed until the upload is completed; a repeated upload replaces the bytes. The size and content type must match the registration.
 	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v1/media/{id}/content (the `UploadMediaContent` operationId).
@@ -2184,12 +2212,16 @@ type ClientInterface interface {
 	//
 	// Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `members:read`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/members (the `ListMembers` operationId).
 	ListMembers(ctx context.Context, params *ListMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AddMemberWithBody Add a member
 	//
 	// Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
+	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2200,6 +2232,8 @@ type ClientInterface interface {
 	//
 	// Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
 	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/members (the `AddMember` operationId).
@@ -2209,12 +2243,16 @@ type ClientInterface interface {
 	//
 	// Workspace admins only. The last admin cannot be removed (409 INVALID_STATE). A member already removed gets 404.
 	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with DELETE /v1/members/{user_id} (the `RemoveMember` operationId).
 	RemoveMember(ctx context.Context, userId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListOperations List operations
 	//
 	// Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
 	//
 	// Corresponds with GET /v1/operations (the `ListOperations` operationId).
 	ListOperations(ctx context.Context, params *ListOperationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2223,12 +2261,16 @@ type ClientInterface interface {
 	//
 	// Follow asynchronous work from pending to running to succeeded, failed or cancelled: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 	//
+	// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
 	GetOperation(ctx context.Context, id openapi_types.UUID, params *GetOperationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelOperation Cancel an operation
 	//
 	// A pending operation (its job not started) ends cancelled at once: its job never calls the external system, and its waiting retries and redelivered messages do nothing. A running one records cancel_requested_at and stays running: its job stops before it calls the external system again, ending cancelled, and otherwise ends with what the external system did (succeeded or failed, recorded truthfully). Cancelling a cancelled operation answers the same; a succeeded or failed one is 409 OPERATION_FINISHED.
+	//
+	// **Scope.** `operations:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2239,12 +2281,16 @@ type ClientInterface interface {
 	//
 	// Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
+	// **Scope.** `outbox:read`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/outbox/dead-letters (the `ListDeadLetters` operationId).
 	ListDeadLetters(ctx context.Context, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RedriveAllDeadLetters Re-drive every dead-lettered event of the workspace
 	//
 	// Safe to repeat. Workspace admins only.
+	//
+	// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
 	//
 	// Corresponds with POST /v1/outbox/dead-letters/redrive (the `RedriveAllDeadLetters` operationId).
 	RedriveAllDeadLetters(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2253,6 +2299,8 @@ type ClientInterface interface {
 	//
 	// Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
 	//
+	// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with POST /v1/outbox/dead-letters/{id}/redrive (the `RedriveDeadLetter` operationId).
 	RedriveDeadLetter(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2260,10 +2308,14 @@ type ClientInterface interface {
 	//
 	// The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/products (the `ListProducts` operationId).
 	ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateProductWithBody Create a product draft
+	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2272,6 +2324,8 @@ type ClientInterface interface {
 
 	// CreateProduct Create a product draft
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
@@ -2279,12 +2333,16 @@ type ClientInterface interface {
 
 	// GetProduct Read a product draft
 	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/products/{id} (the `GetProduct` operationId).
 	GetProduct(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateProductWithBody Save a product draft
 	//
 	// Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
+	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2295,6 +2353,8 @@ type ClientInterface interface {
 	//
 	// Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
@@ -2303,6 +2363,8 @@ type ClientInterface interface {
 	// PublishProductWithBody Publish a product to a store
 	//
 	// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
+	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2315,6 +2377,8 @@ type ClientInterface interface {
 	//
 	// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2326,10 +2390,14 @@ type ClientInterface interface {
 	//
 	// The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/publications (the `ListPublications` operationId).
 	ListPublications(ctx context.Context, params *ListPublicationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPublication Read a publication
+	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
 	//
 	// Corresponds with GET /v1/publications/{id} (the `GetPublication` operationId).
 	GetPublication(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2338,12 +2406,16 @@ type ClientInterface interface {
 	//
 	// The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/stores (the `ListStores` operationId).
 	ListStores(ctx context.Context, params *ListStoresParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateStoreWithBody Connect a store
 	//
 	// Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
+	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2356,6 +2428,8 @@ type ClientInterface interface {
 	//
 	// Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
 	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2365,12 +2439,16 @@ type ClientInterface interface {
 
 	// GetStore Read a store
 	//
+	// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/stores/{id} (the `GetStore` operationId).
 	GetStore(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReplaceStoreAuthorizationWithBody Replace a store's credentials
 	//
 	// Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
+	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2383,6 +2461,8 @@ type ClientInterface interface {
 	//
 	// Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
 	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2394,6 +2474,8 @@ type ClientInterface interface {
 	//
 	// At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
 	//
+	// **Scope.** `syncs:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Corresponds with POST /v1/stores/{id}/syncs (the `StartCatalogSync` operationId).
@@ -2401,7 +2483,7 @@ type ClientInterface interface {
 
 	// VerifyStore Verify a store's credentials again
 	//
-	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2412,10 +2494,14 @@ type ClientInterface interface {
 	//
 	// The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/syncs (the `ListCatalogSyncs` operationId).
 	ListCatalogSyncs(ctx context.Context, params *ListCatalogSyncsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCatalogSync Read a catalog sync
+	//
+	// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
 	//
 	// Corresponds with GET /v1/syncs/{id} (the `GetCatalogSync` operationId).
 	GetCatalogSync(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2424,12 +2510,16 @@ type ClientInterface interface {
 	//
 	// Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
+	// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/webhook-endpoints (the `ListWebhookEndpoints` operationId).
 	ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateWebhookEndpointWithBody Create a webhook endpoint
 	//
 	// The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
+	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2442,6 +2532,8 @@ type ClientInterface interface {
 	//
 	// The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type.
@@ -2453,10 +2545,14 @@ type ClientInterface interface {
 	//
 	// Nothing more is delivered to it. An endpoint already deleted gets 404. Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with DELETE /v1/webhook-endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
 	DeleteWebhookEndpoint(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWebhookEndpoint Read a webhook endpoint
+	//
+	// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
 	//
 	// Corresponds with GET /v1/webhook-endpoints/{id} (the `GetWebhookEndpoint` operationId).
 	GetWebhookEndpoint(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2464,6 +2560,8 @@ type ClientInterface interface {
 	// UpdateWebhookEndpointWithBody Update a webhook endpoint
 	//
 	// Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
+	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2474,6 +2572,8 @@ type ClientInterface interface {
 	//
 	// Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
@@ -2483,6 +2583,8 @@ type ClientInterface interface {
 	//
 	// The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
+	// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 	ListWebhookDeliveries(ctx context.Context, id openapi_types.UUID, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2490,12 +2592,16 @@ type ClientInterface interface {
 	//
 	// Stops, at once, the secret the last rotation replaced: from now on deliveries are signed with the current secret only (one signature in webhook-signature), instead of both until previous_key_expires_at. Answers the endpoint, without previous_key_expires_at. Safe to repeat: an endpoint with no replaced secret is answered as it is. Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// Corresponds with DELETE /v1/webhook-endpoints/{id}/previous-secret (the `RevokeWebhookEndpointPreviousSecret` operationId).
 	RevokeWebhookEndpointPreviousSecret(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
 	//
 	// Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. To stop the replaced secret before its 24 hours (it may have leaked), revoke it: DELETE /v1/webhook-endpoints/{id}/previous-secret. Workspace admins only.
+	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -2506,6 +2612,8 @@ type ClientInterface interface {
 // ListAITasks List AI tasks
 //
 // The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
 //
 // Corresponds with GET /v1/ai-tasks (the `ListAITasks` operationId).
 func (c *Client) ListAITasks(ctx context.Context, params *ListAITasksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2523,6 +2631,8 @@ func (c *Client) ListAITasks(ctx context.Context, params *ListAITasksParams, req
 // StartAITaskWithBody Start an AI task (text, category or image)
 //
 // One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+//
+// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -2545,6 +2655,8 @@ func (c *Client) StartAITaskWithBody(ctx context.Context, params *StartAITaskPar
 //
 // One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
 //
+// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -2564,6 +2676,8 @@ func (c *Client) StartAITask(ctx context.Context, params *StartAITaskParams, bod
 
 // GetAITask Read an AI task
 //
+// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/ai-tasks/{id} (the `GetAITask` operationId).
 func (c *Client) GetAITask(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAITaskRequest(c.Server, id)
@@ -2581,6 +2695,8 @@ func (c *Client) GetAITask(ctx context.Context, id openapi_types.UUID, reqEditor
 //
 // The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/material-transfers (the `ListMaterialTransfers` operationId).
 func (c *Client) ListMaterialTransfers(ctx context.Context, params *ListMaterialTransfersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMaterialTransfersRequest(c.Server, params)
@@ -2597,6 +2713,8 @@ func (c *Client) ListMaterialTransfers(ctx context.Context, params *ListMaterial
 // StartMaterialTransferWithBody Transfer collected material into our storage
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
+//
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -2619,6 +2737,8 @@ func (c *Client) StartMaterialTransferWithBody(ctx context.Context, params *Star
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
 //
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -2638,6 +2758,8 @@ func (c *Client) StartMaterialTransfer(ctx context.Context, params *StartMateria
 
 // GetMaterialTransfer Read a material transfer
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/material-transfers/{id} (the `GetMaterialTransfer` operationId).
 func (c *Client) GetMaterialTransfer(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMaterialTransferRequest(c.Server, id)
@@ -2655,6 +2777,8 @@ func (c *Client) GetMaterialTransfer(ctx context.Context, id openapi_types.UUID,
 //
 // The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/media (the `ListMedia` operationId).
 func (c *Client) ListMedia(ctx context.Context, params *ListMediaParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMediaRequest(c.Server, params)
@@ -2671,6 +2795,8 @@ func (c *Client) ListMedia(ctx context.Context, params *ListMediaParams, reqEdit
 // RegisterMediaWithBody Register an upload
 //
 // Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
+//
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -2693,6 +2819,8 @@ func (c *Client) RegisterMediaWithBody(ctx context.Context, params *RegisterMedi
 //
 // Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
 //
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -2712,6 +2840,8 @@ func (c *Client) RegisterMedia(ctx context.Context, params *RegisterMediaParams,
 
 // GetMedia Read a media record
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/media/{id} (the `GetMedia` operationId).
 func (c *Client) GetMedia(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMediaRequest(c.Server, id)
@@ -2728,6 +2858,8 @@ func (c *Client) GetMedia(ctx context.Context, id openapi_types.UUID, reqEditors
 // CompleteMediaUpload Complete an upload
 //
 // Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
+//
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -2748,6 +2880,8 @@ func (c *Client) CompleteMediaUpload(ctx context.Context, id openapi_types.UUID,
 //
 // Allowed until the upload is completed; a repeated upload replaces the bytes. The size and content type must match the registration.
 //
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v1/media/{id}/content (the `UploadMediaContent` operationId).
@@ -2767,6 +2901,8 @@ func (c *Client) UploadMediaContentWithBody(ctx context.Context, id openapi_type
 //
 // Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `members:read`: admins have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/members (the `ListMembers` operationId).
 func (c *Client) ListMembers(ctx context.Context, params *ListMembersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListMembersRequest(c.Server, params)
@@ -2783,6 +2919,8 @@ func (c *Client) ListMembers(ctx context.Context, params *ListMembersParams, req
 // AddMemberWithBody Add a member
 //
 // Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
+//
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2803,6 +2941,8 @@ func (c *Client) AddMemberWithBody(ctx context.Context, contentType string, body
 //
 // Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
 //
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/members (the `AddMember` operationId).
@@ -2822,6 +2962,8 @@ func (c *Client) AddMember(ctx context.Context, body AddMemberJSONRequestBody, r
 //
 // Workspace admins only. The last admin cannot be removed (409 INVALID_STATE). A member already removed gets 404.
 //
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
+//
 // Corresponds with DELETE /v1/members/{user_id} (the `RemoveMember` operationId).
 func (c *Client) RemoveMember(ctx context.Context, userId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRemoveMemberRequest(c.Server, userId)
@@ -2838,6 +2980,8 @@ func (c *Client) RemoveMember(ctx context.Context, userId openapi_types.UUID, re
 // ListOperations List operations
 //
 // Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
 //
 // Corresponds with GET /v1/operations (the `ListOperations` operationId).
 func (c *Client) ListOperations(ctx context.Context, params *ListOperationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2856,6 +3000,8 @@ func (c *Client) ListOperations(ctx context.Context, params *ListOperationsParam
 //
 // Follow asynchronous work from pending to running to succeeded, failed or cancelled: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 //
+// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
 func (c *Client) GetOperation(ctx context.Context, id openapi_types.UUID, params *GetOperationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetOperationRequest(c.Server, id, params)
@@ -2872,6 +3018,8 @@ func (c *Client) GetOperation(ctx context.Context, id openapi_types.UUID, params
 // CancelOperation Cancel an operation
 //
 // A pending operation (its job not started) ends cancelled at once: its job never calls the external system, and its waiting retries and redelivered messages do nothing. A running one records cancel_requested_at and stays running: its job stops before it calls the external system again, ending cancelled, and otherwise ends with what the external system did (succeeded or failed, recorded truthfully). Cancelling a cancelled operation answers the same; a succeeded or failed one is 409 OPERATION_FINISHED.
+//
+// **Scope.** `operations:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -2892,6 +3040,8 @@ func (c *Client) CancelOperation(ctx context.Context, id openapi_types.UUID, par
 //
 // Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
+// **Scope.** `outbox:read`: admins have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/outbox/dead-letters (the `ListDeadLetters` operationId).
 func (c *Client) ListDeadLetters(ctx context.Context, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListDeadLettersRequest(c.Server, params)
@@ -2908,6 +3058,8 @@ func (c *Client) ListDeadLetters(ctx context.Context, params *ListDeadLettersPar
 // RedriveAllDeadLetters Re-drive every dead-lettered event of the workspace
 //
 // Safe to repeat. Workspace admins only.
+//
+// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
 //
 // Corresponds with POST /v1/outbox/dead-letters/redrive (the `RedriveAllDeadLetters` operationId).
 func (c *Client) RedriveAllDeadLetters(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2926,6 +3078,8 @@ func (c *Client) RedriveAllDeadLetters(ctx context.Context, reqEditors ...Reques
 //
 // Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
 //
+// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
+//
 // Corresponds with POST /v1/outbox/dead-letters/{id}/redrive (the `RedriveDeadLetter` operationId).
 func (c *Client) RedriveDeadLetter(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRedriveDeadLetterRequest(c.Server, id)
@@ -2943,6 +3097,8 @@ func (c *Client) RedriveDeadLetter(ctx context.Context, id openapi_types.UUID, r
 //
 // The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/products (the `ListProducts` operationId).
 func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListProductsRequest(c.Server, params)
@@ -2957,6 +3113,8 @@ func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, r
 }
 
 // CreateProductWithBody Create a product draft
+//
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2975,6 +3133,8 @@ func (c *Client) CreateProductWithBody(ctx context.Context, contentType string, 
 
 // CreateProduct Create a product draft
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/products (the `CreateProduct` operationId).
@@ -2992,6 +3152,8 @@ func (c *Client) CreateProduct(ctx context.Context, body CreateProductJSONReques
 
 // GetProduct Read a product draft
 //
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/products/{id} (the `GetProduct` operationId).
 func (c *Client) GetProduct(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetProductRequest(c.Server, id)
@@ -3008,6 +3170,8 @@ func (c *Client) GetProduct(ctx context.Context, id openapi_types.UUID, reqEdito
 // UpdateProductWithBody Save a product draft
 //
 // Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
+//
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3028,6 +3192,8 @@ func (c *Client) UpdateProductWithBody(ctx context.Context, id openapi_types.UUI
 //
 // Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
@@ -3046,6 +3212,8 @@ func (c *Client) UpdateProduct(ctx context.Context, id openapi_types.UUID, param
 // PublishProductWithBody Publish a product to a store
 //
 // Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
+//
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -3068,6 +3236,8 @@ func (c *Client) PublishProductWithBody(ctx context.Context, id openapi_types.UU
 //
 // Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -3089,6 +3259,8 @@ func (c *Client) PublishProduct(ctx context.Context, id openapi_types.UUID, para
 //
 // The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/publications (the `ListPublications` operationId).
 func (c *Client) ListPublications(ctx context.Context, params *ListPublicationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListPublicationsRequest(c.Server, params)
@@ -3103,6 +3275,8 @@ func (c *Client) ListPublications(ctx context.Context, params *ListPublicationsP
 }
 
 // GetPublication Read a publication
+//
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
 //
 // Corresponds with GET /v1/publications/{id} (the `GetPublication` operationId).
 func (c *Client) GetPublication(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3121,6 +3295,8 @@ func (c *Client) GetPublication(ctx context.Context, id openapi_types.UUID, reqE
 //
 // The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/stores (the `ListStores` operationId).
 func (c *Client) ListStores(ctx context.Context, params *ListStoresParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListStoresRequest(c.Server, params)
@@ -3137,6 +3313,8 @@ func (c *Client) ListStores(ctx context.Context, params *ListStoresParams, reqEd
 // CreateStoreWithBody Connect a store
 //
 // Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
+//
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -3159,6 +3337,8 @@ func (c *Client) CreateStoreWithBody(ctx context.Context, params *CreateStorePar
 //
 // Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
 //
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -3178,6 +3358,8 @@ func (c *Client) CreateStore(ctx context.Context, params *CreateStoreParams, bod
 
 // GetStore Read a store
 //
+// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/stores/{id} (the `GetStore` operationId).
 func (c *Client) GetStore(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetStoreRequest(c.Server, id)
@@ -3194,6 +3376,8 @@ func (c *Client) GetStore(ctx context.Context, id openapi_types.UUID, reqEditors
 // ReplaceStoreAuthorizationWithBody Replace a store's credentials
 //
 // Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
+//
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -3216,6 +3400,8 @@ func (c *Client) ReplaceStoreAuthorizationWithBody(ctx context.Context, id opena
 //
 // Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
 //
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -3237,6 +3423,8 @@ func (c *Client) ReplaceStoreAuthorization(ctx context.Context, id openapi_types
 //
 // At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
 //
+// **Scope.** `syncs:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Corresponds with POST /v1/stores/{id}/syncs (the `StartCatalogSync` operationId).
@@ -3253,6 +3441,8 @@ func (c *Client) StartCatalogSync(ctx context.Context, id openapi_types.UUID, pa
 }
 
 // VerifyStore Verify a store's credentials again
+//
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -3273,6 +3463,8 @@ func (c *Client) VerifyStore(ctx context.Context, id openapi_types.UUID, params 
 //
 // The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/syncs (the `ListCatalogSyncs` operationId).
 func (c *Client) ListCatalogSyncs(ctx context.Context, params *ListCatalogSyncsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListCatalogSyncsRequest(c.Server, params)
@@ -3287,6 +3479,8 @@ func (c *Client) ListCatalogSyncs(ctx context.Context, params *ListCatalogSyncsP
 }
 
 // GetCatalogSync Read a catalog sync
+//
+// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
 //
 // Corresponds with GET /v1/syncs/{id} (the `GetCatalogSync` operationId).
 func (c *Client) GetCatalogSync(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3305,6 +3499,8 @@ func (c *Client) GetCatalogSync(ctx context.Context, id openapi_types.UUID, reqE
 //
 // Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
+// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/webhook-endpoints (the `ListWebhookEndpoints` operationId).
 func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListWebhookEndpointsRequest(c.Server, params)
@@ -3321,6 +3517,8 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEn
 // CreateWebhookEndpointWithBody Create a webhook endpoint
 //
 // The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
+//
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -3343,6 +3541,8 @@ func (c *Client) CreateWebhookEndpointWithBody(ctx context.Context, params *Crea
 //
 // The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type.
@@ -3364,6 +3564,8 @@ func (c *Client) CreateWebhookEndpoint(ctx context.Context, params *CreateWebhoo
 //
 // Nothing more is delivered to it. An endpoint already deleted gets 404. Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // Corresponds with DELETE /v1/webhook-endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
 func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDeleteWebhookEndpointRequest(c.Server, id)
@@ -3378,6 +3580,8 @@ func (c *Client) DeleteWebhookEndpoint(ctx context.Context, id openapi_types.UUI
 }
 
 // GetWebhookEndpoint Read a webhook endpoint
+//
+// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
 //
 // Corresponds with GET /v1/webhook-endpoints/{id} (the `GetWebhookEndpoint` operationId).
 func (c *Client) GetWebhookEndpoint(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3395,6 +3599,8 @@ func (c *Client) GetWebhookEndpoint(ctx context.Context, id openapi_types.UUID, 
 // UpdateWebhookEndpointWithBody Update a webhook endpoint
 //
 // Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
+//
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3415,6 +3621,8 @@ func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, id openapi_t
 //
 // Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
@@ -3434,6 +3642,8 @@ func (c *Client) UpdateWebhookEndpoint(ctx context.Context, id openapi_types.UUI
 //
 // The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
+// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+//
 // Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
 func (c *Client) ListWebhookDeliveries(ctx context.Context, id openapi_types.UUID, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListWebhookDeliveriesRequest(c.Server, id, params)
@@ -3451,6 +3661,8 @@ func (c *Client) ListWebhookDeliveries(ctx context.Context, id openapi_types.UUI
 //
 // Stops, at once, the secret the last rotation replaced: from now on deliveries are signed with the current secret only (one signature in webhook-signature), instead of both until previous_key_expires_at. Answers the endpoint, without previous_key_expires_at. Safe to repeat: an endpoint with no replaced secret is answered as it is. Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // Corresponds with DELETE /v1/webhook-endpoints/{id}/previous-secret (the `RevokeWebhookEndpointPreviousSecret` operationId).
 func (c *Client) RevokeWebhookEndpointPreviousSecret(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRevokeWebhookEndpointPreviousSecretRequest(c.Server, id)
@@ -3467,6 +3679,8 @@ func (c *Client) RevokeWebhookEndpointPreviousSecret(ctx context.Context, id ope
 // RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
 //
 // Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. To stop the replaced secret before its 24 hours (it may have leaked), revoke it: DELETE /v1/webhook-endpoints/{id}/previous-secret. Workspace admins only.
+//
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -5849,6 +6063,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/ai-tasks (the `ListAITasks` operationId).
@@ -5857,6 +6073,8 @@ type ClientWithResponsesInterface interface {
 	// StartAITaskWithBodyWithResponse Start an AI task (text, category or image)
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+	//
+	// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -5869,6 +6087,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
 	//
+	// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -5877,6 +6097,8 @@ type ClientWithResponsesInterface interface {
 	StartAITaskWithResponse(ctx context.Context, params *StartAITaskParams, body StartAITaskJSONRequestBody, reqEditors ...RequestEditorFn) (*StartAITaskResponse, error)
 
 	// GetAITaskWithResponse Read an AI task
+	//
+	// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5887,6 +6109,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/material-transfers (the `ListMaterialTransfers` operationId).
@@ -5895,6 +6119,8 @@ type ClientWithResponsesInterface interface {
 	// StartMaterialTransferWithBodyWithResponse Transfer collected material into our storage
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
+	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -5907,6 +6133,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
 	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -5915,6 +6143,8 @@ type ClientWithResponsesInterface interface {
 	StartMaterialTransferWithResponse(ctx context.Context, params *StartMaterialTransferParams, body StartMaterialTransferJSONRequestBody, reqEditors ...RequestEditorFn) (*StartMaterialTransferResponse, error)
 
 	// GetMaterialTransferWithResponse Read a material transfer
+	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5925,6 +6155,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/media (the `ListMedia` operationId).
@@ -5933,6 +6165,8 @@ type ClientWithResponsesInterface interface {
 	// RegisterMediaWithBodyWithResponse Register an upload
 	//
 	// Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
+	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -5945,6 +6179,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
 	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -5954,6 +6190,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetMediaWithResponse Read a media record
 	//
+	// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/media/{id} (the `GetMedia` operationId).
@@ -5962,6 +6200,8 @@ type ClientWithResponsesInterface interface {
 	// CompleteMediaUploadWithResponse Complete an upload
 	//
 	// Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
+	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -5974,6 +6214,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Allowed until the upload is completed; a repeated upload replaces the bytes. The size and content type must match the registration.
 	//
+	// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/media/{id}/content (the `UploadMediaContent` operationId).
@@ -5982,6 +6224,8 @@ type ClientWithResponsesInterface interface {
 	// ListMembersWithResponse List the workspace's members
 	//
 	// Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
+	//
+	// **Scope.** `members:read`: admins have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5992,6 +6236,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
 	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/members (the `AddMember` operationId).
@@ -6000,6 +6246,8 @@ type ClientWithResponsesInterface interface {
 	// AddMemberWithResponse Add a member
 	//
 	// Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
+	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6010,6 +6258,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Workspace admins only. The last admin cannot be removed (409 INVALID_STATE). A member already removed gets 404.
 	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/members/{user_id} (the `RemoveMember` operationId).
@@ -6018,6 +6268,8 @@ type ClientWithResponsesInterface interface {
 	// ListOperationsWithResponse List operations
 	//
 	// Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.
+	//
+	// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6028,6 +6280,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Follow asynchronous work from pending to running to succeeded, failed or cancelled: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 	//
+	// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
@@ -6036,6 +6290,8 @@ type ClientWithResponsesInterface interface {
 	// CancelOperationWithResponse Cancel an operation
 	//
 	// A pending operation (its job not started) ends cancelled at once: its job never calls the external system, and its waiting retries and redelivered messages do nothing. A running one records cancel_requested_at and stays running: its job stops before it calls the external system again, ending cancelled, and otherwise ends with what the external system did (succeeded or failed, recorded truthfully). Cancelling a cancelled operation answers the same; a succeeded or failed one is 409 OPERATION_FINISHED.
+	//
+	// **Scope.** `operations:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -6048,6 +6304,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
+	// **Scope.** `outbox:read`: admins have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/outbox/dead-letters (the `ListDeadLetters` operationId).
@@ -6056,6 +6314,8 @@ type ClientWithResponsesInterface interface {
 	// RedriveAllDeadLettersWithResponse Re-drive every dead-lettered event of the workspace
 	//
 	// Safe to repeat. Workspace admins only.
+	//
+	// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6066,6 +6326,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
 	//
+	// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/outbox/dead-letters/{id}/redrive (the `RedriveDeadLetter` operationId).
@@ -6075,12 +6337,16 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/products (the `ListProducts` operationId).
 	ListProductsWithResponse(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*ListProductsResponse, error)
 
 	// CreateProductWithBodyWithResponse Create a product draft
+	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6089,12 +6355,16 @@ type ClientWithResponsesInterface interface {
 
 	// CreateProductWithResponse Create a product draft
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
 	CreateProductWithResponse(ctx context.Context, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
 
 	// GetProductWithResponse Read a product draft
+	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6105,6 +6375,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
@@ -6114,6 +6386,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
@@ -6122,6 +6396,8 @@ type ClientWithResponsesInterface interface {
 	// PublishProductWithBodyWithResponse Publish a product to a store
 	//
 	// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
+	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -6134,6 +6410,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 	//
+	// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -6145,12 +6423,16 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/publications (the `ListPublications` operationId).
 	ListPublicationsWithResponse(ctx context.Context, params *ListPublicationsParams, reqEditors ...RequestEditorFn) (*ListPublicationsResponse, error)
 
 	// GetPublicationWithResponse Read a publication
+	//
+	// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6161,6 +6443,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/stores (the `ListStores` operationId).
@@ -6169,6 +6453,8 @@ type ClientWithResponsesInterface interface {
 	// CreateStoreWithBodyWithResponse Connect a store
 	//
 	// Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
+	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -6181,6 +6467,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
 	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -6190,6 +6478,8 @@ type ClientWithResponsesInterface interface {
 
 	// GetStoreWithResponse Read a store
 	//
+	// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/stores/{id} (the `GetStore` operationId).
@@ -6198,6 +6488,8 @@ type ClientWithResponsesInterface interface {
 	// ReplaceStoreAuthorizationWithBodyWithResponse Replace a store's credentials
 	//
 	// Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
+	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -6210,6 +6502,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
 	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -6221,6 +6515,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
 	//
+	// **Scope.** `syncs:write`: admins and members have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6230,7 +6526,7 @@ type ClientWithResponsesInterface interface {
 
 	// VerifyStoreWithResponse Verify a store's credentials again
 	//
-	//
+	// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -6243,12 +6539,16 @@ type ClientWithResponsesInterface interface {
 	//
 	// The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 	//
+	// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/syncs (the `ListCatalogSyncs` operationId).
 	ListCatalogSyncsWithResponse(ctx context.Context, params *ListCatalogSyncsParams, reqEditors ...RequestEditorFn) (*ListCatalogSyncsResponse, error)
 
 	// GetCatalogSyncWithResponse Read a catalog sync
+	//
+	// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6259,6 +6559,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
+	// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/webhook-endpoints (the `ListWebhookEndpoints` operationId).
@@ -6267,6 +6569,8 @@ type ClientWithResponsesInterface interface {
 	// CreateWebhookEndpointWithBodyWithResponse Create a webhook endpoint
 	//
 	// The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
+	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -6279,6 +6583,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -6290,12 +6596,16 @@ type ClientWithResponsesInterface interface {
 	//
 	// Nothing more is delivered to it. An endpoint already deleted gets 404. Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/webhook-endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
 	DeleteWebhookEndpointWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*DeleteWebhookEndpointResponse, error)
 
 	// GetWebhookEndpointWithResponse Read a webhook endpoint
+	//
+	// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6306,6 +6616,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
@@ -6314,6 +6626,8 @@ type ClientWithResponsesInterface interface {
 	// UpdateWebhookEndpointWithResponse Update a webhook endpoint
 	//
 	// Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
+	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6324,6 +6638,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 	//
+	// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
@@ -6333,6 +6649,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Stops, at once, the secret the last rotation replaced: from now on deliveries are signed with the current secret only (one signature in webhook-signature), instead of both until previous_key_expires_at. Answers the endpoint, without previous_key_expires_at. Safe to repeat: an endpoint with no replaced secret is answered as it is. Workspace admins only.
 	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with DELETE /v1/webhook-endpoints/{id}/previous-secret (the `RevokeWebhookEndpointPreviousSecret` operationId).
@@ -6341,6 +6659,8 @@ type ClientWithResponsesInterface interface {
 	// RotateWebhookEndpointSecretWithResponse Rotate a webhook endpoint's signing secret
 	//
 	// Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. To stop the replaced secret before its 24 hours (it may have leaked), revoke it: DELETE /v1/webhook-endpoints/{id}/previous-secret. Workspace admins only.
+	//
+	// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 	//
 	// **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 	//
@@ -11376,6 +11696,8 @@ func (r RotateWebhookEndpointSecretResponse) ContentType() string {
 //
 // The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/ai-tasks (the `ListAITasks` operationId).
@@ -11390,6 +11712,8 @@ func (c *ClientWithResponses) ListAITasksWithResponse(ctx context.Context, param
 // StartAITaskWithBodyWithResponse Start an AI task (text, category or image)
 //
 // One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+//
+// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11408,6 +11732,8 @@ func (c *ClientWithResponses) StartAITaskWithBodyWithResponse(ctx context.Contex
 //
 // One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
 //
+// **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11422,6 +11748,8 @@ func (c *ClientWithResponses) StartAITaskWithResponse(ctx context.Context, param
 }
 
 // GetAITaskWithResponse Read an AI task
+//
+// **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11438,6 +11766,8 @@ func (c *ClientWithResponses) GetAITaskWithResponse(ctx context.Context, id open
 //
 // The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/material-transfers (the `ListMaterialTransfers` operationId).
@@ -11452,6 +11782,8 @@ func (c *ClientWithResponses) ListMaterialTransfersWithResponse(ctx context.Cont
 // StartMaterialTransferWithBodyWithResponse Transfer collected material into our storage
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
+//
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11470,6 +11802,8 @@ func (c *ClientWithResponses) StartMaterialTransferWithBodyWithResponse(ctx cont
 //
 // Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
 //
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11484,6 +11818,8 @@ func (c *ClientWithResponses) StartMaterialTransferWithResponse(ctx context.Cont
 }
 
 // GetMaterialTransferWithResponse Read a material transfer
+//
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11500,6 +11836,8 @@ func (c *ClientWithResponses) GetMaterialTransferWithResponse(ctx context.Contex
 //
 // The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/media (the `ListMedia` operationId).
@@ -11514,6 +11852,8 @@ func (c *ClientWithResponses) ListMediaWithResponse(ctx context.Context, params 
 // RegisterMediaWithBodyWithResponse Register an upload
 //
 // Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
+//
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11532,6 +11872,8 @@ func (c *ClientWithResponses) RegisterMediaWithBodyWithResponse(ctx context.Cont
 //
 // Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
 //
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11547,6 +11889,8 @@ func (c *ClientWithResponses) RegisterMediaWithResponse(ctx context.Context, par
 
 // GetMediaWithResponse Read a media record
 //
+// **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/media/{id} (the `GetMedia` operationId).
@@ -11561,6 +11905,8 @@ func (c *ClientWithResponses) GetMediaWithResponse(ctx context.Context, id opena
 // CompleteMediaUploadWithResponse Complete an upload
 //
 // Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
+//
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11579,6 +11925,8 @@ func (c *ClientWithResponses) CompleteMediaUploadWithResponse(ctx context.Contex
 //
 // Allowed until the upload is completed; a repeated upload replaces the bytes. The size and content type must match the registration.
 //
+// **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/media/{id}/content (the `UploadMediaContent` operationId).
@@ -11593,6 +11941,8 @@ func (c *ClientWithResponses) UploadMediaContentWithBodyWithResponse(ctx context
 // ListMembersWithResponse List the workspace's members
 //
 // Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
+//
+// **Scope.** `members:read`: admins have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11609,6 +11959,8 @@ func (c *ClientWithResponses) ListMembersWithResponse(ctx context.Context, param
 //
 // Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
 //
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/members (the `AddMember` operationId).
@@ -11623,6 +11975,8 @@ func (c *ClientWithResponses) AddMemberWithBodyWithResponse(ctx context.Context,
 // AddMemberWithResponse Add a member
 //
 // Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
+//
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11639,6 +11993,8 @@ func (c *ClientWithResponses) AddMemberWithResponse(ctx context.Context, body Ad
 //
 // Workspace admins only. The last admin cannot be removed (409 INVALID_STATE). A member already removed gets 404.
 //
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/members/{user_id} (the `RemoveMember` operationId).
@@ -11653,6 +12009,8 @@ func (c *ClientWithResponses) RemoveMemberWithResponse(ctx context.Context, user
 // ListOperationsWithResponse List operations
 //
 // Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.
+//
+// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11669,6 +12027,8 @@ func (c *ClientWithResponses) ListOperationsWithResponse(ctx context.Context, pa
 //
 // Follow asynchronous work from pending to running to succeeded, failed or cancelled: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
 //
+// **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/operations/{id} (the `GetOperation` operationId).
@@ -11683,6 +12043,8 @@ func (c *ClientWithResponses) GetOperationWithResponse(ctx context.Context, id o
 // CancelOperationWithResponse Cancel an operation
 //
 // A pending operation (its job not started) ends cancelled at once: its job never calls the external system, and its waiting retries and redelivered messages do nothing. A running one records cancel_requested_at and stays running: its job stops before it calls the external system again, ending cancelled, and otherwise ends with what the external system did (succeeded or failed, recorded truthfully). Cancelling a cancelled operation answers the same; a succeeded or failed one is 409 OPERATION_FINISHED.
+//
+// **Scope.** `operations:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11701,6 +12063,8 @@ func (c *ClientWithResponses) CancelOperationWithResponse(ctx context.Context, i
 //
 // Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
+// **Scope.** `outbox:read`: admins have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/outbox/dead-letters (the `ListDeadLetters` operationId).
@@ -11715,6 +12079,8 @@ func (c *ClientWithResponses) ListDeadLettersWithResponse(ctx context.Context, p
 // RedriveAllDeadLettersWithResponse Re-drive every dead-lettered event of the workspace
 //
 // Safe to repeat. Workspace admins only.
+//
+// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11731,6 +12097,8 @@ func (c *ClientWithResponses) RedriveAllDeadLettersWithResponse(ctx context.Cont
 //
 // Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
 //
+// **Scope.** `outbox:write`: admins have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/outbox/dead-letters/{id}/redrive (the `RedriveDeadLetter` operationId).
@@ -11746,6 +12114,8 @@ func (c *ClientWithResponses) RedriveDeadLetterWithResponse(ctx context.Context,
 //
 // The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/products (the `ListProducts` operationId).
@@ -11758,6 +12128,8 @@ func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, para
 }
 
 // CreateProductWithBodyWithResponse Create a product draft
+//
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11772,6 +12144,8 @@ func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Cont
 
 // CreateProductWithResponse Create a product draft
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/products (the `CreateProduct` operationId).
@@ -11784,6 +12158,8 @@ func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, bod
 }
 
 // GetProductWithResponse Read a product draft
+//
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11800,6 +12176,8 @@ func (c *ClientWithResponses) GetProductWithResponse(ctx context.Context, id ope
 //
 // Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
@@ -11815,6 +12193,8 @@ func (c *ClientWithResponses) UpdateProductWithBodyWithResponse(ctx context.Cont
 //
 // Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/products/{id} (the `UpdateProduct` operationId).
@@ -11829,6 +12209,8 @@ func (c *ClientWithResponses) UpdateProductWithResponse(ctx context.Context, id 
 // PublishProductWithBodyWithResponse Publish a product to a store
 //
 // Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
+//
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11847,6 +12229,8 @@ func (c *ClientWithResponses) PublishProductWithBodyWithResponse(ctx context.Con
 //
 // Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
 //
+// **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11864,6 +12248,8 @@ func (c *ClientWithResponses) PublishProductWithResponse(ctx context.Context, id
 //
 // The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/publications (the `ListPublications` operationId).
@@ -11876,6 +12262,8 @@ func (c *ClientWithResponses) ListPublicationsWithResponse(ctx context.Context, 
 }
 
 // GetPublicationWithResponse Read a publication
+//
+// **Scope.** `products:read`: admins and members have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11892,6 +12280,8 @@ func (c *ClientWithResponses) GetPublicationWithResponse(ctx context.Context, id
 //
 // The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/stores (the `ListStores` operationId).
@@ -11906,6 +12296,8 @@ func (c *ClientWithResponses) ListStoresWithResponse(ctx context.Context, params
 // CreateStoreWithBodyWithResponse Connect a store
 //
 // Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
+//
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11924,6 +12316,8 @@ func (c *ClientWithResponses) CreateStoreWithBodyWithResponse(ctx context.Contex
 //
 // Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
 //
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11939,6 +12333,8 @@ func (c *ClientWithResponses) CreateStoreWithResponse(ctx context.Context, param
 
 // GetStoreWithResponse Read a store
 //
+// **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/stores/{id} (the `GetStore` operationId).
@@ -11953,6 +12349,8 @@ func (c *ClientWithResponses) GetStoreWithResponse(ctx context.Context, id opena
 // ReplaceStoreAuthorizationWithBodyWithResponse Replace a store's credentials
 //
 // Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
+//
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -11971,6 +12369,8 @@ func (c *ClientWithResponses) ReplaceStoreAuthorizationWithBodyWithResponse(ctx 
 //
 // Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
 //
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -11988,6 +12388,8 @@ func (c *ClientWithResponses) ReplaceStoreAuthorizationWithResponse(ctx context.
 //
 // At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
 //
+// **Scope.** `syncs:write`: admins and members have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -12002,6 +12404,8 @@ func (c *ClientWithResponses) StartCatalogSyncWithResponse(ctx context.Context, 
 }
 
 // VerifyStoreWithResponse Verify a store's credentials again
+//
+// **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -12020,6 +12424,8 @@ func (c *ClientWithResponses) VerifyStoreWithResponse(ctx context.Context, id op
 //
 // The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
 //
+// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/syncs (the `ListCatalogSyncs` operationId).
@@ -12032,6 +12438,8 @@ func (c *ClientWithResponses) ListCatalogSyncsWithResponse(ctx context.Context, 
 }
 
 // GetCatalogSyncWithResponse Read a catalog sync
+//
+// **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12048,6 +12456,8 @@ func (c *ClientWithResponses) GetCatalogSyncWithResponse(ctx context.Context, id
 //
 // Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
+// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/webhook-endpoints (the `ListWebhookEndpoints` operationId).
@@ -12062,6 +12472,8 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 // CreateWebhookEndpointWithBodyWithResponse Create a webhook endpoint
 //
 // The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
+//
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
@@ -12080,6 +12492,8 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithBodyWithResponse(ctx cont
 //
 // The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -12097,6 +12511,8 @@ func (c *ClientWithResponses) CreateWebhookEndpointWithResponse(ctx context.Cont
 //
 // Nothing more is delivered to it. An endpoint already deleted gets 404. Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/webhook-endpoints/{id} (the `DeleteWebhookEndpoint` operationId).
@@ -12109,6 +12525,8 @@ func (c *ClientWithResponses) DeleteWebhookEndpointWithResponse(ctx context.Cont
 }
 
 // GetWebhookEndpointWithResponse Read a webhook endpoint
+//
+// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12125,6 +12543,8 @@ func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context
 //
 // Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /v1/webhook-endpoints/{id} (the `UpdateWebhookEndpoint` operationId).
@@ -12139,6 +12559,8 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx cont
 // UpdateWebhookEndpointWithResponse Update a webhook endpoint
 //
 // Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
+//
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12155,6 +12577,8 @@ func (c *ClientWithResponses) UpdateWebhookEndpointWithResponse(ctx context.Cont
 //
 // The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
 //
+// **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/webhook-endpoints/{id}/deliveries (the `ListWebhookDeliveries` operationId).
@@ -12170,6 +12594,8 @@ func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Cont
 //
 // Stops, at once, the secret the last rotation replaced: from now on deliveries are signed with the current secret only (one signature in webhook-signature), instead of both until previous_key_expires_at. Answers the endpoint, without previous_key_expires_at. Safe to repeat: an endpoint with no replaced secret is answered as it is. Workspace admins only.
 //
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with DELETE /v1/webhook-endpoints/{id}/previous-secret (the `RevokeWebhookEndpointPreviousSecret` operationId).
@@ -12184,6 +12610,8 @@ func (c *ClientWithResponses) RevokeWebhookEndpointPreviousSecretWithResponse(ct
 // RotateWebhookEndpointSecretWithResponse Rotate a webhook endpoint's signing secret
 //
 // Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. To stop the replaced secret before its 24 hours (it may have leaked), revoke it: DELETE /v1/webhook-endpoints/{id}/previous-secret. Workspace admins only.
+//
+// **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
 //
 // **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
 //

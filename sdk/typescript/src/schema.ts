@@ -14,12 +14,16 @@ export interface paths {
         /**
          * List AI tasks
          * @description The workspace's AI tasks. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         *
+         *     **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
          */
         get: operations["listAITasks"];
         put?: never;
         /**
          * Start an AI task (text, category or image)
          * @description One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
+         *
+         *     **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
          *
          *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
@@ -37,7 +41,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an AI task */
+        /**
+         * Read an AI task
+         * @description **Scope.** `ai:read`: admins and members have it; an API key only if created with it.
+         */
         get: operations["getAITask"];
         put?: never;
         post?: never;
@@ -57,12 +64,16 @@ export interface paths {
         /**
          * List material transfers
          * @description The workspace's material transfers, without their items (GET one transfer for them). Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         *
+         *     **Scope.** `media:read`: admins and members have it; an API key only if created with it.
          */
         get: operations["listMaterialTransfers"];
         put?: never;
         /**
          * Transfer collected material into our storage
          * @description Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
+         *
+         *     **Scope.** `media:write`: admins and members have it; an API key only if created with it.
          *
          *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
@@ -80,7 +91,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a material transfer */
+        /**
+         * Read a material transfer
+         * @description **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+         */
         get: operations["getMaterialTransfer"];
         put?: never;
         post?: never;
@@ -100,12 +114,16 @@ export interface paths {
         /**
          * List media
          * @description The workspace's media. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         *
+         *     **Scope.** `media:read`: admins and members have it; an API key only if created with it.
          */
         get: operations["listMedia"];
         put?: never;
         /**
          * Register an upload
          * @description Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
+         *
+         *     **Scope.** `media:write`: admins and members have it; an API key only if created with it.
          *
          *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
@@ -123,7 +141,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a media record */
+        /**
+         * Read a media record
+         * @description **Scope.** `media:read`: admins and members have it; an API key only if created with it.
+         */
         get: operations["getMedia"];
         put?: never;
         post?: never;
@@ -146,6 +167,8 @@ export interface paths {
          * Complete an upload
          * @description Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
          *
+         *     **Scope.** `media:write`: admins and members have it; an API key only if created with it.
+         *
          *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
         post: operations["completeMediaUpload"];
@@ -166,6 +189,8 @@ export interface paths {
         /**
          * Upload the bytes of a registered file
          * @description Allowed until the upload is completed; a repeated upload replaces the bytes. The size and content type must match the registration.
+         *
+         *     **Scope.** `media:write`: admins and members have it; an API key only if created with it.
          */
         put: operations["uploadMediaContent"];
         post?: never;
@@ -185,12 +210,16 @@ export interface paths {
         /**
          * List the workspace's members
          * @description Workspace admins only. In user id order; pass the user_id of the last item as starting_after for the next page while has_more is true.
+         *
+         *     **Scope.** `members:read`: admins have it; an API key only if created with it.
          */
         get: operations["listMembers"];
         put?: never;
         /**
          * Add a member
          * @description Workspace admins only. A user who is already a member gets 409 CONFLICT with the user id in resource_id; retrying an add is therefore safe.
+         *
+         *     **Scope.** `members:write`: admins have it; an API key only if created with it.
          */
         post: operations["addMember"];
         delete?: never;
@@ -212,6 +241,8 @@ export interface paths {
         /**
          * Remove a member
          * @description Workspace admins only. The last admin cannot be removed (409 INVALID_STATE). A member already removed gets 404.
+         *
+         *     **Scope.** `members:write`: admins have it; an API key only if created with it.
          */
         delete: operations["removeMember"];
         options?: never;
@@ -229,6 +260,8 @@ export interface paths {
         /**
          * List operations
          * @description Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.
+         *
+         *     **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
          */
         get: operations["listOperations"];
         put?: never;
@@ -249,6 +282,8 @@ export interface paths {
         /**
          * Read an operation
          * @description Follow asynchronous work from pending to running to succeeded, failed or cancelled: with wait, the answer comes as soon as the operation ends (or when the wait is over), from whichever server the request reaches; without, at once. delivery says how the delivery of its job goes: an operation that stays pending shows its failed attempts, the next attempt time and the last error, or that its job waits for an operator (dead_letter).
+         *
+         *     **Scope.** `operations:read`: admins and members have it; an API key only if created with it.
          */
         get: operations["getOperation"];
         put?: never;
@@ -272,6 +307,8 @@ export interface paths {
          * Cancel an operation
          * @description A pending operation (its job not started) ends cancelled at once: its job never calls the external system, and its waiting retries and redelivered messages do nothing. A running one records cancel_requested_at and stays running: its job stops before it calls the external system again, ending cancelled, and otherwise ends with what the external system did (succeeded or failed, recorded truthfully). Cancelling a cancelled operation answers the same; a succeeded or failed one is 409 OPERATION_FINISHED.
          *
+         *     **Scope.** `operations:write`: admins and members have it; an API key only if created with it.
+         *
          *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
         post: operations["cancelOperation"];
@@ -291,6 +328,8 @@ export interface paths {
         /**
          * List dead-lettered outbox events
          * @description Events whose delivery failed too often, and events whose job a worker gave up on (its task and operation failed), with the sanitized last error, also grouped by it. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
+         *
+         *     **Scope.** `outbox:read`: admins have it; an API key only if created with it.
          */
         get: operations["listDeadLetters"];
         put?: never;
@@ -313,6 +352,8 @@ export interface paths {
         /**
          * Re-drive every dead-lettered event of the workspace
          * @description Safe to repeat. Workspace admins only.
+         *
+         *     **Scope.** `outbox:write`: admins have it; an API key only if created with it.
          */
         post: operations["redriveAllDeadLetters"];
         delete?: never;
@@ -333,6 +374,8 @@ export interface paths {
         /**
          * Re-drive one dead-lettered event
          * @description Returns the event to pending with its attempts reset; the Dispatcher delivers it again. A job the worker gave up on is reopened first: its task and operation go back to pending and end when the job runs. Safe to repeat: an event that is not dead-lettered is left alone. Workspace admins only.
+         *
+         *     **Scope.** `outbox:write`: admins have it; an API key only if created with it.
          */
         post: operations["redriveDeadLetter"];
         delete?: never;
@@ -351,10 +394,15 @@ export interface paths {
         /**
          * List products
          * @description The workspace's product drafts. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         *
+         *     **Scope.** `products:read`: admins and members have it; an API key only if created with it.
          */
         get: operations["listProducts"];
         put?: never;
-        /** Create a product draft */
+        /**
+         * Create a product draft
+         * @description **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+         */
         post: operations["createProduct"];
         delete?: never;
         options?: never;
@@ -369,11 +417,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a product draft */
+        /**
+         * Read a product draft
+         * @description **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+         */
         get: operations["getProduct"];
         /**
          * Save a product draft
          * @description Replaces the draft if If-Match names its current revision; a stale revision gets 412 and changes nothing.
+         *
+         *     **Scope.** `products:write`: admins and members have it; an API key only if created with it.
          */
         put: operations["updateProduct"];
         post?: never;
@@ -396,6 +449,8 @@ export interface paths {
          * Publish a product to a store
          * @description Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
          *
+         *     **Scope.** `products:write`: admins and members have it; an API key only if created with it.
+         *
          *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
         post: operations["publishProduct"];
@@ -415,6 +470,8 @@ export interface paths {
         /**
          * List publications
          * @description The workspace's publications. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         *
+         *     **Scope.** `products:read`: admins and members have it; an API key only if created with it.
          */
         get: operations["listPublications"];
         put?: never;
@@ -432,7 +489,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a publication */
+        /**
+         * Read a publication
+         * @description **Scope.** `products:read`: admins and members have it; an API key only if created with it.
+         */
         get: operations["getPublication"];
         put?: never;
         post?: never;
@@ -452,12 +512,16 @@ export interface paths {
         /**
          * List stores
          * @description The workspace's stores. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         *
+         *     **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
          */
         get: operations["listStores"];
         put?: never;
         /**
          * Connect a store
          * @description Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
+         *
+         *     **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
          *
          *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
@@ -475,7 +539,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a store */
+        /**
+         * Read a store
+         * @description **Scope.** `stores:read`: admins and members have it; an API key only if created with it.
+         */
         get: operations["getStore"];
         put?: never;
         post?: never;
@@ -496,6 +563,8 @@ export interface paths {
         /**
          * Replace a store's credentials
          * @description Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
+         *
+         *     **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
          *
          *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
@@ -520,6 +589,8 @@ export interface paths {
          * Start a full catalog sync of a store
          * @description At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
          *
+         *     **Scope.** `syncs:write`: admins and members have it; an API key only if created with it.
+         *
          *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
         post: operations["startCatalogSync"];
@@ -540,7 +611,9 @@ export interface paths {
         put?: never;
         /**
          * Verify a store's credentials again
-         * @description **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         * @description **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
+         *
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
         post: operations["verifyStore"];
         delete?: never;
@@ -559,6 +632,8 @@ export interface paths {
         /**
          * List catalog syncs
          * @description The workspace's catalog syncs. Newest first; pass the id of the last item as starting_after for the next page while has_more is true.
+         *
+         *     **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
          */
         get: operations["listCatalogSyncs"];
         put?: never;
@@ -576,7 +651,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a catalog sync */
+        /**
+         * Read a catalog sync
+         * @description **Scope.** `syncs:read`: admins and members have it; an API key only if created with it.
+         */
         get: operations["getCatalogSync"];
         put?: never;
         post?: never;
@@ -596,12 +674,16 @@ export interface paths {
         /**
          * List webhook endpoints
          * @description Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
+         *
+         *     **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
         /**
          * Create a webhook endpoint
          * @description The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
+         *
+         *     **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
          *
          *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
@@ -619,13 +701,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a webhook endpoint */
+        /**
+         * Read a webhook endpoint
+         * @description **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
+         */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint
          * @description Nothing more is delivered to it. An endpoint already deleted gets 404. Workspace admins only.
+         *
+         *     **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -633,6 +720,8 @@ export interface paths {
         /**
          * Update a webhook endpoint
          * @description Changes the fields sent: the URL (checked as on create; one another endpoint has is 409 WEBHOOK_ENDPOINT_EXISTS), the event types, enabled. Safe to repeat. Workspace admins only.
+         *
+         *     **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -647,6 +736,8 @@ export interface paths {
         /**
          * List an endpoint's deliveries that are not done
          * @description The deliveries waiting for their next attempt (with the last error and when it comes) and those given up on (re-drive them at /v1/outbox/dead-letters). Delivered ones are not listed. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
+         *
+         *     **Scope.** `webhooks:read`: admins have it; an API key only if created with it.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -670,6 +761,8 @@ export interface paths {
         /**
          * Revoke a webhook endpoint's replaced secret now
          * @description Stops, at once, the secret the last rotation replaced: from now on deliveries are signed with the current secret only (one signature in webhook-signature), instead of both until previous_key_expires_at. Answers the endpoint, without previous_key_expires_at. Safe to repeat: an endpoint with no replaced secret is answered as it is. Workspace admins only.
+         *
+         *     **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
          */
         delete: operations["revokeWebhookEndpointPreviousSecret"];
         options?: never;
@@ -689,6 +782,8 @@ export interface paths {
         /**
          * Rotate a webhook endpoint's signing secret
          * @description Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. To stop the replaced secret before its 24 hours (it may have leaked), revoke it: DELETE /v1/webhook-endpoints/{id}/previous-secret. Workspace admins only.
+         *
+         *     **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
          *
          *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
          */
