@@ -1,0 +1,175 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
+
+	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
+	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/pgcluster"
+	"github.com/oncehq/once/testsupport/pgsandbox"
+)
+
+// countedCommits counts the unconfirmed commits a unit of work reports.
+type countedCommits struct{ n atomic.Int64 }
+
+func (c *countedCommits) UnconfirmedCommit() { c.n.Add(1) }
+
+// unconfirmedWorld is a private server whose commits wait for a
+// synchronous standby that never comes, and what waits there.
+type unconfirmedWorld struct {
+	t     *testing.T
+	db    *pgsandbox.Sandbox
+	super *sql.DB
+	pool  *bun.DB
+	uow   *postgres.UnitOfWork
+	log   bytes.Buffer
+	count countedCommits
+}
+
+// newUnconfirmedWorld starts the server, makes the sandbox and workspace
+// ws in it, and only then makes commits wait.
+func newUnconfirmedWorld(t *testing.T, ws uuid.UUID) *unconfirmedWorld {
+	cluster := pgcluster.StartForTest(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w := &unconfirmedWorld{t: t}
+	var err error
+	// Not dropped at the end: its DROP DATABASE would wait for the
+	// standby too; the server goes whole.
+	w.db, err = pgsandbox.Create(ctx, cluster.SuperuserDSN(), "once_syncwait")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = w.db.App.Close(); _ = w.db.Owner.Close() })
+	transact(t, postgres.NewUnitOfWork(w.db.App), ws, func(ctx context.Context, tx ports.Tx) error {
+		return tx.Workspaces().Create(ctx, model.Workspace{ID: ws, Name: "ws", CreatedAt: t0})
+	})
+	w.super, err = sql.Open("pgx", w.db.SuperuserDSN())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = w.super.Close() })
+	// From now on every commit that wrote something waits for a standby
+	// named nobody, as on a primary whose standby stopped receiving.
+	_, err = w.super.ExecContext(ctx, `ALTER SYSTEM SET synchronous_standby_names = 'nobody'`)
+	require.NoError(t, err)
+	_, err = w.super.ExecContext(ctx, `SELECT pg_reload_conf()`)
+	require.NoError(t, err)
+	apitest.Eventually(t, 30*time.Second, "the server reloaded its configuration", func() bool {
+		// A new session has what the postmaster read.
+		fresh, err := sql.Open("pgx", w.db.SuperuserDSN())
+		require.NoError(t, err)
+		defer fresh.Close()
+		var names string
+		require.NoError(t, fresh.QueryRowContext(ctx, `SELECT current_setting('synchronous_standby_names')`).Scan(&names))
+		return names == "nobody"
+	})
+	// A pool of its own, opened after the reload.
+	w.pool, err = postgres.OpenPool(ctx, w.db.AppDSN, postgres.DefaultPool())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = w.pool.Close() })
+	w.uow = postgres.NewUnitOfWork(w.pool, postgres.WithUnconfirmedCommitLog(slog.New(slog.NewTextHandler(&w.log, nil)), &w.count))
+	return w
+}
+
+// cancelWait cancels the one backend of role waiting for the standby once
+// it waits, as pg_cancel_backend by an operator (statement_timeout and a
+// cancel request end the wait the same way).
+func (w *unconfirmedWorld) cancelWait(role string) {
+	w.t.Helper()
+	var pid int
+	apitest.Eventually(w.t, time.Minute, "a commit waiting for the standby", func() bool {
+		err := w.super.QueryRow(`SELECT pid FROM pg_stat_activity WHERE usename = $1 AND wait_event = 'SyncRep'`, role).Scan(&pid)
+		if err == sql.ErrNoRows {
+			return false
+		}
+		require.NoError(w.t, err)
+		return true
+	})
+	var ok bool
+	require.NoError(w.t, w.super.QueryRow(`SELECT pg_cancel_backend($1)`, pid).Scan(&ok))
+	require.True(w.t, ok)
+}
+
+// inBackground runs fn and returns where its error arrives.
+func inBackground(fn func() error) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	return done
+}
+
+// A commit whose wait for the synchronous standby was cancelled is on the
+// primary only: PostgreSQL answers the COMMIT with success and a warning.
+// The unit of work answers it as an unknown outcome (CodeUnavailable,
+// retry with the same key), logs it once and counts it; a Dispatcher's
+// claim so committed returns no event to publish; a transaction begun
+// outside a workspace reports it too.
+func TestCommitNotConfirmedByTheSynchronousStandbyIsNoSuccess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	ws := uuid.New()
+	w := newUnconfirmedWorld(t, ws)
+	ctx := context.Background()
+
+	ev, err := model.NewOutboxEvent(uuid.New(), ws, model.EventStoreCredentialsVerify, "store", uuid.New(),
+		model.StoreCredentialsVerify{StoreID: uuid.New(), CredentialVersion: 1}, time.Now().Add(-time.Minute))
+	require.NoError(t, err)
+	done := inBackground(func() error {
+		return w.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error { return tx.Outbox().Append(ctx, ev) })
+	})
+	w.cancelWait(w.db.AppRole)
+	err = <-done
+	require.Error(t, err, "a commit the standby may not have is no success")
+	assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err))
+	assert.True(t, domain.ErrorCode(err).RetrySameKey())
+	assert.Contains(t, err.Error(), "retry with the same Idempotency-Key")
+	assert.EqualValues(t, 1, w.count.n.Load())
+	assert.Contains(t, w.log.String(), "level=WARN")
+	assert.Contains(t, w.log.String(), "canceling wait for synchronous replication")
+	var local int
+	require.NoError(t, w.super.QueryRowContext(ctx, `SELECT count(*) FROM outbox_events WHERE id = $1`, ev.ID).Scan(&local))
+	assert.Equal(t, 1, local, "committed on the primary: the outcome is unknown, not a rollback")
+
+	// The Dispatcher's claim of that event is a commit too: cancelled
+	// while it waits, it hands out nothing to publish.
+	claims := postgres.NewOutboxClaims(w.uow)
+	var claim ports.Claim
+	done = inBackground(func() error {
+		var err error
+		claim, err = claims.ClaimDue(ctx, ws, "dispatcher-1", time.Now(), time.Minute, 10, 5)
+		return err
+	})
+	w.cancelWait(w.db.AppRole)
+	err = <-done
+	require.Error(t, err, "a claim the standby may not have")
+	assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err))
+	assert.Empty(t, claim.Events)
+	assert.EqualValues(t, 2, w.count.n.Load())
+
+	// A transaction outside any workspace (stdlib's, under the pool's
+	// connection) reports it as well.
+	owner, err := postgres.OpenPool(ctx, w.db.OwnerDSN, postgres.DefaultPool())
+	require.NoError(t, err)
+	defer owner.Close()
+	done = inBackground(func() error {
+		return owner.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			_, err := tx.ExecContext(ctx, `CREATE TABLE unconfirmed_commit_probe (id int)`)
+			return err
+		})
+	})
+	w.cancelWait(w.db.OwnerRole)
+	err = <-done
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the synchronous standby may not have it")
+}
