@@ -41,8 +41,9 @@ type unconfirmedWorld struct {
 }
 
 // newUnconfirmedWorld starts the server, makes the sandbox and workspace
-// ws in it, and only then makes commits wait.
-func newUnconfirmedWorld(t *testing.T, ws uuid.UUID) *unconfirmedWorld {
+// ws in it, writes what seed writes in ws, and only then makes commits
+// wait.
+func newUnconfirmedWorld(t *testing.T, ws uuid.UUID, seed func(ctx context.Context, tx ports.Tx) error) *unconfirmedWorld {
 	cluster := pgcluster.StartForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -54,7 +55,10 @@ func newUnconfirmedWorld(t *testing.T, ws uuid.UUID) *unconfirmedWorld {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.db.App.Close(); _ = w.db.Owner.Close() })
 	transact(t, postgres.NewUnitOfWork(w.db.App), ws, func(ctx context.Context, tx ports.Tx) error {
-		return tx.Workspaces().Create(ctx, model.Workspace{ID: ws, Name: "ws", CreatedAt: t0})
+		if err := tx.Workspaces().Create(ctx, model.Workspace{ID: ws, Name: "ws", CreatedAt: t0}); err != nil {
+			return err
+		}
+		return seed(ctx, tx)
 	})
 	w.super, err = sql.Open("pgx", w.db.SuperuserDSN())
 	require.NoError(t, err)
@@ -119,7 +123,7 @@ func TestCommitNotConfirmedByTheSynchronousStandbyIsNoSuccess(t *testing.T) {
 		t.Skip("starts a PostgreSQL server")
 	}
 	ws := uuid.New()
-	w := newUnconfirmedWorld(t, ws)
+	w := newUnconfirmedWorld(t, ws, func(context.Context, ports.Tx) error { return nil })
 	ctx := context.Background()
 
 	ev, err := model.NewOutboxEvent(uuid.New(), ws, model.EventStoreCredentialsVerify, "store", uuid.New(),
@@ -172,4 +176,54 @@ func TestCommitNotConfirmedByTheSynchronousStandbyIsNoSuccess(t *testing.T) {
 	err = <-done
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the synchronous standby may not have it")
+}
+
+// A replay answers a record only once the synchronous standby is known to
+// have it: a record committed on the primary alone (its commit's wait was
+// cancelled) may be lost by a failover, and its replay would be an
+// acknowledgement of a write that is gone. So the replay's transaction
+// writes to the WAL and commits, which waits for the standby; cancelled,
+// the replay is an unknown outcome too.
+func TestReplayWaitsForTheSynchronousStandby(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	ws := uuid.New()
+	sc := scopeFor(ws)
+	rec := model.IdempotencyRecord{Scope: sc, FingerprintKeyID: "k1", Fingerprint: []byte{1}, CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}
+	w := newUnconfirmedWorld(t, ws, func(ctx context.Context, tx ports.Tx) error {
+		if _, err := tx.Idempotency().Claim(ctx, rec); err != nil {
+			return err
+		}
+		return tx.Idempotency().Complete(ctx, sc, model.SavedResponse{Status: 201, Body: []byte(`{}`)}, time.Now())
+	})
+	ctx := context.Background()
+
+	var replayed *model.IdempotencyRecord
+	done := inBackground(func() error {
+		return w.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+			var err error
+			replayed, err = tx.Idempotency().Claim(ctx, rec)
+			return err
+		})
+	})
+	var err error
+	answered := false
+	apitest.Eventually(t, time.Minute, "the replay waiting for the standby", func() bool {
+		select {
+		case err = <-done:
+			answered = true
+			return true
+		default:
+		}
+		var waiting int
+		require.NoError(t, w.super.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE usename = $1 AND wait_event = 'SyncRep'`, w.db.AppRole).Scan(&waiting))
+		return waiting > 0
+	})
+	require.False(t, answered, "a replay answered without the standby (err %v)", err)
+	w.cancelWait(w.db.AppRole)
+	err = <-done
+	require.Error(t, err)
+	assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err))
+	require.NotNil(t, replayed, "the record was read")
 }

@@ -46,37 +46,24 @@ func TestCancelledSyncWaitIsNeverAcknowledged(t *testing.T) {
 
 	// The standby stops hearing from the primary: every commit waits.
 	f.stream.Stall()
-	c := newCreate("syncwait-cancelled")
-	answered := make(chan answer, 1)
-	go func() {
-		a, err := f.load.post(c)
-		assert.NoError(t, err)
-		answered <- a
-	}()
 	super, err := sql.Open("pgx", f.primary.SuperuserDSN())
 	require.NoError(t, err)
 	defer super.Close()
-	var pid int
-	apitest.Eventually(t, time.Minute, "the create's COMMIT waiting for the standby", func() bool {
-		err := super.QueryRowContext(ctx, `SELECT pid FROM pg_stat_activity
-			 WHERE datname = $1 AND wait_event = 'SyncRep' AND query LIKE '%idempotency_requests%'`, f.db.Name).Scan(&pid)
-		if err == sql.ErrNoRows {
-			return false
-		}
-		require.NoError(t, err)
-		return true
-	})
-	var cancelled bool
-	require.NoError(t, super.QueryRowContext(ctx, `SELECT pg_cancel_backend($1)`, pid).Scan(&cancelled))
-	require.True(t, cancelled)
-
-	got := <-answered
+	c := newCreate("syncwait-cancelled")
+	got := f.postCancelled(ctx, super, c, "%idempotency_requests%")
 	require.Equal(t, http.StatusServiceUnavailable, got.status, "a commit the standby may not have: %s", got.body)
 	assert.Contains(t, got.body, `"code":"UNAVAILABLE"`)
 	assert.True(t, got.retry)
 	assert.Equal(t, relayed, f.metric("serve", "once_relay_published_total"), "the relay published the unconfirmed commit's job")
 	assert.Equal(t, 1.0, f.metric("serve", "once_db_commits_unconfirmed_total"))
 	assert.Contains(t, f.w.procs["serve"].output.String(), "canceling wait for synchronous replication")
+
+	// A retry while the standby is still away finds the record on the
+	// primary, which cannot confirm it: no replay of what a failover may
+	// lose.
+	got = f.postCancelled(ctx, super, c, "%once.replay%")
+	require.Equal(t, http.StatusServiceUnavailable, got.status, "a replay of a record the standby may not have: %s", got.body)
+	assert.Equal(t, relayed, f.metric("serve", "once_relay_published_total"))
 
 	// The primary dies before the standby had the commit; the standby
 	// takes over without it.
@@ -98,6 +85,34 @@ func TestCancelledSyncWaitIsNeverAcknowledged(t *testing.T) {
 	f.w.waitSucceeded([]string{again.op.String()}, 2*time.Minute)
 	assert.Equal(t, 1, f.effectsPerShop()[c.shop], "verifications of the retried create on the platform")
 	assert.Empty(t, f.missing([]*create{warm}), "the create acknowledged before the stall survived")
+}
+
+// postCancelled sends c and, once its COMMIT (a query like `like`) waits
+// for the standby, cancels the wait as an operator's pg_cancel_backend
+// would (a statement_timeout or a cancel request ends it the same way),
+// and returns the answer.
+func (f *failover) postCancelled(ctx context.Context, super *sql.DB, c *create, like string) answer {
+	f.t.Helper()
+	answered := make(chan answer, 1)
+	go func() {
+		a, err := f.load.post(c)
+		assert.NoError(f.t, err)
+		answered <- a
+	}()
+	var pid int
+	apitest.Eventually(f.t, time.Minute, "the COMMIT waiting for the standby", func() bool {
+		err := super.QueryRowContext(ctx, `SELECT pid FROM pg_stat_activity
+			 WHERE datname = $1 AND wait_event = 'SyncRep' AND query LIKE $2`, f.db.Name, like).Scan(&pid)
+		if err == sql.ErrNoRows {
+			return false
+		}
+		require.NoError(f.t, err)
+		return true
+	})
+	var cancelled bool
+	require.NoError(f.t, super.QueryRowContext(ctx, `SELECT pg_cancel_backend($1)`, pid).Scan(&cancelled))
+	require.True(f.t, cancelled)
+	return <-answered
 }
 
 // metric is the value of an unlabelled sample on command's /metrics.
