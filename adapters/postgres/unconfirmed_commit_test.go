@@ -86,23 +86,11 @@ func newUnconfirmedWorld(t *testing.T, ws uuid.UUID, seed func(ctx context.Conte
 	return w
 }
 
-// cancelWait cancels the one backend of role waiting for the standby once
-// it waits, as pg_cancel_backend by an operator (statement_timeout and a
-// cancel request end the wait the same way).
+// cancelWait cancels the wait of the one backend of role waiting for
+// the standby, once it waits.
 func (w *unconfirmedWorld) cancelWait(role string) {
 	w.t.Helper()
-	var pid int
-	apitest.Eventually(w.t, time.Minute, "a commit waiting for the standby", func() bool {
-		err := w.super.QueryRow(`SELECT pid FROM pg_stat_activity WHERE usename = $1 AND wait_event = 'SyncRep'`, role).Scan(&pid)
-		if err == sql.ErrNoRows {
-			return false
-		}
-		require.NoError(w.t, err)
-		return true
-	})
-	var ok bool
-	require.NoError(w.t, w.super.QueryRow(`SELECT pg_cancel_backend($1)`, pid).Scan(&ok))
-	require.True(w.t, ok)
+	pgcluster.CancelSyncRepWait(w.t, w.super, `usename = $1`, role)
 }
 
 // inBackground runs fn and returns where its error arrives.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/testsupport/apitest"
+	"github.com/oncehq/once/testsupport/pgcluster"
 )
 
 // A commit whose wait for the synchronous standby is cancelled stays
@@ -99,19 +100,7 @@ func (f *failover) postCancelled(ctx context.Context, super *sql.DB, c *create, 
 		assert.NoError(f.t, err)
 		answered <- a
 	}()
-	var pid int
-	apitest.Eventually(f.t, time.Minute, "the COMMIT waiting for the standby", func() bool {
-		err := super.QueryRowContext(ctx, `SELECT pid FROM pg_stat_activity
-			 WHERE datname = $1 AND wait_event = 'SyncRep' AND query LIKE $2`, f.db.Name, like).Scan(&pid)
-		if err == sql.ErrNoRows {
-			return false
-		}
-		require.NoError(f.t, err)
-		return true
-	})
-	var cancelled bool
-	require.NoError(f.t, super.QueryRowContext(ctx, `SELECT pg_cancel_backend($1)`, pid).Scan(&cancelled))
-	require.True(f.t, cancelled)
+	pgcluster.CancelSyncRepWait(f.t, super, `datname = $1 AND query LIKE $2`, f.db.Name, like)
 	return <-answered
 }
 
