@@ -133,7 +133,26 @@ func TestCommitNotConfirmedByTheSynchronousStandbyIsNoSuccess(t *testing.T) {
 	require.NoError(t, w.super.QueryRowContext(ctx, `SELECT count(*) FROM outbox_events WHERE id = $1`, ev.ID).Scan(&local))
 	assert.Equal(t, 1, local, "committed on the primary: the outcome is unknown, not a rollback")
 
-	// The Dispatcher's claim of that event is a commit too: cancelled
+	// A COMMIT sent on its own (a read after the writes sent them ahead
+	// of it) is known the same way.
+	again, err := model.NewOutboxEvent(uuid.New(), ws, model.EventStoreCredentialsVerify, "store", uuid.New(),
+		model.StoreCredentialsVerify{StoreID: uuid.New(), CredentialVersion: 1}, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	done = inBackground(func() error {
+		return w.uow.Transact(ctx, ws, func(ctx context.Context, tx ports.Tx) error {
+			if err := tx.Outbox().Append(ctx, again); err != nil {
+				return err
+			}
+			_, err := tx.Outbox().Get(ctx, again.ID)
+			return err
+		})
+	})
+	w.cancelWait(w.db.AppRole)
+	err = <-done
+	assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err), "%v", err)
+	assert.EqualValues(t, 2, w.count.n.Load())
+
+	// The Dispatcher's claim of the first event is a commit too: cancelled
 	// while it waits, it hands out nothing to publish.
 	claims := postgres.NewOutboxClaims(w.uow)
 	var claim ports.Claim
@@ -147,7 +166,7 @@ func TestCommitNotConfirmedByTheSynchronousStandbyIsNoSuccess(t *testing.T) {
 	require.Error(t, err, "a claim the standby may not have")
 	assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err))
 	assert.Empty(t, claim.Events)
-	assert.EqualValues(t, 2, w.count.n.Load())
+	assert.EqualValues(t, 3, w.count.n.Load())
 
 	// A transaction outside any workspace (stdlib's, under the pool's
 	// connection) reports it as well.
