@@ -31,8 +31,9 @@ var PostgresModule = fx.Module("postgres",
 		func(s *postgres.Signal) ports.OperationEnds { return s },
 		// An operation's end wakes the Dispatchers too: it may free the
 		// next event of its job's ordering key (dispatch.WakeOnEnds).
-		func(db *bun.DB, signal ports.DispatchSignal, ends ports.OperationEnds, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.UnitOfWork {
-			return operations.AnnounceEnds(dispatch.NotifyOnCommit(newPostgresUoW(db, server, cfg), signal), dispatch.WakeOnEnds(ends, signal))
+		newPostgresUoWs,
+		func(newUoW postgresUoWs, signal ports.DispatchSignal, ends ports.OperationEnds) ports.UnitOfWork {
+			return operations.AnnounceEnds(dispatch.NotifyOnCommit(newUoW(), signal), dispatch.WakeOnEnds(ends, signal))
 		},
 		fx.Annotate(func(db *bun.DB) *postgres.Discovery { return postgres.NewDiscovery(db) }, fx.As(new(ports.IdempotencyDiscovery))),
 		// The console's sessions, which every process reads: a logout or
@@ -45,29 +46,37 @@ var PostgresModule = fx.Module("postgres",
 		},
 		// The retention cleanup of finished operations, tasks and dead
 		// letters.
-		func(db *bun.DB, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.Retention {
-			return postgres.NewRetention(db, newPostgresUoW(db, server, cfg))
+		func(db *bun.DB, newUoW postgresUoWs) ports.Retention {
+			return postgres.NewRetention(db, newUoW())
 		},
 		// Every workspace, for the re-seal of the stored secrets.
 		fx.Annotate(func(db *bun.DB) *postgres.SealedSecretWorkspaces { return postgres.NewSealedSecretWorkspaces(db) }, fx.As(new(ports.SealedSecretWorkspaces))),
 		// The relay's marks and releases, one round trip per batch.
-		func(db *bun.DB, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.OutboxRelayMarks {
-			return postgres.NewOutboxRelayMarks(newPostgresUoW(db, server, cfg))
+		func(newUoW postgresUoWs) ports.OutboxRelayMarks {
+			return postgres.NewOutboxRelayMarks(newUoW())
 		},
 		// The Dispatcher's claim and mark, one round trip each.
-		func(db *bun.DB, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.OutboxClaims {
-			return postgres.NewOutboxClaims(newPostgresUoW(db, server, cfg))
+		func(newUoW postgresUoWs) ports.OutboxClaims {
+			return postgres.NewOutboxClaims(newUoW())
 		},
 	),
 	fx.Invoke(func(m *prometheus.Metrics, db *bun.DB) { m.WatchDB(db.DB, "once") }),
 )
 
-// newPostgresUoW is a unit of work on the pool whose failures tell server
-// when the server went away: whichever part of the process meets a
-// failover first (an API request, the relay's mark, the Dispatcher's
-// claim), the completed-response cache hears of it.
-func newPostgresUoW(db *bun.DB, server *postgres.ServerIdentity, cfg DatabaseConfig) *postgres.UnitOfWork {
-	return postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout), postgres.WithServerIdentity(server))
+// postgresUoWs makes the units of work of the process on its pool.
+type postgresUoWs func() *postgres.UnitOfWork
+
+// newPostgresUoWs makes units of work whose failures tell server when the
+// server went away: whichever part of the process meets a failover first
+// (an API request, the relay's mark, the Dispatcher's claim), the
+// completed-response cache hears of it. A commit the synchronous standby
+// did not confirm is logged, with the request or job that made it, and
+// counted (once_db_commits_unconfirmed_total).
+func newPostgresUoWs(db *bun.DB, server *postgres.ServerIdentity, cfg DatabaseConfig, log *slog.Logger, m *prometheus.Metrics) postgresUoWs {
+	return func() *postgres.UnitOfWork {
+		return postgres.NewUnitOfWork(db, postgres.WithAcquireTimeout(cfg.DBAcquireTimeout), postgres.WithServerIdentity(server),
+			postgres.WithUnconfirmedCommitLog(log, m))
+	}
 }
 
 // startupConnectTimeout bounds the first connection: a server that does not

@@ -15,7 +15,10 @@ type UnitOfWork interface {
 	// returns an error, everything it wrote is rolled back and the error is
 	// returned unchanged; if fn panics, the transaction is rolled back and the
 	// panic propagates; otherwise the transaction commits and a
-	// commit failure is returned as a domain error (CodeUnavailable).
+	// commit failure is returned as a domain error (CodeUnavailable). So
+	// is a commit the store made but cannot confirm as durable (its wait
+	// for a synchronous standby was cancelled): its outcome is unknown,
+	// and nothing may be done as if it had succeeded.
 	//
 	// The tx-bound repositories must not be used after fn returns. A nil
 	// workspace is refused with domain.CodeValidation before anything runs.

@@ -95,7 +95,7 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec model.IdempotencyRecor
 	found := row.Status != ""
 	switch {
 	case found && !row.Expired && row.Status == string(model.IdempotencyCompleted):
-		return row.record(sc) // a replay: no lock taken
+		return s.replay(ctx, sc, row.record) // no lock taken
 	case found && !row.Expired:
 		// in_progress and committed, or claimed by this very transaction:
 		// either way it must not run again.
@@ -131,12 +131,28 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec model.IdempotencyRecor
 			return nil, err
 		}
 		if found && !row.Expired && row.Status == string(model.IdempotencyCompleted) {
-			return row.record(sc)
+			return s.replay(ctx, sc, row.record)
 		}
 		return nil, inProgress()
 	}
 	s.claimed[sc] = true
 	return nil, nil
+}
+
+// replay returns the completed record of sc that record makes, once the
+// transaction is bound to confirm it (confirmReplicated, held for the
+// COMMIT like the completing UPDATE).
+func (s *IdempotencyStore) replay(ctx context.Context, sc model.IdempotencyScope,
+	record func(model.IdempotencyScope) (*model.IdempotencyRecord, error),
+) (*model.IdempotencyRecord, error) {
+	rec, err := record(sc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.db.ExecContext(withCommitTail(ctx, &commitTail{what: "idempotency replay"}), confirmReplicated); err != nil {
+		return nil, mapError(err, "idempotency replay")
+	}
+	return rec, nil
 }
 
 // readOrClaim runs readOrClaimPrepared on the transaction's *sql.Tx, its

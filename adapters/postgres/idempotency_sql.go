@@ -75,6 +75,21 @@ SELECT status, fingerprint_key_id, request_fingerprint,
   FROM idempotency_requests
  WHERE workspace_id = ? AND user_id = ? AND method = ? AND path = ? AND idempotency_key = ?`
 
+// confirmReplicated makes a replay's transaction commit as a write does,
+// so that its COMMIT waits for the synchronous standby: a completed record
+// may be on the primary only (its own commit's wait for the standby was
+// cancelled, unconfirmed_commit.go), and a failover would lose it after
+// the replay acknowledged it. Streaming replication sends the WAL in
+// order, so once the standby has this transaction's commit it has the
+// record's, committed before the record could be read. A replay whose
+// COMMIT is then not confirmed is itself an unknown outcome (503, retry).
+//
+// A transactional logical message is the smallest write there is: one
+// WAL record, no row, allowed to every role. Without a synchronous
+// standby nothing waits for it, so it is not written at all.
+const confirmReplicated = `SELECT CASE WHEN current_setting('synchronous_standby_names') <> ''
+            THEN pg_logical_emit_message(true, 'once.replay', '') END`
+
 const claimIdempotencyScope = `SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))`
 
 // readOrClaimIdempotency is, in one statement and so one round trip, what

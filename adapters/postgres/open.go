@@ -109,6 +109,7 @@ func OpenPool(ctx context.Context, dsn string, pool Pool, opts ...OpenOption) (*
 	for _, opt := range opts {
 		opt(cfg)
 	}
+	cfg.OnNotice = markUnconfirmedCommits(cfg.OnNotice)
 	if pool.TransactionPooler && !pool.PoolerPrepares {
 		withoutPreparedStatements(cfg)
 	}

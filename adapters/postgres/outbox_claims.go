@@ -154,7 +154,7 @@ func (u *UnitOfWork) sendBatch(ctx context.Context, b *pgx.Batch, read func(pgx.
 		}
 	}
 	if err != nil {
-		return mapError(err, "outbox event")
+		return mapError(u.unconfirmed(ctx, err), "outbox event")
 	}
 	return nil
 }
@@ -166,12 +166,20 @@ func sendBatchOnce(ctx context.Context, conn bun.Conn, b *pgx.Batch, read func(p
 		if !ok {
 			return fmt.Errorf("postgres: outbox claims need the pgx driver, not %T", driverConn)
 		}
+		// The batch's implicit transaction commits at its end: a claim
+		// whose commit the synchronous standby did not confirm read events
+		// that may be lost with it, and publishes none of them
+		// (unconfirmed_commit.go).
+		forgetUnconfirmedCommit(pc.PgConn())
 		br := pc.SendBatch(ctx, b)
 		if err := read(br); err != nil {
 			_ = br.Close()
 			return err
 		}
-		return br.Close()
+		if err := br.Close(); err != nil {
+			return err
+		}
+		return unconfirmedCommit(pc.PgConn())
 	})
 }
 

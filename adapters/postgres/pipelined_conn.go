@@ -147,7 +147,11 @@ func (c *pipelinedConn) ResetSession(ctx context.Context) error {
 func (c *pipelinedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	w, ok := ctx.Value(txWorkspaceKey{}).(*txWorkspace)
 	if !ok || w.applied || opts.ReadOnly || sql.IsolationLevel(opts.Isolation) != sql.LevelDefault {
-		return c.Conn.BeginTx(ctx, opts)
+		tx, err := c.Conn.BeginTx(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		return unconfirmedTx{Tx: tx, pc: c.Conn.Conn().PgConn()}, nil
 	}
 	conn := c.Conn.Conn()
 	if conn.IsClosed() {
@@ -234,11 +238,15 @@ func (t *pgxTx) takeTail() string {
 // is pgx's own Commit.
 func (t *pgxTx) Commit() error {
 	t.conn.tx = nil
+	conn := t.conn.Conn.Conn()
+	forgetUnconfirmedCommit(conn.PgConn())
 	if t.tail.Len() == 0 {
-		return t.tx.Commit(t.ctx)
+		if err := t.tx.Commit(t.ctx); err != nil {
+			return err
+		}
+		return unconfirmedCommit(conn.PgConn())
 	}
 	what := t.what
-	conn := t.conn.Conn.Conn()
 	tag, err := conn.Exec(t.ctx, t.takeTail()+"COMMIT")
 	if err != nil {
 		// As pgx does: a connection left inside the transaction (a held
@@ -256,7 +264,22 @@ func (t *pgxTx) Commit() error {
 	if tag.String() == "ROLLBACK" {
 		return pgx.ErrTxCommitRollback
 	}
-	return nil
+	return unconfirmedCommit(conn.PgConn())
+}
+
+// unconfirmedTx is stdlib's transaction whose Commit also reports a
+// commit the synchronous standby did not confirm (unconfirmed_commit.go).
+type unconfirmedTx struct {
+	driver.Tx
+	pc *pgconn.PgConn
+}
+
+func (t unconfirmedTx) Commit() error {
+	forgetUnconfirmedCommit(t.pc)
+	if err := t.Tx.Commit(); err != nil {
+		return err
+	}
+	return unconfirmedCommit(t.pc)
 }
 
 // Rollback drops the held statements with the transaction.

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -28,6 +29,10 @@ type UnitOfWork struct {
 	// server, if set, hears of transactions that failed because their
 	// server went away.
 	server *ServerIdentity
+	// log and commits, if set, hear of commits the synchronous standby
+	// did not confirm (unconfirmed_commit.go).
+	log     *slog.Logger
+	commits CommitObserver
 }
 
 var _ ports.UnitOfWork = (*UnitOfWork)(nil)
@@ -146,6 +151,10 @@ func (u *UnitOfWork) transactOnce(ctx context.Context, workspace uuid.UUID,
 		// A statement held for the COMMIT failed there: rolled back, as
 		// if it had failed in fn.
 		return false, mapError(held.err, held.what)
+	}
+	if errors.As(err, new(*unconfirmedCommitError)) {
+		// Committed here, perhaps not on the standby: no success.
+		return false, u.unconfirmed(ctx, err)
 	}
 	if err != nil {
 		// begin, set_config or commit failed: nothing was committed (or the

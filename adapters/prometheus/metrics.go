@@ -60,6 +60,8 @@ type Metrics struct {
 	jobDuration *prometheus.HistogramVec
 
 	retentionDeleted *prometheus.CounterVec
+
+	unconfirmedCommits prometheus.Counter
 }
 
 var (
@@ -155,6 +157,11 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 		retentionDeleted: counterVec("once_retention_deleted_total",
 			"Finished records this process's maintenance deleted after their retention, by kind ("+expiringKinds()+").",
 			"kind"),
+
+		unconfirmedCommits: counter("once_db_commits_unconfirmed_total",
+			"Commits whose wait for the synchronous standby was cancelled (a cancel, a statement_timeout, an operator): "+
+				"PostgreSQL kept them on the primary only. Each was answered 503 UNAVAILABLE or retried, never taken as done; "+
+				"a failover before the standby caught up loses them."),
 	}
 	m.brokerUp.Set(1)
 	m.registry.MustRegister(buildInfo(),
@@ -163,6 +170,7 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 		m.batchSize, m.roundDuration, m.claimDuration, m.discoveryDuration, m.publishDuration,
 		m.relayed, m.relayReleased, m.relayMarked,
 		m.jobs, m.jobRetries, m.jobWaits, m.jobsRunning, m.jobDuration, m.retentionDeleted,
+		m.unconfirmedCommits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if stats != nil {
 		m.registry.MustRegister(&backlog{stats: stats, clock: clock, log: log})
@@ -282,6 +290,10 @@ func (m *Metrics) JobEnded(eventType, outcome string, elapsed time.Duration) {
 func (m *Metrics) Expired(kind model.Expiring, n int) {
 	m.retentionDeleted.WithLabelValues(string(kind)).Add(float64(n))
 }
+
+// UnconfirmedCommit counts a commit the synchronous standby did not
+// confirm (the postgres adapter's CommitObserver).
+func (m *Metrics) UnconfirmedCommit() { m.unconfirmedCommits.Inc() }
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {

@@ -173,7 +173,9 @@ func runFailover(t *testing.T, synchronous bool) {
 	}
 }
 
-func startFailover(t *testing.T, synchronous bool) *failover {
+// startFailover starts the pair, the simulator and the processes; extra
+// is more of the processes' environment.
+func startFailover(t *testing.T, synchronous bool, extra ...string) *failover {
 	f := &failover{t: t, ledger: filepath.Join(t.TempDir(), "ledger.jsonl")}
 	// fsync=off on both servers: a kill -9 of the primary's processes
 	// (not of its machine) loses nothing its OS has, so what the test
@@ -211,15 +213,16 @@ func startFailover(t *testing.T, synchronous bool) *failover {
 
 	simAddr := freeAddr(t)
 	startSim(t, simAddr, f.ledger)
-	f.w = newOpsWorldOn(t, f.db, app.QueueRedis, "127.0.0.1:6379",
-		"DATABASE_URL="+u.String(),
-		"ONCE_SIM_URL=http://"+simAddr,
+	f.w = newOpsWorldOn(t, f.db, app.QueueRedis, "127.0.0.1:6379", append([]string{
+		"DATABASE_URL=" + u.String(),
+		"ONCE_SIM_URL=http://" + simAddr,
 		"ONCE_SIM_TIMEOUT=5s",
 		// An outage of some seconds must not use up a job's retries.
 		"ONCE_WORKER_MAX_RETRIES=50",
 		// Batches a Dispatcher had claimed when the primary died come back
 		// soon after.
 		"ONCE_DISPATCH_LEASE=5s",
+	}, extra...)...,
 	)
 	// The start-up check saw the replication as it is.
 	says := "the primary has no synchronous standby"

@@ -22,6 +22,18 @@ import (
 // the commit wakes the Dispatchers (NotifyOnCommit). A commit
 // that fails with CodeUnavailable may still have committed: its events are
 // not handed over and the Dispatchers deliver them when the hold ends.
+//
+// Publishing right after the commit, with no claim of its own, is safe
+// under synchronous replication because the commit's success is the
+// standby's: the PostgreSQL unit of work answers a commit whose wait for
+// the synchronous standby was cancelled (committed on the primary alone,
+// lost by a failover) with CodeUnavailable, so its events are never
+// handed over. The Dispatchers deliver them after the hold only through
+// their claim, a write whose commit waits for the standby in turn (WAL
+// streams in order, so a confirmed claim confirms the events it read),
+// and a claim whose wait was cancelled hands out nothing
+// (adapters/postgres/unconfirmed_commit.go). Either way no event is
+// published whose commit the standby may not have.
 func (r *Relay) UnitOfWork(uow ports.UnitOfWork) ports.UnitOfWork {
 	return oncommit.Wrap(uow,
 		func(tx ports.Tx, held *oncommit.Notes[model.OutboxEvent]) ports.Tx {

@@ -255,3 +255,49 @@ func (u *gatedUoW) Transact(ctx context.Context, ws uuid.UUID, fn func(context.C
 		return fn(ctx, tx)
 	})
 }
+
+// unconfirmedUoW commits as the memory unit of work does, then reports
+// the commit's outcome unknown while unconfirmed is set, as PostgreSQL's
+// adapter does for a commit whose wait for the synchronous standby was
+// cancelled.
+type unconfirmedUoW struct {
+	countingUoW
+	unconfirmed atomic.Bool
+}
+
+func (u *unconfirmedUoW) Transact(ctx context.Context, ws uuid.UUID, fn func(context.Context, ports.Tx) error) error {
+	if err := u.countingUoW.Transact(ctx, ws, fn); err != nil || !u.unconfirmed.Load() {
+		return err
+	}
+	return domain.Errorf(domain.CodeUnavailable, "outcome unknown")
+}
+
+// A record read in a transaction whose commit was not confirmed is not
+// known to survive a failover: it is not answered, nor cached for the
+// next retry, which asks the store again.
+func TestARecordReadInAnUnconfirmedCommitIsNotCached(t *testing.T) {
+	db := memory.NewDB()
+	fp, err := idempotency.NewFingerprinter([]idempotency.Secret{{ID: "k1", Key: []byte("0123456789abcdef0123456789abcdef")}})
+	require.NoError(t, err)
+	clock := fixedClock{time.Unix(1_800_000_000, 0).UTC()}
+	executed, err := idempotency.NewService(memory.NewUnitOfWork(db), fp, clock, idempotency.DefaultRetention)
+	require.NoError(t, err)
+	req := request(`{"a":1}`)
+	_, err = executed.Run(context.Background(), req, created)
+	require.NoError(t, err)
+
+	// Another process replays it.
+	uow := &unconfirmedUoW{countingUoW: countingUoW{UnitOfWork: memory.NewUnitOfWork(db)}}
+	svc, err := idempotency.NewService(uow, fp, clock, idempotency.DefaultRetention, idempotency.WithCompletedCache(100, time.Hour))
+	require.NoError(t, err)
+	uow.unconfirmed.Store(true)
+	_, err = svc.Run(context.Background(), req, created)
+	assert.Equal(t, domain.CodeUnavailable, domain.ErrorCode(err))
+
+	uow.unconfirmed.Store(false)
+	before := uow.transactions.Load()
+	res, err := svc.Run(context.Background(), req, created)
+	require.NoError(t, err)
+	assert.True(t, res.Replayed)
+	assert.Equal(t, before+1, uow.transactions.Load(), "the retry was answered from memory")
+}

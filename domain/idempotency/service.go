@@ -229,8 +229,7 @@ func (s *Service) claimAndExecute(ctx context.Context, req Request, fp fingerpri
 			return err
 		}
 		if existing != nil {
-			// A completed record is committed data: twins may use it now.
-			f.decide(func() { f.record = existing })
+			// Twins learn it once the commit confirmed it (below).
 			read = existing
 			result, err = s.replay(req, *existing)
 			return err
@@ -255,9 +254,14 @@ func (s *Service) claimAndExecute(ctx context.Context, req Request, fp fingerpri
 		result = Result{Response: resp}
 		return nil
 	})
-	// The cache only ever holds committed records: what we read, or what we
-	// wrote once the commit succeeded.
-	if read != nil {
+	// The cache only ever holds records the store confirmed: what we read
+	// or wrote, once the commit succeeded. A record read is committed
+	// data, but it may be on a primary alone that a failover replaces
+	// (its own commit's wait for a synchronous standby was cancelled): the
+	// store confirms it with the commit of the transaction that read it,
+	// and until then neither twins nor the cache answer it.
+	if read != nil && err == nil {
+		f.decide(func() { f.record = read })
 		s.completed.put(*read, fp.epoch)
 	} else if executed != nil && err == nil {
 		s.completed.put(*executed, fp.epoch)

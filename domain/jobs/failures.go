@@ -114,7 +114,7 @@ func (f *Failures) GiveUp(ctx context.Context, msg ports.Message, cause error, a
 		return err
 	}
 	if forged {
-		log.Warn("job given up, message is not an event of the outbox (forged, or deleted by retention): dropped", "error", lastError)
+		log.Warn("job given up, message is not an event of the outbox (forged, deleted by retention, or lost with its commit in a failover): dropped", "error", lastError)
 		return nil
 	}
 	if ended.ID != uuid.Nil {

@@ -77,7 +77,7 @@ func (h *Handler) Handle(ctx context.Context, msg ports.Message) error {
 	log := domain.LogWithin(ctx, h.log.With("message", msg.ID, "workspace", msg.WorkspaceID, "endpoint", sent.EndpointID))
 	d, e, err := h.stored(ctx, msg)
 	if domain.IsCode(err, domain.CodeValidation) {
-		log.Warn("message is no webhook delivery of the outbox (forged, or deleted by retention): dropped", "error", domain.SanitizeError(err))
+		log.Warn("message is no webhook delivery of the outbox (forged, deleted by retention, or lost with its commit in a failover): dropped", "error", domain.SanitizeError(err))
 		domain.ReportNoCall(ctx)
 		return nil
 	}
