@@ -31,6 +31,7 @@ var MemoryModule = fx.Module("memory",
 		fx.Annotate(memory.NewDiscovery, fx.As(new(ports.IdempotencyDiscovery))),
 		fx.Annotate(memory.NewOutboxDiscovery, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
 		fx.Annotate(memory.NewOutboxPartitions, fx.As(new(ports.OutboxPartitions))),
+		fx.Annotate(memory.NewTokenRevocations, fx.As(new(ports.TokenRevocations))),
 	),
 	fx.Invoke(func(log *slog.Logger) {
 		log.Warn("running on the embedded in-memory store: nothing is persisted; set DATABASE_URL to use PostgreSQL", "component", "memory")

@@ -45,6 +45,8 @@ var PostgresModule = fx.Module("postgres",
 		func(db *bun.DB, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.Retention {
 			return postgres.NewRetention(db, newPostgresUoW(db, server, cfg))
 		},
+		// The revoked tokens, the fleet's (sql/028).
+		func(db *bun.DB) ports.TokenRevocations { return postgres.NewTokenRevocations(db) },
 		// The relay's marks and releases, one round trip per batch.
 		func(db *bun.DB, server *postgres.ServerIdentity, cfg DatabaseConfig) ports.OutboxRelayMarks {
 			return postgres.NewOutboxRelayMarks(newPostgresUoW(db, server, cfg))

@@ -64,7 +64,9 @@ func TestMemberRemovedThroughOneServeIsRefusedByAnotherWithinTheTTL(t *testing.T
 }
 
 // bearer is the Authorization header of token.
-func bearer(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+func bearer(token string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + token}
+}
 
 // A token revoked by its bearer (logout) through one serve is refused 401
 // TOKEN_REVOKED by that serve at once, and by another within its refresh
@@ -78,7 +80,9 @@ func TestRevokedTokenIsRefusedByAnotherServeWithinTheBound(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	token, other := here.TokenFor(t, here.Workspace, member), here.TokenFor(t, here.Workspace, member)
 	readThere := func(token string) func() apitest.Response {
-		return func() apitest.Response { return there.Do(t, http.MethodGet, "/v1/operations?limit=1", nil, bearer(token)) }
+		return func() apitest.Response {
+			return there.Do(t, http.MethodGet, "/v1/operations?limit=1", nil, bearer(token))
+		}
 	}
 	require.Equal(t, http.StatusOK, readThere(token)().Status, "verified and remembered by the other serve")
 
@@ -103,7 +107,9 @@ func TestRevokingAMembersTokensRefusesTheOlderAndAcceptsANewOne(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.Status, string(r.Body))
 	older := here.TokenFor(t, here.Workspace, member)
 	readThere := func(token string) func() apitest.Response {
-		return func() apitest.Response { return there.Do(t, http.MethodGet, "/v1/operations?limit=1", nil, bearer(token)) }
+		return func() apitest.Response {
+			return there.Do(t, http.MethodGet, "/v1/operations?limit=1", nil, bearer(token))
+		}
 	}
 	require.Equal(t, http.StatusOK, readThere(older)().Status)
 
