@@ -159,6 +159,22 @@ func (s *Service) apply(changes model.Revocations) {
 // service (an expired one included: it is refused anyway), CodeForbidden
 // when it is another user's or workspace's.
 func (s *Service) RevokeToken(ctx context.Context, p model.Principal, token string) error {
+	return s.revoke(ctx, token, func(t model.AccessToken) error {
+		if p.APIKeyID != uuid.Nil || t.WorkspaceID != p.WorkspaceID || t.UserID != p.UserID {
+			return domain.Errorf(domain.CodeForbidden, "only the user a token was issued to may revoke it")
+		}
+		return nil
+	})
+}
+
+// RevokeTokenAsOperator revokes token whoever it was issued to: the
+// operator's `once token revoke`. Errors: CodeValidation as RevokeToken.
+func (s *Service) RevokeTokenAsOperator(ctx context.Context, token string) error {
+	return s.revoke(ctx, token, func(model.AccessToken) error { return nil })
+}
+
+// revoke records token once it is verified and allowed says yes.
+func (s *Service) revoke(ctx context.Context, token string, allowed func(model.AccessToken) error) error {
 	t, err := s.verify.VerifyToken(ctx, token)
 	if err != nil {
 		if domain.IsCode(err, domain.CodeUnauthenticated) {
@@ -166,8 +182,8 @@ func (s *Service) RevokeToken(ctx context.Context, p model.Principal, token stri
 		}
 		return err
 	}
-	if p.APIKeyID != uuid.Nil || t.WorkspaceID != p.WorkspaceID || t.UserID != p.UserID {
-		return domain.Errorf(domain.CodeForbidden, "only the user a token was issued to may revoke it")
+	if err := allowed(t); err != nil {
+		return err
 	}
 	r := model.RevokedToken{ID: t.ID, ExpiresAt: t.ExpiresAt}
 	if err := s.store.RevokeToken(ctx, r); err != nil {

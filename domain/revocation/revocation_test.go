@@ -129,6 +129,9 @@ func TestWhoMayRevokeWhat(t *testing.T) {
 	assert.Equal(t, domain.CodeForbidden, domain.ErrorCode(f.here.RevokeToken(ctx, f.member, adminsText)), "another user's token")
 	assert.Equal(t, domain.CodeValidation, domain.ErrorCode(f.here.RevokeToken(ctx, f.member, "garbage")))
 	assert.NoError(t, f.here.Check(ctx, admins), "nothing was revoked")
+	require.NoError(t, f.here.RevokeTokenAsOperator(ctx, adminsText), "the operator revokes anyone's")
+	assert.Equal(t, domain.CodeTokenRevoked, domain.ErrorCode(f.here.Check(ctx, admins)))
+	assert.Equal(t, domain.CodeValidation, domain.ErrorCode(f.here.RevokeTokenAsOperator(ctx, "garbage")))
 }
 
 func TestADueSetThatCannotBeReadRefusesWithUnavailable(t *testing.T) {
