@@ -167,3 +167,31 @@ func TestTheSweepTakesExpiredTokensAndTheSetForgetsThem(t *testing.T) {
 		assert.NoError(t, f.here.Check(ctx, token), "expired: the verifier refuses it, the set forgot it")
 	}
 }
+
+// countingStore counts the reads of the revocations.
+type countingStore struct {
+	ports.TokenRevocations
+	reads int
+}
+
+func (c *countingStore) Changes(ctx context.Context, since int64) (model.Revocations, int64, error) {
+	c.reads++
+	return c.TokenRevocations.Changes(ctx, since)
+}
+
+func TestChecksReadTheStoreOncePerRefreshNotPerRequest(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	store := &countingStore{TokenRevocations: memory.NewTokenRevocations()}
+	s := revocation.NewService(store, f.tokens, f.clock, 5*time.Second)
+	_, token := f.issue(f.member)
+	for range 1000 {
+		require.NoError(t, s.Check(ctx, token))
+	}
+	assert.Equal(t, 1, store.reads, "the first check reads; the others are answered from memory")
+	f.clock.Advance(5 * time.Second)
+	for range 1000 {
+		require.NoError(t, s.Check(ctx, token))
+	}
+	assert.Equal(t, 2, store.reads, "one more read once the refresh is due")
+}
