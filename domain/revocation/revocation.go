@@ -64,11 +64,11 @@ func NewService(store ports.TokenRevocations, verify ports.TokenVerifier, clock 
 // Refresh is the interval the set is read again at.
 func (s *Service) Refresh() time.Duration { return s.refresh }
 
-// Check refuses t with domain.CodeTokenRevoked when it was revoked, or was issued
-// before its user's cutoff (a token without iat then too). It reads the
-// store first when the set is older than the refresh interval, and
-// answers CodeUnavailable when that read fails: a set that old could let a
-// revoked token through.
+// Check refuses t with domain.CodeTokenRevoked when it was revoked, or
+// was issued before its user's cutoff (a token without iat then too). It
+// reads the store first when the set is older than the refresh interval,
+// and answers CodeUnavailable when that read fails: a set that old could
+// let a revoked token through.
 func (s *Service) Check(ctx context.Context, t model.AccessToken) error {
 	if s.due() {
 		if err := s.readShared(ctx); err != nil {
