@@ -11,6 +11,7 @@ import (
 	"github.com/oncehq/once/adapters/aesgcm"
 	"github.com/oncehq/once/adapters/jwtauth"
 	"github.com/oncehq/once/domain/idempotency"
+	"github.com/oncehq/once/domain/revocation"
 	"github.com/oncehq/once/domain/workspaces"
 )
 
@@ -50,6 +51,9 @@ type SecretsConfig struct {
 	// (another process sees a removal within it; this one at once).
 	AuthCacheSize int           `env:"ONCE_AUTH_CACHE_SIZE"`
 	AuthCacheTTL  time.Duration `env:"ONCE_AUTH_CACHE_TTL"`
+	// TokenRevocationRefresh is how often the revoked tokens are read
+	// again: another process's revocation is refused here within it.
+	TokenRevocationRefresh time.Duration `env:"ONCE_TOKEN_REVOCATION_REFRESH"`
 }
 
 func defaultSecretsConfig() SecretsConfig {
@@ -58,6 +62,7 @@ func defaultSecretsConfig() SecretsConfig {
 		JWKSRefresh: jwtauth.DefaultJWKSRefresh, JWKSMinRefresh: jwtauth.DefaultJWKSMinRefresh,
 		JWTWorkspaceClaim: jwtauth.DefaultWorkspaceClaim, JWTUserClaim: jwtauth.DefaultUserClaim, JWTLeeway: jwtauth.DefaultLeeway,
 		AuthCacheSize: workspaces.DefaultMembershipCacheSize, AuthCacheTTL: workspaces.DefaultMembershipCacheTTL,
+		TokenRevocationRefresh: revocation.DefaultRefresh,
 	}
 }
 
@@ -103,6 +108,7 @@ func (c SecretsConfig) Validate(embedded, verifiesTokens bool) error {
 			"ONCE_OPERATOR_TOKEN must be at least 32 bytes and differ from the token secrets ONCE_JWT_SECRET(S) (or be empty; better: ONCE_OPERATORS)"),
 		invalidIf(outside(c.AuthCacheSize, 0, 1_000_000), "ONCE_AUTH_CACHE_SIZE=%d must be between 0 (off) and 1000000", c.AuthCacheSize),
 		invalidIf(outside(c.AuthCacheTTL, 0, workspaces.MaxMembershipCacheTTL), "ONCE_AUTH_CACHE_TTL=%s must be between 0 (off) and %s: a member removed through another process keeps access that long", c.AuthCacheTTL, workspaces.MaxMembershipCacheTTL),
+		invalidIf(outside(c.TokenRevocationRefresh, time.Second, revocation.MaxRefresh), "ONCE_TOKEN_REVOCATION_REFRESH=%s must be between 1s and %s: a token revoked through another process is accepted here that long", c.TokenRevocationRefresh, revocation.MaxRefresh),
 	)
 }
 
@@ -266,6 +272,10 @@ var secretsSettings = settingGroup{
 		"ONCE_AUTH_CACHE_TTL": {
 			help: "for at most this long: another process sees a member's removal within it",
 			doc:  "how long one is remembered (0 to `1m`). A removal through this process is seen at once; **another process sees it within this TTL**",
+		},
+		"ONCE_TOKEN_REVOCATION_REFRESH": {
+			help: "how often the revoked tokens are read again: another process's revocation is refused within it",
+			doc:  "how often each `once serve` reads the revoked tokens again into memory (1s to `1m`; half of it in the background, and a request that finds them older reads them first). Every request is checked in memory, never against the database. A revocation (`POST /v1/tokens/revoke`, `POST /v1/members/{user_id}/revoke-tokens`) through this process applies at once; **another process refuses the token within this time** ([api.md](api.md#revoking-tokens)). A process that cannot read them for longer answers 503",
 		},
 	},
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"go.uber.org/fx"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/oncehq/once/adapters/jwtauth"
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/system"
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/idempotency"
 	"github.com/oncehq/once/domain/jobs"
@@ -19,6 +21,7 @@ import (
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/domain/pagination"
+	"github.com/oncehq/once/domain/revocation"
 	"github.com/oncehq/once/domain/workspaces"
 	"github.com/oncehq/once/ports"
 )
@@ -33,8 +36,10 @@ var CoreModule = fx.Module("core",
 		fx.Annotate(newSealer, fx.As(new(ports.CredentialSealer)), fx.As(new(ports.SealingKeys))),
 		newResealer,
 		newFingerprinter,
-		NewIssuer,
+		func(cfg SecretsConfig, clock ports.Clock) (*jwtauth.Issuer, error) { return newIssuer(cfg, clock.Now) },
 		newVerifier,
+		func(v *jwtauth.Verifier) ports.TokenVerifier { return v },
+		newRevocations,
 		newIdempotency,
 		newOperationWaiters,
 		newOperations,
@@ -131,7 +136,11 @@ func newFingerprinter(cfg SecretsConfig) (*idempotency.Fingerprinter, error) {
 
 // NewIssuer signs tokens with the first secret of the HS256 keyring
 // (`once token`, the demo); without a keyring there is nothing to sign with.
-func NewIssuer(cfg SecretsConfig) (*jwtauth.Issuer, error) {
+func NewIssuer(cfg SecretsConfig) (*jwtauth.Issuer, error) { return newIssuer(cfg, nil) }
+
+// newIssuer is NewIssuer dating its tokens by now (nil: the wall clock),
+// the service's clock in the application.
+func newIssuer(cfg SecretsConfig, now func() time.Time) (*jwtauth.Issuer, error) {
 	ring, err := cfg.Keyring()
 	if err != nil {
 		return nil, err
@@ -141,7 +150,7 @@ func NewIssuer(cfg SecretsConfig) (*jwtauth.Issuer, error) {
 	}
 	return jwtauth.NewIssuer(ring, jwtauth.IssuerOptions{
 		Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience,
-		WorkspaceClaim: cfg.JWTWorkspaceClaim, UserClaim: cfg.JWTUserClaim, TTL: cfg.TokenTTL,
+		WorkspaceClaim: cfg.JWTWorkspaceClaim, UserClaim: cfg.JWTUserClaim, TTL: cfg.TokenTTL, Now: now,
 	})
 }
 
@@ -186,13 +195,41 @@ func newVerifier(lc fx.Lifecycle, cfg SecretsConfig, log *slog.Logger) (*jwtauth
 	return jwtauth.NewVerifier(opts)
 }
 
-// newAuthenticator checks the token, then the membership it claims.
-func newAuthenticator(v *jwtauth.Verifier, ws *workspaces.Service) httpapi.Authenticator {
+// newAuthenticator checks the token, that it is not revoked (in memory,
+// after the verified-token cache, on every request), then the membership
+// it claims.
+func newAuthenticator(v *jwtauth.Verifier, revoked *revocation.Service, ws *workspaces.Service) httpapi.Authenticator {
 	return func(ctx context.Context, token string) (model.Principal, error) {
 		claims, err := v.Verify(ctx, token)
 		if err != nil {
 			return model.Principal{}, err
 		}
+		if err := revoked.Check(ctx, claims.AccessToken()); err != nil {
+			return model.Principal{}, err
+		}
 		return ws.Authorize(ctx, claims.WorkspaceID, claims.UserID)
 	}
+}
+
+// newRevocations is the set of revoked tokens every request is checked
+// against, read again in the background every half refresh interval, so
+// that a request seldom finds it due (and then reads it itself).
+func newRevocations(lc fx.Lifecycle, store ports.TokenRevocations, verify ports.TokenVerifier, clock ports.Clock, cfg SecretsConfig, log *slog.Logger) *revocation.Service {
+	s := revocation.NewService(store, verify, clock, cfg.TokenRevocationRefresh)
+	log = log.With("component", "revocation")
+	runInBackground(lc, func(ctx context.Context) {
+		tick := time.NewTicker(s.Refresh() / 2)
+		defer tick.Stop()
+		for {
+			if err := s.Read(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("token revocations: read failed, retried", slog.String("error", domain.SanitizeError(err)))
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return s
 }

@@ -54,4 +54,11 @@ func TestServeAcceptsIdentityProviderTokens(t *testing.T) {
 	assert.Equal(t, http.StatusOK, read(sign("once-api")), "the provider's token")
 	assert.Equal(t, http.StatusUnauthorized, read(sign("another-api")), "a token of the provider for another application")
 	assert.Equal(t, http.StatusOK, read(s.Token), "once's own HS256 token beside")
+
+	// The provider's token has no jti: its logout names it by its digest.
+	revoked := sign("once-api")
+	r := s.Do(t, http.MethodPost, "/v1/tokens/revoke", nil, map[string]string{"Authorization": "Bearer " + revoked})
+	require.Equal(t, http.StatusNoContent, r.Status, string(r.Body))
+	assert.Equal(t, http.StatusUnauthorized, read(revoked), "the provider's token, revoked")
+	assert.Equal(t, http.StatusOK, read(s.Token), "once's own token, not revoked")
 }

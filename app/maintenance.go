@@ -15,6 +15,7 @@ import (
 	"github.com/oncehq/once/domain/media"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/domain/retention"
+	"github.com/oncehq/once/domain/revocation"
 	"github.com/oncehq/once/ports"
 )
 
@@ -26,7 +27,7 @@ import (
 // maintenance. worker says whether our workers consume the queue (of
 // the kind ONCE_QUEUE names) here.
 func maintenance(process ProcessConfig, queue string, worker bool) fx.Option {
-	services := []fx.Option{idempotencyCleanup, retentionCleanup, uploadExpiry}
+	services := []fx.Option{idempotencyCleanup, retentionCleanup, uploadExpiry, revokedTokensSweep}
 	if process.Dispatcher {
 		services = append(services, outboxRetentionCleanup)
 	}
@@ -40,6 +41,14 @@ func maintenance(process ProcessConfig, queue string, worker bool) fx.Option {
 var idempotencyCleanup = fx.Invoke(func(lc fx.Lifecycle, d ports.IdempotencyDiscovery, uow ports.UnitOfWork, clock ports.Clock, cfg RetentionConfig, log *slog.Logger) {
 	c := idempotency.NewCleaner(d, uow, clock, cfg.CleanupBatch)
 	runEvery(lc, cfg.CleanupInterval, log, "idempotency cleanup", c.RunOnce)
+})
+
+// revokedTokensSweep deletes the revoked tokens past their expiry: they
+// are refused anyway. (The users' cutoffs stay, one per member at most.)
+var revokedTokensSweep = fx.Invoke(func(lc fx.Lifecycle, store ports.TokenRevocations, clock ports.Clock, cfg RetentionConfig, log *slog.Logger) {
+	runEvery(lc, cfg.CleanupInterval, log, "revoked tokens sweep", func(ctx context.Context) (int, error) {
+		return revocation.Sweep(ctx, store, clock, cfg.CleanupBatch)
+	})
 })
 
 // retentionCleanup deletes finished operations, tasks and dead letters

@@ -33,6 +33,7 @@ var MemoryModule = fx.Module("memory",
 		fx.Annotate(memory.NewOutboxPartitions, fx.As(new(ports.OutboxPartitions))),
 		// The console's sessions: the one process is the deployment.
 		fx.Annotate(memory.NewOperatorSessions, fx.As(new(ports.OperatorSessions))),
+		fx.Annotate(memory.NewTokenRevocations, fx.As(new(ports.TokenRevocations))),
 	),
 	fx.Invoke(func(log *slog.Logger) {
 		log.Warn("running on the embedded in-memory store: nothing is persisted; set DATABASE_URL to use PostgreSQL", "component", "memory")

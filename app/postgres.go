@@ -51,6 +51,8 @@ var PostgresModule = fx.Module("postgres",
 		},
 		// Every workspace, for the re-seal of the stored secrets.
 		fx.Annotate(func(db *bun.DB) *postgres.SealedSecretWorkspaces { return postgres.NewSealedSecretWorkspaces(db) }, fx.As(new(ports.SealedSecretWorkspaces))),
+		// The revoked tokens, the fleet's (sql/028).
+		func(db *bun.DB) ports.TokenRevocations { return postgres.NewTokenRevocations(db) },
 		// The relay's marks and releases, one round trip per batch.
 		func(newUoW postgresUoWs) ports.OutboxRelayMarks {
 			return postgres.NewOutboxRelayMarks(newUoW())

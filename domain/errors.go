@@ -14,6 +14,7 @@ type Code string
 const (
 	CodeValidation            Code = "VALIDATION_FAILED"
 	CodeUnauthenticated       Code = "UNAUTHENTICATED"
+	CodeTokenRevoked          Code = "TOKEN_REVOKED"
 	CodeForbidden             Code = "FORBIDDEN"
 	CodeInsufficientScope     Code = "INSUFFICIENT_SCOPE"
 	CodeNotFound              Code = "NOT_FOUND"

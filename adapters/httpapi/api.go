@@ -21,6 +21,7 @@ import (
 	"github.com/oncehq/once/domain/operations"
 	"github.com/oncehq/once/domain/pagination"
 	"github.com/oncehq/once/domain/products"
+	"github.com/oncehq/once/domain/revocation"
 	"github.com/oncehq/once/domain/stores"
 	"github.com/oncehq/once/domain/webhooks"
 	"github.com/oncehq/once/domain/workspaces"
@@ -56,6 +57,8 @@ type Deps struct {
 	Lists *pagination.Service
 	// Workspaces manages members (members.go).
 	Workspaces *workspaces.Service
+	// Revocations revokes access tokens (tokens.go).
+	Revocations *revocation.Service
 	// Webhooks manages webhook endpoints (webhooks.go).
 	Webhooks *webhooks.Service
 	// Limits are the workspaces' rate and cap on concurrent work (nil:
@@ -125,6 +128,7 @@ func Register(api huma.API, deps Deps) {
 	h.registerOperations(api)
 	h.registerDeadLetters(api)
 	h.registerMembers(api)
+	h.registerTokenRevocation(api)
 	h.registerWebhookEndpoints(api)
 	documentScopes(api)
 	addExamples(api.OpenAPI())

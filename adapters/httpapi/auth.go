@@ -12,7 +12,8 @@ import (
 
 // Authenticator turns a bearer token into a principal: the token is verified
 // and the user's membership of the token's workspace is checked. Errors are
-// CodeUnauthenticated (bad token) or CodeForbidden (not a member).
+// CodeUnauthenticated (bad token), CodeTokenRevoked (a revoked one) or
+// CodeForbidden (not a member).
 type Authenticator func(ctx context.Context, bearerToken string) (model.Principal, error)
 
 const bearerScheme = "bearer"
@@ -34,13 +35,13 @@ func authMiddleware(api huma.API, authenticate Authenticator) func(huma.Context,
 		}
 		p, err := authenticate(ctx.Context(), strings.TrimSpace(token))
 		if err != nil {
-			if domain.IsCode(err, domain.CodeUnauthenticated) {
+			if domain.IsCode(err, domain.CodeUnauthenticated) || domain.IsCode(err, domain.CodeTokenRevoked) {
 				ctx.SetHeader("WWW-Authenticate", `Bearer realm="once", error="invalid_token"`)
 			}
 			writeDomainError(api, ctx, err)
 			return
 		}
-		next(huma.WithValue(ctx, principalKey{}, p))
+		next(huma.WithValue(huma.WithValue(ctx, principalKey{}, p), bearerKey{}, strings.TrimSpace(token)))
 	}
 }
 

@@ -10,6 +10,10 @@ import (
 )
 
 type principalKey struct{}
+
+// bearerKey holds the bearer token a request authenticated with (POST
+// /v1/tokens/revoke revokes it).
+type bearerKey struct{}
 type requestFactsKey struct{}
 
 // requestFacts are what the idempotency rules need from the raw request and
@@ -29,6 +33,12 @@ func principalFrom(ctx context.Context) (model.Principal, error) {
 		return model.Principal{}, domain.Errorf(domain.CodeUnauthenticated, "authentication required")
 	}
 	return p, nil
+}
+
+// bearerFrom is the token the request authenticated with.
+func bearerFrom(ctx context.Context) string {
+	token, _ := ctx.Value(bearerKey{}).(string)
+	return token
 }
 
 func factsFrom(ctx context.Context) (requestFacts, error) {

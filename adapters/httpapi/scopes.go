@@ -37,10 +37,22 @@ func needs(scope model.Scope, op huma.Operation) huma.Operation {
 	return op
 }
 
+// ScopeOwnToken is what the spec and the scopes table show for a route
+// that acts only on the caller's own credential (logging out its own
+// token): it needs no scope, since every caller may always drop its own
+// access, and refusing it would keep a leaked token alive.
+const ScopeOwnToken model.Scope = "none (own token)"
+
+// needsOnlyItsToken declares that op acts only on the caller's own token,
+// so any authenticated caller may call it (ScopeOwnToken).
+func needsOnlyItsToken(op huma.Operation) huma.Operation {
+	return needs(ScopeOwnToken, op)
+}
+
 // scopeOf is the scope op declares, false when it declares none.
 func scopeOf(op *huma.Operation) (model.Scope, bool) {
 	s, ok := op.Metadata[scopeMeta].(model.Scope)
-	return s, ok && s.Valid()
+	return s, ok && (s.Valid() || s == ScopeOwnToken)
 }
 
 // requireScope refuses, after authentication and before the workspace's
@@ -60,6 +72,10 @@ func requireScope(api huma.API) func(huma.Context, func(huma.Context)) {
 		scope, ok := scopeOf(op)
 		if !ok {
 			writeDomainError(api, ctx, domain.Errorf(domain.CodeInternal, "route %s %s declares no scope", op.Method, op.Path))
+			return
+		}
+		if scope == ScopeOwnToken {
+			next(ctx)
 			return
 		}
 		if err := p.Require(scope); err != nil {
@@ -101,6 +117,9 @@ func documentScopes(api huma.API) {
 
 // scopeParagraph says who may call a route that needs scope.
 func scopeParagraph(scope model.Scope) string {
+	if scope == ScopeOwnToken {
+		return "**Scope.** None: any caller may act on its own token."
+	}
 	var who []string
 	for _, r := range roles {
 		if roleHas(r, scope) {
@@ -115,7 +134,7 @@ var roles = []model.Role{model.RoleAdmin, model.RoleMember}
 
 // roleHas reports whether the users of role r have scope.
 func roleHas(r model.Role, scope model.Scope) bool {
-	return slices.Contains(model.RoleScopes(r), scope)
+	return scope == ScopeOwnToken || slices.Contains(model.RoleScopes(r), scope)
 }
 
 // RouteScope is one route of the API and the scope it needs.

@@ -31,6 +31,10 @@ func TestEverySecuredOperationNeedsOneScope(t *testing.T) {
 			continue
 		}
 		scope := model.Scope(op.Scope)
+		if scope == httpapi.ScopeOwnToken {
+			assert.Equal(t, "revokeToken", op.ID, "only logging out acts on the caller's own token alone")
+			continue
+		}
 		if !assert.True(t, scope.Valid(), "%s %s (%s) declares no known scope: %q", op.Method, op.Path, op.ID, op.Scope) {
 			continue
 		}
@@ -102,8 +106,8 @@ func walkScopes(t *testing.T, s *apitest.Server, headers map[string]string, scop
 	t.Helper()
 	var refused []servedOperation
 	for _, op := range servedOperations(t, s) {
-		if len(op.Security) == 0 {
-			continue
+		if len(op.Security) == 0 || model.Scope(op.Scope) == httpapi.ScopeOwnToken {
+			continue // logging out would revoke the walk's own token; the revocation tests cover it
 		}
 		res := s.Do(t, op.Method, withPathIDs(op), nil, headers)
 		name := op.Method + " " + op.Path

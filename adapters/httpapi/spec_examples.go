@@ -22,6 +22,10 @@ var propertyExamples = map[string]any{
 	"starting_after": "7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958",
 	"has_more":       false,
 
+	// Tokens.
+	"RevokeTokenRequest.token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJleGFtcGxlIn0.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg",
+	"tokens_issued_before":     "2026-03-14T09:26:54Z",
+
 	// Stores.
 	"platform":                "shopify",
 	"Store.name":              "Acme EU",

@@ -160,7 +160,7 @@ func wantAccepted(t *testing.T, v *Verifier, token, why string) {
 	if err != nil {
 		t.Fatalf("%s: Verify: %v", why, err)
 	}
-	if c != (Claims{WorkspaceID: workspace, UserID: user}) {
+	if c.WorkspaceID != workspace || c.UserID != user {
 		t.Fatalf("%s: Verify = %+v", why, c)
 	}
 }

@@ -7,6 +7,8 @@ package jwtauth
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // MinSecretLen is the shortest HMAC secret accepted, in bytes (RFC 7518
@@ -35,10 +38,37 @@ const (
 // hs256 is the one algorithm of the keyring; the JWKS's are in fits.
 var hs256 = jwt.SigningMethodHS256
 
-// Claims is what a verified token says about its bearer.
+// Claims is what a verified token says about its bearer, and of itself
+// what revocation needs (model.AccessToken).
 type Claims struct {
 	WorkspaceID uuid.UUID
 	UserID      uuid.UUID
+	// TokenID names the token for revocation: "jti:" and its jti, or
+	// "sha256:" and the hex SHA-256 of the token for one without a jti
+	// (or with one longer than maxJTILen).
+	TokenID string
+	// IssuedAt is iat, zero when absent; ExpiresAt is exp plus the leeway,
+	// the last instant the token is accepted.
+	IssuedAt  time.Time
+	ExpiresAt time.Time
+}
+
+// AccessToken is c as revocation reads it.
+func (c Claims) AccessToken() model.AccessToken {
+	return model.AccessToken{ID: c.TokenID, WorkspaceID: c.WorkspaceID, UserID: c.UserID, IssuedAt: c.IssuedAt, ExpiresAt: c.ExpiresAt}
+}
+
+// maxJTILen bounds the jti kept as a token's id; a longer one (no
+// provider makes one) is named by the token's digest instead.
+const maxJTILen = 200
+
+// tokenID is the id revocation names token by (Claims.TokenID).
+func tokenID(claims jwt.MapClaims, token string) string {
+	if jti, ok := claims["jti"].(string); ok && jti != "" && len(jti) <= maxJTILen {
+		return "jti:" + jti
+	}
+	sum := sha256.Sum256([]byte(token))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // Issuer signs access tokens with the first secret of a keyring.
@@ -50,11 +80,13 @@ type Issuer struct {
 
 // IssuerOptions say what an Issuer's tokens say: "iss", "aud" when not
 // empty, the claims naming the workspace and the user (empty: the
-// defaults, as VerifierOptions), and how long they live (> 0).
+// defaults, as VerifierOptions), and how long they live (> 0). Now is the
+// clock of their iat and exp (nil: the wall clock).
 type IssuerOptions struct {
 	Issuer, Audience          string
 	WorkspaceClaim, UserClaim string
 	TTL                       time.Duration
+	Now                       func() time.Time
 }
 
 // NewIssuer builds an Issuer that signs with ring's first secret.
@@ -70,10 +102,15 @@ func NewIssuer(ring *Keyring, opts IssuerOptions) (*Issuer, error) {
 	}
 	opts.WorkspaceClaim = cmp.Or(opts.WorkspaceClaim, DefaultWorkspaceClaim)
 	opts.UserClaim = cmp.Or(opts.UserClaim, DefaultUserClaim)
-	return &Issuer{ring: ring, opts: opts, now: time.Now}, nil
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Issuer{ring: ring, opts: opts, now: now}, nil
 }
 
-// Issue signs a token for user in workspace, valid from now for the ttl.
+// Issue signs a token for user in workspace, valid from now for the ttl,
+// with a jti of its own, so that it can be revoked alone.
 func (i *Issuer) Issue(workspace, user uuid.UUID) (string, error) {
 	if workspace == uuid.Nil || user == uuid.Nil {
 		return "", errors.New("jwtauth: a token needs a workspace and a user")
@@ -85,6 +122,7 @@ func (i *Issuer) Issue(workspace, user uuid.UUID) (string, error) {
 		i.opts.WorkspaceClaim: workspace.String(),
 		"iat":                 now.Unix(),
 		"exp":                 now.Add(i.opts.TTL).Unix(),
+		"jti":                 uuid.NewString(),
 	}
 	if i.opts.Audience != "" {
 		claims["aud"] = i.opts.Audience
@@ -207,14 +245,23 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Claims, error) {
 	if !ok {
 		return Claims{}, domain.Errorf(domain.CodeUnauthenticated, "the access token names no valid workspace")
 	}
-	c := Claims{WorkspaceID: workspace, UserID: user}
 	exp, _ := claims.GetExpirationTime() // required above
+	c := Claims{WorkspaceID: workspace, UserID: user, TokenID: tokenID(claims, token), ExpiresAt: exp.Add(v.opts.Leeway)}
+	if iat, err := claims.GetIssuedAt(); err == nil && iat != nil {
+		c.IssuedAt = iat.Time
+	}
 	until := exp.Add(v.opts.Leeway)
 	if !recheck.IsZero() && recheck.Before(until) {
 		until = recheck
 	}
 	v.verified.put(token, c, until)
 	return c, nil
+}
+
+// VerifyToken implements ports.TokenVerifier: Verify, as an access token.
+func (v *Verifier) VerifyToken(ctx context.Context, token string) (model.AccessToken, error) {
+	c, err := v.Verify(ctx, token)
+	return c.AccessToken(), err
 }
 
 // key is the key for t's algorithm and kid, and when to ask for it again.

@@ -3,6 +3,8 @@ package jwtauth
 import (
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
@@ -75,13 +77,50 @@ func TestIssueVerify(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
-	if got != (Claims{WorkspaceID: workspace, UserID: user}) {
+	if got.WorkspaceID != workspace || got.UserID != user {
 		t.Fatalf("Verify = %+v", got)
 	}
 	// A hand-made token with the same claims verifies too: the wire format
 	// is the contract.
 	if _, err := ver.Verify(t.Context(), sign(t, jwt.SigningMethodHS256, secret, validClaims())); err != nil {
 		t.Fatalf("hand-made token: %v", err)
+	}
+}
+
+// Revocation names a token by its jti, which each issued token has of its
+// own, or by its digest when it has none; iat and exp (plus the leeway)
+// come with it.
+func TestVerifiedTokenIDs(t *testing.T) {
+	iss, ver := newPair(t)
+	first, _ := iss.Issue(workspace, user)
+	second, _ := iss.Issue(workspace, user)
+	a, errA := ver.Verify(t.Context(), first)
+	b, errB := ver.Verify(t.Context(), second)
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	if !strings.HasPrefix(a.TokenID, "jti:") || a.TokenID == b.TokenID {
+		t.Fatalf("issued token ids %q and %q: want a jti of each's own", a.TokenID, b.TokenID)
+	}
+	if a.IssuedAt.IsZero() || !a.ExpiresAt.After(a.IssuedAt) {
+		t.Fatalf("iat %s, accepted until %s", a.IssuedAt, a.ExpiresAt)
+	}
+	claims := validClaims()
+	noJTI := sign(t, jwt.SigningMethodHS256, secret, claims)
+	c, err := ver.Verify(t.Context(), noJTI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(noJTI))
+	if c.TokenID != "sha256:"+hex.EncodeToString(sum[:]) {
+		t.Fatalf("a token without jti: id %q, want its digest", c.TokenID)
+	}
+	exp := time.Unix(claims["exp"].(int64), 0)
+	if !c.ExpiresAt.Equal(exp.Add(ver.opts.Leeway)) {
+		t.Fatalf("accepted until %s, want exp %s plus the leeway", c.ExpiresAt, exp)
+	}
+	if c.AccessToken().ID != c.TokenID || c.AccessToken().UserID != user {
+		t.Fatalf("AccessToken() = %+v", c.AccessToken())
 	}
 }
 

@@ -21,9 +21,11 @@ const verifiedTokensSize = 10_000
 // token is forgotten at it (plus the leeway). The keyring is fixed for the
 // process's life; a JWKS key can be removed, so a token it verified is
 // forgotten when its set is due to be fetched again (JWKS.verifying), and
-// a removed key is refused within the JWKS's refresh. Membership is not
-// part of it: the Authenticator checks that on every request (through its
-// own cache, whose bound is documented in domain/workspaces).
+// a removed key is refused within the JWKS's refresh. Membership and
+// revocation are not part of it: the Authenticator checks both on every
+// request, after this cache (membership through its own cache, whose
+// bound is documented in domain/workspaces; revocation in memory,
+// domain/revocation).
 type verifiedTokens struct {
 	lru *lru.Cache[string, verifiedToken]
 }

@@ -58,6 +58,7 @@ var environments = map[string]environment{
 	"once workspace member add":    {tracing: true},
 	"once workspace member list":   {tracing: true},
 	"once workspace member remove": {tracing: true},
+	"once token revoke":            {tracing: true},
 	"once outbox dead-letters":     {tracing: true},
 	"once outbox redrive":          {tracing: true},
 	"once outbox release":          {tracing: true},

@@ -7,6 +7,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/testsupport/pgtest"
 )
 
 func runToken(t *testing.T, args ...string) (string, error) {
@@ -41,4 +44,36 @@ func TestTokenUsesTheDemoOnTheEmbeddedStore(t *testing.T) {
 	out, err := runToken(t)
 	require.NoError(t, err)
 	assert.NotEmpty(t, strings.TrimSpace(out))
+}
+
+// TestTokenRevokeCommand: on PostgreSQL, the operator revokes one token,
+// or every token of a member issued before now; the revocations are in
+// the store every serve reads.
+func TestTokenRevokeCommand(t *testing.T) {
+	db := pgtest.New(t)
+	t.Setenv("DATABASE_URL", db.AppDSN)
+	t.Setenv("ONCE_JWT_SECRET", "token-test-jwt-secret-0123456789abcdef012345")
+	t.Setenv("ONCE_IDEMPOTENCY_SECRETS", "t1:bWVtYmVyLXRlc3QtaWRlbXBvdGVuY3ktc2VjcmV0LTAxMjM0NQ==")
+	t.Setenv("ONCE_CREDENTIAL_KEYS", "t1:bWVtYmVyLXRlc3QtY3JlZGVudGlhbHMta2V5LTMyYnk=")
+	ws, user := uuid.NewString(), uuid.NewString()
+	token, err := runToken(t, "--workspace", ws, "--user", user)
+	require.NoError(t, err)
+
+	out, err := runToken(t, "revoke", "--token", strings.TrimSpace(token))
+	require.NoError(t, err, out)
+	_, err = runToken(t, "revoke", "--token", "not.a.token")
+	require.Error(t, err, "not a token of this service")
+	out, err = runToken(t, "revoke", "--workspace", ws, "--user", user)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "issued before")
+	_, err = runToken(t, "revoke", "--workspace", ws)
+	require.Error(t, err, "a workspace without a user")
+
+	changes, _, err := postgres.NewTokenRevocations(db.App).Changes(t.Context(), 0)
+	require.NoError(t, err)
+	require.Len(t, changes.Tokens, 1)
+	assert.True(t, strings.HasPrefix(changes.Tokens[0].ID, "jti:"), changes.Tokens[0].ID)
+	require.Len(t, changes.Cutoffs, 1)
+	assert.Equal(t, user, changes.Cutoffs[0].UserID.String())
+	assert.Equal(t, ws, changes.Cutoffs[0].WorkspaceID.String())
 }

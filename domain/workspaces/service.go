@@ -75,7 +75,7 @@ func (s *Service) EnsureMember(ctx context.Context, workspace, user uuid.UUID, r
 // when the user is not a member of the workspace. A workspace that does not
 // exist looks the same as one the user is not in.
 func (s *Service) Authorize(ctx context.Context, workspace, user uuid.UUID) (model.Principal, error) {
-	if role, ok := s.members.get(workspace, user); ok {
+	if role, ok := s.members.get(workspace, user, s.clock.Now()); ok {
 		return model.Principal{WorkspaceID: workspace, UserID: user, Role: role}, nil
 	}
 	gen := s.members.snapshot()
@@ -88,7 +88,8 @@ func (s *Service) Authorize(ctx context.Context, workspace, user uuid.UUID) (mod
 	// does not fail the others.
 	key := fmt.Sprintf("%s/%s/%d", workspace, user, gen)
 	read := s.lookups.DoChan(key, func() (any, error) {
-		if role, ok := s.members.get(workspace, user); ok { // put by a read that just ended
+		read := s.clock.Now()
+		if role, ok := s.members.get(workspace, user, read); ok { // put by a read that just ended
 			return role, nil
 		}
 		m, err := ports.Query(context.WithoutCancel(ctx), s.uow, workspace, func(ctx context.Context, tx ports.Tx) (model.Member, error) {
@@ -97,7 +98,7 @@ func (s *Service) Authorize(ctx context.Context, workspace, user uuid.UUID) (mod
 		if err != nil {
 			return model.Role(""), err
 		}
-		s.members.put(gen, workspace, user, m.Role)
+		s.members.put(gen, workspace, user, m.Role, read)
 		return m.Role, nil
 	})
 	var res singleflight.Result

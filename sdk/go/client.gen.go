@@ -1157,6 +1157,17 @@ type MemberList struct {
 	Items []Member `json:"items"`
 }
 
+// MemberTokensRevoked defines model for MemberTokensRevoked.
+type MemberTokensRevoked struct {
+	// TokensIssuedBefore The user's tokens issued (iat) before this instant are refused with 401 TOKEN_REVOKED; a token issued at or after it is accepted
+	//
+	// Example: 2026-03-14T09:26:54Z
+	TokensIssuedBefore time.Time `json:"tokens_issued_before"`
+
+	// UserId Example: 3a4b5c6d-7e8f-4091-a2b3-c4d5e6f70819
+	UserId openapi_types.UUID `json:"user_id"`
+}
+
 // Operation defines model for Operation.
 type Operation struct {
 	// CancelRequestedAt When a cancel was asked for while the job ran: it stops where its kind can, otherwise the operation ends with what the external system did
@@ -1435,6 +1446,14 @@ type RegisterMediaRequestContentType string
 // ReplaceAuthorizationRequest defines model for ReplaceAuthorizationRequest.
 type ReplaceAuthorizationRequest struct {
 	Credentials StoreCredentialsBody `json:"credentials"`
+}
+
+// RevokeTokenRequest defines model for RevokeTokenRequest.
+type RevokeTokenRequest struct {
+	// Token An access token of yours to revoke; absent: the bearer token of this request (a logout)
+	//
+	// Example: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJleGFtcGxlIn0.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg
+	Token *string `json:"token,omitempty"`
 }
 
 // StartAITaskRequest defines model for StartAITaskRequest.
@@ -1980,6 +1999,9 @@ type CreateStoreJSONRequestBody = CreateStoreRequest
 // ReplaceStoreAuthorizationJSONRequestBody defines body for ReplaceStoreAuthorization for application/json ContentType.
 type ReplaceStoreAuthorizationJSONRequestBody = ReplaceAuthorizationRequest
 
+// RevokeTokenJSONRequestBody defines body for RevokeToken for application/json ContentType.
+type RevokeTokenJSONRequestBody = RevokeTokenRequest
+
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = CreateWebhookEndpointRequest
 
@@ -2248,6 +2270,15 @@ type ClientInterface interface {
 	// Corresponds with DELETE /v1/members/{user_id} (the `RemoveMember` operationId).
 	RemoveMember(ctx context.Context, userId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RevokeMemberTokens Revoke every token of a member (sign out everywhere)
+	//
+	// Workspace admins only. Every token of the user in this workspace issued before now is refused with 401 TOKEN_REVOKED, whether or not the user is a member now; a token issued from `tokens_issued_before` on is accepted. This server refuses it at once; every other server within `ONCE_TOKEN_REVOCATION_REFRESH` (5 s by default), without a database read per request. A token without `iat` is refused once its user's tokens were revoked.
+	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
+	//
+	// Corresponds with POST /v1/members/{user_id}/revoke-tokens (the `RevokeMemberTokens` operationId).
+	RevokeMemberTokens(ctx context.Context, userId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListOperations List operations
 	//
 	// Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.
@@ -2505,6 +2536,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/syncs/{id} (the `GetCatalogSync` operationId).
 	GetCatalogSync(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeTokenWithBody Revoke an access token (log out)
+	//
+	// Revokes the bearer token of the request, or the token in the body, which must be one of the same user and workspace (403 otherwise): it is refused with 401 TOKEN_REVOKED from then on. This server refuses it at once; every other server within `ONCE_TOKEN_REVOCATION_REFRESH` (5 s by default), without a database read per request. A token that is not a valid access token here (an expired one included: it is refused anyway) gets 422. Revoking a token twice is no error. An API key is revoked by its own route, not here.
+	//
+	// **Scope.** None: any caller may act on its own token.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/tokens/revoke (the `RevokeToken` operationId).
+	RevokeTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeToken Revoke an access token (log out)
+	//
+	// Revokes the bearer token of the request, or the token in the body, which must be one of the same user and workspace (403 otherwise): it is refused with 401 TOKEN_REVOKED from then on. This server refuses it at once; every other server within `ONCE_TOKEN_REVOCATION_REFRESH` (5 s by default), without a database read per request. A token that is not a valid access token here (an expired one included: it is refused anyway) gets 422. Revoking a token twice is no error. An API key is revoked by its own route, not here.
+	//
+	// **Scope.** None: any caller may act on its own token.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/tokens/revoke (the `RevokeToken` operationId).
+	RevokeToken(ctx context.Context, body RevokeTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhookEndpoints List webhook endpoints
 	//
@@ -2967,6 +3020,25 @@ func (c *Client) AddMember(ctx context.Context, body AddMemberJSONRequestBody, r
 // Corresponds with DELETE /v1/members/{user_id} (the `RemoveMember` operationId).
 func (c *Client) RemoveMember(ctx context.Context, userId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRemoveMemberRequest(c.Server, userId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeMemberTokens Revoke every token of a member (sign out everywhere)
+//
+// Workspace admins only. Every token of the user in this workspace issued before now is refused with 401 TOKEN_REVOKED, whether or not the user is a member now; a token issued from `tokens_issued_before` on is accepted. This server refuses it at once; every other server within `ONCE_TOKEN_REVOCATION_REFRESH` (5 s by default), without a database read per request. A token without `iat` is refused once its user's tokens were revoked.
+//
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
+//
+// Corresponds with POST /v1/members/{user_id}/revoke-tokens (the `RevokeMemberTokens` operationId).
+func (c *Client) RevokeMemberTokens(ctx context.Context, userId openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeMemberTokensRequest(c.Server, userId)
 	if err != nil {
 		return nil, err
 	}
@@ -3485,6 +3557,48 @@ func (c *Client) ListCatalogSyncs(ctx context.Context, params *ListCatalogSyncsP
 // Corresponds with GET /v1/syncs/{id} (the `GetCatalogSync` operationId).
 func (c *Client) GetCatalogSync(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCatalogSyncRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeTokenWithBody Revoke an access token (log out)
+//
+// Revokes the bearer token of the request, or the token in the body, which must be one of the same user and workspace (403 otherwise): it is refused with 401 TOKEN_REVOKED from then on. This server refuses it at once; every other server within `ONCE_TOKEN_REVOCATION_REFRESH` (5 s by default), without a database read per request. A token that is not a valid access token here (an expired one included: it is refused anyway) gets 422. Revoking a token twice is no error. An API key is revoked by its own route, not here.
+//
+// **Scope.** None: any caller may act on its own token.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/tokens/revoke (the `RevokeToken` operationId).
+func (c *Client) RevokeTokenWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeTokenRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeToken Revoke an access token (log out)
+//
+// Revokes the bearer token of the request, or the token in the body, which must be one of the same user and workspace (403 otherwise): it is refused with 401 TOKEN_REVOKED from then on. This server refuses it at once; every other server within `ONCE_TOKEN_REVOCATION_REFRESH` (5 s by default), without a database read per request. A token that is not a valid access token here (an expired one included: it is refused anyway) gets 422. Revoking a token twice is no error. An API key is revoked by its own route, not here.
+//
+// **Scope.** None: any caller may act on its own token.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/tokens/revoke (the `RevokeToken` operationId).
+func (c *Client) RevokeToken(ctx context.Context, body RevokeTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeTokenRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4432,6 +4546,40 @@ func NewRemoveMemberRequest(server string, userId openapi_types.UUID) (*http.Req
 	}
 
 	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRevokeMemberTokensRequest constructs an http.Request for the RevokeMemberTokens method
+func NewRevokeMemberTokensRequest(server string, userId openapi_types.UUID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user_id", userId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/members/%s/revoke-tokens", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -5627,6 +5775,46 @@ func NewGetCatalogSyncRequest(server string, id openapi_types.UUID) (*http.Reque
 	return req, nil
 }
 
+// NewRevokeTokenRequest calls the generic RevokeToken builder with application/json body
+func NewRevokeTokenRequest(server string, body RevokeTokenJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRevokeTokenRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewRevokeTokenRequestWithBody constructs an http.Request for the RevokeToken method, with any body, and a specified content type
+func NewRevokeTokenRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/tokens/revoke")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListWebhookEndpointsRequest constructs an http.Request for the ListWebhookEndpoints method
 func NewListWebhookEndpointsRequest(server string, params *ListWebhookEndpointsParams) (*http.Request, error) {
 	var err error
@@ -6265,6 +6453,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /v1/members/{user_id} (the `RemoveMember` operationId).
 	RemoveMemberWithResponse(ctx context.Context, userId openapi_types.UUID, reqEditors ...RequestEditorFn) (*RemoveMemberResponse, error)
 
+	// RevokeMemberTokensWithResponse Revoke every token of a member (sign out everywhere)
+	//
+	// Workspace admins only. Every token of the user in this workspace issued before now is refused with 401 TOKEN_REVOKED, whether or not the user is a member now; a token issued from `tokens_issued_before` on is accepted. This server refuses it at once; every other server within `ONCE_TOKEN_REVOCATION_REFRESH` (5 s by default), without a database read per request. A token without `iat` is refused once its user's tokens were revoked.
+	//
+	// **Scope.** `members:write`: admins have it; an API key only if created with it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/members/{user_id}/revoke-tokens (the `RevokeMemberTokens` operationId).
+	RevokeMemberTokensWithResponse(ctx context.Context, userId openapi_types.UUID, reqEditors ...RequestEditorFn) (*RevokeMemberTokensResponse, error)
+
 	// ListOperationsWithResponse List operations
 	//
 	// Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.
@@ -6554,6 +6753,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/syncs/{id} (the `GetCatalogSync` operationId).
 	GetCatalogSyncWithResponse(ctx context.Context, id openapi_types.UUID, reqEditors ...RequestEditorFn) (*GetCatalogSyncResponse, error)
+
+	// RevokeTokenWithBodyWithResponse Revoke an access token (log out)
+	//
+	// Revokes the bearer token of the request, or the token in the body, which must be one of the same user and workspace (403 otherwise): it is refused with 401 TOKEN_REVOKED from then on. This server refuses it at once; every other server within `ONCE_TOKEN_REVOCATION_REFRESH` (5 s by default), without a database read per request. A token that is not a valid access token here (an expired one included: it is refused anyway) gets 422. Revoking a token twice is no error. An API key is revoked by its own route, not here.
+	//
+	// **Scope.** None: any caller may act on its own token.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/tokens/revoke (the `RevokeToken` operationId).
+	RevokeTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RevokeTokenResponse, error)
+
+	// RevokeTokenWithResponse Revoke an access token (log out)
+	//
+	// Revokes the bearer token of the request, or the token in the body, which must be one of the same user and workspace (403 otherwise): it is refused with 401 TOKEN_REVOKED from then on. This server refuses it at once; every other server within `ONCE_TOKEN_REVOCATION_REFRESH` (5 s by default), without a database read per request. A token that is not a valid access token here (an expired one included: it is refused anyway) gets 422. Revoking a token twice is no error. An API key is revoked by its own route, not here.
+	//
+	// **Scope.** None: any caller may act on its own token.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/tokens/revoke (the `RevokeToken` operationId).
+	RevokeTokenWithResponse(ctx context.Context, body RevokeTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*RevokeTokenResponse, error)
 
 	// ListWebhookEndpointsWithResponse List webhook endpoints
 	//
@@ -8317,6 +8538,112 @@ func (r RemoveMemberResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RemoveMemberResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RevokeMemberTokensResponse200Headers the declared response headers of an HTTP 200 response for RevokeMemberTokens
+type RevokeMemberTokensResponse200Headers struct {
+	XRequestId *string
+}
+
+// RevokeMemberTokensResponse429Headers the declared response headers of an HTTP 429 response for RevokeMemberTokens
+type RevokeMemberTokensResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
+type RevokeMemberTokensResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MemberTokensRevoked
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RevokeMemberTokensResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokeMemberTokensResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokeMemberTokensResponse) GetJSON200() *MemberTokensRevoked {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RevokeMemberTokensResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RevokeMemberTokensResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RevokeMemberTokensResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RevokeMemberTokensResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RevokeMemberTokensResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RevokeMemberTokensResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RevokeMemberTokensResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeMemberTokensResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeMemberTokensResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeMemberTokensResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeMemberTokensResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10763,6 +11090,126 @@ func (r GetCatalogSyncResponse) ContentType() string {
 	return ""
 }
 
+// RevokeTokenResponse204Headers the declared response headers of an HTTP 204 response for RevokeToken
+type RevokeTokenResponse204Headers struct {
+	XRequestId *string
+}
+
+// RevokeTokenResponse429Headers the declared response headers of an HTTP 429 response for RevokeToken
+type RevokeTokenResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      *int
+}
+
+type RevokeTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *RevokeTokenResponse204Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RevokeTokenResponse429Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RevokeTokenResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RevokeTokenResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RevokeTokenResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r RevokeTokenResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RevokeTokenResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r RevokeTokenResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RevokeTokenResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RevokeTokenResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RevokeTokenResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RevokeTokenResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhookEndpointsResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookEndpoints
 type ListWebhookEndpointsResponse200Headers struct {
 	XRequestId *string
@@ -12006,6 +12453,23 @@ func (c *ClientWithResponses) RemoveMemberWithResponse(ctx context.Context, user
 	return ParseRemoveMemberResponse(rsp)
 }
 
+// RevokeMemberTokensWithResponse Revoke every token of a member (sign out everywhere)
+//
+// Workspace admins only. Every token of the user in this workspace issued before now is refused with 401 TOKEN_REVOKED, whether or not the user is a member now; a token issued from `tokens_issued_before` on is accepted. This server refuses it at once; every other server within `ONCE_TOKEN_REVOCATION_REFRESH` (5 s by default), without a database read per request. A token without `iat` is refused once its user's tokens were revoked.
+//
+// **Scope.** `members:write`: admins have it; an API key only if created with it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/members/{user_id}/revoke-tokens (the `RevokeMemberTokens` operationId).
+func (c *ClientWithResponses) RevokeMemberTokensWithResponse(ctx context.Context, userId openapi_types.UUID, reqEditors ...RequestEditorFn) (*RevokeMemberTokensResponse, error) {
+	rsp, err := c.RevokeMemberTokens(ctx, userId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeMemberTokensResponse(rsp)
+}
+
 // ListOperationsWithResponse List operations
 //
 // Newest first, filtered by status and kind; pass the id of the last item as starting_after for the next page while has_more is true.
@@ -12450,6 +12914,40 @@ func (c *ClientWithResponses) GetCatalogSyncWithResponse(ctx context.Context, id
 		return nil, err
 	}
 	return ParseGetCatalogSyncResponse(rsp)
+}
+
+// RevokeTokenWithBodyWithResponse Revoke an access token (log out)
+//
+// Revokes the bearer token of the request, or the token in the body, which must be one of the same user and workspace (403 otherwise): it is refused with 401 TOKEN_REVOKED from then on. This server refuses it at once; every other server within `ONCE_TOKEN_REVOCATION_REFRESH` (5 s by default), without a database read per request. A token that is not a valid access token here (an expired one included: it is refused anyway) gets 422. Revoking a token twice is no error. An API key is revoked by its own route, not here.
+//
+// **Scope.** None: any caller may act on its own token.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/tokens/revoke (the `RevokeToken` operationId).
+func (c *ClientWithResponses) RevokeTokenWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RevokeTokenResponse, error) {
+	rsp, err := c.RevokeTokenWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeTokenResponse(rsp)
+}
+
+// RevokeTokenWithResponse Revoke an access token (log out)
+//
+// Revokes the bearer token of the request, or the token in the body, which must be one of the same user and workspace (403 otherwise): it is refused with 401 TOKEN_REVOKED from then on. This server refuses it at once; every other server within `ONCE_TOKEN_REVOCATION_REFRESH` (5 s by default), without a database read per request. A token that is not a valid access token here (an expired one included: it is refused anyway) gets 422. Revoking a token twice is no error. An API key is revoked by its own route, not here.
+//
+// **Scope.** None: any caller may act on its own token.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/tokens/revoke (the `RevokeToken` operationId).
+func (c *ClientWithResponses) RevokeTokenWithResponse(ctx context.Context, body RevokeTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*RevokeTokenResponse, error) {
+	rsp, err := c.RevokeToken(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeTokenResponse(rsp)
 }
 
 // ListWebhookEndpointsWithResponse List webhook endpoints
@@ -14399,6 +14897,118 @@ func ParseRemoveMemberResponse(rsp *http.Response) (*RemoveMemberResponse, error
 		response.Headers204 = &headers
 	case rsp.StatusCode == 429:
 		var headers RemoveMemberResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeMemberTokensResponse parses an HTTP response from a RevokeMemberTokensWithResponse call
+func ParseRevokeMemberTokensResponse(rsp *http.Response) (*RevokeMemberTokensResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeMemberTokensResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MemberTokensRevoked
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RevokeMemberTokensResponse200Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers RevokeMemberTokensResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17091,6 +17701,135 @@ func ParseGetCatalogSyncResponse(rsp *http.Response) (*GetCatalogSyncResponse, e
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetCatalogSyncResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeTokenResponse parses an HTTP response from a RevokeTokenWithResponse call
+func ParseRevokeTokenResponse(rsp *http.Response) (*RevokeTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers RevokeTokenResponse204Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 429:
+		var headers RevokeTokenResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
