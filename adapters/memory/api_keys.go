@@ -36,7 +36,9 @@ var apiKeyTable = table[model.APIKey]{
 	},
 }
 
-func apiKeyLookupKey(k model.APIKey) uniqueKey { return uniqueKey{"api_keys_lookup_id_key", k.LookupID} }
+func apiKeyLookupKey(k model.APIKey) uniqueKey {
+	return uniqueKey{"api_keys_lookup_id_key", k.LookupID}
+}
 
 func copyAPIKey(k model.APIKey) model.APIKey {
 	k.Scopes = slices.Clone(k.Scopes)
@@ -78,7 +80,8 @@ func (r apiKeyRepo) Revoke(_ context.Context, id uuid.UUID, at time.Time) (model
 
 func (r apiKeyRepo) MarkUsed(_ context.Context, id uuid.UUID, at time.Time, every time.Duration, hashKeyID string, hash []byte) error {
 	err := apiKeyTable.update(r.t, id, func(cur *model.APIKey) {
-		if cur.Revoked() || !cur.LastUsedAt.Before(at.Add(-every)) && !cur.LastUsedAt.IsZero() {
+		recent := !cur.LastUsedAt.IsZero() && !cur.LastUsedAt.Before(at.Add(-every))
+		if cur.Revoked() || recent {
 			return
 		}
 		cur.LastUsedAt = at
