@@ -35,6 +35,7 @@ var PostgresModule = fx.Module("postgres",
 			return operations.AnnounceEnds(dispatch.NotifyOnCommit(newPostgresUoW(db, server, cfg), signal), dispatch.WakeOnEnds(ends, signal))
 		},
 		fx.Annotate(func(db *bun.DB) *postgres.Discovery { return postgres.NewDiscovery(db) }, fx.As(new(ports.IdempotencyDiscovery))),
+		fx.Annotate(func(db *bun.DB) *postgres.APIKeyDirectory { return postgres.NewAPIKeyDirectory(db) }, fx.As(new(ports.APIKeyDirectory))),
 		fx.Annotate(func(db *bun.DB) *postgres.OutboxDiscovery { return postgres.NewOutboxDiscovery(db) }, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
 		// Dispatched events kept in time slices that retention drops whole.
 		func(db *bun.DB, cfg RetentionConfig) ports.OutboxPartitions {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/apikeys"
 	"github.com/oncehq/once/domain/idempotency"
 	"github.com/oncehq/once/domain/limits"
 	"github.com/oncehq/once/domain/media"
@@ -58,6 +59,8 @@ type Deps struct {
 	Workspaces *workspaces.Service
 	// Webhooks manages webhook endpoints (webhooks.go).
 	Webhooks *webhooks.Service
+	// APIKeys manages API keys (api_keys.go).
+	APIKeys *apikeys.Service
 	// Limits are the workspaces' rate and cap on concurrent work (nil:
 	// none); the idempotency service applies them to its own routes.
 	Limits *limits.Limits `optional:"true"`
@@ -124,6 +127,7 @@ func Register(api huma.API, deps Deps) {
 	h.registerDeadLetters(api)
 	h.registerMembers(api)
 	h.registerWebhookEndpoints(api)
+	h.registerAPIKeys(api)
 	addExamples(api.OpenAPI())
 	requireCanonicalIDs(api)
 	documentShapeProblems(api)
