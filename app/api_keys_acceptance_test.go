@@ -29,7 +29,9 @@ func createKey(t *testing.T, s *apitest.Server, idempotencyKey string, scopes ..
 }
 
 // withKey is the headers of a request made with an API key.
-func withKey(secret string) map[string]string { return map[string]string{"Authorization": "Bearer " + secret} }
+func withKey(secret string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + secret}
+}
 
 // A key revoked through one serve is refused by a second serve on the
 // same database within the documented bound (ONCE_AUTH_CACHE_TTL), by the
