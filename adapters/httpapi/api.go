@@ -82,7 +82,8 @@ func Config() huma.Config {
 		"Every write that starts background work takes an Idempotency-Key and executes once however often it is retried. " +
 		"Every response carries an X-Request-Id (the client's own when it sends a sane one); quote it when reporting a problem."
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
-		bearerScheme: {Type: "http", Scheme: "bearer", BearerFormat: "JWT"},
+		bearerScheme: {Type: "http", Scheme: "bearer", BearerFormat: "JWT or API key",
+			Description: "A user's token (a JWT from the identity provider, or made by `once token`), or an API key (`once_sk_…`, see POST /v1/api-keys)."},
 	}
 	// No $schema links in bodies: clients and SDKs do not need them, and they
 	// would make replayed bodies depend on the host.

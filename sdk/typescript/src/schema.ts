@@ -21,7 +21,7 @@ export interface paths {
          * Start an AI task (text, category or image)
          * @description One provider call and one billing record per task, whatever the retries and deliveries. Idempotent.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["startAITask"];
         delete?: never;
@@ -47,6 +47,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description Revoked keys included. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
+         */
+        get: operations["listAPIKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description A key for a machine client, with the scopes it may use (at most yours). The answer holds the secret, shown only there; send it as Authorization: Bearer <secret>. Workspace admins only.
+         *
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
+         */
+        post: operations["createAPIKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read an API key */
+        get: operations["getAPIKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description The key is refused from now on by this server, and by every other within ONCE_AUTH_CACHE_TTL (5 seconds by default). It stays listed, with revoked_at. Revoking a revoked key changes nothing. Workspace admins only.
+         */
+        delete: operations["revokeAPIKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/material-transfers": {
         parameters: {
             query?: never;
@@ -64,7 +111,7 @@ export interface paths {
          * Transfer collected material into our storage
          * @description Accepted at once; the copy runs in the background, item by item, and resumes where it stopped after a crash without duplicating objects. Idempotent.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["startMaterialTransfer"];
         delete?: never;
@@ -107,7 +154,7 @@ export interface paths {
          * Register an upload
          * @description Creates the media record; upload the bytes to the returned target, then complete. Idempotent.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["registerMedia"];
         delete?: never;
@@ -146,7 +193,7 @@ export interface paths {
          * Complete an upload
          * @description Starts validating the file and deriving its variants, once however often it is asked. Idempotent.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["completeMediaUpload"];
         delete?: never;
@@ -272,7 +319,7 @@ export interface paths {
          * Cancel an operation
          * @description A pending operation (its job not started) ends cancelled at once: its job never calls the external system, and its waiting retries and redelivered messages do nothing. A running one records cancel_requested_at and stays running: its job stops before it calls the external system again, ending cancelled, and otherwise ends with what the external system did (succeeded or failed, recorded truthfully). Cancelling a cancelled operation answers the same; a succeeded or failed one is 409 OPERATION_FINISHED.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["cancelOperation"];
         delete?: never;
@@ -396,7 +443,7 @@ export interface paths {
          * Publish a product to a store
          * @description Creates the publish task; the worker puts the product's listing on the platform (the first publication to a store creates it, a later one replaces its content with the product's current draft) with the task's request token, so retries, duplicate deliveries and timeouts never make two listings. A product may be published to a store again while an earlier publication there is live: the new one names the last one in `waits_behind` and starts only once that one has ended, so publications reach the platform one at a time, in the order they were accepted. Idempotent.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["publishProduct"];
         delete?: never;
@@ -459,7 +506,7 @@ export interface paths {
          * Connect a store
          * @description Creates a store authorization and starts verifying its credentials in the background. Idempotent: retry with the same Idempotency-Key and body to get the original response.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["createStore"];
         delete?: never;
@@ -497,7 +544,7 @@ export interface paths {
          * Replace a store's credentials
          * @description Seals the new credentials, bumps credential_version and starts verifying that version; a verification still running for an older version is superseded. Idempotent.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         put: operations["replaceStoreAuthorization"];
         post?: never;
@@ -520,7 +567,7 @@ export interface paths {
          * Start a full catalog sync of a store
          * @description At most one sync per store is active at a time, enforced by the database: a second gets 409 SYNC_ALREADY_ACTIVE with the active sync's id in resource_id. Idempotent.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["startCatalogSync"];
         delete?: never;
@@ -540,7 +587,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a store's credentials again
-         * @description **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         * @description **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["verifyStore"];
         delete?: never;
@@ -603,7 +650,7 @@ export interface paths {
          * Create a webhook endpoint
          * @description The URL must be an http or https URL of a public host (no loopback, private or metadata address, unless the operator allows the host); it is resolved now and again at each delivery. The answer holds the signing secret, shown only there. A URL another endpoint of the workspace has is refused (409 WEBHOOK_ENDPOINT_EXISTS), as is an endpoint past the workspace's cap (409 LIMIT_REACHED). Workspace admins only.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -670,7 +717,7 @@ export interface paths {
          * Rotate a webhook endpoint's signing secret
          * @description Answers the new secret, shown only there. For 24 hours deliveries are signed with both the new and the replaced secret (two signatures in webhook-signature), so a receiver can switch without refusing one; a secret replaced before that is dropped at once. Workspace admins only.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
@@ -731,6 +778,107 @@ export interface components {
             operation: components["schemas"]["Operation"];
             task: components["schemas"]["AITask"];
         };
+        APIKey: {
+            /**
+             * Format: date-time
+             * @example 2026-03-14T09:26:53Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The admin who made the key; the key acts as this user
+             * @example 3a4b5c6d-7e8f-4091-a2b3-c4d5e6f70819
+             */
+            created_by: string;
+            /**
+             * Format: uuid
+             * @example 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request, to a minute; absent: never
+             * @example 2026-03-14T10:02:00Z
+             */
+            last_used_at?: string;
+            /**
+             * @description What the key is for
+             * @example ERP sync
+             */
+            name: string;
+            /**
+             * @description The start of the key (once_sk_ and its lookup id), to tell keys apart; the rest is never shown again
+             * @example once_sk_4k9z0q2m7x1c
+             */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @description When the key was revoked; a revoked key is refused
+             * @example 2026-03-15T08:00:00Z
+             */
+            revoked_at?: string;
+            /**
+             * @description What the key may do (docs/api.md#scopes)
+             * @example [
+             *       "media:read",
+             *       "products:write"
+             *     ]
+             */
+            scopes: ("stores:read" | "stores:write" | "syncs:read" | "syncs:write" | "media:read" | "media:write" | "products:read" | "products:write" | "ai:read" | "ai:write" | "operations:read" | "operations:write" | "webhooks:read" | "webhooks:write" | "members:read" | "members:write" | "keys:read" | "keys:write" | "outbox:read" | "outbox:write")[];
+        };
+        APIKeyCreated: {
+            /**
+             * Format: date-time
+             * @example 2026-03-14T09:26:53Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The admin who made the key; the key acts as this user
+             * @example 3a4b5c6d-7e8f-4091-a2b3-c4d5e6f70819
+             */
+            created_by: string;
+            /**
+             * Format: uuid
+             * @example 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request, to a minute; absent: never
+             * @example 2026-03-14T10:02:00Z
+             */
+            last_used_at?: string;
+            /**
+             * @description What the key is for
+             * @example ERP sync
+             */
+            name: string;
+            /**
+             * @description The start of the key (once_sk_ and its lookup id), to tell keys apart; the rest is never shown again
+             * @example once_sk_4k9z0q2m7x1c
+             */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @description When the key was revoked; a revoked key is refused
+             * @example 2026-03-15T08:00:00Z
+             */
+            revoked_at?: string;
+            /**
+             * @description What the key may do (docs/api.md#scopes)
+             * @example [
+             *       "media:read",
+             *       "products:write"
+             *     ]
+             */
+            scopes: ("stores:read" | "stores:write" | "syncs:read" | "syncs:write" | "media:read" | "media:write" | "products:read" | "products:write" | "ai:read" | "ai:write" | "operations:read" | "operations:write" | "webhooks:read" | "webhooks:write" | "members:read" | "members:write" | "keys:read" | "keys:write" | "outbox:read" | "outbox:write")[];
+            /**
+             * @description The key, to send as Authorization: Bearer <secret>. Shown in this answer only: a replay of the request (same Idempotency-Key) answers without it, and it cannot be read again; create another key if it is lost.
+             * @example once_sk_4k9z0q2m7x1c_Jx3t8yV0bQ2nR5wK7pL1sD9fG4hA6cE8uZ0iM3oN5qT
+             */
+            secret?: string;
+        };
         AddMemberRequest: {
             /**
              * @example member
@@ -786,6 +934,21 @@ export interface components {
         CatalogSyncAccepted: {
             operation: components["schemas"]["Operation"];
             sync: components["schemas"]["CatalogSync"];
+        };
+        CreateAPIKeyRequest: {
+            /**
+             * @description What the key is for
+             * @example ERP sync
+             */
+            name: string;
+            /**
+             * @description What the key may do: scopes you hold yourself
+             * @example [
+             *       "media:read",
+             *       "products:write"
+             *     ]
+             */
+            scopes: ("stores:read" | "stores:write" | "syncs:read" | "syncs:write" | "media:read" | "media:write" | "products:read" | "products:write" | "ai:read" | "ai:write" | "operations:read" | "operations:write" | "webhooks:read" | "webhooks:write" | "members:read" | "members:write" | "keys:read" | "keys:write" | "outbox:read" | "outbox:write")[];
         };
         CreateStoreRequest: {
             credentials: components["schemas"]["StoreCredentialsBody"];
@@ -929,6 +1092,14 @@ export interface components {
              */
             has_more: boolean;
             items: components["schemas"]["AITask"][];
+        };
+        ListOfAPIKey: {
+            /**
+             * @description Older items exist: ask again with starting_after = the id of the last item
+             * @example false
+             */
+            has_more: boolean;
+            items: components["schemas"]["APIKey"][];
         };
         ListOfCatalogSync: {
             /**
@@ -1994,6 +2165,407 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AITask"];
                 };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAPIKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Cursor: the id of the last item of the previous page; the page holds older items
+                 * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+                 */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListOfAPIKey"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createAPIKey: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A UUID the client generates once per logical operation and sends again on every retry of it. Accepted bare or as a quoted string ("..."). A retry with the same key and request gets the original response with Idempotent-Replayed: true. */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAPIKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Idempotent-Replayed"?: "true";
+                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKeyCreated"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying with the same Idempotency-Key; sent with IDEMPOTENCY_REQUEST_IN_PROGRESS. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAPIKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKey"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeAPIKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Unauthorized */
             401: {
