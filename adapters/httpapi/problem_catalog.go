@@ -45,7 +45,7 @@ var errorTable = withKindConflicts(sharedErrors, kinds.All)
 var sharedErrors = []errorEntry{
 	{domain.CodeIdempotencyKeyInvalid, http.StatusBadRequest, "The `Idempotency-Key` is not a UUID (bare or quoted), is the nil UUID, or was sent more than once."},
 	{domain.CodeIdempotencyKeyMissing, http.StatusBadRequest, "The operation needs an `Idempotency-Key` header. Generate a UUID once per logical operation."},
-	{domain.CodeUnauthenticated, http.StatusUnauthorized, "No bearer token, or it is invalid or expired. Get a new token."},
+	{domain.CodeUnauthenticated, http.StatusUnauthorized, "No bearer token, or it is invalid or expired, or an API key that is not valid or was revoked. Get a new token (or key)."},
 	{domain.CodeForbidden, http.StatusForbidden, "The token's user is not a member of the workspace, or lacks the role (admins only)."},
 	{domain.CodeNotFound, http.StatusNotFound, "No such resource in this workspace, or no such route."},
 	{domain.CodeMethodNotAllowed, http.StatusMethodNotAllowed, "The route exists but not with this method; `Allow` lists the methods it takes."},
