@@ -115,6 +115,13 @@ func seedWorkspace(t testing.TB, uow ports.UnitOfWork, expires time.Time) uuid.U
 		if err := ports.Repository[ports.WebhookEndpointRepository](tx).Create(ctx, endpoint); err != nil {
 			return err
 		}
+		key := model.APIKey{
+			ID: newID(t), WorkspaceID: ws, LookupID: newID(t).String()[:12], Name: "k", Scopes: []model.Scope{model.ScopeMediaRead},
+			CreatedBy: user, Role: model.RoleAdmin, HashKeyID: "k1", Hash: []byte{1}, CreatedAt: t0,
+		}
+		if err := ports.Repository[ports.APIKeyRepository](tx).Create(ctx, key); err != nil {
+			return err
+		}
 		sc := scopeFor(ws)
 		sc.UserID = user
 		rec := model.IdempotencyRecord{Scope: sc, FingerprintKeyID: "k1", Fingerprint: []byte{1, 2, 3}, CreatedAt: t0, ExpiresAt: expires}
