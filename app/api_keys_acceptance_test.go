@@ -121,3 +121,26 @@ func TestAWrongAPIKeyIsUnauthenticated(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, res.Status)
 	assert.Contains(t, res.Header.Get("WWW-Authenticate"), "invalid_token")
 }
+
+// A key's request refused by the workspace's limits is logged with the
+// key: the operator sees which integration ran over.
+func TestAKeyOverTheLimitsIsNamedInTheLog(t *testing.T) {
+	cfg := apitest.Config("")
+	cfg.RateLimit = "2/h" // the key's create and one revoke; nothing comes back during the test
+	s := apitest.Start(t, cfg, nil)
+	res, created := createKey(t, s, uuid.NewString(), "keys:read", "keys:write")
+	require.Equal(t, http.StatusCreated, res.Status, "%s", res.Body)
+	revoke := func() int {
+		return s.Do(t, http.MethodDelete, "/v1/api-keys/"+uuid.NewString(), nil, withKey(created.Secret)).Status
+	}
+	require.Equal(t, http.StatusNotFound, revoke(), "within the rate")
+	require.Equal(t, http.StatusTooManyRequests, revoke(), "over it")
+	var limited bool
+	for _, line := range strings.Split(s.Logs.String(), "\n") {
+		if strings.Contains(line, `"msg":"request limited"`) {
+			limited = true
+			assert.Contains(t, line, `"api_key_id":"`+created.ID.String()+`"`)
+		}
+	}
+	assert.True(t, limited, "a request limited line")
+}
