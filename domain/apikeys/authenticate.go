@@ -3,6 +3,7 @@ package apikeys
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/oncehq/once/domain"
@@ -58,8 +59,10 @@ func notValid() error {
 	return domain.Errorf(domain.CodeUnauthenticated, "the API key is not valid")
 }
 
+// principalOf is the principal k acts as; its scopes are a copy, the
+// cached key's own being shared by every request that finds it.
 func principalOf(k model.APIKey) model.Principal {
-	return model.Principal{WorkspaceID: k.WorkspaceID, UserID: k.CreatedBy, Role: k.Role, APIKeyID: k.ID, Scopes: k.Scopes}
+	return model.Principal{WorkspaceID: k.WorkspaceID, UserID: k.CreatedBy, Role: k.Role, APIKeyID: k.ID, Scopes: slices.Clone(k.Scopes)}
 }
 
 // read finds the key with lookup: its workspace through the directory,

@@ -37,7 +37,7 @@ var SecretPattern = regexp.MustCompile(`once_sk_[0-9a-z]{12}_[0-9A-Za-z]{43}`)
 // IsKey says whether a bearer token is meant as an API key (it starts
 // with Prefix), whether or not it is well formed: such a token is never
 // a JWT, so authentication must not try it as one.
-func IsKey(token string) bool { return len(token) >= len(Prefix) && token[:len(Prefix)] == Prefix }
+func IsKey(token string) bool { return strings.HasPrefix(token, Prefix) }
 
 // newSecret returns a new secret and its lookup id.
 func newSecret() (secret, lookupID string, err error) {

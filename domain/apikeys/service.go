@@ -116,6 +116,9 @@ func (s *Service) Create(ctx context.Context, tx ports.Tx, p model.Principal, cm
 	if err := repo(tx).Create(ctx, k); err != nil {
 		return WithSecret{}, err
 	}
+	// Logged in the request's transaction, before its commit: the caller
+	// (the idempotent route) only completes its record after, and a
+	// create that then fails is the rare case the line overstates.
 	s.audit(ctx, "api key created", p, k)
 	return WithSecret{Key: k, Secret: secret}, nil
 }
