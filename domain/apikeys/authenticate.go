@@ -40,7 +40,20 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (model.Princi
 		return principalOf(c.key), nil
 	}
 	gen := s.cache.snapshot()
-	k, err := s.verifying.read(ctx, lookup, gen, func(ctx context.Context) (model.APIKey, error) { return s.read(ctx, lookup) })
+	// The read remembers the key it found (live, whichever secret came
+	// with it: a hit checks the secret again) before its callers go on,
+	// so a request that comes after it finds the key in the cache rather
+	// than reading again.
+	k, err := s.verifying.read(ctx, lookup, gen, func(ctx context.Context) (model.APIKey, error) {
+		if c, ok := s.cache.get(lookup, now); ok { // put by a read that just ended
+			return c.key, nil
+		}
+		k, err := s.read(ctx, lookup)
+		if err == nil && !k.Revoked() {
+			s.cache.put(gen, k, now)
+		}
+		return k, err
+	})
 	if err != nil {
 		return model.Principal{}, err
 	}
@@ -50,7 +63,6 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (model.Princi
 	if k.Revoked() {
 		return model.Principal{}, domain.Errorf(domain.CodeUnauthenticated, "this API key was revoked")
 	}
-	s.cache.put(gen, k, now)
 	s.markUsed(ctx, k, secret, now)
 	return principalOf(k), nil
 }
