@@ -2,6 +2,7 @@ package contract
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,7 +26,7 @@ func newAPIKey(workspace uuid.UUID) model.APIKey {
 		sum = append(sum, byte(b))
 	}
 	return model.APIKey{
-		ID: uuid.Must(uuid.NewV7()), WorkspaceID: workspace, LookupID: uuid.NewString()[:12], Name: "ERP sync",
+		ID: uuid.Must(uuid.NewV7()), WorkspaceID: workspace, LookupID: strings.ReplaceAll(uuid.NewString(), "-", "")[:12], Name: "ERP sync",
 		Scopes: []model.Scope{model.ScopeMediaRead, model.ScopeProductsWrite}, CreatedBy: uuid.New(), Role: model.RoleAdmin,
 		HashKeyID: "k1", Hash: sum, CreatedAt: now(),
 	}
