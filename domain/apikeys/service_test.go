@@ -163,6 +163,17 @@ func TestCreateRefusals(t *testing.T) {
 		assert.Equal(t, domain.CodeValidation, domain.ErrorCode(err))
 	})
 
+	t.Run("a key of an admin without keys:read lists none", func(t *testing.T) {
+		created, err := create(t, svc, uow, w.admin, "media:read")
+		require.NoError(t, err)
+		asKey, err := svc.Authenticate(context.Background(), created.Secret)
+		require.NoError(t, err)
+		_, err = svc.List(context.Background(), asKey, ports.ListQuery{})
+		assert.Equal(t, domain.CodeForbidden, domain.ErrorCode(err))
+		_, err = svc.Revoke(context.Background(), asKey, created.Key.ID)
+		assert.Equal(t, domain.CodeForbidden, domain.ErrorCode(err))
+	})
+
 	t.Run("a member neither lists nor revokes", func(t *testing.T) {
 		_, err := svc.List(context.Background(), w.member, ports.ListQuery{})
 		assert.Equal(t, domain.CodeForbidden, domain.ErrorCode(err))
