@@ -47,8 +47,9 @@ type SecretsConfig struct {
 	OperatorToken      string `env:"ONCE_OPERATOR_TOKEN"`
 	IdempotencySecrets string `env:"ONCE_IDEMPOTENCY_SECRETS"`
 	CredentialKeys     string `env:"ONCE_CREDENTIAL_KEYS"`
-	// The membership check of authentication, remembered for AuthCacheTTL
-	// (another process sees a removal within it; this one at once).
+	// What authentication remembers, memberships and API keys found
+	// valid, for AuthCacheTTL (another process sees a removal or a
+	// revocation within it; this one at once).
 	AuthCacheSize int           `env:"ONCE_AUTH_CACHE_SIZE"`
 	AuthCacheTTL  time.Duration `env:"ONCE_AUTH_CACHE_TTL"`
 	// TokenRevocationRefresh is how often the revoked tokens are read
@@ -107,7 +108,7 @@ func (c SecretsConfig) Validate(embedded, verifiesTokens bool) error {
 		invalidIf(c.OperatorToken != "" && (len(c.OperatorToken) < 32 || hasSecret(ring, c.OperatorToken)),
 			"ONCE_OPERATOR_TOKEN must be at least 32 bytes and differ from the token secrets ONCE_JWT_SECRET(S) (or be empty; better: ONCE_OPERATORS)"),
 		invalidIf(outside(c.AuthCacheSize, 0, 1_000_000), "ONCE_AUTH_CACHE_SIZE=%d must be between 0 (off) and 1000000", c.AuthCacheSize),
-		invalidIf(outside(c.AuthCacheTTL, 0, workspaces.MaxMembershipCacheTTL), "ONCE_AUTH_CACHE_TTL=%s must be between 0 (off) and %s: a member removed through another process keeps access that long", c.AuthCacheTTL, workspaces.MaxMembershipCacheTTL),
+		invalidIf(outside(c.AuthCacheTTL, 0, workspaces.MaxMembershipCacheTTL), "ONCE_AUTH_CACHE_TTL=%s must be between 0 (off) and %s: a member removed or an API key revoked through another process keeps access that long", c.AuthCacheTTL, workspaces.MaxMembershipCacheTTL),
 		invalidIf(outside(c.TokenRevocationRefresh, time.Second, revocation.MaxRefresh), "ONCE_TOKEN_REVOCATION_REFRESH=%s must be between 1s and %s: a token revoked through another process is accepted here that long", c.TokenRevocationRefresh, revocation.MaxRefresh),
 	)
 }
@@ -256,8 +257,8 @@ var secretsSettings = settingGroup{
 			docDefault: "*(empty)*",
 		},
 		"ONCE_IDEMPOTENCY_SECRETS": {
-			help:       "keys of the idempotency fingerprints, id:base64key[,id:base64key...]; required with DATABASE_URL",
-			doc:        "fingerprint keyring `id:base64key[,id:base64key…]`; the first signs, all verify (rotation keeps in-flight retries valid). Keys ≥ 32 bytes.",
+			help:       "keys of the idempotency fingerprints and the API keys' hashes, id:base64key[,id:base64key...]; required with DATABASE_URL",
+			doc:        "fingerprint keyring `id:base64key[,id:base64key…]`; the first signs, all verify (rotation keeps in-flight retries valid). Keys ≥ 32 bytes. API keys are stored as HMACs under keys derived from it: one hashed under a key you remove stops working unless it was used since that key stopped being first ([api.md](api.md#api-keys)).",
 			docDefault: "dev secret on the embedded store",
 		},
 		"ONCE_CREDENTIAL_KEYS": {
@@ -266,12 +267,12 @@ var secretsSettings = settingGroup{
 			docDefault: "dev key on the embedded store",
 		},
 		"ONCE_AUTH_CACHE_SIZE": {
-			help: "memberships authentication remembers (0: off)",
-			doc:  "(workspace, user) memberships each process remembers for authentication; `0` turns it off",
+			help: "memberships, and API keys found valid, authentication remembers, each (0: off)",
+			doc:  "(workspace, user) memberships, and API keys found valid, each process remembers for authentication (each up to this many); `0` turns it off",
 		},
 		"ONCE_AUTH_CACHE_TTL": {
-			help: "for at most this long: another process sees a member's removal within it",
-			doc:  "how long one is remembered (0 to `1m`). A removal through this process is seen at once; **another process sees it within this TTL**",
+			help: "for at most this long: another process sees a member's removal or a key's revocation within it",
+			doc:  "how long one is remembered (0 to `1m`). A removal or an API key's revocation through this process is seen at once; **another process sees it within this TTL** ([api.md](api.md#api-keys))",
 		},
 		"ONCE_TOKEN_REVOCATION_REFRESH": {
 			help: "how often the revoked tokens are read again: another process's revocation is refused within it",

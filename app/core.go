@@ -14,6 +14,7 @@ import (
 	"github.com/oncehq/once/adapters/prometheus"
 	"github.com/oncehq/once/adapters/system"
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/apikeys"
 	"github.com/oncehq/once/domain/dispatch"
 	"github.com/oncehq/once/domain/idempotency"
 	"github.com/oncehq/once/domain/jobs"
@@ -47,6 +48,7 @@ var CoreModule = fx.Module("core",
 		func(uow ports.UnitOfWork, clock ports.Clock, secrets SecretsConfig) *workspaces.Service {
 			return workspaces.NewService(uow, clock).WithMembershipCache(secrets.AuthCacheSize, secrets.AuthCacheTTL)
 		},
+		newAPIKeys,
 		newAuthenticator,
 		dispatch.NewAdmin,
 		newJobFailures,
@@ -195,11 +197,14 @@ func newVerifier(lc fx.Lifecycle, cfg SecretsConfig, log *slog.Logger) (*jwtauth
 	return jwtauth.NewVerifier(opts)
 }
 
-// newAuthenticator checks the token, that it is not revoked (in memory,
-// after the verified-token cache, on every request), then the membership
-// it claims.
-func newAuthenticator(v *jwtauth.Verifier, revoked *revocation.Service, ws *workspaces.Service) httpapi.Authenticator {
+// newAuthenticator looks an API key up (a token with its prefix), or
+// checks a user's token, that it is not revoked (in memory, after the
+// verified-token cache, on every request), then the membership it claims.
+func newAuthenticator(v *jwtauth.Verifier, revoked *revocation.Service, ws *workspaces.Service, keys *apikeys.Service) httpapi.Authenticator {
 	return func(ctx context.Context, token string) (model.Principal, error) {
+		if apikeys.IsKey(token) {
+			return keys.Authenticate(ctx, token)
+		}
 		claims, err := v.Verify(ctx, token)
 		if err != nil {
 			return model.Principal{}, err

@@ -29,6 +29,7 @@ var MemoryModule = fx.Module("memory",
 		},
 		fx.Annotate(memory.NewOutboxRelayMarks, fx.As(new(ports.OutboxRelayMarks))),
 		fx.Annotate(memory.NewDiscovery, fx.As(new(ports.IdempotencyDiscovery))),
+		fx.Annotate(memory.NewAPIKeyDirectory, fx.As(new(ports.APIKeyDirectory))),
 		fx.Annotate(memory.NewOutboxDiscovery, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
 		fx.Annotate(memory.NewOutboxPartitions, fx.As(new(ports.OutboxPartitions))),
 		// The console's sessions: the one process is the deployment.

@@ -39,6 +39,7 @@ var PostgresModule = fx.Module("postgres",
 		// The console's sessions, which every process reads: a logout or
 		// a revocation through one is obeyed by all.
 		func(db *bun.DB) ports.OperatorSessions { return postgres.NewOperatorSessions(db) },
+		fx.Annotate(func(db *bun.DB) *postgres.APIKeyDirectory { return postgres.NewAPIKeyDirectory(db) }, fx.As(new(ports.APIKeyDirectory))),
 		fx.Annotate(func(db *bun.DB) *postgres.OutboxDiscovery { return postgres.NewOutboxDiscovery(db) }, fx.As(new(ports.OutboxDiscovery)), fx.As(new(ports.OutboxBacklog))),
 		// Dispatched events kept in time slices that retention drops whole.
 		func(db *bun.DB, cfg RetentionConfig) ports.OutboxPartitions {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/apikeys"
 	"github.com/oncehq/once/domain/idempotency"
 	"github.com/oncehq/once/domain/limits"
 	"github.com/oncehq/once/domain/media"
@@ -61,6 +62,8 @@ type Deps struct {
 	Revocations *revocation.Service
 	// Webhooks manages webhook endpoints (webhooks.go).
 	Webhooks *webhooks.Service
+	// APIKeys manages API keys (api_keys.go).
+	APIKeys *apikeys.Service
 	// Limits are the workspaces' rate and cap on concurrent work (nil:
 	// none); the idempotency service applies them to its own routes.
 	Limits *limits.Limits `optional:"true"`
@@ -82,7 +85,8 @@ func Config() huma.Config {
 		"Every write that starts background work takes an Idempotency-Key and executes once however often it is retried. " +
 		"Every response carries an X-Request-Id (the client's own when it sends a sane one); quote it when reporting a problem."
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
-		bearerScheme: {Type: "http", Scheme: "bearer", BearerFormat: "JWT"},
+		bearerScheme: {Type: "http", Scheme: "bearer", BearerFormat: "JWT or API key",
+			Description: "A user's token (a JWT from the identity provider, or made by `once token`), or an API key (`once_sk_…`, see POST /v1/api-keys)."},
 	}
 	// No $schema links in bodies: clients and SDKs do not need them, and they
 	// would make replayed bodies depend on the host.
@@ -130,6 +134,7 @@ func Register(api huma.API, deps Deps) {
 	h.registerMembers(api)
 	h.registerTokenRevocation(api)
 	h.registerWebhookEndpoints(api)
+	h.registerAPIKeys(api)
 	documentScopes(api)
 	addExamples(api.OpenAPI())
 	requireCanonicalIDs(api)

@@ -10,10 +10,11 @@ import (
 	"github.com/oncehq/once/domain/model"
 )
 
-// Authenticator turns a bearer token into a principal: the token is verified
-// and the user's membership of the token's workspace is checked. Errors are
-// CodeUnauthenticated (bad token), CodeTokenRevoked (a revoked one) or
-// CodeForbidden (not a member).
+// Authenticator turns a bearer token into a principal: a user's token is
+// verified, checked against the revoked ones and the user's membership of
+// the token's workspace is checked; an API key (once_sk_...) is looked up.
+// Errors are CodeUnauthenticated (bad token, unknown or revoked key),
+// CodeTokenRevoked (a revoked token) or CodeForbidden (not a member).
 type Authenticator func(ctx context.Context, bearerToken string) (model.Principal, error)
 
 const bearerScheme = "bearer"
@@ -41,6 +42,7 @@ func authMiddleware(api huma.API, authenticate Authenticator) func(huma.Context,
 			writeDomainError(api, ctx, err)
 			return
 		}
+		noteCaller(ctx.Context(), p)
 		next(huma.WithValue(huma.WithValue(ctx, principalKey{}, p), bearerKey{}, strings.TrimSpace(token)))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/idempotency"
@@ -132,6 +133,16 @@ func runIdempotent[B any](ctx context.Context, svc *idempotency.Service, rawBody
 // memory answers it, outside the transaction (idempotency.Request.Check),
 // so a member's requests drive look-ups only as fast as its limits let
 // them, and a replay repeats none.
+// idempotencyCaller is whose keys an Idempotency-Key is among: the user's,
+// or an API key's own (it acts as its creator, but a key and its creator,
+// or two keys of one admin, must never replay each other's answers).
+func idempotencyCaller(p model.Principal) uuid.UUID {
+	if p.APIKeyID != uuid.Nil {
+		return p.APIKeyID
+	}
+	return p.UserID
+}
+
 func runIdempotentChecked[B any](ctx context.Context, svc *idempotency.Service, rawBody []byte,
 	check func(ctx context.Context, p model.Principal) error,
 	work func(ctx context.Context, tx ports.Tx, p model.Principal) (status int, location string, body B, err error),
@@ -151,7 +162,7 @@ func runIdempotentChecked[B any](ctx context.Context, svc *idempotency.Service, 
 	req := idempotency.Request{
 		Scope: model.IdempotencyScope{
 			WorkspaceID: p.WorkspaceID,
-			UserID:      p.UserID,
+			UserID:      idempotencyCaller(p),
 			Method:      strings.ToUpper(facts.Method),
 			Path:        path,
 			Key:         facts.Key,
@@ -187,7 +198,7 @@ func runIdempotentChecked[B any](ctx context.Context, svc *idempotency.Service, 
 		return model.SavedResponse{Status: status, Headers: headers, Body: raw}, nil
 	})
 	logger(ctx).LogAttrs(ctx, levelFor(err), "idempotent request",
-		logAttrs(req, result.Replayed, err)...)
+		logAttrs(req, p, result.Replayed, err)...)
 	if err != nil {
 		return nil, toProblem(ctx, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/limits"
@@ -54,9 +55,12 @@ func admitWorkspace(api huma.API, l *limits.Limits) func(huma.Context, func(huma
 		}
 		refuse := func(err error) {
 			// Who was limited: the metric has no workspace label.
-			logger(ctx.Context()).InfoContext(ctx.Context(), "request limited",
-				slog.String("workspace_id", p.WorkspaceID.String()), slog.String("code", string(domain.ErrorCode(err))),
-				slog.String("error", err.Error()))
+			attrs := []any{slog.String("workspace_id", p.WorkspaceID.String()), slog.String("code", string(domain.ErrorCode(err))),
+				slog.String("error", err.Error())}
+			if p.APIKeyID != uuid.Nil {
+				attrs = append(attrs, apiKeyAttr(p.APIKeyID))
+			}
+			logger(ctx.Context()).InfoContext(ctx.Context(), "request limited", attrs...)
 			writeDomainError(api, ctx, err)
 		}
 		leave, err := l.Enter(ctx.Context(), p.WorkspaceID)

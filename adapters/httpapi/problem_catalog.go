@@ -45,7 +45,7 @@ var errorTable = withKindConflicts(sharedErrors, kinds.All)
 var sharedErrors = []errorEntry{
 	{domain.CodeIdempotencyKeyInvalid, http.StatusBadRequest, "The `Idempotency-Key` is not a UUID (bare or quoted), is the nil UUID, or was sent more than once."},
 	{domain.CodeIdempotencyKeyMissing, http.StatusBadRequest, "The operation needs an `Idempotency-Key` header. Generate a UUID once per logical operation."},
-	{domain.CodeUnauthenticated, http.StatusUnauthorized, "No bearer token, or it is invalid or expired. Get a new token."},
+	{domain.CodeUnauthenticated, http.StatusUnauthorized, "No bearer token, or it is invalid or expired, or an API key that is not valid or was revoked. Get a new token (or key)."},
 	{domain.CodeTokenRevoked, http.StatusUnauthorized, "The bearer token was revoked: by its bearer (`POST /v1/tokens/revoke`, a logout), or by an admin revoking its user's tokens (`POST /v1/members/{user_id}/revoke-tokens`). Sign in again for a new token."},
 	{domain.CodeForbidden, http.StatusForbidden, "The token's user is not a member of the workspace, or its role lacks the scope the route needs (admins only; the detail names the scope, see [Scopes](#scopes))."},
 	{domain.CodeInsufficientScope, http.StatusForbidden, "The API key lacks the scope the route needs; the detail names it (see [Scopes](#scopes)). Nothing ran. Use a key created with that scope."},

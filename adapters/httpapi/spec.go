@@ -24,6 +24,7 @@ var tagDescriptions = map[string]string{
 	"outbox":     "Events that could not be delivered (dead letters) and their redrive; admins only.",
 	"workspace":  "Members of the workspace; admins only.",
 	"webhooks":   "Endpoints the workspace's events are pushed to, signed per the Standard Webhooks specification; admins only.",
+	"api-keys":   "Keys of machine clients, each with its scopes, sent as a bearer token; admins only.",
 }
 
 // idempotencyRules ends the description of every idempotent operation.
@@ -31,7 +32,7 @@ const idempotencyRules = "\n\n**Idempotency.** Send an `Idempotency-Key` header 
 	"operation) and send the same key with the same request on every retry. A retry after the first execution " +
 	"finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 " +
 	"IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 " +
-	"IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, " +
+	"IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, " +
 	"and kept at least 24 hours."
 
 // License is the SPDX identifier of the license of once, its spec and its

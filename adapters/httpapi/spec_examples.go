@@ -113,6 +113,14 @@ var propertyExamples = map[string]any{
 	"DeadLetterGroup.count":             2,
 	"DeadLetterGroup.event_ids":         []any{"6a5b4c3d-2e1f-4a09-8b7c-6d5e4f3a2b1c", "1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b"},
 
+	// API keys.
+	"APIKey.name":        "ERP sync",
+	"APIKeyCreated.name": "ERP sync",
+	"scopes":             []any{"media:read", "products:write"},
+	"created_by":         "3a4b5c6d-7e8f-4091-a2b3-c4d5e6f70819",
+	"last_used_at":       "2026-03-14T10:02:00Z",
+	"revoked_at":         "2026-03-15T08:00:00Z",
+
 	// Members.
 	"user_id": "3a4b5c6d-7e8f-4091-a2b3-c4d5e6f70819",
 	"role":    "member",

@@ -18,6 +18,7 @@ func TestContract(t *testing.T) {
 			OutboxPartitions: memory.NewOutboxPartitions(),
 			RelayMarks:       memory.NewOutboxRelayMarks(db),
 			CatalogItems:     memory.CountCatalogItems,
+			APIKeyDirectory:  memory.NewAPIKeyDirectory(db),
 		}
 	})
 }

@@ -73,13 +73,16 @@ SELECT c.relname FROM pg_catalog.pg_class c
 	// the exceptions are the discovery role's read of the scheduling
 	// columns (sql/004, and sql/008 for the retention cleanup) and of the
 	// workspaces' ids (sql/030, for the re-seal), exactly as reviewed:
-	// SELECT only, for that role only, on the tables discovery reads.
+	// SELECT only, for that role only, on the tables discovery reads; and
+	// its read of an API key's lookup id and workspace (sql/027), which
+	// authentication asks before any workspace is set.
 	var badPolicies int
 	if err := db.Owner.NewRaw(`
 SELECT count(*) FROM pg_catalog.pg_policies
  WHERE schemaname = 'public'
    AND NOT (((policyname = 'discovery_schedule' AND tablename IN (?))
-             OR (policyname = 'discovery_list' AND tablename = 'workspaces'))
+             OR (policyname = 'discovery_list' AND tablename = 'workspaces')
+             OR (policyname = 'discovery_lookup' AND tablename = 'api_keys'))
             AND permissive = 'PERMISSIVE' AND cmd = 'SELECT' AND roles = ARRAY[?]::name[]
             AND qual = 'true' AND with_check IS NULL)
    AND (qual !~ '^\((workspace_id|id) = \( SELECT \(NULLIF\(current_setting\(''app.workspace_id''::text, true\), ''''::text\)\)::uuid AS "nullif"\)\)$'

@@ -28,6 +28,7 @@ func TestContract(t *testing.T) {
 			OutboxPartitions: postgres.NewOutboxPartitions(db.App, time.Hour),
 			RelayMarks:       postgres.NewOutboxRelayMarks(postgres.NewUnitOfWork(db.App)),
 			CatalogItems:     countCatalogItems,
+			APIKeyDirectory:  postgres.NewAPIKeyDirectory(db.App),
 		}
 	})
 }

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,6 +114,13 @@ func seedWorkspace(t testing.TB, uow ports.UnitOfWork, expires time.Time) uuid.U
 			SecretVersion: 1, SealedSecret: []byte("sealed"), CreatedAt: t0, UpdatedAt: t0,
 		}
 		if err := ports.Repository[ports.WebhookEndpointRepository](tx).Create(ctx, endpoint); err != nil {
+			return err
+		}
+		key := model.APIKey{
+			ID: newID(t), WorkspaceID: ws, LookupID: strings.ReplaceAll(uuid.NewString(), "-", "")[:12], Name: "k", Scopes: []model.Scope{model.ScopeMediaRead},
+			CreatedBy: user, Role: model.RoleAdmin, HashKeyID: "k1", Hash: []byte{1}, CreatedAt: t0,
+		}
+		if err := ports.Repository[ports.APIKeyRepository](tx).Create(ctx, key); err != nil {
 			return err
 		}
 		sc := scopeFor(ws)

@@ -70,7 +70,7 @@ var secretFragments = []string{
 var secretValue = regexp.MustCompile(
 	`(?i)(^bearer\s)|(^basic\s)|(-----BEGIN [A-Z ]*PRIVATE KEY-----)|` +
 		`(x-amz-signature=)|(x-goog-signature=)|([?&]signature=)|([?&]sig=)|` +
-		`(^eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.)|(^whsec_)`)
+		`(^eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.)|(^whsec_)|(^once_sk_[0-9a-z]{12}_)`)
 
 // secretString reports a string value that looks like a secret.
 func secretString(s string) bool {
@@ -97,13 +97,13 @@ func secretPath(dec *jsontext.Decoder) string {
 
 // mayMatchSecretValue is a cheap filter in front of secretValue, which
 // every string value of every payload went through: an ASCII string can
-// only match it if it starts (after spaces) with bearer, basic or eyJ in
+// only match it if it starts (after spaces) with bearer, basic, eyJ, whsec_ or once_sk_ in
 // any case, or holds "-----" or "=". Ids, times, names and types mostly do
 // neither. Anything not ASCII goes to the regexp (case folding there knows
 // more than a byte comparison: ſ matches s).
 func mayMatchSecretValue(s string) bool {
 	s = strings.TrimSpace(s)
-	return hasPrefixFold(s, "bearer") || hasPrefixFold(s, "basic") || hasPrefixFold(s, "eyj") || hasPrefixFold(s, "whsec_") ||
+	return hasPrefixFold(s, "bearer") || hasPrefixFold(s, "basic") || hasPrefixFold(s, "eyj") || hasPrefixFold(s, "whsec_") || hasPrefixFold(s, "once_sk_") ||
 		strings.Contains(s, "-----") || strings.IndexByte(s, '=') >= 0 || !isASCII(s)
 }
 

@@ -29,6 +29,8 @@ func TestCheckPayloadSafe(t *testing.T) {
 		{"presigned url", `{"url":"https://b.s3.amazonaws.com/o?X-Amz-Signature=abc"}`, false},
 		{"pem", `{"note":"-----BEGIN RSA PRIVATE KEY-----\nMII"}`, false},
 		{"webhook signing secret", `{"note":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`, false},
+		{"API key secret", `{"note":"once_sk_4k9z0q2m7x1c_Jx3t8yV0bQ2nR5wK7pL1sD9fG4hA6cE8uZ0iM3oN5qT"}`, false},
+		{"API key prefix alone", `{"note":"once_sk_4k9z0q2m7x1c"}`, true},
 		{"not json", `{`, false},
 		{"two values", `{} {"a":1}`, false},
 		{"duplicate names", `{"a":1,"a":2}`, true},
@@ -61,6 +63,7 @@ func TestSecretValueFilterKeepsEveryMatch(t *testing.T) {
 		"eyJhbGciOi.eyJzdWIi.sig", "EYJa.b.", "-----BEGIN RSA PRIVATE KEY-----",
 		"https://b.example/o?X-Amz-Signature=abc", "https://x/y?sig=1", "https://x/y?a=1&signature=2",
 		"WHSEC_abc", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+		"once_sk_4k9z0q2m7x1c_Jx3t8yV0bQ2nR5wK7pL1sD9fG4hA6cE8uZ0iM3oN5qT", " ONCE_SK_4k9z0q2m7x1c_Jx3t8yV0bQ2nR5wK7pL1sD9fG4hA6cE8uZ0iM3oN5qT",
 	} {
 		if !secretValue.MatchString(strings.TrimSpace(v)) {
 			continue // not a secret for the regexp either

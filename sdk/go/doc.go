@@ -5,11 +5,13 @@
 // (released with tags sdk/go/vX.Y.Z). client.gen.go is generated from
 // openapi/openapi-3.0.yaml by oapi-codegen (`make sdk`; `make
 // openapi-check` fails if it is stale), internal/params encodes its
-// parameters, and two files are written by hand: idempotent.go, safe
-// retries of idempotent calls, and wait.go, WaitForOperation, which reads
-// an operation with ?wait= until it ends.
+// parameters, and three files are written by hand: idempotent.go, safe
+// retries of idempotent calls, wait.go, WaitForOperation, which reads an
+// operation with ?wait= until it ends, and auth.go, the credential every
+// request sends: a user's token (WithBearerToken) or an API key
+// (WithAPIKey).
 //
-//	c, _ := once.NewClient(baseURL, once.WithRequestEditorFn(bearer(token)))
+//	c, _ := once.NewClient(baseURL, once.WithAPIKey(os.Getenv("ONCE_API_KEY")))
 //	res, err := once.Idempotent(ctx, once.RetryPolicy{},
 //		func(ctx context.Context, key string) (*http.Response, error) {
 //			return c.CreateStore(ctx, &once.CreateStoreParams{IdempotencyKey: key}, body)

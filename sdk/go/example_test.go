@@ -12,11 +12,7 @@ import (
 // from the SDK.
 func ExampleIdempotent() {
 	ctx, token, apiKey, apiSecret := context.Background(), "a bearer token", "key", "secret"
-	c, _ := once.NewClient("http://127.0.0.1:8080", once.WithRequestEditorFn(
-		func(_ context.Context, r *http.Request) error {
-			r.Header.Set("Authorization", "Bearer "+token)
-			return nil
-		}))
+	c, _ := once.NewClient("http://127.0.0.1:8080", once.WithBearerToken(token))
 	res, err := once.Idempotent(ctx, once.RetryPolicy{},
 		func(ctx context.Context, key string) (*http.Response, error) {
 			return c.CreateStore(ctx, &once.CreateStoreParams{IdempotencyKey: key}, once.CreateStoreRequest{

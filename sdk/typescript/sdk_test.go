@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/apitest"
 	"github.com/oncehq/once/testsupport/faultproxy"
@@ -82,6 +84,17 @@ func TestTypeScriptSDK(t *testing.T) {
 	}))
 	t.Cleanup(fault.Close)
 
+	// An API key of s's admin, for the client made with one.
+	keyRes := s.Do(t, http.MethodPost, "/v1/api-keys", map[string]any{"name": "sdk test", "scopes": []string{"keys:read"}},
+		map[string]string{"Idempotency-Key": uuid.NewString()})
+	var key struct {
+		Secret string `json:"secret"`
+	}
+	keyRes.JSON(t, &key)
+	if keyRes.Status != http.StatusCreated || key.Secret == "" {
+		t.Fatalf("create an API key: %d %s", keyRes.Status, keyRes.Body)
+	}
+
 	cmd := exec.CommandContext(t.Context(), npm, "test")
 	cmd.Env = append(os.Environ(),
 		"ONCE_URL=http://"+proxy.Addr(),
@@ -90,6 +103,7 @@ func TestTypeScriptSDK(t *testing.T) {
 		"ONCE_FAULT_URL="+fault.URL,
 		"ONCE_LIMITED_URL="+limited.URL,
 		"ONCE_LIMITED_TOKEN="+limited.Token,
+		"ONCE_API_KEY="+key.Secret,
 	)
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "# fail 0") || strings.Contains(string(out), "# pass 0") {
@@ -105,6 +119,7 @@ func TestTypeScriptSDK(t *testing.T) {
 		"gives up when its signal times out, with the last 429",
 		"waitForOperation returns when the operation ends",
 		"waitForOperation throws at its deadline with the last state",
+		"authenticates the client it is given to",
 	} {
 		if !strings.Contains(string(out), " - "+name) {
 			t.Fatalf("npm test did not run %q against a server:\n%s", name, out)

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/oncehq/once/adapters/queue/redisconn"
+	"github.com/oncehq/once/domain/apikeys"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/testsupport/s3test"
 )
@@ -28,8 +29,13 @@ const SecretMarker = "s3cr3t-marker"
 // secret in plaintext (sealed, it is ciphertext).
 var secretMarkers = []string{SecretMarker, "x-amz-signature", "x-amz-credential", strings.ToLower(s3test.AccessKey), strings.ToLower(s3test.SecretKey), webhookSecretPrefix}
 
-// carriesSecret says whether s contains a secret marker.
+// carriesSecret says whether s contains a secret marker or an API key's
+// secret (by the form secret scanners are given; its prefix alone, which
+// lists show, is no secret).
 func carriesSecret(s string) bool {
+	if apikeys.SecretPattern.MatchString(s) {
+		return true
+	}
 	s = strings.ToLower(s)
 	for _, m := range secretMarkers {
 		if strings.Contains(s, m) {

@@ -43,6 +43,8 @@ type Harness struct {
 	// it: the port has no read of what UpsertItems wrote, so each adapter's
 	// test reads it its own way.
 	CatalogItems func(ctx context.Context, tx ports.Tx, store uuid.UUID) (int, error)
+	// APIKeyDirectory finds API keys across workspaces.
+	APIKeyDirectory ports.APIKeyDirectory
 }
 
 // Run runs the whole suite. newHarness is called once per group of tests;
@@ -81,6 +83,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Lists", testLists},
 		{"MemberAdmin", testMemberAdmin},
 		{"WebhookEndpoints", testWebhookEndpoints},
+		{"APIKeys", testAPIKeys},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.run(t, newHarness(t)) })

@@ -11,9 +11,11 @@ export type Problem = components["schemas"]["Problem"];
 export type Operation = components["schemas"]["Operation"];
 
 /**
- * A typed client for the API at baseUrl, authenticated with a bearer token.
- * Headers in options are sent with every request, beside the Authorization
- * header made from token (which replaces an Authorization among them).
+ * A typed client for the API at baseUrl, authenticated with a bearer token:
+ * a user's token (a JWT from the identity provider, or one `once token`
+ * made), or an API key (see createOnceClientWithAPIKey). Headers in options
+ * are sent with every request, beside the Authorization header made from
+ * token (which replaces an Authorization among them).
  */
 export function createOnceClient(baseUrl: string, token: string, options: ClientOptions = {}): Client<paths> {
   const { headers } = options;
@@ -25,6 +27,22 @@ export function createOnceClient(baseUrl: string, token: string, options: Client
       Authorization: `Bearer ${token}`,
     }),
   });
+}
+
+/** Starts every API key of once (`once_sk_`, a lookup id, the secret part). */
+export const API_KEY_PREFIX = "once_sk_";
+
+/**
+ * A typed client for the API at baseUrl, authenticated with an API key, the
+ * credential of a machine client (`POST /v1/api-keys` makes one), sent as the
+ * bearer token. Throws for a key that does not start with API_KEY_PREFIX (a
+ * user's token passed by mistake) rather than at the first request.
+ */
+export function createOnceClientWithAPIKey(baseUrl: string, apiKey: string, options: ClientOptions = {}): Client<paths> {
+  if (!apiKey.startsWith(API_KEY_PREFIX)) {
+    throw new TypeError(`an API key starts with ${API_KEY_PREFIX}`);
+  }
+  return createOnceClient(baseUrl, apiKey, options);
 }
 
 /** Bounds the retries of one logical call; every field has a default. */

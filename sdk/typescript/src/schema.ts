@@ -25,7 +25,7 @@ export interface paths {
          *
          *     **Scope.** `ai:write`: admins and members have it; an API key only if created with it.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["startAITask"];
         delete?: never;
@@ -54,6 +54,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description Revoked keys included. Newest first; pass the id of the last item as starting_after for the next page while has_more is true. Workspace admins only.
+         *
+         *     **Scope.** `keys:read`: admins have it; an API key only if created with it.
+         */
+        get: operations["listAPIKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description A key for a machine client, with the scopes it may use (at most yours). The answer holds the secret, shown only there; send it as Authorization: Bearer <secret>. Workspace admins only.
+         *
+         *     **Scope.** `keys:write`: admins have it; an API key only if created with it.
+         *
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
+         */
+        post: operations["createAPIKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an API key
+         * @description **Scope.** `keys:read`: admins have it; an API key only if created with it.
+         */
+        get: operations["getAPIKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description The key is refused from now on by this server, and by every other within ONCE_AUTH_CACHE_TTL (5 seconds by default). It stays listed, with revoked_at. Revoking a revoked key changes nothing. Workspace admins only.
+         *
+         *     **Scope.** `keys:write`: admins have it; an API key only if created with it.
+         */
+        delete: operations["revokeAPIKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/material-transfers": {
         parameters: {
             query?: never;
@@ -75,7 +131,7 @@ export interface paths {
          *
          *     **Scope.** `media:write`: admins and members have it; an API key only if created with it.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["startMaterialTransfer"];
         delete?: never;
@@ -125,7 +181,7 @@ export interface paths {
          *
          *     **Scope.** `media:write`: admins and members have it; an API key only if created with it.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["registerMedia"];
         delete?: never;
@@ -169,7 +225,7 @@ export interface paths {
          *
          *     **Scope.** `media:write`: admins and members have it; an API key only if created with it.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["completeMediaUpload"];
         delete?: never;
@@ -331,7 +387,7 @@ export interface paths {
          *
          *     **Scope.** `operations:write`: admins and members have it; an API key only if created with it.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["cancelOperation"];
         delete?: never;
@@ -473,7 +529,7 @@ export interface paths {
          *
          *     **Scope.** `products:write`: admins and members have it; an API key only if created with it.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["publishProduct"];
         delete?: never;
@@ -545,7 +601,7 @@ export interface paths {
          *
          *     **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["createStore"];
         delete?: never;
@@ -588,7 +644,7 @@ export interface paths {
          *
          *     **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         put: operations["replaceStoreAuthorization"];
         post?: never;
@@ -613,7 +669,7 @@ export interface paths {
          *
          *     **Scope.** `syncs:write`: admins and members have it; an API key only if created with it.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["startCatalogSync"];
         delete?: never;
@@ -635,7 +691,7 @@ export interface paths {
          * Verify a store's credentials again
          * @description **Scope.** `stores:write`: admins and members have it; an API key only if created with it.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["verifyStore"];
         delete?: never;
@@ -729,7 +785,7 @@ export interface paths {
          *
          *     **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -829,7 +885,7 @@ export interface paths {
          *
          *     **Scope.** `webhooks:write`: admins have it; an API key only if created with it.
          *
-         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user, method and path, and kept at least 24 hours.
+         *     **Idempotency.** Send an `Idempotency-Key` header (a UUID made once per logical operation) and send the same key with the same request on every retry. A retry after the first execution finished gets its saved response with `Idempotent-Replayed: true`; while it still runs, `409 IDEMPOTENCY_REQUEST_IN_PROGRESS` with `Retry-After`; the same key with a different request, `409 IDEMPOTENCY_KEY_REUSED` (never retry that one). Keys are scoped to the workspace, user (or API key), method and path, and kept at least 24 hours.
          */
         post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
@@ -890,6 +946,107 @@ export interface components {
             operation: components["schemas"]["Operation"];
             task: components["schemas"]["AITask"];
         };
+        APIKey: {
+            /**
+             * Format: date-time
+             * @example 2026-03-14T09:26:53Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The admin who made the key; the key acts as this user
+             * @example 3a4b5c6d-7e8f-4091-a2b3-c4d5e6f70819
+             */
+            created_by: string;
+            /**
+             * Format: uuid
+             * @example 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request, to a minute; absent: never
+             * @example 2026-03-14T10:02:00Z
+             */
+            last_used_at?: string;
+            /**
+             * @description What the key is for
+             * @example ERP sync
+             */
+            name: string;
+            /**
+             * @description The start of the key (once_sk_ and its lookup id), to tell keys apart; the rest is never shown again
+             * @example once_sk_4k9z0q2m7x1c
+             */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @description When the key was revoked; a revoked key is refused
+             * @example 2026-03-15T08:00:00Z
+             */
+            revoked_at?: string;
+            /**
+             * @description What the key may do (docs/api.md#scopes)
+             * @example [
+             *       "media:read",
+             *       "products:write"
+             *     ]
+             */
+            scopes: ("stores:read" | "stores:write" | "syncs:read" | "syncs:write" | "media:read" | "media:write" | "products:read" | "products:write" | "ai:read" | "ai:write" | "operations:read" | "operations:write" | "webhooks:read" | "webhooks:write" | "members:read" | "members:write" | "keys:read" | "keys:write" | "outbox:read" | "outbox:write")[];
+        };
+        APIKeyCreated: {
+            /**
+             * Format: date-time
+             * @example 2026-03-14T09:26:53Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The admin who made the key; the key acts as this user
+             * @example 3a4b5c6d-7e8f-4091-a2b3-c4d5e6f70819
+             */
+            created_by: string;
+            /**
+             * Format: uuid
+             * @example 0b7c1f0e-2f4a-4d8c-9a51-3c2e7f6d8b90
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request, to a minute; absent: never
+             * @example 2026-03-14T10:02:00Z
+             */
+            last_used_at?: string;
+            /**
+             * @description What the key is for
+             * @example ERP sync
+             */
+            name: string;
+            /**
+             * @description The start of the key (once_sk_ and its lookup id), to tell keys apart; the rest is never shown again
+             * @example once_sk_4k9z0q2m7x1c
+             */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @description When the key was revoked; a revoked key is refused
+             * @example 2026-03-15T08:00:00Z
+             */
+            revoked_at?: string;
+            /**
+             * @description What the key may do (docs/api.md#scopes)
+             * @example [
+             *       "media:read",
+             *       "products:write"
+             *     ]
+             */
+            scopes: ("stores:read" | "stores:write" | "syncs:read" | "syncs:write" | "media:read" | "media:write" | "products:read" | "products:write" | "ai:read" | "ai:write" | "operations:read" | "operations:write" | "webhooks:read" | "webhooks:write" | "members:read" | "members:write" | "keys:read" | "keys:write" | "outbox:read" | "outbox:write")[];
+            /**
+             * @description The key, to send as Authorization: Bearer <secret>. Shown in this answer only: a replay of the request (same Idempotency-Key) answers without it, and it cannot be read again; create another key if it is lost.
+             * @example once_sk_4k9z0q2m7x1c_Jx3t8yV0bQ2nR5wK7pL1sD9fG4hA6cE8uZ0iM3oN5qT
+             */
+            secret?: string;
+        };
         AddMemberRequest: {
             /**
              * @example member
@@ -945,6 +1102,21 @@ export interface components {
         CatalogSyncAccepted: {
             operation: components["schemas"]["Operation"];
             sync: components["schemas"]["CatalogSync"];
+        };
+        CreateAPIKeyRequest: {
+            /**
+             * @description What the key is for
+             * @example ERP sync
+             */
+            name: string;
+            /**
+             * @description What the key may do: scopes you hold yourself
+             * @example [
+             *       "media:read",
+             *       "products:write"
+             *     ]
+             */
+            scopes: ("stores:read" | "stores:write" | "syncs:read" | "syncs:write" | "media:read" | "media:write" | "products:read" | "products:write" | "ai:read" | "ai:write" | "operations:read" | "operations:write" | "webhooks:read" | "webhooks:write" | "members:read" | "members:write" | "keys:read" | "keys:write" | "outbox:read" | "outbox:write")[];
         };
         CreateStoreRequest: {
             credentials: components["schemas"]["StoreCredentialsBody"];
@@ -1088,6 +1260,14 @@ export interface components {
              */
             has_more: boolean;
             items: components["schemas"]["AITask"][];
+        };
+        ListOfAPIKey: {
+            /**
+             * @description Older items exist: ask again with starting_after = the id of the last item
+             * @example false
+             */
+            has_more: boolean;
+            items: components["schemas"]["APIKey"][];
         };
         ListOfCatalogSync: {
             /**
@@ -2173,6 +2353,407 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AITask"];
                 };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAPIKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Cursor: the id of the last item of the previous page; the page holds older items
+                 * @example 7e1d2c3b-4a59-4867-9f8e-0d1c2b3a4958
+                 */
+                starting_after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListOfAPIKey"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createAPIKey: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description A UUID the client generates once per logical operation and sends again on every retry of it. Accepted bare or as a quoted string ("..."). A retry with the same key and request gets the original response with Idempotent-Replayed: true. */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAPIKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Idempotent-Replayed"?: "true";
+                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKeyCreated"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Timeout */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying with the same Idempotency-Key; sent with IDEMPOTENCY_REQUEST_IN_PROGRESS. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAPIKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["APIKey"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeAPIKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 5d6e7f80-91a2-4b3c-8d4e-5f60718293a4 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Unauthorized */
             401: {
