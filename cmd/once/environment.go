@@ -63,6 +63,7 @@ var environments = map[string]environment{
 	"once outbox redrive":          {tracing: true},
 	"once outbox release":          {tracing: true},
 	"once secrets reseal":          {tracing: true},
+	"once operator revoke":         {tracing: true},
 
 	"once migrate": {only: []string{"ONCE_MIGRATE_DATABASE_URL"}},
 	"once bootstrap": {
@@ -82,7 +83,8 @@ var environments = map[string]environment{
 	"once sim ledger": {only: []string{"ONCE_SIM_URL"}},
 }
 
-var readsNoEnvironment = map[string]bool{"once openapi": true, "once errors": true, "once scopes": true, "once version": true}
+var readsNoEnvironment = map[string]bool{"once openapi": true, "once errors": true, "once scopes": true, "once version": true,
+	"once operator new": true, "once operator hash": true}
 
 // standaloneEnvironment is what dispatch and work read: the whole
 // configuration but the two switches they set themselves, with their own

@@ -116,14 +116,31 @@ func (p *process) kill() {
 	<-p.done
 }
 
-// freeAddr returns a loopback address with a port nobody listens on now.
+// handedOut remembers every address freeAddr gave in this test binary.
+var handedOut = struct {
+	sync.Mutex
+	addrs map[string]bool
+}{addrs: map[string]bool{}}
+
+// freeAddr returns a loopback address with a port nobody listens on now,
+// and never one it returned before: the port is closed again at once so
+// that a process can take it, and the kernel may then offer the same port
+// to the next caller (a simulator and a worker's ops listener were given
+// one port, and the second failed with "address already in use").
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := ln.Addr().String()
+		require.NoError(t, ln.Close())
+		if !handedOut.addrs[addr] {
+			handedOut.addrs[addr] = true
+			return addr
+		}
+	}
 }
 
 // waitHealthy waits until url answers 200.
