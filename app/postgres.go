@@ -21,7 +21,10 @@ var PostgresModule = fx.Module("postgres",
 	fx.Provide(
 		// Which server the pool reaches: the completed-response cache of
 		// the idempotency service is only as good as that server's data.
-		postgres.NewServerIdentity,
+		// It logs and counts (once_db_primary_*) when the process loses
+		// its server and finds one again: a failover followed without a
+		// restart.
+		newServerIdentity,
 		func(s *postgres.ServerIdentity) ports.StoreEpoch { return s },
 		newPostgresDB,
 		newPostgresSignal,
@@ -62,6 +65,12 @@ var PostgresModule = fx.Module("postgres",
 	),
 	fx.Invoke(func(m *prometheus.Metrics, db *bun.DB) { m.WatchDB(db.DB, "once") }),
 )
+
+func newServerIdentity(log *slog.Logger, m *prometheus.Metrics) *postgres.ServerIdentity {
+	s := postgres.NewServerIdentity()
+	s.Report(log, m)
+	return s
+}
 
 // postgresUoWs makes the units of work of the process on its pool.
 type postgresUoWs func() *postgres.UnitOfWork
