@@ -21,10 +21,7 @@ var PostgresModule = fx.Module("postgres",
 	fx.Provide(
 		// Which server the pool reaches: the completed-response cache of
 		// the idempotency service is only as good as that server's data.
-		// It logs and counts (once_db_primary_*) when the process loses
-		// its server and finds one again: a failover followed without a
-		// restart.
-		newServerIdentity,
+		postgres.NewServerIdentity,
 		func(s *postgres.ServerIdentity) ports.StoreEpoch { return s },
 		newPostgresDB,
 		newPostgresSignal,
@@ -64,13 +61,13 @@ var PostgresModule = fx.Module("postgres",
 		},
 	),
 	fx.Invoke(func(m *prometheus.Metrics, db *bun.DB) { m.WatchDB(db.DB, "once") }),
+	// The server identity logs and counts (once_db_primary_*) when the
+	// process loses its server and finds one again: a failover followed
+	// without a restart. Set once the metrics exist (they read the
+	// database, so they cannot come before the pool); the first server
+	// found is the baseline, not news.
+	fx.Invoke(func(s *postgres.ServerIdentity, log *slog.Logger, m *prometheus.Metrics) { s.Report(log, m) }),
 )
-
-func newServerIdentity(log *slog.Logger, m *prometheus.Metrics) *postgres.ServerIdentity {
-	s := postgres.NewServerIdentity()
-	s.Report(log, m)
-	return s
-}
 
 // postgresUoWs makes the units of work of the process on its pool.
 type postgresUoWs func() *postgres.UnitOfWork
