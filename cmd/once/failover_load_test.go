@@ -32,7 +32,8 @@ type createLoad struct {
 	// statuses counts every answer by status (0: no answer).
 	statuses map[int]int
 	failures []string
-	// refused is when each answer that was not 2xx (or no answer) came.
+	// refused is when each 5xx answer (or no answer) came: the clients
+	// seeing an outage (a 429 is the workspace's rate, not one).
 	refused []time.Time
 
 	acked atomic.Int64
@@ -113,7 +114,7 @@ func (l *createLoad) send(c *create, stop <-chan struct{}) {
 			status = res.status
 		}
 		l.statuses[status]++
-		if status < 200 || status >= 300 {
+		if status == 0 || status >= 500 {
 			l.refused = append(l.refused, time.Now())
 		}
 		l.mu.Unlock()
