@@ -13,7 +13,7 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   := -X github.com/oncehq/once/buildinfo.version=$(VERSION) -X github.com/oncehq/once/buildinfo.commit=$(COMMIT) -X github.com/oncehq/once/buildinfo.date=$(DATE)
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: run test sdk-go-test ops-rules services build release release-check openapi config-doc openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention bench-work bench-push bench-fleet
+.PHONY: run test test-patroni sdk-go-test ops-rules services build release release-check openapi config-doc openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention bench-work bench-push bench-fleet
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -25,6 +25,10 @@ test: services
 	$(MAKE) ops-rules
 	$(GO) test $(TEST_FLAGS) $(PKGS)
 	$(MAKE) sdk-go-test
+
+## test-patroni: the failover test under Patroni (etcd, three PostgreSQL nodes, HAProxy; both ways in, five failovers under load: a few minutes); make test runs the cluster's own test only
+test-patroni: services
+	ONCE_PATRONI_FAILOVER=1 $(GO) test $(TEST_FLAGS) -run TestPatroniFailoverKeepsExecutesOnce -v ./cmd/once/
 
 ## sdk-go-test: the Go SDK's own tests (sdk/go is a module of its own; sdk/gotest tests it against the server)
 sdk-go-test:

@@ -64,6 +64,12 @@ var PostgresModule = fx.Module("postgres",
 		},
 	),
 	fx.Invoke(func(m *prometheus.Metrics, db *bun.DB) { m.WatchDB(db.DB, "once") }),
+	// The server identity logs and counts (once_db_primary_*) when the
+	// process loses its server and finds one again: a failover followed
+	// without a restart. Set once the metrics exist (they read the
+	// database, so they cannot come before the pool); the first server
+	// found is the baseline, not news.
+	fx.Invoke(func(s *postgres.ServerIdentity, log *slog.Logger, m *prometheus.Metrics) { s.Report(log, m) }),
 )
 
 // postgresUoWs makes the units of work of the process on its pool.

@@ -91,6 +91,36 @@ balancer() {
   log "HAProxy $(command haproxy -v | head -n1 | cut -d' ' -f3) ready"
 }
 
+# Patroni and etcd run the failover tests' private cluster
+# (testsupport/patroni: etcd and three PostgreSQL nodes under Patroni on
+# free ports, in the test's own directories). Only installed: their system
+# services must never run, nor hold etcd's default ports 2379/2380, so the
+# packages are installed with a policy-rc.d that forbids starting services
+# (where the machine has none of its own), and whatever the packages
+# started anyway is stopped and disabled.
+ha() {
+  if ! command -v patroni >/dev/null || ! command -v etcd >/dev/null; then
+    local policy=/usr/sbin/policy-rc.d made=
+    if [ ! -e "$policy" ]; then
+      printf '#!/bin/sh\nexit 101\n' | as_root tee "$policy" >/dev/null
+      as_root chmod 755 "$policy"
+      made=1
+    fi
+    install --no-install-recommends patroni etcd-server etcd-client || { [ -z "$made" ] || as_root rm -f "$policy"; return 1; }
+    [ -z "$made" ] || as_root rm -f "$policy"
+    local svc
+    for svc in etcd patroni; do
+      if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+        as_root systemctl disable --now "$svc" >/dev/null 2>&1 || true
+      elif [ -x "/etc/init.d/$svc" ]; then
+        as_root "/etc/init.d/$svc" stop >/dev/null 2>&1 || true
+        as_root update-rc.d "$svc" disable >/dev/null 2>&1 || true
+      fi
+    done
+  fi
+  log "Patroni $(patroni --version 2>&1 | awk '{print $2}'), etcd $(etcd --version 2>/dev/null | awk '/etcd Version/{print $3}') installed"
+}
+
 # Node.js runs the stock BullMQ worker the BullMQ tests are judged by; the
 # tests install its pinned packages themselves (testsupport/bullmqtest).
 nodejs() {
@@ -141,5 +171,6 @@ rabbitmq
 nodejs
 browser
 balancer
+ha
 pooler
 s3gateway

@@ -69,11 +69,13 @@ func mapError(err error, what string) error {
 			return domain.Wrap(domain.CodeForbidden, cause, what+" is outside the workspace")
 		case pgErr.Code == "40001", pgErr.Code == "40P01", pgErr.Code == "55P03", pgErr.Code == "57014",
 			strings.HasPrefix(pgErr.Code, "08"), strings.HasPrefix(pgErr.Code, "53"),
-			strings.HasPrefix(pgErr.Code, "57P"), pgErr.Code == "25P03",
+			strings.HasPrefix(pgErr.Code, "57P"), pgErr.Code == "25P03", pgErr.Code == readOnlyTransaction,
 			pgErr.Code == "0A000" && strings.Contains(pgErr.Message, "cached plan must not change result type"):
 			// serialization failure, deadlock, lock not available, statement
 			// timeout, connection, resources (53300: too many connections),
-			// shutdown (57P01: a restart), idle-in-tx timeout, a prepared
+			// shutdown (57P01: a restart), idle-in-tx timeout, a write on
+			// a standby (25006: a way in such as HAProxy still leading to
+			// a leader Patroni just demoted, until its next check), a prepared
 			// statement whose result type a migration changed (pgx drops it
 			// on this error and prepares it again next time): nothing was
 			// committed, trying again can work.
@@ -144,22 +146,34 @@ func connectionLost(err error) bool {
 // serverWentAway reports a failure that says the server end of a
 // connection is gone: it crashed, restarted or failed over, an
 // administrator ended the session, a pooler lost its server (class 57P, 08,
-// which is also PgBouncer's "server conn crashed?"), or the connection
-// broke. Not a statement that failed, a timeout or a caller that gave up.
+// which is also PgBouncer's "server conn crashed?"), the server is a
+// standby now (25006), or the connection broke. Not a statement that
+// failed, a timeout or a caller that gave up.
 func serverWentAway(err error) bool {
 	var cause *dbError
 	if errors.As(err, &cause) {
-		return strings.HasPrefix(cause.Code, "57P") || strings.HasPrefix(cause.Code, "08")
+		return goneCode(cause.Code)
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return strings.HasPrefix(pgErr.Code, "57P") || strings.HasPrefix(pgErr.Code, "08")
+		return goneCode(pgErr.Code)
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, driver.ErrBadConn) {
 		return true
 	}
 	var netErr net.Error
 	return errors.As(err, &netErr) && !netErr.Timeout()
+}
+
+// readOnlyTransaction is the SQLSTATE of a write on a standby.
+const readOnlyTransaction = "25006"
+
+// goneCode reports a SQLSTATE that says the server is gone or is no
+// longer the primary: 57P (shut down, restarting), 08 (the connection),
+// 25006 (a write refused by a standby: the leader was demoted under the
+// connection, or a way in leads to a standby).
+func goneCode(code string) bool {
+	return strings.HasPrefix(code, "57P") || strings.HasPrefix(code, "08") || code == readOnlyTransaction
 }
 
 func unavailable(err error) bool {

@@ -55,3 +55,7 @@ var OwnExpiry = ownExpiry
 // UndeliveredByDestinationSQL is the count behind the operator's view of
 // the webhook deliveries, in pgx placeholders, for its plan.
 var UndeliveredByDestinationSQL = numberedPlaceholders(selectUndeliveredByDestination)
+
+// LoseServer records that a connection of the pool died under the
+// process (its server went away).
+func LoseServer(s *ServerIdentity) { s.lost() }

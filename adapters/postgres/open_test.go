@@ -28,6 +28,9 @@ func TestDatabaseOutagesAreUnavailableWithRetryAfter(t *testing.T) {
 		"too many connections (53300)": &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"},
 		"admin shutdown (57P01)":       &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"},
 		"cannot connect now (57P03)":   &pgconn.PgError{Code: "57P03", Message: "the database system is starting up"},
+		// A way in (HAProxy) still leading to a leader Patroni just
+		// demoted to a standby.
+		"read-only transaction (25006)": &pgconn.PgError{Code: "25006", Message: "cannot execute INSERT in a read-only transaction"},
 		"connection refused": &net.OpError{Op: "dial", Net: "tcp",
 			Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}},
 		"connection cut": &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET},

@@ -3,8 +3,10 @@ package postgres
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -48,6 +50,38 @@ type ServerIdentity struct {
 	// through is the pool Confirm asks through: set by OpenPool for a
 	// pool behind a transaction pooler, nil otherwise.
 	through atomic.Pointer[UnitOfWork]
+	// log and observer hear when the process loses its server and finds
+	// one again (Report); nil: nobody.
+	log      *slog.Logger
+	observer ServerObserver
+	// down: a connection died under the process and no new one has
+	// reached a server since; downSince is when it died.
+	down      bool
+	downSince time.Time
+}
+
+// ServerObserver hears when the process loses its database server (the
+// first connection that died under it: a restart, a failover, a
+// switchover) and when a new connection finds one again, and whether it
+// is another one (another address, timeline or cluster: a promoted
+// standby). A metric; it must return quickly.
+type ServerObserver interface {
+	PrimaryLost()
+	PrimaryFound(changed bool)
+}
+
+// Report makes s log, once per change, that the process lost its server
+// and found one again, and tell observer (either may be nil). Under
+// Patroni or a managed failover this is how an operator sees the
+// processes follow the leader without a restart. Call it before the pool
+// is used.
+func (s *ServerIdentity) Report(log *slog.Logger, observer ServerObserver) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if log != nil {
+		log = log.With(slog.String("component", "postgres"))
+	}
+	s.log, s.observer = log, observer
 }
 
 var _ ports.StoreEpoch = (*ServerIdentity)(nil)
@@ -133,11 +167,51 @@ func (s *ServerIdentity) identify(ctx context.Context, conn *pgx.Conn) error {
 func (s *ServerIdentity) observe(f serverFingerprint) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.seen && f != s.known {
+	changed := s.seen && f != s.known
+	if changed {
 		s.epoch.Add(1)
 	}
-	s.known, s.seen = f, true
+	if changed || s.down {
+		s.found(f, changed)
+	}
+	s.known, s.seen, s.down = f, true, false
 }
 
-// lost records that a connection died under the process.
-func (s *ServerIdentity) lost() { s.epoch.Add(1) }
+// found reports a server found after a loss, or another server than the
+// last (s.mu held).
+func (s *ServerIdentity) found(f serverFingerprint, changed bool) {
+	if s.log != nil {
+		attrs := []any{slog.String("server", f.addr), slog.String("timeline", f.timeline), slog.Bool("another_server", changed),
+			slog.Bool("standby", f.timeline == "" && f.system != "")}
+		if s.down {
+			attrs = append(attrs, slog.String("down_for", time.Since(s.downSince).Round(time.Millisecond).String()))
+		}
+		if changed {
+			attrs = append(attrs, slog.String("previous_server", s.known.addr), slog.String("previous_timeline", s.known.timeline))
+		}
+		s.log.Info("found the database server: new connections reach it", attrs...)
+	}
+	if s.observer != nil {
+		s.observer.PrimaryFound(changed)
+	}
+}
+
+// lost records that a connection died under the process, and reports the
+// first such death after a server was found.
+func (s *ServerIdentity) lost() {
+	s.epoch.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.down || !s.seen {
+		return
+	}
+	s.down, s.downSince = true, time.Now()
+	if s.log != nil {
+		s.log.Warn("lost the database server: a connection died under the process (restart, failover or switchover); "+
+			"requests get 503 UNAVAILABLE until a new connection finds the primary",
+			slog.String("server", s.known.addr), slog.String("timeline", s.known.timeline))
+	}
+	if s.observer != nil {
+		s.observer.PrimaryLost()
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"io"
+	"log/slog"
 	"net"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -20,6 +22,7 @@ import (
 	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 // identityPool is a pool of conns connections to db's application role
@@ -144,6 +147,10 @@ func TestServerWentAwayOnlyWhenTheServerEndOfAConnectionIsGone(t *testing.T) {
 		"connection refused, as mapped":      postgres.MapError(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, "store"),
 		"a restart mid-statement, as mapped": postgres.MapError(&pgconn.PgError{Code: "57P01"}, "store"),
 		"unexpected EOF":                     io.ErrUnexpectedEOF,
+		// The server is a standby now (a demoted leader): no longer the
+		// primary the process wrote to.
+		"read-only transaction (25006)": &pgconn.PgError{Code: "25006"},
+		"read-only, as mapped":          postgres.MapError(&pgconn.PgError{Code: "25006"}, "store"),
 	}
 	for name, err := range gone {
 		assert.True(t, postgres.ServerWentAway(err), name)
@@ -159,4 +166,59 @@ func TestServerWentAwayOnlyWhenTheServerEndOfAConnectionIsGone(t *testing.T) {
 	for name, err := range stayed {
 		assert.False(t, postgres.ServerWentAway(err), name)
 	}
+}
+
+// primaryEvents records what a ServerIdentity tells its observer.
+type primaryEvents struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (p *primaryEvents) PrimaryLost() { p.add("lost") }
+func (p *primaryEvents) PrimaryFound(changed bool) {
+	if changed {
+		p.add("found another")
+	} else {
+		p.add("found again")
+	}
+}
+
+func (p *primaryEvents) add(e string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.events = append(p.events, e)
+}
+
+// A process says once when it lost its database server (the first dead
+// connection of a failover or restart, not every one) and once when a new
+// connection found a server again, and whether it is another one (a
+// promoted standby, another host): in its log and to its metrics.
+func TestLosingAndFindingTheServerIsLoggedAndObservedOnce(t *testing.T) {
+	t.Parallel()
+	var out testkit.LogBuffer
+	events := &primaryEvents{}
+	server := postgres.NewServerIdentity()
+	server.Report(slog.New(slog.NewJSONHandler(&out, nil)), events)
+
+	postgres.ObserveServer(server, "7001", "00000001", "10.0.0.1:5432")
+	postgres.ObserveServer(server, "7001", "00000001", "10.0.0.1:5432")
+	assert.Empty(t, events.events, "the first server is the baseline, not news")
+
+	// The leader's postmaster killed: every connection dies, it comes back in place.
+	postgres.LoseServer(server)
+	postgres.LoseServer(server)
+	postgres.ObserveServer(server, "7001", "00000001", "10.0.0.1:5432")
+	postgres.ObserveServer(server, "7001", "00000001", "10.0.0.1:5432")
+	// A failover: the next connection reaches the promoted standby.
+	postgres.LoseServer(server)
+	postgres.ObserveServer(server, "7001", "00000002", "10.0.0.2:5432")
+	// A switchover seen first by a new connection, before any died.
+	postgres.ObserveServer(server, "7001", "00000003", "10.0.0.1:5432")
+
+	assert.Equal(t, []string{"lost", "found again", "lost", "found another", "found another"}, events.events)
+	logged := out.String()
+	assert.Equal(t, 2, strings.Count(logged, `"msg":"lost the database server`), logged)
+	assert.Equal(t, 3, strings.Count(logged, `"msg":"found the database server`), logged)
+	assert.Contains(t, logged, `"server":"10.0.0.2:5432"`)
+	assert.Contains(t, logged, `"timeline":"00000002"`)
 }

@@ -62,6 +62,9 @@ type Metrics struct {
 	retentionDeleted *prometheus.CounterVec
 
 	unconfirmedCommits prometheus.Counter
+	primaryUp          prometheus.Gauge
+	primaryLost        prometheus.Counter
+	primaryChanges     prometheus.Counter
 }
 
 var (
@@ -162,7 +165,18 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 			"Commits whose wait for the synchronous standby was cancelled (a cancel, a statement_timeout, an operator): "+
 				"PostgreSQL kept them on the primary only. Each was answered 503 UNAVAILABLE or retried, never taken as done; "+
 				"a failover before the standby caught up loses them."),
+		primaryUp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "once_db_primary_up",
+			Help: "0 from the first connection that died under this process (a restart, failover or switchover of its PostgreSQL) " +
+				"until a new connection reaches a server again, 1 otherwise.",
+		}),
+		primaryLost: counter("once_db_primary_lost_total",
+			"Times this process lost its PostgreSQL server: the first connection that died under it after a server was found."),
+		primaryChanges: counter("once_db_primary_changes_total",
+			"Times a new connection of this process reached another PostgreSQL server than the last "+
+				"(another address, timeline or cluster: a promoted standby, a switchover)."),
 	}
+	m.primaryUp.Set(1)
 	m.brokerUp.Set(1)
 	m.registry.MustRegister(buildInfo(),
 		m.httpRequests, m.httpDuration, m.limits,
@@ -170,7 +184,7 @@ func New(stats ports.OutboxDiscovery, clock ports.Clock, log *slog.Logger) *Metr
 		m.batchSize, m.roundDuration, m.claimDuration, m.discoveryDuration, m.publishDuration,
 		m.relayed, m.relayReleased, m.relayMarked,
 		m.jobs, m.jobRetries, m.jobWaits, m.jobsRunning, m.jobDuration, m.retentionDeleted,
-		m.unconfirmedCommits,
+		m.unconfirmedCommits, m.primaryUp, m.primaryLost, m.primaryChanges,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if stats != nil {
 		m.registry.MustRegister(&backlog{stats: stats, clock: clock, log: log})
@@ -294,6 +308,22 @@ func (m *Metrics) Expired(kind model.Expiring, n int) {
 // UnconfirmedCommit counts a commit the synchronous standby did not
 // confirm (the postgres adapter's CommitObserver).
 func (m *Metrics) UnconfirmedCommit() { m.unconfirmedCommits.Inc() }
+
+// PrimaryLost records that the process lost its PostgreSQL server (the
+// postgres adapter's ServerObserver).
+func (m *Metrics) PrimaryLost() {
+	m.primaryUp.Set(0)
+	m.primaryLost.Inc()
+}
+
+// PrimaryFound records that a new connection reached a server again,
+// another one if changed (the postgres adapter's ServerObserver).
+func (m *Metrics) PrimaryFound(changed bool) {
+	m.primaryUp.Set(1)
+	if changed {
+		m.primaryChanges.Inc()
+	}
+}
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {

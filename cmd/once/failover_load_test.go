@@ -32,6 +32,9 @@ type createLoad struct {
 	// statuses counts every answer by status (0: no answer).
 	statuses map[int]int
 	failures []string
+	// refused is when each 5xx answer (or no answer) came: the clients
+	// seeing an outage (a 429 is the workspace's rate, not one).
+	refused []time.Time
 
 	acked atomic.Int64
 	stop  chan struct{}
@@ -111,6 +114,9 @@ func (l *createLoad) send(c *create, stop <-chan struct{}) {
 			status = res.status
 		}
 		l.statuses[status]++
+		if status == 0 || status >= 500 {
+			l.refused = append(l.refused, time.Now())
+		}
 		l.mu.Unlock()
 		if err == nil && res.status >= 200 && res.status < 300 {
 			l.mu.Lock()
@@ -175,7 +181,9 @@ func (l *createLoad) post(c *create) (answer, error) {
 		Code string `json:"code"`
 	}
 	_ = json.Unmarshal(raw, &problem)
-	a.retry = res.StatusCode >= 500 || problem.Code == "IDEMPOTENCY_REQUEST_IN_PROGRESS"
+	// RATE_LIMITED: the clients' retries after an outage come in a burst
+	// over the workspace's rate; the SDKs retry it with the same key too.
+	a.retry = res.StatusCode >= 500 || problem.Code == "IDEMPOTENCY_REQUEST_IN_PROGRESS" || problem.Code == "RATE_LIMITED"
 	if res.StatusCode == http.StatusCreated {
 		var created struct {
 			Store, Operation struct {

@@ -61,6 +61,10 @@ type failover struct {
 	w                *opsWorld
 	ledger           string
 	load             *createLoad
+	// settleDSN, if set, is the superuser's way to the primary that
+	// waitSettled reads (database postgres; its own is put in); empty: the
+	// promoted standby.
+	settleDSN string
 }
 
 func runFailover(t *testing.T, synchronous bool) {
@@ -290,7 +294,11 @@ func (f *failover) retryAll(creates []*create) []*create {
 // dispatching and every stream of the test's queues is delivered to its
 // consumer group in full and acknowledged.
 func (f *failover) waitSettled() {
-	u, err := url.Parse(f.standby.SuperuserDSN())
+	dsn := f.settleDSN
+	if dsn == "" {
+		dsn = f.standby.SuperuserDSN()
+	}
+	u, err := url.Parse(dsn)
 	require.NoError(f.t, err)
 	u.Path = "/" + f.db.Name
 	super, err := sql.Open("pgx", u.String())
