@@ -195,7 +195,7 @@ func peerNote(cfg Config) string {
 	return fmt.Sprintf(" River peer (%s river-work): the same %d store checks (read the row, the same once sim over HTTP, "+
 		"the outcome and an event row in one transaction; River's batch completer), MaxWorkers %d, a pgx pool of 10 "+
 		"(once's ONCE_DB_MAX_CONNS default), as PostgreSQL's superuser (no row-level security), on a fresh database "+
-		"right after once's run in each repetition; no serve or dispatch.", cfg.RiverPeer, cfg.Jobs, app.DefaultConfig().WorkConcurrency)
+		"beside once's run in each repetition (after it in odd repetitions, before it in even ones); no serve or dispatch.", cfg.RiverPeer, cfg.Jobs, app.DefaultConfig().WorkConcurrency)
 }
 
 func workEnvNote(env []string) string {

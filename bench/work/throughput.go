@@ -13,28 +13,54 @@ import (
 
 // runThroughput queues cfg.Jobs verifications of distinct shops (no
 // shop's pace binds), then starts the worker and measures it until the
-// last ends; then, with --river-peer, River doing the same work (the
+// last ends; with --river-peer, River doing the same work beside it (the
 // ratios of the two are this repetition's); then the same with one slot
 // and cfg.BeforeJobs jobs.
 func runThroughput(ctx context.Context, r *runner, rep int) ([]figure, error) {
 	slots := app.DefaultConfig().WorkConcurrency
-	figs, rate, err := r.throughput(ctx, fmt.Sprintf("throughput-%d", rep), slots, r.cfg.Jobs)
-	if err != nil {
+	once := func() ([]figure, float64, error) {
+		return r.throughput(ctx, fmt.Sprintf("throughput-%d", rep), slots, r.cfg.Jobs)
+	}
+	var figs []figure
+	var err error
+	if r.cfg.RiverPeer == "" {
+		figs, _, err = once()
+	} else {
+		figs, err = r.besideRiver(ctx, rep, slots, once)
+	}
+	if err != nil || r.cfg.BeforeJobs == 0 {
 		return figs, err
-	}
-	if r.cfg.RiverPeer != "" {
-		river, riverRate, err := r.riverThroughput(ctx, fmt.Sprintf("throughput-river-%d", rep), slots, r.cfg.Jobs)
-		figs = append(figs, river...)
-		if err != nil {
-			return figs, err
-		}
-		figs = append(figs, peerRatios(figs, rate, riverRate)...)
-	}
-	if r.cfg.BeforeJobs == 0 {
-		return figs, nil
 	}
 	before, _, err := r.throughput(ctx, fmt.Sprintf("throughput-1slot-%d", rep), 1, r.cfg.BeforeJobs)
 	return append(figs, before...), err
+}
+
+// besideRiver runs once's run and River's, River first in even
+// repetitions (so that neither always runs second, on a machine the other
+// just left), and adds their ratios.
+func (r *runner) besideRiver(ctx context.Context, rep, slots int, once func() ([]figure, float64, error)) ([]figure, error) {
+	river := func() ([]figure, float64, error) {
+		return r.riverThroughput(ctx, fmt.Sprintf("throughput-river-%d", rep), slots, r.cfg.Jobs)
+	}
+	riverFirst := rep%2 == 0
+	first, second := once, river
+	if riverFirst {
+		first, second = river, once
+	}
+	figs, rateA, err := first()
+	if err != nil {
+		return figs, err
+	}
+	more, rateB, err := second()
+	figs = append(figs, more...)
+	if err != nil {
+		return figs, err
+	}
+	onceRate, riverRate := rateA, rateB
+	if riverFirst {
+		onceRate, riverRate = rateB, rateA
+	}
+	return append(figs, peerRatios(figs, onceRate, riverRate)...), nil
 }
 
 // peerRatios are once's jobs/s and CPU per job over River's, in one
