@@ -13,7 +13,7 @@ DATE      ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS   := -X github.com/oncehq/once/buildinfo.version=$(VERSION) -X github.com/oncehq/once/buildinfo.commit=$(COMMIT) -X github.com/oncehq/once/buildinfo.date=$(DATE)
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
-.PHONY: run test test-patroni sdk-go-test ops-rules services build release release-check openapi config-doc openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention bench-work bench-push bench-fleet
+.PHONY: run test test-patroni sdk-go-test ops-rules services build release release-check openapi config-doc openapi-check openapi-lint sdk sdk-ts-deps mocks fuzz vet fmt-check dupscan bench-drain bench-steady bench-fairness bench-storm bench-peers bench-http bench-soak bench-retention bench-work bench-push bench-fleet peers-bin
 
 ## run: the service on the embedded in-memory store; prints a token and a request to try
 run:
@@ -159,8 +159,13 @@ bench-soak: services build
 
 ## bench-work: one once work against once sim: jobs/s beside its limits, fairness, a platform's outage, a throttling shop (docs/benchmarks.md, "The work side"; prints a table)
 ##   a quick run: make bench-work WORK_ARGS='--reps 1 --outage-for 20s --throttled 80'; the issue's outage: WORK_ARGS='--scenarios outage --outage-for 10m'
-bench-work: build
-	bin/once-bench work $(WORK_ARGS)
+##   throughput runs River beside once (bin/once-peers river-work); its profiles: WORK_ARGS='--scenarios throughput --profile-dir /tmp/work-profile'
+bench-work: build peers-bin
+	bin/once-bench work --river-peer bin/once-peers $(WORK_ARGS)
+
+## peers-bin: bin/once-peers, bench/peers built (a module of its own: River and watermill-sql stay out of the product's)
+peers-bin:
+	cd bench/peers && $(GO) build -o ../../bin/once-peers .
 
 ## bench-push: how soon a client learns an operation ended: a signed webhook, ?wait= on a second serve, a read each second (the peer); then a receiver down (docs/benchmarks.md, "Push"; prints a table)
 ##   the issue's outage: make bench-push PUSH_ARGS='--scenarios push-outage --reps 1 --receiver-down 10m'

@@ -40,6 +40,9 @@ type config struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "river-work" { // once-bench work's River peer (riverwork.go)
+		os.Exit(riverWorkMain(os.Args[2:]))
+	}
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "peers:", err)

@@ -49,19 +49,11 @@ func (riverPeer) Name() string    { return "river" }
 func (riverPeer) IDField() string { return "id" }
 
 func (r riverPeer) Load(ctx context.Context, dbURL, _ string, events []event) error {
-	pool, err := pgxpool.New(ctx, dbURL)
+	pool, driver, err := openMigrated(ctx, dbURL)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	driver := riverpgxv5.New(pool)
-	migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: quietLogger()})
-	if err != nil {
-		return err
-	}
-	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
 	// An insert-only client: no queues, nothing is worked.
 	client, err := river.NewClient(driver, &river.Config{Logger: quietLogger()})
 	if err != nil {
@@ -132,6 +124,25 @@ func (r riverPeer) Start(ctx context.Context, dbURL, stream string) (func(contex
 		pool.Close()
 		return err
 	}, nil
+}
+
+// openMigrated opens a pool on dbURL, brings River's tables to its
+// version and returns the pool and River's driver on it.
+func openMigrated(ctx context.Context, dbURL string) (*pgxpool.Pool, *riverpgxv5.Driver, error) {
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	driver := riverpgxv5.New(pool)
+	migrator, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: quietLogger()})
+	if err == nil {
+		_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	}
+	if err != nil {
+		pool.Close()
+		return nil, nil, fmt.Errorf("migrate: %w", err)
+	}
+	return pool, driver, nil
 }
 
 // quietLogger lets through what a peer reports as a problem, not its

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,9 @@ type ClusterConfig struct {
 	PostgresBin    string // initdb and pg_ctl ("": the PATH or the newest installed)
 	MaxConnections int
 	RedisURL       string
+	// Settings are more server settings of the cluster, "name=value" each
+	// (e.g. shared_preload_libraries=pg_stat_statements).
+	Settings []string
 }
 
 // Cluster is a private PostgreSQL cluster on which each run gets a fresh
@@ -34,7 +38,7 @@ type Cluster struct{ r *runner }
 // closed (Close) even when err is not nil.
 func OpenCluster(ctx context.Context, cfg ClusterConfig, progress io.Writer) (*Cluster, error) {
 	r, _, err := openRunner(ctx, Config{Binary: cfg.Binary, PostgresBin: cfg.PostgresBin,
-		MaxConnections: cfg.MaxConnections, RedisURL: cfg.RedisURL}, progress)
+		MaxConnections: cfg.MaxConnections, RedisURL: cfg.RedisURL}, progress, cfg.Settings...)
 	return &Cluster{r: r}, err
 }
 
@@ -58,6 +62,22 @@ type Service struct{ d *deployment }
 // Super is a superuser connection to the run's database (one connection),
 // which row-level security does not bind.
 func (s *Service) Super() *sql.DB { return s.d.super }
+
+// SuperuserURL is a superuser's URL of the run's database, for a peer
+// that brings its own schema (bench/peers' River).
+func (s *Service) SuperuserURL() string { return s.d.db.SuperuserDSN() }
+
+// StartProgram starts bin (another program than once: a peer) with args
+// as the process name, with the deployment's environment; it is stopped
+// with the others and counted by ProcessesCPU under name.
+func (s *Service) StartProgram(name, bin string, args ...string) (*Process, error) {
+	p, err := startProcess(name, bin, s.d.env, filepath.Join(s.d.dir, name+".log"), args...)
+	if err != nil {
+		return nil, err
+	}
+	s.d.procs = append(s.d.procs, p)
+	return &Process{p: p}, nil
+}
 
 // StartServe starts `once serve` with overrides (key, value pairs) and
 // waits until it answers; the Service's API client then calls it over up

@@ -58,19 +58,25 @@ func (p *serveProfiler) start(ctx context.Context, variant string, conns int, d 
 }
 
 func (p *serveProfiler) fetch(ctx context.Context, seconds int, path string) error {
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.opsAddr, seconds)
+	return FetchProfile(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", p.opsAddr, seconds), profilerToken, path)
+}
+
+// FetchProfile gets a pprof profile from url, an operator route of a once
+// process's ops listener (ONCE_OPS_PPROF on, token an operator's), into
+// path.
+func FetchProfile(ctx context.Context, url, token, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+profilerToken)
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("CPU profile of once serve: %w", err)
+		return fmt.Errorf("CPU profile: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("CPU profile of once serve: %s (is ONCE_OPS_PPROF on?)", resp.Status)
+		return fmt.Errorf("CPU profile: %s (is ONCE_OPS_PPROF on?)", resp.Status)
 	}
 	f, err := os.Create(path)
 	if err != nil {

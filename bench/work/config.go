@@ -105,6 +105,14 @@ type Config struct {
 	// WorkEnv is laid over the worker's environment only (key, value
 	// pairs), to try a setting of the worker without its neighbours.
 	WorkEnv []string
+
+	// RiverPeer is the bench/peers binary: throughput also runs River
+	// doing the same work (`peers river-work`); "" runs no peer.
+	RiverPeer string
+	// ProfileDir, if set, receives a CPU profile of the throughput runs'
+	// worker (its first ProfileSeconds) and their pg_stat_statements.
+	ProfileDir     string
+	ProfileSeconds int
 }
 
 func (c Config) validate() error {
@@ -113,6 +121,9 @@ func (c Config) validate() error {
 		if !slices.Contains(scenarios, s) {
 			errs = append(errs, fmt.Errorf("unknown scenario %q (want %s)", s, AllScenarios))
 		}
+	}
+	if c.ProfileDir != "" && c.ProfileSeconds < 1 {
+		errs = append(errs, fmt.Errorf("--profile-seconds %d: want at least 1", c.ProfileSeconds))
 	}
 	if c.Reps < 1 || c.Jobs < 1 || c.BeforeJobs < 0 || c.Backlog < 1 || c.Few < 1 || c.Throttled < 1 {
 		errs = append(errs, errors.New("--reps, --jobs, --backlog, --few and --throttled must be at least 1"))

@@ -98,10 +98,17 @@ func attemptsOf(ctx context.Context, db *sql.DB, destinationLike string) (attemp
 	return a, err
 }
 
+// peakEvery is how often peakSampler scrapes the worker's /metrics. A
+// scrape is not free for the worker it measures: it gathers every
+// destination's state (one per shop: thousands in throughput), and at
+// 50 ms the scrapes were 12 % of the worker's CPU in the throughput
+// profile (docs/benchmarks.md, "Where a job's CPU goes").
+const peakEvery = 250 * time.Millisecond
+
 // inFlightMetric is the worker's gauge of jobs being handled, by type.
 const inFlightMetric = "once_worker_jobs_in_flight"
 
-// peakSampler reads the worker's in-flight gauge every 50 ms until
+// peakSampler reads the worker's in-flight gauge every peakEvery until
 // stopped and keeps the most it saw (-1: never read).
 type peakSampler struct {
 	stop chan struct{}
@@ -112,7 +119,7 @@ func samplePeak(url string) *peakSampler {
 	p := &peakSampler{stop: make(chan struct{}), done: make(chan float64, 1)}
 	go func() {
 		peak := -1.0
-		tick := time.NewTicker(50 * time.Millisecond)
+		tick := time.NewTicker(peakEvery)
 		defer tick.Stop()
 		for {
 			if v, err := readMetricSum(url, inFlightMetric, ""); err == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/oncehq/once/bench/stats"
 )
@@ -59,13 +60,17 @@ func (r *results) add(figs ...figure) {
 }
 
 // write prints the table: per figure, the median (min–max) of the
-// repetitions.
+// repetitions, and each repetition's value in the order they ran.
 func (r *results) write(w io.Writer) {
-	fmt.Fprintln(w, "| scenario | figure | median (min–max) | runs | against |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---|")
+	fmt.Fprintln(w, "| scenario | figure | median (min–max) | runs | per repetition | against |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---|---|")
 	for _, key := range r.order {
 		row := r.rows[key]
-		fmt.Fprintf(w, "| %s | %s | %s | %d | %s |\n", row.scenario, row.name,
-			stats.Of(row.values).Format(row.unit), len(row.values), row.target)
+		each := make([]string, len(row.values))
+		for i, v := range row.values {
+			each[i] = row.unit(v)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s |\n", row.scenario, row.name,
+			stats.Of(row.values).Format(row.unit), len(row.values), strings.Join(each, " · "), row.target)
 	}
 }

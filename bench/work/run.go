@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -33,8 +34,15 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) (err error) {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
+	var settings []string
+	if cfg.ProfileDir != "" {
+		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+			return err
+		}
+		settings = append(settings, StatementsSetting)
+	}
 	cluster, err := storm.OpenCluster(ctx, storm.ClusterConfig{Binary: cfg.Binary, PostgresBin: cfg.PostgresBin,
-		MaxConnections: cfg.MaxConnections, RedisURL: cfg.RedisURL}, progress)
+		MaxConnections: cfg.MaxConnections, RedisURL: cfg.RedisURL, Settings: settings}, progress)
 	defer func() { err = cluster.Close(err) }()
 	if err != nil {
 		return err
@@ -177,7 +185,17 @@ func describe(cfg Config, pgVersion string) string {
 		cfg.Throttled, cfg.ShopBucket, cfg.OtherRate, cfg.PushRate, cfg.PushFor, cfg.ReceiverDown, cfg.ReceiverDown, cfg.PushFor/2,
 		cfg.PlatformJobs, cfg.PlatformBucket, cfg.FastJobs, cfg.SlowDestinations, cfg.SlowJobs, cfg.SlowLatency,
 		cfg.OrderingJobs, cfg.OrderingKeys, cfg.OrderingStores, orderingClaimIdle, cfg.KillEvery, workersList(cfg.Workers),
-		cfg.Reps, workEnvNote(cfg.WorkEnv))
+		cfg.Reps, workEnvNote(cfg.WorkEnv)) + peerNote(cfg)
+}
+
+func peerNote(cfg Config) string {
+	if cfg.RiverPeer == "" {
+		return ""
+	}
+	return fmt.Sprintf(" River peer (%s river-work): the same %d store checks (read the row, the same once sim over HTTP, "+
+		"the outcome and an event row in one transaction; River's batch completer), MaxWorkers %d, a pgx pool of 10 "+
+		"(once's ONCE_DB_MAX_CONNS default), as PostgreSQL's superuser (no row-level security), on a fresh database "+
+		"beside once's run in each repetition (after it in odd repetitions, before it in even ones); no serve or dispatch.", cfg.RiverPeer, cfg.Jobs, app.DefaultConfig().WorkConcurrency)
 }
 
 func workEnvNote(env []string) string {

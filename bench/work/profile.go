@@ -1,0 +1,109 @@
+package work
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/oncehq/once/adapters/opshttp"
+	"github.com/oncehq/once/bench/storm"
+)
+
+// With --profile-dir the throughput scenario writes, per run, a CPU
+// profile of `once work` (its ops listener's /debug/pprof/profile,
+// ONCE_OPS_PPROF) and the run database's pg_stat_statements (the private
+// cluster then preloads it) into that directory.
+
+// StatementsSetting is the cluster setting pg_stat_statements needs.
+const StatementsSetting = "shared_preload_libraries=pg_stat_statements"
+
+// profilerToken is the operator token the bench gives `once work`: pprof
+// is an operator route of the ops listener.
+const profilerToken = "once-bench-work-profiler-token"
+
+// profileEnv is the worker's environment for a profile: env with the
+// profiler on (a copy: env is the bench's).
+func profileEnv(env []string) []string {
+	return slices.Concat(env, []string{"ONCE_OPS_PPROF", "true", "ONCE_OPERATORS", opshttp.Entry("bench", profilerToken)})
+}
+
+// profileWork takes a CPU profile of seconds from the worker whose
+// /metrics is metrics, retrying while its listener is not up yet, into
+// path; wait returns its error.
+func profileWork(ctx context.Context, metrics string, seconds int, path string) (wait func() error) {
+	done := make(chan error, 1)
+	go func() {
+		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(metrics, "/metrics"), seconds)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			err := storm.FetchProfile(ctx, url, profilerToken, path)
+			if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+				done <- err
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	return func() error { return <-done }
+}
+
+// statementsRun is pg_stat_statements over one run; nil when the bench
+// does not profile.
+type statementsRun struct{ dir string }
+
+// startStatements resets pg_stat_statements (with --profile-dir).
+func (r *runner) startStatements(ctx context.Context, super *sql.DB) (*statementsRun, error) {
+	if r.cfg.ProfileDir == "" {
+		return nil, nil
+	}
+	if _, err := super.ExecContext(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+		return nil, err
+	}
+	if _, err := super.ExecContext(ctx, `SELECT pg_stat_statements_reset()`); err != nil {
+		return nil, err
+	}
+	return &statementsRun{dir: r.cfg.ProfileDir}, nil
+}
+
+// write writes the run database's statements since the reset, by total
+// time, per job of n, to <dir>/<label>-statements.md.
+func (s *statementsRun) write(ctx context.Context, super *sql.DB, label string, n int) error {
+	if s == nil {
+		return nil
+	}
+	rows, err := super.QueryContext(ctx, `SELECT calls, total_exec_time, rows,
+		left(regexp_replace(query, '\s+', ' ', 'g'), 400)
+		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+		ORDER BY total_exec_time DESC`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d jobs; pg_stat_statements of the run's database, by total execution time\n\n", label, n)
+	fmt.Fprintln(&b, "| calls per job | ms per job | mean ms | rows per call | statement |")
+	fmt.Fprintln(&b, "|---:|---:|---:|---:|---|")
+	var calls, ms float64
+	for rows.Next() {
+		var c, rs int64
+		var total float64
+		var query string
+		if err := rows.Scan(&c, &total, &rs, &query); err != nil {
+			return err
+		}
+		calls += float64(c)
+		ms += total
+		fmt.Fprintf(&b, "| %.2f | %.3f | %.3f | %.1f | `%s` |\n", float64(c)/float64(n), total/float64(n),
+			total/float64(max(c, 1)), float64(rs)/float64(max(c, 1)), strings.ReplaceAll(query, "|", `\|`))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\nAll statements: %.2f calls per job, %.3f ms of execution per job.\n", calls/float64(n), ms/float64(n))
+	return os.WriteFile(filepath.Join(s.dir, label+"-statements.md"), []byte(b.String()), 0o644)
+}
