@@ -44,10 +44,13 @@ func runApp(cfg app.Config, opts ...fx.Option) error {
 		return startupError(err)
 	}
 	var sd *app.Shutdown
-	a := fx.New(append(opts, fx.StopTimeout(cfg.ShutdownTimeout), fx.Populate(&sd))...)
+	a := fx.New(append(opts, fx.StartTimeout(cfg.StartTimeout), fx.StopTimeout(cfg.ShutdownTimeout), fx.Populate(&sd))...)
 	ctx, cancel := context.WithTimeout(context.Background(), a.StartTimeout())
 	defer cancel()
 	if err := a.Start(ctx); err != nil { // also reports what fx.New failed to build
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("not started within ONCE_START_TIMEOUT=%s: %w", a.StartTimeout(), err)
+		}
 		return startupError(err)
 	}
 	sig := <-a.Wait()

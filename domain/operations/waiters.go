@@ -35,7 +35,9 @@ type Waiters struct {
 	byWorkspace   map[uuid.UUID]int
 	total         int
 	// parked are the waiters between a read and their wake-up.
-	parked  int
+	parked int
+	// wokenUp counts the wake-ups delivered (WokenUp).
+	wokenUp int
 	stopped bool
 }
 
@@ -65,6 +67,16 @@ func (w *Waiters) Waiting() int {
 	return w.parked
 }
 
+// WokenUp is how many waiters an end (or a missed notification, or Stop)
+// has woken so far: a read whose wait ran out is not among them, which is
+// how a test tells a read woken by an end from one that waited its time
+// out, whatever the machine's load.
+func (w *Waiters) WokenUp() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.wokenUp
+}
+
 // park counts the waiters that wait for a wake-up (Waiting).
 func (w *Waiters) park(delta int) {
 	w.mu.Lock()
@@ -78,7 +90,7 @@ func (w *Waiters) Heard(ids []uuid.UUID) {
 	defer w.mu.Unlock()
 	for _, id := range ids {
 		for one := range w.byOperation[id] {
-			one.wakeUp()
+			w.wake(one)
 		}
 	}
 }
@@ -112,7 +124,7 @@ func (w *Waiters) isStopped() bool {
 func (w *Waiters) wakeAll() {
 	for _, set := range w.byOperation {
 		for one := range set {
-			one.wakeUp()
+			w.wake(one)
 		}
 	}
 }
@@ -161,9 +173,11 @@ func (w *Waiters) remove(one *waiter) {
 	w.total--
 }
 
-func (one *waiter) wakeUp() {
+// wake wakes one, under w.mu.
+func (w *Waiters) wake(one *waiter) {
 	select {
 	case one.wake <- struct{}{}:
+		w.wokenUp++
 	default: // a wake-up is pending already
 	}
 }
