@@ -78,7 +78,7 @@ func TestMediaOnS3SurvivesWorkerKillsAndAnOutage(t *testing.T) {
 		before := ready()
 		w := startOnce(t, env, "work")
 		workers = append(workers, w)
-		apitest.Eventually(t, time.Minute, "progress", func() bool { return ready() > before })
+		apitest.Eventually(t, 3*time.Minute, "progress", func() bool { return ready() > before })
 		w.kill()
 		t.Logf("worker killed with %d of %d media ready", ready(), n)
 	}
@@ -89,7 +89,7 @@ func TestMediaOnS3SurvivesWorkerKillsAndAnOutage(t *testing.T) {
 	w := startOnce(t, env, "work")
 	workers = append(workers, w)
 	srv.Stop()
-	apitest.Eventually(t, time.Minute, "the worker meets the outage", func() bool {
+	apitest.Eventually(t, 3*time.Minute, "the worker meets the outage", func() bool {
 		return strings.Count(w.output.String(), "will be retried") >= 3
 	})
 	time.Sleep(30 * time.Second) // the outage's length, the scenario's own: nothing waits on a race here
