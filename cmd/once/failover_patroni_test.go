@@ -129,6 +129,12 @@ func runPatroniFailover(t *testing.T, viaHAProxy bool) {
 		// refused 429 and the outage measured longer than the
 		// database's. The failover is under test, not the rate.
 		"ONCE_RATE_LIMIT=off",
+		// A workspace's requests in progress per process are half the
+		// pool (5 by default): at 100 creates/s, each waiting for the
+		// synchronous standby, that cap and not the database bounded
+		// the rate, and its queue refused the rest 429. A deployment
+		// taking one workspace's 100 creates/s sizes its pool for it.
+		"ONCE_DB_MAX_CONNS=24",
 	)
 	f.load = newCreateLoad(t, f.w.api, f.w.token, patroniLoadRate)
 	began := time.Now()
@@ -195,8 +201,8 @@ func runPatroniFailover(t *testing.T, viaHAProxy bool) {
 	f.load.mu.Unlock()
 	var firsts []time.Duration
 	for _, ft := range faults {
-		t.Logf("FAILOVER %s: %d answers 503, no 201 for %.1fs from %.1fs after the fault (%d answers 5xx or lost before), first 201 after that %.1fs after the fault (another node led after %.1fs)",
-			ft.kind, ft.unavailable, ft.outage.Seconds(), (ft.firstAck - ft.outage).Seconds(), ft.earlyRefusals, ft.firstAck.Seconds(), ft.elected.Sub(ft.at).Seconds())
+		t.Logf("FAILOVER %s at %s: %d answers 503, no 201 for %.1fs from %.1fs after the fault (%d answers 5xx or lost before), first 201 after that %.1fs after the fault (another node led after %.1fs)",
+			ft.kind, ft.at.UTC().Format("15:04:05.000"), ft.unavailable, ft.outage.Seconds(), (ft.firstAck - ft.outage).Seconds(), ft.earlyRefusals, ft.firstAck.Seconds(), ft.elected.Sub(ft.at).Seconds())
 		firsts = append(firsts, ft.firstAck)
 	}
 	slices.Sort(firsts)
@@ -240,5 +246,5 @@ func runPatroniFailover(t *testing.T, viaHAProxy bool) {
 		assert.True(t, stored[shop], "a verification of %s, whose store the database does not have: a job for a lost row", shop)
 		assert.LessOrEqual(t, n, 1, "verifications of %s", shop)
 	}
-	t.Logf("%d verifications on the platform, each of a store in the database; %d stores", len(perShop), len(stored))
+	t.Logf("%d shops verified on the platform; %d stores in the database", len(perShop), len(stored))
 }
