@@ -11,34 +11,45 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/time/rate"
+
+	once "github.com/oncehq/once/sdk/go"
 )
 
-// createLoad sends store creates as a client of the API does when it uses
-// the SDK: each create has its own Idempotency-Key, and an answer 5xx, 409
-// IDEMPOTENCY_REQUEST_IN_PROGRESS or no answer at all is retried with the
-// same key (after Retry-After, if given) until a 2xx. Any other answer is a
-// failure of the test.
+// createLoad sends store creates through the Go SDK as a client of the API
+// does: each create is one once.IdempotentWithKey call, its own
+// Idempotency-Key sent again on every retry, which the SDK makes on a 5xx,
+// 429, 409 IDEMPOTENCY_REQUEST_IN_PROGRESS or no answer at all (after
+// Retry-After, if given) until its deadline. A create that ends without a
+// 201 is a failure of the test, unless the load was halted under it.
 type createLoad struct {
 	api, token string
-	client     *http.Client
-	// pause is each sender's rest between two creates.
-	pause time.Duration
+	// client sends the test's own single attempts (post).
+	client *http.Client
+	// sdk is the load's client; every attempt it sends passes through
+	// attempts, which counts the answers.
+	sdk    *once.Client
+	policy once.RetryPolicy
+	// pace starts creates at most at the load's rate, across senders.
+	pace *rate.Limiter
 
 	mu      sync.Mutex
 	creates []*create
-	// statuses counts every answer by status (0: no answer).
+	// statuses counts every attempt's answer by status (0: no answer).
 	statuses map[int]int
 	failures []string
 	// refused is when each 5xx answer (or no answer) came: the clients
 	// seeing an outage (a 429 is the workspace's rate, not one).
 	refused []time.Time
 
-	acked atomic.Int64
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	acked  atomic.Int64
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // create is one logical create: its key and body, and the first 2xx
@@ -55,34 +66,75 @@ type create struct {
 	attempts int
 }
 
-func newCreateLoad(api, token string, pause time.Duration) *createLoad {
-	return &createLoad{
-		api: api, token: token, pause: pause,
+// newCreateLoad is a load of perSecond creates a second at most (fewer if
+// its senders are all waiting for answers).
+func newCreateLoad(t testing.TB, api, token string, perSecond float64) *createLoad {
+	l := &createLoad{
+		api: api, token: token,
 		client:   &http.Client{Timeout: 10 * time.Second},
-		statuses: map[int]int{}, stop: make(chan struct{}),
+		statuses: map[int]int{},
+		pace:     rate.NewLimiter(rate.Limit(perSecond), 1),
+		// A failover's outage lasts up to the leader key's ttl and an
+		// election (15 s seen): the SDK's default 30 s deadline would
+		// do, but a create started in a burst of 429s after it must
+		// not give up either. Backoff up to 1 s, not 5: the seconds to
+		// the first 201 after a fault measure the database, not the
+		// clients' backoff.
+		policy: once.RetryPolicy{MaxElapsed: 2 * time.Minute, InitialInterval: 100 * time.Millisecond, MaxInterval: time.Second},
 	}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConnsPerHost = 128 // every sender keeps its connection
+	sdk, err := once.NewClient(api, once.WithBearerToken(token), once.WithHTTPClient(&http.Client{
+		Timeout:   10 * time.Second,
+		Transport: &attemptRecorder{load: l, next: transport},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.sdk = sdk
+	return l
 }
 
-// start runs senders until stop.
+// attemptRecorder counts the answer to every attempt the SDK sends, and
+// when each 5xx or lost answer came.
+type attemptRecorder struct {
+	load *createLoad
+	next http.RoundTripper
+}
+
+func (r *attemptRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := r.next.RoundTrip(req)
+	status := 0
+	if err == nil {
+		status = res.StatusCode
+	}
+	if errors.Is(err, context.Canceled) {
+		return res, err // the load halted under it: no answer was due
+	}
+	l := r.load
+	l.mu.Lock()
+	l.statuses[status]++
+	if status == 0 || status >= 500 {
+		l.refused = append(l.refused, time.Now())
+	}
+	l.mu.Unlock()
+	return res, err
+}
+
+// start runs senders until halt.
 func (l *createLoad) start(senders int) {
 	for s := range senders {
 		l.wg.Go(func() {
 			for n := 0; ; n++ {
-				select {
-				case <-l.stop:
+				if l.pace.Wait(l.ctx) != nil {
 					return
-				default:
 				}
 				c := newCreate(fmt.Sprintf("fo-%d-%d-%s", s, n, uuid.NewString()[:6]))
 				l.mu.Lock()
 				l.creates = append(l.creates, c)
 				l.mu.Unlock()
-				l.send(c, l.stop)
-				select {
-				case <-l.stop:
-					return
-				case <-time.After(l.pause):
-				}
+				l.send(c)
 			}
 		})
 	}
@@ -91,7 +143,7 @@ func (l *createLoad) start(senders int) {
 // halt stops the senders; a create being retried is given up on
 // unacknowledged (it was never answered 2xx: nothing is owed to it).
 func (l *createLoad) halt() {
-	close(l.stop)
+	l.cancel()
 	l.wg.Wait()
 }
 
@@ -103,46 +155,43 @@ func newCreate(shop string) *create {
 	return &create{key: uuid.New(), shop: shop, body: body}
 }
 
-// send sends c until it is acknowledged or stop closes.
-func (l *createLoad) send(c *create, stop <-chan struct{}) {
-	for {
-		res, err := l.post(c)
-		l.mu.Lock()
-		c.attempts++
-		status := 0
-		if err == nil {
-			status = res.status
-		}
-		l.statuses[status]++
-		if status == 0 || status >= 500 {
-			l.refused = append(l.refused, time.Now())
-		}
-		l.mu.Unlock()
-		if err == nil && res.status >= 200 && res.status < 300 {
+// send makes c one logical call of the SDK, which retries it with c's key
+// until a 201, a final answer, its deadline or halt.
+func (l *createLoad) send(c *create) {
+	res, err := once.IdempotentWithKey(l.ctx, c.key.String(), l.policy,
+		func(ctx context.Context, key string) (*http.Response, error) {
 			l.mu.Lock()
-			if !c.acked {
-				c.acked, c.ackedAt, c.store, c.op = true, time.Now(), res.store, res.op
-			}
+			c.attempts++
 			l.mu.Unlock()
-			l.acked.Add(1)
+			return l.sdk.CreateStore(ctx, &once.CreateStoreParams{IdempotencyKey: key},
+				c.request())
+		}, once.ParseCreateStoreResponse)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case err == nil && res.JSON201 != nil:
+		if c.store = res.JSON201.Store.Id; c.store == uuid.Nil {
+			l.failures = append(l.failures, fmt.Sprintf("%s: a 201 without a store: %s", c.shop, res.Body))
 			return
 		}
-		wait := 100 * time.Millisecond
-		if err == nil {
-			if !res.retry {
-				l.mu.Lock()
-				l.failures = append(l.failures, fmt.Sprintf("%s: %d %s", c.shop, res.status, res.body))
-				l.mu.Unlock()
-				return
-			}
-			wait = max(wait, res.retryAfter)
-		}
-		select {
-		case <-stop:
-			return
-		case <-time.After(wait):
-		}
+		c.acked, c.ackedAt, c.op = true, time.Now(), res.JSON201.Operation.Id
+		l.acked.Add(1)
+	case l.ctx.Err() != nil:
+		// Halted while retrying: never answered 2xx, nothing owed.
+	case err != nil:
+		l.failures = append(l.failures, fmt.Sprintf("%s: %d attempts, then %v", c.shop, c.attempts, err))
+	default:
+		l.failures = append(l.failures, fmt.Sprintf("%s: %d attempts, then %d %s", c.shop, c.attempts, res.StatusCode(), res.Body))
 	}
+}
+
+// request is c's body as the SDK's type.
+func (c *create) request() once.CreateStoreRequest {
+	var r once.CreateStoreRequest
+	if err := json.Unmarshal(c.body, &r); err != nil {
+		panic(err) // newCreate made it
+	}
+	return r
 }
 
 // answer is one response to a create.

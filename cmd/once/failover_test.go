@@ -234,7 +234,7 @@ func startFailover(t *testing.T, synchronous bool, extra ...string) *failover {
 		says = "commits wait for a synchronous standby"
 	}
 	assert.Contains(t, f.w.procs["serve"].output.String(), says)
-	f.load = newCreateLoad(f.w.api, f.w.token, 200*time.Millisecond)
+	f.load = newCreateLoad(t, f.w.api, f.w.token, 15)
 	return f
 }
 
@@ -294,15 +294,7 @@ func (f *failover) retryAll(creates []*create) []*create {
 // dispatching and every stream of the test's queues is delivered to its
 // consumer group in full and acknowledged.
 func (f *failover) waitSettled() {
-	dsn := f.settleDSN
-	if dsn == "" {
-		dsn = f.standby.SuperuserDSN()
-	}
-	u, err := url.Parse(dsn)
-	require.NoError(f.t, err)
-	u.Path = "/" + f.db.Name
-	super, err := sql.Open("pgx", u.String())
-	require.NoError(f.t, err)
+	super := f.superuser()
 	defer super.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer rdb.Close()
@@ -333,6 +325,38 @@ func (f *failover) waitSettled() {
 		}
 		return true
 	})
+}
+
+// superuser is the test's database on the primary (settleDSN, or else the
+// promoted standby) as the superuser, past row-level security.
+func (f *failover) superuser() *sql.DB {
+	dsn := f.settleDSN
+	if dsn == "" {
+		dsn = f.standby.SuperuserDSN()
+	}
+	u, err := url.Parse(dsn)
+	require.NoError(f.t, err)
+	u.Path = "/" + f.db.Name
+	super, err := sql.Open("pgx", u.String())
+	require.NoError(f.t, err)
+	return super
+}
+
+// storedShops is the shops of every store in the database.
+func (f *failover) storedShops() map[string]bool {
+	super := f.superuser()
+	defer super.Close()
+	rows, err := super.Query(`SELECT external_shop_id FROM stores`)
+	require.NoError(f.t, err)
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var shop string
+		require.NoError(f.t, rows.Scan(&shop))
+		out[shop] = true
+	}
+	require.NoError(f.t, rows.Err())
+	return out
 }
 
 // unfinished is the creates whose operation is neither succeeded nor
