@@ -144,6 +144,10 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 	if err != nil {
 		return err
 	}
+	if msg.OrderingKey == "" {
+		// Its end frees no follower: no wake-up for the Dispatchers.
+		ctx = domain.WithUnorderedJob(ctx)
+	}
 	run := Run[J]{Job: payload, Workspace: msg.WorkspaceID, Noun: j.Noun, started: &startedOperation{}}
 	run.OperationID, run.TaskID = payload.Operation(), payload.Task()
 	log := domain.LogWithin(ctx, h.log.With("message", msg.ID, "workspace", run.Workspace, "operation", run.OperationID, j.Noun, run.TaskID))

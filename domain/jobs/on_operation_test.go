@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/oncehq/once/adapters/memory"
+	"github.com/oncehq/once/domain"
 	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/model"
 	"github.com/oncehq/once/ports"
@@ -137,4 +138,24 @@ func TestAJobOverAnOperationEndedDuringItsCallDropsItsOutcome(t *testing.T) {
 	op := j.operation(t)
 	require.Equal(t, model.OperationFailed, op.Status)
 	require.Equal(t, "ended by a twin", op.Error)
+}
+
+// A job whose message has no ordering key runs under a ctx that says so
+// (domain.UnorderedJob): its end frees no follower, so it wakes no
+// Dispatcher (dispatch.WakeOnEnds). A keyed job's does not.
+func TestAJobWithoutAnOrderingKeyRunsUnordered(t *testing.T) {
+	var unordered []bool
+	j := newOperationJob(t, func() {})
+	h := jobs.NewHandler(jobs.Job[testPayload, string, string]{
+		Event: "test.job", Noun: "test",
+		Begin: func(ctx context.Context, _ ports.Tx, _ *slog.Logger, _ jobs.Run[testPayload], _ time.Time) (string, bool, error) {
+			unordered = append(unordered, domain.UnorderedJob(ctx))
+			return "", false, nil
+		},
+	}, j.uow, fixedClock(time.Now()), nil)
+	msg := ports.MessageOf(j.event)
+	require.NoError(t, h.Handle(t.Context(), msg))
+	msg.OrderingKey = "product-1"
+	require.NoError(t, h.Handle(t.Context(), msg))
+	require.Equal(t, []bool{true, false}, unordered)
 }
