@@ -59,14 +59,32 @@ func TestGetReadsAnEventFromThePartitionsItCanBeIn(t *testing.T) {
 	require.NoError(t, err)
 
 	transact(t, uow, ws, func(ctx context.Context, tx ports.Tx) error {
+		// The backend's counts not yet flushed, which may hold earlier
+		// transactions' of the same connection: Get's are the difference.
+		scans := func() map[string]int64 {
+			var rows []struct {
+				Relname string `bun:"relname"`
+				Scans   int64  `bun:"scans"`
+			}
+			require.NoError(t, postgres.TxDB(tx.(*postgres.Tx)).NewRaw(`
+SELECT relname, coalesce(seq_scan, 0) + coalesce(idx_scan, 0) AS scans
+  FROM pg_stat_xact_user_tables WHERE relname LIKE 'outbox_events%'`).Scan(ctx, &rows))
+			out := map[string]int64{}
+			for _, r := range rows {
+				out[r.Relname] = r.Scans
+			}
+			return out
+		}
+		before := scans()
 		got, err := tx.Outbox().Get(ctx, recent.ID)
 		require.NoError(t, err)
 		require.Equal(t, recent.ID, got.ID)
 		var scanned []string
-		require.NoError(t, postgres.TxDB(tx.(*postgres.Tx)).NewRaw(`
-SELECT relname FROM pg_stat_xact_user_tables
- WHERE relname LIKE 'outbox_events%' AND coalesce(seq_scan, 0) + coalesce(idx_scan, 0) > 0
- ORDER BY relname`).Scan(ctx, &scanned))
+		for name, n := range scans() {
+			if n > before[name] {
+				scanned = append(scanned, name)
+			}
+		}
 		require.LessOrEqual(t, len(scanned), 4, "partitions scanned by Get: %v", scanned)
 		return nil
 	})
