@@ -25,7 +25,7 @@ var MemoryModule = fx.Module("memory",
 		// An operation's end wakes the Dispatchers too: it may free the
 		// next event of its job's ordering key (dispatch.WakeOnEnds).
 		func(db *memory.DB, signal ports.DispatchSignal, ends ports.OperationEnds) ports.UnitOfWork {
-			return operations.AnnounceEnds(dispatch.NotifyOnCommit(memory.NewUnitOfWork(db), signal), dispatch.WakeOnEnds(ends, signal))
+			return operations.AnnounceEnds(dispatch.WakeOnEnds(dispatch.NotifyOnCommit(memory.NewUnitOfWork(db), signal), signal), ends)
 		},
 		fx.Annotate(memory.NewOutboxRelayMarks, fx.As(new(ports.OutboxRelayMarks))),
 		fx.Annotate(memory.NewDiscovery, fx.As(new(ports.IdempotencyDiscovery))),

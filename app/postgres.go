@@ -33,7 +33,7 @@ var PostgresModule = fx.Module("postgres",
 		// next event of its job's ordering key (dispatch.WakeOnEnds).
 		newPostgresUoWs,
 		func(newUoW postgresUoWs, signal ports.DispatchSignal, ends ports.OperationEnds) ports.UnitOfWork {
-			return operations.AnnounceEnds(dispatch.NotifyOnCommit(newUoW(), signal), dispatch.WakeOnEnds(ends, signal))
+			return operations.AnnounceEnds(dispatch.WakeOnEnds(dispatch.NotifyOnCommit(newUoW(), signal), signal), ends)
 		},
 		fx.Annotate(func(db *bun.DB) *postgres.Discovery { return postgres.NewDiscovery(db) }, fx.As(new(ports.IdempotencyDiscovery))),
 		// The console's sessions, which every process reads: a logout or

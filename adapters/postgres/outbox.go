@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -80,8 +81,50 @@ func (o *Outbox) orderByKey(ctx context.Context, rows []*outboxRow) error {
 }
 
 // Get implements ports.Outbox.
+//
+// outbox_events has no index on id across its partitions (it is
+// partitioned by status, its dispatched part by dispatched_at), so a
+// lookup by id alone plans and probes every partition, one per slice of
+// retained history. Get looks first where the event almost always is
+// (outboxNearID): the queue, the dead letters, and the dispatched slices
+// between its id's time and now, which the planner prunes to one or two.
+// Only if that finds nothing (an id that is no UUIDv7, clocks far apart,
+// or no such event: a forged message) does it look everywhere, so its
+// answer is the same as a lookup of every partition.
 func (o *Outbox) Get(ctx context.Context, id uuid.UUID) (model.OutboxEvent, error) {
+	if from, to, ok := outboxNearID(id, time.Now()); ok {
+		event, err := selectRow[model.OutboxEvent, outboxRow](ctx, o.db, "outbox event", outboxNear, o.workspace, id, from, to)
+		if !domain.IsCode(err, domain.CodeNotFound) {
+			return event, err
+		}
+	}
 	return getRow[model.OutboxEvent, outboxRow](ctx, o.db, o.workspace, id, "outbox event")
+}
+
+// outboxNear is Get's first look: an event of the queue or of the dead
+// letters (live and dead, each unique on id), or one dispatched between
+// the bounds, whose constants let the planner keep only the slices they
+// cover (and drop the default slice when those cover them).
+const outboxNear = `workspace_id = ? AND id = ?
+ AND (status IN ('pending', 'dispatching', 'dead_letter')
+      OR (status = 'dispatched' AND dispatched_at >= ? AND dispatched_at < ?))`
+
+// outboxClockSlack is how far apart the clocks of the process that made
+// an event's id, the one that marked it dispatched and this one may be
+// for outboxNear to find it; beyond that Get looks everywhere.
+const outboxClockSlack = 5 * time.Minute
+
+// outboxNearID is where outboxNear looks for the event id, made at the
+// time a UUIDv7 carries: dispatched at or after it, and not after now
+// (both widened by outboxClockSlack). False for an id of another
+// version, which says nothing of its time.
+func outboxNearID(id uuid.UUID, now time.Time) (from, to time.Time, ok bool) {
+	if id.Version() != 7 {
+		return from, to, false
+	}
+	sec, nsec := id.Time().UnixTime()
+	made := time.Unix(sec, nsec)
+	return made.Add(-outboxClockSlack), now.Add(outboxClockSlack), true
 }
 
 // List implements ports.Outbox: oldest first (created_at, then id, which is

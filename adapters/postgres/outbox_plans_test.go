@@ -78,9 +78,7 @@ UPDATE outbox_events_live
 
 	// The discovery function's body as once_discovery runs it (it sees
 	// every workspace), with its parameters filled in.
-	var body string
-	require.NoError(t, super.QueryRowContext(ctx, `SELECT prosrc FROM pg_proc WHERE proname = 'once_outbox_due_workspaces'`).Scan(&body))
-	body = strings.NewReplacer("p_now", "$1::timestamptz", "p_after", "'00000000-0000-0000-0000-000000000000'::uuid", "p_limit", "100").Replace(body)
+	body := dueWorkspacesQuery(t, super)
 	discovery := explain(t, super.QueryContext, body, now)
 	requireQueueIndexesOnly(t, "discovery", discovery)
 }
@@ -99,6 +97,26 @@ func largeTableDB(t *testing.T, what string) (*pgtest.DB, *sql.DB) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = super.Close() })
 	return db, super
+}
+
+// dueWorkspacesQuery is the query of once_outbox_due_workspaces, as
+// once_discovery runs it (it sees every workspace), with its parameters
+// filled in but p_now ($1): the body of its RETURN QUERY
+// (sql/031_due_workspaces_planned_once.sql).
+func dueWorkspacesQuery(t *testing.T, super *sql.DB) string {
+	t.Helper()
+	var lang, body string
+	require.NoError(t, super.QueryRowContext(context.Background(), `
+SELECT l.lanname, p.prosrc FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+ WHERE p.proname = 'once_outbox_due_workspaces'`).Scan(&lang, &body))
+	// Planned once per session, not at every call, as a SQL function's
+	// body is.
+	require.Equal(t, "plpgsql", lang)
+	_, query, found := strings.Cut(body, "RETURN QUERY")
+	require.True(t, found, "no RETURN QUERY in:\n%s", body)
+	query, _, found = strings.Cut(query, ";")
+	require.True(t, found, "no end of the query in:\n%s", body)
+	return strings.NewReplacer("p_now", "$1::timestamptz", "p_after", "'00000000-0000-0000-0000-000000000000'::uuid", "p_limit", "100").Replace(query)
 }
 
 func explain(t *testing.T, query func(context.Context, string, ...any) (*sql.Rows, error), stmt string, args ...any) string {
@@ -155,9 +173,7 @@ SELECT gen_random_uuid(), ('00000000-0000-7000-8000-00000000000' || w)::uuid, 't
 	_, err = super.ExecContext(ctx, `VACUUM ANALYZE outbox_events`)
 	require.NoError(t, err)
 
-	var body string
-	require.NoError(t, super.QueryRowContext(ctx, `SELECT prosrc FROM pg_proc WHERE proname = 'once_outbox_due_workspaces'`).Scan(&body))
-	body = strings.NewReplacer("p_now", "$1::timestamptz", "p_after", "'00000000-0000-0000-0000-000000000000'::uuid", "p_limit", "100").Replace(body)
+	body := dueWorkspacesQuery(t, super)
 	// With the statistics ANALYZE sampled, and with the ones a sample that
 	// met only the large backlog gives (one workspace holding every row,
 	// which a sample of 30,000 rows misses the 21 others' rows often

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -112,6 +113,9 @@ func (r *MemberRepository) Get(ctx context.Context, user uuid.UUID) (model.Membe
 type OperationRepository struct {
 	db        bun.IDB
 	workspace uuid.UUID
+	// endpoints hears from each UPDATE whether the workspace has an
+	// enabled webhook endpoint; nil outside a Tx.
+	endpoints *endpointPresence
 }
 
 var _ ports.OperationRepository = (*OperationRepository)(nil)
@@ -135,26 +139,31 @@ func (r *OperationRepository) Get(ctx context.Context, id uuid.UUID) (model.Oper
 // in READ COMMITTED, checks the conditions against the row that
 // transaction committed. Of two deliveries of one job, only the first
 // records its outcome; of a cancel and a job's start, the second sees the
-// first.
+// first. It returns whether the workspace has an enabled webhook endpoint
+// (webhook_presence.go): the end of an operation looks its subscribers up
+// next, and most workspaces have none.
 const updateOperation = `
 UPDATE operations
    SET status = ?0, error = ?1, updated_at = coalesce(?2, now())
  WHERE workspace_id = ?3 AND id = ?4
    AND (status NOT IN ('succeeded', 'failed', 'cancelled') OR (status = 'failed' AND ?0::text = 'pending'))
-   AND (?0::text <> 'cancelled' OR status = 'pending' OR cancel_requested_at IS NOT NULL)`
+   AND (?0::text <> 'cancelled' OR status = 'pending' OR cancel_requested_at IS NOT NULL)
+RETURNING EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.workspace_id = ?3 AND w.enabled) AS endpoints`
 
 // selectOperationStatus tells why updateOperation changed nothing.
 const selectOperationStatus = `SELECT status FROM operations WHERE workspace_id = ? AND id = ?`
 
 // Update implements ports.OperationRepository.
 func (r *OperationRepository) Update(ctx context.Context, op model.Operation) error {
-	res, err := r.db.ExecContext(ctx, updateOperation,
-		string(op.Status), strPtr(op.Error), timePtr(op.UpdatedAt), r.workspace, op.ID)
-	if err != nil {
+	var endpoints []bool
+	err := r.db.NewRaw(updateOperation,
+		string(op.Status), strPtr(op.Error), timePtr(op.UpdatedAt), r.workspace, op.ID).Scan(ctx, &endpoints)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return mapError(err, "operation")
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 1 {
-		return mapError(err, "operation")
+	if len(endpoints) == 1 {
+		r.endpoints.saw(endpoints[0])
+		return nil
 	}
 	var status string
 	if err := r.db.NewRaw(selectOperationStatus, r.workspace, op.ID).Scan(ctx, &status); err != nil {

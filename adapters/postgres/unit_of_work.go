@@ -181,19 +181,23 @@ type Tx struct {
 	stores      *StoreRepository
 	products    *ProductRepository
 	media       *MediaRepository
+	// endpoints is what the operations' UPDATEs said of the workspace's
+	// webhook endpoints (webhook_presence.go).
+	endpoints *endpointPresence
 }
 
 var _ ports.Tx = (*Tx)(nil)
 
 func newTx(db bun.Tx, workspace uuid.UUID) *Tx {
+	endpoints := &endpointPresence{}
 	return &Tx{
-		db: db, workspace: workspace,
+		db: db, workspace: workspace, endpoints: endpoints,
 		workspaces:  &WorkspaceRepository{db: db, workspace: workspace},
 		members:     &MemberRepository{db: db, workspace: workspace},
 		idempotency: &IdempotencyStore{db: db, workspace: workspace, claimed: map[model.IdempotencyScope]bool{}},
 		outbox:      &Outbox{db: db, workspace: workspace},
 		dispatch:    &OutboxDispatch{db: db, workspace: workspace},
-		operations:  &OperationRepository{db: db, workspace: workspace},
+		operations:  &OperationRepository{db: db, workspace: workspace, endpoints: endpoints},
 		stores:      &StoreRepository{storeTable{db, workspace, "store"}},
 		products:    &ProductRepository{db: db, workspace: workspace},
 		media:       &MediaRepository{mediaTable{db, workspace, "media"}},

@@ -16,15 +16,22 @@ import (
 // sql/019_webhook_endpoints.sql.
 
 // WebhookEndpointRepository implements ports.WebhookEndpointRepository.
-type WebhookEndpointRepository struct{ webhookEndpointTable }
 
 type webhookEndpointTable = taskRepo[model.WebhookEndpoint, webhookEndpointRow, *webhookEndpointRow]
 
+type WebhookEndpointRepository struct {
+	webhookEndpointTable
+	// endpoints is what the transaction's operation UPDATEs said of the
+	// workspace's endpoints (webhook_presence.go).
+	endpoints *endpointPresence
+}
+
 var _ = ports.Register(kindRepositories, func(t *Tx) ports.WebhookEndpointRepository {
-	return &WebhookEndpointRepository{webhookEndpointTable{t.db, t.workspace, "webhook endpoint"}}
+	return &WebhookEndpointRepository{webhookEndpointTable{t.db, t.workspace, "webhook endpoint"}, t.endpoints}
 })
 
 func (r *WebhookEndpointRepository) Create(ctx context.Context, e model.WebhookEndpoint) error {
+	r.endpoints.forget()
 	return r.insert(ctx, toWebhookEndpointRow(e))
 }
 
@@ -33,6 +40,7 @@ var updateWebhookEndpoint = updateTaskRow("webhook_endpoints",
 	"sealed_previous_secret = ?", "previous_secret_expires_at = ?")
 
 func (r *WebhookEndpointRepository) Update(ctx context.Context, e model.WebhookEndpoint) error {
+	r.endpoints.forget()
 	row := toWebhookEndpointRow(e)
 	return r.update(ctx, updateWebhookEndpoint,
 		row.URL, pgdialect.Array(row.EventTypes), row.Enabled, row.SecretVersion, row.SealedSecret,
@@ -43,6 +51,7 @@ func (r *WebhookEndpointRepository) Update(ctx context.Context, e model.WebhookE
 // waits at its own read until this transaction ends, then reads what it
 // saved.
 func (r *WebhookEndpointRepository) Change(ctx context.Context, id uuid.UUID, fn func(e *model.WebhookEndpoint) error) (model.WebhookEndpoint, error) {
+	r.endpoints.forget()
 	var row webhookEndpointRow
 	err := r.db.NewSelect().Model(&row).Where("workspace_id = ? AND id = ?", r.workspace, id).For("UPDATE").Scan(ctx)
 	if err != nil {
@@ -89,6 +98,7 @@ func (r *WebhookEndpointRepository) CountLocked(ctx context.Context, url string,
 const deleteWebhookEndpoint = `DELETE FROM webhook_endpoints WHERE workspace_id = ? AND id = ?`
 
 func (r *WebhookEndpointRepository) Delete(ctx context.Context, id uuid.UUID) error {
+	r.endpoints.forget()
 	return r.update(ctx, deleteWebhookEndpoint, r.workspace, id)
 }
 
@@ -145,6 +155,9 @@ SELECT * FROM webhook_endpoints
  WHERE workspace_id = ? AND enabled AND ? = ANY (event_types)`
 
 func (r *WebhookEndpointRepository) Subscribed(ctx context.Context, eventType string) ([]model.WebhookEndpoint, error) {
+	if r.endpoints.none() {
+		return []model.WebhookEndpoint{}, nil
+	}
 	var rows []webhookEndpointRow
 	if err := r.db.NewRaw(selectSubscribed, r.workspace, eventType).Scan(ctx, &rows); err != nil {
 		return nil, mapError(err, "webhook endpoint")

@@ -99,6 +99,17 @@ type Run[J any] struct {
 	OperationID uuid.UUID
 	TaskID      uuid.UUID
 	Noun        string
+
+	// started is the operation as step 1 committed it, for step 3 (see
+	// OnOperation.End); nil outside Handler.Handle.
+	started *startedOperation
+}
+
+// startedOperation is the operation of one delivery as its Begin left it
+// running, once that transaction committed (ok).
+type startedOperation struct {
+	op model.Operation
+	ok bool
 }
 
 // Handler runs a Job for each delivery of its event type.
@@ -133,7 +144,11 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 	if err != nil {
 		return err
 	}
-	run := Run[J]{Job: payload, Workspace: msg.WorkspaceID, Noun: j.Noun}
+	if msg.OrderingKey == "" {
+		// Its end frees no follower: no wake-up for the Dispatchers.
+		ctx = domain.WithUnorderedJob(ctx)
+	}
+	run := Run[J]{Job: payload, Workspace: msg.WorkspaceID, Noun: j.Noun, started: &startedOperation{}}
 	run.OperationID, run.TaskID = payload.Operation(), payload.Task()
 	log := domain.LogWithin(ctx, h.log.With("message", msg.ID, "workspace", run.Workspace, "operation", run.OperationID, j.Noun, run.TaskID))
 
@@ -408,18 +423,31 @@ func (o OnOperation[J, T, R]) Begin(ctx context.Context, tx ports.Tx, log *slog.
 		log.Info("operation cancelled by a user while it ran: stopped before calling again")
 		return row, false, o.stop(ctx, tx, log, op, row, now)
 	}
-	if op.Status == model.OperationRunning {
-		return row, true, nil // a redelivery after a failed attempt
+	if op.Status != model.OperationRunning { // else a redelivery after a failed attempt
+		op.Start(now)
+		if err := tx.Operations().Update(ctx, op); err != nil {
+			return row, false, err
+		}
 	}
-	op.Start(now)
-	return row, true, tx.Operations().Update(ctx, op)
+	run.keepStarted(op)
+	return row, true, nil
 }
 
-// End is step 3 of Job over an operation.
+// End is step 3 of Job over an operation. The operation is the one Begin
+// committed running in this delivery, not read again: whether a
+// concurrent delivery (or a cancel) ended it since is decided by the
+// operation's update itself (ports.ErrOperationFinished, which rolls this
+// transaction back, the row's changes with it; Handler drops the
+// outcome), as it would be for an end committed between a read and the
+// update. The row is read again: it may have moved on during the call.
 func (o OnOperation[J, T, R]) End(ctx context.Context, tx ports.Tx, log *slog.Logger, run Run[J], out R, reason string, now time.Time) error {
-	op, done, err := o.load(ctx, tx, log, run, "operation finished by a concurrent delivery")
-	if err != nil || done {
-		return err
+	op, ok := run.begun()
+	if !ok {
+		var done bool
+		var err error
+		if op, done, err = o.load(ctx, tx, log, run, "operation finished by a concurrent delivery"); err != nil || done {
+			return err
+		}
 	}
 	row, done, err := o.Check(ctx, tx, log, run, op, now)
 	if err != nil || done {
@@ -433,6 +461,24 @@ func (o OnOperation[J, T, R]) End(ctx context.Context, tx ports.Tx, log *slog.Lo
 	}
 	op.Succeed(now)
 	return SaveEnded(ctx, tx, op)
+}
+
+// keepStarted keeps op, running, for step 3 of this delivery: Begin's
+// transaction is about to commit it (Handler goes on to Call only if it
+// did).
+func (r Run[J]) keepStarted(op model.Operation) {
+	if r.started != nil {
+		r.started.op, r.started.ok = op, true
+	}
+}
+
+// begun is the operation Begin committed running in this delivery, if it
+// did.
+func (r Run[J]) begun() (model.Operation, bool) {
+	if r.started == nil || !r.started.ok {
+		return model.Operation{}, false
+	}
+	return r.started.op, true
 }
 
 // stop records on row that the job stopped, and ends op cancelled.

@@ -1,0 +1,37 @@
+package postgres
+
+// endpointPresence is what one transaction learnt of its workspace's
+// webhook endpoints without reading them: every operation's end looks up
+// the endpoints subscribed to it (webhooks.OperationEnded), and most
+// workspaces have none, so that look-up was a statement per job that found
+// nothing. The UPDATE that writes an operation returns, in the same
+// statement, whether the workspace has any enabled endpoint
+// (updateOperation); when it has none, Subscribed answers none without a
+// statement of its own.
+//
+// Both statements read committed rows at their own start, in the same
+// transaction and one right after the other: an endpoint committed
+// between the two is one committed just after the end, which a look-up
+// could miss as well. An endpoint this transaction writes itself makes
+// the presence unknown again.
+type endpointPresence struct {
+	known bool // an UPDATE of an operation said
+	any   bool // the workspace had an enabled endpoint
+}
+
+// none says the workspace is known to have no enabled endpoint.
+func (p *endpointPresence) none() bool { return p != nil && p.known && !p.any }
+
+// saw records what an UPDATE of an operation returned.
+func (p *endpointPresence) saw(any bool) {
+	if p != nil {
+		p.known, p.any = true, any
+	}
+}
+
+// forget makes the presence unknown (the transaction wrote an endpoint).
+func (p *endpointPresence) forget() {
+	if p != nil {
+		p.known = false
+	}
+}
