@@ -1,15 +1,24 @@
 package queue
 
-import "time"
+import (
+	"container/heap"
+	"time"
+)
 
 // refusals are the destinations' refusals as the gate last answered
 // them, until they end: a message for a destination refused is not
-// asked about again before then.
-type refusals map[string]Refusal
+// asked about again before then. They end in the order of a heap, so
+// finding those over costs nothing per destination still refused.
+type refusals struct {
+	by   map[string]Refusal
+	ends refusalEnds
+}
+
+func newRefusals() refusals { return refusals{by: map[string]Refusal{}} }
 
 // of is destination's refusal, if it refuses at now.
-func (rs refusals) of(destination string, now time.Time) (Refusal, bool) {
-	r, ok := rs[destination]
+func (rs *refusals) of(destination string, now time.Time) (Refusal, bool) {
+	r, ok := rs.by[destination]
 	if !ok || !r.Until.After(now) {
 		return Refusal{}, false
 	}
@@ -18,30 +27,57 @@ func (rs refusals) of(destination string, now time.Time) (Refusal, bool) {
 
 // remember keeps destination's refusal r, ending in the future at the
 // latest a millisecond from now (or nothing wakes the line), as kept.
-func (rs refusals) remember(destination string, r Refusal, now time.Time) Refusal {
+func (rs *refusals) remember(destination string, r Refusal, now time.Time) Refusal {
 	if !r.Until.After(now) {
 		r.Until = now.Add(time.Millisecond)
 	}
-	rs[destination] = r
+	rs.by[destination] = r
+	heap.Push(&rs.ends, refusalEnd{destination: destination, until: r.Until})
 	return r
 }
 
 // forget drops destination's refusal: it granted a call, or one of its
-// calls ended and it may take another.
-func (rs refusals) forget(destination string) { delete(rs, destination) }
+// calls ended and it may take another. Whether it had one is returned.
+func (rs *refusals) forget(destination string) bool {
+	_, ok := rs.by[destination]
+	delete(rs.by, destination)
+	return ok
+}
 
 // expire forgets the refusals over at now and says when the soonest of
 // the others ends (zero: none); ended hears each destination forgotten.
-func (rs refusals) expire(now time.Time, ended func(destination string)) (soonest time.Time) {
-	for d, r := range rs {
-		if !r.Until.After(now) {
-			delete(rs, d)
-			ended(d)
-			continue
+func (rs *refusals) expire(now time.Time, ended func(destination string)) (soonest time.Time) {
+	for len(rs.ends) > 0 {
+		top := rs.ends[0]
+		r, ok := rs.by[top.destination]
+		if ok && r.Until.Equal(top.until) && top.until.After(now) {
+			return top.until
 		}
-		if soonest.IsZero() || r.Until.Before(soonest) {
-			soonest = r.Until
+		heap.Pop(&rs.ends)
+		if ok && r.Until.Equal(top.until) {
+			delete(rs.by, top.destination)
+			ended(top.destination)
 		}
 	}
-	return soonest
+	return time.Time{}
+}
+
+// refusalEnd is when a refusal remembered ends; the heap keeps those of
+// refusals forgotten since (stale) until they come up.
+type refusalEnd struct {
+	destination string
+	until       time.Time
+}
+
+type refusalEnds []refusalEnd
+
+func (h refusalEnds) Len() int           { return len(h) }
+func (h refusalEnds) Less(i, j int) bool { return h[i].until.Before(h[j].until) }
+func (h refusalEnds) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *refusalEnds) Push(x any)        { *h = append(*h, x.(refusalEnd)) }
+func (h *refusalEnds) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
 }

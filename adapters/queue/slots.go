@@ -79,9 +79,7 @@ func (s *slots) close() {
 			}
 		}
 	}
-	for len(s.turns) > 0 {
-		q := s.queues[s.turns[0]]
-		t := q.Front().Value.(*ticket)
+	for t := s.first(); t != nil; t = s.first() {
 		s.dequeue(t)
 		t.answer <- grant{stopped: true}
 	}
@@ -93,7 +91,7 @@ func newSlots(size int, hold time.Duration, gate Destinations, now func() time.T
 	}
 	return &slots{
 		size: size, hold: hold, gate: gate, now: now, holding: newHoldings(size),
-		workspaceLines: newWorkspaceLines(), keyLines: newKeyLines(), refused: refusals{},
+		workspaceLines: newWorkspaceLines(), keyLines: newKeyLines(), refused: newRefusals(),
 		afterRefusal: afterRefusal{hold: hold}, booked: newBookedTurns(hold), outages: newOutages(),
 	}
 }
@@ -252,7 +250,9 @@ func (s *slots) finish(t *ticket, done func(CallResult), r CallResult) {
 	s.holding.give(t.workspace, s.now().Sub(t.startedAt))
 	s.ended(t.key)
 	if t.destination != "" {
-		s.refused.forget(t.destination) // a call ended: its destination may take another
+		if s.refused.forget(t.destination) { // a call ended: its destination may take another
+			s.putBack(t.destination)
+		}
 		if !r.Failed && !r.Abandoned {
 			s.answered(t.destination, t.startedAt)
 		}
@@ -298,6 +298,7 @@ func (s *slots) dequeue(t *ticket) {
 func (s *slots) pump() {
 	now := s.now()
 	s.sweep(now)
+	s.refused.expire(now, s.refusalEnded)
 	for s.running < s.size && len(s.turns) > 0 {
 		order := s.holding.order(s.turns, s.served)
 		spare := s.size-s.running <= s.holding.spare()
@@ -333,10 +334,11 @@ func (s *slots) pump() {
 }
 
 // pick is the first ticket of q that may start now, with its destination's
-// permit. Tickets refused are kept in memory or parked on the way, as
-// afterRefusal decides (under mu).
+// permit. Tickets refused are kept in memory, set aside until the
+// refusal ends (setAside), or parked on the way, as afterRefusal decides
+// (under mu): a pick walks only the tickets that may ask, and asks the
+// gate once per destination per refusal.
 func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
-	skipped := map[string]int{}
 	for e := q.Front(); e != nil; {
 		t := e.Value.(*ticket)
 		e = e.Next()
@@ -355,9 +357,9 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 			}
 			r = s.refused.remember(t.destination, r, now)
 		}
-		n := skipped[t.destination]
-		skipped[t.destination] = n + 1
-		switch d := s.afterRefusal.decide(r, now, n); d.action {
+		switch d := s.afterRefusal.decide(r, now, s.heldCount(t.workspace, t.destination)); d.action {
+		case keepInMemory:
+			s.setAside(t)
 		case parkForOutage:
 			until, wait, z := s.outages.park(t.workspace, t.destination, t.key, r, now, s.hold)
 			e = s.waitDurably(t, until, wait, z, e)
@@ -400,7 +402,7 @@ func (s *slots) waitDurably(t *ticket, until time.Time, parked model.JobWait, z 
 // armWake pumps again when the earliest refusal of a destination some
 // ticket waits for ends (under mu).
 func (s *slots) armWake(now time.Time) {
-	soonest := s.refused.expire(now, func(d string) { s.booked.forgetPast(d, now) })
+	soonest := s.refused.expire(now, s.refusalEnded)
 	if soonest.IsZero() || s.waiting == 0 || (!s.wakeAt.IsZero() && !soonest.Before(s.wakeAt) && s.wakeAt.After(now)) {
 		return
 	}
@@ -414,6 +416,14 @@ func (s *slots) armWake(now time.Time) {
 		s.wakeAt = time.Time{}
 		s.pump()
 	})
+}
+
+// refusalEnded: destination's refusal is over (under mu). Its tickets
+// waiting in memory may ask it again, and its turns are forgotten if
+// none is booked ahead.
+func (s *slots) refusalEnded(destination string) {
+	s.putBack(destination)
+	s.booked.forgetPast(destination, s.now())
 }
 
 // stats are the slots' gauges: running now, the most ever running at

@@ -14,8 +14,9 @@ type ticket struct {
 	destination string
 	key         string
 	seq         uint64
-	startedAt   time.Time // when it got its slot
-	inQueue     *list.Element
+	startedAt   time.Time     // when it got its slot
+	inQueue     *list.Element // in its workspace's line, or its destination's if heldFor
+	heldFor     string        // the destination it waits for in memory, set aside (workspaceLines.setAside)
 	inKey       *list.Element
 	answer      chan grant // buffered: the pump never blocks on it
 	// parked is set on a reservation whose key's line was parked before
