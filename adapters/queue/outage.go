@@ -175,25 +175,3 @@ func (o *outages) sweep(now time.Time) {
 	}
 	maps.DeleteFunc(o.asleep, func(_ string, z *sleepers) bool { return over(z.until) })
 }
-
-// waitingFor is the wait of a message parked for destination's refusal
-// why: what the outbox keeps (kind and destination in columns of their
-// own, the reason for operators to read), and what Wake matches.
-func waitingFor(destination, why string) model.JobWait {
-	return model.JobWait{Kind: waitKindOf(why), For: destination, Reason: "waiting for " + destination + ": " + why}
-}
-
-// waitKindOf is the kind of wait the destinations' refusal why stands for.
-func waitKindOf(why string) model.JobWaitKind {
-	switch why {
-	case WhyBreakerOpen, WhyProbing:
-		return model.JobWaitOutage
-	case WhyPaced:
-		return model.JobWaitPaced
-	case WhyBusy:
-		return model.JobWaitBusy
-	case WhyPaused:
-		return model.JobWaitPaused
-	}
-	return model.JobWaitStateUnavailable
-}
