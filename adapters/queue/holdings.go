@@ -40,6 +40,9 @@ type holdings struct {
 	// usual is, per workspace holding slots, how long it held its slots
 	// lately (an average, an eighth per slot given back).
 	usual map[uuid.UUID]time.Duration
+	// offer is order's answer, its array kept from one slot freed to the
+	// next: a pick allocates nothing for it.
+	offer []uuid.UUID
 }
 
 func newHoldings(size int) holdings {
@@ -91,7 +94,8 @@ func (h *holdings) withWork(waiting []uuid.UUID) int {
 // (waiting) are offered the next free slot: those below their share
 // first, then those at it (who get the slot only if no other can start
 // a message); within each, the one served least recently (served: the
-// number of the grant each last got) first.
+// number of the grant each last got) first. The order is valid until
+// the next call.
 func (h *holdings) order(waiting []uuid.UUID, served map[uuid.UUID]uint64) []uuid.UUID {
 	share := max(1, h.size/max(1, h.withWork(waiting)))
 	full := func(ws uuid.UUID) int {
@@ -100,7 +104,8 @@ func (h *holdings) order(waiting []uuid.UUID, served map[uuid.UUID]uint64) []uui
 		}
 		return 0
 	}
-	order := slices.Clone(waiting)
+	order := append(h.offer[:0], waiting...)
+	h.offer = order
 	slices.SortFunc(order, func(a, b uuid.UUID) int {
 		return cmp.Or(cmp.Compare(full(a), full(b)), cmp.Compare(served[a], served[b]))
 	})

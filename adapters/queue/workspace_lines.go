@@ -26,7 +26,13 @@ type workspaceLines struct {
 	served  map[uuid.UUID]uint64 // when each workspace last got a slot (grants counts them)
 	grants  uint64
 	waiting int
+	// spare are emptied lines kept for the next to need one: a workspace
+	// whose line empties with each job started would make one per job.
+	spare []*list.List
 }
+
+// maxSpareLines bounds the emptied lines kept.
+const maxSpareLines = 64
 
 // heldKey is a workspace's tickets held for a destination.
 type heldKey struct {
@@ -55,7 +61,11 @@ func (l *workspaceLines) enqueue(t *ticket) {
 func (l *workspaceLines) queue(ws uuid.UUID) *list.List {
 	q := l.queues[ws]
 	if q == nil {
-		q = list.New()
+		if n := len(l.spare); n > 0 {
+			q, l.spare = l.spare[n-1], l.spare[:n-1]
+		} else {
+			q = list.New()
+		}
 		l.queues[ws] = q
 	}
 	return q
@@ -82,6 +92,9 @@ func (l *workspaceLines) out(t *ticket) {
 		q.Remove(t.inQueue)
 		if q.Len() == 0 {
 			delete(l.queues, t.workspace)
+			if len(l.spare) < maxSpareLines {
+				l.spare = append(l.spare, q)
+			}
 		}
 		return
 	}
