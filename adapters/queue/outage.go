@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/scheduling"
 )
 
 // outages is the slots' policy for a destination that is down: one
@@ -144,7 +145,7 @@ func (o *outages) answeredAfterWait(workspace uuid.UUID, destination string, wai
 		return nil
 	}
 	platform, _, _ := strings.Cut(destination, "/")
-	if len(o.wokenAt) >= maxBooked {
+	if len(o.wokenAt) >= scheduling.MaxBooked {
 		maps.DeleteFunc(o.wokenAt, func(_ string, at time.Time) bool { return now.Sub(at) >= rewakeAfter })
 	}
 	var wakes []wake

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/scheduling"
 )
 
 // slots hands a worker's Concurrency slots to the messages waiting for
@@ -53,11 +54,11 @@ type slots struct {
 	peak    int
 	seq     uint64
 	workspaceLines
-	holding holdings // the slots each workspace holds, for its fair share
+	holding scheduling.Holdings // the slots each workspace holds, for its fair share
 	keyLines
-	refused      refusals // destinations refused until then (the destinations's answer, cached)
-	afterRefusal afterRefusal
-	booked       bookedTurns
+	refused      scheduling.Refusals // destinations refused until then (the destinations's answer, cached)
+	afterRefusal scheduling.AfterRefusal
+	booked       scheduling.BookedTurns
 	outages
 	wakes   []wake // returned by the outages, started once mu is let go (unlock)
 	wake    *time.Timer
@@ -90,9 +91,9 @@ func newSlots(size int, hold time.Duration, gate Destinations, now func() time.T
 		now = time.Now
 	}
 	return &slots{
-		size: size, hold: hold, gate: gate, now: now, holding: newHoldings(size),
-		workspaceLines: newWorkspaceLines(), keyLines: newKeyLines(), refused: newRefusals(),
-		afterRefusal: afterRefusal{hold: hold}, booked: newBookedTurns(hold), outages: newOutages(),
+		size: size, hold: hold, gate: gate, now: now, holding: scheduling.NewHoldings(size),
+		workspaceLines: newWorkspaceLines(), keyLines: newKeyLines(), refused: scheduling.NewRefusals(),
+		afterRefusal: scheduling.AfterRefusal{Hold: hold}, booked: scheduling.NewBookedTurns(hold), outages: newOutages(),
 	}
 }
 
@@ -247,10 +248,10 @@ func (s *slots) finish(t *ticket, done func(CallResult), r CallResult) {
 		done(r)
 	}
 	s.running--
-	s.holding.give(t.workspace, s.now().Sub(t.startedAt))
+	s.holding.Give(t.workspace, s.now().Sub(t.startedAt))
 	s.ended(t.key)
 	if t.destination != "" {
-		if s.refused.forget(t.destination) { // a call ended: its destination may take another
+		if s.refused.Forget(t.destination) { // a call ended: its destination may take another
 			s.putBack(t.destination)
 		}
 		if !r.Failed && !r.Abandoned {
@@ -298,17 +299,17 @@ func (s *slots) dequeue(t *ticket) {
 func (s *slots) pump() {
 	now := s.now()
 	s.sweep(now)
-	s.refused.expire(now, s.refusalEnded)
+	s.refused.Expire(now, s.refusalEnded)
 	for s.running < s.size && len(s.turns) > 0 {
-		order := s.holding.order(s.turns, s.served)
-		spare := s.size-s.running <= s.holding.spare()
+		order := s.holding.Order(s.turns, s.served)
+		spare := s.size-s.running <= s.holding.Spare()
 		granted := false
 		for _, ws := range order {
 			q := s.queues[ws]
 			if q == nil {
 				continue // pick emptied it, parking its tickets
 			}
-			if spare && !s.holding.mayTakeSpare(ws, s.turns, s.hold) {
+			if spare && !s.holding.MayTakeSpare(ws, s.turns, s.hold) {
 				continue
 			}
 			t, done := s.pick(q, now)
@@ -319,7 +320,7 @@ func (s *slots) pump() {
 			s.granted(ws)
 			s.running++
 			t.startedAt = now
-			s.holding.take(ws)
+			s.holding.Take(ws)
 			s.peak = max(s.peak, s.running)
 			s.started(t.key)
 			t.answer <- grant{done: done}
@@ -348,23 +349,23 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 		if t.destination == "" || s.gate == nil {
 			return t, nil
 		}
-		r, refused := s.refused.of(t.destination, now)
+		r, refused := s.refused.Of(t.destination, now)
 		if !refused {
 			var done func(CallResult)
 			if done, r = s.gate.Try(t.destination); done != nil {
-				s.refused.forget(t.destination)
+				s.refused.Forget(t.destination)
 				return t, done
 			}
-			r = s.refused.remember(t.destination, r, now)
+			r = s.refused.Remember(t.destination, r, now)
 		}
-		switch d := s.afterRefusal.decide(r, now, s.heldCount(t.workspace, t.destination)); d.action {
-		case keepInMemory:
+		switch d := s.afterRefusal.Decide(r, now, s.heldCount(t.workspace, t.destination)); d.Action {
+		case scheduling.KeepInMemory:
 			s.setAside(t)
-		case parkForOutage:
+		case scheduling.ParkForOutage:
 			until, wait, z := s.outages.park(t.workspace, t.destination, t.key, r, now, s.hold)
 			e = s.waitDurably(t, until, wait, z, e)
-		case parkForTurn:
-			e = s.waitDurably(t, s.booked.turn(t.destination, r, d.earliest, now), waitingFor(t.destination, r.Why), nil, e)
+		case scheduling.ParkForTurn:
+			e = s.waitDurably(t, s.booked.Turn(t.destination, r, d.Earliest, now), waitingFor(t.destination, r.Why), nil, e)
 		}
 	}
 	return nil, nil
@@ -402,7 +403,7 @@ func (s *slots) waitDurably(t *ticket, until time.Time, parked model.JobWait, z 
 // armWake pumps again when the earliest refusal of a destination some
 // ticket waits for ends (under mu).
 func (s *slots) armWake(now time.Time) {
-	soonest := s.refused.expire(now, s.refusalEnded)
+	soonest := s.refused.Expire(now, s.refusalEnded)
 	if soonest.IsZero() || s.waiting == 0 || (!s.wakeAt.IsZero() && !soonest.Before(s.wakeAt) && s.wakeAt.After(now)) {
 		return
 	}
@@ -423,7 +424,7 @@ func (s *slots) armWake(now time.Time) {
 // none is booked ahead.
 func (s *slots) refusalEnded(destination string) {
 	s.putBack(destination)
-	s.booked.forgetPast(destination, s.now())
+	s.booked.ForgetPast(destination, s.now())
 }
 
 // stats are the slots' gauges: running now, the most ever running at

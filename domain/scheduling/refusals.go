@@ -1,23 +1,23 @@
-package queue
+package scheduling
 
 import (
 	"container/heap"
 	"time"
 )
 
-// refusals are the destinations' refusals as the gate last answered
+// Refusals are the destinations' Refusals as the gate last answered
 // them, until they end: a message for a destination refused is not
 // asked about again before then. They end in the order of a heap, so
 // finding those over costs nothing per destination still refused.
-type refusals struct {
+type Refusals struct {
 	by   map[string]Refusal
 	ends refusalEnds
 }
 
-func newRefusals() refusals { return refusals{by: map[string]Refusal{}} }
+func NewRefusals() Refusals { return Refusals{by: map[string]Refusal{}} }
 
-// of is destination's refusal, if it refuses at now.
-func (rs *refusals) of(destination string, now time.Time) (Refusal, bool) {
+// Of is destination's refusal, if it refuses at now.
+func (rs *Refusals) Of(destination string, now time.Time) (Refusal, bool) {
 	r, ok := rs.by[destination]
 	if !ok || !r.Until.After(now) {
 		return Refusal{}, false
@@ -25,9 +25,9 @@ func (rs *refusals) of(destination string, now time.Time) (Refusal, bool) {
 	return r, true
 }
 
-// remember keeps destination's refusal r, ending in the future at the
+// Remember keeps destination's refusal r, ending in the future at the
 // latest a millisecond from now (or nothing wakes the line), as kept.
-func (rs *refusals) remember(destination string, r Refusal, now time.Time) Refusal {
+func (rs *Refusals) Remember(destination string, r Refusal, now time.Time) Refusal {
 	if !r.Until.After(now) {
 		r.Until = now.Add(time.Millisecond)
 	}
@@ -36,17 +36,17 @@ func (rs *refusals) remember(destination string, r Refusal, now time.Time) Refus
 	return r
 }
 
-// forget drops destination's refusal: it granted a call, or one of its
+// Forget drops destination's refusal: it granted a call, or one of its
 // calls ended and it may take another. Whether it had one is returned.
-func (rs *refusals) forget(destination string) bool {
+func (rs *Refusals) Forget(destination string) bool {
 	_, ok := rs.by[destination]
 	delete(rs.by, destination)
 	return ok
 }
 
-// expire forgets the refusals over at now and says when the soonest of
+// Expire forgets the Refusals over at now and says when the soonest of
 // the others ends (zero: none); ended hears each destination forgotten.
-func (rs *refusals) expire(now time.Time, ended func(destination string)) (soonest time.Time) {
+func (rs *Refusals) Expire(now time.Time, ended func(destination string)) (soonest time.Time) {
 	for len(rs.ends) > 0 {
 		top := rs.ends[0]
 		r, ok := rs.by[top.destination]
@@ -63,7 +63,7 @@ func (rs *refusals) expire(now time.Time, ended func(destination string)) (soone
 }
 
 // refusalEnd is when a refusal remembered ends; the heap keeps those of
-// refusals forgotten since (stale) until they come up.
+// Refusals forgotten since (stale) until they come up.
 type refusalEnd struct {
 	destination string
 	until       time.Time

@@ -1,4 +1,4 @@
-package queue
+package scheduling
 
 import (
 	"cmp"
@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// holdings is the fair share of the slots by what each workspace holds:
+// Holdings is the fair share of the slots by what each workspace holds:
 // fairness in who starts next is not enough, since a workspace whose calls
 // last 14 s keeps each slot it gets 140 times as long as one whose calls
 // last 100 ms, and ends up holding nearly all of them. While other
@@ -34,7 +34,7 @@ import (
 // slots each holds there, so a workspace's share of the fleet is kept
 // as each worker's share of its own slots, and the destinations' caps
 // bound what its slow destinations hold across all of them.
-type holdings struct {
+type Holdings struct {
 	size int
 	held map[uuid.UUID]int // slots each workspace holds, without zeros
 	// usual is, per workspace holding slots, how long it held its slots
@@ -45,14 +45,14 @@ type holdings struct {
 	offer []uuid.UUID
 }
 
-func newHoldings(size int) holdings {
-	return holdings{size: size, held: map[uuid.UUID]int{}, usual: map[uuid.UUID]time.Duration{}}
+func NewHoldings(size int) Holdings {
+	return Holdings{size: size, held: map[uuid.UUID]int{}, usual: map[uuid.UUID]time.Duration{}}
 }
 
-func (h *holdings) take(ws uuid.UUID) { h.held[ws]++ }
+func (h *Holdings) Take(ws uuid.UUID) { h.held[ws]++ }
 
-// give takes back a slot ws held for took.
-func (h *holdings) give(ws uuid.UUID, took time.Duration) {
+// Give takes back a slot ws held for took.
+func (h *Holdings) Give(ws uuid.UUID, took time.Duration) {
 	if h.held[ws]--; h.held[ws] <= 0 {
 		delete(h.held, ws)
 		delete(h.usual, ws)
@@ -65,14 +65,14 @@ func (h *holdings) give(ws uuid.UUID, took time.Duration) {
 	h.usual[ws] = took
 }
 
-// spare is how many of the slots only some workspaces may take (see
-// holdings): none of fewer than 8.
-func (h *holdings) spare() int { return h.size / 8 }
+// Spare is how many of the slots only some workspaces may take (see
+// Holdings): none of fewer than 8.
+func (h *Holdings) Spare() int { return h.size / 8 }
 
-// mayTakeSpare: ws, a workspace with messages waiting (waiting: all of
+// MayTakeSpare: ws, a workspace with messages waiting (waiting: all of
 // them), may take one of the spare slots; short is the longest a slot may
 // be held to count as turning over soon.
-func (h *holdings) mayTakeSpare(ws uuid.UUID, waiting []uuid.UUID, short time.Duration) bool {
+func (h *Holdings) MayTakeSpare(ws uuid.UUID, waiting []uuid.UUID, short time.Duration) bool {
 	if u, ok := h.usual[ws]; ok && u < short {
 		return true
 	}
@@ -80,7 +80,7 @@ func (h *holdings) mayTakeSpare(ws uuid.UUID, waiting []uuid.UUID, short time.Du
 }
 
 // withWork counts the workspaces holding slots or waiting for one.
-func (h *holdings) withWork(waiting []uuid.UUID) int {
+func (h *Holdings) withWork(waiting []uuid.UUID) int {
 	n := len(h.held)
 	for _, ws := range waiting {
 		if h.held[ws] == 0 {
@@ -90,13 +90,13 @@ func (h *holdings) withWork(waiting []uuid.UUID) int {
 	return n
 }
 
-// order is the order in which the workspaces with messages waiting
+// Order is the order in which the workspaces with messages waiting
 // (waiting) are offered the next free slot: those below their share
 // first, then those at it (who get the slot only if no other can start
 // a message); within each, the one served least recently (served: the
 // number of the grant each last got) first. The order is valid until
 // the next call.
-func (h *holdings) order(waiting []uuid.UUID, served map[uuid.UUID]uint64) []uuid.UUID {
+func (h *Holdings) Order(waiting []uuid.UUID, served map[uuid.UUID]uint64) []uuid.UUID {
 	share := max(1, h.size/max(1, h.withWork(waiting)))
 	full := func(ws uuid.UUID) int {
 		if h.held[ws] >= share {
