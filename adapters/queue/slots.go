@@ -304,7 +304,7 @@ func (s *slots) pump() {
 		order := s.holding.Order(s.turns, s.served)
 		spare := s.size-s.running <= s.holding.Spare()
 		granted := false
-		for _, ws := range order {
+		for ws := range order {
 			q := s.queues[ws]
 			if q == nil {
 				continue // pick emptied it, parking its tickets

@@ -2,7 +2,7 @@ package scheduling
 
 import (
 	"cmp"
-	"slices"
+	"iter"
 	"time"
 
 	"github.com/google/uuid"
@@ -40,9 +40,9 @@ type Holdings struct {
 	// usual is, per workspace holding slots, how long it held its slots
 	// lately (an average, an eighth per slot given back).
 	usual map[uuid.UUID]time.Duration
-	// offer is order's answer, its array kept from one slot freed to the
+	// ranked is Order's heap, its array kept from one slot freed to the
 	// next: a pick allocates nothing for it.
-	offer []uuid.UUID
+	ranked []rankedWorkspace
 }
 
 func NewHoldings(size int) Holdings {
@@ -94,20 +94,64 @@ func (h *Holdings) withWork(waiting []uuid.UUID) int {
 // (waiting) are offered the next free slot: those below their share
 // first, then those at it (who get the slot only if no other can start
 // a message); within each, the one served least recently (served: the
-// number of the grant each last got) first. The order is valid until
-// the next call.
-func (h *Holdings) Order(waiting []uuid.UUID, served map[uuid.UUID]uint64) []uuid.UUID {
+// number of the grant each last got) first, and of those never served
+// the first to wait first. The order is made as it is read (a heap):
+// the first is found in one pass over the workspaces, and each next one
+// in a few steps, so a slot handed to the first costs no sort of
+// thousands. It is read once, before the next call.
+func (h *Holdings) Order(waiting []uuid.UUID, served map[uuid.UUID]uint64) iter.Seq[uuid.UUID] {
 	share := max(1, h.size/max(1, h.withWork(waiting)))
-	full := func(ws uuid.UUID) int {
+	ranked := h.ranked[:0]
+	for i, ws := range waiting {
+		r := rankedWorkspace{ws: ws, served: served[ws], at: i}
 		if h.held[ws] >= share {
-			return 1
+			r.full = 1
 		}
-		return 0
+		ranked = append(ranked, r)
 	}
-	order := append(h.offer[:0], waiting...)
-	h.offer = order
-	slices.SortFunc(order, func(a, b uuid.UUID) int {
-		return cmp.Or(cmp.Compare(full(a), full(b)), cmp.Compare(served[a], served[b]))
-	})
-	return order
+	h.ranked = ranked
+	for i := len(ranked)/2 - 1; i >= 0; i-- {
+		siftDown(ranked, i)
+	}
+	return func(yield func(uuid.UUID) bool) {
+		for n := len(ranked); n > 0; n-- {
+			first := ranked[0]
+			ranked[0] = ranked[n-1]
+			siftDown(ranked[:n-1], 0)
+			if !yield(first.ws) {
+				return
+			}
+		}
+	}
+}
+
+// rankedWorkspace is a workspace's place in Order: at its share or not,
+// when it was last served, and where it waits.
+type rankedWorkspace struct {
+	ws     uuid.UUID
+	full   int
+	served uint64
+	at     int // its place among the workspaces waiting
+}
+
+func (a rankedWorkspace) before(b rankedWorkspace) bool {
+	return cmp.Or(cmp.Compare(a.full, b.full), cmp.Compare(a.served, b.served), cmp.Compare(a.at, b.at)) < 0
+}
+
+// siftDown moves h[i] down the min-heap h to its place.
+func siftDown(h []rankedWorkspace, i int) {
+	for {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && h[l].before(h[least]) {
+			least = l
+		}
+		if r < len(h) && h[r].before(h[least]) {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		h[i], h[least] = h[least], h[i]
+		i = least
+	}
 }

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ func TestHoldingsOfferASlotBelowTheShareFirst(t *testing.T) {
 	}
 	served := map[uuid.UUID]uint64{full: 1, a: 3, b: 2}
 	// Three workspaces with work: a share of one slot each.
-	assert.Equal(t, []uuid.UUID{b, a, full}, h.Order([]uuid.UUID{full, a, b}, served))
+	assert.Equal(t, []uuid.UUID{b, a, full}, slices.Collect(h.Order([]uuid.UUID{full, a, b}, served)))
 }
 
 // The spare slots go to a workspace whose slots come back within the
