@@ -2,7 +2,6 @@ package queue
 
 import (
 	"cmp"
-	"container/list"
 	"maps"
 	"math/rand/v2"
 	"strings"
@@ -12,11 +11,32 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/scheduling"
 )
 
-// The slots' policy for a destination that is down: one message per
-// workspace and cooldown parked to probe it, the others asleep until a
-// call to it is answered (or outageWait), and the wakes.
+// outages is the slots' policy for a destination that is down: one
+// message per workspace and cooldown parked to probe it, the others
+// asleep until a call to it is answered (or outageWait), and the wakes,
+// which it returns for the caller to start.
+type outages struct {
+	// outageWait is how long a message parked for a destination that is
+	// down waits if nothing wakes it (default 10m).
+	outageWait time.Duration
+	probeAt    map[string]map[uuid.UUID]time.Time // destinations down: when each workspace's message parked to probe them comes back
+	asleep     map[string]*sleepers               // destinations down: the messages parked long for them
+	wokenAt    map[string]time.Time               // destination and workspace: when a job that had waited for it woke the others
+}
+
+func newOutages() outages {
+	return outages{
+		outageWait: DefaultOutageWait, probeAt: map[string]map[uuid.UUID]time.Time{},
+		asleep: map[string]*sleepers{}, wokenAt: map[string]time.Time{},
+	}
+}
+
+// DefaultOutageWait is how long a message parked for a destination that
+// is down waits if no answer from it wakes it sooner.
+const DefaultOutageWait = 10 * time.Minute
 
 // sleepers are the messages parked long for a destination that is down,
 // as wake needs them: their workspaces (with how many each), and their
@@ -33,73 +53,75 @@ type sleepers struct {
 	woken atomic.Bool
 }
 
-// waitOutage parks t for a destination that is down (its own breaker or
-// its platform's, r.Of): the first ticket of each workspace refused in a
-// cooldown comes back when the cooldown ends, to be a probe; the others
-// sleep for outageWait, and come back as soon as a call to the
-// destination is answered, which spares the database and the broker a
-// round per ticket per cooldown during a long outage (under mu). Two
-// things wake them: this worker's answered call (answered), and, should
-// this worker be gone, the workspace's probe itself, whose message says
-// what it waited for (answeredAfterWait) wherever it runs.
-func (s *slots) waitOutage(t *ticket, r Refusal, now time.Time, next *list.Element) *list.Element {
-	down := cmp.Or(r.Of, t.destination)
-	wait := waitingFor(down, r.Why)
-	probes := s.probeAt[down]
+// wake is a wake to start: the jobs of workspaces parked for
+// destination's outage are due now (see slots.woken).
+type wake struct {
+	destination string
+	workspaces  map[uuid.UUID]int
+}
+
+// park is how a message of workspace with key, bound for destination
+// and refused with r because it (its own breaker or its platform's, r.Of)
+// is down, is parked at now: the first of each workspace refused in a
+// cooldown comes back when the cooldown ends (spread over hold), to be a
+// probe; the others sleep for outageWait, and come back as soon as a call
+// to the destination is answered (z, their fellow sleepers), which spares
+// the database and the broker a round per message per cooldown during a
+// long outage. Two things wake them: this worker's answered call
+// (answered), and, should this worker be gone, the workspace's probe
+// itself, whose message says what it waited for (answeredAfterWait)
+// wherever it runs.
+func (o *outages) park(workspace uuid.UUID, destination, key string, r Refusal, now time.Time, hold time.Duration) (until time.Time, wait model.JobWait, z *sleepers) {
+	down := cmp.Or(r.Of, destination)
+	wait = waitingFor(down, r.Why)
+	probes := o.probeAt[down]
 	if probes == nil {
 		probes = map[uuid.UUID]time.Time{}
-		s.probeAt[down] = probes
+		o.probeAt[down] = probes
 	}
-	if at, ok := probes[t.workspace]; !ok || at.Before(r.Until) {
-		probes[t.workspace] = r.Until
-		return s.waitDurably(t, r.Until.Add(rand.N(s.hold)), wait, nil, next)
+	if at, ok := probes[workspace]; !ok || at.Before(r.Until) {
+		probes[workspace] = r.Until
+		return r.Until.Add(rand.N(hold)), wait, nil
 	}
-	z := s.asleep[down]
+	z = o.asleep[down]
 	if z == nil {
 		z = &sleepers{down: down, wait: wait, workspaces: map[uuid.UUID]int{}, keys: map[string]struct{}{}, since: now}
-		s.asleep[down] = z
+		o.asleep[down] = z
 	}
-	z.workspaces[t.workspace]++
-	if t.key != "" {
-		z.keys[t.key] = struct{}{}
+	z.workspaces[workspace]++
+	if key != "" {
+		z.keys[key] = struct{}{}
 	}
-	until := now.Add(s.outageWait + rand.N(s.outageWait/10))
+	until = now.Add(o.outageWait + rand.N(o.outageWait/10))
 	if until.After(z.until) {
 		z.until = until
 	}
-	return s.waitDurably(t, until, wait, z, next)
+	return until, wait, z
 }
 
-// answered: a call to destination, started at startedAt, was answered,
-// so it is up, and so is its platform. The messages parked long for
-// either since before the call started are woken, once (under mu): a call
-// that started before them and answers late says nothing of now. Their
-// keys' later arrivals wait only a hold behind them, and s.woken
-// brings them forward in the outbox.
-func (s *slots) answered(destination string, startedAt time.Time) {
+// answered: a call to destination, started at startedAt, was answered
+// at now, so it is up, and so is its platform. The messages parked long
+// for either since before the call started are woken, once: a call that
+// started before them and answers late says nothing of now. It returns
+// the wakes to start and the ordering keys of those woken, whose later
+// arrivals need wait only a hold behind them.
+func (o *outages) answered(destination string, startedAt, now time.Time) (wakes []wake, keys []map[string]struct{}) {
 	platform, _, _ := strings.Cut(destination, "/")
 	for _, down := range []string{destination, platform} {
-		z := s.asleep[down]
+		z := o.asleep[down]
 		if z == nil || startedAt.Before(z.since) {
 			continue
 		}
-		delete(s.asleep, down)
-		delete(s.probeAt, down)
+		delete(o.asleep, down)
+		delete(o.probeAt, down)
 		z.woken.Store(true)
-		now := s.now()
 		for ws := range z.workspaces { // their returns need not wake them again
-			s.wokenAt[down+"|"+ws.String()] = now
+			o.wokenAt[down+"|"+ws.String()] = now
 		}
-		soon := now.Add(s.hold)
-		for key := range z.keys {
-			if kl, ok := s.keyWait[key]; ok && kl.until.After(soon) {
-				s.keyWait[key] = keyLine{until: soon}
-			}
-		}
-		if s.woken != nil {
-			go s.woken(down, z.workspaces)
-		}
+		keys = append(keys, z.keys)
+		wakes = append(wakes, wake{destination: down, workspaces: z.workspaces})
 	}
+	return wakes, keys
 }
 
 // rewakeAfter is how long after a wake of a workspace's sleepers another
@@ -112,54 +134,45 @@ const rewakeAfter = 2 * time.Second
 
 // answeredAfterWait: a job of workspace, bound for destination, that had
 // been parked for a wait of kind waited (ports.Message.WaitKind) reached
-// it. If it waited because the destination was down (its breaker, or a
-// transient failure's retry: model.JobWaitKind.AfterAnOutage), its
-// workspace's jobs asleep for the destination or its platform are woken,
-// whatever worker parked them: the wake that survives the worker that
-// parked them (a kill -9, a rolling restart), at most once per
-// rewakeAfter per destination and workspace.
-func (s *slots) answeredAfterWait(workspace uuid.UUID, destination string, waited model.JobWaitKind) {
-	if !waited.AfterAnOutage() || s.woken == nil {
-		return
+// it at now. If it waited because the destination was down (its breaker,
+// or a transient failure's retry: model.JobWaitKind.AfterAnOutage), its
+// workspace's jobs asleep for the destination or its platform are to be
+// woken, whatever worker parked them: the wake that survives the worker
+// that parked them (a kill -9, a rolling restart), at most once per
+// rewakeAfter per destination and workspace. It returns the wakes.
+func (o *outages) answeredAfterWait(workspace uuid.UUID, destination string, waited model.JobWaitKind, now time.Time) []wake {
+	if !waited.AfterAnOutage() {
+		return nil
 	}
 	platform, _, _ := strings.Cut(destination, "/")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	if len(s.wokenAt) >= maxBooked {
-		maps.DeleteFunc(s.wokenAt, func(_ string, at time.Time) bool { return now.Sub(at) >= rewakeAfter })
+	if len(o.wokenAt) >= scheduling.MaxBooked {
+		maps.DeleteFunc(o.wokenAt, func(_ string, at time.Time) bool { return now.Sub(at) >= rewakeAfter })
 	}
+	var wakes []wake
 	for _, down := range []string{destination, platform} {
 		key := down + "|" + workspace.String()
-		if at, ok := s.wokenAt[key]; ok && now.Sub(at) < rewakeAfter {
+		if at, ok := o.wokenAt[key]; ok && now.Sub(at) < rewakeAfter {
 			continue
 		}
-		s.wokenAt[key] = now
-		go s.woken(down, map[uuid.UUID]int{workspace: 0})
+		o.wokenAt[key] = now
+		wakes = append(wakes, wake{destination: down, workspaces: map[uuid.UUID]int{workspace: 0}})
 		if platform == destination {
 			break
 		}
 	}
+	return wakes
 }
 
-// waitingFor is the wait of a message parked for destination's refusal
-// why: what the outbox keeps (kind and destination in columns of their
-// own, the reason for operators to read), and what Wake matches.
-func waitingFor(destination, why string) model.JobWait {
-	return model.JobWait{Kind: waitKindOf(why), For: destination, Reason: "waiting for " + destination + ": " + why}
-}
-
-// waitKindOf is the kind of wait the destinations' refusal why stands for.
-func waitKindOf(why string) model.JobWaitKind {
-	switch why {
-	case WhyBreakerOpen, WhyProbing:
-		return model.JobWaitOutage
-	case WhyPaced:
-		return model.JobWaitPaced
-	case WhyBusy:
-		return model.JobWaitBusy
-	case WhyPaused:
-		return model.JobWaitPaused
+// sweep forgets a workspace's probe turn and a destination's sleepers
+// whose waits are over at now (cleared otherwise only when a call to it
+// is answered, so never for a dead endpoint or a deleted shop).
+func (o *outages) sweep(now time.Time) {
+	over := func(at time.Time) bool { return !at.After(now) }
+	for down, probes := range o.probeAt {
+		maps.DeleteFunc(probes, func(_ uuid.UUID, at time.Time) bool { return over(at) })
+		if len(probes) == 0 {
+			delete(o.probeAt, down)
+		}
 	}
-	return model.JobWaitStateUnavailable
+	maps.DeleteFunc(o.asleep, func(_ string, z *sleepers) bool { return over(z.until) })
 }

@@ -3,39 +3,38 @@ package queue
 import (
 	"container/list"
 	"context"
-	"errors"
-	"maps"
-	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/domain/scheduling"
 )
 
 // slots hands a worker's Concurrency slots to the messages waiting for
 // one. A message holds no slot while it waits, and the order it gets one
-// in is the policy of the work side:
+// in is the policy of the work side, each part in a type of its own:
 //
-//   - Fair between workspaces: each slot freed goes to the workspace with
-//     a message waiting that got one least recently, among those holding
-//     less than their share first (holdings), so one workspace's backlog
-//     of thousands, or its calls of 14 s, takes at most its share of the
-//     slots while others have messages, and all of them only alone (and
-//     then, if its calls are long, all but a few spare ones for a
-//     workspace that comes: holdings).
-//   - Ordered per key: of the messages with one ordering key, only the
-//     first to arrive may start, and only once none of the key runs.
+//   - Fair between workspaces (holdings): each slot freed goes to the
+//     workspace with a message waiting that got one least recently, among
+//     those holding less than their share first, so one workspace's
+//     backlog of thousands, or its calls of 14 s, takes at most its share
+//     of the slots while others have messages.
+//   - Ordered per key (keyLines): of the messages with one ordering key,
+//     only the first to arrive may start, and only once none of the key
+//     runs.
 //   - Paced per destination: a message starts only when its destination's
-//     state (Destinations) grants the call. A wait longer than hold is not spent in a
-//     slot nor in memory: the message is told to wait durably (wait.until),
-//     with every message of its ordering key waiting behind it, so the key
-//     keeps its order when they come back. Messages for a paced
-//     destination come back at its pace, each at a turn of its own
-//     (booked); messages for a destination that is down come back one per
-//     cooldown, to probe it, and the rest when a call to it is answered
-//     (asleep), or after outageWait at the latest.
+//     state (Destinations) grants the call; a refusal is remembered until
+//     it ends (refusals), and what the message does meanwhile is
+//     afterRefusal's decision: wait in memory, or be parked durably until
+//     its turn at the destination's pace (bookedTurns) or, for a
+//     destination that is down, as a probe or asleep (outages), with every
+//     message of its ordering key behind it.
+//
+// slots itself only carries those decisions out: it answers the waiting
+// goroutines, arms the timer that pumps again when a refusal ends, and
+// starts the wakes the outages return once its lock is let go.
 //
 // The messages waiting are the ones the broker handed out (the
 // subscriber's prefetch), so the lookahead is as deep as that.
@@ -44,9 +43,6 @@ type slots struct {
 	hold time.Duration
 	gate Destinations
 	now  func() time.Time
-	// outageWait is how long a message parked for a destination that is
-	// down waits if nothing wakes it (default 10m).
-	outageWait time.Duration
 	// woken hears that a destination some messages were parked long for
 	// answers again: the workspaces whose messages were parked for its
 	// outage, and how many each. It runs in a goroutine of its own.
@@ -56,59 +52,26 @@ type slots struct {
 	closed  bool // no ticket gets a slot any more (the worker drains)
 	running int
 	peak    int
-	waiting int
 	seq     uint64
-	queues  map[uuid.UUID]*list.List // each workspace's waiting tickets, in arrival order
-	turns   []uuid.UUID              // workspaces with tickets waiting
-	served  map[uuid.UUID]uint64     // when each workspace last got a slot (grants counts them)
-	grants  uint64
-	holding holdings                           // the slots each workspace holds, for its fair share
-	keys    map[string]*list.List              // each ordering key's waiting tickets and reservations, in arrival order
-	keyWait map[string]keyLine                 // keys whose line was parked: later arrivals wait behind it
-	busy    map[string]bool                    // ordering keys with a job running
-	blocked map[string]Refusal                 // destinations refused until then (the destinations's answer, cached)
-	booked  map[string]time.Time               // paced destinations: the next free turn of a message parked for one
-	probeAt map[string]map[uuid.UUID]time.Time // destinations down: when each workspace's message parked to probe them comes back
-	asleep  map[string]*sleepers               // destinations down: the messages parked long for them
-	wokenAt map[string]time.Time               // destination and workspace: when a job that had waited for it woke the others
+	workspaceLines
+	holding scheduling.Holdings // the slots each workspace holds, for its fair share
+	keyLines
+	refused      scheduling.Refusals // destinations refused until then (the destinations's answer, cached)
+	afterRefusal scheduling.AfterRefusal
+	booked       scheduling.BookedTurns
+	outages
+	wakes   []wake // returned by the outages, started once mu is let go (unlock)
 	wake    *time.Timer
 	wakeAt  time.Time
 	sweptAt time.Time // see sweep
 }
-
-// ticket is one message waiting for a slot.
-type ticket struct {
-	workspace   uuid.UUID
-	destination string
-	key         string
-	seq         uint64
-	startedAt   time.Time // when it got its slot
-	inQueue     *list.Element
-	inKey       *list.Element
-	answer      chan grant // buffered: the pump never blocks on it
-	// parked is set on a reservation whose key's line was parked before
-	// its message asked for a slot: it is answered with it at once.
-	parked *waitFor
-}
-
-// grant is a ticket's answer: a slot (done reports its call to the destinations,
-// nil without a destination), a durable wait, or stopped: the worker
-// drains and the message is handed back unstarted.
-type grant struct {
-	done    func(CallResult)
-	wait    *waitFor
-	stopped bool
-}
-
-// errStopping is what acquire answers once the worker drains.
-var errStopping = errors.New("not started: the worker is stopping")
 
 // close gives no slot any more: every ticket waiting, and every one to
 // come, is answered stopped, so a draining worker waits for the jobs
 // running and not for its buffer.
 func (s *slots) close() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	s.closed = true
 	for _, k := range s.keys {
 		for e := k.Front(); e != nil; e = e.Next() {
@@ -117,9 +80,7 @@ func (s *slots) close() {
 			}
 		}
 	}
-	for len(s.turns) > 0 {
-		q := s.queues[s.turns[0]]
-		t := q.Front().Value.(*ticket)
+	for t := s.first(); t != nil; t = s.first() {
 		s.dequeue(t)
 		t.answer <- grant{stopped: true}
 	}
@@ -130,11 +91,23 @@ func newSlots(size int, hold time.Duration, gate Destinations, now func() time.T
 		now = time.Now
 	}
 	return &slots{
-		size: size, hold: hold, gate: gate, now: now, outageWait: DefaultOutageWait, holding: newHoldings(size),
-		queues: map[uuid.UUID]*list.List{}, keys: map[string]*list.List{}, served: map[uuid.UUID]uint64{},
-		busy: map[string]bool{}, blocked: map[string]Refusal{}, keyWait: map[string]keyLine{},
-		booked: map[string]time.Time{}, probeAt: map[string]map[uuid.UUID]time.Time{}, asleep: map[string]*sleepers{},
-		wokenAt: map[string]time.Time{},
+		size: size, hold: hold, gate: gate, now: now, holding: scheduling.NewHoldings(size),
+		workspaceLines: newWorkspaceLines(), keyLines: newKeyLines(), refused: scheduling.NewRefusals(),
+		afterRefusal: scheduling.AfterRefusal{Hold: hold}, booked: scheduling.NewBookedTurns(hold), outages: newOutages(),
+	}
+}
+
+// unlock lets mu go, then starts the wakes the outages returned meanwhile:
+// a wake is a transaction per workspace, never run under the lock.
+func (s *slots) unlock() {
+	wakes := s.wakes
+	s.wakes = nil
+	s.mu.Unlock()
+	if s.woken == nil {
+		return
+	}
+	for _, w := range wakes {
+		go s.woken(w.destination, w.workspaces)
 	}
 }
 
@@ -144,19 +117,19 @@ func newSlots(size int, hold time.Duration, gate Destinations, now func() time.T
 // reservation is acquire's to fill in, or cancel's to drop.
 func (s *slots) reserve(key string) *ticket {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	s.seq++
 	t := &ticket{key: key, seq: s.seq, answer: make(chan grant, 1)}
-	s.joinKey(t)
+	s.join(t)
 	return t
 }
 
 // cancel drops a reservation whose message will not ask for a slot.
 func (s *slots) cancel(t *ticket) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if t.inQueue == nil && t.inKey != nil {
-		s.leaveKey(t)
+		s.leave(t)
 		s.pump()
 	}
 }
@@ -194,7 +167,7 @@ func (s *slots) acquireCall(ctx context.Context, workspace uuid.UUID, destinatio
 	case <-ctx.Done():
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if t.inQueue != nil {
 		s.dequeue(t)
 		s.pump()
@@ -212,34 +185,29 @@ func (s *slots) acquireCall(ctx context.Context, workspace uuid.UUID, destinatio
 // key's line waits durably.
 func (s *slots) line(workspace uuid.UUID, destination, key string, t *ticket) (*ticket, *waitFor, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	if t == nil || t.key != key {
 		if t != nil && t.inKey != nil {
-			s.leaveKey(t)
+			s.leave(t)
 		}
 		s.seq++
 		t = &ticket{key: key, seq: s.seq, answer: make(chan grant, 1)}
 		if key != "" {
-			s.joinKey(t)
+			s.join(t)
 		}
 	}
 	if s.closed {
 		if t.inKey != nil {
-			s.leaveKey(t)
+			s.leave(t)
 		}
 		return nil, nil, errStopping
 	}
 	if t.parked != nil {
 		return nil, t.parked, nil
 	}
-	if kl, ok := s.keyWait[key]; ok {
-		if s.now().Before(kl.until) {
-			kl.until = kl.until.Add(time.Microsecond)
-			s.keyWait[key] = kl
-			s.leaveKey(t)
-			return nil, kl.behind(workspace), nil
-		}
-		delete(s.keyWait, key)
+	if behind := s.behindParked(key, workspace, s.now()); behind != nil {
+		s.leave(t)
+		return nil, behind, nil
 	}
 	t.workspace, t.destination = workspace, destination
 	s.enqueue(t)
@@ -267,7 +235,7 @@ func (s *slots) releaser(t *ticket, g grant) (teach, release func(CallResult)) {
 			// waits while the lock is held.
 			teach(r)
 			s.mu.Lock()
-			defer s.mu.Unlock()
+			defer s.unlock()
 			s.finish(t, nil, r)
 		})
 	}
@@ -280,12 +248,12 @@ func (s *slots) finish(t *ticket, done func(CallResult), r CallResult) {
 		done(r)
 	}
 	s.running--
-	s.holding.give(t.workspace, s.now().Sub(t.startedAt))
-	if t.key != "" {
-		delete(s.busy, t.key)
-	}
+	s.holding.Give(t.workspace, s.now().Sub(t.startedAt))
+	s.ended(t.key)
 	if t.destination != "" {
-		delete(s.blocked, t.destination) // a call ended: its destination may take another
+		if s.refused.Forget(t.destination) { // a call ended: its destination may take another
+			s.putBack(t.destination)
+		}
 		if !r.Failed && !r.Abandoned {
 			s.answered(t.destination, t.startedAt)
 		}
@@ -293,56 +261,36 @@ func (s *slots) finish(t *ticket, done func(CallResult), r CallResult) {
 	s.pump()
 }
 
-func (s *slots) enqueue(t *ticket) {
-	q := s.queues[t.workspace]
-	if q == nil {
-		q = list.New()
-		s.queues[t.workspace] = q
-		s.turns = append(s.turns, t.workspace)
+// answered: a call to destination, started at startedAt, was answered
+// (under mu). The outages' wakes are started once mu is let go; the
+// woken keys' later arrivals wait only a hold behind them.
+func (s *slots) answered(destination string, startedAt time.Time) {
+	now := s.now()
+	wakes, keys := s.outages.answered(destination, startedAt, now)
+	for _, k := range keys {
+		s.keyLines.woken(k, now.Add(s.hold))
 	}
-	t.inQueue = q.PushBack(t)
-	s.waiting++
+	s.wakes = append(s.wakes, wakes...)
 }
 
-// joinKey puts t at the end of its key's line (under mu).
-func (s *slots) joinKey(t *ticket) {
-	k := s.keys[t.key]
-	if k == nil {
-		k = list.New()
-		s.keys[t.key] = k
+// answeredAfterWait: a job of workspace, bound for destination, that had
+// been parked for a wait of kind waited reached it (see
+// outages.answeredAfterWait).
+func (s *slots) answeredAfterWait(workspace uuid.UUID, destination string, waited model.JobWaitKind) {
+	if s.woken == nil {
+		return
 	}
-	t.inKey = k.PushBack(t)
-}
-
-// leaveKey takes t out of its key's line (under mu).
-func (s *slots) leaveKey(t *ticket) {
-	k := s.keys[t.key]
-	k.Remove(t.inKey)
-	t.inKey = nil
-	if k.Len() == 0 {
-		delete(s.keys, t.key)
-	}
+	s.mu.Lock()
+	defer s.unlock()
+	s.wakes = append(s.wakes, s.outages.answeredAfterWait(workspace, destination, waited, s.now())...)
 }
 
 // dequeue takes t out of the waiting lines (under mu).
 func (s *slots) dequeue(t *ticket) {
-	q := s.queues[t.workspace]
-	q.Remove(t.inQueue)
-	t.inQueue = nil
-	if q.Len() == 0 {
-		delete(s.queues, t.workspace)
-		for i, ws := range s.turns {
-			if ws == t.workspace {
-				s.turns = append(s.turns[:i], s.turns[i+1:]...)
-				break
-			}
-		}
-		s.forgetServed()
-	}
+	s.remove(t)
 	if t.inKey != nil {
-		s.leaveKey(t)
+		s.leave(t)
 	}
-	s.waiting--
 }
 
 // pump hands free slots out (under mu): each to the workspace that got
@@ -351,16 +299,17 @@ func (s *slots) dequeue(t *ticket) {
 func (s *slots) pump() {
 	now := s.now()
 	s.sweep(now)
+	s.refused.Expire(now, s.refusalEnded)
 	for s.running < s.size && len(s.turns) > 0 {
-		order := s.holding.order(s.turns, s.served)
-		spare := s.size-s.running <= s.holding.spare()
+		order := s.holding.Order(s.turns, s.served)
+		spare := s.size-s.running <= s.holding.Spare()
 		granted := false
-		for _, ws := range order {
+		for ws := range order {
 			q := s.queues[ws]
 			if q == nil {
 				continue // pick emptied it, parking its tickets
 			}
-			if spare && !s.holding.mayTakeSpare(ws, s.turns, s.hold) {
+			if spare && !s.holding.MayTakeSpare(ws, s.turns, s.hold) {
 				continue
 			}
 			t, done := s.pick(q, now)
@@ -368,15 +317,12 @@ func (s *slots) pump() {
 				continue
 			}
 			s.dequeue(t)
-			s.grants++
-			s.served[ws] = s.grants
+			s.granted(ws)
 			s.running++
 			t.startedAt = now
-			s.holding.take(ws)
+			s.holding.Take(ws)
 			s.peak = max(s.peak, s.running)
-			if t.key != "" {
-				s.busy[t.key] = true
-			}
+			s.started(t.key)
 			t.answer <- grant{done: done}
 			granted = true
 			break
@@ -388,122 +334,42 @@ func (s *slots) pump() {
 	s.armWake(now)
 }
 
-// forgetServed bounds served: once it holds many workspaces that wait for
-// nothing, it forgets them (under mu). A workspace forgotten counts as
-// served long ago, which only matters if it comes back at once.
-func (s *slots) forgetServed() {
-	if len(s.served) <= 4*len(s.turns)+1024 {
-		return
-	}
-	for ws := range s.served {
-		if s.queues[ws] == nil {
-			delete(s.served, ws)
-		}
-	}
-}
-
-// inMemoryPerDestination is how many of a workspace's messages may wait
-// in memory for one refused destination; the rest wait durably, each
-// booked a turn at the destination's pace, so a seller's backlog of
-// thousands neither fills the scans nor comes back all at once.
-const inMemoryPerDestination = 32
-
-// maxInMemoryPerDestination bounds inMemoryFor: every slot freed scans
-// the messages waiting.
-const maxInMemoryPerDestination = 1024
-
-// inMemoryFor is how many of a workspace's messages may wait in memory for
-// a destination that refused with r: inMemoryPerDestination, or, for one
-// that is only busy (its cap of calls in flight), as many as its calls
-// end within the hold at their usual length. Those would be parked for
-// less than the hold, each costing a transaction and a trip through the
-// outbox and the broker, to come back when memory would have served them:
-// after a receiver's outage, 12,000 deliveries to it came back and were
-// parked again and again, and the parks' transactions slowed its calls
-// (so more were parked).
-func (s *slots) inMemoryFor(r Refusal) int {
-	if r.Why != WhyBusy || r.Every <= 0 {
-		return inMemoryPerDestination
-	}
-	return min(max(inMemoryPerDestination, int(s.hold/r.Every)), maxInMemoryPerDestination)
-}
-
-// DefaultOutageWait is how long a message parked for a destination that
-// is down waits if no answer from it wakes it sooner.
-const DefaultOutageWait = 10 * time.Minute
-
 // pick is the first ticket of q that may start now, with its destination's
-// permit. Tickets whose destination refuses for longer than hold, or
-// beyond inMemoryFor of them, are told to wait durably on the way (under
-// mu).
+// permit. Tickets refused are kept in memory, set aside until the
+// refusal ends (setAside), or parked on the way, as afterRefusal decides
+// (under mu): a pick walks only the tickets that may ask, and asks the
+// gate once per destination per refusal.
 func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
-	skipped := map[string]int{}
 	for e := q.Front(); e != nil; {
 		t := e.Value.(*ticket)
 		e = e.Next()
-		if t.key != "" && (s.busy[t.key] || s.keys[t.key].Front().Value != t) {
+		if !s.mayStart(t) {
 			continue
 		}
 		if t.destination == "" || s.gate == nil {
 			return t, nil
 		}
-		r, refused := s.blocked[t.destination]
-		if !refused || !r.Until.After(now) {
+		r, refused := s.refused.Of(t.destination, now)
+		if !refused {
 			var done func(CallResult)
 			if done, r = s.gate.Try(t.destination); done != nil {
-				delete(s.blocked, t.destination)
+				s.refused.Forget(t.destination)
 				return t, done
 			}
-			if !r.Until.After(now) { // a refusal must end in the future, or nothing wakes the line
-				r.Until = now.Add(time.Millisecond)
-			}
-			s.blocked[t.destination] = r
+			r = s.refused.Remember(t.destination, r, now)
 		}
-		n := skipped[t.destination]
-		skipped[t.destination] = n + 1
-		wait := waitingFor(t.destination, r.Why)
-		limit := s.inMemoryFor(r)
-		switch {
-		case r.Why == WhyBreakerOpen && r.Until.Sub(now) > s.hold:
-			e = s.waitOutage(t, r, now, e)
-		case r.Until.Sub(now) > s.hold:
-			e = s.waitDurably(t, s.turn(t.destination, r, r.Until), wait, nil, e)
-		case n >= limit:
-			// Behind the ones waiting in memory, whose turns come first;
-			// without a pace, a group of them per hold.
-			earliest := r.Until.Add(time.Duration(limit) * r.Every)
-			if r.Every <= 0 {
-				earliest = r.Until.Add(time.Duration(n/limit) * s.hold)
-			}
-			e = s.waitDurably(t, s.turn(t.destination, r, earliest), wait, nil, e)
+		switch d := s.afterRefusal.Decide(r, now, s.heldCount(t.workspace, t.destination)); d.Action {
+		case scheduling.KeepInMemory:
+			s.setAside(t)
+		case scheduling.ParkForOutage:
+			until, wait, z := s.outages.park(t.workspace, t.destination, t.key, r, now, s.hold)
+			e = s.waitDurably(t, until, wait, z, e)
+		case scheduling.ParkForTurn:
+			e = s.waitDurably(t, s.booked.Turn(t.destination, r, d.Earliest, now), waitingFor(t.destination, r.Why), nil, e)
 		}
 	}
 	return nil, nil
 }
-
-// turn is when a message parked for destination, refused with r, comes
-// back: the next turn at its pace from earliest on, so those parked come
-// back one call's time apart and find the call free; without a pace
-// (r.Every 0), at earliest, spread over a hold (under mu).
-func (s *slots) turn(destination string, r Refusal, earliest time.Time) time.Time {
-	if r.Every <= 0 {
-		return earliest.Add(rand.N(s.hold))
-	}
-	at := earliest
-	if b, ok := s.booked[destination]; ok && b.After(at) {
-		at = b
-	}
-	if len(s.booked) >= maxBooked {
-		now := s.now()
-		maps.DeleteFunc(s.booked, func(_ string, b time.Time) bool { return !b.After(now) })
-	}
-	s.booked[destination] = at.Add(r.Every)
-	return at
-}
-
-// maxBooked bounds the destinations whose turns the slots remember
-// before they forget those with none booked ahead.
-const maxBooked = 4096
 
 // waitDurably answers t, and every ticket of its ordering key behind it,
 // with a durable wait until then (a microsecond apart, the database's
@@ -515,17 +381,14 @@ const maxBooked = 4096
 func (s *slots) waitDurably(t *ticket, until time.Time, parked model.JobWait, z *sleepers, next *list.Element) *list.Element {
 	line := []*ticket{t}
 	if t.key != "" {
-		line = line[:0]
-		for e := s.keys[t.key].Front(); e != nil; e = e.Next() {
-			line = append(line, e.Value.(*ticket))
-		}
-		s.keyWait[t.key] = keyLine{until: until.Add(time.Duration(len(line)) * time.Microsecond), asleep: z}
+		line = s.keyLines.line(t.key)
+		s.keyLines.parked(t.key, until.Add(time.Duration(len(line))*time.Microsecond), z)
 	}
 	for i, w := range line {
 		wait := &waitFor{until: until.Add(time.Duration(i) * time.Microsecond), wait: parked, asleep: z}
 		if w.inQueue == nil { // a reservation
 			w.parked = wait
-			s.leaveKey(w)
+			s.leave(w)
 			continue
 		}
 		for next != nil && next.Value.(*ticket) == w {
@@ -540,19 +403,7 @@ func (s *slots) waitDurably(t *ticket, until time.Time, parked model.JobWait, z 
 // armWake pumps again when the earliest refusal of a destination some
 // ticket waits for ends (under mu).
 func (s *slots) armWake(now time.Time) {
-	var soonest time.Time
-	for d, r := range s.blocked {
-		if !r.Until.After(now) {
-			delete(s.blocked, d)
-			if b, ok := s.booked[d]; ok && !b.After(now) {
-				delete(s.booked, d) // no turn booked ahead: forgotten
-			}
-			continue
-		}
-		if soonest.IsZero() || r.Until.Before(soonest) {
-			soonest = r.Until
-		}
-	}
+	soonest := s.refused.Expire(now, s.refusalEnded)
 	if soonest.IsZero() || s.waiting == 0 || (!s.wakeAt.IsZero() && !soonest.Before(s.wakeAt) && s.wakeAt.After(now)) {
 		return
 	}
@@ -562,16 +413,24 @@ func (s *slots) armWake(now time.Time) {
 	s.wakeAt = soonest
 	s.wake = time.AfterFunc(soonest.Sub(now), func() {
 		s.mu.Lock()
-		defer s.mu.Unlock()
+		defer s.unlock()
 		s.wakeAt = time.Time{}
 		s.pump()
 	})
+}
+
+// refusalEnded: destination's refusal is over (under mu). Its tickets
+// waiting in memory may ask it again, and its turns are forgotten if
+// none is booked ahead.
+func (s *slots) refusalEnded(destination string) {
+	s.putBack(destination)
+	s.booked.ForgetPast(destination, s.now())
 }
 
 // stats are the slots' gauges: running now, the most ever running at
 // once, and messages waiting for one.
 func (s *slots) stats() (running, peak, waiting int) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	defer s.unlock()
 	return s.running, s.peak, s.waiting
 }

@@ -197,18 +197,34 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.StateTimeout)
 	defer cancel()
 	reread := false
-	for range maxSwaps {
-		ownRec, err := g.bounded(ctx, own, now)
+	// A destination that caps its calls writes its record with every
+	// permit (the call's lease), at the version it decided from: that
+	// write checks the record, so the record as cached, however old, is
+	// decided from without reading it first (a round trip per call to a
+	// destination called less often than once per StateTTL: a shop's
+	// jobs a few seconds apart). A refusal from it writes nothing and is
+	// checked by a read before it is answered.
+	speculate := dest.quota.Concurrency > 0
+	for try := 0; try < maxSwaps; try++ {
+		ownRec, err := g.bounded(ctx, own, now, speculate)
 		if err != nil {
 			return nil, g.unavailable(dest, d, now)
 		}
 		var platRec record
 		if plat != nil {
-			if platRec, err = g.bounded(ctx, onPlatform, now); err != nil {
+			if platRec, err = g.bounded(ctx, onPlatform, now, false); err != nil {
 				return nil, g.unavailable(dest, d, now)
 			}
 		}
 		permit, wait, writeOwn, writePlat := g.admit(d, dest, plat, ownRec, platRec, now)
+		if speculate && !g.fresh(ownRec, now) && (permit == nil || writeOwn == nil) {
+			// Decided from a record not read lately, and nothing written
+			// checks it: read it, and decide again (not a race lost).
+			g.undo(permit, dest, wait)
+			speculate = false
+			try--
+			continue
+		}
 		if permit == nil {
 			if wait.Why == WhyBusy && !reread && now.Sub(ownRec.readAt) >= busyHint && g.busyElsewhere(dest) {
 				// Other workers' calls fill the cap as this gate last
@@ -257,6 +273,20 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 	// Other workers won every race: they are taking this destination's
 	// calls, and it will still be there in a moment.
 	return nil, Wait{Until: now.Add(busyHint), Why: WhyBusy, Of: d}
+}
+
+// undo takes back what admit did for a decision not answered: the
+// permit's slots, or the count of a paced refusal.
+func (g *Gate) undo(permit *Permit, dest *destination, wait Wait) {
+	if permit != nil {
+		permit.cancel()
+		return
+	}
+	if wait.Why == WhyPaced {
+		g.mu.Lock()
+		dest.pacedWaits--
+		g.mu.Unlock()
+	}
 }
 
 // busyElsewhere: d's cap is not full of this gate's own calls, so a busy
@@ -502,11 +532,13 @@ func (p *Permit) Done(o Outcome) {
 }
 
 // recent is t's record: the cached one if it was read within StateTTL,
-// or as the store has it now.
-func (g *Gate) recent(ctx context.Context, t target, now time.Time) (record, error) {
+// or as the store has it now. Speculating, it is the cached one however
+// old (fresh says whether it is), for a caller whose decision writes it
+// at its version anyway; a record never read is read.
+func (g *Gate) recent(ctx context.Context, t target, now time.Time, speculate bool) (record, error) {
 	g.mu.Lock()
 	cached, ok := g.records[t.key]
-	if ok && now.Sub(cached.readAt) < g.cfg.StateTTL && !now.Before(cached.readAt) {
+	if ok && (speculate || g.fresh(*cached, now)) {
 		r := *cached
 		g.mu.Unlock()
 		return r, nil
@@ -519,13 +551,18 @@ func (g *Gate) recent(ctx context.Context, t target, now time.Time) (record, err
 	return g.remember(t, r, now), nil
 }
 
+// fresh: rec was read or written within StateTTL.
+func (g *Gate) fresh(rec record, now time.Time) bool {
+	return now.Sub(rec.readAt) < g.cfg.StateTTL && !now.Before(rec.readAt)
+}
+
 // bounded is t's record (recent), its times first brought within their
 // lengths of now and written so (shared.bound): only a record a clock
 // step or a clock ahead left in the future costs that write, and once
 // written, the bucket refills from the bound on instead of from it again
 // at each read.
-func (g *Gate) bounded(ctx context.Context, t target, now time.Time) (record, error) {
-	rec, err := g.recent(ctx, t, now)
+func (g *Gate) bounded(ctx context.Context, t target, now time.Time, speculate bool) (record, error) {
+	rec, err := g.recent(ctx, t, now, speculate)
 	if err != nil {
 		return rec, err
 	}
@@ -538,7 +575,7 @@ func (g *Gate) bounded(ctx context.Context, t target, now time.Time) (record, er
 	}
 	// Ours, or what another worker wrote first, as swap cached it; the
 	// caller bounds what it reads again before deciding (settle).
-	return g.recent(ctx, t, now)
+	return g.recent(ctx, t, now, false)
 }
 
 // remember caches r, the record of t read or written at now.
@@ -570,7 +607,7 @@ func (g *Gate) swap(ctx context.Context, t target, version int64, state shared, 
 // and learns again from it.
 func (g *Gate) update(ctx context.Context, t target, now time.Time, learn func(s *shared)) error {
 	for range maxSwaps {
-		rec, err := g.recent(ctx, t, now)
+		rec, err := g.recent(ctx, t, now, false)
 		if err != nil {
 			return err
 		}

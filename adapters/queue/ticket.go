@@ -1,0 +1,37 @@
+package queue
+
+import (
+	"container/list"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ticket is one message waiting for a slot.
+type ticket struct {
+	workspace   uuid.UUID
+	destination string
+	key         string
+	seq         uint64
+	startedAt   time.Time     // when it got its slot
+	inQueue     *list.Element // in its workspace's line, or its destination's if heldFor
+	heldFor     string        // the destination it waits for in memory, set aside (workspaceLines.setAside)
+	inKey       *list.Element
+	answer      chan grant // buffered: the pump never blocks on it
+	// parked is set on a reservation whose key's line was parked before
+	// its message asked for a slot: it is answered with it at once.
+	parked *waitFor
+}
+
+// grant is a ticket's answer: a slot (done reports its call to the destinations,
+// nil without a destination), a durable wait, or stopped: the worker
+// drains and the message is handed back unstarted.
+type grant struct {
+	done    func(CallResult)
+	wait    *waitFor
+	stopped bool
+}
+
+// errStopping is what acquire answers once the worker drains.
+var errStopping = errors.New("not started: the worker is stopping")

@@ -1,0 +1,184 @@
+package queue
+
+import (
+	"container/list"
+	"slices"
+
+	"github.com/google/uuid"
+)
+
+// workspaceLines are the tickets waiting for a slot, a line per
+// workspace in arrival order, and when each workspace last got a slot:
+// what the fair share (holdings) orders the workspaces by. A ticket
+// waiting in memory for a destination that refused it is set aside, in
+// that destination's line (setAside), until the refusal ends (putBack): a
+// pick walks only the tickets that may start, whatever the thousands
+// waiting for their destinations. It keeps no policy of its own.
+type workspaceLines struct {
+	queues map[uuid.UUID]*list.List // each workspace's tickets that may ask their destination, in arrival order
+	// held are, per destination refused, the tickets waiting in memory
+	// for it, each workspace's in arrival order, and heldBy how many of
+	// each workspace's.
+	held    map[string]*list.List
+	heldBy  map[heldKey]int
+	turns   []uuid.UUID // workspaces with tickets waiting
+	count   map[uuid.UUID]int
+	served  map[uuid.UUID]uint64 // when each workspace last got a slot (grants counts them)
+	grants  uint64
+	waiting int
+	// spare are emptied lines kept for the next to need one: a workspace
+	// whose line empties with each job started would make one per job.
+	spare []*list.List
+}
+
+// maxSpareLines bounds the emptied lines kept.
+const maxSpareLines = 64
+
+// heldKey is a workspace's tickets held for a destination.
+type heldKey struct {
+	workspace   uuid.UUID
+	destination string
+}
+
+func newWorkspaceLines() workspaceLines {
+	return workspaceLines{
+		queues: map[uuid.UUID]*list.List{}, held: map[string]*list.List{}, heldBy: map[heldKey]int{},
+		count: map[uuid.UUID]int{}, served: map[uuid.UUID]uint64{},
+	}
+}
+
+// enqueue puts t at the end of its workspace's line.
+func (l *workspaceLines) enqueue(t *ticket) {
+	if l.count[t.workspace] == 0 {
+		l.turns = append(l.turns, t.workspace)
+	}
+	l.count[t.workspace]++
+	t.inQueue = l.queue(t.workspace).PushBack(t)
+	l.waiting++
+}
+
+// queue is ws's line, made if new.
+func (l *workspaceLines) queue(ws uuid.UUID) *list.List {
+	q := l.queues[ws]
+	if q == nil {
+		if n := len(l.spare); n > 0 {
+			q, l.spare = l.spare[n-1], l.spare[:n-1]
+		} else {
+			q = list.New()
+		}
+		l.queues[ws] = q
+	}
+	return q
+}
+
+// remove takes t out of the lines, its workspace's or its destination's.
+func (l *workspaceLines) remove(t *ticket) {
+	l.out(t)
+	t.inQueue, t.heldFor = nil, ""
+	if l.count[t.workspace]--; l.count[t.workspace] == 0 {
+		delete(l.count, t.workspace)
+		if i := slices.Index(l.turns, t.workspace); i >= 0 {
+			l.turns = slices.Delete(l.turns, i, i+1)
+		}
+		l.forgetServed()
+	}
+	l.waiting--
+}
+
+// out unlinks t from the list it is in, which it leaves if empty.
+func (l *workspaceLines) out(t *ticket) {
+	if t.heldFor == "" {
+		q := l.queues[t.workspace]
+		q.Remove(t.inQueue)
+		if q.Len() == 0 {
+			delete(l.queues, t.workspace)
+			if len(l.spare) < maxSpareLines {
+				l.spare = append(l.spare, q)
+			}
+		}
+		return
+	}
+	h := l.held[t.heldFor]
+	h.Remove(t.inQueue)
+	if h.Len() == 0 {
+		delete(l.held, t.heldFor)
+	}
+	k := heldKey{t.workspace, t.heldFor}
+	if l.heldBy[k]--; l.heldBy[k] <= 0 {
+		delete(l.heldBy, k)
+	}
+}
+
+// heldCount is how many of ws's tickets are held for destination.
+func (l *workspaceLines) heldCount(ws uuid.UUID, destination string) int {
+	return l.heldBy[heldKey{ws, destination}]
+}
+
+// setAside sets t, in its workspace's line, aside for its destination.
+func (l *workspaceLines) setAside(t *ticket) {
+	l.out(t)
+	h := l.held[t.destination]
+	if h == nil {
+		h = list.New()
+		l.held[t.destination] = h
+	}
+	t.heldFor = t.destination
+	t.inQueue = h.PushBack(t)
+	l.heldBy[heldKey{t.workspace, t.destination}]++
+}
+
+// putBack puts the tickets held for destination back in their
+// workspaces' lines, each in its place by arrival.
+func (l *workspaceLines) putBack(destination string) {
+	h := l.held[destination]
+	if h == nil {
+		return
+	}
+	delete(l.held, destination)
+	for e := h.Front(); e != nil; e = e.Next() {
+		t := e.Value.(*ticket)
+		delete(l.heldBy, heldKey{t.workspace, destination})
+		t.heldFor = ""
+		q := l.queue(t.workspace)
+		at := q.Front()
+		for at != nil && at.Value.(*ticket).seq < t.seq {
+			at = at.Next()
+		}
+		if at == nil {
+			t.inQueue = q.PushBack(t)
+		} else {
+			t.inQueue = q.InsertBefore(t, at)
+		}
+	}
+}
+
+// first is any waiting ticket (nil: none).
+func (l *workspaceLines) first() *ticket {
+	for _, q := range l.queues {
+		return q.Front().Value.(*ticket)
+	}
+	for _, h := range l.held {
+		return h.Front().Value.(*ticket)
+	}
+	return nil
+}
+
+// granted notes that ws got a slot now.
+func (l *workspaceLines) granted(ws uuid.UUID) {
+	l.grants++
+	l.served[ws] = l.grants
+}
+
+// forgetServed bounds served: once it holds many workspaces that wait for
+// nothing, it forgets them. A workspace forgotten counts as served long
+// ago, which only matters if it comes back at once.
+func (l *workspaceLines) forgetServed() {
+	if len(l.served) <= 4*len(l.turns)+1024 {
+		return
+	}
+	for ws := range l.served {
+		if l.count[ws] == 0 {
+			delete(l.served, ws)
+		}
+	}
+}
