@@ -24,9 +24,9 @@ var httpRatios = map[string]struct {
 	variantStore: {variantIdempotent, 0},
 	// No target: what the database work alone allows the idempotent ÷
 	// plain ratio to be.
-	variantPgbenchIdempotent:         {variantPgbench, 0},
-	variantPgbenchRecordOnce:         {variantPgbench, 0},
-	variantPgbenchReadThenRecordOnce: {variantPgbench, 0},
+	variantPgbenchIdempotent:        {variantPgbench, 0},
+	variantPgbenchRecordOnce:        {variantPgbench, 0},
+	variantPgbenchClaimThenComplete: {variantPgbench, 0},
 	// What the relay costs a write, in the same run.
 	variantPlain + ", relay on":      {variantPlain, 0.9},
 	variantIdempotent + ", relay on": {variantIdempotent, 0.9},
