@@ -196,7 +196,11 @@ type httpCell struct {
 	// over the cell divided by the requests answered: what the clients
 	// took of the cores the service and PostgreSQL share; 0 for pgbench.
 	ClientCPUPerRequest time.Duration
-	Requests            int
+	// PostgresCPUPerRequest is the PostgreSQL server's CPU (its postmaster
+	// and every process it runs, the service's backends included) over
+	// the cell divided by the requests answered; 0 for pgbench.
+	PostgresCPUPerRequest time.Duration
+	Requests              int
 }
 
 // RunHTTP measures the write path: for each repetition a fresh database on
@@ -293,7 +297,7 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 				}
 				if err == nil {
 					stop := prof.start(ctx, variant, conns, cfg.Duration)
-					cell, err = measureLoad(ctx, load, c, conns, cfg.Duration, pid)
+					cell, err = measureLoad(ctx, load, c, conns, cfg.Duration, pid, d)
 					err = errors.Join(err, stop())
 				}
 				if variant == variantIdempotent {
@@ -308,8 +312,8 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 			}
 			cell.Variant, cell.Conns = variant, conns
 			cells = append(cells, cell)
-			fmt.Fprintf(progress, "[%s] %-26s %3d conns: %8.0f /s, %s CPU/request, clients %s\n",
-				d.label, variant, conns, cell.PerSecond, micros(cell.CPUPerRequest), micros(cell.ClientCPUPerRequest))
+			fmt.Fprintf(progress, "[%s] %-26s %3d conns: %8.0f /s, %s CPU/request, clients %s, PostgreSQL %s\n",
+				d.label, variant, conns, cell.PerSecond, micros(cell.CPUPerRequest), micros(cell.ClientCPUPerRequest), micros(cell.PostgresCPUPerRequest))
 		}
 	}
 	return cells, nil
@@ -508,7 +512,11 @@ func (l *writeLoad) run(ctx context.Context, c *client, conns int, d time.Durati
 // measureLoad runs the load for d and reads the service's CPU time around
 // it. The clients are this process; the service is another, so its CPU is
 // the service's own.
-func measureLoad(ctx context.Context, l *writeLoad, c *client, conns int, d time.Duration, pid int) (httpCell, error) {
+func measureLoad(ctx context.Context, l *writeLoad, c *client, conns int, d time.Duration, pid int, dep *deployment) (httpCell, error) {
+	pgBefore, err := dep.postgresCPU(ctx)
+	if err != nil {
+		return httpCell{}, err
+	}
 	before, clientBefore, err := serviceAndClientCPU(pid)
 	if err != nil {
 		return httpCell{}, err
@@ -521,10 +529,15 @@ func measureLoad(ctx context.Context, l *writeLoad, c *client, conns int, d time
 	if err != nil {
 		return httpCell{}, err
 	}
+	pgAfter, err := dep.postgresCPU(ctx)
+	if err != nil {
+		return httpCell{}, err
+	}
 	cell := httpCell{Requests: int(res.ok), PerSecond: float64(res.ok) / res.elapsed.Seconds()}
 	if res.ok > 0 {
 		cell.CPUPerRequest = (after - before) / time.Duration(res.ok)
 		cell.ClientCPUPerRequest = (clientAfter - clientBefore) / time.Duration(res.ok)
+		cell.PostgresCPUPerRequest = (pgAfter - pgBefore) / time.Duration(res.ok)
 	}
 	return cell, nil
 }
