@@ -25,8 +25,7 @@ import (
 //     transaction's first statement: on their own before most, and in
 //     the same round trip as a batch of pipelinedConn.sendBatch (the
 //     idempotency claim's), so an idempotent request's claim costs no
-//     round trip of its own; a transaction that sends nothing sends no
-//     BEGIN either;
+//     round trip of its own;
 //   - a query without arguments goes by the simple protocol. bun writes
 //     every argument into the text of the statement, so pgx's default mode
 //     (the extended protocol with a statement cache) saw a new text every
@@ -318,10 +317,9 @@ func (t *pgxTx) takeTail() string {
 // Commit sends the held statements and COMMIT as one query, and otherwise
 // is pgx's own Commit.
 func (t *pgxTx) Commit() error {
-	if !t.sent && t.tail.Len() == 0 {
-		t.conn.tx = nil
-		return nil // nothing was sent: nothing to commit
-	}
+	// A transaction that sent nothing still begins and commits: that is
+	// how a dead connection (and a server gone away) is found by a
+	// transaction with nothing to say, as before BEGIN waited.
 	if err := t.conn.began(t.ctx); err != nil {
 		t.conn.tx = nil
 		return err
