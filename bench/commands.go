@@ -260,10 +260,10 @@ func benchHTTPCmd() *cobra.Command {
 	f.StringVar(&cfg.SynchronousCommit, "pg-synchronous-commit", storm.DefaultSynchronousCommit, "synchronous_commit of the private cluster (off: commits do not wait for a shared disk)")
 	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb, pg_ctl and pgbench (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")
 	f.StringVar(&cfg.Binary, "binary", "", "the once binary to run (default: once beside this executable)")
-	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of once serve per variant, connection count and repetition into this directory")
+	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "write a CPU profile (pprof) of once serve and the database's pg_stat_statements (the cluster preloads it) per variant, connection count and repetition into this directory")
 	f.BoolVar(&cfg.StoreCreates, "store-creates", false, "also run store creates (POST /v1/stores: the store, its operation, its outbox event and the idempotency record; serve runs no Dispatcher or worker)")
 	f.BoolVar(&cfg.Relay, "relay", false, "also run plain, idempotent (and store) creates on a second serve with the relay on (ONCE_RELAY=true, Redis Streams), each right after its relay-off twin: what the relay costs the write path")
-	f.BoolVar(&cfg.RecordDesigns, "record-designs", false, "also run pgbench on two other designs of the idempotency record (written once, with and without a read first)")
+	f.BoolVar(&cfg.RecordDesigns, "record-designs", false, "also run pgbench on two other designs of the idempotency record (written once with no read first; the in_progress row then its update, used before)")
 	return cmd
 }
 

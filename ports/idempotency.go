@@ -15,10 +15,11 @@ type IdempotencyStore interface {
 	// Claim reserves rec.Scope for the calling transaction, without waiting
 	// on any lock. rec carries the fingerprint and the expiry.
 	//
-	//   - nil, nil: claimed. The record is written as in_progress inside this
-	//     transaction; the caller runs the business work and calls Complete in
-	//     the same transaction. If the transaction rolls back, the claim and
-	//     the record vanish with it.
+	//   - nil, nil: claimed. The scope is held by this transaction until it
+	//     ends; the caller runs the business work and calls Complete in the
+	//     same transaction, which writes the record. If the transaction rolls
+	//     back (or commits without Complete), the claim vanishes with it and
+	//     the key is free again.
 	//   - existing, nil: a completed, unexpired record for the scope exists.
 	//     The caller compares fingerprints; Claim does not judge them. It is
 	//     returned whatever other transactions hold or do (replays take no
@@ -29,7 +30,7 @@ type IdempotencyStore interface {
 	//     the scope right now. Returned at once.
 	Claim(ctx context.Context, rec model.IdempotencyRecord) (*model.IdempotencyRecord, error)
 
-	// Complete marks the record claimed by this transaction completed with
+	// Complete writes the record claimed by this transaction, completed, with
 	// the response summary, stored as given: making it safe (allow-listed
 	// headers, model.CheckPayloadSafe) is the caller's rule. domain.CodeNotFound if this transaction holds no
 	// claim for scope.

@@ -51,6 +51,11 @@ func mapError(err error, what string) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.Errorf(domain.CodeNotFound, "%s not found", what)
 	}
+	if errors.As(err, new(*beginLostError)) {
+		// Kept in the chain: Transact runs the transaction again on
+		// another connection.
+		return unavailableBecause(err)
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		cause := &dbError{Code: pgErr.Code, Constraint: pgErr.ConstraintName, Message: pgErr.Message}

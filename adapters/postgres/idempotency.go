@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
@@ -19,13 +20,15 @@ import (
 // IdempotencyStore implements ports.IdempotencyStore for one transaction.
 // The statements and why they are shaped so are in idempotency_sql.go.
 type IdempotencyStore struct {
-	// db is the transaction: the claim goes to its *sql.Tx with parameters
-	// (readOrClaim), everything else through bun.
+	// db is the transaction; conn, when it is one of ours (OpenPool), is
+	// its connection, which sends the claim's statements in one round
+	// trip with the transaction's BEGIN (pipelinedConn.sendBatch).
 	db        bun.Tx
+	conn      *pipelinedConn
 	workspace uuid.UUID
-	// claimed holds the scopes this transaction claimed, so Complete can
-	// refuse a scope it does not hold.
-	claimed map[model.IdempotencyScope]bool
+	// claimed holds the records this transaction claimed, by scope, for
+	// Complete to write: it refuses a scope it does not hold.
+	claimed map[model.IdempotencyScope]model.IdempotencyRecord
 }
 
 var _ ports.IdempotencyStore = (*IdempotencyStore)(nil)
@@ -62,50 +65,30 @@ type idempotencyRow struct {
 	Expired          bool       `bun:"expired"`
 }
 
-// claimRow is a row of readOrClaimIdempotency: the record's columns (all
-// NULL, so zero, when there is no record), whether the scope's lock was
-// taken (NULL when it was not tried) and whether our row was inserted.
-type claimRow struct {
-	idempotencyRow
-	Locked   *bool
-	Inserted *bool
-}
-
 // Claim implements ports.IdempotencyStore. The order of its statements,
-// and why, is in idempotency_sql.go: read first without any lock, lock only
-// a scope that has no completed record.
+// and why, is in idempotency_sql.go: the scope's try-lock, then the read
+// of its row, which the lock does not decide for a completed record.
 func (s *IdempotencyStore) Claim(ctx context.Context, rec model.IdempotencyRecord) (*model.IdempotencyRecord, error) {
 	sc := rec.Scope
 	if sc.WorkspaceID != s.workspace {
 		return nil, domain.Errorf(domain.CodeForbidden, "idempotency scope is outside the transaction's workspace")
 	}
 	now := timePtr(rec.CreatedAt)
-
-	fingerprint := rec.Fingerprint
-	if fingerprint == nil {
-		fingerprint = []byte{}
-	}
-	insertArgs := []any{sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key,
-		rec.FingerprintKeyID, fingerprint, now, timePtr(rec.ExpiresAt)}
-
-	row, err := s.readOrClaim(ctx, sc, now, rec.FingerprintKeyID, fingerprint, timePtr(rec.ExpiresAt))
+	locked, row, found, err := s.lockAndRead(ctx, sc, now)
 	if err != nil {
 		return nil, mapError(err, "idempotency record")
 	}
-	found := row.Status != ""
 	switch {
 	case found && !row.Expired && row.Status == string(model.IdempotencyCompleted):
-		return s.replay(ctx, sc, row.record) // no lock taken
+		return s.replay(ctx, sc, row.record) // whoever holds the lock
 	case found && !row.Expired:
-		// in_progress and committed, or claimed by this very transaction:
-		// either way it must not run again.
+		// A committed in_progress row (written by a version that claimed
+		// with one): the scope stays closed.
 		return nil, inProgress()
-	case row.Locked == nil || !*row.Locked:
+	case !locked:
 		return nil, inProgress()
 	}
-
-	inserted := row.Inserted != nil && *row.Inserted
-	if found { // expired: replace it
+	if found { // expired: replaced by Complete's INSERT
 		_, err := s.db.ExecContext(ctx, deleteExpiredIdempotencyRow,
 			sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key, now)
 		if isLockNotAvailable(err) {
@@ -114,34 +97,17 @@ func (s *IdempotencyStore) Claim(ctx context.Context, rec model.IdempotencyRecor
 		if err != nil {
 			return nil, mapError(err, "idempotency record")
 		}
-		res, err := s.db.ExecContext(ctx, insertIdempotency, insertArgs...)
-		if err != nil {
-			return nil, mapError(err, "idempotency record")
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return nil, mapError(err, "idempotency record")
-		}
-		inserted = n == 1
 	}
-	if !inserted {
-		// A twin completed and committed between our read and our lock.
-		row, found, err := s.read(ctx, sc, now)
-		if err != nil {
-			return nil, err
-		}
-		if found && !row.Expired && row.Status == string(model.IdempotencyCompleted) {
-			return s.replay(ctx, sc, row.record)
-		}
-		return nil, inProgress()
+	if rec.Fingerprint == nil {
+		rec.Fingerprint = []byte{}
 	}
-	s.claimed[sc] = true
+	s.claimed[sc] = rec
 	return nil, nil
 }
 
 // replay returns the completed record of sc that record makes, once the
 // transaction is bound to confirm it (confirmReplicated, held for the
-// COMMIT like the completing UPDATE).
+// COMMIT like the completing INSERT).
 func (s *IdempotencyStore) replay(ctx context.Context, sc model.IdempotencyScope,
 	record func(model.IdempotencyScope) (*model.IdempotencyRecord, error),
 ) (*model.IdempotencyRecord, error) {
@@ -155,37 +121,46 @@ func (s *IdempotencyStore) replay(ctx context.Context, sc model.IdempotencyScope
 	return rec, nil
 }
 
-// readOrClaim runs readOrClaimPrepared on the transaction's *sql.Tx, its
+// lockAndRead runs lockIdempotencyScope and then selectIdempotency, their
 // arguments as parameters (the uuids as pgxUUID), not through bun, which
-// would write them into the text.
-func (s *IdempotencyStore) readOrClaim(ctx context.Context, sc model.IdempotencyScope, now *time.Time,
-	keyID string, fingerprint []byte, expires *time.Time,
-) (claimRow, error) {
-	var row claimRow
+// would write them into the text: on a connection of ours as one batch,
+// in one round trip with the transaction's BEGIN, else one after the
+// other on the transaction.
+func (s *IdempotencyStore) lockAndRead(ctx context.Context, sc model.IdempotencyScope, now *time.Time) (locked bool, row idempotencyRow, found bool, err error) {
 	ws, user, key := pgxUUID(sc.WorkspaceID), pgxUUID(sc.UserID), pgxUUID(sc.Key)
-	var status, storedKeyID *string
-	var expired *bool
-	err := s.db.Tx.QueryRowContext(ctx, readOrClaimPrepared,
-		now, ws, user, sc.Method, sc.Path, key, scopeLockKey(sc),
-		ws, user, sc.Method, sc.Path, key, keyID, fingerprint, now, expires,
-	).Scan(&status, &storedKeyID, &row.Fingerprint, &row.ResponseStatus, &row.ResponseHeaders, &row.ResponseBody,
-		&row.CreatedAt, &row.CompletedAt, &row.ExpiresAt, &expired, &row.Locked, &row.Inserted)
-	// The columns of a record that is not there are NULL: zero values.
-	row.Status, row.FingerprintKeyID = strVal(status), strVal(storedKeyID)
-	row.Expired = expired != nil && *expired
-	return row, err
-}
-
-// read is the plain, lock-free read of the scope's row.
-func (s *IdempotencyStore) read(ctx context.Context, sc model.IdempotencyScope, now *time.Time) (row idempotencyRow, found bool, err error) {
-	err = s.db.NewRaw(selectIdempotency, now, sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key).Scan(ctx, &row)
+	readArgs := []any{now, ws, user, sc.Method, sc.Path, key}
+	var status, storedKeyID string
+	dest := []any{&status, &storedKeyID, &row.Fingerprint, &row.ResponseStatus, &row.ResponseHeaders, &row.ResponseBody,
+		&row.CreatedAt, &row.CompletedAt, &row.ExpiresAt, &row.Expired}
+	if s.conn == nil {
+		if err = s.db.Tx.QueryRowContext(ctx, lockIdempotencyPrepared, scopeLockKey(sc)).Scan(&locked); err != nil {
+			return false, row, false, err
+		}
+		err = s.db.Tx.QueryRowContext(ctx, selectIdempotencyPrepared, readArgs...).Scan(dest...)
+	} else {
+		b := &pgx.Batch{}
+		b.Queue(lockIdempotencyPrepared, scopeLockKey(sc))
+		b.Queue(selectIdempotencyPrepared, readArgs...)
+		var br pgx.BatchResults
+		if br, err = s.conn.sendBatch(ctx, b); err != nil {
+			return false, row, false, err
+		}
+		if err = br.QueryRow().Scan(&locked); err == nil {
+			err = br.QueryRow().Scan(dest...)
+		}
+		err = errors.Join(err, br.Close())
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = sql.ErrNoRows
+		}
+	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return row, false, nil
+		return locked, row, false, nil
 	case err != nil:
-		return row, false, mapError(err, "idempotency record")
+		return false, row, false, err
 	}
-	return row, true, nil
+	row.Status, row.FingerprintKeyID = status, storedKeyID
+	return locked, row, true, nil
 }
 
 func (r *idempotencyRow) record(sc model.IdempotencyScope) (*model.IdempotencyRecord, error) {
@@ -210,9 +185,11 @@ func (r *idempotencyRow) record(sc model.IdempotencyScope) (*model.IdempotencyRe
 	return rec, nil
 }
 
-// Complete implements ports.IdempotencyStore.
+// Complete implements ports.IdempotencyStore: it writes the record this
+// transaction claimed, completed, once (insertCompletedIdempotency).
 func (s *IdempotencyStore) Complete(ctx context.Context, sc model.IdempotencyScope, resp model.SavedResponse, at time.Time) error {
-	if !s.claimed[sc] {
+	rec, ok := s.claimed[sc]
+	if !ok {
 		return domain.Errorf(domain.CodeNotFound, "this transaction holds no claim for the idempotency scope")
 	}
 	var headers *string
@@ -224,22 +201,14 @@ func (s *IdempotencyStore) Complete(ctx context.Context, sc model.IdempotencySco
 		h := string(b)
 		headers = &h
 	}
-	// On a pool of OpenPool the UPDATE goes with the COMMIT, or before any
-	// statement that follows it (pipelined_conn.go), and its rows affected
-	// are not known here. It cannot miss: the row was inserted in_progress
-	// by this transaction (s.claimed), and no other transaction sees it
-	// before the commit.
-	tail := &commitTail{what: "idempotency claim"}
-	res, err := s.db.ExecContext(withCommitTail(ctx, tail), completeIdempotency,
-		resp.Status, headers, resp.Body, timePtr(at),
-		sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key)
+	// On a pool of OpenPool the INSERT goes with the COMMIT, or before any
+	// statement that follows it (pipelined_conn.go); its failure is then
+	// the transaction's, which rolls back with it.
+	_, err := s.db.ExecContext(withCommitTail(ctx, &commitTail{what: "idempotency record"}), insertCompletedIdempotency,
+		sc.WorkspaceID, sc.UserID, sc.Method, sc.Path, sc.Key, rec.FingerprintKeyID, rec.Fingerprint,
+		resp.Status, headers, resp.Body, timePtr(rec.CreatedAt), timePtr(at), timePtr(rec.ExpiresAt))
 	if err != nil {
-		return mapError(err, "idempotency claim")
-	}
-	if !tail.deferred {
-		if err := affectedOne(res, nil, "idempotency claim"); err != nil {
-			return err
-		}
+		return mapError(err, "idempotency record")
 	}
 	delete(s.claimed, sc)
 	return nil

@@ -11,61 +11,68 @@ package postgres
 //  2. A duplicate that arrives while its twin still executes learns "in
 //     progress" at once: nobody waits on a lock.
 //
-// So Claim first reads the row with a plain SELECT (selectIdempotency), no
-// lock of any kind. Under READ COMMITTED the statement sees every committed
-// row, and a record is only ever committed completed (Complete runs in the
-// claiming transaction), so:
-//
-//   - a completed, unexpired row is the answer to replay: Claim returns it
-//     and is done. Replays take no lock, so a thousand concurrent replays
-//     never see each other (taking the lock first, as an earlier version
-//     did, turned 57-81 % of concurrent replays into false "in progress");
-//   - a committed in_progress row (a use case broke the rule above) keeps
-//     the scope closed: "in progress";
-//   - no row, or an expired one: the scope is free or being claimed by a
-//     twin right now, which the plain read cannot see (its row is not
-//     committed). Only then does Claim take the scope's lock.
-//
-// The lock is pg_try_advisory_xact_lock on a 64-bit hash of the scope
-// (claimIdempotencyScope), never a row lock: a second INSERT of the same
+// Every transaction that may write a scope's record first takes the
+// scope's lock: pg_try_advisory_xact_lock on a 64-bit hash of the scope
+// (lockIdempotencyScope), never a row lock (a second INSERT of the same
 // primary key, or a SELECT ... FOR UPDATE, would wait for the first
-// transaction to end, which is the whole business request.
+// transaction to end, which is the whole business request). It returns at
+// once; a transaction holds it until it ends (commit or rollback releases
+// it, so a rolled-back claim frees the key at once, and so does a killed
+// process: its transaction is aborted with its session). The only other
+// writer is the cleaner (deleteExpiredIdempotency), which deletes expired
+// rows only and skips row-locked ones. A hash collision between two
+// scopes only makes one of them answer "in progress" to a retry, never
+// merges them: the row itself is keyed by the full scope.
 //
-//   - false: another transaction holds the scope right now -> IDEMPOTENCY_
-//     REQUEST_IN_PROGRESS, Retry-After 1s, without waiting;
-//   - true: we hold the scope until our transaction ends (commit or rollback
-//     releases it, so a rolled-back claim frees the key at once).
+// Claim sends two statements, one after the other (in one round trip on a
+// pool of OpenPool, with the transaction's BEGIN: pipelinedConn.sendBatch):
+// the try-lock, then the plain read of the row (selectIdempotency). Under
+// READ COMMITTED the read takes its snapshot when it starts, after the
+// try-lock returned, and a record is only ever committed completed (Complete
+// writes it, completed, in the claiming transaction), so:
 //
-// Every writer of a scope goes through that lock, so while we hold it no
-// other transaction can insert or complete the row; the only other writer
-// is the cleaner (deleteExpiredIdempotency), which deletes expired rows only
-// and skips locked ones. A hash collision between two different scopes only
-// makes one of them answer "in progress" to a retry, never merges them: the
-// row itself is keyed by the full scope.
+//   - a completed, unexpired row is the answer to replay, whether the lock
+//     was taken or not: a thousand concurrent replays never refuse each
+//     other, though each takes the lock for a moment if it is free (an
+//     earlier version that answered "in progress" whenever the lock was
+//     held turned 57-81 % of concurrent replays into false "in progress");
+//   - a committed in_progress row (written by a version that claimed with
+//     an in_progress row) keeps the scope closed: "in progress";
+//   - no row, or an expired one, and the lock not taken: a twin holds the
+//     scope right now -> IDEMPOTENCY_REQUEST_IN_PROGRESS, Retry-After 1s,
+//     without waiting;
+//   - no row, or an expired one, and the lock taken: the scope is ours.
+//     No twin can be writing it (we hold the lock), and a twin that
+//     completed before we took it committed before our read began, so the
+//     read would have seen its row. That is why the read comes after the
+//     lock, as a statement of its own: one statement reads the snapshot
+//     taken at its start, and a twin committing between that snapshot and
+//     the lock would be unseen.
 //
 // Then, holding the lock:
 //
 //   - if the read saw an expired row, deleteExpiredIdempotencyRow deletes
 //     it. FOR UPDATE NOWAIT: if the cleaner is deleting that very row right
 //     now we answer "in progress" instead of waiting for it;
-//   - insertIdempotency writes the row as in_progress in our transaction,
-//     invisible to everyone else until commit, and Complete marks it
-//     completed in the same transaction. ON CONFLICT DO NOTHING covers the
-//     one race the plain read leaves open: a twin claimed, completed and
-//     committed between our read and our lock. Its row is committed (we
-//     hold the lock, so no uncommitted twin row can exist and the insert
-//     never waits); Claim reads it again and replays it.
+//   - the business statements run, and Complete writes the record, once,
+//     completed, with the response (insertCompletedIdempotency), in the
+//     same transaction: on a pool of OpenPool it goes with the COMMIT. It
+//     has no ON CONFLICT: under the lock no row of the scope can appear,
+//     and if one did, the transaction must fail rather than overwrite it.
 //
-// Cost per request: a replay is one SELECT; a duplicate of a request in
-// flight is a SELECT and a failed try-lock; a new request is a SELECT, the
-// lock and the INSERT. No path waits on another transaction. The read, the
-// lock and the INSERT go to PostgreSQL as one statement
-// (readOrClaimIdempotency).
+// Cost per request: a replay is the try-lock and a SELECT; a duplicate of
+// a request in flight the same; a new request the try-lock, the SELECT and
+// the INSERT, one version of one row. No path waits on another transaction.
 //
 // "now" for expiry is the claim's time from the caller's clock
 // (IdempotencyRecord.CreatedAt), falling back to the database clock.
 //
-// Placeholders are bun's '?'; bun quotes the arguments.
+// Placeholders are bun's '?'; bun quotes the arguments. The statements
+// Claim sends with parameters have numbered ones (...Prepared).
+
+// lockIdempotencyScope is the scope's try-lock. Its argument is
+// scopeLockKey's text.
+const lockIdempotencyScope = `SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))`
 
 const selectIdempotency = `
 SELECT status, fingerprint_key_id, request_fingerprint,
@@ -90,54 +97,6 @@ SELECT status, fingerprint_key_id, request_fingerprint,
 const confirmReplicated = `SELECT CASE WHEN current_setting('synchronous_standby_names') <> ''
             THEN pg_logical_emit_message(true, 'once.replay', '') END`
 
-const claimIdempotencyScope = `SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))`
-
-// readOrClaimIdempotency is, in one statement and so one round trip, what
-// a new request used to send as three: selectIdempotency; then, only where
-// the scope has no row, claimIdempotencyScope; then, only if that took the
-// lock, insertIdempotency. It always returns one row: the record's columns
-// (NULL when there is none), locked (NULL when the lock was not tried) and
-// inserted (NULL unless our row was inserted).
-//
-//   - The try-lock is in a CTE that uses a volatile function, so it is
-//     materialized and runs once, and CASE runs it only in its branch: a
-//     replay or an in-progress twin still takes no lock.
-//   - The INSERT reads the lock's CTE, so it runs after the lock is held,
-//     and only when it was taken and there was no row. An expired row is
-//     replaced as before, by deleteExpiredIdempotencyRow and
-//     insertIdempotency after this statement (found, expired, locked).
-//   - The race the separate statements left open is the same here: every
-//     part of one statement reads the snapshot taken at its start, so a
-//     twin committing between that snapshot and our lock is unseen by the
-//     read; the INSERT's ON CONFLICT DO NOTHING still meets its row, and
-//     inserted stays NULL, so Claim reads again, as before.
-//
-// Arguments: selectIdempotency's (now and the scope), the lock key, then
-// insertIdempotency's. The casts in the INSERT's select list give those
-// arguments their types: they are sent as parameters (readOrClaimPrepared),
-// and a parameter in a select list has none of its own.
-const readOrClaimIdempotency = `
-WITH found AS (` + selectIdempotency + `),
-claim AS (
-  SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM found) OR (SELECT expired FROM found)
-              THEN pg_try_advisory_xact_lock(hashtextextended(?, 0))
-         END AS locked
-),
-inserted AS (
-  INSERT INTO idempotency_requests (
-         workspace_id, user_id, method, path, idempotency_key,
-         fingerprint_key_id, request_fingerprint, status, created_at, expires_at)
-  SELECT ?::uuid, ?::uuid, ?::text, ?::text, ?::uuid, ?::text, ?::bytea, 'in_progress',
-         coalesce(?::timestamptz, now()),
-         coalesce(?::timestamptz, now() + interval '48 hours')
-    FROM claim
-   WHERE claim.locked AND NOT EXISTS (SELECT 1 FROM found)
-  ON CONFLICT (workspace_id, user_id, method, path, idempotency_key) DO NOTHING
-  RETURNING true AS inserted
-)
-SELECT found.*, claim.locked, (SELECT inserted FROM inserted) AS inserted
-  FROM claim LEFT JOIN found ON true`
-
 const deleteExpiredIdempotencyRow = `
 DELETE FROM idempotency_requests
  WHERE ctid = ANY (ARRAY(
@@ -146,24 +105,18 @@ DELETE FROM idempotency_requests
            AND expires_at <= coalesce(?::timestamptz, now())
            FOR UPDATE NOWAIT))`
 
-const insertIdempotency = `
+// insertCompletedIdempotency writes the record, completed, in the
+// claiming transaction, after the business rows, the operation and the
+// outbox event: it commits with them, or not at all.
+const insertCompletedIdempotency = `
 INSERT INTO idempotency_requests (
        workspace_id, user_id, method, path, idempotency_key,
-       fingerprint_key_id, request_fingerprint, status, created_at, expires_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, 'in_progress',
-        coalesce(?::timestamptz, now()),
-        coalesce(?::timestamptz, now() + interval '48 hours'))
-ON CONFLICT (workspace_id, user_id, method, path, idempotency_key) DO NOTHING`
-
-// completeIdempotency runs in the claiming transaction, after the business
-// rows, the operation and the outbox event are written: the record commits
-// completed, or not at all.
-const completeIdempotency = `
-UPDATE idempotency_requests
-   SET status = 'completed', response_status = ?, response_headers = ?::jsonb,
-       response_body = ?, completed_at = coalesce(?::timestamptz, now())
- WHERE workspace_id = ? AND user_id = ? AND method = ? AND path = ? AND idempotency_key = ?
-   AND status = 'in_progress'`
+       fingerprint_key_id, request_fingerprint, status,
+       response_status, response_headers, response_body,
+       created_at, completed_at, expires_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, 'completed', ?, ?::jsonb, ?,
+        coalesce(?::timestamptz, now()), coalesce(?::timestamptz, now()),
+        coalesce(?::timestamptz, now() + interval '48 hours'))`
 
 // deleteExpiredIdempotency removes at most a batch of one workspace's
 // expired rows, oldest first, through the (workspace_id, expires_at) index.
@@ -182,12 +135,16 @@ DELETE FROM idempotency_requests
 // (sql/001_foundation.sql); it needs no workspace context and sees ids only.
 const selectExpiredWorkspaces = `SELECT once_idempotency_expired_workspaces(?::timestamptz, ?::int)`
 
-// readOrClaimPrepared is readOrClaimIdempotency with numbered parameters
-// ($1...), for pgx. Sent with its arguments apart from its text, the
-// statement is the same text on every request, so pgx's statement cache
-// prepares it once per connection and PostgreSQL stops parsing it anew
-// for each fresh key. It is still planned for its arguments each time:
-// the application role has plan_cache_mode = force_custom_plan (Bootstrap),
-// and a generic plan made while the table is small would look the scope
-// up through the expiry index instead of the primary key.
-var readOrClaimPrepared = numberedPlaceholders(readOrClaimIdempotency)
+// lockIdempotencyPrepared and selectIdempotencyPrepared are Claim's
+// statements with numbered parameters ($1...), for pgx. Sent with their
+// arguments apart from their text, each is the same text on every
+// request, so pgx's statement cache prepares it once per connection and
+// PostgreSQL stops parsing it anew for each fresh key. The read is still
+// planned for its arguments each time: the application role has
+// plan_cache_mode = force_custom_plan (Bootstrap), and a generic plan made
+// while the table is small could look the scope up through the expiry
+// index instead of the primary key.
+var (
+	lockIdempotencyPrepared   = numberedPlaceholders(lockIdempotencyScope)
+	selectIdempotencyPrepared = numberedPlaceholders(selectIdempotency)
+)

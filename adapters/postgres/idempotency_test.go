@@ -181,7 +181,7 @@ func TestDiscoveryReturnsWorkspaceIdsOnly(t *testing.T) {
 	}
 }
 
-// The claim of a fresh key goes to PostgreSQL as one prepared statement
+// The claim's read of a fresh key goes to PostgreSQL as one prepared statement
 // (its arguments as parameters, the text the same for every key), so it is
 // parsed once per connection rather than on every request: after 30 keys
 // claimed and completed the connection holds it prepared, once. It is
@@ -211,7 +211,7 @@ func TestClaimIsPreparedOncePerConnection(t *testing.T) {
 	var prepared, generic, custom int
 	if err := pool.QueryRowContext(ctx,
 		`SELECT count(*), coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0)
-		   FROM pg_prepared_statements WHERE statement LIKE '%WITH found AS%pg_try_advisory_xact_lock%'`,
+		   FROM pg_prepared_statements WHERE statement LIKE '%SELECT status, fingerprint_key_id%FROM idempotency_requests%'`,
 	).Scan(&prepared, &generic, &custom); err != nil {
 		t.Fatal(err)
 	}
@@ -274,5 +274,36 @@ func TestParameterisedStatementsWorkInEveryExecMode(t *testing.T) {
 				t.Fatalf("outbox mark: %d, %v", n, err)
 			}
 		})
+	}
+}
+
+// A fresh key's record is written once, completed, by Complete: the claim
+// inserts no in_progress row for Complete to update, which cost a second
+// version of the row (and its planning and execution) on every idempotent
+// create. pg_stat_xact_user_tables counts the transaction's own writes.
+func TestAFreshKeysRecordIsWrittenOnce(t *testing.T) {
+	t.Parallel()
+	db := pgtest.New(t)
+	uow := postgres.NewUnitOfWork(openPool(t, db.AppDSN, 1))
+	ws := newID(t)
+	rec := freshRecord(ws)
+	var inserted, updated int
+	transact(t, uow, ws, func(ctx context.Context, tx ports.Tx) error {
+		if existing, err := tx.Idempotency().Claim(ctx, rec); err != nil || existing != nil {
+			return fmt.Errorf("claim of a fresh key: %+v, %w", existing, err)
+		}
+		if err := tx.Idempotency().Complete(ctx, rec.Scope, model.SavedResponse{Status: 201, Body: []byte(`{}`)}, t0); err != nil {
+			return err
+		}
+		return postgres.TxDB(tx.(*postgres.Tx)).QueryRowContext(ctx,
+			`SELECT n_tup_ins, n_tup_upd FROM pg_stat_xact_user_tables WHERE relname = 'idempotency_requests'`).
+			Scan(&inserted, &updated)
+	})
+	if inserted != 1 || updated != 0 {
+		t.Fatalf("the claim and its completion inserted %d and updated %d rows; want 1 and 0", inserted, updated)
+	}
+	existing, err := claimOnce(uow, rec)
+	if err != nil || existing == nil || existing.Status != model.IdempotencyCompleted || existing.Response.Status != 201 {
+		t.Fatalf("the record after the commit: %+v, %v", existing, err)
 	}
 }

@@ -21,7 +21,11 @@ import (
 //
 //   - a transaction of a workspace starts with BEGIN and the workspace's
 //     set_config sent as one simple-protocol query: one round trip instead
-//     of two (txWorkspace, beginInWorkspace);
+//     of two (txWorkspace, beginInWorkspace). They are sent with the
+//     transaction's first statement: on their own before most, and in
+//     the same round trip as a batch of pipelinedConn.sendBatch (the
+//     idempotency claim's), so an idempotent request's claim costs no
+//     round trip of its own;
 //   - a query without arguments goes by the simple protocol. bun writes
 //     every argument into the text of the statement, so pgx's default mode
 //     (the extended protocol with a statement cache) saw a new text every
@@ -45,6 +49,9 @@ import (
 type txWorkspace struct {
 	id      uuid.UUID
 	applied bool
+	// conn is the connection whose transaction it is, when it is one of
+	// ours: what sendBatch is called on.
+	conn *pipelinedConn
 }
 
 type txWorkspaceKey struct{}
@@ -153,18 +160,79 @@ func (c *pipelinedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (dri
 		}
 		return unconfirmedTx{Tx: tx, pc: c.Conn.Conn().PgConn()}, nil
 	}
-	conn := c.Conn.Conn()
-	if conn.IsClosed() {
+	if c.Conn.Conn().IsClosed() {
 		return nil, driver.ErrBadConn
 	}
-	tx, err := conn.BeginTx(ctx, pgx.TxOptions{BeginQuery: beginInWorkspace(w.id)})
-	if err != nil {
-		return nil, err
-	}
-	w.applied = true
-	c.tx = &pgxTx{ctx: ctx, tx: tx, conn: c}
+	// Nothing is sent yet: BEGIN goes with the first statement.
+	w.applied, w.conn = true, c
+	c.tx = &pgxTx{ctx: ctx, conn: c, workspace: w.id}
 	return c.tx, nil
 }
+
+// beginLostError is the failure of the round trip that carried a
+// transaction's BEGIN because the connection is gone: nothing of the
+// transaction can have committed, so Transact may run it again on another
+// connection, as when BEGIN went alone.
+type beginLostError struct{ err error }
+
+func (e *beginLostError) Error() string { return e.err.Error() }
+func (e *beginLostError) Unwrap() error { return e.err }
+
+// began sends the transaction's BEGIN and set_config on their own if they
+// were not sent yet.
+func (c *pipelinedConn) began(ctx context.Context) error {
+	if c.tx == nil || c.tx.sent {
+		return nil
+	}
+	c.tx.sent = true
+	if _, err := c.Conn.Conn().Exec(ctx, beginInWorkspace(c.tx.workspace)); err != nil {
+		if connectionLost(err) {
+			return &beginLostError{err: err}
+		}
+		return err
+	}
+	return nil
+}
+
+// sendBatch sends b's statements in one round trip, on the transaction's
+// connection, as pgx runs a batch (prepared once per connection in its
+// default mode): after the statements held for the COMMIT (on their own,
+// so the order never changes), and led by BEGIN and the workspace's
+// set_config when they were not sent yet, which costs no round trip of
+// their own then. The caller reads b's results from the BatchResults
+// (BEGIN's and set_config's are read here) and closes it before any
+// other statement.
+func (c *pipelinedConn) sendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
+	if c.tx == nil {
+		return nil, errors.New("postgres: a batch outside a transaction of a workspace")
+	}
+	if err := c.flushTail(ctx); err != nil {
+		return nil, err
+	}
+	conn := c.Conn.Conn()
+	if c.tx.sent {
+		return conn.SendBatch(ctx, b), nil
+	}
+	c.tx.sent = true
+	led := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.QueuedQueries)+2)}
+	led.Queue("BEGIN")
+	led.Queue(setWorkspaceNumbered, c.tx.workspace.String())
+	led.QueuedQueries = append(led.QueuedQueries, b.QueuedQueries...)
+	br := conn.SendBatch(ctx, led)
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			if connectionLost(err) {
+				return nil, &beginLostError{err: err}
+			}
+			return nil, err
+		}
+	}
+	return br, nil
+}
+
+// setWorkspaceNumbered is setWorkspace for pgx.
+var setWorkspaceNumbered = numberedPlaceholders(setWorkspace)
 
 // ExecContext implements driver.ExecerContext.
 func (c *pipelinedConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -172,6 +240,9 @@ func (c *pipelinedConn) ExecContext(ctx context.Context, query string, args []dr
 		c.tx.hold(query, t.what)
 		t.deferred = true
 		return driver.RowsAffected(0), nil
+	}
+	if err := c.began(ctx); err != nil {
+		return nil, err
 	}
 	if c.tx != nil && c.tx.tail.Len() > 0 && len(args) == 0 {
 		// One simple-protocol query, the held statements first; the result
@@ -186,6 +257,9 @@ func (c *pipelinedConn) ExecContext(ctx context.Context, query string, args []dr
 
 // QueryContext implements driver.QueryerContext.
 func (c *pipelinedConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if err := c.began(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.flushTail(ctx); err != nil {
 		return nil, err
 	}
@@ -204,6 +278,9 @@ func (c *pipelinedConn) flushTail(ctx context.Context) error {
 	if c.tx == nil || c.tx.tail.Len() == 0 {
 		return nil
 	}
+	if err := c.began(ctx); err != nil {
+		return err
+	}
 	_, err := c.Conn.Conn().Exec(ctx, c.tx.takeTail())
 	return err
 }
@@ -212,8 +289,11 @@ func (c *pipelinedConn) flushTail(ctx context.Context) error {
 // wrapper is unexported), with the statements held for its COMMIT.
 type pgxTx struct {
 	ctx  context.Context
-	tx   pgx.Tx
 	conn *pipelinedConn
+	// workspace is the transaction's; sent says whether its BEGIN and
+	// set_config were.
+	workspace uuid.UUID
+	sent      bool
 	// tail is the held statements, each followed by ";\n"; what names
 	// the first.
 	tail strings.Builder
@@ -237,15 +317,16 @@ func (t *pgxTx) takeTail() string {
 // Commit sends the held statements and COMMIT as one query, and otherwise
 // is pgx's own Commit.
 func (t *pgxTx) Commit() error {
+	// A transaction that sent nothing still begins and commits: that is
+	// how a dead connection (and a server gone away) is found by a
+	// transaction with nothing to say, as before BEGIN waited.
+	if err := t.conn.began(t.ctx); err != nil {
+		t.conn.tx = nil
+		return err
+	}
 	t.conn.tx = nil
 	conn := t.conn.Conn.Conn()
 	forgetUnconfirmedCommit(conn.PgConn())
-	if t.tail.Len() == 0 {
-		if err := t.tx.Commit(t.ctx); err != nil {
-			return err
-		}
-		return unconfirmedCommit(conn.PgConn())
-	}
 	what := t.what
 	tag, err := conn.Exec(t.ctx, t.takeTail()+"COMMIT")
 	if err != nil {
@@ -256,7 +337,7 @@ func (t *pgxTx) Commit() error {
 			_ = conn.Close(t.ctx)
 		}
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
+		if errors.As(err, &pgErr) && what != "" {
 			return &heldStatementError{what: what, err: err}
 		}
 		return err
@@ -282,11 +363,20 @@ func (t unconfirmedTx) Commit() error {
 	return unconfirmedCommit(t.pc)
 }
 
-// Rollback drops the held statements with the transaction.
+// Rollback drops the held statements with the transaction. As pgx does,
+// a connection the ROLLBACK failed on is closed (the pool drops it).
 func (t *pgxTx) Rollback() error {
 	t.conn.tx = nil
 	t.tail.Reset()
-	return t.tx.Rollback(t.ctx)
+	if !t.sent {
+		return nil
+	}
+	conn := t.conn.Conn.Conn()
+	if _, err := conn.Exec(t.ctx, "ROLLBACK"); err != nil {
+		_ = conn.Close(t.ctx)
+		return err
+	}
+	return nil
 }
 
 // insertHeld inserts the row model, whose caller reads nothing back, so

@@ -140,9 +140,15 @@ func (u *UnitOfWork) transactOnce(ctx context.Context, workspace uuid.UUID,
 		fnCalled = true
 		// A panic in fn propagates; RunInTx's deferred rollback undoes the
 		// transaction on the way out.
-		fnErr = fn(ctx, newTx(btx, workspace))
+		fnErr = fn(ctx, newTx(btx, workspace, w.conn))
 		return fnErr
 	})
+	if errors.As(err, new(*beginLostError)) {
+		// The connection was dead when the transaction's first round
+		// trip (BEGIN with a statement of fn's) reached it: nothing of it
+		// committed, and another connection may do.
+		return true, unavailableError(err)
+	}
 	if fnCalled && fnErr != nil {
 		return false, fnErr // unchanged, as the port promises
 	}
@@ -188,13 +194,13 @@ type Tx struct {
 
 var _ ports.Tx = (*Tx)(nil)
 
-func newTx(db bun.Tx, workspace uuid.UUID) *Tx {
+func newTx(db bun.Tx, workspace uuid.UUID, conn *pipelinedConn) *Tx {
 	endpoints := &endpointPresence{}
 	return &Tx{
 		db: db, workspace: workspace, endpoints: endpoints,
 		workspaces:  &WorkspaceRepository{db: db, workspace: workspace},
 		members:     &MemberRepository{db: db, workspace: workspace},
-		idempotency: &IdempotencyStore{db: db, workspace: workspace, claimed: map[model.IdempotencyScope]bool{}},
+		idempotency: &IdempotencyStore{db: db, conn: conn, workspace: workspace, claimed: map[model.IdempotencyScope]model.IdempotencyRecord{}},
 		outbox:      &Outbox{db: db, workspace: workspace},
 		dispatch:    &OutboxDispatch{db: db, workspace: workspace},
 		operations:  &OperationRepository{db: db, workspace: workspace, endpoints: endpoints},

@@ -203,8 +203,13 @@ func (s *Service) ProcessesCPU() (map[string]time.Duration, error) {
 // process it runs now, the backends of the pools included; backends that
 // already exited are not counted.
 func (s *Service) PostgresCPU(ctx context.Context) (time.Duration, error) {
+	return s.d.postgresCPU(ctx)
+}
+
+// postgresCPU is Service.PostgresCPU of the deployment's server.
+func (d *deployment) postgresCPU(ctx context.Context) (time.Duration, error) {
 	var backend int
-	if err := s.d.super.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+	if err := d.super.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
 		return 0, err
 	}
 	postmaster, err := processParent(backend)

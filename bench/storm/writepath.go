@@ -44,12 +44,13 @@ type HTTPConfig struct {
 	SynchronousCommit string
 	// ProfileDir, when set, receives a CPU profile (pprof) of `once serve`
 	// for each HTTP variant, connection count and repetition, taken over
-	// the measured run through the ops listener (ONCE_OPS_PPROF).
+	// the measured run through the ops listener (ONCE_OPS_PPROF), and the
+	// database's pg_stat_statements over each run (writepath_statements.go).
 	ProfileDir string
 	// RecordDesigns adds pgbench running two other designs of the
-	// idempotency record (pgbenchRecordOnceScript,
-	// pgbenchReadThenRecordOnceScript): what the database work of a fresh
-	// key would cost if the record were written once.
+	// idempotency record (pgbenchRecordOnceScript, with no read first;
+	// pgbenchClaimThenCompleteScript, the in_progress row and its update
+	// used before): what the database work of a fresh key costs in each.
 	RecordDesigns bool
 	// StoreCreates adds store creates (variantStore), with no Dispatcher
 	// and no worker in `serve`, so the figure is the request alone.
@@ -132,10 +133,10 @@ const (
 	// statements the same way: the ceiling of the idempotent ÷ plain ratio
 	// that the database work alone sets.
 	variantPgbenchIdempotent = "pgbench, idempotent statements"
-	// variantPgbenchRecordOnce and variantPgbenchReadThenRecordOnce are
+	// variantPgbenchRecordOnce and variantPgbenchClaimThenComplete are
 	// pgbench running other designs of the record (HTTPConfig.RecordDesigns).
-	variantPgbenchRecordOnce         = "pgbench, record written once, no read"
-	variantPgbenchReadThenRecordOnce = "pgbench, read + lock, record written once"
+	variantPgbenchRecordOnce        = "pgbench, record written once, no read"
+	variantPgbenchClaimThenComplete = "pgbench, claim row then update (before)"
 )
 
 var httpVariants = []string{variantPlain, variantIdempotent, variantReplay, variantPgbench, variantPgbenchIdempotent}
@@ -158,7 +159,7 @@ func variantsOf(cfg HTTPConfig) []string {
 		variants = slices.Insert(variants, slices.Index(variants, variantReplay)+1, variantStore)
 	}
 	if cfg.RecordDesigns {
-		variants = append(variants, variantPgbenchRecordOnce, variantPgbenchReadThenRecordOnce)
+		variants = append(variants, variantPgbenchRecordOnce, variantPgbenchClaimThenComplete)
 	}
 	if cfg.Relay {
 		// Each relay-on variant right after its twin, interleaved.
@@ -176,10 +177,10 @@ func isPgbench(variant string) bool { return pgbenchScripts[variant] != "" }
 
 // pgbenchScripts are the scripts of the pgbench variants.
 var pgbenchScripts = map[string]string{
-	variantPgbench:                   pgbenchScript,
-	variantPgbenchIdempotent:         pgbenchIdempotentScript,
-	variantPgbenchRecordOnce:         pgbenchRecordOnceScript,
-	variantPgbenchReadThenRecordOnce: pgbenchReadThenRecordOnceScript,
+	variantPgbench:                  pgbenchScript,
+	variantPgbenchIdempotent:        pgbenchIdempotentScript,
+	variantPgbenchRecordOnce:        pgbenchRecordOnceScript,
+	variantPgbenchClaimThenComplete: pgbenchClaimThenCompleteScript,
 }
 
 // httpCell is one variant at one connection count in one repetition.
@@ -195,7 +196,11 @@ type httpCell struct {
 	// over the cell divided by the requests answered: what the clients
 	// took of the cores the service and PostgreSQL share; 0 for pgbench.
 	ClientCPUPerRequest time.Duration
-	Requests            int
+	// PostgresCPUPerRequest is the PostgreSQL server's CPU (its postmaster
+	// and every process it runs, the service's backends included) over
+	// the cell divided by the requests answered; 0 for pgbench.
+	PostgresCPUPerRequest time.Duration
+	Requests              int
 }
 
 // RunHTTP measures the write path: for each repetition a fresh database on
@@ -212,7 +217,7 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig, out, progress io.Writer) (err 
 	}
 	r, settings, err := openRunner(ctx, Config{Binary: cfg.Binary, PostgresBin: cfg.PostgresBin,
 		MaxConnections: cfg.MaxConnections, RedisURL: DefaultRedisURL}, progress,
-		"synchronous_commit="+cfg.SynchronousCommit)
+		httpClusterSettings(cfg)...)
 	defer func() { err = r.close(err) }()
 	if err != nil {
 		return err
@@ -235,6 +240,16 @@ func RunHTTP(ctx context.Context, cfg HTTPConfig, out, progress io.Writer) (err 
 	return err
 }
 
+// httpClusterSettings are the private cluster's settings: pg_stat_statements
+// too when the bench profiles (writepath_statements.go).
+func httpClusterSettings(cfg HTTPConfig) []string {
+	settings := []string{"synchronous_commit=" + cfg.SynchronousCommit}
+	if cfg.ProfileDir != "" {
+		settings = append(settings, statementsSettings...)
+	}
+	return settings
+}
+
 // runWritePath runs every variant at every connection count on one
 // deployment.
 func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench string, progress io.Writer) ([]httpCell, error) {
@@ -255,6 +270,10 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 	if err != nil {
 		return nil, err
 	}
+	statements, err := newStatementsRecorder(ctx, cfg.ProfileDir, d.label, d.super, d.db.Name)
+	if err != nil {
+		return nil, err
+	}
 	var cells []httpCell
 	for _, conns := range cfg.Conns {
 		var completed []completedKey
@@ -263,6 +282,9 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 			var err error
 			switch {
 			case isPgbench(variant):
+				if err = statements.reset(ctx); err != nil {
+					break
+				}
 				cell, err = runPgbench(ctx, pgbench, scripts[variant], d.db.AppDSN, conns, cfg.Duration)
 			default:
 				base, c, pid, prof := variant, api, serve.cmd.Process.Pid, profiler
@@ -271,21 +293,27 @@ func runWritePath(ctx context.Context, cfg HTTPConfig, d *deployment, pgbench st
 				}
 				load := newWriteLoad(base, completed)
 				if _, err = load.run(ctx, c, conns, cfg.Warmup); err == nil {
+					err = statements.reset(ctx)
+				}
+				if err == nil {
 					stop := prof.start(ctx, variant, conns, cfg.Duration)
-					cell, err = measureLoad(ctx, load, c, conns, cfg.Duration, pid)
+					cell, err = measureLoad(ctx, load, c, conns, cfg.Duration, pid, d)
 					err = errors.Join(err, stop())
 				}
 				if variant == variantIdempotent {
 					completed = load.completed()
 				}
 			}
+			if err == nil {
+				err = statements.write(ctx, variant, conns, cell.PerSecond*cfg.Duration.Seconds())
+			}
 			if err != nil {
 				return cells, fmt.Errorf("%s at %d connections: %w", variant, conns, err)
 			}
 			cell.Variant, cell.Conns = variant, conns
 			cells = append(cells, cell)
-			fmt.Fprintf(progress, "[%s] %-26s %3d conns: %8.0f /s, %s CPU/request, clients %s\n",
-				d.label, variant, conns, cell.PerSecond, micros(cell.CPUPerRequest), micros(cell.ClientCPUPerRequest))
+			fmt.Fprintf(progress, "[%s] %-26s %3d conns: %8.0f /s, %s CPU/request, clients %s, PostgreSQL %s\n",
+				d.label, variant, conns, cell.PerSecond, micros(cell.CPUPerRequest), micros(cell.ClientCPUPerRequest), micros(cell.PostgresCPUPerRequest))
 		}
 	}
 	return cells, nil
@@ -484,7 +512,11 @@ func (l *writeLoad) run(ctx context.Context, c *client, conns int, d time.Durati
 // measureLoad runs the load for d and reads the service's CPU time around
 // it. The clients are this process; the service is another, so its CPU is
 // the service's own.
-func measureLoad(ctx context.Context, l *writeLoad, c *client, conns int, d time.Duration, pid int) (httpCell, error) {
+func measureLoad(ctx context.Context, l *writeLoad, c *client, conns int, d time.Duration, pid int, dep *deployment) (httpCell, error) {
+	pgBefore, err := dep.postgresCPU(ctx)
+	if err != nil {
+		return httpCell{}, err
+	}
 	before, clientBefore, err := serviceAndClientCPU(pid)
 	if err != nil {
 		return httpCell{}, err
@@ -497,10 +529,15 @@ func measureLoad(ctx context.Context, l *writeLoad, c *client, conns int, d time
 	if err != nil {
 		return httpCell{}, err
 	}
+	pgAfter, err := dep.postgresCPU(ctx)
+	if err != nil {
+		return httpCell{}, err
+	}
 	cell := httpCell{Requests: int(res.ok), PerSecond: float64(res.ok) / res.elapsed.Seconds()}
 	if res.ok > 0 {
 		cell.CPUPerRequest = (after - before) / time.Duration(res.ok)
 		cell.ClientCPUPerRequest = (clientAfter - clientBefore) / time.Duration(res.ok)
+		cell.PostgresCPUPerRequest = (pgAfter - pgBefore) / time.Duration(res.ok)
 	}
 	return cell, nil
 }
@@ -553,12 +590,26 @@ INSERT INTO "products" ("id", "workspace_id", "title", "description", "price_min
 
 // pgbenchIdempotentScript is the idempotent create's database work as the
 // service now sends it (UnitOfWork, IdempotencyStore.Claim and Complete,
-// MediaRepository.Create; adapters/postgres/pipelined_conn.go): BEGIN and
-// the workspace setting; the read-or-claim statement of a fresh key (its
-// read, try-lock and in_progress INSERT); then the media INSERT, the
-// record's completing UPDATE and COMMIT as one query. The key is a random
-// one per transaction, the response body about the size of the real one.
+// MediaRepository.Create; adapters/postgres/pipelined_conn.go): BEGIN, the
+// workspace setting, the scope's try-lock and the read of its record in
+// one round trip; then the media INSERT, the record's INSERT, completed,
+// and COMMIT as one query. The key is a random one per transaction, the
+// response body about the size of the real one.
 const pgbenchIdempotentScript = `\set k random(1, 9000000000000000000)
+BEGIN \; SELECT set_config('app.workspace_id', '%[1]s', true) \; SELECT ` + pgbenchScopeLock + ` \;
+SELECT status, fingerprint_key_id, request_fingerprint, response_status, response_headers, response_body,
+       created_at, completed_at, expires_at, expires_at <= now() AS expired
+  FROM idempotency_requests
+ WHERE ` + pgbenchRecordScope + `;
+` + pgbenchMediaInsert + ` \; ` + pgbenchCompletedRecordInsert + ` \; COMMIT;
+`
+
+// pgbenchClaimThenCompleteScript is the design the service used before
+// (2026-12-07), for comparison: BEGIN and the workspace setting; one
+// statement reading the record, taking the try-lock and inserting an
+// in_progress row; then the media INSERT, the row's completing UPDATE and
+// COMMIT as one query.
+const pgbenchClaimThenCompleteScript = `\set k random(1, 9000000000000000000)
 BEGIN \; SELECT set_config('app.workspace_id', '%[1]s', true);
 WITH found AS (
 SELECT status, fingerprint_key_id, request_fingerprint, response_status, response_headers, response_body,
@@ -589,16 +640,6 @@ SELECT found.*, claim.locked, (SELECT inserted FROM inserted) AS inserted FROM c
 // nor tell a twin in flight "in progress".
 const pgbenchRecordOnceScript = `\set k random(1, 9000000000000000000)
 BEGIN \; SELECT set_config('app.workspace_id', '%[1]s', true);
-` + pgbenchMediaInsert + ` \; ` + pgbenchCompletedRecordInsert + ` \; COMMIT;
-`
-
-// pgbenchReadThenRecordOnceScript is the same with the least a fresh key
-// must do before the business statements to keep the port's promises
-// (replay a completed key, "in progress" for a twin, no waiting): one
-// primary-key read and the scope's try-lock, as one statement.
-const pgbenchReadThenRecordOnceScript = `\set k random(1, 9000000000000000000)
-BEGIN \; SELECT set_config('app.workspace_id', '%[1]s', true);
-SELECT ` + pgbenchScopeLock + `, (SELECT status FROM idempotency_requests WHERE ` + pgbenchRecordScope + `);
 ` + pgbenchMediaInsert + ` \; ` + pgbenchCompletedRecordInsert + ` \; COMMIT;
 `
 
