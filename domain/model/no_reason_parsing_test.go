@@ -24,8 +24,8 @@ func TestNoStateIsReadOutOfAWaitsReason(t *testing.T) {
 	needles := map[string][]string{
 		`job waits: `:     {"sql/023_job_waits_backfill.sql"},
 		`JobWaitPrefix`:   nil,
-		`"waiting for "`:  {"adapters/queue/outage.go"},
-		`"throttled by "`: {"adapters/queue/later.go"},
+		`"waiting for "`:  {"adapters/queue/wait_of.go"},
+		`"throttled by "`: {"adapters/queue/wait_of.go"},
 		`waiting behind an earlier job of its ordering key`: {"adapters/queue/key_line.go", "sql/023_job_waits_backfill.sql"},
 		`"waiting "`:           nil,
 		`"job failed: `:        {"domain/model/job.go"},
