@@ -49,14 +49,24 @@ func (b *breaker) admits(now time.Time) (probe bool, wait Wait) {
 		return false, Wait{}
 	case now.Before(b.openUntil):
 		return false, Wait{Until: b.openUntil, Why: WhyBreakerOpen}
-	case b.probeBy != "" && now.Before(b.probeUntil):
-		until := now.Add(probeHint)
-		if b.probeUntil.Before(until) {
-			until = b.probeUntil
-		}
-		return false, Wait{Until: until, Why: WhyProbing}
+	}
+	if wait, out := b.probing(now); out {
+		return false, wait
 	}
 	return true, Wait{}
+}
+
+// probing: a probe is out at now, and the wait of a call turned away
+// meanwhile.
+func (b *breaker) probing(now time.Time) (Wait, bool) {
+	if b.probeBy == "" || !now.Before(b.probeUntil) {
+		return Wait{}, false
+	}
+	until := now.Add(probeHint)
+	if b.probeUntil.Before(until) {
+		until = b.probeUntil
+	}
+	return Wait{Until: until, Why: WhyProbing}, true
 }
 
 // startProbe leases the probe to by until now+lease.
@@ -91,10 +101,12 @@ func (b *breaker) failed(now time.Time, probe string, cfg BreakerConfig) {
 	}
 }
 
-// trip opens the breaker for its first cooldown.
+// trip opens the breaker for its first cooldown. A probe out (a
+// platform's doubt) started before it opened: its answer teaches nothing.
 func (b *breaker) trip(now time.Time, cfg BreakerConfig) {
 	b.open, b.cooldown = true, cfg.Cooldown
 	b.openUntil = now.Add(b.cooldown)
+	b.probeBy, b.probeUntil = "", time.Time{}
 }
 
 // abandoned: the call ended on our side; a probe that did lets another go.

@@ -205,6 +205,13 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 	// jobs a few seconds apart). A refusal from it writes nothing and is
 	// checked by a read before it is answered.
 	speculate := dest.quota.Concurrency > 0
+	// A platform's record is read at every call that does not write it:
+	// another worker's failure puts the platform in doubt or opens its
+	// breaker, and a call let past it by a cache even StateTTL old is a
+	// call into an outage, by every worker, until the caches run out.
+	// (A call that writes it, a token of the application's bucket or the
+	// probe, is checked by its compare-and-set.)
+	platformRead := false
 	for try := 0; try < maxSwaps; try++ {
 		ownRec, err := g.bounded(ctx, own, now, speculate)
 		if err != nil {
@@ -222,6 +229,13 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 			// checks it: read it, and decide again (not a race lost).
 			g.undo(permit, dest, wait)
 			speculate = false
+			try--
+			continue
+		}
+		if permit != nil && plat != nil && writePlat == nil && !platformRead {
+			g.undo(permit, dest, wait)
+			g.forget(onPlatform.key)
+			platformRead = true
 			try--
 			continue
 		}
@@ -328,7 +342,7 @@ func (g *Gate) admit(d model.Destination, dest *destination, plat *platform, own
 	if plat != nil {
 		ps = platRec.state.clone()
 		ps.settle(now, g.cfg)
-		if platformProbe, wait = ps.breaker.admits(now); wait.Why != "" {
+		if platformProbe, wait = ps.platformAdmits(now); wait.Why != "" {
 			return nil, wait.of(model.Destination{System: d.System}), nil, nil
 		}
 	}

@@ -40,9 +40,9 @@ func failAcross(t *testing.T, g *destinations.Gate, n int, accounts ...string) {
 	}
 }
 
-func TestAPlatformsBreakerOpensWhenSeveralOfItsShopsFailInARow(t *testing.T) {
+func TestAPlatformsBreakerOpensWhenTwoOfItsShopsFailInARow(t *testing.T) {
 	g, _ := newPlatformGate()
-	failAcross(t, g, 5, "a", "b", "c")
+	failAcross(t, g, 2, "a", "b")
 
 	wait := refuse(t, g, shopNamed("never-called"))
 	assert.Equal(t, destinations.Wait{Until: start.Add(5 * time.Second), Why: destinations.WhyBreakerOpen, Of: platformShop}, wait,
@@ -58,21 +58,65 @@ func TestOneShopFailingOpensItsOwnBreakerNotItsPlatforms(t *testing.T) {
 	assert.Equal(t, destinations.WhyBreakerOpen, refuse(t, g, shopNamed("a")).Why)
 	assert.Equal(t, shopNamed("a"), refuse(t, g, shopNamed("a")).Of)
 	grant(t, g, shopNamed("b")).Done(succeeded)
+	grant(t, g, shopNamed("c")).Done(succeeded)
 }
 
 func TestAnAnswerFromAnyShopEndsThePlatformsStreak(t *testing.T) {
 	g, _ := newPlatformGate()
-	failAcross(t, g, 4, "a", "b", "c")
+	failAcross(t, g, 1, "a")
 	grant(t, g, shopNamed("d")).Done(throttled(0)) // a 429 is an answer too
-	failAcross(t, g, 4, "a", "b", "c")
+	failAcross(t, g, 1, "b")
 
 	grant(t, g, shopNamed("e")).Done(succeeded)
 	assert.Equal(t, destinations.BreakerClosed, state(t, g, platformShop).Breaker)
 }
 
+func TestAfterAFailureOneCallAtATimeGoesToThePlatform(t *testing.T) {
+	g, _ := newPlatformGate()
+	inFlight := grant(t, g, shopNamed("z"))
+	failAcross(t, g, 1, "a")
+
+	doubt := grant(t, g, shopNamed("b"))
+	wait := refuse(t, g, shopNamed("c"))
+	assert.Equal(t, destinations.WhyProbing, wait.Why, "one call while the platform is in doubt")
+	assert.Equal(t, platformShop, wait.Of)
+
+	inFlight.Done(succeeded) // a call from before the failure answers: no doubt left
+	grant(t, g, shopNamed("c")).Done(succeeded)
+	grant(t, g, shopNamed("d")).Done(succeeded)
+	doubt.Done(succeeded)
+	assert.Equal(t, destinations.BreakerClosed, state(t, g, platformShop).Breaker)
+}
+
+func TestTheDoubtsCallLostOnOurSideLetsTheNextGo(t *testing.T) {
+	g, _ := newPlatformGate()
+	failAcross(t, g, 1, "a")
+	grant(t, g, shopNamed("b")).Done(abandoned)
+
+	grant(t, g, shopNamed("c")).Done(failed)
+	assert.Equal(t, destinations.WhyBreakerOpen, refuse(t, g, shopNamed("d")).Why)
+}
+
+func TestAnotherWorkerSeesAPlatformsFailureAtItsNextCall(t *testing.T) {
+	c := testkit.NewManualClockAt(start)
+	store := memory.NewDestinationStates()
+	cfg := destinations.Config{Platforms: map[string]bool{"shop": true}}
+	seen, failing := destinations.NewGate(cfg, c, store), destinations.NewGate(cfg, c, store)
+	grant(t, seen, shopNamed("x")).Done(succeeded) // the platform's record cached, closed
+
+	failAcross(t, failing, 1, "a")
+	doubt := grant(t, failing, shopNamed("b"))
+	assert.Equal(t, destinations.WhyProbing, refuse(t, seen, shopNamed("y")).Why,
+		"a worker's cache of the platform does not let a call past another's failure")
+	doubt.Done(failed)
+	refuse(t, seen, shopNamed("y")) // as it last read the platform: in doubt
+	c.Advance(destinations.DefaultStateTTL)
+	assert.Equal(t, destinations.WhyBreakerOpen, refuse(t, seen, shopNamed("y")).Why)
+}
+
 func TestAPlatformsProbeIsAnyShopsCallAndItsAnswerClosesIt(t *testing.T) {
 	g, c := newPlatformGate()
-	failAcross(t, g, 5, "a", "b", "c")
+	failAcross(t, g, 2, "a", "b")
 	c.Advance(5 * time.Second)
 
 	probe := grant(t, g, shopNamed("d"))
@@ -89,7 +133,7 @@ func TestAPlatformsProbeIsAnyShopsCallAndItsAnswerClosesIt(t *testing.T) {
 
 func TestAnOperatorClosesAPlatformsBreakerByItsName(t *testing.T) {
 	g, _ := newPlatformGate()
-	failAcross(t, g, 5, "a", "b", "c")
+	failAcross(t, g, 2, "a", "b")
 	require.Equal(t, destinations.BreakerOpen, state(t, g, platformShop).Breaker)
 
 	require.NoError(t, g.CloseBreaker(ctx, platformShop))
