@@ -44,13 +44,21 @@ func (c calls) others(id string) int {
 	return n
 }
 
-// started is c with the lease name until until, and without the leases of
-// the gate of id that it no longer holds (mine: the names it holds).
+// started is c with the lease name until until, without the leases of
+// the gate of id that it no longer holds (mine: the names it holds), and
+// with those it holds renewed until until: they are calls in flight, and
+// a call longer than its lease (a slow transfer) keeps counting while
+// its worker lives and writes the record.
 func (c calls) started(name string, until time.Time, id string, mine map[string]struct{}) calls {
 	c = slices.DeleteFunc(slices.Clone(c), func(l callLease) bool {
 		_, held := mine[l.name]
 		return takenBy(l.name, id) && !held
 	})
+	for i, l := range c {
+		if takenBy(l.name, id) && l.until.Before(until) {
+			c[i].until = until
+		}
+	}
 	return append(c, callLease{name: name, until: until})
 }
 

@@ -99,8 +99,10 @@ type Config struct {
 	// CallLease is how long a call counts against its destination's cap
 	// of calls at once across the fleet unless it ends first (default
 	// DefaultCallLease): a worker killed during calls never says they
-	// ended. A call longer than this stops counting, and the fleet may
-	// then hold one more than the cap.
+	// ended. Each call its worker starts to the destination renews the
+	// leases of that worker's calls in flight there; a call that outlives
+	// its lease with no other call of its worker starting meanwhile stops
+	// counting, and the fleet may then hold one more than the cap.
 	CallLease time.Duration
 }
 

@@ -97,6 +97,22 @@ func TestADeadWorkersCallsStopCountingWhenTheirLeasesEnd(t *testing.T) {
 	refuse(t, alive, shop)
 }
 
+// A call longer than its lease still counts while its worker writes the
+// destination's record: each write renews the leases of the gate's calls
+// in flight, so a slow transfer's cap is not handed out twice by a fleet
+// whose other worker sees the lease end.
+func TestALongCallsLeaseIsRenewedByItsGatesNextWrite(t *testing.T) {
+	gates, c := fleet(2, 2, memory.NewDestinationStates())
+	slow, other := gates[0], gates[1]
+	grant(t, slow, shop) // outlives its lease
+	c.Advance(destinations.DefaultCallLease - time.Second)
+	grant(t, slow, shop).Done(succeeded) // a short call of the same worker writes the record
+
+	c.Advance(2 * time.Second) // the first lease's first end is past
+	grant(t, other, shop)
+	assert.Equal(t, destinations.WhyBusy, refuse(t, other, shop).Why, "the slow call still counts")
+}
+
 // A lease whose removal could not be written is dropped by its gate's
 // next write of the record: the gate knows its own calls in flight.
 func TestALeaseLeftBehindIsDroppedByItsGatesNextCall(t *testing.T) {
