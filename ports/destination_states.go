@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"time"
 
 	"github.com/oncehq/once/domain/model"
 )
@@ -30,5 +31,11 @@ type DestinationStates interface {
 	// the record written. Otherwise nothing is written: swapped false and
 	// the record as it is now, to decide again from. Of several Swaps from
 	// one version, exactly one is swapped.
-	Swap(ctx context.Context, key string, version int64, state []byte) (current model.DestinationRecord, swapped bool, err error)
+	//
+	// keep is how long the record is kept if nothing writes it again
+	// (0: until a write says otherwise): then the store may forget it, and
+	// a Load reads version 0. A fleet calls hundreds of thousands of shops
+	// over its life; a record that holds nothing a worker needs (no pause
+	// until resumed) is not kept for ever.
+	Swap(ctx context.Context, key string, version int64, state []byte, keep time.Duration) (current model.DestinationRecord, swapped bool, err error)
 }

@@ -28,12 +28,16 @@ package postgres
 //     the statement began is not in it, and then no row comes back at all;
 //     the adapter reads it again in a statement of its own (a rare second
 //     round trip).
+//   - ?3 is the record's keep in milliseconds (0: NULL, kept for ever),
+//     written with it: expires_at is the last write's, as the port says.
 const swapDestinationState = `
 WITH swapped AS (
-    INSERT INTO destination_states AS s (key, version, state, updated_at)
-    VALUES (?0, ?1::bigint + 1, ?2::jsonb, now())
+    INSERT INTO destination_states AS s (key, version, state, updated_at, expires_at)
+    VALUES (?0, ?1::bigint + 1, ?2::jsonb, now(),
+            now() + nullif(?3::bigint, 0) * interval '1 millisecond')
     ON CONFLICT (key) DO UPDATE
-       SET version = s.version + 1, state = excluded.state, updated_at = now()
+       SET version = s.version + 1, state = excluded.state, updated_at = now(),
+           expires_at = excluded.expires_at
      WHERE s.version = ?1::bigint
     RETURNING s.version, s.state
 )
@@ -44,3 +48,17 @@ SELECT version, state::text, false FROM destination_states
 
 // loadDestinationState is key ?0's record (no row: nobody wrote it).
 const loadDestinationState = `SELECT version, state::text AS state FROM destination_states WHERE key = ?`
+
+// sweepDestinationStates deletes up to ?0 records whose keep ran out, the
+// oldest first, and returns their keys. A bounded batch, by the partial
+// index of sql/032, so a sweep is short whatever the backlog; a record
+// written again between the SELECT and the DELETE has a later expires_at
+// and is not deleted (the DELETE checks it again on the row it locks).
+const sweepDestinationStates = `
+DELETE FROM destination_states
+ WHERE key IN (SELECT key FROM destination_states
+                WHERE expires_at < now()
+                ORDER BY expires_at
+                LIMIT ?0)
+   AND expires_at < now()
+RETURNING key`

@@ -5,14 +5,16 @@
 //
 // Each record is one key, and the script touches that key only, so it
 // runs unchanged on a single node, behind a Sentinel and on a Cluster.
-// The records do not expire: a destination paused until resumed must stay
-// paused however long nobody calls it.
+// A record expires (PEXPIRE) when the keep its last write gave runs out,
+// or never when that was 0 (a destination paused until resumed must stay
+// paused however long nobody calls it).
 package redisstates
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -36,9 +38,10 @@ func New(client redis.UniversalClient, prefix string) *States {
 }
 
 // swapScript is the compare-and-set: KEYS[1] is the record, ARGV[1] the
-// version the writer read (0: none), ARGV[2] the state to write. It
-// answers {1, new version, state} when it wrote, {0, version, state} as
-// the record is when it did not. A missing hash is version 0, so the
+// version the writer read (0: none), ARGV[2] the state to write, ARGV[3]
+// its keep in milliseconds (0: for ever). It answers {1, new version,
+// state} when it wrote, {0, version, state} as the record is when it did
+// not. A missing hash (never written, or expired) is version 0, so the
 // first of several first writes wins and the others read its record.
 var swapScript = redis.NewScript(`
 local v = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
@@ -46,6 +49,11 @@ if v ~= tonumber(ARGV[1]) then
   return {0, v, redis.call('HGET', KEYS[1], 's') or ''}
 end
 redis.call('HSET', KEYS[1], 'v', v + 1, 's', ARGV[2])
+if tonumber(ARGV[3]) > 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+else
+  redis.call('PERSIST', KEYS[1])
+end
 return {1, v + 1, ARGV[2]}
 `)
 
@@ -69,8 +77,12 @@ func (s *States) Load(ctx context.Context, key string) (model.DestinationRecord,
 }
 
 // Swap implements ports.DestinationStates.
-func (s *States) Swap(ctx context.Context, key string, version int64, state []byte) (model.DestinationRecord, bool, error) {
-	res, err := swapScript.Run(ctx, s.client, []string{s.prefix + key}, version, string(state)).Slice()
+func (s *States) Swap(ctx context.Context, key string, version int64, state []byte, keep time.Duration) (model.DestinationRecord, bool, error) {
+	keepMillis := int64(0)
+	if keep > 0 {
+		keepMillis = max(keep.Milliseconds(), 1)
+	}
+	res, err := swapScript.Run(ctx, s.client, []string{s.prefix + key}, version, string(state), keepMillis).Slice()
 	if err != nil {
 		return model.DestinationRecord{}, false, err
 	}

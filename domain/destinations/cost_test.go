@@ -26,9 +26,9 @@ func (c *countingStates) Load(ctx context.Context, key string) (model.Destinatio
 	return c.DestinationStates.Load(ctx, key)
 }
 
-func (c *countingStates) Swap(ctx context.Context, key string, version int64, state []byte) (model.DestinationRecord, bool, error) {
+func (c *countingStates) Swap(ctx context.Context, key string, version int64, state []byte, keep time.Duration) (model.DestinationRecord, bool, error) {
 	c.swaps.Add(1)
-	return c.DestinationStates.Swap(ctx, key, version, state)
+	return c.DestinationStates.Swap(ctx, key, version, state, keep)
 }
 
 // The store is asked a bounded amount per call: a destination with a
@@ -78,6 +78,6 @@ func (failingStates) Load(context.Context, string) (model.DestinationRecord, err
 	return model.DestinationRecord{}, context.DeadlineExceeded
 }
 
-func (failingStates) Swap(context.Context, string, int64, []byte) (model.DestinationRecord, bool, error) {
+func (failingStates) Swap(context.Context, string, int64, []byte, time.Duration) (model.DestinationRecord, bool, error) {
 	return model.DestinationRecord{}, false, context.DeadlineExceeded
 }

@@ -162,9 +162,9 @@ type flakyStates struct {
 	failing atomic.Bool
 }
 
-func (f *flakyStates) Swap(ctx context.Context, key string, version int64, state []byte) (model.DestinationRecord, bool, error) {
+func (f *flakyStates) Swap(ctx context.Context, key string, version int64, state []byte, keep time.Duration) (model.DestinationRecord, bool, error) {
 	if f.failing.Load() {
 		return model.DestinationRecord{}, false, context.DeadlineExceeded
 	}
-	return f.DestinationStates.Swap(ctx, key, version, state)
+	return f.DestinationStates.Swap(ctx, key, version, state, keep)
 }

@@ -608,7 +608,7 @@ func (g *Gate) remember(t target, r model.DestinationRecord, now time.Time) reco
 // swap writes state as t's record if it is still at version, caching
 // what the store answers.
 func (g *Gate) swap(ctx context.Context, t target, version int64, state shared, now time.Time) (bool, error) {
-	r, swapped, err := g.states.Swap(ctx, t.key, version, state.encode())
+	r, swapped, err := g.states.Swap(ctx, t.key, version, state.encode(), state.keep(now))
 	if err != nil {
 		return false, err
 	}
@@ -634,7 +634,7 @@ func (g *Gate) update(ctx context.Context, t target, now time.Time, learn func(s
 		if bytes.Equal(before.encode(), encoded) {
 			return nil
 		}
-		r, swapped, err := g.states.Swap(ctx, t.key, rec.version, encoded)
+		r, swapped, err := g.states.Swap(ctx, t.key, rec.version, encoded, after.keep(now))
 		if err != nil {
 			return err
 		}

@@ -33,6 +33,25 @@ func newShared(t target, now time.Time) shared {
 	return shared{pace: newPace(t.quota, now)}
 }
 
+// recordKeep is how long the fleet's store keeps a destination's record
+// nobody writes (ports.DestinationStates.Swap's keep): longer than any
+// wait the record holds (a cooldown, a lease, a Retry-After of a day), so
+// what is forgotten is a destination nobody called for a week, which
+// starts again at its configured quota.
+const recordKeep = 7 * 24 * time.Hour
+
+// keep is how long the store keeps s written at now: for ever while
+// paused until resumed, and past a pause's end otherwise.
+func (s shared) keep(now time.Time) time.Duration {
+	switch {
+	case s.paused && s.pausedUntil.IsZero():
+		return 0
+	case s.paused && s.pausedUntil.After(now):
+		return s.pausedUntil.Sub(now) + recordKeep
+	}
+	return recordKeep
+}
+
 // clone is a copy of s that shares nothing with it.
 func (s shared) clone() shared {
 	s.accounts = slices.Clone(s.accounts)

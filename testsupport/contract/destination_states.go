@@ -21,18 +21,18 @@ import (
 // fleetStart is the fleet tests' first clock reading.
 var fleetStart = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// fleetConfig is the shape of every Gate of the fleet tests: "shop" paced
+// fleetConfig is the shape of every Gate of the fleet tests: shop paced
 // at 5 calls a second with bursts of 10, a platform whose shops share a
 // breaker; app a platform whose application is paced at 5 calls a second
 // with bursts of 10, its shops unpaced; "ai" unpaced; a breaker that
 // opens at the second failure.
-func fleetConfig(app string) dest.Config {
+func fleetConfig(shop, app string) dest.Config {
 	return dest.Config{
 		Systems: map[string]dest.Quota{
-			"shop": {Rate: 5, Burst: 10},
-			"ai":   {},
+			shop: {Rate: 5, Burst: 10},
+			"ai": {},
 		},
-		Platforms:    map[string]bool{"shop": true, app: true},
+		Platforms:    map[string]bool{shop: true, app: true},
 		Applications: map[string]dest.Quota{app: {Rate: 5, Burst: 10}},
 		Breaker:      dest.BreakerConfig{Failures: 2, Cooldown: 5 * time.Second, MaxCooldown: 30 * time.Second},
 	}
@@ -47,16 +47,17 @@ func fleetConfig(app string) dest.Config {
 func DestinationStates(t *testing.T, store ports.DestinationStates) {
 	ctx := context.Background()
 	key := func() string { return "contract/" + uuid.NewString() }
-	shop := func() model.Destination { return model.Destination{System: "shop", Account: uuid.NewString()} }
-	// app is a platform of the test's own, whose record no other test
-	// shares.
-	var app string
+	// shops and app are platforms of the test's own, whose records no
+	// other test shares: a platform's breaker counts its shops' failures
+	// together.
+	var shops, app string
+	shop := func() model.Destination { return model.Destination{System: shops, Account: uuid.NewString()} }
 	fleet := func(n int) ([]*dest.Gate, *testkit.ManualClock) {
 		clock := testkit.NewManualClockAt(fleetStart)
-		app = "app-" + uuid.NewString()[:8]
+		shops, app = "shop-"+uuid.NewString()[:8], "app-"+uuid.NewString()[:8]
 		gates := make([]*dest.Gate, n)
 		for i := range gates {
-			gates[i] = dest.NewGate(fleetConfig(app), clock, store)
+			gates[i] = dest.NewGate(fleetConfig(shops, app), clock, store)
 		}
 		return gates, clock
 	}
@@ -82,19 +83,19 @@ func DestinationStates(t *testing.T, store ports.DestinationStates) {
 
 	t.Run("a swap from the version read wins, one from an older version is told what is", func(t *testing.T) {
 		k := key()
-		r, swapped, err := store.Swap(ctx, k, 0, []byte(`{"n":1}`))
+		r, swapped, err := store.Swap(ctx, k, 0, []byte(`{"n":1}`), 0)
 		require.NoError(t, err)
 		require.True(t, swapped)
 		assert.Equal(t, int64(1), r.Version)
 		assert.JSONEq(t, `{"n":1}`, string(r.State))
 
-		r, swapped, err = store.Swap(ctx, k, 0, []byte(`{"n":2}`))
+		r, swapped, err = store.Swap(ctx, k, 0, []byte(`{"n":2}`), 0)
 		require.NoError(t, err)
 		assert.False(t, swapped, "version 0 is gone")
 		assert.Equal(t, int64(1), r.Version, "the record as it is")
 		assert.JSONEq(t, `{"n":1}`, string(r.State))
 
-		r, swapped, err = store.Swap(ctx, k, 1, []byte(`{"n":3}`))
+		r, swapped, err = store.Swap(ctx, k, 1, []byte(`{"n":3}`), 0)
 		require.NoError(t, err)
 		require.True(t, swapped)
 		assert.Equal(t, int64(2), r.Version)
@@ -105,13 +106,55 @@ func DestinationStates(t *testing.T, store ports.DestinationStates) {
 		assert.JSONEq(t, `{"n":3}`, string(r.State))
 	})
 
+	t.Run("a record is forgotten once its keep runs out, one kept for ever is not", func(t *testing.T) {
+		brief, forever, madeForever, long := key(), key(), key(), key()
+		for _, k := range []string{brief, madeForever} {
+			_, swapped, err := store.Swap(ctx, k, 0, []byte(`{"n":1}`), time.Millisecond)
+			require.NoError(t, err)
+			require.True(t, swapped)
+		}
+		_, swapped, err := store.Swap(ctx, forever, 0, []byte(`{"n":1}`), 0)
+		require.NoError(t, err)
+		require.True(t, swapped)
+		_, swapped, err = store.Swap(ctx, madeForever, 1, []byte(`{"n":2}`), 0)
+		require.NoError(t, err)
+		require.True(t, swapped)
+		_, swapped, err = store.Swap(ctx, long, 0, []byte(`{"n":1}`), time.Hour)
+		require.NoError(t, err)
+		require.True(t, swapped)
+
+		// A store that does not expire records on its own sweeps them.
+		sweeper, sweeps := store.(interface {
+			Sweep(context.Context) (int, error)
+		})
+		require.Eventually(t, func() bool {
+			if sweeps {
+				if _, err := sweeper.Sweep(ctx); !assert.NoError(t, err) {
+					return false
+				}
+			}
+			r, err := store.Load(ctx, brief)
+			return assert.NoError(t, err) && r.Version == 0
+		}, time.Minute, 10*time.Millisecond, "the record kept a millisecond is forgotten")
+
+		for k, version := range map[string]int64{forever: 1, madeForever: 2, long: 1} {
+			r, err := store.Load(ctx, k)
+			require.NoError(t, err)
+			assert.Equal(t, version, r.Version, "kept: %s", k)
+		}
+		r, swapped, err := store.Swap(ctx, brief, 0, []byte(`{"n":3}`), 0)
+		require.NoError(t, err)
+		assert.True(t, swapped, "a forgotten record is written again from version 0")
+		assert.Equal(t, int64(1), r.Version)
+	})
+
 	t.Run("of racing swaps from one version exactly one wins", func(t *testing.T) {
 		k := key()
 		const racers = 16
 		for _, from := range []int64{0, 1} {
 			if from == 1 {
 				k = key()
-				_, swapped, err := store.Swap(ctx, k, 0, []byte(`{"n":0}`))
+				_, swapped, err := store.Swap(ctx, k, 0, []byte(`{"n":0}`), 0)
 				require.NoError(t, err)
 				require.True(t, swapped)
 			}
@@ -126,7 +169,7 @@ func DestinationStates(t *testing.T, store ports.DestinationStates) {
 				go func() {
 					defer wg.Done()
 					<-start
-					_, swapped, err := store.Swap(ctx, k, from, fmt.Appendf(nil, `{"n":%d}`, i+10))
+					_, swapped, err := store.Swap(ctx, k, from, fmt.Appendf(nil, `{"n":%d}`, i+10), 0)
 					assert.NoError(t, err)
 					if swapped {
 						mu.Lock()
