@@ -12,6 +12,7 @@ import (
 	"github.com/oncehq/once/adapters/memory"
 	"github.com/oncehq/once/domain/destinations"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/testsupport/testkit"
 )
 
 // keepingStates notes the keep of each key's last write.
@@ -42,8 +43,8 @@ func (k *keepingStates) keep(d model.Destination) time.Duration {
 // for ever: a destination nobody calls must stay paused.
 func TestARecordIsKeptAWeekUnlessPausedUntilResumed(t *testing.T) {
 	store := &keepingStates{DestinationStates: memory.NewDestinationStates(), keeps: map[string]time.Duration{}}
-	g, c := newGate(destinations.Quota{Rate: 5, Burst: 5}, destinations.BreakerConfig{})
-	g = destinations.NewGate(destinations.Config{Systems: map[string]destinations.Quota{"shop": {Rate: 5, Burst: 5}}}, c, store)
+	c := testkit.NewManualClockAt(start)
+	g := destinations.NewGate(destinations.Config{Systems: map[string]destinations.Quota{"shop": {Rate: 5, Burst: 5}}}, c, store)
 
 	grant(t, g, shop).Done(succeeded)
 	assert.Equal(t, 7*24*time.Hour, store.keep(shop))
