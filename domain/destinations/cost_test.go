@@ -81,3 +81,34 @@ func (failingStates) Load(context.Context, string) (model.DestinationRecord, err
 func (failingStates) Swap(context.Context, string, int64, []byte, time.Duration) (model.DestinationRecord, bool, error) {
 	return model.DestinationRecord{}, false, context.DeadlineExceeded
 }
+
+// A call to a marketplace's shop reads the marketplace's record every
+// time (another worker's failure must stop it at once), unless the call
+// writes that record anyway (a token of the application's bucket), whose
+// compare-and-set then checks it: one read per call, no more.
+func TestAMarketplaceCallReadsItsRecordOnceUnlessItWritesIt(t *testing.T) {
+	store := &countingStates{DestinationStates: memory.NewDestinationStates()}
+	c := testkit.NewManualClockAt(start)
+	cfg := destinations.Config{
+		Platforms:    map[string]bool{"shop": true, "app": true},
+		Applications: map[string]destinations.Quota{"app": {Rate: 1000, Burst: 1000}},
+	}
+	g := destinations.NewGate(cfg, c, store)
+	grant(t, g, shopNamed("a")).Done(succeeded)
+
+	store.loads.Store(0)
+	store.swaps.Store(0)
+	for range 10 {
+		grant(t, g, shopNamed("a")).Done(succeeded)
+	}
+	assert.Equal(t, int64(10), store.loads.Load(), "the marketplace's record, read once per call")
+	assert.Zero(t, store.swaps.Load())
+
+	app := model.Destination{System: "app", Account: "x"}
+	grant(t, g, app).Done(succeeded)
+	store.loads.Store(0)
+	for range 10 {
+		grant(t, g, app).Done(succeeded)
+	}
+	assert.Zero(t, store.loads.Load(), "a call that spends the application's token checks the record by writing it")
+}
