@@ -27,18 +27,24 @@ const (
 // the streak of failing accounts.
 //
 // While a streak runs (a failure, no answer since) the platform is in
-// doubt: one call at a time goes to it, fleet-wide, as a probe does, so
-// the call that confirms the outage is one call, not every call the
-// fleet starts before the failure that opens the breaker is written.
-// Calls in flight when the streak began still end as they do: any answer
-// ends the doubt.
+// doubt. For doubtHold after each failure no call starts: the calls
+// already in flight answer for the platform first (one that fails too
+// opens the breaker, one that answers ends the doubt), instead of new
+// calls sent into what may be an outage. After the hold, one call at a
+// time goes to it, fleet-wide, as a probe does. The hold is the breaker's
+// openUntil, which a closed breaker does not otherwise use.
+const doubtHold = time.Second
 
 // platformAdmits is breaker.admits for a platform's record: while it is
-// in doubt, the one call allowed is the doubt's probe.
+// in doubt, nothing during the hold, then the one call allowed is the
+// doubt's probe.
 func (s *shared) platformAdmits(now time.Time) (probe bool, wait Wait) {
 	b := &s.breaker
 	if b.open || b.failures == 0 {
 		return b.admits(now)
+	}
+	if now.Before(b.openUntil) {
+		return false, Wait{Until: b.openUntil, Why: WhyProbing}
 	}
 	if wait, out := b.probing(now); out {
 		return false, wait
@@ -64,7 +70,9 @@ func (s *shared) platformFailed(now time.Time, account, probe string, cfg Breake
 	b.failures++
 	if b.failures >= platformFailures && len(s.accounts) >= platformAccounts {
 		b.trip(now, cfg)
+		return
 	}
+	b.openUntil = now.Add(doubtHold)
 }
 
 // platformAnswered: one of its accounts answered a call. The streak is over.

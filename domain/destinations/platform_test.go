@@ -32,49 +32,57 @@ func shopNamed(account string) model.Destination {
 
 var platformShop = model.Destination{System: "shop"}
 
-// failAcross fails n calls, one shop after another of accounts.
-func failAcross(t *testing.T, g *destinations.Gate, n int, accounts ...string) {
+// failAcross fails n calls, one shop after another of accounts, each
+// after the doubt's hold of the failure before it.
+func failAcross(t *testing.T, g *destinations.Gate, c *testkit.ManualClock, n int, accounts ...string) {
 	t.Helper()
 	for i := range n {
+		if i > 0 {
+			c.Advance(time.Second)
+		}
 		grant(t, g, shopNamed(accounts[i%len(accounts)])).Done(failed)
 	}
 }
 
 func TestAPlatformsBreakerOpensWhenTwoOfItsShopsFailInARow(t *testing.T) {
-	g, _ := newPlatformGate()
-	failAcross(t, g, 2, "a", "b")
+	g, c := newPlatformGate()
+	failAcross(t, g, c, 2, "a", "b")
 
 	wait := refuse(t, g, shopNamed("never-called"))
-	assert.Equal(t, destinations.Wait{Until: start.Add(5 * time.Second), Why: destinations.WhyBreakerOpen, Of: platformShop}, wait,
+	assert.Equal(t, destinations.Wait{Until: c.Now().Add(5 * time.Second), Why: destinations.WhyBreakerOpen, Of: platformShop}, wait,
 		"a shop that never failed waits for its platform")
 	grant(t, g, provider).Done(succeeded) // not a platform: not held
 	assert.Equal(t, destinations.BreakerOpen, state(t, g, platformShop).Breaker)
 }
 
 func TestOneShopFailingOpensItsOwnBreakerNotItsPlatforms(t *testing.T) {
-	g, _ := newPlatformGate()
-	failAcross(t, g, 5, "a")
+	g, c := newPlatformGate()
+	failAcross(t, g, c, 5, "a")
 
 	assert.Equal(t, destinations.WhyBreakerOpen, refuse(t, g, shopNamed("a")).Why)
 	assert.Equal(t, shopNamed("a"), refuse(t, g, shopNamed("a")).Of)
+	c.Advance(time.Second)
 	grant(t, g, shopNamed("b")).Done(succeeded)
 	grant(t, g, shopNamed("c")).Done(succeeded)
 }
 
 func TestAnAnswerFromAnyShopEndsThePlatformsStreak(t *testing.T) {
-	g, _ := newPlatformGate()
-	failAcross(t, g, 1, "a")
+	g, c := newPlatformGate()
+	failAcross(t, g, c, 1, "a")
+	c.Advance(time.Second)
 	grant(t, g, shopNamed("d")).Done(throttled(0)) // a 429 is an answer too
-	failAcross(t, g, 1, "b")
+	failAcross(t, g, c, 1, "b")
 
+	c.Advance(time.Second)
 	grant(t, g, shopNamed("e")).Done(succeeded)
 	assert.Equal(t, destinations.BreakerClosed, state(t, g, platformShop).Breaker)
 }
 
 func TestAfterAFailureOneCallAtATimeGoesToThePlatform(t *testing.T) {
-	g, _ := newPlatformGate()
+	g, c := newPlatformGate()
 	inFlight := grant(t, g, shopNamed("z"))
-	failAcross(t, g, 1, "a")
+	failAcross(t, g, c, 1, "a")
+	c.Advance(time.Second)
 
 	doubt := grant(t, g, shopNamed("b"))
 	wait := refuse(t, g, shopNamed("c"))
@@ -88,9 +96,37 @@ func TestAfterAFailureOneCallAtATimeGoesToThePlatform(t *testing.T) {
 	assert.Equal(t, destinations.BreakerClosed, state(t, g, platformShop).Breaker)
 }
 
+// The calls already in flight when the first failure comes back answer
+// for the platform first: no call starts for a moment (doubtHold), so a
+// call that fails too opens the breaker with nothing more sent into the
+// outage; one that answers ends the doubt at once.
+func TestAfterAFailureNoCallGoesForAMomentUnlessOneInFlightAnswers(t *testing.T) {
+	g, c := newPlatformGate()
+	inFlight := grant(t, g, shopNamed("z"))
+	failAcross(t, g, c, 1, "a")
+	assert.Equal(t, destinations.Wait{Until: start.Add(time.Second), Why: destinations.WhyProbing, Of: platformShop},
+		refuse(t, g, shopNamed("b")), "the calls in flight answer first")
+	inFlight.Done(failed)
+	assert.Equal(t, destinations.WhyBreakerOpen, refuse(t, g, shopNamed("b")).Why, "a second shop's failure in flight opened it")
+
+	g, c = newPlatformGate()
+	inFlight = grant(t, g, shopNamed("z"))
+	failAcross(t, g, c, 1, "a")
+	inFlight.Done(succeeded)
+	grant(t, g, shopNamed("b")).Done(succeeded)
+	grant(t, g, shopNamed("c")).Done(succeeded)
+
+	g, c = newPlatformGate()
+	failAcross(t, g, c, 1, "a")
+	c.Advance(time.Second)
+	grant(t, g, shopNamed("b")) // nothing else answered: the doubt's one call
+	assert.Equal(t, destinations.WhyProbing, refuse(t, g, shopNamed("c")).Why)
+}
+
 func TestTheDoubtsCallLostOnOurSideLetsTheNextGo(t *testing.T) {
-	g, _ := newPlatformGate()
-	failAcross(t, g, 1, "a")
+	g, c := newPlatformGate()
+	failAcross(t, g, c, 1, "a")
+	c.Advance(time.Second)
 	grant(t, g, shopNamed("b")).Done(abandoned)
 
 	grant(t, g, shopNamed("c")).Done(failed)
@@ -104,7 +140,8 @@ func TestAnotherWorkerSeesAPlatformsFailureAtItsNextCall(t *testing.T) {
 	seen, failing := destinations.NewGate(cfg, c, store), destinations.NewGate(cfg, c, store)
 	grant(t, seen, shopNamed("x")).Done(succeeded) // the platform's record cached, closed
 
-	failAcross(t, failing, 1, "a")
+	failAcross(t, failing, c, 1, "a")
+	c.Advance(time.Second)
 	doubt := grant(t, failing, shopNamed("b"))
 	assert.Equal(t, destinations.WhyProbing, refuse(t, seen, shopNamed("y")).Why,
 		"a worker's cache of the platform does not let a call past another's failure")
@@ -116,7 +153,7 @@ func TestAnotherWorkerSeesAPlatformsFailureAtItsNextCall(t *testing.T) {
 
 func TestAPlatformsProbeIsAnyShopsCallAndItsAnswerClosesIt(t *testing.T) {
 	g, c := newPlatformGate()
-	failAcross(t, g, 2, "a", "b")
+	failAcross(t, g, c, 2, "a", "b")
 	c.Advance(5 * time.Second)
 
 	probe := grant(t, g, shopNamed("d"))
@@ -132,8 +169,8 @@ func TestAPlatformsProbeIsAnyShopsCallAndItsAnswerClosesIt(t *testing.T) {
 }
 
 func TestAnOperatorClosesAPlatformsBreakerByItsName(t *testing.T) {
-	g, _ := newPlatformGate()
-	failAcross(t, g, 2, "a", "b")
+	g, c := newPlatformGate()
+	failAcross(t, g, c, 2, "a", "b")
 	require.Equal(t, destinations.BreakerOpen, state(t, g, platformShop).Breaker)
 
 	require.NoError(t, g.CloseBreaker(ctx, platformShop))

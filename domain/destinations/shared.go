@@ -90,6 +90,8 @@ func (s *shared) bound(now time.Time, cfg Config) (moved bool) {
 	p.filledAt = atMost(p.filledAt, now, max(p.blockedUntil.Sub(now), 0))
 	if b.open {
 		b.openUntil = atMost(b.openUntil, now, b.cooldown)
+	} else {
+		b.openUntil = atMost(b.openUntil, now, doubtHold) // a platform's doubt
 	}
 	b.probeUntil = atMost(b.probeUntil, now, cfg.Breaker.ProbeLease)
 	callsMoved := s.calls.bound(now, cfg.CallLease)
