@@ -22,17 +22,17 @@ import (
 var fleetStart = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // fleetConfig is the shape of every Gate of the fleet tests: shop paced
-// at 5 calls a second with bursts of 10, a platform whose shops share a
-// breaker; app a platform whose application is paced at 5 calls a second
-// with bursts of 10, its shops unpaced; "ai" unpaced; a breaker that
-// opens at the second failure.
+// at 5 calls a second with bursts of 10, each shop's breaker its own; app
+// a platform (its shops share a breaker) whose application is paced at 5
+// calls a second with bursts of 10, its shops unpaced; "ai" unpaced; a
+// breaker that opens at the second failure.
 func fleetConfig(shop, app string) dest.Config {
 	return dest.Config{
 		Systems: map[string]dest.Quota{
 			shop: {Rate: 5, Burst: 10},
 			"ai": {},
 		},
-		Platforms:    map[string]bool{shop: true, app: true},
+		Platforms:    map[string]bool{app: true},
 		Applications: map[string]dest.Quota{app: {Rate: 5, Burst: 10}},
 		Breaker:      dest.BreakerConfig{Failures: 2, Cooldown: 5 * time.Second, MaxCooldown: 30 * time.Second},
 	}
@@ -194,6 +194,19 @@ func DestinationStates(t *testing.T, store ports.DestinationStates) {
 		grant(t, gates[0], d).Done(dest.Outcome{Kind: dest.Failed})
 		grant(t, gates[0], d).Done(dest.Outcome{Kind: dest.Failed})
 		assert.Equal(t, dest.WhyBreakerOpen, refuse(t, gates[1], d).Why, "the other worker sends no call to a destination that is down")
+	})
+
+	t.Run("a marketplace's failure holds every worker's calls to its other shops", func(t *testing.T) {
+		gates, clock := fleet(2)
+		shopOf := func(account string) model.Destination { return model.Destination{System: app, Account: account} }
+		grant(t, gates[1], shopOf("x")).Done(dest.Outcome{Kind: dest.Succeeded}) // its record cached
+		grant(t, gates[0], shopOf("a")).Done(dest.Outcome{Kind: dest.Failed})
+		assert.Equal(t, dest.WhyProbing, refuse(t, gates[1], shopOf("y")).Why, "in doubt: the other worker holds its call")
+		clock.Advance(time.Second)
+		grant(t, gates[0], shopOf("b")).Done(dest.Outcome{Kind: dest.Failed})
+		w := refuse(t, gates[1], shopOf("y"))
+		assert.Equal(t, dest.WhyBreakerOpen, w.Why, "two shops failed: the marketplace is down for every worker")
+		assert.Equal(t, model.Destination{System: app}, w.Of)
 	})
 
 	t.Run("one half-open probe per cooldown for the whole fleet", func(t *testing.T) {
