@@ -79,3 +79,29 @@ func TestAnAnsweredCallWakesWhatItsJobWaitedFor(t *testing.T) {
 		})
 	}
 }
+
+// spreadAsked records the spread each Wake is asked for, by workspace.
+type spreadAsked struct {
+	countedWakes
+	asked map[uuid.UUID][2]time.Duration // within, every
+}
+
+func (s *spreadAsked) Wake(ctx context.Context, ws uuid.UUID, kind model.JobWaitKind, waitedFor string, within, every time.Duration) (int, error) {
+	s.mu.Lock()
+	s.asked[ws] = [2]time.Duration{within, every}
+	s.mu.Unlock()
+	return s.countedWakes.Wake(ctx, ws, kind, waitedFor, within, every)
+}
+
+// Each workspace's Wake is asked to spread what it moves over wakeWithin,
+// at most maxEvery apart, from now: the outbox counts what it moves, every
+// worker's parked jobs, where this worker knows only its own (about a
+// third of a three-worker fleet's: 5,892 jobs came back 7.8 ms apart over
+// 46 s instead of within 30 s).
+func TestAWakeIsSpreadByWhatTheOutboxMoves(t *testing.T) {
+	waits := &spreadAsked{asked: map[uuid.UUID][2]time.Duration{}}
+	a, b := uuid.New(), uuid.New()
+	wakeParked(waits, time.Minute, slog.New(slog.DiscardHandler), defaultWakeRetries)("shopify", map[uuid.UUID]int{a: 10, b: 20})
+	want := [2]time.Duration{wakeWithin, time.Minute}
+	assert.Equal(t, map[uuid.UUID][2]time.Duration{a: want, b: want}, waits.asked)
+}
