@@ -771,8 +771,8 @@ func (_c *Outbox_UndeliveredByDestination_Call) RunAndReturn(run func(ctx contex
 }
 
 // Wake provides a mock function for the type Outbox
-func (_mock *Outbox) Wake(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, every time.Duration) (int, error) {
-	ret := _mock.Called(ctx, kind, waitedFor, from, every)
+func (_mock *Outbox) Wake(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, within time.Duration, every time.Duration) (int, error) {
+	ret := _mock.Called(ctx, kind, waitedFor, from, within, every)
 
 	if len(ret) == 0 {
 		panic("no return value specified for Wake")
@@ -780,16 +780,16 @@ func (_mock *Outbox) Wake(ctx context.Context, kind model.JobWaitKind, waitedFor
 
 	var r0 int
 	var r1 error
-	if returnFunc, ok := ret.Get(0).(func(context.Context, model.JobWaitKind, string, time.Time, time.Duration) (int, error)); ok {
-		return returnFunc(ctx, kind, waitedFor, from, every)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.JobWaitKind, string, time.Time, time.Duration, time.Duration) (int, error)); ok {
+		return returnFunc(ctx, kind, waitedFor, from, within, every)
 	}
-	if returnFunc, ok := ret.Get(0).(func(context.Context, model.JobWaitKind, string, time.Time, time.Duration) int); ok {
-		r0 = returnFunc(ctx, kind, waitedFor, from, every)
+	if returnFunc, ok := ret.Get(0).(func(context.Context, model.JobWaitKind, string, time.Time, time.Duration, time.Duration) int); ok {
+		r0 = returnFunc(ctx, kind, waitedFor, from, within, every)
 	} else {
 		r0 = ret.Get(0).(int)
 	}
-	if returnFunc, ok := ret.Get(1).(func(context.Context, model.JobWaitKind, string, time.Time, time.Duration) error); ok {
-		r1 = returnFunc(ctx, kind, waitedFor, from, every)
+	if returnFunc, ok := ret.Get(1).(func(context.Context, model.JobWaitKind, string, time.Time, time.Duration, time.Duration) error); ok {
+		r1 = returnFunc(ctx, kind, waitedFor, from, within, every)
 	} else {
 		r1 = ret.Error(1)
 	}
@@ -806,12 +806,13 @@ type Outbox_Wake_Call struct {
 //   - kind model.JobWaitKind
 //   - waitedFor string
 //   - from time.Time
+//   - within time.Duration
 //   - every time.Duration
-func (_e *Outbox_Expecter) Wake(ctx any, kind any, waitedFor any, from any, every any) *Outbox_Wake_Call {
-	return &Outbox_Wake_Call{Call: _e.mock.On("Wake", ctx, kind, waitedFor, from, every)}
+func (_e *Outbox_Expecter) Wake(ctx any, kind any, waitedFor any, from any, within any, every any) *Outbox_Wake_Call {
+	return &Outbox_Wake_Call{Call: _e.mock.On("Wake", ctx, kind, waitedFor, from, within, every)}
 }
 
-func (_c *Outbox_Wake_Call) Run(run func(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, every time.Duration)) *Outbox_Wake_Call {
+func (_c *Outbox_Wake_Call) Run(run func(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, within time.Duration, every time.Duration)) *Outbox_Wake_Call {
 	_c.Call.Run(func(args mock.Arguments) {
 		var arg0 context.Context
 		if args[0] != nil {
@@ -833,12 +834,17 @@ func (_c *Outbox_Wake_Call) Run(run func(ctx context.Context, kind model.JobWait
 		if args[4] != nil {
 			arg4 = args[4].(time.Duration)
 		}
+		var arg5 time.Duration
+		if args[5] != nil {
+			arg5 = args[5].(time.Duration)
+		}
 		run(
 			arg0,
 			arg1,
 			arg2,
 			arg3,
 			arg4,
+			arg5,
 		)
 	})
 	return _c
@@ -849,7 +855,7 @@ func (_c *Outbox_Wake_Call) Return(n int, err error) *Outbox_Wake_Call {
 	return _c
 }
 
-func (_c *Outbox_Wake_Call) RunAndReturn(run func(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, every time.Duration) (int, error)) *Outbox_Wake_Call {
+func (_c *Outbox_Wake_Call) RunAndReturn(run func(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, within time.Duration, every time.Duration) (int, error)) *Outbox_Wake_Call {
 	_c.Call.Return(run)
 	return _c
 }

@@ -39,10 +39,13 @@ type JobWaits interface {
 	// delivered again.
 	Defer(ctx context.Context, msg Message, until time.Time, attempts int, wait model.JobWait) error
 	// Wake brings forward the jobs of workspace parked for kind and
-	// waitedFor (a Defer's wait.Kind and wait.For) and not yet due: what they waited for is over
-	// sooner than they were parked for. They are due from now + after,
-	// every apart, in their order. It returns how many it woke.
-	Wake(ctx context.Context, workspace uuid.UUID, kind model.JobWaitKind, waitedFor string, after, every time.Duration) (int, error)
+	// waitedFor (a Defer's wait.Kind and wait.For) and still asleep beyond
+	// now + within: what they waited for is over sooner than they were
+	// parked for. They are due from now, in their order, spread over
+	// within by how many it moves (every worker's), at most every apart;
+	// those due within already (an earlier Wake's) are left as they are.
+	// It returns how many it moved.
+	Wake(ctx context.Context, workspace uuid.UUID, kind model.JobWaitKind, waitedFor string, within, every time.Duration) (int, error)
 }
 
 // MessageHandler processes one delivered message. Delivery is at-least-once:

@@ -76,14 +76,18 @@ type Outbox interface {
 	ListParked(ctx context.Context, limit int) ([]model.OutboxEvent, error)
 
 	// Wake makes this workspace's events parked for kind and waitedFor
-	// (their wait_kind and waited_for, exactly) and due after from due
-	// from from instead, every apart (at
-	// least a microsecond) in the order they were due, so the jobs of an
-	// ordering key come back in their order and a backlog comes back at a
-	// pace: the worker parked them long for a destination that was down,
-	// and it answers again. An empty waitedFor wakes none. It returns how
-	// many it woke.
-	Wake(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, every time.Duration) (int, error)
+	// (their wait_kind and waited_for, exactly) and still asleep beyond
+	// from + within due from from instead, in the order they were due, so
+	// the jobs of an ordering key come back in their order, spaced within
+	// divided by how many it moves, at most every apart (at least a
+	// microsecond): a backlog comes back at a pace, within `within` however
+	// many workers parked it. The worker parked them long for a destination
+	// that was down, and it answers again. An event due by from + within
+	// (one an earlier Wake brought forward, or parked for less) is left as
+	// it is, so a Wake repeated while the woken come back moves only what
+	// was parked since. An empty waitedFor wakes none. It returns how many
+	// it moved.
+	Wake(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, within, every time.Duration) (int, error)
 
 	// ForOperations returns, by operation id, the event that delivers each
 	// of ops' jobs (the event whose payload names the operation and whose

@@ -159,9 +159,11 @@ func (r outboxRepo) ListParked(_ context.Context, limit int) ([]model.OutboxEven
 	})
 }
 
-// Wake implements ports.Outbox, as PostgreSQL's wakeParked.
-func (r outboxRepo) Wake(_ context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, every time.Duration) (int, error) {
+// Wake implements ports.Outbox, as PostgreSQL's wakeParked: in whole
+// microseconds, as it counts.
+func (r outboxRepo) Wake(_ context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, within, every time.Duration) (int, error) {
 	every = max(every.Truncate(time.Microsecond), time.Microsecond)
+	within = max(within.Truncate(time.Microsecond), 0)
 	t := r.t
 	return inLock(t, func() (int, error) {
 		d := dispatchRepo{t}
@@ -169,7 +171,7 @@ func (r outboxRepo) Wake(_ context.Context, kind model.JobWaitKind, waitedFor st
 		for _, row := range t.visibleEventsLocked() {
 			e := row.event
 			if e.Status == model.OutboxPending && e.LockedBy == "" && e.WaitKind == kind && waitedFor != "" && e.WaitedFor == waitedFor &&
-				e.NextAttemptAt.After(from) &&
+				e.NextAttemptAt.After(from.Add(within)) &&
 				!d.lockedByOtherLocked(e.ID) {
 				rows = append(rows, row)
 			}
@@ -177,8 +179,12 @@ func (r outboxRepo) Wake(_ context.Context, kind model.JobWaitKind, waitedFor st
 		slices.SortFunc(rows, func(a, b eventRow) int {
 			return cmp.Or(a.event.NextAttemptAt.Compare(b.event.NextAttemptAt), cmp.Compare(a.event.ID.String(), b.event.ID.String()))
 		})
+		gap := every
+		if len(rows) > 0 {
+			gap = max(min(every, time.Duration(within.Microseconds()/int64(len(rows)))*time.Microsecond), time.Microsecond)
+		}
 		for i, row := range rows {
-			row.event.NextAttemptAt = from.Add(time.Duration(i) * every)
+			row.event.NextAttemptAt = from.Add(time.Duration(i) * gap)
 			row.event = copyEvent(row.event)
 			d.stageLocked(row)
 		}

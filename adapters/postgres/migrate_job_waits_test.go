@@ -81,7 +81,7 @@ VALUES ($1, $2, 'store.credentials.verify', 'store', gen_random_uuid(), '{}', $3
 	require.NoError(t, err)
 	require.Len(t, parked, 9, "the pending events parked under the old scheme")
 	woken, err := ports.Query(ctx, uow, ws, func(ctx context.Context, tx ports.Tx) (int, error) {
-		return tx.Outbox().Wake(ctx, model.JobWaitOutage, "shopify", now, time.Millisecond)
+		return tx.Outbox().Wake(ctx, model.JobWaitOutage, "shopify", now, 0, time.Millisecond)
 	})
 	require.NoError(t, err)
 	require.Equal(t, 1, woken, "the event asleep for shopify's outage; the one in flight is the Dispatcher's")

@@ -62,9 +62,9 @@ func (o *Outbox) Withdraw(ctx context.Context, id uuid.UUID, reason string, at t
 }
 
 // Wake implements ports.Outbox.
-func (o *Outbox) Wake(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, every time.Duration) (int, error) {
+func (o *Outbox) Wake(ctx context.Context, kind model.JobWaitKind, waitedFor string, from time.Time, within, every time.Duration) (int, error) {
 	micros := max(every.Microseconds(), 1)
-	return rowsAffected(o.db.ExecContext(ctx, wakeParked, from, micros, o.workspace, string(kind), waitedFor))
+	return rowsAffected(o.db.ExecContext(ctx, wakeParked, from, micros, o.workspace, string(kind), waitedFor, max(within.Microseconds(), 0)))
 }
 
 // ListParked implements ports.Outbox.

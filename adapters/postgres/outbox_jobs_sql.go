@@ -115,18 +115,28 @@ SELECT ` + outboxEventColumns + `
 
 // wakeParked brings forward the events of a workspace that a worker parked
 // long for one kind and destination (deferJob's wait_kind and waited_for,
-// outbox_events_parked_idx, sql/023) and that are not due yet: what they waited for, a destination that was down,
-// answers again. They become due from the given time, the given number of
-// microseconds apart, in the order they were due, so the Dispatcher
-// publishes an ordering key's jobs in their order (it claims by
-// next_attempt_at) and a backlog at a pace. Only a pending event nobody
-// holds is moved: one the Dispatcher claims meanwhile is its.
+// outbox_events_parked_idx, sql/023) and that still sleep beyond the
+// spread (due after ?0 + ?5 microseconds): what they waited for, a
+// destination that was down, answers again. They become due from ?0, in
+// the order they were due, so the Dispatcher publishes an ordering key's
+// jobs in their order (it claims by next_attempt_at), spaced ?5 divided by
+// how many it moves, at most ?1 microseconds apart: the spread is decided
+// by the rows moved, every worker's, not by the waking worker's share,
+// so a fleet's wake ends within ?5 however many workers parked them. An
+// event already due within the spread (an earlier Wake brought it
+// forward) is left as it is, here and when a concurrent Wake moved it
+// first (the outer condition is checked again on the row it waited for),
+// so a Wake repeated while the woken come back moves only what was
+// parked since. Only a pending event nobody holds is moved: one the
+// Dispatcher claims meanwhile is its.
 const wakeParked = `
 UPDATE outbox_events e
    SET next_attempt_at = w.due
-  FROM (SELECT id, ?0::timestamptz + (row_number() OVER (ORDER BY next_attempt_at, id) - 1) * (?1::bigint * interval '1 microsecond') AS due
+  FROM (SELECT id, ?0::timestamptz + (row_number() OVER (ORDER BY next_attempt_at, id) - 1)
+                 * greatest(least(?1::bigint, ?5::bigint / count(*) OVER ()), 1) * interval '1 microsecond' AS due
           FROM outbox_events
          WHERE workspace_id = ?2 AND status = 'pending' AND locked_by IS NULL
-           AND wait_kind = ?3 AND waited_for = ?4 AND next_attempt_at > ?0) w
+           AND wait_kind = ?3 AND waited_for = ?4 AND next_attempt_at > ?0::timestamptz + ?5::bigint * interval '1 microsecond') w
  WHERE e.workspace_id = ?2 AND e.id = w.id
-   AND e.status = 'pending' AND e.locked_by IS NULL AND e.wait_kind = ?3 AND e.waited_for = ?4`
+   AND e.status = 'pending' AND e.locked_by IS NULL AND e.wait_kind = ?3 AND e.waited_for = ?4
+   AND e.next_attempt_at > ?0::timestamptz + ?5::bigint * interval '1 microsecond'`

@@ -71,7 +71,7 @@ UPDATE outbox_events_live
 
 	// The wake after an outage reads the parked events of one kind and
 	// destination only (sql/023_job_waits_backfill.sql).
-	wake := explain(t, tx.QueryContext, postgres.WakeParkedSQL, now, 1000, ws, "outage", "shopify")
+	wake := explain(t, tx.QueryContext, postgres.WakeParkedSQL, now, 1000, ws, "outage", "shopify", 30_000_000)
 	t.Logf("wake plan:\n%s", wake)
 	require.Contains(t, wake, "outbox_events_parked_idx", "wake plan:\n%s", wake)
 	require.NotContains(t, wake, "Seq Scan", "wake plan:\n%s", wake)

@@ -133,32 +133,38 @@ func (o *outages) answered(destination string, startedAt, now time.Time) (wakes 
 const rewakeAfter = 2 * time.Second
 
 // answeredAfterWait: a job of workspace, bound for destination, that had
-// been parked for a wait of kind waited (ports.Message.WaitKind) reached
-// it at now. If it waited because the destination was down (its breaker,
-// or a transient failure's retry: model.JobWaitKind.AfterAnOutage), its
-// workspace's jobs asleep for the destination or its platform are to be
-// woken, whatever worker parked them: the wake that survives the worker
-// that parked them (a kill -9, a rolling restart), at most once per
-// rewakeAfter per destination and workspace. It returns the wakes.
-func (o *outages) answeredAfterWait(workspace uuid.UUID, destination string, waited model.JobWaitKind, now time.Time) []wake {
+// been parked for a wait of kind waited for waitedFor
+// (ports.Message.WaitKind and WaitedFor) reached it at now. If it waited
+// because the destination was down (its breaker, or a transient failure's
+// retry: model.JobWaitKind.AfterAnOutage), its workspace's jobs asleep for
+// what it waited for are to be woken, whatever worker parked them: the
+// wake that survives the worker that parked them (a kill -9, a rolling
+// restart), at most once per rewakeAfter per destination and workspace.
+// A job that waited for its own destination wakes its platform's too (the
+// platform answers); one that waited for its platform wakes only the
+// platform's: its shop was not down, and a Wake for the shop would find
+// nothing (one per woken job after a platform's outage). It returns the
+// wakes.
+func (o *outages) answeredAfterWait(workspace uuid.UUID, destination string, waited model.JobWaitKind, waitedFor string, now time.Time) []wake {
 	if !waited.AfterAnOutage() {
 		return nil
 	}
 	platform, _, _ := strings.Cut(destination, "/")
+	downs := []string{destination, platform}
+	if waitedFor == platform || platform == destination {
+		downs = downs[1:]
+	}
 	if len(o.wokenAt) >= scheduling.MaxBooked {
 		maps.DeleteFunc(o.wokenAt, func(_ string, at time.Time) bool { return now.Sub(at) >= rewakeAfter })
 	}
 	var wakes []wake
-	for _, down := range []string{destination, platform} {
+	for _, down := range downs {
 		key := down + "|" + workspace.String()
 		if at, ok := o.wokenAt[key]; ok && now.Sub(at) < rewakeAfter {
 			continue
 		}
 		o.wokenAt[key] = now
 		wakes = append(wakes, wake{destination: down, workspaces: map[uuid.UUID]int{workspace: 0}})
-		if platform == destination {
-			break
-		}
 	}
 	return wakes
 }

@@ -274,15 +274,15 @@ func (s *slots) answered(destination string, startedAt time.Time) {
 }
 
 // answeredAfterWait: a job of workspace, bound for destination, that had
-// been parked for a wait of kind waited reached it (see
+// been parked for a wait of kind waited for waitedFor reached it (see
 // outages.answeredAfterWait).
-func (s *slots) answeredAfterWait(workspace uuid.UUID, destination string, waited model.JobWaitKind) {
+func (s *slots) answeredAfterWait(workspace uuid.UUID, destination string, waited model.JobWaitKind, waitedFor string) {
 	if s.woken == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.unlock()
-	s.wakes = append(s.wakes, s.outages.answeredAfterWait(workspace, destination, waited, s.now())...)
+	s.wakes = append(s.wakes, s.outages.answeredAfterWait(workspace, destination, waited, waitedFor, s.now())...)
 }
 
 // dequeue takes t out of the waiting lines (under mu).

@@ -352,9 +352,10 @@ func TestSlotsParkAnOutageLongButForOneProbe(t *testing.T) {
 	assert.Equal(t, "shopify", w.destination)
 	assert.Equal(t, sleeper.wait.wait.For, w.destination)
 	assert.Equal(t, map[uuid.UUID]int{ws1: 2, ws2: 1}, w.workspaces, "the probes are not asleep; the key's later arrival is")
-	s.answeredAfterWait(ws1, "shopify/b", sleeper.wait.wait.Kind)
-	w = <-woken
-	assert.Equal(t, "shopify/b", w.destination, "a job this wake brought back wakes its shop's sleepers, not its platform's again")
+	// A job this wake brought back waited for its platform: it wakes
+	// neither its platform's sleepers again nor its shop's, which it did
+	// not wait for.
+	s.answeredAfterWait(ws1, "shopify/b", sleeper.wait.wait.Kind, sleeper.wait.wait.For)
 	select {
 	case w := <-woken:
 		t.Fatalf("woken again by a job this wake brought back: %+v", w)
@@ -484,16 +485,16 @@ func TestSlotsLetAJobThatWaitedForAnOutageWakeItsWorkspace(t *testing.T) {
 
 	for _, k := range []model.JobWaitKind{model.JobWaitPaced, model.JobWaitBusy, model.JobWaitPaused, model.JobWaitStateUnavailable,
 		model.JobWaitThrottled, model.JobWaitOrdering, ""} {
-		s.answeredAfterWait(ws, "shopify/a", k)
+		s.answeredAfterWait(ws, "shopify/a", k, "shopify/a")
 	}
-	s.answeredAfterWait(ws, "shopify/a", model.JobWaitOutage)
+	s.answeredAfterWait(ws, "shopify/a", model.JobWaitOutage, "shopify/a")
 	assert.ElementsMatch(t, []string{"shopify/a", "shopify"}, wokenNow())
-	s.answeredAfterWait(ws, "shopify/a", model.JobWaitOutage)
-	s.answeredAfterWait(ws, "shopify/a", model.JobWaitRetry)
+	s.answeredAfterWait(ws, "shopify/a", model.JobWaitOutage, "shopify/a")
+	s.answeredAfterWait(ws, "shopify/a", model.JobWaitRetry, "shopify/a")
 	s.mu.Lock()
 	clock = now.Add(rewakeAfter)
 	s.mu.Unlock()
-	s.answeredAfterWait(ws, "shopify/a", model.JobWaitRetry)
+	s.answeredAfterWait(ws, "shopify/a", model.JobWaitRetry, "shopify/a")
 	assert.ElementsMatch(t, []string{"shopify/a", "shopify"}, wokenNow(), "a retry after a failure wakes too, once per rewakeAfter")
 	select {
 	case d := <-woken:

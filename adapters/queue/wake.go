@@ -23,22 +23,22 @@ const wakeWithin = 30 * time.Second
 
 // wakeParked brings forward, in the outbox, the jobs parked long for a
 // destination that answers again (slots.answered), workspace after
-// workspace, spread over wakeWithin by how many the worker parked, and at
-// most maxEvery apart. A Wake that fails is tried again (retry); if it
-// keeps failing they come back at their time all the same.
+// workspace. Each workspace's Wake spreads what it moves over wakeWithin
+// from now, at most maxEvery apart: the outbox counts every worker's
+// parked jobs, where this worker knows only its own (workspaces' counts,
+// about a third of a three-worker fleet's), so a fleet's wake ends within
+// wakeWithin. The workspaces' spreads run side by side: together they
+// come back at the rate of one spread of all. A Wake that fails is tried
+// again (retry); if it keeps failing they come back at their time all
+// the same.
 func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger, retry wakeRetries) func(destination string, workspaces map[uuid.UUID]int) {
 	return func(destination string, workspaces map[uuid.UUID]int) {
-		parked := 0
-		for _, n := range workspaces {
-			parked += n
-		}
-		every := min(maxEvery, wakeWithin/time.Duration(max(parked, 1)))
 		woken := 0
 		for ws := range workspaces {
 			n, err := retry.do(func() (int, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
 				defer cancel()
-				return waits.Wake(ctx, ws, model.JobWaitOutage, destination, time.Duration(woken)*every, every)
+				return waits.Wake(ctx, ws, model.JobWaitOutage, destination, wakeWithin, maxEvery)
 			})
 			woken += n
 			if err != nil {
@@ -47,7 +47,7 @@ func wakeParked(waits ports.JobWaits, maxEvery time.Duration, log *slog.Logger, 
 			}
 		}
 		log.Info("destination answers again: its parked jobs are due now", "destination", destination,
-			"workspaces", len(workspaces), "jobs", woken, "every", every)
+			"workspaces", len(workspaces), "jobs", woken, "within", wakeWithin)
 	}
 }
 

@@ -60,7 +60,8 @@ func TestSlotsWakeOnlyForACallStartedAfterTheSleepersParked(t *testing.T) {
 func TestSlotsLetAThrottledJobWakeNoOne(t *testing.T) {
 	s := newSlots(1, 2*time.Second, nil, nil)
 	s.woken = func(string, map[uuid.UUID]int) {}
-	s.answeredAfterWait(uuid.New(), "shopify/a", throttledBy("shopify/a").Kind)
+	w := throttledBy("shopify/a")
+	s.answeredAfterWait(uuid.New(), "shopify/a", w.Kind, w.For)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	assert.Empty(t, s.wokenAt, "woke its workspace's sleepers")

@@ -302,7 +302,7 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 		}
 		release(result)
 		if !result.Failed && !result.Abandoned && m.Destination != "" {
-			w.slots.answeredAfterWait(m.WorkspaceID, m.Destination, m.WaitKind)
+			w.slots.answeredAfterWait(m.WorkspaceID, m.Destination, m.WaitKind, m.WaitedFor)
 		}
 		return out, err
 	}

@@ -153,13 +153,13 @@ func (f *Failures) Defer(ctx context.Context, msg ports.Message, until time.Time
 }
 
 // Wake implements ports.JobWaits: in one transaction of workspace, the
-// events parked for kind and waitedFor and not yet due are due from now +
-// after, every apart, in their order.
-func (f *Failures) Wake(ctx context.Context, workspace uuid.UUID, kind model.JobWaitKind, waitedFor string, after, every time.Duration) (int, error) {
+// events parked for kind and waitedFor and asleep beyond now + within are
+// due from now, spread over within, at most every apart, in their order.
+func (f *Failures) Wake(ctx context.Context, workspace uuid.UUID, kind model.JobWaitKind, waitedFor string, within, every time.Duration) (int, error) {
 	var n int
 	err := f.uow.Transact(ctx, workspace, func(ctx context.Context, tx ports.Tx) error {
 		var err error
-		n, err = tx.Outbox().Wake(ctx, kind, waitedFor, f.clock.Now().Add(after), every)
+		n, err = tx.Outbox().Wake(ctx, kind, waitedFor, f.clock.Now(), within, every)
 		return err
 	})
 	return n, err

@@ -37,12 +37,13 @@ func requireParked(t *testing.T, e model.OutboxEvent, until time.Time, attempts 
 	require.True(t, e.ParkedByWorker())
 }
 
-// wakeOutage wakes workspace's events parked for waitedFor's outage from
-// from on, every apart.
-func wakeOutage(t *testing.T, h Harness, workspace uuid.UUID, waitedFor string, from time.Time, every time.Duration) int {
+// wakeOutage wakes workspace's events parked for waitedFor's outage and
+// asleep beyond from + within, from from on, spread over within, at most
+// every apart.
+func wakeOutage(t *testing.T, h Harness, workspace uuid.UUID, waitedFor string, from time.Time, within, every time.Duration) int {
 	t.Helper()
 	return mustQuery(t, h, workspace, func(ctx context.Context, tx ports.Tx) (int, error) {
-		return tx.Outbox().Wake(ctx, model.JobWaitOutage, waitedFor, from, every)
+		return tx.Outbox().Wake(ctx, model.JobWaitOutage, waitedFor, from, within, every)
 	})
 }
 
@@ -203,7 +204,7 @@ func testOutboxWaits(t *testing.T, h Harness) {
 		due := parkedFor(ws, at.Add(-time.Second), long)
 		foreign := parkedFor(other, at.Add(10*time.Minute), long)
 
-		require.Equal(t, 2, wakeOutage(t, h, ws, "shopify", at, 0))
+		require.Equal(t, 2, wakeOutage(t, h, ws, "shopify", at, 0, 0))
 		require.WithinDuration(t, at.Add(-time.Second), mustGetEvent(t, h, ws, due).NextAttemptAt, time.Millisecond,
 			"an event already due is left as it is")
 		require.Equal(t, []uuid.UUID{due, first, second}, eventIDs(claimDue(t, h, ws, "d2", at.Add(time.Millisecond), 10)),
@@ -212,22 +213,66 @@ func testOutboxWaits(t *testing.T, h Harness) {
 		requireParked(t, mustGetEvent(t, h, ws, samePace), at.Add(10*time.Minute), 0, pacedShopify)
 		requireParked(t, mustGetEvent(t, h, ws, otherDown), at.Add(10*time.Minute), 0, amazon)
 		requireParked(t, mustGetEvent(t, h, other, foreign), at.Add(10*time.Minute), 0, long)
-		require.Zero(t, wakeOutage(t, h, ws, "", at, 0), "an empty destination wakes nothing")
+		require.Zero(t, wakeOutage(t, h, ws, "", at, 0, 0), "an empty destination wakes nothing")
 	})
 
-	t.Run("wake spreads the woken events every apart", func(t *testing.T) {
-		ws := newWorkspace(t, h)
+	// parkedLong parks n of ws's events for amazon's outage, an hour and
+	// i minutes from at (claimed an hour before at, when nothing woken
+	// is due yet).
+	parkedLong := func(t *testing.T, ws uuid.UUID, n int) []uuid.UUID {
 		long := model.JobWait{Kind: model.JobWaitOutage, For: "amazon", Reason: "waiting for amazon: breaker_open"}
 		var ids []uuid.UUID
-		for i := range 3 {
-			e := claimedEvent(t, h, ws, "d1", at)
+		for i := range n {
+			e := claimedEvent(t, h, ws, "d1", at.Add(-time.Hour))
 			require.True(t, deferEvent(t, h, ws, e.ID, at.Add(time.Hour+time.Duration(i)*time.Minute), 0, long))
 			ids = append(ids, e.ID)
 		}
-		require.Equal(t, 3, wakeOutage(t, h, ws, "amazon", at, time.Second))
+		return ids
+	}
+	requireDue := func(t *testing.T, ws uuid.UUID, ids []uuid.UUID, first time.Time, every time.Duration) {
+		t.Helper()
 		for i, id := range ids {
-			require.WithinDuration(t, at.Add(time.Duration(i)*time.Second), mustGetEvent(t, h, ws, id).NextAttemptAt, time.Millisecond)
+			require.WithinDuration(t, first.Add(time.Duration(i)*every), mustGetEvent(t, h, ws, id).NextAttemptAt, time.Millisecond, "event %d", i)
 		}
+	}
+
+	t.Run("wake spreads the woken events within, by how many it moves, at most every apart", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		ids := parkedLong(t, ws, 4)
+		// Four in two seconds: half a second apart, however many of them
+		// this worker parked (a fleet's workers each park some).
+		require.Equal(t, 4, wakeOutage(t, h, ws, "amazon", at, 2*time.Second, time.Hour))
+		requireDue(t, ws, ids, at, 500*time.Millisecond)
+
+		ws = newWorkspace(t, h)
+		ids = parkedLong(t, ws, 3)
+		require.Equal(t, 3, wakeOutage(t, h, ws, "amazon", at, time.Minute, time.Second))
+		requireDue(t, ws, ids, at, time.Second)
+	})
+
+	t.Run("a wake repeated moves only what is still asleep beyond its spread", func(t *testing.T) {
+		ws := newWorkspace(t, h)
+		within := 30 * time.Second
+		ids := parkedLong(t, ws, 3)
+		require.Equal(t, 3, wakeOutage(t, h, ws, "amazon", at, within, time.Hour))
+		requireDue(t, ws, ids, at, 10*time.Second)
+		require.Zero(t, wakeOutage(t, h, ws, "amazon", at.Add(time.Second), within, time.Hour),
+			"the events the first brought forward are due within the window: not moved again")
+		requireDue(t, ws, ids, at, 10*time.Second)
+
+		// One parked since (its park committed after the first wake) is
+		// moved; the others are left as they are.
+		later := parkedLong(t, ws, 1)
+		require.Equal(t, 1, wakeOutage(t, h, ws, "amazon", at.Add(2*time.Second), within, time.Hour))
+		requireDue(t, ws, later, at.Add(2*time.Second), 0)
+		requireDue(t, ws, ids, at, 10*time.Second)
+
+		// One parked for less than the window comes back at its time.
+		soon := claimedEvent(t, h, ws, "d1", at.Add(-time.Hour))
+		long := model.JobWait{Kind: model.JobWaitOutage, For: "amazon", Reason: "waiting for amazon: breaker_open"}
+		require.True(t, deferEvent(t, h, ws, soon.ID, at.Add(20*time.Second), 0, long))
+		require.Zero(t, wakeOutage(t, h, ws, "amazon", at.Add(3*time.Second), within, time.Hour))
+		requireDue(t, ws, []uuid.UUID{soon.ID}, at.Add(20*time.Second), 0)
 	})
 
 	t.Run("negative job attempts are refused", func(t *testing.T) {
