@@ -57,6 +57,7 @@ type slots struct {
 	holding scheduling.Holdings // the slots each workspace holds, for its fair share
 	keyLines
 	refused      scheduling.Refusals // destinations refused until then (the destinations's answer, cached)
+	platforms    platformPaces       // platforms pacing all of their shops until then (the same)
 	afterRefusal scheduling.AfterRefusal
 	booked       scheduling.BookedTurns
 	outages
@@ -92,7 +93,7 @@ func newSlots(size int, hold time.Duration, gate Destinations, now func() time.T
 	}
 	return &slots{
 		size: size, hold: hold, gate: gate, now: now, holding: scheduling.NewHoldings(size),
-		workspaceLines: newWorkspaceLines(), keyLines: newKeyLines(), refused: scheduling.NewRefusals(),
+		workspaceLines: newWorkspaceLines(), keyLines: newKeyLines(), refused: scheduling.NewRefusals(), platforms: platformPaces{},
 		afterRefusal: scheduling.AfterRefusal{Hold: hold}, booked: scheduling.NewBookedTurns(hold), outages: newOutages(),
 	}
 }
@@ -351,10 +352,13 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 		}
 		r, refused := s.refused.Of(t.destination, now)
 		if !refused {
-			var done func(CallResult)
-			if done, r = s.gate.Try(t.destination); done != nil {
-				s.refused.Forget(t.destination)
-				return t, done
+			if r, refused = s.platforms.of(t.destination, now); !refused {
+				var done func(CallResult)
+				if done, r = s.gate.Try(t.destination); done != nil {
+					s.refused.Forget(t.destination)
+					return t, done
+				}
+				s.platforms.remember(t.destination, r)
 			}
 			r = s.refused.Remember(t.destination, r, now)
 		}
