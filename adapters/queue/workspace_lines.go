@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"bytes"
+	"cmp"
 	"container/list"
 	"slices"
 
@@ -26,6 +28,8 @@ type workspaceLines struct {
 	served  map[uuid.UUID]uint64 // when each workspace last got a slot (grants counts them)
 	grants  uint64
 	waiting int
+	// returning is putBack's buffer, kept between calls.
+	returning []*ticket
 	// spare are emptied lines kept for the next to need one: a workspace
 	// whose line empties with each job started would make one per job.
 	spare []*list.List
@@ -127,20 +131,40 @@ func (l *workspaceLines) setAside(t *ticket) {
 	l.heldBy[heldKey{t.workspace, t.destination}]++
 }
 
-// putBack puts the tickets held for destination back in their
-// workspaces' lines, each in its place by arrival.
-func (l *workspaceLines) putBack(destination string) {
-	h := l.held[destination]
-	if h == nil {
-		return
+// putBack puts the tickets held for destinations back in their
+// workspaces' lines, each in its place by arrival. Many destinations'
+// refusals end at once (a platform's pace refuses all of its shops
+// until its next token): their tickets go back in one walk of each
+// line, in arrival order, instead of a walk from its front per ticket.
+func (l *workspaceLines) putBack(destinations ...string) {
+	back := l.returning[:0]
+	for _, d := range destinations {
+		h := l.held[d]
+		if h == nil {
+			continue
+		}
+		delete(l.held, d)
+		for e := h.Front(); e != nil; e = e.Next() {
+			t := e.Value.(*ticket)
+			delete(l.heldBy, heldKey{t.workspace, d})
+			t.heldFor = ""
+			back = append(back, t)
+		}
 	}
-	delete(l.held, destination)
-	for e := h.Front(); e != nil; e = e.Next() {
-		t := e.Value.(*ticket)
-		delete(l.heldBy, heldKey{t.workspace, destination})
-		t.heldFor = ""
+	if len(back) > 1 {
+		slices.SortFunc(back, func(a, b *ticket) int {
+			return cmp.Or(bytes.Compare(a.workspace[:], b.workspace[:]), cmp.Compare(a.seq, b.seq))
+		})
+	}
+	// at is where the walk of the workspace's line stopped: the tickets
+	// before it arrived before the last one put back, so before the next
+	// (nil: the line's end).
+	var at *list.Element
+	for i, t := range back {
 		q := l.queue(t.workspace)
-		at := q.Front()
+		if i == 0 || t.workspace != back[i-1].workspace {
+			at = q.Front()
+		}
 		for at != nil && at.Value.(*ticket).seq < t.seq {
 			at = at.Next()
 		}
@@ -150,6 +174,8 @@ func (l *workspaceLines) putBack(destination string) {
 			t.inQueue = q.InsertBefore(t, at)
 		}
 	}
+	clear(back)
+	l.returning = back[:0]
 }
 
 // first is any waiting ticket (nil: none).
