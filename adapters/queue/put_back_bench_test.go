@@ -32,7 +32,7 @@ func BenchmarkPutBack500ShopsAtOnce(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
 		for _, t := range aside {
-			l.setAside(t)
+			l.setAside(t, t.destination)
 		}
 		l.putBack(ended...)
 	}

@@ -56,8 +56,7 @@ type slots struct {
 	workspaceLines
 	holding scheduling.Holdings // the slots each workspace holds, for its fair share
 	keyLines
-	refused       scheduling.Refusals // destinations refused until then (the destinations's answer, cached)
-	platforms     platformPaces       // platforms pacing all of their shops until then (the same)
+	refused       scheduling.Refusals // destinations (and platforms' paces: platformPace) refused until then (the destinations's answer, cached)
 	refusalsEnded []string            // the destinations whose refusals expireRefusals found ended, kept between calls
 	afterRefusal  scheduling.AfterRefusal
 	booked        scheduling.BookedTurns
@@ -94,7 +93,7 @@ func newSlots(size int, hold time.Duration, gate Destinations, now func() time.T
 	}
 	return &slots{
 		size: size, hold: hold, gate: gate, now: now, holding: scheduling.NewHoldings(size),
-		workspaceLines: newWorkspaceLines(), keyLines: newKeyLines(), refused: scheduling.NewRefusals(), platforms: platformPaces{},
+		workspaceLines: newWorkspaceLines(), keyLines: newKeyLines(), refused: scheduling.NewRefusals(),
 		afterRefusal: scheduling.AfterRefusal{Hold: hold}, booked: scheduling.NewBookedTurns(hold), outages: newOutages(),
 	}
 }
@@ -351,21 +350,27 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 		if t.destination == "" || s.gate == nil {
 			return t, nil
 		}
+		hold, pace := t.destination, platformPace(t.destination)
 		r, refused := s.refused.Of(t.destination, now)
-		if !refused {
-			if r, refused = s.platforms.of(t.destination, now); !refused {
-				var done func(CallResult)
-				if done, r = s.gate.Try(t.destination); done != nil {
-					s.refused.Forget(t.destination)
-					return t, done
-				}
-				s.platforms.remember(t.destination, r)
+		if !refused && pace != "" {
+			if r, refused = s.refused.Of(pace, now); refused {
+				hold = pace
 			}
-			r = s.refused.Remember(t.destination, r, now)
+		}
+		if !refused {
+			var done func(CallResult)
+			if done, r = s.gate.Try(t.destination); done != nil {
+				s.refused.Forget(t.destination)
+				return t, done
+			}
+			if isPlatformPace(r, pace) {
+				hold = pace
+			}
+			r = s.refused.Remember(hold, r, now)
 		}
 		switch d := s.afterRefusal.Decide(r, now, s.heldCount(t.workspace, t.destination)); d.Action {
 		case scheduling.KeepInMemory:
-			s.setAside(t)
+			s.setAside(t, hold)
 		case scheduling.ParkForOutage:
 			until, wait, z := s.outages.park(t.workspace, t.destination, t.key, r, now, s.hold)
 			e = s.waitDurably(t, until, wait, z, e)

@@ -18,9 +18,10 @@ import (
 // waiting for their destinations. It keeps no policy of its own.
 type workspaceLines struct {
 	queues map[uuid.UUID]*list.List // each workspace's tickets that may ask their destination, in arrival order
-	// held are, per destination refused, the tickets waiting in memory
-	// for it, each workspace's in arrival order, and heldBy how many of
-	// each workspace's.
+	// held are, per destination refused (or platform pacing all of its
+	// shops: platformPace), the tickets waiting in memory for it, each
+	// workspace's in arrival order, and heldBy how many of each
+	// workspace's are held, by the destination they are bound for.
 	held    map[string]*list.List
 	heldBy  map[heldKey]int
 	turns   []uuid.UUID // workspaces with tickets waiting
@@ -107,31 +108,38 @@ func (l *workspaceLines) out(t *ticket) {
 	if h.Len() == 0 {
 		delete(l.held, t.heldFor)
 	}
-	k := heldKey{t.workspace, t.heldFor}
+	l.unheld(t)
+}
+
+// unheld counts t no more among its destination's tickets held.
+func (l *workspaceLines) unheld(t *ticket) {
+	k := heldKey{t.workspace, t.destination}
 	if l.heldBy[k]--; l.heldBy[k] <= 0 {
 		delete(l.heldBy, k)
 	}
 }
 
-// heldCount is how many of ws's tickets are held for destination.
+// heldCount is how many of ws's tickets bound for destination are held,
+// for it or for its platform.
 func (l *workspaceLines) heldCount(ws uuid.UUID, destination string) int {
 	return l.heldBy[heldKey{ws, destination}]
 }
 
-// setAside sets t, in its workspace's line, aside for its destination.
-func (l *workspaceLines) setAside(t *ticket) {
+// setAside sets t, in its workspace's line, aside for hold: its
+// destination, or its platform's pace (platformPace).
+func (l *workspaceLines) setAside(t *ticket, hold string) {
 	l.out(t)
-	h := l.held[t.destination]
+	h := l.held[hold]
 	if h == nil {
 		h = list.New()
-		l.held[t.destination] = h
+		l.held[hold] = h
 	}
-	t.heldFor = t.destination
+	t.heldFor = hold
 	t.inQueue = h.PushBack(t)
 	l.heldBy[heldKey{t.workspace, t.destination}]++
 }
 
-// putBack puts the tickets held for destinations back in their
+// putBack puts the tickets held for destinations (or platforms' paces) back in their
 // workspaces' lines, each in its place by arrival. Many destinations'
 // refusals end at once (a platform's pace refuses all of its shops
 // until its next token): their tickets go back in one walk of each
@@ -146,7 +154,7 @@ func (l *workspaceLines) putBack(destinations ...string) {
 		delete(l.held, d)
 		for e := h.Front(); e != nil; e = e.Next() {
 			t := e.Value.(*ticket)
-			delete(l.heldBy, heldKey{t.workspace, d})
+			l.unheld(t)
 			t.heldFor = ""
 			back = append(back, t)
 		}
