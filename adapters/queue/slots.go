@@ -56,9 +56,10 @@ type slots struct {
 	workspaceLines
 	holding scheduling.Holdings // the slots each workspace holds, for its fair share
 	keyLines
-	refused      scheduling.Refusals // destinations refused until then (the destinations's answer, cached)
-	afterRefusal scheduling.AfterRefusal
-	booked       scheduling.BookedTurns
+	refused       scheduling.Refusals // destinations (and platforms' paces: platformPace) refused until then (the destinations's answer, cached)
+	refusalsEnded []string            // the destinations whose refusals expireRefusals found ended, kept between calls
+	afterRefusal  scheduling.AfterRefusal
+	booked        scheduling.BookedTurns
 	outages
 	wakes   []wake // returned by the outages, started once mu is let go (unlock)
 	wake    *time.Timer
@@ -299,7 +300,7 @@ func (s *slots) dequeue(t *ticket) {
 func (s *slots) pump() {
 	now := s.now()
 	s.sweep(now)
-	s.refused.Expire(now, s.refusalEnded)
+	s.expireRefusals(now)
 	for s.running < s.size && len(s.turns) > 0 {
 		order := s.holding.Order(s.turns, s.served)
 		spare := s.size-s.running <= s.holding.Spare()
@@ -349,18 +350,27 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 		if t.destination == "" || s.gate == nil {
 			return t, nil
 		}
+		hold, pace := t.destination, platformPace(t.destination)
 		r, refused := s.refused.Of(t.destination, now)
+		if !refused && pace != "" {
+			if r, refused = s.refused.Of(pace, now); refused {
+				hold = pace
+			}
+		}
 		if !refused {
 			var done func(CallResult)
 			if done, r = s.gate.Try(t.destination); done != nil {
 				s.refused.Forget(t.destination)
 				return t, done
 			}
-			r = s.refused.Remember(t.destination, r, now)
+			if isPlatformPace(r, pace) {
+				hold = pace
+			}
+			r = s.refused.Remember(hold, r, now)
 		}
 		switch d := s.afterRefusal.Decide(r, now, s.heldCount(t.workspace, t.destination)); d.Action {
 		case scheduling.KeepInMemory:
-			s.setAside(t)
+			s.setAside(t, hold)
 		case scheduling.ParkForOutage:
 			until, wait, z := s.outages.park(t.workspace, t.destination, t.key, r, now, s.hold)
 			e = s.waitDurably(t, until, wait, z, e)
@@ -403,7 +413,7 @@ func (s *slots) waitDurably(t *ticket, until time.Time, parked model.JobWait, z 
 // armWake pumps again when the earliest refusal of a destination some
 // ticket waits for ends (under mu).
 func (s *slots) armWake(now time.Time) {
-	soonest := s.refused.Expire(now, s.refusalEnded)
+	soonest := s.expireRefusals(now)
 	if soonest.IsZero() || s.waiting == 0 || (!s.wakeAt.IsZero() && !soonest.Before(s.wakeAt) && s.wakeAt.After(now)) {
 		return
 	}
@@ -419,12 +429,20 @@ func (s *slots) armWake(now time.Time) {
 	})
 }
 
-// refusalEnded: destination's refusal is over (under mu). Its tickets
-// waiting in memory may ask it again, and its turns are forgotten if
-// none is booked ahead.
-func (s *slots) refusalEnded(destination string) {
-	s.putBack(destination)
-	s.booked.ForgetPast(destination, s.now())
+// expireRefusals forgets the refusals over at now (under mu) and says
+// when the soonest of the others ends (zero: none). The tickets of the
+// destinations whose refusals ended, waiting in memory, may ask them
+// again: they are put back together (a platform's pace ends many at
+// once), and their turns are forgotten if none is booked ahead.
+func (s *slots) expireRefusals(now time.Time) time.Time {
+	s.refusalsEnded = s.refusalsEnded[:0]
+	soonest := s.refused.Expire(now, func(destination string) {
+		s.refusalsEnded = append(s.refusalsEnded, destination)
+		s.booked.ForgetPast(destination, now)
+	})
+	s.putBack(s.refusalsEnded...)
+	clear(s.refusalsEnded)
+	return soonest
 }
 
 // stats are the slots' gauges: running now, the most ever running at

@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"bytes"
+	"cmp"
 	"container/list"
 	"slices"
 
@@ -16,9 +18,10 @@ import (
 // waiting for their destinations. It keeps no policy of its own.
 type workspaceLines struct {
 	queues map[uuid.UUID]*list.List // each workspace's tickets that may ask their destination, in arrival order
-	// held are, per destination refused, the tickets waiting in memory
-	// for it, each workspace's in arrival order, and heldBy how many of
-	// each workspace's.
+	// held are, per destination refused (or platform pacing all of its
+	// shops: platformPace), the tickets waiting in memory for it, each
+	// workspace's in arrival order, and heldBy how many of each
+	// workspace's are held, by the destination they are bound for.
 	held    map[string]*list.List
 	heldBy  map[heldKey]int
 	turns   []uuid.UUID // workspaces with tickets waiting
@@ -26,6 +29,8 @@ type workspaceLines struct {
 	served  map[uuid.UUID]uint64 // when each workspace last got a slot (grants counts them)
 	grants  uint64
 	waiting int
+	// returning is putBack's buffer, kept between calls.
+	returning []*ticket
 	// spare are emptied lines kept for the next to need one: a workspace
 	// whose line empties with each job started would make one per job.
 	spare []*list.List
@@ -103,44 +108,71 @@ func (l *workspaceLines) out(t *ticket) {
 	if h.Len() == 0 {
 		delete(l.held, t.heldFor)
 	}
-	k := heldKey{t.workspace, t.heldFor}
+	l.unheld(t)
+}
+
+// unheld counts t no more among its destination's tickets held.
+func (l *workspaceLines) unheld(t *ticket) {
+	k := heldKey{t.workspace, t.destination}
 	if l.heldBy[k]--; l.heldBy[k] <= 0 {
 		delete(l.heldBy, k)
 	}
 }
 
-// heldCount is how many of ws's tickets are held for destination.
+// heldCount is how many of ws's tickets bound for destination are held,
+// for it or for its platform.
 func (l *workspaceLines) heldCount(ws uuid.UUID, destination string) int {
 	return l.heldBy[heldKey{ws, destination}]
 }
 
-// setAside sets t, in its workspace's line, aside for its destination.
-func (l *workspaceLines) setAside(t *ticket) {
+// setAside sets t, in its workspace's line, aside for hold: its
+// destination, or its platform's pace (platformPace).
+func (l *workspaceLines) setAside(t *ticket, hold string) {
 	l.out(t)
-	h := l.held[t.destination]
+	h := l.held[hold]
 	if h == nil {
 		h = list.New()
-		l.held[t.destination] = h
+		l.held[hold] = h
 	}
-	t.heldFor = t.destination
+	t.heldFor = hold
 	t.inQueue = h.PushBack(t)
 	l.heldBy[heldKey{t.workspace, t.destination}]++
 }
 
-// putBack puts the tickets held for destination back in their
-// workspaces' lines, each in its place by arrival.
-func (l *workspaceLines) putBack(destination string) {
-	h := l.held[destination]
-	if h == nil {
-		return
+// putBack puts the tickets held for destinations (or platforms' paces) back in their
+// workspaces' lines, each in its place by arrival. Many destinations'
+// refusals end at once (a platform's pace refuses all of its shops
+// until its next token): their tickets go back in one walk of each
+// line, in arrival order, instead of a walk from its front per ticket.
+func (l *workspaceLines) putBack(destinations ...string) {
+	back := l.returning[:0]
+	for _, d := range destinations {
+		h := l.held[d]
+		if h == nil {
+			continue
+		}
+		delete(l.held, d)
+		for e := h.Front(); e != nil; e = e.Next() {
+			t := e.Value.(*ticket)
+			l.unheld(t)
+			t.heldFor = ""
+			back = append(back, t)
+		}
 	}
-	delete(l.held, destination)
-	for e := h.Front(); e != nil; e = e.Next() {
-		t := e.Value.(*ticket)
-		delete(l.heldBy, heldKey{t.workspace, destination})
-		t.heldFor = ""
+	if len(back) > 1 {
+		slices.SortFunc(back, func(a, b *ticket) int {
+			return cmp.Or(bytes.Compare(a.workspace[:], b.workspace[:]), cmp.Compare(a.seq, b.seq))
+		})
+	}
+	// at is where the walk of the workspace's line stopped: the tickets
+	// before it arrived before the last one put back, so before the next
+	// (nil: the line's end).
+	var at *list.Element
+	for i, t := range back {
 		q := l.queue(t.workspace)
-		at := q.Front()
+		if i == 0 || t.workspace != back[i-1].workspace {
+			at = q.Front()
+		}
 		for at != nil && at.Value.(*ticket).seq < t.seq {
 			at = at.Next()
 		}
@@ -150,6 +182,8 @@ func (l *workspaceLines) putBack(destination string) {
 			t.inQueue = q.InsertBefore(t, at)
 		}
 	}
+	clear(back)
+	l.returning = back[:0]
 }
 
 // first is any waiting ticket (nil: none).

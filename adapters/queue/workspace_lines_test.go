@@ -21,7 +21,7 @@ func TestWorkspaceLinesPutTicketsBackInArrivalOrder(t *testing.T) {
 	}
 	for _, tk := range tickets {
 		if tk.destination == "a" {
-			l.setAside(tk)
+			l.setAside(tk, tk.destination)
 		}
 	}
 	assert.Equal(t, 3, l.heldCount(ws, "a"))

@@ -199,8 +199,9 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 	reread := false
 	// A destination that caps its calls writes its record with every
 	// permit (the call's lease), at the version it decided from: that
-	// write checks the record, so the record as cached, however old, is
-	// decided from without reading it first (a round trip per call to a
+	// write checks the record, so the record as cached, however old (or,
+	// never read, as unwritten at version 0), is decided from without
+	// reading it first (a round trip per call to a
 	// destination called less often than once per StateTTL: a shop's
 	// jobs a few seconds apart). A refusal from it writes nothing and is
 	// checked by a read before it is answered.
@@ -548,7 +549,8 @@ func (p *Permit) Done(o Outcome) {
 // recent is t's record: the cached one if it was read within StateTTL,
 // or as the store has it now. Speculating, it is the cached one however
 // old (fresh says whether it is), for a caller whose decision writes it
-// at its version anyway; a record never read is read.
+// at its version anyway; a record never read is taken to be unwritten
+// (version 0, never fresh), which that write checks just as well.
 func (g *Gate) recent(ctx context.Context, t target, now time.Time, speculate bool) (record, error) {
 	g.mu.Lock()
 	cached, ok := g.records[t.key]
@@ -558,6 +560,9 @@ func (g *Gate) recent(ctx context.Context, t target, now time.Time, speculate bo
 		return r, nil
 	}
 	g.mu.Unlock()
+	if !ok && speculate {
+		return record{state: newShared(t, now)}, nil
+	}
 	r, err := g.states.Load(ctx, t.key)
 	if err != nil {
 		return record{}, err
@@ -565,9 +570,10 @@ func (g *Gate) recent(ctx context.Context, t target, now time.Time, speculate bo
 	return g.remember(t, r, now), nil
 }
 
-// fresh: rec was read or written within StateTTL.
+// fresh: rec was read or written within StateTTL (never, if it was not
+// read at all).
 func (g *Gate) fresh(rec record, now time.Time) bool {
-	return now.Sub(rec.readAt) < g.cfg.StateTTL && !now.Before(rec.readAt)
+	return !rec.readAt.IsZero() && now.Sub(rec.readAt) < g.cfg.StateTTL && !now.Before(rec.readAt)
 }
 
 // bounded is t's record (recent), its times first brought within their
