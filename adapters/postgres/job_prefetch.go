@@ -14,47 +14,51 @@ import (
 // jobPrefetch holds the rows PrefetchJob read for the transaction's first
 // Get of each (ports.Tx.PrefetchJob): each is handed out once.
 type jobPrefetch struct {
-	event     *model.OutboxEvent
-	operation *model.Operation
+	event     prefetched[model.OutboxEvent]
+	operation prefetched[model.Operation]
+	store     prefetched[model.Store]
 }
 
-// takeEvent is the prefetched event id, if there is one not handed out yet.
-func (p *jobPrefetch) takeEvent(id uuid.UUID) (model.OutboxEvent, bool) {
-	if p == nil || p.event == nil || p.event.ID != id {
-		return model.OutboxEvent{}, false
+// prefetched is one row read ahead, until it is taken.
+type prefetched[T any] struct {
+	id  uuid.UUID
+	row *T
+}
+
+func (p *prefetched[T]) keep(id uuid.UUID, row T) { p.id, p.row = id, &row }
+
+// take is the row if it is id's and was not taken yet.
+func (p *prefetched[T]) take(id uuid.UUID) (T, bool) {
+	if p.row == nil || p.id != id {
+		var none T
+		return none, false
 	}
-	e := *p.event
-	p.event = nil
-	return e, true
+	row := *p.row
+	p.row = nil
+	return row, true
 }
 
-// takeOperation is the prefetched operation id, as takeEvent.
-func (p *jobPrefetch) takeOperation(id uuid.UUID) (model.Operation, bool) {
-	if p == nil || p.operation == nil || p.operation.ID != id {
-		return model.Operation{}, false
-	}
-	op := *p.operation
-	p.operation = nil
-	return op, true
-}
-
-// prefetchEvent is Outbox.Get's first look (outboxNear) for pgx;
-// prefetchOperation is OperationRepository.Get's read. Both name their
-// columns in the order jobPrefetch scans them.
 var (
 	prefetchEvent = numberedPlaceholders(`SELECT ` + outboxEventColumns + `, key_seq
   FROM outbox_events WHERE ` + outboxNear)
 	prefetchOperation = numberedPlaceholders(`SELECT id, workspace_id, kind, status, resource_type, resource_id, error,
        created_by, cancel_requested_at, created_at, updated_at
   FROM operations WHERE workspace_id = ? AND id = ?`)
+	// prefetchStore is the store the operation tracks, if it tracks one
+	// (a verification's): what its job's step 1 reads next.
+	prefetchStore = pgxPlaceholders(`SELECT id, workspace_id, platform, name, external_shop_id, status,
+       credential_version, sealed_credentials, created_at, updated_at
+  FROM stores
+ WHERE workspace_id = ?0
+   AND id = (SELECT resource_id FROM operations WHERE workspace_id = ?0 AND id = ?1 AND resource_type = 'store')`)
 )
 
-// PrefetchJob implements ports.Tx: the event's first look and
-// the operation's read, sent with the transaction's BEGIN and set_config
-// when it is the transaction's first statement (pipelinedConn.sendBatch),
-// as prepared statements, which PostgreSQL need not plan at every job as
-// it plans the text bun sends (the event's over the outbox's partitions).
-// On a pool not opened by OpenPool it reads nothing: the Gets do.
+// PrefetchJob implements ports.Tx: the event's first look, the
+// operation's read and its store's, in one round trip, with the
+// transaction's BEGIN and set_config when it is the transaction's first
+// statement (pipelinedConn.sendBatch), as statements prepared once per
+// connection. On a pool not opened by OpenPool it reads nothing: the Gets
+// do.
 func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error {
 	if t.conn == nil {
 		return nil
@@ -65,6 +69,7 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 		b.Queue(prefetchEvent, t.workspace, event, from, to)
 	}
 	b.Queue(prefetchOperation, t.workspace, operation)
+	b.Queue(prefetchStore, t.workspace, operation)
 	br, err := t.conn.sendBatch(ctx, b)
 	if err != nil {
 		return mapError(err, "operation")
@@ -77,8 +82,7 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 			&r.LastError, &r.Traceparent, &r.CreatedAt, &r.DispatchedAt,
 			&r.Destination, &r.OrderingKey, &r.JobAttempts, &r.WaitKind, &r.WaitedFor, &r.FailedIn, &r.KeySeq)
 		if err == nil {
-			e := r.domain()
-			p.event = &e
+			p.event.keep(r.ID, r.domain())
 		}
 	}
 	if err == nil || errors.Is(err, pgx.ErrNoRows) {
@@ -86,8 +90,15 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 		err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.Kind, &r.Status, &r.ResourceType, &r.ResourceID, &r.Error,
 			&r.CreatedBy, &r.CancelRequestedAt, &r.CreatedAt, &r.UpdatedAt)
 		if err == nil {
-			op := r.domain()
-			p.operation = &op
+			p.operation.keep(r.ID, r.domain())
+		}
+	}
+	if err == nil || errors.Is(err, pgx.ErrNoRows) {
+		var r storeRow
+		err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.Platform, &r.Name, &r.ExternalShopID, &r.Status,
+			&r.CredentialVersion, &r.SealedCredentials, &r.CreatedAt, &r.UpdatedAt)
+		if err == nil {
+			p.store.keep(r.ID, r.domain())
 		}
 	}
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -98,4 +109,15 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 	}
 	*t.prefetch = *p
 	return nil
+}
+
+// Get implements ports.StoreRepository: the store PrefetchJob read, the
+// first time, else a read.
+func (r *StoreRepository) Get(ctx context.Context, id uuid.UUID) (model.Store, error) {
+	if r.prefetch != nil {
+		if s, ok := r.prefetch.store.take(id); ok {
+			return s, nil
+		}
+	}
+	return r.storeTable.Get(ctx, id)
 }

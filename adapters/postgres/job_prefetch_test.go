@@ -26,9 +26,9 @@ func (s *statements) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context
 
 func (s *statements) AfterQuery(context.Context, *bun.QueryEvent) {}
 
-// A job's first transaction reads its event and its operation with
-// PrefetchJob (in BEGIN's round trip on a pool of OpenPool): the first Get
-// of each is then answered without a statement of its own, with the row as
+// A job's first transaction reads its event, its operation and the store
+// the operation tracks with PrefetchJob (in BEGIN's round trip on a pool of
+// OpenPool): the first Get of each is then answered without a statement of its own, with the row as
 // PrefetchJob read it, and a second Get reads again. A forged message (no
 // such event, or another workspace's) and a missing operation are still
 // CodeNotFound, from their Gets. On a pool opened some other way,
@@ -47,7 +47,15 @@ func TestAJobsEventAndOperationAreReadTogether(t *testing.T) {
 				return e
 			}
 			mine, theirs := event(ws), event(other)
+			store := model.Store{
+				ID: op.ResourceID, WorkspaceID: ws, Platform: "shopify", Name: "s", ExternalShopID: "shop-1",
+				Status: model.StorePendingVerification, CredentialVersion: 1, SealedCredentials: []byte("sealed"),
+				CreatedAt: t0, UpdatedAt: t0,
+			}
 			transact(t, uow, ws, func(ctx context.Context, tx ports.Tx) error {
+				if err := tx.Stores().Create(ctx, store); err != nil {
+					return err
+				}
 				if err := tx.Operations().Create(ctx, op); err != nil {
 					return err
 				}
@@ -65,7 +73,12 @@ func TestAJobsEventAndOperationAreReadTogether(t *testing.T) {
 				require.NoError(t, uow.Transact(context.Background(), ws, func(ctx context.Context, tx2 ports.Tx) error {
 					started := op
 					started.Start(t0.Add(time.Second))
-					return tx2.Operations().Update(ctx, started)
+					if err := tx2.Operations().Update(ctx, started); err != nil {
+						return err
+					}
+					verified := store
+					verified.Status = model.StoreVerified
+					return tx2.Stores().Update(ctx, verified)
 				}))
 				before := seen.n.Load()
 				gotEvent, err := tx.Outbox().Get(ctx, mine.ID)
@@ -75,15 +88,23 @@ func TestAJobsEventAndOperationAreReadTogether(t *testing.T) {
 				gotOp, err := tx.Operations().Get(ctx, op.ID)
 				require.NoError(t, err)
 				require.Equal(t, op.ID, gotOp.ID)
+				gotStore, err := tx.Stores().Get(ctx, store.ID)
+				require.NoError(t, err)
+				require.Equal(t, store.SealedCredentials, gotStore.SealedCredentials)
 				if prefetched {
 					require.Equal(t, before, seen.n.Load(), "the prefetched Gets sent a statement")
 					require.Equal(t, model.OperationPending, gotOp.Status, "the first Get answers what PrefetchJob read")
+					require.Equal(t, model.StorePendingVerification, gotStore.Status, "the first Get answers what PrefetchJob read")
 				} else {
 					require.Equal(t, model.OperationRunning, gotOp.Status)
+					require.Equal(t, model.StoreVerified, gotStore.Status)
 				}
 				again, err := tx.Operations().Get(ctx, op.ID)
 				require.NoError(t, err)
 				require.Equal(t, model.OperationRunning, again.Status, "a second Get reads again")
+				storeAgain, err := tx.Stores().Get(ctx, store.ID)
+				require.NoError(t, err)
+				require.Equal(t, model.StoreVerified, storeAgain.Status, "a second Get reads again")
 				return nil
 			})
 

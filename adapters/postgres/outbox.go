@@ -95,8 +95,10 @@ func (o *Outbox) orderByKey(ctx context.Context, rows []*outboxRow) error {
 // or no such event: a forged message) does it look everywhere, so its
 // answer is the same as a lookup of every partition.
 func (o *Outbox) Get(ctx context.Context, id uuid.UUID) (model.OutboxEvent, error) {
-	if event, ok := o.prefetch.takeEvent(id); ok {
-		return event, nil
+	if o.prefetch != nil {
+		if event, ok := o.prefetch.event.take(id); ok {
+			return event, nil
+		}
 	}
 	if from, to, ok := outboxNearID(id, time.Now()); ok {
 		event, err := selectRow[model.OutboxEvent, outboxRow](ctx, o.db, "outbox event", outboxNear, o.workspace, id, from, to)

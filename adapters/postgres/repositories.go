@@ -129,8 +129,10 @@ func (r *OperationRepository) Create(ctx context.Context, op model.Operation) er
 }
 
 func (r *OperationRepository) Get(ctx context.Context, id uuid.UUID) (model.Operation, error) {
-	if op, ok := r.prefetch.takeOperation(id); ok {
-		return op, nil
+	if r.prefetch != nil {
+		if op, ok := r.prefetch.operation.take(id); ok {
+			return op, nil
+		}
 	}
 	return getRow[model.Operation, operationRow](ctx, r.db, r.workspace, id, "operation")
 }

@@ -209,7 +209,7 @@ func newTx(db bun.Tx, workspace uuid.UUID, conn *pipelinedConn) *Tx {
 		outbox:      &Outbox{db: db, workspace: workspace, prefetch: prefetch},
 		dispatch:    &OutboxDispatch{db: db, workspace: workspace},
 		operations:  &OperationRepository{db: db, workspace: workspace, endpoints: endpoints, prefetch: prefetch},
-		stores:      &StoreRepository{storeTable{db, workspace, "store"}},
+		stores:      &StoreRepository{storeTable: storeTable{db, workspace, "store"}, prefetch: prefetch},
 		products:    &ProductRepository{db: db, workspace: workspace},
 		media:       &MediaRepository{mediaTable{db, workspace, "media"}},
 	}

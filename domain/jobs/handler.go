@@ -155,7 +155,8 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 	var w W
 	proceed := false
 	err = Transact(ctx, h.uow, run.Workspace, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
-		// Stored and Begin read these two first: in one round trip.
+		// Stored and Begin read these first (and a verification its
+		// store): in one round trip.
 		if err := tx.PrefetchJob(ctx, msg.ID, run.OperationID); err != nil {
 			return err
 		}
