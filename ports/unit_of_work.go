@@ -40,4 +40,16 @@ type Tx interface {
 	// for a kind of task; nil if the adapter has none. Read it through
 	// Repository, which names the port as a type.
 	KindRepository(port reflect.Type) any
+	// PrefetchJob reads a job's outbox event, its operation and the store
+	// the operation tracks, if it tracks one, together, before its caller
+	// reads them one by one: a job's first transaction starts with exactly
+	// those reads (the message checked against its event, the operation,
+	// a verification's store), and on PostgreSQL they go in the round
+	// trip of the transaction's BEGIN instead of one each. Each row found
+	// is handed, as read then, to the first Outbox().Get,
+	// Operations().Get or Stores().Get of its id in the transaction, and
+	// only to that one: a later read reads again. A row not found is left
+	// to its Get, which reads it as usual. An adapter that gains nothing
+	// by it does nothing.
+	PrefetchJob(ctx context.Context, event, operation uuid.UUID) error
 }

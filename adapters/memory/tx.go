@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"context"
 	"time"
 
 	"github.com/google/uuid"
@@ -236,3 +237,7 @@ func (t *tx) releaseRowLocksLocked() {
 	}
 	t.rowLocks = nil
 }
+
+// PrefetchJob implements ports.Tx: in memory a Get costs no round trip,
+// so there is nothing to read ahead.
+func (t *tx) PrefetchJob(context.Context, uuid.UUID, uuid.UUID) error { return nil }

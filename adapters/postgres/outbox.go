@@ -18,6 +18,9 @@ import (
 type Outbox struct {
 	db        bun.IDB
 	workspace uuid.UUID
+	// prefetch holds the event PrefetchJob read, if any; nil outside a
+	// Tx.
+	prefetch *jobPrefetch
 }
 
 var _ ports.Outbox = (*Outbox)(nil)
@@ -92,6 +95,11 @@ func (o *Outbox) orderByKey(ctx context.Context, rows []*outboxRow) error {
 // or no such event: a forged message) does it look everywhere, so its
 // answer is the same as a lookup of every partition.
 func (o *Outbox) Get(ctx context.Context, id uuid.UUID) (model.OutboxEvent, error) {
+	if o.prefetch != nil {
+		if event, ok := o.prefetch.event.take(id); ok {
+			return event, nil
+		}
+	}
 	if from, to, ok := outboxNearID(id, time.Now()); ok {
 		event, err := selectRow[model.OutboxEvent, outboxRow](ctx, o.db, "outbox event", outboxNear, o.workspace, id, from, to)
 		if !domain.IsCode(err, domain.CodeNotFound) {

@@ -116,6 +116,9 @@ type OperationRepository struct {
 	// endpoints hears from each UPDATE whether the workspace has an
 	// enabled webhook endpoint; nil outside a Tx.
 	endpoints *endpointPresence
+	// prefetch holds the operation PrefetchJob read, if any; nil outside
+	// a Tx.
+	prefetch *jobPrefetch
 }
 
 var _ ports.OperationRepository = (*OperationRepository)(nil)
@@ -126,6 +129,11 @@ func (r *OperationRepository) Create(ctx context.Context, op model.Operation) er
 }
 
 func (r *OperationRepository) Get(ctx context.Context, id uuid.UUID) (model.Operation, error) {
+	if r.prefetch != nil {
+		if op, ok := r.prefetch.operation.take(id); ok {
+			return op, nil
+		}
+	}
 	return getRow[model.Operation, operationRow](ctx, r.db, r.workspace, id, "operation")
 }
 

@@ -28,7 +28,11 @@ type (
 // The task repositories, each implementing its port of the same name
 // (Tx hands them out as those ports, so the compiler checks it).
 type (
-	StoreRepository struct{ storeTable }
+	StoreRepository struct {
+		storeTable
+		// prefetch holds the store PrefetchJob read, if any.
+		prefetch *jobPrefetch
+	}
 	MediaRepository struct{ mediaTable }
 )
 

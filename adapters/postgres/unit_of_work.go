@@ -190,21 +190,26 @@ type Tx struct {
 	// endpoints is what the operations' UPDATEs said of the workspace's
 	// webhook endpoints (webhook_presence.go).
 	endpoints *endpointPresence
+	// conn is the transaction's connection when it is one of ours
+	// (OpenPool), for PrefetchJob; prefetch is what that read, for the
+	// Gets.
+	conn     *pipelinedConn
+	prefetch *jobPrefetch
 }
 
 var _ ports.Tx = (*Tx)(nil)
 
 func newTx(db bun.Tx, workspace uuid.UUID, conn *pipelinedConn) *Tx {
-	endpoints := &endpointPresence{}
+	endpoints, prefetch := &endpointPresence{}, &jobPrefetch{}
 	return &Tx{
-		db: db, workspace: workspace, endpoints: endpoints,
+		db: db, workspace: workspace, endpoints: endpoints, conn: conn, prefetch: prefetch,
 		workspaces:  &WorkspaceRepository{db: db, workspace: workspace},
 		members:     &MemberRepository{db: db, workspace: workspace},
 		idempotency: &IdempotencyStore{db: db, conn: conn, workspace: workspace, claimed: map[model.IdempotencyScope]model.IdempotencyRecord{}},
-		outbox:      &Outbox{db: db, workspace: workspace},
+		outbox:      &Outbox{db: db, workspace: workspace, prefetch: prefetch},
 		dispatch:    &OutboxDispatch{db: db, workspace: workspace},
-		operations:  &OperationRepository{db: db, workspace: workspace, endpoints: endpoints},
-		stores:      &StoreRepository{storeTable{db, workspace, "store"}},
+		operations:  &OperationRepository{db: db, workspace: workspace, endpoints: endpoints, prefetch: prefetch},
+		stores:      &StoreRepository{storeTable: storeTable{db, workspace, "store"}, prefetch: prefetch},
 		products:    &ProductRepository{db: db, workspace: workspace},
 		media:       &MediaRepository{mediaTable{db, workspace, "media"}},
 	}

@@ -91,6 +91,9 @@ func (r *runner) throughput(ctx context.Context, label string, slots, n int) (fi
 		if err := createStores(ctx, st.api, n, func(i int) store { return store{"shopify", fmt.Sprintf("t%d", i)} }); err != nil {
 			return err
 		}
+		if err := analyzed(ctx, st.svc.Super(), r.cfg.Timeout); err != nil {
+			return err
+		}
 		stmts, err := r.startStatements(ctx, st.svc.Super())
 		if err != nil {
 			return err

@@ -155,6 +155,11 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 	var w W
 	proceed := false
 	err = Transact(ctx, h.uow, run.Workspace, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
+		// Stored and Begin read these first (and a verification its
+		// store): in one round trip.
+		if err := tx.PrefetchJob(ctx, msg.ID, run.OperationID); err != nil {
+			return err
+		}
 		if _, err := Stored(ctx, tx, msg); err != nil {
 			if domain.IsCode(err, domain.CodeNotFound) {
 				// Never from our outbox (or deleted from it): running it

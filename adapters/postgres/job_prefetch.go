@@ -1,0 +1,123 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/oncehq/once/domain/model"
+)
+
+// jobPrefetch holds the rows PrefetchJob read for the transaction's first
+// Get of each (ports.Tx.PrefetchJob): each is handed out once.
+type jobPrefetch struct {
+	event     prefetched[model.OutboxEvent]
+	operation prefetched[model.Operation]
+	store     prefetched[model.Store]
+}
+
+// prefetched is one row read ahead, until it is taken.
+type prefetched[T any] struct {
+	id  uuid.UUID
+	row *T
+}
+
+func (p *prefetched[T]) keep(id uuid.UUID, row T) { p.id, p.row = id, &row }
+
+// take is the row if it is id's and was not taken yet.
+func (p *prefetched[T]) take(id uuid.UUID) (T, bool) {
+	if p.row == nil || p.id != id {
+		var none T
+		return none, false
+	}
+	row := *p.row
+	p.row = nil
+	return row, true
+}
+
+var (
+	prefetchEvent = numberedPlaceholders(`SELECT ` + outboxEventColumns + `, key_seq
+  FROM outbox_events WHERE ` + outboxNear)
+	prefetchOperation = numberedPlaceholders(`SELECT id, workspace_id, kind, status, resource_type, resource_id, error,
+       created_by, cancel_requested_at, created_at, updated_at
+  FROM operations WHERE workspace_id = ? AND id = ?`)
+	// prefetchStore is the store the operation tracks, if it tracks one
+	// (a verification's): what its job's step 1 reads next.
+	prefetchStore = pgxPlaceholders(`SELECT id, workspace_id, platform, name, external_shop_id, status,
+       credential_version, sealed_credentials, created_at, updated_at
+  FROM stores
+ WHERE workspace_id = ?0
+   AND id = (SELECT resource_id FROM operations WHERE workspace_id = ?0 AND id = ?1 AND resource_type = 'store')`)
+)
+
+// PrefetchJob implements ports.Tx: the event's first look, the
+// operation's read and its store's, in one round trip, with the
+// transaction's BEGIN and set_config when it is the transaction's first
+// statement (pipelinedConn.sendBatch), as statements prepared once per
+// connection. On a pool not opened by OpenPool it reads nothing: the Gets
+// do.
+func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error {
+	if t.conn == nil {
+		return nil
+	}
+	b := &pgx.Batch{}
+	from, to, near := outboxNearID(event, time.Now())
+	if near {
+		b.Queue(prefetchEvent, t.workspace, event, from, to)
+	}
+	b.Queue(prefetchOperation, t.workspace, operation)
+	b.Queue(prefetchStore, t.workspace, operation)
+	br, err := t.conn.sendBatch(ctx, b)
+	if err != nil {
+		return mapError(err, "operation")
+	}
+	p := &jobPrefetch{}
+	if near {
+		var r outboxRow
+		err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.EventType, &r.AggregateType, &r.AggregateID, &r.EventPayload,
+			&r.Status, &r.AttemptCount, &r.NextAttemptAt, &r.LockedBy, &r.LockedUntil,
+			&r.LastError, &r.Traceparent, &r.CreatedAt, &r.DispatchedAt,
+			&r.Destination, &r.OrderingKey, &r.JobAttempts, &r.WaitKind, &r.WaitedFor, &r.FailedIn, &r.KeySeq)
+		if err == nil {
+			p.event.keep(r.ID, r.domain())
+		}
+	}
+	if err == nil || errors.Is(err, pgx.ErrNoRows) {
+		var r operationRow
+		err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.Kind, &r.Status, &r.ResourceType, &r.ResourceID, &r.Error,
+			&r.CreatedBy, &r.CancelRequestedAt, &r.CreatedAt, &r.UpdatedAt)
+		if err == nil {
+			p.operation.keep(r.ID, r.domain())
+		}
+	}
+	if err == nil || errors.Is(err, pgx.ErrNoRows) {
+		var r storeRow
+		err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.Platform, &r.Name, &r.ExternalShopID, &r.Status,
+			&r.CredentialVersion, &r.SealedCredentials, &r.CreatedAt, &r.UpdatedAt)
+		if err == nil {
+			p.store.keep(r.ID, r.domain())
+		}
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = nil
+	}
+	if err = errors.Join(err, br.Close()); err != nil {
+		return mapError(err, "operation")
+	}
+	*t.prefetch = *p
+	return nil
+}
+
+// Get implements ports.StoreRepository: the store PrefetchJob read, the
+// first time, else a read.
+func (r *StoreRepository) Get(ctx context.Context, id uuid.UUID) (model.Store, error) {
+	if r.prefetch != nil {
+		if s, ok := r.prefetch.store.take(id); ok {
+			return s, nil
+		}
+	}
+	return r.storeTable.Get(ctx, id)
+}
