@@ -107,21 +107,28 @@ func DestinationStates(t *testing.T, store ports.DestinationStates) {
 	})
 
 	t.Run("a record is forgotten once its keep runs out, one kept for ever is not", func(t *testing.T) {
-		brief, forever, madeForever, long := key(), key(), key(), key()
-		for _, k := range []string{brief, madeForever} {
-			_, swapped, err := store.Swap(ctx, k, 0, []byte(`{"n":1}`), time.Millisecond)
+		forever, madeForever, long := key(), key(), key()
+		write := func(k string, version int64, keep time.Duration) bool {
+			_, swapped, err := store.Swap(ctx, k, version, []byte(`{"n":1}`), keep)
 			require.NoError(t, err)
-			require.True(t, swapped)
+			return swapped
 		}
-		_, swapped, err := store.Swap(ctx, forever, 0, []byte(`{"n":1}`), 0)
-		require.NoError(t, err)
-		require.True(t, swapped)
-		_, swapped, err = store.Swap(ctx, madeForever, 1, []byte(`{"n":2}`), 0)
-		require.NoError(t, err)
-		require.True(t, swapped)
-		_, swapped, err = store.Swap(ctx, long, 0, []byte(`{"n":1}`), time.Hour)
-		require.NoError(t, err)
-		require.True(t, swapped)
+		require.True(t, write(forever, 0, 0))
+		require.True(t, write(long, 0, time.Hour))
+		// A keep rewritten as 0 is for ever. If the machine is so slow
+		// that the first keep ran out before the second write, the
+		// second finds nothing at version 1: again, with a longer keep.
+		keep := 50 * time.Millisecond
+		for madeForever = key(); ; madeForever, keep = key(), 2*keep {
+			require.True(t, write(madeForever, 0, keep))
+			if write(madeForever, 1, 0) {
+				break
+			}
+		}
+		// Written after madeForever's first keep began, with the same
+		// keep: once it is forgotten, that keep is over too.
+		brief := key()
+		require.True(t, write(brief, 0, keep))
 
 		// A store that does not expire records on its own sweeps them.
 		sweeper, sweeps := store.(interface {
@@ -135,7 +142,7 @@ func DestinationStates(t *testing.T, store ports.DestinationStates) {
 			}
 			r, err := store.Load(ctx, brief)
 			return assert.NoError(t, err) && r.Version == 0
-		}, time.Minute, 10*time.Millisecond, "the record kept a millisecond is forgotten")
+		}, time.Minute, 10*time.Millisecond, "the record whose keep ran out is forgotten")
 
 		for k, version := range map[string]int64{forever: 1, madeForever: 2, long: 1} {
 			r, err := store.Load(ctx, k)
