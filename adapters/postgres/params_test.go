@@ -134,7 +134,7 @@ func TestAStoresUpdateStillDecidesItsTransaction(t *testing.T) {
 }
 
 // A job's statements by primary key (the operation's UPDATE, the store's
-// read and UPDATE) are prepared once per connection and planned once:
+// read and UPDATE), and the workspace's set_config sent with BEGIN, are prepared once per connection and planned once:
 // the application role plans every other prepared statement for its
 // arguments (force_custom_plan), and so did these, for about as long as
 // they ran.
@@ -149,7 +149,7 @@ func TestAJobsStatementsArePlannedOnce(t *testing.T) {
 		})
 	}
 	transact(t, uow, newID(t), func(ctx context.Context, tx ports.Tx) error {
-		for _, table := range []string{"UPDATE operations", "FROM stores", "UPDATE stores"} {
+		for _, table := range []string{"UPDATE operations", "FROM stores", "UPDATE stores", "set_config('app.workspace_id'"} {
 			var generic, custom int
 			err := postgres.TxDB(tx.(*postgres.Tx)).QueryRowContext(ctx, `SELECT coalesce(sum(generic_plans), 0), coalesce(sum(custom_plans), 0)
 				  FROM pg_prepared_statements WHERE statement LIKE '%' || ? || '%' AND statement NOT LIKE '%pg_prepared_statements%'`,

@@ -234,12 +234,15 @@ func (c *pipelinedConn) sendLed(ctx context.Context, b *pgx.Batch) (pgx.BatchRes
 	}
 	ahead := c.tx.ahead
 	c.tx.ahead = nil
-	led := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.QueuedQueries)+len(ahead)+2)}
-	begin := !c.tx.sent
-	if begin {
+	led := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.QueuedQueries)+len(ahead)+6)}
+	lead := 0
+	if !c.tx.sent {
+		// set_config is planned once too (params.go): one plan fits
+		// every workspace.
 		c.tx.sent = true
 		led.Queue("BEGIN")
-		led.Queue(setWorkspaceNumbered, c.tx.workspace.String())
+		queuePlannedOnce(led, setWorkspaceNumbered, c.tx.workspace.String())
+		lead = len(led.QueuedQueries)
 	}
 	if len(ahead) > 0 {
 		// By primary key, as the statements of params.go.
@@ -251,7 +254,7 @@ func (c *pipelinedConn) sendLed(ctx context.Context, b *pgx.Batch) (pgx.BatchRes
 	}
 	led.QueuedQueries = append(led.QueuedQueries, b.QueuedQueries...)
 	br := conn.SendBatch(ctx, led)
-	for i := 0; begin && i < 2; i++ {
+	for range lead {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
 			if connectionLost(err) {
