@@ -251,7 +251,7 @@ func TestAClaimPreparedBeforeAMigrationIsRetriedNotAnInternalError(t *testing.T)
 }
 
 // The statements sent with parameters (the idempotency claim, the outbox
-// claim and mark) work in every exec mode pgx offers, including the two
+// claim and mark, a job's operation and store statements) work in every exec mode pgx offers, including the two
 // that do not describe a statement first, as behind a transaction-pooling
 // PgBouncer (default_query_exec_mode=exec or simple_protocol).
 func TestParameterisedStatementsWorkInEveryExecMode(t *testing.T) {
@@ -272,6 +272,17 @@ func TestParameterisedStatementsWorkInEveryExecMode(t *testing.T) {
 			}
 			if n, err := claims.MarkDispatched(ctx, ws, "owner", []uuid.UUID{claim.Events[0].ID}, t0.Add(time.Hour)); err != nil || n != 1 {
 				t.Fatalf("outbox mark: %d, %v", n, err)
+			}
+			store, op := verification(t, uow)
+			if err := uow.Transact(ctx, store.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+				return verdict(ctx, tx, store, op)
+			}); err != nil {
+				t.Fatalf("a verification's end (the store's read and UPDATE, the operation's UPDATE): %v", err)
+			}
+			if err := uow.Transact(ctx, store.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+				return verdict(ctx, tx, store, op)
+			}); !errors.Is(err, ports.ErrOperationFinished) {
+				t.Fatalf("a second end of the operation: %v; want ErrOperationFinished (its status read)", err)
 			}
 		})
 	}

@@ -46,8 +46,7 @@ var (
   FROM operations WHERE workspace_id = ? AND id = ?`)
 	// prefetchStore is the store the operation tracks, if it tracks one
 	// (a verification's): what its job's step 1 reads next.
-	prefetchStore = pgxPlaceholders(`SELECT id, workspace_id, platform, name, external_shop_id, status,
-       credential_version, sealed_credentials, created_at, updated_at
+	prefetchStore = pgxPlaceholders(`SELECT ` + storeColumns + `
   FROM stores
  WHERE workspace_id = ?0
    AND id = (SELECT resource_id FROM operations WHERE workspace_id = ?0 AND id = ?1 AND resource_type = 'store')`)
@@ -68,8 +67,12 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 	if near {
 		b.Queue(prefetchEvent, t.workspace, event, from, to)
 	}
+	// By primary key, unlike the event's read, whose bounds prune the
+	// outbox's partitions when it is planned (params.go).
+	b.Queue(planOnce)
 	b.Queue(prefetchOperation, t.workspace, operation)
 	b.Queue(prefetchStore, t.workspace, operation)
+	b.Queue(planEach)
 	br, err := t.conn.sendBatch(ctx, b)
 	if err != nil {
 		return mapError(err, "operation")
@@ -86,6 +89,9 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 		}
 	}
 	if err == nil || errors.Is(err, pgx.ErrNoRows) {
+		_, err = br.Exec() // planOnce
+	}
+	if err == nil {
 		var r operationRow
 		err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.Kind, &r.Status, &r.ResourceType, &r.ResourceID, &r.Error,
 			&r.CreatedBy, &r.CancelRequestedAt, &r.CreatedAt, &r.UpdatedAt)
@@ -95,14 +101,13 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 	}
 	if err == nil || errors.Is(err, pgx.ErrNoRows) {
 		var r storeRow
-		err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.Platform, &r.Name, &r.ExternalShopID, &r.Status,
-			&r.CredentialVersion, &r.SealedCredentials, &r.CreatedAt, &r.UpdatedAt)
+		err = br.QueryRow().Scan(r.dest()...)
 		if err == nil {
 			p.store.keep(r.ID, r.domain())
 		}
 	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = nil
+	if err == nil || errors.Is(err, pgx.ErrNoRows) {
+		_, err = br.Exec() // planEach
 	}
 	if err = errors.Join(err, br.Close()); err != nil {
 		return mapError(err, "operation")
@@ -112,12 +117,24 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 }
 
 // Get implements ports.StoreRepository: the store PrefetchJob read, the
-// first time, else a read.
+// first time, else a read with parameters (params.go): on a connection of
+// ours with the transaction's BEGIN when it is its first statement, as
+// at a verification's end.
 func (r *StoreRepository) Get(ctx context.Context, id uuid.UUID) (model.Store, error) {
 	if r.prefetch != nil {
 		if s, ok := r.prefetch.store.take(id); ok {
 			return s, nil
 		}
 	}
-	return r.storeTable.Get(ctx, id)
+	var row storeRow
+	if err := r.params.queryRow(ctx, selectStoreNumbered, []any{pgxUUID(r.workspace), pgxUUID(id)}, row.dest()...); err != nil {
+		return model.Store{}, mapError(err, r.noun)
+	}
+	return row.domain(), nil
+}
+
+// dest is where a row of storeColumns is scanned.
+func (r *storeRow) dest() []any {
+	return []any{&r.ID, &r.WorkspaceID, &r.Platform, &r.Name, &r.ExternalShopID, &r.Status,
+		&r.CredentialVersion, &r.SealedCredentials, &r.CreatedAt, &r.UpdatedAt}
 }

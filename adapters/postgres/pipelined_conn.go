@@ -40,7 +40,17 @@ import (
 //     sends the held ones first, so the order of the statements never
 //     changes; if one fails, the COMMIT does not run, the transaction is
 //     rolled back and Commit returns a heldStatementError, which Transact
-//     maps like the statement's own error.
+//     maps like the statement's own error;
+//   - a statement with parameters whose outcome the next statement need
+//     not wait for, but the COMMIT must (a store's UPDATE, whose one row
+//     is checked), may be held by holdAhead and sent in the same round
+//     trip as the transaction's next batch (sendBatch: the operation's
+//     conditional UPDATE that follows it at a job's end), first, its
+//     outcome checked before that batch's results are handed out. It is
+//     never sent with the COMMIT: Commit sends it on its own first, and
+//     so does any other statement. It is held only while no statement is
+//     held for the COMMIT, so the held ones always run in the order they
+//     were made.
 
 // txWorkspace asks the next BeginTx on one of our connections to set the
 // workspace in the BEGIN's own round trip. Applied reports whether it did,
@@ -206,20 +216,45 @@ func (c *pipelinedConn) sendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchR
 	if c.tx == nil {
 		return nil, errors.New("postgres: a batch outside a transaction of a workspace")
 	}
-	if err := c.flushTail(ctx); err != nil {
-		return nil, err
+	if c.tx.tail.Len() > 0 {
+		if err := c.flushTail(ctx); err != nil {
+			return nil, err
+		}
 	}
+	return c.sendLed(ctx, b)
+}
+
+// sendLed is sendBatch once no statement is held for the COMMIT: b led by
+// BEGIN and set_config if they were not sent, and by the statements held
+// ahead (holdAhead), whose outcomes are read and checked here.
+func (c *pipelinedConn) sendLed(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
 	conn := c.Conn.Conn()
-	if c.tx.sent {
+	if c.tx.sent && len(c.tx.ahead) == 0 {
 		return conn.SendBatch(ctx, b), nil
 	}
-	c.tx.sent = true
-	led := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.QueuedQueries)+2)}
-	led.Queue("BEGIN")
-	led.Queue(setWorkspaceNumbered, c.tx.workspace.String())
+	ahead := c.tx.ahead
+	c.tx.ahead = nil
+	led := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.QueuedQueries)+len(ahead)+6)}
+	lead := 0
+	if !c.tx.sent {
+		// set_config is planned once too (params.go): one plan fits
+		// every workspace.
+		c.tx.sent = true
+		led.Queue("BEGIN")
+		queuePlannedOnce(led, setWorkspaceNumbered, c.tx.workspace.String())
+		lead = len(led.QueuedQueries)
+	}
+	if len(ahead) > 0 {
+		// By primary key, as the statements of params.go.
+		led.Queue(planOnce)
+		for _, a := range ahead {
+			led.Queue(a.query, a.args...)
+		}
+		led.Queue(planEach)
+	}
 	led.QueuedQueries = append(led.QueuedQueries, b.QueuedQueries...)
 	br := conn.SendBatch(ctx, led)
-	for range 2 {
+	for range lead {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
 			if connectionLost(err) {
@@ -228,7 +263,70 @@ func (c *pipelinedConn) sendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchR
 			return nil, err
 		}
 	}
+	if len(ahead) == 0 {
+		return br, nil
+	}
+	fail := func(err error, what string) (pgx.BatchResults, error) {
+		// The rest of the batch ran, or was refused in the aborted
+		// transaction: either way the caller's error rolls it back.
+		_ = br.Close()
+		return nil, mapError(err, what)
+	}
+	if _, err := br.Exec(); err != nil {
+		return fail(err, ahead[0].what)
+	}
+	for _, a := range ahead {
+		tag, err := br.Exec()
+		if err == nil {
+			err = a.check(tag.RowsAffected())
+		}
+		if err != nil {
+			return fail(err, a.what)
+		}
+	}
+	if _, err := br.Exec(); err != nil {
+		return fail(err, ahead[0].what)
+	}
 	return br, nil
+}
+
+// aheadStatement is a statement held by holdAhead, one that finds its
+// rows by primary key (it is planned once, params.go): check judges its
+// rows affected, what names it for its errors.
+type aheadStatement struct {
+	query string
+	args  []any
+	what  string
+	check func(rows int64) error
+}
+
+// holdAhead holds a's statement (numbered, with its arguments) for the
+// transaction's next statement (see above). The statements held for the
+// COMMIT, made before it, are sent first.
+func (c *pipelinedConn) holdAhead(ctx context.Context, a aheadStatement) error {
+	if c.tx == nil {
+		return errors.New("postgres: a statement held outside a transaction of a workspace")
+	}
+	if c.tx.tail.Len() > 0 {
+		if err := c.flushTail(ctx); err != nil {
+			return err
+		}
+	}
+	c.tx.ahead = append(c.tx.ahead, a)
+	return nil
+}
+
+// flushAhead sends the statements held ahead on their own (with BEGIN if
+// it was not sent).
+func (c *pipelinedConn) flushAhead(ctx context.Context) error {
+	if c.tx == nil || len(c.tx.ahead) == 0 {
+		return nil
+	}
+	br, err := c.sendLed(ctx, &pgx.Batch{})
+	if err != nil {
+		return err
+	}
+	return br.Close()
 }
 
 // setWorkspaceNumbered is setWorkspace for pgx.
@@ -242,6 +340,9 @@ func (c *pipelinedConn) ExecContext(ctx context.Context, query string, args []dr
 		return driver.RowsAffected(0), nil
 	}
 	if err := c.began(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.flushAhead(ctx); err != nil {
 		return nil, err
 	}
 	if c.tx != nil && c.tx.tail.Len() > 0 && len(args) == 0 {
@@ -275,6 +376,9 @@ func (c *pipelinedConn) QueryContext(ctx context.Context, query string, args []d
 // cannot share a query with (one with arguments, or a query whose rows are
 // read: pgx reads only the first result of a simple-protocol query).
 func (c *pipelinedConn) flushTail(ctx context.Context) error {
+	if err := c.flushAhead(ctx); err != nil {
+		return err
+	}
 	if c.tx == nil || c.tx.tail.Len() == 0 {
 		return nil
 	}
@@ -298,6 +402,9 @@ type pgxTx struct {
 	// the first.
 	tail strings.Builder
 	what string
+	// ahead is the statements held by holdAhead, all made before any
+	// held in tail.
+	ahead []aheadStatement
 }
 
 func (t *pgxTx) hold(query, what string) {
@@ -324,10 +431,20 @@ func (t *pgxTx) Commit() error {
 		t.conn.tx = nil
 		return err
 	}
+	what := ""
+	if len(t.ahead) > 0 {
+		what = t.ahead[0].what
+	}
+	if err := t.conn.flushAhead(t.ctx); err != nil {
+		// Its outcome is known: the transaction is rolled back, as if
+		// the statement had failed when it was made.
+		_ = t.Rollback()
+		return &heldStatementError{what: what, err: err}
+	}
 	t.conn.tx = nil
 	conn := t.conn.Conn.Conn()
 	forgetUnconfirmedCommit(conn.PgConn())
-	what := t.what
+	what = t.what
 	tag, err := conn.Exec(t.ctx, t.takeTail()+"COMMIT")
 	if err != nil {
 		// As pgx does: a connection left inside the transaction (a held
@@ -368,6 +485,7 @@ func (t unconfirmedTx) Commit() error {
 func (t *pgxTx) Rollback() error {
 	t.conn.tx = nil
 	t.tail.Reset()
+	t.ahead = nil
 	if !t.sent {
 		return nil
 	}

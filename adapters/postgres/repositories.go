@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -119,6 +118,7 @@ type OperationRepository struct {
 	// prefetch holds the operation PrefetchJob read, if any; nil outside
 	// a Tx.
 	prefetch *jobPrefetch
+	params   txParams
 }
 
 var _ ports.OperationRepository = (*OperationRepository)(nil)
@@ -161,12 +161,28 @@ RETURNING EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.workspace_id = ?3 AN
 // selectOperationStatus tells why updateOperation changed nothing.
 const selectOperationStatus = `SELECT status FROM operations WHERE workspace_id = ? AND id = ?`
 
-// Update implements ports.OperationRepository.
+// updateOperation and selectOperationStatus with numbered parameters: a
+// job's start and end send them with their arguments apart (params.go).
+var (
+	updateOperationNumbered       = pgxPlaceholders(updateOperation)
+	selectOperationStatusNumbered = numberedPlaceholders(selectOperationStatus)
+)
+
+// Update implements ports.OperationRepository. On a connection of ours a
+// store's UPDATE held before it (StoreRepository.Update) goes in its round
+// trip, first, and is checked before it returns.
 func (r *OperationRepository) Update(ctx context.Context, op model.Operation) error {
+	ws, id := pgxUUID(r.workspace), pgxUUID(op.ID)
 	var endpoints []bool
-	err := r.db.NewRaw(updateOperation,
-		string(op.Status), strPtr(op.Error), timePtr(op.UpdatedAt), r.workspace, op.ID).Scan(ctx, &endpoints)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	err := r.params.query(ctx, updateOperationNumbered,
+		[]any{string(op.Status), strPtr(op.Error), timePtr(op.UpdatedAt), ws, id},
+		func(scan func(dest ...any) error) error {
+			var e bool
+			err := scan(&e)
+			endpoints = append(endpoints, e)
+			return err
+		})
+	if err != nil {
 		return mapError(err, "operation")
 	}
 	if len(endpoints) == 1 {
@@ -174,7 +190,7 @@ func (r *OperationRepository) Update(ctx context.Context, op model.Operation) er
 		return nil
 	}
 	var status string
-	if err := r.db.NewRaw(selectOperationStatus, r.workspace, op.ID).Scan(ctx, &status); err != nil {
+	if err := r.params.queryRow(ctx, selectOperationStatusNumbered, []any{ws, id}, &status); err != nil {
 		return mapError(err, "operation")
 	}
 	return refusedUpdate(op.ID, model.Operation{Status: model.OperationStatus(status)})
@@ -237,13 +253,31 @@ func (r *StoreRepository) Create(ctx context.Context, s model.Store) error {
 const updateStore = `
 UPDATE stores
    SET name = ?, status = ?, credential_version = ?, sealed_credentials = ?,
-       updated_at = coalesce(?, now())
+       updated_at = coalesce(?::timestamptz, now())
  WHERE workspace_id = ? AND id = ?`
 
+// selectStore is a store of the workspace, by id.
+const selectStore = `SELECT ` + storeColumns + ` FROM stores WHERE workspace_id = ? AND id = ?`
+
+// storeColumns are a store's columns, in storeRow.dest's order.
+const storeColumns = `id, workspace_id, platform, name, external_shop_id, status,
+       credential_version, sealed_credentials, created_at, updated_at`
+
+// The store's statements with numbered parameters (params.go): a
+// verification's job reads and writes its store in each of its ends.
+var (
+	updateStoreNumbered = numberedPlaceholders(updateStore)
+	selectStoreNumbered = numberedPlaceholders(selectStore)
+)
+
+// Update implements ports.StoreRepository. On a connection of ours the
+// UPDATE is held for the transaction's next statement (at a job's end,
+// the operation's UPDATE) and checked in its round trip: the transaction
+// does not commit without it, nor without its one row.
 func (r *StoreRepository) Update(ctx context.Context, s model.Store) error {
 	row := toStoreRow(s)
-	return r.update(ctx, updateStore,
-		row.Name, row.Status, row.CredentialVersion, row.SealedCredentials, row.UpdatedAt, r.workspace, s.ID)
+	return r.params.execOneAhead(ctx, r.noun, updateStoreNumbered,
+		row.Name, row.Status, row.CredentialVersion, row.SealedCredentials, row.UpdatedAt, pgxUUID(r.workspace), pgxUUID(s.ID))
 }
 
 // List implements ports.OperationRepository: newest first by id (UUIDv7,

@@ -32,6 +32,7 @@ type (
 		storeTable
 		// prefetch holds the store PrefetchJob read, if any.
 		prefetch *jobPrefetch
+		params   txParams
 	}
 	MediaRepository struct{ mediaTable }
 )

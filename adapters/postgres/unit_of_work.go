@@ -200,7 +200,7 @@ type Tx struct {
 var _ ports.Tx = (*Tx)(nil)
 
 func newTx(db bun.Tx, workspace uuid.UUID, conn *pipelinedConn) *Tx {
-	endpoints, prefetch := &endpointPresence{}, &jobPrefetch{}
+	endpoints, prefetch, params := &endpointPresence{}, &jobPrefetch{}, txParams{tx: db.Tx, conn: conn}
 	return &Tx{
 		db: db, workspace: workspace, endpoints: endpoints, conn: conn, prefetch: prefetch,
 		workspaces:  &WorkspaceRepository{db: db, workspace: workspace},
@@ -208,8 +208,8 @@ func newTx(db bun.Tx, workspace uuid.UUID, conn *pipelinedConn) *Tx {
 		idempotency: &IdempotencyStore{db: db, conn: conn, workspace: workspace, claimed: map[model.IdempotencyScope]model.IdempotencyRecord{}},
 		outbox:      &Outbox{db: db, workspace: workspace, prefetch: prefetch},
 		dispatch:    &OutboxDispatch{db: db, workspace: workspace},
-		operations:  &OperationRepository{db: db, workspace: workspace, endpoints: endpoints, prefetch: prefetch},
-		stores:      &StoreRepository{storeTable: storeTable{db, workspace, "store"}, prefetch: prefetch},
+		operations:  &OperationRepository{db: db, workspace: workspace, endpoints: endpoints, prefetch: prefetch, params: params},
+		stores:      &StoreRepository{storeTable: storeTable{db, workspace, "store"}, prefetch: prefetch, params: params},
 		products:    &ProductRepository{db: db, workspace: workspace},
 		media:       &MediaRepository{mediaTable{db, workspace, "media"}},
 	}

@@ -19,8 +19,13 @@ import (
 // ONCE_OPS_PPROF) and the run database's pg_stat_statements (the private
 // cluster then preloads it) into that directory.
 
-// StatementsSetting is the cluster setting pg_stat_statements needs.
-const StatementsSetting = "shared_preload_libraries=pg_stat_statements"
+// StatementsSettings are the cluster settings pg_stat_statements needs,
+// with planning tracked: a statement sent as text is parsed and planned
+// each time, and the plan time is what tells it from a prepared one.
+var StatementsSettings = []string{
+	"shared_preload_libraries=pg_stat_statements",
+	"pg_stat_statements.track_planning=on",
+}
 
 // profilerToken is the operator token the bench gives `once work`: pprof
 // is an operator route of the ops listener.
@@ -76,34 +81,34 @@ func (s *statementsRun) write(ctx context.Context, super *sql.DB, label string, 
 	if s == nil {
 		return nil
 	}
-	rows, err := super.QueryContext(ctx, `SELECT calls, total_exec_time, rows,
+	rows, err := super.QueryContext(ctx, `SELECT calls, plans, total_plan_time, total_exec_time, rows,
 		left(regexp_replace(query, '\s+', ' ', 'g'), 400)
 		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-		ORDER BY total_exec_time DESC`)
+		ORDER BY total_plan_time + total_exec_time DESC`)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d jobs; pg_stat_statements of the run's database, by total execution time\n\n", label, n)
-	fmt.Fprintln(&b, "| calls per job | ms per job | mean ms | rows per call | statement |")
-	fmt.Fprintln(&b, "|---:|---:|---:|---:|---|")
-	var calls, ms float64
+	fmt.Fprintf(&b, "%s: %d jobs; pg_stat_statements of the run's database, by total planning and execution time\n\n", label, n)
+	fmt.Fprintln(&b, "| calls per job | plans per job | plan ms per job | exec ms per job | mean exec ms | rows per call | statement |")
+	fmt.Fprintln(&b, "|---:|---:|---:|---:|---:|---:|---|")
+	var calls, plans, planMS, execMS float64
 	for rows.Next() {
-		var c, rs int64
-		var total float64
+		var c, p, rs int64
+		var plan, exec float64
 		var query string
-		if err := rows.Scan(&c, &total, &rs, &query); err != nil {
+		if err := rows.Scan(&c, &p, &plan, &exec, &rs, &query); err != nil {
 			return err
 		}
-		calls += float64(c)
-		ms += total
-		fmt.Fprintf(&b, "| %.2f | %.3f | %.3f | %.1f | `%s` |\n", float64(c)/float64(n), total/float64(n),
-			total/float64(max(c, 1)), float64(rs)/float64(max(c, 1)), strings.ReplaceAll(query, "|", `\|`))
+		calls, plans, planMS, execMS = calls+float64(c), plans+float64(p), planMS+plan, execMS+exec
+		fmt.Fprintf(&b, "| %.2f | %.2f | %.3f | %.3f | %.3f | %.1f | `%s` |\n", float64(c)/float64(n), float64(p)/float64(n),
+			plan/float64(n), exec/float64(n), exec/float64(max(c, 1)), float64(rs)/float64(max(c, 1)), strings.ReplaceAll(query, "|", `\|`))
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	fmt.Fprintf(&b, "\nAll statements: %.2f calls per job, %.3f ms of execution per job.\n", calls/float64(n), ms/float64(n))
+	fmt.Fprintf(&b, "\nAll statements: %.2f calls and %.2f plans per job; %.3f ms of planning and %.3f ms of execution per job.\n",
+		calls/float64(n), plans/float64(n), planMS/float64(n), execMS/float64(n))
 	return os.WriteFile(filepath.Join(s.dir, label+"-statements.md"), []byte(b.String()), 0o644)
 }

@@ -39,7 +39,7 @@ func Run(ctx context.Context, cfg Config, out, progress io.Writer) (err error) {
 		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
 			return err
 		}
-		settings = append(settings, StatementsSetting)
+		settings = append(settings, StatementsSettings...)
 	}
 	cluster, err := storm.OpenCluster(ctx, storm.ClusterConfig{Binary: cfg.Binary, PostgresBin: cfg.PostgresBin,
 		MaxConnections: cfg.MaxConnections, RedisURL: cfg.RedisURL, Settings: settings}, progress)
