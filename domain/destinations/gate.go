@@ -1,7 +1,6 @@
 package destinations
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -604,7 +603,11 @@ func (g *Gate) remember(t target, r model.DestinationRecord, now time.Time) reco
 	if r.Version == 0 || !ok {
 		state = newShared(t, now)
 	}
-	rec := record{version: r.Version, state: state, readAt: now}
+	return g.cache(t, record{version: r.Version, state: state, readAt: now})
+}
+
+// cache keeps rec as t's record.
+func (g *Gate) cache(t target, rec record) record {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.records[t.key] = &rec
@@ -612,13 +615,18 @@ func (g *Gate) remember(t target, r model.DestinationRecord, now time.Time) reco
 }
 
 // swap writes state as t's record if it is still at version, caching
-// what the store answers.
+// what the store answers: swapped, the store holds state, which is
+// cached as written rather than decoded back; lost, what won.
 func (g *Gate) swap(ctx context.Context, t target, version int64, state shared, now time.Time) (bool, error) {
 	r, swapped, err := g.states.Swap(ctx, t.key, version, state.encode(), state.keep(now))
 	if err != nil {
 		return false, err
 	}
-	g.remember(t, r, now)
+	if swapped {
+		g.cache(t, record{version: r.Version, state: state.written(), readAt: now})
+	} else {
+		g.remember(t, r, now)
+	}
 	return swapped, nil
 }
 
@@ -636,17 +644,12 @@ func (g *Gate) update(ctx context.Context, t target, now time.Time, learn func(s
 		after := before.clone()
 		learn(&after)
 		after.settle(now, g.cfg)
-		encoded := after.encode()
-		if bytes.Equal(before.encode(), encoded) {
+		if before.same(after) {
 			return nil
 		}
-		r, swapped, err := g.states.Swap(ctx, t.key, rec.version, encoded, after.keep(now))
-		if err != nil {
+		swapped, err := g.swap(ctx, t, rec.version, after, now)
+		if err != nil || swapped {
 			return err
-		}
-		g.remember(t, r, now)
-		if swapped {
-			return nil
 		}
 	}
 	return errContended
