@@ -39,8 +39,8 @@ func TestWorkspaceLinesPutTicketsBackInArrivalOrder(t *testing.T) {
 
 func seqs(l workspaceLines, ws uuid.UUID) []uint64 {
 	var out []uint64
-	for e := l.queues[ws].Front(); e != nil; e = e.Next() {
-		out = append(out, e.Value.(*ticket).seq)
+	for t := l.queues[ws].front; t != nil; t = t.next {
+		out = append(out, t.seq)
 	}
 	return out
 }
