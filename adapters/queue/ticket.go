@@ -21,7 +21,10 @@ type ticket struct {
 	// heldFor, its destination's; prev and next its neighbours there.
 	in         *ticketLine
 	prev, next *ticket
-	answer     chan grant // buffered: the pump never blocks on it
+	// bound counts its workspace's tickets bound for its destination
+	// while it waits (workspaceLines.bound).
+	bound  *boundFor
+	answer chan grant // buffered: the pump never blocks on it
 	// parked is set on a reservation whose key's line was parked before
 	// its message asked for a slot: it is answered with it at once.
 	parked *waitFor

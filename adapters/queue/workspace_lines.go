@@ -19,10 +19,11 @@ type workspaceLines struct {
 	queues map[uuid.UUID]*ticketLine // each workspace's tickets that may ask their destination, in arrival order
 	// held are, per destination refused (or platform pacing all of its
 	// shops: platformPace), the tickets waiting in memory for it, each
-	// workspace's in arrival order, and heldBy how many of each
-	// workspace's are held, by the destination they are bound for.
+	// workspace's in arrival order, and bound how many of each
+	// workspace's wait, and how many of those are held, by the
+	// destination they are bound for.
 	held    map[string]*ticketLine
-	heldBy  map[heldKey]int
+	bound   map[heldKey]*boundFor
 	turns   []uuid.UUID // workspaces with tickets waiting
 	count   map[uuid.UUID]int
 	served  map[uuid.UUID]uint64 // when each workspace last got a slot (grants counts them)
@@ -38,15 +39,22 @@ type workspaceLines struct {
 // maxSpareLines bounds the emptied lines kept.
 const maxSpareLines = 64
 
-// heldKey is a workspace's tickets held for a destination.
+// heldKey is a workspace's tickets bound for a destination.
 type heldKey struct {
 	workspace   uuid.UUID
 	destination string
 }
 
+// boundFor counts a workspace's tickets bound for a destination: those
+// waiting, and those of them held. Each ticket points to its own count
+// (ticket.bound) from enqueue to remove, so setting it aside and putting
+// it back, which a platform's pace does to every waiting ticket at each
+// token, counts without a lookup.
+type boundFor struct{ waiting, held int }
+
 func newWorkspaceLines() workspaceLines {
 	return workspaceLines{
-		queues: map[uuid.UUID]*ticketLine{}, held: map[string]*ticketLine{}, heldBy: map[heldKey]int{},
+		queues: map[uuid.UUID]*ticketLine{}, held: map[string]*ticketLine{}, bound: map[heldKey]*boundFor{},
 		count: map[uuid.UUID]int{}, served: map[uuid.UUID]uint64{},
 	}
 }
@@ -57,6 +65,12 @@ func (l *workspaceLines) enqueue(t *ticket) {
 		l.turns = append(l.turns, t.workspace)
 	}
 	l.count[t.workspace]++
+	k := heldKey{t.workspace, t.destination}
+	if t.bound = l.bound[k]; t.bound == nil {
+		t.bound = &boundFor{}
+		l.bound[k] = t.bound
+	}
+	t.bound.waiting++
 	l.queue(t.workspace).pushBack(t)
 	l.waiting++
 }
@@ -92,6 +106,10 @@ func (l *workspaceLines) spareLine(q *ticketLine) {
 func (l *workspaceLines) remove(t *ticket) {
 	l.out(t)
 	t.heldFor = ""
+	if t.bound.waiting--; t.bound.waiting == 0 {
+		delete(l.bound, heldKey{t.workspace, t.destination})
+	}
+	t.bound = nil
 	if l.count[t.workspace]--; l.count[t.workspace] == 0 {
 		delete(l.count, t.workspace)
 		if i := slices.Index(l.turns, t.workspace); i >= 0 {
@@ -123,17 +141,15 @@ func (l *workspaceLines) out(t *ticket) {
 }
 
 // unheld counts t no more among its destination's tickets held.
-func (l *workspaceLines) unheld(t *ticket) {
-	k := heldKey{t.workspace, t.destination}
-	if l.heldBy[k]--; l.heldBy[k] <= 0 {
-		delete(l.heldBy, k)
-	}
-}
+func (l *workspaceLines) unheld(t *ticket) { t.bound.held-- }
 
 // heldCount is how many of ws's tickets bound for destination are held,
 // for it or for its platform.
 func (l *workspaceLines) heldCount(ws uuid.UUID, destination string) int {
-	return l.heldBy[heldKey{ws, destination}]
+	if b := l.bound[heldKey{ws, destination}]; b != nil {
+		return b.held
+	}
+	return 0
 }
 
 // setAside sets t, in its workspace's line, aside for hold: its
@@ -147,7 +163,7 @@ func (l *workspaceLines) setAside(t *ticket, hold string) {
 	}
 	t.heldFor = hold
 	h.pushBack(t)
-	l.heldBy[heldKey{t.workspace, t.destination}]++
+	t.bound.held++
 }
 
 // putBack puts the tickets held for destinations (or platforms' paces) back in their
