@@ -367,7 +367,7 @@ func (s *slots) pick(q *ticketLine, now time.Time) (*ticket, func(CallResult)) {
 			}
 			r = s.refused.Remember(hold, r, now)
 		}
-		switch d := s.afterRefusal.Decide(r, now, s.heldCount(t.workspace, t.destination)); d.Action {
+		switch d := s.afterRefusal.Decide(r, now, s.heldCount(t)); d.Action {
 		case scheduling.KeepInMemory:
 			s.setAside(t, hold)
 		case scheduling.ParkForOutage:

@@ -143,14 +143,9 @@ func (l *workspaceLines) out(t *ticket) {
 // unheld counts t no more among its destination's tickets held.
 func (l *workspaceLines) unheld(t *ticket) { t.bound.held-- }
 
-// heldCount is how many of ws's tickets bound for destination are held,
-// for it or for its platform.
-func (l *workspaceLines) heldCount(ws uuid.UUID, destination string) int {
-	if b := l.bound[heldKey{ws, destination}]; b != nil {
-		return b.held
-	}
-	return 0
-}
+// heldCount is how many of t's workspace's tickets bound for its
+// destination are held, for it or for its platform (t waiting).
+func (l *workspaceLines) heldCount(t *ticket) int { return t.bound.held }
 
 // setAside sets t, in its workspace's line, aside for hold: its
 // destination, or its platform's pace (platformPace).
