@@ -632,10 +632,17 @@ func (g *Gate) swap(ctx context.Context, t target, version int64, state shared, 
 
 // update applies learn to t's record and writes it, unless learn changed
 // nothing a write must keep; a write that loses its race reads what won
-// and learns again from it.
+// and learns again from it. It learns first from the record as cached,
+// however old (recent's speculate): a write checks the record by its
+// compare-and-set anyway, and a call that gives back its lease, or one
+// whose outcome teaches something, writes; only when nothing is to be
+// written is a record not read lately read, and learnt from again. (A
+// busy worker's calls outlast StateTTL, and the read was a round trip
+// per job.)
 func (g *Gate) update(ctx context.Context, t target, now time.Time, learn func(s *shared)) error {
-	for range maxSwaps {
-		rec, err := g.recent(ctx, t, now, false)
+	speculate := true
+	for try := 0; try < maxSwaps; try++ {
+		rec, err := g.recent(ctx, t, now, speculate)
 		if err != nil {
 			return err
 		}
@@ -645,6 +652,11 @@ func (g *Gate) update(ctx context.Context, t target, now time.Time, learn func(s
 		learn(&after)
 		after.settle(now, g.cfg)
 		if before.same(after) {
+			if speculate && !g.fresh(rec, now) {
+				speculate = false
+				try--
+				continue
+			}
 			return nil
 		}
 		swapped, err := g.swap(ctx, t, rec.version, after, now)
