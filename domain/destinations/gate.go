@@ -606,11 +606,18 @@ func (g *Gate) remember(t target, r model.DestinationRecord, now time.Time) reco
 	return g.cache(t, record{version: r.Version, state: state, readAt: now})
 }
 
-// cache keeps rec as t's record.
+// cache keeps rec as t's record, in the place of the one cached (readers
+// copy it under mu), so a job's reads and writes of its records make no
+// garbage there.
 func (g *Gate) cache(t target, rec record) record {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.records[t.key] = &rec
+	if cached, ok := g.records[t.key]; ok {
+		*cached = rec
+	} else {
+		kept := rec // its own variable: rec's address taken would move rec to the heap at every call
+		g.records[t.key] = &kept
+	}
 	return rec
 }
 
