@@ -5,7 +5,7 @@ package queue
 // workspace's line and a destination's held line at every refusal and
 // every refusal's end (a platform's pace sets all of its shops' tickets
 // aside and puts them back at each token), and a container/list made an
-// element at each move: most of the worker's allocations per job.
+// element at each move: a third of the worker's allocations per job.
 type ticketLine struct {
 	front, back *ticket
 	n           int
