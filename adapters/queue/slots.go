@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"container/list"
 	"context"
 	"sync"
 	"time"
@@ -76,7 +75,7 @@ func (s *slots) close() {
 	s.closed = true
 	for _, k := range s.keys {
 		for e := k.Front(); e != nil; e = e.Next() {
-			if t := e.Value.(*ticket); t.inQueue == nil {
+			if t := e.Value.(*ticket); t.in == nil {
 				t.parked = nil // answered stopped when it asks
 			}
 		}
@@ -129,7 +128,7 @@ func (s *slots) reserve(key string) *ticket {
 func (s *slots) cancel(t *ticket) {
 	s.mu.Lock()
 	defer s.unlock()
-	if t.inQueue == nil && t.inKey != nil {
+	if t.in == nil && t.inKey != nil {
 		s.leave(t)
 		s.pump()
 	}
@@ -169,7 +168,7 @@ func (s *slots) acquireCall(ctx context.Context, workspace uuid.UUID, destinatio
 	}
 	s.mu.Lock()
 	defer s.unlock()
-	if t.inQueue != nil {
+	if t.in != nil {
 		s.dequeue(t)
 		s.pump()
 		return nil, nil, nil, context.Cause(ctx)
@@ -340,10 +339,10 @@ func (s *slots) pump() {
 // refusal ends (setAside), or parked on the way, as afterRefusal decides
 // (under mu): a pick walks only the tickets that may ask, and asks the
 // gate once per destination per refusal.
-func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
-	for e := q.Front(); e != nil; {
-		t := e.Value.(*ticket)
-		e = e.Next()
+func (s *slots) pick(q *ticketLine, now time.Time) (*ticket, func(CallResult)) {
+	for e := q.front; e != nil; {
+		t := e
+		e = e.next
 		if !s.mayStart(t) {
 			continue
 		}
@@ -368,7 +367,7 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 			}
 			r = s.refused.Remember(hold, r, now)
 		}
-		switch d := s.afterRefusal.Decide(r, now, s.heldCount(t.workspace, t.destination)); d.Action {
+		switch d := s.afterRefusal.Decide(r, now, s.heldCount(t)); d.Action {
 		case scheduling.KeepInMemory:
 			s.setAside(t, hold)
 		case scheduling.ParkForOutage:
@@ -388,7 +387,7 @@ func (s *slots) pick(q *list.List, now time.Time) (*ticket, func(CallResult)) {
 // arrivals while the wait lasts; z, if they sleep through an outage. It
 // returns where the scan of t's queue
 // goes on: next, or past it if next was one of them.
-func (s *slots) waitDurably(t *ticket, until time.Time, parked model.JobWait, z *sleepers, next *list.Element) *list.Element {
+func (s *slots) waitDurably(t *ticket, until time.Time, parked model.JobWait, z *sleepers, next *ticket) *ticket {
 	line := []*ticket{t}
 	if t.key != "" {
 		line = s.keyLines.line(t.key)
@@ -396,13 +395,13 @@ func (s *slots) waitDurably(t *ticket, until time.Time, parked model.JobWait, z 
 	}
 	for i, w := range line {
 		wait := &waitFor{until: until.Add(time.Duration(i) * time.Microsecond), wait: parked, asleep: z}
-		if w.inQueue == nil { // a reservation
+		if w.in == nil { // a reservation
 			w.parked = wait
 			s.leave(w)
 			continue
 		}
-		for next != nil && next.Value.(*ticket) == w {
-			next = next.Next()
+		for next != nil && next == w {
+			next = next.next
 		}
 		s.dequeue(w)
 		w.answer <- grant{wait: wait}

@@ -14,11 +14,17 @@ type ticket struct {
 	destination string
 	key         string
 	seq         uint64
-	startedAt   time.Time     // when it got its slot
-	inQueue     *list.Element // in its workspace's line, or its destination's if heldFor
-	heldFor     string        // the destination it waits for in memory, set aside (workspaceLines.setAside)
+	startedAt   time.Time // when it got its slot
+	heldFor     string    // the destination it waits for in memory, set aside (workspaceLines.setAside)
 	inKey       *list.Element
-	answer      chan grant // buffered: the pump never blocks on it
+	// in is the line t waits in (nil: none), its workspace's or, if
+	// heldFor, its destination's; prev and next its neighbours there.
+	in         *ticketLine
+	prev, next *ticket
+	// bound counts its workspace's tickets bound for its destination
+	// while it waits (workspaceLines.bound).
+	bound  *boundFor
+	answer chan grant // buffered: the pump never blocks on it
 	// parked is set on a reservation whose key's line was parked before
 	// its message asked for a slot: it is answered with it at once.
 	parked *waitFor

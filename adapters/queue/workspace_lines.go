@@ -3,7 +3,6 @@ package queue
 import (
 	"bytes"
 	"cmp"
-	"container/list"
 	"slices"
 
 	"github.com/google/uuid"
@@ -17,13 +16,14 @@ import (
 // pick walks only the tickets that may start, whatever the thousands
 // waiting for their destinations. It keeps no policy of its own.
 type workspaceLines struct {
-	queues map[uuid.UUID]*list.List // each workspace's tickets that may ask their destination, in arrival order
+	queues map[uuid.UUID]*ticketLine // each workspace's tickets that may ask their destination, in arrival order
 	// held are, per destination refused (or platform pacing all of its
 	// shops: platformPace), the tickets waiting in memory for it, each
-	// workspace's in arrival order, and heldBy how many of each
-	// workspace's are held, by the destination they are bound for.
-	held    map[string]*list.List
-	heldBy  map[heldKey]int
+	// workspace's in arrival order, and bound how many of each
+	// workspace's wait, and how many of those are held, by the
+	// destination they are bound for.
+	held    map[string]*ticketLine
+	bound   map[heldKey]*boundFor
 	turns   []uuid.UUID // workspaces with tickets waiting
 	count   map[uuid.UUID]int
 	served  map[uuid.UUID]uint64 // when each workspace last got a slot (grants counts them)
@@ -33,21 +33,28 @@ type workspaceLines struct {
 	returning []*ticket
 	// spare are emptied lines kept for the next to need one: a workspace
 	// whose line empties with each job started would make one per job.
-	spare []*list.List
+	spare []*ticketLine
 }
 
 // maxSpareLines bounds the emptied lines kept.
 const maxSpareLines = 64
 
-// heldKey is a workspace's tickets held for a destination.
+// heldKey is a workspace's tickets bound for a destination.
 type heldKey struct {
 	workspace   uuid.UUID
 	destination string
 }
 
+// boundFor counts a workspace's tickets bound for a destination: those
+// waiting, and those of them held. Each ticket points to its own count
+// (ticket.bound) from enqueue to remove, so setting it aside and putting
+// it back, which a platform's pace does to every waiting ticket at each
+// token, counts without a lookup.
+type boundFor struct{ waiting, held int }
+
 func newWorkspaceLines() workspaceLines {
 	return workspaceLines{
-		queues: map[uuid.UUID]*list.List{}, held: map[string]*list.List{}, heldBy: map[heldKey]int{},
+		queues: map[uuid.UUID]*ticketLine{}, held: map[string]*ticketLine{}, bound: map[heldKey]*boundFor{},
 		count: map[uuid.UUID]int{}, served: map[uuid.UUID]uint64{},
 	}
 }
@@ -58,28 +65,51 @@ func (l *workspaceLines) enqueue(t *ticket) {
 		l.turns = append(l.turns, t.workspace)
 	}
 	l.count[t.workspace]++
-	t.inQueue = l.queue(t.workspace).PushBack(t)
+	k := heldKey{t.workspace, t.destination}
+	if t.bound = l.bound[k]; t.bound == nil {
+		t.bound = &boundFor{}
+		l.bound[k] = t.bound
+	}
+	t.bound.waiting++
+	l.queue(t.workspace).pushBack(t)
 	l.waiting++
 }
 
 // queue is ws's line, made if new.
-func (l *workspaceLines) queue(ws uuid.UUID) *list.List {
+func (l *workspaceLines) queue(ws uuid.UUID) *ticketLine {
 	q := l.queues[ws]
 	if q == nil {
-		if n := len(l.spare); n > 0 {
-			q, l.spare = l.spare[n-1], l.spare[:n-1]
-		} else {
-			q = list.New()
-		}
+		q = l.newLine()
 		l.queues[ws] = q
 	}
 	return q
 }
 
+// newLine is an empty line, a spare one if kept.
+func (l *workspaceLines) newLine() *ticketLine {
+	if n := len(l.spare); n > 0 {
+		q := l.spare[n-1]
+		l.spare = l.spare[:n-1]
+		return q
+	}
+	return &ticketLine{}
+}
+
+// spareLine keeps q, emptied, for the next line to need one (a few).
+func (l *workspaceLines) spareLine(q *ticketLine) {
+	if len(l.spare) < maxSpareLines {
+		l.spare = append(l.spare, q)
+	}
+}
+
 // remove takes t out of the lines, its workspace's or its destination's.
 func (l *workspaceLines) remove(t *ticket) {
 	l.out(t)
-	t.inQueue, t.heldFor = nil, ""
+	t.heldFor = ""
+	if t.bound.waiting--; t.bound.waiting == 0 {
+		delete(l.bound, heldKey{t.workspace, t.destination})
+	}
+	t.bound = nil
 	if l.count[t.workspace]--; l.count[t.workspace] == 0 {
 		delete(l.count, t.workspace)
 		if i := slices.Index(l.turns, t.workspace); i >= 0 {
@@ -93,37 +123,29 @@ func (l *workspaceLines) remove(t *ticket) {
 // out unlinks t from the list it is in, which it leaves if empty.
 func (l *workspaceLines) out(t *ticket) {
 	if t.heldFor == "" {
-		q := l.queues[t.workspace]
-		q.Remove(t.inQueue)
-		if q.Len() == 0 {
+		q := t.in
+		q.remove(t)
+		if q.len() == 0 {
 			delete(l.queues, t.workspace)
-			if len(l.spare) < maxSpareLines {
-				l.spare = append(l.spare, q)
-			}
+			l.spareLine(q)
 		}
 		return
 	}
-	h := l.held[t.heldFor]
-	h.Remove(t.inQueue)
-	if h.Len() == 0 {
+	h := t.in
+	h.remove(t)
+	if h.len() == 0 {
 		delete(l.held, t.heldFor)
+		l.spareLine(h)
 	}
 	l.unheld(t)
 }
 
 // unheld counts t no more among its destination's tickets held.
-func (l *workspaceLines) unheld(t *ticket) {
-	k := heldKey{t.workspace, t.destination}
-	if l.heldBy[k]--; l.heldBy[k] <= 0 {
-		delete(l.heldBy, k)
-	}
-}
+func (l *workspaceLines) unheld(t *ticket) { t.bound.held-- }
 
-// heldCount is how many of ws's tickets bound for destination are held,
-// for it or for its platform.
-func (l *workspaceLines) heldCount(ws uuid.UUID, destination string) int {
-	return l.heldBy[heldKey{ws, destination}]
-}
+// heldCount is how many of t's workspace's tickets bound for its
+// destination are held, for it or for its platform (t waiting).
+func (l *workspaceLines) heldCount(t *ticket) int { return t.bound.held }
 
 // setAside sets t, in its workspace's line, aside for hold: its
 // destination, or its platform's pace (platformPace).
@@ -131,12 +153,12 @@ func (l *workspaceLines) setAside(t *ticket, hold string) {
 	l.out(t)
 	h := l.held[hold]
 	if h == nil {
-		h = list.New()
+		h = l.newLine()
 		l.held[hold] = h
 	}
 	t.heldFor = hold
-	t.inQueue = h.PushBack(t)
-	l.heldBy[heldKey{t.workspace, t.destination}]++
+	h.pushBack(t)
+	t.bound.held++
 }
 
 // putBack puts the tickets held for destinations (or platforms' paces) back in their
@@ -152,12 +174,13 @@ func (l *workspaceLines) putBack(destinations ...string) {
 			continue
 		}
 		delete(l.held, d)
-		for e := h.Front(); e != nil; e = e.Next() {
-			t := e.Value.(*ticket)
+		for t := h.front; t != nil; t = h.front {
+			h.remove(t)
 			l.unheld(t)
 			t.heldFor = ""
 			back = append(back, t)
 		}
+		l.spareLine(h)
 	}
 	if len(back) > 1 {
 		slices.SortFunc(back, func(a, b *ticket) int {
@@ -167,20 +190,16 @@ func (l *workspaceLines) putBack(destinations ...string) {
 	// at is where the walk of the workspace's line stopped: the tickets
 	// before it arrived before the last one put back, so before the next
 	// (nil: the line's end).
-	var at *list.Element
+	var at *ticket
 	for i, t := range back {
 		q := l.queue(t.workspace)
 		if i == 0 || t.workspace != back[i-1].workspace {
-			at = q.Front()
+			at = q.front
 		}
-		for at != nil && at.Value.(*ticket).seq < t.seq {
-			at = at.Next()
+		for at != nil && at.seq < t.seq {
+			at = at.next
 		}
-		if at == nil {
-			t.inQueue = q.PushBack(t)
-		} else {
-			t.inQueue = q.InsertBefore(t, at)
-		}
+		q.insertBefore(t, at)
 	}
 	clear(back)
 	l.returning = back[:0]
@@ -189,10 +208,10 @@ func (l *workspaceLines) putBack(destinations ...string) {
 // first is any waiting ticket (nil: none).
 func (l *workspaceLines) first() *ticket {
 	for _, q := range l.queues {
-		return q.Front().Value.(*ticket)
+		return q.front
 	}
 	for _, h := range l.held {
-		return h.Front().Value.(*ticket)
+		return h.front
 	}
 	return nil
 }

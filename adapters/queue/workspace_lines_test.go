@@ -24,7 +24,7 @@ func TestWorkspaceLinesPutTicketsBackInArrivalOrder(t *testing.T) {
 			l.setAside(tk, tk.destination)
 		}
 	}
-	assert.Equal(t, 3, l.heldCount(ws, "a"))
+	assert.Equal(t, 3, l.heldCount(tickets[0]))
 	assert.Equal(t, []uint64{2, 4}, seqs(l, ws))
 	l.remove(tickets[1])
 	l.remove(tickets[3])
@@ -32,15 +32,18 @@ func TestWorkspaceLinesPutTicketsBackInArrivalOrder(t *testing.T) {
 	assert.Equal(t, 3, l.waiting)
 
 	l.enqueue(&ticket{workspace: ws, destination: "d", seq: 6})
+	later := &ticket{workspace: ws, destination: "a", seq: 7}
+	l.enqueue(later)
+	assert.Equal(t, 3, l.heldCount(later), "a later ticket counts those held before it")
 	l.putBack("a")
-	assert.Equal(t, []uint64{1, 3, 5, 6}, seqs(l, ws))
-	assert.Zero(t, l.heldCount(ws, "a"))
+	assert.Equal(t, []uint64{1, 3, 5, 6, 7}, seqs(l, ws))
+	assert.Zero(t, l.heldCount(later))
 }
 
 func seqs(l workspaceLines, ws uuid.UUID) []uint64 {
 	var out []uint64
-	for e := l.queues[ws].Front(); e != nil; e = e.Next() {
-		out = append(out, e.Value.(*ticket).seq)
+	for t := l.queues[ws].front; t != nil; t = t.next {
+		out = append(out, t.seq)
 	}
 	return out
 }

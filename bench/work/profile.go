@@ -16,8 +16,9 @@ import (
 
 // With --profile-dir the throughput scenario writes, per run, a CPU
 // profile of `once work` (its ops listener's /debug/pprof/profile,
-// ONCE_OPS_PPROF) and the run database's pg_stat_statements (the private
-// cluster then preloads it) into that directory.
+// ONCE_OPS_PPROF), its allocations over the run (-work-allocs.pprof),
+// and the run database's pg_stat_statements (the private cluster then
+// preloads it) into that directory.
 
 // StatementsSettings are the cluster settings pg_stat_statements needs,
 // with planning tracked: a statement sent as text is parsed and planned
@@ -55,6 +56,14 @@ func profileWork(ctx context.Context, metrics string, seconds int, path string) 
 		}
 	}()
 	return func() error { return <-done }
+}
+
+// profileAllocs writes the worker's allocations since it started (its
+// /debug/pprof/allocs, with the jobs all ended) to path: what a job
+// allocates, for `go tool pprof -sample_index alloc_space`.
+func profileAllocs(ctx context.Context, metrics, path string) error {
+	url := strings.TrimSuffix(metrics, "/metrics") + "/debug/pprof/allocs"
+	return storm.FetchProfile(ctx, url, profilerToken, path)
 }
 
 // statementsRun is pg_stat_statements over one run; nil when the bench

@@ -136,6 +136,11 @@ func (r *runner) throughput(ctx context.Context, label string, slots, n int) (fi
 		if err := profiled(); err != nil {
 			return err
 		}
+		if r.cfg.ProfileDir != "" {
+			if err := profileAllocs(ctx, st.metrics[0], filepath.Join(r.cfg.ProfileDir, label+"-work-allocs.pprof")); err != nil {
+				return err
+			}
+		}
 		calls, err := peakCalls(ctx, st.sim)
 		if err != nil {
 			return err

@@ -112,3 +112,39 @@ func TestAMarketplaceCallReadsItsRecordOnceUnlessItWritesIt(t *testing.T) {
 	}
 	assert.Zero(t, store.loads.Load(), "a call that spends the application's token checks the record by writing it")
 }
+
+// A call longer than StateTTL to a destination that caps its calls gives
+// its lease back without reading the record first: the write that
+// removes the lease is checked by its compare-and-set, as the one that
+// took it was (a busy worker's calls last longer than StateTTL, and the
+// read was a round trip per job).
+func TestALongCallGivesItsLeaseBackInOneWrite(t *testing.T) {
+	store := &countingStates{DestinationStates: memory.NewDestinationStates()}
+	c := testkit.NewManualClockAt(start)
+	g := destinations.NewGate(destinations.Config{Systems: map[string]destinations.Quota{"shop": {Concurrency: 2}}}, c, store)
+	grant(t, g, shop).Done(succeeded)
+
+	store.loads.Store(0)
+	store.swaps.Store(0)
+	permit := grant(t, g, shop)
+	c.Advance(2 * destinations.DefaultStateTTL)
+	permit.Done(succeeded)
+	assert.Zero(t, store.loads.Load(), "no read")
+	assert.Equal(t, int64(2), store.swaps.Load(), "a write to take the lease, one to give it back")
+	assert.Zero(t, state(t, g, shop).InFlight)
+
+	// Another worker's write meanwhile: the lease's write loses, reads
+	// what won, and gives the lease back from it.
+	other := destinations.NewGate(destinations.Config{Systems: map[string]destinations.Quota{"shop": {Concurrency: 2}}}, c, store)
+	permit = grant(t, g, shop)
+	c.Advance(2 * destinations.DefaultStateTTL)
+	grant(t, other, shop).Done(succeeded)
+	permit.Done(succeeded)
+	permit = grant(t, g, shop)
+	grant(t, g, shop).Done(succeeded)
+	permit.Done(succeeded)
+	// Every lease was given back: the other worker has the whole cap.
+	first := grant(t, other, shop)
+	grant(t, other, shop).Done(succeeded)
+	first.Done(succeeded)
+}

@@ -1,7 +1,6 @@
 package destinations
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -604,30 +603,53 @@ func (g *Gate) remember(t target, r model.DestinationRecord, now time.Time) reco
 	if r.Version == 0 || !ok {
 		state = newShared(t, now)
 	}
-	rec := record{version: r.Version, state: state, readAt: now}
+	return g.cache(t, record{version: r.Version, state: state, readAt: now})
+}
+
+// cache keeps rec as t's record, in the place of the one cached (readers
+// copy it under mu), so a job's reads and writes of its records make no
+// garbage there.
+func (g *Gate) cache(t target, rec record) record {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.records[t.key] = &rec
+	if cached, ok := g.records[t.key]; ok {
+		*cached = rec
+	} else {
+		kept := rec // its own variable: rec's address taken would move rec to the heap at every call
+		g.records[t.key] = &kept
+	}
 	return rec
 }
 
 // swap writes state as t's record if it is still at version, caching
-// what the store answers.
+// what the store answers: swapped, the store holds state, which is
+// cached as written rather than decoded back; lost, what won.
 func (g *Gate) swap(ctx context.Context, t target, version int64, state shared, now time.Time) (bool, error) {
 	r, swapped, err := g.states.Swap(ctx, t.key, version, state.encode(), state.keep(now))
 	if err != nil {
 		return false, err
 	}
-	g.remember(t, r, now)
+	if swapped {
+		g.cache(t, record{version: r.Version, state: state.written(), readAt: now})
+	} else {
+		g.remember(t, r, now)
+	}
 	return swapped, nil
 }
 
 // update applies learn to t's record and writes it, unless learn changed
 // nothing a write must keep; a write that loses its race reads what won
-// and learns again from it.
+// and learns again from it. It learns first from the record as cached,
+// however old (recent's speculate): a write checks the record by its
+// compare-and-set anyway, and a call that gives back its lease, or one
+// whose outcome teaches something, writes; only when nothing is to be
+// written is a record not read lately read, and learnt from again. (A
+// busy worker's calls outlast StateTTL, and the read was a round trip
+// per job.)
 func (g *Gate) update(ctx context.Context, t target, now time.Time, learn func(s *shared)) error {
-	for range maxSwaps {
-		rec, err := g.recent(ctx, t, now, false)
+	speculate := true
+	for try := 0; try < maxSwaps; try++ {
+		rec, err := g.recent(ctx, t, now, speculate)
 		if err != nil {
 			return err
 		}
@@ -636,17 +658,17 @@ func (g *Gate) update(ctx context.Context, t target, now time.Time, learn func(s
 		after := before.clone()
 		learn(&after)
 		after.settle(now, g.cfg)
-		encoded := after.encode()
-		if bytes.Equal(before.encode(), encoded) {
+		if before.same(after) {
+			if speculate && !g.fresh(rec, now) {
+				speculate = false
+				try--
+				continue
+			}
 			return nil
 		}
-		r, swapped, err := g.states.Swap(ctx, t.key, rec.version, encoded, after.keep(now))
-		if err != nil {
+		swapped, err := g.swap(ctx, t, rec.version, after, now)
+		if err != nil || swapped {
 			return err
-		}
-		g.remember(t, r, now)
-		if swapped {
-			return nil
 		}
 	}
 	return errContended

@@ -167,21 +167,6 @@ type sharedWire struct {
 	Calls []callWire `json:"calls,omitempty"`
 }
 
-func (s shared) encode() []byte {
-	p, b := s.pace, s.breaker
-	out, err := json.Marshal(sharedWire{
-		Unpaced: p.unpaced, Ceiling: p.ceiling, Met: p.met, Starting: p.starting, Rate: p.rate, Burst: p.burst, Tokens: p.tokens,
-		FilledAt: p.filledAt, BlockedUntil: p.blockedUntil, BlockedFor: p.blockedFor, Grants: p.grants, SlowedAt: p.slowedAt, SlowedTime: p.slowedTime,
-		Failures: b.failures, Open: b.open, OpenUntil: b.openUntil, Cooldown: b.cooldown,
-		ProbeBy: b.probeBy, ProbeUntil: b.probeUntil, Accounts: s.accounts,
-		Paused: s.paused, PausedUntil: s.pausedUntil, Calls: s.calls.wire(),
-	})
-	if err != nil {
-		panic(err) // numbers, strings and times only: it cannot fail
-	}
-	return out
-}
-
 // decode reads a record's state; false if it is not one (then the caller
 // starts afresh, and its next write replaces it).
 func decode(data []byte) (shared, bool) {
@@ -189,6 +174,11 @@ func decode(data []byte) (shared, bool) {
 	if err := json.Unmarshal(data, &w); err != nil {
 		return shared{}, false
 	}
+	return w.shared(), true
+}
+
+// shared is the state w keeps.
+func (w sharedWire) shared() shared {
 	return shared{
 		pace: pace{
 			unpaced: w.Unpaced, ceiling: w.Ceiling, met: w.Met, starting: w.Starting, rate: w.Rate, burst: w.Burst, tokens: w.Tokens,
@@ -199,5 +189,5 @@ func decode(data []byte) (shared, bool) {
 			probeBy: w.ProbeBy, probeUntil: w.ProbeUntil,
 		},
 		accounts: w.Accounts, paused: w.Paused, pausedUntil: w.PausedUntil, calls: callsOf(w.Calls),
-	}, true
+	}
 }
