@@ -167,6 +167,27 @@ type sharedWire struct {
 	Calls []callWire `json:"calls,omitempty"`
 }
 
+// encode is s as the store keeps it.
+func (s shared) encode() []byte {
+	out, err := json.Marshal(s.wire())
+	if err != nil {
+		panic(err) // numbers, strings and times only: it cannot fail
+	}
+	return out
+}
+
+// wire is s in the record's format.
+func (s shared) wire() sharedWire {
+	p, b := s.pace, s.breaker
+	return sharedWire{
+		Unpaced: p.unpaced, Ceiling: p.ceiling, Met: p.met, Starting: p.starting, Rate: p.rate, Burst: p.burst, Tokens: p.tokens,
+		FilledAt: p.filledAt, BlockedUntil: p.blockedUntil, BlockedFor: p.blockedFor, Grants: p.grants, SlowedAt: p.slowedAt, SlowedTime: p.slowedTime,
+		Failures: b.failures, Open: b.open, OpenUntil: b.openUntil, Cooldown: b.cooldown,
+		ProbeBy: b.probeBy, ProbeUntil: b.probeUntil, Accounts: s.accounts,
+		Paused: s.paused, PausedUntil: s.pausedUntil, Calls: s.calls.wire(),
+	}
+}
+
 // decode reads a record's state; false if it is not one (then the caller
 // starts afresh, and its next write replaces it).
 func decode(data []byte) (shared, bool) {
