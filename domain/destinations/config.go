@@ -77,8 +77,9 @@ type Config struct {
 	Platforms map[string]bool
 	// Applications holds, for a platform, the quota of our application
 	// as a whole, which every account's calls spend together besides
-	// their own (a platform without one starts at one account's quota
-	// and grows from there until a 429 or unpaced: newStartingPace).
+	// their own: none if it has no rate (the platform limits each account
+	// only); a platform without an entry starts at one account's quota
+	// and grows from there until a 429 or unpaced (newStartingPace).
 	// Either way a 429 the platform says is the application's
 	// (platformerr.ScopeApplication) paces every one of its accounts.
 	Applications map[string]Quota
@@ -169,6 +170,11 @@ func DefaultConfig() Config {
 		},
 		Fallback:  Quota{Concurrency: 64},
 		Platforms: map[string]bool{"shopify": true, "amazon": true, "tiktok": true, "shopee": true, "lazada": true},
+		// Shopify limits each app per store and publishes no bucket of
+		// the app across stores: its shops' calls share a breaker, no
+		// pace. The others' application buckets are learnt (a slow start
+		// from one shop's quota, then their 429s).
+		Applications: map[string]Quota{"shopify": {}},
 		Breaker:   BreakerConfig{Failures: 5, Cooldown: 5 * time.Second, MaxCooldown: 30 * time.Second},
 		IdleAfter: 10 * time.Minute,
 	}

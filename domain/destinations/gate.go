@@ -165,10 +165,11 @@ type target struct {
 }
 
 // application is the record of a platform as a whole, whose pace is our
-// application's bucket: at its configured quota, or starting from one
-// account's (newStartingPace).
+// application's bucket: at its configured quota, none if that has no rate
+// (a platform whose limits are per account only), or, not configured,
+// starting from one account's (newStartingPace).
 func (g *Gate) application(system string) target {
-	if q, ok := g.cfg.Applications[system]; ok && q.Rate > 0 {
+	if q, ok := g.cfg.Applications[system]; ok {
 		return target{key: system, quota: q}
 	}
 	return target{key: system, quota: g.cfg.quota(system), starting: true}

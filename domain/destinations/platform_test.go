@@ -237,3 +237,34 @@ func TestA429EndsTheApplicationBucketsStart(t *testing.T) {
 	}
 	assert.Less(t, state(t, g, platformShop).Rate, 10.0, "no longer growing by a call a second per success")
 }
+
+// A platform whose limits are per account only (Shopify's are per app and
+// store) is given an application quota without a rate: its shops share a
+// breaker, and no bucket of the application's slows their calls, neither
+// a configured one nor the slow start of one nobody configured.
+func TestAPlatformWithoutAnApplicationBucketPacesOnlyItsShops(t *testing.T) {
+	c := testkit.NewManualClockAt(start)
+	cfg := destinations.Config{
+		Systems:      map[string]destinations.Quota{"shop": {Rate: 1, Burst: 1}},
+		Platforms:    map[string]bool{"shop": true},
+		Applications: map[string]destinations.Quota{"shop": {}},
+	}
+	g := destinations.NewGate(cfg, c, memory.NewDestinationStates())
+	for i := range 50 { // fifty shops' first calls, at once: each its own bucket's token
+		grant(t, g, shopNamed(fmt.Sprint(i))).Done(succeeded)
+	}
+	assert.Equal(t, destinations.WhyPaced, refuse(t, g, shopNamed("0")).Why, "each shop keeps its own pace")
+	assert.Equal(t, shopNamed("0"), refuse(t, g, shopNamed("0")).Of)
+
+	failAcross(t, g, c, 2, "x1", "x2")
+	assert.Equal(t, destinations.WhyBreakerOpen, refuse(t, g, shopNamed("new")).Why, "and one breaker")
+}
+
+// The defaults: Shopify's limits are per app and store, with no bucket
+// of the application across stores; TikTok's are per app.
+func TestTheDefaultsGiveShopifyNoApplicationBucket(t *testing.T) {
+	cfg := destinations.DefaultConfig()
+	q, ok := cfg.Applications["shopify"]
+	require.True(t, ok)
+	assert.Zero(t, q.Rate)
+}
