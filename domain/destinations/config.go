@@ -175,8 +175,8 @@ func DefaultConfig() Config {
 		// pace. The others' application buckets are learnt (a slow start
 		// from one shop's quota, then their 429s).
 		Applications: map[string]Quota{"shopify": {}},
-		Breaker:   BreakerConfig{Failures: 5, Cooldown: 5 * time.Second, MaxCooldown: 30 * time.Second},
-		IdleAfter: 10 * time.Minute,
+		Breaker:      BreakerConfig{Failures: 5, Cooldown: 5 * time.Second, MaxCooldown: 30 * time.Second},
+		IdleAfter:    10 * time.Minute,
 	}
 }
 
