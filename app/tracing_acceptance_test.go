@@ -137,11 +137,18 @@ func oneTraceFromRequestToJob(t *testing.T, queue, system string, brokerSpan fun
 	}
 
 	// The client spans, by their parent: the request's and the job's
-	// statements, and the broker client's span of the publish.
+	// statements (a batch's under the batch's span), and the broker
+	// client's span of the publish.
 	children := func(parent tracetest.SpanStub, system attribute.KeyValue) []string {
+		under := map[trace.SpanID]bool{parent.SpanContext.SpanID(): true}
 		var names []string
 		for _, s := range exporter.GetSpans() {
-			if s.SpanKind == trace.SpanKindClient && s.Parent.SpanID() == parent.SpanContext.SpanID() && slices.Contains(s.Attributes, system) {
+			if s.SpanKind == trace.SpanKindClient && s.Name == "BATCH" && under[s.Parent.SpanID()] {
+				under[s.SpanContext.SpanID()] = true
+			}
+		}
+		for _, s := range exporter.GetSpans() {
+			if s.SpanKind == trace.SpanKindClient && under[s.Parent.SpanID()] && slices.Contains(s.Attributes, system) {
 				assert.Equal(t, clientTrace, s.SpanContext.TraceID().String(), s.Name)
 				names = append(names, s.Name)
 			}

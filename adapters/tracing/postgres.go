@@ -37,7 +37,13 @@ func NewDBTracer(tp trace.TracerProvider) *DBTracer {
 var dbSystem = []attribute.KeyValue{semconv.DBSystemNamePostgreSQL, attribute.String("db.system", "postgresql")}
 
 func (t *DBTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	summary := SQLSummary(data.SQL)
+	ctx, _ = t.startStatement(ctx, data.SQL)
+	return ctx
+}
+
+// startStatement starts the span of one statement, named by its summary.
+func (t *DBTracer) startStatement(ctx context.Context, sql string) (context.Context, trace.Span) {
+	summary := SQLSummary(sql)
 	attrs := append(dbSystem[:len(dbSystem):len(dbSystem)], semconv.DBQuerySummary(summary.String()))
 	if summary.Operation != "" {
 		attrs = append(attrs, semconv.DBOperationName(summary.Operation))
@@ -45,8 +51,7 @@ func (t *DBTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.Tr
 	if summary.Collection != "" {
 		attrs = append(attrs, semconv.DBCollectionName(summary.Collection))
 	}
-	ctx, _ = t.tracer.Start(ctx, summary.String(), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
-	return ctx
+	return t.tracer.Start(ctx, summary.String(), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
 func (t *DBTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
@@ -62,8 +67,16 @@ func (t *DBTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, data pgx.Tr
 	return ctx
 }
 
-// TraceBatchQuery adds nothing: the batch's span covers its statements.
-func (t *DBTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+// TraceBatchQuery makes a span of each statement of a batch, a child of
+// the batch's, ended as its result is read: a job's statements go in
+// batches (its reads with BEGIN, its UPDATEs together), and a trace that
+// showed only "BATCH" would not say which statement was slow or failed.
+// Their times are the pipeline's (a statement's span starts when its
+// result is read), the batch's span is the round trip's.
+func (t *DBTracer) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+	_, span := t.startStatement(ctx, data.SQL)
+	end(span, data.Err)
+}
 
 func (t *DBTracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchEndData) {
 	end(trace.SpanFromContext(ctx), data.Err)
