@@ -59,3 +59,6 @@ var UndeliveredByDestinationSQL = numberedPlaceholders(selectUndeliveredByDestin
 // LoseServer records that a connection of the pool died under the
 // process (its server went away).
 func LoseServer(s *ServerIdentity) { s.lost() }
+
+// PrefetchEventQuery is the statement PrefetchJob reads a job's event with.
+var PrefetchEventQuery = prefetchEvent

@@ -39,8 +39,19 @@ func (p *prefetched[T]) take(id uuid.UUID) (T, bool) {
 }
 
 var (
-	prefetchEvent = numberedPlaceholders(`SELECT ` + outboxEventColumns + `, key_seq
-  FROM outbox_events WHERE ` + outboxNear)
+	// prefetchEvent is Get's first look (outboxNear) in a shape whose one
+	// generic plan stays narrow: the queue's and the dead letters'
+	// statuses are constants, pruned when it is planned, and the bounds
+	// prune the dispatched slices when it runs. Each partition's read is
+	// one probe of its (workspace_id, id) index (sql/033), which the
+	// planner takes whatever the partition's statistics.
+	prefetchEvent = pgxPlaceholders(`SELECT ` + outboxEventColumns + `, key_seq
+  FROM outbox_events
+ WHERE workspace_id = ?0 AND id = ?1 AND status IN ('pending', 'dispatching', 'dead_letter')
+UNION ALL
+SELECT ` + outboxEventColumns + `, key_seq
+  FROM outbox_events
+ WHERE workspace_id = ?0 AND id = ?1 AND status = 'dispatched' AND dispatched_at >= ?2 AND dispatched_at < ?3`)
 	prefetchOperation = numberedPlaceholders(`SELECT id, workspace_id, kind, status, resource_type, resource_id, error,
        created_by, cancel_requested_at, created_at, updated_at
   FROM operations WHERE workspace_id = ? AND id = ?`)
@@ -63,13 +74,12 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 		return nil
 	}
 	b := &pgx.Batch{}
+	// Each planned once per connection (params.go).
+	b.Queue(planOnce)
 	from, to, near := outboxNearID(event, time.Now())
 	if near {
 		b.Queue(prefetchEvent, t.workspace, event, from, to)
 	}
-	// By primary key, unlike the event's read, whose bounds prune the
-	// outbox's partitions when it is planned (params.go).
-	b.Queue(planOnce)
 	b.Queue(prefetchOperation, t.workspace, operation)
 	b.Queue(prefetchStore, t.workspace, operation)
 	b.Queue(planEach)
@@ -78,7 +88,8 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 		return mapError(err, "operation")
 	}
 	p := &jobPrefetch{}
-	if near {
+	_, err = br.Exec() // planOnce
+	if err == nil && near {
 		var r outboxRow
 		err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.EventType, &r.AggregateType, &r.AggregateID, &r.EventPayload,
 			&r.Status, &r.AttemptCount, &r.NextAttemptAt, &r.LockedBy, &r.LockedUntil,
@@ -89,9 +100,6 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 		}
 	}
 	if err == nil || errors.Is(err, pgx.ErrNoRows) {
-		_, err = br.Exec() // planOnce
-	}
-	if err == nil {
 		var r operationRow
 		err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.Kind, &r.Status, &r.ResourceType, &r.ResourceID, &r.Error,
 			&r.CreatedBy, &r.CancelRequestedAt, &r.CreatedAt, &r.UpdatedAt)

@@ -1,0 +1,27 @@
+-- 033_outbox_events_by_workspace_and_id: one index that answers a job's
+-- look-up of its event in every partition of the outbox, whatever the
+-- partition's statistics.
+--
+-- A worker reads the event of every message it takes (jobs.Stored: a
+-- message is trusted only as far as the outbox agrees), by workspace and
+-- id. Planned anew at each job, that read cost more PostgreSQL time than
+-- anything else a job does (about 0.5-0.8 ms of planning for 0.1 ms of
+-- execution: the partitions, their indexes and the row-level security
+-- policy; docs/benchmarks.md, "Round four"). It is now prepared once per
+-- connection and its generic plan kept (adapters/postgres/job_prefetch.go),
+-- the slice of dispatched history pruned when it runs.
+--
+-- A plan kept for a connection's life must not depend on the statistics
+-- of the moment it was made: a slice made ahead is empty, and a new one
+-- has none until autovacuum analyzes it. With only (id) and
+-- (workspace_id, <operation>) to choose from, PostgreSQL planned an empty
+-- or unanalyzed partition's look-up on the workspace's index, which would
+-- then walk every event of the workspace in that partition for each job
+-- once it filled. An index on both columns the look-up names is at least
+-- as good as either of those for every estimate, so the planner takes it
+-- for any statistics, and the read stays one index probe per partition.
+--
+-- Created on the partitioned table: every partition gets it, and so does
+-- each slice made later (PARTITION OF). It locks outbox_events while it is
+-- built, as 009 did; on a large outbox, let retention run first.
+CREATE INDEX outbox_events_workspace_id_id_idx ON outbox_events (workspace_id, id);
