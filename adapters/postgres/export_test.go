@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/uptrace/bun"
 )
 
@@ -62,3 +63,19 @@ func LoseServer(s *ServerIdentity) { s.lost() }
 
 // PrefetchEventQuery is the statement PrefetchJob reads a job's event with.
 var PrefetchEventQuery = prefetchEvent
+
+// TypeMapOf is the pgx type map of one of db's connections (opened by
+// OpenPool), for the tests of how parameters are encoded.
+func TypeMapOf(ctx context.Context, db *bun.DB) (*pgtype.Map, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	var m *pgtype.Map
+	err = conn.Raw(func(dc any) error {
+		m = dc.(*pipelinedConn).Conn.Conn().TypeMap()
+		return nil
+	})
+	return m, err
+}

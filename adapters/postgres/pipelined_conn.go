@@ -96,6 +96,7 @@ func (c pipelinedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		_ = conn.Close()
 		return nil, errors.New("postgres: the pgx connector returned an unexpected connection type")
 	}
+	withUUIDCodec(sc.Conn().TypeMap())
 	if c.server != nil {
 		if err := c.server.identify(ctx, sc.Conn()); err != nil {
 			_ = sc.Close()
