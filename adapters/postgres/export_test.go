@@ -62,3 +62,6 @@ func LoseServer(s *ServerIdentity) { s.lost() }
 
 // PrefetchEventQuery is the statement PrefetchJob reads a job's event with.
 var PrefetchEventQuery = prefetchEvent
+
+// DeleteExpiredSQL are the retention's statements, by kind.
+var DeleteExpiredSQL = deleteExpired
