@@ -79,3 +79,6 @@ func TypeMapOf(ctx context.Context, db *bun.DB) (*pgtype.Map, error) {
 	})
 	return m, err
 }
+
+// DeleteExpiredSQL are the retention's statements, by kind.
+var DeleteExpiredSQL = deleteExpired

@@ -52,8 +52,7 @@ UNION ALL
 SELECT ` + outboxEventColumns + `, key_seq
   FROM outbox_events
  WHERE workspace_id = ?0 AND id = ?1 AND status = 'dispatched' AND dispatched_at >= ?2 AND dispatched_at < ?3`)
-	prefetchOperation = numberedPlaceholders(`SELECT id, workspace_id, kind, status, resource_type, resource_id, error,
-       created_by, cancel_requested_at, created_at, updated_at
+	prefetchOperation = numberedPlaceholders(`SELECT ` + operationColumns + `
   FROM operations WHERE workspace_id = ? AND id = ?`)
 	// prefetchStore is the store the operation tracks, if it tracks one
 	// (a verification's): what its job's step 1 reads next.

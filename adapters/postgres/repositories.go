@@ -202,7 +202,12 @@ const requestCancel = `
 UPDATE operations
    SET cancel_requested_at = ?0, updated_at = ?0
  WHERE workspace_id = ?1 AND id = ?2 AND status = 'running' AND cancel_requested_at IS NULL
-RETURNING *`
+RETURNING ` + operationColumns
+
+// operationColumns are the columns an operationRow reads (not finished_at,
+// which the database derives for the retention's index: sql/034).
+const operationColumns = `id, workspace_id, kind, status, resource_type, resource_id, error,
+       created_by, cancel_requested_at, created_at, updated_at`
 
 // RequestCancel implements ports.OperationRepository.
 func (r *OperationRepository) RequestCancel(ctx context.Context, id uuid.UUID, now time.Time) (model.Operation, error) {

@@ -71,17 +71,19 @@ DELETE FROM outbox_events
 	// An operation goes only once no event that still matters refers to
 	// it (pending, dispatching or dead-lettered: a redrive would run its
 	// job and find no operation to finish), through
-	// outbox_events_operation_idx.
+	// outbox_events_operation_idx. finished_at is updated_at once the
+	// operation is succeeded, failed or cancelled, NULL before (sql/034):
+	// its index is the one an operation's start does not write.
 	model.ExpiringOperations: `
 DELETE FROM operations
  WHERE ctid = ANY (ARRAY(
         SELECT o.ctid FROM operations o
-         WHERE o.workspace_id = ?0 AND o.status IN ('succeeded', 'failed', 'cancelled') AND o.updated_at < ?1
+         WHERE o.workspace_id = ?0 AND o.finished_at < ?1
            AND NOT EXISTS (SELECT 1 FROM outbox_events e
                             WHERE e.workspace_id = o.workspace_id
                               AND e.event_payload->>'operation_id' = o.id::text
                               AND e.status <> 'dispatched')
-         ORDER BY o.updated_at
+         ORDER BY o.finished_at
          LIMIT ?2
            FOR UPDATE OF o SKIP LOCKED))`,
 }

@@ -119,5 +119,32 @@ func (s *statementsRun) write(ctx context.Context, super *sql.DB, label string, 
 	}
 	fmt.Fprintf(&b, "\nAll statements: %.2f calls and %.2f plans per job; %.3f ms of planning and %.3f ms of execution per job.\n",
 		calls/float64(n), plans/float64(n), planMS/float64(n), execMS/float64(n))
+	if err := writeTableWrites(ctx, super, &b, n); err != nil {
+		return err
+	}
 	return os.WriteFile(filepath.Join(s.dir, label+"-statements.md"), []byte(b.String()), 0o644)
+}
+
+// writeTableWrites appends the rows the run's database wrote per job of
+// n, by table, since it was made (pg_stat_user_tables, as far as the
+// sessions have reported them): an UPDATE that changes no indexed column
+// can be written beside its row (HOT), with no index entry.
+func writeTableWrites(ctx context.Context, super *sql.DB, b *strings.Builder, n int) error {
+	rows, err := super.QueryContext(ctx, `SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del
+		FROM pg_stat_user_tables WHERE n_tup_ins + n_tup_upd + n_tup_del > 0
+		ORDER BY n_tup_upd + n_tup_ins DESC, relname`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	fmt.Fprintf(b, "\n| table | inserted per job | updated per job | of which HOT | deleted per job |\n|---|---:|---:|---:|---:|\n")
+	for rows.Next() {
+		var table string
+		var ins, upd, hot, del int64
+		if err := rows.Scan(&table, &ins, &upd, &hot, &del); err != nil {
+			return err
+		}
+		fmt.Fprintf(b, "| %s | %.2f | %.2f | %.2f | %.2f |\n", table, float64(ins)/float64(n), float64(upd)/float64(n), float64(hot)/float64(n), float64(del)/float64(n))
+	}
+	return rows.Err()
 }
