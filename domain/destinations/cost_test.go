@@ -212,24 +212,3 @@ func TestAShopsLeaseTakenBesideAMarketplaceInDoubtIsGivenBack(t *testing.T) {
 	c.Advance(time.Second)
 	grant(t, a, shopNamed("z")).Done(succeeded) // the doubt's probe: z's one slot is free
 }
-
-// An outcome whose clock reading came just before another job's Try
-// refreshed the marketplace's record (two goroutines: the record read
-// "after" the outcome's now) finds that record fresh, as it is, and does
-// not read it again: the reread was a round trip for a tenth of a busy
-// worker's jobs.
-func TestAnOutcomeTakesARecordReadJustAfterItsClockAsFresh(t *testing.T) {
-	store := &countingStates{DestinationStates: memory.NewDestinationStates()}
-	c := testkit.NewManualClockAt(start)
-	g := destinations.NewGate(destinations.DefaultConfig(), c, store)
-	shopOf := func(account string) model.Destination { return model.Destination{System: "shopify", Account: account} }
-	grant(t, g, shopOf("a")).Done(succeeded)
-
-	permit := grant(t, g, shopOf("b"))
-	c.Advance(10 * time.Millisecond)
-	grant(t, g, shopOf("c")) // reads the marketplace's record at +10ms
-	c.Advance(-time.Millisecond)
-	store.reset()
-	permit.Done(succeeded) // its clock read at +9ms
-	assert.Equal(t, int64(1), store.roundTrips(), "its lease given back, and nothing read: loads %d", store.loads.Load())
-}

@@ -614,13 +614,10 @@ func (g *Gate) cachedFresh(key string, now time.Time) bool {
 	return ok && g.fresh(*cached, now)
 }
 
-// fresh: rec was read or written within StateTTL of now, before or
-// after it (never, if it was not read at all). After: a job's outcome
-// reads the clock, then another job's Try, on another goroutine, reads
-// the record again; what it read is newer, not stale. A reading that a
-// clock step left further ahead is read again.
+// fresh: rec was read or written within StateTTL (never, if it was not
+// read at all).
 func (g *Gate) fresh(rec record, now time.Time) bool {
-	return !rec.readAt.IsZero() && now.Sub(rec.readAt) < g.cfg.StateTTL && rec.readAt.Sub(now) < g.cfg.StateTTL
+	return !rec.readAt.IsZero() && now.Sub(rec.readAt) < g.cfg.StateTTL && !now.Before(rec.readAt)
 }
 
 // bounded is t's record (recent), its times first brought within their
