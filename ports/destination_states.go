@@ -20,8 +20,7 @@ import (
 // record (its breaker and its application-wide bucket).
 //
 // Each call is one short round trip (Swap that loses a race may make a
-// second one to read what won; SwapAndLoad is two on a store that cannot
-// send them together). An error means the store could not be
+// second one to read what won). An error means the store could not be
 // asked (unreachable, timed out, ctx ended): nothing was written, and the
 // caller decides what that means (the Gate refuses the call for a moment).
 type DestinationStates interface {
@@ -39,11 +38,4 @@ type DestinationStates interface {
 	// over its life; a record that holds nothing a worker needs (no pause
 	// until resumed) is not kept for ever.
 	Swap(ctx context.Context, key string, version int64, state []byte, keep time.Duration) (current model.DestinationRecord, swapped bool, err error)
-	// SwapAndLoad is Swap of key and, after it, Load of other (another
-	// key), in one round trip where the store can: a call to a platform's
-	// shop writes its shop's record and must read its platform's
-	// (domain/destinations, Gate.Try). An error with swapped false is
-	// Swap's (nothing written); with swapped true, key was written but
-	// other could not be read.
-	SwapAndLoad(ctx context.Context, key string, version int64, state []byte, keep time.Duration, other string) (current model.DestinationRecord, swapped bool, otherRecord model.DestinationRecord, err error)
 }

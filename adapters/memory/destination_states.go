@@ -99,11 +99,3 @@ func (s *DestinationStates) copyOf(key string, now time.Time) model.DestinationR
 	r.State = slices.Clone(r.State)
 	return r
 }
-
-// SwapAndLoad implements ports.DestinationStates: Swap, then Load, in
-// this process; it never fails.
-func (s *DestinationStates) SwapAndLoad(ctx context.Context, key string, version int64, state []byte, keep time.Duration, other string) (model.DestinationRecord, bool, model.DestinationRecord, error) {
-	current, swapped, _ := s.Swap(ctx, key, version, state, keep)
-	otherRecord, _ := s.Load(ctx, other)
-	return current, swapped, otherRecord, nil
-}

@@ -87,14 +87,3 @@ func (s *DestinationStates) Sweep(ctx context.Context) (int, error) {
 	}
 	return len(keys), nil
 }
-
-// SwapAndLoad implements ports.DestinationStates: Swap, then Load, two
-// statements on the pool.
-func (s *DestinationStates) SwapAndLoad(ctx context.Context, key string, version int64, state []byte, keep time.Duration, other string) (model.DestinationRecord, bool, model.DestinationRecord, error) {
-	current, swapped, err := s.Swap(ctx, key, version, state, keep)
-	if err != nil {
-		return current, false, model.DestinationRecord{}, err
-	}
-	otherRecord, err := s.Load(ctx, other)
-	return current, swapped, otherRecord, err
-}

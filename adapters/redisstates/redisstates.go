@@ -59,12 +59,7 @@ return {1, v + 1, ARGV[2]}
 
 // Load implements ports.DestinationStates.
 func (s *States) Load(ctx context.Context, key string) (model.DestinationRecord, error) {
-	return loaded(key, s.client.HMGet(ctx, s.prefix+key, "v", "s"))
-}
-
-// loaded is the record a Load's HMGET answered.
-func loaded(key string, cmd *redis.SliceCmd) (model.DestinationRecord, error) {
-	vals, err := cmd.Result()
+	vals, err := s.client.HMGet(ctx, s.prefix+key, "v", "s").Result()
 	if err != nil {
 		return model.DestinationRecord{}, err
 	}
@@ -83,61 +78,23 @@ func loaded(key string, cmd *redis.SliceCmd) (model.DestinationRecord, error) {
 
 // Swap implements ports.DestinationStates.
 func (s *States) Swap(ctx context.Context, key string, version int64, state []byte, keep time.Duration) (model.DestinationRecord, bool, error) {
-	return swapped(swapScript.Run(ctx, s.client, []string{s.prefix + key}, swapArgs(version, state, keep)...))
-}
-
-// SwapAndLoad implements ports.DestinationStates: the swap's script and
-// the read in one pipeline, one round trip (on a Cluster, one per node
-// the two keys live on). A server that does not hold the script yet
-// (restarted, or flushed) answers the pipelined EVALSHA NOSCRIPT, having
-// run nothing of it: then the two go one after the other, Swap loading
-// the script.
-func (s *States) SwapAndLoad(ctx context.Context, key string, version int64, state []byte, keep time.Duration, other string) (model.DestinationRecord, bool, model.DestinationRecord, error) {
-	pipe := s.client.Pipeline()
-	swap := swapScript.EvalSha(ctx, pipe, []string{s.prefix + key}, swapArgs(version, state, keep)...)
-	load := pipe.HMGet(ctx, s.prefix+other, "v", "s")
-	_, _ = pipe.Exec(ctx) // each command's error is its own
-	if err := swap.Err(); err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		current, won, err := s.Swap(ctx, key, version, state, keep)
-		if err != nil {
-			return current, false, model.DestinationRecord{}, err
-		}
-		otherRecord, err := s.Load(ctx, other)
-		return current, won, otherRecord, err
-	}
-	current, won, err := swapped(swap)
-	if err != nil {
-		return current, false, model.DestinationRecord{}, err
-	}
-	otherRecord, err := loaded(other, load)
-	return current, won, otherRecord, err
-}
-
-// swapArgs are swapScript's ARGV for a swap from version to state, kept
-// for keep.
-func swapArgs(version int64, state []byte, keep time.Duration) []any {
 	keepMillis := int64(0)
 	if keep > 0 {
 		keepMillis = max(keep.Milliseconds(), 1)
 	}
-	return []any{version, string(state), keepMillis}
-}
-
-// swapped is the record swapScript answered, and whether it wrote it.
-func swapped(cmd *redis.Cmd) (model.DestinationRecord, bool, error) {
-	res, err := cmd.Slice()
+	res, err := swapScript.Run(ctx, s.client, []string{s.prefix + key}, version, string(state), keepMillis).Slice()
 	if err != nil {
 		return model.DestinationRecord{}, false, err
 	}
 	if len(res) != 3 {
 		return model.DestinationRecord{}, false, errors.New("redisstates: the swap script answered something else")
 	}
-	won, _ := res[0].(int64)
+	swapped, _ := res[0].(int64)
 	v, _ := res[1].(int64)
 	text, _ := res[2].(string)
 	r := model.DestinationRecord{Version: v}
 	if text != "" {
 		r.State = []byte(text)
 	}
-	return r, won == 1, nil
+	return r, swapped == 1, nil
 }

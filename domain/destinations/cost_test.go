@@ -2,7 +2,6 @@ package destinations_test
 
 import (
 	"context"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,18 +18,7 @@ import (
 // countingStates counts the round trips a Gate makes to its store.
 type countingStates struct {
 	*memory.DestinationStates
-	loads, swaps, swapAndLoads atomic.Int64
-}
-
-// roundTrips is every call counted so far.
-func (c *countingStates) roundTrips() int64 {
-	return c.loads.Load() + c.swaps.Load() + c.swapAndLoads.Load()
-}
-
-func (c *countingStates) reset() {
-	c.loads.Store(0)
-	c.swaps.Store(0)
-	c.swapAndLoads.Store(0)
+	loads, swaps atomic.Int64
 }
 
 func (c *countingStates) Load(ctx context.Context, key string) (model.DestinationRecord, error) {
@@ -41,11 +29,6 @@ func (c *countingStates) Load(ctx context.Context, key string) (model.Destinatio
 func (c *countingStates) Swap(ctx context.Context, key string, version int64, state []byte, keep time.Duration) (model.DestinationRecord, bool, error) {
 	c.swaps.Add(1)
 	return c.DestinationStates.Swap(ctx, key, version, state, keep)
-}
-
-func (c *countingStates) SwapAndLoad(ctx context.Context, key string, version int64, state []byte, keep time.Duration, other string) (model.DestinationRecord, bool, model.DestinationRecord, error) {
-	c.swapAndLoads.Add(1)
-	return c.DestinationStates.SwapAndLoad(ctx, key, version, state, keep, other)
 }
 
 // The store is asked a bounded amount per call: a destination with a
@@ -99,10 +82,6 @@ func (failingStates) Swap(context.Context, string, int64, []byte, time.Duration)
 	return model.DestinationRecord{}, false, context.DeadlineExceeded
 }
 
-func (failingStates) SwapAndLoad(context.Context, string, int64, []byte, time.Duration, string) (model.DestinationRecord, bool, model.DestinationRecord, error) {
-	return model.DestinationRecord{}, false, model.DestinationRecord{}, context.DeadlineExceeded
-}
-
 // A call to a marketplace's shop reads the marketplace's record every
 // time (another worker's failure must stop it at once), unless the call
 // writes that record anyway (a token of the application's bucket), whose
@@ -132,26 +111,6 @@ func TestAMarketplaceCallReadsItsRecordOnceUnlessItWritesIt(t *testing.T) {
 		grant(t, g, app).Done(succeeded)
 	}
 	assert.Zero(t, store.loads.Load(), "a call that spends the application's token checks the record by writing it")
-}
-
-// A call to a marketplace's shop whose quota caps its calls writes its
-// shop's record (the call's lease) and reads its marketplace's in one
-// round trip, and gives the lease back in one more: at a job's start and
-// end, the store's latency is paid once each.
-func TestAMarketplaceShopsCallCostsOneRoundTripAtEachEnd(t *testing.T) {
-	store := &countingStates{DestinationStates: memory.NewDestinationStates()}
-	c := testkit.NewManualClockAt(start)
-	g := destinations.NewGate(destinations.DefaultConfig(), c, store)
-	shopOf := func(i int) model.Destination { return model.Destination{System: "shopify", Account: strconv.Itoa(i)} }
-	grant(t, g, shopOf(0)).Done(succeeded)
-
-	store.reset()
-	for i := range 10 {
-		grant(t, g, shopOf(i+1)).Done(succeeded)
-		c.Advance(10 * time.Millisecond)
-	}
-	assert.Equal(t, int64(20), store.roundTrips(), "loads %d, swaps %d, swaps with a load %d", store.loads.Load(), store.swaps.Load(), store.swapAndLoads.Load())
-	assert.Equal(t, int64(10), store.swapAndLoads.Load(), "the marketplace's record read with each lease taken")
 }
 
 // A call longer than StateTTL to a destination that caps its calls gives
@@ -188,27 +147,4 @@ func TestALongCallGivesItsLeaseBackInOneWrite(t *testing.T) {
 	first := grant(t, other, shop)
 	grant(t, other, shop).Done(succeeded)
 	first.Done(succeeded)
-}
-
-// The marketplace's record read with a shop's lease is checked before the
-// call goes: written by another worker since this one cached it (a shop
-// failed, the marketplace is in doubt), the call is refused as that
-// record says, and the lease taken for it is given back.
-func TestAShopsLeaseTakenBesideAMarketplaceInDoubtIsGivenBack(t *testing.T) {
-	store := memory.NewDestinationStates()
-	c := testkit.NewManualClockAt(start)
-	cfg := destinations.Config{
-		Systems:   map[string]destinations.Quota{"shop": {Concurrency: 1}},
-		Platforms: map[string]bool{"shop": true},
-	}
-	a, b := destinations.NewGate(cfg, c, store), destinations.NewGate(cfg, c, store)
-	grant(t, b, shopNamed("x")).Done(succeeded) // b caches the marketplace's record
-	grant(t, a, shopNamed("y")).Done(failed)
-
-	w := refuse(t, b, shopNamed("z"))
-	assert.Equal(t, destinations.WhyProbing, w.Why, "in doubt: b holds its call")
-	assert.Equal(t, platformShop, w.Of)
-	assert.Zero(t, state(t, b, shopNamed("z")).InFlight)
-	c.Advance(time.Second)
-	grant(t, a, shopNamed("z")).Done(succeeded) // the doubt's probe: z's one slot is free
 }

@@ -170,10 +170,3 @@ func (f *flakyStates) Swap(ctx context.Context, key string, version int64, state
 	}
 	return f.DestinationStates.Swap(ctx, key, version, state, keep)
 }
-
-func (f *flakyStates) SwapAndLoad(ctx context.Context, key string, version int64, state []byte, keep time.Duration, other string) (model.DestinationRecord, bool, model.DestinationRecord, error) {
-	if f.failing.Load() {
-		return model.DestinationRecord{}, false, model.DestinationRecord{}, context.DeadlineExceeded
-	}
-	return f.DestinationStates.SwapAndLoad(ctx, key, version, state, keep, other)
-}

@@ -73,9 +73,7 @@ type Wait struct {
 // when it has a rate, the probe's lease when it is half-open: all in the
 // one Swap), and otherwise at most one read per destination per
 // StateTTL; a Swap that loses a race to another worker reads what won
-// and decides again. A call to a platform's account reads the platform's
-// record besides, in its Swap's round trip when it writes its own
-// (SwapAndLoad). An outcome writes only when it teaches something or
+// and decides again. An outcome writes only when it teaches something or
 // gives something back (a call's lease, a 429, a failure, a probe's
 // answer, a success while the pace climbs back or a streak of failures
 // runs). A call refused because other workers' calls fill the cap reads
@@ -222,11 +220,9 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 		}
 		var platRec record
 		if plat != nil {
-			cached := g.cachedFresh(onPlatform.key, now)
 			if platRec, err = g.bounded(ctx, onPlatform, now, false); err != nil {
 				return nil, g.unavailable(dest, d, now)
 			}
-			platformRead = platformRead || !cached
 		}
 		permit, wait, writeOwn, writePlat := g.admit(d, dest, plat, ownRec, platRec, now)
 		if speculate && !g.fresh(ownRec, now) && (permit == nil || writeOwn == nil) {
@@ -238,38 +234,11 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 			continue
 		}
 		if permit != nil && plat != nil && writePlat == nil && !platformRead {
+			g.undo(permit, dest, wait)
+			g.forget(onPlatform.key)
 			platformRead = true
-			if writeOwn == nil {
-				g.undo(permit, dest, wait)
-				g.forget(onPlatform.key)
-				try--
-				continue
-			}
-			// The call writes its own record anyway: the platform's is
-			// read in the same round trip, after that write, and the
-			// decision stands if it is still the one decided from.
-			permit.own, permit.onPlatform = own, onPlatform
-			swapped, read, err := g.swapAndLoad(ctx, own, ownRec.version, *writeOwn, onPlatform, now)
-			switch {
-			case err != nil:
-				permit.cancel()
-				if swapped {
-					g.giveBack(own, permit, now)
-				}
-				return nil, g.unavailable(dest, d, now)
-			case !swapped:
-				permit.cancel()
-				continue
-			case read.version != platRec.version:
-				// Another worker wrote the platform's record since this
-				// gate cached it (a failure, a probe): decide again from
-				// what it wrote.
-				permit.cancel()
-				g.giveBack(own, permit, now)
-				try--
-				continue
-			}
-			return permit, Wait{}
+			try--
+			continue
 		}
 		if permit == nil {
 			if wait.Why == WhyBusy && !reread && now.Sub(ownRec.readAt) >= busyHint && g.busyElsewhere(dest) {
@@ -298,7 +267,15 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 			if err != nil || !swapped {
 				permit.cancel()
 				if writeOwn != nil {
-					g.giveBack(own, permit, now)
+					// Give back what the call took of its own record, on
+					// a context of its own: the Try's may be what ran out.
+					back, cancelBack := context.WithTimeout(context.Background(), g.cfg.StateTimeout)
+					_ = g.update(back, own, now, func(s *shared) {
+						s.pace.refund(permit.grant)
+						s.breaker.abandoned(permit.probe)
+						s.calls = s.calls.ended(permit.lease)
+					})
+					cancelBack()
 				}
 				if err != nil {
 					return nil, g.unavailable(dest, d, now)
@@ -311,19 +288,6 @@ func (g *Gate) Try(d model.Destination) (*Permit, Wait) {
 	// Other workers won every race: they are taking this destination's
 	// calls, and it will still be there in a moment.
 	return nil, Wait{Until: now.Add(busyHint), Why: WhyBusy, Of: d}
-}
-
-// giveBack takes back from own's record what permit's write took of it
-// (its token, its probe, its lease), for a permit not granted after all;
-// on a context of its own: the Try's may be what ran out.
-func (g *Gate) giveBack(own target, permit *Permit, now time.Time) {
-	back, cancelBack := context.WithTimeout(context.Background(), g.cfg.StateTimeout)
-	defer cancelBack()
-	_ = g.update(back, own, now, func(s *shared) {
-		s.pace.refund(permit.grant)
-		s.breaker.abandoned(permit.probe)
-		s.calls = s.calls.ended(permit.lease)
-	})
 }
 
 // undo takes back what admit did for a decision not answered: the
@@ -606,14 +570,6 @@ func (g *Gate) recent(ctx context.Context, t target, now time.Time, speculate bo
 	return g.remember(t, r, now), nil
 }
 
-// cachedFresh: key's record is cached, and fresh.
-func (g *Gate) cachedFresh(key string, now time.Time) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	cached, ok := g.records[key]
-	return ok && g.fresh(*cached, now)
-}
-
 // fresh: rec was read or written within StateTTL (never, if it was not
 // read at all).
 func (g *Gate) fresh(rec record, now time.Time) bool {
@@ -674,32 +630,12 @@ func (g *Gate) swap(ctx context.Context, t target, version int64, state shared, 
 	if err != nil {
 		return false, err
 	}
-	g.swapped(t, r, swapped, state, now)
-	return swapped, nil
-}
-
-// swapAndLoad is swap, reading other's record in the same round trip
-// (ports.DestinationStates.SwapAndLoad) and caching it as read. Its
-// error may come with swapped true: t was written, other not read.
-func (g *Gate) swapAndLoad(ctx context.Context, t target, version int64, state shared, other target, now time.Time) (bool, record, error) {
-	r, swapped, o, err := g.states.SwapAndLoad(ctx, t.key, version, state.encode(), state.keep(now), other.key)
-	if err != nil && !swapped {
-		return false, record{}, err
-	}
-	g.swapped(t, r, swapped, state, now)
-	if err != nil {
-		return true, record{}, err
-	}
-	return swapped, g.remember(other, o, now), nil
-}
-
-// swapped caches what a swap of state as t's record answered, r.
-func (g *Gate) swapped(t target, r model.DestinationRecord, swapped bool, state shared, now time.Time) {
 	if swapped {
 		g.cache(t, record{version: r.Version, state: state.written(), readAt: now})
 	} else {
 		g.remember(t, r, now)
 	}
+	return swapped, nil
 }
 
 // update applies learn to t's record and writes it, unless learn changed

@@ -24,22 +24,12 @@ type keepingStates struct {
 
 func (k *keepingStates) Swap(ctx context.Context, key string, version int64, state []byte, keep time.Duration) (model.DestinationRecord, bool, error) {
 	r, swapped, err := k.DestinationStates.Swap(ctx, key, version, state, keep)
-	k.note(key, swapped, keep)
-	return r, swapped, err
-}
-
-func (k *keepingStates) SwapAndLoad(ctx context.Context, key string, version int64, state []byte, keep time.Duration, other string) (model.DestinationRecord, bool, model.DestinationRecord, error) {
-	r, swapped, o, err := k.DestinationStates.SwapAndLoad(ctx, key, version, state, keep, other)
-	k.note(key, swapped, keep)
-	return r, swapped, o, err
-}
-
-func (k *keepingStates) note(key string, swapped bool, keep time.Duration) {
 	if swapped {
 		k.mu.Lock()
 		k.keeps[key] = keep
 		k.mu.Unlock()
 	}
+	return r, swapped, err
 }
 
 func (k *keepingStates) keep(d model.Destination) time.Duration {

@@ -106,37 +106,6 @@ func DestinationStates(t *testing.T, store ports.DestinationStates) {
 		assert.JSONEq(t, `{"n":3}`, string(r.State))
 	})
 
-	t.Run("a swap and a load together answer as the two one after the other", func(t *testing.T) {
-		k, other := key(), key()
-		r, swapped, o, err := store.SwapAndLoad(ctx, k, 0, []byte(`{"n":1}`), 0, other)
-		require.NoError(t, err)
-		require.True(t, swapped)
-		assert.Equal(t, int64(1), r.Version)
-		assert.JSONEq(t, `{"n":1}`, string(r.State))
-		assert.Zero(t, o.Version, "nobody wrote other")
-		assert.Empty(t, o.State)
-
-		_, swapped, err = store.Swap(ctx, other, 0, []byte(`{"n":2}`), 0)
-		require.NoError(t, err)
-		require.True(t, swapped)
-		r, swapped, o, err = store.SwapAndLoad(ctx, k, 0, []byte(`{"n":3}`), 0, other)
-		require.NoError(t, err)
-		assert.False(t, swapped, "version 0 is gone")
-		assert.Equal(t, int64(1), r.Version, "the record as it is")
-		assert.JSONEq(t, `{"n":1}`, string(r.State))
-		assert.Equal(t, int64(1), o.Version, "other as it is")
-		assert.JSONEq(t, `{"n":2}`, string(o.State))
-
-		r, swapped, o, err = store.SwapAndLoad(ctx, k, 1, []byte(`{"n":4}`), time.Hour, other)
-		require.NoError(t, err)
-		require.True(t, swapped)
-		assert.Equal(t, int64(2), r.Version)
-		assert.Equal(t, int64(1), o.Version)
-		r, err = store.Load(ctx, k)
-		require.NoError(t, err)
-		assert.JSONEq(t, `{"n":4}`, string(r.State))
-	})
-
 	t.Run("a record is forgotten once its keep runs out, one kept for ever is not", func(t *testing.T) {
 		forever, madeForever, long := key(), key(), key()
 		write := func(k string, version int64, keep time.Duration) bool {
