@@ -95,7 +95,8 @@ type OperationRepository interface {
 	// one without the request changes nothing and is ErrOperationStarted
 	// (domain.CodeInvalidState), checked the same way: of a cancel and a
 	// job's start, the second sees the first. Every end of an operation
-	// goes through Update.
+	// goes through Update. In a transaction marked WithRefusalsAtCommit
+	// the refusal may come from Transact instead.
 	Update(ctx context.Context, op model.Operation) error
 	// RequestCancel records a user's cancel of the running operation id:
 	// CancelRequestedAt and updated_at = now, unless the request is on

@@ -52,4 +52,31 @@ type Tx interface {
 	// to its Get, which reads it as usual. An adapter that gains nothing
 	// by it does nothing.
 	PrefetchJob(ctx context.Context, event, operation uuid.UUID) error
+	// PrefetchJobEnd is PrefetchJob for a job's last transaction, which
+	// reads its operation and its store again (they may have moved on
+	// during the call) and, when it ends the operation, asks whether the
+	// workspace has an enabled webhook endpoint to announce the end to
+	// (webhooks.OperationEnded): those three in one round trip, the
+	// answer to the last kept for that question in the transaction.
+	PrefetchJobEnd(ctx context.Context, operation uuid.UUID) error
 }
+
+// WithRefusalsAtCommit marks ctx for a transaction whose function returns
+// a refused write's error as it is and makes no other write after it (a
+// job's steps: jobs.Handler). In it an adapter may report the refusals
+// OperationRepository.Update and StoreRepository.Update would return
+// (ports.ErrOperationFinished, domain.CodeNotFound) from Transact instead,
+// when the transaction commits, the transaction rolled back all the
+// same: on PostgreSQL the transaction's last writes then go in its
+// COMMIT's round trip.
+func WithRefusalsAtCommit(ctx context.Context) context.Context {
+	return context.WithValue(ctx, refusalsAtCommitKey{}, true)
+}
+
+// RefusalsAtCommit reports whether ctx was marked by WithRefusalsAtCommit.
+func RefusalsAtCommit(ctx context.Context) bool {
+	at, _ := ctx.Value(refusalsAtCommitKey{}).(bool)
+	return at
+}
+
+type refusalsAtCommitKey struct{}

@@ -241,3 +241,6 @@ func (t *tx) releaseRowLocksLocked() {
 // PrefetchJob implements ports.Tx: in memory a Get costs no round trip,
 // so there is nothing to read ahead.
 func (t *tx) PrefetchJob(context.Context, uuid.UUID, uuid.UUID) error { return nil }
+
+// PrefetchJobEnd implements ports.Tx, as PrefetchJob does.
+func (t *tx) PrefetchJobEnd(context.Context, uuid.UUID) error { return nil }

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/domain/model"
 )
 
 // storeUniqueConstraint is the name sql/001_foundation.sql gives the
@@ -60,6 +61,12 @@ func mapError(err error, what string) error {
 	if errors.As(err, &pgErr) {
 		cause := &dbError{Code: pgErr.Code, Constraint: pgErr.ConstraintName, Message: pgErr.Message}
 		switch {
+		case pgErr.Code == noDataFound:
+			// A write that must change one row found none, and said so
+			// itself (sql/035): the row is gone.
+			return domain.Wrap(domain.CodeNotFound, cause, what+" not found")
+		case pgErr.Code == operationRefused:
+			return refusedUpdateSaying(pgErr.Message, model.OperationStatus(pgErr.Detail))
 		case pgErr.Code == "23505" && pgErr.ConstraintName == storeUniqueConstraint:
 			return domain.Wrap(domain.CodeStoreExists, cause, "a store for this platform and shop already exists in the workspace")
 		case pgErr.Code == "23505":
@@ -169,6 +176,14 @@ func serverWentAway(err error) bool {
 	var netErr net.Error
 	return errors.As(err, &netErr) && !netErr.Timeout()
 }
+
+// The SQLSTATEs of sql/035's writes that refuse themselves:
+// no_data_found, and once_operation_refused's own, whose DETAIL is the
+// operation's status.
+const (
+	noDataFound      = "P0002"
+	operationRefused = "OC001"
+)
 
 // readOnlyTransaction is the SQLSTATE of a write on a standby.
 const readOnlyTransaction = "25006"

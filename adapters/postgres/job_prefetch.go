@@ -60,6 +60,9 @@ SELECT ` + outboxEventColumns + `, key_seq
   FROM stores
  WHERE workspace_id = ?0
    AND id = (SELECT resource_id FROM operations WHERE workspace_id = ?0 AND id = ?1 AND resource_type = 'store')`)
+	// prefetchEndpoints is whether the workspace has an enabled webhook
+	// endpoint (webhook_presence.go), as updateOperation returns it.
+	prefetchEndpoints = numberedPlaceholders(`SELECT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.workspace_id = ? AND w.enabled)`)
 )
 
 // PrefetchJob implements ports.Tx: the event's first look, the
@@ -69,6 +72,21 @@ SELECT ` + outboxEventColumns + `, key_seq
 // connection. On a pool not opened by OpenPool it reads nothing: the Gets
 // do.
 func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error {
+	return t.prefetchJob(ctx, event, operation, false)
+}
+
+// PrefetchJobEnd implements ports.Tx: as PrefetchJob, with the
+// workspace's webhook endpoints' presence instead of the event. Read at
+// the transaction's start rather than by the operation's UPDATE
+// (webhook_presence.go), it is known before that UPDATE is sent, which
+// then goes with the COMMIT (ports.WithRefusalsAtCommit).
+func (t *Tx) PrefetchJobEnd(ctx context.Context, operation uuid.UUID) error {
+	return t.prefetchJob(ctx, uuid.Nil, operation, true)
+}
+
+// prefetchJob reads the rows of PrefetchJob (the event if not uuid.Nil)
+// and, if endpoints, the webhook endpoints' presence.
+func (t *Tx) prefetchJob(ctx context.Context, event, operation uuid.UUID, endpoints bool) error {
 	if t.conn == nil {
 		return nil
 	}
@@ -76,11 +94,15 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 	// Each planned once per connection (params.go).
 	b.Queue(planOnce)
 	from, to, near := outboxNearID(event, time.Now())
+	near = near && event != uuid.Nil
 	if near {
 		b.Queue(prefetchEvent, t.workspace, event, from, to)
 	}
 	b.Queue(prefetchOperation, t.workspace, operation)
 	b.Queue(prefetchStore, t.workspace, operation)
+	if endpoints {
+		b.Queue(prefetchEndpoints, t.workspace)
+	}
 	b.Queue(planEach)
 	br, err := t.conn.sendBatch(ctx, b)
 	if err != nil {
@@ -113,6 +135,10 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 			p.store.keep(r.ID, r.domain())
 		}
 	}
+	enabled := false
+	if (err == nil || errors.Is(err, pgx.ErrNoRows)) && endpoints {
+		err = br.QueryRow().Scan(&enabled)
+	}
 	if err == nil || errors.Is(err, pgx.ErrNoRows) {
 		_, err = br.Exec() // planEach
 	}
@@ -120,6 +146,9 @@ func (t *Tx) PrefetchJob(ctx context.Context, event, operation uuid.UUID) error 
 		return mapError(err, "operation")
 	}
 	*t.prefetch = *p
+	if endpoints {
+		t.endpoints.saw(enabled)
+	}
 	return nil
 }
 

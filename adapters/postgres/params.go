@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 
 	"github.com/jackc/pgx/v5"
@@ -105,14 +104,17 @@ func (p txParams) queryRow(ctx context.Context, query string, args []any, dest .
 }
 
 // execOneAhead runs query (numbered), which changes exactly one row of
-// what (none is CodeNotFound): on a connection of ours held for the
-// transaction's next statement and checked in its round trip
-// (pipelinedConn.holdAhead), else at once.
-func (p txParams) execOneAhead(ctx context.Context, what, query string, args ...any) error {
-	check := func(rows int64) error { return affectedOne(driver.RowsAffected(rows), nil, what) }
+// what or raises an error (sql/035: once_expect_row, no_data_found is
+// CodeNotFound): on a connection of ours held for the transaction's next
+// statement or its COMMIT (pipelinedConn.holdAhead), else at once. Rows,
+// if set, is handed the rows it returns, when it runs.
+func (p txParams) execOneAhead(ctx context.Context, what, query string, rows func(scan func(dest ...any) error) error, args ...any) error {
 	if p.conn == nil {
-		res, err := p.tx.ExecContext(ctx, query, args...)
-		return affectedOne(res, err, what)
+		if rows == nil {
+			_, err := p.tx.ExecContext(ctx, query, args...)
+			return mapError(err, what)
+		}
+		return mapError(p.query(ctx, query, args, rows), what)
 	}
-	return mapError(p.conn.holdAhead(ctx, aheadStatement{query: query, args: args, what: what, check: check}), what)
+	return mapError(p.conn.holdAhead(ctx, aheadStatement{query: query, args: args, what: what, rows: rows}), what)
 }

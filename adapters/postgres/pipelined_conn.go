@@ -43,14 +43,16 @@ import (
 //     maps like the statement's own error;
 //   - a statement with parameters whose outcome the next statement need
 //     not wait for, but the COMMIT must (a store's UPDATE, whose one row
-//     is checked), may be held by holdAhead and sent in the same round
-//     trip as the transaction's next batch (sendBatch: the operation's
-//     conditional UPDATE that follows it at a job's end), first, its
-//     outcome checked before that batch's results are handed out. It is
-//     never sent with the COMMIT: Commit sends it on its own first, and
-//     so does any other statement. It is held only while no statement is
-//     held for the COMMIT, so the held ones always run in the order they
-//     were made.
+//     is checked; in a job's steps the operation's UPDATE too:
+//     ports.WithRefusalsAtCommit), may be held by holdAhead and sent in
+//     the same round trip as the transaction's next batch (sendBatch),
+//     first, or with the COMMIT. Such a statement checks itself: one that
+//     changed no row raises an error (sql/035), so PostgreSQL skips what
+//     follows it in the round trip, the COMMIT included, and the
+//     transaction rolls back; a job's start and end each commit in the
+//     round trip of their last writes. It is held only while no
+//     statement is held for the COMMIT as a simple query, so the held
+//     ones always run in the order they were made.
 
 // txWorkspace asks the next BeginTx on one of our connections to set the
 // workspace in the BEGIN's own round trip. Applied reports whether it did,
@@ -277,11 +279,7 @@ func (c *pipelinedConn) sendLed(ctx context.Context, b *pgx.Batch) (pgx.BatchRes
 		return fail(err, ahead[0].what)
 	}
 	for _, a := range ahead {
-		tag, err := br.Exec()
-		if err == nil {
-			err = a.check(tag.RowsAffected())
-		}
-		if err != nil {
+		if err := a.read(br); err != nil {
 			return fail(err, a.what)
 		}
 	}
@@ -292,13 +290,34 @@ func (c *pipelinedConn) sendLed(ctx context.Context, b *pgx.Batch) (pgx.BatchRes
 }
 
 // aheadStatement is a statement held by holdAhead, one that finds its
-// rows by primary key (it is planned once, params.go): check judges its
-// rows affected, what names it for its errors.
+// rows by primary key (it is planned once, params.go) and raises an error
+// itself when it changes no row (sql/035). What names it for its errors;
+// rows, if set, is handed the rows it returns.
 type aheadStatement struct {
 	query string
 	args  []any
 	what  string
-	check func(rows int64) error
+	rows  func(scan func(dest ...any) error) error
+}
+
+// read reads a's result from br.
+func (a aheadStatement) read(br pgx.BatchResults) error {
+	if a.rows == nil {
+		_, err := br.Exec()
+		return err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return err
+	}
+	for err == nil && rows.Next() {
+		err = a.rows(rows.Scan)
+	}
+	rows.Close()
+	if err != nil {
+		return err
+	}
+	return rows.Err()
 }
 
 // holdAhead holds a's statement (numbered, with its arguments) for the
@@ -432,20 +451,13 @@ func (t *pgxTx) Commit() error {
 		t.conn.tx = nil
 		return err
 	}
-	what := ""
 	if len(t.ahead) > 0 {
-		what = t.ahead[0].what
-	}
-	if err := t.conn.flushAhead(t.ctx); err != nil {
-		// Its outcome is known: the transaction is rolled back, as if
-		// the statement had failed when it was made.
-		_ = t.Rollback()
-		return &heldStatementError{what: what, err: err}
+		return t.commitAhead()
 	}
 	t.conn.tx = nil
 	conn := t.conn.Conn.Conn()
 	forgetUnconfirmedCommit(conn.PgConn())
-	what = t.what
+	what := t.what
 	tag, err := conn.Exec(t.ctx, t.takeTail()+"COMMIT")
 	if err != nil {
 		// As pgx does: a connection left inside the transaction (a held
@@ -457,6 +469,44 @@ func (t *pgxTx) Commit() error {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && what != "" {
 			return &heldStatementError{what: what, err: err}
+		}
+		return err
+	}
+	if tag.String() == "ROLLBACK" {
+		return pgx.ErrTxCommitRollback
+	}
+	return unconfirmedCommit(conn.PgConn())
+}
+
+// commitAhead is Commit with statements held ahead (and so none held as
+// a simple query): they and COMMIT in one round trip. One that changed
+// no row raised an error, and PostgreSQL skipped the COMMIT: the
+// transaction is rolled back here, its outcome known, as if the statement
+// had failed when it was made.
+func (t *pgxTx) commitAhead() error {
+	what := t.ahead[0].what
+	conn := t.conn.Conn.Conn()
+	forgetUnconfirmedCommit(conn.PgConn())
+	b := &pgx.Batch{}
+	b.Queue("COMMIT")
+	// BEGIN went before (Commit's began): a connection lost here may
+	// have committed, which sendLed's error says (CodeUnavailable).
+	br, err := t.conn.sendLed(t.ctx, b)
+	if err != nil {
+		_ = t.Rollback()
+		return &heldStatementError{what: what, err: err}
+	}
+	t.conn.tx = nil
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// As Commit does: the outcome of a COMMIT that failed is unknown
+		// unless PostgreSQL said why; a connection left inside the
+		// transaction is closed, which rolls it back.
+		if conn.PgConn().TxStatus() != 'I' {
+			_ = conn.Close(t.ctx)
 		}
 		return err
 	}

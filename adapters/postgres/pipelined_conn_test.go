@@ -148,7 +148,12 @@ func TestAHeldInsertFailsWithItsOwnError(t *testing.T) {
 // sql.Open on the same database, which does neither.
 func everyPool(t *testing.T) map[string]*bun.DB {
 	t.Helper()
-	db := pgtest.New(t)
+	return everyPoolOf(t, pgtest.New(t))
+}
+
+// everyPoolOf is everyPool on db.
+func everyPoolOf(t *testing.T, db *pgtest.DB) map[string]*bun.DB {
+	t.Helper()
 	plain, err := sql.Open("pgx", db.AppDSN)
 	if err != nil {
 		t.Fatal(err)

@@ -161,21 +161,42 @@ RETURNING EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.workspace_id = ?3 AN
 // selectOperationStatus tells why updateOperation changed nothing.
 const selectOperationStatus = `SELECT status FROM operations WHERE workspace_id = ? AND id = ?`
 
+// updateOperationRefusing is updateOperation that raises its refusal
+// itself (once_operation_refused, sql/035), for a job's steps, which send
+// it with their COMMIT (ports.WithRefusalsAtCommit).
+const updateOperationRefusing = `
+WITH u AS (` + updateOperation + `)
+SELECT endpoints FROM u
+UNION ALL
+SELECT once_operation_refused(?3, ?4) WHERE NOT EXISTS (SELECT FROM u)`
+
 // updateOperation and selectOperationStatus with numbered parameters: a
 // job's start and end send them with their arguments apart (params.go).
 var (
-	updateOperationNumbered       = pgxPlaceholders(updateOperation)
-	selectOperationStatusNumbered = numberedPlaceholders(selectOperationStatus)
+	updateOperationNumbered         = pgxPlaceholders(updateOperation)
+	updateOperationRefusingNumbered = pgxPlaceholders(updateOperationRefusing)
+	selectOperationStatusNumbered   = numberedPlaceholders(selectOperationStatus)
 )
 
 // Update implements ports.OperationRepository. On a connection of ours a
 // store's UPDATE held before it (StoreRepository.Update) goes in its round
-// trip, first, and is checked before it returns.
+// trip, first, and is checked before it returns. In a job's steps
+// (ports.RefusalsAtCommit) it is held itself, for the COMMIT, and its
+// refusal is the commit's.
 func (r *OperationRepository) Update(ctx context.Context, op model.Operation) error {
 	ws, id := pgxUUID(r.workspace), pgxUUID(op.ID)
+	args := []any{string(op.Status), strPtr(op.Error), timePtr(op.UpdatedAt), ws, id}
+	if r.params.conn != nil && ports.RefusalsAtCommit(ctx) {
+		return r.params.execOneAhead(ctx, "operation", updateOperationRefusingNumbered,
+			func(scan func(dest ...any) error) error {
+				var e bool
+				err := scan(&e)
+				r.endpoints.saw(e)
+				return err
+			}, args...)
+	}
 	var endpoints []bool
-	err := r.params.query(ctx, updateOperationNumbered,
-		[]any{string(op.Status), strPtr(op.Error), timePtr(op.UpdatedAt), ws, id},
+	err := r.params.query(ctx, updateOperationNumbered, args,
 		func(scan func(dest ...any) error) error {
 			var e bool
 			err := scan(&e)
@@ -225,12 +246,16 @@ func (r *OperationRepository) RequestCancel(ctx context.Context, id uuid.UUID, n
 // is stored as cur: it ended (ErrOperationFinished), or its job started
 // before a cancel (ErrOperationStarted).
 func refusedUpdate(id uuid.UUID, cur model.Operation) error {
-	if cur.Finished() {
-		return domain.Wrap(domain.CodeInvalidState, ports.ErrOperationFinished,
-			fmt.Sprintf("operation %s already %s", id, cur.Status))
+	return refusedUpdateSaying(fmt.Sprintf("operation %s already %s", id, cur.Status), cur.Status)
+}
+
+// refusedUpdateSaying is refusedUpdate with its message written already
+// (by once_operation_refused, sql/035).
+func refusedUpdateSaying(message string, status model.OperationStatus) error {
+	if cur := (model.Operation{Status: status}); cur.Finished() {
+		return domain.Wrap(domain.CodeInvalidState, ports.ErrOperationFinished, message)
 	}
-	return domain.Wrap(domain.CodeInvalidState, ports.ErrOperationStarted,
-		fmt.Sprintf("operation %s already %s", id, cur.Status))
+	return domain.Wrap(domain.CodeInvalidState, ports.ErrOperationStarted, message)
 }
 
 // selectStoreByShop finds the store that holds a (platform, shop) pair, so
@@ -255,11 +280,16 @@ func (r *StoreRepository) Create(ctx context.Context, s model.Store) error {
 		})
 }
 
+// updateStore raises no_data_found when the store is gone (sql/035): it
+// may be sent with the COMMIT, which must not run then.
 const updateStore = `
+WITH u AS (
 UPDATE stores
    SET name = ?, status = ?, credential_version = ?, sealed_credentials = ?,
        updated_at = coalesce(?::timestamptz, now())
- WHERE workspace_id = ? AND id = ?`
+ WHERE workspace_id = ? AND id = ?
+RETURNING 1)
+SELECT once_expect_row(count(*), 'store') FROM u`
 
 // selectStore is a store of the workspace, by id.
 const selectStore = `SELECT ` + storeColumns + ` FROM stores WHERE workspace_id = ? AND id = ?`
@@ -276,12 +306,12 @@ var (
 )
 
 // Update implements ports.StoreRepository. On a connection of ours the
-// UPDATE is held for the transaction's next statement (at a job's end,
-// the operation's UPDATE) and checked in its round trip: the transaction
-// does not commit without it, nor without its one row.
+// UPDATE is held for the transaction's next statement or its COMMIT (at
+// a job's end, with the operation's UPDATE and the COMMIT): the
+// transaction does not commit without it, nor without its one row.
 func (r *StoreRepository) Update(ctx context.Context, s model.Store) error {
 	row := toStoreRow(s)
-	return r.params.execOneAhead(ctx, r.noun, updateStoreNumbered,
+	return r.params.execOneAhead(ctx, r.noun, updateStoreNumbered, nil,
 		row.Name, row.Status, row.CredentialVersion, row.SealedCredentials, row.UpdatedAt, pgxUUID(r.workspace), pgxUUID(s.ID))
 }
 

@@ -9,11 +9,15 @@ package postgres
 // (updateOperation); when it has none, Subscribed answers none without a
 // statement of its own.
 //
-// Both statements read committed rows at their own start, in the same
-// transaction and one right after the other: an endpoint committed
-// between the two is one committed just after the end, which a look-up
-// could miss as well. An endpoint this transaction writes itself makes
-// the presence unknown again.
+// A job's end reads the presence at the start of its transaction instead
+// (Tx.PrefetchJobEnd), before its UPDATE, which it sends with the COMMIT.
+//
+// Each read sees the rows committed when its statement started, in the
+// transaction that ends the operation, a round trip or two before its
+// COMMIT: an endpoint committed in between is one committed just as the
+// operation ended, which a look-up of its own could miss as well. An
+// endpoint this transaction writes itself makes the presence unknown
+// again.
 type endpointPresence struct {
 	known bool // an UPDATE of an operation said
 	any   bool // the workspace had an enabled endpoint

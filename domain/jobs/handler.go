@@ -152,9 +152,13 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 	run.OperationID, run.TaskID = payload.Operation(), payload.Task()
 	log := domain.LogWithin(ctx, h.log.With("message", msg.ID, "workspace", run.Workspace, "operation", run.OperationID, j.Noun, run.TaskID))
 
+	// Begin's and End's transactions return a refused write's error as
+	// it is and write nothing after it: their writes may go with their
+	// COMMIT, a refusal reported by the commit.
+	steps := ports.WithRefusalsAtCommit(ctx)
 	var w W
 	proceed := false
-	err = Transact(ctx, h.uow, run.Workspace, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
+	err = Transact(steps, h.uow, run.Workspace, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
 		// Stored and Begin read these first (and a verification its
 		// store): in one round trip.
 		if err := tx.PrefetchJob(ctx, msg.ID, run.OperationID); err != nil {
@@ -196,7 +200,12 @@ func (h *Handler[J, W, R]) Handle(ctx context.Context, msg ports.Message) error 
 			return err
 		}
 	}
-	err = Transact(ctx, h.uow, run.Workspace, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
+	err = Transact(steps, h.uow, run.Workspace, log, func(ctx context.Context, tx ports.Tx, log *slog.Logger) error {
+		// What End reads first, and whether an end has webhooks to
+		// announce, in one round trip.
+		if err := tx.PrefetchJobEnd(ctx, run.OperationID); err != nil {
+			return err
+		}
 		return j.End(ctx, tx, log, run, out, reason, h.clock.Now())
 	})
 	if j.Settle != nil && domain.IsCode(err, domain.CodeConflict) {
