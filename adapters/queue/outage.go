@@ -24,13 +24,20 @@ type outages struct {
 	outageWait time.Duration
 	probeAt    map[string]map[uuid.UUID]time.Time // destinations down: when each workspace's message parked to probe them comes back
 	asleep     map[string]*sleepers               // destinations down: the messages parked long for them
-	wokenAt    map[string]time.Time               // destination and workspace: when a job that had waited for it woke the others
+	wokenAt    map[string]woke                    // destination and workspace: the last wake of the others
+}
+
+// woke is a wake of a workspace's sleepers: when it was started, and ran,
+// closed once it has run (see wake).
+type woke struct {
+	at  time.Time
+	ran <-chan struct{}
 }
 
 func newOutages() outages {
 	return outages{
 		outageWait: DefaultOutageWait, probeAt: map[string]map[uuid.UUID]time.Time{},
-		asleep: map[string]*sleepers{}, wokenAt: map[string]time.Time{},
+		asleep: map[string]*sleepers{}, wokenAt: map[string]woke{},
 	}
 }
 
@@ -54,10 +61,17 @@ type sleepers struct {
 }
 
 // wake is a wake to start: the jobs of workspaces parked for
-// destination's outage are due now (see slots.woken).
+// destination's outage are due now (see slots.woken). ran is closed once
+// it has run (its Wakes committed, or given up on): a job whose answer
+// the wake stands for is acknowledged only after (slots.answeredAfterWait).
 type wake struct {
 	destination string
 	workspaces  map[uuid.UUID]int
+	ran         chan struct{}
+}
+
+func newWake(destination string, workspaces map[uuid.UUID]int) wake {
+	return wake{destination: destination, workspaces: workspaces, ran: make(chan struct{})}
 }
 
 // park is how a message of workspace with key, bound for destination
@@ -115,11 +129,12 @@ func (o *outages) answered(destination string, startedAt, now time.Time) (wakes 
 		delete(o.asleep, down)
 		delete(o.probeAt, down)
 		z.woken.Store(true)
+		w := newWake(down, z.workspaces)
 		for ws := range z.workspaces { // their returns need not wake them again
-			o.wokenAt[down+"|"+ws.String()] = now
+			o.wokenAt[down+"|"+ws.String()] = woke{at: now, ran: w.ran}
 		}
 		keys = append(keys, z.keys)
-		wakes = append(wakes, wake{destination: down, workspaces: z.workspaces})
+		wakes = append(wakes, w)
 	}
 	return wakes, keys
 }
@@ -144,10 +159,12 @@ const rewakeAfter = 2 * time.Second
 // platform answers); one that waited for its platform wakes only the
 // platform's: its shop was not down, and a Wake for the shop would find
 // nothing (one per woken job after a platform's outage). It returns the
-// wakes.
-func (o *outages) answeredAfterWait(workspace uuid.UUID, destination string, waited model.JobWaitKind, waitedFor string, now time.Time) []wake {
+// wakes to start, and ran: the wakes that stand for this job's answer,
+// those started and those it is spared by (perhaps still running), for
+// the job's message to wait for before it is acknowledged.
+func (o *outages) answeredAfterWait(workspace uuid.UUID, destination string, waited model.JobWaitKind, waitedFor string, now time.Time) (wakes []wake, ran []<-chan struct{}) {
 	if !waited.AfterAnOutage() {
-		return nil
+		return nil, nil
 	}
 	platform, _, _ := strings.Cut(destination, "/")
 	downs := []string{destination, platform}
@@ -155,18 +172,20 @@ func (o *outages) answeredAfterWait(workspace uuid.UUID, destination string, wai
 		downs = downs[1:]
 	}
 	if len(o.wokenAt) >= scheduling.MaxBooked {
-		maps.DeleteFunc(o.wokenAt, func(_ string, at time.Time) bool { return now.Sub(at) >= rewakeAfter })
+		maps.DeleteFunc(o.wokenAt, func(_ string, w woke) bool { return now.Sub(w.at) >= rewakeAfter })
 	}
-	var wakes []wake
 	for _, down := range downs {
 		key := down + "|" + workspace.String()
-		if at, ok := o.wokenAt[key]; ok && now.Sub(at) < rewakeAfter {
+		if w, ok := o.wokenAt[key]; ok && now.Sub(w.at) < rewakeAfter {
+			ran = append(ran, w.ran)
 			continue
 		}
-		o.wokenAt[key] = now
-		wakes = append(wakes, wake{destination: down, workspaces: map[uuid.UUID]int{workspace: 0}})
+		w := newWake(down, map[uuid.UUID]int{workspace: 0})
+		o.wokenAt[key] = woke{at: now, ran: w.ran}
+		wakes = append(wakes, w)
+		ran = append(ran, w.ran)
 	}
-	return wakes
+	return wakes, ran
 }
 
 // sweep forgets a workspace's probe turn and a destination's sleepers

@@ -103,11 +103,15 @@ func (s *slots) unlock() {
 	wakes := s.wakes
 	s.wakes = nil
 	s.mu.Unlock()
-	if s.woken == nil {
-		return
-	}
 	for _, w := range wakes {
-		go s.woken(w.destination, w.workspaces)
+		if s.woken == nil {
+			close(w.ran)
+			continue
+		}
+		go func() {
+			defer close(w.ran)
+			s.woken(w.destination, w.workspaces)
+		}()
 	}
 }
 
@@ -275,14 +279,24 @@ func (s *slots) answered(destination string, startedAt time.Time) {
 
 // answeredAfterWait: a job of workspace, bound for destination, that had
 // been parked for a wait of kind waited for waitedFor reached it (see
-// outages.answeredAfterWait).
+// outages.answeredAfterWait). It returns once the wakes that stand for
+// the job's answer have run, its own or the one that spared it (this
+// worker's answered call, perhaps the job's own): the job's message is
+// acknowledged after, so a worker killed -9 before they commit leaves it
+// to come again and wake them, wherever it runs (Worker.takeSlot).
+// Acknowledged first, it would leave them asleep the full outage wait:
+// the job is over, and the other jobs that could wake them are asleep.
 func (s *slots) answeredAfterWait(workspace uuid.UUID, destination string, waited model.JobWaitKind, waitedFor string) {
 	if s.woken == nil {
 		return
 	}
 	s.mu.Lock()
-	defer s.unlock()
-	s.wakes = append(s.wakes, s.outages.answeredAfterWait(workspace, destination, waited, waitedFor, s.now())...)
+	wakes, ran := s.outages.answeredAfterWait(workspace, destination, waited, waitedFor, s.now())
+	s.wakes = append(s.wakes, wakes...)
+	s.unlock()
+	for _, r := range ran {
+		<-r
+	}
 }
 
 // dequeue takes t out of the waiting lines (under mu).

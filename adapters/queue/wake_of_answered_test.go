@@ -44,6 +44,14 @@ func (c *countedWakes) wokenFor() []string {
 	return out
 }
 
+// wakingWorker is a worker whose slots wake through waits, for the jobs
+// run through its takeSlot.
+func wakingWorker(waits ports.JobWaits) *Worker {
+	s := newSlots(4, 2*time.Second, nil, nil)
+	s.woken = wakeParked(waits, time.Millisecond, slog.New(slog.DiscardHandler), defaultWakeRetries)
+	return &Worker{slots: s}
+}
+
 // A job woken after its platform's outage, answered by its shop, wakes
 // the platform's sleepers of its workspace, not its shop's: it was not
 // parked for its shop, and nor were the others (the three-worker outage
@@ -66,9 +74,7 @@ func TestAnAnsweredCallWakesWhatItsJobWaitedFor(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				waits := &countedWakes{}
-				s := newSlots(4, 2*time.Second, nil, nil)
-				s.woken = wakeParked(waits, time.Millisecond, slog.New(slog.DiscardHandler), defaultWakeRetries)
-				w := &Worker{slots: s}
+				w := wakingWorker(waits)
 				succeeds := func(*message.Message) ([]*message.Message, error) { return nil, nil }
 				_, err := w.takeSlot(succeeds)(ToMessage(ports.Message{ID: uuid.New(), WorkspaceID: uuid.New(), Type: "a",
 					Destination: "shopify/a", CreatedAt: time.Now(), WaitKind: c.kind, WaitedFor: c.waitedFor}))

@@ -301,7 +301,12 @@ func (w *Worker) takeSlot(h message.HandlerFunc) message.HandlerFunc {
 			return out, err // later lets the slot go once it knows whether the job is parked
 		}
 		release(result)
-		if !result.Failed && !result.Abandoned && m.Destination != "" {
+		// A job that ended without a call may be the redelivery of one
+		// whose call was answered, its worker killed before the wake of
+		// its workspace's sleepers ran: it wakes them (no more than
+		// bringing them back to the gate), or nothing would.
+		endedBefore := err == nil && domain.NoCallReported(msg.Context())
+		if (endedBefore || !result.Failed && !result.Abandoned) && m.Destination != "" {
 			w.slots.answeredAfterWait(m.WorkspaceID, m.Destination, m.WaitKind, m.WaitedFor)
 		}
 		return out, err
