@@ -36,27 +36,6 @@ func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
-// aVerification is a store and the pending operation of its verification,
-// written in their workspace.
-func aVerification(t *testing.T, uow ports.UnitOfWork) (model.Store, model.Operation) {
-	t.Helper()
-	ws := newID(t)
-	store := model.Store{
-		ID: newID(t), WorkspaceID: ws, Platform: "shopify", Name: "s", ExternalShopID: "shop-" + newID(t).String(),
-		Status: model.StorePendingVerification, CredentialVersion: 1, SealedCredentials: []byte("sealed"),
-		CreatedAt: t0, UpdatedAt: t0,
-	}
-	op := model.Operation{ID: newID(t), WorkspaceID: ws, Kind: model.OperationStoreVerify, Status: model.OperationPending,
-		ResourceType: "store", ResourceID: store.ID, CreatedBy: newID(t), CreatedAt: t0, UpdatedAt: t0}
-	transact(t, uow, ws, func(ctx context.Context, tx ports.Tx) error {
-		if err := tx.Stores().Create(ctx, store); err != nil {
-			return err
-		}
-		return tx.Operations().Create(ctx, op)
-	})
-	return store, op
-}
-
 // startJob is a job's start as jobs.Handler runs it: its reads in one
 // round trip, its operation running.
 func startJob(ctx context.Context, uow ports.UnitOfWork, op model.Operation) error {
@@ -113,11 +92,11 @@ func TestAJobsStartAndEndCommitWithTheirLastWrites(t *testing.T) {
 
 	// The first job prepares the connection's statements (a round trip
 	// of their own, once).
-	_, first := aVerification(t, uow)
+	_, first := verification(t, uow)
 	require.NoError(t, startJob(ctx, uow, first))
 	require.NoError(t, endJob(ctx, uow, first))
 
-	store, op := aVerification(t, uow)
+	store, op := verification(t, uow)
 	before := trips.n.Load()
 	require.NoError(t, startJob(ctx, uow, op))
 	require.Equal(t, int32(2), trips.n.Load()-before, "a job's start: BEGIN with its reads, then its UPDATE with the COMMIT")
@@ -153,7 +132,7 @@ func TestAWriteSentWithTheCommitRefusesItByItself(t *testing.T) {
 			uow := postgres.NewUnitOfWork(db)
 			ctx := context.Background()
 
-			store, op := aVerification(t, uow)
+			store, op := verification(t, uow)
 			require.NoError(t, startJob(ctx, uow, op))
 			require.NoError(t, endJob(ctx, uow, op))
 			transact(t, uow, op.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
@@ -167,7 +146,7 @@ func TestAWriteSentWithTheCommitRefusesItByItself(t *testing.T) {
 			require.True(t, domain.IsCode(err, domain.CodeInvalidState), "%v", err)
 			require.ErrorIs(t, startJob(ctx, uow, op), ports.ErrOperationFinished)
 
-			gone, running := aVerification(t, uow)
+			gone, running := verification(t, uow)
 			require.NoError(t, startJob(ctx, uow, running))
 			err = uow.Transact(ports.WithRefusalsAtCommit(ctx), running.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 				if err := tx.PrefetchJobEnd(ctx, running.ID); err != nil {
