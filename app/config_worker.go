@@ -36,7 +36,8 @@ const DefaultWorkBuffer = 10000
 
 // simClient is the client of SimURL.
 func (c WorkerConfig) simClient() (*simhttp.Client, error) {
-	return simhttp.NewClient(simhttp.ClientConfig{URL: c.SimURL, Timeout: c.SimTimeout})
+	// A connection kept for every call the worker may have out at once.
+	return simhttp.NewClient(simhttp.ClientConfig{URL: c.SimURL, Timeout: c.SimTimeout, IdleConns: max(c.WorkConcurrency, simhttp.DefaultIdleConns)})
 }
 
 // Validate checks the retries and the external systems' URL.

@@ -193,10 +193,10 @@ func runRiverWork(ctx context.Context, dbURL, simURL string, workers int, maxCon
 		return err
 	}
 	defer pool.Close()
-	// As once's simulator client: a clone of the default transport, 16
-	// idle connections kept per host.
+	// As once's simulator client in a worker: a clone of the default
+	// transport keeping a connection for each call it may have out.
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 16
+	t.MaxIdleConns, t.MaxIdleConnsPerHost = workers, workers
 	ws := river.NewWorkers()
 	river.AddWorker(ws, &verifyWorker{pool: pool, http: &http.Client{Transport: t, Timeout: 30 * time.Second}, simURL: simURL})
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{

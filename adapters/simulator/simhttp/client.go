@@ -2,6 +2,7 @@ package simhttp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,9 +34,19 @@ type ClientConfig struct {
 	URL string
 	// Timeout bounds each call, answer included; DefaultTimeout if zero.
 	Timeout time.Duration
+	// IdleConns is how many connections are kept open between calls:
+	// as many as the calls its user may have out at once (a worker's
+	// ONCE_WORK_CONCURRENCY). Each call past them dials a connection of
+	// its own and closes it after, a socket in TIME_WAIT a call.
+	// DefaultIdleConns if zero; ignored with Transport.
+	IdleConns int
 	// Transport replaces http.DefaultTransport's clone (tests).
 	Transport http.RoundTripper
 }
+
+// DefaultIdleConns is IdleConns for a client whose user has few calls out
+// at once.
+const DefaultIdleConns = 16
 
 // Client is the platform, the AI provider and the material source over
 // HTTP. Each call is one attempt: the workers retry, with the same request
@@ -78,10 +89,14 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.IdleConns < 0 {
+		return nil, errors.New("the simulator's idle connections cannot be negative")
+	}
 	transport := cfg.Transport
 	if transport == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 16
+		t.MaxIdleConns = cmp.Or(cfg.IdleConns, DefaultIdleConns)
+		t.MaxIdleConnsPerHost = t.MaxIdleConns
 		transport = t
 	}
 	return &Client{
