@@ -42,10 +42,23 @@ func SQLSummary(sql string) Summary {
 	}
 	if strings.EqualFold(toks[i].text, "WITH") {
 		// The statement the CTEs feed: the first one outside them.
+		with := i
 		for i++; i < len(toks) && (toks[i].depth > 0 || toks[i].kind != word || !isStatement(strings.ToUpper(toks[i].text))); i++ {
 		}
 		if i == len(toks) {
 			return Summary{Operation: "WITH"}
+		}
+		// A SELECT of what a CTE wrote (WITH u AS (UPDATE ...) SELECT
+		// ... FROM u: a write that checks its own rows) is named by the
+		// write, which is what the statement does.
+		if strings.EqualFold(toks[i].text, "SELECT") {
+			for k := with + 1; k < i; k++ {
+				// A CTE's first word, not FOR UPDATE's.
+				if toks[k].depth == 1 && toks[k].kind == word && toks[k-1].kind == open && isWrite(strings.ToUpper(toks[k].text)) {
+					i = k
+					break
+				}
+			}
 		}
 	}
 	s.Operation = strings.ToUpper(toks[i].text)
@@ -77,6 +90,8 @@ func SQLSummary(sql string) Summary {
 	}
 	return s
 }
+
+func isWrite(op string) bool { return op != "SELECT" && isStatement(op) }
 
 func isStatement(op string) bool {
 	switch op {
