@@ -16,6 +16,9 @@ var (
 	perSecond = func(v float64) string { return fmt.Sprintf("%.1f/s", v) }
 	seconds   = func(v float64) string { return fmt.Sprintf("%.2f s", v) }
 	millis    = func(v float64) string { return fmt.Sprintf("%.1f ms", v) }
+	// cpuMillis is CPU per job, to the hundredth: issue 42's bars are
+	// 0.8 ms, and a tenth hid the steps toward them.
+	cpuMillis = func(v float64) string { return fmt.Sprintf("%.2f ms", v) }
 	count     = func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }
 	percent   = func(v float64) string { return fmt.Sprintf("%.0f %%", v) }
 	times     = func(v float64) string { return fmt.Sprintf("%.2f×", v) }

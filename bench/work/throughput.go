@@ -167,9 +167,9 @@ func (r *runner) throughput(ctx context.Context, label string, slots, n int) (fi
 			{name, "jobs/s (first start → last end)", perSecond, rate, ""},
 			{name, "slots ÷ latency", perSecond, slotCap, ""},
 			{name, "CPU limit (cores ÷ worker CPU per job)", perSecond, cpuCap, ""},
-			{name, "worker CPU per job", millis, cpu.Seconds() * 1000 / float64(n), ""},
+			{name, "worker CPU per job", cpuMillis, cpu.Seconds() * 1000 / float64(n), ""},
 			{name, "jobs/s ÷ min(limits)", times, ratio(rate, min(slotCap, cpuCap)), "≥ 0.8× (or ≥ 200/s)"},
-			{name, "machine CPU per job (every process, other sessions' too)", millis, machineCPU.Seconds() * 1000 / float64(n), ""},
+			{name, "machine CPU per job (every process, other sessions' too)", cpuMillis, machineCPU.Seconds() * 1000 / float64(n), ""},
 			{name, "machine CPU limit (cores ÷ machine CPU per job)", perSecond, machineCap, ""},
 			{name, "jobs/s ÷ min(slots ÷ latency, machine CPU limit)", times, ratio(rate, min(slotCap, machineCap)), "≥ 0.8×"},
 		}
@@ -208,7 +208,7 @@ func cpuShares(scenario string, names []string, from, to map[string]time.Duratio
 	for _, name := range names {
 		d := to[name] - from[name]
 		rest -= d
-		figs = append(figs, figure{scenario, "CPU per job: " + name, millis, d.Seconds() * 1000 / float64(n), ""})
+		figs = append(figs, figure{scenario, "CPU per job: " + name, cpuMillis, d.Seconds() * 1000 / float64(n), ""})
 	}
-	return append(figs, figure{scenario, "CPU per job: the rest of the machine", millis, rest.Seconds() * 1000 / float64(n), ""})
+	return append(figs, figure{scenario, "CPU per job: the rest of the machine", cpuMillis, rest.Seconds() * 1000 / float64(n), ""})
 }
