@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,8 +22,9 @@ import (
 
 // roundTrips counts what a pool's connections send and wait for: each
 // query (a simple one with its statements, or an extended one) and each
-// batch is one round trip.
-type roundTrips struct{ n atomic.Int32 }
+// batch is one round trip. Modes counts the statements that switch the
+// transaction's plan_cache_mode (params.go).
+type roundTrips struct{ n, modes atomic.Int32 }
 
 func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
 	r.n.Add(1)
@@ -33,8 +35,12 @@ func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.Tra
 	r.n.Add(1)
 	return ctx
 }
-func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+func (r *roundTrips) TraceBatchQuery(_ context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+	if strings.HasPrefix(data.SQL, "SET LOCAL plan_cache_mode") {
+		r.modes.Add(1)
+	}
+}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // startJob is a job's start as jobs.Handler runs it: its reads in one
 // round trip, its operation running.
@@ -97,12 +103,15 @@ func TestAJobsStartAndEndCommitWithTheirLastWrites(t *testing.T) {
 	require.NoError(t, endJob(ctx, uow, first))
 
 	store, op := verification(t, uow)
-	before := trips.n.Load()
+	before, modes := trips.n.Load(), trips.modes.Load()
 	require.NoError(t, startJob(ctx, uow, op))
 	require.Equal(t, int32(2), trips.n.Load()-before, "a job's start: BEGIN with its reads, then its UPDATE with the COMMIT")
 	before = trips.n.Load()
 	require.NoError(t, endJob(ctx, uow, op))
 	require.Equal(t, int32(2), trips.n.Load()-before, "a job's end: BEGIN with its reads, then its UPDATEs with the COMMIT")
+	// Every statement of either is planned once per connection: each
+	// transaction says so once, with its BEGIN.
+	require.Equal(t, int32(2), trips.modes.Load()-modes, "plan_cache_mode switches in a job's two transactions")
 
 	transact(t, uow, op.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
 		got, err := tx.Operations().Get(ctx, op.ID)

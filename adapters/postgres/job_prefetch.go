@@ -91,8 +91,6 @@ func (t *Tx) prefetchJob(ctx context.Context, event, operation uuid.UUID, endpoi
 		return nil
 	}
 	b := &pgx.Batch{}
-	// Each planned once per connection (params.go).
-	b.Queue(planOnce)
 	from, to, near := outboxNearID(event, time.Now())
 	near = near && event != uuid.Nil
 	if near {
@@ -103,14 +101,13 @@ func (t *Tx) prefetchJob(ctx context.Context, event, operation uuid.UUID, endpoi
 	if endpoints {
 		b.Queue(prefetchEndpoints, t.workspace)
 	}
-	b.Queue(planEach)
-	br, err := t.conn.sendBatch(ctx, b)
+	// Each planned once per connection (params.go).
+	br, err := t.conn.sendPlannedOnce(ctx, b)
 	if err != nil {
 		return mapError(err, "operation")
 	}
 	p := &jobPrefetch{}
-	_, err = br.Exec() // planOnce
-	if err == nil && near {
+	if near {
 		var r outboxRow
 		err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.EventType, &r.AggregateType, &r.AggregateID, &r.EventPayload,
 			&r.Status, &r.AttemptCount, &r.NextAttemptAt, &r.LockedBy, &r.LockedUntil,
@@ -139,8 +136,8 @@ func (t *Tx) prefetchJob(ctx context.Context, event, operation uuid.UUID, endpoi
 	if (err == nil || errors.Is(err, pgx.ErrNoRows)) && endpoints {
 		err = br.QueryRow().Scan(&enabled)
 	}
-	if err == nil || errors.Is(err, pgx.ErrNoRows) {
-		_, err = br.Exec() // planEach
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = nil
 	}
 	if err = errors.Join(err, br.Close()); err != nil {
 		return mapError(err, "operation")

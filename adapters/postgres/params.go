@@ -22,22 +22,18 @@ import (
 // for the queue's claims, whose best plan depends on how full the queue
 // is), and planning was most of what PostgreSQL spent on them: about
 // 0.1 ms a statement, against 0.02-0.1 ms of execution. So on a
-// connection of ours they are sent between planOnce and planEach, which
-// let PostgreSQL keep one generic plan per connection for them and for
-// nothing else: a SET LOCAL lasts until the transaction ends, a failed
-// statement ends it. Neither is planned itself.
+// connection of ours they are sent after planOnce, which lets PostgreSQL
+// keep one generic plan per connection for them, and any other statement
+// with parameters after planEach, so that nothing else is planned once:
+// a SET LOCAL lasts until the transaction ends (or a failed statement
+// ends it). The transaction switches only when the next statement needs
+// the other mode (pgxTx.plan): a job's, whose every statement is planned
+// once, says planOnce once, with its BEGIN, where each batch said both
+// (twelve statements a job). Neither is planned itself.
 const (
 	planOnce = `SET LOCAL plan_cache_mode = force_generic_plan`
 	planEach = `SET LOCAL plan_cache_mode TO DEFAULT`
 )
-
-// queuePlannedOnce queues query with args between planOnce and planEach;
-// the caller reads the first and the last result as Execs.
-func queuePlannedOnce(b *pgx.Batch, query string, args ...any) {
-	b.Queue(planOnce)
-	b.Queue(query, args...)
-	b.Queue(planEach)
-}
 
 // txParams runs a transaction's statements with parameters: on a
 // connection of ours by pipelinedConn.sendBatch (with the transaction's
@@ -66,25 +62,20 @@ func (p txParams) query(ctx context.Context, query string, args []any, scan func
 		return rows.Err()
 	}
 	b := &pgx.Batch{}
-	queuePlannedOnce(b, query, args...)
-	br, err := p.conn.sendBatch(ctx, b)
+	b.Queue(query, args...)
+	br, err := p.conn.sendPlannedOnce(ctx, b)
 	if err != nil {
 		return err
 	}
-	if _, err = br.Exec(); err == nil {
-		var rows pgx.Rows
-		if rows, err = br.Query(); err == nil {
-			for err == nil && rows.Next() {
-				err = scan(rows.Scan)
-			}
-			rows.Close()
-			if err == nil {
-				err = rows.Err()
-			}
+	var rows pgx.Rows
+	if rows, err = br.Query(); err == nil {
+		for err == nil && rows.Next() {
+			err = scan(rows.Scan)
 		}
-	}
-	if err == nil {
-		_, err = br.Exec()
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
 	}
 	return errors.Join(err, br.Close())
 }

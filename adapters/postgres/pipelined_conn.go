@@ -216,6 +216,19 @@ func (c *pipelinedConn) began(ctx context.Context) error {
 // (BEGIN's and set_config's are read here) and closes it before any
 // other statement.
 func (c *pipelinedConn) sendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
+	return c.sendPlanned(ctx, b, false)
+}
+
+// sendPlannedOnce is sendBatch for statements planned once per connection
+// (params.go): b goes after planOnce unless the transaction said it
+// already.
+func (c *pipelinedConn) sendPlannedOnce(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
+	return c.sendPlanned(ctx, b, true)
+}
+
+// sendPlanned is sendBatch with b's statements planned once (generic) or
+// for their arguments.
+func (c *pipelinedConn) sendPlanned(ctx context.Context, b *pgx.Batch, generic bool) (pgx.BatchResults, error) {
 	if c.tx == nil {
 		return nil, errors.New("postgres: a batch outside a transaction of a workspace")
 	}
@@ -224,37 +237,41 @@ func (c *pipelinedConn) sendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchR
 			return nil, err
 		}
 	}
-	return c.sendLed(ctx, b)
+	return c.sendLed(ctx, b, generic)
 }
 
-// sendLed is sendBatch once no statement is held for the COMMIT: b led by
-// BEGIN and set_config if they were not sent, and by the statements held
-// ahead (holdAhead), whose outcomes are read and checked here.
-func (c *pipelinedConn) sendLed(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
+// sendLed is sendPlanned once no statement is held for the COMMIT: b led
+// by BEGIN and set_config if they were not sent, by the statements held
+// ahead (holdAhead), whose outcomes are read and checked here, and by the
+// switch of plan_cache_mode its statements need, if the transaction is
+// not in it (params.go): a job's transactions switch once, with BEGIN.
+func (c *pipelinedConn) sendLed(ctx context.Context, b *pgx.Batch, generic bool) (pgx.BatchResults, error) {
 	conn := c.Conn.Conn()
-	if c.tx.sent && len(c.tx.ahead) == 0 {
+	if c.tx.sent && len(c.tx.ahead) == 0 && c.tx.generic == generic {
 		return conn.SendBatch(ctx, b), nil
 	}
 	ahead := c.tx.ahead
 	c.tx.ahead = nil
-	led := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.QueuedQueries)+len(ahead)+6)}
+	led := &pgx.Batch{QueuedQueries: make([]*pgx.QueuedQuery, 0, len(b.QueuedQueries)+len(ahead)+4)}
 	lead := 0
 	if !c.tx.sent {
 		// set_config is planned once too (params.go): one plan fits
 		// every workspace.
 		c.tx.sent = true
 		led.Queue("BEGIN")
-		queuePlannedOnce(led, setWorkspaceNumbered, c.tx.workspace.String())
+		c.tx.plan(led, true)
+		led.Queue(setWorkspaceNumbered, c.tx.workspace.String())
 		lead = len(led.QueuedQueries)
 	}
+	aheadMode := 0
 	if len(ahead) > 0 {
 		// By primary key, as the statements of params.go.
-		led.Queue(planOnce)
+		aheadMode = c.tx.plan(led, true)
 		for _, a := range ahead {
 			led.Queue(a.query, a.args...)
 		}
-		led.Queue(planEach)
 	}
+	mode := c.tx.plan(led, generic)
 	led.QueuedQueries = append(led.QueuedQueries, b.QueuedQueries...)
 	br := conn.SendBatch(ctx, led)
 	for range lead {
@@ -266,25 +283,30 @@ func (c *pipelinedConn) sendLed(ctx context.Context, b *pgx.Batch) (pgx.BatchRes
 			return nil, err
 		}
 	}
-	if len(ahead) == 0 {
-		return br, nil
-	}
 	fail := func(err error, what string) (pgx.BatchResults, error) {
 		// The rest of the batch ran, or was refused in the aborted
 		// transaction: either way the caller's error rolls it back.
 		_ = br.Close()
 		return nil, mapError(err, what)
 	}
-	if _, err := br.Exec(); err != nil {
-		return fail(err, ahead[0].what)
+	what := "statement"
+	if len(ahead) > 0 {
+		what = ahead[0].what
+	}
+	for range aheadMode {
+		if _, err := br.Exec(); err != nil {
+			return fail(err, what)
+		}
 	}
 	for _, a := range ahead {
 		if err := a.read(br); err != nil {
 			return fail(err, a.what)
 		}
 	}
-	if _, err := br.Exec(); err != nil {
-		return fail(err, ahead[0].what)
+	for range mode {
+		if _, err := br.Exec(); err != nil {
+			return fail(err, what)
+		}
 	}
 	return br, nil
 }
@@ -342,7 +364,8 @@ func (c *pipelinedConn) flushAhead(ctx context.Context) error {
 	if c.tx == nil || len(c.tx.ahead) == 0 {
 		return nil
 	}
-	br, err := c.sendLed(ctx, &pgx.Batch{})
+	// Planned as the held statements are: no switch after them.
+	br, err := c.sendLed(ctx, &pgx.Batch{}, true)
 	if err != nil {
 		return err
 	}
@@ -373,6 +396,9 @@ func (c *pipelinedConn) ExecContext(ctx context.Context, query string, args []dr
 	} else if err := c.flushTail(ctx); err != nil {
 		return nil, err
 	}
+	if err := c.planForArgs(ctx, args); err != nil {
+		return nil, err
+	}
 	return c.Conn.ExecContext(ctx, query, args)
 }
 
@@ -384,12 +410,27 @@ func (c *pipelinedConn) QueryContext(ctx context.Context, query string, args []d
 	if err := c.flushTail(ctx); err != nil {
 		return nil, err
 	}
+	if err := c.planForArgs(ctx, args); err != nil {
+		return nil, err
+	}
 	if len(args) == 0 {
 		// pgx reads a QueryExecMode among the leading arguments as an
 		// option, not as a parameter.
 		args = []driver.NamedValue{{Ordinal: 1, Value: pgx.QueryExecModeSimpleProtocol}}
 	}
 	return c.Conn.QueryContext(ctx, query, args)
+}
+
+// planForArgs puts back plan_cache_mode's default before a statement
+// with arguments that is not ours to plan once (none today: bun writes
+// its arguments into the text), if the transaction switched it.
+func (c *pipelinedConn) planForArgs(ctx context.Context, args []driver.NamedValue) error {
+	if len(args) == 0 || c.tx == nil || !c.tx.generic {
+		return nil
+	}
+	c.tx.generic = false
+	_, err := c.Conn.Conn().Exec(ctx, planEach)
+	return err
 }
 
 // flushTail sends the held statements on their own, before a statement it
@@ -425,6 +466,24 @@ type pgxTx struct {
 	// ahead is the statements held by holdAhead, all made before any
 	// held in tail.
 	ahead []aheadStatement
+	// generic says the transaction set plan_cache_mode to planOnce's
+	// (params.go); a SET LOCAL lasts until it ends.
+	generic bool
+}
+
+// plan queues on b the switch of plan_cache_mode to generic's if the
+// transaction is not in it, and returns how many statements it queued.
+func (t *pgxTx) plan(b *pgx.Batch, generic bool) int {
+	if t.generic == generic {
+		return 0
+	}
+	t.generic = generic
+	if generic {
+		b.Queue(planOnce)
+	} else {
+		b.Queue(planEach)
+	}
+	return 1
 }
 
 func (t *pgxTx) hold(query, what string) {
@@ -491,7 +550,7 @@ func (t *pgxTx) commitAhead() error {
 	b.Queue("COMMIT")
 	// BEGIN went before (Commit's began): a connection lost here may
 	// have committed, which sendLed's error says (CodeUnavailable).
-	br, err := t.conn.sendLed(t.ctx, b)
+	br, err := t.conn.sendLed(t.ctx, b, true)
 	if err != nil {
 		_ = t.Rollback()
 		return &heldStatementError{what: what, err: err}
