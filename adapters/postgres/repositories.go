@@ -147,27 +147,32 @@ func (r *OperationRepository) Get(ctx context.Context, id uuid.UUID) (model.Oper
 // in READ COMMITTED, checks the conditions against the row that
 // transaction committed. Of two deliveries of one job, only the first
 // records its outcome; of a cancel and a job's start, the second sees the
-// first. It returns whether the workspace has an enabled webhook endpoint
-// (webhook_presence.go): the end of an operation looks its subscribers up
-// next, and most workspaces have none.
-const updateOperation = `
+// first.
+const updateOperationIfAllowed = `
 UPDATE operations
    SET status = ?0, error = ?1, updated_at = coalesce(?2, now())
  WHERE workspace_id = ?3 AND id = ?4
    AND (status NOT IN ('succeeded', 'failed', 'cancelled') OR (status = 'failed' AND ?0::text = 'pending'))
-   AND (?0::text <> 'cancelled' OR status = 'pending' OR cancel_requested_at IS NOT NULL)
+   AND (?0::text <> 'cancelled' OR status = 'pending' OR cancel_requested_at IS NOT NULL)`
+
+// updateOperation is updateOperationIfAllowed returning whether the
+// workspace has an enabled webhook endpoint (webhook_presence.go): the
+// end of an operation looks its subscribers up next, and most workspaces
+// have none.
+const updateOperation = updateOperationIfAllowed + `
 RETURNING EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.workspace_id = ?3 AND w.enabled) AS endpoints`
 
 // selectOperationStatus tells why updateOperation changed nothing.
 const selectOperationStatus = `SELECT status FROM operations WHERE workspace_id = ? AND id = ?`
 
-// updateOperationRefusing is updateOperation that raises its refusal
+// updateOperationRefusing is updateOperationIfAllowed raising its refusal
 // itself (once_operation_refused, sql/035), for a job's steps, which send
-// it with their COMMIT (ports.WithRefusalsAtCommit).
+// it with their COMMIT (ports.WithRefusalsAtCommit). It returns no row:
+// a job's end read the endpoints' presence with its store
+// (Tx.PrefetchJobEnd), and a start announces nothing.
 const updateOperationRefusing = `
-WITH u AS (` + updateOperation + `)
-SELECT endpoints FROM u
-UNION ALL
+WITH u AS (` + updateOperationIfAllowed + `
+RETURNING 1)
 SELECT once_operation_refused(?3, ?4) WHERE NOT EXISTS (SELECT FROM u)`
 
 // updateOperation and selectOperationStatus with numbered parameters: a
@@ -187,13 +192,7 @@ func (r *OperationRepository) Update(ctx context.Context, op model.Operation) er
 	ws, id := pgxUUID(r.workspace), pgxUUID(op.ID)
 	args := []any{string(op.Status), strPtr(op.Error), timePtr(op.UpdatedAt), ws, id}
 	if r.params.conn != nil && ports.RefusalsAtCommit(ctx) {
-		return r.params.execOneAhead(ctx, "operation", updateOperationRefusingNumbered,
-			func(scan func(dest ...any) error) error {
-				var e bool
-				err := scan(&e)
-				r.endpoints.saw(e)
-				return err
-			}, args...)
+		return r.params.execOneAhead(ctx, "operation", updateOperationRefusingNumbered, nil, args...)
 	}
 	var endpoints []bool
 	err := r.params.query(ctx, updateOperationNumbered, args,
