@@ -194,3 +194,33 @@ func TestAWriteSentWithTheCommitRefusesItByItself(t *testing.T) {
 		})
 	}
 }
+
+// A statement held for the COMMIT as a simple query (a product's INSERT)
+// after one held ahead (a store's UPDATE) commits with it: both are
+// written, in the order they were made.
+func TestAStatementHeldForTheCommitAfterOneHeldAheadIsWritten(t *testing.T) {
+	for name, db := range everyPool(t) {
+		t.Run(name, func(t *testing.T) {
+			uow := postgres.NewUnitOfWork(db)
+			store, op := verification(t, uow)
+			product := model.Product{ID: newID(t), WorkspaceID: op.WorkspaceID, Title: "Mug", PriceMinor: 100, Currency: "EUR",
+				MediaIDs: []uuid.UUID{}, Revision: 1, CreatedAt: t0, UpdatedAt: t0}
+			transact(t, uow, op.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+				store.Status = model.StoreVerified
+				if err := tx.Stores().Update(ports.WithRefusalsAtCommit(ctx), store); err != nil {
+					return err
+				}
+				return tx.Products().Create(ctx, product)
+			})
+			transact(t, uow, op.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+				got, err := tx.Products().Get(ctx, product.ID)
+				require.NoError(t, err, "the product held for the COMMIT")
+				require.Equal(t, "Mug", got.Title)
+				gotStore, err := tx.Stores().Get(ctx, store.ID)
+				require.NoError(t, err)
+				require.Equal(t, model.StoreVerified, gotStore.Status)
+				return nil
+			})
+		})
+	}
+}

@@ -51,8 +51,9 @@ import (
 //     follows it in the round trip, the COMMIT included, and the
 //     transaction rolls back; a job's start and end each commit in the
 //     round trip of their last writes. It is held only while no
-//     statement is held for the COMMIT as a simple query, so the held
-//     ones always run in the order they were made.
+//     statement is held for the COMMIT as a simple query (one made after
+//     it makes Commit send it first, on its own), so the held ones always
+//     run in the order they were made.
 
 // txWorkspace asks the next BeginTx on one of our connections to set the
 // workspace in the BEGIN's own round trip. Applied reports whether it did,
@@ -510,8 +511,20 @@ func (t *pgxTx) Commit() error {
 		t.conn.tx = nil
 		return err
 	}
-	if len(t.ahead) > 0 {
+	if len(t.ahead) > 0 && t.tail.Len() == 0 {
 		return t.commitAhead()
+	}
+	if len(t.ahead) > 0 {
+		// Statements held for the COMMIT as a simple query came after
+		// the ones held ahead: those go first, on their own, so the order
+		// never changes.
+		what := t.ahead[0].what
+		if err := t.conn.flushAhead(t.ctx); err != nil {
+			// Its outcome is known: the transaction is rolled back, as if
+			// the statement had failed when it was made.
+			_ = t.Rollback()
+			return &heldStatementError{what: what, err: err}
+		}
 	}
 	t.conn.tx = nil
 	conn := t.conn.Conn.Conn()
@@ -537,8 +550,8 @@ func (t *pgxTx) Commit() error {
 	return unconfirmedCommit(conn.PgConn())
 }
 
-// commitAhead is Commit with statements held ahead (and so none held as
-// a simple query): they and COMMIT in one round trip. One that changed
+// commitAhead is Commit with statements held ahead and none held as a
+// simple query after them: they and COMMIT in one round trip. One that changed
 // no row raised an error, and PostgreSQL skipped the COMMIT: the
 // transaction is rolled back here, its outcome known, as if the statement
 // had failed when it was made.
