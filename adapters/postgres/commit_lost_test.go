@@ -126,3 +126,31 @@ func TestACommitWhoseConnectionIsLostIsUnavailable(t *testing.T) {
 		require.True(t, domain.IsCode(err, domain.CodeUnavailable), "a lost COMMIT round trip: %v", err)
 	})
 }
+
+// A job's end commits in the round trip of its held UPDATEs
+// (pgxTx.commitAhead): a commit whose wait for the synchronous standby
+// was cancelled is no success there either.
+func TestAJobsEndUnconfirmedByTheStandbyIsNoSuccess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	ws := uuid.New()
+	store := model.Store{
+		ID: uuid.New(), WorkspaceID: ws, Platform: "shopify", Name: "s", ExternalShopID: "shop-" + uuid.NewString(),
+		Status: model.StorePendingVerification, CredentialVersion: 1, SealedCredentials: []byte("sealed"),
+		CreatedAt: t0, UpdatedAt: t0,
+	}
+	op := model.Operation{ID: uuid.New(), WorkspaceID: ws, Kind: model.OperationStoreVerify, Status: model.OperationRunning,
+		ResourceType: "store", ResourceID: store.ID, CreatedBy: uuid.New(), CreatedAt: t0, UpdatedAt: t0}
+	w := newUnconfirmedWorld(t, ws, func(ctx context.Context, tx ports.Tx) error {
+		if err := tx.Stores().Create(ctx, store); err != nil {
+			return err
+		}
+		return tx.Operations().Create(ctx, op)
+	})
+	done := inBackground(func() error { return endJob(context.Background(), w.uow, op) })
+	w.cancelWait(w.db.AppRole)
+	err := <-done
+	require.True(t, domain.IsCode(err, domain.CodeUnavailable), "%v", err)
+	require.EqualValues(t, 1, w.count.n.Load())
+}
