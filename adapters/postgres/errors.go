@@ -199,9 +199,12 @@ func goneCode(code string) bool {
 func unavailable(err error) bool {
 	// pgconn.ErrConnClosed: a statement on a connection pgx closed after an
 	// earlier one broke it (a failover under a transaction): nothing more
-	// ran, the transaction cannot commit.
+	// ran, the transaction cannot commit. An EOF: the server closed the
+	// connection (a backend that crashed, a proxy that cut it), in a
+	// COMMIT's round trip too (pgxTx.commitAhead), whose outcome is then
+	// unknown.
 	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, sql.ErrTxDone) ||
-		errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return true
 	}
