@@ -9,8 +9,8 @@
 -- trip of its own: two of a job's six. Sent in the COMMIT's round trip
 -- (adapters/postgres/pipelined_conn.go), a write that changed nothing must
 -- raise an error itself, so that PostgreSQL skips the COMMIT that follows
--- it and the transaction rolls back. These two raise it; the statements
--- that call them are in adapters/postgres/repositories.go.
+-- it and the transaction rolls back. These raise it; the statements that
+-- call them are in adapters/postgres/repositories.go.
 
 -- once_expect_row raises no_data_found ("<what> not found") unless p_rows
 -- is 1, the count of an UPDATE's rows:
@@ -49,8 +49,24 @@ BEGIN
 END
 $$;
 
+-- once_endpoint_appeared raises serialization_failure (the service's
+-- "nothing committed, try again"): a job's end read at its start that the
+-- workspace had no enabled webhook endpoint, so it wrote no announcement,
+-- and the UPDATE that ends the operation finds one now. Announced or not
+-- must be decided as of that UPDATE, as when it returned the presence
+-- itself; the end runs again and announces.
+CREATE FUNCTION once_endpoint_appeared() RETURNS boolean
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    RAISE EXCEPTION 'a webhook endpoint was enabled as the operation ended' USING ERRCODE = 'serialization_failure';
+END
+$$;
+
 -- As every function here: not for PUBLIC; the application's group role.
 REVOKE ALL ON FUNCTION once_expect_row(bigint, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION once_operation_refused(uuid, uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION once_endpoint_appeared() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION once_expect_row(bigint, text) TO once_app;
 GRANT EXECUTE ON FUNCTION once_operation_refused(uuid, uuid) TO once_app;
+GRANT EXECUTE ON FUNCTION once_endpoint_appeared() TO once_app;

@@ -167,13 +167,21 @@ const selectOperationStatus = `SELECT status FROM operations WHERE workspace_id 
 
 // updateOperationRefusing is updateOperationIfAllowed raising its refusal
 // itself (once_operation_refused, sql/035), for a job's steps, which send
-// it with their COMMIT (ports.WithRefusalsAtCommit). It returns no row:
-// a job's end read the endpoints' presence with its store
-// (Tx.PrefetchJobEnd), and a start announces nothing.
+// it with their COMMIT (ports.WithRefusalsAtCommit). It returns no row: a
+// job's end read the endpoints' presence with its store
+// (Tx.PrefetchJobEnd), and a start announces nothing. An end that found
+// none and so announced nothing (?5) raises once_endpoint_appeared if the
+// workspace has an enabled endpoint as it ends the operation: announced
+// or not is decided as of this statement, as when updateOperation
+// returned the presence, and the end runs again (serialization_failure is
+// CodeUnavailable).
 const updateOperationRefusing = `
 WITH u AS (` + updateOperationIfAllowed + `
 RETURNING 1)
-SELECT once_operation_refused(?3, ?4) WHERE NOT EXISTS (SELECT FROM u)`
+SELECT once_operation_refused(?3, ?4) WHERE NOT EXISTS (SELECT FROM u)
+UNION ALL
+SELECT once_endpoint_appeared()
+ WHERE ?5::boolean AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.workspace_id = ?3 AND w.enabled)`
 
 // updateOperation and selectOperationStatus with numbered parameters: a
 // job's start and end send them with their arguments apart (params.go).
@@ -192,7 +200,8 @@ func (r *OperationRepository) Update(ctx context.Context, op model.Operation) er
 	ws, id := pgxUUID(r.workspace), pgxUUID(op.ID)
 	args := []any{string(op.Status), strPtr(op.Error), timePtr(op.UpdatedAt), ws, id}
 	if r.params.conn != nil && ports.RefusalsAtCommit(ctx) {
-		return r.params.execOneAhead(ctx, "operation", updateOperationRefusingNumbered, nil, args...)
+		announcedNone := op.Finished() && r.endpoints.none()
+		return r.params.execOneAhead(ctx, "operation", updateOperationRefusingNumbered, nil, append(args, announcedNone)...)
 	}
 	var endpoints []bool
 	err := r.params.query(ctx, updateOperationNumbered, args,

@@ -11,13 +11,16 @@ package postgres
 //
 // A job's end reads the presence at the start of its transaction instead
 // (Tx.PrefetchJobEnd), before its UPDATE, which it sends with the COMMIT.
+// Found none, it announces nothing, and that UPDATE checks again: an
+// endpoint enabled since (while the end recorded its outcome) rolls the
+// end back, to run again (updateOperationRefusing), so whether an end is
+// announced is still decided as of the UPDATE that ends the operation.
 //
-// Each read sees the rows committed when its statement started, in the
-// transaction that ends the operation, a round trip or two before its
-// COMMIT: an endpoint committed in between is one committed just as the
-// operation ended, which a look-up of its own could miss as well. An
-// endpoint this transaction writes itself makes the presence unknown
-// again.
+// That read sees the rows committed when its statement started, a round
+// trip before the COMMIT: an endpoint committed in between is one
+// committed just as the operation ended, which a look-up of its own could
+// miss as well. An endpoint this transaction writes itself makes the
+// presence unknown again.
 type endpointPresence struct {
 	known bool // an UPDATE of an operation said
 	any   bool // the workspace had an enabled endpoint
