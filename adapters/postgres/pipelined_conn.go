@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
+
+	"github.com/oncehq/once/domain"
 )
 
 // Round trips are most of what a short write transaction costs here, in the
@@ -520,10 +522,7 @@ func (t *pgxTx) Commit() error {
 		// never changes.
 		what := t.ahead[0].what
 		if err := t.conn.flushAhead(t.ctx); err != nil {
-			// Its outcome is known: the transaction is rolled back, as if
-			// the statement had failed when it was made.
-			_ = t.Rollback()
-			return &heldStatementError{what: what, err: err}
+			return t.aheadFailed(what, err)
 		}
 	}
 	t.conn.tx = nil
@@ -565,8 +564,7 @@ func (t *pgxTx) commitAhead() error {
 	// have committed, which sendLed's error says (CodeUnavailable).
 	br, err := t.conn.sendLed(t.ctx, b, true)
 	if err != nil {
-		_ = t.Rollback()
-		return &heldStatementError{what: what, err: err}
+		return t.aheadFailed(what, err)
 	}
 	t.conn.tx = nil
 	tag, err := br.Exec()
@@ -586,6 +584,20 @@ func (t *pgxTx) commitAhead() error {
 		return pgx.ErrTxCommitRollback
 	}
 	return unconfirmedCommit(conn.PgConn())
+}
+
+// aheadFailed rolls the transaction back after err, the failure of the
+// round trip of statements held ahead (the first named what), and
+// returns it: a statement's own failure (PostgreSQL said why) is a known
+// rollback, as if it had failed when it was made (heldStatementError); a
+// lost connection is not, if the COMMIT went with them, and stays
+// CodeUnavailable as mapped.
+func (t *pgxTx) aheadFailed(what string, err error) error {
+	_ = t.Rollback()
+	if domain.IsCode(err, domain.CodeUnavailable) {
+		return err
+	}
+	return &heldStatementError{what: what, err: err}
 }
 
 // unconfirmedTx is stdlib's transaction whose Commit also reports a
