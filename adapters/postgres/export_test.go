@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -82,3 +83,21 @@ func TypeMapOf(ctx context.Context, db *bun.DB) (*pgtype.Map, error) {
 
 // DeleteExpiredSQL are the retention's statements, by kind.
 var DeleteExpiredSQL = deleteExpired
+
+// CommitsWaiting is how many job steps wait for pool's next commit group
+// (commit_group.go), read on a connection of the pool.
+func CommitsWaiting(ctx context.Context, pool *sql.DB) (int, error) {
+	conn, err := pool.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = conn.Close() }()
+	n := 0
+	err = conn.Raw(func(dc any) error {
+		if g := dc.(*pipelinedConn).group; g != nil {
+			n = g.waiting()
+		}
+		return nil
+	})
+	return n, err
+}

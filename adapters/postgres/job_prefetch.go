@@ -101,8 +101,9 @@ func (t *Tx) prefetchJob(ctx context.Context, event, operation uuid.UUID, endpoi
 	if endpoints {
 		b.Queue(prefetchEndpoints, t.workspace)
 	}
-	// Each planned once per connection (params.go).
-	br, err := t.conn.sendPlannedOnce(ctx, b)
+	// Each planned once per connection (params.go). A job step's reads
+	// end their transaction (sendReads).
+	br, err := t.conn.sendReads(ctx, b)
 	if err != nil {
 		return mapError(err, "operation")
 	}
@@ -139,7 +140,9 @@ func (t *Tx) prefetchJob(ctx context.Context, event, operation uuid.UUID, endpoi
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = nil
 	}
-	if err = errors.Join(err, br.Close()); err != nil {
+	err = errors.Join(err, br.Close())
+	t.conn.readsSent()
+	if err != nil {
 		return mapError(err, "operation")
 	}
 	*t.prefetch = *p

@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/domain"
+	"github.com/oncehq/once/ports"
 )
 
 // Round trips are most of what a short write transaction costs here, in the
@@ -89,6 +90,8 @@ func beginInWorkspace(id uuid.UUID) string {
 type pipelinedConnector struct {
 	driver.Connector
 	server *ServerIdentity
+	// group is where the pool's job steps commit (commit_group.go).
+	group *commitGroup
 }
 
 func (c pipelinedConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -108,7 +111,7 @@ func (c pipelinedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 			return nil, err
 		}
 	}
-	return &pipelinedConn{Conn: sc, server: c.server}, nil
+	return &pipelinedConn{Conn: sc, server: c.server, group: c.group}, nil
 }
 
 // commitTail marks an Exec that may wait for the COMMIT (see above).
@@ -149,6 +152,8 @@ type pipelinedConn struct {
 	tx *pgxTx
 	// server, if not nil, hears of the connection's death (ResetSession).
 	server *ServerIdentity
+	// group, if not nil, commits job steps together (commit_group.go).
+	group *commitGroup
 }
 
 // ResetSession implements driver.SessionResetter: stdlib's check before
@@ -227,6 +232,35 @@ func (c *pipelinedConn) sendBatch(ctx context.Context, b *pgx.Batch) (pgx.BatchR
 // already.
 func (c *pipelinedConn) sendPlannedOnce(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
 	return c.sendPlanned(ctx, b, true)
+}
+
+// sendReads is sendPlannedOnce for a job step's first reads
+// (Tx.PrefetchJob): sent first in a transaction whose writes may commit
+// with others' (ports.RefusalsAtCommit, commit_group.go), they end their
+// transaction with a COMMIT in the same round trip. The caller calls
+// readsSent once it closed the results.
+func (c *pipelinedConn) sendReads(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
+	t := c.tx
+	if t == nil || c.group == nil || t.sent || len(t.ahead) > 0 || t.tail.Len() > 0 || !ports.RefusalsAtCommit(t.ctx) {
+		return c.sendPlannedOnce(ctx, b)
+	}
+	b.Queue("COMMIT")
+	t.ending = true
+	return c.sendLed(ctx, b, true)
+}
+
+// readsSent follows sendReads: a transaction its COMMIT ended is over on
+// the server, and begins again if anything but writes held ahead follows
+// (Commit). One that failed is left to its Rollback.
+func (c *pipelinedConn) readsSent() {
+	t := c.tx
+	if t == nil || !t.ending {
+		return
+	}
+	t.ending = false
+	if c.Conn.Conn().PgConn().TxStatus() == 'I' {
+		t.sent, t.generic, t.readsEnded = false, false, true
+	}
 }
 
 // sendPlanned is sendBatch with b's statements planned once (generic) or
@@ -472,6 +506,10 @@ type pgxTx struct {
 	// generic says the transaction set plan_cache_mode to planOnce's
 	// (params.go); a SET LOCAL lasts until it ends.
 	generic bool
+	// ending says a COMMIT follows the reads out (sendReads); readsEnded
+	// that it ended the transaction on the server, so that its writes
+	// held ahead may commit in a group.
+	ending, readsEnded bool
 }
 
 // plan queues on b the switch of plan_cache_mode to generic's if the
@@ -506,6 +544,17 @@ func (t *pgxTx) takeTail() string {
 // Commit sends the held statements and COMMIT as one query, and otherwise
 // is pgx's own Commit.
 func (t *pgxTx) Commit() error {
+	if t.readsEnded && !t.sent && t.tail.Len() == 0 {
+		// Its reads ended the transaction and nothing was sent since:
+		// what it writes commits with other steps' (commit_group.go).
+		t.conn.tx = nil
+		if len(t.ahead) == 0 {
+			return nil
+		}
+		c := &groupedCommit{ctx: t.ctx, workspace: t.workspace, ahead: t.ahead}
+		t.ahead = nil
+		return t.conn.group.commit(t.conn.Conn.Conn(), c)
+	}
 	// A transaction that sent nothing still begins and commits: that is
 	// how a dead connection (and a server gone away) is found by a
 	// transaction with nothing to say, as before BEGIN waited.

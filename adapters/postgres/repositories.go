@@ -289,7 +289,8 @@ func (r *StoreRepository) Create(ctx context.Context, s model.Store) error {
 }
 
 // updateStore raises no_data_found when the store is gone (sql/035): it
-// may be sent with the COMMIT, which must not run then.
+// may be sent with the COMMIT, which must not run then. The function runs
+// only then: a call of PL/pgSQL per row written cost more than the UPDATE.
 const updateStore = `
 WITH u AS (
 UPDATE stores
@@ -297,7 +298,7 @@ UPDATE stores
        updated_at = coalesce(?::timestamptz, now())
  WHERE workspace_id = ? AND id = ?
 RETURNING 1)
-SELECT once_expect_row(count(*), 'store') FROM u`
+SELECT once_expect_row(0, 'store') WHERE NOT EXISTS (SELECT FROM u)`
 
 // selectStore is a store of the workspace, by id.
 const selectStore = `SELECT ` + storeColumns + ` FROM stores WHERE workspace_id = ? AND id = ?`
