@@ -84,9 +84,18 @@ func TypeMapOf(ctx context.Context, db *bun.DB) (*pgtype.Map, error) {
 // DeleteExpiredSQL are the retention's statements, by kind.
 var DeleteExpiredSQL = deleteExpired
 
-// CommitsWaiting is how many job steps wait for pool's next commit group
-// (commit_group.go), read on a connection of the pool.
+// CommitsWaiting is how many job steps wait for pool's next commit
+// batch, and ReadsWaiting for its next batch of first reads
+// (step_groups.go), read on a connection of the pool.
 func CommitsWaiting(ctx context.Context, pool *sql.DB) (int, error) {
+	return stepsWaiting(ctx, pool, func(g *poolGroups) *group { return &g.commits })
+}
+
+func ReadsWaiting(ctx context.Context, pool *sql.DB) (int, error) {
+	return stepsWaiting(ctx, pool, func(g *poolGroups) *group { return &g.reads })
+}
+
+func stepsWaiting(ctx context.Context, pool *sql.DB, which func(*poolGroups) *group) (int, error) {
 	conn, err := pool.Conn(ctx)
 	if err != nil {
 		return 0, err
@@ -94,8 +103,8 @@ func CommitsWaiting(ctx context.Context, pool *sql.DB) (int, error) {
 	defer func() { _ = conn.Close() }()
 	n := 0
 	err = conn.Raw(func(dc any) error {
-		if g := dc.(*pipelinedConn).group; g != nil {
-			n = g.waiting()
+		if g := dc.(*pipelinedConn).groups; g != nil {
+			n = which(g).waiting()
 		}
 		return nil
 	})

@@ -111,7 +111,7 @@ func TestAJobsStartAndEndCommitWithTheirLastWrites(t *testing.T) {
 	require.Equal(t, int32(2), trips.n.Load()-before, "a job's end: BEGIN with its reads, then its UPDATEs with the COMMIT")
 	// Every statement of either is planned once per connection: each
 	// step's reads say so once, with their BEGIN, and so does the batch
-	// its writes commit in (commit_group.go), once for all its steps.
+	// its writes commit in (step_groups.go), once for all its steps.
 	require.Equal(t, int32(4), trips.modes.Load()-modes, "plan_cache_mode switches in a job's two steps, each alone in its batch")
 
 	transact(t, uow, op.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {

@@ -101,48 +101,46 @@ func (t *Tx) prefetchJob(ctx context.Context, event, operation uuid.UUID, endpoi
 	if endpoints {
 		b.Queue(prefetchEndpoints, t.workspace)
 	}
-	// Each planned once per connection (params.go). A job step's reads
-	// end their transaction (sendReads).
-	br, err := t.conn.sendReads(ctx, b)
-	if err != nil {
-		return mapError(err, "operation")
-	}
 	p := &jobPrefetch{}
-	if near {
-		var r outboxRow
-		err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.EventType, &r.AggregateType, &r.AggregateID, &r.EventPayload,
-			&r.Status, &r.AttemptCount, &r.NextAttemptAt, &r.LockedBy, &r.LockedUntil,
-			&r.LastError, &r.Traceparent, &r.CreatedAt, &r.DispatchedAt,
-			&r.Destination, &r.OrderingKey, &r.JobAttempts, &r.WaitKind, &r.WaitedFor, &r.FailedIn, &r.KeySeq)
-		if err == nil {
-			p.event.keep(r.ID, r.domain())
-		}
-	}
-	if err == nil || errors.Is(err, pgx.ErrNoRows) {
-		var r operationRow
-		err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.Kind, &r.Status, &r.ResourceType, &r.ResourceID, &r.Error,
-			&r.CreatedBy, &r.CancelRequestedAt, &r.CreatedAt, &r.UpdatedAt)
-		if err == nil {
-			p.operation.keep(r.ID, r.domain())
-		}
-	}
-	if err == nil || errors.Is(err, pgx.ErrNoRows) {
-		var r storeRow
-		err = br.QueryRow().Scan(r.dest()...)
-		if err == nil {
-			p.store.keep(r.ID, r.domain())
-		}
-	}
 	enabled := false
-	if (err == nil || errors.Is(err, pgx.ErrNoRows)) && endpoints {
-		err = br.QueryRow().Scan(&enabled)
+	scan := func(br pgx.BatchResults) error {
+		var err error
+		if near {
+			var r outboxRow
+			err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.EventType, &r.AggregateType, &r.AggregateID, &r.EventPayload,
+				&r.Status, &r.AttemptCount, &r.NextAttemptAt, &r.LockedBy, &r.LockedUntil,
+				&r.LastError, &r.Traceparent, &r.CreatedAt, &r.DispatchedAt,
+				&r.Destination, &r.OrderingKey, &r.JobAttempts, &r.WaitKind, &r.WaitedFor, &r.FailedIn, &r.KeySeq)
+			if err == nil {
+				p.event.keep(r.ID, r.domain())
+			}
+		}
+		if err == nil || errors.Is(err, pgx.ErrNoRows) {
+			var r operationRow
+			err = br.QueryRow().Scan(&r.ID, &r.WorkspaceID, &r.Kind, &r.Status, &r.ResourceType, &r.ResourceID, &r.Error,
+				&r.CreatedBy, &r.CancelRequestedAt, &r.CreatedAt, &r.UpdatedAt)
+			if err == nil {
+				p.operation.keep(r.ID, r.domain())
+			}
+		}
+		if err == nil || errors.Is(err, pgx.ErrNoRows) {
+			var r storeRow
+			err = br.QueryRow().Scan(r.dest()...)
+			if err == nil {
+				p.store.keep(r.ID, r.domain())
+			}
+		}
+		if (err == nil || errors.Is(err, pgx.ErrNoRows)) && endpoints {
+			err = br.QueryRow().Scan(&enabled)
+		}
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = nil
+		}
+		return err
 	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = nil
-	}
-	err = errors.Join(err, br.Close())
-	t.conn.readsSent()
-	if err != nil {
+	// Each planned once per connection (params.go); a job step's in a
+	// batch of its pool's read group (pipelinedConn.readFirst).
+	if err := t.conn.readFirst(ctx, b, scan); err != nil {
 		return mapError(err, "operation")
 	}
 	*t.prefetch = *p

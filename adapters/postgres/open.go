@@ -115,7 +115,7 @@ func OpenPool(ctx context.Context, dsn string, pool Pool, opts ...OpenOption) (*
 	}
 	// pgx's stdlib connections, wrapped to save round trips
 	// (pipelined_conn.go).
-	sqldb := sql.OpenDB(pipelinedConnector{Connector: stdlib.GetConnector(*cfg), server: pool.Server, group: &commitGroup{}})
+	sqldb := sql.OpenDB(pipelinedConnector{Connector: stdlib.GetConnector(*cfg), server: pool.Server, groups: newPoolGroups()})
 	maxConns := pool.MaxConns
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConns

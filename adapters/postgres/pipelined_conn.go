@@ -90,8 +90,9 @@ func beginInWorkspace(id uuid.UUID) string {
 type pipelinedConnector struct {
 	driver.Connector
 	server *ServerIdentity
-	// group is where the pool's job steps commit (commit_group.go).
-	group *commitGroup
+	// groups is where the pool's job steps batch their first reads and
+	// their commits (step_groups.go).
+	groups *poolGroups
 }
 
 func (c pipelinedConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -111,7 +112,7 @@ func (c pipelinedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 			return nil, err
 		}
 	}
-	return &pipelinedConn{Conn: sc, server: c.server, group: c.group}, nil
+	return &pipelinedConn{Conn: sc, server: c.server, groups: c.groups}, nil
 }
 
 // commitTail marks an Exec that may wait for the COMMIT (see above).
@@ -152,8 +153,8 @@ type pipelinedConn struct {
 	tx *pgxTx
 	// server, if not nil, hears of the connection's death (ResetSession).
 	server *ServerIdentity
-	// group, if not nil, commits job steps together (commit_group.go).
-	group *commitGroup
+	// groups, if not nil, batch job steps together (step_groups.go).
+	groups *poolGroups
 }
 
 // ResetSession implements driver.SessionResetter: stdlib's check before
@@ -234,33 +235,25 @@ func (c *pipelinedConn) sendPlannedOnce(ctx context.Context, b *pgx.Batch) (pgx.
 	return c.sendPlanned(ctx, b, true)
 }
 
-// sendReads is sendPlannedOnce for a job step's first reads
-// (Tx.PrefetchJob): sent first in a transaction whose writes may commit
-// with others' (ports.RefusalsAtCommit, commit_group.go), they end their
-// transaction with a COMMIT in the same round trip. The caller calls
-// readsSent once it closed the results.
-func (c *pipelinedConn) sendReads(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
+// readFirst sends a job step's first reads, b, and scan reads their
+// results in order (Tx.PrefetchJob). Sent first in a transaction whose
+// writes may commit with others' (ports.RefusalsAtCommit), they go in a
+// batch of the pool's read group (step_groups.go), in a transaction of
+// their own; otherwise as sendPlannedOnce.
+func (c *pipelinedConn) readFirst(ctx context.Context, b *pgx.Batch, scan func(pgx.BatchResults) error) error {
 	t := c.tx
-	if t == nil || c.group == nil || t.sent || len(t.ahead) > 0 || t.tail.Len() > 0 || !ports.RefusalsAtCommit(t.ctx) {
-		return c.sendPlannedOnce(ctx, b)
+	if t == nil || c.groups == nil || t.sent || len(t.ahead) > 0 || t.tail.Len() > 0 || !ports.RefusalsAtCommit(t.ctx) {
+		br, err := c.sendPlannedOnce(ctx, b)
+		if err != nil {
+			return err
+		}
+		return errors.Join(scan(br), br.Close())
 	}
-	b.Queue("COMMIT")
-	t.ending = true
-	return c.sendLed(ctx, b, true)
-}
-
-// readsSent follows sendReads: a transaction its COMMIT ended is over on
-// the server, and begins again if anything but writes held ahead follows
-// (Commit). One that failed is left to its Rollback.
-func (c *pipelinedConn) readsSent() {
-	t := c.tx
-	if t == nil || !t.ending {
-		return
-	}
-	t.ending = false
-	if c.Conn.Conn().PgConn().TxStatus() == 'I' {
-		t.sent, t.generic, t.readsEnded = false, false, true
-	}
+	err := c.groups.reads.join(c.Conn.Conn(), &groupedStep{ctx: ctx, workspace: t.workspace, reads: b, scan: scan})
+	// Nothing was sent on this connection: what follows begins the
+	// transaction here, unless it is writes held ahead and the COMMIT.
+	t.readsEnded = true
+	return err
 }
 
 // sendPlanned is sendBatch with b's statements planned once (generic) or
@@ -506,10 +499,10 @@ type pgxTx struct {
 	// generic says the transaction set plan_cache_mode to planOnce's
 	// (params.go); a SET LOCAL lasts until it ends.
 	generic bool
-	// ending says a COMMIT follows the reads out (sendReads); readsEnded
-	// that it ended the transaction on the server, so that its writes
-	// held ahead may commit in a group.
-	ending, readsEnded bool
+	// readsEnded says the transaction's first reads went in a read
+	// group's transaction (readFirst): its writes held ahead may commit
+	// in a commit group.
+	readsEnded bool
 }
 
 // plan queues on b the switch of plan_cache_mode to generic's if the
@@ -546,14 +539,14 @@ func (t *pgxTx) takeTail() string {
 func (t *pgxTx) Commit() error {
 	if t.readsEnded && !t.sent && t.tail.Len() == 0 {
 		// Its reads ended the transaction and nothing was sent since:
-		// what it writes commits with other steps' (commit_group.go).
+		// what it writes commits with other steps' (step_groups.go).
 		t.conn.tx = nil
 		if len(t.ahead) == 0 {
 			return nil
 		}
-		c := &groupedCommit{ctx: t.ctx, workspace: t.workspace, ahead: t.ahead}
+		c := &groupedStep{ctx: t.ctx, workspace: t.workspace, ahead: t.ahead}
 		t.ahead = nil
-		return t.conn.group.commit(t.conn.Conn.Conn(), c)
+		return t.conn.groups.commits.join(t.conn.Conn.Conn(), c)
 	}
 	// A transaction that sent nothing still begins and commits: that is
 	// how a dead connection (and a server gone away) is found by a

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -41,33 +42,53 @@ import (
 // transaction again on its own connection, and commits it there, as
 // before.
 
-// groupLimit is the most steps one batch commits: a batch's row locks
+// groupLimit is the most steps one batch carries: a batch's row locks
 // are held until its COMMIT, and a long one would hold them longer.
 const groupLimit = 64
 
-// commitGroup is the batches of one pool.
-type commitGroup struct {
+// poolGroups is where the job steps of one pool batch their first reads
+// and their writes: two groups, so that a batch of each may be out at
+// once.
+type poolGroups struct {
+	reads, commits group
+}
+
+func newPoolGroups() *poolGroups {
+	return &poolGroups{reads: group{send: readGroup}, commits: group{send: commitGroup}}
+}
+
+// group is the batches of one kind: who arrives while one is out waits
+// for it and leads the next.
+type group struct {
 	mu sync.Mutex
 	// leading says a batch is out; queue is who waits for the next.
 	leading bool
-	queue   []*groupedCommit
+	queue   []*groupedStep
+	// send sends a batch on the leader's connection and sets each
+	// member's err.
+	send func(conn *pgx.Conn, batch []*groupedStep)
 }
 
-// groupedCommit is one step's writes waiting in a commitGroup.
-type groupedCommit struct {
+// groupedStep is one step's writes, or its first reads, waiting in a
+// group.
+type groupedStep struct {
 	ctx       context.Context
 	workspace uuid.UUID
-	ahead     []aheadStatement
+	// ahead is a commit's writes.
+	ahead []aheadStatement
+	// reads are the first reads, and scan reads their results, in order,
+	// from the batch's.
+	reads *pgx.Batch
+	scan  func(pgx.BatchResults) error
 	// turn is told true when the step is to lead the next batch, false
 	// when its outcome, err, is known.
 	turn chan bool
 	err  error
 }
 
-// commit commits c's writes with whatever others wait, leading on conn if
-// its turn comes: the connection of c's own step, whose transaction is
-// over (sendReads).
-func (g *commitGroup) commit(conn *pgx.Conn, c *groupedCommit) error {
+// join sends c with whatever others wait, leading on conn if its turn
+// comes: the connection of c's own step, which has no transaction open.
+func (g *group) join(conn *pgx.Conn, c *groupedStep) error {
 	c.turn = make(chan bool, 1)
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
@@ -85,7 +106,7 @@ func (g *commitGroup) commit(conn *pgx.Conn, c *groupedCommit) error {
 	g.queue = g.queue[n:]
 	g.mu.Unlock()
 
-	g.run(conn, batch)
+	panicked := g.sendSafely(conn, batch)
 
 	g.mu.Lock()
 	if len(g.queue) > 0 {
@@ -99,19 +120,42 @@ func (g *commitGroup) commit(conn *pgx.Conn, c *groupedCommit) error {
 			m.turn <- false
 		}
 	}
+	if panicked != nil {
+		panic(panicked)
+	}
 	return c.err
 }
 
+// sendSafely is send, which calls the members' code (scan, a held
+// statement's rows): a panic there fails the whole batch, whose
+// connection is closed (its state is unknown), and is returned, for the
+// leader to panic with once the others are let go, so that none waits
+// for ever.
+func (g *group) sendSafely(conn *pgx.Conn, batch []*groupedStep) (panicked any) {
+	defer func() {
+		if panicked = recover(); panicked != nil {
+			if conn != nil {
+				_ = conn.Close(context.Background())
+			}
+			for _, m := range batch {
+				m.err = fmt.Errorf("postgres: a batch of job steps failed: %v", panicked)
+			}
+		}
+	}()
+	g.send(conn, batch)
+	return nil
+}
+
 // waiting is how many steps wait for a batch, the one out not counted.
-func (g *commitGroup) waiting() int {
+func (g *group) waiting() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return len(g.queue)
 }
 
-// run commits batch on conn, sending it again without a step whose
-// statement refused itself, and sets every member's err.
-func (g *commitGroup) run(conn *pgx.Conn, batch []*groupedCommit) {
+// commitGroup commits batch on conn, sending it again without a step
+// whose statement refused itself, and sets every member's err.
+func commitGroup(conn *pgx.Conn, batch []*groupedStep) {
 	ctx, stop := batchContext(batch)
 	defer stop()
 	pending := batch
@@ -124,7 +168,7 @@ func (g *commitGroup) run(conn *pgx.Conn, batch []*groupedCommit) {
 			return
 		}
 		pending[refused].err = err
-		pending = append(append([]*groupedCommit(nil), pending[:refused]...), pending[refused+1:]...)
+		pending = append(append([]*groupedStep(nil), pending[:refused]...), pending[refused+1:]...)
 		// PostgreSQL skipped the rest and the COMMIT: the transaction
 		// waits for its ROLLBACK.
 		if _, err := conn.Exec(ctx, "ROLLBACK"); err != nil {
@@ -140,7 +184,7 @@ func (g *commitGroup) run(conn *pgx.Conn, batch []*groupedCommit) {
 // batchContext is what a batch is sent in: its leader's values (its
 // trace), cancelled only when every member's context is, so that one
 // job's end does not stop the others' commits.
-func batchContext(batch []*groupedCommit) (context.Context, func()) {
+func batchContext(batch []*groupedStep) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(batch[0].ctx))
 	left := atomic.Int32{}
 	left.Store(int32(len(batch)))
@@ -164,7 +208,7 @@ func batchContext(batch []*groupedCommit) (context.Context, func()) {
 // A statement that refused itself rolls it back: refused is its step's
 // index and err its error, the others' writes to be sent again. Otherwise
 // refused is -1 and err is every step's outcome.
-func sendGroup(ctx context.Context, conn *pgx.Conn, pending []*groupedCommit) (refused int, err error) {
+func sendGroup(ctx context.Context, conn *pgx.Conn, pending []*groupedStep) (refused int, err error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	// The held statements are planned once (params.go), as set_config.
@@ -218,4 +262,74 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, pending []*groupedCommit) (r
 		return -1, pgx.ErrTxCommitRollback
 	}
 	return -1, unconfirmedCommit(conn.PgConn())
+}
+
+// readGroup reads batch's first reads on conn in one round trip, each
+// step's under its workspace's set_config, in a transaction that writes
+// nothing. A step whose reads fail gets its error, those before it have
+// their rows, and those after it are sent again. A connection lost is a
+// beginLostError for every step not read: nothing of theirs ran, and
+// Transact runs each again on another connection.
+func readGroup(conn *pgx.Conn, batch []*groupedStep) {
+	ctx, stop := batchContext(batch)
+	defer stop()
+	pending := batch
+	for len(pending) > 0 {
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		// The reads are planned once (params.go), as set_config.
+		b.Queue(planOnce)
+		for _, m := range pending {
+			b.Queue(setWorkspaceNumbered, m.workspace.String())
+			b.QueuedQueries = append(b.QueuedQueries, m.reads.QueuedQueries...)
+		}
+		b.Queue("COMMIT")
+		br := conn.SendBatch(ctx, b)
+		read, own := 0, false
+		var err error
+		for range 2 {
+			if _, err = br.Exec(); err != nil {
+				break
+			}
+		}
+		for err == nil && read < len(pending) {
+			if _, err = br.Exec(); err != nil {
+				break
+			}
+			if err = pending[read].scan(br); err != nil {
+				own = true
+				break
+			}
+			read++
+		}
+		if err == nil {
+			// Every step has its rows; the COMMIT of a transaction that
+			// wrote nothing changes nothing they read.
+			_, _ = br.Exec()
+		}
+		_ = br.Close()
+		lost := err != nil && (connectionLost(err) || conn.IsClosed())
+		if conn.PgConn().TxStatus() != 'I' {
+			if _, rerr := conn.Exec(ctx, "ROLLBACK"); rerr != nil {
+				_ = conn.Close(ctx)
+				lost, err = true, errors.Join(err, rerr)
+			}
+		}
+		switch {
+		case err == nil:
+			return
+		case lost:
+			for _, m := range pending[read:] {
+				m.err = &beginLostError{err: err}
+			}
+			return
+		case !own:
+			for _, m := range pending[read:] {
+				m.err = err
+			}
+			return
+		}
+		pending[read].err = err
+		pending = pending[read+1:]
+	}
 }
