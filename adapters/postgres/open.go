@@ -65,6 +65,10 @@ type Pool struct {
 	// Server, if set, learns which server each new connection reached
 	// (server_identity.go).
 	Server *ServerIdentity
+	// StepLockWait is how long a statement in a batch of job steps waits
+	// for a lock before its step is sent alone (step_groups.go); 0 is
+	// DefaultStepLockWait.
+	StepLockWait time.Duration
 }
 
 // The default pool, sized for a small (2-core) PostgreSQL: a database that
@@ -115,7 +119,7 @@ func OpenPool(ctx context.Context, dsn string, pool Pool, opts ...OpenOption) (*
 	}
 	// pgx's stdlib connections, wrapped to save round trips
 	// (pipelined_conn.go).
-	sqldb := sql.OpenDB(pipelinedConnector{Connector: stdlib.GetConnector(*cfg), server: pool.Server, groups: newPoolGroups()})
+	sqldb := sql.OpenDB(pipelinedConnector{Connector: stdlib.GetConnector(*cfg), server: pool.Server, groups: newPoolGroups(pool.StepLockWait)})
 	maxConns := pool.MaxConns
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConns

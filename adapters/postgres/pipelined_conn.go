@@ -250,6 +250,15 @@ func (c *pipelinedConn) readFirst(ctx context.Context, b *pgx.Batch, scan func(p
 		return errors.Join(scan(br), br.Close())
 	}
 	err := c.groups.reads.join(c.Conn.Conn(), &groupedStep{ctx: ctx, workspace: t.workspace, reads: b, scan: scan})
+	if errors.As(err, new(*lockWaitedError)) {
+		// A table lock held them up (a migration's): alone, on this
+		// connection, so that other steps' reads do not wait with them.
+		br, err := c.sendPlannedOnce(ctx, b)
+		if err != nil {
+			return err
+		}
+		return errors.Join(scan(br), br.Close())
+	}
 	// Nothing was sent on this connection: what follows begins the
 	// transaction here, unless it is writes held ahead and the COMMIT.
 	t.readsEnded = true
@@ -540,13 +549,18 @@ func (t *pgxTx) Commit() error {
 	if t.readsEnded && !t.sent && t.tail.Len() == 0 {
 		// Its reads ended the transaction and nothing was sent since:
 		// what it writes commits with other steps' (step_groups.go).
-		t.conn.tx = nil
 		if len(t.ahead) == 0 {
+			t.conn.tx = nil
 			return nil
 		}
 		c := &groupedStep{ctx: t.ctx, workspace: t.workspace, ahead: t.ahead}
-		t.ahead = nil
-		return t.conn.groups.commits.join(t.conn.Conn.Conn(), c)
+		err := t.conn.groups.commits.join(t.conn.Conn.Conn(), c)
+		if !errors.As(err, new(*lockWaitedError)) {
+			t.conn.tx, t.ahead = nil, nil
+			return err
+		}
+		// A row lock held its writes up: they go alone, below, and
+		// wait there as before batches, the others' without them.
 	}
 	// A transaction that sent nothing still begins and commits: that is
 	// how a dead connection (and a server gone away) is found by a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -46,6 +47,28 @@ import (
 // are held until its COMMIT, and a long one would hold them longer.
 const groupLimit = 64
 
+// DefaultStepLockWait is how long a batch's statement waits for a lock
+// (a row another transaction is writing, a table a migration holds)
+// unless Pool.StepLockWait says otherwise: its step is then sent alone,
+// on its own connection (lockWaitedError), and waits there as it did
+// before batches, while the others' go on without it. A batch waits for
+// its slowest statement, and every step of the pool waits for the batch
+// out.
+const DefaultStepLockWait = 500 * time.Millisecond
+
+// lockWaitedError is a step's outcome in a batch whose statement waited
+// longer than its lock wait: nothing of it ran; it is sent again alone.
+type lockWaitedError struct{ err error }
+
+func (e *lockWaitedError) Error() string { return e.err.Error() }
+func (e *lockWaitedError) Unwrap() error { return e.err }
+
+// lockWaited reports a lock_not_available: the batch's lock wait ran out.
+func lockWaited(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "55P03"
+}
+
 // poolGroups is where the job steps of one pool batch their first reads
 // and their writes: two groups, so that a batch of each may be out at
 // once.
@@ -53,8 +76,21 @@ type poolGroups struct {
 	reads, commits group
 }
 
-func newPoolGroups() *poolGroups {
-	return &poolGroups{reads: group{send: readGroup}, commits: group{send: commitGroup}}
+// newPoolGroups is the groups of a pool whose batches wait lockWait for
+// a lock (0: DefaultStepLockWait).
+func newPoolGroups(lockWait time.Duration) *poolGroups {
+	if lockWait <= 0 {
+		lockWait = DefaultStepLockWait
+	}
+	lockTimeout := fmt.Sprintf("SET LOCAL lock_timeout = %d", lockWait.Milliseconds())
+	return &poolGroups{
+		reads: group{send: func(conn *pgx.Conn, batch []*groupedStep) {
+			readGroup(conn, lockTimeout, batch)
+		}},
+		commits: group{send: func(conn *pgx.Conn, batch []*groupedStep) {
+			commitGroup(conn, lockTimeout, batch)
+		}},
+	}
 }
 
 // group is the batches of one kind: who arrives while one is out waits
@@ -153,14 +189,15 @@ func (g *group) waiting() int {
 	return len(g.queue)
 }
 
-// commitGroup commits batch on conn, sending it again without a step
+// commitGroup commits batch on conn, its statements waiting for a lock
+// as lockTimeout says, sending it again without a step
 // whose statement refused itself, and sets every member's err.
-func commitGroup(conn *pgx.Conn, batch []*groupedStep) {
+func commitGroup(conn *pgx.Conn, lockTimeout string, batch []*groupedStep) {
 	ctx, stop := batchContext(batch)
 	defer stop()
 	pending := batch
 	for len(pending) > 0 {
-		refused, err := sendGroup(ctx, conn, pending)
+		refused, err := sendGroup(ctx, conn, lockTimeout, pending)
 		if refused < 0 {
 			for _, m := range pending {
 				m.err = err
@@ -208,11 +245,12 @@ func batchContext(batch []*groupedStep) (context.Context, func()) {
 // A statement that refused itself rolls it back: refused is its step's
 // index and err its error, the others' writes to be sent again. Otherwise
 // refused is -1 and err is every step's outcome.
-func sendGroup(ctx context.Context, conn *pgx.Conn, pending []*groupedStep) (refused int, err error) {
+func sendGroup(ctx context.Context, conn *pgx.Conn, lockTimeout string, pending []*groupedStep) (refused int, err error) {
 	b := &pgx.Batch{}
 	b.Queue("BEGIN")
 	// The held statements are planned once (params.go), as set_config.
 	b.Queue(planOnce)
+	b.Queue(lockTimeout)
 	for _, m := range pending {
 		b.Queue(setWorkspaceNumbered, m.workspace.String())
 		for _, a := range m.ahead {
@@ -226,6 +264,9 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, pending []*groupedStep) (ref
 		_ = br.Close()
 		var pgErr *pgconn.PgError
 		if i >= 0 && ctx.Err() == nil && errors.As(err, &pgErr) && !connectionLost(err) {
+			if lockWaited(err) {
+				return i, &lockWaitedError{err: err}
+			}
 			return i, &heldStatementError{what: what, err: mapError(err, what)}
 		}
 		// As Commit does: a connection left inside the transaction is
@@ -236,7 +277,7 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, pending []*groupedStep) (ref
 		}
 		return -1, err
 	}
-	for range 2 {
+	for range 3 {
 		if _, err := br.Exec(); err != nil {
 			return fail(-1, "", err)
 		}
@@ -264,13 +305,14 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, pending []*groupedStep) (ref
 	return -1, unconfirmedCommit(conn.PgConn())
 }
 
-// readGroup reads batch's first reads on conn in one round trip, each
+// readGroup reads batch's first reads on conn in one round trip, waiting
+// for a lock as lockTimeout says, each
 // step's under its workspace's set_config, in a transaction that writes
 // nothing. A step whose reads fail gets its error, those before it have
 // their rows, and those after it are sent again. A connection lost is a
 // beginLostError for every step not read: nothing of theirs ran, and
 // Transact runs each again on another connection.
-func readGroup(conn *pgx.Conn, batch []*groupedStep) {
+func readGroup(conn *pgx.Conn, lockTimeout string, batch []*groupedStep) {
 	ctx, stop := batchContext(batch)
 	defer stop()
 	pending := batch
@@ -279,6 +321,7 @@ func readGroup(conn *pgx.Conn, batch []*groupedStep) {
 		b.Queue("BEGIN")
 		// The reads are planned once (params.go), as set_config.
 		b.Queue(planOnce)
+		b.Queue(lockTimeout)
 		for _, m := range pending {
 			b.Queue(setWorkspaceNumbered, m.workspace.String())
 			b.QueuedQueries = append(b.QueuedQueries, m.reads.QueuedQueries...)
@@ -287,7 +330,7 @@ func readGroup(conn *pgx.Conn, batch []*groupedStep) {
 		br := conn.SendBatch(ctx, b)
 		read, own := 0, false
 		var err error
-		for range 2 {
+		for range 3 {
 			if _, err = br.Exec(); err != nil {
 				break
 			}
@@ -328,6 +371,9 @@ func readGroup(conn *pgx.Conn, batch []*groupedStep) {
 				m.err = err
 			}
 			return
+		}
+		if lockWaited(err) {
+			err = &lockWaitedError{err: err}
 		}
 		pending[read].err = err
 		pending = pending[read+1:]

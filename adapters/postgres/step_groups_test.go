@@ -78,14 +78,15 @@ func ends(ctx context.Context, uow ports.UnitOfWork, wg *sync.WaitGroup, errs []
 // its refusal, as alone, and the others commit without it.
 func TestJobStepsWaitingForACommitCommitTogether(t *testing.T) {
 	const n = 5
-	db, pool, batches, stores, ops := startedVerifications(t, n)
+	db, pool, batches, stores, ops := startedVerifications(t, n, time.Hour)
 	uow := postgres.NewUnitOfWork(pool)
 	ctx := context.Background()
 	// Another delivery of job 3 ended it already.
 	require.NoError(t, endJob(ctx, uow, ops[3]))
 	before := len(batches.taken())
 
-	// The first end's batch waits for a lock on its operation's row.
+	// The first end's batch waits for a lock on its operation's row (for
+	// an hour at most: the pool's StepLockWait).
 	lock, err := db.Owner.BeginTx(ctx, nil)
 	require.NoError(t, err)
 	_, err = lock.ExecContext(ctx, "SELECT set_config('app.workspace_id', ?, true)", ops[0].WorkspaceID.String())
@@ -128,7 +129,7 @@ func TestJobStepsWaitingForACommitCommitTogether(t *testing.T) {
 // another's its operation would be missing, and its end would fail).
 func TestJobStepsFirstReadsAreReadTogether(t *testing.T) {
 	const n = 4
-	db, pool, batches, stores, ops := startedVerifications(t, n)
+	db, pool, batches, stores, ops := startedVerifications(t, n, time.Hour)
 	uow := postgres.NewUnitOfWork(pool)
 	ctx := context.Background()
 	before := len(batches.read())
@@ -160,12 +161,14 @@ func TestJobStepsFirstReadsAreReadTogether(t *testing.T) {
 }
 
 // startedVerifications is n verifications, each of a workspace of its
-// own, started, on a pool of OpenPool whose batches are recorded.
-func startedVerifications(t *testing.T, n int) (*pgtest.DB, *bun.DB, *groupBatches, []model.Store, []model.Operation) {
+// own, started, on a pool of OpenPool whose batches are recorded and wait
+// lockWait for a lock.
+func startedVerifications(t *testing.T, n int, lockWait time.Duration) (*pgtest.DB, *bun.DB, *groupBatches, []model.Store, []model.Operation) {
 	db := pgtest.New(t)
 	batches := &groupBatches{}
 	pool, err := postgres.OpenPool(context.Background(), db.AppDSN,
-		postgres.Pool{MaxConns: 8, MaxIdle: 8, AcquireTimeout: 10 * time.Second}, postgres.WithQueryTracer(batches))
+		postgres.Pool{MaxConns: 8, MaxIdle: 8, AcquireTimeout: 10 * time.Second, StepLockWait: lockWait},
+		postgres.WithQueryTracer(batches))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pool.Close() })
 	uow := postgres.NewUnitOfWork(pool)
@@ -193,4 +196,37 @@ func requireVerified(t *testing.T, uow ports.UnitOfWork, stores []model.Store, o
 			return nil
 		})
 	}
+}
+
+// A step whose write waits for a lock longer than a batch does
+// (postgres.DefaultStepLockWait) is sent again alone, on its own connection, and waits
+// there; the steps behind its batch commit meanwhile.
+func TestAStepWhoseWriteWaitsForALockCommitsAloneAndLetsTheOthersGo(t *testing.T) {
+	const n = 4
+	db, pool, _, stores, ops := startedVerifications(t, n, 0)
+	uow := postgres.NewUnitOfWork(pool)
+	ctx := context.Background()
+
+	lock, err := db.Owner.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = lock.ExecContext(ctx, "SELECT set_config('app.workspace_id', ?, true)", ops[0].WorkspaceID.String())
+	require.NoError(t, err)
+	_, err = lock.ExecContext(ctx, "UPDATE operations SET updated_at = updated_at WHERE id = ?", ops[0].ID)
+	require.NoError(t, err)
+
+	errs := make([]error, n)
+	var first, others sync.WaitGroup
+	ends(ctx, uow, &first, errs, ops, 0)
+	ends(ctx, uow, &others, errs, ops, 1, 2, 3)
+	others.Wait()
+	for i := 1; i < n; i++ {
+		require.NoError(t, errs[i], "end %d", i)
+	}
+	waiting, err := postgres.CommitsWaiting(ctx, pool.DB)
+	require.NoError(t, err)
+	require.Zero(t, waiting, "the first end waits alone, not in a batch")
+	require.NoError(t, lock.Commit())
+	first.Wait()
+	require.NoError(t, errs[0])
+	requireVerified(t, uow, stores, ops)
 }
