@@ -68,7 +68,12 @@ type Tx interface {
 // (ports.ErrOperationFinished, domain.CodeNotFound) from Transact instead,
 // when the transaction commits, the transaction rolled back all the
 // same: on PostgreSQL the transaction's last writes then go in its
-// COMMIT's round trip.
+// COMMIT's round trip. It may also read what PrefetchJob and
+// PrefetchJobEnd read in a transaction of their own, and commit the
+// writes with other such transactions' (PostgreSQL batches them across
+// jobs): the function must not rely on those reads and its writes being
+// one snapshot, which READ COMMITTED never promised, as those writes
+// check again what they depend on.
 func WithRefusalsAtCommit(ctx context.Context) context.Context {
 	return context.WithValue(ctx, refusalsAtCommitKey{}, true)
 }
