@@ -105,10 +105,10 @@ func TestAJobsStartAndEndCommitWithTheirLastWrites(t *testing.T) {
 	store, op := verification(t, uow)
 	before, modes := trips.n.Load(), trips.modes.Load()
 	require.NoError(t, startJob(ctx, uow, op))
-	require.Equal(t, int32(2), trips.n.Load()-before, "a job's start: BEGIN with its reads, then its UPDATE with the COMMIT")
+	require.Equal(t, int32(2), trips.n.Load()-before, "a job's start: its reads in a batch of their own, then its UPDATE in a commit batch")
 	before = trips.n.Load()
 	require.NoError(t, endJob(ctx, uow, op))
-	require.Equal(t, int32(2), trips.n.Load()-before, "a job's end: BEGIN with its reads, then its UPDATEs with the COMMIT")
+	require.Equal(t, int32(2), trips.n.Load()-before, "a job's end: its reads in a batch of their own, then its UPDATEs in a commit batch")
 	// Every statement of either is planned once per connection: each
 	// step's reads say so once, with their BEGIN, and so does the batch
 	// its writes commit in (step_groups.go), once for all its steps.

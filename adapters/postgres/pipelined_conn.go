@@ -56,7 +56,10 @@ import (
 //     round trip of their last writes. It is held only while no
 //     statement is held for the COMMIT as a simple query (one made after
 //     it makes Commit send it first, on its own), so the held ones always
-//     run in the order they were made.
+//     run in the order they were made;
+//   - a job step's first reads, and then its writes held ahead, go in
+//     batches with other steps' (step_groups.go): its own connection
+//     sends nothing unless the step needs more.
 
 // txWorkspace asks the next BeginTx on one of our connections to set the
 // workspace in the BEGIN's own round trip. Applied reports whether it did,
