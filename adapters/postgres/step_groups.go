@@ -324,7 +324,7 @@ func readGroup(conn *pgx.Conn, lockTimeout string, batch []*groupedStep) {
 		b.Queue(lockTimeout)
 		for _, m := range pending {
 			b.Queue(setWorkspaceNumbered, m.workspace.String())
-			b.QueuedQueries = append(b.QueuedQueries, m.reads.QueuedQueries...)
+			b.QueuedQueries = append(b.QueuedQueries, fresh(m.reads.QueuedQueries)...)
 		}
 		b.Queue("COMMIT")
 		br := conn.SendBatch(ctx, b)
@@ -378,4 +378,19 @@ func readGroup(conn *pgx.Conn, lockTimeout string, batch []*groupedStep) {
 		pending[read].err = err
 		pending = pending[read+1:]
 	}
+}
+
+// fresh is copies of qs as Queue made them: pgx keeps in a sent
+// QueuedQuery the statement it prepared for it on that connection, and
+// sends it by that name again, without preparing it, wherever it is sent
+// next. A batch that failed makes pgx deallocate its statements, and a
+// step's own connection may never have prepared them: the reads sent
+// again (the rest of a batch, a step alone) would name a statement that
+// does not exist (26000).
+func fresh(qs []*pgx.QueuedQuery) []*pgx.QueuedQuery {
+	out := make([]*pgx.QueuedQuery, len(qs))
+	for i, q := range qs {
+		out[i] = &pgx.QueuedQuery{SQL: q.SQL, Arguments: q.Arguments, Fn: q.Fn}
+	}
+	return out
 }
