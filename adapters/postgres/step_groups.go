@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -260,15 +261,7 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, lockTimeout string, pending 
 	b.Queue("COMMIT")
 	forgetUnconfirmedCommit(conn.PgConn())
 	br := conn.SendBatch(ctx, b)
-	fail := func(i int, what string, err error) (int, error) {
-		_ = br.Close()
-		var pgErr *pgconn.PgError
-		if i >= 0 && ctx.Err() == nil && errors.As(err, &pgErr) && !connectionLost(err) {
-			if lockWaited(err) {
-				return i, &lockWaitedError{err: err}
-			}
-			return i, &heldStatementError{what: what, err: mapError(err, what)}
-		}
+	unknown := func(err error) (int, error) {
 		// As Commit does: a connection left inside the transaction is
 		// closed, which rolls it back; the outcome of a COMMIT that
 		// failed is unknown unless PostgreSQL said why.
@@ -276,6 +269,29 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, lockTimeout string, pending 
 			_ = conn.Close(ctx)
 		}
 		return -1, err
+	}
+	// fail is a failure before the COMMIT's result.
+	fail := func(i int, what string, err error) (int, error) {
+		_ = br.Close()
+		var pgErr *pgconn.PgError
+		if ctx.Err() == nil && errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "57P") {
+			// PostgreSQL itself ended the session (an administrator, a
+			// shutdown) before the COMMIT, whose results come after this
+			// one's: nothing of the batch committed. The leader's
+			// connection may have sat unused since its step's reads went
+			// in another's batch; each step runs again on another
+			// connection, as when its BEGIN finds its connection dead. (A
+			// pooler's own 08P01 says nothing of what its server ran.)
+			_, err := unknown(err)
+			return -1, &beginLostError{err: err}
+		}
+		if i >= 0 && ctx.Err() == nil && errors.As(err, &pgErr) {
+			if lockWaited(err) {
+				return i, &lockWaitedError{err: err}
+			}
+			return i, &heldStatementError{what: what, err: mapError(err, what)}
+		}
+		return unknown(err)
 	}
 	for range 3 {
 		if _, err := br.Exec(); err != nil {
@@ -297,7 +313,7 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, lockTimeout string, pending 
 		err = cerr
 	}
 	if err != nil {
-		return fail(-1, "", err)
+		return unknown(err)
 	}
 	if tag.String() == "ROLLBACK" {
 		return -1, pgx.ErrTxCommitRollback

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,10 +12,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
-	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/adapters/postgres"
+	"github.com/oncehq/once/domain/jobs"
 	"github.com/oncehq/once/domain/model"
+	"github.com/oncehq/once/ports"
 	"github.com/oncehq/once/testsupport/pgtest"
 )
 
@@ -45,26 +47,6 @@ func lockWaiters(ctx context.Context, t *testing.T, db *pgtest.DB) int {
 	return n
 }
 
-// startedVerificationsTraced is startedVerifications with the lockWaits
-// tracer.
-func startedVerificationsTraced(t *testing.T, n int, lockWait time.Duration, conns int) (*pgtest.DB, *bun.DB, *lockWaits, []model.Store, []model.Operation) {
-	db := pgtest.New(t)
-	tracer := &lockWaits{}
-	pool, err := postgres.OpenPool(context.Background(), db.AppDSN,
-		postgres.Pool{MaxConns: conns, MaxIdle: conns, AcquireTimeout: 10 * time.Second, StepLockWait: lockWait},
-		postgres.WithQueryTracer(tracer))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = pool.Close() })
-	uow := postgres.NewUnitOfWork(pool)
-	stores := make([]model.Store, n)
-	ops := make([]model.Operation, n)
-	for i := range n {
-		stores[i], ops[i] = verification(t, uow)
-		require.NoError(t, startJob(context.Background(), uow, ops[i]))
-	}
-	return db, pool, tracer, stores, ops
-}
-
 // A step whose first reads wait for a lock (a table a migration holds)
 // longer than a batch's lock wait reads alone, on its own connection, and
 // waits there as before batches; once the lock goes, it ends as any
@@ -72,7 +54,8 @@ func startedVerificationsTraced(t *testing.T, n int, lockWait time.Duration, con
 // a connection whose statements the failed batch made pgx forget (or on
 // one that never prepared them), they are prepared again.
 func TestAStepWhoseReadsWaitForALockReadsAloneAndEnds(t *testing.T) {
-	db, pool, tracer, stores, ops := startedVerificationsTraced(t, 2, time.Millisecond, 2)
+	tracer := &lockWaits{}
+	db, pool, stores, ops := startedVerificationsTraced(t, 2, time.Millisecond, 2, tracer)
 	uow := postgres.NewUnitOfWork(pool)
 	ctx := context.Background()
 	// An end before prepares the end's statements on the connection
@@ -104,5 +87,83 @@ func TestAStepWhoseReadsWaitForALockReadsAloneAndEnds(t *testing.T) {
 		endErr = <-done
 	}
 	require.NoError(t, endErr)
+	requireVerified(t, uow, stores, ops)
+}
+
+// A step whose own connection died while it waited (the server restarted,
+// an administrator ended the session) and whose reads went in another
+// step's batch has sent nothing on it: before batches, its first round
+// trip found the connection dead and Transact ran it again on another
+// (nothing of it committed). Its commit finds it now: the batch it leads
+// fails before any of it ran, which is no unknown outcome: Transact runs
+// the step again on another connection, and it ends.
+func TestAStepWhoseConnectionDiedAfterItsReadsInAnothersBatchRunsAgain(t *testing.T) {
+	tracer := &lockWaits{}
+	db, pool, stores, ops := startedVerificationsTraced(t, 3, time.Hour, 5, tracer)
+	uow := postgres.NewUnitOfWork(pool)
+	ctx := context.Background()
+	before := len(tracer.read())
+
+	// The first end's reads wait for the webhook endpoints' table: the
+	// second's and the third's wait for them, and go together next, on
+	// the second's connection.
+	lock, err := db.Owner.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = lock.ExecContext(ctx, "LOCK TABLE webhook_endpoints IN ACCESS EXCLUSIVE MODE")
+	require.NoError(t, err)
+	errs := make([]error, 3)
+	var first, wg sync.WaitGroup
+	ends(ctx, uow, &first, errs, ops, 0)
+	require.Eventually(t, func() bool { return len(tracer.read()) > before }, time.Minute, time.Millisecond,
+		"the first end's reads are out")
+	ends(ctx, uow, &first, errs, ops, 1)
+	require.Eventually(t, func() bool {
+		waiting, err := postgres.ReadsWaiting(ctx, pool.DB)
+		return err == nil && waiting == 1
+	}, time.Minute, time.Millisecond, "the second end's reads wait")
+
+	read, proceed := make(chan struct{}), make(chan struct{})
+	var readOnce sync.Once
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		errs[2] = uow.Transact(ports.WithRefusalsAtCommit(ctx), ops[2].WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+			if err := tx.PrefetchJobEnd(ctx, ops[2].ID); err != nil {
+				return err
+			}
+			readOnce.Do(func() { close(read) })
+			<-proceed
+			store, err := tx.Stores().Get(ctx, ops[2].ResourceID)
+			if err != nil {
+				return err
+			}
+			store.Status, store.UpdatedAt = model.StoreVerified, t0.Add(2*time.Second)
+			if err := tx.Stores().Update(ctx, store); err != nil {
+				return err
+			}
+			op := ops[2]
+			op.Status = model.OperationRunning
+			op.Succeed(t0.Add(2 * time.Second))
+			return jobs.SaveEnded(ctx, tx, op)
+		})
+	}()
+	require.Eventually(t, func() bool {
+		waiting, err := postgres.ReadsWaiting(ctx, pool.DB)
+		return err == nil && waiting == 2
+	}, time.Minute, time.Millisecond, "the third end's reads wait behind the second's")
+	require.NoError(t, lock.Rollback())
+	<-read
+	require.Equal(t, []int{1, 2}, tracer.read()[before:], "the second's and the third's reads went together")
+
+	// The server ends every session of the pool: the third end's own
+	// connection, which sent nothing since, among them.
+	first.Wait()
+	endSessions(t, db.AppRole)
+	close(proceed)
+	wg.Wait()
+
+	for i := range errs {
+		require.NoError(t, errs[i], "end %d", i)
+	}
 	requireVerified(t, uow, stores, ops)
 }
