@@ -325,7 +325,8 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, lockTimeout string, pending 
 // for a lock as lockTimeout says, each
 // step's under its workspace's set_config, in a transaction that writes
 // nothing. A step whose reads fail gets its error, those before it have
-// their rows, and those after it are sent again. A connection lost is a
+// their rows, and those after it are sent again (after a lock wait, each
+// alone, as it is). A connection lost is a
 // beginLostError for every step not read: nothing of theirs ran, and
 // Transact runs each again on another connection.
 func readGroup(conn *pgx.Conn, lockTimeout string, batch []*groupedStep) {
@@ -389,7 +390,15 @@ func readGroup(conn *pgx.Conn, lockTimeout string, batch []*groupedStep) {
 			return
 		}
 		if lockWaited(err) {
-			err = &lockWaitedError{err: err}
+			// Reads wait for nothing but a table's lock (a migration's),
+			// which the steps after this one read too, most likely: each
+			// would hold the batch, and every step of the pool behind it,
+			// for a lock wait of its own. They all read alone, and wait
+			// there, as before batches.
+			for _, m := range pending[read:] {
+				m.err = &lockWaitedError{err: err}
+			}
+			return
 		}
 		pending[read].err = err
 		pending = pending[read+1:]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,6 +48,12 @@ func lockWaiters(ctx context.Context, t *testing.T, db *pgtest.DB) int {
 	return n
 }
 
+// poolOf is a pool of conns connections whose batches of job steps wait
+// lockWait for a lock.
+func poolOf(conns int, lockWait time.Duration) postgres.Pool {
+	return postgres.Pool{MaxConns: conns, MaxIdle: conns, AcquireTimeout: 10 * time.Second, StepLockWait: lockWait}
+}
+
 // A step whose first reads wait for a lock (a table a migration holds)
 // longer than a batch's lock wait reads alone, on its own connection, and
 // waits there as before batches; once the lock goes, it ends as any
@@ -55,7 +62,7 @@ func lockWaiters(ctx context.Context, t *testing.T, db *pgtest.DB) int {
 // one that never prepared them), they are prepared again.
 func TestAStepWhoseReadsWaitForALockReadsAloneAndEnds(t *testing.T) {
 	tracer := &lockWaits{}
-	db, pool, stores, ops := startedVerificationsTraced(t, 2, time.Millisecond, 2, tracer)
+	db, pool, stores, ops := startedVerificationsTraced(t, 2, poolOf(2, time.Millisecond), tracer)
 	uow := postgres.NewUnitOfWork(pool)
 	ctx := context.Background()
 	// An end before prepares the end's statements on the connection
@@ -99,7 +106,7 @@ func TestAStepWhoseReadsWaitForALockReadsAloneAndEnds(t *testing.T) {
 // the step again on another connection, and it ends.
 func TestAStepWhoseConnectionDiedAfterItsReadsInAnothersBatchRunsAgain(t *testing.T) {
 	tracer := &lockWaits{}
-	db, pool, stores, ops := startedVerificationsTraced(t, 3, time.Hour, 5, tracer)
+	db, pool, stores, ops := startedVerificationsTraced(t, 3, poolOf(5, time.Hour), tracer)
 	uow := postgres.NewUnitOfWork(pool)
 	ctx := context.Background()
 	before := len(tracer.read())
@@ -163,6 +170,71 @@ func TestAStepWhoseConnectionDiedAfterItsReadsInAnothersBatchRunsAgain(t *testin
 	wg.Wait()
 
 	for i := range errs {
+		require.NoError(t, errs[i], "end %d", i)
+	}
+	requireVerified(t, uow, stores, ops)
+}
+
+// heldReads is lockWaits that, armed, holds the next batch of first
+// reads at its start until block is closed, saying so on out.
+type heldReads struct {
+	lockWaits
+	armed      atomic.Bool
+	out, block chan struct{}
+}
+
+func (h *heldReads) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	ctx = h.lockWaits.TraceBatchStart(ctx, conn, data)
+	reads := false
+	for _, q := range data.Batch.QueuedQueries {
+		reads = reads || strings.Contains(q.SQL, "set_config")
+	}
+	if reads && h.armed.CompareAndSwap(true, false) {
+		close(h.out)
+		<-h.block
+	}
+	return ctx
+}
+
+// A table lock (a migration's) holds up every step's first reads: a
+// batch of them gives up on it once, after its lock wait, and its steps
+// all read alone on their own connections and wait there, as before
+// batches, rather than each in turn holding the batch (and every step of
+// the pool behind it) for a lock wait of its own.
+func TestABatchOfReadsWaitsForATableLockOnce(t *testing.T) {
+	const n = 4
+	tracer := &heldReads{out: make(chan struct{}), block: make(chan struct{})}
+	// Without prepared statements (as through a transaction pooler), so
+	// that every statement waits for a lock inside its batch's
+	// transaction, under its lock_timeout, not in a Parse before it.
+	config := poolOf(8, time.Millisecond)
+	config.TransactionPooler = true
+	db, pool, stores, ops := startedVerificationsTraced(t, n, config, tracer)
+	uow := postgres.NewUnitOfWork(pool)
+	ctx := context.Background()
+
+	tracer.armed.Store(true)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	ends(ctx, uow, &wg, errs, ops, 0)
+	<-tracer.out
+	ends(ctx, uow, &wg, errs, ops, 1, 2, 3)
+	require.Eventually(t, func() bool {
+		waiting, err := postgres.ReadsWaiting(ctx, pool.DB)
+		return err == nil && waiting == n-1
+	}, time.Minute, time.Millisecond, "the other ends' reads wait for the batch out")
+	lock, err := db.Owner.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = lock.ExecContext(ctx, "LOCK TABLE operations IN ACCESS EXCLUSIVE MODE")
+	require.NoError(t, err)
+	close(tracer.block)
+
+	require.Eventually(t, func() bool { return lockWaiters(ctx, t, db) == n }, time.Minute, time.Millisecond,
+		"every end's reads wait alone for the lock")
+	require.Equal(t, int32(2), tracer.n.Load(), "each batch gave up on the lock once")
+	require.NoError(t, lock.Rollback())
+	wg.Wait()
+	for i := range n {
 		require.NoError(t, errs[i], "end %d", i)
 	}
 	requireVerified(t, uow, stores, ops)

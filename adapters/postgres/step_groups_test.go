@@ -165,17 +165,16 @@ func TestJobStepsFirstReadsAreReadTogether(t *testing.T) {
 // lockWait for a lock.
 func startedVerifications(t *testing.T, n int, lockWait time.Duration) (*pgtest.DB, *bun.DB, *groupBatches, []model.Store, []model.Operation) {
 	batches := &groupBatches{}
-	db, pool, stores, ops := startedVerificationsTraced(t, n, lockWait, 8, batches)
+	db, pool, stores, ops := startedVerificationsTraced(t, n,
+		postgres.Pool{MaxConns: 8, MaxIdle: 8, AcquireTimeout: 10 * time.Second, StepLockWait: lockWait}, batches)
 	return db, pool, batches, stores, ops
 }
 
-// startedVerificationsTraced is startedVerifications on a pool of conns
-// connections traced by tracer.
-func startedVerificationsTraced(t *testing.T, n int, lockWait time.Duration, conns int, tracer pgx.QueryTracer) (*pgtest.DB, *bun.DB, []model.Store, []model.Operation) {
+// startedVerificationsTraced is startedVerifications on a pool so
+// configured, traced by tracer.
+func startedVerificationsTraced(t *testing.T, n int, config postgres.Pool, tracer pgx.QueryTracer) (*pgtest.DB, *bun.DB, []model.Store, []model.Operation) {
 	db := pgtest.New(t)
-	pool, err := postgres.OpenPool(context.Background(), db.AppDSN,
-		postgres.Pool{MaxConns: conns, MaxIdle: conns, AcquireTimeout: 10 * time.Second, StepLockWait: lockWait},
-		postgres.WithQueryTracer(tracer))
+	pool, err := postgres.OpenPool(context.Background(), db.AppDSN, config, postgres.WithQueryTracer(tracer))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pool.Close() })
 	uow := postgres.NewUnitOfWork(pool)
