@@ -2,12 +2,14 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
 	"github.com/oncehq/once/adapters/postgres"
@@ -185,4 +187,20 @@ func freshRecord(ws uuid.UUID) model.IdempotencyRecord {
 		Scope: scopeFor(ws), FingerprintKeyID: "k1", Fingerprint: []byte("fp"),
 		CreatedAt: time.Now(), ExpiresAt: time.Now().Add(48 * time.Hour),
 	}
+}
+
+// endSessions has the server end every session of role, as an
+// administrator would, and waits until they are gone.
+func endSessions(t *testing.T, role string) {
+	t.Helper()
+	super, err := sql.Open("pgx", pgtest.SuperuserDSN())
+	require.NoError(t, err)
+	defer func() { _ = super.Close() }()
+	_, err = super.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, role)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, super.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE usename = $1`, role).Scan(&n))
+		return n == 0
+	}, 30*time.Second, 20*time.Millisecond, "the terminated sessions did not end")
 }

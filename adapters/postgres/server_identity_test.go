@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"database/sql"
 	"io"
 	"log/slog"
 	"net"
@@ -122,16 +121,7 @@ func TestDeadConnectionMovesTheEpochAndFailedStatementsDoNot(t *testing.T) {
 	transact(t, uow, ws, func(context.Context, ports.Tx) error { return nil })
 	require.Zero(t, server.Epoch())
 
-	super, err := sql.Open("pgx", pgtest.SuperuserDSN())
-	require.NoError(t, err)
-	defer super.Close()
-	_, err = super.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, db.AppRole)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		var n int
-		require.NoError(t, super.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE usename = $1`, db.AppRole).Scan(&n))
-		return n == 0
-	}, 30*time.Second, 20*time.Millisecond, "the terminated sessions did not end")
+	endSessions(t, db.AppRole)
 
 	transact(t, uow, ws, func(context.Context, ports.Tx) error { return nil })
 	assert.Positive(t, server.Epoch())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -260,15 +261,7 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, lockTimeout string, pending 
 	b.Queue("COMMIT")
 	forgetUnconfirmedCommit(conn.PgConn())
 	br := conn.SendBatch(ctx, b)
-	fail := func(i int, what string, err error) (int, error) {
-		_ = br.Close()
-		var pgErr *pgconn.PgError
-		if i >= 0 && ctx.Err() == nil && errors.As(err, &pgErr) && !connectionLost(err) {
-			if lockWaited(err) {
-				return i, &lockWaitedError{err: err}
-			}
-			return i, &heldStatementError{what: what, err: mapError(err, what)}
-		}
+	unknown := func(err error) (int, error) {
 		// As Commit does: a connection left inside the transaction is
 		// closed, which rolls it back; the outcome of a COMMIT that
 		// failed is unknown unless PostgreSQL said why.
@@ -276,6 +269,29 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, lockTimeout string, pending 
 			_ = conn.Close(ctx)
 		}
 		return -1, err
+	}
+	// fail is a failure before the COMMIT's result.
+	fail := func(i int, what string, err error) (int, error) {
+		_ = br.Close()
+		var pgErr *pgconn.PgError
+		if ctx.Err() == nil && errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "57P") {
+			// PostgreSQL itself ended the session (an administrator, a
+			// shutdown) before the COMMIT, whose results come after this
+			// one's: nothing of the batch committed. The leader's
+			// connection may have sat unused since its step's reads went
+			// in another's batch; each step runs again on another
+			// connection, as when its BEGIN finds its connection dead. (A
+			// pooler's own 08P01 says nothing of what its server ran.)
+			_, err := unknown(err)
+			return -1, &beginLostError{err: err}
+		}
+		if i >= 0 && ctx.Err() == nil && errors.As(err, &pgErr) {
+			if lockWaited(err) {
+				return i, &lockWaitedError{err: err}
+			}
+			return i, &heldStatementError{what: what, err: mapError(err, what)}
+		}
+		return unknown(err)
 	}
 	for range 3 {
 		if _, err := br.Exec(); err != nil {
@@ -297,7 +313,7 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, lockTimeout string, pending 
 		err = cerr
 	}
 	if err != nil {
-		return fail(-1, "", err)
+		return unknown(err)
 	}
 	if tag.String() == "ROLLBACK" {
 		return -1, pgx.ErrTxCommitRollback
@@ -309,7 +325,8 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, lockTimeout string, pending 
 // for a lock as lockTimeout says, each
 // step's under its workspace's set_config, in a transaction that writes
 // nothing. A step whose reads fail gets its error, those before it have
-// their rows, and those after it are sent again. A connection lost is a
+// their rows, and those after it are sent again (after a lock wait, each
+// alone, as it is). A connection lost is a
 // beginLostError for every step not read: nothing of theirs ran, and
 // Transact runs each again on another connection.
 func readGroup(conn *pgx.Conn, lockTimeout string, batch []*groupedStep) {
@@ -324,7 +341,7 @@ func readGroup(conn *pgx.Conn, lockTimeout string, batch []*groupedStep) {
 		b.Queue(lockTimeout)
 		for _, m := range pending {
 			b.Queue(setWorkspaceNumbered, m.workspace.String())
-			b.QueuedQueries = append(b.QueuedQueries, m.reads.QueuedQueries...)
+			b.QueuedQueries = append(b.QueuedQueries, fresh(m.reads.QueuedQueries)...)
 		}
 		b.Queue("COMMIT")
 		br := conn.SendBatch(ctx, b)
@@ -373,9 +390,32 @@ func readGroup(conn *pgx.Conn, lockTimeout string, batch []*groupedStep) {
 			return
 		}
 		if lockWaited(err) {
-			err = &lockWaitedError{err: err}
+			// Reads wait for nothing but a table's lock (a migration's),
+			// which the steps after this one read too, most likely: each
+			// would hold the batch, and every step of the pool behind it,
+			// for a lock wait of its own. They all read alone, and wait
+			// there, as before batches.
+			for _, m := range pending[read:] {
+				m.err = &lockWaitedError{err: err}
+			}
+			return
 		}
 		pending[read].err = err
 		pending = pending[read+1:]
 	}
+}
+
+// fresh is copies of qs as Queue made them: pgx keeps in a sent
+// QueuedQuery the statement it prepared for it on that connection, and
+// sends it by that name again, without preparing it, wherever it is sent
+// next. A batch that failed makes pgx deallocate its statements, and a
+// step's own connection may never have prepared them: the reads sent
+// again (the rest of a batch, a step alone) would name a statement that
+// does not exist (26000).
+func fresh(qs []*pgx.QueuedQuery) []*pgx.QueuedQuery {
+	out := make([]*pgx.QueuedQuery, len(qs))
+	for i, q := range qs {
+		out[i] = &pgx.QueuedQuery{SQL: q.SQL, Arguments: q.Arguments, Fn: q.Fn}
+	}
+	return out
 }

@@ -164,11 +164,17 @@ func TestJobStepsFirstReadsAreReadTogether(t *testing.T) {
 // own, started, on a pool of OpenPool whose batches are recorded and wait
 // lockWait for a lock.
 func startedVerifications(t *testing.T, n int, lockWait time.Duration) (*pgtest.DB, *bun.DB, *groupBatches, []model.Store, []model.Operation) {
-	db := pgtest.New(t)
 	batches := &groupBatches{}
-	pool, err := postgres.OpenPool(context.Background(), db.AppDSN,
-		postgres.Pool{MaxConns: 8, MaxIdle: 8, AcquireTimeout: 10 * time.Second, StepLockWait: lockWait},
-		postgres.WithQueryTracer(batches))
+	db, pool, stores, ops := startedVerificationsTraced(t, n,
+		postgres.Pool{MaxConns: 8, MaxIdle: 8, AcquireTimeout: 10 * time.Second, StepLockWait: lockWait}, batches)
+	return db, pool, batches, stores, ops
+}
+
+// startedVerificationsTraced is startedVerifications on a pool so
+// configured, traced by tracer.
+func startedVerificationsTraced(t *testing.T, n int, config postgres.Pool, tracer pgx.QueryTracer) (*pgtest.DB, *bun.DB, []model.Store, []model.Operation) {
+	db := pgtest.New(t)
+	pool, err := postgres.OpenPool(context.Background(), db.AppDSN, config, postgres.WithQueryTracer(tracer))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = pool.Close() })
 	uow := postgres.NewUnitOfWork(pool)
@@ -178,7 +184,7 @@ func startedVerifications(t *testing.T, n int, lockWait time.Duration) (*pgtest.
 		stores[i], ops[i] = verification(t, uow)
 		require.NoError(t, startJob(context.Background(), uow, ops[i]))
 	}
-	return db, pool, batches, stores, ops
+	return db, pool, stores, ops
 }
 
 // requireVerified checks that each of ops succeeded and its store is
