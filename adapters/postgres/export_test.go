@@ -110,3 +110,9 @@ func stepsWaiting(ctx context.Context, pool *sql.DB, which func(*poolGroups) *gr
 	})
 	return n, err
 }
+
+// CloseConnOf closes the connection of tx's transaction under it, as a
+// batch it led that lost its connection leaves it.
+func CloseConnOf(ctx context.Context, tx *Tx) error {
+	return tx.conn.Conn.Conn().Close(ctx)
+}

@@ -556,6 +556,14 @@ func (t *pgxTx) Commit() error {
 			t.conn.tx = nil
 			return nil
 		}
+		if t.conn.Conn.Conn().IsClosed() {
+			// Its connection died since its reads (it led a batch that
+			// lost it): nothing of the step ran on it, and a batch it led
+			// there would fail every member's commit. The step runs
+			// again on another connection.
+			t.conn.tx, t.ahead = nil, nil
+			return &beginLostError{err: driver.ErrBadConn}
+		}
 		c := &groupedStep{ctx: t.ctx, workspace: t.workspace, ahead: t.ahead}
 		err := t.conn.groups.commits.join(t.conn.Conn.Conn(), c)
 		if !errors.As(err, new(*lockWaitedError)) {

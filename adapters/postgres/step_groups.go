@@ -285,7 +285,7 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, lockTimeout string, pending 
 			_, err := unknown(err)
 			return -1, &beginLostError{err: err}
 		}
-		if i >= 0 && ctx.Err() == nil && errors.As(err, &pgErr) {
+		if i >= 0 && ctx.Err() == nil && errors.As(err, &pgErr) && !connectionLost(err) {
 			if lockWaited(err) {
 				return i, &lockWaitedError{err: err}
 			}

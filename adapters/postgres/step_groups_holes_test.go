@@ -239,3 +239,44 @@ func TestABatchOfReadsWaitsForATableLockOnce(t *testing.T) {
 	}
 	requireVerified(t, uow, stores, ops)
 }
+
+// A step whose own connection closed after its reads (it led a read batch
+// whose connection was lost after the reads came back) does not lead a
+// commit batch on it, which would fail every member with an unknown
+// outcome: nothing of the step ran there, so it runs again on another
+// connection and ends.
+func TestAStepWhoseConnectionClosedAfterItsReadsRunsAgain(t *testing.T) {
+	db := pgtest.New(t)
+	pool, err := postgres.OpenPool(context.Background(), db.AppDSN, poolOf(4, 0))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pool.Close() })
+	uow := postgres.NewUnitOfWork(pool)
+	ctx := context.Background()
+	store, op := verification(t, uow)
+	require.NoError(t, startJob(ctx, uow, op))
+
+	runs := 0
+	err = uow.Transact(ports.WithRefusalsAtCommit(ctx), op.WorkspaceID, func(ctx context.Context, tx ports.Tx) error {
+		runs++
+		if err := tx.PrefetchJobEnd(ctx, op.ID); err != nil {
+			return err
+		}
+		if runs == 1 {
+			require.NoError(t, postgres.CloseConnOf(ctx, tx.(*postgres.Tx)))
+		}
+		s, err := tx.Stores().Get(ctx, store.ID)
+		if err != nil {
+			return err
+		}
+		s.Status, s.UpdatedAt = model.StoreVerified, t0.Add(2*time.Second)
+		if err := tx.Stores().Update(ctx, s); err != nil {
+			return err
+		}
+		ended := op
+		ended.Succeed(t0.Add(2 * time.Second))
+		return jobs.SaveEnded(ctx, tx, ended)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 2, runs, "the step ran again on another connection")
+	requireVerified(t, uow, []model.Store{store}, []model.Operation{op})
+}
