@@ -94,13 +94,18 @@ func newPoolGroups(lockWait time.Duration) *poolGroups {
 	}
 }
 
-// group is the batches of one kind: who arrives while one is out waits
-// for it and leads the next.
+// groupLanes is how many batches of a group may be out at once: who
+// arrives while they are waits for one to return and leads the next. Two
+// gave the throughput bench the same jobs/s for 15 % more of PostgreSQL's
+// CPU per job (smaller batches; docs/benchmarks.md, round six).
+const groupLanes = 1
+
+// group is the batches of one kind.
 type group struct {
 	mu sync.Mutex
-	// leading says a batch is out; queue is who waits for the next.
-	leading bool
-	queue   []*groupedStep
+	// out is how many batches are out; queue is who waits for a lane.
+	out   int
+	queue []*groupedStep
 	// send sends a batch on the leader's connection and sets each
 	// member's err.
 	send func(conn *pgx.Conn, batch []*groupedStep)
@@ -128,18 +133,20 @@ type groupedStep struct {
 func (g *group) join(conn *pgx.Conn, c *groupedStep) error {
 	c.turn = make(chan bool, 1)
 	g.mu.Lock()
-	g.queue = append(g.queue, c)
-	wait := g.leading
-	g.leading = true
-	g.mu.Unlock()
-	if wait {
+	if g.out < groupLanes {
+		g.out++
+		g.mu.Unlock()
+	} else {
+		g.queue = append(g.queue, c)
+		g.mu.Unlock()
 		if lead := <-c.turn; !lead {
 			return c.err
 		}
 	}
+	// c leads, with whoever waits.
 	g.mu.Lock()
-	n := min(len(g.queue), groupLimit)
-	batch := g.queue[:n:n]
+	n := min(len(g.queue), groupLimit-1)
+	batch := append([]*groupedStep{c}, g.queue[:n]...)
 	g.queue = g.queue[n:]
 	g.mu.Unlock()
 
@@ -147,9 +154,13 @@ func (g *group) join(conn *pgx.Conn, c *groupedStep) error {
 
 	g.mu.Lock()
 	if len(g.queue) > 0 {
-		g.queue[0].turn <- true
+		// Its lane goes to the first waiting, taken off the queue now
+		// so that no other lane hands it a turn too.
+		next := g.queue[0]
+		g.queue = g.queue[1:]
+		next.turn <- true
 	} else {
-		g.leading = false
+		g.out--
 	}
 	g.mu.Unlock()
 	for _, m := range batch {
