@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -115,11 +116,21 @@ func metricsRoute(m *prometheus.Metrics) OpsRoute {
 	return OpsRoute{Pattern: "GET /metrics", Handler: m.Handler(), Access: opshttp.Open}
 }
 
+// mutexSampling is one in how many lock contentions the mutex profile
+// records while the profiler is served.
+const mutexSampling = 5
+
 // pprofRoute serves the Go profiler under /debug/pprof/ to the operator
 // when ONCE_OPS_PPROF is on, and 404 when it is off: a CPU profile costs
 // the process while it runs, so it is never there by accident, and a
 // profile shows the process's command line and memory.
 func pprofRoute(cfg OpsConfig) OpsRoute {
+	if cfg.OpsPprof {
+		// /debug/pprof/mutex says where goroutines wait for a lock (a
+		// worker's slots, a pool): one contention in mutexSampling is
+		// recorded, a cost only the profiled process pays.
+		runtime.SetMutexProfileFraction(mutexSampling)
+	}
 	if !cfg.OpsPprof {
 		return OpsRoute{Pattern: "/debug/pprof/", Handler: http.NotFoundHandler(), Access: opshttp.Operator}
 	}

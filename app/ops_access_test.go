@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -270,4 +271,18 @@ func TestRevokedSessionsAreRefusedByEveryProcess(t *testing.T) {
 	assert.JSONEq(t, `{"revoked":1}`, body)
 	assert.Equal(t, http.StatusUnauthorized, backlog(b), "revoked through a, refused by b")
 	assert.Equal(t, http.StatusUnauthorized, backlog(a))
+}
+
+// A process that serves the profiler samples its lock waits too
+// (/debug/pprof/mutex): a lock that serializes the work shows there, not
+// in the CPU profile.
+func TestAServedProfilerSamplesLockWaits(t *testing.T) {
+	before := runtime.SetMutexProfileFraction(-1)
+	t.Cleanup(func() { runtime.SetMutexProfileFraction(before) })
+	runtime.SetMutexProfileFraction(0)
+	cfg := apitest.Config("")
+	cfg.OperatorToken = consoleToken
+	cfg.OpsPprof = true
+	apitest.Start(t, cfg, nil)
+	require.Positive(t, runtime.SetMutexProfileFraction(-1))
 }

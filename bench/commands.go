@@ -447,7 +447,7 @@ func benchWorkCmd() *cobra.Command {
 	f.DurationVar(&cfg.ReceiverDown, "receiver-down", time.Minute, "push-outage: how long the webhook receiver answers 503")
 	f.StringArrayVar(&workEnv, "work-env", nil, "NAME=value laid over the worker's environment only (repeatable), e.g. ONCE_DB_MAX_CONNS=40")
 	f.StringVar(&cfg.RiverPeer, "river-peer", "", "throughput: also run River on the same work, this bench/peers binary's river-work (make bench-work builds bin/once-peers)")
-	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "throughput: write a CPU profile of once work and pg_stat_statements (the cluster preloads it) per run into this directory")
+	f.StringVar(&cfg.ProfileDir, "profile-dir", "", "throughput: write a CPU profile of once work, its allocations and its lock waits (mutex), and pg_stat_statements (the cluster preloads it) per run into this directory")
 	f.IntVar(&cfg.ProfileSeconds, "profile-seconds", 5, "throughput: seconds of the worker's CPU profile, from its start")
 	f.IntVar(&cfg.MaxConnections, "pg-max-connections", storm.DefaultMaxConnections, "max_connections of the private cluster")
 	f.StringVar(&cfg.PostgresBin, "pg-bin", "", "directory of initdb and pg_ctl (default: the PATH, else the newest /usr/lib/postgresql/*/bin)")

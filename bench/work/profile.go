@@ -17,6 +17,7 @@ import (
 // With --profile-dir the throughput scenario writes, per run, a CPU
 // profile of `once work` (its ops listener's /debug/pprof/profile,
 // ONCE_OPS_PPROF), its allocations over the run (-work-allocs.pprof),
+// where it waited for locks (-work-mutex.pprof),
 // and the run database's pg_stat_statements (the private cluster then
 // preloads it) into that directory.
 
@@ -56,6 +57,15 @@ func profileWork(ctx context.Context, metrics string, seconds int, path string) 
 		}
 	}()
 	return func() error { return <-done }
+}
+
+// profileMutex writes where the worker's goroutines waited for a lock
+// since it started (its /debug/pprof/mutex, sampled: app's
+// mutexSampling) to path: a lock that serializes the jobs shows there,
+// not in the CPU profile.
+func profileMutex(ctx context.Context, metrics, path string) error {
+	url := strings.TrimSuffix(metrics, "/metrics") + "/debug/pprof/mutex"
+	return storm.FetchProfile(ctx, url, profilerToken, path)
 }
 
 // profileAllocs writes the worker's allocations since it started (its

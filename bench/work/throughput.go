@@ -137,6 +137,9 @@ func (r *runner) throughput(ctx context.Context, label string, slots, n int) (fi
 			return err
 		}
 		if r.cfg.ProfileDir != "" {
+			if err := profileMutex(ctx, st.metrics[0], filepath.Join(r.cfg.ProfileDir, label+"-work-mutex.pprof")); err != nil {
+				return err
+			}
 			if err := profileAllocs(ctx, st.metrics[0], filepath.Join(r.cfg.ProfileDir, label+"-work-allocs.pprof")); err != nil {
 				return err
 			}
