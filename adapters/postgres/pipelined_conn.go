@@ -244,23 +244,22 @@ func (c *pipelinedConn) sendPlannedOnce(ctx context.Context, b *pgx.Batch) (pgx.
 // batch of the pool's read group (step_groups.go), in a transaction of
 // their own; otherwise as sendPlannedOnce.
 func (c *pipelinedConn) readFirst(ctx context.Context, b *pgx.Batch, scan func(pgx.BatchResults) error) error {
-	t := c.tx
-	if t == nil || c.groups == nil || t.sent || len(t.ahead) > 0 || t.tail.Len() > 0 || !ports.RefusalsAtCommit(t.ctx) {
+	alone := func() error {
 		br, err := c.sendPlannedOnce(ctx, b)
 		if err != nil {
 			return err
 		}
 		return errors.Join(scan(br), br.Close())
 	}
+	t := c.tx
+	if t == nil || c.groups == nil || t.sent || len(t.ahead) > 0 || t.tail.Len() > 0 || !ports.RefusalsAtCommit(t.ctx) {
+		return alone()
+	}
 	err := c.groups.reads.join(c.Conn.Conn(), &groupedStep{ctx: ctx, workspace: t.workspace, reads: b, scan: scan})
 	if errors.As(err, new(*lockWaitedError)) {
 		// A table lock held them up (a migration's): alone, on this
 		// connection, so that other steps' reads do not wait with them.
-		br, err := c.sendPlannedOnce(ctx, b)
-		if err != nil {
-			return err
-		}
-		return errors.Join(scan(br), br.Close())
+		return alone()
 	}
 	// Nothing was sent on this connection: what follows begins the
 	// transaction here, unless it is writes held ahead and the COMMIT.

@@ -258,11 +258,7 @@ func batchContext(batch []*groupedStep) (context.Context, func()) {
 // index and err its error, the others' writes to be sent again. Otherwise
 // refused is -1 and err is every step's outcome.
 func sendGroup(ctx context.Context, conn *pgx.Conn, lockTimeout string, pending []*groupedStep) (refused int, err error) {
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	// The held statements are planned once (params.go), as set_config.
-	b.Queue(planOnce)
-	b.Queue(lockTimeout)
+	b := batchLead(lockTimeout)
 	for _, m := range pending {
 		b.Queue(setWorkspaceNumbered, m.workspace.String())
 		for _, a := range m.ahead {
@@ -304,7 +300,7 @@ func sendGroup(ctx context.Context, conn *pgx.Conn, lockTimeout string, pending 
 		}
 		return unknown(err)
 	}
-	for range 3 {
+	for range batchLeadStatements {
 		if _, err := br.Exec(); err != nil {
 			return fail(-1, "", err)
 		}
@@ -345,11 +341,7 @@ func readGroup(conn *pgx.Conn, lockTimeout string, batch []*groupedStep) {
 	defer stop()
 	pending := batch
 	for len(pending) > 0 {
-		b := &pgx.Batch{}
-		b.Queue("BEGIN")
-		// The reads are planned once (params.go), as set_config.
-		b.Queue(planOnce)
-		b.Queue(lockTimeout)
+		b := batchLead(lockTimeout)
 		for _, m := range pending {
 			b.Queue(setWorkspaceNumbered, m.workspace.String())
 			b.QueuedQueries = append(b.QueuedQueries, fresh(m.reads.QueuedQueries)...)
@@ -358,7 +350,7 @@ func readGroup(conn *pgx.Conn, lockTimeout string, batch []*groupedStep) {
 		br := conn.SendBatch(ctx, b)
 		read, own := 0, false
 		var err error
-		for range 3 {
+		for range batchLeadStatements {
 			if _, err = br.Exec(); err != nil {
 				break
 			}
@@ -430,3 +422,16 @@ func fresh(qs []*pgx.QueuedQuery) []*pgx.QueuedQuery {
 	}
 	return out
 }
+
+// batchLead is a batch's first statements, batchLeadStatements of them:
+// BEGIN, the plan mode of its statements (planned once, params.go, as
+// set_config) and its lock wait.
+func batchLead(lockTimeout string) *pgx.Batch {
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue(planOnce)
+	b.Queue(lockTimeout)
+	return b
+}
+
+const batchLeadStatements = 3
