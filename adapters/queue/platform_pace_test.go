@@ -51,6 +51,8 @@ func TestSlotsAskAPacedPlatformOncePerRefusal(t *testing.T) {
 		queued(t, s, i+1)
 	}
 	blocker.release(CallResult{}) // pumps: the pick walks the five shops
+	require.Eventually(t, func() bool { gate.mu.Lock(); defer gate.mu.Unlock(); return gate.tries > 0 }, 10*time.Second, time.Millisecond)
+	asksAnswered(t, s)
 	gate.mu.Lock()
 	assert.Equal(t, 1, gate.tries)
 	gate.until = time.Time{} // the bucket has a token again

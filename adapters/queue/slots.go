@@ -59,6 +59,7 @@ type slots struct {
 	refusalsEnded []string            // the destinations whose refusals expireRefusals found ended, kept between calls
 	afterRefusal  scheduling.AfterRefusal
 	booked        scheduling.BookedTurns
+	asks          asking // the gate's asks in flight (slots_ask.go)
 	outages
 	wakes   []wake // returned by the outages, started once mu is let go (unlock)
 	wake    *time.Timer
@@ -82,7 +83,9 @@ func (s *slots) close() {
 	}
 	for t := s.first(); t != nil; t = s.first() {
 		s.dequeue(t)
-		t.answer <- grant{stopped: true}
+		if !t.asking { // one asking is answered once the gate is (ask)
+			t.answer <- grant{stopped: true}
+		}
 	}
 }
 
@@ -93,7 +96,7 @@ func newSlots(size int, hold time.Duration, gate Destinations, now func() time.T
 	return &slots{
 		size: size, hold: hold, gate: gate, now: now, holding: scheduling.NewHoldings(size),
 		workspaceLines: newWorkspaceLines(), keyLines: newKeyLines(), refused: scheduling.NewRefusals(),
-		afterRefusal: scheduling.AfterRefusal{Hold: hold}, booked: scheduling.NewBookedTurns(hold), outages: newOutages(),
+		afterRefusal: scheduling.AfterRefusal{Hold: hold}, booked: scheduling.NewBookedTurns(hold), asks: newAsking(), outages: newOutages(),
 	}
 }
 
@@ -161,17 +164,31 @@ func (s *slots) acquireCall(ctx context.Context, workspace uuid.UUID, destinatio
 	if err != nil || answered != nil {
 		return nil, nil, answered, err
 	}
-	select {
-	case g := <-t.answer:
-		if g.stopped {
-			return nil, nil, nil, errStopping
+	for {
+		select {
+		case g := <-t.answer:
+			if g.ask {
+				var ok bool
+				if g, ok = s.ask(t); !ok {
+					continue // refused: waits again
+				}
+			}
+			if g.stopped {
+				return nil, nil, nil, errStopping
+			}
+			teach, release = s.releaser(t, g)
+			return teach, release, g.wait, nil
+		case <-ctx.Done():
 		}
-		teach, release = s.releaser(t, g)
-		return teach, release, g.wait, nil
-	case <-ctx.Done():
+		break
 	}
 	s.mu.Lock()
 	defer s.unlock()
+	if t.asking { // given a slot to ask for, unread
+		s.unask(t)
+		s.pump()
+		return nil, nil, nil, context.Cause(ctx)
+	}
 	if t.in != nil {
 		s.dequeue(t)
 		s.pump()
@@ -312,6 +329,7 @@ func (s *slots) dequeue(t *ticket) {
 // holding less than their share (holdings) first.
 func (s *slots) pump() {
 	now := s.now()
+	s.asks.blocked = false
 	s.sweep(now)
 	s.expireRefusals(now)
 	for s.running < s.size && len(s.turns) > 0 {
@@ -326,18 +344,21 @@ func (s *slots) pump() {
 			if spare && !s.holding.MayTakeSpare(ws, s.turns, s.hold) {
 				continue
 			}
-			t, done := s.pick(q, now)
+			t, done, ask := s.pick(q, now)
 			if t == nil {
 				continue
 			}
-			s.dequeue(t)
-			s.granted(ws)
-			s.running++
-			t.startedAt = now
-			s.holding.Take(ws)
-			s.peak = max(s.peak, s.running)
-			s.started(t.key)
-			t.answer <- grant{done: done}
+			if ask {
+				s.reserveSlot(t)
+				t.answer <- grant{ask: true}
+			} else {
+				s.dequeue(t)
+				s.granted(ws)
+				s.running++
+				s.holding.Take(ws)
+				s.start(t, now)
+				t.answer <- grant{done: done}
+			}
 			granted = true
 			break
 		}
@@ -348,20 +369,30 @@ func (s *slots) pump() {
 	s.armWake(now)
 }
 
-// pick is the first ticket of q that may start now, with its destination's
-// permit. Tickets refused are kept in memory, set aside until the
-// refusal ends (setAside), or parked on the way, as afterRefusal decides
-// (under mu): a pick walks only the tickets that may ask, and asks the
-// gate once per destination per refusal.
-func (s *slots) pick(q *ticketLine, now time.Time) (*ticket, func(CallResult)) {
+// start marks t, out of the lines with its slot, as started at now
+// (under mu).
+func (s *slots) start(t *ticket, now time.Time) {
+	t.startedAt = now
+	s.peak = max(s.peak, s.running)
+	s.started(t.key)
+}
+
+// pick is the first ticket of q that may start now: with no destination
+// to ask (done nil, not ask), or whose destination's gate is to be asked
+// (ask), by the ticket's goroutine with a slot reserved (see asking).
+// Tickets whose destination's refusal is remembered are kept in memory,
+// set aside until the refusal ends (setAside), or parked on the way, as
+// afterRefusal decides (under mu): a pick walks only the tickets that
+// may ask, and the gate is asked once per destination per refusal.
+func (s *slots) pick(q *ticketLine, now time.Time) (t *ticket, done func(CallResult), ask bool) {
 	for e := q.front; e != nil; {
 		t := e
 		e = e.next
-		if !s.mayStart(t) {
+		if t.asking || !s.mayStart(t) {
 			continue
 		}
 		if t.destination == "" || s.gate == nil {
-			return t, nil
+			return t, nil, false
 		}
 		hold, pace := t.destination, platformPace(t.destination)
 		r, refused := s.refused.Of(t.destination, now)
@@ -371,27 +402,31 @@ func (s *slots) pick(q *ticketLine, now time.Time) (*ticket, func(CallResult)) {
 			}
 		}
 		if !refused {
-			var done func(CallResult)
-			if done, r = s.gate.Try(t.destination); done != nil {
-				s.refused.Forget(t.destination)
-				return t, done
+			if s.asks.mayAsk(t.destination, pace, now, s.hold) {
+				return t, nil, true
 			}
-			if isPlatformPace(r, pace) {
-				hold = pace
-			}
-			r = s.refused.Remember(hold, r, now)
+			s.asks.blocked = true
+			continue // asks once the ask in flight is answered
 		}
-		switch d := s.afterRefusal.Decide(r, now, s.heldCount(t)); d.Action {
-		case scheduling.KeepInMemory:
-			s.setAside(t, hold)
-		case scheduling.ParkForOutage:
-			until, wait, z := s.outages.park(t.workspace, t.destination, t.key, r, now, s.hold)
-			e = s.waitDurably(t, until, wait, z, e)
-		case scheduling.ParkForTurn:
-			e = s.waitDurably(t, s.booked.Turn(t.destination, r, d.Earliest, now), waitingFor(t.destination, r.Why), nil, e)
-		}
+		e = s.afterRefused(t, hold, r, now, e)
 	}
-	return nil, nil
+	return nil, nil, false
+}
+
+// afterRefused keeps t, refused (r, remembered under hold), in memory,
+// or parks it, as afterRefusal decides (under mu). It returns where a
+// scan of t's line goes on: next, or past it (see waitDurably).
+func (s *slots) afterRefused(t *ticket, hold string, r Refusal, now time.Time, next *ticket) *ticket {
+	switch d := s.afterRefusal.Decide(r, now, s.heldCount(t)); d.Action {
+	case scheduling.KeepInMemory:
+		s.setAside(t, hold)
+	case scheduling.ParkForOutage:
+		until, wait, z := s.outages.park(t.workspace, t.destination, t.key, r, now, s.hold)
+		next = s.waitDurably(t, until, wait, z, next)
+	case scheduling.ParkForTurn:
+		next = s.waitDurably(t, s.booked.Turn(t.destination, r, d.Earliest, now), waitingFor(t.destination, r.Why), nil, next)
+	}
+	return next
 }
 
 // waitDurably answers t, and every ticket of its ordering key behind it,

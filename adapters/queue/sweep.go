@@ -19,4 +19,5 @@ func (s *slots) sweep(now time.Time) {
 	s.sweptAt = now
 	s.keyLines.sweep(now)
 	s.outages.sweep(now)
+	s.asks.sweep(now, s.hold)
 }

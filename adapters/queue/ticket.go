@@ -28,12 +28,20 @@ type ticket struct {
 	// parked is set on a reservation whose key's line was parked before
 	// its message asked for a slot: it is answered with it at once.
 	parked *waitFor
+	// asking: a slot is reserved for t while its goroutine asks the
+	// gate (slots.ask); servedWas and servedAs are its workspace's turn
+	// before and after, restored if the gate refuses.
+	asking              bool
+	servedWas, servedAs uint64
 }
 
 // grant is a ticket's answer: a slot (done reports its call to the destinations,
 // nil without a destination), a durable wait, or stopped: the worker
 // drains and the message is handed back unstarted.
 type grant struct {
+	// ask: a slot is reserved, to be taken once the destination's gate
+	// grants the call (slots.ask).
+	ask     bool
 	done    func(CallResult)
 	wait    *waitFor
 	stopped bool

@@ -216,10 +216,23 @@ func (l *workspaceLines) first() *ticket {
 	return nil
 }
 
-// granted notes that ws got a slot now.
-func (l *workspaceLines) granted(ws uuid.UUID) {
+// granted notes that ws got a slot now: its turn was, and is.
+func (l *workspaceLines) granted(ws uuid.UUID) (was, is uint64) {
+	was = l.served[ws]
 	l.grants++
 	l.served[ws] = l.grants
+	return was, l.grants
+}
+
+// ungranted takes back granted's was → is, unless ws was served since.
+func (l *workspaceLines) ungranted(ws uuid.UUID, was, is uint64) {
+	switch {
+	case l.served[ws] != is:
+	case was == 0:
+		delete(l.served, ws)
+	default:
+		l.served[ws] = was
+	}
 }
 
 // forgetServed bounds served: once it holds many workspaces that wait for

@@ -51,6 +51,16 @@ func NewHoldings(size int) Holdings {
 
 func (h *Holdings) Take(ws uuid.UUID) { h.held[ws]++ }
 
+// Untake takes back a slot ws was given but never used (its destination
+// refused it): unlike Give, it teaches nothing of how long ws holds its
+// slots.
+func (h *Holdings) Untake(ws uuid.UUID) {
+	if h.held[ws]--; h.held[ws] <= 0 {
+		delete(h.held, ws)
+		delete(h.usual, ws)
+	}
+}
+
 // Give takes back a slot ws held for took.
 func (h *Holdings) Give(ws uuid.UUID, took time.Duration) {
 	if h.held[ws]--; h.held[ws] <= 0 {

@@ -1,0 +1,215 @@
+package queue
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// heldGate answers each Try only once the test lets it (answer), so a
+// test can look at the slots while the gate is being asked: the gate of
+// a fleet is two Redis round trips away.
+type heldGate struct {
+	mu      sync.Mutex
+	asked   map[string]int
+	entered chan string // each Try's destination, as it starts
+	answers chan Refusal
+	results []CallResult
+}
+
+func newHeldGate() *heldGate {
+	return &heldGate{asked: map[string]int{}, entered: make(chan string, 64), answers: make(chan Refusal)}
+}
+
+func (g *heldGate) Try(d string) (func(CallResult), Refusal) {
+	g.mu.Lock()
+	g.asked[d]++
+	g.mu.Unlock()
+	g.entered <- d
+	if r := <-g.answers; !r.Until.IsZero() {
+		return nil, r
+	}
+	return func(r CallResult) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.results = append(g.results, r)
+	}, Refusal{}
+}
+
+// grant lets the Try waiting go with a permit.
+func (g *heldGate) grant() { g.answers <- Refusal{} }
+
+func (g *heldGate) askedOf(d string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.asked[d]
+}
+
+// asksAnswered waits until no ask of the gate is in flight in s: the
+// refusals answered are remembered, and their tickets wait as they say.
+func asksAnswered(t *testing.T, s *slots) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.asks.destinations) == 0
+	}, 10*time.Second, time.Millisecond)
+}
+
+// The slots ask the gate without holding their lock: while one message's
+// destination is being asked, the others get their slots (the worker's
+// 256 handlers queued behind two Redis round trips at a time before).
+func TestSlotsAskTheGateOutsideTheirLock(t *testing.T) {
+	gate := newHeldGate()
+	s := newSlots(4, time.Second, gate, nil)
+	ws := uuid.New()
+
+	slow := acquireAsync(s, context.Background(), ws, "shopify/a", "")
+	require.Equal(t, "shopify/a", <-gate.entered)
+	require.True(t, s.mu.TryLock(), "the slots' lock is held while the gate is asked")
+	s.mu.Unlock()
+
+	free := acquireAsync(s, context.Background(), ws, "", "")
+	<-free.done
+	require.NoError(t, free.err)
+	assert.False(t, slow.ended())
+	running, _, _ := s.stats()
+	assert.Equal(t, 2, running, "the slot being asked for is held while it is asked")
+
+	gate.grant()
+	<-slow.done
+	require.NoError(t, slow.err)
+	require.NotNil(t, slow.release)
+	slow.release(CallResult{})
+	free.release(CallResult{})
+	assert.Equal(t, []CallResult{{}}, gate.results)
+	running, peak, waiting := s.stats()
+	assert.Equal(t, []int{0, 2, 0}, []int{running, peak, waiting})
+}
+
+// Of one destination, one message asks at a time: the gate answers the
+// next from what the first taught it (a refusal ends the asking), and a
+// shop's backlog makes no burst of asks that its cap refuses.
+func TestSlotsAskADestinationOneMessageAtATime(t *testing.T) {
+	gate := newHeldGate()
+	s := newSlots(4, time.Second, gate, nil)
+	ws := uuid.New()
+
+	first := acquireAsync(s, context.Background(), ws, "shopify/a", "")
+	require.Equal(t, "shopify/a", <-gate.entered)
+	second := acquireAsync(s, context.Background(), ws, "shopify/a", "")
+	queued(t, s, 2)
+	other := acquireAsync(s, context.Background(), ws, "shopify/b", "")
+	require.Equal(t, "shopify/b", <-gate.entered, "another shop is asked meanwhile")
+	assert.Equal(t, 1, gate.askedOf("shopify/a"), "a second ask of a destination while its first is unanswered")
+
+	gate.grant() // one of the two asks in flight
+	gate.grant()
+	<-first.done
+	<-other.done
+	require.Equal(t, "shopify/a", <-gate.entered, "the second asks once the first is answered")
+	gate.grant()
+	<-second.done
+	for _, w := range []*waiter{first, second, other} {
+		require.NoError(t, w.err)
+		w.release(CallResult{})
+	}
+	assert.Equal(t, 2, gate.askedOf("shopify/a"))
+}
+
+// A refusal answered to an ask gives the slot back, to the next message,
+// and the refused message waits as the refusal says (here: parked, the
+// refusal longer than the hold).
+func TestSlotsGiveTheSlotBackWhenTheGateRefuses(t *testing.T) {
+	now := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	gate := newHeldGate()
+	s := newSlots(1, 2*time.Second, gate, func() time.Time { return now })
+	ws := uuid.New()
+
+	refused := acquireAsync(s, context.Background(), ws, "shopify/a", "")
+	require.Equal(t, "shopify/a", <-gate.entered)
+	next := acquireAsync(s, context.Background(), ws, "", "")
+	queued(t, s, 2)
+	assert.False(t, next.ended(), "a second slot given while the only one is asked for")
+
+	gate.answers <- Refusal{Until: now.Add(time.Minute), Why: WhyBreakerOpen}
+	<-refused.done
+	require.NotNil(t, refused.wait, "refused for longer than the hold: parked")
+	<-next.done
+	require.NoError(t, next.err)
+	next.release(CallResult{})
+	running, _, waiting := s.stats()
+	assert.Equal(t, []int{0, 0}, []int{running, waiting})
+}
+
+// A worker that drains while a message's gate is asked hands that
+// message back unstarted, and gives back the call the gate granted it.
+func TestSlotsClosedWhileAskingGiveTheGrantBack(t *testing.T) {
+	gate := newHeldGate()
+	s := newSlots(2, time.Second, gate, nil)
+	w := acquireAsync(s, context.Background(), uuid.New(), "shopify/a", "")
+	require.Equal(t, "shopify/a", <-gate.entered)
+	s.close()
+	gate.grant()
+	<-w.done
+	assert.ErrorIs(t, w.err, errStopping)
+	assert.Equal(t, []CallResult{{Abandoned: true}}, gate.results)
+	running, _, waiting := s.stats()
+	assert.Equal(t, []int{0, 0}, []int{running, waiting})
+}
+
+// Shops of a platform whose pace refused lately are asked one at a
+// time, as every ask spends the one bucket; other platforms' shops, and
+// the platform once its pace has not refused for a hold, in parallel.
+func TestSlotsAskAPacedPlatformOneShopAtATime(t *testing.T) {
+	now := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	var clock sync.Mutex
+	at := func() time.Time { clock.Lock(); defer clock.Unlock(); return now }
+	gate := newHeldGate()
+	s := newSlots(8, 2*time.Second, gate, at)
+	ws := uuid.New()
+
+	first := acquireAsync(s, context.Background(), ws, "shopify/a", "")
+	require.Equal(t, "shopify/a", <-gate.entered)
+	// The platform's pace: the next token in 100 ms.
+	gate.answers <- Refusal{Until: now.Add(100 * time.Millisecond), Why: WhyPaced, Of: "shopify"}
+	asksAnswered(t, s)
+
+	clock.Lock()
+	now = now.Add(100 * time.Millisecond)
+	clock.Unlock()
+	second := acquireAsync(s, context.Background(), ws, "shopify/b", "")
+	require.Equal(t, "shopify/a", <-gate.entered, "the token's first asks")
+	queued(t, s, 2)
+	amazon := acquireAsync(s, context.Background(), ws, "amazon/c", "")
+	require.Equal(t, "amazon/c", <-gate.entered)
+	assert.Equal(t, 0, gate.askedOf("shopify/b"), "two of a paced platform's shops asked at once")
+	gate.grant()
+	gate.grant()
+	<-first.done
+	<-amazon.done
+	require.Equal(t, "shopify/b", <-gate.entered)
+	gate.grant()
+	<-second.done
+
+	// A hold later without a pace refusal, the platform's shops ask together.
+	clock.Lock()
+	now = now.Add(3 * time.Second)
+	clock.Unlock()
+	c := acquireAsync(s, context.Background(), ws, "shopify/c", "")
+	require.Equal(t, "shopify/c", <-gate.entered)
+	d := acquireAsync(s, context.Background(), ws, "shopify/d", "")
+	require.Equal(t, "shopify/d", <-gate.entered)
+	gate.grant()
+	gate.grant()
+	for _, w := range []*waiter{first, second, amazon, c, d} {
+		<-w.done
+		require.NoError(t, w.err)
+		w.release(CallResult{})
+	}
+}
