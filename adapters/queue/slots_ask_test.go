@@ -213,3 +213,35 @@ func TestSlotsAskAPacedPlatformOneShopAtATime(t *testing.T) {
 		w.release(CallResult{})
 	}
 }
+
+// A message whose context ends as its slot is reserved for its ask
+// (the reservation unread) gives the slot back: nothing runs, nothing
+// is held. Its goroutine waits in select when the context ends, so it
+// leaves by the context's way; were it to read the reservation first,
+// it asks, and runs.
+func TestSlotsGiveBackASlotReservedForAMessageWhoseContextEnded(t *testing.T) {
+	gate := &fakeGate{}
+	s := newSlots(1, time.Second, gate, nil)
+	ws := uuid.New()
+	blocker := acquireAsync(s, context.Background(), ws, "", "")
+	<-blocker.done
+	ctx, cancel := context.WithCancel(context.Background())
+	w := acquireAsync(s, ctx, ws, "shopify/a", "")
+	queued(t, s, 1)
+
+	s.mu.Lock()
+	cancel()
+	s.size++ // a slot frees: reserved for w's ask, while w's goroutine leaves
+	s.pump()
+	s.mu.Unlock()
+	<-w.done
+	if w.err == nil { // it read the reservation first: it asked, and runs
+		w.release(CallResult{})
+	}
+	blocker.release(CallResult{})
+	running, _, waiting := s.stats()
+	assert.Equal(t, []int{0, 0}, []int{running, waiting}, "a slot kept by a message gone")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	assert.Empty(t, s.asks.destinations, "an ask counted in flight for ever")
+}
