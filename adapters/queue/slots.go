@@ -73,6 +73,11 @@ type slots struct {
 func (s *slots) close() {
 	s.mu.Lock()
 	defer s.unlock()
+	s.shut()
+}
+
+// shut is close's work (under mu).
+func (s *slots) shut() {
 	s.closed = true
 	for _, k := range s.keys {
 		for e := k.Front(); e != nil; e = e.Next() {

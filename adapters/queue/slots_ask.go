@@ -120,12 +120,15 @@ func (s *slots) ask(t *ticket) (g grant, ok bool) {
 }
 
 // unask gives back the slot reserved for t, whose goroutine will not ask
-// (its context ended first), and takes t out of the lines (under mu).
+// (its context ended first), and takes t out of the lines (under mu),
+// unless close took it out already.
 func (s *slots) unask(t *ticket) {
 	s.asks.answered(t.destination, platformPace(t.destination))
 	t.asking = false
 	s.unreserveSlot(t)
-	s.dequeue(t)
+	if t.in != nil {
+		s.dequeue(t)
+	}
 }
 
 // reserveSlot holds a slot for t while its gate is asked (under mu):

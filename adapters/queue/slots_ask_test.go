@@ -245,3 +245,49 @@ func TestSlotsGiveBackASlotReservedForAMessageWhoseContextEnded(t *testing.T) {
 	defer s.mu.Unlock()
 	assert.Empty(t, s.asks.destinations, "an ask counted in flight for ever")
 }
+
+// A message whose slot is reserved for its ask, unread, when the worker
+// drains and then its context ends gives the slot back once: close took
+// it out of the lines already (it was answered nothing, as it asks).
+func TestSlotsGiveBackASlotReservedWhenClosedThenTheContextEnds(t *testing.T) {
+	gate := newHeldGate()
+	s := newSlots(1, time.Second, gate, nil)
+	blocker := acquireAsync(s, context.Background(), uuid.New(), "", "")
+	<-blocker.done
+	// Several, each of its own shop (asked in parallel): a goroutine that
+	// read its reservation before its context ended would ask instead.
+	const n = 8
+	var ws []*waiter
+	var cancels []context.CancelFunc
+	for i := range n {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancels = append(cancels, cancel)
+		ws = append(ws, acquireAsync(s, ctx, uuid.New(), "amazon/"+string(rune('a'+i)), ""))
+		queued(t, s, i+1)
+	}
+
+	s.mu.Lock()
+	for _, cancel := range cancels {
+		cancel()
+	}
+	s.size += n // slots free: each reserved for its message's ask
+	s.pump()
+	s.shut() // the worker drains (close) before their goroutines read them
+	s.mu.Unlock()
+	go func() { // any that read its reservation first asks: refuse it
+		for range gate.entered {
+			gate.answers <- Refusal{Until: time.Now().Add(time.Minute), Why: WhyBreakerOpen}
+		}
+	}()
+	for _, w := range ws {
+		<-w.done
+		assert.Error(t, w.err)
+	}
+	blocker.release(CallResult{})
+	close(gate.entered)
+	running, _, waiting := s.stats()
+	assert.Equal(t, []int{0, 0}, []int{running, waiting}, "a slot kept, or given back twice")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	assert.Empty(t, s.asks.destinations, "an ask counted in flight for ever")
+}
