@@ -277,6 +277,7 @@ func (s *slots) finish(t *ticket, done func(CallResult), r CallResult) {
 	s.holding.Give(t.workspace, s.now().Sub(t.startedAt))
 	s.ended(t.key)
 	if t.destination != "" {
+		s.asks.callEnded(t.destination)
 		if s.refused.Forget(t.destination) { // a call ended: its destination may take another
 			s.putBack(t.destination)
 		}

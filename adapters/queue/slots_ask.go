@@ -21,6 +21,11 @@ type asking struct {
 	destinations map[string]int       // asks in flight, per destination
 	platforms    map[string]int       // asks in flight, per platformPace
 	pacedAt      map[string]time.Time // when each platformPace last refused
+	// ended: destinations a call of which ended while they were asked.
+	// The call's end forgets its destination's refusal (finish), so the
+	// next message asks again at once; a refusal the gate decided before
+	// the end but answered after it is forgotten as it is remembered.
+	ended map[string]bool
 	// blocked: a pick passed a ticket whose destination (or platform)
 	// was being asked since the last pump; a grant pumps again only
 	// then, a refusal always (its slot is free).
@@ -28,7 +33,7 @@ type asking struct {
 }
 
 func newAsking() asking {
-	return asking{destinations: map[string]int{}, platforms: map[string]int{}, pacedAt: map[string]time.Time{}}
+	return asking{destinations: map[string]int{}, platforms: map[string]int{}, pacedAt: map[string]time.Time{}, ended: map[string]bool{}}
 }
 
 // mayAsk: no ask of destination (or, if its platform paced lately, of
@@ -52,17 +57,29 @@ func (a *asking) started(destination, pace string) {
 	}
 }
 
-// answered counts it answered.
-func (a *asking) answered(destination, pace string) {
+// callEnded notes that a call of destination ended, if it is being
+// asked.
+func (a *asking) callEnded(destination string) {
+	if a.destinations[destination] > 0 {
+		a.ended[destination] = true
+	}
+}
+
+// answered counts it answered; endedMeanwhile: a call of destination
+// ended since the ask started (callEnded).
+func (a *asking) answered(destination, pace string) (endedMeanwhile bool) {
 	if a.destinations[destination]--; a.destinations[destination] <= 0 {
 		delete(a.destinations, destination)
+		endedMeanwhile = a.ended[destination]
+		delete(a.ended, destination)
 	}
 	if pace == "" {
-		return
+		return endedMeanwhile
 	}
 	if a.platforms[pace]--; a.platforms[pace] <= 0 {
 		delete(a.platforms, pace)
 	}
+	return endedMeanwhile
 }
 
 // paced notes that pace refused at now.
@@ -89,7 +106,7 @@ func (s *slots) ask(t *ticket) (g grant, ok bool) {
 	defer s.unlock()
 	now := s.now()
 	pace := platformPace(t.destination)
-	s.asks.answered(t.destination, pace)
+	endedMeanwhile := s.asks.answered(t.destination, pace)
 	t.asking = false
 	if s.closed {
 		// close took the ticket out of the lines without an answer.
@@ -115,6 +132,9 @@ func (s *slots) ask(t *ticket) (g grant, ok bool) {
 		s.asks.paced(pace, now)
 	}
 	s.afterRefused(t, hold, s.refused.Remember(hold, r, now), now, nil)
+	if endedMeanwhile && s.refused.Forget(t.destination) { // as finish would have, after
+		s.putBack(t.destination)
+	}
 	s.pump()
 	return grant{}, false
 }

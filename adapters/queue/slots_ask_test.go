@@ -291,3 +291,36 @@ func TestSlotsGiveBackASlotReservedWhenClosedThenTheContextEnds(t *testing.T) {
 	defer s.mu.Unlock()
 	assert.Empty(t, s.asks.destinations, "an ask counted in flight for ever")
 }
+
+// A call of a destination that ends while the destination is asked for
+// another message lets the message ask again, refused busy or not: the
+// gate may have read the cap full before the call ended, and the call's
+// end, which forgets a busy refusal, came before the refusal was
+// remembered. (The pump asked under the lock, so the end came after.)
+func TestSlotsAskAgainWhenACallEndedWhileTheDestinationWasAsked(t *testing.T) {
+	now := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	gate := newHeldGate()
+	s := newSlots(2, 2*time.Second, gate, func() time.Time { return now })
+	ws := uuid.New()
+
+	running := acquireAsync(s, context.Background(), ws, "shopify/a", "")
+	require.Equal(t, "shopify/a", <-gate.entered)
+	gate.grant()
+	<-running.done
+	require.NoError(t, running.err)
+
+	next := acquireAsync(s, context.Background(), ws, "shopify/a", "")
+	require.Equal(t, "shopify/a", <-gate.entered)
+	running.release(CallResult{}) // while the gate decides from the cap full
+	gate.answers <- Refusal{Until: now.Add(50 * time.Millisecond), Why: WhyBusy, Every: 100 * time.Millisecond}
+
+	require.Eventually(t, func() bool { return gate.askedOf("shopify/a") == 3 }, 10*time.Second, time.Millisecond,
+		"the message waits out a busy refusal its destination's cap no longer makes")
+	gate.grant()
+	<-next.done
+	require.NoError(t, next.err)
+	require.Nil(t, next.wait)
+	next.release(CallResult{})
+	r, _, waiting := s.stats()
+	assert.Equal(t, []int{0, 0}, []int{r, waiting})
+}
