@@ -19,19 +19,39 @@ type heldGate struct {
 	asked   map[string]int
 	entered chan string // each Try's destination, as it starts
 	answers chan Refusal
-	results []CallResult
+	// answersTo answer only the Trys of their destination: with two
+	// destinations asked, a grant on answers may go to either, and, once
+	// one's ask is answered, to a third that asks meanwhile.
+	answersTo map[string]chan Refusal
+	results   []CallResult
 }
 
 func newHeldGate() *heldGate {
-	return &heldGate{asked: map[string]int{}, entered: make(chan string, 64), answers: make(chan Refusal)}
+	return &heldGate{asked: map[string]int{}, entered: make(chan string, 64), answers: make(chan Refusal), answersTo: map[string]chan Refusal{}}
+}
+
+// answersOf is d's answers (under mu).
+func (g *heldGate) answersOf(d string) chan Refusal {
+	c := g.answersTo[d]
+	if c == nil {
+		c = make(chan Refusal)
+		g.answersTo[d] = c
+	}
+	return c
 }
 
 func (g *heldGate) Try(d string) (func(CallResult), Refusal) {
 	g.mu.Lock()
 	g.asked[d]++
+	mine := g.answersOf(d)
 	g.mu.Unlock()
 	g.entered <- d
-	if r := <-g.answers; !r.Until.IsZero() {
+	var r Refusal
+	select {
+	case r = <-g.answers:
+	case r = <-mine:
+	}
+	if !r.Until.IsZero() {
 		return nil, r
 	}
 	return func(r CallResult) {
@@ -43,6 +63,14 @@ func (g *heldGate) Try(d string) (func(CallResult), Refusal) {
 
 // grant lets the Try waiting go with a permit.
 func (g *heldGate) grant() { g.answers <- Refusal{} }
+
+// grantTo lets the Try of d waiting go with a permit.
+func (g *heldGate) grantTo(d string) {
+	g.mu.Lock()
+	c := g.answersOf(d)
+	g.mu.Unlock()
+	c <- Refusal{}
+}
 
 func (g *heldGate) askedOf(d string) int {
 	g.mu.Lock()
@@ -108,8 +136,8 @@ func TestSlotsAskADestinationOneMessageAtATime(t *testing.T) {
 	require.Equal(t, "shopify/b", <-gate.entered, "another shop is asked meanwhile")
 	assert.Equal(t, 1, gate.askedOf("shopify/a"), "a second ask of a destination while its first is unanswered")
 
-	gate.grant() // one of the two asks in flight
-	gate.grant()
+	gate.grantTo("shopify/a") // each of the two asks in flight (the second may ask as the first is answered)
+	gate.grantTo("shopify/b")
 	<-first.done
 	<-other.done
 	require.Equal(t, "shopify/a", <-gate.entered, "the second asks once the first is answered")
@@ -189,8 +217,8 @@ func TestSlotsAskAPacedPlatformOneShopAtATime(t *testing.T) {
 	amazon := acquireAsync(s, context.Background(), ws, "amazon/c", "")
 	require.Equal(t, "amazon/c", <-gate.entered)
 	assert.Equal(t, 0, gate.askedOf("shopify/b"), "two of a paced platform's shops asked at once")
-	gate.grant()
-	gate.grant()
+	gate.grantTo("shopify/a") // each of the two asks in flight (shopify/b may ask as shopify/a is answered)
+	gate.grantTo("amazon/c")
 	<-first.done
 	<-amazon.done
 	require.Equal(t, "shopify/b", <-gate.entered)
