@@ -167,5 +167,18 @@ func (s *slots) reserveSlot(t *ticket) {
 func (s *slots) unreserveSlot(t *ticket) {
 	s.running--
 	s.holding.Untake(t.workspace)
-	s.ungranted(t.workspace, t.servedWas, t.servedAs)
+	if s.ungranted(t.workspace, t.servedWas, t.servedAs) {
+		return
+	}
+	// Served since: if by the reservation of another of its tickets,
+	// asking still, that one's turn before is t's, which it would
+	// restore if refused; it is t's turn before instead.
+	if q := s.queues[t.workspace]; q != nil {
+		for o := q.front; o != nil; o = o.next {
+			if o.asking && o.servedWas == t.servedAs {
+				o.servedWas = t.servedWas
+				break
+			}
+		}
+	}
 }

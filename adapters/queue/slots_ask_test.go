@@ -65,11 +65,14 @@ func (g *heldGate) Try(d string) (func(CallResult), Refusal) {
 func (g *heldGate) grant() { g.answers <- Refusal{} }
 
 // grantTo lets the Try of d waiting go with a permit.
-func (g *heldGate) grantTo(d string) {
+func (g *heldGate) grantTo(d string) { g.answerTo(d, Refusal{}) }
+
+// answerTo answers the Try of d waiting with r (a permit if r is zero).
+func (g *heldGate) answerTo(d string, r Refusal) {
 	g.mu.Lock()
 	c := g.answersOf(d)
 	g.mu.Unlock()
-	c <- Refusal{}
+	c <- r
 }
 
 func (g *heldGate) askedOf(d string) int {
@@ -351,4 +354,33 @@ func TestSlotsAskAgainWhenACallEndedWhileTheDestinationWasAsked(t *testing.T) {
 	next.release(CallResult{})
 	r, _, waiting := s.stats()
 	assert.Equal(t, []int{0, 0}, []int{r, waiting})
+}
+
+// A workspace whose two messages' asks are both refused keeps the turn
+// it had, whichever refusal comes first: each reservation took a turn
+// (the second's "before" is the first's), and the first refused, no
+// longer the workspace's last, must not leave the second to restore it.
+func TestSlotsKeepAWorkspacesTurnWhenItsAsksAreRefusedOutOfOrder(t *testing.T) {
+	now := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	gate := newHeldGate()
+	s := newSlots(4, 2*time.Second, gate, func() time.Time { return now })
+	ws := uuid.New()
+
+	a := acquireAsync(s, context.Background(), ws, "shopify/a", "")
+	require.Equal(t, "shopify/a", <-gate.entered)
+	b := acquireAsync(s, context.Background(), ws, "amazon/b", "")
+	require.Equal(t, "amazon/b", <-gate.entered)
+	down := Refusal{Until: now.Add(time.Minute), Why: WhyBreakerOpen}
+	gate.answerTo("shopify/a", down) // the first reserved, refused first
+	<-a.done
+	gate.answerTo("amazon/b", down)
+	<-b.done
+	require.NotNil(t, a.wait)
+	require.NotNil(t, b.wait)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, served := s.served[ws]
+	assert.False(t, served, "a workspace never served counted served by a refused ask")
+	assert.Zero(t, s.running)
 }

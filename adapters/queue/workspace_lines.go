@@ -224,15 +224,18 @@ func (l *workspaceLines) granted(ws uuid.UUID) (was, is uint64) {
 	return was, l.grants
 }
 
-// ungranted takes back granted's was → is, unless ws was served since.
-func (l *workspaceLines) ungranted(ws uuid.UUID, was, is uint64) {
+// ungranted takes back granted's was → is, unless ws was served since
+// (then it says so: not ok).
+func (l *workspaceLines) ungranted(ws uuid.UUID, was, is uint64) (ok bool) {
 	switch {
 	case l.served[ws] != is:
+		return false
 	case was == 0:
 		delete(l.served, ws)
 	default:
 		l.served[ws] = was
 	}
+	return true
 }
 
 // forgetServed bounds served: once it holds many workspaces that wait for
