@@ -81,6 +81,14 @@ func (g *heldGate) askedOf(d string) int {
 	return g.asked[d]
 }
 
+// askHeld is a message of ws for dest whose ask the gate holds.
+func askHeld(t *testing.T, s *slots, gate *heldGate, ws uuid.UUID, dest string) *waiter {
+	t.Helper()
+	w := acquireAsync(s, context.Background(), ws, dest, "")
+	require.Equal(t, dest, <-gate.entered)
+	return w
+}
+
 // asksAnswered waits until no ask of the gate is in flight in s: the
 // refusals answered are remembered, and their tickets wait as they say.
 func asksAnswered(t *testing.T, s *slots) {
@@ -162,8 +170,7 @@ func TestSlotsGiveTheSlotBackWhenTheGateRefuses(t *testing.T) {
 	s := newSlots(1, 2*time.Second, gate, func() time.Time { return now })
 	ws := uuid.New()
 
-	refused := acquireAsync(s, context.Background(), ws, "shopify/a", "")
-	require.Equal(t, "shopify/a", <-gate.entered)
+	refused := askHeld(t, s, gate, ws, "shopify/a")
 	next := acquireAsync(s, context.Background(), ws, "", "")
 	queued(t, s, 2)
 	assert.False(t, next.ended(), "a second slot given while the only one is asked for")
@@ -366,10 +373,8 @@ func TestSlotsKeepAWorkspacesTurnWhenItsAsksAreRefusedOutOfOrder(t *testing.T) {
 	s := newSlots(4, 2*time.Second, gate, func() time.Time { return now })
 	ws := uuid.New()
 
-	a := acquireAsync(s, context.Background(), ws, "shopify/a", "")
-	require.Equal(t, "shopify/a", <-gate.entered)
-	b := acquireAsync(s, context.Background(), ws, "amazon/b", "")
-	require.Equal(t, "amazon/b", <-gate.entered)
+	a := askHeld(t, s, gate, ws, "shopify/a")
+	b := askHeld(t, s, gate, ws, "amazon/b")
 	down := Refusal{Until: now.Add(time.Minute), Why: WhyBreakerOpen}
 	gate.answerTo("shopify/a", down) // the first reserved, refused first
 	<-a.done
