@@ -100,6 +100,17 @@ func asksAnswered(t *testing.T, s *slots) {
 	}, 10*time.Second, time.Millisecond)
 }
 
+// assertIdle: nothing runs or waits in s, and no ask is counted in
+// flight (what leaks otherwise: a slot, or an ask, kept for ever).
+func assertIdle(t *testing.T, s *slots, msg string) {
+	t.Helper()
+	running, _, waiting := s.stats()
+	assert.Equal(t, []int{0, 0}, []int{running, waiting}, msg)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	assert.Empty(t, s.asks.destinations, "an ask counted in flight for ever")
+}
+
 // The slots ask the gate without holding their lock: while one message's
 // destination is being asked, the others get their slots (the worker's
 // 256 handlers queued behind two Redis round trips at a time before).
@@ -277,11 +288,7 @@ func TestSlotsGiveBackASlotReservedForAMessageWhoseContextEnded(t *testing.T) {
 		w.release(CallResult{})
 	}
 	blocker.release(CallResult{})
-	running, _, waiting := s.stats()
-	assert.Equal(t, []int{0, 0}, []int{running, waiting}, "a slot kept by a message gone")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	assert.Empty(t, s.asks.destinations, "an ask counted in flight for ever")
+	assertIdle(t, s, "a slot kept by a message gone")
 }
 
 // A message whose slot is reserved for its ask, unread, when the worker
@@ -323,11 +330,7 @@ func TestSlotsGiveBackASlotReservedWhenClosedThenTheContextEnds(t *testing.T) {
 	}
 	blocker.release(CallResult{})
 	close(gate.entered)
-	running, _, waiting := s.stats()
-	assert.Equal(t, []int{0, 0}, []int{running, waiting}, "a slot kept, or given back twice")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	assert.Empty(t, s.asks.destinations, "an ask counted in flight for ever")
+	assertIdle(t, s, "a slot kept, or given back twice")
 }
 
 // A call of a destination that ends while the destination is asked for
